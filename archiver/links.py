@@ -1,0 +1,283 @@
+"""Link extraction from HTML and CSS: pure functions over decoded documents.
+
+The tables here (which attribute of which element holds a link, and whether
+it is a page requisite) are shared by the crawler, the mirror's rewriter and
+verify, so all three see the same links.
+
+>>> page = extract_html(b'<a href="/b">b</a><img srcset="x.png 1x, y.png 2x">', "http://h/a")
+>>> [(link.url, link.kind) for link in page.links]
+[('http://h/b', 'link'), ('http://h/x.png', 'requisite'), ('http://h/y.png', 'requisite')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import lxml.etree
+import lxml.html
+
+from .urls import try_normalize
+
+LINK = "link"
+REQUISITE = "requisite"
+
+# (tag, attribute) -> kind. "srcset" attributes hold lists (see parse_srcset).
+HTML_LINK_ATTRS: dict[tuple[str, str], str] = {
+    ("a", "href"): LINK,
+    ("area", "href"): LINK,
+    ("img", "src"): REQUISITE,
+    ("img", "srcset"): REQUISITE,
+    ("img", "lowsrc"): REQUISITE,
+    ("source", "src"): REQUISITE,
+    ("source", "srcset"): REQUISITE,
+    ("script", "src"): REQUISITE,
+    ("iframe", "src"): REQUISITE,
+    ("frame", "src"): REQUISITE,
+    ("video", "src"): REQUISITE,
+    ("video", "poster"): REQUISITE,
+    ("audio", "src"): REQUISITE,
+    ("track", "src"): REQUISITE,
+    ("embed", "src"): REQUISITE,
+    ("object", "data"): REQUISITE,
+    ("input", "src"): REQUISITE,
+    ("body", "background"): REQUISITE,
+    ("table", "background"): REQUISITE,
+    ("td", "background"): REQUISITE,
+    ("th", "background"): REQUISITE,
+    ("link", "href"): LINK,  # refined by REQUISITE_RELS
+}
+# <link rel=...> values whose target the page needs to render.
+REQUISITE_RELS = frozenset(
+    {"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload",
+     "manifest", "mask-icon", "image_src"}
+)
+_LINK_TAGS = frozenset(tag for tag, _ in HTML_LINK_ATTRS)
+SKIPPED_SCHEMES = ("data:", "javascript:", "mailto:", "tel:", "about:", "blob:", "#")
+
+_CSS_URL = re.compile(
+    r"""url\(\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^)"'\s]*))\s*\)"""
+    r"""|@import\s+(?:"(?P<idq>[^"]*)"|'(?P<isq>[^']*)')""",
+    re.IGNORECASE,
+)
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_META_REFRESH_URL = re.compile(r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\s*$""",
+                               re.IGNORECASE | re.DOTALL)
+_CHARSET = re.compile(r"""charset\s*=\s*["']?([\w.:-]+)""", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link found in a document."""
+
+    url: str
+    """Absolute, normalised URL."""
+    kind: str
+    """LINK (navigation) or REQUISITE (needed to render the page)."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """What parsing a document found."""
+
+    links: tuple[Link, ...] = ()
+    title: str | None = None
+    base_url: str | None = None
+    """The URL links resolve against (the <base href>, or the page's own)."""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def charset_from_content_type(content_type: str | None) -> str | None:
+    """The charset parameter of a Content-Type header, if any."""
+    if not content_type:
+        return None
+    match = _CHARSET.search(content_type)
+    return match.group(1) if match else None
+
+
+def parse_html(body: bytes, encoding: str | None = None) -> lxml.html.HtmlElement | None:
+    """Parse HTML bytes leniently; None if there is no document at all."""
+    if not body.strip():
+        return None
+    parser = lxml.html.HTMLParser(encoding=encoding, remove_comments=False)
+    try:
+        return lxml.html.document_fromstring(body, parser=parser)
+    except (lxml.etree.ParserError, LookupError, ValueError):
+        if encoding is None:
+            return None
+        return parse_html(body, None)
+
+
+def parse_srcset(value: str) -> list[tuple[int, int, str]]:
+    """The (start, end, url) spans of the candidate URLs in a srcset value."""
+    spans = []
+    index = 0
+    while index < len(value):
+        while index < len(value) and (value[index].isspace() or value[index] == ","):
+            index += 1
+        start = index
+        while index < len(value) and not value[index].isspace():
+            index += 1
+        end = index
+        # A URL may end with commas that separate candidates when no descriptor follows.
+        ended_by_comma = end > start and value[end - 1] == ","
+        while end > start and value[end - 1] == ",":
+            end -= 1
+        if end > start:
+            spans.append((start, end, value[start:end]))
+        if not ended_by_comma:  # skip the descriptor up to the next comma
+            while index < len(value) and value[index] != ",":
+                index += 1
+    return spans
+
+
+def parse_meta_refresh(content: str) -> tuple[int, int, str] | None:
+    """The (start, end, url) span of the URL in a meta refresh's content, if any."""
+    match = _META_REFRESH_URL.match(content)
+    if not match or not match.group("url") or match.group("url")[0].isdigit() and ";" not in content:
+        return None
+    return match.start("url"), match.end("url"), match.group("url")
+
+
+def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
+    """The (start, end, url) spans of url() and @import targets in CSS text."""
+    # Blank comments (same length) so offsets still index the original text.
+    cleaned = _CSS_COMMENT.sub(lambda m: " " * len(m.group(0)), text)
+    for match in _CSS_URL.finditer(cleaned):
+        for group in ("dq", "sq", "bare", "idq", "isq"):
+            if match.group(group) is not None:
+                value = match.group(group)
+                if value.strip():
+                    yield match.start(group), match.end(group), value
+                break
+
+
+def is_fetchable_reference(value: str) -> bool:
+    """False for empty values and data:, javascript:, mailto: and fragment-only links."""
+    value = value.strip()
+    return bool(value) and not value.lower().startswith(SKIPPED_SCHEMES)
+
+
+def link_kind(element: lxml.html.HtmlElement, attribute: str) -> str | None:
+    """LINK or REQUISITE for a link-bearing attribute, None if it holds no link."""
+    tag = element.tag if isinstance(element.tag, str) else ""
+    kind = HTML_LINK_ATTRS.get((tag.lower(), attribute))
+    if tag == "link" and attribute == "href":
+        rels = set((element.get("rel") or "").lower().split())
+        return REQUISITE if rels & REQUISITE_RELS else LINK
+    if tag == "input" and (element.get("type") or "").lower() != "image":
+        return None
+    return kind
+
+
+def iter_html_references(
+    root: lxml.html.HtmlElement,
+) -> Iterator[tuple[lxml.html.HtmlElement, str | None, int, int, str, str]]:
+    """Every link in a parsed page: (element, attribute, start, end, value, kind).
+
+    ``attribute`` is None for the text of a <style> element; start and end
+    index the URL inside the attribute value (or text), so a rewriter can
+    replace exactly that span. <base href> is not yielded: see base_href().
+    """
+    for element in root.iter():
+        tag = element.tag
+        if not isinstance(tag, str):
+            continue
+        tag = tag.lower()
+        if tag in _LINK_TAGS:
+            for (link_tag, attribute), _ in HTML_LINK_ATTRS.items():
+                if link_tag != tag:
+                    continue
+                value = element.get(attribute)
+                kind = link_kind(element, attribute) if value is not None else None
+                if value is None or kind is None:
+                    continue
+                if attribute == "srcset":
+                    for start, end, url in parse_srcset(value):
+                        yield element, attribute, start, end, url, kind
+                else:
+                    stripped = value.strip()
+                    start = value.find(stripped) if stripped else 0
+                    yield element, attribute, start, start + len(stripped), stripped, kind
+        elif tag == "meta" and (element.get("http-equiv") or "").lower() == "refresh":
+            span = parse_meta_refresh(element.get("content") or "")
+            if span:
+                yield element, "content", span[0], span[1], span[2], LINK
+        elif tag == "style" and element.text:
+            for start, end, url in iter_css_urls(element.text):
+                yield element, None, start, end, url, REQUISITE
+        style = element.get("style")
+        if style and "url(" in style.lower():
+            for start, end, url in iter_css_urls(style):
+                yield element, "style", start, end, url, REQUISITE
+
+
+def base_href(root: lxml.html.HtmlElement, page_url: str) -> str:
+    """The URL relative links resolve against: the first <base href>, or the page's URL."""
+    for base in root.iter("base"):
+        href = base.get("href")
+        if href and is_fetchable_reference(href):
+            return try_normalize(href, page_url) or page_url
+    return page_url
+
+
+def page_title(root: lxml.html.HtmlElement) -> str | None:
+    """The text of the page's <title>, whitespace collapsed."""
+    for title in root.iter("title"):
+        text = " ".join((title.text_content() or "").split())
+        return text[:500] or None
+    return None
+
+
+def _collect(found: dict[str, str], value: str, base: str, kind: str) -> None:
+    if not is_fetchable_reference(value):
+        return
+    url = try_normalize(value, base)
+    if url is None:
+        return
+    # A URL that is both a link and a requisite is needed by the page: requisite wins.
+    if found.get(url) != REQUISITE:
+        found[url] = kind
+
+
+def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
+    """Links and title of an HTML document at ``url``."""
+    root = parse_html(body, encoding)
+    if root is None:
+        return Page(base_url=url)
+    base = base_href(root, url)
+    found: dict[str, str] = {}
+    for _element, _attribute, _start, _end, value, kind in iter_html_references(root):
+        _collect(found, value, base, kind)
+    return Page(
+        links=tuple(Link(u, k) for u, k in found.items()),
+        title=page_title(root),
+        base_url=base,
+    )
+
+
+def extract_css(text: str, url: str) -> Page:
+    """Links (all requisites) of a CSS stylesheet at ``url``."""
+    found: dict[str, str] = {}
+    for _start, _end, value in iter_css_urls(text):
+        _collect(found, value, url, REQUISITE)
+    return Page(links=tuple(Link(u, k) for u, k in found.items()), base_url=url)
+
+
+def decode_text(body: bytes, content_type: str | None) -> str:
+    """Text of a non-HTML document (CSS): declared charset, else UTF-8, never failing."""
+    charset = charset_from_content_type(content_type) or "utf-8"
+    try:
+        return body.decode(charset, errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:
+    """Dispatch on the MIME type: HTML and CSS are parsed, anything else has no links."""
+    if mime_type in ("text/html", "application/xhtml+xml"):
+        return extract_html(body, url, charset_from_content_type(content_type_header))
+    if mime_type == "text/css":
+        return extract_css(decode_text(body, content_type_header), url)
+    return Page(base_url=url)

@@ -1,0 +1,208 @@
+"""The manifest: one SQLite row per URL the crawl met, with its outcome.
+
+Outcomes: ``queued`` (met, not yet done: the frontier of an interrupted
+crawl), ``fetched``, ``redirected``, ``failed``, ``skipped``. A row with a
+capture names the WARC file, offset and length of its response or revisit
+record. The mirror stage fills ``local_path``.
+
+>>> with Manifest.open(":memory:") as manifest:
+...     manifest.upsert(ManifestRow(url="http://h/", found_by="seed", depth=0, outcome="queued"))
+...     manifest.get("http://h/").outcome
+'queued'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+QUEUED = "queued"
+FETCHED = "fetched"
+REDIRECTED = "redirected"
+FAILED = "failed"
+SKIPPED = "skipped"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS urls (
+    url TEXT PRIMARY KEY,
+    found_by TEXT NOT NULL,
+    parent TEXT,
+    depth INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT,
+    tries INTEGER NOT NULL DEFAULT 0,
+    status INTEGER,
+    content_type TEXT,
+    length INTEGER,
+    payload_digest TEXT,
+    fetched_at TEXT,
+    title TEXT,
+    redirect_to TEXT,
+    final_url TEXT,
+    warc_file TEXT,
+    warc_offset INTEGER,
+    warc_length INTEGER,
+    record_type TEXT,
+    truncated INTEGER NOT NULL DEFAULT 0,
+    local_path TEXT
+);
+CREATE INDEX IF NOT EXISTS urls_outcome ON urls (outcome);
+"""
+
+
+@dataclass(frozen=True)
+class ManifestRow:
+    """Everything the snapshot knows about one URL."""
+
+    url: str
+    """The normalised URL."""
+    found_by: str
+    """seed, link, requisite, redirect or sitemap."""
+    depth: int
+    """Links followed from a seed to reach it (a redirect keeps its source's depth)."""
+    outcome: str
+    """queued, fetched, redirected, failed or skipped."""
+    parent: str | None = None
+    """The page it was found on, or the URL that redirected to it."""
+    reason: str | None = None
+    """Why it was skipped (out of scope, excluded, robots, depth, page limit) or the error."""
+    tries: int = 0
+    status: int | None = None
+    content_type: str | None = None
+    """MIME type without parameters, from the response's Content-Type."""
+    length: int | None = None
+    """Payload bytes stored in the WARC (as received, still content-encoded)."""
+    payload_digest: str | None = None
+    """sha1:BASE32 of the stored payload, as in the record's WARC-Payload-Digest."""
+    fetched_at: str | None = None
+    """WARC-Date of the capture."""
+    title: str | None = None
+    redirect_to: str | None = None
+    """For a redirect: the normalised Location it pointed at."""
+    final_url: str | None = None
+    """For a redirect: the last URL of its chain."""
+    warc_file: str | None = None
+    """File name under warc/ of the response or revisit record."""
+    warc_offset: int | None = None
+    warc_length: int | None = None
+    """Compressed length of the record (its gzip member) in that file."""
+    record_type: str | None = None
+    """response or revisit."""
+    truncated: bool = False
+    """True when the body passed --max-file-size and was stored cut short."""
+    local_path: str | None = None
+    """Path of the mirrored file, relative to mirror/."""
+
+
+FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
+_UPSERT = (
+    f"INSERT OR REPLACE INTO urls ({', '.join(FIELDS)}) "
+    f"VALUES ({', '.join('?' for _ in FIELDS)})"
+)
+
+
+def _row(values: sqlite3.Row) -> ManifestRow:
+    data = dict(zip(values.keys(), values, strict=True))
+    data["truncated"] = bool(data["truncated"])
+    return ManifestRow(**data)
+
+
+class Manifest:
+    """The manifest.sqlite3 database of a snapshot."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+        self._db.row_factory = sqlite3.Row
+
+    @classmethod
+    def open(cls, path: str | Path, *, readonly: bool = False) -> Manifest:
+        """Open (creating if needed) the manifest at ``path``."""
+        if readonly:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            return cls(db)
+        db = sqlite3.connect(str(path), check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(SCHEMA)
+        return cls(db)
+
+    def __enter__(self) -> Manifest:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Commit and close; safe to call twice."""
+        if self._db is not None:
+            try:
+                self._db.commit()
+            finally:
+                self._db.close()
+                self._db = None  # type: ignore[assignment]
+
+    def commit(self) -> None:
+        self._db.commit()
+
+    def upsert(self, row: ManifestRow) -> None:
+        """Insert or replace the row of ``row.url`` (committed by commit()/close())."""
+        self._db.execute(_UPSERT, tuple(getattr(row, name) for name in FIELDS))
+
+    def upsert_many(self, rows: list[ManifestRow]) -> None:
+        self._db.executemany(_UPSERT, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
+
+    def set_local_path(self, url: str, local_path: str | None) -> None:
+        self._db.execute("UPDATE urls SET local_path = ? WHERE url = ?", (local_path, url))
+
+    def get(self, url: str) -> ManifestRow | None:
+        found = self._db.execute("SELECT * FROM urls WHERE url = ?", (url,)).fetchone()
+        return _row(found) if found else None
+
+    def rows(self, outcome: str | None = None) -> Iterator[ManifestRow]:
+        """Every row (or those with ``outcome``), in URL order."""
+        if outcome is None:
+            cursor = self._db.execute("SELECT * FROM urls ORDER BY url")
+        else:
+            cursor = self._db.execute("SELECT * FROM urls WHERE outcome = ? ORDER BY url", (outcome,))
+        for found in cursor:
+            yield _row(found)
+
+    def captures(self) -> Iterator[ManifestRow]:
+        """Rows whose response or revisit record is in a WARC file, in WARC order."""
+        cursor = self._db.execute(
+            "SELECT * FROM urls WHERE warc_file IS NOT NULL ORDER BY warc_file, warc_offset"
+        )
+        for found in cursor:
+            yield _row(found)
+
+    def count_by(self, column: str) -> dict[str, int]:
+        """Row counts grouped by one column (outcome, status, content_type...)."""
+        if column not in FIELDS:
+            raise ValueError(column)
+        cursor = self._db.execute(f"SELECT {column}, COUNT(*) FROM urls GROUP BY {column}")
+        return {str(key): count for key, count in cursor}
+
+    def resolve_redirects(self, max_hops: int = 50) -> None:
+        """Fill final_url of every redirect row by following redirect_to through the manifest."""
+        targets = dict(
+            self._db.execute(
+                "SELECT url, redirect_to FROM urls WHERE outcome IN ('redirected', 'failed') "
+                "AND redirect_to IS NOT NULL"
+            ).fetchall()
+        )
+        updates = []
+        for url in targets:
+            current, seen = url, {url}
+            for _ in range(max_hops):
+                nxt = targets.get(current)
+                if nxt is None or nxt in seen:
+                    break
+                seen.add(nxt)
+                current = nxt
+            final = current if current not in targets else None
+            updates.append((final, url))
+        self._db.executemany("UPDATE urls SET final_url = ? WHERE url = ?", updates)
+        self._db.commit()

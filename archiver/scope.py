@@ -1,0 +1,87 @@
+"""Scope rules: which URLs a crawl fetches, as pure functions of the URL.
+
+>>> scope = Scope.from_seeds(["http://example.com/docs/"], kind="prefix")
+>>> scope.skip_reason("http://example.com/docs/a", depth=1)
+>>> scope.skip_reason("http://example.com/blog/", depth=1)
+'out of scope'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .urls import host_of, registered_domain
+
+OUT_OF_SCOPE = "out of scope"
+EXCLUDED = "excluded"
+TOO_DEEP = "depth"
+PAGE_LIMIT = "page limit"
+BYTE_LIMIT = "byte limit"
+ROBOTS = "robots"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The crawl's boundary: seeds' hosts, domains or prefixes, regexes, depth."""
+
+    kind: str
+    hosts: frozenset[str]
+    domains: frozenset[str]
+    prefixes: tuple[str, ...]
+    include: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
+    max_depth: int | None = None
+
+    @classmethod
+    def from_seeds(
+        cls,
+        seeds: Iterable[str],
+        kind: str = "host",
+        include: Iterable[str] = (),
+        exclude: Iterable[str] = (),
+        max_depth: int | None = None,
+    ) -> Scope:
+        """Build the scope of a crawl from its normalised seed URLs."""
+        seeds = list(seeds)
+        hosts = frozenset(host_of(s) for s in seeds)
+        return cls(
+            kind=kind,
+            hosts=hosts,
+            domains=frozenset(registered_domain(h) for h in hosts),
+            prefixes=tuple(s[: s.rfind("/") + 1] for s in seeds),
+            include=tuple(re.compile(p) for p in include),
+            exclude=tuple(re.compile(p) for p in exclude),
+            max_depth=max_depth,
+        )
+
+    def in_bounds(self, url: str) -> bool:
+        """True if ``url`` is inside the scope kind (host, domain, prefix or any)."""
+        if self.kind == "any":
+            return True
+        if self.kind == "host":
+            return host_of(url) in self.hosts
+        if self.kind == "domain":
+            host = host_of(url).split(":")[0]
+            return any(host == d or host.endswith("." + d) for d in self.domains)
+        return url.startswith(self.prefixes)
+
+    def skip_reason(self, url: str, depth: int, requisite: bool = False) -> str | None:
+        """Why ``url`` found at ``depth`` is not fetched, or None if it is.
+
+        Page requisites (images, CSS, scripts of an archived page) are fetched
+        from any host and past --max-depth, so pages look right offline;
+        --exclude still applies to them.
+        """
+        if any(p.search(url) for p in self.exclude):
+            return EXCLUDED
+        if requisite:
+            return None
+        if not self.in_bounds(url):
+            return OUT_OF_SCOPE
+        if self.include and not any(p.search(url) for p in self.include):
+            return EXCLUDED
+        if self.max_depth is not None and depth > self.max_depth:
+            return TOO_DEEP
+        return None

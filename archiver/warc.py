@@ -1,0 +1,285 @@
+"""WARC output: request/response pairs, revisits, warcinfo, rollover.
+
+Records are built by warcio (WARC/1.1) and each is written as its own gzip
+member (at zlib level 6: as small as warcio's level 9 for HTML, and cheaper),
+so every record has an offset and a length a reader can seek to.
+
+>>> import tempfile, io
+>>> folder = Path(tempfile.mkdtemp())
+>>> with WarcFiles(folder, prefix="t", max_size=10**9) as warcs:
+...     warcs.current_name().endswith(".warc.gz")
+True
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from . import __version__
+from .errors import WriteError
+
+WARC_VERSION = "WARC/1.1"
+GZIP_LEVEL = 6
+TRANSFER_ENCODING_RENAMED = "X-Archiver-Transfer-Encoding"
+
+
+def warc_date(moment: datetime) -> str:
+    """WARC/1.1 date with microseconds: 2026-01-02T03:04:05.123456Z."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def archived_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Response headers as stored: the body is de-chunked, so Transfer-Encoding is renamed.
+
+    Content-Encoding stays: the body is stored still compressed.
+    """
+    return [
+        (TRANSFER_ENCODING_RENAMED if name.lower() == "transfer-encoding" else name, value)
+        for name, value in headers
+    ]
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One HTTP exchange, ready to be written as a request/response pair."""
+
+    url: str
+    date: datetime
+    request_line: str
+    """e.g. 'GET /path?q HTTP/1.1'."""
+    request_headers: list[tuple[str, str]]
+    status_line: str
+    """e.g. '200 OK' (warcio prefixes the protocol from http_version)."""
+    http_version: str
+    response_headers: list[tuple[str, str]]
+    """As received; Transfer-Encoding is renamed when written."""
+    body: IO[bytes]
+    """The payload as received (de-chunked, still content-encoded), at position 0."""
+    body_length: int
+    payload_digest: str
+    """sha1:BASE32 of the body, computed while it streamed in."""
+    ip_address: str | None = None
+    truncated: bool = False
+    """True when the body was cut at --max-file-size."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """Where a capture's response (or revisit) record went."""
+
+    warc_file: str
+    offset: int
+    length: int
+    record_type: str
+    """response or revisit."""
+    payload_digest: str
+    date: str
+    refers_to: str | None = None
+    """For a revisit: the URL whose identical payload is stored."""
+
+
+class _GzipMember:
+    """A write-only stream that wraps what warcio writes into one gzip member."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self._out = out
+        self._compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+
+    def write(self, data: bytes) -> int:
+        self._out.write(self._compressor.compress(data))
+        return len(data)
+
+    def flush(self) -> None:
+        # warcio flushes once, at the end of each record.
+        self._out.write(self._compressor.flush())
+
+
+class _RecordWriter(WARCWriter):
+    """warcio's writer with our gzip members and injectable record ids (for golden tests)."""
+
+    make_id: Callable[[], str] | None = None
+
+    def _make_warc_id(self) -> str:  # type: ignore[override]
+        return self.make_id() if self.make_id else super()._make_warc_id()
+
+    def write_member(self, out: IO[bytes], record: Any) -> None:
+        self._write_warc_record(_GzipMember(out), record)
+
+
+class WarcFiles:
+    """The warc/ folder of a snapshot: one open file at a time, rolled over near max_size.
+
+    A new file is started on every open, so a file torn by a crash is never
+    appended to. Not thread-safe: the writer stage owns it.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        prefix: str,
+        max_size: int,
+        info: dict[str, str] | None = None,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        make_id: Callable[[], str] | None = None,
+    ) -> None:
+        self.folder = folder
+        self.prefix = prefix
+        self.max_size = max_size
+        self.info = info or {}
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._builder = _RecordWriter(None, gzip=False, warc_version=WARC_VERSION)
+        self._builder.make_id = make_id
+        self._file: IO[bytes] | None = None
+        self._name = ""
+        self._serial = self._last_serial()
+        self._stored: dict[str, tuple[str, str]] = {}
+        self.files_written: list[str] = []
+
+    def __enter__(self) -> WarcFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _last_serial(self) -> int:
+        serials = []
+        for path in self.folder.glob(f"{self.prefix}-*.warc.gz"):
+            tail = path.name[: -len(".warc.gz")].rsplit("-", 1)[-1]
+            if tail.isdigit():
+                serials.append(int(tail))
+        return max(serials, default=0)
+
+    def remember_payload(self, digest: str, url: str, date: str) -> None:
+        """Note a payload already stored (on resume), so an identical one becomes a revisit."""
+        self._stored.setdefault(digest, (url, date))
+
+    def current_name(self) -> str:
+        """The name of the file being written, opening one if needed."""
+        self._ensure_open()
+        return self._name
+
+    def _ensure_open(self) -> IO[bytes]:
+        if self._file is not None and self._file.tell() >= self.max_size:
+            self._close_file()
+        if self._file is None:
+            self._serial += 1
+            stamp = self._clock().strftime("%Y%m%d%H%M%S")
+            self._name = f"{self.prefix}-{stamp}-{self._serial:05d}.warc.gz"
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._file = open(self.folder / self._name, "xb")  # noqa: SIM115
+            except OSError as exc:
+                raise WriteError(f"cannot create {self.folder / self._name}: {exc}") from None
+            self.files_written.append(self._name)
+            self._write(self._warcinfo())
+        return self._file
+
+    def _warcinfo(self) -> Any:
+        fields = {
+            "software": f"archiver/{__version__} (warcio)",
+            "format": "WARC File Format 1.1",
+            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            "hostname": socket.gethostname(),
+            **self.info,
+        }
+        record = self._builder.create_warcinfo_record(self._name, fields)
+        record.rec_headers.replace_header("WARC-Date", warc_date(self._clock()))
+        return record
+
+    def _write(self, record: Any) -> tuple[int, int]:
+        assert self._file is not None
+        offset = self._file.tell()
+        try:
+            self._builder.write_member(self._file, record)
+        except OSError as exc:
+            raise WriteError(f"cannot write {self._name}: {exc}") from None
+        return offset, self._file.tell() - offset
+
+    def write_capture(self, capture: Capture) -> Written:
+        """Write a request and a response (or revisit) record for ``capture``."""
+        self._ensure_open()
+        date = warc_date(capture.date)
+        common = {"WARC-Date": date}
+        if capture.ip_address:
+            common["WARC-IP-Address"] = capture.ip_address
+        http_headers = StatusAndHeaders(
+            capture.status_line,
+            archived_headers(capture.response_headers),
+            protocol=capture.http_version,
+        )
+        previous = self._stored.get(capture.payload_digest)
+        if previous and capture.body_length > 0 and not capture.truncated:
+            response = self._builder.create_revisit_record(
+                capture.url,
+                digest=capture.payload_digest,
+                refers_to_uri=previous[0],
+                refers_to_date=previous[1],
+                http_headers=http_headers,
+                warc_headers_dict=common,
+            )
+            record_type = "revisit"
+        else:
+            headers = dict(common, **{"WARC-Payload-Digest": capture.payload_digest})
+            if capture.truncated:
+                headers["WARC-Truncated"] = "length"
+            response = self._builder.create_warc_record(
+                capture.url,
+                "response",
+                payload=capture.body,
+                length=capture.body_length,
+                http_headers=http_headers,
+                warc_headers_dict=headers,
+            )
+            record_type = "response"
+            if capture.body_length > 0 and not capture.truncated:
+                self._stored[capture.payload_digest] = (capture.url, date)
+        request = self._builder.create_warc_record(
+            capture.url,
+            "request",
+            payload=io.BytesIO(b""),
+            length=0,
+            http_headers=StatusAndHeaders(
+                capture.request_line, capture.request_headers, is_http_request=True
+            ),
+            warc_headers_dict=dict(common),
+        )
+        request.rec_headers.add_header(
+            "WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID")
+        )
+        offset, length = self._write(response)
+        self._write(request)
+        return Written(
+            warc_file=self._name,
+            offset=offset,
+            length=length,
+            record_type=record_type,
+            payload_digest=capture.payload_digest,
+            date=date,
+            refers_to=previous[0] if record_type == "revisit" and previous else None,
+        )
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.close()
+            finally:
+                self._file = None
+
+    def close(self) -> None:
+        """Close the open file; safe to call twice."""
+        self._close_file()
