@@ -69,7 +69,7 @@ def _add_crawl(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    from .crawler import crawl_command
+    from .run import crawl_command
 
     if args.resume:
         if args.urls:

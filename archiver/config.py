@@ -36,6 +36,8 @@ class CrawlConfig:
     max_tries: int = 4
     retry_base_delay: float = 0.5
     """Seconds before the first retry; doubled on each further try, with jitter."""
+    max_retry_after: float = 60.0
+    """Longest wait honoured from a Retry-After header, and longest backoff."""
     timeout: float = 30.0
     """Seconds allowed for one whole fetch, body included."""
     connect_timeout: float = 10.0

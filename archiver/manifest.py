@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,10 +98,9 @@ class ManifestRow:
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
-_UPSERT = (
-    f"INSERT OR REPLACE INTO urls ({', '.join(FIELDS)}) "
-    f"VALUES ({', '.join('?' for _ in FIELDS)})"
-)
+_COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
+_UPSERT = f"INSERT OR REPLACE INTO urls {_COLUMNS}"
+_INSERT_NEW = f"INSERT OR IGNORE INTO urls {_COLUMNS}"
 
 
 def _row(values: sqlite3.Row) -> ManifestRow:
@@ -151,8 +150,9 @@ class Manifest:
         """Insert or replace the row of ``row.url`` (committed by commit()/close())."""
         self._db.execute(_UPSERT, tuple(getattr(row, name) for name in FIELDS))
 
-    def upsert_many(self, rows: list[ManifestRow]) -> None:
-        self._db.executemany(_UPSERT, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
+    def insert_new(self, rows: Iterable[ManifestRow]) -> None:
+        """Insert rows for URLs not in the manifest yet; existing rows are kept."""
+        self._db.executemany(_INSERT_NEW, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
 
     def set_local_path(self, url: str, local_path: str | None) -> None:
         self._db.execute("UPDATE urls SET local_path = ? WHERE url = ?", (local_path, url))

@@ -81,6 +81,9 @@ def normalize_url(url: str, base: str | None = None) -> str:
     'http://h/a/x%20y'
     """
     url = url.strip()
+    # Browsers read "\\" as "/" before the query in http(s) URLs (WHATWG URL standard).
+    head, sep, tail = url.partition("?")
+    url = head.replace("\\", "/") + sep + tail
     if base is not None:
         url = urljoin(base, url)
     try:
@@ -97,7 +100,7 @@ def normalize_url(url: str, base: str | None = None) -> str:
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
     netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    path = _remove_dot_segments(_normalize_escapes(parts.path.replace("\\", "/"), _PATH_SAFE))
+    path = _remove_dot_segments(_normalize_escapes(parts.path, _PATH_SAFE))
     query = _normalize_escapes(parts.query, _QUERY_SAFE)
     return urlunsplit((scheme, netloc, path, query, ""))
 

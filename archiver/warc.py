@@ -69,8 +69,8 @@ class Capture:
     payload_digest: str
     """sha1:BASE32 of the body, computed while it streamed in."""
     ip_address: str | None = None
-    truncated: bool = False
-    """True when the body was cut at --max-file-size."""
+    truncated: str | None = None
+    """Why the body was cut short, as WARC-Truncated says it: length, time or disconnect."""
 
 
 @dataclass(frozen=True)
@@ -232,7 +232,7 @@ class WarcFiles:
         else:
             headers = dict(common, **{"WARC-Payload-Digest": capture.payload_digest})
             if capture.truncated:
-                headers["WARC-Truncated"] = "length"
+                headers["WARC-Truncated"] = capture.truncated
             response = self._builder.create_warc_record(
                 capture.url,
                 "response",

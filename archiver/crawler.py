@@ -1,0 +1,257 @@
+"""The crawler orchestrates: frontier -> fetch workers -> writer, and nothing else.
+
+The seed's shape: a queue of ``(url, redirects_left)`` items, a fixed pool of
+worker coroutines, ``join()`` to know the crawl is done, redirects handled
+here so that chains which meet are fetched once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from .config import CrawlConfig
+from .content import decode_payload, mime_type
+from .errors import WriteError
+from .fetch import Fetcher, FetchOutcome
+from .frontier import Frontier, QueueItem, url_key
+from .links import REQUISITE, Page, extract
+from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from .report import CrawlStats
+from .scope import BYTE_LIMIT, PAGE_LIMIT, Scope
+from .urls import try_normalize
+from .warc import Capture
+from .writer import WriteItem, Writer
+
+log = logging.getLogger("archiver.crawl")
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
+PARSE_IN_THREAD_BYTES = 256 * 1024
+"""Documents larger than this are parsed off the event loop."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where an item was found, for its manifest row."""
+
+    found_by: str
+    parent: str | None
+
+
+class Crawler:
+    """Runs one crawl over ready-made stages (see crawl.run_crawl for the wiring)."""
+
+    def __init__(
+        self,
+        config: CrawlConfig,
+        frontier: Frontier,
+        fetcher: Fetcher,
+        writer: Writer,
+        scope: Scope,
+        stats: CrawlStats,
+    ) -> None:
+        self.config = config
+        self.frontier = frontier
+        self.fetcher = fetcher
+        self.writer = writer
+        self.scope = scope
+        self.stats = stats
+        self._origins: dict[str, Found] = {}
+        self._skipped: set[int] = set()
+        self._pages_started = 0
+        self._bytes_done = 0
+        self._stop = asyncio.Event()
+
+    def count_done(self, pages: int, size: int) -> None:
+        """Count what earlier runs fetched against --max-pages and --max-bytes."""
+        self._pages_started += pages
+        self._bytes_done += size
+
+    def stop(self, reason: str) -> None:
+        """Stop taking new work; fetches in flight are abandoned (they stay queued)."""
+        if self.stats.stop_reason is None:
+            self.stats.stop_reason = reason
+        self._stop.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    async def add(self, url: str, depth: int, found: Found, requisite: bool = False,
+                  redirects_left: int | None = None) -> None:
+        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run)."""
+        self.frontier.claim(url)
+        self._origins[url] = found
+        left = self.config.max_redirects if redirects_left is None else redirects_left
+        await self.frontier.put(QueueItem(url, depth, left, requisite))
+
+    async def run(self) -> None:
+        """Crawl until the frontier is empty or stop() is called.
+
+        Cancelled, workers are cancelled and what the writer holds is written.
+        """
+        async with asyncio.TaskGroup() as group:
+            workers = [group.create_task(self._work()) for _ in range(self.config.concurrency)]
+            drained = asyncio.ensure_future(self.frontier.join())
+            stopped = asyncio.ensure_future(self._stop.wait())
+            try:
+                await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (*workers, drained, stopped):
+                    task.cancel()
+
+    async def _work(self) -> None:
+        while True:
+            item = await self.frontier.get()
+            try:
+                if not self.stopped:
+                    await self._handle(item)
+            except WriteError as exc:
+                self.stop(f"write error: {exc}")
+            except Exception as exc:  # one bad page must not stall the crawl
+                log.exception("error handling %s", item.url)
+                await self._record_crash(item, exc)
+            finally:
+                self.frontier.task_done()
+
+    async def _record_crash(self, item: QueueItem, exc: Exception) -> None:
+        self.stats.failed += 1
+        row = self._row(item, FAILED, reason=f"internal error: {type(exc).__name__}: {exc}")
+        try:
+            await self.writer.put(WriteItem(row))
+        except WriteError as error:
+            self.stop(f"write error: {error}")
+
+    def _row(self, item: QueueItem, outcome: str, **facts: object) -> ManifestRow:
+        found = self._origins.pop(item.url, None) or Found("link", None)
+        return ManifestRow(url=item.url, found_by=found.found_by, parent=found.parent,
+                           depth=item.depth, outcome=outcome, **facts)  # type: ignore[arg-type]
+
+    def _limit_reason(self) -> str | None:
+        if self.config.max_pages is not None and self._pages_started >= self.config.max_pages:
+            return PAGE_LIMIT
+        if self.config.max_bytes is not None and self._bytes_done >= self.config.max_bytes:
+            return BYTE_LIMIT
+        return None
+
+    async def _handle(self, item: QueueItem) -> None:
+        limit = self._limit_reason()
+        if limit:
+            self.stats.skipped += 1
+            await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=limit)))
+            return
+        self._pages_started += 1
+        self.stats.in_flight += 1
+        try:
+            outcome = await self.fetcher.fetch(item.url)
+        finally:
+            self.stats.in_flight -= 1
+        if outcome.capture is None:
+            self.stats.failed += 1
+            log.info("failed %s after %d tries: %s", item.url, outcome.tries, outcome.error)
+            row = self._row(item, FAILED, reason=outcome.error, tries=outcome.tries)
+            await self.writer.put(WriteItem(row))
+            return
+        await self._handle_response(item, outcome)
+
+    async def _handle_response(self, item: QueueItem, outcome: FetchOutcome) -> None:
+        capture = outcome.capture
+        assert capture is not None
+        status = int(capture.status_line.split(" ", 1)[0])
+        headers = {name.lower(): value for name, value in capture.response_headers}
+        content_type = headers.get("content-type")
+        self.stats.fetched += 1
+        self.stats.bytes += capture.body_length
+        self._bytes_done += capture.body_length
+        log.info("%d %s %d %s", status, mime_type(content_type) or "-", capture.body_length, item.url)
+        facts = dict(
+            tries=outcome.tries, status=status, content_type=mime_type(content_type) or None,
+            length=capture.body_length, truncated=capture.truncated is not None,
+        )
+        if outcome.error:  # a 5xx or 429 on the last try
+            self.stats.failed += 1
+            row = self._row(item, FAILED, reason=outcome.error, **facts)
+            await self.writer.put(WriteItem(row, capture))
+            return
+        location = headers.get("location")
+        target = try_normalize(location, item.url) if location else None
+        if status in REDIRECT_STATUSES and target:
+            await self._handle_redirect(item, capture, target, facts)
+            return
+        page = Page()
+        if 200 <= status < 300 and mime_type(content_type) in PARSED_TYPES:
+            page = await self._parse(capture, item.url, content_type, headers)
+        met, queue = self._met(page, item)
+        row = self._row(item, FETCHED, title=page.title, **facts)
+        await self.writer.put(WriteItem(row, capture, met))
+        for queued in queue:
+            await self.frontier.put(queued)
+
+    async def _parse(self, capture: Capture, url: str, content_type: str | None,
+                     headers: dict[str, str]) -> Page:
+        raw = capture.body.read()
+        capture.body.seek(0)
+
+        def parse() -> Page:
+            body = decode_payload(raw, headers.get("content-encoding"))
+            return extract(body, url, mime_type(content_type), content_type)
+
+        if len(raw) > PARSE_IN_THREAD_BYTES:
+            return await asyncio.to_thread(parse)
+        return parse()
+
+    def _met(self, page: Page, item: QueueItem) -> tuple[list[ManifestRow], list[QueueItem]]:
+        """Rows for the URLs a page links to that the crawl has not met, and what to queue."""
+        met: list[ManifestRow] = []
+        queue: list[QueueItem] = []
+        for link in page.links:
+            requisite = link.kind == REQUISITE
+            found_by = "requisite" if requisite else "link"
+            self._consider(link.url, item.depth + 1, requisite, Found(found_by, item.url),
+                           met, queue, self.config.max_redirects)
+        return met, queue
+
+    def _consider(self, url: str, depth: int, requisite: bool, found: Found,
+                  met: list[ManifestRow], queue: list[QueueItem], redirects_left: int,
+                  chain: tuple[str, ...] = ()) -> None:
+        if self.frontier.seen(url):
+            return
+        reason = self.scope.skip_reason(url, depth, requisite)
+        if reason:
+            key = url_key(url)
+            if key not in self._skipped:  # record once; it may still be claimed later
+                self._skipped.add(key)
+                self.stats.skipped += 1
+                met.append(ManifestRow(url=url, found_by=found.found_by, parent=found.parent,
+                                       depth=depth, outcome=SKIPPED, reason=reason))
+            return
+        self.frontier.claim(url)
+        self._origins[url] = found
+        met.append(ManifestRow(url=url, found_by=found.found_by, parent=found.parent,
+                               depth=depth, outcome=QUEUED))
+        queue.append(QueueItem(url, depth, redirects_left, requisite, chain))
+
+    async def _handle_redirect(self, item: QueueItem, capture: Capture, target: str,
+                               facts: dict[str, object]) -> None:
+        self.stats.redirects += 1
+        chain = (*item.chain, item.url)
+        met: list[ManifestRow] = []
+        queue: list[QueueItem] = []
+        if target in chain:
+            outcome, reason = FAILED, "redirect loop"
+        elif item.redirects_left <= 0:
+            outcome, reason = FAILED, f"too many redirects (more than {self.config.max_redirects})"
+        else:
+            outcome, reason = REDIRECTED, None
+            # Same scope rules as a link; a target already met ends the chain (chains meet).
+            self._consider(target, item.depth, item.requisite, Found("redirect", item.url),
+                           met, queue, item.redirects_left - 1, chain)
+        if outcome == FAILED:
+            self.stats.failed += 1
+        row = self._row(item, outcome, reason=reason, redirect_to=target, **facts)
+        await self.writer.put(WriteItem(row, capture, met))
+        for queued in queue:
+            await self.frontier.put(queued)
+

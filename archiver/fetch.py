@@ -1,0 +1,234 @@
+"""The fetcher owns the network: one pooled aiohttp session, raw bodies, retries.
+
+Redirects are not followed here (the crawler records each hop), bodies are not
+decompressed (the WARC keeps them as sent), and each body streams into a
+spooled temporary file, so memory per response is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import email.utils
+import hashlib
+import random
+import socket
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import IO
+
+import aiohttp
+from yarl import URL
+
+from .config import CrawlConfig
+from .errors import FetchError
+from .warc import Capture
+
+SPOOL_IN_MEMORY = 1024 * 1024
+"""Bodies up to this size stay in RAM; larger ones spill to a temporary file."""
+CHUNK = 64 * 1024
+MAX_HEADER_BYTES = 64 * 1024
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+def sha1_digest(hasher: hashlib._Hash) -> str:
+    """The sha1:BASE32 form used by Heritrix, warcio and pywb."""
+    return "sha1:" + base64.b32encode(hasher.digest()).decode("ascii")
+
+
+@dataclass(frozen=True)
+class FetchOutcome:
+    """What fetching one URL gave after all tries."""
+
+    capture: Capture | None
+    """The last response received, or None if no response ever came."""
+    tries: int
+    error: str | None = None
+    """Why the fetch failed (no response, or a retryable status on the last try)."""
+
+
+def retry_delay(tries: int, base: float, retry_after: float | None, cap: float) -> float:
+    """Seconds before the next try: Retry-After if the server gave one, else backoff with jitter."""
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), cap)
+    return min(base * (2 ** (tries - 1)) * random.uniform(0.5, 1.5), cap)
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if absent or bad."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+
+
+def _peer_ip(response: aiohttp.ClientResponse) -> str | None:
+    """The server's IP address, for WARC-IP-Address.
+
+    aiohttp hands a connection back to its pool as soon as a small body is
+    read, so ``response.connection`` is often None by now; the protocol that
+    carried the response still knows its transport.
+    """
+    protocol = response.connection.protocol if response.connection else None
+    protocol = protocol or getattr(response, "_protocol", None)
+    transport = getattr(protocol, "transport", None)
+    peer = transport.get_extra_info("peername") if transport else None
+    return str(peer[0]) if peer else None
+
+
+class Fetcher:
+    """Fetches URLs for the crawler; use as an async context manager.
+
+    >>> async def example(config):
+    ...     async with Fetcher(config) as fetcher:
+    ...         outcome = await fetcher.fetch("http://127.0.0.1:8000/")
+    """
+
+    def __init__(self, config: CrawlConfig) -> None:
+        self.config = config
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Fetcher:
+        connector = aiohttp.TCPConnector(
+            limit=self.config.concurrency, ttl_dns_cache=300, family=socket.AF_UNSPEC
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            auto_decompress=False,
+            timeout=aiohttp.ClientTimeout(
+                total=None, sock_connect=self.config.connect_timeout,
+                sock_read=self.config.timeout,
+            ),
+            headers={
+                "User-Agent": self.config.user_agent,
+                "Accept-Encoding": "gzip, deflate",
+                "Accept": "text/html,application/xhtml+xml,*/*;q=0.8",
+                **dict(self.config.headers),
+            },
+            cookie_jar=aiohttp.CookieJar(unsafe=True),
+            max_line_size=MAX_HEADER_BYTES,
+            max_field_size=MAX_HEADER_BYTES,
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the session and its connections; safe to call twice."""
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+    async def fetch(self, url: str) -> FetchOutcome:
+        """Fetch ``url`` with up to --max-tries tries; never raises for network trouble.
+
+        Connection errors, timeouts, 5xx and 429 are retried with backoff
+        (Retry-After honoured, bounded). Cancellation propagates at once.
+        """
+        tries = 0
+        error = None
+        capture = None
+        while tries < self.config.max_tries:
+            tries += 1
+            retry_after = None
+            try:
+                capture = await self.fetch_once(url)
+            except FetchError as exc:
+                error = exc.why
+                if not exc.retryable:
+                    break
+            else:
+                status = int(capture.status_line.split(" ", 1)[0])
+                if status not in RETRY_STATUSES:
+                    return FetchOutcome(capture, tries)
+                error = f"HTTP {status}"
+                retry_after = parse_retry_after(dict(
+                    (k.lower(), v) for k, v in capture.response_headers).get("retry-after"))
+            if tries < self.config.max_tries:
+                if capture is not None:
+                    capture.body.close()
+                    capture = None
+                await asyncio.sleep(retry_delay(
+                    tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after))
+        return FetchOutcome(capture, tries, f"{error} after {tries} tries" if tries > 1 else error)
+
+    async def fetch_once(self, url: str) -> Capture:
+        """One GET of ``url``; raises FetchError when no response comes."""
+        assert self._session is not None, "use Fetcher as an async context manager"
+        date = datetime.now(timezone.utc)
+        body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+        try:
+            async with self._session.get(URL(url, encoded=True), allow_redirects=False) as response:
+                ip = _peer_ip(response)
+                length, hasher, truncated = await self._read_body(response, body)
+                request = response.request_info
+                target = request.url.raw_path_qs if request.url.raw_path_qs else "/"
+        except asyncio.TimeoutError:
+            body.close()
+            raise FetchError(url, "timed out") from None
+        except aiohttp.ClientResponseError as exc:
+            body.close()
+            raise FetchError(url, f"bad response: {exc.message}", retryable=False) from None
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            body.close()
+            raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
+        except BaseException:
+            body.close()
+            raise
+        body.seek(0)
+        request_headers = [(k, v) for k, v in request.headers.items()]
+        if not any(k.lower() == "host" for k, _ in request_headers):
+            request_headers.insert(0, ("Host", request.url.raw_authority))
+        return Capture(
+            url=url,
+            date=date,
+            request_line=f"{request.method} {target} HTTP/1.1",
+            request_headers=request_headers,
+            status_line=f"{response.status} {response.reason or ''}".rstrip(),
+            http_version=f"HTTP/{response.version.major}.{response.version.minor}",
+            response_headers=[
+                (k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers
+            ],
+            body=body,
+            body_length=length,
+            payload_digest=sha1_digest(hasher),
+            ip_address=ip,
+            truncated=truncated,
+        )
+
+    async def _read_body(
+        self, response: aiohttp.ClientResponse, body: IO[bytes]
+    ) -> tuple[int, hashlib._Hash, str | None]:
+        """Stream the body into ``body``; cut it at --max-file-size or the fetch's timeout."""
+        hasher = hashlib.sha1()
+        length = 0
+        limit = self.config.max_file_size
+        try:
+            async with asyncio.timeout(self.config.timeout):
+                async for chunk in response.content.iter_chunked(CHUNK):
+                    if length + len(chunk) > limit:
+                        chunk = chunk[: limit - length]
+                        body.write(chunk)
+                        hasher.update(chunk)
+                        return length + len(chunk), hasher, "length"
+                    body.write(chunk)
+                    hasher.update(chunk)
+                    length += len(chunk)
+        except asyncio.TimeoutError:
+            # A body that never ends is kept as far as it came, marked truncated.
+            return length, hasher, "time"
+        except aiohttp.ClientPayloadError:
+            if length == 0:
+                raise
+            return length, hasher, "disconnect"
+        return length, hasher, None

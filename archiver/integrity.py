@@ -1,0 +1,263 @@
+"""WARC integrity: every file parses to its end, every record is whole and its digests match.
+
+Files are read once, streaming (memory does not grow with their size); what
+later checks need of each response and revisit record is kept in a small
+:class:`RecordEntry`, never a body. Digests are checked the way ``warcio
+check`` does: warcio's record loader with ``check_digests`` wraps the block
+in a digest-verifying reader, and reading the block to its end settles it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.recordloader import ArcWarcRecordLoader
+from warcio.statusandheaders import StatusAndHeadersParserException
+
+from .content import mime_type
+from .problems import (
+    CORRUPT_GZIP,
+    DANGLING_REVISIT,
+    DIGEST_MISMATCH,
+    DUPLICATE_RECORD_ID,
+    LENGTH_MISMATCH,
+    MISSING_HEADER,
+    TORN_FILE,
+    UNPAIRED_RECORD,
+    UNREADABLE_RECORD,
+    Report,
+)
+from .warcread import CHUNK, CorruptData, MemberStream, Source, TornFile, is_gzipped
+
+WARC_SUFFIXES = (".warc", ".warc.gz")
+MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
+TARGETED_TYPES = frozenset({"response", "request", "revisit", "resource"})
+REVISIT_HEADERS = ("WARC-Payload-Digest", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date")
+RECORD_END = b"\r\n\r\n"
+PARSE_ERRORS = (ArchiveLoadFailed, StatusAndHeadersParserException, EOFError, ValueError)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordEntry:
+    """What the later checks need of one response or revisit record."""
+
+    file: str
+    offset: int
+    length: int
+    """Bytes of the record in its file (its gzip member, when compressed)."""
+    url: str
+    record_type: str
+    date: str
+    payload_digest: str | None
+    status: int | None
+    mime: str
+    """MIME type of the HTTP Content-Type, '' if none."""
+    refers_to: tuple[str, str] | None = None
+    """For a revisit: WARC-Refers-To-Target-URI and -Date."""
+    truncated: str | None = None
+    """WARC-Truncated: a declared cut (length, time, disconnect), not damage."""
+    intact: bool = True
+    """Parsed whole with matching digests."""
+
+
+def warc_files(folder: Path) -> list[Path]:
+    """The WARC files directly in ``folder``, sorted by name."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(WARC_SUFFIXES))
+
+
+class _StopFile(Exception):
+    """The rest of an uncompressed file cannot be located after a bad record."""
+
+
+class WarcScan:
+    """Integrity checks over WARC files, and the index of their response and revisit records."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self.records: dict[tuple[str, int], RecordEntry] = {}
+        """(file name, offset) -> entry, for every response and revisit record."""
+        self._ids: set[str] = set()
+        self._responses: dict[str, tuple[str, str]] = {}
+        """Response ids still waiting for their request: id -> (where, url)."""
+        self._requests: dict[str, tuple[str, str]] = {}
+        """Requests whose response was not met yet: WARC-Concurrent-To -> (where, url)."""
+        self._loader = ArcWarcRecordLoader(verify_http=False)
+
+    def scan(self, paths: Iterable[Path]) -> None:
+        """Check every file, then what spans files (pairs, revisits)."""
+        for path in paths:
+            self.scan_file(path)
+        self.finish()
+
+    def scan_file(self, path: Path, name: str | None = None) -> None:
+        """Read one WARC file to its end, reporting what is damaged."""
+        name = name or path.name
+        self.report.stats["WARC files"] += 1
+        self.report.stats["bytes of WARC"] += path.stat().st_size
+        with open(path, "rb") as fh:
+            gzipped = is_gzipped(fh.read(2))
+            fh.seek(0)
+            source = Source(fh, gzipped)
+            resyncing = False
+            while not source.at_end():
+                stream = source.next_stream()
+                try:
+                    if self._scan_member(stream, name):
+                        resyncing = False
+                except TornFile as exc:
+                    if not resyncing:
+                        self.report.add(TORN_FILE, f"{name}@{exc.offset}",
+                                        f"{exc.why}: its last record is cut short")
+                    return
+                except CorruptData as exc:
+                    # Each record is its own gzip member: skip to the next one and go on.
+                    if not resyncing:
+                        self.report.add(CORRUPT_GZIP, f"{name}@{exc.offset}", exc.why)
+                    resyncing = True
+                    if not source.seek_next_member(exc.offset + 1):
+                        return
+                except _StopFile:
+                    return
+
+    def _scan_member(self, stream: MemberStream, name: str) -> bool:
+        """Check the records of one gzip member; True if they all parsed."""
+        gzipped = stream.compressed
+        while not stream.at_end():
+            offset = stream.start if gzipped else stream.raw_position()
+            where = f"{name}@{offset}"
+            try:
+                record = self._loader.parse_record_stream(
+                    stream, known_format="warc", check_digests=True
+                )
+            except PARSE_ERRORS as exc:
+                if not gzipped and stream.at_end():
+                    raise TornFile(offset, "file ends inside a record") from None
+                self.report.add(UNREADABLE_RECORD, where, str(exc).strip().splitlines()[0][:200])
+                return self._give_up(stream)
+            headers = record.rec_headers
+            url = headers.get_header("WARC-Target-URI") or ""
+            length_header = headers.get_header("Content-Length") or ""
+            if not length_header.strip().isdigit():
+                if not gzipped and stream.at_end():
+                    raise TornFile(offset, "file ends inside a record")
+                self.report.add(MISSING_HEADER, where, "no valid Content-Length")
+                return self._give_up(stream)
+            raw = record.raw_stream
+            while raw.read(CHUNK):
+                pass
+            if getattr(raw, "limit", 0) > 0:
+                if not gzipped:
+                    raise TornFile(offset, "file ends inside a record")
+                self.report.add(LENGTH_MISMATCH, where,
+                                f"block is {raw.limit} bytes shorter than Content-Length")
+                return self._give_up(stream)
+            if stream.read(len(RECORD_END)) != RECORD_END:
+                self.report.add(LENGTH_MISMATCH, where,
+                                f"{url}: block does not end where Content-Length says")
+                return self._give_up(stream)
+            if gzipped and stream.at_end():
+                assert stream.end is not None
+                length = stream.end - offset
+            else:
+                length = stream.raw_position() - offset if not gzipped else 0
+            self._check_record(record, name, offset, length, url)
+        return True
+
+    def _give_up(self, stream: MemberStream) -> bool:
+        if not stream.compressed:
+            raise _StopFile
+        stream.drain()
+        return False
+
+    def _check_record(self, record: object, name: str, offset: int, length: int, url: str) -> None:
+        headers = record.rec_headers  # type: ignore[attr-defined]
+        record_type = headers.get_header("WARC-Type") or ""
+        where = f"{name}@{offset}"
+        self.report.stats["records"] += 1
+        required = list(MANDATORY)
+        if record_type in TARGETED_TYPES:
+            required.append("WARC-Target-URI")
+        if record_type == "revisit":
+            required.extend(REVISIT_HEADERS)
+        missing = [h for h in required if not headers.get_header(h)]
+        if missing:
+            self.report.add(MISSING_HEADER, where, f"{record_type} {url}: no {', '.join(missing)}")
+        checker = record.digest_checker  # type: ignore[attr-defined]
+        intact = not missing and checker.passed is not False
+        if checker.passed is False:
+            self.report.add(DIGEST_MISMATCH, where, f"{url}: {'; '.join(checker.problems)}")
+        record_id = headers.get_header("WARC-Record-ID") or ""
+        if record_id:
+            if record_id in self._ids:
+                self.report.add(DUPLICATE_RECORD_ID, where, record_id)
+            self._ids.add(record_id)
+        truncated = headers.get_header("WARC-Truncated")
+        if truncated:
+            self.report.stats["declared truncations"] += 1
+        if record_type == "request":
+            self._pair_request(headers.get_header("WARC-Concurrent-To") or "", where, url)
+        elif record_type in ("response", "revisit"):
+            self._pair_response(record_id, where, url)
+            http = record.http_headers  # type: ignore[attr-defined]
+            status = http.get_statuscode() if http is not None else None
+            refers = None
+            if record_type == "revisit":
+                refers = (headers.get_header("WARC-Refers-To-Target-URI") or "",
+                          headers.get_header("WARC-Refers-To-Date") or "")
+            self.records[(name, offset)] = RecordEntry(
+                file=name, offset=offset, length=length, url=url, record_type=record_type,
+                date=headers.get_header("WARC-Date") or "",
+                payload_digest=headers.get_header("WARC-Payload-Digest"),
+                status=int(status) if status and status.isdigit() else None,
+                mime=mime_type(http.get_header("Content-Type")) if http is not None else "",
+                refers_to=refers, truncated=truncated, intact=intact,
+            )
+
+    def _pair_request(self, response_id: str, where: str, url: str) -> None:
+        found = self._responses.pop(response_id, None) if response_id else None
+        if found is None:
+            self._requests[response_id or where] = (where, url)
+        elif found[1] != url:
+            self.report.add(UNPAIRED_RECORD, where,
+                            f"request for {url} is paired with a response for {found[1]}")
+
+    def _pair_response(self, record_id: str, where: str, url: str) -> None:
+        found = self._requests.pop(record_id, None)
+        if found is None:
+            self._responses[record_id] = (where, url)
+        elif found[1] != url:
+            self.report.add(UNPAIRED_RECORD, found[0],
+                            f"request for {found[1]} is paired with a response for {url}")
+
+    def finish(self) -> None:
+        """Checks that need every file read: unpaired records, revisits' originals."""
+        for where, url in self._requests.values():
+            self.report.add(UNPAIRED_RECORD, where, f"request for {url} has no response")
+        for where, url in self._responses.values():
+            self.report.add(UNPAIRED_RECORD, where, f"response for {url} has no request")
+        self._requests.clear()
+        self._responses.clear()
+        originals = {
+            (entry.url, entry.date): entry.payload_digest
+            for entry in self.records.values()
+            if entry.record_type == "response"
+        }
+        for entry in self.records.values():
+            if entry.record_type != "revisit" or entry.refers_to is None:
+                continue
+            self.report.stats["revisits"] += 1
+            digest = originals.get(entry.refers_to)
+            where = f"{entry.file}@{entry.offset}"
+            if digest is None:
+                self.report.add(DANGLING_REVISIT, where,
+                                f"{entry.url}: no record of {entry.refers_to[0]} "
+                                f"at {entry.refers_to[1]}")
+            elif digest != entry.payload_digest:
+                self.report.add(DANGLING_REVISIT, where,
+                                f"{entry.url}: original {entry.refers_to[0]} has digest {digest}, "
+                                f"not {entry.payload_digest}")

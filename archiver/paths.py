@@ -1,0 +1,290 @@
+"""Where each archived URL lives in the mirror: pure URL-to-path mapping, and a safe join.
+
+A URL maps to ``<host>/<path>`` under ``mirror/``. Each path segment is
+percent-decoded, then every character a file system could misread (``/ \\ : * ?
+" < > | % @ #``, control and invisible characters, a trailing dot or space, the
+names ``.``, ``..`` and Windows' ``CON``, ``NUL``...) is written back as ``%XX``,
+so a name never holds a separator and decoding it gives the segment back.
+``@`` is therefore free for what the URL path does not say:
+
+- ``/dir/`` is ``dir/index.html``; a query is appended after ``@``:
+  ``/list?page=2`` is ``list@page=2.html``;
+- an extension is added from the Content-Type where the name lacks the right
+  one (``/about`` served as HTML is ``about.html``, so ``/about/x`` can still be
+  a folder), and always for HTML, CSS, JavaScript and SVG, which a browser
+  reading files from disk recognises by extension only;
+- a name past 200 bytes keeps its first 100 and ends ``@<hash>``.
+
+The few URLs that still meet on one path (``/a`` and ``/a.html`` both HTML,
+``http:`` and ``https:`` of one host, names equal but for case) are told apart
+by assign_paths(), which gives the later URL (in sorted order) a hashed name.
+
+>>> url_to_path("https://Example.com/docs/", "text/html")
+'example.com/docs/index.html'
+>>> url_to_path("http://127.0.0.1:8080/search?q=a/b", "text/html")
+'127.0.0.1+8080/search@q=a%2Fb.html'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from .content import mime_type
+
+MAX_NAME_BYTES = 200
+"""Longest file or folder name written (most file systems allow 255 bytes)."""
+KEEP_NAME_BYTES = 100
+MAX_PATH_BYTES = 1000
+"""Longest relative path written; longer ones become <host>/@long/<hash><ext>."""
+
+# Canonical extension first.
+EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "text/html": (".html", ".htm"),
+    "application/xhtml+xml": (".xhtml", ".html", ".htm"),
+    "text/css": (".css",),
+    "text/javascript": (".js", ".mjs"),
+    "application/javascript": (".js", ".mjs"),
+    "application/x-javascript": (".js", ".mjs"),
+    "application/ecmascript": (".js",),
+    "image/svg+xml": (".svg",),
+    "application/json": (".json",),
+    "application/ld+json": (".jsonld", ".json"),
+    "application/manifest+json": (".webmanifest", ".json"),
+    "application/xml": (".xml",),
+    "text/xml": (".xml",),
+    "application/rss+xml": (".xml", ".rss"),
+    "application/atom+xml": (".xml", ".atom"),
+    "text/plain": (".txt",),
+    "text/csv": (".csv",),
+    "text/vtt": (".vtt",),
+    "image/png": (".png",),
+    "image/jpeg": (".jpg", ".jpeg"),
+    "image/gif": (".gif",),
+    "image/webp": (".webp",),
+    "image/avif": (".avif",),
+    "image/bmp": (".bmp",),
+    "image/x-icon": (".ico",),
+    "image/vnd.microsoft.icon": (".ico",),
+    "font/woff": (".woff",),
+    "font/woff2": (".woff2",),
+    "application/font-woff": (".woff",),
+    "font/ttf": (".ttf",),
+    "font/otf": (".otf",),
+    "application/vnd.ms-fontobject": (".eot",),
+    "application/pdf": (".pdf",),
+    "application/zip": (".zip",),
+    "application/wasm": (".wasm",),
+    "video/mp4": (".mp4",),
+    "video/webm": (".webm",),
+    "audio/mpeg": (".mp3",),
+    "audio/ogg": (".ogg",),
+    "audio/wav": (".wav",),
+}
+# Types a browser opening files from disk identifies by extension alone.
+FORCED_EXTENSION_TYPES = frozenset(
+    {"text/html", "application/xhtml+xml", "text/css", "text/javascript",
+     "application/javascript", "application/x-javascript", "image/svg+xml"}
+)
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+_ESCAPED = frozenset('/\\:*?"<>|%@#')
+_WINDOWS_RESERVED = frozenset(
+    ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
+    + [f"{name}{digit}" for name in ("COM", "LPT") for digit in "0123456789¹²³"]
+)
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+
+
+class UnsafePathError(ValueError):
+    """A relative path that would leave its folder or pass through a symbolic link."""
+
+
+def _escape_char(char: str) -> str:
+    if "\udc80" <= char <= "\udcff":  # an undecodable byte kept by surrogateescape
+        return f"%{ord(char) - 0xDC00:02X}"
+    return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+
+
+def escape_name(text: str) -> str:
+    """``text`` as a portable file name: unsafe characters written as %XX (reversible)."""
+    if not text:
+        return "@"
+    if set(text) <= {"."}:
+        return "%2E" * len(text)
+    out = [
+        _escape_char(c) if c in _ESCAPED or not c.isprintable() else c
+        for c in text
+    ]
+    if text[-1] in ". ":
+        out[-1] = _escape_char(text[-1])
+    if text.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_RESERVED:
+        out[0] = _escape_char(text[0])
+    return "".join(out)
+
+
+def _digest(text: str, size: int = 16) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:size]
+
+
+def _cut(name: str, limit: int) -> str:
+    """The longest prefix of ``name`` within ``limit`` UTF-8 bytes, not splitting a %XX."""
+    cut = name.encode("utf-8", "surrogatepass")[:limit].decode("utf-8", "ignore")
+    percent = cut.rfind("%", len(cut) - 2)
+    return cut[:percent] if percent != -1 else cut
+
+
+def _shorten(name: str, original: str, extension: str = "") -> str:
+    if len((name + extension).encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES:
+        return name + extension
+    return f"{_cut(name, KEEP_NAME_BYTES)}@{_digest(original)}{extension}"
+
+
+def _host_folder(url: str) -> str:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = (parts.hostname or "").rstrip(".")
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    folder = escape_name(host)
+    if port is not None and port != default:
+        folder += f"+{port}"
+    return folder
+
+
+def _extensions(mime: str, segment: str, has_query: bool) -> tuple[str, ...]:
+    """The extensions the file name may end with; the first is added if it ends with none."""
+    known = EXTENSIONS.get(mime, ())
+    own = _EXTENSION.search(segment)
+    if mime in FORCED_EXTENSION_TYPES:
+        return known
+    if own:
+        return (own.group(0),) if has_query else ()
+    return known
+
+
+def url_to_path(url: str, content_type: str | None = None) -> str:
+    """The path, relative to mirror/, of the file holding ``url`` (a posix path).
+
+    Deterministic and safe for any input: the result has no empty, ``.`` or
+    ``..`` component, no backslash or NUL, and never starts with ``/``.
+
+    >>> url_to_path("https://h/a/../%2e%2e/x?y", "image/png")
+    'h/a/x@y.png'
+    """
+    mime = mime_type(content_type)
+    parts = urlsplit(url.replace("\\", "/"))
+    host = _host_folder(url)
+    segments = parts.path.split("/")[1:] if parts.path.startswith("/") else parts.path.split("/")
+    if not segments:
+        segments = [""]
+    folders = []
+    for raw in segments[:-1]:
+        decoded = unquote(raw, errors="surrogateescape")
+        if decoded in (".", ".."):  # not normalised: never climb out
+            continue
+        folders.append(_shorten(escape_name(decoded), decoded))
+    last = unquote(segments[-1], errors="surrogateescape")
+    is_index = last == "" or last in (".", "..")
+    stem = "index" if is_index else escape_name(last)
+    query = unquote(parts.query, errors="surrogateescape") if parts.query else ""
+    name = f"{stem}@{escape_name(query)}" if query else stem
+    allowed = _extensions(mime, "" if is_index else last, bool(query))
+    if is_index and not allowed:
+        allowed = (".html",)
+    extension = ""
+    if allowed and not name.lower().endswith(allowed):
+        extension = allowed[0]
+    name = _shorten(name, f"{last}?{query}", extension)
+    path = "/".join([host, *folders, name])
+    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+        path = f"{host}/@long/{_digest(url, 32)}{extension}"
+    return path
+
+
+def with_token(path: str, token: str) -> str:
+    """``path`` with ``@token`` inserted before the file name's extension."""
+    folder, _, name = path.rpartition("/")
+    match = _EXTENSION.search(name)
+    stem, extension = (name[: match.start()], match.group(0)) if match else (name, "")
+    return f"{folder}/{stem}@{token}{extension}" if folder else f"{stem}@{token}{extension}"
+
+
+def assign_paths(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """Collision-free local paths for (url, content_type) pairs, deterministic for a set.
+
+    A path already taken (compared without case, as on macOS and Windows), or
+    one that another URL needs as a folder, goes to the URL later in sorted
+    order, which gets a hashed variant of its natural path.
+    """
+    natural = {url: url_to_path(url, content_type) for url, content_type in items}
+    folders: set[str] = set()
+    for path in natural.values():
+        parts = path.casefold().split("/")
+        for depth in range(1, len(parts)):
+            folders.add("/".join(parts[:depth]))
+    taken: set[str] = set()
+    assigned = {}
+    for url in sorted(natural):
+        path = natural[url]
+        attempt = 0
+        while path.casefold() in taken or path.casefold() in folders:
+            attempt += 1
+            path = with_token(natural[url], _digest(f"{url}#{attempt}", 12))
+        taken.add(path.casefold())
+        assigned[url] = path
+    return assigned
+
+
+def relative_url(from_path: str, to_path: str) -> str:
+    """The relative URL from the file ``from_path`` to the file ``to_path`` (both posix).
+
+    Pure string work, no file system calls: this runs once per rewritten link.
+
+    >>> relative_url("h/a/b.html", "h/c/d@x=1.html")
+    '../c/d@x=1.html'
+    """
+    source = from_path.split("/")[:-1]
+    target = to_path.split("/")
+    common = 0
+    limit = min(len(source), len(target) - 1)
+    while common < limit and source[common] == target[common]:
+        common += 1
+    parts = [".."] * (len(source) - common) + [quote_segment(s) for s in target[common:]]
+    return "/".join(parts)
+
+
+_SEGMENT_SAFE = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$*+,;=@&"
+)
+
+
+def quote_segment(segment: str) -> str:
+    """Percent-encode a file name for use in a URL path (``%``, ``:``, quotes, parens too)."""
+    if all(c in _SEGMENT_SAFE for c in segment):
+        return segment
+    return "".join(c if c in _SEGMENT_SAFE else _escape_char(c) for c in segment)
+
+
+def safe_join(root: Path, relative: str) -> Path:
+    """``root / relative``, refusing paths that leave ``root`` or pass a symbolic link.
+
+    Raises UnsafePathError. Existing components are checked with lstat, so a
+    symlink planted in the folder (to /etc, say) is never followed.
+    """
+    if not relative or relative.startswith("/") or "\\" in relative or "\x00" in relative:
+        raise UnsafePathError(f"unsafe path {relative!r}")
+    current = root
+    for component in relative.split("/"):
+        if component in ("", ".", ".."):
+            raise UnsafePathError(f"unsafe path {relative!r}")
+        current = current / component
+        if os.path.islink(current):
+            raise UnsafePathError(f"{current} is a symbolic link")
+    return current

@@ -1,0 +1,165 @@
+"""What verify finds: the kinds of problem, and the report that counts them with examples.
+
+>>> report = Report()
+>>> report.add(DIGEST_MISMATCH, "warc/a.warc.gz@349", "payload digest failed")
+>>> report.ok, report.counts[DIGEST_MISMATCH]
+(False, 1)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+INTEGRITY = "integrity"
+CONSISTENCY = "consistency"
+COMPLETENESS = "completeness"
+MIRROR = "mirror"
+CHECKS = (INTEGRITY, CONSISTENCY, COMPLETENESS, MIRROR)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of problem verify can report."""
+
+    name: str
+    """Stable identifier, used as the key in --json output."""
+    check: str
+    """Which check finds it: integrity, consistency, completeness or mirror."""
+    title: str
+    """What it means, for people."""
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def _kind(name: str, check: str, title: str) -> str:
+    KINDS[name] = Kind(name, check, title)
+    return name
+
+
+CORRUPT_GZIP = _kind("corrupt_gzip", INTEGRITY, "gzip data of a record does not decompress")
+TORN_FILE = _kind("torn_file", INTEGRITY, "WARC file ends inside its last record (cut short)")
+UNREADABLE_RECORD = _kind("unreadable_record", INTEGRITY, "WARC record does not parse")
+MISSING_HEADER = _kind("missing_header", INTEGRITY, "WARC record lacks a mandatory header")
+LENGTH_MISMATCH = _kind("length_mismatch", INTEGRITY, "Content-Length does not match the block")
+DIGEST_MISMATCH = _kind("digest_mismatch", INTEGRITY, "block or payload digest does not match")
+DUPLICATE_RECORD_ID = _kind("duplicate_record_id", INTEGRITY, "WARC-Record-ID used twice")
+UNPAIRED_RECORD = _kind("unpaired_record", INTEGRITY,
+                        "request without its response, or response without its request")
+DANGLING_REVISIT = _kind("dangling_revisit", INTEGRITY,
+                         "revisit whose original record is missing or has another digest")
+NO_WARC_FILES = _kind("no_warc_files", INTEGRITY, "no WARC file to verify")
+
+MISSING_MANIFEST = _kind("missing_manifest", CONSISTENCY, "manifest.sqlite3 missing or unreadable")
+MISSING_WARC_FILE = _kind("missing_warc_file", CONSISTENCY,
+                          "manifest names a WARC file that does not exist")
+WRONG_LOCATION = _kind("wrong_location", CONSISTENCY,
+                       "manifest row's WARC location does not hold that URL's record")
+UNLISTED_RECORD = _kind("unlisted_record", CONSISTENCY,
+                        "WARC response or revisit not in the manifest")
+MISSING_CAPTURE = _kind("missing_capture", CONSISTENCY,
+                        "fetched or redirected URL without a WARC location")
+MISSING_REASON = _kind("missing_reason", CONSISTENCY, "skipped or failed URL without a reason")
+CDXJ_MISMATCH = _kind("cdxj_mismatch", CONSISTENCY, "CDXJ index does not match the WARC files")
+MISSING_MIRROR_FILE = _kind("missing_mirror_file", CONSISTENCY,
+                            "mirrored file named in the manifest does not exist")
+
+MISSING_SETTINGS = _kind("missing_settings", COMPLETENESS,
+                         "crawl.json missing or unreadable (scope taken from the seeds)")
+UNFINISHED_CRAWL = _kind("unfinished_crawl", COMPLETENESS,
+                         "URL still queued: the crawl was interrupted (use crawl --resume)")
+UNRECORDED_LINK = _kind("unrecorded_link", COMPLETENESS,
+                        "in-scope link of an archived page neither archived nor recorded")
+DANGLING_REDIRECT = _kind("dangling_redirect", COMPLETENESS,
+                          "redirect chain ends at no archived resource or recorded failure")
+
+BROKEN_MIRROR_LINK = _kind("broken_mirror_link", MIRROR,
+                           "local link in the mirror resolves to no file")
+
+EXAMPLES_PER_KIND = 5
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found."""
+
+    kind: str
+    """A key of KINDS."""
+    where: str
+    """What it concerns: 'file@offset', a URL, or a path in the snapshot."""
+    detail: str = ""
+
+
+class Report:
+    """Counts of each problem kind with their first few examples, and statistics."""
+
+    def __init__(self, examples_per_kind: int = EXAMPLES_PER_KIND) -> None:
+        self.examples_per_kind = examples_per_kind
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, list[Problem]] = {}
+        self.stats: Counter[str] = Counter()
+        self.checks: list[str] = []
+        """The checks that ran (a bare WARC folder gets integrity only)."""
+
+    def add(self, kind: str, where: str, detail: str = "") -> None:
+        """Count a problem; keep it as an example if it is among the first of its kind."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown problem kind {kind!r}")
+        self.counts[kind] += 1
+        examples = self.examples.setdefault(kind, [])
+        if len(examples) < self.examples_per_kind:
+            examples.append(Problem(kind, where, detail))
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.counts
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready values."""
+        return {
+            "ok": self.ok,
+            "checks": list(self.checks),
+            "problem_count": sum(self.counts.values()),
+            "problems": {
+                name: {
+                    "check": KINDS[name].check,
+                    "title": KINDS[name].title,
+                    "count": count,
+                    "examples": [
+                        {"where": p.where, "detail": p.detail} for p in self.examples[name]
+                    ],
+                }
+                for name, count in self._ordered_counts()
+            },
+            "stats": dict(sorted(self.stats.items())),
+        }
+
+    def _ordered_counts(self) -> list[tuple[str, int]]:
+        order = list(KINDS)
+        return sorted(self.counts.items(), key=lambda item: order.index(item[0]))
+
+    def render_text(self, snapshot: str) -> str:
+        """The report for people: a verdict, then each problem kind with examples."""
+        lines = []
+        stats = ", ".join(f"{count} {name}" for name, count in sorted(self.stats.items()))
+        checked = ", ".join(self.checks)
+        if self.ok:
+            lines.append(f"{snapshot}: OK, complete and intact ({checked} checked)")
+        else:
+            total = sum(self.counts.values())
+            lines.append(f"{snapshot}: {total} problem{'s' if total != 1 else ''} found "
+                         f"({checked} checked)")
+        if stats:
+            lines.append(f"  checked: {stats}")
+        for name, count in self._ordered_counts():
+            kind = KINDS[name]
+            lines.append(f"{kind.check}: {name} ({count}): {kind.title}")
+            for problem in self.examples[name]:
+                detail = f": {problem.detail}" if problem.detail else ""
+                lines.append(f"    {problem.where}{detail}")
+            if count > len(self.examples[name]):
+                lines.append(f"    ... and {count - len(self.examples[name])} more")
+        return "\n".join(lines)

@@ -1,0 +1,99 @@
+"""Crawl statistics, the live progress line, and the final report."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest
+
+MAX_ERRORS_SHOWN = 20
+
+
+@dataclass
+class CrawlStats:
+    """Counters of one crawl run, updated by the crawler as it goes."""
+
+    started: float = field(default_factory=time.monotonic)
+    fetched: int = 0
+    """URLs that got an HTTP response (redirects included)."""
+    failed: int = 0
+    skipped: int = 0
+    redirects: int = 0
+    bytes: int = 0
+    """Payload bytes received (as sent, before decoding)."""
+    in_flight: int = 0
+    stop_reason: str | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def progress_line(self, queued: int) -> str:
+        """One line for a terminal: done, queued, failed, bytes, rate."""
+        elapsed = max(self.elapsed(), 1e-6)
+        return (
+            f"{self.fetched} done, {queued + self.in_flight} queued, {self.failed} failed, "
+            f"{human_bytes(self.bytes)}, {self.fetched / elapsed:.1f} pages/s"
+        )
+
+
+def human_bytes(count: float) -> str:
+    """1536 -> '1.5 KiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} TiB"
+
+
+def summary(manifest: Manifest) -> dict[str, Any]:
+    """Counts of the whole snapshot, read from its manifest (so resumed runs add up)."""
+    by_outcome = manifest.count_by("outcome")
+    rows = list(manifest.rows(FAILED))
+    errors = [(row.url, row.reason or "") for row in rows[:MAX_ERRORS_SHOWN]]
+    total_bytes = 0
+    by_status: Counter[str] = Counter()
+    by_type: Counter[str] = Counter()
+    for row in manifest.captures():
+        total_bytes += row.length or 0
+        by_status[str(row.status)] += 1
+        by_type[row.content_type or "unknown"] += 1
+    return {
+        "urls": sum(by_outcome.values()),
+        "fetched": by_outcome.get(FETCHED, 0),
+        "redirected": by_outcome.get(REDIRECTED, 0),
+        "failed": by_outcome.get(FAILED, 0),
+        "skipped": by_outcome.get(SKIPPED, 0),
+        "queued": by_outcome.get("queued", 0),
+        "bytes": total_bytes,
+        "by_status": dict(sorted(by_status.items())),
+        "by_content_type": dict(by_type.most_common()),
+        "skip_reasons": dict(
+            Counter(row.reason or "" for row in manifest.rows(SKIPPED)).most_common()
+        ),
+        "errors": errors,
+    }
+
+
+def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
+    """The final report, in the spirit of the seed crawler's."""
+    elapsed = stats.elapsed()
+    lines = [
+        f"{totals['urls']} URLs met: {totals['fetched']} fetched, {totals['redirected']} "
+        f"redirected, {totals['failed']} failed, {totals['skipped']} skipped"
+        + (f", {totals['queued']} still queued" if totals["queued"] else ""),
+        f"{human_bytes(totals['bytes'])} stored in {elapsed:.1f} s "
+        f"({stats.fetched / max(elapsed, 1e-6):.1f} pages/s this run)",
+        "by status: " + ", ".join(f"{k}: {v}" for k, v in totals["by_status"].items()),
+        "by type:   " + ", ".join(f"{k}: {v}" for k, v in list(totals["by_content_type"].items())[:8]),
+    ]
+    if totals["skip_reasons"]:
+        lines.append("skipped:   " + ", ".join(f"{k}: {v}" for k, v in totals["skip_reasons"].items()))
+    if totals["errors"]:
+        lines.append("errors:")
+        lines.extend(f"  {url}  {why}" for url, why in totals["errors"])
+        if totals["failed"] > len(totals["errors"]):
+            lines.append(f"  ... and {totals['failed'] - len(totals['errors'])} more (see manifest)")
+    return "\n".join(lines)

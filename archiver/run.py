@@ -1,0 +1,229 @@
+"""Run a crawl end to end: open the snapshot, wire the stages, resume, report.
+
+>>> import asyncio
+>>> from pathlib import Path
+>>> config = CrawlConfig(seeds=("http://127.0.0.1:9/",), output=Path("snap"), max_tries=1)
+>>> # result = asyncio.run(crawl(config))   # a snapshot folder appears in snap/
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import CrawlConfig
+from .crawler import Crawler, Found
+from .errors import ArchiverError, SnapshotError
+from .fetch import Fetcher
+from .frontier import MemoryFrontier
+from .manifest import QUEUED, SKIPPED, Manifest, ManifestRow
+from .report import CrawlStats, render_report, summary
+from .scope import Scope
+from .snapshot import Snapshot
+from .urls import normalize_url
+from .warc import WarcFiles
+from .writer import WriteItem, Writer
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+PROGRESS_EVERY = 0.5
+
+
+@dataclass
+class CrawlResult:
+    """What a finished (or stopped) crawl leaves for its caller."""
+
+    snapshot: Snapshot
+    stats: CrawlStats
+    totals: dict[str, Any] = field(default_factory=dict)
+    seeds_failed: list[tuple[str, str]] = field(default_factory=list)
+    """Seeds that got no response at all, with why."""
+
+    @property
+    def interrupted(self) -> bool:
+        return self.stats.stop_reason is not None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _start_crawl_json(snapshot: Snapshot, config: CrawlConfig, resume: bool) -> dict[str, Any]:
+    data: dict[str, Any] = snapshot.read_crawl_json() if resume else {}
+    data["archiver_version"] = __version__
+    data["settings"] = config.to_json()
+    data.setdefault("started", _now())
+    data.setdefault("runs", []).append({"started": _now()})
+    data.update(finished=None, status="running")
+    snapshot.write_crawl_json(data)
+    return data
+
+
+def _finish_crawl_json(snapshot: Snapshot, data: dict[str, Any], result: CrawlResult) -> None:
+    status = "interrupted" if result.interrupted else "finished"
+    data["runs"][-1].update(finished=_now(), status=status, stop_reason=result.stats.stop_reason,
+                            fetched=result.stats.fetched, seconds=round(result.stats.elapsed(), 3))
+    data.update(finished=_now(), status=status, stats={
+        k: v for k, v in result.totals.items() if k != "errors"})
+    snapshot.write_crawl_json(data)
+
+
+@contextlib.contextmanager
+def _crawl_log(snapshot: Snapshot) -> Iterator[None]:
+    handler = logging.FileHandler(snapshot.log_path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger = logging.getLogger("archiver")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+
+
+@contextlib.asynccontextmanager
+async def _stop_on_signals(crawler: Crawler, enabled: bool) -> AsyncIterator[None]:
+    """Ctrl-C and SIGTERM stop the crawl cleanly instead of killing it mid-record."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    if enabled:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, crawler.stop, f"signal {sig.name}")
+                installed.append(sig)
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+async def _show_progress(crawler: Crawler) -> None:
+    while True:
+        await asyncio.sleep(PROGRESS_EVERY)
+        line = crawler.stats.progress_line(crawler.frontier.pending())
+        sys.stderr.write(f"\r\x1b[K{line}")
+        sys.stderr.flush()
+
+
+async def _seed(crawler: Crawler, writer: Writer, seeds: list[str]) -> None:
+    for seed in seeds:
+        if crawler.frontier.seen(seed):
+            continue
+        row = ManifestRow(url=seed, found_by="seed", depth=0, outcome=QUEUED)
+        await writer.put(WriteItem(None, met=[row]))
+        await crawler.add(seed, 0, Found("seed", None))
+
+
+async def _reload(crawler: Crawler, manifest: Manifest, warcs: WarcFiles) -> tuple[int, int]:
+    """Refill the frontier from the manifest of an interrupted crawl; returns pages and bytes done."""
+    pages = size = 0
+    for row in manifest.rows():
+        if row.outcome == SKIPPED:
+            continue
+        if row.outcome == QUEUED:
+            await crawler.add(row.url, row.depth, Found(row.found_by, row.parent),
+                              requisite=row.found_by == "requisite")
+            continue
+        crawler.frontier.claim(row.url)
+        pages += 1
+        size += row.length or 0
+        if row.record_type == "response" and row.payload_digest and row.length and row.fetched_at:
+            warcs.remember_payload(row.payload_digest, row.url, row.fetched_at)
+    return pages, size
+
+
+async def crawl(config: CrawlConfig, *, resume: bool = False,
+                handle_signals: bool = False) -> CrawlResult:
+    """Crawl ``config.seeds`` into the snapshot folder ``config.output``.
+
+    With ``resume``, continue the crawl saved there. Cancelled, the writer
+    still closes WARC and manifest, so the snapshot can be resumed.
+    """
+    seeds = [normalize_url(seed) for seed in config.seeds]
+    snapshot = Snapshot(config.output)
+    if resume:
+        if not snapshot.is_snapshot():
+            raise SnapshotError(f"{snapshot.root} holds no crawl to resume")
+        snapshot.log_path.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        snapshot.create()
+    data = _start_crawl_json(snapshot, config, resume)
+    manifest = Manifest.open(snapshot.manifest_path)
+    warcs = WarcFiles(snapshot.warc_dir, config.warc_prefix, config.warc_max_size, info={
+        "isPartOf": config.warc_prefix,
+        "description": "crawl of " + " ".join(seeds),
+        "http-header-user-agent": config.user_agent,
+    })
+    writer = Writer(snapshot, warcs, manifest, config.writer_queue_size)
+    scope = Scope.from_seeds(seeds, config.scope, config.include, config.exclude, config.max_depth)
+    result = CrawlResult(snapshot, CrawlStats())
+    with _crawl_log(snapshot):
+        async with Fetcher(config) as fetcher:
+            crawler = Crawler(config, MemoryFrontier(), fetcher, writer, scope, result.stats)
+            if resume:
+                crawler.count_done(*await _reload(crawler, manifest, warcs))
+            writer_task = asyncio.create_task(writer.run())
+            progress = asyncio.create_task(_show_progress(crawler)) if config.progress else None
+            try:
+                async with _stop_on_signals(crawler, handle_signals):
+                    await _seed(crawler, writer, seeds)
+                    await crawler.run()
+            finally:
+                if progress:
+                    progress.cancel()
+                    sys.stderr.write("\r\x1b[K")
+                if writer.error is None and not writer_task.done():
+                    await writer.finish()
+                with contextlib.suppress(Exception):
+                    await writer_task
+                await writer.close()
+    if writer.error is not None:
+        result.stats.stop_reason = f"write error: {writer.error}"
+    with Manifest.open(snapshot.manifest_path) as manifest:
+        result.totals = summary(manifest)
+        for seed in seeds:
+            row = manifest.get(seed)
+            if row is not None and row.status is None and row.outcome == "failed":
+                result.seeds_failed.append((seed, row.reason or "no response"))
+    _finish_crawl_json(snapshot, data, result)
+    return result
+
+
+def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mirror: bool,
+                  quiet: bool) -> int:
+    """What ``archiver crawl`` does: crawl, build the mirror, print the report; an exit code."""
+    if resume:
+        settings = Snapshot(output).read_crawl_json().get("settings") or {}
+        try:
+            config = CrawlConfig.from_json(settings, output=output,
+                                           progress=not quiet and sys.stderr.isatty())
+        except (TypeError, KeyError, ValueError) as exc:
+            raise SnapshotError(f"cannot read the settings in {output}/crawl.json: {exc}") from None
+    assert config is not None
+    result = asyncio.run(crawl(config, resume=resume, handle_signals=True))
+    if mirror and not result.interrupted:
+        from .mirror import build_mirror
+
+        build_mirror(result.snapshot.root)
+    if not quiet:
+        print(render_report(result.totals, result.stats))
+    if result.interrupted:
+        print(f"archiver: crawl stopped ({result.stats.stop_reason}); continue it with: "
+              f"archiver crawl --resume -o {output}", file=sys.stderr)
+        return EXIT_INTERRUPTED if "signal" in (result.stats.stop_reason or "") else EXIT_FAILED
+    if result.seeds_failed and len(result.seeds_failed) == len(config.seeds):
+        url, why = result.seeds_failed[0]
+        raise ArchiverError(f"could not fetch {url}: {why}")
+    return EXIT_OK

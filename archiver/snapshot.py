@@ -1,0 +1,90 @@
+"""The snapshot folder: where each part of an archive lives, and crawl.json."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import SnapshotError
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Paths inside one snapshot folder.
+
+    >>> Snapshot(Path("snap")).manifest_path.name
+    'manifest.sqlite3'
+    """
+
+    root: Path
+
+    @property
+    def warc_dir(self) -> Path:
+        return self.root / "warc"
+
+    @property
+    def mirror_dir(self) -> Path:
+        return self.root / "mirror"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / "indexes"
+
+    @property
+    def cdxj_path(self) -> Path:
+        return self.index_dir / "index.cdxj"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.sqlite3"
+
+    @property
+    def crawl_json_path(self) -> Path:
+        return self.root / "crawl.json"
+
+    @property
+    def log_path(self) -> Path:
+        return self.root / "logs" / "crawl.log"
+
+    @property
+    def index_html(self) -> Path:
+        return self.root / "index.html"
+
+    def is_snapshot(self) -> bool:
+        """True if the folder holds a crawl's manifest and settings."""
+        return self.manifest_path.is_file() and self.crawl_json_path.is_file()
+
+    def create(self) -> None:
+        """Make a new snapshot's folders; the folder must be new or empty."""
+        if self.root.exists():
+            if not self.root.is_dir():
+                raise SnapshotError(f"output {self.root} exists and is not a folder")
+            if any(self.root.iterdir()):
+                hint = "; use --resume to continue that crawl" if self.is_snapshot() else ""
+                raise SnapshotError(f"output folder {self.root} is not empty{hint}")
+        try:
+            for folder in (self.root, self.warc_dir, self.index_dir, self.log_path.parent):
+                folder.mkdir(parents=True, exist_ok=True)
+            probe = self.root / ".write-test"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise SnapshotError(f"cannot write to output folder {self.root}: {exc.strerror}") from None
+
+    def read_crawl_json(self) -> dict[str, Any]:
+        """The saved settings and statistics of the crawl."""
+        try:
+            return json.loads(self.crawl_json_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SnapshotError(f"{self.root} is not a snapshot (no crawl.json)") from None
+        except (OSError, ValueError) as exc:
+            raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}") from None
+
+    def write_crawl_json(self, data: dict[str, Any]) -> None:
+        """Replace crawl.json atomically."""
+        temporary = self.crawl_json_path.with_suffix(".json.tmp")
+        temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(temporary, self.crawl_json_path)

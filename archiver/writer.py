@@ -1,0 +1,188 @@
+"""The writer stage owns the disk: one consumer of a bounded queue writes WARC,
+CDXJ and manifest, so records are never interleaved and fast fetchers wait.
+
+Blocking work (gzip, SQLite) runs in one worker thread, a batch at a time,
+off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .cdxj import cdxj_line, merge_into_index
+from .content import mime_type
+from .errors import WriteError
+from .manifest import Manifest, ManifestRow
+from .snapshot import Snapshot
+from .warc import Capture, WarcFiles
+
+COMMIT_EVERY_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class WriteItem:
+    """One unit of work for the writer: a URL's final row, its capture, and URLs it met."""
+
+    row: ManifestRow | None
+    """The row to store (its WARC location is filled in here when there is a capture)."""
+    capture: Capture | None = None
+    met: Sequence[ManifestRow] = ()
+    """New rows (queued or skipped) for URLs first met on this page; never replace a row."""
+
+
+@dataclass
+class WriterStats:
+    """What the writer has stored so far."""
+
+    records: int = 0
+    revisits: int = 0
+    bytes_stored: int = 0
+    """Payload bytes of captures written (before WARC gzip)."""
+
+
+class Writer:
+    """The single consumer that stores captures and manifest rows.
+
+    Use ``await writer.put(item)`` from the crawl, run ``writer.run()`` as a
+    task, and ``await writer.close()`` at the end.
+    """
+
+    def __init__(self, snapshot: Snapshot, warcs: WarcFiles, manifest: Manifest,
+                 queue_size: int = 64) -> None:
+        self.snapshot = snapshot
+        self.warcs = warcs
+        self.manifest = manifest
+        self.stats = WriterStats()
+        self.error: WriteError | None = None
+        self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
+        self._pending_cdxj = snapshot.index_dir / "index.cdxj.pending"
+        self._last_commit = time.monotonic()
+        self._closed = False
+
+    async def put(self, item: WriteItem) -> None:
+        """Queue ``item``; waits while the queue is full (backpressure)."""
+        if self.error is not None:
+            if item.capture is not None:
+                item.capture.body.close()
+            raise self.error
+        await self._queue.put(item)
+
+    async def run(self) -> None:
+        """Consume items until close(); a WriteError is kept in .error and re-raised.
+
+        Cancelled, it stops after the batch in hand is written.
+        """
+        while True:
+            item = await self._queue.get()
+            batch = [item]
+            while not self._queue.empty() and len(batch) < 256:
+                batch.append(self._queue.get_nowait())
+            done = None in batch
+            items = [i for i in batch if i is not None]
+            try:
+                await asyncio.to_thread(self._write_batch, items)
+            except WriteError as exc:
+                self.error = exc
+                self._drain()
+                raise
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if done:
+                return
+
+    def _drain(self) -> None:
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is not None and item.capture is not None:
+                item.capture.body.close()
+            self._queue.task_done()
+
+    def _write_batch(self, items: list[WriteItem]) -> None:
+        lines = []
+        try:
+            for item in items:
+                line = self._write_item(item)
+                if line:
+                    lines.append(line)
+        finally:
+            for item in items:
+                if item.capture is not None:
+                    item.capture.body.close()
+            if lines:
+                try:
+                    with open(self._pending_cdxj, "a", encoding="utf-8") as f:
+                        f.write("\n".join(lines) + "\n")
+                except OSError as exc:
+                    raise WriteError(f"cannot write {self._pending_cdxj}: {exc.strerror}") from None
+        if time.monotonic() - self._last_commit >= COMMIT_EVERY_SECONDS:
+            self.warcs.flush()
+            self._commit()
+
+    def _commit(self) -> None:
+        try:
+            self.manifest.commit()
+        except Exception as exc:  # sqlite3 raises its own tree for a full disk
+            raise WriteError(f"cannot write the manifest: {exc}") from None
+        self._last_commit = time.monotonic()
+
+    def _write_item(self, item: WriteItem) -> str | None:
+        line = None
+        row = item.row
+        if row is not None and item.capture is not None:
+            written = self.warcs.write_capture(item.capture)
+            self.stats.records += 1
+            self.stats.bytes_stored += item.capture.body_length
+            if written.record_type == "revisit":
+                self.stats.revisits += 1
+            row = dataclasses.replace(
+                row,
+                warc_file=written.warc_file,
+                warc_offset=written.offset,
+                warc_length=written.length,
+                record_type=written.record_type,
+                payload_digest=written.payload_digest,
+                fetched_at=written.date,
+            )
+            line = cdxj_line(
+                row.url,
+                written.date,
+                mime="warc/revisit" if written.record_type == "revisit"
+                else mime_type(row.content_type) or "unk",
+                status=row.status,
+                digest=written.payload_digest,
+                length=written.length,
+                offset=written.offset,
+                filename=written.warc_file,
+            )
+        try:
+            if item.met:
+                self.manifest.insert_new(item.met)
+            if row is not None:
+                self.manifest.upsert(row)
+        except Exception as exc:
+            raise WriteError(f"cannot write the manifest: {exc}") from None
+        return line
+
+    async def close(self) -> None:
+        """Write what is queued, then close WARC, CDXJ and manifest; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.warcs.close()
+            self.manifest.resolve_redirects()
+            self._commit()
+            await asyncio.to_thread(
+                merge_into_index, self._pending_cdxj, self.snapshot.cdxj_path
+            )
+        finally:
+            self.manifest.close()
+
+    async def finish(self) -> None:
+        """Ask run() to stop once everything queued before is written."""
+        await self._queue.put(None)

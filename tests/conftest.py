@@ -1,0 +1,123 @@
+"""Fixtures: test sites served by a real aiohttp server on 127.0.0.1, and crawls of them."""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from archiver.config import CrawlConfig
+from archiver.manifest import Manifest, ManifestRow
+from archiver.run import CrawlResult, crawl
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Site:
+    """A test site built in a line a page: ``site.page('/', links=['/a'])``.
+
+    Counts every request by path in ``hits``, so tests can assert what was fetched.
+    """
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Handler] = {}
+        self.hits: Counter[str] = Counter()
+        self.server: TestServer | None = None
+
+    def handler(self, path: str, handler: Handler) -> Site:
+        self.routes[path] = handler
+        return self
+
+    def file(self, path: str, body: bytes | str, content_type: str = "text/html",
+             status: int = 200, headers: dict[str, str] | None = None) -> Site:
+        data = body.encode() if isinstance(body, str) else body
+
+        async def serve(request: web.Request) -> web.StreamResponse:
+            return web.Response(body=data, status=status, headers={
+                "Content-Type": content_type, **(headers or {})})
+
+        return self.handler(path, serve)
+
+    def page(self, path: str, links: list[str] = (), title: str | None = None,  # type: ignore[assignment]
+             head: str = "", body: str = "", status: int = 200) -> Site:
+        anchors = "".join(f'<a href="{html.escape(u)}">{html.escape(u)}</a>\n' for u in links)
+        title = title if title is not None else f"Page {path}"
+        doc = (f"<!doctype html><html><head><title>{html.escape(title)}</title>{head}</head>"
+               f"<body>{body}{anchors}</body></html>")
+        return self.file(path, doc, "text/html; charset=utf-8", status)
+
+    def redirect(self, path: str, to: str, status: int = 301) -> Site:
+        async def serve(request: web.Request) -> web.StreamResponse:
+            return web.Response(status=status, headers={"Location": to})
+
+        return self.handler(path, serve)
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.raw_path
+        self.hits[path] += 1
+        handler = self.routes.get(path) or self.routes.get(request.path)
+        if handler is None:
+            return web.Response(status=404, text="not found", content_type="text/plain")
+        return await handler(request)
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self.server = TestServer(app, host="127.0.0.1")
+        await self.server.start_server()
+        return self.url("/")
+
+    def url(self, path: str = "/") -> str:
+        assert self.server is not None, "start the site first"
+        return f"http://127.0.0.1:{self.server.port}{path}"
+
+    @property
+    def host(self) -> str:
+        assert self.server is not None
+        return f"127.0.0.1:{self.server.port}"
+
+    async def close(self) -> None:
+        if self.server is not None:
+            await self.server.close()
+
+
+@pytest.fixture
+async def site() -> Any:
+    built = Site()
+    yield built
+    await built.close()
+
+
+@pytest.fixture
+async def other_site() -> Any:
+    """A second site, on another port: another host for scope tests."""
+    built = Site()
+    yield built
+    await built.close()
+
+
+@pytest.fixture
+def run_crawl(tmp_path: Path) -> Callable[..., Awaitable[CrawlResult]]:
+    """Crawl seeds into tmp_path/snap (fast retries, no progress line); returns the result."""
+
+    async def run(*seeds: str, output: Path | None = None, resume: bool = False,
+                  **options: Any) -> CrawlResult:
+        options.setdefault("retry_base_delay", 0.01)
+        options.setdefault("progress", False)
+        options.setdefault("concurrency", 4)
+        config = CrawlConfig(seeds=tuple(seeds), output=output or tmp_path / "snap", **options)
+        return await crawl(config, resume=resume)
+
+    return run
+
+
+def manifest_rows(snapshot_root: Path) -> dict[str, ManifestRow]:
+    """Every manifest row of a snapshot, by URL."""
+    with Manifest.open(snapshot_root / "manifest.sqlite3", readonly=True) as manifest:
+        return {row.url: row for row in manifest.rows()}

@@ -1,0 +1,116 @@
+"""URL normalisation, SURT keys and scope rules, case by case."""
+
+import pytest
+
+from archiver.errors import BadURL
+from archiver.scope import EXCLUDED, OUT_OF_SCOPE, TOO_DEEP, Scope
+from archiver.urls import normalize_url, registered_domain, surt, try_normalize
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("HTTP://Example.COM/", "http://example.com/"),
+        ("http://example.com", "http://example.com/"),
+        ("http://example.com:80/a", "http://example.com/a"),
+        ("https://example.com:443/a", "https://example.com/a"),
+        ("http://example.com:8080/a", "http://example.com:8080/a"),
+        ("http://example.com/a/./b/../c", "http://example.com/a/c"),
+        ("http://example.com/a/b/..", "http://example.com/a/"),
+        ("http://example.com/../../x", "http://example.com/x"),
+        ("http://example.com/a#frag", "http://example.com/a"),
+        ("http://example.com/%7euser", "http://example.com/~user"),
+        ("http://example.com/a%2fb", "http://example.com/a%2Fb"),
+        ("http://example.com/a b", "http://example.com/a%20b"),
+        ("http://example.com/caf\u00e9", "http://example.com/caf%C3%A9"),
+        ("http://example.com/?q=a b&x=%zz", "http://example.com/?q=a%20b&x=%25zz"),
+        ("http://example.com/?b=2&a=1", "http://example.com/?b=2&a=1"),
+        ("http://EXAMPLE.com./", "http://example.com/"),
+        ("http://b\u00fccher.example/", "http://xn--bcher-kva.example/"),
+        ("http://[::1]:8080/x", "http://[::1]:8080/x"),
+        ("  http://example.com/x  ", "http://example.com/x"),
+        ("http://example.com\\a\\b", "http://example.com/a/b"),
+    ],
+)
+def test_normalize_url(raw, expected):
+    assert normalize_url(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("link", "base", "expected"),
+    [
+        ("b", "http://h/a/", "http://h/a/b"),
+        ("../b", "http://h/a/c/", "http://h/a/b"),
+        ("/b?x", "http://h/a/", "http://h/b?x"),
+        ("//other/x", "https://h/", "https://other/x"),
+        ("?q=1", "http://h/a", "http://h/a?q=1"),
+        ("#top", "http://h/a", "http://h/a"),
+    ],
+)
+def test_normalize_relative(link, base, expected):
+    assert normalize_url(link, base) == expected
+
+
+@pytest.mark.parametrize(
+    "bad", ["ftp://h/x", "mailto:a@b", "javascript:alert(1)", "http://", "not a url", "http://h:99999/"]
+)
+def test_bad_urls_raise(bad):
+    with pytest.raises(BadURL):
+        normalize_url(bad)
+    assert try_normalize(bad) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "key"),
+    [
+        ("http://www.example.com/", "com,example)/"),
+        ("https://example.com/A/b?z=1&a=2", "com,example)/a/b?a=2&z=1"),
+        ("http://127.0.0.1:8080/x", "1,0,0,127:8080)/x"),
+    ],
+)
+def test_surt(url, key):
+    assert surt(url) == key
+
+
+@pytest.mark.parametrize(
+    ("host", "domain"),
+    [("www.example.com", "example.com"), ("a.b.example.co.uk", "example.co.uk"),
+     ("127.0.0.1:8080", "127.0.0.1"), ("example.com", "example.com")],
+)
+def test_registered_domain(host, domain):
+    assert registered_domain(host) == domain
+
+
+SEED = "http://www.site.test/docs/index.html"
+
+
+@pytest.mark.parametrize(
+    ("kind", "url", "reason"),
+    [
+        ("host", "http://www.site.test/other", None),
+        ("host", "http://img.site.test/x.png", OUT_OF_SCOPE),
+        ("host", "http://www.site.test:8080/", OUT_OF_SCOPE),
+        ("domain", "http://img.site.test/x.png", None),
+        ("domain", "http://site.test/", None),
+        ("domain", "http://notsite.test/", OUT_OF_SCOPE),
+        ("prefix", "http://www.site.test/docs/a/b", None),
+        ("prefix", "http://www.site.test/blog/", OUT_OF_SCOPE),
+        ("any", "http://elsewhere.example/", None),
+    ],
+)
+def test_scope_kinds(kind, url, reason):
+    assert Scope.from_seeds([SEED], kind=kind).skip_reason(url, depth=1) == reason
+
+
+def test_scope_include_exclude_and_depth():
+    scope = Scope.from_seeds([SEED], include=[r"/docs/"], exclude=[r"\.pdf$"], max_depth=2)
+    assert scope.skip_reason("http://www.site.test/docs/a", 1) is None
+    assert scope.skip_reason("http://www.site.test/blog/a", 1) == EXCLUDED
+    assert scope.skip_reason("http://www.site.test/docs/a.pdf", 1) == EXCLUDED
+    assert scope.skip_reason("http://www.site.test/docs/a", 3) == TOO_DEEP
+
+
+def test_requisites_cross_hosts_and_depth_but_not_exclude():
+    scope = Scope.from_seeds([SEED], exclude=[r"ads\."], max_depth=0)
+    assert scope.skip_reason("http://cdn.example/x.css", 5, requisite=True) is None
+    assert scope.skip_reason("http://ads.example/x.js", 1, requisite=True) == EXCLUDED
