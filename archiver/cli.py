@@ -36,6 +36,13 @@ def parse_header(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def parse_resolve(text: str) -> tuple[str, str]:
+    host, sep, address = text.partition(":")
+    if not sep or not host or not address:
+        raise argparse.ArgumentTypeError(f"not HOST:IP: {text!r}")
+    return host.lower(), address.strip("[]")
+
+
 def _add_crawl(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("crawl", help="archive a website into a snapshot folder",
                        description="Crawl URLs into WARC files, a manifest and an offline mirror.")
@@ -63,6 +70,8 @@ def _add_crawl(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent header")
     p.add_argument("--header", action="append", default=[], type=parse_header, metavar="'NAME: VALUE'",
                    help="extra request header (repeatable)")
+    p.add_argument("--resolve", action="append", default=[], type=parse_resolve, metavar="HOST:IP",
+                   help="connect to IP for HOST instead of asking DNS (repeatable)")
     p.add_argument("--no-mirror", action="store_true", help="skip building the offline mirror")
     p.add_argument("--quiet", action="store_true", help="no progress line and no report")
     p.set_defaults(func=cmd_crawl)
@@ -96,6 +105,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         warc_prefix=args.warc_prefix,
         user_agent=args.user_agent,
         headers=tuple(args.header),
+        resolve=tuple(args.resolve),
         progress=not args.quiet and sys.stderr.isatty(),
     )
     return crawl_command(config, args.output, resume=False, mirror=not args.no_mirror,
@@ -125,6 +135,8 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
                                    "found; 2: not a snapshot.")
     p.add_argument("snapshot", type=Path, help="snapshot folder (or a folder of WARC files)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--resolve", action="append", default=[], type=parse_resolve, metavar="HOST:IP",
+                   help="connect to IP for HOST instead of asking DNS (repeatable)")
     p.add_argument("--no-mirror", action="store_true", help="do not check the mirror's links")
     p.set_defaults(func=cmd_verify)
 

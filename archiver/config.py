@@ -49,6 +49,8 @@ class CrawlConfig:
     writer_queue_size: int = 64
     progress: bool = True
     headers: tuple[tuple[str, str], ...] = field(default=())
+    resolve: tuple[tuple[str, str], ...] = field(default=())
+    """(host, IP address) pairs used instead of DNS, like curl's --resolve."""
 
     def __post_init__(self) -> None:
         if not self.seeds:
@@ -80,6 +82,7 @@ class CrawlConfig:
         data["output"] = str(self.output)
         data["seeds"] = list(self.seeds)
         data["headers"] = [list(pair) for pair in self.headers]
+        data["resolve"] = [list(pair) for pair in self.resolve]
         return data
 
     @classmethod
@@ -90,6 +93,7 @@ class CrawlConfig:
         values["output"] = Path(values["output"])
         for name in ("seeds", "include", "exclude"):
             values[name] = tuple(values.get(name, ()))
-        values["headers"] = tuple(tuple(pair) for pair in values.get("headers", ()))
+        for name in ("headers", "resolve"):
+            values[name] = tuple(tuple(pair) for pair in values.get(name, ()))
         values.update(overrides)
         return cls(**values)

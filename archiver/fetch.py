@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 from typing import IO
 
 import aiohttp
+import aiohttp.abc
+from aiohttp.abc import ResolveResult
 from yarl import URL
 
 from .config import CrawlConfig
@@ -85,6 +87,26 @@ def _peer_ip(response: aiohttp.ClientResponse) -> str | None:
     return str(peer[0]) if peer else None
 
 
+class PinnedResolver(aiohttp.abc.AbstractResolver):
+    """DNS with some names pinned to addresses (``--resolve host:ip``)."""
+
+    def __init__(self, pinned: dict[str, str]) -> None:
+        self._pinned = pinned
+        self._dns = aiohttp.ThreadedResolver()
+
+    async def resolve(self, host: str, port: int = 0,
+                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+        address = self._pinned.get(host.lower())
+        if address is None:
+            return await self._dns.resolve(host, port, family)
+        return [{"hostname": host, "host": address, "port": port,
+                 "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
+                 "proto": 0, "flags": socket.AI_NUMERICHOST}]
+
+    async def close(self) -> None:
+        await self._dns.close()
+
+
 class Fetcher:
     """Fetches URLs for the crawler; use as an async context manager.
 
@@ -98,8 +120,9 @@ class Fetcher:
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:
+        resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
         connector = aiohttp.TCPConnector(
-            limit=self.config.concurrency, ttl_dns_cache=300, family=socket.AF_UNSPEC
+            limit=self.config.concurrency, ttl_dns_cache=300, resolver=resolver,
         )
         self._session = aiohttp.ClientSession(
             connector=connector,

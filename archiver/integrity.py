@@ -81,12 +81,15 @@ class WarcScan:
         self.report = report
         self.records: dict[tuple[str, int], RecordEntry] = {}
         """(file name, offset) -> entry, for every response and revisit record."""
+        self.damaged: set[tuple[str, int]] = set()
+        """(file name, offset) of records found damaged (reported here already)."""
         self._ids: set[str] = set()
         self._responses: dict[str, tuple[str, str]] = {}
         """Response ids still waiting for their request: id -> (where, url)."""
         self._requests: dict[str, tuple[str, str]] = {}
         """Requests whose response was not met yet: WARC-Concurrent-To -> (where, url)."""
         self._loader = ArcWarcRecordLoader(verify_http=False)
+        self._name = ""
 
     def scan(self, paths: Iterable[Path]) -> None:
         """Check every file, then what spans files (pairs, revisits)."""
@@ -110,12 +113,14 @@ class WarcScan:
                     if self._scan_member(stream, name):
                         resyncing = False
                 except TornFile as exc:
+                    self.damaged.add((name, exc.offset))
                     if not resyncing:
                         self.report.add(TORN_FILE, f"{name}@{exc.offset}",
                                         f"{exc.why}: its last record is cut short")
                     return
                 except CorruptData as exc:
                     # Each record is its own gzip member: skip to the next one and go on.
+                    self.damaged.add((name, exc.offset))
                     if not resyncing:
                         self.report.add(CORRUPT_GZIP, f"{name}@{exc.offset}", exc.why)
                     resyncing = True
@@ -127,6 +132,7 @@ class WarcScan:
     def _scan_member(self, stream: MemberStream, name: str) -> bool:
         """Check the records of one gzip member; True if they all parsed."""
         gzipped = stream.compressed
+        self._name = name
         while not stream.at_end():
             offset = stream.start if gzipped else stream.raw_position()
             where = f"{name}@{offset}"
@@ -138,7 +144,7 @@ class WarcScan:
                 if not gzipped and stream.at_end():
                     raise TornFile(offset, "file ends inside a record") from None
                 self.report.add(UNREADABLE_RECORD, where, str(exc).strip().splitlines()[0][:200])
-                return self._give_up(stream)
+                return self._give_up(stream, offset)
             headers = record.rec_headers
             url = headers.get_header("WARC-Target-URI") or ""
             length_header = headers.get_header("Content-Length") or ""
@@ -146,7 +152,7 @@ class WarcScan:
                 if not gzipped and stream.at_end():
                     raise TornFile(offset, "file ends inside a record")
                 self.report.add(MISSING_HEADER, where, "no valid Content-Length")
-                return self._give_up(stream)
+                return self._give_up(stream, offset)
             raw = record.raw_stream
             while raw.read(CHUNK):
                 pass
@@ -155,11 +161,11 @@ class WarcScan:
                     raise TornFile(offset, "file ends inside a record")
                 self.report.add(LENGTH_MISMATCH, where,
                                 f"block is {raw.limit} bytes shorter than Content-Length")
-                return self._give_up(stream)
+                return self._give_up(stream, offset)
             if stream.read(len(RECORD_END)) != RECORD_END:
                 self.report.add(LENGTH_MISMATCH, where,
                                 f"{url}: block does not end where Content-Length says")
-                return self._give_up(stream)
+                return self._give_up(stream, offset)
             if gzipped and stream.at_end():
                 assert stream.end is not None
                 length = stream.end - offset
@@ -168,7 +174,8 @@ class WarcScan:
             self._check_record(record, name, offset, length, url)
         return True
 
-    def _give_up(self, stream: MemberStream) -> bool:
+    def _give_up(self, stream: MemberStream, offset: int) -> bool:
+        self.damaged.add((self._name, offset))
         if not stream.compressed:
             raise _StopFile
         stream.drain()

@@ -1,0 +1,139 @@
+"""Completeness: every in-scope link of an archived page is recorded, every redirect ends.
+
+Links are found again the way the crawl found them: each archived HTML or
+CSS page is read back from its WARC record, its Content-Encoding undone,
+and its links extracted by :mod:`archiver.links` and judged by the crawl's
+own scope, rebuilt from crawl.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
+from .integrity import PARSE_ERRORS, RecordEntry
+from .links import REQUISITE, extract
+from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, ManifestRow
+from .problems import DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
+from .scope import Scope
+from .urls import try_normalize
+from .warcread import WarcDamage, read_record_at
+
+PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
+MAX_REDIRECT_HOPS = 100
+
+Records = dict[tuple[str, int], RecordEntry]
+
+
+def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
+    """The crawl's scope from its crawl.json settings (or, lacking them, its seeds' hosts)."""
+    if settings:
+        seeds = [try_normalize(str(seed)) for seed in settings.get("seeds") or ()]
+        return Scope.from_seeds(
+            [seed for seed in seeds if seed],
+            kind=settings.get("scope") or "host",
+            include=settings.get("include") or (),
+            exclude=settings.get("exclude") or (),
+            max_depth=settings.get("max_depth"),
+        )
+    seeds = [row.url for row in manifest.rows() if row.found_by == "seed"]
+    return Scope.from_seeds(seeds)
+
+
+def check_completeness(manifest: Manifest, records: Records, warc_dir: Path, scope: Scope,
+                       report: Report) -> None:
+    """Report queued URLs, unrecorded in-scope links and redirect chains that end nowhere."""
+    originals = {
+        (entry.url, entry.date): key
+        for key, entry in records.items()
+        if entry.record_type == "response"
+    }
+    for row in manifest.rows():
+        if row.outcome == QUEUED:
+            report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by} on {row.parent}")
+        elif row.outcome == REDIRECTED:
+            _check_redirect(row, manifest, report)
+        elif row.outcome == FETCHED and _is_parsed(row):
+            _check_links(row, manifest, records, originals, warc_dir, scope, report)
+
+
+def _is_parsed(row: ManifestRow) -> bool:
+    """True for pages the crawl took links from: 2xx HTML or CSS with a capture."""
+    return (row.status is not None and 200 <= row.status < 300
+            and row.content_type in PARSED_TYPES and row.warc_file is not None)
+
+
+def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> None:
+    report.stats["redirects followed"] += 1
+    chain = [row.url]
+    current = row
+    for _ in range(MAX_REDIRECT_HOPS):
+        target = current.redirect_to
+        if not target:
+            report.add(DANGLING_REDIRECT, row.url, f"{current.url} redirects to no URL")
+            return
+        if target in chain:
+            report.add(DANGLING_REDIRECT, row.url, f"loop: {' -> '.join([*chain, target])}")
+            return
+        chain.append(target)
+        found = manifest.get(target)
+        if found is None:
+            report.add(DANGLING_REDIRECT, row.url,
+                       f"chain ends at {target}, which the manifest does not hold")
+            return
+        if found.outcome == FETCHED or (found.outcome in (FAILED, SKIPPED) and found.reason):
+            return
+        if found.outcome != REDIRECTED:
+            report.add(DANGLING_REDIRECT, row.url, f"chain ends at {target} ({found.outcome})")
+            return
+        current = found
+    report.add(DANGLING_REDIRECT, row.url, f"longer than {MAX_REDIRECT_HOPS} hops")
+
+
+def _check_links(row: ManifestRow, manifest: Manifest, records: Records,
+                 originals: dict[tuple[str, str], tuple[str, int]], warc_dir: Path,
+                 scope: Scope, report: Report) -> None:
+    body, content_type = _read_page(row, records, originals, warc_dir)
+    if body is None:
+        return
+    report.stats["pages parsed"] += 1
+    page = extract(body, row.url, mime_type(content_type), content_type)
+    for link in page.links:
+        requisite = link.kind == REQUISITE
+        if scope.skip_reason(link.url, row.depth + 1, requisite) is not None:
+            continue
+        report.stats["in-scope links"] += 1
+        if manifest.get(link.url) is None:
+            kind = "requisite" if requisite else "link"
+            report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
+
+
+def _read_page(row: ManifestRow, records: Records,
+               originals: dict[tuple[str, str], tuple[str, int]],
+               warc_dir: Path) -> tuple[bytes | None, str | None]:
+    """The decoded body of an archived page and its Content-Type; None if it cannot be read.
+
+    A damaged record is left out: the integrity check has reported it.
+    """
+    entry = records.get((row.warc_file or "", row.warc_offset or 0))
+    if entry is None or not entry.intact:
+        return None, None
+    try:
+        stored = read_record_at(warc_dir / entry.file, entry.offset, DEFAULT_DECODE_LIMIT)
+        if entry.record_type == "revisit":
+            key = originals.get(entry.refers_to or ("", ""))
+            original = records.get(key) if key else None
+            if original is None or not original.intact:
+                return None, None
+            payload = read_record_at(warc_dir / original.file, original.offset,
+                                     DEFAULT_DECODE_LIMIT).payload
+        else:
+            payload = stored.payload
+    except (OSError, WarcDamage, *PARSE_ERRORS):
+        return None, None
+    http = stored.http_headers
+    if http is None:
+        return None, None
+    body = decode_payload(payload, http.get_header("Content-Encoding"))
+    return body, http.get_header("Content-Type")

@@ -1,0 +1,153 @@
+"""Consistency: the manifest, the CDXJ index and the mirror agree with the WARC files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .integrity import RecordEntry
+from .manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
+from .problems import (
+    CDXJ_MISMATCH,
+    MISSING_CAPTURE,
+    MISSING_MIRROR_FILE,
+    MISSING_REASON,
+    MISSING_WARC_FILE,
+    UNLISTED_RECORD,
+    WRONG_LOCATION,
+    Report,
+)
+from .urls import surt
+
+Records = dict[tuple[str, int], RecordEntry]
+
+
+def check_manifest(
+    manifest: Manifest,
+    records: Records,
+    warc_names: set[str],
+    damaged: set[tuple[str, int]],
+    report: Report,
+    mirror_dir: Path | None,
+) -> None:
+    """Every row's facts hold: its WARC record, its reason, its mirrored file.
+
+    ``damaged`` locations were reported by the integrity check already.
+    ``mirror_dir`` None skips the mirrored files.
+    """
+    claimed: set[tuple[str, int]] = set()
+    for row in manifest.rows():
+        report.stats["manifest rows"] += 1
+        if row.outcome in (SKIPPED, FAILED) and not row.reason:
+            report.add(MISSING_REASON, row.url, f"{row.outcome} with no reason")
+        if row.outcome in (FETCHED, REDIRECTED) and not row.warc_file:
+            report.add(MISSING_CAPTURE, row.url, f"{row.outcome} (status {row.status})")
+        if row.warc_file:
+            _check_location(row, records, warc_names, damaged, report)
+            claimed.add((row.warc_file, row.warc_offset or 0))
+        if row.local_path and mirror_dir is not None:
+            _check_local_path(row, mirror_dir, report)
+    for key, entry in records.items():
+        if key in claimed:
+            continue
+        row = manifest.get(entry.url)
+        if row is None or not row.warc_file:
+            state = "no row" if row is None else f"its row ({row.outcome}) names no record"
+            report.add(UNLISTED_RECORD, f"{entry.file}@{entry.offset}",
+                       f"{entry.record_type} for {entry.url}: {state}")
+
+
+def _check_location(row: ManifestRow, records: Records, warc_names: set[str],
+                    damaged: set[tuple[str, int]], report: Report) -> None:
+    assert row.warc_file is not None
+    where = f"{row.url} -> {row.warc_file}@{row.warc_offset}"
+    if row.warc_file not in warc_names:
+        report.add(MISSING_WARC_FILE, where, f"warc/{row.warc_file} does not exist")
+        return
+    key = (row.warc_file, row.warc_offset or 0)
+    if key in damaged:
+        return
+    entry = records.get(key)
+    if entry is None:
+        report.add(WRONG_LOCATION, where, "no response or revisit record starts there")
+        return
+    wrong = []
+    if entry.url != row.url:
+        wrong.append(f"record is for {entry.url}")
+    if row.payload_digest and entry.payload_digest != row.payload_digest:
+        wrong.append(f"record digest {entry.payload_digest} is not {row.payload_digest}")
+    if row.warc_length is not None and entry.length and entry.length != row.warc_length:
+        wrong.append(f"record length {entry.length} is not {row.warc_length}")
+    if row.record_type and entry.record_type != row.record_type:
+        wrong.append(f"record is a {entry.record_type}, not a {row.record_type}")
+    if wrong:
+        report.add(WRONG_LOCATION, where, "; ".join(wrong))
+
+
+def _check_local_path(row: ManifestRow, mirror_dir: Path, report: Report) -> None:
+    assert row.local_path is not None
+    target = mirror_dir / row.local_path
+    report.stats["mirrored files"] += 1
+    inside = mirror_dir.resolve() in target.resolve().parents
+    if not inside or not target.is_file():
+        why = "is outside mirror/" if not inside else "does not exist"
+        report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")
+
+
+def check_cdxj(path: Path, records: Records, report: Report) -> None:
+    """Every CDXJ line points at its record, and every response and revisit has its line."""
+    if not path.is_file():
+        if records:
+            report.add(CDXJ_MISMATCH, "indexes/index.cdxj", "the index is missing")
+        return
+    seen: set[tuple[str, int]] = set()
+    previous = ""
+    unsorted = False
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, 1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            report.stats["CDXJ lines"] += 1
+            where = f"indexes/index.cdxj:{number}"
+            if line < previous and not unsorted:
+                unsorted = True
+                report.add(CDXJ_MISMATCH, where, "lines are not sorted")
+            previous = line
+            problem = _check_cdxj_line(line, records, seen)
+            if problem:
+                report.add(CDXJ_MISMATCH, where, problem)
+    for key, entry in records.items():
+        if key not in seen:
+            report.add(CDXJ_MISMATCH, f"{entry.file}@{entry.offset}",
+                       f"no CDXJ line for the {entry.record_type} of {entry.url}")
+
+
+def _check_cdxj_line(line: str, records: Records, seen: set[tuple[str, int]]) -> str | None:
+    """What is wrong with one CDXJ line, or None; marks its record as indexed."""
+    key_part, _, rest = line.partition(" ")
+    timestamp, _, block = rest.partition(" ")
+    try:
+        fields = json.loads(block)
+        key = (str(fields["filename"]), int(fields["offset"]))
+        length = int(fields["length"])
+    except (ValueError, KeyError, TypeError):
+        return "not a CDXJ line (SURT, timestamp, JSON with filename, offset, length)"
+    entry = records.get(key)
+    if entry is None:
+        return f"points at {key[0]}@{key[1]}, where no response or revisit record starts"
+    if key in seen:
+        return f"a second line for {key[0]}@{key[1]}"
+    seen.add(key)
+    wrong = []
+    if fields.get("url") != entry.url:
+        wrong.append(f"url {fields.get('url')} is not the record's {entry.url}")
+    if key_part != surt(entry.url):
+        wrong.append(f"SURT {key_part} is not {surt(entry.url)}")
+    if timestamp != "".join(ch for ch in entry.date if ch.isdigit())[:14]:
+        wrong.append(f"timestamp {timestamp} is not the record's date {entry.date}")
+    if fields.get("digest") != entry.payload_digest:
+        wrong.append(f"digest {fields.get('digest')} is not {entry.payload_digest}")
+    if entry.length and length != entry.length:
+        wrong.append(f"length {length} is not {entry.length}")
+    return "; ".join(wrong) or None

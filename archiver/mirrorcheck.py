@@ -1,0 +1,94 @@
+"""Mirror links: every local link in the mirror's HTML and CSS resolves to a file.
+
+Links are found with the same tables the rewriter used (:mod:`archiver.links`).
+Absolute links (``http:``, ``//host``), ``data:``, ``javascript:`` and
+fragment-only links are left alone: they do not name a local file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote
+
+from .links import is_fetchable_reference, iter_css_urls, iter_html_references, parse_html
+from .problems import BROKEN_MIRROR_LINK, Report
+
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+CSS_SUFFIXES = (".css",)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+MAX_DOCUMENT = 64 * 1024 * 1024
+"""Mirrored documents larger than this are checked only up to this size."""
+
+
+def local_target(value: str) -> str | None:
+    """The file path a link names, percent-decoded; None if it names no local file.
+
+    >>> local_target("../img/a%20b.png?v=2#top"), local_target("https://h/x")
+    ('../img/a b.png', None)
+    """
+    value = value.strip()
+    if not is_fetchable_reference(value) or _SCHEME.match(value) or value.startswith("//"):
+        return None
+    path = value.split("#", 1)[0].split("?", 1)[0]
+    return unquote(path) or None
+
+
+def check_mirror(root: Path, report: Report) -> None:
+    """Check the links of snapshot/index.html and of every HTML and CSS file under mirror/."""
+    root_real = os.path.realpath(root)
+    for document in _documents(root):
+        report.stats["mirror documents"] += 1
+        relative = document.relative_to(root).as_posix()
+        try:
+            with open(document, "rb") as fh:
+                data = fh.read(MAX_DOCUMENT)
+        except OSError as exc:
+            report.add(BROKEN_MIRROR_LINK, relative, f"cannot read: {exc.strerror}")
+            continue
+        for value in _references(document, data):
+            target = local_target(value)
+            if target is None:
+                continue
+            report.stats["mirror links"] += 1
+            why = _broken(document.parent, target, root_real)
+            if why:
+                report.add(BROKEN_MIRROR_LINK, relative, f"{value!r} {why}")
+
+
+def _documents(root: Path) -> Iterator[Path]:
+    if (root / "index.html").is_file():
+        yield root / "index.html"
+    mirror = root / "mirror"
+    for folder, _dirs, files in os.walk(mirror):
+        for name in sorted(files):
+            if name.lower().endswith(HTML_SUFFIXES + CSS_SUFFIXES):
+                yield Path(folder) / name
+
+
+def _references(document: Path, data: bytes) -> Iterator[str]:
+    if document.name.lower().endswith(CSS_SUFFIXES):
+        for _start, _end, value in iter_css_urls(data.decode("utf-8", errors="replace")):
+            yield value
+        return
+    tree = parse_html(data)
+    if tree is None:
+        return
+    for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
+        yield value
+
+
+def _broken(folder: Path, target: str, root_real: str) -> str | None:
+    """Why a link from a file in ``folder`` to ``target`` resolves to no file, or None."""
+    if target.startswith("/"):
+        return "is root-relative: offline it points outside the snapshot"
+    path = os.path.realpath(os.path.join(folder, target))
+    if path != root_real and not path.startswith(root_real + os.sep):
+        return "points outside the snapshot"
+    if os.path.isdir(path):
+        path = os.path.join(path, "index.html")
+    if not os.path.isfile(path):
+        return "resolves to no file"
+    return None

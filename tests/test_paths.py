@@ -1,0 +1,239 @@
+"""URL-to-path mapping: readable, deterministic, collision-free, never outside mirror/."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import pytest
+
+from archiver.paths import (
+    UnsafePathError,
+    assign_paths,
+    escape_name,
+    relative_url,
+    safe_join,
+    url_to_path,
+)
+from archiver.urls import normalize_url
+
+
+@pytest.mark.parametrize(
+    ("url", "content_type", "expected"),
+    [
+        ("http://h/", "text/html", "h/index.html"),
+        ("http://h/dir/", "text/html", "h/dir/index.html"),
+        ("http://h/dir/", None, "h/dir/index.html"),
+        ("http://h/dir/index.html", "text/html", "h/dir/index.html"),
+        ("http://h/about", "text/html", "h/about.html"),
+        ("http://h/about", "text/html; charset=utf-8", "h/about.html"),
+        ("http://h/page.php", "text/html", "h/page.php.html"),
+        ("http://h/page.htm", "text/html", "h/page.htm"),
+        ("http://h/style", "text/css", "h/style.css"),
+        ("http://h/style.css?v=2", "text/css", "h/style.css@v=2.css"),
+        ("http://h/app.js", "application/javascript", "h/app.js"),
+        ("http://h/logo", "image/svg+xml", "h/logo.svg"),
+        ("http://h/img.png?w=100", "image/png", "h/img.png@w=100.png"),
+        ("http://h/photo.php", "image/jpeg", "h/photo.php"),
+        ("http://h/photo", "image/jpeg", "h/photo.jpg"),
+        ("http://h/data.bin", "application/octet-stream", "h/data.bin"),
+        ("http://h/blob", None, "h/blob"),
+        ("http://h/list?page=2", "text/html", "h/list@page=2.html"),
+        ("http://h/?p=1&q=2", "text/html", "h/index@p=1&q=2.html"),
+        ("http://h/search?q=a/b", "text/html", "h/search@q=a%2Fb.html"),
+        ("http://h/search?q=..%2F..%2Fetc", "text/html", "h/search@q=..%2F..%2Fetc.html"),
+        ("http://h:8080/", "text/html", "h+8080/index.html"),
+        ("https://h:443/x.png", "image/png", "h/x.png"),
+        ("http://[::1]:8000/", "text/html", "%3A%3A1+8000/index.html"),
+        ("http://h/caf%C3%A9.png", "image/png", "h/café.png"),
+        ("http://h/a%20b.png", "image/png", "h/a b.png"),
+        ("http://h/user@x.png", "image/png", "h/user%40x.png"),
+        ("http://h/100%25.png", "image/png", "h/100%25.png"),
+    ],
+)
+def test_url_to_path(url: str, content_type: str | None, expected: str) -> None:
+    assert url_to_path(url, content_type) == expected
+
+
+HOSTILE = [
+    "http://h/../../etc/passwd",
+    "http://h/%2e%2e/%2E%2E/etc/passwd",
+    "http://h/a/%2e%2e%2f%2e%2e%2fescape",
+    "http://h/..%2f..%2fescape",
+    "http://h/..%5c..%5cescape",
+    "http://h/a\\..\\..\\escape",
+    "http://h/nul%00byte",
+    "http://h/%00",
+    "http://h//etc/passwd",
+    "http://h///",
+    "http://h/C:/Windows/system32",
+    "http://h/CON",
+    "http://h/con.txt",
+    "http://h/aux/x",
+    "http://h/trailing.",
+    "http://h/trailing%20",
+    "http://h/%E2%80%AEgpj.exe",
+    "http://h/%ff%fe",
+    "http://../x",
+    "http://%2e%2e/x",
+    "http:///x",
+    "http://h/" + "a" * 5000,
+    "http://h/" + "é" * 300 + "?q=" + "z" * 300,
+    "http://h/" + "/".join(["d"] * 800),
+    "http://h/x?" + "%2F.." * 200,
+]
+
+
+@pytest.mark.parametrize("url", HOSTILE)
+@pytest.mark.parametrize("content_type", ["text/html", None, "image/png"])
+def test_hostile_urls_stay_inside(url: str, content_type: str | None, tmp_path: Path) -> None:
+    path = url_to_path(url, content_type)
+    components = path.split("/")
+    assert not path.startswith("/")
+    assert "\\" not in path and "\x00" not in path and ":" not in path
+    assert all(c not in ("", ".", "..") for c in components)
+    assert all(len(c.encode("utf-8", "surrogatepass")) <= 255 for c in components)
+    assert len(path.encode("utf-8", "surrogatepass")) <= 1100
+    assert all(c.isprintable() for c in path)
+    root = tmp_path / "mirror"
+    target = safe_join(root, path)
+    assert root in target.parents
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"x")
+    assert target.resolve().is_relative_to(root.resolve())
+
+
+@pytest.mark.parametrize(
+    "name", ["CON", "nul", "Com1.txt", "LPT9", "aux.tar.gz", "conin$", "prn "]
+)
+def test_windows_reserved_names_are_escaped(name: str) -> None:
+    escaped = escape_name(name)
+    assert escaped != name and escaped.startswith("%")
+
+
+def test_deterministic() -> None:
+    url = "http://h/a/b?c=d"
+    assert url_to_path(url, "text/html") == url_to_path(url, "text/html")
+
+
+def test_long_names_are_shortened_with_distinct_hashes() -> None:
+    first = url_to_path("http://h/" + "a" * 300, "text/html")
+    second = url_to_path("http://h/" + "a" * 301, "text/html")
+    assert first != second
+    assert first.endswith(".html") and "@" in first
+    assert len(first.split("/")[-1]) < 200
+
+
+CLASHING = [
+    ("http://h/a", "text/html"),
+    ("http://h/a.html", "text/html"),
+    ("http://h/a/", "text/html"),
+    ("http://h/a/index.html", "text/html"),
+    ("http://h/a/b", "text/html"),
+    ("http://h/blob", None),
+    ("http://h/blob/child.png", "image/png"),
+    ("http://h/x", "text/html"),
+    ("http://h/X", "text/html"),
+    ("https://h/x", "text/html"),
+    ("http://h/q?x=1", "text/html"),
+    ("http://h/q@x=1", "text/html"),
+    ("http://h/q%40x=1", "text/html"),
+    ("http://h/search?q=%2F", "text/html"),
+    ("http://h/search?q=/", "text/html"),
+    ("http://h/" + "a" * 300, "text/html"),
+    ("http://h/" + "a" * 301, "text/html"),
+]
+
+
+def test_assign_paths_is_collision_free() -> None:
+    assigned = assign_paths(CLASHING)
+    paths = list(assigned.values())
+    folded = [p.casefold() for p in paths]
+    assert len(set(folded)) == len(paths)
+    folders = {"/".join(p.split("/")[:depth]) for p in folded for depth in range(1, p.count("/") + 1)}
+    assert not folders & set(folded), "a file path is also a folder of another"
+
+
+def test_assign_paths_is_deterministic_and_order_free() -> None:
+    forward = assign_paths(CLASHING)
+    backward = assign_paths(list(reversed(CLASHING)))
+    assert forward == backward
+
+
+def test_assign_paths_keeps_natural_names_when_free() -> None:
+    assigned = assign_paths([("http://h/a", "text/html"), ("http://h/a/b", "text/html"),
+                             ("http://h/a/", "text/html")])
+    assert assigned == {
+        "http://h/a": "h/a.html",
+        "http://h/a/b": "h/a/b.html",
+        "http://h/a/": "h/a/index.html",
+    }
+
+
+def test_file_and_folder_clash_is_resolved_on_disk(tmp_path: Path) -> None:
+    assigned = assign_paths(CLASHING)
+    for path in sorted(assigned.values(), key=len):
+        target = safe_join(tmp_path, path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.encode("utf-8", "surrogatepass"))
+    for path in assigned.values():
+        assert safe_join(tmp_path, path).read_bytes() == path.encode("utf-8", "surrogatepass")
+
+
+def test_normalised_urls_of_a_site_map_injectively() -> None:
+    raw = ["/", "/a", "/a/", "/a/b", "/a/b/", "/a?x", "/a?y", "/a/?x", "/b.css", "/b.css?1",
+           "/%7Euser/", "/~user/x", "/é", "/e%CC%81"]
+    urls = {normalize_url("http://site.test" + path) for path in raw}
+    paths = [url_to_path(url, "text/html") for url in urls]
+    assert len(set(paths)) == len(paths)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "expected"),
+    [
+        ("h/index.html", "h/index.html", "index.html"),
+        ("h/index.html", "h/a.html", "a.html"),
+        ("h/a/b.html", "h/a/c.html", "c.html"),
+        ("h/a/b.html", "h/c.html", "../c.html"),
+        ("h/a/b/c.html", "h/a/x/y.css", "../x/y.css"),
+        ("h/index.html", "h/a/b/c.png", "a/b/c.png"),
+        ("h/index.html", "cdn.test/x.js", "../cdn.test/x.js"),
+        ("h/a/index.html", "h/a", "../a"),
+        ("h/x.html", "h/a b#c?.png", "a%20b%23c%3F.png"),
+        ("h/x.html", "h/c:d.html", "c%3Ad.html"),
+        ("h/x.html", "h/100%25.png", "100%2525.png"),
+        ("h/x.html", "h/it's (1).png", "it%27s%20%281%29.png"),
+    ],
+)
+def test_relative_url(source: str, target: str, expected: str) -> None:
+    assert relative_url(source, target) == expected
+
+
+def test_relative_url_resolves_back() -> None:
+    from urllib.parse import unquote, urljoin
+
+    paths = ["h/index.html", "h/a/b/c.html", "cdn/x y.png", "h/a/index@q=1.html", "h/a.html"]
+    for source, target in itertools.product(paths, repeat=2):
+        joined = urljoin("file:///m/" + source, relative_url(source, target))
+        assert unquote(joined) == "file:///m/" + target
+
+
+@pytest.mark.parametrize("relative", ["", "/etc/passwd", "a/../../b", "a//b", "./a", "a\\b", "a\x00"])
+def test_safe_join_refuses_escapes(relative: str, tmp_path: Path) -> None:
+    with pytest.raises(UnsafePathError):
+        safe_join(tmp_path, relative)
+
+
+def test_safe_join_refuses_symlinks_in_the_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "mirror"
+    (root / "h").mkdir(parents=True)
+    os.symlink(outside, root / "h" / "evil")
+    os.symlink(outside / "file", root / "h" / "link.html")
+    with pytest.raises(UnsafePathError):
+        safe_join(root, "h/evil/x.html")
+    with pytest.raises(UnsafePathError):
+        safe_join(root, "h/link.html")
+    assert safe_join(root, "h/ok.html") == root / "h" / "ok.html"

@@ -1,0 +1,191 @@
+"""What the crawl writes to WARC: the records, their headers and payloads, rollover, CDXJ."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from datetime import datetime, timezone
+from itertools import count
+from pathlib import Path
+
+from aiohttp import web
+from conftest import manifest_rows
+from warcio.archiveiterator import ArchiveIterator
+
+from archiver.warc import Capture, WarcFiles
+
+
+def records(snapshot: Path) -> list:
+    """(file name, offset, record type, headers, http headers, raw payload) of every record."""
+    found = []
+    for path in sorted((snapshot / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            iterator = ArchiveIterator(f, no_record_parse=False)
+            for record in iterator:
+                payload = record.raw_stream.read()
+                found.append((path.name, iterator.get_record_offset(), record.rec_type,
+                              record.rec_headers, record.http_headers, payload))
+    return found
+
+
+def response_for(snapshot: Path, url: str):
+    for name, offset, kind, headers, http, payload in records(snapshot):
+        if kind in ("response", "revisit") and headers.get_header("WARC-Target-URI") == url:
+            return name, offset, kind, headers, http, payload
+    raise AssertionError(f"no response for {url}")
+
+
+async def test_request_response_pairs_follow_the_rules(site, run_crawl):
+    site.page("/", links=["/a"])
+    site.page("/a")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    found = records(result.snapshot.root)
+    assert found[0][2] == "warcinfo"
+    responses = {r[3].get_header("WARC-Record-ID"): r for r in found if r[2] == "response"}
+    requests = [r for r in found if r[2] == "request"]
+    assert len(responses) == len(requests) == 2
+    for _, _, _, headers, http, _ in requests:
+        response = responses[headers.get_header("WARC-Concurrent-To")]
+        assert response[3].get_header("WARC-Target-URI") == headers.get_header("WARC-Target-URI")
+        assert response[3].get_header("WARC-Date") == headers.get_header("WARC-Date")
+        assert response[3].get_header("WARC-IP-Address") == "127.0.0.1"
+        assert http.protocol == "GET"
+    for _, _, _, headers, _, _ in found:
+        assert headers.protocol == "WARC/1.1"
+        assert headers.get_header("WARC-Block-Digest").startswith("sha1:")
+    assert found[0][3].get_header("WARC-Payload-Digest") is None
+
+
+async def test_gzip_and_chunked_body_stored_as_received(site, run_crawl):
+    html = b"<title>zipped</title><a href='/inside'>in</a>" + b" " * 5000
+    sent = gzip.compress(html)
+
+    async def zipped(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/html",
+                                               "Content-Encoding": "gzip"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for start in range(0, len(sent), 100):
+            await response.write(sent[start:start + 100])
+        await response.write_eof()
+        return response
+
+    site.handler("/", zipped)
+    site.page("/inside")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    _, _, _, headers, http, payload = response_for(result.snapshot.root, site.url("/"))
+    assert payload == sent  # still gzip, de-chunked
+    assert http.get_header("Content-Encoding") == "gzip"
+    assert http.get_header("Transfer-Encoding") is None
+    assert http.get_header("X-Archiver-Transfer-Encoding") == "chunked"
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/inside")].outcome == "fetched"  # links found in the decoded body
+    assert rows[site.url("/")].title == "zipped"
+
+
+async def test_identical_body_becomes_revisit(site, run_crawl):
+    body = b"\x89PNG same bytes" * 100
+    site.page("/", body='<img src="/one.png"><img src="/two.png">')
+    site.file("/one.png", body, "image/png")
+    site.file("/two.png", body, "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"), concurrency=1)
+    one = response_for(result.snapshot.root, site.url("/one.png"))
+    two = response_for(result.snapshot.root, site.url("/two.png"))
+    assert {one[2], two[2]} == {"response", "revisit"}
+    original, revisit = (one, two) if one[2] == "response" else (two, one)
+    headers = revisit[3]
+    assert headers.get_header("WARC-Profile").endswith("/revisit/identical-payload-digest")
+    assert headers.get_header("WARC-Refers-To-Target-URI") == original[3].get_header("WARC-Target-URI")
+    assert headers.get_header("WARC-Refers-To-Date") == original[3].get_header("WARC-Date")
+    assert headers.get_header("WARC-Payload-Digest") == original[3].get_header("WARC-Payload-Digest")
+    assert revisit[5] == b""
+    rows = manifest_rows(result.snapshot.root)
+    assert {rows[site.url("/one.png")].record_type, rows[site.url("/two.png")].record_type} == {
+        "response", "revisit"}
+
+
+async def test_rollover_into_more_files_never_splits_a_record(site, run_crawl):
+    site.page("/", links=[f"/p{i}" for i in range(12)])
+    for i in range(12):
+        site.page(f"/p{i}", body="x" * 800 + str(i))
+    await site.start()
+    result = await run_crawl(site.url("/"), warc_max_size=2048)
+    files = sorted((result.snapshot.root / "warc").glob("*.warc.gz"))
+    assert len(files) > 2
+    serials = [int(f.name[: -len(".warc.gz")].rsplit("-", 1)[1]) for f in files]
+    assert serials == list(range(1, len(files) + 1))
+    pairs: dict[str, set[str]] = {}
+    for name, _, kind, headers, _, _ in records(result.snapshot.root):
+        if kind == "warcinfo":
+            assert headers.get_header("WARC-Filename") == name
+        pairs.setdefault(headers.get_header("WARC-Target-URI") or "", set()).add(name)
+    for f in files:
+        with open(f, "rb") as stream:
+            assert next(iter(ArchiveIterator(stream))).rec_type == "warcinfo"
+    # a request and its response always share a file
+    assert all(len(names) == 1 for url, names in pairs.items() if url)
+
+
+async def test_truncation_at_max_file_size(site, run_crawl):
+    site.page("/", links=["/big"])
+    site.file("/big", b"B" * 50_000, "application/octet-stream")
+    await site.start()
+    result = await run_crawl(site.url("/"), max_file_size=10_000)
+    _, _, _, headers, _, payload = response_for(result.snapshot.root, site.url("/big"))
+    assert headers.get_header("WARC-Truncated") == "length"
+    assert payload == b"B" * 10_000
+    row = manifest_rows(result.snapshot.root)[site.url("/big")]
+    assert row.truncated and row.length == 10_000
+
+
+async def test_cdxj_is_sorted_and_points_at_records(site, run_crawl):
+    site.page("/", links=["/b", "/a", "/c?x=1"])
+    for path in ("/a", "/b", "/c"):
+        site.page(path)
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    lines = (result.snapshot.root / "indexes" / "index.cdxj").read_text().splitlines()
+    assert lines == sorted(lines) and len(lines) == 4
+    for line in lines:
+        key, timestamp, block = line.split(" ", 2)
+        entry = json.loads(block)
+        with open(result.snapshot.root / "warc" / entry["filename"], "rb") as f:
+            f.seek(int(entry["offset"]))
+            member = f.read(int(entry["length"]))
+        record = next(iter(ArchiveIterator(io.BytesIO(member))))
+        assert record.rec_headers.get_header("WARC-Target-URI") == entry["url"]
+        assert record.rec_headers.get_header("WARC-Payload-Digest") == entry["digest"]
+        assert len(timestamp) == 14 and key.startswith("1,0,0,127:")
+
+
+def test_golden_record_with_fixed_clock_and_ids(tmp_path):
+    ids = (f"<urn:uuid:00000000-0000-0000-0000-{n:012d}>" for n in count(1))
+    moment = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+    capture = Capture(
+        url="http://example.com/", date=moment, request_line="GET / HTTP/1.1",
+        request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked")],
+        body=io.BytesIO(b"hello"), body_length=5,
+        payload_digest="sha1:AQMCYQ7PV4GVPOXWDGUKRTJU2HLVDI7V", ip_address="192.0.2.1",
+    )
+    with WarcFiles(tmp_path, "golden", 10**9, clock=lambda: moment, make_id=lambda: next(ids)) as w:
+        written = w.write_capture(capture)
+    data = gzip.decompress((tmp_path / written.warc_file).read_bytes()).decode()
+    response = data[data.index("WARC/1.1\r\nWARC-Date: 2026"):]
+    assert response.startswith(
+        "WARC/1.1\r\n"
+        "WARC-Date: 2026-01-02T03:04:05.678901Z\r\n"
+        "WARC-IP-Address: 192.0.2.1\r\n"
+        "WARC-Payload-Digest: sha1:AQMCYQ7PV4GVPOXWDGUKRTJU2HLVDI7V\r\n"
+        "WARC-Type: response\r\n"
+        "WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n"
+        "WARC-Target-URI: http://example.com/\r\n"
+    )
+    assert ("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+            "X-Archiver-Transfer-Encoding: chunked\r\n\r\nhello\r\n\r\n") in response
+    assert "WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000002>" in response
+    assert written.warc_file == "golden-20260102030405-00001.warc.gz"
