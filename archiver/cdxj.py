@@ -28,15 +28,16 @@ def cdxj_line(
     'h)/ 20260102030405 {"url": "ht'
     """
     timestamp = "".join(ch for ch in warc_date if ch.isdigit())[:14]
-    block = {
-        "url": url,
-        "mime": mime or "unk",
+    block = {"url": url}
+    if mime:  # cdxj-indexer leaves the key out when the response had no Content-Type
+        block["mime"] = mime
+    block.update({
         "status": str(status) if status is not None else "-",
         "digest": digest,
         "length": str(length),
         "offset": str(offset),
         "filename": filename,
-    }
+    })
     return f"{surt(url)} {timestamp} {json.dumps(block)}"
 
 

@@ -94,8 +94,12 @@ def _check_local_path(row: ManifestRow, mirror_dir: Path, report: Report) -> Non
         report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")
 
 
-def check_cdxj(path: Path, records: Records, report: Report) -> None:
-    """Every CDXJ line points at its record, and every response and revisit has its line."""
+def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]],
+               report: Report) -> None:
+    """Every CDXJ line points at its record, and every response and revisit has its line.
+
+    Lines pointing at ``damaged`` records are not reported again.
+    """
     if not path.is_file():
         if records:
             report.add(CDXJ_MISMATCH, "indexes/index.cdxj", "the index is missing")
@@ -114,7 +118,7 @@ def check_cdxj(path: Path, records: Records, report: Report) -> None:
                 unsorted = True
                 report.add(CDXJ_MISMATCH, where, "lines are not sorted")
             previous = line
-            problem = _check_cdxj_line(line, records, seen)
+            problem = _check_cdxj_line(line, records, damaged, seen)
             if problem:
                 report.add(CDXJ_MISMATCH, where, problem)
     for key, entry in records.items():
@@ -123,7 +127,8 @@ def check_cdxj(path: Path, records: Records, report: Report) -> None:
                        f"no CDXJ line for the {entry.record_type} of {entry.url}")
 
 
-def _check_cdxj_line(line: str, records: Records, seen: set[tuple[str, int]]) -> str | None:
+def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]],
+                     seen: set[tuple[str, int]]) -> str | None:
     """What is wrong with one CDXJ line, or None; marks its record as indexed."""
     key_part, _, rest = line.partition(" ")
     timestamp, _, block = rest.partition(" ")
@@ -134,6 +139,8 @@ def _check_cdxj_line(line: str, records: Records, seen: set[tuple[str, int]]) ->
     except (ValueError, KeyError, TypeError):
         return "not a CDXJ line (SURT, timestamp, JSON with filename, offset, length)"
     entry = records.get(key)
+    if entry is None and key in damaged:
+        return None
     if entry is None:
         return f"points at {key[0]}@{key[1]}, where no response or revisit record starts"
     if key in seen:

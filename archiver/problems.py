@@ -50,7 +50,6 @@ UNPAIRED_RECORD = _kind("unpaired_record", INTEGRITY,
                         "request without its response, or response without its request")
 DANGLING_REVISIT = _kind("dangling_revisit", INTEGRITY,
                          "revisit whose original record is missing or has another digest")
-NO_WARC_FILES = _kind("no_warc_files", INTEGRITY, "no WARC file to verify")
 
 MISSING_MANIFEST = _kind("missing_manifest", CONSISTENCY, "manifest.sqlite3 missing or unreadable")
 MISSING_WARC_FILE = _kind("missing_warc_file", CONSISTENCY,

@@ -213,6 +213,9 @@ def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mir
             raise SnapshotError(f"cannot read the settings in {output}/crawl.json: {exc}") from None
     assert config is not None
     result = asyncio.run(crawl(config, resume=resume, handle_signals=True))
+    if result.seeds_failed and len(result.seeds_failed) == len(config.seeds):
+        url, why = result.seeds_failed[0]
+        raise ArchiverError(f"could not fetch {url}: {why}")
     if mirror and not result.interrupted:
         from .mirror import build_mirror
 
@@ -223,7 +226,4 @@ def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mir
         print(f"archiver: crawl stopped ({result.stats.stop_reason}); continue it with: "
               f"archiver crawl --resume -o {output}", file=sys.stderr)
         return EXIT_INTERRUPTED if "signal" in (result.stats.stop_reason or "") else EXIT_FAILED
-    if result.seeds_failed and len(result.seeds_failed) == len(config.seeds):
-        url, why = result.seeds_failed[0]
-        raise ArchiverError(f"could not fetch {url}: {why}")
     return EXIT_OK

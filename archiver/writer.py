@@ -152,7 +152,7 @@ class Writer:
                 row.url,
                 written.date,
                 mime="warc/revisit" if written.record_type == "revisit"
-                else mime_type(row.content_type) or "unk",
+                else mime_type(row.content_type),
                 status=row.status,
                 digest=written.payload_digest,
                 length=written.length,

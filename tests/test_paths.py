@@ -151,7 +151,7 @@ def test_assign_paths_is_collision_free() -> None:
     paths = list(assigned.values())
     folded = [p.casefold() for p in paths]
     assert len(set(folded)) == len(paths)
-    folders = {"/".join(p.split("/")[:depth]) for p in folded for depth in range(1, p.count("/") + 1)}
+    folders = {"/".join(p.split("/")[:n]) for p in folded for n in range(1, p.count("/") + 1)}
     assert not folders & set(folded), "a file path is also a folder of another"
 
 
@@ -219,7 +219,9 @@ def test_relative_url_resolves_back() -> None:
         assert unquote(joined) == "file:///m/" + target
 
 
-@pytest.mark.parametrize("relative", ["", "/etc/passwd", "a/../../b", "a//b", "./a", "a\\b", "a\x00"])
+@pytest.mark.parametrize(
+    "relative", ["", "/etc/passwd", "a/../../b", "a//b", "./a", "a\\b", "a\x00"]
+)
 def test_safe_join_refuses_escapes(relative: str, tmp_path: Path) -> None:
     with pytest.raises(UnsafePathError):
         safe_join(tmp_path, relative)

@@ -1,0 +1,332 @@
+"""The offline mirror: a function of the WARC files and the manifest, rebuilt whole.
+
+build_mirror() maps every capture in the manifest to a local path first (so a
+page can link to a file written after it, or to the final file of a redirect
+chain), then reads each record at its offset, in WARC order, and writes it
+under mirror/: HTML and CSS rewritten, everything else copied as received,
+content-encoding undone. It builds into a fresh folder that replaces mirror/
+at the end, so a rebuild never mixes old files with new, and a crash leaves the
+previous mirror in place. It renders index.html last.
+
+>>> build_mirror(Path("snap")).summary()  # doctest: +SKIP
+'mirror: 212 files (180 pages, 3 stylesheets, 29 other), 4.1 MB, 37 redirects; 0 errors; 0.8 s'
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from warcio.archiveiterator import ArchiveIterator
+
+from .content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
+from .errors import SnapshotError
+from .index import write_index
+from .links import charset_from_content_type
+from .manifest import FETCHED, REDIRECTED, Manifest, ManifestRow
+from .paths import HTML_TYPES, UnsafePathError, assign_paths, safe_join
+from .rewrite import rewrite_css_bytes, rewrite_html
+from .snapshot import Snapshot
+
+REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
+"""HTML and CSS larger than this (decoded) are copied without rewriting."""
+ASSET_LIMIT = 4 * 1024**3
+"""Decoded bytes written at most for one file (a guard against decompression bombs)."""
+CHUNK = 256 * 1024
+MAX_REDIRECT_HOPS = 50
+BUILD_FOLDER = ".mirror.partial"
+OLD_FOLDER = ".mirror.old"
+
+
+@dataclass
+class MirrorStats:
+    """What a mirror build wrote."""
+
+    pages: int = 0
+    stylesheets: int = 0
+    other: int = 0
+    bytes: int = 0
+    redirects: int = 0
+    """Redirecting URLs whose links lead to a local file."""
+    errors: list[str] = field(default_factory=list)
+    """One line per capture that could not be written (URL: why)."""
+    seconds: float = 0.0
+
+    @property
+    def files(self) -> int:
+        return self.pages + self.stylesheets + self.other
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        line = (
+            f"mirror: {self.files} files ({self.pages} pages, {self.stylesheets} stylesheets, "
+            f"{self.other} other), {self.bytes / 1e6:.1f} MB, {self.redirects} redirects; "
+            f"{len(self.errors)} errors; {self.seconds:.1f} s"
+        )
+        return "\n".join([line, *(f"  {error}" for error in self.errors[:20])])
+
+
+class _Redirects:
+    """Where each redirecting URL ends up (its chain's final URL), from the manifest."""
+
+    def __init__(self) -> None:
+        self.next: dict[str, str] = {}
+        self.final: dict[str, str] = {}
+
+    def add(self, row: ManifestRow) -> None:
+        if row.redirect_to:
+            self.next[row.url] = row.redirect_to
+        if row.final_url:
+            self.final[row.url] = row.final_url
+
+    def final_url(self, url: str) -> str | None:
+        if url in self.final:
+            return self.final[url]
+        current = url
+        for _ in range(MAX_REDIRECT_HOPS):
+            nxt = self.next.get(current)
+            if nxt is None:
+                return current if current != url else None
+            current = nxt
+        return None
+
+
+class _Records:
+    """Reads records by (file, offset), keeping the last file open."""
+
+    def __init__(self, warc_dir: Path) -> None:
+        self.warc_dir = warc_dir
+        self._name: str | None = None
+        self._file: IO[bytes] | None = None
+        self._sizes: dict[str, int] = {}
+
+    def exists(self, name: str, offset: int, length: int) -> bool:
+        """True if the file exists and is long enough to hold the record."""
+        if name not in self._sizes:
+            try:
+                path = safe_join(self.warc_dir, name)
+                self._sizes[name] = path.stat().st_size if path.is_file() else -1
+            except (OSError, UnsafePathError):
+                self._sizes[name] = -1
+        return self._sizes[name] >= offset + length
+
+    def at(self, name: str, offset: int) -> Any:
+        """The warcio record at ``offset`` of WARC file ``name``."""
+        if name != self._name:
+            self.close()
+            self._file = open(safe_join(self.warc_dir, name), "rb")  # noqa: SIM115
+            self._name = name
+        assert self._file is not None
+        self._file.seek(offset)
+        return next(iter(ArchiveIterator(self._file, check_digests=False)))
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            self._name = None
+
+
+def _decoded_chunks(stream: IO[bytes], content_encoding: str | None) -> Iterator[bytes]:
+    """The payload with gzip or deflate undone, chunk by chunk (others copied as stored)."""
+    encoding = (content_encoding or "").strip().lower()
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        wbits = 16 + zlib.MAX_WBITS if encoding != "deflate" else zlib.MAX_WBITS
+        decoder = zlib.decompressobj(wbits)
+        first = True
+        while chunk := stream.read(CHUNK):
+            try:
+                yield decoder.decompress(chunk)
+            except zlib.error:
+                if not (first and encoding == "deflate"):
+                    return
+                decoder = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
+                yield decoder.decompress(chunk)
+            first = False
+        yield decoder.flush()
+        return
+    while chunk := stream.read(CHUNK):
+        yield chunk
+
+
+def _write(root: Path, relative: str, chunks: Iterator[bytes] | list[bytes]) -> int:
+    """Write a file under ``root`` without following any symlink; returns bytes written."""
+    target = safe_join(root, relative)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    written = 0
+    with os.fdopen(os.open(target, flags, 0o644), "wb") as out:
+        for chunk in chunks:
+            if written + len(chunk) > ASSET_LIMIT:
+                chunk = chunk[: ASSET_LIMIT - written]
+            out.write(chunk)
+            written += len(chunk)
+            if written >= ASSET_LIMIT:
+                break
+    return written
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+class _Builder:
+    """One mirror build: the path plan, the resolver, and the files written."""
+
+    def __init__(self, snapshot: Snapshot, manifest: Manifest) -> None:
+        self.snapshot = snapshot
+        self.manifest = manifest
+        self.records = _Records(snapshot.warc_dir)
+        self.redirects = _Redirects()
+        self.paths: dict[str, str] = {}
+        self.stats = MirrorStats()
+
+    def plan(self) -> None:
+        """Give every readable capture a local path."""
+        items = []
+        for row in self.manifest.rows():
+            if row.outcome == REDIRECTED or (row.redirect_to and row.outcome != FETCHED):
+                self.redirects.add(row)
+            elif self._is_capture(row):
+                items.append((row.url, row.content_type))
+        self.paths = assign_paths(items)
+
+    def _is_capture(self, row: ManifestRow) -> bool:
+        if row.outcome != FETCHED or not row.warc_file or row.warc_offset is None:
+            return False
+        if row.record_type not in ("response", "revisit"):
+            return False
+        return self.records.exists(row.warc_file, row.warc_offset, row.warc_length or 0)
+
+    def resolve(self, url: str) -> str | None:
+        """The local file of ``url``: its own, or that of its redirect chain's end."""
+        path = self.paths.get(url)
+        if path is None and (final := self.redirects.final_url(url)) is not None:
+            path = self.paths.get(final)
+        return path
+
+    def build(self, root: Path) -> dict[str, str]:
+        """Write every planned file under ``root``; returns url -> local path of those written."""
+        written: dict[str, str] = {}
+        for row in self.manifest.captures():
+            path = self.paths.get(row.url)
+            if path is None:
+                continue
+            try:
+                self._write_capture(root, row, path)
+            except (OSError, ValueError, StopIteration, EOFError, zlib.error) as exc:
+                self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {exc}")
+                continue
+            written[row.url] = path
+        self.stats.redirects = sum(1 for url in self.redirects.next if self.resolve(url))
+        return written
+
+    def _payload_record(self, row: ManifestRow) -> tuple[Any, Any]:
+        """(record holding the payload, the row's own record) for a response or revisit."""
+        assert row.warc_file is not None and row.warc_offset is not None
+        record = self.records.at(row.warc_file, row.warc_offset)
+        if record.rec_type != "revisit":
+            return record, record
+        refers_to = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
+        original = self.manifest.get(refers_to) if refers_to else None
+        if (original is None or original.record_type != "response" or not original.warc_file
+                or original.payload_digest != row.payload_digest or original.warc_offset is None):
+            raise ValueError(f"revisit of {refers_to}: no stored response with its payload")
+        http_headers = record.http_headers
+        return self.records.at(original.warc_file, original.warc_offset), http_headers
+
+    def _write_capture(self, root: Path, row: ManifestRow, path: str) -> None:
+        payload_record, own = self._payload_record(row)
+        own_headers = own if not hasattr(own, "http_headers") else own.http_headers
+        content_type = own_headers.get_header("Content-Type") if own_headers else None
+        encoding = None
+        if payload_record.http_headers is not None:
+            encoding = payload_record.http_headers.get_header("Content-Encoding")
+        stream = payload_record.raw_stream
+        mime = row.content_type or mime_type(content_type)
+        if mime in HTML_TYPES or mime == "text/css":
+            raw = stream.read(REWRITE_LIMIT + 1)
+            body = decode_payload(raw, encoding, limit=REWRITE_LIMIT + 1)
+            if len(raw) <= REWRITE_LIMIT and len(body) <= REWRITE_LIMIT:
+                charset = charset_from_content_type(content_type)
+                if mime == "text/css":
+                    body = rewrite_css_bytes(body, row.url, charset, self.resolve, path)
+                    self.stats.stylesheets += 1
+                else:
+                    body = rewrite_html(body, row.url, charset, self.resolve, path)
+                    self.stats.pages += 1
+                self.stats.bytes += _write(root, path, [body])
+                return
+            chunks: Iterator[bytes] = _decoded_chunks(_Prefixed(raw, stream), encoding)
+        else:
+            chunks = _decoded_chunks(stream, encoding)
+        self.stats.other += 1
+        self.stats.bytes += _write(root, path, chunks)
+
+
+class _Prefixed:
+    """A stream that yields ``head`` before the rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self._head = head
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            data, self._head = self._head, b""
+            return data
+        return self._stream.read(size)
+
+
+def build_mirror(snapshot_root: Path, *, index: bool = True) -> MirrorStats:
+    """Rebuild ``snapshot_root``/mirror from its WARC files and manifest, then index.html.
+
+    Works on the snapshot of an interrupted crawl too (queued URLs are simply
+    not in the mirror yet). Sets each row's ``local_path`` in the manifest:
+    the file written for it, or NULL (redirects, failures, skips).
+    """
+    started = time.monotonic()
+    snapshot = Snapshot(Path(snapshot_root))
+    if not snapshot.manifest_path.is_file():
+        raise SnapshotError(f"{snapshot.root} is not a snapshot (no manifest.sqlite3)")
+    build_root = snapshot.root / BUILD_FOLDER
+    old_root = snapshot.root / OLD_FOLDER
+    with Manifest.open(snapshot.manifest_path) as manifest:
+        builder = _Builder(snapshot, manifest)
+        builder.plan()
+        try:
+            _remove(build_root)
+            build_root.mkdir()
+            written = builder.build(build_root)
+        finally:
+            builder.records.close()
+        _remove(old_root)
+        if snapshot.mirror_dir.is_symlink():
+            snapshot.mirror_dir.unlink()
+        elif snapshot.mirror_dir.exists():
+            snapshot.mirror_dir.rename(old_root)
+        build_root.rename(snapshot.mirror_dir)
+        _remove(old_root)
+        _store_local_paths(manifest, written)
+        if index:
+            write_index(snapshot, manifest)
+    builder.stats.seconds = time.monotonic() - started
+    return builder.stats
+
+
+def _store_local_paths(manifest: Manifest, written: dict[str, str]) -> None:
+    stale = [row.url for row in manifest.rows() if row.local_path and row.url not in written]
+    for url in stale:
+        manifest.set_local_path(url, None)
+    for url, path in written.items():
+        manifest.set_local_path(url, path)
+    manifest.commit()

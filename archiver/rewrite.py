@@ -1,0 +1,425 @@
+"""Link rewriting for the offline mirror: pure functions over HTML and CSS documents.
+
+Every link a page holds (the attributes of links.HTML_LINK_ATTRS, srcset,
+inline ``style`` and ``<style>`` ``url()``, meta refresh) is resolved against
+the page's base URL and handed to ``resolve(url)``, which answers with the
+path (relative to mirror/) of the archived file, or None. Archived targets
+become relative paths from the page's own file; the rest become absolute URLs,
+so nothing points into the void. Fragments are kept.
+
+Edits are spans replaced in the original text: everything else, malformed
+markup included, stays byte for byte. Pages in an ASCII-compatible encoding
+(UTF-8, Latin-1, Shift_JIS, GBK...) are edited as bytes, so their encoding is
+kept exactly.
+
+>>> resolve = {"http://h/b": "h/b.html"}.get
+>>> rewrite_html(b'<a href="/b#x">b</a><img src=c.png>', "http://h/a/", None, resolve,
+...              page_path="h/a/index.html")
+b'<a href="../b.html#x">b</a><img src="http://h/a/c.png">'
+"""
+
+from __future__ import annotations
+
+import codecs
+import html
+import re
+from collections.abc import Callable
+from html.parser import HTMLParser
+from urllib.parse import urljoin
+
+from .links import (
+    HTML_LINK_ATTRS,
+    is_fetchable_reference,
+    iter_css_urls,
+    link_kind,
+    parse_meta_refresh,
+    parse_srcset,
+)
+from .paths import relative_url, url_to_path
+from .urls import try_normalize
+
+Resolver = Callable[[str], "str | None"]
+"""Normalised absolute URL -> path of its archived file relative to mirror/, or None."""
+
+# Attributes that hold a URL but are not links the crawler follows: still made
+# local or absolute, so no relative URL points into the void.
+EXTRA_LINK_ATTRS = frozenset(
+    {("form", "action"), ("button", "formaction"), ("blockquote", "cite"), ("q", "cite"),
+     ("del", "cite"), ("ins", "cite"), ("use", "href"), ("image", "href"),
+     ("use", "xlink:href"), ("image", "xlink:href"), ("link", "imagesrcset")}
+)
+SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
+# Kept under another name: a rewritten file fails its integrity hash, and a
+# crossorigin request to a file:// URL fails.
+NEUTRALISED_ATTRS = frozenset({"integrity", "crossorigin"})
+NEUTRALISED_PREFIX = "data-archived-"
+_URL_ATTRS: dict[str, frozenset[str]] = {}
+for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
+    _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
+
+_TAG_NAME = re.compile(r"<[a-zA-Z][^\t\n\r\f />\x00]*(?:\s|/(?!>))*")
+_ATTRIBUTE = re.compile(
+    r"""((?<=['"\s/])[^\s/>][^\s/=>]*)(\s*=+\s*('[^']*'|"[^"]*"|(?!['"])[^>\s]*))?(?:\s|/(?!>))*"""
+)
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE
+)
+_DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
+_STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
+
+
+class _Element:
+    """The tag name and attributes links.link_kind() needs."""
+
+    def __init__(self, tag: str, attributes: dict[str, str]) -> None:
+        self.tag = tag
+        self.attributes = attributes
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self.attributes.get(name, default)
+
+
+class _View:
+    """The document as a str to edit, and the conversions between it and real text.
+
+    For an ASCII-compatible encoding the str is the bytes read as Latin-1 (one
+    character per byte), so markup is found by position and the rest is kept
+    exactly; otherwise it is the decoded text.
+    """
+
+    def __init__(self, body: bytes, encoding: str) -> None:
+        self.encoding = encoding
+        self.as_bytes = not codecs.lookup(encoding).name.startswith(_STATEFUL_CODECS)
+        if self.as_bytes:
+            self.text = body.decode("latin-1")
+        else:
+            self.text = body.decode(encoding, errors="surrogateescape")
+
+    def to_text(self, view: str) -> str:
+        return view.encode("latin-1").decode(self.encoding, "replace") if self.as_bytes else view
+
+    def from_text(self, text: str) -> str:
+        if not self.as_bytes:
+            return text
+        return text.encode(self.encoding, "xmlcharrefreplace").decode("latin-1")
+
+    def encode(self, view: str) -> bytes:
+        if self.as_bytes:
+            return view.encode("latin-1")
+        try:
+            return view.encode(self.encoding, "surrogateescape")
+        except UnicodeEncodeError:
+            return view.encode(self.encoding, "xmlcharrefreplace")
+
+
+class _Linker:
+    """Rewrites one URL reference found in a document whose file is ``here``."""
+
+    def __init__(self, here: str, resolve: Resolver) -> None:
+        self.here = here
+        self.resolve = resolve
+        self.made_local = 0
+        """How many references were made local so far."""
+
+    def __call__(self, value: str, base: str) -> str | None:
+        """The replacement for ``value`` (a local path or an absolute URL), None to keep it."""
+        reference = value.strip()
+        if not is_fetchable_reference(reference):
+            return None
+        try:
+            absolute = urljoin(base, reference)
+        except ValueError:
+            return None
+        url = try_normalize(absolute)
+        if url is None:
+            return None
+        target = self.resolve(url)
+        if target is None:
+            return absolute if absolute != value else None
+        _, hash_sign, fragment = reference.partition("#")
+        self.made_local += 1
+        return relative_url(self.here, target) + hash_sign + fragment
+
+
+def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, end, new) span replaced; spans must not overlap."""
+    out, last = [], 0
+    for start, end, new in sorted(spans):
+        if start < last:
+            continue
+        out.append(text[last:start])
+        out.append(new)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _rewrite_css_text(text: str, base: str, link: _Linker) -> str:
+    spans = []
+    for start, end, value in iter_css_urls(text):
+        new = link(value, base)
+        if new is not None:
+            spans.append((start, end, new))
+    return _replace_spans(text, spans) if spans else text
+
+
+def _own_path(url: str, content_type: str, resolve: Resolver) -> str:
+    """Where the document itself is stored: as resolved, else its natural path."""
+    return resolve(try_normalize(url) or url) or url_to_path(url, content_type)
+
+
+def rewrite_css(text: str, css_url: str, resolve: Resolver, css_path: str | None = None) -> str:
+    """CSS text with url() and @import targets made local (or absolute).
+
+    >>> resolve = {"http://h/i.png": "h/i.png"}.get
+    >>> rewrite_css("a{background:url(/i.png)}", "http://h/s/a.css", resolve)
+    'a{background:url(../i.png)}'
+    """
+    here = css_path or _own_path(css_url, "text/css", resolve)
+    return _rewrite_css_text(text, css_url, _Linker(here, resolve))
+
+
+def rewrite_css_bytes(
+    body: bytes, css_url: str, encoding: str | None, resolve: Resolver, css_path: str | None = None
+) -> bytes:
+    """A stylesheet's bytes rewritten, in its own encoding (declared, BOM, else UTF-8)."""
+    encoding = _known_encoding(encoding) or _sniff_bom(body) or "utf-8"
+    view = _View(body, encoding)
+    here = css_path or _own_path(css_url, "text/css", resolve)
+    link = _Linker(here, resolve)
+    spans = []
+    for start, end, value in iter_css_urls(view.text):
+        new = link(view.to_text(value), css_url)
+        if new is not None:
+            spans.append((start, end, view.from_text(new)))
+    return view.encode(_replace_spans(view.text, spans)) if spans else body
+
+
+class _TagScanner(HTMLParser):
+    """Finds start tags and <style> contents with their offsets in the source."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=False)
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.tags: list[tuple[int, str, str]] = []
+        """(offset, tag name, raw tag text) of every start tag."""
+        self.styles: list[tuple[int, int]] = []
+        """(start, end) of the text of every <style> element."""
+        self._style_start: int | None = None
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return self.line_starts[line - 1] + column
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        raw = self.get_starttag_text() or ""
+        offset = self._offset()
+        self.tags.append((offset, tag, raw))
+        if tag == "style" and not raw.endswith("/>"):
+            self._style_start = offset + len(raw)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "style" and self._style_start is not None:
+            self.styles.append((self._style_start, self._offset()))
+            self._style_start = None
+
+    def finish(self, length: int) -> None:
+        if self._style_start is not None:
+            self.styles.append((self._style_start, length))
+            self._style_start = None
+
+
+def _scan(text: str) -> _TagScanner:
+    scanner = _TagScanner(text)
+    try:
+        scanner.feed(text)
+        scanner.close()
+    except (AssertionError, ValueError, IndexError):
+        pass  # keep what was found; the rest of the page is left as it is
+    scanner.finish(len(text))
+    return scanner
+
+
+def _attributes(raw: str) -> list[tuple[str, int, int, int, int]]:
+    """(lowercased name, name start, name end, value start, value end) of a raw tag's attributes.
+
+    The value span includes its quotes; it is empty (start == end) when there is no value.
+    """
+    match = _TAG_NAME.match(raw)
+    found: list[tuple[str, int, int, int, int]] = []
+    position = match.end() if match else len(raw)
+    while position < len(raw):
+        match = _ATTRIBUTE.match(raw, position)
+        if not match or match.end() == position:
+            break
+        name_start, name_end = match.span(1)
+        value_start, value_end = match.span(3) if match.group(3) is not None else (name_end,) * 2
+        found.append((match.group(1).lower(), name_start, name_end, value_start, value_end))
+        position = match.end()
+    return found
+
+
+def _unquote_value(raw_value: str) -> str:
+    if raw_value[:1] in ("'", '"') and raw_value[-1:] == raw_value[:1] and len(raw_value) >= 2:
+        raw_value = raw_value[1:-1]
+    return html.unescape(raw_value)
+
+
+def _known_encoding(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _sniff_bom(body: bytes) -> str | None:
+    for bom, name in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"),
+                      (codecs.BOM_UTF16_BE, "utf-16")):
+        if body.startswith(bom):
+            return name
+    return None
+
+
+def declared_charset(body: bytes) -> str | None:
+    """The charset a page declares in a <meta> within its first 1024 bytes, if known."""
+    match = _META_CHARSET.search(body[:1024])
+    return _known_encoding(match.group(1).decode("ascii", "replace")) if match else None
+
+
+def rewrite_html(
+    body: bytes,
+    page_url: str,
+    encoding: str | None,
+    resolve: Resolver,
+    page_path: str | None = None,
+) -> bytes:
+    """A page's bytes with every link made local (if archived) or absolute.
+
+    ``encoding`` is the charset of the HTTP Content-Type, if any; when the page
+    does not declare that same charset itself, a <meta charset> is added so a
+    browser reading the file from disk decodes it as the site's visitors did.
+    ``page_path`` is the page's own file (relative to mirror/); by default
+    ``resolve(page_url)``. A <base href> is resolved, then renamed so it no
+    longer applies to the local links.
+    """
+    header_encoding = _known_encoding(encoding)
+    bom = _sniff_bom(body)
+    declared = declared_charset(body)
+    effective = bom or header_encoding or declared or "utf-8"
+    view = _View(body, effective)
+    here = page_path or _own_path(page_url, "text/html", resolve)
+    link = _Linker(here, resolve)
+    scanner = _scan(view.text)
+    base = _document_base(scanner, page_url, view)
+    spans: list[tuple[int, int, str]] = []
+    for offset, tag, raw in scanner.tags:
+        spans.extend(
+            (offset + start, offset + end, new)
+            for start, end, new in _tag_edits(tag, raw, base, link, view)
+        )
+    for start, end in scanner.styles:
+        css = view.text[start:end]
+        if "url(" in css.lower() or "@import" in css.lower():
+            rewritten = _rewrite_css_view(css, base, link, view)
+            if rewritten != css:
+                spans.append((start, end, rewritten))
+    if header_encoding and not bom and declared != header_encoding:
+        doctype = _DOCTYPE.match(view.text)
+        at = doctype.end() if doctype else 0
+        spans.append((at, at, f'<meta charset="{html.escape(encoding or "")}">'))
+    if not spans:
+        return body
+    return view.encode(_replace_spans(view.text, spans))
+
+
+def _document_base(scanner: _TagScanner, page_url: str, view: _View) -> str:
+    """The URL links resolve against: the first <base href>, or the page's URL."""
+    for _offset, tag, raw in scanner.tags:
+        if tag != "base":
+            continue
+        for name, _ns, _ne, value_start, value_end in _attributes(raw):
+            href = view.to_text(_unquote_value(raw[value_start:value_end]))
+            if name == "href" and is_fetchable_reference(href):
+                try:
+                    return urljoin(page_url, href.strip())
+                except ValueError:
+                    return page_url
+    return page_url
+
+
+def _rewrite_css_view(css: str, base: str, link: _Linker, view: _View) -> str:
+    spans = []
+    for start, end, value in iter_css_urls(css):
+        new = link(view.to_text(value), base)
+        if new is not None:
+            spans.append((start, end, view.from_text(new)))
+    return _replace_spans(css, spans) if spans else css
+
+
+def _quoted(text: str, view: _View) -> str:
+    return '"' + view.from_text(html.escape(text, quote=True)) + '"'
+
+
+def _tag_edits(
+    tag: str, raw: str, base: str, link: _Linker, view: _View
+) -> list[tuple[int, int, str]]:
+    """The (start, end, new) spans to replace inside one raw start tag."""
+    url_attrs = _URL_ATTRS.get(tag, frozenset())
+    if not url_attrs and tag not in ("meta", "base") and "style" not in raw.lower():
+        return []
+    attributes = _attributes(raw)
+    values = {}
+    for name, _ns, _ne, value_start, value_end in reversed(attributes):  # first one wins
+        values[name] = view.to_text(_unquote_value(raw[value_start:value_end]))
+    element = _Element(tag, values)
+    edits = []
+    local_before = link.made_local
+    for name, name_start, name_end, value_start, value_end in attributes:
+        if value_start == value_end:
+            continue
+        value = view.to_text(_unquote_value(raw[value_start:value_end]))
+        if tag == "base" and name == "href":
+            new_name = NEUTRALISED_PREFIX + "href"
+            edits.append((name_start, name_end, new_name))
+            if is_fetchable_reference(value):
+                edits.append((value_start, value_end, _quoted(base, view)))
+            continue
+        new_value = _attribute_edit(element, tag, name, value, base, link)
+        if new_value is not None:
+            edits.append((value_start, value_end, _quoted(new_value, view)))
+    if link.made_local > local_before and tag in ("link", "script"):
+        for name, name_start, name_end, _vs, _ve in attributes:
+            if name in NEUTRALISED_ATTRS:
+                edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
+    return edits
+
+
+def _attribute_edit(
+    element: _Element, tag: str, name: str, value: str, base: str, link: _Linker
+) -> str | None:
+    """The new value of one attribute, or None to leave it."""
+    if name == "style":
+        new = _rewrite_css_text(value, base, link)
+        return new if new != value else None
+    if tag == "meta" and name == "content":
+        if (element.get("http-equiv") or "").lower() != "refresh":
+            return None
+        span = parse_meta_refresh(value)
+        if not span or (new := link(span[2], base)) is None:
+            return None
+        return value[: span[0]] + new + value[span[1] :]
+    if name not in _URL_ATTRS.get(tag, ()):
+        return None
+    if (tag, name) in HTML_LINK_ATTRS and link_kind(element, name) is None:  # type: ignore[arg-type]
+        return None
+    if name in SRCSET_ATTRS:
+        spans = []
+        for start, end, url in parse_srcset(value):
+            new = link(url, base)
+            if new is not None:
+                new = new.replace(" ", "%20")  # a srcset URL ends at a space or final comma
+                spans.append((start, end, new[:-1] + "%2C" if new.endswith(",") else new))
+        return _replace_spans(value, spans) if spans else None
+    return link(value, base)

@@ -1,0 +1,127 @@
+"""archiver verify: read a snapshot cold and prove it complete and intact.
+
+Four checks, each in its own module, all reporting into one
+:class:`~archiver.problems.Report`:
+
+    integrity      WARC files parse, digests match, records pair up   (integrity.py)
+    consistency    manifest and CDXJ agree with the WARC records      (consistency.py)
+    completeness   every in-scope link and redirect ends in a record  (completeness.py)
+    mirror         every local link of the mirror names a file        (mirrorcheck.py)
+
+A folder of bare WARC files (no manifest) gets the integrity check alone.
+
+>>> import tempfile
+>>> verify_snapshot(Path(tempfile.mkdtemp()))
+Traceback (most recent call last):
+...
+archiver.errors.SnapshotError: ... is not a snapshot: no manifest.sqlite3, crawl.json or WARC files
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from .completeness import check_completeness, crawl_scope
+from .consistency import check_cdxj, check_manifest
+from .errors import SnapshotError
+from .integrity import WarcScan, warc_files
+from .manifest import Manifest
+from .mirrorcheck import check_mirror as check_mirror_links
+from .problems import (
+    COMPLETENESS,
+    CONSISTENCY,
+    INTEGRITY,
+    MIRROR,
+    MISSING_MANIFEST,
+    MISSING_SETTINGS,
+    Report,
+)
+from .snapshot import Snapshot
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1
+EXIT_NOT_A_SNAPSHOT = 2
+
+
+def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
+    """Verify the snapshot (or bare WARC folder) at ``root``; raises SnapshotError if it is neither.
+
+    >>> # report = verify_snapshot(Path("snap")); report.ok
+    """
+    if not root.is_dir():
+        raise SnapshotError(f"{root} is not a snapshot: no such folder")
+    snapshot = Snapshot(root)
+    report = Report()
+    is_snapshot = any(path.exists() for path in (
+        snapshot.manifest_path, snapshot.crawl_json_path, snapshot.warc_dir))
+    if not is_snapshot:
+        bare = warc_files(root)
+        if not bare:
+            raise SnapshotError(
+                f"{root} is not a snapshot: no manifest.sqlite3, crawl.json or WARC files")
+        report.checks.append(INTEGRITY)
+        WarcScan(report).scan(bare)
+        return report
+    report.checks.append(INTEGRITY)
+    paths = warc_files(snapshot.warc_dir)
+    scan = WarcScan(report)
+    scan.scan(paths)
+    manifest = _open_manifest(snapshot, report)
+    if manifest is None:
+        return report
+    with manifest:
+        report.checks.append(CONSISTENCY)
+        check_manifest(manifest, scan.records, {p.name for p in paths}, scan.damaged, report,
+                       snapshot.mirror_dir if check_mirror else None)
+        check_cdxj(snapshot.cdxj_path, scan.records, scan.damaged, report)
+        report.checks.append(COMPLETENESS)
+        scope = crawl_scope(_settings(snapshot, report), manifest)
+        check_completeness(manifest, scan.records, snapshot.warc_dir, scope, report)
+    if check_mirror and (snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file()):
+        report.checks.append(MIRROR)
+        check_mirror_links(root, report)
+    return report
+
+
+def _open_manifest(snapshot: Snapshot, report: Report) -> Manifest | None:
+    if not snapshot.manifest_path.is_file():
+        report.add(MISSING_MANIFEST, "manifest.sqlite3", "the file is missing")
+        return None
+    try:
+        manifest = Manifest.open(snapshot.manifest_path, readonly=True)
+        manifest.count_by("outcome")  # reads the schema: fails now if it is not a manifest
+    except sqlite3.Error as exc:
+        report.add(MISSING_MANIFEST, "manifest.sqlite3", f"cannot be read: {exc}")
+        return None
+    return manifest
+
+
+def _settings(snapshot: Snapshot, report: Report) -> dict[str, Any] | None:
+    """The crawl's settings from crawl.json; None (reported) when they cannot be read."""
+    try:
+        settings = snapshot.read_crawl_json().get("settings")
+    except (SnapshotError, AttributeError) as exc:
+        report.add(MISSING_SETTINGS, "crawl.json", str(exc) or "not a JSON object")
+        return None
+    if not isinstance(settings, dict) or not settings.get("seeds"):
+        report.add(MISSING_SETTINGS, "crawl.json", "no settings with seeds")
+        return None
+    return settings
+
+
+def verify_command(snapshot: Path, as_json: bool, check_mirror: bool) -> int:
+    """Print the report of ``archiver verify``; 0 if complete, 1 if not, 2 if no snapshot."""
+    try:
+        report = verify_snapshot(snapshot, check_mirror=check_mirror)
+    except SnapshotError as exc:
+        print(f"archiver: error: {exc}", file=sys.stderr)
+        return EXIT_NOT_A_SNAPSHOT
+    if as_json:
+        print(json.dumps({"snapshot": str(snapshot), **report.to_json()}, indent=2))
+    else:
+        print(report.render_text(str(snapshot)))
+    return EXIT_OK if report.ok else EXIT_PROBLEMS

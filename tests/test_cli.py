@@ -1,0 +1,103 @@
+"""The command line: help for every command, and one clear line for bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from archiver.cli import build_parser
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "archiver", *args], capture_output=True,
+                          text=True, timeout=120, cwd=cwd)
+
+
+def subcommands() -> list[str]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    return sorted(action.choices)
+
+
+@pytest.mark.parametrize("command", subcommands())
+def test_every_command_has_help(command):
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    sub = action.choices[command]
+    assert sub.description, command
+    for option in sub._actions:
+        if option.dest != "help":
+            assert option.help, f"{command} {option.option_strings or option.dest}"
+    done = run_cli(command, "--help")
+    assert done.returncode == 0 and "usage: archiver" in done.stdout
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("archiver: error:")
+    assert "Traceback" not in done.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("url", "word"),
+    [("not a url", "bad URL"), ("ftp://example.com/", "not an http"), ("http://", "no host")],
+)
+def test_bad_url(tmp_path, url, word):
+    done = run_cli("crawl", url, "-o", str(tmp_path / "snap"))
+    assert_one_line_error(done, word)
+    assert not (tmp_path / "snap").exists()
+
+
+def test_unreachable_seed(tmp_path):
+    done = run_cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "snap"), "--max-tries", "1",
+                   "--quiet")
+    assert_one_line_error(done, "could not fetch http://127.0.0.1:9/")
+
+
+def test_output_not_empty(tmp_path):
+    (tmp_path / "snap").mkdir()
+    (tmp_path / "snap" / "something").write_text("x")
+    done = run_cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "snap"))
+    assert_one_line_error(done, "not empty")
+
+
+def test_output_not_writable(tmp_path):
+    (tmp_path / "file").write_text("x")
+    done = run_cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "file" / "snap"))
+    assert_one_line_error(done, "cannot write")
+
+
+@pytest.mark.parametrize(
+    ("args", "word"),
+    [
+        (["--resume", "http://127.0.0.1:9/"], "--resume takes no URLs"),
+        (["http://127.0.0.1:9/", "--concurrency", "0"], "--concurrency"),
+        (["http://127.0.0.1:9/", "--exclude", "(["], "bad regular expression"),
+        (["--resume"], "no crawl.json"),
+    ],
+)
+def test_conflicting_or_bad_options(tmp_path, args, word):
+    done = run_cli("crawl", *args, "-o", str(tmp_path / "snap"))
+    assert_one_line_error(done, word)
+
+
+async def test_crawl_command_end_to_end(site, tmp_path):
+    site.page("/", links=["/a", "/missing"])
+    site.page("/a", title="Page A")
+    await site.start()
+    import asyncio
+
+    done = await asyncio.to_thread(run_cli, "crawl", site.url("/"), "-o", str(tmp_path / "snap"),
+                                   "--no-mirror")
+    assert done.returncode == 0, done.stderr
+    assert "3 URLs met: 3 fetched" in done.stdout
+    assert "404: 1" in done.stdout
+    assert (tmp_path / "snap" / "crawl.json").is_file()
+    assert "200 text/html" in (tmp_path / "snap" / "logs" / "crawl.log").read_text()

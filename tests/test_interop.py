@@ -1,0 +1,199 @@
+"""Other web-archive tools accept what we write: warcio check, cdxj-indexer, pywb replay.
+
+pywb pins old dependencies, so it lives in its own virtual environment, made
+on first use in .cache/interop-venv (or where ARCHIVER_INTEROP_VENV points).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from warcio.archiveiterator import ArchiveIterator
+
+pytestmark = pytest.mark.interop
+
+ROOT = Path(__file__).resolve().parent.parent
+INTEROP_PACKAGES = ["pywb==2.10.*", "cdxj-indexer"]
+
+
+def interop_venv() -> Path:
+    """A virtual environment holding pywb and cdxj-indexer, made once."""
+    venv = Path(os.environ.get("ARCHIVER_INTEROP_VENV", ROOT / ".cache" / "interop-venv"))
+    python = venv / "bin" / "python"
+    marker = venv / ".installed"
+    if not marker.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *INTEROP_PACKAGES],
+                       check=True, timeout=600)
+        marker.write_text(" ".join(INTEROP_PACKAGES))
+    return venv
+
+
+@pytest.fixture(scope="session")
+def tools() -> Path:
+    return interop_venv() / "bin"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+SITE_HTML = ("<title>Home</title><a href='/a'>a</a><a href='/old'>old</a><img src='/x.png'>"
+             "<a href='/gz'>gz</a><img src='/y.png'>")
+
+
+async def build_snapshot(site, run_crawl):
+    zipped = gzip.compress(b"<title>Zipped</title><p>compressed page</p>")
+
+    async def gz(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/html",
+                                               "Content-Encoding": "gzip"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        await response.write(zipped)
+        await response.write_eof()
+        return response
+
+    site.file("/", SITE_HTML)
+    site.page("/a", title="Page A")
+    site.redirect("/old", "/a")
+    site.handler("/gz", gz)
+    site.file("/x.png", b"\x89PNG same", "image/png")
+    site.file("/y.png", b"\x89PNG same", "image/png")  # identical: stored as a revisit
+    await site.start()
+    return await run_crawl(site.url("/"))
+
+
+async def test_warcio_check_and_iterator_accept_every_record(site, run_crawl):
+    result = await build_snapshot(site, run_crawl)
+    files = sorted((result.snapshot.root / "warc").glob("*.warc.gz"))
+    done = subprocess.run([sys.executable, "-m", "warcio.cli", "check", "-v", *map(str, files)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "digest pass" in done.stdout and "fail" not in done.stdout
+    kinds = []
+    for path in files:
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f, check_digests=True):
+                record.content_stream().read()
+                kinds.append(record.rec_type)
+    assert kinds.count("warcinfo") == len(files)
+    assert kinds.count("request") == kinds.count("response") + kinds.count("revisit")
+    assert kinds.count("revisit") == 1
+
+
+async def test_cdxj_matches_cdxj_indexer(site, run_crawl, tools):
+    result = await build_snapshot(site, run_crawl)
+    warc_dir = result.snapshot.root / "warc"
+    files = sorted(p.name for p in warc_dir.glob("*.warc.gz"))
+    done = await asyncio.to_thread(
+        subprocess.run, [str(tools / "cdxj-indexer"), "--sort", *files], cwd=warc_dir,
+        capture_output=True, text=True, check=True)
+    theirs = {_comparable(line) for line in done.stdout.splitlines() if line.strip()}
+    ours = {_comparable(line) for line in
+            (result.snapshot.root / "indexes" / "index.cdxj").read_text().splitlines()}
+    assert ours == theirs
+
+
+def _comparable(line: str) -> tuple:
+    key, timestamp, block = line.split(" ", 2)
+    entry = json.loads(block)
+    return (key, timestamp, entry["url"], entry.get("mime"), entry.get("status"), entry["digest"],
+            entry["offset"], entry["length"], entry["filename"])
+
+
+def _get(url: str) -> tuple[int, bytes, dict[str, str]]:
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "identity"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), dict(error.headers)
+
+
+def _wait_for(url: str, process: subprocess.Popen, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"pywb exited with {process.returncode}")
+        try:
+            _get(url)
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise AssertionError("pywb did not start")
+
+
+@pytest.mark.parametrize("index", ["pywb-made", "ours"])
+async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, index):
+    """pywb serves every capture with status 200 through its id_ URLs (raw replay)."""
+    result = await build_snapshot(site, run_crawl)
+    urls = {"/": SITE_HTML.encode(), "/a": None, "/x.png": b"\x89PNG same",
+            "/y.png": b"\x89PNG same", "/gz": None}
+    original = {path: (site.url(path), body) for path, body in urls.items()}
+    old_url = site.url("/old")
+    await site.close()  # replay must come from the archive alone
+    root = tmp_path / "pywb"
+    collection = root / "collections" / "snap"
+    (collection / "archive").mkdir(parents=True)
+    (collection / "indexes").mkdir()
+    for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
+        shutil.copy(warc, collection / "archive")
+    if index == "ours":
+        shutil.copy(result.snapshot.root / "indexes" / "index.cdxj", collection / "indexes")
+    else:
+        await asyncio.to_thread(subprocess.run, [str(tools / "wb-manager"), "reindex", "snap"],
+                                cwd=root, check=True, capture_output=True)
+    port = free_port()
+    log = open(root / "wayback.log", "w")  # noqa: SIM115
+    process = subprocess.Popen([str(tools / "wayback"), "-p", str(port), "-b", "127.0.0.1"],
+                               cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}/snap"
+        await asyncio.to_thread(_wait_for, f"{base}/", process)
+        for path, (url, body) in original.items():
+            status, data, headers = await asyncio.to_thread(_get, f"{base}/2026id_/{url}")
+            assert status == 200, (path, status, data[:200])
+            if body is not None:
+                assert data == body, path
+        status, data, _ = await asyncio.to_thread(_get, f"{base}/2026id_/{original['/gz'][0]}")
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        assert b"compressed page" in data
+        # the redirect is replayed as a redirect
+        status, _, headers = await asyncio.to_thread(
+            _get_no_redirect, f"{base}/2026id_/{old_url}")
+        assert status in (301, 302)
+        assert headers.get("Location", "").endswith("/a")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+def _get_no_redirect(url: str) -> tuple[int, bytes, dict[str, str]]:
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(url, timeout=10) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), dict(error.headers)

@@ -1,0 +1,319 @@
+"""Rewriting links for the offline mirror: every link source, encodings, malformed markup."""
+
+from __future__ import annotations
+
+from urllib.parse import unquote, urljoin
+
+import lxml.html
+import pytest
+
+from archiver.links import HTML_LINK_ATTRS, extract_html, iter_html_references
+from archiver.rewrite import rewrite_css, rewrite_css_bytes, rewrite_html
+
+PAGE = "http://site.test/dir/page.html"
+HERE = "site.test/dir/page.html"
+ARCHIVED = {
+    "http://site.test/target": "site.test/target.html",
+    "http://site.test/dir/sibling.png": "site.test/dir/sibling.png",
+    "http://site.test/img/a.png": "site.test/img/a.png",
+    "http://site.test/img/b.png": "site.test/img/b.png",
+    "http://site.test/style.css": "site.test/style.css",
+    "http://site.test/list?page=2": "site.test/list@page=2.html",
+    "http://site.test/old": "site.test/new/index.html",  # a redirect, resolved to its final file
+    "http://cdn.test/lib.js": "cdn.test/lib.js",
+    "http://other.test/base/x.html": "other.test/base/x.html",
+    "http://site.test/%E6%97%A5%E6%9C%AC.html": "site.test/日本.html",
+    "http://site.test/dir/page.html": HERE,
+}
+
+
+def resolve(url: str) -> str | None:
+    return ARCHIVED.get(url)
+
+
+def rewrite(markup: str, encoding: str | None = None, page: str = PAGE) -> str:
+    return rewrite_html(markup.encode("utf-8"), page, encoding, resolve).decode("utf-8")
+
+
+def _element_for(tag: str, attribute: str, value: str) -> str:
+    extra = {"input": ' type="image"', "link": ' rel="stylesheet"'}.get(tag, "")
+    if tag in ("td", "th"):
+        return f'<table><tr><{tag} {attribute}="{value}"{extra}>x</{tag}></tr></table>'
+    return f'<{tag}{extra} {attribute}="{value}">'
+
+
+@pytest.mark.parametrize(("tag", "attribute"), sorted(HTML_LINK_ATTRS))
+def test_every_link_attribute_is_made_local(tag: str, attribute: str) -> None:
+    out = rewrite(_element_for(tag, attribute, "/img/a.png"))
+    assert f'{attribute}="../img/a.png"' in out
+
+
+@pytest.mark.parametrize(("tag", "attribute"), sorted(HTML_LINK_ATTRS))
+def test_every_link_attribute_not_archived_becomes_absolute(tag: str, attribute: str) -> None:
+    out = rewrite(_element_for(tag, attribute, "missing.png"))
+    assert f'{attribute}="http://site.test/dir/missing.png"' in out
+
+
+@pytest.mark.parametrize(
+    ("markup", "expected"),
+    [
+        ('<a href="/target">', '<a href="../target.html">'),
+        ('<a href="/target#part">', '<a href="../target.html#part">'),
+        ('<a href="../target">', '<a href="../target.html">'),
+        ('<a href="http://SITE.test:80/target">', '<a href="../target.html">'),
+        ('<a href="//site.test/target">', '<a href="../target.html">'),
+        ("<a href='/target'>", '<a href="../target.html">'),
+        ("<a href=/target>", '<a href="../target.html">'),
+        ('<a HREF = "/target" >', '<a HREF = "../target.html" >'),
+        ('<a href=" /target ">', '<a href="../target.html">'),
+        ('<a href="/list?page=2">', '<a href="../list@page=2.html">'),
+        ('<a href="/list?page=3">', '<a href="http://site.test/list?page=3">'),
+        ('<a href="/old">', '<a href="../new/index.html">'),
+        ('<a href="/old#x">', '<a href="../new/index.html#x">'),
+        ('<a href="sibling.png">', '<a href="sibling.png">'),
+        ('<a href="">', '<a href="">'),
+        ('<a href="page.html">', '<a href="page.html">'),
+        ('<a href="#top">', '<a href="#top">'),
+        ('<a href="mailto:a@b.c">', '<a href="mailto:a@b.c">'),
+        ('<a href="javascript:void(0)">', '<a href="javascript:void(0)">'),
+        ('<img src="data:image/png;base64,AAAA">', '<img src="data:image/png;base64,AAAA">'),
+        ('<a href="ftp://x.test/f">', '<a href="ftp://x.test/f">'),
+        ('<a href="http://[bad">', '<a href="http://[bad">'),
+        ('<a href="/%E6%97%A5%E6%9C%AC.html">', '<a href="../%E6%97%A5%E6%9C%AC.html">'),
+        ('<a href="/日本.html">', '<a href="../%E6%97%A5%E6%9C%AC.html">'),
+        ('<a href="/x?a=1&amp;b=2">', '<a href="http://site.test/x?a=1&amp;b=2">'),
+        ('<a title="/target" href="/target">', '<a title="/target" href="../target.html">'),
+        ('<form action="/target">', '<form action="../target.html">'),
+        ('<form action="search">', '<form action="http://site.test/dir/search">'),
+        ('<svg><use href="/img/a.png#i"/></svg>', '<svg><use href="../img/a.png#i"/></svg>'),
+        ('<input type="text" src="/img/a.png">', '<input type="text" src="/img/a.png">'),
+        ('<link rel="canonical" href="/target">', '<link rel="canonical" href="../target.html">'),
+        ('<link rel="stylesheet" href="/style.css" integrity="sha384-x" crossorigin>',
+         '<link rel="stylesheet" href="../style.css" data-archived-integrity="sha384-x" '
+         "data-archived-crossorigin>"),
+        ('<script src="http://cdn.test/lib.js" integrity="sha384-x"></script>',
+         '<script src="../../cdn.test/lib.js" data-archived-integrity="sha384-x"></script>'),
+        ('<script src="/nope.js" integrity="sha384-x"></script>',
+         '<script src="http://site.test/nope.js" integrity="sha384-x"></script>'),
+        ('<img srcset="/img/a.png 1x, /img/b.png 2x">',
+         '<img srcset="../img/a.png 1x, ../img/b.png 2x">'),
+        ('<img srcset="/img/a.png, /img/b.png 2x">',
+         '<img srcset="../img/a.png, ../img/b.png 2x">'),
+        ('<img srcset="/img/a.png,/img/b.png 2x">',  # one URL: a comma only ends it at its end
+         '<img srcset="http://site.test/img/a.png,/img/b.png 2x">'),
+        ('<picture><source srcset="/img/a.png 100w, x.png 200w" type="image/png"></picture>',
+         '<picture><source srcset="../img/a.png 100w, http://site.test/dir/x.png 200w" '
+         'type="image/png"></picture>'),
+        ('<div style="background: url(/img/a.png)">',
+         '<div style="background: url(../img/a.png)">'),
+        ("<div style=\"background: url('/img/a.png') , url(&quot;/img/b.png&quot;)\">",
+         "<div style=\"background: url(&#x27;../img/a.png&#x27;) , "
+         "url(&quot;../img/b.png&quot;)\">"),
+        ('<style>body{background:url("/img/a.png")}</style>',
+         '<style>body{background:url("../img/a.png")}</style>'),
+        ('<style>@import "/style.css"; /* url(/img/a.png) */ a{b:url(nope.png)}</style>',
+         '<style>@import "../style.css"; /* url(/img/a.png) */ '
+         "a{b:url(http://site.test/dir/nope.png)}</style>"),
+        ('<meta http-equiv="refresh" content="0; url=/target">',
+         '<meta http-equiv="refresh" content="0; url=../target.html">'),
+        ('<meta http-equiv="Refresh" content="5;URL=\'/old\'">',
+         '<meta http-equiv="Refresh" content="5;URL=&#x27;../new/index.html&#x27;">'),
+        ('<meta name="description" content="/target">',
+         '<meta name="description" content="/target">'),
+        ('<meta http-equiv="refresh" content="30">', '<meta http-equiv="refresh" content="30">'),
+    ],
+)
+def test_rewrite_html(markup: str, expected: str) -> None:
+    assert rewrite(markup) == expected
+
+
+@pytest.mark.parametrize(
+    ("markup", "expected"),
+    [
+        ('<base href="http://other.test/base/"><a href="x.html">',
+         '<base data-archived-href="http://other.test/base/">'
+         '<a href="../../other.test/base/x.html">'),
+        ('<a href="x.html"><base href="/base/" target="_top">',
+         '<a href="http://site.test/base/x.html"><base data-archived-href="http://site.test/base/" '
+         'target="_top">'),
+        ('<base target="_blank"><a href="/target">',
+         '<base target="_blank"><a href="../target.html">'),
+        ('<base href="javascript:x"><a href="/target">',
+         '<base data-archived-href="javascript:x"><a href="../target.html">'),
+    ],
+)
+def test_base_href_is_resolved_then_neutralised(markup: str, expected: str) -> None:
+    assert rewrite(markup) == expected
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<a href="/target">unclosed <b>bold <i>italic</a> tail',
+        '<p>stray < and > and & here <a href="/target">x</a>',
+        '<a href="/target" title="unterminated>text after</a>',
+        '<!-- <a href="/target"> in a comment --><a href="/target">',
+        '<script>var s = "<a href=\'/target\'>";</script><a href="/target">',
+        "<div><span></div></span></p></html></body>trailing text after html",
+        '<a href="/target">x</a><img src="/img/a.png"',
+        "<![CDATA[ odd ]]><?php echo 1 ?><!doctype weird><a href=/target>",
+        '<a href="/target"\x00 id=x>nul</a>\x00',
+        '<a <a href="/target">>double open',
+        "<table><td>cell<td>cell</table>",
+        '<textarea><a href="/target"></textarea>',
+        "",
+        "   ",
+        "<",
+        "</",
+        "<a",
+    ],
+)
+def test_no_content_lost_on_malformed_html(markup: str) -> None:
+    # Only link values change (and their quotes): undoing that gives the page back.
+    assert _same_text(markup, rewrite(markup))
+
+
+def _same_text(before: str, after: str) -> bool:
+    strip = str.maketrans("", "", "\"'")
+    normal = after.replace("../target.html", "/target").replace("../img/a.png", "/img/a.png")
+    return normal.translate(strip) == before.translate(strip)
+
+
+def test_comment_and_script_links_are_not_touched() -> None:
+    markup = '<!-- <a href="/target"> --><script>x = "<img src=/img/a.png>"</script>'
+    assert rewrite(markup) == markup
+
+
+@pytest.mark.parametrize(
+    ("encoding", "text"),
+    [
+        ("shift_jis", "日本語のページ"),
+        ("euc-jp", "日本語のページ"),
+        ("gbk", "中文页面"),
+        ("big5", "中文頁面"),
+        ("windows-1252", "café naïve €"),
+        ("iso-8859-1", "café"),
+        ("koi8-r", "Привет"),
+        ("utf-8", "日本語 café"),
+    ],
+)
+def test_page_encoding_is_kept(encoding: str, text: str) -> None:
+    markup = f'<html><head><title>{text}</title></head><body><p>{text}</p>' \
+             f'<a href="/%E6%97%A5%E6%9C%AC.html">{text}</a><img alt="{text}" src="/img/a.png">'
+    body = markup.encode(encoding)
+    out = rewrite_html(body, PAGE, encoding, resolve)
+    decoded = out.decode(encoding)
+    assert text in decoded and f'alt="{text}"' in decoded
+    assert 'href="../%E6%97%A5%E6%9C%AC.html"' in decoded
+    assert 'src="../img/a.png"' in decoded
+    assert decoded.startswith(f'<meta charset="{encoding}">')  # header-only charset made explicit
+    assert lxml.html.document_fromstring(out).findtext(".//title") == text
+
+
+def test_shift_jis_bytes_outside_links_are_kept_exactly() -> None:
+    body = (
+        '<!DOCTYPE html><html><head><meta charset="shift_jis"><title>表示</title></head>'
+        '<body><p>ソフト\\ウェア</p><a href="/target">リンク</a></body></html>'
+    ).encode("shift_jis")
+    out = rewrite_html(body, PAGE, "shift_jis", resolve)
+    assert out == body.replace(b'href="/target"', b'href="../target.html"')
+
+
+def test_non_ascii_url_in_a_shift_jis_page_is_resolved() -> None:
+    body = '<meta charset="shift_jis"><a href="/日本.html">x</a>'.encode("shift_jis")
+    out = rewrite_html(body, PAGE, None, resolve)
+    assert b'href="../%E6%97%A5%E6%9C%AC.html"' in out
+
+
+def test_header_charset_that_the_page_contradicts_wins() -> None:
+    body = '<meta charset="utf-8"><p>日本</p>'.encode("shift_jis")
+    out = rewrite_html(body, PAGE, "shift_jis", resolve)
+    assert out.startswith(b'<meta charset="shift_jis"><meta charset="utf-8">')
+
+
+def test_declared_charset_is_not_repeated() -> None:
+    body = b'<!DOCTYPE html><meta charset="UTF-8"><a href="/target">'
+    assert rewrite_html(body, PAGE, "utf-8", resolve) == body.replace(b"/target", b"../target.html")
+
+
+def test_doctype_stays_first() -> None:
+    out = rewrite_html(b"<!DOCTYPE html>\n<p>x", PAGE, "windows-1252", resolve)
+    assert out == b'<!DOCTYPE html><meta charset="windows-1252">\n<p>x'
+
+
+def test_utf16_page() -> None:
+    body = '<a href="/target">日本</a>'.encode("utf-16")
+    out = rewrite_html(body, PAGE, None, resolve)
+    assert out.decode("utf-16") == '<a href="../target.html">日本</a>'
+
+
+def test_undecodable_bytes_survive() -> None:
+    body = b'<p>\xff\xfe broken \x80 utf-8</p><a href="/target">'
+    out = rewrite_html(body, PAGE, None, resolve)
+    assert out == body.replace(b"/target", b"../target.html")
+
+
+@pytest.mark.parametrize(
+    ("css", "expected"),
+    [
+        ("a{background:url(/img/a.png)}", "a{background:url(img/a.png)}"),
+        ('a{background:url("/img/a.png")}', 'a{background:url("img/a.png")}'),
+        ("a{background:url( '/img/a.png' )}", "a{background:url( 'img/a.png' )}"),
+        ('@import "dir/sibling.png";', '@import "dir/sibling.png";'),
+        ("@import url(/style.css) screen;", "@import url(style.css) screen;"),
+        ("a{background:url(nope.png)}", "a{background:url(http://site.test/nope.png)}"),
+        ("a{background:url(/img/a.png#frag)}", "a{background:url(img/a.png#frag)}"),
+        ("a{background:url(data:image/png;base64,AA==)}",
+         "a{background:url(data:image/png;base64,AA==)}"),
+        ("/* url(/img/a.png) */ a{}", "/* url(/img/a.png) */ a{}"),
+        ("@font-face{src:url(/img/a.png) format('woff2'), url(/img/b.png)}",
+         "@font-face{src:url(img/a.png) format('woff2'), url(img/b.png)}"),
+        ("a{background:url(/old)}", "a{background:url(new/index.html)}"),
+        ("a{b:url(/img/a.png)", "a{b:url(img/a.png)"),
+        ("broken { url( ", "broken { url( "),
+    ],
+)
+def test_rewrite_css(css: str, expected: str) -> None:
+    assert rewrite_css(css, "http://site.test/style.css", resolve) == expected
+
+
+def test_rewrite_css_from_a_folder_and_in_its_encoding() -> None:
+    css = '@charset "shift_jis"; a{font-family:"ＭＳ ゴシック";background:url(../img/a.png)}'
+    body = css.encode("shift_jis")
+    out = rewrite_css_bytes(body, "http://site.test/dir/s.css", "shift_jis", resolve,
+                            css_path="site.test/dir/s.css")
+    assert out == body.replace(b"../img/a.png", b"../img/a.png")
+    out = rewrite_css_bytes(body, "http://site.test/other/s.css", "shift_jis", resolve,
+                            css_path="site.test/x/y/s.css")
+    assert out.decode("shift_jis") == css.replace("../img/a.png", "../../img/a.png")
+
+
+def test_every_extracted_link_is_local_or_absolute() -> None:
+    """Whatever links.extract_html finds in a page, the rewritten page holds no relative URL
+    that is not a local archived file."""
+    markup = """<!doctype html><html><head><base href="/dir/">
+    <link rel=stylesheet href=../style.css><link rel=icon href=/favicon.ico>
+    <style>@import url(x.css); body{background:url(/img/b.png)}</style>
+    <meta http-equiv=refresh content="10;url=/target"></head>
+    <body background=bg.png><a href=/target>t</a><a href=sibling.png>s</a><area href=/old>
+    <img src=/img/a.png srcset="/img/a.png 1x, /img/b.png 2x, nope.png 3x" lowsrc=low.png>
+    <picture><source srcset="/img/b.png"><source src=/v.mp4></picture>
+    <script src=//cdn.test/lib.js></script><iframe src=/target></iframe><frame src=f.html>
+    <video src=v.webm poster=/img/a.png><track src=t.vtt></video><audio src=a.ogg></audio>
+    <embed src=e.swf><object data=o.swf></object><input type=image src=/img/b.png>
+    <table background=t.png><tr><td background=td.png><th background=/img/a.png></table>
+    <p style="background:url('/img/b.png')">p</p></body></html>"""
+    body = markup.encode()
+    page = extract_html(body, PAGE)
+    assert len(page.links) > 20
+    out = rewrite_html(body, PAGE, "utf-8", resolve)
+    root = lxml.html.document_fromstring(out)
+    base_url = "file:///m/" + HERE
+    for _element, _attribute, _start, _end, value, _kind in iter_html_references(root):
+        if value.startswith(("http://", "https://")):
+            assert resolve(value.split("#")[0]) is None, value
+            continue
+        assert not value.startswith("/"), value
+        target = unquote(urljoin(base_url, value).split("#")[0]).removeprefix("file:///m/")
+        assert target in ARCHIVED.values(), value
+    assert root.find(".//base").get("href") is None

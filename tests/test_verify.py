@@ -1,0 +1,281 @@
+"""archiver verify: real snapshots crawled from a local site, damaged one way at a time."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from archiver import cli
+from archiver.integrity import warc_files
+from archiver.manifest import Manifest, ManifestRow
+from archiver.mirrorcheck import local_target
+from archiver.problems import KINDS
+from archiver.verify import verify_command, verify_snapshot
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+
+
+def build_site(site) -> None:  # type: ignore[no-untyped-def]
+    """A small site with a stylesheet, images, a redirect, a gzip page and a duplicate body."""
+    site.page("/", links=["/a", "/b", "/old", "/gz", "/dropped", "http://elsewhere.invalid/x"],
+              head='<link rel="stylesheet" href="/style.css">', body='<img src="/logo.png">')
+    site.page("/a", links=["/", "/b"], body='<img src="/logo-copy.png">')
+    site.page("/b", links=["/a"])
+    site.redirect("/old", "/new")
+    site.page("/new", links=["/"])
+    site.file("/style.css", "body { background: url(bg.png) }", "text/css")
+    site.file("/bg.png", PNG[:100], "image/png")
+    site.file("/logo.png", PNG, "image/png")
+    site.file("/logo-copy.png", PNG, "image/png")
+    gz_page = b'<html><body><a href="/from-gz">in gzip</a></body></html>'
+    site.file("/gz", gzip.compress(gz_page), "text/html", headers={"Content-Encoding": "gzip"})
+    site.page("/from-gz")
+
+    async def drop(request: web.Request) -> web.StreamResponse:
+        assert request.transport is not None
+        request.transport.close()  # no response at all: a failed row without a capture
+        return web.Response()
+
+    site.handler("/dropped", drop)
+
+
+def has_mirror() -> bool:
+    try:
+        from archiver.mirror import build_mirror  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture
+async def snapshot(site, run_crawl) -> Path:  # type: ignore[no-untyped-def]
+    """A finished crawl of the test site (small WARC files, so captures span several)."""
+    build_site(site)
+    await site.start()
+    result = await run_crawl(site.url("/"), warc_max_size=4096, max_tries=2)
+    root = result.snapshot.root
+    if has_mirror():
+        from archiver.mirror import build_mirror
+
+        build_mirror(root)
+    return root
+
+
+def rows(root: Path) -> dict[str, ManifestRow]:
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        return {row.url: row for row in manifest.rows()}
+
+
+def row_for(root: Path, path: str) -> ManifestRow:
+    found = [row for url, row in rows(root).items() if url.endswith(path)]
+    assert len(found) == 1, path
+    return found[0]
+
+
+def sql(root: Path, statement: str, *args: object) -> None:
+    db = sqlite3.connect(root / "manifest.sqlite3")
+    with db:
+        assert db.execute(statement, args).rowcount == 1
+    db.close()
+
+
+def flip_byte(root: Path) -> None:
+    row = row_for(root, "/a")
+    path = root / "warc" / str(row.warc_file)
+    data = bytearray(path.read_bytes())
+    data[int(row.warc_offset or 0) + int(row.warc_length or 0) // 2] ^= 0x55
+    path.write_bytes(bytes(data))
+
+
+def truncate_warc(root: Path) -> None:
+    last = warc_files(root / "warc")[-1]
+    last.write_bytes(last.read_bytes()[:-30])
+
+
+def delete_warc(root: Path) -> None:
+    row = row_for(root, "/b")
+    (root / "warc" / str(row.warc_file)).unlink()
+
+
+def delete_row(root: Path) -> None:
+    sql(root, "DELETE FROM urls WHERE url = ?", row_for(root, "/b").url)
+
+
+def wrong_offset(root: Path) -> None:
+    sql(root, "UPDATE urls SET warc_offset = warc_offset + 7 WHERE url = ?", row_for(root, "/a").url)
+
+
+def delete_mirror_file(root: Path) -> None:
+    (root / "mirror" / str(row_for(root, "/b").local_path)).unlink()
+
+
+def break_mirror_link(root: Path) -> None:
+    page = root / "mirror" / str(row_for(root, "/a").local_path)
+    page.write_text(page.read_text() + '<a href="no-such-page.html">gone</a>')
+
+
+def unrecord_link(root: Path) -> None:
+    # /dropped failed with no capture: its row is the only trace of the link.
+    sql(root, "DELETE FROM urls WHERE url = ?", row_for(root, "/dropped").url)
+
+
+def lose_revisit_original(root: Path) -> None:
+    revisit = next(row for row in rows(root).values() if row.record_type == "revisit")
+    original = next(row for row in rows(root).values() if row.record_type == "response"
+                    and row.payload_digest == revisit.payload_digest)
+    path = root / "warc" / str(original.warc_file)
+    data = path.read_bytes()
+    start = int(original.warc_offset or 0)
+    path.write_bytes(data[:start] + data[start + int(original.warc_length or 0):])
+
+
+def unfinish(root: Path) -> None:
+    sql(root, "UPDATE urls SET outcome = 'queued' WHERE url = ?", row_for(root, "/from-gz").url)
+
+
+def cut_redirect_target(root: Path) -> None:
+    sql(root, "DELETE FROM urls WHERE url = ?", row_for(root, "/new").url)
+
+
+def drop_cdxj_line(root: Path) -> None:
+    index = root / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines(keepends=True)
+    index.write_text("".join(lines[1:]))
+
+
+def drop_reason(root: Path) -> None:
+    sql(root, "UPDATE urls SET reason = NULL WHERE url = ?", "http://elsewhere.invalid/x")
+
+
+DAMAGE: list[tuple[Callable[[Path], None], str, bool]] = [
+    (flip_byte, "corrupt_gzip", False),
+    (truncate_warc, "torn_file", False),
+    (delete_warc, "missing_warc_file", False),
+    (delete_row, "unlisted_record", False),
+    (wrong_offset, "wrong_location", False),
+    (delete_mirror_file, "missing_mirror_file", True),
+    (break_mirror_link, "broken_mirror_link", True),
+    (unrecord_link, "unrecorded_link", False),
+    (lose_revisit_original, "dangling_revisit", False),
+    (unfinish, "unfinished_crawl", False),
+    (cut_redirect_target, "dangling_redirect", False),
+    (drop_cdxj_line, "cdxj_mismatch", False),
+    (drop_reason, "missing_reason", False),
+]
+
+
+async def test_undamaged_snapshot_verifies(snapshot: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    report = verify_snapshot(snapshot)
+    assert report.ok, report.render_text(str(snapshot))
+    assert report.stats["revisits"] == 1
+    assert report.stats["pages parsed"] >= 6
+    assert len(warc_files(snapshot / "warc")) > 1
+    assert verify_command(snapshot, as_json=False, check_mirror=True) == 0
+    assert "OK, complete and intact" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("damage", "kind", "needs_mirror"), DAMAGE,
+                         ids=[damage.__name__ for damage, _, _ in DAMAGE])
+async def test_damage_is_named(snapshot: Path, damage: Callable[[Path], None], kind: str,
+                               needs_mirror: bool, capsys) -> None:  # type: ignore[no-untyped-def]
+    if needs_mirror and not has_mirror():
+        pytest.skip("the mirror stage is not available")
+    damage(snapshot)
+    assert verify_command(snapshot, as_json=True, check_mirror=True) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert kind in report["problems"], report["problems"]
+    assert report["problems"][kind]["count"] >= 1
+    assert report["problems"][kind]["examples"]
+    assert verify_command(snapshot, as_json=False, check_mirror=True) == 1
+    assert f": {kind} (" in capsys.readouterr().out
+
+
+async def test_no_mirror_skips_mirror_links(snapshot: Path) -> None:
+    if not has_mirror():
+        pytest.skip("the mirror stage is not available")
+    break_mirror_link(snapshot)
+    assert not verify_snapshot(snapshot).ok
+    report = verify_snapshot(snapshot, check_mirror=False)
+    assert report.ok, report.render_text(str(snapshot))
+    assert "mirror" not in report.checks
+
+
+async def test_cli_verify_json(snapshot: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert cli.main(["verify", str(snapshot), "--json", "--no-mirror"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is True
+    assert report["checks"] == ["integrity", "consistency", "completeness"]
+    assert report["stats"]["records"] > 0
+
+
+async def test_bare_warc_folder_verifies_integrity(snapshot: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    shutil.copytree(snapshot / "warc", bare)
+    report = verify_snapshot(bare)
+    assert report.ok, report.render_text(str(bare))
+    assert report.checks == ["integrity"]
+    flip_target = warc_files(bare)[0]
+    data = bytearray(flip_target.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    flip_target.write_bytes(bytes(data))
+    assert verify_command(bare, as_json=False, check_mirror=True) == 1
+
+
+@pytest.mark.parametrize("make", ["empty", "missing", "file"])
+def test_not_a_snapshot_exits_2(tmp_path: Path, make: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "target"
+    if make == "empty":
+        target.mkdir()
+        (target / "notes.txt").write_text("hello")
+    elif make == "file":
+        target.write_text("hello")
+    assert cli.main(["verify", str(target)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1
+    assert "is not a snapshot" in captured.err
+
+
+async def test_missing_manifest_is_a_problem(snapshot: Path) -> None:
+    (snapshot / "manifest.sqlite3").unlink()
+    report = verify_snapshot(snapshot)
+    assert "missing_manifest" in report.counts
+
+
+async def test_declared_truncation_is_not_damage(site, run_crawl) -> None:  # type: ignore[no-untyped-def]
+    site.page("/", body='<img src="/big.png">')
+    site.file("/big.png", PNG * 20, "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"), max_file_size=1000)
+    report = verify_snapshot(result.snapshot.root, check_mirror=False)
+    assert report.ok, report.render_text("snap")
+    assert report.stats["declared truncations"] == 1
+
+
+def test_every_problem_kind_has_a_check_and_title() -> None:
+    assert all(kind.check and kind.title for kind in KINDS.values())
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("a.html", "a.html"),
+    ("../img/a%20b.png?v=2#top", "../img/a b.png"),
+    ("page%3Fq=1.html", "page?q=1.html"),
+    ("/root.html", "/root.html"),
+    ("https://example.com/x", None),
+    ("//example.com/x", None),
+    ("data:image/png;base64,AAAA", None),
+    ("javascript:void(0)", None),
+    ("mailto:a@b.c", None),
+    ("#section", None),
+    ("?only-query", None),
+    ("", None),
+])
+def test_local_target(value: str, expected: str | None) -> None:
+    assert local_target(value) == expected
