@@ -59,6 +59,13 @@ def _add_crawl(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-pages", type=int, help="stop after fetching this many URLs")
     p.add_argument("--max-bytes", type=parse_size, help="stop after storing this many bytes")
     p.add_argument("--concurrency", type=int, default=16, help="fetch workers (default 16)")
+    p.add_argument("--host-concurrency", type=int,
+                   help="most fetches in flight to one host (default: --concurrency)")
+    p.add_argument("--delay", type=float, default=0.0,
+                   help="seconds between requests to one host (robots.txt Crawl-delay raises it)")
+    p.add_argument("--ignore-robots", action="store_true", help="do not obey robots.txt")
+    p.add_argument("--max-retry-after", type=float, default=60.0,
+                   help="longest Retry-After (seconds) to wait out before retrying (default 60)")
     p.add_argument("--max-redirects", type=int, default=10, help="longest redirect chain (default 10)")
     p.add_argument("--max-tries", type=int, default=4, help="tries per URL (default 4)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per fetch (default 30)")
@@ -97,6 +104,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         max_pages=args.max_pages,
         max_bytes=args.max_bytes,
         concurrency=args.concurrency,
+        host_concurrency=args.host_concurrency,
+        delay=args.delay,
+        obey_robots=not args.ignore_robots,
+        max_retry_after=args.max_retry_after,
         max_redirects=args.max_redirects,
         max_tries=args.max_tries,
         timeout=args.timeout,

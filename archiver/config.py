@@ -32,6 +32,11 @@ class CrawlConfig:
     max_pages: int | None = None
     max_bytes: int | None = None
     concurrency: int = 16
+    host_concurrency: int | None = None
+    """Most fetches in flight to one host (default: --concurrency)."""
+    delay: float = 0.0
+    """Seconds between the starts of two requests to one host."""
+    obey_robots: bool = True
     max_redirects: int = 10
     max_tries: int = 4
     retry_base_delay: float = 0.5
@@ -66,6 +71,10 @@ class CrawlConfig:
                 raise ConfigError(f"--{name.replace('_', '-')} must not be negative")
         if self.max_file_size < 1 or self.warc_max_size < 1024:
             raise ConfigError("--max-file-size must be positive and --warc-max-size at least 1024")
+        if self.host_concurrency is not None and self.host_concurrency < 1:
+            raise ConfigError("--host-concurrency must be at least 1")
+        if self.delay < 0 or self.max_retry_after < 0:
+            raise ConfigError("--delay and --max-retry-after must not be negative")
         if self.timeout <= 0 or self.connect_timeout <= 0:
             raise ConfigError("timeouts must be positive")
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.warc_prefix):

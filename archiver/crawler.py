@@ -18,8 +18,9 @@ from .fetch import Fetcher, FetchOutcome
 from .frontier import Frontier, QueueItem, url_key
 from .links import REQUISITE, Page, extract
 from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from .politeness import HostPolicy
 from .report import CrawlStats
-from .scope import BYTE_LIMIT, PAGE_LIMIT, Scope
+from .scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
 from .urls import try_normalize
 from .warc import Capture
 from .writer import WriteItem, Writer
@@ -51,6 +52,7 @@ class Crawler:
         writer: Writer,
         scope: Scope,
         stats: CrawlStats,
+        policy: HostPolicy,
     ) -> None:
         self.config = config
         self.frontier = frontier
@@ -58,6 +60,7 @@ class Crawler:
         self.writer = writer
         self.scope = scope
         self.stats = stats
+        self.policy = policy
         self._origins: dict[str, Found] = {}
         self._skipped: set[int] = set()
         self._pages_started = 0
@@ -142,12 +145,17 @@ class Crawler:
             self.stats.skipped += 1
             await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=limit)))
             return
+        if not await self.policy.allows(item.url):
+            self.stats.skipped += 1
+            await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=ROBOTS)))
+            return
         self._pages_started += 1
-        self.stats.in_flight += 1
-        try:
-            outcome = await self.fetcher.fetch(item.url)
-        finally:
-            self.stats.in_flight -= 1
+        async with self.policy.slot(item.url):
+            self.stats.in_flight += 1
+            try:
+                outcome = await self.fetcher.fetch(item.url)
+            finally:
+                self.stats.in_flight -= 1
         if outcome.capture is None:
             self.stats.failed += 1
             log.info("failed %s after %d tries: %s", item.url, outcome.tries, outcome.error)

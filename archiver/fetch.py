@@ -24,6 +24,7 @@ from aiohttp.abc import ResolveResult
 from yarl import URL
 
 from .config import CrawlConfig
+from .content import decode_payload
 from .errors import FetchError
 from .warc import Capture
 
@@ -184,6 +185,25 @@ class Fetcher:
                 await asyncio.sleep(retry_delay(
                     tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after))
         return FetchOutcome(capture, tries, f"{error} after {tries} tries" if tries > 1 else error)
+
+    async def fetch_robots(self, origin: str) -> tuple[int | None, bytes]:
+        """Status and body of ``origin``/robots.txt (one try, redirects followed by hand)."""
+        url = origin + "/robots.txt"
+        for _ in range(5):
+            try:
+                capture = await self.fetch_once(url)
+            except FetchError:
+                return None, b""
+            with capture.body:
+                status = int(capture.status_line.split(" ", 1)[0])
+                location = dict((k.lower(), v) for k, v in capture.response_headers).get("location")
+                if status in (301, 302, 303, 307, 308) and location:
+                    url = str(URL(url).join(URL(location)))
+                    continue
+                encoding = dict((k.lower(), v) for k, v in capture.response_headers).get(
+                    "content-encoding")
+                return status, decode_payload(capture.body.read(), encoding, 512 * 1024)
+        return None, b""
 
     async def fetch_once(self, url: str) -> Capture:
         """One GET of ``url``; raises FetchError when no response comes."""

@@ -26,6 +26,7 @@ from .errors import ArchiverError, SnapshotError
 from .fetch import Fetcher
 from .frontier import MemoryFrontier
 from .manifest import QUEUED, SKIPPED, Manifest, ManifestRow
+from .politeness import HostPolicy
 from .report import CrawlStats, render_report, summary
 from .scope import Scope
 from .snapshot import Snapshot
@@ -171,7 +172,13 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     result = CrawlResult(snapshot, CrawlStats())
     with _crawl_log(snapshot):
         async with Fetcher(config) as fetcher:
-            crawler = Crawler(config, MemoryFrontier(), fetcher, writer, scope, result.stats)
+            policy = HostPolicy(
+                concurrency=config.host_concurrency or config.concurrency, delay=config.delay,
+                obey_robots=config.obey_robots, user_agent=config.user_agent,
+                fetch_robots=fetcher.fetch_robots, max_delay=config.max_retry_after,
+            )
+            crawler = Crawler(config, MemoryFrontier(), fetcher, writer, scope, result.stats,
+                              policy)
             if resume:
                 crawler.count_done(*await _reload(crawler, manifest, warcs))
             writer_task = asyncio.create_task(writer.run())

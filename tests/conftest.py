@@ -28,6 +28,7 @@ class Site:
     def __init__(self) -> None:
         self.routes: dict[str, Handler] = {}
         self.hits: Counter[str] = Counter()
+        self.robots_hits = 0
         self.server: TestServer | None = None
 
     def handler(self, path: str, handler: Handler) -> Site:
@@ -60,6 +61,9 @@ class Site:
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.raw_path
+        if path == "/robots.txt" and path not in self.routes:
+            self.robots_hits += 1
+            return web.Response(status=404, text="no robots.txt", content_type="text/plain")
         self.hits[path] += 1
         handler = self.routes.get(path) or self.routes.get(request.path)
         if handler is None:

@@ -1,0 +1,129 @@
+"""Politeness per host: robots.txt rules (with protego), Crawl-delay, concurrency and delay.
+
+>>> rules = RobotsRules.parse("User-agent: *\\nDisallow: /private", "archiver")
+>>> rules.allows("http://h/private/x"), rules.allows("http://h/public")
+(False, True)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+from protego import Protego
+
+from .urls import host_of
+
+ROBOTS_MAX_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True)
+class RobotsRules:
+    """The robots.txt rules of one host, for our user agent."""
+
+    parser: Protego | None
+    """None when the host has no usable robots.txt: everything is allowed."""
+    agent: str
+
+    @classmethod
+    def parse(cls, text: str, agent: str) -> RobotsRules:
+        return cls(Protego.parse(text), agent)
+
+    @classmethod
+    def allow_all(cls, agent: str) -> RobotsRules:
+        return cls(None, agent)
+
+    def allows(self, url: str) -> bool:
+        return self.parser is None or bool(self.parser.can_fetch(url, self.agent))
+
+    def crawl_delay(self) -> float:
+        if self.parser is None:
+            return 0.0
+        return float(self.parser.crawl_delay(self.agent) or 0.0)
+
+
+def robots_agent(user_agent: str) -> str:
+    """The product token robots.txt groups match against: 'archiver/0.1 (+...)' -> 'archiver'."""
+    return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
+
+
+def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:
+    """Rules from a robots.txt fetch, as Google and RFC 9309 read them.
+
+    4xx (or no answer at all) means no rules; 5xx means the host asked to
+    be left alone for now, so everything is disallowed.
+    """
+    if status is None or 400 <= status < 500:
+        return RobotsRules.allow_all(agent)
+    if status >= 500:
+        return RobotsRules.parse("User-agent: *\nDisallow: /", agent)
+    return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace"), agent)
+
+
+@dataclass
+class _Host:
+    slots: asyncio.Semaphore
+    delay: float
+    next_start: float = 0.0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    robots: RobotsRules | None = None
+    robots_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class HostPolicy:
+    """Per-host limits every fetch goes through: robots, concurrency, delay between requests.
+
+    ``fetch_robots(host_url)`` returns (status, body) of ``host_url/robots.txt``
+    (status None if nothing answered); it is called once per host.
+    """
+
+    def __init__(self, *, concurrency: int, delay: float, obey_robots: bool, user_agent: str,
+                 fetch_robots: Callable[[str], Awaitable[tuple[int | None, bytes]]],
+                 max_delay: float = 60.0) -> None:
+        self._concurrency = concurrency
+        self._delay = delay
+        self._obey_robots = obey_robots
+        self._agent = robots_agent(user_agent)
+        self._fetch_robots = fetch_robots
+        self._max_delay = max_delay
+        self._hosts: dict[str, _Host] = {}
+
+    def _host(self, url: str) -> _Host:
+        key = host_of(url)
+        host = self._hosts.get(key)
+        if host is None:
+            host = self._hosts[key] = _Host(asyncio.Semaphore(self._concurrency), self._delay)
+        return host
+
+    async def allows(self, url: str) -> bool:
+        """True if robots.txt lets us fetch ``url`` (always, with --ignore-robots)."""
+        if not self._obey_robots:
+            return True
+        host = self._host(url)
+        if host.robots is None:
+            async with host.robots_lock:
+                if host.robots is None:
+                    scheme, _, rest = url.partition("://")
+                    status, body = await self._fetch_robots(f"{scheme}://{rest.split('/', 1)[0]}")
+                    host.robots = rules_from_response(status, body, self._agent)
+                    crawl_delay = min(host.robots.crawl_delay(), self._max_delay)
+                    host.delay = max(host.delay, crawl_delay)
+                    if crawl_delay > 0:  # a delay between requests means one at a time
+                        host.slots = asyncio.Semaphore(1)
+        return host.robots.allows(url)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, url: str) -> AsyncIterator[None]:
+        """Hold one of the host's concurrent slots, starting no sooner than its delay allows."""
+        host = self._host(url)
+        async with host.slots:
+            if host.delay > 0:
+                async with host.lock:
+                    wait = host.next_start - time.monotonic()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    host.next_start = time.monotonic() + host.delay
+            yield
