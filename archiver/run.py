@@ -31,7 +31,7 @@ from .report import CrawlStats, render_report, summary
 from .scope import Scope
 from .snapshot import Snapshot
 from .urls import normalize_url
-from .warc import WarcFiles
+from .warc import WarcFiles, torn_offset
 from .writer import WriteItem, Writer
 
 EXIT_OK = 0
@@ -49,6 +49,8 @@ class CrawlResult:
     totals: dict[str, Any] = field(default_factory=dict)
     seeds_failed: list[tuple[str, str]] = field(default_factory=list)
     """Seeds that got no response at all, with why."""
+    warnings: list[str] = field(default_factory=list)
+    """Things the user should know that did not stop the crawl (a torn WARC record...)."""
 
     @property
     def interrupted(self) -> bool:
@@ -160,6 +162,7 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
         snapshot.log_path.parent.mkdir(parents=True, exist_ok=True)
     else:
         snapshot.create()
+    warnings = _torn_files(snapshot, config.warc_prefix) if resume else []
     data = _start_crawl_json(snapshot, config, resume)
     manifest = Manifest.open(snapshot.manifest_path)
     warcs = WarcFiles(snapshot.warc_dir, config.warc_prefix, config.warc_max_size, info={
@@ -169,7 +172,7 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     })
     writer = Writer(snapshot, warcs, manifest, config.writer_queue_size)
     scope = Scope.from_seeds(seeds, config.scope, config.include, config.exclude, config.max_depth)
-    result = CrawlResult(snapshot, CrawlStats())
+    result = CrawlResult(snapshot, CrawlStats(), warnings=warnings)
     with _crawl_log(snapshot):
         async with Fetcher(config) as fetcher:
             policy = HostPolicy(
@@ -208,6 +211,18 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     return result
 
 
+def _torn_files(snapshot: Snapshot, prefix: str) -> list[str]:
+    """Warnings for WARC files whose last record a crash cut short (left as they are)."""
+    warnings = []
+    for path in sorted(snapshot.warc_dir.glob(f"{prefix}-*.warc.gz")):
+        offset = torn_offset(path)
+        if offset is not None:
+            warnings.append(f"{path.name} ends in a record cut short at offset {offset} "
+                            f"(left as is; new records go to a new file)")
+            logging.getLogger("archiver").warning(warnings[-1])
+    return warnings
+
+
 def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mirror: bool,
                   quiet: bool) -> int:
     """What ``archiver crawl`` does: crawl, build the mirror, print the report; an exit code."""
@@ -220,6 +235,8 @@ def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mir
             raise SnapshotError(f"cannot read the settings in {output}/crawl.json: {exc}") from None
     assert config is not None
     result = asyncio.run(crawl(config, resume=resume, handle_signals=True))
+    for warning in result.warnings:
+        print(f"archiver: warning: {warning}", file=sys.stderr)
     if result.seeds_failed and len(result.seeds_failed) == len(config.seeds):
         url, why = result.seeds_failed[0]
         raise ArchiverError(f"could not fetch {url}: {why}")

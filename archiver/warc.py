@@ -88,6 +88,33 @@ class Written:
     """For a revisit: the URL whose identical payload is stored."""
 
 
+def torn_offset(path: Path) -> int | None:
+    """Offset of a gzip member (record) cut short at the end of a WARC file, or None.
+
+    A crash while writing leaves the last record torn; resume reports it and
+    starts a new file instead of appending after it.
+    """
+    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    offset = member_start = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(256 * 1024):
+            data = chunk
+            while data:
+                try:
+                    decoder.decompress(data)
+                except zlib.error:
+                    return member_start
+                if decoder.eof:
+                    offset += len(data) - len(decoder.unused_data)
+                    member_start = offset
+                    data = decoder.unused_data
+                    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                else:
+                    offset += len(data)
+                    data = b""
+    return None if member_start == offset else member_start
+
+
 class _GzipMember:
     """A write-only stream that wraps what warcio writes into one gzip member."""
 
