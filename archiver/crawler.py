@@ -29,6 +29,8 @@ log = logging.getLogger("archiver.crawl")
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
+DEFER_PAUSE = 0.01
+"""Seconds a worker rests after putting back a URL whose host is busy."""
 PARSE_IN_THREAD_BYTES = 256 * 1024
 """Documents larger than this are parsed off the event loop."""
 
@@ -148,6 +150,12 @@ class Crawler:
         if not await self.policy.allows(item.url):
             self.stats.skipped += 1
             await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=ROBOTS)))
+            return
+        if self.policy.busy(item.url) and self.frontier.pending() > 0:
+            # Its host is at its limit: let this worker serve another host meanwhile,
+            # so a slow host never holds every worker.
+            await self.frontier.put(item)
+            await asyncio.sleep(DEFER_PAUSE)
             return
         self._pages_started += 1
         async with self.policy.slot(item.url):

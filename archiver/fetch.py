@@ -15,7 +15,7 @@ import random
 import socket
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import IO
 
 import aiohttp
@@ -70,8 +70,8 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - (now or datetime.now(timezone.utc))).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _peer_ip(response: aiohttp.ClientResponse) -> str | None:
@@ -208,7 +208,7 @@ class Fetcher:
     async def fetch_once(self, url: str) -> Capture:
         """One GET of ``url``; raises FetchError when no response comes."""
         assert self._session is not None, "use Fetcher as an async context manager"
-        date = datetime.now(timezone.utc)
+        date = datetime.now(UTC)
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         try:
             async with self._session.get(URL(url, encoded=True), allow_redirects=False) as response:
@@ -216,7 +216,7 @@ class Fetcher:
                 length, hasher, truncated = await self._read_body(response, body)
                 request = response.request_info
                 target = request.url.raw_path_qs if request.url.raw_path_qs else "/"
-        except asyncio.TimeoutError:
+        except TimeoutError:
             body.close()
             raise FetchError(url, "timed out") from None
         except aiohttp.ClientResponseError as exc:
@@ -267,7 +267,7 @@ class Fetcher:
                     body.write(chunk)
                     hasher.update(chunk)
                     length += len(chunk)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             # A body that never ends is kept as far as it came, marked truncated.
             return length, hasher, "time"
         except aiohttp.ClientPayloadError:

@@ -62,8 +62,10 @@ _CSS_URL = re.compile(
     re.IGNORECASE,
 )
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
-_META_REFRESH_URL = re.compile(r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\s*$""",
-                               re.IGNORECASE | re.DOTALL)
+_META_REFRESH_URL = re.compile(
+    r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\s*$""",
+    re.IGNORECASE | re.DOTALL,
+)
 _CHARSET = re.compile(r"""charset\s*=\s*["']?([\w.:-]+)""", re.IGNORECASE)
 
 

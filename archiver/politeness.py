@@ -115,6 +115,10 @@ class HostPolicy:
                         host.slots = asyncio.Semaphore(1)
         return host.robots.allows(url)
 
+    def busy(self, url: str) -> bool:
+        """True if every slot of the URL's host is taken (a fetch now would wait)."""
+        return self._host(url).slots.locked()
+
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
         """Hold one of the host's concurrent slots, starting no sooner than its delay allows."""

@@ -20,7 +20,6 @@ from .snapshot import Snapshot
 from .warc import Capture, WarcFiles
 
 
-
 @dataclass(frozen=True)
 class WriteItem:
     """One unit of work for the writer: a URL's final row, its capture, and URLs it met."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
 
@@ -164,7 +164,7 @@ async def test_cdxj_is_sorted_and_points_at_records(site, run_crawl):
 
 def test_golden_record_with_fixed_clock_and_ids(tmp_path):
     ids = (f"<urn:uuid:00000000-0000-0000-0000-{n:012d}>" for n in count(1))
-    moment = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+    moment = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
     capture = Capture(
         url="http://example.com/", date=moment, request_line="GET / HTTP/1.1",
         request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
