@@ -35,6 +35,13 @@ def parse_header(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def parse_cookie(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"not NAME=VALUE: {text!r}")
+    return name.strip(), value.strip()
+
+
 def parse_resolve(text: str) -> tuple[str, str]:
     host, sep, address = text.partition(":")
     if not sep or not host or not address:
@@ -76,6 +83,11 @@ def _add_crawl(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent header")
     p.add_argument("--header", action="append", default=[], type=parse_header, metavar="'NAME: VALUE'",
                    help="extra request header (repeatable)")
+    p.add_argument("--cookie", action="append", default=[], type=parse_cookie, metavar="NAME=VALUE",
+                   help="cookie sent to the seeds' hosts (repeatable)")
+    p.add_argument("--cookies-file", metavar="FILE", help="cookies.txt (Netscape format) to send")
+    p.add_argument("--ca-bundle", metavar="FILE", help="PEM file of CAs to trust for HTTPS")
+    p.add_argument("--insecure", action="store_true", help="do not check HTTPS certificates")
     p.add_argument("--resolve", action="append", default=[], type=parse_resolve, metavar="HOST:IP",
                    help="connect to IP for HOST instead of asking DNS (repeatable)")
     p.add_argument("--no-mirror", action="store_true", help="skip building the offline mirror")
@@ -116,6 +128,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         user_agent=args.user_agent,
         headers=tuple(args.header),
         resolve=tuple(args.resolve),
+        cookies=tuple(args.cookie),
+        cookies_file=args.cookies_file,
+        ca_bundle=args.ca_bundle,
+        insecure=args.insecure,
         progress=not args.quiet and sys.stderr.isatty(),
     )
     return crawl_command(config, args.output, resume=False, mirror=not args.no_mirror,

@@ -54,6 +54,14 @@ class CrawlConfig:
     writer_queue_size: int = 64
     progress: bool = True
     headers: tuple[tuple[str, str], ...] = field(default=())
+    cookies: tuple[tuple[str, str], ...] = field(default=())
+    """(name, value) pairs sent to the seeds' hosts."""
+    cookies_file: str | None = None
+    """A Netscape/Mozilla cookies.txt file, as curl and wget write them."""
+    ca_bundle: str | None = None
+    """PEM file of certificate authorities to trust for HTTPS."""
+    insecure: bool = False
+    """Do not check HTTPS certificates at all."""
     resolve: tuple[tuple[str, str], ...] = field(default=())
     """(host, IP address) pairs used instead of DNS, like curl's --resolve."""
 
@@ -79,6 +87,11 @@ class CrawlConfig:
             raise ConfigError("timeouts must be positive")
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.warc_prefix):
             raise ConfigError("--warc-prefix may hold only letters, digits, '.', '_' and '-'")
+        if self.ca_bundle and self.insecure:
+            raise ConfigError("--ca-bundle and --insecure contradict each other: give one")
+        for path in (self.ca_bundle, self.cookies_file):
+            if path and not Path(path).is_file():
+                raise ConfigError(f"no such file: {path}")
         for pattern in self.include + self.exclude:
             try:
                 re.compile(pattern)
@@ -92,6 +105,7 @@ class CrawlConfig:
         data["seeds"] = list(self.seeds)
         data["headers"] = [list(pair) for pair in self.headers]
         data["resolve"] = [list(pair) for pair in self.resolve]
+        data["cookies"] = [list(pair) for pair in self.cookies]
         return data
 
     @classmethod
@@ -102,7 +116,7 @@ class CrawlConfig:
         values["output"] = Path(values["output"])
         for name in ("seeds", "include", "exclude"):
             values[name] = tuple(values.get(name, ()))
-        for name in ("headers", "resolve"):
+        for name in ("headers", "resolve", "cookies"):
             values[name] = tuple(tuple(pair) for pair in values.get(name, ()))
         values.update(overrides)
         return cls(**values)

@@ -11,8 +11,10 @@ import asyncio
 import base64
 import email.utils
 import hashlib
+import http.cookiejar
 import random
 import socket
+import ssl
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +27,7 @@ from yarl import URL
 
 from .config import CrawlConfig
 from .content import decode_payload
-from .errors import FetchError
+from .errors import ConfigError, FetchError
 from .warc import Capture
 
 SPOOL_IN_MEMORY = 1024 * 1024
@@ -88,6 +90,34 @@ def _peer_ip(response: aiohttp.ClientResponse) -> str | None:
     return str(peer[0]) if peer else None
 
 
+def _ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
+    if config.insecure:
+        return False
+    if config.ca_bundle:
+        return ssl.create_default_context(cafile=config.ca_bundle)
+    return True
+
+
+def load_cookies(config: CrawlConfig) -> aiohttp.CookieJar:
+    """A cookie jar holding --cookie values (for the seeds' hosts) and a cookies.txt file."""
+    jar = aiohttp.CookieJar(unsafe=True)
+    for seed in config.seeds:
+        if config.cookies:
+            jar.update_cookies(dict(config.cookies), response_url=URL(seed))
+    if config.cookies_file:
+        mozilla = http.cookiejar.MozillaCookieJar()
+        try:
+            mozilla.load(config.cookies_file, ignore_discard=True, ignore_expires=True)
+        except (OSError, http.cookiejar.LoadError) as exc:
+            raise ConfigError(f"cannot read cookies file {config.cookies_file}: {exc}") from None
+        for cookie in mozilla:
+            scheme = "https" if cookie.secure else "http"
+            host = cookie.domain.lstrip(".")
+            jar.update_cookies({cookie.name: cookie.value or ""},
+                               response_url=URL(f"{scheme}://{host}{cookie.path or '/'}"))
+    return jar
+
+
 class PinnedResolver(aiohttp.abc.AbstractResolver):
     """DNS with some names pinned to addresses (``--resolve host:ip``)."""
 
@@ -124,6 +154,7 @@ class Fetcher:
         resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
         connector = aiohttp.TCPConnector(
             limit=self.config.concurrency, ttl_dns_cache=300, resolver=resolver,
+            ssl=_ssl_setting(self.config),
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
@@ -138,7 +169,8 @@ class Fetcher:
                 "Accept": "text/html,application/xhtml+xml,*/*;q=0.8",
                 **dict(self.config.headers),
             },
-            cookie_jar=aiohttp.CookieJar(unsafe=True),
+            cookie_jar=load_cookies(self.config),
+            trust_env=True,  # HTTP(S)_PROXY and NO_PROXY from the environment
             max_line_size=MAX_HEADER_BYTES,
             max_field_size=MAX_HEADER_BYTES,
         )

@@ -1,0 +1,107 @@
+"""Requests as users need them: headers, cookies, HTTPS with a CA bundle or --insecure, proxies."""
+
+from __future__ import annotations
+
+import ssl
+
+import aiohttp
+import pytest
+import trustme
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from conftest import manifest_rows
+
+from archiver.errors import ConfigError
+
+
+async def test_headers_and_cookies_are_sent(site, run_crawl, tmp_path):
+    seen = {}
+
+    async def echo(request: web.Request) -> web.Response:
+        seen[request.path] = (request.headers.get("X-Token"), dict(request.cookies))
+        return web.Response(text="<a href='/b'>b</a>", content_type="text/html")
+
+    site.handler("/", echo)
+    site.handler("/b", echo)
+    await site.start()
+    cookies = tmp_path / "cookies.txt"
+    cookies.write_text("# Netscape HTTP Cookie File\n"
+                       "127.0.0.1\tFALSE\t/\tFALSE\t0\tfromfile\tyes\n")
+    await run_crawl(site.url("/"), headers=(("X-Token", "t0k"),), cookies=(("session", "abc"),),
+                    cookies_file=str(cookies))
+    for path in ("/", "/b"):
+        assert seen[path][0] == "t0k"
+        assert seen[path][1] == {"session": "abc", "fromfile": "yes"}
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory):
+    authority = trustme.CA()
+    server_cert = authority.issue_cert("127.0.0.1", "localhost")
+    folder = tmp_path_factory.mktemp("tls")
+    authority.cert_pem.write_to_path(str(folder / "ca.pem"))
+    return authority, server_cert, folder / "ca.pem"
+
+
+@pytest.fixture
+async def https_site(certificates):
+    _, server_cert, _ = certificates
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_cert.configure_cert(context)
+    async def home(request: web.Request) -> web.Response:
+        return web.Response(text="<title>secure</title>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/", home)
+    server = TestServer(app, host="127.0.0.1", scheme="https")
+    await server.start_server(ssl=context)
+    yield f"https://127.0.0.1:{server.port}/"
+    await server.close()
+
+
+async def test_https_with_ca_bundle(https_site, certificates, run_crawl, tmp_path):
+    _, _, ca_file = certificates
+    result = await run_crawl(https_site, ca_bundle=str(ca_file), output=tmp_path / "ca")
+    assert manifest_rows(result.snapshot.root)[https_site].title == "secure"
+    result = await run_crawl(https_site, max_tries=1, output=tmp_path / "untrusted")
+    row = manifest_rows(result.snapshot.root)[https_site]
+    assert row.outcome == "failed" and "certificate" in row.reason.lower()
+    result = await run_crawl(https_site, insecure=True, output=tmp_path / "insecure")
+    assert manifest_rows(result.snapshot.root)[https_site].outcome == "fetched"
+
+
+def test_ca_bundle_and_insecure_conflict(tmp_path, certificates):
+    from archiver.config import CrawlConfig
+
+    with pytest.raises(ConfigError, match="contradict"):
+        CrawlConfig(seeds=("http://h/",), output=tmp_path, ca_bundle=str(certificates[2]),
+                    insecure=True)
+
+
+async def test_http_proxy_from_the_environment(site, run_crawl, monkeypatch):
+    proxied = []
+
+    async def proxy(request: web.Request) -> web.StreamResponse:
+        proxied.append(str(request.url))
+        async with aiohttp.ClientSession(auto_decompress=False) as session, \
+                session.get(request.raw_path) as upstream:
+            body = await upstream.read()
+            return web.Response(body=body, status=upstream.status,
+                                headers={"Content-Type": upstream.headers["Content-Type"]})
+
+    site.page("/", links=["/a"])
+    site.page("/a")
+    await site.start()
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", proxy)
+    proxy_server = TestServer(app, host="127.0.0.1")
+    await proxy_server.start_server()
+    try:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy_server.port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        result = await run_crawl(site.url("/"))
+    finally:
+        await proxy_server.close()
+    assert manifest_rows(result.snapshot.root)[site.url("/a")].outcome == "fetched"
+    assert site.url("/a") in proxied
