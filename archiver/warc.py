@@ -18,7 +18,7 @@ import socket
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,7 +35,7 @@ TRANSFER_ENCODING_RENAMED = "X-Archiver-Transfer-Encoding"
 
 def warc_date(moment: datetime) -> str:
     """WARC/1.1 date with microseconds: 2026-01-02T03:04:05.123456Z."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def archived_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -164,7 +164,7 @@ class WarcFiles:
         self.prefix = prefix
         self.max_size = max_size
         self.info = info or {}
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
+        self._clock = clock or (lambda: datetime.now(UTC))
         self._builder = _RecordWriter(None, gzip=False, warc_version=WARC_VERSION)
         self._builder.make_id = make_id
         self._file: IO[bytes] | None = None
