@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .config import CrawlConfig
@@ -250,7 +251,7 @@ class Crawler:
         queue.append(QueueItem(url, depth, redirects_left, requisite, chain))
 
     async def _handle_redirect(self, item: QueueItem, capture: Capture, target: str,
-                               facts: dict[str, object]) -> None:
+                               facts: Mapping[str, object]) -> None:
         self.stats.redirects += 1
         chain = (*item.chain, item.url)
         met: list[ManifestRow] = []

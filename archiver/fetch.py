@@ -261,6 +261,7 @@ class Fetcher:
             body.close()
             raise
         body.seek(0)
+        version = response.version
         request_headers = [(k, v) for k, v in request.headers.items()]
         if not any(k.lower() == "host" for k, _ in request_headers):
             request_headers.insert(0, ("Host", request.url.raw_authority))
@@ -270,7 +271,7 @@ class Fetcher:
             request_line=f"{request.method} {target} HTTP/1.1",
             request_headers=request_headers,
             status_line=f"{response.status} {response.reason or ''}".rstrip(),
-            http_version=f"HTTP/{response.version.major}.{response.version.minor}",
+            http_version=f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1",
             response_headers=[
                 (k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers
             ],
