@@ -47,7 +47,13 @@ HTML_LINK_ATTRS: dict[tuple[str, str], str] = {
     ("td", "background"): REQUISITE,
     ("th", "background"): REQUISITE,
     ("link", "href"): LINK,  # refined by REQUISITE_RELS
+    ("link", "imagesrcset"): REQUISITE,
+    ("use", "href"): REQUISITE,  # inline SVG
+    ("use", "xlink:href"): REQUISITE,
+    ("image", "href"): REQUISITE,
+    ("image", "xlink:href"): REQUISITE,
 }
+SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
 # <link rel=...> values whose target the page needs to render.
 REQUISITE_RELS = frozenset(
     {"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload",
@@ -165,6 +171,8 @@ def link_kind(element: lxml.html.HtmlElement, attribute: str) -> str | None:
     """LINK or REQUISITE for a link-bearing attribute, None if it holds no link."""
     tag = element.tag if isinstance(element.tag, str) else ""
     kind = HTML_LINK_ATTRS.get((tag.lower(), attribute))
+    if tag == "link" and attribute == "imagesrcset":
+        return REQUISITE
     if tag == "link" and attribute == "href":
         rels = set((element.get("rel") or "").lower().split())
         return REQUISITE if rels & REQUISITE_RELS else LINK
@@ -195,7 +203,7 @@ def iter_html_references(
                 kind = link_kind(element, attribute) if value is not None else None
                 if value is None or kind is None:
                     continue
-                if attribute == "srcset":
+                if attribute in SRCSET_ATTRS:
                     for start, end, url in parse_srcset(value):
                         yield element, attribute, start, end, url, kind
                 else:

@@ -14,6 +14,7 @@ previous mirror in place. It renders index.html last.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import time
@@ -26,7 +27,7 @@ from typing import IO, Any
 from warcio.archiveiterator import ArchiveIterator
 
 from .content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
-from .errors import SnapshotError
+from .errors import SnapshotError, WriteError
 from .index import write_index
 from .links import charset_from_content_type
 from .manifest import FETCHED, REDIRECTED, Manifest, ManifestRow
@@ -40,6 +41,7 @@ ASSET_LIMIT = 4 * 1024**3
 """Decoded bytes written at most for one file (a guard against decompression bombs)."""
 CHUNK = 256 * 1024
 MAX_REDIRECT_HOPS = 50
+_FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 BUILD_FOLDER = ".mirror.partial"
 OLD_FOLDER = ".mirror.old"
 
@@ -133,7 +135,7 @@ class _Records:
             self._name = None
 
 
-def _decoded_chunks(stream: IO[bytes], content_encoding: str | None) -> Iterator[bytes]:
+def _decoded_chunks(stream: IO[bytes] | _Prefixed, content_encoding: str | None) -> Iterator[bytes]:
     """The payload with gzip or deflate undone, chunk by chunk (others copied as stored)."""
     encoding = (content_encoding or "").strip().lower()
     if encoding in ("gzip", "x-gzip", "deflate"):
@@ -223,34 +225,37 @@ class _Builder:
                 continue
             try:
                 self._write_capture(root, row, path)
-            except (OSError, ValueError, StopIteration, EOFError, zlib.error) as exc:
-                self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {exc}")
+            except OSError as exc:
+                if exc.errno in _FATAL_ERRNOS:
+                    raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
+                self.stats.errors.append(f"{row.url}: {exc}")
+                continue
+            except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the build
+                self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
                 continue
             written[row.url] = path
         self.stats.redirects = sum(1 for url in self.redirects.next if self.resolve(url))
         return written
 
     def _payload_record(self, row: ManifestRow) -> tuple[Any, Any]:
-        """(record holding the payload, the row's own record) for a response or revisit."""
+        """(record holding the payload, the row's own HTTP headers) for a response or revisit."""
         assert row.warc_file is not None and row.warc_offset is not None
         record = self.records.at(row.warc_file, row.warc_offset)
         if record.rec_type != "revisit":
-            return record, record
+            return record, record.http_headers
+        http_headers = record.http_headers
         refers_to = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
         original = self.manifest.get(refers_to) if refers_to else None
         if (original is None or original.record_type != "response" or not original.warc_file
                 or original.payload_digest != row.payload_digest or original.warc_offset is None):
             raise ValueError(f"revisit of {refers_to}: no stored response with its payload")
-        http_headers = record.http_headers
         return self.records.at(original.warc_file, original.warc_offset), http_headers
 
     def _write_capture(self, root: Path, row: ManifestRow, path: str) -> None:
-        payload_record, own = self._payload_record(row)
-        own_headers = own if not hasattr(own, "http_headers") else own.http_headers
+        payload_record, own_headers = self._payload_record(row)
         content_type = own_headers.get_header("Content-Type") if own_headers else None
-        encoding = None
-        if payload_record.http_headers is not None:
-            encoding = payload_record.http_headers.get_header("Content-Encoding")
+        # A revisit's own headers say how its (identical, still encoded) payload was encoded.
+        encoding = own_headers.get_header("Content-Encoding") if own_headers else None
         stream = payload_record.raw_stream
         mime = row.content_type or mime_type(content_type)
         if mime in HTML_TYPES or mime == "text/css":

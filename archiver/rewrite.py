@@ -20,13 +20,13 @@ b'<a href="../b.html#x">b</a><img src="http://h/a/c.png">'
 
 from __future__ import annotations
 
-import codecs
 import html
 import re
 from collections.abc import Callable
 from html.parser import HTMLParser
 from urllib.parse import urljoin
 
+from .charsets import View, declared_charset, known_encoding, sniff_bom
 from .links import (
     HTML_LINK_ATTRS,
     is_fetchable_reference,
@@ -61,11 +61,7 @@ _TAG_NAME = re.compile(r"<[a-zA-Z][^\t\n\r\f />\x00]*(?:\s|/(?!>))*")
 _ATTRIBUTE = re.compile(
     r"""((?<=['"\s/])[^\s/>][^\s/=>]*)(\s*=+\s*('[^']*'|"[^"]*"|(?!['"])[^>\s]*))?(?:\s|/(?!>))*"""
 )
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE
-)
 _DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
-_STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
 
 
 class _Element:
@@ -77,39 +73,6 @@ class _Element:
 
     def get(self, name: str, default: str | None = None) -> str | None:
         return self.attributes.get(name, default)
-
-
-class _View:
-    """The document as a str to edit, and the conversions between it and real text.
-
-    For an ASCII-compatible encoding the str is the bytes read as Latin-1 (one
-    character per byte), so markup is found by position and the rest is kept
-    exactly; otherwise it is the decoded text.
-    """
-
-    def __init__(self, body: bytes, encoding: str) -> None:
-        self.encoding = encoding
-        self.as_bytes = not codecs.lookup(encoding).name.startswith(_STATEFUL_CODECS)
-        if self.as_bytes:
-            self.text = body.decode("latin-1")
-        else:
-            self.text = body.decode(encoding, errors="surrogateescape")
-
-    def to_text(self, view: str) -> str:
-        return view.encode("latin-1").decode(self.encoding, "replace") if self.as_bytes else view
-
-    def from_text(self, text: str) -> str:
-        if not self.as_bytes:
-            return text
-        return text.encode(self.encoding, "xmlcharrefreplace").decode("latin-1")
-
-    def encode(self, view: str) -> bytes:
-        if self.as_bytes:
-            return view.encode("latin-1")
-        try:
-            return view.encode(self.encoding, "surrogateescape")
-        except UnicodeEncodeError:
-            return view.encode(self.encoding, "xmlcharrefreplace")
 
 
 class _Linker:
@@ -183,8 +146,8 @@ def rewrite_css_bytes(
     body: bytes, css_url: str, encoding: str | None, resolve: Resolver, css_path: str | None = None
 ) -> bytes:
     """A stylesheet's bytes rewritten, in its own encoding (declared, BOM, else UTF-8)."""
-    encoding = _known_encoding(encoding) or _sniff_bom(body) or "utf-8"
-    view = _View(body, encoding)
+    encoding = known_encoding(encoding) or sniff_bom(body) or "utf-8"
+    view = View(body, encoding)
     here = css_path or _own_path(css_url, "text/css", resolve)
     link = _Linker(here, resolve)
     spans = []
@@ -265,29 +228,6 @@ def _unquote_value(raw_value: str) -> str:
     return html.unescape(raw_value)
 
 
-def _known_encoding(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def _sniff_bom(body: bytes) -> str | None:
-    for bom, name in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"),
-                      (codecs.BOM_UTF16_BE, "utf-16")):
-        if body.startswith(bom):
-            return name
-    return None
-
-
-def declared_charset(body: bytes) -> str | None:
-    """The charset a page declares in a <meta> within its first 1024 bytes, if known."""
-    match = _META_CHARSET.search(body[:1024])
-    return _known_encoding(match.group(1).decode("ascii", "replace")) if match else None
-
-
 def rewrite_html(
     body: bytes,
     page_url: str,
@@ -304,11 +244,11 @@ def rewrite_html(
     ``resolve(page_url)``. A <base href> is resolved, then renamed so it no
     longer applies to the local links.
     """
-    header_encoding = _known_encoding(encoding)
-    bom = _sniff_bom(body)
+    header_encoding = known_encoding(encoding)
+    bom = sniff_bom(body)
     declared = declared_charset(body)
     effective = bom or header_encoding or declared or "utf-8"
-    view = _View(body, effective)
+    view = View(body, effective)
     here = page_path or _own_path(page_url, "text/html", resolve)
     link = _Linker(here, resolve)
     scanner = _scan(view.text)
@@ -334,7 +274,7 @@ def rewrite_html(
     return view.encode(_replace_spans(view.text, spans))
 
 
-def _document_base(scanner: _TagScanner, page_url: str, view: _View) -> str:
+def _document_base(scanner: _TagScanner, page_url: str, view: View) -> str:
     """The URL links resolve against: the first <base href>, or the page's URL."""
     for _offset, tag, raw in scanner.tags:
         if tag != "base":
@@ -349,7 +289,7 @@ def _document_base(scanner: _TagScanner, page_url: str, view: _View) -> str:
     return page_url
 
 
-def _rewrite_css_view(css: str, base: str, link: _Linker, view: _View) -> str:
+def _rewrite_css_view(css: str, base: str, link: _Linker, view: View) -> str:
     spans = []
     for start, end, value in iter_css_urls(css):
         new = link(view.to_text(value), base)
@@ -358,12 +298,12 @@ def _rewrite_css_view(css: str, base: str, link: _Linker, view: _View) -> str:
     return _replace_spans(css, spans) if spans else css
 
 
-def _quoted(text: str, view: _View) -> str:
+def _quoted(text: str, view: View) -> str:
     return '"' + view.from_text(html.escape(text, quote=True)) + '"'
 
 
 def _tag_edits(
-    tag: str, raw: str, base: str, link: _Linker, view: _View
+    tag: str, raw: str, base: str, link: _Linker, view: View
 ) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace inside one raw start tag."""
     url_attrs = _URL_ATTRS.get(tag, frozenset())
@@ -401,8 +341,8 @@ def _attribute_edit(
 ) -> str | None:
     """The new value of one attribute, or None to leave it."""
     if name == "style":
-        new = _rewrite_css_text(value, base, link)
-        return new if new != value else None
+        css = _rewrite_css_text(value, base, link)
+        return css if css != value else None
     if tag == "meta" and name == "content":
         if (element.get("http-equiv") or "").lower() != "refresh":
             return None
@@ -417,9 +357,12 @@ def _attribute_edit(
     if name in SRCSET_ATTRS:
         spans = []
         for start, end, url in parse_srcset(value):
-            new = link(url, base)
-            if new is not None:
-                new = new.replace(" ", "%20")  # a srcset URL ends at a space or final comma
-                spans.append((start, end, new[:-1] + "%2C" if new.endswith(",") else new))
+            replacement = link(url, base)
+            if replacement is not None:
+                # A srcset URL ends at a space, or at a comma that ends it.
+                replacement = replacement.replace(" ", "%20")
+                if replacement.endswith(","):
+                    replacement = replacement[:-1] + "%2C"
+                spans.append((start, end, replacement))
         return _replace_spans(value, spans) if spans else None
     return link(value, base)

@@ -45,6 +45,10 @@ def links_of(html: str, url: str = BASE) -> dict[str, str]:
         ("<style>body { background: url(/st.png) }</style>", "http://h/st.png", REQUISITE),
         ('<style>@import "imp.css";</style>', "http://h/dir/imp.css", REQUISITE),
         ('<body background="tile.gif"></body>', "http://h/dir/tile.gif", REQUISITE),
+        ('<link rel="preload" as="image" imagesrcset="pre.png 2x">', "http://h/dir/pre.png", REQUISITE),
+        ('<svg><use href="sprite.svg#icon"></use></svg>', "http://h/dir/sprite.svg", REQUISITE),
+        ('<svg><use xlink:href="/x.svg#i"></use></svg>', "http://h/x.svg", REQUISITE),
+        ('<svg><image href="pic.png"></image></svg>', "http://h/dir/pic.png", REQUISITE),
     ],
 )
 def test_every_link_source(html, url, kind):

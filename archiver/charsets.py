@@ -1,0 +1,79 @@
+"""Keeping a document in its own encoding while its links are edited.
+
+Pages in an ASCII-compatible encoding (UTF-8, Latin-1, Shift_JIS, GBK...) are
+edited as bytes read one character per byte: markup is ASCII in all of them,
+so it is found by position and every other byte is kept exactly. Others
+(UTF-16, ISO-2022) are decoded, edited, and encoded back.
+
+>>> View("日本".encode("shift_jis"), "shift_jis").to_text("\x93\xfa")
+'日'
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+_STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
+
+
+class View:
+    """The document as a str to edit, and the conversions between it and real text.
+
+    For an ASCII-compatible encoding the str is the bytes read as Latin-1 (one
+    character per byte), so markup is found by position and the rest is kept
+    exactly; otherwise it is the decoded text.
+    """
+
+    def __init__(self, body: bytes, encoding: str) -> None:
+        self.encoding = encoding
+        self.as_bytes = not codecs.lookup(encoding).name.startswith(_STATEFUL_CODECS)
+        if self.as_bytes:
+            self.text = body.decode("latin-1")
+        else:
+            self.text = body.decode(encoding, errors="surrogateescape")
+
+    def to_text(self, view: str) -> str:
+        """Real text of a piece of the view (an attribute value, a URL)."""
+        return view.encode("latin-1").decode(self.encoding, "replace") if self.as_bytes else view
+
+    def from_text(self, text: str) -> str:
+        """A piece of real text as it goes into the view (in the document's encoding)."""
+        if not self.as_bytes:
+            return text
+        return text.encode(self.encoding, "xmlcharrefreplace").decode("latin-1")
+
+    def encode(self, view: str) -> bytes:
+        """The bytes of the (edited) view."""
+        if self.as_bytes:
+            return view.encode("latin-1")
+        try:
+            return view.encode(self.encoding, "surrogateescape")
+        except UnicodeEncodeError:
+            return view.encode(self.encoding, "xmlcharrefreplace")
+
+
+def known_encoding(name: str | None) -> str | None:
+    """The canonical codec name of ``name``, None if Python has no such codec."""
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def sniff_bom(body: bytes) -> str | None:
+    """The encoding a byte-order mark names, if the body starts with one."""
+    for bom, name in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"),
+                      (codecs.BOM_UTF16_BE, "utf-16")):
+        if body.startswith(bom):
+            return name
+    return None
+
+
+def declared_charset(body: bytes) -> str | None:
+    """The charset a page declares in a <meta> within its first 1024 bytes, if known."""
+    match = _META_CHARSET.search(body[:1024])
+    return known_encoding(match.group(1).decode("ascii", "replace")) if match else None

@@ -1,0 +1,128 @@
+"""``archiver serve``: a local web server of a snapshot's index.html and mirror.
+
+Serves only ``index.html`` and files under ``mirror/``, never through a
+symbolic link, with the content type their extension names (or, for a file
+whose name has none, the type the manifest recorded).
+
+>>> app = make_app(Path("snap"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import mimetypes
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from .errors import ArchiverError, SnapshotError
+from .manifest import Manifest
+from .paths import EXTENSIONS, UnsafePathError, safe_join
+from .snapshot import Snapshot
+
+_BY_EXTENSION = {ext: mime for mime, exts in reversed(EXTENSIONS.items()) for ext in exts}
+_BY_EXTENSION.update({".html": "text/html", ".htm": "text/html", ".js": "text/javascript",
+                      ".mjs": "text/javascript", ".xml": "application/xml"})
+
+
+def content_type_of(name: str, recorded: str | None = None) -> str:
+    """The Content-Type to serve a file named ``name`` with."""
+    suffix = Path(name).suffix.lower()
+    mime = _BY_EXTENSION.get(suffix) or mimetypes.guess_type(name)[0] or recorded
+    return mime or "application/octet-stream"
+
+
+def _recorded_types(snapshot: Snapshot) -> dict[str, str]:
+    """Content types from the manifest of files whose names carry no known extension."""
+    if not snapshot.manifest_path.is_file():
+        return {}
+    found = {}
+    with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+        for row in manifest.rows("fetched"):
+            if row.local_path and row.content_type:
+                suffix = Path(row.local_path).suffix.lower()
+                if suffix not in _BY_EXTENSION:
+                    found[row.local_path] = row.content_type
+    return found
+
+
+def make_app(snapshot_root: Path) -> web.Application:
+    """The aiohttp application serving ``snapshot_root``."""
+    snapshot = Snapshot(Path(snapshot_root))
+    recorded = _recorded_types(snapshot)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        relative = request.match_info["path"]
+        if relative in ("", "index.html"):
+            relative = "index.html"
+        elif not relative.startswith("mirror/"):
+            raise web.HTTPNotFound(text="only index.html and mirror/ are served")
+        try:
+            path = safe_join(snapshot.root, relative.rstrip("/"))
+            if path.is_dir():
+                path = safe_join(snapshot.root, relative.rstrip("/") + "/index.html")
+        except UnsafePathError:
+            raise web.HTTPNotFound() from None
+        if not path.is_file():
+            raise web.HTTPNotFound()
+        mime = content_type_of(path.name, recorded.get(relative.removeprefix("mirror/")))
+        return web.FileResponse(path, headers={"Content-Type": mime, "Cache-Control": "no-cache"})
+
+    app = web.Application()
+    app.router.add_route("GET", "/{path:.*}", handle)
+    return app
+
+
+async def serve(snapshot_root: Path, host: str, port: int,
+                started: asyncio.Future[str] | None = None) -> None:
+    """Serve until cancelled (or SIGTERM); ``started`` gets the base URL once listening.
+
+    Cancelling it stops the server and closes every connection.
+    """
+    runner = web.AppRunner(make_app(snapshot_root), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        try:
+            await site.start()
+        except OSError as exc:
+            raise ArchiverError(
+                f"cannot listen on {host}:{port}: {exc.strerror}; try another --port"
+            ) from None
+        bound = runner.addresses[0]
+        address = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        url = f"http://{address}:{bound[1]}/"
+        if started is not None and not started.done():
+            started.set_result(url)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGTERM, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def serve_command(snapshot: Path, host: str = "127.0.0.1", port: int = 8000) -> int:
+    """What ``archiver serve`` does: serve until Ctrl-C or SIGTERM; returns the exit code."""
+    root = Path(snapshot)
+    if not (root / "index.html").is_file() and not (root / "mirror").is_dir():
+        raise SnapshotError(f"{root} has no index.html or mirror/ (run: archiver mirror {root})")
+
+    async def main() -> None:
+        started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(serve(root, host, port, started))
+        either: list[asyncio.Future[Any]] = [task, started]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if started.done():
+            print(f"Serving {root} at {started.result()} (Ctrl-C to stop)", flush=True)
+        await task
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main())
+    print("Stopped.", file=sys.stderr, flush=True)
+    return 0

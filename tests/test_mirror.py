@@ -1,0 +1,297 @@
+"""Building the mirror and index.html from WARC files and the manifest."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urljoin
+
+import lxml.html
+import pytest
+from snapshot_builder import SnapshotBuilder
+
+from archiver.links import iter_css_urls, iter_html_references
+from archiver.manifest import Manifest
+from archiver.mirror import build_mirror
+from archiver.mirrorcheck import check_mirror
+from archiver.problems import Report
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
+S = "http://site.test"
+
+
+def small_site(root: Path) -> Path:
+    snap = SnapshotBuilder(root)
+    snap.page(f"{S}/", """<!doctype html><html><head><title>Home</title>
+        <link rel="stylesheet" href="/css/site.css"></head><body>
+        <a href="/about">About</a> <a href="/old">Old</a> <a href="/docs/">Docs</a>
+        <a href="/list?page=2">Page 2</a> <a href="/missing">Missing</a>
+        <a href="https://elsewhere.test/">Elsewhere</a> <img src="/img/logo.png"></body></html>""",
+              title="Home")
+    snap.page(f"{S}/about", '<title>About</title><a href="/">home</a><a href="/docs/#x">d</a>',
+              gzipped=True, title="About")
+    snap.page(f"{S}/docs/", '<a href="../about">about</a><img src="../img/logo.png">', title="Docs")
+    snap.page(f"{S}/list?page=2", '<a href="?page=1">1</a><a href="/">home</a>', title="List 2")
+    snap.page(f"{S}/new", '<a href="/old">self via redirect</a>', title="New")
+    snap.redirect(f"{S}/old", f"{S}/older")
+    snap.redirect(f"{S}/older", f"{S}/new", status=302)
+    snap.file(f"{S}/css/site.css",
+              b'@import "print.css"; body{background:url(../img/logo.png)}', "text/css",
+              gzipped=True)
+    snap.file(f"{S}/img/logo.png", PNG, "image/png")
+    snap.page(f"{S}/missing", "<h1>Not here</h1>", status=404, title="404")
+    snap.other(f"{S}/private/", "skipped", "robots", parent=f"{S}/")
+    snap.other(f"{S}/broken", "failed", "connection reset", parent=f"{S}/")
+    return snap.close()
+
+
+def local_links(mirror_file: Path) -> list[str]:
+    data = mirror_file.read_bytes()
+    if mirror_file.suffix == ".css":
+        return [value for _s, _e, value in iter_css_urls(data.decode())]
+    root = lxml.html.document_fromstring(data)
+    return [value for *_rest, value, _kind in iter_html_references(root)]
+
+
+def target_of(mirror_file: Path, link: str) -> Path:
+    return Path(unquote(urljoin(mirror_file.as_uri(), link).split("#")[0]).removeprefix("file://"))
+
+
+def test_small_site(tmp_path: Path) -> None:
+    root = small_site(tmp_path / "snap")
+    stats = build_mirror(root)
+    mirror = root / "mirror" / "site.test"
+    assert stats.errors == []
+    assert (stats.pages, stats.stylesheets, stats.other) == (6, 1, 1)
+    assert stats.redirects == 2
+    assert "6 pages" in stats.summary()
+    assert sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*") if p.is_file()) == [
+        "about.html", "css/site.css", "docs/index.html", "img/logo.png", "index.html",
+        "list@page=2.html", "missing.html", "new.html"]
+    home = (mirror / "index.html").read_text()
+    assert 'href="about.html"' in home and 'href="new.html"' in home
+    assert 'href="docs/index.html"' in home and 'href="list@page=2.html"' in home
+    assert 'href="missing.html"' in home and 'href="https://elsewhere.test/"' in home
+    assert 'href="css/site.css"' in home and 'src="img/logo.png"' in home
+    assert (mirror / "about.html").read_text() == (
+        '<title>About</title><a href="index.html">home</a><a href="docs/index.html#x">d</a>')
+    assert (mirror / "css/site.css").read_text() == (
+        '@import "http://site.test/css/print.css"; body{background:url(../img/logo.png)}')
+    assert (mirror / "img/logo.png").read_bytes() == PNG
+    assert (mirror / "list@page=2.html").read_text() == (
+        '<a href="http://site.test/list?page=1">1</a><a href="index.html">home</a>')
+
+
+def test_every_local_link_resolves(tmp_path: Path) -> None:
+    root = small_site(tmp_path / "snap")
+    build_mirror(root)
+    for document in (root / "mirror").rglob("*"):
+        if document.suffix not in (".html", ".css"):
+            continue
+        for link in local_links(document):
+            if link.startswith(("http:", "https:", "#")):
+                continue
+            assert target_of(document, link).is_file(), (document, link)
+    report = Report()
+    check_mirror(root, report)
+    assert report.ok, report
+
+
+def test_manifest_local_paths(tmp_path: Path) -> None:
+    root = small_site(tmp_path / "snap")
+    build_mirror(root)
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        paths = {row.url: row.local_path for row in manifest.rows()}
+    assert paths[f"{S}/"] == "site.test/index.html"
+    assert paths[f"{S}/list?page=2"] == "site.test/list@page=2.html"
+    assert paths[f"{S}/old"] is None and paths[f"{S}/broken"] is None
+    for url, path in paths.items():
+        if path:
+            assert (root / "mirror" / path).is_file(), url
+
+
+def test_rebuild_replaces_the_mirror_and_never_follows_planted_symlinks(tmp_path: Path) -> None:
+    root = small_site(tmp_path / "snap")
+    build_mirror(root)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious")
+    os.symlink(outside, root / "mirror" / "site.test" / "img2")
+    os.symlink(outside / "keep.txt", root / "mirror" / "site.test" / "stale.html")
+    (root / "mirror" / "stale-file.html").write_text("old")
+    first = {p: p.read_bytes() for p in (root / "mirror").rglob("*") if p.is_file()
+             and not p.is_symlink()}
+    build_mirror(root)
+    assert (outside / "keep.txt").read_text() == "precious"
+    assert not (root / "mirror" / "stale-file.html").exists()
+    assert not (root / "mirror" / "site.test" / "img2").exists()
+    after = {p: p.read_bytes() for p in (root / "mirror").rglob("*") if p.is_file()}
+    first.pop(root / "mirror" / "stale-file.html")
+    assert after == first
+    assert not (root / ".mirror.partial").exists() and not (root / ".mirror.old").exists()
+
+
+def test_revisit_payload_comes_from_the_original_record(tmp_path: Path) -> None:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    snap.page(f"{S}/a/", '<a href="/b/">b</a><img src="x.png">')
+    snap.file(f"{S}/a/x.png", PNG, "image/png")
+    revisit = snap.page(f"{S}/b/", '<a href="/b/">b</a><img src="x.png">')
+    copy = snap.file(f"{S}/copy.png", PNG, "image/png")
+    assert copy.record_type == "revisit" and revisit.record_type == "revisit"
+    root = snap.close()
+    stats = build_mirror(root)
+    assert stats.errors == []
+    assert (root / "mirror/site.test/copy.png").read_bytes() == PNG
+    # Same bytes, different place: each copy is rewritten for its own URL.
+    assert (root / "mirror/site.test/b/index.html").read_text() == (
+        '<a href="index.html">b</a><img src="http://site.test/b/x.png">')
+    assert (root / "mirror/site.test/a/index.html").read_text() == (
+        '<a href="../b/index.html">b</a><img src="x.png">')
+
+
+def test_interrupted_crawl(tmp_path: Path) -> None:
+    """Queued URLs, and a WARC file torn inside its last record: the rest is mirrored."""
+    snap = SnapshotBuilder(tmp_path / "snap")
+    snap.page(f"{S}/", '<a href="/a">a</a><a href="/b">b</a><a href="/q">q</a>')
+    snap.page(f"{S}/a", "<p>a</p>")
+    last = snap.page(f"{S}/b", "<p>b</p>" * 200)
+    snap.other(f"{S}/q", "queued", "")
+    root = snap.close()
+    warc = root / "warc" / last.warc_file  # type: ignore[operator]
+    with open(warc, "r+b") as fh:
+        fh.truncate(last.warc_offset + 40)  # type: ignore[operator]
+    stats = build_mirror(root)
+    assert stats.pages == 2
+    home = (root / "mirror/site.test/index.html").read_text()
+    assert home == ('<a href="a.html">a</a><a href="http://site.test/b">b</a>'
+                    '<a href="http://site.test/q">q</a>')
+
+
+def test_corrupt_record_is_reported_not_fatal(tmp_path: Path) -> None:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    snap.page(f"{S}/", '<a href="/a">a</a>')
+    bad = snap.page(f"{S}/a", "<p>a</p>" * 100)
+    root = snap.close()
+    warc = root / "warc" / bad.warc_file  # type: ignore[operator]
+    data = bytearray(warc.read_bytes())
+    start = bad.warc_offset + 20  # type: ignore[operator]
+    data[start : start + 30] = b"\x00" * 30
+    warc.write_bytes(bytes(data))
+    stats = build_mirror(root)
+    assert len(stats.errors) == 1 and "site.test/a" in stats.errors[0]
+    assert stats.pages == 1
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/../../etc/passwd", "/%2e%2e/%2e%2e/x", "/..%2f..%2fx", "/a%00b", "/CON", "/x\\..\\..\\y",
+     "/" + "z" * 400, "/%5c%5c..%5cwin"],
+)
+def test_hostile_urls_stay_inside_mirror(path: str, tmp_path: Path) -> None:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    snap.page(f"{S}/", f'<a href="{path}">x</a>')
+    snap.page(f"{S}{path}", "<p>hostile</p>")
+    root = snap.close()
+    stats = build_mirror(root)
+    assert stats.errors == [] and stats.pages == 2
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    mirror = (root / "mirror").resolve()
+    outside = [p for p in files if p.suffix == ".html" and mirror not in p.resolve().parents
+               and p.name != "index.html"]
+    assert outside == []
+    report = Report()
+    check_mirror(root, report)
+    assert report.ok, report
+
+
+def test_shift_jis_page(tmp_path: Path) -> None:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    text = "<title>日本語</title><p>こんにちは</p><a href='/a'>リンク</a>"
+    snap.page(f"{S}/", text.encode("shift_jis"), "text/html; charset=Shift_JIS")
+    snap.page(f"{S}/a", "<p>a</p>")
+    root = snap.close()
+    build_mirror(root)
+    body = (root / "mirror/site.test/index.html").read_bytes()
+    assert body.startswith(b'<meta charset="Shift_JIS">')
+    assert body.decode("shift_jis").endswith('<a href="a.html">リンク</a>')
+    assert lxml.html.document_fromstring(body).findtext(".//title") == "日本語"
+
+
+def test_large_asset_is_streamed(tmp_path: Path) -> None:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    big = os.urandom(3 * 1024 * 1024)
+    snap.file(f"{S}/big.bin", big, "application/octet-stream")
+    text = b"x" * (5 * 1024 * 1024)
+    snap.file(f"{S}/big.txt", gzip.compress(text), "text/plain", gzipped=False)
+    snap.file(f"{S}/big2.txt", text, "text/plain", gzipped=True)
+    root = snap.close()
+    build_mirror(root)
+    assert (root / "mirror/site.test/big.bin").read_bytes() == big
+    assert (root / "mirror/site.test/big2.txt").read_bytes() == text
+
+
+def test_index_html(tmp_path: Path) -> None:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    snap.page(f"{S}/", '<a href="/x">x</a>', title='<script>alert("t")</script> & co')
+    snap.page(f"{S}/x?q=<b>", "<p>x</p>", title="Query page")
+    snap.redirect(f"{S}/r", f"{S}/x?q=<b>")
+    snap.other(f"{S}/skip", "skipped", "robots")
+    snap.other("javascript:alert(1)", "skipped", "not http")
+    snap.other(f"{S}/fail", "failed", 'refused "<x>"')
+    root = snap.close()
+    build_mirror(root)
+    index = (root / "index.html").read_text()
+    assert "<script>alert" not in index
+    assert "&lt;script&gt;alert(&#34;t&#34;)&lt;/script&gt; &amp; co" in index
+    assert 'href="mirror/site.test/index.html"' in index
+    assert "refused &#34;&lt;x&gt;&#34;" in index
+    assert 'href="javascript:' not in index
+    assert 'id="filter"' in index and "Redirects" in index and "robots" in index
+    tree = lxml.html.document_fromstring(index.encode())
+    hrefs = [a.get("href") for a in tree.iter("a")]
+    locals_ = [h for h in hrefs if h.startswith("mirror/")]
+    assert len(locals_) == 3  # two pages, and the redirect's final file
+    for href in locals_:
+        assert (root / unquote(href)).is_file(), href
+    assert re.search(r"<td class=\"url\">http://site.test/r</td>", index)
+
+
+def test_templates_ship_with_the_package() -> None:
+    from importlib.resources import files
+
+    assert files("archiver.templates").joinpath("index.html").is_file()
+
+
+def test_not_a_snapshot(tmp_path: Path) -> None:
+    from archiver.errors import SnapshotError
+
+    with pytest.raises(SnapshotError, match="not a snapshot"):
+        build_mirror(tmp_path)
+
+
+async def test_crawled_site_mirror(site: Any, run_crawl: Any) -> None:
+    """End to end: crawl a real local server, build the mirror, every local link resolves."""
+    from demo_site import build_demo_site
+
+    await build_demo_site(site).start()
+    result = await run_crawl(site.url("/"))
+    root = result.snapshot.root
+    stats = build_mirror(root)
+    assert stats.errors == []
+    assert stats.pages == 7 and stats.stylesheets == 2
+    host = site.host.replace(":", "+")
+    home = (root / "mirror" / host / "index.html").read_text()
+    for link in ('href="docs/index.html"', 'href="about.html"', 'href="new.html"',
+                 'href="search@q=a%20b&amp;page=2.html"', 'src="img/a.png"',
+                 'srcset="img/a.png 1x, img/b.png 2x"', "url(&#x27;img/b.png&#x27;)",
+                 "url(img/c.png)", 'src="frame.html"', 'href="static/site.css"'):
+        assert link in home, link
+    assert site.url("/") not in home
+    report = Report()
+    check_mirror(root, report)
+    assert report.ok, report
+    index = (root / "index.html").read_text()
+    assert "Demo home" in index and f"mirror/{host}/index.html" in index

@@ -1,0 +1,137 @@
+"""``archiver serve``: the index and the mirror over HTTP on 127.0.0.1, with right content types."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+from snapshot_builder import SnapshotBuilder
+
+from archiver.mirror import build_mirror
+from archiver.serve import content_type_of, make_app
+
+S = "http://site.test"
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    snap.page(f"{S}/", '<link rel=stylesheet href="/s.css"><a href="/a b?x=1">a</a>', title="Home")
+    snap.page(f"{S}/a b?x=1", "<p>query page</p>")
+    snap.file(f"{S}/s.css", b"body{color:red}", "text/css")
+    snap.file(f"{S}/app", b"console.log(1)", "application/javascript")
+    snap.file(f"{S}/blob", b"\x00\x01", "application/x-custom")
+    snap.file(f"{S}/pic.png", b"\x89PNG", "image/png")
+    root = snap.close()
+    build_mirror(root)
+    (tmp_path / "secret.txt").write_text("secret")
+    os.symlink(tmp_path / "secret.txt", root / "mirror" / "site.test" / "leak.html")
+    return root
+
+
+@pytest.fixture
+async def server(snapshot: Path) -> Iterator[TestServer]:
+    test_server = TestServer(make_app(snapshot), host="127.0.0.1")
+    await test_server.start_server()
+    yield test_server
+    await test_server.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "content_type", "contains"),
+    [
+        ("/", 200, "text/html", b"Home"),
+        ("/index.html", 200, "text/html", b"filter"),
+        ("/mirror/site.test/index.html", 200, "text/html", b'href="s.css"'),
+        ("/mirror/site.test/", 200, "text/html", b'href="s.css"'),
+        ("/mirror/site.test/s.css", 200, "text/css", b"color:red"),
+        ("/mirror/site.test/app.js", 200, "text/javascript", b"console"),
+        ("/mirror/site.test/pic.png", 200, "image/png", b"PNG"),
+        ("/mirror/site.test/blob", 200, "application/x-custom", b"\x00\x01"),
+        ("/mirror/site.test/a%20b@x=1.html", 200, "text/html", b"query page"),
+        ("/mirror/site.test/leak.html", 404, None, None),
+        ("/mirror/site.test/../../secret.txt", 404, None, None),
+        ("/mirror/site.test/%2e%2e/%2e%2e/secret.txt", 404, None, None),
+        ("/manifest.sqlite3", 404, None, None),
+        ("/mirror/nothing.html", 404, None, None),
+    ],
+)
+async def test_serves_index_and_mirror(
+    server: TestServer, path: str, status: int, content_type: str | None, contains: bytes | None
+) -> None:
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{server.port}{path}"
+        async with session.get(aiohttp.client.URL(url, encoded=True)) as response:
+            assert response.status == status
+            body = await response.read()
+            if content_type:
+                assert response.content_type == content_type
+            if contains:
+                assert contains in body
+            assert b"secret" not in body
+
+
+@pytest.mark.parametrize(
+    ("name", "recorded", "expected"),
+    [("a.html", None, "text/html"), ("a.css", None, "text/css"), ("a.svg", None, "image/svg+xml"),
+     ("a.woff2", None, "font/woff2"), ("x", "application/x-y", "application/x-y"),
+     ("x", None, "application/octet-stream"), ("a.php.html", None, "text/html")],
+)
+def test_content_type_of(name: str, recorded: str | None, expected: str) -> None:
+    assert content_type_of(name, recorded) == expected
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_serve_command_runs_until_stopped(snapshot: Path, stop: signal.Signals) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "archiver", "serve", str(snapshot), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        assert line.startswith("Serving ") and "http://127.0.0.1:" in line, line
+        url = line.split(" at ", 1)[1].split()[0]
+        import urllib.request
+
+        with urllib.request.urlopen(url + "mirror/site.test/s.css", timeout=5) as response:
+            assert response.read() == b"body{color:red}"
+            assert response.headers["Content-Type"].startswith("text/css")
+        process.send_signal(stop)
+        assert process.wait(timeout=10) == 0
+        stderr = process.stderr.read()  # type: ignore[union-attr]
+        assert "Traceback" not in stderr and "Stopped." in stderr
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()  # type: ignore[union-attr]
+        process.stderr.close()  # type: ignore[union-attr]
+
+
+def test_serve_command_refuses_a_folder_that_is_no_snapshot(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "archiver", "serve", str(tmp_path)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert "archiver mirror" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_port_in_use_is_one_line(snapshot: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "archiver", "serve", str(snapshot), "--port", str(port)],
+            capture_output=True, text=True, timeout=30,
+        )
+    assert result.returncode == 2
+    assert "cannot listen" in result.stderr and "Traceback" not in result.stderr
