@@ -243,11 +243,14 @@ def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mir
     if mirror and not result.interrupted:
         from .mirror import build_mirror
 
-        build_mirror(result.snapshot.root)
+        mirrored = build_mirror(result.snapshot.root)
+        if not quiet:
+            print(mirrored.summary())
     if not quiet:
         print(render_report(result.totals, result.stats))
     if result.interrupted:
         print(f"archiver: crawl stopped ({result.stats.stop_reason}); continue it with: "
-              f"archiver crawl --resume -o {output}", file=sys.stderr)
+              f"archiver crawl --resume -o {output} (or browse what is there after: "
+              f"archiver mirror {output})", file=sys.stderr)
         return EXIT_INTERRUPTED if "signal" in (result.stats.stop_reason or "") else EXIT_FAILED
     return EXIT_OK
