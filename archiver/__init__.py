@@ -20,6 +20,9 @@ from .errors import (  # noqa: E402
 from .manifest import Manifest, ManifestRow  # noqa: E402
 from .run import CrawlResult, crawl  # noqa: E402
 from .snapshot import Snapshot  # noqa: E402
+from .mirror import build_mirror  # noqa: E402
+from .problems import Report  # noqa: E402
+from .verify import verify_snapshot  # noqa: E402
 
 __all__ = [
     "ArchiverError",
@@ -31,9 +34,12 @@ __all__ = [
     "Manifest",
     "ManifestRow",
     "RedirectError",
+    "Report",
     "Snapshot",
     "SnapshotError",
     "WriteError",
     "__version__",
+    "build_mirror",
     "crawl",
+    "verify_snapshot",
 ]

@@ -8,6 +8,8 @@ own scope, rebuilt from crawl.json.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,12 @@ from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, Ma
 from .problems import DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
 from .scope import Scope
 from .urls import try_normalize
-from .warcread import WarcDamage, read_record_at
+from .warcread import WarcDamage, WarcReader
 
 PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
 MAX_REDIRECT_HOPS = 100
+RECORDED_CACHE = 1 << 16
+"""URLs whose manifest lookup is remembered (links repeat from page to page)."""
 
 Records = dict[tuple[str, int], RecordEntry]
 
@@ -31,31 +35,37 @@ def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
     if settings:
         seeds = [try_normalize(str(seed)) for seed in settings.get("seeds") or ()]
         return Scope.from_seeds(
-            [seed for seed in seeds if seed],
+            [seed for seed in seeds if seed is not None],
             kind=settings.get("scope") or "host",
             include=settings.get("include") or (),
             exclude=settings.get("exclude") or (),
             max_depth=settings.get("max_depth"),
         )
-    seeds = [row.url for row in manifest.rows() if row.found_by == "seed"]
-    return Scope.from_seeds(seeds)
+    return Scope.from_seeds(row.url for row in manifest.rows() if row.found_by == "seed")
 
 
 def check_completeness(manifest: Manifest, records: Records, warc_dir: Path, scope: Scope,
                        report: Report) -> None:
     """Report queued URLs, unrecorded in-scope links and redirect chains that end nowhere."""
-    originals = {
-        (entry.url, entry.date): key
-        for key, entry in records.items()
-        if entry.record_type == "response"
-    }
     for row in manifest.rows():
         if row.outcome == QUEUED:
             report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by} on {row.parent}")
         elif row.outcome == REDIRECTED:
             _check_redirect(row, manifest, report)
-        elif row.outcome == FETCHED and _is_parsed(row):
-            _check_links(row, manifest, records, originals, warc_dir, scope, report)
+    originals = {
+        (entry.url, entry.date): key
+        for key, entry in records.items()
+        if entry.record_type == "response"
+    }
+    recorded = lru_cache(maxsize=RECORDED_CACHE)(lambda url: manifest.get(url) is not None)
+    # Pages in WARC order, so each file is read forward once.
+    with WarcReader(warc_dir) as pages, WarcReader(warc_dir) as revisited:
+        for row in manifest.captures():
+            if row.outcome != FETCHED or not _is_parsed(row):
+                continue
+            body, content_type = _read_page(row, records, originals, pages, revisited)
+            if body is not None:
+                _check_links(row, body, content_type, recorded, scope, report)
 
 
 def _is_parsed(row: ManifestRow) -> bool:
@@ -91,12 +101,8 @@ def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> Non
     report.add(DANGLING_REDIRECT, row.url, f"longer than {MAX_REDIRECT_HOPS} hops")
 
 
-def _check_links(row: ManifestRow, manifest: Manifest, records: Records,
-                 originals: dict[tuple[str, str], tuple[str, int]], warc_dir: Path,
-                 scope: Scope, report: Report) -> None:
-    body, content_type = _read_page(row, records, originals, warc_dir)
-    if body is None:
-        return
+def _check_links(row: ManifestRow, body: bytes, content_type: str | None,
+                 recorded: Callable[[str], bool], scope: Scope, report: Report) -> None:
     report.stats["pages parsed"] += 1
     page = extract(body, row.url, mime_type(content_type), content_type)
     for link in page.links:
@@ -104,14 +110,14 @@ def _check_links(row: ManifestRow, manifest: Manifest, records: Records,
         if scope.skip_reason(link.url, row.depth + 1, requisite) is not None:
             continue
         report.stats["in-scope links"] += 1
-        if manifest.get(link.url) is None:
+        if not recorded(link.url):
             kind = "requisite" if requisite else "link"
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
 
 
 def _read_page(row: ManifestRow, records: Records,
                originals: dict[tuple[str, str], tuple[str, int]],
-               warc_dir: Path) -> tuple[bytes | None, str | None]:
+               pages: WarcReader, revisited: WarcReader) -> tuple[bytes | None, str | None]:
     """The decoded body of an archived page and its Content-Type; None if it cannot be read.
 
     A damaged record is left out: the integrity check has reported it.
@@ -120,14 +126,13 @@ def _read_page(row: ManifestRow, records: Records,
     if entry is None or not entry.intact:
         return None, None
     try:
-        stored = read_record_at(warc_dir / entry.file, entry.offset, DEFAULT_DECODE_LIMIT)
+        stored = pages.read(entry.file, entry.offset, DEFAULT_DECODE_LIMIT)
         if entry.record_type == "revisit":
             key = originals.get(entry.refers_to or ("", ""))
             original = records.get(key) if key else None
             if original is None or not original.intact:
                 return None, None
-            payload = read_record_at(warc_dir / original.file, original.offset,
-                                     DEFAULT_DECODE_LIMIT).payload
+            payload = revisited.read(original.file, original.offset, DEFAULT_DECODE_LIMIT).payload
         else:
             payload = stored.payload
     except (OSError, WarcDamage, *PARSE_ERRORS):

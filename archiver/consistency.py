@@ -50,9 +50,9 @@ def check_manifest(
     for key, entry in records.items():
         if key in claimed:
             continue
-        row = manifest.get(entry.url)
-        if row is None or not row.warc_file:
-            state = "no row" if row is None else f"its row ({row.outcome}) names no record"
+        found = manifest.get(entry.url)
+        if found is None or not found.warc_file:
+            state = "no row" if found is None else f"its row ({found.outcome}) names no record"
             report.add(UNLISTED_RECORD, f"{entry.file}@{entry.offset}",
                        f"{entry.record_type} for {entry.url}: {state}")
 

@@ -21,7 +21,7 @@ class QueueItem:
     depth: int
     redirects_left: int
     requisite: bool = False
-    """Fetched to render a page (image, CSS...): its own links are not followed."""
+    """Fetched to render a page (image, CSS...): host scope and --max-depth do not apply."""
     chain: tuple[str, ...] = ()
     """URLs that redirected here in this chain, to tell a loop from chains that meet."""
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote
+
+import lxml.etree
 
 from .links import is_fetchable_reference, iter_css_urls, iter_html_references, parse_html
 from .problems import BROKEN_MIRROR_LINK, Report
@@ -20,7 +23,9 @@ HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 CSS_SUFFIXES = (".css",)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 MAX_DOCUMENT = 64 * 1024 * 1024
-"""Mirrored documents larger than this are checked only up to this size."""
+"""Stylesheets larger than this are checked only up to this size."""
+STREAM_HTML_FROM = 1024 * 1024
+"""HTML files larger than this are parsed as a stream (a big index.html)."""
 
 
 def local_target(value: str) -> str | None:
@@ -38,24 +43,23 @@ def local_target(value: str) -> str | None:
 
 def check_mirror(root: Path, report: Report) -> None:
     """Check the links of snapshot/index.html and of every HTML and CSS file under mirror/."""
-    root_real = os.path.realpath(root)
+    root_real = os.path.normpath(os.path.abspath(root))
+    _is_file.cache_clear()
     for document in _documents(root):
         report.stats["mirror documents"] += 1
         relative = document.relative_to(root).as_posix()
+        folder = os.path.normpath(os.path.abspath(document.parent))
         try:
-            with open(document, "rb") as fh:
-                data = fh.read(MAX_DOCUMENT)
-        except OSError as exc:
-            report.add(BROKEN_MIRROR_LINK, relative, f"cannot read: {exc.strerror}")
-            continue
-        for value in _references(document, data):
-            target = local_target(value)
-            if target is None:
-                continue
-            report.stats["mirror links"] += 1
-            why = _broken(document.parent, target, root_real)
-            if why:
-                report.add(BROKEN_MIRROR_LINK, relative, f"{value!r} {why}")
+            for value in _references(document):
+                target = local_target(value)
+                if target is None:
+                    continue
+                report.stats["mirror links"] += 1
+                why = _broken(folder, target, root_real)
+                if why:
+                    report.add(BROKEN_MIRROR_LINK, relative, f"{value!r} {why}")
+        except (OSError, lxml.etree.LxmlError) as exc:
+            report.add(BROKEN_MIRROR_LINK, relative, f"cannot read: {exc}")
 
 
 def _documents(root: Path) -> Iterator[Path]:
@@ -68,27 +72,51 @@ def _documents(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
-def _references(document: Path, data: bytes) -> Iterator[str]:
+def _references(document: Path) -> Iterator[str]:
+    """Every link value in a mirrored HTML or CSS file."""
+    size = document.stat().st_size
     if document.name.lower().endswith(CSS_SUFFIXES):
-        for _start, _end, value in iter_css_urls(data.decode("utf-8", errors="replace")):
+        with open(document, "rb") as fh:
+            # read(n) allocates n bytes up front: ask only for what the file holds.
+            text = fh.read(min(size, MAX_DOCUMENT)).decode("utf-8", errors="replace")
+        for _start, _end, value in iter_css_urls(text):
             yield value
-        return
-    tree = parse_html(data)
-    if tree is None:
-        return
-    for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
-        yield value
+    elif size > STREAM_HTML_FROM:
+        yield from _streamed_html_references(document)
+    else:
+        tree = parse_html(document.read_bytes())
+        if tree is not None:
+            for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
+                yield value
 
 
-def _broken(folder: Path, target: str, root_real: str) -> str | None:
+def _streamed_html_references(document: Path) -> Iterator[str]:
+    """Links of a large HTML file, parsed element by element so its tree never builds up."""
+    for _event, element in lxml.etree.iterparse(str(document), events=("end",), html=True,
+                                                 recover=True, huge_tree=True):
+        # Children were cleared at their own end: this visits the element alone.
+        for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
+            yield value
+        element.clear()
+        while element.getprevious() is not None:
+            del element.getparent()[0]
+
+
+def _broken(folder: str, target: str, root_real: str) -> str | None:
     """Why a link from a file in ``folder`` to ``target`` resolves to no file, or None."""
     if target.startswith("/"):
         return "is root-relative: offline it points outside the snapshot"
-    path = os.path.realpath(os.path.join(folder, target))
+    path = os.path.normpath(os.path.join(folder, target))
     if path != root_real and not path.startswith(root_real + os.sep):
         return "points outside the snapshot"
-    if os.path.isdir(path):
-        path = os.path.join(path, "index.html")
-    if not os.path.isfile(path):
+    if not _is_file(path):
         return "resolves to no file"
     return None
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_file(path: str) -> bool:
+    """True if ``path`` is a file, or a folder with an index.html (as a browser opens it)."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "index.html")
+    return os.path.isfile(path)

@@ -20,6 +20,7 @@ archiver.errors.SnapshotError: ... is not a snapshot: no manifest.sqlite3, crawl
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -40,6 +41,7 @@ from .problems import (
     MISSING_SETTINGS,
     Report,
 )
+from .scope import Scope
 from .snapshot import Snapshot
 
 EXIT_OK = 0
@@ -79,7 +81,7 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
                        snapshot.mirror_dir if check_mirror else None)
         check_cdxj(snapshot.cdxj_path, scan.records, scan.damaged, report)
         report.checks.append(COMPLETENESS)
-        scope = crawl_scope(_settings(snapshot, report), manifest)
+        scope = _scope(snapshot, manifest, report)
         check_completeness(manifest, scan.records, snapshot.warc_dir, scope, report)
     if check_mirror and (snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file()):
         report.checks.append(MIRROR)
@@ -111,6 +113,15 @@ def _settings(snapshot: Snapshot, report: Report) -> dict[str, Any] | None:
         report.add(MISSING_SETTINGS, "crawl.json", "no settings with seeds")
         return None
     return settings
+
+
+def _scope(snapshot: Snapshot, manifest: Manifest, report: Report) -> Scope:
+    settings = _settings(snapshot, report)
+    try:
+        return crawl_scope(settings, manifest)
+    except (re.error, TypeError, ValueError) as exc:
+        report.add(MISSING_SETTINGS, "crawl.json", f"settings do not make a scope: {exc}")
+        return crawl_scope(None, manifest)
 
 
 def verify_command(snapshot: Path, as_json: bool, check_mirror: bool) -> int:

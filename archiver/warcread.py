@@ -220,15 +220,42 @@ class StoredRecord:
     """The HTTP payload as stored (still content-encoded), at most the limit asked for."""
 
 
-def read_record_at(path: Path, offset: int, limit: int) -> StoredRecord:
-    """Read the record at ``offset`` of a WARC file; raises WarcDamage or warcio's errors."""
-    with open(path, "rb") as fh:
-        gzipped = is_gzipped(fh.read(2))
-        fh.seek(offset)
-        stream = Source(fh, gzipped, offset).next_stream()
-        record = ArcWarcRecordLoader(verify_http=False).parse_record_stream(
-            stream, known_format="warc"
-        )
+class WarcReader:
+    """Reads records back by file name and offset, keeping the last file open.
+
+    >>> # with WarcReader(Path("snap/warc")) as reader: reader.read("a.warc.gz", 0, 1024)
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._name = ""
+        self._fh: IO[bytes] | None = None
+        self._gzipped = False
+        self._loader = ArcWarcRecordLoader(verify_http=False)
+
+    def __enter__(self) -> WarcReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the open file; safe to call twice."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+            self._name = ""
+
+    def read(self, name: str, offset: int, limit: int) -> StoredRecord:
+        """The record at ``offset`` of ``name``; raises OSError, WarcDamage or warcio errors."""
+        if self._fh is None or name != self._name:
+            self.close()
+            self._fh = open(self.folder / name, "rb")  # noqa: SIM115
+            self._name = name
+            self._gzipped = is_gzipped(self._fh.read(2))
+        self._fh.seek(offset)
+        stream = Source(self._fh, self._gzipped, offset).next_stream()
+        record = self._loader.parse_record_stream(stream, known_format="warc")
         payload = bytearray()
         while len(payload) < limit:
             data = record.raw_stream.read(min(CHUNK, limit - len(payload)))

@@ -2,7 +2,8 @@
 
 The snapshot is written with the library (WARC, manifest, CDXJ, crawl.json and a
 mirror of relative links), as a crawl of a site of N linked pages would leave it.
-Verify runs in a fresh process so its peak RSS is its own.
+Generation and verify each run in a fresh process, so verify's peak RSS is its own
+(a child forked from a big parent inherits the parent's high-water mark).
 
     python benchmarks/verify_bench.py --pages 10000
     python benchmarks/verify_bench.py --pages 10000 --body-kb 64 --big-mb 200
@@ -79,7 +80,8 @@ def generate(root: Path, pages: int, body_kb: int, big_mb: int) -> None:
     (root / "crawl.json").write_text(json.dumps({"archiver_version": "bench",
                                                  "settings": config.to_json()}))
     resources = [(f"http://{HOST}/style.css", b"body { background: url(logo.png) }", "text/css"),
-                 (f"http://{HOST}/logo.png", b"\x89PNG" + bytes(range(256)) * 8, "image/png")]
+                 (f"http://{HOST}/logo.png", b"\x89PNG" + bytes(range(256)) * 8, "image/png"),
+                 (f"http://{HOST}/logo-copy.png", b"\x89PNG" + bytes(range(256)) * 8, "image/png")]
     if big_mb:
         resources.append((f"http://{HOST}/big.bin", os.urandom(big_mb * 1024 * 1024),
                           "application/octet-stream"))
@@ -136,14 +138,20 @@ def main() -> int:
     parser.add_argument("--big-mb", type=int, default=0, help="add one response of this many MiB")
     parser.add_argument("--keep", type=Path, help="build the snapshot here and keep it")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         measure(args.measure)
         return 0
+    if args.generate:
+        generate(args.generate, args.pages, args.body_kb, args.big_mb)
+        return 0
     with tempfile.TemporaryDirectory() as scratch:
         root = args.keep or Path(scratch) / "snap"
         started = time.perf_counter()
-        generate(root, args.pages, args.body_kb, args.big_mb)
+        subprocess.run([sys.executable, __file__, "--generate", str(root), "--pages",
+                        str(args.pages), "--body-kb", str(args.body_kb), "--big-mb",
+                        str(args.big_mb)], check=True)
         warc_bytes = sum(p.stat().st_size for p in (root / "warc").iterdir())
         print(f"generated {args.pages} pages, {warc_bytes / 1024**2:.1f} MiB of WARC "
               f"in {time.perf_counter() - started:.1f} s", file=sys.stderr)

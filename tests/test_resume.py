@@ -111,3 +111,7 @@ async def test_interrupt_then_resume(site, tmp_path, how):
     # Every manifest location holds that URL's record, and the WARCs hold every page.
     captured = set(warc_responses(output))
     assert set(pages) <= captured
+    verified = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
+        capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import shutil
 import sqlite3
+import tracemalloc
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from archiver.manifest import Manifest, ManifestRow
 from archiver.mirrorcheck import local_target
 from archiver.problems import KINDS
 from archiver.verify import verify_command, verify_snapshot
+from archiver.warc import Capture, WarcFiles
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 
@@ -118,7 +122,9 @@ def delete_mirror_file(root: Path) -> None:
 
 def break_mirror_link(root: Path) -> None:
     page = root / "mirror" / str(row_for(root, "/a").local_path)
-    page.write_text(page.read_text() + '<a href="no-such-page.html">gone</a>')
+    text = page.read_text()
+    assert "</body>" in text
+    page.write_text(text.replace("</body>", '<a href="no-such-page.html">gone</a></body>'))
 
 
 def unrecord_link(root: Path) -> None:
@@ -207,6 +213,16 @@ async def test_no_mirror_skips_mirror_links(snapshot: Path) -> None:
     assert "mirror" not in report.checks
 
 
+async def test_large_mirror_pages_are_streamed(snapshot: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    if not has_mirror():
+        pytest.skip("the mirror stage is not available")
+    monkeypatch.setattr("archiver.mirrorcheck.STREAM_HTML_FROM", 0)
+    clean = verify_snapshot(snapshot)
+    assert clean.ok, clean.render_text(str(snapshot))
+    break_mirror_link(snapshot)
+    assert list(verify_snapshot(snapshot).counts) == ["broken_mirror_link"]
+
+
 async def test_cli_verify_json(snapshot: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert cli.main(["verify", str(snapshot), "--json", "--no-mirror"]) == 0
     report = json.loads(capsys.readouterr().out)
@@ -241,6 +257,16 @@ def test_not_a_snapshot_exits_2(tmp_path: Path, make: str, capsys) -> None:  # t
     assert captured.out == ""
     assert captured.err.count("\n") == 1
     assert "is not a snapshot" in captured.err
+
+
+async def test_unreadable_settings_fall_back_to_the_seeds(snapshot: Path) -> None:
+    data = json.loads((snapshot / "crawl.json").read_text())
+    data["settings"]["exclude"] = ["("]
+    (snapshot / "crawl.json").write_text(json.dumps(data))
+    report = verify_snapshot(snapshot)
+    assert list(report.counts) == ["missing_settings"]
+    (snapshot / "crawl.json").unlink()
+    assert list(verify_snapshot(snapshot).counts) == ["missing_settings"]
 
 
 async def test_missing_manifest_is_a_problem(snapshot: Path) -> None:
@@ -279,3 +305,32 @@ def test_every_problem_kind_has_a_check_and_title() -> None:
 ])
 def test_local_target(value: str, expected: str | None) -> None:
     assert local_target(value) == expected
+
+
+def test_verify_streams_large_records(tmp_path: Path) -> None:
+    """Memory does not follow record size: a 40 MB record verifies in a few MB of Python heap."""
+    body = bytes(range(256)) * (40 * 4096)
+    capture = Capture(
+        url="http://big.example/blob", date=datetime.now(UTC), request_line="GET /blob HTTP/1.1",
+        request_headers=[("Host", "big.example")], status_line="200 OK", http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "application/octet-stream")], body=io.BytesIO(body),
+        body_length=len(body), payload_digest=_sha1(body),
+    )
+    with WarcFiles(tmp_path, prefix="big", max_size=10**9) as warcs:
+        warcs.write_capture(capture)
+    del body, capture
+    tracemalloc.start()
+    try:
+        report = verify_snapshot(tmp_path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.ok, report.render_text(str(tmp_path))
+    assert peak < 8 * 1024 * 1024
+
+
+def _sha1(data: bytes) -> str:
+    import base64
+    import hashlib
+
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
