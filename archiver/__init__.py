@@ -18,10 +18,10 @@ from .errors import (  # noqa: E402
     WriteError,
 )
 from .manifest import Manifest, ManifestRow  # noqa: E402
-from .run import CrawlResult, crawl  # noqa: E402
-from .snapshot import Snapshot  # noqa: E402
 from .mirror import build_mirror  # noqa: E402
 from .problems import Report  # noqa: E402
+from .run import CrawlResult, crawl  # noqa: E402
+from .snapshot import Snapshot  # noqa: E402
 from .verify import verify_snapshot  # noqa: E402
 
 __all__ = [
