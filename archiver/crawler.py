@@ -176,7 +176,7 @@ class Crawler:
     async def _handle_response(self, item: QueueItem, outcome: FetchOutcome) -> None:
         capture = outcome.capture
         assert capture is not None
-        status = int(capture.status_line.split(" ", 1)[0])
+        status = capture.status
         headers = {name.lower(): value for name, value in capture.response_headers}
         content_type = headers.get("content-type")
         self.stats.fetched += 1

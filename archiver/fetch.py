@@ -204,12 +204,10 @@ class Fetcher:
                 if not exc.retryable:
                     break
             else:
-                status = int(capture.status_line.split(" ", 1)[0])
-                if status not in RETRY_STATUSES:
+                if capture.status not in RETRY_STATUSES:
                     return FetchOutcome(capture, tries)
-                error = f"HTTP {status}"
-                retry_after = parse_retry_after(dict(
-                    (k.lower(), v) for k, v in capture.response_headers).get("retry-after"))
+                error = f"HTTP {capture.status}"
+                retry_after = parse_retry_after(capture.header("retry-after"))
             if tries < self.config.max_tries:
                 if capture is not None:
                     capture.body.close()
@@ -227,14 +225,13 @@ class Fetcher:
             except FetchError:
                 return None, b""
             with capture.body:
-                status = int(capture.status_line.split(" ", 1)[0])
-                location = dict((k.lower(), v) for k, v in capture.response_headers).get("location")
-                if status in (301, 302, 303, 307, 308) and location:
+                location = capture.header("location")
+                if capture.status in (301, 302, 303, 307, 308) and location:
                     url = str(URL(url).join(URL(location)))
                     continue
-                encoding = dict((k.lower(), v) for k, v in capture.response_headers).get(
-                    "content-encoding")
-                return status, decode_payload(capture.body.read(), encoding, 512 * 1024)
+                body = decode_payload(capture.body.read(), capture.header("content-encoding"),
+                                      512 * 1024)
+                return capture.status, body
         return None, b""
 
     async def fetch_once(self, url: str) -> Capture:

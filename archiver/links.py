@@ -59,7 +59,9 @@ REQUISITE_RELS = frozenset(
     {"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload",
      "manifest", "mask-icon", "image_src"}
 )
-_LINK_TAGS = frozenset(tag for tag, _ in HTML_LINK_ATTRS)
+_ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
+for _tag, _attribute in HTML_LINK_ATTRS:
+    _ATTRS_BY_TAG[_tag] = (*_ATTRS_BY_TAG.get(_tag, ()), _attribute)
 SKIPPED_SCHEMES = ("data:", "javascript:", "mailto:", "tel:", "about:", "blob:", "#")
 
 _CSS_URL = re.compile(
@@ -195,10 +197,9 @@ def iter_html_references(
         if not isinstance(tag, str):
             continue
         tag = tag.lower()
-        if tag in _LINK_TAGS:
-            for (link_tag, attribute), _ in HTML_LINK_ATTRS.items():
-                if link_tag != tag:
-                    continue
+        attributes = _ATTRS_BY_TAG.get(tag)
+        if attributes:
+            for attribute in attributes:
                 value = element.get(attribute)
                 kind = link_kind(element, attribute) if value is not None else None
                 if value is None or kind is None:

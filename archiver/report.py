@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -51,8 +52,8 @@ def human_bytes(count: float) -> str:
 def summary(manifest: Manifest) -> dict[str, Any]:
     """Counts of the whole snapshot, read from its manifest (so resumed runs add up)."""
     by_outcome = manifest.count_by("outcome")
-    rows = list(manifest.rows(FAILED))
-    errors = [(row.url, row.reason or "") for row in rows[:MAX_ERRORS_SHOWN]]
+    errors = [(row.url, row.reason or "")
+              for row in itertools.islice(manifest.rows(FAILED), MAX_ERRORS_SHOWN)]
     total_bytes = 0
     by_status: Counter[str] = Counter()
     by_type: Counter[str] = Counter()

@@ -29,6 +29,7 @@ from urllib.parse import urljoin
 from .charsets import View, declared_charset, known_encoding, sniff_bom
 from .links import (
     HTML_LINK_ATTRS,
+    SRCSET_ATTRS,
     is_fetchable_reference,
     iter_css_urls,
     link_kind,
@@ -45,10 +46,8 @@ Resolver = Callable[[str], "str | None"]
 # local or absolute, so no relative URL points into the void.
 EXTRA_LINK_ATTRS = frozenset(
     {("form", "action"), ("button", "formaction"), ("blockquote", "cite"), ("q", "cite"),
-     ("del", "cite"), ("ins", "cite"), ("use", "href"), ("image", "href"),
-     ("use", "xlink:href"), ("image", "xlink:href"), ("link", "imagesrcset")}
+     ("del", "cite"), ("ins", "cite")}
 )
-SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
 # Kept under another name: a rewritten file fails its integrity hash, and a
 # crossorigin request to a file:// URL fails.
 NEUTRALISED_ATTRS = frozenset({"integrity", "crossorigin"})

@@ -72,6 +72,16 @@ class Capture:
     truncated: str | None = None
     """Why the body was cut short, as WARC-Truncated says it: length, time or disconnect."""
 
+    @property
+    def status(self) -> int:
+        """The HTTP status code."""
+        return int(self.status_line.split(" ", 1)[0])
+
+    def header(self, name: str) -> str | None:
+        """The first response header called ``name`` (any case), or None."""
+        name = name.lower()
+        return next((v for k, v in self.response_headers if k.lower() == name), None)
+
 
 @dataclass(frozen=True)
 class Written:
