@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from .config import CrawlConfig
 from .content import decode_payload, mime_type
@@ -36,14 +35,6 @@ PARSE_IN_THREAD_BYTES = 256 * 1024
 """Documents larger than this are parsed off the event loop."""
 
 
-@dataclass(frozen=True)
-class Found:
-    """Where an item was found, for its manifest row."""
-
-    found_by: str
-    parent: str | None
-
-
 class Crawler:
     """Runs one crawl over ready-made stages (see crawl.run_crawl for the wiring)."""
 
@@ -64,7 +55,6 @@ class Crawler:
         self.scope = scope
         self.stats = stats
         self.policy = policy
-        self._origins: dict[str, Found] = {}
         self._skipped: set[int] = set()
         self._pages_started = 0
         self._bytes_done = 0
@@ -85,13 +75,12 @@ class Crawler:
     def stopped(self) -> bool:
         return self._stop.is_set()
 
-    async def add(self, url: str, depth: int, found: Found, requisite: bool = False,
-                  redirects_left: int | None = None) -> None:
+    async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> None:
         """Queue a URL met outside a page (a seed, or a URL queued by an earlier run)."""
         self.frontier.claim(url)
-        self._origins[url] = found
-        left = self.config.max_redirects if redirects_left is None else redirects_left
-        await self.frontier.put(QueueItem(url, depth, left, requisite))
+        await self.frontier.put(QueueItem(url, depth, self.config.max_redirects,
+                                          requisite=found_by == "requisite",
+                                          found_by=found_by, parent=parent))
 
     async def run(self) -> None:
         """Crawl until the frontier is empty or stop() is called.
@@ -131,8 +120,7 @@ class Crawler:
             self.stop(f"write error: {error}")
 
     def _row(self, item: QueueItem, outcome: str, **facts: object) -> ManifestRow:
-        found = self._origins.pop(item.url, None) or Found("link", None)
-        return ManifestRow(url=item.url, found_by=found.found_by, parent=found.parent,
+        return ManifestRow(url=item.url, found_by=item.found_by, parent=item.parent,
                            depth=item.depth, outcome=outcome, **facts)  # type: ignore[arg-type]
 
     def _limit_reason(self) -> str | None:
@@ -225,12 +213,11 @@ class Crawler:
         queue: list[QueueItem] = []
         for link in page.links:
             requisite = link.kind == REQUISITE
-            found_by = "requisite" if requisite else "link"
-            self._consider(link.url, item.depth + 1, requisite, Found(found_by, item.url),
-                           met, queue, self.config.max_redirects)
+            self._consider(link.url, item.depth + 1, requisite, "requisite" if requisite else "link",
+                           item.url, met, queue, self.config.max_redirects)
         return met, queue
 
-    def _consider(self, url: str, depth: int, requisite: bool, found: Found,
+    def _consider(self, url: str, depth: int, requisite: bool, found_by: str, parent: str,
                   met: list[ManifestRow], queue: list[QueueItem], redirects_left: int,
                   chain: tuple[str, ...] = ()) -> None:
         if self.frontier.seen(url):
@@ -241,14 +228,12 @@ class Crawler:
             if key not in self._skipped:  # record once; it may still be claimed later
                 self._skipped.add(key)
                 self.stats.skipped += 1
-                met.append(ManifestRow(url=url, found_by=found.found_by, parent=found.parent,
-                                       depth=depth, outcome=SKIPPED, reason=reason))
+                met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth,
+                                       outcome=SKIPPED, reason=reason))
             return
         self.frontier.claim(url)
-        self._origins[url] = found
-        met.append(ManifestRow(url=url, found_by=found.found_by, parent=found.parent,
-                               depth=depth, outcome=QUEUED))
-        queue.append(QueueItem(url, depth, redirects_left, requisite, chain))
+        met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
+        queue.append(QueueItem(url, depth, redirects_left, requisite, chain, found_by, parent))
 
     async def _handle_redirect(self, item: QueueItem, capture: Capture, target: str,
                                facts: Mapping[str, object]) -> None:
@@ -263,8 +248,8 @@ class Crawler:
         else:
             outcome, reason = REDIRECTED, None
             # Same scope rules as a link; a target already met ends the chain (chains meet).
-            self._consider(target, item.depth, item.requisite, Found("redirect", item.url),
-                           met, queue, item.redirects_left - 1, chain)
+            self._consider(target, item.depth, item.requisite, "redirect", item.url, met, queue,
+                           item.redirects_left - 1, chain)
         if outcome == FAILED:
             self.stats.failed += 1
         row = self._row(item, outcome, reason=reason, redirect_to=target, **facts)

@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS urls (
     local_path TEXT
 );
 CREATE INDEX IF NOT EXISTS urls_outcome ON urls (outcome);
+CREATE INDEX IF NOT EXISTS urls_payload ON urls (payload_digest) WHERE record_type = 'response';
 """
 
 
@@ -178,6 +179,14 @@ class Manifest:
         for found in cursor:
             yield _row(found)
 
+    def first_capture(self, digest: str) -> tuple[str, str] | None:
+        """URL and WARC-Date of a whole, non-empty response record whose payload is ``digest``."""
+        found = self._db.execute(
+            "SELECT url, fetched_at FROM urls WHERE payload_digest = ? AND record_type = 'response' "
+            "AND length > 0 AND NOT truncated LIMIT 1", (digest,)
+        ).fetchone()
+        return (found[0], found[1]) if found else None
+
     def count_by(self, column: str) -> dict[str, int]:
         """Row counts grouped by one column (outcome, status, content_type...)."""
         if column not in FIELDS:
@@ -206,3 +215,21 @@ class Manifest:
             updates.append((final, url))
         self._db.executemany("UPDATE urls SET final_url = ? WHERE url = ?", updates)
         self._db.commit()
+
+
+class StoredPayloads:
+    """The WARC writer's index of stored payloads (warc.PayloadIndex), kept in the manifest.
+
+    The writer upserts a capture's row right after its record, on the same
+    connection, so the manifest already answers for every payload stored,
+    this run or an earlier one, and RAM does not grow with the crawl.
+    """
+
+    def __init__(self, manifest: Manifest) -> None:
+        self._manifest = manifest
+
+    def find(self, digest: str) -> tuple[str, str] | None:
+        return self._manifest.first_capture(digest)
+
+    def add(self, digest: str, url: str, date: str) -> None:
+        pass  # the capture's manifest row records it

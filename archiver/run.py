@@ -21,11 +21,11 @@ from typing import Any
 
 from . import __version__
 from .config import CrawlConfig
-from .crawler import Crawler, Found
+from .crawler import Crawler
 from .errors import ArchiverError, SnapshotError
 from .fetch import Fetcher
-from .frontier import MemoryFrontier
-from .manifest import QUEUED, SKIPPED, Manifest, ManifestRow
+from .frontier import SqliteFrontier
+from .manifest import QUEUED, SKIPPED, Manifest, ManifestRow, StoredPayloads
 from .politeness import HostPolicy
 from .report import CrawlStats, render_report, summary
 from .scope import Scope
@@ -126,24 +126,21 @@ async def _seed(crawler: Crawler, writer: Writer, seeds: list[str]) -> None:
             continue
         row = ManifestRow(url=seed, found_by="seed", depth=0, outcome=QUEUED)
         await writer.put(WriteItem(None, met=[row]))
-        await crawler.add(seed, 0, Found("seed", None))
+        await crawler.add(seed, 0, "seed")
 
 
-async def _reload(crawler: Crawler, manifest: Manifest, warcs: WarcFiles) -> tuple[int, int]:
+async def _reload(crawler: Crawler, manifest: Manifest) -> tuple[int, int]:
     """Refill the frontier from the manifest of an interrupted crawl; returns pages and bytes done."""
     pages = size = 0
     for row in manifest.rows():
         if row.outcome == SKIPPED:
             continue
         if row.outcome == QUEUED:
-            await crawler.add(row.url, row.depth, Found(row.found_by, row.parent),
-                              requisite=row.found_by == "requisite")
+            await crawler.add(row.url, row.depth, row.found_by, row.parent)
             continue
         crawler.frontier.claim(row.url)
         pages += 1
         size += row.length or 0
-        if row.record_type == "response" and row.payload_digest and row.length and row.fetched_at:
-            warcs.remember_payload(row.payload_digest, row.url, row.fetched_at)
     return pages, size
 
 
@@ -169,21 +166,21 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
         "isPartOf": config.warc_prefix,
         "description": "crawl of " + " ".join(seeds),
         "http-header-user-agent": config.user_agent,
-    })
+    }, payloads=StoredPayloads(manifest))
     writer = Writer(snapshot, warcs, manifest, config.writer_queue_size)
     scope = Scope.from_seeds(seeds, config.scope, config.include, config.exclude, config.max_depth)
     result = CrawlResult(snapshot, CrawlStats(), warnings=warnings)
-    with _crawl_log(snapshot):
+    frontier = SqliteFrontier(snapshot.frontier_path)
+    with _crawl_log(snapshot), contextlib.closing(frontier):
         async with Fetcher(config) as fetcher:
             policy = HostPolicy(
                 concurrency=config.host_concurrency or config.concurrency, delay=config.delay,
                 obey_robots=config.obey_robots, user_agent=config.user_agent,
                 fetch_robots=fetcher.fetch_robots, max_delay=config.max_retry_after,
             )
-            crawler = Crawler(config, MemoryFrontier(), fetcher, writer, scope, result.stats,
-                              policy)
+            crawler = Crawler(config, frontier, fetcher, writer, scope, result.stats, policy)
             if resume:
-                crawler.count_done(*await _reload(crawler, manifest, warcs))
+                crawler.count_done(*await _reload(crawler, manifest))
             writer_task = asyncio.create_task(writer.run())
             progress = asyncio.create_task(_show_progress(crawler)) if config.progress else None
             try:

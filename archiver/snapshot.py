@@ -42,6 +42,11 @@ class Snapshot:
         return self.root / "manifest.sqlite3"
 
     @property
+    def frontier_path(self) -> Path:
+        """The crawl's queue while it runs (removed at the end; the manifest is what resumes)."""
+        return self.root / "frontier.sqlite3"
+
+    @property
     def crawl_json_path(self) -> Path:
         return self.root / "crawl.json"
 

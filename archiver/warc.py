@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -153,6 +153,29 @@ class _RecordWriter(WARCWriter):
         self._write_warc_record(_GzipMember(out), record)
 
 
+class PayloadIndex(Protocol):
+    """Where the first capture of a payload is found, so an identical one becomes a revisit."""
+
+    def find(self, digest: str) -> tuple[str, str] | None:
+        """The URL and WARC-Date of the response record that stored ``digest``, if any."""
+
+    def add(self, digest: str, url: str, date: str) -> None:
+        """Note a response record just written with ``digest``."""
+
+
+class MemoryPayloads:
+    """A PayloadIndex in a dict (crawls use the manifest instead, so RAM does not grow)."""
+
+    def __init__(self) -> None:
+        self._stored: dict[str, tuple[str, str]] = {}
+
+    def find(self, digest: str) -> tuple[str, str] | None:
+        return self._stored.get(digest)
+
+    def add(self, digest: str, url: str, date: str) -> None:
+        self._stored.setdefault(digest, (url, date))
+
+
 class WarcFiles:
     """The warc/ folder of a snapshot: one open file at a time, rolled over near max_size.
 
@@ -169,6 +192,7 @@ class WarcFiles:
         *,
         clock: Callable[[], datetime] | None = None,
         make_id: Callable[[], str] | None = None,
+        payloads: PayloadIndex | None = None,
     ) -> None:
         self.folder = folder
         self.prefix = prefix
@@ -180,7 +204,7 @@ class WarcFiles:
         self._file: IO[bytes] | None = None
         self._name = ""
         self._serial = self._last_serial()
-        self._stored: dict[str, tuple[str, str]] = {}
+        self._payloads = payloads or MemoryPayloads()
         self.files_written: list[str] = []
 
     def __enter__(self) -> WarcFiles:
@@ -196,10 +220,6 @@ class WarcFiles:
             if tail.isdigit():
                 serials.append(int(tail))
         return max(serials, default=0)
-
-    def remember_payload(self, digest: str, url: str, date: str) -> None:
-        """Note a payload already stored (on resume), so an identical one becomes a revisit."""
-        self._stored.setdefault(digest, (url, date))
 
     def current_name(self) -> str:
         """The name of the file being written, opening one if needed."""
@@ -255,7 +275,7 @@ class WarcFiles:
             archived_headers(capture.response_headers),
             protocol=capture.http_version,
         )
-        previous = self._stored.get(capture.payload_digest)
+        previous = self._payloads.find(capture.payload_digest)
         if previous and capture.body_length > 0 and not capture.truncated:
             response = self._builder.create_revisit_record(
                 capture.url,
@@ -280,7 +300,7 @@ class WarcFiles:
             )
             record_type = "response"
             if capture.body_length > 0 and not capture.truncated:
-                self._stored[capture.payload_digest] = (capture.url, date)
+                self._payloads.add(capture.payload_digest, capture.url, date)
         request = self._builder.create_warc_record(
             capture.url,
             "request",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
+import hashlib
 import io
 import json
 from datetime import UTC, datetime
@@ -13,6 +15,7 @@ from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.manifest import Manifest, ManifestRow, StoredPayloads
 from archiver.warc import Capture, WarcFiles
 
 
@@ -189,3 +192,38 @@ def test_golden_record_with_fixed_clock_and_ids(tmp_path):
             "X-Archiver-Transfer-Encoding: chunked\r\n\r\nhello\r\n\r\n") in response
     assert "WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000002>" in response
     assert written.warc_file == "golden-20260102030405-00001.warc.gz"
+
+
+def test_payload_stored_by_an_earlier_run_becomes_a_revisit(tmp_path):
+    """Stored payloads are looked up in the manifest, so a resumed crawl still deduplicates."""
+
+    def capture(path: str, body: bytes) -> Capture:
+        return Capture(
+            url=f"http://example.com/{path}", date=datetime.now(UTC), request_line=f"GET /{path} HTTP/1.1",
+            request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
+            response_headers=[("Content-Type", "image/png")], body=io.BytesIO(body),
+            body_length=len(body),
+            payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
+        )
+
+    def store(warcs: WarcFiles, manifest: Manifest, path: str, body: bytes):
+        written = warcs.write_capture(capture(path, body))
+        manifest.upsert(ManifestRow(
+            url=f"http://example.com/{path}", found_by="link", depth=1, outcome="fetched",
+            length=len(body), payload_digest=written.payload_digest, fetched_at=written.date,
+            warc_file=written.warc_file, warc_offset=written.offset, warc_length=written.length,
+            record_type=written.record_type))
+        return written
+
+    with Manifest.open(tmp_path / "manifest.sqlite3") as manifest:
+        with WarcFiles(tmp_path, "run", 10**9, payloads=StoredPayloads(manifest)) as first_run:
+            original = store(first_run, manifest, "a.png", b"same bytes")
+            assert store(first_run, manifest, "b.png", b"same bytes").record_type == "revisit"
+        manifest.commit()
+    with (Manifest.open(tmp_path / "manifest.sqlite3") as manifest,
+          WarcFiles(tmp_path, "run", 10**9, payloads=StoredPayloads(manifest)) as second_run):
+        again = store(second_run, manifest, "c.png", b"same bytes")
+        other = store(second_run, manifest, "d.png", b"other bytes")
+    assert again.record_type == "revisit" and again.refers_to == "http://example.com/a.png"
+    assert again.payload_digest == original.payload_digest
+    assert other.record_type == "response"

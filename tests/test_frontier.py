@@ -1,0 +1,105 @@
+"""The frontier: FIFO order across RAM and disk, join semantics, and a crawl through the disk queue."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from pathlib import Path
+
+import pytest
+from conftest import manifest_rows
+
+from archiver import run
+from archiver.frontier import MemoryFrontier, QueueItem, SqliteFrontier
+
+
+def item(n: int) -> QueueItem:
+    return QueueItem(f"http://h/{n}", n % 3, 5, requisite=n % 2 == 0,
+                     chain=(f"http://h/r{n}", "http://h/s") if n % 4 == 0 else (),
+                     found_by="redirect" if n % 4 == 0 else "link",
+                     parent=None if n % 5 == 0 else f"http://h/p{n}")
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def frontier(request, tmp_path: Path):
+    built = MemoryFrontier() if request.param == "memory" else SqliteFrontier(tmp_path / "q", batch=3)
+    yield built
+    built.close()
+
+
+async def test_items_come_out_in_order_and_whole(frontier) -> None:
+    for n in range(20):
+        await frontier.put(item(n))
+    assert frontier.pending() == 20
+    got = [await frontier.get() for _ in range(8)]
+    for n in range(20, 26):  # puts while the queue is part on disk
+        await frontier.put(item(n))
+    got += [await frontier.get() for _ in range(18)]
+    assert got == [item(n) for n in range(26)]
+    assert frontier.pending() == 0
+
+
+async def test_join_waits_for_task_done_not_for_get(frontier) -> None:
+    for n in range(5):
+        await frontier.put(item(n))
+    for _ in range(5):
+        await frontier.get()
+    joined = asyncio.ensure_future(frontier.join())
+    for _ in range(4):
+        frontier.task_done()
+    await asyncio.sleep(0.01)
+    assert not joined.done()
+    frontier.task_done()
+    await asyncio.wait_for(joined, 1)
+
+
+async def test_get_waits_for_a_put(frontier) -> None:
+    waiting = asyncio.ensure_future(frontier.get())
+    await asyncio.sleep(0.01)
+    assert not waiting.done()
+    await frontier.put(item(7))
+    assert await asyncio.wait_for(waiting, 1) == item(7)
+
+
+def test_claim_is_true_once(frontier) -> None:
+    assert frontier.claim("http://h/a")
+    assert not frontier.claim("http://h/a")
+    assert frontier.seen("http://h/a") and not frontier.seen("http://h/b")
+
+
+async def test_sqlite_frontier_keeps_at_most_a_batch_at_each_end_in_ram(tmp_path: Path) -> None:
+    frontier = SqliteFrontier(tmp_path / "q", batch=10)
+    for n in range(1000):
+        await frontier.put(item(n))
+    assert len(frontier._head) <= 10 and len(frontier._tail) <= 10
+    assert frontier.pending() == 1000
+    assert [(await frontier.get()).url for _ in range(1000)] == [f"http://h/{n}" for n in range(1000)]
+    frontier.close()
+    frontier.close()
+    assert not (tmp_path / "q").exists()
+
+
+def test_a_stale_queue_file_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / "q").write_bytes(b"left by a crash")
+    frontier = SqliteFrontier(tmp_path / "q")
+    assert frontier.pending() == 0
+    frontier.close()
+
+
+async def test_crawl_through_the_disk_queue(site, run_crawl, tmp_path, monkeypatch) -> None:
+    # A batch of 2 puts nearly every queued URL through the SQLite file.
+    monkeypatch.setattr(run, "SqliteFrontier", functools.partial(SqliteFrontier, batch=2))
+    pages = 40
+    for n in range(pages):
+        site.page(f"/p{n}", links=[f"/p{k}" for k in range(pages)], title=f"p{n}")
+    site.redirect("/", "/p0")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    rows = manifest_rows(result.snapshot.root)
+    assert {url for url, row in rows.items() if row.outcome == "fetched"} == {
+        site.url(f"/p{n}") for n in range(pages)}
+    assert all(hits == 1 for hits in site.hits.values())
+    assert rows[site.url("/p0")].found_by == "redirect"
+    assert rows[site.url("/p0")].parent == site.url("/")
+    assert rows[site.url("/p5")].parent is not None
+    assert not result.snapshot.frontier_path.exists()
