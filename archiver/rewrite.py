@@ -23,8 +23,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
-from html.parser import HTMLParser
-from urllib.parse import urljoin
 
 from .charsets import View, declared_charset, known_encoding, sniff_bom
 from .links import (
@@ -36,8 +34,9 @@ from .links import (
     parse_meta_refresh,
     parse_srcset,
 )
+from .markup import Markup, scan
 from .paths import relative_url, url_to_path
-from .urls import try_normalize
+from .urls import join_url, try_normalize
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None."""
@@ -89,7 +88,7 @@ class _Linker:
         if not is_fetchable_reference(reference):
             return None
         try:
-            absolute = urljoin(base, reference)
+            absolute = join_url(base, reference)
         except ValueError:
             return None
         url = try_normalize(absolute)
@@ -157,51 +156,6 @@ def rewrite_css_bytes(
     return view.encode(_replace_spans(view.text, spans)) if spans else body
 
 
-class _TagScanner(HTMLParser):
-    """Finds start tags and <style> contents with their offsets in the source."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(convert_charrefs=False)
-        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self.tags: list[tuple[int, str, str]] = []
-        """(offset, tag name, raw tag text) of every start tag."""
-        self.styles: list[tuple[int, int]] = []
-        """(start, end) of the text of every <style> element."""
-        self._style_start: int | None = None
-
-    def _offset(self) -> int:
-        line, column = self.getpos()
-        return self.line_starts[line - 1] + column
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        raw = self.get_starttag_text() or ""
-        offset = self._offset()
-        self.tags.append((offset, tag, raw))
-        if tag == "style" and not raw.endswith("/>"):
-            self._style_start = offset + len(raw)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "style" and self._style_start is not None:
-            self.styles.append((self._style_start, self._offset()))
-            self._style_start = None
-
-    def finish(self, length: int) -> None:
-        if self._style_start is not None:
-            self.styles.append((self._style_start, length))
-            self._style_start = None
-
-
-def _scan(text: str) -> _TagScanner:
-    scanner = _TagScanner(text)
-    try:
-        scanner.feed(text)
-        scanner.close()
-    except (AssertionError, ValueError, IndexError):
-        pass  # keep what was found; the rest of the page is left as it is
-    scanner.finish(len(text))
-    return scanner
-
-
 def _attributes(raw: str) -> list[tuple[str, int, int, int, int]]:
     """(lowercased name, name start, name end, value start, value end) of a raw tag's attributes.
 
@@ -250,7 +204,7 @@ def rewrite_html(
     view = View(body, effective)
     here = page_path or _own_path(page_url, "text/html", resolve)
     link = _Linker(here, resolve)
-    scanner = _scan(view.text)
+    scanner = scan(view.text)
     base = _document_base(scanner, page_url, view)
     spans: list[tuple[int, int, str]] = []
     for offset, tag, raw in scanner.tags:
@@ -273,7 +227,7 @@ def rewrite_html(
     return view.encode(_replace_spans(view.text, spans))
 
 
-def _document_base(scanner: _TagScanner, page_url: str, view: View) -> str:
+def _document_base(scanner: Markup, page_url: str, view: View) -> str:
     """The URL links resolve against: the first <base href>, or the page's URL."""
     for _offset, tag, raw in scanner.tags:
         if tag != "base":
@@ -282,7 +236,7 @@ def _document_base(scanner: _TagScanner, page_url: str, view: View) -> str:
             href = view.to_text(_unquote_value(raw[value_start:value_end]))
             if name == "href" and is_fetchable_reference(href):
                 try:
-                    return urljoin(page_url, href.strip())
+                    return join_url(page_url, href.strip())
                 except ValueError:
                     return page_url
     return page_url

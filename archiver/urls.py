@@ -102,7 +102,7 @@ def _base_parts(base: str) -> tuple[str, str] | None:
     return (match.group(1), match.group(1) + match.group(2)) if match else None
 
 
-def _join(base: str, url: str) -> str:
+def join_url(base: str, url: str) -> str:
     """urljoin(base, url), without urljoin's cost for the links pages are made of."""
     if url.startswith(("http://", "https://")):
         return url
@@ -142,7 +142,7 @@ def normalize_url(url: str, base: str | None = None) -> str:
         head, sep, tail = url.partition("?")
         url = head.replace("\\", "/") + sep + tail
     if base is not None:
-        url = _join(base, url)
+        url = join_url(base, url)
     if _is_canonical(url):
         return url
     return _normalize_absolute(url)
