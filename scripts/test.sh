@@ -17,5 +17,5 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 
-python3 -m ruff check archiver tests
+python3 -m ruff check archiver tests benchmarks
 python3 -m pytest "$@"

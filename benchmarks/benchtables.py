@@ -1,0 +1,117 @@
+"""Turn benchmark runs into markdown tables: medians per crawler, then archiver-to-wget ratios."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from crawlcounts import CrawlCounts
+from measure import RunResult
+from sitegen import SiteInfo
+
+WGET = "wget"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One timed crawl: which crawler, the measurements, what it fetched (None when it failed)."""
+
+    crawler: str
+    """'archiver c=<concurrency>' or 'wget'."""
+    run: int
+    result: RunResult
+    counts: CrawlCounts | None
+    server_cpu_seconds: float
+
+    @property
+    def succeeded(self) -> bool:
+        """True if the crawl exited normally and its output could be counted."""
+        return self.counts is not None
+
+
+@dataclass(frozen=True)
+class CrawlerSummary:
+    """Medians over a crawler's successful runs on one site."""
+
+    crawler: str
+    runs: int
+    failed: int
+    wall_seconds: float
+    pages_per_second: float
+    requests_per_second: float
+    cpu_seconds: float
+    cpu_ms_per_page: float
+    peak_rss_mb: float
+    server_cpu_seconds: float
+    pages: int
+    distinct_ok: int
+
+
+def _median(records: Sequence[RunRecord], value: Callable[[RunRecord], float]) -> float:
+    return statistics.median(value(record) for record in records)
+
+
+def _counts(record: RunRecord) -> CrawlCounts:
+    assert record.counts is not None, "only successful runs are summarized"
+    return record.counts
+
+
+def summarize(records: Sequence[RunRecord], site: SiteInfo) -> list[CrawlerSummary]:
+    """One summary per crawler, in order of first appearance; a crawler that never succeeded is left out."""
+    summaries = []
+    for crawler in dict.fromkeys(record.crawler for record in records):
+        mine = [record for record in records if record.crawler == crawler]
+        good = [record for record in mine if record.succeeded]
+        if not good:
+            continue
+        summaries.append(CrawlerSummary(
+            crawler=crawler, runs=len(good), failed=len(mine) - len(good),
+            wall_seconds=_median(good, lambda r: r.result.wall_seconds),
+            pages_per_second=_median(good, lambda r: site.pages / r.result.wall_seconds),
+            requests_per_second=_median(good, lambda r: _counts(r).responses / r.result.wall_seconds),
+            cpu_seconds=_median(good, lambda r: r.result.cpu_seconds),
+            cpu_ms_per_page=_median(good, lambda r: r.result.cpu_seconds * 1000 / site.pages),
+            peak_rss_mb=_median(good, lambda r: r.result.peak_rss_mb),
+            server_cpu_seconds=_median(good, lambda r: r.server_cpu_seconds),
+            pages=int(_median(good, lambda r: _counts(r).pages)),
+            distinct_ok=int(_median(good, lambda r: _counts(r).distinct_ok)),
+        ))
+    return summaries
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def crawler_table(summaries: Sequence[CrawlerSummary], site: SiteInfo) -> str:
+    """Medians per crawler: time, throughput, CPU, memory, and what it fetched against what the site holds."""
+    header = ("crawler", "runs", "wall s", "pages/s", "requests/s", "CPU s", "CPU ms/page", "peak RSS MB",
+              "server CPU s", "pages fetched", "distinct 200s")
+    rows = [(
+        summary.crawler,
+        f"{summary.runs}" + (f" (+{summary.failed} failed)" if summary.failed else ""),
+        f"{summary.wall_seconds:.1f}", f"{summary.pages_per_second:.0f}",
+        f"{summary.requests_per_second:.0f}", f"{summary.cpu_seconds:.1f}",
+        f"{summary.cpu_ms_per_page:.2f}", f"{summary.peak_rss_mb:.0f}",
+        f"{summary.server_cpu_seconds:.2f}", f"{summary.pages}/{site.pages}",
+        f"{summary.distinct_ok}/{site.ok_responses}",
+    ) for summary in summaries]
+    return _table(header, rows)
+
+
+def ratio_table(summaries: Sequence[CrawlerSummary]) -> str:
+    """archiver against wget for each archiver setting: above 1 means archiver is faster, or uses more."""
+    wget = next((summary for summary in summaries if summary.crawler == WGET), None)
+    if wget is None:
+        return "(no wget run to compare with)"
+    header = ("archiver / wget", "pages/s ratio", "CPU per page ratio", "peak RSS ratio")
+    rows = [(
+        summary.crawler,
+        f"{summary.pages_per_second / wget.pages_per_second:.2f}",
+        f"{summary.cpu_ms_per_page / wget.cpu_ms_per_page:.2f}",
+        f"{summary.peak_rss_mb / wget.peak_rss_mb:.2f}",
+    ) for summary in summaries if summary.crawler != WGET]
+    return _table(header, rows) if rows else "(no archiver run to compare)"

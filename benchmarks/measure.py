@@ -1,0 +1,89 @@
+"""Measure processes: a command's wall time, CPU and peak RSS as a child of its own; a live process's CPU."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How one command ran: exit code, wall and CPU seconds, peak resident memory."""
+
+    command: tuple[str, ...]
+    exit_code: int
+    wall_seconds: float
+    user_seconds: float
+    system_seconds: float
+    peak_rss_kb: int
+    stderr_path: Path
+
+    @property
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time."""
+        return self.user_seconds + self.system_seconds
+
+    @property
+    def peak_rss_mb(self) -> float:
+        """Peak RSS in MiB (Linux reports ru_maxrss in KiB)."""
+        return self.peak_rss_kb / 1024
+
+    def stderr_tail(self, lines: int = 15) -> str:
+        """The last lines the command wrote to stderr."""
+        try:
+            text = self.stderr_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def run_measured(command: list[str], stdout_path: Path, stderr_path: Path) -> RunResult:
+    """Run ``command`` as a fresh child process (exec'd, so it starts with its own RSS) and measure it.
+
+    os.wait4 gives the child's own rusage (its peak RSS, not the runner's), where
+    RUSAGE_CHILDREN would mix it with every child before it.
+    """
+    with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+        except BaseException:
+            child.send_signal(signal.SIGTERM)  # e.g. Ctrl-C: do not leave a crawler running
+            child.wait()
+            raise
+        wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: keep Popen from waiting again
+    return RunResult(
+        command=tuple(command), exit_code=child.returncode, wall_seconds=wall,
+        user_seconds=usage.ru_utime, system_seconds=usage.ru_stime, peak_rss_kb=usage.ru_maxrss,
+        stderr_path=stderr_path,
+    )
+
+
+def _parent_and_ticks(pid: int) -> tuple[int, int] | None:
+    """(parent pid, user+system clock ticks) of a live process, from /proc/<pid>/stat."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()  # the command name may hold spaces: skip past it
+    return int(fields[1]), int(fields[11]) + int(fields[12])
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds used so far by a live process and its children (e.g. nginx's master and workers)."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        facts = _parent_and_ticks(int(entry.name))
+        if facts is not None and (int(entry.name) == pid or facts[0] == pid):
+            total += facts[1]
+    return total / CLOCK_TICKS
