@@ -16,6 +16,7 @@ import random
 import socket
 import ssl
 import tempfile
+import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO
@@ -138,6 +139,35 @@ class PinnedResolver(aiohttp.abc.AbstractResolver):
         await self._dns.close()
 
 
+class EnvironmentProxies:
+    """HTTP_PROXY, HTTPS_PROXY and NO_PROXY, read once (as curl and wget read them).
+
+    >>> proxies = EnvironmentProxies({"http": "http://u:pw@p:3128", "no": "intra"})
+    >>> proxies.for_url(URL("http://site/x"))
+    (URL('http://p:3128'), {'Proxy-Authorization': 'Basic dTpwdw=='})
+    >>> proxies.for_url(URL("http://intra/x"))
+    (None, None)
+    """
+
+    def __init__(self, proxies: dict[str, str] | None = None) -> None:
+        self._proxies = urllib.request.getproxies_environment() if proxies is None else proxies
+        self._by_origin: dict[tuple[str, str], tuple[URL | None, dict[str, str] | None]] = {}
+
+    def for_url(self, url: URL) -> tuple[URL | None, dict[str, str] | None]:
+        """The proxy to reach ``url`` through and headers for it; (None, None) to go direct."""
+        key = (url.scheme, url.raw_authority)
+        if key not in self._by_origin:
+            proxy = self._proxies.get(url.scheme)
+            if not proxy or urllib.request.proxy_bypass_environment(url.raw_authority, self._proxies):
+                self._by_origin[key] = (None, None)
+            else:
+                proxy_url = URL(proxy if "://" in proxy else f"http://{proxy}")
+                auth = aiohttp.BasicAuth.from_url(proxy_url)
+                headers = {"Proxy-Authorization": auth.encode()} if auth else None
+                self._by_origin[key] = (proxy_url.with_user(None), headers)
+        return self._by_origin[key]
+
+
 class Fetcher:
     """Fetches URLs for the crawler; use as an async context manager.
 
@@ -149,6 +179,7 @@ class Fetcher:
     def __init__(self, config: CrawlConfig) -> None:
         self.config = config
         self._session: aiohttp.ClientSession | None = None
+        self._proxies = EnvironmentProxies()
 
     async def __aenter__(self) -> Fetcher:
         resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
@@ -170,7 +201,9 @@ class Fetcher:
                 **dict(self.config.headers),
             },
             cookie_jar=load_cookies(self.config),
-            trust_env=True,  # HTTP(S)_PROXY and NO_PROXY from the environment
+            # Proxies come from EnvironmentProxies: aiohttp's trust_env re-reads the
+            # environment and ~/.netrc in a thread for every request.
+            trust_env=False,
             max_line_size=MAX_HEADER_BYTES,
             max_field_size=MAX_HEADER_BYTES,
         )
@@ -240,7 +273,16 @@ class Fetcher:
         date = datetime.now(UTC)
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         try:
-            async with self._session.get(URL(url, encoded=True), allow_redirects=False) as response:
+            target_url = URL(url, encoded=True)
+            proxy, proxy_headers = self._proxies.for_url(target_url)
+            # Proxy credentials go in the CONNECT request for https, in the request
+            # itself for http (never into the WARC: see request_headers below).
+            https = target_url.scheme == "https"
+            async with self._session.get(
+                target_url, allow_redirects=False, proxy=proxy,
+                proxy_headers=dict(proxy_headers) if proxy_headers and https else None,
+                headers=proxy_headers if proxy_headers and not https else None,
+            ) as response:
                 ip = _peer_ip(response)
                 length, hasher, truncated = await self._read_body(response, body)
                 request = response.request_info
@@ -259,7 +301,8 @@ class Fetcher:
             raise
         body.seek(0)
         version = response.version
-        request_headers = [(k, v) for k, v in request.headers.items()]
+        request_headers = [(k, v) for k, v in request.headers.items()
+                           if k.lower() != "proxy-authorization"]
         if not any(k.lower() == "host" for k, _ in request_headers):
             request_headers.insert(0, ("Host", request.url.raw_authority))
         return Capture(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import ssl
 
 import aiohttp
@@ -79,10 +81,12 @@ def test_ca_bundle_and_insecure_conflict(tmp_path, certificates):
 
 
 async def test_http_proxy_from_the_environment(site, run_crawl, monkeypatch):
-    proxied = []
+    proxied: list[str] = []
+    credentials: list[str | None] = []
 
     async def proxy(request: web.Request) -> web.StreamResponse:
         proxied.append(str(request.url))
+        credentials.append(request.headers.get("Proxy-Authorization"))
         async with aiohttp.ClientSession(auto_decompress=False) as session, \
                 session.get(request.raw_path) as upstream:
             body = await upstream.read()
@@ -97,7 +101,7 @@ async def test_http_proxy_from_the_environment(site, run_crawl, monkeypatch):
     proxy_server = TestServer(app, host="127.0.0.1")
     await proxy_server.start_server()
     try:
-        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy_server.port}")
+        monkeypatch.setenv("HTTP_PROXY", f"http://user:secret@127.0.0.1:{proxy_server.port}")
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
         result = await run_crawl(site.url("/"))
@@ -105,3 +109,7 @@ async def test_http_proxy_from_the_environment(site, run_crawl, monkeypatch):
         await proxy_server.close()
     assert manifest_rows(result.snapshot.root)[site.url("/a")].outcome == "fetched"
     assert site.url("/a") in proxied
+    assert set(credentials) == {"Basic " + base64.b64encode(b"user:secret").decode()}
+    warcs = b"".join(gzip.decompress(path.read_bytes())
+                     for path in (result.snapshot.root / "warc").glob("*.warc.gz"))
+    assert b"secret" not in warcs and b"dXNlcjpzZWNyZXQ" not in warcs
