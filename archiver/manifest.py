@@ -155,6 +155,9 @@ class Manifest:
         """Insert rows for URLs not in the manifest yet; existing rows are kept."""
         self._db.executemany(_INSERT_NEW, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
 
+    def clear_local_paths(self) -> None:
+        self._db.execute("UPDATE urls SET local_path = NULL WHERE local_path IS NOT NULL")
+
     def set_local_path(self, url: str, local_path: str | None) -> None:
         self._db.execute("UPDATE urls SET local_path = ? WHERE url = ?", (local_path, url))
 

@@ -15,6 +15,7 @@ previous mirror in place. It renders index.html last.
 from __future__ import annotations
 
 import errno
+import multiprocessing
 import os
 import shutil
 import time
@@ -42,6 +43,10 @@ ASSET_LIMIT = 4 * 1024**3
 CHUNK = 256 * 1024
 MAX_REDIRECT_HOPS = 50
 _FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+MAX_WORKERS = 4
+PARALLEL_FROM = 500
+"""Files planned from which the build is shared by several processes."""
+PART_BLOCK = 64
 BUILD_FOLDER = ".mirror.partial"
 OLD_FOLDER = ".mirror.old"
 
@@ -59,6 +64,14 @@ class MirrorStats:
     errors: list[str] = field(default_factory=list)
     """One line per capture that could not be written (URL: why)."""
     seconds: float = 0.0
+
+    def add(self, other: MirrorStats) -> None:
+        """Count what another process of the same build wrote."""
+        self.pages += other.pages
+        self.stylesheets += other.stylesheets
+        self.other += other.other
+        self.bytes += other.bytes
+        self.errors.extend(other.errors)
 
     @property
     def files(self) -> int:
@@ -216,10 +229,16 @@ class _Builder:
             path = self.paths.get(final)
         return path
 
-    def build(self, root: Path) -> dict[str, str]:
-        """Write every planned file under ``root``; returns url -> local path of those written."""
-        written: dict[str, str] = {}
-        for row in self.manifest.captures():
+    def build(self, root: Path, part: int = 0, parts: int = 1) -> set[str]:
+        """Write this part's planned files under ``root``; returns the URLs that failed.
+
+        Part k of n takes every n-th block of PART_BLOCK captures, in WARC order,
+        so each process reads its own stretches of the files.
+        """
+        failed: set[str] = set()
+        for index, row in enumerate(self.manifest.captures()):
+            if (index // PART_BLOCK) % parts != part:
+                continue
             path = self.paths.get(row.url)
             if path is None:
                 continue
@@ -229,13 +248,64 @@ class _Builder:
                 if exc.errno in _FATAL_ERRNOS:
                     raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
                 self.stats.errors.append(f"{row.url}: {exc}")
-                continue
+                failed.add(row.url)
             except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the build
                 self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
+                failed.add(row.url)
+        return failed
+
+    def build_in_processes(self, root: Path, parts: int) -> set[str]:
+        """build() split over ``parts`` processes (this one and parts - 1 forked ones).
+
+        Rewriting is pure Python and file creation waits on the disk, so a
+        second core halves the build. Children read the plan made before the
+        fork and open their own manifest and WARC files.
+        """
+        context = multiprocessing.get_context("fork")
+        children = []
+        for part in range(1, parts):
+            receiver, sender = context.Pipe(duplex=False)
+            child = context.Process(target=self._build_part, args=(root, part, parts, sender),
+                                    daemon=True)
+            child.start()
+            sender.close()
+            children.append((child, receiver))
+        fatal = None
+        try:
+            failed = self.build(root, 0, parts)
+        except WriteError as exc:
+            fatal, failed = exc, set()
+        for child, receiver in children:
+            try:
+                outcome = receiver.recv()
+            except EOFError:
+                outcome = ("fatal", f"a mirror process ended with code {child.exitcode}")
+            child.join()
+            if outcome[0] == "fatal":
+                fatal = fatal or WriteError(outcome[1])
                 continue
-            written[row.url] = path
-        self.stats.redirects = sum(1 for url in self.redirects.next if self.resolve(url))
-        return written
+            _, stats, child_failed = outcome
+            self.stats.add(stats)
+            failed |= child_failed
+        if fatal is not None:
+            raise fatal
+        return failed
+
+    def _build_part(self, root: Path, part: int, parts: int, sender: Any) -> None:
+        """A forked process's share of build_in_processes(): results go back through ``sender``."""
+        # Connections and open files are never shared across a fork.
+        self.manifest = Manifest.open(self.snapshot.manifest_path, readonly=True)
+        self.records = _Records(self.snapshot.warc_dir)
+        self.stats = MirrorStats()
+        try:
+            failed = self.build(root, part, parts)
+        except WriteError as exc:
+            sender.send(("fatal", str(exc)))
+        else:
+            sender.send(("ok", self.stats, failed))
+        finally:
+            self.records.close()
+            self.manifest.close()
 
     def _payload_record(self, row: ManifestRow) -> tuple[Any, Any]:
         """(record holding the payload, the row's own HTTP headers) for a response or revisit."""
@@ -292,12 +362,14 @@ class _Prefixed:
         return self._stream.read(size)
 
 
-def build_mirror(snapshot_root: Path, *, index: bool = True) -> MirrorStats:
+def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None = None) -> MirrorStats:
     """Rebuild ``snapshot_root``/mirror from its WARC files and manifest, then index.html.
 
     Works on the snapshot of an interrupted crawl too (queued URLs are simply
     not in the mirror yet). Sets each row's ``local_path`` in the manifest:
-    the file written for it, or NULL (redirects, failures, skips).
+    the file written for it, or NULL (redirects, failures, skips). ``workers``
+    processes share the writing (default: one per CPU, up to MAX_WORKERS, for
+    PARALLEL_FROM files or more).
     """
     started = time.monotonic()
     snapshot = Snapshot(Path(snapshot_root))
@@ -308,12 +380,18 @@ def build_mirror(snapshot_root: Path, *, index: bool = True) -> MirrorStats:
     with Manifest.open(snapshot.manifest_path) as manifest:
         builder = _Builder(snapshot, manifest)
         builder.plan()
+        if workers is None:
+            workers = min(os.cpu_count() or 1, MAX_WORKERS) if len(builder.paths) >= PARALLEL_FROM else 1
         try:
             _remove(build_root)
             build_root.mkdir()
-            written = builder.build(build_root)
+            if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+                failed = builder.build_in_processes(build_root, workers)
+            else:
+                failed = builder.build(build_root)
         finally:
             builder.records.close()
+        builder.stats.redirects = sum(1 for url in builder.redirects.next if builder.resolve(url))
         _remove(old_root)
         if snapshot.mirror_dir.is_symlink():
             snapshot.mirror_dir.unlink()
@@ -321,17 +399,17 @@ def build_mirror(snapshot_root: Path, *, index: bool = True) -> MirrorStats:
             snapshot.mirror_dir.rename(old_root)
         build_root.rename(snapshot.mirror_dir)
         _remove(old_root)
-        _store_local_paths(manifest, written)
+        _store_local_paths(manifest, builder.paths, failed)
         if index:
             write_index(snapshot, manifest)
     builder.stats.seconds = time.monotonic() - started
     return builder.stats
 
 
-def _store_local_paths(manifest: Manifest, written: dict[str, str]) -> None:
-    stale = [row.url for row in manifest.rows() if row.local_path and row.url not in written]
-    for url in stale:
-        manifest.set_local_path(url, None)
-    for url, path in written.items():
-        manifest.set_local_path(url, path)
+def _store_local_paths(manifest: Manifest, paths: dict[str, str], failed: set[str]) -> None:
+    """Each row's local_path: its planned file if written, else NULL."""
+    manifest.clear_local_paths()
+    for row in manifest.captures():
+        if row.url in paths and row.url not in failed:
+            manifest.set_local_path(row.url, paths[row.url])
     manifest.commit()

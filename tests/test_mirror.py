@@ -295,3 +295,32 @@ async def test_crawled_site_mirror(site: Any, run_crawl: Any) -> None:
     assert report.ok, report
     index = (root / "index.html").read_text()
     assert "Demo home" in index and f"mirror/{host}/index.html" in index
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(root)): path.read_bytes()
+            for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+def test_build_shared_by_processes_writes_what_one_process_writes(tmp_path: Path) -> None:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    snap.page(f"{S}/", "".join(f'<a href="/p{n}">p{n}</a>' for n in range(300)))
+    for n in range(300):
+        snap.page(f"{S}/p{n}", f'<link rel=stylesheet href="/s.css"><a href="/p{(n + 1) % 300}">next</a>'
+                  f'<img src="/i{n % 7}.png"><a href="/gone">gone</a>', gzipped=n % 3 == 0)
+    for n in range(7):
+        snap.file(f"{S}/i{n}.png", PNG if n else PNG + b"x", "image/png")
+    snap.file(f"{S}/s.css", b"body{background:url(/i1.png)}", "text/css")
+    snap.redirect(f"{S}/gone", f"{S}/p0")
+    root = snap.close()
+    one = build_mirror(root, workers=1)
+    one_tree = _tree(root / "mirror")
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        one_paths = {row.url: row.local_path for row in manifest.rows()}
+    shared = build_mirror(root, workers=3)
+    assert _tree(root / "mirror") == one_tree
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        assert {row.url: row.local_path for row in manifest.rows()} == one_paths
+    assert (shared.pages, shared.stylesheets, shared.other, shared.bytes, shared.redirects) == (
+        one.pages, one.stylesheets, one.other, one.bytes, one.redirects) == (301, 1, 7, one.bytes, 1)
+    assert one_paths[f"{S}/p5"] == "site.test/p5.html"
