@@ -12,12 +12,13 @@ import logging
 from collections.abc import Mapping
 
 from .config import CrawlConfig
-from .content import decode_payload, mime_type
+from .content import mime_type
 from .errors import WriteError
 from .fetch import Fetcher, FetchOutcome
 from .frontier import Frontier, QueueItem, url_key
-from .links import REQUISITE, Page, extract
+from .links import REQUISITE, Page
 from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from .parsing import PageParser
 from .politeness import HostPolicy
 from .report import CrawlStats
 from .scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
@@ -31,8 +32,6 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
 DEFER_PAUSE = 0.01
 """Seconds a worker rests after putting back a URL whose host is busy."""
-PARSE_IN_THREAD_BYTES = 256 * 1024
-"""Documents larger than this are parsed off the event loop."""
 
 
 class Crawler:
@@ -47,6 +46,7 @@ class Crawler:
         scope: Scope,
         stats: CrawlStats,
         policy: HostPolicy,
+        parser: PageParser,
     ) -> None:
         self.config = config
         self.frontier = frontier
@@ -55,6 +55,7 @@ class Crawler:
         self.scope = scope
         self.stats = stats
         self.policy = policy
+        self.parser = parser
         self._skipped: set[int] = set()
         self._pages_started = 0
         self._bytes_done = 0
@@ -198,14 +199,7 @@ class Crawler:
                      headers: dict[str, str]) -> Page:
         raw = capture.body.read()
         capture.body.seek(0)
-
-        def parse() -> Page:
-            body = decode_payload(raw, headers.get("content-encoding"))
-            return extract(body, url, mime_type(content_type), content_type)
-
-        if len(raw) > PARSE_IN_THREAD_BYTES:
-            return await asyncio.to_thread(parse)
-        return parse()
+        return await self.parser.parse(raw, url, content_type, headers.get("content-encoding"))
 
     def _met(self, page: Page, item: QueueItem) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to that the crawl has not met, and what to queue."""

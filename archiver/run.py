@@ -27,6 +27,7 @@ from .errors import ArchiverError, SnapshotError
 from .fetch import Fetcher
 from .frontier import SqliteFrontier
 from .manifest import QUEUED, SKIPPED, Manifest, ManifestRow, StoredPayloads
+from .parsing import PageParser
 from .politeness import HostPolicy
 from .report import CrawlStats, render_report, summary
 from .scope import Scope
@@ -177,14 +178,15 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     scope = Scope.from_seeds(seeds, config.scope, config.include, config.exclude, config.max_depth)
     result = CrawlResult(snapshot, CrawlStats(), warnings=warnings)
     frontier = SqliteFrontier(snapshot.frontier_path)
-    with _crawl_log(snapshot), contextlib.closing(frontier):
+    parser = PageParser(config.parse_processes)
+    with _crawl_log(snapshot), contextlib.closing(frontier), parser:
         async with Fetcher(config) as fetcher:
             policy = HostPolicy(
                 concurrency=config.host_concurrency or config.concurrency, delay=config.delay,
                 obey_robots=config.obey_robots, user_agent=config.user_agent,
                 fetch_robots=fetcher.fetch_robots, max_delay=config.max_retry_after,
             )
-            crawler = Crawler(config, frontier, fetcher, writer, scope, result.stats, policy)
+            crawler = Crawler(config, frontier, fetcher, writer, scope, result.stats, policy, parser)
             if resume:
                 crawler.count_done(*await _reload(crawler, manifest))
             writer_task = asyncio.create_task(writer.run())

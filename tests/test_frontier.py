@@ -1,4 +1,5 @@
-"""The frontier: FIFO order across RAM and disk, join semantics, and a crawl through the disk queue."""
+"""Crawl state and work off the event loop: the frontier's FIFO across RAM and disk, join
+semantics, a crawl through the disk queue, and one with pages parsed in worker processes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from conftest import manifest_rows
 
 from archiver import run
 from archiver.frontier import MemoryFrontier, QueueItem, SqliteFrontier
+from archiver.parsing import PageParser
 
 
 def item(n: int) -> QueueItem:
@@ -103,3 +105,23 @@ async def test_crawl_through_the_disk_queue(site, run_crawl, tmp_path, monkeypat
     assert rows[site.url("/p0")].parent == site.url("/")
     assert rows[site.url("/p5")].parent is not None
     assert not result.snapshot.frontier_path.exists()
+
+
+async def test_crawl_with_pages_parsed_in_worker_processes(site, run_crawl, monkeypatch) -> None:
+    parser = PageParser(processes=2, start_after=0)
+    monkeypatch.setattr(run, "PageParser", lambda _processes: parser)
+    pages = 30
+    for n in range(pages):
+        site.page(f"/p{n}", links=[f"/p{(n + k) % pages}" for k in range(1, 4)] + ["/s.css"],
+                  title=f"page {n}")
+    site.file("/s.css", "body{background:url(/bg.png)}", "text/css")
+    site.file("/bg.png", b"\x89PNG", "image/png")
+    site.redirect("/", "/p0")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    rows = manifest_rows(result.snapshot.root)
+    assert {url for url, row in rows.items() if row.outcome == "fetched"} == {
+        *(site.url(f"/p{n}") for n in range(pages)), site.url("/s.css"), site.url("/bg.png")}
+    assert rows[site.url("/p7")].title == "page 7"
+    assert rows[site.url("/bg.png")].found_by == "requisite"
+    assert parser.parsed_in_pool == pages + 1
