@@ -144,6 +144,11 @@ class Manifest:
                 self._db.close()
                 self._db = None  # type: ignore[assignment]
 
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The database itself, for a stage's own scratch tables (the mirror's path plan)."""
+        return self._db
+
     def commit(self) -> None:
         self._db.commit()
 
@@ -154,9 +159,6 @@ class Manifest:
     def insert_new(self, rows: Iterable[ManifestRow]) -> None:
         """Insert rows for URLs not in the manifest yet; existing rows are kept."""
         self._db.executemany(_INSERT_NEW, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
-
-    def clear_local_paths(self) -> None:
-        self._db.execute("UPDATE urls SET local_path = NULL WHERE local_path IS NOT NULL")
 
     def set_local_path(self, url: str, local_path: str | None) -> None:
         self._db.execute("UPDATE urls SET local_path = ? WHERE url = ?", (local_path, url))

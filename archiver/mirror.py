@@ -15,12 +15,14 @@ previous mirror in place. It renders index.html last.
 from __future__ import annotations
 
 import errno
+import functools
 import multiprocessing
 import os
 import shutil
+import sqlite3
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -31,8 +33,8 @@ from .content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
 from .errors import SnapshotError, WriteError
 from .index import write_index
 from .links import charset_from_content_type
-from .manifest import FETCHED, REDIRECTED, Manifest, ManifestRow
-from .paths import HTML_TYPES, UnsafePathError, assign_paths, safe_join
+from .manifest import Manifest, ManifestRow
+from .paths import HTML_TYPES, UnsafePathError, candidate_paths, folders_of, safe_join, url_to_path
 from .rewrite import rewrite_css_bytes, rewrite_html
 from .snapshot import Snapshot
 
@@ -47,6 +49,8 @@ MAX_WORKERS = 4
 PARALLEL_FROM = 500
 """Files planned from which the build is shared by several processes."""
 PART_BLOCK = 64
+RESOLVE_CACHE = 16384
+"""Link targets whose local path is kept in RAM (a bounded cache; the plan is on disk)."""
 BUILD_FOLDER = ".mirror.partial"
 OLD_FOLDER = ".mirror.old"
 
@@ -87,29 +91,108 @@ class MirrorStats:
         return "\n".join([line, *(f"  {error}" for error in self.errors[:20])])
 
 
-class _Redirects:
-    """Where each redirecting URL ends up (its chain's final URL), from the manifest."""
+class PathPlan:
+    """Local paths for every capture, kept in scratch tables of the manifest file.
 
-    def __init__(self) -> None:
-        self.next: dict[str, str] = {}
-        self.final: dict[str, str] = {}
+    The rule is paths.assign_paths()'s (same primitives); the bookkeeping is on
+    disk so the mirror of a site of any size plans in bounded memory. Lookups
+    (one per link rewritten) go through a bounded cache.
+    """
 
-    def add(self, row: ManifestRow) -> None:
-        if row.redirect_to:
-            self.next[row.url] = row.redirect_to
-        if row.final_url:
-            self.final[row.url] = row.final_url
+    _SCHEMA = """
+    DROP TABLE IF EXISTS mirror_plan;
+    DROP TABLE IF EXISTS mirror_taken;
+    DROP TABLE IF EXISTS mirror_folders;
+    CREATE TABLE mirror_plan (url TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE mirror_taken (folded TEXT PRIMARY KEY) WITHOUT ROWID;
+    CREATE TABLE mirror_folders (folded TEXT PRIMARY KEY) WITHOUT ROWID;
+    """
+    _CAPTURES = (
+        "SELECT url, content_type, warc_file, warc_offset, warc_length FROM urls "
+        "WHERE outcome = 'fetched' AND warc_file IS NOT NULL AND warc_offset IS NOT NULL "
+        "AND record_type IN ('response', 'revisit') ORDER BY url"
+    )
+    _REDIRECTS = (
+        "SELECT url FROM urls WHERE outcome = 'redirected' "
+        "OR (redirect_to IS NOT NULL AND outcome != 'fetched')"
+    )
 
-    def final_url(self, url: str) -> str | None:
-        if url in self.final:
-            return self.final[url]
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self.resolve = functools.lru_cache(maxsize=RESOLVE_CACHE)(self._resolve)
+        self.planned = 0
+
+    def make(self, readable: Callable[[str, int, int], bool]) -> None:
+        """Plan every capture whose record ``readable(file, offset, length)``, and commit."""
+        self._db.executescript(self._SCHEMA)
+        # Two streaming passes in URL order: the folders every file needs, then the paths.
+        self._db.executemany("INSERT OR IGNORE INTO mirror_folders VALUES (?)", (
+            (folder,) for url, content_type in self._captures(readable)
+            for folder in folders_of(url_to_path(url, content_type))))
+        batch = []
+        planned = 0
+        for url, content_type in self._captures(readable):
+            for path in candidate_paths(url, url_to_path(url, content_type)):
+                if self._free(path.casefold()):
+                    break
+            batch.append((url, path))
+            planned += 1
+            if len(batch) >= 1000:
+                self._db.executemany("INSERT INTO mirror_plan VALUES (?, ?)", batch)
+                batch.clear()
+        self._db.executemany("INSERT INTO mirror_plan VALUES (?, ?)", batch)
+        self.planned = planned
+        self._db.commit()
+
+    def _captures(self, readable: Callable[[str, int, int], bool]) -> Iterator[tuple[str, str | None]]:
+        for url, content_type, warc_file, offset, length in self._db.execute(self._CAPTURES):
+            if readable(warc_file, offset, length or 0):
+                yield url, content_type
+
+    def _free(self, folded: str) -> bool:
+        """Take ``folded`` if no file has it and no file needs it as a folder."""
+        if self._db.execute("SELECT 1 FROM mirror_folders WHERE folded = ?", (folded,)).fetchone():
+            return False
+        return self._db.execute("INSERT OR IGNORE INTO mirror_taken VALUES (?)", (folded,)).rowcount == 1
+
+    def path_of(self, url: str) -> str | None:
+        """The planned file of a captured ``url``."""
+        found = self._db.execute("SELECT path FROM mirror_plan WHERE url = ?", (url,)).fetchone()
+        return found[0] if found else None
+
+    def _resolve(self, url: str) -> str | None:
+        path = self.path_of(url)
+        if path is None and (final := self._final_url(url)) is not None:
+            path = self.path_of(final)
+        return path
+
+    def _final_url(self, url: str) -> str | None:
+        """Where a redirecting URL's chain ends (its manifest final_url, else followed here)."""
         current = url
         for _ in range(MAX_REDIRECT_HOPS):
-            nxt = self.next.get(current)
-            if nxt is None:
+            found = self._db.execute(
+                "SELECT redirect_to, final_url, outcome FROM urls WHERE url = ?", (current,)
+            ).fetchone()
+            if found is None or not found[0] or found[2] == "fetched":
                 return current if current != url else None
-            current = nxt
+            if found[1]:
+                return found[1]
+            current = found[0]
         return None
+
+    def resolved_redirects(self) -> int:
+        """Redirecting URLs whose chain ends at a planned file."""
+        urls = [url for (url,) in self._db.execute(self._REDIRECTS)]
+        return sum(1 for url in urls if self.resolve(url))
+
+    def store_local_paths(self, failed: set[str]) -> None:
+        """Each row's local_path: its planned file if written, else NULL; then drop the plan."""
+        self._db.execute("UPDATE urls SET local_path = NULL WHERE local_path IS NOT NULL")
+        self._db.execute("UPDATE urls SET local_path = (SELECT path FROM mirror_plan AS p "
+                         "WHERE p.url = urls.url) WHERE url IN (SELECT url FROM mirror_plan)")
+        self._db.executemany("UPDATE urls SET local_path = NULL WHERE url = ?", ((u,) for u in failed))
+        self._db.executescript("DROP TABLE mirror_plan; DROP TABLE mirror_taken; DROP TABLE mirror_folders;")
+        self._db.commit()
 
 
 class _Records:
@@ -201,33 +284,12 @@ class _Builder:
         self.snapshot = snapshot
         self.manifest = manifest
         self.records = _Records(snapshot.warc_dir)
-        self.redirects = _Redirects()
-        self.paths: dict[str, str] = {}
+        self.plan = PathPlan(manifest.connection)
         self.stats = MirrorStats()
-
-    def plan(self) -> None:
-        """Give every readable capture a local path."""
-        items = []
-        for row in self.manifest.rows():
-            if row.outcome == REDIRECTED or (row.redirect_to and row.outcome != FETCHED):
-                self.redirects.add(row)
-            elif self._is_capture(row):
-                items.append((row.url, row.content_type))
-        self.paths = assign_paths(items)
-
-    def _is_capture(self, row: ManifestRow) -> bool:
-        if row.outcome != FETCHED or not row.warc_file or row.warc_offset is None:
-            return False
-        if row.record_type not in ("response", "revisit"):
-            return False
-        return self.records.exists(row.warc_file, row.warc_offset, row.warc_length or 0)
 
     def resolve(self, url: str) -> str | None:
         """The local file of ``url``: its own, or that of its redirect chain's end."""
-        path = self.paths.get(url)
-        if path is None and (final := self.redirects.final_url(url)) is not None:
-            path = self.paths.get(final)
-        return path
+        return self.plan.resolve(url)
 
     def build(self, root: Path, part: int = 0, parts: int = 1) -> set[str]:
         """Write this part's planned files under ``root``; returns the URLs that failed.
@@ -239,7 +301,7 @@ class _Builder:
         for index, row in enumerate(self.manifest.captures()):
             if (index // PART_BLOCK) % parts != part:
                 continue
-            path = self.paths.get(row.url)
+            path = self.plan.path_of(row.url)
             if path is None:
                 continue
             try:
@@ -295,6 +357,7 @@ class _Builder:
         """A forked process's share of build_in_processes(): results go back through ``sender``."""
         # Connections and open files are never shared across a fork.
         self.manifest = Manifest.open(self.snapshot.manifest_path, readonly=True)
+        self.plan = PathPlan(self.manifest.connection)
         self.records = _Records(self.snapshot.warc_dir)
         self.stats = MirrorStats()
         try:
@@ -379,9 +442,9 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     old_root = snapshot.root / OLD_FOLDER
     with Manifest.open(snapshot.manifest_path) as manifest:
         builder = _Builder(snapshot, manifest)
-        builder.plan()
+        builder.plan.make(builder.records.exists)
         if workers is None:
-            workers = min(os.cpu_count() or 1, MAX_WORKERS) if len(builder.paths) >= PARALLEL_FROM else 1
+            workers = min(os.cpu_count() or 1, MAX_WORKERS) if builder.plan.planned >= PARALLEL_FROM else 1
         try:
             _remove(build_root)
             build_root.mkdir()
@@ -391,7 +454,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
                 failed = builder.build(build_root)
         finally:
             builder.records.close()
-        builder.stats.redirects = sum(1 for url in builder.redirects.next if builder.resolve(url))
+        builder.stats.redirects = builder.plan.resolved_redirects()
         _remove(old_root)
         if snapshot.mirror_dir.is_symlink():
             snapshot.mirror_dir.unlink()
@@ -399,17 +462,8 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
             snapshot.mirror_dir.rename(old_root)
         build_root.rename(snapshot.mirror_dir)
         _remove(old_root)
-        _store_local_paths(manifest, builder.paths, failed)
+        builder.plan.store_local_paths(failed)
         if index:
             write_index(snapshot, manifest)
     builder.stats.seconds = time.monotonic() - started
     return builder.stats
-
-
-def _store_local_paths(manifest: Manifest, paths: dict[str, str], failed: set[str]) -> None:
-    """Each row's local_path: its planned file if written, else NULL."""
-    manifest.clear_local_paths()
-    for row in manifest.captures():
-        if row.url in paths and row.url not in failed:
-            manifest.set_local_path(row.url, paths[row.url])
-    manifest.commit()

@@ -27,10 +27,12 @@ by assign_paths(), which gives the later URL (in sorted order) a hashed name.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import itertools
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -216,27 +218,36 @@ def with_token(path: str, token: str) -> str:
     return f"{folder}/{stem}@{token}{extension}" if folder else f"{stem}@{token}{extension}"
 
 
+def folders_of(path: str) -> Iterator[str]:
+    """The folders a local path needs, case-folded (``a/b/c.html`` -> ``a``, ``a/b``)."""
+    parts = path.casefold().split("/")
+    for depth in range(1, len(parts)):
+        yield "/".join(parts[:depth])
+
+
+def candidate_paths(url: str, natural: str) -> Iterator[str]:
+    """The paths ``url`` may take, in order: its natural path, then hashed variants of it."""
+    yield natural
+    for attempt in itertools.count(1):
+        yield with_token(natural, _digest(f"{url}#{attempt}", 12))
+
+
 def assign_paths(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
     """Collision-free local paths for (url, content_type) pairs, deterministic for a set.
 
     A path already taken (compared without case, as on macOS and Windows), or
     one that another URL needs as a folder, goes to the URL later in sorted
-    order, which gets a hashed variant of its natural path.
+    order, which gets a hashed variant of its natural path. (The mirror applies
+    the same rule with its bookkeeping on disk: mirror.PathPlan.)
     """
     natural = {url: url_to_path(url, content_type) for url, content_type in items}
-    folders: set[str] = set()
-    for path in natural.values():
-        parts = path.casefold().split("/")
-        for depth in range(1, len(parts)):
-            folders.add("/".join(parts[:depth]))
+    folders = {folder for path in natural.values() for folder in folders_of(path)}
     taken: set[str] = set()
     assigned = {}
     for url in sorted(natural):
-        path = natural[url]
-        attempt = 0
-        while path.casefold() in taken or path.casefold() in folders:
-            attempt += 1
-            path = with_token(natural[url], _digest(f"{url}#{attempt}", 12))
+        for path in candidate_paths(url, natural[url]):
+            if path.casefold() not in taken and path.casefold() not in folders:
+                break
         taken.add(path.casefold())
         assigned[url] = path
     return assigned
@@ -265,6 +276,7 @@ _SEGMENT_SAFE = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def quote_segment(segment: str) -> str:
     """Percent-encode a file name for use in a URL path (``%``, ``:``, quotes, parens too)."""
     if all(c in _SEGMENT_SAFE for c in segment):

@@ -59,6 +59,8 @@ _TAG_NAME = re.compile(r"<[a-zA-Z][^\t\n\r\f />\x00]*(?:\s|/(?!>))*")
 _ATTRIBUTE = re.compile(
     r"""((?<=['"\s/])[^\s/>][^\s/=>]*)(\s*=+\s*('[^']*'|"[^"]*"|(?!['"])[^>\s]*))?(?:\s|/(?!>))*"""
 )
+_EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
+_STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 _DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
 
 
@@ -208,6 +210,8 @@ def rewrite_html(
     base = _document_base(scanner, page_url, view)
     spans: list[tuple[int, int, str]] = []
     for offset, tag, raw in scanner.tags:
+        if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
+            continue  # most tags: no attribute to edit (checked here, without a call per tag)
         spans.extend(
             (offset + start, offset + end, new)
             for start, end, new in _tag_edits(tag, raw, base, link, view)
