@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from .errors import WriteError
+
 
 @dataclass(frozen=True, slots=True)
 class QueueItem:
@@ -230,9 +232,12 @@ class SqliteFrontier:
 
     def _spill(self) -> None:
         assert self._db is not None
-        with self._db:
-            self._db.executemany(f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                 [_to_row(item) for item in self._tail])
+        try:
+            with self._db:
+                self._db.executemany(f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                     [_to_row(item) for item in self._tail])
+        except sqlite3.Error as exc:  # a full disk: the crawl stops as for any write error
+            raise WriteError(f"cannot write the crawl queue {self.path}: {exc}") from None
         self._on_disk += len(self._tail)
         self._tail.clear()
 

@@ -9,7 +9,7 @@ in a digest-verifying reader, and reading the block to its end settles it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,8 +77,12 @@ class _StopFile(Exception):
 class WarcScan:
     """Integrity checks over WARC files, and the index of their response and revisit records."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, known_torn: Collection[tuple[str, int]] = ()) -> None:
         self.report = report
+        self.known_torn = frozenset(known_torn)
+        """(file, offset) of torn tails a crash left and a resumed crawl recorded (crawl.json)."""
+        self._last_response: dict[str, str] = {}
+        self._tolerated: set[str] = set()
         self.records: dict[tuple[str, int], RecordEntry] = {}
         """(file name, offset) -> entry, for every response and revisit record."""
         self.damaged: set[tuple[str, int]] = set()
@@ -114,7 +118,12 @@ class WarcScan:
                         resyncing = False
                 except TornFile as exc:
                     self.damaged.add((name, exc.offset))
-                    if not resyncing:
+                    if (name, exc.offset) in self.known_torn:
+                        # Left by a crash, reported then, never appended to: not damage. The
+                        # response just before it may have lost its request in the same crash.
+                        self.report.stats["torn tails left by a crash"] += 1
+                        self._tolerated.add(self._last_response.get(name, ""))
+                    elif not resyncing:
                         self.report.add(TORN_FILE, f"{name}@{exc.offset}",
                                         f"{exc.why}: its last record is cut short")
                     return
@@ -234,6 +243,7 @@ class WarcScan:
                             f"request for {url} is paired with a response for {found[1]}")
 
     def _pair_response(self, record_id: str, where: str, url: str) -> None:
+        self._last_response[self._name] = where
         found = self._requests.pop(record_id, None)
         if found is None:
             self._responses[record_id] = (where, url)
@@ -246,7 +256,8 @@ class WarcScan:
         for where, url in self._requests.values():
             self.report.add(UNPAIRED_RECORD, where, f"request for {url} has no response")
         for where, url in self._responses.values():
-            self.report.add(UNPAIRED_RECORD, where, f"response for {url} has no request")
+            if where not in self._tolerated:
+                self.report.add(UNPAIRED_RECORD, where, f"response for {url} has no request")
         self._requests.clear()
         self._responses.clear()
         originals = {

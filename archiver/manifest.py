@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import SnapshotError
+
 QUEUED = "queued"
 FETCHED = "fetched"
 REDIRECTED = "redirected"
@@ -123,10 +125,13 @@ class Manifest:
         if readonly:
             db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
             return cls(db)
-        db = sqlite3.connect(str(path), check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(SCHEMA)
+        try:
+            db = sqlite3.connect(str(path), check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(SCHEMA)
+        except sqlite3.Error as exc:  # a full disk, a read-only folder, a file that is not SQLite
+            raise SnapshotError(f"cannot open the manifest {path}: {exc}") from None
         return cls(db)
 
     def __enter__(self) -> Manifest:
@@ -151,6 +156,10 @@ class Manifest:
 
     def commit(self) -> None:
         self._db.commit()
+
+    def rollback(self) -> None:
+        """Drop what was written since the last commit (a batch whose records failed)."""
+        self._db.rollback()
 
     def upsert(self, row: ManifestRow) -> None:
         """Insert or replace the row of ``row.url`` (committed by commit()/close())."""

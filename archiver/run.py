@@ -166,8 +166,13 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
         snapshot.log_path.parent.mkdir(parents=True, exist_ok=True)
     else:
         snapshot.create()
-    warnings = _torn_files(snapshot, config.warc_prefix) if resume else []
+    torn = _torn_files(snapshot, config.warc_prefix) if resume else []
+    warnings = [f"{name} ends in a record cut short at offset {offset} "
+                f"(left as is; new records go to a new file)" for name, offset in torn]
+    for warning in warnings:
+        logging.getLogger("archiver").warning(warning)
     data = _start_crawl_json(snapshot, config, resume)
+    _record_torn_tails(snapshot, data, torn)
     manifest = Manifest.open(snapshot.manifest_path)
     warcs = WarcFiles(snapshot.warc_dir, config.warc_prefix, config.warc_max_size, info={
         "isPartOf": config.warc_prefix,
@@ -216,16 +221,25 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     return result
 
 
-def _torn_files(snapshot: Snapshot, prefix: str) -> list[str]:
-    """Warnings for WARC files whose last record a crash cut short (left as they are)."""
-    warnings = []
+def _torn_files(snapshot: Snapshot, prefix: str) -> list[tuple[str, int]]:
+    """(file, offset) of WARC files whose last record a crash cut short (left as they are)."""
+    torn = []
     for path in sorted(snapshot.warc_dir.glob(f"{prefix}-*.warc.gz")):
         offset = torn_offset(path)
         if offset is not None:
-            warnings.append(f"{path.name} ends in a record cut short at offset {offset} "
-                            f"(left as is; new records go to a new file)")
-            logging.getLogger("archiver").warning(warnings[-1])
-    return warnings
+            torn.append((path.name, offset))
+    return torn
+
+
+def _record_torn_tails(snapshot: Snapshot, data: dict[str, Any], torn: list[tuple[str, int]]) -> None:
+    """Note torn tails in crawl.json, so verify knows them from damage done later."""
+    if not torn:
+        return
+    known = data.setdefault("torn_tails", [])
+    for name, offset in torn:
+        if {"file": name, "offset": offset} not in known:
+            known.append({"file": name, "offset": offset})
+    snapshot.write_crawl_json(data)
 
 
 def _fast_event_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:

@@ -70,7 +70,7 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         return report
     report.checks.append(INTEGRITY)
     paths = warc_files(snapshot.warc_dir)
-    scan = WarcScan(report)
+    scan = WarcScan(report, known_torn_tails(snapshot))
     scan.scan(paths)
     manifest = _open_manifest(snapshot, report)
     if manifest is None:
@@ -87,6 +87,15 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         report.checks.append(MIRROR)
         check_mirror_links(root, report)
     return report
+
+
+def known_torn_tails(snapshot: Snapshot) -> set[tuple[str, int]]:
+    """(file, offset) of the torn tails that resumed crawls found and recorded in crawl.json."""
+    try:
+        tails = snapshot.read_crawl_json().get("torn_tails") or []
+        return {(str(tail["file"]), int(tail["offset"])) for tail in tails}
+    except (SnapshotError, TypeError, KeyError, ValueError, AttributeError):
+        return set()  # an unreadable crawl.json is reported by the consistency checks
 
 
 def _open_manifest(snapshot: Snapshot, report: Report) -> Manifest | None:

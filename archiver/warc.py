@@ -13,7 +13,9 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import socket
 import zlib
 from collections.abc import Callable
@@ -203,6 +205,8 @@ class WarcFiles:
         self._builder.make_id = make_id
         self._file: IO[bytes] | None = None
         self._name = ""
+        self._durable = 0
+        """Offset up to which the open file is known whole on disk (its last flush)."""
         self._serial = self._last_serial()
         self._payloads = payloads or MemoryPayloads()
         self.files_written: list[str] = []
@@ -239,6 +243,7 @@ class WarcFiles:
             except OSError as exc:
                 raise WriteError(f"cannot create {self.folder / self._name}: {exc}") from None
             self.files_written.append(self._name)
+            self._durable = 0
             self._write(self._warcinfo())
         return self._file
 
@@ -260,7 +265,7 @@ class WarcFiles:
         try:
             self._builder.write_member(self._file, record)
         except OSError as exc:
-            raise WriteError(f"cannot write {self._name}: {exc}") from None
+            raise self._fail(exc) from None
         return offset, self._file.tell() - offset
 
     def write_capture(self, capture: Capture) -> Written:
@@ -326,9 +331,33 @@ class WarcFiles:
             refers_to=previous[0] if record_type == "revisit" and previous else None,
         )
 
-    def flush(self) -> None:
+    def _fail(self, exc: OSError) -> WriteError:
+        """After a failed write (a full disk...), cut the file back to its last flush and close it.
+
+        Records since that flush may be half on disk; the writer rolls back their
+        manifest rows, so a write error never leaves a torn record nor a row
+        pointing past the end. The next write (of a resumed crawl) starts a new file.
+        """
+        name, durable = self._name, self._durable
         if self._file is not None:
-            self._file.flush()
+            with contextlib.suppress(OSError):
+                self._file.close()  # its buffer cannot be written either; the file is closed anyway
+            self._file = None
+        with contextlib.suppress(OSError):
+            if durable:
+                os.truncate(self.folder / name, durable)
+            else:
+                (self.folder / name).unlink()  # not even its warcinfo record made it
+        return WriteError(f"cannot write {name}: {exc.strerror or exc}")
+
+    def flush(self) -> None:
+        """Write what is buffered; from here on those records are whole on disk."""
+        if self._file is not None:
+            try:
+                self._file.flush()
+            except OSError as exc:
+                raise self._fail(exc) from None
+            self._durable = self._file.tell()
 
     def _close_file(self) -> None:
         if self._file is not None:

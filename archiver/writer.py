@@ -81,10 +81,12 @@ class Writer:
             items = [i for i in batch if i is not None]
             try:
                 await asyncio.to_thread(self._write_batch, items)
-            except WriteError as exc:
-                self.error = exc
+            except Exception as exc:
+                # Any failure stops the crawl: a crawl must never "finish" with records lost.
+                self.error = exc if isinstance(exc, WriteError) else WriteError(
+                    f"the writer failed: {type(exc).__name__}: {exc}")
                 self._drain()
-                raise
+                raise self.error from None
             finally:
                 for _ in batch:
                     self._queue.task_done()
@@ -99,26 +101,30 @@ class Writer:
             self._queue.task_done()
 
     def _write_batch(self, items: list[WriteItem]) -> None:
+        # Records reach the file before the manifest and the CDXJ name them, and every
+        # batch is committed, so a crash (even kill -9) loses at most the fetches in
+        # flight. A failed batch is rolled back whole (see WarcFiles._fail).
         lines = []
         try:
             for item in items:
                 line = self._write_item(item)
                 if line:
                     lines.append(line)
-        finally:
-            for item in items:
-                if item.capture is not None:
-                    item.capture.body.close()
+            self.warcs.flush()
             if lines:
                 try:
                     with open(self._pending_cdxj, "a", encoding="utf-8") as f:
                         f.write("\n".join(lines) + "\n")
                 except OSError as exc:
                     raise WriteError(f"cannot write {self._pending_cdxj}: {exc.strerror}") from None
-        # Records reach the file before the manifest names them, and every batch is
-        # committed, so a crash (even kill -9) loses at most the fetches in flight.
-        self.warcs.flush()
-        self._commit()
+            self._commit()
+        except BaseException:
+            self.manifest.rollback()
+            raise
+        finally:
+            for item in items:
+                if item.capture is not None:
+                    item.capture.body.close()
 
     def _commit(self) -> None:
         try:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import random
+import resource
 import signal
 import subprocess
 import sys
@@ -14,24 +17,34 @@ from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.warc import torn_offset
+
 PAGES = 60
 CONCURRENCY = 3
 
 
-def start_crawl(seed: str, output: Path, *extra: str) -> subprocess.Popen[str]:
+def start_crawl(seed: str, output: Path, *extra: str,
+                max_file_bytes: int | None = None) -> subprocess.Popen[str]:
+    def full_disk() -> None:
+        # Files may not grow past max_file_bytes: writes fail with EFBIG, as on a full disk.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+
     return subprocess.Popen(
         [sys.executable, "-m", "archiver", "crawl", *( [seed] if seed else []), "-o", str(output),
          "--concurrency", str(CONCURRENCY), "--no-mirror", "--quiet", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=full_disk if max_file_bytes else None,
     )
 
 
-async def slow_site(site) -> None:
+async def slow_site(site, padding: int = 0) -> None:
     async def page(request: web.Request) -> web.Response:
         await asyncio.sleep(0.03)
         n = int(request.path.strip("/p") or -1)
         links = "".join(f'<a href="/p{k}">{k}</a>' for k in (n + 1, n + 2) if k < PAGES)
-        return web.Response(text=f"<title>p{n}</title>{links}", content_type="text/html")
+        filler = random.Random(n).randbytes(padding // 2).hex()
+        return web.Response(text=f"<title>p{n}</title>{links}<!--{filler}-->", content_type="text/html")
 
     site.handler("/", page)
     for n in range(PAGES):
@@ -76,6 +89,14 @@ async def test_torn_record_is_reported_and_never_appended_to(site, tmp_path):
     assert resumed.returncode == 0
     assert f"{last.name} ends in a record cut short at offset {size}" in stderr
     assert last.stat().st_size == size + 8
+    # Recorded, so verify tells it from later damage: the snapshot verifies.
+    assert {"file": last.name, "offset": size} in json.loads((output / "crawl.json").read_text())[
+        "torn_tails"]
+    verified = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
+        capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "1 torn tails left by a crash" in verified.stdout
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
@@ -111,6 +132,31 @@ async def test_interrupt_then_resume(site, tmp_path, how):
     # Every manifest location holds that URL's record, and the WARCs hold every page.
     captured = set(warc_responses(output))
     assert set(pages) <= captured
+    verified = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
+        capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+@pytest.mark.parametrize(("padding", "full"), [(0, "the manifest"), (100_000, ".warc.gz")])
+async def test_full_disk_stops_the_crawl_cleanly_and_resume_completes_it(site, tmp_path, padding, full):
+    # Small pages fill the manifest's file first; big incompressible ones a WARC file.
+    await slow_site(site, padding)
+    output = tmp_path / "snap"
+    process = start_crawl(site.url("/"), output, max_file_bytes=200_000)
+    _, stderr = await asyncio.to_thread(process.communicate, timeout=120)
+    assert process.returncode == 1, stderr
+    assert "write error" in stderr and full in stderr and "--resume" in stderr, stderr
+    assert "Traceback" not in stderr
+    assert sum(site.hits.values()) < PAGES + 1, "the disk never filled"
+    for path in (output / "warc").glob("*.warc.gz"):
+        assert torn_offset(path) is None, f"{path.name} ends in a torn record"
+
+    resumed = start_crawl("", output, "--resume")
+    _, stderr = await asyncio.to_thread(resumed.communicate, timeout=120)
+    assert resumed.returncode == 0, stderr
+    rows = manifest_rows(output)
+    assert all(rows[site.url(f"/p{n}")].outcome == "fetched" for n in range(PAGES))
     verified = await asyncio.to_thread(
         subprocess.run, [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
         capture_output=True, text=True, timeout=120)
