@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -41,24 +44,56 @@ def cdxj_line(
     return f"{surt(url)} {timestamp} {json.dumps(block)}"
 
 
-def write_sorted(lines: Iterable[str], path: Path) -> int:
-    """Write ``lines`` sorted and de-duplicated to ``path`` atomically; returns the count."""
-    unique = sorted(set(lines))
+SORT_RUN_LINES = 20_000
+"""Lines sorted in memory at a time; longer inputs are merged from sorted runs on disk."""
+
+
+def _sorted_runs(lines: Iterable[str], scratch: Path) -> list[Path]:
+    runs = []
+    iterator = iter(lines)
+    while chunk := sorted(set(itertools.islice(iterator, SORT_RUN_LINES))):
+        run = scratch / f"run-{len(runs)}"
+        run.write_text("".join(line + "\n" for line in chunk), encoding="utf-8")
+        runs.append(run)
+    return runs
+
+
+def _write_merged(sources: list[Path], path: Path) -> int:
+    """Merge sorted files into ``path`` (atomically), dropping duplicate lines; returns the count."""
+    files = [open(source, encoding="utf-8") for source in sources]  # noqa: SIM115
+    count = 0
     temporary = path.with_suffix(".tmp")
-    with open(temporary, "w", encoding="utf-8") as out:
-        for line in unique:
-            out.write(line + "\n")
+    try:
+        with open(temporary, "w", encoding="utf-8") as out:
+            last = None
+            for line in heapq.merge(*files):
+                if line != last and line.strip():
+                    out.write(line)
+                    count += 1
+                    last = line
+    finally:
+        for f in files:
+            f.close()
     os.replace(temporary, path)
-    return len(unique)
+    return count
+
+
+def write_sorted(lines: Iterable[str], path: Path) -> int:
+    """Write ``lines`` sorted and de-duplicated to ``path`` atomically; returns the count.
+
+    An external merge sort: memory stays bounded however many lines there are.
+    """
+    with tempfile.TemporaryDirectory(prefix=".sort-", dir=path.parent) as scratch:
+        return _write_merged(_sorted_runs(lines, Path(scratch)), path)
 
 
 def merge_into_index(pending: Path, index: Path) -> int:
     """Fold the unsorted lines of ``pending`` into the sorted ``index``; returns lines in it."""
-    lines: list[str] = []
-    for source in (index, pending):
-        if source.exists():
-            with open(source, encoding="utf-8") as f:
-                lines.extend(line.rstrip("\n") for line in f if line.strip())
-    count = write_sorted(lines, index)
+    with tempfile.TemporaryDirectory(prefix=".sort-", dir=index.parent) as scratch:
+        runs = []
+        if pending.exists():
+            with open(pending, encoding="utf-8") as f:
+                runs = _sorted_runs((line.rstrip("\n") for line in f if line.strip()), Path(scratch))
+        count = _write_merged(([index] if index.exists() else []) + runs, index)
     pending.unlink(missing_ok=True)
     return count

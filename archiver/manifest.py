@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS urls (
 );
 CREATE INDEX IF NOT EXISTS urls_outcome ON urls (outcome);
 CREATE INDEX IF NOT EXISTS urls_payload ON urls (payload_digest) WHERE record_type = 'response';
+CREATE INDEX IF NOT EXISTS urls_location ON urls (warc_file, warc_offset) WHERE warc_file IS NOT NULL;
 """
 
 
@@ -201,12 +202,21 @@ class Manifest:
         ).fetchone()
         return (found[0], found[1]) if found else None
 
-    def count_by(self, column: str) -> dict[str, int]:
-        """Row counts grouped by one column (outcome, status, content_type...)."""
+    def count_by(self, column: str, *, captured: bool = False) -> dict[str, int]:
+        """Row counts grouped by one column (outcome, status, content_type...).
+
+        With ``captured``, only rows whose record is in a WARC file.
+        """
         if column not in FIELDS:
             raise ValueError(column)
-        cursor = self._db.execute(f"SELECT {column}, COUNT(*) FROM urls GROUP BY {column}")
+        where = "WHERE warc_file IS NOT NULL" if captured else ""
+        cursor = self._db.execute(f"SELECT {column}, COUNT(*) FROM urls {where} GROUP BY {column}")
         return {str(key): count for key, count in cursor}
+
+    def captured_bytes(self) -> int:
+        """Payload bytes of every capture in the WARC files."""
+        return self._db.execute(
+            "SELECT COALESCE(SUM(length), 0) FROM urls WHERE warc_file IS NOT NULL").fetchone()[0]
 
     def resolve_redirects(self, max_hops: int = 50) -> None:
         """Fill final_url of every redirect row by following redirect_to through the manifest."""

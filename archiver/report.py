@@ -54,13 +54,9 @@ def summary(manifest: Manifest) -> dict[str, Any]:
     by_outcome = manifest.count_by("outcome")
     errors = [(row.url, row.reason or "")
               for row in itertools.islice(manifest.rows(FAILED), MAX_ERRORS_SHOWN)]
-    total_bytes = 0
-    by_status: Counter[str] = Counter()
-    by_type: Counter[str] = Counter()
-    for row in manifest.captures():
-        total_bytes += row.length or 0
-        by_status[str(row.status)] += 1
-        by_type[row.content_type or "unknown"] += 1
+    by_status = Counter(manifest.count_by("status", captured=True))
+    by_type = Counter({("unknown" if kind in ("None", "") else kind): count
+                       for kind, count in manifest.count_by("content_type", captured=True).items()})
     return {
         "urls": sum(by_outcome.values()),
         "fetched": by_outcome.get(FETCHED, 0),
@@ -68,7 +64,7 @@ def summary(manifest: Manifest) -> dict[str, Any]:
         "failed": by_outcome.get(FAILED, 0),
         "skipped": by_outcome.get(SKIPPED, 0),
         "queued": by_outcome.get("queued", 0),
-        "bytes": total_bytes,
+        "bytes": manifest.captured_bytes(),
         "by_status": dict(sorted(by_status.items())),
         "by_content_type": dict(by_type.most_common()),
         "skip_reasons": dict(

@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import io
 import json
+import random
 from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
@@ -15,6 +16,7 @@ from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver import cdxj
 from archiver.manifest import Manifest, ManifestRow, StoredPayloads
 from archiver.warc import Capture, WarcFiles
 
@@ -227,3 +229,16 @@ def test_payload_stored_by_an_earlier_run_becomes_a_revisit(tmp_path):
     assert again.record_type == "revisit" and again.refers_to == "http://example.com/a.png"
     assert again.payload_digest == original.payload_digest
     assert other.record_type == "response"
+
+
+def test_cdxj_merge_sorts_in_runs_with_bounded_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(cdxj, "SORT_RUN_LINES", 7)
+    rng = random.Random(3)
+    lines = [f"k{rng.randrange(60):03d} 2026 {{\"n\": {rng.randrange(3)}}}" for _ in range(100)]
+    index = tmp_path / "index.cdxj"
+    assert cdxj.write_sorted(lines[:40], index) == len(set(lines[:40]))
+    pending = tmp_path / "index.cdxj.pending"
+    pending.write_text("".join(line + "\n" for line in lines[40:]) + "\n", encoding="utf-8")
+    assert cdxj.merge_into_index(pending, index) == len(set(lines))
+    assert index.read_text(encoding="utf-8").splitlines() == sorted(set(lines))
+    assert not pending.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["index.cdxj"]
