@@ -44,7 +44,7 @@ def cdxj_line(
     return f"{surt(url)} {timestamp} {json.dumps(block)}"
 
 
-SORT_RUN_LINES = 20_000
+SORT_RUN_LINES = 5_000
 """Lines sorted in memory at a time; longer inputs are merged from sorted runs on disk."""
 
 
@@ -53,7 +53,8 @@ def _sorted_runs(lines: Iterable[str], scratch: Path) -> list[Path]:
     iterator = iter(lines)
     while chunk := sorted(set(itertools.islice(iterator, SORT_RUN_LINES))):
         run = scratch / f"run-{len(runs)}"
-        run.write_text("".join(line + "\n" for line in chunk), encoding="utf-8")
+        with open(run, "w", encoding="utf-8") as out:
+            out.writelines(line + "\n" for line in chunk)
         runs.append(run)
     return runs
 
