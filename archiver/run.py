@@ -183,9 +183,8 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     scope = Scope.from_seeds(seeds, config.scope, config.include, config.exclude, config.max_depth)
     result = CrawlResult(snapshot, CrawlStats(), warnings=warnings)
     frontier = SqliteFrontier(snapshot.frontier_path)
-    parser = PageParser(config.parse_processes)
-    with _crawl_log(snapshot), contextlib.closing(frontier), parser:
-        async with Fetcher(config) as fetcher:
+    with _crawl_log(snapshot), contextlib.closing(frontier):
+        async with Fetcher(config) as fetcher, PageParser(config.parse_processes) as parser:
             policy = HostPolicy(
                 concurrency=config.host_concurrency or config.concurrency, delay=config.delay,
                 obey_robots=config.obey_robots, user_agent=config.user_agent,

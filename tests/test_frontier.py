@@ -124,4 +124,4 @@ async def test_crawl_with_pages_parsed_in_worker_processes(site, run_crawl, monk
         *(site.url(f"/p{n}") for n in range(pages)), site.url("/s.css"), site.url("/bg.png")}
     assert rows[site.url("/p7")].title == "page 7"
     assert rows[site.url("/bg.png")].found_by == "requisite"
-    assert parser.parsed_in_pool == pages + 1
+    assert parser.parsed_in_workers == pages + 1
