@@ -14,6 +14,7 @@ import logging
 import logging.handlers
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -84,13 +85,28 @@ def _finish_crawl_json(snapshot: Snapshot, data: dict[str, Any], result: CrawlRe
     snapshot.write_crawl_json(data)
 
 
+class _BatchingHandler(logging.handlers.MemoryHandler):
+    """Buffers log lines, writing them when LOG_BATCH are held, on a warning, or a second on."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._flushed_at = 0.0
+
+    def shouldFlush(self, record: logging.LogRecord) -> bool:  # noqa: N802 - logging's name
+        return super().shouldFlush(record) or record.created - self._flushed_at >= 1.0
+
+    def flush(self) -> None:
+        super().flush()
+        self._flushed_at = time.time()
+
+
 @contextlib.contextmanager
 def _crawl_log(snapshot: Snapshot) -> Iterator[None]:
     file_handler = logging.FileHandler(snapshot.log_path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     # A line per fetch: written in batches (a flush per line cost more than the fetch's
     # parsing), at once for a warning.
-    handler = logging.handlers.MemoryHandler(LOG_BATCH, logging.WARNING, file_handler)
+    handler = _BatchingHandler(LOG_BATCH, logging.WARNING, file_handler)
     logger = logging.getLogger("archiver")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)

@@ -62,7 +62,9 @@ def nginx_config(site_dir: Path, host: str, port: int, prefix: Path, workers: st
     """An nginx.conf serving ``site_dir`` statically, tuned so the server is never what a crawl waits on.
 
     No access log, sendfile, a large keepalive_requests (a crawler reuses its
-    connections for the whole crawl) and an open-file cache.
+    connections for the whole crawl) and an open-file cache small enough to stay
+    under the process's open-file limit (at 100,000 files a larger one made
+    nginx answer 500 "Too many open files").
     """
     temp = prefix / "temp"
     run_as = "user root;\n" if os.geteuid() == 0 else ""
@@ -86,7 +88,7 @@ http {{
     tcp_nodelay on;
     keepalive_requests 100000;
     keepalive_timeout 120s;
-    open_file_cache max=200000 inactive=120s;
+    open_file_cache max=4096 inactive=60s;
     client_body_temp_path {temp}/body;
     proxy_temp_path {temp}/proxy;
     fastcgi_temp_path {temp}/fastcgi;
