@@ -107,7 +107,7 @@ class _Worker:
                 answer = self.waiting.popleft()
                 if not answer.done():
                     answer.set_result(parsed)
-        except (asyncio.IncompleteReadError, ConnectionError, pickle.UnpicklingError) as exc:
+        except Exception as exc:  # EOF, a broken pipe, a garbled answer: no answer will come
             while self.waiting:
                 answer = self.waiting.popleft()
                 if not answer.done():

@@ -125,3 +125,19 @@ async def test_crawl_with_pages_parsed_in_worker_processes(site, run_crawl, monk
     assert rows[site.url("/p7")].title == "page 7"
     assert rows[site.url("/bg.png")].found_by == "requisite"
     assert parser.parsed_in_workers == pages + 1
+
+
+async def test_a_parser_process_that_dies_is_replaced(caplog) -> None:
+    async with PageParser(processes=1, start_after=0) as parser:
+        page = await parser.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
+        assert [link.url for link in page.links] == ["http://h/b"]
+        worker = parser._workers[0]
+        worker.process.kill()
+        await worker.process.wait()
+        # The document in hand when a worker dies loses its links (a warning says so);
+        # the next ones go to a fresh worker.
+        pages = [await parser.parse(b'<a href="/c">c</a>', "http://h/a", "text/html", None)
+                 for _ in range(3)]
+        assert [link.url for link in pages[-1].links] == ["http://h/c"]
+        assert parser._workers and parser._workers[0] is not worker
+    assert parser.parsed_in_workers >= 2
