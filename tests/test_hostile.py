@@ -76,9 +76,14 @@ async def test_huge_headers_fail_cleanly(site, run_crawl):
 
 async def test_slow_host_does_not_stall_a_fast_one(site, other_site, run_crawl):
     finished: dict[str, float] = {}
+    slow_started: list[str] = []
 
     async def slow(request: web.Request) -> web.Response:
-        await asyncio.sleep(1.0)
+        # The first two hold the slow host's two slots for long enough that a loaded
+        # machine still fetches the 20 fast pages meanwhile; the rest answer at once.
+        slow_started.append(request.path)
+        if len(slow_started) <= 2:
+            await asyncio.sleep(2.5)
         finished[request.path] = time.monotonic()
         return web.Response(text="slow", content_type="text/plain")
 
