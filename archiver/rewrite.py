@@ -267,16 +267,16 @@ def _tag_edits(
     if not url_attrs and tag not in ("meta", "base") and "style" not in raw.lower():
         return []
     attributes = _attributes(raw)
+    texts = [view.to_text(_unquote_value(raw[start:end])) for _n, _ns, _ne, start, end in attributes]
     values = {}
-    for name, _ns, _ne, value_start, value_end in reversed(attributes):  # first one wins
-        values[name] = view.to_text(_unquote_value(raw[value_start:value_end]))
+    for (name, *_spans), text in zip(reversed(attributes), reversed(texts), strict=True):
+        values[name] = text  # the first of a repeated attribute wins, as in browsers
     element = _Element(tag, values)
     edits = []
     local_before = link.made_local
-    for name, name_start, name_end, value_start, value_end in attributes:
+    for (name, name_start, name_end, value_start, value_end), value in zip(attributes, texts, strict=True):
         if value_start == value_end:
             continue
-        value = view.to_text(_unquote_value(raw[value_start:value_end]))
         if tag == "base" and name == "href":
             new_name = NEUTRALISED_PREFIX + "href"
             edits.append((name_start, name_end, new_name))
