@@ -104,18 +104,24 @@ class SeenUrls:
         return url_key(url) in self._keys
 
 
-class MemoryFrontier:
-    """A frontier all in RAM: an asyncio.Queue and a set of URL hashes (for tests and small crawls)."""
+class _SeenByHash:
+    """claim() and seen() of the frontiers here, over their SeenUrls."""
 
-    def __init__(self) -> None:
-        self._queue: asyncio.Queue[QueueItem] = asyncio.Queue()
-        self._seen = SeenUrls()
+    _seen: SeenUrls
 
     def claim(self, url: str) -> bool:
         return self._seen.claim(url)
 
     def seen(self, url: str) -> bool:
         return url in self._seen
+
+
+class MemoryFrontier(_SeenByHash):
+    """A frontier all in RAM: an asyncio.Queue and a set of URL hashes (for tests and small crawls)."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[QueueItem] = asyncio.Queue()
+        self._seen = SeenUrls()
 
     async def put(self, item: QueueItem) -> None:
         self._queue.put_nowait(item)
@@ -163,7 +169,7 @@ def _from_row(row: tuple[str, int, int, int, str, str, str | None]) -> QueueItem
                      tuple(chain.split("\n")) if chain else (), found_by, parent)
 
 
-class SqliteFrontier:
+class SqliteFrontier(_SeenByHash):
     """A FIFO frontier whose middle lives in a SQLite file: RAM holds at most
     ``batch`` items at each end.
 
@@ -190,12 +196,6 @@ class SqliteFrontier:
         self._finished.set()
         self._ready = asyncio.Event()
         self._seen = SeenUrls()
-
-    def claim(self, url: str) -> bool:
-        return self._seen.claim(url)
-
-    def seen(self, url: str) -> bool:
-        return url in self._seen
 
     async def put(self, item: QueueItem) -> None:
         self._unfinished += 1
