@@ -27,16 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from warcio.archiveiterator import ArchiveIterator
-
 from .content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
 from .errors import SnapshotError, WriteError
 from .index import write_index
 from .links import charset_from_content_type
 from .manifest import Manifest, ManifestRow
-from .paths import HTML_TYPES, UnsafePathError, candidate_paths, folders_of, safe_join, url_to_path
+from .paths import HTML_TYPES, candidate_paths, folders_of, safe_join, url_to_path
 from .rewrite import rewrite_css_bytes, rewrite_html
 from .snapshot import Snapshot
+from .warcread import WarcReader
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
 """HTML and CSS larger than this (decoded) are copied without rewriting."""
@@ -195,42 +194,6 @@ class PathPlan:
         self._db.commit()
 
 
-class _Records:
-    """Reads records by (file, offset), keeping the last file open."""
-
-    def __init__(self, warc_dir: Path) -> None:
-        self.warc_dir = warc_dir
-        self._name: str | None = None
-        self._file: IO[bytes] | None = None
-        self._sizes: dict[str, int] = {}
-
-    def exists(self, name: str, offset: int, length: int) -> bool:
-        """True if the file exists and is long enough to hold the record."""
-        if name not in self._sizes:
-            try:
-                path = safe_join(self.warc_dir, name)
-                self._sizes[name] = path.stat().st_size if path.is_file() else -1
-            except (OSError, UnsafePathError):
-                self._sizes[name] = -1
-        return self._sizes[name] >= offset + length
-
-    def at(self, name: str, offset: int) -> Any:
-        """The warcio record at ``offset`` of WARC file ``name``."""
-        if name != self._name:
-            self.close()
-            self._file = open(safe_join(self.warc_dir, name), "rb")  # noqa: SIM115
-            self._name = name
-        assert self._file is not None
-        self._file.seek(offset)
-        return next(iter(ArchiveIterator(self._file, check_digests=False)))
-
-    def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-            self._name = None
-
-
 def _decoded_chunks(stream: IO[bytes] | _Prefixed, content_encoding: str | None) -> Iterator[bytes]:
     """The payload with gzip or deflate undone, chunk by chunk (others copied as stored)."""
     encoding = (content_encoding or "").strip().lower()
@@ -283,7 +246,7 @@ class _Builder:
     def __init__(self, snapshot: Snapshot, manifest: Manifest) -> None:
         self.snapshot = snapshot
         self.manifest = manifest
-        self.records = _Records(snapshot.warc_dir)
+        self.records = WarcReader(snapshot.warc_dir)
         self.plan = PathPlan(manifest.connection)
         self.stats = MirrorStats()
 
@@ -358,7 +321,7 @@ class _Builder:
         # Connections and open files are never shared across a fork.
         self.manifest = Manifest.open(self.snapshot.manifest_path, readonly=True)
         self.plan = PathPlan(self.manifest.connection)
-        self.records = _Records(self.snapshot.warc_dir)
+        self.records = WarcReader(self.snapshot.warc_dir)
         self.stats = MirrorStats()
         try:
             failed = self.build(root, part, parts)
@@ -373,7 +336,7 @@ class _Builder:
     def _payload_record(self, row: ManifestRow) -> tuple[Any, Any]:
         """(record holding the payload, the row's own HTTP headers) for a response or revisit."""
         assert row.warc_file is not None and row.warc_offset is not None
-        record = self.records.at(row.warc_file, row.warc_offset)
+        record = self.records.record(row.warc_file, row.warc_offset)
         if record.rec_type != "revisit":
             return record, record.http_headers
         http_headers = record.http_headers
@@ -382,7 +345,7 @@ class _Builder:
         if (original is None or original.record_type != "response" or not original.warc_file
                 or original.payload_digest != row.payload_digest or original.warc_offset is None):
             raise ValueError(f"revisit of {refers_to}: no stored response with its payload")
-        return self.records.at(original.warc_file, original.warc_offset), http_headers
+        return self.records.record(original.warc_file, original.warc_offset), http_headers
 
     def _write_capture(self, root: Path, row: ManifestRow, path: str) -> None:
         payload_record, own_headers = self._payload_record(row)
@@ -442,7 +405,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     old_root = snapshot.root / OLD_FOLDER
     with Manifest.open(snapshot.manifest_path) as manifest:
         builder = _Builder(snapshot, manifest)
-        builder.plan.make(builder.records.exists)
+        builder.plan.make(builder.records.holds)
         if workers is None:
             workers = min(os.cpu_count() or 1, MAX_WORKERS) if builder.plan.planned >= PARALLEL_FROM else 1
         try:

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from warcio.recordloader import ArcWarcRecordLoader
+from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders
+
+from .paths import UnsafePathError, safe_join
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 CHUNK = 256 * 1024
@@ -232,6 +234,7 @@ class WarcReader:
         self._fh: IO[bytes] | None = None
         self._gzipped = False
         self._loader = ArcWarcRecordLoader(verify_http=False)
+        self._sizes: dict[str, int] = {}
 
     def __enter__(self) -> WarcReader:
         return self
@@ -246,16 +249,33 @@ class WarcReader:
             self._fh = None
             self._name = ""
 
-    def read(self, name: str, offset: int, limit: int) -> StoredRecord:
-        """The record at ``offset`` of ``name``; raises OSError, WarcDamage or warcio errors."""
+    def holds(self, name: str, offset: int, length: int) -> bool:
+        """True if WARC file ``name`` exists (inside the folder) and reaches ``offset + length``."""
+        if name not in self._sizes:
+            try:
+                path = safe_join(self.folder, name)
+                self._sizes[name] = path.stat().st_size if path.is_file() else -1
+            except (OSError, UnsafePathError):
+                self._sizes[name] = -1
+        return self._sizes[name] >= offset + length
+
+    def record(self, name: str, offset: int) -> ArcWarcRecord:
+        """The record at ``offset`` of ``name``, its payload streamed by ``raw_stream``.
+
+        Raises OSError, UnsafePathError (a name leaving the folder), WarcDamage or warcio errors.
+        """
         if self._fh is None or name != self._name:
             self.close()
-            self._fh = open(self.folder / name, "rb")  # noqa: SIM115
+            self._fh = open(safe_join(self.folder, name), "rb")  # noqa: SIM115
             self._name = name
             self._gzipped = is_gzipped(self._fh.read(2))
         self._fh.seek(offset)
         stream = Source(self._fh, self._gzipped, offset).next_stream()
-        record = self._loader.parse_record_stream(stream, known_format="warc")
+        return self._loader.parse_record_stream(stream, known_format="warc")
+
+    def read(self, name: str, offset: int, limit: int) -> StoredRecord:
+        """The record at ``offset`` of ``name``, with at most ``limit`` bytes of its payload."""
+        record = self.record(name, offset)
         payload = bytearray()
         while len(payload) < limit:
             data = record.raw_stream.read(min(CHUNK, limit - len(payload)))
