@@ -23,21 +23,24 @@ RAW_TEXT_ELEMENTS = frozenset(
     {"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "plaintext"}
 )
 
-# Possessive quantifiers: a tag that does not close is given up on at once
-# instead of being retried every way (no catastrophic backtracking).
+# The attribute grammar, written once for both the start-tag scan and attributes().
+# Possessive quantifiers: a tag that does not close is given up on at once instead
+# of being retried every way (no catastrophic backtracking).
+_SPACE = r"[\t\n\r\f\x20]"
+_SEPARATORS = r"[\t\n\r\f\x20/]*+"
+_TAG_OPEN = r"<([a-zA-Z][^\t\n\r\f\x20/>\x00]*+)"
+_NAME = r"[^\t\n\r\f\x20/>][^\t\n\r\f\x20/=>]*+"
+# A value, or none: "=" never starts the next name.
+_VALUE = rf"""(?:{_SPACE}*+=+{_SPACE}*+("[^"]*+"|'[^']*+'|(?!["'])[^\t\n\r\f\x20>]*+)|(?!{_SPACE}*+=))"""
+
 _MARKUP = re.compile(
-    r"""
-    <!--(?:-?>|.*?(?:--!?>|\Z))                # comment, also <!--> and one left open
-  | <[!?][^>]*+(?:>|\Z)                       # doctype, CDATA, processing instruction
-  | <(?P<tag>[a-zA-Z][^\t\n\r\f\x20/>\x00]*+)  # start tag: name, then attributes
-      (?:[\t\n\r\f\x20/]*+[^\t\n\r\f\x20/>][^\t\n\r\f\x20/=>]*+
-         (?:[\t\n\r\f\x20]*+=+[\t\n\r\f\x20]*+(?:"[^"]*+"|'[^']*+'|(?!["'])[^\t\n\r\f\x20>]*+)
-            |(?![\t\n\r\f\x20]*+=))               # a value, or none: "=" never starts the next name
-      )*+
-      [\t\n\r\f\x20/]*+>
-    """,
-    re.DOTALL | re.VERBOSE,
+    r"<!--(?:-?>|.*?(?:--!?>|\Z))"         # comment, also <!--> and one left open
+    r"|<[!?][^>]*+(?:>|\Z)"                # doctype, CDATA, processing instruction
+    rf"|{_TAG_OPEN}(?:{_SEPARATORS}{_NAME}{_VALUE})*+{_SEPARATORS}>",  # start tag
+    re.DOTALL,
 )
+_START_OF_TAG = re.compile(_TAG_OPEN)
+_ATTRIBUTE = re.compile(rf"{_SEPARATORS}({_NAME}){_VALUE}")
 _END_TAGS = {name: re.compile(rf"</{name}[\t\n\r\f\x20/>]", re.IGNORECASE) for name in RAW_TEXT_ELEMENTS}
 
 
@@ -62,7 +65,7 @@ def scan(text: str) -> Markup:
         if match is None:
             break
         position = match.end()
-        name = match.group("tag")
+        name = match.group(1)
         if name is None:
             continue
         name = name.lower()
@@ -79,3 +82,23 @@ def scan(text: str) -> Markup:
 def _raw_text_end(text: str, name: str, start: int) -> int:
     end = _END_TAGS[name].search(text, start)
     return end.start() if end else len(text)
+
+
+def attributes(raw: str) -> list[tuple[str, int, int, int, int]]:
+    """(lowercased name, name start, name end, value start, value end) of a start tag's attributes.
+
+    ``raw`` is a tag as scan() found it. The value span includes its quotes; it is
+    empty (start == end) when there is no value.
+
+    >>> attributes('<a HREF="/b" hidden>')
+    [('href', 3, 7, 8, 12), ('hidden', 13, 19, 19, 19)]
+    """
+    found = []
+    start = _START_OF_TAG.match(raw)
+    position = start.end() if start else len(raw)
+    while (match := _ATTRIBUTE.match(raw, position)) is not None:
+        name_start, name_end = match.span(1)
+        value_start, value_end = match.span(2) if match.group(2) is not None else (name_end,) * 2
+        found.append((match.group(1).lower(), name_start, name_end, value_start, value_end))
+        position = match.end()
+    return found

@@ -34,7 +34,7 @@ from .links import (
     parse_meta_refresh,
     parse_srcset,
 )
-from .markup import Markup, scan
+from .markup import Markup, attributes, scan
 from .paths import relative_url, url_to_path
 from .urls import join_url, try_normalize
 
@@ -55,10 +55,6 @@ _URL_ATTRS: dict[str, frozenset[str]] = {}
 for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
     _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
 
-_TAG_NAME = re.compile(r"<[a-zA-Z][^\t\n\r\f />\x00]*(?:\s|/(?!>))*")
-_ATTRIBUTE = re.compile(
-    r"""((?<=['"\s/])[^\s/>][^\s/=>]*)(\s*=+\s*('[^']*'|"[^"]*"|(?!['"])[^>\s]*))?(?:\s|/(?!>))*"""
-)
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
 _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 _DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
@@ -158,25 +154,6 @@ def rewrite_css_bytes(
     return view.encode(_replace_spans(view.text, spans)) if spans else body
 
 
-def _attributes(raw: str) -> list[tuple[str, int, int, int, int]]:
-    """(lowercased name, name start, name end, value start, value end) of a raw tag's attributes.
-
-    The value span includes its quotes; it is empty (start == end) when there is no value.
-    """
-    match = _TAG_NAME.match(raw)
-    found: list[tuple[str, int, int, int, int]] = []
-    position = match.end() if match else len(raw)
-    while position < len(raw):
-        match = _ATTRIBUTE.match(raw, position)
-        if not match or match.end() == position:
-            break
-        name_start, name_end = match.span(1)
-        value_start, value_end = match.span(3) if match.group(3) is not None else (name_end,) * 2
-        found.append((match.group(1).lower(), name_start, name_end, value_start, value_end))
-        position = match.end()
-    return found
-
-
 def _unquote_value(raw_value: str) -> str:
     if raw_value[:1] in ("'", '"') and raw_value[-1:] == raw_value[:1] and len(raw_value) >= 2:
         raw_value = raw_value[1:-1]
@@ -236,7 +213,7 @@ def _document_base(scanner: Markup, page_url: str, view: View) -> str:
     for _offset, tag, raw in scanner.tags:
         if tag != "base":
             continue
-        for name, _ns, _ne, value_start, value_end in _attributes(raw):
+        for name, _ns, _ne, value_start, value_end in attributes(raw):
             href = view.to_text(_unquote_value(raw[value_start:value_end]))
             if name == "href" and is_fetchable_reference(href):
                 try:
@@ -262,19 +239,17 @@ def _quoted(text: str, view: View) -> str:
 def _tag_edits(
     tag: str, raw: str, base: str, link: _Linker, view: View
 ) -> list[tuple[int, int, str]]:
-    """The (start, end, new) spans to replace inside one raw start tag."""
-    url_attrs = _URL_ATTRS.get(tag, frozenset())
-    if not url_attrs and tag not in ("meta", "base") and "style" not in raw.lower():
-        return []
-    attributes = _attributes(raw)
-    texts = [view.to_text(_unquote_value(raw[start:end])) for _n, _ns, _ne, start, end in attributes]
+    """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS or
+    with a style attribute: rewrite_html checks before calling)."""
+    found = attributes(raw)
+    texts = [view.to_text(_unquote_value(raw[start:end])) for _n, _ns, _ne, start, end in found]
     values = {}
-    for (name, *_spans), text in zip(reversed(attributes), reversed(texts), strict=True):
+    for (name, *_spans), text in zip(reversed(found), reversed(texts), strict=True):
         values[name] = text  # the first of a repeated attribute wins, as in browsers
     element = _Element(tag, values)
     edits = []
     local_before = link.made_local
-    for (name, name_start, name_end, value_start, value_end), value in zip(attributes, texts, strict=True):
+    for (name, name_start, name_end, value_start, value_end), value in zip(found, texts, strict=True):
         if value_start == value_end:
             continue
         if tag == "base" and name == "href":
@@ -287,7 +262,7 @@ def _tag_edits(
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
     if link.made_local > local_before and tag in ("link", "script"):
-        for name, name_start, name_end, _vs, _ve in attributes:
+        for name, name_start, name_end, _vs, _ve in found:
             if name in NEUTRALISED_ATTRS:
                 edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
     return edits
