@@ -52,8 +52,8 @@ class CrawlConfig:
     warc_prefix: str = "archiver"
     user_agent: str = DEFAULT_USER_AGENT
     writer_queue_size: int = 64
-    parse_processes: int | None = None
-    """Processes that parse pages in a big crawl (None: one per CPU beyond the first)."""
+    worker_processes: int | None = None
+    """Processes that parse pages and encode records in a big crawl (None: one per CPU beyond the first)."""
     progress: bool = True
     headers: tuple[tuple[str, str], ...] = field(default=())
     cookies: tuple[tuple[str, str], ...] = field(default=())

@@ -18,12 +18,12 @@ from .fetch import Fetcher, FetchOutcome
 from .frontier import Frontier, QueueItem, url_key
 from .links import REQUISITE, Page
 from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
-from .parsing import PageParser
 from .politeness import HostPolicy
 from .report import CrawlStats
 from .scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
 from .urls import try_normalize
 from .warc import Capture
+from .workers import CaptureWorkers
 from .writer import WriteItem, Writer
 
 log = logging.getLogger("archiver.crawl")
@@ -46,7 +46,7 @@ class Crawler:
         scope: Scope,
         stats: CrawlStats,
         policy: HostPolicy,
-        parser: PageParser,
+        workers: CaptureWorkers,
     ) -> None:
         self.config = config
         self.frontier = frontier
@@ -55,7 +55,7 @@ class Crawler:
         self.scope = scope
         self.stats = stats
         self.policy = policy
-        self.parser = parser
+        self.workers = workers
         self._skipped: set[int] = set()
         self._pages_started = 0
         self._bytes_done = 0
@@ -186,20 +186,13 @@ class Crawler:
         if status in REDIRECT_STATUSES and target:
             await self._handle_redirect(item, capture, target, facts)
             return
-        page = Page()
-        if 200 <= status < 300 and mime_type(content_type) in PARSED_TYPES:
-            page = await self._parse(capture, item.url, content_type, headers)
-        met, queue = self._met(page, item)
-        row = self._row(item, FETCHED, title=page.title, **facts)
-        await self.writer.put(WriteItem(row, capture, met))
+        parse = 200 <= status < 300 and mime_type(content_type) in PARSED_TYPES
+        prepared = await self.workers.prepare(capture, parse)
+        met, queue = self._met(prepared.page, item)
+        row = self._row(item, FETCHED, title=prepared.page.title, **facts)
+        await self.writer.put(WriteItem(row, capture, met, prepared.exchange))
         for queued in queue:
             await self.frontier.put(queued)
-
-    async def _parse(self, capture: Capture, url: str, content_type: str | None,
-                     headers: dict[str, str]) -> Page:
-        raw = capture.body.read()
-        capture.body.seek(0)
-        return await self.parser.parse(raw, url, content_type, headers.get("content-encoding"))
 
     def _met(self, page: Page, item: QueueItem) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to that the crawl has not met, and what to queue."""

@@ -8,7 +8,6 @@ spooled temporary file, so memory per response is bounded.
 from __future__ import annotations
 
 import asyncio
-import base64
 import email.utils
 import hashlib
 import http.cookiejar
@@ -29,6 +28,7 @@ from yarl import URL
 from .config import CrawlConfig
 from .content import decode_payload
 from .errors import ConfigError, FetchError
+from .records import sha1_digest
 from .warc import Capture
 
 SPOOL_IN_MEMORY = 1024 * 1024
@@ -36,11 +36,6 @@ SPOOL_IN_MEMORY = 1024 * 1024
 CHUNK = 64 * 1024
 MAX_HEADER_BYTES = 64 * 1024
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-
-
-def sha1_digest(hasher: hashlib._Hash) -> str:
-    """The sha1:BASE32 form used by Heritrix, warcio and pywb."""
-    return "sha1:" + base64.b32encode(hasher.digest()).decode("ascii")
 
 
 @dataclass(frozen=True)

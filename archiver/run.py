@@ -28,13 +28,13 @@ from .errors import ArchiverError, SnapshotError
 from .fetch import Fetcher
 from .frontier import SqliteFrontier
 from .manifest import QUEUED, SKIPPED, Manifest, ManifestRow, StoredPayloads
-from .parsing import PageParser
 from .politeness import HostPolicy
 from .report import CrawlStats, render_report, summary
 from .scope import Scope
 from .snapshot import Snapshot
 from .urls import normalize_url
 from .warc import WarcFiles, torn_offset
+from .workers import CaptureWorkers
 from .writer import WriteItem, Writer
 
 EXIT_OK = 0
@@ -200,13 +200,13 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     result = CrawlResult(snapshot, CrawlStats(), warnings=warnings)
     frontier = SqliteFrontier(snapshot.frontier_path)
     with _crawl_log(snapshot), contextlib.closing(frontier):
-        async with Fetcher(config) as fetcher, PageParser(config.parse_processes) as parser:
+        async with Fetcher(config) as fetcher, CaptureWorkers(config.worker_processes) as workers:
             policy = HostPolicy(
                 concurrency=config.host_concurrency or config.concurrency, delay=config.delay,
                 obey_robots=config.obey_robots, user_agent=config.user_agent,
                 fetch_robots=fetcher.fetch_robots, max_delay=config.max_retry_after,
             )
-            crawler = Crawler(config, frontier, fetcher, writer, scope, result.stats, policy, parser)
+            crawler = Crawler(config, frontier, fetcher, writer, scope, result.stats, policy, workers)
             if resume:
                 crawler.count_done(*await _reload(crawler, manifest))
             writer_task = asyncio.create_task(writer.run())

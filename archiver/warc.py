@@ -1,8 +1,7 @@
 """WARC output: request/response pairs, revisits, warcinfo, rollover.
 
-Records are built by warcio (WARC/1.1) and each is written as its own gzip
-member (at zlib level 6: as small as warcio's level 9 for HTML, and cheaper),
-so every record has an offset and a length a reader can seek to.
+Each record is its own gzip member (see records.py), so every record has an
+offset and a length a reader can seek to.
 
 >>> import tempfile, io
 >>> folder = Path(tempfile.mkdtemp())
@@ -14,7 +13,6 @@ True
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import socket
 import zlib
@@ -22,16 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Protocol
 
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
-
-from . import __version__
+from . import __version__, records
 from .errors import WriteError
 
-WARC_VERSION = "WARC/1.1"
-GZIP_LEVEL = 6
 TRANSFER_ENCODING_RENAMED = "X-Archiver-Transfer-Encoding"
 
 
@@ -100,6 +93,59 @@ class Written:
     """For a revisit: the URL whose identical payload is stored."""
 
 
+def _common_fields(capture: Capture) -> records.Fields:
+    fields = [("WARC-Date", warc_date(capture.date))]
+    if capture.ip_address:
+        fields.append(("WARC-IP-Address", capture.ip_address))
+    return fields
+
+
+def _response_head(capture: Capture) -> bytes:
+    return records.http_head(f"{capture.http_version} {capture.status_line}",
+                             archived_headers(capture.response_headers))
+
+
+def request_record(capture: Capture, response_id: str, record_id: str | None = None) -> bytes:
+    """The request record of ``capture`` (a gzip member), concurrent to ``response_id``."""
+    fields = [*_common_fields(capture), ("WARC-Type", "request"),
+              ("WARC-Record-ID", record_id or records.new_record_id()),
+              ("WARC-Target-URI", capture.url),
+              ("WARC-Payload-Digest", records.EMPTY_PAYLOAD_DIGEST),
+              ("WARC-Concurrent-To", response_id)]
+    return records.encode_record(fields, records.REQUEST_TYPE,
+                                 records.http_head(capture.request_line, capture.request_headers))
+
+
+def revisit_record(capture: Capture, record_id: str, refers_to_uri: str, refers_to_date: str) -> bytes:
+    """A revisit record for ``capture``, whose payload is stored at ``refers_to_uri``: headers only."""
+    fields = [*_common_fields(capture), ("WARC-Type", "revisit"), ("WARC-Record-ID", record_id),
+              ("WARC-Target-URI", capture.url), ("WARC-Profile", records.REVISIT_PROFILE),
+              ("WARC-Refers-To-Target-URI", refers_to_uri), ("WARC-Refers-To-Date", refers_to_date),
+              ("WARC-Payload-Digest", capture.payload_digest)]
+    return records.encode_record(fields, records.RESPONSE_TYPE, _response_head(capture))
+
+
+def response_fields(capture: Capture, record_id: str) -> records.Fields:
+    """The WARC fields of the response record of ``capture`` (digests and length come later)."""
+    fields = [*_common_fields(capture), ("WARC-Payload-Digest", capture.payload_digest)]
+    if capture.truncated:
+        fields.append(("WARC-Truncated", capture.truncated))
+    return [*fields, ("WARC-Type", "response"), ("WARC-Record-ID", record_id),
+            ("WARC-Target-URI", capture.url)]
+
+
+def encode_exchange(capture: Capture,
+                    make_id: Callable[[], str] = records.new_record_id) -> records.Exchange:
+    """The response and request records of ``capture``, encoded; reads its body to the end.
+
+    Pure CPU work on values: a worker process can do it before the writer appends.
+    """
+    response_id = make_id()
+    response = records.encode_record(response_fields(capture, response_id), records.RESPONSE_TYPE,
+                                     _response_head(capture), capture.body)
+    return records.Exchange(response_id, response, request_record(capture, response_id, make_id()))
+
+
 def torn_offset(path: Path) -> int | None:
     """Offset of a gzip member (record) cut short at the end of a WARC file, or None.
 
@@ -125,34 +171,6 @@ def torn_offset(path: Path) -> int | None:
                     offset += len(data)
                     data = b""
     return None if member_start == offset else member_start
-
-
-class _GzipMember:
-    """A write-only stream that wraps what warcio writes into one gzip member."""
-
-    def __init__(self, out: IO[bytes]) -> None:
-        self._out = out
-        self._compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-
-    def write(self, data: bytes) -> int:
-        self._out.write(self._compressor.compress(data))
-        return len(data)
-
-    def flush(self) -> None:
-        # warcio flushes once, at the end of each record.
-        self._out.write(self._compressor.flush())
-
-
-class _RecordWriter(WARCWriter):
-    """warcio's writer with our gzip members and injectable record ids (for golden tests)."""
-
-    make_id: Callable[[], str] | None = None
-
-    def _make_warc_id(self) -> str:  # type: ignore[override]
-        return self.make_id() if self.make_id else super()._make_warc_id()
-
-    def write_member(self, out: IO[bytes], record: Any) -> None:
-        self._write_warc_record(_GzipMember(out), record)
 
 
 class PayloadIndex(Protocol):
@@ -201,8 +219,7 @@ class WarcFiles:
         self.max_size = max_size
         self.info = info or {}
         self._clock = clock or (lambda: datetime.now(UTC))
-        self._builder = _RecordWriter(None, gzip=False, warc_version=WARC_VERSION)
-        self._builder.make_id = make_id
+        self._make_id = make_id or records.new_record_id
         self._file: IO[bytes] | None = None
         self._name = ""
         self._durable = 0
@@ -244,92 +261,76 @@ class WarcFiles:
                 raise WriteError(f"cannot create {self.folder / self._name}: {exc}") from None
             self.files_written.append(self._name)
             self._durable = 0
-            self._write(self._warcinfo())
+            self._write_warcinfo()
         return self._file
 
-    def _warcinfo(self) -> Any:
-        fields = {
-            "software": f"archiver/{__version__} (warcio)",
+    def _write_warcinfo(self) -> None:
+        info = {
+            "software": f"archiver/{__version__}",
             "format": "WARC File Format 1.1",
             "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
             "hostname": socket.gethostname(),
             **self.info,
         }
-        record = self._builder.create_warcinfo_record(self._name, fields)
-        record.rec_headers.replace_header("WARC-Date", warc_date(self._clock()))
-        return record
+        fields = [("WARC-Type", "warcinfo"), ("WARC-Record-ID", self._make_id()),
+                  ("WARC-Filename", self._name), ("WARC-Date", warc_date(self._clock()))]
+        self._write(fields, records.WARC_FIELDS_TYPE, records.warc_fields(info.items()))
 
-    def _write(self, record: Any) -> tuple[int, int]:
+    def _write(self, fields: records.Fields, content_type: str, head: bytes,
+               body: IO[bytes] | None = None) -> tuple[int, int]:
         assert self._file is not None
         offset = self._file.tell()
         try:
-            self._builder.write_member(self._file, record)
+            records.write_record(self._file, fields, content_type, head, body)
         except OSError as exc:
             raise self._fail(exc) from None
         return offset, self._file.tell() - offset
 
-    def write_capture(self, capture: Capture) -> Written:
-        """Write a request and a response (or revisit) record for ``capture``."""
+    def write_capture(self, capture: Capture, exchange: records.Exchange | None = None) -> Written:
+        """Write a response (or revisit) record and its request record for ``capture``.
+
+        ``exchange``: the two records already encoded (by a worker process); a
+        payload stored before still makes the response a revisit.
+        """
         self._ensure_open()
         date = warc_date(capture.date)
-        common = {"WARC-Date": date}
-        if capture.ip_address:
-            common["WARC-IP-Address"] = capture.ip_address
-        http_headers = StatusAndHeaders(
-            capture.status_line,
-            archived_headers(capture.response_headers),
-            protocol=capture.http_version,
-        )
         previous = self._payloads.find(capture.payload_digest)
-        if previous and capture.body_length > 0 and not capture.truncated:
-            response = self._builder.create_revisit_record(
-                capture.url,
-                digest=capture.payload_digest,
-                refers_to_uri=previous[0],
-                refers_to_date=previous[1],
-                http_headers=http_headers,
-                warc_headers_dict=common,
-            )
-            record_type = "revisit"
-        else:
-            headers = dict(common, **{"WARC-Payload-Digest": capture.payload_digest})
-            if capture.truncated:
-                headers["WARC-Truncated"] = capture.truncated
-            response = self._builder.create_warc_record(
-                capture.url,
-                "response",
-                payload=capture.body,
-                length=capture.body_length,
-                http_headers=http_headers,
-                warc_headers_dict=headers,
-            )
-            record_type = "response"
-            if capture.body_length > 0 and not capture.truncated:
-                self._payloads.add(capture.payload_digest, capture.url, date)
-        request = self._builder.create_warc_record(
-            capture.url,
-            "request",
-            payload=io.BytesIO(b""),
-            length=0,
-            http_headers=StatusAndHeaders(
-                capture.request_line, capture.request_headers, is_http_request=True
-            ),
-            warc_headers_dict=dict(common),
-        )
-        request.rec_headers.add_header(
-            "WARC-Concurrent-To", response.rec_headers.get_header("WARC-Record-ID")
-        )
-        offset, length = self._write(response)
-        self._write(request)
+        revisit = previous is not None and capture.body_length > 0 and not capture.truncated
+        if revisit:
+            assert previous is not None
+            response_id = exchange.response_id if exchange else self._make_id()
+            offset, length = self._append(revisit_record(capture, response_id, *previous))
+            request = exchange.request if exchange else None
+        elif exchange:
+            response_id = exchange.response_id
+            offset, length = self._append(exchange.response)
+            request = exchange.request
+        else:  # streamed from the body, which may be large
+            response_id = self._make_id()
+            offset, length = self._write(response_fields(capture, response_id), records.RESPONSE_TYPE,
+                                         _response_head(capture), capture.body)
+            request = None
+        self._append(request or request_record(capture, response_id, self._make_id()))
+        if not revisit and capture.body_length > 0 and not capture.truncated:
+            self._payloads.add(capture.payload_digest, capture.url, date)
         return Written(
             warc_file=self._name,
             offset=offset,
             length=length,
-            record_type=record_type,
+            record_type="revisit" if revisit else "response",
             payload_digest=capture.payload_digest,
             date=date,
-            refers_to=previous[0] if record_type == "revisit" and previous else None,
+            refers_to=previous[0] if revisit and previous else None,
         )
+
+    def _append(self, member: bytes) -> tuple[int, int]:
+        assert self._file is not None
+        offset = self._file.tell()
+        try:
+            self._file.write(member)
+        except OSError as exc:
+            raise self._fail(exc) from None
+        return offset, len(member)
 
     def _fail(self, exc: OSError) -> WriteError:
         """After a failed write (a full disk...), cut the file back to its last flush and close it.

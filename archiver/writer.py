@@ -1,8 +1,8 @@
 """The writer stage owns the disk: one consumer of a bounded queue writes WARC,
 CDXJ and manifest, so records are never interleaved and fast fetchers wait.
 
-Blocking work (gzip, SQLite) runs in one worker thread, a batch at a time,
-off the event loop.
+Blocking work (appending records, SQLite, and encoding the records no worker
+process encoded) runs in one thread, a batch at a time, off the event loop.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from .cdxj import cdxj_line, merge_into_index
 from .content import mime_type
 from .errors import WriteError
 from .manifest import Manifest, ManifestRow
+from .records import Exchange
 from .snapshot import Snapshot
 from .warc import Capture, WarcFiles
 
@@ -29,6 +30,8 @@ class WriteItem:
     capture: Capture | None = None
     met: Sequence[ManifestRow] = ()
     """New rows (queued or skipped) for URLs first met on this page; never replace a row."""
+    exchange: Exchange | None = None
+    """The capture's records, already encoded by a worker process (else the writer encodes them)."""
 
 
 @dataclass
@@ -136,7 +139,7 @@ class Writer:
         line = None
         row = item.row
         if row is not None and item.capture is not None:
-            written = self.warcs.write_capture(item.capture)
+            written = self.warcs.write_capture(item.capture, item.exchange)
             self.stats.records += 1
             self.stats.bytes_stored += item.capture.body_length
             if written.record_type == "revisit":

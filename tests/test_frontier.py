@@ -1,5 +1,6 @@
 """Crawl state and work off the event loop: the frontier's FIFO across RAM and disk, join
-semantics, a crawl through the disk queue, and one with pages parsed in worker processes."""
+semantics, a crawl through the disk queue, and one whose pages are parsed and encoded in
+worker processes."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from pathlib import Path
 
 import pytest
 from conftest import manifest_rows
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver import run
 from archiver.frontier import MemoryFrontier, QueueItem, SqliteFrontier
-from archiver.parsing import PageParser
+from archiver.links import Page
+from archiver.verify import verify_snapshot
+from archiver.workers import CaptureWorkers
 
 
 def item(n: int) -> QueueItem:
@@ -107,37 +111,68 @@ async def test_crawl_through_the_disk_queue(site, run_crawl, tmp_path, monkeypat
     assert not result.snapshot.frontier_path.exists()
 
 
-async def test_crawl_with_pages_parsed_in_worker_processes(site, run_crawl, monkeypatch) -> None:
-    parser = PageParser(processes=2, start_after=0)
-    monkeypatch.setattr(run, "PageParser", lambda _processes: parser)
+async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl, monkeypatch) -> None:
+    workers = CaptureWorkers(processes=2, start_after=0)
+    monkeypatch.setattr(run, "CaptureWorkers", lambda _processes: workers)
     pages = 30
     for n in range(pages):
-        site.page(f"/p{n}", links=[f"/p{(n + k) % pages}" for k in range(1, 4)] + ["/s.css"],
-                  title=f"page {n}")
+        site.page(f"/p{n}", links=[f"/p{(n + k) % pages}" for k in range(1, 4)]
+                  + ["/s.css", "/same.png", "/copy.png", "/gone"], title=f"page {n}")
     site.file("/s.css", "body{background:url(/bg.png)}", "text/css")
-    site.file("/bg.png", b"\x89PNG", "image/png")
+    site.file("/bg.png", b"\x89PNG" + bytes(range(256)) * 40, "image/png")
+    site.file("/same.png", b"\x89PNG same bytes", "image/png")
+    site.file("/copy.png", b"\x89PNG same bytes", "image/png")
     site.redirect("/", "/p0")
     await site.start()
     result = await run_crawl(site.url("/"))
     rows = manifest_rows(result.snapshot.root)
     assert {url for url, row in rows.items() if row.outcome == "fetched"} == {
-        *(site.url(f"/p{n}") for n in range(pages)), site.url("/s.css"), site.url("/bg.png")}
+        *(site.url(f"/p{n}") for n in range(pages)), site.url("/s.css"), site.url("/bg.png"),
+        site.url("/same.png"), site.url("/copy.png"), site.url("/gone")}
     assert rows[site.url("/p7")].title == "page 7"
     assert rows[site.url("/bg.png")].found_by == "requisite"
-    assert parser.parsed_in_workers == pages + 1
+    # Every fetch but the redirect's went through a worker, which parsed the pages and the
+    # stylesheet and encoded the records; one of the identical images became a revisit.
+    assert workers.done_in_workers == pages + 5
+    assert sorted(rows[site.url(path)].record_type for path in ("/same.png", "/copy.png")) == [
+        "response", "revisit"]
+    records = []
+    for warc in (result.snapshot.root / "warc").iterdir():
+        with open(warc, "rb") as f:
+            records += [(record.rec_type, record.rec_headers.get_header("WARC-Concurrent-To"))
+                        for record in ArchiveIterator(f, check_digests="raise")]
+    response_ids = {row.url for row in rows.values() if row.warc_file}
+    assert len([r for r in records if r[0] in ("response", "revisit")]) == len(response_ids)
+    assert len([r for r in records if r[0] == "request" and r[1]]) == len(response_ids)
+    assert verify_snapshot(result.snapshot.root).ok
 
 
-async def test_a_parser_process_that_dies_is_replaced(caplog) -> None:
-    async with PageParser(processes=1, start_after=0) as parser:
-        page = await parser.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
+async def test_a_worker_process_that_dies_is_replaced(caplog) -> None:
+    async with CaptureWorkers(processes=1, start_after=0) as workers:
+        page = await workers.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
         assert [link.url for link in page.links] == ["http://h/b"]
-        worker = parser._workers[0]
+        worker = workers._workers[0]
         worker.process.kill()
         await worker.process.wait()
         # The document in hand when a worker dies loses its links (a warning says so);
         # the next ones go to a fresh worker.
-        pages = [await parser.parse(b'<a href="/c">c</a>', "http://h/a", "text/html", None)
+        pages = [await workers.parse(b'<a href="/c">c</a>', "http://h/a", "text/html", None)
                  for _ in range(3)]
         assert [link.url for link in pages[-1].links] == ["http://h/c"]
-        assert parser._workers and parser._workers[0] is not worker
-    assert parser.parsed_in_workers >= 2
+        assert workers._workers and workers._workers[0] is not worker
+    assert workers.done_in_workers >= 2
+
+
+async def test_captures_arriving_while_a_worker_starts_all_go_to_it() -> None:
+    async def parse_after(delay: float) -> Page:
+        await asyncio.sleep(delay)
+        return await workers.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
+
+    async with CaptureWorkers(processes=1, start_after=0) as workers:
+        # Starting a process takes milliseconds: these arrive all along.
+        pages = await asyncio.gather(*(parse_after(n / 1000) for n in range(20)))
+        pages += [await workers.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
+                  for _ in range(5)]
+        assert len(workers._workers) == 1
+    assert all([link.url for link in page.links] == ["http://h/b"] for page in pages)
+    assert workers.done_in_workers == 25

@@ -242,3 +242,23 @@ def test_cdxj_merge_sorts_in_runs_with_bounded_memory(tmp_path, monkeypatch):
     assert cdxj.merge_into_index(pending, index) == len(set(lines))
     assert index.read_text(encoding="utf-8").splitlines() == sorted(set(lines))
     assert not pending.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["index.cdxj"]
+
+
+def test_response_headers_are_stored_as_the_bytes_received(tmp_path):
+    """The fetcher decodes header bytes as Latin-1; the record holds those bytes again, not %-escapes."""
+    capture = Capture(
+        url="http://example.com/", date=datetime(2026, 1, 2, tzinfo=UTC), request_line="GET / HTTP/1.1",
+        request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
+        response_headers=[("Content-Disposition", b"attachment; filename=caf\xc3\xa9.txt".decode("latin-1")),
+                          ("X-Old", "na\xefve")],
+        body=io.BytesIO(b"hi"), body_length=2, payload_digest="sha1:" + base64.b32encode(
+            hashlib.sha1(b"hi").digest()).decode(),
+    )
+    with WarcFiles(tmp_path, "raw", 10**9) as warcs:
+        written = warcs.write_capture(capture)
+    raw = gzip.decompress((tmp_path / written.warc_file).read_bytes())
+    assert b"Content-Disposition: attachment; filename=caf\xc3\xa9.txt\r\nX-Old: na\xefve\r\n" in raw
+    with open(tmp_path / written.warc_file, "rb") as f:
+        bodies = [r.content_stream().read() for r in ArchiveIterator(f, check_digests="raise")
+                  if r.rec_type == "response"]
+    assert bodies == [b"hi"]

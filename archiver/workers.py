@@ -1,10 +1,14 @@
-"""Parsing fetched documents for links, in this process or in worker processes.
+"""The CPU work each capture needs, in this process or in worker processes.
 
-Parsing (lxml, then resolving and normalising every link) is most of the CPU a
-crawl spends per page, and it holds the GIL. Once a crawl has parsed
-``start_after`` documents, PageParser hands them to worker processes, so the
-event loop keeps fetching and the writer keeps writing on another core. Small
-crawls (and most tests) never start a worker.
+Two things cost most of the CPU a crawl spends per page: parsing it for links
+(lxml, then resolving and normalising every link) and encoding its WARC
+records (a digest and zlib over the whole body). Both hold the GIL for long
+stretches or give it up and wait to get it back, and the event loop needs it.
+Once a crawl has prepared ``start_after`` captures, CaptureWorkers hands them
+to worker processes: a worker parses the page and returns its links together
+with its request and response records as gzip members, so the writer only
+appends bytes. Small crawls (and most tests) never start a worker; their
+records are encoded by the writer.
 
 A worker is a fresh interpreter running serve() (it never imports the
 caller's ``__main__``), fed length-prefixed pickles on its stdin and
@@ -14,8 +18,8 @@ CPU in its two threads than the parsing it moved away).
 
 >>> import asyncio
 >>> async def demo():
-...     async with PageParser(processes=0) as parser:
-...         page = await parser.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
+...     async with CaptureWorkers(processes=0) as workers:
+...         page = await workers.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
 ...     return [link.url for link in page.links]
 >>> asyncio.run(demo())
 ['http://h/b']
@@ -26,20 +30,27 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
+import io
 import logging
 import os
 import pickle
 import struct
 import sys
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .content import decode_payload, mime_type
 from .links import Link, Page, extract
+from .records import Exchange
+from .warc import Capture, encode_exchange
 
 log = logging.getLogger("archiver.crawl")
 
 IN_THREAD_BYTES = 256 * 1024
 """In this process, documents larger than this are parsed off the event loop."""
+TO_WORKER_BYTES = 8 * 1024 * 1024
+"""Larger bodies are not sent to a worker; the writer encodes them from where they are."""
 _HEADER = struct.Struct("!I")
 
 _Parsed = tuple[str | None, str | None, list[tuple[str, str]]]
@@ -56,17 +67,40 @@ def parse_document(raw: bytes, url: str, content_type: str | None,
     return page.title, page.base_url, [(link.url, link.kind) for link in page.links]
 
 
+def prepare_capture(capture: Capture, parse: bool) -> tuple[_Parsed | None, Exchange]:
+    """What a worker does with one capture: its links (if ``parse``) and its records.
+
+    ``capture.body`` holds the whole body (a BytesIO crosses the pipe).
+    """
+    raw = capture.body.getvalue() if isinstance(capture.body, io.BytesIO) else capture.body.read()
+    parsed = None
+    if parse:
+        parsed = parse_document(raw, capture.url, capture.header("content-type"),
+                                capture.header("content-encoding"))
+    return parsed, encode_exchange(capture)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A capture's links, and its records when a worker encoded them."""
+
+    page: Page
+    exchange: Exchange | None = None
+    """None: the writer encodes the records itself."""
+
+
 def _page(parsed: _Parsed) -> Page:
     title, base_url, links = parsed
     return Page(links=tuple(Link(url, kind) for url, kind in links), title=title, base_url=base_url)
 
 
 def default_processes() -> int:
-    """One parser process per CPU beyond the first (the event loop's), at most 4."""
+    """One worker process per CPU beyond the first (the event loop's), at most 4."""
     return max(0, min((os.cpu_count() or 1) - 1, 4))
 
 
-WORKER_CODE = "import sys; from archiver.parsing import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"
+WORKER_CODE = "import sys; from archiver.workers import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"
+_PARSE, _PREPARE = 0, 1
 
 
 class _Worker:
@@ -74,7 +108,7 @@ class _Worker:
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
-        self.waiting: collections.deque[asyncio.Future[_Parsed]] = collections.deque()
+        self.waiting: collections.deque[asyncio.Future[Any]] = collections.deque()
         self.reader = asyncio.create_task(self._read_answers())
 
     @classmethod
@@ -89,10 +123,11 @@ class _Worker:
         )
         return cls(process)
 
-    async def parse(self, args: tuple[Any, ...]) -> _Parsed:
+    async def ask(self, args: tuple[Any, ...]) -> Any:
+        """Send one task (its kind first, then its arguments); its answer, in order."""
         assert self.process.stdin is not None
         request = pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
-        answer: asyncio.Future[_Parsed] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.waiting.append(answer)
         self.process.stdin.write(_HEADER.pack(len(request)) + request)
         await self.process.stdin.drain()
@@ -111,7 +146,7 @@ class _Worker:
             while self.waiting:
                 answer = self.waiting.popleft()
                 if not answer.done():
-                    answer.set_exception(ChildProcessError(f"parser process ended: {exc!r}"))
+                    answer.set_exception(ChildProcessError(f"worker process ended: {exc!r}"))
 
     @property
     def alive(self) -> bool:
@@ -133,46 +168,78 @@ class _Worker:
             await self.reader
 
 
-class PageParser:
-    """Parses documents for links; see the module docstring. Use with ``async with``."""
+class CaptureWorkers:
+    """Parses captures for links and encodes their records; see the module docstring.
+
+    Use with ``async with``.
+    """
 
     def __init__(self, processes: int | None = None, start_after: int = 200) -> None:
         self.processes = default_processes() if processes is None else processes
         self.start_after = start_after
-        self.parsed_in_workers = 0
-        self._parsed = 0
+        self.done_in_workers = 0
+        self._done = 0
         self._workers: list[_Worker] = []
         self._starting: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> PageParser:
+    async def __aenter__(self) -> CaptureWorkers:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    async def prepare(self, capture: Capture, parse: bool) -> Prepared:
+        """The links of ``capture`` (when ``parse``) and, from a worker, its encoded records.
+
+        The body is read and left at its start. Cancelled, the worker's answer is dropped.
+        """
+        self._done += 1
+        worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
+        if worker is None and not parse:
+            return Prepared(Page())
+        raw = capture.body.read()
+        capture.body.seek(0)
+        if worker is None:
+            return Prepared(await self._parse_here(raw, capture.url, capture.header("content-type"),
+                                                   capture.header("content-encoding")))
+        try:
+            parsed, exchange = await worker.ask(
+                (_PREPARE, dataclasses.replace(capture, body=io.BytesIO(raw)), parse))
+        except (ChildProcessError, ConnectionError) as exc:
+            # Killed, or crashed on this document: its links are lost (the writer still
+            # stores it), the next capture gets a fresh worker.
+            log.warning("a worker process ended while preparing %s (%s); its links are not followed",
+                        capture.url, exc)
+            return Prepared(Page(base_url=capture.url))
+        self.done_in_workers += 1
+        return Prepared(_page(parsed) if parsed else Page(), exchange)
+
     async def parse(self, raw: bytes, url: str, content_type: str | None,
                     content_encoding: str | None) -> Page:
         """The links and title of one document. Cancelled, its answer is dropped."""
-        self._parsed += 1
+        self._done += 1
         args = (raw, url, content_type, content_encoding)
         worker = await self._worker()
-        if worker is not None:
-            try:
-                parsed = await worker.parse(args)
-            except (ChildProcessError, ConnectionError) as exc:
-                # Killed, or crashed on this document: its links are lost, the next
-                # document gets a fresh worker.
-                log.warning("a parser process ended while parsing %s (%s); its links are not followed",
-                            url, exc)
-                return Page(base_url=url)
-            self.parsed_in_workers += 1
-            return _page(parsed)
+        if worker is None:
+            return await self._parse_here(*args)
+        try:
+            parsed = await worker.ask((_PARSE, *args))
+        except (ChildProcessError, ConnectionError) as exc:
+            log.warning("a worker process ended while parsing %s (%s); its links are not followed",
+                        url, exc)
+            return Page(base_url=url)
+        self.done_in_workers += 1
+        return _page(parsed)
+
+    async def _parse_here(self, raw: bytes, url: str, content_type: str | None,
+                          content_encoding: str | None) -> Page:
+        args = (raw, url, content_type, content_encoding)
         if len(raw) > IN_THREAD_BYTES:
             return _page(await asyncio.to_thread(parse_document, *args))
         return _page(parse_document(*args))
 
     async def _worker(self) -> _Worker | None:
-        if self.processes <= 0 or self._parsed <= self.start_after:
+        if self.processes <= 0 or self._done <= self.start_after:
             return None
         self._workers = [worker for worker in self._workers if worker.alive]
         if len(self._workers) < self.processes:
@@ -186,10 +253,13 @@ class PageParser:
 
     async def _start_worker(self) -> None:
         try:
-            self._workers.append(await _Worker.start())
+            worker = await _Worker.start()
         except OSError as exc:
-            log.warning("cannot start a parser process (%s); parsing in this one", exc)
+            log.warning("cannot start a worker process (%s); working in this one", exc)
             self.processes = 0
+            return
+        # Appended only now: _worker() may have replaced the list while this one started.
+        self._workers.append(worker)
 
     async def close(self) -> None:
         """Stop the worker processes; safe to call twice. Cancelled, they are killed."""
@@ -202,11 +272,12 @@ class PageParser:
 
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
-    """A worker's loop: parse each pickled request from ``requests``, answer on ``answers``."""
+    """A worker's loop: do each pickled task from ``requests``, answer on ``answers``."""
     while header := requests.read(_HEADER.size):
         (size,) = _HEADER.unpack(header)
-        parsed = parse_document(*pickle.loads(requests.read(size)))
-        answer = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL)
+        kind, *args = pickle.loads(requests.read(size))
+        result = prepare_capture(*args) if kind == _PREPARE else parse_document(*args)
+        answer = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
         answers.write(_HEADER.pack(len(answer)) + answer)
         answers.flush()
 
