@@ -33,7 +33,7 @@ from .index import write_index
 from .links import charset_from_content_type
 from .manifest import Manifest, ManifestRow
 from .paths import HTML_TYPES, candidate_paths, folders_of, safe_join, url_to_path
-from .rewrite import rewrite_css_bytes, rewrite_html
+from .rewrite import Memo, rewrite_css_bytes, rewrite_html
 from .snapshot import Snapshot
 from .warcread import WarcReader
 
@@ -249,6 +249,7 @@ class _Builder:
         self.records = WarcReader(snapshot.warc_dir)
         self.plan = PathPlan(manifest.connection)
         self.stats = MirrorStats()
+        self.memo: Memo = {}
 
     def resolve(self, url: str) -> str | None:
         """The local file of ``url``: its own, or that of its redirect chain's end."""
@@ -360,10 +361,10 @@ class _Builder:
             if len(raw) <= REWRITE_LIMIT and len(body) <= REWRITE_LIMIT:
                 charset = charset_from_content_type(content_type)
                 if mime == "text/css":
-                    body = rewrite_css_bytes(body, row.url, charset, self.resolve, path)
+                    body = rewrite_css_bytes(body, row.url, charset, self.resolve, path, self.memo)
                     self.stats.stylesheets += 1
                 else:
-                    body = rewrite_html(body, row.url, charset, self.resolve, path)
+                    body = rewrite_html(body, row.url, charset, self.resolve, path, self.memo)
                     self.stats.pages += 1
                 self.stats.bytes += _write(root, path, [body])
                 return

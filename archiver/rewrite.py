@@ -71,33 +71,77 @@ class _Element:
         return self.attributes.get(name, default)
 
 
-class _Linker:
-    """Rewrites one URL reference found in a document whose file is ``here``."""
+Memo = dict[tuple[str, str, str], tuple["str | None", bool]]
+"""Replacements already worked out, for documents rewritten with one resolver: see _Linker."""
+MEMO_SIZE = 20_000
+"""A memo holding more entries than this is emptied (bounded memory, still most hits)."""
 
-    def __init__(self, here: str, resolve: Resolver) -> None:
+
+class _Linker:
+    """Rewrites one URL reference found in a document whose file is ``here``.
+
+    With a ``memo`` shared by the documents of one mirror build, a reference is
+    worked out once per (base URL's folder, document's folder): pages of one
+    folder repeat their navigation, their neighbours and their assets. A
+    reference with a path resolves the same against any base URL of that folder,
+    and a relative path depends only on the document's folder; references
+    without a path (``?q``, ``#f``, empty) depend on the whole base, so they are
+    not memoised.
+    """
+
+    def __init__(self, here: str, resolve: Resolver, memo: Memo | None = None) -> None:
         self.here = here
+        self.here_folder = here.rpartition("/")[0]
         self.resolve = resolve
+        self.memo = memo
         self.made_local = 0
         """How many references were made local so far."""
 
     def __call__(self, value: str, base: str) -> str | None:
         """The replacement for ``value`` (a local path or an absolute URL), None to keep it."""
+        if self.memo is None or value.lstrip()[:1] in ("?", "#", ""):
+            new, local = self._work_out(value, base)
+        else:
+            key = (_folder_of_url(base), self.here_folder, value)
+            found = self.memo.get(key)
+            if found is None:
+                if len(self.memo) >= MEMO_SIZE:
+                    self.memo.clear()
+                found = self.memo[key] = self._work_out(value, base)
+            new, local = found
+        self.made_local += local
+        return new
+
+    def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
         reference = value.strip()
         if not is_fetchable_reference(reference):
-            return None
+            return None, False
         try:
             absolute = join_url(base, reference)
         except ValueError:
-            return None
+            return None, False
         url = try_normalize(absolute)
         if url is None:
-            return None
+            return None, False
         target = self.resolve(url)
         if target is None:
-            return absolute if absolute != value else None
+            return (absolute if absolute != value else None), False
         _, hash_sign, fragment = reference.partition("#")
-        self.made_local += 1
-        return relative_url(self.here, target) + hash_sign + fragment
+        return relative_url(self.here, target) + hash_sign + fragment, True
+
+
+def _folder_of_url(url: str) -> str:
+    """``url`` up to the last slash of its path: what a reference with a path is resolved from.
+
+    >>> _folder_of_url("http://h/a/b.html?x=/y#z")
+    'http://h/a/'
+    """
+    end = len(url)
+    for mark in ("?", "#"):
+        at = url.find(mark)
+        if at != -1 and at < end:
+            end = at
+    return url[: url.rindex("/", 0, end) + 1]
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
@@ -139,13 +183,17 @@ def rewrite_css(text: str, css_url: str, resolve: Resolver, css_path: str | None
 
 
 def rewrite_css_bytes(
-    body: bytes, css_url: str, encoding: str | None, resolve: Resolver, css_path: str | None = None
+    body: bytes, css_url: str, encoding: str | None, resolve: Resolver, css_path: str | None = None,
+    memo: Memo | None = None,
 ) -> bytes:
-    """A stylesheet's bytes rewritten, in its own encoding (declared, BOM, else UTF-8)."""
+    """A stylesheet's bytes rewritten, in its own encoding (declared, BOM, else UTF-8).
+
+    ``memo``: a dict shared by every document rewritten with this ``resolve``.
+    """
     encoding = known_encoding(encoding) or sniff_bom(body) or "utf-8"
     view = View(body, encoding)
     here = css_path or _own_path(css_url, "text/css", resolve)
-    link = _Linker(here, resolve)
+    link = _Linker(here, resolve, memo)
     spans = []
     for start, end, value in iter_css_urls(view.text):
         new = link(view.to_text(value), css_url)
@@ -166,6 +214,7 @@ def rewrite_html(
     encoding: str | None,
     resolve: Resolver,
     page_path: str | None = None,
+    memo: Memo | None = None,
 ) -> bytes:
     """A page's bytes with every link made local (if archived) or absolute.
 
@@ -174,7 +223,9 @@ def rewrite_html(
     browser reading the file from disk decodes it as the site's visitors did.
     ``page_path`` is the page's own file (relative to mirror/); by default
     ``resolve(page_url)``. A <base href> is resolved, then renamed so it no
-    longer applies to the local links.
+    longer applies to the local links. ``memo``: a dict shared by every document
+    rewritten with this ``resolve`` (a mirror build), so a reference its pages
+    repeat is worked out once.
     """
     header_encoding = known_encoding(encoding)
     bom = sniff_bom(body)
@@ -182,7 +233,7 @@ def rewrite_html(
     effective = bom or header_encoding or declared or "utf-8"
     view = View(body, effective)
     here = page_path or _own_path(page_url, "text/html", resolve)
-    link = _Linker(here, resolve)
+    link = _Linker(here, resolve, memo)
     scanner = scan(view.text)
     base = _document_base(scanner, page_url, view)
     spans: list[tuple[int, int, str]] = []

@@ -317,3 +317,33 @@ def test_every_extracted_link_is_local_or_absolute() -> None:
         target = unquote(urljoin(base_url, value).split("#")[0]).removeprefix("file:///m/")
         assert target in ARCHIVED.values(), value
     assert root.find(".//base").get("href") is None
+
+
+def test_a_memo_shared_by_many_documents_changes_no_byte() -> None:
+    """The memo keys a reference by its base URL's folder and its document's folder; every
+    reference whose result depends on more (query, fragment, empty) must bypass it."""
+    import random
+
+    import archiver.rewrite as rewrite_module
+
+    references = ["target", "/target", "../target", "sibling.png", " sibling.png ", "?page=2", " ?x",
+                  "#top", "", "/img/a.png#f", "../img/b.png", "//cdn.test/lib.js", "old", "/old",
+                  "http://other.test/base/x.html", "page.html", "page.html?q=1", "missing.html",
+                  "list?page=2", "/list?page=2", "javascript:void(0)", "%E6%97%A5%E6%9C%AC.html"]
+    pages = [("http://site.test/dir/page.html", "site.test/dir/page.html"),
+             ("http://site.test/dir/page.html?v=/x/y", "site.test/dir/page@v=%2Fx%2Fy.html"),
+             ("http://site.test/list?page=2", "site.test/list@page=2.html"),
+             ("http://site.test/", "site.test/index.html"),
+             ("http://site.test/dir/", "site.test/dir/index.html"),
+             ("http://site.test/img/a.png.html", "site.test/img/a.png.html")]
+    bases = ["", '<base href="/img/">', '<base href="http://other.test/base/">']
+    chooser = random.Random(7)
+    memo: rewrite_module.Memo = {}
+    for _ in range(400):
+        url, path = chooser.choice(pages)
+        links = "".join(f'<a href="{chooser.choice(references)}">x</a>'
+                        f'<img src="{chooser.choice(references)}">' for _ in range(6))
+        body = f"<html><head>{chooser.choice(bases)}</head><body>{links}</body></html>".encode()
+        assert (rewrite_html(body, url, None, resolve, path, memo)
+                == rewrite_html(body, url, None, resolve, path))
+    assert 0 < len(memo) < rewrite_module.MEMO_SIZE
