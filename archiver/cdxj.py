@@ -49,7 +49,7 @@ SORT_RUN_LINES = 5_000
 
 
 def _sorted_runs(lines: Iterable[str], scratch: Path) -> list[Path]:
-    runs = []
+    runs: list[Path] = []
     iterator = iter(lines)
     while chunk := sorted(set(itertools.islice(iterator, SORT_RUN_LINES))):
         run = scratch / f"run-{len(runs)}"

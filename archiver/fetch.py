@@ -153,7 +153,8 @@ class EnvironmentProxies:
         key = (url.scheme, url.raw_authority)
         if key not in self._by_origin:
             proxy = self._proxies.get(url.scheme)
-            if not proxy or urllib.request.proxy_bypass_environment(url.raw_authority, self._proxies):
+            if not proxy or urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
+                    url.raw_authority, self._proxies):
                 self._by_origin[key] = (None, None)
             else:
                 proxy_url = URL(proxy if "://" in proxy else f"http://{proxy}")

@@ -91,7 +91,7 @@ class Prepared:
 
 def _page(parsed: _Parsed) -> Page:
     title, base_url, links = parsed
-    return Page(links=tuple(Link(url, kind) for url, kind in links), title=title, base_url=base_url)
+    return Page(links=tuple(map(Link._make, links)), title=title, base_url=base_url)
 
 
 def default_processes() -> int:

@@ -18,4 +18,5 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 python3 -m ruff check archiver tests benchmarks
+python3 -m mypy archiver
 python3 -m pytest "$@"
