@@ -337,7 +337,7 @@ class _Builder:
     def _payload_record(self, row: ManifestRow) -> tuple[Any, Any]:
         """(record holding the payload, the row's own HTTP headers) for a response or revisit."""
         assert row.warc_file is not None and row.warc_offset is not None
-        record = self.records.record(row.warc_file, row.warc_offset)
+        record = self.records.record(row.warc_file, row.warc_offset, row.warc_length)
         if record.rec_type != "revisit":
             return record, record.http_headers
         http_headers = record.http_headers
@@ -346,7 +346,8 @@ class _Builder:
         if (original is None or original.record_type != "response" or not original.warc_file
                 or original.payload_digest != row.payload_digest or original.warc_offset is None):
             raise ValueError(f"revisit of {refers_to}: no stored response with its payload")
-        return self.records.record(original.warc_file, original.warc_offset), http_headers
+        return (self.records.record(original.warc_file, original.warc_offset, original.warc_length),
+                http_headers)
 
     def _write_capture(self, root: Path, row: ManifestRow, path: str) -> None:
         payload_record, own_headers = self._payload_record(row)

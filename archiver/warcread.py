@@ -16,6 +16,7 @@ b'WARC/1.1\\r\\n'
 
 from __future__ import annotations
 
+import io
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,10 @@ GZIP_MAGIC = b"\x1f\x8b\x08"
 CHUNK = 256 * 1024
 MAX_LINE = 1024 * 1024
 """Longest header line kept; a longer one is cut (memory stays bounded on garbage)."""
+WHOLE_READ_BYTES = 1024 * 1024
+"""A record no longer than this in the file, when its length is known, is read in one go..."""
+WHOLE_INFLATED_BYTES = 8 * 1024 * 1024
+"""...if it inflates to no more than this (else it is streamed)."""
 
 
 class WarcDamage(Exception):
@@ -259,10 +264,14 @@ class WarcReader:
                 self._sizes[name] = -1
         return self._sizes[name] >= offset + length
 
-    def record(self, name: str, offset: int) -> ArcWarcRecord:
+    def record(self, name: str, offset: int, length: int | None = None) -> ArcWarcRecord:
         """The record at ``offset`` of ``name``, its payload streamed by ``raw_stream``.
 
-        Raises OSError, UnsafePathError (a name leaving the folder), WarcDamage or warcio errors.
+        ``length``: the record's length in the file, when known (the manifest
+        has it). A small gzipped record is then read and inflated in one go;
+        anything unexpected there falls back to the streaming reader, which
+        says what is wrong. Raises OSError, UnsafePathError (a name leaving
+        the folder), WarcDamage or warcio errors.
         """
         if self._fh is None or name != self._name:
             self.close()
@@ -270,6 +279,15 @@ class WarcReader:
             self._name = name
             self._gzipped = is_gzipped(self._fh.read(2))
         self._fh.seek(offset)
+        if self._gzipped and length is not None and 0 < length <= WHOLE_READ_BYTES:
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            try:
+                data = inflate.decompress(self._fh.read(length), WHOLE_INFLATED_BYTES)
+            except zlib.error:
+                data = b""
+            if inflate.eof and not inflate.unused_data:
+                return self._loader.parse_record_stream(io.BytesIO(data), known_format="warc")
+            self._fh.seek(offset)
         stream = Source(self._fh, self._gzipped, offset).next_stream()
         return self._loader.parse_record_stream(stream, known_format="warc")
 

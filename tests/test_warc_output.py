@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
@@ -262,3 +263,32 @@ def test_response_headers_are_stored_as_the_bytes_received(tmp_path):
         bodies = [r.content_stream().read() for r in ArchiveIterator(f, check_digests="raise")
                   if r.rec_type == "response"]
     assert bodies == [b"hi"]
+
+
+@pytest.mark.parametrize("body", [b"small body", b"\0" * (9 * 1024 * 1024)],
+                         ids=["small", "inflates-past-limit"])
+def test_a_record_read_whole_by_its_length_equals_the_streamed_one(tmp_path, body):
+    """WarcReader reads a record of known length in one go; a wrong length or a record that
+    inflates past the limit falls back to streaming, with the same result."""
+    from archiver.warcread import WarcReader
+
+    capture = Capture(
+        url="http://example.com/z", date=datetime(2026, 1, 2, tzinfo=UTC), request_line="GET /z HTTP/1.1",
+        request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "application/octet-stream")], body=io.BytesIO(body),
+        body_length=len(body),
+        payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
+    )
+    with WarcFiles(tmp_path, "whole", 10**9) as warcs:
+        written = warcs.write_capture(capture)
+
+    def read(length):
+        record = reader.record(written.warc_file, written.offset, length)
+        return (record.rec_headers.get_header("WARC-Record-ID"),
+                record.http_headers.get_header("Content-Type"), record.raw_stream.read())
+
+    with WarcReader(tmp_path) as reader:
+        streamed = read(None)
+        assert streamed[2] == body
+        for length in (written.length, written.length - 5, written.length + 100, 3):
+            assert read(length) == streamed
