@@ -21,6 +21,11 @@ from .snapshot import Snapshot
 from .warc import Capture, WarcFiles
 
 
+BATCH_ITEMS = 256
+BATCH_WINDOW = 0.02
+"""Seconds the writer waits for a batch to gather when few items are queued."""
+
+
 @dataclass(frozen=True)
 class WriteItem:
     """One unit of work for the writer: a URL's final row, its capture, and URLs it met."""
@@ -77,8 +82,11 @@ class Writer:
         """
         while True:
             item = await self._queue.get()
+            if item is not None and self._queue.qsize() < self._queue.maxsize // 2:
+                # Let a batch gather: each costs a thread hop, a flush and a commit.
+                await asyncio.sleep(BATCH_WINDOW)
             batch = [item]
-            while not self._queue.empty() and len(batch) < 256:
+            while not self._queue.empty() and len(batch) < BATCH_ITEMS:
                 batch.append(self._queue.get_nowait())
             done = None in batch
             items = [i for i in batch if i is not None]
