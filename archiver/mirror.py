@@ -216,21 +216,35 @@ def _decoded_chunks(stream: IO[bytes] | _Prefixed, content_encoding: str | None)
         yield chunk
 
 
-def _write(root: Path, relative: str, chunks: Iterator[bytes] | list[bytes]) -> int:
-    """Write a file under ``root`` without following any symlink; returns bytes written."""
-    target = safe_join(root, relative)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    written = 0
-    with os.fdopen(os.open(target, flags, 0o644), "wb") as out:
-        for chunk in chunks:
-            if written + len(chunk) > ASSET_LIMIT:
-                chunk = chunk[: ASSET_LIMIT - written]
-            out.write(chunk)
-            written += len(chunk)
-            if written >= ASSET_LIMIT:
-                break
-    return written
+class _Files:
+    """Writes the mirror's files under ``root``, never through a symbolic link.
+
+    A folder is checked (safe_join: no symlink on the way) and made once per
+    build, not once per file: most folders hold many files.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._folders: set[str] = set()
+
+    def write(self, relative: str, chunks: Iterator[bytes] | list[bytes]) -> int:
+        """Write one file; returns the bytes written (at most ASSET_LIMIT)."""
+        folder, _, name = relative.rpartition("/")
+        if folder not in self._folders:
+            safe_join(self.root, relative).parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
+        target = safe_join(self.root / folder, name) if folder else safe_join(self.root, name)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        written = 0
+        with os.fdopen(os.open(target, flags, 0o644), "wb") as out:
+            for chunk in chunks:
+                if written + len(chunk) > ASSET_LIMIT:
+                    chunk = chunk[: ASSET_LIMIT - written]
+                out.write(chunk)
+                written += len(chunk)
+                if written >= ASSET_LIMIT:
+                    break
+        return written
 
 
 def _remove(path: Path) -> None:
@@ -262,6 +276,7 @@ class _Builder:
         so each process reads its own stretches of the files.
         """
         failed: set[str] = set()
+        files = _Files(root)
         for index, row in enumerate(self.manifest.captures()):
             if (index // PART_BLOCK) % parts != part:
                 continue
@@ -269,7 +284,7 @@ class _Builder:
             if path is None:
                 continue
             try:
-                self._write_capture(root, row, path)
+                self._write_capture(files, row, path)
             except OSError as exc:
                 if exc.errno in _FATAL_ERRNOS:
                     raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
@@ -349,7 +364,7 @@ class _Builder:
         return (self.records.record(original.warc_file, original.warc_offset, original.warc_length),
                 http_headers)
 
-    def _write_capture(self, root: Path, row: ManifestRow, path: str) -> None:
+    def _write_capture(self, files: _Files, row: ManifestRow, path: str) -> None:
         payload_record, own_headers = self._payload_record(row)
         content_type = own_headers.get_header("Content-Type") if own_headers else None
         # A revisit's own headers say how its (identical, still encoded) payload was encoded.
@@ -367,13 +382,13 @@ class _Builder:
                 else:
                     body = rewrite_html(body, row.url, charset, self.resolve, path, self.memo)
                     self.stats.pages += 1
-                self.stats.bytes += _write(root, path, [body])
+                self.stats.bytes += files.write(path, [body])
                 return
             chunks: Iterator[bytes] = _decoded_chunks(_Prefixed(raw, stream), encoding)
         else:
             chunks = _decoded_chunks(stream, encoding)
         self.stats.other += 1
-        self.stats.bytes += _write(root, path, chunks)
+        self.stats.bytes += files.write(path, chunks)
 
 
 class _Prefixed:

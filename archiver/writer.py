@@ -20,7 +20,6 @@ from .records import Exchange
 from .snapshot import Snapshot
 from .warc import Capture, WarcFiles
 
-
 BATCH_ITEMS = 256
 BATCH_WINDOW = 0.02
 """Seconds the writer waits for a batch to gather when few items are queued."""
