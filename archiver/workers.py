@@ -16,13 +16,17 @@ answering in order on its stdout. The event loop talks to it through asyncio
 pipes, with no thread in between (concurrent.futures' process pool spent more
 CPU in its two threads than the parsing it moved away).
 
->>> import asyncio
+>>> import asyncio, io
+>>> from datetime import UTC, datetime
+>>> capture = Capture("http://h/a", datetime.now(UTC), "GET /a HTTP/1.1", [], "200 OK",
+...                   "HTTP/1.1", [("Content-Type", "text/html")], io.BytesIO(b'<a href="/b">b</a>'),
+...                   18, "sha1:...")
 >>> async def demo():
 ...     async with CaptureWorkers(processes=0) as workers:
-...         page = await workers.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
-...     return [link.url for link in page.links]
+...         prepared = await workers.prepare(capture, parse=True)
+...     return [link.url for link in prepared.page.links], prepared.exchange
 >>> asyncio.run(demo())
-['http://h/b']
+(['http://h/b'], None)
 """
 
 from __future__ import annotations
@@ -49,8 +53,9 @@ log = logging.getLogger("archiver.crawl")
 
 IN_THREAD_BYTES = 256 * 1024
 """In this process, documents larger than this are parsed off the event loop."""
-TO_WORKER_BYTES = 8 * 1024 * 1024
-"""Larger bodies are not sent to a worker; the writer encodes them from where they are."""
+TO_WORKER_BYTES = 1024 * 1024
+"""Larger bodies (which the fetcher spooled to disk) are not read into RAM for a worker:
+the writer encodes them, streaming."""
 _HEADER = struct.Struct("!I")
 
 _Parsed = tuple[str | None, str | None, list[tuple[str, str]]]
@@ -100,7 +105,6 @@ def default_processes() -> int:
 
 
 WORKER_CODE = "import sys; from archiver.workers import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"
-_PARSE, _PREPARE = 0, 1
 
 
 class _Worker:
@@ -124,7 +128,7 @@ class _Worker:
         return cls(process)
 
     async def ask(self, args: tuple[Any, ...]) -> Any:
-        """Send one task (its kind first, then its arguments); its answer, in order."""
+        """Send one task (prepare_capture's arguments); its answer, in order."""
         assert self.process.stdin is not None
         request = pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -203,8 +207,7 @@ class CaptureWorkers:
             return Prepared(await self._parse_here(raw, capture.url, capture.header("content-type"),
                                                    capture.header("content-encoding")))
         try:
-            parsed, exchange = await worker.ask(
-                (_PREPARE, dataclasses.replace(capture, body=io.BytesIO(raw)), parse))
+            parsed, exchange = await worker.ask((dataclasses.replace(capture, body=io.BytesIO(raw)), parse))
         except (ChildProcessError, ConnectionError) as exc:
             # Killed, or crashed on this document: its links are lost (the writer still
             # stores it), the next capture gets a fresh worker.
@@ -213,23 +216,6 @@ class CaptureWorkers:
             return Prepared(Page(base_url=capture.url))
         self.done_in_workers += 1
         return Prepared(_page(parsed) if parsed else Page(), exchange)
-
-    async def parse(self, raw: bytes, url: str, content_type: str | None,
-                    content_encoding: str | None) -> Page:
-        """The links and title of one document. Cancelled, its answer is dropped."""
-        self._done += 1
-        args = (raw, url, content_type, content_encoding)
-        worker = await self._worker()
-        if worker is None:
-            return await self._parse_here(*args)
-        try:
-            parsed = await worker.ask((_PARSE, *args))
-        except (ChildProcessError, ConnectionError) as exc:
-            log.warning("a worker process ended while parsing %s (%s); its links are not followed",
-                        url, exc)
-            return Page(base_url=url)
-        self.done_in_workers += 1
-        return _page(parsed)
 
     async def _parse_here(self, raw: bytes, url: str, content_type: str | None,
                           content_encoding: str | None) -> Page:
@@ -275,8 +261,7 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """A worker's loop: do each pickled task from ``requests``, answer on ``answers``."""
     while header := requests.read(_HEADER.size):
         (size,) = _HEADER.unpack(header)
-        kind, *args = pickle.loads(requests.read(size))
-        result = prepare_capture(*args) if kind == _PREPARE else parse_document(*args)
+        result = prepare_capture(*pickle.loads(requests.read(size)))
         answer = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
         answers.write(_HEADER.pack(len(answer)) + answer)
         answers.flush()

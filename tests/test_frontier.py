@@ -5,7 +5,11 @@ worker processes."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
+import hashlib
+import io
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,8 +18,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver import run
 from archiver.frontier import MemoryFrontier, QueueItem, SqliteFrontier
-from archiver.links import Page
 from archiver.verify import verify_snapshot
+from archiver.warc import Capture
 from archiver.workers import CaptureWorkers
 
 
@@ -147,32 +151,42 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
     assert verify_snapshot(result.snapshot.root).ok
 
 
+def page_capture(body: bytes, url: str = "http://h/a") -> Capture:
+    return Capture(url=url, date=datetime.now(UTC), request_line="GET / HTTP/1.1",
+                   request_headers=[("Host", "h")], status_line="200 OK", http_version="HTTP/1.1",
+                   response_headers=[("Content-Type", "text/html")], body=io.BytesIO(body),
+                   body_length=len(body),
+                   payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode())
+
+
+async def prepared_links(workers: CaptureWorkers, body: bytes, url: str = "http://h/a") -> list[str]:
+    prepared = await workers.prepare(page_capture(body, url), parse=True)
+    return [link.url for link in prepared.page.links]
+
+
 async def test_a_worker_process_that_dies_is_replaced(caplog) -> None:
     async with CaptureWorkers(processes=1, start_after=0) as workers:
-        page = await workers.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
-        assert [link.url for link in page.links] == ["http://h/b"]
+        assert await prepared_links(workers, b'<a href="/b">b</a>') == ["http://h/b"]
         worker = workers._workers[0]
         worker.process.kill()
         await worker.process.wait()
         # The document in hand when a worker dies loses its links (a warning says so);
         # the next ones go to a fresh worker.
-        pages = [await workers.parse(b'<a href="/c">c</a>', "http://h/a", "text/html", None)
-                 for _ in range(3)]
-        assert [link.url for link in pages[-1].links] == ["http://h/c"]
+        links = [await prepared_links(workers, b'<a href="/c">c</a>') for _ in range(3)]
+        assert links[-1] == ["http://h/c"]
         assert workers._workers and workers._workers[0] is not worker
     assert workers.done_in_workers >= 2
 
 
 async def test_captures_arriving_while_a_worker_starts_all_go_to_it() -> None:
-    async def parse_after(delay: float) -> Page:
+    async def links_after(delay: float) -> list[str]:
         await asyncio.sleep(delay)
-        return await workers.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
+        return await prepared_links(workers, b'<a href="/b">b</a>')
 
     async with CaptureWorkers(processes=1, start_after=0) as workers:
         # Starting a process takes milliseconds: these arrive all along.
-        pages = await asyncio.gather(*(parse_after(n / 1000) for n in range(20)))
-        pages += [await workers.parse(b'<a href="/b">b</a>', "http://h/a", "text/html", None)
-                  for _ in range(5)]
+        links = await asyncio.gather(*(links_after(n / 1000) for n in range(20)))
+        links += [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(5)]
         assert len(workers._workers) == 1
-    assert all([link.url for link in page.links] == ["http://h/b"] for page in pages)
+    assert all(found == ["http://h/b"] for found in links)
     assert workers.done_in_workers == 25
