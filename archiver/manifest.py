@@ -186,6 +186,21 @@ class Manifest:
         for found in cursor:
             yield _row(found)
 
+    def captures_by_path(self, plan: str) -> Iterator[tuple[ManifestRow, str]]:
+        """Rows planned in table ``plan`` (url, path), with their path, in path order.
+
+        One folder's files come together: the mirror rewrites them one after the other.
+        """
+        cursor = self._db.execute(
+            f"SELECT urls.*, {plan}.path AS planned_path FROM {plan} JOIN urls ON urls.url = {plan}.url "
+            f"ORDER BY {plan}.path"
+        )
+        for found in cursor:
+            data = dict(zip(found.keys(), found, strict=True))
+            path = data.pop("planned_path")
+            data["truncated"] = bool(data["truncated"])
+            yield ManifestRow(**data), path
+
     def captures(self) -> Iterator[ManifestRow]:
         """Rows whose response or revisit record is in a WARC file, in WARC order."""
         cursor = self._db.execute(

@@ -98,6 +98,8 @@ class PathPlan:
     (one per link rewritten) go through a bounded cache.
     """
 
+    TABLE = "mirror_plan"
+    """The table of (url, path) planned."""
     _SCHEMA = """
     DROP TABLE IF EXISTS mirror_plan;
     DROP TABLE IF EXISTS mirror_taken;
@@ -263,7 +265,7 @@ class _Builder:
         self.records = WarcReader(snapshot.warc_dir)
         self.plan = PathPlan(manifest.connection)
         self.stats = MirrorStats()
-        self.memo: Memo = {}
+        self.memo = Memo()
 
     def resolve(self, url: str) -> str | None:
         """The local file of ``url``: its own, or that of its redirect chain's end."""
@@ -272,16 +274,14 @@ class _Builder:
     def build(self, root: Path, part: int = 0, parts: int = 1) -> set[str]:
         """Write this part's planned files under ``root``; returns the URLs that failed.
 
-        Part k of n takes every n-th block of PART_BLOCK captures, in WARC order,
-        so each process reads its own stretches of the files.
+        Files are written in path order, so the pages of a folder come one
+        after the other and share the memo of what their links became (see
+        rewrite.Memo). Part k of n takes every n-th block of PART_BLOCK of them.
         """
         failed: set[str] = set()
         files = _Files(root)
-        for index, row in enumerate(self.manifest.captures()):
+        for index, (row, path) in enumerate(self.manifest.captures_by_path(PathPlan.TABLE)):
             if (index // PART_BLOCK) % parts != part:
-                continue
-            path = self.plan.path_of(row.url)
-            if path is None:
                 continue
             try:
                 self._write_capture(files, row, path)

@@ -20,9 +20,11 @@ b'<a href="../b.html#x">b</a><img src="http://h/a/c.png">'
 
 from __future__ import annotations
 
+import collections
 import html
 import re
 from collections.abc import Callable
+from typing import TypeVar
 
 from .charsets import View, declared_charset, known_encoding, sniff_bom
 from .links import (
@@ -71,23 +73,47 @@ class _Element:
         return self.attributes.get(name, default)
 
 
-Memo = dict[tuple[str, str, str], tuple["str | None", bool]]
-"""Replacements already worked out, for documents rewritten with one resolver: see _Linker."""
-MEMO_SIZE = 20_000
-"""A memo holding more entries than this is emptied (bounded memory, still most hits)."""
+MEMO_SIZE = 5_000
+"""Entries a memo table keeps (the most recently used): bounded memory, still most hits."""
+_Edits = tuple[tuple[int, int, str], ...]
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
+
+
+class Memo:
+    """What a mirror build has worked out already, for the documents it rewrites with one resolver.
+
+    Pages of one folder repeat their navigation, their neighbours and their
+    assets, often as the very same tags. A reference with a path resolves the
+    same against any base URL of one folder, and a relative path depends only
+    on the document's folder, so both are remembered per (base URL's folder,
+    document's folder): a reference's replacement, and a whole start tag's
+    edits. References without a path (``?q``, ``#f``, empty) depend on the whole
+    base URL: they, and the tags holding one, are never remembered.
+    """
+
+    def __init__(self) -> None:
+        self.references: _Recent[tuple[str, str, str], tuple[str | None, bool]] = _Recent()
+        self.tags: _Recent[tuple[str, str, str, str], _Edits] = _Recent()
+
+
+class _Recent(collections.OrderedDict[_Key, _Value]):
+    """A table that keeps the MEMO_SIZE entries used last."""
+
+    def find(self, key: _Key) -> _Value | None:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def keep(self, key: _Key, value: _Value) -> None:
+        self[key] = value
+        if len(self) > MEMO_SIZE:
+            self.popitem(last=False)
 
 
 class _Linker:
-    """Rewrites one URL reference found in a document whose file is ``here``.
-
-    With a ``memo`` shared by the documents of one mirror build, a reference is
-    worked out once per (base URL's folder, document's folder): pages of one
-    folder repeat their navigation, their neighbours and their assets. A
-    reference with a path resolves the same against any base URL of that folder,
-    and a relative path depends only on the document's folder; references
-    without a path (``?q``, ``#f``, empty) depend on the whole base, so they are
-    not memoised.
-    """
+    """Rewrites one URL reference found in a document whose file is ``here`` (see Memo)."""
 
     def __init__(self, here: str, resolve: Resolver, memo: Memo | None = None) -> None:
         self.here = here
@@ -96,18 +122,22 @@ class _Linker:
         self.memo = memo
         self.made_local = 0
         """How many references were made local so far."""
+        self.whole_base_uses = 0
+        """How many references so far depended on the whole base URL (no path of their own)."""
 
     def __call__(self, value: str, base: str) -> str | None:
         """The replacement for ``value`` (a local path or an absolute URL), None to keep it."""
-        if self.memo is None or value.lstrip()[:1] in ("?", "#", ""):
+        if value.lstrip()[:1] in ("?", "#", ""):
+            self.whole_base_uses += 1
+            new, local = self._work_out(value, base)
+        elif self.memo is None:
             new, local = self._work_out(value, base)
         else:
             key = (_folder_of_url(base), self.here_folder, value)
-            found = self.memo.get(key)
+            found = self.memo.references.find(key)
             if found is None:
-                if len(self.memo) >= MEMO_SIZE:
-                    self.memo.clear()
-                found = self.memo[key] = self._work_out(value, base)
+                found = self._work_out(value, base)
+                self.memo.references.keep(key, found)
             new, local = found
         self.made_local += local
         return new
@@ -188,7 +218,7 @@ def rewrite_css_bytes(
 ) -> bytes:
     """A stylesheet's bytes rewritten, in its own encoding (declared, BOM, else UTF-8).
 
-    ``memo``: a dict shared by every document rewritten with this ``resolve``.
+    ``memo``: shared by every document rewritten with this ``resolve``.
     """
     encoding = known_encoding(encoding) or sniff_bom(body) or "utf-8"
     view = View(body, encoding)
@@ -223,9 +253,9 @@ def rewrite_html(
     browser reading the file from disk decodes it as the site's visitors did.
     ``page_path`` is the page's own file (relative to mirror/); by default
     ``resolve(page_url)``. A <base href> is resolved, then renamed so it no
-    longer applies to the local links. ``memo``: a dict shared by every document
-    rewritten with this ``resolve`` (a mirror build), so a reference its pages
-    repeat is worked out once.
+    longer applies to the local links. ``memo``: shared by every document
+    rewritten with this ``resolve`` (a mirror build), so what its pages repeat
+    is worked out once.
     """
     header_encoding = known_encoding(encoding)
     bom = sniff_bom(body)
@@ -242,7 +272,7 @@ def rewrite_html(
             continue  # most tags: no attribute to edit (checked here, without a call per tag)
         spans.extend(
             (offset + start, offset + end, new)
-            for start, end, new in _tag_edits(tag, raw, base, link, view)
+            for start, end, new in _remembered_tag_edits(tag, raw, base, link, view)
         )
     for start, end in scanner.styles:
         css = view.text[start:end]
@@ -285,6 +315,20 @@ def _rewrite_css_view(css: str, base: str, link: _Linker, view: View) -> str:
 
 def _quoted(text: str, view: View) -> str:
     return '"' + view.from_text(html.escape(text, quote=True)) + '"'
+
+
+def _remembered_tag_edits(tag: str, raw: str, base: str, link: _Linker, view: View) -> _Edits:
+    """_tag_edits(), from the memo when this tag was met in this folder context before."""
+    if link.memo is None or tag == "base":
+        return tuple(_tag_edits(tag, raw, base, link, view))
+    key = (raw, _folder_of_url(base), link.here_folder, view.encoding)
+    found = link.memo.tags.find(key)
+    if found is None:
+        whole_base_uses = link.whole_base_uses
+        found = tuple(_tag_edits(tag, raw, base, link, view))
+        if link.whole_base_uses == whole_base_uses:
+            link.memo.tags.keep(key, found)
+    return found
 
 
 def _tag_edits(

@@ -338,12 +338,17 @@ def test_a_memo_shared_by_many_documents_changes_no_byte() -> None:
              ("http://site.test/img/a.png.html", "site.test/img/a.png.html")]
     bases = ["", '<base href="/img/">', '<base href="http://other.test/base/">']
     chooser = random.Random(7)
-    memo: rewrite_module.Memo = {}
+    memo = rewrite_module.Memo()
     for _ in range(400):
         url, path = chooser.choice(pages)
         links = "".join(f'<a href="{chooser.choice(references)}">x</a>'
-                        f'<img src="{chooser.choice(references)}">' for _ in range(6))
+                        f'<img src="{chooser.choice(references)}">'
+                        f'<div style="background:url({chooser.choice(references)})"></div>'
+                        f'<link rel="stylesheet" href="{chooser.choice(references)}" integrity="sha-x">'
+                        f'<meta http-equiv="refresh" content="5; url={chooser.choice(references)}">'
+                        for _ in range(3))
         body = f"<html><head>{chooser.choice(bases)}</head><body>{links}</body></html>".encode()
         assert (rewrite_html(body, url, None, resolve, path, memo)
                 == rewrite_html(body, url, None, resolve, path))
-    assert 0 < len(memo) < rewrite_module.MEMO_SIZE
+    assert 0 < len(memo.references) < rewrite_module.MEMO_SIZE
+    assert 0 < len(memo.tags) < rewrite_module.MEMO_SIZE
