@@ -81,9 +81,13 @@ class Writer:
         """
         while True:
             item = await self._queue.get()
+            cancelled = False
             if item is not None and self._queue.qsize() < self._queue.maxsize // 2:
                 # Let a batch gather: each costs a thread hop, a flush and a commit.
-                await asyncio.sleep(BATCH_WINDOW)
+                try:
+                    await asyncio.sleep(BATCH_WINDOW)
+                except asyncio.CancelledError:
+                    cancelled = True  # the item in hand is written first
             batch = [item]
             while not self._queue.empty() and len(batch) < BATCH_ITEMS:
                 batch.append(self._queue.get_nowait())
@@ -100,6 +104,8 @@ class Writer:
             finally:
                 for _ in batch:
                     self._queue.task_done()
+            if cancelled:
+                raise asyncio.CancelledError
             if done:
                 return
 

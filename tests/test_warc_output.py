@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import hashlib
@@ -292,3 +293,31 @@ def test_a_record_read_whole_by_its_length_equals_the_streamed_one(tmp_path, bod
         assert streamed[2] == body
         for length in (written.length, written.length - 5, written.length + 100, 3):
             assert read(length) == streamed
+
+
+async def test_a_cancelled_writer_still_writes_the_item_in_hand(tmp_path):
+    """The writer waits a moment for a batch to gather; cancelled meanwhile, it writes first."""
+    from archiver.snapshot import Snapshot
+    from archiver.writer import WriteItem, Writer
+
+    snapshot = Snapshot(tmp_path / "snap")
+    snapshot.create()
+    body = b"kept"
+    capture = Capture(
+        url="http://example.com/kept", date=datetime.now(UTC), request_line="GET /kept HTTP/1.1",
+        request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "text/plain")], body=io.BytesIO(body), body_length=len(body),
+        payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
+    )
+    row = ManifestRow(url=capture.url, found_by="seed", depth=0, outcome="fetched", status=200)
+    with Manifest.open(snapshot.manifest_path) as manifest:
+        writer = Writer(snapshot, WarcFiles(snapshot.warc_dir, "w", 10**9), manifest)
+        task = asyncio.create_task(writer.run())
+        await writer.put(WriteItem(row, capture))
+        await asyncio.sleep(0.005)  # the writer has the item and waits for more
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await writer.close()
+    stored = manifest_rows(snapshot.root)[capture.url]
+    assert stored.warc_file and stored.record_type == "response"
