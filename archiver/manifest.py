@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import SnapshotError
 
@@ -108,7 +109,10 @@ _INSERT_NEW = f"INSERT OR IGNORE INTO urls {_COLUMNS}"
 
 
 def _row(values: sqlite3.Row) -> ManifestRow:
-    data = dict(zip(values.keys(), values, strict=True))
+    return _row_of(dict(zip(values.keys(), values, strict=True)))
+
+
+def _row_of(data: dict[str, Any]) -> ManifestRow:
     data["truncated"] = bool(data["truncated"])
     return ManifestRow(**data)
 
@@ -189,6 +193,7 @@ class Manifest:
     def captures_by_path(self, plan: str) -> Iterator[tuple[ManifestRow, str]]:
         """Rows planned in table ``plan`` (url, path), with their path, in path order.
 
+        ``plan`` is a table name the caller owns (the mirror's), never user input.
         One folder's files come together: the mirror rewrites them one after the other.
         """
         cursor = self._db.execute(
@@ -198,8 +203,7 @@ class Manifest:
         for found in cursor:
             data = dict(zip(found.keys(), found, strict=True))
             path = data.pop("planned_path")
-            data["truncated"] = bool(data["truncated"])
-            yield ManifestRow(**data), path
+            yield _row_of(data), path
 
     def captures(self) -> Iterator[ManifestRow]:
         """Rows whose response or revisit record is in a WARC file, in WARC order."""

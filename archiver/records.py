@@ -2,10 +2,10 @@
 
 Records are assembled here rather than through warcio's generic builder: we
 already know every field, and for a response the payload digest, so a record is
-a header block, a digest of its block and one pass of zlib. (warcio's path cost
-more CPU than the compression itself; warcio still reads every record back in
-the tests, digests checked.) zlib runs at level 6: as small as level 9 for
-HTML, and cheaper.
+a header block, a digest of its block and one pass of zlib, and it can be
+encoded in any process before a WARC file is chosen (see workers.py). warcio
+still reads every record back in the tests, digests checked. zlib runs at
+level 6: as small as level 9 for HTML, and cheaper.
 
 HTTP headers are stored as the bytes that came over the wire: the fetcher
 decodes them as Latin-1, so encoding them back as Latin-1 is exact. Only a
