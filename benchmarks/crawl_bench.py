@@ -118,6 +118,7 @@ class Bench:
         self.served = served
         self.records: list[RunRecord] = []
         self.verify_note = "not run"
+        self.outputs: list[Path] = []
 
     def run_all(self, jobs: Sequence[Job]) -> None:
         """Every job ``--runs`` times, alternating the order from run to run."""
@@ -126,10 +127,11 @@ class Bench:
                 self.records.append(self.run_one(job, run))
 
     def run_one(self, job: Job, run: int) -> RunRecord:
-        """Time one crawl into a fresh output folder; count what it fetched; clean up unless --keep."""
+        """Time one crawl into a fresh output folder and count what it fetched."""
         name = f"{job.label.replace(' ', '-').replace('=', '')}-{self.site.pages}p-run{run}"
         output = self.args.workdir / "runs" / name
         shutil.rmtree(output, ignore_errors=True)
+        self.outputs.append(output)
         logs = self.args.workdir / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         if job.tool == ARCHIVER:
@@ -138,21 +140,29 @@ class Bench:
         else:
             output.mkdir(parents=True)  # wget does not make the WARC file's folder
             command = wget_command(self.served.url, output)
-        try:
-            server_before = self.served.server_cpu_seconds()
-            result = run_measured(command, logs / f"{name}.stdout", logs / f"{name}.stderr")
-            server_cpu = self.served.server_cpu_seconds() - server_before
-            self._report_run(job, run, result, server_cpu)
-            counts = self._count(job, result, output)
-            record = RunRecord(job.label, run, result, counts, server_cpu)
-            self._report_counts(record)
-            if counts is not None and job.tool == ARCHIVER and self.verify_note == "not run":
-                self.verify_note = verify(output)
-                log(f"  archiver verify: {self.verify_note}")
-            return record
-        finally:
-            if not self.args.keep:  # outputs of big sites fill disks: one at a time, interrupted or not
-                shutil.rmtree(output, ignore_errors=True)
+        server_before = self.served.server_cpu_seconds()
+        result = run_measured(command, logs / f"{name}.stdout", logs / f"{name}.stderr")
+        server_cpu = self.served.server_cpu_seconds() - server_before
+        self._report_run(job, run, result, server_cpu)
+        counts = self._count(job, result, output)
+        record = RunRecord(job.label, run, result, counts, server_cpu)
+        self._report_counts(record)
+        if counts is not None and job.tool == ARCHIVER and self.verify_note == "not run":
+            self.verify_note = verify(output)
+            log(f"  archiver verify: {self.verify_note}")
+        return record
+
+    def remove_outputs(self) -> None:
+        """Delete the outputs of every run on this site.
+
+        Not between runs: ext4 skips inodes freed in the last minute or more
+        when it allocates new ones, so deleting one run's 10,000 files just
+        before the next run writes 10,000 added seconds of system time to
+        whichever crawler came next, and made the two crawlers' times swing.
+        """
+        for output in self.outputs:
+            shutil.rmtree(output, ignore_errors=True)
+        self.outputs.clear()
 
     def _count(self, job: Job, result: RunResult, output: Path) -> CrawlCounts | None:
         expected = {0, WGET_ERROR_RESPONSE_EXIT} if job.tool == WGET else {0}
@@ -267,8 +277,8 @@ def site_line(site: SiteInfo, seconds: float) -> str:
 
 
 def check_disk(args: argparse.Namespace, site: SiteInfo, jobs: int) -> None:
-    """Warn when the work folder's disk looks too small for the outputs of a run (or of all, with --keep)."""
-    need = site.total_bytes * DISK_MARGIN * (jobs * args.runs if args.keep else 1)
+    """Warn when the work folder's disk looks too small for the outputs of every run on a site."""
+    need = site.total_bytes * DISK_MARGIN * jobs * args.runs
     free = shutil.disk_usage(args.workdir).free
     if free < need:
         log(f"WARNING: {free / 1e9:.1f} GB free under {args.workdir}, "
@@ -290,7 +300,11 @@ def bench_site(args: argparse.Namespace, pages: int, concurrencies: Sequence[int
     with serve(site_dir) as served:
         log(f"  serving {served.url}: {served.note}")
         bench = Bench(args, site, served)
-        bench.run_all(jobs)
+        try:
+            bench.run_all(jobs)
+        finally:  # interrupted or not
+            if not args.keep:
+                bench.remove_outputs()
     summaries = summarize(bench.records, site)
     print(f"\n### {heading}\n\n- site: {description}\n- network: {served.note}")
     if ARCHIVER in args.tools:
