@@ -48,7 +48,7 @@ def check_manifest(
         if row.local_path and mirror_dir is not None:
             _check_local_path(row, mirror_dir, report)
     for key, entry in records.items():
-        if key in claimed:
+        if key in claimed or not entry.committed:
             continue
         found = manifest.get(entry.url)
         if found is None or not found.warc_file:
@@ -122,7 +122,7 @@ def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]],
             if problem:
                 report.add(CDXJ_MISMATCH, where, problem)
     for key, entry in records.items():
-        if key not in seen:
+        if key not in seen and entry.committed:
             report.add(CDXJ_MISMATCH, f"{entry.file}@{entry.offset}",
                        f"no CDXJ line for the {entry.record_type} of {entry.url}")
 

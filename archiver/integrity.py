@@ -9,7 +9,7 @@ in a digest-verifying reader, and reading the block to its end settles it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +61,9 @@ class RecordEntry:
     """WARC-Truncated: a declared cut (length, time, disconnect), not damage."""
     intact: bool = True
     """Parsed whole with matching digests."""
+    committed: bool = True
+    """False: in a tail of whole records a crash left before their rows were committed
+    (recorded in crawl.json by the resumed crawl); no row or CDXJ line has to name it."""
 
 
 def warc_files(folder: Path) -> list[Path]:
@@ -77,10 +80,14 @@ class _StopFile(Exception):
 class WarcScan:
     """Integrity checks over WARC files, and the index of their response and revisit records."""
 
-    def __init__(self, report: Report, known_torn: Collection[tuple[str, int]] = ()) -> None:
+    def __init__(self, report: Report, known_torn: Collection[tuple[str, int]] = (),
+                 uncommitted: Mapping[str, int] | None = None) -> None:
         self.report = report
         self.known_torn = frozenset(known_torn)
         """(file, offset) of torn tails a crash left and a resumed crawl recorded (crawl.json)."""
+        self.uncommitted = dict(uncommitted or {})
+        """File -> offset from which a crash left whole records that no manifest row names
+        (recorded by a resumed crawl): checked like the others, indexed as not committed."""
         self._last_response: dict[str, str] = {}
         self._tolerated: set[str] = set()
         self.records: dict[tuple[str, int], RecordEntry] = {}
@@ -219,6 +226,9 @@ class WarcScan:
             self._pair_request(headers.get_header("WARC-Concurrent-To") or "", where, url)
         elif record_type in ("response", "revisit"):
             self._pair_response(record_id, where, url)
+            committed = offset < self.uncommitted.get(name, offset + 1)
+            if not committed:
+                self.report.stats["responses a crash left uncommitted"] += 1
             http = record.http_headers  # type: ignore[attr-defined]
             status = http.get_statuscode() if http is not None else None
             refers = None
@@ -231,7 +241,7 @@ class WarcScan:
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
                 status=int(status) if status and status.isdigit() else None,
                 mime=mime_type(http.get_header("Content-Type")) if http is not None else "",
-                refers_to=refers, truncated=truncated, intact=intact,
+                refers_to=refers, truncated=truncated, intact=intact, committed=committed,
             )
 
     def _pair_request(self, response_id: str, where: str, url: str) -> None:

@@ -190,6 +190,12 @@ class Manifest:
         for found in cursor:
             yield _row(found)
 
+    def last_capture_offset(self, warc_file: str) -> int | None:
+        """Offset of the last response or revisit record a row names in ``warc_file``."""
+        found = self._db.execute(
+            "SELECT MAX(warc_offset) FROM urls WHERE warc_file = ?", (warc_file,)).fetchone()
+        return found[0] if found else None
+
     def captures_by_path(self, plan: str) -> Iterator[tuple[ManifestRow, str]]:
         """Rows planned in table ``plan`` (url, path), with their path, in path order.
 

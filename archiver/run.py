@@ -31,9 +31,9 @@ from .manifest import QUEUED, SKIPPED, Manifest, ManifestRow, StoredPayloads
 from .politeness import HostPolicy
 from .report import CrawlStats, render_report, summary
 from .scope import Scope
-from .snapshot import Snapshot
+from .snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
 from .urls import normalize_url
-from .warc import WarcFiles, torn_offset
+from .warc import WarcFiles, member_end, torn_offset
 from .workers import CaptureWorkers
 from .writer import WriteItem, Writer
 
@@ -188,8 +188,15 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     for warning in warnings:
         logging.getLogger("archiver").warning(warning)
     data = _start_crawl_json(snapshot, config, resume)
-    _record_torn_tails(snapshot, data, torn)
+    _record_tails(snapshot, data, TORN_TAILS, torn)
     manifest = Manifest.open(snapshot.manifest_path)
+    if resume:
+        uncommitted = _uncommitted_tails(snapshot, config.warc_prefix, manifest, dict(torn))
+        for name, offset in uncommitted:
+            warnings.append(f"{name} holds records from offset {offset} that the interrupted crawl "
+                            f"wrote but never committed (left as is; those URLs are fetched again)")
+            logging.getLogger("archiver").warning(warnings[-1])
+        _record_tails(snapshot, data, UNCOMMITTED_TAILS, uncommitted)
     warcs = WarcFiles(snapshot.warc_dir, config.warc_prefix, config.warc_max_size, info={
         "isPartOf": config.warc_prefix,
         "description": "crawl of " + " ".join(seeds),
@@ -246,12 +253,33 @@ def _torn_files(snapshot: Snapshot, prefix: str) -> list[tuple[str, int]]:
     return torn
 
 
-def _record_torn_tails(snapshot: Snapshot, data: dict[str, Any], torn: list[tuple[str, int]]) -> None:
-    """Note torn tails in crawl.json, so verify knows them from damage done later."""
-    if not torn:
+def _uncommitted_tails(snapshot: Snapshot, prefix: str, manifest: Manifest,
+                       torn: dict[str, int]) -> list[tuple[str, int]]:
+    """(file, offset) from which WARC files hold whole records no manifest row was committed for.
+
+    The writer appends a batch's records, then commits its rows: a crash in
+    between (kill -9, a power cut) leaves records no row, CDXJ line or mirror
+    file names. The last committed record of a file is a response or revisit
+    followed by its request: what follows those two members is such a tail.
+    """
+    tails = []
+    for path in sorted(snapshot.warc_dir.glob(f"{prefix}-*.warc.gz")):
+        end = torn.get(path.name, path.stat().st_size)
+        last = manifest.last_capture_offset(path.name)
+        # No row at all: only the warcinfo record was committed.
+        committed = member_end(path, 0, 1) if last is None else member_end(path, last, 2)
+        if committed is not None and committed < end:
+            tails.append((path.name, committed))
+    return tails
+
+
+def _record_tails(snapshot: Snapshot, data: dict[str, Any], key: str,
+                  tails: list[tuple[str, int]]) -> None:
+    """Note tails a crash left under ``key`` in crawl.json, so verify knows them from damage done later."""
+    if not tails:
         return
-    known = data.setdefault("torn_tails", [])
-    for name, offset in torn:
+    known = data.setdefault(key, [])
+    for name, offset in tails:
         if {"file": name, "offset": offset} not in known:
             known.append({"file": name, "offset": offset})
     snapshot.write_crawl_json(data)

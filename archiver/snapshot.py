@@ -10,6 +10,11 @@ from typing import Any
 
 from .errors import SnapshotError
 
+TORN_TAILS = "torn_tails"
+"""crawl.json key: [{file, offset}] of records a crash cut short, found by a resumed crawl."""
+UNCOMMITTED_TAILS = "uncommitted_tails"
+"""crawl.json key: [{file, offset}] from which a crash left whole records no manifest row names."""
+
 
 @dataclass(frozen=True)
 class Snapshot:

@@ -42,7 +42,7 @@ from .problems import (
     Report,
 )
 from .scope import Scope
-from .snapshot import Snapshot
+from .snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -70,7 +70,8 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         return report
     report.checks.append(INTEGRITY)
     paths = warc_files(snapshot.warc_dir)
-    scan = WarcScan(report, known_torn_tails(snapshot))
+    scan = WarcScan(report, known_tails(snapshot, TORN_TAILS),
+                    dict(known_tails(snapshot, UNCOMMITTED_TAILS)))
     scan.scan(paths)
     manifest = _open_manifest(snapshot, report)
     if manifest is None:
@@ -89,10 +90,10 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
     return report
 
 
-def known_torn_tails(snapshot: Snapshot) -> set[tuple[str, int]]:
-    """(file, offset) of the torn tails that resumed crawls found and recorded in crawl.json."""
+def known_tails(snapshot: Snapshot, key: str) -> set[tuple[str, int]]:
+    """(file, offset) of the tails a crash left that resumed crawls recorded under ``key`` in crawl.json."""
     try:
-        tails = snapshot.read_crawl_json().get("torn_tails") or []
+        tails = snapshot.read_crawl_json().get(key) or []
         return {(str(tail["file"]), int(tail["offset"])) for tail in tails}
     except (SnapshotError, TypeError, KeyError, ValueError, AttributeError):
         return set()  # an unreadable crawl.json is reported by the consistency checks

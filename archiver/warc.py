@@ -173,6 +173,31 @@ def torn_offset(path: Path) -> int | None:
     return None if member_start == offset else member_start
 
 
+def member_end(path: Path, offset: int, members: int) -> int | None:
+    """File offset just past ``members`` gzip members from ``offset``; None if the file ends first."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        position = offset
+        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        while members:
+            data = f.read(64 * 1024)
+            if not data:
+                return None
+            while data and members:
+                try:
+                    decoder.decompress(data)
+                except zlib.error:
+                    return None
+                if not decoder.eof:
+                    position += len(data)
+                    break
+                position += len(data) - len(decoder.unused_data)
+                data = decoder.unused_data
+                decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                members -= 1
+    return position
+
+
 class PayloadIndex(Protocol):
     """Where the first capture of a payload is found, so an identical one becomes a revisit."""
 

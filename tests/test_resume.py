@@ -99,6 +99,52 @@ async def test_torn_record_is_reported_and_never_appended_to(site, tmp_path):
     assert "1 torn tails left by a crash" in verified.stdout
 
 
+async def test_records_written_but_never_committed_are_recorded_and_refetched(site, run_crawl):
+    """A crash between appending a batch's records and committing its rows leaves whole records
+    that no row, CDXJ line or mirror file names (their URLs are still queued, fetched again). Resume
+    finds them after the file's last committed capture and notes them in crawl.json; verify accepts
+    them as such."""
+    import base64
+    import hashlib
+    import io
+    from datetime import UTC, datetime
+
+    from archiver.warc import Capture, encode_exchange
+
+    site.page("/", links=["/a"])
+    site.page("/a")
+    await site.start()
+    first = await run_crawl(site.url("/"))
+    last = sorted((first.snapshot.root / "warc").glob("*.warc.gz"))[-1]
+    committed_end = last.stat().st_size
+    body = b"<p>fetched, written, never committed</p>"
+    orphan = Capture(
+        url=site.url("/b"), date=datetime.now(UTC), request_line="GET /b HTTP/1.1",
+        request_headers=[("Host", site.host)], status_line="200 OK", http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "text/html")], body=io.BytesIO(body), body_length=len(body),
+        payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode())
+    exchange = encode_exchange(orphan)
+    with open(last, "ab") as f:
+        f.write(exchange.response + exchange.request)
+
+    resumed = start_crawl("", first.snapshot.root, "--resume")
+    _, stderr = await asyncio.to_thread(resumed.communicate, timeout=120)
+    assert resumed.returncode == 0, stderr
+    assert f"{last.name} holds records from offset {committed_end} that the interrupted crawl" in stderr
+    crawl_json = json.loads((first.snapshot.root / "crawl.json").read_text())
+    assert crawl_json["uncommitted_tails"] == [{"file": last.name, "offset": committed_end}]
+    verify = [sys.executable, "-m", "archiver", "verify", str(first.snapshot.root), "--no-mirror"]
+    verified = await asyncio.to_thread(subprocess.run, verify, capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "1 responses a crash left uncommitted" in verified.stdout
+    # Unrecorded, the same records are what they would be after tampering: unindexed.
+    del crawl_json["uncommitted_tails"]
+    (first.snapshot.root / "crawl.json").write_text(json.dumps(crawl_json))
+    verified = await asyncio.to_thread(subprocess.run, verify, capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 1
+    assert "no CDXJ line for the response of " + site.url("/b") in verified.stdout
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
 async def test_interrupt_then_resume(site, tmp_path, how):
     await slow_site(site)
