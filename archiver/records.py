@@ -100,13 +100,14 @@ def write_record(out: IO[bytes], fields: Fields, content_type: str, head: bytes,
     length = len(head)
     data = b""
     start = 0
+    whole = True  # the whole body is in ``data``: compressed in one call, read once
     if body is not None:
         start = body.tell()
         data = body.read(CHUNK)
-        more = len(data) == CHUNK
         block_digest.update(data)
         length += len(data)
-        while more and (chunk := body.read(CHUNK)):
+        while chunk := body.read(CHUNK):  # a large body: digested now, compressed below
+            whole = False
             block_digest.update(chunk)
             length += len(chunk)
     header = (
@@ -116,7 +117,7 @@ def write_record(out: IO[bytes], fields: Fields, content_type: str, head: bytes,
         f"Content-Type: {content_type}\r\nContent-Length: {length}\r\n\r\n"
     ).encode("utf-8")
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    if length - len(head) <= len(data):  # the whole body is in hand
+    if whole:
         out.write(compressor.compress(header + head + data + b"\r\n\r\n") + compressor.flush())
         return
     assert body is not None

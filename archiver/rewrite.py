@@ -124,6 +124,13 @@ class _Linker:
         """How many references were made local so far."""
         self.whole_base_uses = 0
         """How many references so far depended on the whole base URL (no path of their own)."""
+        self._base_folder = ("", "")
+
+    def base_folder(self, base: str) -> str:
+        """_folder_of_url(base), worked out once per document (its base rarely changes)."""
+        if self._base_folder[0] != base:
+            self._base_folder = (base, _folder_of_url(base))
+        return self._base_folder[1]
 
     def __call__(self, value: str, base: str) -> str | None:
         """The replacement for ``value`` (a local path or an absolute URL), None to keep it."""
@@ -133,7 +140,7 @@ class _Linker:
         elif self.memo is None:
             new, local = self._work_out(value, base)
         else:
-            key = (_folder_of_url(base), self.here_folder, value)
+            key = (self.base_folder(base), self.here_folder, value)
             found = self.memo.references.find(key)
             if found is None:
                 found = self._work_out(value, base)
@@ -321,7 +328,7 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: _Linker, view: Vi
     """_tag_edits(), from the memo when this tag was met in this folder context before."""
     if link.memo is None or tag == "base":
         return tuple(_tag_edits(tag, raw, base, link, view))
-    key = (raw, _folder_of_url(base), link.here_folder, view.encoding)
+    key = (raw, link.base_folder(base), link.here_folder, view.encoding)
     found = link.memo.tags.find(key)
     if found is None:
         whole_base_uses = link.whole_base_uses
