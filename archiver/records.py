@@ -4,8 +4,9 @@ Records are assembled here rather than through warcio's generic builder: we
 already know every field, and for a response the payload digest, so a record is
 a header block, a digest of its block and one pass of zlib, and it can be
 encoded in any process before a WARC file is chosen (see workers.py). warcio
-still reads every record back in the tests, digests checked. zlib runs at
-level 6: as small as level 9 for HTML, and cheaper.
+still reads every record back in the tests, digests checked. Compression is
+zlib-ng's, at level 6: standard gzip that any reader inflates, as small as
+zlib's level 6 (within 0.2% on HTML) in half its time.
 
 HTTP headers are stored as the bytes that came over the wire: the fetcher
 decodes them as Latin-1, so encoding them back as Latin-1 is exact. Only a
@@ -31,10 +32,11 @@ import base64
 import hashlib
 import io
 import uuid
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO
+
+from zlib_ng import zlib_ng
 
 WARC_VERSION = "WARC/1.1"
 GZIP_LEVEL = 6
@@ -116,7 +118,7 @@ def write_record(out: IO[bytes], fields: Fields, content_type: str, head: bytes,
         + f"WARC-Block-Digest: {sha1_digest(block_digest)}\r\n"
         f"Content-Type: {content_type}\r\nContent-Length: {length}\r\n\r\n"
     ).encode("utf-8")
-    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    compressor = zlib_ng.compressobj(GZIP_LEVEL, zlib_ng.DEFLATED, 16 + zlib_ng.MAX_WBITS)
     if whole:
         out.write(compressor.compress(header + head + data + b"\r\n\r\n") + compressor.flush())
         return

@@ -17,13 +17,13 @@ b'WARC/1.1\\r\\n'
 from __future__ import annotations
 
 import io
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders
+from zlib_ng import zlib_ng
 
 from .paths import UnsafePathError, safe_join
 
@@ -36,6 +36,9 @@ WHOLE_READ_BYTES = 1024 * 1024
 WHOLE_INFLATED_BYTES = 8 * 1024 * 1024
 """...if it inflates to no more than this (else it is streamed)."""
 
+
+# zlib-ng's type stub declares its error an instance; it is the exception class.
+_INFLATE_ERROR = cast(type[Exception], zlib_ng.error)
 
 class WarcDamage(Exception):
     """Bytes of a WARC file that cannot be read as records."""
@@ -128,7 +131,7 @@ class MemberStream:
         self.end: int | None = None
         """File offset just past the member, once it has been read to its end."""
         self.compressed = source.gzipped
-        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if source.gzipped else None
+        self._inflate = zlib_ng.decompressobj(16 + zlib_ng.MAX_WBITS) if source.gzipped else None
         self._buffer = bytearray()
         self._pos = 0
         self._ended = False
@@ -159,7 +162,7 @@ class MemberStream:
             raise TornFile(self.start, "file ends inside a gzip member")
         try:
             data = self._inflate.decompress(raw, CHUNK)
-        except zlib.error as exc:
+        except _INFLATE_ERROR as exc:
             raise CorruptData(self.start, f"gzip data does not decompress ({exc})") from None
         if self._inflate.eof:
             self._source.give_back(self._inflate.unused_data)
@@ -280,10 +283,10 @@ class WarcReader:
             self._gzipped = is_gzipped(self._fh.read(2))
         self._fh.seek(offset)
         if self._gzipped and length is not None and 0 < length <= WHOLE_READ_BYTES:
-            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            inflate = zlib_ng.decompressobj(16 + zlib_ng.MAX_WBITS)
             try:
                 data = inflate.decompress(self._fh.read(length), WHOLE_INFLATED_BYTES)
-            except zlib.error:
+            except _INFLATE_ERROR:
                 data = b""
             if inflate.eof and not inflate.unused_data:
                 return self._loader.parse_record_stream(io.BytesIO(data), known_format="warc")
