@@ -233,7 +233,8 @@ def test_character_references_are_read_after_the_page_is_decoded(encoding: str) 
     with a link once made the page's rewrite fail; one to a non-ASCII character in a URL
     must name that character, whatever bytes the page is written in."""
     body = ('<a href="/target" title="A &mdash; B &#8217;s">t</a>'
-            '<img src="/%E6%97%A5%E6%9C%AC.html" alt="&#26085;"><a href="caf&#233;.html">c</a>').encode(encoding)
+            '<img src="/%E6%97%A5%E6%9C%AC.html" alt="&#26085;">'
+            '<a href="caf&#233;.html">c</a>').encode(encoding)
     out = rewrite_html(body, PAGE, encoding, resolve).decode(encoding)
     assert 'href="../target.html" title="A &mdash; B &#8217;s"' in out
     assert 'src="../%E6%97%A5%E6%9C%AC.html" alt="&#26085;"' in out
