@@ -15,10 +15,9 @@ from typing import Any
 
 from .content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
 from .integrity import PARSE_ERRORS, RecordEntry
-from .links import REQUISITE
+from .links import REQUISITE, extract
 from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, ManifestRow
 from .problems import DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
-from .references import extract
 from .scope import Scope
 from .urls import try_normalize
 from .warcread import WarcDamage, WarcReader

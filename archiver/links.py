@@ -1,13 +1,12 @@
-"""What a link is: which attribute of which element holds one, and parsers of values holding several.
+"""Link extraction from HTML and CSS: pure functions over decoded documents.
 
 The tables here (which attribute of which element holds a link, and whether
 it is a page requisite) are shared by the crawler, the mirror's rewriter and
-verify, so all three see the same links; references.py finds them in a
-document. ``iter_html_references`` walks a parsed (lxml) tree instead: verify
-uses it to read the mirror's files back as a browser would.
+verify, so all three see the same links.
 
->>> parse_srcset("x.png 1x, y.png 2x")
-[(0, 5, 'x.png'), (10, 15, 'y.png')]
+>>> page = extract_html(b'<a href="/b">b</a><img srcset="x.png 1x, y.png 2x">', "http://h/a")
+>>> [(link.url, link.kind) for link in page.links]
+[('http://h/b', 'link'), ('http://h/x.png', 'requisite'), ('http://h/y.png', 'requisite')]
 """
 
 from __future__ import annotations
@@ -19,6 +18,8 @@ from typing import NamedTuple
 
 import lxml.etree
 import lxml.html
+
+from .urls import try_normalize
 
 LINK = "link"
 REQUISITE = "requisite"
@@ -223,3 +224,73 @@ def iter_html_references(
         if "url(" in style.lower():
             for start, end, url in iter_css_urls(style):
                 yield element, "style", start, end, url, REQUISITE
+
+
+def base_href(root: lxml.html.HtmlElement, page_url: str) -> str:
+    """The URL relative links resolve against: the first <base href>, or the page's URL."""
+    for base in root.iter("base"):
+        href = base.get("href")
+        if href and is_fetchable_reference(href):
+            return try_normalize(href, page_url) or page_url
+    return page_url
+
+
+def page_title(root: lxml.html.HtmlElement) -> str | None:
+    """The text of the page's <title>, whitespace collapsed."""
+    for title in root.iter("title"):
+        text = " ".join("".join(title.itertext()).split())
+        return text[:500] or None
+    return None
+
+
+def _collect(found: dict[str, str], value: str, base: str, kind: str) -> None:
+    if not is_fetchable_reference(value):
+        return
+    url = try_normalize(value, base)
+    if url is None:
+        return
+    # A URL that is both a link and a requisite is needed by the page: requisite wins.
+    if found.get(url) != REQUISITE:
+        found[url] = kind
+
+
+def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
+    """Links and title of an HTML document at ``url``."""
+    root = parse_html(body, encoding)
+    if root is None:
+        return Page(base_url=url)
+    base = base_href(root, url)
+    found: dict[str, str] = {}
+    for _element, _attribute, _start, _end, value, kind in iter_html_references(root):
+        _collect(found, value, base, kind)
+    return Page(
+        links=tuple(map(Link._make, found.items())),
+        title=page_title(root),
+        base_url=base,
+    )
+
+
+def extract_css(text: str, url: str) -> Page:
+    """Links (all requisites) of a CSS stylesheet at ``url``."""
+    found: dict[str, str] = {}
+    for _start, _end, value in iter_css_urls(text):
+        _collect(found, value, url, REQUISITE)
+    return Page(links=tuple(map(Link._make, found.items())), base_url=url)
+
+
+def decode_text(body: bytes, content_type: str | None) -> str:
+    """Text of a non-HTML document (CSS): declared charset, else UTF-8, never failing."""
+    charset = charset_from_content_type(content_type) or "utf-8"
+    try:
+        return body.decode(charset, errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
+def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:
+    """Dispatch on the MIME type: HTML and CSS are parsed, anything else has no links."""
+    if mime_type in ("text/html", "application/xhtml+xml"):
+        return extract_html(body, url, charset_from_content_type(content_type_header))
+    if mime_type == "text/css":
+        return extract_css(decode_text(body, content_type_header), url)
+    return Page(base_url=url)

@@ -52,8 +52,6 @@ class Markup:
     """(offset, lowercased tag name, raw tag text) of every start tag, in document order."""
     styles: list[tuple[int, int]] = field(default_factory=list)
     """(start, end) of the text of every <style> element."""
-    title: tuple[int, int] | None = None
-    """(start, end) of the text of the first <title> element, if any."""
 
 
 def scan(text: str) -> Markup:
@@ -77,8 +75,6 @@ def scan(text: str) -> Markup:
             end = length if name == "plaintext" else _raw_text_end(text, name, position)
             if name == "style":
                 found.styles.append((position, end))
-            elif name == "title" and found.title is None:
-                found.title = (position, end)
             position = end
     return found
 

@@ -1,15 +1,16 @@
-"""Link rewriting for the offline mirror: a document's references (references.py) made local or absolute.
+"""Link rewriting for the offline mirror: pure functions over HTML and CSS documents.
 
-Every URL a page or stylesheet holds is handed to ``resolve(url)``, which
-answers with the path (relative to mirror/) of the archived file, or None.
-Archived targets become relative paths from the document's own file; the rest
-become absolute URLs, so nothing points into the void. Fragments are kept.
+Every link a page holds (the attributes of links.HTML_LINK_ATTRS, srcset,
+inline ``style`` and ``<style>`` ``url()``, meta refresh) is resolved against
+the page's base URL and handed to ``resolve(url)``, which answers with the
+path (relative to mirror/) of the archived file, or None. Archived targets
+become relative paths from the page's own file; the rest become absolute URLs,
+so nothing points into the void. Fragments are kept.
 
 Edits are spans replaced in the original text: everything else, malformed
 markup included, stays byte for byte. Pages in an ASCII-compatible encoding
 (UTF-8, Latin-1, Shift_JIS, GBK...) are edited as bytes, so their encoding is
-kept exactly. Finding the references is references.py's work; a crawl does it
-once, as it extracts links, and its mirror build only applies the edits.
+kept exactly.
 
 >>> resolve = {"http://h/b": "h/b.html"}.get
 >>> rewrite_html(b'<a href="/b#x">b</a><img src=c.png>', "http://h/a/", None, resolve,
@@ -20,45 +21,80 @@ b'<a href="../b.html#x">b</a><img src="http://h/a/c.png">'
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+import html
+import re
+from collections.abc import Callable
+from typing import TypeVar
 
-from .charsets import View
-from .paths import relative_url, url_to_path
-from .references import (
-    CSS_VALUE,
-    LITERAL,
-    NEUTRAL,
-    PARTS,
-    SRCSET_VALUE,
-    TEXT,
-    VALUE,
-    analyse_css,
-    analyse_html,
-    quoted,
+from .charsets import View, declared_charset, known_encoding, sniff_bom
+from .links import (
+    HTML_LINK_ATTRS,
+    SRCSET_ATTRS,
+    is_fetchable_reference,
+    iter_css_urls,
+    link_kind,
+    parse_meta_refresh,
+    parse_srcset,
 )
-from .urls import try_normalize
+from .markup import Markup, attributes, scan
+from .paths import relative_url, url_to_path
+from .urls import join_url, try_normalize
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None."""
 
+# Attributes that hold a URL but are not links the crawler follows: still made
+# local or absolute, so no relative URL points into the void.
+EXTRA_LINK_ATTRS = frozenset(
+    {("form", "action"), ("button", "formaction"), ("blockquote", "cite"), ("q", "cite"),
+     ("del", "cite"), ("ins", "cite")}
+)
+# Kept under another name: a rewritten file fails its integrity hash, and a
+# crossorigin request to a file:// URL fails.
+NEUTRALISED_ATTRS = frozenset({"integrity", "crossorigin"})
+NEUTRALISED_PREFIX = "data-archived-"
+_URL_ATTRS: dict[str, frozenset[str]] = {}
+for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
+    _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
+
+_EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
+_STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
+_DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
+
+
+class _Element:
+    """The tag name and attributes links.link_kind() needs."""
+
+    def __init__(self, tag: str, attributes: dict[str, str]) -> None:
+        self.tag = tag
+        self.attributes = attributes
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self.attributes.get(name, default)
+
+
 MEMO_SIZE = 5_000
-"""Entries a memo keeps (the most recently used): bounded memory, still most hits."""
+"""Entries a memo table keeps (the most recently used): bounded memory, still most hits."""
+_Edits = tuple[tuple[int, int, str], ...]
 _Key = TypeVar("_Key")
 _Value = TypeVar("_Value")
 
 
 class Memo:
-    """Where the URLs of a mirror build's documents lead, worked out once per document folder.
+    """What a mirror build has worked out already, for the documents it rewrites with one resolver.
 
     Pages of one folder repeat their navigation, their neighbours and their
-    assets. A relative path depends only on the document's folder and the
-    URL's file, so it is remembered per (document's folder, URL).
+    assets, often as the very same tags. A reference with a path resolves the
+    same against any base URL of one folder, and a relative path depends only
+    on the document's folder, so both are remembered per (base URL's folder,
+    document's folder): a reference's replacement, and a whole start tag's
+    edits. References without a path (``?q``, ``#f``, empty) depend on the whole
+    base URL: they, and the tags holding one, are never remembered.
     """
 
     def __init__(self) -> None:
-        self.targets: _Recent[tuple[str, str], str] = _Recent()
-        """(folder, URL) -> relative path, or "" when the URL is not archived."""
+        self.references: _Recent[tuple[str, str, str], tuple[str | None, bool]] = _Recent()
+        self.tags: _Recent[tuple[str, str, str, str], _Edits] = _Recent()
 
 
 class _Recent(collections.OrderedDict[_Key, _Value]):
@@ -77,84 +113,72 @@ class _Recent(collections.OrderedDict[_Key, _Value]):
 
 
 class _Linker:
-    """What each reference of a document whose file is ``here`` becomes."""
+    """Rewrites one URL reference found in a document whose file is ``here`` (see Memo)."""
 
-    def __init__(self, here: str, resolve: Resolver, memo: Memo | None) -> None:
+    def __init__(self, here: str, resolve: Resolver, memo: Memo | None = None) -> None:
         self.here = here
-        self.folder = here.rpartition("/")[0]
+        self.here_folder = here.rpartition("/")[0]
         self.resolve = resolve
-        self.memo = memo or Memo()
+        self.memo = memo
+        self.made_local = 0
+        """How many references were made local so far."""
+        self.whole_base_uses = 0
+        """How many references so far depended on the whole base URL (no path of their own)."""
+        self._base_folder = ("", "")
 
-    def __call__(self, ref: Sequence[Any]) -> tuple[str | None, bool]:
-        """(replacement or None to keep the reference, whether it is now local)."""
-        url, absolute, suffix, same = ref
-        key = (self.folder, url)
-        path = self.memo.targets.find(key)
-        if path is None:
-            target = self.resolve(url)
-            path = relative_url(self.here, target) if target else ""
-            self.memo.targets.keep(key, path)
-        if not path:
-            return (None if same else absolute), False
-        return path + suffix, True
+    def base_folder(self, base: str) -> str:
+        """_folder_of_url(base), worked out once per document (its base rarely changes)."""
+        if self._base_folder[0] != base:
+            self._base_folder = (base, _folder_of_url(base))
+        return self._base_folder[1]
+
+    def __call__(self, value: str, base: str) -> str | None:
+        """The replacement for ``value`` (a local path or an absolute URL), None to keep it."""
+        if value.lstrip()[:1] in ("?", "#", ""):
+            self.whole_base_uses += 1
+            new, local = self._work_out(value, base)
+        elif self.memo is None:
+            new, local = self._work_out(value, base)
+        else:
+            key = (self.base_folder(base), self.here_folder, value)
+            found = self.memo.references.find(key)
+            if found is None:
+                found = self._work_out(value, base)
+                self.memo.references.keep(key, found)
+            new, local = found
+        self.made_local += local
+        return new
+
+    def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
+        reference = value.strip()
+        if not is_fetchable_reference(reference):
+            return None, False
+        try:
+            absolute = join_url(base, reference)
+        except ValueError:
+            return None, False
+        url = try_normalize(absolute)
+        if url is None:
+            return None, False
+        target = self.resolve(url)
+        if target is None:
+            return (absolute if absolute != value else None), False
+        _, hash_sign, fragment = reference.partition("#")
+        return relative_url(self.here, target) + hash_sign + fragment, True
 
 
-def apply_edits(body: bytes, encoding: str, edits: Sequence[Sequence[Any]], here: str,
-                resolve: Resolver, memo: Memo | None = None) -> bytes:
-    """``body`` with the edits references.py found in it applied, read in ``encoding`` as it was.
+def _folder_of_url(url: str) -> str:
+    """``url`` up to the last slash of its path: what a reference with a path is resolved from.
 
-    ``here`` is the document's own file (relative to mirror/); ``memo``: shared
-    by every document edited with this ``resolve`` (a mirror build).
+    >>> _folder_of_url("http://h/a/b.html?x=/y#z")
+    'http://h/a/'
     """
-    if not edits:
-        return body
-    view = View(body, encoding)
-    link = _Linker(here, resolve, memo)
-    spans: list[tuple[int, int, str]] = []
-    group, group_local = None, False
-    for edit in edits:
-        kind, start, end = edit[0], edit[1], edit[2]
-        if kind == LITERAL:
-            spans.append((start, end, edit[3]))
-            continue
-        if edit[3] != group:
-            group, group_local = edit[3], False
-        if kind in (VALUE, TEXT):
-            new, local = link(edit[4])
-            group_local = group_local or local
-            if new is not None:
-                spans.append((start, end, quoted(new, view) if kind == VALUE else view.from_text(new)))
-        elif kind == PARTS:
-            new_value, local = _parts(edit[4], edit[5], edit[6], link)
-            group_local = group_local or local
-            if new_value is not None:
-                spans.append((start, end, quoted(new_value, view)))
-        elif kind == NEUTRAL and group_local:
-            spans.append((start, end, edit[4]))
-    return view.encode(_replace_spans(view.text, spans)) if spans else body
-
-
-def _parts(
-    mode: int, value: str, parts: Sequence[Sequence[Any]], link: _Linker
-) -> tuple[str | None, bool]:
-    """(new value of an attribute holding URLs among other text, or None; whether one became local)."""
-    spans = []
-    any_local = False
-    for start, end, ref in parts:
-        new, local = link(ref)
-        any_local = any_local or local
-        if new is None:
-            continue
-        if mode == SRCSET_VALUE:
-            # A srcset URL ends at a space, or at a comma that ends it.
-            new = new.replace(" ", "%20")
-            if new.endswith(","):
-                new = new[:-1] + "%2C"
-        spans.append((start, end, new))
-    if mode == CSS_VALUE:
-        css = _replace_spans(value, spans) if spans else value
-        return (css if css != value else None), any_local
-    return (_replace_spans(value, spans) if spans else None), any_local
+    end = len(url)
+    for mark in ("?", "#"):
+        at = url.find(mark)
+        if at != -1 and at < end:
+            end = at
+    return url[: url.rindex("/", 0, end) + 1]
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
@@ -170,6 +194,15 @@ def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
+def _rewrite_css_text(text: str, base: str, link: _Linker) -> str:
+    spans = []
+    for start, end, value in iter_css_urls(text):
+        new = link(value, base)
+        if new is not None:
+            spans.append((start, end, new))
+    return _replace_spans(text, spans) if spans else text
+
+
 def _own_path(url: str, content_type: str, resolve: Resolver) -> str:
     """Where the document itself is stored: as resolved, else its natural path."""
     return resolve(try_normalize(url) or url) or url_to_path(url, content_type)
@@ -182,8 +215,8 @@ def rewrite_css(text: str, css_url: str, resolve: Resolver, css_path: str | None
     >>> rewrite_css("a{background:url(/i.png)}", "http://h/s/a.css", resolve)
     'a{background:url(../i.png)}'
     """
-    body = text.encode("utf-8", "surrogatepass")
-    return rewrite_css_bytes(body, css_url, "utf-8", resolve, css_path).decode("utf-8", "surrogatepass")
+    here = css_path or _own_path(css_url, "text/css", resolve)
+    return _rewrite_css_text(text, css_url, _Linker(here, resolve))
 
 
 def rewrite_css_bytes(
@@ -194,9 +227,22 @@ def rewrite_css_bytes(
 
     ``memo``: shared by every document rewritten with this ``resolve``.
     """
-    found = analyse_css(body, css_url, encoding)
+    encoding = known_encoding(encoding) or sniff_bom(body) or "utf-8"
+    view = View(body, encoding)
     here = css_path or _own_path(css_url, "text/css", resolve)
-    return apply_edits(body, found.encoding, found.edits, here, resolve, memo)
+    link = _Linker(here, resolve, memo)
+    spans = []
+    for start, end, value in iter_css_urls(view.text):
+        new = link(view.to_text(value), css_url)
+        if new is not None:
+            spans.append((start, end, view.from_text(new)))
+    return view.encode(_replace_spans(view.text, spans)) if spans else body
+
+
+def _unquote_value(raw_value: str) -> str:
+    if raw_value[:1] in ("'", '"') and raw_value[-1:] == raw_value[:1] and len(raw_value) >= 2:
+        raw_value = raw_value[1:-1]
+    return html.unescape(raw_value)
 
 
 def rewrite_html(
@@ -209,11 +255,148 @@ def rewrite_html(
 ) -> bytes:
     """A page's bytes with every link made local (if archived) or absolute.
 
-    ``encoding`` is the charset of the HTTP Content-Type, if any (see
-    references.analyse_html). ``page_path`` is the page's own file (relative
-    to mirror/); by default ``resolve(page_url)``. ``memo``: shared by every
-    document rewritten with this ``resolve`` (a mirror build).
+    ``encoding`` is the charset of the HTTP Content-Type, if any; when the page
+    does not declare that same charset itself, a <meta charset> is added so a
+    browser reading the file from disk decodes it as the site's visitors did.
+    ``page_path`` is the page's own file (relative to mirror/); by default
+    ``resolve(page_url)``. A <base href> is resolved, then renamed so it no
+    longer applies to the local links. ``memo``: shared by every document
+    rewritten with this ``resolve`` (a mirror build), so what its pages repeat
+    is worked out once.
     """
-    found = analyse_html(body, page_url, encoding)
+    header_encoding = known_encoding(encoding)
+    bom = sniff_bom(body)
+    declared = declared_charset(body)
+    effective = bom or header_encoding or declared or "utf-8"
+    view = View(body, effective)
     here = page_path or _own_path(page_url, "text/html", resolve)
-    return apply_edits(body, found.encoding, found.edits, here, resolve, memo)
+    link = _Linker(here, resolve, memo)
+    scanner = scan(view.text)
+    base = _document_base(scanner, page_url, view)
+    spans: list[tuple[int, int, str]] = []
+    for offset, tag, raw in scanner.tags:
+        if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
+            continue  # most tags: no attribute to edit (checked here, without a call per tag)
+        spans.extend(
+            (offset + start, offset + end, new)
+            for start, end, new in _remembered_tag_edits(tag, raw, base, link, view)
+        )
+    for start, end in scanner.styles:
+        css = view.text[start:end]
+        if "url(" in css.lower() or "@import" in css.lower():
+            rewritten = _rewrite_css_view(css, base, link, view)
+            if rewritten != css:
+                spans.append((start, end, rewritten))
+    if header_encoding and not bom and declared != header_encoding:
+        doctype = _DOCTYPE.match(view.text)
+        at = doctype.end() if doctype else 0
+        spans.append((at, at, f'<meta charset="{html.escape(encoding or "")}">'))
+    if not spans:
+        return body
+    return view.encode(_replace_spans(view.text, spans))
+
+
+def _document_base(scanner: Markup, page_url: str, view: View) -> str:
+    """The URL links resolve against: the first <base href>, or the page's URL."""
+    for _offset, tag, raw in scanner.tags:
+        if tag != "base":
+            continue
+        for name, _ns, _ne, value_start, value_end in attributes(raw):
+            href = view.to_text(_unquote_value(raw[value_start:value_end]))
+            if name == "href" and is_fetchable_reference(href):
+                try:
+                    return join_url(page_url, href.strip())
+                except ValueError:
+                    return page_url
+    return page_url
+
+
+def _rewrite_css_view(css: str, base: str, link: _Linker, view: View) -> str:
+    spans = []
+    for start, end, value in iter_css_urls(css):
+        new = link(view.to_text(value), base)
+        if new is not None:
+            spans.append((start, end, view.from_text(new)))
+    return _replace_spans(css, spans) if spans else css
+
+
+def _quoted(text: str, view: View) -> str:
+    return '"' + view.from_text(html.escape(text, quote=True)) + '"'
+
+
+def _remembered_tag_edits(tag: str, raw: str, base: str, link: _Linker, view: View) -> _Edits:
+    """_tag_edits(), from the memo when this tag was met in this folder context before."""
+    if link.memo is None or tag == "base":
+        return tuple(_tag_edits(tag, raw, base, link, view))
+    key = (raw, link.base_folder(base), link.here_folder, view.encoding)
+    found = link.memo.tags.find(key)
+    if found is None:
+        whole_base_uses = link.whole_base_uses
+        found = tuple(_tag_edits(tag, raw, base, link, view))
+        if link.whole_base_uses == whole_base_uses:
+            link.memo.tags.keep(key, found)
+    return found
+
+
+def _tag_edits(
+    tag: str, raw: str, base: str, link: _Linker, view: View
+) -> list[tuple[int, int, str]]:
+    """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS or
+    with a style attribute: rewrite_html checks before calling)."""
+    found = attributes(raw)
+    texts = [view.to_text(_unquote_value(raw[start:end])) for _n, _ns, _ne, start, end in found]
+    values = {}
+    for (name, *_spans), text in zip(reversed(found), reversed(texts), strict=True):
+        values[name] = text  # the first of a repeated attribute wins, as in browsers
+    element = _Element(tag, values)
+    edits = []
+    local_before = link.made_local
+    for (name, name_start, name_end, value_start, value_end), value in zip(found, texts, strict=True):
+        if value_start == value_end:
+            continue
+        if tag == "base" and name == "href":
+            new_name = NEUTRALISED_PREFIX + "href"
+            edits.append((name_start, name_end, new_name))
+            if is_fetchable_reference(value):
+                edits.append((value_start, value_end, _quoted(base, view)))
+            continue
+        new_value = _attribute_edit(element, tag, name, value, base, link)
+        if new_value is not None:
+            edits.append((value_start, value_end, _quoted(new_value, view)))
+    if link.made_local > local_before and tag in ("link", "script"):
+        for name, name_start, name_end, _vs, _ve in found:
+            if name in NEUTRALISED_ATTRS:
+                edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
+    return edits
+
+
+def _attribute_edit(
+    element: _Element, tag: str, name: str, value: str, base: str, link: _Linker
+) -> str | None:
+    """The new value of one attribute, or None to leave it."""
+    if name == "style":
+        css = _rewrite_css_text(value, base, link)
+        return css if css != value else None
+    if tag == "meta" and name == "content":
+        if (element.get("http-equiv") or "").lower() != "refresh":
+            return None
+        span = parse_meta_refresh(value)
+        if not span or (new := link(span[2], base)) is None:
+            return None
+        return value[: span[0]] + new + value[span[1] :]
+    if name not in _URL_ATTRS.get(tag, ()):
+        return None
+    if (tag, name) in HTML_LINK_ATTRS and link_kind(element, name) is None:  # type: ignore[arg-type]
+        return None
+    if name in SRCSET_ATTRS:
+        spans = []
+        for start, end, url in parse_srcset(value):
+            replacement = link(url, base)
+            if replacement is not None:
+                # A srcset URL ends at a space, or at a comma that ends it.
+                replacement = replacement.replace(" ", "%20")
+                if replacement.endswith(","):
+                    replacement = replacement[:-1] + "%2C"
+                spans.append((start, end, replacement))
+        return _replace_spans(value, spans) if spans else None
+    return link(value, base)

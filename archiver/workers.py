@@ -45,9 +45,8 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .content import decode_payload, mime_type
-from .links import Link, Page
+from .links import Link, Page, extract
 from .records import Exchange
-from .references import extract
 from .warc import Capture, encode_exchange
 
 log = logging.getLogger("archiver.crawl")

@@ -2,8 +2,15 @@
 
 import pytest
 
-from archiver.links import LINK, REQUISITE, parse_meta_refresh, parse_srcset
-from archiver.references import extract, extract_css, extract_html
+from archiver.links import (
+    LINK,
+    REQUISITE,
+    extract,
+    extract_css,
+    extract_html,
+    parse_meta_refresh,
+    parse_srcset,
+)
 
 BASE = "http://h/dir/page.html"
 
@@ -94,7 +101,7 @@ def test_css_urls_and_imports():
     .x { background: url( c.png ) } .y { background: url("data:image/png;base64,xx") }
     @font-face { src: url('../fonts/f.woff2') format('woff2') }
     """
-    found = {link.url for link in extract_css(css.encode(), "http://h/css/site.css").links}
+    found = {link.url for link in extract_css(css, "http://h/css/site.css").links}
     assert found == {"http://h/css/a.css", "http://h/css/b.css", "http://h/css/c.png",
                      "http://h/fonts/f.woff2"}
 
