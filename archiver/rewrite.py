@@ -239,10 +239,12 @@ def rewrite_css_bytes(
     return view.encode(_replace_spans(view.text, spans)) if spans else body
 
 
-def _unquote_value(raw_value: str) -> str:
+def _attribute_text(raw_value: str, view: View) -> str:
+    """The text of an attribute value as written in the view: unquoted, decoded, then unescaped
+    (in that order: a character reference may name a character the view cannot hold)."""
     if raw_value[:1] in ("'", '"') and raw_value[-1:] == raw_value[:1] and len(raw_value) >= 2:
         raw_value = raw_value[1:-1]
-    return html.unescape(raw_value)
+    return html.unescape(view.to_text(raw_value))
 
 
 def rewrite_html(
@@ -302,7 +304,7 @@ def _document_base(scanner: Markup, page_url: str, view: View) -> str:
         if tag != "base":
             continue
         for name, _ns, _ne, value_start, value_end in attributes(raw):
-            href = view.to_text(_unquote_value(raw[value_start:value_end]))
+            href = _attribute_text(raw[value_start:value_end], view)
             if name == "href" and is_fetchable_reference(href):
                 try:
                     return join_url(page_url, href.strip())
@@ -344,7 +346,7 @@ def _tag_edits(
     """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS or
     with a style attribute: rewrite_html checks before calling)."""
     found = attributes(raw)
-    texts = [view.to_text(_unquote_value(raw[start:end])) for _n, _ns, _ne, start, end in found]
+    texts = [_attribute_text(raw[start:end], view) for _n, _ns, _ne, start, end in found]
     values = {}
     for (name, *_spans), text in zip(reversed(found), reversed(texts), strict=True):
         values[name] = text  # the first of a repeated attribute wins, as in browsers

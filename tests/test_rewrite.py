@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from urllib.parse import unquote, urljoin
 
 import lxml.html
@@ -223,6 +224,22 @@ def test_non_ascii_url_in_a_shift_jis_page_is_resolved() -> None:
     body = '<meta charset="shift_jis"><a href="/日本.html">x</a>'.encode("shift_jis")
     out = rewrite_html(body, PAGE, None, resolve)
     assert b'href="../%E6%97%A5%E6%9C%AC.html"' in out
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "shift_jis", "windows-1252"])
+def test_character_references_are_read_after_the_page_is_decoded(encoding: str) -> None:
+    """A reference to a character the page's encoding cannot hold (&mdash;, &#8217;) in a tag
+    with a link once made the page's rewrite fail; one to a non-ASCII character in a URL
+    must name that character, whatever bytes the page is written in."""
+    body = ('<a href="/target" title="A &mdash; B &#8217;s">t</a>'
+            '<img src="/%E6%97%A5%E6%9C%AC.html" alt="&#26085;">'
+            '<a href="caf&#233;.html">c</a>').encode(encoding)
+    out = rewrite_html(body, PAGE, encoding, resolve).decode(encoding)
+    assert 'href="../target.html" title="A &mdash; B &#8217;s"' in out
+    assert 'src="../%E6%97%A5%E6%9C%AC.html" alt="&#26085;"' in out
+    last_href = html.unescape(out.rpartition('href="')[2].partition('"')[0])
+    assert last_href == "http://site.test/dir/café.html"  # as written: made absolute, not normalised
+    assert extract_html(body, PAGE, encoding).links[-1].url == "http://site.test/dir/caf%C3%A9.html"
 
 
 def test_header_charset_that_the_page_contradicts_wins() -> None:
