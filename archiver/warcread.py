@@ -40,6 +40,7 @@ WHOLE_INFLATED_BYTES = 8 * 1024 * 1024
 # zlib-ng's type stub declares its error an instance; it is the exception class.
 _INFLATE_ERROR = cast(type[Exception], zlib_ng.error)
 
+
 class WarcDamage(Exception):
     """Bytes of a WARC file that cannot be read as records."""
 
