@@ -11,6 +11,7 @@ verify, so all three see the same links.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -66,6 +67,8 @@ for _tag, _attribute in HTML_LINK_ATTRS:
 _REFERENCE_TAGS = (*_ATTRS_BY_TAG, "meta", "style")
 _STYLED = lxml.etree.XPath("descendant-or-self::*[@style]")
 SKIPPED_SCHEMES = ("data:", "javascript:", "mailto:", "tel:", "about:", "blob:", "#")
+LINK_MEMO = 32_768
+"""Links whose normalised URL is kept (the most recently used), per process."""
 
 _CSS_URL = re.compile(
     r"""url\(\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^)"'\s]*))\s*\)"""
@@ -236,17 +239,51 @@ def base_href(root: lxml.html.HtmlElement, page_url: str) -> str:
 
 
 def page_title(root: lxml.html.HtmlElement) -> str | None:
-    """The text of the page's <title>, whitespace collapsed."""
-    for title in root.iter("title"):
-        text = " ".join("".join(title.itertext()).split())
-        return text[:500] or None
-    return None
+    """The text of the page's first <title> (looked for in <head> first), whitespace collapsed."""
+    title = root.find("head/title")
+    if title is None:
+        title = next(root.iter("title"), None)
+    if title is None:
+        return None
+    return " ".join("".join(title.itertext()).split())[:500] or None
 
 
-def _collect(found: dict[str, str], value: str, base: str, kind: str) -> None:
+def _base_contexts(base: str) -> tuple[str, str]:
+    """(origin + "/", folder) of ``base``: what a link with a path is resolved against.
+
+    Joined with either (the origin for "/x", the folder for any other link with
+    a path), a link gives what it gives with the whole base URL, so pages that
+    share them share _normalized()'s memo.
+
+    >>> _base_contexts("http://h/a/b.html?q=/x")
+    ('http://h/', 'http://h/a/')
+    """
+    path_start = base.find("/", base.find("//") + 2)
+    if path_start == -1:
+        return base + "/", base + "/"
+    end = len(base)
+    for mark in ("?", "#"):
+        at = base.find(mark, path_start)
+        if at != -1 and at < end:
+            end = at
+    return base[:path_start + 1], base[: base.rindex("/", 0, end) + 1]
+
+
+@functools.lru_cache(maxsize=LINK_MEMO)
+def _normalized(context: str, value: str) -> str | None:
+    """try_normalize(value, context), remembered: pages repeat their links many times over."""
+    return try_normalize(value, context)
+
+
+def _collect(found: dict[str, str], value: str, base: str, kind: str,
+             contexts: tuple[str, str] | None = None) -> None:
     if not is_fetchable_reference(value):
         return
-    url = try_normalize(value, base)
+    if value[0] in "?#":  # resolved against the whole base URL
+        url = try_normalize(value, base)
+    else:
+        origin, folder = contexts or _base_contexts(base)
+        url = _normalized(origin if value[0] == "/" else folder, value)
     if url is None:
         return
     # A URL that is both a link and a requisite is needed by the page: requisite wins.
@@ -254,28 +291,44 @@ def _collect(found: dict[str, str], value: str, base: str, kind: str) -> None:
         found[url] = kind
 
 
-def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
-    """Links and title of an HTML document at ``url``."""
+Findings = tuple[str | None, str, dict[str, str]]
+"""(title, base URL, {normalised URL: kind}) of a document: a Page as plain values, which
+cross a process boundary several times cheaper."""
+
+
+def _page(findings: Findings) -> Page:
+    title, base_url, found = findings
+    return Page(links=tuple(map(Link._make, found.items())), title=title, base_url=base_url)
+
+
+def _html_findings(body: bytes, url: str, encoding: str | None) -> Findings:
     root = parse_html(body, encoding)
     if root is None:
-        return Page(base_url=url)
+        return None, url, {}
     base = base_href(root, url)
+    contexts = _base_contexts(base)
     found: dict[str, str] = {}
     for _element, _attribute, _start, _end, value, kind in iter_html_references(root):
-        _collect(found, value, base, kind)
-    return Page(
-        links=tuple(map(Link._make, found.items())),
-        title=page_title(root),
-        base_url=base,
-    )
+        _collect(found, value, base, kind, contexts)
+    return page_title(root), base, found
+
+
+def _css_findings(text: str, url: str) -> Findings:
+    found: dict[str, str] = {}
+    contexts = _base_contexts(url)
+    for _start, _end, value in iter_css_urls(text):
+        _collect(found, value, url, REQUISITE, contexts)
+    return None, url, found
+
+
+def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
+    """Links and title of an HTML document at ``url``."""
+    return _page(_html_findings(body, url, encoding))
 
 
 def extract_css(text: str, url: str) -> Page:
     """Links (all requisites) of a CSS stylesheet at ``url``."""
-    found: dict[str, str] = {}
-    for _start, _end, value in iter_css_urls(text):
-        _collect(found, value, url, REQUISITE)
-    return Page(links=tuple(map(Link._make, found.items())), base_url=url)
+    return _page(_css_findings(text, url))
 
 
 def decode_text(body: bytes, content_type: str | None) -> str:
@@ -287,10 +340,15 @@ def decode_text(body: bytes, content_type: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
+def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
+    """extract(), as plain values."""
+    if mime_type in ("text/html", "application/xhtml+xml"):
+        return _html_findings(body, url, charset_from_content_type(content_type_header))
+    if mime_type == "text/css":
+        return _css_findings(decode_text(body, content_type_header), url)
+    return None, url, {}
+
+
 def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:
     """Dispatch on the MIME type: HTML and CSS are parsed, anything else has no links."""
-    if mime_type in ("text/html", "application/xhtml+xml"):
-        return extract_html(body, url, charset_from_content_type(content_type_header))
-    if mime_type == "text/css":
-        return extract_css(decode_text(body, content_type_header), url)
-    return Page(base_url=url)
+    return _page(findings(body, url, mime_type, content_type_header))

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from .content import decode_payload, mime_type
-from .links import Link, Page, extract
+from .links import Link, Page, findings
 from .records import Exchange
 from .warc import Capture, encode_exchange
 
@@ -67,9 +67,9 @@ def parse_document(raw: bytes, url: str, content_type: str | None,
 
     Plain tuples, not a Page: they cross the process boundary several times cheaper.
     """
-    body = decode_payload(raw, content_encoding)
-    page = extract(body, url, mime_type(content_type), content_type)
-    return page.title, page.base_url, [(link.url, link.kind) for link in page.links]
+    title, base_url, found = findings(decode_payload(raw, content_encoding), url, mime_type(content_type),
+                                      content_type)
+    return title, base_url, list(found.items())
 
 
 def prepare_capture(capture: Capture, parse: bool) -> tuple[_Parsed | None, Exchange]:

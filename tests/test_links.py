@@ -86,6 +86,32 @@ def test_title_and_malformed_html():
     assert [link.url for link in page.links] == ["http://h/dir/x"]
 
 
+def test_title_outside_head_is_still_found():
+    assert extract_html(b"<body><svg><title>In an image</title></svg></body>", BASE).title == "In an image"
+    assert extract_html(b"<head><title>First</title></head><title>Second</title>", BASE).title == "First"
+
+
+@pytest.mark.parametrize(
+    ("page_url", "expected"),
+    [
+        ("http://h/dir/page.html", ["http://h/dir/x.html", "http://h/top", "http://h/dir/page.html?q=1",
+                                    "http://other/y", "http://h/z"]),
+        ("https://h/dir/page.html?a=b", ["https://h/dir/x.html", "https://h/top",
+                                         "https://h/dir/page.html?q=1", "https://other/y", "https://h/z"]),
+        ("http://h/other/deeper/p", ["http://h/other/deeper/x.html", "http://h/top",
+                                     "http://h/other/deeper/p?q=1", "http://other/y", "http://h/other/z"]),
+        ("http://h:8080", ["http://h:8080/x.html", "http://h:8080/top", "http://h:8080/?q=1",
+                           "http://other/y", "http://h:8080/z"]),
+    ],
+)
+def test_a_link_met_before_on_another_page_resolves_against_this_one(page_url, expected):
+    # The same attribute values on pages at other URLs, one after the other: what
+    # an earlier page resolved must not leak into a later one.
+    html = ('<a href="x.html"></a><a href="/top"></a><a href="?q=1"></a><a href="//other/y"></a>'
+            '<a href="../dir/../z"></a>')
+    assert [link.url for link in extract_html(html.encode(), page_url).links] == expected
+
+
 def test_declared_encoding_is_used():
     body = '<title>日本語</title><a href="/ページ">p</a>'.encode("shift_jis")
     page = extract(body, BASE, "text/html", "text/html; charset=shift_jis")
