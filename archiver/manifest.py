@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,15 +106,16 @@ FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
 _COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
 _UPSERT = f"INSERT OR REPLACE INTO urls {_COLUMNS}"
 _INSERT_NEW = f"INSERT OR IGNORE INTO urls {_COLUMNS}"
+_SELECTED = ", ".join(f"urls.{name}" for name in FIELDS)
+_SELECT = f"SELECT {_SELECTED} FROM urls"
+_TRUNCATED = FIELDS.index("truncated")
 
 
-def _row(values: sqlite3.Row) -> ManifestRow:
-    return _row_of(dict(zip(values.keys(), values, strict=True)))
-
-
-def _row_of(data: dict[str, Any]) -> ManifestRow:
-    data["truncated"] = bool(data["truncated"])
-    return ManifestRow(**data)
+def _row(values: Sequence[Any]) -> ManifestRow:
+    """The ManifestRow of ``values``, the columns _SELECTED names (FIELDS, in order)."""
+    fields = list(values)
+    fields[_TRUNCATED] = bool(fields[_TRUNCATED])  # SQLite keeps the flag as 0 or 1
+    return ManifestRow(*fields)
 
 
 class Manifest:
@@ -122,7 +123,6 @@ class Manifest:
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
-        self._db.row_factory = sqlite3.Row
 
     @classmethod
     def open(cls, path: str | Path, *, readonly: bool = False) -> Manifest:
@@ -178,15 +178,15 @@ class Manifest:
         self._db.execute("UPDATE urls SET local_path = ? WHERE url = ?", (local_path, url))
 
     def get(self, url: str) -> ManifestRow | None:
-        found = self._db.execute("SELECT * FROM urls WHERE url = ?", (url,)).fetchone()
+        found = self._db.execute(f"{_SELECT} WHERE url = ?", (url,)).fetchone()
         return _row(found) if found else None
 
     def rows(self, outcome: str | None = None) -> Iterator[ManifestRow]:
         """Every row (or those with ``outcome``), in URL order."""
         if outcome is None:
-            cursor = self._db.execute("SELECT * FROM urls ORDER BY url")
+            cursor = self._db.execute(f"{_SELECT} ORDER BY url")
         else:
-            cursor = self._db.execute("SELECT * FROM urls WHERE outcome = ? ORDER BY url", (outcome,))
+            cursor = self._db.execute(f"{_SELECT} WHERE outcome = ? ORDER BY url", (outcome,))
         for found in cursor:
             yield _row(found)
 
@@ -203,19 +203,15 @@ class Manifest:
         One folder's files come together: the mirror rewrites them one after the other.
         """
         cursor = self._db.execute(
-            f"SELECT urls.*, {plan}.path AS planned_path FROM {plan} JOIN urls ON urls.url = {plan}.url "
+            f"SELECT {_SELECTED}, {plan}.path FROM {plan} JOIN urls ON urls.url = {plan}.url "
             f"ORDER BY {plan}.path"
         )
         for found in cursor:
-            data = dict(zip(found.keys(), found, strict=True))
-            path = data.pop("planned_path")
-            yield _row_of(data), path
+            yield _row(found[:-1]), found[-1]
 
     def captures(self) -> Iterator[ManifestRow]:
         """Rows whose response or revisit record is in a WARC file, in WARC order."""
-        cursor = self._db.execute(
-            "SELECT * FROM urls WHERE warc_file IS NOT NULL ORDER BY warc_file, warc_offset"
-        )
+        cursor = self._db.execute(f"{_SELECT} WHERE warc_file IS NOT NULL ORDER BY warc_file, warc_offset")
         for found in cursor:
             yield _row(found)
 
