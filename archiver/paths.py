@@ -256,30 +256,38 @@ def assign_paths(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
 def relative_url(from_path: str, to_path: str) -> str:
     """The relative URL from the file ``from_path`` to the file ``to_path`` (both posix).
 
-    Pure string work, no file system calls: this runs once per rewritten link.
+    Pure string work, no file system calls: this runs once per rewritten link,
+    and the way between two folders is worked out once.
 
     >>> relative_url("h/a/b.html", "h/c/d@x=1.html")
     '../c/d@x=1.html'
     """
-    source = from_path.split("/")[:-1]
-    target = to_path.split("/")
+    from_folder, from_slash, _ = from_path.rpartition("/")
+    to_folder, to_slash, name = to_path.rpartition("/")
+    return _folder_step(from_folder + from_slash, to_folder + to_slash) + quote_segment(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _folder_step(from_folder: str, to_folder: str) -> str:
+    """The relative URL from a file in ``from_folder`` to ``to_folder`` (each "" or ending in /)."""
+    source = from_folder.split("/")[:-1]
+    target = to_folder.split("/")[:-1]
     common = 0
-    limit = min(len(source), len(target) - 1)
+    limit = min(len(source), len(target))
     while common < limit and source[common] == target[common]:
         common += 1
-    parts = [".."] * (len(source) - common) + [quote_segment(s) for s in target[common:]]
-    return "/".join(parts)
+    return "".join(["../"] * (len(source) - common) + [quote_segment(s) + "/" for s in target[common:]])
 
 
+_SEGMENT_UNSAFE = re.compile(r"[^A-Za-z0-9\-._~!$*+,;=@&]")
 _SEGMENT_SAFE = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$*+,;=@&"
 )
 
 
-@functools.lru_cache(maxsize=4096)
 def quote_segment(segment: str) -> str:
     """Percent-encode a file name for use in a URL path (``%``, ``:``, quotes, parens too)."""
-    if all(c in _SEGMENT_SAFE for c in segment):
+    if not _SEGMENT_UNSAFE.search(segment):
         return segment
     return "".join(c if c in _SEGMENT_SAFE else _escape_char(c) for c in segment)
 

@@ -279,10 +279,8 @@ def rewrite_html(
     for offset, tag, raw in scanner.tags:
         if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
             continue  # most tags: no attribute to edit (checked here, without a call per tag)
-        spans.extend(
-            (offset + start, offset + end, new)
-            for start, end, new in _remembered_tag_edits(tag, raw, base, link, view)
-        )
+        for start, end, new in _remembered_tag_edits(tag, raw, base, link, view):
+            spans.append((offset + start, offset + end, new))
     for start, end in scanner.styles:
         css = view.text[start:end]
         if "url(" in css.lower() or "@import" in css.lower():

@@ -213,7 +213,8 @@ def test_relative_url(source: str, target: str, expected: str) -> None:
 def test_relative_url_resolves_back() -> None:
     from urllib.parse import unquote, urljoin
 
-    paths = ["h/index.html", "h/a/b/c.html", "cdn/x y.png", "h/a/index@q=1.html", "h/a.html"]
+    paths = ["h/index.html", "h/a/b/c.html", "cdn/x y.png", "h/a/index@q=1.html", "h/a.html",
+             "h/a b/c:d%.html", "h/a b/e/f.html", "top.html"]
     for source, target in itertools.product(paths, repeat=2):
         joined = urljoin("file:///m/" + source, relative_url(source, target))
         assert unquote(joined) == "file:///m/" + target
