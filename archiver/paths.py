@@ -34,7 +34,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from .content import mime_type
 
@@ -95,6 +95,9 @@ FORCED_EXTENSION_TYPES = frozenset(
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 _ESCAPED = frozenset('/\\:*?"<>|%@#')
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.,;=+~!$&'()\[\]{}^`-]*[A-Za-z0-9_,;=+~!$&'()\[\]{}^`-]")
+"""Names escape_name() leaves as they are, but for Windows' reserved ones: printable ASCII
+outside _ESCAPED, not ending with a dot (nor a space, which is not in it)."""
 _WINDOWS_RESERVED = frozenset(
     ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
     + [f"{name}{digit}" for name in ("COM", "LPT") for digit in "0123456789¹²³"]
@@ -116,6 +119,8 @@ def escape_name(text: str) -> str:
     """``text`` as a portable file name: unsafe characters written as %XX (reversible)."""
     if not text:
         return "@"
+    if _PLAIN_NAME.fullmatch(text) and text.split(".", 1)[0].upper() not in _WINDOWS_RESERVED:
+        return text
     if set(text) <= {"."}:
         return "%2E" * len(text)
     out = [
@@ -146,14 +151,16 @@ def _shorten(name: str, original: str, extension: str = "") -> str:
     return f"{_cut(name, KEEP_NAME_BYTES)}@{_digest(original)}{extension}"
 
 
-def _host_folder(url: str) -> str:
-    parts = urlsplit(url)
+@functools.lru_cache(maxsize=256)
+def _host_folder(scheme: str, netloc: str) -> str:
+    """The folder of a URL's host: its name, escaped, and a port that is not the default."""
+    parts = SplitResult(scheme, netloc, "", "", "")
     try:
         port = parts.port
     except ValueError:
         port = None
     host = (parts.hostname or "").rstrip(".")
-    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    default = {"http": 80, "https": 443}.get(scheme.lower())
     folder = escape_name(host)
     if port is not None and port != default:
         folder += f"+{port}"
@@ -182,7 +189,8 @@ def url_to_path(url: str, content_type: str | None = None) -> str:
     """
     mime = mime_type(content_type)
     parts = urlsplit(url.replace("\\", "/"))
-    host = _host_folder(url)
+    own = urlsplit(url) if "\\" in url else parts  # the host as written
+    host = _host_folder(own.scheme, own.netloc)
     segments = parts.path.split("/")[1:] if parts.path.startswith("/") else parts.path.split("/")
     if not segments:
         segments = [""]
