@@ -16,7 +16,7 @@ from .content import mime_type
 from .errors import WriteError
 from .fetch import Fetcher, FetchOutcome
 from .frontier import Frontier, QueueItem, url_key
-from .links import REQUISITE, Page
+from .links import REQUISITE
 from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from .politeness import HostPolicy
 from .report import CrawlStats
@@ -188,19 +188,19 @@ class Crawler:
             return
         parse = 200 <= status < 300 and mime_type(content_type) in PARSED_TYPES
         prepared = await self.workers.prepare(capture, parse)
-        met, queue = self._met(prepared.page, item)
-        row = self._row(item, FETCHED, title=prepared.page.title, **facts)
+        met, queue = self._met(prepared.links, item)
+        row = self._row(item, FETCHED, title=prepared.title, **facts)
         await self.writer.put(WriteItem(row, capture, met, prepared.exchange))
         for queued in queue:
             await self.frontier.put(queued)
 
-    def _met(self, page: Page, item: QueueItem) -> tuple[list[ManifestRow], list[QueueItem]]:
-        """Rows for the URLs a page links to that the crawl has not met, and what to queue."""
+    def _met(self, links: dict[str, str], item: QueueItem) -> tuple[list[ManifestRow], list[QueueItem]]:
+        """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue."""
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
-        for link in page.links:
-            requisite = link.kind == REQUISITE
-            self._consider(link.url, item.depth + 1, requisite, "requisite" if requisite else "link",
+        for url, kind in links.items():
+            requisite = kind == REQUISITE
+            self._consider(url, item.depth + 1, requisite, "requisite" if requisite else "link",
                            item.url, met, queue, self.config.max_redirects)
         return met, queue
 

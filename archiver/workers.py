@@ -24,7 +24,7 @@ CPU in its two threads than the parsing it moved away).
 >>> async def demo():
 ...     async with CaptureWorkers(processes=0) as workers:
 ...         prepared = await workers.prepare(capture, parse=True)
-...     return [link.url for link in prepared.page.links], prepared.exchange
+...     return list(prepared.links), prepared.exchange
 >>> asyncio.run(demo())
 (['http://h/b'], None)
 """
@@ -41,11 +41,11 @@ import os
 import pickle
 import struct
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from .content import decode_payload, mime_type
-from .links import Link, Page, findings
+from .links import Findings, findings
 from .records import Exchange
 from .warc import Capture, encode_exchange
 
@@ -58,21 +58,16 @@ TO_WORKER_BYTES = 1024 * 1024
 the writer encodes them, streaming."""
 _HEADER = struct.Struct("!I")
 
-_Parsed = tuple[str | None, str | None, list[tuple[str, str]]]
-
-
 def parse_document(raw: bytes, url: str, content_type: str | None,
-                   content_encoding: str | None) -> _Parsed:
-    """Title, base URL and (url, kind) links of a document as fetched (still content-encoded).
+                   content_encoding: str | None) -> Findings:
+    """Title, base URL and {url: kind} links of a document as fetched (still content-encoded).
 
-    Plain tuples, not a Page: they cross the process boundary several times cheaper.
+    Plain values, not a Page: they cross the process boundary several times cheaper.
     """
-    title, base_url, found = findings(decode_payload(raw, content_encoding), url, mime_type(content_type),
-                                      content_type)
-    return title, base_url, list(found.items())
+    return findings(decode_payload(raw, content_encoding), url, mime_type(content_type), content_type)
 
 
-def prepare_capture(capture: Capture, parse: bool) -> tuple[_Parsed | None, Exchange]:
+def prepare_capture(capture: Capture, parse: bool) -> tuple[Findings | None, Exchange]:
     """What a worker does with one capture: its links (if ``parse``) and its records.
 
     ``capture.body`` holds the whole body (a BytesIO crosses the pipe).
@@ -87,16 +82,18 @@ def prepare_capture(capture: Capture, parse: bool) -> tuple[_Parsed | None, Exch
 
 @dataclass(frozen=True)
 class Prepared:
-    """A capture's links, and its records when a worker encoded them."""
+    """A capture's links and title, and its records when a worker encoded them."""
 
-    page: Page
+    links: dict[str, str] = field(default_factory=dict)
+    """{normalised URL: links.LINK or links.REQUISITE}, in the page's order."""
+    title: str | None = None
     exchange: Exchange | None = None
     """None: the writer encodes the records itself."""
 
-
-def _page(parsed: _Parsed) -> Page:
-    title, base_url, links = parsed
-    return Page(links=tuple(map(Link._make, links)), title=title, base_url=base_url)
+    @classmethod
+    def of(cls, parsed: Findings | None, exchange: Exchange | None = None) -> Prepared:
+        title, _base_url, links = parsed or (None, None, {})
+        return cls(links, title, exchange)
 
 
 def default_processes() -> int:
@@ -200,12 +197,12 @@ class CaptureWorkers:
         self._done += 1
         worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
         if worker is None and not parse:
-            return Prepared(Page())
+            return Prepared()
         raw = capture.body.read()
         capture.body.seek(0)
         if worker is None:
-            return Prepared(await self._parse_here(raw, capture.url, capture.header("content-type"),
-                                                   capture.header("content-encoding")))
+            return Prepared.of(await self._parse_here(raw, capture.url, capture.header("content-type"),
+                                                      capture.header("content-encoding")))
         try:
             parsed, exchange = await worker.ask((dataclasses.replace(capture, body=io.BytesIO(raw)), parse))
         except (ChildProcessError, ConnectionError) as exc:
@@ -213,16 +210,16 @@ class CaptureWorkers:
             # stores it), the next capture gets a fresh worker.
             log.warning("a worker process ended while preparing %s (%s); its links are not followed",
                         capture.url, exc)
-            return Prepared(Page(base_url=capture.url))
+            return Prepared()
         self.done_in_workers += 1
-        return Prepared(_page(parsed) if parsed else Page(), exchange)
+        return Prepared.of(parsed, exchange)
 
     async def _parse_here(self, raw: bytes, url: str, content_type: str | None,
-                          content_encoding: str | None) -> Page:
+                          content_encoding: str | None) -> Findings:
         args = (raw, url, content_type, content_encoding)
         if len(raw) > IN_THREAD_BYTES:
-            return _page(await asyncio.to_thread(parse_document, *args))
-        return _page(parse_document(*args))
+            return await asyncio.to_thread(parse_document, *args)
+        return parse_document(*args)
 
     async def _worker(self) -> _Worker | None:
         if self.processes <= 0 or self._done <= self.start_after:

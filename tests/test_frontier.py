@@ -161,7 +161,7 @@ def page_capture(body: bytes, url: str = "http://h/a") -> Capture:
 
 async def prepared_links(workers: CaptureWorkers, body: bytes, url: str = "http://h/a") -> list[str]:
     prepared = await workers.prepare(page_capture(body, url), parse=True)
-    return [link.url for link in prepared.page.links]
+    return list(prepared.links)
 
 
 async def test_a_worker_process_that_dies_is_replaced(caplog) -> None:
