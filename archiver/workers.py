@@ -57,6 +57,8 @@ TO_WORKER_BYTES = 1024 * 1024
 """Larger bodies (which the fetcher spooled to disk) are not read into RAM for a worker:
 the writer encodes them, streaming."""
 _HEADER = struct.Struct("!I")
+_READY = _HEADER.pack(0)
+"""What a worker process writes first, once imported (no answer is empty)."""
 
 def parse_document(raw: bytes, url: str, content_type: str | None,
                    content_encoding: str | None) -> Findings:
@@ -114,6 +116,10 @@ class _Worker:
 
     @classmethod
     async def start(cls) -> _Worker:
+        """Start a worker process; returns once it has imported what it needs and said so.
+
+        Raises OSError, or EOFError if the process ends first.
+        """
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-c", WORKER_CODE,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -122,6 +128,15 @@ class _Worker:
             # When the crawl ends, even by kill -9, the worker reads EOF and exits.
             start_new_session=True,
         )
+        assert process.stdout is not None
+        try:
+            if await process.stdout.readexactly(_HEADER.size) != _READY:
+                raise EOFError("the worker process said something else than that it was ready")
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+            raise
         return cls(process)
 
     async def ask(self, args: tuple[Any, ...]) -> Any:
@@ -222,12 +237,15 @@ class CaptureWorkers:
         return parse_document(*args)
 
     async def _worker(self) -> _Worker | None:
-        if self.processes <= 0 or self._done <= self.start_after:
+        # The first worker starts half way to start_after, so it is ready when work goes to it.
+        if self.processes <= 0 or self._done <= self.start_after // 2:
             return None
         self._workers = [worker for worker in self._workers if worker.alive]
         if len(self._workers) < self.processes:
             if self._starting is None or self._starting.done():
                 self._starting = asyncio.create_task(self._start_worker())
+            if self._done <= self.start_after:
+                return None
             if not self._workers:
                 await asyncio.shield(self._starting)  # the first one: wait for it
         if not self._workers:
@@ -237,7 +255,7 @@ class CaptureWorkers:
     async def _start_worker(self) -> None:
         try:
             worker = await _Worker.start()
-        except OSError as exc:
+        except (OSError, EOFError) as exc:
             log.warning("cannot start a worker process (%s); working in this one", exc)
             self.processes = 0
             return
@@ -256,6 +274,8 @@ class CaptureWorkers:
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """A worker's loop: do each pickled task from ``requests``, answer on ``answers``."""
+    answers.write(_READY)
+    answers.flush()
     while header := requests.read(_HEADER.size):
         (size,) = _HEADER.unpack(header)
         result = prepare_capture(*pickle.loads(requests.read(size)))

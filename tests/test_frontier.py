@@ -17,6 +17,7 @@ from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver import run
+from archiver import workers as workers_module
 from archiver.frontier import MemoryFrontier, QueueItem, SqliteFrontier
 from archiver.verify import verify_snapshot
 from archiver.warc import Capture
@@ -190,3 +191,23 @@ async def test_captures_arriving_while_a_worker_starts_all_go_to_it() -> None:
         assert len(workers._workers) == 1
     assert all(found == ["http://h/b"] for found in links)
     assert workers.done_in_workers == 25
+
+
+async def test_captures_are_prepared_here_until_the_worker_is_ready() -> None:
+    async with CaptureWorkers(processes=1, start_after=10) as workers:
+        # From the 6th capture on a worker starts; until the 11th nothing waits for it.
+        links = [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(10)]
+        assert workers.done_in_workers == 0
+        await workers._starting
+        links += [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
+    assert all(found == ["http://h/b"] for found in links)
+    assert workers.done_in_workers == 3
+
+
+async def test_a_worker_that_ends_before_it_is_ready_leaves_the_work_here(monkeypatch, caplog) -> None:
+    monkeypatch.setattr(workers_module, "WORKER_CODE", "import sys; sys.exit(3)")
+    async with CaptureWorkers(processes=1, start_after=0) as workers:
+        links = [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
+    assert all(found == ["http://h/b"] for found in links)
+    assert workers.done_in_workers == 0
+    assert "cannot start a worker process" in caplog.text
