@@ -7,8 +7,9 @@ stretches or give it up and wait to get it back, and the event loop needs it.
 Once a crawl has prepared ``start_after`` captures, CaptureWorkers hands them
 to worker processes: a worker parses the page and returns its links together
 with its request and response records as gzip members, so the writer only
-appends bytes. Small crawls (and most tests) never start a worker; their
-records are encoded by the writer.
+appends bytes. The first worker starts half way there and says when it has
+imported what it needs, so no capture waits for it. Small crawls (and most
+tests) never start a worker; their records are encoded by the writer.
 
 A worker is a fresh interpreter running serve() (it never imports the
 caller's ``__main__``), fed length-prefixed pickles on its stdin and
@@ -255,7 +256,7 @@ class CaptureWorkers:
     async def _start_worker(self) -> None:
         try:
             worker = await _Worker.start()
-        except (OSError, EOFError) as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever stops a worker, the work goes on here
             log.warning("cannot start a worker process (%s); working in this one", exc)
             self.processes = 0
             return
