@@ -211,3 +211,14 @@ async def test_a_worker_that_ends_before_it_is_ready_leaves_the_work_here(monkey
     assert all(found == ["http://h/b"] for found in links)
     assert workers.done_in_workers == 0
     assert "cannot start a worker process" in caplog.text
+
+
+async def test_any_failure_to_start_a_worker_leaves_the_work_here(monkeypatch, caplog) -> None:
+    async def refuse() -> None:
+        raise ValueError("unexpected keyword")
+
+    monkeypatch.setattr(workers_module._Worker, "start", refuse)
+    async with CaptureWorkers(processes=1, start_after=0) as workers:
+        links = [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
+    assert all(found == ["http://h/b"] for found in links)
+    assert "cannot start a worker process (unexpected keyword)" in caplog.text
