@@ -279,11 +279,12 @@ def _collect(found: dict[str, str], value: str, base: str, kind: str,
              contexts: tuple[str, str] | None = None) -> None:
     if not is_fetchable_reference(value):
         return
-    if value[0] in "?#":  # resolved against the whole base URL
+    first = value.lstrip()[0]
+    if first in "?#":  # resolved against the whole base URL
         url = try_normalize(value, base)
     else:
         origin, folder = contexts or _base_contexts(base)
-        url = _normalized(origin if value[0] == "/" else folder, value)
+        url = _normalized(origin if first == "/" else folder, value)
     if url is None:
         return
     # A URL that is both a link and a requisite is needed by the page: requisite wins.

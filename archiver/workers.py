@@ -61,6 +61,7 @@ _HEADER = struct.Struct("!I")
 _READY = _HEADER.pack(0)
 """What a worker process writes first, once imported (no answer is empty)."""
 
+
 def parse_document(raw: bytes, url: str, content_type: str | None,
                    content_encoding: str | None) -> Findings:
     """Title, base URL and {url: kind} links of a document as fetched (still content-encoded).
@@ -95,6 +96,7 @@ class Prepared:
 
     @classmethod
     def of(cls, parsed: Findings | None, exchange: Exchange | None = None) -> Prepared:
+        """What parse_document() found (None: nothing parsed), with the records if encoded."""
         title, _base_url, links = parsed or (None, None, {})
         return cls(links, title, exchange)
 

@@ -112,6 +112,12 @@ def test_a_link_met_before_on_another_page_resolves_against_this_one(page_url, e
     assert [link.url for link in extract_html(html.encode(), page_url).links] == expected
 
 
+def test_a_query_only_link_written_after_spaces_resolves_against_the_whole_base():
+    css = 'a{background:url(" ?v=1")} b{background:url(" /top.png")} i{background:url("  x.png")}'
+    found = [link.url for link in extract_css(css, "http://h/css/site.css?x").links]
+    assert found == ["http://h/css/site.css?v=1", "http://h/top.png", "http://h/css/x.png"]
+
+
 def test_declared_encoding_is_used():
     body = '<title>日本語</title><a href="/ページ">p</a>'.encode("shift_jis")
     page = extract(body, BASE, "text/html", "text/html; charset=shift_jis")
