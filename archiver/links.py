@@ -20,7 +20,7 @@ from typing import NamedTuple
 import lxml.etree
 import lxml.html
 
-from .urls import try_normalize
+from .urls import try_normalize, url_folder
 
 LINK = "link"
 REQUISITE = "requisite"
@@ -258,15 +258,8 @@ def _base_contexts(base: str) -> tuple[str, str]:
     >>> _base_contexts("http://h/a/b.html?q=/x")
     ('http://h/', 'http://h/a/')
     """
-    path_start = base.find("/", base.find("//") + 2)
-    if path_start == -1:
-        return base + "/", base + "/"
-    end = len(base)
-    for mark in ("?", "#"):
-        at = base.find(mark, path_start)
-        if at != -1 and at < end:
-            end = at
-    return base[:path_start + 1], base[: base.rindex("/", 0, end) + 1]
+    folder = url_folder(base)
+    return folder[: folder.index("/", folder.find("://") + 3) + 1], folder
 
 
 @functools.lru_cache(maxsize=LINK_MEMO)

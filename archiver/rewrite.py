@@ -38,7 +38,7 @@ from .links import (
 )
 from .markup import Markup, attributes, scan
 from .paths import relative_url, url_to_path
-from .urls import join_url, try_normalize
+from .urls import join_url, try_normalize, url_folder
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None."""
@@ -127,9 +127,9 @@ class _Linker:
         self._base_folder = ("", "")
 
     def base_folder(self, base: str) -> str:
-        """_folder_of_url(base), worked out once per document (its base rarely changes)."""
+        """url_folder(base), worked out once per document (its base rarely changes)."""
         if self._base_folder[0] != base:
-            self._base_folder = (base, _folder_of_url(base))
+            self._base_folder = (base, url_folder(base))
         return self._base_folder[1]
 
     def __call__(self, value: str, base: str) -> str | None:
@@ -165,20 +165,6 @@ class _Linker:
             return (absolute if absolute != value else None), False
         _, hash_sign, fragment = reference.partition("#")
         return relative_url(self.here, target) + hash_sign + fragment, True
-
-
-def _folder_of_url(url: str) -> str:
-    """``url`` up to the last slash of its path: what a reference with a path is resolved from.
-
-    >>> _folder_of_url("http://h/a/b.html?x=/y#z")
-    'http://h/a/'
-    """
-    end = len(url)
-    for mark in ("?", "#"):
-        at = url.find(mark)
-        if at != -1 and at < end:
-            end = at
-    return url[: url.rindex("/", 0, end) + 1]
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:

@@ -102,6 +102,26 @@ def _base_parts(base: str) -> tuple[str, str] | None:
     return (match.group(1), match.group(1) + match.group(2)) if match else None
 
 
+def url_folder(url: str) -> str:
+    """``url`` up to the last slash of its path: what any reference with a path of its own
+    resolves against, whatever the rest of the URL (a URL without a path has the folder /).
+
+    >>> url_folder("http://h/a/b.html?x=/y#z"), url_folder("http://h?q")
+    ('http://h/a/', 'http://h/')
+    """
+    scheme_end = url.find("://")
+    host_start = scheme_end + 3 if scheme_end != -1 else 0
+    end = len(url)
+    for mark in ("?", "#"):
+        at = url.find(mark, host_start)
+        if at != -1 and at < end:
+            end = at
+    path_start = url.find("/", host_start, end)
+    if path_start == -1:
+        return url[:end] + "/"
+    return url[: url.rindex("/", path_start, end) + 1]
+
+
 def join_url(base: str, url: str) -> str:
     """urljoin(base, url), without urljoin's cost for the links pages are made of."""
     if url.startswith(("http://", "https://")):

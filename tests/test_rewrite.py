@@ -353,7 +353,8 @@ def test_a_memo_shared_by_many_documents_changes_no_byte() -> None:
              ("http://site.test/", "site.test/index.html"),
              ("http://site.test/dir/", "site.test/dir/index.html"),
              ("http://site.test/img/a.png.html", "site.test/img/a.png.html")]
-    bases = ["", '<base href="/img/">', '<base href="http://other.test/base/">']
+    bases = ["", '<base href="/img/">', '<base href="http://other.test/base/">',
+             '<base href="http://site.test">', '<base href="http://cdn.test?v=1">']  # no path: folder /
     chooser = random.Random(7)
     memo = rewrite_module.Memo()
     for _ in range(400):
