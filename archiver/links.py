@@ -115,8 +115,9 @@ def parse_html(body: bytes, encoding: str | None = None) -> lxml.html.HtmlElemen
     """Parse HTML bytes leniently; None if there is no document at all."""
     if not body.strip():
         return None
-    parser = lxml.html.HTMLParser(encoding=encoding, remove_comments=False)
     try:
+        # An encoding lxml does not know fails here, when the parser is made.
+        parser = lxml.html.HTMLParser(encoding=encoding, remove_comments=False)
         return lxml.html.document_fromstring(body, parser=parser)
     except (lxml.etree.ParserError, LookupError, ValueError):
         if encoding is None:

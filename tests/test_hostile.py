@@ -9,6 +9,8 @@ import zlib
 from aiohttp import web
 from conftest import manifest_rows
 
+from archiver.mirror import build_mirror
+
 
 def gzip_bomb(size: int) -> bytes:
     compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
@@ -112,3 +114,16 @@ async def test_dot_segment_paths_stay_on_the_site(site, run_crawl):
     urls = set(manifest_rows(result.snapshot.root))
     assert site.url("/etc/passwd") in urls and site.url("/b") in urls
     assert all(u.startswith(site.url("/")) for u in urls)
+
+
+async def test_a_page_in_a_charset_nobody_knows_is_archived_and_followed(site, run_crawl):
+    site.file("/", '<title>odd</title><a href="/next">next</a>', "text/html; charset=no-such-charset")
+    site.page("/next")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    assert build_mirror(result.snapshot.root).errors == []
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/")].outcome == "fetched" and rows[site.url("/")].title == "odd"
+    assert rows[site.url("/next")].outcome == "fetched"
+    assert rows[site.url("/")].local_path, "no mirror file for the page"
+    assert (result.snapshot.mirror_dir / rows[site.url("/")].local_path).is_file()
