@@ -72,10 +72,18 @@ def human_size(size: int | None) -> str:
     return str(size)
 
 
-def _rows(manifest: Manifest, outcome: str, wanted: Any = None) -> Iterator[ManifestRow]:
-    for row in manifest.rows(outcome):
+def _rows(manifest: Manifest, outcome: str, wanted: Any = None, where: str = "") -> Iterator[ManifestRow]:
+    """The rows with ``outcome`` that are ``wanted``; ``where`` (SQL) passes a superset of them."""
+    for row in manifest.rows(outcome, where):
         if wanted is None or wanted(row):
             yield row
+
+
+# Each table of fetched URLs skips most of them: SQL leaves out the rows it certainly
+# does not want (content_type holds MIME types, as mime_type() gives them).
+_HTML_LIKE = "content_type LIKE '%html%'"
+_NOT_HTML = f"content_type IS NULL OR content_type NOT IN ({', '.join(map(repr, sorted(HTML_TYPES)))})"
+_MIRRORED = "local_path IS NOT NULL AND local_path != ''"
 
 
 def _is_page(row: ManifestRow) -> bool:
@@ -107,9 +115,9 @@ def _context(snapshot: Snapshot, manifest: Manifest) -> dict[str, Any]:
         "outcomes": outcomes,
         "statuses": sorted(manifest.count_by("status").items()),
         "content_types": sorted(manifest.count_by("content_type").items(), key=lambda kv: -kv[1]),
-        "pages": _rows(manifest, FETCHED, _is_page),
-        "other_files": _rows(manifest, FETCHED, _is_other_file),
-        "unmirrored": _rows(manifest, FETCHED, lambda row: not row.local_path),
+        "pages": _rows(manifest, FETCHED, _is_page, f"{_MIRRORED} AND {_HTML_LIKE}"),
+        "other_files": _rows(manifest, FETCHED, _is_other_file, f"{_MIRRORED} AND ({_NOT_HTML})"),
+        "unmirrored": _rows(manifest, FETCHED, lambda row: not row.local_path, f"NOT ({_MIRRORED})"),
         "redirects": _redirects(manifest),
         "failed": _rows(manifest, FAILED),
         "skipped": islice(_rows(manifest, SKIPPED), MAX_SKIPPED_LISTED),

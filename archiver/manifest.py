@@ -181,12 +181,15 @@ class Manifest:
         found = self._db.execute(f"{_SELECT} WHERE url = ?", (url,)).fetchone()
         return _row(found) if found else None
 
-    def rows(self, outcome: str | None = None) -> Iterator[ManifestRow]:
-        """Every row (or those with ``outcome``), in URL order."""
-        if outcome is None:
-            cursor = self._db.execute(f"{_SELECT} ORDER BY url")
-        else:
-            cursor = self._db.execute(f"{_SELECT} WHERE outcome = ? ORDER BY url", (outcome,))
+    def rows(self, outcome: str | None = None, where: str = "") -> Iterator[ManifestRow]:
+        """Every row (or those with ``outcome``), in URL order.
+
+        ``where``: an SQL condition on the columns that rows must also meet, so
+        those that do not are never built. It is the caller's text, never user input.
+        """
+        conditions = [condition for condition in (outcome and "outcome = ?", where) if condition]
+        clause = f" WHERE ({') AND ('.join(conditions)})" if conditions else ""
+        cursor = self._db.execute(f"{_SELECT}{clause} ORDER BY url", (outcome,) if outcome else ())
         for found in cursor:
             yield _row(found)
 

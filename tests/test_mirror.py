@@ -259,6 +259,27 @@ def test_index_html(tmp_path: Path) -> None:
     assert re.search(r"<td class=\"url\">http://site.test/r</td>", index)
 
 
+def test_index_html_puts_each_fetched_url_in_one_table(tmp_path: Path) -> None:
+    snap = SnapshotBuilder(tmp_path / "snap")
+    snap.page(f"{S}/", "<p>home</p>")
+    snap.capture(f"{S}/odd-case", b"<p>odd</p>", [("Content-Type", "text/html")],
+                 content_type="Application/XHTML+XML")
+    snap.file(f"{S}/logo.png", b"\x89PNG", "image/png")
+    snap.capture(f"{S}/untyped", b"data", [])
+    snap.other(f"{S}/lost", "fetched", "")  # fetched, but its record is not in the WARC files
+    root = snap.close()
+    build_mirror(root)
+    tree = lxml.html.document_fromstring((root / "index.html").read_bytes())
+
+    def listed(table: str) -> set[str]:
+        return {cell.text_content() for cell in tree.xpath(f'//table[@id="{table}"]//td[@class="url"]')}
+
+    assert listed("pages") == {f"{S}/", f"{S}/odd-case"}
+    files = listed("files")
+    assert {f"{S}/logo.png", f"{S}/untyped"} <= files and not files & {f"{S}/", f"{S}/odd-case"}
+    assert listed("failed") == {f"{S}/lost"}
+
+
 def test_templates_ship_with_the_package() -> None:
     from importlib.resources import files
 
