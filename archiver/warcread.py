@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
 
+from isal import isal_zlib
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders
-from zlib_ng import zlib_ng
 
 from .paths import UnsafePathError, safe_join
 
@@ -37,8 +37,8 @@ WHOLE_INFLATED_BYTES = 8 * 1024 * 1024
 """...if it inflates to no more than this (else it is streamed)."""
 
 
-# zlib-ng's type stub declares its error an instance; it is the exception class.
-_INFLATE_ERROR = cast(type[Exception], zlib_ng.error)
+# isal's type stub declares its error an instance; it is the exception class.
+_INFLATE_ERROR = cast(type[Exception], isal_zlib.error)
 
 
 class WarcDamage(Exception):
@@ -132,7 +132,7 @@ class MemberStream:
         self.end: int | None = None
         """File offset just past the member, once it has been read to its end."""
         self.compressed = source.gzipped
-        self._inflate = zlib_ng.decompressobj(16 + zlib_ng.MAX_WBITS) if source.gzipped else None
+        self._inflate = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS) if source.gzipped else None
         self._buffer = bytearray()
         self._pos = 0
         self._ended = False
@@ -284,7 +284,7 @@ class WarcReader:
             self._gzipped = is_gzipped(self._fh.read(2))
         self._fh.seek(offset)
         if self._gzipped and length is not None and 0 < length <= WHOLE_READ_BYTES:
-            inflate = zlib_ng.decompressobj(16 + zlib_ng.MAX_WBITS)
+            inflate = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
             try:
                 data = inflate.decompress(self._fh.read(length), WHOLE_INFLATED_BYTES)
             except _INFLATE_ERROR:
