@@ -11,7 +11,6 @@ verify, so all three see the same links.
 
 from __future__ import annotations
 
-import codecs
 import functools
 import re
 from collections.abc import Iterator
@@ -67,7 +66,6 @@ for _tag, _attribute in HTML_LINK_ATTRS:
     _ATTRS_BY_TAG[_tag] = (*_ATTRS_BY_TAG.get(_tag, ()), _attribute)
 _REFERENCE_TAGS = (*_ATTRS_BY_TAG, "meta", "style")
 _STYLED = lxml.etree.XPath("descendant-or-self::*[@style]")
-_STYLE_NAME = re.compile(rb"style", re.IGNORECASE)
 SKIPPED_SCHEMES = ("data:", "javascript:", "mailto:", "tel:", "about:", "blob:", "#")
 LINK_MEMO = 32_768
 """Links whose normalised URL is kept (the most recently used), per process."""
@@ -191,38 +189,14 @@ def link_kind(element: lxml.html.HtmlElement, attribute: str) -> str | None:
     return kind
 
 
-def may_hold_style(body: bytes, root: lxml.html.HtmlElement) -> bool:
-    """False when no element of ``root``, parsed from ``body``, can have a style attribute.
-
-    That is when the bytes spell "style" nowhere, in any case, and the text is
-    one where they would: no NUL byte (UTF-16 and UTF-32 have them) and parsed
-    from an encoding that writes "style" in ASCII. Then iter_html_references()
-    can skip its look for styled elements, a walk over the whole tree.
-    """
-    if _STYLE_NAME.search(body) or b"\x00" in body:
-        return True
-    return not _writes_ascii_style(root.getroottree().docinfo.encoding)
-
-
-@functools.lru_cache(maxsize=64)
-def _writes_ascii_style(encoding: str | None) -> bool:
-    try:
-        codec = codecs.lookup(encoding or "")
-        # UTF-7 can also spell ASCII letters in base64.
-        return codec.name != "utf-7" and codec.encode("style")[0] == b"style"
-    except (LookupError, UnicodeError):
-        return False
-
-
 def iter_html_references(
-    root: lxml.html.HtmlElement, *, styled: bool = True,
+    root: lxml.html.HtmlElement,
 ) -> Iterator[tuple[lxml.html.HtmlElement, str | None, int, int, str, str]]:
     """Every link in a parsed page: (element, attribute, start, end, value, kind).
 
     ``attribute`` is None for the text of a <style> element; start and end
     index the URL inside the attribute value (or text), so a rewriter can
     replace exactly that span. <base href> is not yielded: see base_href().
-    ``styled``: False for a document with no style attribute (see may_hold_style).
     """
     # Only the elements that can hold links are visited (lxml filters in C), then
     # the elements with a style attribute: the cost per page stays near the parse's.
@@ -249,8 +223,6 @@ def iter_html_references(
         elif tag == "style" and element.text:
             for start, end, url in iter_css_urls(element.text):
                 yield element, None, start, end, url, REQUISITE
-    if not styled:
-        return
     for element in _STYLED(root):
         style = element.get("style")
         if "url(" in style.lower():
@@ -331,8 +303,7 @@ def _html_findings(body: bytes, url: str, encoding: str | None) -> Findings:
     base = base_href(root, url)
     contexts = _base_contexts(base)
     found: dict[str, str] = {}
-    for _element, _attribute, _start, _end, value, kind in iter_html_references(
-            root, styled=may_hold_style(body, root)):
+    for _element, _attribute, _start, _end, value, kind in iter_html_references(root):
         _collect(found, value, base, kind, contexts)
     return page_title(root), base, found
 

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 import lxml.etree
 
-from .links import is_fetchable_reference, iter_css_urls, iter_html_references, may_hold_style, parse_html
+from .links import is_fetchable_reference, iter_css_urls, iter_html_references, parse_html
 from .problems import BROKEN_MIRROR_LINK, Report
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -84,11 +84,9 @@ def _references(document: Path) -> Iterator[str]:
     elif size > STREAM_HTML_FROM:
         yield from _streamed_html_references(document)
     else:
-        body = document.read_bytes()
-        tree = parse_html(body)
+        tree = parse_html(document.read_bytes())
         if tree is not None:
-            styled = may_hold_style(body, tree)
-            for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree, styled=styled):
+            for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
                 yield value
 
 

@@ -8,8 +8,6 @@ from archiver.links import (
     extract,
     extract_css,
     extract_html,
-    may_hold_style,
-    parse_html,
     parse_meta_refresh,
     parse_srcset,
 )
@@ -70,14 +68,6 @@ def test_a_style_attribute_is_found_in_any_case_and_encoding(body, http_charset)
     content_type = f"text/html; charset={http_charset}" if http_charset else "text/html"
     page = extract(body, BASE, "text/html", content_type)
     assert [(link.url, link.kind) for link in page.links] == [("http://h/dir/bg.png", REQUISITE)]
-
-
-def test_the_look_for_style_attributes_is_skipped_only_where_none_can_be():
-    plain = b'<a href="a.html">a</a>'
-    assert not may_hold_style(plain, parse_html(plain))
-    for body, charset in [(b'<p style="x">', None), (b"<p>\x00", None), (plain, "utf-16le"),
-                          (b'<meta charset="utf-7"><a href="a.html">', None)]:
-        assert may_hold_style(body, parse_html(body, charset)), body
 
 
 def test_base_href_changes_resolution():
