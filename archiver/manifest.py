@@ -187,9 +187,14 @@ class Manifest:
         ``where``: an SQL condition on the columns that rows must also meet, so
         those that do not are never built. It is the caller's text, never user input.
         """
-        conditions = [condition for condition in (outcome and "outcome = ?", where) if condition]
-        clause = f" WHERE ({') AND ('.join(conditions)})" if conditions else ""
-        cursor = self._db.execute(f"{_SELECT}{clause} ORDER BY url", (outcome,) if outcome else ())
+        conditions, parameters = [], []
+        if outcome is not None:
+            conditions.append("outcome = ?")
+            parameters.append(outcome)
+        if where:
+            conditions.append(f"({where})")
+        clause = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        cursor = self._db.execute(f"{_SELECT}{clause} ORDER BY url", parameters)
         for found in cursor:
             yield _row(found)
 

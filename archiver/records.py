@@ -2,7 +2,7 @@
 
 Records are assembled here rather than through warcio's generic builder: we
 already know every field, and for a response the payload digest, so a record is
-a header block, a digest of its block and one pass of zlib, and it can be
+a header block, a digest of its block and one pass of deflate, and it can be
 encoded in any process before a WARC file is chosen (see workers.py). warcio
 still reads every record back in the tests, digests checked. Compression is
 ISA-L's (isal), at its level 3: standard gzip that any reader inflates, a
