@@ -109,17 +109,23 @@ def url_folder(url: str) -> str:
     >>> url_folder("http://h/a/b.html?x=/y#z"), url_folder("http://h?q")
     ('http://h/a/', 'http://h/')
     """
+    host_start, path_start, end = _parts_at(url)
+    if path_start == end:
+        return url[:end] + "/"
+    return url[: url.rindex("/", path_start, end) + 1]
+
+
+def _parts_at(url: str) -> tuple[int, int, int]:
+    """Where the host, the path and the query or fragment of an absolute ``url`` start."""
     scheme_end = url.find("://")
     host_start = scheme_end + 3 if scheme_end != -1 else 0
     end = len(url)
     for mark in ("?", "#"):
-        at = url.find(mark, host_start)
-        if at != -1 and at < end:
+        at = url.find(mark, host_start, end)
+        if at != -1:
             end = at
     path_start = url.find("/", host_start, end)
-    if path_start == -1:
-        return url[:end] + "/"
-    return url[: url.rindex("/", path_start, end) + 1]
+    return host_start, end if path_start == -1 else path_start, end
 
 
 def join_url(base: str, url: str) -> str:
@@ -198,8 +204,13 @@ def try_normalize(url: str, base: str | None = None) -> str | None:
 
 
 def host_of(url: str) -> str:
-    """The host (with a non-default port) of a normalised URL."""
-    return urlsplit(url).netloc
+    """The host (with a non-default port) of a normalised URL.
+
+    >>> host_of("http://h:8/a?b"), host_of("https://h?q")
+    ('h:8', 'h')
+    """
+    host_start, path_start, _end = _parts_at(url)
+    return url[host_start:path_start]
 
 
 def registered_domain(host: str) -> str:
