@@ -12,10 +12,12 @@ so it is found by position and every other byte is kept exactly. Others
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
+_ANY_BYTES = bytes(range(256))
 
 
 class View:
@@ -31,8 +33,11 @@ class View:
         self.as_bytes = not codecs.lookup(encoding).name.startswith(_STATEFUL_CODECS)
         if self.as_bytes:
             self.text = body.decode("latin-1")
-        else:
+            return
+        try:
             self.text = body.decode(encoding, errors="surrogateescape")
+        except UnicodeDecodeError:  # bytes it cannot keep (an odd byte of UTF-16): replaced
+            self.text = body.decode(encoding, errors="replace")
 
     def to_text(self, view: str) -> str:
         """Real text of a piece of the view (an attribute value, a URL)."""
@@ -54,14 +59,23 @@ class View:
             return view.encode(self.encoding, "xmlcharrefreplace")
 
 
+@functools.lru_cache(maxsize=256)
 def known_encoding(name: str | None) -> str | None:
-    """The canonical codec name of ``name``, None if Python has no such codec."""
+    """The canonical codec name of ``name``, None if Python has no such codec or it cannot
+    read a document: not a text encoding (base64, rot13), or failing on bytes it cannot
+    decode even when told to replace them (idna, punycode).
+
+    >>> known_encoding("Latin1"), known_encoding("base64"), known_encoding("idna")
+    ('iso8859-1', None, None)
+    """
     if not name:
         return None
     try:
-        return codecs.lookup(name).name
-    except LookupError:
+        codec = codecs.lookup(name)
+        _ANY_BYTES.decode(codec.name, "replace")
+    except (LookupError, UnicodeError):
         return None
+    return codec.name
 
 
 def sniff_bom(body: bytes) -> str | None:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import lxml.etree
 import lxml.html
 
+from .charsets import known_encoding
 from .urls import try_normalize, url_folder
 
 LINK = "link"
@@ -328,11 +329,7 @@ def extract_css(text: str, url: str) -> Page:
 
 def decode_text(body: bytes, content_type: str | None) -> str:
     """Text of a non-HTML document (CSS): declared charset, else UTF-8, never failing."""
-    charset = charset_from_content_type(content_type) or "utf-8"
-    try:
-        return body.decode(charset, errors="replace")
-    except LookupError:
-        return body.decode("utf-8", errors="replace")
+    return body.decode(known_encoding(charset_from_content_type(content_type)) or "utf-8", errors="replace")
 
 
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:

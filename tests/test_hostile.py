@@ -127,3 +127,23 @@ async def test_a_page_in_a_charset_nobody_knows_is_archived_and_followed(site, r
     assert rows[site.url("/next")].outcome == "fetched"
     assert rows[site.url("/")].local_path, "no mirror file for the page"
     assert (result.snapshot.mirror_dir / rows[site.url("/")].local_path).is_file()
+
+
+async def test_charsets_that_cannot_decode_a_page_leave_it_archived_mirrored_and_followed(site, run_crawl):
+    """Codecs that are not text encodings (base64), refuse errors="replace" (idna), or meet
+    bytes they cannot hold (a UTF-16 page cut after an odd byte)."""
+    site.file("/", '<link rel="stylesheet" href="/s.css"><a href="/u16">u</a><a href="/b64">b</a>',
+              "text/html; charset=idna")
+    site.file("/s.css", "body { background: url(bg.png) } /* \xe9 */", "text/css; charset=punycode")
+    site.file("/bg.png", b"\x89PNG", "image/png")
+    site.file("/u16", '<a href="/after-u16">x</a>'.encode("utf-16") + b"A", "text/html; charset=utf-16")
+    site.file("/b64", '<a href="/after-b64">x</a>', "text/html; charset=base64")
+    site.page("/after-u16")
+    site.page("/after-b64")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    assert build_mirror(result.snapshot.root).errors == []
+    rows = manifest_rows(result.snapshot.root)
+    for path in ("/", "/s.css", "/bg.png", "/u16", "/b64", "/after-u16", "/after-b64"):
+        assert rows[site.url(path)].outcome == "fetched", path
+        assert rows[site.url(path)].local_path, path
