@@ -219,8 +219,14 @@ class CaptureWorkers:
         raw = capture.body.read()
         capture.body.seek(0)
         if worker is None:
-            return Prepared.of(await self._parse_here(raw, capture.url, capture.header("content-type"),
-                                                      capture.header("content-encoding")))
+            try:
+                parsed = await self._parse_here(raw, capture.url, capture.header("content-type"),
+                                                capture.header("content-encoding"))
+            except Exception as exc:  # noqa: BLE001 - as when a worker fails on it: the page is kept
+                log.warning("cannot parse %s (%s: %s); its links are not followed",
+                            capture.url, type(exc).__name__, exc)
+                return Prepared()
+            return Prepared.of(parsed)
         try:
             parsed, exchange = await worker.ask((dataclasses.replace(capture, body=io.BytesIO(raw)), parse))
         except (ChildProcessError, ConnectionError) as exc:

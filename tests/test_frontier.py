@@ -222,3 +222,25 @@ async def test_any_failure_to_start_a_worker_leaves_the_work_here(monkeypatch, c
         links = [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
     assert all(found == ["http://h/b"] for found in links)
     assert "cannot start a worker process (unexpected keyword)" in caplog.text
+
+
+async def test_a_page_the_parser_fails_on_is_still_written(site, run_crawl, monkeypatch, caplog) -> None:
+    """As when a worker process fails on it: its links are lost, the capture is kept."""
+    parse_document = workers_module.parse_document
+
+    def fails_on_a(raw, url, content_type, content_encoding):  # an unforeseen parser bug
+        if url.endswith("/a"):
+            raise RecursionError("deep")
+        return parse_document(raw, url, content_type, content_encoding)
+
+    monkeypatch.setattr(workers_module, "parse_document", fails_on_a)
+    site.page("/", links=["/a", "/b"])
+    site.page("/a", links=["/only-from-a"])
+    site.page("/b")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/a")].outcome == "fetched" and rows[site.url("/a")].warc_file
+    assert rows[site.url("/b")].outcome == "fetched"
+    assert site.url("/only-from-a") not in rows
+    assert "cannot parse" in caplog.text and "RecursionError" in caplog.text
