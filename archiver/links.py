@@ -250,14 +250,14 @@ def page_title(root: lxml.html.HtmlElement) -> str | None:
     return " ".join("".join(title.itertext()).split())[:500] or None
 
 
-def _base_contexts(base: str) -> tuple[str, str]:
+def base_contexts(base: str) -> tuple[str, str]:
     """(origin + "/", folder) of ``base``: what a link with a path is resolved against.
 
     Joined with either (the origin for "/x", the folder for any other link with
     a path), a link gives what it gives with the whole base URL, so pages that
     share them share _normalized()'s memo.
 
-    >>> _base_contexts("http://h/a/b.html?q=/x")
+    >>> base_contexts("http://h/a/b.html?q=/x")
     ('http://h/', 'http://h/a/')
     """
     folder = url_folder(base)
@@ -270,20 +270,27 @@ def _normalized(context: str, value: str) -> str | None:
     return try_normalize(value, context)
 
 
-def _collect(found: dict[str, str], value: str, base: str, kind: str,
-             contexts: tuple[str, str] | None = None) -> None:
+def resolve_reference(value: str, base: str, contexts: tuple[str, str] | None = None) -> str | None:
+    """The normalised URL that ``value``, a reference in a document at ``base``, names; None
+    if it names nothing to fetch. ``contexts``: base_contexts(base), if the caller has it.
+
+    The crawl follows what this gives, and the mirror's rewrite points each link at it.
+
+    >>> resolve_reference(" ../b#f", "http://h/a/c.html"), resolve_reference("#top", "http://h/")
+    ('http://h/b', None)
+    """
     if not is_fetchable_reference(value):
-        return
+        return None
     first = value.lstrip()[0]
     if first in "?#":  # resolved against the whole base URL
-        url = try_normalize(value, base)
-    else:
-        origin, folder = contexts or _base_contexts(base)
-        url = _normalized(origin if first == "/" else folder, value)
-    if url is None:
-        return
+        return try_normalize(value, base)
+    origin, folder = contexts or base_contexts(base)
+    return _normalized(origin if first == "/" else folder, value)
+
+
+def _collect(found: dict[str, str], url: str | None, kind: str) -> None:
     # A URL that is both a link and a requisite is needed by the page: requisite wins.
-    if found.get(url) != REQUISITE:
+    if url is not None and found.get(url) != REQUISITE:
         found[url] = kind
 
 
@@ -302,18 +309,18 @@ def _html_findings(body: bytes, url: str, encoding: str | None) -> Findings:
     if root is None:
         return None, url, {}
     base = base_href(root, url)
-    contexts = _base_contexts(base)
+    contexts = base_contexts(base)
     found: dict[str, str] = {}
     for _element, _attribute, _start, _end, value, kind in iter_html_references(root):
-        _collect(found, value, base, kind, contexts)
+        _collect(found, resolve_reference(value, base, contexts), kind)
     return page_title(root), base, found
 
 
 def _css_findings(text: str, url: str) -> Findings:
     found: dict[str, str] = {}
-    contexts = _base_contexts(url)
+    contexts = base_contexts(url)
     for _start, _end, value in iter_css_urls(text):
-        _collect(found, value, url, REQUISITE, contexts)
+        _collect(found, resolve_reference(value, url, contexts), REQUISITE)
     return None, url, found
 
 

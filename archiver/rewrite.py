@@ -30,15 +30,17 @@ from .charsets import View, declared_charset, known_encoding, sniff_bom
 from .links import (
     HTML_LINK_ATTRS,
     SRCSET_ATTRS,
+    base_contexts,
     is_fetchable_reference,
     iter_css_urls,
     link_kind,
     parse_meta_refresh,
     parse_srcset,
+    resolve_reference,
 )
 from .markup import Markup, attributes, scan
 from .paths import relative_url, url_to_path
-from .urls import join_url, try_normalize, url_folder
+from .urls import join_url, try_normalize
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None."""
@@ -124,13 +126,18 @@ class _Linker:
         """How many references were made local so far."""
         self.whole_base_uses = 0
         """How many references so far depended on the whole base URL (no path of their own)."""
-        self._base_folder = ("", "")
+        self._base = ("", ("", ""))
+
+    def base_contexts(self, base: str) -> tuple[str, str]:
+        """links.base_contexts(base): (origin, folder), worked out once per document (its
+        base rarely changes)."""
+        if self._base[0] != base:
+            self._base = (base, base_contexts(base))
+        return self._base[1]
 
     def base_folder(self, base: str) -> str:
-        """url_folder(base), worked out once per document (its base rarely changes)."""
-        if self._base_folder[0] != base:
-            self._base_folder = (base, url_folder(base))
-        return self._base_folder[1]
+        """url_folder(base)."""
+        return self.base_contexts(base)[1]
 
     def __call__(self, value: str, base: str) -> str | None:
         """The replacement for ``value`` (a local path or an absolute URL), None to keep it."""
@@ -151,17 +158,16 @@ class _Linker:
 
     def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
         reference = value.strip()
-        if not is_fetchable_reference(reference):
-            return None, False
-        try:
-            absolute = join_url(base, reference)
-        except ValueError:
-            return None, False
-        url = try_normalize(absolute)
+        # The URL the crawl fetched for this link.
+        url = resolve_reference(reference, base, self.base_contexts(base))
         if url is None:
             return None, False
         target = self.resolve(url)
         if target is None:
+            try:
+                absolute = join_url(base, reference)
+            except ValueError:
+                return None, False
             return (absolute if absolute != value else None), False
         _, hash_sign, fragment = reference.partition("#")
         return relative_url(self.here, target) + hash_sign + fragment, True

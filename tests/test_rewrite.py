@@ -336,6 +336,16 @@ def test_every_extracted_link_is_local_or_absolute() -> None:
     assert root.find(".//base").get("href") is None
 
 
+@pytest.mark.parametrize("written", ["\\\\site.test\\img\\a.png", "..\\img\\a.png", " /img/./a.png#f"])
+def test_a_link_points_at_what_the_crawl_fetched_for_it(written: str) -> None:
+    """Links are resolved as the crawl resolved them: backslashes read as browsers read them."""
+    body = f'<img src="{html.escape(written)}">'.encode()
+    (link,) = extract_html(body, PAGE).links
+    assert link.url == "http://site.test/img/a.png"
+    out = rewrite_html(body, PAGE, None, resolve)
+    assert out.startswith(b'<img src="../img/a.png'), out
+
+
 def test_a_memo_shared_by_many_documents_changes_no_byte() -> None:
     """The memo keys a reference by its base URL's folder and its document's folder; every
     reference whose result depends on more (query, fragment, empty) must bypass it."""
