@@ -270,9 +270,11 @@ def _normalized(context: str, value: str) -> str | None:
     return try_normalize(value, context)
 
 
-def resolve_reference(value: str, base: str, contexts: tuple[str, str] | None = None) -> str | None:
+def resolve_reference(value: str, base: str, contexts: tuple[str, str] | None = None,
+                      remember: bool = True) -> str | None:
     """The normalised URL that ``value``, a reference in a document at ``base``, names; None
     if it names nothing to fetch. ``contexts``: base_contexts(base), if the caller has it.
+    ``remember``: keep the result in this process's memo (LINK_MEMO entries, about 10 MB).
 
     The crawl follows what this gives, and the mirror's rewrite points each link at it.
 
@@ -285,7 +287,8 @@ def resolve_reference(value: str, base: str, contexts: tuple[str, str] | None = 
     if first in "?#":  # resolved against the whole base URL
         return try_normalize(value, base)
     origin, folder = contexts or base_contexts(base)
-    return _normalized(origin if first == "/" else folder, value)
+    context = origin if first == "/" else folder
+    return _normalized(context, value) if remember else try_normalize(value, context)
 
 
 def _collect(found: dict[str, str], url: str | None, kind: str) -> None:

@@ -158,8 +158,8 @@ class _Linker:
 
     def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
         reference = value.strip()
-        # The URL the crawl fetched for this link.
-        url = resolve_reference(reference, base, self.base_contexts(base))
+        # The URL the crawl fetched for this link (kept by this module's memo, not the crawl's).
+        url = resolve_reference(reference, base, self.base_contexts(base), remember=False)
         if url is None:
             return None, False
         target = self.resolve(url)
