@@ -5,10 +5,10 @@ already know every field, and for a response the payload digest, so a record is
 a header block, a digest of its block and one pass of deflate, and it can be
 encoded in any process before a WARC file is chosen (see workers.py). warcio
 still reads every record back in the tests, digests checked. Compression is
-ISA-L's (isal), at its level 3: standard gzip that any reader inflates, a
-third of the CPU of zlib's level 6 on HTML (58 against 153 us for a 15 KB
-page, with zlib-ng), for files about 2.5% larger. Compression was the
-largest single cost of a crawl's CPU per page.
+ISA-L's (isal), at its level 3: standard gzip that any reader inflates. On a
+15 KB page it costs 58 us against 154 for zlib-ng at level 6 and 264 for
+zlib's, for output about 2.5% larger (benchmarks/compression_bench.py).
+Compression was the largest single cost of a crawl's CPU per page.
 
 HTTP headers are stored as the bytes that came over the wire: the fetcher
 decodes them as Latin-1, so encoding them back as Latin-1 is exact. Only a

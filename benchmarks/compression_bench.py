@@ -35,7 +35,7 @@ def member(module: Any, level: int) -> Compress:
     return compress
 
 
-def codecs() -> list[tuple[str, Compress]]:
+def compressors() -> list[tuple[str, Compress]]:
     found = [(f"zlib {level}", member(zlib, level)) for level in (6, 9)]
     found += [(f"isal {level}" + (" (archiver)" if level == GZIP_LEVEL else ""), member(isal_zlib, level))
               for level in (1, 2, 3)]
@@ -73,7 +73,7 @@ def main() -> int:
     print("| codec, level | us/page | output MB | size against zlib 6 |")
     print("|---|---|---|---|")
     reference = None
-    for name, compress in codecs():
+    for name, compress in compressors():
         seconds, size = measure(compress, pages, args.runs)
         reference = reference or size
         per_page = seconds / len(pages) * 1e6
