@@ -11,8 +11,9 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from .config import CrawlConfig
-    from .errors import (
+    from archiver.config import CrawlConfig
+    from archiver.crawling.run import CrawlResult, crawl
+    from archiver.errors import (
         ArchiverError,
         BadURL,
         ConfigError,
@@ -21,22 +22,32 @@ if _typing.TYPE_CHECKING:
         SnapshotError,
         WriteError,
     )
-    from .manifest import Manifest, ManifestRow
-    from .mirror import build_mirror
-    from .problems import Report
-    from .run import CrawlResult, crawl
-    from .snapshot import Snapshot
-    from .verify import verify_snapshot
+    from archiver.mirror.build import build_mirror
+    from archiver.store.manifest import Manifest, ManifestRow
+    from archiver.store.snapshot import Snapshot
+    from archiver.verify.report import Report
+    from archiver.verify.verifier import verify_snapshot
 
 # Where each public name lives. They are imported when first used (PEP 562), so
 # a process that needs one module (a crawl's worker process, the command line
 # printing its help) does not pay for importing them all.
 _HOMES = {
-    "ArchiverError": "errors", "BadURL": "errors", "ConfigError": "errors", "FetchError": "errors",
-    "RedirectError": "errors", "SnapshotError": "errors", "WriteError": "errors",
-    "CrawlConfig": "config", "CrawlResult": "run", "crawl": "run", "Manifest": "manifest",
-    "ManifestRow": "manifest", "Report": "problems", "Snapshot": "snapshot",
-    "build_mirror": "mirror", "verify_snapshot": "verify",
+    "ArchiverError": "errors",
+    "BadURL": "errors",
+    "ConfigError": "errors",
+    "FetchError": "errors",
+    "RedirectError": "errors",
+    "SnapshotError": "errors",
+    "WriteError": "errors",
+    "CrawlConfig": "config",
+    "CrawlResult": "crawling.run",
+    "crawl": "crawling.run",
+    "Manifest": "store.manifest",
+    "ManifestRow": "store.manifest",
+    "Report": "verify.report",
+    "Snapshot": "store.snapshot",
+    "build_mirror": "mirror.build",
+    "verify_snapshot": "verify.verifier",
 }
 
 

@@ -7,9 +7,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__
-from .config import DEFAULT_USER_AGENT, SCOPES, CrawlConfig
-from .errors import ArchiverError
+from archiver import __version__
+from archiver.config import DEFAULT_USER_AGENT, SCOPES, CrawlConfig
+from archiver.errors import ArchiverError
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -50,59 +50,110 @@ def parse_resolve(text: str) -> tuple[str, str]:
 
 
 def _add_crawl(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("crawl", help="archive a website into a snapshot folder",
-                       description="Crawl URLs into WARC files, a manifest and an offline mirror.")
+    p = sub.add_parser(
+        "crawl",
+        help="archive a website into a snapshot folder",
+        description="Crawl URLs into WARC files, a manifest and an offline mirror.",
+    )
     p.add_argument("urls", nargs="*", metavar="URL", help="seed URLs (http or https)")
     p.add_argument("-o", "--output", type=Path, required=True, help="snapshot folder (new or empty)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted crawl in --output")
-    p.add_argument("--scope", choices=SCOPES, default="host",
-                   help="which links to follow: same host (default), domain, URL prefix, or any")
-    p.add_argument("--include", action="append", default=[], metavar="REGEX",
-                   help="only follow URLs matching REGEX (repeatable)")
-    p.add_argument("--exclude", action="append", default=[], metavar="REGEX",
-                   help="never fetch URLs matching REGEX (repeatable)")
+    p.add_argument(
+        "--scope",
+        choices=SCOPES,
+        default="host",
+        help="which links to follow: same host (default), domain, URL prefix, or any",
+    )
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="only follow URLs matching REGEX (repeatable)",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="never fetch URLs matching REGEX (repeatable)",
+    )
     p.add_argument("--max-depth", type=int, help="links to follow from a seed (default: no limit)")
     p.add_argument("--max-pages", type=int, help="stop after fetching this many URLs")
     p.add_argument("--max-bytes", type=parse_size, help="stop after storing this many bytes")
     p.add_argument("--concurrency", type=int, default=16, help="fetch workers (default 16)")
-    p.add_argument("--host-concurrency", type=int,
-                   help="most fetches in flight to one host (default: --concurrency)")
-    p.add_argument("--delay", type=float, default=0.0,
-                   help="seconds between requests to one host (robots.txt Crawl-delay raises it)")
+    p.add_argument(
+        "--host-concurrency", type=int, help="most fetches in flight to one host (default: --concurrency)"
+    )
+    p.add_argument(
+        "--delay",
+        type=float,
+        default=0.0,
+        help="seconds between requests to one host (robots.txt Crawl-delay raises it)",
+    )
     p.add_argument("--ignore-robots", action="store_true", help="do not obey robots.txt")
-    p.add_argument("--max-retry-after", type=float, default=60.0,
-                   help="longest Retry-After (seconds) to wait out before retrying (default 60)")
+    p.add_argument(
+        "--max-retry-after",
+        type=float,
+        default=60.0,
+        help="longest Retry-After (seconds) to wait out before retrying (default 60)",
+    )
     p.add_argument("--max-redirects", type=int, default=10, help="longest redirect chain (default 10)")
     p.add_argument("--max-tries", type=int, default=4, help="tries per URL (default 4)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per fetch (default 30)")
-    p.add_argument("--max-file-size", type=parse_size, default=100 * 1024**2,
-                   help="truncate bodies past this size (default 100M)")
-    p.add_argument("--warc-max-size", type=parse_size, default=1024**3,
-                   help="start a new WARC file past this size (default 1G)")
+    p.add_argument(
+        "--max-file-size",
+        type=parse_size,
+        default=100 * 1024**2,
+        help="truncate bodies past this size (default 100M)",
+    )
+    p.add_argument(
+        "--warc-max-size",
+        type=parse_size,
+        default=1024**3,
+        help="start a new WARC file past this size (default 1G)",
+    )
     p.add_argument("--warc-prefix", default="archiver", help="WARC file name prefix")
     p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent header")
-    p.add_argument("--header", action="append", default=[], type=parse_header, metavar="'NAME: VALUE'",
-                   help="extra request header (repeatable)")
-    p.add_argument("--cookie", action="append", default=[], type=parse_cookie, metavar="NAME=VALUE",
-                   help="cookie sent to the seeds' hosts (repeatable)")
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        type=parse_header,
+        metavar="'NAME: VALUE'",
+        help="extra request header (repeatable)",
+    )
+    p.add_argument(
+        "--cookie",
+        action="append",
+        default=[],
+        type=parse_cookie,
+        metavar="NAME=VALUE",
+        help="cookie sent to the seeds' hosts (repeatable)",
+    )
     p.add_argument("--cookies-file", metavar="FILE", help="cookies.txt (Netscape format) to send")
     p.add_argument("--ca-bundle", metavar="FILE", help="PEM file of CAs to trust for HTTPS")
     p.add_argument("--insecure", action="store_true", help="do not check HTTPS certificates")
-    p.add_argument("--resolve", action="append", default=[], type=parse_resolve, metavar="HOST:IP",
-                   help="connect to IP for HOST instead of asking DNS (repeatable)")
+    p.add_argument(
+        "--resolve",
+        action="append",
+        default=[],
+        type=parse_resolve,
+        metavar="HOST:IP",
+        help="connect to IP for HOST instead of asking DNS (repeatable)",
+    )
     p.add_argument("--no-mirror", action="store_true", help="skip building the offline mirror")
     p.add_argument("--quiet", action="store_true", help="no progress line and no report")
     p.set_defaults(func=cmd_crawl)
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    from .run import crawl_command
+    from archiver.crawling.run import crawl_command
 
     if args.resume:
         if args.urls:
             raise ArchiverError("--resume takes no URLs: it continues the crawl saved in --output")
-        return crawl_command(None, args.output, resume=True, mirror=not args.no_mirror,
-                             quiet=args.quiet)
+        return crawl_command(None, args.output, resume=True, mirror=not args.no_mirror, quiet=args.quiet)
     if not args.urls:
         raise ArchiverError("give at least one URL to crawl (or --resume)")
     config = CrawlConfig(
@@ -134,20 +185,22 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         insecure=args.insecure,
         progress=not args.quiet and sys.stderr.isatty(),
     )
-    return crawl_command(config, args.output, resume=False, mirror=not args.no_mirror,
-                         quiet=args.quiet)
+    return crawl_command(config, args.output, resume=False, mirror=not args.no_mirror, quiet=args.quiet)
 
 
 def _add_mirror(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mirror", help="rebuild the offline mirror and index.html from the WARCs",
-                       description="Rebuild mirror/ and index.html of a snapshot from its WARC files "
-                                   "and manifest (also after an interrupted crawl).")
+    p = sub.add_parser(
+        "mirror",
+        help="rebuild the offline mirror and index.html from the WARCs",
+        description="Rebuild mirror/ and index.html of a snapshot from its WARC files "
+        "and manifest (also after an interrupted crawl).",
+    )
     p.add_argument("snapshot", type=Path, help="snapshot folder")
     p.set_defaults(func=cmd_mirror)
 
 
 def cmd_mirror(args: argparse.Namespace) -> int:
-    from .mirror import build_mirror
+    from archiver.mirror.build import build_mirror
 
     stats = build_mirror(args.snapshot)
     print(stats.summary())
@@ -155,27 +208,39 @@ def cmd_mirror(args: argparse.Namespace) -> int:
 
 
 def _add_verify(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("verify", help="check a snapshot is complete and intact (exit 0 only if so)",
-                       description="Read a snapshot cold and report every integrity, consistency, "
-                                   "completeness and mirror problem. Exit 0: complete; 1: problems "
-                                   "found; 2: not a snapshot.")
+    p = sub.add_parser(
+        "verify",
+        help="check a snapshot is complete and intact (exit 0 only if so)",
+        description="Read a snapshot cold and report every integrity, consistency, "
+        "completeness and mirror problem. Exit 0: complete; 1: problems "
+        "found; 2: not a snapshot.",
+    )
     p.add_argument("snapshot", type=Path, help="snapshot folder (or a folder of WARC files)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--resolve", action="append", default=[], type=parse_resolve, metavar="HOST:IP",
-                   help="connect to IP for HOST instead of asking DNS (repeatable)")
+    p.add_argument(
+        "--resolve",
+        action="append",
+        default=[],
+        type=parse_resolve,
+        metavar="HOST:IP",
+        help="connect to IP for HOST instead of asking DNS (repeatable)",
+    )
     p.add_argument("--no-mirror", action="store_true", help="do not check the mirror's links")
     p.set_defaults(func=cmd_verify)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .verify import verify_command
+    from archiver.verify.verifier import verify_command
 
     return verify_command(args.snapshot, as_json=args.json, check_mirror=not args.no_mirror)
 
 
 def _add_serve(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="browse a snapshot's mirror with a local web server",
-                       description="Serve a snapshot's index.html and mirror on a local port.")
+    p = sub.add_parser(
+        "serve",
+        help="browse a snapshot's mirror with a local web server",
+        description="Serve a snapshot's index.html and mirror on a local port.",
+    )
     p.add_argument("snapshot", type=Path, help="snapshot folder")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -183,7 +248,7 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from .serve import serve_command
+    from archiver.mirror.serve import serve_command
 
     return serve_command(args.snapshot, host=args.host, port=args.port)
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .errors import ConfigError
+from archiver import __version__
+from archiver.errors import ConfigError
 
 SCOPES = ("host", "domain", "prefix", "any")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"

@@ -11,10 +11,13 @@ b'hel'
 
 from __future__ import annotations
 
+import codecs
+import functools
 import zlib
 
 DEFAULT_DECODE_LIMIT = 32 * 1024 * 1024
 _CHUNK = 64 * 1024
+_ANY_BYTES = bytes(range(256))
 
 
 def mime_type(content_type: str | None) -> str:
@@ -66,3 +69,22 @@ def decode_payload(raw: bytes, content_encoding: str | None, limit: int = DEFAUL
         except zlib.error:
             return data[:limit]
     return data[:limit]
+
+
+@functools.lru_cache(maxsize=256)
+def known_encoding(name: str | None) -> str | None:
+    """The canonical codec name of ``name``, None if Python has no such codec or it cannot
+    read a document: not a text encoding (base64, rot13), or failing on bytes it cannot
+    decode even when told to replace them (idna, punycode).
+
+    >>> known_encoding("Latin1"), known_encoding("base64"), known_encoding("idna")
+    ('iso8859-1', None, None)
+    """
+    if not name:
+        return None
+    try:
+        codec = codecs.lookup(name)
+        _ANY_BYTES.decode(codec.name, "replace")
+    except (LookupError, UnicodeError):
+        return None
+    return codec.name

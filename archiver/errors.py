@@ -1,12 +1,12 @@
 """The exceptions archiver raises; every one carries what it concerns.
 
-    ArchiverError                 base: the CLI prints its message on one line
-    ├── BadURL                    a URL that cannot be fetched (bad syntax, scheme, host)
-    ├── ConfigError               options that conflict or make no sense
-    ├── SnapshotError             the output folder cannot be used as a snapshot
-    ├── FetchError                a fetch failed (network, timeout, protocol)
-    │   └── RedirectError         a redirect loop or a chain past --max-redirects
-    └── WriteError                the writer could not store a record (disk full...)
+ArchiverError                 base: the CLI prints its message on one line
+├── BadURL                    a URL that cannot be fetched (bad syntax, scheme, host)
+├── ConfigError               options that conflict or make no sense
+├── SnapshotError             the output folder cannot be used as a snapshot
+├── FetchError                a fetch failed (network, timeout, protocol)
+│   └── RedirectError         a redirect loop or a chain past --max-redirects
+└── WriteError                the writer could not store a record (disk full...)
 """
 
 from __future__ import annotations

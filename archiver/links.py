@@ -20,8 +20,8 @@ from typing import NamedTuple
 import lxml.etree
 import lxml.html
 
-from .charsets import known_encoding
-from .urls import try_normalize, url_folder
+from archiver.content import known_encoding
+from archiver.urls import try_normalize, url_folder
 
 LINK = "link"
 REQUISITE = "requisite"
@@ -59,8 +59,17 @@ HTML_LINK_ATTRS: dict[tuple[str, str], str] = {
 SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
 # <link rel=...> values whose target the page needs to render.
 REQUISITE_RELS = frozenset(
-    {"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload",
-     "manifest", "mask-icon", "image_src"}
+    {
+        "stylesheet",
+        "icon",
+        "shortcut",
+        "apple-touch-icon",
+        "preload",
+        "modulepreload",
+        "manifest",
+        "mask-icon",
+        "image_src",
+    }
 )
 _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
 for _tag, _attribute in HTML_LINK_ATTRS:
@@ -270,8 +279,9 @@ def _normalized(context: str, value: str) -> str | None:
     return try_normalize(value, context)
 
 
-def resolve_reference(value: str, base: str, contexts: tuple[str, str] | None = None,
-                      remember: bool = True) -> str | None:
+def resolve_reference(
+    value: str, base: str, contexts: tuple[str, str] | None = None, remember: bool = True
+) -> str | None:
     """The normalised URL that ``value``, a reference in a document at ``base``, names; None
     if it names nothing to fetch. ``contexts``: base_contexts(base), if the caller has it.
     ``remember``: keep the result in this process's memo (LINK_MEMO entries, about 10 MB).

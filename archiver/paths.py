@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from .content import mime_type
+from archiver.content import mime_type
 
 MAX_NAME_BYTES = 200
 """Longest file or folder name written (most file systems allow 255 bytes)."""
@@ -89,8 +89,15 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
 }
 # Types a browser opening files from disk identifies by extension alone.
 FORCED_EXTENSION_TYPES = frozenset(
-    {"text/html", "application/xhtml+xml", "text/css", "text/javascript",
-     "application/javascript", "application/x-javascript", "image/svg+xml"}
+    {
+        "text/html",
+        "application/xhtml+xml",
+        "text/css",
+        "text/javascript",
+        "application/javascript",
+        "application/x-javascript",
+        "image/svg+xml",
+    }
 )
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -123,10 +130,7 @@ def escape_name(text: str) -> str:
         return text
     if set(text) <= {"."}:
         return "%2E" * len(text)
-    out = [
-        _escape_char(c) if c in _ESCAPED or not c.isprintable() else c
-        for c in text
-    ]
+    out = [_escape_char(c) if c in _ESCAPED or not c.isprintable() else c for c in text]
     if text[-1] in ". ":
         out[-1] = _escape_char(text[-1])
     if text.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_RESERVED:
@@ -288,9 +292,7 @@ def _folder_step(from_folder: str, to_folder: str) -> str:
 
 
 _SEGMENT_UNSAFE = re.compile(r"[^A-Za-z0-9\-._~!$*+,;=@&]")
-_SEGMENT_SAFE = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$*+,;=@&"
-)
+_SEGMENT_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$*+,;=@&")
 
 
 def quote_segment(segment: str) -> str:

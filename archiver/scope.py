@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .urls import host_of, registered_domain
+from archiver.urls import host_of, registered_domain
 
 OUT_OF_SCOPE = "out of scope"
 EXCLUDED = "excluded"

@@ -11,7 +11,7 @@ import posixpath
 import re
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from .errors import BadURL
+from archiver.errors import BadURL
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 FETCHABLE_SCHEMES = frozenset(DEFAULT_PORTS)

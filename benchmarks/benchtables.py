@@ -65,18 +65,22 @@ def summarize(records: Sequence[RunRecord], site: SiteInfo) -> list[CrawlerSumma
         good = [record for record in mine if record.succeeded]
         if not good:
             continue
-        summaries.append(CrawlerSummary(
-            crawler=crawler, runs=len(good), failed=len(mine) - len(good),
-            wall_seconds=_median(good, lambda r: r.result.wall_seconds),
-            pages_per_second=_median(good, lambda r: site.pages / r.result.wall_seconds),
-            requests_per_second=_median(good, lambda r: _counts(r).responses / r.result.wall_seconds),
-            cpu_seconds=_median(good, lambda r: r.result.cpu_seconds),
-            cpu_ms_per_page=_median(good, lambda r: r.result.cpu_seconds * 1000 / site.pages),
-            peak_rss_mb=_median(good, lambda r: r.result.peak_rss_mb),
-            server_cpu_seconds=_median(good, lambda r: r.server_cpu_seconds),
-            pages=int(_median(good, lambda r: _counts(r).pages)),
-            distinct_ok=int(_median(good, lambda r: _counts(r).distinct_ok)),
-        ))
+        summaries.append(
+            CrawlerSummary(
+                crawler=crawler,
+                runs=len(good),
+                failed=len(mine) - len(good),
+                wall_seconds=_median(good, lambda r: r.result.wall_seconds),
+                pages_per_second=_median(good, lambda r: site.pages / r.result.wall_seconds),
+                requests_per_second=_median(good, lambda r: _counts(r).responses / r.result.wall_seconds),
+                cpu_seconds=_median(good, lambda r: r.result.cpu_seconds),
+                cpu_ms_per_page=_median(good, lambda r: r.result.cpu_seconds * 1000 / site.pages),
+                peak_rss_mb=_median(good, lambda r: r.result.peak_rss_mb),
+                server_cpu_seconds=_median(good, lambda r: r.server_cpu_seconds),
+                pages=int(_median(good, lambda r: _counts(r).pages)),
+                distinct_ok=int(_median(good, lambda r: _counts(r).distinct_ok)),
+            )
+        )
     return summaries
 
 
@@ -88,17 +92,35 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def crawler_table(summaries: Sequence[CrawlerSummary], site: SiteInfo) -> str:
     """Medians per crawler: time, throughput, CPU, memory, and what it fetched against what the site holds."""
-    header = ("crawler", "runs", "wall s", "pages/s", "requests/s", "CPU s", "CPU ms/page", "peak RSS MB",
-              "server CPU s", "pages fetched", "distinct 200s")
-    rows = [(
-        summary.crawler,
-        f"{summary.runs}" + (f" (+{summary.failed} failed)" if summary.failed else ""),
-        f"{summary.wall_seconds:.1f}", f"{summary.pages_per_second:.0f}",
-        f"{summary.requests_per_second:.0f}", f"{summary.cpu_seconds:.1f}",
-        f"{summary.cpu_ms_per_page:.2f}", f"{summary.peak_rss_mb:.0f}",
-        f"{summary.server_cpu_seconds:.2f}", f"{summary.pages}/{site.pages}",
-        f"{summary.distinct_ok}/{site.ok_responses}",
-    ) for summary in summaries]
+    header = (
+        "crawler",
+        "runs",
+        "wall s",
+        "pages/s",
+        "requests/s",
+        "CPU s",
+        "CPU ms/page",
+        "peak RSS MB",
+        "server CPU s",
+        "pages fetched",
+        "distinct 200s",
+    )
+    rows = [
+        (
+            summary.crawler,
+            f"{summary.runs}" + (f" (+{summary.failed} failed)" if summary.failed else ""),
+            f"{summary.wall_seconds:.1f}",
+            f"{summary.pages_per_second:.0f}",
+            f"{summary.requests_per_second:.0f}",
+            f"{summary.cpu_seconds:.1f}",
+            f"{summary.cpu_ms_per_page:.2f}",
+            f"{summary.peak_rss_mb:.0f}",
+            f"{summary.server_cpu_seconds:.2f}",
+            f"{summary.pages}/{site.pages}",
+            f"{summary.distinct_ok}/{site.ok_responses}",
+        )
+        for summary in summaries
+    ]
     return _table(header, rows)
 
 
@@ -108,10 +130,14 @@ def ratio_table(summaries: Sequence[CrawlerSummary]) -> str:
     if wget is None:
         return "(no wget run to compare with)"
     header = ("archiver / wget", "pages/s ratio", "CPU per page ratio", "peak RSS ratio")
-    rows = [(
-        summary.crawler,
-        f"{summary.pages_per_second / wget.pages_per_second:.2f}",
-        f"{summary.cpu_ms_per_page / wget.cpu_ms_per_page:.2f}",
-        f"{summary.peak_rss_mb / wget.peak_rss_mb:.2f}",
-    ) for summary in summaries if summary.crawler != WGET]
+    rows = [
+        (
+            summary.crawler,
+            f"{summary.pages_per_second / wget.pages_per_second:.2f}",
+            f"{summary.cpu_ms_per_page / wget.cpu_ms_per_page:.2f}",
+            f"{summary.peak_rss_mb / wget.peak_rss_mb:.2f}",
+        )
+        for summary in summaries
+        if summary.crawler != WGET
+    ]
     return _table(header, rows) if rows else "(no archiver run to compare)"

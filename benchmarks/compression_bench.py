@@ -22,23 +22,27 @@ from typing import Any
 from isal import isal_zlib
 from sitegen import docroot, generate_site, load_site, page_path
 
-from archiver.records import GZIP_LEVEL
+from archiver.warc.records import GZIP_LEVEL
 
 Compress = Callable[[bytes], bytes]
 
 
 def member(module: Any, level: int) -> Compress:
     """One gzip member of ``data`` by ``module`` (zlib's interface) at ``level``."""
+
     def compress(data: bytes) -> bytes:
         compressor = module.compressobj(level, module.DEFLATED, 16 + module.MAX_WBITS)
         return compressor.compress(data) + compressor.flush()
+
     return compress
 
 
 def compressors() -> list[tuple[str, Compress]]:
     found = [(f"zlib {level}", member(zlib, level)) for level in (6, 9)]
-    found += [(f"isal {level}" + (" (archiver)" if level == GZIP_LEVEL else ""), member(isal_zlib, level))
-              for level in (1, 2, 3)]
+    found += [
+        (f"isal {level}" + (" (archiver)" if level == GZIP_LEVEL else ""), member(isal_zlib, level))
+        for level in (1, 2, 3)
+    ]
     try:
         from zlib_ng import zlib_ng
     except ImportError:
@@ -67,8 +71,9 @@ def main() -> int:
         site_dir = args.site or Path(scratch) / "site"
         info = load_site(site_dir) or generate_site(site_dir, args.pages)
         root = docroot(site_dir)
-        pages = [(root / page_path(index).lstrip("/")).read_bytes()
-                 for index in range(min(args.pages, info.pages))]
+        pages = [
+            (root / page_path(index).lstrip("/")).read_bytes() for index in range(min(args.pages, info.pages))
+        ]
     print(f"{len(pages)} pages, {sum(map(len, pages)) / len(pages) / 1024:.1f} KB each on average")
     print("| codec, level | us/page | output MB | size against zlib 6 |")
     print("|---|---|---|---|")

@@ -75,15 +75,38 @@ class Job:
 
 def archiver_command(url: str, output: Path, concurrency: int, extra: Sequence[str]) -> list[str]:
     """archiver with every output on (WARC, mirror, manifest), quiet."""
-    return [sys.executable, "-m", "archiver", "crawl", f"{url}/index.html", "-o", str(output),
-            "--concurrency", str(concurrency), "--quiet", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "archiver",
+        "crawl",
+        f"{url}/index.html",
+        "-o",
+        str(output),
+        "--concurrency",
+        str(concurrency),
+        "--quiet",
+        *extra,
+    ]
 
 
 def wget_command(url: str, output: Path) -> list[str]:
     """wget's closest equivalent: a mirror with requisites, converted links and a WARC file."""
-    return ["wget", "--mirror", "--page-requisites", "--convert-links", "--adjust-extension",
-            f"--warc-file={output / WGET_WARC_NAME}", "-e", "robots=off", "--no-verbose", "-q",
-            "-P", str(output), f"{url}/index.html"]
+    return [
+        "wget",
+        "--mirror",
+        "--page-requisites",
+        "--convert-links",
+        "--adjust-extension",
+        f"--warc-file={output / WGET_WARC_NAME}",
+        "-e",
+        "robots=off",
+        "--no-verbose",
+        "-q",
+        "-P",
+        str(output),
+        f"{url}/index.html",
+    ]
 
 
 @dataclass(frozen=True)
@@ -167,8 +190,10 @@ class Bench:
     def _count(self, job: Job, result: RunResult, output: Path) -> CrawlCounts | None:
         expected = {0, WGET_ERROR_RESPONSE_EXIT} if job.tool == WGET else {0}
         if result.exit_code not in expected:
-            log(f"  {job.label} FAILED with exit code {result.exit_code}; stderr ends:\n"
-                + _indent(result.stderr_tail() or "(empty)"))
+            log(
+                f"  {job.label} FAILED with exit code {result.exit_code}; stderr ends:\n"
+                + _indent(result.stderr_tail() or "(empty)")
+            )
             return None
         try:
             return archiver_counts(output) if job.tool == ARCHIVER else wget_counts(output)
@@ -178,23 +203,31 @@ class Bench:
 
     def _report_run(self, job: Job, run: int, result: RunResult, server_cpu: float) -> None:
         pages = self.site.pages
-        log(f"  run {run} {job.label}: {result.wall_seconds:.1f} s wall, "
+        log(
+            f"  run {run} {job.label}: {result.wall_seconds:.1f} s wall, "
             f"{pages / result.wall_seconds:.0f} pages/s, CPU {result.cpu_seconds:.1f} s "
             f"({result.cpu_seconds * 1000 / pages:.2f} ms/page), peak RSS {result.peak_rss_mb:.0f} MB, "
-            f"server CPU {server_cpu:.2f} s, exit {result.exit_code}")
+            f"server CPU {server_cpu:.2f} s, exit {result.exit_code}"
+        )
 
     def _report_counts(self, record: RunRecord) -> None:
         counts, site = record.counts, self.site
         if counts is None:
             return
-        log(f"    fetched {counts.pages}/{site.pages} pages, {counts.distinct_ok}/{site.ok_responses} "
+        log(
+            f"    fetched {counts.pages}/{site.pages} pages, {counts.distinct_ok}/{site.ok_responses} "
             f"distinct 200 URLs, {counts.responses} responses in all ({counts.ok} of them 200), "
-            f"{counts.files} files")
-        short = (counts.pages < site.pages * COMPLETE_SHARE
-                 or counts.distinct_ok < site.ok_responses * COMPLETE_SHARE)
+            f"{counts.files} files"
+        )
+        short = (
+            counts.pages < site.pages * COMPLETE_SHARE
+            or counts.distinct_ok < site.ok_responses * COMPLETE_SHARE
+        )
         if short:
-            log(f"    WARNING: {record.crawler} missed {site.pages - counts.pages} pages and "
-                f"{site.ok_responses - counts.distinct_ok} URLs that answer 200")
+            log(
+                f"    WARNING: {record.crawler} missed {site.pages - counts.pages} pages and "
+                f"{site.ok_responses - counts.distinct_ok} URLs that answer 200"
+            )
 
 
 def _indent(text: str) -> str:
@@ -203,8 +236,12 @@ def _indent(text: str) -> str:
 
 def verify(snapshot: Path) -> str:
     """Run `archiver verify` on a snapshot: 'passed' or 'FAILED' with its summary line."""
-    done = subprocess.run([sys.executable, "-m", "archiver", "verify", str(snapshot)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "archiver", "verify", str(snapshot)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     first_line = (done.stdout.strip().splitlines() or [done.stderr.strip()[-200:]])[0]
     summary = first_line.removeprefix(f"{snapshot}: ")
     return ("passed" if done.returncode == 0 else f"FAILED (exit {done.returncode})") + f": {summary}"
@@ -227,14 +264,24 @@ def archiver_source() -> str:
     # GIT_OPTIONAL_LOCKS=0: only look; never refresh the index while someone may be committing.
     described = subprocess.run(
         ["git", "-C", str(Path(spec.origin).parent), "describe", "--always", "--dirty"],
-        capture_output=True, text=True, check=False, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+    )
     return f" (git {described.stdout.strip()})" if described.returncode == 0 else ""
 
 
 def machine_lines(args: argparse.Namespace) -> list[str]:
     """What the numbers were measured on."""
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), platform.processor() or "?")
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "?",
+    )
     load = Path("/proc/loadavg").read_text().split()[:3]
     return [
         f"- date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
@@ -270,10 +317,12 @@ def command_lines(args: argparse.Namespace, concurrencies: Sequence[int]) -> lis
 
 def site_line(site: SiteInfo, seconds: float) -> str:
     """One line describing a generated site."""
-    return (f"{site.pages} pages ({site.page_bytes / site.pages / 1000:.1f} KB each, "
-            f"{site.links / site.pages:.0f} links each), {site.assets} requisites, "
-            f"{site.redirects} redirect URLs (301), {site.missing} dead links (404); "
-            f"{site.total_bytes / 1e6:.0f} MB; ready in {seconds:.1f} s")
+    return (
+        f"{site.pages} pages ({site.page_bytes / site.pages / 1000:.1f} KB each, "
+        f"{site.links / site.pages:.0f} links each), {site.assets} requisites, "
+        f"{site.redirects} redirect URLs (301), {site.missing} dead links (404); "
+        f"{site.total_bytes / 1e6:.0f} MB; ready in {seconds:.1f} s"
+    )
 
 
 def check_disk(args: argparse.Namespace, site: SiteInfo, jobs: int) -> None:
@@ -281,12 +330,19 @@ def check_disk(args: argparse.Namespace, site: SiteInfo, jobs: int) -> None:
     need = site.total_bytes * DISK_MARGIN * jobs * args.runs
     free = shutil.disk_usage(args.workdir).free
     if free < need:
-        log(f"WARNING: {free / 1e9:.1f} GB free under {args.workdir}, "
-            f"the outputs may need {need / 1e9:.1f} GB")
+        log(
+            f"WARNING: {free / 1e9:.1f} GB free under {args.workdir}, "
+            f"the outputs may need {need / 1e9:.1f} GB"
+        )
 
 
-def bench_site(args: argparse.Namespace, pages: int, concurrencies: Sequence[int],
-               serve: Callable[[Path], AbstractContextManager[Served]], heading: str) -> int:
+def bench_site(
+    args: argparse.Namespace,
+    pages: int,
+    concurrencies: Sequence[int],
+    serve: Callable[[Path], AbstractContextManager[Served]],
+    heading: str,
+) -> int:
     """Generate (or reuse) a site, serve it, run every job on it, print its tables; returns failed runs."""
     site_dir = args.workdir / f"site-{pages}-seed{args.seed}"
     started = time.perf_counter()
@@ -321,27 +377,57 @@ def bench_site(args: argparse.Namespace, pages: int, concurrencies: Sequence[int
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line, with mode-dependent defaults filled in."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=csv_ints, default=[1000, 10_000],
-                        help="site sizes in pages, loopback mode (default 1000,10000)")
+    parser.add_argument(
+        "--sizes",
+        type=csv_ints,
+        default=[1000, 10_000],
+        help="site sizes in pages, loopback mode (default 1000,10000)",
+    )
     parser.add_argument("--runs", type=int, default=3, help="runs of each crawler per site (default 3)")
-    parser.add_argument("--concurrency", type=csv_ints,
-                        help="archiver --concurrency values (default: 16 on loopback, 8,32,128 with latency)")
-    parser.add_argument("--latency-ms", type=float, default=0,
-                        help="serve from a network namespace with this delay per response (needs root)")
-    parser.add_argument("--latency-pages", type=int, default=1000,
-                        help="site size in latency mode (default 1000)")
-    parser.add_argument("--delay-method", choices=METHODS, default="auto",
-                        help="how latency mode delays: netem, the delay proxy, or netem if the kernel has it")
-    parser.add_argument("--tools", type=lambda text: [tool.strip() for tool in text.split(",")],
-                        default=list(TOOLS), help="crawlers to run (default archiver,wget)")
-    parser.add_argument("--archiver-arg", action="append", default=[], metavar="ARG",
-                        help="extra argument for archiver crawl (repeatable), e.g. --archiver-arg=--delay=0")
-    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "archiver-bench",
-                        help="where sites and outputs go (default: %(default)s)")
+    parser.add_argument(
+        "--concurrency",
+        type=csv_ints,
+        help="archiver --concurrency values (default: 16 on loopback, 8,32,128 with latency)",
+    )
+    parser.add_argument(
+        "--latency-ms",
+        type=float,
+        default=0,
+        help="serve from a network namespace with this delay per response (needs root)",
+    )
+    parser.add_argument(
+        "--latency-pages", type=int, default=1000, help="site size in latency mode (default 1000)"
+    )
+    parser.add_argument(
+        "--delay-method",
+        choices=METHODS,
+        default="auto",
+        help="how latency mode delays: netem, the delay proxy, or netem if the kernel has it",
+    )
+    parser.add_argument(
+        "--tools",
+        type=lambda text: [tool.strip() for tool in text.split(",")],
+        default=list(TOOLS),
+        help="crawlers to run (default archiver,wget)",
+    )
+    parser.add_argument(
+        "--archiver-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra argument for archiver crawl (repeatable), e.g. --archiver-arg=--delay=0",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "archiver-bench",
+        help="where sites and outputs go (default: %(default)s)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep every crawl's output")
     parser.add_argument("--seed", type=int, default=0, help="site generator seed (default 0)")
-    parser.add_argument("--nginx-workers", default="1",
-                        help="nginx worker_processes: a number or auto (default 1)")
+    parser.add_argument(
+        "--nginx-workers", default="1", help="nginx worker_processes: a number or auto (default 1)"
+    )
     args = parser.parse_args(argv)
     unknown = set(args.tools) - set(TOOLS)
     if unknown or not args.tools:
@@ -372,15 +458,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(machine_lines(args)))
         if args.latency_ms:
             failures += bench_site(
-                args, args.latency_pages, args.concurrency,
+                args,
+                args.latency_pages,
+                args.concurrency,
                 lambda site_dir: far_site(site_dir, args.latency_ms, args.delay_method, args.nginx_workers),
-                f"{args.latency_pages} pages, {args.latency_ms:g} ms away")
+                f"{args.latency_pages} pages, {args.latency_ms:g} ms away",
+            )
         else:
             for pages in args.sizes:
                 failures += bench_site(
-                    args, pages, args.concurrency,
+                    args,
+                    pages,
+                    args.concurrency,
                     lambda site_dir: loopback_site(site_dir, args.nginx_workers),
-                    f"{pages} pages on loopback")
+                    f"{pages} pages on loopback",
+                )
         print("\nCommands (HOST:PORT and OUT vary per run):\n")
         print("\n".join(command_lines(args, args.concurrency)))
     except (ServerError, LatencyError, FileExistsError) as error:

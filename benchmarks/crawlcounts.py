@@ -31,8 +31,11 @@ class CrawlCounts:
 def _count_files(folder: Path, skip_suffix: str = "") -> int:
     if not folder.is_dir():
         return 0
-    return sum(1 for path in folder.rglob("*")
-               if path.is_file() and not (skip_suffix and path.name.endswith(skip_suffix)))
+    return sum(
+        1
+        for path in folder.rglob("*")
+        if path.is_file() and not (skip_suffix and path.name.endswith(skip_suffix))
+    )
 
 
 def archiver_counts(snapshot: Path) -> CrawlCounts:
@@ -48,8 +51,9 @@ def archiver_counts(snapshot: Path) -> CrawlCounts:
     finally:
         connection.close()
     # One row per URL: each URL answered 200 counts once, so ok is also the distinct count.
-    return CrawlCounts(responses=responses, ok=ok, distinct_ok=ok, pages=pages,
-                       files=_count_files(snapshot / "mirror"))
+    return CrawlCounts(
+        responses=responses, ok=ok, distinct_ok=ok, pages=pages, files=_count_files(snapshot / "mirror")
+    )
 
 
 def warc_responses(path: Path) -> Iterator[tuple[str, int, str]]:
@@ -66,11 +70,19 @@ def warc_responses(path: Path) -> Iterator[tuple[str, int, str]]:
             if headers.get(b"warc-type") != b"response" or not block.startswith(b"HTTP/"):
                 continue
             head = block.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
-            content_type = next((value.split(b";")[0].strip() for name, _, value in
-                                 (field.partition(b":") for field in head[1:])
-                                 if name.strip().lower() == b"content-type"), b"")
-            yield (headers.get(b"warc-target-uri", b"").decode("utf-8", "replace").strip("<>"),
-                   int(head[0].split()[1]), content_type.decode("ascii", "replace").lower())
+            content_type = next(
+                (
+                    value.split(b";")[0].strip()
+                    for name, _, value in (field.partition(b":") for field in head[1:])
+                    if name.strip().lower() == b"content-type"
+                ),
+                b"",
+            )
+            yield (
+                headers.get(b"warc-target-uri", b"").decode("utf-8", "replace").strip("<>"),
+                int(head[0].split()[1]),
+                content_type.decode("ascii", "replace").lower(),
+            )
 
 
 def wget_counts(output: Path) -> CrawlCounts:
@@ -85,5 +97,10 @@ def wget_counts(output: Path) -> CrawlCounts:
             ok_urls.add(uri)
             if content_type == "text/html":
                 page_urls.add(uri)
-    return CrawlCounts(responses=responses, ok=ok, distinct_ok=len(ok_urls), pages=len(page_urls),
-                       files=_count_files(output, skip_suffix=".warc.gz"))
+    return CrawlCounts(
+        responses=responses,
+        ok=ok,
+        distinct_ok=len(ok_urls),
+        pages=len(page_urls),
+        files=_count_files(output, skip_suffix=".warc.gz"),
+    )

@@ -63,8 +63,12 @@ async def _copy_delayed(source: asyncio.StreamReader, sink: asyncio.StreamWriter
         await delivery
 
 
-async def _handle(client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter,
-                  upstream: tuple[str, int], delay: float) -> None:
+async def _handle(
+    client_reader: asyncio.StreamReader,
+    client_writer: asyncio.StreamWriter,
+    upstream: tuple[str, int],
+    delay: float,
+) -> None:
     try:
         server_reader, server_writer = await asyncio.open_connection(*upstream)
     except OSError:
@@ -72,8 +76,11 @@ async def _handle(client_reader: asyncio.StreamReader, client_writer: asyncio.St
         return
     try:
         # A side that goes away ends its copy with an error: nothing to do but close both.
-        await asyncio.gather(_copy(client_reader, server_writer),
-                             _copy_delayed(server_reader, client_writer, delay), return_exceptions=True)
+        await asyncio.gather(
+            _copy(client_reader, server_writer),
+            _copy_delayed(server_reader, client_writer, delay),
+            return_exceptions=True,
+        )
     finally:
         for writer in (server_writer, client_writer):
             writer.close()
@@ -83,7 +90,9 @@ async def serve(listen: tuple[str, int], upstream: tuple[str, int], delay_ms: fl
     """Accept connections on ``listen`` and relay them to ``upstream`` until killed."""
     server = await asyncio.start_server(
         lambda reader, writer: _handle(reader, writer, upstream, delay_ms / 1000),
-        *listen, backlog=4096, reuse_address=True,
+        *listen,
+        backlog=4096,
+        reuse_address=True,
     )
     async with server:
         await server.serve_forever()
@@ -103,16 +112,26 @@ def _accepts(address: tuple[str, int]) -> bool:
 
 
 @contextmanager
-def running_delay_proxy(listen: tuple[str, int], upstream: tuple[str, int], delay_ms: float,
-                        netns: str | None = None) -> Iterator[int]:
+def running_delay_proxy(
+    listen: tuple[str, int], upstream: tuple[str, int], delay_ms: float, netns: str | None = None
+) -> Iterator[int]:
     """Run the proxy as a process of its own (inside ``netns`` if given); yields its pid once it accepts."""
-    command = [sys.executable, __file__, "--listen", f"{listen[0]}:{listen[1]}",
-               "--upstream", f"{upstream[0]}:{upstream[1]}", "--delay-ms", str(delay_ms)]
+    command = [
+        sys.executable,
+        __file__,
+        "--listen",
+        f"{listen[0]}:{listen[1]}",
+        "--upstream",
+        f"{upstream[0]}:{upstream[1]}",
+        "--delay-ms",
+        str(delay_ms),
+    ]
     if netns:
         command = ["ip", "netns", "exec", netns, *command]
     with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=errors)
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors
+        )
         try:
             deadline = time.monotonic() + START_TIMEOUT
             while not _accepts(listen):

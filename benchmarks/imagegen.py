@@ -24,8 +24,12 @@ def png_image(rng: random.Random, width: int, height: int) -> bytes:
             rows.append((green + y * 4 + noise[3 * x + 1]) & 0xFF)
             rows.append((blue + (x + y) * 2 + (noise[3 * x + 2] >> 2)) & 0xFF)
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
-            + _png_chunk(b"IDAT", zlib.compress(bytes(rows), 6)) + _png_chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", zlib.compress(bytes(rows), 6))
+        + _png_chunk(b"IEND", b"")
+    )
 
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
@@ -53,11 +57,11 @@ def gif_image(rng: random.Random, width: int, height: int) -> bytes:
     codes = bytearray()
     for start in range(0, len(pixels), GIF_LITERALS_PER_CLEAR):
         codes.append(GIF_CLEAR)
-        codes += pixels[start:start + GIF_LITERALS_PER_CLEAR]
+        codes += pixels[start : start + GIF_LITERALS_PER_CLEAR]
     codes.append(GIF_END)
     blocks = bytearray()
     for start in range(0, len(codes), 255):
-        block = codes[start:start + 255]
+        block = codes[start : start + 255]
         blocks += bytes((len(block),)) + block
     screen = struct.pack("<HHBBB", width, height, 0xF6, 0, 0)  # global table of 2**(6+1) colours
     image = struct.pack("<BHHHHB", 0x2C, 0, 0, width, height, 0)
@@ -135,22 +139,29 @@ def jpeg_image(rng: random.Random, width: int, height: int) -> bytes:
     levels = [base + byte % (2 * _DC_SPREAD + 1) - _DC_SPREAD for byte in rng.randbytes(blocks)]
     choices = rng.randbytes(blocks)
     # DC values are coded as the difference from the previous block's (the first: from 0).
-    bits = _dc_bits(levels[0]) + patterns[choices[0] % _AC_PATTERNS] + "".join(
-        _DC_BITS[level - previous] + patterns[choice % _AC_PATTERNS]
-        for level, previous, choice in zip(levels[1:], levels, choices[1:], strict=False))
+    bits = (
+        _dc_bits(levels[0])
+        + patterns[choices[0] % _AC_PATTERNS]
+        + "".join(
+            _DC_BITS[level - previous] + patterns[choice % _AC_PATTERNS]
+            for level, previous, choice in zip(levels[1:], levels, choices[1:], strict=False)
+        )
+    )
     bits += "1" * (-len(bits) % 8)  # pad the last byte with one bits
     scan = int(bits, 2).to_bytes(len(bits) // 8, "big").replace(b"\xff", b"\xff\x00")
-    return b"".join((
-        b"\xff\xd8",
-        _segment(0xE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"),
-        _segment(0xDB, b"\x00" + _QUANT),
-        _segment(0xC0, struct.pack(">BHHBBBB", 8, height, width, 1, 1, 0x11, 0)),
-        _segment(0xC4, b"\x00" + bytes(_CODE_LENGTHS) + bytes(_DC_SYMBOLS)),
-        _segment(0xC4, b"\x10" + bytes(_CODE_LENGTHS) + bytes(_AC_SYMBOLS)),
-        _segment(0xDA, b"\x01\x01\x00\x00\x3f\x00"),
-        scan,
-        b"\xff\xd9",
-    ))
+    return b"".join(
+        (
+            b"\xff\xd8",
+            _segment(0xE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"),
+            _segment(0xDB, b"\x00" + _QUANT),
+            _segment(0xC0, struct.pack(">BHHBBBB", 8, height, width, 1, 1, 0x11, 0)),
+            _segment(0xC4, b"\x00" + bytes(_CODE_LENGTHS) + bytes(_DC_SYMBOLS)),
+            _segment(0xC4, b"\x10" + bytes(_CODE_LENGTHS) + bytes(_AC_SYMBOLS)),
+            _segment(0xDA, b"\x01\x01\x00\x00\x3f\x00"),
+            scan,
+            b"\xff\xd9",
+        )
+    )
 
 
 def _segment(marker: int, payload: bytes) -> bytes:

@@ -96,28 +96,50 @@ def network_namespace(delay_ms: float, method: str = "auto") -> Iterator[Namespa
     if os.geteuid() != 0:
         raise LatencyError("latency mode needs root (ip netns, ip link, tc): run it as root or with sudo")
     tag = str(os.getpid())
-    namespace = Namespace(name=f"archiver-bench-{tag}", host_link=f"abh{tag}", namespace_link=f"abn{tag}",
-                          netem=False)
+    namespace = Namespace(
+        name=f"archiver-bench-{tag}", host_link=f"abh{tag}", namespace_link=f"abn{tag}", netem=False
+    )
     added = _run("ip", "netns", "add", namespace.name)
     if added.returncode != 0:
         raise LatencyError(f"cannot create a network namespace: {added.stderr.strip()}")
     try:
-        _must("ip", "link", "add", namespace.host_link, "type", "veth",
-              "peer", "name", namespace.namespace_link)
+        _must(
+            "ip", "link", "add", namespace.host_link, "type", "veth", "peer", "name", namespace.namespace_link
+        )
         _must("ip", "link", "set", namespace.namespace_link, "netns", namespace.name)
         _must("ip", "addr", "add", f"{HOST_ADDRESS}/{PREFIX_LENGTH}", "dev", namespace.host_link)
         _must("ip", "link", "set", namespace.host_link, "up")
-        _must("ip", "addr", "add", f"{NAMESPACE_ADDRESS}/{PREFIX_LENGTH}", "dev", namespace.namespace_link,
-              netns=namespace.name)
+        _must(
+            "ip",
+            "addr",
+            "add",
+            f"{NAMESPACE_ADDRESS}/{PREFIX_LENGTH}",
+            "dev",
+            namespace.namespace_link,
+            netns=namespace.name,
+        )
         _must("ip", "link", "set", namespace.namespace_link, "up", netns=namespace.name)
         _must("ip", "link", "set", "lo", "up", netns=namespace.name)
         if method != "proxy":
-            netem = _run("tc", "qdisc", "add", "dev", namespace.namespace_link, "root", "netem",
-                         "delay", f"{delay_ms}ms", "limit", str(NETEM_LIMIT), netns=namespace.name)
+            netem = _run(
+                "tc",
+                "qdisc",
+                "add",
+                "dev",
+                namespace.namespace_link,
+                "root",
+                "netem",
+                "delay",
+                f"{delay_ms}ms",
+                "limit",
+                str(NETEM_LIMIT),
+                netns=namespace.name,
+            )
             if netem.returncode != 0 and method == "netem":
                 raise LatencyError(f"netem is not available: {netem.stderr.strip()}")
-            namespace = Namespace(namespace.name, namespace.host_link, namespace.namespace_link,
-                                  netem=netem.returncode == 0)
+            namespace = Namespace(
+                namespace.name, namespace.host_link, namespace.namespace_link, netem=netem.returncode == 0
+            )
         yield namespace
     finally:
         # Deleting the namespace destroys its veth end, and with it the host's end.
@@ -126,21 +148,27 @@ def network_namespace(delay_ms: float, method: str = "auto") -> Iterator[Namespa
 
 
 @contextmanager
-def delayed_site(site_dir: Path, delay_ms: float = 50, method: str = "auto",
-                 workers: str = "1") -> Iterator[DelayedSite]:
+def delayed_site(
+    site_dir: Path, delay_ms: float = 50, method: str = "auto", workers: str = "1"
+) -> Iterator[DelayedSite]:
     """Serve ``site_dir`` from a namespace so every response arrives ``delay_ms`` late."""
     with ExitStack() as stack:
         namespace = stack.enter_context(network_namespace(delay_ms, method))
         if namespace.netem:
             server = stack.enter_context(
-                running_nginx(site_dir, NAMESPACE_ADDRESS, SERVER_PORT, namespace.name, workers))
+                running_nginx(site_dir, NAMESPACE_ADDRESS, SERVER_PORT, namespace.name, workers)
+            )
             yield DelayedSite(server.url, namespace, "netem", server, None)
             return
         # The same port on both addresses: nginx's absolute redirects then name the proxy's port.
         server = stack.enter_context(
-            running_nginx(site_dir, "127.0.0.1", SERVER_PORT, namespace.name, workers))
-        proxy_pid = stack.enter_context(running_delay_proxy(
-            (NAMESPACE_ADDRESS, SERVER_PORT), ("127.0.0.1", SERVER_PORT), delay_ms, namespace.name))
+            running_nginx(site_dir, "127.0.0.1", SERVER_PORT, namespace.name, workers)
+        )
+        proxy_pid = stack.enter_context(
+            running_delay_proxy(
+                (NAMESPACE_ADDRESS, SERVER_PORT), ("127.0.0.1", SERVER_PORT), delay_ms, namespace.name
+            )
+        )
         yield DelayedSite(f"http://{NAMESPACE_ADDRESS}:{SERVER_PORT}", namespace, "proxy", server, proxy_pid)
 
 
@@ -213,8 +241,10 @@ def describe_delay(site: DelayedSite, connections: int = 128) -> str:
     ok, median, slowest = parallel_fetch(site.url, connections=connections)
     drops = netem_drops(site.namespace)
     dropped = "" if drops is None else f", netem dropped {drops} packets"
-    return (f"delay by {site.method}: GET round trip {round_trip:.1f} ms; {ok}/{connections} parallel GETs "
-            f"answered 200, median {median * 1000:.0f} ms, slowest {slowest * 1000:.0f} ms{dropped}")
+    return (
+        f"delay by {site.method}: GET round trip {round_trip:.1f} ms; {ok}/{connections} parallel GETs "
+        f"answered 200, median {median * 1000:.0f} ms, slowest {slowest * 1000:.0f} ms{dropped}"
+    )
 
 
 def main() -> int:

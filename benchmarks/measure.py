@@ -61,8 +61,12 @@ def run_measured(command: list[str], stdout_path: Path, stderr_path: Path) -> Ru
         wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: keep Popen from waiting again
     return RunResult(
-        command=tuple(command), exit_code=child.returncode, wall_seconds=wall,
-        user_seconds=usage.ru_utime, system_seconds=usage.ru_stime, peak_rss_kb=usage.ru_maxrss,
+        command=tuple(command),
+        exit_code=child.returncode,
+        wall_seconds=wall,
+        user_seconds=usage.ru_utime,
+        system_seconds=usage.ru_stime,
+        peak_rss_kb=usage.ru_maxrss,
         stderr_path=stderr_path,
     )
 

@@ -128,8 +128,9 @@ def _error_log_tail(prefix: Path) -> str:
 
 
 @contextmanager
-def running_nginx(site_dir: Path, host: str = "127.0.0.1", port: int = 0, netns: str | None = None,
-                  workers: str = "1") -> Iterator[NginxServer]:
+def running_nginx(
+    site_dir: Path, host: str = "127.0.0.1", port: int = 0, netns: str | None = None, workers: str = "1"
+) -> Iterator[NginxServer]:
     """Run nginx serving ``site_dir`` on ``host:port`` (port 0: a free one), inside ``netns`` if given.
 
     Yields once the listening socket is bound (nginx writes its pid file after binding)
@@ -145,8 +146,9 @@ def running_nginx(site_dir: Path, host: str = "127.0.0.1", port: int = 0, netns:
     command = [binary, "-p", str(prefix), "-c", str(config), "-e", str(prefix / "error.log")]
     if netns:
         command = ["ip", "netns", "exec", netns, *command]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     # A loopback address inside another namespace cannot be reached from here: the pid file must do.
     reachable = netns is None or not _is_loopback(host)
     try:
@@ -176,8 +178,9 @@ def stop_process(process: subprocess.Popen[bytes], polite: signal.Signals = sign
 
 
 @contextmanager
-def serve_site(site_dir: Path, host: str = "127.0.0.1", port: int = 0, netns: str | None = None,
-               workers: str = "1") -> Iterator[str]:
+def serve_site(
+    site_dir: Path, host: str = "127.0.0.1", port: int = 0, netns: str | None = None, workers: str = "1"
+) -> Iterator[str]:
     """Serve ``site_dir`` with nginx for the duration of the block; yields the base URL."""
     with running_nginx(site_dir, host, port, netns, workers) as server:
         yield server.url

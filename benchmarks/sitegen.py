@@ -128,7 +128,7 @@ def href(from_folder: str, target: str, root_relative: bool) -> str:
         return target[1:]
     own = f"/{from_folder}/"
     if target.startswith(own):
-        return target[len(own):]
+        return target[len(own) :]
     return ".." + target
 
 
@@ -240,8 +240,10 @@ class _SiteWriter:
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{title} &mdash; Section {section}</title>\n",
-            "".join(f'<link rel="stylesheet" href="{href(folder, "/static/css/" + name, number != 1)}">\n'
-                    for number, name in enumerate(STYLESHEETS)),
+            "".join(
+                f'<link rel="stylesheet" href="{href(folder, "/static/css/" + name, number != 1)}">\n'
+                for number, name in enumerate(STYLESHEETS)
+            ),
             f'<script src="{href(folder, SCRIPT, True)}" defer></script>\n</head>\n<body id="top">\n',
             f'<header><a class="logo" href="{href(folder, page_path(0), True)}">'
             f'<img src="{href(folder, LOGO, False)}" alt="Site logo" width="120" height="40"></a>\n'
@@ -252,12 +254,16 @@ class _SiteWriter:
             f"{link(folder, page_path(section_landing(section)), f'Section {section}')}</p>\n",
             f"<h1>{title}</h1>\n",
         ]
-        inline = [link(folder, self._random_target(index), anchors[rng.randrange(len(anchors))])
-                  for _ in range(INLINE_LINKS)]
+        inline = [
+            link(folder, self._random_target(index), anchors[rng.randrange(len(anchors))])
+            for _ in range(INLINE_LINKS)
+        ]
         tail = [
             '<aside class="related"><h2>Related pages</h2><ul>\n',
-            "".join(f"<li>{link(folder, self._random_target(index), rng.choice(anchors))}</li>\n"
-                    for _ in range(RELATED_LINKS)),
+            "".join(
+                f"<li>{link(folder, self._random_target(index), rng.choice(anchors))}</li>\n"
+                for _ in range(RELATED_LINKS)
+            ),
             '</ul></aside>\n<nav class="pager">\n',
         ]
         if index > 0:
@@ -265,8 +271,9 @@ class _SiteWriter:
         following = [number for number in range(index + 1, index + 1 + NEXT_PAGES) if number < self.pages]
         tail.extend(link(folder, page_path(number), f"Page {number}") + "\n" for number in following)
         tail.append('</nav>\n<p><a href="#top">Back to top</a></p>\n</article></main>\n<footer><p>')
-        tail.extend(link(folder, self._random_target(index), rng.choice(anchors)) + " | "
-                    for _ in range(FOOTER_LINKS))
+        tail.extend(
+            link(folder, self._random_target(index), rng.choice(anchors)) + " | " for _ in range(FOOTER_LINKS)
+        )
         tail.append(f"Page {index} of {self.pages}. All text is generated.</p></footer>\n</body>\n</html>\n")
         budget = PAGE_BYTES - sum(map(len, parts)) - sum(map(len, tail)) - sum(map(len, inline))
         body = self._body(folder, inline, budget)
@@ -288,9 +295,11 @@ class _SiteWriter:
             if number in FIGURES_AFTER:
                 image = rng.randrange(IMAGE_POOL)
                 self.linked_images.add(image)
-                body.append(f'<figure><img src="{href(folder, self.images[image], rng.random() < 0.5)}" '
-                            f'alt="Figure {image}" loading="lazy"><figcaption>'
-                            f"{text.anchors[image]}</figcaption></figure>\n")
+                body.append(
+                    f'<figure><img src="{href(folder, self.images[image], rng.random() < 0.5)}" '
+                    f'alt="Figure {image}" loading="lazy"><figcaption>'
+                    f"{text.anchors[image]}</figcaption></figure>\n"
+                )
             first, second = text.paragraphs[rng.randrange(len(text.paragraphs))]
             middle = f" {inline[number]} " if number < len(inline) else " "
             body.append(f"<p>{first}{middle}{second}</p>\n")
@@ -309,11 +318,13 @@ def _stylesheets(rng: random.Random) -> dict[str, str]:
     rules = []
     for number in range(40):
         selector = f".block-{number}, .item-{number} > p"
-        rules.append(f"{selector} {{ margin: {rng.randint(0, 24)}px {rng.randint(0, 24)}px; "
-                     f"color: #{rng.randrange(0x1000000):06x}; line-height: 1.{rng.randint(2, 8)}; }}\n")
+        rules.append(
+            f"{selector} {{ margin: {rng.randint(0, 24)}px {rng.randint(0, 24)}px; "
+            f"color: #{rng.randrange(0x1000000):06x}; line-height: 1.{rng.randint(2, 8)}; }}\n"
+        )
     backgrounds = [
         f".bg-{number} {{ background: #{rng.randrange(0x1000000):06x} "
-        f'url({"../img" if number % 2 else "/static/img"}/bg-{number}.png) repeat-x; }}\n'
+        f"url({'../img' if number % 2 else '/static/img'}/bg-{number}.png) repeat-x; }}\n"
         for number in range(BACKGROUNDS)
     ]
     return {
@@ -326,8 +337,10 @@ def _stylesheets(rng: random.Random) -> dict[str, str]:
 def _script(rng: random.Random) -> str:
     lines = ["(function () {", '  "use strict";']
     for number in range(120):
-        lines.append(f"  function step{number}(node) {{ return node && node.dataset.k{number} === "
-                     f'"{rng.randrange(10 ** 6)}"; }}')
+        lines.append(
+            f"  function step{number}(node) {{ return node && node.dataset.k{number} === "
+            f'"{rng.randrange(10**6)}"; }}'
+        )
     lines.append('  document.documentElement.className += " js";\n})();\n')
     return "\n".join(lines)
 
@@ -340,15 +353,17 @@ def _write(path: Path, data: bytes) -> int:
 
 def _write_assets(www: Path, rng: random.Random, linked_images: set[int]) -> tuple[int, int]:
     """Write stylesheets, fonts, script, logo, backgrounds and the linked pool images: (count, bytes)."""
-    written = [
-        _write(www / "static/css" / name, text.encode()) for name, text in _stylesheets(rng).items()
+    written = [_write(www / "static/css" / name, text.encode()) for name, text in _stylesheets(rng).items()]
+    written += [
+        _write(www / "static/fonts" / name, b"wOF2" + rng.randbytes(rng.randint(18_000, 30_000)))
+        for name in FONTS
     ]
-    written += [_write(www / "static/fonts" / name, b"wOF2" + rng.randbytes(rng.randint(18_000, 30_000)))
-                for name in FONTS]
     written.append(_write(www / SCRIPT[1:], _script(rng).encode()))
     written.append(_write(www / LOGO[1:], png_image(rng, 48, 16)))
-    written += [_write(www / f"static/img/bg-{number}.png", png_image(rng, 8, rng.randint(40, 120)))
-                for number in range(BACKGROUNDS)]
+    written += [
+        _write(www / f"static/img/bg-{number}.png", png_image(rng, 8, rng.randint(40, 120)))
+        for number in range(BACKGROUNDS)
+    ]
     for number in sorted(linked_images):
         width = rng.randint(24, 44)
         encoder = (jpeg_image, png_image, gif_image)[number % 3]
@@ -358,8 +373,10 @@ def _write_assets(www: Path, rng: random.Random, linked_images: set[int]) -> tup
 
 
 def _redirect_rules(writer: _SiteWriter) -> str:
-    return "".join(f"location = /go/{number} {{ return 301 {page_path(target)}; }}\n"
-                   for number, target in enumerate(writer.redirect_targets))
+    return "".join(
+        f"location = /go/{number} {{ return 301 {page_path(target)}; }}\n"
+        for number, target in enumerate(writer.redirect_targets)
+    )
 
 
 def _prepare(site_dir: Path) -> None:
@@ -392,12 +409,19 @@ def generate_site(root: Path, pages: int, seed: int = 0) -> SiteInfo:
     (www / "robots.txt").write_bytes(robots)
     (root / REDIRECTS_CONF).write_text(_redirect_rules(writer))
     info = SiteInfo(
-        pages=pages, assets=assets, redirects=len(writer.linked_redirects),
-        missing=len(writer.linked_missing), links=writer.links, page_bytes=writer.page_bytes,
-        asset_bytes=asset_bytes, total_bytes=writer.page_bytes + asset_bytes + len(robots), seed=seed,
+        pages=pages,
+        assets=assets,
+        redirects=len(writer.linked_redirects),
+        missing=len(writer.linked_missing),
+        links=writer.links,
+        page_bytes=writer.page_bytes,
+        asset_bytes=asset_bytes,
+        total_bytes=writer.page_bytes + asset_bytes + len(robots),
+        seed=seed,
     )
-    (root / STAMP).write_text(json.dumps({"generator": GENERATOR_VERSION, "complete": True,
-                                          "info": asdict(info)}, indent=2))
+    (root / STAMP).write_text(
+        json.dumps({"generator": GENERATOR_VERSION, "complete": True, "info": asdict(info)}, indent=2)
+    )
     return info
 
 

@@ -17,6 +17,7 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 
-python3 -m ruff check archiver tests benchmarks
+python3 -m ruff check archiver tests benchmarks examples
+python3 -m ruff format --check archiver tests benchmarks examples
 python3 -m mypy archiver
 python3 -m pytest "$@"

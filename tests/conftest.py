@@ -13,8 +13,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from archiver.config import CrawlConfig
-from archiver.manifest import Manifest, ManifestRow
-from archiver.run import CrawlResult, crawl
+from archiver.crawling.run import CrawlResult, crawl
+from archiver.store.manifest import Manifest, ManifestRow
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -35,22 +35,38 @@ class Site:
         self.routes[path] = handler
         return self
 
-    def file(self, path: str, body: bytes | str, content_type: str = "text/html",
-             status: int = 200, headers: dict[str, str] | None = None) -> Site:
+    def file(
+        self,
+        path: str,
+        body: bytes | str,
+        content_type: str = "text/html",
+        status: int = 200,
+        headers: dict[str, str] | None = None,
+    ) -> Site:
         data = body.encode() if isinstance(body, str) else body
 
         async def serve(request: web.Request) -> web.StreamResponse:
-            return web.Response(body=data, status=status, headers={
-                "Content-Type": content_type, **(headers or {})})
+            return web.Response(
+                body=data, status=status, headers={"Content-Type": content_type, **(headers or {})}
+            )
 
         return self.handler(path, serve)
 
-    def page(self, path: str, links: list[str] = (), title: str | None = None,  # type: ignore[assignment]
-             head: str = "", body: str = "", status: int = 200) -> Site:
+    def page(
+        self,
+        path: str,
+        links: list[str] = (),
+        title: str | None = None,  # type: ignore[assignment]
+        head: str = "",
+        body: str = "",
+        status: int = 200,
+    ) -> Site:
         anchors = "".join(f'<a href="{html.escape(u)}">{html.escape(u)}</a>\n' for u in links)
         title = title if title is not None else f"Page {path}"
-        doc = (f"<!doctype html><html><head><title>{html.escape(title)}</title>{head}</head>"
-               f"<body>{body}{anchors}</body></html>")
+        doc = (
+            f"<!doctype html><html><head><title>{html.escape(title)}</title>{head}</head>"
+            f"<body>{body}{anchors}</body></html>"
+        )
         return self.file(path, doc, "text/html; charset=utf-8", status)
 
     def redirect(self, path: str, to: str, status: int = 301) -> Site:
@@ -110,8 +126,9 @@ async def other_site() -> Any:
 def run_crawl(tmp_path: Path) -> Callable[..., Awaitable[CrawlResult]]:
     """Crawl seeds into tmp_path/snap (fast retries, no progress line); returns the result."""
 
-    async def run(*seeds: str, output: Path | None = None, resume: bool = False,
-                  **options: Any) -> CrawlResult:
+    async def run(
+        *seeds: str, output: Path | None = None, resume: bool = False, **options: Any
+    ) -> CrawlResult:
         options.setdefault("retry_base_delay", 0.01)
         options.setdefault("progress", False)
         options.setdefault("concurrency", 4)

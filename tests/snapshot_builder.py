@@ -10,8 +10,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archiver.manifest import Manifest, ManifestRow
-from archiver.warc import Capture, WarcFiles
+from archiver.store.manifest import Manifest, ManifestRow
+from archiver.warc.files import Capture, WarcFiles
 
 MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -30,33 +30,55 @@ class SnapshotBuilder:
         self.manifest = Manifest.open(root / "manifest.sqlite3")
         self.warcs = WarcFiles(root / "warc", prefix="test", max_size=10**9, clock=lambda: MOMENT)
 
-    def capture(self, url: str, body: bytes, headers: list[tuple[str, str]], status: int = 200,
-                **row: object) -> ManifestRow:
+    def capture(
+        self, url: str, body: bytes, headers: list[tuple[str, str]], status: int = 200, **row: object
+    ) -> ManifestRow:
         path = url.split("://", 1)[1].partition("/")[2]
         capture = Capture(
-            url=url, date=MOMENT, request_line=f"GET /{path} HTTP/1.1",
+            url=url,
+            date=MOMENT,
+            request_line=f"GET /{path} HTTP/1.1",
             request_headers=[("Host", url.split("/")[2])],
-            status_line=f"{status} {'OK' if status == 200 else 'Status'}", http_version="HTTP/1.1",
+            status_line=f"{status} {'OK' if status == 200 else 'Status'}",
+            http_version="HTTP/1.1",
             response_headers=[*headers, ("Content-Length", str(len(body)))],
-            body=io.BytesIO(body), body_length=len(body), payload_digest=payload_digest(body),
+            body=io.BytesIO(body),
+            body_length=len(body),
+            payload_digest=payload_digest(body),
             ip_address="127.0.0.1",
         )
         written = self.warcs.write_capture(capture)
         content_type = dict((k.lower(), v) for k, v in headers).get("content-type", "")
         values: dict[str, object] = dict(
-            url=url, found_by="link", depth=1, outcome="fetched", tries=1, status=status,
-            content_type=content_type.split(";")[0].strip() or None, length=len(body),
-            payload_digest=written.payload_digest, fetched_at=written.date,
-            warc_file=written.warc_file, warc_offset=written.offset,
-            warc_length=written.length, record_type=written.record_type,
+            url=url,
+            found_by="link",
+            depth=1,
+            outcome="fetched",
+            tries=1,
+            status=status,
+            content_type=content_type.split(";")[0].strip() or None,
+            length=len(body),
+            payload_digest=written.payload_digest,
+            fetched_at=written.date,
+            warc_file=written.warc_file,
+            warc_offset=written.offset,
+            warc_length=written.length,
+            record_type=written.record_type,
         )
         values.update(row)
         result = ManifestRow(**values)  # type: ignore[arg-type]
         self.manifest.upsert(result)
         return result
 
-    def page(self, url: str, markup: str | bytes, content_type: str = "text/html",
-             status: int = 200, gzipped: bool = False, title: str | None = None) -> ManifestRow:
+    def page(
+        self,
+        url: str,
+        markup: str | bytes,
+        content_type: str = "text/html",
+        status: int = 200,
+        gzipped: bool = False,
+        title: str | None = None,
+    ) -> ManifestRow:
         body = markup.encode("utf-8") if isinstance(markup, str) else markup
         headers = [("Content-Type", content_type)]
         if gzipped:
@@ -69,14 +91,16 @@ class SnapshotBuilder:
 
     def redirect(self, url: str, to: str, status: int = 301) -> ManifestRow:
         row = self.capture(url, b"", [("Location", to)], status)
-        redirected = ManifestRow(**{**row.__dict__, "outcome": "redirected", "redirect_to": to,
-                                    "content_type": None})
+        redirected = ManifestRow(
+            **{**row.__dict__, "outcome": "redirected", "redirect_to": to, "content_type": None}
+        )
         self.manifest.upsert(redirected)
         return redirected
 
     def other(self, url: str, outcome: str, reason: str, parent: str | None = None) -> None:
-        self.manifest.upsert(ManifestRow(url=url, found_by="link", depth=1, outcome=outcome,
-                                         reason=reason, parent=parent))
+        self.manifest.upsert(
+            ManifestRow(url=url, found_by="link", depth=1, outcome=outcome, reason=reason, parent=parent)
+        )
 
     def close(self) -> Path:
         self.warcs.close()
@@ -85,7 +109,8 @@ class SnapshotBuilder:
         crawl = {
             "archiver_version": "0.1.0",
             "settings": {"seeds": list(self.seeds), "scope": "host", "output": str(self.root)},
-            "started": "2026-01-02T03:04:05Z", "finished": "2026-01-02T03:05:00Z",
+            "started": "2026-01-02T03:04:05Z",
+            "finished": "2026-01-02T03:05:00Z",
             "stats": {"fetched": 3, "bytes": 1234},
         }
         (self.root / "crawl.json").write_text(json.dumps(crawl), encoding="utf-8")

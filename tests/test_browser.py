@@ -17,12 +17,20 @@ import pytest
 from aiohttp.test_utils import TestServer
 from demo_site import build_demo_site
 
-from archiver.mirror import build_mirror
-from archiver.serve import make_app
+from archiver.mirror.build import build_mirror
+from archiver.mirror.serve import make_app
 
 CHROMIUM = os.environ.get("ARCHIVER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 try:
     from playwright.async_api import async_playwright
@@ -30,8 +38,7 @@ except ImportError:  # pragma: no cover - CI installs it
     async_playwright = None
 
 if os.environ.get("CI") != "true" and (async_playwright is None or not os.path.exists(CHROMIUM)):
-    pytest.skip("Chromium or Playwright is not installed (CI=true runs this)",
-                allow_module_level=True)
+    pytest.skip("Chromium or Playwright is not installed (CI=true runs this)", allow_module_level=True)
 
 # Checked on every page: images decoded, styles and scripts applied.
 PAGE_STATE = """() => ({
@@ -49,10 +56,13 @@ class Recorder:
         self.requests: list[str] = []
         self.failed: list[str] = []
         page.on("request", lambda request: self.requests.append(request.url))
-        page.on("requestfailed", lambda request: self.failed.append(
-            f"{request.url} {request.failure}"))
-        page.on("response", lambda response: response.status >= 400 and self.failed.append(
-            f"{response.url} HTTP {response.status}"))
+        page.on("requestfailed", lambda request: self.failed.append(f"{request.url} {request.failure}"))
+        page.on(
+            "response",
+            lambda response: (
+                response.status >= 400 and self.failed.append(f"{response.url} HTTP {response.status}")
+            ),
+        )
 
 
 @pytest.fixture
@@ -86,8 +96,7 @@ async def visit(browser: Any, url: str) -> tuple[Recorder, dict[str, Any], list[
     return recorder, state, links
 
 
-def assert_page_complete(recorder: Recorder, state: dict[str, Any], allowed_prefix: str,
-                         origin: str) -> None:
+def assert_page_complete(recorder: Recorder, state: dict[str, Any], allowed_prefix: str, origin: str) -> None:
     assert recorder.failed == []
     assert recorder.requests, "the page made no request at all"
     for url in recorder.requests:
@@ -130,8 +139,7 @@ async def test_index_from_file_url(browser: Any, snapshot: tuple[Path, str]) -> 
     await page.goto((root / "index.html").as_uri())
     assert "Demo home" in await page.content()
     await page.fill("#filter", "search")
-    visible = await page.eval_on_selector_all(
-        "#pages tbody tr", "rows => rows.filter(r => !r.hidden).length")
+    visible = await page.eval_on_selector_all("#pages tbody tr", "rows => rows.filter(r => !r.hidden).length")
     assert visible == 1
     await page.fill("#filter", "")
     await page.click("text=Docs 2")
@@ -150,8 +158,12 @@ async def test_mirror_through_serve(browser: Any, snapshot: tuple[Path, str]) ->
     try:
         base = f"http://127.0.0.1:{server.port}/"
         host = origin.removeprefix("http://").replace(":", "+")
-        for path in ("", f"mirror/{host}/", f"mirror/{host}/docs/page2.html",
-                     f"mirror/{host}/search@q=a%20b&page=2.html"):
+        for path in (
+            "",
+            f"mirror/{host}/",
+            f"mirror/{host}/docs/page2.html",
+            f"mirror/{host}/search@q=a%20b&page=2.html",
+        ):
             recorder, state, links = await visit(browser, base + path)
             if path == "":
                 assert recorder.failed == [] and links

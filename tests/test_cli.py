@@ -12,8 +12,9 @@ from archiver.cli import build_parser
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "archiver", *args], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "archiver", *args], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
 
 
 def subcommands() -> list[str]:
@@ -56,8 +57,9 @@ def test_bad_url(tmp_path, url, word):
 
 
 def test_unreachable_seed(tmp_path):
-    done = run_cli("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "snap"), "--max-tries", "1",
-                   "--quiet")
+    done = run_cli(
+        "crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "snap"), "--max-tries", "1", "--quiet"
+    )
     assert_one_line_error(done, "could not fetch http://127.0.0.1:9/")
 
 
@@ -94,8 +96,9 @@ async def test_crawl_command_end_to_end(site, tmp_path):
     await site.start()
     import asyncio
 
-    done = await asyncio.to_thread(run_cli, "crawl", site.url("/"), "-o", str(tmp_path / "snap"),
-                                   "--no-mirror")
+    done = await asyncio.to_thread(
+        run_cli, "crawl", site.url("/"), "-o", str(tmp_path / "snap"), "--no-mirror"
+    )
     assert done.returncode == 0, done.stderr
     assert "3 URLs met: 3 fetched" in done.stdout
     assert "404: 1" in done.stdout

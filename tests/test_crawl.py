@@ -12,13 +12,13 @@ async def test_link_discovery_from_every_source(site, run_crawl):
     site.page(
         "/",
         head='<link rel="stylesheet" href="/s.css"><style>@import "/imp.css";</style>'
-             '<meta http-equiv="refresh" content="30; url=/refreshed">',
+        '<meta http-equiv="refresh" content="30; url=/refreshed">',
         body='<img src="/i.png" srcset="/i1.png 1x, /i2.png 2x"><picture><source srcset="/p.webp">'
-             '</picture><script src="/j.js"></script><iframe src="/frame"></iframe>'
-             '<video src="/v.mp4" poster="/poster.jpg"><track src="/t.vtt"></video>'
-             '<audio src="/a.mp3"></audio><embed src="/e.swf"><object data="/o.svg"></object>'
-             '<input type="image" src="/btn.png"><div style="background:url(/inline.png)"></div>'
-             '<map><area href="/area"></map>',
+        '</picture><script src="/j.js"></script><iframe src="/frame"></iframe>'
+        '<video src="/v.mp4" poster="/poster.jpg"><track src="/t.vtt"></video>'
+        '<audio src="/a.mp3"></audio><embed src="/e.swf"><object data="/o.svg"></object>'
+        '<input type="image" src="/btn.png"><div style="background:url(/inline.png)"></div>'
+        '<map><area href="/area"></map>',
         links=["/page"],
     )
     site.file("/s.css", "@import url(more.css); body { background: url(bg.png) }", "text/css")
@@ -26,9 +26,30 @@ async def test_link_discovery_from_every_source(site, run_crawl):
     await site.start()
     result = await run_crawl(site.url("/"))
     rows = manifest_rows(result.snapshot.root)
-    expected = ["/s.css", "/imp.css", "/refreshed", "/i.png", "/i1.png", "/i2.png", "/p.webp",
-                "/j.js", "/frame", "/v.mp4", "/poster.jpg", "/t.vtt", "/a.mp3", "/e.swf", "/o.svg",
-                "/btn.png", "/inline.png", "/area", "/page", "/more.css", "/bg.png", "/font.woff2"]
+    expected = [
+        "/s.css",
+        "/imp.css",
+        "/refreshed",
+        "/i.png",
+        "/i1.png",
+        "/i2.png",
+        "/p.webp",
+        "/j.js",
+        "/frame",
+        "/v.mp4",
+        "/poster.jpg",
+        "/t.vtt",
+        "/a.mp3",
+        "/e.swf",
+        "/o.svg",
+        "/btn.png",
+        "/inline.png",
+        "/area",
+        "/page",
+        "/more.css",
+        "/bg.png",
+        "/font.woff2",
+    ]
     for path in expected:
         assert site.hits[path] == 1, path
         assert rows[site.url(path)].outcome == "fetched", path
@@ -54,8 +75,7 @@ async def test_scope_host_skips_other_hosts_but_fetches_requisites(site, other_s
     other_site.file("/logo.png", b"PNG", "image/png")
     other_site.page("/elsewhere")
     await other_site.start()
-    site.page("/", links=[other_site.url("/elsewhere")],
-              body=f'<img src="{other_site.url("/logo.png")}">')
+    site.page("/", links=[other_site.url("/elsewhere")], body=f'<img src="{other_site.url("/logo.png")}">')
     await site.start()
     result = await run_crawl(site.url("/"))
     rows = manifest_rows(result.snapshot.root)
@@ -83,8 +103,9 @@ async def test_scope_prefix_include_exclude(site, run_crawl):
     site.page("/docs/", links=["/docs/a", "/docs/b.pdf", "/docs/private/x", "/blog/"])
     site.page("/docs/a")
     await site.start()
-    result = await run_crawl(site.url("/docs/"), scope="prefix", exclude=(r"\.pdf$",),
-                             include=(r"/docs/(a|$)",))
+    result = await run_crawl(
+        site.url("/docs/"), scope="prefix", exclude=(r"\.pdf$",), include=(r"/docs/(a|$)",)
+    )
     rows = manifest_rows(result.snapshot.root)
     assert rows[site.url("/docs/a")].outcome == "fetched"
     assert rows[site.url("/docs/b.pdf")].reason == "excluded"

@@ -16,19 +16,24 @@ import pytest
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver import run
-from archiver import workers as workers_module
-from archiver.frontier import MemoryFrontier, QueueItem, SqliteFrontier
-from archiver.verify import verify_snapshot
-from archiver.warc import Capture
-from archiver.workers import CaptureWorkers
+from archiver.crawling import capture_workers as workers_module
+from archiver.crawling import run
+from archiver.crawling.capture_workers import CaptureWorkers
+from archiver.crawling.frontier import MemoryFrontier, QueueItem, SqliteFrontier
+from archiver.verify.verifier import verify_snapshot
+from archiver.warc.files import Capture
 
 
 def item(n: int) -> QueueItem:
-    return QueueItem(f"http://h/{n}", n % 3, 5, requisite=n % 2 == 0,
-                     chain=(f"http://h/r{n}", "http://h/s") if n % 4 == 0 else (),
-                     found_by="redirect" if n % 4 == 0 else "link",
-                     parent=None if n % 5 == 0 else f"http://h/p{n}")
+    return QueueItem(
+        f"http://h/{n}",
+        n % 3,
+        5,
+        requisite=n % 2 == 0,
+        chain=(f"http://h/r{n}", "http://h/s") if n % 4 == 0 else (),
+        found_by="redirect" if n % 4 == 0 else "link",
+        parent=None if n % 5 == 0 else f"http://h/p{n}",
+    )
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -108,7 +113,8 @@ async def test_crawl_through_the_disk_queue(site, run_crawl, tmp_path, monkeypat
     result = await run_crawl(site.url("/"))
     rows = manifest_rows(result.snapshot.root)
     assert {url for url, row in rows.items() if row.outcome == "fetched"} == {
-        site.url(f"/p{n}") for n in range(pages)}
+        site.url(f"/p{n}") for n in range(pages)
+    }
     assert all(hits == 1 for hits in site.hits.values())
     assert rows[site.url("/p0")].found_by == "redirect"
     assert rows[site.url("/p0")].parent == site.url("/")
@@ -121,8 +127,12 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
     monkeypatch.setattr(run, "CaptureWorkers", lambda _processes: workers)
     pages = 30
     for n in range(pages):
-        site.page(f"/p{n}", links=[f"/p{(n + k) % pages}" for k in range(1, 4)]
-                  + ["/s.css", "/same.png", "/copy.png", "/gone"], title=f"page {n}")
+        site.page(
+            f"/p{n}",
+            links=[f"/p{(n + k) % pages}" for k in range(1, 4)]
+            + ["/s.css", "/same.png", "/copy.png", "/gone"],
+            title=f"page {n}",
+        )
     site.file("/s.css", "body{background:url(/bg.png)}", "text/css")
     site.file("/bg.png", b"\x89PNG" + bytes(range(256)) * 40, "image/png")
     site.file("/same.png", b"\x89PNG same bytes", "image/png")
@@ -132,20 +142,29 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
     result = await run_crawl(site.url("/"))
     rows = manifest_rows(result.snapshot.root)
     assert {url for url, row in rows.items() if row.outcome == "fetched"} == {
-        *(site.url(f"/p{n}") for n in range(pages)), site.url("/s.css"), site.url("/bg.png"),
-        site.url("/same.png"), site.url("/copy.png"), site.url("/gone")}
+        *(site.url(f"/p{n}") for n in range(pages)),
+        site.url("/s.css"),
+        site.url("/bg.png"),
+        site.url("/same.png"),
+        site.url("/copy.png"),
+        site.url("/gone"),
+    }
     assert rows[site.url("/p7")].title == "page 7"
     assert rows[site.url("/bg.png")].found_by == "requisite"
     # Every fetch but the redirect's went through a worker, which parsed the pages and the
     # stylesheet and encoded the records; one of the identical images became a revisit.
     assert workers.done_in_workers == pages + 5
     assert sorted(rows[site.url(path)].record_type for path in ("/same.png", "/copy.png")) == [
-        "response", "revisit"]
+        "response",
+        "revisit",
+    ]
     records = []
     for warc in (result.snapshot.root / "warc").iterdir():
         with open(warc, "rb") as f:
-            records += [(record.rec_type, record.rec_headers.get_header("WARC-Concurrent-To"))
-                        for record in ArchiveIterator(f, check_digests="raise")]
+            records += [
+                (record.rec_type, record.rec_headers.get_header("WARC-Concurrent-To"))
+                for record in ArchiveIterator(f, check_digests="raise")
+            ]
     response_ids = {row.url for row in rows.values() if row.warc_file}
     assert len([r for r in records if r[0] in ("response", "revisit")]) == len(response_ids)
     assert len([r for r in records if r[0] == "request" and r[1]]) == len(response_ids)
@@ -153,11 +172,18 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
 
 
 def page_capture(body: bytes, url: str = "http://h/a") -> Capture:
-    return Capture(url=url, date=datetime.now(UTC), request_line="GET / HTTP/1.1",
-                   request_headers=[("Host", "h")], status_line="200 OK", http_version="HTTP/1.1",
-                   response_headers=[("Content-Type", "text/html")], body=io.BytesIO(body),
-                   body_length=len(body),
-                   payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode())
+    return Capture(
+        url=url,
+        date=datetime.now(UTC),
+        request_line="GET / HTTP/1.1",
+        request_headers=[("Host", "h")],
+        status_line="200 OK",
+        http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "text/html")],
+        body=io.BytesIO(body),
+        body_length=len(body),
+        payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
+    )
 
 
 async def prepared_links(workers: CaptureWorkers, body: bytes, url: str = "http://h/a") -> list[str]:

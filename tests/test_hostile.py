@@ -9,7 +9,7 @@ import zlib
 from aiohttp import web
 from conftest import manifest_rows
 
-from archiver.mirror import build_mirror
+from archiver.mirror.build import build_mirror
 
 
 def gzip_bomb(size: int) -> bytes:
@@ -132,8 +132,11 @@ async def test_a_page_in_a_charset_nobody_knows_is_archived_and_followed(site, r
 async def test_charsets_that_cannot_decode_a_page_leave_it_archived_mirrored_and_followed(site, run_crawl):
     """Codecs that are not text encodings (base64), refuse errors="replace" (idna), or meet
     bytes they cannot hold (a UTF-16 page cut after an odd byte)."""
-    site.file("/", '<link rel="stylesheet" href="/s.css"><a href="/u16">u</a><a href="/b64">b</a>',
-              "text/html; charset=idna")
+    site.file(
+        "/",
+        '<link rel="stylesheet" href="/s.css"><a href="/u16">u</a><a href="/b64">b</a>',
+        "text/html; charset=idna",
+    )
     site.file("/s.css", "body { background: url(bg.png) } /* \xe9 */", "text/css; charset=punycode")
     site.file("/bg.png", b"\x89PNG", "image/png")
     site.file("/u16", '<a href="/after-u16">x</a>'.encode("utf-16") + b"A", "text/html; charset=utf-16")

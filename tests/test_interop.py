@@ -36,8 +36,9 @@ def interop_venv() -> Path:
     marker = venv / ".installed"
     if not marker.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *INTEROP_PACKAGES],
-                       check=True, timeout=600)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", *INTEROP_PACKAGES], check=True, timeout=600
+        )
         marker.write_text(" ".join(INTEROP_PACKAGES))
     return venv
 
@@ -53,16 +54,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-SITE_HTML = ("<title>Home</title><a href='/a'>a</a><a href='/old'>old</a><img src='/x.png'>"
-             "<a href='/gz'>gz</a><img src='/y.png'>")
+SITE_HTML = (
+    "<title>Home</title><a href='/a'>a</a><a href='/old'>old</a><img src='/x.png'>"
+    "<a href='/gz'>gz</a><img src='/y.png'>"
+)
 
 
 async def build_snapshot(site, run_crawl):
     zipped = gzip.compress(b"<title>Zipped</title><p>compressed page</p>")
 
     async def gz(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/html",
-                                               "Content-Encoding": "gzip"})
+        response = web.StreamResponse(headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})
         response.enable_chunked_encoding()
         await response.prepare(request)
         await response.write(zipped)
@@ -82,8 +84,9 @@ async def build_snapshot(site, run_crawl):
 async def test_warcio_check_and_iterator_accept_every_record(site, run_crawl):
     result = await build_snapshot(site, run_crawl)
     files = sorted((result.snapshot.root / "warc").glob("*.warc.gz"))
-    done = subprocess.run([sys.executable, "-m", "warcio.cli", "check", "-v", *map(str, files)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "warcio.cli", "check", "-v", *map(str, files)], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "digest pass" in done.stdout and "fail" not in done.stdout
     kinds = []
@@ -102,19 +105,35 @@ async def test_cdxj_matches_cdxj_indexer(site, run_crawl, tools):
     warc_dir = result.snapshot.root / "warc"
     files = sorted(p.name for p in warc_dir.glob("*.warc.gz"))
     done = await asyncio.to_thread(
-        subprocess.run, [str(tools / "cdxj-indexer"), "--sort", *files], cwd=warc_dir,
-        capture_output=True, text=True, check=True)
+        subprocess.run,
+        [str(tools / "cdxj-indexer"), "--sort", *files],
+        cwd=warc_dir,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     theirs = {_comparable(line) for line in done.stdout.splitlines() if line.strip()}
-    ours = {_comparable(line) for line in
-            (result.snapshot.root / "indexes" / "index.cdxj").read_text().splitlines()}
+    ours = {
+        _comparable(line)
+        for line in (result.snapshot.root / "indexes" / "index.cdxj").read_text().splitlines()
+    }
     assert ours == theirs
 
 
 def _comparable(line: str) -> tuple:
     key, timestamp, block = line.split(" ", 2)
     entry = json.loads(block)
-    return (key, timestamp, entry["url"], entry.get("mime"), entry.get("status"), entry["digest"],
-            entry["offset"], entry["length"], entry["filename"])
+    return (
+        key,
+        timestamp,
+        entry["url"],
+        entry.get("mime"),
+        entry.get("status"),
+        entry["digest"],
+        entry["offset"],
+        entry["length"],
+        entry["filename"],
+    )
 
 
 def _get(url: str) -> tuple[int, bytes, dict[str, str]]:
@@ -143,8 +162,13 @@ def _wait_for(url: str, process: subprocess.Popen, seconds: float = 60) -> None:
 async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, index):
     """pywb serves every capture with status 200 through its id_ URLs (raw replay)."""
     result = await build_snapshot(site, run_crawl)
-    urls = {"/": SITE_HTML.encode(), "/a": None, "/x.png": b"\x89PNG same",
-            "/y.png": b"\x89PNG same", "/gz": None}
+    urls = {
+        "/": SITE_HTML.encode(),
+        "/a": None,
+        "/x.png": b"\x89PNG same",
+        "/y.png": b"\x89PNG same",
+        "/gz": None,
+    }
     original = {path: (site.url(path), body) for path, body in urls.items()}
     old_url = site.url("/old")
     await site.close()  # replay must come from the archive alone
@@ -157,12 +181,21 @@ async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, inde
     if index == "ours":
         shutil.copy(result.snapshot.root / "indexes" / "index.cdxj", collection / "indexes")
     else:
-        await asyncio.to_thread(subprocess.run, [str(tools / "wb-manager"), "reindex", "snap"],
-                                cwd=root, check=True, capture_output=True)
+        await asyncio.to_thread(
+            subprocess.run,
+            [str(tools / "wb-manager"), "reindex", "snap"],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
     port = free_port()
     log = open(root / "wayback.log", "w")  # noqa: SIM115
-    process = subprocess.Popen([str(tools / "wayback"), "-p", str(port), "-b", "127.0.0.1"],
-                               cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [str(tools / "wayback"), "-p", str(port), "-b", "127.0.0.1"],
+        cwd=root,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         base = f"http://127.0.0.1:{port}/snap"
         await asyncio.to_thread(_wait_for, f"{base}/", process)
@@ -176,8 +209,7 @@ async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, inde
             data = gzip.decompress(data)
         assert b"compressed page" in data
         # the redirect is replayed as a redirect
-        status, _, headers = await asyncio.to_thread(
-            _get_no_redirect, f"{base}/2026id_/{old_url}")
+        status, _, headers = await asyncio.to_thread(_get_no_redirect, f"{base}/2026id_/{old_url}")
         assert status in (301, 302)
         assert headers.get("Location", "").endswith("/a")
     finally:

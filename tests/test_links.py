@@ -41,7 +41,7 @@ def links_of(html: str, url: str = BASE) -> dict[str, str]:
         ('<object data="o.svg"></object>', "http://h/dir/o.svg", REQUISITE),
         ('<input type="image" src="btn.png">', "http://h/dir/btn.png", REQUISITE),
         ('<meta http-equiv="refresh" content="0; url=/next">', "http://h/next", LINK),
-        ('<div style="background: url(\'bg.png\')"></div>', "http://h/dir/bg.png", REQUISITE),
+        ("<div style=\"background: url('bg.png')\"></div>", "http://h/dir/bg.png", REQUISITE),
         ("<style>body { background: url(/st.png) }</style>", "http://h/st.png", REQUISITE),
         ('<style>@import "imp.css";</style>', "http://h/dir/imp.css", REQUISITE),
         ('<body background="tile.gif"></body>', "http://h/dir/tile.gif", REQUISITE),
@@ -109,21 +109,55 @@ def test_title_outside_head_is_still_found():
 @pytest.mark.parametrize(
     ("page_url", "expected"),
     [
-        ("http://h/dir/page.html", ["http://h/dir/x.html", "http://h/top", "http://h/dir/page.html?q=1",
-                                    "http://other/y", "http://h/z"]),
-        ("https://h/dir/page.html?a=b", ["https://h/dir/x.html", "https://h/top",
-                                         "https://h/dir/page.html?q=1", "https://other/y", "https://h/z"]),
-        ("http://h/other/deeper/p", ["http://h/other/deeper/x.html", "http://h/top",
-                                     "http://h/other/deeper/p?q=1", "http://other/y", "http://h/other/z"]),
-        ("http://h:8080", ["http://h:8080/x.html", "http://h:8080/top", "http://h:8080/?q=1",
-                           "http://other/y", "http://h:8080/z"]),
+        (
+            "http://h/dir/page.html",
+            [
+                "http://h/dir/x.html",
+                "http://h/top",
+                "http://h/dir/page.html?q=1",
+                "http://other/y",
+                "http://h/z",
+            ],
+        ),
+        (
+            "https://h/dir/page.html?a=b",
+            [
+                "https://h/dir/x.html",
+                "https://h/top",
+                "https://h/dir/page.html?q=1",
+                "https://other/y",
+                "https://h/z",
+            ],
+        ),
+        (
+            "http://h/other/deeper/p",
+            [
+                "http://h/other/deeper/x.html",
+                "http://h/top",
+                "http://h/other/deeper/p?q=1",
+                "http://other/y",
+                "http://h/other/z",
+            ],
+        ),
+        (
+            "http://h:8080",
+            [
+                "http://h:8080/x.html",
+                "http://h:8080/top",
+                "http://h:8080/?q=1",
+                "http://other/y",
+                "http://h:8080/z",
+            ],
+        ),
     ],
 )
 def test_a_link_met_before_on_another_page_resolves_against_this_one(page_url, expected):
     # The same attribute values on pages at other URLs, one after the other: what
     # an earlier page resolved must not leak into a later one.
-    html = ('<a href="x.html"></a><a href="/top"></a><a href="?q=1"></a><a href="//other/y"></a>'
-            '<a href="../dir/../z"></a>')
+    html = (
+        '<a href="x.html"></a><a href="/top"></a><a href="?q=1"></a><a href="//other/y"></a>'
+        '<a href="../dir/../z"></a>'
+    )
     assert [link.url for link in extract_html(html.encode(), page_url).links] == expected
 
 
@@ -149,8 +183,12 @@ def test_css_urls_and_imports():
     @font-face { src: url('../fonts/f.woff2') format('woff2') }
     """
     found = {link.url for link in extract_css(css, "http://h/css/site.css").links}
-    assert found == {"http://h/css/a.css", "http://h/css/b.css", "http://h/css/c.png",
-                     "http://h/fonts/f.woff2"}
+    assert found == {
+        "http://h/css/a.css",
+        "http://h/css/b.css",
+        "http://h/css/c.png",
+        "http://h/fonts/f.woff2",
+    }
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from archiver.markup import scan
+from archiver.mirror.markup import scan
 
 
 def tags(text: str) -> list[tuple[str, str]]:
@@ -32,8 +32,10 @@ def tags(text: str) -> list[tuple[str, str]]:
         ("</a><p>", [("p", "<p>")]),
         ("a < b and 1<2 <3 <p>", [("p", "<p>")]),
         ('<a href="never closed>text', []),
-        ("<script>if (a<b) document.write('<img src=x>')</script><p>",
-         [("script", "<script>"), ("p", "<p>")]),
+        (
+            "<script>if (a<b) document.write('<img src=x>')</script><p>",
+            [("script", "<script>"), ("p", "<p>")],
+        ),
         ("<SCRIPT>x='</scr'+'ipt>'</SCRIPT ><p>", [("script", "<SCRIPT>"), ("p", "<p>")]),
         ("<textarea><a href=x></textarea><b>", [("textarea", "<textarea>"), ("b", "<b>")]),
         ("<title><img src=x></title>", [("title", "<title>")]),
@@ -51,7 +53,7 @@ def test_offsets_index_the_source() -> None:
     text = "<p>x</p>\n<!-- c --><a\n href=y>z</a><style>\nb{}</style ><i>"
     found = scan(text)
     for offset, _tag, raw in found.tags:
-        assert text[offset:offset + len(raw)] == raw
+        assert text[offset : offset + len(raw)] == raw
     assert [text[start:end] for start, end in found.styles] == ["\nb{}"]
 
 
@@ -76,8 +78,9 @@ class _Reference(HTMLParser):
     handle_startendtag = handle_starttag
 
 
-@pytest.mark.parametrize("page", sorted(Path(__file__).parent.parent.glob("examples/site/**/*.html")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "page", sorted(Path(__file__).parent.parent.glob("examples/site/**/*.html")), ids=lambda p: p.name
+)
 def test_same_tags_as_html_parser_on_well_formed_pages(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     reference = _Reference()

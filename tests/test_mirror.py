@@ -14,10 +14,10 @@ import pytest
 from snapshot_builder import SnapshotBuilder
 
 from archiver.links import iter_css_urls, iter_html_references
-from archiver.manifest import Manifest
-from archiver.mirror import build_mirror
-from archiver.mirrorcheck import check_mirror
-from archiver.problems import Report
+from archiver.mirror.build import build_mirror
+from archiver.store.manifest import Manifest
+from archiver.verify.mirror_links import check_mirror
+from archiver.verify.report import Report
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 S = "http://site.test"
@@ -25,22 +25,32 @@ S = "http://site.test"
 
 def small_site(root: Path) -> Path:
     snap = SnapshotBuilder(root)
-    snap.page(f"{S}/", """<!doctype html><html><head><title>Home</title>
+    snap.page(
+        f"{S}/",
+        """<!doctype html><html><head><title>Home</title>
         <link rel="stylesheet" href="/css/site.css"></head><body>
         <a href="/about">About</a> <a href="/old">Old</a> <a href="/docs/">Docs</a>
         <a href="/list?page=2">Page 2</a> <a href="/missing">Missing</a>
         <a href="https://elsewhere.test/">Elsewhere</a> <img src="/img/logo.png"></body></html>""",
-              title="Home")
-    snap.page(f"{S}/about", '<title>About</title><a href="/">home</a><a href="/docs/#x">d</a>',
-              gzipped=True, title="About")
+        title="Home",
+    )
+    snap.page(
+        f"{S}/about",
+        '<title>About</title><a href="/">home</a><a href="/docs/#x">d</a>',
+        gzipped=True,
+        title="About",
+    )
     snap.page(f"{S}/docs/", '<a href="../about">about</a><img src="../img/logo.png">', title="Docs")
     snap.page(f"{S}/list?page=2", '<a href="?page=1">1</a><a href="/">home</a>', title="List 2")
     snap.page(f"{S}/new", '<a href="/old">self via redirect</a>', title="New")
     snap.redirect(f"{S}/old", f"{S}/older")
     snap.redirect(f"{S}/older", f"{S}/new", status=302)
-    snap.file(f"{S}/css/site.css",
-              b'@import "print.css"; body{background:url(../img/logo.png)}', "text/css",
-              gzipped=True)
+    snap.file(
+        f"{S}/css/site.css",
+        b'@import "print.css"; body{background:url(../img/logo.png)}',
+        "text/css",
+        gzipped=True,
+    )
     snap.file(f"{S}/img/logo.png", PNG, "image/png")
     snap.page(f"{S}/missing", "<h1>Not here</h1>", status=404, title="404")
     snap.other(f"{S}/private/", "skipped", "robots", parent=f"{S}/")
@@ -69,20 +79,30 @@ def test_small_site(tmp_path: Path) -> None:
     assert stats.redirects == 2
     assert "6 pages" in stats.summary()
     assert sorted(p.relative_to(mirror).as_posix() for p in mirror.rglob("*") if p.is_file()) == [
-        "about.html", "css/site.css", "docs/index.html", "img/logo.png", "index.html",
-        "list@page=2.html", "missing.html", "new.html"]
+        "about.html",
+        "css/site.css",
+        "docs/index.html",
+        "img/logo.png",
+        "index.html",
+        "list@page=2.html",
+        "missing.html",
+        "new.html",
+    ]
     home = (mirror / "index.html").read_text()
     assert 'href="about.html"' in home and 'href="new.html"' in home
     assert 'href="docs/index.html"' in home and 'href="list@page=2.html"' in home
     assert 'href="missing.html"' in home and 'href="https://elsewhere.test/"' in home
     assert 'href="css/site.css"' in home and 'src="img/logo.png"' in home
     assert (mirror / "about.html").read_text() == (
-        '<title>About</title><a href="index.html">home</a><a href="docs/index.html#x">d</a>')
+        '<title>About</title><a href="index.html">home</a><a href="docs/index.html#x">d</a>'
+    )
     assert (mirror / "css/site.css").read_text() == (
-        '@import "http://site.test/css/print.css"; body{background:url(../img/logo.png)}')
+        '@import "http://site.test/css/print.css"; body{background:url(../img/logo.png)}'
+    )
     assert (mirror / "img/logo.png").read_bytes() == PNG
     assert (mirror / "list@page=2.html").read_text() == (
-        '<a href="http://site.test/list?page=1">1</a><a href="index.html">home</a>')
+        '<a href="http://site.test/list?page=1">1</a><a href="index.html">home</a>'
+    )
 
 
 def test_every_local_link_resolves(tmp_path: Path) -> None:
@@ -122,8 +142,7 @@ def test_rebuild_replaces_the_mirror_and_never_follows_planted_symlinks(tmp_path
     os.symlink(outside, root / "mirror" / "site.test" / "img2")
     os.symlink(outside / "keep.txt", root / "mirror" / "site.test" / "stale.html")
     (root / "mirror" / "stale-file.html").write_text("old")
-    first = {p: p.read_bytes() for p in (root / "mirror").rglob("*") if p.is_file()
-             and not p.is_symlink()}
+    first = {p: p.read_bytes() for p in (root / "mirror").rglob("*") if p.is_file() and not p.is_symlink()}
     build_mirror(root)
     assert (outside / "keep.txt").read_text() == "precious"
     assert not (root / "mirror" / "stale-file.html").exists()
@@ -147,9 +166,11 @@ def test_revisit_payload_comes_from_the_original_record(tmp_path: Path) -> None:
     assert (root / "mirror/site.test/copy.png").read_bytes() == PNG
     # Same bytes, different place: each copy is rewritten for its own URL.
     assert (root / "mirror/site.test/b/index.html").read_text() == (
-        '<a href="index.html">b</a><img src="http://site.test/b/x.png">')
+        '<a href="index.html">b</a><img src="http://site.test/b/x.png">'
+    )
     assert (root / "mirror/site.test/a/index.html").read_text() == (
-        '<a href="../b/index.html">b</a><img src="x.png">')
+        '<a href="../b/index.html">b</a><img src="x.png">'
+    )
 
 
 def test_interrupted_crawl(tmp_path: Path) -> None:
@@ -166,8 +187,9 @@ def test_interrupted_crawl(tmp_path: Path) -> None:
     stats = build_mirror(root)
     assert stats.pages == 2
     home = (root / "mirror/site.test/index.html").read_text()
-    assert home == ('<a href="a.html">a</a><a href="http://site.test/b">b</a>'
-                    '<a href="http://site.test/q">q</a>')
+    assert home == (
+        '<a href="a.html">a</a><a href="http://site.test/b">b</a><a href="http://site.test/q">q</a>'
+    )
 
 
 def test_corrupt_record_is_reported_not_fatal(tmp_path: Path) -> None:
@@ -187,8 +209,16 @@ def test_corrupt_record_is_reported_not_fatal(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    ["/../../etc/passwd", "/%2e%2e/%2e%2e/x", "/..%2f..%2fx", "/a%00b", "/CON", "/x\\..\\..\\y",
-     "/" + "z" * 400, "/%5c%5c..%5cwin"],
+    [
+        "/../../etc/passwd",
+        "/%2e%2e/%2e%2e/x",
+        "/..%2f..%2fx",
+        "/a%00b",
+        "/CON",
+        "/x\\..\\..\\y",
+        "/" + "z" * 400,
+        "/%5c%5c..%5cwin",
+    ],
 )
 def test_hostile_urls_stay_inside_mirror(path: str, tmp_path: Path) -> None:
     snap = SnapshotBuilder(tmp_path / "snap")
@@ -199,8 +229,11 @@ def test_hostile_urls_stay_inside_mirror(path: str, tmp_path: Path) -> None:
     assert stats.errors == [] and stats.pages == 2
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     mirror = (root / "mirror").resolve()
-    outside = [p for p in files if p.suffix == ".html" and mirror not in p.resolve().parents
-               and p.name != "index.html"]
+    outside = [
+        p
+        for p in files
+        if p.suffix == ".html" and mirror not in p.resolve().parents and p.name != "index.html"
+    ]
     assert outside == []
     report = Report()
     check_mirror(root, report)
@@ -262,8 +295,9 @@ def test_index_html(tmp_path: Path) -> None:
 def test_index_html_puts_each_fetched_url_in_one_table(tmp_path: Path) -> None:
     snap = SnapshotBuilder(tmp_path / "snap")
     snap.page(f"{S}/", "<p>home</p>")
-    snap.capture(f"{S}/odd-case", b"<p>odd</p>", [("Content-Type", "text/html")],
-                 content_type="Application/XHTML+XML")
+    snap.capture(
+        f"{S}/odd-case", b"<p>odd</p>", [("Content-Type", "text/html")], content_type="Application/XHTML+XML"
+    )
     snap.file(f"{S}/logo.png", b"\x89PNG", "image/png")
     snap.capture(f"{S}/untyped", b"data", [])
     snap.other(f"{S}/lost", "fetched", "")  # fetched, but its record is not in the WARC files
@@ -305,10 +339,18 @@ async def test_crawled_site_mirror(site: Any, run_crawl: Any) -> None:
     assert stats.pages == 7 and stats.stylesheets == 2
     host = site.host.replace(":", "+")
     home = (root / "mirror" / host / "index.html").read_text()
-    for link in ('href="docs/index.html"', 'href="about.html"', 'href="new.html"',
-                 'href="search@q=a%20b&amp;page=2.html"', 'src="img/a.png"',
-                 'srcset="img/a.png 1x, img/b.png 2x"', "url(&#x27;img/b.png&#x27;)",
-                 "url(img/c.png)", 'src="frame.html"', 'href="static/site.css"'):
+    for link in (
+        'href="docs/index.html"',
+        'href="about.html"',
+        'href="new.html"',
+        'href="search@q=a%20b&amp;page=2.html"',
+        'src="img/a.png"',
+        'srcset="img/a.png 1x, img/b.png 2x"',
+        "url(&#x27;img/b.png&#x27;)",
+        "url(img/c.png)",
+        'src="frame.html"',
+        'href="static/site.css"',
+    ):
         assert link in home, link
     assert site.url("/") not in home
     report = Report()
@@ -319,16 +361,21 @@ async def test_crawled_site_mirror(site: Any, run_crawl: Any) -> None:
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(path.relative_to(root)): path.read_bytes()
-            for path in sorted(root.rglob("*")) if path.is_file()}
+    return {
+        str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()
+    }
 
 
 def test_build_shared_by_processes_writes_what_one_process_writes(tmp_path: Path) -> None:
     snap = SnapshotBuilder(tmp_path / "snap")
     snap.page(f"{S}/", "".join(f'<a href="/p{n}">p{n}</a>' for n in range(300)))
     for n in range(300):
-        snap.page(f"{S}/p{n}", f'<link rel=stylesheet href="/s.css"><a href="/p{(n + 1) % 300}">next</a>'
-                  f'<img src="/i{n % 7}.png"><a href="/gone">gone</a>', gzipped=n % 3 == 0)
+        snap.page(
+            f"{S}/p{n}",
+            f'<link rel=stylesheet href="/s.css"><a href="/p{(n + 1) % 300}">next</a>'
+            f'<img src="/i{n % 7}.png"><a href="/gone">gone</a>',
+            gzipped=n % 3 == 0,
+        )
     for n in range(7):
         snap.file(f"{S}/i{n}.png", PNG if n else PNG + b"x", "image/png")
     snap.file(f"{S}/s.css", b"body{background:url(/i1.png)}", "text/css")
@@ -342,6 +389,9 @@ def test_build_shared_by_processes_writes_what_one_process_writes(tmp_path: Path
     assert _tree(root / "mirror") == one_tree
     with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
         assert {row.url: row.local_path for row in manifest.rows()} == one_paths
-    assert (shared.pages, shared.stylesheets, shared.other, shared.bytes, shared.redirects) == (
-        one.pages, one.stylesheets, one.other, one.bytes, one.redirects) == (301, 1, 7, one.bytes, 1)
+    assert (
+        (shared.pages, shared.stylesheets, shared.other, shared.bytes, shared.redirects)
+        == (one.pages, one.stylesheets, one.other, one.bytes, one.redirects)
+        == (301, 1, 7, one.bytes, 1)
+    )
     assert one_paths[f"{S}/p5"] == "site.test/p5.html"

@@ -104,9 +104,7 @@ def test_hostile_urls_stay_inside(url: str, content_type: str | None, tmp_path: 
     assert target.resolve().is_relative_to(root.resolve())
 
 
-@pytest.mark.parametrize(
-    "name", ["CON", "nul", "Com1.txt", "LPT9", "aux.tar.gz", "conin$", "prn "]
-)
+@pytest.mark.parametrize("name", ["CON", "nul", "Com1.txt", "LPT9", "aux.tar.gz", "conin$", "prn "])
 def test_windows_reserved_names_are_escaped(name: str) -> None:
     escaped = escape_name(name)
     assert escaped != name and escaped.startswith("%")
@@ -162,8 +160,9 @@ def test_assign_paths_is_deterministic_and_order_free() -> None:
 
 
 def test_assign_paths_keeps_natural_names_when_free() -> None:
-    assigned = assign_paths([("http://h/a", "text/html"), ("http://h/a/b", "text/html"),
-                             ("http://h/a/", "text/html")])
+    assigned = assign_paths(
+        [("http://h/a", "text/html"), ("http://h/a/b", "text/html"), ("http://h/a/", "text/html")]
+    )
     assert assigned == {
         "http://h/a": "h/a.html",
         "http://h/a/b": "h/a/b.html",
@@ -182,8 +181,22 @@ def test_file_and_folder_clash_is_resolved_on_disk(tmp_path: Path) -> None:
 
 
 def test_normalised_urls_of_a_site_map_injectively() -> None:
-    raw = ["/", "/a", "/a/", "/a/b", "/a/b/", "/a?x", "/a?y", "/a/?x", "/b.css", "/b.css?1",
-           "/%7Euser/", "/~user/x", "/é", "/e%CC%81"]
+    raw = [
+        "/",
+        "/a",
+        "/a/",
+        "/a/b",
+        "/a/b/",
+        "/a?x",
+        "/a?y",
+        "/a/?x",
+        "/b.css",
+        "/b.css?1",
+        "/%7Euser/",
+        "/~user/x",
+        "/é",
+        "/e%CC%81",
+    ]
     urls = {normalize_url("http://site.test" + path) for path in raw}
     paths = [url_to_path(url, "text/html") for url in urls]
     assert len(set(paths)) == len(paths)
@@ -213,16 +226,22 @@ def test_relative_url(source: str, target: str, expected: str) -> None:
 def test_relative_url_resolves_back() -> None:
     from urllib.parse import unquote, urljoin
 
-    paths = ["h/index.html", "h/a/b/c.html", "cdn/x y.png", "h/a/index@q=1.html", "h/a.html",
-             "h/a b/c:d%.html", "h/a b/e/f.html", "top.html"]
+    paths = [
+        "h/index.html",
+        "h/a/b/c.html",
+        "cdn/x y.png",
+        "h/a/index@q=1.html",
+        "h/a.html",
+        "h/a b/c:d%.html",
+        "h/a b/e/f.html",
+        "top.html",
+    ]
     for source, target in itertools.product(paths, repeat=2):
         joined = urljoin("file:///m/" + source, relative_url(source, target))
         assert unquote(joined) == "file:///m/" + target
 
 
-@pytest.mark.parametrize(
-    "relative", ["", "/etc/passwd", "a/../../b", "a//b", "./a", "a\\b", "a\x00"]
-)
+@pytest.mark.parametrize("relative", ["", "/etc/passwd", "a/../../b", "a//b", "./a", "a\\b", "a\x00"])
 def test_safe_join_refuses_escapes(relative: str, tmp_path: Path) -> None:
     with pytest.raises(UnsafePathError):
         safe_join(tmp_path, relative)

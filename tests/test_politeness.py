@@ -9,7 +9,7 @@ import pytest
 from aiohttp import web
 from conftest import manifest_rows
 
-from archiver.politeness import RobotsRules, robots_agent, rules_from_response
+from archiver.crawling.politeness import RobotsRules, robots_agent, rules_from_response
 
 
 async def test_robots_disallow_is_skipped_and_recorded(site, run_crawl, tmp_path):
@@ -21,7 +21,9 @@ async def test_robots_disallow_is_skipped_and_recorded(site, run_crawl, tmp_path
     result = await run_crawl(site.url("/"))
     rows = manifest_rows(result.snapshot.root)
     assert (rows[site.url("/private/a")].outcome, rows[site.url("/private/a")].reason) == (
-        "skipped", "robots")
+        "skipped",
+        "robots",
+    )
     assert site.hits["/private/a"] == 0 and site.hits["/public"] == 1
     assert site.hits["/robots.txt"] == 1  # fetched once per host
     result = await run_crawl(site.url("/"), obey_robots=False, output=tmp_path / "ignored")
@@ -29,8 +31,7 @@ async def test_robots_disallow_is_skipped_and_recorded(site, run_crawl, tmp_path
 
 
 async def test_robots_groups_match_our_agent(site, run_crawl):
-    site.file("/robots.txt", "User-agent: archiver\nDisallow: /\n\nUser-agent: *\nAllow: /\n",
-              "text/plain")
+    site.file("/robots.txt", "User-agent: archiver\nDisallow: /\n\nUser-agent: *\nAllow: /\n", "text/plain")
     site.page("/")
     await site.start()
     result = await run_crawl(site.url("/"))

@@ -27,10 +27,10 @@ async def test_headers_and_cookies_are_sent(site, run_crawl, tmp_path):
     site.handler("/b", echo)
     await site.start()
     cookies = tmp_path / "cookies.txt"
-    cookies.write_text("# Netscape HTTP Cookie File\n"
-                       "127.0.0.1\tFALSE\t/\tFALSE\t0\tfromfile\tyes\n")
-    await run_crawl(site.url("/"), headers=(("X-Token", "t0k"),), cookies=(("session", "abc"),),
-                    cookies_file=str(cookies))
+    cookies.write_text("# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tfromfile\tyes\n")
+    await run_crawl(
+        site.url("/"), headers=(("X-Token", "t0k"),), cookies=(("session", "abc"),), cookies_file=str(cookies)
+    )
     for path in ("/", "/b"):
         assert seen[path][0] == "t0k"
         assert seen[path][1] == {"session": "abc", "fromfile": "yes"}
@@ -50,6 +50,7 @@ async def https_site(certificates):
     _, server_cert, _ = certificates
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_cert.configure_cert(context)
+
     async def home(request: web.Request) -> web.Response:
         return web.Response(text="<title>secure</title>", content_type="text/html")
 
@@ -76,8 +77,7 @@ def test_ca_bundle_and_insecure_conflict(tmp_path, certificates):
     from archiver.config import CrawlConfig
 
     with pytest.raises(ConfigError, match="contradict"):
-        CrawlConfig(seeds=("http://h/",), output=tmp_path, ca_bundle=str(certificates[2]),
-                    insecure=True)
+        CrawlConfig(seeds=("http://h/",), output=tmp_path, ca_bundle=str(certificates[2]), insecure=True)
 
 
 async def test_http_proxy_from_the_environment(site, run_crawl, monkeypatch):
@@ -87,11 +87,14 @@ async def test_http_proxy_from_the_environment(site, run_crawl, monkeypatch):
     async def proxy(request: web.Request) -> web.StreamResponse:
         proxied.append(str(request.url))
         credentials.append(request.headers.get("Proxy-Authorization"))
-        async with aiohttp.ClientSession(auto_decompress=False) as session, \
-                session.get(request.raw_path) as upstream:
+        async with (
+            aiohttp.ClientSession(auto_decompress=False) as session,
+            session.get(request.raw_path) as upstream,
+        ):
             body = await upstream.read()
-            return web.Response(body=body, status=upstream.status,
-                                headers={"Content-Type": upstream.headers["Content-Type"]})
+            return web.Response(
+                body=body, status=upstream.status, headers={"Content-Type": upstream.headers["Content-Type"]}
+            )
 
     site.page("/", links=["/a"])
     site.page("/a")
@@ -110,6 +113,7 @@ async def test_http_proxy_from_the_environment(site, run_crawl, monkeypatch):
     assert manifest_rows(result.snapshot.root)[site.url("/a")].outcome == "fetched"
     assert site.url("/a") in proxied
     assert set(credentials) == {"Basic " + base64.b64encode(b"user:secret").decode()}
-    warcs = b"".join(gzip.decompress(path.read_bytes())
-                     for path in (result.snapshot.root / "warc").glob("*.warc.gz"))
+    warcs = b"".join(
+        gzip.decompress(path.read_bytes()) for path in (result.snapshot.root / "warc").glob("*.warc.gz")
+    )
     assert b"secret" not in warcs and b"dXNlcjpzZWNyZXQ" not in warcs

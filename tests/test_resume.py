@@ -17,23 +17,38 @@ from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.warc import torn_offset
+from archiver.warc.files import torn_offset
 
 PAGES = 60
 CONCURRENCY = 3
 
 
-def start_crawl(seed: str, output: Path, *extra: str,
-                max_file_bytes: int | None = None) -> subprocess.Popen[str]:
+def start_crawl(
+    seed: str, output: Path, *extra: str, max_file_bytes: int | None = None
+) -> subprocess.Popen[str]:
     def full_disk() -> None:
         # Files may not grow past max_file_bytes: writes fail with EFBIG, as on a full disk.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
 
     return subprocess.Popen(
-        [sys.executable, "-m", "archiver", "crawl", *( [seed] if seed else []), "-o", str(output),
-         "--concurrency", str(CONCURRENCY), "--no-mirror", "--quiet", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "archiver",
+            "crawl",
+            *([seed] if seed else []),
+            "-o",
+            str(output),
+            "--concurrency",
+            str(CONCURRENCY),
+            "--no-mirror",
+            "--quiet",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         preexec_fn=full_disk if max_file_bytes else None,
     )
 
@@ -91,10 +106,15 @@ async def test_torn_record_is_reported_and_never_appended_to(site, tmp_path):
     assert last.stat().st_size == size + 8
     # Recorded, so verify tells it from later damage: the snapshot verifies.
     assert {"file": last.name, "offset": size} in json.loads((output / "crawl.json").read_text())[
-        "torn_tails"]
+        "torn_tails"
+    ]
     verified = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
-        capture_output=True, text=True, timeout=120)
+        subprocess.run,
+        [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "1 torn tails left by a crash" in verified.stdout
 
@@ -109,7 +129,7 @@ async def test_records_written_but_never_committed_are_recorded_and_refetched(si
     import io
     from datetime import UTC, datetime
 
-    from archiver.warc import Capture, encode_exchange
+    from archiver.warc.files import Capture, encode_exchange
 
     site.page("/", links=["/a"])
     site.page("/a")
@@ -119,10 +139,17 @@ async def test_records_written_but_never_committed_are_recorded_and_refetched(si
     committed_end = last.stat().st_size
     body = b"<p>fetched, written, never committed</p>"
     orphan = Capture(
-        url=site.url("/b"), date=datetime.now(UTC), request_line="GET /b HTTP/1.1",
-        request_headers=[("Host", site.host)], status_line="200 OK", http_version="HTTP/1.1",
-        response_headers=[("Content-Type", "text/html")], body=io.BytesIO(body), body_length=len(body),
-        payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode())
+        url=site.url("/b"),
+        date=datetime.now(UTC),
+        request_line="GET /b HTTP/1.1",
+        request_headers=[("Host", site.host)],
+        status_line="200 OK",
+        http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "text/html")],
+        body=io.BytesIO(body),
+        body_length=len(body),
+        payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
+    )
     exchange = encode_exchange(orphan)
     with open(last, "ab") as f:
         f.write(exchange.response + exchange.request)
@@ -179,8 +206,12 @@ async def test_interrupt_then_resume(site, tmp_path, how):
     captured = set(warc_responses(output))
     assert set(pages) <= captured
     verified = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
-        capture_output=True, text=True, timeout=120)
+        subprocess.run,
+        [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -204,6 +235,10 @@ async def test_full_disk_stops_the_crawl_cleanly_and_resume_completes_it(site, t
     rows = manifest_rows(output)
     assert all(rows[site.url(f"/p{n}")].outcome == "fetched" for n in range(PAGES))
     verified = await asyncio.to_thread(
-        subprocess.run, [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
-        capture_output=True, text=True, timeout=120)
+        subprocess.run,
+        [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -9,7 +9,7 @@ import lxml.html
 import pytest
 
 from archiver.links import HTML_LINK_ATTRS, extract_html, iter_html_references
-from archiver.rewrite import rewrite_css, rewrite_css_bytes, rewrite_html
+from archiver.mirror.rewrite import rewrite_css, rewrite_css_bytes, rewrite_html
 
 PAGE = "http://site.test/dir/page.html"
 HERE = "site.test/dir/page.html"
@@ -89,38 +89,53 @@ def test_every_link_attribute_not_archived_becomes_absolute(tag: str, attribute:
         ('<svg><use href="/img/a.png#i"/></svg>', '<svg><use href="../img/a.png#i"/></svg>'),
         ('<input type="text" src="/img/a.png">', '<input type="text" src="/img/a.png">'),
         ('<link rel="canonical" href="/target">', '<link rel="canonical" href="../target.html">'),
-        ('<link rel="stylesheet" href="/style.css" integrity="sha384-x" crossorigin>',
-         '<link rel="stylesheet" href="../style.css" data-archived-integrity="sha384-x" '
-         "data-archived-crossorigin>"),
-        ('<script src="http://cdn.test/lib.js" integrity="sha384-x"></script>',
-         '<script src="../../cdn.test/lib.js" data-archived-integrity="sha384-x"></script>'),
-        ('<script src="/nope.js" integrity="sha384-x"></script>',
-         '<script src="http://site.test/nope.js" integrity="sha384-x"></script>'),
-        ('<img srcset="/img/a.png 1x, /img/b.png 2x">',
-         '<img srcset="../img/a.png 1x, ../img/b.png 2x">'),
-        ('<img srcset="/img/a.png, /img/b.png 2x">',
-         '<img srcset="../img/a.png, ../img/b.png 2x">'),
-        ('<img srcset="/img/a.png,/img/b.png 2x">',  # one URL: a comma only ends it at its end
-         '<img srcset="http://site.test/img/a.png,/img/b.png 2x">'),
-        ('<picture><source srcset="/img/a.png 100w, x.png 200w" type="image/png"></picture>',
-         '<picture><source srcset="../img/a.png 100w, http://site.test/dir/x.png 200w" '
-         'type="image/png"></picture>'),
-        ('<div style="background: url(/img/a.png)">',
-         '<div style="background: url(../img/a.png)">'),
-        ("<div style=\"background: url('/img/a.png') , url(&quot;/img/b.png&quot;)\">",
-         "<div style=\"background: url(&#x27;../img/a.png&#x27;) , "
-         "url(&quot;../img/b.png&quot;)\">"),
-        ('<style>body{background:url("/img/a.png")}</style>',
-         '<style>body{background:url("../img/a.png")}</style>'),
-        ('<style>@import "/style.css"; /* url(/img/a.png) */ a{b:url(nope.png)}</style>',
-         '<style>@import "../style.css"; /* url(/img/a.png) */ '
-         "a{b:url(http://site.test/dir/nope.png)}</style>"),
-        ('<meta http-equiv="refresh" content="0; url=/target">',
-         '<meta http-equiv="refresh" content="0; url=../target.html">'),
-        ('<meta http-equiv="Refresh" content="5;URL=\'/old\'">',
-         '<meta http-equiv="Refresh" content="5;URL=&#x27;../new/index.html&#x27;">'),
-        ('<meta name="description" content="/target">',
-         '<meta name="description" content="/target">'),
+        (
+            '<link rel="stylesheet" href="/style.css" integrity="sha384-x" crossorigin>',
+            '<link rel="stylesheet" href="../style.css" data-archived-integrity="sha384-x" '
+            "data-archived-crossorigin>",
+        ),
+        (
+            '<script src="http://cdn.test/lib.js" integrity="sha384-x"></script>',
+            '<script src="../../cdn.test/lib.js" data-archived-integrity="sha384-x"></script>',
+        ),
+        (
+            '<script src="/nope.js" integrity="sha384-x"></script>',
+            '<script src="http://site.test/nope.js" integrity="sha384-x"></script>',
+        ),
+        ('<img srcset="/img/a.png 1x, /img/b.png 2x">', '<img srcset="../img/a.png 1x, ../img/b.png 2x">'),
+        ('<img srcset="/img/a.png, /img/b.png 2x">', '<img srcset="../img/a.png, ../img/b.png 2x">'),
+        (
+            '<img srcset="/img/a.png,/img/b.png 2x">',  # one URL: a comma only ends it at its end
+            '<img srcset="http://site.test/img/a.png,/img/b.png 2x">',
+        ),
+        (
+            '<picture><source srcset="/img/a.png 100w, x.png 200w" type="image/png"></picture>',
+            '<picture><source srcset="../img/a.png 100w, http://site.test/dir/x.png 200w" '
+            'type="image/png"></picture>',
+        ),
+        ('<div style="background: url(/img/a.png)">', '<div style="background: url(../img/a.png)">'),
+        (
+            "<div style=\"background: url('/img/a.png') , url(&quot;/img/b.png&quot;)\">",
+            '<div style="background: url(&#x27;../img/a.png&#x27;) , url(&quot;../img/b.png&quot;)">',
+        ),
+        (
+            '<style>body{background:url("/img/a.png")}</style>',
+            '<style>body{background:url("../img/a.png")}</style>',
+        ),
+        (
+            '<style>@import "/style.css"; /* url(/img/a.png) */ a{b:url(nope.png)}</style>',
+            '<style>@import "../style.css"; /* url(/img/a.png) */ '
+            "a{b:url(http://site.test/dir/nope.png)}</style>",
+        ),
+        (
+            '<meta http-equiv="refresh" content="0; url=/target">',
+            '<meta http-equiv="refresh" content="0; url=../target.html">',
+        ),
+        (
+            '<meta http-equiv="Refresh" content="5;URL=\'/old\'">',
+            '<meta http-equiv="Refresh" content="5;URL=&#x27;../new/index.html&#x27;">',
+        ),
+        ('<meta name="description" content="/target">', '<meta name="description" content="/target">'),
         ('<meta http-equiv="refresh" content="30">', '<meta http-equiv="refresh" content="30">'),
     ],
 )
@@ -131,16 +146,20 @@ def test_rewrite_html(markup: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("markup", "expected"),
     [
-        ('<base href="http://other.test/base/"><a href="x.html">',
-         '<base data-archived-href="http://other.test/base/">'
-         '<a href="../../other.test/base/x.html">'),
-        ('<a href="x.html"><base href="/base/" target="_top">',
-         '<a href="http://site.test/base/x.html"><base data-archived-href="http://site.test/base/" '
-         'target="_top">'),
-        ('<base target="_blank"><a href="/target">',
-         '<base target="_blank"><a href="../target.html">'),
-        ('<base href="javascript:x"><a href="/target">',
-         '<base data-archived-href="javascript:x"><a href="../target.html">'),
+        (
+            '<base href="http://other.test/base/"><a href="x.html">',
+            '<base data-archived-href="http://other.test/base/"><a href="../../other.test/base/x.html">',
+        ),
+        (
+            '<a href="x.html"><base href="/base/" target="_top">',
+            '<a href="http://site.test/base/x.html"><base data-archived-href="http://site.test/base/" '
+            'target="_top">',
+        ),
+        ('<base target="_blank"><a href="/target">', '<base target="_blank"><a href="../target.html">'),
+        (
+            '<base href="javascript:x"><a href="/target">',
+            '<base data-archived-href="javascript:x"><a href="../target.html">',
+        ),
     ],
 )
 def test_base_href_is_resolved_then_neutralised(markup: str, expected: str) -> None:
@@ -199,8 +218,10 @@ def test_comment_and_script_links_are_not_touched() -> None:
     ],
 )
 def test_page_encoding_is_kept(encoding: str, text: str) -> None:
-    markup = f'<html><head><title>{text}</title></head><body><p>{text}</p>' \
-             f'<a href="/%E6%97%A5%E6%9C%AC.html">{text}</a><img alt="{text}" src="/img/a.png">'
+    markup = (
+        f"<html><head><title>{text}</title></head><body><p>{text}</p>"
+        f'<a href="/%E6%97%A5%E6%9C%AC.html">{text}</a><img alt="{text}" src="/img/a.png">'
+    )
     body = markup.encode(encoding)
     out = rewrite_html(body, PAGE, encoding, resolve)
     decoded = out.decode(encoding)
@@ -231,9 +252,11 @@ def test_character_references_are_read_after_the_page_is_decoded(encoding: str) 
     """A reference to a character the page's encoding cannot hold (&mdash;, &#8217;) in a tag
     with a link once made the page's rewrite fail; one to a non-ASCII character in a URL
     must name that character, whatever bytes the page is written in."""
-    body = ('<a href="/target" title="A &mdash; B &#8217;s">t</a>'
-            '<img src="/%E6%97%A5%E6%9C%AC.html" alt="&#26085;">'
-            '<a href="caf&#233;.html">c</a>').encode(encoding)
+    body = (
+        '<a href="/target" title="A &mdash; B &#8217;s">t</a>'
+        '<img src="/%E6%97%A5%E6%9C%AC.html" alt="&#26085;">'
+        '<a href="caf&#233;.html">c</a>'
+    ).encode(encoding)
     out = rewrite_html(body, PAGE, encoding, resolve).decode(encoding)
     assert 'href="../target.html" title="A &mdash; B &#8217;s"' in out
     assert 'src="../%E6%97%A5%E6%9C%AC.html" alt="&#26085;"' in out
@@ -280,11 +303,12 @@ def test_undecodable_bytes_survive() -> None:
         ("@import url(/style.css) screen;", "@import url(style.css) screen;"),
         ("a{background:url(nope.png)}", "a{background:url(http://site.test/nope.png)}"),
         ("a{background:url(/img/a.png#frag)}", "a{background:url(img/a.png#frag)}"),
-        ("a{background:url(data:image/png;base64,AA==)}",
-         "a{background:url(data:image/png;base64,AA==)}"),
+        ("a{background:url(data:image/png;base64,AA==)}", "a{background:url(data:image/png;base64,AA==)}"),
         ("/* url(/img/a.png) */ a{}", "/* url(/img/a.png) */ a{}"),
-        ("@font-face{src:url(/img/a.png) format('woff2'), url(/img/b.png)}",
-         "@font-face{src:url(img/a.png) format('woff2'), url(img/b.png)}"),
+        (
+            "@font-face{src:url(/img/a.png) format('woff2'), url(/img/b.png)}",
+            "@font-face{src:url(img/a.png) format('woff2'), url(img/b.png)}",
+        ),
         ("a{background:url(/old)}", "a{background:url(new/index.html)}"),
         ("a{b:url(/img/a.png)", "a{b:url(img/a.png)"),
         ("broken { url( ", "broken { url( "),
@@ -297,11 +321,13 @@ def test_rewrite_css(css: str, expected: str) -> None:
 def test_rewrite_css_from_a_folder_and_in_its_encoding() -> None:
     css = '@charset "shift_jis"; a{font-family:"ＭＳ ゴシック";background:url(../img/a.png)}'
     body = css.encode("shift_jis")
-    out = rewrite_css_bytes(body, "http://site.test/dir/s.css", "shift_jis", resolve,
-                            css_path="site.test/dir/s.css")
+    out = rewrite_css_bytes(
+        body, "http://site.test/dir/s.css", "shift_jis", resolve, css_path="site.test/dir/s.css"
+    )
     assert out == body.replace(b"../img/a.png", b"../img/a.png")
-    out = rewrite_css_bytes(body, "http://site.test/other/s.css", "shift_jis", resolve,
-                            css_path="site.test/x/y/s.css")
+    out = rewrite_css_bytes(
+        body, "http://site.test/other/s.css", "shift_jis", resolve, css_path="site.test/x/y/s.css"
+    )
     assert out.decode("shift_jis") == css.replace("../img/a.png", "../../img/a.png")
 
 
@@ -351,32 +377,62 @@ def test_a_memo_shared_by_many_documents_changes_no_byte() -> None:
     reference whose result depends on more (query, fragment, empty) must bypass it."""
     import random
 
-    import archiver.rewrite as rewrite_module
+    import archiver.mirror.rewrite as rewrite_module
 
-    references = ["target", "/target", "../target", "sibling.png", " sibling.png ", "?page=2", " ?x",
-                  "#top", "", "/img/a.png#f", "../img/b.png", "//cdn.test/lib.js", "old", "/old",
-                  "http://other.test/base/x.html", "page.html", "page.html?q=1", "missing.html",
-                  "list?page=2", "/list?page=2", "javascript:void(0)", "%E6%97%A5%E6%9C%AC.html"]
-    pages = [("http://site.test/dir/page.html", "site.test/dir/page.html"),
-             ("http://site.test/dir/page.html?v=/x/y", "site.test/dir/page@v=%2Fx%2Fy.html"),
-             ("http://site.test/list?page=2", "site.test/list@page=2.html"),
-             ("http://site.test/", "site.test/index.html"),
-             ("http://site.test/dir/", "site.test/dir/index.html"),
-             ("http://site.test/img/a.png.html", "site.test/img/a.png.html")]
-    bases = ["", '<base href="/img/">', '<base href="http://other.test/base/">',
-             '<base href="http://site.test">', '<base href="http://cdn.test?v=1">']  # no path: folder /
+    references = [
+        "target",
+        "/target",
+        "../target",
+        "sibling.png",
+        " sibling.png ",
+        "?page=2",
+        " ?x",
+        "#top",
+        "",
+        "/img/a.png#f",
+        "../img/b.png",
+        "//cdn.test/lib.js",
+        "old",
+        "/old",
+        "http://other.test/base/x.html",
+        "page.html",
+        "page.html?q=1",
+        "missing.html",
+        "list?page=2",
+        "/list?page=2",
+        "javascript:void(0)",
+        "%E6%97%A5%E6%9C%AC.html",
+    ]
+    pages = [
+        ("http://site.test/dir/page.html", "site.test/dir/page.html"),
+        ("http://site.test/dir/page.html?v=/x/y", "site.test/dir/page@v=%2Fx%2Fy.html"),
+        ("http://site.test/list?page=2", "site.test/list@page=2.html"),
+        ("http://site.test/", "site.test/index.html"),
+        ("http://site.test/dir/", "site.test/dir/index.html"),
+        ("http://site.test/img/a.png.html", "site.test/img/a.png.html"),
+    ]
+    bases = [
+        "",
+        '<base href="/img/">',
+        '<base href="http://other.test/base/">',
+        '<base href="http://site.test">',
+        '<base href="http://cdn.test?v=1">',
+    ]  # no path: folder /
     chooser = random.Random(7)
     memo = rewrite_module.Memo()
     for _ in range(400):
         url, path = chooser.choice(pages)
-        links = "".join(f'<a href="{chooser.choice(references)}">x</a>'
-                        f'<img src="{chooser.choice(references)}">'
-                        f'<div style="background:url({chooser.choice(references)})"></div>'
-                        f'<link rel="stylesheet" href="{chooser.choice(references)}" integrity="sha-x">'
-                        f'<meta http-equiv="refresh" content="5; url={chooser.choice(references)}">'
-                        for _ in range(3))
+        links = "".join(
+            f'<a href="{chooser.choice(references)}">x</a>'
+            f'<img src="{chooser.choice(references)}">'
+            f'<div style="background:url({chooser.choice(references)})"></div>'
+            f'<link rel="stylesheet" href="{chooser.choice(references)}" integrity="sha-x">'
+            f'<meta http-equiv="refresh" content="5; url={chooser.choice(references)}">'
+            for _ in range(3)
+        )
         body = f"<html><head>{chooser.choice(bases)}</head><body>{links}</body></html>".encode()
-        assert (rewrite_html(body, url, None, resolve, path, memo)
-                == rewrite_html(body, url, None, resolve, path))
+        assert rewrite_html(body, url, None, resolve, path, memo) == rewrite_html(
+            body, url, None, resolve, path
+        )
     assert 0 < len(memo.references) < rewrite_module.MEMO_SIZE
     assert 0 < len(memo.tags) < rewrite_module.MEMO_SIZE

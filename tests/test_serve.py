@@ -14,8 +14,8 @@ import pytest
 from aiohttp.test_utils import TestServer
 from snapshot_builder import SnapshotBuilder
 
-from archiver.mirror import build_mirror
-from archiver.serve import content_type_of, make_app
+from archiver.mirror.build import build_mirror
+from archiver.mirror.serve import content_type_of, make_app
 
 S = "http://site.test"
 
@@ -80,9 +80,15 @@ async def test_serves_index_and_mirror(
 
 @pytest.mark.parametrize(
     ("name", "recorded", "expected"),
-    [("a.html", None, "text/html"), ("a.css", None, "text/css"), ("a.svg", None, "image/svg+xml"),
-     ("a.woff2", None, "font/woff2"), ("x", "application/x-y", "application/x-y"),
-     ("x", None, "application/octet-stream"), ("a.php.html", None, "text/html")],
+    [
+        ("a.html", None, "text/html"),
+        ("a.css", None, "text/css"),
+        ("a.svg", None, "image/svg+xml"),
+        ("a.woff2", None, "font/woff2"),
+        ("x", "application/x-y", "application/x-y"),
+        ("x", None, "application/octet-stream"),
+        ("a.php.html", None, "text/html"),
+    ],
 )
 def test_content_type_of(name: str, recorded: str | None, expected: str) -> None:
     assert content_type_of(name, recorded) == expected
@@ -92,7 +98,9 @@ def test_content_type_of(name: str, recorded: str | None, expected: str) -> None
 def test_serve_command_runs_until_stopped(snapshot: Path, stop: signal.Signals) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "archiver", "serve", str(snapshot), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = process.stdout.readline()  # type: ignore[union-attr]
@@ -116,8 +124,9 @@ def test_serve_command_runs_until_stopped(snapshot: Path, stop: signal.Signals) 
 
 
 def test_serve_command_refuses_a_folder_that_is_no_snapshot(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "archiver", "serve", str(tmp_path)],
-                            capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "archiver", "serve", str(tmp_path)], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 2
     assert "archiver mirror" in result.stderr and "Traceback" not in result.stderr
 
@@ -131,7 +140,9 @@ def test_port_in_use_is_one_line(snapshot: Path) -> None:
         port = busy.getsockname()[1]
         result = subprocess.run(
             [sys.executable, "-m", "archiver", "serve", str(snapshot), "--port", str(port)],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
     assert result.returncode == 2
     assert "cannot listen" in result.stderr and "Traceback" not in result.stderr

@@ -111,8 +111,11 @@ def test_about_one_percent_redirects_and_dead_links(site: tuple[Path, sitegen.Si
     www = root / sitegen.DOCROOT
     links = [target for index in range(PAGES) for target in _links(www, sitegen.page_path(index))]
     redirect_links = [target for target in links if target.startswith("/go/")]
-    dead_links = [target for target in links
-                  if not target.startswith("/go/") and not (www / target.lstrip("/")).is_file()]
+    dead_links = [
+        target
+        for target in links
+        if not target.startswith("/go/") and not (www / target.lstrip("/")).is_file()
+    ]
     assert 0.005 < len(redirect_links) / len(links) < 0.02
     assert 0.005 < len(dead_links) / len(links) < 0.02
     assert info.redirects == len(set(redirect_links))
@@ -138,5 +141,6 @@ def test_requisites_exist_and_are_counted(site: tuple[Path, sitegen.SiteInfo]) -
             assert path.read_bytes().startswith(magic[path.suffix]), path
     stylesheet = (static / "css" / "base.css").read_text()
     assert "url(" in stylesheet and ".woff2" in stylesheet
-    assert info.total_bytes == sum(path.stat().st_size for path in (root / sitegen.DOCROOT).rglob("*")
-                                   if path.is_file())
+    assert info.total_bytes == sum(
+        path.stat().st_size for path in (root / sitegen.DOCROOT).rglob("*") if path.is_file()
+    )

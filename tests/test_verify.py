@@ -16,20 +16,24 @@ import pytest
 from aiohttp import web
 
 from archiver import cli
-from archiver.integrity import warc_files
-from archiver.manifest import Manifest, ManifestRow
-from archiver.mirrorcheck import local_target
-from archiver.problems import KINDS
-from archiver.verify import verify_command, verify_snapshot
-from archiver.warc import Capture, WarcFiles
+from archiver.store.manifest import Manifest, ManifestRow
+from archiver.verify.integrity import warc_files
+from archiver.verify.mirror_links import local_target
+from archiver.verify.report import KINDS
+from archiver.verify.verifier import verify_command, verify_snapshot
+from archiver.warc.files import Capture, WarcFiles
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 
 
 def build_site(site) -> None:  # type: ignore[no-untyped-def]
     """A small site with a stylesheet, images, a redirect, a gzip page and a duplicate body."""
-    site.page("/", links=["/a", "/b", "/old", "/gz", "/dropped", "http://elsewhere.invalid/x"],
-              head='<link rel="stylesheet" href="/style.css">', body='<img src="/logo.png">')
+    site.page(
+        "/",
+        links=["/a", "/b", "/old", "/gz", "/dropped", "http://elsewhere.invalid/x"],
+        head='<link rel="stylesheet" href="/style.css">',
+        body='<img src="/logo.png">',
+    )
     site.page("/a", links=["/", "/b"], body='<img src="/logo-copy.png">')
     site.page("/b", links=["/a"])
     site.redirect("/old", "/new")
@@ -52,7 +56,7 @@ def build_site(site) -> None:  # type: ignore[no-untyped-def]
 
 def has_mirror() -> bool:
     try:
-        from archiver.mirror import build_mirror  # noqa: F401
+        from archiver.mirror.build import build_mirror  # noqa: F401
     except ImportError:
         return False
     return True
@@ -66,7 +70,7 @@ async def snapshot(site, run_crawl) -> Path:  # type: ignore[no-untyped-def]
     result = await run_crawl(site.url("/"), warc_max_size=4096, max_tries=2)
     root = result.snapshot.root
     if has_mirror():
-        from archiver.mirror import build_mirror
+        from archiver.mirror.build import build_mirror
 
         build_mirror(root)
     return root
@@ -134,12 +138,15 @@ def unrecord_link(root: Path) -> None:
 
 def lose_revisit_original(root: Path) -> None:
     revisit = next(row for row in rows(root).values() if row.record_type == "revisit")
-    original = next(row for row in rows(root).values() if row.record_type == "response"
-                    and row.payload_digest == revisit.payload_digest)
+    original = next(
+        row
+        for row in rows(root).values()
+        if row.record_type == "response" and row.payload_digest == revisit.payload_digest
+    )
     path = root / "warc" / str(original.warc_file)
     data = path.read_bytes()
     start = int(original.warc_offset or 0)
-    path.write_bytes(data[:start] + data[start + int(original.warc_length or 0):])
+    path.write_bytes(data[:start] + data[start + int(original.warc_length or 0) :])
 
 
 def unfinish(root: Path) -> None:
@@ -187,10 +194,12 @@ async def test_undamaged_snapshot_verifies(snapshot: Path, capsys) -> None:  # t
     assert "OK, complete and intact" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("damage", "kind", "needs_mirror"), DAMAGE,
-                         ids=[damage.__name__ for damage, _, _ in DAMAGE])
-async def test_damage_is_named(snapshot: Path, damage: Callable[[Path], None], kind: str,
-                               needs_mirror: bool, capsys) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("damage", "kind", "needs_mirror"), DAMAGE, ids=[damage.__name__ for damage, _, _ in DAMAGE]
+)
+async def test_damage_is_named(
+    snapshot: Path, damage: Callable[[Path], None], kind: str, needs_mirror: bool, capsys
+) -> None:  # type: ignore[no-untyped-def]
     if needs_mirror and not has_mirror():
         pytest.skip("the mirror stage is not available")
     damage(snapshot)
@@ -216,7 +225,7 @@ async def test_no_mirror_skips_mirror_links(snapshot: Path) -> None:
 async def test_large_mirror_pages_are_streamed(snapshot: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     if not has_mirror():
         pytest.skip("the mirror stage is not available")
-    monkeypatch.setattr("archiver.mirrorcheck.STREAM_HTML_FROM", 0)
+    monkeypatch.setattr("archiver.verify.mirror_links.STREAM_HTML_FROM", 0)
     clean = verify_snapshot(snapshot)
     assert clean.ok, clean.render_text(str(snapshot))
     break_mirror_link(snapshot)
@@ -289,20 +298,23 @@ def test_every_problem_kind_has_a_check_and_title() -> None:
     assert all(kind.check and kind.title for kind in KINDS.values())
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("a.html", "a.html"),
-    ("../img/a%20b.png?v=2#top", "../img/a b.png"),
-    ("page%3Fq=1.html", "page?q=1.html"),
-    ("/root.html", "/root.html"),
-    ("https://example.com/x", None),
-    ("//example.com/x", None),
-    ("data:image/png;base64,AAAA", None),
-    ("javascript:void(0)", None),
-    ("mailto:a@b.c", None),
-    ("#section", None),
-    ("?only-query", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("a.html", "a.html"),
+        ("../img/a%20b.png?v=2#top", "../img/a b.png"),
+        ("page%3Fq=1.html", "page?q=1.html"),
+        ("/root.html", "/root.html"),
+        ("https://example.com/x", None),
+        ("//example.com/x", None),
+        ("data:image/png;base64,AAAA", None),
+        ("javascript:void(0)", None),
+        ("mailto:a@b.c", None),
+        ("#section", None),
+        ("?only-query", None),
+        ("", None),
+    ],
+)
 def test_local_target(value: str, expected: str | None) -> None:
     assert local_target(value) == expected
 
@@ -311,10 +323,16 @@ def test_verify_streams_large_records(tmp_path: Path) -> None:
     """Memory does not follow record size: a 40 MB record verifies in a few MB of Python heap."""
     body = bytes(range(256)) * (40 * 4096)
     capture = Capture(
-        url="http://big.example/blob", date=datetime.now(UTC), request_line="GET /blob HTTP/1.1",
-        request_headers=[("Host", "big.example")], status_line="200 OK", http_version="HTTP/1.1",
-        response_headers=[("Content-Type", "application/octet-stream")], body=io.BytesIO(body),
-        body_length=len(body), payload_digest=_sha1(body),
+        url="http://big.example/blob",
+        date=datetime.now(UTC),
+        request_line="GET /blob HTTP/1.1",
+        request_headers=[("Host", "big.example")],
+        status_line="200 OK",
+        http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "application/octet-stream")],
+        body=io.BytesIO(body),
+        body_length=len(body),
+        payload_digest=_sha1(body),
     )
     with WarcFiles(tmp_path, prefix="big", max_size=10**9) as warcs:
         warcs.write_capture(capture)

@@ -18,9 +18,9 @@ from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver import cdxj
-from archiver.manifest import Manifest, ManifestRow, StoredPayloads
-from archiver.warc import Capture, WarcFiles
+from archiver.store.manifest import Manifest, ManifestRow, StoredPayloads
+from archiver.warc import cdxj
+from archiver.warc.files import Capture, WarcFiles
 
 
 def records(snapshot: Path) -> list:
@@ -31,8 +31,16 @@ def records(snapshot: Path) -> list:
             iterator = ArchiveIterator(f, no_record_parse=False)
             for record in iterator:
                 payload = record.raw_stream.read()
-                found.append((path.name, iterator.get_record_offset(), record.rec_type,
-                              record.rec_headers, record.http_headers, payload))
+                found.append(
+                    (
+                        path.name,
+                        iterator.get_record_offset(),
+                        record.rec_type,
+                        record.rec_headers,
+                        record.http_headers,
+                        payload,
+                    )
+                )
     return found
 
 
@@ -70,12 +78,11 @@ async def test_gzip_and_chunked_body_stored_as_received(site, run_crawl):
     sent = gzip.compress(html)
 
     async def zipped(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/html",
-                                               "Content-Encoding": "gzip"})
+        response = web.StreamResponse(headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})
         response.enable_chunked_encoding()
         await response.prepare(request)
         for start in range(0, len(sent), 100):
-            await response.write(sent[start:start + 100])
+            await response.write(sent[start : start + 100])
         await response.write_eof()
         return response
 
@@ -112,7 +119,9 @@ async def test_identical_body_becomes_revisit(site, run_crawl):
     assert revisit[5] == b""
     rows = manifest_rows(result.snapshot.root)
     assert {rows[site.url("/one.png")].record_type, rows[site.url("/two.png")].record_type} == {
-        "response", "revisit"}
+        "response",
+        "revisit",
+    }
 
 
 async def test_rollover_into_more_files_never_splits_a_record(site, run_crawl):
@@ -173,16 +182,22 @@ def test_golden_record_with_fixed_clock_and_ids(tmp_path):
     ids = (f"<urn:uuid:00000000-0000-0000-0000-{n:012d}>" for n in count(1))
     moment = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
     capture = Capture(
-        url="http://example.com/", date=moment, request_line="GET / HTTP/1.1",
-        request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
+        url="http://example.com/",
+        date=moment,
+        request_line="GET / HTTP/1.1",
+        request_headers=[("Host", "example.com")],
+        status_line="200 OK",
+        http_version="HTTP/1.1",
         response_headers=[("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked")],
-        body=io.BytesIO(b"hello"), body_length=5,
-        payload_digest="sha1:AQMCYQ7PV4GVPOXWDGUKRTJU2HLVDI7V", ip_address="192.0.2.1",
+        body=io.BytesIO(b"hello"),
+        body_length=5,
+        payload_digest="sha1:AQMCYQ7PV4GVPOXWDGUKRTJU2HLVDI7V",
+        ip_address="192.0.2.1",
     )
     with WarcFiles(tmp_path, "golden", 10**9, clock=lambda: moment, make_id=lambda: next(ids)) as w:
         written = w.write_capture(capture)
     data = gzip.decompress((tmp_path / written.warc_file).read_bytes()).decode()
-    response = data[data.index("WARC/1.1\r\nWARC-Date: 2026"):]
+    response = data[data.index("WARC/1.1\r\nWARC-Date: 2026") :]
     assert response.startswith(
         "WARC/1.1\r\n"
         "WARC-Date: 2026-01-02T03:04:05.678901Z\r\n"
@@ -192,8 +207,10 @@ def test_golden_record_with_fixed_clock_and_ids(tmp_path):
         "WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000002>\r\n"
         "WARC-Target-URI: http://example.com/\r\n"
     )
-    assert ("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
-            "X-Archiver-Transfer-Encoding: chunked\r\n\r\nhello\r\n\r\n") in response
+    assert (
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+        "X-Archiver-Transfer-Encoding: chunked\r\n\r\nhello\r\n\r\n"
+    ) in response
     assert "WARC-Concurrent-To: <urn:uuid:00000000-0000-0000-0000-000000000002>" in response
     assert written.warc_file == "golden-20260102030405-00001.warc.gz"
 
@@ -203,20 +220,35 @@ def test_payload_stored_by_an_earlier_run_becomes_a_revisit(tmp_path):
 
     def capture(path: str, body: bytes) -> Capture:
         return Capture(
-            url=f"http://example.com/{path}", date=datetime.now(UTC), request_line=f"GET /{path} HTTP/1.1",
-            request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
-            response_headers=[("Content-Type", "image/png")], body=io.BytesIO(body),
+            url=f"http://example.com/{path}",
+            date=datetime.now(UTC),
+            request_line=f"GET /{path} HTTP/1.1",
+            request_headers=[("Host", "example.com")],
+            status_line="200 OK",
+            http_version="HTTP/1.1",
+            response_headers=[("Content-Type", "image/png")],
+            body=io.BytesIO(body),
             body_length=len(body),
             payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
         )
 
     def store(warcs: WarcFiles, manifest: Manifest, path: str, body: bytes):
         written = warcs.write_capture(capture(path, body))
-        manifest.upsert(ManifestRow(
-            url=f"http://example.com/{path}", found_by="link", depth=1, outcome="fetched",
-            length=len(body), payload_digest=written.payload_digest, fetched_at=written.date,
-            warc_file=written.warc_file, warc_offset=written.offset, warc_length=written.length,
-            record_type=written.record_type))
+        manifest.upsert(
+            ManifestRow(
+                url=f"http://example.com/{path}",
+                found_by="link",
+                depth=1,
+                outcome="fetched",
+                length=len(body),
+                payload_digest=written.payload_digest,
+                fetched_at=written.date,
+                warc_file=written.warc_file,
+                warc_offset=written.offset,
+                warc_length=written.length,
+                record_type=written.record_type,
+            )
+        )
         return written
 
     with Manifest.open(tmp_path / "manifest.sqlite3") as manifest:
@@ -224,8 +256,10 @@ def test_payload_stored_by_an_earlier_run_becomes_a_revisit(tmp_path):
             original = store(first_run, manifest, "a.png", b"same bytes")
             assert store(first_run, manifest, "b.png", b"same bytes").record_type == "revisit"
         manifest.commit()
-    with (Manifest.open(tmp_path / "manifest.sqlite3") as manifest,
-          WarcFiles(tmp_path, "run", 10**9, payloads=StoredPayloads(manifest)) as second_run):
+    with (
+        Manifest.open(tmp_path / "manifest.sqlite3") as manifest,
+        WarcFiles(tmp_path, "run", 10**9, payloads=StoredPayloads(manifest)) as second_run,
+    ):
         again = store(second_run, manifest, "c.png", b"same bytes")
         other = store(second_run, manifest, "d.png", b"other bytes")
     assert again.record_type == "revisit" and again.refers_to == "http://example.com/a.png"
@@ -236,7 +270,7 @@ def test_payload_stored_by_an_earlier_run_becomes_a_revisit(tmp_path):
 def test_cdxj_merge_sorts_in_runs_with_bounded_memory(tmp_path, monkeypatch):
     monkeypatch.setattr(cdxj, "SORT_RUN_LINES", 7)
     rng = random.Random(3)
-    lines = [f"k{rng.randrange(60):03d} 2026 {{\"n\": {rng.randrange(3)}}}" for _ in range(100)]
+    lines = [f'k{rng.randrange(60):03d} 2026 {{"n": {rng.randrange(3)}}}' for _ in range(100)]
     index = tmp_path / "index.cdxj"
     assert cdxj.write_sorted(lines[:40], index) == len(set(lines[:40]))
     pending = tmp_path / "index.cdxj.pending"
@@ -249,34 +283,50 @@ def test_cdxj_merge_sorts_in_runs_with_bounded_memory(tmp_path, monkeypatch):
 def test_response_headers_are_stored_as_the_bytes_received(tmp_path):
     """The fetcher decodes header bytes as Latin-1; the record holds those bytes again, not %-escapes."""
     capture = Capture(
-        url="http://example.com/", date=datetime(2026, 1, 2, tzinfo=UTC), request_line="GET / HTTP/1.1",
-        request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
-        response_headers=[("Content-Disposition", b"attachment; filename=caf\xc3\xa9.txt".decode("latin-1")),
-                          ("X-Old", "na\xefve")],
-        body=io.BytesIO(b"hi"), body_length=2, payload_digest="sha1:" + base64.b32encode(
-            hashlib.sha1(b"hi").digest()).decode(),
+        url="http://example.com/",
+        date=datetime(2026, 1, 2, tzinfo=UTC),
+        request_line="GET / HTTP/1.1",
+        request_headers=[("Host", "example.com")],
+        status_line="200 OK",
+        http_version="HTTP/1.1",
+        response_headers=[
+            ("Content-Disposition", b"attachment; filename=caf\xc3\xa9.txt".decode("latin-1")),
+            ("X-Old", "na\xefve"),
+        ],
+        body=io.BytesIO(b"hi"),
+        body_length=2,
+        payload_digest="sha1:" + base64.b32encode(hashlib.sha1(b"hi").digest()).decode(),
     )
     with WarcFiles(tmp_path, "raw", 10**9) as warcs:
         written = warcs.write_capture(capture)
     raw = gzip.decompress((tmp_path / written.warc_file).read_bytes())
     assert b"Content-Disposition: attachment; filename=caf\xc3\xa9.txt\r\nX-Old: na\xefve\r\n" in raw
     with open(tmp_path / written.warc_file, "rb") as f:
-        bodies = [r.content_stream().read() for r in ArchiveIterator(f, check_digests="raise")
-                  if r.rec_type == "response"]
+        bodies = [
+            r.content_stream().read()
+            for r in ArchiveIterator(f, check_digests="raise")
+            if r.rec_type == "response"
+        ]
     assert bodies == [b"hi"]
 
 
-@pytest.mark.parametrize("body", [b"small body", b"\0" * (9 * 1024 * 1024)],
-                         ids=["small", "inflates-past-limit"])
+@pytest.mark.parametrize(
+    "body", [b"small body", b"\0" * (9 * 1024 * 1024)], ids=["small", "inflates-past-limit"]
+)
 def test_a_record_read_whole_by_its_length_equals_the_streamed_one(tmp_path, body):
     """WarcReader reads a record of known length in one go; a wrong length or a record that
     inflates past the limit falls back to streaming, with the same result."""
-    from archiver.warcread import WarcReader
+    from archiver.warc.reader import WarcReader
 
     capture = Capture(
-        url="http://example.com/z", date=datetime(2026, 1, 2, tzinfo=UTC), request_line="GET /z HTTP/1.1",
-        request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
-        response_headers=[("Content-Type", "application/octet-stream")], body=io.BytesIO(body),
+        url="http://example.com/z",
+        date=datetime(2026, 1, 2, tzinfo=UTC),
+        request_line="GET /z HTTP/1.1",
+        request_headers=[("Host", "example.com")],
+        status_line="200 OK",
+        http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "application/octet-stream")],
+        body=io.BytesIO(body),
         body_length=len(body),
         payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
     )
@@ -285,8 +335,11 @@ def test_a_record_read_whole_by_its_length_equals_the_streamed_one(tmp_path, bod
 
     def read(length):
         record = reader.record(written.warc_file, written.offset, length)
-        return (record.rec_headers.get_header("WARC-Record-ID"),
-                record.http_headers.get_header("Content-Type"), record.raw_stream.read())
+        return (
+            record.rec_headers.get_header("WARC-Record-ID"),
+            record.http_headers.get_header("Content-Type"),
+            record.raw_stream.read(),
+        )
 
     with WarcReader(tmp_path) as reader:
         streamed = read(None)
@@ -297,16 +350,22 @@ def test_a_record_read_whole_by_its_length_equals_the_streamed_one(tmp_path, bod
 
 async def test_a_cancelled_writer_still_writes_the_item_in_hand(tmp_path):
     """The writer waits a moment for a batch to gather; cancelled meanwhile, it writes first."""
-    from archiver.snapshot import Snapshot
-    from archiver.writer import WriteItem, Writer
+    from archiver.crawling.writer import WriteItem, Writer
+    from archiver.store.snapshot import Snapshot
 
     snapshot = Snapshot(tmp_path / "snap")
     snapshot.create()
     body = b"kept"
     capture = Capture(
-        url="http://example.com/kept", date=datetime.now(UTC), request_line="GET /kept HTTP/1.1",
-        request_headers=[("Host", "example.com")], status_line="200 OK", http_version="HTTP/1.1",
-        response_headers=[("Content-Type", "text/plain")], body=io.BytesIO(body), body_length=len(body),
+        url="http://example.com/kept",
+        date=datetime.now(UTC),
+        request_line="GET /kept HTTP/1.1",
+        request_headers=[("Host", "example.com")],
+        status_line="200 OK",
+        http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "text/plain")],
+        body=io.BytesIO(body),
+        body_length=len(body),
         payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
     )
     row = ManifestRow(url=capture.url, found_by="seed", depth=0, outcome="fetched", status=200)

@@ -13,14 +13,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
-from .integrity import PARSE_ERRORS, RecordEntry
-from .links import REQUISITE, extract
-from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, ManifestRow
-from .problems import DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
-from .scope import Scope
-from .urls import try_normalize
-from .warcread import WarcDamage, WarcReader
+from archiver.content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
+from archiver.links import REQUISITE, extract
+from archiver.scope import Scope
+from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, ManifestRow
+from archiver.urls import try_normalize
+from archiver.verify.integrity import PARSE_ERRORS, RecordEntry
+from archiver.verify.report import DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
+from archiver.warc.reader import WarcDamage, WarcReader
 
 PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
 MAX_REDIRECT_HOPS = 100
@@ -44,8 +44,9 @@ def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
     return Scope.from_seeds(row.url for row in manifest.rows() if row.found_by == "seed")
 
 
-def check_completeness(manifest: Manifest, records: Records, warc_dir: Path, scope: Scope,
-                       report: Report) -> None:
+def check_completeness(
+    manifest: Manifest, records: Records, warc_dir: Path, scope: Scope, report: Report
+) -> None:
     """Report queued URLs, unrecorded in-scope links and redirect chains that end nowhere."""
     for row in manifest.rows():
         if row.outcome == QUEUED:
@@ -53,9 +54,7 @@ def check_completeness(manifest: Manifest, records: Records, warc_dir: Path, sco
         elif row.outcome == REDIRECTED:
             _check_redirect(row, manifest, report)
     originals = {
-        (entry.url, entry.date): key
-        for key, entry in records.items()
-        if entry.record_type == "response"
+        (entry.url, entry.date): key for key, entry in records.items() if entry.record_type == "response"
     }
     recorded = lru_cache(maxsize=RECORDED_CACHE)(lambda url: manifest.get(url) is not None)
     # Pages in WARC order, so each file is read forward once.
@@ -70,8 +69,12 @@ def check_completeness(manifest: Manifest, records: Records, warc_dir: Path, sco
 
 def _is_parsed(row: ManifestRow) -> bool:
     """True for pages the crawl took links from: 2xx HTML or CSS with a capture."""
-    return (row.status is not None and 200 <= row.status < 300
-            and row.content_type in PARSED_TYPES and row.warc_file is not None)
+    return (
+        row.status is not None
+        and 200 <= row.status < 300
+        and row.content_type in PARSED_TYPES
+        and row.warc_file is not None
+    )
 
 
 def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> None:
@@ -89,8 +92,9 @@ def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> Non
         chain.append(target)
         found = manifest.get(target)
         if found is None:
-            report.add(DANGLING_REDIRECT, row.url,
-                       f"chain ends at {target}, which the manifest does not hold")
+            report.add(
+                DANGLING_REDIRECT, row.url, f"chain ends at {target}, which the manifest does not hold"
+            )
             return
         if found.outcome == FETCHED or (found.outcome in (FAILED, SKIPPED) and found.reason):
             return
@@ -101,8 +105,14 @@ def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> Non
     report.add(DANGLING_REDIRECT, row.url, f"longer than {MAX_REDIRECT_HOPS} hops")
 
 
-def _check_links(row: ManifestRow, body: bytes, content_type: str | None,
-                 recorded: Callable[[str], bool], scope: Scope, report: Report) -> None:
+def _check_links(
+    row: ManifestRow,
+    body: bytes,
+    content_type: str | None,
+    recorded: Callable[[str], bool],
+    scope: Scope,
+    report: Report,
+) -> None:
     report.stats["pages parsed"] += 1
     page = extract(body, row.url, mime_type(content_type), content_type)
     for link in page.links:
@@ -115,9 +125,13 @@ def _check_links(row: ManifestRow, body: bytes, content_type: str | None,
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
 
 
-def _read_page(row: ManifestRow, records: Records,
-               originals: dict[tuple[str, str], tuple[str, int]],
-               pages: WarcReader, revisited: WarcReader) -> tuple[bytes | None, str | None]:
+def _read_page(
+    row: ManifestRow,
+    records: Records,
+    originals: dict[tuple[str, str], tuple[str, int]],
+    pages: WarcReader,
+    revisited: WarcReader,
+) -> tuple[bytes | None, str | None]:
     """The decoded body of an archived page and its Content-Type; None if it cannot be read.
 
     A damaged record is left out: the integrity check has reported it.

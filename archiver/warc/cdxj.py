@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from .urls import surt
+from archiver.urls import surt
 
 
 def cdxj_line(
@@ -34,13 +34,15 @@ def cdxj_line(
     block = {"url": url}
     if mime:  # cdxj-indexer leaves the key out when the response had no Content-Type
         block["mime"] = mime
-    block.update({
-        "status": str(status) if status is not None else "-",
-        "digest": digest,
-        "length": str(length),
-        "offset": str(offset),
-        "filename": filename,
-    })
+    block.update(
+        {
+            "status": str(status) if status is not None else "-",
+            "digest": digest,
+            "length": str(length),
+            "offset": str(offset),
+            "filename": filename,
+        }
+    )
     return f"{surt(url)} {timestamp} {json.dumps(block)}"
 
 

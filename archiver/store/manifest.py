@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SnapshotError
+from archiver.errors import SnapshotError
 
 QUEUED = "queued"
 FETCHED = "fetched"
@@ -201,7 +201,8 @@ class Manifest:
     def last_capture_offset(self, warc_file: str) -> int | None:
         """Offset of the last response or revisit record a row names in ``warc_file``."""
         found = self._db.execute(
-            "SELECT MAX(warc_offset) FROM urls WHERE warc_file = ?", (warc_file,)).fetchone()
+            "SELECT MAX(warc_offset) FROM urls WHERE warc_file = ?", (warc_file,)
+        ).fetchone()
         return found[0] if found else None
 
     def captures_by_path(self, plan: str) -> Iterator[tuple[ManifestRow, str]]:
@@ -227,7 +228,8 @@ class Manifest:
         """URL and WARC-Date of a whole, non-empty response record whose payload is ``digest``."""
         found = self._db.execute(
             "SELECT url, fetched_at FROM urls WHERE payload_digest = ? AND record_type = 'response' "
-            "AND length > 0 AND NOT truncated LIMIT 1", (digest,)
+            "AND length > 0 AND NOT truncated LIMIT 1",
+            (digest,),
         ).fetchone()
         return (found[0], found[1]) if found else None
 
@@ -245,7 +247,8 @@ class Manifest:
     def captured_bytes(self) -> int:
         """Payload bytes of every capture in the WARC files."""
         return self._db.execute(
-            "SELECT COALESCE(SUM(length), 0) FROM urls WHERE warc_file IS NOT NULL").fetchone()[0]
+            "SELECT COALESCE(SUM(length), 0) FROM urls WHERE warc_file IS NOT NULL"
+        ).fetchone()[0]
 
     def resolve_redirects(self, max_hops: int = 50) -> None:
         """Fill final_url of every redirect row by following redirect_to through the manifest."""

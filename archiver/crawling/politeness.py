@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from protego import Protego
 
-from .urls import host_of
+from archiver.urls import host_of
 
 ROBOTS_MAX_BYTES = 512 * 1024
 
@@ -80,9 +80,16 @@ class HostPolicy:
     (status None if nothing answered); it is called once per host.
     """
 
-    def __init__(self, *, concurrency: int, delay: float, obey_robots: bool, user_agent: str,
-                 fetch_robots: Callable[[str], Awaitable[tuple[int | None, bytes]]],
-                 max_delay: float = 60.0) -> None:
+    def __init__(
+        self,
+        *,
+        concurrency: int,
+        delay: float,
+        obey_robots: bool,
+        user_agent: str,
+        fetch_robots: Callable[[str], Awaitable[tuple[int | None, bytes]]],
+        max_delay: float = 60.0,
+    ) -> None:
         self._concurrency = concurrency
         self._delay = delay
         self._obey_robots = obey_robots

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SnapshotError
+from archiver.errors import SnapshotError
 
 TORN_TAILS = "torn_tails"
 """crawl.json key: [{file, offset}] of records a crash cut short, found by a resumed crawl."""

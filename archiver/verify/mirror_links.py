@@ -16,8 +16,8 @@ from urllib.parse import unquote
 
 import lxml.etree
 
-from .links import is_fetchable_reference, iter_css_urls, iter_html_references, parse_html
-from .problems import BROKEN_MIRROR_LINK, Report
+from archiver.links import is_fetchable_reference, iter_css_urls, iter_html_references, parse_html
+from archiver.verify.report import BROKEN_MIRROR_LINK, Report
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 CSS_SUFFIXES = (".css",)
@@ -92,8 +92,9 @@ def _references(document: Path) -> Iterator[str]:
 
 def _streamed_html_references(document: Path) -> Iterator[str]:
     """Links of a large HTML file, parsed element by element so its tree never builds up."""
-    for _event, element in lxml.etree.iterparse(str(document), events=("end",), html=True,
-                                                 recover=True, huge_tree=True):
+    for _event, element in lxml.etree.iterparse(
+        str(document), events=("end",), html=True, recover=True, huge_tree=True
+    ):
         # Children were cleared at their own end: this visits the element alone.
         for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
             yield value

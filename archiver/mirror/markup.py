@@ -34,8 +34,8 @@ _NAME = r"[^\t\n\r\f\x20/>][^\t\n\r\f\x20/=>]*+"
 _VALUE = rf"""(?:{_SPACE}*+=+{_SPACE}*+("[^"]*+"|'[^']*+'|(?!["'])[^\t\n\r\f\x20>]*+)|(?!{_SPACE}*+=))"""
 
 _MARKUP = re.compile(
-    r"<!--(?:-?>|.*?(?:--!?>|\Z))"         # comment, also <!--> and one left open
-    r"|<[!?][^>]*+(?:>|\Z)"                # doctype, CDATA, processing instruction
+    r"<!--(?:-?>|.*?(?:--!?>|\Z))"  # comment, also <!--> and one left open
+    r"|<[!?][^>]*+(?:>|\Z)"  # doctype, CDATA, processing instruction
     rf"|{_TAG_OPEN}(?:{_SEPARATORS}{_NAME}{_VALUE})*+{_SEPARATORS}>",  # start tag
     re.DOTALL,
 )

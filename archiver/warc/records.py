@@ -3,7 +3,7 @@
 Records are assembled here rather than through warcio's generic builder: we
 already know every field, and for a response the payload digest, so a record is
 a header block, a digest of its block and one pass of deflate, and it can be
-encoded in any process before a WARC file is chosen (see workers.py). warcio
+encoded in any process before a WARC file is chosen (see crawling/capture_workers.py). warcio
 still reads every record back in the tests, digests checked. Compression is
 ISA-L's (isal), at its level 3: standard gzip that any reader inflates. On a
 15 KB page it costs 58 us against 154 for zlib-ng at level 6 and 264 for
@@ -92,8 +92,9 @@ def warc_fields(fields: Iterable[tuple[str, str]]) -> bytes:
     return "".join(f"{name}: {value}\r\n" for name, value in fields).encode("utf-8")
 
 
-def write_record(out: IO[bytes], fields: Fields, content_type: str, head: bytes,
-                 body: IO[bytes] | None = None) -> None:
+def write_record(
+    out: IO[bytes], fields: Fields, content_type: str, head: bytes, body: IO[bytes] | None = None
+) -> None:
     """Write one record as one gzip member: ``fields``, then the block ``head`` + ``body``.
 
     WARC-Block-Digest, Content-Type and Content-Length are computed here. The
@@ -115,7 +116,8 @@ def write_record(out: IO[bytes], fields: Fields, content_type: str, head: bytes,
             block_digest.update(chunk)
             length += len(chunk)
     header = (
-        WARC_VERSION + "\r\n"
+        WARC_VERSION
+        + "\r\n"
         + "".join(f"{name}: {value}\r\n" for name, value in fields)
         + f"WARC-Block-Digest: {sha1_digest(block_digest)}\r\n"
         f"Content-Type: {content_type}\r\nContent-Length: {length}\r\n\r\n"

@@ -19,14 +19,21 @@ from typing import Any
 
 from aiohttp import web
 
-from .errors import ArchiverError, SnapshotError
-from .manifest import Manifest
-from .paths import EXTENSIONS, UnsafePathError, safe_join
-from .snapshot import Snapshot
+from archiver.errors import ArchiverError, SnapshotError
+from archiver.paths import EXTENSIONS, UnsafePathError, safe_join
+from archiver.store.manifest import Manifest
+from archiver.store.snapshot import Snapshot
 
 _BY_EXTENSION = {ext: mime for mime, exts in reversed(EXTENSIONS.items()) for ext in exts}
-_BY_EXTENSION.update({".html": "text/html", ".htm": "text/html", ".js": "text/javascript",
-                      ".mjs": "text/javascript", ".xml": "application/xml"})
+_BY_EXTENSION.update(
+    {
+        ".html": "text/html",
+        ".htm": "text/html",
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".xml": "application/xml",
+    }
+)
 
 
 def content_type_of(name: str, recorded: str | None = None) -> str:
@@ -77,8 +84,9 @@ def make_app(snapshot_root: Path) -> web.Application:
     return app
 
 
-async def serve(snapshot_root: Path, host: str, port: int,
-                started: asyncio.Future[str] | None = None) -> None:
+async def serve(
+    snapshot_root: Path, host: str, port: int, started: asyncio.Future[str] | None = None
+) -> None:
     """Serve until cancelled (or SIGTERM); ``started`` gets the base URL once listening.
 
     Cancelling it stops the server and closes every connection.

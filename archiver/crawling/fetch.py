@@ -25,11 +25,11 @@ import aiohttp.abc
 from aiohttp.abc import ResolveResult
 from yarl import URL
 
-from .config import CrawlConfig
-from .content import decode_payload
-from .errors import ConfigError, FetchError
-from .records import sha1_digest
-from .warc import Capture
+from archiver.config import CrawlConfig
+from archiver.content import decode_payload
+from archiver.errors import ConfigError, FetchError
+from archiver.warc.files import Capture
+from archiver.warc.records import sha1_digest
 
 SPOOL_IN_MEMORY = 1024 * 1024
 """Bodies up to this size stay in RAM; larger ones spill to a temporary file."""
@@ -109,8 +109,9 @@ def load_cookies(config: CrawlConfig) -> aiohttp.CookieJar:
         for cookie in mozilla:
             scheme = "https" if cookie.secure else "http"
             host = cookie.domain.lstrip(".")
-            jar.update_cookies({cookie.name: cookie.value or ""},
-                               response_url=URL(f"{scheme}://{host}{cookie.path or '/'}"))
+            jar.update_cookies(
+                {cookie.name: cookie.value or ""}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
+            )
     return jar
 
 
@@ -121,14 +122,22 @@ class PinnedResolver(aiohttp.abc.AbstractResolver):
         self._pinned = pinned
         self._dns = aiohttp.ThreadedResolver()
 
-    async def resolve(self, host: str, port: int = 0,
-                      family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
         address = self._pinned.get(host.lower())
         if address is None:
             return await self._dns.resolve(host, port, family)
-        return [{"hostname": host, "host": address, "port": port,
-                 "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
-                 "proto": 0, "flags": socket.AI_NUMERICHOST}]
+        return [
+            {
+                "hostname": host,
+                "host": address,
+                "port": port,
+                "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        ]
 
     async def close(self) -> None:
         await self._dns.close()
@@ -154,7 +163,8 @@ class EnvironmentProxies:
         if key not in self._by_origin:
             proxy = self._proxies.get(url.scheme)
             if not proxy or urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
-                    url.raw_authority, self._proxies):
+                url.raw_authority, self._proxies
+            ):
                 self._by_origin[key] = (None, None)
             else:
                 proxy_url = URL(proxy if "://" in proxy else f"http://{proxy}")
@@ -180,14 +190,17 @@ class Fetcher:
     async def __aenter__(self) -> Fetcher:
         resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
         connector = aiohttp.TCPConnector(
-            limit=self.config.concurrency, ttl_dns_cache=300, resolver=resolver,
+            limit=self.config.concurrency,
+            ttl_dns_cache=300,
+            resolver=resolver,
             ssl=_ssl_setting(self.config),
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
             auto_decompress=False,
             timeout=aiohttp.ClientTimeout(
-                total=None, sock_connect=self.config.connect_timeout,
+                total=None,
+                sock_connect=self.config.connect_timeout,
                 sock_read=self.config.timeout,
             ),
             headers={
@@ -241,8 +254,9 @@ class Fetcher:
                 if capture is not None:
                     capture.body.close()
                     capture = None
-                await asyncio.sleep(retry_delay(
-                    tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after))
+                await asyncio.sleep(
+                    retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
+                )
         return FetchOutcome(capture, tries, f"{error} after {tries} tries" if tries > 1 else error)
 
     async def fetch_robots(self, origin: str) -> tuple[int | None, bytes]:
@@ -258,8 +272,7 @@ class Fetcher:
                 if capture.status in (301, 302, 303, 307, 308) and location:
                     url = str(URL(url).join(URL(location)))
                     continue
-                body = decode_payload(capture.body.read(), capture.header("content-encoding"),
-                                      512 * 1024)
+                body = decode_payload(capture.body.read(), capture.header("content-encoding"), 512 * 1024)
                 return capture.status, body
         return None, b""
 
@@ -275,7 +288,9 @@ class Fetcher:
             # itself for http (never into the WARC: see request_headers below).
             https = target_url.scheme == "https"
             async with self._session.get(
-                target_url, allow_redirects=False, proxy=proxy,
+                target_url,
+                allow_redirects=False,
+                proxy=proxy,
                 proxy_headers=dict(proxy_headers) if proxy_headers and https else None,
                 headers=proxy_headers if proxy_headers and not https else None,
             ) as response:
@@ -297,8 +312,7 @@ class Fetcher:
             raise
         body.seek(0)
         version = response.version
-        request_headers = [(k, v) for k, v in request.headers.items()
-                           if k.lower() != "proxy-authorization"]
+        request_headers = [(k, v) for k, v in request.headers.items() if k.lower() != "proxy-authorization"]
         if not any(k.lower() == "host" for k, _ in request_headers):
             request_headers.insert(0, ("Host", request.url.raw_authority))
         return Capture(
@@ -308,9 +322,7 @@ class Fetcher:
             request_headers=request_headers,
             status_line=f"{response.status} {response.reason or ''}".rstrip(),
             http_version=f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1",
-            response_headers=[
-                (k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers
-            ],
+            response_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers],
             body=body,
             body_length=length,
             payload_digest=sha1_digest(hasher),

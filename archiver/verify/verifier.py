@@ -1,12 +1,12 @@
 """archiver verify: read a snapshot cold and prove it complete and intact.
 
 Four checks, each in its own module, all reporting into one
-:class:`~archiver.problems.Report`:
+:class:`~archiver.verify.report.Report`:
 
     integrity      WARC files parse, digests match, records pair up   (integrity.py)
     consistency    manifest and CDXJ agree with the WARC records      (consistency.py)
     completeness   every in-scope link and redirect ends in a record  (completeness.py)
-    mirror         every local link of the mirror names a file        (mirrorcheck.py)
+    mirror         every local link of the mirror names a file        (mirror_links.py)
 
 A folder of bare WARC files (no manifest) gets the integrity check alone.
 
@@ -26,13 +26,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .completeness import check_completeness, crawl_scope
-from .consistency import check_cdxj, check_manifest
-from .errors import SnapshotError
-from .integrity import WarcScan, warc_files
-from .manifest import Manifest
-from .mirrorcheck import check_mirror as check_mirror_links
-from .problems import (
+from archiver.errors import SnapshotError
+from archiver.scope import Scope
+from archiver.store.manifest import Manifest
+from archiver.store.snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
+from archiver.verify.completeness import check_completeness, crawl_scope
+from archiver.verify.consistency import check_cdxj, check_manifest
+from archiver.verify.integrity import WarcScan, warc_files
+from archiver.verify.mirror_links import check_mirror as check_mirror_links
+from archiver.verify.report import (
     COMPLETENESS,
     CONSISTENCY,
     INTEGRITY,
@@ -41,8 +43,6 @@ from .problems import (
     MISSING_SETTINGS,
     Report,
 )
-from .scope import Scope
-from .snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -58,28 +58,33 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         raise SnapshotError(f"{root} is not a snapshot: no such folder")
     snapshot = Snapshot(root)
     report = Report()
-    is_snapshot = any(path.exists() for path in (
-        snapshot.manifest_path, snapshot.crawl_json_path, snapshot.warc_dir))
+    is_snapshot = any(
+        path.exists() for path in (snapshot.manifest_path, snapshot.crawl_json_path, snapshot.warc_dir)
+    )
     if not is_snapshot:
         bare = warc_files(root)
         if not bare:
-            raise SnapshotError(
-                f"{root} is not a snapshot: no manifest.sqlite3, crawl.json or WARC files")
+            raise SnapshotError(f"{root} is not a snapshot: no manifest.sqlite3, crawl.json or WARC files")
         report.checks.append(INTEGRITY)
         WarcScan(report).scan(bare)
         return report
     report.checks.append(INTEGRITY)
     paths = warc_files(snapshot.warc_dir)
-    scan = WarcScan(report, known_tails(snapshot, TORN_TAILS),
-                    dict(known_tails(snapshot, UNCOMMITTED_TAILS)))
+    scan = WarcScan(report, known_tails(snapshot, TORN_TAILS), dict(known_tails(snapshot, UNCOMMITTED_TAILS)))
     scan.scan(paths)
     manifest = _open_manifest(snapshot, report)
     if manifest is None:
         return report
     with manifest:
         report.checks.append(CONSISTENCY)
-        check_manifest(manifest, scan.records, {p.name for p in paths}, scan.damaged, report,
-                       snapshot.mirror_dir if check_mirror else None)
+        check_manifest(
+            manifest,
+            scan.records,
+            {p.name for p in paths},
+            scan.damaged,
+            report,
+            snapshot.mirror_dir if check_mirror else None,
+        )
         check_cdxj(snapshot.cdxj_path, scan.records, scan.damaged, report)
         report.checks.append(COMPLETENESS)
         scope = _scope(snapshot, manifest, report)

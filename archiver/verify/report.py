@@ -46,36 +46,40 @@ MISSING_HEADER = _kind("missing_header", INTEGRITY, "WARC record lacks a mandato
 LENGTH_MISMATCH = _kind("length_mismatch", INTEGRITY, "Content-Length does not match the block")
 DIGEST_MISMATCH = _kind("digest_mismatch", INTEGRITY, "block or payload digest does not match")
 DUPLICATE_RECORD_ID = _kind("duplicate_record_id", INTEGRITY, "WARC-Record-ID used twice")
-UNPAIRED_RECORD = _kind("unpaired_record", INTEGRITY,
-                        "request without its response, or response without its request")
-DANGLING_REVISIT = _kind("dangling_revisit", INTEGRITY,
-                         "revisit whose original record is missing or has another digest")
+UNPAIRED_RECORD = _kind(
+    "unpaired_record", INTEGRITY, "request without its response, or response without its request"
+)
+DANGLING_REVISIT = _kind(
+    "dangling_revisit", INTEGRITY, "revisit whose original record is missing or has another digest"
+)
 
 MISSING_MANIFEST = _kind("missing_manifest", CONSISTENCY, "manifest.sqlite3 missing or unreadable")
-MISSING_WARC_FILE = _kind("missing_warc_file", CONSISTENCY,
-                          "manifest names a WARC file that does not exist")
-WRONG_LOCATION = _kind("wrong_location", CONSISTENCY,
-                       "manifest row's WARC location does not hold that URL's record")
-UNLISTED_RECORD = _kind("unlisted_record", CONSISTENCY,
-                        "WARC response or revisit not in the manifest")
-MISSING_CAPTURE = _kind("missing_capture", CONSISTENCY,
-                        "fetched or redirected URL without a WARC location")
+MISSING_WARC_FILE = _kind("missing_warc_file", CONSISTENCY, "manifest names a WARC file that does not exist")
+WRONG_LOCATION = _kind(
+    "wrong_location", CONSISTENCY, "manifest row's WARC location does not hold that URL's record"
+)
+UNLISTED_RECORD = _kind("unlisted_record", CONSISTENCY, "WARC response or revisit not in the manifest")
+MISSING_CAPTURE = _kind("missing_capture", CONSISTENCY, "fetched or redirected URL without a WARC location")
 MISSING_REASON = _kind("missing_reason", CONSISTENCY, "skipped or failed URL without a reason")
 CDXJ_MISMATCH = _kind("cdxj_mismatch", CONSISTENCY, "CDXJ index does not match the WARC files")
-MISSING_MIRROR_FILE = _kind("missing_mirror_file", CONSISTENCY,
-                            "mirrored file named in the manifest does not exist")
+MISSING_MIRROR_FILE = _kind(
+    "missing_mirror_file", CONSISTENCY, "mirrored file named in the manifest does not exist"
+)
 
-MISSING_SETTINGS = _kind("missing_settings", COMPLETENESS,
-                         "crawl.json missing or unreadable (scope taken from the seeds)")
-UNFINISHED_CRAWL = _kind("unfinished_crawl", COMPLETENESS,
-                         "URL still queued: the crawl was interrupted (use crawl --resume)")
-UNRECORDED_LINK = _kind("unrecorded_link", COMPLETENESS,
-                        "in-scope link of an archived page neither archived nor recorded")
-DANGLING_REDIRECT = _kind("dangling_redirect", COMPLETENESS,
-                          "redirect chain ends at no archived resource or recorded failure")
+MISSING_SETTINGS = _kind(
+    "missing_settings", COMPLETENESS, "crawl.json missing or unreadable (scope taken from the seeds)"
+)
+UNFINISHED_CRAWL = _kind(
+    "unfinished_crawl", COMPLETENESS, "URL still queued: the crawl was interrupted (use crawl --resume)"
+)
+UNRECORDED_LINK = _kind(
+    "unrecorded_link", COMPLETENESS, "in-scope link of an archived page neither archived nor recorded"
+)
+DANGLING_REDIRECT = _kind(
+    "dangling_redirect", COMPLETENESS, "redirect chain ends at no archived resource or recorded failure"
+)
 
-BROKEN_MIRROR_LINK = _kind("broken_mirror_link", MIRROR,
-                           "local link in the mirror resolves to no file")
+BROKEN_MIRROR_LINK = _kind("broken_mirror_link", MIRROR, "local link in the mirror resolves to no file")
 
 EXAMPLES_PER_KIND = 5
 
@@ -127,9 +131,7 @@ class Report:
                     "check": KINDS[name].check,
                     "title": KINDS[name].title,
                     "count": count,
-                    "examples": [
-                        {"where": p.where, "detail": p.detail} for p in self.examples[name]
-                    ],
+                    "examples": [{"where": p.where, "detail": p.detail} for p in self.examples[name]],
                 }
                 for name, count in self._ordered_counts()
             },
@@ -149,8 +151,7 @@ class Report:
             lines.append(f"{snapshot}: OK, complete and intact ({checked} checked)")
         else:
             total = sum(self.counts.values())
-            lines.append(f"{snapshot}: {total} problem{'s' if total != 1 else ''} found "
-                         f"({checked} checked)")
+            lines.append(f"{snapshot}: {total} problem{'s' if total != 1 else ''} found ({checked} checked)")
         if stats:
             lines.append(f"  checked: {stats}")
         for name, count in self._ordered_counts():

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .errors import WriteError
+from archiver.errors import WriteError
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,14 +163,28 @@ _COLUMNS = "url, depth, redirects_left, requisite, chain, found_by, parent"
 
 def _to_row(item: QueueItem) -> tuple[object, ...]:
     # Normalised URLs never hold a newline, so it can separate the chain's URLs.
-    return (item.url, item.depth, item.redirects_left, int(item.requisite), "\n".join(item.chain),
-            item.found_by, item.parent)
+    return (
+        item.url,
+        item.depth,
+        item.redirects_left,
+        int(item.requisite),
+        "\n".join(item.chain),
+        item.found_by,
+        item.parent,
+    )
 
 
 def _from_row(row: tuple[str, int, int, int, str, str, str | None]) -> QueueItem:
     url, depth, redirects_left, requisite, chain, found_by, parent = row
-    return QueueItem(url, depth, redirects_left, bool(requisite),
-                     tuple(chain.split("\n")) if chain else (), found_by, parent)
+    return QueueItem(
+        url,
+        depth,
+        redirects_left,
+        bool(requisite),
+        tuple(chain.split("\n")) if chain else (),
+        found_by,
+        parent,
+    )
 
 
 class SqliteFrontier(_SeenByHash):
@@ -238,8 +252,10 @@ class SqliteFrontier(_SeenByHash):
         assert self._db is not None
         try:
             with self._db:
-                self._db.executemany(f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                     [_to_row(item) for item in self._tail])
+                self._db.executemany(
+                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [_to_row(item) for item in self._tail],
+                )
         except sqlite3.Error as exc:  # a full disk: the crawl stops as for any write error
             raise WriteError(f"cannot write the crawl queue {self.path}: {exc}") from None
         self._on_disk += len(self._tail)

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest
+from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest
 
 MAX_ERRORS_SHOWN = 20
 
@@ -52,11 +52,16 @@ def human_bytes(count: float) -> str:
 def summary(manifest: Manifest) -> dict[str, Any]:
     """Counts of the whole snapshot, read from its manifest (so resumed runs add up)."""
     by_outcome = manifest.count_by("outcome")
-    errors = [(row.url, row.reason or "")
-              for row in itertools.islice(manifest.rows(FAILED), MAX_ERRORS_SHOWN)]
+    errors = [
+        (row.url, row.reason or "") for row in itertools.islice(manifest.rows(FAILED), MAX_ERRORS_SHOWN)
+    ]
     by_status = Counter(manifest.count_by("status", captured=True))
-    by_type = Counter({("unknown" if kind in ("None", "") else kind): count
-                       for kind, count in manifest.count_by("content_type", captured=True).items()})
+    by_type = Counter(
+        {
+            ("unknown" if kind in ("None", "") else kind): count
+            for kind, count in manifest.count_by("content_type", captured=True).items()
+        }
+    )
     return {
         "urls": sum(by_outcome.values()),
         "fetched": by_outcome.get(FETCHED, 0),
@@ -67,9 +72,7 @@ def summary(manifest: Manifest) -> dict[str, Any]:
         "bytes": manifest.captured_bytes(),
         "by_status": dict(sorted(by_status.items())),
         "by_content_type": dict(by_type.most_common()),
-        "skip_reasons": dict(
-            Counter(row.reason or "" for row in manifest.rows(SKIPPED)).most_common()
-        ),
+        "skip_reasons": dict(Counter(row.reason or "" for row in manifest.rows(SKIPPED)).most_common()),
         "errors": errors,
     }
 

@@ -11,20 +11,20 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from .config import CrawlConfig
-from .content import mime_type
-from .errors import WriteError
-from .fetch import Fetcher, FetchOutcome
-from .frontier import Frontier, QueueItem, url_key
-from .links import REQUISITE
-from .manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
-from .politeness import HostPolicy
-from .report import CrawlStats
-from .scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
-from .urls import try_normalize
-from .warc import Capture
-from .workers import CaptureWorkers
-from .writer import WriteItem, Writer
+from archiver.config import CrawlConfig
+from archiver.content import mime_type
+from archiver.crawling.capture_workers import CaptureWorkers
+from archiver.crawling.fetch import Fetcher, FetchOutcome
+from archiver.crawling.frontier import Frontier, QueueItem, url_key
+from archiver.crawling.politeness import HostPolicy
+from archiver.crawling.stats import CrawlStats
+from archiver.crawling.writer import WriteItem, Writer
+from archiver.errors import WriteError
+from archiver.links import REQUISITE
+from archiver.scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
+from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.urls import try_normalize
+from archiver.warc.files import Capture
 
 log = logging.getLogger("archiver.crawl")
 
@@ -79,9 +79,16 @@ class Crawler:
     async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> None:
         """Queue a URL met outside a page (a seed, or a URL queued by an earlier run)."""
         self.frontier.claim(url)
-        await self.frontier.put(QueueItem(url, depth, self.config.max_redirects,
-                                          requisite=found_by == "requisite",
-                                          found_by=found_by, parent=parent))
+        await self.frontier.put(
+            QueueItem(
+                url,
+                depth,
+                self.config.max_redirects,
+                requisite=found_by == "requisite",
+                found_by=found_by,
+                parent=parent,
+            )
+        )
 
     async def run(self) -> None:
         """Crawl until the frontier is empty or stop() is called.
@@ -121,8 +128,14 @@ class Crawler:
             self.stop(f"write error: {error}")
 
     def _row(self, item: QueueItem, outcome: str, **facts: object) -> ManifestRow:
-        return ManifestRow(url=item.url, found_by=item.found_by, parent=item.parent,
-                           depth=item.depth, outcome=outcome, **facts)  # type: ignore[arg-type]
+        return ManifestRow(
+            url=item.url,
+            found_by=item.found_by,
+            parent=item.parent,
+            depth=item.depth,
+            outcome=outcome,
+            **facts,  # type: ignore[arg-type]
+        )
 
     def _limit_reason(self) -> str | None:
         if self.config.max_pages is not None and self._pages_started >= self.config.max_pages:
@@ -173,8 +186,11 @@ class Crawler:
         self._bytes_done += capture.body_length
         log.info("%d %s %d %s", status, mime_type(content_type) or "-", capture.body_length, item.url)
         facts = dict(
-            tries=outcome.tries, status=status, content_type=mime_type(content_type) or None,
-            length=capture.body_length, truncated=capture.truncated is not None,
+            tries=outcome.tries,
+            status=status,
+            content_type=mime_type(content_type) or None,
+            length=capture.body_length,
+            truncated=capture.truncated is not None,
         )
         if outcome.error:  # a 5xx or 429 on the last try
             self.stats.failed += 1
@@ -200,13 +216,30 @@ class Crawler:
         queue: list[QueueItem] = []
         for url, kind in links.items():
             requisite = kind == REQUISITE
-            self._consider(url, item.depth + 1, requisite, "requisite" if requisite else "link",
-                           item.url, met, queue, self.config.max_redirects)
+            self._consider(
+                url,
+                item.depth + 1,
+                requisite,
+                "requisite" if requisite else "link",
+                item.url,
+                met,
+                queue,
+                self.config.max_redirects,
+            )
         return met, queue
 
-    def _consider(self, url: str, depth: int, requisite: bool, found_by: str, parent: str,
-                  met: list[ManifestRow], queue: list[QueueItem], redirects_left: int,
-                  chain: tuple[str, ...] = ()) -> None:
+    def _consider(
+        self,
+        url: str,
+        depth: int,
+        requisite: bool,
+        found_by: str,
+        parent: str,
+        met: list[ManifestRow],
+        queue: list[QueueItem],
+        redirects_left: int,
+        chain: tuple[str, ...] = (),
+    ) -> None:
         if self.frontier.seen(url):
             return
         reason = self.scope.skip_reason(url, depth, requisite)
@@ -215,15 +248,19 @@ class Crawler:
             if key not in self._skipped:  # record once; it may still be claimed later
                 self._skipped.add(key)
                 self.stats.skipped += 1
-                met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth,
-                                       outcome=SKIPPED, reason=reason))
+                met.append(
+                    ManifestRow(
+                        url=url, found_by=found_by, parent=parent, depth=depth, outcome=SKIPPED, reason=reason
+                    )
+                )
             return
         self.frontier.claim(url)
         met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
         queue.append(QueueItem(url, depth, redirects_left, requisite, chain, found_by, parent))
 
-    async def _handle_redirect(self, item: QueueItem, capture: Capture, target: str,
-                               facts: Mapping[str, object]) -> None:
+    async def _handle_redirect(
+        self, item: QueueItem, capture: Capture, target: str, facts: Mapping[str, object]
+    ) -> None:
         self.stats.redirects += 1
         chain = (*item.chain, item.url)
         met: list[ManifestRow] = []
@@ -235,12 +272,20 @@ class Crawler:
         else:
             outcome, reason = REDIRECTED, None
             # Same scope rules as a link; a target already met ends the chain (chains meet).
-            self._consider(target, item.depth, item.requisite, "redirect", item.url, met, queue,
-                           item.redirects_left - 1, chain)
+            self._consider(
+                target,
+                item.depth,
+                item.requisite,
+                "redirect",
+                item.url,
+                met,
+                queue,
+                item.redirects_left - 1,
+                chain,
+            )
         if outcome == FAILED:
             self.stats.failed += 1
         row = self._row(item, outcome, reason=reason, redirect_to=target, **facts)
         await self.writer.put(WriteItem(row, capture, met))
         for queued in queue:
             await self.frontier.put(queued)
-

@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Protocol
 
-from . import __version__, records
-from .errors import WriteError
+from archiver import __version__
+from archiver.errors import WriteError
+from archiver.warc import records
 
 TRANSFER_ENCODING_RENAMED = "X-Archiver-Transfer-Encoding"
 
@@ -103,27 +104,38 @@ def _common_fields(capture: Capture) -> records.Fields:
 
 
 def _response_head(capture: Capture) -> bytes:
-    return records.http_head(f"{capture.http_version} {capture.status_line}",
-                             archived_headers(capture.response_headers))
+    return records.http_head(
+        f"{capture.http_version} {capture.status_line}", archived_headers(capture.response_headers)
+    )
 
 
 def request_record(capture: Capture, response_id: str, record_id: str | None = None) -> bytes:
     """The request record of ``capture`` (a gzip member), concurrent to ``response_id``."""
-    fields = [*_common_fields(capture), ("WARC-Type", "request"),
-              ("WARC-Record-ID", record_id or records.new_record_id()),
-              ("WARC-Target-URI", capture.url),
-              ("WARC-Payload-Digest", records.EMPTY_PAYLOAD_DIGEST),
-              ("WARC-Concurrent-To", response_id)]
-    return records.encode_record(fields, records.REQUEST_TYPE,
-                                 records.http_head(capture.request_line, capture.request_headers))
+    fields = [
+        *_common_fields(capture),
+        ("WARC-Type", "request"),
+        ("WARC-Record-ID", record_id or records.new_record_id()),
+        ("WARC-Target-URI", capture.url),
+        ("WARC-Payload-Digest", records.EMPTY_PAYLOAD_DIGEST),
+        ("WARC-Concurrent-To", response_id),
+    ]
+    return records.encode_record(
+        fields, records.REQUEST_TYPE, records.http_head(capture.request_line, capture.request_headers)
+    )
 
 
 def revisit_record(capture: Capture, record_id: str, refers_to_uri: str, refers_to_date: str) -> bytes:
     """A revisit record for ``capture``, whose payload is stored at ``refers_to_uri``: headers only."""
-    fields = [*_common_fields(capture), ("WARC-Type", "revisit"), ("WARC-Record-ID", record_id),
-              ("WARC-Target-URI", capture.url), ("WARC-Profile", records.REVISIT_PROFILE),
-              ("WARC-Refers-To-Target-URI", refers_to_uri), ("WARC-Refers-To-Date", refers_to_date),
-              ("WARC-Payload-Digest", capture.payload_digest)]
+    fields = [
+        *_common_fields(capture),
+        ("WARC-Type", "revisit"),
+        ("WARC-Record-ID", record_id),
+        ("WARC-Target-URI", capture.url),
+        ("WARC-Profile", records.REVISIT_PROFILE),
+        ("WARC-Refers-To-Target-URI", refers_to_uri),
+        ("WARC-Refers-To-Date", refers_to_date),
+        ("WARC-Payload-Digest", capture.payload_digest),
+    ]
     return records.encode_record(fields, records.RESPONSE_TYPE, _response_head(capture))
 
 
@@ -132,19 +144,23 @@ def response_fields(capture: Capture, record_id: str) -> records.Fields:
     fields = [*_common_fields(capture), ("WARC-Payload-Digest", capture.payload_digest)]
     if capture.truncated:
         fields.append(("WARC-Truncated", capture.truncated))
-    return [*fields, ("WARC-Type", "response"), ("WARC-Record-ID", record_id),
-            ("WARC-Target-URI", capture.url)]
+    return [
+        *fields,
+        ("WARC-Type", "response"),
+        ("WARC-Record-ID", record_id),
+        ("WARC-Target-URI", capture.url),
+    ]
 
 
-def encode_exchange(capture: Capture,
-                    make_id: Callable[[], str] = records.new_record_id) -> records.Exchange:
+def encode_exchange(capture: Capture, make_id: Callable[[], str] = records.new_record_id) -> records.Exchange:
     """The response and request records of ``capture``, encoded; reads its body to the end.
 
     Pure CPU work on values: a worker process can do it before the writer appends.
     """
     response_id = make_id()
-    response = records.encode_record(response_fields(capture, response_id), records.RESPONSE_TYPE,
-                                     _response_head(capture), capture.body)
+    response = records.encode_record(
+        response_fields(capture, response_id), records.RESPONSE_TYPE, _response_head(capture), capture.body
+    )
     return records.Exchange(response_id, response, request_record(capture, response_id, make_id()))
 
 
@@ -288,12 +304,17 @@ class WarcFiles:
             "hostname": socket.gethostname(),
             **self.info,
         }
-        fields = [("WARC-Type", "warcinfo"), ("WARC-Record-ID", self._make_id()),
-                  ("WARC-Filename", self._name), ("WARC-Date", warc_date(self._clock()))]
+        fields = [
+            ("WARC-Type", "warcinfo"),
+            ("WARC-Record-ID", self._make_id()),
+            ("WARC-Filename", self._name),
+            ("WARC-Date", warc_date(self._clock())),
+        ]
         self._write(fields, records.WARC_FIELDS_TYPE, records.warc_fields(info.items()))
 
-    def _write(self, fields: records.Fields, content_type: str, head: bytes,
-               body: IO[bytes] | None = None) -> tuple[int, int]:
+    def _write(
+        self, fields: records.Fields, content_type: str, head: bytes, body: IO[bytes] | None = None
+    ) -> tuple[int, int]:
         assert self._file is not None
         offset = self._file.tell()
         try:
@@ -323,8 +344,12 @@ class WarcFiles:
             request = exchange.request
         else:  # streamed from the body, which may be large
             response_id = self._make_id()
-            offset, length = self._write(response_fields(capture, response_id), records.RESPONSE_TYPE,
-                                         _response_head(capture), capture.body)
+            offset, length = self._write(
+                response_fields(capture, response_id),
+                records.RESPONSE_TYPE,
+                _response_head(capture),
+                capture.body,
+            )
             request = None
         self._append(request or request_record(capture, response_id, self._make_id()))
         if not revisit and capture.body_length > 0 and not capture.truncated:

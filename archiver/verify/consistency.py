@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .integrity import RecordEntry
-from .manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
-from .problems import (
+from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
+from archiver.urls import surt
+from archiver.verify.integrity import RecordEntry
+from archiver.verify.report import (
     CDXJ_MISMATCH,
     MISSING_CAPTURE,
     MISSING_MIRROR_FILE,
@@ -17,7 +18,6 @@ from .problems import (
     WRONG_LOCATION,
     Report,
 )
-from .urls import surt
 
 Records = dict[tuple[str, int], RecordEntry]
 
@@ -53,12 +53,16 @@ def check_manifest(
         found = manifest.get(entry.url)
         if found is None or not found.warc_file:
             state = "no row" if found is None else f"its row ({found.outcome}) names no record"
-            report.add(UNLISTED_RECORD, f"{entry.file}@{entry.offset}",
-                       f"{entry.record_type} for {entry.url}: {state}")
+            report.add(
+                UNLISTED_RECORD,
+                f"{entry.file}@{entry.offset}",
+                f"{entry.record_type} for {entry.url}: {state}",
+            )
 
 
-def _check_location(row: ManifestRow, records: Records, warc_names: set[str],
-                    damaged: set[tuple[str, int]], report: Report) -> None:
+def _check_location(
+    row: ManifestRow, records: Records, warc_names: set[str], damaged: set[tuple[str, int]], report: Report
+) -> None:
     assert row.warc_file is not None
     where = f"{row.url} -> {row.warc_file}@{row.warc_offset}"
     if row.warc_file not in warc_names:
@@ -94,8 +98,7 @@ def _check_local_path(row: ManifestRow, mirror_dir: Path, report: Report) -> Non
         report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")
 
 
-def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]],
-               report: Report) -> None:
+def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]], report: Report) -> None:
     """Every CDXJ line points at its record, and every response and revisit has its line.
 
     Lines pointing at ``damaged`` records are not reported again.
@@ -123,12 +126,16 @@ def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]],
                 report.add(CDXJ_MISMATCH, where, problem)
     for key, entry in records.items():
         if key not in seen and entry.committed:
-            report.add(CDXJ_MISMATCH, f"{entry.file}@{entry.offset}",
-                       f"no CDXJ line for the {entry.record_type} of {entry.url}")
+            report.add(
+                CDXJ_MISMATCH,
+                f"{entry.file}@{entry.offset}",
+                f"no CDXJ line for the {entry.record_type} of {entry.url}",
+            )
 
 
-def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]],
-                     seen: set[tuple[str, int]]) -> str | None:
+def _check_cdxj_line(
+    line: str, records: Records, damaged: set[tuple[str, int]], seen: set[tuple[str, int]]
+) -> str | None:
     """What is wrong with one CDXJ line, or None; marks its record as indexed."""
     key_part, _, rest = line.partition(" ")
     timestamp, _, block = rest.partition(" ")

@@ -27,15 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
-from .errors import SnapshotError, WriteError
-from .index import write_index
-from .links import charset_from_content_type
-from .manifest import Manifest, ManifestRow
-from .paths import HTML_TYPES, candidate_paths, folders_of, safe_join, url_to_path
-from .rewrite import Memo, rewrite_css_bytes, rewrite_html
-from .snapshot import Snapshot
-from .warcread import WarcReader
+from archiver.content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
+from archiver.errors import SnapshotError, WriteError
+from archiver.links import charset_from_content_type
+from archiver.mirror.index_page import write_index
+from archiver.mirror.rewrite import Memo, rewrite_css_bytes, rewrite_html
+from archiver.paths import HTML_TYPES, candidate_paths, folders_of, safe_join, url_to_path
+from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.snapshot import Snapshot
+from archiver.warc.reader import WarcReader
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
 """HTML and CSS larger than this (decoded) are copied without rewriting."""
@@ -127,9 +127,14 @@ class PathPlan:
         """Plan every capture whose record ``readable(file, offset, length)``, and commit."""
         self._db.executescript(self._SCHEMA)
         # Two streaming passes in URL order: the folders every file needs, then the paths.
-        self._db.executemany("INSERT OR IGNORE INTO mirror_folders VALUES (?)", (
-            (folder,) for url, content_type in self._captures(readable)
-            for folder in folders_of(url_to_path(url, content_type))))
+        self._db.executemany(
+            "INSERT OR IGNORE INTO mirror_folders VALUES (?)",
+            (
+                (folder,)
+                for url, content_type in self._captures(readable)
+                for folder in folders_of(url_to_path(url, content_type))
+            ),
+        )
         batch = []
         planned = 0
         for url, content_type in self._captures(readable):
@@ -189,8 +194,10 @@ class PathPlan:
     def store_local_paths(self, failed: set[str]) -> None:
         """Each row's local_path: its planned file if written, else NULL; then drop the plan."""
         self._db.execute("UPDATE urls SET local_path = NULL WHERE local_path IS NOT NULL")
-        self._db.execute("UPDATE urls SET local_path = (SELECT path FROM mirror_plan AS p "
-                         "WHERE p.url = urls.url) WHERE url IN (SELECT url FROM mirror_plan)")
+        self._db.execute(
+            "UPDATE urls SET local_path = (SELECT path FROM mirror_plan AS p "
+            "WHERE p.url = urls.url) WHERE url IN (SELECT url FROM mirror_plan)"
+        )
         self._db.executemany("UPDATE urls SET local_path = NULL WHERE url = ?", ((u,) for u in failed))
         self._db.executescript("DROP TABLE mirror_plan; DROP TABLE mirror_taken; DROP TABLE mirror_folders;")
         self._db.commit()
@@ -306,8 +313,7 @@ class _Builder:
         children = []
         for part in range(1, parts):
             receiver, sender = context.Pipe(duplex=False)
-            child = context.Process(target=self._build_part, args=(root, part, parts, sender),
-                                    daemon=True)
+            child = context.Process(target=self._build_part, args=(root, part, parts, sender), daemon=True)
             child.start()
             sender.close()
             children.append((child, receiver))
@@ -358,11 +364,18 @@ class _Builder:
         http_headers = record.http_headers
         refers_to = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
         original = self.manifest.get(refers_to) if refers_to else None
-        if (original is None or original.record_type != "response" or not original.warc_file
-                or original.payload_digest != row.payload_digest or original.warc_offset is None):
+        if (
+            original is None
+            or original.record_type != "response"
+            or not original.warc_file
+            or original.payload_digest != row.payload_digest
+            or original.warc_offset is None
+        ):
             raise ValueError(f"revisit of {refers_to}: no stored response with its payload")
-        return (self.records.record(original.warc_file, original.warc_offset, original.warc_length),
-                http_headers)
+        return (
+            self.records.record(original.warc_file, original.warc_offset, original.warc_length),
+            http_headers,
+        )
 
     def _write_capture(self, files: _Files, row: ManifestRow, path: str) -> None:
         payload_record, own_headers = self._payload_record(row)

@@ -17,8 +17,8 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeadersParserException
 
-from .content import mime_type
-from .problems import (
+from archiver.content import mime_type
+from archiver.verify.report import (
     CORRUPT_GZIP,
     DANGLING_REVISIT,
     DIGEST_MISMATCH,
@@ -30,7 +30,7 @@ from .problems import (
     UNREADABLE_RECORD,
     Report,
 )
-from .warcread import CHUNK, CorruptData, MemberStream, Source, TornFile, is_gzipped
+from archiver.warc.reader import CHUNK, CorruptData, MemberStream, Source, TornFile, is_gzipped
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
@@ -80,8 +80,12 @@ class _StopFile(Exception):
 class WarcScan:
     """Integrity checks over WARC files, and the index of their response and revisit records."""
 
-    def __init__(self, report: Report, known_torn: Collection[tuple[str, int]] = (),
-                 uncommitted: Mapping[str, int] | None = None) -> None:
+    def __init__(
+        self,
+        report: Report,
+        known_torn: Collection[tuple[str, int]] = (),
+        uncommitted: Mapping[str, int] | None = None,
+    ) -> None:
         self.report = report
         self.known_torn = frozenset(known_torn)
         """(file, offset) of torn tails a crash left and a resumed crawl recorded (crawl.json)."""
@@ -131,8 +135,9 @@ class WarcScan:
                         self.report.stats["torn tails left by a crash"] += 1
                         self._tolerated.add(self._last_response.get(name, ""))
                     elif not resyncing:
-                        self.report.add(TORN_FILE, f"{name}@{exc.offset}",
-                                        f"{exc.why}: its last record is cut short")
+                        self.report.add(
+                            TORN_FILE, f"{name}@{exc.offset}", f"{exc.why}: its last record is cut short"
+                        )
                     return
                 except CorruptData as exc:
                     # Each record is its own gzip member: skip to the next one and go on.
@@ -153,9 +158,7 @@ class WarcScan:
             offset = stream.start if gzipped else stream.raw_position()
             where = f"{name}@{offset}"
             try:
-                record = self._loader.parse_record_stream(
-                    stream, known_format="warc", check_digests=True
-                )
+                record = self._loader.parse_record_stream(stream, known_format="warc", check_digests=True)
             except PARSE_ERRORS as exc:
                 if not gzipped and stream.at_end():
                     raise TornFile(offset, "file ends inside a record") from None
@@ -175,12 +178,14 @@ class WarcScan:
             if getattr(raw, "limit", 0) > 0:
                 if not gzipped:
                     raise TornFile(offset, "file ends inside a record")
-                self.report.add(LENGTH_MISMATCH, where,
-                                f"block is {raw.limit} bytes shorter than Content-Length")
+                self.report.add(
+                    LENGTH_MISMATCH, where, f"block is {raw.limit} bytes shorter than Content-Length"
+                )
                 return self._give_up(stream, offset)
             if stream.read(len(RECORD_END)) != RECORD_END:
-                self.report.add(LENGTH_MISMATCH, where,
-                                f"{url}: block does not end where Content-Length says")
+                self.report.add(
+                    LENGTH_MISMATCH, where, f"{url}: block does not end where Content-Length says"
+                )
                 return self._give_up(stream, offset)
             if gzipped and stream.at_end():
                 assert stream.end is not None
@@ -233,15 +238,24 @@ class WarcScan:
             status = http.get_statuscode() if http is not None else None
             refers = None
             if record_type == "revisit":
-                refers = (headers.get_header("WARC-Refers-To-Target-URI") or "",
-                          headers.get_header("WARC-Refers-To-Date") or "")
+                refers = (
+                    headers.get_header("WARC-Refers-To-Target-URI") or "",
+                    headers.get_header("WARC-Refers-To-Date") or "",
+                )
             self.records[(name, offset)] = RecordEntry(
-                file=name, offset=offset, length=length, url=url, record_type=record_type,
+                file=name,
+                offset=offset,
+                length=length,
+                url=url,
+                record_type=record_type,
                 date=headers.get_header("WARC-Date") or "",
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
                 status=int(status) if status and status.isdigit() else None,
                 mime=mime_type(http.get_header("Content-Type")) if http is not None else "",
-                refers_to=refers, truncated=truncated, intact=intact, committed=committed,
+                refers_to=refers,
+                truncated=truncated,
+                intact=intact,
+                committed=committed,
             )
 
     def _pair_request(self, response_id: str, where: str, url: str) -> None:
@@ -249,8 +263,9 @@ class WarcScan:
         if found is None:
             self._requests[response_id or where] = (where, url)
         elif found[1] != url:
-            self.report.add(UNPAIRED_RECORD, where,
-                            f"request for {url} is paired with a response for {found[1]}")
+            self.report.add(
+                UNPAIRED_RECORD, where, f"request for {url} is paired with a response for {found[1]}"
+            )
 
     def _pair_response(self, record_id: str, where: str, url: str) -> None:
         self._last_response[self._name] = where
@@ -258,8 +273,9 @@ class WarcScan:
         if found is None:
             self._responses[record_id] = (where, url)
         elif found[1] != url:
-            self.report.add(UNPAIRED_RECORD, found[0],
-                            f"request for {found[1]} is paired with a response for {url}")
+            self.report.add(
+                UNPAIRED_RECORD, found[0], f"request for {found[1]} is paired with a response for {url}"
+            )
 
     def finish(self) -> None:
         """Checks that need every file read: unpaired records, revisits' originals."""
@@ -282,10 +298,15 @@ class WarcScan:
             digest = originals.get(entry.refers_to)
             where = f"{entry.file}@{entry.offset}"
             if digest is None:
-                self.report.add(DANGLING_REVISIT, where,
-                                f"{entry.url}: no record of {entry.refers_to[0]} "
-                                f"at {entry.refers_to[1]}")
+                self.report.add(
+                    DANGLING_REVISIT,
+                    where,
+                    f"{entry.url}: no record of {entry.refers_to[0]} at {entry.refers_to[1]}",
+                )
             elif digest != entry.payload_digest:
-                self.report.add(DANGLING_REVISIT, where,
-                                f"{entry.url}: original {entry.refers_to[0]} has digest {digest}, "
-                                f"not {entry.payload_digest}")
+                self.report.add(
+                    DANGLING_REVISIT,
+                    where,
+                    f"{entry.url}: original {entry.refers_to[0]} has digest {digest}, "
+                    f"not {entry.payload_digest}",
+                )

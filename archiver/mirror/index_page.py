@@ -16,11 +16,11 @@ from typing import Any
 
 import jinja2
 
-from .content import mime_type
-from .errors import SnapshotError
-from .manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
-from .paths import HTML_TYPES, quote_segment
-from .snapshot import Snapshot
+from archiver.content import mime_type
+from archiver.errors import SnapshotError
+from archiver.paths import HTML_TYPES, quote_segment
+from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
+from archiver.store.snapshot import Snapshot
 
 MAX_SKIPPED_LISTED = 5000
 """Skipped URLs listed in the index at most (all are in the manifest)."""

@@ -21,21 +21,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .config import CrawlConfig
-from .crawler import Crawler
-from .errors import ArchiverError, SnapshotError
-from .fetch import Fetcher
-from .frontier import SqliteFrontier
-from .manifest import QUEUED, SKIPPED, Manifest, ManifestRow, StoredPayloads
-from .politeness import HostPolicy
-from .report import CrawlStats, render_report, summary
-from .scope import Scope
-from .snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
-from .urls import normalize_url
-from .warc import WarcFiles, member_end, torn_offset
-from .workers import CaptureWorkers
-from .writer import WriteItem, Writer
+from archiver import __version__
+from archiver.config import CrawlConfig
+from archiver.crawling.capture_workers import CaptureWorkers
+from archiver.crawling.crawler import Crawler
+from archiver.crawling.fetch import Fetcher
+from archiver.crawling.frontier import SqliteFrontier
+from archiver.crawling.politeness import HostPolicy
+from archiver.crawling.stats import CrawlStats, render_report, summary
+from archiver.crawling.writer import WriteItem, Writer
+from archiver.errors import ArchiverError, SnapshotError
+from archiver.scope import Scope
+from archiver.store.manifest import QUEUED, SKIPPED, Manifest, ManifestRow, StoredPayloads
+from archiver.store.snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
+from archiver.urls import normalize_url
+from archiver.warc.files import WarcFiles, member_end, torn_offset
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -78,10 +78,16 @@ def _start_crawl_json(snapshot: Snapshot, config: CrawlConfig, resume: bool) -> 
 
 def _finish_crawl_json(snapshot: Snapshot, data: dict[str, Any], result: CrawlResult) -> None:
     status = "interrupted" if result.interrupted else "finished"
-    data["runs"][-1].update(finished=_now(), status=status, stop_reason=result.stats.stop_reason,
-                            fetched=result.stats.fetched, seconds=round(result.stats.elapsed(), 3))
-    data.update(finished=_now(), status=status, stats={
-        k: v for k, v in result.totals.items() if k != "errors"})
+    data["runs"][-1].update(
+        finished=_now(),
+        status=status,
+        stop_reason=result.stats.stop_reason,
+        fetched=result.stats.fetched,
+        seconds=round(result.stats.elapsed(), 3),
+    )
+    data.update(
+        finished=_now(), status=status, stats={k: v for k, v in result.totals.items() if k != "errors"}
+    )
     snapshot.write_crawl_json(data)
 
 
@@ -167,8 +173,7 @@ async def _reload(crawler: Crawler, manifest: Manifest) -> tuple[int, int]:
     return pages, size
 
 
-async def crawl(config: CrawlConfig, *, resume: bool = False,
-                handle_signals: bool = False) -> CrawlResult:
+async def crawl(config: CrawlConfig, *, resume: bool = False, handle_signals: bool = False) -> CrawlResult:
     """Crawl ``config.seeds`` into the snapshot folder ``config.output``.
 
     With ``resume``, continue the crawl saved there. Cancelled, the writer
@@ -183,8 +188,10 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     else:
         snapshot.create()
     torn = _torn_files(snapshot, config.warc_prefix) if resume else []
-    warnings = [f"{name} ends in a record cut short at offset {offset} "
-                f"(left as is; new records go to a new file)" for name, offset in torn]
+    warnings = [
+        f"{name} ends in a record cut short at offset {offset} (left as is; new records go to a new file)"
+        for name, offset in torn
+    ]
     for warning in warnings:
         logging.getLogger("archiver").warning(warning)
     data = _start_crawl_json(snapshot, config, resume)
@@ -193,15 +200,23 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     if resume:
         uncommitted = _uncommitted_tails(snapshot, config.warc_prefix, manifest, dict(torn))
         for name, offset in uncommitted:
-            warnings.append(f"{name} holds records from offset {offset} that the interrupted crawl "
-                            f"wrote but never committed (left as is; those URLs are fetched again)")
+            warnings.append(
+                f"{name} holds records from offset {offset} that the interrupted crawl "
+                f"wrote but never committed (left as is; those URLs are fetched again)"
+            )
             logging.getLogger("archiver").warning(warnings[-1])
         _record_tails(snapshot, data, UNCOMMITTED_TAILS, uncommitted)
-    warcs = WarcFiles(snapshot.warc_dir, config.warc_prefix, config.warc_max_size, info={
-        "isPartOf": config.warc_prefix,
-        "description": "crawl of " + " ".join(seeds),
-        "http-header-user-agent": config.user_agent,
-    }, payloads=StoredPayloads(manifest))
+    warcs = WarcFiles(
+        snapshot.warc_dir,
+        config.warc_prefix,
+        config.warc_max_size,
+        info={
+            "isPartOf": config.warc_prefix,
+            "description": "crawl of " + " ".join(seeds),
+            "http-header-user-agent": config.user_agent,
+        },
+        payloads=StoredPayloads(manifest),
+    )
     writer = Writer(snapshot, warcs, manifest, config.writer_queue_size)
     scope = Scope.from_seeds(seeds, config.scope, config.include, config.exclude, config.max_depth)
     result = CrawlResult(snapshot, CrawlStats(), warnings=warnings)
@@ -209,9 +224,12 @@ async def crawl(config: CrawlConfig, *, resume: bool = False,
     with _crawl_log(snapshot), contextlib.closing(frontier):
         async with Fetcher(config) as fetcher, CaptureWorkers(config.worker_processes) as workers:
             policy = HostPolicy(
-                concurrency=config.host_concurrency or config.concurrency, delay=config.delay,
-                obey_robots=config.obey_robots, user_agent=config.user_agent,
-                fetch_robots=fetcher.fetch_robots, max_delay=config.max_retry_after,
+                concurrency=config.host_concurrency or config.concurrency,
+                delay=config.delay,
+                obey_robots=config.obey_robots,
+                user_agent=config.user_agent,
+                fetch_robots=fetcher.fetch_robots,
+                max_delay=config.max_retry_after,
             )
             crawler = Crawler(config, frontier, fetcher, writer, scope, result.stats, policy, workers)
             if resume:
@@ -253,8 +271,9 @@ def _torn_files(snapshot: Snapshot, prefix: str) -> list[tuple[str, int]]:
     return torn
 
 
-def _uncommitted_tails(snapshot: Snapshot, prefix: str, manifest: Manifest,
-                       torn: dict[str, int]) -> list[tuple[str, int]]:
+def _uncommitted_tails(
+    snapshot: Snapshot, prefix: str, manifest: Manifest, torn: dict[str, int]
+) -> list[tuple[str, int]]:
     """(file, offset) from which WARC files hold whole records no manifest row was committed for.
 
     The writer appends a batch's records, then commits its rows: a crash in
@@ -273,8 +292,7 @@ def _uncommitted_tails(snapshot: Snapshot, prefix: str, manifest: Manifest,
     return tails
 
 
-def _record_tails(snapshot: Snapshot, data: dict[str, Any], key: str,
-                  tails: list[tuple[str, int]]) -> None:
+def _record_tails(snapshot: Snapshot, data: dict[str, Any], key: str, tails: list[tuple[str, int]]) -> None:
     """Note tails a crash left under ``key`` in crawl.json, so verify knows them from damage done later."""
     if not tails:
         return
@@ -294,14 +312,16 @@ def _fast_event_loop() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mirror: bool,
-                  quiet: bool) -> int:
+def crawl_command(
+    config: CrawlConfig | None, output: Path, *, resume: bool, mirror: bool, quiet: bool
+) -> int:
     """What ``archiver crawl`` does: crawl, build the mirror, print the report; an exit code."""
     if resume:
         settings = Snapshot(output).read_crawl_json().get("settings") or {}
         try:
-            config = CrawlConfig.from_json(settings, output=output,
-                                           progress=not quiet and sys.stderr.isatty())
+            config = CrawlConfig.from_json(
+                settings, output=output, progress=not quiet and sys.stderr.isatty()
+            )
         except (TypeError, KeyError, ValueError) as exc:
             raise SnapshotError(f"cannot read the settings in {output}/crawl.json: {exc}") from None
     assert config is not None
@@ -313,7 +333,7 @@ def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mir
         url, why = result.seeds_failed[0]
         raise ArchiverError(f"could not fetch {url}: {why}")
     if mirror and not result.interrupted:
-        from .mirror import build_mirror
+        from archiver.mirror.build import build_mirror
 
         mirrored = build_mirror(result.snapshot.root)
         if not quiet:
@@ -321,8 +341,11 @@ def crawl_command(config: CrawlConfig | None, output: Path, *, resume: bool, mir
     if not quiet:
         print(render_report(result.totals, result.stats))
     if result.interrupted:
-        print(f"archiver: crawl stopped ({result.stats.stop_reason}); continue it with: "
-              f"archiver crawl --resume -o {output} (or browse what is there after: "
-              f"archiver mirror {output})", file=sys.stderr)
+        print(
+            f"archiver: crawl stopped ({result.stats.stop_reason}); continue it with: "
+            f"archiver crawl --resume -o {output} (or browse what is there after: "
+            f"archiver mirror {output})",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED if "signal" in (result.stats.stop_reason or "") else EXIT_FAILED
     return EXIT_OK

@@ -25,7 +25,7 @@ from isal import isal_zlib
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders
 
-from .paths import UnsafePathError, safe_join
+from archiver.paths import UnsafePathError, safe_join
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 CHUNK = 256 * 1024

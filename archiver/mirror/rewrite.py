@@ -26,8 +26,7 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from .charsets import View, declared_charset, known_encoding, sniff_bom
-from .links import (
+from archiver.links import (
     HTML_LINK_ATTRS,
     SRCSET_ATTRS,
     base_contexts,
@@ -38,9 +37,10 @@ from .links import (
     parse_srcset,
     resolve_reference,
 )
-from .markup import Markup, attributes, scan
-from .paths import relative_url, url_to_path
-from .urls import join_url, try_normalize
+from archiver.mirror.charsets import View, declared_charset, known_encoding, sniff_bom
+from archiver.mirror.markup import Markup, attributes, scan
+from archiver.paths import relative_url, url_to_path
+from archiver.urls import join_url, try_normalize
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None."""
@@ -48,8 +48,14 @@ Resolver = Callable[[str], "str | None"]
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
 EXTRA_LINK_ATTRS = frozenset(
-    {("form", "action"), ("button", "formaction"), ("blockquote", "cite"), ("q", "cite"),
-     ("del", "cite"), ("ins", "cite")}
+    {
+        ("form", "action"),
+        ("button", "formaction"),
+        ("blockquote", "cite"),
+        ("q", "cite"),
+        ("del", "cite"),
+        ("ins", "cite"),
+    }
 )
 # Kept under another name: a rewritten file fails its integrity hash, and a
 # crossorigin request to a file:// URL fails.
@@ -212,7 +218,11 @@ def rewrite_css(text: str, css_url: str, resolve: Resolver, css_path: str | None
 
 
 def rewrite_css_bytes(
-    body: bytes, css_url: str, encoding: str | None, resolve: Resolver, css_path: str | None = None,
+    body: bytes,
+    css_url: str,
+    encoding: str | None,
+    resolve: Resolver,
+    css_path: str | None = None,
     memo: Memo | None = None,
 ) -> bytes:
     """A stylesheet's bytes rewritten, in its own encoding (declared, BOM, else UTF-8).
@@ -330,9 +340,7 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: _Linker, view: Vi
     return found
 
 
-def _tag_edits(
-    tag: str, raw: str, base: str, link: _Linker, view: View
-) -> list[tuple[int, int, str]]:
+def _tag_edits(tag: str, raw: str, base: str, link: _Linker, view: View) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS or
     with a style attribute: rewrite_html checks before calling)."""
     found = attributes(raw)

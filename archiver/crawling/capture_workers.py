@@ -45,10 +45,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from .content import decode_payload, mime_type
-from .links import Findings, findings
-from .records import Exchange
-from .warc import Capture, encode_exchange
+from archiver.content import decode_payload, mime_type
+from archiver.links import Findings, findings
+from archiver.warc.files import Capture, encode_exchange
+from archiver.warc.records import Exchange
 
 log = logging.getLogger("archiver.crawl")
 
@@ -62,8 +62,7 @@ _READY = _HEADER.pack(0)
 """What a worker process writes first, once imported (no answer is empty)."""
 
 
-def parse_document(raw: bytes, url: str, content_type: str | None,
-                   content_encoding: str | None) -> Findings:
+def parse_document(raw: bytes, url: str, content_type: str | None, content_encoding: str | None) -> Findings:
     """Title, base URL and {url: kind} links of a document as fetched (still content-encoded).
 
     Plain values, not a Page: they cross the process boundary several times cheaper.
@@ -79,8 +78,9 @@ def prepare_capture(capture: Capture, parse: bool) -> tuple[Findings | None, Exc
     raw = capture.body.getvalue() if isinstance(capture.body, io.BytesIO) else capture.body.read()
     parsed = None
     if parse:
-        parsed = parse_document(raw, capture.url, capture.header("content-type"),
-                                capture.header("content-encoding"))
+        parsed = parse_document(
+            raw, capture.url, capture.header("content-type"), capture.header("content-encoding")
+        )
     return parsed, encode_exchange(capture)
 
 
@@ -106,7 +106,10 @@ def default_processes() -> int:
     return max(0, min((os.cpu_count() or 1) - 1, 4))
 
 
-WORKER_CODE = "import sys; from archiver.workers import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"
+WORKER_CODE = (
+    "import sys; from archiver.crawling.capture_workers import serve; "
+    "serve(sys.stdin.buffer, sys.stdout.buffer)"
+)
 
 
 class _Worker:
@@ -124,8 +127,11 @@ class _Worker:
         Raises OSError, or EOFError if the process ends first.
         """
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", WORKER_CODE,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-c",
+            WORKER_CODE,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             # Its own session: Ctrl-C reaches the crawl, which decides how to stop.
             # When the crawl ends, even by kill -9, the worker reads EOF and exits.
@@ -220,11 +226,16 @@ class CaptureWorkers:
         capture.body.seek(0)
         if worker is None:
             try:
-                parsed = await self._parse_here(raw, capture.url, capture.header("content-type"),
-                                                capture.header("content-encoding"))
+                parsed = await self._parse_here(
+                    raw, capture.url, capture.header("content-type"), capture.header("content-encoding")
+                )
             except Exception as exc:  # noqa: BLE001 - as when a worker fails on it: the page is kept
-                log.warning("cannot parse %s (%s: %s); its links are not followed",
-                            capture.url, type(exc).__name__, exc)
+                log.warning(
+                    "cannot parse %s (%s: %s); its links are not followed",
+                    capture.url,
+                    type(exc).__name__,
+                    exc,
+                )
                 return Prepared()
             return Prepared.of(parsed)
         try:
@@ -232,14 +243,16 @@ class CaptureWorkers:
         except (ChildProcessError, ConnectionError) as exc:
             # Killed, or crashed on this document: its links are lost (the writer still
             # stores it), the next capture gets a fresh worker.
-            log.warning("a worker process ended while preparing %s (%s); its links are not followed",
-                        capture.url, exc)
+            log.warning(
+                "a worker process ended while preparing %s (%s); its links are not followed", capture.url, exc
+            )
             return Prepared()
         self.done_in_workers += 1
         return Prepared.of(parsed, exchange)
 
-    async def _parse_here(self, raw: bytes, url: str, content_type: str | None,
-                          content_encoding: str | None) -> Findings:
+    async def _parse_here(
+        self, raw: bytes, url: str, content_type: str | None, content_encoding: str | None
+    ) -> Findings:
         args = (raw, url, content_type, content_encoding)
         if len(raw) > IN_THREAD_BYTES:
             return await asyncio.to_thread(parse_document, *args)
@@ -291,4 +304,3 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
         answer = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
         answers.write(_HEADER.pack(len(answer)) + answer)
         answers.flush()
-

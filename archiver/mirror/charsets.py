@@ -12,12 +12,12 @@ so it is found by position and every other byte is kept exactly. Others
 from __future__ import annotations
 
 import codecs
-import functools
 import re
+
+from archiver.content import known_encoding
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
-_ANY_BYTES = bytes(range(256))
 
 
 class View:
@@ -59,29 +59,13 @@ class View:
             return view.encode(self.encoding, "xmlcharrefreplace")
 
 
-@functools.lru_cache(maxsize=256)
-def known_encoding(name: str | None) -> str | None:
-    """The canonical codec name of ``name``, None if Python has no such codec or it cannot
-    read a document: not a text encoding (base64, rot13), or failing on bytes it cannot
-    decode even when told to replace them (idna, punycode).
-
-    >>> known_encoding("Latin1"), known_encoding("base64"), known_encoding("idna")
-    ('iso8859-1', None, None)
-    """
-    if not name:
-        return None
-    try:
-        codec = codecs.lookup(name)
-        _ANY_BYTES.decode(codec.name, "replace")
-    except (LookupError, UnicodeError):
-        return None
-    return codec.name
-
-
 def sniff_bom(body: bytes) -> str | None:
     """The encoding a byte-order mark names, if the body starts with one."""
-    for bom, name in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"),
-                      (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, name in (
+        (codecs.BOM_UTF8, "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if body.startswith(bom):
             return name
     return None

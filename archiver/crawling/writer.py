@@ -12,13 +12,13 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .cdxj import cdxj_line, merge_into_index
-from .content import mime_type
-from .errors import WriteError
-from .manifest import Manifest, ManifestRow
-from .records import Exchange
-from .snapshot import Snapshot
-from .warc import Capture, WarcFiles
+from archiver.content import mime_type
+from archiver.errors import WriteError
+from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.snapshot import Snapshot
+from archiver.warc.cdxj import cdxj_line, merge_into_index
+from archiver.warc.files import Capture, WarcFiles
+from archiver.warc.records import Exchange
 
 BATCH_ITEMS = 256
 BATCH_WINDOW = 0.02
@@ -55,8 +55,9 @@ class Writer:
     task, and ``await writer.close()`` at the end.
     """
 
-    def __init__(self, snapshot: Snapshot, warcs: WarcFiles, manifest: Manifest,
-                 queue_size: int = 64) -> None:
+    def __init__(
+        self, snapshot: Snapshot, warcs: WarcFiles, manifest: Manifest, queue_size: int = 64
+    ) -> None:
         self.snapshot = snapshot
         self.warcs = warcs
         self.manifest = manifest
@@ -97,8 +98,11 @@ class Writer:
                 await asyncio.to_thread(self._write_batch, items)
             except Exception as exc:
                 # Any failure stops the crawl: a crawl must never "finish" with records lost.
-                self.error = exc if isinstance(exc, WriteError) else WriteError(
-                    f"the writer failed: {type(exc).__name__}: {exc}")
+                self.error = (
+                    exc
+                    if isinstance(exc, WriteError)
+                    else WriteError(f"the writer failed: {type(exc).__name__}: {exc}")
+                )
                 self._drain()
                 raise self.error from None
             finally:
@@ -169,8 +173,7 @@ class Writer:
             line = cdxj_line(
                 row.url,
                 written.date,
-                mime="warc/revisit" if written.record_type == "revisit"
-                else mime_type(row.content_type),
+                mime="warc/revisit" if written.record_type == "revisit" else mime_type(row.content_type),
                 status=row.status,
                 digest=written.payload_digest,
                 length=written.length,
@@ -195,9 +198,7 @@ class Writer:
             self.warcs.close()
             self.manifest.resolve_redirects()
             self._commit()
-            await asyncio.to_thread(
-                merge_into_index, self._pending_cdxj, self.snapshot.cdxj_path
-            )
+            await asyncio.to_thread(merge_into_index, self._pending_cdxj, self.snapshot.cdxj_path)
         finally:
             self.manifest.close()
 

@@ -1,0 +1,1 @@
+"""The crawl: frontier, fetchers, politeness, capture workers and the writer, wired by run."""

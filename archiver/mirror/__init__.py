@@ -1,0 +1,1 @@
+"""The offline copy: paths planned, HTML and CSS rewritten, files written, index.html, serve."""

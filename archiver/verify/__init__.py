@@ -1,0 +1,1 @@
+"""Proof: a snapshot read cold for integrity, consistency, completeness and mirror links."""

@@ -1,0 +1,1 @@
+"""The record of truth: WARC records written, WARC files rolled over, read back, indexed."""
