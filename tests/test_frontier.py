@@ -37,10 +37,10 @@ def item(n: int) -> QueueItem:
 
 
 @pytest.fixture(params=["memory", "sqlite"])
-def frontier(request, tmp_path: Path):
+async def frontier(request, tmp_path: Path):
     built = MemoryFrontier() if request.param == "memory" else SqliteFrontier(tmp_path / "q", batch=3)
     yield built
-    built.close()
+    await built.close()
 
 
 async def test_items_come_out_in_order_and_whole(frontier) -> None:
@@ -58,14 +58,13 @@ async def test_items_come_out_in_order_and_whole(frontier) -> None:
 async def test_join_waits_for_task_done_not_for_get(frontier) -> None:
     for n in range(5):
         await frontier.put(item(n))
-    for _ in range(5):
-        await frontier.get()
+    got = [await frontier.get() for _ in range(5)]
     joined = asyncio.ensure_future(frontier.join())
-    for _ in range(4):
-        frontier.task_done()
+    for done in got[:4]:
+        await frontier.task_done(done)
     await asyncio.sleep(0.01)
     assert not joined.done()
-    frontier.task_done()
+    await frontier.task_done(got[4])
     await asyncio.wait_for(joined, 1)
 
 
@@ -77,9 +76,9 @@ async def test_get_waits_for_a_put(frontier) -> None:
     assert await asyncio.wait_for(waiting, 1) == item(7)
 
 
-def test_claim_is_true_once(frontier) -> None:
-    assert frontier.claim("http://h/a")
-    assert not frontier.claim("http://h/a")
+async def test_claim_is_true_once(frontier) -> None:
+    assert await frontier.claim(["http://h/a"]) == [True]
+    assert await frontier.claim(["http://h/a", "http://h/c"]) == [False, True]
     assert frontier.seen("http://h/a") and not frontier.seen("http://h/b")
 
 
@@ -90,16 +89,16 @@ async def test_sqlite_frontier_keeps_at_most_a_batch_at_each_end_in_ram(tmp_path
     assert len(frontier._head) <= 10 and len(frontier._tail) <= 10
     assert frontier.pending() == 1000
     assert [(await frontier.get()).url for _ in range(1000)] == [f"http://h/{n}" for n in range(1000)]
-    frontier.close()
-    frontier.close()
+    await frontier.close()
+    await frontier.close()
     assert not (tmp_path / "q").exists()
 
 
-def test_a_stale_queue_file_is_replaced(tmp_path: Path) -> None:
+async def test_a_stale_queue_file_is_replaced(tmp_path: Path) -> None:
     (tmp_path / "q").write_bytes(b"left by a crash")
     frontier = SqliteFrontier(tmp_path / "q")
     assert frontier.pending() == 0
-    frontier.close()
+    await frontier.close()
 
 
 async def test_crawl_through_the_disk_queue(site, run_crawl, tmp_path, monkeypatch) -> None:

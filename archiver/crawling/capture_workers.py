@@ -43,7 +43,7 @@ import pickle
 import struct
 import sys
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from archiver.content import decode_payload, mime_type
 from archiver.links import Findings, findings
@@ -99,6 +99,16 @@ class Prepared:
         """What parse_document() found (None: nothing parsed), with the records if encoded."""
         title, _base_url, links = parsed or (None, None, {})
         return cls(links, title, exchange)
+
+
+class Prepare(Protocol):
+    """What the crawler needs done to a capture before the writer stores it (CaptureWorkers does it)."""
+
+    async def prepare(self, capture: Capture, parse: bool) -> Prepared:
+        """The links of ``capture`` (when ``parse``) and, if encoded already, its records.
+
+        The body is left at its start.
+        """
 
 
 def default_processes() -> int:

@@ -3,6 +3,11 @@
 The seed's shape: a queue of ``(url, redirects_left)`` items, a fixed pool of
 worker coroutines, ``join()`` to know the crawl is done, redirects handled
 here so that chains which meet are fetched once.
+
+Every stage comes in through a protocol (the seams): ``Frontier``, ``Fetch``,
+``Politeness``, ``Prepare`` and ``WriteQueue``, so a browser that fetches, a
+frontier shared through Redis, or a test double fits without touching this
+module.
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ from collections.abc import Mapping
 
 from archiver.config import CrawlConfig
 from archiver.content import mime_type
-from archiver.crawling.capture_workers import CaptureWorkers
-from archiver.crawling.fetch import Fetcher, FetchOutcome
+from archiver.crawling.capture_workers import Prepare
+from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem, url_key
-from archiver.crawling.politeness import HostPolicy
+from archiver.crawling.politeness import Politeness
 from archiver.crawling.stats import CrawlStats
-from archiver.crawling.writer import WriteItem, Writer
+from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.links import REQUISITE
 from archiver.scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
@@ -35,18 +40,18 @@ DEFER_PAUSE = 0.01
 
 
 class Crawler:
-    """Runs one crawl over ready-made stages (see crawl.run_crawl for the wiring)."""
+    """Runs one crawl over ready-made stages (crawling/run.py's crawl() wires them)."""
 
     def __init__(
         self,
         config: CrawlConfig,
         frontier: Frontier,
-        fetcher: Fetcher,
-        writer: Writer,
+        fetcher: Fetch,
+        writer: WriteQueue,
         scope: Scope,
         stats: CrawlStats,
-        policy: HostPolicy,
-        workers: CaptureWorkers,
+        policy: Politeness,
+        workers: Prepare,
     ) -> None:
         self.config = config
         self.frontier = frontier
@@ -77,8 +82,9 @@ class Crawler:
         return self._stop.is_set()
 
     async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> None:
-        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run)."""
-        self.frontier.claim(url)
+        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run), unless claimed."""
+        if not (await self.frontier.claim([url]))[0]:
+            return
         await self.frontier.put(
             QueueItem(
                 url,
@@ -117,7 +123,7 @@ class Crawler:
                 log.exception("error handling %s", item.url)
                 await self._record_crash(item, exc)
             finally:
-                self.frontier.task_done()
+                await self.frontier.task_done(item)
 
     async def _record_crash(self, item: QueueItem, exc: Exception) -> None:
         self.stats.failed += 1
@@ -204,29 +210,22 @@ class Crawler:
             return
         parse = 200 <= status < 300 and mime_type(content_type) in PARSED_TYPES
         prepared = await self.workers.prepare(capture, parse)
-        met, queue = self._met(prepared.links, item)
+        met, queue = await self._met(prepared.links, item)
         row = self._row(item, FETCHED, title=prepared.title, **facts)
         await self.writer.put(WriteItem(row, capture, met, prepared.exchange))
         for queued in queue:
             await self.frontier.put(queued)
 
-    def _met(self, links: dict[str, str], item: QueueItem) -> tuple[list[ManifestRow], list[QueueItem]]:
+    async def _met(self, links: dict[str, str], item: QueueItem) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue."""
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
+        depth = item.depth + 1
         for url, kind in links.items():
             requisite = kind == REQUISITE
-            self._consider(
-                url,
-                item.depth + 1,
-                requisite,
-                "requisite" if requisite else "link",
-                item.url,
-                met,
-                queue,
-                self.config.max_redirects,
-            )
-        return met, queue
+            found_by = "requisite" if requisite else "link"
+            self._consider(url, depth, requisite, found_by, item.url, met, queue, self.config.max_redirects)
+        return await self._claimed(met, queue)
 
     def _consider(
         self,
@@ -240,6 +239,7 @@ class Crawler:
         redirects_left: int,
         chain: tuple[str, ...] = (),
     ) -> None:
+        """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen."""
         if self.frontier.seen(url):
             return
         reason = self.scope.skip_reason(url, depth, requisite)
@@ -254,9 +254,24 @@ class Crawler:
                     )
                 )
             return
-        self.frontier.claim(url)
         met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
         queue.append(QueueItem(url, depth, redirects_left, requisite, chain, found_by, parent))
+
+    async def _claimed(
+        self, met: list[ManifestRow], queue: list[QueueItem]
+    ) -> tuple[list[ManifestRow], list[QueueItem]]:
+        """``met`` and ``queue`` without the URLs the frontier refuses to claim (claimed elsewhere).
+
+        One call for all of a page's new URLs: a shared frontier answers in one round trip.
+        """
+        if not queue:
+            return met, queue
+        claimed = await self.frontier.claim([queued.url for queued in queue])
+        if all(claimed):
+            return met, queue
+        refused = {queued.url for queued, ok in zip(queue, claimed, strict=True) if not ok}
+        met = [row for row in met if row.outcome != QUEUED or row.url not in refused]
+        return met, [queued for queued in queue if queued.url not in refused]
 
     async def _handle_redirect(
         self, item: QueueItem, capture: Capture, target: str, facts: Mapping[str, object]
@@ -283,6 +298,7 @@ class Crawler:
                 item.redirects_left - 1,
                 chain,
             )
+            met, queue = await self._claimed(met, queue)
         if outcome == FAILED:
             self.stats.failed += 1
         row = self._row(item, outcome, reason=reason, redirect_to=target, **facts)

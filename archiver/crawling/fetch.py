@@ -1,5 +1,9 @@
 """The fetcher owns the network: one pooled aiohttp session, raw bodies, retries.
 
+``Fetch`` is the seam the crawler fetches through, one method as httpx's
+transport is: ``Fetcher`` (HTTP) implements it, and so can a fetcher that
+drives a browser and sends the browser's own requests through a Fetcher.
+
 Redirects are not followed here (the crawler records each hop), bodies are not
 decompressed (the WARC keeps them as sent), and each body streams into a
 spooled temporary file, so memory per response is bounded.
@@ -18,7 +22,7 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO
+from typing import IO, Protocol
 
 import aiohttp
 import aiohttp.abc
@@ -47,6 +51,17 @@ class FetchOutcome:
     tries: int
     error: str | None = None
     """Why the fetch failed (no response, or a retryable status on the last try)."""
+
+
+class Fetch(Protocol):
+    """What the crawler needs to fetch a URL."""
+
+    async def fetch(self, url: str) -> FetchOutcome:
+        """Fetch ``url`` (redirects not followed); never raises for network trouble.
+
+        A failure is an outcome with no capture and an error. Cancelled, the
+        fetch is abandoned and nothing is returned.
+        """
 
 
 def retry_delay(tries: int, base: float, retry_after: float | None, cap: float) -> float:

@@ -1,8 +1,9 @@
 """The frontier owns crawl state: the queue of URLs to fetch and the set of URLs seen.
 
-``Frontier`` is the seam: the crawler needs only these methods, so a frontier
-kept elsewhere (Redis, for a crawl spread over machines) fits without touching
-the crawler.
+``Frontier`` is the seam: the crawler needs only its methods, so a frontier
+kept elsewhere (Redis, for a crawl spread over processes or machines) fits
+without touching the crawler. Its docstring says which calls are coroutines
+and why.
 
 ``SqliteFrontier`` is the one crawls use. Its queue lives in a SQLite file in
 the snapshot and only a bounded head and tail of it in RAM, so memory does not
@@ -17,10 +18,13 @@ the crawl ends; a crash can only leave a stale one, which the next run replaces.
 >>> import asyncio
 >>> async def demo():
 ...     frontier = MemoryFrontier()
-...     frontier.claim("http://h/") and await frontier.put(QueueItem("http://h/", 0, 5))
-...     return frontier.claim("http://h/"), (await frontier.get()).url
+...     if await frontier.claim(["http://h/"]) == [True]:
+...         await frontier.put(QueueItem("http://h/", 0, 5))
+...     item = await frontier.get()
+...     await frontier.task_done(item)
+...     return await frontier.claim(["http://h/", "http://h/a"]), item.url
 >>> asyncio.run(demo())
-(False, 'http://h/')
+([False, True], 'http://h/')
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 from archiver.errors import WriteError
 
@@ -53,22 +58,54 @@ class QueueItem:
 
 
 class Frontier(Protocol):
-    """What the crawler needs from crawl state."""
+    """What the crawler needs from crawl state.
 
-    def claim(self, url: str) -> bool:
-        """Mark ``url`` seen; True the first time only."""
+    A backend shared by several crawl processes (Redis: a list for the queue, a
+    set for the URLs seen, leases on the items in flight, a count of tries per
+    URL) must be able to answer each call, so every call that has to ask the
+    shared state is a coroutine; the calls made per link on the hot path are
+    either local or batched, so a page costs one round trip, not one per link:
+
+    - ``seen`` is synchronous and local: the crawler asks it for every link of
+      every page (most are seen already), before the scope check. A shared
+      backend answers from what this process has claimed or been refused; it
+      may say False for a URL another process claimed (``claim`` then refuses
+      it), never True for a URL nobody claimed.
+    - ``claim`` is the authority, a coroutine taking every new link of a page
+      at once: one round trip per page (a Redis pipeline of SADD), and the
+      answer says which URLs this process got. The crawler claims before it
+      writes the URLs' ``queued`` rows, so only the process that queues a URL
+      records it.
+    - ``put``, ``get``, ``task_done``, ``join`` and ``close`` are coroutines:
+      they move items through the shared queue. ``get`` hands an item out
+      under a lease, ``task_done(item)`` releases it; a lease that runs out
+      (its process died) puts the item back, counting the try, so a URL that
+      kills its fetcher is given up rather than tried forever. A shared
+      backend may gather puts into batches, as SqliteFrontier does on disk.
+    - ``pending`` is synchronous: the crawler reads it when a host is busy and
+      the progress line twice a second; a shared backend answers with the
+      queue length its last push or pop returned.
+
+    Items cross processes as plain values: QueueItem holds only strings,
+    numbers and a tuple of strings (see _to_row for the form SQLite keeps).
+    Local backends complete every coroutine without waiting, so the event loop
+    pays a coroutine call per page and per item, not a context switch.
+    """
 
     def seen(self, url: str) -> bool:
-        """True if ``url`` was claimed before."""
+        """True if ``url`` was claimed before (as far as this process knows)."""
+
+    async def claim(self, urls: Sequence[str]) -> list[bool]:
+        """Mark ``urls`` seen; True for each one claimed here first, False if it was already."""
 
     async def put(self, item: QueueItem) -> None:
         """Queue an item (its URL already claimed)."""
 
     async def get(self) -> QueueItem:
-        """The next item; waits while the queue is empty."""
+        """The next item; waits while the queue is empty. Cancelled, nothing is taken."""
 
-    def task_done(self) -> None:
-        """Mark the last item got as handled."""
+    async def task_done(self, item: QueueItem) -> None:
+        """Mark ``item``, got before, as handled (a shared backend releases its lease)."""
 
     async def join(self) -> None:
         """Wait until every queued item is handled."""
@@ -76,7 +113,7 @@ class Frontier(Protocol):
     def pending(self) -> int:
         """Items queued and not yet got."""
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Release what the frontier holds; safe to call twice."""
 
 
@@ -108,19 +145,32 @@ class SeenUrls:
         return url_key(url) in self._keys
 
 
-class _SeenByHash:
-    """claim() and seen() of the frontiers here, over their SeenUrls."""
+class _LocalFrontier:
+    """What the frontiers of one process share: claim() and seen() over their SeenUrls,
+    and ``async with`` to close them."""
 
     _seen: SeenUrls
 
-    def claim(self, url: str) -> bool:
-        return self._seen.claim(url)
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Release what the frontier holds; safe to call twice."""
+
+    async def claim(self, urls: Sequence[str]) -> list[bool]:
+        """Mark ``urls`` seen; True for each one claimed here first."""
+        claim = self._seen.claim
+        return [claim(url) for url in urls]
 
     def seen(self, url: str) -> bool:
+        """True if ``url`` was claimed before."""
         return url in self._seen
 
 
-class MemoryFrontier(_SeenByHash):
+class MemoryFrontier(_LocalFrontier):
     """A frontier all in RAM: an asyncio.Queue and a set of URL hashes (for tests and small crawls)."""
 
     def __init__(self) -> None:
@@ -133,7 +183,7 @@ class MemoryFrontier(_SeenByHash):
     async def get(self) -> QueueItem:
         return await self._queue.get()
 
-    def task_done(self) -> None:
+    async def task_done(self, item: QueueItem) -> None:
         self._queue.task_done()
 
     async def join(self) -> None:
@@ -141,9 +191,6 @@ class MemoryFrontier(_SeenByHash):
 
     def pending(self) -> int:
         return self._queue.qsize()
-
-    def close(self) -> None:
-        pass
 
 
 _SCHEMA = """
@@ -187,7 +234,7 @@ def _from_row(row: tuple[str, int, int, int, str, str, str | None]) -> QueueItem
     )
 
 
-class SqliteFrontier(_SeenByHash):
+class SqliteFrontier(_LocalFrontier):
     """A FIFO frontier whose middle lives in a SQLite file: RAM holds at most
     ``batch`` items at each end.
 
@@ -235,7 +282,8 @@ class SqliteFrontier(_SeenByHash):
             self._refill()
         return self._head.popleft()
 
-    def task_done(self) -> None:
+    async def task_done(self, item: QueueItem) -> None:
+        """Mark ``item`` handled; ValueError if more items are marked than were got."""
         if self._unfinished <= 0:
             raise ValueError("task_done() called more times than items were got")
         self._unfinished -= 1
@@ -275,7 +323,7 @@ class SqliteFrontier(_SeenByHash):
         self._on_disk -= len(rows)
         self._head.extend(_from_row(row[1:]) for row in rows)
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Close and remove the queue file; safe to call twice."""
         if self._db is not None:
             self._db.close()

@@ -12,6 +12,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from protego import Protego
 
@@ -61,6 +62,19 @@ def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRu
     if status >= 500:
         return RobotsRules.parse("User-agent: *\nDisallow: /", agent)
     return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace"), agent)
+
+
+class Politeness(Protocol):
+    """What the crawler asks before and around each fetch (HostPolicy answers)."""
+
+    async def allows(self, url: str) -> bool:
+        """True if the URL's host lets us fetch it (robots.txt)."""
+
+    def busy(self, url: str) -> bool:
+        """True if a fetch from the URL's host now would wait for a slot."""
+
+    def slot(self, url: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Hold one of the host's slots for the length of a fetch."""
 
 
 @dataclass

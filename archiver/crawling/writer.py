@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from archiver.content import mime_type
 from archiver.errors import WriteError
@@ -36,6 +37,13 @@ class WriteItem:
     """New rows (queued or skipped) for URLs first met on this page; never replace a row."""
     exchange: Exchange | None = None
     """The capture's records, already encoded by a worker process (else the writer encodes them)."""
+
+
+class WriteQueue(Protocol):
+    """What the crawler needs of the writer: a queue to hand each URL's outcome to."""
+
+    async def put(self, item: WriteItem) -> None:
+        """Queue ``item``; waits while the writer is behind. Raises WriteError once it has failed."""
 
 
 @dataclass
