@@ -18,7 +18,6 @@ if _typing.TYPE_CHECKING:
         BadURL,
         ConfigError,
         FetchError,
-        RedirectError,
         SnapshotError,
         WriteError,
     )
@@ -36,7 +35,6 @@ _HOMES = {
     "BadURL": "errors",
     "ConfigError": "errors",
     "FetchError": "errors",
-    "RedirectError": "errors",
     "SnapshotError": "errors",
     "WriteError": "errors",
     "CrawlConfig": "config",
@@ -73,7 +71,6 @@ __all__ = [
     "FetchError",
     "Manifest",
     "ManifestRow",
-    "RedirectError",
     "Report",
     "Snapshot",
     "SnapshotError",

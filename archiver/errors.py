@@ -1,12 +1,17 @@
 """The exceptions archiver raises; every one carries what it concerns.
 
-ArchiverError                 base: the CLI prints its message on one line
-├── BadURL                    a URL that cannot be fetched (bad syntax, scheme, host)
-├── ConfigError               options that conflict or make no sense
-├── SnapshotError             the output folder cannot be used as a snapshot
-├── FetchError                a fetch failed (network, timeout, protocol)
-│   └── RedirectError         a redirect loop or a chain past --max-redirects
-└── WriteError                the writer could not store a record (disk full...)
+ArchiverError                   base: the CLI prints its message on one line
+├── BadURL (ValueError)         a URL that cannot be fetched (bad syntax, scheme, host)
+├── ConfigError                 options that conflict or make no sense
+├── SnapshotError               the output folder cannot be used as a snapshot
+├── UnsafePathError (ValueError) a path that would leave its folder or pass a symbolic link
+├── FetchError                  a fetch that got no response (network, timeout, protocol)
+├── WriteError                  the writer could not store a record (disk full...)
+└── WarcDamage                  bytes of a WARC file that cannot be read as records
+    ├── CorruptData             a gzip member that does not decompress, or fails its CRC
+    └── TornFile                the file ends inside a gzip member or a record
+
+A builtin base in brackets is kept for callers that catch it.
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ class SnapshotError(ArchiverError):
     """The output folder cannot be written, or is not a snapshot."""
 
 
+class UnsafePathError(ArchiverError, ValueError):
+    """A relative path that would leave its folder or pass through a symbolic link."""
+
+
 class FetchError(ArchiverError):
     """A fetch that did not produce a response."""
 
@@ -43,12 +52,22 @@ class FetchError(ArchiverError):
         super().__init__(f"{url}: {why}")
 
 
-class RedirectError(FetchError):
-    """A redirect loop, or a chain longer than --max-redirects."""
-
-    def __init__(self, url: str, why: str) -> None:
-        super().__init__(url, why, retryable=False)
-
-
 class WriteError(ArchiverError):
     """The writer could not store a record; the crawl stops cleanly."""
+
+
+class WarcDamage(ArchiverError):
+    """Bytes of a WARC file that cannot be read as records, at ``offset`` of the file."""
+
+    def __init__(self, offset: int, why: str) -> None:
+        self.offset = offset
+        self.why = why
+        super().__init__(f"offset {offset}: {why}")
+
+
+class CorruptData(WarcDamage):
+    """A gzip member that does not decompress, or whose CRC does not match."""
+
+
+class TornFile(WarcDamage):
+    """The file ends inside a gzip member or a record: it was cut short."""

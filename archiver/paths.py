@@ -1,4 +1,4 @@
-"""Where each archived URL lives in the mirror: pure URL-to-path mapping, and a safe join.
+"""Where each archived URL lives in the mirror: pure URL-to-path mapping.
 
 A URL maps to ``<host>/<path>`` under ``mirror/``. Each path segment is
 percent-decoded, then every character a file system could misread (``/ \\ : * ?
@@ -30,10 +30,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
-import os
 import re
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from archiver.content import mime_type
@@ -110,10 +108,6 @@ _WINDOWS_RESERVED = frozenset(
     + [f"{name}{digit}" for name in ("COM", "LPT") for digit in "0123456789¹²³"]
 )
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
-
-
-class UnsafePathError(ValueError):
-    """A relative path that would leave its folder or pass through a symbolic link."""
 
 
 def _escape_char(char: str) -> str:
@@ -300,21 +294,3 @@ def quote_segment(segment: str) -> str:
     if not _SEGMENT_UNSAFE.search(segment):
         return segment
     return "".join(c if c in _SEGMENT_SAFE else _escape_char(c) for c in segment)
-
-
-def safe_join(root: Path, relative: str) -> Path:
-    """``root / relative``, refusing paths that leave ``root`` or pass a symbolic link.
-
-    Raises UnsafePathError. Existing components are checked with lstat, so a
-    symlink planted in the folder (to /etc, say) is never followed.
-    """
-    if not relative or relative.startswith("/") or "\\" in relative or "\x00" in relative:
-        raise UnsafePathError(f"unsafe path {relative!r}")
-    current = root
-    for component in relative.split("/"):
-        if component in ("", ".", ".."):
-            raise UnsafePathError(f"unsafe path {relative!r}")
-        current = current / component
-        if os.path.islink(current):
-            raise UnsafePathError(f"{current} is a symbolic link")
-    return current

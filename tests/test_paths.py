@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from archiver.errors import UnsafePathError
 from archiver.paths import (
-    UnsafePathError,
     assign_paths,
     escape_name,
     relative_url,
-    safe_join,
     url_to_path,
 )
+from archiver.store.safe_join import safe_join
 from archiver.urls import normalize_url
 
 

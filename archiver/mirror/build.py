@@ -32,8 +32,9 @@ from archiver.errors import SnapshotError, WriteError
 from archiver.links import charset_from_content_type
 from archiver.mirror.index_page import write_index
 from archiver.mirror.rewrite import Memo, rewrite_css_bytes, rewrite_html
-from archiver.paths import HTML_TYPES, candidate_paths, folders_of, safe_join, url_to_path
+from archiver.paths import HTML_TYPES, candidate_paths, folders_of, url_to_path
 from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
 

@@ -19,9 +19,10 @@ from typing import Any
 
 from aiohttp import web
 
-from archiver.errors import ArchiverError, SnapshotError
-from archiver.paths import EXTENSIONS, UnsafePathError, safe_join
+from archiver.errors import ArchiverError, SnapshotError, UnsafePathError
+from archiver.paths import EXTENSIONS
 from archiver.store.manifest import Manifest
+from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
 
 _BY_EXTENSION = {ext: mime for mime, exts in reversed(EXTENSIONS.items()) for ext in exts}

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from archiver.content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
+from archiver.errors import WarcDamage
 from archiver.links import REQUISITE, extract
 from archiver.scope import Scope
 from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, ManifestRow
 from archiver.urls import try_normalize
 from archiver.verify.integrity import PARSE_ERRORS, RecordEntry
 from archiver.verify.report import DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
-from archiver.warc.reader import WarcDamage, WarcReader
+from archiver.warc.reader import WarcReader
 
 PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
 MAX_REDIRECT_HOPS = 100

@@ -18,6 +18,7 @@ from warcio.recordloader import ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeadersParserException
 
 from archiver.content import mime_type
+from archiver.errors import CorruptData, TornFile
 from archiver.verify.report import (
     CORRUPT_GZIP,
     DANGLING_REVISIT,
@@ -30,7 +31,7 @@ from archiver.verify.report import (
     UNREADABLE_RECORD,
     Report,
 )
-from archiver.warc.reader import CHUNK, CorruptData, MemberStream, Source, TornFile, is_gzipped
+from archiver.warc.reader import CHUNK, MemberStream, Source, is_gzipped
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")

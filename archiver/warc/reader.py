@@ -25,7 +25,8 @@ from isal import isal_zlib
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders
 
-from archiver.paths import UnsafePathError, safe_join
+from archiver.errors import CorruptData, TornFile, UnsafePathError
+from archiver.store.safe_join import safe_join
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 CHUNK = 256 * 1024
@@ -39,23 +40,6 @@ WHOLE_INFLATED_BYTES = 8 * 1024 * 1024
 
 # isal's type stub declares its error an instance; it is the exception class.
 _INFLATE_ERROR = cast(type[Exception], isal_zlib.error)
-
-
-class WarcDamage(Exception):
-    """Bytes of a WARC file that cannot be read as records."""
-
-    def __init__(self, offset: int, why: str) -> None:
-        self.offset = offset
-        self.why = why
-        super().__init__(f"offset {offset}: {why}")
-
-
-class CorruptData(WarcDamage):
-    """A gzip member that does not decompress, or whose CRC does not match."""
-
-
-class TornFile(WarcDamage):
-    """The file ends inside a gzip member or a record: it was cut short."""
 
 
 def is_gzipped(path_head: bytes) -> bool:
