@@ -8,7 +8,12 @@
 __version__ = "0.1.0"
 
 import importlib as _importlib
+import logging as _logging
 import typing as _typing
+
+# A library's logger stays silent unless its user configures logging: without a
+# handler, Python would print its warnings to stderr (logging.lastResort).
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 if _typing.TYPE_CHECKING:
     from archiver.config import CrawlConfig

@@ -1,19 +1,27 @@
-"""The command line: each subcommand builds a config, calls the library, returns an exit code."""
+"""The command line, and the only place that prints: each subcommand builds a config, calls
+the library, says what happened, and returns an exit code."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from archiver import __version__
-from archiver.config import DEFAULT_USER_AGENT, SCOPES, CrawlConfig
-from archiver.errors import ArchiverError
+from archiver.config import SCOPES, CrawlConfig, Option, human_size
+from archiver.errors import ArchiverError, SnapshotError
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def parse_size(text: str) -> int:
@@ -49,6 +57,48 @@ def parse_resolve(text: str) -> tuple[str, str]:
     return host.lower(), address.strip("[]")
 
 
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    "size": parse_size,
+    "header": parse_header,
+    "cookie": parse_cookie,
+    "resolve": parse_resolve,
+    "regex": str,
+}
+_REPEATED = frozenset({"header", "cookie", "resolve", "regex"})
+
+
+def _default_text(option: Option, default: Any) -> str:
+    if option.default_text is not None:
+        return option.default_text
+    if option.kind == "size":
+        return human_size(default)
+    return f"{default:g}" if isinstance(default, float) else str(default)
+
+
+def _add_config_option(
+    parser: argparse.ArgumentParser, field: dataclasses.Field[Any], option: Option
+) -> None:
+    """Add the option of a CrawlConfig field; its default stays the field's (argparse keeps none)."""
+    flag = option.flag or "--" + field.name.replace("_", "-")
+    default = _default_text(option, field.default)
+    text = f"{option.help} (default: {default})" if default else option.help
+    kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": text}
+    if option.kind == "flag":
+        kwargs["action"] = "store_true"
+    elif option.kind == "no-flag":
+        kwargs["action"] = "store_false"
+    elif option.kind == "choice":
+        kwargs["choices"] = SCOPES
+    else:
+        annotation = str(field.type).split("|")[0].strip()
+        number = {"int": int, "float": float}.get(annotation, str)
+        kwargs["type"] = _PARSERS.get(option.kind, number)
+        kwargs["metavar"] = option.metavar
+        if option.kind in _REPEATED:
+            kwargs["action"] = "append"
+    parser.add_argument(flag, **kwargs)
+
+
 def _add_crawl(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "crawl",
@@ -58,134 +108,116 @@ def _add_crawl(sub: argparse._SubParsersAction) -> None:
     p.add_argument("urls", nargs="*", metavar="URL", help="seed URLs (http or https)")
     p.add_argument("-o", "--output", type=Path, required=True, help="snapshot folder (new or empty)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted crawl in --output")
-    p.add_argument(
-        "--scope",
-        choices=SCOPES,
-        default="host",
-        help="which links to follow: same host (default), domain, URL prefix, or any",
-    )
-    p.add_argument(
-        "--include",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="only follow URLs matching REGEX (repeatable)",
-    )
-    p.add_argument(
-        "--exclude",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="never fetch URLs matching REGEX (repeatable)",
-    )
-    p.add_argument("--max-depth", type=int, help="links to follow from a seed (default: no limit)")
-    p.add_argument("--max-pages", type=int, help="stop after fetching this many URLs")
-    p.add_argument("--max-bytes", type=parse_size, help="stop after storing this many bytes")
-    p.add_argument("--concurrency", type=int, default=16, help="fetch workers (default 16)")
-    p.add_argument(
-        "--host-concurrency", type=int, help="most fetches in flight to one host (default: --concurrency)"
-    )
-    p.add_argument(
-        "--delay",
-        type=float,
-        default=0.0,
-        help="seconds between requests to one host (robots.txt Crawl-delay raises it)",
-    )
-    p.add_argument("--ignore-robots", action="store_true", help="do not obey robots.txt")
-    p.add_argument(
-        "--max-retry-after",
-        type=float,
-        default=60.0,
-        help="longest Retry-After (seconds) to wait out before retrying (default 60)",
-    )
-    p.add_argument("--max-redirects", type=int, default=10, help="longest redirect chain (default 10)")
-    p.add_argument("--max-tries", type=int, default=4, help="tries per URL (default 4)")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per fetch (default 30)")
-    p.add_argument(
-        "--max-file-size",
-        type=parse_size,
-        default=100 * 1024**2,
-        help="truncate bodies past this size (default 100M)",
-    )
-    p.add_argument(
-        "--warc-max-size",
-        type=parse_size,
-        default=1024**3,
-        help="start a new WARC file past this size (default 1G)",
-    )
-    p.add_argument("--warc-prefix", default="archiver", help="WARC file name prefix")
-    p.add_argument("--user-agent", default=DEFAULT_USER_AGENT, help="User-Agent header")
-    p.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        type=parse_header,
-        metavar="'NAME: VALUE'",
-        help="extra request header (repeatable)",
-    )
-    p.add_argument(
-        "--cookie",
-        action="append",
-        default=[],
-        type=parse_cookie,
-        metavar="NAME=VALUE",
-        help="cookie sent to the seeds' hosts (repeatable)",
-    )
-    p.add_argument("--cookies-file", metavar="FILE", help="cookies.txt (Netscape format) to send")
-    p.add_argument("--ca-bundle", metavar="FILE", help="PEM file of CAs to trust for HTTPS")
-    p.add_argument("--insecure", action="store_true", help="do not check HTTPS certificates")
-    p.add_argument(
-        "--resolve",
-        action="append",
-        default=[],
-        type=parse_resolve,
-        metavar="HOST:IP",
-        help="connect to IP for HOST instead of asking DNS (repeatable)",
-    )
+    for field in dataclasses.fields(CrawlConfig):
+        option = field.metadata.get("option")
+        if option is not None:
+            _add_config_option(p, field, option)
     p.add_argument("--no-mirror", action="store_true", help="skip building the offline mirror")
     p.add_argument("--quiet", action="store_true", help="no progress line and no report")
     p.set_defaults(func=cmd_crawl)
 
 
+def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The CrawlConfig options given on the command line (those not given keep the field's default)."""
+    given = {}
+    for field in dataclasses.fields(CrawlConfig):
+        if "option" in field.metadata and hasattr(args, field.name):
+            value = getattr(args, field.name)
+            given[field.name] = tuple(value) if isinstance(value, list) else value
+    return given
+
+
 def cmd_crawl(args: argparse.Namespace) -> int:
-    from archiver.crawling.run import crawl_command
+    """archiver crawl: crawl (or resume), build the mirror, print the report."""
+    from archiver.crawling.stats import render_report
+    from archiver.store.snapshot import Snapshot
 
     if args.resume:
         if args.urls:
             raise ArchiverError("--resume takes no URLs: it continues the crawl saved in --output")
-        return crawl_command(None, args.output, resume=True, mirror=not args.no_mirror, quiet=args.quiet)
-    if not args.urls:
-        raise ArchiverError("give at least one URL to crawl (or --resume)")
-    config = CrawlConfig(
-        seeds=tuple(args.urls),
-        output=args.output,
-        scope=args.scope,
-        include=tuple(args.include),
-        exclude=tuple(args.exclude),
-        max_depth=args.max_depth,
-        max_pages=args.max_pages,
-        max_bytes=args.max_bytes,
-        concurrency=args.concurrency,
-        host_concurrency=args.host_concurrency,
-        delay=args.delay,
-        obey_robots=not args.ignore_robots,
-        max_retry_after=args.max_retry_after,
-        max_redirects=args.max_redirects,
-        max_tries=args.max_tries,
-        timeout=args.timeout,
-        max_file_size=args.max_file_size,
-        warc_max_size=args.warc_max_size,
-        warc_prefix=args.warc_prefix,
-        user_agent=args.user_agent,
-        headers=tuple(args.header),
-        resolve=tuple(args.resolve),
-        cookies=tuple(args.cookie),
-        cookies_file=args.cookies_file,
-        ca_bundle=args.ca_bundle,
-        insecure=args.insecure,
-        progress=not args.quiet and sys.stderr.isatty(),
-    )
-    return crawl_command(config, args.output, resume=False, mirror=not args.no_mirror, quiet=args.quiet)
+        settings = Snapshot(args.output).read_crawl_json().get("settings") or {}
+        try:
+            config = CrawlConfig.from_json(settings, output=args.output)
+        except (TypeError, KeyError, ValueError) as exc:
+            raise SnapshotError(f"cannot read the settings in {args.output}/crawl.json: {exc}") from None
+    else:
+        if not args.urls:
+            raise ArchiverError("give at least one URL to crawl (or --resume)")
+        config = CrawlConfig(seeds=tuple(args.urls), output=args.output, **_given_settings(args))
+    progress = not args.quiet and sys.stderr.isatty()
+    result = _run_async(_crawl_until_stopped(config, args.resume, progress))
+    for warning in result.warnings:
+        print(f"archiver: warning: {warning}", file=sys.stderr)
+    if result.seeds_failed and len(result.seeds_failed) == len(config.seeds):
+        url, why = result.seeds_failed[0]
+        raise ArchiverError(f"could not fetch {url}: {why}")
+    if not args.no_mirror and not result.interrupted:
+        from archiver.mirror.build import build_mirror
+
+        mirrored = build_mirror(result.snapshot.root)
+        if not args.quiet:
+            print(mirrored.summary())
+    if not args.quiet:
+        print(render_report(result.totals, result.stats))
+    if result.interrupted:
+        print(
+            f"archiver: crawl stopped ({result.stats.stop_reason}); continue it with: "
+            f"archiver crawl --resume -o {args.output} (or browse what is there after: "
+            f"archiver mirror {args.output})",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED if "signal" in (result.stats.stop_reason or "") else EXIT_PROBLEMS
+    return EXIT_OK
+
+
+async def _crawl_until_stopped(config: CrawlConfig, resume: bool, progress: bool) -> Any:
+    """crawl(), stopped cleanly by Ctrl-C or SIGTERM, with a progress line on the terminal if asked."""
+    from archiver.crawling.run import crawl
+    from archiver.crawling.stats import CrawlStats
+
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def show(stats: CrawlStats, queued: int) -> None:
+        sys.stderr.write(f"\r\x1b[K{stats.progress_line(queued)}")
+        sys.stderr.flush()
+
+    with _signals_stop(stop):
+        try:
+            return await crawl(config, resume=resume, progress=show if progress else None, stop=stop)
+        finally:
+            if progress:
+                sys.stderr.write("\r\x1b[K")
+
+
+@contextlib.contextmanager
+def _signals_stop(stop: asyncio.Future[str]) -> Iterator[None]:
+    """While the block runs, Ctrl-C and SIGTERM give ``stop`` its reason instead of killing the process."""
+    loop = asyncio.get_running_loop()
+    installed = []
+
+    def on_signal(sig: signal.Signals) -> None:
+        if not stop.done():
+            stop.set_result(f"signal {sig.name}")
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, on_signal, sig)
+            installed.append(sig)
+    try:
+        yield
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def _run_async(coroutine: Any) -> Any:
+    """Run ``coroutine`` on uvloop's event loop where it is installed (a quarter less CPU per request)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(coroutine)
 
 
 def _add_mirror(sub: argparse._SubParsersAction) -> None:
@@ -200,6 +232,7 @@ def _add_mirror(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_mirror(args: argparse.Namespace) -> int:
+    """archiver mirror: rebuild the mirror, print its summary."""
     from archiver.mirror.build import build_mirror
 
     stats = build_mirror(args.snapshot)
@@ -230,9 +263,15 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from archiver.verify.verifier import verify_command
+    """archiver verify: print the report; 0 if complete, 1 if not."""
+    from archiver.verify.verifier import verify_snapshot
 
-    return verify_command(args.snapshot, as_json=args.json, check_mirror=not args.no_mirror)
+    report = verify_snapshot(args.snapshot, check_mirror=not args.no_mirror)
+    if args.json:
+        print(json.dumps({"snapshot": str(args.snapshot), **report.to_json()}, indent=2))
+    else:
+        print(report.render_text(str(args.snapshot)))
+    return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
 def _add_serve(sub: argparse._SubParsersAction) -> None:
@@ -248,12 +287,30 @@ def _add_serve(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from archiver.mirror.serve import serve_command
+    """archiver serve: serve until Ctrl-C or SIGTERM."""
+    from archiver.mirror.serve import serve
 
-    return serve_command(args.snapshot, host=args.host, port=args.port)
+    root = args.snapshot
+    if not (root / "index.html").is_file() and not (root / "mirror").is_dir():
+        raise SnapshotError(f"{root} has no index.html or mirror/ (run: archiver mirror {root})")
+
+    async def run() -> None:
+        started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(serve(root, args.host, args.port, started))
+        either: list[asyncio.Future[Any]] = [task, started]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if started.done():
+            print(f"Serving {root} at {started.result()} (Ctrl-C to stop)", flush=True)
+        await task
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
+    print("Stopped.", file=sys.stderr, flush=True)
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of the ``archiver`` command and its subcommands."""
     parser = argparse.ArgumentParser(
         prog="archiver",
         description="Archive a website into WARC files, an offline mirror and a manifest.",
@@ -278,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("archiver: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -15,9 +15,52 @@ SCOPES = ("host", "domain", "prefix", "any")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"
 
 
+APPLY = "apply"
+"""On --resume, the option given replaces the saved value from then on."""
+ADD = "add"
+"""On --resume, the values given are added to the saved ones."""
+REFUSE = "refuse"
+"""On --resume, the option is refused: it would change what earlier runs decided."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """How a CrawlConfig field is given on the command line (its default is the field's)."""
+
+    help: str
+    kind: str = "value"
+    """value, size, flag, no-flag (a flag that sets the field False), choice, header, cookie,
+    resolve or regex: the command line picks the parser and action from it."""
+    flag: str | None = None
+    """The option's name when it is not the field's (--ignore-robots for obey_robots)."""
+    metavar: str | None = None
+    default_text: str | None = None
+    """What the help says of the default, when the value itself would not say it well."""
+    on_resume: str = APPLY
+    """What --resume does with the option: APPLY, ADD or REFUSE (see those constants)."""
+    why_refused: str = ""
+
+
+def option(help: str, **facts: Any) -> Any:
+    """A dataclass field's metadata making it a command-line option (see Option)."""
+    return {"option": Option(help, **facts)}
+
+
+def human_size(size: int) -> str:
+    """1073741824 -> '1G'; sizes not a whole number of a unit stay in bytes.
+
+    >>> human_size(100 * 1024**2), human_size(1500)
+    ('100M', '1500')
+    """
+    for unit, factor in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024)):
+        if size and size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
+
+
 @dataclass(frozen=True)
 class CrawlConfig:
-    """The settings of one crawl.
+    """The settings of one crawl; the fields with an ``option`` are the crawl's command-line options.
 
     >>> CrawlConfig(seeds=("http://example.com/",), output=Path("snap")).scope
     'host'
@@ -25,46 +68,161 @@ class CrawlConfig:
 
     seeds: tuple[str, ...]
     output: Path
-    scope: str = "host"
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_depth: int | None = None
-    max_pages: int | None = None
-    max_bytes: int | None = None
-    concurrency: int = 16
-    host_concurrency: int | None = None
+    scope: str = field(
+        default="host",
+        metadata=option(
+            "which links to follow: same host, domain, URL prefix, or any",
+            kind="choice",
+            on_resume=REFUSE,
+            why_refused="URLs already judged out of scope would stay skipped; start a new crawl",
+        ),
+    )
+    include: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "only follow URLs matching REGEX (repeatable)",
+            kind="regex",
+            metavar="REGEX",
+            default_text="",
+            on_resume=REFUSE,
+            why_refused="URLs already skipped for not matching would stay skipped; start a new crawl",
+        ),
+    )
+    exclude: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "never fetch URLs matching REGEX (repeatable)",
+            kind="regex",
+            metavar="REGEX",
+            default_text="",
+            on_resume=ADD,
+        ),
+    )
+    max_depth: int | None = field(
+        default=None,
+        metadata=option(
+            "links to follow from a seed",
+            metavar="N",
+            default_text="no limit",
+            on_resume=REFUSE,
+            why_refused="URLs already skipped for their depth would stay skipped; start a new crawl",
+        ),
+    )
+    max_pages: int | None = field(
+        default=None,
+        metadata=option(
+            "stop after fetching this many URLs, counting every run", metavar="N", default_text="no limit"
+        ),
+    )
+    max_bytes: int | None = field(
+        default=None,
+        metadata=option(
+            "stop after storing this many bytes, counting every run",
+            kind="size",
+            metavar="SIZE",
+            default_text="no limit",
+        ),
+    )
+    concurrency: int = field(default=16, metadata=option("fetch workers", metavar="N"))
+    host_concurrency: int | None = field(
+        default=None,
+        metadata=option("most fetches in flight to one host", metavar="N", default_text="--concurrency"),
+    )
     """Most fetches in flight to one host (default: --concurrency)."""
-    delay: float = 0.0
+    delay: float = field(
+        default=0.0,
+        metadata=option(
+            "seconds between requests to one host (robots.txt Crawl-delay raises it)", metavar="S"
+        ),
+    )
     """Seconds between the starts of two requests to one host."""
-    obey_robots: bool = True
-    max_redirects: int = 10
-    max_tries: int = 4
+    obey_robots: bool = field(
+        default=True,
+        metadata=option("do not obey robots.txt", kind="no-flag", flag="--ignore-robots", default_text=""),
+    )
+    max_redirects: int = field(default=10, metadata=option("longest redirect chain", metavar="N"))
+    max_tries: int = field(
+        default=4,
+        metadata=option("tries per URL (connection errors, timeouts, 5xx, 429)", metavar="N"),
+    )
     retry_base_delay: float = 0.5
     """Seconds before the first retry; doubled on each further try, with jitter."""
-    max_retry_after: float = 60.0
+    max_retry_after: float = field(
+        default=60.0,
+        metadata=option("longest Retry-After (seconds) to wait out before retrying", metavar="S"),
+    )
     """Longest wait honoured from a Retry-After header, and longest backoff."""
-    timeout: float = 30.0
+    timeout: float = field(default=30.0, metadata=option("seconds per fetch", metavar="S"))
     """Seconds allowed for one whole fetch, body included."""
     connect_timeout: float = 10.0
-    max_file_size: int = 100 * 1024 * 1024
+    max_file_size: int = field(
+        default=100 * 1024 * 1024,
+        metadata=option("truncate bodies past this size", kind="size", metavar="SIZE"),
+    )
     """Bodies past this many bytes are stored truncated (WARC-Truncated: length)."""
-    warc_max_size: int = 1024**3
-    warc_prefix: str = "archiver"
-    user_agent: str = DEFAULT_USER_AGENT
+    warc_max_size: int = field(
+        default=1024**3,
+        metadata=option("start a new WARC file past this size", kind="size", metavar="SIZE"),
+    )
+    warc_prefix: str = field(
+        default="archiver",
+        metadata=option(
+            "WARC file name prefix",
+            metavar="PREFIX",
+            on_resume=REFUSE,
+            why_refused="the crawl's WARC files are found by their prefix",
+        ),
+    )
+    user_agent: str = field(
+        default=DEFAULT_USER_AGENT,
+        metadata=option("User-Agent header", metavar="TEXT"),
+    )
     writer_queue_size: int = 64
     worker_processes: int | None = None
     """Processes that parse pages and encode records in a big crawl (None: one per CPU beyond the first)."""
-    progress: bool = True
-    headers: tuple[tuple[str, str], ...] = field(default=())
-    cookies: tuple[tuple[str, str], ...] = field(default=())
+    headers: tuple[tuple[str, str], ...] = field(
+        default=(),
+        metadata=option(
+            "extra request header (repeatable)",
+            kind="header",
+            flag="--header",
+            metavar="'NAME: VALUE'",
+            default_text="",
+        ),
+    )
+    cookies: tuple[tuple[str, str], ...] = field(
+        default=(),
+        metadata=option(
+            "cookie sent to the seeds' hosts (repeatable)",
+            kind="cookie",
+            flag="--cookie",
+            metavar="NAME=VALUE",
+            default_text="",
+        ),
+    )
     """(name, value) pairs sent to the seeds' hosts."""
-    cookies_file: str | None = None
+    cookies_file: str | None = field(
+        default=None,
+        metadata=option("cookies.txt (Netscape format) to send", metavar="FILE", default_text=""),
+    )
     """A Netscape/Mozilla cookies.txt file, as curl and wget write them."""
-    ca_bundle: str | None = None
+    ca_bundle: str | None = field(
+        default=None, metadata=option("PEM file of CAs to trust for HTTPS", metavar="FILE", default_text="")
+    )
     """PEM file of certificate authorities to trust for HTTPS."""
-    insecure: bool = False
+    insecure: bool = field(
+        default=False, metadata=option("do not check HTTPS certificates", kind="flag", default_text="")
+    )
     """Do not check HTTPS certificates at all."""
-    resolve: tuple[tuple[str, str], ...] = field(default=())
+    resolve: tuple[tuple[str, str], ...] = field(
+        default=(),
+        metadata=option(
+            "connect to IP for HOST instead of asking DNS (repeatable)",
+            kind="resolve",
+            metavar="HOST:IP",
+            default_text="",
+        ),
+    )
     """(host, IP address) pairs used instead of DNS, like curl's --resolve."""
 
     def __post_init__(self) -> None:

@@ -124,13 +124,12 @@ async def other_site() -> Any:
 
 @pytest.fixture
 def run_crawl(tmp_path: Path) -> Callable[..., Awaitable[CrawlResult]]:
-    """Crawl seeds into tmp_path/snap (fast retries, no progress line); returns the result."""
+    """Crawl seeds into tmp_path/snap (fast retries); returns the result."""
 
     async def run(
         *seeds: str, output: Path | None = None, resume: bool = False, **options: Any
     ) -> CrawlResult:
         options.setdefault("retry_base_delay", 0.01)
-        options.setdefault("progress", False)
         options.setdefault("concurrency", 4)
         config = CrawlConfig(seeds=tuple(seeds), output=output or tmp_path / "snap", **options)
         return await crawl(config, resume=resume)

@@ -104,3 +104,50 @@ async def test_crawl_command_end_to_end(site, tmp_path):
     assert "404: 1" in done.stdout
     assert (tmp_path / "snap" / "crawl.json").is_file()
     assert "200 text/html" in (tmp_path / "snap" / "logs" / "crawl.log").read_text()
+
+
+def test_crawl_options_take_their_defaults_from_crawl_config(tmp_path):
+    """One source of defaults: a crawl given no options is the CrawlConfig of the same seeds."""
+    import dataclasses
+
+    from archiver.cli import _given_settings
+    from archiver.config import CrawlConfig
+
+    args = build_parser().parse_args(["crawl", "http://example.com/", "-o", str(tmp_path)])
+    assert _given_settings(args) == {}
+    crawl_help = run_cli("crawl", "--help").stdout
+    optioned = [f for f in dataclasses.fields(CrawlConfig) if "option" in f.metadata]
+    assert len(optioned) >= 24
+    for field in optioned:
+        option = field.metadata["option"]
+        assert (option.flag or "--" + field.name.replace("_", "-")) in crawl_help
+    assert "fetch workers (default: 16)" in " ".join(crawl_help.split())
+    given = build_parser().parse_args(
+        ["crawl", "http://example.com/", "-o", str(tmp_path), "--concurrency", "3", "--exclude", "a"]
+    )
+    assert _given_settings(given) == {"concurrency": 3, "exclude": ("a",)}
+
+
+async def test_the_library_never_prints(site, tmp_path, capfd):
+    """crawl() says what happened in its result and its log file, never on the terminal."""
+    from archiver.config import CrawlConfig
+    from archiver.crawling.run import crawl
+
+    site.page("/", links=["/a"])
+    site.page("/a")
+    await site.start()
+    output = tmp_path / "snap"
+    await crawl(CrawlConfig(seeds=(site.url("/"),), output=output, max_tries=1))
+    warc = sorted((output / "warc").glob("*.warc.gz"))[-1]
+    with open(warc, "ab") as f:
+        f.write(b"\x1f\x8b\x08\x00torn")  # a warning on resume
+    shown = []
+    result = await crawl(
+        CrawlConfig(seeds=(site.url("/"),), output=output),
+        resume=True,
+        progress=lambda stats, queued: shown.append(queued),
+    )
+    assert result.warnings and "cut short" in result.warnings[0]
+    assert "cut short" in (output / "logs" / "crawl.log").read_text()
+    captured = capfd.readouterr()
+    assert captured.out == "" and captured.err == ""

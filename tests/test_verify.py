@@ -20,7 +20,7 @@ from archiver.store.manifest import Manifest, ManifestRow
 from archiver.verify.integrity import warc_files
 from archiver.verify.mirror_links import local_target
 from archiver.verify.report import KINDS
-from archiver.verify.verifier import verify_command, verify_snapshot
+from archiver.verify.verifier import verify_snapshot
 from archiver.warc.files import Capture, WarcFiles
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
@@ -190,7 +190,7 @@ async def test_undamaged_snapshot_verifies(snapshot: Path, capsys) -> None:  # t
     assert report.stats["revisits"] == 1
     assert report.stats["pages parsed"] >= 6
     assert len(warc_files(snapshot / "warc")) > 1
-    assert verify_command(snapshot, as_json=False, check_mirror=True) == 0
+    assert cli.main(["verify", str(snapshot)]) == 0
     assert "OK, complete and intact" in capsys.readouterr().out
 
 
@@ -203,12 +203,12 @@ async def test_damage_is_named(
     if needs_mirror and not has_mirror():
         pytest.skip("the mirror stage is not available")
     damage(snapshot)
-    assert verify_command(snapshot, as_json=True, check_mirror=True) == 1
+    assert cli.main(["verify", str(snapshot), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert kind in report["problems"], report["problems"]
     assert report["problems"][kind]["count"] >= 1
     assert report["problems"][kind]["examples"]
-    assert verify_command(snapshot, as_json=False, check_mirror=True) == 1
+    assert cli.main(["verify", str(snapshot)]) == 1
     assert f": {kind} (" in capsys.readouterr().out
 
 
@@ -250,7 +250,7 @@ async def test_bare_warc_folder_verifies_integrity(snapshot: Path, tmp_path: Pat
     data = bytearray(flip_target.read_bytes())
     data[len(data) // 2] ^= 0xFF
     flip_target.write_bytes(bytes(data))
-    assert verify_command(bare, as_json=False, check_mirror=True) == 1
+    assert cli.main(["verify", str(bare)]) == 1
 
 
 @pytest.mark.parametrize("make", ["empty", "missing", "file"])

@@ -13,13 +13,11 @@ import asyncio
 import contextlib
 import mimetypes
 import signal
-import sys
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 
-from archiver.errors import ArchiverError, SnapshotError, UnsafePathError
+from archiver.errors import ArchiverError, UnsafePathError
 from archiver.paths import EXTENSIONS
 from archiver.store.manifest import Manifest
 from archiver.store.safe_join import safe_join
@@ -114,24 +112,3 @@ async def serve(
         await stop.wait()
     finally:
         await runner.cleanup()
-
-
-def serve_command(snapshot: Path, host: str = "127.0.0.1", port: int = 8000) -> int:
-    """What ``archiver serve`` does: serve until Ctrl-C or SIGTERM; returns the exit code."""
-    root = Path(snapshot)
-    if not (root / "index.html").is_file() and not (root / "mirror").is_dir():
-        raise SnapshotError(f"{root} has no index.html or mirror/ (run: archiver mirror {root})")
-
-    async def main() -> None:
-        started: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(serve(root, host, port, started))
-        either: list[asyncio.Future[Any]] = [task, started]
-        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        if started.done():
-            print(f"Serving {root} at {started.result()} (Ctrl-C to stop)", flush=True)
-        await task
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main())
-    print("Stopped.", file=sys.stderr, flush=True)
-    return 0

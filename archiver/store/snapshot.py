@@ -67,6 +67,11 @@ class Snapshot:
         """True if the folder holds a crawl's manifest and settings."""
         return self.manifest_path.is_file() and self.crawl_json_path.is_file()
 
+    def check_resumable(self) -> None:
+        """Raise SnapshotError unless the folder holds a crawl to resume."""
+        if not self.is_snapshot():
+            raise SnapshotError(f"{self.root} holds no crawl to resume")
+
     def create(self) -> None:
         """Make a new snapshot's folders; the folder must be new or empty."""
         if self.root.exists():
@@ -87,11 +92,14 @@ class Snapshot:
     def read_crawl_json(self) -> dict[str, Any]:
         """The saved settings and statistics of the crawl."""
         try:
-            return json.loads(self.crawl_json_path.read_text(encoding="utf-8"))
+            data = json.loads(self.crawl_json_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise SnapshotError(f"{self.root} is not a snapshot (no crawl.json)") from None
         except (OSError, ValueError) as exc:
             raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}") from None
+        if not isinstance(data, dict):
+            raise SnapshotError(f"{self.crawl_json_path} does not hold a JSON object")
+        return data
 
     def write_crawl_json(self, data: dict[str, Any]) -> None:
         """Replace crawl.json atomically."""

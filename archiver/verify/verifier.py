@@ -19,10 +19,8 @@ archiver.errors.SnapshotError: ... is not a snapshot: no manifest.sqlite3, crawl
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +41,6 @@ from archiver.verify.report import (
     MISSING_SETTINGS,
     Report,
 )
-
-EXIT_OK = 0
-EXIT_PROBLEMS = 1
-EXIT_NOT_A_SNAPSHOT = 2
 
 
 def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
@@ -137,17 +131,3 @@ def _scope(snapshot: Snapshot, manifest: Manifest, report: Report) -> Scope:
     except (re.error, TypeError, ValueError) as exc:
         report.add(MISSING_SETTINGS, "crawl.json", f"settings do not make a scope: {exc}")
         return crawl_scope(None, manifest)
-
-
-def verify_command(snapshot: Path, as_json: bool, check_mirror: bool) -> int:
-    """Print the report of ``archiver verify``; 0 if complete, 1 if not, 2 if no snapshot."""
-    try:
-        report = verify_snapshot(snapshot, check_mirror=check_mirror)
-    except SnapshotError as exc:
-        print(f"archiver: error: {exc}", file=sys.stderr)
-        return EXIT_NOT_A_SNAPSHOT
-    if as_json:
-        print(json.dumps({"snapshot": str(snapshot), **report.to_json()}, indent=2))
-    else:
-        print(report.render_text(str(snapshot)))
-    return EXIT_OK if report.ok else EXIT_PROBLEMS
