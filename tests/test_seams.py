@@ -65,7 +65,7 @@ class ClaimedElsewhere(MemoryFrontier):
 
 
 async def crawl_with(seed: str, frontier: Frontier, tmp_path: Path) -> tuple[Wrapping, Collected, CrawlStats]:
-    config = CrawlConfig(seeds=(seed,), output=tmp_path / "unused", concurrency=2, progress=False)
+    config = CrawlConfig(seeds=(seed,), output=tmp_path / "unused", concurrency=2)
     written = Collected()
     stats = CrawlStats()
     async with Fetcher(config) as http, CaptureWorkers(processes=0) as workers:
