@@ -63,8 +63,7 @@ class Scope:
         if self.kind == "host":
             return host_of(url) in self.hosts
         if self.kind == "domain":
-            host = host_of(url).split(":")[0]
-            return any(host == d or host.endswith("." + d) for d in self.domains)
+            return registered_domain(host_of(url)) in self.domains
         return url.startswith(self.prefixes)
 
     def skip_reason(self, url: str, depth: int, requisite: bool = False) -> str | None:

@@ -7,9 +7,12 @@
 from __future__ import annotations
 
 import functools
+import ipaddress
 import posixpath
 import re
 from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from publicsuffixlist import PublicSuffixList
 
 from archiver.errors import BadURL
 
@@ -213,18 +216,36 @@ def host_of(url: str) -> str:
     return url[host_start:path_start]
 
 
+@functools.lru_cache(maxsize=4096)
 def registered_domain(host: str) -> str:
-    """A cheap registrable-domain guess: the last two labels (three for short SLDs)."""
-    host = host.split(":")[0]
-    if re.fullmatch(r"[\d.]+|\[.*\]", host):
-        return host
-    labels = host.split(".")
-    if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SHORT_SLDS:
-        return ".".join(labels[-3:])
-    return ".".join(labels[-2:])
+    """The registrable domain of a host (a port is ignored), after the Public Suffix List:
+    the public suffix and one label before it. An IP literal, a single label (localhost)
+    and a public suffix itself (github.io) are their own domain.
+
+    >>> registered_domain("a.foo.github.io"), registered_domain("[::1]:8080"), registered_domain("localhost")
+    ('foo.github.io', '[::1]', 'localhost')
+    """
+    if host.startswith("["):
+        return host[: host.find("]") + 1] or host
+    name = host.rpartition(":")[0] if ":" in host else host
+    name = name.rstrip(".").lower()
+    if "." not in name or _is_ipv4(name):
+        return name
+    return _suffixes().privatesuffix(name) or name
 
 
-_SHORT_SLDS = frozenset({"co", "com", "ac", "org", "net", "gov", "edu", "ne", "or", "go"})
+def _is_ipv4(name: str) -> bool:
+    try:
+        ipaddress.IPv4Address(name)
+    except ValueError:
+        return False
+    return True
+
+
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    """The Public Suffix List bundled with publicsuffixlist (read once, never fetched)."""
+    return PublicSuffixList()
 
 
 def surt(url: str) -> str:

@@ -99,6 +99,21 @@ async def test_scope_domain_with_pinned_names(site, run_crawl):
     assert rows[f"{other}/a"].reason == "out of scope"
 
 
+async def test_scope_domain_keeps_to_one_github_io_site(site, run_crawl):
+    site.page("/")
+    await site.start()
+    port = site.server.port
+    hosts = ("foo.github.io", "www.foo.github.io", "other.github.io")
+    mine, www, theirs = (f"http://{h}:{port}" for h in hosts)
+    site.page("/", links=[f"{www}/a", f"{theirs}/a"])
+    site.page("/a")
+    pins = tuple((h, "127.0.0.1") for h in hosts)
+    result = await run_crawl(f"{mine}/", scope="domain", resolve=pins)
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[f"{www}/a"].outcome == "fetched"
+    assert rows[f"{theirs}/a"].reason == "out of scope"
+
+
 async def test_scope_prefix_include_exclude(site, run_crawl):
     site.page("/docs/", links=["/docs/a", "/docs/b.pdf", "/docs/private/x", "/blog/"])
     site.page("/docs/a")

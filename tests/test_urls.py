@@ -82,6 +82,17 @@ def test_surt(url, key):
         ("a.b.example.co.uk", "example.co.uk"),
         ("127.0.0.1:8080", "127.0.0.1"),
         ("example.com", "example.com"),
+        # Public Suffix List: each user's github.io site is its own domain.
+        ("foo.github.io", "foo.github.io"),
+        ("www.foo.github.io:8080", "foo.github.io"),
+        ("github.io", "github.io"),
+        ("a.b.example.com.au", "example.com.au"),
+        # IP literals and single labels are their own domain.
+        ("[::1]:8080", "[::1]"),
+        ("[2001:db8::1]", "[2001:db8::1]"),
+        ("10.0.0.1", "10.0.0.1"),
+        ("localhost:8000", "localhost"),
+        ("Example.COM.", "example.com"),
     ],
 )
 def test_registered_domain(host, domain):
@@ -100,6 +111,7 @@ SEED = "http://www.site.test/docs/index.html"
         ("domain", "http://img.site.test/x.png", None),
         ("domain", "http://site.test/", None),
         ("domain", "http://notsite.test/", OUT_OF_SCOPE),
+        ("domain", "http://www.site.test.evil.example/", OUT_OF_SCOPE),
         ("prefix", "http://www.site.test/docs/a/b", None),
         ("prefix", "http://www.site.test/blog/", OUT_OF_SCOPE),
         ("any", "http://elsewhere.example/", None),
@@ -107,6 +119,21 @@ SEED = "http://www.site.test/docs/index.html"
 )
 def test_scope_kinds(kind, url, reason):
     assert Scope.from_seeds([SEED], kind=kind).skip_reason(url, depth=1) == reason
+
+
+@pytest.mark.parametrize(
+    ("seed", "url", "reason"),
+    [
+        ("https://foo.github.io/", "https://other-user.github.io/", OUT_OF_SCOPE),
+        ("https://foo.github.io/", "https://www.foo.github.io/x", None),
+        ("http://[::1]:8080/", "http://[::1]:9090/", None),
+        ("http://[::1]:8080/", "http://[::2]/", OUT_OF_SCOPE),
+        ("http://127.0.0.1:8080/", "http://127.0.0.2/", OUT_OF_SCOPE),
+        ("http://localhost:8080/", "http://other.localhost/", OUT_OF_SCOPE),
+    ],
+)
+def test_scope_domain_is_the_registered_domain(seed, url, reason):
+    assert Scope.from_seeds([seed], kind="domain").skip_reason(url, depth=1) == reason
 
 
 def test_scope_include_exclude_and_depth():
