@@ -13,7 +13,7 @@ so a name never holds a separator and decoding it gives the segment back.
   one (``/about`` served as HTML is ``about.html``, so ``/about/x`` can still be
   a folder), and always for HTML, CSS, JavaScript and SVG, which a browser
   reading files from disk recognises by extension only;
-- a name past 200 bytes keeps its first 100 and ends ``@<hash>``.
+- a name past 200 bytes keeps its first 100 and ends ``@<hash>`` and its extension.
 
 The few URLs that still meet on one path (``/a`` and ``/a.html`` both HTML,
 ``http:`` and ``https:`` of one host, names equal but for case) are told apart
@@ -144,8 +144,13 @@ def _cut(name: str, limit: int) -> str:
 
 
 def _shorten(name: str, original: str, extension: str = "") -> str:
+    """``name + extension``, or when that passes MAX_NAME_BYTES its first bytes and a hash of
+    ``original``, still ending with the extension (added, or the name's own): it is what tells a
+    browser reading files from disk what the file is."""
     if len((name + extension).encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES:
         return name + extension
+    if not extension and (own := _EXTENSION.search(name)):
+        name, extension = name[: own.start()], own.group(0)
     return f"{_cut(name, KEEP_NAME_BYTES)}@{_digest(original)}{extension}"
 
 
@@ -212,7 +217,8 @@ def url_to_path(url: str, content_type: str | None = None) -> str:
     name = _shorten(name, f"{last}?{query}", extension)
     path = "/".join([host, *folders, name])
     if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        path = f"{host}/@long/{_digest(url, 32)}{extension}"
+        own = _EXTENSION.search(name)
+        path = f"{host}/@long/{_digest(url, 32)}{own.group(0) if own else ''}"
     return path
 
 

@@ -123,6 +123,30 @@ def test_long_names_are_shortened_with_distinct_hashes() -> None:
     assert len(first.split("/")[-1]) < 200
 
 
+@pytest.mark.parametrize(
+    ("url", "content_type", "extension"),
+    [
+        ("http://h/" + "a" * 280 + ".html", "text/html", ".html"),
+        ("http://h/" + "a" * 280 + ".htm", "text/html", ".htm"),
+        ("http://h/" + "é" * 150 + ".html", "text/html", ".html"),
+        ("http://h/" + "a" * 280 + ".css?v=1", "text/css", ".css"),
+        ("http://h/" + "a" * 280 + ".png", "image/png", ".png"),
+        ("http://h/" + "a" * 280 + ".pdf", None, ".pdf"),
+        ("http://h/a.html?" + "q" * 280, "text/html", ".html"),
+        ("http://h/" + "a" * 280, "text/html", ".html"),
+        # A path past MAX_PATH_BYTES becomes <host>/@long/<hash>, with the extension.
+        ("http://h/" + "d/" * 600 + "page.html", "text/html", ".html"),
+        ("http://h/" + "d/" * 600 + "x.png", "image/png", ".png"),
+    ],
+)
+def test_shortened_names_keep_their_extension(url: str, content_type: str | None, extension: str) -> None:
+    path = url_to_path(url, content_type)
+    name = path.rsplit("/", 1)[-1]
+    assert "@" in path
+    assert name.endswith(extension)
+    assert len(name.encode()) <= 200 and len(path.encode()) <= 1000
+
+
 CLASHING = [
     ("http://h/a", "text/html"),
     ("http://h/a.html", "text/html"),
