@@ -17,7 +17,8 @@ so a name never holds a separator and decoding it gives the segment back.
 
 The few URLs that still meet on one path (``/a`` and ``/a.html`` both HTML,
 ``http:`` and ``https:`` of one host, names equal but for case) are told apart
-by assign_paths(), which gives the later URL (in sorted order) a hashed name.
+by the mirror's path plan (mirror/plan.py), which gives the later URL (in
+sorted order) a hashed variant of its name (candidate_paths()).
 
 >>> url_to_path("https://Example.com/docs/", "text/html")
 'example.com/docs/index.html'
@@ -31,7 +32,7 @@ import functools
 import hashlib
 import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from archiver.content import mime_type
@@ -217,8 +218,8 @@ def url_to_path(url: str, content_type: str | None = None) -> str:
     name = _shorten(name, f"{last}?{query}", extension)
     path = "/".join([host, *folders, name])
     if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
-        own = _EXTENSION.search(name)
-        path = f"{host}/@long/{_digest(url, 32)}{own.group(0) if own else ''}"
+        kept = _EXTENSION.search(name)
+        path = f"{host}/@long/{_digest(url, 32)}{kept.group(0) if kept else ''}"
     return path
 
 
@@ -242,27 +243,6 @@ def candidate_paths(url: str, natural: str) -> Iterator[str]:
     yield natural
     for attempt in itertools.count(1):
         yield with_token(natural, _digest(f"{url}#{attempt}", 12))
-
-
-def assign_paths(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
-    """Collision-free local paths for (url, content_type) pairs, deterministic for a set.
-
-    A path already taken (compared without case, as on macOS and Windows), or
-    one that another URL needs as a folder, goes to the URL later in sorted
-    order, which gets a hashed variant of its natural path. (The mirror applies
-    the same rule with its bookkeeping on disk: mirror.PathPlan.)
-    """
-    natural = {url: url_to_path(url, content_type) for url, content_type in items}
-    folders = {folder for path in natural.values() for folder in folders_of(path)}
-    taken: set[str] = set()
-    assigned = {}
-    for url in sorted(natural):
-        for path in candidate_paths(url, natural[url]):
-            if path.casefold() not in taken and path.casefold() not in folders:
-                break
-        taken.add(path.casefold())
-        assigned[url] = path
-    return assigned
 
 
 def relative_url(from_path: str, to_path: str) -> str:

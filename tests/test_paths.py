@@ -10,7 +10,6 @@ import pytest
 
 from archiver.errors import UnsafePathError
 from archiver.paths import (
-    assign_paths,
     escape_name,
     relative_url,
     url_to_path,
@@ -145,63 +144,6 @@ def test_shortened_names_keep_their_extension(url: str, content_type: str | None
     assert "@" in path
     assert name.endswith(extension)
     assert len(name.encode()) <= 200 and len(path.encode()) <= 1000
-
-
-CLASHING = [
-    ("http://h/a", "text/html"),
-    ("http://h/a.html", "text/html"),
-    ("http://h/a/", "text/html"),
-    ("http://h/a/index.html", "text/html"),
-    ("http://h/a/b", "text/html"),
-    ("http://h/blob", None),
-    ("http://h/blob/child.png", "image/png"),
-    ("http://h/x", "text/html"),
-    ("http://h/X", "text/html"),
-    ("https://h/x", "text/html"),
-    ("http://h/q?x=1", "text/html"),
-    ("http://h/q@x=1", "text/html"),
-    ("http://h/q%40x=1", "text/html"),
-    ("http://h/search?q=%2F", "text/html"),
-    ("http://h/search?q=/", "text/html"),
-    ("http://h/" + "a" * 300, "text/html"),
-    ("http://h/" + "a" * 301, "text/html"),
-]
-
-
-def test_assign_paths_is_collision_free() -> None:
-    assigned = assign_paths(CLASHING)
-    paths = list(assigned.values())
-    folded = [p.casefold() for p in paths]
-    assert len(set(folded)) == len(paths)
-    folders = {"/".join(p.split("/")[:n]) for p in folded for n in range(1, p.count("/") + 1)}
-    assert not folders & set(folded), "a file path is also a folder of another"
-
-
-def test_assign_paths_is_deterministic_and_order_free() -> None:
-    forward = assign_paths(CLASHING)
-    backward = assign_paths(list(reversed(CLASHING)))
-    assert forward == backward
-
-
-def test_assign_paths_keeps_natural_names_when_free() -> None:
-    assigned = assign_paths(
-        [("http://h/a", "text/html"), ("http://h/a/b", "text/html"), ("http://h/a/", "text/html")]
-    )
-    assert assigned == {
-        "http://h/a": "h/a.html",
-        "http://h/a/b": "h/a/b.html",
-        "http://h/a/": "h/a/index.html",
-    }
-
-
-def test_file_and_folder_clash_is_resolved_on_disk(tmp_path: Path) -> None:
-    assigned = assign_paths(CLASHING)
-    for path in sorted(assigned.values(), key=len):
-        target = safe_join(tmp_path, path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(path.encode("utf-8", "surrogatepass"))
-    for path in assigned.values():
-        assert safe_join(tmp_path, path).read_bytes() == path.encode("utf-8", "surrogatepass")
 
 
 def test_normalised_urls_of_a_site_map_injectively() -> None:

@@ -1,0 +1,143 @@
+"""The mirror's path plan: a collision-free local path for every capture, deterministic for a set.
+
+Each capture's natural path is paths.url_to_path(); the few that meet (``/a``
+and ``/a.html`` both HTML, names equal but for case, a file that another
+needs as a folder) are told apart here, the only place that does it.
+
+>>> from archiver.store.manifest import Manifest, ManifestRow
+>>> with Manifest.open(":memory:") as manifest:
+...     for offset, url in enumerate(["http://h/a", "http://h/a.html", "http://h/a/b"]):
+...         manifest.upsert(ManifestRow(url, "link", 0, "fetched", content_type="text/html",
+...                                     warc_file="w.warc.gz", warc_offset=offset, record_type="response"))
+...     plan = PathPlan(manifest.connection)
+...     plan.make(lambda *_: True)
+...     [plan.path_of(url) for url in ("http://h/a", "http://h/a.html", "http://h/a/b")]
+['h/a.html', 'h/a@c3644f6cb41b.html', 'h/a/b.html']
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from collections.abc import Callable, Iterator
+
+from archiver.paths import candidate_paths, folders_of, url_to_path
+
+MAX_REDIRECT_HOPS = 50
+RESOLVE_CACHE = 16384
+"""Link targets whose local path is kept in RAM (a bounded cache; the plan is on disk)."""
+
+
+class PathPlan:
+    """Local paths for every capture, kept in scratch tables of the manifest file.
+
+    A path already taken (compared without case, as on macOS and Windows), or
+    one that another capture needs as a folder, goes to the URL later in sorted
+    order, which gets a hashed variant of its natural path (paths.candidate_paths).
+    The bookkeeping is on disk so the mirror of a site of any size plans in
+    bounded memory. Lookups (one per link rewritten) go through a bounded cache.
+    """
+
+    TABLE = "mirror_plan"
+    """The table of (url, path) planned."""
+    _SCHEMA = """
+    DROP TABLE IF EXISTS mirror_plan;
+    DROP TABLE IF EXISTS mirror_taken;
+    DROP TABLE IF EXISTS mirror_folders;
+    CREATE TABLE mirror_plan (url TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE mirror_taken (folded TEXT PRIMARY KEY) WITHOUT ROWID;
+    CREATE TABLE mirror_folders (folded TEXT PRIMARY KEY) WITHOUT ROWID;
+    """
+    _CAPTURES = (
+        "SELECT url, content_type, warc_file, warc_offset, warc_length FROM urls "
+        "WHERE outcome = 'fetched' AND warc_file IS NOT NULL AND warc_offset IS NOT NULL "
+        "AND record_type IN ('response', 'revisit') ORDER BY url"
+    )
+    _REDIRECTS = (
+        "SELECT url FROM urls WHERE outcome = 'redirected' "
+        "OR (redirect_to IS NOT NULL AND outcome != 'fetched')"
+    )
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self.resolve = functools.lru_cache(maxsize=RESOLVE_CACHE)(self._resolve)
+        self.planned = 0
+
+    def make(self, readable: Callable[[str, int, int], bool]) -> None:
+        """Plan every capture whose record ``readable(file, offset, length)``, and commit."""
+        self._db.executescript(self._SCHEMA)
+        # Two streaming passes in URL order: the folders every file needs, then the paths.
+        self._db.executemany(
+            "INSERT OR IGNORE INTO mirror_folders VALUES (?)",
+            (
+                (folder,)
+                for url, content_type in self._captures(readable)
+                for folder in folders_of(url_to_path(url, content_type))
+            ),
+        )
+        batch = []
+        planned = 0
+        for url, content_type in self._captures(readable):
+            for path in candidate_paths(url, url_to_path(url, content_type)):
+                if self._free(path.casefold()):
+                    break
+            batch.append((url, path))
+            planned += 1
+            if len(batch) >= 1000:
+                self._db.executemany("INSERT INTO mirror_plan VALUES (?, ?)", batch)
+                batch.clear()
+        self._db.executemany("INSERT INTO mirror_plan VALUES (?, ?)", batch)
+        self.planned = planned
+        self._db.commit()
+
+    def _captures(self, readable: Callable[[str, int, int], bool]) -> Iterator[tuple[str, str | None]]:
+        for url, content_type, warc_file, offset, length in self._db.execute(self._CAPTURES):
+            if readable(warc_file, offset, length or 0):
+                yield url, content_type
+
+    def _free(self, folded: str) -> bool:
+        """Take ``folded`` if no file has it and no file needs it as a folder."""
+        if self._db.execute("SELECT 1 FROM mirror_folders WHERE folded = ?", (folded,)).fetchone():
+            return False
+        return self._db.execute("INSERT OR IGNORE INTO mirror_taken VALUES (?)", (folded,)).rowcount == 1
+
+    def path_of(self, url: str) -> str | None:
+        """The planned file of a captured ``url``."""
+        found = self._db.execute("SELECT path FROM mirror_plan WHERE url = ?", (url,)).fetchone()
+        return found[0] if found else None
+
+    def _resolve(self, url: str) -> str | None:
+        path = self.path_of(url)
+        if path is None and (final := self._final_url(url)) is not None:
+            path = self.path_of(final)
+        return path
+
+    def _final_url(self, url: str) -> str | None:
+        """Where a redirecting URL's chain ends (its manifest final_url, else followed here)."""
+        current = url
+        for _ in range(MAX_REDIRECT_HOPS):
+            found = self._db.execute(
+                "SELECT redirect_to, final_url, outcome FROM urls WHERE url = ?", (current,)
+            ).fetchone()
+            if found is None or not found[0] or found[2] == "fetched":
+                return current if current != url else None
+            if found[1]:
+                return found[1]
+            current = found[0]
+        return None
+
+    def resolved_redirects(self) -> int:
+        """Redirecting URLs whose chain ends at a planned file."""
+        urls = [url for (url,) in self._db.execute(self._REDIRECTS)]
+        return sum(1 for url in urls if self.resolve(url))
+
+    def store_local_paths(self, failed: set[str]) -> None:
+        """Each row's local_path: its planned file if written, else NULL; then drop the plan."""
+        self._db.execute("UPDATE urls SET local_path = NULL WHERE local_path IS NOT NULL")
+        self._db.execute(
+            "UPDATE urls SET local_path = (SELECT path FROM mirror_plan AS p "
+            "WHERE p.url = urls.url) WHERE url IN (SELECT url FROM mirror_plan)"
+        )
+        self._db.executemany("UPDATE urls SET local_path = NULL WHERE url = ?", ((u,) for u in failed))
+        self._db.executescript("DROP TABLE mirror_plan; DROP TABLE mirror_taken; DROP TABLE mirror_folders;")
+        self._db.commit()
