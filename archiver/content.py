@@ -1,12 +1,24 @@
-"""Bodies as stored versus bodies as parsed: content types and bounded decoding.
+"""Bodies as stored versus bodies as parsed: content types and the one bounded decoder.
 
-WARC records keep bodies as the server sent them (gzip stays gzip). Parsing
-needs the decoded bytes, and a hostile server can send a small gzip that
-inflates to gigabytes, so decoding stops at a limit.
+WARC records keep bodies as the server sent them (gzip stays gzip). Parsing,
+the mirror and verify need the decoded bytes, and a hostile server can send a
+small gzip that inflates to gigabytes, so every place that decodes goes
+through Decoding: it undoes each Content-Encoding (gzip, x-gzip, deflate
+zlib-wrapped or raw, br, identity; ``gzip, gzip`` in turn) chunk by chunk,
+never holding more than CHUNK bytes of output it was not asked for, and stops
+at its limit. What it could not do is said, not raised: ``cut`` when more
+bytes followed the limit, ``problem`` for an unknown encoding or corrupt data
+(the bytes that decoded cleanly are kept; a body that is not encoded as
+declared, such as plain text sent as gzip, is kept as received).
 
 >>> import gzip
 >>> decode_payload(gzip.compress(b"hello"), "gzip", limit=3)
 b'hel'
+>>> decoded = decode_body(gzip.compress(b"hello " * 1000), "x-gzip", limit=10)
+>>> decoded.body, decoded.cut, decoded.problem
+(b'hello hell', True, None)
+>>> decode_body(b"plain text", "gzip").problem
+'not gzip data: kept as received'
 """
 
 from __future__ import annotations
@@ -14,10 +26,21 @@ from __future__ import annotations
 import codecs
 import functools
 import zlib
+from collections.abc import Iterable, Iterator
+from typing import Any, NamedTuple, Protocol
+
+import brotli
 
 DEFAULT_DECODE_LIMIT = 32 * 1024 * 1024
-_CHUNK = 64 * 1024
+"""Decoded bytes of a document parsed for links (crawl and verify alike) or rewritten."""
+MAX_MARKUP = 200_000
+"""Tags (HTML) or url() (CSS) a document is parsed or rewritten up to: past a few hundred
+thousand, each costs the parser and the rewriter hundreds of bytes (a gzip of 1 GiB of
+<a href> is 2.5 MB), so a page is read no further (see bounded_document)."""
+CHUNK = 64 * 1024
+"""Most bytes one decoding step gives at once: what a bomb can cost beyond what is asked."""
 _ANY_BYTES = bytes(range(256))
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def mime_type(content_type: str | None) -> str:
@@ -27,48 +50,256 @@ def mime_type(content_type: str | None) -> str:
     return content_type.split(";", 1)[0].strip().lower()
 
 
-def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
-    decoder = zlib.decompressobj(wbits)
-    out = bytearray()
-    pending = data
-    while pending and len(out) < limit:
-        out += decoder.decompress(pending, limit - len(out))
-        pending = decoder.unconsumed_tail
-        if decoder.eof:
-            rest = decoder.unused_data
-            # Concatenated gzip members (rare but legal) continue the stream.
-            if rest and wbits == 16 + zlib.MAX_WBITS:
-                decoder = zlib.decompressobj(wbits)
-                pending = rest
-            else:
+def content_codings(content_encoding: str | None) -> list[str]:
+    """The codings a Content-Encoding header names, in the order they were applied.
+
+    >>> content_codings("GZIP, identity ,br")
+    ['gzip', 'br']
+    """
+    names = (name.strip().lower() for name in (content_encoding or "").split(","))
+    return [name for name in names if name and name != "identity"]
+
+
+class _Inflate:
+    """One zlib stage: gzip (members one after the other) or deflate (zlib-wrapped or raw)."""
+
+    def __init__(self, coding: str) -> None:
+        self.coding = coding
+        self.gzip = coding != "deflate"
+        self._decoder: Any = None
+        self._head = b""
+        self.produced = 0
+        self.finished = False
+
+    def _start(self, data: bytes) -> Any:
+        if self.gzip:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        # RFC 9110's deflate is zlib-wrapped; some servers send raw deflate: the header tells.
+        wrapped = (data[0] & 0x0F) == 8 and (data[0] << 8 | data[1]) % 31 == 0
+        return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """Decoded pieces of ``data`` (the next input), CHUNK bytes at most each."""
+        if self.finished:
+            return
+        if self._decoder is None:
+            data = self._head + data
+            if len(data) < 2:
+                self._head = data
+                return
+            self._head = b""
+            self._decoder = self._start(data)
+        while True:
+            out = self._decoder.decompress(data, CHUNK)
+            if out:
+                self.produced += len(out)
+                yield out
+            if self._decoder.eof:
+                rest = self._decoder.unused_data
+                if not (self.gzip and rest.startswith(_GZIP_MAGIC)):
+                    self.finished = True  # trailing bytes after the stream are ignored, as browsers do
+                    return
+                self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)  # another gzip member
+                data = rest
+                continue
+            data = self._decoder.unconsumed_tail
+            if not data and len(out) < CHUNK:
+                return  # all input taken and no output held back
+
+    def end(self) -> Iterator[bytes]:
+        """What is left at the end of the input (nothing: output is never held back)."""
+        if self._decoder is None and self._head:
+            raise zlib.error("stream too short")
+        if self._decoder is not None and not self.finished and not self._decoder.eof:
+            raise zlib.error("stream ends early")
+        return iter(())
+
+
+class _Brotli:
+    """One br stage (the brotli module's Decompressor, its output bounded per step: it stops
+    growing its buffer once past CHUNK, so a step gives a little more than CHUNK at most)."""
+
+    def __init__(self) -> None:
+        self.coding = "br"
+        self._decoder = brotli.Decompressor()
+        self.produced = 0
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """Decoded pieces of ``data``, about CHUNK bytes at most each."""
+        if self._decoder.is_finished():
+            return
+        out = self._decoder.process(data, output_buffer_limit=CHUNK)
+        while True:
+            if out:
+                self.produced += len(out)
+                yield out
+            if self._decoder.can_accept_more_data() or self._decoder.is_finished():
+                return
+            out = self._decoder.process(b"", output_buffer_limit=CHUNK)
+
+    def end(self) -> Iterator[bytes]:
+        """Nothing more to give; an error if the stream stopped before its end."""
+        if not self._decoder.is_finished():
+            raise brotli.error("stream ends early")
+        return iter(())
+
+
+_Stage = _Inflate | _Brotli
+
+
+class Readable(Protocol):
+    """What decode_stream() reads from (a file, a WARC record's payload stream)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+_DECODE_ERRORS = (zlib.error, brotli.error)
+
+
+def _stage(coding: str) -> _Stage | None:
+    if coding in ("gzip", "x-gzip", "deflate"):
+        return _Inflate(coding)
+    if coding == "br":
+        return _Brotli()
+    return None
+
+
+class Decoding:
+    """A body's Content-Encoding undone as it streams in: an iterator of decoded chunks.
+
+    ``chunks`` are the stored bytes, in order. Iteration stops at ``limit``
+    decoded bytes: ``cut`` then says whether more followed (one more chunk is
+    decoded to know). ``problem`` says what could not be undone.
+
+    >>> import zlib
+    >>> b"".join(Decoding([zlib.compress(b"a" * 10)], "deflate", limit=4))
+    b'aaaa'
+    """
+
+    def __init__(self, chunks: Iterable[bytes], content_encoding: str | None, limit: int) -> None:
+        self.limit = limit
+        self.cut = False
+        """True when the decoded body is longer than ``limit`` (the rest was never expanded)."""
+        self.problem: str | None = None
+        """Why the body is not wholly decoded (unknown encoding, corrupt data), or None."""
+        self.size = 0
+        """Decoded bytes given so far."""
+        self._chunks = chunks
+        self._stages: list[_Stage] = []
+        for coding in reversed(content_codings(content_encoding)):  # the last applied comes off first
+            stage = _stage(coding)
+            if stage is None:
+                self.problem = f"unknown Content-Encoding {coding!r}: kept as received"
+                self._stages.clear()  # an encoding we cannot undo hides the ones under it
                 break
-    return bytes(out[:limit])
+            self._stages.append(stage)
+        self._output = self._run()
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        return next(self._output)
+
+    def _run(self) -> Iterator[bytes]:
+        for piece in self._decoded():
+            room = self.limit - self.size
+            if len(piece) > room or room == 0:
+                self.cut = True
+                if room:
+                    self.size += room
+                    yield piece[:room]
+                return
+            self.size += len(piece)
+            yield piece
+
+    def _decoded(self) -> Iterator[bytes]:
+        pieces: Iterator[bytes] = iter(self._chunks)
+        for stage in self._stages:
+            pieces = self._through(stage, pieces)
+        return (piece for piece in pieces if piece)
+
+    def _through(self, stage: _Stage, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        """``pieces`` decoded by ``stage``; on corrupt data, what decoded before it.
+
+        A stage that fails before giving a byte was not encoded as declared
+        (plain text sent as gzip): its input passes through as it is.
+        """
+        held: list[bytes] = []  # input kept until the stage has given a byte (a few bytes at most)
+        try:
+            for piece in pieces:
+                if not stage.produced:
+                    held.append(piece)
+                yield from stage.feed(piece)
+                if stage.produced:
+                    held.clear()
+            yield from stage.end()
+        except _DECODE_ERRORS:
+            if stage.produced:
+                self.problem = self.problem or f"corrupt {stage.coding} data after {stage.produced} bytes"
+                return
+            self.problem = self.problem or f"not {stage.coding} data: kept as received"
+            yield from held
+            yield from pieces
+
+
+def decode_body(raw: bytes, content_encoding: str | None, limit: int = DEFAULT_DECODE_LIMIT) -> Decoded:
+    """``raw`` with its Content-Encoding undone, at most ``limit`` bytes, and what befell it."""
+    decoding = Decoding((raw,), content_encoding, limit)
+    body = b"".join(decoding)
+    return Decoded(body, decoding.cut, decoding.problem)
+
+
+def bounded_document(body: bytes, mime: str) -> tuple[bytes, bool]:
+    """``body`` cut before its tag (HTML) or url() (CSS) past MAX_MARKUP, and whether it was.
+
+    The crawl, verify and the mirror all read a document through this, so they
+    see the same links.
+
+    >>> bounded_document(b"<a><b><c>", "text/html")[1], bounded_document(b"x" * 9, "text/css")
+    (False, (b'xxxxxxxxx', False))
+    """
+    if len(body) <= MAX_MARKUP:
+        return body, False
+    markers = (b"<",) if mime != "text/css" else (b"url(", b"URL(")
+    if sum(body.count(marker) for marker in markers) <= MAX_MARKUP:
+        return body, False
+    found = sorted(_first_positions(body, markers, MAX_MARKUP + 1))
+    return body[: found[MAX_MARKUP]], True
+
+
+def _first_positions(body: bytes, markers: tuple[bytes, ...], count: int) -> Iterator[int]:
+    for marker in markers:
+        at = -1
+        for _ in range(count):
+            at = body.find(marker, at + 1)
+            if at == -1:
+                break
+            yield at
+
+
+def decode_stream(
+    stream: Readable, content_encoding: str | None, limit: int = DEFAULT_DECODE_LIMIT
+) -> Decoded:
+    """decode_body() of what ``stream`` holds, read CHUNK bytes at a time (never all of it)."""
+    decoding = Decoding(iter(lambda: stream.read(CHUNK), b""), content_encoding, limit)
+    body = b"".join(decoding)
+    return Decoded(body, decoding.cut, decoding.problem)
 
 
 def decode_payload(raw: bytes, content_encoding: str | None, limit: int = DEFAULT_DECODE_LIMIT) -> bytes:
-    """The payload with its Content-Encoding undone, at most ``limit`` bytes.
+    """The payload with its Content-Encoding undone, at most ``limit`` bytes (see Decoding)."""
+    return decode_body(raw, content_encoding, limit).body
 
-    Unknown encodings and corrupt streams give back what decoded cleanly (or
-    the raw bytes when nothing did): parsing then finds what links it can.
-    """
-    encodings = [e.strip().lower() for e in (content_encoding or "").split(",") if e.strip()]
-    data = raw
-    for encoding in reversed(encodings):
-        try:
-            if encoding in ("gzip", "x-gzip"):
-                data = _inflate(data, 16 + zlib.MAX_WBITS, limit)
-            elif encoding == "deflate":
-                try:
-                    data = _inflate(data, zlib.MAX_WBITS, limit)
-                except zlib.error:
-                    data = _inflate(data, -zlib.MAX_WBITS, limit)
-            elif encoding == "identity":
-                continue
-            else:
-                return data[:limit]
-        except zlib.error:
-            return data[:limit]
-    return data[:limit]
+
+class Decoded(NamedTuple):
+    """A body decoded by decode_body()."""
+
+    body: bytes
+    cut: bool
+    """More decoded bytes followed ``limit``."""
+    problem: str | None
+    """What could not be undone, or None."""
 
 
 @functools.lru_cache(maxsize=256)

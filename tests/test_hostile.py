@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
+import random
 import time
 import zlib
 
+import brotli
+import markupsafe
+import pytest
 from aiohttp import web
 from conftest import manifest_rows
 
 from archiver.mirror.build import build_mirror
+from archiver.store.manifest import Manifest
+from archiver.verify.verifier import verify_snapshot
 
 
 def gzip_bomb(size: int) -> bytes:
@@ -150,3 +157,92 @@ async def test_charsets_that_cannot_decode_a_page_leave_it_archived_mirrored_and
     for path in ("/", "/s.css", "/bg.png", "/u16", "/b64", "/after-u16", "/after-b64"):
         assert rows[site.url(path)].outcome == "fetched", path
         assert rows[site.url(path)].local_path, path
+
+
+def _compressed(coding: str, head: bytes, unit: bytes, size: int) -> bytes:
+    """``head`` then ``unit`` repeated to ``size`` bytes, compressed by ``coding``, a block at a time."""
+    block = unit * ((1 << 20) // len(unit))
+    blocks = [head, *(block for _ in range(size // len(block)))]
+    if coding == "br":
+        compressor = brotli.Compressor(quality=4)
+        return b"".join(compressor.process(b) for b in blocks) + compressor.finish()
+    wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "raw": -zlib.MAX_WBITS}[coding]
+    deflate = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return b"".join(deflate.compress(b) for b in blocks) + deflate.flush()
+
+
+HEAD = b"<!doctype html><title>bomb</title><a href='/after'>after</a>"
+BOMB = 40 << 20
+CUT = "cut at 1 MiB: the body decodes to more"
+HOSTILE_BODIES = {
+    "gzip bomb": (lambda: _compressed("gzip", HEAD, b"\0", BOMB), "text/html", "gzip", CUT),
+    "deflate bomb": (lambda: _compressed("deflate", HEAD, b"\0", BOMB), "text/html", "deflate", CUT),
+    "raw deflate bomb": (lambda: _compressed("raw", HEAD, b"\0", BOMB), "text/html", "deflate", CUT),
+    "br bomb": (lambda: _compressed("br", HEAD, b"\0", BOMB), "text/html", "br", CUT),
+    "gzip of a gzip bomb": (
+        lambda: gzip.compress(_compressed("gzip", HEAD, b"\0", BOMB)),
+        "text/html",
+        "gzip, gzip",
+        CUT,
+    ),
+    "bomb of links": (
+        lambda: _compressed("gzip", HEAD, b"<a href='/after'>a</a>\n", BOMB),
+        "text/html",
+        "gzip",
+        CUT,
+    ),
+    "one huge line": (lambda: _compressed("gzip", HEAD, b"a", BOMB), "text/html", "gzip", CUT),
+    "stylesheet bomb": (
+        lambda: _compressed("gzip", b"", b"a{background:url(/after)}\n", BOMB),
+        "text/css",
+        "gzip",
+        CUT,
+    ),
+    "image bomb": (
+        lambda: _compressed("gzip", b"\x89PNG\r\n\x1a\n", b"\0", BOMB),
+        "image/png",
+        "gzip",
+        "cut at 2 MiB: the body decodes to more",
+    ),
+    "plain page sent as gzip": (lambda: HEAD, "text/html", "gzip", "not gzip data: kept as received"),
+    "unknown encoding": (
+        lambda: HEAD,
+        "text/html",
+        "zstd",
+        "unknown Content-Encoding 'zstd': kept as received",
+    ),
+    "corrupt gzip": (
+        lambda: gzip.compress(HEAD + b"<p>" + random.Random(1).randbytes(100_000))[:3000],
+        "text/html",
+        "gzip",
+        "corrupt gzip data after",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_BODIES))
+async def test_hostile_encodings_are_mirrored_within_bounds_and_verify(name, site, run_crawl, monkeypatch):
+    make, content_type, encoding, note = HOSTILE_BODIES[name]
+    monkeypatch.setattr("archiver.mirror.build.REWRITE_LIMIT", 1 << 20)
+    monkeypatch.setattr("archiver.mirror.build.DECODED_FILE_LIMIT", 2 << 20)
+    body = make()
+    site.page("/", links=["/x"])
+    site.file("/x", body, content_type, headers={"Content-Encoding": encoding})
+    site.page("/after")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    if content_type != "image/png":
+        assert manifest_rows(root)[site.url("/after")].outcome == "fetched"  # a link before the bomb
+    stats = build_mirror(root)
+    assert not stats.errors
+    local_path = manifest_rows(root)[site.url("/x")].local_path
+    written = (root / "mirror" / local_path).read_bytes()
+    assert len(written) <= 2 << 20
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        notes = {url: found for url, _path, found in manifest.mirror_notes()}
+    assert notes[site.url("/x")].startswith(note)
+    assert str(markupsafe.escape(note)) in (root / "index.html").read_text()
+    if content_type != "image/png" and "after" in written[:2000].decode("latin-1"):
+        assert b"after.html" in written[:2000]  # links kept are rewritten
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -131,6 +131,29 @@ def break_mirror_link(root: Path) -> None:
     page.write_text(text.replace("</body>", '<a href="no-such-page.html">gone</a></body>'))
 
 
+def flip_mirror_image_byte(root: Path) -> None:
+    image = root / "mirror" / str(row_for(root, "/logo.png").local_path)
+    data = bytearray(image.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    image.write_bytes(bytes(data))
+
+
+def delete_mirror_image(root: Path) -> None:
+    (root / "mirror" / str(row_for(root, "/logo.png").local_path)).unlink()
+
+
+def forget_mirror_files(root: Path) -> None:
+    # As a manifest written before mirror files were recorded.
+    db = sqlite3.connect(root / "manifest.sqlite3")
+    db.execute("DROP TABLE mirror_files")
+    db.commit()
+    db.close()
+
+
+def unrecord_mirror_file(root: Path) -> None:
+    sql(root, "DELETE FROM mirror_files WHERE path = ?", row_for(root, "/a").local_path)
+
+
 def unrecord_link(root: Path) -> None:
     # /dropped failed with no capture: its row is the only trace of the link.
     sql(root, "DELETE FROM urls WHERE url = ?", row_for(root, "/dropped").url)
@@ -175,6 +198,11 @@ DAMAGE: list[tuple[Callable[[Path], None], str, bool]] = [
     (wrong_offset, "wrong_location", False),
     (delete_mirror_file, "missing_mirror_file", True),
     (break_mirror_link, "broken_mirror_link", True),
+    (break_mirror_link, "changed_mirror_file", True),
+    (flip_mirror_image_byte, "changed_mirror_file", True),
+    (delete_mirror_image, "lost_mirror_file", True),
+    (forget_mirror_files, "unrecorded_mirror_file", True),
+    (unrecord_mirror_file, "unrecorded_mirror_file", True),
     (unrecord_link, "unrecorded_link", False),
     (lose_revisit_original, "dangling_revisit", False),
     (unfinish, "unfinished_crawl", False),
@@ -192,6 +220,19 @@ async def test_undamaged_snapshot_verifies(snapshot: Path, capsys) -> None:  # t
     assert len(warc_files(snapshot / "warc")) > 1
     assert cli.main(["verify", str(snapshot)]) == 0
     assert "OK, complete and intact" in capsys.readouterr().out
+
+
+async def test_only_a_changed_mirror_file_is_reported(snapshot: Path) -> None:
+    if not has_mirror():
+        pytest.skip("the mirror stage is not available")
+    flip_mirror_image_byte(snapshot)
+    report = verify_snapshot(snapshot)
+    assert list(report.counts) == ["changed_mirror_file"]
+    assert report.stats["mirror files checked"] == rows_with_local_path(snapshot)
+
+
+def rows_with_local_path(root: Path) -> int:
+    return len({row.local_path for row in rows(root).values() if row.local_path})
 
 
 @pytest.mark.parametrize(
@@ -229,7 +270,7 @@ async def test_large_mirror_pages_are_streamed(snapshot: Path, monkeypatch) -> N
     clean = verify_snapshot(snapshot)
     assert clean.ok, clean.render_text(str(snapshot))
     break_mirror_link(snapshot)
-    assert list(verify_snapshot(snapshot).counts) == ["broken_mirror_link"]
+    assert sorted(verify_snapshot(snapshot).counts) == ["broken_mirror_link", "changed_mirror_file"]
 
 
 async def test_cli_verify_json(snapshot: Path, capsys) -> None:  # type: ignore[no-untyped-def]

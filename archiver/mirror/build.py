@@ -19,28 +19,36 @@ import multiprocessing
 import os
 import shutil
 import time
-import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from archiver.content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
+from archiver.content import (
+    DEFAULT_DECODE_LIMIT,
+    MAX_MARKUP,
+    Decoding,
+    bounded_document,
+    content_codings,
+    mime_type,
+)
 from archiver.errors import SnapshotError, WriteError
 from archiver.links import charset_from_content_type
 from archiver.mirror.index_page import write_index
+from archiver.mirror.output import MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan
 from archiver.mirror.rewrite import Memo, rewrite_css_bytes, rewrite_html
 from archiver.paths import HTML_TYPES
 from archiver.store.manifest import Manifest, ManifestRow
-from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
-"""HTML and CSS larger than this (decoded) are copied without rewriting."""
+"""HTML and CSS are rewritten in memory: decoded past this, the rest is left out (and noted)."""
+DECODED_FILE_LIMIT = 256 * 1024**2
+"""Bytes a content-encoded file of another type is decoded to at most (the rest is not expanded:
+servers encode text, and a small body that inflates past this is a bomb)."""
 ASSET_LIMIT = 4 * 1024**3
-"""Decoded bytes written at most for one file (a guard against decompression bombs)."""
+"""Bytes copied at most for a file stored as it is (no Content-Encoding)."""
 CHUNK = 256 * 1024
 _FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 MAX_WORKERS = 4
@@ -87,57 +95,9 @@ class MirrorStats:
         return "\n".join([line, *(f"  {error}" for error in self.errors[:20])])
 
 
-def _decoded_chunks(stream: IO[bytes] | _Prefixed, content_encoding: str | None) -> Iterator[bytes]:
-    """The payload with gzip or deflate undone, chunk by chunk (others copied as stored)."""
-    encoding = (content_encoding or "").strip().lower()
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        wbits = 16 + zlib.MAX_WBITS if encoding != "deflate" else zlib.MAX_WBITS
-        decoder = zlib.decompressobj(wbits)
-        first = True
-        while chunk := stream.read(CHUNK):
-            try:
-                yield decoder.decompress(chunk)
-            except zlib.error:
-                if not (first and encoding == "deflate"):
-                    return
-                decoder = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
-                yield decoder.decompress(chunk)
-            first = False
-        yield decoder.flush()
-        return
-    while chunk := stream.read(CHUNK):
-        yield chunk
-
-
-class _Files:
-    """Writes the mirror's files under ``root``, never through a symbolic link.
-
-    A folder is checked (safe_join: no symlink on the way) and made once per
-    build, not once per file: most folders hold many files.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._folders: set[str] = set()
-
-    def write(self, relative: str, chunks: Iterator[bytes] | list[bytes]) -> int:
-        """Write one file; returns the bytes written (at most ASSET_LIMIT)."""
-        folder, _, name = relative.rpartition("/")
-        if folder not in self._folders:
-            safe_join(self.root, relative).parent.mkdir(parents=True, exist_ok=True)
-            self._folders.add(folder)
-        target = safe_join(self.root / folder, name) if folder else safe_join(self.root, name)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-        written = 0
-        with os.fdopen(os.open(target, flags, 0o644), "wb") as out:
-            for chunk in chunks:
-                if written + len(chunk) > ASSET_LIMIT:
-                    chunk = chunk[: ASSET_LIMIT - written]
-                out.write(chunk)
-                written += len(chunk)
-                if written >= ASSET_LIMIT:
-                    break
-        return written
+def _log_of(build_root: Path, part: int) -> Path:
+    """The log of the files part ``part`` of a build writes (beside the build folder)."""
+    return build_root.parent / f"{BUILD_FOLDER}-files-{part}.jsonl"
 
 
 def _remove(path: Path) -> None:
@@ -170,20 +130,23 @@ class _Builder:
         rewrite.Memo). Part k of n takes every n-th block of PART_BLOCK of them.
         """
         failed: set[str] = set()
-        files = _Files(root)
-        for index, (row, path) in enumerate(self.manifest.captures_by_path(PathPlan.TABLE)):
-            if (index // PART_BLOCK) % parts != part:
-                continue
-            try:
-                self._write_capture(files, row, path)
-            except OSError as exc:
-                if exc.errno in _FATAL_ERRNOS:
-                    raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
-                self.stats.errors.append(f"{row.url}: {exc}")
-                failed.add(row.url)
-            except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the build
-                self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
-                failed.add(row.url)
+        files = MirrorOutput(root, _log_of(root, part))
+        try:
+            for index, (row, path) in enumerate(self.manifest.captures_by_path(PathPlan.TABLE)):
+                if (index // PART_BLOCK) % parts != part:
+                    continue
+                try:
+                    self._write_capture(files, row, path)
+                except OSError as exc:
+                    if exc.errno in _FATAL_ERRNOS:
+                        raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
+                    self.stats.errors.append(f"{row.url}: {exc}")
+                    failed.add(row.url)
+                except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the build
+                    self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
+                    failed.add(row.url)
+        finally:
+            files.close()
         return failed
 
     def build_in_processes(self, root: Path, parts: int) -> set[str]:
@@ -261,45 +224,49 @@ class _Builder:
             http_headers,
         )
 
-    def _write_capture(self, files: _Files, row: ManifestRow, path: str) -> None:
+    def _write_capture(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
         payload_record, own_headers = self._payload_record(row)
         content_type = own_headers.get_header("Content-Type") if own_headers else None
         # A revisit's own headers say how its (identical, still encoded) payload was encoded.
         encoding = own_headers.get_header("Content-Encoding") if own_headers else None
         stream = payload_record.raw_stream
+        chunks = iter(lambda: stream.read(CHUNK), b"")
         mime = row.content_type or mime_type(content_type)
         if mime in HTML_TYPES or mime == "text/css":
-            raw = stream.read(REWRITE_LIMIT + 1)
-            body = decode_payload(raw, encoding, limit=REWRITE_LIMIT + 1)
-            if len(raw) <= REWRITE_LIMIT and len(body) <= REWRITE_LIMIT:
-                charset = charset_from_content_type(content_type)
-                if mime == "text/css":
-                    body = rewrite_css_bytes(body, row.url, charset, self.resolve, path, self.memo)
-                    self.stats.stylesheets += 1
-                else:
-                    body = rewrite_html(body, row.url, charset, self.resolve, path, self.memo)
-                    self.stats.pages += 1
-                self.stats.bytes += files.write(path, [body])
-                return
-            chunks: Iterator[bytes] = _decoded_chunks(_Prefixed(raw, stream), encoding)
-        else:
-            chunks = _decoded_chunks(stream, encoding)
+            decoding = Decoding(chunks, encoding, REWRITE_LIMIT)
+            body, capped = bounded_document(b"".join(decoding), mime)
+            if (decoding.cut or capped) and mime in HTML_TYPES:
+                body = _without_cut_tag(body)
+            charset = charset_from_content_type(content_type)
+            if mime == "text/css":
+                body = rewrite_css_bytes(body, row.url, charset, self.resolve, path, self.memo)
+                self.stats.stylesheets += 1
+            else:
+                body = rewrite_html(body, row.url, charset, self.resolve, path, self.memo)
+                self.stats.pages += 1
+            self.stats.bytes += files.write(path, (body,), lambda: _note(decoding, capped))
+            return
+        limit = DECODED_FILE_LIMIT if content_codings(encoding) else ASSET_LIMIT
+        decoding = Decoding(chunks, encoding, limit)
         self.stats.other += 1
-        self.stats.bytes += files.write(path, chunks)
+        self.stats.bytes += files.write(path, decoding, lambda: _note(decoding))
 
 
-class _Prefixed:
-    """A stream that yields ``head`` before the rest of ``stream``."""
+def _note(decoding: Decoding, capped: bool = False) -> str | None:
+    """What the mirror's file lacks, said for the manifest and index.html; None if nothing."""
+    notes = [decoding.problem] if decoding.problem else []
+    if decoding.cut:
+        notes.append(f"cut at {decoding.limit // 1024**2} MiB: the body decodes to more")
+    if capped:
+        notes.append(f"cut at {MAX_MARKUP:,} tags or url(): the document holds more")
+    return "; ".join(notes) or None
 
-    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
-        self._head = head
-        self._stream = stream
 
-    def read(self, size: int = -1) -> bytes:
-        if self._head:
-            data, self._head = self._head, b""
-            return data
-        return self._stream.read(size)
+def _without_cut_tag(body: bytes) -> bytes:
+    """A page cut at the decoding limit without the tag the cut split (no ">" after its "<"):
+    the rewriter does not see an unclosed tag, so a link in it would stay as the site wrote it."""
+    start = body.rfind(b"<")
+    return body[:start] if start != -1 and body.find(b">", start) == -1 else body
 
 
 def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None = None) -> MirrorStats:
@@ -322,12 +289,16 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
         builder.plan.make(builder.records.holds)
         if workers is None:
             workers = min(os.cpu_count() or 1, MAX_WORKERS) if builder.plan.planned >= PARALLEL_FROM else 1
+        logs = [_log_of(build_root, part) for part in range(max(workers, 1))]
+        for stale in snapshot.root.glob(_log_of(build_root, 0).name.replace("-0.", "-*.")):
+            stale.unlink()  # left by a build that was killed
         try:
             _remove(build_root)
             build_root.mkdir()
             if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
                 failed = builder.build_in_processes(build_root, workers)
             else:
+                logs = logs[:1]
                 failed = builder.build(build_root)
         finally:
             builder.records.close()
@@ -340,6 +311,9 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
         build_root.rename(snapshot.mirror_dir)
         _remove(old_root)
         builder.plan.store_local_paths(failed)
+        manifest.replace_mirror_files(read_logs(logs))
+        for log in logs:
+            log.unlink()
         if index:
             write_index(snapshot, manifest)
     builder.stats.seconds = time.monotonic() - started

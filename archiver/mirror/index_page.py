@@ -119,6 +119,7 @@ def _context(snapshot: Snapshot, manifest: Manifest) -> dict[str, Any]:
         "other_files": _rows(manifest, FETCHED, _is_other_file, f"{_MIRRORED} AND ({_NOT_HTML})"),
         "unmirrored": _rows(manifest, FETCHED, lambda row: not row.local_path, f"NOT ({_MIRRORED})"),
         "redirects": _redirects(manifest),
+        "mirror_notes": manifest.mirror_notes(),
         "failed": _rows(manifest, FAILED),
         "skipped": islice(_rows(manifest, SKIPPED), MAX_SKIPPED_LISTED),
         "skipped_total": outcomes.get(SKIPPED, 0),

@@ -3,7 +3,8 @@
 Outcomes: ``queued`` (met, not yet done: the frontier of an interrupted
 crawl), ``fetched``, ``redirected``, ``failed``, ``skipped``. A row with a
 capture names the WARC file, offset and length of its response or revisit
-record. The mirror stage fills ``local_path``.
+record. The mirror stage fills ``local_path``, and table ``mirror_files`` with what
+each file it wrote holds (MirrorFile), so verify can tell a damaged mirror.
 
 >>> with Manifest.open(":memory:") as manifest:
 ...     manifest.upsert(ManifestRow(url="http://h/", found_by="seed", depth=0, outcome="queued"))
@@ -55,6 +56,12 @@ CREATE TABLE IF NOT EXISTS urls (
 CREATE INDEX IF NOT EXISTS urls_outcome ON urls (outcome);
 CREATE INDEX IF NOT EXISTS urls_payload ON urls (payload_digest) WHERE record_type = 'response';
 CREATE INDEX IF NOT EXISTS urls_location ON urls (warc_file, warc_offset) WHERE warc_file IS NOT NULL;
+CREATE TABLE IF NOT EXISTS mirror_files (
+    path TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    note TEXT
+) WITHOUT ROWID;
 """
 
 
@@ -100,6 +107,19 @@ class ManifestRow:
     """True when the body passed --max-file-size and was stored cut short."""
     local_path: str | None = None
     """Path of the mirrored file, relative to mirror/."""
+
+
+@dataclass(frozen=True)
+class MirrorFile:
+    """A file the mirror wrote, as written."""
+
+    path: str
+    """Relative to mirror/ (a row's local_path)."""
+    sha256: str
+    """Hex SHA-256 of the bytes written."""
+    size: int
+    note: str | None = None
+    """What the mirror did that a reader should know (the file is cut, or not decoded), or None."""
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
@@ -249,6 +269,34 @@ class Manifest:
         return self._db.execute(
             "SELECT COALESCE(SUM(length), 0) FROM urls WHERE warc_file IS NOT NULL"
         ).fetchone()[0]
+
+    def replace_mirror_files(self, files: Iterable[MirrorFile]) -> None:
+        """Record the files of a new mirror, in place of the last one's (committed)."""
+        self._db.execute("DELETE FROM mirror_files")
+        self._db.executemany(
+            "INSERT OR REPLACE INTO mirror_files VALUES (?, ?, ?, ?)",
+            ((f.path, f.sha256, f.size, f.note) for f in files),
+        )
+        self._db.commit()
+
+    def mirror_files(self) -> Iterator[MirrorFile]:
+        """Every file the last mirror build wrote, in path order.
+
+        Raises sqlite3.OperationalError for a manifest written before files were recorded.
+        """
+        for found in self._db.execute("SELECT path, sha256, size, note FROM mirror_files ORDER BY path"):
+            yield MirrorFile(*found)
+
+    def mirror_notes(self) -> Iterator[tuple[str, str, str]]:
+        """(url, local path, note) of each URL whose mirror file carries a note, in URL order."""
+        try:
+            yield from self._db.execute(
+                "SELECT urls.url, mirror_files.path, mirror_files.note FROM urls "
+                "JOIN mirror_files ON mirror_files.path = urls.local_path "
+                "WHERE mirror_files.note IS NOT NULL ORDER BY urls.url"
+            )
+        except sqlite3.OperationalError:  # a manifest from before files were recorded
+            return
 
     def resolve_redirects(self, max_hops: int = 50) -> None:
         """Fill final_url of every redirect row by following redirect_to through the manifest."""

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from archiver.content import DEFAULT_DECODE_LIMIT, decode_payload, mime_type
+from archiver.content import decode_stream, mime_type
 from archiver.errors import WarcDamage
 from archiver.links import REQUISITE, extract
 from archiver.scope import Scope
@@ -141,19 +141,19 @@ def _read_page(
     if entry is None or not entry.intact:
         return None, None
     try:
-        stored = pages.read(entry.file, entry.offset, DEFAULT_DECODE_LIMIT)
+        stored = pages.record(entry.file, entry.offset)
+        http = stored.http_headers
+        if http is None:
+            return None, None
+        payload = stored.raw_stream
         if entry.record_type == "revisit":
             key = originals.get(entry.refers_to or ("", ""))
             original = records.get(key) if key else None
             if original is None or not original.intact:
                 return None, None
-            payload = revisited.read(original.file, original.offset, DEFAULT_DECODE_LIMIT).payload
-        else:
-            payload = stored.payload
+            payload = revisited.record(original.file, original.offset).raw_stream
+        # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
+        body = decode_stream(payload, http.get_header("Content-Encoding")).body
     except (OSError, WarcDamage, *PARSE_ERRORS):
         return None, None
-    http = stored.http_headers
-    if http is None:
-        return None, None
-    body = decode_payload(payload, http.get_header("Content-Encoding"))
     return body, http.get_header("Content-Type")

@@ -80,6 +80,13 @@ DANGLING_REDIRECT = _kind(
 )
 
 BROKEN_MIRROR_LINK = _kind("broken_mirror_link", MIRROR, "local link in the mirror resolves to no file")
+CHANGED_MIRROR_FILE = _kind(
+    "changed_mirror_file", MIRROR, "mirror file whose bytes are not those the mirror build wrote"
+)
+LOST_MIRROR_FILE = _kind("lost_mirror_file", MIRROR, "file the mirror build wrote is missing")
+UNRECORDED_MIRROR_FILE = _kind(
+    "unrecorded_mirror_file", MIRROR, "mirror file the manifest records no digest of (run archiver mirror)"
+)
 
 EXAMPLES_PER_KIND = 5
 

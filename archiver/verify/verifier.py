@@ -6,7 +6,8 @@ Four checks, each in its own module, all reporting into one
     integrity      WARC files parse, digests match, records pair up   (integrity.py)
     consistency    manifest and CDXJ agree with the WARC records      (consistency.py)
     completeness   every in-scope link and redirect ends in a record  (completeness.py)
-    mirror         every local link of the mirror names a file        (mirror_links.py)
+    mirror         every file holds what the build wrote              (mirror_files.py)
+                   every local link of the mirror names a file        (mirror_links.py)
 
 A folder of bare WARC files (no manifest) gets the integrity check alone.
 
@@ -31,6 +32,7 @@ from archiver.store.snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
 from archiver.verify.completeness import check_completeness, crawl_scope
 from archiver.verify.consistency import check_cdxj, check_manifest
 from archiver.verify.integrity import WarcScan, warc_files
+from archiver.verify.mirror_files import check_mirror_files
 from archiver.verify.mirror_links import check_mirror as check_mirror_links
 from archiver.verify.report import (
     COMPLETENESS,
@@ -83,8 +85,10 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         report.checks.append(COMPLETENESS)
         scope = _scope(snapshot, manifest, report)
         check_completeness(manifest, scan.records, snapshot.warc_dir, scope, report)
+        if check_mirror:
+            report.checks.append(MIRROR)
+            check_mirror_files(manifest, snapshot.mirror_dir, report)
     if check_mirror and (snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file()):
-        report.checks.append(MIRROR)
         check_mirror_links(root, report)
     return report
 

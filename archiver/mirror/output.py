@@ -1,0 +1,79 @@
+"""The mirror's files on disk: written never through a symbolic link, each digested as written.
+
+Every file a build writes is recorded (path, SHA-256 and size of the bytes
+written, and a note when the mirror did something a reader should know: a
+body cut at the decoding limit, or kept as received) in a log of JSON lines,
+one per build process; the build gathers them into the manifest's
+``mirror_files`` table, which ``archiver verify`` checks the mirror against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from archiver.store.manifest import MirrorFile
+from archiver.store.safe_join import safe_join
+
+
+class MirrorOutput:
+    """Writes the files of one build process under ``root`` and logs each to ``log``.
+
+    A folder is checked (safe_join: no symlink on the way) and made once per
+    build, not once per file: most folders hold many files.
+    """
+
+    def __init__(self, root: Path, log: Path) -> None:
+        self.root = root
+        self._folders: set[str] = set()
+        self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+
+    def write(
+        self, relative: str, chunks: Iterable[bytes], note: Callable[[], str | None] | None = None
+    ) -> int:
+        """Write one file from ``chunks`` and log it; returns the bytes written.
+
+        ``note`` is asked once the chunks are written (what they met is known by then).
+        """
+        folder, _, name = relative.rpartition("/")
+        if folder not in self._folders:
+            safe_join(self.root, relative).parent.mkdir(parents=True, exist_ok=True)
+            self._folders.add(folder)
+        target = safe_join(self.root / folder, name) if folder else safe_join(self.root, name)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        digest = hashlib.sha256()
+        written = 0
+        with os.fdopen(os.open(target, flags, 0o644), "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+                digest.update(chunk)
+                written += len(chunk)
+        record = MirrorFile(relative, digest.hexdigest(), written, note() if note else None)
+        self._log.write(json.dumps([record.path, record.sha256, record.size, record.note]) + "\n")
+        return written
+
+    def close(self) -> None:
+        """Flush and close the log; safe to call twice."""
+        self._log.close()
+
+
+def read_logs(logs: Iterable[Path]) -> Iterator[MirrorFile]:
+    """The files the logs of a build's processes recorded."""
+    for log in logs:
+        with open(log, encoding="utf-8") as lines:
+            for line in lines:
+                yield MirrorFile(*json.loads(line))
+
+
+def file_digest(path: Path, chunk: int = 1024 * 1024) -> tuple[str, int]:
+    """(hex SHA-256, size) of the file at ``path``, read a chunk at a time."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while data := fh.read(chunk):
+            digest.update(data)
+            size += len(data)
+    return digest.hexdigest(), size

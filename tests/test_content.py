@@ -1,0 +1,133 @@
+"""The one bounded decoder (content.Decoding): every Content-Encoding a server may send."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import brotli
+import pytest
+
+from archiver.content import CHUNK, Decoding, bounded_document, decode_body, decode_payload
+
+TEXT = b"<html><body>" + b"<p>hello</p>" * 500 + b"</body></html>"
+
+
+def raw_deflate(data: bytes) -> bytes:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+@pytest.mark.parametrize(
+    ("raw", "encoding"),
+    [
+        (TEXT, None),
+        (TEXT, ""),
+        (TEXT, "identity"),
+        (gzip.compress(TEXT), "gzip"),
+        (gzip.compress(TEXT), "X-GZIP"),
+        (zlib.compress(TEXT), "deflate"),
+        (raw_deflate(TEXT), "deflate"),
+        (brotli.compress(TEXT), "br"),
+        (gzip.compress(TEXT[:100]) + gzip.compress(TEXT[100:]), "gzip"),
+        (gzip.compress(gzip.compress(TEXT)), "gzip, gzip"),
+        (brotli.compress(gzip.compress(TEXT)), "gzip, br"),
+        (gzip.compress(TEXT) + b"\0\0\0garbage", "gzip"),
+        (gzip.compress(TEXT), "identity, gzip"),
+    ],
+)
+def test_every_encoding_decodes_whole(raw: bytes, encoding: str | None) -> None:
+    decoded = decode_body(raw, encoding)
+    assert decoded == (TEXT, False, None)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "gzip, gzip"])
+def test_fed_a_byte_at_a_time(encoding: str) -> None:
+    raw = {"gzip": gzip.compress, "deflate": zlib.compress, "br": brotli.compress}.get(
+        encoding, lambda data: gzip.compress(gzip.compress(data))
+    )(TEXT)
+    decoding = Decoding((raw[i : i + 1] for i in range(len(raw))), encoding, limit=1 << 20)
+    assert b"".join(decoding) == TEXT
+    assert decoding.problem is None and not decoding.cut
+
+
+@pytest.mark.parametrize(
+    ("raw", "encoding", "body", "problem"),
+    [
+        (b"plain text sent as gzip", "gzip", b"plain text sent as gzip", "not gzip data: kept as received"),
+        (b"plain", "deflate", b"plain", "not deflate data: kept as received"),
+        (b"plain", "br", b"plain", "not br data: kept as received"),
+        (
+            b"\x28\xb5\x2f\xfd",
+            "zstd",
+            b"\x28\xb5\x2f\xfd",
+            "unknown Content-Encoding 'zstd': kept as received",
+        ),
+        (gzip.compress(b"x"), "gzip, compress", gzip.compress(b"x"), "unknown Content-Encoding 'compress'"),
+        (gzip.compress(TEXT)[:-5], "gzip", None, "corrupt gzip data"),
+        (brotli.compress(TEXT)[:-1], "br", None, "corrupt br data"),
+        (b"", "gzip", b"", None),
+    ],
+)
+def test_wrong_unknown_and_corrupt_encodings_are_said(raw, encoding, body, problem) -> None:
+    decoded = decode_body(raw, encoding)
+    if body is not None:
+        assert decoded.body == body
+    else:
+        assert TEXT.startswith(decoded.body) and len(decoded.body) > 1000
+    assert (decoded.problem or "").startswith(problem or "") and bool(decoded.problem) == bool(problem)
+
+
+def test_corrupt_member_after_a_good_one_keeps_the_good_one() -> None:
+    good = gzip.compress(b"first ")
+    bad = bytearray(gzip.compress(b"second" * 100))
+    bad[20] ^= 0xFF
+    decoded = decode_body(good + bytes(bad), "gzip")
+    assert decoded.body.startswith(b"first ") and decoded.problem.startswith("corrupt gzip data")
+
+
+def bomb(coding: str, size: int) -> bytes:
+    """``size`` zero bytes, compressed by ``coding``, made a chunk at a time."""
+    if coding == "br":
+        return brotli.compress(bytes(size), quality=5)
+    compressor = zlib.compressobj(
+        9, zlib.DEFLATED, 16 + zlib.MAX_WBITS if coding == "gzip" else zlib.MAX_WBITS
+    )
+    block = bytes(1 << 20)
+    return b"".join(compressor.compress(block) for _ in range(size >> 20)) + compressor.flush()
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br"])
+def test_a_bomb_stops_at_the_limit_and_says_so(coding: str) -> None:
+    raw = bomb(coding, 256 << 20)
+    assert len(raw) < 1 << 20
+    decoding = Decoding((raw[i : i + 8192] for i in range(0, len(raw), 8192)), coding, limit=1 << 20)
+    pieces = list(decoding)
+    assert sum(map(len, pieces)) == 1 << 20 and decoding.cut and decoding.problem is None
+    assert max(map(len, pieces)) <= 2 * CHUNK  # brotli may pass its output limit a little
+
+
+def test_nested_bomb_is_bounded_at_every_stage() -> None:
+    # gzip of a gzip bomb: the outer stage is small, the inner one is the bomb.
+    raw = gzip.compress(bomb("gzip", 512 << 20))
+    decoding = Decoding((raw,), "gzip, gzip", limit=100_000)
+    assert len(b"".join(decoding)) == 100_000 and decoding.cut
+
+
+def test_exact_limit_is_not_cut() -> None:
+    assert decode_body(gzip.compress(b"abc"), "gzip", limit=3) == (b"abc", False, None)
+    assert decode_payload(gzip.compress(b"abcd"), "gzip", limit=3) == b"abc"
+
+
+@pytest.mark.parametrize(
+    ("body", "mime", "kept"),
+    [
+        (b"<a href=x>" * 10, "text/html", b"<a href=x>" * 3),
+        (b"<p>" + b"x" * 100, "text/html", None),
+        (b"a{b:url(x)}" * 10, "text/css", b"a{b:url(x)}" * 3 + b"a{b:"),
+        (b"a{b:URL(x)}" * 2 + b"a{b:url(x)}" * 8, "text/css", b"a{b:URL(x)}" * 2 + b"a{b:url(x)}a{b:"),
+    ],
+)
+def test_documents_are_read_up_to_max_markup(body, mime, kept, monkeypatch) -> None:
+    monkeypatch.setattr("archiver.content.MAX_MARKUP", 3)
+    assert bounded_document(body, mime) == ((kept, True) if kept else (body, False))
