@@ -39,6 +39,10 @@ thousand, each costs the parser and the rewriter hundreds of bytes (a gzip of 1 
 <a href> is 2.5 MB), so a page is read no further (see bounded_document)."""
 CHUNK = 64 * 1024
 """Most bytes one decoding step gives at once: what a bomb can cost beyond what is asked."""
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+CSS_TYPE = "text/css"
+PARSED_TYPES = HTML_TYPES | {CSS_TYPE}
+"""Documents the crawl reads links from (and verify reads them again from)."""
 _ANY_BYTES = bytes(range(256))
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -48,6 +52,15 @@ def mime_type(content_type: str | None) -> str:
     if not content_type:
         return ""
     return content_type.split(";", 1)[0].strip().lower()
+
+
+def is_parsed(status: int | None, mime: str | None) -> bool:
+    """True for a response the crawl takes links from: a 2xx HTML or CSS document.
+
+    >>> is_parsed(200, "text/css"), is_parsed(404, "text/html"), is_parsed(200, "image/png")
+    (True, False, False)
+    """
+    return status is not None and 200 <= status < 300 and mime in PARSED_TYPES
 
 
 def content_codings(content_encoding: str | None) -> list[str]:

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import lxml.etree
 import lxml.html
 
-from archiver.content import bounded_document, known_encoding
+from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
 from archiver.urls import try_normalize, url_folder
 
 LINK = "link"
@@ -354,10 +354,10 @@ def decode_text(body: bytes, content_type: str | None) -> str:
 
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
     """extract(), as plain values."""
-    if mime_type in ("text/html", "application/xhtml+xml"):
+    if mime_type in HTML_TYPES:
         body, _cut = bounded_document(body, mime_type)
         return _html_findings(body, url, charset_from_content_type(content_type_header))
-    if mime_type == "text/css":
+    if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)
     return None, url, {}

@@ -98,7 +98,6 @@ FORCED_EXTENSION_TYPES = frozenset(
         "image/svg+xml",
     }
 )
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 _ESCAPED = frozenset('/\\:*?"<>|%@#')
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.,;=+~!$&'()\[\]{}^`-]*[A-Za-z0-9_,;=+~!$&'()\[\]{}^`-]")

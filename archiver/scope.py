@@ -9,10 +9,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from archiver.urls import host_of, registered_domain
+from archiver.urls import host_of, registered_domain, try_normalize
 
 OUT_OF_SCOPE = "out of scope"
 EXCLUDED = "excluded"
@@ -54,6 +55,26 @@ class Scope:
             include=tuple(re.compile(p) for p in include),
             exclude=tuple(re.compile(p) for p in exclude),
             max_depth=max_depth,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> Scope:
+        """The scope of a crawl from its settings as crawl.json keeps them (CrawlConfig.to_json()).
+
+        The crawl builds its scope here from the settings it saves, and verify
+        from the settings it reads back, so both judge a link alike. Seeds that
+        do not parse are left out.
+
+        >>> Scope.from_settings({"seeds": ["http://Example.com/a"], "scope": "prefix"}).prefixes
+        ('http://example.com/',)
+        """
+        seeds = [try_normalize(str(seed)) for seed in settings.get("seeds") or ()]
+        return cls.from_seeds(
+            [seed for seed in seeds if seed is not None],
+            kind=settings.get("scope") or "host",
+            include=settings.get("include") or (),
+            exclude=settings.get("exclude") or (),
+            max_depth=settings.get("max_depth"),
         )
 
     def in_bounds(self, url: str) -> bool:

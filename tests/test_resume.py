@@ -17,7 +17,7 @@ from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.warc.files import torn_offset
+from archiver.warc.reader import torn_offset
 
 PAGES = 60
 CONCURRENCY = 3

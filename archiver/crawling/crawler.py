@@ -17,7 +17,7 @@ import logging
 from collections.abc import Mapping
 
 from archiver.config import CrawlConfig
-from archiver.content import mime_type
+from archiver.content import is_parsed, mime_type
 from archiver.crawling.capture_workers import Prepare
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem, url_key
@@ -26,6 +26,7 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.links import REQUISITE
+from archiver.redirects import REDIRECT_STATUSES
 from archiver.scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
 from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import try_normalize
@@ -33,8 +34,6 @@ from archiver.warc.files import Capture
 
 log = logging.getLogger("archiver.crawl")
 
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
 DEFER_PAUSE = 0.01
 """Seconds a worker rests after putting back a URL whose host is busy."""
 
@@ -208,7 +207,7 @@ class Crawler:
         if status in REDIRECT_STATUSES and target:
             await self._handle_redirect(item, capture, target, facts)
             return
-        parse = 200 <= status < 300 and mime_type(content_type) in PARSED_TYPES
+        parse = is_parsed(status, mime_type(content_type))
         prepared = await self.workers.prepare(capture, parse)
         met, queue = await self._met(prepared.links, item)
         row = self._row(item, FETCHED, title=prepared.title, **facts)

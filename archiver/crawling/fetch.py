@@ -32,6 +32,7 @@ from yarl import URL
 from archiver.config import CrawlConfig
 from archiver.content import decode_payload
 from archiver.errors import ConfigError, FetchError
+from archiver.redirects import REDIRECT_STATUSES
 from archiver.warc.files import Capture
 from archiver.warc.records import sha1_digest
 
@@ -284,7 +285,7 @@ class Fetcher:
                 return None, b""
             with capture.body:
                 location = capture.header("location")
-                if capture.status in (301, 302, 303, 307, 308) and location:
+                if capture.status in REDIRECT_STATUSES and location:
                     url = str(URL(url).join(URL(location)))
                     continue
                 body = decode_payload(capture.body.read(), capture.header("content-encoding"), 512 * 1024)

@@ -14,7 +14,7 @@ from archiver.crawling.crawler import Crawler
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import QUEUED, SKIPPED, Manifest
 from archiver.store.snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
-from archiver.warc.files import member_end, torn_offset
+from archiver.warc.reader import member_end, torn_offset
 
 log = logging.getLogger("archiver")
 

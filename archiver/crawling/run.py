@@ -89,7 +89,7 @@ async def crawl(
         writer = Writer(
             snapshot, _warc_files(config, seeds, snapshot, manifest), manifest, config.writer_queue_size
         )
-        scope = Scope.from_seeds(seeds, config.scope, config.include, config.exclude, config.max_depth)
+        scope = Scope.from_settings(config.to_json())  # as verify rebuilds it from crawl.json
         frontier = SqliteFrontier(snapshot.frontier_path)
         async with (
             frontier,

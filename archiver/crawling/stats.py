@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest
+from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest
 
 MAX_ERRORS_SHOWN = 20
 
@@ -68,7 +68,7 @@ def summary(manifest: Manifest) -> dict[str, Any]:
         "redirected": by_outcome.get(REDIRECTED, 0),
         "failed": by_outcome.get(FAILED, 0),
         "skipped": by_outcome.get(SKIPPED, 0),
-        "queued": by_outcome.get("queued", 0),
+        "queued": by_outcome.get(QUEUED, 0),
         "bytes": manifest.captured_bytes(),
         "by_status": dict(sorted(by_status.items())),
         "by_content_type": dict(by_type.most_common()),

@@ -24,8 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from archiver.content import (
+    CSS_TYPE,
     DEFAULT_DECODE_LIMIT,
+    HTML_TYPES,
     MAX_MARKUP,
+    PARSED_TYPES,
     Decoding,
     bounded_document,
     content_codings,
@@ -37,7 +40,6 @@ from archiver.mirror.index_page import write_index
 from archiver.mirror.output import MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan
 from archiver.mirror.rewrite import Memo, rewrite_css_bytes, rewrite_html
-from archiver.paths import HTML_TYPES
 from archiver.store.manifest import Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
@@ -232,13 +234,13 @@ class _Builder:
         stream = payload_record.raw_stream
         chunks = iter(lambda: stream.read(CHUNK), b"")
         mime = row.content_type or mime_type(content_type)
-        if mime in HTML_TYPES or mime == "text/css":
+        if mime in PARSED_TYPES:
             decoding = Decoding(chunks, encoding, REWRITE_LIMIT)
             body, capped = bounded_document(b"".join(decoding), mime)
             if (decoding.cut or capped) and mime in HTML_TYPES:
                 body = _without_cut_tag(body)
             charset = charset_from_content_type(content_type)
-            if mime == "text/css":
+            if mime == CSS_TYPE:
                 body = rewrite_css_bytes(body, row.url, charset, self.resolve, path, self.memo)
                 self.stats.stylesheets += 1
             else:

@@ -16,9 +16,9 @@ from typing import Any
 
 import jinja2
 
-from archiver.content import mime_type
+from archiver.content import HTML_TYPES, mime_type
 from archiver.errors import SnapshotError
-from archiver.paths import HTML_TYPES, quote_segment
+from archiver.paths import quote_segment
 from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
 

@@ -22,8 +22,9 @@ import sqlite3
 from collections.abc import Callable, Iterator
 
 from archiver.paths import candidate_paths, folders_of, url_to_path
+from archiver.redirects import follow_chain
+from archiver.store.manifest import IS_REDIRECT
 
-MAX_REDIRECT_HOPS = 50
 RESOLVE_CACHE = 16384
 """Link targets whose local path is kept in RAM (a bounded cache; the plan is on disk)."""
 
@@ -53,10 +54,8 @@ class PathPlan:
         "WHERE outcome = 'fetched' AND warc_file IS NOT NULL AND warc_offset IS NOT NULL "
         "AND record_type IN ('response', 'revisit') ORDER BY url"
     )
-    _REDIRECTS = (
-        "SELECT url FROM urls WHERE outcome = 'redirected' "
-        "OR (redirect_to IS NOT NULL AND outcome != 'fetched')"
-    )
+    _REDIRECTS = f"SELECT url FROM urls WHERE {IS_REDIRECT}"
+    _NEXT_HOP = f"SELECT redirect_to, final_url FROM urls WHERE url = ? AND {IS_REDIRECT}"
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
@@ -113,18 +112,14 @@ class PathPlan:
         return path
 
     def _final_url(self, url: str) -> str | None:
-        """Where a redirecting URL's chain ends (its manifest final_url, else followed here)."""
-        current = url
-        for _ in range(MAX_REDIRECT_HOPS):
-            found = self._db.execute(
-                "SELECT redirect_to, final_url, outcome FROM urls WHERE url = ?", (current,)
-            ).fetchone()
-            if found is None or not found[0] or found[2] == "fetched":
-                return current if current != url else None
-            if found[1]:
-                return found[1]
-            current = found[0]
-        return None
+        """Where a redirecting URL's chain ends (through its manifest final_url where it has one)."""
+        chain = follow_chain(url, self._next_hop)
+        return chain.final if chain.hops else None
+
+    def _next_hop(self, url: str) -> str | None:
+        """Where ``url`` redirects to: its final_url (its chain's end) if known, else its redirect_to."""
+        found = self._db.execute(self._NEXT_HOP, (url,)).fetchone()
+        return str(found[1] or found[0]) if found else None
 
     def resolved_redirects(self) -> int:
         """Redirecting URLs whose chain ends at a planned file."""

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from archiver.errors import ArchiverError, UnsafePathError
 from archiver.paths import EXTENSIONS
-from archiver.store.manifest import Manifest
+from archiver.store.manifest import FETCHED, Manifest
 from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
 
@@ -48,7 +48,7 @@ def _recorded_types(snapshot: Snapshot) -> dict[str, str]:
         return {}
     found = {}
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
-        for row in manifest.rows("fetched"):
+        for row in manifest.rows(FETCHED):
             if row.local_path and row.content_type:
                 suffix = Path(row.local_path).suffix.lower()
                 if suffix not in _BY_EXTENSION:

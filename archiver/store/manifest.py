@@ -22,12 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from archiver.errors import SnapshotError
+from archiver.redirects import follow_chain
 
 QUEUED = "queued"
 FETCHED = "fetched"
 REDIRECTED = "redirected"
 FAILED = "failed"
 SKIPPED = "skipped"
+IS_REDIRECT = "redirect_to IS NOT NULL AND outcome IN ('redirected', 'failed')"
+"""SQL condition of a row that is a hop of a redirect chain: redirected, or a redirect that
+failed (a loop, a chain past --max-redirects) whose Location is recorded all the same."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls (
@@ -298,25 +302,16 @@ class Manifest:
         except sqlite3.OperationalError:  # a manifest from before files were recorded
             return
 
-    def resolve_redirects(self, max_hops: int = 50) -> None:
-        """Fill final_url of every redirect row by following redirect_to through the manifest."""
-        targets = dict(
-            self._db.execute(
-                "SELECT url, redirect_to FROM urls WHERE outcome IN ('redirected', 'failed') "
-                "AND redirect_to IS NOT NULL"
-            ).fetchall()
+    def resolve_redirects(self) -> None:
+        """Fill final_url of every redirect row by following redirect_to through the manifest.
+
+        Failed redirects (a loop, a chain too long) are hops too: final_url is
+        where the recorded Locations lead, None for a loop.
+        """
+        targets: dict[str, str] = dict(
+            self._db.execute(f"SELECT url, redirect_to FROM urls WHERE {IS_REDIRECT}").fetchall()
         )
-        updates = []
-        for url in targets:
-            current, seen = url, {url}
-            for _ in range(max_hops):
-                nxt = targets.get(current)
-                if nxt is None or nxt in seen:
-                    break
-                seen.add(nxt)
-                current = nxt
-            final = current if current not in targets else None
-            updates.append((final, url))
+        updates = [(follow_chain(url, targets.get).final, url) for url in targets]
         self._db.executemany("UPDATE urls SET final_url = ? WHERE url = ?", updates)
         self._db.commit()
 

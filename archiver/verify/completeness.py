@@ -13,35 +13,24 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from archiver.content import decode_stream, mime_type
+from archiver.content import decode_stream, is_parsed, mime_type
 from archiver.errors import WarcDamage
 from archiver.links import REQUISITE, extract
+from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, ManifestRow
-from archiver.urls import try_normalize
-from archiver.verify.integrity import PARSE_ERRORS, RecordEntry
+from archiver.verify.integrity import PARSE_ERRORS, Records
 from archiver.verify.report import DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
 from archiver.warc.reader import WarcReader
 
-PARSED_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/css"})
-MAX_REDIRECT_HOPS = 100
 RECORDED_CACHE = 1 << 16
 """URLs whose manifest lookup is remembered (links repeat from page to page)."""
-
-Records = dict[tuple[str, int], RecordEntry]
 
 
 def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
     """The crawl's scope from its crawl.json settings (or, lacking them, its seeds' hosts)."""
     if settings:
-        seeds = [try_normalize(str(seed)) for seed in settings.get("seeds") or ()]
-        return Scope.from_seeds(
-            [seed for seed in seeds if seed is not None],
-            kind=settings.get("scope") or "host",
-            include=settings.get("include") or (),
-            exclude=settings.get("exclude") or (),
-            max_depth=settings.get("max_depth"),
-        )
+        return Scope.from_settings(settings)
     return Scope.from_seeds(row.url for row in manifest.rows() if row.found_by == "seed")
 
 
@@ -70,40 +59,41 @@ def check_completeness(
 
 def _is_parsed(row: ManifestRow) -> bool:
     """True for pages the crawl took links from: 2xx HTML or CSS with a capture."""
-    return (
-        row.status is not None
-        and 200 <= row.status < 300
-        and row.content_type in PARSED_TYPES
-        and row.warc_file is not None
-    )
+    return is_parsed(row.status, row.content_type) and row.warc_file is not None
 
 
 def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> None:
+    """Report a redirect chain that does not end at a recorded outcome (fetched, or a failure
+    or skip with its reason): a failed redirect ends its chain, with the failure recorded."""
     report.stats["redirects followed"] += 1
-    chain = [row.url]
-    current = row
-    for _ in range(MAX_REDIRECT_HOPS):
-        target = current.redirect_to
-        if not target:
-            report.add(DANGLING_REDIRECT, row.url, f"{current.url} redirects to no URL")
-            return
-        if target in chain:
-            report.add(DANGLING_REDIRECT, row.url, f"loop: {' -> '.join([*chain, target])}")
-            return
-        chain.append(target)
-        found = manifest.get(target)
-        if found is None:
-            report.add(
-                DANGLING_REDIRECT, row.url, f"chain ends at {target}, which the manifest does not hold"
-            )
-            return
-        if found.outcome == FETCHED or (found.outcome in (FAILED, SKIPPED) and found.reason):
-            return
-        if found.outcome != REDIRECTED:
-            report.add(DANGLING_REDIRECT, row.url, f"chain ends at {target} ({found.outcome})")
-            return
-        current = found
-    report.add(DANGLING_REDIRECT, row.url, f"longer than {MAX_REDIRECT_HOPS} hops")
+    rows: dict[str, ManifestRow | None] = {row.url: row}
+
+    def row_of(url: str) -> ManifestRow | None:
+        if url not in rows:
+            rows[url] = manifest.get(url)
+        return rows[url]
+
+    def next_hop(url: str) -> str | None:
+        found = row_of(url)
+        if found is None or found.outcome != REDIRECTED:
+            return None
+        return found.redirect_to or None
+
+    chain = follow_chain(row.url, next_hop)
+    if chain.ending == LOOP:
+        report.add(DANGLING_REDIRECT, row.url, f"loop: {' -> '.join(chain.urls)}")
+        return
+    if chain.ending == TOO_LONG:
+        report.add(DANGLING_REDIRECT, row.url, f"longer than {MAX_CHAIN_HOPS} hops")
+        return
+    end = chain.urls[-1]
+    found = row_of(end)
+    if found is None:
+        report.add(DANGLING_REDIRECT, row.url, f"chain ends at {end}, which the manifest does not hold")
+    elif found.outcome == REDIRECTED:
+        report.add(DANGLING_REDIRECT, row.url, f"{end} redirects to no URL")
+    elif not (found.outcome == FETCHED or (found.outcome in (FAILED, SKIPPED) and found.reason)):
+        report.add(DANGLING_REDIRECT, row.url, f"chain ends at {end} ({found.outcome})")
 
 
 def _check_links(

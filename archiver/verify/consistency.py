@@ -7,7 +7,7 @@ from pathlib import Path
 
 from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
 from archiver.urls import surt
-from archiver.verify.integrity import RecordEntry
+from archiver.verify.integrity import Records
 from archiver.verify.report import (
     CDXJ_MISMATCH,
     MISSING_CAPTURE,
@@ -18,8 +18,7 @@ from archiver.verify.report import (
     WRONG_LOCATION,
     Report,
 )
-
-Records = dict[tuple[str, int], RecordEntry]
+from archiver.warc.cdxj import cdxj_timestamp
 
 
 def check_manifest(
@@ -158,7 +157,7 @@ def _check_cdxj_line(
         wrong.append(f"url {fields.get('url')} is not the record's {entry.url}")
     if key_part != surt(entry.url):
         wrong.append(f"SURT {key_part} is not {surt(entry.url)}")
-    if timestamp != "".join(ch for ch in entry.date if ch.isdigit())[:14]:
+    if timestamp != cdxj_timestamp(entry.date):
         wrong.append(f"timestamp {timestamp} is not the record's date {entry.date}")
     if fields.get("digest") != entry.payload_digest:
         wrong.append(f"digest {fields.get('digest')} is not {entry.payload_digest}")

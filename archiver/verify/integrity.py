@@ -67,6 +67,10 @@ class RecordEntry:
     (recorded in crawl.json by the resumed crawl); no row or CDXJ line has to name it."""
 
 
+Records = dict[tuple[str, int], RecordEntry]
+"""(file name, offset) -> entry, for every response and revisit record of a scan."""
+
+
 def warc_files(folder: Path) -> list[Path]:
     """The WARC files directly in ``folder``, sorted by name."""
     if not folder.is_dir():
@@ -95,7 +99,7 @@ class WarcScan:
         (recorded by a resumed crawl): checked like the others, indexed as not committed."""
         self._last_response: dict[str, str] = {}
         self._tolerated: set[str] = set()
-        self.records: dict[tuple[str, int], RecordEntry] = {}
+        self.records: Records = {}
         """(file name, offset) -> entry, for every response and revisit record."""
         self.damaged: set[tuple[str, int]] = set()
         """(file name, offset) of records found damaged (reported here already)."""

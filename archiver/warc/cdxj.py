@@ -13,6 +13,11 @@ from pathlib import Path
 from archiver.urls import surt
 
 
+def cdxj_timestamp(warc_date: str) -> str:
+    """The 14-digit timestamp of a WARC-Date: '2026-01-02T03:04:05.1Z' -> '20260102030405'."""
+    return "".join(ch for ch in warc_date if ch.isdigit())[:14]
+
+
 def cdxj_line(
     url: str,
     warc_date: str,
@@ -30,7 +35,7 @@ def cdxj_line(
     ...           digest="sha1:AAAA", length=10, offset=0, filename="a.warc.gz")[:30]
     'h)/ 20260102030405 {"url": "ht'
     """
-    timestamp = "".join(ch for ch in warc_date if ch.isdigit())[:14]
+    timestamp = cdxj_timestamp(warc_date)
     block = {"url": url}
     if mime:  # cdxj-indexer leaves the key out when the response had no Content-Type
         block["mime"] = mime

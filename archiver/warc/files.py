@@ -12,13 +12,10 @@ True
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import itertools
 import os
 import socket
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -162,47 +159,6 @@ def encode_exchange(capture: Capture, make_id: Callable[[], str] = records.new_r
         response_fields(capture, response_id), records.RESPONSE_TYPE, _response_head(capture), capture.body
     )
     return records.Exchange(response_id, response, request_record(capture, response_id, make_id()))
-
-
-def _member_ends(path: Path, offset: int = 0) -> Iterator[int]:
-    """The file offset just past each whole gzip member from ``offset``, in order.
-
-    Stops at the end of the file, or where the bytes do not inflate (a member
-    cut short, or damage).
-    """
-    with open(path, "rb") as f:
-        f.seek(offset)
-        position = offset
-        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        while data := f.read(256 * 1024):
-            while data:
-                try:
-                    decoder.decompress(data)
-                except zlib.error:
-                    return
-                if not decoder.eof:
-                    position += len(data)
-                    break
-                position += len(data) - len(decoder.unused_data)
-                yield position
-                data = decoder.unused_data
-                decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-
-
-def torn_offset(path: Path) -> int | None:
-    """Offset of a gzip member (record) cut short at the end of a WARC file, or None.
-
-    A crash while writing leaves the last record torn; resume reports it and
-    starts a new file instead of appending after it.
-    """
-    whole = collections.deque(_member_ends(path), maxlen=1)  # the end of the last whole member
-    end = whole[0] if whole else 0
-    return end if end < path.stat().st_size else None
-
-
-def member_end(path: Path, offset: int, members: int) -> int | None:
-    """File offset just past ``members`` gzip members from ``offset``; None if the file ends first."""
-    return next(itertools.islice(_member_ends(path, offset), members - 1, None), None)
 
 
 class PayloadIndex(Protocol):

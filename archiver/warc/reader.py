@@ -6,7 +6,8 @@ skipped). Verifying needs the opposite, so the gzip layer lives here: each
 member is decompressed on its own, and a file that ends inside a member
 (:class:`TornFile`) is told apart from data that does not inflate
 (:class:`CorruptData`). Records are still parsed by warcio's record loader,
-with its digest checking.
+with its digest checking. The same member walk finds where a crash cut a
+file short (torn_offset, member_end), for resume.
 
 >>> import io
 >>> source = Source(io.BytesIO(b"WARC/1.1\\r\\n"), gzipped=False)
@@ -16,7 +17,10 @@ b'WARC/1.1\\r\\n'
 
 from __future__ import annotations
 
+import collections
 import io
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -25,7 +29,7 @@ from isal import isal_zlib
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders
 
-from archiver.errors import CorruptData, TornFile, UnsafePathError
+from archiver.errors import CorruptData, TornFile, UnsafePathError, WarcDamage
 from archiver.store.safe_join import safe_join
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -203,6 +207,41 @@ class MemberStream:
             skipped += self._available()
             self._pos = len(self._buffer)
         return skipped
+
+
+def member_ends(path: Path, offset: int = 0) -> Iterator[int]:
+    """The file offset just past each whole gzip member from ``offset``, in order.
+
+    Stops at the end of the file, or where the bytes do not inflate (a member
+    cut short, or damage).
+    """
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        source = Source(fh, gzipped=True, offset=offset)
+        while not source.at_end():
+            stream = source.next_stream()
+            try:
+                stream.drain()
+            except WarcDamage:
+                return
+            assert stream.end is not None
+            yield stream.end
+
+
+def torn_offset(path: Path) -> int | None:
+    """Offset of a gzip member (record) cut short at the end of a WARC file, or None.
+
+    A crash while writing leaves the last record torn; resume reports it and
+    starts a new file instead of appending after it.
+    """
+    whole = collections.deque(member_ends(path), maxlen=1)  # the end of the last whole member
+    end = whole[0] if whole else 0
+    return end if end < path.stat().st_size else None
+
+
+def member_end(path: Path, offset: int, members: int) -> int | None:
+    """File offset just past ``members`` gzip members from ``offset``; None if the file ends first."""
+    return next(itertools.islice(member_ends(path, offset), members - 1, None), None)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,67 @@
+"""Redirects: which statuses redirect, and where a chain of recorded redirects ends.
+
+One walk serves the manifest (each redirect's final URL), the mirror (a link
+to a redirecting URL points at the file its chain ends at) and verify (every
+chain ends at a recorded outcome). Each says what a hop is by the function it
+passes; the walk, its loop check and its bound are the same for all.
+
+>>> hops = {"http://h/a": "http://h/b", "http://h/b": "http://h/c"}
+>>> follow_chain("http://h/a", hops.get).final
+'http://h/c'
+>>> follow_chain("http://h/a", {**hops, "http://h/c": "http://h/a"}.get)
+Chain(urls=('http://h/a', 'http://h/b', 'http://h/c', 'http://h/a'), ending='loop')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+"""HTTP statuses whose Location the crawler follows (and records as a hop)."""
+MAX_CHAIN_HOPS = 100
+"""Hops walked at most: chains that meet can be longer than --max-redirects, never this long."""
+
+ENDS = "ends"
+"""The chain reaches a URL that redirects no further."""
+LOOP = "loop"
+"""The chain comes back to a URL already in it."""
+TOO_LONG = "too long"
+"""The chain goes on past MAX_CHAIN_HOPS."""
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The URLs of one redirect chain, from its first, and how it ends."""
+
+    urls: tuple[str, ...]
+    """The first URL, then each one reached; for a loop, the URL met again comes last."""
+    ending: str
+    """ENDS, LOOP or TOO_LONG."""
+
+    @property
+    def final(self) -> str | None:
+        """The URL the chain ends at; None for a loop or a chain too long."""
+        return self.urls[-1] if self.ending == ENDS else None
+
+    @property
+    def hops(self) -> int:
+        """Redirects followed."""
+        return len(self.urls) - 1
+
+
+def follow_chain(start: str, next_url: Callable[[str], str | None], max_hops: int = MAX_CHAIN_HOPS) -> Chain:
+    """Walk the chain from ``start``: ``next_url(url)`` is where ``url`` redirects, None if nowhere."""
+    urls = [start]
+    seen = {start}
+    current = start
+    for _ in range(max_hops):
+        target = next_url(current)
+        if target is None:
+            return Chain(tuple(urls), ENDS)
+        if target in seen:
+            return Chain((*urls, target), LOOP)
+        urls.append(target)
+        seen.add(target)
+        current = target
+    return Chain(tuple(urls), ENDS if next_url(current) is None else TOO_LONG)
