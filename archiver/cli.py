@@ -129,7 +129,7 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_crawl(args: argparse.Namespace) -> int:
     """archiver crawl: crawl (or resume), build the mirror, print the report."""
-    from archiver.crawling.stats import render_report
+    from archiver.crawling.crawl_report import render_report
     from archiver.store.snapshot import Snapshot
 
     if args.resume:
@@ -172,13 +172,14 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 async def _crawl_until_stopped(config: CrawlConfig, resume: bool, progress: bool) -> Any:
     """crawl(), stopped cleanly by Ctrl-C or SIGTERM, with a progress line on the terminal if asked."""
+    from archiver.crawling.crawl_report import progress_line
     from archiver.crawling.run import crawl
     from archiver.crawling.stats import CrawlStats
 
     stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
     def show(stats: CrawlStats, queued: int) -> None:
-        sys.stderr.write(f"\r\x1b[K{stats.progress_line(queued)}")
+        sys.stderr.write(f"\r\x1b[K{progress_line(stats, queued)}")
         sys.stderr.flush()
 
     with _signals_stop(stop):

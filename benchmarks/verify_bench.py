@@ -28,8 +28,9 @@ from pathlib import Path
 
 from archiver.config import CrawlConfig
 from archiver.store.manifest import Manifest, ManifestRow
+from archiver.warc.capture import Capture
 from archiver.warc.cdxj import cdxj_line, write_sorted
-from archiver.warc.files import Capture, WarcFiles
+from archiver.warc.files import WarcFiles
 
 HOST = "bench.example"
 LINKS_PER_PAGE = 10

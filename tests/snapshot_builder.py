@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from archiver.store.manifest import Manifest, ManifestRow
-from archiver.warc.files import Capture, WarcFiles
+from archiver.warc.capture import Capture
+from archiver.warc.files import WarcFiles
 
 MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 

@@ -21,7 +21,7 @@ from archiver.crawling import run
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.frontier import MemoryFrontier, QueueItem, SqliteFrontier
 from archiver.verify.verifier import verify_snapshot
-from archiver.warc.files import Capture
+from archiver.warc.capture import Capture
 
 
 def item(n: int) -> QueueItem:

@@ -129,7 +129,8 @@ async def test_records_written_but_never_committed_are_recorded_and_refetched(si
     import io
     from datetime import UTC, datetime
 
-    from archiver.warc.files import Capture, encode_exchange
+    from archiver.warc.capture import Capture
+    from archiver.warc.exchange import encode_exchange
 
     site.page("/", links=["/a"])
     site.page("/a")

@@ -21,7 +21,8 @@ from archiver.verify.integrity import warc_files
 from archiver.verify.mirror_links import local_target
 from archiver.verify.report import KINDS
 from archiver.verify.verifier import verify_snapshot
-from archiver.warc.files import Capture, WarcFiles
+from archiver.warc.capture import Capture
+from archiver.warc.files import WarcFiles
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 

@@ -20,7 +20,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.store.manifest import Manifest, ManifestRow, StoredPayloads
 from archiver.warc import cdxj
-from archiver.warc.files import Capture, WarcFiles
+from archiver.warc.capture import Capture
+from archiver.warc.files import WarcFiles
 
 
 def records(snapshot: Path) -> list:

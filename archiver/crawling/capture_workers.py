@@ -47,8 +47,8 @@ from typing import Any, BinaryIO, Protocol
 
 from archiver.content import decode_payload, mime_type
 from archiver.links import Findings, findings
-from archiver.warc.files import Capture, encode_exchange
-from archiver.warc.records import Exchange
+from archiver.warc.capture import Capture
+from archiver.warc.exchange import Exchange, encode_exchange
 
 log = logging.getLogger("archiver.crawl")
 

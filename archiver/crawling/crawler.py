@@ -30,7 +30,7 @@ from archiver.redirects import REDIRECT_STATUSES
 from archiver.scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
 from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import try_normalize
-from archiver.warc.files import Capture
+from archiver.warc.capture import Capture
 
 log = logging.getLogger("archiver.crawl")
 

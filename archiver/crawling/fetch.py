@@ -33,7 +33,7 @@ from archiver.config import CrawlConfig
 from archiver.content import decode_payload
 from archiver.errors import ConfigError, FetchError
 from archiver.redirects import REDIRECT_STATUSES
-from archiver.warc.files import Capture
+from archiver.warc.capture import Capture
 from archiver.warc.records import sha1_digest
 
 SPOOL_IN_MEMORY = 1024 * 1024

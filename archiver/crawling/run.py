@@ -22,12 +22,13 @@ from typing import Any
 from archiver.config import CrawlConfig
 from archiver.crawling import resume as resuming
 from archiver.crawling.capture_workers import CaptureWorkers
+from archiver.crawling.crawl_report import summary
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
 from archiver.crawling.frontier import SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.politeness import HostPolicy
-from archiver.crawling.stats import CrawlStats, summary
+from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, Writer
 from archiver.scope import Scope
 from archiver.store.crawl_record import CrawlRecord

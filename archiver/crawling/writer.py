@@ -17,9 +17,10 @@ from archiver.content import mime_type
 from archiver.errors import WriteError
 from archiver.store.manifest import Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
+from archiver.warc.capture import Capture
 from archiver.warc.cdxj import cdxj_line, merge_into_index
-from archiver.warc.files import Capture, WarcFiles
-from archiver.warc.records import Exchange
+from archiver.warc.exchange import Exchange
+from archiver.warc.files import WarcFiles
 
 BATCH_ITEMS = 256
 BATCH_WINDOW = 0.02

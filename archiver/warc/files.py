@@ -1,7 +1,8 @@
-"""WARC output: request/response pairs, revisits, warcinfo, rollover.
+"""WARC files: a snapshot's warc/ folder written record by record, with warcinfo and rollover.
 
 Each record is its own gzip member (see records.py), so every record has an
-offset and a length a reader can seek to.
+offset and a length a reader can seek to. A capture whose payload was stored
+before becomes a revisit (the PayloadIndex says where).
 
 >>> import tempfile, io
 >>> folder = Path(tempfile.mkdtemp())
@@ -24,58 +25,9 @@ from typing import IO, Protocol
 from archiver import __version__
 from archiver.errors import WriteError
 from archiver.warc import records
-
-TRANSFER_ENCODING_RENAMED = "X-Archiver-Transfer-Encoding"
-
-
-def warc_date(moment: datetime) -> str:
-    """WARC/1.1 date with microseconds: 2026-01-02T03:04:05.123456Z."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def archived_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Response headers as stored: the body is de-chunked, so Transfer-Encoding is renamed.
-
-    Content-Encoding stays: the body is stored still compressed.
-    """
-    return [
-        (TRANSFER_ENCODING_RENAMED if name.lower() == "transfer-encoding" else name, value)
-        for name, value in headers
-    ]
-
-
-@dataclass(frozen=True)
-class Capture:
-    """One HTTP exchange, ready to be written as a request/response pair."""
-
-    url: str
-    date: datetime
-    request_line: str
-    """e.g. 'GET /path?q HTTP/1.1'."""
-    request_headers: list[tuple[str, str]]
-    status_line: str
-    """e.g. '200 OK' (warcio prefixes the protocol from http_version)."""
-    http_version: str
-    response_headers: list[tuple[str, str]]
-    """As received; Transfer-Encoding is renamed when written."""
-    body: IO[bytes]
-    """The payload as received (de-chunked, still content-encoded), at position 0."""
-    body_length: int
-    payload_digest: str
-    """sha1:BASE32 of the body, computed while it streamed in."""
-    ip_address: str | None = None
-    truncated: str | None = None
-    """Why the body was cut short, as WARC-Truncated says it: length, time or disconnect."""
-
-    @property
-    def status(self) -> int:
-        """The HTTP status code."""
-        return int(self.status_line.split(" ", 1)[0])
-
-    def header(self, name: str) -> str | None:
-        """The first response header called ``name`` (any case), or None."""
-        name = name.lower()
-        return next((v for k, v in self.response_headers if k.lower() == name), None)
+from archiver.warc.capture import Capture
+from archiver.warc.exchange import Exchange, request_record, response_fields, response_head, revisit_record
+from archiver.warc.records import warc_date
 
 
 @dataclass(frozen=True)
@@ -91,74 +43,6 @@ class Written:
     date: str
     refers_to: str | None = None
     """For a revisit: the URL whose identical payload is stored."""
-
-
-def _common_fields(capture: Capture) -> records.Fields:
-    fields = [("WARC-Date", warc_date(capture.date))]
-    if capture.ip_address:
-        fields.append(("WARC-IP-Address", capture.ip_address))
-    return fields
-
-
-def _response_head(capture: Capture) -> bytes:
-    return records.http_head(
-        f"{capture.http_version} {capture.status_line}", archived_headers(capture.response_headers)
-    )
-
-
-def request_record(capture: Capture, response_id: str, record_id: str | None = None) -> bytes:
-    """The request record of ``capture`` (a gzip member), concurrent to ``response_id``."""
-    fields = [
-        *_common_fields(capture),
-        ("WARC-Type", "request"),
-        ("WARC-Record-ID", record_id or records.new_record_id()),
-        ("WARC-Target-URI", capture.url),
-        ("WARC-Payload-Digest", records.EMPTY_PAYLOAD_DIGEST),
-        ("WARC-Concurrent-To", response_id),
-    ]
-    return records.encode_record(
-        fields, records.REQUEST_TYPE, records.http_head(capture.request_line, capture.request_headers)
-    )
-
-
-def revisit_record(capture: Capture, record_id: str, refers_to_uri: str, refers_to_date: str) -> bytes:
-    """A revisit record for ``capture``, whose payload is stored at ``refers_to_uri``: headers only."""
-    fields = [
-        *_common_fields(capture),
-        ("WARC-Type", "revisit"),
-        ("WARC-Record-ID", record_id),
-        ("WARC-Target-URI", capture.url),
-        ("WARC-Profile", records.REVISIT_PROFILE),
-        ("WARC-Refers-To-Target-URI", refers_to_uri),
-        ("WARC-Refers-To-Date", refers_to_date),
-        ("WARC-Payload-Digest", capture.payload_digest),
-    ]
-    return records.encode_record(fields, records.RESPONSE_TYPE, _response_head(capture))
-
-
-def response_fields(capture: Capture, record_id: str) -> records.Fields:
-    """The WARC fields of the response record of ``capture`` (digests and length come later)."""
-    fields = [*_common_fields(capture), ("WARC-Payload-Digest", capture.payload_digest)]
-    if capture.truncated:
-        fields.append(("WARC-Truncated", capture.truncated))
-    return [
-        *fields,
-        ("WARC-Type", "response"),
-        ("WARC-Record-ID", record_id),
-        ("WARC-Target-URI", capture.url),
-    ]
-
-
-def encode_exchange(capture: Capture, make_id: Callable[[], str] = records.new_record_id) -> records.Exchange:
-    """The response and request records of ``capture``, encoded; reads its body to the end.
-
-    Pure CPU work on values: a worker process can do it before the writer appends.
-    """
-    response_id = make_id()
-    response = records.encode_record(
-        response_fields(capture, response_id), records.RESPONSE_TYPE, _response_head(capture), capture.body
-    )
-    return records.Exchange(response_id, response, request_record(capture, response_id, make_id()))
 
 
 class PayloadIndex(Protocol):
@@ -279,7 +163,7 @@ class WarcFiles:
             raise self._fail(exc) from None
         return offset, self._file.tell() - offset
 
-    def write_capture(self, capture: Capture, exchange: records.Exchange | None = None) -> Written:
+    def write_capture(self, capture: Capture, exchange: Exchange | None = None) -> Written:
         """Write a response (or revisit) record and its request record for ``capture``.
 
         ``exchange``: the two records already encoded (by a worker process); a
@@ -303,7 +187,7 @@ class WarcFiles:
             offset, length = self._write(
                 response_fields(capture, response_id),
                 records.RESPONSE_TYPE,
-                _response_head(capture),
+                response_head(capture),
                 capture.body,
             )
             request = None

@@ -35,7 +35,7 @@ import hashlib
 import io
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import IO
 
 from isal import isal_zlib
@@ -53,15 +53,9 @@ EMPTY_PAYLOAD_DIGEST = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
 Fields = list[tuple[str, str]]
 
 
-@dataclass(frozen=True)
-class Exchange:
-    """A capture's response and request records, encoded before a WARC file is chosen."""
-
-    response_id: str
-    """The response record's WARC-Record-ID (the request names it in WARC-Concurrent-To)."""
-    response: bytes
-    """The response record as one gzip member."""
-    request: bytes
+def warc_date(moment: datetime) -> str:
+    """WARC/1.1 date with microseconds: 2026-01-02T03:04:05.123456Z."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def new_record_id() -> str:
