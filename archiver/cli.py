@@ -129,7 +129,7 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_crawl(args: argparse.Namespace) -> int:
     """archiver crawl: crawl (or resume), build the mirror, print the report."""
-    from archiver.crawling.crawl_report import render_report
+    from archiver.store.lock import snapshot_lock
     from archiver.store.snapshot import Snapshot
 
     if args.resume:
@@ -145,6 +145,17 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             raise ArchiverError("give at least one URL to crawl (or --resume)")
         config = CrawlConfig(seeds=tuple(args.urls), output=args.output, **_given_settings(args))
     progress = not args.quiet and sys.stderr.isatty()
+    if not args.resume:
+        Snapshot(args.output).check_new()
+    # Held across the crawl and the mirror build, so no other writer comes in between.
+    command = "archiver crawl --resume" if args.resume else "archiver crawl"
+    with snapshot_lock(args.output, command, create=not args.resume):
+        return _crawl_and_mirror(config, args, progress)
+
+
+def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: bool) -> int:
+    from archiver.crawling.crawl_report import render_report
+
     result = _run_async(_crawl_until_stopped(config, args.resume, progress))
     for warning in result.warnings:
         print(f"archiver: warning: {warning}", file=sys.stderr)

@@ -10,6 +10,7 @@ from typing import Any
 
 from archiver import __version__
 from archiver.errors import ConfigError
+from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"
@@ -228,6 +229,8 @@ class CrawlConfig:
     def __post_init__(self) -> None:
         if not self.seeds:
             raise ConfigError("give at least one URL to crawl")
+        for seed in self.seeds:
+            normalize_url(seed)  # a BadURL now, before any folder is made
         if self.scope not in SCOPES:
             raise ConfigError(f"--scope must be one of {', '.join(SCOPES)}")
         for name in ("concurrency", "max_tries", "writer_queue_size"):

@@ -4,6 +4,7 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── BadURL (ValueError)         a URL that cannot be fetched (bad syntax, scheme, host)
 ├── ConfigError                 options that conflict or make no sense
 ├── SnapshotError               the output folder cannot be used as a snapshot
+│   └── SnapshotLocked          another process is writing the snapshot
 ├── UnsafePathError (ValueError) a path that would leave its folder or pass a symbolic link
 ├── FetchError                  a fetch that got no response (network, timeout, protocol)
 ├── WriteError                  the writer could not store a record (disk full...)
@@ -36,6 +37,10 @@ class ConfigError(ArchiverError):
 
 class SnapshotError(ArchiverError):
     """The output folder cannot be written, or is not a snapshot."""
+
+
+class SnapshotLocked(SnapshotError):
+    """Another process holds the snapshot's lock: it is writing there."""
 
 
 class UnsafePathError(ArchiverError, ValueError):

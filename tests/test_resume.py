@@ -243,3 +243,41 @@ async def test_full_disk_stops_the_crawl_cleanly_and_resume_completes_it(site, t
         timeout=120,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def run_archiver(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "archiver", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+async def test_a_second_writer_is_refused_while_a_crawl_runs_and_a_killed_holder_never_blocks(site, tmp_path):
+    release = asyncio.Event()
+
+    async def held(request: web.Request) -> web.Response:
+        await release.wait()  # the crawl keeps running (and holding its lock) until then
+        return web.Response(text="<title>held</title>", content_type="text/html")
+
+    site.page("/", links=["/held"])
+    site.handler("/held", held)
+    await site.start()
+    output = tmp_path / "snap"
+    process = start_crawl(site.url("/"), output)
+    await wait_for_hits(site, 2)
+    for command in (["crawl", "--resume", "-o", str(output)], ["mirror", str(output)]):
+        refused = await asyncio.to_thread(run_archiver, *command)
+        assert refused.returncode == 2, refused.stderr
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1, refused.stderr
+        holder = f"is being written by archiver crawl (pid {process.pid}) since "
+        assert lines[0].startswith(f"archiver: error: snapshot {output} {holder}"), lines[0]
+    assert process.poll() is None, "the crawl holding the lock was disturbed"
+    os.kill(process.pid, signal.SIGKILL)
+    await asyncio.to_thread(process.communicate, timeout=60)
+    assert "archiver crawl" in (output / ".lock").read_text()  # left behind, and harmless
+    release.set()
+    resumed = start_crawl("", output, "--resume")
+    _, stderr = await asyncio.to_thread(resumed.communicate, timeout=120)
+    assert resumed.returncode == 0, stderr
+    mirrored = await asyncio.to_thread(run_archiver, "mirror", str(output))
+    assert mirrored.returncode == 0, mirrored.stderr

@@ -32,6 +32,7 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, Writer
 from archiver.scope import Scope
 from archiver.store.crawl_record import CrawlRecord
+from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import FAILED, QUEUED, Manifest, ManifestRow, StoredPayloads
 from archiver.store.snapshot import Snapshot
 from archiver.urls import normalize_url
@@ -74,13 +75,30 @@ async def crawl(
     result (a reason, such as "signal SIGINT"), the crawl stops taking work,
     writes what it holds and returns, interrupted, resumable. Cancelled, the
     writer still closes WARC and manifest, so the snapshot can be resumed.
+    Holds the snapshot's writer lock throughout (SnapshotLocked if another
+    process holds it).
     """
     seeds = [normalize_url(seed) for seed in config.seeds]
     snapshot = Snapshot(config.output)
     if resume:
         snapshot.check_resumable()
     else:
-        snapshot.create()
+        snapshot.check_new()
+    with snapshot_lock(snapshot.root, "archiver crawl", create=not resume):
+        if not resume:
+            snapshot.create()
+        return await _crawl(config, seeds, snapshot, resume, progress, stop)
+
+
+async def _crawl(
+    config: CrawlConfig,
+    seeds: list[str],
+    snapshot: Snapshot,
+    resume: bool,
+    progress: ProgressCallback | None,
+    stop: asyncio.Future[str] | None,
+) -> CrawlResult:
+    """crawl() once the snapshot is locked."""
     result = CrawlResult(snapshot, CrawlStats())
     with crawl_log(snapshot):
         record = CrawlRecord.start(snapshot, config.to_json(), resume=resume)

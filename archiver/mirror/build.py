@@ -40,6 +40,7 @@ from archiver.mirror.index_page import write_index
 from archiver.mirror.output import MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan
 from archiver.mirror.rewrite import Memo, rewrite_css_bytes, rewrite_html
+from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
@@ -278,7 +279,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     not in the mirror yet). Sets each row's ``local_path`` in the manifest:
     the file written for it, or NULL (redirects, failures, skips). ``workers``
     processes share the writing (default: one per CPU, up to MAX_WORKERS, for
-    PARALLEL_FROM files or more).
+    PARALLEL_FROM files or more). Holds the snapshot's writer lock while it builds.
     """
     started = time.monotonic()
     snapshot = Snapshot(Path(snapshot_root))
@@ -286,7 +287,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
         raise SnapshotError(f"{snapshot.root} is not a snapshot (no manifest.sqlite3)")
     build_root = snapshot.root / BUILD_FOLDER
     old_root = snapshot.root / OLD_FOLDER
-    with Manifest.open(snapshot.manifest_path) as manifest:
+    with snapshot_lock(snapshot.root, "archiver mirror"), Manifest.open(snapshot.manifest_path) as manifest:
         builder = _Builder(snapshot, manifest)
         builder.plan.make(builder.records.holds)
         if workers is None:

@@ -10,6 +10,9 @@ from typing import Any
 
 from archiver.errors import SnapshotError
 
+LOCK_NAME = ".lock"
+"""The writer lock's file (see store/lock.py)."""
+
 TORN_TAILS = "torn_tails"
 """crawl.json key: [{file, offset}] of records a crash cut short, found by a resumed crawl."""
 UNCOMMITTED_TAILS = "uncommitted_tails"
@@ -72,14 +75,22 @@ class Snapshot:
         if not self.is_snapshot():
             raise SnapshotError(f"{self.root} holds no crawl to resume")
 
-    def create(self) -> None:
-        """Make a new snapshot's folders; the folder must be new or empty."""
+    def check_new(self) -> None:
+        """Raise SnapshotError unless the folder is new or empty (its lock file aside)."""
         if self.root.exists():
             if not self.root.is_dir():
                 raise SnapshotError(f"output {self.root} exists and is not a folder")
-            if any(self.root.iterdir()):
+            try:
+                held = [path for path in self.root.iterdir() if path.name != LOCK_NAME]
+            except OSError as exc:
+                raise SnapshotError(f"cannot read output folder {self.root}: {exc.strerror}") from None
+            if held:
                 hint = "; use --resume to continue that crawl" if self.is_snapshot() else ""
                 raise SnapshotError(f"output folder {self.root} is not empty{hint}")
+
+    def create(self) -> None:
+        """Make a new snapshot's folders; the folder must be new or empty."""
+        self.check_new()
         try:
             for folder in (self.root, self.warc_dir, self.index_dir, self.log_path.parent):
                 folder.mkdir(parents=True, exist_ok=True)
