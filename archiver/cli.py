@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -57,14 +58,25 @@ def parse_resolve(text: str) -> tuple[str, str]:
     return host.lower(), address.strip("[]")
 
 
+def parse_statuses(text: str) -> tuple[int, ...]:
+    """'429,503' -> (429, 503); an empty text is no status at all."""
+    try:
+        return tuple(int(part) for part in text.replace(" ", "").split(",") if part)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not HTTP statuses: {text!r} (use e.g. 429,502,503,504)") from None
+
+
 _PARSERS: dict[str, Callable[[str], Any]] = {
     "size": parse_size,
     "header": parse_header,
     "cookie": parse_cookie,
     "resolve": parse_resolve,
     "regex": str,
+    "host": str,
+    "statuses": parse_statuses,
 }
-_REPEATED = frozenset({"header", "cookie", "resolve", "regex"})
+_REPEATED = frozenset({"header", "cookie", "resolve", "regex", "host"})
+PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"
 
 
 def _default_text(option: Option, default: Any) -> str:
@@ -127,6 +139,18 @@ def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
+def _password_from_environment(settings: dict[str, Any], seeds: Sequence[str]) -> dict[str, Any]:
+    """ARCHIVER_HTTP_PASSWORD as --http-password, when a user was given and no password was:
+    a password on the command line is seen by every process on the machine."""
+    from archiver.request_headers import split_userinfo
+
+    password = os.environ.get(PASSWORD_VARIABLE)
+    wanted = settings.get("http_user") or any(split_userinfo(seed)[1] is not None for seed in seeds)
+    if password is None or settings.get("http_password") is not None or not wanted:
+        return {}
+    return {"http_password": password}
+
+
 def cmd_crawl(args: argparse.Namespace) -> int:
     """archiver crawl: crawl (or resume), build the mirror, print the report."""
     from archiver.store.lock import snapshot_lock
@@ -136,14 +160,19 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         if args.urls:
             raise ArchiverError("--resume takes no URLs: it continues the crawl saved in --output")
         settings = Snapshot(args.output).read_crawl_json().get("settings") or {}
+        # crawl.json keeps no password: it is given again (see --http-password).
+        password = {"http_password": args.http_password} if hasattr(args, "http_password") else {}
+        password = password or _password_from_environment(settings, settings.get("seeds") or ())
         try:
-            config = CrawlConfig.from_json(settings, output=args.output)
+            config = CrawlConfig.from_json(settings, output=args.output, **password)
         except (TypeError, KeyError, ValueError) as exc:
             raise SnapshotError(f"cannot read the settings in {args.output}/crawl.json: {exc}") from None
     else:
         if not args.urls:
             raise ArchiverError("give at least one URL to crawl (or --resume)")
-        config = CrawlConfig(seeds=tuple(args.urls), output=args.output, **_given_settings(args))
+        given = _given_settings(args)
+        given.update(_password_from_environment(given, args.urls))
+        config = CrawlConfig(seeds=tuple(args.urls), output=args.output, **given)
     progress = not args.quiet and sys.stderr.isatty()
     if not args.resume:
         Snapshot(args.output).check_new()

@@ -10,10 +10,13 @@ from typing import Any
 
 from archiver import __version__
 from archiver.errors import ConfigError
+from archiver.request_headers import Credentials, without_password
 from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"
+DEFAULT_RETRY_ON = (429, 502, 503, 504)
+"""Answers that say "not now": a 500 is the server's answer, recorded as it is (as wget does)."""
 
 
 APPLY = "apply"
@@ -31,7 +34,7 @@ class Option:
     help: str
     kind: str = "value"
     """value, size, flag, no-flag (a flag that sets the field False), choice, header, cookie,
-    resolve or regex: the command line picks the parser and action from it."""
+    resolve, regex, host or statuses: the command line picks the parser and action from it."""
     flag: str | None = None
     """The option's name when it is not the field's (--ignore-robots for obey_robots)."""
     metavar: str | None = None
@@ -144,7 +147,9 @@ class CrawlConfig:
     max_redirects: int = field(default=10, metadata=option("longest redirect chain", metavar="N"))
     max_tries: int = field(
         default=4,
-        metadata=option("tries per URL (connection errors, timeouts, 5xx, 429)", metavar="N"),
+        metadata=option(
+            "tries per URL (connection errors, timeouts, bodies cut short, --retry-on answers)", metavar="N"
+        ),
     )
     retry_base_delay: float = 0.5
     """Seconds before the first retry; doubled on each further try, with jitter."""
@@ -153,8 +158,22 @@ class CrawlConfig:
         metadata=option("longest Retry-After (seconds) to wait out before retrying", metavar="S"),
     )
     """Longest wait honoured from a Retry-After header, and longest backoff."""
-    timeout: float = field(default=30.0, metadata=option("seconds per fetch", metavar="S"))
-    """Seconds allowed for one whole fetch, body included."""
+    retry_on: tuple[int, ...] = field(
+        default=DEFAULT_RETRY_ON,
+        metadata=option(
+            "HTTP statuses tried again; any other answer is archived as sent",
+            kind="statuses",
+            metavar="STATUS,...",
+            default_text=",".join(map(str, DEFAULT_RETRY_ON)),
+        ),
+    )
+    """HTTP statuses tried again (while tries remain), as transient; connection errors,
+    timeouts and bodies cut short always are. Any other answer is recorded as sent."""
+    timeout: float = field(
+        default=30.0,
+        metadata=option("seconds for one whole try: connection, headers and body", metavar="S"),
+    )
+    """Seconds allowed for one whole try: connection, headers and body."""
     connect_timeout: float = 10.0
     max_file_size: int = field(
         default=100 * 1024 * 1024,
@@ -184,24 +203,51 @@ class CrawlConfig:
     headers: tuple[tuple[str, str], ...] = field(
         default=(),
         metadata=option(
-            "extra request header (repeatable)",
+            "request header, sent to the seeds' hosts only (see --credentials-host; repeatable)",
             kind="header",
             flag="--header",
             metavar="'NAME: VALUE'",
             default_text="",
         ),
     )
+    """(name, value) pairs sent to the seeds' hosts (and credentials_hosts) only."""
     cookies: tuple[tuple[str, str], ...] = field(
         default=(),
         metadata=option(
-            "cookie sent to the seeds' hosts (repeatable)",
+            "cookie, sent to the seeds' hosts only (see --credentials-host; repeatable)",
             kind="cookie",
             flag="--cookie",
             metavar="NAME=VALUE",
             default_text="",
         ),
     )
-    """(name, value) pairs sent to the seeds' hosts."""
+    """(name, value) pairs sent to the seeds' hosts (and credentials_hosts) only."""
+    credentials_hosts: tuple[str, ...] = field(
+        default=(),
+        metadata=option(
+            "another host that gets --header, --cookie and --http-user credentials (repeatable)",
+            kind="host",
+            flag="--credentials-host",
+            metavar="HOST[:PORT]",
+            default_text="",
+            on_resume=ADD,
+        ),
+    )
+    """More hosts (host or host:port) that get headers, cookies and HTTP authentication."""
+    http_user: str | None = field(
+        default=None,
+        metadata=option("user for HTTP Basic authentication, sent to the seeds' hosts only", metavar="USER"),
+    )
+    http_password: str | None = field(
+        default=None,
+        repr=False,
+        metadata=option(
+            "its password (else the ARCHIVER_HTTP_PASSWORD environment variable); never saved",
+            metavar="PASSWORD",
+            default_text="",
+        ),
+    )
+    """Never saved: crawl.json keeps no password (a resumed crawl is given it again)."""
     cookies_file: str | None = field(
         default=None,
         metadata=option("cookies.txt (Netscape format) to send", metavar="FILE", default_text=""),
@@ -255,6 +301,12 @@ class CrawlConfig:
         for path in (self.ca_bundle, self.cookies_file):
             if path and not Path(path).is_file():
                 raise ConfigError(f"no such file: {path}")
+        if any(not 100 <= status <= 599 for status in self.retry_on):
+            raise ConfigError("--retry-on takes HTTP statuses, from 100 to 599")
+        # A user without a password (or the reverse) is refused here, saying what to do.
+        Credentials.build(
+            self.seeds, extra_hosts=self.credentials_hosts, user=self.http_user, password=self.http_password
+        )
         for pattern in self.include + self.exclude:
             try:
                 re.compile(pattern)
@@ -265,7 +317,8 @@ class CrawlConfig:
         """The settings as JSON-ready values, for crawl.json."""
         data = dataclasses.asdict(self)
         data["output"] = str(self.output)
-        data["seeds"] = list(self.seeds)
+        data["seeds"] = [without_password(seed) for seed in self.seeds]
+        del data["http_password"]
         data["headers"] = [list(pair) for pair in self.headers]
         data["resolve"] = [list(pair) for pair in self.resolve]
         data["cookies"] = [list(pair) for pair in self.cookies]
@@ -277,8 +330,9 @@ class CrawlConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["output"] = Path(values["output"])
-        for name in ("seeds", "include", "exclude"):
-            values[name] = tuple(values.get(name, ()))
+        for name in ("seeds", "include", "exclude", "credentials_hosts", "retry_on"):
+            if name in values:  # a crawl.json from an older version lacks the newer ones
+                values[name] = tuple(values[name])
         for name in ("headers", "resolve", "cookies"):
             values[name] = tuple(tuple(pair) for pair in values.get(name, ()))
         values.update(overrides)

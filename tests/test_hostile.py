@@ -40,7 +40,7 @@ async def test_gzip_bomb_is_stored_but_decoded_only_up_to_a_limit(site, run_craw
     assert rows[site.url("/after-bomb")].outcome == "fetched"  # links before the limit count
 
 
-async def test_endless_body_is_kept_truncated_at_the_timeout(site, run_crawl):
+async def test_endless_body_is_a_failure_kept_truncated_at_the_timeout(site, run_crawl):
     async def endless(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
@@ -52,9 +52,11 @@ async def test_endless_body_is_kept_truncated_at_the_timeout(site, run_crawl):
     site.page("/", links=["/endless"])
     site.handler("/endless", endless)
     await site.start()
-    result = await run_crawl(site.url("/"), timeout=1.0)
+    result = await run_crawl(site.url("/"), timeout=1.0, max_tries=2)
     row = manifest_rows(result.snapshot.root)[site.url("/endless")]
-    assert row.outcome == "fetched" and row.truncated and row.length > 0
+    # Cut by the timeout, not by --max-file-size: the archive lacks the rest of it.
+    assert row.outcome == "failed" and row.truncated and row.length > 0 and row.tries == 2
+    assert "at the 1 s timeout" in row.reason and site.hits["/endless"] == 2
 
 
 async def test_endless_body_is_cut_at_max_file_size(site, run_crawl):

@@ -25,9 +25,9 @@ class Wrapping:
         self.inner = inner
         self.asked: list[str] = []
 
-    async def fetch(self, url: str) -> FetchOutcome:
+    async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
         self.asked.append(url)
-        return await self.inner.fetch(url)
+        return await self.inner.fetch(url, referrer=referrer, tries=tries)
 
 
 class Collected:

@@ -13,6 +13,7 @@ module.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Mapping
 
@@ -64,6 +65,8 @@ class Crawler:
         self._pages_started = 0
         self._bytes_done = 0
         self._stop = asyncio.Event()
+        self._waiting: set[asyncio.Task[None]] = set()
+        """URLs waiting out a failed try before they go back in the queue."""
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched against --max-pages and --max-bytes."""
@@ -92,6 +95,7 @@ class Crawler:
                 requisite=found_by == "requisite",
                 found_by=found_by,
                 parent=parent,
+                referrer=parent if found_by in ("link", "requisite") else None,
             )
         )
 
@@ -102,13 +106,35 @@ class Crawler:
         """
         async with asyncio.TaskGroup() as group:
             workers = [group.create_task(self._work()) for _ in range(self.config.concurrency)]
-            drained = asyncio.ensure_future(self.frontier.join())
+            drained = asyncio.ensure_future(self._drained())
             stopped = asyncio.ensure_future(self._stop.wait())
             try:
                 await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for task in (*workers, drained, stopped):
+                # URLs still waiting to be tried again stay queued in the manifest (resume).
+                for task in (*workers, drained, stopped, *self._waiting):
                     task.cancel()
+
+    async def _drained(self) -> None:
+        """Return once the queue is empty and no URL waits to be tried again."""
+        while True:
+            await self.frontier.join()
+            if not self._waiting:
+                return
+            # A waiting URL is put back before its task ends, so the queue holds it by then.
+            await asyncio.wait(set(self._waiting), return_when=asyncio.FIRST_COMPLETED)
+
+    def _try_again(self, item: QueueItem, delay: float) -> None:
+        """Put ``item`` back in the queue in ``delay`` seconds; meanwhile it holds no worker
+        and no slot of its host, so the rest of the crawl goes on around it."""
+
+        async def put_back() -> None:
+            await asyncio.sleep(delay)
+            await self.frontier.put(item)
+
+        task = asyncio.create_task(put_back())
+        self._waiting.add(task)
+        task.add_done_callback(self._waiting.discard)
 
     async def _work(self) -> None:
         while True:
@@ -150,7 +176,7 @@ class Crawler:
         return None
 
     async def _handle(self, item: QueueItem) -> None:
-        limit = self._limit_reason()
+        limit = self._limit_reason() if item.tries == 0 else None  # a URL begun is finished
         if limit:
             self.stats.skipped += 1
             await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=limit)))
@@ -165,13 +191,24 @@ class Crawler:
             await self.frontier.put(item)
             await asyncio.sleep(DEFER_PAUSE)
             return
-        self._pages_started += 1
+        if item.tries == 0:
+            self._pages_started += 1
         async with self.policy.slot(item.url):
             self.stats.in_flight += 1
             try:
-                outcome = await self.fetcher.fetch(item.url)
+                outcome = await self.fetcher.fetch(item.url, referrer=item.referrer, tries=item.tries)
             finally:
                 self.stats.in_flight -= 1
+        if outcome.retry_in is not None:
+            log.info(
+                "try %d of %s failed (%s); next in %.1f s",
+                outcome.tries,
+                item.url,
+                outcome.error,
+                outcome.retry_in,
+            )
+            self._try_again(dataclasses.replace(item, tries=outcome.tries), outcome.retry_in)
+            return
         if outcome.capture is None:
             self.stats.failed += 1
             log.info("failed %s after %d tries: %s", item.url, outcome.tries, outcome.error)
@@ -197,7 +234,7 @@ class Crawler:
             length=capture.body_length,
             truncated=capture.truncated is not None,
         )
-        if outcome.error:  # a 5xx or 429 on the last try
+        if outcome.error:  # not the resource: cut short, refused, or a --retry-on status to the end
             self.stats.failed += 1
             row = self._row(item, FAILED, reason=outcome.error, **facts)
             await self.writer.put(WriteItem(row, capture))
@@ -223,7 +260,17 @@ class Crawler:
         for url, kind in links.items():
             requisite = kind == REQUISITE
             found_by = "requisite" if requisite else "link"
-            self._consider(url, depth, requisite, found_by, item.url, met, queue, self.config.max_redirects)
+            self._consider(
+                url,
+                depth,
+                requisite,
+                found_by,
+                item.url,
+                met,
+                queue,
+                self.config.max_redirects,
+                referrer=item.url,
+            )
         return await self._claimed(met, queue)
 
     def _consider(
@@ -237,6 +284,7 @@ class Crawler:
         queue: list[QueueItem],
         redirects_left: int,
         chain: tuple[str, ...] = (),
+        referrer: str | None = None,
     ) -> None:
         """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen."""
         if self.frontier.seen(url):
@@ -254,7 +302,7 @@ class Crawler:
                 )
             return
         met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
-        queue.append(QueueItem(url, depth, redirects_left, requisite, chain, found_by, parent))
+        queue.append(QueueItem(url, depth, redirects_left, requisite, chain, found_by, parent, referrer))
 
     async def _claimed(
         self, met: list[ManifestRow], queue: list[QueueItem]
@@ -296,6 +344,7 @@ class Crawler:
                 queue,
                 item.redirects_left - 1,
                 chain,
+                referrer=item.referrer,
             )
             met, queue = await self._claimed(met, queue)
         if outcome == FAILED:

@@ -1,4 +1,4 @@
-"""The fetcher owns the network: one pooled aiohttp session, raw bodies, retries.
+"""The fetcher owns the network: one pooled aiohttp session, raw bodies, one try at a time.
 
 ``Fetch`` is the seam the crawler fetches through, one method as httpx's
 transport is: ``Fetcher`` (HTTP) implements it, and so can a fetcher that
@@ -7,6 +7,12 @@ drives a browser and sends the browser's own requests through a Fetcher.
 Redirects are not followed here (the crawler records each hop), bodies are not
 decompressed (the WARC keeps them as sent), and each body streams into a
 spooled temporary file, so memory per response is bounded.
+
+A try is one request, bounded as a whole by --timeout (connection, headers
+and body). Whether it failed transiently (no answer, a body cut short, a
+status in --retry-on) and when to try again is decided here; the waiting is
+the crawler's, which puts the URL back in its queue meanwhile, so a URL
+waiting out a backoff holds neither a worker nor its host's slot.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import socket
 import ssl
 import tempfile
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Protocol
@@ -31,8 +38,10 @@ from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.content import decode_payload
+from archiver.crawling.politeness import ROBOTS_MAX_BYTES
 from archiver.errors import ConfigError, FetchError
 from archiver.redirects import REDIRECT_STATUSES
+from archiver.request_headers import Credentials, referer, withheld
 from archiver.warc.capture import Capture
 from archiver.warc.records import sha1_digest
 
@@ -40,28 +49,38 @@ SPOOL_IN_MEMORY = 1024 * 1024
 """Bodies up to this size stay in RAM; larger ones spill to a temporary file."""
 CHUNK = 64 * 1024
 MAX_HEADER_BYTES = 64 * 1024
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+KEEPALIVE_SECONDS = 4.0
+REFUSED = {401: "authentication required", 403: "access forbidden", 407: "proxy authentication required"}
+"""Answers that keep the resource from us: recorded with their status, as failures."""
+CUT_BY_PEER = {"disconnect": "the connection ended", "time": "the timeout"}
+"""WARC-Truncated values that mean the peer cut the body short (not our --max-file-size)."""
 
 
 @dataclass(frozen=True)
 class FetchOutcome:
-    """What fetching one URL gave after all tries."""
+    """What one try of a URL gave."""
 
     capture: Capture | None
-    """The last response received, or None if no response ever came."""
+    """The response received, or None if none came (or another try is due)."""
     tries: int
+    """Tries made so far, this one included."""
     error: str | None = None
-    """Why the fetch failed (no response, or a retryable status on the last try)."""
+    """Why the fetch failed: no response, a body cut short, or a --retry-on status."""
+    retry_in: float | None = None
+    """Seconds to wait before the next try, when this one failed transiently and tries
+    remain (capture is then None); None when this outcome is final."""
 
 
 class Fetch(Protocol):
     """What the crawler needs to fetch a URL."""
 
-    async def fetch(self, url: str) -> FetchOutcome:
-        """Fetch ``url`` (redirects not followed); never raises for network trouble.
+    async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
+        """One try of ``url`` (redirects not followed), found on the page ``referrer``, after
+        ``tries`` earlier ones; never raises for network trouble.
 
-        A failure is an outcome with no capture and an error. Cancelled, the
-        fetch is abandoned and nothing is returned.
+        A failure is an outcome with an error (and no capture if none came); one
+        whose ``retry_in`` is set asks to be tried again that much later. Cancelled,
+        the fetch is abandoned and nothing is returned.
         """
 
 
@@ -110,12 +129,13 @@ def _ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
     return True
 
 
-def load_cookies(config: CrawlConfig) -> aiohttp.CookieJar:
-    """A cookie jar holding --cookie values (for the seeds' hosts) and a cookies.txt file."""
+def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> aiohttp.CookieJar:
+    """A cookie jar holding --cookie values (for ``hosts``: the seeds' and --credentials-host
+    hosts) and a cookies.txt file (for the domains it names)."""
     jar = aiohttp.CookieJar(unsafe=True)
-    for seed in config.seeds:
-        if config.cookies:
-            jar.update_cookies(dict(config.cookies), response_url=URL(seed))
+    if config.cookies:
+        for host in hosts:
+            jar.update_cookies(dict(config.cookies), response_url=URL(f"http://{host}/"))
     if config.cookies_file:
         mozilla = http.cookiejar.MozillaCookieJar()
         try:
@@ -190,6 +210,36 @@ class EnvironmentProxies:
         return self._by_origin[key]
 
 
+def cut_reason(capture: Capture, timeout: float) -> str | None:
+    """Why the peer cut ``capture``'s body short, for its manifest row; None if it did not."""
+    if capture.truncated not in CUT_BY_PEER:
+        return None
+    declared = capture.header("content-length") or ""
+    of = f" of {declared.strip()}" if declared.strip().isdigit() else ""
+    when = f"at the {timeout:g} s timeout" if capture.truncated == "time" else "when the connection ended"
+    return f"body cut short after {capture.body_length}{of} bytes {when}"
+
+
+def _counted(error: str, tries: int) -> str:
+    return f"{error} after {tries} tries" if tries > 1 else error
+
+
+class _Received:
+    """How far a response came: filled in as it arrives, so a try cut short still has it."""
+
+    def __init__(self) -> None:
+        self.response: aiohttp.ClientResponse | None = None
+        self.ip: str | None = None
+        self.length = 0
+        self.hasher = hashlib.sha1()
+        self.truncated: str | None = None
+
+    def add(self, body: IO[bytes], chunk: bytes) -> None:
+        body.write(chunk)
+        self.hasher.update(chunk)
+        self.length += len(chunk)
+
+
 class Fetcher:
     """Fetches URLs for the crawler; use as an async context manager.
 
@@ -202,11 +252,22 @@ class Fetcher:
         self.config = config
         self._session: aiohttp.ClientSession | None = None
         self._proxies = EnvironmentProxies()
+        self.credentials = Credentials.build(
+            config.seeds,
+            extra_hosts=config.credentials_hosts,
+            headers=config.headers,
+            user=config.http_user,
+            password=config.http_password,
+        )
+        self._retry_on = frozenset(config.retry_on)
 
     async def __aenter__(self) -> Fetcher:
         resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
         connector = aiohttp.TCPConnector(
             limit=self.config.concurrency,
+            # A connection idle this long is not reused: servers close idle ones (Apache
+            # after 5 s), and a request sent on one as it closes is a failed try.
+            keepalive_timeout=KEEPALIVE_SECONDS,
             ttl_dns_cache=300,
             resolver=resolver,
             ssl=_ssl_setting(self.config),
@@ -214,24 +275,25 @@ class Fetcher:
         self._session = aiohttp.ClientSession(
             connector=connector,
             auto_decompress=False,
-            timeout=aiohttp.ClientTimeout(
-                total=None,
-                sock_connect=self.config.connect_timeout,
-                sock_read=self.config.timeout,
-            ),
+            # The whole try is bounded by --timeout in fetch_once(); the connection alone,
+            # DNS included, by --connect-timeout within it.
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.connect_timeout),
             headers={
                 "User-Agent": self.config.user_agent,
                 "Accept-Encoding": "gzip, deflate",
                 "Accept": "text/html,application/xhtml+xml,*/*;q=0.8",
-                **dict(self.config.headers),
             },
-            cookie_jar=load_cookies(self.config),
+            cookie_jar=load_cookies(self.config, self.credentials.hosts),
             # Proxies come from EnvironmentProxies: aiohttp's trust_env re-reads the
             # environment and ~/.netrc in a thread for every request.
             trust_env=False,
             max_line_size=MAX_HEADER_BYTES,
             max_field_size=MAX_HEADER_BYTES,
         )
+        # aiohttp sends a request a second time, silently, whenever its connection closes
+        # before the answer, even a fresh connection whose server took the request: a try
+        # must be one request. aiohttp has no public switch; its own test client does the same.
+        self._session._retry_connection = False
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -243,44 +305,52 @@ class Fetcher:
             session, self._session = self._session, None
             await session.close()
 
-    async def fetch(self, url: str) -> FetchOutcome:
-        """Fetch ``url`` with up to --max-tries tries; never raises for network trouble.
+    async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
+        """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
+        never raises for network trouble. Cancellation propagates at once.
 
-        Connection errors, timeouts, 5xx and 429 are retried with backoff
-        (Retry-After honoured, bounded). Cancellation propagates at once.
+        A try that failed transiently (no response, a body the peer cut short, a
+        --retry-on status) while tries remain gives ``retry_in``: the caller waits
+        that long (the server's Retry-After, bounded, or a backoff) and calls again
+        with the tries made. The last try's response is kept even when it failed.
         """
-        tries = 0
-        error = None
-        capture = None
-        while tries < self.config.max_tries:
-            tries += 1
-            retry_after = None
-            try:
-                capture = await self.fetch_once(url)
-            except FetchError as exc:
-                error = exc.why
-                if not exc.retryable:
-                    break
-            else:
-                if capture.status not in RETRY_STATUSES:
-                    return FetchOutcome(capture, tries)
-                error = f"HTTP {capture.status}"
-                retry_after = parse_retry_after(capture.header("retry-after"))
-            if tries < self.config.max_tries:
-                if capture is not None:
-                    capture.body.close()
-                    capture = None
-                await asyncio.sleep(
-                    retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
-                )
-        return FetchOutcome(capture, tries, f"{error} after {tries} tries" if tries > 1 else error)
+        tries += 1
+        last = tries >= self.config.max_tries
+        try:
+            capture = await self.fetch_once(url, referrer)
+        except FetchError as exc:
+            if exc.retryable and not last:
+                return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
+            return FetchOutcome(None, tries, _counted(exc.why, tries))
+        status_error = f"HTTP {capture.status}" if capture.status in self._retry_on else None
+        error = cut_reason(capture, self.config.timeout) or status_error
+        if error is None:
+            return FetchOutcome(capture, tries, self._refusal(url, capture.status))
+        if last:
+            return FetchOutcome(capture, tries, _counted(error, tries))
+        retry_after = parse_retry_after(capture.header("retry-after")) if status_error else None
+        capture.body.close()
+        return FetchOutcome(None, tries, error, self._backoff(tries, retry_after))
+
+    def _refusal(self, url: str, status: int) -> str | None:
+        """Why an answer refusing access failed the fetch (None for any other answer)."""
+        what = REFUSED.get(status)
+        if what is None:
+            return None
+        if status == 401:
+            sent = "Authorization" in self.credentials.headers_for(url)
+            what += " (the credentials sent were refused)" if sent else " (see --http-user)"
+        return f"HTTP {status}: {what}"
+
+    def _backoff(self, tries: int, retry_after: float | None) -> float:
+        return retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
 
     async def fetch_robots(self, origin: str) -> tuple[int | None, bytes]:
         """Status and body of ``origin``/robots.txt (one try, redirects followed by hand)."""
         url = origin + "/robots.txt"
         for _ in range(5):
             try:
-                capture = await self.fetch_once(url)
+                capture = await self.fetch_once(url, limit=ROBOTS_MAX_BYTES)
             except FetchError:
                 return None, b""
             with capture.body:
@@ -288,35 +358,62 @@ class Fetcher:
                 if capture.status in REDIRECT_STATUSES and location:
                     url = str(URL(url).join(URL(location)))
                     continue
-                body = decode_payload(capture.body.read(), capture.header("content-encoding"), 512 * 1024)
+                body = decode_payload(
+                    capture.body.read(), capture.header("content-encoding"), ROBOTS_MAX_BYTES
+                )
                 return capture.status, body
         return None, b""
 
-    async def fetch_once(self, url: str) -> Capture:
-        """One GET of ``url``; raises FetchError when no response comes."""
+    def request_headers(self, url: str, referrer: str | None) -> dict[str, str]:
+        """Headers of a request for ``url`` beyond the session's: its host's credentials, a Referer."""
+        headers = self.credentials.headers_for(url)
+        sent_referer = referer(referrer, url)
+        if sent_referer is not None:
+            headers["Referer"] = sent_referer
+        return headers
+
+    async def fetch_once(self, url: str, referrer: str | None = None, limit: int | None = None) -> Capture:
+        """One GET of ``url``, bounded as a whole by --timeout; raises FetchError when no
+        response comes.
+
+        A body the peer cut short is kept as far as it came, with ``truncated`` saying
+        why (disconnect, or time when the timeout ended it), as is one cut at ``limit``
+        bytes (default --max-file-size; truncated: length).
+        """
         assert self._session is not None, "use Fetcher as an async context manager"
+        deadline = asyncio.get_running_loop().time() + self.config.timeout
         date = datetime.now(UTC)
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+        received = _Received()
         try:
             target_url = URL(url, encoded=True)
             proxy, proxy_headers = self._proxies.for_url(target_url)
+            headers = self.request_headers(url, referrer)
             # Proxy credentials go in the CONNECT request for https, in the request
-            # itself for http (never into the WARC: see request_headers below).
+            # itself for http (never into the WARC: see withheld()).
             https = target_url.scheme == "https"
-            async with self._session.get(
-                target_url,
-                allow_redirects=False,
-                proxy=proxy,
-                proxy_headers=dict(proxy_headers) if proxy_headers and https else None,
-                headers=proxy_headers if proxy_headers and not https else None,
-            ) as response:
-                ip = _peer_ip(response)
-                length, hasher, truncated = await self._read_body(response, body)
-                request = response.request_info
-                target = request.url.raw_path_qs if request.url.raw_path_qs else "/"
-        except TimeoutError:
-            body.close()
-            raise FetchError(url, "timed out") from None
+            if proxy_headers and not https:
+                headers.update(proxy_headers)
+            try:
+                async with (
+                    asyncio.timeout_at(deadline),
+                    self._session.get(
+                        target_url,
+                        allow_redirects=False,
+                        proxy=proxy,
+                        proxy_headers=dict(proxy_headers) if proxy_headers and https else None,
+                        headers=headers or None,
+                    ) as response,
+                ):
+                    received.response = response
+                    received.ip = _peer_ip(response)
+                    await self._read_body(response, body, received, limit or self.config.max_file_size)
+            except TimeoutError:
+                if received.response is None:
+                    raise FetchError(
+                        url, f"no response within the {self.config.timeout:g} s timeout"
+                    ) from None
+                received.truncated = "time"  # a body still coming (or stalled) at the deadline
         except aiohttp.ClientResponseError as exc:
             body.close()
             raise FetchError(url, f"bad response: {exc.message}", retryable=False) from None
@@ -327,8 +424,11 @@ class Fetcher:
             body.close()
             raise
         body.seek(0)
+        response = received.response
+        request = response.request_info
+        target = request.url.raw_path_qs if request.url.raw_path_qs else "/"
         version = response.version
-        request_headers = [(k, v) for k, v in request.headers.items() if k.lower() != "proxy-authorization"]
+        request_headers = withheld(request.headers.items())
         if not any(k.lower() == "host" for k, _ in request_headers):
             request_headers.insert(0, ("Host", request.url.raw_authority))
         return Capture(
@@ -340,35 +440,24 @@ class Fetcher:
             http_version=f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1",
             response_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers],
             body=body,
-            body_length=length,
-            payload_digest=sha1_digest(hasher),
-            ip_address=ip,
-            truncated=truncated,
+            body_length=received.length,
+            payload_digest=sha1_digest(received.hasher),
+            ip_address=received.ip,
+            truncated=received.truncated,
         )
 
     async def _read_body(
-        self, response: aiohttp.ClientResponse, body: IO[bytes]
-    ) -> tuple[int, hashlib._Hash, str | None]:
-        """Stream the body into ``body``; cut it at --max-file-size or the fetch's timeout."""
-        hasher = hashlib.sha1()
-        length = 0
-        limit = self.config.max_file_size
+        self, response: aiohttp.ClientResponse, body: IO[bytes], received: _Received, limit: int
+    ) -> None:
+        """Stream the body into ``body``; cut it at ``limit``, note it if the peer cuts it."""
         try:
-            async with asyncio.timeout(self.config.timeout):
-                async for chunk in response.content.iter_chunked(CHUNK):
-                    if length + len(chunk) > limit:
-                        chunk = chunk[: limit - length]
-                        body.write(chunk)
-                        hasher.update(chunk)
-                        return length + len(chunk), hasher, "length"
-                    body.write(chunk)
-                    hasher.update(chunk)
-                    length += len(chunk)
-        except TimeoutError:
-            # A body that never ends is kept as far as it came, marked truncated.
-            return length, hasher, "time"
-        except aiohttp.ClientPayloadError:
-            if length == 0:
-                raise
-            return length, hasher, "disconnect"
-        return length, hasher, None
+            async for chunk in response.content.iter_chunked(CHUNK):
+                if received.length + len(chunk) > limit:
+                    received.add(body, chunk[: limit - received.length])
+                    received.truncated = "length"
+                    return
+                received.add(body, chunk)
+        except (aiohttp.ClientError, OSError):
+            # aiohttp raises ClientPayloadError for a body short of its Content-Length or
+            # of its last chunk, and for a connection reset half way: the peer cut it.
+            received.truncated = "disconnect"

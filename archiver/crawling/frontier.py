@@ -55,6 +55,11 @@ class QueueItem:
     """seed, link, requisite or redirect: for its manifest row."""
     parent: str | None = None
     """The page it was found on, or the URL that redirected to it."""
+    referrer: str | None = None
+    """The page whose link led here (for a redirect, the one that led to its chain's first
+    URL), which a Referer names; None for a seed."""
+    tries: int = 0
+    """Tries made already: a URL put back to wait out a failed try has some."""
 
 
 class Frontier(Protocol):
@@ -202,10 +207,12 @@ CREATE TABLE queue (
     requisite INTEGER NOT NULL,
     chain TEXT NOT NULL,
     found_by TEXT NOT NULL,
-    parent TEXT
+    parent TEXT,
+    referrer TEXT,
+    tries INTEGER NOT NULL
 )
 """
-_COLUMNS = "url, depth, redirects_left, requisite, chain, found_by, parent"
+_COLUMNS = "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries"
 
 
 def _to_row(item: QueueItem) -> tuple[object, ...]:
@@ -218,11 +225,13 @@ def _to_row(item: QueueItem) -> tuple[object, ...]:
         "\n".join(item.chain),
         item.found_by,
         item.parent,
+        item.referrer,
+        item.tries,
     )
 
 
-def _from_row(row: tuple[str, int, int, int, str, str, str | None]) -> QueueItem:
-    url, depth, redirects_left, requisite, chain, found_by, parent = row
+def _from_row(row: tuple[str, int, int, int, str, str, str | None, str | None, int]) -> QueueItem:
+    url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries = row
     return QueueItem(
         url,
         depth,
@@ -231,6 +240,8 @@ def _from_row(row: tuple[str, int, int, int, str, str, str | None]) -> QueueItem
         tuple(chain.split("\n")) if chain else (),
         found_by,
         parent,
+        referrer,
+        tries,
     )
 
 
@@ -301,7 +312,7 @@ class SqliteFrontier(_LocalFrontier):
         try:
             with self._db:
                 self._db.executemany(
-                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [_to_row(item) for item in self._tail],
                 )
         except sqlite3.Error as exc:  # a full disk: the crawl stops as for any write error

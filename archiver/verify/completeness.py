@@ -1,4 +1,5 @@
-"""Completeness: every in-scope link of an archived page is recorded, every redirect ends.
+"""Completeness: every in-scope link of an archived page is recorded, every redirect ends,
+no body was cut short by the server.
 
 Links are found again the way the crawl found them: each archived HTML or
 CSS page is read back from its WARC record, its Content-Encoding undone,
@@ -20,7 +21,7 @@ from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, ManifestRow
 from archiver.verify.integrity import PARSE_ERRORS, Records
-from archiver.verify.report import DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
+from archiver.verify.report import CUT_BODY, DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
 from archiver.warc.reader import WarcReader
 
 RECORDED_CACHE = 1 << 16
@@ -43,6 +44,13 @@ def check_completeness(
             report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by} on {row.parent}")
         elif row.outcome == REDIRECTED:
             _check_redirect(row, manifest, report)
+    for entry in records.values():
+        # Cut on purpose at --max-file-size ("length") is declared; any other cut is the
+        # server's, and the archive lacks the rest of the body.
+        if entry.truncated not in (None, "length"):
+            report.add(
+                CUT_BODY, entry.url, f"WARC-Truncated: {entry.truncated} at {entry.file}@{entry.offset}"
+            )
     originals = {
         (entry.url, entry.date): key for key, entry in records.items() if entry.record_type == "response"
     }

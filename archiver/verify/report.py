@@ -75,6 +75,11 @@ UNFINISHED_CRAWL = _kind(
 UNRECORDED_LINK = _kind(
     "unrecorded_link", COMPLETENESS, "in-scope link of an archived page neither archived nor recorded"
 )
+CUT_BODY = _kind(
+    "cut_body",
+    COMPLETENESS,
+    "response whose body the server cut short (WARC-Truncated other than length): a failed capture",
+)
 DANGLING_REDIRECT = _kind(
     "dangling_redirect", COMPLETENESS, "redirect chain ends at no archived resource or recorded failure"
 )

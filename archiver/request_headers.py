@@ -1,0 +1,189 @@
+"""What each request carries beyond the session's defaults: credentials, only for their own
+hosts, and a Referer, as a browser would send it. Pure rules, no I/O.
+
+Credentials are what the user hands the crawler: ``--header`` values, ``--cookie``
+values (the fetcher's cookie jar holds those) and HTTP authentication
+(``--http-user``/``--http-password``, or ``user:password@`` in a seed URL). They go
+to the seeds' hosts and the hosts named by ``--credentials-host``, to no other:
+not to a host a redirect leads to, nor to a CDN serving a page's images. The
+host is the URL's host and port, whatever its scheme.
+
+>>> creds = Credentials.build(["http://alice:pw@site.test/"], headers=[("X-Token", "t")])
+>>> creds.headers_for("https://site.test/a")
+{'X-Token': 't', 'Authorization': 'Basic YWxpY2U6cHc='}
+>>> creds.headers_for("http://cdn.test/logo.png")
+{}
+>>> referer("https://site.test/a?q", "https://cdn.test/x.png")
+'https://site.test/'
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from archiver.errors import ConfigError
+from archiver.urls import host_of, try_normalize
+
+WITHHELD = "[withheld]"
+"""What a WARC request record holds in place of an Authorization header's credentials."""
+
+
+def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without its ``user:password@``, and the user and password it held (unquoted).
+
+    >>> split_userinfo("http://al%40ce:p%3Aw@h:8/x")
+    ('http://h:8/x', 'al@ce', 'p:w')
+    >>> split_userinfo("http://h/")
+    ('http://h/', None, None)
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url, None, None
+    end = len(rest)
+    for mark in "/?#":
+        at = rest.find(mark)
+        if at != -1:
+            end = min(end, at)
+    authority = rest[:end]
+    userinfo, at_sign, host = authority.rpartition("@")
+    if not at_sign:
+        return url, None, None
+    user, colon, password = userinfo.partition(":")
+    return f"{scheme}://{host}{rest[end:]}", unquote(user), unquote(password) if colon else None
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its userinfo left out (the user stays), for crawl.json.
+
+    >>> without_password("http://alice:secret@h/x"), without_password("http://h/")
+    ('http://alice@h/x', 'http://h/')
+    """
+    bare, user, password = split_userinfo(url)
+    if user is None or password is None:
+        return url
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest[: rest.index(':')]}@{bare.partition('://')[2]}"
+
+
+def _host(url: str) -> str | None:
+    normalized = try_normalize(url)
+    return host_of(normalized) if normalized else None
+
+
+def basic_auth(user: str, password: str) -> str:
+    """The Authorization value of HTTP Basic authentication (RFC 7617, UTF-8)."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Which hosts get the user's headers, cookies and HTTP authentication."""
+
+    hosts: frozenset[str]
+    """Hosts (host[:port], as urls.host_of gives them) that get --header and --cookie values."""
+    headers: tuple[tuple[str, str], ...] = ()
+    auth: Mapping[str, str] = field(default_factory=dict)
+    """Host -> Authorization header value (HTTP Basic)."""
+
+    @classmethod
+    def build(
+        cls,
+        seeds: Iterable[str],
+        *,
+        extra_hosts: Iterable[str] = (),
+        headers: Iterable[tuple[str, str]] = (),
+        user: str | None = None,
+        password: str | None = None,
+    ) -> Credentials:
+        """Credentials of a crawl: the seeds as given (a seed's ``user:password@`` is for its
+        host alone), --credentials-host values, --header pairs and --http-user/--http-password.
+
+        Raises ConfigError for a user without a password.
+        """
+        hosts: set[str] = set()
+        auth: dict[str, str] = {}
+        extra = [host for host in (_host(f"http://{name}/") for name in extra_hosts) if host]
+        for seed in seeds:
+            bare, seed_user, seed_password = split_userinfo(seed)
+            host = _host(bare)
+            if host is None:
+                continue
+            hosts.add(host)
+            if seed_user is not None:
+                seed_password = seed_password if seed_password is not None else password
+                if seed_password is None:
+                    raise ConfigError(
+                        f"{without_password(seed)} names the user {seed_user!r} but no password: "
+                        "give it with --http-password or the ARCHIVER_HTTP_PASSWORD environment variable"
+                    )
+                auth[host] = basic_auth(seed_user, seed_password)
+        hosts.update(extra)
+        if user is not None:
+            if password is None:
+                raise ConfigError(
+                    "--http-user needs a password: give --http-password or set ARCHIVER_HTTP_PASSWORD"
+                )
+            for host in hosts:
+                auth.setdefault(host, basic_auth(user, password))
+        elif password is not None and not auth:
+            raise ConfigError("--http-password needs --http-user (or a user in a seed URL)")
+        return cls(frozenset(hosts), tuple(headers), auth)
+
+    def headers_for(self, url: str) -> dict[str, str]:
+        """The credentials to send with a request for the normalised ``url`` (often none)."""
+        host = host_of(url)
+        if host not in self.hosts:
+            return {}
+        sent = dict(self.headers)
+        authorization = self.auth.get(host)
+        if authorization is not None:
+            sent["Authorization"] = authorization
+        return sent
+
+
+def withheld(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Request headers as a WARC request record keeps them: credentials left out.
+
+    An Authorization header keeps its scheme (the record says authentication was
+    sent) but not its credentials; Proxy-Authorization, meant for the proxy, goes.
+
+    >>> withheld([("Authorization", "Basic YTpi"), ("Proxy-Authorization", "x"), ("Accept", "*/*")])
+    [('Authorization', 'Basic [withheld]'), ('Accept', '*/*')]
+    """
+    kept = []
+    for name, value in headers:
+        lower = name.lower()
+        if lower == "proxy-authorization":
+            continue
+        if lower == "authorization":
+            scheme = value.split(" ", 1)[0] if " " in value.strip() else ""
+            value = f"{scheme} {WITHHELD}".strip()
+        kept.append((name, value))
+    return kept
+
+
+def _origin(url: str) -> str:
+    return url[: url.index("://") + 3] + host_of(url)
+
+
+def referer(page: str | None, target: str) -> str | None:
+    """The Referer a browser sends for ``target`` found on ``page`` (both normalised), under
+    the default referrer policy, strict-origin-when-cross-origin: the page's whole URL to
+    its own origin, its origin alone to another, nothing from https to http.
+
+    >>> referer("https://h/a?q=1", "https://h/b"), referer("https://h/a", "http://h/b")
+    ('https://h/a?q=1', None)
+    >>> referer("http://h/a", "https://other/b")
+    'http://h/'
+    """
+    if not page:
+        return None
+    if page.startswith("https:") and not target.startswith("https:"):
+        return None
+    origin = _origin(page)
+    if _origin(target) == origin:
+        return page
+    return origin + "/"

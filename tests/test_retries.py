@@ -1,0 +1,76 @@
+"""The retry policy: which answers are transient, and a URL waiting out a backoff holds
+nothing the rest of the crawl needs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from aiohttp import web
+from conftest import manifest_rows
+
+from archiver.config import DEFAULT_RETRY_ON, CrawlConfig
+from archiver.errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_on", "outcome", "tries"),
+    [
+        (500, DEFAULT_RETRY_ON, "fetched", 1),  # the server's answer, recorded as sent (as wget does)
+        (502, DEFAULT_RETRY_ON, "failed", 3),
+        (503, DEFAULT_RETRY_ON, "failed", 3),
+        (504, DEFAULT_RETRY_ON, "failed", 3),
+        (429, DEFAULT_RETRY_ON, "failed", 3),
+        (404, DEFAULT_RETRY_ON, "fetched", 1),
+        (500, (500, 503), "failed", 3),  # --retry-on 500,503
+        (503, (500,), "fetched", 1),
+    ],
+)
+async def test_which_answers_are_tried_again(status, retry_on, outcome, tries, site, run_crawl):
+    site.page("/", links=["/x"])
+    site.file("/x", "answer", "text/plain", status=status)
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=3, retry_on=retry_on)
+    row = manifest_rows(result.snapshot.root)[site.url("/x")]
+    assert (row.outcome, row.tries, row.status, site.hits["/x"]) == (outcome, tries, status, tries)
+    assert row.warc_file, "the last answer is archived either way"
+    if outcome == "failed":
+        assert row.reason == f"HTTP {status} after 3 tries"
+
+
+def test_retry_on_takes_statuses_only(tmp_path):
+    with pytest.raises(ConfigError, match="--retry-on"):
+        CrawlConfig(seeds=("http://h/",), output=tmp_path, retry_on=(5000,))
+
+
+async def test_a_url_waiting_out_retry_after_holds_neither_a_worker_nor_its_hosts_slot(site, run_crawl):
+    """One URL answers 503 with Retry-After: 2, twice; 50 pages of the same host (one slot)
+    are fetched while it waits, and the crawl ends with its last try."""
+    requested: dict[str, list[float]] = {}
+    others = [f"/p{i}" for i in range(50)]
+
+    async def flaky(request: web.Request) -> web.Response:
+        requested.setdefault(request.path, []).append(time.monotonic())
+        if len(requested[request.path]) <= 2:
+            return web.Response(status=503, headers={"Retry-After": "2"})
+        return web.Response(text="back", content_type="text/plain")
+
+    async def other(request: web.Request) -> web.Response:
+        requested.setdefault(request.path, []).append(time.monotonic())
+        return web.Response(text="other", content_type="text/plain")
+
+    site.page("/", links=["/flaky", *others])
+    site.handler("/flaky", flaky)
+    for path in others:
+        site.handler(path, other)
+    await site.start()
+    result = await run_crawl(site.url("/"), host_concurrency=1, concurrency=2, max_tries=3)
+    finished = time.monotonic()
+    flaky_tries = requested["/flaky"]
+    assert len(flaky_tries) == 3 and flaky_tries[1] - flaky_tries[0] >= 1.9
+    last_other = max(requested[path][0] for path in others)
+    assert last_other < flaky_tries[1], "the other pages waited for the URL in backoff"
+    assert finished - flaky_tries[2] < 2.0, "the crawl's end waited past the last try"
+    rows = manifest_rows(result.snapshot.root)
+    assert (rows[site.url("/flaky")].outcome, rows[site.url("/flaky")].tries) == ("fetched", 3)
+    assert all(rows[site.url(path)].outcome == "fetched" for path in others)
