@@ -223,3 +223,22 @@ def test_credentials_that_cannot_be_sent_are_refused(options, message, tmp_path)
     options = {"seeds": ("http://h/",), **options}
     with pytest.raises(ConfigError, match=message):
         CrawlConfig(output=tmp_path, **options)  # type: ignore[arg-type]
+
+
+def test_the_command_line_takes_the_password_from_the_environment(tmp_path, capsys, monkeypatch):
+    from archiver.cli import main
+
+    monkeypatch.delenv("ARCHIVER_HTTP_PASSWORD", raising=False)
+    seed = "http://127.0.0.1:9/"  # nothing listens: the crawl fails fast once it starts
+    assert main(["crawl", seed, "-o", str(tmp_path / "a"), "--http-user", "alice", "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "ARCHIVER_HTTP_PASSWORD" in error
+    monkeypatch.setenv("ARCHIVER_HTTP_PASSWORD", SECRET)
+    main(["crawl", seed, "-o", str(tmp_path / "b"), "--http-user", "alice", "--quiet", "--max-tries", "1"])
+    assert "could not fetch" in capsys.readouterr().err  # it crawled: the password was taken
+    settings = Snapshot(tmp_path / "b").read_crawl_json()["settings"]
+    assert settings["http_user"] == "alice" and SECRET not in str(settings)
+    # Set for other tools, it is not taken when no user asks for it.
+    main(["crawl", seed, "-o", str(tmp_path / "c"), "--quiet", "--max-tries", "1", "--retry-on", "500,503"])
+    settings = Snapshot(tmp_path / "c").read_crawl_json()["settings"]
+    assert settings["http_user"] is None and settings["retry_on"] == [500, 503]
