@@ -21,7 +21,7 @@ import lxml.etree
 import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
-from archiver.urls import try_normalize, url_folder
+from archiver.urls import reference_text, try_normalize, url_folder
 
 LINK = "link"
 REQUISITE = "requisite"
@@ -181,7 +181,7 @@ def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
 
 def is_fetchable_reference(value: str) -> bool:
     """False for empty values and data:, javascript:, mailto: and fragment-only links."""
-    value = value.strip()
+    value = reference_text(value)
     return bool(value) and not value.lower().startswith(SKIPPED_SCHEMES)
 
 
@@ -245,8 +245,14 @@ def base_href(root: lxml.html.HtmlElement, page_url: str) -> str:
     for base in root.iter("base"):
         href = base.get("href")
         if href and is_fetchable_reference(href):
-            return try_normalize(href, page_url) or page_url
+            return document_base(href, page_url)
     return page_url
+
+
+def document_base(href: str, page_url: str) -> str:
+    """The base URL a <base href> gives a page at ``page_url`` (its own URL if the href is no
+    http(s) URL): the crawl's parser and the mirror's rewriter both ask here."""
+    return try_normalize(href, page_url) or page_url
 
 
 def page_title(root: lxml.html.HtmlElement) -> str | None:
@@ -291,13 +297,14 @@ def resolve_reference(
     >>> resolve_reference(" ../b#f", "http://h/a/c.html"), resolve_reference("#top", "http://h/")
     ('http://h/b', None)
     """
-    if not is_fetchable_reference(value):
+    value = reference_text(value)
+    if not value or value.lower().startswith(SKIPPED_SCHEMES):
         return None
-    first = value.lstrip()[0]
+    first = value[0]
     if first in "?#":  # resolved against the whole base URL
         return try_normalize(value, base)
     origin, folder = contexts or base_contexts(base)
-    context = origin if first == "/" else folder
+    context = origin if first in "/\\" else folder
     return _normalized(context, value) if remember else try_normalize(value, context)
 
 

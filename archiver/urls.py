@@ -1,4 +1,4 @@
-"""URL normalisation and SURT keys: pure functions, no I/O.
+"""URLs as browsers read them (WHATWG URL parsing), hosts, domains and SURT keys: pure functions, no I/O.
 
 >>> normalize_url("HTTP://Example.COM:80/a/./b/../c?q=1#top")
 'http://example.com/a/c?q=1'
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-import posixpath
 import re
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
+import ada_url
 from publicsuffixlist import PublicSuffixList
 
 from archiver.errors import BadURL
@@ -19,71 +19,22 @@ from archiver.errors import BadURL
 DEFAULT_PORTS = {"http": 80, "https": 443}
 FETCHABLE_SCHEMES = frozenset(DEFAULT_PORTS)
 
-# RFC 3986 unreserved characters never need escaping; decoding them makes
-# "/%7Euser" and "/~user" one URL.
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-# Characters left as they are in a path or query: reserved delimiters and "%".
-_PATH_SAFE = frozenset("!$&'()*+,;=:@/%")
-_QUERY_SAFE = _PATH_SAFE | frozenset("?")
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
-
-
-def _normalize_escapes(part: str, safe: frozenset[str]) -> str:
-    """Uppercase escapes, decode escaped unreserved bytes, escape what must be escaped."""
-
-    def fix_escape(match: re.Match[str]) -> str:
-        char = chr(int(match.group(1), 16))
-        return char if char in _UNRESERVED else "%" + match.group(1).upper()
-
-    part = _ESCAPE.sub(fix_escape, part)
-    out = []
-    for index, char in enumerate(part):
-        if char in _UNRESERVED or char in safe:
-            if char == "%" and not _ESCAPE.match(part, index):
-                out.append("%25")
-            else:
-                out.append(char)
-        else:
-            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
-    return "".join(out)
-
-
-def _normalize_host(host: str) -> str:
-    host = host.strip().rstrip(".").lower()
-    if not host:
-        raise BadURL("", "no host")
-    if host.startswith("["):
-        return host
-    try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError:
-        if all(ord(c) < 128 for c in host):
-            return host
-        raise BadURL(host, "host name is not valid") from None
-
-
-def _remove_dot_segments(path: str) -> str:
-    if not path:
-        return "/"
-    trailing = path.endswith(("/", "/.", "/.."))
-    normal = posixpath.normpath(path)
-    # normpath keeps a leading "//" (POSIX); the URL path we want has one slash.
-    normal = "/" + normal.lstrip("/")
-    if trailing and not normal.endswith("/"):
-        normal += "/"
-    return normal
-
-
-# A URL already in canonical form: http(s), a lowercase ASCII host, a path and
-# query of characters that need no escaping (no "%" at all), no fragment. Such a
-# URL, without dot segments, "//" or a default port, normalises to itself: the
-# common case, checked by one regex instead of the full work (tests compare the two).
+# An absolute URL the WHATWG parser gives back as it is: http(s), a lowercase ASCII host
+# whose last label is no number (the parser reads such a host as IPv4) and has no
+# punycode to check, or an IPv4 address in dotted decimal; a port that is not the
+# default, a path and query of characters it leaves alone (no "%", no dot segment), no
+# empty query, no fragment. The common case, checked by one regex instead of a call into
+# the parser (tests compare the two).
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _CANONICAL = re.compile(
-    r"(https?)://[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*"
-    r"(?::([1-9][0-9]{0,4}))?(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?]+)?"
+    rf"(https?)://(?:(?:[a-z0-9-]+\.)*[a-z0-9-]*[a-z-][a-z0-9-]*|{_OCTET}(?:\.{_OCTET}){{3}})"
+    r"(?::([1-9][0-9]{0,4}))?(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?"
 )
-# A base URL's origin ("http://h:8") and directory ("http://h:8/a/"), when it is canonical.
-_BASE = re.compile(r"(https?://[^/?#]+)(/(?:[^?#]*/)?)[^?#]*(?:\?[^#]*)?")
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+_HEX_LABEL = re.compile(r"0x[0-9a-f]*")
+# A relative reference that resolves by concatenation: a path (and query) of characters
+# the parser leaves alone, no ":" (a scheme), no "%", "\\", whitespace or dot segment.
+_SIMPLE_REFERENCE = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=@/]+(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?")
 
 
 def _is_canonical(url: str) -> bool:
@@ -91,18 +42,12 @@ def _is_canonical(url: str) -> bool:
     if match is None:
         return False
     scheme, port, path = match.groups()
-    if "/." in path or "//" in path:
+    host = url[len(scheme) + 3 : url.find("/", len(scheme) + 3)].rpartition(":")[0 if port else 2]
+    if _HEX_LABEL.fullmatch(host.rpartition(".")[2]) or "xn--" in host:
+        return False
+    if "/." in path and any(segment in (".", "..") for segment in path.split("/")):
         return False
     return port is None or (int(port) != DEFAULT_PORTS[scheme] and int(port) <= 65535)
-
-
-@functools.lru_cache(maxsize=256)
-def _base_parts(base: str) -> tuple[str, str] | None:
-    """(origin, directory) of a canonical base URL; None sends the join to urljoin."""
-    if not _is_canonical(base):
-        return None
-    match = _BASE.fullmatch(base)
-    return (match.group(1), match.group(1) + match.group(2)) if match else None
 
 
 def url_folder(url: str) -> str:
@@ -131,71 +76,116 @@ def _parts_at(url: str) -> tuple[int, int, int]:
     return host_start, end if path_start == -1 else path_start, end
 
 
-def join_url(base: str, url: str) -> str:
-    """urljoin(base, url), without urljoin's cost for the links pages are made of."""
-    if url.startswith(("http://", "https://")):
-        return url
-    parts = _base_parts(base)
-    # ":" may start a scheme; "//" and dot segments together resolve differently.
-    if parts is not None and url and ":" not in url and "//" not in url:
-        if url[0] == "/" and url[1:2] != "/":
-            return parts[0] + url
-        if url[0] not in "/?#":
-            origin, directory = parts
-            while url.startswith(("../", "./")):  # leading dot segments, as pages write them
-                if url[1] == "/":
-                    url = url[2:]
-                    continue
-                url = url[3:]
-                parent = directory.rfind("/", 0, len(directory) - 1)
-                if parent >= len(origin):
-                    directory = directory[: parent + 1]
-            # Any other dot segment is removed by the normalisation that follows.
-            return directory + url
-    return urljoin(base, url)
+@functools.lru_cache(maxsize=256)
+def _canonical_base(base: str) -> bool:
+    return _is_canonical(base)
+
+
+def reference_text(value: str) -> str:
+    r"""A reference as the WHATWG parser reads it: C0 controls and spaces around it stripped,
+    tabs and newlines inside it removed (``java\tscript:`` is ``javascript:``).
+
+    >>> reference_text(" \x01 /a\n/b\t ")
+    '/a/b'
+    """
+    value = value.strip(_C0_AND_SPACE)
+    if "\t" in value or "\n" in value or "\r" in value:
+        value = value.replace("\t", "").replace("\n", "").replace("\r", "")
+    return value
+
+
+def _simple_join(base: str, reference: str) -> str | None:
+    """``reference`` resolved against ``base`` (a URL this module gave) when that is plain
+    concatenation after leading ``../`` and ``./``, else None: the links pages are made of,
+    without a call into the parser (tests compare the two)."""
+    if not _SIMPLE_REFERENCE.fullmatch(reference) or reference.startswith("//") or not _canonical_base(base):
+        return None
+    if reference[0] == "/":
+        if "/." in reference and _has_dot_segment(reference):
+            return None
+        host_start, path_start, _end = _parts_at(base)
+        return base[:path_start] + reference
+    folder = url_folder(base)
+    if reference[0] == ".":  # leading dot segments, as pages write them
+        origin_end = _parts_at(base)[1]
+        while reference.startswith(("../", "./")):
+            if reference[1] == "/":
+                reference = reference[2:]
+                continue
+            reference = reference[3:]
+            parent = folder.rfind("/", 0, len(folder) - 1)
+            if parent >= origin_end:
+                folder = folder[: parent + 1]
+        if not reference or reference[0] == "/":
+            return None
+    if "." in reference and _has_dot_segment(reference):
+        return None
+    return folder + reference
+
+
+def _has_dot_segment(reference: str) -> bool:
+    return any(segment in (".", "..") for segment in reference.partition("?")[0].split("/"))
 
 
 def normalize_url(url: str, base: str | None = None) -> str:
-    """Return the canonical form of ``url`` (resolved against ``base`` if given).
+    """The URL a browser requests for ``url`` (resolved against ``base`` if given).
 
-    Lowercases scheme and host, drops the default port and the fragment,
-    removes dot segments, normalises percent-encoding. Raises BadURL for
-    anything that is not an absolute http(s) URL.
+    WHATWG URL parsing, as browsers do it (the ada-url package: the parser of
+    Node.js): scheme and host lowercased, IDNA, IPv4 and IPv6 in canonical
+    form, the default port dropped, dot segments removed, characters a URL
+    cannot hold percent-encoded; everything else kept as written (``//`` in a
+    path, ``%7E``, the order of a query). What no request carries is dropped:
+    the fragment, a user name and password, and an empty query (``x?``: the
+    HTTP client sends ``x``, so the archive says ``x``). Raises BadURL for
+    anything that is not an absolute http or https URL.
 
     >>> normalize_url("../x y", "http://h/a/b/")
     'http://h/a/x%20y'
+    >>> normalize_url("images//a.png?", "HTTP://Example.COM:80/p/")
+    'http://example.com/p/images//a.png'
     """
-    url = url.strip()
-    if "\\" in url:
-        # Browsers read "\\" as "/" before the query in http(s) URLs (WHATWG URL standard).
-        head, sep, tail = url.partition("?")
-        url = head.replace("\\", "/") + sep + tail
-    if base is not None:
-        url = join_url(base, url)
-    if _is_canonical(url):
-        return url
-    return _normalize_absolute(url)
-
-
-def _normalize_absolute(url: str) -> str:
-    """normalize_url's full work, for an absolute URL."""
+    if base is None:
+        if _is_canonical(url):
+            return url
+    elif (simple := _simple_join(base, url)) is not None:
+        return simple
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise BadURL(url, str(exc)) from None
-    scheme = parts.scheme.lower()
-    if scheme not in FETCHABLE_SCHEMES:
+        href = ada_url.join_url(base, url) if base is not None else ada_url.normalize_url(url)
+    except ValueError:
+        raise BadURL(url, _why_not(url)) from None
+    if not href.startswith(("http://", "https://")):
         raise BadURL(url, "not an http or https URL")
-    if not parts.hostname:
-        raise BadURL(url, "no host")
-    host = _normalize_host(parts.hostname)
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"
-    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    path = _remove_dot_segments(_normalize_escapes(parts.path, _PATH_SAFE))
-    query = _normalize_escapes(parts.query, _QUERY_SAFE)
-    return urlunsplit((scheme, netloc, path, query, ""))
+    href = href.partition("#")[0]
+    if href.endswith("?") and href.find("?") == len(href) - 1:
+        href = href[:-1]  # an empty query: "x?" (not "x??", whose query is "?")
+    host_start, path_start, _end = _parts_at(href)
+    if "@" in href[host_start:path_start]:
+        parsed = ada_url.URL(href)
+        parsed.username = ""
+        parsed.password = ""
+        href = parsed.href
+    return href
+
+
+def _why_not(url: str) -> str:
+    """What is wrong with a URL the parser refused, in a few words."""
+    scheme, colon, rest = reference_text(url).partition(":")
+    if colon and scheme.lower() in FETCHABLE_SCHEMES and not rest.strip("/\\"):
+        return "no host"
+    return "not a valid URL"
+
+
+def absolute_url(reference: str, base: str) -> str | None:
+    """``reference`` resolved against ``base`` as a browser would, fragment kept, any scheme;
+    None if it does not parse. For links written out absolute (the mirror's, to what it lacks).
+
+    >>> absolute_url("b#f", "http://h/a"), absolute_url("http://[x", "http://h/")
+    ('http://h/b#f', None)
+    """
+    try:
+        return ada_url.join_url(base, reference)
+    except ValueError:
+        return None
 
 
 def try_normalize(url: str, base: str | None = None) -> str | None:

@@ -6,6 +6,10 @@ import asyncio
 
 from aiohttp import web
 from conftest import manifest_rows
+from warcio.archiveiterator import ArchiveIterator
+
+from archiver.mirror.build import build_mirror
+from archiver.verify.verifier import verify_snapshot
 
 
 async def test_link_discovery_from_every_source(site, run_crawl):
@@ -311,3 +315,39 @@ async def test_unreachable_link_is_recorded_failed(site, run_crawl):
     result = await run_crawl(site.url("/"), max_tries=1, scope="any")
     row = manifest_rows(result.snapshot.root)["http://127.0.0.1:9/nothing-listens-here"]
     assert row.outcome == "failed" and row.status is None and row.reason
+
+
+def response_targets(root) -> set[str]:
+    """WARC-Target-URI of every response record of a snapshot."""
+    targets = set()
+    for path in sorted((root / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "response":
+                    targets.add(record.rec_headers.get_header("WARC-Target-URI"))
+    return targets
+
+
+async def test_urls_are_requested_and_recorded_as_the_page_wrote_them(site, run_crawl):
+    links = ["images//image_left.png", "page?", "%7Euser/", "a%2fb", "q?b=2&a=1", "sp ace", "../dir/./x"]
+    site.page("/dir/", links=links)
+    site.file("/dir/images//image_left.png", b"\x89PNG\r\n\x1a\n" + bytes(32), "image/png")
+    for path in ("/dir/page", "/dir/%7Euser/", "/dir/a%2fb", "/dir/q?b=2&a=1", "/dir/sp%20ace", "/dir/x"):
+        site.page(path)
+    await site.start()
+    root = (await run_crawl(site.url("/dir/"))).snapshot.root
+    requested = {site.url(path) for path in site.hits}
+    # What was fetched is what the WARC says, spelled as the browser spells it.
+    assert response_targets(root) == requested
+    assert set(manifest_rows(root)) == requested
+    assert site.url("/dir/images//image_left.png") in requested
+    assert site.url("/dir/%7Euser/") in requested and site.url("/dir/a%2fb") in requested
+    assert site.url("/dir/page") in requested  # the HTTP client sends no empty query
+    assert all(count == 1 for count in site.hits.values())
+    build_mirror(root)
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    home = (root / "mirror" / manifest_rows(root)[site.url("/dir/")].local_path).read_text()
+    image = manifest_rows(root)[site.url("/dir/images//image_left.png")].local_path
+    assert image and (root / "mirror" / image).is_file()
+    assert "http://" not in home  # every link leads to a local file

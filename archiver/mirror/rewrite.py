@@ -30,6 +30,7 @@ from archiver.links import (
     HTML_LINK_ATTRS,
     SRCSET_ATTRS,
     base_contexts,
+    document_base,
     is_fetchable_reference,
     iter_css_urls,
     link_kind,
@@ -40,7 +41,7 @@ from archiver.links import (
 from archiver.mirror.charsets import View, declared_charset, known_encoding, sniff_bom
 from archiver.mirror.markup import Markup, attributes, scan
 from archiver.paths import relative_url, url_to_path
-from archiver.urls import join_url, try_normalize
+from archiver.urls import absolute_url, try_normalize
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None."""
@@ -170,11 +171,8 @@ class _Linker:
             return None, False
         target = self.resolve(url)
         if target is None:
-            try:
-                absolute = join_url(base, reference)
-            except ValueError:
-                return None, False
-            return (absolute if absolute != value else None), False
+            absolute = absolute_url(reference, base)
+            return (absolute if absolute is not None and absolute != value else None), False
         _, hash_sign, fragment = reference.partition("#")
         return relative_url(self.here, target) + hash_sign + fragment, True
 
@@ -306,10 +304,7 @@ def _document_base(scanner: Markup, page_url: str, view: View) -> str:
         for name, _ns, _ne, value_start, value_end in attributes(raw):
             href = _attribute_text(raw[value_start:value_end], view)
             if name == "href" and is_fetchable_reference(href):
-                try:
-                    return join_url(page_url, href.strip())
-                except ValueError:
-                    return page_url
+                return document_base(href, page_url)
     return page_url
 
 

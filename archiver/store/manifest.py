@@ -74,7 +74,8 @@ class ManifestRow:
     """Everything the snapshot knows about one URL."""
 
     url: str
-    """The normalised URL."""
+    """The URL as requested: the link parsed as a browser parses it (urls.normalize_url), the
+    WARC-Target-URI of its records."""
     found_by: str
     """seed, link, requisite, redirect or sitemap."""
     depth: int
