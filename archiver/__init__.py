@@ -1,8 +1,14 @@
 """archiver: archive a website into WARC files, an offline mirror and a manifest.
 
+>>> from pathlib import Path
 >>> from archiver import CrawlConfig, crawl
->>> config = CrawlConfig(seeds=("https://example.com/",), output=Path("snap"))  # doctest: +SKIP
->>> asyncio.run(crawl(config))  # doctest: +SKIP
+>>> config = CrawlConfig(seeds=("https://example.com/",), output=Path("snap"))
+>>> config.scope
+'host'
+
+``asyncio.run(crawl(config))`` archives the site into snap/ (crawling/run.py
+shows one run), ``build_mirror(Path("snap"))`` rebuilds its offline mirror and
+``verify_snapshot(Path("snap"))`` reports whether it is complete and intact.
 """
 
 __version__ = "0.1.0"

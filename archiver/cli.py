@@ -17,7 +17,7 @@ from typing import Any
 
 from archiver import __version__
 from archiver.config import SCOPES, CrawlConfig, Option, human_size
-from archiver.errors import ArchiverError, SnapshotError
+from archiver.errors import ArchiverError, ConfigError, SnapshotError
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -151,6 +151,16 @@ def _password_from_environment(settings: dict[str, Any], seeds: Sequence[str]) -
     return {"http_password": password}
 
 
+def _check_files(config: CrawlConfig) -> None:
+    """Refuse a --ca-bundle or --cookies-file that is not a file, before a snapshot is made.
+
+    Here and not in CrawlConfig, which looks at no disk; the fetcher reports a file it cannot read.
+    """
+    for path in (config.ca_bundle, config.cookies_file):
+        if path and not Path(path).is_file():
+            raise ConfigError(f"no such file: {path}")
+
+
 def cmd_crawl(args: argparse.Namespace) -> int:
     """archiver crawl: crawl (or resume), build the mirror, print the report."""
     from archiver.store.lock import snapshot_lock
@@ -173,6 +183,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         given = _given_settings(args)
         given.update(_password_from_environment(given, args.urls))
         config = CrawlConfig(seeds=tuple(args.urls), output=args.output, **given)
+    _check_files(config)
     progress = not args.quiet and sys.stderr.isatty()
     if not args.resume:
         Snapshot(args.output).check_new()

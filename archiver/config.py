@@ -298,9 +298,6 @@ class CrawlConfig:
             raise ConfigError("--warc-prefix may hold only letters, digits, '.', '_' and '-'")
         if self.ca_bundle and self.insecure:
             raise ConfigError("--ca-bundle and --insecure contradict each other: give one")
-        for path in (self.ca_bundle, self.cookies_file):
-            if path and not Path(path).is_file():
-                raise ConfigError(f"no such file: {path}")
         if any(not 100 <= status <= 599 for status in self.retry_on):
             raise ConfigError("--retry-on takes HTTP statuses, from 100 to 599")
         # A user without a password (or the reverse) is refused here, saying what to do.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import lxml.etree
@@ -110,7 +110,6 @@ class Page:
     title: str | None = None
     base_url: str | None = None
     """The URL links resolve against (the <base href>, or the page's own)."""
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:

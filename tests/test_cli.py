@@ -90,6 +90,23 @@ def test_conflicting_or_bad_options(tmp_path, args, word):
     assert_one_line_error(done, word)
 
 
+@pytest.mark.parametrize("option", ["--ca-bundle", "--cookies-file"])
+def test_a_missing_file_is_refused_before_a_snapshot_is_made(tmp_path, option):
+    done = run_cli(
+        "crawl", "http://127.0.0.1:9/", option, str(tmp_path / "none.txt"), "-o", str(tmp_path / "snap")
+    )
+    assert_one_line_error(done, "no such file")
+    assert not (tmp_path / "snap").exists()
+
+
+def test_a_ca_bundle_that_is_not_pem_is_one_line(tmp_path):
+    (tmp_path / "ca.pem").write_text("not a certificate")
+    done = run_cli(
+        "crawl", "http://127.0.0.1:9/", "--ca-bundle", str(tmp_path / "ca.pem"), "-o", str(tmp_path / "snap")
+    )
+    assert_one_line_error(done, "cannot read --ca-bundle")
+
+
 async def test_crawl_command_end_to_end(site, tmp_path):
     site.page("/", links=["/a", "/missing"])
     site.page("/a", title="Page A")

@@ -22,6 +22,7 @@ from archiver.store.manifest import Manifest, ManifestRow, StoredPayloads
 from archiver.warc import cdxj
 from archiver.warc.capture import Capture
 from archiver.warc.files import WarcFiles
+from archiver.warc.reader import WarcReader
 
 
 def records(snapshot: Path) -> list:
@@ -263,7 +264,10 @@ def test_payload_stored_by_an_earlier_run_becomes_a_revisit(tmp_path):
     ):
         again = store(second_run, manifest, "c.png", b"same bytes")
         other = store(second_run, manifest, "d.png", b"other bytes")
-    assert again.record_type == "revisit" and again.refers_to == "http://example.com/a.png"
+    assert again.record_type == "revisit"
+    with WarcReader(tmp_path) as reader:
+        stored = reader.read(again.warc_file, again.offset, limit=0)
+    assert stored.rec_headers.get_header("WARC-Refers-To-Target-URI") == "http://example.com/a.png"
     assert again.payload_digest == original.payload_digest
     assert other.record_type == "response"
 

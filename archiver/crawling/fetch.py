@@ -125,7 +125,10 @@ def _ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
     if config.insecure:
         return False
     if config.ca_bundle:
-        return ssl.create_default_context(cafile=config.ca_bundle)
+        try:
+            return ssl.create_default_context(cafile=config.ca_bundle)
+        except (OSError, ssl.SSLError) as exc:  # no such file, or not PEM certificates
+            raise ConfigError(f"cannot read --ca-bundle {config.ca_bundle}: {exc}") from None
     return True
 
 

@@ -5,10 +5,15 @@ capture workers, crawler, writer), resuming is resume.py's, crawl.json is
 store/crawl_record.py's. The library never prints: a caller that wants a
 progress line passes ``progress``, one that handles signals passes ``stop``.
 
->>> import asyncio
+>>> import asyncio, tempfile
 >>> from pathlib import Path
->>> config = CrawlConfig(seeds=("http://127.0.0.1:9/",), output=Path("snap"), max_tries=1)
->>> # result = asyncio.run(crawl(config))   # a snapshot folder appears in snap/
+>>> with tempfile.TemporaryDirectory() as folder:
+...     config = CrawlConfig(seeds=("http://127.0.0.1:9/",), output=Path(folder) / "snap", max_tries=1)
+...     result = asyncio.run(crawl(config))  # nothing listens on port 9: the seed fails
+...     (config.output / "manifest.sqlite3").is_file()
+True
+>>> result.totals["failed"], result.seeds_failed[0][0], result.interrupted
+(1, 'http://127.0.0.1:9/', False)
 """
 
 from __future__ import annotations

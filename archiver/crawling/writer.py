@@ -47,16 +47,6 @@ class WriteQueue(Protocol):
         """Queue ``item``; waits while the writer is behind. Raises WriteError once it has failed."""
 
 
-@dataclass
-class WriterStats:
-    """What the writer has stored so far."""
-
-    records: int = 0
-    revisits: int = 0
-    bytes_stored: int = 0
-    """Payload bytes of captures written (before WARC gzip)."""
-
-
 class Writer:
     """The single consumer that stores captures and manifest rows.
 
@@ -70,7 +60,6 @@ class Writer:
         self.snapshot = snapshot
         self.warcs = warcs
         self.manifest = manifest
-        self.stats = WriterStats()
         self.error: WriteError | None = None
         self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
         self._pending_cdxj = snapshot.index_dir / "index.cdxj.pending"
@@ -166,10 +155,6 @@ class Writer:
         row = item.row
         if row is not None and item.capture is not None:
             written = self.warcs.write_capture(item.capture, item.exchange)
-            self.stats.records += 1
-            self.stats.bytes_stored += item.capture.body_length
-            if written.record_type == "revisit":
-                self.stats.revisits += 1
             row = dataclasses.replace(
                 row,
                 warc_file=written.warc_file,

@@ -2,9 +2,8 @@
 
 Serves only ``index.html`` and files under ``mirror/``, never through a
 symbolic link, with the content type their extension names (or, for a file
-whose name has none, the type the manifest recorded).
-
->>> app = make_app(Path("snap"))  # doctest: +SKIP
+whose name has none, the type the manifest recorded). make_app() is the
+aiohttp application, for embedding; serve() runs it until cancelled.
 """
 
 from __future__ import annotations

@@ -199,9 +199,6 @@ class Manifest:
         """Insert rows for URLs not in the manifest yet; existing rows are kept."""
         self._db.executemany(_INSERT_NEW, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
 
-    def set_local_path(self, url: str, local_path: str | None) -> None:
-        self._db.execute("UPDATE urls SET local_path = ? WHERE url = ?", (local_path, url))
-
     def get(self, url: str) -> ManifestRow | None:
         found = self._db.execute(f"{_SELECT} WHERE url = ?", (url,)).fetchone()
         return _row(found) if found else None

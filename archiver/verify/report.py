@@ -16,7 +16,6 @@ INTEGRITY = "integrity"
 CONSISTENCY = "consistency"
 COMPLETENESS = "completeness"
 MIRROR = "mirror"
-CHECKS = (INTEGRITY, CONSISTENCY, COMPLETENESS, MIRROR)
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from archiver.verify.report import (
 def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
     """Verify the snapshot (or bare WARC folder) at ``root``; raises SnapshotError if it is neither.
 
-    >>> # report = verify_snapshot(Path("snap")); report.ok
+    ``report.ok`` says whether it is complete and intact; ``report.render_text()`` says what is not.
     """
     if not root.is_dir():
         raise SnapshotError(f"{root} is not a snapshot: no such folder")

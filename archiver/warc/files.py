@@ -4,11 +4,13 @@ Each record is its own gzip member (see records.py), so every record has an
 offset and a length a reader can seek to. A capture whose payload was stored
 before becomes a revisit (the PayloadIndex says where).
 
->>> import tempfile, io
->>> folder = Path(tempfile.mkdtemp())
->>> with WarcFiles(folder, prefix="t", max_size=10**9) as warcs:
-...     warcs.current_name().endswith(".warc.gz")
-True
+>>> import io, tempfile
+>>> capture = Capture("http://h/", datetime(2026, 1, 2, tzinfo=UTC), "GET / HTTP/1.1", [], "200 OK",
+...                   "HTTP/1.1", [("Content-Type", "text/plain")], io.BytesIO(b"hi"), 2, "sha1:HI")
+>>> with tempfile.TemporaryDirectory() as folder, WarcFiles(Path(folder), "t", 10**9) as warcs:
+...     first, second = warcs.write_capture(capture), warcs.write_capture(capture)
+>>> first.record_type, second.record_type, first.warc_file.startswith("t-")
+('response', 'revisit', True)
 """
 
 from __future__ import annotations
@@ -41,8 +43,6 @@ class Written:
     """response or revisit."""
     payload_digest: str
     date: str
-    refers_to: str | None = None
-    """For a revisit: the URL whose identical payload is stored."""
 
 
 class PayloadIndex(Protocol):
@@ -98,7 +98,6 @@ class WarcFiles:
         """Offset up to which the open file is known whole on disk (its last flush)."""
         self._serial = self._last_serial()
         self._payloads = payloads or MemoryPayloads()
-        self.files_written: list[str] = []
 
     def __enter__(self) -> WarcFiles:
         return self
@@ -114,11 +113,6 @@ class WarcFiles:
                 serials.append(int(tail))
         return max(serials, default=0)
 
-    def current_name(self) -> str:
-        """The name of the file being written, opening one if needed."""
-        self._ensure_open()
-        return self._name
-
     def _ensure_open(self) -> IO[bytes]:
         if self._file is not None and self._file.tell() >= self.max_size:
             self._close_file()
@@ -131,7 +125,6 @@ class WarcFiles:
                 self._file = open(self.folder / self._name, "xb")  # noqa: SIM115
             except OSError as exc:
                 raise WriteError(f"cannot create {self.folder / self._name}: {exc}") from None
-            self.files_written.append(self._name)
             self._durable = 0
             self._write_warcinfo()
         return self._file
@@ -201,7 +194,6 @@ class WarcFiles:
             record_type="revisit" if revisit else "response",
             payload_digest=capture.payload_digest,
             date=date,
-            refers_to=previous[0] if revisit and previous else None,
         )
 
     def _append(self, member: bytes) -> tuple[int, int]:

@@ -257,7 +257,19 @@ class StoredRecord:
 class WarcReader:
     """Reads records back by file name and offset, keeping the last file open.
 
-    >>> # with WarcReader(Path("snap/warc")) as reader: reader.read("a.warc.gz", 0, 1024)
+    >>> import io, tempfile
+    >>> from datetime import UTC, datetime
+    >>> from archiver.warc.capture import Capture
+    >>> from archiver.warc.files import WarcFiles
+    >>> capture = Capture("http://h/", datetime(2026, 1, 2, tzinfo=UTC), "GET / HTTP/1.1", [], "200 OK",
+    ...                   "HTTP/1.1", [], io.BytesIO(b"hi"), 2, "sha1:HI")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     with WarcFiles(Path(folder), "t", 10**9) as warcs:
+    ...         written = warcs.write_capture(capture)
+    ...     with WarcReader(Path(folder)) as reader:
+    ...         stored = reader.read(written.warc_file, written.offset, limit=1024)
+    >>> stored.rec_headers.get_header("WARC-Target-URI"), stored.payload
+    ('http://h/', b'hi')
     """
 
     def __init__(self, folder: Path) -> None:
