@@ -83,7 +83,7 @@ class SnapshotBuilder:
         body = markup.encode("utf-8") if isinstance(markup, str) else markup
         headers = [("Content-Type", content_type)]
         if gzipped:
-            body = gzip.compress(body)
+            body = gzip.compress(body, mtime=0)  # the same bytes every time
             headers.append(("Content-Encoding", "gzip"))
         return self.capture(url, body, headers, status, title=title)
 

@@ -11,6 +11,7 @@ from urllib.parse import unquote, urljoin
 
 import lxml.html
 import pytest
+from conftest import manifest_rows
 from snapshot_builder import SnapshotBuilder
 
 from archiver.links import iter_css_urls, iter_html_references
@@ -18,6 +19,7 @@ from archiver.mirror.build import build_mirror
 from archiver.store.manifest import Manifest
 from archiver.verify.mirror_links import check_mirror
 from archiver.verify.report import Report
+from archiver.verify.verifier import verify_snapshot
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 S = "http://site.test"
@@ -163,8 +165,11 @@ def test_revisit_payload_comes_from_the_original_record(tmp_path: Path) -> None:
     root = snap.close()
     stats = build_mirror(root)
     assert stats.errors == []
-    assert (root / "mirror/site.test/copy.png").read_bytes() == PNG
-    # Same bytes, different place: each copy is rewritten for its own URL.
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        copy_path = manifest.get(f"{S}/copy.png").local_path  # type: ignore[union-attr]
+    assert copy_path == "site.test/a/x.png"  # an identical file shares the first one's
+    assert (root / "mirror" / copy_path).read_bytes() == PNG
+    # Same bytes, different folder: each copy is rewritten for its own URL.
     assert (root / "mirror/site.test/b/index.html").read_text() == (
         '<a href="index.html">b</a><img src="http://site.test/b/x.png">'
     )
@@ -258,12 +263,14 @@ def test_large_asset_is_streamed(tmp_path: Path) -> None:
     big = os.urandom(3 * 1024 * 1024)
     snap.file(f"{S}/big.bin", big, "application/octet-stream")
     text = b"x" * (5 * 1024 * 1024)
-    snap.file(f"{S}/big.txt", gzip.compress(text), "text/plain", gzipped=False)
+    snap.file(f"{S}/big.txt", gzip.compress(text, mtime=0), "text/plain", gzipped=False)
     snap.file(f"{S}/big2.txt", text, "text/plain", gzipped=True)
     root = snap.close()
     build_mirror(root)
     assert (root / "mirror/site.test/big.bin").read_bytes() == big
     assert (root / "mirror/site.test/big2.txt").read_bytes() == text
+    # big.txt stores the very bytes big2.txt does, but not as a Content-Encoding: not shared.
+    assert gzip.decompress((root / "mirror/site.test/big.txt").read_bytes()) == text
 
 
 def test_index_html(tmp_path: Path) -> None:
@@ -392,6 +399,33 @@ def test_build_shared_by_processes_writes_what_one_process_writes(tmp_path: Path
     assert (
         (shared.pages, shared.stylesheets, shared.other, shared.bytes, shared.redirects)
         == (one.pages, one.stylesheets, one.other, one.bytes, one.redirects)
-        == (301, 1, 7, one.bytes, 1)
+        == (301, 1, 2, one.bytes, 1)  # i1.png to i6.png are one payload: one file
     )
+    assert shared.shared == one.shared == 5
     assert one_paths[f"{S}/p5"] == "site.test/p5.html"
+
+
+async def test_identical_payloads_share_one_mirror_file(site: Any, run_crawl: Any) -> None:
+    home = "<html><title>Home</title><a href='/dir/index.html'>Home</a><a href='x.html'>x</a>"
+    site.file("/dir/", home)
+    site.file("/dir/index.html", home)
+    site.page("/dir/x.html", links=["/dir/", "/dir/index.html", "/a/logo.png", "/b/logo.png"])
+    site.file("/a/logo.png", PNG, "image/png")
+    site.file("/b/logo.png", PNG, "image/png")
+    site.file("/c/index.html", home)  # same bytes, another folder: its links mean other files
+    site.page("/", links=["/dir/", "/c/index.html"])
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    stats = build_mirror(root)
+    assert stats.shared == 2 and not stats.errors
+    rows = {url: row.local_path for url, row in manifest_rows(root).items()}
+    host = site.host.replace(":", "+")
+    assert rows[site.url("/dir/")] == rows[site.url("/dir/index.html")] == f"{host}/dir/index.html"
+    assert rows[site.url("/a/logo.png")] == rows[site.url("/b/logo.png")]
+    assert rows[site.url("/c/index.html")] != rows[site.url("/dir/")]
+    folder = root / "mirror" / host / "dir"
+    assert sorted(p.name for p in folder.iterdir()) == ["index.html", "x.html"]
+    page = (folder / "x.html").read_text()
+    assert page.count('href="index.html"') == 2  # both spellings of Home lead to one file
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -71,6 +71,8 @@ class MirrorStats:
     bytes: int = 0
     redirects: int = 0
     """Redirecting URLs whose links lead to a local file."""
+    shared: int = 0
+    """Captures that share the file of an identical one (/dir/ and /dir/index.html)."""
     errors: list[str] = field(default_factory=list)
     """One line per capture that could not be written (URL: why)."""
     seconds: float = 0.0
@@ -91,7 +93,8 @@ class MirrorStats:
         """One line for the terminal."""
         line = (
             f"mirror: {self.files} files ({self.pages} pages, {self.stylesheets} stylesheets, "
-            f"{self.other} other), {self.bytes / 1e6:.1f} MB, {self.redirects} redirects; "
+            f"{self.other} other), {self.bytes / 1e6:.1f} MB, {self.redirects} redirects, "
+            f"{self.shared} shared; "
             f"{len(self.errors)} errors; {self.seconds:.1f} s"
         )
         return "\n".join([line, *(f"  {error}" for error in self.errors[:20])])
@@ -119,6 +122,14 @@ class _Builder:
         self.plan = PathPlan(manifest.connection)
         self.stats = MirrorStats()
         self.memo = Memo()
+
+    def content_encoding(self, warc_file: str, offset: int, length: int) -> str | None:
+        """The Content-Encoding of the response or revisit record at ``offset`` of ``warc_file``."""
+        try:
+            headers = self.records.record(warc_file, offset, length or None).http_headers
+        except Exception:  # noqa: BLE001 - a damaged record is reported when it is written
+            return None
+        return headers.get_header("Content-Encoding") if headers else None
 
     def resolve(self, url: str) -> str | None:
         """The local file of ``url``: its own, or that of its redirect chain's end."""
@@ -288,7 +299,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     old_root = snapshot.root / OLD_FOLDER
     with snapshot_lock(snapshot.root, "archiver mirror"), Manifest.open(snapshot.manifest_path) as manifest:
         builder = _Builder(snapshot, manifest)
-        builder.plan.make(builder.records.holds)
+        builder.plan.make(builder.records.holds, builder.content_encoding)
         if workers is None:
             workers = min(os.cpu_count() or 1, MAX_WORKERS) if builder.plan.planned >= PARALLEL_FROM else 1
         logs = [_log_of(build_root, part) for part in range(max(workers, 1))]
@@ -305,6 +316,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
         finally:
             builder.records.close()
         builder.stats.redirects = builder.plan.resolved_redirects()
+        builder.stats.shared = builder.plan.shared()
         _remove(old_root)
         if snapshot.mirror_dir.is_symlink():
             snapshot.mirror_dir.unlink()

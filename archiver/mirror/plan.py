@@ -21,9 +21,11 @@ import functools
 import sqlite3
 from collections.abc import Callable, Iterator
 
+from archiver.content import PARSED_TYPES, content_codings
 from archiver.paths import candidate_paths, folders_of, url_to_path
 from archiver.redirects import follow_chain
 from archiver.store.manifest import IS_REDIRECT
+from archiver.urls import url_folder
 
 RESOLVE_CACHE = 16384
 """Link targets whose local path is kept in RAM (a bounded cache; the plan is on disk)."""
@@ -31,6 +33,14 @@ RESOLVE_CACHE = 16384
 
 class PathPlan:
     """Local paths for every capture, kept in scratch tables of the manifest file.
+
+    Captures of one payload share one file (``/dir/`` and ``/dir/index.html``
+    serving the same page: every link to either leads to one file): those of one
+    payload digest and type, and for HTML and CSS of one folder too (their links
+    are rewritten relative to it). The file is the one of the directory form
+    (``/dir/``: the address a site gives a folder, and whose file is
+    ``dir/index.html`` anyway), else of the shortest URL, else the first; the
+    others are planned as its aliases and never written twice.
 
     A path already taken (compared without case, as on macOS and Windows), or
     one that another capture needs as a folder, goes to the URL later in sorted
@@ -45,14 +55,24 @@ class PathPlan:
     DROP TABLE IF EXISTS mirror_plan;
     DROP TABLE IF EXISTS mirror_taken;
     DROP TABLE IF EXISTS mirror_folders;
+    DROP TABLE IF EXISTS mirror_alias;
     CREATE TABLE mirror_plan (url TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE mirror_alias (url TEXT PRIMARY KEY, canonical TEXT NOT NULL) WITHOUT ROWID;
     CREATE TABLE mirror_taken (folded TEXT PRIMARY KEY) WITHOUT ROWID;
     CREATE TABLE mirror_folders (folded TEXT PRIMARY KEY) WITHOUT ROWID;
     """
+    _CAPTURED = (
+        "outcome = 'fetched' AND warc_file IS NOT NULL AND warc_offset IS NOT NULL "
+        "AND record_type IN ('response', 'revisit')"
+    )
     _CAPTURES = (
         "SELECT url, content_type, warc_file, warc_offset, warc_length FROM urls "
-        "WHERE outcome = 'fetched' AND warc_file IS NOT NULL AND warc_offset IS NOT NULL "
-        "AND record_type IN ('response', 'revisit') ORDER BY url"
+        f"WHERE {_CAPTURED} AND url NOT IN (SELECT url FROM mirror_alias) ORDER BY url"
+    )
+    _BY_PAYLOAD = (
+        "SELECT url, content_type, payload_digest, warc_file, warc_offset, warc_length FROM urls "
+        f"WHERE {_CAPTURED} AND payload_digest IS NOT NULL AND length > 0 AND NOT truncated "
+        "ORDER BY payload_digest, content_type, url"
     )
     _REDIRECTS = f"SELECT url FROM urls WHERE {IS_REDIRECT}"
     _NEXT_HOP = f"SELECT redirect_to, final_url FROM urls WHERE url = ? AND {IS_REDIRECT}"
@@ -62,9 +82,19 @@ class PathPlan:
         self.resolve = functools.lru_cache(maxsize=RESOLVE_CACHE)(self._resolve)
         self.planned = 0
 
-    def make(self, readable: Callable[[str, int, int], bool]) -> None:
-        """Plan every capture whose record ``readable(file, offset, length)``, and commit."""
+    def make(
+        self,
+        readable: Callable[[str, int, int], bool],
+        encoding: Callable[[str, int, int], str | None] = lambda *_: None,
+    ) -> None:
+        """Plan every capture whose record ``readable(file, offset, length)``, and commit.
+
+        ``encoding(file, offset, length)``: the Content-Encoding of a record, asked only of
+        captures whose payload another has too (identical stored bytes decode alike only
+        under one encoding).
+        """
         self._db.executescript(self._SCHEMA)
+        self._db.executemany("INSERT INTO mirror_alias VALUES (?, ?)", self._aliases(readable, encoding))
         # Two streaming passes in URL order: the folders every file needs, then the paths.
         self._db.executemany(
             "INSERT OR IGNORE INTO mirror_folders VALUES (?)",
@@ -89,6 +119,22 @@ class PathPlan:
         self.planned = planned
         self._db.commit()
 
+    def _aliases(
+        self, readable: Callable[[str, int, int], bool], encoding: Callable[[str, int, int], str | None]
+    ) -> Iterator[tuple[str, str]]:
+        """(url, canonical url) of each capture that shares the file of another."""
+        group: list[tuple[str, str, tuple[str, int, int]]] = []
+        key: tuple[str, str | None] | None = None
+        for url, content_type, digest, warc_file, offset, length in self._db.execute(self._BY_PAYLOAD):
+            where = (warc_file, offset, length or 0)
+            if not readable(*where):
+                continue
+            if (digest, content_type) != key:
+                yield from _shared(group, encoding)
+                group, key = [], (digest, content_type)
+            group.append((url_folder(url) if content_type in PARSED_TYPES else "", url, where))
+        yield from _shared(group, encoding)
+
     def _captures(self, readable: Callable[[str, int, int], bool]) -> Iterator[tuple[str, str | None]]:
         for url, content_type, warc_file, offset, length in self._db.execute(self._CAPTURES):
             if readable(warc_file, offset, length or 0):
@@ -101,9 +147,19 @@ class PathPlan:
         return self._db.execute("INSERT OR IGNORE INTO mirror_taken VALUES (?)", (folded,)).rowcount == 1
 
     def path_of(self, url: str) -> str | None:
-        """The planned file of a captured ``url``."""
+        """The planned file of a captured ``url`` (its own, or the one it shares)."""
         found = self._db.execute("SELECT path FROM mirror_plan WHERE url = ?", (url,)).fetchone()
+        if found is None:
+            found = self._db.execute(
+                "SELECT path FROM mirror_alias JOIN mirror_plan ON mirror_plan.url = mirror_alias.canonical "
+                "WHERE mirror_alias.url = ?",
+                (url,),
+            ).fetchone()
         return found[0] if found else None
+
+    def shared(self) -> int:
+        """Captures planned to share the file of an identical one."""
+        return int(self._db.execute("SELECT COUNT(*) FROM mirror_alias").fetchone()[0])
 
     def _resolve(self, url: str) -> str | None:
         path = self.path_of(url)
@@ -133,6 +189,33 @@ class PathPlan:
             "UPDATE urls SET local_path = (SELECT path FROM mirror_plan AS p "
             "WHERE p.url = urls.url) WHERE url IN (SELECT url FROM mirror_plan)"
         )
-        self._db.executemany("UPDATE urls SET local_path = NULL WHERE url = ?", ((u,) for u in failed))
-        self._db.executescript("DROP TABLE mirror_plan; DROP TABLE mirror_taken; DROP TABLE mirror_folders;")
+        self._db.execute(
+            "UPDATE urls SET local_path = (SELECT p.path FROM mirror_alias AS a JOIN mirror_plan AS p "
+            "ON p.url = a.canonical WHERE a.url = urls.url) WHERE url IN (SELECT url FROM mirror_alias)"
+        )
+        self._db.executemany(
+            "UPDATE urls SET local_path = NULL WHERE url = ? "
+            "OR url IN (SELECT url FROM mirror_alias WHERE canonical = ?)",
+            ((u, u) for u in failed),
+        )
+        self._db.executescript(
+            "DROP TABLE mirror_plan; DROP TABLE mirror_taken; DROP TABLE mirror_folders; "
+            "DROP TABLE mirror_alias;"
+        )
         self._db.commit()
+
+
+def _shared(
+    group: list[tuple[str, str, tuple[str, int, int]]], encoding: Callable[[str, int, int], str | None]
+) -> Iterator[tuple[str, str]]:
+    """(url, canonical url) for the captures of one payload and type, per folder (HTML and CSS)
+    and Content-Encoding."""
+    if len(group) < 2:
+        return
+    by_kind: dict[tuple[str, str], list[str]] = {}
+    for share_folder, url, where in group:
+        coding = ",".join(content_codings(encoding(*where)))
+        by_kind.setdefault((share_folder, coding), []).append(url)
+    for urls in by_kind.values():
+        canonical = min(urls, key=lambda url: (not url.endswith("/"), len(url), url))
+        yield from ((url, canonical) for url in urls if url != canonical)
