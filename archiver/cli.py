@@ -111,7 +111,7 @@ def _add_config_option(
     parser.add_argument(flag, **kwargs)
 
 
-def _add_crawl(sub: argparse._SubParsersAction) -> None:
+def _add_crawl(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "crawl",
         help="archive a website into a snapshot folder",
@@ -272,7 +272,7 @@ def _run_async(coroutine: Any) -> Any:
         return runner.run(coroutine)
 
 
-def _add_mirror(sub: argparse._SubParsersAction) -> None:
+def _add_mirror(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "mirror",
         help="rebuild the offline mirror and index.html from the WARCs",
@@ -292,7 +292,7 @@ def cmd_mirror(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _add_verify(sub: argparse._SubParsersAction) -> None:
+def _add_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "verify",
         help="check a snapshot is complete and intact (exit 0 only if so)",
@@ -326,7 +326,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
-def _add_serve(sub: argparse._SubParsersAction) -> None:
+def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "serve",
         help="browse a snapshot's mirror with a local web server",

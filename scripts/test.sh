@@ -19,5 +19,5 @@ fi
 
 python3 -m ruff check archiver tests benchmarks examples
 python3 -m ruff format --check archiver tests benchmarks examples
-python3 -m mypy archiver
+python3 -m mypy archiver   # --strict, from pyproject.toml
 python3 -m pytest "$@"

@@ -88,7 +88,7 @@ def retry_delay(tries: int, base: float, retry_after: float | None, cap: float) 
     """Seconds before the next try: Retry-After if the server gave one, else backoff with jitter."""
     if retry_after is not None:
         return min(max(retry_after, 0.0), cap)
-    return min(base * (2 ** (tries - 1)) * random.uniform(0.5, 1.5), cap)
+    return min(base * 2.0 ** (tries - 1) * random.uniform(0.5, 1.5), cap)
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:

@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
+from archiver.content import known_encoding
 from archiver.links import (
     HTML_LINK_ATTRS,
     SRCSET_ATTRS,
@@ -38,7 +39,7 @@ from archiver.links import (
     parse_srcset,
     resolve_reference,
 )
-from archiver.mirror.charsets import View, declared_charset, known_encoding, sniff_bom
+from archiver.mirror.charsets import View, declared_charset, sniff_bom
 from archiver.mirror.markup import Markup, attributes, scan
 from archiver.paths import relative_url, url_to_path
 from archiver.urls import absolute_url, try_normalize
@@ -381,7 +382,7 @@ def _attribute_edit(
         return value[: span[0]] + new + value[span[1] :]
     if name not in _URL_ATTRS.get(tag, ()):
         return None
-    if (tag, name) in HTML_LINK_ATTRS and link_kind(element, name) is None:  # type: ignore[arg-type]
+    if (tag, name) in HTML_LINK_ATTRS and link_kind(element, name) is None:
         return None
     if name in SRCSET_ATTRS:
         spans = []

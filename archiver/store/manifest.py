@@ -268,9 +268,11 @@ class Manifest:
 
     def captured_bytes(self) -> int:
         """Payload bytes of every capture in the WARC files."""
-        return self._db.execute(
-            "SELECT COALESCE(SUM(length), 0) FROM urls WHERE warc_file IS NOT NULL"
-        ).fetchone()[0]
+        return int(
+            self._db.execute(
+                "SELECT COALESCE(SUM(length), 0) FROM urls WHERE warc_file IS NOT NULL"
+            ).fetchone()[0]
+        )
 
     def replace_mirror_files(self, files: Iterable[MirrorFile]) -> None:
         """Record the files of a new mirror, in place of the last one's (committed)."""
