@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from archiver.config import CrawlConfig
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest, ManifestRow, MirrorFile
 from archiver.warc.capture import Capture
 from archiver.warc.cdxj import cdxj_line, write_sorted
 from archiver.warc.files import WarcFiles
@@ -94,6 +94,7 @@ def generate(root: Path, pages: int, body_kb: int, big_mb: int) -> None:
             (f"http://{HOST}/big.bin", os.urandom(big_mb * 1024 * 1024), "application/octet-stream")
         )
     lines = []
+    mirrored_files = []
     with (
         WarcFiles(root / "warc", "bench", 256 * 1024**2) as warcs,
         Manifest.open(root / "manifest.sqlite3") as manifest,
@@ -111,6 +112,9 @@ def generate(root: Path, pages: int, body_kb: int, big_mb: int) -> None:
                 mirrored, name = body, url.rsplit("/", 1)[1]
             written = warcs.write_capture(capture(url, body, mime))
             (root / "mirror" / HOST / name).write_bytes(mirrored)
+            mirrored_files.append(
+                MirrorFile(f"{HOST}/{name}", hashlib.sha256(mirrored).hexdigest(), len(mirrored))
+            )
             manifest.upsert(
                 ManifestRow(
                     url=url,
@@ -141,6 +145,7 @@ def generate(root: Path, pages: int, body_kb: int, big_mb: int) -> None:
                     filename=written.warc_file,
                 )
             )
+        manifest.replace_mirror_files(mirrored_files)
     write_sorted(lines, root / "indexes" / "index.cdxj")
     (root / "index.html").write_text(f'<a href="mirror/{HOST}/index.html">{HOST}</a>')
 
