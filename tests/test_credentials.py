@@ -242,3 +242,16 @@ def test_the_command_line_takes_the_password_from_the_environment(tmp_path, caps
     main(["crawl", seed, "-o", str(tmp_path / "c"), "--quiet", "--max-tries", "1", "--retry-on", "500,503"])
     settings = Snapshot(tmp_path / "c").read_crawl_json()["settings"]
     assert settings["http_user"] is None and settings["retry_on"] == [500, 503]
+
+
+async def test_a_401_from_a_host_credentials_do_not_go_to_says_how_to_send_them(site, other_site, run_crawl):
+    async def guard(request: web.Request) -> web.Response:
+        return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="cdn"'})
+
+    other_site.handler("/", guard)
+    await other_site.start()
+    site.page("/", links=[other_site.url("/")])
+    await site.start()
+    result = await run_crawl(site.url("/"), scope="any", http_user="alice", http_password=SECRET)
+    row = manifest_rows(result.snapshot.root)[other_site.url("/")]
+    assert (row.outcome, row.status) == ("failed", 401) and "--credentials-host" in row.reason

@@ -341,8 +341,12 @@ class Fetcher:
         if what is None:
             return None
         if status == 401:
-            sent = "Authorization" in self.credentials.headers_for(url)
-            what += " (the credentials sent were refused)" if sent else " (see --http-user)"
+            if "Authorization" in self.credentials.headers_for(url):
+                what += " (the credentials sent were refused)"
+            elif self.credentials.auth:
+                what += " (credentials go only to the seeds' hosts: see --credentials-host)"
+            else:
+                what += " (see --http-user)"
         return f"HTTP {status}: {what}"
 
     def _backoff(self, tries: int, retry_after: float | None) -> float:
