@@ -110,6 +110,8 @@ class Page:
     title: str | None = None
     base_url: str | None = None
     """The URL links resolve against (the <base href>, or the page's own)."""
+    nofollow: bool = False
+    """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:
@@ -313,26 +315,53 @@ def _collect(found: dict[str, str], url: str | None, kind: str) -> None:
         found[url] = kind
 
 
-Findings = tuple[str | None, str, dict[str, str]]
-"""(title, base URL, {normalised URL: kind}) of a document: a Page as plain values, which
-cross a process boundary several times cheaper."""
+def says_nofollow(directives: str) -> bool:
+    """True if robots directives (a meta robots content, an X-Robots-Tag value) forbid
+    following the page's links: ``nofollow``, or ``none`` (noindex and nofollow), any case.
+
+    >>> says_nofollow("NoIndex, NoFollow"), says_nofollow("none"), says_nofollow("noindex")
+    (True, True, False)
+    """
+    return not _NOFOLLOW.isdisjoint(_DIRECTIVE_SPLIT.split(directives.strip().lower()))
+
+
+_NOFOLLOW = frozenset({"nofollow", "none"})
+_DIRECTIVE_SPLIT = re.compile(r"[\s,]+")
+_ROBOTS_WORD = re.compile(rb"robots", re.IGNORECASE)
+
+
+def meta_nofollow(root: lxml.html.HtmlElement) -> bool:
+    """True if a ``<meta name="robots">`` of the page says nofollow (or none)."""
+    for meta in root.iter("meta"):
+        if (meta.get("name") or "").strip().lower() == "robots" and says_nofollow(meta.get("content") or ""):
+            return True
+    return False
+
+
+Findings = tuple[str | None, str, dict[str, str], bool]
+"""(title, base URL, {normalised URL: kind}, nofollow) of a document: a Page as plain
+values, which cross a process boundary several times cheaper."""
 
 
 def _page(findings: Findings) -> Page:
-    title, base_url, found = findings
-    return Page(links=tuple(map(Link._make, found.items())), title=title, base_url=base_url)
+    title, base_url, found, nofollow = findings
+    return Page(
+        links=tuple(map(Link._make, found.items())), title=title, base_url=base_url, nofollow=nofollow
+    )
 
 
 def _html_findings(body: bytes, url: str, encoding: str | None) -> Findings:
     root = parse_html(body, encoding)
     if root is None:
-        return None, url, {}
+        return None, url, {}, False
     base = base_href(root, url)
     contexts = base_contexts(base)
     found: dict[str, str] = {}
     for _element, _attribute, _start, _end, value, kind in iter_html_references(root):
         _collect(found, resolve_reference(value, base, contexts), kind)
-    return page_title(root), base, found
+    # Most pages have no robots meta: a scan of the bytes spares them the walk for it.
+    nofollow = _ROBOTS_WORD.search(body) is not None and meta_nofollow(root)
+    return page_title(root), base, found, nofollow
 
 
 def _css_findings(text: str, url: str) -> Findings:
@@ -340,7 +369,7 @@ def _css_findings(text: str, url: str) -> Findings:
     contexts = base_contexts(url)
     for _start, _end, value in iter_css_urls(text):
         _collect(found, resolve_reference(value, url, contexts), REQUISITE)
-    return None, url, found
+    return None, url, found, False
 
 
 def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
@@ -366,7 +395,7 @@ def findings(body: bytes, url: str, mime_type: str, content_type_header: str | N
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)
-    return None, url, {}
+    return None, url, {}, False
 
 
 def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ TOO_DEEP = "depth"
 PAGE_LIMIT = "page limit"
 BYTE_LIMIT = "byte limit"
 ROBOTS = "robots"
+NOFOLLOW = "nofollow"
+"""A link of a page whose robots meta or X-Robots-Tag says nofollow."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,28 @@ class Scope:
             include=settings.get("include") or (),
             exclude=settings.get("exclude") or (),
             max_depth=settings.get("max_depth"),
+        )
+
+    def with_seeds(self, urls: Iterable[str]) -> Scope:
+        """This scope with ``urls`` (normalised) as seeds too: their hosts, domains and prefixes.
+
+        A seed's redirect chain is part of the seed: where it lands (``www.``, https,
+        another path) joins the scope, as if it had been given.
+
+        >>> scope = Scope.from_seeds(["http://h/"]).with_seeds(["https://www.h/en/"])
+        >>> sorted(scope.hosts), scope.prefixes
+        (['h', 'www.h'], ('http://h/', 'https://www.h/en/'))
+        """
+        urls = list(urls)
+        hosts = self.hosts | frozenset(host_of(url) for url in urls)
+        prefixes = tuple(dict.fromkeys((*self.prefixes, *(url[: url.rfind("/") + 1] for url in urls))))
+        if hosts == self.hosts and prefixes == self.prefixes:
+            return self
+        return dataclasses.replace(
+            self,
+            hosts=hosts,
+            domains=frozenset(registered_domain(host) for host in hosts),
+            prefixes=prefixes,
         )
 
     def in_bounds(self, url: str) -> bool:

@@ -93,12 +93,14 @@ class Prepared:
     title: str | None = None
     exchange: Exchange | None = None
     """None: the writer encodes the records itself."""
+    nofollow: bool = False
+    """The page's robots meta says not to follow its links."""
 
     @classmethod
     def of(cls, parsed: Findings | None, exchange: Exchange | None = None) -> Prepared:
         """What parse_document() found (None: nothing parsed), with the records if encoded."""
-        title, _base_url, links = parsed or (None, None, {})
-        return cls(links, title, exchange)
+        title, _base_url, links, nofollow = parsed or (None, None, {}, False)
+        return cls(links, title, exchange, nofollow)
 
 
 class Prepare(Protocol):

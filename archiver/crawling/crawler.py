@@ -22,13 +22,13 @@ from archiver.content import is_parsed, mime_type
 from archiver.crawling.capture_workers import Prepare
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem, url_key
-from archiver.crawling.politeness import Politeness
+from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.links import REQUISITE
 from archiver.redirects import REDIRECT_STATUSES
-from archiver.scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
+from archiver.scope import BYTE_LIMIT, NOFOLLOW, PAGE_LIMIT, ROBOTS, Scope
 from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import try_normalize
 from archiver.warc.capture import Capture
@@ -65,6 +65,7 @@ class Crawler:
         self._pages_started = 0
         self._bytes_done = 0
         self._stop = asyncio.Event()
+        self._agent = robots_agent(config.user_agent)
         self._waiting: set[asyncio.Task[None]] = set()
         """URLs waiting out a failed try before they go back in the queue."""
 
@@ -244,16 +245,33 @@ class Crawler:
         if status in REDIRECT_STATUSES and target:
             await self._handle_redirect(item, capture, target, facts)
             return
+        if item.depth == 0 and item.found_by == "redirect":
+            # Where a seed's redirect chain lands is part of the seed: it joins the scope.
+            self.scope = self.scope.with_seeds([item.url])
         parse = is_parsed(status, mime_type(content_type))
         prepared = await self.workers.prepare(capture, parse)
-        met, queue = await self._met(prepared.links, item)
+        nofollow = self.config.obey_robots and (
+            prepared.nofollow
+            or x_robots_nofollow(
+                (v for k, v in capture.response_headers if k.lower() == "x-robots-tag"), self._agent
+            )
+        )
+        if nofollow:
+            log.info("links of %s not followed: its robots directives say nofollow", item.url)
+        met, queue = await self._met(prepared.links, item, nofollow)
         row = self._row(item, FETCHED, title=prepared.title, **facts)
         await self.writer.put(WriteItem(row, capture, met, prepared.exchange))
         for queued in queue:
             await self.frontier.put(queued)
 
-    async def _met(self, links: dict[str, str], item: QueueItem) -> tuple[list[ManifestRow], list[QueueItem]]:
-        """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue."""
+    async def _met(
+        self, links: dict[str, str], item: QueueItem, nofollow: bool = False
+    ) -> tuple[list[ManifestRow], list[QueueItem]]:
+        """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
+
+        With ``nofollow`` (the page's robots meta or X-Robots-Tag), its links are
+        recorded as skipped; its requisites are still fetched, so it renders offline.
+        """
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
         depth = item.depth + 1
@@ -270,6 +288,7 @@ class Crawler:
                 queue,
                 self.config.max_redirects,
                 referrer=item.url,
+                skip=NOFOLLOW if nofollow and not requisite else None,
             )
         return await self._claimed(met, queue)
 
@@ -285,11 +304,17 @@ class Crawler:
         redirects_left: int,
         chain: tuple[str, ...] = (),
         referrer: str | None = None,
+        skip: str | None = None,
+        seed_chain: bool = False,
     ) -> None:
-        """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen."""
+        """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
+
+        ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
+        a seed redirects, part of the seed, which only --exclude keeps out.
+        """
         if self.frontier.seen(url):
             return
-        reason = self.scope.skip_reason(url, depth, requisite)
+        reason = skip or self.scope.skip_reason(url, depth, requisite or seed_chain)
         if reason:
             key = url_key(url)
             if key not in self._skipped:  # record once; it may still be claimed later
@@ -345,6 +370,7 @@ class Crawler:
                 item.redirects_left - 1,
                 chain,
                 referrer=item.referrer,
+                seed_chain=item.depth == 0,  # only a seed and its redirects have depth 0
             )
             met, queue = await self._claimed(met, queue)
         if outcome == FAILED:

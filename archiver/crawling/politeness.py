@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from protego import Protego
 
+from archiver.links import says_nofollow
 from archiver.urls import host_of
 
 ROBOTS_MAX_BYTES = 512 * 1024
@@ -49,6 +51,32 @@ class RobotsRules:
 def robots_agent(user_agent: str) -> str:
     """The product token robots.txt groups match against: 'archiver/0.1 (+...)' -> 'archiver'."""
     return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
+
+
+_AGENT_PREFIX = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:\s*(.*)", re.DOTALL)
+_DIRECTIVES_WITH_COLON = frozenset(
+    {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
+)
+
+
+def x_robots_nofollow(values: Iterable[str], agent: str) -> bool:
+    """True if X-Robots-Tag header values forbid following the page's links for ``agent``:
+    ``nofollow`` or ``none``, for every robot or for ours by name (``archiver: nofollow``).
+
+    >>> x_robots_nofollow(["noindex, nofollow"], "archiver"), x_robots_nofollow(["bot: none"], "archiver")
+    (True, False)
+    >>> x_robots_nofollow(["Archiver: NoFollow"], "archiver")
+    True
+    """
+    for value in values:
+        match = _AGENT_PREFIX.fullmatch(value)
+        if match and match.group(1).lower() not in _DIRECTIVES_WITH_COLON:
+            if match.group(1).lower() != agent.lower():
+                continue  # meant for another robot
+            value = match.group(2)
+        if says_nofollow(value):
+            return True
+    return False
 
 
 def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:

@@ -74,7 +74,8 @@ def uncommitted_tails(
 
 
 async def reload(crawler: Crawler, manifest: Manifest) -> None:
-    """Refill the frontier from the manifest of an interrupted crawl, and count what it did."""
+    """Refill the frontier from the manifest of an interrupted crawl, count what it did, and
+    take in the scope where its seeds' redirects landed."""
     pages = size = 0
     done: list[str] = []
     for row in manifest.rows():
@@ -91,3 +92,4 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
         size += row.length or 0
     await crawler.frontier.claim(done)
     crawler.count_done(pages, size)
+    crawler.scope = crawler.scope.with_seeds(manifest.seed_landings())

@@ -38,7 +38,7 @@ from archiver.crawling.writer import WriteItem, Writer
 from archiver.scope import Scope
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import FAILED, QUEUED, Manifest, ManifestRow, StoredPayloads
+from archiver.store.manifest import QUEUED, Manifest, ManifestRow, StoredPayloads, seed_failure
 from archiver.store.snapshot import Snapshot
 from archiver.urls import normalize_url
 from archiver.warc.files import WarcFiles
@@ -58,7 +58,7 @@ class CrawlResult:
     stats: CrawlStats
     totals: dict[str, Any] = field(default_factory=dict)
     seeds_failed: list[tuple[str, str]] = field(default_factory=list)
-    """Seeds that got no response at all, with why."""
+    """Seeds that led to no archived page, with why: when all did, the crawl archived nothing."""
     warnings: list[str] = field(default_factory=list)
     """Things the user should know that did not stop the crawl (a torn WARC record...)."""
 
@@ -208,10 +208,11 @@ async def _seed(crawler: Crawler, writer: Writer, seeds: list[str]) -> None:
 
 
 def _seeds_failed(manifest: Manifest, seeds: list[str]) -> list[tuple[str, str]]:
-    """Seeds that got no response at all, with why."""
+    """Seeds that led to no archived page (no response, a refusal, an error answer, a
+    redirect to nowhere or to a URL skipped), with why."""
     failed = []
-    for seed in seeds:
-        row = manifest.get(seed)
-        if row is not None and row.status is None and row.outcome == FAILED:
-            failed.append((seed, row.reason or "no response"))
+    for seed, end in manifest.seed_ends():
+        why = seed_failure(seed, end)
+        if seed in seeds and why is not None:
+            failed.append((seed, why))
     return failed

@@ -130,7 +130,13 @@ class MirrorFile:
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
 _COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
 _UPSERT = f"INSERT OR REPLACE INTO urls {_COLUMNS}"
-_INSERT_NEW = f"INSERT OR IGNORE INTO urls {_COLUMNS}"
+# A URL skipped where it was first met (a nofollow page, past --max-depth) and queued where
+# it is met again must read queued, or a resume would never fetch it.
+_INSERT_NEW = (
+    f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET outcome = excluded.outcome, "
+    "reason = NULL, found_by = excluded.found_by, parent = excluded.parent, depth = excluded.depth "
+    f"WHERE urls.outcome = '{SKIPPED}' AND excluded.outcome = '{QUEUED}'"
+)
 _SELECTED = ", ".join(f"urls.{name}" for name in FIELDS)
 _SELECT = f"SELECT {_SELECTED} FROM urls"
 _TRUNCATED = FIELDS.index("truncated")
@@ -196,7 +202,8 @@ class Manifest:
         self._db.execute(_UPSERT, tuple(getattr(row, name) for name in FIELDS))
 
     def insert_new(self, rows: Iterable[ManifestRow]) -> None:
-        """Insert rows for URLs not in the manifest yet; existing rows are kept."""
+        """Insert rows for URLs not in the manifest yet; existing rows are kept, but for a
+        skipped one that a queued row replaces (the URL is to be fetched after all)."""
         self._db.executemany(_INSERT_NEW, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
 
     def get(self, url: str) -> ManifestRow | None:
@@ -314,6 +321,42 @@ class Manifest:
         updates = [(follow_chain(url, targets.get).final, url) for url in targets]
         self._db.executemany("UPDATE urls SET final_url = ? WHERE url = ?", updates)
         self._db.commit()
+
+    def seed_ends(self) -> Iterator[tuple[str, ManifestRow | None]]:
+        """Each seed's URL and the row its redirect chain ends at (its own row when it does not
+        redirect; None when the chain loops or ends at a URL with no row)."""
+
+        def hop(url: str) -> str | None:
+            row = self.get(url)
+            return row.redirect_to if row is not None and row.outcome == REDIRECTED else None
+
+        for seed in self.rows(where="found_by = 'seed'"):
+            final = follow_chain(seed.url, hop).final
+            yield seed.url, self.get(final) if final else None
+
+    def seed_landings(self) -> list[str]:
+        """Where the seeds that redirect land, when a page was archived there: the crawl's
+        scope takes them in as seeds (Scope.with_seeds)."""
+        return [
+            end.url
+            for seed, end in self.seed_ends()
+            if end is not None and end.url != seed and end.outcome == FETCHED
+        ]
+
+
+def seed_failure(seed: str, end: ManifestRow | None) -> str | None:
+    """Why a seed archived no page, given the row its chain ends at (see seed_ends); None if it
+    did, or is still queued. A page the server answered with an error is no page archived."""
+    if end is None:
+        return "its redirects lead nowhere (a loop, or a URL never recorded)"
+    landed = "" if end.url == seed else f"redirected to {end.url}: "
+    if end.outcome == FETCHED and (end.status or 0) < 400:
+        return None
+    if end.outcome == FETCHED:
+        return f"{landed}HTTP {end.status}"
+    if end.outcome in (FAILED, SKIPPED):
+        return f"{landed}{end.outcome}, {end.reason or 'no reason given'}"
+    return None  # queued: an interrupted crawl, not a failure
 
 
 class StoredPayloads:

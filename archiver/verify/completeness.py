@@ -1,5 +1,5 @@
 """Completeness: every in-scope link of an archived page is recorded, every redirect ends,
-no body was cut short by the server.
+no body was cut short by the server, and a seed led to an archived page.
 
 Links are found again the way the crawl found them: each archived HTML or
 CSS page is read back from its WARC record, its Content-Encoding undone,
@@ -19,9 +19,25 @@ from archiver.errors import WarcDamage
 from archiver.links import REQUISITE, extract
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
-from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest, ManifestRow
+from archiver.store.manifest import (
+    FAILED,
+    FETCHED,
+    QUEUED,
+    REDIRECTED,
+    SKIPPED,
+    Manifest,
+    ManifestRow,
+    seed_failure,
+)
 from archiver.verify.integrity import PARSE_ERRORS, Records
-from archiver.verify.report import CUT_BODY, DANGLING_REDIRECT, UNFINISHED_CRAWL, UNRECORDED_LINK, Report
+from archiver.verify.report import (
+    CUT_BODY,
+    DANGLING_REDIRECT,
+    NOTHING_ARCHIVED,
+    UNFINISHED_CRAWL,
+    UNRECORDED_LINK,
+    Report,
+)
 from archiver.warc.reader import WarcReader
 
 RECORDED_CACHE = 1 << 16
@@ -29,10 +45,13 @@ RECORDED_CACHE = 1 << 16
 
 
 def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
-    """The crawl's scope from its crawl.json settings (or, lacking them, its seeds' hosts)."""
+    """The crawl's scope from its crawl.json settings (or, lacking them, its seeds' hosts), with
+    where the seeds' redirects landed."""
     if settings:
-        return Scope.from_settings(settings)
-    return Scope.from_seeds(row.url for row in manifest.rows() if row.found_by == "seed")
+        scope = Scope.from_settings(settings)
+    else:
+        scope = Scope.from_seeds(row.url for row in manifest.rows() if row.found_by == "seed")
+    return scope.with_seeds(manifest.seed_landings())  # as the crawl widened it
 
 
 def check_completeness(
@@ -51,6 +70,7 @@ def check_completeness(
             report.add(
                 CUT_BODY, entry.url, f"WARC-Truncated: {entry.truncated} at {entry.file}@{entry.offset}"
             )
+    _check_something_archived(manifest, report)
     originals = {
         (entry.url, entry.date): key for key, entry in records.items() if entry.record_type == "response"
     }
@@ -63,6 +83,17 @@ def check_completeness(
             body, content_type = _read_page(row, records, originals, pages, revisited)
             if body is not None:
                 _check_links(row, body, content_type, recorded, scope, report)
+
+
+def _check_something_archived(manifest: Manifest, report: Report) -> None:
+    """A snapshot none of whose seeds led to an archived page is not complete, however
+    well its failures are recorded."""
+    failures = [(seed, seed_failure(seed, end)) for seed, end in manifest.seed_ends()]
+    if not failures:
+        report.add(NOTHING_ARCHIVED, "manifest.sqlite3", "no seed is recorded")
+    elif all(why is not None for _, why in failures):
+        for seed, why in failures:
+            report.add(NOTHING_ARCHIVED, seed, why or "")
 
 
 def _is_parsed(row: ManifestRow) -> bool:

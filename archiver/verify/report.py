@@ -79,6 +79,11 @@ CUT_BODY = _kind(
     COMPLETENESS,
     "response whose body the server cut short (WARC-Truncated other than length): a failed capture",
 )
+NOTHING_ARCHIVED = _kind(
+    "nothing_archived",
+    COMPLETENESS,
+    "no seed led to an archived page (each failed, was refused, answered an error or led nowhere)",
+)
 DANGLING_REDIRECT = _kind(
     "dangling_redirect", COMPLETENESS, "redirect chain ends at no archived resource or recorded failure"
 )
