@@ -38,6 +38,18 @@ async def test_gzip_bomb_is_stored_but_decoded_only_up_to_a_limit(site, run_craw
     assert rows[site.url("/bomb")].outcome == "fetched"
     assert rows[site.url("/bomb")].length == len(bomb)
     assert rows[site.url("/after-bomb")].outcome == "fetched"  # links before the limit count
+    # The mirror writes the page as far as the limit (it wrote 1.1 GB) and says so.
+    root = result.snapshot.root
+    assert not build_mirror(root).errors
+    page = root / "mirror" / manifest_rows(root)[site.url("/bomb")].local_path
+    assert page.stat().st_size <= 32 * 1024**2 + 100  # its links rewritten
+    assert b"after-bomb.html" in page.read_bytes()[:200]
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        assert list(manifest.mirror_notes()) == [
+            (site.url("/bomb"), page.relative_to(root / "mirror").as_posix(), CUT.replace("1 MiB", "32 MiB"))
+        ]
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
 
 
 async def test_endless_body_is_a_failure_kept_truncated_at_the_timeout(site, run_crawl):
