@@ -14,6 +14,7 @@ from archiver.crawling.crawler import Crawler
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import QUEUED, SKIPPED, Manifest
 from archiver.store.snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
+from archiver.warc.files import warc_paths
 from archiver.warc.reader import member_end, torn_offset
 
 log = logging.getLogger("archiver")
@@ -45,7 +46,7 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
 def torn_files(snapshot: Snapshot, prefix: str) -> list[tuple[str, int]]:
     """(file, offset) of WARC files whose last record a crash cut short (left as they are)."""
     torn = []
-    for path in sorted(snapshot.warc_dir.glob(f"{prefix}-*.warc.gz")):
+    for path in warc_paths(snapshot.warc_dir, prefix):
         offset = torn_offset(path)
         if offset is not None:
             torn.append((path.name, offset))
@@ -63,7 +64,7 @@ def uncommitted_tails(
     followed by its request: what follows those two members is such a tail.
     """
     tails = []
-    for path in sorted(snapshot.warc_dir.glob(f"{prefix}-*.warc.gz")):
+    for path in warc_paths(snapshot.warc_dir, prefix):
         end = torn.get(path.name, path.stat().st_size)
         last = manifest.last_capture_offset(path.name)
         # No row at all: only the warcinfo record was committed.

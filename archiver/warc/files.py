@@ -31,6 +31,17 @@ from archiver.warc.capture import Capture
 from archiver.warc.exchange import Exchange, request_record, response_fields, response_head, revisit_record
 from archiver.warc.records import warc_date
 
+SUFFIX = ".warc.gz"
+
+
+def warc_paths(folder: Path, prefix: str) -> list[Path]:
+    """The WARC files a crawl with ``prefix`` wrote in ``folder``, in name order.
+
+    Each is named <prefix>-<UTC time>-<serial>.warc.gz; the writer, resume and
+    the serial of the next file all find them here.
+    """
+    return sorted(folder.glob(f"{prefix}-*{SUFFIX}"))
+
 
 @dataclass(frozen=True)
 class Written:
@@ -107,8 +118,8 @@ class WarcFiles:
 
     def _last_serial(self) -> int:
         serials = []
-        for path in self.folder.glob(f"{self.prefix}-*.warc.gz"):
-            tail = path.name[: -len(".warc.gz")].rsplit("-", 1)[-1]
+        for path in warc_paths(self.folder, self.prefix):
+            tail = path.name[: -len(SUFFIX)].rsplit("-", 1)[-1]
             if tail.isdigit():
                 serials.append(int(tail))
         return max(serials, default=0)
@@ -119,7 +130,7 @@ class WarcFiles:
         if self._file is None:
             self._serial += 1
             stamp = self._clock().strftime("%Y%m%d%H%M%S")
-            self._name = f"{self.prefix}-{stamp}-{self._serial:05d}.warc.gz"
+            self._name = f"{self.prefix}-{stamp}-{self._serial:05d}{SUFFIX}"
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 self._file = open(self.folder / self._name, "xb")  # noqa: SIM115
