@@ -224,6 +224,17 @@ def registered_domain(host: str) -> str:
     return _suffixes().privatesuffix(name) or name
 
 
+def is_public_suffix(name: str) -> bool:
+    """True if the host name ``name`` is a public suffix (com, co.uk, github.io), after the
+    Public Suffix List; an IP address never is.
+
+    >>> is_public_suffix("github.io"), is_public_suffix("alice.github.io"), is_public_suffix("127.0.0.1")
+    (True, False, False)
+    """
+    name = name.rstrip(".").lower()
+    return bool(name) and not _is_ipv4(name) and not name.startswith("[") and _suffixes().is_public(name)
+
+
 def _is_ipv4(name: str) -> bool:
     try:
         ipaddress.IPv4Address(name)

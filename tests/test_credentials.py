@@ -255,3 +255,31 @@ async def test_a_401_from_a_host_credentials_do_not_go_to_says_how_to_send_them(
     result = await run_crawl(site.url("/"), scope="any", http_user="alice", http_password=SECRET)
     row = manifest_rows(result.snapshot.root)[other_site.url("/")]
     assert (row.outcome, row.status) == ("failed", 401) and "--credentials-host" in row.reason
+
+
+async def test_a_cookie_set_for_a_public_suffix_never_reaches_the_seed(site, other_site, run_crawl):
+    """evil.github.io sets a cookie for all of github.io: a browser refuses it, and so do we."""
+    names = (("alice.github.io", "127.0.0.1"), ("evil.github.io", "127.0.0.1"))
+    cookies_at_seed: dict[str, str | None] = {}
+
+    async def tosser(request: web.Request) -> web.Response:
+        response = web.Response(body=b"png", content_type="image/png")
+        response.headers.add("Set-Cookie", "tossed=1; Domain=github.io; Path=/")
+        response.headers.add("Set-Cookie", "own=1; Domain=evil.github.io; Path=/")
+        return response
+
+    async def page(request: web.Request) -> web.Response:
+        cookies_at_seed[request.path] = request.headers.get("Cookie")
+        logo = name_url(other_site, "evil.github.io", "/logo.png")
+        return web.Response(text=f'<img src="{logo}"><a href="/a">a</a>', content_type="text/html")
+
+    other_site.handler("/logo.png", tosser)
+    site.handler("/", page)
+    site.handler("/a", page)
+    await other_site.start()
+    await site.start()
+    result = await run_crawl(name_url(site, "alice.github.io"), resolve=names, concurrency=1)
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[name_url(site, "alice.github.io", "/a")].outcome == "fetched"
+    assert other_site.hits["/logo.png"] == 1 and site.hits["/a"] == 1
+    assert "tossed" not in (cookies_at_seed["/a"] or "")

@@ -18,15 +18,11 @@ waiting out a backoff holds neither a worker nor its host's slot.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import hashlib
-import http.cookiejar
-import random
 import socket
 import ssl
 import tempfile
 import urllib.request
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Protocol
@@ -38,7 +34,9 @@ from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.content import decode_payload
+from archiver.crawling.cookies import load_cookies
 from archiver.crawling.politeness import ROBOTS_MAX_BYTES
+from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import ConfigError, FetchError
 from archiver.redirects import REDIRECT_STATUSES
 from archiver.request_headers import Credentials, referer, withheld
@@ -50,10 +48,6 @@ SPOOL_IN_MEMORY = 1024 * 1024
 CHUNK = 64 * 1024
 MAX_HEADER_BYTES = 64 * 1024
 KEEPALIVE_SECONDS = 4.0
-REFUSED = {401: "authentication required", 403: "access forbidden", 407: "proxy authentication required"}
-"""Answers that keep the resource from us: recorded with their status, as failures."""
-CUT_BY_PEER = {"disconnect": "the connection ended", "time": "the timeout"}
-"""WARC-Truncated values that mean the peer cut the body short (not our --max-file-size)."""
 
 
 @dataclass(frozen=True)
@@ -84,29 +78,6 @@ class Fetch(Protocol):
         """
 
 
-def retry_delay(tries: int, base: float, retry_after: float | None, cap: float) -> float:
-    """Seconds before the next try: Retry-After if the server gave one, else backoff with jitter."""
-    if retry_after is not None:
-        return min(max(retry_after, 0.0), cap)
-    return min(base * 2.0 ** (tries - 1) * random.uniform(0.5, 1.5), cap)
-
-
-def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if absent or bad."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
 def _peer_ip(response: aiohttp.ClientResponse) -> str | None:
     """The server's IP address, for WARC-IP-Address.
 
@@ -130,28 +101,6 @@ def _ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
         except (OSError, ssl.SSLError) as exc:  # no such file, or not PEM certificates
             raise ConfigError(f"cannot read --ca-bundle {config.ca_bundle}: {exc}") from None
     return True
-
-
-def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> aiohttp.CookieJar:
-    """A cookie jar holding --cookie values (for ``hosts``: the seeds' and --credentials-host
-    hosts) and a cookies.txt file (for the domains it names)."""
-    jar = aiohttp.CookieJar(unsafe=True)
-    if config.cookies:
-        for host in hosts:
-            jar.update_cookies(dict(config.cookies), response_url=URL(f"http://{host}/"))
-    if config.cookies_file:
-        mozilla = http.cookiejar.MozillaCookieJar()
-        try:
-            mozilla.load(config.cookies_file, ignore_discard=True, ignore_expires=True)
-        except (OSError, http.cookiejar.LoadError) as exc:
-            raise ConfigError(f"cannot read cookies file {config.cookies_file}: {exc}") from None
-        for cookie in mozilla:
-            scheme = "https" if cookie.secure else "http"
-            host = cookie.domain.lstrip(".")
-            jar.update_cookies(
-                {cookie.name: cookie.value or ""}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
-            )
-    return jar
 
 
 class PinnedResolver(aiohttp.abc.AbstractResolver):
@@ -211,20 +160,6 @@ class EnvironmentProxies:
                 headers = {"Proxy-Authorization": auth.encode()} if auth else None
                 self._by_origin[key] = (proxy_url.with_user(None), headers)
         return self._by_origin[key]
-
-
-def cut_reason(capture: Capture, timeout: float) -> str | None:
-    """Why the peer cut ``capture``'s body short, for its manifest row; None if it did not."""
-    if capture.truncated not in CUT_BY_PEER:
-        return None
-    declared = capture.header("content-length") or ""
-    of = f" of {declared.strip()}" if declared.strip().isdigit() else ""
-    when = f"at the {timeout:g} s timeout" if capture.truncated == "time" else "when the connection ended"
-    return f"body cut short after {capture.body_length}{of} bytes {when}"
-
-
-def _counted(error: str, tries: int) -> str:
-    return f"{error} after {tries} tries" if tries > 1 else error
 
 
 class _Received:
@@ -324,13 +259,13 @@ class Fetcher:
         except FetchError as exc:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
-            return FetchOutcome(None, tries, _counted(exc.why, tries))
+            return FetchOutcome(None, tries, counted(exc.why, tries))
         status_error = f"HTTP {capture.status}" if capture.status in self._retry_on else None
         error = cut_reason(capture, self.config.timeout) or status_error
         if error is None:
             return FetchOutcome(capture, tries, self._refusal(url, capture.status))
         if last:
-            return FetchOutcome(capture, tries, _counted(error, tries))
+            return FetchOutcome(capture, tries, counted(error, tries))
         retry_after = parse_retry_after(capture.header("retry-after")) if status_error else None
         capture.body.close()
         return FetchOutcome(None, tries, error, self._backoff(tries, retry_after))

@@ -1,0 +1,80 @@
+"""The crawl's cookie jar: --cookie values for the hosts credentials go to, a cookies.txt
+file, and what servers set, kept by the cookie rules with one more a browser applies.
+
+A browser refuses a cookie whose Domain is a public suffix (``co.uk``,
+``github.io``): one host could otherwise set cookies that every site under that
+suffix receives, the seed's among them. aiohttp's jar checks only that the
+Domain matches the host that set it; SiteCookieJar refuses those too.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from http.cookies import Morsel
+
+import aiohttp
+from aiohttp.typedefs import LooseCookies
+from yarl import URL
+
+from archiver.config import CrawlConfig
+from archiver.errors import ConfigError
+from archiver.urls import is_public_suffix
+
+_NO_URL = URL()
+_DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
+
+
+def refused_domain(domain: str, host: str | None) -> bool:
+    """True if a cookie's Domain is a public suffix other than the host that set it (RFC 6265,
+    5.3: a browser that knows the public suffixes ignores such a cookie)."""
+    domain = domain.strip().strip(".").lower()
+    return bool(domain) and domain != (host or "").lower() and is_public_suffix(domain)
+
+
+class SiteCookieJar(aiohttp.CookieJar):
+    """aiohttp's cookie jar, refusing cookies set for a whole public suffix (see the module)."""
+
+    def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
+        """Keep the cookies of Set-Cookie ``headers`` but those whose Domain is a public suffix."""
+        host = response_url.raw_host
+
+        def kept(header: str) -> bool:
+            match = _DOMAIN.search(header)
+            return match is None or not refused_domain(match.group(1), host)
+
+        super().update_cookies_from_headers([header for header in headers if kept(header)], response_url)
+
+    def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
+        """Keep ``cookies`` but those whose Domain is a public suffix (older aiohttp versions
+        hand a response's cookies here)."""
+        items = cookies.items() if isinstance(cookies, Mapping) else cookies
+        kept = [
+            (name, value)
+            for name, value in items
+            if not (isinstance(value, Morsel) and refused_domain(value["domain"], response_url.raw_host))
+        ]
+        super().update_cookies(kept, response_url)
+
+
+def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
+    """A cookie jar holding --cookie values (for ``hosts``: the seeds' and --credentials-host
+    hosts) and a cookies.txt file (for the domains it names)."""
+    jar = SiteCookieJar(unsafe=True)
+    if config.cookies:
+        for host in hosts:
+            jar.update_cookies(dict(config.cookies), response_url=URL(f"http://{host}/"))
+    if config.cookies_file:
+        mozilla = http.cookiejar.MozillaCookieJar()
+        try:
+            mozilla.load(config.cookies_file, ignore_discard=True, ignore_expires=True)
+        except (OSError, http.cookiejar.LoadError) as exc:
+            raise ConfigError(f"cannot read cookies file {config.cookies_file}: {exc}") from None
+        for cookie in mozilla:
+            scheme = "https" if cookie.secure else "http"
+            host = cookie.domain.lstrip(".")
+            jar.update_cookies(
+                {cookie.name: cookie.value or ""}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
+            )
+    return jar
