@@ -170,11 +170,14 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         if args.urls:
             raise ArchiverError("--resume takes no URLs: it continues the crawl saved in --output")
         settings = Snapshot(args.output).read_crawl_json().get("settings") or {}
-        # crawl.json keeps no password: it is given again (see --http-password).
-        password = {"http_password": args.http_password} if hasattr(args, "http_password") else {}
-        password = password or _password_from_environment(settings, settings.get("seeds") or ())
+        # crawl.json keeps no password: it is given again (see --http-password), as are
+        # credential headers.
+        secrets = {"http_password": args.http_password} if hasattr(args, "http_password") else {}
+        secrets = secrets or _password_from_environment(settings, settings.get("seeds") or ())
+        if hasattr(args, "headers"):  # credential headers are not kept either
+            secrets["headers"] = tuple(args.headers)
         try:
-            config = CrawlConfig.from_json(settings, output=args.output, **password)
+            config = CrawlConfig.from_json(settings, output=args.output, **secrets)
         except (TypeError, KeyError, ValueError) as exc:
             raise SnapshotError(f"cannot read the settings in {args.output}/crawl.json: {exc}") from None
     else:

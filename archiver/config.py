@@ -10,7 +10,7 @@ from typing import Any
 
 from archiver import __version__
 from archiver.errors import ConfigError
-from archiver.request_headers import Credentials, without_password
+from archiver.request_headers import SECRET_HEADERS, WITHHELD, Credentials, without_password
 from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
@@ -316,14 +316,18 @@ class CrawlConfig:
         data["output"] = str(self.output)
         data["seeds"] = [without_password(seed) for seed in self.seeds]
         del data["http_password"]
-        data["headers"] = [list(pair) for pair in self.headers]
+        # Like the password, a credential header is never written: a resume is given it again.
+        data["headers"] = [
+            [name, WITHHELD if name.lower() in SECRET_HEADERS else value] for name, value in self.headers
+        ]
         data["resolve"] = [list(pair) for pair in self.resolve]
         data["cookies"] = [list(pair) for pair in self.cookies]
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any], **overrides: Any) -> CrawlConfig:
-        """Rebuild the settings saved in crawl.json (unknown keys are ignored)."""
+        """Rebuild the settings saved in crawl.json (unknown keys are ignored); ``overrides``
+        must give what crawl.json does not keep: the password, credential headers."""
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
         values["output"] = Path(values["output"])
@@ -332,5 +336,11 @@ class CrawlConfig:
                 values[name] = tuple(values[name])
         for name in ("headers", "resolve", "cookies"):
             values[name] = tuple(tuple(pair) for pair in values.get(name, ()))
+        withheld = [name for name, value in values["headers"] if value == WITHHELD]
+        if withheld and "headers" not in overrides:
+            raise ConfigError(
+                f"this crawl sent a {', '.join(withheld)} header, which crawl.json does not keep: "
+                "give it again with --header"
+            )
         values.update(overrides)
         return cls(**values)

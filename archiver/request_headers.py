@@ -28,7 +28,9 @@ from archiver.errors import ConfigError
 from archiver.urls import host_of, try_normalize
 
 WITHHELD = "[withheld]"
-"""What a WARC request record holds in place of an Authorization header's credentials."""
+"""What a WARC request record, crawl.json and index.html hold in place of a credential."""
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+"""Headers (lowercased) whose value given with --header crawl.json does not keep."""
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
@@ -163,6 +165,22 @@ def withheld(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
             value = f"{scheme} {WITHHELD}".strip()
         kept.append((name, value))
     return kept
+
+
+def shown_settings(settings: dict[str, object]) -> dict[str, object]:
+    """A crawl's settings as a page may show them: header and cookie values withheld (they
+    may be credentials), the names kept; a password is never among them.
+
+    >>> shown_settings({"headers": [["X-Token", "t0k"]], "cookies": [["sid", "1"]], "scope": "host"})
+    {'headers': [['X-Token', '[withheld]']], 'cookies': [['sid', '[withheld]']], 'scope': 'host'}
+    """
+    shown = dict(settings)
+    shown.pop("http_password", None)
+    for name in ("headers", "cookies"):
+        pairs = shown.get(name)
+        if isinstance(pairs, list):
+            shown[name] = [[pair[0], WITHHELD] for pair in pairs if isinstance(pair, list) and pair]
+    return shown
 
 
 def _origin(url: str) -> str:

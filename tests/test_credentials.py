@@ -283,3 +283,24 @@ async def test_a_cookie_set_for_a_public_suffix_never_reaches_the_seed(site, oth
     assert rows[name_url(site, "alice.github.io", "/a")].outcome == "fetched"
     assert other_site.hits["/logo.png"] == 1 and site.hits["/a"] == 1
     assert "tossed" not in (cookies_at_seed["/a"] or "")
+
+
+async def test_credential_headers_are_not_kept_and_index_html_shows_no_values(two_hosts, site, run_crawl):
+    result = await run_crawl(
+        name_url(site, "site.test"),
+        resolve=RESOLVE,
+        headers=(("Authorization", "Bearer SECRET"), ("X-Token", "t0k")),
+        cookies=(("session", "abc"),),
+    )
+    root = result.snapshot.root
+    build_mirror(root)
+    index = (root / "index.html").read_text()
+    assert "SECRET" not in index and "t0k" not in index and "abc" not in index
+    assert "X-Token" in index  # the names are shown, not the values
+    settings = result.snapshot.read_crawl_json()["settings"]
+    assert settings["headers"] == [["Authorization", "[withheld]"], ["X-Token", "t0k"]]
+    assert b"SECRET" not in everything_written(root)
+    with pytest.raises(ConfigError, match="Authorization header, which crawl.json does not keep"):
+        CrawlConfig.from_json(settings)
+    again = (("Authorization", "Bearer SECRET"), ("X-Token", "t0k"))
+    assert CrawlConfig.from_json(settings, headers=again).headers == again

@@ -19,6 +19,7 @@ import jinja2
 from archiver.content import HTML_TYPES, mime_type
 from archiver.errors import SnapshotError
 from archiver.paths import quote_segment
+from archiver.request_headers import shown_settings
 from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
 
@@ -109,7 +110,7 @@ def _context(snapshot: Snapshot, manifest: Manifest) -> dict[str, Any]:
     settings = crawl.get("settings") or {}
     return {
         "crawl": crawl,
-        "settings": settings,
+        "settings": shown_settings(settings),  # an index is meant to be shared: no credentials
         "seeds": settings.get("seeds") or [],
         "stats": crawl.get("stats") or {},
         "outcomes": outcomes,
