@@ -74,3 +74,25 @@ async def test_a_url_waiting_out_retry_after_holds_neither_a_worker_nor_its_host
     rows = manifest_rows(result.snapshot.root)
     assert (rows[site.url("/flaky")].outcome, rows[site.url("/flaky")].tries) == ("fetched", 3)
     assert all(rows[site.url(path)].outcome == "fetched" for path in others)
+
+
+async def test_a_url_waiting_to_be_tried_again_counts_as_queued(site, tmp_path):
+    from archiver.crawling.crawl_report import progress_line
+    from archiver.crawling.run import crawl
+
+    calls = {"n": 0}
+
+    async def flaky(request: web.Request) -> web.Response:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return web.Response(status=503, headers={"Retry-After": "2"})
+        return web.Response(text="back", content_type="text/plain")
+
+    site.page("/", links=["/flaky"])
+    site.handler("/flaky", flaky)
+    await site.start()
+    lines: list[str] = []
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", concurrency=2)
+    result = await crawl(config, progress=lambda stats, queued: lines.append(progress_line(stats, queued)))
+    assert any(line.startswith("1 done, 1 queued") for line in lines), lines
+    assert result.stats.waiting == 0

@@ -76,6 +76,6 @@ def progress_line(stats: CrawlStats, queued: int) -> str:
     """One line for a terminal: done, queued, failed, bytes, rate."""
     elapsed = max(stats.elapsed(), 1e-6)
     return (
-        f"{stats.fetched} done, {queued + stats.in_flight} queued, {stats.failed} failed, "
+        f"{stats.fetched} done, {queued + stats.in_flight + stats.waiting} queued, {stats.failed} failed, "
         f"{human_bytes(stats.bytes)}, {stats.fetched / elapsed:.1f} pages/s"
     )

@@ -130,7 +130,11 @@ class Crawler:
         and no slot of its host, so the rest of the crawl goes on around it."""
 
         async def put_back() -> None:
-            await asyncio.sleep(delay)
+            self.stats.waiting += 1
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                self.stats.waiting -= 1
             await self.frontier.put(item)
 
         task = asyncio.create_task(put_back())

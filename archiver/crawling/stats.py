@@ -19,6 +19,8 @@ class CrawlStats:
     bytes: int = 0
     """Payload bytes received (as sent, before decoding)."""
     in_flight: int = 0
+    waiting: int = 0
+    """URLs waiting out a failed try before they are tried again."""
     stop_reason: str | None = None
 
     def elapsed(self) -> float:
