@@ -17,6 +17,7 @@ from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.store.manifest import Manifest, ManifestRow
 from archiver.warc.reader import torn_offset
 
 PAGES = 60
@@ -88,7 +89,7 @@ def warc_responses(snapshot: Path) -> list[str]:
     return urls
 
 
-async def test_torn_record_is_reported_and_never_appended_to(site, tmp_path):
+async def test_a_torn_record_is_cut_off_and_kept_aside(site, tmp_path):
     await slow_site(site)
     output = tmp_path / "snap"
     process = start_crawl(site.url("/"), output)
@@ -96,18 +97,16 @@ async def test_torn_record_is_reported_and_never_appended_to(site, tmp_path):
     os.kill(process.pid, signal.SIGKILL)
     await asyncio.to_thread(process.communicate, timeout=60)
     last = sorted((output / "warc").glob("*.warc.gz"))[-1]
-    size = last.stat().st_size
     with open(last, "ab") as f:
         f.write(b"\x1f\x8b\x08\x00torn")  # the start of a record that never finished
     resumed = start_crawl("", output, "--resume")
     _, stderr = await asyncio.to_thread(resumed.communicate, timeout=120)
     assert resumed.returncode == 0
-    assert f"{last.name} ends in a record cut short at offset {size}" in stderr
-    assert last.stat().st_size == size + 8
-    # Recorded, so verify tells it from later damage: the snapshot verifies.
-    assert {"file": last.name, "offset": size} in json.loads((output / "crawl.json").read_text())[
-        "torn_tails"
-    ]
+    tails = json.loads((output / "crawl.json").read_text())["crash_tails"]
+    cut = next(tail for tail in tails if tail["file"] == last.name)
+    assert f"{last.name}: cut the {cut['length']} bytes a crash left" in stderr
+    assert last.stat().st_size == cut["offset"] and torn_offset(last) is None
+    assert (output / cut["kept_in"]).read_bytes().endswith(b"\x1f\x8b\x08\x00torn")
     verified = await asyncio.to_thread(
         subprocess.run,
         [sys.executable, "-m", "archiver", "verify", str(output), "--no-mirror"],
@@ -116,27 +115,28 @@ async def test_torn_record_is_reported_and_never_appended_to(site, tmp_path):
         timeout=120,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert "1 torn tails left by a crash" in verified.stdout
 
 
-async def test_records_written_but_never_committed_are_recorded_and_refetched(site, run_crawl):
-    """A crash between appending a batch's records and committing its rows leaves whole records
-    that no row, CDXJ line or mirror file names (their URLs are still queued, fetched again). Resume
-    finds them after the file's last committed capture and notes them in crawl.json; verify accepts
-    them as such."""
+async def test_records_written_but_never_committed_are_cut_off_and_fetched_again(site, run_crawl):
+    """A crash between appending a batch's records (and CDXJ lines) and committing its rows leaves
+    whole records that no row names, while their URLs are still queued. Left there, the URL fetched
+    again would have two records; resume cuts them off (kept aside) and drops their CDXJ lines."""
     import base64
     import hashlib
     import io
     from datetime import UTC, datetime
 
     from archiver.warc.capture import Capture
+    from archiver.warc.cdxj import cdxj_line
     from archiver.warc.exchange import encode_exchange
 
     site.page("/", links=["/a"])
     site.page("/a")
+    site.page("/b")
     await site.start()
     first = await run_crawl(site.url("/"))
-    last = sorted((first.snapshot.root / "warc").glob("*.warc.gz"))[-1]
+    root = first.snapshot.root
+    last = sorted((root / "warc").glob("*.warc.gz"))[-1]
     committed_end = last.stat().st_size
     body = b"<p>fetched, written, never committed</p>"
     orphan = Capture(
@@ -154,23 +154,44 @@ async def test_records_written_but_never_committed_are_recorded_and_refetched(si
     exchange = encode_exchange(orphan)
     with open(last, "ab") as f:
         f.write(exchange.response + exchange.request)
+    line = cdxj_line(
+        orphan.url,
+        "2026-01-02T03:04:05Z",
+        mime="text/html",
+        status=200,
+        digest=orphan.payload_digest,
+        length=len(exchange.response),
+        offset=committed_end,
+        filename=last.name,
+    )
+    (root / "indexes" / "index.cdxj.pending").write_text(line + "\n")
+    with Manifest.open(root / "manifest.sqlite3") as manifest:  # /b was met, not yet stored
+        manifest.upsert(ManifestRow(url=site.url("/b"), found_by="link", depth=1, outcome="queued"))
 
-    resumed = start_crawl("", first.snapshot.root, "--resume")
+    resumed = start_crawl("", root, "--resume")
     _, stderr = await asyncio.to_thread(resumed.communicate, timeout=120)
     assert resumed.returncode == 0, stderr
-    assert f"{last.name} holds records from offset {committed_end} that the interrupted crawl" in stderr
-    crawl_json = json.loads((first.snapshot.root / "crawl.json").read_text())
-    assert crawl_json["uncommitted_tails"] == [{"file": last.name, "offset": committed_end}]
-    verify = [sys.executable, "-m", "archiver", "verify", str(first.snapshot.root), "--no-mirror"]
+    tails = json.loads((root / "crawl.json").read_text())["crash_tails"]
+    assert tails == [
+        {
+            "file": last.name,
+            "offset": committed_end,
+            "length": len(exchange.response + exchange.request),
+            "kept_in": f"crash-tails/{last.name}.{committed_end}.tail",
+        }
+    ]
+    assert f"{last.name}: cut the {tails[0]['length']} bytes" in stderr
+    assert last.stat().st_size == committed_end
+    assert (root / tails[0]["kept_in"]).read_bytes() == exchange.response + exchange.request
+    assert site.hits["/b"] == 1  # fetched again, once
+    assert sorted(warc_responses(root)) == sorted(site.url(p) for p in ("/", "/a", "/b"))
+    assert (
+        f'"offset": "{committed_end}", "filename": "{last.name}"'
+        not in (root / "indexes/index.cdxj").read_text()
+    )
+    verify = [sys.executable, "-m", "archiver", "verify", str(root), "--no-mirror"]
     verified = await asyncio.to_thread(subprocess.run, verify, capture_output=True, text=True, timeout=120)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert "1 responses a crash left uncommitted" in verified.stdout
-    # Unrecorded, the same records are what they would be after tampering: unindexed.
-    del crawl_json["uncommitted_tails"]
-    (first.snapshot.root / "crawl.json").write_text(json.dumps(crawl_json))
-    verified = await asyncio.to_thread(subprocess.run, verify, capture_output=True, text=True, timeout=120)
-    assert verified.returncode == 1
-    assert "no CDXJ line for the response of " + site.url("/b") in verified.stdout
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])

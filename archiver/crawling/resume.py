@@ -1,19 +1,36 @@
 """Resume: what a crawl that was stopped or killed left behind, and the frontier it continues from.
 
 Every URL the crawl met has a manifest row, ``queued`` until its fetch is
-stored, so the frontier is rebuilt from the manifest. What a crash can leave
-in the WARC files past the last commit is found here and recorded in
-crawl.json, so ``archiver verify`` tells it from damage done later.
+stored, so the frontier is rebuilt from the manifest.
+
+The writer appends a batch's records to the WARC file, then commits their
+rows, so a crash (kill -9, a power cut, a full disk while committing) can
+leave bytes past the file's last committed record: whole records whose rows
+were never committed, and maybe a last record cut short. Their URLs are still
+``queued`` and are fetched again, so left in the WARC file they would be a
+second capture of the same URL to every tool that reads it (pywb, warcio,
+cdxj-indexer), and a torn one would be damage. So recovery cuts each WARC file
+back to the end of its last committed record and keeps what it cut in
+``crash-tails/`` (out of ``warc/``, so no tool indexes it), noted in crawl.json.
+The WARC files then hold exactly the records the manifest names: still the
+record of truth, with one record per URL.
+
+CDXJ lines are appended (to ``index.cdxj.pending``) before their batch is
+committed too: those naming no committed record are dropped the same way.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import shutil
+from pathlib import Path
 
 from archiver.crawling.crawler import Crawler
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import QUEUED, SKIPPED, Manifest
-from archiver.store.snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
+from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.warc.files import warc_paths
 from archiver.warc.reader import member_end, torn_offset
 
@@ -24,54 +41,92 @@ RELOAD_BATCH = 1000
 
 
 def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRecord) -> list[str]:
-    """Find the tails a crash left in the WARC files, note them in crawl.json; returns warnings."""
-    torn = torn_files(snapshot, prefix)
-    warnings = [
-        f"{name} ends in a record cut short at offset {offset} (left as is; new records go to a new file)"
-        for name, offset in torn
-    ]
-    record.note(TORN_TAILS, ({"file": name, "offset": offset} for name, offset in torn))
-    uncommitted = uncommitted_tails(snapshot, prefix, manifest, dict(torn))
-    warnings.extend(
-        f"{name} holds records from offset {offset} that the interrupted crawl "
-        f"wrote but never committed (left as is; those URLs are fetched again)"
-        for name, offset in uncommitted
-    )
-    record.note(UNCOMMITTED_TAILS, ({"file": name, "offset": offset} for name, offset in uncommitted))
+    """Cut what a crash left past the last commit off each WARC file and the pending CDXJ lines.
+
+    Returns a warning for each file cut. Safe to run again after a crash of its own:
+    what is cut is found again from the manifest, and kept aside under the same name.
+    """
+    warnings = []
+    for path in warc_paths(snapshot.warc_dir, prefix):
+        end = committed_end(path, manifest)
+        size = path.stat().st_size
+        if end >= size:
+            continue
+        kept = _set_aside(snapshot, path, end)
+        record.note(
+            CRASH_TAILS,
+            [{"file": path.name, "offset": end, "length": size - end, "kept_in": kept}],
+        )
+        if end == 0:
+            path.unlink()  # not even its warcinfo record was whole
+        else:
+            os.truncate(path, end)
+        warnings.append(
+            f"{path.name}: cut the {size - end} bytes a crash left after its last committed record "
+            f"(offset {end}; kept in {kept}); their URLs are fetched again"
+        )
+    _drop_uncommitted_cdxj(snapshot.cdxj_pending_path, manifest)
     for warning in warnings:
         log.warning(warning)
     return warnings
 
 
-def torn_files(snapshot: Snapshot, prefix: str) -> list[tuple[str, int]]:
-    """(file, offset) of WARC files whose last record a crash cut short (left as they are)."""
-    torn = []
-    for path in warc_paths(snapshot.warc_dir, prefix):
-        offset = torn_offset(path)
-        if offset is not None:
-            torn.append((path.name, offset))
-    return torn
+def committed_end(path: Path, manifest: Manifest) -> int:
+    """Offset just past the last record of ``path`` that a committed manifest row accounts for.
 
-
-def uncommitted_tails(
-    snapshot: Snapshot, prefix: str, manifest: Manifest, torn: dict[str, int]
-) -> list[tuple[str, int]]:
-    """(file, offset) from which WARC files hold whole records no manifest row was committed for.
-
-    The writer appends a batch's records, then commits its rows: a crash in
-    between (kill -9, a power cut) leaves records no row, CDXJ line or mirror
-    file names. The last committed record of a file is a response or revisit
-    followed by its request: what follows those two members is such a tail.
+    That record is a response or revisit followed by its request; with no row
+    at all, only the warcinfo record that starts every file was committed.
     """
-    tails = []
-    for path in warc_paths(snapshot.warc_dir, prefix):
-        end = torn.get(path.name, path.stat().st_size)
-        last = manifest.last_capture_offset(path.name)
-        # No row at all: only the warcinfo record was committed.
-        committed = member_end(path, 0, 1) if last is None else member_end(path, last, 2)
-        if committed is not None and committed < end:
-            tails.append((path.name, committed))
-    return tails
+    last = manifest.last_capture_offset(path.name)
+    end = member_end(path, 0, 1) if last is None else member_end(path, last, 2)
+    if end is None and last is not None:
+        # A committed record is never cut: keep every whole record (this cannot happen
+        # while batches are flushed before their rows are committed).
+        torn = torn_offset(path)
+        return path.stat().st_size if torn is None else torn
+    return end or 0
+
+
+def _set_aside(snapshot: Snapshot, path: Path, offset: int) -> str:
+    """Copy ``path`` from ``offset`` on into crash-tails/ (synced to disk); returns where, relative."""
+    folder = snapshot.crash_tails_dir
+    folder.mkdir(exist_ok=True)
+    kept = folder / f"{path.name}.{offset}.tail"
+    partial = kept.with_name(kept.name + ".partial")
+    with open(path, "rb") as source, open(partial, "wb") as target:
+        source.seek(offset)
+        shutil.copyfileobj(source, target)
+        target.flush()
+        os.fsync(target.fileno())
+    os.replace(partial, kept)
+    return str(kept.relative_to(snapshot.root))
+
+
+def _drop_uncommitted_cdxj(pending: Path, manifest: Manifest) -> None:
+    """Keep only the pending CDXJ lines that name a record a committed row names."""
+    if not pending.exists():
+        return
+    temporary = pending.with_name(pending.name + ".tmp")
+    with (
+        open(pending, encoding="utf-8", errors="replace") as lines,
+        open(temporary, "w", encoding="utf-8") as out,
+    ):
+        for line in lines:
+            location = _location(line)
+            if location is not None and manifest.has_capture_at(*location):
+                out.write(line)
+    os.replace(temporary, pending)
+
+
+def _location(line: str) -> tuple[str, int] | None:
+    """(file, offset) of a CDXJ line's record, or None for a line a crash cut short."""
+    if not line.endswith("\n"):
+        return None
+    try:
+        block = json.loads(line.split(" ", 2)[2])
+        return str(block["filename"]), int(block["offset"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return None
 
 
 async def reload(crawler: Crawler, manifest: Manifest) -> None:

@@ -105,8 +105,9 @@ async def _crawl(
 ) -> CrawlResult:
     """crawl() once the snapshot is locked."""
     result = CrawlResult(snapshot, CrawlStats())
+    # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
+    record = CrawlRecord.start(snapshot, config.to_json(), resume=resume)
     with crawl_log(snapshot):
-        record = CrawlRecord.start(snapshot, config.to_json(), resume=resume)
         manifest = Manifest.open(snapshot.manifest_path)
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)

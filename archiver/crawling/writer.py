@@ -8,7 +8,9 @@ process encoded) runs in one thread, a batch at a time, off the event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -62,7 +64,7 @@ class Writer:
         self.manifest = manifest
         self.error: WriteError | None = None
         self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
-        self._pending_cdxj = snapshot.index_dir / "index.cdxj.pending"
+        self._pending_cdxj = snapshot.cdxj_pending_path
         self._closed = False
 
     async def put(self, item: WriteItem) -> None:
@@ -121,8 +123,12 @@ class Writer:
     def _write_batch(self, items: list[WriteItem]) -> None:
         # Records reach the file before the manifest and the CDXJ name them, and every
         # batch is committed, so a crash (even kill -9) loses at most the fetches in
-        # flight. A failed batch is rolled back whole (see WarcFiles._fail).
+        # flight; what it leaves past the last commit, resume cuts off (crawling/resume.py).
+        # A failed batch is rolled back: its rows, its CDXJ lines (else the index, merged at
+        # the end, would name records that resume cuts) and records not flushed yet
+        # (WarcFiles._fail).
         lines = []
+        pending_size = self._pending_size()
         try:
             for item in items:
                 line = self._write_item(item)
@@ -138,11 +144,20 @@ class Writer:
             self._commit()
         except BaseException:
             self.manifest.rollback()
+            with contextlib.suppress(OSError):
+                if self._pending_cdxj.exists():
+                    os.truncate(self._pending_cdxj, pending_size)
             raise
         finally:
             for item in items:
                 if item.capture is not None:
                     item.capture.body.close()
+
+    def _pending_size(self) -> int:
+        try:
+            return self._pending_cdxj.stat().st_size
+        except FileNotFoundError:
+            return 0
 
     def _commit(self) -> None:
         try:

@@ -227,6 +227,13 @@ class Manifest:
         for found in cursor:
             yield _row(found)
 
+    def has_capture_at(self, warc_file: str, offset: int) -> bool:
+        """True if a row names the record at ``offset`` of ``warc_file`` as its capture."""
+        found = self._db.execute(
+            "SELECT 1 FROM urls WHERE warc_file = ? AND warc_offset = ? LIMIT 1", (warc_file, offset)
+        ).fetchone()
+        return found is not None
+
     def last_capture_offset(self, warc_file: str) -> int | None:
         """Offset of the last response or revisit record a row names in ``warc_file``."""
         found = self._db.execute(

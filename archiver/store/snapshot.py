@@ -12,11 +12,11 @@ from archiver.errors import SnapshotError
 
 LOCK_NAME = ".lock"
 """The writer lock's file (see store/lock.py)."""
+_PROBE = ".write-test"
 
-TORN_TAILS = "torn_tails"
-"""crawl.json key: [{file, offset}] of records a crash cut short, found by a resumed crawl."""
-UNCOMMITTED_TAILS = "uncommitted_tails"
-"""crawl.json key: [{file, offset}] from which a crash left whole records no manifest row names."""
+CRASH_TAILS = "crash_tails"
+"""crawl.json key: [{file, offset, length, kept_in}] of the bytes a crash left past the last
+commit of a WARC file, which a resumed crawl cut off and kept aside (see crawling/resume.py)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,11 @@ class Snapshot:
         return self.index_dir / "index.cdxj"
 
     @property
+    def cdxj_pending_path(self) -> Path:
+        """CDXJ lines of the captures written since the index was last merged (unsorted)."""
+        return self.index_dir / "index.cdxj.pending"
+
+    @property
     def manifest_path(self) -> Path:
         return self.root / "manifest.sqlite3"
 
@@ -53,6 +58,11 @@ class Snapshot:
     def frontier_path(self) -> Path:
         """The crawl's queue while it runs (removed at the end; the manifest is what resumes)."""
         return self.root / "frontier.sqlite3"
+
+    @property
+    def crash_tails_dir(self) -> Path:
+        """What a resumed crawl cut off the WARC files: out of warc/, so no tool indexes it."""
+        return self.root / "crash-tails"
 
     @property
     def crawl_json_path(self) -> Path:
@@ -66,27 +76,42 @@ class Snapshot:
     def index_html(self) -> Path:
         return self.root / "index.html"
 
+    @property
+    def _crawl_json_temporary(self) -> Path:
+        return self.crawl_json_path.with_suffix(".json.tmp")
+
     def is_snapshot(self) -> bool:
         """True if the folder holds a crawl's manifest and settings."""
         return self.manifest_path.is_file() and self.crawl_json_path.is_file()
 
     def check_resumable(self) -> None:
-        """Raise SnapshotError unless the folder holds a crawl to resume."""
-        if not self.is_snapshot():
-            raise SnapshotError(f"{self.root} holds no crawl to resume")
+        """Raise SnapshotError unless the folder holds a crawl to resume (its crawl.json, at least:
+        a crawl killed before its manifest was made starts again from its seeds)."""
+        if not self.crawl_json_path.is_file():
+            raise SnapshotError(f"{self.root} holds no crawl to resume (no crawl.json)")
 
     def check_new(self) -> None:
-        """Raise SnapshotError unless the folder is new or empty (its lock file aside)."""
+        """Raise SnapshotError unless the folder is new or empty.
+
+        What a crawl killed before it wrote crawl.json leaves (its lock file, empty
+        folders) counts as empty: that crawl cannot be resumed, so it may start again.
+        """
         if self.root.exists():
             if not self.root.is_dir():
                 raise SnapshotError(f"output {self.root} exists and is not a folder")
             try:
-                held = [path for path in self.root.iterdir() if path.name != LOCK_NAME]
+                held = [path for path in self.root.iterdir() if not self._left_by_a_start(path)]
             except OSError as exc:
                 raise SnapshotError(f"cannot read output folder {self.root}: {exc.strerror}") from None
             if held:
-                hint = "; use --resume to continue that crawl" if self.is_snapshot() else ""
+                hint = "; use --resume to continue that crawl" if self.crawl_json_path.is_file() else ""
                 raise SnapshotError(f"output folder {self.root} is not empty{hint}")
+
+    def _left_by_a_start(self, path: Path) -> bool:
+        if path.name in (LOCK_NAME, _PROBE, self._crawl_json_temporary.name):
+            return True
+        skeleton = (self.warc_dir, self.index_dir, self.log_path.parent)
+        return path in skeleton and path.is_dir() and not any(path.iterdir())
 
     def create(self) -> None:
         """Make a new snapshot's folders; the folder must be new or empty."""
@@ -94,7 +119,7 @@ class Snapshot:
         try:
             for folder in (self.root, self.warc_dir, self.index_dir, self.log_path.parent):
                 folder.mkdir(parents=True, exist_ok=True)
-            probe = self.root / ".write-test"
+            probe = self.root / _PROBE
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as exc:
@@ -114,6 +139,6 @@ class Snapshot:
 
     def write_crawl_json(self, data: dict[str, Any]) -> None:
         """Replace crawl.json atomically."""
-        temporary = self.crawl_json_path.with_suffix(".json.tmp")
+        temporary = self._crawl_json_temporary
         temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(temporary, self.crawl_json_path)

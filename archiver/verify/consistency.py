@@ -47,7 +47,7 @@ def check_manifest(
         if row.local_path and mirror_dir is not None:
             _check_local_path(row, mirror_dir, report)
     for key, entry in records.items():
-        if key in claimed or not entry.committed:
+        if key in claimed:
             continue
         found = manifest.get(entry.url)
         if found is None or not found.warc_file:
@@ -124,7 +124,7 @@ def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]], repo
             if problem:
                 report.add(CDXJ_MISMATCH, where, problem)
     for key, entry in records.items():
-        if key not in seen and entry.committed:
+        if key not in seen:
             report.add(
                 CDXJ_MISMATCH,
                 f"{entry.file}@{entry.offset}",

@@ -9,7 +9,7 @@ in a digest-verifying reader, and reading the block to its end settles it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +62,6 @@ class RecordEntry:
     """WARC-Truncated: a declared cut (length, time, disconnect), not damage."""
     intact: bool = True
     """Parsed whole with matching digests."""
-    committed: bool = True
-    """False: in a tail of whole records a crash left before their rows were committed
-    (recorded in crawl.json by the resumed crawl); no row or CDXJ line has to name it."""
 
 
 Records = dict[tuple[str, int], RecordEntry]
@@ -85,20 +82,8 @@ class _StopFile(Exception):
 class WarcScan:
     """Integrity checks over WARC files, and the index of their response and revisit records."""
 
-    def __init__(
-        self,
-        report: Report,
-        known_torn: Collection[tuple[str, int]] = (),
-        uncommitted: Mapping[str, int] | None = None,
-    ) -> None:
+    def __init__(self, report: Report) -> None:
         self.report = report
-        self.known_torn = frozenset(known_torn)
-        """(file, offset) of torn tails a crash left and a resumed crawl recorded (crawl.json)."""
-        self.uncommitted = dict(uncommitted or {})
-        """File -> offset from which a crash left whole records that no manifest row names
-        (recorded by a resumed crawl): checked like the others, indexed as not committed."""
-        self._last_response: dict[str, str] = {}
-        self._tolerated: set[str] = set()
         self.records: Records = {}
         """(file name, offset) -> entry, for every response and revisit record."""
         self.damaged: set[tuple[str, int]] = set()
@@ -134,12 +119,7 @@ class WarcScan:
                         resyncing = False
                 except TornFile as exc:
                     self.damaged.add((name, exc.offset))
-                    if (name, exc.offset) in self.known_torn:
-                        # Left by a crash, reported then, never appended to: not damage. The
-                        # response just before it may have lost its request in the same crash.
-                        self.report.stats["torn tails left by a crash"] += 1
-                        self._tolerated.add(self._last_response.get(name, ""))
-                    elif not resyncing:
+                    if not resyncing:
                         self.report.add(
                             TORN_FILE, f"{name}@{exc.offset}", f"{exc.why}: its last record is cut short"
                         )
@@ -236,9 +216,6 @@ class WarcScan:
             self._pair_request(headers.get_header("WARC-Concurrent-To") or "", where, url)
         elif record_type in ("response", "revisit"):
             self._pair_response(record_id, where, url)
-            committed = offset < self.uncommitted.get(name, offset + 1)
-            if not committed:
-                self.report.stats["responses a crash left uncommitted"] += 1
             http = record.http_headers  # type: ignore[attr-defined]
             status = http.get_statuscode() if http is not None else None
             refers = None
@@ -260,7 +237,6 @@ class WarcScan:
                 refers_to=refers,
                 truncated=truncated,
                 intact=intact,
-                committed=committed,
             )
 
     def _pair_request(self, response_id: str, where: str, url: str) -> None:
@@ -273,7 +249,6 @@ class WarcScan:
             )
 
     def _pair_response(self, record_id: str, where: str, url: str) -> None:
-        self._last_response[self._name] = where
         found = self._requests.pop(record_id, None)
         if found is None:
             self._responses[record_id] = (where, url)
@@ -287,8 +262,7 @@ class WarcScan:
         for where, url in self._requests.values():
             self.report.add(UNPAIRED_RECORD, where, f"request for {url} has no response")
         for where, url in self._responses.values():
-            if where not in self._tolerated:
-                self.report.add(UNPAIRED_RECORD, where, f"response for {url} has no request")
+            self.report.add(UNPAIRED_RECORD, where, f"response for {url} has no request")
         self._requests.clear()
         self._responses.clear()
         originals = {

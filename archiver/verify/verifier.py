@@ -28,7 +28,7 @@ from typing import Any
 from archiver.errors import SnapshotError
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
-from archiver.store.snapshot import TORN_TAILS, UNCOMMITTED_TAILS, Snapshot
+from archiver.store.snapshot import Snapshot
 from archiver.verify.completeness import check_completeness, crawl_scope
 from archiver.verify.consistency import check_cdxj, check_manifest
 from archiver.verify.integrity import WarcScan, warc_files
@@ -66,7 +66,7 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         return report
     report.checks.append(INTEGRITY)
     paths = warc_files(snapshot.warc_dir)
-    scan = WarcScan(report, known_tails(snapshot, TORN_TAILS), dict(known_tails(snapshot, UNCOMMITTED_TAILS)))
+    scan = WarcScan(report)
     scan.scan(paths)
     manifest = _open_manifest(snapshot, report)
     if manifest is None:
@@ -91,15 +91,6 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
     if check_mirror and (snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file()):
         check_mirror_links(root, report)
     return report
-
-
-def known_tails(snapshot: Snapshot, key: str) -> set[tuple[str, int]]:
-    """(file, offset) of the tails a crash left that resumed crawls recorded under ``key`` in crawl.json."""
-    try:
-        tails = snapshot.read_crawl_json().get(key) or []
-        return {(str(tail["file"]), int(tail["offset"])) for tail in tails}
-    except (SnapshotError, TypeError, KeyError, ValueError, AttributeError):
-        return set()  # an unreadable crawl.json is reported by the consistency checks
 
 
 def _open_manifest(snapshot: Snapshot, report: Report) -> Manifest | None:

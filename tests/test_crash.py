@@ -1,0 +1,194 @@
+"""kill -9 at random moments, resume to the end: each URL has exactly one response or revisit record.
+
+A site of a few thousand pages (with redirects, dead links, shared requisites
+and identical bodies, so revisits too) is crawled by ``archiver crawl``
+subprocesses killed with SIGKILL after a random number of requests: one crawl
+killed again and again, and fresh crawls killed once. Each is resumed to its
+end; then ``archiver verify`` must pass and warcio must find exactly one
+response or revisit record per URL across all the WARC files.
+
+CRASH_TRIALS=N (environment) runs N fresh crawls instead of the default few.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from aiohttp import web
+from warcio.archiveiterator import ArchiveIterator
+
+BIG = 2000
+"""Pages of the section one crawl is killed in again and again."""
+SMALL = 250
+"""Pages of the section fresh crawls are killed in, once each (kept small: each is crawled whole)."""
+REPEATED_KILLS = 7
+FRESH_TRIALS = int(os.environ.get("CRASH_TRIALS", "4"))
+
+
+def section(app: web.Application, name: str, pages: int) -> int:
+    """Pages /NAME/p0.. linking onward, with redirects, dead links, shared requisites and
+    identical bodies (revisits); returns the URLs a complete crawl of /NAME/p0 fetches."""
+    same, redirects, images, gone = pages // 60, pages // 50, pages // 40, pages // 80
+
+    async def page(request: web.Request) -> web.Response:
+        n = int(request.match_info["n"])
+        links = [f"p{k}" for k in (n + 1, n + 2, (n * 7) % pages) if k < pages]
+        links += [f"r{n % redirects}", f"gone{n % gone}", f"same{n % same}"]
+        anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
+        filler = random.Random(n).randbytes(300).hex()
+        body = (
+            f'<html><head><title>p{n}</title><link rel="stylesheet" href="s.css"></head>'
+            f'<body><img src="i{n % images}.png">{anchors}<p>{filler}</p></body></html>'
+        )
+        return web.Response(text=body, content_type="text/html")
+
+    async def identical(request: web.Request) -> web.Response:
+        return web.Response(text="<p>the same body on every /same page</p>", content_type="text/html")
+
+    async def redirect(request: web.Request) -> web.Response:
+        raise web.HTTPFound(f"p{(int(request.match_info['n']) * 13) % pages}")
+
+    async def image(request: web.Request) -> web.Response:
+        return web.Response(body=random.Random(request.path).randbytes(2000), content_type="image/png")
+
+    async def style(request: web.Request) -> web.Response:
+        return web.Response(text="body { color: #333 }", content_type="text/css")
+
+    async def missing(request: web.Request) -> web.Response:
+        raise web.HTTPNotFound()
+
+    for path, handler in [
+        ("p{n:\\d+}", page),
+        ("same{n:\\d+}", identical),
+        ("r{n:\\d+}", redirect),
+        ("i{n:\\d+}.png", image),
+        ("gone{n:\\d+}", missing),
+        ("s.css", style),
+    ]:
+        app.router.add_get(f"/{name}/{path}", handler)
+    return pages + same + redirects + images + gone + 1
+
+
+class CountingSite:
+    """An aiohttp server on 127.0.0.1 that counts its requests."""
+
+    def __init__(self) -> None:
+        self.app = web.Application()
+        self.requests = 0
+        self.runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> None:
+        @web.middleware
+        async def count(request: web.Request, handler):  # type: ignore[no-untyped-def]
+            self.requests += 1
+            return await handler(request)
+
+        self.app.middlewares.append(count)
+        self.runner = web.AppRunner(self.app, access_log=None)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", 0).start()
+        self.url = f"http://127.0.0.1:{self.runner.addresses[0][1]}/"
+
+    async def close(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+
+def crawl(seed: str, output: Path, resume: bool) -> subprocess.Popen[str]:
+    """archiver crawl of ``seed`` into ``output``, or its resume. A crawl killed before it wrote its
+    crawl.json left nothing to resume: it is started again (its folder counts as empty)."""
+    resume = resume and (output / "crawl.json").exists()
+    where = ["--resume", "-o", str(output)] if resume else [seed, "-o", str(output)]
+    return subprocess.Popen(
+        [sys.executable, "-m", "archiver", "crawl", *where, "--concurrency", "8", "--no-mirror", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def kill_at_random(
+    site: CountingSite, process: subprocess.Popen[str], most: int, chance: random.Random
+) -> bool:
+    """SIGKILL ``process`` at a random moment: after a random time (often while it starts, or
+    resumes) or after a random number of requests up to ``most``. False if it ended first."""
+    if chance.random() < 0.3:
+        deadline = asyncio.get_running_loop().time() + chance.uniform(0, 1.5)
+        done = lambda: asyncio.get_running_loop().time() >= deadline  # noqa: E731
+    else:
+        target = site.requests + chance.randint(1, most)
+        done = lambda: site.requests >= target  # noqa: E731
+    while not done():
+        if process.poll() is not None:
+            return False
+        await asyncio.sleep(0.002)
+    process.kill()
+    await asyncio.to_thread(process.communicate, timeout=60)
+    return True
+
+
+async def finish(process: subprocess.Popen[str]) -> None:
+    _, stderr = await asyncio.to_thread(process.communicate, timeout=300)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr
+
+
+def records_by_url(snapshot: Path) -> Counter[str]:
+    """Response and revisit records per URL across every WARC file, as warcio reads them."""
+    found: Counter[str] = Counter()
+    for path in sorted((snapshot / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f):
+                if record.rec_type in ("response", "revisit"):
+                    found[record.rec_headers.get_header("WARC-Target-URI")] += 1
+    return found
+
+
+async def check_snapshot(snapshot: Path, urls: int) -> None:
+    verified = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "archiver", "verify", str(snapshot), "--no-mirror"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    found = records_by_url(snapshot)
+    assert {url: n for url, n in found.items() if n != 1} == {}
+    assert len(found) == urls
+
+
+async def test_kill_9_at_random_moments_then_resume_leaves_one_record_per_url(tmp_path: Path) -> None:
+    site = CountingSite()
+    big = section(site.app, "big", BIG)
+    small = section(site.app, "small", SMALL)
+    await site.start()
+    chance = random.Random()
+    try:
+        # One crawl killed again and again, at any moment of its own or of a resume.
+        snapshot = tmp_path / "again"
+        process = crawl(site.url + "big/p0", snapshot, resume=False)
+        kills = 0
+        while kills < REPEATED_KILLS and await kill_at_random(site, process, 300, chance):
+            kills += 1
+            process = crawl(site.url + "big/p0", snapshot, resume=True)
+        await finish(process)
+        assert kills >= 4, "the crawl ended before it could be killed"
+        await check_snapshot(snapshot, big)
+        # Fresh crawls, each killed once.
+        for trial in range(FRESH_TRIALS):
+            snapshot = tmp_path / f"fresh-{trial}"
+            process = crawl(site.url + "small/p0", snapshot, resume=False)
+            if await kill_at_random(site, process, small, chance):
+                process = crawl(site.url + "small/p0", snapshot, resume=True)
+            await finish(process)
+            await check_snapshot(snapshot, small)
+    finally:
+        await site.close()
