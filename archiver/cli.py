@@ -13,10 +13,10 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from archiver import __version__
-from archiver.config import SCOPES, CrawlConfig, Option, human_size
+from archiver.config import SCOPES, CrawlConfig, Option, flag_of, human_size
 from archiver.errors import ArchiverError, ConfigError, SnapshotError
 
 EXIT_OK = 0
@@ -91,7 +91,7 @@ def _add_config_option(
     parser: argparse.ArgumentParser, field: dataclasses.Field[Any], option: Option
 ) -> None:
     """Add the option of a CrawlConfig field; its default stays the field's (argparse keeps none)."""
-    flag = option.flag or "--" + field.name.replace("_", "-")
+    flag = flag_of(field)
     default = _default_text(option, field.default)
     text = f"{option.help} (default: {default})" if default else option.help
     kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": text}
@@ -111,22 +111,29 @@ def _add_config_option(
     parser.add_argument(flag, **kwargs)
 
 
-def _add_crawl(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_crawl(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser(
         "crawl",
         help="archive a website into a snapshot folder",
         description="Crawl URLs into WARC files, a manifest and an offline mirror.",
     )
     p.add_argument("urls", nargs="*", metavar="URL", help="seed URLs (http or https)")
-    p.add_argument("-o", "--output", type=Path, required=True, help="snapshot folder (new or empty)")
-    p.add_argument("--resume", action="store_true", help="continue the interrupted crawl in --output")
+    p.add_argument("-o", "--output", type=Path, metavar="DIR", help="snapshot folder (new or empty)")
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const=True,
+        metavar="DIR",
+        help="continue the crawl saved in DIR (or --output); options given with it apply from now on "
+        "and are saved, except those that would change what the crawl already decided",
+    )
     for field in dataclasses.fields(CrawlConfig):
         option = field.metadata.get("option")
         if option is not None:
             _add_config_option(p, field, option)
     p.add_argument("--no-mirror", action="store_true", help="skip building the offline mirror")
     p.add_argument("--quiet", action="store_true", help="no progress line and no report")
-    p.set_defaults(func=cmd_crawl)
+    p.set_defaults(parser=p, func=cmd_crawl)
 
 
 def _given_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -166,34 +173,58 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     from archiver.store.lock import snapshot_lock
     from archiver.store.snapshot import Snapshot
 
+    output = _output_folder(args)
+    args.resume = args.resume is not None
     if args.resume:
         if args.urls:
-            raise ArchiverError("--resume takes no URLs: it continues the crawl saved in --output")
-        settings = Snapshot(args.output).read_crawl_json().get("settings") or {}
-        # crawl.json keeps no password: it is given again (see --http-password), as are
-        # credential headers.
-        secrets = {"http_password": args.http_password} if hasattr(args, "http_password") else {}
-        secrets = secrets or _password_from_environment(settings, settings.get("seeds") or ())
-        if hasattr(args, "headers"):  # credential headers are not kept either
-            secrets["headers"] = tuple(args.headers)
-        try:
-            config = CrawlConfig.from_json(settings, output=args.output, **secrets)
-        except (TypeError, KeyError, ValueError) as exc:
-            raise SnapshotError(f"cannot read the settings in {args.output}/crawl.json: {exc}") from None
+            raise ConfigError("--resume takes no URLs: it continues the crawl saved in its folder")
+        config = _resumed_config(output, _given_settings(args))
     else:
         if not args.urls:
-            raise ArchiverError("give at least one URL to crawl (or --resume)")
+            raise ConfigError("give at least one URL to crawl (or --resume DIR)")
         given = _given_settings(args)
         given.update(_password_from_environment(given, args.urls))
-        config = CrawlConfig(seeds=tuple(args.urls), output=args.output, **given)
+        config = CrawlConfig(seeds=tuple(args.urls), output=output, **given)
     _check_files(config)
     progress = not args.quiet and sys.stderr.isatty()
     if not args.resume:
-        Snapshot(args.output).check_new()
+        Snapshot(output).check_new()
     # Held across the crawl and the mirror build, so no other writer comes in between.
     command = "archiver crawl --resume" if args.resume else "archiver crawl"
-    with snapshot_lock(args.output, command, create=not args.resume):
+    with snapshot_lock(output, command, create=not args.resume):
         return _crawl_and_mirror(config, args, progress)
+
+
+def _resumed_config(output: Path, given: dict[str, Any]) -> CrawlConfig:
+    """The settings saved in ``output``/crawl.json, with the options ``given`` with --resume."""
+    from archiver.store.snapshot import Snapshot
+
+    settings = Snapshot(output).read_crawl_json().get("settings")
+    seeds = settings.get("seeds") if isinstance(settings, dict) else None
+    if "http_password" not in given and isinstance(seeds, list) and all(isinstance(s, str) for s in seeds):
+        given.update(_password_from_environment({**settings, **given}, seeds))  # type: ignore[dict-item]
+    # crawl.json keeps no password and no credential header: they are given again.
+    secrets = {"http_password": given.pop("http_password")} if "http_password" in given else {}
+    if "headers" in given:
+        secrets["headers"] = given["headers"]
+    try:
+        saved = CrawlConfig.from_json(settings, output=output, **secrets)
+    except ConfigError as exc:
+        raise SnapshotError(f"cannot resume {output}: {exc}") from None
+    return saved.resumed(given)
+
+
+def _output_folder(args: argparse.Namespace) -> Path:
+    """The snapshot folder: -o DIR, or --resume DIR."""
+    named = Path(args.resume) if isinstance(args.resume, str) else None  # --resume alone gives True
+    if named is not None and "://" in args.resume:
+        raise ConfigError("--resume takes no URLs: it continues the crawl saved in its folder")
+    if named is not None and args.output is not None and named != args.output:
+        raise ConfigError(f"--resume {named} and -o {args.output} name two folders: give one")
+    output = named or args.output
+    if output is None:
+        raise ConfigError("give the snapshot folder: -o DIR (or --resume DIR)")
+    return output
 
 
 def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: bool) -> int:
@@ -216,8 +247,8 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
     if result.interrupted:
         print(
             f"archiver: crawl stopped ({result.stats.stop_reason}); continue it with: "
-            f"archiver crawl --resume -o {args.output} (or browse what is there after: "
-            f"archiver mirror {args.output})",
+            f"archiver crawl --resume {config.output} (or browse what is there after: "
+            f"archiver mirror {config.output})",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED if "signal" in (result.stats.stop_reason or "") else EXIT_PROBLEMS
@@ -275,7 +306,7 @@ def _run_async(coroutine: Any) -> Any:
         return runner.run(coroutine)
 
 
-def _add_mirror(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_mirror(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser(
         "mirror",
         help="rebuild the offline mirror and index.html from the WARCs",
@@ -283,7 +314,7 @@ def _add_mirror(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "and manifest (also after an interrupted crawl).",
     )
     p.add_argument("snapshot", type=Path, help="snapshot folder")
-    p.set_defaults(func=cmd_mirror)
+    p.set_defaults(parser=p, func=cmd_mirror)
 
 
 def cmd_mirror(args: argparse.Namespace) -> int:
@@ -295,7 +326,7 @@ def cmd_mirror(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _add_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_verify(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser(
         "verify",
         help="check a snapshot is complete and intact (exit 0 only if so)",
@@ -314,7 +345,7 @@ def _add_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="connect to IP for HOST instead of asking DNS (repeatable)",
     )
     p.add_argument("--no-mirror", action="store_true", help="do not check the mirror's links")
-    p.set_defaults(func=cmd_verify)
+    p.set_defaults(parser=p, func=cmd_verify)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -329,7 +360,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
-def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser(
         "serve",
         help="browse a snapshot's mirror with a local web server",
@@ -338,7 +369,7 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("snapshot", type=Path, help="snapshot folder")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.set_defaults(func=cmd_serve)
+    p.set_defaults(parser=p, func=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -364,9 +395,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse without abbreviations (``--user`` is not ``--user-agent``), saying a usage error
+    in one line; the subcommands' parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"archiver: error: {message} (see: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of the ``archiver`` command and its subcommands."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="archiver",
         description="Archive a website into WARC files, an offline mirror and a manifest.",
     )
@@ -382,7 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``archiver`` command; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the subcommand's parser, whose help lists its options
+        args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args))
     except ArchiverError as exc:

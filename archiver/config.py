@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -311,32 +312,36 @@ class CrawlConfig:
                 raise ConfigError(f"bad regular expression {pattern!r}: {exc}") from None
 
     def to_json(self) -> dict[str, Any]:
-        """The settings as JSON-ready values, for crawl.json."""
-        data = dataclasses.asdict(self)
-        data["output"] = str(self.output)
+        """The settings as JSON-ready values, for crawl.json (tuples become lists, paths strings)."""
+
+        def ready(value: Any) -> Any:
+            if isinstance(value, tuple):
+                return [ready(item) for item in value]
+            return str(value) if isinstance(value, Path) else value
+
+        data = {name: ready(value) for name, value in dataclasses.asdict(self).items()}
         data["seeds"] = [without_password(seed) for seed in self.seeds]
-        del data["http_password"]
+        del data["http_password"]  # never saved
         # Like the password, a credential header is never written: a resume is given it again.
         data["headers"] = [
             [name, WITHHELD if name.lower() in SECRET_HEADERS else value] for name, value in self.headers
         ]
-        data["resolve"] = [list(pair) for pair in self.resolve]
-        data["cookies"] = [list(pair) for pair in self.cookies]
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], **overrides: Any) -> CrawlConfig:
-        """Rebuild the settings saved in crawl.json (unknown keys are ignored); ``overrides``
-        must give what crawl.json does not keep: the password, credential headers."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        values["output"] = Path(values["output"])
-        for name in ("seeds", "include", "exclude", "credentials_hosts", "retry_on"):
-            if name in values:  # a crawl.json from an older version lacks the newer ones
-                values[name] = tuple(values[name])
-        for name in ("headers", "resolve", "cookies"):
-            values[name] = tuple(tuple(pair) for pair in values.get(name, ()))
-        withheld = [name for name, value in values["headers"] if value == WITHHELD]
+    def from_json(cls, data: Any, **overrides: Any) -> CrawlConfig:
+        """Rebuild the settings saved in crawl.json (unknown keys are ignored); ConfigError if they
+        are not settings (a value of the wrong type, seeds or output missing). ``overrides`` must
+        give what crawl.json does not keep: the password, credential headers."""
+        if not isinstance(data, dict):
+            raise ConfigError("crawl.json holds no settings")
+        values = {}
+        for f in dataclasses.fields(cls):
+            if f.name in data:
+                values[f.name] = _typed(f.name, str(f.type), data[f.name])
+            elif f.default is dataclasses.MISSING and f.name not in overrides:
+                raise ConfigError(f"crawl.json: the settings have no {f.name}")
+        withheld = [name for name, value in values.get("headers", ()) if value == WITHHELD]
         if withheld and "headers" not in overrides:
             raise ConfigError(
                 f"this crawl sent a {', '.join(withheld)} header, which crawl.json does not keep: "
@@ -344,3 +349,64 @@ class CrawlConfig:
             )
         values.update(overrides)
         return cls(**values)
+
+    def resumed(self, given: dict[str, Any]) -> CrawlConfig:
+        """These settings with the options ``given`` with --resume, as each option's on_resume says.
+
+        >>> saved = CrawlConfig(seeds=("http://h/",), output=Path("s"), exclude=("a",))
+        >>> saved.resumed({"delay": 2.0, "exclude": ("b",)}).exclude
+        ('a', 'b')
+        >>> saved.resumed({"scope": "any"})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        archiver.errors.ConfigError: --scope cannot change when a crawl resumes (it was host): ...
+        """
+        changes = {}
+        for f in dataclasses.fields(self):
+            if f.name not in given:
+                continue
+            option: Option = f.metadata["option"]
+            value, saved = given[f.name], getattr(self, f.name)
+            if option.on_resume == REFUSE and value != saved:
+                raise ConfigError(
+                    f"{flag_of(f)} cannot change when a crawl resumes (it was {saved}): {option.why_refused}"
+                )
+            if option.on_resume == ADD:
+                value = saved + tuple(item for item in value if item not in saved)
+            changes[f.name] = value
+        return dataclasses.replace(self, **changes)
+
+
+def flag_of(f: dataclasses.Field[Any]) -> str:
+    """The command-line option of a CrawlConfig field: --max-pages for max_pages."""
+    option: Option = f.metadata["option"]
+    return option.flag or "--" + f.name.replace("_", "-")
+
+
+def _typed(name: str, annotation: str, value: Any) -> Any:
+    """``value`` from crawl.json as the field's type (JSON has lists for tuples); ConfigError if it is not."""
+    kinds = [kind.strip() for kind in annotation.split("|")]
+    if value is None and "None" in kinds:
+        return None
+    kind = kinds[0]
+    if kind == "tuple[str, ...]" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    if kind == "tuple[int, ...]" and isinstance(value, list) and all(type(v) is int for v in value):
+        return tuple(value)
+    pairs = isinstance(value, list) and all(
+        isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in value
+    )
+    if kind == "tuple[tuple[str, str], ...]" and pairs:
+        return tuple((a, b) for a, b in value)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if (
+        (kind == "bool" and isinstance(value, bool))
+        or (kind == "int" and number and isinstance(value, int))
+        or (kind == "str" and isinstance(value, str))
+    ):
+        return value
+    if kind == "float" and number:
+        return float(value)
+    if kind == "Path" and isinstance(value, str) and value:
+        return Path(value)
+    raise ConfigError(f"crawl.json: the setting {name} is not a {kind}: {json.dumps(value)[:60]}")

@@ -164,7 +164,7 @@ async def test_the_library_never_prints(site, tmp_path, capfd):
         resume=True,
         progress=lambda stats, queued: shown.append(queued),
     )
-    assert result.warnings and "cut short" in result.warnings[0]
-    assert "cut short" in (output / "logs" / "crawl.log").read_text()
+    assert result.warnings and "a crash left" in result.warnings[0]
+    assert "a crash left" in (output / "logs" / "crawl.log").read_text()
     captured = capfd.readouterr()
     assert captured.out == "" and captured.err == ""

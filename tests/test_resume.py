@@ -302,3 +302,60 @@ async def test_a_second_writer_is_refused_while_a_crawl_runs_and_a_killed_holder
     assert resumed.returncode == 0, stderr
     mirrored = await asyncio.to_thread(run_archiver, "mirror", str(output))
     assert mirrored.returncode == 0, mirrored.stderr
+
+
+async def test_options_given_with_resume_are_applied_and_recorded(site, run_crawl):
+    """--max-pages raised, --exclude added, --delay changed: applied to what is left, saved in crawl.json."""
+    site.page("/", links=[f"/p{n}" for n in range(8)])
+    for n in range(8):
+        site.page(f"/p{n}")
+    await site.start()
+    first = await run_crawl(site.url("/"), max_pages=3, delay=0.0)
+    root = first.snapshot.root
+    assert first.totals["skip_reasons"].get("page limit")
+    resumed = await asyncio.to_thread(
+        run_archiver, "crawl", "--resume", str(root), "--max-pages", "100", "--exclude", "/p7$",
+        "--delay", "0.01", "--no-mirror", "--quiet",
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    rows = manifest_rows(root)
+    assert all(rows[site.url(f"/p{n}")].outcome == "fetched" for n in range(7))
+    assert rows[site.url("/p7")].outcome == "skipped" and rows[site.url("/p7")].reason == "excluded"
+    assert site.hits["/p7"] == 0
+    crawl_json = json.loads((root / "crawl.json").read_text())
+    settings = crawl_json["settings"]
+    assert (settings["max_pages"], settings["exclude"], settings["delay"]) == (100, ["/p7$"], 0.01)
+    assert crawl_json["runs"][-1]["changed"] == {"max_pages": 100, "exclude": ["/p7$"], "delay": 0.01}
+
+
+@pytest.mark.parametrize(
+    ("option", "word"),
+    [
+        (["--scope", "any"], "--scope cannot change when a crawl resumes (it was host)"),
+        (["--include", "x"], "--include cannot change"),
+        (["--max-depth", "1"], "--max-depth cannot change"),
+        (["--warc-prefix", "other"], "--warc-prefix cannot change"),
+    ],
+)
+async def test_options_that_would_change_what_was_decided_are_refused_with_resume(
+    site, run_crawl, option, word
+):
+    site.page("/")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    before = (root / "crawl.json").read_text()
+    refused = await asyncio.to_thread(run_archiver, "crawl", "--resume", "-o", str(root), *option)
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1 and refused.stderr.startswith(f"archiver: error: {word}")
+    assert (root / "crawl.json").read_text() == before
+    same = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--scope", "host", "--quiet")
+    assert same.returncode == 0, same.stderr
+
+
+def test_option_abbreviations_are_refused(tmp_path):
+    done = run_archiver("crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "snap"), "--user", "alice")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "archiver: error: unrecognized arguments: --user alice (see: archiver crawl --help)"
+    ]
+    assert not (tmp_path / "snap").exists()

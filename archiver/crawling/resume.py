@@ -21,13 +21,16 @@ committed too: those naming no committed record are dropped the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import shutil
 from pathlib import Path
 
+from archiver.config import CrawlConfig
 from archiver.crawling.crawler import Crawler
+from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import QUEUED, SKIPPED, Manifest
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
@@ -118,6 +121,11 @@ def _drop_uncommitted_cdxj(pending: Path, manifest: Manifest) -> None:
     os.replace(temporary, pending)
 
 
+def _lifted(reason: str | None, config: CrawlConfig) -> bool:
+    """True if a URL skipped for ``reason`` is to be tried again by a crawl with ``config``."""
+    return reason in (PAGE_LIMIT, BYTE_LIMIT) or (reason == ROBOTS and not config.obey_robots)
+
+
 def _location(line: str) -> tuple[str, int] | None:
     """(file, offset) of a CDXJ line's record, or None for a line a crash cut short."""
     if not line.endswith("\n"):
@@ -131,21 +139,35 @@ def _location(line: str) -> tuple[str, int] | None:
 
 async def reload(crawler: Crawler, manifest: Manifest) -> None:
     """Refill the frontier from the manifest of an interrupted crawl, count what it did, and
-    take in the scope where its seeds' redirects landed."""
+    take in the scope where its seeds' redirects landed.
+
+    URLs skipped for a reason the crawl's settings may have lifted since (a page or
+    byte limit, which --resume may raise; robots.txt, if --ignore-robots is given now)
+    are queued again: the limits skip them again if they still hold. URLs still to
+    fetch that the --exclude patterns now match are skipped as excluded.
+    """
     pages = size = 0
     done: list[str] = []
+    excluded = []
     for row in manifest.rows():
-        if row.outcome == SKIPPED:
+        if row.outcome == SKIPPED and not _lifted(row.reason, crawler.config):
             continue
-        if row.outcome == QUEUED:
-            await crawler.add(row.url, row.depth, row.found_by, row.parent)
-            continue
+        if row.outcome in (QUEUED, SKIPPED):
+            # --exclude given with --resume applies to what is still to fetch.
+            if crawler.scope.skip_reason(row.url, row.depth, requisite=True) != EXCLUDED:
+                await crawler.add(row.url, row.depth, row.found_by, row.parent)
+                continue
+            excluded.append(dataclasses.replace(row, outcome=SKIPPED, reason=EXCLUDED))
+        else:
+            pages += 1
+            size += row.length or 0
         done.append(row.url)
         if len(done) >= RELOAD_BATCH:
             await crawler.frontier.claim(done)
             done.clear()
-        pages += 1
-        size += row.length or 0
     await crawler.frontier.claim(done)
     crawler.count_done(pages, size)
     crawler.scope = crawler.scope.with_seeds(manifest.seed_landings())
+    for row in excluded:  # before the writer starts: this is the only writer yet
+        manifest.upsert(row)
+    manifest.commit()

@@ -37,13 +37,18 @@ class CrawlRecord:
 
     @classmethod
     def start(cls, snapshot: Snapshot, settings: dict[str, Any], *, resume: bool) -> CrawlRecord:
-        """Note a run starting with ``settings`` (a resumed crawl keeps its earlier runs)."""
+        """Note a run starting with ``settings`` (a resumed crawl keeps its earlier runs, and its
+        run notes the settings it changed)."""
         data: dict[str, Any] = snapshot.read_crawl_json() if resume else {}
+        run: dict[str, Any] = {"started": now()}
+        before = data.get("settings")
+        if isinstance(before, dict):  # what this run changes (options given with --resume)
+            run["changed"] = {k: v for k, v in settings.items() if k in before and before[k] != v}
         data["archiver_version"] = __version__
         data["settings"] = settings
         data.setdefault("started", now())
         runs = data.get("runs")
-        data["runs"] = [*(runs if isinstance(runs, list) else []), {"started": now()}]
+        data["runs"] = [*(runs if isinstance(runs, list) else []), run]
         data.update(finished=None, status=RUNNING)
         record = cls(snapshot, data)
         record.save()
