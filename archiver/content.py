@@ -43,6 +43,8 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 CSS_TYPE = "text/css"
 PARSED_TYPES = HTML_TYPES | {CSS_TYPE}
 """Documents the crawl reads links from (and verify reads them again from)."""
+DATA_SCRIPT_TYPES = frozenset({"application/ld+json", "application/json", "text/template", "text/x-template"})
+"""<script type=...> values that hold data, not code: no browser runs them."""
 _ANY_BYTES = bytes(range(256))
 _GZIP_MAGIC = b"\x1f\x8b"
 

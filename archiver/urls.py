@@ -252,9 +252,14 @@ def _suffixes() -> PublicSuffixList:
 def surt(url: str) -> str:
     """Sort-friendly URI Reordering Transform, as pywb's CDXJ indexes use.
 
-    >>> surt("https://www.Example.com/a?b=2&a=1")
-    'com,example)/a?a=1&b=2'
+    A URN (the target of a record about a page, such as urn:dom:URL) is its own
+    key, as pywb and cdxj-indexer keep it.
+
+    >>> surt("https://www.Example.com/a?b=2&a=1"), surt("urn:dom:http://h/")
+    ('com,example)/a?a=1&b=2', 'urn:dom:http://h/')
     """
+    if url.startswith("urn:"):
+        return url
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     if host.startswith("www."):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from archiver.store.manifest import Manifest, ManifestRow
 from archiver.warc.capture import Capture
+from archiver.warc.dom import RenderedDom, dom_record
 from archiver.warc.files import WarcFiles
 
 MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -97,6 +98,14 @@ class SnapshotBuilder:
         )
         self.manifest.upsert(redirected)
         return redirected
+
+    def rendered(self, page: ManifestRow, html: str, *, claimed: bool = True) -> tuple[str, int, int]:
+        """Store ``html`` as the rendered DOM of ``page`` (and, if ``claimed``, note it in its row)."""
+        dom = RenderedDom(page.url, MOMENT, html.encode("utf-8"), None)
+        location = self.warcs.write_member(dom_record(dom, self.warcs.make_id()))
+        if claimed:
+            self.manifest.set_render(page.url, "always", None, location)
+        return location
 
     def other(self, url: str, outcome: str, reason: str, parent: str | None = None) -> None:
         self.manifest.upsert(

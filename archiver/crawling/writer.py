@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,12 +22,26 @@ from archiver.store.manifest import Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.capture import Capture
 from archiver.warc.cdxj import cdxj_line, merge_into_index
+from archiver.warc.dom import RenderedDom, dom_record, dom_target
 from archiver.warc.exchange import Exchange
 from archiver.warc.files import WarcFiles
+from archiver.warc.records import sha1_digest, warc_date
 
 BATCH_ITEMS = 256
 BATCH_WINDOW = 0.02
 """Seconds the writer waits for a batch to gather when few items are queued."""
+
+
+@dataclass(frozen=True)
+class RenderNote:
+    """What rendering a page in a browser gave, for its manifest row and the WARC."""
+
+    url: str
+    reason: str | None = None
+    """Why it was rendered, when that was decided after its row was written (else None: kept)."""
+    error: str | None = None
+    dom: RenderedDom | None = None
+    """The rendered DOM, stored as a resource record (None when rendering failed)."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,9 @@ class WriteItem:
     """New rows (queued or skipped) for URLs first met on this page; never replace a row."""
     exchange: Exchange | None = None
     """The capture's records, already encoded by a worker process (else the writer encodes them)."""
+    render: RenderNote | None = None
+    done: asyncio.Future[None] | None = None
+    """Set once the batch holding this item is committed (see Writer.committed())."""
 
 
 class WriteQueue(Protocol):
@@ -47,6 +65,9 @@ class WriteQueue(Protocol):
 
     async def put(self, item: WriteItem) -> None:
         """Queue ``item``; waits while the writer is behind. Raises WriteError once it has failed."""
+
+    async def committed(self) -> None:
+        """Wait until everything queued before is committed."""
 
 
 class Writer:
@@ -57,15 +78,31 @@ class Writer:
     """
 
     def __init__(
-        self, snapshot: Snapshot, warcs: WarcFiles, manifest: Manifest, queue_size: int = 64
+        self,
+        snapshot: Snapshot,
+        warcs: WarcFiles,
+        manifest: Manifest,
+        queue_size: int = 64,
+        on_commit: Callable[[list[str]], None] | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.warcs = warcs
         self.manifest = manifest
+        self.on_commit = on_commit
+        """Called on the event loop with the URLs whose final rows a batch just committed."""
         self.error: WriteError | None = None
         self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
         self._pending_cdxj = snapshot.cdxj_pending_path
         self._closed = False
+
+    async def committed(self) -> None:
+        """Wait until everything queued before this call is committed (records, rows, CDXJ).
+
+        Cancelled, nothing is lost: the items are written all the same.
+        """
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await self.put(WriteItem(None, done=done))
+        await asyncio.shield(done)
 
     async def put(self, item: WriteItem) -> None:
         """Queue ``item``; waits while the queue is full (backpressure)."""
@@ -103,22 +140,37 @@ class Writer:
                     if isinstance(exc, WriteError)
                     else WriteError(f"the writer failed: {type(exc).__name__}: {exc}")
                 )
-                self._drain()
+                self._drain(items)
                 raise self.error from None
             finally:
                 for _ in batch:
                     self._queue.task_done()
+            self._settle(items)
             if cancelled:
                 raise asyncio.CancelledError
             if done:
                 return
 
-    def _drain(self) -> None:
+    def _settle(self, items: list[WriteItem]) -> None:
+        if self.on_commit is not None:
+            self.on_commit([item.row.url for item in items if item.row is not None])
+        for item in items:
+            if item.done is not None and not item.done.done():
+                item.done.set_result(None)
+
+    def _drain(self, failed: list[WriteItem]) -> None:
+        """After a failure: drop what is queued; whoever waits on an item hears the error."""
+        dropped = list(failed)
         while not self._queue.empty():
             item = self._queue.get_nowait()
-            if item is not None and item.capture is not None:
-                item.capture.body.close()
+            if item is not None:
+                dropped.append(item)
+                if item.capture is not None:
+                    item.capture.body.close()
             self._queue.task_done()
+        for item in dropped:
+            if item.done is not None and not item.done.done():
+                item.done.set_exception(self.error or WriteError("the writer failed"))
 
     def _write_batch(self, items: list[WriteItem]) -> None:
         # Records reach the file before the manifest and the CDXJ name them, and every
@@ -194,9 +246,31 @@ class Writer:
                 self.manifest.insert_new(item.met)
             if row is not None:
                 self.manifest.upsert(row)
+            if item.render is not None:
+                line = self._write_render(item.render) or line
+        except WriteError:
+            raise
         except Exception as exc:
             raise WriteError(f"cannot write the manifest: {exc}") from None
         return line
+
+    def _write_render(self, note: RenderNote) -> str | None:
+        """Store a rendered DOM (if any) and the page's render columns; its CDXJ line."""
+        if note.dom is None:
+            self.manifest.set_render(note.url, note.reason, note.error)
+            return None
+        file, offset, length = self.warcs.write_member(dom_record(note.dom, self.warcs.make_id()))
+        self.manifest.set_render(note.url, note.reason, note.error, (file, offset, length))
+        return cdxj_line(
+            dom_target(note.url),
+            warc_date(note.dom.date),
+            mime="text/html",
+            status=None,
+            digest=sha1_digest(hashlib.sha1(note.dom.html)),
+            length=length,
+            offset=offset,
+            filename=file,
+        )
 
     async def close(self) -> None:
         """Write what is queued, then close WARC, CDXJ and manifest; safe to call twice."""

@@ -39,9 +39,12 @@ from archiver.mirror.index_page import write_index
 from archiver.mirror.output import MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan
 from archiver.mirror.rewrite import Memo, rewrite_css_bytes, rewrite_html
+from archiver.mirror.scripts import neutralise_scripts
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
+from archiver.store.stored import payload_record
+from archiver.warc.dom import page_of
 from archiver.warc.reader import WarcReader
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
@@ -217,27 +220,12 @@ class _Builder:
 
     def _payload_record(self, row: ManifestRow) -> tuple[Any, Any]:
         """(record holding the payload, the row's own HTTP headers) for a response or revisit."""
-        assert row.warc_file is not None and row.warc_offset is not None
-        record = self.records.record(row.warc_file, row.warc_offset, row.warc_length)
-        if record.rec_type != "revisit":
-            return record, record.http_headers
-        http_headers = record.http_headers
-        refers_to = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
-        original = self.manifest.get(refers_to) if refers_to else None
-        if (
-            original is None
-            or original.record_type != "response"
-            or not original.warc_file
-            or original.payload_digest != row.payload_digest
-            or original.warc_offset is None
-        ):
-            raise ValueError(f"revisit of {refers_to}: no stored response with its payload")
-        return (
-            self.records.record(original.warc_file, original.warc_offset, original.warc_length),
-            http_headers,
-        )
+        return payload_record(self.manifest, self.records, row)
 
     def _write_capture(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
+        if row.dom_warc_file is not None and row.dom_warc_offset is not None:
+            self._write_rendered(files, row, path)
+            return
         payload_record, own_headers = self._payload_record(row)
         content_type = own_headers.get_header("Content-Type") if own_headers else None
         # A revisit's own headers say how its (identical, still encoded) payload was encoded.
@@ -263,6 +251,26 @@ class _Builder:
         decoding = Decoding(chunks, encoding, limit)
         self.stats.other += 1
         self.stats.bytes += files.write(path, decoding, lambda: _note(decoding))
+
+    def _write_rendered(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
+        """A page rendered in a browser: its DOM, links rewritten, scripts made inert (see scripts.py)."""
+        assert row.dom_warc_file is not None and row.dom_warc_offset is not None
+        record = self.records.record(row.dom_warc_file, row.dom_warc_offset, row.dom_warc_length)
+        if (
+            record.rec_type != "resource"
+            or page_of(record.rec_headers.get_header("WARC-Target-URI") or "") != row.url
+        ):
+            raise ValueError(f"no rendered DOM of {row.url} at {row.dom_warc_file}@{row.dom_warc_offset}")
+        html = record.raw_stream.read(REWRITE_LIMIT + 1)
+        if len(html) > REWRITE_LIMIT:  # the crawl keeps no DOM this large
+            raise ValueError(f"the rendered DOM of {row.url} is larger than {REWRITE_LIMIT} bytes")
+        html, capped = bounded_document(html, "text/html")
+        if capped:
+            html = _without_cut_tag(html)
+        html = rewrite_html(html, row.url, "utf-8", self.resolve, path, self.memo)
+        self.stats.pages += 1
+        note = f"cut at {MAX_MARKUP:,} tags: the rendered DOM holds more" if capped else None
+        self.stats.bytes += files.write(path, (neutralise_scripts(html),), lambda: note)
 
 
 def _note(decoding: Decoding, capped: bool = False) -> str | None:

@@ -3,8 +3,10 @@
 Outcomes: ``queued`` (met, not yet done: the frontier of an interrupted
 crawl), ``fetched``, ``redirected``, ``failed``, ``skipped``. A row with a
 capture names the WARC file, offset and length of its response or revisit
-record. The mirror stage fills ``local_path``, and table ``mirror_files`` with what
-each file it wrote holds (MirrorFile), so verify can tell a damaged mirror.
+record; a page rendered in a browser also says why it was rendered and where
+its rendered DOM (a resource record) is. The mirror stage fills ``local_path``,
+and table ``mirror_files`` with what each file it wrote holds (MirrorFile), so
+verify can tell a damaged mirror.
 
 >>> with Manifest.open(":memory:") as manifest:
 ...     manifest.upsert(ManifestRow(url="http://h/", found_by="seed", depth=0, outcome="queued"))
@@ -55,7 +57,12 @@ CREATE TABLE IF NOT EXISTS urls (
     warc_length INTEGER,
     record_type TEXT,
     truncated INTEGER NOT NULL DEFAULT 0,
-    local_path TEXT
+    local_path TEXT,
+    render_reason TEXT,
+    render_error TEXT,
+    dom_warc_file TEXT,
+    dom_warc_offset INTEGER,
+    dom_warc_length INTEGER
 );
 CREATE INDEX IF NOT EXISTS urls_outcome ON urls (outcome);
 CREATE INDEX IF NOT EXISTS urls_payload ON urls (payload_digest) WHERE record_type = 'response';
@@ -112,6 +119,19 @@ class ManifestRow:
     """True when the body passed --max-file-size and was stored cut short."""
     local_path: str | None = None
     """Path of the mirrored file, relative to mirror/."""
+    render_reason: str | None = None
+    """Why the page was chosen for rendering in a browser (None: it was not)."""
+    render_error: str | None = None
+    """Why its rendering failed or was cut short, if it did."""
+    dom_warc_file: str | None = None
+    """File name under warc/ of the resource record holding the rendered DOM."""
+    dom_warc_offset: int | None = None
+    dom_warc_length: int | None = None
+
+    @property
+    def render_pending(self) -> bool:
+        """True for a page chosen for rendering whose render has not finished (an interrupted crawl)."""
+        return bool(self.render_reason) and not self.dom_warc_file and not self.render_error
 
 
 @dataclass(frozen=True)
@@ -128,8 +148,26 @@ class MirrorFile:
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
+DISCOVERY = ("found_by", "parent", "depth")
+"""How a URL was found: kept from its queued row when its final row replaces it."""
+LATER_COLUMNS = {
+    "render_reason": "TEXT",
+    "render_error": "TEXT",
+    "dom_warc_file": "TEXT",
+    "dom_warc_offset": "INTEGER",
+    "dom_warc_length": "INTEGER",
+}
+"""Columns added after the first release: a manifest written before gets them when opened."""
 _COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
-_UPSERT = f"INSERT OR REPLACE INTO urls {_COLUMNS}"
+# A queued row's discovery facts stay: a URL fetched for a browser before the worker
+# that queued it got to it still says how the crawl first found it.
+_UPSERT = f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET " + ", ".join(
+    f"{name} = CASE WHEN urls.outcome = 'queued' THEN urls.{name} ELSE excluded.{name} END"
+    if name in DISCOVERY
+    else f"{name} = excluded.{name}"
+    for name in FIELDS
+    if name != "url"
+)
 # A URL skipped where it was first met (a nofollow page, past --max-depth) and queued where
 # it is met again must read queued, or a resume would never fetch it.
 _INSERT_NEW = (
@@ -137,16 +175,19 @@ _INSERT_NEW = (
     "reason = NULL, found_by = excluded.found_by, parent = excluded.parent, depth = excluded.depth "
     f"WHERE urls.outcome = '{SKIPPED}' AND excluded.outcome = '{QUEUED}'"
 )
-_SELECTED = ", ".join(f"urls.{name}" for name in FIELDS)
-_SELECT = f"SELECT {_SELECTED} FROM urls"
 _TRUNCATED = FIELDS.index("truncated")
 
 
 def _row(values: Sequence[Any]) -> ManifestRow:
-    """The ManifestRow of ``values``, the columns _SELECTED names (FIELDS, in order)."""
+    """The ManifestRow of ``values``, the columns of FIELDS in order."""
     fields = list(values)
     fields[_TRUNCATED] = bool(fields[_TRUNCATED])  # SQLite keeps the flag as 0 or 1
     return ManifestRow(*fields)
+
+
+def _selected(present: set[str]) -> str:
+    """The column list of FIELDS, NULL for those an older manifest opened read-only lacks."""
+    return ", ".join(f"urls.{name}" if name in present else f"NULL AS {name}" for name in FIELDS)
 
 
 class Manifest:
@@ -154,6 +195,9 @@ class Manifest:
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
+        present = {info[1] for info in connection.execute("PRAGMA table_info(urls)")}
+        self._selected = _selected(present) if present else _selected(set(FIELDS))
+        self._select = f"SELECT {self._selected} FROM urls"
 
     @classmethod
     def open(cls, path: str | Path, *, readonly: bool = False) -> Manifest:
@@ -166,6 +210,11 @@ class Manifest:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
+            present = {info[1] for info in db.execute("PRAGMA table_info(urls)")}
+            for name, kind in LATER_COLUMNS.items():
+                if name not in present:
+                    db.execute(f"ALTER TABLE urls ADD COLUMN {name} {kind}")
+            db.commit()
         except sqlite3.Error as exc:  # a full disk, a read-only folder, a file that is not SQLite
             raise SnapshotError(f"cannot open the manifest {path}: {exc}") from None
         return cls(db)
@@ -206,8 +255,23 @@ class Manifest:
         skipped one that a queued row replaces (the URL is to be fetched after all)."""
         self._db.executemany(_INSERT_NEW, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
 
+    def set_render(
+        self,
+        url: str,
+        reason: str | None,
+        error: str | None = None,
+        dom: tuple[str, int, int] | None = None,
+    ) -> None:
+        """Record a page's render: why, what went wrong, and its DOM record (file, offset, length)."""
+        file, offset, length = dom or (None, None, None)
+        self._db.execute(
+            "UPDATE urls SET render_reason = COALESCE(?, render_reason), render_error = ?, "
+            "dom_warc_file = ?, dom_warc_offset = ?, dom_warc_length = ? WHERE url = ?",
+            (reason, error, file, offset, length, url),
+        )
+
     def get(self, url: str) -> ManifestRow | None:
-        found = self._db.execute(f"{_SELECT} WHERE url = ?", (url,)).fetchone()
+        found = self._db.execute(f"{self._select} WHERE url = ?", (url,)).fetchone()
         return _row(found) if found else None
 
     def rows(self, outcome: str | None = None, where: str = "") -> Iterator[ManifestRow]:
@@ -223,7 +287,7 @@ class Manifest:
         if where:
             conditions.append(f"({where})")
         clause = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-        cursor = self._db.execute(f"{_SELECT}{clause} ORDER BY url", parameters)
+        cursor = self._db.execute(f"{self._select}{clause} ORDER BY url", parameters)
         for found in cursor:
             yield _row(found)
 
@@ -241,6 +305,13 @@ class Manifest:
         ).fetchone()
         return found[0] if found else None
 
+    def last_dom_offset(self, warc_file: str) -> int | None:
+        """Offset of the last rendered-DOM record a row names in ``warc_file``."""
+        found = self._db.execute(
+            "SELECT MAX(dom_warc_offset) FROM urls WHERE dom_warc_file = ?", (warc_file,)
+        ).fetchone()
+        return found[0] if found else None
+
     def captures_by_path(self, plan: str) -> Iterator[tuple[ManifestRow, str]]:
         """Rows planned in table ``plan`` (url, path), with their path, in path order.
 
@@ -248,7 +319,7 @@ class Manifest:
         One folder's files come together: the mirror rewrites them one after the other.
         """
         cursor = self._db.execute(
-            f"SELECT {_SELECTED}, {plan}.path FROM {plan} JOIN urls ON urls.url = {plan}.url "
+            f"SELECT {self._selected}, {plan}.path FROM {plan} JOIN urls ON urls.url = {plan}.url "
             f"ORDER BY {plan}.path"
         )
         for found in cursor:
@@ -256,7 +327,9 @@ class Manifest:
 
     def captures(self) -> Iterator[ManifestRow]:
         """Rows whose response or revisit record is in a WARC file, in WARC order."""
-        cursor = self._db.execute(f"{_SELECT} WHERE warc_file IS NOT NULL ORDER BY warc_file, warc_offset")
+        cursor = self._db.execute(
+            f"{self._select} WHERE warc_file IS NOT NULL ORDER BY warc_file, warc_offset"
+        )
         for found in cursor:
             yield _row(found)
 

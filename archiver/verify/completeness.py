@@ -4,7 +4,9 @@ no body was cut short by the server, and a seed led to an archived page.
 Links are found again the way the crawl found them: each archived HTML or
 CSS page is read back from its WARC record, its Content-Encoding undone,
 and its links extracted by :mod:`archiver.links` and judged by the crawl's
-own scope, rebuilt from crawl.json.
+own scope, rebuilt from crawl.json. A page rendered in a browser is read a
+second time, from its rendered DOM (a resource record), whose links the
+crawl followed too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from archiver.content import decode_stream, is_parsed, mime_type
+from archiver.content import DEFAULT_DECODE_LIMIT, decode_stream, is_parsed, mime_type
 from archiver.errors import WarcDamage
 from archiver.links import REQUISITE, extract
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
@@ -38,6 +40,7 @@ from archiver.verify.report import (
     UNRECORDED_LINK,
     Report,
 )
+from archiver.warc.dom import DOM_CONTENT_TYPE
 from archiver.warc.reader import WarcReader
 
 RECORDED_CACHE = 1 << 16
@@ -76,13 +79,19 @@ def check_completeness(
     }
     recorded = lru_cache(maxsize=RECORDED_CACHE)(lambda url: manifest.get(url) is not None)
     # Pages in WARC order, so each file is read forward once.
-    with WarcReader(warc_dir) as pages, WarcReader(warc_dir) as revisited:
+    with WarcReader(warc_dir) as pages, WarcReader(warc_dir) as revisited, WarcReader(warc_dir) as doms:
         for row in manifest.captures():
             if row.outcome != FETCHED or not _is_parsed(row):
                 continue
             body, content_type = _read_page(row, records, originals, pages, revisited)
             if body is not None:
                 _check_links(row, body, content_type, recorded, scope, report)
+            if row.dom_warc_file is not None:
+                # What the crawl followed from the page's render: the links of its DOM.
+                dom = _read_dom(row, records, doms)
+                if dom is not None:
+                    report.stats["rendered pages parsed"] += 1
+                    _check_links(row, dom, DOM_CONTENT_TYPE, recorded, scope, report)
 
 
 def _check_something_archived(manifest: Manifest, report: Report) -> None:
@@ -153,6 +162,17 @@ def _check_links(
         if not recorded(link.url):
             kind = "requisite" if requisite else "link"
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
+
+
+def _read_dom(row: ManifestRow, records: Records, doms: WarcReader) -> bytes | None:
+    """The rendered DOM of a page; None if its record is damaged (reported already) or unreadable."""
+    entry = records.get((row.dom_warc_file or "", row.dom_warc_offset or 0))
+    if entry is None or not entry.intact or entry.record_type != "resource":
+        return None
+    try:
+        return doms.read(entry.file, entry.offset, DEFAULT_DECODE_LIMIT).payload
+    except (OSError, WarcDamage, *PARSE_ERRORS):
+        return None
 
 
 def _read_page(

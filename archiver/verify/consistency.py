@@ -19,6 +19,7 @@ from archiver.verify.report import (
     Report,
 )
 from archiver.warc.cdxj import cdxj_timestamp
+from archiver.warc.dom import dom_target, page_of
 
 
 def check_manifest(
@@ -44,13 +45,17 @@ def check_manifest(
         if row.warc_file:
             _check_location(row, records, warc_names, damaged, report)
             claimed.add((row.warc_file, row.warc_offset or 0))
+        if row.dom_warc_file:
+            _check_dom_location(row, records, warc_names, damaged, report)
+            claimed.add((row.dom_warc_file, row.dom_warc_offset or 0))
         if row.local_path and mirror_dir is not None:
             _check_local_path(row, mirror_dir, report)
     for key, entry in records.items():
         if key in claimed:
             continue
-        found = manifest.get(entry.url)
-        if found is None or not found.warc_file:
+        page = page_of(entry.url) if entry.record_type == "resource" else None
+        found = manifest.get(page or entry.url)
+        if found is None or not (found.dom_warc_file if page else found.warc_file):
             state = "no row" if found is None else f"its row ({found.outcome}) names no record"
             report.add(
                 UNLISTED_RECORD,
@@ -83,6 +88,31 @@ def _check_location(
         wrong.append(f"record length {entry.length} is not {row.warc_length}")
     if row.record_type and entry.record_type != row.record_type:
         wrong.append(f"record is a {entry.record_type}, not a {row.record_type}")
+    if wrong:
+        report.add(WRONG_LOCATION, where, "; ".join(wrong))
+
+
+def _check_dom_location(
+    row: ManifestRow, records: Records, warc_names: set[str], damaged: set[tuple[str, int]], report: Report
+) -> None:
+    """The row's rendered DOM is a resource record for urn:dom:<its URL>, where the row says."""
+    assert row.dom_warc_file is not None
+    where = f"{row.url} (rendered DOM) -> {row.dom_warc_file}@{row.dom_warc_offset}"
+    if row.dom_warc_file not in warc_names:
+        report.add(MISSING_WARC_FILE, where, f"warc/{row.dom_warc_file} does not exist")
+        return
+    key = (row.dom_warc_file, row.dom_warc_offset or 0)
+    if key in damaged:
+        return
+    entry = records.get(key)
+    if entry is None or entry.record_type != "resource":
+        report.add(WRONG_LOCATION, where, "no resource record starts there")
+        return
+    wrong = []
+    if entry.url != dom_target(row.url):
+        wrong.append(f"record is for {entry.url}")
+    if row.dom_warc_length is not None and entry.length and entry.length != row.dom_warc_length:
+        wrong.append(f"record length {entry.length} is not {row.dom_warc_length}")
     if wrong:
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
 
@@ -148,7 +178,7 @@ def _check_cdxj_line(
     if entry is None and key in damaged:
         return None
     if entry is None:
-        return f"points at {key[0]}@{key[1]}, where no response or revisit record starts"
+        return f"points at {key[0]}@{key[1]}, where no response, revisit or resource record starts"
     if key in seen:
         return f"a second line for {key[0]}@{key[1]}"
     seen.add(key)

@@ -43,7 +43,7 @@ PARSE_ERRORS = (ArchiveLoadFailed, StatusAndHeadersParserException, EOFError, Va
 
 @dataclass(frozen=True, slots=True)
 class RecordEntry:
-    """What the later checks need of one response or revisit record."""
+    """What the later checks need of one response, revisit or resource record (a rendered DOM)."""
 
     file: str
     offset: int
@@ -85,7 +85,7 @@ class WarcScan:
     def __init__(self, report: Report) -> None:
         self.report = report
         self.records: Records = {}
-        """(file name, offset) -> entry, for every response and revisit record."""
+        """(file name, offset) -> entry, for every response, revisit and resource record."""
         self.damaged: set[tuple[str, int]] = set()
         """(file name, offset) of records found damaged (reported here already)."""
         self._ids: set[str] = set()
@@ -214,6 +214,19 @@ class WarcScan:
             self.report.stats["declared truncations"] += 1
         if record_type == "request":
             self._pair_request(headers.get_header("WARC-Concurrent-To") or "", where, url)
+        elif record_type == "resource":
+            self.records[(name, offset)] = RecordEntry(
+                file=name,
+                offset=offset,
+                length=length,
+                url=url,
+                record_type=record_type,
+                date=headers.get_header("WARC-Date") or "",
+                payload_digest=headers.get_header("WARC-Payload-Digest"),
+                status=None,
+                mime=mime_type(headers.get_header("Content-Type")),
+                intact=intact,
+            )
         elif record_type in ("response", "revisit"):
             self._pair_response(record_id, where, url)
             http = record.http_headers  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-"""CDXJ index lines (the pywb / WACZ convention) for response and revisit records."""
+"""CDXJ index lines (the pywb / WACZ convention) for response, revisit and resource records."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ def cdxj_line(
 ) -> str:
     """One CDXJ line: SURT key, 14-digit timestamp, JSON block.
 
+    ``status`` None (a resource record, which has no HTTP status) leaves the key
+    out, as cdxj-indexer does.
+
     >>> cdxj_line("http://h/", "2026-01-02T03:04:05.000001Z", mime="text/html", status=200,
     ...           digest="sha1:AAAA", length=10, offset=0, filename="a.warc.gz")[:30]
     'h)/ 20260102030405 {"url": "ht'
@@ -39,9 +42,10 @@ def cdxj_line(
     block = {"url": url}
     if mime:  # cdxj-indexer leaves the key out when the response had no Content-Type
         block["mime"] = mime
+    if status is not None:
+        block["status"] = str(status)
     block.update(
         {
-            "status": str(status) if status is not None else "-",
             "digest": digest,
             "length": str(length),
             "offset": str(offset),

@@ -207,6 +207,16 @@ class WarcFiles:
             date=date,
         )
 
+    def write_member(self, member: bytes) -> tuple[str, int, int]:
+        """Append a record already encoded as a gzip member; its (file, offset, length)."""
+        self._ensure_open()
+        offset, length = self._append(member)
+        return self._name, offset, length
+
+    def make_id(self) -> str:
+        """A fresh WARC-Record-ID (the one injected in tests, if any)."""
+        return self._make_id()
+
     def _append(self, member: bytes) -> tuple[int, int]:
         assert self._file is not None
         offset = self._file.tell()

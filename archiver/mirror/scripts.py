@@ -1,0 +1,88 @@
+"""A rendered page's scripts, made inert for the offline mirror.
+
+A page rendered in a browser is mirrored as the DOM its scripts built. Run
+again from ``file://``, those scripts would build it a second time on top of
+the first (lists twice over), or fail halfway (``fetch()`` of a ``file://``
+URL is refused) and tear down what is there. So in the mirror they do not
+run: each ``<script>`` that holds code gets a type no browser executes (its
+own type kept as ``data-archived-type``), event handler attributes
+(``onclick``...) are renamed ``data-archived-on...``, module preloads are
+renamed so nothing fetches the modules, and ``<noscript>`` blocks, written
+for readers whose browser would not build the page, are dropped: the page is
+built already. Nothing else changes, and the scripts stay in the file, and
+their files in the mirror, for whoever wants to read them. The WARC keeps
+the page as served, so replay tools still run the live scripts.
+
+>>> neutralise_scripts(b'<script src="a.js"></script><p onclick="go()">x</p><noscript>JS!</noscript>')
+b'<script type="text/x-archived-script" src="a.js"></script><p data-archived-onclick="go()">x</p>'
+"""
+
+from __future__ import annotations
+
+import re
+
+from archiver.content import DATA_SCRIPT_TYPES
+from archiver.mirror.markup import attributes, scan
+
+INERT_TYPE = "text/x-archived-script"
+RENAMED_PREFIX = "data-archived-"
+_NOSCRIPT = re.compile(r"<noscript\b[^>]*>.*?</noscript\s*>", re.IGNORECASE | re.DOTALL)
+EVENT_HANDLERS = frozenset(
+    "on" + name
+    for name in (  # noqa: SIM905 - a word list reads better than a hundred quoted names
+        "abort afterprint animationend animationiteration animationstart auxclick beforeinput "
+        "beforeprint beforetoggle beforeunload blur cancel canplay canplaythrough change click close "
+        "contextlost contextmenu contextrestored copy cuechange cut dblclick drag dragend dragenter "
+        "dragleave dragover dragstart drop durationchange emptied ended error focus focusin focusout "
+        "formdata gotpointercapture hashchange input invalid keydown keypress keyup languagechange load "
+        "loadeddata loadedmetadata loadstart lostpointercapture message messageerror mousedown mouseenter "
+        "mouseleave mousemove mouseout mouseover mouseup offline online pagehide pagereveal pageshow "
+        "pageswap paste pause play playing pointercancel pointerdown pointerenter pointerleave "
+        "pointermove pointerout pointerover pointerup popstate progress ratechange rejectionhandled reset "
+        "resize scroll scrollend securitypolicyviolation seeked seeking select selectionchange "
+        "selectstart slotchange stalled storage submit suspend timeupdate toggle touchcancel touchend "
+        "touchmove touchstart transitioncancel transitionend transitionrun transitionstart "
+        "unhandledrejection unload volumechange waiting webkitanimationend webkitanimationiteration "
+        "webkitanimationstart webkittransitionend wheel"
+    ).split()
+)
+"""The event handler content attributes of the HTML standard (and the prefixed ones browsers keep)."""
+
+
+def _tag_edits(tag: str, raw: str) -> list[tuple[int, int, str]]:
+    found = attributes(raw)
+    edits = []
+    values = {name: raw[start:end].strip("\"'").strip().lower() for name, _ns, _ne, start, end in found}
+    if tag == "script":
+        if values.get("type", "") in DATA_SCRIPT_TYPES:
+            return []  # data (JSON) is inert already, and scripts may read it
+        edits.append((len(tag) + 1, len(tag) + 1, f' type="{INERT_TYPE}"'))
+    rels = set(values.get("rel", "").split())
+    preloads_code = "modulepreload" in rels or ("preload" in rels and values.get("as") == "script")
+    for name, name_start, name_end, _vs, _ve in found:
+        if (
+            (tag == "script" and name == "type")
+            or name in EVENT_HANDLERS
+            or (tag == "link" and name == "rel" and preloads_code)
+        ):
+            edits.append((name_start, name_end, RENAMED_PREFIX + name))
+    return edits
+
+
+def neutralise_scripts(body: bytes) -> bytes:
+    """A rendered page (UTF-8 HTML) whose scripts, handlers and module preloads no longer run."""
+    text = _NOSCRIPT.sub("", body.decode("utf-8", errors="surrogateescape"))
+    spans = []
+    for offset, tag, raw in scan(text).tags:
+        if tag != "script" and tag != "link" and "on" not in raw.lower():
+            continue
+        for start, end, new in _tag_edits(tag, raw):
+            spans.append((offset + start, offset + end, new))
+    pieces = []
+    position = 0
+    for start, end, new in sorted(spans):
+        pieces.append(text[position:start])
+        pieces.append(new)
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces).encode("utf-8", errors="surrogateescape")

@@ -1,0 +1,156 @@
+"""A rendered page's DOM: its record, its manifest columns, its mirror file, and what verify makes of it."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from snapshot_builder import SnapshotBuilder
+
+from archiver.mirror.build import build_mirror
+from archiver.mirror.scripts import neutralise_scripts
+from archiver.store.manifest import Manifest, ManifestRow
+from archiver.verify.completeness import check_completeness, crawl_scope
+from archiver.verify.consistency import check_manifest
+from archiver.verify.integrity import WarcScan, warc_files
+from archiver.verify.report import UNLISTED_RECORD, UNRECORDED_LINK, WRONG_LOCATION, Report
+
+SHELL = (
+    "<!doctype html><html><head><title>App</title></head>"
+    "<body><div id='root'></div><script src='/app.js'></script></body></html>"
+)
+DOM = (
+    '<!DOCTYPE html><html><head><meta charset="utf-8"><title>App</title></head><body>'
+    '<div id="root"><h1>Built</h1><a href="/b" onclick="go(event)">B</a><img src="/pic.png"></div>'
+    '<noscript>Enable JavaScript</noscript><script src="/app.js"></script></body></html>'
+)
+
+
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        ('<script src="a.js"></script>', '<script type="text/x-archived-script" src="a.js"></script>'),
+        (
+            "<script type=module>import x from './x.js'</script>",
+            '<script type="text/x-archived-script" data-archived-type=module>'
+            "import x from './x.js'</script>",
+        ),
+        (
+            '<script type="application/ld+json">{"a": 1}</script>',
+            '<script type="application/ld+json">{"a": 1}</script>',
+        ),
+        (
+            '<body onload="start()"><a href="#" onClick="go()">',
+            '<body data-archived-onload="start()"><a href="#" data-archived-onclick="go()">',
+        ),
+        ('<img\tonerror="retry()" src="a.png">', '<img\tdata-archived-onerror="retry()" src="a.png">'),
+        ('<link rel="modulepreload" href="m.js">', '<link data-archived-rel="modulepreload" href="m.js">'),
+        ("<link rel=preload as=script href=p.js>", "<link data-archived-rel=preload as=script href=p.js>"),
+        (
+            "<link rel=preload as=image href=i.png><link rel=stylesheet href=s.css>",
+            "<link rel=preload as=image href=i.png><link rel=stylesheet href=s.css>",
+        ),
+        ("<p>a</p><NOSCRIPT>Enable JavaScript</NOSCRIPT><p>b</p>", "<p>a</p><p>b</p>"),
+        (
+            "<p>caf\u00e9</p><script>x</script>",
+            '<p>caf\u00e9</p><script type="text/x-archived-script">x</script>',
+        ),
+    ],
+)
+def test_neutralise_scripts(html, expected):
+    assert neutralise_scripts(html.encode("utf-8")) == expected.encode("utf-8")
+
+
+def _snapshot(tmp_path, *, claimed=True, b_recorded=True):
+    snap = SnapshotBuilder(tmp_path / "snap")
+    page = snap.page("http://site.test/", SHELL)
+    snap.file("http://site.test/app.js", b"document.body.innerHTML = '...';", "application/javascript")
+    snap.file("http://site.test/pic.png", b"\x89PNG", "image/png")
+    if b_recorded:
+        snap.page("http://site.test/b", "<title>B</title>")
+    location = snap.rendered(page, DOM, claimed=claimed)
+    return snap.close(), location
+
+
+def _verify(root, mirror=False):
+    report = Report()
+    scan = WarcScan(report)
+    scan.scan(warc_files(root / "warc"))
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        names = {path.name for path in warc_files(root / "warc")}
+        check_manifest(
+            manifest, scan.records, names, scan.damaged, report, root / "mirror" if mirror else None
+        )
+        scope = crawl_scope({"seeds": ["http://site.test/"], "scope": "host"}, manifest)
+        check_completeness(manifest, scan.records, root / "warc", scope, report)
+    return report
+
+
+def test_links_found_only_in_the_rendered_dom_count_for_completeness(tmp_path):
+    root, _location = _snapshot(tmp_path, b_recorded=False)
+    report = _verify(root)
+    assert [problem.where for problem in report.examples.get(UNRECORDED_LINK, [])] == ["http://site.test/b"]
+    assert report.stats["rendered pages parsed"] == 1
+    assert not report.examples.get(WRONG_LOCATION, []) and not report.examples.get(UNLISTED_RECORD, [])
+
+
+def test_a_dom_record_no_row_claims_is_reported(tmp_path):
+    root, location = _snapshot(tmp_path, claimed=False)
+    report = _verify(root)
+    assert [problem.where for problem in report.examples.get(UNLISTED_RECORD, [])] == [
+        f"{location[0]}@{location[1]}"
+    ]
+
+
+def test_a_row_pointing_at_no_dom_record_is_reported(tmp_path):
+    root, _location = _snapshot(tmp_path)
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("UPDATE urls SET dom_warc_offset = 0 WHERE url = 'http://site.test/'")
+    report = _verify(root)
+    assert len(report.examples.get(WRONG_LOCATION, [])) == 1
+
+
+def test_the_mirror_of_a_rendered_page_is_its_dom_with_scripts_inert(tmp_path):
+    root, _location = _snapshot(tmp_path)
+    stats = build_mirror(root)
+    assert stats.errors == []
+    html = (root / "mirror" / "site.test" / "index.html").read_text()
+    assert '<h1>Built</h1><a href="b.html" data-archived-onclick="go(event)">B</a><img src="pic.png">' in html
+    assert '<script type="text/x-archived-script" src="app.js"></script>' in html
+    assert "noscript" not in html
+    assert _verify(root, mirror=True).ok
+
+
+def test_a_manifest_from_before_gets_the_render_columns(tmp_path):
+    path = tmp_path / "manifest.sqlite3"
+    with sqlite3.connect(path) as db:  # the table as the first release wrote it
+        db.execute(
+            "CREATE TABLE urls (url TEXT PRIMARY KEY, found_by TEXT NOT NULL, parent TEXT, "
+            "depth INTEGER NOT NULL, outcome TEXT NOT NULL, reason TEXT, tries INTEGER NOT NULL DEFAULT 0, "
+            "status INTEGER, content_type TEXT, length INTEGER, payload_digest TEXT, fetched_at TEXT, "
+            "title TEXT, redirect_to TEXT, final_url TEXT, warc_file TEXT, warc_offset INTEGER, "
+            "warc_length INTEGER, record_type TEXT, truncated INTEGER NOT NULL DEFAULT 0, local_path TEXT)"
+        )
+        db.execute(
+            "INSERT INTO urls (url, found_by, depth, outcome) VALUES ('http://h/', 'seed', 0, 'queued')"
+        )
+    with Manifest.open(path, readonly=True) as manifest:  # verify reads it as it is
+        row = manifest.get("http://h/")
+        assert row is not None and row.render_reason is None and row.dom_warc_file is None
+    with Manifest.open(path) as manifest:  # a resume adds them
+        manifest.set_render("http://h/", "always", None, ("a.warc.gz", 10, 20))
+        row = manifest.get("http://h/")
+        assert row is not None and (row.render_reason, row.dom_warc_offset) == ("always", 10)
+
+
+def test_a_final_row_keeps_how_a_queued_url_was_found(tmp_path):
+    """A URL a browser asked for before its queue item came up still says how the crawl found it."""
+    with Manifest.open(tmp_path / "m.sqlite3") as manifest:
+        manifest.upsert(ManifestRow("http://h/a", "link", 1, "queued", parent="http://h/"))
+        manifest.upsert(ManifestRow("http://h/a", "requisite", 3, "fetched", parent="http://h/x", status=200))
+        row = manifest.get("http://h/a")
+        assert (row.found_by, row.depth, row.parent, row.outcome) == ("link", 1, "http://h/", "fetched")
+        manifest.upsert(ManifestRow("http://h/s", "link", 5, "skipped", reason="depth"))
+        manifest.upsert(ManifestRow("http://h/s", "requisite", 2, "fetched", parent="http://h/x", status=200))
+        row = manifest.get("http://h/s")
+        assert (row.found_by, row.depth) == ("requisite", 2)  # a skip is no finding to keep
