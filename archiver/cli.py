@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from archiver import __version__
-from archiver.config import SCOPES, CrawlConfig, Option, flag_of, human_size
+from archiver.config import CrawlConfig, Option, flag_of, human_size
 from archiver.errors import ArchiverError, ConfigError, SnapshotError
 
 EXIT_OK = 0
@@ -100,7 +100,7 @@ def _add_config_option(
     elif option.kind == "no-flag":
         kwargs["action"] = "store_false"
     elif option.kind == "choice":
-        kwargs["choices"] = SCOPES
+        kwargs["choices"] = option.choices
     else:
         annotation = str(field.type).split("|")[0].strip()
         number = {"int": int, "float": float}.get(annotation, str)

@@ -15,6 +15,7 @@ from archiver.request_headers import SECRET_HEADERS, WITHHELD, Credentials, with
 from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
+BROWSER_MODES = ("never", "auto", "always")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"
 DEFAULT_RETRY_ON = (429, 502, 503, 504)
 """Answers that say "not now": a 500 is the server's answer, recorded as it is (as wget does)."""
@@ -44,6 +45,8 @@ class Option:
     on_resume: str = APPLY
     """What --resume does with the option: APPLY, ADD or REFUSE (see those constants)."""
     why_refused: str = ""
+    choices: tuple[str, ...] = ()
+    """The values a ``choice`` option takes."""
 
 
 def option(help: str, **facts: Any) -> Any:
@@ -78,6 +81,7 @@ class CrawlConfig:
         metadata=option(
             "which links to follow: same host, domain, URL prefix, or any",
             kind="choice",
+            choices=SCOPES,
             on_resume=REFUSE,
             why_refused="URLs already judged out of scope would stay skipped; start a new crawl",
         ),
@@ -272,6 +276,31 @@ class CrawlConfig:
         ),
     )
     """(host, IP address) pairs used instead of DNS, like curl's --resolve."""
+    browser: str = field(
+        default="never",
+        metadata=option(
+            "render HTML pages in headless Chromium: never, auto (the pages scripts build) or always; "
+            "every request the browser makes goes through the crawl",
+            kind="choice",
+            choices=BROWSER_MODES,
+        ),
+    )
+    """Which HTML pages to render in a browser: never, auto (those scripts build) or always."""
+    browser_tabs: int = field(
+        default=2, metadata=option("pages rendered at once, in one browser", metavar="N")
+    )
+    browser_timeout: float = field(
+        default=30.0, metadata=option("seconds to render one page, loading to DOM", metavar="S")
+    )
+    chromium: str | None = field(
+        default=None,
+        metadata=option(
+            "the Chromium or Chrome to drive",
+            metavar="PATH",
+            default_text="chromium, chromium-browser or google-chrome on PATH",
+        ),
+    )
+    """The Chromium to drive (None: the first chromium, chromium-browser or google-chrome on PATH)."""
 
     def __post_init__(self) -> None:
         if not self.seeds:
@@ -297,6 +326,10 @@ class CrawlConfig:
             raise ConfigError("timeouts must be positive")
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.warc_prefix):
             raise ConfigError("--warc-prefix may hold only letters, digits, '.', '_' and '-'")
+        if self.browser not in BROWSER_MODES:
+            raise ConfigError(f"--browser must be one of {', '.join(BROWSER_MODES)}")
+        if self.browser_tabs < 1 or self.browser_timeout <= 0:
+            raise ConfigError("--browser-tabs must be at least 1 and --browser-timeout positive")
         if self.ca_bundle and self.insecure:
             raise ConfigError("--ca-bundle and --insecure contradict each other: give one")
         if any(not 100 <= status <= 599 for status in self.retry_on):

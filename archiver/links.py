@@ -350,7 +350,12 @@ def _page(findings: Findings) -> Page:
 
 
 def _html_findings(body: bytes, url: str, encoding: str | None) -> Findings:
-    root = parse_html(body, encoding)
+    return root_findings(parse_html(body, encoding), url, body)
+
+
+def root_findings(root: lxml.html.HtmlElement | None, url: str, body: bytes) -> Findings:
+    """Title, base URL, {url: kind} links and robots nofollow of an HTML page: ``root``, parsed
+    from ``body`` by parse_html()."""
     if root is None:
         return None, url, {}, False
     base = base_href(root, url)
@@ -386,11 +391,16 @@ def decode_text(body: bytes, content_type: str | None) -> str:
     return body.decode(known_encoding(charset_from_content_type(content_type)) or "utf-8", errors="replace")
 
 
+def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
+    """An HTML page parsed as the crawl reads it for links: up to MAX_MARKUP tags, in its charset."""
+    body, _cut = bounded_document(body, "text/html")
+    return parse_html(body, charset_from_content_type(content_type_header))
+
+
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
     """extract(), as plain values."""
     if mime_type in HTML_TYPES:
-        body, _cut = bounded_document(body, mime_type)
-        return _html_findings(body, url, charset_from_content_type(content_type_header))
+        return root_findings(parse_page(body, content_type_header), url, body)
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)

@@ -253,10 +253,10 @@ async def test_a_page_the_parser_fails_on_is_still_written(site, run_crawl, monk
     """As when a worker process fails on it: its links are lost, the capture is kept."""
     parse_document = workers_module.parse_document
 
-    def fails_on_a(raw, url, content_type, content_encoding):  # an unforeseen parser bug
+    def fails_on_a(raw, url, content_type, content_encoding, *more):  # an unforeseen parser bug
         if url.endswith("/a"):
             raise RecursionError("deep")
-        return parse_document(raw, url, content_type, content_encoding)
+        return parse_document(raw, url, content_type, content_encoding, *more)
 
     monkeypatch.setattr(workers_module, "parse_document", fails_on_a)
     site.page("/", links=["/a", "/b"])

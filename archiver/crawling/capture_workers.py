@@ -45,8 +45,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
-from archiver.content import decode_payload, mime_type
-from archiver.links import Findings, findings
+from archiver.content import HTML_TYPES, decode_payload, mime_type
+from archiver.crawling import render_policy
+from archiver.crawling.render_policy import Inspection
+from archiver.links import Findings, findings, parse_page, root_findings
 from archiver.warc.capture import Capture
 from archiver.warc.exchange import Exchange, encode_exchange
 
@@ -62,15 +64,27 @@ _READY = _HEADER.pack(0)
 """What a worker process writes first, once imported (no answer is empty)."""
 
 
-def parse_document(raw: bytes, url: str, content_type: str | None, content_encoding: str | None) -> Findings:
-    """Title, base URL and {url: kind} links of a document as fetched (still content-encoded).
+Parsed = tuple[Findings, Inspection | None]
+"""A document's findings, and for an HTML page inspected for rendering what its scripts suggest."""
+
+
+def parse_document(
+    raw: bytes, url: str, content_type: str | None, content_encoding: str | None, inspect: bool = False
+) -> Parsed:
+    """Title, base URL and {url: kind} links of a document as fetched (still content-encoded);
+    with ``inspect``, an HTML page's render_policy.Inspection too (from the same parse).
 
     Plain values, not a Page: they cross the process boundary several times cheaper.
     """
-    return findings(decode_payload(raw, content_encoding), url, mime_type(content_type), content_type)
+    body = decode_payload(raw, content_encoding)
+    mime = mime_type(content_type)
+    if inspect and mime in HTML_TYPES:
+        root = parse_page(body, content_type)
+        return root_findings(root, url, body), render_policy.inspect(root)
+    return findings(body, url, mime, content_type), None
 
 
-def prepare_capture(capture: Capture, parse: bool) -> tuple[Findings | None, Exchange]:
+def prepare_capture(capture: Capture, parse: bool, inspect: bool = False) -> tuple[Parsed | None, Exchange]:
     """What a worker does with one capture: its links (if ``parse``) and its records.
 
     ``capture.body`` holds the whole body (a BytesIO crosses the pipe).
@@ -79,7 +93,7 @@ def prepare_capture(capture: Capture, parse: bool) -> tuple[Findings | None, Exc
     parsed = None
     if parse:
         parsed = parse_document(
-            raw, capture.url, capture.header("content-type"), capture.header("content-encoding")
+            raw, capture.url, capture.header("content-type"), capture.header("content-encoding"), inspect
         )
     return parsed, encode_exchange(capture)
 
@@ -95,19 +109,24 @@ class Prepared:
     """None: the writer encodes the records itself."""
     nofollow: bool = False
     """The page's robots meta says not to follow its links."""
+    inspection: Inspection | None = None
+    """For an HTML page inspected for rendering: what its scripts suggest."""
 
     @classmethod
-    def of(cls, parsed: Findings | None, exchange: Exchange | None = None) -> Prepared:
+    def of(cls, parsed: Parsed | None, exchange: Exchange | None = None) -> Prepared:
         """What parse_document() found (None: nothing parsed), with the records if encoded."""
-        title, _base_url, links, nofollow = parsed or (None, None, {}, False)
-        return cls(links, title, exchange, nofollow)
+        if parsed is None:
+            return cls(exchange=exchange)
+        (title, _base_url, links, nofollow), inspection = parsed
+        return cls(links, title, exchange, nofollow, inspection)
 
 
 class Prepare(Protocol):
     """What the crawler needs done to a capture before the writer stores it (CaptureWorkers does it)."""
 
-    async def prepare(self, capture: Capture, parse: bool) -> Prepared:
-        """The links of ``capture`` (when ``parse``) and, if encoded already, its records.
+    async def prepare(self, capture: Capture, parse: bool, inspect: bool = False) -> Prepared:
+        """The links of ``capture`` (when ``parse``) and, if encoded already, its records;
+        with ``inspect``, what an HTML page's scripts suggest for rendering.
 
         The body is left at its start.
         """
@@ -225,8 +244,9 @@ class CaptureWorkers:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def prepare(self, capture: Capture, parse: bool) -> Prepared:
-        """The links of ``capture`` (when ``parse``) and, from a worker, its encoded records.
+    async def prepare(self, capture: Capture, parse: bool, inspect: bool = False) -> Prepared:
+        """The links of ``capture`` (when ``parse``) and, from a worker, its encoded records;
+        with ``inspect``, what an HTML page's scripts suggest (render_policy.inspect).
 
         The body is read and left at its start. Cancelled, the worker's answer is dropped.
         """
@@ -239,7 +259,11 @@ class CaptureWorkers:
         if worker is None:
             try:
                 parsed = await self._parse_here(
-                    raw, capture.url, capture.header("content-type"), capture.header("content-encoding")
+                    raw,
+                    capture.url,
+                    capture.header("content-type"),
+                    capture.header("content-encoding"),
+                    inspect,
                 )
             except Exception as exc:  # noqa: BLE001 - as when a worker fails on it: the page is kept
                 log.warning(
@@ -251,7 +275,9 @@ class CaptureWorkers:
                 return Prepared()
             return Prepared.of(parsed)
         try:
-            parsed, exchange = await worker.ask((dataclasses.replace(capture, body=io.BytesIO(raw)), parse))
+            parsed, exchange = await worker.ask(
+                (dataclasses.replace(capture, body=io.BytesIO(raw)), parse, inspect)
+            )
         except (ChildProcessError, ConnectionError) as exc:
             # Killed, or crashed on this document: its links are lost (the writer still
             # stores it), the next capture gets a fresh worker.
@@ -263,9 +289,9 @@ class CaptureWorkers:
         return Prepared.of(parsed, exchange)
 
     async def _parse_here(
-        self, raw: bytes, url: str, content_type: str | None, content_encoding: str | None
-    ) -> Findings:
-        args = (raw, url, content_type, content_encoding)
+        self, raw: bytes, url: str, content_type: str | None, content_encoding: str | None, inspect: bool
+    ) -> Parsed:
+        args = (raw, url, content_type, content_encoding, inspect)
         if len(raw) > IN_THREAD_BYTES:
             return await asyncio.to_thread(parse_document, *args)
         return parse_document(*args)

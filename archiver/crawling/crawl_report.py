@@ -62,6 +62,11 @@ def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
         "by status: " + ", ".join(f"{k}: {v}" for k, v in totals["by_status"].items()),
         "by type:   " + ", ".join(f"{k}: {v}" for k, v in list(totals["by_content_type"].items())[:8]),
     ]
+    if stats.rendered or stats.render_failed:
+        lines.append(
+            f"rendered:  {stats.rendered} pages in a browser this run"
+            + (f", {stats.render_failed} failed (see manifest)" if stats.render_failed else "")
+        )
     if totals["skip_reasons"]:
         lines.append("skipped:   " + ", ".join(f"{k}: {v}" for k, v in totals["skip_reasons"].items()))
     if totals["errors"]:

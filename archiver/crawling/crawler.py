@@ -8,6 +8,11 @@ Every stage comes in through a protocol (the seams): ``Frontier``, ``Fetch``,
 ``Politeness``, ``Prepare`` and ``WriteQueue``, so a browser that fetches, a
 frontier shared through Redis, or a test double fits without touching this
 module.
+
+Pages rendered in a browser (``Rendering``, see crawling/renderer.py) come
+back here twice: each request the browser makes is captured through
+ensure(), under the same limits, robots.txt, politeness and scope as any URL,
+and what the render found comes back through rendered() like a page's links.
 """
 
 from __future__ import annotations
@@ -16,15 +21,17 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from archiver.config import CrawlConfig
-from archiver.content import is_parsed, mime_type
+from archiver.content import HTML_TYPES, is_parsed, mime_type
 from archiver.crawling.capture_workers import Prepare
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem, url_key
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
+from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
-from archiver.crawling.writer import WriteItem, WriteQueue
+from archiver.crawling.writer import RenderNote, WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.links import REQUISITE
 from archiver.redirects import REDIRECT_STATUSES
@@ -32,6 +39,9 @@ from archiver.scope import BYTE_LIMIT, NOFOLLOW, PAGE_LIMIT, ROBOTS, Scope
 from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import try_normalize
 from archiver.warc.capture import Capture
+
+if TYPE_CHECKING:
+    from archiver.crawling.renderer import Rendering
 
 log = logging.getLogger("archiver.crawl")
 
@@ -52,6 +62,7 @@ class Crawler:
         stats: CrawlStats,
         policy: Politeness,
         workers: Prepare,
+        renderer: Rendering | None = None,
     ) -> None:
         self.config = config
         self.frontier = frontier
@@ -61,6 +72,9 @@ class Crawler:
         self.stats = stats
         self.policy = policy
         self.workers = workers
+        self.renderer = renderer
+        self.settling = Settling()
+        """URLs whose outcome is not committed yet (the writer's on_commit hook settles them)."""
         self._skipped: set[int] = set()
         self._pages_started = 0
         self._bytes_done = 0
@@ -107,6 +121,8 @@ class Crawler:
         """
         async with asyncio.TaskGroup() as group:
             workers = [group.create_task(self._work()) for _ in range(self.config.concurrency)]
+            if self.renderer is not None:
+                workers.append(group.create_task(self.renderer.run()))
             drained = asyncio.ensure_future(self._drained())
             stopped = asyncio.ensure_future(self._stop.wait())
             try:
@@ -117,13 +133,17 @@ class Crawler:
                     task.cancel()
 
     async def _drained(self) -> None:
-        """Return once the queue is empty and no URL waits to be tried again."""
+        """Return once the queue is empty, no URL waits to be tried again and no page waits for its
+        render (each can add to the others)."""
         while True:
             await self.frontier.join()
-            if not self._waiting:
+            if self._waiting:
+                # A waiting URL is put back before its task ends, so the queue holds it by then.
+                await asyncio.wait(set(self._waiting), return_when=asyncio.FIRST_COMPLETED)
+                continue
+            if self.renderer is None or self.renderer.idle():
                 return
-            # A waiting URL is put back before its task ends, so the queue holds it by then.
-            await asyncio.wait(set(self._waiting), return_when=asyncio.FIRST_COMPLETED)
+            await self.renderer.join()
 
     def _try_again(self, item: QueueItem, delay: float) -> None:
         """Put ``item`` back in the queue in ``delay`` seconds; meanwhile it holds no worker
@@ -145,7 +165,8 @@ class Crawler:
         while True:
             item = await self.frontier.get()
             try:
-                if not self.stopped:
+                if not self.stopped and not self.settling.taken_ahead(item.url):
+                    self.settling.start(item.url)
                     await self._handle(item)
             except WriteError as exc:
                 self.stop(f"write error: {exc}")
@@ -180,22 +201,32 @@ class Crawler:
             return BYTE_LIMIT
         return None
 
+    async def _admitted(self, item: QueueItem) -> bool:
+        """True if limits and robots.txt let ``item`` be fetched; else its skipped row is written."""
+        reason = self._limit_reason() if item.tries == 0 else None  # a URL begun is finished
+        if reason is None and not await self.policy.allows(item.url):
+            reason = ROBOTS
+        if reason is None:
+            return True
+        self.stats.skipped += 1
+        await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason)))
+        return False
+
     async def _handle(self, item: QueueItem) -> None:
-        limit = self._limit_reason() if item.tries == 0 else None  # a URL begun is finished
-        if limit:
-            self.stats.skipped += 1
-            await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=limit)))
-            return
-        if not await self.policy.allows(item.url):
-            self.stats.skipped += 1
-            await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=ROBOTS)))
+        if not await self._admitted(item):
             return
         if self.policy.busy(item.url) and self.frontier.pending() > 0:
             # Its host is at its limit: let this worker serve another host meanwhile,
             # so a slow host never holds every worker.
+            self.settling.drop(item.url)
             await self.frontier.put(item)
             await asyncio.sleep(DEFER_PAUSE)
             return
+        await self._capture(item)
+
+    async def _capture(self, item: QueueItem) -> None:
+        """Fetch ``item`` in one of its host's slots and hand its outcome to the writer (or to a
+        later try: its capture stays unsettled until then)."""
         if item.tries == 0:
             self._pages_started += 1
         async with self.policy.slot(item.url):
@@ -252,8 +283,10 @@ class Crawler:
         if item.depth == 0 and item.found_by == "redirect":
             # Where a seed's redirect chain lands is part of the seed: it joins the scope.
             self.scope = self.scope.with_seeds([item.url])
-        parse = is_parsed(status, mime_type(content_type))
-        prepared = await self.workers.prepare(capture, parse)
+        mime = mime_type(content_type)
+        parse = is_parsed(status, mime)
+        renderer = self.renderer if parse and mime in HTML_TYPES else None
+        prepared = await self.workers.prepare(capture, parse, renderer is not None and renderer.inspects)
         nofollow = self.config.obey_robots and (
             prepared.nofollow
             or x_robots_nofollow(
@@ -263,8 +296,76 @@ class Crawler:
         if nofollow:
             log.info("links of %s not followed: its robots directives say nofollow", item.url)
         met, queue = await self._met(prepared.links, item, nofollow)
-        row = self._row(item, FETCHED, title=prepared.title, **facts)
+        decision = renderer.decide(item, prepared) if renderer is not None else None
+        reason = decision.reason if decision is not None and decision.render else None
+        row = self._row(item, FETCHED, title=prepared.title, render_reason=reason, **facts)
         await self.writer.put(WriteItem(row, capture, met, prepared.exchange))
+        for queued in queue:
+            await self.frontier.put(queued)
+        if renderer is not None and decision is not None:
+            await renderer.offer(item, prepared.links, decision, nofollow)
+
+    async def settled(self, url: str) -> None:
+        """Return once the capture of ``url`` under way (if any) is committed."""
+        await self.settling.wait(url)
+
+    async def ensure(self, url: str, page: QueueItem) -> None:
+        """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
+
+        A URL in flight is waited for; one queued but not started is captured now
+        (its queue item is passed over later); one never met is judged as a
+        requisite of ``page`` (scope, then limits and robots.txt in _handle) and
+        captured or recorded as skipped. Cancelled, a capture begun here is abandoned.
+        """
+        if url in self.settling:
+            await self.settling.wait(url)
+            return
+        if self.frontier.seen(url):
+            self.settling.take_ahead(url)
+            item = QueueItem(
+                url, page.depth + 1, self.config.max_redirects, True, (), "requisite", page.url, page.url
+            )
+        else:
+            met: list[ManifestRow] = []
+            queue: list[QueueItem] = []
+            depth = page.depth + 1
+            self._consider(
+                url,
+                depth,
+                True,
+                "requisite",
+                page.url,
+                met,
+                queue,
+                self.config.max_redirects,
+                referrer=page.url,
+            )
+            met, queue = await self._claimed(met, queue)
+            if met:
+                await self.writer.put(WriteItem(None, met=met))
+            if not queue:  # skipped (its row is on its way), or claimed by another crawl process
+                await self.writer.committed()
+                return
+            item = queue[0]
+        self.settling.start(url)
+        try:
+            if await self._admitted(item):
+                await self._capture(item)
+        except WriteError as exc:
+            self.stop(f"write error: {exc}")
+            raise
+        except Exception as exc:  # as in _work: recorded, so nobody waits for it forever
+            log.exception("error handling %s", item.url)
+            await self._record_crash(item, exc)
+        await self.settling.wait(url)
+
+    async def rendered(
+        self, page: QueueItem, links: dict[str, str], note: RenderNote, nofollow: bool = False
+    ) -> None:
+        """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
+        (``nofollow``: the page's robots directives, static or rendered, say not to follow them)."""
+        met, queue = await self._met(links, page, self.config.obey_robots and nofollow)
+        await self.writer.put(WriteItem(None, met=met, render=note))
         for queued in queue:
             await self.frontier.put(queued)
 

@@ -30,9 +30,10 @@ from pathlib import Path
 
 from archiver.config import CrawlConfig
 from archiver.crawling.crawler import Crawler
+from archiver.crawling.frontier import QueueItem
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS
 from archiver.store.crawl_record import CrawlRecord
-from archiver.store.manifest import QUEUED, SKIPPED, Manifest
+from archiver.store.manifest import FETCHED, QUEUED, SKIPPED, Manifest
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.warc.files import warc_paths
 from archiver.warc.reader import member_end, torn_offset
@@ -77,11 +78,16 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
 def committed_end(path: Path, manifest: Manifest) -> int:
     """Offset just past the last record of ``path`` that a committed manifest row accounts for.
 
-    That record is a response or revisit followed by its request; with no row
-    at all, only the warcinfo record that starts every file was committed.
+    That record is a response or revisit followed by its request, or a rendered
+    DOM (one resource record, written after its page's); with no row at all,
+    only the warcinfo record that starts every file was committed.
     """
     last = manifest.last_capture_offset(path.name)
+    dom = manifest.last_dom_offset(path.name)
     end = member_end(path, 0, 1) if last is None else member_end(path, last, 2)
+    if dom is not None and (last is None or dom > last):
+        end = member_end(path, dom, 1)
+        last = dom
     if end is None and last is not None:
         # A committed record is never cut: keep every whole record (this cannot happen
         # while batches are flushed before their rows are committed).
@@ -138,8 +144,8 @@ def _location(line: str) -> tuple[str, int] | None:
 
 
 async def reload(crawler: Crawler, manifest: Manifest) -> None:
-    """Refill the frontier from the manifest of an interrupted crawl, count what it did, and
-    take in the scope where its seeds' redirects landed.
+    """Refill the frontier (and the renders not done) from the manifest of an interrupted crawl,
+    count what it did, and take in the scope where its seeds' redirects landed.
 
     URLs skipped for a reason the crawl's settings may have lifted since (a page or
     byte limit, which --resume may raise; robots.txt, if --ignore-robots is given now)
@@ -161,6 +167,9 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
         else:
             pages += 1
             size += row.length or 0
+            if row.render_pending and row.outcome == FETCHED and crawler.renderer is not None:
+                page = QueueItem(row.url, row.depth, 0, found_by=row.found_by, parent=row.parent)
+                crawler.renderer.resume(page, row.render_reason or "")
         done.append(row.url)
         if len(done) >= RELOAD_BATCH:
             await crawler.frontier.claim(done)

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from archiver.config import CrawlConfig
 from archiver.crawling import resume as resuming
+from archiver.crawling.browser_pool import require_browser
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.crawl_report import summary
 from archiver.crawling.crawler import Crawler
@@ -33,6 +34,8 @@ from archiver.crawling.fetch import Fetcher
 from archiver.crawling.frontier import SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.politeness import HostPolicy
+from archiver.crawling.render_policy import NEVER
+from archiver.crawling.renderer import Renderer, open_renderer
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, Writer
 from archiver.scope import Scope
@@ -84,6 +87,7 @@ async def crawl(
     process holds it).
     """
     seeds = [normalize_url(seed) for seed in config.seeds]
+    chromium = require_browser(config.chromium) if config.browser != NEVER else None
     snapshot = Snapshot(config.output)
     if resume:
         snapshot.check_resumable()
@@ -92,12 +96,13 @@ async def crawl(
     with snapshot_lock(snapshot.root, "archiver crawl", create=not resume):
         if not resume:
             snapshot.create()
-        return await _crawl(config, seeds, snapshot, resume, progress, stop)
+        return await _crawl(config, seeds, chromium, snapshot, resume, progress, stop)
 
 
 async def _crawl(
     config: CrawlConfig,
     seeds: list[str],
+    chromium: str | None,
     snapshot: Snapshot,
     resume: bool,
     progress: ProgressCallback | None,
@@ -120,6 +125,7 @@ async def _crawl(
             frontier,
             Fetcher(config) as fetcher,
             CaptureWorkers(config.worker_processes) as workers,
+            _renderer(config, chromium, snapshot, result.stats) as renderer,
         ):
             policy = HostPolicy(
                 concurrency=config.host_concurrency or config.concurrency,
@@ -129,7 +135,12 @@ async def _crawl(
                 fetch_robots=fetcher.fetch_robots,
                 max_delay=config.max_retry_after,
             )
-            crawler = Crawler(config, frontier, fetcher, writer, scope, result.stats, policy, workers)
+            crawler = Crawler(
+                config, frontier, fetcher, writer, scope, result.stats, policy, workers, renderer
+            )
+            writer.on_commit = crawler.settling.committed
+            if renderer is not None:
+                renderer.attach(crawler)
             if resume:
                 await resuming.reload(crawler, manifest)
             await _run(crawler, writer, seeds, progress, stop)
@@ -145,6 +156,27 @@ async def _crawl(
         stats={k: v for k, v in result.totals.items() if k != "errors"},
     )
     return result
+
+
+@contextlib.asynccontextmanager
+async def _renderer(
+    config: CrawlConfig, chromium: str | None, snapshot: Snapshot, stats: CrawlStats
+) -> AsyncIterator[Renderer | None]:
+    """The render stage of a crawl with --browser auto or always; None with never."""
+    if chromium is None:
+        yield None
+        return
+    async with open_renderer(
+        config.browser,
+        chromium,
+        snapshot,
+        stats,
+        tabs=config.browser_tabs,
+        timeout=config.browser_timeout,
+        user_agent=config.user_agent,
+        max_redirects=config.max_redirects,
+    ) as renderer:
+        yield renderer
 
 
 def _warc_files(config: CrawlConfig, seeds: list[str], snapshot: Snapshot, manifest: Manifest) -> WarcFiles:

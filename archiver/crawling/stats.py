@@ -21,6 +21,10 @@ class CrawlStats:
     in_flight: int = 0
     waiting: int = 0
     """URLs waiting out a failed try before they are tried again."""
+    rendered: int = 0
+    """Pages rendered in a browser, their DOM kept."""
+    render_failed: int = 0
+    """Pages whose render failed (their HTTP capture stays)."""
     stop_reason: str | None = None
 
     def elapsed(self) -> float:

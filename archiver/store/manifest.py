@@ -214,6 +214,10 @@ class Manifest:
             for name, kind in LATER_COLUMNS.items():
                 if name not in present:
                     db.execute(f"ALTER TABLE urls ADD COLUMN {name} {kind}")
+            db.execute(
+                "CREATE INDEX IF NOT EXISTS urls_dom_location ON urls (dom_warc_file, dom_warc_offset) "
+                "WHERE dom_warc_file IS NOT NULL"
+            )
             db.commit()
         except sqlite3.Error as exc:  # a full disk, a read-only folder, a file that is not SQLite
             raise SnapshotError(f"cannot open the manifest {path}: {exc}") from None
@@ -292,11 +296,18 @@ class Manifest:
             yield _row(found)
 
     def has_capture_at(self, warc_file: str, offset: int) -> bool:
-        """True if a row names the record at ``offset`` of ``warc_file`` as its capture."""
-        found = self._db.execute(
-            "SELECT 1 FROM urls WHERE warc_file = ? AND warc_offset = ? LIMIT 1", (warc_file, offset)
-        ).fetchone()
-        return found is not None
+        """True if a row names the record at ``offset`` of ``warc_file`` as its capture or its DOM."""
+        for file_column, offset_column in (
+            ("warc_file", "warc_offset"),
+            ("dom_warc_file", "dom_warc_offset"),
+        ):
+            found = self._db.execute(
+                f"SELECT 1 FROM urls WHERE {file_column} = ? AND {offset_column} = ? LIMIT 1",
+                (warc_file, offset),
+            ).fetchone()
+            if found is not None:
+                return True
+        return False
 
     def last_capture_offset(self, warc_file: str) -> int | None:
         """Offset of the last response or revisit record a row names in ``warc_file``."""

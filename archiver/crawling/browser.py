@@ -1,0 +1,260 @@
+"""Rendering one page in a browser tab: every request answered through the crawl, the DOM kept.
+
+The tab never reaches the network itself. Every request it makes, from the
+document to the last lazy image, passes through PageNetwork.handle (Playwright
+routing on the whole browser context), which asks the crawl for the URL's
+stored response and fulfils the request with it. So scope, robots.txt,
+politeness, limits, revisits, the manifest and the WARC apply to what the
+browser asks for exactly as to any fetch, and a URL captured once is read
+back from the snapshot, never fetched again. What is not answered:
+
+- requests other than GET and HEAD (a form posted by a script): refused, since
+  the crawl archives what GET returns;
+- the main frame navigating away (``location.href = ...``): refused, and the
+  URL goes to the crawl as a link of the page;
+- WebSockets: refused at the handshake (Playwright's route_web_socket never
+  connects them to a server), since a WARC holds no WebSocket traffic the
+  replay tools use;
+- service workers: blocked in the context (their requests would bypass routing).
+
+A render loads the page, waits for the network to go quiet (no routed request
+for QUIET_SECONDS, never longer than the page's time limit allows), scrolls to
+the end of the page in steps so lazy content loads (again until quiet, a few
+rounds while that makes the page grow), then serialises the DOM as UTF-8 HTML.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from archiver.content import DEFAULT_DECODE_LIMIT
+from archiver.crawling.stored_answers import Answer
+from archiver.urls import try_normalize
+
+if TYPE_CHECKING:
+    from playwright.async_api import Route
+
+    from archiver.crawling.browser_pool import Tab
+
+QUIET_SECONDS = 0.5
+"""The network counts as quiet after this long without a request in flight."""
+IDLE_LIMIT = 10.0
+"""Longest wait for quiet at each step (the page's time limit bounds it too)."""
+SCROLL_ROUNDS = 5
+SCROLL_STEPS = 30
+SCROLL_PAUSE_MS = 80
+DOM_RESERVE = 3.0
+"""Seconds of the page's time limit kept for taking the DOM."""
+DOM_LIMIT = DEFAULT_DECODE_LIMIT
+"""A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size)."""
+ANSWERED_METHODS = frozenset({"GET", "HEAD"})
+
+HEIGHT_SCRIPT = "() => (document.scrollingElement || document.documentElement || {}).scrollHeight || 0"
+SCROLL_SCRIPT = """async ({steps, pause}) => {
+  const height = () => (document.scrollingElement || document.documentElement || {}).scrollHeight || 0;
+  const before = height();
+  for (let step = 0; step < steps; step++) {
+    const top = window.scrollY;
+    window.scrollBy(0, window.innerHeight);
+    await new Promise(resolve => setTimeout(resolve, pause));
+    if (window.scrollY === top) break;
+  }
+  return [before, height()];
+}"""
+# The DOM is stored as UTF-8: a page that declared another charset must say UTF-8 now.
+# A page whose scripts moved it to another URL (history.pushState) keeps that URL as its
+# base, so the relative links its scripts wrote resolve as they did in the browser.
+PREPARE_DOM_SCRIPT = """(pageUrl) => {
+  let declared = false;
+  for (const meta of document.querySelectorAll('meta[charset]')) {
+    meta.setAttribute('charset', 'utf-8');
+    declared = true;
+  }
+  for (const meta of document.querySelectorAll('meta[http-equiv]')) {
+    if (meta.httpEquiv.toLowerCase() === 'content-type') {
+      meta.setAttribute('content', 'text/html; charset=utf-8');
+      declared = true;
+    }
+  }
+  const head = document.head || document.documentElement;
+  if (!declared && head) {
+    const meta = document.createElement('meta');
+    meta.setAttribute('charset', 'utf-8');
+    head.prepend(meta);
+  }
+  if (location.href.split('#')[0] !== pageUrl && !document.querySelector('base[href]') && head) {
+    const base = document.createElement('base');
+    base.setAttribute('href', location.href);
+    head.prepend(base);
+  }
+}"""
+
+Answerer = Callable[[str], Awaitable[Answer | None]]
+"""Normalised URL -> its stored response (captured through the crawl first), or None to refuse it."""
+
+
+@dataclass
+class PageNetwork:
+    """The requests of one rendered page, each answered by ``answer``."""
+
+    page_url: str
+    answer: Answerer
+    requested: set[str] = field(default_factory=set)
+    """Normalised URLs the page asked for and was answered."""
+    navigations: set[str] = field(default_factory=set)
+    """URLs the main frame tried to navigate to (refused; they are links of the page)."""
+    refused: list[str] = field(default_factory=list)
+    """What was refused, and why, for the log."""
+    in_flight: int = 0
+    last_change: float = field(default_factory=time.monotonic)
+
+    async def handle(self, route: Route) -> None:
+        """Answer one request from the crawl, or refuse it (Playwright's route handler)."""
+        self.in_flight += 1
+        self.last_change = time.monotonic()
+        try:
+            await self._handle(route)
+        finally:
+            self.in_flight -= 1
+            self.last_change = time.monotonic()
+
+    async def _handle(self, route: Route) -> None:
+        request = route.request
+        url = try_normalize(request.url)
+        if url is None or request.method not in ANSWERED_METHODS:
+            self.refused.append(f"{request.method} {request.url}")
+            await _quietly(route.abort("blockedbyclient"))
+            return
+        if url != self.page_url and request.is_navigation_request() and _main_frame(request):
+            self.navigations.add(url)
+            self.refused.append(f"navigation to {url}")
+            await _quietly(route.abort("aborted"))
+            return
+        answer = await self.answer(url)
+        if answer is None:
+            self.refused.append(f"{url}: not captured")
+            await _quietly(route.abort("blockedbyclient"))
+            return
+        self.requested.add(url)
+        await _quietly(
+            route.fulfill(status=answer.status, headers=_header_dict(answer.headers), body=answer.body)
+        )
+
+    async def quiet(self, deadline: float, seconds: float = QUIET_SECONDS) -> bool:
+        """Wait until no request has been in flight for ``seconds`` (True), or until ``deadline``."""
+        limit = min(deadline, time.monotonic() + IDLE_LIMIT)
+        while True:
+            now = time.monotonic()
+            if self.in_flight == 0 and now - self.last_change >= seconds:
+                return True
+            if now >= limit:
+                return False
+            await asyncio.sleep(min(0.05, max(limit - now, 0.001)))
+
+
+def _main_frame(request: Any) -> bool:
+    try:
+        return request.frame.parent_frame is None
+    except Exception:  # noqa: BLE001 - a request made before its frame exists is not the main frame's
+        return False
+
+
+def _header_dict(headers: list[tuple[str, str]]) -> dict[str, str]:
+    """Response headers as Playwright takes them: one value per name (repeated ones joined)."""
+    merged: dict[str, str] = {}
+    for name, value in headers:
+        key = name.lower()
+        if key in merged:
+            merged[key] += ("\n" if key == "set-cookie" else ", ") + value
+        else:
+            merged[key] = value
+    return merged
+
+
+async def _quietly(action: Awaitable[None]) -> None:
+    """Run a route action, ignoring the error a page closed meanwhile gives."""
+    from playwright.async_api import Error
+
+    with contextlib.suppress(Error):
+        await action
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """What rendering one page gave."""
+
+    html: bytes | None
+    """The DOM serialised as UTF-8 HTML (None if it could not be taken)."""
+    final_url: str
+    """Where the page ended up (a script may change it with history.pushState)."""
+    requested: frozenset[str]
+    navigations: frozenset[str]
+    error: str | None = None
+    """What went wrong, if the render was cut short."""
+
+
+async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> RenderedPage:
+    """Load ``url`` in ``tab``, every request answered by ``answer``.
+
+    Bounded by ``timeout`` seconds in all (a page that never finishes loading
+    still gives the DOM it has). Raises Playwright's Error if the browser fails.
+    """
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    network = PageNetwork(url, answer)
+    page = tab.page
+    deadline = time.monotonic() + timeout
+    error = None
+    tab.handler = network.handle
+    try:
+        try:
+            await page.goto(url, wait_until="load", timeout=_ms(deadline - DOM_RESERVE))
+        except PlaywrightTimeout:
+            error = f"the page did not finish loading in {timeout:g} s"
+        if error is None:
+            await network.quiet(deadline - DOM_RESERVE)
+            await _scroll(page, network, deadline - DOM_RESERVE)
+        final_url = page.url
+        html = None
+        try:
+            await page.evaluate(PREPARE_DOM_SCRIPT, url)
+            html = (await page.content()).encode("utf-8", errors="replace")
+        except PlaywrightTimeout:
+            error = error or "the DOM could not be taken in time"
+    finally:
+        tab.handler = None
+    if html is not None and len(html) > DOM_LIMIT:
+        html, error = None, f"the DOM is larger than {DOM_LIMIT // 1024**2} MB"
+    final = try_normalize(final_url)
+    navigations = set(network.navigations)
+    if final is not None and final != url:
+        navigations.add(final)  # a client-side route: a page of its own
+    return RenderedPage(html, final_url, frozenset(network.requested), frozenset(navigations), error)
+
+
+async def _scroll(page: Any, network: PageNetwork, deadline: float) -> None:
+    """Scroll to the end in steps and wait for quiet; again while that made the page grow (bounded)."""
+    for _ in range(SCROLL_ROUNDS):
+        if time.monotonic() >= deadline:
+            return
+        try:
+            before, after = await asyncio.wait_for(
+                page.evaluate(SCROLL_SCRIPT, {"steps": SCROLL_STEPS, "pause": SCROLL_PAUSE_MS}),
+                max(deadline - time.monotonic(), 0.001),
+            )
+        except TimeoutError:
+            return
+        await network.quiet(deadline)
+        grown = await page.evaluate(HEIGHT_SCRIPT)
+        if grown <= after and after <= before:
+            return
+
+
+def _ms(deadline: float) -> float:
+    """Milliseconds left until ``deadline`` (at least one), as Playwright takes timeouts."""
+    return max((deadline - time.monotonic()) * 1000, 1.0)

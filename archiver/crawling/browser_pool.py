@@ -1,0 +1,307 @@
+"""One headless Chromium for the crawl, driven by Playwright: a few tabs, restarted when it fails.
+
+The browser is the system's Chromium (Debian's ``chromium`` package, or any
+found on PATH or given with ``--chromium``); Playwright's own browser download
+is never used. It is launched with a fresh profile and with no way out to the
+network of its own: every request of a page is answered by the crawler (see
+crawling/browser.py), and anything that slips past that (a preconnect, a DNS
+prefetch) meets a proxy that refuses connections and a resolver that knows
+no name.
+
+Memory stays bounded however long the crawl: at most ``tabs`` pages are open,
+each in a browser context of its own that is replaced every TAB_RENDERS
+renders (and after any failure in it), and the browser itself is replaced
+every RECYCLE_AFTER pages. A tab's page is reused from render to render: a
+new page costs a renderer process, about as long as rendering a small page. A browser that crashes is
+replaced, and the page it held is tried once more by the renderer.
+
+>>> find_chromium("/no/such/chromium")
+Traceback (most recent call last):
+...
+archiver.errors.ConfigError: no Chromium at /no/such/chromium (give the path of ... with --chromium)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from archiver.errors import ConfigError
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route, WebSocketRoute
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+INSTALL_HINT = "install Debian's chromium (apt-get install chromium) or give its path with --chromium"
+PLAYWRIGHT_HINT = "pip install 'archiver[browser]' (Playwright for Python)"
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+    "--hide-scrollbars",
+    # No name resolves: a request that escaped routing cannot find a host.
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+)
+RECYCLE_AFTER = 200
+"""Pages rendered by one browser before it is replaced by a fresh one (its memory with it)."""
+TAB_RENDERS = 25
+"""Pages rendered in one tab (one browser context) before it is replaced by a fresh one."""
+LAUNCH_TIMEOUT = 60.0
+CLOSE_TIMEOUT = 10.0
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+def find_chromium(path: str | None = None) -> str:
+    """The Chromium to drive: ``path`` if given, else the first of CHROMIUM_NAMES on PATH."""
+    if path:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+        raise ConfigError(f"no Chromium at {path} (give the path of a Chromium or Chrome with --chromium)")
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise ConfigError(f"--browser needs Chromium, and none is on PATH: {INSTALL_HINT}")
+
+
+def require_browser(chromium: str | None) -> str:
+    """Check at start that a browser can be driven: the Chromium's path, or a ConfigError saying
+    what to install."""
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError:
+        raise ConfigError(f"--browser needs Playwright, which is not installed: {PLAYWRIGHT_HINT}") from None
+    return find_chromium(chromium)
+
+
+def _refusing_port() -> socket.socket:
+    """A bound socket that never listens: connections to its port are refused, and no one else takes it."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@dataclass
+class Tab:
+    """One page of the browser, reused from render to render, in a context of its own.
+
+    Its context routes every request to ``handler`` (the render under way),
+    and refuses WebSockets; between renders, requests are refused.
+    """
+
+    context: BrowserContext
+    page: Page
+    generation: int
+    """The browser it belongs to (see BrowserPool.generation)."""
+    renders: int = 0
+    handler: Callable[[Route], Awaitable[None]] | None = None
+
+    async def route(self, route: Route) -> None:
+        handler = self.handler
+        if handler is None:
+            with contextlib.suppress(Exception):
+                await route.abort("blockedbyclient")
+            return
+        await handler(route)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.context.close(), CLOSE_TIMEOUT)
+
+
+async def _refuse_websocket(websocket: WebSocketRoute) -> None:
+    with contextlib.suppress(Exception):
+        await websocket.close(code=1008, reason="not archived")
+
+
+class BrowserPool:
+    """A Chromium and ``tabs`` pages in it, lent one render at a time; use with ``async with``.
+
+    >>> async def example(pool):
+    ...     async with pool.tab() as tab:
+    ...         await tab.page.goto("http://127.0.0.1:8000/")
+    """
+
+    def __init__(
+        self, executable: str, tabs: int, user_agent: str, recycle_after: int = RECYCLE_AFTER
+    ) -> None:
+        self.executable = executable
+        self.tabs = tabs
+        self.user_agent = user_agent
+        self.recycle_after = recycle_after
+        self.generation = 0
+        """Counts browsers launched: a crash is reported against the one that had it."""
+        self.restarts = 0
+        """Browsers replaced because they crashed or disconnected."""
+        self._idle: asyncio.Queue[Tab | None] = asyncio.Queue()
+        for _ in range(tabs):
+            self._idle.put_nowait(None)
+        self._lock = asyncio.Lock()
+        self._recycling = asyncio.Lock()
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._renders = 0
+        self._refusing: socket.socket | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> BrowserPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def browser(self) -> Browser | None:
+        """The running browser, if one was launched and not closed."""
+        return self._browser
+
+    def connected(self, generation: int) -> bool:
+        """True if the browser of ``generation`` is the current one and still running."""
+        return self.generation == generation and self._browser is not None and self._browser.is_connected()
+
+    @contextlib.asynccontextmanager
+    async def tab(self) -> AsyncIterator[Tab]:
+        """A tab to render one page in; waits while all are busy.
+
+        A tab comes back for the next render unless something went wrong in
+        it (an exception, even cancellation): then it is closed, and the next
+        render gets a fresh one.
+        """
+        if self._renders >= self.recycle_after:
+            await self._recycle()
+        tab = await self._idle.get()
+        try:
+            if tab is None or not self.connected(tab.generation) or tab.renders >= TAB_RENDERS:
+                if tab is not None:
+                    await tab.close()
+                tab = None
+                tab = await self._open_tab()
+            self._renders += 1
+            tab.renders += 1
+            yield tab
+        except BaseException:
+            if tab is not None:
+                await asyncio.shield(tab.close())
+            self._idle.put_nowait(None)
+            raise
+        self._idle.put_nowait(tab)
+
+    async def _open_tab(self) -> Tab:
+        browser = await self._ready()
+        generation = self.generation
+        context = await browser.new_context(
+            service_workers="block",  # their requests would bypass routing
+            user_agent=self.user_agent,
+            viewport=VIEWPORT,  # type: ignore[arg-type]
+            accept_downloads=False,
+        )
+        try:
+            page = await context.new_page()
+            tab = Tab(context, page, generation)
+            await context.route("**/*", tab.route)
+            await context.route_web_socket("**/*", _refuse_websocket)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await context.close()
+            raise
+        return tab
+
+    async def restart(self, generation: int) -> None:
+        """Replace the browser of ``generation``, which crashed (a later one is left alone)."""
+        async with self._lock:
+            if self.generation == generation and not self._closed:
+                self.restarts += 1
+                await self._replace()
+
+    async def _ready(self) -> Browser:
+        async with self._lock:
+            if self._closed:
+                raise ConfigError("the browser pool is closed")
+            if self._browser is None or not self._browser.is_connected():
+                if self._browser is not None:
+                    self.restarts += 1
+                await self._replace()
+            assert self._browser is not None
+            return self._browser
+
+    async def _recycle(self) -> None:
+        """Replace the browser once the pages open in it are done (so its memory goes with it)."""
+        async with self._recycling:
+            if self._renders < self.recycle_after:
+                return
+            tabs = [await self._idle.get() for _ in range(self.tabs)]
+            try:
+                for tab in tabs:
+                    if tab is not None:
+                        await tab.close()
+                async with self._lock:
+                    if not self._closed:
+                        await self._replace()
+            finally:
+                for _ in tabs:
+                    self._idle.put_nowait(None)
+
+    async def _replace(self) -> None:
+        old, self._browser = self._browser, None
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(old.close(), CLOSE_TIMEOUT)
+        if self._playwright is None:
+            from playwright.async_api import async_playwright
+
+            self._playwright = await async_playwright().start()
+        if self._refusing is None:
+            self._refusing = _refusing_port()
+        port = self._refusing.getsockname()[1]
+        self._browser = await self._playwright.chromium.launch(
+            executable_path=self.executable,
+            args=[
+                *CHROMIUM_ARGS,
+                # Loopback too: Chromium sends it past proxies unless told not to.
+                f"--proxy-server=http://127.0.0.1:{port}",
+                "--proxy-bypass-list=<-loopback>",
+            ],
+            handle_sigint=False,
+            handle_sigterm=False,
+            handle_sighup=False,
+            timeout=LAUNCH_TIMEOUT * 1000,
+        )
+        self.generation += 1
+        self._renders = 0
+
+    async def close(self) -> None:
+        """Close the browser and stop Playwright; safe to call twice, bounded in time."""
+        if self._closed:
+            return
+        self._closed = True
+        browser, self._browser = self._browser, None
+        playwright, self._playwright = self._playwright, None
+        if browser is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(browser.close(), CLOSE_TIMEOUT)
+        if playwright is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(playwright.stop(), CLOSE_TIMEOUT)
+        if self._refusing is not None:
+            self._refusing.close()
+            self._refusing = None
+
+
+def browser_error_types() -> tuple[type[BaseException], ...]:
+    """Playwright's error class (imported only when a browser is used)."""
+    from playwright.async_api import Error
+
+    return (Error,)

@@ -1,0 +1,245 @@
+"""Which pages to render in a browser: pure rules over a page's static parse and a host's experience.
+
+``--browser always`` renders every HTML page; ``never`` none. ``auto`` decides
+page by page, in two steps:
+
+1. What the static parse tells (inspect()): a page without scripts is never
+   rendered (nothing could change it); a page with a sign that scripts build
+   it is *signalled*: an empty app root (``<div id="root"></div>``), a
+   ``<noscript>`` asking for JavaScript, a body with almost no text, or a
+   framework's marker (``data-reactroot``, ``ng-version``, ``__NEXT_DATA__``,
+   ``id="__nuxt"``...). Any other page with scripts is merely *scripted*.
+2. What rendering gave on the same host (RenderPolicy): the first TRIALS
+   pages of each kind (signalled, scripted) on a host are rendered and
+   compared with their static parse. If any of them found links or resources
+   the static parse did not, that host keeps rendering pages of that kind;
+   if none did, it stops. Pages met while trials are still running wait for
+   their verdict, so none is missed and no worker waits.
+
+So a static site costs a few renders per host, and a site built by scripts
+is rendered throughout, even where its pages carry no marker.
+
+>>> policy = RenderPolicy("auto", trials=1)
+>>> policy.decide("h", Inspection(scripted=True, signal=None)).reason
+'trial 1 of 1: scripts'
+>>> policy.decide("h", Inspection(scripted=True, signal=None)).wait
+True
+>>> policy.record("h", SCRIPTED, gained=False)   # the trial found nothing: the waiting page is dropped
+[]
+>>> policy.decide("h", Inspection(scripted=True, signal=None)).render
+False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.etree
+import lxml.html
+
+from archiver.content import DATA_SCRIPT_TYPES
+
+NEVER = "never"
+AUTO = "auto"
+ALWAYS = "always"
+MODES = (NEVER, AUTO, ALWAYS)
+TRIALS = 3
+"""Pages of each kind a host renders before deciding whether rendering pays on it."""
+WAITING_LIMIT = 10_000
+"""Pages of one host and kind kept waiting for a verdict (beyond: not rendered)."""
+SIGNALLED = "signalled"
+SCRIPTED = "scripted"
+
+NEAR_EMPTY_TEXT = 100
+"""Characters of text below which a body with scripts counts as empty."""
+APP_ROOT_IDS = frozenset(
+    {"root", "app", "__next", "__nuxt", "___gatsby", "svelte", "main-app", "application"}
+)
+APP_ROOT_TAGS = frozenset({"app-root"})
+MARKER_ATTRIBUTES = ("data-reactroot", "ng-version", "ng-app", "data-v-app", "data-server-rendered")
+MARKER_IDS = ("__NEXT_DATA__", "__nuxt", "___gatsby", "__NUXT_DATA__")
+_INVISIBLE = frozenset({"script", "style", "noscript", "template", "title", "head"})
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What a page's static parse says about its scripts."""
+
+    scripted: bool
+    """It holds code that a browser would run."""
+    signal: str | None
+    """Why scripts seem to build it (empty app root...), or None."""
+
+
+def _runs_code(script: lxml.html.HtmlElement) -> bool:
+    kind = (script.get("type") or "").strip().lower()
+    return kind not in DATA_SCRIPT_TYPES
+
+
+def _has_text(element: lxml.html.HtmlElement, limit: int) -> bool:
+    """True if ``element`` holds at least ``limit`` characters of visible text (stops there)."""
+    total = 0
+    walker = lxml.etree.iterwalk(element, events=("start", "end", "comment"))
+    for event, node in walker:
+        if event == "start":
+            if node.tag.lower() in _INVISIBLE:
+                walker.skip_subtree()
+            else:
+                total += len((node.text or "").strip())
+        elif node is not element:  # the end of an element, or a comment: the text after it
+            total += len((node.tail or "").strip())
+        if total >= limit:
+            return True
+    return False
+
+
+def _empty(element: lxml.html.HtmlElement) -> bool:
+    return len(element) == 0 and not (element.text or "").strip()
+
+
+def _signal(root: lxml.html.HtmlElement, body: lxml.html.HtmlElement | None) -> str | None:
+    for element in root.iter(*APP_ROOT_TAGS):
+        if _empty(element):
+            return f"empty app root <{element.tag}>"
+    for element in root.iter("div", "main", "section", "body"):
+        identifier = element.get("id")
+        if identifier in APP_ROOT_IDS and _empty(element):
+            return f'empty app root <{element.tag} id="{identifier}">'
+    for noscript in root.iter("noscript"):
+        if "javascript" in "".join(noscript.itertext()).lower():
+            return "<noscript> asks for JavaScript"
+    if body is None or not _has_text(body, NEAR_EMPTY_TEXT):
+        return "near-empty body with scripts"
+    for identifier in MARKER_IDS:
+        if root.get_element_by_id(identifier, None) is not None:
+            return f'framework marker id="{identifier}"'
+    for attribute in MARKER_ATTRIBUTES:
+        if root.find(f".//*[@{attribute}]") is not None:
+            return f"framework marker {attribute}"
+    return None
+
+
+def inspect(root: lxml.html.HtmlElement | None) -> Inspection:
+    """What the static parse of a page (from links.parse_html) says about its scripts."""
+    if root is None:
+        return Inspection(False, None)
+    scripted = any(_runs_code(script) for script in root.iter("script"))
+    if not scripted:
+        return Inspection(False, None)
+    body = root.find("body")
+    return Inspection(True, _signal(root, body))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether to render one page now, and why."""
+
+    render: bool
+    reason: str | None = None
+    kind: str | None = None
+    """SIGNALLED or SCRIPTED: which of the host's experiences it adds to (auto only)."""
+    trial: bool = False
+    """Its render is compared with its static parse, and the host's verdict depends on it."""
+    wait: bool = False
+    """The host's verdict is pending: hand the page to wait() and render it if the verdict is yes."""
+
+
+@dataclass
+class _Experience:
+    """One host's renders of one kind of page, so far."""
+
+    started: int = 0
+    finished: int = 0
+    gained: int = 0
+    waiting: list[Any] = field(default_factory=list)
+
+
+class RenderPolicy:
+    """The --browser rule, with what renders taught about each host (auto).
+
+    Pure bookkeeping, no I/O: the renderer tells it what each trial gave.
+    """
+
+    def __init__(self, mode: str, trials: int = TRIALS, waiting_limit: int = WAITING_LIMIT) -> None:
+        if mode not in MODES:
+            raise ValueError(f"browser mode must be one of {', '.join(MODES)}")
+        self.mode = mode
+        self.trials = trials
+        self.waiting_limit = waiting_limit
+        self._hosts: dict[tuple[str, str], _Experience] = {}
+
+    def _experience(self, host: str, kind: str) -> _Experience:
+        key = (host, kind)
+        found = self._hosts.get(key)
+        if found is None:
+            found = self._hosts[key] = _Experience()
+        return found
+
+    def verdict(self, host: str, kind: str) -> bool | None:
+        """True: rendering pays on this host for this kind of page; False: it does not; None: unknown."""
+        experience = self._experience(host, kind)
+        if experience.gained:
+            return True
+        if experience.finished >= self.trials:
+            return False
+        return None
+
+    def decide(self, host: str, inspection: Inspection) -> Decision:
+        """Whether to render a page of ``host`` whose static parse gave ``inspection``."""
+        if self.mode == NEVER:
+            return Decision(False)
+        if self.mode == ALWAYS:
+            return Decision(True, "always")
+        if not inspection.scripted:
+            return Decision(False)
+        kind = SIGNALLED if inspection.signal else SCRIPTED
+        why = inspection.signal or "scripts"
+        verdict = self.verdict(host, kind)
+        if verdict:
+            return Decision(True, host_reason(why), kind)
+        if verdict is False:
+            return Decision(False, kind=kind)
+        experience = self._experience(host, kind)
+        if experience.started < self.trials:
+            experience.started += 1
+            return Decision(True, f"trial {experience.started} of {self.trials}: {why}", kind, trial=True)
+        return Decision(False, host_reason(why), kind, wait=True)
+
+    def wait(self, host: str, kind: str, page: Any) -> bool:
+        """Keep ``page`` until the host's verdict; False if too many wait already (not rendered)."""
+        experience = self._experience(host, kind)
+        if len(experience.waiting) >= self.waiting_limit:
+            return False
+        experience.waiting.append(page)
+        return True
+
+    def record(self, host: str, kind: str, gained: bool) -> list[Any]:
+        """Note what a trial gave; returns the waiting pages to render now (the verdict is yes).
+
+        Once the verdict is known, the pages that waited for it are handed back
+        (yes) or dropped (no).
+        """
+        experience = self._experience(host, kind)
+        experience.finished += 1
+        experience.gained += int(gained)
+        verdict = self.verdict(host, kind)
+        if verdict is None:
+            return []
+        waiting, experience.waiting = experience.waiting, []
+        return waiting if verdict else []
+
+
+def host_reason(why: str) -> str:
+    """The reason recorded for a page rendered because rendering paid on its host."""
+    return f"{why}; rendering found more on this host"
+
+
+def gained(found: Iterable[str], expected: set[str]) -> list[str]:
+    """URLs a render found (links in its DOM, requests its scripts made) that the static parse did not.
+
+    >>> gained(["http://h/a", "http://h/b"], {"http://h/a"})
+    ['http://h/b']
+    """
+    return sorted({url for url in found if url not in expected})

@@ -1,0 +1,336 @@
+"""The render stage: pages chosen for a browser are rendered in a few tabs, and what they give goes back.
+
+The HTTP workers never wait for a browser. A page is captured over HTTP as
+always (its row written, its static links queued); if --browser chooses it
+(render_policy.py), it is offered here and rendered later, in one of
+--browser-tabs tabs, once its capture is committed. Its document is then read
+back from the snapshot, like every URL it asks for (crawling/browser.py), each
+captured first through the crawler (``Pages.ensure``) if it was not yet.
+
+What a render gives goes back to the crawler (``Pages.rendered``): the links
+of the rendered DOM, the URLs its main frame navigated to, and the DOM itself,
+stored as a resource record that becomes the page's file in the mirror. A
+trial render (auto) is also compared with its static parse, and the host's
+verdict decides the pages that wait for it.
+
+A browser that crashes (or hangs past the page's time limit) is replaced, and
+its page is tried once more; a page that fails twice keeps its HTTP capture,
+with the error in its manifest row. Offers wait while the queue of pages to
+render is full, so with --browser always the crawl goes at the browser's pace
+and memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from archiver.crawling.browser import Answerer, RenderedPage, render_page
+from archiver.crawling.browser_pool import BrowserPool, browser_error_types
+from archiver.crawling.capture_workers import Prepared
+from archiver.crawling.frontier import QueueItem
+from archiver.crawling.render_policy import AUTO, Decision, Inspection, RenderPolicy, gained
+from archiver.crawling.stats import CrawlStats
+from archiver.crawling.stored_answers import Answer, StoredAnswers
+from archiver.crawling.writer import RenderNote
+from archiver.links import LINK, decode_text, findings
+from archiver.store.manifest import FAILED, QUEUED, REDIRECTED
+from archiver.store.snapshot import Snapshot
+from archiver.urls import host_of
+from archiver.warc.dom import DOM_CONTENT_TYPE, RenderedDom
+
+log = logging.getLogger("archiver.crawl")
+
+ENSURE_TRIES = 3
+"""Times a URL is asked of the crawler before the browser is refused it (it went back to the queue)."""
+HANG_SLACK = 20.0
+"""Seconds past the page's time limit after which a browser that has not answered counts as hung."""
+
+
+class Pages(Protocol):
+    """What the renderer needs of the crawler (Crawler provides it)."""
+
+    @property
+    def stopped(self) -> bool:
+        """True once the crawl is stopping."""
+
+    async def settled(self, url: str) -> None:
+        """Return once the capture of ``url`` (if any is under way) is committed."""
+
+    async def ensure(self, url: str, page: QueueItem) -> None:
+        """Return once ``url``, asked for by the render of ``page``, has a committed outcome."""
+
+    async def rendered(
+        self, page: QueueItem, links: dict[str, str], note: RenderNote, nofollow: bool = False
+    ) -> None:
+        """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
+        if ``nofollow``."""
+
+
+class Rendering(Protocol):
+    """What the crawler needs of the render stage (Renderer provides it)."""
+
+    inspects: bool
+    """True if pages must be inspected (render_policy.inspect) for decide()."""
+
+    def decide(self, item: QueueItem, prepared: Prepared) -> Decision:
+        """Whether to render a captured HTML page, and why (recorded in its row)."""
+
+    async def offer(
+        self, item: QueueItem, links: dict[str, str], decision: Decision, nofollow: bool = False
+    ) -> None:
+        """Hand over a page after its row is written; waits while the render queue is full.
+
+        ``nofollow``: the page's robots directives say not to follow its links.
+        """
+
+    def resume(self, item: QueueItem, reason: str) -> None:
+        """Queue the render an interrupted crawl chose but never finished."""
+
+    async def run(self) -> None:
+        """Render pages until cancelled."""
+
+    def idle(self) -> bool:
+        """True if no page is queued for or in a render."""
+
+    async def join(self) -> None:
+        """Wait until idle()."""
+
+
+@dataclass(frozen=True)
+class RenderJob:
+    """A page to render, and what its render is measured against."""
+
+    page: QueueItem
+    reason: str
+    kind: str | None = None
+    trial: bool = False
+    static_links: frozenset[str] = frozenset()
+    """For a trial: the links its static parse found."""
+    late: bool = False
+    """Its row does not say why yet (it waited for its host's verdict)."""
+    nofollow: bool = False
+    """Its static capture's robots directives say not to follow its links."""
+
+
+class Renderer:
+    """Renders the pages offered to it; see the module docstring. Call attach() before run()."""
+
+    def __init__(
+        self,
+        policy: RenderPolicy,
+        pool: BrowserPool,
+        answers: StoredAnswers,
+        stats: CrawlStats,
+        *,
+        timeout: float,
+        max_redirects: int,
+    ) -> None:
+        self.policy = policy
+        self.pool = pool
+        self.answers = answers
+        self.stats = stats
+        self.timeout = timeout
+        self.max_redirects = max_redirects
+        self.inspects = policy.mode == AUTO
+        self._pages: Pages | None = None
+        self._jobs: collections.deque[RenderJob] = collections.deque()
+        self._bound = max(4, 2 * pool.tabs)
+        self._ready = asyncio.Event()
+        self._space = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._unfinished = 0
+
+    def attach(self, pages: Pages) -> None:
+        """Give the renderer the crawler it captures through."""
+        self._pages = pages
+
+    def decide(self, item: QueueItem, prepared: Prepared) -> Decision:
+        """Whether to render a captured HTML page (see render_policy)."""
+        return self.policy.decide(host_of(item.url), prepared.inspection or Inspection(False, None))
+
+    async def offer(
+        self, item: QueueItem, links: dict[str, str], decision: Decision, nofollow: bool = False
+    ) -> None:
+        """Queue the page's render if decided, or keep it until its host's verdict."""
+        if decision.render:
+            static = frozenset(links) if decision.trial else frozenset()
+            job = RenderJob(
+                item, decision.reason or "", decision.kind, decision.trial, static, nofollow=nofollow
+            )
+            while len(self._jobs) >= self._bound:
+                self._space.clear()
+                await self._space.wait()
+            self._push(job)
+        elif decision.wait and decision.kind is not None:
+            job = RenderJob(item, decision.reason or "", decision.kind, late=True, nofollow=nofollow)
+            if not self.policy.wait(host_of(item.url), decision.kind, job):
+                log.info("not rendered (too many pages wait for their host's verdict): %s", item.url)
+
+    def resume(self, item: QueueItem, reason: str) -> None:
+        """Queue the render an interrupted crawl chose but never finished."""
+        self._push(RenderJob(item, reason))
+
+    def _push(self, job: RenderJob) -> None:
+        self._unfinished += 1
+        self._idle.clear()
+        self._jobs.append(job)
+        self._ready.set()
+
+    def idle(self) -> bool:
+        return self._unfinished == 0
+
+    async def join(self) -> None:
+        await self._idle.wait()
+
+    async def run(self) -> None:
+        """Render pages in --browser-tabs tabs until cancelled (then the browser is left to close())."""
+        async with asyncio.TaskGroup() as group:
+            for _ in range(self.pool.tabs):
+                group.create_task(self._tab())
+
+    async def _tab(self) -> None:
+        while True:
+            while not self._jobs:
+                self._ready.clear()
+                await self._ready.wait()
+            job = self._jobs.popleft()
+            self._space.set()
+            try:
+                await self._render(job)
+            except Exception:  # one bad page must not stop the renders
+                log.exception("error rendering %s", job.page.url)
+            finally:
+                self._unfinished -= 1
+                if self._unfinished == 0:
+                    self._idle.set()
+
+    async def _render(self, job: RenderJob) -> None:
+        pages = self._pages
+        assert pages is not None, "attach() the crawler first"
+        url = job.page.url
+        await pages.settled(url)
+        expected = {*job.static_links, url}
+        response_id: list[str | None] = [None]
+
+        async def answer(asked: str) -> Answer | None:
+            found = await self._answer(asked, job.page)
+            if found is not None and asked == url:
+                response_id[0] = found.record_id
+            if found is not None and job.trial and found.mime == "text/css":
+                # What the page's stylesheets link to is static too: not a gain of rendering.
+                css = decode_text(found.body, "text/css")
+                expected.update(findings(css.encode("utf-8"), asked, "text/css")[2])
+            return found
+
+        rendered, error = await self._attempts(url, answer)
+        links: dict[str, str] = {}
+        nofollow = job.nofollow
+        html = rendered.html if rendered is not None else None
+        if html is not None:
+            _title, _base, links, meta_nofollow = await asyncio.to_thread(
+                findings, html, url, "text/html", DOM_CONTENT_TYPE
+            )
+            nofollow = nofollow or meta_nofollow
+        if rendered is not None:
+            for navigation in sorted(rendered.navigations):
+                links.setdefault(navigation, LINK)
+            error = error or rendered.error
+        if job.trial and job.kind is not None:
+            found = set(links) | (rendered.requested if rendered is not None else frozenset())
+            more = gained(found, expected)
+            if more:
+                log.info("rendering %s found %d URLs its static parse did not: %s", url, len(more), more[:5])
+            for waiting in self.policy.record(host_of(url), job.kind, bool(more)):
+                self._push(waiting)
+        dom = RenderedDom(url, datetime.now(UTC), html, response_id[0]) if html is not None else None
+        if dom is not None:
+            self.stats.rendered += 1
+        else:
+            self.stats.render_failed += 1
+        note = RenderNote(url, job.reason if job.late else None, error, dom)
+        await pages.rendered(job.page, links, note, nofollow)
+
+    async def _attempts(self, url: str, answer: Answerer) -> tuple[RenderedPage | None, str | None]:
+        """Render ``url``, once more if the browser crashed or hung; (page, error)."""
+        errors: tuple[type[BaseException], ...] = (*browser_error_types(), TimeoutError)
+        error = None
+        for attempt in (1, 2):
+            generation = self.pool.generation
+            try:
+                async with asyncio.timeout(self.timeout + HANG_SLACK), self.pool.tab() as tab:
+                    generation = tab.generation
+                    return await render_page(tab, url, answer, self.timeout), None
+            except errors as exc:
+                text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                crashed = (
+                    isinstance(exc, TimeoutError)
+                    or not self.pool.connected(generation)
+                    or any(word in text.lower() for word in ("crash", "closed", "disconnected"))
+                )
+                error = f"browser: {text}"[:300]
+                if not crashed:
+                    return None, error
+                await self.pool.restart(generation)
+                log.warning(
+                    "the browser failed on %s (%s); %s", url, text, "retrying" if attempt == 1 else ""
+                )
+        return None, error
+
+    async def _answer(self, url: str, page: QueueItem) -> Answer | None:
+        """The stored response of ``url`` for the render of ``page``, captured first if need be.
+
+        A redirect is followed here (Chromium does not route the hop a fulfilled
+        redirect asks for), so the browser gets the end of the chain.
+        """
+        pages = self._pages
+        assert pages is not None
+        for _hop in range(self.max_redirects + 1):
+            row = self.answers.row(url)
+            for _ in range(ENSURE_TRIES):
+                if (row is not None and row.outcome != QUEUED) or pages.stopped:
+                    break
+                await pages.ensure(url, page)
+                row = self.answers.row(url)
+            if row is None or row.warc_file is None:
+                return None  # skipped, failed with no response, or claimed by another process
+            if row.redirect_to and row.outcome in (REDIRECTED, FAILED):
+                if row.outcome == FAILED:
+                    return None  # a loop, or a chain too long
+                url = row.redirect_to
+                continue
+            return await self.answers.answer(row)
+        return None
+
+
+@contextlib.asynccontextmanager
+async def open_renderer(
+    mode: str,
+    chromium: str,
+    snapshot: Snapshot,
+    stats: CrawlStats,
+    *,
+    tabs: int,
+    timeout: float,
+    user_agent: str,
+    max_redirects: int,
+) -> AsyncIterator[Renderer]:
+    """A Renderer over a browser pool and the snapshot's stored answers; closes both on the way out.
+
+    The browser starts with the first render, so a crawl that renders nothing never launches it.
+    """
+    answers = StoredAnswers(snapshot)
+    try:
+        async with BrowserPool(chromium, tabs, user_agent) as pool:
+            yield Renderer(
+                RenderPolicy(mode), pool, answers, stats, timeout=timeout, max_redirects=max_redirects
+            )
+    finally:
+        answers.close()

@@ -1,0 +1,142 @@
+"""Answers for a browser, read back from the snapshot: a URL the crawl captured is never fetched twice.
+
+A page rendered in a browser asks for its document, its stylesheets, scripts,
+images and data. Each is captured through the crawler first (or was already),
+then answered from its committed record in the WARC, exactly as stored:
+status, headers and body, with the Content-Encoding undone (a browser takes a
+fulfilled body as it is given). Records are read in one thread of their own,
+off the event loop; small answers that repeat from page to page (stylesheets,
+scripts, fonts) are kept in a bounded cache.
+
+>>> # answers = StoredAnswers(Snapshot(Path("snap"))); row = answers.row(url)
+>>> # answer = await answers.answer(row)   # status, headers, body, mime
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from archiver.content import decode_body, mime_type
+from archiver.errors import WarcDamage
+from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.snapshot import Snapshot
+from archiver.store.stored import payload_record
+from archiver.warc.exchange import TRANSFER_ENCODING_RENAMED
+from archiver.warc.reader import WarcReader
+
+log = logging.getLogger("archiver.crawl")
+
+BODY_LIMIT = 32 * 1024**2
+"""Bodies larger than this (decoded) are not handed to a browser: the request fails there."""
+CACHE_BYTES = 16 * 1024**2
+CACHE_ENTRY_BYTES = 1024**2
+DECODED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+"""Headers that describe the body as sent, not as handed over (decoded, whole)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a browser is told for one URL: the stored response."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+    mime: str
+    """The bare MIME type of its Content-Type ('' if none)."""
+    record_id: str | None
+    """WARC-Record-ID of the response or revisit record it comes from."""
+
+
+def _answer(record: object, headers: object, own_id: str | None) -> Answer | None:
+    """The Answer of a stored response, decoded; None if its body is too large to hand over."""
+    raw = record.raw_stream.read(BODY_LIMIT + 1)  # type: ignore[attr-defined]
+    if len(raw) > BODY_LIMIT:
+        return None
+    status_line = headers.get_statuscode() if headers is not None else None  # type: ignore[attr-defined]
+    pairs = list(headers.headers) if headers is not None else []  # type: ignore[attr-defined]
+    encoding = next((v for k, v in pairs if k.lower() == "content-encoding"), None)
+    decoded = decode_body(raw, encoding, BODY_LIMIT)
+    if decoded.cut:
+        return None
+    # Undone, the body goes without the headers that described it as sent; a coding the
+    # decoder does not know is handed over as stored, with its header, for the browser to try.
+    body = decoded.body if decoded.problem is None else raw
+    dropped = DECODED_HEADERS if decoded.problem is None else DECODED_HEADERS - {"content-encoding"}
+    kept = [
+        (name, value)
+        for name, value in pairs
+        if name != TRANSFER_ENCODING_RENAMED and name.lower() not in dropped
+    ]
+    content_type = next((v for k, v in pairs if k.lower() == "content-type"), None)
+    return Answer(
+        status=int(status_line) if status_line and status_line.isdigit() else 200,
+        headers=kept,
+        body=body,
+        mime=mime_type(content_type),
+        record_id=own_id,
+    )
+
+
+class StoredAnswers:
+    """Manifest rows and stored responses of the snapshot being written, read-only.
+
+    Sees what the writer has committed (the manifest is in WAL mode), never
+    more: ask for a URL once the crawler says it is settled.
+    """
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._manifest = Manifest.open(snapshot.manifest_path, readonly=True)
+        # The reading thread has its own connection and reader: none is shared across threads.
+        self._thread_manifest = Manifest.open(snapshot.manifest_path, readonly=True)
+        self._records = WarcReader(snapshot.warc_dir)
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="archiver-answers")
+        self._cache: collections.OrderedDict[str, Answer] = collections.OrderedDict()
+        self._cached_bytes = 0
+        self.reads = 0
+        """Records read from the WARC files (not from the cache)."""
+
+    def row(self, url: str) -> ManifestRow | None:
+        """The committed manifest row of ``url``, if any."""
+        return self._manifest.get(url)
+
+    async def answer(self, row: ManifestRow) -> Answer | None:
+        """The stored response of ``row`` (which has a record); None if it cannot be handed over."""
+        cached = self._cache.get(row.url)
+        if cached is not None:
+            self._cache.move_to_end(row.url)
+            return cached
+        loop = asyncio.get_running_loop()
+        answer = await loop.run_in_executor(self._thread, self._read, row)
+        if answer is not None and len(answer.body) <= CACHE_ENTRY_BYTES and row.url not in self._cache:
+            self._cache[row.url] = answer
+            self._cached_bytes += len(answer.body)
+            while self._cached_bytes > CACHE_BYTES:
+                _url, dropped = self._cache.popitem(last=False)
+                self._cached_bytes -= len(dropped.body)
+        return answer
+
+    def _read(self, row: ManifestRow) -> Answer | None:
+        self.reads += 1
+        assert row.warc_file is not None and row.warc_offset is not None
+        try:
+            own = self._records.record(row.warc_file, row.warc_offset, row.warc_length)
+            own_id = own.rec_headers.get_header("WARC-Record-ID")
+            if own.rec_type == "revisit":  # the payload is the original's; the headers its own
+                own, headers = payload_record(self._thread_manifest, self._records, row)
+            else:
+                headers = own.http_headers
+            return _answer(own, headers, own_id)
+        except (OSError, ValueError, WarcDamage) as exc:
+            log.warning("cannot read back %s for a browser: %s", row.url, exc)
+            return None
+
+    def close(self) -> None:
+        """Release the thread, files and connections; safe to call twice."""
+        self._thread.shutdown(wait=True)
+        self._records.close()
+        self._manifest.close()
+        self._thread_manifest.close()
