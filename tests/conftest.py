@@ -22,12 +22,14 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class Site:
     """A test site built in a line a page: ``site.page('/', links=['/a'])``.
 
-    Counts every request by path in ``hits``, so tests can assert what was fetched.
+    Counts every request by path in ``hits`` (and by User-Agent in ``agents``), so
+    tests can assert what was fetched, and by whom.
     """
 
     def __init__(self) -> None:
         self.routes: dict[str, Handler] = {}
         self.hits: Counter[str] = Counter()
+        self.agents: Counter[str] = Counter()
         self.robots_hits = 0
         self.server: TestServer | None = None
 
@@ -81,6 +83,7 @@ class Site:
             self.robots_hits += 1
             return web.Response(status=404, text="no robots.txt", content_type="text/plain")
         self.hits[path] += 1
+        self.agents[request.headers.get("User-Agent", "")] += 1
         handler = self.routes.get(path) or self.routes.get(request.path)
         if handler is None:
             return web.Response(status=404, text="not found", content_type="text/plain")

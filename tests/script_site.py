@@ -1,0 +1,133 @@
+"""A test site built by scripts: an app shell whose text, links, images and data arrive by JavaScript.
+
+- ``/`` is an empty app root and a script. The script fetches ``/api/items.json``,
+  writes its items as text and as links to client-side routes (``/app/item/N``),
+  assembles image URLs at run time (``"/img/" + "pic" + n + ".png"``), puts
+  them far down the page as lazy images (IntersectionObserver: ``data-src``
+  becomes ``src`` when scrolled into view), moves to the route ``/app/home``
+  with history.pushState, and tries what the crawl must refuse: a POST, a
+  WebSocket, and an excluded tracking pixel.
+- ``/app/...`` serves the same shell (as single-page apps are served); the
+  script renders the route it finds in location.pathname, fetching
+  ``/api/item/N.json`` for an item.
+- ``/about.html`` is a plain page with no script at all (never rendered).
+- ``/style.css`` has a background image; every image is a real PNG.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+
+from aiohttp import web
+
+ITEMS = 3
+SHELL = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Script app</title>
+<link rel="stylesheet" href="/style.css"></head>
+<body><noscript>You need to enable JavaScript to run this app.</noscript>
+<div id="root"></div>
+<script src="/app.js"></script></body></html>
+"""
+APP_JS = r"""
+(function () {
+  var root = document.getElementById("root");
+  function el(tag, text) {
+    var node = document.createElement(tag); if (text) node.textContent = text; return node;
+  }
+  function lazyImages(names) {
+    var spacer = el("div"); spacer.style.height = "3000px"; root.appendChild(spacer);
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (!entry.isIntersecting) return;
+        entry.target.src = entry.target.dataset.src; observer.unobserve(entry.target);
+      });
+    });
+    names.forEach(function (n) {
+      var img = el("img"); img.className = "lazy"; img.width = 20; img.height = 20;
+      img.dataset.src = "/img/" + "pic" + n + ".png";   // assembled at run time
+      root.appendChild(img); observer.observe(img);
+    });
+  }
+  function home() {
+    fetch("/api/items.json").then(function (r) { return r.json(); }).then(function (data) {
+      root.appendChild(el("h1", data.title));
+      var list = el("ul");
+      data.items.forEach(function (item) {
+        var li = el("li"); var a = el("a", item.name); a.href = "/app/item/" + item.id; li.appendChild(a);
+        list.appendChild(li);
+      });
+      root.appendChild(list);
+      var about = el("a", "About"); about.href = "/about.html"; root.appendChild(about);
+      lazyImages(data.items.map(function (item) { return item.id; }));
+      history.pushState({}, "", "/app/home");
+    });
+    fetch("/api/log", {method: "POST", body: "seen"}).catch(function () {});
+    try { new WebSocket("ws://" + location.host + "/live"); } catch (e) {}
+    var pixel = new Image(); pixel.src = "/tracking.gif?u=" + encodeURIComponent(location.pathname);
+  }
+  function item(id) {
+    fetch("/api/item/" + id + ".json").then(function (r) { return r.json(); }).then(function (data) {
+      root.appendChild(el("h1", data.name));
+      root.appendChild(el("p", data.text));
+      var img = el("img"); img.src = "/img/pic" + id + ".png"; root.appendChild(img);
+      var back = el("a", "Home"); back.href = "/"; root.appendChild(back);
+    });
+  }
+  var match = location.pathname.match(/^\/app\/item\/(\d+)$/);
+  if (match) { item(match[1]); } else { home(); }
+})();
+"""
+STYLE = "body { font-family: sans-serif; background: url(/bg.png) repeat-x; }\n"
+ABOUT = """<!doctype html><html><head><title>About</title><link rel="stylesheet" href="/style.css">
+</head><body><h1>About this app</h1><p>A plain page: no script, nothing to render.</p>
+<a href="/">Home</a></body></html>
+"""
+
+
+def png(red: int, green: int, blue: int, size: int = 4) -> bytes:
+    """A real PNG of one colour (a browser decodes it: naturalWidth > 0)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+    row = b"\x00" + bytes((red, green, blue)) * size
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(row * size))
+        + chunk(b"IEND", b"")
+    )
+
+
+def item_text(number: int) -> str:
+    return f"Item {number} text, written by a script from JSON"
+
+
+def build_script_site(site: object) -> object:
+    """Add the routes of the scripted site to a conftest Site; returns it."""
+
+    async def shell(request: web.Request) -> web.StreamResponse:
+        return web.Response(text=SHELL, content_type="text/html")
+
+    add = site.file  # type: ignore[attr-defined]
+    site.handler("/", shell)  # type: ignore[attr-defined]
+    site.handler("/app/home", shell)  # type: ignore[attr-defined]
+    for number in range(1, ITEMS + 1):
+        site.handler(f"/app/item/{number}", shell)  # type: ignore[attr-defined]
+        add(
+            f"/api/item/{number}.json",
+            json.dumps({"name": f"Item {number}", "text": item_text(number)}),
+            "application/json",
+        )
+        add(f"/img/pic{number}.png", png(40 * number, 100, 200), "image/png")
+    items = [{"id": number, "name": f"Item {number}"} for number in range(1, ITEMS + 1)]
+    add("/api/items.json", json.dumps({"title": "Built by a script", "items": items}), "application/json")
+    add("/app.js", APP_JS, "application/javascript")
+    add("/style.css", STYLE, "text/css")
+    add("/bg.png", png(250, 250, 240), "image/png")
+    add("/about.html", ABOUT)
+    return site

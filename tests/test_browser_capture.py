@@ -1,0 +1,334 @@
+"""Hybrid capture: pages scripts build are rendered in Debian's Chromium, every request through the crawl.
+
+The site of tests/script_site.py builds its text, links and images with
+scripts. Crawled with --browser auto, everything its scripts load must be in
+the WARC and the manifest, requested once from the server with our
+User-Agent, and every request the browser made must have gone through the
+crawl's route handler. The mirror, opened from file:// in Chromium with no
+network, must show what the scripts built; pywb must replay the live page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from conftest import manifest_rows
+from script_site import ITEMS, build_script_site, item_text
+from test_browser import CHROMIUM, CHROMIUM_ARGS, Recorder, async_playwright
+from test_interop import _wait_for, free_port, interop_venv
+
+from archiver.cli import main
+from archiver.config import DEFAULT_USER_AGENT
+from archiver.crawling import browser as browser_module
+from archiver.crawling import browser_pool as pool_module
+from archiver.mirror.build import build_mirror
+from archiver.verify.verifier import verify_snapshot
+from archiver.warc.dom import DOM_PREFIX
+
+SCRIPT_LOADED = [
+    "/api/items.json",
+    *(f"/api/item/{n}.json" for n in range(1, ITEMS + 1)),
+    *(f"/img/pic{n}.png" for n in range(1, ITEMS + 1)),
+    *(f"/app/item/{n}" for n in range(1, ITEMS + 1)),
+    "/app/home",
+    "/about.html",
+]
+LOADED_IMAGES = "images => images.map(image => image.complete && image.naturalWidth > 0)"
+REFUSED = ["/tracking.gif", "/api/log", "/live"]
+"""What the page tries that the crawl must refuse: an excluded pixel, a POST, a WebSocket."""
+
+
+class BrowserWatch:
+    """Every request the browser made (from its own events) and every one routed to the crawl."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.made: list[str] = []
+        self.routed: list[str] = []
+        self.pools: list[pool_module.BrowserPool] = []
+        open_tab = pool_module.BrowserPool._open_tab
+        handle = browser_module.PageNetwork.handle
+        watch = self
+
+        async def watched_tab(pool: pool_module.BrowserPool) -> pool_module.Tab:
+            if pool not in watch.pools:
+                watch.pools.append(pool)
+            tab = await open_tab(pool)
+            tab.context.on("request", lambda request: watch.made.append(request.url))
+            return tab
+
+        async def watched_handle(network: browser_module.PageNetwork, route: Any) -> None:
+            watch.routed.append(route.request.url)
+            await handle(network, route)
+
+        monkeypatch.setattr(pool_module.BrowserPool, "_open_tab", watched_tab)
+        monkeypatch.setattr(browser_module.PageNetwork, "handle", watched_handle)
+
+
+async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp_path):
+    watch = BrowserWatch(monkeypatch)
+    build_script_site(site)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="auto", exclude=("tracking",), chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+
+    # Everything the scripts loaded is archived, requested once, by the crawl.
+    for path in SCRIPT_LOADED:
+        assert rows[site.url(path)].outcome == "fetched", path
+        assert rows[site.url(path)].warc_file, path
+    assert all(count == 1 for count in site.hits.values()), site.hits
+    assert set(site.agents) == {DEFAULT_USER_AGENT}
+    for path in REFUSED:
+        assert not any(hit.startswith(path) for hit in site.hits), path
+    pixel = next(row for url, row in rows.items() if "/tracking.gif" in url)
+    assert (pixel.outcome, pixel.reason) == ("skipped", "excluded")
+
+    # Every request the browser made went through the crawl.
+    made = [url for url in watch.made if url.startswith("http")]
+    assert made and sorted(made) == sorted(watch.routed)
+
+    # Which pages were rendered, and why.
+    assert rows[site.url("/")].render_reason == 'trial 1 of 3: empty app root <div id="root">'
+    assert "rendering found more on this host" in (rows[site.url("/app/item/1")].render_reason or "")
+    assert rows[site.url("/about.html")].render_reason is None  # no script: nothing to render
+    rendered = [row for row in rows.values() if row.dom_warc_file]
+    routes = ("/", "/app/home", *(f"/app/item/{n}" for n in range(1, ITEMS + 1)))
+    assert {row.url for row in rendered} == {site.url(path) for path in routes}
+    assert all(row.render_error is None for row in rendered)
+    assert result.stats.rendered == len(rendered)
+
+    # The snapshot verifies, DOM records and the links found in them included.
+    build_mirror(result.snapshot.root)
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text("snap")
+    assert report.stats["rendered pages parsed"] == len(rendered)
+    cdxj = (result.snapshot.root / "indexes" / "index.cdxj").read_text()
+    assert sum(line.startswith(DOM_PREFIX) for line in cdxj.splitlines()) == len(rendered)
+
+    # The mirror, from file:// with the origin gone, shows what the scripts built.
+    host = site.host.replace(":", "+")
+    await site.close()
+    mirror = result.snapshot.root / "mirror" / host
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await chromium.new_page()
+        recorder = Recorder(page)
+        await page.goto((mirror / "index.html").as_uri(), wait_until="load")
+        await page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        await page.wait_for_load_state("networkidle")
+        assert await page.text_content("h1") == "Built by a script"
+        assert await page.eval_on_selector_all("h1", "hs => hs.length") == 1  # not built twice
+        assert await page.eval_on_selector_all("img", LOADED_IMAGES) == [True] * ITEMS
+        await page.click("text=Item 2")
+        await page.wait_for_load_state("load")
+        assert item_text(2) in await page.text_content("p")
+        assert recorder.failed == []
+        assert recorder.requests and all(url.startswith("file://") for url in recorder.requests)
+        await chromium.close()
+
+
+async def test_static_pages_cost_a_few_trials_per_host(site, run_crawl, monkeypatch):
+    """Pages whose scripts add nothing: a few trials, then the host is crawled over HTTP only."""
+    watch = BrowserWatch(monkeypatch)
+    script = "<script>document.documentElement.className = 'js';</script>"
+    pages = [f"/p{n}" for n in range(12)]
+    for path in pages:
+        site.page(path, links=["/"], body="<p>" + "Static text. " * 20 + "</p>" + script)
+    site.page("/plain", body="<p>no script at all</p>")
+    site.page("/", links=[*pages, "/plain"], body="<p>" + "Words of a static page. " * 10 + "</p>" + script)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, concurrency=2)
+    rows = manifest_rows(result.snapshot.root)
+    rendered = [row for row in rows.values() if row.render_reason]
+    assert 1 <= len(rendered) <= 3
+    assert all(row.render_reason.startswith("trial") for row in rendered)
+    assert rows[site.url("/plain")].render_reason is None
+    assert all(count == 1 for count in site.hits.values())
+    assert len(watch.pools) == 1
+
+
+async def test_crashed_browser_is_restarted_and_its_page_retried(site, run_crawl, monkeypatch):
+    watch = BrowserWatch(monkeypatch)
+    crashed: list[bool] = []
+
+    async def crash_the_browser(request: web.Request) -> web.StreamResponse:
+        if not crashed:  # the first render asks for it: the whole browser dies meanwhile
+            crashed.append(True)
+            browser = watch.pools[0].browser
+            assert browser is not None
+            session = await browser.new_browser_cdp_session()
+            asyncio.ensure_future(session.send("Browser.crash"))
+            await asyncio.sleep(0.5)
+        return web.json_response({"text": "after the crash"})
+
+    site.page(
+        "/",
+        body="<div id='root'></div><script>fetch('/data.json').then(r => r.json())"
+        ".then(d => { document.getElementById('root').textContent = d.text; });</script>",
+    )
+    site.handler("/data.json", crash_the_browser)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    page = rows[site.url("/")]
+    assert crashed and watch.pools[0].restarts == 1
+    assert page.dom_warc_file and page.render_error is None
+    assert site.hits["/data.json"] == 1  # the retry was answered from the snapshot
+    build_mirror(result.snapshot.root)
+    html = (result.snapshot.root / "mirror" / site.host.replace(":", "+") / "index.html").read_text()
+    assert "after the crash" in html
+
+
+async def test_browser_pool_recycles_its_browser(tmp_path):
+    """Memory does not grow with the crawl: the browser is replaced every ``recycle_after`` pages."""
+    async with pool_module.BrowserPool(CHROMIUM, tabs=1, user_agent="t", recycle_after=2) as pool:
+        generations = []
+        for _ in range(3):
+            async with pool.tab() as tab:
+                await tab.page.set_content("<p>x</p>")
+                generations.append(tab.generation)
+        assert generations == [1, 1, 2]
+    assert pool.browser is None
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--browser", "auto", "--chromium", "/no/such/chromium"], "no Chromium at /no/such/chromium"),
+        (["--browser", "fancy"], "invalid choice"),
+        (["--browser", "always", "--browser-tabs", "0"], "--browser-tabs must be at least 1"),
+    ],
+)
+def test_browser_options_fail_at_start_in_one_line(tmp_path, capsys, args, words):
+    try:
+        code = main(["crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "snap"), *args])
+    except SystemExit as exit:  # argparse's own usage error
+        code = exit.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert words in err and "Traceback" not in err
+    assert not (tmp_path / "snap").exists()
+
+
+def test_missing_playwright_names_what_to_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "playwright.async_api", None)  # import fails as when not installed
+    code = main(["crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "snap"), "--browser", "auto"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "pip install 'archiver[browser]'" in err
+
+
+async def test_sigterm_stops_renders_cleanly_and_resume_finishes_them(site, tmp_path):
+    """SIGTERM mid-render: the browser is gone, the snapshot resumable; --resume renders what was left."""
+    started = asyncio.Event()
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        started.set()
+        await asyncio.sleep(3)
+        return web.json_response({"text": "slow data"})
+
+    build_script_site(site)
+    site.page(
+        "/slow",
+        body="<div id='root'></div><script>fetch('/slow.json').then(r => r.json())"
+        ".then(d => { document.getElementById('root').textContent = d.text; });</script>",
+    )
+    site.page("/", links=["/slow"], body="<div id='root'></div><script src='/app.js'></script>")
+    site.handler("/slow.json", slow)
+    await site.start()
+    pids = tmp_path / "chromium.pids"
+    wrapper = tmp_path / "chromium"
+    wrapper.write_text(f'#!/bin/sh\necho $$ >> {pids}\nexec {CHROMIUM} "$@"\n')
+    wrapper.chmod(0o755)
+    output = tmp_path / "snap"
+    command = [sys.executable, "-m", "archiver", "crawl", site.url("/"), "-o", str(output), "--quiet"]
+    command += ["--browser", "always", "--chromium", str(wrapper), "--exclude", "tracking"]
+    process = await asyncio.create_subprocess_exec(*command, stderr=asyncio.subprocess.PIPE)
+    await asyncio.wait_for(started.wait(), 60)
+    process.send_signal(signal.SIGTERM)
+    _out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 130, err.decode()
+    assert b"Traceback" not in err and b"--resume" in err
+    for pid in pids.read_text().split():
+        assert not _alive(int(pid)), f"Chromium {pid} outlived the crawl"
+    rows = manifest_rows(output)
+    assert rows[site.url("/slow")].render_pending
+    resumed = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "archiver", "crawl", "--resume", "-o", str(output), "--quiet"],
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _out, err = await asyncio.wait_for(resumed.communicate(), 120)
+    assert resumed.returncode == 0, err.decode()
+    rows = manifest_rows(output)
+    assert not any(row.render_pending for row in rows.values())
+    assert rows[site.url("/slow")].dom_warc_file
+    # The fetch in flight at SIGTERM was abandoned (left queued), so it is made again: the only repeat.
+    assert site.hits["/slow.json"] == 2
+    assert all(count == 1 for path, count in site.hits.items() if path != "/slow.json")
+    assert verify_snapshot(output).ok
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return not (status.exists() and status.read_text().split()[2] == "Z")
+
+
+@pytest.mark.interop
+async def test_pywb_replays_the_live_page_with_its_scripts(site, run_crawl, tmp_path):
+    """The WARC keeps every exchange: pywb replays the page, its scripts run, nothing they ask is missing."""
+    tools = interop_venv() / "bin"
+    build_script_site(site)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="auto", exclude=("tracking",), chromium=CHROMIUM)
+    origin = site.url("/")
+    await site.close()
+    collection = tmp_path / "pywb" / "collections" / "snap"
+    (collection / "archive").mkdir(parents=True)
+    (collection / "indexes").mkdir()
+    for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
+        shutil.copy(warc, collection / "archive")
+    shutil.copy(result.snapshot.root / "indexes" / "index.cdxj", collection / "indexes")
+    (tmp_path / "pywb" / "config.yaml").write_text("framed_replay: false\n")  # the page itself, no frame
+    port = free_port()
+    log = open(tmp_path / "pywb" / "wayback.log", "w")  # noqa: SIM115
+    wayback = subprocess.Popen(
+        [str(tools / "wayback"), "-p", str(port), "-b", "127.0.0.1"],
+        cwd=tmp_path / "pywb",
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}/snap"
+        await asyncio.to_thread(_wait_for, f"{base}/", wayback)
+        async with async_playwright() as playwright:
+            chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = await chromium.new_page()
+            missing: list[str] = []
+            page.on("response", lambda r: r.status >= 400 and missing.append(f"{r.status} {r.url}"))
+            page.on("requestfailed", lambda r: missing.append(f"failed {r.url}"))
+            await page.goto(f"{base}/2026mp_/{origin}", wait_until="load")
+            await page.wait_for_selector("h1")
+            await page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+            await page.wait_for_load_state("networkidle")
+            assert await page.text_content("h1") == "Built by a script"
+            assert await page.eval_on_selector_all("img", LOADED_IMAGES) == [True] * ITEMS
+            await chromium.close()
+        # Only what the crawl refused by design is missing: the excluded pixel, the POST, the WebSocket.
+        unexpected = [line for line in missing if not any(path in line for path in REFUSED)]
+        assert unexpected == []
+    finally:
+        wayback.terminate()
+        wayback.wait(timeout=10)
+        log.close()
