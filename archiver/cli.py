@@ -159,13 +159,18 @@ def _password_from_environment(settings: dict[str, Any], seeds: Sequence[str]) -
 
 
 def _check_files(config: CrawlConfig) -> None:
-    """Refuse a --ca-bundle or --cookies-file that is not a file, before a snapshot is made.
+    """Refuse a --ca-bundle or --cookies-file that is not a file, and a --browser with no
+    Playwright or Chromium to drive, before a snapshot is made.
 
     Here and not in CrawlConfig, which looks at no disk; the fetcher reports a file it cannot read.
     """
     for path in (config.ca_bundle, config.cookies_file):
         if path and not Path(path).is_file():
             raise ConfigError(f"no such file: {path}")
+    if config.browser != "never":
+        from archiver.crawling.browser_pool import require_browser
+
+        require_browser(config.chromium)  # the error says what to install
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
