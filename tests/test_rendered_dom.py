@@ -154,3 +154,15 @@ def test_a_final_row_keeps_how_a_queued_url_was_found(tmp_path):
         manifest.upsert(ManifestRow("http://h/s", "requisite", 2, "fetched", parent="http://h/x", status=200))
         row = manifest.get("http://h/s")
         assert (row.found_by, row.depth) == ("requisite", 2)  # a skip is no finding to keep
+
+
+def test_rendered_pages_of_one_shell_keep_their_own_mirror_files(tmp_path):
+    """An application serves one shell at every address: identical payloads, different pages."""
+    snap = SnapshotBuilder(tmp_path / "snap")
+    for name in ("one", "two"):
+        page = snap.page(f"http://site.test/app/{name}", SHELL)
+        snap.rendered(page, DOM.replace("<h1>Built</h1>", f"<h1>Page {name}</h1>"))
+    root = snap.close()
+    assert build_mirror(root).errors == []
+    for name in ("one", "two"):
+        assert f"<h1>Page {name}</h1>" in (root / "mirror" / "site.test" / "app" / f"{name}.html").read_text()

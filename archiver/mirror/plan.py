@@ -69,10 +69,12 @@ class PathPlan:
         "SELECT url, content_type, warc_file, warc_offset, warc_length FROM urls "
         f"WHERE {_CAPTURED} AND url NOT IN (SELECT url FROM mirror_alias) ORDER BY url"
     )
+    # A page rendered in a browser is mirrored from its own DOM, not from its payload: the
+    # shell an application serves at every address becomes a different page at each.
     _BY_PAYLOAD = (
         "SELECT url, content_type, payload_digest, warc_file, warc_offset, warc_length FROM urls "
         f"WHERE {_CAPTURED} AND payload_digest IS NOT NULL AND length > 0 AND NOT truncated "
-        "ORDER BY payload_digest, content_type, url"
+        "AND dom_warc_file IS NULL ORDER BY payload_digest, content_type, url"
     )
     _REDIRECTS = f"SELECT url FROM urls WHERE {IS_REDIRECT}"
     _NEXT_HOP = f"SELECT redirect_to, final_url FROM urls WHERE url = ? AND {IS_REDIRECT}"
