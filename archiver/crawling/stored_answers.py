@@ -8,8 +8,9 @@ fulfilled body as it is given). Records are read in one thread of their own,
 off the event loop; small answers that repeat from page to page (stylesheets,
 scripts, fonts) are kept in a bounded cache.
 
->>> # answers = StoredAnswers(Snapshot(Path("snap"))); row = answers.row(url)
->>> # answer = await answers.answer(row)   # status, headers, body, mime
+>>> async def example(answers, url):
+...     row = answers.row(url)  # the committed manifest row, or None
+...     return await answers.answer(row) if row and row.warc_file else None
 """
 
 from __future__ import annotations
