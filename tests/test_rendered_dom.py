@@ -63,7 +63,9 @@ def test_neutralise_scripts(html, expected):
 
 def _snapshot(tmp_path, *, claimed=True, b_recorded=True):
     snap = SnapshotBuilder(tmp_path / "snap")
-    page = snap.page("http://site.test/", SHELL)
+    page = snap.capture(
+        "http://site.test/", SHELL.encode(), [("Content-Type", "text/html")], found_by="seed", depth=0
+    )
     snap.file("http://site.test/app.js", b"document.body.innerHTML = '...';", "application/javascript")
     snap.file("http://site.test/pic.png", b"\x89PNG", "image/png")
     if b_recorded:
