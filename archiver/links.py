@@ -350,12 +350,11 @@ def _page(findings: Findings) -> Page:
 
 
 def _html_findings(body: bytes, url: str, encoding: str | None) -> Findings:
-    return root_findings(parse_html(body, encoding), url, body)
+    return root_findings(parse_html(body, encoding), url)
 
 
-def root_findings(root: lxml.html.HtmlElement | None, url: str, body: bytes) -> Findings:
-    """Title, base URL, {url: kind} links and robots nofollow of an HTML page: ``root``, parsed
-    from ``body`` by parse_html()."""
+def root_findings(root: lxml.html.HtmlElement | None, url: str) -> Findings:
+    """Title, base URL, {url: kind} links and robots nofollow of an HTML page parsed by parse_html()."""
     if root is None:
         return None, url, {}, False
     base = base_href(root, url)
@@ -400,7 +399,7 @@ def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
     """extract(), as plain values."""
     if mime_type in HTML_TYPES:
-        return root_findings(parse_page(body, content_type_header), url, body)
+        return root_findings(parse_page(body, content_type_header), url)
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)
