@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 from snapshot_builder import SnapshotBuilder
 
+from archiver.crawling.resume import committed_end
 from archiver.mirror.build import build_mirror
 from archiver.mirror.scripts import neutralise_scripts
 from archiver.store.manifest import Manifest, ManifestRow
@@ -168,3 +169,13 @@ def test_rendered_pages_of_one_shell_keep_their_own_mirror_files(tmp_path):
     assert build_mirror(root).errors == []
     for name in ("one", "two"):
         assert f"<h1>Page {name}</h1>" in (root / "mirror" / "site.test" / "app" / f"{name}.html").read_text()
+
+
+def test_a_committed_dom_record_is_never_cut_as_a_crash_tail(tmp_path):
+    """Resume cuts what follows the last committed record: a rendered DOM, written after its page's
+    response and request, can be that record."""
+    root, location = _snapshot(tmp_path)
+    path = root / "warc" / location[0]
+    with Manifest.open(root / "manifest.sqlite3") as manifest:
+        assert committed_end(path, manifest) == path.stat().st_size == location[1] + location[2]
+        assert manifest.has_capture_at(location[0], location[1])
