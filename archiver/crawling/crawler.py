@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 from archiver.config import CrawlConfig
 from archiver.content import HTML_TYPES, is_parsed, mime_type
 from archiver.crawling.capture_workers import Prepare
+from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
-from archiver.crawling.frontier import Frontier, QueueItem, url_key
+from archiver.crawling.frontier import Frontier, QueueItem
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
 from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
@@ -35,8 +36,8 @@ from archiver.crawling.writer import RenderNote, WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.links import REQUISITE
 from archiver.redirects import REDIRECT_STATUSES
-from archiver.scope import BYTE_LIMIT, NOFOLLOW, PAGE_LIMIT, ROBOTS, Scope
-from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
+from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import try_normalize
 from archiver.warc.capture import Capture
 
@@ -68,14 +69,13 @@ class Crawler:
         self.frontier = frontier
         self.fetcher = fetcher
         self.writer = writer
-        self.scope = scope
         self.stats = stats
+        self.discovery = Discovery(frontier, scope, stats, config.max_redirects)
         self.policy = policy
         self.workers = workers
         self.renderer = renderer
         self.settling = Settling()
         """URLs whose outcome is not committed yet (the writer's on_commit hook settles them)."""
-        self._skipped: set[int] = set()
         self._pages_started = 0
         self._bytes_done = 0
         self._stop = asyncio.Event()
@@ -97,6 +97,15 @@ class Crawler:
     @property
     def stopped(self) -> bool:
         return self._stop.is_set()
+
+    @property
+    def scope(self) -> Scope:
+        """The crawl's scope (it grows where a seed's redirects land)."""
+        return self.discovery.scope
+
+    @scope.setter
+    def scope(self, scope: Scope) -> None:
+        self.discovery.scope = scope
 
     async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> None:
         """Queue a URL met outside a page (a seed, or a URL queued by an earlier run), unless claimed."""
@@ -295,7 +304,7 @@ class Crawler:
         )
         if nofollow:
             log.info("links of %s not followed: its robots directives say nofollow", item.url)
-        met, queue = await self._met(prepared.links, item, nofollow)
+        met, queue = await self.discovery.links(prepared.links, item, nofollow)
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
         row = self._row(item, FETCHED, title=prepared.title, render_reason=reason, **facts)
@@ -326,21 +335,7 @@ class Crawler:
                 url, page.depth + 1, self.config.max_redirects, True, (), "requisite", page.url, page.url
             )
         else:
-            met: list[ManifestRow] = []
-            queue: list[QueueItem] = []
-            depth = page.depth + 1
-            self._consider(
-                url,
-                depth,
-                True,
-                "requisite",
-                page.url,
-                met,
-                queue,
-                self.config.max_redirects,
-                referrer=page.url,
-            )
-            met, queue = await self._claimed(met, queue)
+            met, queue = await self.discovery.links({url: REQUISITE}, page)  # as a link of the page
             if met:
                 await self.writer.put(WriteItem(None, met=met))
             if not queue:  # skipped (its row is on its way), or claimed by another crawl process
@@ -364,91 +359,10 @@ class Crawler:
     ) -> None:
         """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
         (``nofollow``: the page's robots directives, static or rendered, say not to follow them)."""
-        met, queue = await self._met(links, page, self.config.obey_robots and nofollow)
+        met, queue = await self.discovery.links(links, page, self.config.obey_robots and nofollow)
         await self.writer.put(WriteItem(None, met=met, render=note))
         for queued in queue:
             await self.frontier.put(queued)
-
-    async def _met(
-        self, links: dict[str, str], item: QueueItem, nofollow: bool = False
-    ) -> tuple[list[ManifestRow], list[QueueItem]]:
-        """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
-
-        With ``nofollow`` (the page's robots meta or X-Robots-Tag), its links are
-        recorded as skipped; its requisites are still fetched, so it renders offline.
-        """
-        met: list[ManifestRow] = []
-        queue: list[QueueItem] = []
-        depth = item.depth + 1
-        for url, kind in links.items():
-            requisite = kind == REQUISITE
-            found_by = "requisite" if requisite else "link"
-            self._consider(
-                url,
-                depth,
-                requisite,
-                found_by,
-                item.url,
-                met,
-                queue,
-                self.config.max_redirects,
-                referrer=item.url,
-                skip=NOFOLLOW if nofollow and not requisite else None,
-            )
-        return await self._claimed(met, queue)
-
-    def _consider(
-        self,
-        url: str,
-        depth: int,
-        requisite: bool,
-        found_by: str,
-        parent: str,
-        met: list[ManifestRow],
-        queue: list[QueueItem],
-        redirects_left: int,
-        chain: tuple[str, ...] = (),
-        referrer: str | None = None,
-        skip: str | None = None,
-        seed_chain: bool = False,
-    ) -> None:
-        """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
-
-        ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
-        a seed redirects, part of the seed, which only --exclude keeps out.
-        """
-        if self.frontier.seen(url):
-            return
-        reason = skip or self.scope.skip_reason(url, depth, requisite or seed_chain)
-        if reason:
-            key = url_key(url)
-            if key not in self._skipped:  # record once; it may still be claimed later
-                self._skipped.add(key)
-                self.stats.skipped += 1
-                met.append(
-                    ManifestRow(
-                        url=url, found_by=found_by, parent=parent, depth=depth, outcome=SKIPPED, reason=reason
-                    )
-                )
-            return
-        met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
-        queue.append(QueueItem(url, depth, redirects_left, requisite, chain, found_by, parent, referrer))
-
-    async def _claimed(
-        self, met: list[ManifestRow], queue: list[QueueItem]
-    ) -> tuple[list[ManifestRow], list[QueueItem]]:
-        """``met`` and ``queue`` without the URLs the frontier refuses to claim (claimed elsewhere).
-
-        One call for all of a page's new URLs: a shared frontier answers in one round trip.
-        """
-        if not queue:
-            return met, queue
-        claimed = await self.frontier.claim([queued.url for queued in queue])
-        if all(claimed):
-            return met, queue
-        refused = {queued.url for queued, ok in zip(queue, claimed, strict=True) if not ok}
-        met = [row for row in met if row.outcome != QUEUED or row.url not in refused]
-        return met, [queued for queued in queue if queued.url not in refused]
 
     async def _handle_redirect(
         self, item: QueueItem, capture: Capture, target: str, facts: Mapping[str, object]
@@ -464,7 +378,7 @@ class Crawler:
         else:
             outcome, reason = REDIRECTED, None
             # Same scope rules as a link; a target already met ends the chain (chains meet).
-            self._consider(
+            self.discovery.consider(
                 target,
                 item.depth,
                 item.requisite,
@@ -477,7 +391,7 @@ class Crawler:
                 referrer=item.referrer,
                 seed_chain=item.depth == 0,  # only a seed and its redirects have depth 0
             )
-            met, queue = await self._claimed(met, queue)
+            met, queue = await self.discovery.claimed(met, queue)
         if outcome == FAILED:
             self.stats.failed += 1
         row = self._row(item, outcome, reason=reason, redirect_to=target, **facts)

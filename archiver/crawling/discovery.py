@@ -1,0 +1,109 @@
+"""Which URLs met on a page the crawl takes on: scope, the frontier's claims, and their rows.
+
+A page's links, a redirect's target and a URL a rendered page asks for all come
+through here, so one rule judges them: a URL seen before is nothing new; one
+out of scope (or excluded, too deep, nofollow) gets a skipped row, once; any
+other gets a queued row and a queue item, if the frontier lets this process
+claim it.
+"""
+
+from __future__ import annotations
+
+from archiver.crawling.frontier import Frontier, QueueItem, url_key
+from archiver.crawling.stats import CrawlStats
+from archiver.links import REQUISITE
+from archiver.scope import NOFOLLOW, Scope
+from archiver.store.manifest import QUEUED, SKIPPED, ManifestRow
+
+
+class Discovery:
+    """Judges the URLs a crawl meets (see the module docstring)."""
+
+    def __init__(self, frontier: Frontier, scope: Scope, stats: CrawlStats, max_redirects: int) -> None:
+        self.frontier = frontier
+        self.scope = scope
+        self.stats = stats
+        self.max_redirects = max_redirects
+        self._skipped: set[int] = set()
+        """URLs recorded as skipped already (8-byte keys)."""
+
+    async def links(
+        self, links: dict[str, str], item: QueueItem, nofollow: bool = False
+    ) -> tuple[list[ManifestRow], list[QueueItem]]:
+        """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
+
+        With ``nofollow`` (the page's robots meta or X-Robots-Tag), its links are
+        recorded as skipped; its requisites are still fetched, so it renders offline.
+        """
+        met: list[ManifestRow] = []
+        queue: list[QueueItem] = []
+        depth = item.depth + 1
+        for url, kind in links.items():
+            requisite = kind == REQUISITE
+            found_by = "requisite" if requisite else "link"
+            self.consider(
+                url,
+                depth,
+                requisite,
+                found_by,
+                item.url,
+                met,
+                queue,
+                self.max_redirects,
+                referrer=item.url,
+                skip=NOFOLLOW if nofollow and not requisite else None,
+            )
+        return await self.claimed(met, queue)
+
+    def consider(
+        self,
+        url: str,
+        depth: int,
+        requisite: bool,
+        found_by: str,
+        parent: str,
+        met: list[ManifestRow],
+        queue: list[QueueItem],
+        redirects_left: int,
+        chain: tuple[str, ...] = (),
+        referrer: str | None = None,
+        skip: str | None = None,
+        seed_chain: bool = False,
+    ) -> None:
+        """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
+
+        ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
+        a seed redirects, part of the seed, which only --exclude keeps out.
+        """
+        if self.frontier.seen(url):
+            return
+        reason = skip or self.scope.skip_reason(url, depth, requisite or seed_chain)
+        if reason:
+            key = url_key(url)
+            if key not in self._skipped:  # record once; it may still be claimed later
+                self._skipped.add(key)
+                self.stats.skipped += 1
+                met.append(
+                    ManifestRow(
+                        url=url, found_by=found_by, parent=parent, depth=depth, outcome=SKIPPED, reason=reason
+                    )
+                )
+            return
+        met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
+        queue.append(QueueItem(url, depth, redirects_left, requisite, chain, found_by, parent, referrer))
+
+    async def claimed(
+        self, met: list[ManifestRow], queue: list[QueueItem]
+    ) -> tuple[list[ManifestRow], list[QueueItem]]:
+        """``met`` and ``queue`` without the URLs the frontier refuses to claim (claimed elsewhere).
+
+        One call for all of a page's new URLs: a shared frontier answers in one round trip.
+        """
+        if not queue:
+            return met, queue
+        claimed = await self.frontier.claim([queued.url for queued in queue])
+        if all(claimed):
+            return met, queue
+        refused = {queued.url for queued, ok in zip(queue, claimed, strict=True) if not ok}
+        met = [row for row in met if row.outcome != QUEUED or row.url not in refused]
+        return met, [queued for queued in queue if queued.url not in refused]
