@@ -63,10 +63,8 @@ SCRIPT = "<script src='/app.js'></script>"
     ],
 )
 def test_inspect(html, expected):
-    assert (
-        inspect(parse_page(f"<!doctype html><html><head><title>t</title></head>{html}</html>".encode()))
-        == expected
-    )
+    raw = f"<!doctype html><html><head><title>t</title></head>{html}</html>".encode()
+    assert inspect(parse_page(raw), raw) == expected
 
 
 def test_modes_never_and_always():

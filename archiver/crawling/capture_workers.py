@@ -80,7 +80,7 @@ def parse_document(
     mime = mime_type(content_type)
     if inspect and mime in HTML_TYPES:
         root = parse_page(body, content_type)
-        return root_findings(root, url), render_policy.inspect(root)
+        return root_findings(root, url), render_policy.inspect(root, body)
     return findings(body, url, mime, content_type), None
 
 
