@@ -1,4 +1,4 @@
-"""Turn benchmark runs into markdown tables: medians per crawler, then archiver-to-wget ratios."""
+"""Turn benchmark runs into markdown tables: medians per crawler, then archiver against its peers."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from measure import RunResult
 from sitegen import SiteInfo
 
 WGET = "wget"
+SCRAPY = "scrapy"
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class RunRecord:
     """One timed crawl: which crawler, the measurements, what it fetched (None when it failed)."""
 
     crawler: str
-    """'archiver c=<concurrency>' or 'wget'."""
+    """'archiver c=<concurrency>', 'wget', 'wget2' or 'scrapy'."""
     run: int
     result: RunResult
     counts: CrawlCounts | None
@@ -43,6 +44,7 @@ class CrawlerSummary:
     cpu_seconds: float
     cpu_ms_per_page: float
     peak_rss_mb: float
+    """Peak RSS of all the crawler's processes together (worker processes included)."""
     server_cpu_seconds: float
     pages: int
     distinct_ok: int
@@ -75,7 +77,7 @@ def summarize(records: Sequence[RunRecord], site: SiteInfo) -> list[CrawlerSumma
                 requests_per_second=_median(good, lambda r: _counts(r).responses / r.result.wall_seconds),
                 cpu_seconds=_median(good, lambda r: r.result.cpu_seconds),
                 cpu_ms_per_page=_median(good, lambda r: r.result.cpu_seconds * 1000 / site.pages),
-                peak_rss_mb=_median(good, lambda r: r.result.peak_rss_mb),
+                peak_rss_mb=_median(good, lambda r: r.result.peak_tree_rss_mb),
                 server_cpu_seconds=_median(good, lambda r: r.server_cpu_seconds),
                 pages=int(_median(good, lambda r: _counts(r).pages)),
                 distinct_ok=int(_median(good, lambda r: _counts(r).distinct_ok)),
@@ -100,7 +102,7 @@ def crawler_table(summaries: Sequence[CrawlerSummary], site: SiteInfo) -> str:
         "requests/s",
         "CPU s",
         "CPU ms/page",
-        "peak RSS MB",
+        "peak RSS MB (all processes)",
         "server CPU s",
         "pages fetched",
         "distinct 200s",
@@ -125,19 +127,22 @@ def crawler_table(summaries: Sequence[CrawlerSummary], site: SiteInfo) -> str:
 
 
 def ratio_table(summaries: Sequence[CrawlerSummary]) -> str:
-    """archiver against wget for each archiver setting: above 1 means archiver is faster, or uses more."""
-    wget = next((summary for summary in summaries if summary.crawler == WGET), None)
-    if wget is None:
-        return "(no wget run to compare with)"
-    header = ("archiver / wget", "pages/s ratio", "CPU per page ratio", "peak RSS ratio")
+    """archiver against each peer, for each archiver setting: wall time and CPU per page as a
+    share of the peer's (below 1: archiver takes less), pages/s as a multiple (above 1: faster)."""
+    peers = [summary for summary in summaries if not summary.crawler.startswith("archiver")]
+    ours = [summary for summary in summaries if summary.crawler.startswith("archiver")]
+    if not peers or not ours:
+        return "(no archiver run and peer run to compare)"
+    header = ("archiver / peer", "wall ratio", "pages/s ratio", "CPU per page ratio", "peak RSS ratio")
     rows = [
         (
-            summary.crawler,
-            f"{summary.pages_per_second / wget.pages_per_second:.2f}",
-            f"{summary.cpu_ms_per_page / wget.cpu_ms_per_page:.2f}",
-            f"{summary.peak_rss_mb / wget.peak_rss_mb:.2f}",
+            f"{summary.crawler} / {peer.crawler}",
+            f"{summary.wall_seconds / peer.wall_seconds:.2f}",
+            f"{summary.pages_per_second / peer.pages_per_second:.2f}",
+            f"{summary.cpu_ms_per_page / peer.cpu_ms_per_page:.2f}",
+            f"{summary.peak_rss_mb / peer.peak_rss_mb:.2f}",
         )
-        for summary in summaries
-        if summary.crawler != WGET
+        for summary in ours
+        for peer in peers
     ]
-    return _table(header, rows) if rows else "(no archiver run to compare)"
+    return _table(header, rows)

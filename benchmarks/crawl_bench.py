@@ -1,8 +1,12 @@
-"""Benchmark archiver side by side with wget on generated sites: throughput, CPU per page and peak memory.
+"""Benchmark archiver side by side with wget and Scrapy: throughput, CPU per page and peak memory.
 
-Loopback (nginx on 127.0.0.1, the crawlers' own cost shows):
+Loopback (nginx on 127.0.0.1, the crawlers' own cost shows), on generated sites:
 
     python3 benchmarks/crawl_bench.py --sizes 1000,10000,100000 --runs 3
+
+On a real site, Debian's Python documentation (apt-get install python3-doc):
+
+    python3 benchmarks/crawl_bench.py --site python-docs --runs 5
 
 A server 50 ms away (root: nginx runs in a network namespace, see latency.py):
 
@@ -34,14 +38,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchtables import WGET, RunRecord, crawler_table, ratio_table, summarize
-from crawlcounts import WGET_WARC_NAME, CrawlCounts, archiver_counts, wget_counts
+from crawlcounts import WGET_WARC_NAME, CrawlCounts, archiver_counts, mirror_counts, wget_counts
 from latency import METHODS, LatencyError, delayed_site, describe_delay
 from measure import RunResult, process_tree_cpu_seconds, run_measured
+from realsite import RealSiteError, make_real_site
 from server import ServerError, nginx_version, running_nginx
 from sitegen import SiteInfo, docroot, generate_site
 
 ARCHIVER = "archiver"
-TOOLS = (ARCHIVER, WGET)
+SCRAPY = "scrapy"
+WGET2 = "wget2"
+TOOLS = (ARCHIVER, WGET, SCRAPY, WGET2)
+DEFAULT_TOOLS = (ARCHIVER, WGET, SCRAPY)
+SITES = ("generated", "python-docs")
+SCRAPY_PACKAGES = ("scrapy", "warcio")
+SPIDER = Path(__file__).with_name("scrapy_spider.py")
 WGET_ERROR_RESPONSE_EXIT = 8
 """wget's exit code when a server answered an error (our 404 links): expected, not a failure."""
 COMPLETE_SHARE = 0.99
@@ -70,7 +81,7 @@ class Job:
     @property
     def label(self) -> str:
         """The crawler's name in the tables."""
-        return f"{ARCHIVER} c={self.concurrency}" if self.tool == ARCHIVER else WGET
+        return f"{self.tool} c={self.concurrency}" if self.concurrency else self.tool
 
 
 def archiver_command(url: str, output: Path, concurrency: int, extra: Sequence[str]) -> list[str]:
@@ -107,6 +118,27 @@ def wget_command(url: str, output: Path) -> list[str]:
         str(output),
         f"{url}/index.html",
     ]
+
+
+def wget2_command(url: str, output: Path) -> list[str]:
+    """wget2 with wget's options but --warc-file, which wget2 does not have: a mirror only
+    (it fetches in parallel, 5 threads by default)."""
+    return ["wget2", *(part for part in wget_command(url, output)[1:] if not part.startswith("--warc-file"))]
+
+
+def scrapy_command(python: Path, url: str, output: Path, concurrency: int) -> list[str]:
+    """The Scrapy spider of scrapy_spider.py: WARC records with warcio, no mirror."""
+    return [str(python), str(SPIDER), f"{url}/index.html", str(output), "--concurrency", str(concurrency)]
+
+
+def scrapy_python(venv: Path) -> Path:
+    """The interpreter of a virtual environment holding Scrapy and warcio, made on first use."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        log(f"making {venv} with {' '.join(SCRAPY_PACKAGES)} from PyPI (once)")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *SCRAPY_PACKAGES], check=True)
+    return python
 
 
 @dataclass(frozen=True)
@@ -160,9 +192,13 @@ class Bench:
         if job.tool == ARCHIVER:
             output.parent.mkdir(parents=True, exist_ok=True)
             command = archiver_command(self.served.url, output, job.concurrency, self.args.archiver_arg)
+        elif job.tool == SCRAPY:
+            output.mkdir(parents=True)
+            command = scrapy_command(self.args.scrapy_python, self.served.url, output, job.concurrency)
         else:
             output.mkdir(parents=True)  # wget does not make the WARC file's folder
-            command = wget_command(self.served.url, output)
+            maker = wget2_command if job.tool == WGET2 else wget_command
+            command = maker(self.served.url, output)
         server_before = self.served.server_cpu_seconds()
         result = run_measured(command, logs / f"{name}.stdout", logs / f"{name}.stderr")
         server_cpu = self.served.server_cpu_seconds() - server_before
@@ -188,7 +224,7 @@ class Bench:
         self.outputs.clear()
 
     def _count(self, job: Job, result: RunResult, output: Path) -> CrawlCounts | None:
-        expected = {0, WGET_ERROR_RESPONSE_EXIT} if job.tool == WGET else {0}
+        expected = {0, WGET_ERROR_RESPONSE_EXIT} if job.tool in (WGET, WGET2) else {0}
         if result.exit_code not in expected:
             log(
                 f"  {job.label} FAILED with exit code {result.exit_code}; stderr ends:\n"
@@ -196,6 +232,8 @@ class Bench:
             )
             return None
         try:
+            if job.tool == WGET2:
+                return mirror_counts(output)
             return archiver_counts(output) if job.tool == ARCHIVER else wget_counts(output)
         except (OSError, ValueError, EOFError, sqlite3.Error) as error:  # a crawl that left broken output
             log(f"  {job.label} FAILED: cannot count its output: {type(error).__name__}: {error}")
@@ -204,10 +242,11 @@ class Bench:
     def _report_run(self, job: Job, run: int, result: RunResult, server_cpu: float) -> None:
         pages = self.site.pages
         log(
-            f"  run {run} {job.label}: {result.wall_seconds:.1f} s wall, "
+            f"  run {run} {job.label}: {result.wall_seconds:.2f} s wall, "
             f"{pages / result.wall_seconds:.0f} pages/s, CPU {result.cpu_seconds:.1f} s "
-            f"({result.cpu_seconds * 1000 / pages:.2f} ms/page), peak RSS {result.peak_rss_mb:.0f} MB, "
-            f"server CPU {server_cpu:.2f} s, exit {result.exit_code}"
+            f"({result.cpu_seconds * 1000 / pages:.2f} ms/page), peak RSS {result.peak_rss_mb:.0f} MB "
+            f"({result.peak_tree_rss_mb:.0f} MB all processes), server CPU {server_cpu:.2f} s, "
+            f"exit {result.exit_code}, load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}"
         )
 
     def _report_counts(self, record: RunRecord) -> None:
@@ -223,7 +262,7 @@ class Bench:
             counts.pages < site.pages * COMPLETE_SHARE
             or counts.distinct_ok < site.ok_responses * COMPLETE_SHARE
         )
-        if short:
+        if short and self.args.site == "generated":  # a real site's files are not all linked
             log(
                 f"    WARNING: {record.crawler} missed {site.pages - counts.pages} pages and "
                 f"{site.ok_responses - counts.distinct_ok} URLs that answer 200"
@@ -312,6 +351,12 @@ def command_lines(args: argparse.Namespace, concurrencies: Sequence[int]) -> lis
         lines.append(_shown([sys.executable, "-m", "archiver", "verify", "OUT"]) + "  (once, untimed)")
     if WGET in args.tools:
         lines.append(_shown(wget_command(url, output)))
+    if WGET2 in args.tools:
+        lines.append(_shown(wget2_command(url, output)))
+    if SCRAPY in args.tools:
+        lines.append(
+            _shown(scrapy_command(Path("SCRAPY_VENV/bin/python"), url, output, args.scrapy_concurrency))
+        )
     return ["```", *lines, "```"]
 
 
@@ -336,6 +381,16 @@ def check_disk(args: argparse.Namespace, site: SiteInfo, jobs: int) -> None:
         )
 
 
+def real_site_line(site: SiteInfo) -> str:
+    """One line describing the real site."""
+    return (
+        f"Python documentation from python3-doc: {site.pages} HTML files "
+        f"({site.page_bytes / site.pages / 1000:.1f} KB each), {site.assets} other files; "
+        f"{site.total_bytes / 1e6:.0f} MB; with a 500, a redirect loop, two redirect chains and a "
+        "dead link linked from /index.html"
+    )
+
+
 def bench_site(
     args: argparse.Namespace,
     pages: int,
@@ -344,14 +399,22 @@ def bench_site(
     heading: str,
 ) -> int:
     """Generate (or reuse) a site, serve it, run every job on it, print its tables; returns failed runs."""
-    site_dir = args.workdir / f"site-{pages}-seed{args.seed}"
     started = time.perf_counter()
-    site = generate_site(site_dir, pages, args.seed)
-    description = site_line(site, time.perf_counter() - started)
+    if args.site == "python-docs":
+        site_dir = args.workdir / "site-python-docs"
+        site = make_real_site(site_dir)
+        description = real_site_line(site)
+    else:
+        site_dir = args.workdir / f"site-{pages}-seed{args.seed}"
+        site = generate_site(site_dir, pages, args.seed)
+        description = site_line(site, time.perf_counter() - started)
     log(f"{heading}: {description}, in {docroot(site_dir)}")
     jobs = [Job(ARCHIVER, concurrency) for concurrency in concurrencies] if ARCHIVER in args.tools else []
-    if WGET in args.tools:
-        jobs.append(Job(WGET))
+    for tool in (WGET, WGET2):
+        if tool in args.tools:
+            jobs.append(Job(tool))
+    if SCRAPY in args.tools:
+        jobs.append(Job(SCRAPY, args.scrapy_concurrency))
     check_disk(args, site, len(jobs))
     with serve(site_dir) as served:
         log(f"  serving {served.url}: {served.note}")
@@ -367,7 +430,7 @@ def bench_site(
         print(f"- archiver verify after its first run: {bench.verify_note}")
     print(f"- medians of {args.runs} run(s)\n")
     print(crawler_table(summaries, site) if summaries else "(every run failed)")
-    if len(args.tools) == len(TOOLS) and summaries:
+    if ARCHIVER in args.tools and len(args.tools) > 1 and summaries:
         print()
         print(ratio_table(summaries))
     sys.stdout.flush()
@@ -407,8 +470,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--tools",
         type=lambda text: [tool.strip() for tool in text.split(",")],
-        default=list(TOOLS),
-        help="crawlers to run (default archiver,wget)",
+        default=list(DEFAULT_TOOLS),
+        help=f"crawlers to run, of {','.join(TOOLS)} (default {','.join(DEFAULT_TOOLS)})",
+    )
+    parser.add_argument(
+        "--site",
+        choices=SITES,
+        default="generated",
+        help="generated sites of --sizes pages (default), or python-docs: Debian's python3-doc HTML",
+    )
+    parser.add_argument(
+        "--scrapy-venv",
+        type=Path,
+        help="virtual environment with Scrapy and warcio, made on first use (default: WORKDIR/scrapy-venv)",
+    )
+    parser.add_argument(
+        "--scrapy-concurrency", type=int, default=16, help="Scrapy's CONCURRENT_REQUESTS (default 16)"
     )
     parser.add_argument(
         "--archiver-arg",
@@ -452,17 +529,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     failures = 0
     try:
-        if WGET in args.tools and shutil.which("wget") is None:
-            raise ServerError("wget not found: install it (`apt-get install wget`) or pass --tools archiver")
-        print("## archiver and wget crawl benchmark\n")
+        for tool in (WGET, WGET2):
+            if tool in args.tools and shutil.which(tool) is None:
+                raise ServerError(f"{tool} not found: install it (`apt-get install {tool}`) or leave it out")
+        if SCRAPY in args.tools:
+            args.scrapy_python = scrapy_python(args.scrapy_venv or args.workdir / "scrapy-venv")
+        print(f"## crawl benchmark: {', '.join(args.tools)}\n")
         print("\n".join(machine_lines(args)))
         if args.latency_ms:
+            what = "Python docs" if args.site == "python-docs" else f"{args.latency_pages} pages"
             failures += bench_site(
                 args,
                 args.latency_pages,
                 args.concurrency,
                 lambda site_dir: far_site(site_dir, args.latency_ms, args.delay_method, args.nginx_workers),
-                f"{args.latency_pages} pages, {args.latency_ms:g} ms away",
+                f"{what}, {args.latency_ms:g} ms away",
+            )
+        elif args.site == "python-docs":
+            failures += bench_site(
+                args,
+                0,
+                args.concurrency,
+                lambda site_dir: loopback_site(site_dir, args.nginx_workers),
+                "Python docs on loopback",
             )
         else:
             for pages in args.sizes:
@@ -475,7 +564,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
         print("\nCommands (HOST:PORT and OUT vary per run):\n")
         print("\n".join(command_lines(args, args.concurrency)))
-    except (ServerError, LatencyError, FileExistsError) as error:
+    except (
+        ServerError,
+        LatencyError,
+        RealSiteError,
+        FileExistsError,
+        subprocess.CalledProcessError,
+    ) as error:
         log(f"error: {error}")
         return 2
     except KeyboardInterrupt:

@@ -104,3 +104,10 @@ def wget_counts(output: Path) -> CrawlCounts:
         pages=len(page_urls),
         files=_count_files(output, skip_suffix=".warc.gz"),
     )
+
+
+def mirror_counts(output: Path) -> CrawlCounts:
+    """Counts from the files a crawler without a WARC file saved (wget2): each one a 200."""
+    files = _count_files(output)
+    pages = sum(1 for path in output.rglob("*.html") if path.is_file())
+    return CrawlCounts(responses=files, ok=files, distinct_ok=files, pages=pages, files=files)

@@ -5,11 +5,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+SAMPLE_EVERY = 0.02
+"""Seconds between two samples of a process tree's resident memory."""
+RESCAN_EVERY = 5
+"""Samples between two scans of /proc for new descendants (a scan costs ~1 ms)."""
 
 
 @dataclass(frozen=True)
@@ -23,6 +29,9 @@ class RunResult:
     system_seconds: float
     peak_rss_kb: int
     stderr_path: Path
+    peak_tree_rss_kb: int = 0
+    """Peak of the RSS summed over the process and every descendant, sampled (worker processes
+    included: ru_maxrss is the largest one process's peak, never a sum)."""
 
     @property
     def cpu_seconds(self) -> float:
@@ -33,6 +42,11 @@ class RunResult:
     def peak_rss_mb(self) -> float:
         """Peak RSS in MiB (Linux reports ru_maxrss in KiB)."""
         return self.peak_rss_kb / 1024
+
+    @property
+    def peak_tree_rss_mb(self) -> float:
+        """Peak RSS of all the crawler's processes together, in MiB (at least its own peak)."""
+        return max(self.peak_tree_rss_kb, self.peak_rss_kb) / 1024
 
     def stderr_tail(self, lines: int = 15) -> str:
         """The last lines the command wrote to stderr."""
@@ -52,12 +66,15 @@ def run_measured(command: list[str], stdout_path: Path, stderr_path: Path) -> Ru
     with open(stdout_path, "wb") as stdout, open(stderr_path, "wb") as stderr:
         started = time.perf_counter()
         child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+        sampler = TreeMemory(child.pid)
         try:
             _, status, usage = os.wait4(child.pid, 0)
         except BaseException:
             child.send_signal(signal.SIGTERM)  # e.g. Ctrl-C: do not leave a crawler running
             child.wait()
             raise
+        finally:
+            sampler.stop()
         wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: keep Popen from waiting again
     return RunResult(
@@ -68,7 +85,61 @@ def run_measured(command: list[str], stdout_path: Path, stderr_path: Path) -> Ru
         system_seconds=usage.ru_stime,
         peak_rss_kb=usage.ru_maxrss,
         stderr_path=stderr_path,
+        peak_tree_rss_kb=sampler.peak_kb,
     )
+
+
+class TreeMemory:
+    """Samples, in a thread, the RSS summed over a process and its descendants; keeps the peak."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.peak_kb = 0
+        self._pids = {pid}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop sampling (the peak stays readable)."""
+        self._done.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        samples = 0
+        while not self._done.wait(SAMPLE_EVERY):
+            if samples % RESCAN_EVERY == 0:
+                self._pids = _descendants(self.pid)
+            samples += 1
+            total = sum(_rss_kb(pid) for pid in self._pids)
+            self.peak_kb = max(self.peak_kb, total)
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * PAGE_KB
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _descendants(root: int) -> set[int]:
+    """``root`` and every live process below it."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            facts = _parent_and_ticks(int(entry.name))
+            if facts is not None:
+                parents[int(entry.name)] = facts[0]
+    found = {root}
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return found
 
 
 def _parent_and_ticks(pid: int) -> tuple[int, int] | None:

@@ -79,6 +79,7 @@ http {{
     types {{
         text/html html; text/css css; text/plain txt; application/javascript js;
         image/png png; image/gif gif; image/jpeg jpg; font/woff2 woff2;
+        image/svg+xml svg; image/x-icon ico; application/json json; application/zip zip;
     }}
     default_type application/octet-stream;
     charset utf-8;

@@ -1,0 +1,31 @@
+"""The benchmark's measurements: peak memory is summed over a crawler's processes, not one process's."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCHMARKS = str(Path(__file__).resolve().parent.parent / "benchmarks")
+sys.path.insert(0, BENCHMARKS)
+try:
+    import measure
+finally:
+    sys.path.remove(BENCHMARKS)
+
+HOLD = (
+    "import sys, time; data = bytearray(60 * 1024 * 1024); data[::4096] = b'x' * len(data[::4096]); "
+    "time.sleep(float(sys.argv[1]))"
+)
+
+
+def test_peak_memory_sums_the_process_tree(tmp_path: Path) -> None:
+    # A parent and its child each touch 60 MiB at once: the tree's peak holds both, ru_maxrss one.
+    script = (
+        "import subprocess, sys; "
+        f"child = subprocess.Popen([sys.executable, '-c', {HOLD!r}, '1.0']); "
+        f"exec({HOLD!r}.replace('float(sys.argv[1])', '1.0')); child.wait()"
+    )
+    result = measure.run_measured([sys.executable, "-c", script], tmp_path / "out", tmp_path / "err")
+    assert result.exit_code == 0, result.stderr_tail()
+    assert result.peak_rss_mb < 100
+    assert result.peak_tree_rss_mb > 120
