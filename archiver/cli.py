@@ -131,7 +131,9 @@ def _add_crawl(sub: argparse._SubParsersAction[_Parser]) -> None:
         option = field.metadata.get("option")
         if option is not None:
             _add_config_option(p, field, option)
-    p.add_argument("--no-mirror", action="store_true", help="skip building the offline mirror")
+    p.add_argument(
+        "--no-mirror", action="store_true", help="do not write the offline mirror (archiver mirror writes it)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress line and no report")
     p.set_defaults(parser=p, func=cmd_crawl)
 
@@ -190,6 +192,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         given = _given_settings(args)
         given.update(_password_from_environment(given, args.urls))
         config = CrawlConfig(seeds=tuple(args.urls), output=output, **given)
+    if args.no_mirror:
+        config = dataclasses.replace(config, mirror=False)
     _check_files(config)
     progress = not args.quiet and sys.stderr.isatty()
     if not args.resume:
@@ -241,12 +245,8 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
     if result.seeds_failed and len(result.seeds_failed) == len(config.seeds):
         url, why = result.seeds_failed[0]
         raise ArchiverError(f"could not fetch {url}: {why}")
-    if not args.no_mirror and not result.interrupted:
-        from archiver.mirror.build import build_mirror
-
-        mirrored = build_mirror(result.snapshot.root)
-        if not args.quiet:
-            print(mirrored.summary())
+    if result.mirror is not None and not args.quiet:
+        print(result.mirror.summary())
     if not args.quiet:
         print(render_report(result.totals, result.stats))
     if result.interrupted:

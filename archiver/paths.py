@@ -237,11 +237,46 @@ def folders_of(path: str) -> Iterator[str]:
         yield "/".join(parts[:depth])
 
 
+def path_token(url: str, attempt: int) -> str:
+    """The token that tells ``url``'s path apart from another's on its ``attempt``-th try."""
+    return _digest(f"{url}#{attempt}", 12)
+
+
 def candidate_paths(url: str, natural: str) -> Iterator[str]:
     """The paths ``url`` may take, in order: its natural path, then hashed variants of it."""
     yield natural
     for attempt in itertools.count(1):
-        yield with_token(natural, _digest(f"{url}#{attempt}", 12))
+        yield with_token(natural, path_token(url, attempt))
+
+
+def with_folder_token(path: str, depth: int, token: str) -> str:
+    """``path`` with ``@token`` after its folder at ``depth`` (1: the first folder under the host),
+    so it moves to a folder of its own.
+
+    >>> with_folder_token("h/a.png/b.html", 1, "x1")
+    'h/a.png@x1/b.html'
+    """
+    parts = path.split("/")
+    parts[depth] = f"{parts[depth]}@{token}"
+    return "/".join(parts)
+
+
+_TYPE_OF_EXTENSION: dict[str, str] = {}
+for _type, _extensions_of_type in EXTENSIONS.items():
+    for _extension in _extensions_of_type:
+        _TYPE_OF_EXTENSION.setdefault(_extension, _type)
+
+
+def guessed_type(url: str) -> str:
+    """The MIME type a URL not fetched yet most likely has: its extension's, else HTML (a link
+    without a known extension is most often a page).
+
+    >>> guessed_type("http://h/a/logo.PNG?v=2"), guessed_type("http://h/docs/"), guessed_type("http://h/x.php")
+    ('image/png', 'text/html', 'text/html')
+    """
+    path = urlsplit(url).path
+    match = _EXTENSION.search(path.rpartition("/")[2])
+    return _TYPE_OF_EXTENSION.get(match.group(0).lower(), "text/html") if match else "text/html"
 
 
 def relative_url(from_path: str, to_path: str) -> str:

@@ -5,33 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from archiver.mirror.plan import PathPlan
-from archiver.store.manifest import Manifest, ManifestRow
+import pytest
+
+from archiver.mirror.plan import PathPlan, payload_key
+from archiver.store.manifest import Manifest
 from archiver.store.safe_join import safe_join
 
 
 def assign_paths(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:
-    """The paths PathPlan gives (url, content_type) captures listed in a manifest."""
-    items = list(items)
+    """The paths PathPlan gives (url, content_type) captures placed in this order."""
     with Manifest.open(":memory:") as manifest:
-        for offset, (url, content_type) in enumerate(items):
-            manifest.upsert(
-                ManifestRow(
-                    url,
-                    "link",
-                    0,
-                    "fetched",
-                    content_type=content_type,
-                    warc_file="w.warc.gz",
-                    warc_offset=offset,
-                    record_type="response",
-                )
-            )
         plan = PathPlan(manifest.connection)
-        plan.make(lambda *_: True)
-        paths = {url: plan.path_of(url) for url, _ in items}
-    assert None not in paths.values()
-    return paths  # type: ignore[return-value]
+        return {url: plan.place(url, content_type).path for url, content_type in items}
 
 
 CLASHING = [
@@ -55,8 +40,9 @@ CLASHING = [
 ]
 
 
-def test_assign_paths_is_collision_free() -> None:
-    assigned = assign_paths(CLASHING)
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_assign_paths_is_collision_free(order: str) -> None:
+    assigned = assign_paths(CLASHING if order == "forward" else list(reversed(CLASHING)))
     paths = list(assigned.values())
     folded = [p.casefold() for p in paths]
     assert len(set(folded)) == len(paths)
@@ -64,10 +50,48 @@ def test_assign_paths_is_collision_free() -> None:
     assert not folders & set(folded), "a file path is also a folder of another"
 
 
-def test_assign_paths_is_deterministic_and_order_free() -> None:
-    forward = assign_paths(CLASHING)
-    backward = assign_paths(list(reversed(CLASHING)))
-    assert forward == backward
+def test_paths_are_given_first_come_first_served() -> None:
+    # The crawl places captures as it stores them and a rebuild replays them in that order:
+    # one order, one plan; the first of two that meet keeps its natural path.
+    assert assign_paths(CLASHING) == assign_paths(CLASHING)
+    assert (
+        assign_paths([("http://h/X", "text/html"), ("http://h/x", "text/html")])["http://h/X"] == "h/X.html"
+    )
+    assert (
+        assign_paths([("http://h/x", "text/html"), ("http://h/X", "text/html")])["http://h/x"] == "h/x.html"
+    )
+
+
+def test_a_file_in_the_way_of_a_folder_moves_the_later_capture_to_a_folder_of_its_own() -> None:
+    file_first = assign_paths([("http://h/blob", None), ("http://h/blob/child.png", "image/png")])
+    assert file_first["http://h/blob"] == "h/blob"
+    assert file_first["http://h/blob/child.png"].startswith("h/blob@")
+    assert file_first["http://h/blob/child.png"].endswith("/child.png")
+    folder_first = assign_paths([("http://h/blob/child.png", "image/png"), ("http://h/blob", None)])
+    assert folder_first["http://h/blob/child.png"] == "h/blob/child.png"
+    assert folder_first["http://h/blob"].startswith("h/blob@")
+
+
+def test_one_payload_shares_the_file_of_its_first_capture() -> None:
+    with Manifest.open(":memory:") as manifest:
+        plan = PathPlan(manifest.connection)
+        key = payload_key("http://h/dir/", "text/html", "sha1:X", 10, False)
+        first = plan.place("http://h/dir/", "text/html", key, "")
+        same = plan.place(
+            "http://h/dir/index.html",
+            "text/html",
+            payload_key("http://h/dir/index.html", "text/html", "sha1:X", 10, False),
+            "",
+        )
+        gzipped = plan.place("http://h/dir/?gz", "text/html", key, "gzip")
+        elsewhere = plan.place(
+            "http://h/c/index.html", "text/html", payload_key("http://h/c/", "text/html", "sha1:X", 10, False)
+        )
+    assert (first.path, first.shared) == ("h/dir/index.html", False)
+    assert (same.path, same.shared) == ("h/dir/index.html", True)
+    assert not gzipped.shared and not elsewhere.shared
+    assert payload_key("http://h/a", "text/html", "sha1:X", 10, True) is None  # truncated
+    assert payload_key("http://h/a", "text/html", "sha1:X", 0, False) is None  # empty
 
 
 def test_assign_paths_keeps_natural_names_when_free() -> None:

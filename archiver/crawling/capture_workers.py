@@ -1,14 +1,17 @@
 """The CPU work each capture needs, in this process or in worker processes.
 
-Two things cost most of the CPU a crawl spends per page: parsing it for links
-(lxml, then resolving and normalising every link) and encoding its WARC
-records (a digest and zlib over the whole body). Both hold the GIL for long
+Three things cost most of the CPU a crawl spends per page: parsing it for links
+(lxml, then resolving and normalising every link), drafting its mirror file
+(its links rewritten as the crawl knows them: mirror/document.py) and
+encoding its WARC records (a digest and gzip over the whole body). Both hold the GIL for long
 stretches or give it up and wait to get it back, and the event loop needs it.
 Once a crawl has prepared ``start_after`` captures, CaptureWorkers hands them
 to worker processes: a worker parses the page and returns its links together
-with its request and response records as gzip members, so the writer only
-appends bytes. The first worker starts half way there and says when it has
-imported what it needs, so no capture waits for it. Small crawls (and most
+with its mirror draft and its request and response records as gzip members,
+so the writer only appends bytes. A worker reads the mirror's local paths
+from the manifest, with a read-only connection of its own. The first worker
+starts half way there and says when it has imported what it needs, so no
+capture waits for it. Small crawls (and most
 tests) never start a worker; their records are encoded by the writer.
 
 A worker is a fresh interpreter running serve() (it never imports the
@@ -42,13 +45,19 @@ import os
 import pickle
 import struct
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
-from archiver.content import HTML_TYPES, decode_payload, mime_type
+from archiver.content import HTML_TYPES, PARSED_TYPES, decode_payload, mime_type
 from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
 from archiver.links import Findings, findings, parse_page, root_findings
+from archiver.mirror.document import Draft, draft
+from archiver.mirror.local_paths import LocalPaths
+from archiver.mirror.rewrite import Memo
+from archiver.scope import Scope
+from archiver.store.manifest import Manifest
 from archiver.warc.capture import Capture
 from archiver.warc.exchange import Exchange, encode_exchange
 
@@ -84,8 +93,46 @@ def parse_document(
     return findings(body, url, mime, content_type), None
 
 
-def prepare_capture(capture: Capture, parse: bool, inspect: bool = False) -> tuple[Parsed | None, Exchange]:
-    """What a worker does with one capture: its links (if ``parse``) and its records.
+class Drafting:
+    """What a process needs to draft mirror files: the manifest's local paths (read-only, the
+    crawl's scope for the links it has not recorded yet) and a memo."""
+
+    def __init__(self, manifest_path: str, scope: Scope) -> None:
+        self.manifest_path = manifest_path
+        self.scope = scope
+        self._paths: LocalPaths | None = None
+        self._memo = Memo()
+        self._lock = threading.Lock()  # large documents are drafted in threads: one at a time
+
+    def draft(self, raw: bytes, capture: Capture) -> Draft | None:
+        """The mirror draft of an HTML or CSS capture (None if it is neither, or fails)."""
+        content_type = capture.header("content-type")
+        if mime_type(content_type) not in PARSED_TYPES:
+            return None
+        with self._lock:
+            return self._draft(raw, capture, content_type)
+
+    def _draft(self, raw: bytes, capture: Capture, content_type: str | None) -> Draft | None:
+        if self._paths is None:  # opened at first use: the writer has made the manifest by then
+            connection = Manifest.open(self.manifest_path, readonly=True).connection
+            self._paths = LocalPaths(connection, guessing=self.scope)
+        try:
+            encoding = capture.header("content-encoding")
+            return draft(raw, capture.url, content_type, encoding, self._paths, self._memo)
+        except Exception as exc:  # noqa: BLE001 - the writer rewrites it at the end, from its record
+            log.warning("cannot draft the mirror file of %s (%s: %s)", capture.url, type(exc).__name__, exc)
+            return None
+
+
+_DRAFTING: dict[str, Drafting] = {}
+"""A worker process's Drafting, by manifest (one crawl's, in practice)."""
+
+
+def prepare_capture(
+    capture: Capture, parse: bool, inspect: bool = False, mirror: tuple[str, Scope] | None = None
+) -> tuple[Parsed | None, Exchange, Draft | None]:
+    """What a worker does with one capture: its links (if ``parse``), its records, and its mirror
+    draft (when the crawl writes a mirror: ``mirror`` is its manifest's path and its scope).
 
     ``capture.body`` holds the whole body (a BytesIO crosses the pipe).
     """
@@ -95,7 +142,11 @@ def prepare_capture(capture: Capture, parse: bool, inspect: bool = False) -> tup
         parsed = parse_document(
             raw, capture.url, capture.header("content-type"), capture.header("content-encoding"), inspect
         )
-    return parsed, encode_exchange(capture)
+    drafted = None
+    if mirror is not None:
+        drafting = _DRAFTING.get(mirror[0]) or _DRAFTING.setdefault(mirror[0], Drafting(*mirror))
+        drafted = drafting.draft(raw, capture)
+    return parsed, encode_exchange(capture), drafted
 
 
 @dataclass(frozen=True)
@@ -111,14 +162,18 @@ class Prepared:
     """The page's robots meta says not to follow its links."""
     inspection: Inspection | None = None
     """For an HTML page inspected for rendering: what its scripts suggest."""
+    draft: Draft | None = None
+    """Its mirror file as drafted (HTML and CSS, when the crawl writes a mirror)."""
 
     @classmethod
-    def of(cls, parsed: Parsed | None, exchange: Exchange | None = None) -> Prepared:
-        """What parse_document() found (None: nothing parsed), with the records if encoded."""
+    def of(
+        cls, parsed: Parsed | None, exchange: Exchange | None = None, drafted: Draft | None = None
+    ) -> Prepared:
+        """What parse_document() found (None: nothing parsed), with the records and draft if made."""
         if parsed is None:
-            return cls(exchange=exchange)
+            return cls(exchange=exchange, draft=drafted)
         (title, _base_url, links, nofollow), inspection = parsed
-        return cls(links, title, exchange, nofollow, inspection)
+        return cls(links, title, exchange, nofollow, inspection, drafted)
 
 
 class Prepare(Protocol):
@@ -230,9 +285,15 @@ class CaptureWorkers:
     Use with ``async with``.
     """
 
-    def __init__(self, processes: int | None = None, start_after: int = 200) -> None:
+    def __init__(
+        self, processes: int | None = None, start_after: int = 200, mirror: tuple[str, Scope] | None = None
+    ) -> None:
+        """``mirror``: the manifest's path and the crawl's scope, when the crawl writes a mirror
+        (HTML and CSS captures are drafted, see Drafting)."""
         self.processes = default_processes() if processes is None else processes
         self.start_after = start_after
+        self.mirror = mirror
+        self._drafting = Drafting(*mirror) if mirror is not None else None
         self.done_in_workers = 0
         self._done = 0
         self._workers: list[_Worker] = []
@@ -252,31 +313,16 @@ class CaptureWorkers:
         """
         self._done += 1
         worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
-        if worker is None and not parse:
+        drafting = self._drafting if mime_type(capture.header("content-type")) in PARSED_TYPES else None
+        if worker is None and not parse and drafting is None:
             return Prepared()
         raw = capture.body.read()
         capture.body.seek(0)
         if worker is None:
-            try:
-                parsed = await self._parse_here(
-                    raw,
-                    capture.url,
-                    capture.header("content-type"),
-                    capture.header("content-encoding"),
-                    inspect,
-                )
-            except Exception as exc:  # noqa: BLE001 - as when a worker fails on it: the page is kept
-                log.warning(
-                    "cannot parse %s (%s: %s); its links are not followed",
-                    capture.url,
-                    type(exc).__name__,
-                    exc,
-                )
-                return Prepared()
-            return Prepared.of(parsed)
+            return await self._prepare_here(raw, capture, parse, inspect, drafting)
         try:
-            parsed, exchange = await worker.ask(
-                (dataclasses.replace(capture, body=io.BytesIO(raw)), parse, inspect)
+            parsed, exchange, drafted = await worker.ask(
+                (dataclasses.replace(capture, body=io.BytesIO(raw)), parse, inspect, self.mirror)
             )
         except (ChildProcessError, ConnectionError) as exc:
             # Killed, or crashed on this document: its links are lost (the writer still
@@ -286,15 +332,35 @@ class CaptureWorkers:
             )
             return Prepared()
         self.done_in_workers += 1
-        return Prepared.of(parsed, exchange)
+        return Prepared.of(parsed, exchange, drafted)
 
-    async def _parse_here(
-        self, raw: bytes, url: str, content_type: str | None, content_encoding: str | None, inspect: bool
-    ) -> Parsed:
-        args = (raw, url, content_type, content_encoding, inspect)
-        if len(raw) > IN_THREAD_BYTES:
-            return await asyncio.to_thread(parse_document, *args)
-        return parse_document(*args)
+    async def _prepare_here(
+        self, raw: bytes, capture: Capture, parse: bool, inspect: bool, drafting: Drafting | None
+    ) -> Prepared:
+        """prepare() in this process: large documents in a thread, off the event loop."""
+
+        def work() -> tuple[Parsed | None, Draft | None]:
+            parsed = None
+            if parse:
+                try:
+                    parsed = parse_document(
+                        raw,
+                        capture.url,
+                        capture.header("content-type"),
+                        capture.header("content-encoding"),
+                        inspect,
+                    )
+                except Exception as exc:  # noqa: BLE001 - as when a worker fails on it: the page is kept
+                    log.warning(
+                        "cannot parse %s (%s: %s); its links are not followed",
+                        capture.url,
+                        type(exc).__name__,
+                        exc,
+                    )
+            return parsed, drafting.draft(raw, capture) if drafting is not None else None
+
+        parsed, drafted = await asyncio.to_thread(work) if len(raw) > IN_THREAD_BYTES else work()
+        return Prepared.of(parsed, None, drafted)
 
     async def _worker(self) -> _Worker | None:
         # The first worker starts half way to start_after, so it is ready when work goes to it.

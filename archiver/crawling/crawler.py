@@ -308,7 +308,7 @@ class Crawler:
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
         row = self._row(item, FETCHED, title=prepared.title, render_reason=reason, **facts)
-        await self.writer.put(WriteItem(row, capture, met, prepared.exchange))
+        await self.writer.put(WriteItem(row, capture, met, prepared.exchange, draft=prepared.draft))
         for queued in queue:
             await self.frontier.put(queued)
         if renderer is not None and decision is not None:

@@ -38,6 +38,9 @@ from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, Writer
+from archiver.errors import WriteError
+from archiver.mirror.document import MirrorStats
+from archiver.mirror.live import LiveMirror
 from archiver.scope import Scope
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
@@ -64,6 +67,8 @@ class CrawlResult:
     """Seeds that led to no archived page, with why: when all did, the crawl archived nothing."""
     warnings: list[str] = field(default_factory=list)
     """Things the user should know that did not stop the crawl (a torn WARC record...)."""
+    mirror: MirrorStats | None = None
+    """What the mirror holds, once a crawl that writes one is done (None if it was stopped)."""
 
     @property
     def interrupted(self) -> bool:
@@ -116,15 +121,23 @@ async def _crawl(
         manifest = Manifest.open(snapshot.manifest_path)
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
+        mirror = (
+            LiveMirror(snapshot, manifest, share_pages=config.browser == NEVER) if config.mirror else None
+        )
         writer = Writer(
-            snapshot, _warc_files(config, seeds, snapshot, manifest), manifest, config.writer_queue_size
+            snapshot,
+            _warc_files(config, seeds, snapshot, manifest),
+            manifest,
+            config.writer_queue_size,
+            mirror=mirror,
         )
         scope = Scope.from_settings(config.to_json())  # as verify rebuilds it from crawl.json
         frontier = SqliteFrontier(snapshot.frontier_path)
+        drafting = (str(snapshot.manifest_path), scope) if mirror is not None else None
         async with (
             frontier,
             Fetcher(config) as fetcher,
-            CaptureWorkers(config.worker_processes) as workers,
+            CaptureWorkers(config.worker_processes, mirror=drafting) as workers,
             _renderer(config, chromium, snapshot, result.stats) as renderer,
         ):
             policy = HostPolicy(
@@ -146,6 +159,11 @@ async def _crawl(
             await _run(crawler, writer, seeds, progress, stop)
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
+    if mirror is not None and not result.interrupted:
+        try:
+            result.mirror = await asyncio.to_thread(mirror.finish)
+        except WriteError as exc:
+            result.stats.stop_reason = f"write error: {exc}"
     with Manifest.open(snapshot.manifest_path) as manifest:
         result.totals = summary(manifest)
         result.seeds_failed = _seeds_failed(manifest, seeds)

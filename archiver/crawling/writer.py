@@ -1,8 +1,10 @@
 """The writer stage owns the disk: one consumer of a bounded queue writes WARC,
-CDXJ and manifest, so records are never interleaved and fast fetchers wait.
+CDXJ, manifest and mirror, so records are never interleaved and fast fetchers wait.
 
-Blocking work (appending records, SQLite, and encoding the records no worker
-process encoded) runs in one thread, a batch at a time, off the event loop.
+Blocking work (appending records, SQLite, mirror files, and encoding the
+records no worker process encoded) runs in one thread, a batch at a time, off
+the event loop. Each capture's mirror file is written as its capture is
+stored (mirror/live.py), from the draft a worker made of it when it was parsed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from typing import Protocol
 
 from archiver.content import mime_type
 from archiver.errors import WriteError
+from archiver.mirror.build import is_mirrored
+from archiver.mirror.document import Draft
+from archiver.mirror.live import LiveMirror
 from archiver.store.manifest import Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.capture import Capture
@@ -58,6 +63,8 @@ class WriteItem:
     render: RenderNote | None = None
     done: asyncio.Future[None] | None = None
     """Set once the batch holding this item is committed (see Writer.committed())."""
+    draft: Draft | None = None
+    """The capture's mirror file as drafted when it was parsed (HTML and CSS)."""
 
 
 class WriteQueue(Protocol):
@@ -84,10 +91,13 @@ class Writer:
         manifest: Manifest,
         queue_size: int = 64,
         on_commit: Callable[[list[str]], None] | None = None,
+        mirror: LiveMirror | None = None,
     ) -> None:
+        """``mirror``: the mirror written as captures are stored."""
         self.snapshot = snapshot
         self.warcs = warcs
         self.manifest = manifest
+        self.mirror = mirror
         self.on_commit = on_commit
         """Called on the event loop with the URLs whose final rows a batch just committed."""
         self.error: WriteError | None = None
@@ -231,6 +241,8 @@ class Writer:
                 payload_digest=written.payload_digest,
                 fetched_at=written.date,
             )
+            if self.mirror is not None and is_mirrored(row):
+                row = dataclasses.replace(row, local_path=self.mirror.place(row, item.capture, item.draft))
             line = cdxj_line(
                 row.url,
                 written.date,
@@ -261,6 +273,8 @@ class Writer:
             return None
         file, offset, length = self.warcs.write_member(dom_record(note.dom, self.warcs.make_id()))
         self.manifest.set_render(note.url, note.reason, note.error, (file, offset, length))
+        if self.mirror is not None:
+            self.mirror.rendered(note.url)
         return cdxj_line(
             dom_target(note.url),
             warc_date(note.dom.date),

@@ -1,14 +1,15 @@
-"""The offline mirror: a function of the WARC files and the manifest, rebuilt whole.
+"""``archiver mirror``: the offline mirror rebuilt whole from the WARC files and the manifest.
 
-build_mirror() maps every capture in the manifest to a local path first (so a
-page can link to a file written after it, or to the final file of a redirect
-chain), then reads each record at its offset, in WARC order, and writes it
-under mirror/: HTML and CSS rewritten, everything else copied as received,
-content-encoding undone. It builds into a fresh folder that replaces mirror/
-at the end, so a rebuild never mixes old files with new, and a crash leaves the
-previous mirror in place. It renders index.html last. Its summary is a line
-such as 'mirror: 212 files (180 pages, 3 stylesheets, 29 other), 4.1 MB, 37
-redirects; 0 errors; 0.8 s'.
+The crawl writes the mirror as it goes (mirror/live.py); this rebuilds the
+same bytes from the record of truth. It places every capture again in WARC
+order (the order the crawl placed them in, so each gets the same path:
+mirror/plan.py), then reads each record at its offset and writes its file
+(mirror/document.py: HTML and CSS rewritten, everything else copied as
+received, content-encoding undone). It builds into a fresh folder that
+replaces mirror/ at the end, so a rebuild never mixes old files with new, and
+a crash leaves the previous mirror in place. It renders index.html last. Its
+summary is a line such as 'mirror: 212 files (180 pages, 3 stylesheets, 29
+other), 4.1 MB, 37 redirects; 0 errors; 0.8 s'.
 """
 
 from __future__ import annotations
@@ -18,89 +19,45 @@ import multiprocessing
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archiver.content import (
-    CSS_TYPE,
-    DEFAULT_DECODE_LIMIT,
-    HTML_TYPES,
-    MAX_MARKUP,
-    PARSED_TYPES,
-    Decoding,
-    bounded_document,
-    content_codings,
-    mime_type,
-)
+from archiver.crawling.render_policy import NEVER
 from archiver.errors import SnapshotError, WriteError
-from archiver.links import charset_from_content_type
+from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
-from archiver.mirror.output import MirrorOutput, read_logs
-from archiver.mirror.plan import PathPlan
-from archiver.mirror.rewrite import Memo, rewrite_css_bytes, rewrite_html
-from archiver.mirror.scripts import neutralise_scripts
+from archiver.mirror.local_paths import LocalPaths
+from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
+from archiver.mirror.plan import PathPlan, payload_key
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import FETCHED, IS_REDIRECT, Manifest, ManifestRow
 from archiver.store.snapshot import Snapshot
-from archiver.store.stored import payload_record
-from archiver.warc.dom import page_of
 from archiver.warc.reader import WarcReader
 
-REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
-"""HTML and CSS are rewritten in memory: decoded past this, the rest is left out (and noted)."""
-DECODED_FILE_LIMIT = 256 * 1024**2
-"""Bytes a content-encoded file of another type is decoded to at most (the rest is not expanded:
-servers encode text, and a small body that inflates past this is a bomb)."""
-ASSET_LIMIT = 4 * 1024**3
-"""Bytes copied at most for a file stored as it is (no Content-Encoding)."""
-CHUNK = 256 * 1024
-_FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+__all__ = ["MirrorStats", "build_mirror", "redirects_resolved"]
+
+FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+"""Errors writing a file that stop a build (or a crawl): the next file would fail alike."""
 MAX_WORKERS = 4
 PARALLEL_FROM = 500
 """Files planned from which the build is shared by several processes."""
 PART_BLOCK = 64
 BUILD_FOLDER = ".mirror.partial"
 OLD_FOLDER = ".mirror.old"
+TABLE = "mirror_plan"
+"""The rebuild's scratch table: (url, path, shared) of every capture placed."""
+CAPTURED = ("response", "revisit")
+"""Record types of a capture that has a mirror file (the crawl places exactly these, when fetched)."""
 
 
-@dataclass
-class MirrorStats:
-    """What a mirror build wrote."""
-
-    pages: int = 0
-    stylesheets: int = 0
-    other: int = 0
-    bytes: int = 0
-    redirects: int = 0
-    """Redirecting URLs whose links lead to a local file."""
-    shared: int = 0
-    """Captures that share the file of an identical one (/dir/ and /dir/index.html)."""
-    errors: list[str] = field(default_factory=list)
-    """One line per capture that could not be written (URL: why)."""
-    seconds: float = 0.0
-
-    def add(self, other: MirrorStats) -> None:
-        """Count what another process of the same build wrote."""
-        self.pages += other.pages
-        self.stylesheets += other.stylesheets
-        self.other += other.other
-        self.bytes += other.bytes
-        self.errors.extend(other.errors)
-
-    @property
-    def files(self) -> int:
-        return self.pages + self.stylesheets + self.other
-
-    def summary(self) -> str:
-        """One line for the terminal."""
-        line = (
-            f"mirror: {self.files} files ({self.pages} pages, {self.stylesheets} stylesheets, "
-            f"{self.other} other), {self.bytes / 1e6:.1f} MB, {self.redirects} redirects, "
-            f"{self.shared} shared; "
-            f"{len(self.errors)} errors; {self.seconds:.1f} s"
-        )
-        return "\n".join([line, *(f"  {error}" for error in self.errors[:20])])
+def is_mirrored(row: ManifestRow) -> bool:
+    """True for a row whose capture has a mirror file: fetched, with a response or revisit record."""
+    return (
+        row.outcome == FETCHED
+        and row.record_type in CAPTURED
+        and row.warc_file is not None
+        and row.warc_offset is not None
+    )
 
 
 def _log_of(build_root: Path, part: int) -> Path:
@@ -115,62 +72,109 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
 
 
+def redirects_resolved(manifest: Manifest) -> int:
+    """Redirecting URLs whose chain ends at a file of the mirror."""
+    resolve = LocalPaths(manifest.connection)
+    urls = [url for (url,) in manifest.connection.execute(f"SELECT url FROM urls WHERE {IS_REDIRECT}")]
+    return sum(1 for url in urls if resolve(url))
+
+
+def _shares_pages(snapshot: Snapshot) -> bool:
+    """False if the crawl rendered pages in a browser (--browser auto or always): then no two
+    pages share a file (plan.payload_key), as when the crawl placed them."""
+    try:
+        settings = snapshot.read_crawl_json().get("settings") or {}
+    except SnapshotError:
+        return True
+    return not isinstance(settings, dict) or settings.get("browser", NEVER) == NEVER
+
+
 class _Builder:
-    """One mirror build: the path plan, the resolver, and the files written."""
+    """One mirror build: the replayed plan, the resolver, and the files written."""
 
     def __init__(self, snapshot: Snapshot, manifest: Manifest) -> None:
         self.snapshot = snapshot
         self.manifest = manifest
-        self.records = WarcReader(snapshot.warc_dir)
-        self.plan = PathPlan(manifest.connection)
         self.stats = MirrorStats()
-        self.memo = Memo()
+        self.files = RecordFiles(
+            WarcReader(snapshot.warc_dir), manifest, LocalPaths(manifest.connection), self.stats
+        )
+        self.planned = 0
 
-    def content_encoding(self, warc_file: str, offset: int, length: int) -> str | None:
-        """The Content-Encoding of the response or revisit record at ``offset`` of ``warc_file``."""
-        try:
-            headers = self.records.record(warc_file, offset, length or None).http_headers
-        except Exception:  # noqa: BLE001 - a damaged record is reported when it is written
-            return None
-        return headers.get_header("Content-Encoding") if headers else None
-
-    def resolve(self, url: str) -> str | None:
-        """The local file of ``url``: its own, or that of its redirect chain's end."""
-        return self.plan.resolve(url)
+    def plan(self) -> None:
+        """Place every capture again, in WARC order, and set each row's local_path; committed."""
+        db = self.manifest.connection
+        plan = PathPlan(db, fresh=True, read_coding=self.files.content_encoding)
+        share_pages = _shares_pages(self.snapshot)
+        db.executescript(
+            f"DROP TABLE IF EXISTS {TABLE}; "
+            f"CREATE TABLE {TABLE} (url TEXT PRIMARY KEY, path TEXT NOT NULL, shared INTEGER NOT NULL);"
+        )
+        batch: list[tuple[str, str, bool]] = []
+        for row in self.manifest.captures():
+            assert row.warc_file is not None and row.warc_offset is not None
+            if not is_mirrored(row) or not self.files.records.holds(
+                row.warc_file, row.warc_offset, row.warc_length or 0
+            ):
+                continue
+            placed = plan.place(
+                row.url,
+                row.content_type,
+                payload_key(
+                    row.url, row.content_type, row.payload_digest, row.length, row.truncated, share_pages
+                ),
+                None,
+                f"{row.warc_file} {row.warc_offset} {row.warc_length or 0}",
+            )
+            batch.append((row.url, placed.path, placed.shared))
+            self.stats.shared += placed.shared
+            self.planned += not placed.shared
+            if len(batch) >= 1000:
+                db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?)", batch)
+                batch.clear()
+        db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?)", batch)
+        db.execute("UPDATE urls SET local_path = NULL WHERE local_path IS NOT NULL")
+        db.execute(
+            f"UPDATE urls SET local_path = (SELECT path FROM {TABLE} AS p WHERE p.url = urls.url) "
+            f"WHERE url IN (SELECT url FROM {TABLE})"
+        )
+        plan.drop()
+        db.commit()
 
     def build(self, root: Path, part: int = 0, parts: int = 1) -> set[str]:
-        """Write this part's planned files under ``root``; returns the URLs that failed.
+        """Write this part's files under ``root``; returns the paths that failed.
 
         Files are written in path order, so the pages of a folder come one
         after the other and share the memo of what their links became (see
         rewrite.Memo). Part k of n takes every n-th block of PART_BLOCK of them.
         """
         failed: set[str] = set()
-        files = MirrorOutput(root, _log_of(root, part))
+        log = JsonLog(_log_of(root, part))
+        files = MirrorOutput(root, log)
         try:
-            for index, (row, path) in enumerate(self.manifest.captures_by_path(PathPlan.TABLE)):
+            for index, (row, path) in enumerate(self.manifest.captures_by_path(TABLE, "NOT shared")):
                 if (index // PART_BLOCK) % parts != part:
                     continue
                 try:
-                    self._write_capture(files, row, path)
+                    self.files.write(files, row, path)
                 except OSError as exc:
-                    if exc.errno in _FATAL_ERRNOS:
+                    if exc.errno in FATAL_ERRNOS:
                         raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
                     self.stats.errors.append(f"{row.url}: {exc}")
-                    failed.add(row.url)
+                    failed.add(path)
                 except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the build
                     self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
-                    failed.add(row.url)
+                    failed.add(path)
         finally:
-            files.close()
+            log.close()
         return failed
 
     def build_in_processes(self, root: Path, parts: int) -> set[str]:
         """build() split over ``parts`` processes (this one and parts - 1 forked ones).
 
         Rewriting is pure Python and file creation waits on the disk, so a
-        second core halves the build. Children read the plan made before the
-        fork and open their own manifest and WARC files.
+        second core halves the build. Children read the plan committed before
+        the fork and open their own manifest and WARC files.
         """
         context = multiprocessing.get_context("fork")
         children = []
@@ -205,9 +209,13 @@ class _Builder:
         """A forked process's share of build_in_processes(): results go back through ``sender``."""
         # Connections and open files are never shared across a fork.
         self.manifest = Manifest.open(self.snapshot.manifest_path, readonly=True)
-        self.plan = PathPlan(self.manifest.connection)
-        self.records = WarcReader(self.snapshot.warc_dir)
         self.stats = MirrorStats()
+        self.files = RecordFiles(
+            WarcReader(self.snapshot.warc_dir),
+            self.manifest,
+            LocalPaths(self.manifest.connection),
+            self.stats,
+        )
         try:
             failed = self.build(root, part, parts)
         except WriteError as exc:
@@ -215,79 +223,8 @@ class _Builder:
         else:
             sender.send(("ok", self.stats, failed))
         finally:
-            self.records.close()
+            self.files.records.close()
             self.manifest.close()
-
-    def _payload_record(self, row: ManifestRow) -> tuple[Any, Any]:
-        """(record holding the payload, the row's own HTTP headers) for a response or revisit."""
-        return payload_record(self.manifest, self.records, row)
-
-    def _write_capture(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
-        if row.dom_warc_file is not None and row.dom_warc_offset is not None:
-            self._write_rendered(files, row, path)
-            return
-        payload_record, own_headers = self._payload_record(row)
-        content_type = own_headers.get_header("Content-Type") if own_headers else None
-        # A revisit's own headers say how its (identical, still encoded) payload was encoded.
-        encoding = own_headers.get_header("Content-Encoding") if own_headers else None
-        stream = payload_record.raw_stream
-        chunks = iter(lambda: stream.read(CHUNK), b"")
-        mime = row.content_type or mime_type(content_type)
-        if mime in PARSED_TYPES:
-            decoding = Decoding(chunks, encoding, REWRITE_LIMIT)
-            body, capped = bounded_document(b"".join(decoding), mime)
-            if (decoding.cut or capped) and mime in HTML_TYPES:
-                body = _without_cut_tag(body)
-            charset = charset_from_content_type(content_type)
-            if mime == CSS_TYPE:
-                body = rewrite_css_bytes(body, row.url, charset, self.resolve, path, self.memo)
-                self.stats.stylesheets += 1
-            else:
-                body = rewrite_html(body, row.url, charset, self.resolve, path, self.memo)
-                self.stats.pages += 1
-            self.stats.bytes += files.write(path, (body,), lambda: _note(decoding, capped))
-            return
-        limit = DECODED_FILE_LIMIT if content_codings(encoding) else ASSET_LIMIT
-        decoding = Decoding(chunks, encoding, limit)
-        self.stats.other += 1
-        self.stats.bytes += files.write(path, decoding, lambda: _note(decoding))
-
-    def _write_rendered(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
-        """A page rendered in a browser: its DOM, links rewritten, scripts made inert (see scripts.py)."""
-        assert row.dom_warc_file is not None and row.dom_warc_offset is not None
-        record = self.records.record(row.dom_warc_file, row.dom_warc_offset, row.dom_warc_length)
-        if (
-            record.rec_type != "resource"
-            or page_of(record.rec_headers.get_header("WARC-Target-URI") or "") != row.url
-        ):
-            raise ValueError(f"no rendered DOM of {row.url} at {row.dom_warc_file}@{row.dom_warc_offset}")
-        html = record.raw_stream.read(REWRITE_LIMIT + 1)
-        if len(html) > REWRITE_LIMIT:  # the crawl keeps no DOM this large
-            raise ValueError(f"the rendered DOM of {row.url} is larger than {REWRITE_LIMIT} bytes")
-        html, capped = bounded_document(html, "text/html")
-        if capped:
-            html = _without_cut_tag(html)
-        html = rewrite_html(html, row.url, "utf-8", self.resolve, path, self.memo)
-        self.stats.pages += 1
-        note = f"cut at {MAX_MARKUP:,} tags: the rendered DOM holds more" if capped else None
-        self.stats.bytes += files.write(path, (neutralise_scripts(html),), lambda: note)
-
-
-def _note(decoding: Decoding, capped: bool = False) -> str | None:
-    """What the mirror's file lacks, said for the manifest and index.html; None if nothing."""
-    notes = [decoding.problem] if decoding.problem else []
-    if decoding.cut:
-        notes.append(f"cut at {decoding.limit // 1024**2} MiB: the body decodes to more")
-    if capped:
-        notes.append(f"cut at {MAX_MARKUP:,} tags or url(): the document holds more")
-    return "; ".join(notes) or None
-
-
-def _without_cut_tag(body: bytes) -> bytes:
-    """A page cut at the decoding limit without the tag the cut split (no ">" after its "<"):
-    the rewriter does not see an unclosed tag, so a link in it would stay as the site wrote it."""
-    start = body.rfind(b"<")
-    return body[:start] if start != -1 and body.find(b">", start) == -1 else body
 
 
 def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None = None) -> MirrorStats:
@@ -299,44 +236,52 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     processes share the writing (default: one per CPU, up to MAX_WORKERS, for
     PARALLEL_FROM files or more). Holds the snapshot's writer lock while it builds.
     """
-    started = time.monotonic()
     snapshot = Snapshot(Path(snapshot_root))
     if not snapshot.manifest_path.is_file():
         raise SnapshotError(f"{snapshot.root} is not a snapshot (no manifest.sqlite3)")
+    with snapshot_lock(snapshot.root, "archiver mirror"), Manifest.open(snapshot.manifest_path) as manifest:
+        return rebuild(snapshot, manifest, index=index, workers=workers)
+
+
+def rebuild(
+    snapshot: Snapshot, manifest: Manifest, *, index: bool = True, workers: int | None = None
+) -> MirrorStats:
+    """build_mirror() for a caller that holds the snapshot's lock and its manifest open."""
+    started = time.monotonic()
     build_root = snapshot.root / BUILD_FOLDER
     old_root = snapshot.root / OLD_FOLDER
-    with snapshot_lock(snapshot.root, "archiver mirror"), Manifest.open(snapshot.manifest_path) as manifest:
-        builder = _Builder(snapshot, manifest)
-        builder.plan.make(builder.records.holds, builder.content_encoding)
-        if workers is None:
-            workers = min(os.cpu_count() or 1, MAX_WORKERS) if builder.plan.planned >= PARALLEL_FROM else 1
-        logs = [_log_of(build_root, part) for part in range(max(workers, 1))]
-        for stale in snapshot.root.glob(_log_of(build_root, 0).name.replace("-0.", "-*.")):
-            stale.unlink()  # left by a build that was killed
-        try:
-            _remove(build_root)
-            build_root.mkdir()
-            if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-                failed = builder.build_in_processes(build_root, workers)
-            else:
-                logs = logs[:1]
-                failed = builder.build(build_root)
-        finally:
-            builder.records.close()
-        builder.stats.redirects = builder.plan.resolved_redirects()
-        builder.stats.shared = builder.plan.shared()
-        _remove(old_root)
-        if snapshot.mirror_dir.is_symlink():
-            snapshot.mirror_dir.unlink()
-        elif snapshot.mirror_dir.exists():
-            snapshot.mirror_dir.rename(old_root)
-        build_root.rename(snapshot.mirror_dir)
-        _remove(old_root)
-        builder.plan.store_local_paths(failed)
-        manifest.replace_mirror_files(read_logs(logs))
-        for log in logs:
-            log.unlink()
-        if index:
-            write_index(snapshot, manifest)
+    builder = _Builder(snapshot, manifest)
+    builder.plan()
+    if workers is None:
+        workers = min(os.cpu_count() or 1, MAX_WORKERS) if builder.planned >= PARALLEL_FROM else 1
+    logs = [_log_of(build_root, part) for part in range(max(workers, 1))]
+    for stale in snapshot.root.glob(_log_of(build_root, 0).name.replace("-0.", "-*.")):
+        stale.unlink()  # left by a build that was killed
+    try:
+        _remove(build_root)
+        build_root.mkdir()
+        if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+            failed = builder.build_in_processes(build_root, workers)
+        else:
+            logs = logs[:1]
+            failed = builder.build(build_root)
+    finally:
+        builder.files.records.close()
+    _remove(old_root)
+    if snapshot.mirror_dir.is_symlink():
+        snapshot.mirror_dir.unlink()
+    elif snapshot.mirror_dir.exists():
+        snapshot.mirror_dir.rename(old_root)
+    build_root.rename(snapshot.mirror_dir)
+    _remove(old_root)
+    db = manifest.connection
+    db.executemany("UPDATE urls SET local_path = NULL WHERE local_path = ?", ((path,) for path in failed))
+    db.execute(f"DROP TABLE {TABLE}")
+    manifest.replace_mirror_files(read_logs(logs))
+    for log in logs:
+        log.unlink()
+    builder.stats.redirects = redirects_resolved(manifest)
+    if index:
+        write_index(snapshot, manifest)
     builder.stats.seconds = time.monotonic() - started
     return builder.stats

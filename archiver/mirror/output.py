@@ -1,10 +1,11 @@
 """The mirror's files on disk: written never through a symbolic link, each digested as written.
 
-Every file a build writes is recorded (path, SHA-256 and size of the bytes
-written, and a note when the mirror did something a reader should know: a
-body cut at the decoding limit, or kept as received) in a log of JSON lines,
-one per build process; the build gathers them into the manifest's
-``mirror_files`` table, which ``archiver verify`` checks the mirror against.
+Every file written is recorded (path, SHA-256 and size of the bytes written,
+and a note when the mirror did something a reader should know: a body cut at
+the decoding limit, or kept as received) in the manifest's ``mirror_files``
+table, which ``archiver verify`` checks the mirror against: by the crawl's
+writer as it goes, or through a log of JSON lines per process of a rebuild
+(JsonLog), gathered at its end.
 """
 
 from __future__ import annotations
@@ -18,18 +19,21 @@ from pathlib import Path
 from archiver.store.manifest import MirrorFile
 from archiver.store.safe_join import safe_join
 
+KNOWN_FOLDERS = 4096
+"""Folders remembered as made (more are checked again: memory stays bounded)."""
+
 
 class MirrorOutput:
-    """Writes the files of one build process under ``root`` and logs each to ``log``.
+    """Writes mirror files under ``root`` and hands each one's MirrorFile to ``record``.
 
-    A folder is checked (safe_join: no symlink on the way) and made once per
-    build, not once per file: most folders hold many files.
+    A folder is checked (safe_join: no symlink on the way) and made once, not
+    once per file: most folders hold many files (a bounded set of them is kept).
     """
 
-    def __init__(self, root: Path, log: Path) -> None:
+    def __init__(self, root: Path, record: Callable[[MirrorFile], None]) -> None:
         self.root = root
         self._folders: set[str] = set()
-        self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self._record = record
 
     def write(
         self, relative: str, chunks: Iterable[bytes], note: Callable[[], str | None] | None = None
@@ -41,6 +45,8 @@ class MirrorOutput:
         folder, _, name = relative.rpartition("/")
         if folder not in self._folders:
             safe_join(self.root, relative).parent.mkdir(parents=True, exist_ok=True)
+            if len(self._folders) >= KNOWN_FOLDERS:
+                self._folders.clear()
             self._folders.add(folder)
         target = safe_join(self.root / folder, name) if folder else safe_join(self.root, name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
@@ -51,13 +57,22 @@ class MirrorOutput:
                 out.write(chunk)
                 digest.update(chunk)
                 written += len(chunk)
-        record = MirrorFile(relative, digest.hexdigest(), written, note() if note else None)
-        self._log.write(json.dumps([record.path, record.sha256, record.size, record.note]) + "\n")
+        self._record(MirrorFile(relative, digest.hexdigest(), written, note() if note else None))
         return written
+
+
+class JsonLog:
+    """The MirrorFile records of one process of a rebuild, as JSON lines in ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        self._out = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+
+    def __call__(self, record: MirrorFile) -> None:
+        self._out.write(json.dumps([record.path, record.sha256, record.size, record.note]) + "\n")
 
     def close(self) -> None:
         """Flush and close the log; safe to call twice."""
-        self._log.close()
+        self._out.close()
 
 
 def read_logs(logs: Iterable[Path]) -> Iterator[MirrorFile]:

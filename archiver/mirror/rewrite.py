@@ -45,7 +45,9 @@ from archiver.paths import relative_url, url_to_path
 from archiver.urls import absolute_url, try_normalize
 
 Resolver = Callable[[str], "str | None"]
-"""Normalised absolute URL -> path of its archived file relative to mirror/, or None."""
+"""Normalised absolute URL -> path of its archived file relative to mirror/, or None. A resolver
+with a ``guessed`` count (mirror.local_paths.LocalPaths while the crawl runs) says which of its
+answers may still change: those are never remembered in a Memo."""
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -99,7 +101,8 @@ class Memo:
     on the document's folder, so both are remembered per (base URL's folder,
     document's folder): a reference's replacement, and a whole start tag's
     edits. References without a path (``?q``, ``#f``, empty) depend on the whole
-    base URL: they, and the tags holding one, are never remembered.
+    base URL: they, and the tags holding one, are never remembered; nor is what
+    the resolver only guessed (a link to a URL the crawl has not fetched yet).
     """
 
     def __init__(self) -> None:
@@ -134,6 +137,8 @@ class _Linker:
         """How many references were made local so far."""
         self.whole_base_uses = 0
         """How many references so far depended on the whole base URL (no path of their own)."""
+        self.guesses = 0
+        """How many references so far the resolver only guessed (see Resolver)."""
         self._base = ("", ("", ""))
 
     def base_contexts(self, base: str) -> tuple[str, str]:
@@ -158,8 +163,10 @@ class _Linker:
             key = (self.base_folder(base), self.here_folder, value)
             found = self.memo.references.find(key)
             if found is None:
+                guesses = self.guesses
                 found = self._work_out(value, base)
-                self.memo.references.keep(key, found)
+                if self.guesses == guesses:
+                    self.memo.references.keep(key, found)
             new, local = found
         self.made_local += local
         return new
@@ -170,7 +177,10 @@ class _Linker:
         url = resolve_reference(reference, base, self.base_contexts(base), remember=False)
         if url is None:
             return None, False
+        guessed = getattr(self.resolve, "guessed", 0)
         target = self.resolve(url)
+        if getattr(self.resolve, "guessed", 0) != guessed:
+            self.guesses += 1
         if target is None:
             absolute = absolute_url(reference, base)
             return (absolute if absolute is not None and absolute != value else None), False
@@ -329,9 +339,9 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: _Linker, view: Vi
     key = (raw, link.base_folder(base), link.here_folder, view.encoding)
     found = link.memo.tags.find(key)
     if found is None:
-        whole_base_uses = link.whole_base_uses
+        whole_base_uses, guesses = link.whole_base_uses, link.guesses
         found = tuple(_tag_edits(tag, raw, base, link, view))
-        if link.whole_base_uses == whole_base_uses:
+        if link.whole_base_uses == whole_base_uses and link.guesses == guesses:
             link.memo.tags.keep(key, found)
     return found
 

@@ -323,15 +323,16 @@ class Manifest:
         ).fetchone()
         return found[0] if found else None
 
-    def captures_by_path(self, plan: str) -> Iterator[tuple[ManifestRow, str]]:
-        """Rows planned in table ``plan`` (url, path), with their path, in path order.
+    def captures_by_path(self, plan: str, where: str = "1") -> Iterator[tuple[ManifestRow, str]]:
+        """Rows planned in table ``plan`` (url, path...), with their path, in path order.
 
-        ``plan`` is a table name the caller owns (the mirror's), never user input.
-        One folder's files come together: the mirror rewrites them one after the other.
+        ``plan`` is a table name the caller owns (the mirror's) and ``where`` a condition on
+        its columns, never user input. One folder's files come together: the mirror
+        rewrites them one after the other.
         """
         cursor = self._db.execute(
             f"SELECT {self._selected}, {plan}.path FROM {plan} JOIN urls ON urls.url = {plan}.url "
-            f"ORDER BY {plan}.path"
+            f"WHERE {where} ORDER BY {plan}.path"
         )
         for found in cursor:
             yield _row(found[:-1]), found[-1]
@@ -380,6 +381,11 @@ class Manifest:
             ((f.path, f.sha256, f.size, f.note) for f in files),
         )
         self._db.commit()
+
+    def record_mirror_file(self, file: MirrorFile) -> None:
+        """Record one file the mirror wrote (in place of what that path held before)."""
+        values = (file.path, file.sha256, file.size, file.note)
+        self._db.execute("INSERT OR REPLACE INTO mirror_files VALUES (?, ?, ?, ?)", values)
 
     def mirror_files(self) -> Iterator[MirrorFile]:
         """Every file the last mirror build wrote, in path order.

@@ -1,0 +1,244 @@
+"""A capture as its mirror file: HTML and CSS rewritten, anything else decoded as received.
+
+The one rule of what a mirror file holds, whoever writes it: a worker process
+drafting a page during the crawl (draft()), the crawl's writer, the crawl's
+last pass over the pages whose links changed, and ``archiver mirror``
+(RecordFiles, from the WARC records). A page rewritten with the same local
+paths comes out byte for byte the same from all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from archiver.content import (
+    CSS_TYPE,
+    DEFAULT_DECODE_LIMIT,
+    HTML_TYPES,
+    MAX_MARKUP,
+    PARSED_TYPES,
+    Decoding,
+    bounded_document,
+    content_codings,
+    mime_type,
+)
+from archiver.links import charset_from_content_type
+from archiver.mirror.local_paths import LocalPaths
+from archiver.mirror.output import MirrorOutput
+from archiver.mirror.plan import coding_of
+from archiver.mirror.rewrite import Memo, Resolver, rewrite_css_bytes, rewrite_html
+from archiver.mirror.scripts import neutralise_scripts
+from archiver.paths import url_to_path
+from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.stored import payload_record
+from archiver.warc.dom import page_of
+from archiver.warc.reader import WarcReader
+
+REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
+"""HTML and CSS are rewritten in memory: decoded past this, the rest is left out (and noted)."""
+DECODED_FILE_LIMIT = 256 * 1024**2
+"""Bytes a content-encoded file of another type is decoded to at most (the rest is not expanded:
+servers encode text, and a small body that inflates past this is a bomb)."""
+ASSET_LIMIT = 4 * 1024**3
+"""Bytes copied at most for a file stored as it is (no Content-Encoding)."""
+CHUNK = 256 * 1024
+
+
+@dataclass
+class MirrorStats:
+    """What a mirror build (or a crawl's mirror) wrote."""
+
+    pages: int = 0
+    stylesheets: int = 0
+    other: int = 0
+    bytes: int = 0
+    redirects: int = 0
+    """Redirecting URLs whose links lead to a local file."""
+    shared: int = 0
+    """Captures that share the file of an identical one (/dir/ and /dir/index.html)."""
+    rewritten: int = 0
+    """Pages a crawl wrote again at its end, as links on them changed state after they were written."""
+    errors: list[str] = field(default_factory=list)
+    """One line per capture that could not be written (URL: why)."""
+    seconds: float = 0.0
+
+    def add(self, other: MirrorStats) -> None:
+        """Count what another process of the same build wrote."""
+        self.pages += other.pages
+        self.stylesheets += other.stylesheets
+        self.other += other.other
+        self.bytes += other.bytes
+        self.errors.extend(other.errors)
+
+    def count(self, mime: str | None, size: int) -> None:
+        """Count one file written."""
+        if mime == CSS_TYPE:
+            self.stylesheets += 1
+        elif mime in PARSED_TYPES:
+            self.pages += 1
+        else:
+            self.other += 1
+        self.bytes += size
+
+    @property
+    def files(self) -> int:
+        return self.pages + self.stylesheets + self.other
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        rewritten = f", {self.rewritten} pages written again at the end" if self.rewritten else ""
+        line = (
+            f"mirror: {self.files} files ({self.pages} pages, {self.stylesheets} stylesheets, "
+            f"{self.other} other), {self.bytes / 1e6:.1f} MB, {self.redirects} redirects, "
+            f"{self.shared} shared{rewritten}; "
+            f"{len(self.errors)} errors; {self.seconds:.1f} s"
+        )
+        return "\n".join([line, *(f"  {error}" for error in self.errors[:20])])
+
+
+def rewritten(
+    chunks: Iterable[bytes],
+    url: str,
+    content_type: str | None,
+    content_encoding: str | None,
+    path: str,
+    resolve: Resolver,
+    memo: Memo | None,
+) -> tuple[bytes, str | None]:
+    """The mirror file of an HTML or CSS document stored at ``path``, and its note (None if none).
+
+    ``chunks``: the payload as stored (still content-encoded).
+    """
+    mime = mime_type(content_type)
+    decoding = Decoding(chunks, content_encoding, REWRITE_LIMIT)
+    body, capped = bounded_document(b"".join(decoding), mime)
+    if (decoding.cut or capped) and mime in HTML_TYPES:
+        body = _without_cut_tag(body)
+    charset = charset_from_content_type(content_type)
+    if mime == CSS_TYPE:
+        body = rewrite_css_bytes(body, url, charset, resolve, path, memo)
+    else:
+        body = rewrite_html(body, url, charset, resolve, path, memo)
+    return body, _note(decoding, capped)
+
+
+def decoded(chunks: Iterable[bytes], content_encoding: str | None) -> Decoding:
+    """The mirror file of a capture that is not rewritten: its payload with its coding undone."""
+    limit = DECODED_FILE_LIMIT if content_codings(content_encoding) else ASSET_LIMIT
+    return Decoding(chunks, content_encoding, limit)
+
+
+def note_of(decoding: Decoding, capped: bool = False) -> str | None:
+    """What the mirror's file lacks, said for the manifest and index.html; None if nothing."""
+    return _note(decoding, capped)
+
+
+def _note(decoding: Decoding, capped: bool = False) -> str | None:
+    notes = [decoding.problem] if decoding.problem else []
+    if decoding.cut:
+        notes.append(f"cut at {decoding.limit // 1024**2} MiB: the body decodes to more")
+    if capped:
+        notes.append(f"cut at {MAX_MARKUP:,} tags or url(): the document holds more")
+    return "; ".join(notes) or None
+
+
+def _without_cut_tag(body: bytes) -> bytes:
+    """A page cut at the decoding limit without the tag the cut split (no ">" after its "<"):
+    the rewriter does not see an unclosed tag, so a link in it would stay as the site wrote it."""
+    start = body.rfind(b"<")
+    return body[:start] if start != -1 and body.find(b">", start) == -1 else body
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A page's mirror file written during the crawl, before all its links were fetched."""
+
+    path: str
+    """Where it was written for: its natural path (the writer checks it is the one it gets)."""
+    body: bytes
+    note: str | None
+    guesses: dict[str, str | None]
+    """Links whose answer was a guess (LocalPaths): URL -> the local path used, or None."""
+
+
+def draft(
+    raw: bytes,
+    url: str,
+    content_type: str | None,
+    content_encoding: str | None,
+    resolve: LocalPaths,
+    memo: Memo | None,
+) -> Draft:
+    """The mirror file of a fetched HTML or CSS document, with links as the crawl knows them now."""
+    path = url_to_path(url, mime_type(content_type) or None)
+    resolve.drafting(url, path)
+    body, note = rewritten((raw,), url, content_type, content_encoding, path, resolve, memo)
+    return Draft(path, body, note, dict(resolve.guesses))
+
+
+def chunks_of(stream: Any) -> Iterator[bytes]:
+    """A readable stream's bytes, CHUNK at a time."""
+    return iter(lambda: stream.read(CHUNK), b"")
+
+
+class RecordFiles:
+    """Writes captures' mirror files from their WARC records (a revisit's payload from the record
+    it refers to), rewriting with ``resolve``; counts them in ``stats``."""
+
+    def __init__(
+        self, records: WarcReader, manifest: Manifest, resolve: Resolver, stats: MirrorStats
+    ) -> None:
+        self.records = records
+        self.manifest = manifest
+        self.resolve = resolve
+        self.stats = stats
+        self.memo = Memo()
+
+    def write(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
+        """Write the mirror file of the capture of ``row`` at ``path`` (a page rendered in a
+        browser from its DOM)."""
+        if row.dom_warc_file is not None and row.dom_warc_offset is not None:
+            self._write_rendered(files, row, path)
+            return
+        stored, own_headers = payload_record(self.manifest, self.records, row)
+        content_type = own_headers.get_header("Content-Type") if own_headers else None
+        # A revisit's own headers say how its (identical, still encoded) payload was encoded.
+        encoding = own_headers.get_header("Content-Encoding") if own_headers else None
+        chunks = chunks_of(stored.raw_stream)
+        mime = row.content_type or mime_type(content_type)
+        if mime in PARSED_TYPES:
+            body, note = rewritten(chunks, row.url, content_type, encoding, path, self.resolve, self.memo)
+            self.stats.count(mime, files.write(path, (body,), lambda: note))
+            return
+        decoding = decoded(chunks, encoding)
+        self.stats.count(mime, files.write(path, decoding, lambda: note_of(decoding)))
+
+    def content_encoding(self, source: str) -> str:
+        """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length')."""
+        warc_file, offset, length = source.rsplit(" ", 2)
+        try:
+            headers = self.records.record(warc_file, int(offset), int(length) or None).http_headers
+        except Exception:  # noqa: BLE001 - a damaged record is reported when it is written
+            return ""
+        return coding_of(headers.get_header("Content-Encoding") if headers else None)
+
+    def _write_rendered(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
+        """A page rendered in a browser: its DOM, links rewritten, scripts made inert (see scripts.py)."""
+        assert row.dom_warc_file is not None and row.dom_warc_offset is not None
+        record = self.records.record(row.dom_warc_file, row.dom_warc_offset, row.dom_warc_length)
+        if (
+            record.rec_type != "resource"
+            or page_of(record.rec_headers.get_header("WARC-Target-URI") or "") != row.url
+        ):
+            raise ValueError(f"no rendered DOM of {row.url} at {row.dom_warc_file}@{row.dom_warc_offset}")
+        html = record.raw_stream.read(REWRITE_LIMIT + 1)
+        if len(html) > REWRITE_LIMIT:  # the crawl keeps no DOM this large
+            raise ValueError(f"the rendered DOM of {row.url} is larger than {REWRITE_LIMIT} bytes")
+        html, capped = bounded_document(html, "text/html")
+        if capped:
+            html = _without_cut_tag(html)
+        html = rewrite_html(html, row.url, "utf-8", self.resolve, path, self.memo)
+        note = f"cut at {MAX_MARKUP:,} tags: the rendered DOM holds more" if capped else None
+        self.stats.count("text/html", files.write(path, (neutralise_scripts(html),), lambda: note))

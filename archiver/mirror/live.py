@@ -1,0 +1,158 @@
+"""The mirror written during the crawl: each capture's file as the writer stores it, and at the end
+only the pages whose links changed state written again.
+
+The writer places each capture (mirror/plan.py) as it stores it and writes
+its file: a page or stylesheet from the draft a worker made while parsing it
+(mirror/document.py draft(), links resolved by what the crawl knew then:
+mirror/local_paths.py), anything else from the body in hand. A page's links
+to URLs not fetched yet were guesses; the page is noted with them, and
+finish() writes again, from its WARC record, only the pages one of whose
+guesses turned out wrong (a link that failed, redirected, or was placed
+elsewhere), then renders index.html. The result is byte for byte what
+``archiver mirror`` rebuilds from the WARC files.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from archiver.content import PARSED_TYPES
+from archiver.errors import WriteError
+from archiver.mirror.build import FATAL_ERRNOS, rebuild, redirects_resolved
+from archiver.mirror.document import Draft, MirrorStats, RecordFiles, chunks_of, decoded, note_of
+from archiver.mirror.index_page import write_index
+from archiver.mirror.local_paths import LocalPaths
+from archiver.mirror.output import MirrorOutput
+from archiver.mirror.plan import PathPlan, coding_of, payload_key
+from archiver.store.manifest import FETCHED, Manifest, ManifestRow
+from archiver.store.snapshot import Snapshot
+from archiver.warc.capture import Capture
+from archiver.warc.reader import WarcReader
+
+PENDING = "mirror_pending"
+"""Pages to look at again at the end: (url, guesses as JSON, or NULL: no file written yet)."""
+
+
+class LiveMirror:
+    """The writer's side of the mirror: place(), then finish() once the crawl is done."""
+
+    def __init__(self, snapshot: Snapshot, manifest: Manifest, *, share_pages: bool = True) -> None:
+        """``share_pages``: False when the crawl renders pages in a browser (see plan.payload_key)."""
+        self.snapshot = snapshot
+        self.share_pages = share_pages
+        db = manifest.connection
+        # Captures stored by a crawl that did not write its mirror as it went (an older
+        # version, or --no-mirror before a resume): finish() rebuilds the whole mirror.
+        self.complete = (
+            PathPlan.exists(db)
+            or not db.execute(
+                "SELECT 1 FROM urls WHERE outcome = ? AND warc_file IS NOT NULL LIMIT 1", (FETCHED,)
+            ).fetchone()
+        )
+        self.plan = PathPlan(db)
+        db.execute(f"CREATE TABLE IF NOT EXISTS {PENDING} (url TEXT PRIMARY KEY, guesses TEXT) WITHOUT ROWID")
+        db.commit()
+        self._db = db
+        self.output = MirrorOutput(snapshot.mirror_dir, manifest.record_mirror_file)
+        self.stats = MirrorStats()
+        self.failed: list[str] = []
+        """Paths whose file could not be written (their rows get no local_path at the end)."""
+
+    def place(self, row: ManifestRow, capture: Capture, draft: Draft | None) -> str:
+        """Place the capture of ``row`` (fetched, with a response or revisit record) and write its
+        file; returns its local path. Raises WriteError when the disk is full."""
+        encoding = capture.header("content-encoding")
+        placed = self.plan.place(
+            row.url,
+            row.content_type,
+            payload_key(
+                row.url, row.content_type, row.payload_digest, row.length, row.truncated, self.share_pages
+            ),
+            coding_of(encoding),
+        )
+        if placed.shared:
+            self.stats.shared += 1
+            return placed.path
+        mime = row.content_type
+        try:
+            if mime in PARSED_TYPES:
+                if draft is None or draft.path != placed.path:
+                    self._pending(row.url, None)  # written at the end
+                else:
+                    size = self.output.write(placed.path, (draft.body,), lambda: draft.note)
+                    self.stats.count(mime, size)
+                    if draft.guesses:
+                        self._pending(row.url, json.dumps(draft.guesses, separators=(",", ":")))
+            else:
+                capture.body.seek(0)
+                decoding = decoded(chunks_of(capture.body), encoding)
+                self.stats.count(mime, self.output.write(placed.path, decoding, lambda: note_of(decoding)))
+        except OSError as exc:
+            if exc.errno in FATAL_ERRNOS:
+                raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
+            self.stats.errors.append(f"{row.url}: {exc}")
+            self.failed.append(placed.path)
+        return placed.path
+
+    def rendered(self, url: str) -> None:
+        """Note that the page of ``url`` was rendered in a browser: its file is written from its DOM
+        at the end."""
+        self._pending(url, None)
+
+    def _pending(self, url: str, guesses: str | None) -> None:
+        self._db.execute(f"INSERT OR REPLACE INTO {PENDING} VALUES (?, ?)", (url, guesses))
+
+    def finish(self, index: bool = True) -> MirrorStats:
+        """Write again the pages whose guesses were wrong, then index.html (a crawl that is done)."""
+        started = time.monotonic()
+        with Manifest.open(self.snapshot.manifest_path) as manifest:
+            if not self.complete:
+                return rebuild(self.snapshot, manifest, index=index)
+            stats = self.stats
+            final = LocalPaths(manifest.connection)
+            written = MirrorStats()
+            output = MirrorOutput(self.snapshot.mirror_dir, manifest.record_mirror_file)
+            with WarcReader(self.snapshot.warc_dir) as records:
+                files = RecordFiles(records, manifest, final, written)
+                pages = manifest.connection.execute(
+                    f"SELECT p.url, p.guesses FROM {PENDING} AS p JOIN urls ON urls.url = p.url "
+                    "ORDER BY urls.local_path"
+                )
+                for url, guesses in pages:
+                    if guesses is not None and all(
+                        final(link) == used for link, used in json.loads(guesses).items()
+                    ):
+                        continue
+                    row = manifest.get(url)
+                    if row is None or row.local_path is None:
+                        continue
+                    before = (written.pages, written.stylesheets, written.bytes)
+                    try:
+                        files.write(output, row, row.local_path)
+                    except OSError as exc:
+                        if exc.errno in FATAL_ERRNOS:
+                            raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
+                        stats.errors.append(f"{row.url}: {exc}")
+                        self.failed.append(row.local_path)
+                    except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the end
+                        stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
+                        self.failed.append(row.local_path)
+                    if guesses is None:  # the page's first file
+                        stats.pages += written.pages - before[0]
+                        stats.stylesheets += written.stylesheets - before[1]
+                        stats.bytes += written.bytes - before[2]
+                    else:
+                        stats.rewritten += 1
+            db = manifest.connection
+            db.executemany(
+                "UPDATE urls SET local_path = NULL WHERE local_path = ?", ((path,) for path in self.failed)
+            )
+            db.execute(f"DROP TABLE IF EXISTS {PENDING}")
+            PathPlan(db).drop()
+            db.commit()
+            stats.redirects = redirects_resolved(manifest)
+            if index:
+                write_index(self.snapshot, manifest)
+        stats.seconds = time.monotonic() - started
+        return stats

@@ -1,0 +1,108 @@
+"""Where each URL's links lead in the mirror: its file, the file its redirect chain ends at, or none.
+
+LocalPaths answers the rewriter's question (rewrite.Resolver) from the
+manifest: a captured URL's ``local_path`` (given when its capture was stored,
+mirror/plan.py), through redirect chains. A finished crawl's answers are final.
+
+While the crawl runs, a page is written before every URL it links to is
+fetched, and before the crawl has even recorded the links it finds on it.
+LocalPaths then ``guesses``: a URL queued, or not recorded yet but within the
+crawl's scope, most likely gets its natural path (paths.guessed_type for its
+type); a skipped one stays absolute; each guess is noted, so the crawl can rewrite at its end the pages one of
+whose guesses turned out wrong (a link that failed, redirected, or was placed
+elsewhere), and only those.
+
+>>> from archiver.store.manifest import Manifest, ManifestRow
+>>> from archiver.scope import Scope
+>>> with Manifest.open(":memory:") as manifest:
+...     manifest.upsert(ManifestRow("http://h/", "seed", 0, "fetched", local_path="h/index.html"))
+...     manifest.upsert(ManifestRow("http://h/old", "link", 1, "redirected", redirect_to="http://h/"))
+...     manifest.upsert(ManifestRow("http://h/next", "link", 1, "queued"))
+...     paths = LocalPaths(manifest.connection, guessing=Scope.from_seeds(["http://h/"]))
+...     [paths(url) for url in ("http://h/old", "http://h/next", "http://x/")], paths.guesses
+(['h/index.html', 'h/next.html', None], {'http://h/next': 'h/next.html', 'http://x/': None})
+"""
+
+from __future__ import annotations
+
+import collections
+import sqlite3
+
+from archiver.paths import guessed_type, url_to_path
+from archiver.redirects import follow_chain
+from archiver.scope import Scope
+from archiver.store.manifest import FETCHED, QUEUED, REDIRECTED, SKIPPED
+
+FINAL_CACHE = 16384
+"""Final answers kept in RAM (a bounded cache; the manifest has them all)."""
+_ROW = "SELECT outcome, local_path, redirect_to FROM urls WHERE url = ?"
+_HOP_OUTCOMES = (REDIRECTED, "failed")
+"""Rows whose redirect_to is a hop of a chain (manifest.IS_REDIRECT): a failed redirect (a loop,
+a chain too long) still says where it pointed."""
+
+
+class LocalPaths:
+    """The mirror file of a URL (``paths(url)``), read from the manifest; see the module docstring."""
+
+    def __init__(self, db: sqlite3.Connection, *, guessing: Scope | None = None) -> None:
+        """``guessing``: the crawl's scope, while it runs (None: a finished crawl's answers)."""
+        self._db = db
+        self.guessing = guessing
+        self.guesses: dict[str, str | None] = {}
+        """URL -> what was answered for it, for each answer that may still change (guessing)."""
+        self.guessed = 0
+        """Answers given so far that were guesses (the rewriter's memo keeps none of them)."""
+        self._final: collections.OrderedDict[str, str | None] = collections.OrderedDict()
+        self._own: tuple[str, str] | None = None
+
+    def drafting(self, url: str, path: str) -> None:
+        """Say which page is being written, and where: its links to itself lead to ``path``.
+
+        Also forgets the guesses of the page before.
+        """
+        self._own = (url, path)
+        self.guesses = {}
+
+    def __call__(self, url: str) -> str | None:
+        if self._own is not None and url == self._own[0]:
+            return self._own[1]
+        found = self._final.get(url, self)
+        if found is not self:
+            self._final.move_to_end(url)
+            return found  # type: ignore[return-value]
+        path, final = self._answer(url)
+        if final:
+            self._final[url] = path
+            if len(self._final) > FINAL_CACHE:
+                self._final.popitem(last=False)
+        else:
+            self.guessed += 1
+            self.guesses[url] = path
+        return path
+
+    def _answer(self, url: str) -> tuple[str | None, bool]:
+        """(path or None, whether that answer is final)."""
+        row = self._db.execute(_ROW, (url,)).fetchone()
+        if row is not None and row[2] is not None and row[0] in _HOP_OUTCOMES:
+            end = follow_chain(url, self._next_hop).final
+            if end is None:  # a loop, or a chain too long
+                return None, True
+            url, row = end, self._db.execute(_ROW, (end,)).fetchone()
+        if row is None:
+            if self.guessing is None:
+                return None, True
+            if self.guessing.skip_reason(url, 0) is not None:  # its depth is not known here
+                return None, False
+            return url_to_path(url, guessed_type(url)), False
+        outcome, local_path = row[0], row[1]
+        if outcome == FETCHED:
+            return local_path, True
+        if self.guessing is None or outcome not in (QUEUED, SKIPPED):
+            return None, True  # failed: it stays absolute
+        if outcome == QUEUED:
+            return url_to_path(url, guessed_type(url)), False
+        return None, False  # skipped here, it may still be queued from another page
+
+    def _next_hop(self, url: str) -> str | None:
+        row = self._db.execute(_ROW, (url,)).fetchone()
+        return str(row[2]) if row is not None and row[2] is not None and row[0] in _HOP_OUTCOMES else None
