@@ -192,8 +192,6 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         given = _given_settings(args)
         given.update(_password_from_environment(given, args.urls))
         config = CrawlConfig(seeds=tuple(args.urls), output=output, **given)
-    if args.no_mirror:
-        config = dataclasses.replace(config, mirror=False)
     _check_files(config)
     progress = not args.quiet and sys.stderr.isatty()
     if not args.resume:
@@ -239,7 +237,7 @@ def _output_folder(args: argparse.Namespace) -> Path:
 def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: bool) -> int:
     from archiver.crawling.crawl_report import render_report
 
-    result = _run_async(_crawl_until_stopped(config, args.resume, progress))
+    result = _run_async(_crawl_until_stopped(config, args.resume, progress, not args.no_mirror))
     for warning in result.warnings:
         print(f"archiver: warning: {warning}", file=sys.stderr)
     if result.seeds_failed and len(result.seeds_failed) == len(config.seeds):
@@ -260,7 +258,7 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
     return EXIT_OK
 
 
-async def _crawl_until_stopped(config: CrawlConfig, resume: bool, progress: bool) -> Any:
+async def _crawl_until_stopped(config: CrawlConfig, resume: bool, progress: bool, mirror: bool) -> Any:
     """crawl(), stopped cleanly by Ctrl-C or SIGTERM, with a progress line on the terminal if asked."""
     from archiver.crawling.crawl_report import progress_line
     from archiver.crawling.run import crawl
@@ -274,7 +272,9 @@ async def _crawl_until_stopped(config: CrawlConfig, resume: bool, progress: bool
 
     with _signals_stop(stop):
         try:
-            return await crawl(config, resume=resume, progress=show if progress else None, stop=stop)
+            return await crawl(
+                config, resume=resume, progress=show if progress else None, stop=stop, mirror=mirror
+            )
         finally:
             if progress:
                 sys.stderr.write("\r\x1b[K")

@@ -203,8 +203,6 @@ class CrawlConfig:
         metadata=option("User-Agent header", metavar="TEXT"),
     )
     writer_queue_size: int = 64
-    mirror: bool = True
-    """Write the offline mirror as the crawl goes (the command line's --no-mirror turns it off)."""
     worker_processes: int | None = None
     """Processes that parse pages and encode records in a big crawl (None: one per CPU beyond the first)."""
     headers: tuple[tuple[str, str], ...] = field(

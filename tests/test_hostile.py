@@ -237,8 +237,8 @@ HOSTILE_BODIES = {
 @pytest.mark.parametrize("name", list(HOSTILE_BODIES))
 async def test_hostile_encodings_are_mirrored_within_bounds_and_verify(name, site, run_crawl, monkeypatch):
     make, content_type, encoding, note = HOSTILE_BODIES[name]
-    monkeypatch.setattr("archiver.mirror.build.REWRITE_LIMIT", 1 << 20)
-    monkeypatch.setattr("archiver.mirror.build.DECODED_FILE_LIMIT", 2 << 20)
+    monkeypatch.setattr("archiver.mirror.document.REWRITE_LIMIT", 1 << 20)
+    monkeypatch.setattr("archiver.mirror.document.DECODED_FILE_LIMIT", 2 << 20)
     body = make()
     site.page("/", links=["/x"])
     site.file("/x", body, content_type, headers={"Content-Encoding": encoding})

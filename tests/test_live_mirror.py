@@ -12,6 +12,7 @@ from aiohttp import web
 from conftest import Site, manifest_rows
 from demo_site import png
 
+from archiver import CrawlConfig, crawl
 from archiver.mirror.build import build_mirror
 from archiver.verify.verifier import verify_snapshot
 
@@ -113,10 +114,11 @@ async def test_pages_drafted_by_worker_processes_are_the_rebuilt_mirror(site: An
     assert _recorded(root) == recorded
 
 
-async def test_no_mirror_writes_none_and_archiver_mirror_writes_it(site: Any, run_crawl: Any) -> None:
+async def test_no_mirror_writes_none_and_archiver_mirror_writes_it(site: Any, tmp_path: Path) -> None:
     tricky_site(site, pages=3)
     await site.start()
-    result = await run_crawl(site.url("/"), max_tries=1, mirror=False)
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1)
+    result = await crawl(config, mirror=False)
     root = result.snapshot.root
     assert result.mirror is None and not (root / "mirror").exists()
     assert all(row.local_path is None for row in manifest_rows(root).values())

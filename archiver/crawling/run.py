@@ -81,10 +81,13 @@ async def crawl(
     resume: bool = False,
     progress: ProgressCallback | None = None,
     stop: asyncio.Future[str] | None = None,
+    mirror: bool = True,
 ) -> CrawlResult:
     """Crawl ``config.seeds`` into the snapshot folder ``config.output``.
 
-    With ``resume``, continue the crawl saved there. ``stop``: once it has a
+    With ``mirror``, the offline mirror is written as the crawl goes and
+    finished (with index.html) when it is done. With ``resume``, continue the
+    crawl saved there. ``stop``: once it has a
     result (a reason, such as "signal SIGINT"), the crawl stops taking work,
     writes what it holds and returns, interrupted, resumable. Cancelled, the
     writer still closes WARC and manifest, so the snapshot can be resumed.
@@ -101,7 +104,7 @@ async def crawl(
     with snapshot_lock(snapshot.root, "archiver crawl", create=not resume):
         if not resume:
             snapshot.create()
-        return await _crawl(config, seeds, chromium, snapshot, resume, progress, stop)
+        return await _crawl(config, seeds, chromium, snapshot, resume, progress, stop, mirror)
 
 
 async def _crawl(
@@ -112,6 +115,7 @@ async def _crawl(
     resume: bool,
     progress: ProgressCallback | None,
     stop: asyncio.Future[str] | None,
+    write_mirror: bool,
 ) -> CrawlResult:
     """crawl() once the snapshot is locked."""
     result = CrawlResult(snapshot, CrawlStats())
@@ -121,9 +125,7 @@ async def _crawl(
         manifest = Manifest.open(snapshot.manifest_path)
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
-        mirror = (
-            LiveMirror(snapshot, manifest, share_pages=config.browser == NEVER) if config.mirror else None
-        )
+        mirror = LiveMirror(snapshot, manifest, share_pages=config.browser == NEVER) if write_mirror else None
         writer = Writer(
             snapshot,
             _warc_files(config, seeds, snapshot, manifest),

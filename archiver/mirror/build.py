@@ -117,12 +117,18 @@ class _Builder:
                 row.warc_file, row.warc_offset, row.warc_length or 0
             ):
                 continue
+            # A page rendered in a browser is mirrored from its own DOM, never shared.
+            payload = (
+                None
+                if row.dom_warc_file
+                else payload_key(
+                    row.url, row.content_type, row.payload_digest, row.length, row.truncated, share_pages
+                )
+            )
             placed = plan.place(
                 row.url,
                 row.content_type,
-                payload_key(
-                    row.url, row.content_type, row.payload_digest, row.length, row.truncated, share_pages
-                ),
+                payload,
                 None,
                 f"{row.warc_file} {row.warc_offset} {row.warc_length or 0}",
             )
