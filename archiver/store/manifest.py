@@ -295,6 +295,14 @@ class Manifest:
         for found in cursor:
             yield _row(found)
 
+    def capture_at(self, warc_file: str, offset: int) -> ManifestRow | None:
+        """The row whose response or revisit record is at ``offset`` of ``warc_file``, if any."""
+        found = self._db.execute(
+            f"SELECT {self._selected} FROM urls WHERE warc_file = ? AND warc_offset = ? LIMIT 1",
+            (warc_file, offset),
+        ).fetchone()
+        return _row(found) if found else None
+
     def has_capture_at(self, warc_file: str, offset: int) -> bool:
         """True if a row names the record at ``offset`` of ``warc_file`` as its capture or its DOM."""
         for file_column, offset_column in (

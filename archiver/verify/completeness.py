@@ -2,11 +2,12 @@
 no body was cut short by the server, and a seed led to an archived page.
 
 Links are found again the way the crawl found them: each archived HTML or
-CSS page is read back from its WARC record, its Content-Encoding undone,
-and its links extracted by :mod:`archiver.links` and judged by the crawl's
-own scope, rebuilt from crawl.json. A page rendered in a browser is read a
-second time, from its rendered DOM (a resource record), whose links the
-crawl followed too.
+CSS page, as the integrity check reads its WARC record (LinkCheck.page, so
+no record is read twice), has its Content-Encoding undone and its links
+extracted by :mod:`archiver.links` and judged by the crawl's own scope,
+rebuilt from crawl.json. Revisits and pages too large to hand over are read
+back afterwards. A page rendered in a browser is read a second time, from
+its rendered DOM (a resource record), whose links the crawl followed too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from archiver.content import DEFAULT_DECODE_LIMIT, decode_stream, is_parsed, mime_type
+from archiver.content import DEFAULT_DECODE_LIMIT, decode_payload, decode_stream, is_parsed, mime_type
 from archiver.errors import WarcDamage
 from archiver.links import REQUISITE, extract
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
@@ -32,6 +33,7 @@ from archiver.store.manifest import (
     seed_failure,
 )
 from archiver.verify.integrity import PARSE_ERRORS, Records
+from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (
     CUT_BODY,
     DANGLING_REDIRECT,
@@ -60,38 +62,71 @@ def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
 def check_completeness(
     manifest: Manifest, records: Records, warc_dir: Path, scope: Scope, report: Report
 ) -> None:
-    """Report queued URLs, unrecorded in-scope links and redirect chains that end nowhere."""
-    for row in manifest.rows():
-        if row.outcome == QUEUED:
-            report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by} on {row.parent}")
-        elif row.outcome == REDIRECTED:
-            _check_redirect(row, manifest, report)
-    for entry in records.values():
+    """LinkCheck for a scan that handed no page over: every page is read back."""
+    LinkCheck(manifest, scope, report).finish(records, warc_dir, set())
+
+
+class LinkCheck:
+    """Completeness: hand page() to the integrity scan (WarcScan's page hook), then call finish()."""
+
+    def __init__(self, manifest: Manifest, scope: Scope, report: Report) -> None:
+        self.manifest = manifest
+        self.scope = scope
+        self.report = report
+        self.recorded = lru_cache(maxsize=RECORDED_CACHE)(lambda url: manifest.get(url) is not None)
+        self.handed_over = False
+        """True once a scan handed pages to page(): finish() then reads back only the others."""
+
+    @staticmethod
+    def wants(status: int | None, mime: str) -> bool:
+        """True for the records whose pages the crawl parsed: 2xx HTML or CSS."""
+        return is_parsed(status, mime)
+
+    def page(self, entry: RecordEntry, stored: bytes, http: Any) -> None:
+        """Check the links of the page whose intact response record the scan just read."""
+        self.handed_over = True
+        row = self.manifest.capture_at(entry.file, entry.offset)
+        if row is None or row.outcome != FETCHED or not _is_parsed(row):
+            return
+        # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
+        body = decode_payload(stored, http.get_header("Content-Encoding"))
+        _check_links(row, body, http.get_header("Content-Type"), self.recorded, self.scope, self.report)
+
+    def finish(self, records: Records, warc_dir: Path, deferred: set[tuple[str, int]]) -> None:
+        """Report queued URLs, redirect chains that end nowhere, bodies cut short, a crawl that
+        archived nothing, and the links of the pages the scan did not hand over (revisits,
+        ``deferred`` ones, rendered DOMs)."""
+        manifest, report = self.manifest, self.report
+        for row in manifest.rows(where=f"outcome IN ('{QUEUED}', '{REDIRECTED}')"):
+            if row.outcome == QUEUED:
+                report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by} on {row.parent}")
+            else:
+                _check_redirect(row, manifest, report)
         # Cut on purpose at --max-file-size ("length") is declared; any other cut is the
         # server's, and the archive lacks the rest of the body.
-        if entry.truncated not in (None, "length"):
+        for entry in records.values("truncated IS NOT NULL AND truncated != 'length'"):
             report.add(
                 CUT_BODY, entry.url, f"WARC-Truncated: {entry.truncated} at {entry.file}@{entry.offset}"
             )
-    _check_something_archived(manifest, report)
-    originals = {
-        (entry.url, entry.date): key for key, entry in records.items() if entry.record_type == "response"
-    }
-    recorded = lru_cache(maxsize=RECORDED_CACHE)(lambda url: manifest.get(url) is not None)
-    # Pages in WARC order, so each file is read forward once.
-    with WarcReader(warc_dir) as pages, WarcReader(warc_dir) as revisited, WarcReader(warc_dir) as doms:
-        for row in manifest.captures():
-            if row.outcome != FETCHED or not _is_parsed(row):
-                continue
-            body, content_type = _read_page(row, records, originals, pages, revisited)
-            if body is not None:
-                _check_links(row, body, content_type, recorded, scope, report)
-            if row.dom_warc_file is not None:
-                # What the crawl followed from the page's render: the links of its DOM.
-                dom = _read_dom(row, records, doms)
-                if dom is not None:
-                    report.stats["rendered pages parsed"] += 1
-                    _check_links(row, dom, DOM_CONTENT_TYPE, recorded, scope, report)
+        _check_something_archived(manifest, report)
+        # Pages in WARC order, so each file is read forward once.
+        with WarcReader(warc_dir) as pages, WarcReader(warc_dir) as revisited, WarcReader(warc_dir) as doms:
+            for row in manifest.captures():
+                if row.outcome != FETCHED or not _is_parsed(row):
+                    continue
+                key = (row.warc_file or "", row.warc_offset or 0)
+                found = records.get(key)
+                handed = found is not None and found.record_type == "response" and key not in deferred
+                if found is not None and not (handed and self.handed_over):
+                    body, content_type = _read_page(found, records, pages, revisited)
+                    if body is not None:
+                        _check_links(row, body, content_type, self.recorded, self.scope, report)
+                if row.dom_warc_file is not None:
+                    # What the crawl followed from the page's render: the links of its DOM.
+                    dom = _read_dom(row, records, doms)
+                    if dom is not None:
+                        report.stats["rendered pages parsed"] += 1
+                        _check_links(row, dom, DOM_CONTENT_TYPE, self.recorded, self.scope, report)
 
 
 def _check_something_archived(manifest: Manifest, report: Report) -> None:
@@ -176,18 +211,13 @@ def _read_dom(row: ManifestRow, records: Records, doms: WarcReader) -> bytes | N
 
 
 def _read_page(
-    row: ManifestRow,
-    records: Records,
-    originals: dict[tuple[str, str], tuple[str, int]],
-    pages: WarcReader,
-    revisited: WarcReader,
+    entry: RecordEntry, records: Records, pages: WarcReader, revisited: WarcReader
 ) -> tuple[bytes | None, str | None]:
     """The decoded body of an archived page and its Content-Type; None if it cannot be read.
 
     A damaged record is left out: the integrity check has reported it.
     """
-    entry = records.get((row.warc_file or "", row.warc_offset or 0))
-    if entry is None or not entry.intact:
+    if not entry.intact:
         return None, None
     try:
         stored = pages.record(entry.file, entry.offset)
@@ -196,7 +226,7 @@ def _read_page(
             return None, None
         payload = stored.raw_stream
         if entry.record_type == "revisit":
-            key = originals.get(entry.refers_to or ("", ""))
+            key = records.response_at(*(entry.refers_to or ("", "")))
             original = records.get(key) if key else None
             if original is None or not original.intact:
                 return None, None

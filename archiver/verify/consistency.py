@@ -35,7 +35,7 @@ def check_manifest(
     ``damaged`` locations were reported by the integrity check already.
     ``mirror_dir`` None skips the mirrored files.
     """
-    claimed: set[tuple[str, int]] = set()
+    mirror_root = mirror_dir.resolve() if mirror_dir is not None else None
     for row in manifest.rows():
         report.stats["manifest rows"] += 1
         if row.outcome in (SKIPPED, FAILED) and not row.reason:
@@ -44,15 +44,13 @@ def check_manifest(
             report.add(MISSING_CAPTURE, row.url, f"{row.outcome} (status {row.status})")
         if row.warc_file:
             _check_location(row, records, warc_names, damaged, report)
-            claimed.add((row.warc_file, row.warc_offset or 0))
+            records.claim((row.warc_file, row.warc_offset or 0))
         if row.dom_warc_file:
             _check_dom_location(row, records, warc_names, damaged, report)
-            claimed.add((row.dom_warc_file, row.dom_warc_offset or 0))
-        if row.local_path and mirror_dir is not None:
-            _check_local_path(row, mirror_dir, report)
-    for key, entry in records.items():
-        if key in claimed:
-            continue
+            records.claim((row.dom_warc_file, row.dom_warc_offset or 0))
+        if row.local_path and mirror_dir is not None and mirror_root is not None:
+            _check_local_path(row, mirror_dir, mirror_root, report)
+    for entry in records.values("claimed = 0"):
         page = page_of(entry.url) if entry.record_type == "resource" else None
         found = manifest.get(page or entry.url)
         if found is None or not (found.dom_warc_file if page else found.warc_file):
@@ -117,11 +115,12 @@ def _check_dom_location(
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
 
 
-def _check_local_path(row: ManifestRow, mirror_dir: Path, report: Report) -> None:
+def _check_local_path(row: ManifestRow, mirror_dir: Path, mirror_root: Path, report: Report) -> None:
+    """The row's mirror file is there, inside mirror/ (``mirror_root``: mirror/ resolved, once)."""
     assert row.local_path is not None
     target = mirror_dir / row.local_path
     report.stats["mirrored files"] += 1
-    inside = mirror_dir.resolve() in target.resolve().parents
+    inside = mirror_root in target.resolve().parents
     if not inside or not target.is_file():
         why = "is outside mirror/" if not inside else "does not exist"
         report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")
@@ -136,7 +135,6 @@ def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]], repo
         if records:
             report.add(CDXJ_MISMATCH, "indexes/index.cdxj", "the index is missing")
         return
-    seen: set[tuple[str, int]] = set()
     previous = ""
     unsorted = False
     with open(path, encoding="utf-8", errors="replace") as lines:
@@ -150,21 +148,18 @@ def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]], repo
                 unsorted = True
                 report.add(CDXJ_MISMATCH, where, "lines are not sorted")
             previous = line
-            problem = _check_cdxj_line(line, records, damaged, seen)
+            problem = _check_cdxj_line(line, records, damaged)
             if problem:
                 report.add(CDXJ_MISMATCH, where, problem)
-    for key, entry in records.items():
-        if key not in seen:
-            report.add(
-                CDXJ_MISMATCH,
-                f"{entry.file}@{entry.offset}",
-                f"no CDXJ line for the {entry.record_type} of {entry.url}",
-            )
+    for entry in records.values("indexed = 0"):
+        report.add(
+            CDXJ_MISMATCH,
+            f"{entry.file}@{entry.offset}",
+            f"no CDXJ line for the {entry.record_type} of {entry.url}",
+        )
 
 
-def _check_cdxj_line(
-    line: str, records: Records, damaged: set[tuple[str, int]], seen: set[tuple[str, int]]
-) -> str | None:
+def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]]) -> str | None:
     """What is wrong with one CDXJ line, or None; marks its record as indexed."""
     key_part, _, rest = line.partition(" ")
     timestamp, _, block = rest.partition(" ")
@@ -179,9 +174,8 @@ def _check_cdxj_line(
         return None
     if entry is None:
         return f"points at {key[0]}@{key[1]}, where no response, revisit or resource record starts"
-    if key in seen:
+    if not records.mark_indexed(key):
         return f"a second line for {key[0]}@{key[1]}"
-    seen.add(key)
     wrong = []
     if fields.get("url") != entry.url:
         wrong.append(f"url {fields.get('url')} is not the record's {entry.url}")

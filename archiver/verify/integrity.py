@@ -9,9 +9,9 @@ in a digest-verifying reader, and reading the block to its end settles it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecordLoader
@@ -19,6 +19,7 @@ from warcio.statusandheaders import StatusAndHeadersParserException
 
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
+from archiver.verify.record_index import RecordEntry, RecordIndex
 from archiver.verify.report import (
     CORRUPT_GZIP,
     DANGLING_REVISIT,
@@ -41,31 +42,15 @@ RECORD_END = b"\r\n\r\n"
 PARSE_ERRORS = (ArchiveLoadFailed, StatusAndHeadersParserException, EOFError, ValueError)
 
 
-@dataclass(frozen=True, slots=True)
-class RecordEntry:
-    """What the later checks need of one response, revisit or resource record (a rendered DOM)."""
+Records = RecordIndex
+"""(file name, offset) -> entry, for every response, revisit and resource record of a scan."""
 
-    file: str
-    offset: int
-    length: int
-    """Bytes of the record in its file (its gzip member, when compressed)."""
-    url: str
-    record_type: str
-    date: str
-    payload_digest: str | None
-    status: int | None
-    mime: str
-    """MIME type of the HTTP Content-Type, '' if none."""
-    refers_to: tuple[str, str] | None = None
-    """For a revisit: WARC-Refers-To-Target-URI and -Date."""
-    truncated: str | None = None
-    """WARC-Truncated: a declared cut (length, time, disconnect), not damage."""
-    intact: bool = True
-    """Parsed whole with matching digests."""
+PAGE_BYTES = 64 * 1024 * 1024
+"""Stored bytes of a page a scan hands to its page hook at most (a larger page is read again later)."""
 
-
-Records = dict[tuple[str, int], RecordEntry]
-"""(file name, offset) -> entry, for every response and revisit record of a scan."""
+PageHook = Callable[[RecordEntry, bytes, Any], None]
+"""Called with each intact response record's entry, its stored payload and its HTTP headers, for
+records ``wants_page`` chose: what completeness needs, without reading the record twice."""
 
 
 def warc_files(folder: Path) -> list[Path]:
@@ -82,13 +67,24 @@ class _StopFile(Exception):
 class WarcScan:
     """Integrity checks over WARC files, and the index of their response and revisit records."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(
+        self,
+        report: Report,
+        records: RecordIndex | None = None,
+        page: PageHook | None = None,
+        wants_page: Callable[[int | None, str], bool] = lambda _status, _mime: False,
+    ) -> None:
+        """``records``: where to index the records (a fresh RecordIndex by default). ``page``:
+        called with each intact response record whose (status, MIME type) ``wants_page``."""
         self.report = report
-        self.records: Records = {}
+        self.records = records if records is not None else RecordIndex()
         """(file name, offset) -> entry, for every response, revisit and resource record."""
         self.damaged: set[tuple[str, int]] = set()
         """(file name, offset) of records found damaged (reported here already)."""
-        self._ids: set[str] = set()
+        self.deferred: set[tuple[str, int]] = set()
+        """Pages too large to hand to the page hook: (file, offset) of each (few)."""
+        self._page = page
+        self._wants_page = wants_page
         self._responses: dict[str, tuple[str, str]] = {}
         """Response ids still waiting for their request: id -> (where, url)."""
         self._requests: dict[str, tuple[str, str]] = {}
@@ -158,8 +154,13 @@ class WarcScan:
                 self.report.add(MISSING_HEADER, where, "no valid Content-Length")
                 return self._give_up(stream, offset)
             raw = record.raw_stream
-            while raw.read(CHUNK):
-                pass
+            kept = self._page_chunks(record)
+            while chunk := raw.read(CHUNK):
+                if kept is not None:
+                    kept.append(chunk)
+                    if len(kept) * CHUNK > PAGE_BYTES:
+                        self.deferred.add((name, offset))
+                        kept = None
             if getattr(raw, "limit", 0) > 0:
                 if not gzipped:
                     raise TornFile(offset, "file ends inside a record")
@@ -177,8 +178,21 @@ class WarcScan:
                 length = stream.end - offset
             else:
                 length = stream.raw_position() - offset if not gzipped else 0
-            self._check_record(record, name, offset, length, url)
+            entry = self._check_record(record, name, offset, length, url)
+            if kept is not None and entry is not None and entry.intact and self._page is not None:
+                self._page(entry, b"".join(kept), record.http_headers)
         return True
+
+    def _page_chunks(self, record: Any) -> list[bytes] | None:
+        """A list to keep the payload of a record the page hook wants in, else None."""
+        if self._page is None or record.rec_headers.get_header("WARC-Type") != "response":
+            return None
+        http = record.http_headers
+        if http is None:
+            return None
+        status = http.get_statuscode()
+        mime = mime_type(http.get_header("Content-Type"))
+        return [] if self._wants_page(int(status) if status and status.isdigit() else None, mime) else None
 
     def _give_up(self, stream: MemberStream, offset: int) -> bool:
         self.damaged.add((self._name, offset))
@@ -187,7 +201,10 @@ class WarcScan:
         stream.drain()
         return False
 
-    def _check_record(self, record: object, name: str, offset: int, length: int, url: str) -> None:
+    def _check_record(
+        self, record: object, name: str, offset: int, length: int, url: str
+    ) -> RecordEntry | None:
+        """Check one whole record; its entry, if it is indexed."""
         headers = record.rec_headers  # type: ignore[attr-defined]
         record_type = headers.get_header("WARC-Type") or ""
         where = f"{name}@{offset}"
@@ -205,17 +222,15 @@ class WarcScan:
         if checker.passed is False:
             self.report.add(DIGEST_MISMATCH, where, f"{url}: {'; '.join(checker.problems)}")
         record_id = headers.get_header("WARC-Record-ID") or ""
-        if record_id:
-            if record_id in self._ids:
-                self.report.add(DUPLICATE_RECORD_ID, where, record_id)
-            self._ids.add(record_id)
+        if record_id and not self.records.first_id(record_id):
+            self.report.add(DUPLICATE_RECORD_ID, where, record_id)
         truncated = headers.get_header("WARC-Truncated")
         if truncated:
             self.report.stats["declared truncations"] += 1
         if record_type == "request":
             self._pair_request(headers.get_header("WARC-Concurrent-To") or "", where, url)
         elif record_type == "resource":
-            self.records[(name, offset)] = RecordEntry(
+            entry = RecordEntry(
                 file=name,
                 offset=offset,
                 length=length,
@@ -227,17 +242,14 @@ class WarcScan:
                 mime=mime_type(headers.get_header("Content-Type")),
                 intact=intact,
             )
-        elif record_type in ("response", "revisit"):
+            self.records.add(entry)
+            return entry
+        if record_type in ("response", "revisit"):
             self._pair_response(record_id, where, url)
             http = record.http_headers  # type: ignore[attr-defined]
             status = http.get_statuscode() if http is not None else None
-            refers = None
-            if record_type == "revisit":
-                refers = (
-                    headers.get_header("WARC-Refers-To-Target-URI") or "",
-                    headers.get_header("WARC-Refers-To-Date") or "",
-                )
-            self.records[(name, offset)] = RecordEntry(
+            revisit = record_type == "revisit"
+            entry = RecordEntry(
                 file=name,
                 offset=offset,
                 length=length,
@@ -247,10 +259,14 @@ class WarcScan:
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
                 status=int(status) if status and status.isdigit() else None,
                 mime=mime_type(http.get_header("Content-Type")) if http is not None else "",
-                refers_to=refers,
+                refers_url=(headers.get_header("WARC-Refers-To-Target-URI") or "") if revisit else None,
+                refers_date=(headers.get_header("WARC-Refers-To-Date") or "") if revisit else None,
                 truncated=truncated,
                 intact=intact,
             )
+            self.records.add(entry)
+            return entry
+        return None
 
     def _pair_request(self, response_id: str, where: str, url: str) -> None:
         found = self._responses.pop(response_id, None) if response_id else None
@@ -278,16 +294,14 @@ class WarcScan:
             self.report.add(UNPAIRED_RECORD, where, f"response for {url} has no request")
         self._requests.clear()
         self._responses.clear()
-        originals = {
-            (entry.url, entry.date): entry.payload_digest
-            for entry in self.records.values()
-            if entry.record_type == "response"
-        }
-        for entry in self.records.values():
-            if entry.record_type != "revisit" or entry.refers_to is None:
+        self.records.index_by_target()
+        for entry in self.records.values("record_type = 'revisit'"):
+            if entry.refers_to is None:
                 continue
             self.report.stats["revisits"] += 1
-            digest = originals.get(entry.refers_to)
+            key = self.records.response_at(*entry.refers_to)
+            original = self.records.get(key) if key is not None else None
+            digest = original.payload_digest if original is not None else None
             where = f"{entry.file}@{entry.offset}"
             if digest is None:
                 self.report.add(

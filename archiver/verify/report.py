@@ -131,6 +131,14 @@ class Report:
         if len(examples) < self.examples_per_kind:
             examples.append(Problem(kind, where, detail))
 
+    def merge(self, other: Report) -> None:
+        """Add what another report (of checks run elsewhere, in another process) found."""
+        for kind, count in other.counts.items():
+            self.counts[kind] += count
+            examples = self.examples.setdefault(kind, [])
+            examples.extend(other.examples.get(kind, [])[: self.examples_per_kind - len(examples)])
+        self.stats.update(other.stats)
+
     @property
     def ok(self) -> bool:
         """True when no problem was found."""

@@ -20,6 +20,7 @@ archiver.errors.SnapshotError: ... is not a snapshot: no manifest.sqlite3, crawl
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 import sqlite3
 from pathlib import Path
@@ -29,11 +30,12 @@ from archiver.errors import SnapshotError
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
-from archiver.verify.completeness import check_completeness, crawl_scope
+from archiver.verify.completeness import LinkCheck, crawl_scope
 from archiver.verify.consistency import check_cdxj, check_manifest
 from archiver.verify.integrity import WarcScan, warc_files
 from archiver.verify.mirror_files import check_mirror_files
 from archiver.verify.mirror_links import check_mirror as check_mirror_links
+from archiver.verify.record_index import RecordIndex
 from archiver.verify.report import (
     COMPLETENESS,
     CONSISTENCY,
@@ -62,35 +64,89 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         if not bare:
             raise SnapshotError(f"{root} is not a snapshot: no manifest.sqlite3, crawl.json or WARC files")
         report.checks.append(INTEGRITY)
-        WarcScan(report).scan(bare)
+        with RecordIndex() as records:
+            WarcScan(report, records).scan(bare)
         return report
     report.checks.append(INTEGRITY)
     paths = warc_files(snapshot.warc_dir)
-    scan = WarcScan(report)
-    scan.scan(paths)
     manifest = _open_manifest(snapshot, report)
     if manifest is None:
+        with RecordIndex() as records:
+            WarcScan(report, records).scan(paths)
         return report
-    with manifest:
-        report.checks.append(CONSISTENCY)
-        check_manifest(
-            manifest,
-            scan.records,
-            {p.name for p in paths},
-            scan.damaged,
-            report,
-            snapshot.mirror_dir if check_mirror else None,
-        )
-        check_cdxj(snapshot.cdxj_path, scan.records, scan.damaged, report)
-        report.checks.append(COMPLETENESS)
-        scope = _scope(snapshot, manifest, report)
-        check_completeness(manifest, scan.records, snapshot.warc_dir, scope, report)
-        if check_mirror:
-            report.checks.append(MIRROR)
-            check_mirror_files(manifest, snapshot.mirror_dir, report)
-    if check_mirror and (snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file()):
-        check_mirror_links(root, report)
+    with manifest, RecordIndex() as records:
+        links = LinkCheck(manifest, _scope(snapshot, manifest, report), report)
+        # The mirror's checks read only the manifest and mirror/: another process runs them
+        # meanwhile (on a second core), while this one reads the WARC files.
+        mirror = _MirrorChecks.start(snapshot) if check_mirror else None
+        try:
+            scan = WarcScan(report, records, links.page, links.wants)
+            scan.scan(paths)
+            report.checks.append(CONSISTENCY)
+            check_manifest(
+                manifest,
+                records,
+                {p.name for p in paths},
+                scan.damaged,
+                report,
+                snapshot.mirror_dir if check_mirror else None,
+            )
+            check_cdxj(snapshot.cdxj_path, records, scan.damaged, report)
+            report.checks.append(COMPLETENESS)
+            links.finish(records, snapshot.warc_dir, scan.deferred)
+        finally:
+            if mirror is not None:
+                report.checks.append(MIRROR)
+                report.merge(mirror.result())
     return report
+
+
+def mirror_checks(snapshot: Snapshot) -> Report:
+    """The mirror's checks: its files hold what was written, its local links resolve."""
+    report = Report()
+    with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+        check_mirror_files(manifest, snapshot.mirror_dir, report)
+    if snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file():
+        check_mirror_links(snapshot.root, report)
+    return report
+
+
+class _MirrorChecks:
+    """mirror_checks() in a forked process (in this one where fork is not available)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._child: Any = None
+        self._receiver: Any = None
+
+    @classmethod
+    def start(cls, snapshot: Snapshot) -> _MirrorChecks:
+        checks = cls(snapshot)
+        if "fork" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("fork")
+            checks._receiver, sender = context.Pipe(duplex=False)
+            checks._child = context.Process(target=_run_mirror_checks, args=(snapshot, sender), daemon=True)
+            checks._child.start()
+            sender.close()
+        return checks
+
+    def result(self) -> Report:
+        """The child's report (or the checks run here, if it could not run them)."""
+        if self._child is None:
+            return mirror_checks(self.snapshot)
+        try:
+            outcome = self._receiver.recv()
+        except EOFError:
+            outcome = None
+        self._child.join()
+        return outcome if isinstance(outcome, Report) else mirror_checks(self.snapshot)
+
+
+def _run_mirror_checks(snapshot: Snapshot, sender: Any) -> None:
+    try:
+        sender.send(mirror_checks(snapshot))
+    finally:
+        sender.close()
 
 
 def _open_manifest(snapshot: Snapshot, report: Report) -> Manifest | None:
