@@ -122,8 +122,13 @@ async def test_crawl_through_the_disk_queue(site, run_crawl, tmp_path, monkeypat
 
 
 async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl, monkeypatch) -> None:
-    workers = CaptureWorkers(processes=2, start_after=0)
-    monkeypatch.setattr(run, "CaptureWorkers", lambda _processes: workers)
+    made: list[CaptureWorkers] = []
+
+    def workers_from_the_start(_processes: int | None, mirror: object = None) -> CaptureWorkers:
+        made.append(CaptureWorkers(processes=2, start_after=0, mirror=mirror))  # type: ignore[arg-type]
+        return made[-1]
+
+    monkeypatch.setattr(run, "CaptureWorkers", workers_from_the_start)
     pages = 30
     for n in range(pages):
         site.page(
@@ -152,7 +157,7 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
     assert rows[site.url("/bg.png")].found_by == "requisite"
     # Every fetch but the redirect's went through a worker, which parsed the pages and the
     # stylesheet and encoded the records; one of the identical images became a revisit.
-    assert workers.done_in_workers == pages + 5
+    assert made[0].done_in_workers == pages + 5
     assert sorted(rows[site.url(path)].record_type for path in ("/same.png", "/copy.png")) == [
         "response",
         "revisit",

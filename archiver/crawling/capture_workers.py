@@ -46,6 +46,7 @@ import pickle
 import struct
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
@@ -286,12 +287,18 @@ class CaptureWorkers:
     """
 
     def __init__(
-        self, processes: int | None = None, start_after: int = 200, mirror: tuple[str, Scope] | None = None
+        self,
+        processes: int | None = None,
+        start_after: int = 200,
+        mirror: tuple[str, Scope] | None = None,
+        backlog: Callable[[], int] | None = None,
     ) -> None:
         """``mirror``: the manifest's path and the crawl's scope, when the crawl writes a mirror
-        (HTML and CSS captures are drafted, see Drafting)."""
+        (HTML and CSS captures are drafted, see Drafting). ``backlog``: how many URLs the crawl
+        has queued; the first worker starts only once it is ``start_after`` or more."""
         self.processes = default_processes() if processes is None else processes
         self.start_after = start_after
+        self.backlog = backlog
         self.mirror = mirror
         self._drafting = Drafting(*mirror) if mirror is not None else None
         self.done_in_workers = 0
@@ -365,6 +372,10 @@ class CaptureWorkers:
     async def _worker(self) -> _Worker | None:
         # The first worker starts half way to start_after, so it is ready when work goes to it.
         if self.processes <= 0 or self._done <= self.start_after // 2:
+            return None
+        if self._starting is None and self.backlog is not None and self.backlog() < self.start_after:
+            # A worker costs an interpreter's start and its imports (about half a second of
+            # CPU): a crawl that has little left to do finishes sooner without one.
             return None
         self._workers = [worker for worker in self._workers if worker.alive]
         if len(self._workers) < self.processes:

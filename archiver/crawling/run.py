@@ -139,7 +139,7 @@ async def _crawl(
         async with (
             frontier,
             Fetcher(config) as fetcher,
-            CaptureWorkers(config.worker_processes, mirror=drafting) as workers,
+            CaptureWorkers(config.worker_processes, mirror=drafting, backlog=frontier.pending) as workers,
             _renderer(config, chromium, snapshot, result.stats) as renderer,
         ):
             policy = HostPolicy(

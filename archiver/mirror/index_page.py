@@ -40,6 +40,10 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        # Compiling the template costs more than rendering a small site's index: its compiled
+        # form is kept between runs (in the user's own folder of the system's temporary
+        # folder, made private and checked by Jinja2), keyed by the template's checksum.
+        bytecode_cache=jinja2.FileSystemBytecodeCache(),
     )
     env.filters["local_href"] = local_href
     env.filters["external_href"] = external_href
