@@ -27,5 +27,6 @@ def test_peak_memory_sums_the_process_tree(tmp_path: Path) -> None:
     )
     result = measure.run_measured([sys.executable, "-c", script], tmp_path / "out", tmp_path / "err")
     assert result.exit_code == 0, result.stderr_tail()
-    assert result.peak_rss_mb < 100
-    assert result.peak_tree_rss_mb > 120
+    # Sampled over both processes (ru_maxrss is one process's, and can be the image of a large
+    # parent that forked it, before its exec).
+    assert result.peak_tree_rss_kb / 1024 > 115

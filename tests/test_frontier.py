@@ -234,6 +234,21 @@ async def test_captures_are_prepared_here_until_the_worker_is_ready() -> None:
     assert workers.done_in_workers == 3
 
 
+async def test_no_worker_starts_for_a_crawl_with_little_left_to_do() -> None:
+    queued = [5]
+    async with CaptureWorkers(processes=1, start_after=10, backlog=lambda: queued[0]) as workers:
+        # Past the 6th capture, but 5 URLs queued: a worker would cost more than it saves.
+        links = [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(15)]
+        assert workers._starting is None and workers.done_in_workers == 0
+        queued[0] = 500  # a big crawl after all: the worker starts and takes the work
+        links += [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
+        assert workers._starting is not None
+        await workers._starting
+        links += [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
+    assert all(found == ["http://h/b"] for found in links)
+    assert workers.done_in_workers >= 3
+
+
 async def test_a_worker_that_ends_before_it_is_ready_leaves_the_work_here(monkeypatch, caplog) -> None:
     monkeypatch.setattr(workers_module, "WORKER_CODE", "import sys; sys.exit(3)")
     async with CaptureWorkers(processes=1, start_after=0) as workers:
