@@ -297,10 +297,10 @@ class CrawlConfig:
         metadata=option(
             "the Chromium or Chrome to drive",
             metavar="PATH",
-            default_text="chromium, chromium-browser or google-chrome on PATH",
+            default_text="chromium-headless-shell, chromium or google-chrome on PATH",
         ),
     )
-    """The Chromium to drive (None: the first chromium, chromium-browser or google-chrome on PATH)."""
+    """The Chromium to drive (None: the first of browser_pool.CHROMIUM_NAMES on PATH)."""
 
     def __post_init__(self) -> None:
         if not self.seeds:

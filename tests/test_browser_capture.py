@@ -332,3 +332,13 @@ async def test_pywb_replays_the_live_page_with_its_scripts(site, run_crawl, tmp_
         wayback.terminate()
         wayback.wait(timeout=10)
         log.close()
+
+
+def test_the_headless_shell_is_preferred_on_path(tmp_path, monkeypatch):
+    for name in ("chromium", "chromium-headless-shell"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert pool_module.find_chromium() == str(tmp_path / "chromium-headless-shell")
+    (tmp_path / "chromium-headless-shell").unlink()
+    assert pool_module.find_chromium() == str(tmp_path / "chromium")
