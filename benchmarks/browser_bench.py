@@ -81,6 +81,8 @@ class Run:
 
     mode: str
     wall_seconds: float
+    cpu_seconds: float
+    """User and system CPU of the crawl and every process it started and reaped (Chromium too)."""
     peak_pss_mb: float
     """Peak proportional set size of the crawl's whole process tree."""
     pages: int
@@ -105,15 +107,21 @@ def crawl(url: str, output: Path, mode: str, extra: Sequence[str]) -> Run:
     errors: list[bytes] = []
     reader = threading.Thread(target=lambda: errors.append(child.stderr.read() if child.stderr else b""))
     reader.start()
-    while child.poll() is None:
+    while True:
+        # wait4, not poll(): its rusage counts the CPU of the whole tree the child reaped.
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
         peak = max(peak, tree_pss_kb(child.pid))
         time.sleep(SAMPLE_SECONDS)
     wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
     reader.join()
     if child.returncode != 0:
         log(f"  {mode}: exit {child.returncode}: {b''.join(errors).decode(errors='replace')[-500:]}")
     pages, rendered = _counts(output / "manifest.sqlite3")
-    return Run(mode, wall, peak / 1024, pages, rendered, child.returncode)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Run(mode, wall, cpu, peak / 1024, pages, rendered, child.returncode)
 
 
 def _counts(manifest: Path) -> tuple[int, int]:
@@ -152,7 +160,8 @@ def bench(
                 shutil.rmtree(output, ignore_errors=True)
                 result = crawl(url, output, mode, extra)
                 log(
-                    f"{name} run {run + 1} {mode}: {result.wall_seconds:.2f} s, {result.pages} pages, "
+                    f"{name} run {run + 1} {mode}: {result.wall_seconds:.2f} s, "
+                    f"CPU {result.cpu_seconds:.2f} s, {result.pages} pages, "
                     f"{result.rendered} rendered, peak {result.peak_pss_mb:.0f} MB"
                 )
                 done.append(result)
@@ -164,18 +173,20 @@ def table(name: str, results: list[Run], modes: Sequence[str]) -> list[str]:
     lines = [
         f"### {name}",
         "",
-        "| --browser | runs | wall s | pages/s | pages | rendered | peak PSS MB (tree) | wall vs never |",
-        "|---|---|---|---|---|---|---|---|",
+        "| --browser | runs | wall s | CPU s | pages/s | pages | rendered | peak PSS MB (tree) "
+        "| wall vs never |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     medians = {}
     for mode in modes:
         mine = [run for run in results if run.mode == mode and run.exit_code == 0]
         if not mine:
-            lines.append(f"| {mode} | 0 | failed | | | | | |")
+            lines.append(f"| {mode} | 0 | failed | | | | | | |")
             continue
         medians[mode] = statistics.median(run.wall_seconds for run in mine)
         lines.append(
             f"| {mode} | {len(mine)} | {medians[mode]:.2f} | "
+            f"{statistics.median(run.cpu_seconds for run in mine):.2f} | "
             f"{statistics.median(run.pages_per_second for run in mine):.1f} | "
             f"{statistics.median(run.pages for run in mine):.0f} | "
             f"{statistics.median(run.rendered for run in mine):.0f} | "

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import os
 import shutil
 import socket
@@ -95,9 +96,12 @@ def require_browser(chromium: str | None) -> str:
     """Check at start that a browser can be driven: the Chromium's path, or a ConfigError saying
     what to install."""
     try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
-        raise ConfigError(f"--browser needs Playwright, which is not installed: {PLAYWRIGHT_HINT}") from None
+        # Found, not imported: a crawl that renders nothing never pays for importing it.
+        installed = importlib.util.find_spec("playwright.async_api") is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+        installed = False
+    if not installed:
+        raise ConfigError(f"--browser needs Playwright, which is not installed: {PLAYWRIGHT_HINT}")
     return find_chromium(chromium)
 
 
