@@ -16,7 +16,7 @@ from snapshot_builder import SnapshotBuilder
 
 from archiver.links import iter_css_urls, iter_html_references
 from archiver.mirror.build import build_mirror
-from archiver.store.manifest import Manifest
+from archiver.store.manifest import Manifest, ManifestRow
 from archiver.verify.mirror_links import check_mirror
 from archiver.verify.report import Report
 from archiver.verify.verifier import verify_snapshot
@@ -429,3 +429,19 @@ async def test_identical_payloads_share_one_mirror_file(site: Any, run_crawl: An
     assert page.count('href="index.html"') == 2  # both spellings of Home lead to one file
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+def test_index_lists_the_first_skipped_urls_without_sorting_them_all(tmp_path: Path) -> None:
+    with Manifest.open(tmp_path / "manifest.sqlite3") as manifest:
+        for n in range(30):
+            manifest.upsert(ManifestRow(f"http://h/{n:02}", "link", 1, "skipped", reason="depth"))
+        assert [row.url for row in manifest.rows("skipped", limit=3)] == [
+            "http://h/00",
+            "http://h/01",
+            "http://h/02",
+        ]
+        plan = manifest.connection.execute(
+            "EXPLAIN QUERY PLAN SELECT url FROM urls WHERE outcome = 'skipped' ORDER BY url LIMIT 3"
+        ).fetchall()
+    # Read in URL order from an index: the rows not listed are never read, let alone sorted.
+    assert not any("TEMP B-TREE" in str(step) for step in plan), plan

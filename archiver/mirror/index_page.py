@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from importlib.resources import files
-from itertools import islice
 from typing import Any
 
 import jinja2
@@ -126,7 +125,7 @@ def _context(snapshot: Snapshot, manifest: Manifest) -> dict[str, Any]:
         "redirects": _redirects(manifest),
         "mirror_notes": manifest.mirror_notes(),
         "failed": _rows(manifest, FAILED),
-        "skipped": islice(_rows(manifest, SKIPPED), MAX_SKIPPED_LISTED),
+        "skipped": manifest.rows(SKIPPED, limit=MAX_SKIPPED_LISTED),
         "skipped_total": outcomes.get(SKIPPED, 0),
         "max_skipped": MAX_SKIPPED_LISTED,
     }
