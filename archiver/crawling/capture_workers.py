@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import concurrent.futures
 import contextlib
 import dataclasses
 import io
@@ -45,7 +46,6 @@ import os
 import pickle
 import struct
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
@@ -96,22 +96,20 @@ def parse_document(
 
 class Drafting:
     """What a process needs to draft mirror files: the manifest's local paths (read-only, the
-    crawl's scope for the links it has not recorded yet) and a memo."""
+    crawl's scope for the links it has not recorded yet) and a memo; one thread uses it at a time."""
 
     def __init__(self, manifest_path: str, scope: Scope) -> None:
         self.manifest_path = manifest_path
         self.scope = scope
         self._paths: LocalPaths | None = None
         self._memo = Memo()
-        self._lock = threading.Lock()  # large documents are drafted in threads: one at a time
 
     def draft(self, raw: bytes, capture: Capture) -> Draft | None:
         """The mirror draft of an HTML or CSS capture (None if it is neither, or fails)."""
         content_type = capture.header("content-type")
         if mime_type(content_type) not in PARSED_TYPES:
             return None
-        with self._lock:
-            return self._draft(raw, capture, content_type)
+        return self._draft(raw, capture, content_type)
 
     def _draft(self, raw: bytes, capture: Capture, content_type: str | None) -> Draft | None:
         if self._paths is None:  # opened at first use: the writer has made the manifest by then
@@ -301,6 +299,10 @@ class CaptureWorkers:
         self.backlog = backlog
         self.mirror = mirror
         self._drafting = Drafting(*mirror) if mirror is not None else None
+        # Large documents are prepared in one thread of their own, one at a time, with a
+        # Drafting of their own: the event loop never waits for them (nor for a lock).
+        self._aside = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="archiver-prepare")
+        self._drafting_aside = Drafting(*mirror) if mirror is not None else None
         self.done_in_workers = 0
         self._done = 0
         self._workers: list[_Worker] = []
@@ -320,13 +322,13 @@ class CaptureWorkers:
         """
         self._done += 1
         worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
-        drafting = self._drafting if mime_type(capture.header("content-type")) in PARSED_TYPES else None
-        if worker is None and not parse and drafting is None:
+        drafts = self._drafting is not None and mime_type(capture.header("content-type")) in PARSED_TYPES
+        if worker is None and not parse and not drafts:
             return Prepared()
         raw = capture.body.read()
         capture.body.seek(0)
         if worker is None:
-            return await self._prepare_here(raw, capture, parse, inspect, drafting)
+            return await self._prepare_here(raw, capture, parse, inspect, drafts)
         try:
             parsed, exchange, drafted = await worker.ask(
                 (dataclasses.replace(capture, body=io.BytesIO(raw)), parse, inspect, self.mirror)
@@ -342,9 +344,11 @@ class CaptureWorkers:
         return Prepared.of(parsed, exchange, drafted)
 
     async def _prepare_here(
-        self, raw: bytes, capture: Capture, parse: bool, inspect: bool, drafting: Drafting | None
+        self, raw: bytes, capture: Capture, parse: bool, inspect: bool, drafts: bool
     ) -> Prepared:
         """prepare() in this process: large documents in a thread, off the event loop."""
+        aside = len(raw) > IN_THREAD_BYTES
+        drafting = (self._drafting_aside if aside else self._drafting) if drafts else None
 
         def work() -> tuple[Parsed | None, Draft | None]:
             parsed = None
@@ -366,7 +370,10 @@ class CaptureWorkers:
                     )
             return parsed, drafting.draft(raw, capture) if drafting is not None else None
 
-        parsed, drafted = await asyncio.to_thread(work) if len(raw) > IN_THREAD_BYTES else work()
+        if aside:
+            parsed, drafted = await asyncio.get_running_loop().run_in_executor(self._aside, work)
+        else:
+            parsed, drafted = work()
         return Prepared.of(parsed, None, drafted)
 
     async def _worker(self) -> _Worker | None:
@@ -407,6 +414,7 @@ class CaptureWorkers:
                 await self._starting
         workers, self._workers = self._workers, []
         await asyncio.gather(*(worker.stop() for worker in workers))
+        self._aside.shutdown(wait=False, cancel_futures=True)
 
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
