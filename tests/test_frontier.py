@@ -124,8 +124,8 @@ async def test_crawl_through_the_disk_queue(site, run_crawl, tmp_path, monkeypat
 async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl, monkeypatch) -> None:
     made: list[CaptureWorkers] = []
 
-    def workers_from_the_start(_processes: int | None, mirror: object = None) -> CaptureWorkers:
-        made.append(CaptureWorkers(processes=2, start_after=0, mirror=mirror))  # type: ignore[arg-type]
+    def workers_from_the_start(_processes: int | None, **options: object) -> CaptureWorkers:
+        made.append(CaptureWorkers(processes=2, start_after=0, **options))  # type: ignore[arg-type]
         return made[-1]
 
     monkeypatch.setattr(run, "CaptureWorkers", workers_from_the_start)
