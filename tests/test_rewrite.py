@@ -9,7 +9,7 @@ import lxml.html
 import pytest
 
 from archiver.links import HTML_LINK_ATTRS, extract_html, iter_html_references
-from archiver.mirror.rewrite import rewrite_css, rewrite_css_bytes, rewrite_html
+from archiver.mirror.rewrite import Memo, rewrite_css, rewrite_css_bytes, rewrite_html
 
 PAGE = "http://site.test/dir/page.html"
 HERE = "site.test/dir/page.html"
@@ -436,3 +436,20 @@ def test_a_memo_shared_by_many_documents_changes_no_byte() -> None:
         )
     assert 0 < len(memo.references) < rewrite_module.MEMO_SIZE
     assert 0 < len(memo.tags) < rewrite_module.MEMO_SIZE
+
+
+def test_the_memo_remembers_a_local_path_without_its_fragment_and_changes_nothing() -> None:
+    # Documentation pages link to many anchors of one page: one resolution serves them all.
+    resolve = {"http://h/a.html": "h/a.html"}.get
+    doc = (
+        b'<a href="a.html#x">x</a><a href=" a.html#y ">y</a><a href="a.html">a</a>'
+        b'<a href="b.html#x">b</a><a href=" b.html ">b</a><a href="#top">top</a>'
+    )
+    memo = Memo()
+    first = rewrite_html(doc, "http://h/p.html", None, resolve, "h/p.html", memo)
+    again = rewrite_html(doc, "http://h/q.html", None, resolve, "h/q.html", memo)
+    alone = rewrite_html(doc, "http://h/q.html", None, resolve, "h/q.html")
+    assert first == again == alone
+    assert b'href="a.html#x"' in alone and b'href="a.html#y"' in alone
+    assert b'href="http://h/b.html#x"' in alone and b'href="http://h/b.html"' in alone
+    assert len(memo.references) <= 4  # a.html once, and each absolute reference as written

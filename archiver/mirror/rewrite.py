@@ -160,16 +160,33 @@ class _Linker:
         elif self.memo is None:
             new, local = self._work_out(value, base)
         else:
-            key = (self.base_folder(base), self.here_folder, value)
-            found = self.memo.references.find(key)
-            if found is None:
-                guesses = self.guesses
-                found = self._work_out(value, base)
-                if self.guesses == guesses:
-                    self.memo.references.keep(key, found)
-            new, local = found
+            new, local = self._remembered(value, base, self.memo)
         self.made_local += local
         return new
+
+    def _remembered(self, value: str, base: str, memo: Memo) -> tuple[str | None, bool]:
+        """_work_out(), from the memo when the reference was met in this folder context before.
+
+        A local path is remembered for the reference without its fragment, which it
+        only carries along: documentation pages link to many anchors of one page.
+        """
+        head, hash_sign, fragment = value.strip().partition("#")
+        key = (self.base_folder(base), self.here_folder, head)
+        found = memo.references.find(key)
+        if found is not None and found[1]:
+            return f"{found[0]}{hash_sign}{fragment}", True
+        whole_key = (key[0], key[1], value)
+        found = memo.references.find(whole_key)
+        if found is None:
+            guesses = self.guesses
+            found = self._work_out(value, base)
+            if self.guesses == guesses:
+                if found[1]:
+                    path = found[0] or ""
+                    memo.references.keep(key, (path[: len(path) - len(fragment) - len(hash_sign)], True))
+                else:
+                    memo.references.keep(whole_key, found)
+        return found
 
     def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
         reference = value.strip()
