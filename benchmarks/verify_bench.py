@@ -159,12 +159,19 @@ def measure(root: Path) -> None:
     report = verify_snapshot(root)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(
         json.dumps(
             {
                 "ok": report.ok,
                 "seconds": round(seconds, 2),
+                "cpu_seconds": round(
+                    usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime, 2
+                ),
                 "peak_rss_mib": round(peak / 1024, 1),
+                "peak_rss_of_child_process_mib": round(child / 1024, 1),
                 "rss_before_verify_mib": round(before / 1024, 1),
                 "stats": dict(report.stats),
                 "problems": dict(report.counts),

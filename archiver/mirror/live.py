@@ -108,6 +108,7 @@ class LiveMirror:
         started = time.monotonic()
         with Manifest.open(self.snapshot.manifest_path) as manifest:
             if not self.complete:
+                manifest.connection.execute(f"DROP TABLE IF EXISTS {PENDING}")
                 return rebuild(self.snapshot, manifest, index=index)
             stats = self.stats
             final = LocalPaths(manifest.connection)
