@@ -3,6 +3,7 @@ with only the pages whose links changed state written again at the end."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import sqlite3
 from pathlib import Path
@@ -124,3 +125,28 @@ async def test_no_mirror_writes_none_and_archiver_mirror_writes_it(site: Any, tm
     assert all(row.local_path is None for row in manifest_rows(root).values())
     stats = build_mirror(root)
     assert stats.pages > 3 and verify_snapshot(root).ok
+
+
+async def test_an_interrupted_crawl_resumed_writes_the_rebuilt_mirror(site: Any, tmp_path: Path) -> None:
+    tricky_site(site, pages=30)
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    later = site.routes["/p/12.html"]
+
+    async def stop_here(request: web.Request) -> web.StreamResponse:
+        if not stop.done():
+            stop.set_result("test stop")
+        return await later(request)
+
+    site.handler("/p/12.html", stop_here)
+    await site.start()
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1, concurrency=2)
+    first = await crawl(config, stop=stop)
+    assert first.interrupted and first.mirror is None
+    resumed = await crawl(config, resume=True)
+    root = resumed.snapshot.root
+    assert not resumed.interrupted and resumed.mirror is not None and not resumed.mirror.errors
+    crawled, recorded = _tree(root / "mirror"), _recorded(root)
+    assert verify_snapshot(root).ok
+    build_mirror(root)
+    assert _tree(root / "mirror") == crawled
+    assert _recorded(root) == recorded
