@@ -149,6 +149,16 @@ class CrawlConfig:
         default=True,
         metadata=option("do not obey robots.txt", kind="no-flag", flag="--ignore-robots", default_text=""),
     )
+    sitemaps: bool = field(
+        default=True,
+        metadata=option(
+            "do not read the seeds' hosts' sitemaps (robots.txt Sitemap: lines, /sitemap.xml)",
+            kind="no-flag",
+            flag="--no-sitemaps",
+            default_text="",
+        ),
+    )
+    """Read the sitemaps of the seeds' hosts, and queue the URLs they list (in scope)."""
     max_redirects: int = field(default=10, metadata=option("longest redirect chain", metavar="N"))
     max_tries: int = field(
         default=4,

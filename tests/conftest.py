@@ -23,7 +23,9 @@ class Site:
     """A test site built in a line a page: ``site.page('/', links=['/a'])``.
 
     Counts every request by path in ``hits`` (and by User-Agent in ``agents``), so
-    tests can assert what was fetched, and by whom.
+    tests can assert what was fetched, and by whom; /robots.txt and /sitemap.xml,
+    unless the test serves them, answer 404 and are counted apart (``robots_hits``,
+    ``sitemap_hits``).
     """
 
     def __init__(self) -> None:
@@ -31,6 +33,7 @@ class Site:
         self.hits: Counter[str] = Counter()
         self.agents: Counter[str] = Counter()
         self.robots_hits = 0
+        self.sitemap_hits = 0
         self.server: TestServer | None = None
 
     def handler(self, path: str, handler: Handler) -> Site:
@@ -82,6 +85,9 @@ class Site:
         if path == "/robots.txt" and path not in self.routes:
             self.robots_hits += 1
             return web.Response(status=404, text="no robots.txt", content_type="text/plain")
+        if path == "/sitemap.xml" and path not in self.routes:
+            self.sitemap_hits += 1
+            return web.Response(status=404, text="no sitemap", content_type="text/plain")
         self.hits[path] += 1
         self.agents[request.headers.get("User-Agent", "")] += 1
         handler = self.routes.get(path) or self.routes.get(request.path)
@@ -140,7 +146,8 @@ def run_crawl(tmp_path: Path) -> Callable[..., Awaitable[CrawlResult]]:
     return run
 
 
-def manifest_rows(snapshot_root: Path) -> dict[str, ManifestRow]:
-    """Every manifest row of a snapshot, by URL."""
+def manifest_rows(snapshot_root: Path, *, for_crawlers: bool = False) -> dict[str, ManifestRow]:
+    """The manifest rows of a snapshot, by URL: those of the site's pages, and with ``for_crawlers``
+    those of robots.txt and sitemaps too (ManifestRow.for_crawlers)."""
     with Manifest.open(snapshot_root / "manifest.sqlite3", readonly=True) as manifest:
-        return {row.url: row for row in manifest.rows()}
+        return {row.url: row for row in manifest.rows() if for_crawlers or not row.for_crawlers}

@@ -169,7 +169,8 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
                 (record.rec_type, record.rec_headers.get_header("WARC-Concurrent-To"))
                 for record in ArchiveIterator(f, check_digests="raise")
             ]
-    response_ids = {row.url for row in rows.values() if row.warc_file}
+    kept = manifest_rows(result.snapshot.root, for_crawlers=True)  # robots.txt and /sitemap.xml too
+    response_ids = {row.url for row in kept.values() if row.warc_file}
     assert len([r for r in records if r[0] in ("response", "revisit")]) == len(response_ids)
     assert len([r for r in records if r[0] == "request" and r[1]]) == len(response_ids)
     assert verify_snapshot(result.snapshot.root).ok

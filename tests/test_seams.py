@@ -12,6 +12,7 @@ from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetch, Fetcher, FetchOutcome
 from archiver.crawling.frontier import Frontier, MemoryFrontier
 from archiver.crawling.politeness import HostPolicy
+from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.scope import Scope
@@ -70,12 +71,14 @@ async def crawl_with(seed: str, frontier: Frontier, tmp_path: Path) -> tuple[Wra
     stats = CrawlStats()
     async with Fetcher(config) as http, CaptureWorkers(processes=0) as workers:
         fetch = Wrapping(http)
-        policy = HostPolicy(
-            concurrency=2, delay=0, obey_robots=True, user_agent="t", fetch_robots=http.fetch_robots
-        )
-        scope = Scope.from_seeds([seed])
         fetcher: Fetch = fetch
         writer: WriteQueue = written
+        # robots.txt goes through the same seams as pages, and is kept.
+        robots = RecordedFetch(fetcher, frontier, writer, max_redirects=5)
+        policy = HostPolicy(
+            concurrency=2, delay=0, obey_robots=True, user_agent="t", fetch_robots=robots.fetch_robots
+        )
+        scope = Scope.from_seeds([seed])
         crawler = Crawler(config, frontier, fetcher, writer, scope, stats, policy, workers)
         await crawler.add(seed, 0, "seed")
         await crawler.run()
@@ -89,9 +92,10 @@ async def test_the_crawler_runs_through_any_fetch_and_write_queue(site, tmp_path
     site.redirect("/moved", "/b")
     await site.start()
     fetch, written, stats = await crawl_with(site.url("/"), MemoryFrontier(), tmp_path)
-    assert sorted(fetch.asked) == sorted(site.url(p) for p in ("/", "/a", "/b", "/moved"))
+    assert sorted(fetch.asked) == sorted(site.url(p) for p in ("/", "/a", "/b", "/moved", "/robots.txt"))
     rows = written.rows()
     assert {url: row.outcome for url, row in rows.items()} == {
+        site.url("/robots.txt"): "fetched",
         site.url("/"): "fetched",
         site.url("/a"): "fetched",
         site.url("/b"): "fetched",
@@ -110,7 +114,7 @@ async def test_a_url_claimed_by_another_process_is_neither_fetched_nor_recorded(
     await site.start()
     frontier = ClaimedElsewhere({site.url("/b")})
     fetch, written, _ = await crawl_with(site.url("/"), frontier, tmp_path)
-    assert sorted(fetch.asked) == sorted(site.url(p) for p in ("/", "/a", "/moved"))
+    assert sorted(fetch.asked) == sorted(site.url(p) for p in ("/", "/a", "/moved", "/robots.txt"))
     assert site.hits["/b"] == 0 and site.hits["/c"] == 0
     rows = written.rows()
     assert site.url("/b") not in rows  # the process that claimed it records it

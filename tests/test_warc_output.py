@@ -62,7 +62,7 @@ async def test_request_response_pairs_follow_the_rules(site, run_crawl):
     assert found[0][2] == "warcinfo"
     responses = {r[3].get_header("WARC-Record-ID"): r for r in found if r[2] == "response"}
     requests = [r for r in found if r[2] == "request"]
-    assert len(responses) == len(requests) == 2
+    assert len(responses) == len(requests) == 4  # the two pages, robots.txt and /sitemap.xml (404s)
     for _, _, _, headers, http, _ in requests:
         response = responses[headers.get_header("WARC-Concurrent-To")]
         assert response[3].get_header("WARC-Target-URI") == headers.get_header("WARC-Target-URI")
@@ -167,7 +167,7 @@ async def test_cdxj_is_sorted_and_points_at_records(site, run_crawl):
     await site.start()
     result = await run_crawl(site.url("/"))
     lines = (result.snapshot.root / "indexes" / "index.cdxj").read_text().splitlines()
-    assert lines == sorted(lines) and len(lines) == 4
+    assert lines == sorted(lines) and len(lines) == 6  # 4 pages, robots.txt and /sitemap.xml
     for line in lines:
         key, timestamp, block = line.split(" ", 2)
         entry = json.loads(block)

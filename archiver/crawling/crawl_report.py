@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from archiver.crawling.stats import CrawlStats
-from archiver.store.manifest import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, Manifest
+from archiver.store.manifest import FAILED, FETCHED, FOR_CRAWLERS, QUEUED, REDIRECTED, SKIPPED, Manifest
 
 MAX_ERRORS_SHOWN = 20
 
@@ -23,18 +23,25 @@ def human_bytes(count: float) -> str:
 
 
 def summary(manifest: Manifest) -> dict[str, Any]:
-    """Counts of the whole snapshot, read from its manifest (so resumed runs add up)."""
-    by_outcome = manifest.count_by("outcome")
+    """Counts of the whole snapshot, read from its manifest (so resumed runs add up).
+
+    robots.txt and sitemaps (their 404s and redirects too) are counted apart, under
+    ``for_crawlers``: they are kept in the WARC, but they are not the site's pages.
+    """
+    pages = f"NOT {FOR_CRAWLERS}"
+    by_outcome = manifest.count_by("outcome", where=pages)
     errors = [
-        (row.url, row.reason or "") for row in itertools.islice(manifest.rows(FAILED), MAX_ERRORS_SHOWN)
+        (row.url, row.reason or "")
+        for row in itertools.islice(manifest.rows(FAILED, where=pages), MAX_ERRORS_SHOWN)
     ]
-    by_status = Counter(manifest.count_by("status", captured=True))
+    by_status = Counter(manifest.count_by("status", captured=True, where=pages))
     by_type = Counter(
         {
             ("unknown" if kind in ("None", "") else kind): count
-            for kind, count in manifest.count_by("content_type", captured=True).items()
+            for kind, count in manifest.count_by("content_type", captured=True, where=pages).items()
         }
     )
+    kept = manifest.count_by("found_by", captured=True, where=FOR_CRAWLERS)
     return {
         "urls": sum(by_outcome.values()),
         "fetched": by_outcome.get(FETCHED, 0),
@@ -47,6 +54,7 @@ def summary(manifest: Manifest) -> dict[str, Any]:
         "by_content_type": dict(by_type.most_common()),
         "skip_reasons": dict(Counter(row.reason or "" for row in manifest.rows(SKIPPED)).most_common()),
         "errors": errors,
+        "for_crawlers": {"robots.txt": kept.get("robots", 0), "sitemaps": kept.get("sitemap", 0)},
     }
 
 
@@ -67,6 +75,9 @@ def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
             f"rendered:  {stats.rendered} pages in a browser this run"
             + (f", {stats.render_failed} failed (see manifest)" if stats.render_failed else "")
         )
+    kept = {name: count for name, count in totals.get("for_crawlers", {}).items() if count}
+    if kept:
+        lines.append("also kept: " + ", ".join(f"{k}: {v}" for k, v in kept.items()))
     if totals["skip_reasons"]:
         lines.append("skipped:   " + ", ".join(f"{k}: {v}" for k, v in totals["skip_reasons"].items()))
     if totals["errors"]:

@@ -20,8 +20,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 
 from archiver.config import CrawlConfig
 from archiver.content import HTML_TYPES, is_parsed, mime_type
@@ -81,7 +81,7 @@ class Crawler:
         self._stop = asyncio.Event()
         self._agent = robots_agent(config.user_agent)
         self._waiting: set[asyncio.Task[None]] = set()
-        """URLs waiting out a failed try before they go back in the queue."""
+        """Tasks that will queue URLs: one waiting out a failed try, a source (feed())."""
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched against --max-pages and --max-bytes."""
@@ -123,6 +123,13 @@ class Crawler:
             )
         )
 
+    def feed(self, source: Coroutine[Any, Any, None]) -> None:
+        """Run ``source``, which queues URLs found outside the pages (the sitemaps), beside the
+        crawl: the crawl is not done before it ends."""
+        task = asyncio.create_task(source)
+        self._waiting.add(task)
+        task.add_done_callback(self._waiting.discard)
+
     async def run(self) -> None:
         """Crawl until the frontier is empty or stop() is called.
 
@@ -147,7 +154,8 @@ class Crawler:
         while True:
             await self.frontier.join()
             if self._waiting:
-                # A waiting URL is put back before its task ends, so the queue holds it by then.
+                # A waiting URL is put back before its task ends, so the queue holds it by then;
+                # so are the URLs a source found.
                 await asyncio.wait(set(self._waiting), return_when=asyncio.FIRST_COMPLETED)
                 continue
             if self.renderer is None or self.renderer.idle():

@@ -1,13 +1,15 @@
 """Which URLs met on a page the crawl takes on: scope, the frontier's claims, and their rows.
 
-A page's links, a redirect's target and a URL a rendered page asks for all come
-through here, so one rule judges them: a URL seen before is nothing new; one
+A page's links, a redirect's target, a URL a rendered page asks for and the URLs
+a sitemap lists all come through here, so one rule judges them: a URL seen before is nothing new; one
 out of scope (or excluded, too deep, nofollow) gets a skipped row, once; any
 other gets a queued row and a queue item, if the frontier lets this process
 claim it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from archiver.crawling.frontier import Frontier, QueueItem, url_key
 from archiver.crawling.stats import CrawlStats
@@ -53,6 +55,17 @@ class Discovery:
                 referrer=item.url,
                 skip=NOFOLLOW if nofollow and not requisite else None,
             )
+        return await self.claimed(met, queue)
+
+    async def found(
+        self, urls: Iterable[str], *, found_by: str, parent: str, depth: int
+    ) -> tuple[list[ManifestRow], list[QueueItem]]:
+        """Rows for URLs met outside a page (those a sitemap lists) that the crawl has not met,
+        judged like links, and what to queue once the rows are handed to the writer."""
+        met: list[ManifestRow] = []
+        queue: list[QueueItem] = []
+        for url in dict.fromkeys(urls):  # claimed once: a URL listed twice is one URL
+            self.consider(url, depth, False, found_by, parent, met, queue, self.max_redirects)
         return await self.claimed(met, queue)
 
     def consider(

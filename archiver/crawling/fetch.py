@@ -33,12 +33,9 @@ from aiohttp.abc import ResolveResult
 from yarl import URL
 
 from archiver.config import CrawlConfig
-from archiver.content import decode_payload
 from archiver.crawling.cookies import load_cookies
-from archiver.crawling.politeness import ROBOTS_MAX_BYTES
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import ConfigError, FetchError
-from archiver.redirects import REDIRECT_STATUSES
 from archiver.request_headers import Credentials, referer, withheld
 from archiver.warc.capture import Capture
 from archiver.warc.records import sha1_digest
@@ -287,25 +284,6 @@ class Fetcher:
     def _backoff(self, tries: int, retry_after: float | None) -> float:
         return retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
 
-    async def fetch_robots(self, origin: str) -> tuple[int | None, bytes]:
-        """Status and body of ``origin``/robots.txt (one try, redirects followed by hand)."""
-        url = origin + "/robots.txt"
-        for _ in range(5):
-            try:
-                capture = await self.fetch_once(url, limit=ROBOTS_MAX_BYTES)
-            except FetchError:
-                return None, b""
-            with capture.body:
-                location = capture.header("location")
-                if capture.status in REDIRECT_STATUSES and location:
-                    url = str(URL(url).join(URL(location)))
-                    continue
-                body = decode_payload(
-                    capture.body.read(), capture.header("content-encoding"), ROBOTS_MAX_BYTES
-                )
-                return capture.status, body
-        return None, b""
-
     def request_headers(self, url: str, referrer: str | None) -> dict[str, str]:
         """Headers of a request for ``url`` beyond the session's: its host's credentials, a Referer."""
         headers = self.credentials.headers_for(url)
@@ -314,13 +292,13 @@ class Fetcher:
             headers["Referer"] = sent_referer
         return headers
 
-    async def fetch_once(self, url: str, referrer: str | None = None, limit: int | None = None) -> Capture:
+    async def fetch_once(self, url: str, referrer: str | None = None) -> Capture:
         """One GET of ``url``, bounded as a whole by --timeout; raises FetchError when no
         response comes.
 
         A body the peer cut short is kept as far as it came, with ``truncated`` saying
-        why (disconnect, or time when the timeout ended it), as is one cut at ``limit``
-        bytes (default --max-file-size; truncated: length).
+        why (disconnect, or time when the timeout ended it), as is one cut at
+        --max-file-size (truncated: length).
         """
         assert self._session is not None, "use Fetcher as an async context manager"
         deadline = asyncio.get_running_loop().time() + self.config.timeout
@@ -349,7 +327,7 @@ class Fetcher:
                 ):
                     received.response = response
                     received.ip = _peer_ip(response)
-                    await self._read_body(response, body, received, limit or self.config.max_file_size)
+                    await self._read_body(response, body, received, self.config.max_file_size)
             except TimeoutError:
                 if received.response is None:
                     raise FetchError(

@@ -47,6 +47,14 @@ class RobotsRules:
             return 0.0
         return float(self.parser.crawl_delay(self.agent) or 0.0)
 
+    def sitemaps(self) -> list[str]:
+        """The URLs of its Sitemap: lines, in order (they apply to every user agent).
+
+        >>> RobotsRules.parse("Sitemap: http://h/s.xml\\nUser-agent: *", "a").sitemaps()
+        ['http://h/s.xml']
+        """
+        return [] if self.parser is None else list(self.parser.sitemaps)
+
 
 def robots_agent(user_agent: str) -> str:
     """The product token robots.txt groups match against: 'archiver/0.1 (+...)' -> 'archiver'."""
@@ -98,6 +106,9 @@ class Politeness(Protocol):
     async def allows(self, url: str) -> bool:
         """True if the URL's host lets us fetch it (robots.txt)."""
 
+    async def sitemaps(self, url: str) -> list[str]:
+        """The sitemaps the robots.txt of the URL's host names."""
+
     def busy(self, url: str) -> bool:
         """True if a fetch from the URL's host now would wait for a slot."""
 
@@ -119,7 +130,8 @@ class HostPolicy:
     """Per-host limits every fetch goes through: robots, concurrency, delay between requests.
 
     ``fetch_robots(host_url)`` returns (status, body) of ``host_url/robots.txt``
-    (status None if nothing answered); it is called once per host.
+    (status None if nothing answered); it is called once per host, when a URL of
+    the host is first asked about, or its sitemaps (also with --ignore-robots).
     """
 
     def __init__(
@@ -151,6 +163,14 @@ class HostPolicy:
         """True if robots.txt lets us fetch ``url`` (always, with --ignore-robots)."""
         if not self._obey_robots:
             return True
+        return (await self._rules(url)).allows(url)
+
+    async def sitemaps(self, url: str) -> list[str]:
+        """The URLs of the Sitemap: lines of the robots.txt of ``url``'s host."""
+        return (await self._rules(url)).sitemaps()
+
+    async def _rules(self, url: str) -> RobotsRules:
+        """The robots.txt rules of ``url``'s host, fetched on first need."""
         host = self._host(url)
         if host.robots is None:
             async with host.robots_lock:
@@ -158,11 +178,11 @@ class HostPolicy:
                     scheme, _, rest = url.partition("://")
                     status, body = await self._fetch_robots(f"{scheme}://{rest.split('/', 1)[0]}")
                     host.robots = rules_from_response(status, body, self._agent)
-                    crawl_delay = min(host.robots.crawl_delay(), self._max_delay)
+                    crawl_delay = min(host.robots.crawl_delay(), self._max_delay) if self._obey_robots else 0
                     host.delay = max(host.delay, crawl_delay)
                     if crawl_delay > 0:  # a delay between requests means one at a time
                         host.slots = asyncio.Semaphore(1)
-        return host.robots.allows(url)
+        return host.robots
 
     def busy(self, url: str) -> bool:
         """True if every slot of the URL's host is taken (a fetch now would wait)."""

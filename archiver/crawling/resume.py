@@ -165,8 +165,9 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
                 continue
             excluded.append(dataclasses.replace(row, outcome=SKIPPED, reason=EXCLUDED))
         else:
-            pages += 1
-            size += row.length or 0
+            if not row.for_crawlers:  # robots.txt and sitemaps count against no --max-pages
+                pages += 1
+                size += row.length or 0
             if row.render_pending and row.outcome == FETCHED and crawler.renderer is not None:
                 page = QueueItem(row.url, row.depth, 0, found_by=row.found_by, parent=row.parent)
                 crawler.renderer.resume(page, row.render_reason or "")

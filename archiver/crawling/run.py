@@ -34,8 +34,10 @@ from archiver.crawling.fetch import Fetcher
 from archiver.crawling.frontier import SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.politeness import HostPolicy
+from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
+from archiver.crawling.sitemap_stage import SitemapStage
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, Writer
 from archiver.errors import WriteError
@@ -142,12 +144,14 @@ async def _crawl(
             CaptureWorkers(config.worker_processes, mirror=drafting, backlog=frontier.pending) as workers,
             _renderer(config, chromium, snapshot, result.stats) as renderer,
         ):
+            # robots.txt and sitemaps are fetched outside the frontier, and kept.
+            recorded = RecordedFetch(fetcher, frontier, writer, max_redirects=config.max_redirects)
             policy = HostPolicy(
                 concurrency=config.host_concurrency or config.concurrency,
                 delay=config.delay,
                 obey_robots=config.obey_robots,
                 user_agent=config.user_agent,
-                fetch_robots=fetcher.fetch_robots,
+                fetch_robots=recorded.fetch_robots,
                 max_delay=config.max_retry_after,
             )
             crawler = Crawler(
@@ -158,7 +162,8 @@ async def _crawl(
                 renderer.attach(crawler)
             if resume:
                 await resuming.reload(crawler, manifest)
-            await _run(crawler, writer, seeds, progress, stop)
+            sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
+            await _run(crawler, writer, seeds, progress, stop, sitemaps)
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
     if mirror is not None and not result.interrupted:
@@ -219,8 +224,10 @@ async def _run(
     seeds: list[str],
     progress: ProgressCallback | None,
     stop: asyncio.Future[str] | None,
+    sitemaps: SitemapStage | None = None,
 ) -> None:
-    """Run the writer and the crawler until the frontier is empty or the crawl is stopped."""
+    """Run the writer and the crawler (and the sitemap stage beside it) until the frontier is
+    empty or the crawl is stopped."""
 
     def stop_crawler(future: asyncio.Future[str]) -> None:
         if not future.cancelled():
@@ -232,6 +239,8 @@ async def _run(
         stop.add_done_callback(stop_crawler)
     try:
         await _seed(crawler, writer, seeds)
+        if sitemaps is not None:
+            crawler.feed(sitemaps.run(seeds))
         await crawler.run()
     finally:
         if stop is not None:

@@ -31,6 +31,8 @@ FETCHED = "fetched"
 REDIRECTED = "redirected"
 FAILED = "failed"
 SKIPPED = "skipped"
+FOR_CRAWLERS = "(found_by = 'robots' OR (found_by = 'sitemap' AND depth = 0))"
+"""SQL condition of a row of robots.txt, a sitemap or one of their redirects (ManifestRow.for_crawlers)."""
 IS_REDIRECT = "redirect_to IS NOT NULL AND outcome IN ('redirected', 'failed')"
 """SQL condition of a row that is a hop of a redirect chain: redirected, or a redirect that
 failed (a loop, a chain past --max-redirects) whose Location is recorded all the same."""
@@ -85,9 +87,11 @@ class ManifestRow:
     """The URL as requested: the link parsed as a browser parses it (urls.normalize_url), the
     WARC-Target-URI of its records."""
     found_by: str
-    """seed, link, requisite, redirect or sitemap."""
+    """seed, link, requisite, redirect, sitemap (a URL a sitemap lists, or a sitemap) or robots
+    (a robots.txt, or a URL its redirects led to)."""
     depth: int
-    """Links followed from a seed to reach it (a redirect keeps its source's depth)."""
+    """Links followed from a seed to reach it (a redirect keeps its source's depth); 0 for
+    robots.txt and sitemaps, 1 for the URLs a sitemap lists."""
     outcome: str
     """queued, fetched, redirected, failed or skipped."""
     parent: str | None = None
@@ -133,6 +137,12 @@ class ManifestRow:
     def render_pending(self) -> bool:
         """True for a page chosen for rendering whose render has not finished (an interrupted crawl)."""
         return bool(self.render_reason) and not self.dom_warc_file and not self.render_error
+
+    @property
+    def for_crawlers(self) -> bool:
+        """True for robots.txt, sitemaps and their redirects: files a site keeps for crawlers,
+        fetched to find URLs, not pages."""
+        return self.found_by == "robots" or (self.found_by == "sitemap" and self.depth == 0)
 
 
 @dataclass(frozen=True)
@@ -368,15 +378,17 @@ class Manifest:
         ).fetchone()
         return (found[0], found[1]) if found else None
 
-    def count_by(self, column: str, *, captured: bool = False) -> dict[str, int]:
+    def count_by(self, column: str, *, captured: bool = False, where: str = "") -> dict[str, int]:
         """Row counts grouped by one column (outcome, status, content_type...).
 
-        With ``captured``, only rows whose record is in a WARC file.
+        With ``captured``, only rows whose record is in a WARC file; ``where``, an SQL
+        condition the rows must also meet (the caller's text, never user input).
         """
         if column not in FIELDS:
             raise ValueError(column)
-        where = "WHERE warc_file IS NOT NULL" if captured else ""
-        cursor = self._db.execute(f"SELECT {column}, COUNT(*) FROM urls {where} GROUP BY {column}")
+        conditions = [c for c in ("warc_file IS NOT NULL" if captured else "", where) if c]
+        clause = f"WHERE {' AND '.join(f'({c})' for c in conditions)}" if conditions else ""
+        cursor = self._db.execute(f"SELECT {column}, COUNT(*) FROM urls {clause} GROUP BY {column}")
         return {str(key): count for key, count in cursor}
 
     def captured_bytes(self) -> int:

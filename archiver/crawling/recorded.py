@@ -1,0 +1,161 @@
+"""Fetches that find URLs rather than pages (robots.txt, sitemaps), every answer kept.
+
+robots.txt and sitemaps are fetched outside the frontier, when the crawl needs
+them, through the same Fetch seam and retry policy as pages, with their
+redirects followed here hop by hop (resolved by urls.py, as the crawl resolves
+a Location). Every answer, a 404 and each redirect included, becomes a WARC
+request/response pair and a manifest row of depth 0 found by ``robots`` or
+``sitemap``, as wget, grab-site and Heritrix keep robots.txt.
+
+A URL the crawl has claimed already (a page linked to it, or an earlier run
+of a resumed crawl archived it) is fetched again for its content but not
+recorded twice: each URL has one record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from archiver.content import CHUNK, Decoding, mime_type
+from archiver.crawling.fetch import Fetch, FetchOutcome
+from archiver.crawling.frontier import Frontier
+from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
+from archiver.crawling.writer import WriteItem, WriteQueue
+from archiver.redirects import REDIRECT_STATUSES
+from archiver.scope import ROBOTS
+from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.urls import try_normalize
+from archiver.warc.capture import Capture
+
+FOUND_BY_ROBOTS = "robots"
+FOUND_BY_SITEMAP = "sitemap"
+
+
+@dataclass
+class Answer:
+    """Where a recorded fetch ended: the last URL of its redirect chain and its answer."""
+
+    url: str
+    capture: Capture | None
+    """The answer (body at 0), or None if none came, robots.txt forbade it or the chain failed;
+    hand it to RecordedFetch.keep() once read."""
+    row: ManifestRow | None
+    """Its manifest row, written by keep(); None when the URL is recorded elsewhere."""
+
+    @property
+    def ok(self) -> bool:
+        """True for a 2xx answer whose body came whole."""
+        capture = self.capture
+        return capture is not None and 200 <= capture.status < 300 and capture.truncated is None
+
+    def body(self) -> Iterator[bytes]:
+        """The stored body (still content-encoded), a chunk at a time, from its start."""
+        assert self.capture is not None
+        body = self.capture.body
+        body.seek(0)
+        return iter(lambda: body.read(CHUNK), b"")
+
+
+class RecordedFetch:
+    """Fetches a URL, following its redirects, and records each hop (see the module docstring)."""
+
+    def __init__(self, fetcher: Fetch, frontier: Frontier, writer: WriteQueue, *, max_redirects: int) -> None:
+        self._fetcher = fetcher
+        self._frontier = frontier
+        self._writer = writer
+        self._max_redirects = max_redirects
+
+    async def get(
+        self, url: str, found_by: str, parent: str | None = None, *, policy: Politeness | None = None
+    ) -> Answer:
+        """Fetch ``url`` and the URLs it redirects to; write a row for each hop but the last,
+        whose Answer the caller reads and gives to keep().
+
+        With ``policy``, each hop waits for its host's slot and obeys its robots.txt (a
+        robots.txt itself is fetched without). Cancelled, nothing more is written.
+        """
+        chain: list[str] = []
+        while True:
+            recorded = (await self._frontier.claim([url]))[0]
+            row = ManifestRow(url=url, found_by=found_by, parent=parent, depth=0, outcome=FETCHED)
+            if policy is not None and not await policy.allows(url):
+                return await self._end(url, row if recorded else None, outcome=SKIPPED, reason=ROBOTS)
+            outcome = await self._fetch(url, policy)
+            capture = outcome.capture
+            if capture is None:
+                failed = dataclasses.replace(row, outcome=FAILED, reason=outcome.error, tries=outcome.tries)
+                return await self._end(url, failed if recorded else None)
+            row = dataclasses.replace(
+                row,
+                tries=outcome.tries,
+                status=capture.status,
+                content_type=mime_type(capture.header("content-type")) or None,
+                length=capture.body_length,
+                truncated=capture.truncated is not None,
+                outcome=FAILED if outcome.error else FETCHED,
+                reason=outcome.error,
+            )
+            location = capture.header("location")
+            target = try_normalize(location, url) if location else None
+            if capture.status not in REDIRECT_STATUSES or target is None:
+                return Answer(url, capture, row if recorded else None)
+            chain.append(url)
+            if target in chain:
+                row = dataclasses.replace(row, outcome=FAILED, reason="redirect loop")
+            elif len(chain) > self._max_redirects:
+                row = dataclasses.replace(
+                    row, outcome=FAILED, reason=f"too many redirects (more than {self._max_redirects})"
+                )
+            elif not outcome.error:
+                row = dataclasses.replace(row, outcome=REDIRECTED)
+            row = dataclasses.replace(row, redirect_to=target)
+            await self.keep(Answer(url, capture, row if recorded else None))
+            if row.outcome != REDIRECTED:
+                return Answer(url, None, None)
+            url, parent = target, url
+
+    async def keep(self, answer: Answer, met: Sequence[ManifestRow] = ()) -> None:
+        """Write the answer's capture and row (if it is recorded here) with ``met``, the rows of
+        URLs first met in it; its body is closed either way."""
+        if answer.row is None and answer.capture is not None:
+            answer.capture.body.close()
+        if answer.row is not None or met:
+            capture = answer.capture if answer.row is not None else None
+            await self._writer.put(WriteItem(answer.row, capture, met))
+
+    async def _end(self, url: str, row: ManifestRow | None, **facts: object) -> Answer:
+        """Write the row of a hop that ended without an answer to read."""
+        if row is not None:
+            await self._writer.put(WriteItem(dataclasses.replace(row, **facts)))  # type: ignore[arg-type]
+        return Answer(url, None, None)
+
+    async def _fetch(self, url: str, policy: Politeness | None) -> FetchOutcome:
+        """Try ``url`` until an outcome is final, waiting out backoffs in between."""
+        tries = 0
+        while True:
+            if policy is None:
+                outcome = await self._fetcher.fetch(url, tries=tries)
+            else:
+                async with policy.slot(url):
+                    outcome = await self._fetcher.fetch(url, tries=tries)
+            if outcome.retry_in is None:
+                return outcome
+            tries = outcome.tries
+            await asyncio.sleep(outcome.retry_in)
+
+    async def fetch_robots(self, origin: str) -> tuple[int | None, bytes]:
+        """Status and body of ``origin``/robots.txt (redirects followed, every answer recorded),
+        decoded up to ROBOTS_MAX_BYTES; status None when no answer came."""
+        answer = await self.get(origin + "/robots.txt", FOUND_BY_ROBOTS)
+        capture = answer.capture
+        if capture is None:
+            return None, b""
+        try:
+            text = b"".join(Decoding(answer.body(), capture.header("content-encoding"), ROBOTS_MAX_BYTES))
+        finally:
+            capture.body.seek(0)
+            await self.keep(answer)
+        return capture.status, text

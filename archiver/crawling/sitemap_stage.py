@@ -1,0 +1,158 @@
+"""The seeds' hosts' sitemaps, read while the crawl runs: the URLs they list join the frontier.
+
+For each seed host, the sitemaps its robots.txt names (``Sitemap:`` lines)
+and ``/sitemap.xml`` are fetched through the crawl's fetcher (RecordedFetch:
+politeness, robots.txt, retries; every answer kept in the WARC and the
+manifest, found by ``sitemap``, depth 0), read by :mod:`archiver.sitemaps`,
+and their URLs judged by the crawl's scope like the links of a page: found by
+``sitemap``, with the sitemap as parent, at depth 1 (a step from the seed, as
+a link on its home page would be). A sitemap index leads to more sitemaps, as
+far as SitemapLimits allows; those past the limits are recorded as skipped.
+
+A resumed crawl reads the sitemaps again: those an earlier run archived are
+fetched without being recorded twice, and the URLs met before are seen already.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Iterable
+
+from archiver.crawling.crawler import Crawler
+from archiver.crawling.politeness import Politeness
+from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
+from archiver.errors import WriteError
+from archiver.sitemaps import Sitemap, SitemapLimits, read_sitemap
+from archiver.store.manifest import SKIPPED, ManifestRow
+from archiver.urls import host_of
+
+log = logging.getLogger("archiver.crawl")
+
+SITEMAP_LIMIT = "sitemap limit"
+"""Skip reason of a sitemap past SitemapLimits (too many for its host, or nested too deep)."""
+SITEMAP_DEPTH = 1
+"""Depth of the URLs a sitemap lists."""
+
+
+def seed_origins(seeds: Iterable[str]) -> list[str]:
+    """The origins (scheme and host) of the seeds, each once, in order.
+
+    >>> seed_origins(["http://h/a", "http://h/b", "https://g:8/"])
+    ['http://h', 'https://g:8']
+    """
+    origins = (f"{seed.partition('://')[0]}://{host_of(seed)}" for seed in seeds)
+    return list(dict.fromkeys(origins))
+
+
+class SitemapStage:
+    """Reads the sitemaps of the seeds' hosts and hands their URLs to the crawler."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        fetch: RecordedFetch,
+        policy: Politeness,
+        limits: SitemapLimits | None = None,
+    ) -> None:
+        self._crawler = crawler
+        self._fetch = fetch
+        self._policy = policy
+        self.limits = limits or SitemapLimits()
+
+    async def run(self, seeds: Iterable[str]) -> None:
+        """Read the sitemaps of each seed's host in turn. Cancelled, reading stops.
+
+        A failure of its own is logged and the crawl goes on without the sitemaps; a
+        write error stops the crawl.
+        """
+        try:
+            for origin in seed_origins(seeds):
+                await self.read_host(origin)
+        except WriteError as exc:
+            self._crawler.stop(f"write error: {exc}")
+        except Exception:
+            log.exception("reading the sitemaps failed; the crawl goes on without them")
+
+    async def read_host(self, origin: str) -> None:
+        """Read the sitemaps robots.txt names for ``origin`` and its /sitemap.xml, and the sitemaps
+        their indexes list, breadth first, as far as the limits allow."""
+        robots = await self._policy.sitemaps(origin + "/")
+        first = [*robots, origin + "/sitemap.xml"]
+        parent = {url: origin + "/robots.txt" for url in robots}
+        todo: deque[tuple[str, str | None, int]] = deque(
+            (url, parent.get(url), 0) for url in dict.fromkeys(first)
+        )
+        planned = {url for url, _, _ in todo}
+        read = 0
+        while todo:
+            url, parent_url, level = todo.popleft()
+            if read >= self.limits.max_sitemaps:
+                log.info("%s: more than %d sitemaps; %s not read", origin, self.limits.max_sitemaps, url)
+                await self._skip(url, parent_url)
+                continue
+            read += 1
+            children = await self._read(url, parent_url, level)
+            for child in children:
+                if child not in planned:
+                    planned.add(child)
+                    todo.append((child, url, level + 1))
+
+    async def _read(self, url: str, parent: str | None, level: int) -> tuple[str, ...]:
+        """Fetch and read one sitemap, queue the pages it lists; returns the sitemaps it lists."""
+        # A sitemap may be on another host (robots.txt may name one there): only --exclude
+        # keeps it out, as for a page's requisites; the URLs it lists meet the whole scope.
+        excluded = self._crawler.scope.skip_reason(url, 0, requisite=True)
+        if excluded is not None:
+            await self._skip(url, parent, excluded)
+            return ()
+        answer = await self._fetch.get(url, FOUND_BY_SITEMAP, parent, policy=self._policy)
+        if not answer.ok:
+            await self._fetch.keep(answer)
+            return ()
+        sitemap = await asyncio.to_thread(self._parse, answer)
+        if sitemap.problem:
+            log.info("sitemap %s: %s", answer.url, sitemap.problem)
+        if sitemap.cut:
+            log.info(
+                "sitemap %s: read up to %d URLs and %d bytes, the rest left",
+                answer.url,
+                self.limits.max_urls,
+                self.limits.max_bytes,
+            )
+        if sitemap.is_index:
+            if level >= self.limits.max_nesting:
+                log.info("sitemap index %s nests deeper than %d levels", answer.url, self.limits.max_nesting)
+                skipped = [self._skipped_row(child, answer.url) for child in sitemap.urls]
+                await self._fetch.keep(answer, [row for row in skipped if row is not None])
+                return ()
+            await self._fetch.keep(answer)
+            return sitemap.urls
+        met, queue = await self._crawler.discovery.found(
+            sitemap.urls, found_by=FOUND_BY_SITEMAP, parent=answer.url, depth=SITEMAP_DEPTH
+        )
+        await self._fetch.keep(answer, met)  # their rows are written before they are fetched
+        for item in queue:
+            await self._crawler.frontier.put(item)
+        return ()
+
+    def _parse(self, answer: Answer) -> Sitemap:
+        assert answer.capture is not None
+        try:
+            return read_sitemap(answer.body(), answer.capture.header("content-encoding"), self.limits)
+        finally:
+            answer.capture.body.seek(0)
+
+    def _skipped_row(self, url: str, parent: str | None, reason: str = SITEMAP_LIMIT) -> ManifestRow | None:
+        if self._crawler.frontier.seen(url):
+            return None
+        return ManifestRow(
+            url=url, found_by=FOUND_BY_SITEMAP, parent=parent, depth=0, outcome=SKIPPED, reason=reason
+        )
+
+    async def _skip(self, url: str, parent: str | None, reason: str = SITEMAP_LIMIT) -> None:
+        """Record a sitemap not read (unless the crawl met its URL already)."""
+        row = self._skipped_row(url, parent, reason)
+        if row is not None:
+            await self._fetch.keep(Answer(url, None, None), [row])

@@ -1,0 +1,200 @@
+"""Sitemaps read as they stream in, bounded against hostile ones: pure, no I/O.
+
+A sitemap (sitemaps.org) is XML, a ``<urlset>`` of pages or a
+``<sitemapindex>`` of more sitemaps, or plain text with a URL a line; any of
+them may be gzipped, which a server says with Content-Encoding, or not at all
+(a ``sitemap.xml.gz`` sent as application/gzip): the gzip magic is what
+tells. What a hostile sitemap can cost is bounded: decoded bytes, URLs read,
+and XML parsed without loading a DTD, expanding entities or touching the
+network (a ``<loc>`` holding an entity reference is not read). How many
+sitemaps a host may have and how deeply indexes nest is the crawl's to count
+(SitemapLimits says how far).
+
+>>> xml = b'<urlset><url><loc>http://h/a</loc></url><url><loc> http://h/b </loc></url></urlset>'
+>>> read_sitemap([xml], None)
+Sitemap(kind='urlset', urls=('http://h/a', 'http://h/b'), cut=False, problem=None)
+>>> read_sitemap([b"http://h/a\\nhttp://h/c\\n"], None).urls
+('http://h/a', 'http://h/c')
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from lxml import etree
+
+from archiver.content import Decoding
+from archiver.urls import try_normalize
+
+URLSET = "urlset"
+INDEX = "sitemapindex"
+TEXT = "text"
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class SitemapLimits:
+    """How far the crawl reads the sitemaps of one seed host (sitemaps.org's own limits where
+    it has them: 50,000 URLs and 50 MB decoded a sitemap)."""
+
+    max_bytes: int = 50 * 1024 * 1024
+    """Decoded bytes read of one sitemap; the rest is not decoded."""
+    max_urls: int = 50_000
+    """URLs taken from one sitemap (pages, or the sitemaps of an index)."""
+    max_sitemaps: int = 100
+    """Sitemaps fetched for one seed host, indexes included."""
+    max_nesting: int = 2
+    """Deepest level read: 0 is a sitemap robots.txt names (or /sitemap.xml), 1 one its index
+    lists, 2 one an index inside an index lists (sitemaps.org allows no such thing; sites do)."""
+
+
+@dataclass(frozen=True)
+class Sitemap:
+    """What one sitemap lists."""
+
+    kind: str
+    """urlset, sitemapindex, text, or '' for a document that is no sitemap."""
+    urls: tuple[str, ...]
+    """Pages (urlset, text) or sitemaps (sitemapindex), normalised, in order, each once; only
+    absolute http and https URLs count, as sitemaps.org asks."""
+    cut: bool = False
+    """The sitemap held more than the limits let us read (bytes or URLs)."""
+    problem: str | None = None
+    """What could not be read (corrupt gzip, broken XML), the URLs before it kept; or None."""
+
+    @property
+    def is_index(self) -> bool:
+        """True for a sitemap of sitemaps."""
+        return self.kind == INDEX
+
+
+def read_sitemap(
+    chunks: Iterable[bytes], content_encoding: str | None, limits: SitemapLimits | None = None
+) -> Sitemap:
+    """The URLs a sitemap lists, from its body as stored (``chunks``, still content-encoded,
+    with the response's ``content_encoding``), read no further than ``limits`` allow.
+
+    >>> import gzip
+    >>> index = b'<sitemapindex><sitemap><loc>http://h/s1.xml.gz</loc></sitemap></sitemapindex>'
+    >>> read_sitemap([gzip.compress(index)], None)
+    Sitemap(kind='sitemapindex', urls=('http://h/s1.xml.gz',), cut=False, problem=None)
+    >>> read_sitemap([b"<html><a href=/x>"], None).kind
+    ''
+    """
+    limits = limits or SitemapLimits()
+    decoding = Decoding(chunks, content_encoding, limits.max_bytes)
+    first, rest = _peek(decoding, len(_GZIP_MAGIC))
+    body: Iterable[bytes] = itertools.chain([first], rest)
+    gunzipped = None
+    if first.startswith(_GZIP_MAGIC):  # a .gz file sent as it is, or gzipped twice
+        body = gunzipped = Decoding(body, "gzip", limits.max_bytes)
+    reader = _Reader(limits.max_urls)
+    reader.read(body)
+    cut = decoding.cut or bool(gunzipped and gunzipped.cut) or reader.full
+    problem = reader.problem or decoding.problem or (gunzipped.problem if gunzipped else None)
+    return Sitemap(reader.kind, tuple(reader.urls), cut, problem)
+
+
+def _peek(chunks: Iterator[bytes], size: int) -> tuple[bytes, Iterator[bytes]]:
+    """The first ``size`` bytes of ``chunks`` at least (fewer if it ends first), and the rest."""
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if len(head) >= size:
+            break
+    return head, chunks
+
+
+class _Reader:
+    """One sitemap's URLs from its decoded bytes: XML through lxml's pull parser, else text lines."""
+
+    def __init__(self, max_urls: int) -> None:
+        self.max_urls = max_urls
+        self.kind = ""
+        self.urls: dict[str, None] = {}
+        self.full = False
+        """max_urls were read and more followed."""
+        self.problem: str | None = None
+
+    def read(self, body: Iterable[bytes]) -> None:
+        chunks = iter(body)
+        head, rest = _peek(chunks, 1)
+        head = head.removeprefix(_BOM)
+        while head and not head.strip():
+            more = next(rest, b"")
+            if not more:
+                break
+            head += more
+        head = head.lstrip()
+        if head.startswith(b"<"):
+            self._read_xml(itertools.chain([head], rest))
+            self.kind = self.kind if self.kind in (URLSET, INDEX) else ""
+        elif head:
+            self._read_text(itertools.chain([head], rest))
+
+    def _add(self, reference: str | None) -> bool:
+        """Take one URL; False once the sitemap has given all it may."""
+        url = try_normalize(reference.strip()) if reference else None
+        if url is None or url in self.urls:
+            return True
+        if len(self.urls) >= self.max_urls:
+            self.full = True
+            return False
+        self.urls[url] = None
+        return True
+
+    def _read_text(self, chunks: Iterable[bytes]) -> None:
+        self.kind = TEXT
+        pending = b""
+        for chunk in chunks:
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            if len(pending) > 64 * 1024:  # no URL is that long: not a text sitemap after all
+                pending = b""
+            for line in lines:
+                if not self._add(line.decode("utf-8", "replace")):
+                    return
+        self._add(pending.decode("utf-8", "replace"))
+
+    def _read_xml(self, chunks: Iterable[bytes]) -> None:
+        parser = etree.XMLPullParser(
+            events=("start", "end"),
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            huge_tree=False,
+            remove_comments=True,
+            remove_pis=True,
+        )
+        try:
+            for chunk in chunks:
+                parser.feed(chunk)
+                if not self._take(parser.read_events()):
+                    return
+            parser.close()
+            self._take(parser.read_events())
+        except etree.XMLSyntaxError as exc:
+            self._take(parser.read_events())
+            self.problem = f"not well-formed XML: {exc}"
+
+    def _take(self, events: Iterable[tuple[str, etree._Element]]) -> bool:
+        """Read the URLs of parsed elements, freeing them; False once no more may be taken."""
+        for event, element in events:
+            name = etree.QName(element).localname if isinstance(element.tag, str) else ""
+            if event == "start":
+                if not self.kind and element.getparent() is None:
+                    self.kind = name if name in (URLSET, INDEX) else "-"
+                continue
+            if self.kind not in (URLSET, INDEX):
+                return False  # not a sitemap: read no further
+            # A <loc> whose text an entity would complete is not read (entities stay unexpanded).
+            if name == "loc" and len(element) == 0 and not self._add(element.text):
+                return False
+            if name in ("url", "sitemap"):
+                element.clear()
+                while element.getprevious() is not None:  # freed as read: memory stays flat
+                    del element.getparent()[0]
+        return True

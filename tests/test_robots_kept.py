@@ -1,0 +1,126 @@
+"""Every robots.txt fetched is kept: a request/response pair in the WARC and a manifest row found
+by ``robots`` (its 404, each redirect and where they lead), which verify takes for what it is."""
+
+from __future__ import annotations
+
+import gzip
+
+from aiohttp import web
+from conftest import manifest_rows
+from warcio.archiveiterator import ArchiveIterator
+
+from archiver.verify.verifier import verify_snapshot
+
+
+def warc_records(root) -> list[tuple[str, str]]:
+    """(type, target URI) of every request, response and revisit record of a snapshot."""
+    found = []
+    for path in sorted((root / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f):
+                if record.rec_type in ("request", "response", "revisit"):
+                    found.append((record.rec_type, record.rec_headers.get_header("WARC-Target-URI")))
+    return found
+
+
+async def test_a_robots_txt_is_in_the_warc_and_the_manifest(site, run_crawl):
+    site.file("/robots.txt", "User-agent: *\nDisallow: /private\n", "text/plain")
+    site.page("/", links=["/private", "/a"])
+    site.page("/a")
+    await site.start()
+    result = await run_crawl(site.url("/"), sitemaps=False)
+    root = result.snapshot.root
+    robots = manifest_rows(root, for_crawlers=True)[site.url("/robots.txt")]
+    assert (robots.found_by, robots.depth, robots.outcome, robots.status) == ("robots", 0, "fetched", 200)
+    assert robots.warc_file and robots.for_crawlers
+    records = warc_records(root)
+    assert records.count(("request", site.url("/robots.txt"))) == 1
+    assert records.count(("response", site.url("/robots.txt"))) == 1
+    assert site.url("/robots.txt") not in manifest_rows(root)  # not one of the site's pages
+    assert result.totals["fetched"] == 2 and result.totals["for_crawlers"]["robots.txt"] == 1
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_a_missing_robots_txt_is_kept_with_its_404(site, run_crawl):
+    site.page("/")
+    await site.start()
+    result = await run_crawl(site.url("/"), sitemaps=False)
+    row = manifest_rows(result.snapshot.root, for_crawlers=True)[site.url("/robots.txt")]
+    assert (row.outcome, row.status, row.found_by) == ("fetched", 404, "robots")
+    assert ("response", site.url("/robots.txt")) in warc_records(result.snapshot.root)
+    assert 404 not in {int(status) for status in result.totals["by_status"]}  # not a page's error
+    assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_each_redirect_of_a_robots_txt_is_kept_and_resolved_as_browsers_do(site, run_crawl):
+    # A backslash is a slash to a browser (yarl's join made it %5C, and missed the rules).
+    site.redirect("/robots.txt", "\\moved/robots.txt")
+    site.redirect("/moved/robots.txt", "/final-robots.txt", status=302)
+    site.file("/final-robots.txt", "User-agent: *\nDisallow: /private\n", "text/plain")
+    site.page("/", links=["/private"])
+    site.page("/private")
+    await site.start()
+    result = await run_crawl(site.url("/"), sitemaps=False)
+    rows = manifest_rows(result.snapshot.root, for_crawlers=True)
+    first, second = rows[site.url("/robots.txt")], rows[site.url("/moved/robots.txt")]
+    assert (first.outcome, first.redirect_to, first.final_url) == (
+        "redirected",
+        site.url("/moved/robots.txt"),
+        site.url("/final-robots.txt"),
+    )
+    assert (second.outcome, second.found_by, second.parent) == ("redirected", "robots", first.url)
+    final = rows[site.url("/final-robots.txt")]
+    assert (final.outcome, final.status, final.found_by, final.depth) == ("fetched", 200, "robots", 0)
+    assert (rows[site.url("/private")].outcome, rows[site.url("/private")].reason) == ("skipped", "robots")
+    assert site.hits["/private"] == 0
+    assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_a_robots_txt_redirect_loop_is_recorded_as_a_failure_and_allows_all(site, run_crawl):
+    site.redirect("/robots.txt", "/r2")
+    site.redirect("/r2", "/robots.txt")
+    site.page("/")
+    await site.start()
+    result = await run_crawl(site.url("/"), sitemaps=False)
+    rows = manifest_rows(result.snapshot.root, for_crawlers=True)
+    assert (rows[site.url("/r2")].outcome, rows[site.url("/r2")].reason) == ("failed", "redirect loop")
+    assert rows[site.url("/robots.txt")].outcome == "redirected"
+    assert rows[site.url("/")].outcome == "fetched"
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text("snap")
+
+
+async def test_a_robots_txt_linked_from_a_page_has_one_record(site, run_crawl):
+    site.file("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
+    site.page("/", links=["/robots.txt"])
+    await site.start()
+    result = await run_crawl(site.url("/"), sitemaps=False)
+    assert site.hits["/robots.txt"] == 1
+    assert warc_records(result.snapshot.root).count(("response", site.url("/robots.txt"))) == 1
+    assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_a_gzip_bomb_robots_txt_is_decoded_no_further_than_its_limit(site, run_crawl):
+    bomb = gzip.compress(b"User-agent: *\nDisallow: /private\n" + b"#" * (64 * 1024 * 1024))
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(body=bomb, headers={"Content-Type": "text/plain", "Content-Encoding": "gzip"})
+
+    site.handler("/robots.txt", robots)
+    site.page("/", links=["/private"])
+    await site.start()
+    result = await run_crawl(site.url("/"), sitemaps=False)
+    rows = manifest_rows(result.snapshot.root, for_crawlers=True)
+    assert rows[site.url("/private")].reason == "robots"  # its rules were read all the same
+    assert rows[site.url("/robots.txt")].length == len(bomb)  # kept as sent
+
+
+async def test_with_ignore_robots_and_no_sitemaps_no_robots_txt_is_fetched(site, run_crawl):
+    site.page("/")
+    await site.start()
+    result = await run_crawl(site.url("/"), obey_robots=False, sitemaps=False)
+    assert site.robots_hits == 0
+    assert not any(
+        row.for_crawlers for row in manifest_rows(result.snapshot.root, for_crawlers=True).values()
+    )
