@@ -8,7 +8,8 @@
 
 ``asyncio.run(crawl(config))`` archives the site into snap/ (crawling/run.py
 shows one run), ``build_mirror(Path("snap"))`` rebuilds its offline mirror and
-``verify_snapshot(Path("snap"))`` reports whether it is complete and intact.
+``verify_snapshot(Path("snap"))`` reports whether it is complete and intact, and
+``export_wacz(Path("snap"), Path("snap.wacz"))`` packages it for ReplayWeb.page.
 """
 
 __version__ = "0.1.0"
@@ -28,10 +29,12 @@ if _typing.TYPE_CHECKING:
         ArchiverError,
         BadURL,
         ConfigError,
+        ExportError,
         FetchError,
         SnapshotError,
         WriteError,
     )
+    from archiver.export.wacz import export_wacz
     from archiver.mirror.build import build_mirror
     from archiver.store.manifest import Manifest, ManifestRow
     from archiver.store.snapshot import Snapshot
@@ -45,6 +48,7 @@ _HOMES = {
     "ArchiverError": "errors",
     "BadURL": "errors",
     "ConfigError": "errors",
+    "ExportError": "errors",
     "FetchError": "errors",
     "SnapshotError": "errors",
     "WriteError": "errors",
@@ -56,6 +60,7 @@ _HOMES = {
     "Report": "verify.report",
     "Snapshot": "store.snapshot",
     "build_mirror": "mirror.build",
+    "export_wacz": "export.wacz",
     "verify_snapshot": "verify.verifier",
 }
 
@@ -79,6 +84,7 @@ __all__ = [
     "ConfigError",
     "CrawlConfig",
     "CrawlResult",
+    "ExportError",
     "FetchError",
     "Manifest",
     "ManifestRow",
@@ -89,5 +95,6 @@ __all__ = [
     "__version__",
     "build_mirror",
     "crawl",
+    "export_wacz",
     "verify_snapshot",
 ]

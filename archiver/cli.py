@@ -400,6 +400,28 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_export(sub: argparse._SubParsersAction[_Parser]) -> None:
+    p = sub.add_parser(
+        "export",
+        help="write a snapshot as a WACZ file (for ReplayWeb.page)",
+        description="Package a snapshot's WARC files, a CDXJ index, its pages with their titles "
+        "and a datapackage with SHA-256 hashes as one WACZ 1.1.1 file, which ReplayWeb.page "
+        "opens and py-wacz validates.",
+    )
+    p.add_argument("snapshot", type=Path, help="snapshot folder")
+    p.add_argument("--wacz", type=Path, required=True, metavar="FILE", help="the .wacz file to write")
+    p.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    p.set_defaults(parser=p, func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """archiver export: write the WACZ, print what it holds."""
+    from archiver.export.wacz import export_wacz
+
+    print(export_wacz(args.snapshot, args.wacz, force=args.force).summary())
+    return EXIT_OK
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse without abbreviations (``--user`` is not ``--user-agent``), saying a usage error
     in one line; the subcommands' parsers are of this class too."""
@@ -424,6 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_mirror(sub)
     _add_verify(sub)
     _add_serve(sub)
+    _add_export(sub)
     return parser
 
 

@@ -8,6 +8,7 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── UnsafePathError (ValueError) a path that would leave its folder or pass a symbolic link
 ├── FetchError                  a fetch that got no response (network, timeout, protocol)
 ├── WriteError                  the writer could not store a record (disk full...)
+├── ExportError                 an export file that cannot be written (it exists, no room...)
 └── WarcDamage                  bytes of a WARC file that cannot be read as records
     ├── CorruptData             a gzip member that does not decompress, or fails its CRC
     └── TornFile                the file ends inside a gzip member or a record
@@ -33,6 +34,10 @@ class BadURL(ArchiverError, ValueError):
 
 class ConfigError(ArchiverError):
     """Options that conflict or are out of range."""
+
+
+class ExportError(ArchiverError):
+    """An export (a WACZ file) that cannot be written: it exists already, or the disk refuses it."""
 
 
 class SnapshotError(ArchiverError):

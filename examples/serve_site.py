@@ -23,14 +23,19 @@ async def blog_index(request: web.Request) -> web.FileResponse:
     return web.FileResponse(SITE / "blog" / "index.html")
 
 
-def main() -> None:
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else 8765
+def make_app() -> web.Application:
+    """The demo site as an aiohttp application (the tests serve it too)."""
     app = web.Application()
     app.router.add_get("/", index)
     app.router.add_get("/old-about", old_about)
     app.router.add_get("/blog/", blog_index)
     app.router.add_static("/", SITE)
-    web.run_app(app, host="127.0.0.1", port=port, print=None)
+    return app
+
+
+def main() -> None:
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 8765
+    web.run_app(make_app(), host="127.0.0.1", port=port, print=None)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,11 @@
 #   - the package with its test extras (pytest, ruff, mypy...)
 #   - Playwright's Python driver, and Debian's Chromium for the browser test
 #     (installed with apt-get when missing and we are root)
-#   - pywb and cdxj-indexer in their own virtual environment (.cache/interop-venv),
-#     made on first use by tests/test_interop.py
+#   - pywb, cdxj-indexer and py-wacz in their own virtual environment
+#     (.cache/interop-venv), made on first use by tests/test_interop.py
+#   - ReplayWeb.page (the replaywebpage npm package) unpacked in .cache/replaywebpage,
+#     for the WACZ replay test: its prebuilt ui.js and sw.js are all it needs, so the
+#     package alone is fetched (npm pack), not the dependencies of its desktop app
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +18,17 @@ if ! command -v chromium >/dev/null 2>&1; then
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
             >/dev/null 2>&1 || echo "warning: could not install chromium" >&2
     fi
+fi
+
+REPLAYWEBPAGE=replaywebpage@2.5.3
+RWP_DIR=.cache/replaywebpage
+if ! grep -qs "\"version\": \"${REPLAYWEBPAGE#*@}\"" "$RWP_DIR/package/package.json"; then
+    if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm) >/dev/null 2>&1 || true
+    fi
+    rm -rf "$RWP_DIR" && mkdir -p "$RWP_DIR"
+    (cd "$RWP_DIR" && npm pack --silent "$REPLAYWEBPAGE" >/dev/null 2>&1 && tar xzf replaywebpage-*.tgz \
+        && rm -f replaywebpage-*.tgz) || echo "warning: could not install $REPLAYWEBPAGE" >&2
 fi
 
 python3 -m ruff check archiver tests benchmarks examples

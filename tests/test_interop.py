@@ -1,7 +1,9 @@
 """Other web-archive tools accept what we write: warcio check, cdxj-indexer, pywb replay.
 
 pywb pins old dependencies, so it lives in its own virtual environment, made
-on first use in .cache/interop-venv (or where ARCHIVER_INTEROP_VENV points).
+on first use in .cache/interop-venv (or where ARCHIVER_INTEROP_VENV points),
+with cdxj-indexer and py-wacz (whose ``wacz validate`` checks our WACZ files);
+made again when that list changes.
 """
 
 from __future__ import annotations
@@ -26,15 +28,15 @@ from warcio.archiveiterator import ArchiveIterator
 pytestmark = pytest.mark.interop
 
 ROOT = Path(__file__).resolve().parent.parent
-INTEROP_PACKAGES = ["pywb==2.10.*", "cdxj-indexer"]
+INTEROP_PACKAGES = ["pywb==2.10.*", "cdxj-indexer", "wacz==0.6.*"]
 
 
 def interop_venv() -> Path:
-    """A virtual environment holding pywb and cdxj-indexer, made once."""
+    """A virtual environment holding pywb, cdxj-indexer and py-wacz, made once."""
     venv = Path(os.environ.get("ARCHIVER_INTEROP_VENV", ROOT / ".cache" / "interop-venv"))
     python = venv / "bin" / "python"
     marker = venv / ".installed"
-    if not marker.exists():
+    if not marker.exists() or marker.read_text() != " ".join(INTEROP_PACKAGES):
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run(
             [str(python), "-m", "pip", "install", "-q", *INTEROP_PACKAGES], check=True, timeout=600

@@ -1,0 +1,256 @@
+"""A snapshot as a WACZ 1.1.1 file: its WARCs, a compressed CDXJ index, its pages and a
+datapackage with the SHA-256 of each, as ReplayWeb.page and py-wacz read it.
+
+Written from what the snapshot knows already: the WARC files are copied as
+they are (ZIP_STORED: each record is its own gzip member, and a reader seeks
+to one by its offset), the index is the snapshot's own sorted CDXJ cut into
+gzip blocks (zipnum.py), the pages and their titles come from the manifest
+(pages.py). Nothing is read twice but the WARCs, hashed as they are copied,
+so memory stays at a block whatever the snapshot's size. The file is written
+under a temporary name beside FILE and renamed when whole.
+
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as folder:
+...     export_wacz(Path(folder), Path(folder) / "x.wacz")
+Traceback (most recent call last):
+...
+archiver.errors.SnapshotError: ... is not a snapshot (no manifest.sqlite3 and crawl.json)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import json
+import os
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from archiver import __version__
+from archiver.errors import ExportError, SnapshotError, SnapshotLocked
+from archiver.export.pages import PAGES_HEADER, snapshot_pages
+from archiver.export.zipnum import DATA_NAME, write_blocks
+from archiver.store.lock import snapshot_lock
+from archiver.store.manifest import Manifest
+from archiver.store.snapshot import Snapshot
+from archiver.warc.cdxj import write_sorted
+from archiver.warc.files import SUFFIX
+
+WACZ_VERSION = "1.1.1"
+COPY_CHUNK = 1024 * 1024
+
+
+@dataclass
+class WaczSummary:
+    """What an export wrote."""
+
+    path: Path
+    warc_files: int = 0
+    pages: int = 0
+    captures: int = 0
+    """CDXJ lines: response and revisit records indexed."""
+    bytes: int = 0
+    """Size of the WACZ file."""
+    seconds: float = 0.0
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    """The datapackage's resources: name, path, hash, bytes."""
+
+    def summary(self) -> str:
+        """One line for the user."""
+        return (
+            f"wrote {self.path}: {self.pages} pages, {self.captures} captures in {self.warc_files} WARC "
+            f"files, {self.bytes / 1024**2:.1f} MiB in {self.seconds:.1f} s"
+        )
+
+
+class _Hashing:
+    """A file-like sink that hashes and counts what passes into a ZIP entry (or nowhere)."""
+
+    def __init__(self, out: IO[bytes] | None = None) -> None:
+        self._out = out
+        self.sha256 = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        self.size += len(data)
+        return self._out.write(data) if self._out is not None else len(data)
+
+
+def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary:
+    """Write the snapshot in ``root`` to the WACZ file ``target`` (replaced only with ``force``).
+
+    Raises SnapshotError when ``root`` is no snapshot or another process writes it,
+    ExportError when ``target`` exists (without ``force``) or cannot be written.
+    """
+    started = time.monotonic()
+    snapshot = Snapshot(root)
+    if not snapshot.is_snapshot():
+        raise SnapshotError(f"{root} is not a snapshot (no manifest.sqlite3 and crawl.json)")
+    if target.exists() and not force:
+        raise ExportError(f"{target} exists; give --force to replace it")
+    if target.is_dir():
+        raise ExportError(f"{target} is a folder; name the .wacz file to write")
+    with _unchanging(snapshot):
+        summary = WaczSummary(target)
+        temporary = _temporary_beside(target)
+        try:
+            with zipfile.ZipFile(temporary, "w", allowZip64=True) as wacz:
+                _write_package(snapshot, wacz, summary)
+            os.replace(temporary, target)
+        except OSError as exc:
+            raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+    summary.bytes = target.stat().st_size
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+@contextlib.contextmanager
+def _unchanging(snapshot: Snapshot) -> Iterator[None]:
+    """Hold the snapshot's writer lock, so no crawl or mirror build changes it meanwhile; a
+    snapshot we may not write (a read-only copy) nobody else writes either."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(snapshot_lock(snapshot.root, "archiver export"))
+        except SnapshotLocked:
+            raise
+        except SnapshotError:
+            pass
+        yield
+
+
+def _temporary_beside(target: Path) -> Path:
+    try:
+        descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from None
+    os.close(descriptor)
+    return Path(name)
+
+
+def _write_package(snapshot: Snapshot, wacz: zipfile.ZipFile, summary: WaczSummary) -> None:
+    """Every part of the package, datapackage.json and its digest last."""
+    for path in sorted(snapshot.warc_dir.glob(f"*{SUFFIX}")):
+        with _read(path) as source:
+            _add(wacz, summary, f"archive/{path.name}", source, stored=True)
+        summary.warc_files += 1
+    # The blocks go to a scratch file first: a ZIP entry's size must be known to choose ZIP64.
+    with _cdxj_lines(snapshot) as lines, tempfile.TemporaryFile() as blocks:
+        idx = write_blocks(_counted(lines, summary), blocks)
+        blocks.seek(0)
+        _add(wacz, summary, f"indexes/{DATA_NAME}", blocks, stored=True)
+    _add_bytes(wacz, summary, "indexes/index.idx", "".join(line + "\n" for line in idx).encode())
+    with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+        first = _add_pages(wacz, summary, manifest)
+    datapackage = _datapackage(snapshot, summary, first)
+    wacz.writestr(_info("datapackage.json"), datapackage)
+    digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(datapackage).hexdigest()}
+    wacz.writestr(_info("datapackage-digest.json"), json.dumps(digest, indent=2).encode())
+
+
+def _read(path: Path) -> IO[bytes]:
+    """``path`` of the snapshot, open to read; SnapshotError if it cannot be (not the target's fault)."""
+    try:
+        return open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise SnapshotError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _info(name: str, stored: bool = False, mtime: float | None = None) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, time.gmtime(mtime)[:6] if mtime else time.gmtime()[:6])
+    info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    return info
+
+
+def _add(wacz: zipfile.ZipFile, summary: WaczSummary, name: str, source: IO[bytes], stored: bool) -> None:
+    """Copy ``source`` into the entry ``name``, hashing it on the way; list it as a resource."""
+    size = os.fstat(source.fileno()).st_size
+    info = _info(name, stored, os.fstat(source.fileno()).st_mtime)
+    info.file_size = size  # so the entry is ZIP64 when it must be
+    with wacz.open(info, "w") as entry:
+        sink = _Hashing(entry)
+        while chunk := source.read(COPY_CHUNK):
+            sink.write(chunk)
+    summary.resources.append(_resource(name, sink))
+
+
+def _add_bytes(wacz: zipfile.ZipFile, summary: WaczSummary, name: str, data: bytes) -> None:
+    wacz.writestr(_info(name), data)
+    sink = _Hashing()
+    sink.write(data)
+    summary.resources.append(_resource(name, sink))
+
+
+def _resource(path: str, sink: _Hashing) -> dict[str, Any]:
+    # Frictionless (which py-wacz validates with) wants lowercase names.
+    return {
+        "name": os.path.basename(path).lower(),
+        "path": path,
+        "hash": "sha256:" + sink.sha256.hexdigest(),
+        "bytes": sink.size,
+    }
+
+
+@contextlib.contextmanager
+def _cdxj_lines(snapshot: Snapshot) -> Iterator[Iterator[str]]:
+    """The snapshot's CDXJ lines in order, without newlines; with the lines a crawl killed
+    before its end left unmerged (index.cdxj.pending), merged in, sorted on disk."""
+    pending = snapshot.index_dir / "index.cdxj.pending"
+    with contextlib.ExitStack() as stack:
+        parts: list[Iterable[str]] = []
+        for path in (snapshot.cdxj_path, pending):
+            if path.exists():
+                parts.append(stack.enter_context(open(path, encoding="utf-8")))
+        lines: Iterable[str] = itertools.chain.from_iterable(parts)
+        if pending.exists():
+            merged = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "index.cdxj"
+            write_sorted((line.rstrip("\n") for line in lines if line.strip()), merged)
+            lines = stack.enter_context(open(merged, encoding="utf-8"))
+        yield (line.rstrip("\n") for line in lines if line.strip())
+
+
+def _counted(lines: Iterator[str], summary: WaczSummary) -> Iterator[str]:
+    for line in lines:
+        summary.captures += 1
+        yield line
+
+
+def _add_pages(wacz: zipfile.ZipFile, summary: WaczSummary, manifest: Manifest) -> dict[str, str] | None:
+    """Write pages/pages.jsonl; returns the first page's url and ts (the main page)."""
+    first = None
+    with wacz.open(_info("pages/pages.jsonl"), "w") as entry:
+        sink = _Hashing(entry)
+        sink.write((json.dumps(PAGES_HEADER) + "\n").encode())
+        for page in snapshot_pages(manifest):
+            first = first or {"url": page.url, "ts": page.ts}
+            sink.write((page.to_json() + "\n").encode("utf-8"))
+            summary.pages += 1
+    summary.resources.append(_resource("pages/pages.jsonl", sink))
+    return first
+
+
+def _datapackage(snapshot: Snapshot, summary: WaczSummary, first: dict[str, str] | None) -> bytes:
+    settings = snapshot.read_crawl_json().get("settings") or {}
+    seeds = settings.get("seeds") or []
+    package: dict[str, Any] = {
+        "profile": "data-package",
+        "resources": summary.resources,
+        "wacz_version": WACZ_VERSION,
+        "software": f"archiver {__version__}",
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "title": "archive of " + " ".join(seeds) if seeds else snapshot.root.name,
+    }
+    if first:
+        package["mainPageURL"] = first["url"]
+        package["mainPageDate"] = first["ts"]
+    return json.dumps(package, indent=2).encode()

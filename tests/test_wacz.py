@@ -1,0 +1,179 @@
+"""archiver export --wacz: the package holds the snapshot's WARCs, its CDXJ in gzip blocks, its pages
+and a datapackage whose hashes hold, written atomically; bad input gets one line."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from demo_site import build_demo_site
+
+from archiver.errors import ExportError, SnapshotError
+from archiver.export.wacz import export_wacz
+from archiver.export.zipnum import write_blocks
+
+
+@pytest.fixture
+async def snapshot(site, run_crawl) -> Path:
+    await build_demo_site(site).start()
+    result = await run_crawl(site.url("/"))
+    return result.snapshot.root
+
+
+def entries(path: Path) -> dict[str, zipfile.ZipInfo]:
+    with zipfile.ZipFile(path) as wacz:
+        return {info.filename: info for info in wacz.infolist()}
+
+
+def read(path: Path, name: str) -> bytes:
+    with zipfile.ZipFile(path) as wacz:
+        return wacz.read(name)
+
+
+async def test_the_package_holds_the_snapshot_and_its_hashes_hold(snapshot, site, tmp_path):
+    target = tmp_path / "demo.wacz"
+    summary = export_wacz(snapshot, target)
+    names = entries(target)
+    warcs = sorted(p.name for p in (snapshot / "warc").glob("*.warc.gz"))
+    assert sorted(names) == sorted(
+        [f"archive/{w}" for w in warcs]
+        + [
+            "indexes/index.cdx.gz",
+            "indexes/index.idx",
+            "pages/pages.jsonl",
+            "datapackage.json",
+            "datapackage-digest.json",
+        ]
+    )
+    # WARCs and the gzip index are stored as they are, so a reader seeks into them.
+    for name in [f"archive/{w}" for w in warcs] + ["indexes/index.cdx.gz"]:
+        assert names[name].compress_type == zipfile.ZIP_STORED, name
+    for w in warcs:
+        assert read(target, f"archive/{w}") == (snapshot / "warc" / w).read_bytes()
+    package = json.loads(read(target, "datapackage.json"))
+    assert package["wacz_version"] == "1.1.1" and package["profile"] == "data-package"
+    assert package["mainPageURL"] == site.url("/")
+    listed = {resource["path"]: resource for resource in package["resources"]}
+    assert set(listed) == set(names) - {"datapackage.json", "datapackage-digest.json"}
+    for path, resource in listed.items():
+        data = read(target, path)
+        assert resource["hash"] == "sha256:" + hashlib.sha256(data).hexdigest(), path
+        assert resource["bytes"] == len(data) and resource["name"] == Path(path).name.lower()
+    digest = json.loads(read(target, "datapackage-digest.json"))
+    assert digest == {
+        "path": "datapackage.json",
+        "hash": "sha256:" + hashlib.sha256(read(target, "datapackage.json")).hexdigest(),
+    }
+    assert (summary.warc_files, summary.bytes) == (len(warcs), target.stat().st_size)
+
+
+async def test_the_index_is_the_snapshots_cdxj_in_blocks(snapshot, tmp_path):
+    target = tmp_path / "demo.wacz"
+    export_wacz(snapshot, target)
+    ours = (snapshot / "indexes" / "index.cdxj").read_text().splitlines()
+    blocks = read(target, "indexes/index.cdx.gz")
+    assert gzip.decompress(blocks).decode().splitlines() == ours
+    idx = read(target, "indexes/index.idx").decode().splitlines()
+    assert json.loads(idx[0].split(" ", 2)[2]) == {"format": "cdxj-gzip-1.0", "filename": "index.cdx.gz"}
+    for line in idx[1:]:
+        key, entry = line.split(" {", 1)
+        entry = json.loads("{" + entry)
+        block = blocks[entry["offset"] : entry["offset"] + entry["length"]]
+        assert entry["digest"] == "sha256:" + hashlib.sha256(block).hexdigest()
+        assert gzip.decompress(block).decode().startswith(key + " ")
+
+
+def test_blocks_of_a_large_index_each_start_at_the_key_the_idx_names(tmp_path):
+    lines = [f"com,h)/p{n:05d} 20260101000000 {{}}" for n in range(2500)]
+    with open(tmp_path / "blocks", "wb") as out:
+        idx = write_blocks(lines, out)
+    data = (tmp_path / "blocks").read_bytes()
+    assert len(idx) == 1 + 3  # the meta line, then 1024 + 1024 + 452 lines
+    assert gzip.decompress(data).decode().splitlines() == lines
+    starts = [json.loads("{" + line.split(" {", 1)[1])["offset"] for line in idx[1:]]
+    assert [line.split(" {")[0] for line in idx[1:]] == [lines[i].split(" {")[0] for i in (0, 1024, 2048)]
+    assert starts[0] == 0 and starts == sorted(starts)
+
+
+async def test_pages_are_the_archived_html_pages_seeds_first_with_their_titles(snapshot, site, tmp_path):
+    target = tmp_path / "demo.wacz"
+    summary = export_wacz(snapshot, target)
+    header, *pages = [json.loads(line) for line in read(target, "pages/pages.jsonl").splitlines()]
+    assert header["format"] == "json-pages-1.0"
+    assert pages[0] == {**pages[0], "url": site.url("/"), "title": "Demo home", "seed": True}
+    titles = {page["url"]: page.get("title") for page in pages}
+    assert titles == {
+        site.url("/"): "Demo home",
+        site.url("/about"): "About",
+        site.url("/docs/"): "Docs",
+        site.url("/docs/page2.html"): "Docs 2",
+        site.url("/frame.html"): "Frame",
+        site.url("/new"): "New",  # where /old's redirects land; the redirects are no pages
+        site.url("/search?q=a%20b&page=2"): "Search",
+    }
+    assert summary.pages == len(pages) == len({page["id"] for page in pages})
+    cdxj = (snapshot / "indexes" / "index.cdxj").read_text()
+    for page in pages:  # each page's ts is the 14 digits of a capture in the index
+        stamp = "".join(ch for ch in page["ts"] if ch.isdigit())[:14]
+        assert f' {stamp} {{"url": "{page["url"]}"' in cdxj
+    # The same export twice gives each page the same id.
+    export_wacz(snapshot, target, force=True)
+    again = [json.loads(line) for line in read(target, "pages/pages.jsonl").splitlines()[1:]]
+    assert [p["id"] for p in again] == [p["id"] for p in pages]
+
+
+async def test_lines_a_killed_crawl_left_unmerged_are_in_the_index(snapshot, tmp_path):
+    index = snapshot / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines()
+    index.write_text("\n".join(lines[::2]) + "\n")
+    (snapshot / "indexes" / "index.cdxj.pending").write_text("\n".join(reversed(lines[1::2])) + "\n")
+    export_wacz(snapshot, tmp_path / "x.wacz")
+    assert gzip.decompress(read(tmp_path / "x.wacz", "indexes/index.cdx.gz")).decode().splitlines() == lines
+
+
+async def test_bad_input_is_refused_and_leaves_nothing_behind(snapshot, tmp_path):
+    target = tmp_path / "out.wacz"
+    with pytest.raises(SnapshotError, match="not a snapshot"):
+        export_wacz(tmp_path / "nothing", target)
+    target.write_bytes(b"old")
+    with pytest.raises(ExportError, match="exists; give --force"):
+        export_wacz(snapshot, target)
+    assert target.read_bytes() == b"old"
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(ExportError, match="cannot write"):
+        export_wacz(snapshot, tmp_path / "a-file" / "x.wacz")
+    with pytest.raises(ExportError, match="is a folder"):
+        export_wacz(snapshot, tmp_path, force=True)
+    # A snapshot file that cannot be read stops the export; FILE stays as it was.
+    (snapshot / "warc" / "zz-gone.warc.gz").symlink_to(tmp_path / "missing")
+    with pytest.raises(SnapshotError, match="cannot read"):
+        export_wacz(snapshot, target, force=True)
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+async def test_the_command_line_says_what_it_wrote_or_why_not_in_one_line(snapshot, tmp_path):
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "archiver", "export", *args], capture_output=True, text=True, timeout=120
+        )
+
+    target = tmp_path / "demo.wacz"
+    done = run(str(snapshot), "--wacz", str(target))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote {target}: 7 pages")
+    for args, message in (
+        ((str(snapshot), "--wacz", str(target)), "exists; give --force to replace it"),
+        ((str(tmp_path / "none"), "--wacz", str(target)), "is not a snapshot"),
+        ((str(snapshot), "--wacz", "/proc/x.wacz"), "cannot write /proc/x.wacz"),
+    ):
+        refused = run(*args)
+        assert refused.returncode == 2, refused
+        assert refused.stderr.count("\n") == 1 and message in refused.stderr, refused.stderr
+    assert run(str(snapshot), "--wacz", str(target), "--force").returncode == 0
