@@ -124,3 +124,20 @@ async def test_with_ignore_robots_and_no_sitemaps_no_robots_txt_is_fetched(site,
     assert not any(
         row.for_crawlers for row in manifest_rows(result.snapshot.root, for_crawlers=True).values()
     )
+
+
+async def test_a_robots_txt_and_sitemap_answered_with_an_html_page_are_no_pages_to_verify(site, run_crawl):
+    """A soft 404: the server answers /robots.txt and /sitemap.xml with its home page. The crawl
+    takes no links from them, and verify does not ask for those links either."""
+    home = "<title>Home</title><a href='/only-linked-from-home'>x</a>"
+    site.file("/robots.txt", home)
+    site.file("/sitemap.xml", home)
+    site.page("/")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    rows = manifest_rows(result.snapshot.root, for_crawlers=True)
+    assert rows[site.url("/robots.txt")].content_type == "text/html"
+    assert site.url("/only-linked-from-home") not in rows and site.hits["/only-linked-from-home"] == 0
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text("snap")
+    assert report.stats["robots.txt and sitemaps kept"] == 2

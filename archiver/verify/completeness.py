@@ -112,6 +112,8 @@ class LinkCheck:
         # Pages in WARC order, so each file is read forward once.
         with WarcReader(warc_dir) as pages, WarcReader(warc_dir) as revisited, WarcReader(warc_dir) as doms:
             for row in manifest.captures():
+                if row.for_crawlers:
+                    report.stats["robots.txt and sitemaps kept"] += 1
                 if row.outcome != FETCHED or not _is_parsed(row):
                     continue
                 key = (row.warc_file or "", row.warc_offset or 0)
@@ -141,8 +143,9 @@ def _check_something_archived(manifest: Manifest, report: Report) -> None:
 
 
 def _is_parsed(row: ManifestRow) -> bool:
-    """True for pages the crawl took links from: 2xx HTML or CSS with a capture."""
-    return is_parsed(row.status, row.content_type) and row.warc_file is not None
+    """True for pages the crawl took links from: 2xx HTML or CSS with a capture. robots.txt and
+    sitemaps are no pages, even one a server answered with an HTML page (a soft 404)."""
+    return is_parsed(row.status, row.content_type) and row.warc_file is not None and not row.for_crawlers
 
 
 def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> None:
