@@ -210,6 +210,27 @@ async def test_a_worker_process_that_dies_is_replaced(caplog) -> None:
     assert workers.done_in_workers >= 2
 
 
+GARBLING_WORKER = (
+    "import sys, time; sys.stdout.buffer.write(bytes(4)); sys.stdout.buffer.flush(); "
+    "sys.stdin.buffer.read(4); sys.stdout.buffer.write(bytes([0, 0, 0, 5]) + b'xxxxx'); "
+    "sys.stdout.buffer.flush(); time.sleep(60)"
+)
+"""Says it is ready, answers the first task with bytes that are no pickle, and reads no more."""
+
+
+async def test_a_worker_whose_answer_cannot_be_read_holds_no_capture(monkeypatch, caplog) -> None:
+    """A capture too large for the pipe's buffers waits for the worker to read it: once the
+    worker's answers cannot be read, the worker is ended, so that capture does not wait forever."""
+    monkeypatch.setattr(workers_module, "WORKER_CODE", GARBLING_WORKER)
+    body = b'<a href="/b">b</a>' + b" " * 1_000_000
+    async with CaptureWorkers(processes=1, start_after=0) as workers:
+        first = await asyncio.wait_for(workers.prepare(page_capture(body), parse=True), 20)
+        assert first.links == {}  # lost with the worker, as the warning says
+        assert "a worker process ended while preparing http://h/a" in caplog.text
+        worker = workers._workers[0]
+    assert worker.process.returncode is not None
+
+
 async def test_captures_arriving_while_a_worker_starts_all_go_to_it() -> None:
     async def links_after(delay: float) -> list[str]:
         await asyncio.sleep(delay)

@@ -253,6 +253,10 @@ class _Worker:
                 if not answer.done():
                     answer.set_result(parsed)
         except Exception as exc:  # EOF, a broken pipe, a garbled answer: no answer will come
+            # Nor will the process read what it is sent: end it, or a capture still being
+            # written to its stdin would wait for the pipe to drain forever, and the crawl with it.
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
             while self.waiting:
                 answer = self.waiting.popleft()
                 if not answer.done():
