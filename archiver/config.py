@@ -311,6 +311,15 @@ class CrawlConfig:
         ),
     )
     """The Chromium to drive (None: the first of browser_pool.CHROMIUM_NAMES on PATH)."""
+    previous: str | None = field(
+        default=None,
+        metadata=option(
+            "re-archive against the snapshot OLD: conditional requests, unchanged payloads stored "
+            "as revisits of OLD's records, and a change report",
+            metavar="OLD",
+        ),
+    )
+    """A previous snapshot of the site; crawl.json keeps its path relative to this one's folder."""
 
     def __post_init__(self) -> None:
         if not self.seeds:
@@ -391,6 +400,9 @@ class CrawlConfig:
                 "give it again with --header"
             )
         values.update(overrides)
+        if isinstance(values.get("previous"), str) and "previous" not in overrides and "output" in values:
+            # crawl.json names it relative to the snapshot's folder (see crawling/run.py).
+            values["previous"] = str(Path(values["output"]) / values["previous"])
         return cls(**values)
 
     def resumed(self, given: dict[str, Any]) -> CrawlConfig:

@@ -240,9 +240,17 @@ class Fetcher:
             session, self._session = self._session, None
             await session.close()
 
-    async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
+    async def fetch(
+        self,
+        url: str,
+        *,
+        referrer: str | None = None,
+        tries: int = 0,
+        conditions: dict[str, str] | None = None,
+    ) -> FetchOutcome:
         """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
-        never raises for network trouble. Cancellation propagates at once.
+        never raises for network trouble. Cancellation propagates at once. ``conditions``: headers
+        of a conditional request (a re-archive's If-None-Match, If-Modified-Since).
 
         A try that failed transiently (no response, a body the peer cut short, a
         --retry-on status) while tries remain gives ``retry_in``: the caller waits
@@ -252,7 +260,7 @@ class Fetcher:
         tries += 1
         last = tries >= self.config.max_tries
         try:
-            capture = await self.fetch_once(url, referrer)
+            capture = await self.fetch_once(url, referrer, conditions=conditions)
         except FetchError as exc:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
@@ -292,7 +300,9 @@ class Fetcher:
             headers["Referer"] = sent_referer
         return headers
 
-    async def fetch_once(self, url: str, referrer: str | None = None) -> Capture:
+    async def fetch_once(
+        self, url: str, referrer: str | None = None, conditions: dict[str, str] | None = None
+    ) -> Capture:
         """One GET of ``url``, bounded as a whole by --timeout; raises FetchError when no
         response comes.
 
@@ -309,6 +319,7 @@ class Fetcher:
             target_url = URL(url, encoded=True)
             proxy, proxy_headers = self._proxies.for_url(target_url)
             headers = self.request_headers(url, referrer)
+            headers.update(conditions or {})
             # Proxy credentials go in the CONNECT request for https, in the request
             # itself for http (never into the WARC: see withheld()).
             https = target_url.scheme == "https"

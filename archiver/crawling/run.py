@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from archiver.config import CrawlConfig
@@ -30,13 +32,14 @@ from archiver.crawling.browser_pool import require_browser
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.crawl_report import summary
 from archiver.crawling.crawler import Crawler
-from archiver.crawling.fetch import Fetcher
+from archiver.crawling.fetch import Fetch, Fetcher
 from archiver.crawling.frontier import SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.politeness import HostPolicy
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
+from archiver.crawling.revisiting import Revisiting
 from archiver.crawling.sitemap_stage import SitemapStage
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, Writer
@@ -47,6 +50,7 @@ from archiver.scope import Scope
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import QUEUED, Manifest, ManifestRow, StoredPayloads, seed_failure
+from archiver.store.previous import Previous, PreviousPayloads, check_previous
 from archiver.store.snapshot import Snapshot
 from archiver.urls import normalize_url
 from archiver.warc.files import WarcFiles
@@ -98,6 +102,8 @@ async def crawl(
     """
     seeds = [normalize_url(seed) for seed in config.seeds]
     chromium = require_browser(config.chromium) if config.browser != NEVER else None
+    if config.previous is not None:
+        check_previous(Path(config.previous), config.output)
     snapshot = Snapshot(config.output)
     if resume:
         snapshot.check_resumable()
@@ -122,15 +128,21 @@ async def _crawl(
     """crawl() once the snapshot is locked."""
     result = CrawlResult(snapshot, CrawlStats())
     # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
-    record = CrawlRecord.start(snapshot, config.to_json(), resume=resume)
+    record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
     with crawl_log(snapshot):
         manifest = Manifest.open(snapshot.manifest_path)
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
-        mirror = LiveMirror(snapshot, manifest, share_pages=config.browser == NEVER) if write_mirror else None
+        # The writer's thread and the fetch's each read the previous snapshot through their own.
+        stored = _previous(config)
+        mirror = (
+            LiveMirror(snapshot, manifest, share_pages=config.browser == NEVER, previous=stored.writer)
+            if write_mirror
+            else None
+        )
         writer = Writer(
             snapshot,
-            _warc_files(config, seeds, snapshot, manifest),
+            _warc_files(config, seeds, snapshot, manifest, stored.writer),
             manifest,
             config.writer_queue_size,
             mirror=mirror,
@@ -139,6 +151,7 @@ async def _crawl(
         frontier = SqliteFrontier(snapshot.frontier_path)
         drafting = (str(snapshot.manifest_path), scope) if mirror is not None else None
         async with (
+            stored,
             frontier,
             Fetcher(config) as fetcher,
             CaptureWorkers(config.worker_processes, mirror=drafting, backlog=frontier.pending) as workers,
@@ -154,9 +167,8 @@ async def _crawl(
                 fetch_robots=recorded.fetch_robots,
                 max_delay=config.max_retry_after,
             )
-            crawler = Crawler(
-                config, frontier, fetcher, writer, scope, result.stats, policy, workers, renderer
-            )
+            fetch = stored.fetch(fetcher)
+            crawler = Crawler(config, frontier, fetch, writer, scope, result.stats, policy, workers, renderer)
             writer.on_commit = crawler.settling.committed
             if renderer is not None:
                 renderer.attach(crawler)
@@ -168,7 +180,9 @@ async def _crawl(
         result.stats.stop_reason = f"write error: {writer.error}"
     if mirror is not None and not result.interrupted:
         try:
-            result.mirror = await asyncio.to_thread(mirror.finish)
+            with _previous(config) as finishing:
+                mirror.previous = finishing.writer
+                result.mirror = await asyncio.to_thread(mirror.finish)
         except WriteError as exc:
             result.stats.stop_reason = f"write error: {exc}"
     with Manifest.open(snapshot.manifest_path) as manifest:
@@ -181,6 +195,18 @@ async def _crawl(
         stats={k: v for k, v in result.totals.items() if k != "errors"},
     )
     return result
+
+
+def _settings(config: CrawlConfig) -> dict[str, Any]:
+    """The settings for crawl.json: a previous snapshot is named relative to this one's folder
+    when it can be, so the two can move together."""
+    settings = config.to_json()
+    if config.previous is not None:
+        old, new = os.path.abspath(config.previous), os.path.abspath(config.output)
+        with contextlib.suppress(ValueError):  # another drive (Windows): the absolute path
+            old = os.path.relpath(old, new)
+        settings["previous"] = old
+    return settings
 
 
 @contextlib.asynccontextmanager
@@ -204,7 +230,47 @@ async def _renderer(
         yield renderer
 
 
-def _warc_files(config: CrawlConfig, seeds: list[str], snapshot: Snapshot, manifest: Manifest) -> WarcFiles:
+class _PreviousSnapshots:
+    """The previous snapshot of a re-archive, opened once for the writer's thread and once for
+    the fetch's (neither shares a SQLite connection or a file across threads); empty otherwise."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.writer = Previous(root) if root is not None else None
+        self._for_fetch = Previous(root) if root is not None else None
+        self._revisiting: Revisiting | None = None
+
+    def fetch(self, fetcher: Fetcher) -> Fetch:
+        """The crawl's Fetch: conditional requests when there is a previous snapshot."""
+        if self._for_fetch is None:
+            return fetcher
+        self._revisiting = Revisiting(fetcher, self._for_fetch)
+        return self._revisiting
+
+    def __enter__(self) -> _PreviousSnapshots:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._revisiting is not None:
+            self._revisiting.close()
+        for previous in (self.writer, self._for_fetch):
+            if previous is not None:
+                previous.close()
+
+    async def __aenter__(self) -> _PreviousSnapshots:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.__exit__()
+
+
+def _previous(config: CrawlConfig) -> _PreviousSnapshots:
+    return _PreviousSnapshots(Path(config.previous) if config.previous is not None else None)
+
+
+def _warc_files(
+    config: CrawlConfig, seeds: list[str], snapshot: Snapshot, manifest: Manifest, previous: Previous | None
+) -> WarcFiles:
+    payloads = StoredPayloads(manifest)
     return WarcFiles(
         snapshot.warc_dir,
         config.warc_prefix,
@@ -214,7 +280,7 @@ def _warc_files(config: CrawlConfig, seeds: list[str], snapshot: Snapshot, manif
             "description": "crawl of " + " ".join(seeds),
             "http-header-user-agent": config.user_agent,
         },
-        payloads=StoredPayloads(manifest),
+        payloads=PreviousPayloads(payloads, previous) if previous is not None else payloads,
     )
 
 

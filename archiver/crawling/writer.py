@@ -247,7 +247,8 @@ class Writer:
                 row.url,
                 written.date,
                 mime="warc/revisit" if written.record_type == "revisit" else mime_type(row.content_type),
-                status=row.status,
+                # A 304's revisit says 304, as an indexer reading the record would.
+                status=304 if item.capture.not_modified else row.status,
                 digest=written.payload_digest,
                 length=written.length,
                 offset=written.offset,

@@ -31,6 +31,7 @@ from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import FETCHED, IS_REDIRECT, Manifest, ManifestRow
+from archiver.store.previous import open_previous
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
 
@@ -97,7 +98,11 @@ class _Builder:
         self.manifest = manifest
         self.stats = MirrorStats()
         self.files = RecordFiles(
-            WarcReader(snapshot.warc_dir), manifest, LocalPaths(manifest.connection), self.stats
+            WarcReader(snapshot.warc_dir),
+            manifest,
+            LocalPaths(manifest.connection),
+            self.stats,
+            open_previous(snapshot),
         )
         self.planned = 0
 
@@ -221,6 +226,7 @@ class _Builder:
             self.manifest,
             LocalPaths(self.manifest.connection),
             self.stats,
+            open_previous(self.snapshot),
         )
         try:
             failed = self.build(root, part, parts)
@@ -229,7 +235,7 @@ class _Builder:
         else:
             sender.send(("ok", self.stats, failed))
         finally:
-            self.files.records.close()
+            self.files.close()
             self.manifest.close()
 
 
@@ -272,7 +278,7 @@ def rebuild(
             logs = logs[:1]
             failed = builder.build(build_root)
     finally:
-        builder.files.records.close()
+        builder.files.close()
     _remove(old_root)
     if snapshot.mirror_dir.is_symlink():
         snapshot.mirror_dir.unlink()

@@ -32,6 +32,7 @@ from archiver.mirror.rewrite import Memo, Resolver, rewrite_css_bytes, rewrite_h
 from archiver.mirror.scripts import neutralise_scripts
 from archiver.paths import url_to_path
 from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.previous import Previous
 from archiver.store.stored import payload_record
 from archiver.warc.dom import page_of
 from archiver.warc.reader import WarcReader
@@ -188,13 +189,26 @@ class RecordFiles:
     it refers to), rewriting with ``resolve``; counts them in ``stats``."""
 
     def __init__(
-        self, records: WarcReader, manifest: Manifest, resolve: Resolver, stats: MirrorStats
+        self,
+        records: WarcReader,
+        manifest: Manifest,
+        resolve: Resolver,
+        stats: MirrorStats,
+        previous: Previous | None = None,
     ) -> None:
+        """``previous``: the snapshot a re-archive's revisits may refer to."""
         self.records = records
+        self.previous = previous
         self.manifest = manifest
         self.resolve = resolve
         self.stats = stats
         self.memo = Memo()
+
+    def close(self) -> None:
+        """Close the WARC files read (and the previous snapshot's); safe to call twice."""
+        self.records.close()
+        if self.previous is not None:
+            self.previous.close()
 
     def write(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
         """Write the mirror file of the capture of ``row`` at ``path`` (a page rendered in a
@@ -202,7 +216,7 @@ class RecordFiles:
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             self._write_rendered(files, row, path)
             return
-        stored, own_headers = payload_record(self.manifest, self.records, row)
+        stored, own_headers = payload_record(self.manifest, self.records, row, self.previous)
         content_type = own_headers.get_header("Content-Type") if own_headers else None
         # A revisit's own headers say how its (identical, still encoded) payload was encoded.
         encoding = own_headers.get_header("Content-Encoding") if own_headers else None

@@ -26,6 +26,7 @@ from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
 from archiver.mirror.plan import PathPlan, coding_of, payload_key
 from archiver.store.manifest import FETCHED, Manifest, ManifestRow
+from archiver.store.previous import Previous
 from archiver.store.snapshot import Snapshot
 from archiver.warc.capture import Capture
 from archiver.warc.reader import WarcReader
@@ -37,9 +38,18 @@ PENDING = "mirror_pending"
 class LiveMirror:
     """The writer's side of the mirror: place(), then finish() once the crawl is done."""
 
-    def __init__(self, snapshot: Snapshot, manifest: Manifest, *, share_pages: bool = True) -> None:
-        """``share_pages``: False when the crawl renders pages in a browser (see plan.payload_key)."""
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        manifest: Manifest,
+        *,
+        share_pages: bool = True,
+        previous: Previous | None = None,
+    ) -> None:
+        """``share_pages``: False when the crawl renders pages in a browser (see plan.payload_key).
+        ``previous``: a re-archive's previous snapshot, whose unchanged files are linked, not written."""
         self.snapshot = snapshot
+        self.previous = previous
         self.share_pages = share_pages
         db = manifest.connection
         # Captures stored by a crawl that did not write its mirror as it went (an older
@@ -84,6 +94,8 @@ class LiveMirror:
                     self.stats.count(mime, size)
                     if draft.guesses:
                         self._pending(row.url, json.dumps(draft.guesses, separators=(",", ":")))
+            elif (linked := self._linked(row, placed.path)) is not None:
+                self.stats.count(mime, linked)
             else:
                 capture.body.seek(0)
                 decoding = decoded(chunks_of(capture.body), encoding)
@@ -94,6 +106,18 @@ class LiveMirror:
             self.stats.errors.append(f"{row.url}: {exc}")
             self.failed.append(placed.path)
         return placed.path
+
+    def _linked(self, row: ManifestRow, path: str) -> int | None:
+        """The size of the previous snapshot's file of ``row``, unchanged, linked (or copied) at
+        ``path``; None when there is none to take (a page or stylesheet is always written: its
+        links may have changed)."""
+        if self.previous is None:
+            return None
+        found = self.previous.mirror_file(row.url, row.payload_digest)
+        if found is None:
+            return None
+        source, sha256, size = found
+        return self.output.link(path, source, sha256, size)
 
     def rendered(self, url: str) -> None:
         """Note that the page of ``url`` was rendered in a browser: its file is written from its DOM
@@ -115,7 +139,7 @@ class LiveMirror:
             written = MirrorStats()
             output = MirrorOutput(self.snapshot.mirror_dir, manifest.record_mirror_file)
             with WarcReader(self.snapshot.warc_dir) as records:
-                files = RecordFiles(records, manifest, final, written)
+                files = RecordFiles(records, manifest, final, written, self.previous)
                 pages = manifest.connection.execute(
                     f"SELECT p.url, p.guesses FROM {PENDING} AS p JOIN urls ON urls.url = p.url "
                     "ORDER BY urls.local_path"

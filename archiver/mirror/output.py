@@ -10,9 +10,11 @@ writer as it goes, or through a log of JSON lines per process of a rebuild
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -35,20 +37,47 @@ class MirrorOutput:
         self._folders: set[str] = set()
         self._record = record
 
-    def write(
-        self, relative: str, chunks: Iterable[bytes], note: Callable[[], str | None] | None = None
-    ) -> int:
-        """Write one file from ``chunks`` and log it; returns the bytes written.
-
-        ``note`` is asked once the chunks are written (what they met is known by then).
-        """
+    def _target(self, relative: str) -> Path:
+        """Where ``relative`` goes, its folder made (never through a symbolic link)."""
         folder, _, name = relative.rpartition("/")
         if folder not in self._folders:
             safe_join(self.root, relative).parent.mkdir(parents=True, exist_ok=True)
             if len(self._folders) >= KNOWN_FOLDERS:
                 self._folders.clear()
             self._folders.add(folder)
-        target = safe_join(self.root / folder, name) if folder else safe_join(self.root, name)
+        return safe_join(self.root / folder, name) if folder else safe_join(self.root, name)
+
+    def link(self, relative: str, source: Path, sha256: str, size: int) -> int | None:
+        """Make ``relative`` the file ``source`` (another snapshot's, recorded as ``sha256`` and
+        ``size``): a hard link where the file system allows, else a copy; returns its size, or
+        None (nothing made) if ``source`` no longer holds what was recorded."""
+        target = self._target(relative)
+        try:
+            if not source.is_file() or source.is_symlink() or file_digest(source) != (sha256, size):
+                return None
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+            try:
+                os.link(source, target)
+            except OSError:  # another file system, or one without hard links
+                shutil.copyfile(source, target, follow_symlinks=False)
+        except OSError:
+            return None
+        self._record(MirrorFile(relative, sha256, size, None))
+        return size
+
+    def write(
+        self, relative: str, chunks: Iterable[bytes], note: Callable[[], str | None] | None = None
+    ) -> int:
+        """Write one file from ``chunks`` and log it; returns the bytes written.
+
+        ``note`` is asked once the chunks are written (what they met is known by then). A file
+        already there is replaced, never written through: it may be a link to another
+        snapshot's file (see link()).
+        """
+        target = self._target(relative)
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
         digest = hashlib.sha256()
         written = 0

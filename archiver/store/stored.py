@@ -1,7 +1,8 @@
 """A captured URL read back from the snapshot: the record holding its payload, revisits followed.
 
 The mirror builds its files from these, and a browser rendering a page is
-answered from them for every URL the crawl has captured already.
+answered from them for every URL the crawl has captured already. A revisit of
+a re-archive may refer to a record of the previous snapshot (store/previous.py).
 """
 
 from __future__ import annotations
@@ -9,14 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.previous import Previous
 from archiver.warc.reader import WarcReader
+from archiver.warc.records import NOT_MODIFIED_PROFILE
 
 
-def payload_record(manifest: Manifest, records: WarcReader, row: ManifestRow) -> tuple[Any, Any]:
-    """(record holding the payload, the row's own HTTP headers) of a response or revisit row.
+def payload_record(
+    manifest: Manifest, records: WarcReader, row: ManifestRow, previous: Previous | None = None
+) -> tuple[Any, Any]:
+    """(record holding the payload, the HTTP headers that describe it) of a response or revisit row.
 
-    A revisit's payload is that of the response it refers to, which must be
-    a whole stored response with the same digest; raises ValueError if not.
+    A revisit's payload is that of the response it refers to, which must be a
+    whole stored response with the same digest, in this snapshot or in
+    ``previous``; raises ValueError if not. Its headers are the revisit's own,
+    but for a 304's revisit (server-not-modified), whose headers are the 304's:
+    the original's then say how the payload is encoded.
     """
     assert row.warc_file is not None and row.warc_offset is not None
     record = records.record(row.warc_file, row.warc_offset, row.warc_length)
@@ -24,16 +32,24 @@ def payload_record(manifest: Manifest, records: WarcReader, row: ManifestRow) ->
         return record, record.http_headers
     http_headers = record.http_headers
     refers_to = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
+    refers_date = record.rec_headers.get_header("WARC-Refers-To-Date")
     original = manifest.get(refers_to) if refers_to else None
     if (
-        original is None
-        or original.record_type != "response"
-        or not original.warc_file
-        or original.payload_digest != row.payload_digest
-        or original.warc_offset is None
+        original is not None
+        and original.record_type == "response"
+        and original.warc_file
+        and original.payload_digest == row.payload_digest
+        and original.warc_offset is not None
     ):
-        raise ValueError(f"revisit of {refers_to}: no stored response with its payload")
-    return (
-        records.record(original.warc_file, original.warc_offset, original.warc_length),
-        http_headers,
-    )
+        payload = records.record(original.warc_file, original.warc_offset, original.warc_length)
+    else:
+        earlier = previous.at(refers_to, refers_date) if previous and refers_to and refers_date else None
+        if earlier is None or earlier.payload_digest != row.payload_digest:
+            raise ValueError(f"revisit of {refers_to}: no stored response with its payload")
+        assert earlier.row.warc_file is not None and earlier.row.warc_offset is not None
+        payload = earlier.snapshot.records.record(
+            earlier.row.warc_file, earlier.row.warc_offset, earlier.row.warc_length
+        )
+    if record.rec_headers.get_header("WARC-Profile") == NOT_MODIFIED_PROFILE:
+        http_headers = payload.http_headers
+    return payload, http_headers

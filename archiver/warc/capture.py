@@ -8,6 +8,20 @@ from typing import IO
 
 
 @dataclass(frozen=True)
+class NotModified:
+    """A server's 304 to a conditional request: what the revisit record of a re-archive keeps."""
+
+    status_line: str
+    """e.g. '304 Not Modified'."""
+    headers: list[tuple[str, str]]
+    """The 304's headers, as received."""
+    refers_to_uri: str
+    """WARC-Target-URI of the response record (in a previous snapshot) holding the payload."""
+    refers_to_date: str
+    """Its WARC-Date."""
+
+
+@dataclass(frozen=True)
 class Capture:
     """One HTTP exchange, ready to be written as a request/response pair."""
 
@@ -29,6 +43,10 @@ class Capture:
     ip_address: str | None = None
     truncated: str | None = None
     """Why the body was cut short, as WARC-Truncated says it: length, time or disconnect."""
+    not_modified: NotModified | None = None
+    """Set when the server answered 304: the status, headers and body above are then those of
+    the stored response it confirmed (so the page is parsed and mirrored as usual), and the
+    WARC keeps the 304 as a server-not-modified revisit."""
 
     @property
     def status(self) -> int:

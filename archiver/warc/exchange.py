@@ -82,6 +82,25 @@ def revisit_record(capture: Capture, record_id: str, refers_to_uri: str, refers_
     return records.encode_record(fields, records.RESPONSE_TYPE, response_head(capture))
 
 
+def not_modified_record(capture: Capture, record_id: str) -> bytes:
+    """The server-not-modified revisit of a 304 (``capture.not_modified``): the 304's own head,
+    referring to the stored response whose payload (``capture.payload_digest``) it confirmed."""
+    answer = capture.not_modified
+    assert answer is not None
+    fields = [
+        *_common_fields(capture),
+        ("WARC-Type", "revisit"),
+        ("WARC-Record-ID", record_id),
+        ("WARC-Target-URI", capture.url),
+        ("WARC-Profile", records.NOT_MODIFIED_PROFILE),
+        ("WARC-Refers-To-Target-URI", answer.refers_to_uri),
+        ("WARC-Refers-To-Date", answer.refers_to_date),
+        ("WARC-Payload-Digest", capture.payload_digest),
+    ]
+    head = records.http_head(f"{capture.http_version} {answer.status_line}", archived_headers(answer.headers))
+    return records.encode_record(fields, records.RESPONSE_TYPE, head)
+
+
 def response_fields(capture: Capture, record_id: str) -> records.Fields:
     """The WARC fields of the response record of ``capture`` (digests and length come later)."""
     fields = [*_common_fields(capture), ("WARC-Payload-Digest", capture.payload_digest)]
@@ -99,8 +118,12 @@ def encode_exchange(capture: Capture, make_id: Callable[[], str] = records.new_r
     """The response and request records of ``capture``, encoded; reads its body to the end.
 
     Pure CPU work on values: a worker process can do it before the writer appends.
+    A 304 (``capture.not_modified``) is its server-not-modified revisit.
     """
     response_id = make_id()
+    if capture.not_modified is not None:
+        response = not_modified_record(capture, response_id)
+        return Exchange(response_id, response, request_record(capture, response_id, make_id()))
     response = records.encode_record(
         response_fields(capture, response_id), records.RESPONSE_TYPE, response_head(capture), capture.body
     )

@@ -28,7 +28,14 @@ from archiver import __version__
 from archiver.errors import WriteError
 from archiver.warc import records
 from archiver.warc.capture import Capture
-from archiver.warc.exchange import Exchange, request_record, response_fields, response_head, revisit_record
+from archiver.warc.exchange import (
+    Exchange,
+    not_modified_record,
+    request_record,
+    response_fields,
+    response_head,
+    revisit_record,
+)
 from archiver.warc.records import warc_date
 
 SUFFIX = ".warc.gz"
@@ -171,13 +178,21 @@ class WarcFiles:
         """Write a response (or revisit) record and its request record for ``capture``.
 
         ``exchange``: the two records already encoded (by a worker process); a
-        payload stored before still makes the response a revisit.
+        payload stored before still makes the response a revisit. A 304 (``capture.not_modified``)
+        is a server-not-modified revisit.
         """
         self._ensure_open()
         date = warc_date(capture.date)
-        previous = self._payloads.find(capture.payload_digest)
-        revisit = previous is not None and capture.body_length > 0 and not capture.truncated
-        if revisit:
+        not_modified = capture.not_modified is not None
+        previous = None if not_modified else self._payloads.find(capture.payload_digest)
+        revisit = not_modified or (previous is not None and capture.body_length > 0 and not capture.truncated)
+        if not_modified:
+            response_id = exchange.response_id if exchange else self._make_id()
+            offset, length = self._append(
+                exchange.response if exchange else not_modified_record(capture, response_id)
+            )
+            request = exchange.request if exchange else None
+        elif revisit:
             assert previous is not None
             response_id = exchange.response_id if exchange else self._make_id()
             offset, length = self._append(revisit_record(capture, response_id, *previous))

@@ -47,6 +47,7 @@ RESPONSE_TYPE = "application/http; msgtype=response"
 REQUEST_TYPE = "application/http; msgtype=request"
 WARC_FIELDS_TYPE = "application/warc-fields"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 EMPTY_PAYLOAD_DIGEST = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
 """sha1 of no bytes: the payload digest of a request without a body."""
 

@@ -1,0 +1,93 @@
+"""The fetch of a re-archive: conditional requests built from a previous snapshot's records.
+
+``Revisiting`` wraps the Fetcher behind the same seam. A URL the previous
+snapshot archived whole with a 200 is asked for with the validators its
+record kept (If-None-Match from the ETag, If-Modified-Since from
+Last-Modified). A 304 comes back as a capture holding the stored response's
+status, headers and payload, read from the previous snapshot, with the 304
+itself in ``not_modified``: the crawler parses the page and follows its links
+as if it had been sent again, the mirror writes it, and the WARC keeps the
+304 as a server-not-modified revisit of the stored record. A 200 whose
+payload the previous snapshot holds becomes a revisit in the writer
+(store/previous.py PreviousPayloads).
+
+The previous snapshot is read in one thread of its own: its SQLite
+connection and WARC file handle are never used by two threads at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from archiver.crawling.fetch import Fetcher, FetchOutcome
+from archiver.store.manifest import ManifestRow
+from archiver.store.previous import READ_ERRORS, Previous
+from archiver.warc.capture import Capture, NotModified
+
+
+class Revisiting:
+    """A Fetch that asks the server whether what ``previous`` holds changed; see the module docstring."""
+
+    def __init__(self, fetcher: Fetcher, previous: Previous) -> None:
+        self.fetcher = fetcher
+        self.previous = previous
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="previous")
+        self.not_modified = 0
+        """304s answered (each stored as a server-not-modified revisit)."""
+
+    def close(self) -> None:
+        """Stop the thread that reads the previous snapshot; safe to call twice."""
+        self._thread.shutdown(wait=True)
+
+    async def _in_thread(self, function: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
+
+    async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
+        """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch)."""
+        found: tuple[ManifestRow, dict[str, str]] | None = await self._in_thread(
+            self.previous.validators, url
+        )
+        if found is None:
+            return await self.fetcher.fetch(url, referrer=referrer, tries=tries)
+        row, conditions = found
+        outcome = await self.fetcher.fetch(url, referrer=referrer, tries=tries, conditions=conditions)
+        capture = outcome.capture
+        if capture is None or capture.status != 304 or outcome.error:
+            return outcome
+        confirmed: Capture | None = await self._in_thread(self._confirmed, capture, row)
+        capture.body.close()
+        if confirmed is None:
+            # The stored record cannot be read back after all: ask for the page itself.
+            return await self.fetcher.fetch(url, referrer=referrer, tries=outcome.tries)
+        self.not_modified += 1
+        return dataclasses.replace(outcome, capture=confirmed)
+
+    def _confirmed(self, answer: Capture, row: ManifestRow) -> Capture | None:
+        """The capture of a 304 to a conditional request for ``row``: the stored response's status,
+        headers and payload, with the 304 kept in ``not_modified``. None if it cannot be read."""
+        assert row.payload_digest is not None
+        original = self.previous.original(row.payload_digest)
+        if original is None:
+            return None
+        try:
+            status_line, headers = original.http_head()
+            body = original.payload()
+        except READ_ERRORS:
+            return None
+        length = body.seek(0, 2)
+        body.seek(0)
+        return dataclasses.replace(
+            answer,
+            status_line=status_line,
+            response_headers=headers,
+            body=body,
+            body_length=length,
+            payload_digest=original.payload_digest,
+            truncated=None,
+            not_modified=NotModified(
+                answer.status_line, answer.response_headers, original.url, original.date
+            ),
+        )
