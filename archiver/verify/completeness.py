@@ -32,6 +32,7 @@ from archiver.store.manifest import (
     ManifestRow,
     seed_failure,
 )
+from archiver.store.previous import Previous
 from archiver.verify.integrity import PARSE_ERRORS, Records
 from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (
@@ -44,6 +45,7 @@ from archiver.verify.report import (
 )
 from archiver.warc.dom import DOM_CONTENT_TYPE
 from archiver.warc.reader import WarcReader
+from archiver.warc.records import NOT_MODIFIED_PROFILE
 
 RECORDED_CACHE = 1 << 16
 """URLs whose manifest lookup is remembered (links repeat from page to page)."""
@@ -76,6 +78,8 @@ class LinkCheck:
         self.recorded = lru_cache(maxsize=RECORDED_CACHE)(lambda url: manifest.get(url) is not None)
         self.handed_over = False
         """True once a scan handed pages to page(): finish() then reads back only the others."""
+        self.previous: Previous | None = None
+        """A re-archive's previous snapshot, where its revisits' originals may be."""
 
     @staticmethod
     def wants(status: int | None, mime: str) -> bool:
@@ -120,7 +124,7 @@ class LinkCheck:
                 found = records.get(key)
                 handed = found is not None and found.record_type == "response" and key not in deferred
                 if found is not None and not (handed and self.handed_over):
-                    body, content_type = _read_page(found, records, pages, revisited)
+                    body, content_type = _read_page(found, records, pages, revisited, self.previous)
                     if body is not None:
                         _check_links(row, body, content_type, self.recorded, self.scope, report)
                 if row.dom_warc_file is not None:
@@ -214,11 +218,17 @@ def _read_dom(row: ManifestRow, records: Records, doms: WarcReader) -> bytes | N
 
 
 def _read_page(
-    entry: RecordEntry, records: Records, pages: WarcReader, revisited: WarcReader
+    entry: RecordEntry,
+    records: Records,
+    pages: WarcReader,
+    revisited: WarcReader,
+    previous: Previous | None = None,
 ) -> tuple[bytes | None, str | None]:
     """The decoded body of an archived page and its Content-Type; None if it cannot be read.
 
-    A damaged record is left out: the integrity check has reported it.
+    A damaged record is left out: the integrity check has reported it. A revisit's payload is
+    its original's, here or in the ``previous`` snapshot of a re-archive; a 304's revisit takes
+    its original's headers too (its own are the 304's).
     """
     if not entry.intact:
         return None, None
@@ -229,11 +239,22 @@ def _read_page(
             return None, None
         payload = stored.raw_stream
         if entry.record_type == "revisit":
-            key = records.response_at(*(entry.refers_to or ("", "")))
+            refers_to = entry.refers_to or ("", "")
+            key = records.response_at(*refers_to)
             original = records.get(key) if key else None
-            if original is None or not original.intact:
+            earlier = previous.at(*refers_to) if original is None and previous is not None else None
+            if original is not None and original.intact:
+                payload_record = revisited.record(original.file, original.offset)
+            elif earlier is not None and earlier.row.warc_file and earlier.row.warc_offset is not None:
+                where = (earlier.row.warc_file, earlier.row.warc_offset)
+                payload_record = earlier.snapshot.records.record(*where)
+            else:
                 return None, None
-            payload = revisited.record(original.file, original.offset).raw_stream
+            payload = payload_record.raw_stream
+            if stored.rec_headers.get_header("WARC-Profile") == NOT_MODIFIED_PROFILE:
+                http = payload_record.http_headers
+                if http is None:
+                    return None, None
         # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
         body = decode_stream(payload, http.get_header("Content-Encoding")).body
     except (OSError, WarcDamage, *PARSE_ERRORS):

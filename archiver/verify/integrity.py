@@ -19,6 +19,7 @@ from warcio.statusandheaders import StatusAndHeadersParserException
 
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
+from archiver.verify.earlier import EarlierRecords
 from archiver.verify.record_index import RecordEntry, RecordIndex
 from archiver.verify.report import (
     CORRUPT_GZIP,
@@ -91,6 +92,8 @@ class WarcScan:
         """Requests whose response was not met yet: WARC-Concurrent-To -> (where, url)."""
         self._loader = ArcWarcRecordLoader(verify_http=False)
         self._name = ""
+        self.earlier: EarlierRecords | None = None
+        """Where revisits of a re-archive are followed when their original is not here."""
 
     def scan(self, paths: Iterable[Path]) -> None:
         """Check every file, then what spans files (pairs, revisits)."""
@@ -287,7 +290,8 @@ class WarcScan:
             )
 
     def finish(self) -> None:
-        """Checks that need every file read: unpaired records, revisits' originals."""
+        """Checks that need every file read: unpaired records, revisits' originals (in a previous
+        snapshot too: see ``earlier``)."""
         for where, url in self._requests.values():
             self.report.add(UNPAIRED_RECORD, where, f"request for {url} has no response")
         for where, url in self._responses.values():
@@ -303,6 +307,8 @@ class WarcScan:
             original = self.records.get(key) if key is not None else None
             digest = original.payload_digest if original is not None else None
             where = f"{entry.file}@{entry.offset}"
+            if digest is None and self.earlier is not None and self.earlier.check(entry, where):
+                continue
             if digest is None:
                 self.report.add(
                     DANGLING_REVISIT,

@@ -51,6 +51,12 @@ UNPAIRED_RECORD = _kind(
 DANGLING_REVISIT = _kind(
     "dangling_revisit", INTEGRITY, "revisit whose original record is missing or has another digest"
 )
+MISSING_PREVIOUS = _kind(
+    "missing_previous",
+    INTEGRITY,
+    "previous snapshot that revisits refer to is not there (the mirror stands alone; replay of the "
+    "WARC files needs both)",
+)
 
 MISSING_MANIFEST = _kind("missing_manifest", CONSISTENCY, "manifest.sqlite3 missing or unreadable")
 MISSING_WARC_FILE = _kind("missing_warc_file", CONSISTENCY, "manifest names a WARC file that does not exist")

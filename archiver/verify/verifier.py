@@ -32,6 +32,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
 from archiver.verify.completeness import LinkCheck, crawl_scope
 from archiver.verify.consistency import check_cdxj, check_manifest
+from archiver.verify.earlier import EarlierRecords
 from archiver.verify.integrity import WarcScan, warc_files
 from archiver.verify.mirror_files import check_mirror_files
 from archiver.verify.mirror_links import check_mirror as check_mirror_links
@@ -79,8 +80,11 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         # The mirror's checks read only the manifest and mirror/: another process runs them
         # meanwhile (on a second core), while this one reads the WARC files.
         mirror = _MirrorChecks.start(snapshot) if check_mirror else None
+        earlier = EarlierRecords.of(snapshot, report)
         try:
             scan = WarcScan(report, records, links.page, links.wants)
+            scan.earlier = earlier
+            links.previous = earlier.previous if earlier is not None else None
             scan.scan(paths)
             report.checks.append(CONSISTENCY)
             check_manifest(
@@ -95,6 +99,8 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
             report.checks.append(COMPLETENESS)
             links.finish(records, snapshot.warc_dir, scan.deferred)
         finally:
+            if earlier is not None:
+                earlier.close()
             if mirror is not None:
                 report.checks.append(MIRROR)
                 report.merge(mirror.result())
