@@ -161,8 +161,8 @@ def _password_from_environment(settings: dict[str, Any], seeds: Sequence[str]) -
 
 
 def _check_files(config: CrawlConfig) -> None:
-    """Refuse a --ca-bundle or --cookies-file that is not a file, and a --browser with no
-    Playwright or Chromium to drive, before a snapshot is made.
+    """Refuse a --ca-bundle or --cookies-file that is not a file, a --browser with no
+    Playwright or Chromium to drive, and a --previous that is no snapshot, before a snapshot is made.
 
     Here and not in CrawlConfig, which looks at no disk; the fetcher reports a file it cannot read.
     """
@@ -173,6 +173,10 @@ def _check_files(config: CrawlConfig) -> None:
         from archiver.crawling.browser_pool import require_browser
 
         require_browser(config.chromium)  # the error says what to install
+    if config.previous is not None:
+        from archiver.store.previous import check_previous
+
+        check_previous(Path(config.previous), config.output)
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
@@ -365,6 +369,34 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_PROBLEMS
 
 
+def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:
+    p = sub.add_parser(
+        "diff",
+        help="say what changed between two snapshots: new, changed, unchanged and gone URLs",
+        description="Compare two snapshots' manifests. A URL is archived in a snapshot when it "
+        "has a record in its WARC files; new: archived in NEW only; gone: archived in OLD, not "
+        "in NEW; unchanged: archived in both with the same status, payload and redirect "
+        "target; changed: archived in both, and one of those differs.",
+    )
+    p.add_argument("old", type=Path, help="the earlier snapshot folder")
+    p.add_argument("new", type=Path, help="the later snapshot folder")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (every URL of each kind)")
+    p.set_defaults(parser=p, func=cmd_diff)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """archiver diff: print the change report; 0 once printed."""
+    from archiver.store.changes import Changes
+    from archiver.store.snapshot import Snapshot
+
+    old, new = Snapshot(args.old).manifest_path, Snapshot(args.new).manifest_path
+    with Changes(old, new) as changes:
+        report = changes.json_text if args.json else changes.text
+        for piece in report(str(args.old), str(args.new)):
+            sys.stdout.write(piece if args.json else piece + "\n")
+    return EXIT_OK
+
+
 def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     p = sub.add_parser(
         "serve",
@@ -445,6 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_crawl(sub)
     _add_mirror(sub)
     _add_verify(sub)
+    _add_diff(sub)
     _add_serve(sub)
     _add_export(sub)
     return parser

@@ -19,11 +19,15 @@ from archiver.content import HTML_TYPES, mime_type
 from archiver.errors import SnapshotError
 from archiver.paths import quote_segment
 from archiver.request_headers import shown_settings
+from archiver.store.changes import Changes
 from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
+from archiver.store.previous import previous_path
 from archiver.store.snapshot import Snapshot
 
 MAX_SKIPPED_LISTED = 5000
 """Skipped URLs listed in the index at most (all are in the manifest)."""
+CHANGES_LISTED = 200
+"""URLs of each kind of change a re-archive's index lists at most (archiver diff lists all)."""
 
 
 def _load_template(name: str) -> str | None:
@@ -128,7 +132,22 @@ def _context(snapshot: Snapshot, manifest: Manifest) -> dict[str, Any]:
         "skipped": manifest.rows(SKIPPED, limit=MAX_SKIPPED_LISTED),
         "skipped_total": outcomes.get(SKIPPED, 0),
         "max_skipped": MAX_SKIPPED_LISTED,
+        "changes": _changes(snapshot),
     }
+
+
+def _changes(snapshot: Snapshot) -> dict[str, Any] | None:
+    """The change report of a re-archive (the first CHANGES_LISTED URLs of each kind), or None
+    when the snapshot is not one, or its previous snapshot is gone."""
+    previous = previous_path(snapshot)
+    if previous is None or not Snapshot(previous).manifest_path.is_file():
+        return None
+    try:
+        with Changes(Snapshot(previous).manifest_path, snapshot.manifest_path) as changes:
+            shown = os.path.relpath(previous, snapshot.root)  # as crawl.json names it, no local path
+            return {"previous": shown, **changes.summary(CHANGES_LISTED)}
+    except SnapshotError:
+        return None
 
 
 def write_index(snapshot: Snapshot, manifest: Manifest) -> None:

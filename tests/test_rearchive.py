@@ -1,0 +1,227 @@
+"""Re-archiving a site against its previous snapshot (crawl --previous OLD), with a local server.
+
+The site changes between the two crawls: a page changes, one is removed, one
+is added, the rest stays. Served with validators (ETag, Last-Modified) the
+unchanged URLs come back as 304s; served without, as 200s whose payloads OLD
+holds. Either way they are revisits in NEW referring to OLD's records, the
+change report is exact, both snapshots verify, and NEW's mirror stands alone
+once OLD is deleted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from archiver.cli import main
+from archiver.store.changes import Changes
+from archiver.verify.report import DANGLING_REVISIT, MISSING_PREVIOUS
+from archiver.verify.verifier import verify_snapshot
+from archiver.warc.reader import WarcReader
+from archiver.warc.records import NOT_MODIFIED_PROFILE, REVISIT_PROFILE
+from tests.conftest import Site, manifest_rows
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+LAST_MODIFIED = "Mon, 02 Mar 2026 10:00:00 GMT"
+
+
+class ChangingSite:
+    """The pages of the site as they stand, served with or without validators; counts the
+    conditional requests and the 304s answered."""
+
+    def __init__(self, site: Site, validators: bool) -> None:
+        self.site = site
+        self.validators = validators
+        self.pages: dict[str, tuple[bytes, str, dict[str, str]]] = {}
+        self.conditional: list[str] = []
+        self.not_modified: list[str] = []
+
+    def put(self, path: str, body: bytes, content_type: str, **headers: str) -> None:
+        self.pages[path] = (body, content_type, headers)
+
+    def page(self, path: str, links: list[str], text: str = "") -> None:
+        anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
+        html = (
+            f'<!doctype html><html><head><title>{path}</title><link rel="stylesheet" href="/style.css">'
+            f'</head><body><img src="/logo.png">{text}{anchors}</body></html>'
+        )
+        self.put(path, html.encode(), "text/html; charset=utf-8")
+
+    def remove(self, path: str) -> None:
+        del self.pages[path]
+
+    async def serve(self, request: web.Request) -> web.StreamResponse:
+        found = self.pages.get(request.path)
+        if found is None:
+            return web.Response(status=404, text="gone", content_type="text/plain")
+        body, content_type, extra = found
+        headers = {"Content-Type": content_type, **extra}
+        if self.validators:
+            headers["ETag"] = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
+            headers["Last-Modified"] = LAST_MODIFIED
+            asked = request.headers.get("If-None-Match")
+            if asked or request.headers.get("If-Modified-Since"):
+                self.conditional.append(request.path)
+            if asked == headers["ETag"]:
+                self.not_modified.append(request.path)
+                return web.Response(status=304, headers={"ETag": headers["ETag"]})
+        return web.Response(body=body, headers=headers)
+
+
+async def built_site(site: Site, validators: bool) -> ChangingSite:
+    pages = ChangingSite(site, validators)
+    pages.page("/", ["/same", "/changed", "/gone"])
+    pages.page("/same", ["/"], "always the same")
+    pages.page("/changed", ["/"], "first version")
+    pages.page("/gone", ["/"], "removed before the second crawl")
+    pages.put("/style.css", b"body { background: url(/logo.png) }", "text/css")
+    # Stored gzipped: the 304 path must mirror it from OLD's payload decoded with OLD's headers.
+    pages.put("/logo.png", gzip.compress(PNG, mtime=0), "image/png", **{"Content-Encoding": "gzip"})
+    site.routes = {path: pages.serve for path in ("/", "/same", "/changed", "/gone", "/new", "/style.css")}
+    site.routes["/logo.png"] = pages.serve
+    await site.start()
+    return pages
+
+
+def change_site(pages: ChangingSite) -> None:
+    pages.page("/", ["/same", "/changed", "/new"])
+    pages.page("/changed", ["/"], "second version")
+    pages.remove("/gone")
+    pages.page("/new", ["/"], "added before the second crawl")
+
+
+def host(site: Site) -> str:
+    """The mirror's folder of the site's host (its port after a '+')."""
+    return site.host.replace(":", "+")
+
+
+def warc_record(snapshot: Path, url: str) -> tuple[dict[str, str], str]:
+    """The WARC headers and HTTP status line of the response or revisit record of ``url``."""
+    row = manifest_rows(snapshot)[url]
+    assert row.warc_file is not None and row.warc_offset is not None
+    with WarcReader(snapshot / "warc") as reader:
+        record = reader.record(row.warc_file, row.warc_offset)
+        return dict(record.rec_headers.headers), record.http_headers.statusline
+
+
+@pytest.mark.parametrize("validators", [True, False], ids=["304", "digest"])
+async def test_rearchive_stores_revisits_of_the_unchanged_and_reports_changes(
+    site, run_crawl, tmp_path, validators
+):
+    pages = await built_site(site, validators)
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    change_site(pages)
+    result = await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    assert not result.interrupted
+
+    unchanged = {site.url(p) for p in ("/same", "/style.css", "/logo.png")}
+    old_rows, new_rows = manifest_rows(old), manifest_rows(new)
+    for url in unchanged:
+        assert new_rows[url].record_type == "revisit", url
+        assert new_rows[url].status == 200 and new_rows[url].payload_digest == old_rows[url].payload_digest
+        headers, status = warc_record(new, url)
+        # Each refers to OLD's response record: its URL and date.
+        assert headers["WARC-Refers-To-Target-URI"] == url
+        assert headers["WARC-Refers-To-Date"] == old_rows[url].fetched_at
+        assert headers["WARC-Payload-Digest"] == old_rows[url].payload_digest
+        if validators:
+            assert headers["WARC-Profile"] == NOT_MODIFIED_PROFILE
+            assert status.startswith("304")
+        else:
+            assert headers["WARC-Profile"] == REVISIT_PROFILE
+            assert status.startswith("200")
+    for path in ("/", "/changed", "/new"):
+        assert new_rows[site.url(path)].record_type == "response", path
+    if validators:
+        # Every URL OLD archived was asked for conditionally; those unchanged answered 304.
+        assert sorted(set(pages.conditional)) == ["/", "/changed", "/logo.png", "/same", "/style.css"]
+        assert sorted(pages.not_modified) == ["/logo.png", "/same", "/style.css"]
+    else:
+        assert pages.conditional == []
+
+    with Changes(old / "manifest.sqlite3", new / "manifest.sqlite3") as changes:
+        # robots.txt is archived too (a 404 here, the same both times).
+        assert changes.counts() == {"new": 1, "changed": 2, "unchanged": 4, "gone": 1}
+        assert list(changes.urls("new")) == [site.url("/new")]
+        assert list(changes.urls("changed")) == [site.url("/"), site.url("/changed")]
+        assert set(changes.urls("unchanged")) == unchanged | {site.url("/robots.txt")}
+        assert list(changes.urls("gone")) == [site.url("/gone")]
+
+    for snapshot in (old, new):
+        report = verify_snapshot(snapshot)
+        assert report.ok, report.render_text(str(new))
+    assert verify_snapshot(new).stats["revisits of the previous snapshot"] == 4  # robots.txt too
+
+    # NEW's mirror holds every page and file, unchanged ones linked from OLD's where possible.
+    mirror = new / "mirror" / host(site)
+    assert (mirror / "logo.png").read_bytes() == PNG
+    assert (mirror / "same.html").read_text().count("always the same") == 1
+    assert (mirror / "logo.png").stat().st_ino == (old / "mirror" / host(site) / "logo.png").stat().st_ino
+    assert "second version" in (mirror / "changed.html").read_text()
+    index = (new / "index.html").read_text()
+    assert "Changes since the previous snapshot" in index and site.url("/gone") in index
+
+    # OLD deleted: NEW's mirror stands alone, its WARC side says plainly what it lacks.
+    shutil.rmtree(old)
+    report = verify_snapshot(new)
+    assert set(report.counts) == {MISSING_PREVIOUS}, report.render_text(str(new))
+    assert DANGLING_REVISIT not in report.counts
+    assert "4 revisits refer to records of this snapshot" in report.render_text(str(new))
+    assert (mirror / "logo.png").read_bytes() == PNG
+    assert (mirror / "same.html").is_file()
+
+
+async def test_mirror_rebuild_of_a_rearchive_reads_old_payloads(site, run_crawl, tmp_path):
+    """archiver mirror NEW rebuilds the unchanged pages from OLD's records (a 304 keeps no body)."""
+    pages = await built_site(site, validators=True)
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    change_site(pages)
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    before = (new / "mirror" / host(site) / "same.html").read_bytes()
+    assert main(["mirror", str(new)]) == 0
+    assert (new / "mirror" / host(site) / "same.html").read_bytes() == before
+    assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
+    # The rebuild replaced NEW's linked file: OLD's is untouched.
+    assert (old / "mirror" / host(site) / "logo.png").read_bytes() == PNG
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))
+    report = verify_snapshot(old)
+    assert report.ok, report.render_text(str(new))
+
+
+async def test_diff_command_text_and_json(site, run_crawl, tmp_path, capsys):
+    pages = await built_site(site, validators=False)
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    change_site(pages)
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    capsys.readouterr()
+    assert main(["diff", str(old), str(new)]) == 0
+    text = capsys.readouterr().out
+    assert "1 new, 2 changed, 4 unchanged, 1 gone" in text
+    assert f"new  {site.url('/new')}" in text and f"gone  {site.url('/gone')}" in text
+    assert main(["diff", str(old), str(new), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"] == {"new": 1, "changed": 2, "unchanged": 4, "gone": 1}
+    assert report["gone"] == [site.url("/gone")]
+    unchanged = ("/logo.png", "/robots.txt", "/same", "/style.css")
+    assert sorted(report["unchanged"]) == sorted(site.url(p) for p in unchanged)
+
+
+def test_previous_that_is_not_a_snapshot_is_one_line(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    new, empty = str(tmp_path / "new"), str(tmp_path / "empty")
+    code = main(["crawl", "http://127.0.0.1:9/", "-o", new, "--previous", empty])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "not a snapshot" in err
+    assert not (tmp_path / "new").exists()
+    assert main(["diff", str(tmp_path / "nothing"), empty]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
