@@ -14,6 +14,7 @@ elsewhere), then renders index.html. The result is byte for byte what
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
@@ -90,7 +91,10 @@ class LiveMirror:
                 if draft is None or draft.path != placed.path:
                     self._pending(row.url, None)  # written at the end
                 else:
-                    size = self.output.write(placed.path, (draft.body,), lambda: draft.note)
+                    same = hashlib.sha256(draft.body).hexdigest() if self.previous is not None else None
+                    size = self._linked(row, placed.path, same) if draft.note is None else None
+                    if size is None:
+                        size = self.output.write(placed.path, (draft.body,), lambda: draft.note)
                     self.stats.count(mime, size)
                     if draft.guesses:
                         self._pending(row.url, json.dumps(draft.guesses, separators=(",", ":")))
@@ -107,14 +111,14 @@ class LiveMirror:
             self.failed.append(placed.path)
         return placed.path
 
-    def _linked(self, row: ManifestRow, path: str) -> int | None:
+    def _linked(self, row: ManifestRow, path: str, written: str | None = None) -> int | None:
         """The size of the previous snapshot's file of ``row``, unchanged, linked (or copied) at
-        ``path``; None when there is none to take (a page or stylesheet is always written: its
-        links may have changed)."""
+        ``path``; None when there is none to take. ``written``: the SHA-256 of the file a page
+        or stylesheet is rewritten to (its links may have changed): linked only when the same."""
         if self.previous is None:
             return None
         found = self.previous.mirror_file(row.url, row.payload_digest)
-        if found is None:
+        if found is None or (written is not None and written != found[1]):
             return None
         source, sha256, size = found
         return self.output.link(path, source, sha256, size)
