@@ -453,3 +453,40 @@ def test_the_memo_remembers_a_local_path_without_its_fragment_and_changes_nothin
     assert b'href="a.html#x"' in alone and b'href="a.html#y"' in alone
     assert b'href="http://h/b.html#x"' in alone and b'href="http://h/b.html"' in alone
     assert len(memo.references) <= 4  # a.html once, and each absolute reference as written
+
+
+class Guessing:
+    """A resolver that guesses every answer, as LocalPaths does for a URL not fetched yet."""
+
+    def __init__(self) -> None:
+        self.guessed = 0
+        self.asked: list[str] = []
+        self.notes: list[tuple[str, str | None]] = []
+
+    def __call__(self, url: str) -> str | None:
+        self.asked.append(url)
+        self.guessed += 1
+        return "h/" + url.rpartition("/")[2] + ".html"
+
+    def noted(self, guesses) -> None:
+        self.notes.extend(guesses)
+
+
+def test_the_memo_remembers_guesses_with_the_guesses_they_took() -> None:
+    """Early in a crawl most links are guesses: a page's navigation, met again on its neighbour,
+    is taken from the memo, and the guesses it took are handed back, so the page is still
+    checked at the end of the crawl."""
+    import archiver.mirror.rewrite as rewrite_module
+
+    resolve = Guessing()
+    memo = Memo()
+    doc = b'<a href="/next">n</a><img src="/logo">'
+    first = rewrite_html(doc, "http://h/a", None, resolve, "h/a.html", memo)
+    again = rewrite_html(doc, "http://h/b", None, resolve, "h/b.html", memo)
+    assert first == again == b'<a href="next.html">n</a><img src="logo.html">'
+    assert resolve.asked == ["http://h/next", "http://h/logo"]  # once each
+    assert resolve.notes == [("http://h/next", "h/next.html"), ("http://h/logo", "h/logo.html")]
+    for n in range(rewrite_module.GUESSES_KEPT_FOR):  # then forgotten: asked again
+        rewrite_html(b"<p>", f"http://h/{n}", None, resolve, f"h/{n}.html", memo)
+    rewrite_html(doc, "http://h/c", None, resolve, "h/c.html", memo)
+    assert resolve.asked[2:] == ["http://h/next", "http://h/logo"]

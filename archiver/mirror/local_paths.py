@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import sqlite3
+from collections.abc import Iterable
 
 from archiver.paths import guessed_type, url_to_path
 from archiver.redirects import follow_chain
@@ -51,7 +52,7 @@ class LocalPaths:
         self.guesses: dict[str, str | None] = {}
         """URL -> what was answered for it, for each answer that may still change (guessing)."""
         self.guessed = 0
-        """Answers given so far that were guesses (the rewriter's memo keeps none of them)."""
+        """Answers given so far that were guesses (the rewriter's memo keeps them apart)."""
         self._final: collections.OrderedDict[str, str | None] = collections.OrderedDict()
         self._own: tuple[str, str] | None = None
 
@@ -62,6 +63,12 @@ class LocalPaths:
         """
         self._own = (url, path)
         self.guesses = {}
+
+    def noted(self, guesses: Iterable[tuple[str, str | None]]) -> None:
+        """Note guesses given before for another page, which the rewriter's memo used again."""
+        for url, path in guesses:
+            self.guessed += 1
+            self.guesses[url] = path
 
     def __call__(self, url: str) -> str | None:
         if self._own is not None and url == self._own[0]:

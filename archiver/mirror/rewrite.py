@@ -47,7 +47,8 @@ from archiver.urls import absolute_url, try_normalize
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None. A resolver
 with a ``guessed`` count (mirror.local_paths.LocalPaths while the crawl runs) says which of its
-answers may still change: those are never remembered in a Memo."""
+answers may still change: those are remembered apart, with the guesses, which a memo hit hands
+back to the resolver's ``noted()``, and for GUESSES_KEPT_FOR documents at most."""
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -87,7 +88,11 @@ class _Element:
 
 MEMO_SIZE = 5_000
 """Entries a memo table keeps (the most recently used): bounded memory, still most hits."""
+GUESSES_KEPT_FOR = 100
+"""Documents after which a memo forgets what it remembered of guesses: a guess made stale by the
+crawl meanwhile is still right (each page is checked at the end), but may cost a page's rewrite."""
 _Edits = tuple[tuple[int, int, str], ...]
+_Guesses = tuple[tuple[str, "str | None"], ...]
 _Key = TypeVar("_Key")
 _Value = TypeVar("_Value")
 
@@ -101,13 +106,29 @@ class Memo:
     on the document's folder, so both are remembered per (base URL's folder,
     document's folder): a reference's replacement, and a whole start tag's
     edits. References without a path (``?q``, ``#f``, empty) depend on the whole
-    base URL: they, and the tags holding one, are never remembered; nor is what
-    the resolver only guessed (a link to a URL the crawl has not fetched yet).
+    base URL: they, and the tags holding one, are never remembered. What the
+    resolver only guessed (a link to a URL the crawl has not fetched yet) is
+    remembered in tables of its own with the guesses it took, handed back to
+    the resolver at each use, and forgotten every GUESSES_KEPT_FOR documents.
     """
 
     def __init__(self) -> None:
         self.references: _Recent[tuple[str, str, str], tuple[str | None, bool]] = _Recent()
         self.tags: _Recent[tuple[str, str, str, str], _Edits] = _Recent()
+        self.guessed_references: _Recent[tuple[str, str, str], tuple[tuple[str | None, bool], _Guesses]]
+        self.guessed_tags: _Recent[tuple[str, str, str, str], tuple[_Edits, _Guesses]]
+        self.documents = 0
+        self._forget_guesses()
+
+    def begin_document(self) -> None:
+        """Count a document; every GUESSES_KEPT_FOR, forget what was remembered of guesses."""
+        self.documents += 1
+        if self.documents % GUESSES_KEPT_FOR == 0:
+            self._forget_guesses()
+
+    def _forget_guesses(self) -> None:
+        self.guessed_references = _Recent()
+        self.guessed_tags = _Recent()
 
 
 class _Recent(collections.OrderedDict[_Key, _Value]):
@@ -139,7 +160,19 @@ class _Linker:
         """How many references so far depended on the whole base URL (no path of their own)."""
         self.guesses = 0
         """How many references so far the resolver only guessed (see Resolver)."""
+        self.guessed: list[tuple[str, str | None]] = []
+        """Those guesses: (URL, the answer)."""
         self._base = ("", ("", ""))
+        if memo is not None:
+            memo.begin_document()
+
+    def replay(self, guesses: _Guesses) -> None:
+        """Hand back to the resolver the guesses a remembered answer took (a memo hit)."""
+        self.guesses += len(guesses)
+        self.guessed.extend(guesses)
+        noted = getattr(self.resolve, "noted", None)
+        if noted is not None:
+            noted(guesses)
 
     def base_contexts(self, base: str) -> tuple[str, str]:
         """links.base_contexts(base): (origin, folder), worked out once per document (its
@@ -178,14 +211,20 @@ class _Linker:
         whole_key = (key[0], key[1], value)
         found = memo.references.find(whole_key)
         if found is None:
-            guesses = self.guesses
+            guessed = memo.guessed_references.find(whole_key)
+            if guessed is not None:
+                self.replay(guessed[1])
+                return guessed[0]
+            mark = len(self.guessed)
             found = self._work_out(value, base)
-            if self.guesses == guesses:
+            if len(self.guessed) == mark:
                 if found[1]:
                     path = found[0] or ""
                     memo.references.keep(key, (path[: len(path) - len(fragment) - len(hash_sign)], True))
                 else:
                     memo.references.keep(whole_key, found)
+            else:
+                memo.guessed_references.keep(whole_key, (found, tuple(self.guessed[mark:])))
         return found
 
     def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
@@ -198,6 +237,7 @@ class _Linker:
         target = self.resolve(url)
         if getattr(self.resolve, "guessed", 0) != guessed:
             self.guesses += 1
+            self.guessed.append((url, target))
         if target is None:
             absolute = absolute_url(reference, base)
             return (absolute if absolute is not None and absolute != value else None), False
@@ -356,10 +396,17 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: _Linker, view: Vi
     key = (raw, link.base_folder(base), link.here_folder, view.encoding)
     found = link.memo.tags.find(key)
     if found is None:
-        whole_base_uses, guesses = link.whole_base_uses, link.guesses
+        guessed = link.memo.guessed_tags.find(key)
+        if guessed is not None:
+            link.replay(guessed[1])
+            return guessed[0]
+        whole_base_uses, mark = link.whole_base_uses, len(link.guessed)
         found = tuple(_tag_edits(tag, raw, base, link, view))
-        if link.whole_base_uses == whole_base_uses and link.guesses == guesses:
-            link.memo.tags.keep(key, found)
+        if link.whole_base_uses == whole_base_uses:
+            if len(link.guessed) == mark:
+                link.memo.tags.keep(key, found)
+            else:
+                link.memo.guessed_tags.keep(key, (found, tuple(link.guessed[mark:])))
     return found
 
 
