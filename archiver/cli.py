@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +36,24 @@ def parse_size(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (use e.g. 500K, 10M, 1G)") from None
+
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of '90', '30s', '10m', '2h' or '1h30m'.
+
+    >>> parse_duration("1h30m"), parse_duration("90"), parse_duration("2.5m")
+    (5400.0, 90.0, 150.0)
+    """
+    text = text.strip().lower()
+    found = _DURATION.fullmatch(text)
+    unitless = found is not None and found.group(3) and (found.group(1) or found.group(2))
+    if not text or found is None or not any(found.groups()) or (unitless and text[-1] != "s"):
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (use e.g. 90, 30s, 10m, 2h, 1h30m)")
+    hours, minutes, seconds = (float(part or 0) for part in found.groups())
+    return hours * 3600 + minutes * 60 + seconds
 
 
 def parse_header(text: str) -> tuple[str, str]:
@@ -74,6 +93,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "regex": str,
     "host": str,
     "statuses": parse_statuses,
+    "duration": parse_duration,
 }
 _REPEATED = frozenset({"header", "cookie", "resolve", "regex", "host"})
 PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"

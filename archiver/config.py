@@ -16,6 +16,7 @@ from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
 BROWSER_MODES = ("never", "auto", "always")
+LOG_FORMATS = ("text", "json")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"
 DEFAULT_RETRY_ON = (429, 502, 503, 504)
 """Answers that say "not now": a 500 is the server's answer, recorded as it is (as wget does)."""
@@ -132,6 +133,16 @@ class CrawlConfig:
             default_text="no limit",
         ),
     )
+    max_time: float | None = field(
+        default=None,
+        metadata=option(
+            "stop this run after DURATION (90, 30s, 10m, 2h, 1h30m), cleanly: --resume continues it",
+            kind="duration",
+            metavar="DURATION",
+            default_text="no limit",
+        ),
+    )
+    """Seconds a run may last before it stops as a signal would stop it (each run its own)."""
     concurrency: int = field(default=16, metadata=option("fetch workers", metavar="N"))
     host_concurrency: int | None = field(
         default=None,
@@ -159,6 +170,14 @@ class CrawlConfig:
         ),
     )
     """Read the sitemaps of the seeds' hosts, and queue the URLs they list (in scope)."""
+    log_format: str = field(
+        default="text",
+        metadata=option(
+            "logs/crawl.log as lines of text, or as one JSON object a line",
+            kind="choice",
+            choices=LOG_FORMATS,
+        ),
+    )
     max_redirects: int = field(default=10, metadata=option("longest redirect chain", metavar="N"))
     max_tries: int = field(
         default=4,
@@ -345,6 +364,10 @@ class CrawlConfig:
             raise ConfigError("timeouts must be positive")
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.warc_prefix):
             raise ConfigError("--warc-prefix may hold only letters, digits, '.', '_' and '-'")
+        if self.max_time is not None and not 0 < self.max_time <= 366 * 86_400:
+            raise ConfigError("--max-time must be more than 0 s and at most a year")
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
         if self.browser not in BROWSER_MODES:
             raise ConfigError(f"--browser must be one of {', '.join(BROWSER_MODES)}")
         if self.browser_tabs < 1 or self.browser_timeout <= 0:

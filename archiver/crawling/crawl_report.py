@@ -3,7 +3,6 @@ and the progress line, as text (the CLI prints them)."""
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from typing import Any
 
@@ -11,6 +10,10 @@ from archiver.crawling.stats import CrawlStats
 from archiver.store.manifest import FAILED, FETCHED, FOR_CRAWLERS, QUEUED, REDIRECTED, SKIPPED, Manifest
 
 MAX_ERRORS_SHOWN = 20
+HTTP_ERROR = "COALESCE(status, 0) >= 400 AND NOT truncated"
+"""A whole answer the server gave with a 4xx or 5xx status (the row may be fetched or failed)."""
+NO_ANSWER = f"outcome = 'failed' AND NOT ({HTTP_ERROR})"
+"""A fetch that failed otherwise: no response at all, a body cut short, a redirect loop."""
 
 
 def human_bytes(count: float) -> str:
@@ -30,10 +33,17 @@ def summary(manifest: Manifest) -> dict[str, Any]:
     """
     pages = f"NOT {FOR_CRAWLERS}"
     by_outcome = manifest.count_by("outcome", where=pages)
+    # Two kinds of trouble, told apart: the server answered with an error status (a dead
+    # link, a 500), or the fetch got no whole answer (no response, a body cut short).
     errors = [
         (row.url, row.reason or "")
-        for row in itertools.islice(manifest.rows(FAILED, where=pages), MAX_ERRORS_SHOWN)
+        for row in manifest.rows(FAILED, where=f"{pages} AND ({NO_ANSWER})", limit=MAX_ERRORS_SHOWN)
     ]
+    http_errors = [
+        (row.url, row.status or 0)
+        for row in manifest.rows(where=f"{pages} AND {HTTP_ERROR}", limit=MAX_ERRORS_SHOWN)
+    ]
+    http_by_status = manifest.count_by("status", where=f"{pages} AND {HTTP_ERROR}")
     by_status = Counter(manifest.count_by("status", captured=True, where=pages))
     by_type = Counter(
         {
@@ -54,6 +64,9 @@ def summary(manifest: Manifest) -> dict[str, Any]:
         "by_content_type": dict(by_type.most_common()),
         "skip_reasons": dict(Counter(row.reason or "" for row in manifest.rows(SKIPPED)).most_common()),
         "errors": errors,
+        "no_answer": sum(manifest.count_by("outcome", where=f"{pages} AND ({NO_ANSWER})").values()),
+        "http_errors": http_errors,
+        "http_error_count": sum(http_by_status.values()),
         "for_crawlers": {"robots.txt": kept.get("robots", 0), "sitemaps": kept.get("sitemap", 0)},
     }
 
@@ -80,12 +93,29 @@ def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
         lines.append("also kept: " + ", ".join(f"{k}: {v}" for k, v in kept.items()))
     if totals["skip_reasons"]:
         lines.append("skipped:   " + ", ".join(f"{k}: {v}" for k, v in totals["skip_reasons"].items()))
+    if stats.stop_reason:
+        lines.append(f"stopped:   {stats.stop_reason} (resumable)")
+    shown = totals.get("http_errors", [])
+    if shown:
+        lines.append(f"HTTP errors: {totals['http_error_count']} answers with a 4xx or 5xx status:")
+        lines.extend(f"  {status}  {url}" for url, status in shown)
+        if totals["http_error_count"] > len(shown):
+            lines.append(f"  ... and {totals['http_error_count'] - len(shown)} more (see manifest)")
     if totals["errors"]:
-        lines.append("errors:")
+        count = totals.get("no_answer", len(totals["errors"]))
+        lines.append(
+            f"failed:    {count} fetches got no whole answer (no response, a body cut short, a loop):"
+        )
         lines.extend(f"  {url}  {why}" for url, why in totals["errors"])
-        if totals["failed"] > len(totals["errors"]):
-            lines.append(f"  ... and {totals['failed'] - len(totals['errors'])} more (see manifest)")
+        if count > len(totals["errors"]):
+            lines.append(f"  ... and {count - len(totals['errors'])} more (see manifest)")
     return "\n".join(lines)
+
+
+def has_errors(totals: dict[str, Any]) -> bool:
+    """True if a page got an answer with an error status, or no whole answer (the crawl is
+    complete, with errors: its own exit code)."""
+    return bool(totals.get("http_error_count") or totals.get("no_answer"))
 
 
 def progress_line(stats: CrawlStats, queued: int) -> str:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from archiver.config import CrawlConfig
 from archiver.content import HTML_TYPES, is_parsed, mime_type
+from archiver.crawling import log as crawl_log
 from archiver.crawling.capture_workers import Prepare
 from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
@@ -253,18 +254,12 @@ class Crawler:
             finally:
                 self.stats.in_flight -= 1
         if outcome.retry_in is not None:
-            log.info(
-                "try %d of %s failed (%s); next in %.1f s",
-                outcome.tries,
-                item.url,
-                outcome.error,
-                outcome.retry_in,
-            )
+            crawl_log.retrying(item.url, outcome.tries, outcome.error, outcome.retry_in)
             self._try_again(dataclasses.replace(item, tries=outcome.tries), outcome.retry_in)
             return
         if outcome.capture is None:
             self.stats.failed += 1
-            log.info("failed %s after %d tries: %s", item.url, outcome.tries, outcome.error)
+            crawl_log.failed(item.url, outcome.tries, outcome.error)
             row = self._row(item, FAILED, reason=outcome.error, tries=outcome.tries)
             await self.writer.put(WriteItem(row))
             return
@@ -279,7 +274,7 @@ class Crawler:
         self.stats.fetched += 1
         self.stats.bytes += capture.body_length
         self._bytes_done += capture.body_length
-        log.info("%d %s %d %s", status, mime_type(content_type) or "-", capture.body_length, item.url)
+        crawl_log.fetched(item.url, status, mime_type(content_type), capture.body_length, outcome.error)
         facts = dict(
             tries=outcome.tries,
             status=status,

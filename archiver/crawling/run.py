@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,9 @@ from archiver.warc.files import WarcFiles
 
 PROGRESS_EVERY = 0.5
 """Seconds between two calls of a crawl's progress callback."""
+
+MAX_TIME_STOP = "--max-time reached"
+"""The start of the stop reason of a run that lasted its --max-time."""
 
 ProgressCallback = Callable[[CrawlStats, int], None]
 """Called every PROGRESS_EVERY seconds while a crawl runs, with its stats and the URLs queued."""
@@ -129,7 +132,7 @@ async def _crawl(
     result = CrawlResult(snapshot, CrawlStats())
     # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
     record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
-    with crawl_log(snapshot):
+    with crawl_log(snapshot, config.log_format):
         manifest = Manifest.open(snapshot.manifest_path)
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
@@ -175,7 +178,8 @@ async def _crawl(
             if resume:
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
-            await _run(crawler, writer, seeds, progress, stop, sitemaps)
+            with _max_time(stop, config.max_time) as stopping:
+                await _run(crawler, writer, seeds, progress, stopping, sitemaps)
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
     if mirror is not None and not result.interrupted:
@@ -207,6 +211,30 @@ def _settings(config: CrawlConfig) -> dict[str, Any]:
             old = os.path.relpath(old, new)
         settings["previous"] = old
     return settings
+
+
+@contextlib.contextmanager
+def _max_time(
+    stop: asyncio.Future[str] | None, max_time: float | None
+) -> Iterator[asyncio.Future[str] | None]:
+    """``stop``, or one that --max-time gives its reason once the run has lasted that long,
+    while the block runs: the run then stops as a signal stops it (it takes no more work,
+    writes what it holds, and can be resumed)."""
+    if max_time is None:
+        yield stop
+        return
+    loop = asyncio.get_running_loop()
+    timed: asyncio.Future[str] = stop if stop is not None else loop.create_future()
+
+    def time_is_up() -> None:
+        if not timed.done():
+            timed.set_result(f"{MAX_TIME_STOP} after {max_time:g} s")
+
+    timer = loop.call_later(max_time, time_is_up)
+    try:
+        yield timed
+    finally:
+        timer.cancel()
 
 
 @contextlib.asynccontextmanager
