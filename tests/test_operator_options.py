@@ -11,8 +11,9 @@ from aiohttp import web
 from conftest import manifest_rows
 from raw_server import RawRequest, RawServer, reset
 
-from archiver.crawling.crawl_report import has_errors, render_report
+from archiver.crawling.crawl_report import render_report
 from archiver.crawling.run import MAX_TIME_STOP
+from archiver.store.totals import has_errors
 
 PAGES = 40
 

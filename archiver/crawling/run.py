@@ -30,7 +30,6 @@ from archiver.config import CrawlConfig
 from archiver.crawling import resume as resuming
 from archiver.crawling.browser_pool import require_browser
 from archiver.crawling.capture_workers import CaptureWorkers
-from archiver.crawling.crawl_report import summary
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetch, Fetcher
 from archiver.crawling.frontier import SqliteFrontier
@@ -52,6 +51,7 @@ from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import QUEUED, Manifest, ManifestRow, StoredPayloads, seed_failure
 from archiver.store.previous import Previous, PreviousPayloads, check_previous
 from archiver.store.snapshot import Snapshot
+from archiver.store.totals import summary
 from archiver.urls import normalize_url
 from archiver.warc.files import WarcFiles
 

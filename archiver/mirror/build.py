@@ -9,7 +9,7 @@ received, content-encoding undone). It builds into a fresh folder that
 replaces mirror/ at the end, so a rebuild never mixes old files with new, and
 a crash leaves the previous mirror in place. It renders index.html last. Its
 summary is a line such as 'mirror: 212 files (180 pages, 3 stylesheets, 29
-other), 4.1 MB, 37 redirects; 0 errors; 0.8 s'.
+other), 3.9 MiB, 37 redirects; 0 errors; 0.8 s'.
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from archiver.mirror.plan import coding_of
 from archiver.mirror.rewrite import Memo, Resolver, rewrite_css_bytes, rewrite_html
 from archiver.mirror.scripts import neutralise_scripts
 from archiver.paths import url_to_path
+from archiver.sizes import human_bytes
 from archiver.store.manifest import Manifest, ManifestRow
 from archiver.store.previous import Previous
 from archiver.store.stored import payload_record
@@ -92,7 +93,7 @@ class MirrorStats:
         rewritten = f", {self.rewritten} pages written again at the end" if self.rewritten else ""
         line = (
             f"mirror: {self.files} files ({self.pages} pages, {self.stylesheets} stylesheets, "
-            f"{self.other} other), {self.bytes / 1e6:.1f} MB, {self.redirects} redirects, "
+            f"{self.other} other), {human_bytes(self.bytes)}, {self.redirects} redirects, "
             f"{self.shared} shared{rewritten}; "
             f"{len(self.errors)} errors; {self.seconds:.1f} s"
         )
