@@ -8,8 +8,10 @@ needs no server: it works opened from disk.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
+from datetime import datetime
 from importlib.resources import files
 from typing import Any
 
@@ -19,15 +21,19 @@ from archiver.content import HTML_TYPES, mime_type
 from archiver.errors import SnapshotError
 from archiver.paths import quote_segment
 from archiver.request_headers import shown_settings
+from archiver.sizes import human_bytes
 from archiver.store.changes import Changes
 from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
 from archiver.store.previous import previous_path
 from archiver.store.snapshot import Snapshot
+from archiver.store.totals import summary
 
 MAX_SKIPPED_LISTED = 5000
 """Skipped URLs listed in the index at most (all are in the manifest)."""
 CHANGES_LISTED = 200
 """URLs of each kind of change a re-archive's index lists at most (archiver diff lists all)."""
+TYPES_CHARTED = 7
+"""Content types the chart shows a bar each; the rest share one."""
 
 
 def _load_template(name: str) -> str | None:
@@ -50,7 +56,9 @@ def environment() -> jinja2.Environment:
     )
     env.filters["local_href"] = local_href
     env.filters["external_href"] = external_href
-    env.filters["size"] = human_size
+    env.filters["size"] = human_bytes
+    env.filters["count"] = "{:,}".format
+    env.filters["when"] = readable_time
     return env
 
 
@@ -61,23 +69,19 @@ def local_href(local_path: str | None) -> str | None:
     return "mirror/" + "/".join(quote_segment(part) for part in local_path.split("/"))
 
 
+def readable_time(stamp: str) -> str:
+    """crawl.json's '2026-11-23T21:38:33Z' as '23 Nov 2026 21:38:33 UTC' (as it is if not a time)."""
+    try:
+        return datetime.fromisoformat(stamp).strftime("%d %b %Y %H:%M:%S UTC")
+    except (TypeError, ValueError):
+        return str(stamp)
+
+
 def external_href(url: str | None) -> str | None:
     """``url`` if it is an http(s) URL safe to link to, else None."""
     if url and url.lower().startswith(("http://", "https://")):
         return url
     return None
-
-
-def human_size(size: int | None) -> str:
-    """1536 -> '1.5 KB'."""
-    if size is None:
-        return ""
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(size)
 
 
 def _rows(manifest: Manifest, outcome: str, wanted: Any = None, where: str = "") -> Iterator[ManifestRow]:
@@ -102,6 +106,15 @@ def _is_other_file(row: ManifestRow) -> bool:
     return bool(row.local_path) and mime_type(row.content_type) not in HTML_TYPES
 
 
+def _unless_empty(items: Iterator[Any]) -> Iterator[Any] | None:
+    """``items``, or None if it yields nothing (known by reading its first item only)."""
+    first = next(items, _NOTHING)
+    return None if first is _NOTHING else itertools.chain([first], items)
+
+
+_NOTHING = object()
+
+
 def _redirects(manifest: Manifest) -> Iterator[dict[str, Any]]:
     for row in manifest.rows(REDIRECTED):
         final = manifest.get(row.final_url) if row.final_url else None
@@ -115,20 +128,28 @@ def _context(snapshot: Snapshot, manifest: Manifest) -> dict[str, Any]:
         crawl = {}
     outcomes = manifest.count_by("outcome")
     settings = crawl.get("settings") or {}
+    totals = summary(manifest)
+    runs = crawl.get("runs") or [{}]
     return {
         "crawl": crawl,
+        "stop_reason": runs[-1].get("stop_reason") if crawl.get("status") == "interrupted" else None,
         "settings": shown_settings(settings),  # an index is meant to be shared: no credentials
         "seeds": settings.get("seeds") or [],
-        "stats": crawl.get("stats") or {},
-        "outcomes": outcomes,
-        "statuses": sorted(manifest.count_by("status").items()),
-        "content_types": sorted(manifest.count_by("content_type").items(), key=lambda kv: -kv[1]),
-        "pages": _rows(manifest, FETCHED, _is_page, f"{_MIRRORED} AND {_HTML_LIKE}"),
-        "other_files": _rows(manifest, FETCHED, _is_other_file, f"{_MIRRORED} AND ({_NOT_HTML})"),
-        "unmirrored": _rows(manifest, FETCHED, lambda row: not row.local_path, f"NOT ({_MIRRORED})"),
-        "redirects": _redirects(manifest),
-        "mirror_notes": manifest.mirror_notes(),
-        "failed": _rows(manifest, FAILED),
+        "totals": totals,
+        "cards": _cards(totals),
+        "status_bars": _bars([(status, count) for status, count in totals["by_status"].items()]),
+        "type_bars": _type_bars(totals["by_content_type"]),
+        # Each list is None when empty, so the page shows no table of headers alone.
+        "pages": _unless_empty(_rows(manifest, FETCHED, _is_page, f"{_MIRRORED} AND {_HTML_LIKE}")),
+        "other_files": _unless_empty(
+            _rows(manifest, FETCHED, _is_other_file, f"{_MIRRORED} AND ({_NOT_HTML})")
+        ),
+        "unmirrored": _unless_empty(
+            _rows(manifest, FETCHED, lambda row: not row.local_path, f"NOT ({_MIRRORED})")
+        ),
+        "redirects": _unless_empty(_redirects(manifest)),
+        "mirror_notes": _unless_empty(manifest.mirror_notes()),
+        "failed": _unless_empty(_rows(manifest, FAILED)),
         "skipped": manifest.rows(SKIPPED, limit=MAX_SKIPPED_LISTED),
         "skipped_total": outcomes.get(SKIPPED, 0),
         "max_skipped": MAX_SKIPPED_LISTED,
@@ -148,6 +169,35 @@ def _changes(snapshot: Snapshot) -> dict[str, Any] | None:
             return {"previous": shown, **changes.summary(CHANGES_LISTED)}
     except SnapshotError:
         return None
+
+
+def _cards(totals: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """The counts at the top, in the order a reader asks: what was fetched, then the rest
+    (label, count, CSS class); a count that is zero and tells nothing is left out."""
+    cards = [("fetched", totals["fetched"], "")]
+    cards += [("redirected", totals["redirected"], "")] if totals["redirected"] else []
+    cards += [("failed", totals["failed"], "bad")] if totals["failed"] else []
+    cards += [("skipped", totals["skipped"], "")]
+    cards += [("still queued", totals["queued"], "bad")] if totals["queued"] else []
+    return cards
+
+
+def _bars(counts: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """A bar chart's rows: label, count, and the bar's width in percent of the longest."""
+    longest = max((count for _, count in counts), default=0) or 1
+    return [
+        {"label": label, "count": count, "width": round(100 * count / longest, 1), "kind": str(label)[:1]}
+        for label, count in counts
+    ]
+
+
+def _type_bars(by_type: dict[str, int]) -> list[dict[str, Any]]:
+    """The content types' bars, most common first; past TYPES_CHARTED, one bar for the rest."""
+    kinds = list(by_type.items())
+    if len(kinds) > TYPES_CHARTED + 1:
+        rest = kinds[TYPES_CHARTED:]
+        kinds = [*kinds[:TYPES_CHARTED], (f"{len(rest)} other types", sum(count for _, count in rest))]
+    return _bars(kinds)
 
 
 def write_index(snapshot: Snapshot, manifest: Manifest) -> None:
