@@ -18,11 +18,14 @@ from typing import Any, NoReturn
 
 from archiver import __version__
 from archiver.config import CrawlConfig, Option, flag_of, human_size
+from archiver.crawl_files import OptionShape, config_arguments, parse_url_list
 from archiver.errors import ArchiverError, ConfigError, SnapshotError
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
+EXIT_WITH_ERRORS = 4
+EXIT_TIME_LIMIT = 15
 EXIT_INTERRUPTED = 130
 
 
@@ -138,6 +141,18 @@ def _add_crawl(sub: argparse._SubParsersAction[_Parser]) -> None:
         description="Crawl URLs into WARC files, a manifest and an offline mirror.",
     )
     p.add_argument("urls", nargs="*", metavar="URL", help="seed URLs (http or https)")
+    p.add_argument(
+        "-i",
+        "--input-file",
+        metavar="FILE",
+        help="seed URLs from FILE, one a line (blank lines and # comments skipped; - reads stdin)",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="options from a TOML file, keyed by their long names (max-pages = 100); the command line wins",
+    )
     p.add_argument("-o", "--output", type=Path, metavar="DIR", help="snapshot folder (new or empty)")
     p.add_argument(
         "--resume",
@@ -206,6 +221,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
     output = _output_folder(args)
     args.resume = args.resume is not None
+    if args.input_file is not None:
+        args.urls = [*args.urls, *parse_url_list(_read_text(args.input_file, "-i"), args.input_file)]
     if args.resume:
         if args.urls:
             raise ConfigError("--resume takes no URLs: it continues the crawl saved in its folder")
@@ -260,6 +277,8 @@ def _output_folder(args: argparse.Namespace) -> Path:
 
 def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: bool) -> int:
     from archiver.crawling.crawl_report import render_report
+    from archiver.crawling.run import MAX_TIME_STOP
+    from archiver.store.totals import has_errors
 
     result = _run_async(_crawl_until_stopped(config, args.resume, progress, not args.no_mirror))
     for warning in result.warnings:
@@ -278,8 +297,10 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
             f"archiver mirror {config.output})",
             file=sys.stderr,
         )
+        if (result.stats.stop_reason or "").startswith(MAX_TIME_STOP):
+            return EXIT_TIME_LIMIT
         return EXIT_INTERRUPTED if "signal" in (result.stats.stop_reason or "") else EXIT_PROBLEMS
-    return EXIT_OK
+    return EXIT_WITH_ERRORS if has_errors(result.totals) else EXIT_OK
 
 
 async def _crawl_until_stopped(config: CrawlConfig, resume: bool, progress: bool, mirror: bool) -> Any:
@@ -503,10 +524,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _read_text(name: str | Path, option: str) -> str:
+    """The text of file ``name`` (``-``: standard input), or a ConfigError saying why not."""
+    try:
+        if str(name) == "-":
+            return sys.stdin.read()
+        return Path(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{option} {name}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{option} {name}: not UTF-8 text") from None
+
+
+def _with_config_file(parser: argparse.ArgumentParser, argv: list[str], args: argparse.Namespace) -> Any:
+    """The command line parsed again with the options of its --config file before its own
+    (argparse keeps the last value given, so the command line wins)."""
+    shapes, given = {}, set()
+    for action in args.parser._actions:
+        repeatable = isinstance(action, argparse._AppendAction)
+        for flag in action.option_strings:
+            if flag.startswith("--") and flag not in ("--help", "--config", "--resume"):
+                shapes[flag[2:]] = OptionShape(takes_value=action.nargs != 0, repeatable=repeatable)
+                if repeatable and hasattr(args, action.dest):  # given on the command line
+                    given.add(flag[2:])
+    text = _read_text(args.config, "--config")
+    extra = config_arguments(text, str(args.config), shapes, given)
+    at = argv.index(args.command) + 1
+    return parser.parse_known_args([*argv[:at], *extra, *argv[at:]])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``archiver`` command; returns the exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args, unknown = parser.parse_known_args(argv)
+    try:
+        if getattr(args, "config", None) is not None:
+            args, unknown = _with_config_file(parser, argv, args)
+    except ArchiverError as exc:
+        print(f"archiver: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if unknown:  # said by the subcommand's parser, whose help lists its options
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
+import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from raw_server import RawRequest, RawServer, reset
@@ -147,3 +149,146 @@ async def test_log_format_text_stays_lines_of_text(site, run_crawl):
     result = await run_crawl(await site.start())
     line = (result.snapshot.root / "logs" / "crawl.log").read_text().splitlines()[0]
     assert " INFO " in line and not line.startswith("{")
+
+
+async def archiver(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    """Run ``python -m archiver`` (the site keeps serving meanwhile): exit code, stdout, stderr."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "archiver",
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await process.communicate(stdin)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+def one_line_error(err: str, *words: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("archiver: error: "), err
+    assert all(word in lines[0] for word in words), lines[0]
+
+
+async def test_input_file_lists_seeds_with_comments_and_blank_lines(site, tmp_path):
+    site.page("/", links=[]).page("/a", links=[]).page("/b", links=[])
+    await site.start()
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(
+        f"# our seeds\n{site.url('/a')}\n\n   {site.url('/b')}   # the b page\n#{site.url('/')}\n"
+    )
+    code, _, err = await archiver("crawl", "-i", str(seeds), "-o", str(tmp_path / "snap"), "--quiet")
+    assert code == 0, err
+    rows = manifest_rows(tmp_path / "snap")
+    assert {url for url, row in rows.items() if row.found_by == "seed"} == {site.url("/a"), site.url("/b")}
+    # "-" reads standard input, and URLs given as arguments join them.
+    code, _, err = await archiver(
+        "crawl",
+        site.url("/"),
+        "-i",
+        "-",
+        "-o",
+        str(tmp_path / "snap2"),
+        "--quiet",
+        stdin=site.url("/a").encode(),
+    )
+    assert code == 0, err
+    rows = manifest_rows(tmp_path / "snap2")
+    assert {url for url, row in rows.items() if row.found_by == "seed"} == {site.url("/"), site.url("/a")}
+
+
+async def test_input_file_errors_are_one_line(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("http://ok.test/\nftp://nope.test/\n")
+    code, _, err = await archiver("crawl", "-i", str(bad), "-o", str(tmp_path / "s"))
+    assert code == 2
+    one_line_error(err, "bad.txt, line 2", "ftp://nope.test/")
+    code, _, err = await archiver("crawl", "-i", str(tmp_path / "missing.txt"), "-o", str(tmp_path / "s"))
+    assert code == 2
+    one_line_error(err, "missing.txt", "cannot read")
+    (tmp_path / "empty.txt").write_text("# nothing yet\n")
+    code, _, err = await archiver("crawl", "-i", str(tmp_path / "empty.txt"), "-o", str(tmp_path / "s"))
+    assert code == 2
+    one_line_error(err, "at least one URL")
+    assert not (tmp_path / "s").exists(), "no snapshot made for bad input"
+
+
+async def test_config_file_options_and_the_command_line_wins(site, tmp_path):
+    site.page("/", links=[f"/p{n}" for n in range(6)])
+    for n in range(6):
+        site.page(f"/p{n}")
+    await site.start()
+    config = tmp_path / "crawl.toml"
+    config.write_text(
+        f'input-file = "{tmp_path / "seeds.txt"}"\n'
+        "max_pages = 2\n"  # underscores as well as dashes
+        'exclude = ["/p0$", "/p1$"]\n'
+        'log-format = "json"\n'
+        "no-sitemaps = true\n"
+        "quiet = true\n"
+    )
+    (tmp_path / "seeds.txt").write_text(site.url("/") + "\n")
+    code, out, err = await archiver("crawl", "--config", str(config), "-o", str(tmp_path / "a"))
+    assert code == 0, err
+    assert out == "", "quiet = true"
+    rows = manifest_rows(tmp_path / "a")
+    assert sum(row.outcome == "fetched" for row in rows.values()) == 2
+    settings = json.loads((tmp_path / "a" / "crawl.json").read_text())["settings"]
+    assert settings["exclude"] == ["/p0$", "/p1$"] and settings["log_format"] == "json"
+    assert settings["sitemaps"] is False and site.sitemap_hits == 0
+    json.loads((tmp_path / "a" / "logs" / "crawl.log").read_text().splitlines()[0])
+    # The command line wins: its --max-pages over the file's, its --exclude list instead of the file's.
+    code, _, err = await archiver(
+        "crawl", "--max-pages", "4", "--exclude", "/p5$", "--config", str(config), "-o", str(tmp_path / "b")
+    )
+    assert code == 0, err
+    settings = json.loads((tmp_path / "b" / "crawl.json").read_text())["settings"]
+    assert settings["max_pages"] == 4 and settings["exclude"] == ["/p5$"]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("max-pagez = 3\n", ["unknown key 'max-pagez'"]),
+        ("max-pages = [1, 2]\n", ["max-pages takes one value"]),
+        ("quiet = 1\n", ["quiet is a flag"]),
+        ("max-pages = 'many'\n", ["--max-pages", "many"]),
+        ("max-pages = \n", ["is not TOML"]),
+        ("config = 'other.toml'\n", ["unknown key 'config'"]),
+    ],
+)
+async def test_config_file_errors_are_one_line_naming_the_key(tmp_path, text, words):
+    config = tmp_path / "crawl.toml"
+    config.write_text(text)
+    code, _, err = await archiver(
+        "crawl", "http://127.0.0.1:9/", "--config", str(config), "-o", str(tmp_path / "s")
+    )
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and all(word in err for word in words), err
+    assert not (tmp_path / "s").exists()
+
+
+async def test_exit_codes_tell_complete_complete_with_errors_and_stopped(site, tmp_path):
+    slow_site(site, 0.02)
+    site.page("/fine", links=[]).page("/dead-end", links=["/missing"])
+    await site.start()
+    code, _, err = await archiver("crawl", site.url("/fine"), "-o", str(tmp_path / "ok"), "--quiet")
+    assert code == 0, err  # complete
+    code, out, err = await archiver("crawl", site.url("/dead-end"), "-o", str(tmp_path / "errors"))
+    assert code == 4, err  # complete, with an error answer
+    assert f"  404  {site.url('/missing')}" in out
+    code, out, err = await archiver(
+        "crawl", site.url("/"), "-o", str(tmp_path / "stopped"), "--max-time", "0.5s", "--concurrency", "1"
+    )
+    assert code == 15, err  # stopped by --max-time, resumable
+    assert f"stopped:   {MAX_TIME_STOP}" in out and "--resume" in err
+    # The saved --max-time applies to each run; one given with --resume replaces it.
+    code, _, err = await archiver(
+        "crawl", "--resume", str(tmp_path / "stopped"), "--quiet", "--max-time", "10m"
+    )
+    assert code == 0, err
+    code, _, err = await archiver("crawl", site.url("/"), "-o", str(tmp_path / "x"), "--max-time", "soon")
+    assert code == 2 and "not a duration: 'soon'" in err
