@@ -55,6 +55,8 @@ SCRAPY_PACKAGES = ("scrapy", "warcio")
 SPIDER = Path(__file__).with_name("scrapy_spider.py")
 WGET_ERROR_RESPONSE_EXIT = 8
 """wget's exit code when a server answered an error (our 404 links): expected, not a failure."""
+ARCHIVER_ERRORS_EXIT = 4
+"""archiver's exit code for a crawl complete but for answers with an error status (the same links)."""
 COMPLETE_SHARE = 0.99
 """Warn when a crawler fetched fewer than this share of the site's pages or 200 URLs."""
 DISK_MARGIN = 3
@@ -235,7 +237,7 @@ class Bench:
         self.outputs.clear()
 
     def _count(self, job: Job, result: RunResult, output: Path) -> CrawlCounts | None:
-        expected = {0, WGET_ERROR_RESPONSE_EXIT} if job.tool in (WGET, WGET2) else {0}
+        expected = {0, WGET_ERROR_RESPONSE_EXIT} if job.tool in (WGET, WGET2) else {0, ARCHIVER_ERRORS_EXIT}
         if result.exit_code not in expected:
             log(
                 f"  {job.label} FAILED with exit code {result.exit_code}; stderr ends:\n"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server import serve_site  # noqa: E402
-from sitegen import docroot, generate_site  # noqa: E402
+from sitegen import generate_site  # noqa: E402
 
 
 def measured(command: list[str]) -> tuple[float, float, float, int]:
@@ -54,7 +54,7 @@ def main() -> int:
     generate_site(site, args.pages, 0)  # reused when it is there
     snapshot = work / "snapshot"
     shutil.rmtree(snapshot, ignore_errors=True)
-    with serve_site(docroot(site)) as url:
+    with serve_site(site) as url:
         crawl = [sys.executable, "-m", "archiver", "crawl", f"{url}/index.html", "-o", str(snapshot)]
         wall, cpu, rss, code = measured([*crawl, "--no-mirror", "--quiet"])
     sys.stderr.write(f"crawl: {wall:.1f} s, exit {code}\n")

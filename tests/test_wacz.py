@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -71,6 +72,10 @@ async def test_the_package_holds_the_snapshot_and_its_hashes_hold(snapshot, site
         "hash": "sha256:" + hashlib.sha256(read(target, "datapackage.json")).hexdigest(),
     }
     assert (summary.warc_files, summary.bytes) == (len(warcs), target.stat().st_size)
+    # Readable by others as any file the user writes (umask), not private as a temporary file is.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask
 
 
 async def test_the_index_is_the_snapshots_cdxj_in_blocks(snapshot, tmp_path):

@@ -37,6 +37,7 @@ from archiver import __version__
 from archiver.errors import ExportError, SnapshotError, SnapshotLocked
 from archiver.export.pages import PAGES_HEADER, snapshot_pages
 from archiver.export.zipnum import DATA_NAME, write_blocks
+from archiver.sizes import human_bytes
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
@@ -66,7 +67,7 @@ class WaczSummary:
         """One line for the user."""
         return (
             f"wrote {self.path}: {self.pages} pages, {self.captures} captures in {self.warc_files} WARC "
-            f"files, {self.bytes / 1024**2:.1f} MiB in {self.seconds:.1f} s"
+            f"files, {human_bytes(self.bytes)} in {self.seconds:.1f} s"
         )
 
 
@@ -104,6 +105,7 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
         try:
             with zipfile.ZipFile(temporary, "w", allowZip64=True) as wacz:
                 _write_package(snapshot, wacz, summary)
+            os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would keep it from others
             os.replace(temporary, target)
         except OSError as exc:
             raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from None
@@ -127,6 +129,13 @@ def _unchanging(snapshot: Snapshot) -> Iterator[None]:
         except SnapshotError:
             pass
         yield
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, then set back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _temporary_beside(target: Path) -> Path:
