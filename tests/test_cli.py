@@ -116,7 +116,7 @@ async def test_crawl_command_end_to_end(site, tmp_path):
     done = await asyncio.to_thread(
         run_cli, "crawl", site.url("/"), "-o", str(tmp_path / "snap"), "--no-mirror"
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr  # complete, with an error answer: the 404
     assert "3 URLs met: 3 fetched" in done.stdout
     assert "404: 1" in done.stdout
     assert (tmp_path / "snap" / "crawl.json").is_file()
