@@ -58,7 +58,6 @@ def environment() -> jinja2.Environment:
     env.filters["external_href"] = external_href
     env.filters["size"] = human_bytes
     env.filters["count"] = "{:,}".format
-    env.filters["when"] = readable_time
     return env
 
 
@@ -69,12 +68,23 @@ def local_href(local_path: str | None) -> str | None:
     return "mirror/" + "/".join(quote_segment(part) for part in local_path.split("/"))
 
 
-def readable_time(stamp: str) -> str:
-    """crawl.json's '2026-11-23T21:38:33Z' as '23 Nov 2026 21:38:33 UTC' (as it is if not a time)."""
+def crawl_span(started: str | None, finished: str | None) -> str:
+    """When the crawl ran, from crawl.json's times: '23 Nov 2026 21:38:33 to 21:40:02 UTC'.
+
+    >>> crawl_span("2026-11-23T21:38:33Z", "2026-11-24T01:02:03Z")
+    '23 Nov 2026 21:38:33 to 24 Nov 2026 01:02:03 UTC'
+    >>> crawl_span("2026-11-23T21:38:33Z", None), crawl_span("soon", None)
+    ('23 Nov 2026 21:38:33 UTC', 'soon')
+    """
     try:
-        return datetime.fromisoformat(stamp).strftime("%d %b %Y %H:%M:%S UTC")
-    except (TypeError, ValueError):
-        return str(stamp)
+        start = datetime.fromisoformat(started or "")
+        end = datetime.fromisoformat(finished) if finished else None
+    except ValueError:
+        return " to ".join(str(stamp) for stamp in (started, finished) if stamp)
+    text = start.strftime("%d %b %Y %H:%M:%S")
+    if end is not None:
+        text += " to " + end.strftime("%H:%M:%S" if end.date() == start.date() else "%d %b %Y %H:%M:%S")
+    return text + " UTC"
 
 
 def external_href(url: str | None) -> str | None:
@@ -132,6 +142,7 @@ def _context(snapshot: Snapshot, manifest: Manifest) -> dict[str, Any]:
     runs = crawl.get("runs") or [{}]
     return {
         "crawl": crawl,
+        "crawled": crawl_span(crawl.get("started"), crawl.get("finished")) if crawl.get("started") else None,
         "stop_reason": runs[-1].get("stop_reason") if crawl.get("status") == "interrupted" else None,
         "settings": shown_settings(settings),  # an index is meant to be shared: no credentials
         "seeds": settings.get("seeds") or [],
