@@ -285,3 +285,25 @@ async def test_pywb_replays_the_unchanged_from_both_snapshots(site, run_crawl, t
         wayback.terminate()
         wayback.wait(timeout=10)
         log.close()
+
+
+@pytest.mark.parametrize("validators", [True, False], ids=["304", "digest"])
+async def test_rearchive_of_a_rearchive_refers_to_the_first_records(site, run_crawl, tmp_path, validators):
+    """MID was re-archived against OLD, NEW against MID: NEW's revisits name OLD's records, found
+    through MID's own previous snapshot, and verify follows them there."""
+    await built_site(site, validators)
+    old, mid, new = tmp_path / "old", tmp_path / "mid", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=mid, previous=str(old), sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(mid), sitemaps=False)
+    old_rows, new_rows = manifest_rows(old), manifest_rows(new)
+    for path in ("/", "/same", "/logo.png"):
+        url = site.url(path)
+        assert new_rows[url].record_type == "revisit", path
+        headers, _ = warc_record(new, url)
+        assert headers["WARC-Refers-To-Date"] == old_rows[url].fetched_at, path
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))
+    # Every capture of NEW (the site is unchanged) is a revisit of a record of OLD.
+    assert report.stats["revisits of the previous snapshot"] == report.stats["revisits"] >= 6
+    assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
