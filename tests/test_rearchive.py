@@ -182,6 +182,10 @@ async def test_rearchive_stores_revisits_of_the_unchanged_and_reports_changes(
     assert "4 revisits refer to records of this snapshot" in report.render_text(str(new))
     assert (mirror / "logo.png").read_bytes() == PNG
     assert (mirror / "same.html").is_file()
+    # crawl.json kept the counts: a rebuilt index still shows them.
+    assert json.loads((new / "crawl.json").read_text())["stats"]["changes"]["gone"] == 1
+    assert main(["mirror", str(new)]) == 0
+    assert "Changes since the previous snapshot" in (new / "index.html").read_text()
 
 
 async def test_mirror_rebuild_of_a_rearchive_reads_old_payloads(site, run_crawl, tmp_path):

@@ -26,6 +26,11 @@ def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
             f"rendered:  {stats.rendered} pages in a browser this run"
             + (f", {stats.render_failed} failed (see manifest)" if stats.render_failed else "")
         )
+    if totals.get("changes"):
+        lines.append(
+            "changes since the previous snapshot: "
+            + ", ".join(f"{count} {kind}" for kind, count in totals["changes"].items())
+        )
     kept = {name: count for name, count in totals.get("for_crawlers", {}).items() if count}
     if kept:
         lines.append("also kept: " + ", ".join(f"{k}: {v}" for k, v in kept.items()))

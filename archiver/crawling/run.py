@@ -42,10 +42,11 @@ from archiver.crawling.revisiting import Revisiting
 from archiver.crawling.sitemap_stage import SitemapStage
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, Writer
-from archiver.errors import WriteError
+from archiver.errors import SnapshotError, WriteError
 from archiver.mirror.document import MirrorStats
 from archiver.mirror.live import LiveMirror
 from archiver.scope import Scope
+from archiver.store.changes import Changes
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import QUEUED, Manifest, ManifestRow, StoredPayloads, seed_failure
@@ -192,6 +193,13 @@ async def _crawl(
     with Manifest.open(snapshot.manifest_path) as manifest:
         result.totals = summary(manifest)
         result.seeds_failed = _seeds_failed(manifest, seeds)
+    if config.previous is not None:
+        # Kept in crawl.json: the report stays when the previous snapshot is gone.
+        with (
+            contextlib.suppress(SnapshotError),
+            Changes(Snapshot(Path(config.previous)).manifest_path, snapshot.manifest_path) as changes,
+        ):
+            result.totals["changes"] = changes.counts()
     record.finish(
         stop_reason=result.stats.stop_reason,
         fetched=result.stats.fetched,

@@ -164,22 +164,25 @@ def _context(snapshot: Snapshot, manifest: Manifest) -> dict[str, Any]:
         "skipped": manifest.rows(SKIPPED, limit=MAX_SKIPPED_LISTED),
         "skipped_total": outcomes.get(SKIPPED, 0),
         "max_skipped": MAX_SKIPPED_LISTED,
-        "changes": _changes(snapshot),
+        "changes": _changes(snapshot, crawl.get("stats") or {}),
     }
 
 
-def _changes(snapshot: Snapshot) -> dict[str, Any] | None:
-    """The change report of a re-archive (the first CHANGES_LISTED URLs of each kind), or None
-    when the snapshot is not one, or its previous snapshot is gone."""
+def _changes(snapshot: Snapshot, stats: dict[str, Any]) -> dict[str, Any] | None:
+    """The change report of a re-archive (the first CHANGES_LISTED URLs of each kind); only the
+    counts crawl.json kept (``stats``) once its previous snapshot is gone; None if it is none."""
     previous = previous_path(snapshot)
-    if previous is None or not Snapshot(previous).manifest_path.is_file():
+    if previous is None:
         return None
+    shown = os.path.relpath(previous, snapshot.root)  # as crawl.json names it: no local path
     try:
         with Changes(Snapshot(previous).manifest_path, snapshot.manifest_path) as changes:
-            shown = os.path.relpath(previous, snapshot.root)  # as crawl.json names it, no local path
             return {"previous": shown, **changes.summary(CHANGES_LISTED)}
     except SnapshotError:
-        return None
+        kept = stats.get("changes")
+        if not isinstance(kept, dict):
+            return None
+        return {"previous": shown, "counts": kept, "new": [], "changed": [], "gone": []}
 
 
 def _cards(totals: dict[str, Any]) -> list[tuple[str, int, str]]:
