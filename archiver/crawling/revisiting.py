@@ -35,8 +35,6 @@ class Revisiting:
         self.fetcher = fetcher
         self.previous = previous
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="previous")
-        self.not_modified = 0
-        """304s answered (each stored as a server-not-modified revisit)."""
 
     def close(self) -> None:
         """Stop the thread that reads the previous snapshot; safe to call twice."""
@@ -46,7 +44,10 @@ class Revisiting:
         return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
 
     async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
-        """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch)."""
+        """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch).
+
+        Cancelled, the try is abandoned, as Fetch.fetch's is.
+        """
         found: tuple[ManifestRow, dict[str, str]] | None = await self._in_thread(
             self.previous.validators, url
         )
@@ -62,7 +63,6 @@ class Revisiting:
         if confirmed is None:
             # The stored record cannot be read back after all: ask for the page itself.
             return await self.fetcher.fetch(url, referrer=referrer, tries=outcome.tries)
-        self.not_modified += 1
         return dataclasses.replace(outcome, capture=confirmed)
 
     def _confirmed(self, answer: Capture, row: ManifestRow) -> Capture | None:
