@@ -73,8 +73,7 @@ class Revisiting:
         if original is None:
             return None
         try:
-            status_line, headers = original.http_head()
-            body = original.payload()
+            status_line, headers, body = original.read()
         except READ_ERRORS:
             return None
         length = body.seek(0, 2)

@@ -98,26 +98,21 @@ class Original:
     snapshot: Previous
     """The snapshot that holds it."""
 
-    def payload(self) -> IO[bytes]:
-        """The payload as stored (still content-encoded), in a spooled temporary file at 0.
+    def read(self) -> tuple[str, list[tuple[str, str]], IO[bytes]]:
+        """The status line ('200 OK'), HTTP headers and payload of the response record as stored
+        (the payload still content-encoded, in a spooled temporary file at 0), in one read.
 
-        Raises OSError, WarcDamage or warcio errors if the record cannot be read.
+        Raises OSError, WarcDamage, ValueError or warcio errors if the record cannot be read.
         """
-        assert self.row.warc_file is not None and self.row.warc_offset is not None
-        record = self.snapshot.records.record(self.row.warc_file, self.row.warc_offset, self.row.warc_length)
-        body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
-        while chunk := record.raw_stream.read(CHUNK):
-            body.write(chunk)
-        body.seek(0)
-        return body
-
-    def http_head(self) -> tuple[str, list[tuple[str, str]]]:
-        """The status line ('200 OK') and HTTP headers of the response record, as stored."""
         assert self.row.warc_file is not None and self.row.warc_offset is not None
         record = self.snapshot.records.record(self.row.warc_file, self.row.warc_offset, self.row.warc_length)
         if record.http_headers is None:
             raise ValueError(f"the record of {self.url} has no HTTP headers")
-        return record.http_headers.statusline, list(record.http_headers.headers)
+        body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
+        while chunk := record.raw_stream.read(CHUNK):
+            body.write(chunk)
+        body.seek(0)
+        return record.http_headers.statusline, list(record.http_headers.headers), body
 
     def check(self) -> str | None:
         """What is wrong with the record (None: it is there, whole, with its payload digest)."""
