@@ -54,6 +54,7 @@ class BrowserWatch:
         self.made: list[str] = []
         self.routed: list[str] = []
         self.pools: list[pool_module.BrowserPool] = []
+        self.tabs_opened = 0
         open_tab = pool_module.BrowserPool._open_tab
         handle = browser_module.PageNetwork.handle
         watch = self
@@ -62,6 +63,7 @@ class BrowserWatch:
             if pool not in watch.pools:
                 watch.pools.append(pool)
             tab = await open_tab(pool)
+            watch.tabs_opened += 1
             tab.context.on("request", lambda request: watch.made.append(request.url))
             return tab
 

@@ -49,7 +49,7 @@ SCROLL_ROUNDS = 5
 SCROLL_STEPS = 30
 SCROLL_PAUSE_MS = 80
 DOM_RESERVE = 3.0
-"""Seconds of the page's time limit kept for taking the DOM."""
+"""Seconds of the page's time limit kept for taking the DOM (a quarter of it, if that is less)."""
 DOM_LIMIT = DEFAULT_DECODE_LIMIT
 """A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size)."""
 ANSWERED_METHODS = frozenset({"GET", "HEAD"})
@@ -209,16 +209,19 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     network = PageNetwork(url, answer)
     page = tab.page
     deadline = time.monotonic() + timeout
+    # Of a short limit, a fixed reserve would leave loading nothing: the page load was cut
+    # at once, and taking the DOM of a page still navigating failed.
+    loaded_by = deadline - min(DOM_RESERVE, timeout / 4)
     error = None
     tab.handler = network.handle
     try:
         try:
-            await page.goto(url, wait_until="load", timeout=_ms(deadline - DOM_RESERVE))
+            await page.goto(url, wait_until="load", timeout=_ms(loaded_by))
         except PlaywrightTimeout:
             error = f"the page did not finish loading in {timeout:g} s"
         if error is None:
-            await network.quiet(deadline - DOM_RESERVE)
-            await _scroll(page, network, deadline - DOM_RESERVE)
+            await network.quiet(loaded_by)
+            await _scroll(page, network, loaded_by)
         final_url = page.url
         html = None
         try:

@@ -265,11 +265,19 @@ class Renderer:
         for attempt in (1, 2):
             generation = self.pool.generation
             try:
-                async with asyncio.timeout(self.timeout + HANG_SLACK), self.pool.tab() as tab:
+                # The time limit starts once the page has its tab: launching the browser
+                # (bounded by LAUNCH_TIMEOUT) and waiting for a free tab are not the page's time.
+                async with self.pool.tab() as tab:
                     generation = tab.generation
-                    return await render_page(tab, url, answer, self.timeout), None
+                    async with asyncio.timeout(self.timeout + HANG_SLACK):
+                        return await render_page(tab, url, answer, self.timeout), None
             except errors as exc:
-                text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                if isinstance(exc, TimeoutError):  # asyncio's, which says nothing of itself
+                    text = (
+                        f"the page did not give the browser back within its time limit ({self.timeout:g} s)"
+                    )
+                else:
+                    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 crashed = (
                     isinstance(exc, TimeoutError)
                     or not self.pool.connected(generation)
@@ -280,7 +288,10 @@ class Renderer:
                     return None, error
                 await self.pool.restart(generation)
                 log.warning(
-                    "the browser failed on %s (%s); %s", url, text, "retrying" if attempt == 1 else ""
+                    "the browser failed on %s (%s); %s",
+                    url,
+                    text,
+                    "retrying" if attempt == 1 else "giving up",
                 )
         return None, error
 

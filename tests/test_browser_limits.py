@@ -1,0 +1,142 @@
+"""The browser pool's bounds, with real Chromium: --browser-tabs pages at once, and a time limit a page.
+
+A page's scripts may ask for data that comes late, or never give the browser
+back (a loop): the render is cut at --browser-timeout, the page keeps the DOM
+it had (or its HTTP capture, with the error in its row), and the crawl goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from aiohttp import web
+from conftest import manifest_rows
+from test_browser import CHROMIUM
+from test_browser_capture import BrowserWatch
+from warcio.archiveiterator import ArchiveIterator
+
+from archiver.crawling import browser_pool as pool_module
+from archiver.crawling import renderer as renderer_module
+from archiver.verify.verifier import verify_snapshot
+from archiver.warc.dom import DOM_PREFIX
+
+FETCHING_PAGE = (
+    "<p id='t'>before</p><script>fetch('/data/' + '{name}' + '.json').then(r => r.json())"
+    ".then(d => {{ document.getElementById('t').textContent = d.text; }});</script>"
+)
+"""A page whose text a script replaces with what it fetches (the URL assembled at run time)."""
+
+
+def doms(snapshot) -> dict[str, str]:
+    """The rendered DOM records of a snapshot, by page URL."""
+    found = {}
+    for warc in sorted((snapshot / "warc").glob("*.warc.gz")):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                target = record.rec_headers.get_header("WARC-Target-URI") or ""
+                if record.rec_type == "resource" and target.startswith(DOM_PREFIX):
+                    found[target.removeprefix(DOM_PREFIX)] = record.content_stream().read().decode()
+    return found
+
+
+async def test_no_more_pages_render_at_once_than_browser_tabs(site, run_crawl, monkeypatch):
+    watch = BrowserWatch(monkeypatch)
+    in_flight, most = [0], [0]
+    paired = asyncio.Event()
+
+    async def slow_data(request: web.Request) -> web.StreamResponse:
+        in_flight[0] += 1
+        most[0] = max(most[0], in_flight[0])
+        if in_flight[0] >= 2:
+            paired.set()
+        try:
+            # The first waits for a second to come (however slow the machine), then each
+            # holds on a while: any third would come meanwhile if more tabs rendered.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(paired.wait(), 20)
+            await asyncio.sleep(1.0)
+        finally:
+            in_flight[0] -= 1
+        return web.json_response({"text": f"data of {request.match_info['tail']}"})
+
+    pages = [f"/p{n}" for n in range(6)]
+    for n, path in enumerate(pages):
+        site.page(path, body=FETCHING_PAGE.format(name=n))
+        site.handler(f"/data/{n}.json", slow_data)
+    site.page("/", links=pages, body="<p>Index</p>")
+    await site.start()
+    result = await run_crawl(
+        site.url("/"), browser="always", browser_tabs=2, concurrency=8, chromium=CHROMIUM
+    )
+    # Each render waits a second for its data, fetched by the crawl while its page waits:
+    # with 8 fetch workers, only the two tabs bound how many wait at once.
+    assert most[0] == 2
+    assert watch.tabs_opened == 2  # tabs are reused from page to page
+    rendered = doms(result.snapshot.root)
+    for n, path in enumerate(pages):
+        assert f"data of data/{n}.json" in rendered[site.url(path)]
+
+
+async def test_a_page_is_cut_at_its_time_limit_and_the_crawl_goes_on(site, run_crawl, monkeypatch):
+    """Late data: the DOM as it was at the limit. A script that never yields: the browser is
+    replaced, the page tried once more, then left with its HTTP capture and the error."""
+    watch = BrowserWatch(monkeypatch)
+    monkeypatch.setattr(renderer_module, "HANG_SLACK", 2.0)
+    asked = asyncio.Event()
+
+    async def late_data(request: web.Request) -> web.StreamResponse:
+        asked.set()
+        await asyncio.sleep(12)
+        return web.json_response({"text": "late data"})
+
+    site.page("/late", body=FETCHING_PAGE.format(name="late"))
+    site.handler("/data/late.json", late_data)
+    site.page(
+        "/loop",
+        body="<p>looping</p><script>addEventListener('load', () => setTimeout(() => { for (;;) {} }, 0));"
+        "</script>",
+    )
+    site.page("/after", body=FETCHING_PAGE.format(name="after"))
+    site.file("/data/after.json", '{"text": "rendered after the others"}', "application/json")
+    site.page("/", links=["/late", "/loop", "/after"], body="<p>Index</p>")
+    await site.start()
+    result = await run_crawl(
+        site.url("/"), browser="always", browser_tabs=1, browser_timeout=6, chromium=CHROMIUM
+    )
+    rows = manifest_rows(result.snapshot.root)
+    rendered = doms(result.snapshot.root)
+
+    assert asked.is_set()
+    assert "before" in rendered[site.url("/late")] and "late data" not in rendered[site.url("/late")]
+    assert rows[site.url("/data/late.json")].outcome == "fetched"  # the crawl still archived it
+
+    loop = rows[site.url("/loop")]
+    assert loop.outcome == "fetched" and loop.warc_file  # its HTTP capture is kept
+    assert loop.dom_warc_file is None and site.url("/loop") not in rendered
+    assert "time limit" in (loop.render_error or "")
+    assert watch.pools[0].restarts >= 2  # once a try (a very slow machine may cut another page)
+
+    assert "rendered after the others" in rendered[site.url("/after")]
+    assert rows[site.url("/after")].render_error is None
+    assert result.stats.render_failed == 1
+    assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_launching_the_browser_is_not_the_pages_time(site, run_crawl, monkeypatch):
+    """A browser slow to start (a loaded machine) must not cost the first page its render."""
+    monkeypatch.setattr(renderer_module, "HANG_SLACK", 1.0)
+    replace = pool_module.BrowserPool._replace
+
+    async def slow_launch(pool: pool_module.BrowserPool) -> None:
+        await asyncio.sleep(5)
+        await replace(pool)
+
+    monkeypatch.setattr(pool_module.BrowserPool, "_replace", slow_launch)
+    site.page("/", body=FETCHING_PAGE.format(name="first"))
+    site.file("/data/first.json", '{"text": "the first page, rendered"}', "application/json")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", browser_timeout=3, chromium=CHROMIUM)
+    row = manifest_rows(result.snapshot.root)[site.url("/")]
+    assert row.render_error is None
+    assert "the first page, rendered" in doms(result.snapshot.root)[site.url("/")]
