@@ -6,7 +6,8 @@
   them far down the page as lazy images (IntersectionObserver: ``data-src``
   becomes ``src`` when scrolled into view), moves to the route ``/app/home``
   with history.pushState, and tries what the crawl must refuse: a POST, a
-  WebSocket, and an excluded tracking pixel.
+  WebSocket, a service worker (its fetches would bypass the crawl), and an
+  excluded tracking pixel.
 - ``/app/...`` serves the same shell (as single-page apps are served); the
   script renders the route it finds in location.pathname, fetching
   ``/api/item/N.json`` for an item.
@@ -65,6 +66,7 @@ APP_JS = r"""
     });
     fetch("/api/log", {method: "POST", body: "seen"}).catch(function () {});
     try { new WebSocket("ws://" + location.host + "/live"); } catch (e) {}
+    if (navigator.serviceWorker) navigator.serviceWorker.register("/sw.js").catch(function () {});
     var pixel = new Image(); pixel.src = "/tracking.gif?u=" + encodeURIComponent(location.pathname);
   }
   function item(id) {
@@ -79,6 +81,7 @@ APP_JS = r"""
   if (match) { item(match[1]); } else { home(); }
 })();
 """
+SERVICE_WORKER = "self.addEventListener('fetch', event => event.respondWith(fetch(event.request)));\n"
 STYLE = "body { font-family: sans-serif; background: url(/bg.png) repeat-x; }\n"
 ABOUT = """<!doctype html><html><head><title>About</title><link rel="stylesheet" href="/style.css">
 </head><body><h1>About this app</h1><p>A plain page: no script, nothing to render.</p>
@@ -130,4 +133,5 @@ def build_script_site(site: object) -> object:
     add("/style.css", STYLE, "text/css")
     add("/bg.png", png(250, 250, 240), "image/png")
     add("/about.html", ABOUT)
+    add("/sw.js", SERVICE_WORKER, "application/javascript")
     return site

@@ -16,8 +16,10 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from aiohttp import web
@@ -25,6 +27,7 @@ from conftest import manifest_rows
 from script_site import ITEMS, build_script_site, item_text
 from test_browser import CHROMIUM, CHROMIUM_ARGS, Recorder, async_playwright
 from test_interop import _wait_for, free_port, interop_venv
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver.cli import main
 from archiver.config import DEFAULT_USER_AGENT
@@ -43,8 +46,9 @@ SCRIPT_LOADED = [
     "/about.html",
 ]
 LOADED_IMAGES = "images => images.map(image => image.complete && image.naturalWidth > 0)"
-REFUSED = ["/tracking.gif", "/api/log", "/live"]
-"""What the page tries that the crawl must refuse: an excluded pixel, a POST, a WebSocket."""
+REFUSED = ["/tracking.gif", "/api/log", "/live", "/sw.js"]
+"""What the page tries that the crawl must refuse: an excluded pixel, a POST, a WebSocket,
+a service worker."""
 
 
 class BrowserWatch:
@@ -93,7 +97,20 @@ async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp
     pixel = next(row for url, row in rows.items() if "/tracking.gif" in url)
     assert (pixel.outcome, pixel.reason) == ("skipped", "excluded")
 
-    # Every request the browser made went through the crawl.
+    # Every request the server saw is one the crawl made and recorded (counted at the server)...
+    recorded = Counter()
+    for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "request":
+                    target = urlsplit(record.rec_headers.get_header("WARC-Target-URI"))
+                    recorded[target.path + (f"?{target.query}" if target.query else "")] += 1
+    # The site counts robots.txt and sitemap.xml apart.
+    assert recorded.pop("/robots.txt", 0) == site.robots_hits
+    assert recorded.pop("/sitemap.xml", 0) == site.sitemap_hits
+    assert recorded == site.hits
+
+    # ...and every request the browser made went through the crawl (counted at the browser).
     made = [url for url in watch.made if url.startswith("http")]
     assert made and sorted(made) == sorted(watch.routed)
 
@@ -157,17 +174,22 @@ async def test_static_pages_cost_a_few_trials_per_host(site, run_crawl, monkeypa
     assert len(watch.pools) == 1
 
 
-async def test_crashed_browser_is_restarted_and_its_page_retried(site, run_crawl, monkeypatch):
+@pytest.mark.parametrize("how", ["Browser.crash", "kill -9"])
+async def test_crashed_browser_is_restarted_and_its_page_retried(site, run_crawl, monkeypatch, tmp_path, how):
     watch = BrowserWatch(monkeypatch)
     crashed: list[bool] = []
+    pids = tmp_path / "chromium.pids"
 
     async def crash_the_browser(request: web.Request) -> web.StreamResponse:
         if not crashed:  # the first render asks for it: the whole browser dies meanwhile
             crashed.append(True)
-            browser = watch.pools[0].browser
-            assert browser is not None
-            session = await browser.new_browser_cdp_session()
-            asyncio.ensure_future(session.send("Browser.crash"))
+            if how == "kill -9":
+                os.kill(int(pids.read_text().split()[-1]), signal.SIGKILL)
+            else:
+                browser = watch.pools[0].browser
+                assert browser is not None
+                session = await browser.new_browser_cdp_session()
+                asyncio.ensure_future(session.send("Browser.crash"))
             await asyncio.sleep(0.5)
         return web.json_response({"text": "after the crash"})
 
@@ -178,10 +200,11 @@ async def test_crashed_browser_is_restarted_and_its_page_retried(site, run_crawl
     )
     site.handler("/data.json", crash_the_browser)
     await site.start()
-    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    result = await run_crawl(site.url("/"), browser="always", chromium=pid_noting_chromium(tmp_path, pids))
     rows = manifest_rows(result.snapshot.root)
     page = rows[site.url("/")]
     assert crashed and watch.pools[0].restarts == 1
+    assert len(pids.read_text().split()) == 2
     assert page.dom_warc_file and page.render_error is None
     assert site.hits["/data.json"] == 1  # the retry was answered from the snapshot
     build_mirror(result.snapshot.root)
@@ -228,8 +251,10 @@ def test_missing_playwright_names_what_to_install(tmp_path, capsys, monkeypatch)
     assert "pip install 'archiver[browser]'" in err
 
 
-async def test_sigterm_stops_renders_cleanly_and_resume_finishes_them(site, tmp_path):
-    """SIGTERM mid-render: the browser is gone, the snapshot resumable; --resume renders what was left."""
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+async def test_a_signal_stops_renders_cleanly_and_resume_finishes_them(site, tmp_path, stop):
+    """SIGTERM or Ctrl-C mid-render: the browser is gone, the snapshot resumable; --resume renders
+    what was left."""
     started = asyncio.Event()
 
     async def slow(request: web.Request) -> web.StreamResponse:
@@ -247,15 +272,13 @@ async def test_sigterm_stops_renders_cleanly_and_resume_finishes_them(site, tmp_
     site.handler("/slow.json", slow)
     await site.start()
     pids = tmp_path / "chromium.pids"
-    wrapper = tmp_path / "chromium"
-    wrapper.write_text(f'#!/bin/sh\necho $$ >> {pids}\nexec {CHROMIUM} "$@"\n')
-    wrapper.chmod(0o755)
+    wrapper = pid_noting_chromium(tmp_path, pids)
     output = tmp_path / "snap"
     command = [sys.executable, "-m", "archiver", "crawl", site.url("/"), "-o", str(output), "--quiet"]
-    command += ["--browser", "always", "--chromium", str(wrapper), "--exclude", "tracking"]
+    command += ["--browser", "always", "--chromium", wrapper, "--exclude", "tracking"]
     process = await asyncio.create_subprocess_exec(*command, stderr=asyncio.subprocess.PIPE)
     await asyncio.wait_for(started.wait(), 60)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(stop)
     _out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 130, err.decode()
     assert b"Traceback" not in err and b"--resume" in err
@@ -276,6 +299,14 @@ async def test_sigterm_stops_renders_cleanly_and_resume_finishes_them(site, tmp_
     assert site.hits["/slow.json"] == 2
     assert all(count == 1 for path, count in site.hits.items() if path != "/slow.json")
     assert verify_snapshot(output).ok
+
+
+def pid_noting_chromium(folder: Path, pids: Path) -> str:
+    """A Chromium that notes its process id in ``pids`` (the same process: it execs Chromium)."""
+    wrapper = folder / "chromium"
+    wrapper.write_text(f'#!/bin/sh\necho $$ >> {pids}\nexec {CHROMIUM} "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
 
 
 def _alive(pid: int) -> bool:
@@ -327,7 +358,8 @@ async def test_pywb_replays_the_live_page_with_its_scripts(site, run_crawl, tmp_
             assert await page.text_content("h1") == "Built by a script"
             assert await page.eval_on_selector_all("img", LOADED_IMAGES) == [True] * ITEMS
             await chromium.close()
-        # Only what the crawl refused by design is missing: the excluded pixel, the POST, the WebSocket.
+        # Only what the crawl refused by design is missing: the excluded pixel, the POST, the WebSocket,
+        # the service worker.
         unexpected = [line for line in missing if not any(path in line for path in REFUSED)]
         assert unexpected == []
     finally:
