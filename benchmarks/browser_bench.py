@@ -1,6 +1,7 @@
 """What --browser costs: archiver crawl with --browser never, auto and always on the same sites.
 
     python3 benchmarks/browser_bench.py --pages 1500 --always-pages 200 --runs 3
+    python3 benchmarks/browser_bench.py --pages 5000 --part auto    # never against auto only
 
 For each site (the generated benchmark site, served by nginx, and the demo of
 examples/site), each mode crawls it into a fresh folder, in turn (never, auto,
@@ -11,7 +12,9 @@ process) as proportional set size, sampled from /proc every SAMPLE_SECONDS
 (ru_maxrss would see one process only, a sum of RSS would count shared pages
 once per process). --browser always renders every page, so it runs on a site of
 its own size (--always-pages), against never on that same site. Progress goes to
-stderr, the markdown report (medians) to stdout.
+stderr, the markdown report (medians) to stdout, with the load averages before and
+after: on a shared machine, compare CPU seconds (the whole process tree's, from
+wait4) as well as wall time.
 """
 
 from __future__ import annotations
@@ -35,11 +38,17 @@ from server import running_nginx
 from sitegen import DOCROOT, generate_site
 
 SAMPLE_SECONDS = 0.2
+PARTS = ("auto", "always", "demo")
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "site"
 
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def load() -> str:
+    """The load averages over 1, 5 and 15 minutes (the machine may be shared: say how busy it was)."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def _tree(pid: int) -> list[int]:
@@ -162,7 +171,7 @@ def bench(
                 log(
                     f"{name} run {run + 1} {mode}: {result.wall_seconds:.2f} s, "
                     f"CPU {result.cpu_seconds:.2f} s, {result.pages} pages, "
-                    f"{result.rendered} rendered, peak {result.peak_pss_mb:.0f} MB"
+                    f"{result.rendered} rendered, peak {result.peak_pss_mb:.0f} MB, load {load()}"
                 )
                 done.append(result)
     return done
@@ -203,21 +212,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "archiver-bench")
     parser.add_argument("--archiver-arg", action="append", default=[], help="extra archiver crawl argument")
+    parser.add_argument(
+        "--part",
+        action="append",
+        choices=PARTS,
+        help="measure only this part (repeatable; default: all)",
+    )
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
-    report = ["## --browser never, auto, always", ""]
+    parts = args.part or PARTS
+    report = ["## --browser never, auto, always", "", f"load before: {load()}", ""]
     sites = [
-        (f"generated site, {args.pages} pages", args.pages, ("never", "auto")),
-        (f"generated site, {args.always_pages} pages", args.always_pages, ("never", "always")),
+        ("auto", f"generated site, {args.pages} pages", args.pages, ("never", "auto")),
+        ("always", f"generated site, {args.always_pages} pages", args.always_pages, ("never", "always")),
     ]
-    for name, pages, modes in sites:
+    for part, name, pages, modes in sites:
+        if part not in parts:
+            continue
         site_dir = args.workdir / f"site-{pages}-seed0"
         generate_site(site_dir, pages)
         results = bench(f"site{pages}", site_dir, modes, args.runs, args.workdir, args.archiver_arg)
         report += table(name, results, modes)
-    with demo_site() as site_dir:
-        results = bench("demo", site_dir, ("never", "auto"), args.runs, args.workdir, args.archiver_arg)
-        report += table("examples/site (the demo)", results, ("never", "auto"))
+    if "demo" in parts:
+        with demo_site() as site_dir:
+            results = bench("demo", site_dir, ("never", "auto"), args.runs, args.workdir, args.archiver_arg)
+            report += table("examples/site (the demo)", results, ("never", "auto"))
+    report += [f"load after: {load()}", ""]
     print("\n".join(report))
     return 0
 
