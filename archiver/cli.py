@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from archiver import __version__
 from archiver.config import CrawlConfig, Option, flag_of, human_size
 from archiver.crawl_files import OptionShape, config_arguments, parse_url_list
+from archiver.crawling.control import COMMANDS
 from archiver.errors import ArchiverError, ConfigError, SnapshotError
 
 EXIT_OK = 0
@@ -235,6 +236,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         config = CrawlConfig(seeds=tuple(args.urls), output=output, **given)
     _check_files(config)
     progress = not args.quiet and sys.stderr.isatty()
+    if config.frontier is not None:
+        # A crawl node: it locks its own part of the folder, which other nodes share.
+        return _crawl_and_mirror(config, args, progress)
     if not args.resume:
         Snapshot(output).check_new()
     # Held across the crawl and the mirror build, so no other writer comes in between.
@@ -369,8 +373,14 @@ def _add_mirror(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 def cmd_mirror(args: argparse.Namespace) -> int:
     """archiver mirror: rebuild the mirror, print its summary."""
+    from archiver.crawling.merge import stale_parts
     from archiver.mirror.build import build_mirror
 
+    if stale_parts(args.snapshot):  # a shared crawl whose node parts changed since their merge
+        from archiver.crawling.merge import merge_nodes
+
+        for warning in merge_nodes(args.snapshot):
+            print(f"archiver: warning: {warning}", file=sys.stderr)
     stats = build_mirror(args.snapshot)
     print(stats.summary())
     return EXIT_OK
@@ -436,6 +446,91 @@ def cmd_diff(args: argparse.Namespace) -> int:
         for piece in report(str(args.old), str(args.new)):
             sys.stdout.write(piece if args.json else piece + "\n")
     return EXIT_OK
+
+
+def _add_merge(sub: argparse._SubParsersAction[_Parser]) -> None:
+    p = sub.add_parser(
+        "merge",
+        help="join the parts that crawl nodes wrote into the snapshot's manifest and index",
+        description="Join DIR/nodes/*/ (the parts the nodes of a crawl shared through Redis "
+        "wrote, maybe copied together from several machines) into DIR's manifest, CDXJ index "
+        "and crawl.json, so mirror and verify read the whole crawl. The last node of a "
+        "crawl to leave does it; archiver mirror does it when a part changed.",
+    )
+    p.add_argument("snapshot", type=Path, help="snapshot folder of a shared crawl")
+    p.set_defaults(parser=p, func=cmd_merge)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """archiver merge: join the node parts, say what was left out."""
+    from archiver.crawling.merge import merge_nodes
+
+    for warning in merge_nodes(args.snapshot):
+        print(f"archiver: warning: {warning}", file=sys.stderr)
+    print(f"merged the parts of {args.snapshot}: {', '.join(_node_names(args.snapshot))}")
+    return EXIT_OK
+
+
+def _node_names(root: Path) -> list[str]:
+    from archiver.store.snapshot import Snapshot
+
+    return Snapshot(root).node_names()
+
+
+def _add_control(sub: argparse._SubParsersAction[_Parser]) -> None:
+    p = sub.add_parser(
+        "control",
+        help="steer a running crawl: pause, resume, stop, exclude, delay, concurrency, status",
+        description="Give a running crawl a command, applied within a second or two by every "
+        "process of it and noted in crawl.json: pause (no new fetches), resume, stop (as Ctrl-C "
+        "would), exclude REGEX (skip matching URLs from now on, queued ones included), delay "
+        "SECONDS (between requests to one host), concurrency N (most fetches in flight to one "
+        "host), or status (the crawl's counts).",
+    )
+    p.add_argument(
+        "target",
+        metavar="TARGET",
+        help="the crawl's snapshot folder, or its Redis URL (redis://HOST:PORT/DB, with --crawl-id)",
+    )
+    p.add_argument("command", choices=COMMANDS, help="what to do")
+    p.add_argument("argument", nargs="?", help="the regular expression, seconds or number it takes")
+    p.add_argument("--crawl-id", metavar="NAME", help="the shared crawl's name in Redis")
+    p.add_argument("--json", action="store_true", help="status as JSON")
+    p.set_defaults(parser=p, func=cmd_control)
+
+
+def cmd_control(args: argparse.Namespace) -> int:
+    """archiver control: give the command, or print the status line (or JSON)."""
+    from archiver.crawling.control_target import Target, issue, status
+
+    target = Target.parse(args.target, args.crawl_id)
+    if args.command != "status":
+        issue(target, args.command, args.argument)
+        print(f"{args.command}{' ' + args.argument if args.argument else ''}: given to {args.target}")
+        return EXIT_OK
+    if args.argument is not None:
+        raise ConfigError("status takes no argument")
+    counts = status(target)
+    print(json.dumps(counts, sort_keys=True) if args.json else _status_line(counts))
+    return EXIT_OK
+
+
+def _status_line(counts: dict[str, Any]) -> str:
+    """'running: 120 fetched, 30 queued, 2 in flight, 0 failed, 3 skipped, 1.2 MiB, 40.1 pages/s'."""
+    from archiver.sizes import human_bytes
+
+    if "fetched" not in counts:
+        return str(counts.get("state"))
+    line = (
+        f"{counts.get('state')}: {counts.get('fetched', 0)} fetched, {counts.get('queued', 0)} queued, "
+        f"{counts.get('in_flight', 0)} in flight, {counts.get('failed', 0)} failed, "
+        f"{counts.get('skipped', 0)} skipped, {human_bytes(int(counts.get('bytes') or 0))}"
+    )
+    if "pages_per_second" in counts:
+        line += f", {counts['pages_per_second']} pages/s"
+    if counts.get("nodes"):
+        line += f"; nodes: {', '.join(counts['nodes'])}"
+    return line
 
 
 def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -521,6 +616,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_diff(sub)
     _add_serve(sub)
     _add_export(sub)
+    _add_merge(sub)
+    _add_control(sub)
     return parser
 
 

@@ -67,6 +67,32 @@ def human_size(size: int) -> str:
     return str(size)
 
 
+NAME_PATTERN = r"[A-Za-z0-9_.]+"
+"""A crawl node's name: it goes into file names after a '-', so it holds none."""
+
+
+def check_shared(frontier: str | None, crawl_id: str | None, node: str | None, node_timeout: float) -> None:
+    """Refuse a shared crawl's options that do not go together (ConfigError says why).
+
+    >>> check_shared("redis://h:6379/0", None, None, 30)
+    Traceback (most recent call last):
+    ...
+    archiver.errors.ConfigError: --frontier needs --crawl-id NAME: the name the crawl's nodes share
+    """
+    if frontier is None:
+        raise ConfigError("--crawl-id goes with --frontier redis://HOST:PORT/DB")
+    if not frontier.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(f"--frontier takes a Redis URL (redis://HOST:PORT/DB), not {frontier!r}")
+    if crawl_id is None:
+        raise ConfigError("--frontier needs --crawl-id NAME: the name the crawl's nodes share")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", crawl_id):
+        raise ConfigError("--crawl-id may hold only letters, digits, '.', '_' and '-'")
+    if node is not None and not re.fullmatch(NAME_PATTERN, node):
+        raise ConfigError("--node may hold only letters, digits, '.' and '_'")
+    if node_timeout <= 0:
+        raise ConfigError("--node-timeout must be positive")
+
+
 @dataclass(frozen=True)
 class CrawlConfig:
     """The settings of one crawl; the fields with an ``option`` are the crawl's command-line options.
@@ -339,6 +365,35 @@ class CrawlConfig:
         ),
     )
     """A previous snapshot of the site; crawl.json keeps its path relative to this one's folder."""
+    frontier: str | None = field(
+        default=None,
+        metadata=option(
+            "share the crawl with other crawl nodes through Redis (needs --crawl-id)",
+            metavar="redis://HOST:PORT/DB",
+            default_text="",
+        ),
+    )
+    """A Redis URL: the crawl's queue, seen set and politeness live there, shared by its nodes."""
+    crawl_id: str | None = field(
+        default=None,
+        metadata=option(
+            "the shared crawl's name in Redis (with --frontier)", metavar="NAME", default_text=""
+        ),
+    )
+    node: str | None = field(
+        default=None,
+        metadata=option(
+            "this crawl node's name: its part of the snapshot is DIR/nodes/NAME",
+            metavar="NAME",
+            default_text="the host's name and a number",
+        ),
+    )
+    node_timeout: float = field(
+        default=30.0,
+        metadata=option(
+            "seconds a crawl node may go silent before its URLs are given to the others", metavar="S"
+        ),
+    )
 
     def __post_init__(self) -> None:
         if not self.seeds:
@@ -380,6 +435,8 @@ class CrawlConfig:
         Credentials.build(
             self.seeds, extra_hosts=self.credentials_hosts, user=self.http_user, password=self.http_password
         )
+        if self.frontier is not None or self.crawl_id is not None:
+            check_shared(self.frontier, self.crawl_id, self.node, self.node_timeout)
         for pattern in self.include + self.exclude:
             try:
                 re.compile(pattern)

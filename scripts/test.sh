@@ -3,6 +3,8 @@
 #   - the package with its test extras (pytest, ruff, mypy...)
 #   - Playwright's Python driver, and Debian's Chromium for the browser test
 #     (installed with apt-get when missing and we are root)
+#   - Debian's redis-server for the crawl node tests (the same way); the tests start
+#     their own on a free port, with no persistence
 #   - pywb, cdxj-indexer and py-wacz in their own virtual environment
 #     (.cache/interop-venv), made on first use by tests/test_interop.py
 #   - ReplayWeb.page (the replaywebpage npm package) unpacked in .cache/replaywebpage,
@@ -17,6 +19,13 @@ if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
             >/dev/null 2>&1 || echo "warning: could not install chromium" >&2
+    fi
+fi
+
+if ! command -v redis-server >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) \
+            >/dev/null 2>&1 || echo "warning: could not install redis-server" >&2
     fi
 fi
 

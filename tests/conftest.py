@@ -151,3 +151,12 @@ def manifest_rows(snapshot_root: Path, *, for_crawlers: bool = False) -> dict[st
     those of robots.txt and sitemaps too (ManifestRow.for_crawlers)."""
     with Manifest.open(snapshot_root / "manifest.sqlite3", readonly=True) as manifest:
         return {row.url: row for row in manifest.rows() if for_crawlers or not row.for_crawlers}
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Any:
+    """redis://127.0.0.1:PORT/0 of Debian's redis-server, started for the test (tests/redis_server.py)."""
+    from redis_server import running_redis
+
+    with running_redis(tmp_path / "redis") as url:
+        yield url

@@ -61,4 +61,5 @@ def progress_line(stats: CrawlStats, queued: int) -> str:
     return (
         f"{stats.fetched} done, {queued + stats.in_flight + stats.waiting} queued, {stats.failed} failed, "
         f"{human_bytes(stats.bytes)}, {stats.fetched / elapsed:.1f} pages/s"
+        + (f" ({stats.note})" if stats.note else "")
     )

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 from archiver.config import CrawlConfig
 from archiver.content import HTML_TYPES, is_parsed, mime_type
 from archiver.crawling import log as crawl_log
+from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.capture_workers import Prepare
+from archiver.crawling.control import Controls
 from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem
@@ -37,7 +39,7 @@ from archiver.crawling.writer import RenderNote, WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.links import REQUISITE
 from archiver.redirects import REDIRECT_STATUSES
-from archiver.scope import BYTE_LIMIT, PAGE_LIMIT, ROBOTS, Scope
+from archiver.scope import EXCLUDED, ROBOTS, Scope
 from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import try_normalize
 from archiver.warc.capture import Capture
@@ -65,6 +67,8 @@ class Crawler:
         policy: Politeness,
         workers: Prepare,
         renderer: Rendering | None = None,
+        budget: Budget | None = None,
+        controls: Controls | None = None,
     ) -> None:
         self.config = config
         self.frontier = frontier
@@ -77,17 +81,18 @@ class Crawler:
         self.renderer = renderer
         self.settling = Settling()
         """URLs whose outcome is not committed yet (the writer's on_commit hook settles them)."""
-        self._pages_started = 0
-        self._bytes_done = 0
+        self.budget = budget or LocalBudget(config.max_pages, config.max_bytes)
+        """--max-pages and --max-bytes: counted here, or across crawl nodes (redis_budget.py)."""
+        self.controls = controls or Controls()
+        """What an operator changed while the crawl runs: a pause, excludes (crawling/control.py)."""
         self._stop = asyncio.Event()
         self._agent = robots_agent(config.user_agent)
-        self._waiting: set[asyncio.Task[None]] = set()
-        """Tasks that will queue URLs: one waiting out a failed try, a source (feed())."""
+        self._sources: set[asyncio.Task[None]] = set()
+        """Tasks that queue URLs found outside the pages (feed())."""
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched against --max-pages and --max-bytes."""
-        self._pages_started += pages
-        self._bytes_done += size
+        self.budget.count_done(pages, size)
 
     def stop(self, reason: str) -> None:
         """Stop taking new work; fetches in flight are abandoned (they stay queued)."""
@@ -128,8 +133,8 @@ class Crawler:
         """Run ``source``, which queues URLs found outside the pages (the sitemaps), beside the
         crawl: the crawl is not done before it ends."""
         task = asyncio.create_task(source)
-        self._waiting.add(task)
-        task.add_done_callback(self._waiting.discard)
+        self._sources.add(task)
+        task.add_done_callback(self._sources.discard)
 
     async def run(self) -> None:
         """Crawl until the frontier is empty or stop() is called.
@@ -145,54 +150,67 @@ class Crawler:
             try:
                 await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                # URLs still waiting to be tried again stay queued in the manifest (resume).
-                for task in (*workers, drained, stopped, *self._waiting):
+                for task in (*workers, drained, stopped, *self._sources):
                     task.cancel()
 
     async def _drained(self) -> None:
-        """Return once the queue is empty, no URL waits to be tried again and no page waits for its
-        render (each can add to the others)."""
+        """Return once the queue is empty (the frontier's join waits for URLs waiting out a
+        failed try too) and no page waits for its render (each can add to the other)."""
         while True:
             await self.frontier.join()
-            if self._waiting:
-                # A waiting URL is put back before its task ends, so the queue holds it by then;
-                # so are the URLs a source found.
-                await asyncio.wait(set(self._waiting), return_when=asyncio.FIRST_COMPLETED)
+            if self._sources:
+                # A source has queued what it found by the time its task ends.
+                await asyncio.wait(set(self._sources), return_when=asyncio.FIRST_COMPLETED)
                 continue
             if self.renderer is None or self.renderer.idle():
                 return
             await self.renderer.join()
 
-    def _try_again(self, item: QueueItem, delay: float) -> None:
-        """Put ``item`` back in the queue in ``delay`` seconds; meanwhile it holds no worker
-        and no slot of its host, so the rest of the crawl goes on around it."""
+    async def _try_again(self, item: QueueItem, delay: float) -> None:
+        """Put ``item`` back in the queue to be got in ``delay`` seconds; meanwhile it holds no
+        worker and no slot of its host, and it waits in the frontier, so a frontier shared by
+        crawl nodes keeps it if this process dies."""
+        self.stats.waiting += 1
 
-        async def put_back() -> None:
-            self.stats.waiting += 1
-            try:
-                await asyncio.sleep(delay)
-            finally:
-                self.stats.waiting -= 1
-            await self.frontier.put(item)
+        def due() -> None:
+            self.stats.waiting -= 1
 
-        task = asyncio.create_task(put_back())
-        self._waiting.add(task)
-        task.add_done_callback(self._waiting.discard)
+        asyncio.get_running_loop().call_later(delay, due)
+        await self.frontier.put(item, delay=delay)
 
     async def _work(self) -> None:
-        while True:
+        while not self.stopped:
+            await self.controls.running()
             item = await self.frontier.get()
+            handled = False
             try:
-                if not self.stopped and not self.settling.taken_ahead(item.url):
+                await self.controls.running()  # paused while this worker waited for an item
+                if self.stopped:
+                    pass
+                elif self.settling.taken_ahead(item.url):
+                    handled = True
+                else:
                     self.settling.start(item.url)
                     await self._handle(item)
+                    handled = True
             except WriteError as exc:
                 self.stop(f"write error: {exc}")
             except Exception as exc:  # one bad page must not stall the crawl
                 log.exception("error handling %s", item.url)
                 await self._record_crash(item, exc)
+                handled = True
             finally:
+                if not handled:
+                    await self._put_back(item)
                 await self.frontier.task_done(item)
+
+    async def _put_back(self, item: QueueItem) -> None:
+        """The crawl stops with ``item`` unhandled: it stays queued (its manifest row says so;
+        a frontier shared by crawl nodes gives it to another node)."""
+        try:
+            await self.frontier.put(item)
+        except Exception as exc:  # the crawl is stopping already (a full disk)
+            log.warning("could not put %s back in the queue: %s", item.url, exc)
 
     async def _record_crash(self, item: QueueItem, exc: Exception) -> None:
         self.stats.failed += 1
@@ -212,22 +230,28 @@ class Crawler:
             **facts,  # type: ignore[arg-type]
         )
 
-    def _limit_reason(self) -> str | None:
-        if self.config.max_pages is not None and self._pages_started >= self.config.max_pages:
-            return PAGE_LIMIT
-        if self.config.max_bytes is not None and self._bytes_done >= self.config.max_bytes:
-            return BYTE_LIMIT
-        return None
+    async def _skip(self, item: QueueItem, reason: str) -> None:
+        self.stats.skipped += 1
+        await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason)))
 
     async def _admitted(self, item: QueueItem) -> bool:
-        """True if limits and robots.txt let ``item`` be fetched; else its skipped row is written."""
-        reason = self._limit_reason() if item.tries == 0 else None  # a URL begun is finished
+        """True if limits, live excludes and robots.txt let ``item`` be fetched; else its
+        skipped (or given up) row is written."""
+        reason = self.budget.exhausted() if item.tries == 0 else None  # a URL begun is finished
+        if reason is None and self.controls.excluded(item.url):  # an exclude added while crawling
+            reason = EXCLUDED
+        if reason is None and item.tries >= self.config.max_tries:
+            # Only a lease that ran out counts a try without a fetch: the crawl node fetching
+            # it died, every time. Give the URL up rather than let it end more nodes.
+            self.stats.failed += 1
+            why = f"given up: the crawl node fetching it was lost {item.tries} times"
+            await self.writer.put(WriteItem(self._row(item, FAILED, reason=why, tries=item.tries)))
+            return False
         if reason is None and not await self.policy.allows(item.url):
             reason = ROBOTS
         if reason is None:
             return True
-        self.stats.skipped += 1
-        await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason)))
+        await self._skip(item, reason)
         return False
 
     async def _handle(self, item: QueueItem) -> None:
@@ -246,7 +270,10 @@ class Crawler:
         """Fetch ``item`` in one of its host's slots and hand its outcome to the writer (or to a
         later try: its capture stays unsettled until then)."""
         if item.tries == 0:
-            self._pages_started += 1
+            limit = await self.budget.start_page()  # counted across every node of a shared crawl
+            if limit:
+                await self._skip(item, limit)
+                return
         async with self.policy.slot(item.url):
             self.stats.in_flight += 1
             try:
@@ -255,7 +282,7 @@ class Crawler:
                 self.stats.in_flight -= 1
         if outcome.retry_in is not None:
             crawl_log.retrying(item.url, outcome.tries, outcome.error, outcome.retry_in)
-            self._try_again(dataclasses.replace(item, tries=outcome.tries), outcome.retry_in)
+            await self._try_again(dataclasses.replace(item, tries=outcome.tries), outcome.retry_in)
             return
         if outcome.capture is None:
             self.stats.failed += 1
@@ -273,7 +300,7 @@ class Crawler:
         content_type = headers.get("content-type")
         self.stats.fetched += 1
         self.stats.bytes += capture.body_length
-        self._bytes_done += capture.body_length
+        self.budget.add_bytes(capture.body_length)
         crawl_log.fetched(item.url, status, mime_type(content_type), capture.body_length, outcome.error)
         facts = dict(
             tries=outcome.tries,

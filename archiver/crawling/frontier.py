@@ -87,6 +87,10 @@ class Frontier(Protocol):
       (its process died) puts the item back, counting the try, so a URL that
       kills its fetcher is given up rather than tried forever. A shared
       backend may gather puts into batches, as SqliteFrontier does on disk.
+      ``put(item, delay)`` keeps an item waiting out a failed try in the
+      frontier, not in the process that tried it, so it outlives that process.
+      An item got and not handled (the crawl stops) is put back, then marked
+      done: only ``task_done`` without a put says the item's outcome is stored.
     - ``pending`` is synchronous: the crawler reads it when a host is busy and
       the progress line twice a second; a shared backend answers with the
       queue length its last push or pop returned.
@@ -103,8 +107,9 @@ class Frontier(Protocol):
     async def claim(self, urls: Sequence[str]) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first, False if it was already."""
 
-    async def put(self, item: QueueItem) -> None:
-        """Queue an item (its URL already claimed)."""
+    async def put(self, item: QueueItem, delay: float = 0.0) -> None:
+        """Queue an item (its URL already claimed), to be got no sooner than ``delay`` seconds
+        from now (a failed try waiting to be tried again)."""
 
     async def get(self) -> QueueItem:
         """The next item; waits while the queue is empty. Cancelled, nothing is taken."""
@@ -116,7 +121,7 @@ class Frontier(Protocol):
         """Wait until every queued item is handled."""
 
     def pending(self) -> int:
-        """Items queued and not yet got."""
+        """Items queued and not yet got (not those waiting out a delay)."""
 
     async def close(self) -> None:
         """Release what the frontier holds; safe to call twice."""
@@ -152,9 +157,18 @@ class SeenUrls:
 
 class _LocalFrontier:
     """What the frontiers of one process share: claim() and seen() over their SeenUrls,
-    and ``async with`` to close them."""
+    items waiting out a delay (timers of the event loop), and ``async with`` to close them.
+
+    A subclass queues an item at once with ``_enqueue`` and waits for its queue
+    to be done with ``_queue_done``.
+    """
 
     _seen: SeenUrls
+
+    def __init__(self) -> None:
+        self._seen = SeenUrls()
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._came_due = asyncio.Event()
 
     async def __aenter__(self) -> Self:
         return self
@@ -162,8 +176,40 @@ class _LocalFrontier:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    def _enqueue(self, item: QueueItem) -> None:
+        raise NotImplementedError
+
+    async def _queue_done(self) -> None:
+        raise NotImplementedError
+
+    async def put(self, item: QueueItem, delay: float = 0.0) -> None:
+        """Queue ``item``, at once or in ``delay`` seconds (join() waits for it meanwhile)."""
+        if delay <= 0:
+            self._enqueue(item)
+            return
+
+        def due() -> None:
+            self._timers.discard(timer)
+            self._enqueue(item)
+            self._came_due.set()
+
+        timer = asyncio.get_running_loop().call_later(delay, due)
+        self._timers.add(timer)
+
+    async def join(self) -> None:
+        """Wait until every queued item is handled, those waiting out a delay included."""
+        while True:
+            await self._queue_done()
+            if not self._timers:
+                return
+            self._came_due.clear()
+            await self._came_due.wait()
+
     async def close(self) -> None:
-        """Release what the frontier holds; safe to call twice."""
+        """Release what the frontier holds (items waiting out a delay are dropped); safe to call twice."""
+        for timer in self._timers:
+            timer.cancel()
+        self._timers.clear()
 
     async def claim(self, urls: Sequence[str]) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first."""
@@ -179,20 +225,20 @@ class MemoryFrontier(_LocalFrontier):
     """A frontier all in RAM: an asyncio.Queue and a set of URL hashes (for tests and small crawls)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._queue: asyncio.Queue[QueueItem] = asyncio.Queue()
-        self._seen = SeenUrls()
 
-    async def put(self, item: QueueItem) -> None:
+    def _enqueue(self, item: QueueItem) -> None:
         self._queue.put_nowait(item)
+
+    async def _queue_done(self) -> None:
+        await self._queue.join()
 
     async def get(self) -> QueueItem:
         return await self._queue.get()
 
     async def task_done(self, item: QueueItem) -> None:
         self._queue.task_done()
-
-    async def join(self) -> None:
-        await self._queue.join()
 
     def pending(self) -> int:
         return self._queue.qsize()
@@ -256,6 +302,7 @@ class SqliteFrontier(_LocalFrontier):
     """
 
     def __init__(self, path: Path, batch: int = 1000) -> None:
+        super().__init__()
         self.path = path
         self._batch = batch
         path.unlink(missing_ok=True)  # a stale queue from a crash: the manifest says what is left
@@ -271,9 +318,8 @@ class SqliteFrontier(_LocalFrontier):
         self._finished = asyncio.Event()
         self._finished.set()
         self._ready = asyncio.Event()
-        self._seen = SeenUrls()
 
-    async def put(self, item: QueueItem) -> None:
+    def _enqueue(self, item: QueueItem) -> None:
         self._unfinished += 1
         self._finished.clear()
         if not self._on_disk and not self._tail and len(self._head) < self._batch:
@@ -301,7 +347,7 @@ class SqliteFrontier(_LocalFrontier):
         if self._unfinished == 0:
             self._finished.set()
 
-    async def join(self) -> None:
+    async def _queue_done(self) -> None:
         await self._finished.wait()
 
     def pending(self) -> int:
@@ -336,6 +382,7 @@ class SqliteFrontier(_LocalFrontier):
 
     async def close(self) -> None:
         """Close and remove the queue file; safe to call twice."""
+        await super().close()
         if self._db is not None:
             self._db.close()
             self._db = None

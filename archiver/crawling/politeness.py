@@ -100,8 +100,13 @@ def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRu
     return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace"), agent)
 
 
+FetchRobots = Callable[[str], Awaitable[tuple[int | None, bytes]]]
+"""``fetch_robots(host_url)``: (status, body) of ``host_url/robots.txt``, status None if nothing answered."""
+
+
 class Politeness(Protocol):
-    """What the crawler asks before and around each fetch (HostPolicy answers)."""
+    """What the crawler asks before and around each fetch (HostPolicy answers; for crawl
+    nodes, RedisHostPolicy in crawling/redis_politeness.py)."""
 
     async def allows(self, url: str) -> bool:
         """True if the URL's host lets us fetch it (robots.txt)."""
@@ -118,8 +123,13 @@ class Politeness(Protocol):
 
 @dataclass
 class _Host:
-    slots: asyncio.Semaphore
+    limit: int
+    """Most fetches in flight (1 when robots.txt asks a Crawl-delay)."""
     delay: float
+    crawl_delay: float = 0.0
+    """robots.txt's Crawl-delay (bounded): the host's delay is never less."""
+    active: int = 0
+    freed: asyncio.Condition = field(default_factory=asyncio.Condition)
     next_start: float = 0.0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     robots: RobotsRules | None = None
@@ -141,7 +151,7 @@ class HostPolicy:
         delay: float,
         obey_robots: bool,
         user_agent: str,
-        fetch_robots: Callable[[str], Awaitable[tuple[int | None, bytes]]],
+        fetch_robots: FetchRobots,
         max_delay: float = 60.0,
     ) -> None:
         self._concurrency = concurrency
@@ -156,8 +166,20 @@ class HostPolicy:
         key = host_of(url)
         host = self._hosts.get(key)
         if host is None:
-            host = self._hosts[key] = _Host(asyncio.Semaphore(self._concurrency), self._delay)
+            host = self._hosts[key] = _Host(self._concurrency, self._delay)
         return host
+
+    def set_delay(self, seconds: float) -> None:
+        """Seconds between two requests to each host from now on (robots.txt may ask more)."""
+        self._delay = seconds
+        for host in self._hosts.values():
+            host.delay = max(seconds, host.crawl_delay)
+
+    def set_concurrency(self, fetches: int) -> None:
+        """Most fetches in flight to each host from now on (1 where robots.txt asks a delay)."""
+        self._concurrency = fetches
+        for host in self._hosts.values():
+            host.limit = 1 if host.crawl_delay > 0 else fetches
 
     async def allows(self, url: str) -> bool:
         """True if robots.txt lets us fetch ``url`` (always, with --ignore-robots)."""
@@ -176,23 +198,33 @@ class HostPolicy:
             async with host.robots_lock:
                 if host.robots is None:
                     scheme, _, rest = url.partition("://")
-                    status, body = await self._fetch_robots(f"{scheme}://{rest.split('/', 1)[0]}")
-                    host.robots = rules_from_response(status, body, self._agent)
-                    crawl_delay = min(host.robots.crawl_delay(), self._max_delay) if self._obey_robots else 0
-                    host.delay = max(host.delay, crawl_delay)
-                    if crawl_delay > 0:  # a delay between requests means one at a time
-                        host.slots = asyncio.Semaphore(1)
+                    host.robots = await self._robots_rules(f"{scheme}://{rest.split('/', 1)[0]}")
+                    if self._obey_robots:
+                        host.crawl_delay = min(host.robots.crawl_delay(), self._max_delay)
+                    host.delay = max(host.delay, host.crawl_delay)
+                    if host.crawl_delay > 0:  # a delay between requests means one at a time
+                        host.limit = 1
         return host.robots
+
+    async def _robots_rules(self, host_url: str) -> RobotsRules:
+        """The rules of ``host_url``'s robots.txt, fetched (once per host: _rules() holds a lock)."""
+        status, body = await self._fetch_robots(host_url)
+        return rules_from_response(status, body, self._agent)
 
     def busy(self, url: str) -> bool:
         """True if every slot of the URL's host is taken (a fetch now would wait)."""
-        return self._host(url).slots.locked()
+        host = self._host(url)
+        return host.active >= host.limit
 
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
         """Hold one of the host's concurrent slots, starting no sooner than its delay allows."""
         host = self._host(url)
-        async with host.slots:
+        async with host.freed:
+            # The limit may change meanwhile (archiver control concurrency): read it each time.
+            await host.freed.wait_for(lambda: host.active < host.limit)
+            host.active += 1
+        try:
             if host.delay > 0:
                 async with host.lock:
                     wait = host.next_start - time.monotonic()
@@ -200,3 +232,7 @@ class HostPolicy:
                         await asyncio.sleep(wait)
                     host.next_start = time.monotonic() + host.delay
             yield
+        finally:
+            async with host.freed:
+                host.active -= 1
+                host.freed.notify_all()

@@ -24,17 +24,20 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from archiver.config import CrawlConfig
 from archiver.crawling import resume as resuming
 from archiver.crawling.browser_pool import require_browser
+from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.capture_workers import CaptureWorkers
+from archiver.crawling.control import ControlSource, follow_controls, status_of
+from archiver.crawling.control_file import FileControlSource
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetch, Fetcher
-from archiver.crawling.frontier import SqliteFrontier
+from archiver.crawling.frontier import Frontier, SqliteFrontier
 from archiver.crawling.log import crawl_log
-from archiver.crawling.politeness import HostPolicy
+from archiver.crawling.politeness import FetchRobots, HostPolicy
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
@@ -64,6 +67,49 @@ MAX_TIME_STOP = "--max-time reached"
 
 ProgressCallback = Callable[[CrawlStats, int], None]
 """Called every PROGRESS_EVERY seconds while a crawl runs, with its stats and the URLs queued."""
+
+
+class ClosingFrontier(Frontier, Protocol):
+    """A Frontier used as ``async with``, which closes it."""
+
+    async def __aenter__(self) -> Any: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+
+@dataclass
+class Backend:
+    """Where a crawl keeps the state its processes share: SQLite and this process
+    (``local_backend``), or Redis for crawl nodes (crawling/nodes.py)."""
+
+    frontier: Callable[[Snapshot, Writer], ClosingFrontier]
+    policy: Callable[[CrawlConfig, FetchRobots], HostPolicy]
+    """Given how robots.txt is fetched (and kept in the WARC: crawling/recorded.py)."""
+    budget: Callable[[CrawlConfig], Budget]
+    controls: Callable[[Snapshot], ControlSource]
+    reload: bool = True
+    """A resumed crawl refills its frontier from the manifest (a shared one keeps its state)."""
+
+
+def _local_policy(config: CrawlConfig, fetch_robots: FetchRobots) -> HostPolicy:
+    return HostPolicy(
+        concurrency=config.host_concurrency or config.concurrency,
+        delay=config.delay,
+        obey_robots=config.obey_robots,
+        user_agent=config.user_agent,
+        fetch_robots=fetch_robots,
+        max_delay=config.max_retry_after,
+    )
+
+
+def local_backend() -> Backend:
+    """A crawl made by one process: its queue in frontier.sqlite3, its controls in control.sqlite3."""
+    return Backend(
+        frontier=lambda snapshot, writer: SqliteFrontier(snapshot.frontier_path),
+        policy=_local_policy,
+        budget=lambda config: LocalBudget(config.max_pages, config.max_bytes),
+        controls=lambda snapshot: FileControlSource(snapshot.control_path),
+    )
 
 
 @dataclass
@@ -102,8 +148,13 @@ async def crawl(
     writes what it holds and returns, interrupted, resumable. Cancelled, the
     writer still closes WARC and manifest, so the snapshot can be resumed.
     Holds the snapshot's writer lock throughout (SnapshotLocked if another
-    process holds it).
+    process holds it). With ``config.frontier`` (Redis), this process is one
+    node of a shared crawl (crawling/nodes.py).
     """
+    if config.frontier is not None:
+        from archiver.crawling.nodes import crawl_node
+
+        return await crawl_node(config, progress=progress, stop=stop, mirror=mirror)
     seeds = [normalize_url(seed) for seed in config.seeds]
     chromium = require_browser(config.chromium) if config.browser != NEVER else None
     if config.previous is not None:
@@ -116,10 +167,11 @@ async def crawl(
     with snapshot_lock(snapshot.root, "archiver crawl", create=not resume):
         if not resume:
             snapshot.create()
-        return await _crawl(config, seeds, chromium, snapshot, resume, progress, stop, mirror)
+        backend = local_backend()
+        return await run_crawl(config, seeds, chromium, snapshot, resume, progress, stop, mirror, backend)
 
 
-async def _crawl(
+async def run_crawl(
     config: CrawlConfig,
     seeds: list[str],
     chromium: str | None,
@@ -128,8 +180,9 @@ async def _crawl(
     progress: ProgressCallback | None,
     stop: asyncio.Future[str] | None,
     write_mirror: bool,
+    backend: Backend,
 ) -> CrawlResult:
-    """crawl() once the snapshot is locked."""
+    """crawl() once the snapshot (or a node's part of it) is locked."""
     result = CrawlResult(snapshot, CrawlStats())
     # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
     record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
@@ -152,7 +205,7 @@ async def _crawl(
             mirror=mirror,
         )
         scope = Scope.from_settings(config.to_json())  # as verify rebuilds it from crawl.json
-        frontier = SqliteFrontier(snapshot.frontier_path)
+        frontier = backend.frontier(snapshot, writer)
         drafting = (str(snapshot.manifest_path), scope) if mirror is not None else None
         async with (
             stored,
@@ -163,24 +216,41 @@ async def _crawl(
         ):
             # robots.txt and sitemaps are fetched outside the frontier, and kept.
             recorded = RecordedFetch(fetcher, frontier, writer, max_redirects=config.max_redirects)
-            policy = HostPolicy(
-                concurrency=config.host_concurrency or config.concurrency,
-                delay=config.delay,
-                obey_robots=config.obey_robots,
-                user_agent=config.user_agent,
-                fetch_robots=recorded.fetch_robots,
-                max_delay=config.max_retry_after,
-            )
+            policy = backend.policy(config, recorded.fetch_robots)
             fetch = stored.fetch(fetcher)
-            crawler = Crawler(config, frontier, fetch, writer, scope, result.stats, policy, workers, renderer)
+            crawler = Crawler(
+                config,
+                frontier,
+                fetch,
+                writer,
+                scope,
+                result.stats,
+                policy,
+                workers,
+                renderer,
+                budget=backend.budget(config),
+            )
             writer.on_commit = crawler.settling.committed
             if renderer is not None:
                 renderer.attach(crawler)
-            if resume:
+            if resume and backend.reload:
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
-            with _max_time(stop, config.max_time) as stopping:
-                await _run(crawler, writer, seeds, progress, stopping, sitemaps)
+
+            def status() -> dict[str, Any]:
+                return status_of(result.stats, crawler.controls, frontier.pending())
+
+            controls = asyncio.create_task(
+                follow_controls(backend.controls(snapshot), crawler, policy, record, status)
+            )
+            try:
+                with _max_time(stop, config.max_time) as stopping:
+                    await _run(crawler, writer, seeds, progress, stopping, sitemaps)
+            finally:
+                controls.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await controls
+                snapshot.control_path.unlink(missing_ok=True)  # its commands are in crawl.json
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
     if mirror is not None and not result.interrupted:

@@ -26,6 +26,8 @@ class CrawlStats:
     render_failed: int = 0
     """Pages whose render failed (their HTTP capture stays)."""
     stop_reason: str | None = None
+    note: str = ""
+    """What an operator changed while the crawl runs, for the progress line ('paused, delay 2s')."""
 
     def elapsed(self) -> float:
         """Seconds since the run started."""

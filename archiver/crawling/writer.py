@@ -104,6 +104,11 @@ class Writer:
         self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
         self._pending_cdxj = snapshot.cdxj_pending_path
         self._closed = False
+        self.items_enqueued = 0
+        """Items put so far."""
+        self.items_committed = 0
+        """Items whose batch is committed so far: they are written in the order they were put,
+        so the first ``items_committed`` items put are stored (a Redis frontier releases their leases)."""
 
     async def committed(self) -> None:
         """Wait until everything queued before this call is committed (records, rows, CDXJ).
@@ -121,6 +126,7 @@ class Writer:
                 item.capture.body.close()
             raise self.error
         await self._queue.put(item)
+        self.items_enqueued += 1
 
     async def run(self) -> None:
         """Consume items until close(); a WriteError is kept in .error and re-raised.
@@ -143,6 +149,7 @@ class Writer:
             items = [i for i in batch if i is not None]
             try:
                 await asyncio.to_thread(self._write_batch, items)
+                self.items_committed += len(items)
             except Exception as exc:
                 # Any failure stops the crawl: a crawl must never "finish" with records lost.
                 self.error = (

@@ -107,3 +107,21 @@ def _read_holder(descriptor: int) -> str:
         return f"{command} ({where}) since {facts['since']}"
     except (OSError, KeyError, IndexError):
         return "another process"
+
+
+def is_locked(root: Path) -> bool:
+    """True if a process holds ``root``'s writer lock now (a crawl runs there); takes nothing."""
+    path = root / LOCK_NAME
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)  # closing drops the shared lock taken, if it was
+    return False

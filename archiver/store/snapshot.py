@@ -28,10 +28,33 @@ class Snapshot:
     """
 
     root: Path
+    warc_root: Path | None = None
+    """Where the WARC files are, when not in ``root/warc``: a crawl node's part of a shared
+    crawl (``DIR/nodes/NODE``) writes into the crawl's ``DIR/warc`` with the other nodes."""
 
     @property
     def warc_dir(self) -> Path:
-        return self.root / "warc"
+        return self.warc_root if self.warc_root is not None else self.root / "warc"
+
+    @property
+    def nodes_dir(self) -> Path:
+        """The parts of a crawl shared by crawl nodes, one folder each (crawling/nodes.py)."""
+        return self.root / "nodes"
+
+    def node_part(self, node: str) -> Snapshot:
+        """The part crawl node ``node`` writes: its own manifest, index, log and crawl.json, its
+        WARC files among the crawl's.
+
+        >>> Snapshot(Path("snap")).node_part("n1").warc_dir
+        PosixPath('snap/warc')
+        """
+        return Snapshot(self.nodes_dir / node, self.warc_dir)
+
+    def node_names(self) -> list[str]:
+        """The names of the crawl nodes that wrote a part here, sorted."""
+        if not self.nodes_dir.is_dir():
+            return []
+        return sorted(p.name for p in self.nodes_dir.iterdir() if (p / "crawl.json").is_file())
 
     @property
     def mirror_dir(self) -> Path:
@@ -63,6 +86,11 @@ class Snapshot:
     def crash_tails_dir(self) -> Path:
         """What a resumed crawl cut off the WARC files: out of warc/, so no tool indexes it."""
         return self.root / "crash-tails"
+
+    @property
+    def control_path(self) -> Path:
+        """Where ``archiver control`` leaves commands for the crawl running here."""
+        return self.root / "control.sqlite3"
 
     @property
     def crawl_json_path(self) -> Path:

@@ -77,6 +77,11 @@ MISSING_SETTINGS = _kind(
 UNFINISHED_CRAWL = _kind(
     "unfinished_crawl", COMPLETENESS, "URL still queued: the crawl was interrupted (use crawl --resume)"
 )
+UNMERGED_NODE = _kind(
+    "unmerged_node",
+    CONSISTENCY,
+    "a crawl node's part is not in the snapshot's manifest, or changed since (run archiver merge)",
+)
 UNRECORDED_LINK = _kind(
     "unrecorded_link", COMPLETENESS, "in-scope link of an archived page neither archived nor recorded"
 )

@@ -26,6 +26,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from archiver.crawling.merge import stale_parts
 from archiver.errors import SnapshotError
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
@@ -44,6 +45,7 @@ from archiver.verify.report import (
     MIRROR,
     MISSING_MANIFEST,
     MISSING_SETTINGS,
+    UNMERGED_NODE,
     Report,
 )
 
@@ -69,6 +71,8 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
             WarcScan(report, records).scan(bare)
         return report
     report.checks.append(INTEGRITY)
+    for node in stale_parts(root):  # a shared crawl: its nodes' parts must all be merged
+        report.add(UNMERGED_NODE, f"nodes/{node}", f"not merged as it is now: run archiver merge {root}")
     paths = warc_files(snapshot.warc_dir)
     manifest = _open_manifest(snapshot, report)
     if manifest is None:

@@ -1,0 +1,196 @@
+"""Merge: the parts that crawl nodes wrote (``DIR/nodes/NODE``), joined into the snapshot's
+own manifest, CDXJ index and crawl.json, so that mirror and verify read a shared crawl as if
+one process had made it.
+
+Each node writes its own part rather than sharing one manifest: SQLite is for one
+writer at a time, a node on another machine may not even see the others' folders
+until they are copied together, and a node that dies must leave nothing half
+written in what the others use. Every name is unique to its node (WARC files
+are ``PREFIX-NODE-...``), so the folders of several machines join by plain copying.
+
+A URL may have a row in several parts: the node that claimed it wrote ``queued``, the
+node that took it wrote its outcome, others met it as a link they skipped, and a
+node that died may have fetched it before another fetched it again. The merged row
+is the one that says most, by ``RANK``: a capture, then a failure, then a skip
+decided when the URL was taken (limits, robots.txt, an exclude), then queued, then a
+skip decided where the link was met (scope, depth, nofollow).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from archiver.errors import SnapshotError, SnapshotLocked
+from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS
+from archiver.store.crawl_record import FINISHED, INTERRUPTED, CrawlRecord
+from archiver.store.lock import snapshot_lock
+from archiver.store.manifest import FIELDS, QUEUED, Manifest
+from archiver.store.snapshot import CRASH_TAILS, Snapshot
+from archiver.store.totals import summary
+from archiver.warc.cdxj import merge_into_index
+
+log = logging.getLogger("archiver")
+
+NODES = "nodes"
+"""crawl.json key: {node: {manifest: [size, mtime_ns], status, runs}} of the parts merged."""
+TAKEN_REASONS = (PAGE_LIMIT, BYTE_LIMIT, ROBOTS, EXCLUDED)
+
+
+def _rank(table: str) -> str:
+    reasons = ", ".join(f"'{reason}'" for reason in TAKEN_REASONS)
+    return (
+        f"CASE {table}.outcome WHEN 'fetched' THEN 0 WHEN 'redirected' THEN 0 WHEN 'failed' THEN 1 "
+        f"WHEN 'skipped' THEN (CASE WHEN {table}.reason IN ({reasons}) THEN 2 ELSE 4 END) "
+        f"WHEN '{QUEUED}' THEN 3 ELSE 5 END"
+    )
+
+
+RANK = _rank("urls")
+_COLUMNS = ", ".join(FIELDS)
+_UPSERT = (
+    f"INSERT INTO main.urls ({_COLUMNS}) SELECT {_COLUMNS} FROM part.urls WHERE true "
+    f"ON CONFLICT(url) DO UPDATE SET {', '.join(f'{f} = excluded.{f}' for f in FIELDS if f != 'url')} "
+    f"WHERE {_rank('excluded')} < {RANK}"
+)
+
+
+def fingerprint(part: Snapshot) -> list[int]:
+    """[size, mtime in ns] of a part's manifest: verify tells from it a part changed since its merge."""
+    try:
+        stat = part.manifest_path.stat()
+    except FileNotFoundError:
+        return [0, 0]
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def stale_parts(root: Path) -> list[str]:
+    """Nodes whose part is not in the snapshot's manifest as it is now (empty when all are)."""
+    snapshot = Snapshot(root)
+    try:
+        merged = snapshot.read_crawl_json().get(NODES) or {}
+    except SnapshotError:
+        merged = {}
+    stale = []
+    for name in snapshot.node_names():
+        entry = merged.get(name)
+        if not isinstance(entry, dict) or entry.get("manifest") != fingerprint(snapshot.node_part(name)):
+            stale.append(name)
+    return stale
+
+
+def merge_nodes(root: Path) -> list[str]:
+    """Join every node part of the shared crawl in ``root`` into its manifest, index and
+    crawl.json; returns warnings (a part left out because its node still runs).
+
+    A part whose node was killed is recovered first, as a resumed crawl recovers
+    (crawling/resume.py): what it wrote past its last commit is cut off its WARC files.
+    """
+    from archiver.crawling import resume as resuming
+
+    snapshot = Snapshot(root)
+    names = snapshot.node_names()
+    if not names:
+        raise SnapshotError(f"{root} holds no crawl node parts (nodes/*/crawl.json)")
+    warnings: list[str] = []
+    with snapshot_lock(root, "archiver merge"), contextlib.ExitStack() as held:
+        data = snapshot.read_crawl_json()
+        prefix = str((data.get("settings") or {}).get("warc_prefix") or "archiver")
+        merging = root / "manifest.sqlite3.merging"
+        merging.unlink(missing_ok=True)
+        manifest = Manifest.open(merging)
+        parts: dict[str, Any] = {}
+        try:
+            for name in names:
+                part = snapshot.node_part(name)
+                try:
+                    held.enter_context(snapshot_lock(part.root, "archiver merge"))
+                except SnapshotLocked:
+                    warnings.append(f"crawl node {name} is still running: its part is left out for now")
+                    continue
+                part_data = part.read_crawl_json()
+                record = CrawlRecord(part, part_data)
+                if part_data.get("status") not in (FINISHED, INTERRUPTED):  # killed while running
+                    with Manifest.open(part.manifest_path) as part_manifest:
+                        warnings += resuming.recover(part, f"{prefix}-{name}", part_manifest, record)
+                    record.data.update(status=INTERRUPTED)
+                    record.save()
+                _join(manifest, part)
+                parts[name] = {
+                    "manifest": fingerprint(part),
+                    "status": record.data.get("status"),
+                    "runs": record.data.get("runs"),
+                }
+            manifest.resolve_redirects()
+            totals = summary(manifest)
+        finally:
+            manifest.close()
+        for stale in (root / "manifest.sqlite3-wal", root / "manifest.sqlite3-shm"):
+            stale.unlink(missing_ok=True)
+        os.replace(merging, snapshot.manifest_path)
+        _merge_indexes(snapshot, list(parts))
+        _note(snapshot, data, parts, totals, complete=len(parts) == len(names))
+    for warning in warnings:
+        log.warning(warning)
+    return warnings
+
+
+def _join(manifest: Manifest, part: Snapshot) -> None:
+    """Fold the rows of ``part`` into ``manifest``, keeping for each URL the row that says most."""
+    if not part.manifest_path.is_file():
+        return
+    db = manifest.connection
+    Manifest.open(part.manifest_path).close()  # gives an older part the columns added since
+    db.execute("ATTACH DATABASE ? AS part", (str(part.manifest_path),))
+    try:
+        db.execute(_UPSERT)
+        db.commit()
+    finally:
+        db.execute("DETACH DATABASE part")
+
+
+def _merge_indexes(snapshot: Snapshot, names: list[str]) -> None:
+    """The snapshot's CDXJ index: every line of the parts', sorted (rebuilt whole each merge)."""
+    snapshot.index_dir.mkdir(exist_ok=True)
+    pending = snapshot.index_dir / "index.cdxj.merging"
+    with open(pending, "w", encoding="utf-8") as out:
+        for name in names:
+            part = snapshot.node_part(name)
+            for path in (part.cdxj_path, part.cdxj_pending_path):  # pending: a node killed
+                if path.is_file():
+                    with open(path, encoding="utf-8") as lines:
+                        for line in lines:
+                            if line.strip():
+                                out.write(line if line.endswith("\n") else line + "\n")
+    snapshot.cdxj_path.unlink(missing_ok=True)
+    merge_into_index(pending, snapshot.cdxj_path)
+
+
+def _note(
+    snapshot: Snapshot, data: dict[str, Any], parts: dict[str, Any], totals: dict[str, Any], complete: bool
+) -> None:
+    """crawl.json of the whole crawl: the parts merged, their commands and crash tails, the totals."""
+    controls: list[Any] = []
+    tails: list[Any] = []
+    for name in parts:
+        part_data = snapshot.node_part(name).read_crawl_json()
+        controls += [{**entry, "node": name} for entry in part_data.get("controls") or []]
+        for tail in part_data.get(CRASH_TAILS) or []:
+            kept = tail.get("kept_in")
+            tails.append({**tail, "node": name, "kept_in": f"nodes/{name}/{kept}" if kept else None})
+    finished = complete and not totals["queued"] and all(p["status"] == FINISHED for p in parts.values())
+    data.update(
+        {
+            NODES: parts,
+            "controls": sorted(controls, key=lambda entry: str(entry.get("applied"))),
+            "status": FINISHED if finished else INTERRUPTED,
+            "stats": {k: v for k, v in totals.items() if k != "errors"},
+        }
+    )
+    if tails:
+        data[CRASH_TAILS] = tails
+    snapshot.write_crawl_json(json.loads(json.dumps(data)))

@@ -1,0 +1,107 @@
+"""A generated site for the crawl node and control tests: page n links to pages 2n+1 and 2n+2,
+served on 127.0.0.1; the server counts each path's requests and the most in flight at once."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+
+class TreeSite:
+    """``pages`` small pages, each answered after ``latency`` seconds."""
+
+    def __init__(self, pages: int, latency: float = 0.002) -> None:
+        self.pages = pages
+        self.latency = latency
+        self.hits: Counter[str] = Counter()
+        self.log: list[tuple[float, str]] = []
+        """(loop time, path) of every request, as it arrived."""
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.server: TestServer | None = None
+
+    async def _page(self, request: web.Request) -> web.Response:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            path = request.path
+            self.hits[path] += 1
+            self.log.append((asyncio.get_running_loop().time(), path))
+            await asyncio.sleep(self.latency)
+            if path == "/robots.txt":
+                return web.Response(status=404)
+            number = 0 if path == "/" else int(path.removeprefix("/p"))
+            links = "".join(
+                f'<a href="/p{k}">{k}</a>' for k in (2 * number + 1, 2 * number + 2) if k < self.pages
+            )
+            return web.Response(text=f"<title>p{number}</title>{links}", content_type="text/html")
+        except ValueError:
+            return web.Response(status=404)
+        finally:
+            self.in_flight -= 1
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_route("GET", "/{tail:.*}", self._page)
+        self.server = TestServer(app, host="127.0.0.1")
+        await self.server.start_server()
+        return self.url()
+
+    def url(self, path: str = "/") -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.port}{path}"
+
+    def page_paths(self) -> set[str]:
+        return {"/"} | {f"/p{n}" for n in range(1, self.pages)}
+
+    def fetched(self) -> int:
+        return sum(count for path, count in self.hits.items() if path != "/robots.txt")
+
+    async def wait_for(self, fetched: int, seconds: float = 60) -> None:
+        for _ in range(int(seconds / 0.02)):
+            if self.fetched() >= fetched:
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"only {self.fetched()} fetches after {seconds} s")
+
+    async def close(self) -> None:
+        if self.server is not None:
+            await self.server.close()
+
+
+def archiver(*args: str) -> subprocess.Popen[str]:
+    """``python -m archiver ARGS`` as a subprocess."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "archiver", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+async def finish(process: subprocess.Popen[str], seconds: float = 240) -> tuple[int, str]:
+    """Wait for ``process`` (the event loop serving the site goes on); its exit code and output."""
+    out, err = await asyncio.to_thread(process.communicate, timeout=seconds)
+    return process.returncode, out + err
+
+
+async def run_archiver(*args: str, seconds: float = 120) -> tuple[int, str]:
+    return await finish(archiver(*args), seconds)
+
+
+def node_args(url: str, output: Path, redis_url: str, crawl_id: str, *extra: str) -> list[str]:
+    return [
+        "crawl",
+        url,
+        "-o",
+        str(output),
+        "--frontier",
+        redis_url,
+        "--crawl-id",
+        crawl_id,
+        "--quiet",
+        *extra,
+    ]

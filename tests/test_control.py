@@ -1,0 +1,146 @@
+"""archiver control on a running crawl, of one process (its snapshot folder) and of crawl nodes
+(its Redis crawl): pause stops new fetches within 2 s, resume continues, an added exclude skips
+matching URLs from then on (reason ``excluded``), each noted in crawl.json; status and errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+from node_site import TreeSite, archiver, finish, node_args, run_archiver
+
+from archiver.scope import EXCLUDED
+from archiver.store.manifest import FETCHED, SKIPPED, Manifest
+
+PAGES = 600
+EXCLUDE = r"/p[0-9]*7$"
+
+
+@pytest.fixture
+async def slow_tree() -> TreeSite:
+    site = TreeSite(PAGES, latency=0.02)
+    await site.start()
+    yield site
+    await site.close()
+
+
+async def control(target: str, *args: str) -> str:
+    code, text = await run_archiver("control", target, *args)
+    assert code == 0, text
+    return text
+
+
+async def steer(site: TreeSite, target: list[str], output: Path) -> dict[str, float]:
+    """Pause, check no fetch starts 2 s on, exclude, resume; returns when each was given."""
+    await site.wait_for(60)
+    loop = asyncio.get_running_loop()
+    await control(*target, "pause")
+    paused_at = loop.time()
+    await asyncio.sleep(3)
+    late = [path for when, path in site.log if when > paused_at + 2]
+    assert late == [], f"fetched after the pause took effect: {late}"
+    status = await control(*target, "status", "--json")
+    assert json.loads(status)["state"] == "paused", status
+    await control(*target, "exclude", EXCLUDE)
+    excluded_at = loop.time()
+    await asyncio.sleep(2)  # taken in within a second or two, while paused
+    await control(*target, "resume")
+    return {"paused": paused_at, "excluded": excluded_at}
+
+
+def check_outcome(site: TreeSite, output: Path, times: dict[str, float]) -> None:
+    after = [path for when, path in site.log if when > times["excluded"] + 2]
+    assert after, "the crawl did not continue after resume"
+    assert not [path for path in after if re.search(EXCLUDE, path)]
+    with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
+        rows = {row.url: row for row in manifest.rows()}
+    excluded = [row for row in rows.values() if row.outcome == SKIPPED and row.reason == EXCLUDED]
+    assert excluded and all(re.search(EXCLUDE, row.url) for row in excluded)
+    for row in rows.values():
+        if not re.search(EXCLUDE, row.url):
+            assert row.outcome == FETCHED, row
+    crawl = json.loads((output / "crawl.json").read_text())
+    given = [entry["command"] for entry in crawl["controls"]]
+    assert {"pause", "exclude", "resume"} <= set(given), crawl["controls"]
+    assert all(entry["applied"] for entry in crawl["controls"])
+    assert EXCLUDE in crawl["settings"]["exclude"] or any(
+        entry["argument"] == EXCLUDE for entry in crawl["controls"]
+    )
+
+
+async def test_control_a_crawl_of_one_process(slow_tree, tmp_path):
+    output = tmp_path / "snap"
+    crawl = archiver("crawl", slow_tree.url(), "-o", str(output), "--concurrency", "4", "--quiet")
+    times = await steer(slow_tree, [str(output)], output)
+    code, text = await finish(crawl)
+    assert code == 0, text
+    check_outcome(slow_tree, output, times)
+    assert EXCLUDE in json.loads((output / "crawl.json").read_text())["settings"]["exclude"]
+    code, report = await run_archiver("verify", str(output))
+    assert code == 0, report
+    status = await control(str(output), "status")
+    assert status.startswith("finished: ") and " fetched, 0 queued" in status, status
+
+
+async def test_control_crawl_nodes_through_redis(slow_tree, tmp_path, redis_url):
+    output = tmp_path / "snap"
+    args = node_args(slow_tree.url(), output, redis_url, "steered", "--concurrency", "4")
+    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    times = await steer(slow_tree, [redis_url, "--crawl-id", "steered"], output)
+    for process in nodes:
+        code, text = await finish(process)
+        assert code == 0, text
+    check_outcome(slow_tree, output, times)
+    code, report = await run_archiver("verify", str(output))
+    assert code == 0, report
+
+
+async def test_stop_ends_the_crawl_resumably_and_a_stopped_folder_takes_no_command(slow_tree, tmp_path):
+    output = tmp_path / "snap"
+    crawl = archiver("crawl", slow_tree.url(), "-o", str(output), "--concurrency", "2", "--quiet")
+    await slow_tree.wait_for(20)
+    await control(str(output), "stop")
+    code, text = await finish(crawl, 30)
+    assert code == 1 and "stopped by archiver control" in text, text
+    code, text = await run_archiver("control", str(output), "pause")
+    assert code == 2 and "no crawl is running" in text and text.count("\n") == 1, text
+    code, text = await run_archiver("crawl", "--resume", str(output), "--quiet")
+    assert code == 0, text
+
+
+@pytest.mark.parametrize(
+    ("args", "word"),
+    [
+        (["delay", "soon"], "delay takes seconds"),
+        (["concurrency", "0"], "at least 1"),
+        (["exclude", "("], "bad regular expression"),
+        (["pause", "now"], "takes no argument"),
+        (["exclude"], "takes a regular expression"),
+    ],
+)
+async def test_bad_commands_are_one_line(tmp_path, args, word):
+    (tmp_path / "crawl.json").write_text(json.dumps({"settings": {"seeds": ["http://h/"]}}))
+    code, text = await run_archiver("control", str(tmp_path), *args)
+    assert code == 2 and word in text and text.count("\n") == 1, text
+
+
+async def test_a_redis_target_needs_a_crawl_id_and_a_known_crawl(redis_url):
+    code, text = await run_archiver("control", redis_url, "pause")
+    assert code == 2 and "--crawl-id" in text, text
+    code, text = await run_archiver("control", redis_url, "--crawl-id", "nothing", "pause")
+    assert code == 2 and "holds no crawl named nothing" in text, text
+
+
+def test_the_progress_line_says_what_the_operator_changed():
+    from archiver.crawling.control import Controls, describe
+    from archiver.crawling.crawl_report import progress_line
+    from archiver.crawling.stats import CrawlStats
+
+    controls = Controls()
+    controls.pause()
+    controls.excludes = (re.compile("x"),)
+    stats = CrawlStats(note=describe(controls, {"delay": "2", "concurrency": "1"}))
+    assert progress_line(stats, 3).endswith("(paused, delay 2s, 1 a host, 1 exclude added)")

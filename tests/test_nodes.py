@@ -1,0 +1,118 @@
+"""Crawl nodes sharing one crawl through a real Redis (Debian's redis-server, started by the
+test): every URL fetched once across the nodes, a host's concurrency held across them, a
+node started late joins, a node killed with kill -9 loses nothing, and verify passes on the
+merged snapshot."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from node_site import TreeSite, archiver, finish, node_args, run_archiver
+
+from archiver.store.manifest import FETCHED, Manifest
+
+PAGES = 2000
+
+
+@pytest.fixture
+async def tree() -> TreeSite:
+    site = TreeSite(PAGES)
+    await site.start()
+    yield site
+    await site.close()
+
+
+def rows_of(path: Path) -> dict[str, str]:
+    with Manifest.open(path, readonly=True) as manifest:
+        return {row.url: row.outcome for row in manifest.rows()}
+
+
+async def test_three_nodes_fetch_each_url_once_and_share_a_host_limit(tree, tmp_path, redis_url):
+    output = tmp_path / "snap"
+    args = node_args(tree.url(), output, redis_url, "three", "--host-concurrency", "2", "--concurrency", "8")
+    first = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    await tree.wait_for(200)
+    late = archiver(*args, "--node", "n3")  # a node started late joins the crawl under way
+    for process in (*first, late):
+        code, output_text = await finish(process)
+        assert code == 0, output_text
+    assert set(tree.hits) - {"/robots.txt"} == tree.page_paths()
+    fetched_twice = [path for path, count in tree.hits.items() if count > 1]
+    assert fetched_twice == [], fetched_twice  # robots.txt too: fetched once for the crawl
+    assert tree.most_in_flight == 2  # --host-concurrency 2 across three nodes, not per node
+    parts = {name: rows_of(output / "nodes" / name / "manifest.sqlite3") for name in ("n1", "n2", "n3")}
+    worked = [name for name, rows in parts.items() if FETCHED in rows.values()]
+    assert len(worked) >= 2, {name: len(rows) for name, rows in parts.items()}
+    merged = rows_of(output / "manifest.sqlite3")
+    assert len(merged) == PAGES and set(merged.values()) == {FETCHED}
+    warcs = sorted(path.name for path in (output / "warc").glob("*.warc.gz"))
+    assert {name.split("-")[1] for name in warcs} == set(worked)  # archiver-NODE-...: one set a node
+    code, report = await run_archiver("verify", str(output))
+    assert code == 0, report
+
+
+async def test_a_node_killed_with_kill_9_loses_nothing(tree, tmp_path, redis_url):
+    tree.latency = 0.01  # slow enough that the killed node has fetches in flight
+    output = tmp_path / "snap"
+    args = node_args(tree.url(), output, redis_url, "killed", "--node-timeout", "2", "--concurrency", "8")
+    nodes = {name: archiver(*args, "--node", name) for name in ("n1", "n2", "n3")}
+    await tree.wait_for(400)
+    os.kill(nodes["n2"].pid, signal.SIGKILL)
+    code, _ = await finish(nodes.pop("n2"))
+    assert code == -signal.SIGKILL
+    for process in nodes.values():
+        code, text = await finish(process)
+        assert code == 0, text
+    assert set(tree.hits) - {"/robots.txt"} == tree.page_paths()
+    killed = rows_of(output / "nodes" / "n2" / "manifest.sqlite3")
+    assert FETCHED in killed.values(), "the node was killed before it did anything"
+    merged = rows_of(output / "manifest.sqlite3")
+    assert len(merged) == PAGES and set(merged.values()) == {FETCHED}
+    code, report = await run_archiver("verify", str(output))
+    assert code == 0, report
+
+
+async def test_max_pages_counts_every_node(tree, tmp_path, redis_url):
+    output = tmp_path / "snap"
+    args = node_args(tree.url(), output, redis_url, "limited", "--max-pages", "50", "--no-mirror")
+    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    for process in nodes:
+        code, text = await finish(process)
+        assert code == 0, text
+    assert tree.fetched() == 50
+    merged = rows_of(output / "manifest.sqlite3")
+    assert list(merged.values()).count(FETCHED) == 50
+
+
+async def test_a_node_joins_only_its_own_crawl_with_the_same_options(tree, tmp_path, redis_url):
+    output = tmp_path / "snap"
+    first = await run_archiver(*node_args(tree.url(), output, redis_url, "one", "--max-pages", "5"))
+    assert first[0] == 0, first[1]
+    code, text = await run_archiver(*node_args(tree.url(), output, redis_url, "two", "--max-pages", "5"))
+    assert code == 2 and "holds another crawl" in text, text
+    code, text = await run_archiver(
+        *node_args(tree.url(), tmp_path / "b", redis_url, "one", "--max-depth", "1")
+    )
+    assert code == 2 and text.count("\n") == 1 and "--max-depth" in text and "--max-pages" in text, text
+
+
+def test_a_shared_crawl_without_the_redis_package_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['redis'] = None; sys.modules['redis.asyncio'] = None\n"
+        "from archiver.cli import main\n"
+        f"sys.exit(main(['crawl', 'http://127.0.0.1:9/', '-o', {str(tmp_path / 's')!r}, "
+        "'--frontier', 'redis://127.0.0.1:9/0', '--crawl-id', 'x']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr == "archiver: error: --frontier redis:// needs the redis package: "
+        "pip install 'archiver[redis]'\n"
+    )
+    assert not (tmp_path / "s").exists()
