@@ -437,6 +437,8 @@ class CrawlConfig:
         )
         if self.frontier is not None or self.crawl_id is not None:
             check_shared(self.frontier, self.crawl_id, self.node, self.node_timeout)
+            if self.browser != "never":
+                raise ConfigError("--browser does not go with --frontier yet: crawl nodes fetch over HTTP")
         for pattern in self.include + self.exclude:
             try:
                 re.compile(pattern)

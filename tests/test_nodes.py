@@ -116,3 +116,22 @@ def test_a_shared_crawl_without_the_redis_package_is_one_line(tmp_path):
         "pip install 'archiver[redis]'\n"
     )
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "word"),
+    [
+        ({"frontier": "redis://h:6379/0"}, "--crawl-id"),
+        ({"crawl_id": "x"}, "--frontier"),
+        ({"frontier": "http://h/", "crawl_id": "x"}, "Redis URL"),
+        ({"frontier": "redis://h/0", "crawl_id": "a b"}, "--crawl-id may hold"),
+        ({"frontier": "redis://h/0", "crawl_id": "x", "node": "n-1"}, "--node may hold"),
+        ({"frontier": "redis://h/0", "crawl_id": "x", "browser": "auto"}, "--browser"),
+    ],
+)
+def test_shared_crawl_options_that_do_not_go_together(tmp_path, options, word):
+    from archiver.config import CrawlConfig
+    from archiver.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=word):
+        CrawlConfig(seeds=("http://h/",), output=tmp_path, **options)
