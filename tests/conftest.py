@@ -160,3 +160,12 @@ def redis_url(tmp_path: Path) -> Any:
 
     with running_redis(tmp_path / "redis") as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def _kill_leftover_subprocesses() -> Any:
+    """Every subprocess a test started with subprocesses.track is killed once it ends."""
+    from subprocesses import kill_leftovers
+
+    yield
+    kill_leftovers()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from subprocesses import track
 
 
 class TreeSite:
@@ -76,9 +77,14 @@ class TreeSite:
 
 
 def archiver(*args: str) -> subprocess.Popen[str]:
-    """``python -m archiver ARGS`` as a subprocess."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "archiver", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    """``python -m archiver ARGS`` as a subprocess (killed at the test's end if it still runs)."""
+    return track(
+        subprocess.Popen(
+            [sys.executable, "-m", "archiver", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     )
 
 

@@ -21,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from aiohttp import web
+from subprocesses import track
 from warcio.archiveiterator import ArchiveIterator
 
 BIG = 2000
@@ -106,11 +107,23 @@ def crawl(seed: str, output: Path, resume: bool) -> subprocess.Popen[str]:
     crawl.json left nothing to resume: it is started again (its folder counts as empty)."""
     resume = resume and (output / "crawl.json").exists()
     where = ["--resume", "-o", str(output)] if resume else [seed, "-o", str(output)]
-    return subprocess.Popen(
-        [sys.executable, "-m", "archiver", "crawl", *where, "--concurrency", "8", "--no-mirror", "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    return track(
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "archiver",
+                "crawl",
+                *where,
+                "--concurrency",
+                "8",
+                "--no-mirror",
+                "--quiet",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     )
 
 

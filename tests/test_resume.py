@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from conftest import manifest_rows
+from subprocesses import track
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.store.manifest import Manifest, ManifestRow
@@ -32,25 +33,27 @@ def start_crawl(
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
 
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "archiver",
-            "crawl",
-            *([seed] if seed else []),
-            "-o",
-            str(output),
-            "--concurrency",
-            str(CONCURRENCY),
-            "--no-mirror",
-            "--quiet",
-            *extra,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=full_disk if max_file_bytes else None,
+    return track(
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "archiver",
+                "crawl",
+                *([seed] if seed else []),
+                "-o",
+                str(output),
+                "--concurrency",
+                str(CONCURRENCY),
+                "--no-mirror",
+                "--quiet",
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=full_disk if max_file_bytes else None,
+        )
     )
 
 
