@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
+import resource
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 from node_site import TreeSite, archiver, finish, node_args, run_archiver
+from subprocesses import track
 
 from archiver.scope import EXCLUDED
 from archiver.store.manifest import FETCHED, SKIPPED, Manifest
@@ -144,3 +151,89 @@ def test_the_progress_line_says_what_the_operator_changed():
     controls.excludes = (re.compile("x"),)
     stats = CrawlStats(note=describe(controls, {"delay": "2", "concurrency": "1"}))
     assert progress_line(stats, 3).endswith("(paused, delay 2s, 1 a host, 1 exclude added)")
+
+
+def crawl_filling_the_disk(seed: str, output: Path, max_file_bytes: int) -> subprocess.Popen[str]:
+    """archiver crawl whose files may not grow past ``max_file_bytes`` (EFBIG, as a full disk)."""
+
+    def full_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+
+    command = [sys.executable, "-m", "archiver", "crawl", seed, "-o", str(output), "--no-mirror", "--quiet"]
+    return track(
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=full_disk
+        )
+    )
+
+
+async def until_paused(output: Path) -> None:
+    for _ in range(50):
+        if json.loads(await control(str(output), "status", "--json"))["state"] == "paused":
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the crawl did not pause: {await control(str(output), 'status', '--json')}")
+
+
+LIMIT = 6_000_000
+"""Bytes a file of the crawl below may hold: more than the manifest's write-ahead log reaches
+(a checkpoint each 1,000 pages of 4 KB), less than the WARC file with the held body."""
+
+
+@pytest.mark.parametrize("end", ["disk full", "stop", "SIGINT"])
+async def test_a_paused_crawl_still_ends_when_it_fails_or_is_stopped(site, tmp_path, end):
+    # Every worker waits for a resume that never comes: the crawl must end all the same.
+    release = asyncio.Event()
+
+    async def held(request: web.Request) -> web.Response:
+        await release.wait()  # in flight while the crawl pauses
+        return web.Response(
+            body=random.Random(1).randbytes(LIMIT - 1), content_type="application/octet-stream"
+        )
+
+    async def page(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.1)  # many pages still queued when the crawl pauses
+        n = int(request.path.strip("/p") or 0)
+        links = "".join(f'<a href="/p{k}">{k}</a>' for k in (2 * n + 1, 2 * n + 2) if k < 200)
+        return web.Response(text=f"{links}<a href=/held>held</a>", content_type="text/html")
+
+    site.handler("/", page)
+    for n in range(200):
+        site.handler(f"/p{n}", page)
+    site.handler("/held", held)
+    await site.start()
+    output = tmp_path / "snap"
+    crawl = crawl_filling_the_disk(site.url("/"), output, max_file_bytes=LIMIT)
+    for _ in range(1500):
+        if site.hits["/held"]:
+            break
+        await asyncio.sleep(0.02)
+    assert site.hits["/held"], "the crawl did not get going"
+    await control(str(output), "pause")
+    await until_paused(output)
+    if end == "disk full":
+        release.set()  # the WARC file grows past LIMIT: the writer fails while paused
+    elif end == "stop":
+        await control(str(output), "stop")
+    else:
+        crawl.send_signal(signal.SIGINT)
+    code, text = await finish(crawl, 30)
+    release.set()
+    assert code == (130 if end == "SIGINT" else 1), text
+    reason = {"disk full": "write error", "stop": "stopped by archiver control", "SIGINT": "SIGINT"}[end]
+    assert reason in text and "--resume" in text and "Traceback" not in text, text
+
+
+async def test_whoever_waits_for_a_resume_goes_on_once_the_crawl_ends():
+    from archiver.crawling.control import Controls
+
+    controls = Controls()
+    controls.pause()
+    waiting = asyncio.ensure_future(controls.running())
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    controls.end()
+    await asyncio.wait_for(waiting, 1)
+    controls.pause()  # a pause read after the end holds nothing back
+    await asyncio.wait_for(controls.running(), 1)

@@ -107,6 +107,7 @@ class Controls:
     def __init__(self) -> None:
         self._running = asyncio.Event()
         self._running.set()
+        self._ended = False
         self.excludes: tuple[re.Pattern[str], ...] = ()
 
     @property
@@ -114,13 +115,20 @@ class Controls:
         return not self._running.is_set()
 
     def pause(self) -> None:
-        self._running.clear()
+        if not self._ended:  # a crawl that is ending is never held back again
+            self._running.clear()
 
     def resume(self) -> None:
         self._running.set()
 
+    def end(self) -> None:
+        """The crawl stops or failed: whoever waits for a resume goes on (to see it end), now
+        and from now on, whatever the operator said."""
+        self._ended = True
+        self._running.set()
+
     async def running(self) -> None:
-        """Return at once unless paused; then when resumed."""
+        """Return at once unless paused; then when resumed or ended."""
         if not self._running.is_set():
             await self._running.wait()
 

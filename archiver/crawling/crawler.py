@@ -99,6 +99,7 @@ class Crawler:
         if self.stats.stop_reason is None:
             self.stats.stop_reason = reason
         self._stop.set()
+        self.controls.end()  # a paused crawl ends too
 
     @property
     def stopped(self) -> bool:
@@ -179,7 +180,9 @@ class Crawler:
         await self.frontier.put(item, delay=delay)
 
     async def _work(self) -> None:
-        while not self.stopped:
+        me = asyncio.current_task()
+        # A cancellation a library swallowed must not leave a worker taking items forever.
+        while not self.stopped and not (me is not None and me.cancelling()):
             await self.controls.running()
             item = await self.frontier.get()
             handled = False

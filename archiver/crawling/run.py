@@ -405,7 +405,14 @@ async def _run(
         if not future.cancelled():
             crawler.stop(future.result())
 
+    def writer_ended(task: asyncio.Task[None]) -> None:
+        # A failed writer ends the crawl at once: workers that wait (paused, or for an
+        # item) may never put anything again to learn of it.
+        if writer.error is not None:
+            crawler.stop(f"write error: {writer.error}")
+
     writer_task = asyncio.create_task(writer.run())
+    writer_task.add_done_callback(writer_ended)
     reporter = asyncio.create_task(_report_progress(crawler, progress)) if progress else None
     if stop is not None:
         stop.add_done_callback(stop_crawler)
