@@ -237,3 +237,48 @@ async def test_whoever_waits_for_a_resume_goes_on_once_the_crawl_ends():
     await asyncio.wait_for(waiting, 1)
     controls.pause()  # a pause read after the end holds nothing back
     await asyncio.wait_for(controls.running(), 1)
+
+
+async def slow_down(site: TreeSite, target: list[str]) -> None:
+    """concurrency 1, then delay 0.3: each holds at the server (across every node) within 2 s."""
+    await site.wait_for(40)
+    await control(*target, "concurrency", "1")
+    await asyncio.sleep(2)
+    site.most_in_flight = site.in_flight
+    await asyncio.sleep(2)
+    assert site.most_in_flight <= 1, site.most_in_flight
+    await control(*target, "delay", "0.3")
+    loop = asyncio.get_running_loop()
+    since = loop.time() + 2
+    await asyncio.sleep(4)
+    starts = [when for when, _ in site.log if when > since]
+    assert len(starts) >= 2, starts
+    gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) > 0.25, gaps  # 0.3 s between two requests to the host, less timer slack
+    await control(*target, "delay", "0")
+    await control(*target, "concurrency", "8")
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["one process", "crawl nodes"])
+async def test_delay_and_concurrency_hold_at_the_server_from_within_two_seconds(tmp_path, request, shared):
+    site = TreeSite(600, latency=0.02)
+    await site.start()
+    output = tmp_path / "snap"
+    try:
+        if shared:
+            redis_url = request.getfixturevalue("redis_url")
+            args = node_args(site.url(), output, redis_url, "slowed", "--concurrency", "4", "--no-mirror")
+            crawls = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+            target = [redis_url, "--crawl-id", "slowed"]
+        else:
+            crawls = [archiver("crawl", site.url(), "-o", str(output), "--concurrency", "4", "--quiet")]
+            target = [str(output)]
+        await slow_down(site, target)
+        for crawl in crawls:
+            code, text = await finish(crawl)
+            assert code == 0, text
+    finally:
+        await site.close()
+    record = json.loads((output / ("nodes/n1/crawl.json" if shared else "crawl.json")).read_text())
+    given = [(entry["command"], entry["argument"]) for entry in record["controls"]]
+    assert given == [("concurrency", "1"), ("delay", "0.3"), ("delay", "0"), ("concurrency", "8")], given
