@@ -13,6 +13,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from subprocesses import track
 
+FOR_CRAWLERS = {"/robots.txt", "/sitemap.xml"}
+"""Asked for by the crawl itself (404 here), not pages of the site."""
+
 
 class TreeSite:
     """``pages`` small pages, each answered after ``latency`` seconds."""
@@ -35,7 +38,7 @@ class TreeSite:
             self.hits[path] += 1
             self.log.append((asyncio.get_running_loop().time(), path))
             await asyncio.sleep(self.latency)
-            if path == "/robots.txt":
+            if path in FOR_CRAWLERS:
                 return web.Response(status=404)
             number = 0 if path == "/" else int(path.removeprefix("/p"))
             links = "".join(
@@ -62,7 +65,7 @@ class TreeSite:
         return {"/"} | {f"/p{n}" for n in range(1, self.pages)}
 
     def fetched(self) -> int:
-        return sum(count for path, count in self.hits.items() if path != "/robots.txt")
+        return sum(count for path, count in self.hits.items() if path not in FOR_CRAWLERS)
 
     async def wait_for(self, fetched: int, seconds: float = 60) -> None:
         for _ in range(int(seconds / 0.02)):

@@ -10,7 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from node_site import TreeSite, archiver, finish, node_args, run_archiver
+from node_site import FOR_CRAWLERS, TreeSite, archiver, finish, node_args, run_archiver
 
 from archiver.store.manifest import FETCHED, Manifest
 
@@ -27,7 +27,7 @@ async def tree() -> TreeSite:
 
 def rows_of(path: Path) -> dict[str, str]:
     with Manifest.open(path, readonly=True) as manifest:
-        return {row.url: row.outcome for row in manifest.rows()}
+        return {row.url: row.outcome for row in manifest.rows() if not row.for_crawlers}
 
 
 async def test_three_nodes_fetch_each_url_once_and_share_a_host_limit(tree, tmp_path, redis_url):
@@ -39,9 +39,9 @@ async def test_three_nodes_fetch_each_url_once_and_share_a_host_limit(tree, tmp_
     for process in (*first, late):
         code, output_text = await finish(process)
         assert code == 0, output_text
-    assert set(tree.hits) - {"/robots.txt"} == tree.page_paths()
+    assert set(tree.hits) - FOR_CRAWLERS == tree.page_paths()
     fetched_twice = [path for path, count in tree.hits.items() if count > 1]
-    assert fetched_twice == [], fetched_twice  # robots.txt too: fetched once for the crawl
+    assert fetched_twice == [], fetched_twice  # robots.txt and sitemap.xml too: once for the crawl
     assert tree.most_in_flight == 2  # --host-concurrency 2 across three nodes, not per node
     parts = {name: rows_of(output / "nodes" / name / "manifest.sqlite3") for name in ("n1", "n2", "n3")}
     worked = [name for name, rows in parts.items() if FETCHED in rows.values()]
@@ -66,7 +66,7 @@ async def test_a_node_killed_with_kill_9_loses_nothing(tree, tmp_path, redis_url
     for process in nodes.values():
         code, text = await finish(process)
         assert code == 0, text
-    assert set(tree.hits) - {"/robots.txt"} == tree.page_paths()
+    assert set(tree.hits) - FOR_CRAWLERS == tree.page_paths()
     killed = rows_of(output / "nodes" / "n2" / "manifest.sqlite3")
     assert FETCHED in killed.values(), "the node was killed before it did anything"
     merged = rows_of(output / "manifest.sqlite3")

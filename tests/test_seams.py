@@ -60,8 +60,8 @@ class ClaimedElsewhere(MemoryFrontier):
         super().__init__()
         self.taken = taken
 
-    async def claim(self, urls: Sequence[str]) -> list[bool]:
-        mine = await super().claim(urls)
+    async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
+        mine = await super().claim(urls, queued)
         return [ok and url not in self.taken for url, ok in zip(urls, mine, strict=True)]
 
 

@@ -114,10 +114,11 @@ class Crawler:
     def scope(self, scope: Scope) -> None:
         self.discovery.scope = scope
 
-    async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> None:
-        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run), unless claimed."""
+    async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> bool:
+        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run), unless
+        claimed; True if queued here."""
         if not (await self.frontier.claim([url]))[0]:
-            return
+            return False
         await self.frontier.put(
             QueueItem(
                 url,
@@ -129,6 +130,7 @@ class Crawler:
                 referrer=parent if found_by in ("link", "requisite") else None,
             )
         )
+        return True
 
     def feed(self, source: Coroutine[Any, Any, None]) -> None:
         """Run ``source``, which queues URLs found outside the pages (the sitemaps), beside the

@@ -104,8 +104,12 @@ class Frontier(Protocol):
     def seen(self, url: str) -> bool:
         """True if ``url`` was claimed before (as far as this process knows)."""
 
-    async def claim(self, urls: Sequence[str]) -> list[bool]:
-        """Mark ``urls`` seen; True for each one claimed here first, False if it was already."""
+    async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
+        """Mark ``urls`` seen; True for each one claimed here first, False if it was already.
+
+        ``queued=False``: the URLs are fetched and recorded outside the queue (robots.txt,
+        sitemaps), so a shared backend does not wait for them to be put.
+        """
 
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
         """Queue an item (its URL already claimed), to be got no sooner than ``delay`` seconds
@@ -211,7 +215,7 @@ class _LocalFrontier:
             timer.cancel()
         self._timers.clear()
 
-    async def claim(self, urls: Sequence[str]) -> list[bool]:
+    async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first."""
         claim = self._seen.claim
         return [claim(url) for url in urls]

@@ -79,7 +79,7 @@ class RecordedFetch:
         """
         chain: list[str] = []
         while True:
-            recorded = (await self._frontier.claim([url]))[0]
+            recorded = (await self._frontier.claim([url], queued=False))[0]
             row = ManifestRow(url=url, found_by=found_by, parent=parent, depth=0, outcome=FETCHED)
             if policy is not None and not await policy.allows(url):
                 return await self._end(url, row if recorded else None, outcome=SKIPPED, reason=ROBOTS)

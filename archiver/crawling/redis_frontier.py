@@ -79,11 +79,15 @@ class RedisFrontier:
         """True if this node claimed ``url`` or was refused it (another node may have it)."""
         return url in self._seen
 
-    async def claim(self, urls: Sequence[str]) -> list[bool]:
-        """Claim ``urls`` for this node in one round trip; True for each one it got."""
+    async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
+        """Claim ``urls`` for this node in one round trip; True for each one it got.
+
+        A URL to be queued is staged until it is pushed (the crawl is not done meanwhile);
+        one recorded outside the queue (``queued=False``: robots.txt, a sitemap) is not.
+        """
         if not urls:
             return []
-        keys = ("seen", f"staged:{self._node}")
+        keys = ("seen", f"staged:{self._node}" if queued else "outside")
         answer = await self._crawl.run("claim", keys, [url_digest(url) for url in urls])
         for url in urls:
             self._seen.claim(url)

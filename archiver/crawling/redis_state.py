@@ -8,6 +8,7 @@ Every key of crawl ``NAME`` starts with ``archiver:NAME:``::
     delayed         sorted set of items waiting out a failed try, by the time they are due (ms)
     leases:NODE     hash of the items NODE holds, by lease number
     staged:NODE     set of digests NODE claimed and has not queued yet
+    outside         set of digests claimed to be recorded outside the queue (robots.txt, sitemaps)
     nodes           set of node names; node:NODE their heartbeat (expires after --node-timeout)
     meta            hash of counters (arrival order, lease numbers)
     budget          hash: pages started and bytes stored, for --max-pages and --max-bytes

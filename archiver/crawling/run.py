@@ -244,8 +244,9 @@ async def run_crawl(
                 follow_controls(backend.controls(snapshot), crawler, policy, record, status)
             )
             try:
+                shared = not backend.reload  # a frontier in Redis, shared by crawl nodes
                 with _max_time(stop, config.max_time) as stopping:
-                    await _run(crawler, writer, seeds, progress, stopping, sitemaps)
+                    await _run(crawler, writer, seeds, progress, stopping, sitemaps, shared)
             finally:
                 controls.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -397,6 +398,7 @@ async def _run(
     progress: ProgressCallback | None,
     stop: asyncio.Future[str] | None,
     sitemaps: SitemapStage | None = None,
+    shared: bool = False,
 ) -> None:
     """Run the writer and the crawler (and the sitemap stage beside it) until the frontier is
     empty or the crawl is stopped."""
@@ -417,9 +419,10 @@ async def _run(
     if stop is not None:
         stop.add_done_callback(stop_crawler)
     try:
-        await _seed(crawler, writer, seeds)
+        queued = await _seed(crawler, writer, seeds)
         if sitemaps is not None:
-            crawler.feed(sitemaps.run(seeds))
+            # Of a crawl shared by nodes, the node that queued a seed reads its sitemaps.
+            crawler.feed(sitemaps.run(queued if shared else seeds))
         await crawler.run()
     finally:
         if stop is not None:
@@ -439,13 +442,17 @@ async def _report_progress(crawler: Crawler, progress: ProgressCallback) -> None
         progress(crawler.stats, crawler.frontier.pending())
 
 
-async def _seed(crawler: Crawler, writer: Writer, seeds: list[str]) -> None:
+async def _seed(crawler: Crawler, writer: Writer, seeds: list[str]) -> list[str]:
+    """Queue the seeds not seen yet; the seeds this process queued."""
+    queued = []
     for seed in seeds:
         if crawler.frontier.seen(seed):
             continue
         row = ManifestRow(url=seed, found_by="seed", depth=0, outcome=QUEUED)
         await writer.put(WriteItem(None, met=[row]))
-        await crawler.add(seed, 0, "seed")
+        if await crawler.add(seed, 0, "seed"):
+            queued.append(seed)
+    return queued
 
 
 def _seeds_failed(manifest: Manifest, seeds: list[str]) -> list[tuple[str, str]]:
