@@ -439,6 +439,8 @@ class CrawlConfig:
             check_shared(self.frontier, self.crawl_id, self.node, self.node_timeout)
             if self.browser != "never":
                 raise ConfigError("--browser does not go with --frontier yet: crawl nodes fetch over HTTP")
+            if self.previous is not None:
+                raise ConfigError("--previous does not go with --frontier yet: re-archive with one process")
         for pattern in self.include + self.exclude:
             try:
                 re.compile(pattern)

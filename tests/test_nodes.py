@@ -127,6 +127,7 @@ def test_a_shared_crawl_without_the_redis_package_is_one_line(tmp_path):
         ({"frontier": "redis://h/0", "crawl_id": "a b"}, "--crawl-id may hold"),
         ({"frontier": "redis://h/0", "crawl_id": "x", "node": "n-1"}, "--node may hold"),
         ({"frontier": "redis://h/0", "crawl_id": "x", "browser": "auto"}, "--browser"),
+        ({"frontier": "redis://h/0", "crawl_id": "x", "previous": "old"}, "--previous"),
     ],
 )
 def test_shared_crawl_options_that_do_not_go_together(tmp_path, options, word):
