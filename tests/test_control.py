@@ -281,3 +281,35 @@ async def test_delay_and_concurrency_hold_at_the_server_from_within_two_seconds(
     record = json.loads((output / ("nodes/n1/crawl.json" if shared else "crawl.json")).read_text())
     given = [(entry["command"], entry["argument"]) for entry in record["controls"]]
     assert given == [("concurrency", "1"), ("delay", "0.5"), ("stop", None)], given
+
+
+async def test_the_control_loop_ends_only_once_its_thread_is_out_of_sqlite():
+    # A thread still writing control.sqlite3 when the crawl returns held SQLite's locks
+    # while verify forked: the forked process waited for them forever.
+    import threading
+    import time as clock
+    from types import SimpleNamespace
+
+    from archiver.crawling.control import Controls, follow_controls
+
+    started, finished = threading.Event(), threading.Event()
+
+    class SlowSource:
+        async def new_commands(self) -> list:
+            return []
+
+        async def publish(self, status: dict) -> None:
+            def write() -> None:
+                started.set()
+                clock.sleep(0.5)
+                finished.set()
+
+            await asyncio.to_thread(write)
+
+    crawler = SimpleNamespace(controls=Controls(), stats=SimpleNamespace(note=""))
+    done = asyncio.Event()
+    loop = asyncio.create_task(follow_controls(SlowSource(), crawler, None, None, dict, done))
+    await asyncio.to_thread(started.wait, 5)
+    done.set()
+    await asyncio.wait_for(loop, 5)
+    assert finished.is_set()

@@ -190,15 +190,21 @@ async def follow_controls(
     policy: Tunable,
     record: Any,
     status: Any,
+    done: asyncio.Event,
 ) -> None:
-    """Apply the operator's commands as they come, until cancelled.
+    """Apply the operator's commands as they come, until ``done`` is set.
+
+    Ended by ``done``, never cancelled: a source reading or writing in a thread
+    (control_file.py) is let finish its call, since a thread still in SQLite
+    when the crawl returns would outlive it (and a fork then, as verify's,
+    could inherit SQLite's locks held).
 
     ``record`` (a CrawlRecord) notes each command in crawl.json, and an added
     exclude among the settings, so a resumed crawl and verify know it.
     ``status()`` gives this process's counts to publish each round.
     """
     changed: dict[str, str] = {}
-    while True:
+    while not done.is_set():
         try:
             for command in await source.new_commands():
                 if not apply(command, crawler, policy):
@@ -211,7 +217,8 @@ async def follow_controls(
             await source.publish(status())
         except Exception as exc:  # an unreachable source must not end the crawl
             log.warning("cannot read the crawl's controls: %s", exc)
-        await asyncio.sleep(POLL_EVERY)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), POLL_EVERY)
 
 
 def _note(record: Any, command: Command) -> None:

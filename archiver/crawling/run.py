@@ -240,15 +240,16 @@ async def run_crawl(
             def status() -> dict[str, Any]:
                 return status_of(result.stats, crawler.controls, frontier.pending())
 
+            controls_done = asyncio.Event()
             controls = asyncio.create_task(
-                follow_controls(backend.controls(snapshot), crawler, policy, record, status)
+                follow_controls(backend.controls(snapshot), crawler, policy, record, status, controls_done)
             )
             try:
                 shared = not backend.reload  # a frontier in Redis, shared by crawl nodes
                 with _max_time(stop, config.max_time) as stopping:
                     await _run(crawler, writer, seeds, progress, stopping, sitemaps, shared)
             finally:
-                controls.cancel()
+                controls_done.set()  # its round in hand ends first (see follow_controls)
                 with contextlib.suppress(asyncio.CancelledError):
                     await controls
                 snapshot.control_path.unlink(missing_ok=True)  # its commands are in crawl.json
