@@ -34,7 +34,7 @@ from typing import Any
 
 from archiver.config import CrawlConfig
 from archiver.crawling.merge import merge_nodes
-from archiver.crawling.politeness import FetchRobots
+from archiver.crawling.politeness import FetchRobots, policy_options
 from archiver.crawling.redis_budget import RedisBudget
 from archiver.crawling.redis_control import RedisControlSource
 from archiver.crawling.redis_frontier import RedisFrontier
@@ -251,16 +251,7 @@ async def _heartbeat(crawl: RedisCrawl, node: str, token: str, timeout: float) -
 
 def _backend(crawl: RedisCrawl, node: str, joined: int) -> Backend:
     def policy(config: CrawlConfig, fetch_robots: FetchRobots) -> RedisHostPolicy:
-        return RedisHostPolicy(
-            crawl,
-            concurrency=config.host_concurrency or config.concurrency,
-            delay=config.delay,
-            obey_robots=config.obey_robots,
-            user_agent=config.user_agent,
-            fetch_robots=fetch_robots,
-            max_delay=config.max_retry_after,
-            hold=config.timeout + 30,
-        )
+        return RedisHostPolicy(crawl, **policy_options(config, fetch_robots), hold=config.timeout + 30)
 
     return Backend(
         frontier=lambda snapshot, writer: RedisFrontier(crawl, node, writer),

@@ -13,10 +13,11 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from protego import Protego
 
+from archiver.config import CrawlConfig
 from archiver.links import says_nofollow
 from archiver.urls import host_of
 
@@ -102,6 +103,29 @@ def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRu
 
 FetchRobots = Callable[[str], Awaitable[tuple[int | None, bytes]]]
 """``fetch_robots(host_url)``: (status, body) of ``host_url/robots.txt``, status None if nothing answered."""
+
+
+class PolicyOptions(TypedDict):
+    """The keyword arguments of HostPolicy (and of every policy built on it) that a crawl's settings give."""
+
+    concurrency: int
+    delay: float
+    obey_robots: bool
+    user_agent: str
+    fetch_robots: FetchRobots
+    max_delay: float
+
+
+def policy_options(config: CrawlConfig, fetch_robots: FetchRobots) -> PolicyOptions:
+    """A host policy's settings from the crawl's: one rule for every frontier's policy."""
+    return PolicyOptions(
+        concurrency=config.host_concurrency or config.concurrency,
+        delay=config.delay,
+        obey_robots=config.obey_robots,
+        user_agent=config.user_agent,
+        fetch_robots=fetch_robots,
+        max_delay=config.max_retry_after,
+    )
 
 
 class Politeness(Protocol):

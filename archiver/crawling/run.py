@@ -37,7 +37,7 @@ from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetch, Fetcher
 from archiver.crawling.frontier import Frontier, SqliteFrontier
 from archiver.crawling.log import crawl_log
-from archiver.crawling.politeness import FetchRobots, HostPolicy
+from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
@@ -92,14 +92,7 @@ class Backend:
 
 
 def _local_policy(config: CrawlConfig, fetch_robots: FetchRobots) -> HostPolicy:
-    return HostPolicy(
-        concurrency=config.host_concurrency or config.concurrency,
-        delay=config.delay,
-        obey_robots=config.obey_robots,
-        user_agent=config.user_agent,
-        fetch_robots=fetch_robots,
-        max_delay=config.max_retry_after,
-    )
+    return HostPolicy(**policy_options(config, fetch_robots))
 
 
 def local_backend() -> Backend:
