@@ -45,6 +45,8 @@ class CrawlerSummary:
     cpu_ms_per_page: float
     peak_rss_mb: float
     """Peak RSS of all the crawler's processes together (worker processes included)."""
+    peak_pss_mb: float
+    """Peak PSS of the same processes: pages they share counted once."""
     server_cpu_seconds: float
     pages: int
     distinct_ok: int
@@ -78,6 +80,7 @@ def summarize(records: Sequence[RunRecord], site: SiteInfo) -> list[CrawlerSumma
                 cpu_seconds=_median(good, lambda r: r.result.cpu_seconds),
                 cpu_ms_per_page=_median(good, lambda r: r.result.cpu_seconds * 1000 / site.pages),
                 peak_rss_mb=_median(good, lambda r: r.result.peak_tree_rss_mb),
+                peak_pss_mb=_median(good, lambda r: r.result.peak_tree_pss_mb),
                 server_cpu_seconds=_median(good, lambda r: r.server_cpu_seconds),
                 pages=int(_median(good, lambda r: _counts(r).pages)),
                 distinct_ok=int(_median(good, lambda r: _counts(r).distinct_ok)),
@@ -103,6 +106,7 @@ def crawler_table(summaries: Sequence[CrawlerSummary], site: SiteInfo) -> str:
         "CPU s",
         "CPU ms/page",
         "peak RSS MB (all processes)",
+        "peak PSS MB (shared once)",
         "server CPU s",
         "pages fetched",
         "distinct 200s",
@@ -117,6 +121,7 @@ def crawler_table(summaries: Sequence[CrawlerSummary], site: SiteInfo) -> str:
             f"{summary.cpu_seconds:.1f}",
             f"{summary.cpu_ms_per_page:.2f}",
             f"{summary.peak_rss_mb:.0f}",
+            f"{summary.peak_pss_mb:.0f}",
             f"{summary.server_cpu_seconds:.2f}",
             f"{summary.pages}/{site.pages}",
             f"{summary.distinct_ok}/{site.ok_responses}",

@@ -16,6 +16,9 @@ SAMPLE_EVERY = 0.02
 """Seconds between two samples of a process tree's resident memory."""
 RESCAN_EVERY = 5
 """Samples between two scans of /proc for new descendants (a scan costs ~1 ms)."""
+PSS_EVERY = 5
+"""Samples between two readings of the tree's proportional set size (the kernel walks each
+process's page tables for it: too costly for every sample)."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,9 @@ class RunResult:
     peak_tree_rss_kb: int = 0
     """Peak of the RSS summed over the process and every descendant, sampled (worker processes
     included: ru_maxrss is the largest one process's peak, never a sum)."""
+    peak_tree_pss_kb: int = 0
+    """Peak of the PSS summed over the same processes: a page shared by forked processes counts
+    once in all (split between them), where summed RSS counts it in each."""
 
     @property
     def cpu_seconds(self) -> float:
@@ -47,6 +53,11 @@ class RunResult:
     def peak_tree_rss_mb(self) -> float:
         """Peak RSS of all the crawler's processes together, in MiB (at least its own peak)."""
         return max(self.peak_tree_rss_kb, self.peak_rss_kb) / 1024
+
+    @property
+    def peak_tree_pss_mb(self) -> float:
+        """Peak memory of all the crawler's processes together, shared pages counted once, in MiB."""
+        return self.peak_tree_pss_kb / 1024
 
     def stderr_tail(self, lines: int = 15) -> str:
         """The last lines the command wrote to stderr."""
@@ -86,15 +97,18 @@ def run_measured(command: list[str], stdout_path: Path, stderr_path: Path) -> Ru
         peak_rss_kb=usage.ru_maxrss,
         stderr_path=stderr_path,
         peak_tree_rss_kb=sampler.peak_kb,
+        peak_tree_pss_kb=sampler.peak_pss_kb,
     )
 
 
 class TreeMemory:
-    """Samples, in a thread, the RSS summed over a process and its descendants; keeps the peak."""
+    """Samples, in a thread, the RSS (and less often the PSS) summed over a process and its
+    descendants; keeps the peaks."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.peak_kb = 0
+        self.peak_pss_kb = 0
         self._pids = {pid}
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -110,6 +124,8 @@ class TreeMemory:
         while not self._done.wait(SAMPLE_EVERY):
             if samples % RESCAN_EVERY == 0:
                 self._pids = _descendants(self.pid)
+            if samples % PSS_EVERY == 0:
+                self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(pid) for pid in self._pids))
             samples += 1
             total = sum(_rss_kb(pid) for pid in self._pids)
             self.peak_kb = max(self.peak_kb, total)
@@ -121,6 +137,17 @@ def _rss_kb(pid: int) -> int:
             return int(statm.read().split()[1]) * PAGE_KB
     except (OSError, IndexError, ValueError):
         return 0
+
+
+def _pss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            for line in rollup:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
 
 
 def _descendants(root: int) -> set[int]:
