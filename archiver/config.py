@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from archiver import __version__
+from archiver.config_options import ADD, REFUSE, Option, flag_of, option
+from archiver.config_rules import check_settings, setting_from_json
 from archiver.errors import ConfigError
 from archiver.request_headers import SECRET_HEADERS, WITHHELD, Credentials, without_password
 from archiver.urls import normalize_url
@@ -20,77 +20,6 @@ LOG_FORMATS = ("text", "json")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"
 DEFAULT_RETRY_ON = (429, 502, 503, 504)
 """Answers that say "not now": a 500 is the server's answer, recorded as it is (as wget does)."""
-
-
-APPLY = "apply"
-"""On --resume, the option given replaces the saved value from then on."""
-ADD = "add"
-"""On --resume, the values given are added to the saved ones."""
-REFUSE = "refuse"
-"""On --resume, the option is refused: it would change what earlier runs decided."""
-
-
-@dataclass(frozen=True)
-class Option:
-    """How a CrawlConfig field is given on the command line (its default is the field's)."""
-
-    help: str
-    kind: str = "value"
-    """value, size, flag, no-flag (a flag that sets the field False), choice, header, cookie,
-    resolve, regex, host or statuses: the command line picks the parser and action from it."""
-    flag: str | None = None
-    """The option's name when it is not the field's (--ignore-robots for obey_robots)."""
-    metavar: str | None = None
-    default_text: str | None = None
-    """What the help says of the default, when the value itself would not say it well."""
-    on_resume: str = APPLY
-    """What --resume does with the option: APPLY, ADD or REFUSE (see those constants)."""
-    why_refused: str = ""
-    choices: tuple[str, ...] = ()
-    """The values a ``choice`` option takes."""
-
-
-def option(help: str, **facts: Any) -> Any:
-    """A dataclass field's metadata making it a command-line option (see Option)."""
-    return {"option": Option(help, **facts)}
-
-
-def human_size(size: int) -> str:
-    """1073741824 -> '1G'; sizes not a whole number of a unit stay in bytes.
-
-    >>> human_size(100 * 1024**2), human_size(1500)
-    ('100M', '1500')
-    """
-    for unit, factor in (("T", 1024**4), ("G", 1024**3), ("M", 1024**2), ("K", 1024)):
-        if size and size % factor == 0:
-            return f"{size // factor}{unit}"
-    return str(size)
-
-
-NAME_PATTERN = r"[A-Za-z0-9_.]+"
-"""A crawl node's name: it goes into file names after a '-', so it holds none."""
-
-
-def check_shared(frontier: str | None, crawl_id: str | None, node: str | None, node_timeout: float) -> None:
-    """Refuse a shared crawl's options that do not go together (ConfigError says why).
-
-    >>> check_shared("redis://h:6379/0", None, None, 30)
-    Traceback (most recent call last):
-    ...
-    archiver.errors.ConfigError: --frontier needs --crawl-id NAME: the name the crawl's nodes share
-    """
-    if frontier is None:
-        raise ConfigError("--crawl-id goes with --frontier redis://HOST:PORT/DB")
-    if not frontier.startswith(("redis://", "rediss://", "unix://")):
-        raise ConfigError(f"--frontier takes a Redis URL (redis://HOST:PORT/DB), not {frontier!r}")
-    if crawl_id is None:
-        raise ConfigError("--frontier needs --crawl-id NAME: the name the crawl's nodes share")
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", crawl_id):
-        raise ConfigError("--crawl-id may hold only letters, digits, '.', '_' and '-'")
-    if node is not None and not re.fullmatch(NAME_PATTERN, node):
-        raise ConfigError("--node may hold only letters, digits, '.' and '_'")
-    if node_timeout <= 0:
-        raise ConfigError("--node-timeout must be positive")
 
 
 @dataclass(frozen=True)
@@ -400,52 +329,11 @@ class CrawlConfig:
             raise ConfigError("give at least one URL to crawl")
         for seed in self.seeds:
             normalize_url(seed)  # a BadURL now, before any folder is made
-        if self.scope not in SCOPES:
-            raise ConfigError(f"--scope must be one of {', '.join(SCOPES)}")
-        for name in ("concurrency", "max_tries", "writer_queue_size"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
-        for name in ("max_depth", "max_pages", "max_bytes", "max_redirects"):
-            value = getattr(self, name)
-            if value is not None and value < 0:
-                raise ConfigError(f"--{name.replace('_', '-')} must not be negative")
-        if self.max_file_size < 1 or self.warc_max_size < 1024:
-            raise ConfigError("--max-file-size must be positive and --warc-max-size at least 1024")
-        if self.host_concurrency is not None and self.host_concurrency < 1:
-            raise ConfigError("--host-concurrency must be at least 1")
-        if self.delay < 0 or self.max_retry_after < 0:
-            raise ConfigError("--delay and --max-retry-after must not be negative")
-        if self.timeout <= 0 or self.connect_timeout <= 0:
-            raise ConfigError("timeouts must be positive")
-        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.warc_prefix):
-            raise ConfigError("--warc-prefix may hold only letters, digits, '.', '_' and '-'")
-        if self.max_time is not None and not 0 < self.max_time <= 366 * 86_400:
-            raise ConfigError("--max-time must be more than 0 s and at most a year")
-        if self.log_format not in LOG_FORMATS:
-            raise ConfigError(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
-        if self.browser not in BROWSER_MODES:
-            raise ConfigError(f"--browser must be one of {', '.join(BROWSER_MODES)}")
-        if self.browser_tabs < 1 or self.browser_timeout <= 0:
-            raise ConfigError("--browser-tabs must be at least 1 and --browser-timeout positive")
-        if self.ca_bundle and self.insecure:
-            raise ConfigError("--ca-bundle and --insecure contradict each other: give one")
-        if any(not 100 <= status <= 599 for status in self.retry_on):
-            raise ConfigError("--retry-on takes HTTP statuses, from 100 to 599")
+        check_settings(self)
         # A user without a password (or the reverse) is refused here, saying what to do.
         Credentials.build(
             self.seeds, extra_hosts=self.credentials_hosts, user=self.http_user, password=self.http_password
         )
-        if self.frontier is not None or self.crawl_id is not None:
-            check_shared(self.frontier, self.crawl_id, self.node, self.node_timeout)
-            if self.browser != "never":
-                raise ConfigError("--browser does not go with --frontier yet: crawl nodes fetch over HTTP")
-            if self.previous is not None:
-                raise ConfigError("--previous does not go with --frontier yet: re-archive with one process")
-        for pattern in self.include + self.exclude:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ConfigError(f"bad regular expression {pattern!r}: {exc}") from None
 
     def to_json(self) -> dict[str, Any]:
         """The settings as JSON-ready values, for crawl.json (tuples become lists, paths strings)."""
@@ -473,8 +361,10 @@ class CrawlConfig:
             raise ConfigError("crawl.json holds no settings")
         values = {}
         for f in dataclasses.fields(cls):
+            if f.name in overrides:
+                continue
             if f.name in data:
-                values[f.name] = _typed(f.name, str(f.type), data[f.name])
+                values[f.name] = setting_from_json(f.name, str(f.type), data[f.name])
             elif f.default is dataclasses.MISSING and f.name not in overrides:
                 raise ConfigError(f"crawl.json: the settings have no {f.name}")
         withheld = [name for name, value in values.get("headers", ()) if value == WITHHELD]
@@ -514,38 +404,3 @@ class CrawlConfig:
                 value = saved + tuple(item for item in value if item not in saved)
             changes[f.name] = value
         return dataclasses.replace(self, **changes)
-
-
-def flag_of(f: dataclasses.Field[Any]) -> str:
-    """The command-line option of a CrawlConfig field: --max-pages for max_pages."""
-    option: Option = f.metadata["option"]
-    return option.flag or "--" + f.name.replace("_", "-")
-
-
-def _typed(name: str, annotation: str, value: Any) -> Any:
-    """``value`` from crawl.json as the field's type (JSON has lists for tuples); ConfigError if it is not."""
-    kinds = [kind.strip() for kind in annotation.split("|")]
-    if value is None and "None" in kinds:
-        return None
-    kind = kinds[0]
-    if kind == "tuple[str, ...]" and isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    if kind == "tuple[int, ...]" and isinstance(value, list) and all(type(v) is int for v in value):
-        return tuple(value)
-    pairs = isinstance(value, list) and all(
-        isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in value
-    )
-    if kind == "tuple[tuple[str, str], ...]" and pairs:
-        return tuple((a, b) for a, b in value)
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if (
-        (kind == "bool" and isinstance(value, bool))
-        or (kind == "int" and number and isinstance(value, int))
-        or (kind == "str" and isinstance(value, str))
-    ):
-        return value
-    if kind == "float" and number:
-        return float(value)
-    if kind == "Path" and isinstance(value, str) and value:
-        return Path(value)
-    raise ConfigError(f"crawl.json: the setting {name} is not a {kind}: {json.dumps(value)[:60]}")

@@ -95,7 +95,7 @@ def test_a_missing_file_is_refused_before_a_snapshot_is_made(tmp_path, option):
     done = run_cli(
         "crawl", "http://127.0.0.1:9/", option, str(tmp_path / "none.txt"), "-o", str(tmp_path / "snap")
     )
-    assert_one_line_error(done, "no such file")
+    assert_one_line_error(done, "No such file")
     assert not (tmp_path / "snap").exists()
 
 
@@ -127,7 +127,7 @@ def test_crawl_options_take_their_defaults_from_crawl_config(tmp_path):
     """One source of defaults: a crawl given no options is the CrawlConfig of the same seeds."""
     import dataclasses
 
-    from archiver.cli import _given_settings
+    from archiver.cli.options import given_settings as _given_settings
     from archiver.config import CrawlConfig
 
     args = build_parser().parse_args(["crawl", "http://example.com/", "-o", str(tmp_path)])

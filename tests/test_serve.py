@@ -61,6 +61,9 @@ async def server(snapshot: Path) -> Iterator[TestServer]:
         ("/mirror/site.test/%2e%2e/%2e%2e/secret.txt", 404, None, None),
         ("/manifest.sqlite3", 404, None, None),
         ("/mirror/nothing.html", 404, None, None),
+        ("/mirror/site.test/" + "n" * 300 + ".html", 404, None, None),  # past the file system's limit
+        ("/mirror/" + "/".join(["d" * 200] * 30), 404, None, None),
+        ("/mirror/site.test/%00.html", 404, None, None),
     ],
 )
 async def test_serves_index_and_mirror(

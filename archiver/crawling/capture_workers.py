@@ -44,6 +44,7 @@ import io
 import logging
 import os
 import pickle
+import signal
 import struct
 import sys
 from collections.abc import Callable
@@ -423,6 +424,9 @@ class CaptureWorkers:
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """A worker's loop: do each pickled task from ``requests``, answer on ``answers``."""
+    # Ctrl-C reaches the terminal's whole process group: the crawl stops cleanly and
+    # ends its workers itself, so a worker does not die under a task in hand.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     answers.write(_READY)
     answers.flush()
     while header := requests.read(_HEADER.size):

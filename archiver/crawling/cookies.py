@@ -58,6 +58,17 @@ class SiteCookieJar(aiohttp.CookieJar):
         super().update_cookies(kept, response_url)
 
 
+def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:
+    """The cookies of a cookies.txt file; ConfigError if it cannot be read as one."""
+    mozilla = http.cookiejar.MozillaCookieJar()
+    try:
+        mozilla.load(path, ignore_discard=True, ignore_expires=True)
+    except (OSError, http.cookiejar.LoadError, ValueError) as exc:  # ValueError: not UTF-8
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise ConfigError(f"cannot read --cookies-file {path}: {why}") from None
+    return mozilla
+
+
 def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
     """A cookie jar holding --cookie values (for ``hosts``: the seeds' and --credentials-host
     hosts) and a cookies.txt file (for the domains it names)."""
@@ -66,12 +77,7 @@ def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
         for host in hosts:
             jar.update_cookies(dict(config.cookies), response_url=URL(f"http://{host}/"))
     if config.cookies_file:
-        mozilla = http.cookiejar.MozillaCookieJar()
-        try:
-            mozilla.load(config.cookies_file, ignore_discard=True, ignore_expires=True)
-        except (OSError, http.cookiejar.LoadError) as exc:
-            raise ConfigError(f"cannot read cookies file {config.cookies_file}: {exc}") from None
-        for cookie in mozilla:
+        for cookie in read_cookies_file(config.cookies_file):
             scheme = "https" if cookie.secure else "http"
             host = cookie.domain.lstrip(".")
             jar.update_cookies(

@@ -89,14 +89,16 @@ def _peer_ip(response: aiohttp.ClientResponse) -> str | None:
     return str(peer[0]) if peer else None
 
 
-def _ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
+def ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
+    """How certificates are checked: not at all, with --ca-bundle (ConfigError if no PEM), or the system's."""
     if config.insecure:
         return False
     if config.ca_bundle:
         try:
             return ssl.create_default_context(cafile=config.ca_bundle)
         except (OSError, ssl.SSLError) as exc:  # no such file, or not PEM certificates
-            raise ConfigError(f"cannot read --ca-bundle {config.ca_bundle}: {exc}") from None
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ConfigError(f"cannot read --ca-bundle {config.ca_bundle}: {why}") from None
     return True
 
 
@@ -205,7 +207,7 @@ class Fetcher:
             keepalive_timeout=KEEPALIVE_SECONDS,
             ttl_dns_cache=300,
             resolver=resolver,
-            ssl=_ssl_setting(self.config),
+            ssl=ssl_setting(self.config),
         )
         self._session = aiohttp.ClientSession(
             connector=connector,

@@ -95,12 +95,20 @@ class _BatchingHandler(logging.handlers.MemoryHandler):
         self._flushed_at = time.time()
 
 
+class _QuietFileHandler(logging.FileHandler):
+    """A log file that, when it cannot be written (a full disk), stays silent: logging would print
+    a traceback on stderr for each line, and the crawl's own write errors say what happened."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        pass
+
+
 @contextlib.contextmanager
 def crawl_log(snapshot: Snapshot, log_format: str = "text") -> Iterator[None]:
     """Send the ``archiver`` logger's lines to the snapshot's crawl.log while the block runs,
     as text or (``log_format`` "json") as one JSON object a line."""
     snapshot.log_path.parent.mkdir(parents=True, exist_ok=True)
-    file_handler = logging.FileHandler(snapshot.log_path, encoding="utf-8")
+    file_handler = _QuietFileHandler(snapshot.log_path, encoding="utf-8")
     text = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     file_handler.setFormatter(JsonFormatter() if log_format == "json" else text)
     # A line per fetch: written in batches (a flush per line cost more than the fetch's

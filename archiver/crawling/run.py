@@ -158,7 +158,9 @@ async def crawl(
     else:
         snapshot.check_new()
     with snapshot_lock(snapshot.root, "archiver crawl", create=not resume):
-        if not resume:
+        if resume:
+            snapshot.make_folders()
+        else:
             snapshot.create()
         backend = local_backend()
         return await run_crawl(config, seeds, chromium, snapshot, resume, progress, stop, mirror, backend)
@@ -180,7 +182,9 @@ async def run_crawl(
     # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
     record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
     with crawl_log(snapshot, config.log_format):
-        manifest = Manifest.open(snapshot.manifest_path)
+        # A resumed crawl's manifest must be one (a crawl killed as it began may have left none).
+        existing = resume and snapshot.manifest_path.is_file() and snapshot.manifest_path.stat().st_size > 0
+        manifest = Manifest.open(snapshot.manifest_path, existing=existing)
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
         # The writer's thread and the fetch's each read the previous snapshot through their own.
@@ -248,6 +252,7 @@ async def run_crawl(
                 snapshot.control_path.unlink(missing_ok=True)  # its commands are in crawl.json
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
+    _note_stop(result, stop)  # asked as the fetching ended: no mirror pass is begun
     if mirror is not None and not result.interrupted:
         try:
             with _previous(config) as finishing:
@@ -255,6 +260,9 @@ async def run_crawl(
                 result.mirror = await asyncio.to_thread(mirror.finish)
         except WriteError as exc:
             result.stats.stop_reason = f"write error: {exc}"
+        # The last mirror pass runs to its end (in a thread); a stop asked meanwhile is noted,
+        # so the crawl says it was stopped and its resume ends what was left.
+        _note_stop(result, stop)
     with Manifest.open(snapshot.manifest_path) as manifest:
         result.totals = summary(manifest)
         result.seeds_failed = _seeds_failed(manifest, seeds)
@@ -368,6 +376,11 @@ def _previous(config: CrawlConfig) -> _PreviousSnapshots:
     return _PreviousSnapshots(Path(config.previous) if config.previous is not None else None)
 
 
+def _note_stop(result: CrawlResult, stop: asyncio.Future[str] | None) -> None:
+    if stop is not None and stop.done() and not stop.cancelled() and result.stats.stop_reason is None:
+        result.stats.stop_reason = stop.result()
+
+
 def _warc_files(
     config: CrawlConfig, seeds: list[str], snapshot: Snapshot, manifest: Manifest, previous: Previous | None
 ) -> WarcFiles:
@@ -427,7 +440,10 @@ async def _run(
             await writer.finish()
         with contextlib.suppress(Exception):
             await writer_task
-        await writer.close()
+        try:
+            await writer.close()
+        except WriteError as exc:  # the CDXJ merge on a full disk: stopped, resumable
+            writer.error = writer.error or exc
 
 
 async def _report_progress(crawler: Crawler, progress: ProgressCallback) -> None:

@@ -303,7 +303,10 @@ class Writer:
             self.warcs.close()
             self.manifest.resolve_redirects()
             self._commit()
-            await asyncio.to_thread(merge_into_index, self._pending_cdxj, self.snapshot.cdxj_path)
+            try:
+                await asyncio.to_thread(merge_into_index, self._pending_cdxj, self.snapshot.cdxj_path)
+            except OSError as exc:  # a full disk: the pending lines stay, for the resumed crawl's merge
+                raise WriteError(f"cannot write {self.snapshot.cdxj_path}: {exc.strerror or exc}") from None
         finally:
             self.manifest.close()
 

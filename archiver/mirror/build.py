@@ -14,10 +14,12 @@ other), 3.9 MiB, 37 redirects; 0 errors; 0.8 s'.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import multiprocessing
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,7 @@ from archiver.warc.reader import WarcReader
 
 __all__ = ["MirrorStats", "build_mirror", "redirects_resolved"]
 
-FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+FATAL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
 """Errors writing a file that stop a build (or a crawl): the next file would fail alike."""
 MAX_WORKERS = 4
 PARALLEL_FROM = 500
@@ -195,6 +197,16 @@ class _Builder:
             child.start()
             sender.close()
             children.append((child, receiver))
+        try:
+            return self._gather(root, parts, children)
+        except BaseException:  # Ctrl-C, SIGTERM: the children (which ignore both) go too
+            for child, _ in children:
+                child.kill()
+                child.join()
+            raise
+
+    def _gather(self, root: Path, parts: int, children: list[tuple[Any, Any]]) -> set[str]:
+        """Build part 0 here, then gather what the children built."""
         fatal = None
         try:
             failed = self.build(root, 0, parts)
@@ -218,6 +230,9 @@ class _Builder:
 
     def _build_part(self, root: Path, part: int, parts: int, sender: Any) -> None:
         """A forked process's share of build_in_processes(): results go back through ``sender``."""
+        # Interrupted, the parent ends its children: one message, from the parent.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         # Connections and open files are never shared across a fork.
         self.manifest = Manifest.open(self.snapshot.manifest_path, readonly=True)
         self.stats = MirrorStats()
@@ -251,19 +266,37 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     snapshot = Snapshot(Path(snapshot_root))
     if not snapshot.manifest_path.is_file():
         raise SnapshotError(f"{snapshot.root} is not a snapshot (no manifest.sqlite3)")
-    with snapshot_lock(snapshot.root, "archiver mirror"), Manifest.open(snapshot.manifest_path) as manifest:
-        return rebuild(snapshot, manifest, index=index, workers=workers)
+    with (
+        snapshot_lock(snapshot.root, "archiver mirror"),
+        Manifest.open(snapshot.manifest_path, existing=True) as manifest,
+    ):
+        return rebuild(snapshot, manifest, index=index, workers=workers, refuse_empty=True)
 
 
 def rebuild(
-    snapshot: Snapshot, manifest: Manifest, *, index: bool = True, workers: int | None = None
+    snapshot: Snapshot,
+    manifest: Manifest,
+    *,
+    index: bool = True,
+    workers: int | None = None,
+    refuse_empty: bool = False,
 ) -> MirrorStats:
-    """build_mirror() for a caller that holds the snapshot's lock and its manifest open."""
+    """build_mirror() for a caller that holds the snapshot's lock and its manifest open.
+
+    ``refuse_empty``: a SnapshotError, the mirror left as it was, when the manifest names
+    no record the WARC files hold (an empty manifest, or another snapshot's).
+    """
     started = time.monotonic()
     build_root = snapshot.root / BUILD_FOLDER
     old_root = snapshot.root / OLD_FOLDER
     builder = _Builder(snapshot, manifest)
     builder.plan()
+    if refuse_empty and builder.planned == 0:
+        builder.files.records.close()
+        raise SnapshotError(
+            f"nothing to mirror in {snapshot.root}: its manifest names no record its WARC files "
+            "hold (the mirror is left as it was)"
+        )
     if workers is None:
         workers = min(os.cpu_count() or 1, MAX_WORKERS) if builder.planned >= PARALLEL_FROM else 1
     logs = [_log_of(build_root, part) for part in range(max(workers, 1))]
@@ -277,6 +310,12 @@ def rebuild(
         else:
             logs = logs[:1]
             failed = builder.build(build_root)
+    except BaseException:  # a full disk, Ctrl-C, SIGTERM: the mirror before stays as it was
+        with contextlib.suppress(OSError):
+            _remove(build_root)
+            for log in logs:
+                log.unlink(missing_ok=True)
+        raise
     finally:
         builder.files.close()
     _remove(old_root)

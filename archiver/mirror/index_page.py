@@ -18,7 +18,7 @@ from typing import Any
 import jinja2
 
 from archiver.content import HTML_TYPES, mime_type
-from archiver.errors import SnapshotError
+from archiver.errors import SnapshotError, WriteError
 from archiver.paths import quote_segment
 from archiver.request_headers import shown_settings
 from archiver.sizes import human_bytes
@@ -219,7 +219,10 @@ def write_index(snapshot: Snapshot, manifest: Manifest) -> None:
     template = environment().get_template("index.html")
     target = snapshot.index_html
     temporary = target.with_name(".index.html.tmp")
-    with open(temporary, "w", encoding="utf-8") as out:
-        for chunk in template.generate(**_context(snapshot, manifest)):
-            out.write(chunk)
-    os.replace(temporary, target)
+    try:
+        with open(temporary, "w", encoding="utf-8") as out:
+            for chunk in template.generate(**_context(snapshot, manifest)):
+                out.write(chunk)
+        os.replace(temporary, target)
+    except OSError as exc:  # a full disk: the index.html before stays
+        raise WriteError(f"cannot write {target}: {exc.strerror or exc}") from None

@@ -70,10 +70,10 @@ def make_app(snapshot_root: Path) -> web.Application:
             path = safe_join(snapshot.root, relative.rstrip("/"))
             if path.is_dir():
                 path = safe_join(snapshot.root, relative.rstrip("/") + "/index.html")
-        except UnsafePathError:
+            if not path.is_file():
+                raise web.HTTPNotFound()
+        except (UnsafePathError, OSError):  # OSError: a name too long for the file system, ...
             raise web.HTTPNotFound() from None
-        if not path.is_file():
-            raise web.HTTPNotFound()
         mime = content_type_of(path.name, recorded.get(relative.removeprefix("mirror/")))
         return web.FileResponse(path, headers={"Content-Type": mime, "Cache-Control": "no-cache"})
 

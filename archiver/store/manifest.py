@@ -201,6 +201,13 @@ def _selected(present: set[str]) -> str:
     return ", ".join(f"urls.{name}" if name in present else f"NULL AS {name}" for name in FIELDS)
 
 
+def _has_urls_table(db: sqlite3.Connection) -> bool:
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'urls'").fetchone()
+    if found is not None:
+        db.execute("SELECT url FROM urls LIMIT 1").fetchall()  # a damaged file fails here, at once
+    return found is not None
+
+
 class Manifest:
     """The manifest.sqlite3 database of a snapshot."""
 
@@ -211,13 +218,20 @@ class Manifest:
         self._select = f"SELECT {self._selected} FROM urls"
 
     @classmethod
-    def open(cls, path: str | Path, *, readonly: bool = False) -> Manifest:
-        """Open (creating if needed) the manifest at ``path``."""
+    def open(cls, path: str | Path, *, readonly: bool = False, existing: bool = False) -> Manifest:
+        """Open (creating if needed) the manifest at ``path``.
+
+        ``existing``: the file must already be a manifest (SnapshotError if it is
+        not), as for a crawl resumed or a mirror built from it.
+        """
         if readonly:
             db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
             return cls(db)
         try:
             db = sqlite3.connect(str(path), check_same_thread=False)
+            if existing and not _has_urls_table(db):
+                db.close()
+                raise SnapshotError(f"{path} is not a manifest of archiver (it has no urls table)")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)

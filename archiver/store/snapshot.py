@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archiver.errors import SnapshotError
+from archiver.errors import SnapshotError, WriteError
 
 LOCK_NAME = ".lock"
 """The writer lock's file (see store/lock.py)."""
@@ -144,6 +144,10 @@ class Snapshot:
     def create(self) -> None:
         """Make a new snapshot's folders; the folder must be new or empty."""
         self.check_new()
+        self.make_folders()
+
+    def make_folders(self) -> None:
+        """Make the snapshot's folders that are missing (a resumed crawl needs them too)."""
         try:
             for folder in (self.root, self.warc_dir, self.index_dir, self.log_path.parent):
                 folder.mkdir(parents=True, exist_ok=True)
@@ -168,5 +172,8 @@ class Snapshot:
     def write_crawl_json(self, data: dict[str, Any]) -> None:
         """Replace crawl.json atomically."""
         temporary = self._crawl_json_temporary
-        temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(temporary, self.crawl_json_path)
+        try:
+            temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            os.replace(temporary, self.crawl_json_path)
+        except OSError as exc:  # a full disk: the crawl.json before stays whole
+            raise WriteError(f"cannot write {self.crawl_json_path}: {exc.strerror or exc}") from None

@@ -1,0 +1,35 @@
+"""The exit codes of the archiver command: the table ``archiver --help`` and the README show.
+
+Codes from 128 on follow the shell's rule: 128 plus the number of the signal
+that stopped the command. A stopped or interrupted crawl is resumable.
+"""
+
+EXIT_OK = 0
+"""Done: the crawl finished, the mirror was built, verify found the snapshot complete."""
+EXIT_PROBLEMS = 1
+"""verify found problems; a crawl archived nothing (every seed failed)."""
+EXIT_USAGE = 2
+"""Bad options or input, a folder that is no snapshot, or one another process is writing."""
+EXIT_STOPPED = 3
+"""Stopped by a write error (a full disk): what was written is whole; resume when there is room."""
+EXIT_WITH_ERRORS = 4
+"""The crawl finished, but some URLs answered 4xx/5xx or could not be fetched (the report lists them)."""
+EXIT_TIME_LIMIT = 15
+"""The crawl stopped at its --max-time: resumable."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (SIGINT)."""
+EXIT_BROKEN_PIPE = 141
+"""The reader of the output went away (archiver verify ... | head): SIGPIPE."""
+EXIT_TERMINATED = 143
+"""SIGTERM."""
+
+TABLE = f"""exit codes:
+  {EXIT_OK}    done (verify: the snapshot is complete and intact)
+  {EXIT_PROBLEMS}    verify found problems, or a crawl archived nothing (every seed failed)
+  {EXIT_USAGE}    bad options or input, not a snapshot, or a snapshot another process is writing
+  {EXIT_STOPPED}    stopped by a write error (a full disk); resumable once there is room
+  {EXIT_WITH_ERRORS}    a crawl finished, but some URLs answered 4xx/5xx or failed (see its report)
+  {EXIT_TIME_LIMIT}   a crawl stopped at its --max-time; resumable
+  {EXIT_INTERRUPTED}  interrupted by Ctrl-C (SIGINT); resumable
+  {EXIT_BROKEN_PIPE}  the output's reader went away (... | head)
+  {EXIT_TERMINATED}  stopped by SIGTERM; resumable"""

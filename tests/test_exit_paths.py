@@ -1,0 +1,204 @@
+"""Every phase, every way out: Ctrl-C, SIGTERM and a write error each give one line on stderr, a
+documented exit code and a snapshot that is whole (the mirror before a failed build kept, a crawl
+resumable); a reader that goes away (``| head``) gives no traceback."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from snapshot_builder import SnapshotBuilder
+
+from archiver.cli.exits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_STOPPED, EXIT_TERMINATED
+
+PAGES = 3000
+"""Pages of the snapshot whose mirror takes long enough to build to be stopped while it runs."""
+
+
+def archiver(*args: str, file_limit: int | None = None) -> subprocess.Popen[str]:
+    def limit_file_size() -> None:
+        # Files may not grow past file_limit bytes: a write fails with EFBIG, as on a full disk.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "archiver", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal gives a command
+        preexec_fn=limit_file_size if file_limit else None,
+    )
+
+
+def finished(process: subprocess.Popen[str]) -> tuple[int, list[str]]:
+    _, stderr = process.communicate(timeout=300)
+    assert "Traceback" not in stderr, stderr
+    return process.returncode, stderr.strip().splitlines()
+
+
+def mirror_files(snapshot: Path) -> list[str]:
+    return sorted(str(p.relative_to(snapshot)) for p in (snapshot / "mirror").rglob("*"))
+
+
+def snapshot_of(root: Path, pages: int, page_bytes: int = 0) -> Path:
+    """A snapshot of ``pages`` linked pages, with a crawl.json a resume accepts, and its mirror."""
+    snap = SnapshotBuilder(root, seeds=("http://site.test/p0",))
+    filler = "x" * page_bytes
+    for n in range(pages):
+        links = "".join(f'<a href="/p{(n * 7 + k) % pages}">{k}</a>' for k in range(20))
+        snap.page(f"http://site.test/p{n}", f"<title>p{n}</title>{links}<p>{filler}</p>")
+    root = snap.close()
+    done = subprocess.run([sys.executable, "-m", "archiver", "mirror", str(root)], capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+@pytest.fixture(scope="module")
+def big_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return snapshot_of(tmp_path_factory.mktemp("big") / "snap", PAGES)
+
+
+def stop_while_building(process: subprocess.Popen[str], snapshot: Path, how: Callable[[int], None]) -> None:
+    """Send ``how`` to ``process`` once its mirror build has begun writing files."""
+    building = snapshot / ".mirror.partial"
+    deadline = time.monotonic() + 120
+    while not (building.is_dir() and any(building.iterdir())):
+        assert process.poll() is None, "the command ended before its mirror build began"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    how(process.pid)
+
+
+SIGNALS = [
+    pytest.param(lambda pid: os.killpg(pid, signal.SIGINT), EXIT_INTERRUPTED, "interrupted", id="ctrl-c"),
+    pytest.param(lambda pid: os.kill(pid, signal.SIGTERM), EXIT_TERMINATED, "SIGTERM", id="sigterm"),
+]
+
+
+@pytest.mark.parametrize(("how", "code", "word"), SIGNALS)
+def test_a_signal_during_archiver_mirror_leaves_the_mirror_before(
+    big_snapshot: Path, tmp_path: Path, how: Callable[[int], None], code: int, word: str
+) -> None:
+    snapshot = tmp_path / "snap"
+    subprocess.run(["cp", "-a", str(big_snapshot), str(snapshot)], check=True)
+    before = mirror_files(snapshot)
+    process = archiver("mirror", str(snapshot))
+    stop_while_building(process, snapshot, how)
+    returncode, lines = finished(process)
+    assert returncode == code, lines
+    assert len(lines) == 1 and word in lines[0] and f"archiver mirror {snapshot}" in lines[0], lines
+    assert mirror_files(snapshot) == before
+    assert not (snapshot / ".mirror.partial").exists()
+    again = archiver("mirror", str(snapshot))
+    assert finished(again)[0] == 0
+
+
+@pytest.mark.parametrize(("how", "code", "signal_name"), [
+    pytest.param(lambda pid: os.killpg(pid, signal.SIGINT), EXIT_INTERRUPTED, "SIGINT", id="ctrl-c"),
+    pytest.param(lambda pid: os.kill(pid, signal.SIGTERM), EXIT_TERMINATED, "SIGTERM", id="sigterm"),
+])  # fmt: skip
+def test_a_signal_during_the_mirror_pass_of_a_crawl_leaves_it_resumable(
+    big_snapshot: Path, tmp_path: Path, how: Callable[[int], None], code: int, signal_name: str
+) -> None:
+    """The crawl's last mirror pass runs to its end; the stop asked meanwhile is noted, the crawl
+    says so, and its resume finishes."""
+    snapshot = tmp_path / "snap"
+    subprocess.run(["cp", "-a", str(big_snapshot), str(snapshot)], check=True)
+    process = archiver("crawl", "--resume", str(snapshot), "--quiet")  # nothing left to fetch
+    stop_while_building(process, snapshot, how)
+    returncode, lines = finished(process)
+    assert returncode == code, lines
+    assert len(lines) == 1, lines
+    assert f"crawl stopped (signal {signal_name}); continue it with: archiver crawl --resume" in lines[0]
+    assert not (snapshot / ".mirror.partial").exists()
+    assert mirror_files(snapshot)
+    again = archiver("crawl", "--resume", str(snapshot), "--quiet")
+    assert finished(again)[0] == 0
+
+
+def _dev_full(relative: str) -> Callable[[Path], None]:
+    """Writes to ``relative`` in the snapshot fail as on a full disk (ENOSPC): it leads to /dev/full."""
+
+    def prepare(snapshot: Path) -> None:
+        (snapshot / relative).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink("/dev/full", snapshot / relative)
+
+    return prepare
+
+
+def _cdxj_to_merge(snapshot: Path) -> None:
+    """The index a resumed crawl merges its lines into, and a disk too full to write the result."""
+    (snapshot / "indexes").mkdir(exist_ok=True)
+    (snapshot / "indexes" / "index.cdxj").write_text('site,test)/p0 20260102030405 {"url": "x"}\n')
+    _dev_full("indexes/index.tmp")(snapshot)
+
+
+LIMIT = 500_000
+"""Bytes a file may grow to in the cases that limit them: past a page (see below), not the manifest."""
+
+
+@pytest.mark.parametrize(
+    ("command", "prepare", "file_limit", "word"),
+    [
+        pytest.param(["mirror"], None, LIMIT, "cannot write the mirror", id="mirror-file"),
+        pytest.param(["mirror"], _dev_full(".index.html.tmp"), None, "index.html", id="mirror-index"),
+        pytest.param(["crawl", "--resume"], _dev_full("crawl.json.tmp"), None, "crawl.json", id="crawl-json"),
+        pytest.param(["crawl", "--resume"], _cdxj_to_merge, None, "index.cdxj", id="cdxj-merge"),
+        pytest.param(["crawl", "--resume"], None, LIMIT, "cannot write the mirror", id="crawl-mirror-phase"),
+    ],
+)
+def test_a_write_error_in_each_phase_is_one_line_and_leaves_a_snapshot_to_resume(
+    tmp_path: Path,
+    command: list[str],
+    prepare: Callable[[Path], None] | None,
+    file_limit: int | None,
+    word: str,
+) -> None:
+    snapshot = snapshot_of(tmp_path / "snap", 10, page_bytes=2 * LIMIT)  # each page file past the limit
+    before = mirror_files(snapshot)
+    if prepare is not None:
+        prepare(snapshot)
+    quiet = ["--quiet"] if command[0] == "crawl" else []
+    returncode, lines = finished(archiver(*command, str(snapshot), *quiet, file_limit=file_limit))
+    assert returncode == EXIT_STOPPED, lines
+    assert len(lines) == 1 and word in lines[0], lines
+    assert lines[0].startswith(("archiver: error: ", "archiver: crawl stopped (write error: ")), lines
+    assert mirror_files(snapshot) == before
+    assert not (snapshot / ".mirror.partial").exists()
+    for leftover in snapshot.rglob("*"):
+        if leftover.is_symlink():
+            leftover.unlink()  # the disk has room again
+    again = archiver(*command, str(snapshot), *quiet)
+    assert finished(again)[0] == 0
+    assert mirror_files(snapshot) == before  # built again, the same
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(big_snapshot: Path) -> None:
+    process = archiver("verify", str(big_snapshot), "--json")
+    assert process.stdout is not None
+    process.stdout.close()  # as `| head` does once it has its lines: nobody reads the rest
+    _, stderr = process.communicate(timeout=300)
+    assert stderr == ""
+    assert process.returncode == EXIT_BROKEN_PIPE
+
+
+def test_every_exit_code_is_documented_in_the_help_and_the_readme() -> None:
+    from archiver.cli import exits
+
+    codes = {name: value for name, value in vars(exits).items() if name.startswith("EXIT_")}
+    assert len(codes) == 7
+    shown = subprocess.run(
+        [sys.executable, "-m", "archiver", "--help"], capture_output=True, text=True
+    ).stdout
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    for code in codes.values():
+        assert f"\n  {code} " in shown
+        assert f"\n| {code} |" in readme
