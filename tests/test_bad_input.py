@@ -68,6 +68,8 @@ def _write(relative: str, content: bytes | str) -> Callable[[Path, Path], None]:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_dir():
             shutil.rmtree(target)
+        for journal in ("-wal", "-shm"):  # a file put in a manifest's place comes without its log
+            target.with_name(target.name + journal).unlink(missing_ok=True)
         target.write_bytes(content.encode() if isinstance(content, str) else content)
 
     return make

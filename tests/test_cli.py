@@ -121,6 +121,17 @@ async def test_crawl_command_end_to_end(site, tmp_path):
     assert "404: 1" in done.stdout
     assert (tmp_path / "snap" / "crawl.json").is_file()
     assert "200 text/html" in (tmp_path / "snap" / "logs" / "crawl.log").read_text()
+    # manifest.sqlite3 alone holds the whole manifest: nothing is left only in its -wal file.
+    import contextlib
+    import shutil
+    import sqlite3
+
+    shutil.copy(tmp_path / "snap" / "manifest.sqlite3", tmp_path / "alone.sqlite3")
+    with contextlib.closing(sqlite3.connect(tmp_path / "alone.sqlite3")) as copy:
+        alone = copy.execute("SELECT url FROM urls ORDER BY url").fetchall()
+    with contextlib.closing(sqlite3.connect(tmp_path / "snap" / "manifest.sqlite3")) as whole:
+        assert alone == whole.execute("SELECT url FROM urls ORDER BY url").fetchall()
+    assert (site.url("/a"),) in alone
 
 
 def test_crawl_options_take_their_defaults_from_crawl_config(tmp_path):

@@ -266,6 +266,7 @@ async def run_crawl(
     with Manifest.open(snapshot.manifest_path) as manifest:
         result.totals = summary(manifest)
         result.seeds_failed = _seeds_failed(manifest, seeds)
+        manifest.checkpoint()
     if config.previous is not None:
         # Kept in crawl.json: the report stays when the previous snapshot is gone.
         with (

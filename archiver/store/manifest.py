@@ -271,6 +271,12 @@ class Manifest:
     def commit(self) -> None:
         self._db.commit()
 
+    def checkpoint(self) -> None:
+        """Copy what the write-ahead log holds into manifest.sqlite3 itself, so the file alone is
+        the whole manifest (copied without its -wal file, it would lack what the log held)."""
+        self._db.commit()
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
     def rollback(self) -> None:
         """Drop what was written since the last commit (a batch whose records failed)."""
         self._db.rollback()
