@@ -146,6 +146,16 @@ CASES: list[tuple[str, list[str], Callable[[Path, Path], None] | None, str]] = [
     ("max-redirects-huge", ["crawl", URL, "-o", OUT, "--max-redirects", "99999999999"], None, "redirects"),
     ("retry-on-not-status", ["crawl", URL, "-o", OUT, "--retry-on", "42"], None, "--retry-on"),
     ("retry-on-text", ["crawl", URL, "-o", OUT, "--retry-on", "often"], None, "statuses"),
+    ("browser-tabs-zero", ["crawl", URL, "-o", OUT, "--browser-tabs", "0"], None, "--browser-tabs"),
+    ("browser-tabs-huge", ["crawl", URL, "-o", OUT, "--browser-tabs", "100000"], None, "--browser-tabs"),
+    ("browser-timeout-nan", ["crawl", URL, "-o", OUT, "--browser-timeout", "nan"], None, "--browser-timeout"),
+    ("browser-mode-unknown", ["crawl", URL, "-o", OUT, "--browser", "sometimes"], None, "--browser"),
+    (
+        "chromium-missing",
+        ["crawl", URL, "-o", OUT, "--browser", "always", "--chromium", "{tmp}/no-chromium"],
+        None,
+        "--chromium",
+    ),
     # crawl: text
     ("scope-unknown", ["crawl", URL, "-o", OUT, "--scope", "galaxy"], None, "--scope"),
     ("warc-prefix-path", ["crawl", URL, "-o", OUT, "--warc-prefix", "../up"], None, "--warc-prefix"),
