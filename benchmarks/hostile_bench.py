@@ -7,6 +7,9 @@ archives the site, then ``archiver mirror`` and ``archiver verify`` run under
 time, the mirror file's size and the note the manifest holds for it.
 
     python3 benchmarks/hostile_bench.py [--only NAME,...] [--work DIR] > hostile.md
+
+``--table runs`` prints instead the table of ``hostile_runs.py``: two writers,
+kills, signals, a full disk, bad input and misbehaving servers.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import brotli
+import hostile_runs
 
 GIB = 1024**3
 MIB = 1024**2
@@ -147,8 +151,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated substrings of the names to run")
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--table", choices=("bodies", "runs"), default="bodies")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="hostile-"))
+    if args.table == "runs":
+        hostile_runs.main(work, args.only)
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     archiver = [sys.executable, "-m", "archiver"]
     print(
         "| input | stored | crawl RSS / wall | mirror RSS / wall | mirror file "

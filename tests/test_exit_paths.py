@@ -4,6 +4,7 @@ resumable); a reader that goes away (``| head``) gives no traceback."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 import signal
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import Site
 from snapshot_builder import SnapshotBuilder
 
 from archiver.cli.exits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_STOPPED, EXIT_TERMINATED
@@ -179,6 +181,25 @@ def test_a_write_error_in_each_phase_is_one_line_and_leaves_a_snapshot_to_resume
     again = archiver(*command, str(snapshot), *quiet)
     assert finished(again)[0] == 0
     assert mirror_files(snapshot) == before  # built again, the same
+
+
+async def test_a_disk_full_as_the_crawl_makes_its_manifest_stops_it_resumably(
+    site: Site, tmp_path: Path
+) -> None:
+    """Too full even for the manifest's first pages: a write error (3), not bad input, and a
+    resume that finishes, not one refused for a manifest with no table."""
+    site.page("/", links=[f"/p{n}" for n in range(20)])
+    for n in range(20):
+        site.page(f"/p{n}")
+    seed = await site.start()
+    snapshot = tmp_path / "snap"
+    full = archiver("crawl", seed, "-o", str(snapshot), "--quiet", file_limit=20_000)
+    returncode, lines = await asyncio.to_thread(finished, full)
+    assert returncode == EXIT_STOPPED, lines
+    assert len(lines) == 1 and "manifest" in lines[0] and "crawl --resume" in lines[0], lines
+    again = archiver("crawl", "--resume", str(snapshot), "--quiet")
+    assert (await asyncio.to_thread(finished, again))[0] == 0
+    assert site.hits["/p19"] == 1
 
 
 def test_a_reader_that_goes_away_gets_no_traceback(big_snapshot: Path) -> None:

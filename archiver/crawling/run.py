@@ -183,8 +183,9 @@ async def run_crawl(
     record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
     with crawl_log(snapshot, config.log_format):
         # A resumed crawl's manifest must be one (a crawl killed as it began may have left none).
-        existing = resume and snapshot.manifest_path.is_file() and snapshot.manifest_path.stat().st_size > 0
-        manifest = Manifest.open(snapshot.manifest_path, existing=existing)
+        manifest = Manifest.open(
+            snapshot.manifest_path, existing=resume and Manifest.begun(snapshot.manifest_path)
+        )
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
         # The writer's thread and the fetch's each read the previous snapshot through their own.

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archiver.errors import SnapshotError
+from archiver.errors import SnapshotError, WriteError
 from archiver.redirects import follow_chain
 
 QUEUED = "queued"
@@ -245,8 +245,26 @@ class Manifest:
             )
             db.commit()
         except sqlite3.Error as exc:  # a full disk, a read-only folder, a file that is not SQLite
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL):
+                raise WriteError(f"cannot write the manifest {path}: {exc}") from None
             raise SnapshotError(f"cannot open the manifest {path}: {exc}") from None
         return cls(db)
+
+    @staticmethod
+    def begun(path: Path) -> bool:
+        """Whether ``path`` holds a manifest begun: False if it is missing, empty, or a database
+        with no table yet (a crawl stopped by a full disk or a kill as it made its manifest)."""
+        if not path.is_file() or path.stat().st_size == 0:
+            return False
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                tables: int = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                return tables > 0
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return True  # not a database: Manifest.open(existing=True) says so
 
     def __enter__(self) -> Manifest:
         return self
