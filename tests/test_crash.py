@@ -7,7 +7,8 @@ killed again and again, and fresh crawls killed once. Each is resumed to its
 end; then ``archiver verify`` must pass and warcio must find exactly one
 response or revisit record per URL across all the WARC files.
 
-CRASH_TRIALS=N (environment) runs N fresh crawls instead of the default few.
+CRASH_TRIALS=N (environment) runs N fresh crawls instead of the default few; there are
+never fewer than MIN_KILLS kills in all.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ BIG = 2000
 SMALL = 250
 """Pages of the section fresh crawls are killed in, once each (kept small: each is crawled whole)."""
 REPEATED_KILLS = 7
+MIN_KILLS = 10
+"""Kills in all, at the least (the repeated ones and one a fresh crawl)."""
 FRESH_TRIALS = int(os.environ.get("CRASH_TRIALS", "4"))
 
 
@@ -195,13 +198,19 @@ async def test_kill_9_at_random_moments_then_resume_leaves_one_record_per_url(tm
         await finish(process)
         assert kills >= 4, "the crawl ended before it could be killed"
         await check_snapshot(snapshot, big)
-        # Fresh crawls, each killed once.
-        for trial in range(FRESH_TRIALS):
+        repeated = kills
+        # Fresh crawls, each killed once, until there were at least MIN_KILLS kills in all.
+        trial = 0
+        while trial < FRESH_TRIALS or kills < MIN_KILLS:
+            assert trial < FRESH_TRIALS + 2 * MIN_KILLS, "the fresh crawls ended before they could be killed"
             snapshot = tmp_path / f"fresh-{trial}"
             process = crawl(site.url + "small/p0", snapshot, resume=False)
             if await kill_at_random(site, process, small, chance):
+                kills += 1
                 process = crawl(site.url + "small/p0", snapshot, resume=True)
             await finish(process)
             await check_snapshot(snapshot, small)
+            trial += 1
+        print(f"{kills} kills: {repeated} of one crawl, {kills - repeated} of {trial} fresh crawls")
     finally:
         await site.close()
