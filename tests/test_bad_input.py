@@ -326,6 +326,24 @@ CASES: list[tuple[str, list[str], Callable[[Path, Path], None] | None, str]] = [
     ("serve-host-not-utf8", ["serve", "{snap}", "--host", NOT_UTF8, "--port", "0"], None, ""),
     ("serve-missing", ["serve", "{tmp}/none"], None, "{tmp}/none"),
     ("serve-a-file", ["serve", "{tmp}/f"], _write("{tmp}/f", "x"), "{tmp}/f"),
+    # export
+    ("export-no-wacz", ["export", "{snap}"], None, "--wacz"),
+    ("export-missing", ["export", "{tmp}/none", "--wacz", "{tmp}/a.wacz"], None, "{tmp}/none"),
+    ("export-not-a-snapshot", ["export", "{tmp}", "--wacz", "{tmp}/a.wacz"], None, "not a snapshot"),
+    (
+        "export-wacz-exists",
+        ["export", "{snap}", "--wacz", "{tmp}/a.wacz"],
+        _write("{tmp}/a.wacz", "x"),
+        "--force",
+    ),
+    ("export-wacz-a-folder", ["export", "{snap}", "--wacz", "{tmp}", "--force"], None, "folder"),
+    ("export-wacz-no-folder", ["export", "{snap}", "--wacz", "{tmp}/none/a.wacz"], None, "cannot write"),
+    (
+        "export-manifest-not-sqlite",
+        ["export", "{snap}", "--wacz", "{tmp}/a.wacz"],
+        _write("{snap}/manifest.sqlite3", "hello"),
+        "manifest",
+    ),
     # the command itself
     ("no-command", [], None, "COMMAND"),
     ("unknown-command", ["fetch"], None, "fetch"),
