@@ -179,3 +179,17 @@ async def test_the_library_never_prints(site, tmp_path, capfd):
     assert "a crash left" in (output / "logs" / "crawl.log").read_text()
     captured = capfd.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def test_the_readme_and_help_show_the_same_exit_codes():
+    import re
+
+    from archiver.cli import exits
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    in_readme = [int(code) for code in re.findall(r"^\| (\d+) \|", section, re.MULTILINE)]
+    in_help = [int(code) for code in re.findall(r"^  (\d+) ", exits.TABLE, re.MULTILINE)]
+    defined = sorted(value for name, value in vars(exits).items() if name.startswith("EXIT_"))
+    assert in_readme == in_help == defined
+    assert exits.TABLE in build_parser().format_help()
