@@ -209,17 +209,3 @@ def test_a_reader_that_goes_away_gets_no_traceback(big_snapshot: Path) -> None:
     _, stderr = process.communicate(timeout=300)
     assert stderr == ""
     assert process.returncode == EXIT_BROKEN_PIPE
-
-
-def test_every_exit_code_is_documented_in_the_help_and_the_readme() -> None:
-    from archiver.cli import exits
-
-    codes = {name: value for name, value in vars(exits).items() if name.startswith("EXIT_")}
-    assert len(codes) == 7
-    shown = subprocess.run(
-        [sys.executable, "-m", "archiver", "--help"], capture_output=True, text=True
-    ).stdout
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    for code in codes.values():
-        assert f"\n  {code} " in shown
-        assert f"\n| {code} |" in readme

@@ -174,6 +174,7 @@ _SIGNAL_EXITS = {
 
 
 def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: bool) -> int:
+    from archiver.crawling.control import CONTROL_STOP
     from archiver.crawling.crawl_report import render_report
     from archiver.crawling.run import MAX_TIME_STOP
     from archiver.store.totals import has_errors
@@ -199,6 +200,8 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         )
         if reason.startswith(MAX_TIME_STOP):
             return EXIT_TIME_LIMIT
+        if reason == CONTROL_STOP:
+            return EXIT_INTERRUPTED  # as Ctrl-C would
         return _SIGNAL_EXITS.get(reason, EXIT_STOPPED)
     return EXIT_WITH_ERRORS if has_errors(result.totals) else EXIT_OK
 

@@ -17,7 +17,7 @@ EXIT_WITH_ERRORS = 4
 EXIT_TIME_LIMIT = 15
 """The crawl stopped at its --max-time: resumable."""
 EXIT_INTERRUPTED = 130
-"""Ctrl-C (SIGINT)."""
+"""Ctrl-C (SIGINT), or ``archiver control TARGET stop``."""
 EXIT_BROKEN_PIPE = 141
 """The reader of the output went away (archiver verify ... | head): SIGPIPE."""
 EXIT_TERMINATED = 143
@@ -30,6 +30,6 @@ TABLE = f"""exit codes:
   {EXIT_STOPPED}    stopped by a write error (a full disk); resumable once there is room
   {EXIT_WITH_ERRORS}    a crawl finished, but some URLs answered 4xx/5xx or failed (see its report)
   {EXIT_TIME_LIMIT}   a crawl stopped at its --max-time; resumable
-  {EXIT_INTERRUPTED}  interrupted by Ctrl-C (SIGINT); resumable
+  {EXIT_INTERRUPTED}  interrupted by Ctrl-C (SIGINT) or archiver control ... stop; resumable
   {EXIT_BROKEN_PIPE}  the output's reader went away (... | head)
   {EXIT_TERMINATED}  stopped by SIGTERM; resumable"""

@@ -34,6 +34,9 @@ log = logging.getLogger("archiver.crawl")
 
 POLL_EVERY = 1.0
 """Seconds between two looks at the control source: a command takes effect within that."""
+CONTROL_STOP = "stopped by archiver control"
+"""The stop reason of a crawl that `archiver control TARGET stop` ended."""
+
 COMMANDS = ("pause", "resume", "stop", "exclude", "delay", "concurrency", "status")
 """What ``archiver control`` says; every one but status changes the crawl."""
 CONTROLS = "controls"
@@ -157,7 +160,7 @@ def apply(command: Command, crawler: Steered, policy: Tunable) -> bool:
     elif command.name == "stop":
         if command.replayed:
             return False
-        crawler.stop("stopped by archiver control")
+        crawler.stop(CONTROL_STOP)
     elif command.name == "exclude":
         assert command.argument is not None
         pattern = re.compile(command.argument)
