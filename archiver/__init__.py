@@ -36,7 +36,8 @@ if _typing.TYPE_CHECKING:
     )
     from archiver.export.wacz import export_wacz
     from archiver.mirror.build import build_mirror
-    from archiver.store.manifest import Manifest, ManifestRow
+    from archiver.store.manifest import Manifest
+    from archiver.store.rows import ManifestRow
     from archiver.store.snapshot import Snapshot
     from archiver.verify.report import Report
     from archiver.verify.verifier import verify_snapshot

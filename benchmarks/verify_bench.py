@@ -27,7 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from archiver.config import CrawlConfig
-from archiver.store.manifest import Manifest, ManifestRow, MirrorFile
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow, MirrorFile
 from archiver.warc.capture import Capture
 from archiver.warc.cdxj import cdxj_line, write_sorted
 from archiver.warc.files import WarcFiles

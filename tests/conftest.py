@@ -14,7 +14,8 @@ from aiohttp.test_utils import TestServer
 
 from archiver.config import CrawlConfig
 from archiver.crawling.run import CrawlResult, crawl
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

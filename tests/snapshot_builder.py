@@ -10,7 +10,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
 from archiver.warc.capture import Capture
 from archiver.warc.dom import RenderedDom, dom_record
 from archiver.warc.files import WarcFiles

@@ -20,7 +20,8 @@ from node_site import TreeSite, archiver, finish, node_args, run_archiver
 from subprocesses import track
 
 from archiver.scope import EXCLUDED
-from archiver.store.manifest import FETCHED, SKIPPED, Manifest
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED, SKIPPED
 
 PAGES = 600
 EXCLUDE = r"/p[0-9]*7$"

@@ -16,7 +16,8 @@ from snapshot_builder import SnapshotBuilder
 
 from archiver.links import iter_css_urls, iter_html_references
 from archiver.mirror.build import build_mirror
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
 from archiver.verify.mirror_links import check_mirror
 from archiver.verify.report import Report
 from archiver.verify.verifier import verify_snapshot

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from node_site import FOR_CRAWLERS, TreeSite, archiver, finish, node_args, run_archiver
 
-from archiver.store.manifest import FETCHED, Manifest
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED
 
 PAGES = 2000
 

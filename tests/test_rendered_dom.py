@@ -10,7 +10,8 @@ from snapshot_builder import SnapshotBuilder
 from archiver.crawling.resume import committed_end
 from archiver.mirror.build import build_mirror
 from archiver.mirror.scripts import neutralise_scripts
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
 from archiver.verify.completeness import check_completeness, crawl_scope
 from archiver.verify.consistency import check_manifest
 from archiver.verify.integrity import WarcScan, warc_files

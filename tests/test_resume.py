@@ -18,7 +18,8 @@ from conftest import manifest_rows
 from subprocesses import track
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
 from archiver.warc.reader import torn_offset
 
 PAGES = 60

@@ -76,7 +76,8 @@ async def test_a_link_also_found_on_a_followed_page_is_fetched(site, run_crawl):
 
 
 def test_a_url_skipped_then_queued_reads_queued_so_a_resume_fetches_it():
-    from archiver.store.manifest import Manifest, ManifestRow
+    from archiver.store.manifest import Manifest
+    from archiver.store.rows import ManifestRow
 
     with Manifest.open(":memory:") as manifest:
         skipped = ManifestRow("http://h/x", "link", 1, "skipped", parent="http://h/closed", reason="nofollow")

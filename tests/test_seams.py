@@ -16,7 +16,7 @@ from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.scope import Scope
-from archiver.store.manifest import ManifestRow
+from archiver.store.rows import ManifestRow
 
 
 class Wrapping:

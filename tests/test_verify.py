@@ -16,7 +16,8 @@ import pytest
 from aiohttp import web
 
 from archiver import cli
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
 from archiver.verify.integrity import warc_files
 from archiver.verify.mirror_links import local_target
 from archiver.verify.report import KINDS

@@ -18,7 +18,8 @@ from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.store.manifest import Manifest, ManifestRow, StoredPayloads
+from archiver.store.manifest import Manifest, StoredPayloads
+from archiver.store.rows import ManifestRow
 from archiver.warc import cdxj
 from archiver.warc.capture import Capture
 from archiver.warc.files import WarcFiles

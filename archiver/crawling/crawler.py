@@ -40,7 +40,7 @@ from archiver.errors import WriteError
 from archiver.links import REQUISITE
 from archiver.redirects import REDIRECT_STATUSES
 from archiver.scope import EXCLUDED, ROBOTS, Scope
-from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import try_normalize
 from archiver.warc.capture import Capture
 

@@ -15,7 +15,7 @@ from archiver.crawling.frontier import Frontier, QueueItem, url_key
 from archiver.crawling.stats import CrawlStats
 from archiver.links import REQUISITE
 from archiver.scope import NOFOLLOW, Scope
-from archiver.store.manifest import QUEUED, SKIPPED, ManifestRow
+from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
 
 
 class Discovery:

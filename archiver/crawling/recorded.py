@@ -26,7 +26,7 @@ from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.redirects import REDIRECT_STATUSES
 from archiver.scope import ROBOTS
-from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import try_normalize
 from archiver.warc.capture import Capture
 

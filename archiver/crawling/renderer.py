@@ -40,7 +40,7 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
 from archiver.links import LINK, decode_text, findings
-from archiver.store.manifest import FAILED, QUEUED, REDIRECTED
+from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.store.snapshot import Snapshot
 from archiver.urls import host_of
 from archiver.warc.dom import DOM_CONTENT_TYPE, RenderedDom

@@ -33,7 +33,8 @@ from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import QueueItem
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS
 from archiver.store.crawl_record import CrawlRecord
-from archiver.store.manifest import FETCHED, QUEUED, SKIPPED, Manifest
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED, QUEUED, SKIPPED
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.warc.files import warc_paths
 from archiver.warc.reader import member_end, torn_offset

@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from archiver.crawling.fetch import Fetcher, FetchOutcome
-from archiver.store.manifest import ManifestRow
 from archiver.store.previous import READ_ERRORS, Previous
+from archiver.store.rows import ManifestRow
 from archiver.warc.capture import Capture, NotModified
 
 

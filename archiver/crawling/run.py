@@ -52,8 +52,9 @@ from archiver.scope import Scope
 from archiver.store.changes import Changes
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import QUEUED, Manifest, ManifestRow, StoredPayloads, seed_failure
+from archiver.store.manifest import Manifest, StoredPayloads, seed_failure
 from archiver.store.previous import Previous, PreviousPayloads, check_previous
+from archiver.store.rows import QUEUED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary
 from archiver.urls import normalize_url

@@ -25,7 +25,7 @@ from archiver.crawling.politeness import Politeness
 from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
 from archiver.errors import WriteError
 from archiver.sitemaps import Sitemap, SitemapLimits, read_sitemap
-from archiver.store.manifest import SKIPPED, ManifestRow
+from archiver.store.rows import SKIPPED, ManifestRow
 from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from archiver.content import decode_body, mime_type
 from archiver.errors import WarcDamage
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.store.stored import payload_record
 from archiver.warc.exchange import TRANSFER_ENCODING_RENAMED

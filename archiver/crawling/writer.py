@@ -23,7 +23,8 @@ from archiver.errors import WriteError
 from archiver.mirror.build import is_mirrored
 from archiver.mirror.document import Draft
 from archiver.mirror.live import LiveMirror
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.capture import Capture
 from archiver.warc.cdxj import cdxj_line, merge_into_index

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from archiver.content import HTML_TYPES
-from archiver.store.manifest import FETCHED, FOR_CRAWLERS, Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED, FOR_CRAWLERS, ManifestRow
 
 PAGES_HEADER = {"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}
 _PAGE = (

@@ -32,8 +32,9 @@ from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import FETCHED, IS_REDIRECT, Manifest, ManifestRow
+from archiver.store.manifest import Manifest
 from archiver.store.previous import open_previous
+from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
 

@@ -32,8 +32,9 @@ from archiver.mirror.rewrite import Memo, Resolver, rewrite_css_bytes, rewrite_h
 from archiver.mirror.scripts import neutralise_scripts
 from archiver.paths import url_to_path
 from archiver.sizes import human_bytes
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
+from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import page_of
 from archiver.warc.reader import WarcReader

@@ -23,8 +23,9 @@ from archiver.paths import quote_segment
 from archiver.request_headers import shown_settings
 from archiver.sizes import human_bytes
 from archiver.store.changes import Changes
-from archiver.store.manifest import FAILED, FETCHED, REDIRECTED, SKIPPED, Manifest, ManifestRow
+from archiver.store.manifest import Manifest
 from archiver.store.previous import previous_path
+from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary
 

@@ -26,8 +26,9 @@ from archiver.mirror.index_page import write_index
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
 from archiver.mirror.plan import PathPlan, coding_of, payload_key
-from archiver.store.manifest import FETCHED, Manifest, ManifestRow
+from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
+from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.capture import Capture
 from archiver.warc.reader import WarcReader

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from archiver.paths import guessed_type, url_to_path
 from archiver.redirects import follow_chain
 from archiver.scope import Scope
-from archiver.store.manifest import FETCHED, QUEUED, REDIRECTED, SKIPPED
+from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED
 
 FINAL_CACHE = 16384
 """Final answers kept in RAM (a bounded cache; the manifest has them all)."""

@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from archiver.store.manifest import MirrorFile
+from archiver.store.rows import MirrorFile
 from archiver.store.safe_join import safe_join
 
 KNOWN_FOLDERS = 4096

@@ -18,7 +18,8 @@ from aiohttp import web
 
 from archiver.errors import ArchiverError, UnsafePathError
 from archiver.paths import EXTENSIONS
-from archiver.store.manifest import FETCHED, Manifest
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED
 from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
 

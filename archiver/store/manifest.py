@@ -19,156 +19,26 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from archiver.errors import SnapshotError, WriteError
 from archiver.redirects import follow_chain
-
-QUEUED = "queued"
-FETCHED = "fetched"
-REDIRECTED = "redirected"
-FAILED = "failed"
-SKIPPED = "skipped"
-FOR_CRAWLERS = "(found_by = 'robots' OR (found_by = 'sitemap' AND depth = 0))"
-"""SQL condition of a row of robots.txt, a sitemap or one of their redirects (ManifestRow.for_crawlers)."""
-IS_REDIRECT = "redirect_to IS NOT NULL AND outcome IN ('redirected', 'failed')"
-"""SQL condition of a row that is a hop of a redirect chain: redirected, or a redirect that
-failed (a loop, a chain past --max-redirects) whose Location is recorded all the same."""
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS urls (
-    url TEXT PRIMARY KEY,
-    found_by TEXT NOT NULL,
-    parent TEXT,
-    depth INTEGER NOT NULL,
-    outcome TEXT NOT NULL,
-    reason TEXT,
-    tries INTEGER NOT NULL DEFAULT 0,
-    status INTEGER,
-    content_type TEXT,
-    length INTEGER,
-    payload_digest TEXT,
-    fetched_at TEXT,
-    title TEXT,
-    redirect_to TEXT,
-    final_url TEXT,
-    warc_file TEXT,
-    warc_offset INTEGER,
-    warc_length INTEGER,
-    record_type TEXT,
-    truncated INTEGER NOT NULL DEFAULT 0,
-    local_path TEXT,
-    render_reason TEXT,
-    render_error TEXT,
-    dom_warc_file TEXT,
-    dom_warc_offset INTEGER,
-    dom_warc_length INTEGER
-);
-DROP INDEX IF EXISTS urls_outcome;
-CREATE INDEX IF NOT EXISTS urls_outcome_url ON urls (outcome, url);
-CREATE INDEX IF NOT EXISTS urls_payload ON urls (payload_digest) WHERE record_type = 'response';
-CREATE INDEX IF NOT EXISTS urls_location ON urls (warc_file, warc_offset) WHERE warc_file IS NOT NULL;
-CREATE TABLE IF NOT EXISTS mirror_files (
-    path TEXT PRIMARY KEY,
-    sha256 TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    note TEXT
-) WITHOUT ROWID;
-"""
-
-
-@dataclass(frozen=True)
-class ManifestRow:
-    """Everything the snapshot knows about one URL."""
-
-    url: str
-    """The URL as requested: the link parsed as a browser parses it (urls.normalize_url), the
-    WARC-Target-URI of its records."""
-    found_by: str
-    """seed, link, requisite, redirect, sitemap (a URL a sitemap lists, or a sitemap) or robots
-    (a robots.txt, or a URL its redirects led to)."""
-    depth: int
-    """Links followed from a seed to reach it (a redirect keeps its source's depth); 0 for
-    robots.txt and sitemaps, 1 for the URLs a sitemap lists."""
-    outcome: str
-    """queued, fetched, redirected, failed or skipped."""
-    parent: str | None = None
-    """The page it was found on, or the URL that redirected to it."""
-    reason: str | None = None
-    """Why it was skipped (out of scope, excluded, robots, depth, page limit) or the error."""
-    tries: int = 0
-    status: int | None = None
-    content_type: str | None = None
-    """MIME type without parameters, from the response's Content-Type."""
-    length: int | None = None
-    """Payload bytes stored in the WARC (as received, still content-encoded)."""
-    payload_digest: str | None = None
-    """sha1:BASE32 of the stored payload, as in the record's WARC-Payload-Digest."""
-    fetched_at: str | None = None
-    """WARC-Date of the capture."""
-    title: str | None = None
-    redirect_to: str | None = None
-    """For a redirect: the normalised Location it pointed at."""
-    final_url: str | None = None
-    """For a redirect: the last URL of its chain."""
-    warc_file: str | None = None
-    """File name under warc/ of the response or revisit record."""
-    warc_offset: int | None = None
-    warc_length: int | None = None
-    """Compressed length of the record (its gzip member) in that file."""
-    record_type: str | None = None
-    """response or revisit."""
-    truncated: bool = False
-    """True when the body passed --max-file-size and was stored cut short."""
-    local_path: str | None = None
-    """Path of the mirrored file, relative to mirror/."""
-    render_reason: str | None = None
-    """Why the page was chosen for rendering in a browser (None: it was not)."""
-    render_error: str | None = None
-    """Why its rendering failed or was cut short, if it did."""
-    dom_warc_file: str | None = None
-    """File name under warc/ of the resource record holding the rendered DOM."""
-    dom_warc_offset: int | None = None
-    dom_warc_length: int | None = None
-
-    @property
-    def render_pending(self) -> bool:
-        """True for a page chosen for rendering whose render has not finished (an interrupted crawl)."""
-        return bool(self.render_reason) and not self.dom_warc_file and not self.render_error
-
-    @property
-    def for_crawlers(self) -> bool:
-        """True for robots.txt, sitemaps and their redirects: files a site keeps for crawlers,
-        fetched to find URLs, not pages."""
-        return self.found_by == "robots" or (self.found_by == "sitemap" and self.depth == 0)
-
-
-@dataclass(frozen=True)
-class MirrorFile:
-    """A file the mirror wrote, as written."""
-
-    path: str
-    """Relative to mirror/ (a row's local_path)."""
-    sha256: str
-    """Hex SHA-256 of the bytes written."""
-    size: int
-    note: str | None = None
-    """What the mirror did that a reader should know (the file is cut, or not decoded), or None."""
-
+from archiver.store.rows import (
+    FAILED,
+    FETCHED,
+    IS_REDIRECT,
+    QUEUED,
+    REDIRECTED,
+    SKIPPED,
+    ManifestRow,
+    MirrorFile,
+)
+from archiver.store.schema import create_tables, has_urls_table
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
 DISCOVERY = ("found_by", "parent", "depth")
 """How a URL was found: kept from its queued row when its final row replaces it."""
-LATER_COLUMNS = {
-    "render_reason": "TEXT",
-    "render_error": "TEXT",
-    "dom_warc_file": "TEXT",
-    "dom_warc_offset": "INTEGER",
-    "dom_warc_length": "INTEGER",
-}
-"""Columns added after the first release: a manifest written before gets them when opened."""
 _COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
 # A queued row's discovery facts stay: a URL fetched for a browser before the worker
 # that queued it got to it still says how the crawl first found it.
@@ -201,13 +71,6 @@ def _selected(present: set[str]) -> str:
     return ", ".join(f"urls.{name}" if name in present else f"NULL AS {name}" for name in FIELDS)
 
 
-def _has_urls_table(db: sqlite3.Connection) -> bool:
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'urls'").fetchone()
-    if found is not None:
-        db.execute("SELECT url FROM urls LIMIT 1").fetchall()  # a damaged file fails here, at once
-    return found is not None
-
-
 class Manifest:
     """The manifest.sqlite3 database of a snapshot."""
 
@@ -229,20 +92,12 @@ class Manifest:
             return cls(db)
         try:
             db = sqlite3.connect(str(path), check_same_thread=False)
-            if existing and not _has_urls_table(db):
+            if existing and not has_urls_table(db):
                 db.close()
                 raise SnapshotError(f"{path} is not a manifest of archiver (it has no urls table)")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(SCHEMA)
-            present = {info[1] for info in db.execute("PRAGMA table_info(urls)")}
-            for name, kind in LATER_COLUMNS.items():
-                if name not in present:
-                    db.execute(f"ALTER TABLE urls ADD COLUMN {name} {kind}")
-            db.execute(
-                "CREATE INDEX IF NOT EXISTS urls_dom_location ON urls (dom_warc_file, dom_warc_offset) "
-                "WHERE dom_warc_file IS NOT NULL"
-            )
+            create_tables(db)
             db.commit()
         except sqlite3.Error as exc:  # a full disk, a read-only folder, a file that is not SQLite
             if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL):

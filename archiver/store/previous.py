@@ -27,7 +27,8 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeadersParserException
 
 from archiver.errors import SnapshotError, UnsafePathError, WarcDamage
-from archiver.store.manifest import FETCHED, Manifest, ManifestRow
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.files import PayloadIndex
 from archiver.warc.reader import WarcReader

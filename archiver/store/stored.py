@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from archiver.store.manifest import Manifest, ManifestRow
+from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
+from archiver.store.rows import ManifestRow
 from archiver.warc.reader import WarcReader
 from archiver.warc.records import NOT_MODIFIED_PROFILE
 

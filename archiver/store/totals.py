@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from archiver.store.manifest import FAILED, FETCHED, FOR_CRAWLERS, QUEUED, REDIRECTED, SKIPPED, Manifest
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FAILED, FETCHED, FOR_CRAWLERS, QUEUED, REDIRECTED, SKIPPED
 
 MAX_ERRORS_SHOWN = 20
 HTTP_ERROR = "COALESCE(status, 0) >= 400 AND NOT truncated"

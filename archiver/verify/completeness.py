@@ -22,17 +22,9 @@ from archiver.errors import WarcDamage
 from archiver.links import REQUISITE, extract
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
-from archiver.store.manifest import (
-    FAILED,
-    FETCHED,
-    QUEUED,
-    REDIRECTED,
-    SKIPPED,
-    Manifest,
-    ManifestRow,
-    seed_failure,
-)
+from archiver.store.manifest import Manifest, seed_failure
 from archiver.store.previous import Previous
+from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.verify.integrity import PARSE_ERRORS, Records
 from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (

@@ -1,0 +1,100 @@
+"""What the manifest records: the outcome of a URL, its row (ManifestRow), a mirror file.
+
+Outcomes: ``queued`` (met, not yet done: the frontier of an interrupted
+crawl), ``fetched``, ``redirected``, ``failed``, ``skipped``. The database that
+keeps the rows is store/manifest.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+QUEUED = "queued"
+FETCHED = "fetched"
+REDIRECTED = "redirected"
+FAILED = "failed"
+SKIPPED = "skipped"
+FOR_CRAWLERS = "(found_by = 'robots' OR (found_by = 'sitemap' AND depth = 0))"
+"""SQL condition of a row of robots.txt, a sitemap or one of their redirects (ManifestRow.for_crawlers)."""
+IS_REDIRECT = "redirect_to IS NOT NULL AND outcome IN ('redirected', 'failed')"
+"""SQL condition of a row that is a hop of a redirect chain: redirected, or a redirect that
+failed (a loop, a chain past --max-redirects) whose Location is recorded all the same."""
+
+
+@dataclass(frozen=True)
+class ManifestRow:
+    """Everything the snapshot knows about one URL."""
+
+    url: str
+    """The URL as requested: the link parsed as a browser parses it (urls.normalize_url), the
+    WARC-Target-URI of its records."""
+    found_by: str
+    """seed, link, requisite, redirect, sitemap (a URL a sitemap lists, or a sitemap) or robots
+    (a robots.txt, or a URL its redirects led to)."""
+    depth: int
+    """Links followed from a seed to reach it (a redirect keeps its source's depth); 0 for
+    robots.txt and sitemaps, 1 for the URLs a sitemap lists."""
+    outcome: str
+    """queued, fetched, redirected, failed or skipped."""
+    parent: str | None = None
+    """The page it was found on, or the URL that redirected to it."""
+    reason: str | None = None
+    """Why it was skipped (out of scope, excluded, robots, depth, page limit) or the error."""
+    tries: int = 0
+    status: int | None = None
+    content_type: str | None = None
+    """MIME type without parameters, from the response's Content-Type."""
+    length: int | None = None
+    """Payload bytes stored in the WARC (as received, still content-encoded)."""
+    payload_digest: str | None = None
+    """sha1:BASE32 of the stored payload, as in the record's WARC-Payload-Digest."""
+    fetched_at: str | None = None
+    """WARC-Date of the capture."""
+    title: str | None = None
+    redirect_to: str | None = None
+    """For a redirect: the normalised Location it pointed at."""
+    final_url: str | None = None
+    """For a redirect: the last URL of its chain."""
+    warc_file: str | None = None
+    """File name under warc/ of the response or revisit record."""
+    warc_offset: int | None = None
+    warc_length: int | None = None
+    """Compressed length of the record (its gzip member) in that file."""
+    record_type: str | None = None
+    """response or revisit."""
+    truncated: bool = False
+    """True when the body passed --max-file-size and was stored cut short."""
+    local_path: str | None = None
+    """Path of the mirrored file, relative to mirror/."""
+    render_reason: str | None = None
+    """Why the page was chosen for rendering in a browser (None: it was not)."""
+    render_error: str | None = None
+    """Why its rendering failed or was cut short, if it did."""
+    dom_warc_file: str | None = None
+    """File name under warc/ of the resource record holding the rendered DOM."""
+    dom_warc_offset: int | None = None
+    dom_warc_length: int | None = None
+
+    @property
+    def render_pending(self) -> bool:
+        """True for a page chosen for rendering whose render has not finished (an interrupted crawl)."""
+        return bool(self.render_reason) and not self.dom_warc_file and not self.render_error
+
+    @property
+    def for_crawlers(self) -> bool:
+        """True for robots.txt, sitemaps and their redirects: files a site keeps for crawlers,
+        fetched to find URLs, not pages."""
+        return self.found_by == "robots" or (self.found_by == "sitemap" and self.depth == 0)
+
+
+@dataclass(frozen=True)
+class MirrorFile:
+    """A file the mirror wrote, as written."""
+
+    path: str
+    """Relative to mirror/ (a row's local_path)."""
+    sha256: str
+    """Hex SHA-256 of the bytes written."""
+    size: int
+    note: str | None = None
+    """What the mirror did that a reader should know (the file is cut, or not decoded), or None."""

@@ -1,0 +1,77 @@
+"""The manifest's tables and indexes, and the columns added to them since the first release."""
+
+from __future__ import annotations
+
+import sqlite3
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS urls (
+    url TEXT PRIMARY KEY,
+    found_by TEXT NOT NULL,
+    parent TEXT,
+    depth INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT,
+    tries INTEGER NOT NULL DEFAULT 0,
+    status INTEGER,
+    content_type TEXT,
+    length INTEGER,
+    payload_digest TEXT,
+    fetched_at TEXT,
+    title TEXT,
+    redirect_to TEXT,
+    final_url TEXT,
+    warc_file TEXT,
+    warc_offset INTEGER,
+    warc_length INTEGER,
+    record_type TEXT,
+    truncated INTEGER NOT NULL DEFAULT 0,
+    local_path TEXT,
+    render_reason TEXT,
+    render_error TEXT,
+    dom_warc_file TEXT,
+    dom_warc_offset INTEGER,
+    dom_warc_length INTEGER
+);
+DROP INDEX IF EXISTS urls_outcome;
+CREATE INDEX IF NOT EXISTS urls_outcome_url ON urls (outcome, url);
+CREATE INDEX IF NOT EXISTS urls_payload ON urls (payload_digest) WHERE record_type = 'response';
+CREATE INDEX IF NOT EXISTS urls_location ON urls (warc_file, warc_offset) WHERE warc_file IS NOT NULL;
+CREATE TABLE IF NOT EXISTS mirror_files (
+    path TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    note TEXT
+) WITHOUT ROWID;
+"""
+
+
+LATER_COLUMNS = {
+    "render_reason": "TEXT",
+    "render_error": "TEXT",
+    "dom_warc_file": "TEXT",
+    "dom_warc_offset": "INTEGER",
+    "dom_warc_length": "INTEGER",
+}
+"""Columns added after the first release: a manifest written before gets them when opened."""
+
+
+def create_tables(db: sqlite3.Connection) -> None:
+    """Create what is missing: the tables and indexes, and the later columns of an older manifest."""
+    db.executescript(SCHEMA)
+    present = {info[1] for info in db.execute("PRAGMA table_info(urls)")}
+    for name, kind in LATER_COLUMNS.items():
+        if name not in present:
+            db.execute(f"ALTER TABLE urls ADD COLUMN {name} {kind}")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS urls_dom_location ON urls (dom_warc_file, dom_warc_offset) "
+        "WHERE dom_warc_file IS NOT NULL"
+    )
+
+
+def has_urls_table(db: sqlite3.Connection) -> bool:
+    """Whether ``db`` holds the urls table (a damaged file raises sqlite3.Error at once)."""
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'urls'").fetchone()
+    if found is not None:
+        db.execute("SELECT url FROM urls LIMIT 1").fetchall()  # a damaged file fails here, at once
+    return found is not None
