@@ -14,7 +14,7 @@ from conftest import manifest_rows
 from raw_server import RawRequest, RawServer, reset
 
 from archiver.crawling.crawl_report import render_report
-from archiver.crawling.run import MAX_TIME_STOP
+from archiver.crawling.stopping import MAX_TIME_STOP
 from archiver.store.totals import has_errors
 
 PAGES = 40

@@ -176,7 +176,7 @@ _SIGNAL_EXITS = {
 def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: bool) -> int:
     from archiver.crawling.control import CONTROL_STOP
     from archiver.crawling.crawl_report import render_report
-    from archiver.crawling.run import MAX_TIME_STOP
+    from archiver.crawling.stopping import MAX_TIME_STOP
     from archiver.store.totals import has_errors
 
     result = _run_async(_crawl_until_stopped(config, args.resume, progress, not args.no_mirror))

@@ -20,9 +20,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
-from archiver.crawling.fetch import Fetcher, FetchOutcome
+from archiver.crawling.fetch import Fetch, Fetcher, FetchOutcome
 from archiver.store.previous import READ_ERRORS, Previous
 from archiver.store.rows import ManifestRow
 from archiver.warc.capture import Capture, NotModified
@@ -90,3 +91,41 @@ class Revisiting:
                 answer.status_line, answer.response_headers, original.url, original.date
             ),
         )
+
+
+class PreviousSnapshots:
+    """The previous snapshot of a re-archive, opened once for the writer's thread and once for
+    the fetch's (neither shares a SQLite connection or a file across threads); empty otherwise."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.writer = Previous(root) if root is not None else None
+        self._for_fetch = Previous(root) if root is not None else None
+        self._revisiting: Revisiting | None = None
+
+    def fetch(self, fetcher: Fetcher) -> Fetch:
+        """The crawl's Fetch: conditional requests when there is a previous snapshot."""
+        if self._for_fetch is None:
+            return fetcher
+        self._revisiting = Revisiting(fetcher, self._for_fetch)
+        return self._revisiting
+
+    def __enter__(self) -> PreviousSnapshots:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._revisiting is not None:
+            self._revisiting.close()
+        for previous in (self.writer, self._for_fetch):
+            if previous is not None:
+                previous.close()
+
+    async def __aenter__(self) -> PreviousSnapshots:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.__exit__()
+
+
+def previous_snapshots(previous: str | Path | None) -> PreviousSnapshots:
+    """The previous snapshot of a re-archive (--previous), or none."""
+    return PreviousSnapshots(Path(previous) if previous is not None else None)

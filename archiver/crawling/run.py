@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,16 +34,17 @@ from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.control import ControlSource, follow_controls, status_of
 from archiver.crawling.control_file import FileControlSource
 from archiver.crawling.crawler import Crawler
-from archiver.crawling.fetch import Fetch, Fetcher
+from archiver.crawling.fetch import Fetcher
 from archiver.crawling.frontier import Frontier, SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
-from archiver.crawling.revisiting import Revisiting
+from archiver.crawling.revisiting import previous_snapshots
 from archiver.crawling.sitemap_stage import SitemapStage
 from archiver.crawling.stats import CrawlStats
+from archiver.crawling.stopping import max_time, note_stop
 from archiver.crawling.writer import WriteItem, Writer
 from archiver.errors import SnapshotError, WriteError
 from archiver.mirror.document import MirrorStats
@@ -63,8 +64,6 @@ from archiver.warc.files import WarcFiles
 PROGRESS_EVERY = 0.5
 """Seconds between two calls of a crawl's progress callback."""
 
-MAX_TIME_STOP = "--max-time reached"
-"""The start of the stop reason of a run that lasted its --max-time."""
 
 ProgressCallback = Callable[[CrawlStats, int], None]
 """Called every PROGRESS_EVERY seconds while a crawl runs, with its stats and the URLs queued."""
@@ -190,7 +189,7 @@ async def run_crawl(
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
         # The writer's thread and the fetch's each read the previous snapshot through their own.
-        stored = _previous(config)
+        stored = previous_snapshots(config.previous)
         mirror = (
             LiveMirror(snapshot, manifest, share_pages=config.browser == NEVER, previous=stored.writer)
             if write_mirror
@@ -245,7 +244,7 @@ async def run_crawl(
             )
             try:
                 shared = not backend.reload  # a frontier in Redis, shared by crawl nodes
-                with _max_time(stop, config.max_time) as stopping:
+                with max_time(stop, config.max_time) as stopping:
                     await _run(crawler, writer, seeds, progress, stopping, sitemaps, shared)
             finally:
                 controls_done.set()  # its round in hand ends first (see follow_controls)
@@ -254,17 +253,17 @@ async def run_crawl(
                 snapshot.control_path.unlink(missing_ok=True)  # its commands are in crawl.json
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
-    _note_stop(result, stop)  # asked as the fetching ended: no mirror pass is begun
+    note_stop(result.stats, stop)  # asked as the fetching ended: no mirror pass is begun
     if mirror is not None and not result.interrupted:
         try:
-            with _previous(config) as finishing:
+            with previous_snapshots(config.previous) as finishing:
                 mirror.previous = finishing.writer
                 result.mirror = await asyncio.to_thread(mirror.finish)
         except WriteError as exc:
             result.stats.stop_reason = f"write error: {exc}"
         # The last mirror pass runs to its end (in a thread); a stop asked meanwhile is noted,
         # so the crawl says it was stopped and its resume ends what was left.
-        _note_stop(result, stop)
+        note_stop(result.stats, stop)
     with Manifest.open(snapshot.manifest_path) as manifest:
         result.totals = summary(manifest)
         result.seeds_failed = _seeds_failed(manifest, seeds)
@@ -297,30 +296,6 @@ def _settings(config: CrawlConfig) -> dict[str, Any]:
     return settings
 
 
-@contextlib.contextmanager
-def _max_time(
-    stop: asyncio.Future[str] | None, max_time: float | None
-) -> Iterator[asyncio.Future[str] | None]:
-    """``stop``, or one that --max-time gives its reason once the run has lasted that long,
-    while the block runs: the run then stops as a signal stops it (it takes no more work,
-    writes what it holds, and can be resumed)."""
-    if max_time is None:
-        yield stop
-        return
-    loop = asyncio.get_running_loop()
-    timed: asyncio.Future[str] = stop if stop is not None else loop.create_future()
-
-    def time_is_up() -> None:
-        if not timed.done():
-            timed.set_result(f"{MAX_TIME_STOP} after {max_time:g} s")
-
-    timer = loop.call_later(max_time, time_is_up)
-    try:
-        yield timed
-    finally:
-        timer.cancel()
-
-
 @contextlib.asynccontextmanager
 async def _renderer(
     config: CrawlConfig, chromium: str | None, snapshot: Snapshot, stats: CrawlStats
@@ -340,48 +315,6 @@ async def _renderer(
         max_redirects=config.max_redirects,
     ) as renderer:
         yield renderer
-
-
-class _PreviousSnapshots:
-    """The previous snapshot of a re-archive, opened once for the writer's thread and once for
-    the fetch's (neither shares a SQLite connection or a file across threads); empty otherwise."""
-
-    def __init__(self, root: Path | None) -> None:
-        self.writer = Previous(root) if root is not None else None
-        self._for_fetch = Previous(root) if root is not None else None
-        self._revisiting: Revisiting | None = None
-
-    def fetch(self, fetcher: Fetcher) -> Fetch:
-        """The crawl's Fetch: conditional requests when there is a previous snapshot."""
-        if self._for_fetch is None:
-            return fetcher
-        self._revisiting = Revisiting(fetcher, self._for_fetch)
-        return self._revisiting
-
-    def __enter__(self) -> _PreviousSnapshots:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._revisiting is not None:
-            self._revisiting.close()
-        for previous in (self.writer, self._for_fetch):
-            if previous is not None:
-                previous.close()
-
-    async def __aenter__(self) -> _PreviousSnapshots:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.__exit__()
-
-
-def _previous(config: CrawlConfig) -> _PreviousSnapshots:
-    return _PreviousSnapshots(Path(config.previous) if config.previous is not None else None)
-
-
-def _note_stop(result: CrawlResult, stop: asyncio.Future[str] | None) -> None:
-    if stop is not None and stop.done() and not stop.cancelled() and result.stats.stop_reason is None:
-        result.stats.stop_reason = stop.result()
 
 
 def _warc_files(
