@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from sitegen import docroot, generate_site  # noqa: E402
 
 from archiver.mirror.document import draft  # noqa: E402
+from archiver.mirror.linker import Memo  # noqa: E402
 from archiver.mirror.local_paths import LocalPaths  # noqa: E402
-from archiver.mirror.rewrite import Memo  # noqa: E402
 from archiver.scope import Scope  # noqa: E402
 from archiver.store.manifest import Manifest  # noqa: E402
 

@@ -9,7 +9,8 @@ import lxml.html
 import pytest
 
 from archiver.links import HTML_LINK_ATTRS, extract_html, iter_html_references
-from archiver.mirror.rewrite import Memo, rewrite_css, rewrite_css_bytes, rewrite_html
+from archiver.mirror.linker import Memo
+from archiver.mirror.rewrite import rewrite_css, rewrite_css_bytes, rewrite_html
 
 PAGE = "http://site.test/dir/page.html"
 HERE = "site.test/dir/page.html"
@@ -377,7 +378,7 @@ def test_a_memo_shared_by_many_documents_changes_no_byte() -> None:
     reference whose result depends on more (query, fragment, empty) must bypass it."""
     import random
 
-    import archiver.mirror.rewrite as rewrite_module
+    import archiver.mirror.linker as rewrite_module
 
     references = [
         "target",
@@ -476,7 +477,7 @@ def test_the_memo_remembers_guesses_with_the_guesses_they_took() -> None:
     """Early in a crawl most links are guesses: a page's navigation, met again on its neighbour,
     is taken from the memo, and the guesses it took are handed back, so the page is still
     checked at the end of the crawl."""
-    import archiver.mirror.rewrite as rewrite_module
+    import archiver.mirror.linker as rewrite_module
 
     resolve = Guessing()
     memo = Memo()

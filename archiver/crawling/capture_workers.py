@@ -56,8 +56,8 @@ from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
 from archiver.links import Findings, findings, parse_page, root_findings
 from archiver.mirror.document import Draft, draft
+from archiver.mirror.linker import Memo
 from archiver.mirror.local_paths import LocalPaths
-from archiver.mirror.rewrite import Memo
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
 from archiver.warc.capture import Capture

@@ -160,7 +160,7 @@ class _Builder:
 
         Files are written in path order, so the pages of a folder come one
         after the other and share the memo of what their links became (see
-        rewrite.Memo). Part k of n takes every n-th block of PART_BLOCK of them.
+        linker.Memo). Part k of n takes every n-th block of PART_BLOCK of them.
         """
         failed: set[str] = set()
         log = JsonLog(_log_of(root, part))

@@ -25,10 +25,11 @@ from archiver.content import (
     mime_type,
 )
 from archiver.links import charset_from_content_type
+from archiver.mirror.linker import Memo, Resolver
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
 from archiver.mirror.plan import coding_of
-from archiver.mirror.rewrite import Memo, Resolver, rewrite_css_bytes, rewrite_html
+from archiver.mirror.rewrite import rewrite_css_bytes, rewrite_html
 from archiver.mirror.scripts import neutralise_scripts
 from archiver.paths import url_to_path
 from archiver.sizes import human_bytes

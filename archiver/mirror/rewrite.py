@@ -20,35 +20,25 @@ b'<a href="../b.html#x">b</a><img src="http://h/a/c.png">'
 
 from __future__ import annotations
 
-import collections
 import html
 import re
-from collections.abc import Callable
-from typing import TypeVar
 
 from archiver.content import known_encoding
 from archiver.links import (
     HTML_LINK_ATTRS,
     SRCSET_ATTRS,
-    base_contexts,
     document_base,
     is_fetchable_reference,
     iter_css_urls,
     link_kind,
     parse_meta_refresh,
     parse_srcset,
-    resolve_reference,
 )
 from archiver.mirror.charsets import View, declared_charset, sniff_bom
+from archiver.mirror.linker import Edits, Linker, Memo, Resolver
 from archiver.mirror.markup import Markup, attributes, scan
-from archiver.paths import relative_url, url_to_path
-from archiver.urls import absolute_url, try_normalize
-
-Resolver = Callable[[str], "str | None"]
-"""Normalised absolute URL -> path of its archived file relative to mirror/, or None. A resolver
-with a ``guessed`` count (mirror.local_paths.LocalPaths while the crawl runs) says which of its
-answers may still change: those are remembered apart, with the guesses, which a memo hit hands
-back to the resolver's ``noted()``, and for GUESSES_KEPT_FOR documents at most."""
+from archiver.paths import url_to_path
+from archiver.urls import try_normalize
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -86,165 +76,6 @@ class _Element:
         return self.attributes.get(name, default)
 
 
-MEMO_SIZE = 5_000
-"""Entries a memo table keeps (the most recently used): bounded memory, still most hits."""
-GUESSES_KEPT_FOR = 100
-"""Documents after which a memo forgets what it remembered of guesses: a guess made stale by the
-crawl meanwhile is still right (each page is checked at the end), but may cost a page's rewrite."""
-_Edits = tuple[tuple[int, int, str], ...]
-_Guesses = tuple[tuple[str, "str | None"], ...]
-_Key = TypeVar("_Key")
-_Value = TypeVar("_Value")
-
-
-class Memo:
-    """What a mirror build has worked out already, for the documents it rewrites with one resolver.
-
-    Pages of one folder repeat their navigation, their neighbours and their
-    assets, often as the very same tags. A reference with a path resolves the
-    same against any base URL of one folder, and a relative path depends only
-    on the document's folder, so both are remembered per (base URL's folder,
-    document's folder): a reference's replacement, and a whole start tag's
-    edits. References without a path (``?q``, ``#f``, empty) depend on the whole
-    base URL: they, and the tags holding one, are never remembered. What the
-    resolver only guessed (a link to a URL the crawl has not fetched yet) is
-    remembered in tables of its own with the guesses it took, handed back to
-    the resolver at each use, and forgotten every GUESSES_KEPT_FOR documents.
-    """
-
-    def __init__(self) -> None:
-        self.references: _Recent[tuple[str, str, str], tuple[str | None, bool]] = _Recent()
-        self.tags: _Recent[tuple[str, str, str, str], _Edits] = _Recent()
-        self.guessed_references: _Recent[tuple[str, str, str], tuple[tuple[str | None, bool], _Guesses]]
-        self.guessed_tags: _Recent[tuple[str, str, str, str], tuple[_Edits, _Guesses]]
-        self.documents = 0
-        self._forget_guesses()
-
-    def begin_document(self) -> None:
-        """Count a document; every GUESSES_KEPT_FOR, forget what was remembered of guesses."""
-        self.documents += 1
-        if self.documents % GUESSES_KEPT_FOR == 0:
-            self._forget_guesses()
-
-    def _forget_guesses(self) -> None:
-        self.guessed_references = _Recent()
-        self.guessed_tags = _Recent()
-
-
-class _Recent(collections.OrderedDict[_Key, _Value]):
-    """A table that keeps the MEMO_SIZE entries used last."""
-
-    def find(self, key: _Key) -> _Value | None:
-        value = self.get(key)
-        if value is not None:
-            self.move_to_end(key)
-        return value
-
-    def keep(self, key: _Key, value: _Value) -> None:
-        self[key] = value
-        if len(self) > MEMO_SIZE:
-            self.popitem(last=False)
-
-
-class _Linker:
-    """Rewrites one URL reference found in a document whose file is ``here`` (see Memo)."""
-
-    def __init__(self, here: str, resolve: Resolver, memo: Memo | None = None) -> None:
-        self.here = here
-        self.here_folder = here.rpartition("/")[0]
-        self.resolve = resolve
-        self.memo = memo
-        self.made_local = 0
-        """How many references were made local so far."""
-        self.whole_base_uses = 0
-        """How many references so far depended on the whole base URL (no path of their own)."""
-        self.guesses = 0
-        """How many references so far the resolver only guessed (see Resolver)."""
-        self.guessed: list[tuple[str, str | None]] = []
-        """Those guesses: (URL, the answer)."""
-        self._base = ("", ("", ""))
-        if memo is not None:
-            memo.begin_document()
-
-    def replay(self, guesses: _Guesses) -> None:
-        """Hand back to the resolver the guesses a remembered answer took (a memo hit)."""
-        self.guesses += len(guesses)
-        self.guessed.extend(guesses)
-        noted = getattr(self.resolve, "noted", None)
-        if noted is not None:
-            noted(guesses)
-
-    def base_contexts(self, base: str) -> tuple[str, str]:
-        """links.base_contexts(base): (origin, folder), worked out once per document (its
-        base rarely changes)."""
-        if self._base[0] != base:
-            self._base = (base, base_contexts(base))
-        return self._base[1]
-
-    def base_folder(self, base: str) -> str:
-        """url_folder(base)."""
-        return self.base_contexts(base)[1]
-
-    def __call__(self, value: str, base: str) -> str | None:
-        """The replacement for ``value`` (a local path or an absolute URL), None to keep it."""
-        if value.lstrip()[:1] in ("?", "#", ""):
-            self.whole_base_uses += 1
-            new, local = self._work_out(value, base)
-        elif self.memo is None:
-            new, local = self._work_out(value, base)
-        else:
-            new, local = self._remembered(value, base, self.memo)
-        self.made_local += local
-        return new
-
-    def _remembered(self, value: str, base: str, memo: Memo) -> tuple[str | None, bool]:
-        """_work_out(), from the memo when the reference was met in this folder context before.
-
-        A local path is remembered for the reference without its fragment, which it
-        only carries along: documentation pages link to many anchors of one page.
-        """
-        head, hash_sign, fragment = value.strip().partition("#")
-        key = (self.base_folder(base), self.here_folder, head)
-        found = memo.references.find(key)
-        if found is not None and found[1]:
-            return f"{found[0]}{hash_sign}{fragment}", True
-        whole_key = (key[0], key[1], value)
-        found = memo.references.find(whole_key)
-        if found is None:
-            guessed = memo.guessed_references.find(whole_key)
-            if guessed is not None:
-                self.replay(guessed[1])
-                return guessed[0]
-            mark = len(self.guessed)
-            found = self._work_out(value, base)
-            if len(self.guessed) == mark:
-                if found[1]:
-                    path = found[0] or ""
-                    memo.references.keep(key, (path[: len(path) - len(fragment) - len(hash_sign)], True))
-                else:
-                    memo.references.keep(whole_key, found)
-            else:
-                memo.guessed_references.keep(whole_key, (found, tuple(self.guessed[mark:])))
-        return found
-
-    def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
-        reference = value.strip()
-        # The URL the crawl fetched for this link (kept by this module's memo, not the crawl's).
-        url = resolve_reference(reference, base, self.base_contexts(base), remember=False)
-        if url is None:
-            return None, False
-        guessed = getattr(self.resolve, "guessed", 0)
-        target = self.resolve(url)
-        if getattr(self.resolve, "guessed", 0) != guessed:
-            self.guesses += 1
-            self.guessed.append((url, target))
-        if target is None:
-            absolute = absolute_url(reference, base)
-            return (absolute if absolute is not None and absolute != value else None), False
-        _, hash_sign, fragment = reference.partition("#")
-        return relative_url(self.here, target) + hash_sign + fragment, True
-
-
 def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
     """``text`` with each (start, end, new) span replaced; spans must not overlap."""
     out, last = [], 0
@@ -258,7 +89,7 @@ def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
-def _rewrite_css_text(text: str, base: str, link: _Linker) -> str:
+def _rewrite_css_text(text: str, base: str, link: Linker) -> str:
     spans = []
     for start, end, value in iter_css_urls(text):
         new = link(value, base)
@@ -280,7 +111,7 @@ def rewrite_css(text: str, css_url: str, resolve: Resolver, css_path: str | None
     'a{background:url(../i.png)}'
     """
     here = css_path or _own_path(css_url, "text/css", resolve)
-    return _rewrite_css_text(text, css_url, _Linker(here, resolve))
+    return _rewrite_css_text(text, css_url, Linker(here, resolve))
 
 
 def rewrite_css_bytes(
@@ -298,7 +129,7 @@ def rewrite_css_bytes(
     encoding = known_encoding(encoding) or sniff_bom(body) or "utf-8"
     view = View(body, encoding)
     here = css_path or _own_path(css_url, "text/css", resolve)
-    link = _Linker(here, resolve, memo)
+    link = Linker(here, resolve, memo)
     spans = []
     for start, end, value in iter_css_urls(view.text):
         new = link(view.to_text(value), css_url)
@@ -340,7 +171,7 @@ def rewrite_html(
     effective = bom or header_encoding or declared or "utf-8"
     view = View(body, effective)
     here = page_path or _own_path(page_url, "text/html", resolve)
-    link = _Linker(here, resolve, memo)
+    link = Linker(here, resolve, memo)
     scanner = scan(view.text)
     base = _document_base(scanner, page_url, view)
     spans: list[tuple[int, int, str]] = []
@@ -376,7 +207,7 @@ def _document_base(scanner: Markup, page_url: str, view: View) -> str:
     return page_url
 
 
-def _rewrite_css_view(css: str, base: str, link: _Linker, view: View) -> str:
+def _rewrite_css_view(css: str, base: str, link: Linker, view: View) -> str:
     spans = []
     for start, end, value in iter_css_urls(css):
         new = link(view.to_text(value), base)
@@ -389,7 +220,7 @@ def _quoted(text: str, view: View) -> str:
     return '"' + view.from_text(html.escape(text, quote=True)) + '"'
 
 
-def _remembered_tag_edits(tag: str, raw: str, base: str, link: _Linker, view: View) -> _Edits:
+def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> Edits:
     """_tag_edits(), from the memo when this tag was met in this folder context before."""
     if link.memo is None or tag == "base":
         return tuple(_tag_edits(tag, raw, base, link, view))
@@ -410,7 +241,7 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: _Linker, view: Vi
     return found
 
 
-def _tag_edits(tag: str, raw: str, base: str, link: _Linker, view: View) -> list[tuple[int, int, str]]:
+def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS or
     with a style attribute: rewrite_html checks before calling)."""
     found = attributes(raw)
@@ -441,7 +272,7 @@ def _tag_edits(tag: str, raw: str, base: str, link: _Linker, view: View) -> list
 
 
 def _attribute_edit(
-    element: _Element, tag: str, name: str, value: str, base: str, link: _Linker
+    element: _Element, tag: str, name: str, value: str, base: str, link: Linker
 ) -> str | None:
     """The new value of one attribute, or None to leave it."""
     if name == "style":
