@@ -21,6 +21,7 @@ import lxml.etree
 import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
+from archiver.robots_directives import meta_nofollow
 from archiver.urls import reference_text, try_normalize, url_folder
 
 LINK = "link"
@@ -313,28 +314,6 @@ def _collect(found: dict[str, str], url: str | None, kind: str) -> None:
     # A URL that is both a link and a requisite is needed by the page: requisite wins.
     if url is not None and found.get(url) != REQUISITE:
         found[url] = kind
-
-
-def says_nofollow(directives: str) -> bool:
-    """True if robots directives (a meta robots content, an X-Robots-Tag value) forbid
-    following the page's links: ``nofollow``, or ``none`` (noindex and nofollow), any case.
-
-    >>> says_nofollow("NoIndex, NoFollow"), says_nofollow("none"), says_nofollow("noindex")
-    (True, True, False)
-    """
-    return not _NOFOLLOW.isdisjoint(_DIRECTIVE_SPLIT.split(directives.strip().lower()))
-
-
-_NOFOLLOW = frozenset({"nofollow", "none"})
-_DIRECTIVE_SPLIT = re.compile(r"[\s,]+")
-
-
-def meta_nofollow(root: lxml.html.HtmlElement) -> bool:
-    """True if a ``<meta name="robots">`` of the page says nofollow (or none)."""
-    for meta in root.iter("meta"):
-        if (meta.get("name") or "").strip().lower() == "robots" and says_nofollow(meta.get("content") or ""):
-            return True
-    return False
 
 
 Findings = tuple[str | None, str, dict[str, str], bool]

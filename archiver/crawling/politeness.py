@@ -18,7 +18,7 @@ from typing import Protocol, TypedDict
 from protego import Protego
 
 from archiver.config import CrawlConfig
-from archiver.links import says_nofollow
+from archiver.robots_directives import says_nofollow
 from archiver.urls import host_of
 
 ROBOTS_MAX_BYTES = 512 * 1024
