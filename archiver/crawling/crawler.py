@@ -27,12 +27,12 @@ from archiver.config import CrawlConfig
 from archiver.content import HTML_TYPES, is_parsed, mime_type
 from archiver.crawling import log as crawl_log
 from archiver.crawling.budget import Budget, LocalBudget
-from archiver.crawling.capture_workers import Prepare
 from archiver.crawling.control import Controls
 from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
+from archiver.crawling.preparing import Prepare
 from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import RenderNote, WriteItem, WriteQueue

@@ -33,8 +33,8 @@ from typing import Protocol
 
 from archiver.crawling.browser import Answerer, RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
-from archiver.crawling.capture_workers import Prepared
 from archiver.crawling.frontier import QueueItem
+from archiver.crawling.preparing import Prepared
 from archiver.crawling.render_policy import AUTO, Decision, Inspection, RenderPolicy, gained
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers

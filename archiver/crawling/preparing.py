@@ -1,0 +1,136 @@
+"""What preparing a capture is, in whichever process does it: its links parsed (and, for a
+page inspected for rendering, what its scripts suggest), its records encoded, its mirror file
+drafted. CaptureWorkers (capture_workers.py) decides where each capture is prepared."""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from archiver.content import HTML_TYPES, PARSED_TYPES, decode_payload, mime_type
+from archiver.crawling import render_policy
+from archiver.crawling.render_policy import Inspection
+from archiver.links import Findings, findings, parse_page, root_findings
+from archiver.mirror.document import Draft, draft
+from archiver.mirror.linker import Memo
+from archiver.mirror.local_paths import LocalPaths
+from archiver.scope import Scope
+from archiver.store.manifest import Manifest
+from archiver.warc.capture import Capture
+from archiver.warc.exchange import Exchange, encode_exchange
+
+log = logging.getLogger("archiver.crawl")
+
+
+Parsed = tuple[Findings, Inspection | None]
+"""A document's findings, and for an HTML page inspected for rendering what its scripts suggest."""
+
+
+def parse_document(
+    raw: bytes, url: str, content_type: str | None, content_encoding: str | None, inspect: bool = False
+) -> Parsed:
+    """Title, base URL and {url: kind} links of a document as fetched (still content-encoded);
+    with ``inspect``, an HTML page's render_policy.Inspection too (from the same parse).
+
+    Plain values, not a Page: they cross the process boundary several times cheaper.
+    """
+    body = decode_payload(raw, content_encoding)
+    mime = mime_type(content_type)
+    if inspect and mime in HTML_TYPES:
+        root = parse_page(body, content_type)
+        return root_findings(root, url), render_policy.inspect(root, body)
+    return findings(body, url, mime, content_type), None
+
+
+class Drafting:
+    """What a process needs to draft mirror files: the manifest's local paths (read-only, the
+    crawl's scope for the links it has not recorded yet) and a memo; one thread uses it at a time."""
+
+    def __init__(self, manifest_path: str, scope: Scope) -> None:
+        self.manifest_path = manifest_path
+        self.scope = scope
+        self._paths: LocalPaths | None = None
+        self._memo = Memo()
+
+    def draft(self, raw: bytes, capture: Capture) -> Draft | None:
+        """The mirror draft of an HTML or CSS capture (None if it is neither, or fails)."""
+        content_type = capture.header("content-type")
+        if mime_type(content_type) not in PARSED_TYPES:
+            return None
+        return self._draft(raw, capture, content_type)
+
+    def _draft(self, raw: bytes, capture: Capture, content_type: str | None) -> Draft | None:
+        if self._paths is None:  # opened at first use: the writer has made the manifest by then
+            connection = Manifest.open(self.manifest_path, readonly=True).connection
+            self._paths = LocalPaths(connection, guessing=self.scope)
+        try:
+            encoding = capture.header("content-encoding")
+            return draft(raw, capture.url, content_type, encoding, self._paths, self._memo)
+        except Exception as exc:  # noqa: BLE001 - the writer rewrites it at the end, from its record
+            log.warning("cannot draft the mirror file of %s (%s: %s)", capture.url, type(exc).__name__, exc)
+            return None
+
+
+_DRAFTING: dict[str, Drafting] = {}
+"""A worker process's Drafting, by manifest (one crawl's, in practice)."""
+
+
+def prepare_capture(
+    capture: Capture, parse: bool, inspect: bool = False, mirror: tuple[str, Scope] | None = None
+) -> tuple[Parsed | None, Exchange, Draft | None]:
+    """What a worker does with one capture: its links (if ``parse``), its records, and its mirror
+    draft (when the crawl writes a mirror: ``mirror`` is its manifest's path and its scope).
+
+    ``capture.body`` holds the whole body (a BytesIO crosses the pipe).
+    """
+    raw = capture.body.getvalue() if isinstance(capture.body, io.BytesIO) else capture.body.read()
+    parsed = None
+    if parse:
+        parsed = parse_document(
+            raw, capture.url, capture.header("content-type"), capture.header("content-encoding"), inspect
+        )
+    drafted = None
+    if mirror is not None:
+        drafting = _DRAFTING.get(mirror[0]) or _DRAFTING.setdefault(mirror[0], Drafting(*mirror))
+        drafted = drafting.draft(raw, capture)
+    return parsed, encode_exchange(capture), drafted
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A capture's links and title, and its records when a worker encoded them."""
+
+    links: dict[str, str] = field(default_factory=dict)
+    """{normalised URL: links.LINK or links.REQUISITE}, in the page's order."""
+    title: str | None = None
+    exchange: Exchange | None = None
+    """None: the writer encodes the records itself."""
+    nofollow: bool = False
+    """The page's robots meta says not to follow its links."""
+    inspection: Inspection | None = None
+    """For an HTML page inspected for rendering: what its scripts suggest."""
+    draft: Draft | None = None
+    """Its mirror file as drafted (HTML and CSS, when the crawl writes a mirror)."""
+
+    @classmethod
+    def of(
+        cls, parsed: Parsed | None, exchange: Exchange | None = None, drafted: Draft | None = None
+    ) -> Prepared:
+        """What parse_document() found (None: nothing parsed), with the records and draft if made."""
+        if parsed is None:
+            return cls(exchange=exchange, draft=drafted)
+        (title, _base_url, links, nofollow), inspection = parsed
+        return cls(links, title, exchange, nofollow, inspection, drafted)
+
+
+class Prepare(Protocol):
+    """What the crawler needs done to a capture before the writer stores it (CaptureWorkers does it)."""
+
+    async def prepare(self, capture: Capture, parse: bool, inspect: bool = False) -> Prepared:
+        """The links of ``capture`` (when ``parse``) and, if encoded already, its records;
+        with ``inspect``, what an HTML page's scripts suggest for rendering.
+
+        The body is left at its start.
+        """
