@@ -209,3 +209,14 @@ def test_a_reader_that_goes_away_gets_no_traceback(big_snapshot: Path) -> None:
     _, stderr = process.communicate(timeout=300)
     assert stderr == ""
     assert process.returncode == EXIT_BROKEN_PIPE
+
+
+def test_a_full_disk_while_a_wacz_is_written_is_a_write_error(tmp_path: Path) -> None:
+    snapshot = snapshot_of(tmp_path / "snap", 10)
+    target = tmp_path / "snap.wacz"
+    # The WACZ may not grow past 4 KB: its WARC file alone is larger.
+    returncode, lines = finished(archiver("export", str(snapshot), "--wacz", str(target), file_limit=4096))
+    assert returncode == EXIT_STOPPED, lines
+    assert len(lines) == 1 and lines[0].startswith(f"archiver: error: cannot write {target}"), lines
+    assert list(tmp_path.glob("*.wacz*")) == []  # neither a part-written WACZ nor its temporary file
+    assert finished(archiver("export", str(snapshot), "--wacz", str(target)))[0] == 0

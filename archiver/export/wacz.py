@@ -20,6 +20,7 @@ archiver.errors.SnapshotError: ... is not a snapshot (no manifest.sqlite3 and cr
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import json
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from archiver import __version__
-from archiver.errors import ExportError, SnapshotError, SnapshotLocked
+from archiver.errors import ArchiverError, ExportError, SnapshotError, SnapshotLocked, WriteError
 from archiver.export.pages import PAGES_HEADER, snapshot_pages
 from archiver.export.zipnum import DATA_NAME, write_blocks
 from archiver.sizes import human_bytes
@@ -108,7 +109,7 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
             os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would keep it from others
             os.replace(temporary, target)
         except OSError as exc:
-            raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from None
+            raise _cannot_write(target, exc) from None
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
@@ -131,6 +132,13 @@ def _unchanging(snapshot: Snapshot) -> Iterator[None]:
         yield
 
 
+def _cannot_write(target: Path, exc: OSError) -> ArchiverError:
+    """A full disk (or a file past its size limit) is a write error, the rest bad input (a
+    folder that is missing or not ours): the exit codes tell them apart."""
+    error = WriteError if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) else ExportError
+    return error(f"cannot write {target}: {exc.strerror or exc}")
+
+
 def _umask() -> int:
     """The process's umask (read by setting it, then set back)."""
     mask = os.umask(0o022)
@@ -142,7 +150,7 @@ def _temporary_beside(target: Path) -> Path:
     try:
         descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
-        raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise _cannot_write(target, exc) from None
     os.close(descriptor)
     return Path(name)
 
