@@ -101,6 +101,27 @@ async def test_the_crawls_mirror_is_the_rebuilt_mirror(site: Any, run_crawl: Any
     )
 
 
+async def test_dead_links_answered_by_one_page_cost_no_second_write(site: Any, run_crawl: Any) -> None:
+    """Every dead link of a site gets the same 404 page: each keeps a file of its own, so the
+    pages that linked to it before it was fetched guessed right and are not written twice."""
+    pages = 20
+    for n in range(pages):
+        site.page(f"/p/{n}.html", links=[f"/p/{n + 1}.html", f"/dead/{n + 1}", f"/dead/{n + 2}"])
+    for n in range(pages + 2):
+        site.file(f"/dead/{n}", "<h1>Not found</h1>", status=404)
+    await site.start()
+    result = await run_crawl(site.url("/p/0.html"), max_tries=1, worker_processes=0)
+    assert result.mirror is not None and not result.mirror.errors
+    assert result.mirror.rewritten == 0, result.mirror
+    root = result.snapshot.root
+    host = site.host.replace(":", "+")
+    crawled = _tree(root / "mirror")
+    assert 'href="../dead/2.html"' in crawled[f"{host}/p/0.html"].decode()
+    assert verify_snapshot(root).ok
+    build_mirror(root)
+    assert _tree(root / "mirror") == crawled
+
+
 async def test_pages_drafted_by_worker_processes_are_the_rebuilt_mirror(site: Any, run_crawl: Any) -> None:
     # Past 200 captures, pages are parsed and drafted by a worker process.
     tricky_site(site, pages=260)

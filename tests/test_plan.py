@@ -92,6 +92,8 @@ def test_one_payload_shares_the_file_of_its_first_capture() -> None:
     assert not gzipped.shared and not elsewhere.shared
     assert payload_key("http://h/a", "text/html", "sha1:X", 10, True) is None  # truncated
     assert payload_key("http://h/a", "text/html", "sha1:X", 0, False) is None  # empty
+    assert payload_key("http://h/a", "text/html", "sha1:X", 10, False, status=404) is None  # an error
+    assert payload_key("http://h/a", "text/html", "sha1:X", 10, False, status=200) is not None
 
 
 def test_assign_paths_keeps_natural_names_when_free() -> None:

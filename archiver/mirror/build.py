@@ -130,7 +130,13 @@ class _Builder:
                 None
                 if row.dom_warc_file
                 else payload_key(
-                    row.url, row.content_type, row.payload_digest, row.length, row.truncated, share_pages
+                    row.url,
+                    row.content_type,
+                    row.payload_digest,
+                    row.length,
+                    row.truncated,
+                    share_pages,
+                    status=row.status,
                 )
             )
             placed = plan.place(

@@ -79,7 +79,13 @@ class LiveMirror:
             row.url,
             row.content_type,
             payload_key(
-                row.url, row.content_type, row.payload_digest, row.length, row.truncated, self.share_pages
+                row.url,
+                row.content_type,
+                row.payload_digest,
+                row.length,
+                row.truncated,
+                self.share_pages,
+                status=row.status,
             ),
             coding_of(encoding),
         )

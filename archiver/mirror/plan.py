@@ -58,6 +58,7 @@ def payload_key(
     length: int | None,
     truncated: bool,
     share_pages: bool = True,
+    status: int | None = None,
 ) -> str | None:
     """What captures that may share one file have in common (their Content-Encoding aside), or None.
 
@@ -66,8 +67,13 @@ def payload_key(
     nor do HTML pages when not ``share_pages``: a crawl that renders pages in a
     browser mirrors each rendered page from its own DOM (an application serves one
     shell at every address), and whether a page is rendered is known only later.
+    Error answers (``status`` 400 and up) share nothing either: a site answers every
+    dead link with one page, and a link to one, drafted before its fetch, takes the
+    path the URL would have alone (sharing, every such page was written twice).
     """
     if not digest or not length or truncated or (not share_pages and content_type in HTML_TYPES):
+        return None
+    if status is not None and status >= 400:
         return None
     folder = url_folder(url) if content_type in PARSED_TYPES else ""
     return f"{digest} {content_type or ''} {folder}"
