@@ -9,6 +9,7 @@ import base64
 import functools
 import hashlib
 import io
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -65,6 +66,34 @@ async def test_join_waits_for_task_done_not_for_get(frontier) -> None:
     await asyncio.sleep(0.01)
     assert not joined.done()
     await frontier.task_done(got[4])
+    await asyncio.wait_for(joined, 1)
+
+
+async def test_join_waits_for_a_retry_that_comes_due_as_the_last_item_is_done(frontier) -> None:
+    # A worker marks the last item done and, in the same turn of the event loop, a failed
+    # try's timer queues the URL again: the crawl is not done (a retry was lost this way).
+    await frontier.put(item(1))
+    await frontier.put(item(2))
+    first, last = await frontier.get(), await frontier.get()
+    await frontier.task_done(first)
+    joined = asyncio.ensure_future(frontier.join())
+    await asyncio.sleep(0)
+    assert not joined.done()
+
+    def finish_last() -> None:
+        # Local frontiers complete task_done() without waiting: run it inside this callback.
+        with pytest.raises(StopIteration):
+            frontier.task_done(last).send(None)
+
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.001, finish_last)
+    await frontier.put(item(3), delay=0.002)
+    time.sleep(0.01)  # both timers are due in the loop's next turn: the task_done first
+    await asyncio.sleep(0.05)
+    assert not joined.done()
+    retried = await asyncio.wait_for(frontier.get(), 1)
+    assert retried == item(3)
+    await frontier.task_done(retried)
     await asyncio.wait_for(joined, 1)
 
 

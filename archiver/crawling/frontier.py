@@ -163,8 +163,9 @@ class _LocalFrontier:
     """What the frontiers of one process share: claim() and seen() over their SeenUrls,
     items waiting out a delay (timers of the event loop), and ``async with`` to close them.
 
-    A subclass queues an item at once with ``_enqueue`` and waits for its queue
-    to be done with ``_queue_done``.
+    A subclass queues an item at once with ``_enqueue``, counts what is queued or
+    got and not yet done in ``_unfinished``, and waits for that count to reach
+    zero with ``_queue_done``.
     """
 
     _seen: SeenUrls
@@ -173,6 +174,8 @@ class _LocalFrontier:
         self._seen = SeenUrls()
         self._timers: set[asyncio.TimerHandle] = set()
         self._came_due = asyncio.Event()
+        self._unfinished = 0
+        """Items queued, or got and not marked done."""
 
     async def __aenter__(self) -> Self:
         return self
@@ -204,10 +207,13 @@ class _LocalFrontier:
         """Wait until every queued item is handled, those waiting out a delay included."""
         while True:
             await self._queue_done()
-            if not self._timers:
+            # Looked at again after the wait: between the last task_done() and this line,
+            # a timer may have come due and queued its item.
+            if self._timers:
+                self._came_due.clear()
+                await self._came_due.wait()
+            elif self._unfinished == 0:
                 return
-            self._came_due.clear()
-            await self._came_due.wait()
 
     async def close(self) -> None:
         """Release what the frontier holds (items waiting out a delay are dropped); safe to call twice."""
@@ -233,6 +239,7 @@ class MemoryFrontier(_LocalFrontier):
         self._queue: asyncio.Queue[QueueItem] = asyncio.Queue()
 
     def _enqueue(self, item: QueueItem) -> None:
+        self._unfinished += 1
         self._queue.put_nowait(item)
 
     async def _queue_done(self) -> None:
@@ -243,6 +250,7 @@ class MemoryFrontier(_LocalFrontier):
 
     async def task_done(self, item: QueueItem) -> None:
         self._queue.task_done()
+        self._unfinished -= 1
 
     def pending(self) -> int:
         return self._queue.qsize()
@@ -318,7 +326,6 @@ class SqliteFrontier(_LocalFrontier):
         self._head: deque[QueueItem] = deque()
         self._tail: list[QueueItem] = []
         self._on_disk = 0
-        self._unfinished = 0
         self._finished = asyncio.Event()
         self._finished.set()
         self._ready = asyncio.Event()
