@@ -123,15 +123,15 @@ class TreeMemory:
         samples = 0
         while not self._done.wait(SAMPLE_EVERY):
             if samples % RESCAN_EVERY == 0:
-                self._pids = _descendants(self.pid)
+                self._pids = descendants(self.pid)
             if samples % PSS_EVERY == 0:
-                self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(pid) for pid in self._pids))
+                self.peak_pss_kb = max(self.peak_pss_kb, sum(pss_kb(pid) for pid in self._pids))
             samples += 1
-            total = sum(_rss_kb(pid) for pid in self._pids)
+            total = sum(rss_kb(pid) for pid in self._pids)
             self.peak_kb = max(self.peak_kb, total)
 
 
-def _rss_kb(pid: int) -> int:
+def rss_kb(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/statm", "rb") as statm:
             return int(statm.read().split()[1]) * PAGE_KB
@@ -139,7 +139,7 @@ def _rss_kb(pid: int) -> int:
         return 0
 
 
-def _pss_kb(pid: int) -> int:
+def pss_kb(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
             for line in rollup:
@@ -150,7 +150,7 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
-def _descendants(root: int) -> set[int]:
+def descendants(root: int) -> set[int]:
     """``root`` and every live process below it."""
     parents: dict[int, int] = {}
     for entry in os.scandir("/proc"):
