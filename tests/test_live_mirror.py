@@ -171,3 +171,34 @@ async def test_an_interrupted_crawl_resumed_writes_the_rebuilt_mirror(site: Any,
     build_mirror(root)
     assert _tree(root / "mirror") == crawled
     assert _recorded(root) == recorded
+
+
+async def test_one_page_answered_at_many_urls_leaves_no_broken_link(site: Any, run_crawl: Any) -> None:
+    """A server answers the same page at many URLs (a catch-all route, or ``/../`` links
+    normalized to paths it does not have): those in one folder share one mirror file, and the
+    pages that linked to one of them before it was fetched are written again to point there."""
+    pages = 240
+    shared = "<html><title>p0</title>" + "".join(f'<a href="/p{k}">{k}</a>' for k in range(20)) + "</html>"
+    aliases = {"/": ("/p0", "/b", "/c", "/d"), "/etc/": ("/etc/passwd", "/etc/group")}
+    for path in (*aliases["/"], *aliases["/etc/"]):
+        site.file(path, shared)
+    for n in range(1, pages):
+        links = [f"/p{(n * 7 + k) % pages}" for k in range(12)]
+        if n % 10 == 0:
+            links += ["/etc/passwd", "/etc/group", "/b", "/c", "/d"]
+        site.page(f"/p{n}", links=links)
+    site.page("/", links=["/p1", "/etc/passwd", "/b", "/c"])
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=1, worker_processes=1, concurrency=8)
+    root = result.snapshot.root
+    assert result.mirror is not None and not result.mirror.errors
+    paths = {url: row.local_path for url, row in manifest_rows(root).items()}
+    for folder in aliases.values():
+        assert len({paths[site.url(path)] for path in folder}) == 1, folder
+    assert result.mirror.shared == 4
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    crawled, recorded = _tree(root / "mirror"), _recorded(root)
+    build_mirror(root, workers=2)
+    assert _tree(root / "mirror") == crawled
+    assert _recorded(root) == recorded
