@@ -9,10 +9,9 @@ Every stage comes in through a protocol (the seams): ``Frontier``, ``Fetch``,
 frontier shared through Redis, or a test double fits without touching this
 module.
 
-Pages rendered in a browser (``Rendering``, see crawling/renderer.py) come
-back here twice: each request the browser makes is captured through
-ensure(), under the same limits, robots.txt, politeness and scope as any URL,
-and what the render found comes back through rendered() like a page's links.
+Pages rendered in a browser (``Rendering``, see crawling/renderer.py) ask
+the crawl for each URL they request and hand back what the render found
+through render_pages.py, which captures through capture_now().
 """
 
 from __future__ import annotations
@@ -35,9 +34,8 @@ from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofo
 from archiver.crawling.preparing import Prepare
 from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
-from archiver.crawling.writer import RenderNote, WriteItem, WriteQueue
+from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
-from archiver.links import REQUISITE
 from archiver.redirects import REDIRECT_STATUSES
 from archiver.scope import EXCLUDED, ROBOTS, Scope
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
@@ -349,35 +347,9 @@ class Crawler:
         if renderer is not None and decision is not None:
             await renderer.offer(item, prepared.links, decision, nofollow)
 
-    async def settled(self, url: str) -> None:
-        """Return once the capture of ``url`` under way (if any) is committed."""
-        await self.settling.wait(url)
-
-    async def ensure(self, url: str, page: QueueItem) -> None:
-        """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
-
-        A URL in flight is waited for; one queued but not started is captured now
-        (its queue item is passed over later); one never met is judged as a
-        requisite of ``page`` (scope, then limits and robots.txt in _handle) and
-        captured or recorded as skipped. Cancelled, a capture begun here is abandoned.
-        """
-        if url in self.settling:
-            await self.settling.wait(url)
-            return
-        if self.frontier.seen(url):
-            self.settling.take_ahead(url)
-            item = QueueItem(
-                url, page.depth + 1, self.config.max_redirects, True, (), "requisite", page.url, page.url
-            )
-        else:
-            met, queue = await self.discovery.links({url: REQUISITE}, page)  # as a link of the page
-            if met:
-                await self.writer.put(WriteItem(None, met=met))
-            if not queue:  # skipped (its row is on its way), or claimed by another crawl process
-                await self.writer.committed()
-                return
-            item = queue[0]
-        self.settling.start(url)
+    async def capture_now(self, item: QueueItem) -> None:
+        """Capture ``item`` out of its turn (a page's render asks for it: render_pages.py), if
+        limits and robots.txt let it be. Cancelled, the capture is abandoned."""
         try:
             if await self._admitted(item):
                 await self._capture(item)
@@ -387,17 +359,6 @@ class Crawler:
         except Exception as exc:  # as in _work: recorded, so nobody waits for it forever
             log.exception("error handling %s", item.url)
             await self._record_crash(item, exc)
-        await self.settling.wait(url)
-
-    async def rendered(
-        self, page: QueueItem, links: dict[str, str], note: RenderNote, nofollow: bool = False
-    ) -> None:
-        """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
-        (``nofollow``: the page's robots directives, static or rendered, say not to follow them)."""
-        met, queue = await self.discovery.links(links, page, self.config.obey_robots and nofollow)
-        await self.writer.put(WriteItem(None, met=met, render=note))
-        for queued in queue:
-            await self.frontier.put(queued)
 
     async def _handle_redirect(
         self, item: QueueItem, capture: Capture, target: str, facts: Mapping[str, object]

@@ -54,7 +54,7 @@ HANG_SLACK = 20.0
 
 
 class Pages(Protocol):
-    """What the renderer needs of the crawler (Crawler provides it)."""
+    """What the renderer needs of the crawler (render_pages.CrawlPages provides it)."""
 
     @property
     def stopped(self) -> bool:

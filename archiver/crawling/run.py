@@ -39,6 +39,7 @@ from archiver.crawling.frontier import Frontier, SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
 from archiver.crawling.recorded import RecordedFetch
+from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
 from archiver.crawling.revisiting import previous_snapshots
@@ -230,7 +231,7 @@ async def run_crawl(
             )
             writer.on_commit = crawler.settling.committed
             if renderer is not None:
-                renderer.attach(crawler)
+                renderer.attach(CrawlPages(crawler))
             if resume and backend.reload:
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None

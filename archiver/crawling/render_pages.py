@@ -1,0 +1,76 @@
+"""What a page's render asks of the crawl: each URL the browser requests, and what the render found.
+
+The renderer (crawling/renderer.py) drives the browser; ``CrawlPages`` is its
+side of the crawler (the renderer's ``Pages`` protocol). Every request a page
+makes is captured through ensure(), under the same scope, limits, robots.txt
+and politeness as a URL of the queue, and is fetched once, by whoever comes
+first (crawling/settling.py); what the render found comes back through
+rendered(), as a page's links do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from archiver.crawling.frontier import QueueItem
+from archiver.crawling.writer import RenderNote, WriteItem
+from archiver.links import REQUISITE
+
+if TYPE_CHECKING:
+    from archiver.crawling.crawler import Crawler
+
+
+class CrawlPages:
+    """The crawler as a page's render sees it."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @property
+    def stopped(self) -> bool:
+        return self.crawler.stopped
+
+    async def settled(self, url: str) -> None:
+        """Return once the capture of ``url`` under way (if any) is committed."""
+        await self.crawler.settling.wait(url)
+
+    async def ensure(self, url: str, page: QueueItem) -> None:
+        """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
+
+        A URL in flight is waited for; one queued but not started is captured now
+        (its queue item is passed over later); one never met is judged as a
+        requisite of ``page`` (scope, then limits and robots.txt) and captured or
+        recorded as skipped. Cancelled, a capture begun here is abandoned.
+        """
+        crawler = self.crawler
+        settling = crawler.settling
+        if url in settling:
+            await settling.wait(url)
+            return
+        if crawler.frontier.seen(url):
+            settling.take_ahead(url)
+            item = QueueItem(
+                url, page.depth + 1, crawler.config.max_redirects, True, (), "requisite", page.url, page.url
+            )
+        else:
+            met, queue = await crawler.discovery.links({url: REQUISITE}, page)  # as a link of the page
+            if met:
+                await crawler.writer.put(WriteItem(None, met=met))
+            if not queue:  # skipped (its row is on its way), or claimed by another crawl process
+                await crawler.writer.committed()
+                return
+            item = queue[0]
+        settling.start(url)
+        await crawler.capture_now(item)
+        await settling.wait(url)
+
+    async def rendered(
+        self, page: QueueItem, links: dict[str, str], note: RenderNote, nofollow: bool = False
+    ) -> None:
+        """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
+        (``nofollow``: the page's robots directives, static or rendered, say not to follow them)."""
+        crawler = self.crawler
+        met, queue = await crawler.discovery.links(links, page, crawler.config.obey_robots and nofollow)
+        await crawler.writer.put(WriteItem(None, met=met, render=note))
+        for queued in queue:
+            await crawler.frontier.put(queued)
