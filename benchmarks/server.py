@@ -18,7 +18,8 @@ from pathlib import Path
 from sitegen import REDIRECTS_CONF, docroot
 
 NGINX_FALLBACK = "/usr/sbin/nginx"
-START_TIMEOUT = 10.0
+START_TIMEOUT = 120.0
+"""Seconds nginx may take to listen: the 100,000 redirects of a 1,000,000-page site take it 10 s to read."""
 STOP_TIMEOUT = 5.0
 DEFAULT_NETNS_PORT = 8080
 """Port used inside a fresh network namespace, where nothing else listens."""
