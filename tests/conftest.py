@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,8 @@ class Site:
     def page(
         self,
         path: str,
-        links: list[str] = (),
-        title: str | None = None,  # type: ignore[assignment]
+        links: Sequence[str] = (),
+        title: str | None = None,
         head: str = "",
         body: str = "",
         status: int = 200,

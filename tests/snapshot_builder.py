@@ -69,7 +69,7 @@ class SnapshotBuilder:
             record_type=written.record_type,
         )
         values.update(row)
-        result = ManifestRow(**values)  # type: ignore[arg-type]
+        result = ManifestRow(**values)
         self.manifest.upsert(result)
         return result
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import subprocess
 from typing import TypeVar
 
-P = TypeVar("P", bound=subprocess.Popen)  # type: ignore[type-arg]
+P = TypeVar("P", bound=subprocess.Popen)
 
-_started: list[subprocess.Popen] = []  # type: ignore[type-arg]
+_started: list[subprocess.Popen] = []
 
 
 def track(process: P) -> P:

@@ -35,7 +35,7 @@ CHROMIUM_ARGS = [
 try:
     from playwright.async_api import async_playwright
 except ImportError:  # pragma: no cover - CI installs it
-    async_playwright = None
+    async_playwright = None  # type: ignore[assignment]
 
 if os.environ.get("CI") != "true" and (async_playwright is None or not os.path.exists(CHROMIUM)):
     pytest.skip("Chromium or Playwright is not installed (CI=true runs this)", allow_module_level=True)
@@ -57,12 +57,11 @@ class Recorder:
         self.failed: list[str] = []
         page.on("request", lambda request: self.requests.append(request.url))
         page.on("requestfailed", lambda request: self.failed.append(f"{request.url} {request.failure}"))
-        page.on(
-            "response",
-            lambda response: (
-                response.status >= 400 and self.failed.append(f"{response.url} HTTP {response.status}")
-            ),
-        )
+        page.on("response", self._note_failure)
+
+    def _note_failure(self, response: Any) -> None:
+        if response.status >= 400:
+            self.failed.append(f"{response.url} HTTP {response.status}")
 
 
 @pytest.fixture

@@ -98,7 +98,7 @@ async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp
     assert (pixel.outcome, pixel.reason) == ("skipped", "excluded")
 
     # Every request the server saw is one the crawl made and recorded (counted at the server)...
-    recorded = Counter()
+    recorded: Counter[str] = Counter()
     for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
         with open(warc, "rb") as stream:
             for record in ArchiveIterator(stream):
@@ -148,7 +148,7 @@ async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp
         assert await page.eval_on_selector_all("img", LOADED_IMAGES) == [True] * ITEMS
         await page.click("text=Item 2")
         await page.wait_for_load_state("load")
-        assert item_text(2) in await page.text_content("p")
+        assert item_text(2) in (await page.text_content("p") or "")
         assert recorder.failed == []
         assert recorder.requests and all(url.startswith("file://") for url in recorder.requests)
         await chromium.close()
@@ -349,7 +349,12 @@ async def test_pywb_replays_the_live_page_with_its_scripts(site, run_crawl, tmp_
             chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = await chromium.new_page()
             missing: list[str] = []
-            page.on("response", lambda r: r.status >= 400 and missing.append(f"{r.status} {r.url}"))
+
+            def note_missing(response: Any) -> None:
+                if response.status >= 400:
+                    missing.append(f"{response.status} {response.url}")
+
+            page.on("response", note_missing)
             page.on("requestfailed", lambda r: missing.append(f"failed {r.url}"))
             await page.goto(f"{base}/2026mp_/{origin}", wait_until="load")
             await page.wait_for_selector("h1")

@@ -12,6 +12,7 @@ import resource
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ EXCLUDE = r"/p[0-9]*7$"
 
 
 @pytest.fixture
-async def slow_tree() -> TreeSite:
+async def slow_tree() -> AsyncIterator[TreeSite]:
     site = TreeSite(PAGES, latency=0.02)
     await site.start()
     yield site

@@ -90,7 +90,7 @@ class CountingSite:
 
     async def start(self) -> None:
         @web.middleware
-        async def count(request: web.Request, handler):  # type: ignore[no-untyped-def]
+        async def count(request: web.Request, handler):
             self.requests += 1
             return await handler(request)
 

@@ -236,6 +236,7 @@ async def test_max_tries_after_dropped_connections(site, run_crawl):
     async def flaky(request: web.Request) -> web.Response:
         attempts["n"] += 1
         if attempts["n"] < 3:
+            assert request.transport is not None
             request.transport.close()  # drop the connection without answering
             await asyncio.sleep(0.05)
         return web.Response(text="<title>ok</title>", content_type="text/html")
@@ -244,6 +245,7 @@ async def test_max_tries_after_dropped_connections(site, run_crawl):
     site.handler("/flaky", flaky)
 
     async def dead(request: web.Request) -> web.Response:
+        assert request.transport is not None
         request.transport.close()
         await asyncio.sleep(0.05)
         return web.Response(text="never sent")
@@ -291,6 +293,7 @@ async def test_crashing_handler_does_not_hang_the_crawl(site, run_crawl):
         response.content_length = 10_000
         await response.prepare(request)
         await response.write(b"<a href='/after'>partial")
+        assert request.transport is not None
         request.transport.close()
         return response
 

@@ -29,14 +29,16 @@ BASIC = "Basic " + base64.b64encode(f"alice:{SECRET}".encode()).decode()
 class Recorder:
     """The headers each request to one server carried, by path."""
 
-    def __init__(self, site) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, site) -> None:
         self.site = site
         self.seen: list[tuple[str, dict[str, str]]] = []
 
-    def serve(self, path: str, body: str = "", status: int = 200, **headers: str) -> None:
+    def serve(
+        self, path: str, body: str = "", status: int = 200, headers: dict[str, str] | None = None
+    ) -> None:
         async def handler(request: web.Request) -> web.Response:
             self.seen.append((request.path, dict(request.headers)))
-            return web.Response(text=body, status=status, content_type="text/html", headers=headers or None)
+            return web.Response(text=body, status=status, content_type="text/html", headers=headers)
 
         self.site.handler(path, handler)
 
@@ -44,12 +46,12 @@ class Recorder:
         return (headers.get(name) for _, headers in self.seen)
 
 
-def name_url(site, name: str, path: str = "/") -> str:  # type: ignore[no-untyped-def]
+def name_url(site, name: str, path: str = "/") -> str:
     return f"http://{name}:{site.server.port}{path}"
 
 
 @pytest.fixture
-async def two_hosts(site, other_site):  # type: ignore[no-untyped-def]
+async def two_hosts(site, other_site):
     """site.test: a home page with an image and a link on the CDN, and redirects to both hosts."""
     home, cdn = Recorder(site), Recorder(other_site)
     site.handler("/robots.txt", lambda request: _record(home, request))
@@ -64,10 +66,12 @@ async def two_hosts(site, other_site):  # type: ignore[no-untyped-def]
     )
     home.serve("/a", "<title>a</title>")
     home.serve("/a2", "<title>a2</title>")
-    home.serve("/to-cdn", status=302, Location=name_url(other_site, "cdn.test", "/landing"))
-    home.serve("/to-a2", status=302, Location="/a2")
-    cdn.serve("/logo.png", "png", **{"Set-Cookie": "cdn=1; Path=/"})
-    cdn.serve("/page", "<title>cdn page</title>", **{"Set-Cookie": "planted=1; Domain=site.test; Path=/"})
+    home.serve("/to-cdn", status=302, headers={"Location": name_url(other_site, "cdn.test", "/landing")})
+    home.serve("/to-a2", status=302, headers={"Location": "/a2"})
+    cdn.serve("/logo.png", "png", headers={"Set-Cookie": "cdn=1; Path=/"})
+    cdn.serve(
+        "/page", "<title>cdn page</title>", headers={"Set-Cookie": "planted=1; Domain=site.test; Path=/"}
+    )
     cdn.serve("/landing", "<title>landing</title>")
     await site.start()
     return home, cdn
@@ -111,7 +115,7 @@ async def test_credentials_hosts_widen_who_gets_them(two_hosts, site, run_crawl)
 
 
 @pytest.fixture
-async def guarded(site, other_site):  # type: ignore[no-untyped-def]
+async def guarded(site, other_site):
     """site.test asks for alice's password (Basic) on every page; cdn.test asks nothing."""
     home, cdn = Recorder(site), Recorder(other_site)
 
@@ -222,7 +226,7 @@ async def test_a_resumed_crawl_asks_for_the_password_again(site, run_crawl, tmp_
 def test_credentials_that_cannot_be_sent_are_refused(options, message, tmp_path):
     options = {"seeds": ("http://h/",), **options}
     with pytest.raises(ConfigError, match=message):
-        CrawlConfig(output=tmp_path, **options)  # type: ignore[arg-type]
+        CrawlConfig(output=tmp_path, **options)
 
 
 def test_the_command_line_takes_the_password_from_the_environment(tmp_path, capsys, monkeypatch):

@@ -89,7 +89,7 @@ CUTS = {
 async def cutting_server():
     servers: list[RawServer] = []
 
-    async def start(cut):  # type: ignore[no-untyped-def]
+    async def start(cut):
         async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> None:
             if request.path == "/":
                 page(writer, PAGE)

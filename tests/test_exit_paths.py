@@ -28,7 +28,8 @@ def archiver(*args: str, file_limit: int | None = None) -> subprocess.Popen[str]
     def limit_file_size() -> None:
         # Files may not grow past file_limit bytes: a write fails with EFBIG, as on a full disk.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
+        limit = resource.RLIM_INFINITY if file_limit is None else file_limit
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     return subprocess.Popen(
         [sys.executable, "-m", "archiver", *args],

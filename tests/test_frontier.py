@@ -154,7 +154,7 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
     made: list[CaptureWorkers] = []
 
     def workers_from_the_start(_processes: int | None, **options: object) -> CaptureWorkers:
-        made.append(CaptureWorkers(processes=2, start_after=0, **options))  # type: ignore[arg-type]
+        made.append(CaptureWorkers(processes=2, start_after=0, **options))
         return made[-1]
 
     monkeypatch.setattr(run, "CaptureWorkers", workers_from_the_start)

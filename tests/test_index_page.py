@@ -18,7 +18,7 @@ from archiver.mirror.index_page import TYPES_CHARTED, _type_bars
 try:
     from playwright.async_api import async_playwright
 except ImportError:  # pragma: no cover - CI installs it
-    async_playwright = None
+    async_playwright = None  # type: ignore[assignment]
 
 
 def troubled_site(site: Any) -> None:

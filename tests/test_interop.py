@@ -222,7 +222,7 @@ async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, inde
 
 def _get_no_redirect(url: str) -> tuple[int, bytes, dict[str, str]]:
     class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def redirect_request(self, *args, **kwargs):
             return None
 
     opener = urllib.request.build_opener(NoRedirect)

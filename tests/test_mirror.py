@@ -167,7 +167,7 @@ def test_revisit_payload_comes_from_the_original_record(tmp_path: Path) -> None:
     stats = build_mirror(root)
     assert stats.errors == []
     with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
-        copy_path = manifest.get(f"{S}/copy.png").local_path  # type: ignore[union-attr]
+        copy_path = manifest.get(f"{S}/copy.png").local_path
     assert copy_path == "site.test/a/x.png"  # an identical file shares the first one's
     assert (root / "mirror" / copy_path).read_bytes() == PNG
     # Same bytes, different folder: each copy is rewritten for its own URL.
@@ -187,9 +187,9 @@ def test_interrupted_crawl(tmp_path: Path) -> None:
     last = snap.page(f"{S}/b", "<p>b</p>" * 200)
     snap.other(f"{S}/q", "queued", "")
     root = snap.close()
-    warc = root / "warc" / last.warc_file  # type: ignore[operator]
+    warc = root / "warc" / last.warc_file
     with open(warc, "r+b") as fh:
-        fh.truncate(last.warc_offset + 40)  # type: ignore[operator]
+        fh.truncate(last.warc_offset + 40)
     stats = build_mirror(root)
     assert stats.pages == 2
     home = (root / "mirror/site.test/index.html").read_text()
@@ -203,9 +203,9 @@ def test_corrupt_record_is_reported_not_fatal(tmp_path: Path) -> None:
     snap.page(f"{S}/", '<a href="/a">a</a>')
     bad = snap.page(f"{S}/a", "<p>a</p>" * 100)
     root = snap.close()
-    warc = root / "warc" / bad.warc_file  # type: ignore[operator]
+    warc = root / "warc" / bad.warc_file
     data = bytearray(warc.read_bytes())
-    start = bad.warc_offset + 20  # type: ignore[operator]
+    start = bad.warc_offset + 20
     data[start : start + 30] = b"\x00" * 30
     warc.write_bytes(bytes(data))
     stats = build_mirror(root)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ PAGES = 2000
 
 
 @pytest.fixture
-async def tree() -> TreeSite:
+async def tree() -> AsyncIterator[TreeSite]:
     site = TreeSite(PAGES)
     await site.start()
     yield site

@@ -31,7 +31,7 @@ def test_referrer_policy(page, target, sent):
     assert referer(page, target) == sent
 
 
-def request_headers(root) -> dict[str, dict[str, str]]:  # type: ignore[no-untyped-def]
+def request_headers(root) -> dict[str, dict[str, str]]:
     """The request record's HTTP headers, by target URL."""
     found = {}
     for path in sorted((root / "warc").glob("*.warc.gz")):
@@ -44,7 +44,7 @@ def request_headers(root) -> dict[str, dict[str, str]]:  # type: ignore[no-untyp
 
 
 @pytest.fixture(scope="module")
-def authority(tmp_path_factory):  # type: ignore[no-untyped-def]
+def authority(tmp_path_factory):
     ca = trustme.CA()
     folder = tmp_path_factory.mktemp("tls")
     ca.cert_pem.write_to_path(str(folder / "ca.pem"))
@@ -55,7 +55,7 @@ async def test_referer_is_sent_and_recorded_as_a_browser_sends_it(site, other_si
     ca, ca_file = authority
     seen: dict[str, str | None] = {}
 
-    def record(name: str):  # type: ignore[no-untyped-def]
+    def record(name: str):
         async def handler(request: web.Request) -> web.Response:
             seen[f"{name}{request.path_qs}"] = request.headers.get("Referer")
             return web.Response(text="x", content_type="text/plain")

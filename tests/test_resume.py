@@ -32,7 +32,8 @@ def start_crawl(
     def full_disk() -> None:
         # Files may not grow past max_file_bytes: writes fail with EFBIG, as on a full disk.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+        limit = resource.RLIM_INFINITY if max_file_bytes is None else max_file_bytes
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     return track(
         subprocess.Popen(

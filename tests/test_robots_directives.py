@@ -12,7 +12,7 @@ from archiver.verify.verifier import verify_snapshot
 IMAGE = '<img src="/i.png">'
 
 
-def build(site, head: str = "", headers: dict[str, str] | None = None) -> None:  # type: ignore[no-untyped-def]
+def build(site, head: str = "", headers: dict[str, str] | None = None) -> None:
     site.file(
         "/",
         f"<html><head><title>t</title>{head}</head><body>{IMAGE}<a href='/a'>a</a></body></html>",

@@ -18,7 +18,7 @@ from archiver.verify.verifier import verify_snapshot
 RESOLVE = (("site.test", "127.0.0.1"), ("www.site.test", "127.0.0.1"))
 
 
-def named(site, host: str, path: str = "/") -> str:  # type: ignore[no-untyped-def]
+def named(site, host: str, path: str = "/") -> str:
     return f"http://{host}:{site.server.port}{path}"
 
 

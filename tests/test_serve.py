@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -37,7 +37,7 @@ def snapshot(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def server(snapshot: Path) -> Iterator[TestServer]:
+async def server(snapshot: Path) -> AsyncIterator[TestServer]:
     test_server = TestServer(make_app(snapshot), host="127.0.0.1")
     await test_server.start_server()
     yield test_server

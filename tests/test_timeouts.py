@@ -49,7 +49,7 @@ def answer(writer: asyncio.StreamWriter, body: bytes, status: bytes = b"200 OK")
 async def servers():
     started: list[RawServer] = []
 
-    async def start(handler):  # type: ignore[no-untyped-def]
+    async def start(handler):
         server = await RawServer(handler).start()
         started.append(server)
         return server

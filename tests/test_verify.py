@@ -28,7 +28,7 @@ from archiver.warc.files import WarcFiles
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 
 
-def build_site(site) -> None:  # type: ignore[no-untyped-def]
+def build_site(site) -> None:
     """A small site with a stylesheet, images, a redirect, a gzip page and a duplicate body."""
     site.page(
         "/",
@@ -65,7 +65,7 @@ def has_mirror() -> bool:
 
 
 @pytest.fixture
-async def snapshot(site, run_crawl) -> Path:  # type: ignore[no-untyped-def]
+async def snapshot(site, run_crawl) -> Path:
     """A finished crawl of the test site (small WARC files, so captures span several)."""
     build_site(site)
     await site.start()
@@ -214,7 +214,7 @@ DAMAGE: list[tuple[Callable[[Path], None], str, bool]] = [
 ]
 
 
-async def test_undamaged_snapshot_verifies(snapshot: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+async def test_undamaged_snapshot_verifies(snapshot: Path, capsys) -> None:
     report = verify_snapshot(snapshot)
     assert report.ok, report.render_text(str(snapshot))
     assert report.stats["revisits"] == 1
@@ -242,7 +242,7 @@ def rows_with_local_path(root: Path) -> int:
 )
 async def test_damage_is_named(
     snapshot: Path, damage: Callable[[Path], None], kind: str, needs_mirror: bool, capsys
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     if needs_mirror and not has_mirror():
         pytest.skip("the mirror stage is not available")
     damage(snapshot)
@@ -265,7 +265,7 @@ async def test_no_mirror_skips_mirror_links(snapshot: Path) -> None:
     assert "mirror" not in report.checks
 
 
-async def test_large_mirror_pages_are_streamed(snapshot: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_large_mirror_pages_are_streamed(snapshot: Path, monkeypatch) -> None:
     if not has_mirror():
         pytest.skip("the mirror stage is not available")
     monkeypatch.setattr("archiver.verify.mirror_links.STREAM_HTML_FROM", 0)
@@ -275,7 +275,7 @@ async def test_large_mirror_pages_are_streamed(snapshot: Path, monkeypatch) -> N
     assert sorted(verify_snapshot(snapshot).counts) == ["broken_mirror_link", "changed_mirror_file"]
 
 
-async def test_cli_verify_json(snapshot: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+async def test_cli_verify_json(snapshot: Path, capsys) -> None:
     assert cli.main(["verify", str(snapshot), "--json", "--no-mirror"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is True
@@ -297,7 +297,7 @@ async def test_bare_warc_folder_verifies_integrity(snapshot: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize("make", ["empty", "missing", "file"])
-def test_not_a_snapshot_exits_2(tmp_path: Path, make: str, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_not_a_snapshot_exits_2(tmp_path: Path, make: str, capsys) -> None:
     target = tmp_path / "target"
     if make == "empty":
         target.mkdir()
@@ -327,7 +327,7 @@ async def test_missing_manifest_is_a_problem(snapshot: Path) -> None:
     assert "missing_manifest" in report.counts
 
 
-async def test_declared_truncation_is_not_damage(site, run_crawl) -> None:  # type: ignore[no-untyped-def]
+async def test_declared_truncation_is_not_damage(site, run_crawl) -> None:
     site.page("/", body='<img src="/big.png">')
     site.file("/big.png", PNG * 20, "image/png")
     await site.start()
