@@ -20,7 +20,7 @@ from warcio.archiveiterator import ArchiveIterator
 from archiver.crawling import capture_workers as workers_module
 from archiver.crawling import run
 from archiver.crawling.capture_workers import CaptureWorkers
-from archiver.crawling.frontier import MemoryFrontier, QueueItem, SqliteFrontier
+from archiver.crawling.frontier import MemoryFrontier, QueueItem, SeenUrls, SqliteFrontier
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.capture import Capture
 
@@ -340,3 +340,16 @@ async def test_a_page_the_parser_fails_on_is_still_written(site, run_crawl, monk
     assert rows[site.url("/b")].outcome == "fetched"
     assert site.url("/only-from-a") not in rows
     assert "cannot parse" in caplog.text and "RecursionError" in caplog.text
+
+
+def test_seen_urls_answer_alike_before_and_after_each_merge(monkeypatch) -> None:
+    monkeypatch.setattr(SeenUrls, "MERGE_AT", 16)
+    seen = SeenUrls()
+    urls = [f"http://h/{n}" for n in range(1000)]
+    for count, url in enumerate(urls, 1):
+        assert seen.claim(url) and url in seen
+        assert not seen.claim(urls[count // 2])  # met before: in the recent set or the merged array
+        assert len(seen) == count
+    assert all(url in seen for url in urls)
+    assert not any(f"http://h/{n}" in seen for n in range(1000, 1100))
+    assert seen.claim("http://h/new") and not seen.claim("http://h/new")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from archiver.crawling.frontier import Frontier, QueueItem, url_key
+from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls
 from archiver.crawling.stats import CrawlStats
 from archiver.links import REQUISITE
 from archiver.scope import NOFOLLOW, Scope
@@ -26,8 +26,8 @@ class Discovery:
         self.scope = scope
         self.stats = stats
         self.max_redirects = max_redirects
-        self._skipped: set[int] = set()
-        """URLs recorded as skipped already (8-byte keys)."""
+        self._skipped = SeenUrls()
+        """URLs recorded as skipped already (their rows are written once)."""
 
     async def links(
         self, links: dict[str, str], item: QueueItem, nofollow: bool = False
@@ -92,9 +92,7 @@ class Discovery:
             return
         reason = skip or self.scope.skip_reason(url, depth, requisite or seed_chain)
         if reason:
-            key = url_key(url)
-            if key not in self._skipped:  # record once; it may still be claimed later
-                self._skipped.add(key)
+            if self._skipped.claim(url):  # record once; it may still be claimed later
                 self.stats.skipped += 1
                 met.append(
                     ManifestRow(

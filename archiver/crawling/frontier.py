@@ -29,7 +29,10 @@ the crawl ends; a crash can only leave a stale one, which the next run replaces.
 
 from __future__ import annotations
 
+import array
 import asyncio
+import bisect
+import heapq
 import sqlite3
 from collections import deque
 from collections.abc import Sequence
@@ -143,20 +146,51 @@ def url_key(url: str) -> int:
 
 class SeenUrls:
     """A set of URLs kept as 8-byte hashes (a collision, about 1 in 10^8 at 10^6 URLs,
-    would skip one URL)."""
+    would skip one URL), in about 10 bytes a URL.
+
+    A set of Python ints costs some 70 bytes an entry: 80 MB for the 1.2 million
+    URLs of a million-page site. So the hashes met lately are a set, and the rest
+    one sorted array of 8-byte integers, searched by bisection; the set is merged
+    into the array when it holds an eighth as many (at least MERGE_AT): amortized,
+    a hash is copied some nine times in all, and a merge is never more than a
+    fraction of a second, even at millions of URLs.
+
+    >>> seen = SeenUrls()
+    >>> [seen.claim(url) for url in ("http://h/a", "http://h/b", "http://h/a")], "http://h/b" in seen
+    ([True, True, False], True)
+    """
+
+    MERGE_AT = 32_768
 
     def __init__(self) -> None:
-        self._keys: set[int] = set()
+        self._recent: set[int] = set()
+        self._merged = array.array("q")
+
+    def __len__(self) -> int:
+        return len(self._recent) + len(self._merged)
 
     def claim(self, url: str) -> bool:
+        """Add ``url``; True if it was not in the set."""
         key = url_key(url)
-        if key in self._keys:
+        if key in self._recent or self._in_merged(key):
             return False
-        self._keys.add(key)
+        self._recent.add(key)
+        if len(self._recent) >= max(self.MERGE_AT, len(self._merged) // 8):
+            self._merge()
         return True
 
     def __contains__(self, url: str) -> bool:
-        return url_key(url) in self._keys
+        key = url_key(url)
+        return key in self._recent or self._in_merged(key)
+
+    def _in_merged(self, key: int) -> bool:
+        merged = self._merged
+        at = bisect.bisect_left(merged, key)
+        return at < len(merged) and merged[at] == key
+
+    def _merge(self) -> None:
+        self._merged = array.array("q", heapq.merge(self._merged, sorted(self._recent)))
+        self._recent = set()
 
 
 class _LocalFrontier:
