@@ -154,6 +154,7 @@ def main() -> None:
     parser.add_argument("--table", choices=("bodies", "runs"), default="bodies")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="hostile-"))
+    work.mkdir(parents=True, exist_ok=True)
     if args.table == "runs":
         hostile_runs.main(work, args.only)
         if not args.work:

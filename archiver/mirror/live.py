@@ -103,8 +103,10 @@ class LiveMirror:
                     if size is None:
                         size = self.output.write(placed.path, (draft.body,), lambda: draft.note)
                     self.stats.count(mime, size)
-                    if draft.guesses:
-                        self._pending(row.url, json.dumps(draft.guesses, separators=(",", ":")))
+                    # Its links to itself are right: it was placed where it was drafted for.
+                    guesses = {url: path for url, path in draft.guesses.items() if url != row.url}
+                    if guesses:
+                        self._pending(row.url, json.dumps(guesses, separators=(",", ":")))
             elif (linked := self._linked(row, placed.path)) is not None:
                 self.stats.count(mime, linked)
             else:

@@ -57,7 +57,8 @@ class LocalPaths:
         self._own: tuple[str, str] | None = None
 
     def drafting(self, url: str, path: str) -> None:
-        """Say which page is being written, and where: its links to itself lead to ``path``.
+        """Say which page is being written, and where: its links to itself lead to ``path``
+        (a guess, as any answer the writer has not settled yet).
 
         Also forgets the guesses of the page before.
         """
@@ -72,6 +73,10 @@ class LocalPaths:
 
     def __call__(self, url: str) -> str | None:
         if self._own is not None and url == self._own[0]:
+            # A guess too: the writer may place the page elsewhere (a file of the same payload),
+            # and a memo that took this answer for final would give it to other pages.
+            self.guessed += 1
+            self.guesses[url] = self._own[1]
             return self._own[1]
         found = self._final.get(url, self)
         if found is not self:
