@@ -146,9 +146,9 @@ def url_key(url: str) -> int:
 
 class SeenUrls:
     """A set of URLs kept as 8-byte hashes (a collision, about 1 in 10^8 at 10^6 URLs,
-    would skip one URL), in about 10 bytes a URL.
+    would skip one URL), in about 15 bytes a URL.
 
-    A set of Python ints costs some 70 bytes an entry: 80 MB for the 1.2 million
+    A set of Python ints costs some 60 bytes an entry: 72 MB for the 1.2 million
     URLs of a million-page site. So the hashes met lately are a set, and the rest
     one sorted array of 8-byte integers, searched by bisection; the set is merged
     into the array when it holds an eighth as many (at least MERGE_AT): amortized,
