@@ -277,7 +277,9 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
         snapshot_lock(snapshot.root, "archiver mirror"),
         Manifest.open(snapshot.manifest_path, existing=True) as manifest,
     ):
-        return rebuild(snapshot, manifest, index=index, workers=workers, refuse_empty=True)
+        stats = rebuild(snapshot, manifest, index=index, workers=workers, refuse_empty=True)
+        manifest.checkpoint()  # the path plan's table is dropped: its space is given back
+        return stats
 
 
 def rebuild(

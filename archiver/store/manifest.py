@@ -37,6 +37,9 @@ from archiver.store.rows import (
 from archiver.store.schema import create_tables, has_urls_table
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
+COMPACT_FROM_PAGES = 256
+"""Free pages (of 4 KiB) below which checkpoint() never rewrites the file: a small crawl's
+manifest is not worth a rewrite."""
 DISCOVERY = ("found_by", "parent", "depth")
 """How a URL was found: kept from its queued row when its final row replaces it."""
 _COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
@@ -146,8 +149,18 @@ class Manifest:
 
     def checkpoint(self) -> None:
         """Copy what the write-ahead log holds into manifest.sqlite3 itself, so the file alone is
-        the whole manifest (copied without its -wal file, it would lack what the log held)."""
+        the whole manifest (copied without its -wal file, it would lack what the log held).
+
+        When dropped scratch tables (the mirror's path plan and the pages it was to check
+        again) left more than a quarter of the file free, it is rewritten without that
+        space first (VACUUM): four fifths of the file after a finished crawl, 4 GB of a
+        million-page crawl's 5 GB.
+        """
         self._db.commit()
+        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+        free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+        if free * 4 > pages and free > COMPACT_FROM_PAGES:
+            self._db.execute("VACUUM")
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def rollback(self) -> None:
