@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
@@ -70,35 +69,15 @@ def big_snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return snapshot_of(tmp_path_factory.mktemp("big") / "snap", PAGES)
 
 
-def stopped_while_building(
-    command: list[str], big_snapshot: Path, snapshot: Path, how: Callable[[int], None]
-) -> subprocess.Popen[str]:
-    """Run ``archiver *command`` on a copy of ``big_snapshot`` at ``snapshot`` and send it ``how``
-    while its mirror build writes files.
-
-    The process group is frozen (SIGSTOP) as soon as the build has begun, the signal is
-    sent, then the group goes on: on a machine too busy to look often, the build may
-    have ended meanwhile, and that try is made again from a fresh copy.
-    """
+def stop_while_building(process: subprocess.Popen[str], snapshot: Path, how: Callable[[int], None]) -> None:
+    """Send ``how`` to ``process`` once its mirror build has begun writing files."""
     building = snapshot / ".mirror.partial"
-    for _ in range(3):
-        shutil.rmtree(snapshot, ignore_errors=True)
-        subprocess.run(["cp", "-a", str(big_snapshot), str(snapshot)], check=True)
-        process = archiver(*command)
-        deadline = time.monotonic() + 120
-        while not (building.is_dir() and any(building.iterdir())) and process.poll() is None:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGSTOP)
-            try:
-                if building.is_dir():
-                    how(process.pid)
-                    return process
-            finally:
-                os.killpg(process.pid, signal.SIGCONT)
-        process.communicate(timeout=300)  # it ended before its build could be stopped: again
-    raise AssertionError("the mirror build always ended before it could be stopped")
+    deadline = time.monotonic() + 120
+    while not (building.is_dir() and any(building.iterdir())):
+        assert process.poll() is None, "the command ended before its mirror build began"
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    how(process.pid)
 
 
 SIGNALS = [
@@ -112,8 +91,10 @@ def test_a_signal_during_archiver_mirror_leaves_the_mirror_before(
     big_snapshot: Path, tmp_path: Path, how: Callable[[int], None], code: int, word: str
 ) -> None:
     snapshot = tmp_path / "snap"
-    before = mirror_files(big_snapshot)
-    process = stopped_while_building(["mirror", str(snapshot)], big_snapshot, snapshot, how)
+    subprocess.run(["cp", "-a", str(big_snapshot), str(snapshot)], check=True)
+    before = mirror_files(snapshot)
+    process = archiver("mirror", str(snapshot))
+    stop_while_building(process, snapshot, how)
     returncode, lines = finished(process)
     assert returncode == code, lines
     assert len(lines) == 1 and word in lines[0] and f"archiver mirror {snapshot}" in lines[0], lines
@@ -133,8 +114,9 @@ def test_a_signal_during_the_mirror_pass_of_a_crawl_leaves_it_resumable(
     """The crawl's last mirror pass runs to its end; the stop asked meanwhile is noted, the crawl
     says so, and its resume finishes."""
     snapshot = tmp_path / "snap"
-    command = ["crawl", "--resume", str(snapshot), "--quiet"]  # nothing left to fetch
-    process = stopped_while_building(command, big_snapshot, snapshot, how)
+    subprocess.run(["cp", "-a", str(big_snapshot), str(snapshot)], check=True)
+    process = archiver("crawl", "--resume", str(snapshot), "--quiet")  # nothing left to fetch
+    stop_while_building(process, snapshot, how)
     returncode, lines = finished(process)
     assert returncode == code, lines
     assert len(lines) == 1, lines
