@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import signal
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -16,6 +17,12 @@ from archiver.config import CrawlConfig
 from archiver.crawling.run import CrawlResult, crawl
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
+
+# Tests stop commands with Ctrl-C (SIGINT) as a terminal would. A shell starts a job it puts
+# in the background with SIGINT ignored, and a command inherits that: Python then never raises
+# KeyboardInterrupt in it. The commands the tests start get the terminal's default instead.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
