@@ -16,6 +16,7 @@ verify can tell a damaged mirror.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -153,14 +154,15 @@ class Manifest:
 
         When dropped scratch tables (the mirror's path plan and the pages it was to check
         again) left more than a quarter of the file free, it is rewritten without that
-        space first (VACUUM): four fifths of the file after a finished crawl, 4 GB of a
-        million-page crawl's 5 GB.
+        space first (VACUUM): four fifths of the file after a finished crawl. A VACUUM
+        that cannot run (it needs room for a copy of the live data) leaves the file as it is.
         """
         self._db.commit()
         pages = self._db.execute("PRAGMA page_count").fetchone()[0]
         free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
         if free * 4 > pages and free > COMPACT_FROM_PAGES:
-            self._db.execute("VACUUM")
+            with contextlib.suppress(sqlite3.OperationalError):
+                self._db.execute("VACUUM")
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def rollback(self) -> None:
