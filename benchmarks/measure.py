@@ -101,7 +101,29 @@ def run_measured(command: list[str], stdout_path: Path, stderr_path: Path) -> Ru
     )
 
 
-class TreeMemory:
+class Sampling:
+    """Calls ``sample()`` every ``every`` seconds in a thread until ``stop()``."""
+
+    def __init__(self, every: float) -> None:
+        self._every = every
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop sampling (what was gathered stays readable)."""
+        self._done.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._done.wait(self._every):
+            self.sample()
+
+    def sample(self) -> None:
+        raise NotImplementedError
+
+
+class TreeMemory(Sampling):
     """Samples, in a thread, the RSS (and less often the PSS) summed over a process and its
     descendants; keeps the peaks."""
 
@@ -110,25 +132,16 @@ class TreeMemory:
         self.peak_kb = 0
         self.peak_pss_kb = 0
         self._pids = {pid}
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._samples = 0
+        super().__init__(SAMPLE_EVERY)
 
-    def stop(self) -> None:
-        """Stop sampling (the peak stays readable)."""
-        self._done.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        samples = 0
-        while not self._done.wait(SAMPLE_EVERY):
-            if samples % RESCAN_EVERY == 0:
-                self._pids = descendants(self.pid)
-            if samples % PSS_EVERY == 0:
-                self.peak_pss_kb = max(self.peak_pss_kb, sum(pss_kb(pid) for pid in self._pids))
-            samples += 1
-            total = sum(rss_kb(pid) for pid in self._pids)
-            self.peak_kb = max(self.peak_kb, total)
+    def sample(self) -> None:
+        if self._samples % RESCAN_EVERY == 0:
+            self._pids = descendants(self.pid)
+        if self._samples % PSS_EVERY == 0:
+            self.peak_pss_kb = max(self.peak_pss_kb, sum(pss_kb(pid) for pid in self._pids))
+        self._samples += 1
+        self.peak_kb = max(self.peak_kb, sum(rss_kb(pid) for pid in self._pids))
 
 
 def rss_kb(pid: int) -> int:

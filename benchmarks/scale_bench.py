@@ -19,18 +19,18 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import shutil
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure import descendants, pss_kb, rss_kb
+from measure import Sampling, descendants, pss_kb, rss_kb
 from server import running_nginx
 from sitegen import generate_site
 
@@ -62,47 +62,38 @@ def published_counts(snapshot: Path) -> dict[str, int]:
     return json.loads(row[0]) if row else {}
 
 
-class Sampler:
-    """Samples a process tree's memory and the crawl's counts in a thread."""
+class Sampler(Sampling):
+    """Samples a process tree's memory and the crawl's counts in a thread; each sample is also
+    appended to ``log`` (CSV) as it is taken, to watch a long run."""
 
     def __init__(self, pid: int, snapshot: Path, every: float, log: Path) -> None:
-        """Each sample is also appended to ``log`` (CSV) as it is taken, to watch a long run."""
         self.samples: list[Sample] = []
-        self._log = log
-        self._pid, self._snapshot, self._every = pid, snapshot, every
+        self._pid, self._snapshot = pid, snapshot
         self._started = time.monotonic()
-        self._done = threading.Event()
         self._last: dict[str, int] = {}
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._out = open(log, "w", newline="")  # noqa: SIM115 - closed by stop()
+        self._log = csv.writer(self._out)
+        self._log.writerow(Sample.__dataclass_fields__)
+        super().__init__(every)
 
     def stop(self) -> None:
-        self._done.set()
-        self._thread.join()
+        super().stop()
+        self._out.close()
 
-    def _run(self) -> None:
-        with open(self._log, "w", newline="") as out:
-            log = csv.writer(out)
-            log.writerow(Sample.__dataclass_fields__)
-            while not self._done.wait(self._every):
-                self._sample()
-                last = self.samples[-1]
-                log.writerow((last.seconds, last.fetched, last.queued, last.rss_kb, last.pss_kb))
-                out.flush()
-
-    def _sample(self) -> None:
+    def sample(self) -> None:
         pids = descendants(self._pid)
         counts = published_counts(self._snapshot) or self._last
         self._last = counts
-        self.samples.append(
-            Sample(
-                round(time.monotonic() - self._started, 1),
-                int(counts.get("fetched", 0)),
-                int(counts.get("queued", 0)),
-                sum(rss_kb(pid) for pid in pids),
-                sum(pss_kb(pid) for pid in pids),
-            )
+        taken = Sample(
+            round(time.monotonic() - self._started, 1),
+            int(counts.get("fetched", 0)),
+            int(counts.get("queued", 0)),
+            sum(rss_kb(pid) for pid in pids),
+            sum(pss_kb(pid) for pid in pids),
         )
+        self.samples.append(taken)
+        self._log.writerow(dataclasses.astuple(taken))
+        self._out.flush()
 
 
 def disk_bytes(folder: Path) -> int:

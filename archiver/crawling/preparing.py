@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import logging
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -53,7 +52,6 @@ class Drafting:
         self.manifest_path = manifest_path
         self.scope = scope
         self._paths: LocalPaths | None = None
-        self._connection: sqlite3.Connection | None = None
         self._memo = Memo()
 
     def draft(self, raw: bytes, capture: Capture) -> Draft | None:
@@ -64,22 +62,16 @@ class Drafting:
         return self._draft(raw, capture, content_type)
 
     def _draft(self, raw: bytes, capture: Capture, content_type: str | None) -> Draft | None:
-        if self._connection is None:  # opened at first use: the writer has made the manifest by then
-            self._connection = Manifest.open(self.manifest_path, readonly=True).connection
-            self._paths = LocalPaths(self._connection, guessing=self.scope)
-        connection, paths = self._connection, self._paths
-        assert paths is not None
-        # One read transaction for the page's links, not one for each: each takes the
-        # manifest's read lock and, the writer having committed since, reloads its pages.
-        connection.execute("BEGIN")
+        if self._paths is None:  # opened at first use: the writer has made the manifest by then
+            connection = Manifest.open(self.manifest_path, readonly=True).connection
+            self._paths = LocalPaths(connection, guessing=self.scope)
         try:
             encoding = capture.header("content-encoding")
-            return draft(raw, capture.url, content_type, encoding, paths, self._memo)
+            with self._paths.one_read():
+                return draft(raw, capture.url, content_type, encoding, self._paths, self._memo)
         except Exception as exc:  # noqa: BLE001 - the writer rewrites it at the end, from its record
             log.warning("cannot draft the mirror file of %s (%s: %s)", capture.url, type(exc).__name__, exc)
             return None
-        finally:
-            connection.execute("COMMIT")
 
 
 _DRAFTING: dict[str, Drafting] = {}

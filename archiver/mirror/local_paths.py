@@ -26,8 +26,9 @@ elsewhere), and only those.
 from __future__ import annotations
 
 import collections
+import contextlib
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from archiver.paths import guessed_type, url_to_path
 from archiver.redirects import follow_chain
@@ -64,6 +65,17 @@ class LocalPaths:
         """
         self._own = (url, path)
         self.guesses = {}
+
+    @contextlib.contextmanager
+    def one_read(self) -> Iterator[None]:
+        """Answer everything asked meanwhile (a page's links) in one read transaction of the
+        manifest, not one each: each takes the manifest's read lock and, the writer having
+        committed since, reads its pages again."""
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._db.execute("COMMIT")
 
     def noted(self, guesses: Iterable[tuple[str, str | None]]) -> None:
         """Note guesses given before for another page, which the rewriter's memo used again."""
