@@ -11,6 +11,7 @@ network, must show what the scripts built; pywb must replay the live page.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -115,7 +116,7 @@ async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp
     assert made and sorted(made) == sorted(watch.routed)
 
     # Which pages were rendered, and why.
-    assert rows[site.url("/")].render_reason == 'trial 1 of 3: empty app root <div id="root">'
+    assert rows[site.url("/")].render_reason == 'trial 1 of 2: empty app root <div id="root">'
     assert "rendering found more on this host" in (rows[site.url("/app/item/1")].render_reason or "")
     assert rows[site.url("/about.html")].render_reason is None  # no script: nothing to render
     rendered = [row for row in rows.values() if row.dom_warc_file]
@@ -222,6 +223,47 @@ async def test_browser_pool_recycles_its_browser(tmp_path):
                 generations.append(tab.generation)
         assert generations == [1, 1, 2]
     assert pool.browser is None
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as children:
+            found += [int(child) for child in children.read().split()]
+    return found
+
+
+def _subtree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        with contextlib.suppress(OSError):  # a process that ended meanwhile
+            todo += _children(current)
+            found.append(current)
+    return found
+
+
+async def test_the_browser_runs_only_on_cpu_the_crawl_leaves_idle():
+    """Every thread of Playwright's driver and of every Chromium process is SCHED_IDLE, so renders
+    never slow the HTTP crawl; this process keeps its own class."""
+    async with pool_module.BrowserPool(CHROMIUM, tabs=1, user_agent="t") as pool:
+        async with pool.tab() as tab:
+            await tab.page.set_content("<p>x</p><script>document.title = 'ran'</script>")
+            assert await tab.page.title() == "ran"
+        drivers = []
+        for child in _children(os.getpid()):
+            with open(f"/proc/{child}/cmdline", "rb") as command:
+                if b"run-driver" in command.read():
+                    drivers.append(child)
+        assert len(drivers) == 1
+        browser_threads = {}
+        for pid in _subtree(drivers[0]):
+            with contextlib.suppress(OSError):  # a process that ended meanwhile
+                for thread in os.listdir(f"/proc/{pid}/task"):
+                    browser_threads[int(thread)] = os.sched_getscheduler(int(thread))
+        assert len(browser_threads) > 10  # the driver's threads and Chromium's processes'
+        assert set(browser_threads.values()) == {os.SCHED_IDLE}
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,10 @@ every RECYCLE_AFTER pages. A tab's page is reused from render to render: a
 new page costs a renderer process, about as long as rendering a small page. A browser that crashes is
 replaced, and the page it held is tried once more by the renderer.
 
+The browser runs in Linux's idle scheduling class (lower_priority()): on a
+static site crawled with ``--browser auto``, its few trial renders take the CPU
+the HTTP crawl leaves unused instead of slowing it.
+
 >>> find_chromium("/no/such/chromium")
 Traceback (most recent call last):
 ...
@@ -31,6 +35,7 @@ import shutil
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from archiver.errors import ConfigError
@@ -281,6 +286,7 @@ class BrowserPool:
             from playwright.async_api import async_playwright
 
             self._playwright = await async_playwright().start()
+            lower_priority(_driver_pids())
         if self._refusing is None:
             self._refusing = _refusing_port()
         port = self._refusing.getsockname()[1]
@@ -316,6 +322,35 @@ class BrowserPool:
         if self._refusing is not None:
             self._refusing.close()
             self._refusing = None
+
+
+def _driver_pids() -> list[int]:
+    """Playwright's driver: the child of this process that runs ``run-driver`` (Linux /proc)."""
+    found = []
+    try:
+        tasks = list(Path(f"/proc/{os.getpid()}/task").iterdir())
+    except OSError:
+        return []
+    for task in tasks:
+        with contextlib.suppress(OSError, ValueError):
+            for child in (task / "children").read_text().split():
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"run-driver" in command:
+                    found.append(int(child))
+    return found
+
+
+def lower_priority(pids: list[int]) -> None:
+    """Let ``pids`` (every thread of each) run only on CPU the crawl leaves idle (SCHED_IDLE); the
+    processes they start inherit it, and Chromium's own changes of its threads' nice values do
+    not undo it (a scheduling class, not a niceness). Where the class is unknown, nothing changes."""
+    for pid in pids:
+        threads = [pid]
+        with contextlib.suppress(OSError):
+            threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+        for thread in threads:
+            with contextlib.suppress(OSError, AttributeError):
+                os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
 
 
 def browser_error_types() -> tuple[type[BaseException], ...]:

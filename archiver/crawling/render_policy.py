@@ -44,8 +44,10 @@ NEVER = "never"
 AUTO = "auto"
 ALWAYS = "always"
 MODES = (NEVER, AUTO, ALWAYS)
-TRIALS = 3
-"""Pages of each kind a host renders before deciding whether rendering pays on it."""
+TRIALS = 2
+"""Pages of each kind a host renders before deciding whether rendering pays on it. Each costs a
+render (and the first, the browser's start) on a static site: two tell as much as more would
+on a site whose pages share one template."""
 WAITING_LIMIT = 10_000
 """Pages of one host and kind kept waiting for a verdict (beyond: not rendered)."""
 SIGNALLED = "signalled"
