@@ -328,7 +328,11 @@ class Crawler:
         mime = mime_type(content_type)
         parse = is_parsed(status, mime)
         renderer = self.renderer if parse and mime in HTML_TYPES else None
-        prepared = await self.workers.prepare(capture, parse, renderer is not None and renderer.inspects)
+        try:
+            prepared = await self.workers.prepare(capture, parse, renderer is not None and renderer.inspects)
+        except BaseException:
+            capture.body.close()  # stopped meanwhile: the capture goes nowhere
+            raise
         nofollow = self.config.obey_robots and (
             prepared.nofollow
             or x_robots_nofollow(
