@@ -14,6 +14,8 @@ from conftest import Site, manifest_rows
 from demo_site import png
 
 from archiver import CrawlConfig, crawl
+from archiver.crawling import capture_workers, run
+from archiver.crawling.capture_workers import BEHIND_AFTER, CaptureWorkers
 from archiver.mirror.build import build_mirror
 from archiver.store import manifest as manifest_module
 from archiver.verify.verifier import verify_snapshot
@@ -133,6 +135,95 @@ async def test_pages_drafted_by_worker_processes_are_the_rebuilt_mirror(site: An
     assert result.mirror.rewritten < result.mirror.pages / 2
     crawled, recorded = _tree(root / "mirror"), _recorded(root)
     build_mirror(root, workers=2)
+    assert _tree(root / "mirror") == crawled
+    assert _recorded(root) == recorded
+
+
+def _tables(root: Path) -> set[str]:
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        return {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _behind_at_once(monkeypatch: Any) -> None:
+    """Crawls prepare captures in a worker process from the first, and judge it behind at once."""
+
+    def workers(processes: int | None, **options: Any) -> CaptureWorkers:
+        return CaptureWorkers(processes=1, start_after=0, **options)
+
+    monkeypatch.setattr(run, "CaptureWorkers", workers)
+    monkeypatch.setattr(capture_workers, "BEHIND_AFTER", 0)
+    monkeypatch.setattr(run, "_behind", lambda _config: 0)
+
+
+async def test_the_workers_judge_drafting_behind_from_their_average_backlog() -> None:
+    calls: list[int] = []
+    async with CaptureWorkers(
+        processes=0, mirror=("m", None), behind=(4, lambda: calls.append(1))
+    ) as workers:
+        workers.done_in_workers = BEHIND_AFTER
+        for _ in range(500):
+            workers._judge(3)  # busy workers, but keeping up: never judged behind
+        assert not calls and workers.mirror is not None
+        judged = 0
+        while not calls:
+            workers._judge(10)
+            judged += 1
+        # From about 3, the average moves 2% of the way to 10 each capture: 10 - 7 * 0.98 ** k >= 4
+        # from k = 8.
+        assert judged == 8 and workers.mirror is None
+        workers._judge(10)
+        assert calls == [1]  # once
+
+
+async def test_a_crawl_bound_by_cpu_builds_its_mirror_after_the_crawl(
+    site: Any, run_crawl: Any, monkeypatch: Any
+) -> None:
+    """Workers that fall behind stop drafting; the mirror is the rebuilt one, built at the end."""
+    _behind_at_once(monkeypatch)
+    tricky_site(site, pages=260)
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=1, concurrency=8)
+    root = result.snapshot.root
+    assert "the mirror is built after the crawl" in (root / "logs" / "crawl.log").read_text()
+    assert result.mirror is not None and not result.mirror.errors
+    assert result.mirror.rewritten == 0 and result.mirror.pages > 260
+    assert not {"mirror_pending", "mirror_taken"} & _tables(root)
+    crawled, recorded = _tree(root / "mirror"), _recorded(root)
+    assert all(recorded[0][site.url(f"/p/{n}.html")] for n in range(260))
+    assert verify_snapshot(root).ok
+    build_mirror(root)
+    assert _tree(root / "mirror") == crawled
+    assert _recorded(root) == recorded
+
+
+async def test_a_crawl_stopped_after_deferring_its_mirror_builds_it_on_resume(
+    site: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    _behind_at_once(monkeypatch)
+    tricky_site(site, pages=300)
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    later = site.routes["/p/280.html"]
+
+    async def stop_here(request: web.Request) -> web.StreamResponse:
+        if not stop.done():
+            stop.set_result("test stop")
+        return await later(request)
+
+    site.handler("/p/280.html", stop_here)
+    await site.start()
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1, concurrency=8)
+    first = await crawl(config, stop=stop)
+    root = first.snapshot.root
+    assert (
+        first.interrupted
+        and "the mirror is built after the crawl" in (root / "logs" / "crawl.log").read_text()
+    )
+    assert "mirror_taken" not in _tables(root)  # so the resumed crawl knows: its mirror is rebuilt
+    resumed = await crawl(config, resume=True)
+    assert not resumed.interrupted and resumed.mirror is not None and not resumed.mirror.errors
+    crawled, recorded = _tree(root / "mirror"), _recorded(root)
+    assert verify_snapshot(root).ok
+    build_mirror(root)
     assert _tree(root / "mirror") == crawled
     assert _recorded(root) == recorded
 

@@ -205,12 +205,19 @@ async def run_crawl(
         )
         scope = Scope.from_settings(config.to_json())  # as verify rebuilds it from crawl.json
         frontier = backend.frontier(snapshot, writer)
-        drafting = (str(snapshot.manifest_path), scope) if mirror is not None else None
+        drafting = (
+            (str(snapshot.manifest_path), scope) if mirror is not None and not mirror.deferred else None
+        )
         async with (
             stored,
             frontier,
             Fetcher(config) as fetcher,
-            CaptureWorkers(config.worker_processes, mirror=drafting, backlog=frontier.pending) as workers,
+            CaptureWorkers(
+                config.worker_processes,
+                mirror=drafting,
+                backlog=frontier.pending,
+                behind=(_behind(config), writer.defer_mirror),
+            ) as workers,
             _renderer(config, chromium, snapshot, result.stats) as renderer,
         ):
             # robots.txt and sitemaps are fetched outside the frontier, and kept.
@@ -283,6 +290,12 @@ async def run_crawl(
         stats={k: v for k, v in result.totals.items() if k != "errors"},
     )
     return result
+
+
+def _behind(config: CrawlConfig) -> int:
+    """Captures waiting for a worker, on average, from which drafting the mirror holds the crawl
+    back: half of what the fetch workers can hand over at once (CaptureWorkers ``behind``)."""
+    return max(2, config.concurrency // 2)
 
 
 def _settings(config: CrawlConfig) -> dict[str, Any]:

@@ -105,11 +105,16 @@ class Writer:
         self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
         self._pending_cdxj = snapshot.cdxj_pending_path
         self._closed = False
+        self._defer_mirror = False
         self.items_enqueued = 0
         """Items put so far."""
         self.items_committed = 0
         """Items whose batch is committed so far: they are written in the order they were put,
         so the first ``items_committed`` items put are stored (a Redis frontier releases their leases)."""
+
+    def defer_mirror(self) -> None:
+        """Have the mirror built after the crawl (LiveMirror.defer()), from the next batch on."""
+        self._defer_mirror = True
 
     async def committed(self) -> None:
         """Wait until everything queued before this call is committed (records, rows, CDXJ).
@@ -197,6 +202,8 @@ class Writer:
         # A failed batch is rolled back: its rows, its CDXJ lines (else the index, merged at
         # the end, would name records that resume cuts) and records not flushed yet
         # (WarcFiles._fail).
+        if self._defer_mirror and self.mirror is not None:
+            self.mirror.defer()  # between two transactions: no batch is half in hand
         lines = []
         pending_size = self._pending_size()
         try:

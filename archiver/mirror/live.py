@@ -10,6 +10,13 @@ finish() writes again, from its WARC record, only the pages one of whose
 guesses turned out wrong (a link that failed, redirected, or was placed
 elsewhere), then renders index.html. The result is byte for byte what
 ``archiver mirror`` rebuilds from the WARC files.
+
+Drafting costs more than the rebuild from the WARC files would: a page's links
+are looked up as the crawl stands, many of them guesses asked again page
+after page. That is free while the crawl waits on the network, and costs the
+crawl its speed when it waits on the CPU (a fast server). There the crawl
+calls defer(): nothing more is written during the crawl, and finish()
+rebuilds the whole mirror, in several processes, as ``archiver mirror`` does.
 """
 
 from __future__ import annotations
@@ -62,18 +69,37 @@ class LiveMirror:
                 "SELECT 1 FROM urls WHERE outcome = ? AND warc_file IS NOT NULL LIMIT 1", (FETCHED,)
             ).fetchone()
         )
-        self.plan = PathPlan(db)
-        db.execute(f"CREATE TABLE IF NOT EXISTS {PENDING} (url TEXT PRIMARY KEY, guesses TEXT) WITHOUT ROWID")
-        db.commit()
+        self.deferred = not self.complete
+        """Nothing is written during the crawl: finish() rebuilds the whole mirror (see defer())."""
         self._db = db
+        if not self.deferred:
+            self.plan = PathPlan(db)
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {PENDING} (url TEXT PRIMARY KEY, guesses TEXT) WITHOUT ROWID"
+            )
+            db.commit()
         self.output = MirrorOutput(snapshot.mirror_dir, manifest.record_mirror_file)
         self.stats = MirrorStats()
         self.failed: list[str] = []
         """Paths whose file could not be written (their rows get no local_path at the end)."""
 
-    def place(self, row: ManifestRow, capture: Capture, draft: Draft | None) -> str:
+    def defer(self) -> None:
+        """Write nothing more during the crawl: finish() rebuilds the whole mirror from the WARC
+        files. Call it between two of the writer's transactions: its tables go at once, so a
+        crawl resumed after a crash rebuilds the mirror too."""
+        if self.deferred:
+            return
+        self.deferred = True
+        self.complete = False
+        self.plan.drop()
+        self._db.execute(f"DROP TABLE IF EXISTS {PENDING}")
+        self._db.commit()
+
+    def place(self, row: ManifestRow, capture: Capture, draft: Draft | None) -> str | None:
         """Place the capture of ``row`` (fetched, with a response or revisit record) and write its
-        file; returns its local path. Raises WriteError when the disk is full."""
+        file; returns its local path (None once deferred). Raises WriteError when the disk is full."""
+        if self.deferred:
+            return None
         encoding = capture.header("content-encoding")
         placed = self.plan.place(
             row.url,
@@ -135,7 +161,8 @@ class LiveMirror:
     def rendered(self, url: str) -> None:
         """Note that the page of ``url`` was rendered in a browser: its file is written from its DOM
         at the end."""
-        self._pending(url, None)
+        if not self.deferred:
+            self._pending(url, None)
 
     def _pending(self, url: str, guesses: str | None) -> None:
         self._db.execute(f"INSERT OR REPLACE INTO {PENDING} VALUES (?, ?)", (url, guesses))
