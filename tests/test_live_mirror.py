@@ -5,22 +5,33 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 from conftest import Site, manifest_rows
 from demo_site import png
 
 from archiver import CrawlConfig, crawl
-from archiver.crawling import capture_workers, run
-from archiver.crawling.capture_workers import BEHIND_AFTER, CaptureWorkers
+from archiver.crawling import mirror_choice, run
+from archiver.crawling.capture_workers import CaptureWorkers
+from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.mirror.build import build_mirror
 from archiver.store import manifest as manifest_module
 from archiver.verify.verifier import verify_snapshot
 
 PNG = png()
+
+
+@pytest.fixture
+def live(monkeypatch: Any) -> None:
+    """The mirror written during the crawl whatever the machine's load (mirror_choice judges
+    nothing)."""
+    monkeypatch.setattr(mirror_choice, "BUSY_SHARE", float("inf"))
+    monkeypatch.setattr(mirror_choice, "BEHIND_AFTER", 10**9)
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -72,7 +83,7 @@ def tricky_site(site: Site, pages: int = 12) -> None:
     site.handler("/drop", drop)
 
 
-async def test_the_crawls_mirror_is_the_rebuilt_mirror(site: Any, run_crawl: Any) -> None:
+async def test_the_crawls_mirror_is_the_rebuilt_mirror(site: Any, run_crawl: Any, live: None) -> None:
     tricky_site(site)
     await site.start()
     result = await run_crawl(site.url("/"), max_tries=1, worker_processes=0)
@@ -104,7 +115,9 @@ async def test_the_crawls_mirror_is_the_rebuilt_mirror(site: Any, run_crawl: Any
     )
 
 
-async def test_dead_links_answered_by_one_page_cost_no_second_write(site: Any, run_crawl: Any) -> None:
+async def test_dead_links_answered_by_one_page_cost_no_second_write(
+    site: Any, run_crawl: Any, live: None
+) -> None:
     """Every dead link of a site gets the same 404 page: each keeps a file of its own, so the
     pages that linked to it before it was fetched guessed right and are not written twice."""
     pages = 20
@@ -125,7 +138,9 @@ async def test_dead_links_answered_by_one_page_cost_no_second_write(site: Any, r
     assert _tree(root / "mirror") == crawled
 
 
-async def test_pages_drafted_by_worker_processes_are_the_rebuilt_mirror(site: Any, run_crawl: Any) -> None:
+async def test_pages_drafted_by_worker_processes_are_the_rebuilt_mirror(
+    site: Any, run_crawl: Any, live: None
+) -> None:
     # Past 200 captures, pages are parsed and drafted by a worker process.
     tricky_site(site, pages=260)
     await site.start()
@@ -151,28 +166,39 @@ def _behind_at_once(monkeypatch: Any) -> None:
         return CaptureWorkers(processes=1, start_after=0, **options)
 
     monkeypatch.setattr(run, "CaptureWorkers", workers)
-    monkeypatch.setattr(capture_workers, "BEHIND_AFTER", 0)
+    monkeypatch.setattr(mirror_choice, "BEHIND_AFTER", 0)
     monkeypatch.setattr(run, "_behind", lambda _config: 0)
 
 
-async def test_the_workers_judge_drafting_behind_from_their_average_backlog() -> None:
-    calls: list[int] = []
-    async with CaptureWorkers(
-        processes=0, mirror=("m", None), behind=(4, lambda: calls.append(1))
-    ) as workers:
-        workers.done_in_workers = BEHIND_AFTER
-        for _ in range(500):
-            workers._judge(3)  # busy workers, but keeping up: never judged behind
-        assert not calls and workers.mirror is not None
-        judged = 0
-        while not calls:
-            workers._judge(10)
-            judged += 1
-        # From about 3, the average moves 2% of the way to 10 each capture: 10 - 7 * 0.98 ** k >= 4
-        # from k = 8.
-        assert judged == 8 and workers.mirror is None
-        workers._judge(10)
-        assert calls == [1]  # once
+def test_workers_falling_behind_stop_drafting() -> None:
+    judge = DraftingJudge(backlog=4, clock=lambda: 0.0, cpu=lambda: 0.0)  # no window ever ends
+    assert not any(judge.captured(3) for _ in range(500))  # busy workers, keeping up
+    judged = 1
+    while not judge.captured(10):
+        judged += 1
+    # From about 3, the average moves 2% of the way to 10 each capture: 10 - 7 * 0.98 ** k >= 4
+    # from k = 8.
+    assert judged == 8 and judge.reason == "4.0 captures wait for a worker, on average"
+    assert judge.captured(0)  # the choice stays
+
+
+def test_a_process_busy_half_the_time_or_more_stops_drafting() -> None:
+    """Its CPU over a window of a second and 50 captures: 0.6 s a second stops drafting, 0.4 not."""
+
+    def judge(share: float) -> tuple[DraftingJudge, int]:
+        ticks = itertools.count()
+        calls = itertools.count()
+        made = DraftingJudge(
+            backlog=4, clock=lambda: next(ticks) * 0.01, cpu=lambda: next(calls) * 0.01 * share
+        )
+        for capture in range(1, 1000):
+            if made.captured():
+                return made, capture
+        return made, 0
+
+    busy, at = judge(0.6)
+    assert at == 101 and busy.reason == "its process used 0.60 CPU seconds a second"
+    assert judge(0.4)[1] == 0
 
 
 async def test_a_crawl_bound_by_cpu_builds_its_mirror_after_the_crawl(

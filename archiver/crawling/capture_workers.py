@@ -51,6 +51,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from archiver.content import PARSED_TYPES, mime_type
+from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.preparing import Drafting, Parsed, Prepared, parse_document, prepare_capture
 from archiver.mirror.document import Draft
 from archiver.scope import Scope
@@ -63,10 +64,6 @@ IN_THREAD_BYTES = 256 * 1024
 TO_WORKER_BYTES = 1024 * 1024
 """Larger bodies (which the fetcher spooled to disk) are not read into RAM for a worker:
 the writer encodes them, streaming."""
-BEHIND_AFTER = 400
-"""Captures the workers prepare before the crawl judges whether they keep up with it."""
-BEHIND_WEIGHT = 0.02
-"""Weight of each capture's backlog in its running average (about the last 50 captures)."""
 _HEADER = struct.Struct("!I")
 _READY = _HEADER.pack(0)
 """What a worker process writes first, once imported (no answer is empty)."""
@@ -180,22 +177,19 @@ class CaptureWorkers:
         start_after: int = 200,
         mirror: tuple[str, Scope] | None = None,
         backlog: Callable[[], int] | None = None,
-        behind: tuple[int, Callable[[], None]] | None = None,
+        judge: tuple[DraftingJudge, Callable[[], None]] | None = None,
     ) -> None:
         """``mirror``: the manifest's path and the crawl's scope, when the crawl writes a mirror
         (HTML and CSS captures are drafted, see Drafting). ``backlog``: how many URLs the crawl
         has queued; the first worker starts only once it is ``start_after`` or more.
 
-        ``behind``: (captures, call). When, on average, at least that many captures wait for
-        a worker, the workers hold the crawl back: drafting stops (``mirror`` is dropped) and
-        ``call()`` is called, once, so the mirror is built after the crawl instead (see
-        mirror/live.py defer()). Only the workers tell it: with none, nothing waits."""
+        ``judge``: (judge, call). Once the judge sees that drafting holds the crawl back,
+        drafting stops (``mirror`` is dropped) and ``call()`` is called, once, so the mirror
+        is built after the crawl instead (crawling/mirror_choice.py)."""
         self.processes = default_processes() if processes is None else processes
         self.start_after = start_after
         self.backlog = backlog
-        self.behind = behind
-        self.backlog_average = 0.0
-        """Captures waiting for the worker given each capture, averaged (see BEHIND_WEIGHT)."""
+        self.judge = judge
         self.mirror = mirror
         self._drafting = Drafting(*mirror) if mirror is not None else None
         # Large documents are prepared in one thread of their own, one at a time, with a
@@ -221,8 +215,8 @@ class CaptureWorkers:
         """
         self._done += 1
         worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
-        if worker is not None and self.mirror is not None:
-            self._judge(len(worker.waiting))
+        if self.judge is not None and self.mirror is not None:
+            self._judge(len(worker.waiting) if worker is not None else None)
         drafts = self._drafting is not None and mime_type(capture.header("content-type")) in PARSED_TYPES
         if worker is None and not parse and not drafts:
             return Prepared()
@@ -244,20 +238,14 @@ class CaptureWorkers:
         self.done_in_workers += 1
         return Prepared.of(parsed, exchange, drafted)
 
-    def _judge(self, waiting: int) -> None:
-        """Drop drafting if the workers, drafting, hold the crawl back (see ``behind``)."""
-        self.backlog_average += (waiting - self.backlog_average) * BEHIND_WEIGHT
-        if self.behind is None or self.done_in_workers < BEHIND_AFTER:
-            return
-        captures, call = self.behind
-        if self.backlog_average >= captures:
-            log.info(
-                "the crawl is bound by CPU (%.1f captures wait for a worker, on average): "
-                "the mirror is built after the crawl instead of during it",
-                self.backlog_average,
-            )
+    def _judge(self, waiting: int | None) -> None:
+        """Stop drafting if it holds the crawl back (see ``judge``)."""
+        assert self.judge is not None
+        judge, call = self.judge
+        if judge.captured(waiting):
+            log.info("the crawl is bound by CPU (%s): the mirror is built after the crawl", judge.reason)
             self.mirror = self._drafting = self._drafting_aside = None
-            self.behind = None
+            self.judge = None
             call()
 
     async def _prepare_here(

@@ -37,6 +37,7 @@ from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
 from archiver.crawling.frontier import Frontier, SqliteFrontier
 from archiver.crawling.log import crawl_log
+from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.render_pages import CrawlPages
@@ -216,7 +217,7 @@ async def run_crawl(
                 config.worker_processes,
                 mirror=drafting,
                 backlog=frontier.pending,
-                behind=(_behind(config), writer.defer_mirror),
+                judge=(DraftingJudge(_behind(config)), writer.defer_mirror),
             ) as workers,
             _renderer(config, chromium, snapshot, result.stats) as renderer,
         ):
@@ -294,7 +295,7 @@ async def run_crawl(
 
 def _behind(config: CrawlConfig) -> int:
     """Captures waiting for a worker, on average, from which drafting the mirror holds the crawl
-    back: half of what the fetch workers can hand over at once (CaptureWorkers ``behind``)."""
+    back: half of what the fetch workers can hand over at once (mirror_choice.DraftingJudge)."""
     return max(2, config.concurrency // 2)
 
 
