@@ -183,7 +183,8 @@ def test_workers_falling_behind_stop_drafting() -> None:
 
 
 def test_a_process_busy_half_the_time_or_more_stops_drafting() -> None:
-    """Its CPU over a window of a second and 50 captures: 0.6 s a second stops drafting, 0.4 not."""
+    """Its CPU over a window of half a second and 25 captures: 0.6 s a second stops drafting, 0.4
+    not."""
 
     def judge(share: float) -> tuple[DraftingJudge, int]:
         ticks = itertools.count()
@@ -197,7 +198,7 @@ def test_a_process_busy_half_the_time_or_more_stops_drafting() -> None:
         return made, 0
 
     busy, at = judge(0.6)
-    assert at == 101 and busy.reason == "its process used 0.60 CPU seconds a second"
+    assert at == 51 and busy.reason == "its process used 0.60 CPU seconds a second"
     assert judge(0.4)[1] == 0
 
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-WINDOW_SECONDS = 1.0
-WINDOW_CAPTURES = 50
+WINDOW_SECONDS = 0.5
+WINDOW_CAPTURES = 25
 """A window ends once it has lasted WINDOW_SECONDS and seen this many captures."""
 BUSY_SHARE = 0.5
 """CPU seconds per second of the crawl's process from which it counts as bound by CPU: its
