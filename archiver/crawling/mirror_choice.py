@@ -32,9 +32,10 @@ WINDOW_SECONDS = 0.5
 WINDOW_CAPTURES = 25
 """A window ends once it has lasted WINDOW_SECONDS and seen this many captures."""
 BUSY_SHARE = 0.5
-"""CPU seconds per second of the crawl's process from which it counts as bound by CPU: its
-event loop, writer and parsing share one interpreter, so half a core is most of what it gets
-while a crawl waits on the network (50 ms away: 0.3 to 0.5, at loopback: 0.7 and more)."""
+"""CPU seconds per second of the crawl's process from which it counts as bound by CPU. Its event
+loop, writer and parsing share one interpreter. Measured (benchmarks/): every crawl at loopback,
+and the Python docs (big pages) even 50 ms away, 0.9 to 1.2; the generated site 50 ms away at
+--concurrency 16, about 0.5, where both ways take the same time."""
 BEHIND_AFTER = 400
 """Captures the workers prepare before their backlog is judged."""
 BEHIND_WEIGHT = 0.02

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 
 from archiver.content import PARSED_TYPES
@@ -91,9 +92,12 @@ class LiveMirror:
             return
         self.deferred = True
         self.complete = False
-        self.plan.drop()
-        self._db.execute(f"DROP TABLE IF EXISTS {PENDING}")
-        self._db.commit()
+        try:
+            self.plan.drop()
+            self._db.execute(f"DROP TABLE IF EXISTS {PENDING}")
+            self._db.commit()
+        except sqlite3.Error as exc:  # a full disk: the crawl stops, resumable
+            raise WriteError(f"cannot write the manifest: {exc}") from None
 
     def place(self, row: ManifestRow, capture: Capture, draft: Draft | None) -> str | None:
         """Place the capture of ``row`` (fetched, with a response or revisit record) and write its
