@@ -22,6 +22,7 @@ import pytest
 from aiohttp import web
 
 from archiver.cli import main
+from archiver.crawling import mirror_choice
 from archiver.store.changes import Changes
 from archiver.verify.report import DANGLING_REVISIT, MISSING_PREVIOUS
 from archiver.verify.verifier import verify_snapshot
@@ -201,9 +202,37 @@ async def test_mirror_rebuild_of_a_rearchive_reads_old_payloads(site, run_crawl,
     assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
     # The rebuild replaced NEW's linked file: OLD's is untouched.
     assert (old / "mirror" / host(site) / "logo.png").read_bytes() == PNG
+    # Unchanged files are linked from OLD's mirror again, not written: the image, and the page
+    # whose rewritten bytes are OLD's.
+    for name in ("logo.png", "same.html"):
+        assert (new / "mirror" / host(site) / name).samefile(old / "mirror" / host(site) / name), name
     report = verify_snapshot(new)
     assert report.ok, report.render_text(str(new))
     report = verify_snapshot(old)
+    assert report.ok, report.render_text(str(new))
+
+
+async def test_rearchive_whose_mirror_is_built_after_the_crawl_links_the_unchanged(
+    site, run_crawl, tmp_path, monkeypatch
+):
+    """A re-archive bound by CPU builds its mirror at the end (mirror_choice): unchanged files are
+    still linked from the previous snapshot's, not written again."""
+    pages = await built_site(site, validators=False)
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    change_site(pages)
+    monkeypatch.setattr(mirror_choice, "BUSY_SHARE", 0.0)  # bound by CPU from the second capture
+    monkeypatch.setattr(mirror_choice, "WINDOW_SECONDS", 0.0)
+    monkeypatch.setattr(mirror_choice, "WINDOW_CAPTURES", 1)
+    result = await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    assert "the mirror is built after the crawl" in (new / "logs" / "crawl.log").read_text()
+    assert result.mirror is not None and not result.mirror.errors
+    mirror, old_mirror = new / "mirror" / host(site), old / "mirror" / host(site)
+    for name in ("logo.png", "same.html"):
+        assert (mirror / name).samefile(old_mirror / name), name
+    assert not (mirror / "index.html").samefile(old_mirror / "index.html")
+    assert "second version" in (mirror / "changed.html").read_text()
+    report = verify_snapshot(new)
     assert report.ok, report.render_text(str(new))
 
 

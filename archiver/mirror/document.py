@@ -9,6 +9,7 @@ paths comes out byte for byte the same from all of them.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,6 +188,21 @@ def chunks_of(stream: Any) -> Iterator[bytes]:
     return iter(lambda: stream.read(CHUNK), b"")
 
 
+def link_unchanged(
+    previous: Previous | None, files: MirrorOutput, row: ManifestRow, path: str, body: bytes | None = None
+) -> int | None:
+    """The size of a re-archive's previous file of ``row``, unchanged, linked (or copied) at
+    ``path``; None when there is none to take. ``body``: what a page or stylesheet is rewritten
+    to (its links may have changed): linked only when the previous file holds the same bytes."""
+    if previous is None:
+        return None
+    found = previous.mirror_file(row.url, row.payload_digest)
+    if found is None or (body is not None and hashlib.sha256(body).hexdigest() != found[1]):
+        return None
+    source, sha256, size = found
+    return files.link(path, source, sha256, size)
+
+
 class RecordFiles:
     """Writes captures' mirror files from their WARC records (a revisit's payload from the record
     it refers to), rewriting with ``resolve``; counts them in ``stats``."""
@@ -219,6 +235,11 @@ class RecordFiles:
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             self._write_rendered(files, row, path)
             return
+        if row.content_type not in PARSED_TYPES:  # a re-archive's unchanged file is not read again
+            linked = link_unchanged(self.previous, files, row, path)
+            if linked is not None:
+                self.stats.count(row.content_type, linked)
+                return
         stored, own_headers = payload_record(self.manifest, self.records, row, self.previous)
         content_type = own_headers.get_header("Content-Type") if own_headers else None
         # A revisit's own headers say how its (identical, still encoded) payload was encoded.
@@ -227,7 +248,8 @@ class RecordFiles:
         mime = row.content_type or mime_type(content_type)
         if mime in PARSED_TYPES:
             body, note = rewritten(chunks, row.url, content_type, encoding, path, self.resolve, self.memo)
-            self.stats.count(mime, files.write(path, (body,), lambda: note))
+            size = link_unchanged(self.previous, files, row, path, body) if note is None else None
+            self.stats.count(mime, size if size is not None else files.write(path, (body,), lambda: note))
             return
         decoding = decoded(chunks, encoding)
         self.stats.count(mime, files.write(path, decoding, lambda: note_of(decoding)))

@@ -21,7 +21,6 @@ rebuilds the whole mirror, in several processes, as ``archiver mirror`` does.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
@@ -29,7 +28,15 @@ import time
 from archiver.content import PARSED_TYPES
 from archiver.errors import WriteError
 from archiver.mirror.build import FATAL_ERRNOS, rebuild, redirects_resolved
-from archiver.mirror.document import Draft, MirrorStats, RecordFiles, chunks_of, decoded, note_of
+from archiver.mirror.document import (
+    Draft,
+    MirrorStats,
+    RecordFiles,
+    chunks_of,
+    decoded,
+    link_unchanged,
+    note_of,
+)
 from archiver.mirror.index_page import write_index
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
@@ -128,8 +135,11 @@ class LiveMirror:
                 if draft is None or draft.path != placed.path:
                     self._pending(row.url, None)  # written at the end
                 else:
-                    same = hashlib.sha256(draft.body).hexdigest() if self.previous is not None else None
-                    size = self._linked(row, placed.path, same) if draft.note is None else None
+                    size = (
+                        link_unchanged(self.previous, self.output, row, placed.path, draft.body)
+                        if draft.note is None
+                        else None
+                    )
                     if size is None:
                         size = self.output.write(placed.path, (draft.body,), lambda: draft.note)
                     self.stats.count(mime, size)
@@ -137,7 +147,7 @@ class LiveMirror:
                     guesses = {url: path for url, path in draft.guesses.items() if url != row.url}
                     if guesses:
                         self._pending(row.url, json.dumps(guesses, separators=(",", ":")))
-            elif (linked := self._linked(row, placed.path)) is not None:
+            elif (linked := link_unchanged(self.previous, self.output, row, placed.path)) is not None:
                 self.stats.count(mime, linked)
             else:
                 capture.body.seek(0)
@@ -149,18 +159,6 @@ class LiveMirror:
             self.stats.errors.append(f"{row.url}: {exc}")
             self.failed.append(placed.path)
         return placed.path
-
-    def _linked(self, row: ManifestRow, path: str, written: str | None = None) -> int | None:
-        """The size of the previous snapshot's file of ``row``, unchanged, linked (or copied) at
-        ``path``; None when there is none to take. ``written``: the SHA-256 of the file a page
-        or stylesheet is rewritten to (its links may have changed): linked only when the same."""
-        if self.previous is None:
-            return None
-        found = self.previous.mirror_file(row.url, row.payload_digest)
-        if found is None or (written is not None and written != found[1]):
-            return None
-        source, sha256, size = found
-        return self.output.link(path, source, sha256, size)
 
     def rendered(self, url: str) -> None:
         """Note that the page of ``url`` was rendered in a browser: its file is written from its DOM
