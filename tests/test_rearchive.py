@@ -232,6 +232,7 @@ async def test_rearchive_whose_mirror_is_built_after_the_crawl_links_the_unchang
         assert (mirror / name).samefile(old_mirror / name), name
     assert not (mirror / "index.html").samefile(old_mirror / "index.html")
     assert "second version" in (mirror / "changed.html").read_text()
+    assert "Changes since the previous snapshot" in (new / "index.html").read_text()
     report = verify_snapshot(new)
     assert report.ok, report.render_text(str(new))
 
