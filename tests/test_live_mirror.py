@@ -46,6 +46,29 @@ def _recorded(root: Path) -> tuple[dict[str, str | None], list[tuple[str, str, i
     return paths, files
 
 
+def _stop_at(site: Site, path: str) -> asyncio.Future[str]:
+    """A stop asked as ``path`` is first requested (before the site starts)."""
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    later = site.routes[path]
+
+    async def stop_here(request: web.Request) -> web.StreamResponse:
+        if not stop.done():
+            stop.set_result("test stop")
+        return await later(request)
+
+    site.handler(path, stop_here)
+    return stop
+
+
+def _rebuilt_alike(root: Path) -> None:
+    """The snapshot verifies, and `archiver mirror` rebuilds the same files and rows."""
+    crawled, recorded = _tree(root / "mirror"), _recorded(root)
+    assert verify_snapshot(root).ok
+    build_mirror(root)
+    assert _tree(root / "mirror") == crawled
+    assert _recorded(root) == recorded
+
+
 def tricky_site(site: Site, pages: int = 12) -> None:
     """Forward links, redirects (a chain, a loop), failures, 404s, CSS, identical payloads, a
     stylesheet whose URL says nothing of its type, names equal but for case, a gzipped page."""
@@ -215,12 +238,8 @@ async def test_a_crawl_bound_by_cpu_builds_its_mirror_after_the_crawl(
     assert result.mirror is not None and not result.mirror.errors
     assert result.mirror.rewritten == 0 and result.mirror.pages > 260
     assert not {"mirror_pending", "mirror_taken"} & _tables(root)
-    crawled, recorded = _tree(root / "mirror"), _recorded(root)
-    assert all(recorded[0][site.url(f"/p/{n}.html")] for n in range(260))
-    assert verify_snapshot(root).ok
-    build_mirror(root)
-    assert _tree(root / "mirror") == crawled
-    assert _recorded(root) == recorded
+    assert all(_recorded(root)[0][site.url(f"/p/{n}.html")] for n in range(260))
+    _rebuilt_alike(root)
 
 
 async def test_a_crawl_stopped_after_deferring_its_mirror_builds_it_on_resume(
@@ -228,15 +247,7 @@ async def test_a_crawl_stopped_after_deferring_its_mirror_builds_it_on_resume(
 ) -> None:
     _behind_at_once(monkeypatch)
     tricky_site(site, pages=300)
-    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    later = site.routes["/p/280.html"]
-
-    async def stop_here(request: web.Request) -> web.StreamResponse:
-        if not stop.done():
-            stop.set_result("test stop")
-        return await later(request)
-
-    site.handler("/p/280.html", stop_here)
+    stop = _stop_at(site, "/p/280.html")
     await site.start()
     config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1, concurrency=8)
     first = await crawl(config, stop=stop)
@@ -248,11 +259,7 @@ async def test_a_crawl_stopped_after_deferring_its_mirror_builds_it_on_resume(
     assert "mirror_taken" not in _tables(root)  # so the resumed crawl knows: its mirror is rebuilt
     resumed = await crawl(config, resume=True)
     assert not resumed.interrupted and resumed.mirror is not None and not resumed.mirror.errors
-    crawled, recorded = _tree(root / "mirror"), _recorded(root)
-    assert verify_snapshot(root).ok
-    build_mirror(root)
-    assert _tree(root / "mirror") == crawled
-    assert _recorded(root) == recorded
+    _rebuilt_alike(root)
 
 
 async def test_no_mirror_writes_none_and_archiver_mirror_writes_it(site: Any, tmp_path: Path) -> None:
@@ -269,27 +276,14 @@ async def test_no_mirror_writes_none_and_archiver_mirror_writes_it(site: Any, tm
 
 async def test_an_interrupted_crawl_resumed_writes_the_rebuilt_mirror(site: Any, tmp_path: Path) -> None:
     tricky_site(site, pages=30)
-    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    later = site.routes["/p/12.html"]
-
-    async def stop_here(request: web.Request) -> web.StreamResponse:
-        if not stop.done():
-            stop.set_result("test stop")
-        return await later(request)
-
-    site.handler("/p/12.html", stop_here)
+    stop = _stop_at(site, "/p/12.html")
     await site.start()
     config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1, concurrency=2)
     first = await crawl(config, stop=stop)
     assert first.interrupted and first.mirror is None
     resumed = await crawl(config, resume=True)
-    root = resumed.snapshot.root
     assert not resumed.interrupted and resumed.mirror is not None and not resumed.mirror.errors
-    crawled, recorded = _tree(root / "mirror"), _recorded(root)
-    assert verify_snapshot(root).ok
-    build_mirror(root)
-    assert _tree(root / "mirror") == crawled
-    assert _recorded(root) == recorded
+    _rebuilt_alike(resumed.snapshot.root)
 
 
 async def test_one_page_answered_at_many_urls_leaves_no_broken_link(site: Any, run_crawl: Any) -> None:
