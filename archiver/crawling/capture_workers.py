@@ -183,7 +183,7 @@ class CaptureWorkers:
         (HTML and CSS captures are drafted, see Drafting). ``backlog``: how many URLs the crawl
         has queued; the first worker starts only once it is ``start_after`` or more.
 
-        ``judge``: (judge, call). Once the judge sees that drafting holds the crawl back,
+        ``judge``: (judge, call), with ``mirror``. Once the judge sees that drafting holds the crawl back,
         drafting stops (``mirror`` is dropped) and ``call()`` is called, once, so the mirror
         is built after the crawl instead (crawling/mirror_choice.py)."""
         self.processes = default_processes() if processes is None else processes
@@ -215,7 +215,7 @@ class CaptureWorkers:
         """
         self._done += 1
         worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
-        if self.judge is not None and self.mirror is not None:
+        if self.judge is not None:
             self._judge(len(worker.waiting) if worker is not None else None)
         drafts = self._drafting is not None and mime_type(capture.header("content-type")) in PARSED_TYPES
         if worker is None and not parse and not drafts:

@@ -217,7 +217,7 @@ async def run_crawl(
                 config.worker_processes,
                 mirror=drafting,
                 backlog=frontier.pending,
-                judge=(DraftingJudge(_behind(config)), writer.defer_mirror),
+                judge=(DraftingJudge(_behind(config)), writer.defer_mirror) if drafting else None,
             ) as workers,
             _renderer(config, chromium, snapshot, result.stats) as renderer,
         ):

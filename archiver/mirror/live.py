@@ -70,14 +70,14 @@ class LiveMirror:
         self.share_pages = share_pages
         db = manifest.connection
         # Captures stored by a crawl that did not write its mirror as it went (an older
-        # version, or --no-mirror before a resume): finish() rebuilds the whole mirror.
-        self.complete = (
-            PathPlan.exists(db)
-            or not db.execute(
+        # version, --no-mirror before a resume, or a crawl that deferred it): finish()
+        # rebuilds the whole mirror.
+        self.deferred = not PathPlan.exists(db) and (
+            db.execute(
                 "SELECT 1 FROM urls WHERE outcome = ? AND warc_file IS NOT NULL LIMIT 1", (FETCHED,)
             ).fetchone()
+            is not None
         )
-        self.deferred = not self.complete
         """Nothing is written during the crawl: finish() rebuilds the whole mirror (see defer())."""
         self._db = db
         if not self.deferred:
@@ -98,7 +98,6 @@ class LiveMirror:
         if self.deferred:
             return
         self.deferred = True
-        self.complete = False
         try:
             self.plan.drop()
             self._db.execute(f"DROP TABLE IF EXISTS {PENDING}")
@@ -173,7 +172,7 @@ class LiveMirror:
         """Write again the pages whose guesses were wrong, then index.html (a crawl that is done)."""
         started = time.monotonic()
         with Manifest.open(self.snapshot.manifest_path) as manifest:
-            if not self.complete:
+            if self.deferred:
                 manifest.connection.execute(f"DROP TABLE IF EXISTS {PENDING}")
                 return rebuild(self.snapshot, manifest, index=index)
             stats = self.stats
