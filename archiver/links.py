@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -21,7 +21,7 @@ import lxml.etree
 import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
-from archiver.robots_directives import meta_nofollow
+from archiver.robots_directives import meta_nofollow, says_nofollow_meta
 from archiver.urls import reference_text, try_normalize, url_folder
 
 LINK = "link"
@@ -76,7 +76,12 @@ _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
 for _tag, _attribute in HTML_LINK_ATTRS:
     _ATTRS_BY_TAG[_tag] = (*_ATTRS_BY_TAG.get(_tag, ()), _attribute)
 _REFERENCE_TAGS = (*_ATTRS_BY_TAG, "meta", "style")
+_STARTS_READ = frozenset((*_ATTRS_BY_TAG, "meta", "base"))
+"""The elements whose attributes _streamed_findings() reads (style attributes aside)."""
 _STYLED = lxml.etree.XPath("descendant-or-self::*[@style]")
+STREAMED_BYTES = 256 * 1024
+"""HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
+STREAM_CHUNK = 64 * 1024
 SKIPPED_SCHEMES = ("data:", "javascript:", "mailto:", "tel:", "about:", "blob:", "#")
 LINK_MEMO = 32_768
 """Links whose normalised URL is kept (the most recently used), per process."""
@@ -187,7 +192,7 @@ def is_fetchable_reference(value: str) -> bool:
     return bool(value) and not value.lower().startswith(SKIPPED_SCHEMES)
 
 
-def link_kind(element: lxml.html.HtmlElement, attribute: str) -> str | None:
+def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
     """LINK or REQUISITE for a link-bearing attribute, None if it holds no link."""
     tag = element.tag if isinstance(element.tag, str) else ""
     kind = HTML_LINK_ATTRS.get((tag.lower(), attribute))
@@ -212,7 +217,18 @@ def iter_html_references(
     """
     # Only the elements that can hold links are visited (lxml filters in C), then
     # the elements with a style attribute: the cost per page stays near the parse's.
-    for element in root.iter(*_REFERENCE_TAGS):
+    yield from _references_in(root.iter(*_REFERENCE_TAGS))
+    yield from _style_attribute_references(_STYLED(root))
+
+
+Reference = tuple[lxml.etree._Element, str | None, int, int, str, str]
+"""(element, attribute, start, end, value, kind): see iter_html_references()."""
+
+
+def _references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
+    """The links in the attributes of ``elements`` (their style attributes aside) and in the
+    text of those that are <style>, in their order."""
+    for element in elements:
         tag = element.tag.lower()
         attributes = _ATTRS_BY_TAG.get(tag)
         if attributes:
@@ -235,9 +251,13 @@ def iter_html_references(
         elif tag == "style" and element.text:
             for start, end, url in iter_css_urls(element.text):
                 yield element, None, start, end, url, REQUISITE
-    for element in _STYLED(root):
+
+
+def _style_attribute_references(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
+    """The url()s in the style attributes of ``elements``."""
+    for element in elements:
         style = element.get("style")
-        if "url(" in style.lower():
+        if style is not None and "url(" in style.lower():
             for start, end, url in iter_css_urls(style):
                 yield element, "style", start, end, url, REQUISITE
 
@@ -346,6 +366,71 @@ def root_findings(root: lxml.html.HtmlElement | None, url: str) -> Findings:
     return page_title(root), base, found, meta_nofollow(root)
 
 
+def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
+    """root_findings(parse_html(body, encoding), url), the page parsed as a stream: each element
+    is dropped once read, so a page of megabytes costs the memory of a chunk, not of its
+    tree (about ten times its size). The same parser, so the same elements, in the same order.
+    """
+    try:
+        parser = lxml.etree.HTMLPullParser(events=("start", "end"), encoding=encoding, remove_comments=False)
+        references: list[tuple[str, str]] = []
+        styled: list[tuple[str, str]] = []
+        base: str | None = None
+        title: str | None = None
+        head_title: str | None = None
+        nofollow = False
+        for at in range(0, len(body), STREAM_CHUNK):
+            parser.feed(body[at : at + STREAM_CHUNK])
+            for event, element in parser.read_events():
+                tag = element.tag  # lowercased by the HTML parser
+                if event == "start":  # its attributes are all there
+                    if tag in _STARTS_READ:
+                        # Not a <style>: its text is not all there yet.
+                        references.extend((ref[4], ref[5]) for ref in _references_in((element,)))
+                        if tag == "base" and base is None:
+                            href = element.get("href") or ""
+                            base = document_base(href, url) if is_fetchable_reference(href) else None
+                        elif tag == "meta" and not nofollow:
+                            nofollow = says_nofollow_meta(element)
+                    if element.get("style") is not None:
+                        styled.extend((ref[4], ref[5]) for ref in _style_attribute_references((element,)))
+                    continue
+                if tag == "style" and element.text:  # and now its text
+                    references.extend((value, REQUISITE) for _s, _e, value in iter_css_urls(element.text))
+                elif tag == "title":
+                    text = " ".join("".join(element.itertext()).split())[:500] or None
+                    title = title if title is not None else text
+                    if head_title is None and _in_head(element):
+                        head_title = text
+                # Read: drop it, and what came before it under the same parent.
+                element.clear()
+                while element.getprevious() is not None:
+                    del element.getparent()[0]
+        if parser.close() is None:
+            return None, url, {}, False
+    except (lxml.etree.LxmlError, LookupError, ValueError):
+        if encoding is None:
+            return None, url, {}, False
+        return _streamed_findings(body, url, None)
+    base = base or url
+    contexts = base_contexts(base)
+    found: dict[str, str] = {}
+    for value, kind in references + styled:
+        _collect(found, resolve_reference(value, base, contexts), kind)
+    return head_title if head_title is not None else title, base, found, nofollow
+
+
+def _in_head(element: lxml.etree._Element) -> bool:
+    """Whether ``element`` is a child of the <head> child of the root: page_title() looks there first."""
+    head = element.getparent()
+    return (
+        head is not None
+        and head.tag == "head"
+        and (root := head.getparent()) is not None
+        and root.getparent() is None
+    )
+
+
 def _css_findings(text: str, url: str) -> Findings:
     found: dict[str, str] = {}
     contexts = base_contexts(url)
@@ -378,7 +463,11 @@ def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
     """extract(), as plain values."""
     if mime_type in HTML_TYPES:
-        return root_findings(parse_page(body, content_type_header), url)
+        body, _cut = bounded_document(body, "text/html")
+        encoding = charset_from_content_type(content_type_header)
+        if len(body) > STREAMED_BYTES:
+            return _streamed_findings(body, url, encoding)
+        return root_findings(parse_html(body, encoding), url)
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)

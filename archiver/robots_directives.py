@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import lxml.etree
 import lxml.html
 
 
@@ -24,7 +25,9 @@ _DIRECTIVE_SPLIT = re.compile(r"[\s,]+")
 
 def meta_nofollow(root: lxml.html.HtmlElement) -> bool:
     """True if a ``<meta name="robots">`` of the page says nofollow (or none)."""
-    for meta in root.iter("meta"):
-        if (meta.get("name") or "").strip().lower() == "robots" and says_nofollow(meta.get("content") or ""):
-            return True
-    return False
+    return any(map(says_nofollow_meta, root.iter("meta")))
+
+
+def says_nofollow_meta(meta: lxml.etree._Element) -> bool:
+    """True if ``meta``, a <meta> element, is a robots meta that says nofollow (or none)."""
+    return (meta.get("name") or "").strip().lower() == "robots" and says_nofollow(meta.get("content") or "")
