@@ -15,6 +15,7 @@ html.parser on the same page, and it never fails: what is not a tag is text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 # Elements whose content is text up to their end tag (HTML's RAWTEXT, RCDATA,
@@ -57,6 +58,13 @@ class Markup:
 def scan(text: str) -> Markup:
     """The start tags and <style> texts of an HTML document."""
     found = Markup()
+    found.tags.extend(iter_tags(text, found.styles))
+    return found
+
+
+def iter_tags(text: str, styles: list[tuple[int, int]]) -> Iterator[tuple[int, str, str]]:
+    """scan()'s tags one at a time, each <style>'s text span appended to ``styles`` as its tag is
+    yielded: a page of megabytes holds tens of thousands of tags, a few hundred bytes each."""
     position = 0
     length = len(text)
     search = _MARKUP.search
@@ -70,13 +78,12 @@ def scan(text: str) -> Markup:
             continue
         name = name.lower()
         raw = match.group(0)
-        found.tags.append((match.start(), name, raw))
+        yield match.start(), name, raw
         if name in RAW_TEXT_ELEMENTS and not raw.endswith("/>"):
             end = length if name == "plaintext" else _raw_text_end(text, name, position)
             if name == "style":
-                found.styles.append((position, end))
+                styles.append((position, end))
             position = end
-    return found
 
 
 def _raw_text_end(text: str, name: str, start: int) -> int:

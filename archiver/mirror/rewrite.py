@@ -36,7 +36,7 @@ from archiver.links import (
 )
 from archiver.mirror.charsets import View, declared_charset, sniff_bom
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
-from archiver.mirror.markup import Markup, attributes, scan
+from archiver.mirror.markup import attributes, iter_tags
 from archiver.paths import url_to_path
 from archiver.urls import try_normalize
 
@@ -63,6 +63,8 @@ for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
 _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 _DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
+_BASE_TAG = re.compile("<base", re.IGNORECASE)
+"""Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
 
 
 class _Element:
@@ -172,15 +174,15 @@ def rewrite_html(
     view = View(body, effective)
     here = page_path or _own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo)
-    scanner = scan(view.text)
-    base = _document_base(scanner, page_url, view)
+    base = _document_base(page_url, view)
     spans: list[tuple[int, int, str]] = []
-    for offset, tag, raw in scanner.tags:
+    styles: list[tuple[int, int]] = []
+    for offset, tag, raw in iter_tags(view.text, styles):
         if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
             continue  # most tags: no attribute to edit (checked here, without a call per tag)
         for start, end, new in _remembered_tag_edits(tag, raw, base, link, view):
             spans.append((offset + start, offset + end, new))
-    for start, end in scanner.styles:
+    for start, end in styles:
         css = view.text[start:end]
         if "url(" in css.lower() or "@import" in css.lower():
             rewritten = _rewrite_css_view(css, base, link, view)
@@ -195,9 +197,11 @@ def rewrite_html(
     return view.encode(_replace_spans(view.text, spans))
 
 
-def _document_base(scanner: Markup, page_url: str, view: View) -> str:
+def _document_base(page_url: str, view: View) -> str:
     """The URL links resolve against: the first <base href>, or the page's URL."""
-    for _offset, tag, raw in scanner.tags:
+    if not _BASE_TAG.search(view.text):  # most pages: no need to read the tags twice
+        return page_url
+    for _offset, tag, raw in iter_tags(view.text, []):
         if tag != "base":
             continue
         for name, _ns, _ne, value_start, value_end in attributes(raw):
