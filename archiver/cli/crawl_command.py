@@ -103,9 +103,11 @@ def _check_files(config: CrawlConfig) -> None:
 
 def cmd_crawl(args: argparse.Namespace) -> int:
     """archiver crawl: crawl (or resume), build the mirror, print the report."""
+    from archiver.memory import map_large_blocks
     from archiver.store.lock import snapshot_lock
     from archiver.store.snapshot import Snapshot
 
+    map_large_blocks()  # page bodies in flight come and go by the thousand
     output = _output_folder(args)
     args.resume = args.resume is not None
     if args.input_file is not None:

@@ -14,7 +14,7 @@ starts half way there and says when it has imported what it needs, so no
 capture waits for it. Small crawls (and most
 tests) never start a worker; their records are encoded by the writer.
 
-A worker is a fresh interpreter running serve() (it never imports the
+A worker is a fresh interpreter running preparing.serve() (it never imports the
 caller's ``__main__``), fed length-prefixed pickles on its stdin and
 answering in order on its stdout. The event loop talks to it through asyncio
 pipes, with no thread in between (concurrent.futures' process pool spent more
@@ -44,15 +44,13 @@ import io
 import logging
 import os
 import pickle
-import signal
-import struct
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any
 
 from archiver.content import PARSED_TYPES, mime_type
 from archiver.crawling.mirror_choice import DraftingJudge
-from archiver.crawling.preparing import Drafting, Parsed, Prepared, parse_document, prepare_capture
+from archiver.crawling.preparing import HEADER, READY, Drafting, Parsed, Prepared, parse_document
 from archiver.mirror.document import Draft
 from archiver.scope import Scope
 from archiver.warc.capture import Capture
@@ -64,9 +62,6 @@ IN_THREAD_BYTES = 256 * 1024
 TO_WORKER_BYTES = 1024 * 1024
 """Larger bodies (which the fetcher spooled to disk) are not read into RAM for a worker:
 the writer encodes them, streaming."""
-_HEADER = struct.Struct("!I")
-_READY = _HEADER.pack(0)
-"""What a worker process writes first, once imported (no answer is empty)."""
 
 
 def default_processes() -> int:
@@ -75,8 +70,8 @@ def default_processes() -> int:
 
 
 WORKER_CODE = (
-    "import sys; from archiver.crawling.capture_workers import serve; "
-    "serve(sys.stdin.buffer, sys.stdout.buffer)"
+    # preparing.py, not this module: a worker needs neither asyncio nor the ssl it imports.
+    "import sys; from archiver.crawling.preparing import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"
 )
 
 
@@ -107,7 +102,7 @@ class _Worker:
         )
         assert process.stdout is not None
         try:
-            if await process.stdout.readexactly(_HEADER.size) != _READY:
+            if await process.stdout.readexactly(HEADER.size) != READY:
                 raise EOFError("the worker process said something else than that it was ready")
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -122,7 +117,7 @@ class _Worker:
         request = pickle.dumps(args, protocol=pickle.HIGHEST_PROTOCOL)
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.waiting.append(answer)
-        self.process.stdin.write(_HEADER.pack(len(request)) + request)
+        self.process.stdin.write(HEADER.pack(len(request)) + request)
         await self.process.stdin.drain()
         return await asyncio.shield(answer)  # cancelled, the answer still arrives and is dropped
 
@@ -130,7 +125,7 @@ class _Worker:
         assert self.process.stdout is not None
         try:
             while True:
-                (size,) = _HEADER.unpack(await self.process.stdout.readexactly(_HEADER.size))
+                (size,) = HEADER.unpack(await self.process.stdout.readexactly(HEADER.size))
                 parsed = pickle.loads(await self.process.stdout.readexactly(size))
                 answer = self.waiting.popleft()
                 if not answer.done():
@@ -320,18 +315,3 @@ class CaptureWorkers:
         workers, self._workers = self._workers, []
         await asyncio.gather(*(worker.stop() for worker in workers))
         self._aside.shutdown(wait=False, cancel_futures=True)
-
-
-def serve(requests: BinaryIO, answers: BinaryIO) -> None:
-    """A worker's loop: do each pickled task from ``requests``, answer on ``answers``."""
-    # Ctrl-C reaches the terminal's whole process group: the crawl stops cleanly and
-    # ends its workers itself, so a worker does not die under a task in hand.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    answers.write(_READY)
-    answers.flush()
-    while header := requests.read(_HEADER.size):
-        (size,) = _HEADER.unpack(header)
-        result = prepare_capture(*pickle.loads(requests.read(size)))
-        answer = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        answers.write(_HEADER.pack(len(answer)) + answer)
-        answers.flush()

@@ -1,18 +1,23 @@
 """What preparing a capture is, in whichever process does it: its links parsed (and, for a
 page inspected for rendering, what its scripts suggest), its records encoded, its mirror file
-drafted. CaptureWorkers (capture_workers.py) decides where each capture is prepared."""
+drafted. CaptureWorkers (capture_workers.py) decides where each capture is prepared; serve()
+is the loop of a worker process, here so that a worker imports neither asyncio nor ssl."""
 
 from __future__ import annotations
 
 import io
 import logging
+import pickle
+import signal
+import struct
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from archiver.content import HTML_TYPES, PARSED_TYPES, decode_payload, mime_type
 from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
 from archiver.links import Findings, findings, parse_page, root_findings
+from archiver.memory import map_large_blocks
 from archiver.mirror.document import Draft, draft
 from archiver.mirror.linker import Memo
 from archiver.mirror.local_paths import LocalPaths
@@ -135,3 +140,26 @@ class Prepare(Protocol):
 
         The body is left at its start.
         """
+
+
+HEADER = struct.Struct("!I")
+"""What precedes each pickle between the crawl and a worker process: its length."""
+READY = HEADER.pack(0)
+"""What a worker process writes first, once imported (no answer is empty)."""
+
+
+def serve(requests: BinaryIO, answers: BinaryIO) -> None:
+    """A worker process's loop: do each pickled task from ``requests`` (prepare_capture's
+    arguments), answer on ``answers``; see capture_workers.py."""
+    # Ctrl-C reaches the terminal's whole process group: the crawl stops cleanly and
+    # ends its workers itself, so a worker does not die under a task in hand.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    map_large_blocks()  # bodies of up to a MiB arrive one after another
+    answers.write(READY)
+    answers.flush()
+    while header := requests.read(HEADER.size):
+        (size,) = HEADER.unpack(header)
+        result = prepare_capture(*pickle.loads(requests.read(size)))
+        answer = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        answers.write(HEADER.pack(len(answer)) + answer)
+        answers.flush()

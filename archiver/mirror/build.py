@@ -26,6 +26,7 @@ from typing import Any
 
 from archiver.crawling.render_policy import NEVER
 from archiver.errors import SnapshotError, WriteError
+from archiver.memory import release_free_memory
 from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
 from archiver.mirror.local_paths import LocalPaths
@@ -197,6 +198,7 @@ class _Builder:
         the fork and open their own manifest and WARC files.
         """
         context = multiprocessing.get_context("fork")
+        release_free_memory()  # or each child starts with its share of what this one freed
         children = []
         for part in range(1, parts):
             receiver, sender = context.Pipe(duplex=False)
