@@ -177,6 +177,31 @@ async def test_pages_drafted_by_worker_processes_are_the_rebuilt_mirror(
     assert _recorded(root) == recorded
 
 
+async def test_files_a_worker_process_encoded_are_copied_whole_to_the_mirror(
+    site: Any, run_crawl: Any, live: None, monkeypatch: Any
+) -> None:
+    # Once a worker has encoded a capture's records, its body goes, unless the mirror
+    # copies it as received (an image, while the mirror is written during the crawl).
+    made: list[CaptureWorkers] = []
+
+    def workers(processes: int | None, **options: Any) -> CaptureWorkers:
+        made.append(CaptureWorkers(processes=1, start_after=0, **options))
+        return made[-1]
+
+    monkeypatch.setattr(run, "CaptureWorkers", workers)
+    tricky_site(site)
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=1)
+    root = result.snapshot.root
+    assert made[0].done_in_workers > 20
+    assert result.mirror is not None and not result.mirror.errors and result.mirror.rewritten > 0
+    host = site.host.replace(":", "+")
+    crawled = _tree(root / "mirror")
+    assert crawled[f"{host}/img/a.png"] == png(rgb=(50, 0, 0))
+    assert crawled[f"{host}/img/b.png"] == PNG
+    _rebuilt_alike(root)
+
+
 def _tables(root: Path) -> set[str]:
     with sqlite3.connect(root / "manifest.sqlite3") as db:
         return {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import logging
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
@@ -345,6 +346,11 @@ class Crawler:
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
         row = self._row(item, FETCHED, title=prepared.title, render_reason=reason, **facts)
+        if prepared.exchange is not None and not self.writer.reads_body(content_type):
+            # Its records are encoded: the writer only appends them. The body (up to a MiB, and
+            # a hundred captures may wait for the writer) goes now.
+            capture.body.close()
+            capture = dataclasses.replace(capture, body=io.BytesIO())
         await self.writer.put(WriteItem(row, capture, met, prepared.exchange, draft=prepared.draft))
         for queued in queue:
             await self.frontier.put(queued)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from archiver.content import mime_type
+from archiver.content import PARSED_TYPES, mime_type
 from archiver.errors import WriteError
 from archiver.mirror.build import is_mirrored
 from archiver.mirror.document import Draft
@@ -77,6 +77,9 @@ class WriteQueue(Protocol):
     async def committed(self) -> None:
         """Wait until everything queued before is committed."""
 
+    def reads_body(self, content_type: str | None) -> bool:
+        """Whether storing a capture whose records come encoded reads its body."""
+
 
 class Writer:
     """The single consumer that stores captures and manifest rows.
@@ -111,6 +114,13 @@ class Writer:
         self.items_committed = 0
         """Items whose batch is committed so far: they are written in the order they were put,
         so the first ``items_committed`` items put are stored (a Redis frontier releases their leases)."""
+
+    def reads_body(self, content_type: str | None) -> bool:
+        """Whether storing a capture whose records come encoded reads its body: only to copy it to
+        the mirror as received (a file other than a page or stylesheet, while the mirror is
+        written during the crawl)."""
+        copies = self.mirror is not None and not self.mirror.deferred
+        return copies and mime_type(content_type) not in PARSED_TYPES
 
     def defer_mirror(self) -> None:
         """Have the mirror built after the crawl (LiveMirror.defer()), from the next batch on."""
