@@ -231,7 +231,7 @@ STREAMED_PAGES = [
     "<div style=\"background: url('bg.png')\"><p STYLE='x: url(deep.png)'><a href=in-styled>t</a></p></div>",
     "<style>body { background: url(/st.png) }</style><style>@import 'imp.css';</style>",
     '<svg><use href="sprite.svg#icon"></use><use xlink:href="/x.svg#i"></use><title>In svg</title></svg>',
-    '<head><base href="mailto:x"><base href="http://other/root/"><title> A \n title </title></head><a href=x>',
+    '<head><base href="mailto:x"><base href="http://other/r/"><title> A \n title </title></head><a href=x>',
     "<body><svg><title>Image</title></svg><head><title>Late head</title></head></body>",
     '<a href="i.png">i</a><img src="i.png"><a href="#top">t</a><a href="javascript:go()">j</a>',
     "<!-- <a href='commented.html'> --><script>var s = '<a href=\"in-script\">';</script><a href=after>",
