@@ -381,8 +381,12 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
         title: str | None = None
         head_title: str | None = None
         nofollow = False
-        for at in range(0, len(body), STREAM_CHUNK):
-            parser.feed(body[at : at + STREAM_CHUNK])
+        root = None
+        for at in range(0, len(body) + STREAM_CHUNK, STREAM_CHUNK):  # and one round more, to close:
+            if at < len(body):  # the elements left open at the end end then
+                parser.feed(body[at : at + STREAM_CHUNK])
+            else:
+                root = parser.close()
             for event, element in parser.read_events():
                 tag = element.tag  # lowercased by the HTML parser
                 if event == "start":  # its attributes are all there
@@ -406,9 +410,10 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
                         head_title = text
                 # Read: drop it, and what came before it under the same parent.
                 element.clear()
-                while element.getprevious() is not None:
-                    del element.getparent()[0]
-        if parser.close() is None:
+                parent = element.getparent()  # None for the root, whose siblings are comments
+                while parent is not None and element.getprevious() is not None:
+                    del parent[0]
+        if root is None:
             return None, url, {}, False
     except (lxml.etree.LxmlError, LookupError, ValueError):
         if encoding is None:

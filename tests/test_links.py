@@ -240,10 +240,22 @@ STREAMED_PAGES = [
 ]
 
 
-def _past_streaming(html: str, encoding: str) -> bytes:
+# Elements left open at the end of a page (a page cut short): what they hold counts too.
+ENDING_OPEN = ["<title>Cut short: ", "<style>p { background: url(/cut.png) } ", "<a href=/last>"]
+
+
+def _past_streaming(html: str, encoding: str, ending: str = "") -> bytes:
     """``html`` made long enough to be parsed as a stream, by text after its links."""
     padding = "<p>" + "padding text " * (STREAMED_BYTES // 13 + 100) + "</p>"
-    return (html + padding).encode(encoding, errors="xmlcharrefreplace")
+    return (html + padding + ending).encode(encoding, errors="xmlcharrefreplace")
+
+
+@pytest.mark.parametrize("ending", ENDING_OPEN)
+def test_a_large_page_cut_short_parsed_as_a_stream_gives_what_its_tree_gives(ending):
+    body = _past_streaming('<a href="a.html">a</a>', "utf-8", ending + "x " * 1000)
+    streamed = findings(body, BASE, "text/html", "text/html")
+    assert streamed == root_findings(parse_page(body, "text/html"), BASE)
+    assert len(streamed[2]) == 2 or streamed[0] is not None and streamed[0].startswith("Cut short")
 
 
 @pytest.mark.parametrize("html", STREAMED_PAGES)
