@@ -21,6 +21,7 @@ import lxml.etree
 import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
+from archiver.html_stream import read_elements
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
 from archiver.urls import reference_text, try_normalize, url_folder
 
@@ -373,48 +374,34 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
     is dropped once read, so a page of megabytes costs the memory of a chunk, not of its
     tree (about ten times its size). The same parser, so the same elements, in the same order.
     """
+    references: list[tuple[str, str]] = []
+    styled: list[tuple[str, str]] = []
+    base: str | None = None
+    title: str | None = None
+    head_title: str | None = None
+    nofollow = False
+    chunks = (body[at : at + STREAM_CHUNK] for at in range(0, len(body), STREAM_CHUNK))
     try:
-        parser = lxml.etree.HTMLPullParser(events=("start", "end"), encoding=encoding, remove_comments=False)
-        references: list[tuple[str, str]] = []
-        styled: list[tuple[str, str]] = []
-        base: str | None = None
-        title: str | None = None
-        head_title: str | None = None
-        nofollow = False
-        root = None
-        for at in range(0, len(body) + STREAM_CHUNK, STREAM_CHUNK):  # and one round more, to close:
-            if at < len(body):  # the elements left open at the end end then
-                parser.feed(body[at : at + STREAM_CHUNK])
-            else:
-                root = parser.close()
-            for event, element in parser.read_events():
-                tag = element.tag  # lowercased by the HTML parser
-                if event == "start":  # its attributes are all there
-                    if tag in _STARTS_READ:
-                        # Not a <style>: its text is not all there yet.
-                        references.extend((ref[4], ref[5]) for ref in _references_in((element,)))
-                        if tag == "base" and base is None:
-                            href = element.get("href") or ""
-                            base = document_base(href, url) if is_fetchable_reference(href) else None
-                        elif tag == "meta" and not nofollow:
-                            nofollow = says_nofollow_meta(element)
-                    if element.get("style") is not None:
-                        styled.extend((ref[4], ref[5]) for ref in _style_attribute_references((element,)))
-                    continue
-                if tag == "style" and element.text:  # and now its text
-                    references.extend((value, REQUISITE) for _s, _e, value in iter_css_urls(element.text))
-                elif tag == "title":
-                    text = " ".join("".join(element.itertext()).split())[:500] or None
-                    title = title if title is not None else text
-                    if head_title is None and _in_head(element):
-                        head_title = text
-                # Read: drop it, and what came before it under the same parent.
-                element.clear()
-                parent = element.getparent()  # None for the root, whose siblings are comments
-                while parent is not None and element.getprevious() is not None:
-                    del parent[0]
-        if root is None:
-            return None, url, {}, False
+        for event, element in read_elements(chunks, ("start", "end"), encoding):
+            tag = element.tag  # lowercased by the HTML parser
+            if event == "start":  # its attributes are all there
+                if tag in _STARTS_READ:
+                    # Not a <style>: its text is not all there yet.
+                    references.extend((ref[4], ref[5]) for ref in _references_in((element,)))
+                    if tag == "base" and base is None:
+                        href = element.get("href") or ""
+                        base = document_base(href, url) if is_fetchable_reference(href) else None
+                    elif tag == "meta" and not nofollow:
+                        nofollow = says_nofollow_meta(element)
+                if element.get("style") is not None:
+                    styled.extend((ref[4], ref[5]) for ref in _style_attribute_references((element,)))
+            elif tag == "style" and element.text:  # and now its text
+                references.extend((value, REQUISITE) for _s, _e, value in iter_css_urls(element.text))
+            elif tag == "title":
+                text = " ".join("".join(element.itertext()).split())[:500] or None
+                title = title if title is not None else text
+                if head_title is None and _in_head(element):
+                    head_title = text
     except (lxml.etree.LxmlError, LookupError, ValueError):
         if encoding is None:
             return None, url, {}, False

@@ -275,6 +275,19 @@ async def test_large_mirror_pages_are_streamed(snapshot: Path, monkeypatch) -> N
     assert sorted(verify_snapshot(snapshot).counts) == ["broken_mirror_link", "changed_mirror_file"]
 
 
+async def test_a_large_mirror_page_opening_with_a_comment_is_streamed(site, run_crawl, monkeypatch) -> None:
+    # Saved pages often open with a comment, before <html>: the root's sibling in the tree.
+    site.file("/", "<!-- saved from elsewhere -->\n<html><body><a href='/a'>a</a></body></html>")
+    site.file("/a", "<!-- one --><!-- two --><html><body><a href='/'>home</a><a href='/gone'>x</a>")
+    site.file("/gone", "<h1>gone</h1>", status=404)
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=1)
+    monkeypatch.setattr("archiver.verify.mirror_links.STREAM_HTML_FROM", 0)
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text(str(result.snapshot.root))
+    assert report.stats["mirror links"] >= 3
+
+
 async def test_cli_verify_json(snapshot: Path, capsys) -> None:
     assert cli.main(["verify", str(snapshot), "--json", "--no-mirror"]) == 0
     report = json.loads(capsys.readouterr().out)

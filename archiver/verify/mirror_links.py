@@ -16,6 +16,7 @@ from urllib.parse import unquote
 
 import lxml.etree
 
+from archiver.html_stream import read_elements
 from archiver.links import is_fetchable_reference, iter_css_urls, iter_html_references, parse_html
 from archiver.verify.report import BROKEN_MIRROR_LINK, Report
 
@@ -26,6 +27,7 @@ MAX_DOCUMENT = 64 * 1024 * 1024
 """Stylesheets larger than this are checked only up to this size."""
 STREAM_HTML_FROM = 1024 * 1024
 """HTML files larger than this are parsed as a stream (a big index.html)."""
+STREAM_CHUNK = 64 * 1024
 
 
 def local_target(value: str) -> str | None:
@@ -92,15 +94,12 @@ def _references(document: Path) -> Iterator[str]:
 
 def _streamed_html_references(document: Path) -> Iterator[str]:
     """Links of a large HTML file, parsed element by element so its tree never builds up."""
-    for _event, element in lxml.etree.iterparse(
-        str(document), events=("end",), html=True, recover=True, huge_tree=True
-    ):
-        # Children were cleared at their own end: this visits the element alone.
-        for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
-            yield value
-        element.clear()
-        while element.getprevious() is not None:
-            del element.getparent()[0]
+    with open(document, "rb") as fh:
+        chunks = iter(lambda: fh.read(STREAM_CHUNK), b"")
+        for _event, element in read_elements(chunks, ("end",), huge_tree=True):
+            # Its children were dropped at their own end: this visits the element alone.
+            for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
+                yield value
 
 
 def _broken(folder: str, target: str, root_real: str) -> str | None:

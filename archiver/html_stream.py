@@ -1,0 +1,45 @@
+"""An HTML document read as a stream of parser events, each element dropped once read: for
+pages too large to hold as a tree (about ten times their size). Pure: bytes in, elements out.
+
+>>> events = read_elements([b'<p><a href="/a">a</a>', b'<a href="/b">b</a>'], ("start",))
+>>> [element.get("href") for _event, element in events if element.tag == "a"]
+['/a', '/b']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import lxml.etree
+
+
+def read_elements(
+    chunks: Iterable[bytes], events: tuple[str, ...], encoding: str | None = None, huge_tree: bool = False
+) -> Iterator[tuple[str, lxml.etree._Element]]:
+    """(event, element) of the HTML document ``chunks`` hold, as lxml's pull parser gives them:
+    at "start" an element's attributes are all there, at "end" its text and children too.
+
+    Once the caller is done with an element's "end" (the next event is asked for), the
+    element is dropped with what came before it under its parent; the elements left open
+    where the document stops end after the last chunk. The tree is that of lxml.html's parser.
+    Raises LookupError for an encoding lxml does not know, lxml.etree.LxmlError for a
+    document it cannot read.
+    """
+    parser = lxml.etree.HTMLPullParser(
+        events=events, encoding=encoding, remove_comments=False, huge_tree=huge_tree
+    )
+    for chunk in chunks:
+        parser.feed(chunk)
+        yield from _dropping(parser.read_events())
+    parser.close()
+    yield from _dropping(parser.read_events())
+
+
+def _dropping(events: Iterable[tuple[str, lxml.etree._Element]]) -> Iterator[tuple[str, lxml.etree._Element]]:
+    for event, element in events:
+        yield event, element
+        if event == "end":
+            element.clear()
+            parent = element.getparent()  # None for the root, whose siblings are comments
+            while parent is not None and element.getprevious() is not None:
+                del parent[0]
