@@ -22,6 +22,7 @@ import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
 from archiver.html_stream import read_elements
+from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
 from archiver.urls import reference_text, try_normalize, url_folder
 
@@ -89,16 +90,6 @@ LINK_MEMO = 8_192
 repeat (menus, headers) stays in; four times as many saved no time on the generated site and
 4% on the Python docs, for 9 and 6 MB more in every process that parses."""
 
-_CSS_URL = re.compile(
-    r"""url\(\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^)"'\s]*))\s*\)"""
-    r"""|@import\s+(?:"(?P<idq>[^"]*)"|'(?P<isq>[^']*)')""",
-    re.IGNORECASE,
-)
-_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
-_META_REFRESH_URL = re.compile(
-    r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\s*$""",
-    re.IGNORECASE | re.DOTALL,
-)
 _CHARSET = re.compile(r"""charset\s*=\s*["']?([\w.:-]+)""", re.IGNORECASE)
 
 
@@ -143,50 +134,6 @@ def parse_html(body: bytes, encoding: str | None = None) -> lxml.html.HtmlElemen
         if encoding is None:
             return None
         return parse_html(body, None)
-
-
-def parse_srcset(value: str) -> list[tuple[int, int, str]]:
-    """The (start, end, url) spans of the candidate URLs in a srcset value."""
-    spans = []
-    index = 0
-    while index < len(value):
-        while index < len(value) and (value[index].isspace() or value[index] == ","):
-            index += 1
-        start = index
-        while index < len(value) and not value[index].isspace():
-            index += 1
-        end = index
-        # A URL may end with commas that separate candidates when no descriptor follows.
-        ended_by_comma = end > start and value[end - 1] == ","
-        while end > start and value[end - 1] == ",":
-            end -= 1
-        if end > start:
-            spans.append((start, end, value[start:end]))
-        if not ended_by_comma:  # skip the descriptor up to the next comma
-            while index < len(value) and value[index] != ",":
-                index += 1
-    return spans
-
-
-def parse_meta_refresh(content: str) -> tuple[int, int, str] | None:
-    """The (start, end, url) span of the URL in a meta refresh's content, if any."""
-    match = _META_REFRESH_URL.match(content)
-    if not match or not match.group("url") or match.group("url")[0].isdigit() and ";" not in content:
-        return None
-    return match.start("url"), match.end("url"), match.group("url")
-
-
-def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
-    """The (start, end, url) spans of url() and @import targets in CSS text."""
-    # Blank comments (same length) so offsets still index the original text.
-    cleaned = _CSS_COMMENT.sub(lambda m: " " * len(m.group(0)), text)
-    for match in _CSS_URL.finditer(cleaned):
-        for group in ("dq", "sq", "bare", "idq", "isq"):
-            if match.group(group) is not None:
-                value = match.group(group)
-                if value.strip():
-                    yield match.start(group), match.end(group), value
-                break
 
 
 def is_fetchable_reference(value: str) -> bool:

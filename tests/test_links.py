@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from archiver.link_values import parse_meta_refresh, parse_srcset
 from archiver.links import (
     LINK,
     REQUISITE,
@@ -13,9 +14,7 @@ from archiver.links import (
     extract_css,
     extract_html,
     findings,
-    parse_meta_refresh,
     parse_page,
-    parse_srcset,
     root_findings,
 )
 

@@ -14,7 +14,8 @@ import pytest
 from conftest import manifest_rows
 from snapshot_builder import SnapshotBuilder
 
-from archiver.links import iter_css_urls, iter_html_references
+from archiver.link_values import iter_css_urls
+from archiver.links import iter_html_references
 from archiver.mirror.build import build_mirror
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow

@@ -24,16 +24,8 @@ import html
 import re
 
 from archiver.content import known_encoding
-from archiver.links import (
-    HTML_LINK_ATTRS,
-    SRCSET_ATTRS,
-    document_base,
-    is_fetchable_reference,
-    iter_css_urls,
-    link_kind,
-    parse_meta_refresh,
-    parse_srcset,
-)
+from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
+from archiver.links import HTML_LINK_ATTRS, SRCSET_ATTRS, document_base, is_fetchable_reference, link_kind
 from archiver.mirror.charsets import View, declared_charset, sniff_bom
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
 from archiver.mirror.markup import attributes, iter_tags

@@ -17,7 +17,8 @@ from urllib.parse import unquote
 import lxml.etree
 
 from archiver.html_stream import read_elements
-from archiver.links import is_fetchable_reference, iter_css_urls, iter_html_references, parse_html
+from archiver.link_values import iter_css_urls
+from archiver.links import is_fetchable_reference, iter_html_references, parse_html
 from archiver.verify.report import BROKEN_MIRROR_LINK, Report
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")

@@ -1,0 +1,71 @@
+"""Where a URL sits inside a value: the candidates of a srcset, the target of a meta refresh,
+the url()s and @imports of a stylesheet. Pure span finders, shared by the link parser
+(links.py), the mirror's rewriter and verify, so all three cut values the same way.
+
+>>> parse_srcset("a.png 1x, b.png 2x")
+[(0, 5, 'a.png'), (10, 15, 'b.png')]
+>>> parse_meta_refresh("0; url=/next")
+(7, 12, '/next')
+>>> list(iter_css_urls("p{background:url('/i.png')} @import 'x.css';"))
+[(18, 24, '/i.png'), (37, 42, 'x.css')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+_CSS_URL = re.compile(
+    r"""url\(\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^)"'\s]*))\s*\)"""
+    r"""|@import\s+(?:"(?P<idq>[^"]*)"|'(?P<isq>[^']*)')""",
+    re.IGNORECASE,
+)
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_META_REFRESH_URL = re.compile(
+    r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\s*$""",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def parse_srcset(value: str) -> list[tuple[int, int, str]]:
+    """The (start, end, url) spans of the candidate URLs in a srcset value."""
+    spans = []
+    index = 0
+    while index < len(value):
+        while index < len(value) and (value[index].isspace() or value[index] == ","):
+            index += 1
+        start = index
+        while index < len(value) and not value[index].isspace():
+            index += 1
+        end = index
+        # A URL may end with commas that separate candidates when no descriptor follows.
+        ended_by_comma = end > start and value[end - 1] == ","
+        while end > start and value[end - 1] == ",":
+            end -= 1
+        if end > start:
+            spans.append((start, end, value[start:end]))
+        if not ended_by_comma:  # skip the descriptor up to the next comma
+            while index < len(value) and value[index] != ",":
+                index += 1
+    return spans
+
+
+def parse_meta_refresh(content: str) -> tuple[int, int, str] | None:
+    """The (start, end, url) span of the URL in a meta refresh's content, if any."""
+    match = _META_REFRESH_URL.match(content)
+    if not match or not match.group("url") or match.group("url")[0].isdigit() and ";" not in content:
+        return None
+    return match.start("url"), match.end("url"), match.group("url")
+
+
+def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
+    """The (start, end, url) spans of url() and @import targets in CSS text."""
+    # Blank comments (same length) so offsets still index the original text.
+    cleaned = _CSS_COMMENT.sub(lambda m: " " * len(m.group(0)), text)
+    for match in _CSS_URL.finditer(cleaned):
+        for group in ("dq", "sq", "bare", "idq", "isq"):
+            if match.group(group) is not None:
+                value = match.group(group)
+                if value.strip():
+                    yield match.start(group), match.end(group), value
+                break
