@@ -118,6 +118,8 @@ async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp
     # Which pages were rendered, and why.
     assert rows[site.url("/")].render_reason == 'trial 1 of 2: empty app root <div id="root">'
     assert "rendering found more on this host" in (rows[site.url("/app/item/1")].render_reason or "")
+    log = (result.snapshot.root / "logs" / "crawl.log").read_text()
+    assert f"pages of {site.host}: rendering finds more there, they are all rendered" in log
     assert rows[site.url("/about.html")].render_reason is None  # no script: nothing to render
     rendered = [row for row in rows.values() if row.dom_warc_file]
     routes = ("/", "/app/home", *(f"/app/item/{n}" for n in range(1, ITEMS + 1)))
@@ -173,6 +175,8 @@ async def test_static_pages_cost_a_few_trials_per_host(site, run_crawl, monkeypa
     assert rows[site.url("/plain")].render_reason is None
     assert all(count == 1 for count in site.hits.values())
     assert len(watch.pools) == 1
+    log = (result.snapshot.root / "logs" / "crawl.log").read_text()
+    assert f"scripted pages of {site.host}: 2 trial renders found nothing more" in log
 
 
 @pytest.mark.parametrize("how", ["Browser.crash", "kill -9"])

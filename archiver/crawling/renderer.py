@@ -248,8 +248,21 @@ class Renderer:
             more = gained(found, expected)
             if more:
                 log.info("rendering %s found %d URLs its static parse did not: %s", url, len(more), more[:5])
-            for waiting in self.policy.record(host_of(url), job.kind, bool(more)):
-                self._push(waiting)
+            host = host_of(url)
+            known = self.policy.verdict(host, job.kind) is not None
+            waiting = self.policy.record(host, job.kind, bool(more))
+            verdict = self.policy.verdict(host, job.kind)
+            if not known and verdict is not None:
+                log.info(
+                    "%s pages of %s: %s",
+                    job.kind,
+                    host,
+                    "rendering finds more there, they are all rendered"
+                    if verdict
+                    else f"{self.policy.trials} trial renders found nothing more, the rest are not rendered",
+                )
+            for page in waiting:
+                self._push(page)
         dom = RenderedDom(url, datetime.now(UTC), html, response_id[0]) if html is not None else None
         if dom is not None:
             self.stats.rendered += 1
