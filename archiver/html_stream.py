@@ -1,7 +1,7 @@
 """An HTML document read as a stream of parser events, each element dropped once read: for
 pages too large to hold as a tree (about ten times their size). Pure: bytes in, elements out.
 
->>> events = read_elements([b'<p><a href="/a">a</a>', b'<a href="/b">b</a>'], ("start",))
+>>> events = read_elements(b'<p><a href="/a">a</a><a href="/b">b</a>', ("start",))
 >>> [element.get("href") for _event, element in events if element.tag == "a"]
 ['/a', '/b']
 """
@@ -9,14 +9,19 @@ pages too large to hold as a tree (about ten times their size). Pure: bytes in, 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 
 import lxml.etree
 
+CHUNK = 64 * 1024
+"""Bytes fed to the parser at a time."""
+
 
 def read_elements(
-    chunks: Iterable[bytes], events: tuple[str, ...], encoding: str | None = None, huge_tree: bool = False
+    source: bytes | BinaryIO, events: tuple[str, ...], encoding: str | None = None, huge_tree: bool = False
 ) -> Iterator[tuple[str, lxml.etree._Element]]:
-    """(event, element) of the HTML document ``chunks`` hold, as lxml's pull parser gives them:
+    """(event, element) of the HTML document ``source`` holds (its bytes, or a file read CHUNK at a
+    time), as lxml's pull parser gives them:
     at "start" an element's attributes are all there, at "end" its text and children too.
 
     Once the caller is done with an element's "end" (the next event is asked for), the
@@ -28,11 +33,17 @@ def read_elements(
     parser = lxml.etree.HTMLPullParser(
         events=events, encoding=encoding, remove_comments=False, huge_tree=huge_tree
     )
-    for chunk in chunks:
+    for chunk in _chunks(source):
         parser.feed(chunk)
         yield from _dropping(parser.read_events())
     parser.close()
     yield from _dropping(parser.read_events())
+
+
+def _chunks(source: bytes | BinaryIO) -> Iterator[bytes]:
+    if isinstance(source, bytes):
+        return (source[at : at + CHUNK] for at in range(0, len(source), CHUNK))
+    return iter(lambda: source.read(CHUNK), b"")
 
 
 def _dropping(events: Iterable[tuple[str, lxml.etree._Element]]) -> Iterator[tuple[str, lxml.etree._Element]]:

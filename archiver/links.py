@@ -83,7 +83,6 @@ _STARTS_READ = frozenset((*_ATTRS_BY_TAG, "meta", "base"))
 _STYLED = lxml.etree.XPath("descendant-or-self::*[@style]")
 STREAMED_BYTES = 256 * 1024
 """HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
-STREAM_CHUNK = 64 * 1024
 SKIPPED_SCHEMES = ("data:", "javascript:", "mailto:", "tel:", "about:", "blob:", "#")
 LINK_MEMO = 8_192
 """Links whose normalised URL is kept (the most recently used), per process. What pages
@@ -232,8 +231,11 @@ def page_title(root: lxml.html.HtmlElement) -> str | None:
     title = root.find("head/title")
     if title is None:
         title = next(root.iter("title"), None)
-    if title is None:
-        return None
+    return None if title is None else _title_text(title)
+
+
+def _title_text(title: lxml.etree._Element) -> str | None:
+    """A <title>'s text, whitespace collapsed, at most 500 characters."""
     return " ".join("".join(title.itertext()).split())[:500] or None
 
 
@@ -327,9 +329,8 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
     title: str | None = None
     head_title: str | None = None
     nofollow = False
-    chunks = (body[at : at + STREAM_CHUNK] for at in range(0, len(body), STREAM_CHUNK))
     try:
-        for event, element in read_elements(chunks, ("start", "end"), encoding):
+        for event, element in read_elements(body, ("start", "end"), encoding):
             tag = element.tag  # lowercased by the HTML parser
             if event == "start":  # its attributes are all there
                 if tag in _STARTS_READ:
@@ -345,7 +346,7 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
             elif tag == "style" and element.text:  # and now its text
                 references.extend((value, REQUISITE) for _s, _e, value in iter_css_urls(element.text))
             elif tag == "title":
-                text = " ".join("".join(element.itertext()).split())[:500] or None
+                text = _title_text(element)
                 title = title if title is not None else text
                 if head_title is None and _in_head(element):
                     head_title = text
@@ -397,15 +398,19 @@ def decode_text(body: bytes, content_type: str | None) -> str:
 
 def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
     """An HTML page parsed as the crawl reads it for links: up to MAX_MARKUP tags, in its charset."""
+    return parse_html(*_as_read(body, content_type_header))
+
+
+def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None]:
+    """An HTML page's bytes up to MAX_MARKUP tags, and the charset its header names."""
     body, _cut = bounded_document(body, "text/html")
-    return parse_html(body, charset_from_content_type(content_type_header))
+    return body, charset_from_content_type(content_type_header)
 
 
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
     """extract(), as plain values."""
     if mime_type in HTML_TYPES:
-        body, _cut = bounded_document(body, "text/html")
-        encoding = charset_from_content_type(content_type_header)
+        body, encoding = _as_read(body, content_type_header)
         if len(body) > STREAMED_BYTES:
             return _streamed_findings(body, url, encoding)
         return root_findings(parse_html(body, encoding), url)

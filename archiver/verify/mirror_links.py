@@ -28,7 +28,6 @@ MAX_DOCUMENT = 64 * 1024 * 1024
 """Stylesheets larger than this are checked only up to this size."""
 STREAM_HTML_FROM = 1024 * 1024
 """HTML files larger than this are parsed as a stream (a big index.html)."""
-STREAM_CHUNK = 64 * 1024
 
 
 def local_target(value: str) -> str | None:
@@ -96,8 +95,7 @@ def _references(document: Path) -> Iterator[str]:
 def _streamed_html_references(document: Path) -> Iterator[str]:
     """Links of a large HTML file, parsed element by element so its tree never builds up."""
     with open(document, "rb") as fh:
-        chunks = iter(lambda: fh.read(STREAM_CHUNK), b"")
-        for _event, element in read_elements(chunks, ("end",), huge_tree=True):
+        for _event, element in read_elements(fh, ("end",), huge_tree=True):
             # Its children were dropped at their own end: this visits the element alone.
             for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
                 yield value
