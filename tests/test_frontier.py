@@ -163,19 +163,24 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
         site.page(
             f"/p{n}",
             links=[f"/p{(n + k) % pages}" for k in range(1, 4)]
-            + ["/s.css", "/same.png", "/copy.png", "/gone"],
+            + ["/s.css", "/same.png", "/copy.png", "/gone", "/big"],
             title=f"page {n}",
         )
     site.file("/s.css", "body{background:url(/bg.png)}", "text/css")
     site.file("/bg.png", b"\x89PNG" + bytes(range(256)) * 40, "image/png")
     site.file("/same.png", b"\x89PNG same bytes", "image/png")
     site.file("/copy.png", b"\x89PNG same bytes", "image/png")
+    # Over TO_WORKER_BYTES: parsed by a worker all the same, its records encoded by the writer.
+    site.page("/big", title="big", body='<a href="/big-only">b</a>' + "<p>filler</p>" * 100_000)
+    site.page("/big-only")
     site.redirect("/", "/p0")
     await site.start()
     result = await run_crawl(site.url("/"))
     rows = manifest_rows(result.snapshot.root)
     assert {url for url, row in rows.items() if row.outcome == "fetched"} == {
         *(site.url(f"/p{n}") for n in range(pages)),
+        site.url("/big"),
+        site.url("/big-only"),
         site.url("/s.css"),
         site.url("/bg.png"),
         site.url("/same.png"),
@@ -183,10 +188,11 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
         site.url("/gone"),
     }
     assert rows[site.url("/p7")].title == "page 7"
+    assert rows[site.url("/big")].title == "big"
     assert rows[site.url("/bg.png")].found_by == "requisite"
     # Every fetch but the redirect's went through a worker, which parsed the pages and the
     # stylesheet and encoded the records; one of the identical images became a revisit.
-    assert made[0].done_in_workers == pages + 5
+    assert made[0].done_in_workers == pages + 7
     assert sorted(rows[site.url(path)].record_type for path in ("/same.png", "/copy.png")) == [
         "response",
         "revisit",
