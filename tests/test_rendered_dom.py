@@ -15,6 +15,7 @@ from archiver.store.rows import ManifestRow
 from archiver.verify.completeness import check_completeness, crawl_scope
 from archiver.verify.consistency import check_manifest
 from archiver.verify.integrity import WarcScan, warc_files
+from archiver.verify.record_index import RecordIndex
 from archiver.verify.report import UNLISTED_RECORD, UNRECORDED_LINK, WRONG_LOCATION, Report
 
 SHELL = (
@@ -78,9 +79,9 @@ def _snapshot(tmp_path, *, claimed=True, b_recorded=True):
 
 def _verify(root, mirror=False):
     report = Report()
-    scan = WarcScan(report)
-    scan.scan(warc_files(root / "warc"))
-    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+    with RecordIndex() as records, Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        scan = WarcScan(report, records)
+        scan.scan(warc_files(root / "warc"))
         names = {path.name for path in warc_files(root / "warc")}
         check_manifest(
             manifest, scan.records, names, scan.damaged, report, root / "mirror" if mirror else None

@@ -71,14 +71,15 @@ class WarcScan:
     def __init__(
         self,
         report: Report,
-        records: RecordIndex | None = None,
+        records: RecordIndex,
         page: PageHook | None = None,
         wants_page: Callable[[int | None, str], bool] = lambda _status, _mime: False,
     ) -> None:
-        """``records``: where to index the records (a fresh RecordIndex by default). ``page``:
-        called with each intact response record whose (status, MIME type) ``wants_page``."""
+        """``records``: where to index the records (its owner closes it, which removes its scratch
+        file). ``page``: called with each intact response record whose (status, MIME type)
+        ``wants_page``."""
         self.report = report
-        self.records = records if records is not None else RecordIndex()
+        self.records = records
         """(file name, offset) -> entry, for every response, revisit and resource record."""
         self.damaged: set[tuple[str, int]] = set()
         """(file name, offset) of records found damaged (reported here already)."""
