@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import signal
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,24 @@ def run_crawl(tmp_path: Path) -> Callable[..., Awaitable[CrawlResult]]:
         return await crawl(config, resume=resume)
 
     return run
+
+
+@contextlib.contextmanager
+def in_linear_time(seconds: int = 60) -> Iterator[None]:
+    """Fails what runs inside with TimeoutError after ``seconds``: for work on hostile input that
+    takes milliseconds when its time grows with the input's size, and hours when it grows with
+    the size squared (a deadline so far out is no speed test)."""
+
+    def too_long(_signal: int, _frame: object) -> None:
+        raise TimeoutError(f"still at it after {seconds} s: time squared in the input's size?")
+
+    previous = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def manifest_rows(snapshot_root: Path, *, for_crawlers: bool = False) -> dict[str, ManifestRow]:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import in_linear_time
 
-from archiver.mirror.markup import scan
+from archiver.mirror.markup import RAW_TEXT_ELEMENTS, attributes, iter_tags, scan
 
 
 def tags(text: str) -> list[tuple[str, str]]:
@@ -87,3 +91,103 @@ def test_same_tags_as_html_parser_on_well_formed_pages(page: Path) -> None:
     reference.feed(text)
     reference.close()
     assert [tag for _offset, tag, _raw in scan(text).tags] == reference.found
+
+
+WANTED = frozenset({"a", "img", "link", "meta", "base", "iframe"})
+FRAGMENTS = [
+    '<a href="x">',
+    "<A HREF=y>",
+    "<lin\u212a href=k>",
+    '<img\nsrc=m alt="<a href=q>">',
+    "<a\x00 href=n>",
+    '<div style="a:url(b)">',
+    "<div STYLE=x>",
+    "<x sTyLe='u'>",
+    "<x style>",
+    "<x style/>",
+    '<div class="style">',
+    "<x styles=1>",
+    "<x data-style=1>",
+    "<div \u017ftyle=x>",
+    '<span title="<a href=z>">',
+    "<div data-x='<img src=w>'>",
+    "<p",
+    '<div class="open',
+    ">",
+    "<",
+    "<3",
+    "</a>",
+    "<br/>",
+    "<!--",
+    "-->",
+    "<!-- <img src=q> -->",
+    "<!DOCTYPE html>",
+    "<?x ?>",
+    "<![CDATA[<a href=c>]]>",
+    "<script>",
+    "</script>",
+    "<style>",
+    "</style >",
+    "<title>",
+    "</title>",
+    "<textarea>",
+    "</textarea>",
+    "<abbr title=t>",
+    "<imgx src=i>",
+    "<links>",
+    "<xmp>",
+    "</xmp>",
+    "<iframe src=f>",
+    "</iframe>",
+    "<plaintext>",
+    "<title/>",
+    "<svg><use xlink:href='#i'/>",
+    '"',
+    "'",
+    "=",
+    "text ",
+    "\n",
+]
+
+
+def _read_by_a_rewriter(tag: str, raw: str, same: Callable[[str, str], bool] = str.__eq__) -> bool:
+    return any(same(tag, name) for name in WANTED | RAW_TEXT_ELEMENTS) or any(
+        same(raw[start:end].lower(), "style") for _name, start, end, _vs, _ve in attributes(raw)
+    )
+
+
+def _same_but_for_case(text: str, name: str) -> bool:
+    return re.fullmatch(name, text, re.IGNORECASE) is not None
+
+
+def test_wanted_tags_are_those_scan_finds_of_those_names_or_with_a_style_attribute() -> None:
+    """iter_tags(wanted=...) skips the other tags inside its regular expression: on documents made
+    of every kind of piece, broken ones too, it yields every tag of scan() a rewriter reads, at
+    the same offset, and only tags of scan() (a few more where Unicode case folding says a name
+    may be one of them: "\u017ftyle"), and the same <style> texts."""
+    pieces = random.Random(17)
+    for _ in range(3000):
+        text = "".join(pieces.choice(FRAGMENTS) for _ in range(pieces.randint(1, 30)))
+        everything = scan(text)
+        styles: list[tuple[int, int]] = []
+        wanted = list(iter_tags(text, styles, WANTED))
+        assert set(wanted) <= set(everything.tags) and wanted == sorted(wanted), text
+        assert all(_read_by_a_rewriter(tag, raw, _same_but_for_case) for _offset, tag, raw in wanted), text
+        assert [found for found in wanted if _read_by_a_rewriter(*found[1:])] == [
+            found for found in everything.tags if _read_by_a_rewriter(*found[1:])
+        ], text
+        assert styles == everything.styles, text
+
+
+@pytest.mark.parametrize("wanted", [None, WANTED])
+def test_a_start_tag_never_closed_takes_the_rest_of_the_page(wanted: frozenset[str] | None) -> None:
+    """As in HTML: no tag is looked for inside it. A page of a megabyte of "<div " (each a tag
+    never closed) took hours when each "<" was tried as a tag to the end of the page again."""
+    assert list(iter_tags('<p><div title="<a href=x>', [], wanted)) == [(0, "p", "<p>")] * (wanted is None)
+    with in_linear_time():
+        assert list(iter_tags("<div " * 200_000 + "<a href=x", [], wanted)) == []
+
+
+def test_wanted_tags_on_a_long_broken_tag_cost_no_backtracking() -> None:
+    text = "<div " + 'b="c" ' * 20000 + 'd="never closed'
+    assert list(iter_tags(text, [], WANTED)) == []

@@ -5,7 +5,8 @@ the right places: comments, doctypes and other ``<!...>``/``<?...>`` markup
 are skipped, and so is the content of raw-text elements (``<script>``,
 ``<style>``, ``<textarea>``...), where a ``<`` starts no tag. It is a few
 regular expressions run by the ``re`` engine, many times faster than
-html.parser on the same page, and it never fails: what is not a tag is text.
+html.parser on the same page, and it never fails: what is not a tag is text,
+and a start tag never closed takes the rest of the document, as in HTML.
 
 >>> found = scan('<!-- <a href=x> --><a href="/b">b</a><style>p{}</style>')
 >>> [(offset, tag) for offset, tag, _raw in found.tags], found.styles
@@ -14,6 +15,7 @@ html.parser on the same page, and it never fails: what is not a tag is text.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,20 +31,38 @@ RAW_TEXT_ELEMENTS = frozenset(
 # of being retried every way (no catastrophic backtracking).
 _SPACE = r"[\t\n\r\f\x20]"
 _SEPARATORS = r"[\t\n\r\f\x20/]*+"
-_TAG_OPEN = r"<([a-zA-Z][^\t\n\r\f\x20/>\x00]*+)"
+_TAG_NAME = r"[a-zA-Z][^\t\n\r\f\x20/>\x00]*+"
+_TAG_OPEN = rf"<({_TAG_NAME})"
 _NAME = r"[^\t\n\r\f\x20/>][^\t\n\r\f\x20/=>]*+"
 # A value, or none: "=" never starts the next name.
 _VALUE = rf"""(?:{_SPACE}*+=+{_SPACE}*+("[^"]*+"|'[^']*+'|(?!["'])[^\t\n\r\f\x20>]*+)|(?!{_SPACE}*+=))"""
 
-_MARKUP = re.compile(
-    r"<!--(?:-?>|.*?(?:--!?>|\Z))"  # comment, also <!--> and one left open
-    r"|<[!?][^>]*+(?:>|\Z)"  # doctype, CDATA, processing instruction
-    rf"|{_TAG_OPEN}(?:{_SEPARATORS}{_NAME}{_VALUE})*+{_SEPARATORS}>",  # start tag
-    re.DOTALL,
-)
+_COMMENT = r"<!--(?:-?>|.*?(?:--!?>|\Z))"  # also <!--> and one left open
+_DECLARATION = r"<[!?][^>]*+(?:>|\Z)"  # doctype, CDATA, processing instruction
+_START_TAG = rf"<(?P<name>{_TAG_NAME})(?:{_SEPARATORS}{_NAME}{_VALUE})*+{_SEPARATORS}>"
+_NAME_ENDS = r"(?![^\t\n\r\f\x20/>\x00])"
 _START_OF_TAG = re.compile(_TAG_OPEN)
 _ATTRIBUTE = re.compile(rf"{_SEPARATORS}({_NAME}){_VALUE}")
 _END_TAGS = {name: re.compile(rf"</{name}[\t\n\r\f\x20/>]", re.IGNORECASE) for name in RAW_TEXT_ELEMENTS}
+
+
+@functools.lru_cache(maxsize=8)
+def _scanner(wanted: frozenset[str] | None) -> re.Pattern[str]:
+    """From a position: what precedes the next start tag to yield (text, comments, declarations,
+    and with ``wanted`` the start tags of no interest, all skipped inside the regular expression),
+    then that tag (group "tag", its name group "name"), or else (a tag never closed, or the end)
+    nothing more."""
+    skipped = [r"[^<]++", r"<(?![a-zA-Z!?])", _COMMENT, _DECLARATION]
+    if wanted is not None:
+        # A start tag not wanted: another name (raw-text elements are always yielded, their text
+        # is skipped by iter_tags), and no attribute named style.
+        names = "|".join(sorted(re.escape(name) for name in wanted | RAW_TEXT_ELEMENTS))
+        no_style = r"(?!(?i:style)(?![^\t\n\r\f\x20/=>]))"
+        skipped.append(
+            rf"<(?!(?i:{names}){_NAME_ENDS}){_TAG_NAME}"
+            rf"(?:{_SEPARATORS}{no_style}{_NAME}{_VALUE})*+{_SEPARATORS}>"
+        )
+    return re.compile(rf"(?:{'|'.join(skipped)})*+(?:(?P<tag>{_START_TAG})|<|\Z)", re.DOTALL)
 
 
 @dataclass
@@ -62,23 +82,32 @@ def scan(text: str) -> Markup:
     return found
 
 
-def iter_tags(text: str, styles: list[tuple[int, int]]) -> Iterator[tuple[int, str, str]]:
+def iter_tags(
+    text: str, styles: list[tuple[int, int]], wanted: frozenset[str] | None = None
+) -> Iterator[tuple[int, str, str]]:
     """scan()'s tags one at a time, each <style>'s text span appended to ``styles`` as its tag is
-    yielded: a page of megabytes holds tens of thousands of tags, a few hundred bytes each."""
+    yielded: a page of megabytes holds tens of thousands of tags, a few hundred bytes each.
+
+    With ``wanted`` (lowercased tag names), only the tags a link rewriter reads: those names, the
+    tags with an attribute named style, and the raw-text elements'. The others (most of a page)
+    are skipped by the regular expression, without a step of Python each.
+    """
     position = 0
     length = len(text)
-    search = _MARKUP.search
+    match_next = _scanner(wanted).match
     while position < length:
-        match = search(text, position)
-        if match is None:
-            break
+        match = match_next(text, position)
+        assert match is not None  # the end matches when nothing else does
         position = match.end()
-        name = match.group(1)
+        name = match.group("name")
         if name is None:
-            continue
+            # The end, or a start tag never closed. Only the end of the text stops a tag (an
+            # attribute value's open quote runs there too); as in HTML, the rest is that tag, and
+            # no tag is looked for inside it (once per "<", that would take time squared).
+            break
         name = name.lower()
-        raw = match.group(0)
-        yield match.start(), name, raw
+        raw = match.group("tag")
+        yield match.start("tag"), name, raw
         if name in RAW_TEXT_ELEMENTS and not raw.endswith("/>"):
             end = length if name == "plaintext" else _raw_text_end(text, name, position)
             if name == "style":

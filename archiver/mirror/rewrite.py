@@ -55,6 +55,7 @@ for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
 _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 _DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
+_BASE = frozenset({"base"})
 _BASE_TAG = re.compile("<base", re.IGNORECASE)
 """Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
 
@@ -169,9 +170,9 @@ def rewrite_html(
     base = _document_base(page_url, view)
     spans: list[tuple[int, int, str]] = []
     styles: list[tuple[int, int]] = []
-    for offset, tag, raw in iter_tags(view.text, styles):
+    for offset, tag, raw in iter_tags(view.text, styles, _EDITED_TAGS):
         if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
-            continue  # most tags: no attribute to edit (checked here, without a call per tag)
+            continue  # a raw-text element's tag with nothing to edit
         for start, end, new in _remembered_tag_edits(tag, raw, base, link, view):
             spans.append((offset + start, offset + end, new))
     for start, end in styles:
@@ -193,7 +194,7 @@ def _document_base(page_url: str, view: View) -> str:
     """The URL links resolve against: the first <base href>, or the page's URL."""
     if not _BASE_TAG.search(view.text):  # most pages: no need to read the tags twice
         return page_url
-    for _offset, tag, raw in iter_tags(view.text, []):
+    for _offset, tag, raw in iter_tags(view.text, [], _BASE):
         if tag != "base":
             continue
         for name, _ns, _ne, value_start, value_end in attributes(raw):
