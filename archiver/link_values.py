@@ -15,16 +15,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+# No pattern here reads past what a match consumes more than once, so a hostile stylesheet costs
+# time in proportion to its size: a bare URL stops at "(" (which CSS does not allow in one: a
+# "url(url(url(..." of a megabyte was read to its end from each "url("), a comment left open
+# runs to the end of the text (as in CSS), a quoted value stops at the next quote of its kind, and
+# nothing is given back once read (possessive: no other way to read it could match).
 _CSS_URL = re.compile(
-    r"""url\(\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^)"'\s]*))\s*\)"""
-    r"""|@import\s+(?:"(?P<idq>[^"]*)"|'(?P<isq>[^']*)')""",
+    r"""url\(\s*+(?:"(?P<dq>[^"]*+)"|'(?P<sq>[^']*+)'|(?P<bare>[^()"'\s]*+))\s*+\)"""
+    r"""|@import\s++(?:"(?P<idq>[^"]*+)"|'(?P<isq>[^']*+)')""",
     re.IGNORECASE,
 )
-_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 _META_REFRESH_URL = re.compile(
-    r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\s*$""",
+    r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\Z""",
     re.IGNORECASE | re.DOTALL,
 )
+"""Matched against the content without its trailing whitespace: with a final \\s*$ instead, each
+character the lazy URL took tried every space after it (time squared in a run of spaces)."""
 
 
 def parse_srcset(value: str) -> list[tuple[int, int, str]]:
@@ -52,7 +59,7 @@ def parse_srcset(value: str) -> list[tuple[int, int, str]]:
 
 def parse_meta_refresh(content: str) -> tuple[int, int, str] | None:
     """The (start, end, url) span of the URL in a meta refresh's content, if any."""
-    match = _META_REFRESH_URL.match(content)
+    match = _META_REFRESH_URL.match(content.rstrip())
     if not match or not match.group("url") or match.group("url")[0].isdigit() and ";" not in content:
         return None
     return match.start("url"), match.end("url"), match.group("url")

@@ -12,7 +12,7 @@ import brotli
 import markupsafe
 import pytest
 from aiohttp import web
-from conftest import manifest_rows
+from conftest import in_linear_time, manifest_rows
 
 from archiver.mirror.build import build_mirror
 from archiver.store.manifest import Manifest
@@ -126,6 +126,31 @@ async def test_slow_host_does_not_stall_a_fast_one(site, other_site, run_crawl):
     last_fast = max(finished[f"/fast{i}"] for i in range(20))
     first_slow = min(finished[f"/slow{i}"] for i in range(6))
     assert last_fast < first_slow
+
+
+async def test_markup_made_to_take_time_squared_is_crawled_mirrored_and_verified(site, run_crawl):
+    """Each of these, a megabyte or less, once took a parser hours: it looked again from every
+    "url(" of a stylesheet, every "<" of a start tag never closed, every "<noscript>"."""
+    site.page("/", links=["/page"], head='<link rel="stylesheet" href="/s.css">')
+    site.file("/s.css", "a{b:url(" * 100_000 + "url(/after-css.png)", "text/css")
+    site.page(
+        "/page",
+        body='<a href="/after-page">next</a><p style="' + "url(" * 50_000 + '">x</p>' + "<div " * 100_000,
+    )
+    site.file("/after-css.png", b"\x89PNG", "image/png")
+    site.page("/after-page")
+    await site.start()
+    with in_linear_time(120):
+        result = await run_crawl(site.url("/"))
+        root = result.snapshot.root
+        rows = manifest_rows(root)
+        assert rows[site.url("/after-css.png")].outcome == "fetched"
+        assert rows[site.url("/after-page")].outcome == "fetched"
+        assert not build_mirror(root).errors
+        page = (root / "mirror" / rows[site.url("/page")].local_path).read_bytes()
+        assert b'href="after-page.html"' in page
+        report = verify_snapshot(root)
+        assert report.ok, report.render_text(str(root))
 
 
 async def test_dot_segment_paths_stay_on_the_site(site, run_crawl):

@@ -4,8 +4,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import in_linear_time
 
-from archiver.link_values import parse_meta_refresh, parse_srcset
+from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
 from archiver.links import (
     LINK,
     REQUISITE,
@@ -208,6 +209,44 @@ def test_css_urls_and_imports():
 )
 def test_parse_srcset(value, urls):
     assert [u for _, _, u in parse_srcset(value)] == urls
+
+
+@pytest.mark.parametrize(
+    ("css", "urls"),
+    [
+        ("a{b:url(/x.png)} @import 'y.css';", ["/x.png", "y.css"]),
+        ("a{b:url(url(url(/last.png)}", ["/last.png"]),  # "(" ends no bare URL: CSS allows none
+        ("a{b:url(a(b).png)}", []),
+        ("/* url(/hidden.png) */ a{b:url( '/q.png' )}", ["/q.png"]),
+        ("a{b:url(/before.png)} /* never closed url(/after.png)", ["/before.png"]),
+    ],
+)
+def test_css_urls(css, urls):
+    assert [url for _start, _end, url in iter_css_urls(css)] == urls
+
+
+@pytest.mark.parametrize(
+    ("css", "then"),
+    [
+        ("a{b:url(" * 200_000, ["/end.png"]),
+        ("url('" * 200_000, ["/end.png"]),
+        ('url("x' + " url(" * 200_000, ["/end.png"]),
+        ("/*" * 200_000, []),  # a comment never closed runs to the end, as in CSS
+        ("@import " * 200_000, ["/end.png"]),
+        ("url(" + " " * 1_000_000 + "x(", ["/end.png"]),
+    ],
+    ids=["url(", "url('", 'url("', "comments", "@import", "spaces"],
+)
+def test_hostile_stylesheets_are_read_in_linear_time(css, then):
+    """Each of these (a megabyte or so) was read from each "url(" or "/*" to its end again."""
+    with in_linear_time():
+        assert list(iter_css_urls(css)) == []
+        assert [url for _start, _end, url in iter_css_urls(css + "url(/end.png)")][-1:] == then
+
+
+def test_a_meta_refresh_with_a_megabyte_of_spaces_is_read_in_linear_time():
+    with in_linear_time():
+        assert parse_meta_refresh("0; url=x" + " " * 1_000_000 + "y")[2] == "x" + " " * 1_000_000 + "y"
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from conftest import in_linear_time
 from snapshot_builder import SnapshotBuilder
 
 from archiver.crawling.resume import committed_end
@@ -54,6 +55,12 @@ DOM = (
             "<link rel=preload as=image href=i.png><link rel=stylesheet href=s.css>",
         ),
         ("<p>a</p><NOSCRIPT>Enable JavaScript</NOSCRIPT><p>b</p>", "<p>a</p><p>b</p>"),
+        # Only <noscript> elements: not the text in a comment or a script.
+        (
+            "<!-- <noscript>c</noscript> --><script>'<noscript>'</script><p>",
+            "<!-- <noscript>c</noscript> --><script type=\"text/x-archived-script\">'<noscript>'</script><p>",
+        ),
+        ("<p>a</p><noscript>never closed", "<p>a</p><noscript>never closed"),
         (
             "<p>caf\u00e9</p><script>x</script>",
             '<p>caf\u00e9</p><script type="text/x-archived-script">x</script>',
@@ -62,6 +69,12 @@ DOM = (
 )
 def test_neutralise_scripts(html, expected):
     assert neutralise_scripts(html.encode("utf-8")) == expected.encode("utf-8")
+
+
+def test_noscripts_never_closed_cost_no_time_squared():
+    """A page of "<noscript>" openings was searched to its end from each (hours for a megabyte)."""
+    with in_linear_time():
+        assert neutralise_scripts(b"<p>" + b"<noscript>" * 100_000) == b"<p>" + b"<noscript>" * 100_000
 
 
 def _snapshot(tmp_path, *, claimed=True, b_recorded=True):

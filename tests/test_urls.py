@@ -4,6 +4,7 @@ import random
 
 import ada_url
 import pytest
+from conftest import in_linear_time
 
 from archiver.errors import BadURL
 from archiver.scope import EXCLUDED, OUT_OF_SCOPE, TOO_DEEP, Scope
@@ -294,3 +295,11 @@ def test_fast_paths_agree_with_the_full_normalisation():
             except BadURL:
                 got = "not a URL to fetch"
             assert got == expected, args
+
+
+@pytest.mark.parametrize("host", ["a" * 200_000 + "!", "1" * 200_000 + "a!", "a-" * 100_000 + "!"])
+def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
+    """The check for a URL already in normal form (a seed's, a sitemap's) tried such a host at
+    every split (hours)."""
+    with in_linear_time():
+        assert try_normalize(f"http://{host}/") == f"http://{host}/"

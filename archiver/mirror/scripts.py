@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 
 from archiver.content import DATA_SCRIPT_TYPES
-from archiver.mirror.markup import attributes, scan
+from archiver.mirror.markup import attributes, iter_tags, scan
 
 INERT_TYPE = "text/x-archived-script"
 RENAMED_PREFIX = "data-archived-"
-_NOSCRIPT = re.compile(r"<noscript\b[^>]*>.*?</noscript\s*>", re.IGNORECASE | re.DOTALL)
+_NOSCRIPT = frozenset({"noscript"})
+_NOSCRIPT_END = re.compile(r"</noscript\s*>", re.IGNORECASE)
 EVENT_HANDLERS = frozenset(
     "on" + name
     for name in (  # noqa: SIM905 - a word list reads better than a hundred quoted names
@@ -69,9 +70,26 @@ def _tag_edits(tag: str, raw: str) -> list[tuple[int, int, str]]:
     return edits
 
 
+def _without_noscripts(text: str) -> str:
+    """``text`` without its <noscript> elements (start tags found as scan() finds them, so not in a
+    comment or a script). One never closed is kept, and so are the rest: none of them closes."""
+    pieces = []
+    position = 0
+    for offset, tag, raw in iter_tags(text, [], _NOSCRIPT):
+        if tag != "noscript" or offset < position:
+            continue  # a raw-text element, or a tag inside a noscript dropped already
+        end = _NOSCRIPT_END.search(text, offset + len(raw))
+        if end is None:
+            break
+        pieces.append(text[position:offset])
+        position = end.end()
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
 def neutralise_scripts(body: bytes) -> bytes:
     """A rendered page (UTF-8 HTML) whose scripts, handlers and module preloads no longer run."""
-    text = _NOSCRIPT.sub("", body.decode("utf-8", errors="surrogateescape"))
+    text = _without_noscripts(body.decode("utf-8", errors="surrogateescape"))
     spans = []
     for offset, tag, raw in scan(text).tags:
         if tag != "script" and tag != "link" and "on" not in raw.lower():
