@@ -52,11 +52,24 @@ class UnsafePathError(ArchiverError, ValueError):
     """A relative path that would leave its folder or pass through a symbolic link."""
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line: an HTTP parser's message about a hostile answer spans several,
+    with the bytes it refused and a line of carets under them.
+
+    >>> one_line("Bad status line:\\nInvalid status code:\\n\\nb'HTTP/1.1 abc'\\n          ^")
+    "Bad status line: Invalid status code: b'HTTP/1.1 abc'"
+    """
+    lines = (line.strip() for line in text.splitlines())
+    return " ".join(line for line in lines if line.strip("^"))
+
+
 class FetchError(ArchiverError):
-    """A fetch that did not produce a response."""
+    """A fetch that did not produce a response (``why`` is one line: it is the manifest's reason
+    and a line of the report)."""
 
     def __init__(self, url: str, why: str, *, retryable: bool = True) -> None:
         self.url = url
+        why = one_line(why)
         self.why = why
         self.retryable = retryable
         super().__init__(f"{url}: {why}")

@@ -39,7 +39,8 @@ async def troubled_site(request: RawRequest, writer: asyncio.StreamWriter) -> No
     a body cut short and a redirect loop."""
     if request.path == "/":
         links = "".join(
-            f'<a href="{p}">{p}</a>' for p in ("/ok", "/missing", "/broken", "/dropped", "/cut", "/loop")
+            f'<a href="{p}">{p}</a>'
+            for p in ("/ok", "/missing", "/broken", "/dropped", "/cut", "/loop", "/garbled", "/far")
         )
         answer(writer, "200 OK", html(links))
     elif request.path == "/ok":
@@ -58,6 +59,12 @@ async def troubled_site(request: RawRequest, writer: asyncio.StreamWriter) -> No
         reset(writer)
     elif request.path == "/loop":
         answer(writer, "302 Found", b"", "Location: /loop")
+    elif request.path == "/garbled":  # the HTTP parser's message about it spans lines
+        writer.write(b"HTTP/1.1 abc Garbled\r\nContent-Length: 2\r\n\r\nhi")
+    elif request.path == "/far":
+        answer(writer, "302 Found", b"", "Location: /" + "f" * 20_000)
+    elif request.path.startswith("/fff"):
+        answer(writer, "404 Not Found", b"not here")
 
 
 async def test_the_report_tells_error_answers_from_failed_fetches(run_crawl):
@@ -72,17 +79,29 @@ async def test_the_report_tells_error_answers_from_failed_fetches(run_crawl):
     def url(path: str) -> str:
         return base + path
 
+    far = url("/" + "f" * 20_000)
     answered = dict(totals["http_errors"])
-    assert answered == {url("/missing"): 404, url("/broken"): 500}
-    assert totals["http_error_count"] == 2
+    assert answered == {url("/missing"): 404, url("/broken"): 500, far: 404}
+    assert totals["http_error_count"] == 3
     failed = dict(totals["errors"])
-    assert set(failed) == {url(p) for p in ("/dropped", "/cut", "/loop")}, failed
-    assert totals["no_answer"] == 3
+    assert set(failed) == {url(p) for p in ("/dropped", "/cut", "/loop", "/garbled")}, failed
+    assert totals["no_answer"] == 4
     assert "body cut short" in failed[url("/cut")]
+    # Each failure is one line, in the manifest as in the report.
+    assert (
+        failed[url("/garbled")]
+        == "bad response: Bad status line: Invalid status code: b'HTTP/1.1 abc Garbled'"
+    )
     report = render_report(totals, result.stats)
-    assert "HTTP errors: 2 answers with a 4xx or 5xx status:" in report
+    assert "HTTP errors: 3 answers with a 4xx or 5xx status:" in report
     assert f"  404  {url('/missing')}" in report and f"  500  {url('/broken')}" in report
-    assert "failed:    3 fetches got no whole answer" in report
+    assert "failed:    4 fetches got no whole answer" in report
+    assert f"  {url('/garbled')}  {failed[url('/garbled')]}\n" in report
+    # A URL of 20,000 characters is shown by its two ends.
+    assert (
+        far not in report and f"  404  {far[:100]}" in report and f"f ({len(far):,} characters)\n" in report
+    )
+    assert max(len(line) for line in report.splitlines()) < 300
     assert has_errors(totals)
     # robots.txt's and the sitemap's 404s are the crawl's own business, not the site's errors.
     assert url("/robots.txt") not in answered

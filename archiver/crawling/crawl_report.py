@@ -8,6 +8,22 @@ from typing import Any
 from archiver.crawling.stats import CrawlStats
 from archiver.sizes import human_bytes
 
+SHOWN_URL = 200
+"""Characters of a URL the report shows; a longer one (a server can send a redirect to one of
+megabytes) is cut in the middle. The manifest and the log keep it whole."""
+
+
+def shown_url(url: str) -> str:
+    """``url`` as the report shows it: whole up to SHOWN_URL characters, else its two ends.
+
+    >>> shown = shown_url("http://h/" + "a" * 1000)
+    >>> "..." in shown, shown.endswith("a (1,009 characters)"), len(shown)
+    (True, True, 212)
+    """
+    if len(url) <= SHOWN_URL:
+        return url
+    return f"{url[: SHOWN_URL * 3 // 4]}...{url[-SHOWN_URL // 5 :]} ({len(url):,} characters)"
+
 
 def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
     """The final report, in the spirit of the seed crawler's."""
@@ -41,7 +57,7 @@ def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
     shown = totals.get("http_errors", [])
     if shown:
         lines.append(f"HTTP errors: {totals['http_error_count']} answers with a 4xx or 5xx status:")
-        lines.extend(f"  {status}  {url}" for url, status in shown)
+        lines.extend(f"  {status}  {shown_url(url)}" for url, status in shown)
         if totals["http_error_count"] > len(shown):
             lines.append(f"  ... and {totals['http_error_count'] - len(shown)} more (see manifest)")
     if totals["errors"]:
@@ -49,7 +65,7 @@ def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
         lines.append(
             f"failed:    {count} fetches got no whole answer (no response, a body cut short, a loop):"
         )
-        lines.extend(f"  {url}  {why}" for url, why in totals["errors"])
+        lines.extend(f"  {shown_url(url)}  {why}" for url, why in totals["errors"])
         if count > len(totals["errors"]):
             lines.append(f"  ... and {count - len(totals['errors'])} more (see manifest)")
     return "\n".join(lines)
