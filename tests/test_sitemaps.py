@@ -280,6 +280,23 @@ async def test_a_sitemap_behind_a_redirect_is_read_where_it_lands(site, run_craw
     assert verify_snapshot(result.snapshot.root).ok
 
 
+async def test_a_relative_sitemap_line_of_robots_txt_is_read_where_it_points(site, run_crawl):
+    """RFC 9309 asks for absolute URLs; sites write "Sitemap: /s.xml" all the same. Such a line
+    was taken as a URL of its own ("/s.xml", fetched and failed, with a robots.txt of its own)."""
+    site.file(
+        "/robots.txt", "User-agent: *\nSitemap: /maps/s.xml\nSitemap: ftp://elsewhere/s.xml\n", "text/plain"
+    )
+    site.page("/")
+    site.page("/listed")
+    await site.start()
+    site.file("/maps/s.xml", urlset(site.url("/listed")), "text/xml")
+    result = await run_crawl(site.url("/"))
+    rows = manifest_rows(result.snapshot.root, for_crawlers=True)
+    assert rows[site.url("/maps/s.xml")].parent == site.url("/robots.txt")
+    assert rows[site.url("/listed")].outcome == "fetched"
+    assert all(url.startswith(site.url("/")) for url in rows), sorted(rows)
+
+
 async def test_a_sitemap_robots_txt_disallows_is_not_fetched(site, run_crawl):
     site.file("/robots.txt", "User-agent: *\nDisallow: /sitemap.xml\n", "text/plain")
     site.page("/")

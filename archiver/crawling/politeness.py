@@ -19,7 +19,7 @@ from protego import Protego
 
 from archiver.config import CrawlConfig
 from archiver.robots_directives import says_nofollow
-from archiver.urls import host_of
+from archiver.urls import host_of, try_normalize
 
 ROBOTS_MAX_BYTES = 512 * 1024
 
@@ -48,13 +48,27 @@ class RobotsRules:
             return 0.0
         return float(self.parser.crawl_delay(self.agent) or 0.0)
 
-    def sitemaps(self) -> list[str]:
-        """The URLs of its Sitemap: lines, in order (they apply to every user agent).
+    def sitemaps(self, robots_url: str) -> list[str]:
+        """The URLs of its Sitemap: lines, in order, each once (they apply to every user agent).
 
-        >>> RobotsRules.parse("Sitemap: http://h/s.xml\\nUser-agent: *", "a").sitemaps()
-        ['http://h/s.xml']
+        A relative one (sites write them, though RFC 9309 asks for absolute URLs) is resolved
+        against the robots.txt's own URL ``robots_url``; one that is no http or https URL once
+        resolved is left out.
+
+        >>> rules = RobotsRules.parse("Sitemap: http://h/s.xml\\nSitemap: /t.xml\\nSitemap: ftp://h/u", "a")
+        >>> rules.sitemaps("http://h/robots.txt")
+        ['http://h/s.xml', 'http://h/t.xml']
         """
-        return [] if self.parser is None else list(self.parser.sitemaps)
+        if self.parser is None:
+            return []
+        resolved = (try_normalize(value.strip(), robots_url) for value in self.parser.sitemaps)
+        return list(dict.fromkeys(url for url in resolved if url is not None))
+
+
+def _host_url(url: str) -> str:
+    """'http://h:8080' of 'http://h:8080/a/b' (a normalised URL)."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
 
 
 def robots_agent(user_agent: str) -> str:
@@ -213,7 +227,7 @@ class HostPolicy:
 
     async def sitemaps(self, url: str) -> list[str]:
         """The URLs of the Sitemap: lines of the robots.txt of ``url``'s host."""
-        return (await self._rules(url)).sitemaps()
+        return (await self._rules(url)).sitemaps(_host_url(url) + "/robots.txt")
 
     async def _rules(self, url: str) -> RobotsRules:
         """The robots.txt rules of ``url``'s host, fetched on first need."""
@@ -221,8 +235,7 @@ class HostPolicy:
         if host.robots is None:
             async with host.robots_lock:
                 if host.robots is None:
-                    scheme, _, rest = url.partition("://")
-                    host.robots = await self._robots_rules(f"{scheme}://{rest.split('/', 1)[0]}")
+                    host.robots = await self._robots_rules(_host_url(url))
                     if self._obey_robots:
                         host.crawl_delay = min(host.robots.crawl_delay(), self._max_delay)
                     host.delay = max(host.delay, host.crawl_delay)
