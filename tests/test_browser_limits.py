@@ -140,3 +140,19 @@ async def test_launching_the_browser_is_not_the_pages_time(site, run_crawl, monk
     row = manifest_rows(result.snapshot.root)[site.url("/")]
     assert row.render_error is None
     assert "the first page, rendered" in doms(result.snapshot.root)[site.url("/")]
+
+
+async def test_a_page_whose_script_navigates_away_is_rendered_without_waiting_out_its_limit(site, run_crawl):
+    """Chromium stops loading a page whose script sets location.href, so its load event never
+    comes once that navigation is refused: the render waited out its whole time limit, and
+    kept an error. The page is taken as it stands; where it went is a link of it."""
+    site.page("/away", body="<p>leaving</p><script>location.href = '/landed'</script>")
+    site.page("/landed", body="<p>landed</p>")
+    site.page("/", links=["/away"], body="<p>Index</p>")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", browser_timeout=20, chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    away = rows[site.url("/away")]
+    assert away.render_error is None and "leaving" in doms(result.snapshot.root)[site.url("/away")]
+    assert rows[site.url("/landed")].outcome == "fetched"
+    assert rows[site.url("/landed")].parent == site.url("/away")

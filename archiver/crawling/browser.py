@@ -11,7 +11,8 @@ back from the snapshot, never fetched again. What is not answered:
 - requests other than GET and HEAD (a form posted by a script): refused, since
   the crawl archives what GET returns;
 - the main frame navigating away (``location.href = ...``): refused, and the
-  URL goes to the crawl as a link of the page;
+  URL goes to the crawl as a link of the page, which is taken as it stands
+  (Chromium stops loading it: its load event is not waited for);
 - WebSockets: refused at the handshake (Playwright's route_web_socket never
   connects them to a server), since a WARC holds no WebSocket traffic the
   replay tools use;
@@ -108,6 +109,8 @@ class PageNetwork:
     """Normalised URLs the page asked for and was answered."""
     navigations: set[str] = field(default_factory=set)
     """URLs the main frame tried to navigate to (refused; they are links of the page)."""
+    navigated_away: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the main frame tried to navigate away (the page's load event never comes then)."""
     refused: list[str] = field(default_factory=list)
     """What was refused, and why, for the log."""
     in_flight: int = 0
@@ -133,6 +136,7 @@ class PageNetwork:
         if url != self.page_url and request.is_navigation_request() and _main_frame(request):
             self.navigations.add(url)
             self.refused.append(f"navigation to {url}")
+            self.navigated_away.set()
             await _quietly(route.abort("aborted"))
             return
         answer = await self.answer(url)
@@ -216,7 +220,8 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     tab.handler = network.handle
     try:
         try:
-            await page.goto(url, wait_until="load", timeout=_ms(loaded_by))
+            await page.goto(url, wait_until="commit", timeout=_ms(loaded_by))
+            await _loaded(page, network, loaded_by)
         except PlaywrightTimeout:
             error = f"the page did not finish loading in {timeout:g} s"
         if error is None:
@@ -238,6 +243,23 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
     return RenderedPage(html, final_url, frozenset(network.requested), frozenset(navigations), error)
+
+
+async def _loaded(page: Any, network: PageNetwork, deadline: float) -> None:
+    """Until the page's load event, or until its main frame tries to navigate away: Chromium
+    then stops loading the page, and its load event never comes (a page whose script sets
+    location.href waited out its whole time limit). Raises Playwright's TimeoutError."""
+    load = asyncio.ensure_future(page.wait_for_load_state("load", timeout=_ms(deadline)))
+    away = asyncio.ensure_future(network.navigated_away.wait())
+    try:
+        await asyncio.wait({load, away}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in (load, away):
+            waiting.cancel()
+            with contextlib.suppress(BaseException):  # what a cancelled wait met: nothing to say
+                await waiting
+    if not network.navigated_away.is_set():
+        load.result()
 
 
 async def _scroll(page: Any, network: PageNetwork, deadline: float) -> None:
