@@ -36,7 +36,7 @@ import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from archiver.errors import ConfigError
 
@@ -287,6 +287,7 @@ class BrowserPool:
 
             self._playwright = await async_playwright().start()
             lower_priority(_driver_pids())
+            _quiet_about_the_driver_gone(asyncio.get_running_loop())
         if self._refusing is None:
             self._refusing = _refusing_port()
         port = self._refusing.getsockname()[1]
@@ -322,6 +323,30 @@ class BrowserPool:
         if self._refusing is not None:
             self._refusing.close()
             self._refusing = None
+
+
+DRIVER_GONE = "Connection closed while reading from the driver"
+
+
+def _quiet_about_the_driver_gone(loop: asyncio.AbstractEventLoop) -> None:
+    """When Playwright's driver process ends (a signal to the whole process group, as a
+    terminal's Ctrl-C or timeout(1) sends, ends it first), Playwright sets that error on a future
+    of its own that nothing reads once it has started, and asyncio printed it on stderr as
+    "never retrieved", three lines after the crawl's one. The calls in flight fail alike, and
+    the pool and the crawl deal with those: that one future is left unsaid."""
+
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        if "future" in context and error is not None and str(error) == DRIVER_GONE:
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
 
 
 def _driver_pids() -> list[int]:
