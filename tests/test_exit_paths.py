@@ -219,6 +219,37 @@ async def test_a_disk_full_as_the_crawl_makes_its_manifest_stops_it_resumably(
     assert site.hits["/p19"] == 1
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.parametrize(("how", "code", "word"), SIGNALS)
+def test_a_signal_during_verify_says_one_line(
+    big_snapshot: Path, how: Callable[[int], None], code: int, word: str
+) -> None:
+    """The signal reaches the whole process group: verify's process checking the mirror too,
+    which printed a traceback of its own before verify's line."""
+    for _attempt in range(5):
+        process = archiver("verify", str(big_snapshot))
+        while not _children(process.pid) and process.poll() is None:
+            time.sleep(0.005)
+        os.killpg(process.pid, signal.SIGSTOP)  # the signal comes while the mirror is checked
+        try:
+            checking = bool(_children(process.pid))
+            if checking:
+                how(process.pid)
+        finally:
+            os.killpg(process.pid, signal.SIGCONT)
+        returncode, lines = finished(process)
+        if checking:
+            break
+    assert returncode == code, lines
+    assert len(lines) == 1 and word in lines[0], lines
+
+
 def test_a_reader_that_goes_away_gets_no_traceback(big_snapshot: Path) -> None:
     process = archiver("verify", str(big_snapshot), "--json")
     assert process.stdout is not None

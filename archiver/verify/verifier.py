@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing
 import re
+import signal
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -102,12 +103,16 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
             check_cdxj(snapshot.cdxj_path, records, scan.damaged, report)
             report.checks.append(COMPLETENESS)
             links.finish(records, snapshot.warc_dir, scan.deferred)
+        except BaseException:  # Ctrl-C, SIGTERM: the mirror's checks go too
+            if mirror is not None:
+                mirror.stop()
+            raise
         finally:
             if earlier is not None:
                 earlier.close()
-            if mirror is not None:
-                report.checks.append(MIRROR)
-                report.merge(mirror.result())
+        if mirror is not None:
+            report.checks.append(MIRROR)
+            report.merge(mirror.result())
     return report
 
 
@@ -148,11 +153,24 @@ class _MirrorChecks:
             outcome = self._receiver.recv()
         except EOFError:
             outcome = None
+        except BaseException:
+            self.stop()
+            raise
         self._child.join()
         return outcome if isinstance(outcome, Report) else mirror_checks(self.snapshot)
 
+    def stop(self) -> None:
+        """End the child (it ignores Ctrl-C and SIGTERM: its parent says what stopped)."""
+        if self._child is not None:
+            self._child.kill()
+            self._child.join()
+
 
 def _run_mirror_checks(snapshot: Snapshot, sender: Any) -> None:
+    # Ctrl-C and SIGTERM reach the whole process group: the parent stops, says so in one
+    # line, and ends this process (which would otherwise print its own traceback).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         sender.send(mirror_checks(snapshot))
     finally:
