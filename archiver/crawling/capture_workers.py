@@ -48,7 +48,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from archiver.content import DEFAULT_DECODE_LIMIT, PARSED_TYPES, mime_type
+from archiver.content import PARSED_TYPES, mime_type
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.preparing import HEADER, READY, Drafting, Parsed, Prepared, parse_document
 from archiver.mirror.document import Draft
@@ -60,9 +60,8 @@ log = logging.getLogger("archiver.crawl")
 IN_THREAD_BYTES = 256 * 1024
 """In this process, documents larger than this are parsed off the event loop."""
 TO_WORKER_BYTES = 1024 * 1024
-"""Larger bodies (which the fetcher spooled to disk) are encoded by the writer, streaming, not by a
-worker. A larger HTML page or stylesheet is still parsed (and drafted) by a worker, up to
-DEFAULT_DECODE_LIMIT: its parse is read whole anyway, and is the costliest the crawl meets."""
+"""Larger bodies (which the fetcher spooled to disk) are not read into RAM for a worker:
+the writer encodes them, streaming."""
 
 
 def default_processes() -> int:
@@ -210,24 +209,19 @@ class CaptureWorkers:
         The body is read and left at its start. Cancelled, the worker's answer is dropped.
         """
         self._done += 1
-        encode = capture.body_length <= TO_WORKER_BYTES
-        parsed_type = mime_type(capture.header("content-type")) in PARSED_TYPES
-        drafts = self._drafting is not None and parsed_type
-        worker = None
-        if encode or ((parse or drafts) and capture.body_length <= DEFAULT_DECODE_LIMIT):
-            worker = await self._worker()
+        worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
         if self.judge is not None:
             self._judge(len(worker.waiting) if worker is not None else None)
-            drafts = drafts and self._drafting is not None
-        if not (parse or drafts) and (worker is None or not encode):
-            return Prepared()  # the writer encodes its records
+        drafts = self._drafting is not None and mime_type(capture.header("content-type")) in PARSED_TYPES
+        if worker is None and not parse and not drafts:
+            return Prepared()
         raw = capture.body.read()
         capture.body.seek(0)
         if worker is None:
             return await self._prepare_here(raw, capture, parse, inspect, drafts)
         try:
             parsed, exchange, drafted = await worker.ask(
-                (dataclasses.replace(capture, body=io.BytesIO(raw)), parse, inspect, self.mirror, encode)
+                (dataclasses.replace(capture, body=io.BytesIO(raw)), parse, inspect, self.mirror)
             )
         except (ChildProcessError, ConnectionError) as exc:
             # Killed, or crashed on this document: its links are lost (the writer still

@@ -84,15 +84,10 @@ _DRAFTING: dict[str, Drafting] = {}
 
 
 def prepare_capture(
-    capture: Capture,
-    parse: bool,
-    inspect: bool = False,
-    mirror: tuple[str, Scope] | None = None,
-    encode: bool = True,
-) -> tuple[Parsed | None, Exchange | None, Draft | None]:
-    """What a worker does with one capture: its links (if ``parse``), its records (if ``encode``;
-    else None), and its mirror draft (when the crawl writes a mirror: ``mirror`` is its
-    manifest's path and its scope).
+    capture: Capture, parse: bool, inspect: bool = False, mirror: tuple[str, Scope] | None = None
+) -> tuple[Parsed | None, Exchange, Draft | None]:
+    """What a worker does with one capture: its links (if ``parse``), its records, and its mirror
+    draft (when the crawl writes a mirror: ``mirror`` is its manifest's path and its scope).
 
     ``capture.body`` holds the whole body (a BytesIO crosses the pipe).
     """
@@ -106,7 +101,7 @@ def prepare_capture(
     if mirror is not None:
         drafting = _DRAFTING.get(mirror[0]) or _DRAFTING.setdefault(mirror[0], Drafting(*mirror))
         drafted = drafting.draft(raw, capture)
-    return parsed, encode_exchange(capture) if encode else None, drafted
+    return parsed, encode_exchange(capture), drafted
 
 
 @dataclass(frozen=True)
