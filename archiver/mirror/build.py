@@ -19,13 +19,13 @@ import errno
 import multiprocessing
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 from typing import Any
 
 from archiver.crawling.render_policy import NEVER
 from archiver.errors import SnapshotError, WriteError
+from archiver.forking import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.memory import release_free_memory
 from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
@@ -203,7 +203,8 @@ class _Builder:
         for part in range(1, parts):
             receiver, sender = context.Pipe(duplex=False)
             child = context.Process(target=self._build_part, args=(root, part, parts, sender), daemon=True)
-            child.start()
+            with stop_signals_held():
+                child.start()
             sender.close()
             children.append((child, receiver))
         try:
@@ -239,9 +240,7 @@ class _Builder:
 
     def _build_part(self, root: Path, part: int, parts: int, sender: Any) -> None:
         """A forked process's share of build_in_processes(): results go back through ``sender``."""
-        # Interrupted, the parent ends its children: one message, from the parent.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        leave_stop_signals_to_the_parent()  # interrupted, the parent ends its children
         # Connections and open files are never shared across a fork.
         self.manifest = Manifest.open(self.snapshot.manifest_path, readonly=True)
         self.stats = MirrorStats()

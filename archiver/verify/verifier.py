@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import multiprocessing
 import re
-import signal
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from archiver.crawling.merge import stale_parts
 from archiver.errors import SnapshotError
+from archiver.forking import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
@@ -141,7 +141,8 @@ class _MirrorChecks:
             context = multiprocessing.get_context("fork")
             checks._receiver, sender = context.Pipe(duplex=False)
             checks._child = context.Process(target=_run_mirror_checks, args=(snapshot, sender), daemon=True)
-            checks._child.start()
+            with stop_signals_held():
+                checks._child.start()
             sender.close()
         return checks
 
@@ -167,10 +168,7 @@ class _MirrorChecks:
 
 
 def _run_mirror_checks(snapshot: Snapshot, sender: Any) -> None:
-    # Ctrl-C and SIGTERM reach the whole process group: the parent stops, says so in one
-    # line, and ends this process (which would otherwise print its own traceback).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    leave_stop_signals_to_the_parent()
     try:
         sender.send(mirror_checks(snapshot))
     finally:
