@@ -255,11 +255,15 @@ async def _loaded(page: Any, network: PageNetwork, deadline: float) -> None:
         await asyncio.wait({load, away}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for waiting in (load, away):
-            waiting.cancel()
-            with contextlib.suppress(BaseException):  # what a cancelled wait met: nothing to say
-                await waiting
+            waiting.cancel()  # not awaited (a stop of this render must not be swallowed) but read:
+            waiting.add_done_callback(_read)  # asyncio reports an error nobody read
     if not network.navigated_away.is_set():
         load.result()
+
+
+def _read(done: asyncio.Future[Any]) -> None:
+    if not done.cancelled():
+        done.exception()
 
 
 async def _scroll(page: Any, network: PageNetwork, deadline: float) -> None:
