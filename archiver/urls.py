@@ -198,6 +198,30 @@ def try_normalize(url: str, base: str | None = None) -> str | None:
         return None
 
 
+def header_url(value: str) -> str:
+    """A URL reference from a received header (a Location), as browsers read its bytes.
+
+    The fetcher keeps a received header as one character per byte (latin-1).
+    A server that writes a path in UTF-8 means those characters, so the bytes
+    are read as UTF-8 when they are UTF-8 (read as latin-1 and encoded again,
+    /café became /caf%C3%83%C2%A9); any other byte past ASCII is
+    percent-encoded as it is.
+
+    >>> header_url("/caf\\xc3\\xa9"), header_url("/caf\\xe9"), header_url("/plain")
+    ('/café', '/caf%E9', '/plain')
+    """
+    try:
+        raw = value.encode("latin-1")
+    except UnicodeEncodeError:  # not one character per byte: not as received
+        return value
+    if raw.isascii():
+        return value
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(chr(byte) if byte < 0x80 else f"%{byte:02X}" for byte in raw)
+
+
 def host_of(url: str) -> str:
     """The host (with a non-default port) of a normalised URL.
 

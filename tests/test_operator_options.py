@@ -90,7 +90,7 @@ async def test_the_report_tells_error_answers_from_failed_fetches(run_crawl):
     # Each failure is one line, in the manifest as in the report.
     assert (
         failed[url("/garbled")]
-        == "bad response: Bad status line: Invalid status code: b'HTTP/1.1 abc Garbled'"
+        == "bad response: Bad status line: Invalid status code: b'HTTP/1.1 abc Garbled' after 2 tries"
     )
     report = render_report(totals, result.stats)
     assert "HTTP errors: 3 answers with a 4xx or 5xx status:" in report

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from archiver.errors import ConfigError
+from archiver.numerals import whole_number
 from archiver.store.crawl_record import now
 
 log = logging.getLogger("archiver.crawl")
@@ -66,7 +67,7 @@ def parse_command(name: str, argument: str | None) -> tuple[str, str | None]:
             ok = False
         if not ok:
             raise ConfigError(f"delay takes seconds, 0 or more, not {argument!r}")
-    elif not argument.isdigit() or int(argument) < 1:
+    elif (whole_number(argument) or 0) < 1:
         raise ConfigError(f"concurrency takes a whole number of at least 1, not {argument!r}")
     return name, argument
 

@@ -40,7 +40,7 @@ from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES
 from archiver.scope import EXCLUDED, ROBOTS, Scope
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
-from archiver.urls import try_normalize
+from archiver.urls import header_url, try_normalize
 from archiver.warc.capture import Capture
 
 if TYPE_CHECKING:
@@ -319,7 +319,7 @@ class Crawler:
             await self.writer.put(WriteItem(row, capture))
             return
         location = headers.get("location")
-        target = try_normalize(location, item.url) if location else None
+        target = try_normalize(header_url(location), item.url) if location else None
         if status in REDIRECT_STATUSES and target:
             await self._handle_redirect(item, capture, target, facts)
             return

@@ -89,6 +89,33 @@ def _peer_ip(response: aiohttp.ClientResponse) -> str | None:
     return str(peer[0]) if peer else None
 
 
+def _received_text(parsed: str) -> str:
+    """Text aiohttp decoded from received bytes (UTF-8, surrogateescape: the status line's reason)
+    as the fetcher keeps every received head: one character per byte (latin-1), so the WARC
+    gets those bytes back.
+
+    >>> _received_text("\\xc7a va")   # the bytes C3 87 61 20 76 61 ('Ça va' in UTF-8)
+    '\\xc3\\x87a va'
+    """
+    return parsed.encode("utf-8", "surrogateescape").decode("latin-1")
+
+
+def _check_transfer_codings(url: str, response: aiohttp.ClientResponse) -> None:
+    """Refuse a body sent in a transfer coding other than chunked (``gzip, chunked``): aiohttp
+    undoes chunked alone, and the WARC keeps the body with its Transfer-Encoding renamed, so a
+    gzip-coded body would pass for the payload itself. We never ask for one (no TE header),
+    and browsers refuse it too."""
+    value = response.headers.get("Transfer-Encoding")
+    if value is None:
+        return
+    for coding in value.split(","):
+        coding = coding.strip().lower()
+        if coding not in ("chunked", "identity", ""):
+            raise FetchError(
+                url, f"bad response: transfer coding {coding[:40]!r} not supported", retryable=False
+            )
+
+
 def ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
     """How certificates are checked: not at all, with --ca-bundle (ConfigError if no PEM), or the system's."""
     if config.insecure:
@@ -340,6 +367,7 @@ class Fetcher:
                 ):
                     received.response = response
                     received.ip = _peer_ip(response)
+                    _check_transfer_codings(url, response)
                     await self._read_body(response, body, received, self.config.max_file_size)
             except TimeoutError:
                 if received.response is None:
@@ -349,7 +377,9 @@ class Fetcher:
                 received.truncated = "time"  # a body still coming (or stalled) at the deadline
         except aiohttp.ClientResponseError as exc:
             body.close()
-            raise FetchError(url, f"bad response: {exc.message}", retryable=False) from None
+            # A server's broken message, or bytes a previous answer left on a reused connection:
+            # tried again (on a fresh connection) like a connection error.
+            raise FetchError(url, f"bad response: {exc.message}") from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             body.close()
             raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
@@ -369,7 +399,7 @@ class Fetcher:
             date=date,
             request_line=f"{request.method} {target} HTTP/1.1",
             request_headers=request_headers,
-            status_line=f"{response.status} {response.reason or ''}".rstrip(),
+            status_line=f"{response.status} {_received_text(response.reason or '')}".rstrip(),
             http_version=f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1",
             response_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers],
             body=body,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from archiver.content import decode_body, mime_type
 from archiver.errors import WarcDamage
+from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.store.snapshot import Snapshot
@@ -75,7 +76,7 @@ def _answer(record: object, headers: object, own_id: str | None) -> Answer | Non
     ]
     content_type = next((v for k, v in pairs if k.lower() == "content-type"), None)
     return Answer(
-        status=int(status_line) if status_line and status_line.isdigit() else 200,
+        status=whole_number(status_line) or 200,
         headers=kept,
         body=body,
         mime=mime_type(content_type),

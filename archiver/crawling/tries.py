@@ -13,6 +13,7 @@ import email.utils
 import random
 from datetime import UTC, datetime
 
+from archiver.numerals import whole_number
 from archiver.warc.capture import Capture
 
 REFUSED = {401: "authentication required", 403: "access forbidden", 407: "proxy authentication required"}
@@ -33,8 +34,9 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    seconds = whole_number(value)
+    if seconds is not None:
+        return float(seconds)
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -48,8 +50,8 @@ def cut_reason(capture: Capture, timeout: float) -> str | None:
     """Why the peer cut ``capture``'s body short, for its manifest row; None if it did not."""
     if capture.truncated not in CUT_BY_PEER:
         return None
-    declared = capture.header("content-length") or ""
-    of = f" of {declared.strip()}" if declared.strip().isdigit() else ""
+    declared = whole_number(capture.header("content-length"))
+    of = f" of {declared}" if declared is not None else ""
     when = f"at the {timeout:g} s timeout" if capture.truncated == "time" else "when the connection ended"
     return f"body cut short after {capture.body_length}{of} bytes {when}"
 

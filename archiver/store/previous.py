@@ -27,6 +27,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeadersParserException
 
 from archiver.errors import SnapshotError, UnsafePathError, WarcDamage
+from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
@@ -109,11 +110,14 @@ class Original:
         record = self.snapshot.records.record(self.row.warc_file, self.row.warc_offset, self.row.warc_length)
         if record.http_headers is None:
             raise ValueError(f"the record of {self.url} has no HTTP headers")
+        statusline = record.http_headers.statusline
+        if whole_number(statusline.split(" ", 1)[0]) is None:
+            raise ValueError(f"the record of {self.url} has no HTTP status: {statusline[:40]!r}")
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         while chunk := record.raw_stream.read(CHUNK):
             body.write(chunk)
         body.seek(0)
-        return record.http_headers.statusline, list(record.http_headers.headers), body
+        return statusline, list(record.http_headers.headers), body
 
     def check(self) -> str | None:
         """What is wrong with the record (None: it is there, whole, with its payload digest)."""

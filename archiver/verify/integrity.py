@@ -19,6 +19,7 @@ from warcio.statusandheaders import StatusAndHeadersParserException
 
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
+from archiver.numerals import whole_number
 from archiver.verify.earlier import EarlierRecords
 from archiver.verify.record_index import RecordEntry, RecordIndex
 from archiver.verify.report import (
@@ -152,7 +153,7 @@ class WarcScan:
             headers = record.rec_headers
             url = headers.get_header("WARC-Target-URI") or ""
             length_header = headers.get_header("Content-Length") or ""
-            if not length_header.strip().isdigit():
+            if whole_number(length_header) is None:
                 if not gzipped and stream.at_end():
                     raise TornFile(offset, "file ends inside a record")
                 self.report.add(MISSING_HEADER, where, "no valid Content-Length")
@@ -196,7 +197,7 @@ class WarcScan:
             return None
         status = http.get_statuscode()
         mime = mime_type(http.get_header("Content-Type"))
-        return [] if self._wants_page(int(status) if status and status.isdigit() else None, mime) else None
+        return [] if self._wants_page(whole_number(status), mime) else None
 
     def _give_up(self, stream: MemberStream, offset: int) -> bool:
         self.damaged.add((self._name, offset))
@@ -261,7 +262,7 @@ class WarcScan:
                 record_type=record_type,
                 date=headers.get_header("WARC-Date") or "",
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
-                status=int(status) if status and status.isdigit() else None,
+                status=whole_number(status),
                 mime=mime_type(http.get_header("Content-Type")) if http is not None else "",
                 refers_url=(headers.get_header("WARC-Refers-To-Target-URI") or "") if revisit else None,
                 refers_date=(headers.get_header("WARC-Refers-To-Date") or "") if revisit else None,

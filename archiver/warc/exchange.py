@@ -63,7 +63,9 @@ def request_record(capture: Capture, response_id: str, record_id: str | None = N
         ("WARC-Concurrent-To", response_id),
     ]
     return records.encode_record(
-        fields, records.REQUEST_TYPE, records.http_head(capture.request_line, capture.request_headers)
+        fields,
+        records.REQUEST_TYPE,
+        records.http_head(capture.request_line, capture.request_headers, "utf-8"),
     )
 
 

@@ -26,6 +26,7 @@ from typing import IO, Protocol
 
 from archiver import __version__
 from archiver.errors import WriteError
+from archiver.numerals import whole_number
 from archiver.warc import records
 from archiver.warc.capture import Capture
 from archiver.warc.exchange import (
@@ -126,9 +127,9 @@ class WarcFiles:
     def _last_serial(self) -> int:
         serials = []
         for path in warc_paths(self.folder, self.prefix):
-            tail = path.name[: -len(SUFFIX)].rsplit("-", 1)[-1]
-            if tail.isdigit():
-                serials.append(int(tail))
+            serial = whole_number(path.name[: -len(SUFFIX)].rsplit("-", 1)[-1])
+            if serial is not None:
+                serials.append(serial)
         return max(serials, default=0)
 
     def _ensure_open(self) -> IO[bytes]:

@@ -69,17 +69,28 @@ def sha1_digest(digest: hashlib._Hash) -> str:
     return "sha1:" + base64.b32encode(digest.digest()).decode("ascii")
 
 
-def http_head(first_line: str, headers: Iterable[tuple[str, str]]) -> bytes:
-    """An HTTP message head: first line, headers, blank line; bytes as received where possible.
+def http_head(first_line: str, headers: Iterable[tuple[str, str]], encoding: str = "latin-1") -> bytes:
+    """An HTTP message head: first line, headers, blank line, in the bytes that went over the wire.
+
+    ``encoding`` maps its text back to those bytes: latin-1 for a head received
+    (the fetcher decodes every received byte so), utf-8 for a request (aiohttp
+    encodes what it sends so). A line latin-1 cannot hold (text from elsewhere)
+    is written in UTF-8, that line alone: the others keep their bytes.
 
     >>> http_head("HTTP/1.1 200 OK", [("Content-Type", "text/html")])
     b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
+    >>> http_head("HTTP/1.1 200 OK \\u2192", [("X-Name", "caf\\xe9")])
+    b'HTTP/1.1 200 OK \\xe2\\x86\\x92\\r\\nX-Name: caf\\xe9\\r\\n\\r\\n'
     """
-    text = first_line + "\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers) + "\r\n"
+    lines = [first_line, *(f"{name}: {value}" for name, value in headers), "", ""]
+    return b"\r\n".join(_line_bytes(line, encoding) for line in lines)
+
+
+def _line_bytes(line: str, encoding: str) -> bytes:
     try:
-        return text.encode("latin-1")
+        return line.encode(encoding)
     except UnicodeEncodeError:
-        return text.encode("utf-8")
+        return line.encode("utf-8", "surrogateescape")
 
 
 def warc_fields(fields: Iterable[tuple[str, str]]) -> bytes:

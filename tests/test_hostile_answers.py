@@ -1,0 +1,133 @@
+"""Answers a server should not send, byte by byte: each is archived as it came, or refused with a
+one-line reason, and none becomes an internal error or a wrong capture."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+
+import pytest
+from conftest import manifest_rows
+from raw_server import RawRequest, RawServer
+
+from archiver.crawling.tries import parse_retry_after
+from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
+
+
+def _answer(writer: asyncio.StreamWriter, status: bytes, body: bytes = b"", *extra: bytes) -> None:
+    head = [b"HTTP/1.1 " + status, b"Content-Type: text/html", b"Content-Length: %d" % len(body), *extra]
+    writer.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
+
+
+PATHS = ("/retry-after", "/te-gzip", "/utf8-location", "/reason")
+
+
+async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    path = request.path
+    if path == "/":
+        _answer(writer, b"200 OK", "".join(f'<a href="{p}">{p}</a>' for p in PATHS).encode())
+    elif path in ("/robots.txt", "/sitemap.xml"):
+        _answer(writer, b"404 Not Found")
+    elif path == "/retry-after":  # superscript two: str.isdigit() says yes, float() says no
+        _answer(writer, b"503 Service Unavailable", b"busy", b"Retry-After: \xb2")
+    elif path == "/te-gzip":  # gzip as a transfer coding: aiohttp undoes only the chunks
+        packed = gzip.compress(b'<a href="/inside">in</a>')
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+        writer.write(head + b"%x\r\n" % len(packed) + packed + b"\r\n0\r\n\r\n")
+    elif path == "/utf8-location":  # a path written in UTF-8, as many servers write it
+        _answer(writer, b"302 Found", b"", "Location: /café".encode())
+    elif path == "/caf%C3%A9":
+        _answer(writer, b"200 OK", b"<p>coffee</p>")
+    elif path == "/reason":  # a reason in UTF-8, a header in latin-1
+        _answer(writer, "200 OK →".encode(), b"<p>fine</p>", b"X-Name: caf\xe9")
+    else:
+        _answer(writer, b"404 Not Found")
+    return True
+
+
+async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl, tmp_path):
+    server = await RawServer(_odd_answers).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=2)
+    finally:
+        await server.close()
+    rows = manifest_rows(result.snapshot.root)
+
+    retried = rows[base + "/retry-after"]
+    assert (retried.outcome, retried.status, retried.tries) == (FAILED, 503, 2)
+    assert retried.warc_file is not None and "internal error" not in (retried.reason or "")
+    assert server.hits("/retry-after") == 2
+
+    te = rows[base + "/te-gzip"]
+    assert te.outcome == FAILED and te.reason == "bad response: transfer coding 'gzip' not supported"
+    assert base + "/inside" not in rows
+
+    moved = rows[base + "/utf8-location"]
+    assert (moved.outcome, moved.redirect_to) == (REDIRECTED, base + "/caf%C3%A9")
+    assert rows[base + "/caf%C3%A9"].status == 200
+
+    reason = rows[base + "/reason"]
+    assert reason.outcome == FETCHED and reason.warc_file is not None and reason.warc_offset is not None
+    with open(result.snapshot.root / "warc" / reason.warc_file, "rb") as warc:
+        warc.seek(reason.warc_offset)
+        record = gzip.GzipFile(fileobj=warc).read1(1 << 20)
+    # Each line of the head as it came: the reason's UTF-8 and the header's latin-1 side by side.
+    assert "HTTP/1.1 200 OK →\r\n".encode() in record and b"X-Name: caf\xe9\r\n" in record
+
+
+async def _busy_robots(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    if request.path == "/robots.txt":
+        _answer(writer, b"503 Service Unavailable", b"", b"Retry-After: \xb9\xb2")
+    else:
+        _answer(writer, b"200 OK", b"<p>home</p>")
+    return True
+
+
+async def test_a_robots_txt_with_a_retry_after_no_number_reads_is_a_busy_host(run_crawl):
+    server = await RawServer(_busy_robots).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=2)
+    finally:
+        await server.close()
+    rows = manifest_rows(result.snapshot.root, for_crawlers=True)
+    robots = rows[base + "/robots.txt"]
+    assert (robots.status, robots.tries) == (503, 2) and robots.warc_file is not None
+    # A 5xx robots.txt asks to be left alone: the seed is skipped for it, not failed.
+    assert rows[base + "/"].outcome == SKIPPED
+
+
+async def _poisoning(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    """/a answers whole, then sends stray bytes on its connection once it is back in the pool,
+    where the next request on it meets them before its own answer."""
+    if request.path == "/":
+        _answer(writer, b"200 OK", b'<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a>')
+    elif request.path == "/a":
+        _answer(writer, b"200 OK", b"<p>a</p>")
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.write(b"JUNK\r\n\r\n")
+    elif request.path in ("/b", "/c"):
+        _answer(writer, b"200 OK", b"<p>page</p>")
+    else:
+        _answer(writer, b"404 Not Found")
+    return True
+
+
+async def test_stray_bytes_on_a_reused_connection_fail_one_try_not_the_url(run_crawl):
+    server = await RawServer(_poisoning).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=2, concurrency=1, sitemaps=False)
+    finally:
+        await server.close()
+    rows = manifest_rows(result.snapshot.root)
+    for path in ("/a", "/b", "/c"):
+        assert rows[base + path].status == 200, rows[base + path]
+    assert max(rows[base + path].tries for path in ("/b", "/c")) == 2  # the one that met them
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "\u00b9\u00b2", "\u0663", "1\u00b2", " 12 "])
+def test_retry_after_reads_ascii_digits_only(value):
+    assert parse_retry_after(value) == (12.0 if value == " 12 " else None)
