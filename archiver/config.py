@@ -291,6 +291,8 @@ class CrawlConfig:
             "re-archive against the snapshot OLD: conditional requests, unchanged payloads stored "
             "as revisits of OLD's records, and a change report",
             metavar="OLD",
+            on_resume=REFUSE,
+            why_refused="the revisits already written refer to its records",
         ),
     )
     """A previous snapshot of the site; crawl.json keeps its path relative to this one's folder."""
@@ -353,6 +355,17 @@ class CrawlConfig:
         return data
 
     @classmethod
+    def check_saved(cls, data: Any) -> None:
+        """ConfigError unless ``data`` (crawl.json's settings) is an object whose known settings
+        each have their field's type: what reads them (the mirror's index.html, an export)
+        may then take them as they are."""
+        if not isinstance(data, dict):
+            raise ConfigError("crawl.json: its settings are not a JSON object")
+        for f in dataclasses.fields(cls):
+            if f.name in data:
+                setting_from_json(f.name, str(f.type), data[f.name])
+
+    @classmethod
     def from_json(cls, data: Any, **overrides: Any) -> CrawlConfig:
         """Rebuild the settings saved in crawl.json (unknown keys are ignored); ConfigError if they
         are not settings (a value of the wrong type, seeds or output missing). ``overrides`` must
@@ -396,7 +409,7 @@ class CrawlConfig:
                 continue
             option: Option = f.metadata["option"]
             value, saved = given[f.name], getattr(self, f.name)
-            if option.on_resume == REFUSE and value != saved:
+            if option.on_resume == REFUSE and not _same_setting(f.name, value, saved):
                 raise ConfigError(
                     f"{flag_of(f)} cannot change when a crawl resumes (it was {saved}): {option.why_refused}"
                 )
@@ -404,3 +417,11 @@ class CrawlConfig:
                 value = saved + tuple(item for item in value if item not in saved)
             changes[f.name] = value
         return dataclasses.replace(self, **changes)
+
+
+def _same_setting(name: str, value: Any, saved: Any) -> bool:
+    """Whether a value given with --resume is the saved one (a path: the same folder, however
+    written)."""
+    if name == "previous" and isinstance(value, str) and isinstance(saved, str):
+        return Path(value).resolve() == Path(saved).resolve()
+    return bool(value == saved)

@@ -5,20 +5,27 @@ resumable); a reader that goes away (``| head``) gives no traceback."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Site
 from snapshot_builder import SnapshotBuilder
 
 from archiver.cli.exits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_STOPPED, EXIT_TERMINATED
+from archiver.errors import WriteError
+from archiver.mirror.build import _Builder
+from archiver.store.manifest import Manifest
+from archiver.store.snapshot import Snapshot
 
 PAGES = 3000
 """Pages of the snapshot whose mirror takes long enough to build to be stopped while it runs."""
@@ -268,3 +275,31 @@ def test_a_full_disk_while_a_wacz_is_written_is_a_write_error(tmp_path: Path) ->
     assert len(lines) == 1 and lines[0].startswith(f"archiver: error: cannot write {target}"), lines
     assert list(tmp_path.glob("*.wacz*")) == []  # neither a part-written WACZ nor its temporary file
     assert finished(archiver("export", str(snapshot), "--wacz", str(target)))[0] == 0
+
+
+def test_a_full_disk_met_by_the_log_of_a_mirror_process_is_a_write_error(
+    big_snapshot: Path, tmp_path: Path
+) -> None:
+    # Each build process logs the files it wrote, and its last lines go out as it ends: a full
+    # disk there raised a bare OSError, which a forked process printed as a traceback.
+    snapshot = tmp_path / "snap"
+    shutil.copytree(big_snapshot, snapshot, symlinks=True)
+    root = tmp_path / ".mirror.partial"
+    root.mkdir()
+    os.symlink("/dev/full", tmp_path / ".mirror.partial-files-1.jsonl")
+    with Manifest.open(snapshot / "manifest.sqlite3") as manifest:
+        builder = _Builder(Snapshot(snapshot), manifest)
+        builder.plan()
+        write = builder.files.write
+
+        def fills_the_disk(*args: Any) -> None:  # a few files fit (their log lines wait in its buffer)
+            if len(list(root.rglob("*.html"))) >= 3:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            write(*args)
+
+        builder.files.write = fills_the_disk  # type: ignore[method-assign]
+        try:
+            with pytest.raises(WriteError, match="cannot write the mirror: No space left on device"):
+                builder.build(root, part=1, parts=2)
+        finally:
+            builder.files.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import itertools
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from archiver.crawling import mirror_choice, run
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.mirror.build import build_mirror
+from archiver.mirror.plan import PathPlan
 from archiver.store import manifest as manifest_module
 from archiver.verify.verifier import verify_snapshot
 
@@ -285,6 +287,26 @@ async def test_a_crawl_stopped_after_deferring_its_mirror_builds_it_on_resume(
     resumed = await crawl(config, resume=True)
     assert not resumed.interrupted and resumed.mirror is not None and not resumed.mirror.errors
     _rebuilt_alike(root)
+
+
+async def test_a_crawl_killed_as_it_planned_its_mirror_builds_it_on_resume(
+    site: Any, run_crawl: Any, monkeypatch: Any
+) -> None:
+    """The rebuild after the crawl keeps its path plan in the tables the live mirror keeps
+    its own in: killed there, they were taken for a live mirror with nothing left to write."""
+    _behind_at_once(monkeypatch)
+    tricky_site(site, pages=60)
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_tries=1, concurrency=8)).snapshot.root
+    expected = _tree(root / "mirror")
+    shutil.rmtree(root / "mirror")
+    db = sqlite3.connect(root / "manifest.sqlite3")
+    PathPlan(db, fresh=True)  # what the kill left: the plan begun, no mirror yet
+    db.commit()
+    db.close()
+    resumed = await run_crawl(site.url("/"), resume=True, max_tries=1, concurrency=8)
+    assert resumed.mirror is not None and resumed.mirror.pages > 60
+    assert _tree(root / "mirror") == expected
 
 
 async def test_no_mirror_writes_none_and_archiver_mirror_writes_it(site: Any, tmp_path: Path) -> None:

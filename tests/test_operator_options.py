@@ -196,8 +196,11 @@ async def test_input_file_lists_seeds_with_comments_and_blank_lines(site, tmp_pa
     site.page("/", links=[]).page("/a", links=[]).page("/b", links=[])
     await site.start()
     seeds = tmp_path / "seeds.txt"
+    # As Windows' editors save it: a byte order mark first, CRLF line ends.
     seeds.write_text(
-        f"# our seeds\n{site.url('/a')}\n\n   {site.url('/b')}   # the b page\n#{site.url('/')}\n"
+        f"\ufeff# our seeds\r\n{site.url('/a')}\r\n\r\n"
+        f"   {site.url('/b')}   # the b page\r\n#{site.url('/')}\r\n",
+        encoding="utf-8",
     )
     code, _, err = await archiver("crawl", "-i", str(seeds), "-o", str(tmp_path / "snap"), "--quiet")
     assert code == 0, err
@@ -212,7 +215,7 @@ async def test_input_file_lists_seeds_with_comments_and_blank_lines(site, tmp_pa
         "-o",
         str(tmp_path / "snap2"),
         "--quiet",
-        stdin=site.url("/a").encode(),
+        stdin=b"\xef\xbb\xbf" + site.url("/a").encode(),
     )
     assert code == 0, err
     rows = manifest_rows(tmp_path / "snap2")

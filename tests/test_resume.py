@@ -343,6 +343,7 @@ async def test_options_given_with_resume_are_applied_and_recorded(site, run_craw
         (["--include", "x"], "--include cannot change"),
         (["--max-depth", "1"], "--max-depth cannot change"),
         (["--warc-prefix", "other"], "--warc-prefix cannot change"),
+        (["--previous", "/an/old/snapshot"], "--previous cannot change"),
     ],
 )
 async def test_options_that_would_change_what_was_decided_are_refused_with_resume(
@@ -367,3 +368,22 @@ def test_option_abbreviations_are_refused(tmp_path):
         "archiver: error: unrecognized arguments: --user alice (see: archiver crawl --help)"
     ]
     assert not (tmp_path / "snap").exists()
+
+
+async def test_a_snapshot_whose_manifest_is_gone_is_not_resumed(site, run_crawl):
+    # Recovery cuts the WARC files back to what the manifest names: with no manifest it
+    # would have cut every record (and crawled it all again).
+    site.page("/", links=["/a", "/b"]).page("/a").page("/b")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    warcs = {path: path.read_bytes() for path in (root / "warc").glob("*.warc.gz")}
+    for path in root.glob("manifest.sqlite3*"):
+        path.unlink()
+    refused = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root))
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"archiver: error: {root} has WARC records but no manifest (manifest.sqlite3): "
+        "resuming would cut them; start a new crawl in another folder\n"
+    )
+    assert {path: path.read_bytes() for path in (root / "warc").glob("*.warc.gz")} == warcs
+    assert not (root / "crash-tails").exists()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import io
 import json
+import os
 import shutil
 import sqlite3
 import tracemalloc
@@ -18,6 +20,7 @@ from aiohttp import web
 from archiver import cli
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
+from archiver.store.snapshot import LOCK_NAME
 from archiver.verify.integrity import warc_files
 from archiver.verify.mirror_links import local_target
 from archiver.verify.report import KINDS
@@ -307,6 +310,21 @@ async def test_bare_warc_folder_verifies_integrity(snapshot: Path, tmp_path: Pat
     data[len(data) // 2] ^= 0xFF
     flip_target.write_bytes(bytes(data))
     assert cli.main(["verify", str(bare)]) == 1
+
+
+async def test_a_snapshot_a_crawl_is_writing_is_refused(snapshot: Path, capsys) -> None:
+    # Read while it is written, it would seem half done: URLs still queued, records unindexed.
+    holder = os.open(snapshot / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        os.write(holder, b"pid 1 host h since now command archiver crawl\n")
+        assert cli.main(["verify", str(snapshot)]) == 2
+    finally:
+        os.close(holder)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert f"snapshot {snapshot} is being written by" in captured.err
+    assert cli.main(["verify", str(snapshot), "--no-mirror"]) == 0
 
 
 @pytest.mark.parametrize("make", ["empty", "missing", "file"])

@@ -155,6 +155,14 @@ async def test_bad_input_is_refused_and_leaves_nothing_behind(snapshot, tmp_path
         export_wacz(snapshot, tmp_path / "a-file" / "x.wacz")
     with pytest.raises(ExportError, match="is a folder"):
         export_wacz(snapshot, tmp_path, force=True)
+    # A FILE inside the snapshot could replace a WARC file or the manifest, or be packed next time.
+    warc = next((snapshot / "warc").glob("*.warc.gz"))
+    kept = {path: path.read_bytes() for path in (warc, snapshot / "manifest.sqlite3")}
+    for inside in (warc, snapshot / "manifest.sqlite3", snapshot / "warc" / "new.wacz"):
+        with pytest.raises(ExportError, match="is inside the snapshot"):
+            export_wacz(snapshot, inside, force=True)
+    assert {path: path.read_bytes() for path in kept} == kept
+    assert not (snapshot / "warc" / "new.wacz").exists()
     # A snapshot file that cannot be read stops the export; FILE stays as it was.
     (snapshot / "warc" / "zz-gone.warc.gz").symlink_to(tmp_path / "missing")
     with pytest.raises(SnapshotError, match="cannot read"):
@@ -182,3 +190,22 @@ async def test_the_command_line_says_what_it_wrote_or_why_not_in_one_line(snapsh
         assert refused.returncode == 2, refused
         assert refused.stderr.count("\n") == 1 and message in refused.stderr, refused.stderr
     assert run(str(snapshot), "--wacz", str(target), "--force").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "settings", [[1], {"seeds": 5}, {"seeds": ["http://h/"], "exclude": "(", "delay": "x"}]
+)
+async def test_a_crawl_json_of_the_wrong_shape_is_refused_in_one_line(snapshot, tmp_path, settings):
+    data = json.loads((snapshot / "crawl.json").read_text())
+    (snapshot / "crawl.json").write_text(json.dumps({**data, "settings": settings, "finished": 5}))
+    with pytest.raises(SnapshotError, match="cannot read .*crawl.json: crawl.json: "):
+        export_wacz(snapshot, tmp_path / "out.wacz")
+    # The mirror's index.html does without the settings it cannot read.
+    built = subprocess.run(
+        [sys.executable, "-m", "archiver", "mirror", str(snapshot)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert built.returncode == 0 and built.stderr == "", built.stderr
+    assert (snapshot / "index.html").is_file()

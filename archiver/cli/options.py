@@ -167,8 +167,8 @@ def read_text(name: str | Path, option: str) -> str:
     """The text of file ``name`` (``-``: standard input), or a ConfigError saying why not."""
     try:
         if str(name) == "-":
-            return sys.stdin.read()
-        return Path(name).read_text(encoding="utf-8")
+            return sys.stdin.read().removeprefix("\ufeff")
+        return Path(name).read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ConfigError(f"{option} {name}: cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError:

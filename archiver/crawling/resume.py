@@ -31,6 +31,7 @@ from pathlib import Path
 from archiver.config import CrawlConfig
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import QueueItem
+from archiver.errors import SnapshotError
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
@@ -74,6 +75,21 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
     for warning in warnings:
         log.warning(warning)
     return warnings
+
+
+def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
+    """Raise SnapshotError if the manifest is gone (missing, or never begun) while the WARC files
+    hold records past their warcinfo: a crawl killed as it began has none, so the manifest was
+    lost since, and recovery would cut every record it no longer names."""
+    if Manifest.begun(snapshot.manifest_path):
+        return
+    for path in warc_paths(snapshot.warc_dir, prefix):
+        first = member_end(path, 0, 1)
+        if first is not None and first < path.stat().st_size:
+            raise SnapshotError(
+                f"{snapshot.root} has WARC records but no manifest ({snapshot.manifest_path.name}): "
+                "resuming would cut them; start a new crawl in another folder"
+            )
 
 
 def committed_end(path: Path, manifest: Manifest) -> int:

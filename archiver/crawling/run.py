@@ -181,6 +181,8 @@ async def run_crawl(
 ) -> CrawlResult:
     """crawl() once the snapshot (or a node's part of it) is locked."""
     result = CrawlResult(snapshot, CrawlStats())
+    if resume:
+        resuming.check_manifest_kept(snapshot, config.warc_prefix)
     # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
     record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
     with crawl_log(snapshot, config.log_format):

@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from archiver import __version__
-from archiver.errors import ArchiverError, ExportError, SnapshotError, SnapshotLocked, WriteError
+from archiver.errors import ArchiverError, ExportError, SnapshotError, WriteError
 from archiver.export.pages import PAGES_HEADER, snapshot_pages
 from archiver.export.zipnum import DATA_NAME, write_blocks
 from archiver.sizes import human_bytes
-from archiver.store.lock import snapshot_lock
+from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
 from archiver.warc.cdxj import write_sorted
@@ -96,11 +96,14 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
     snapshot = Snapshot(root)
     if not snapshot.is_snapshot():
         raise SnapshotError(f"{root} is not a snapshot (no manifest.sqlite3 and crawl.json)")
+    if target.resolve().is_relative_to(snapshot.root.resolve()):
+        # It could replace a WARC file or the manifest, and the next export would pack it.
+        raise ExportError(f"{target} is inside the snapshot {root}; write the WACZ file elsewhere")
     if target.exists() and not force:
         raise ExportError(f"{target} exists; give --force to replace it")
     if target.is_dir():
         raise ExportError(f"{target} is a folder; name the .wacz file to write")
-    with _unchanging(snapshot):
+    with unchanging(snapshot.root, "archiver export"):
         summary = WaczSummary(target)
         temporary = _temporary_beside(target)
         try:
@@ -116,20 +119,6 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
     summary.bytes = target.stat().st_size
     summary.seconds = time.monotonic() - started
     return summary
-
-
-@contextlib.contextmanager
-def _unchanging(snapshot: Snapshot) -> Iterator[None]:
-    """Hold the snapshot's writer lock, so no crawl or mirror build changes it meanwhile; a
-    snapshot we may not write (a read-only copy) nobody else writes either."""
-    with contextlib.ExitStack() as stack:
-        try:
-            stack.enter_context(snapshot_lock(snapshot.root, "archiver export"))
-        except SnapshotLocked:
-            raise
-        except SnapshotError:
-            pass
-        yield
 
 
 def _cannot_write(target: Path, exc: OSError) -> ArchiverError:

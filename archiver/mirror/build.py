@@ -51,6 +51,9 @@ BUILD_FOLDER = ".mirror.partial"
 OLD_FOLDER = ".mirror.old"
 TABLE = "mirror_plan"
 """The rebuild's scratch table: (url, path, shared) of every capture placed."""
+PENDING = "mirror_pending"
+"""The live mirror's pages to look at again at the end of the crawl (mirror/live.py): (url,
+guesses as JSON, or NULL: no file written yet). A rebuild drops it: it supersedes the live mirror."""
 CAPTURED = ("response", "revisit")
 """Record types of a capture that has a mirror file (the crawl places exactly these, when fetched)."""
 
@@ -116,7 +119,7 @@ class _Builder:
         plan = PathPlan(db, fresh=True, read_coding=self.files.content_encoding)
         share_pages = _shares_pages(self.snapshot)
         db.executescript(
-            f"DROP TABLE IF EXISTS {TABLE}; "
+            f"DROP TABLE IF EXISTS {TABLE}; DROP TABLE IF EXISTS {PENDING}; "
             f"CREATE TABLE {TABLE} (url TEXT PRIMARY KEY, path TEXT NOT NULL, shared INTEGER NOT NULL);"
         )
         batch: list[tuple[str, str, bool]] = []
@@ -187,7 +190,10 @@ class _Builder:
                     self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
                     failed.add(path)
         finally:
-            log.close()
+            try:
+                log.close()
+            except OSError as exc:  # its last lines met a full disk: the build stops as above
+                raise WriteError(f"cannot write the mirror: {exc.strerror or exc}") from None
         return failed
 
     def build_in_processes(self, root: Path, parts: int) -> set[str]:
@@ -255,6 +261,8 @@ class _Builder:
             failed = self.build(root, part, parts)
         except WriteError as exc:
             sender.send(("fatal", str(exc)))
+        except Exception as exc:  # noqa: BLE001 - said by the parent in one line, not a traceback here
+            sender.send(("fatal", f"a mirror process failed: {type(exc).__name__}: {str(exc)[:200]}"))
         else:
             sender.send(("ok", self.stats, failed))
         finally:

@@ -74,13 +74,13 @@ def crawl_span(started: str | None, finished: str | None) -> str:
 
     >>> crawl_span("2026-11-23T21:38:33Z", "2026-11-24T01:02:03Z")
     '23 Nov 2026 21:38:33 to 24 Nov 2026 01:02:03 UTC'
-    >>> crawl_span("2026-11-23T21:38:33Z", None), crawl_span("soon", None)
-    ('23 Nov 2026 21:38:33 UTC', 'soon')
+    >>> crawl_span("2026-11-23T21:38:33Z", None), crawl_span("soon", None), crawl_span(None, 5)
+    ('23 Nov 2026 21:38:33 UTC', 'soon', '5')
     """
     try:
         start = datetime.fromisoformat(started or "")
         end = datetime.fromisoformat(finished) if finished else None
-    except ValueError:
+    except (TypeError, ValueError):  # crawl.json is the user's file: any JSON may be there
         return " to ".join(str(stamp) for stamp in (started, finished) if stamp)
     text = start.strftime("%d %b %Y %H:%M:%S")
     if end is not None:

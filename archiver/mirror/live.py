@@ -27,7 +27,7 @@ import time
 
 from archiver.content import PARSED_TYPES
 from archiver.errors import WriteError
-from archiver.mirror.build import FATAL_ERRNOS, rebuild, redirects_resolved
+from archiver.mirror.build import FATAL_ERRNOS, PENDING, rebuild, redirects_resolved
 from archiver.mirror.document import (
     Draft,
     MirrorStats,
@@ -47,9 +47,6 @@ from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.capture import Capture
 from archiver.warc.reader import WarcReader
-
-PENDING = "mirror_pending"
-"""Pages to look at again at the end: (url, guesses as JSON, or NULL: no file written yet)."""
 
 
 class LiveMirror:
@@ -72,7 +69,10 @@ class LiveMirror:
         # Captures stored by a crawl that did not write its mirror as it went (an older
         # version, --no-mirror before a resume, or a crawl that deferred it): finish()
         # rebuilds the whole mirror.
-        self.deferred = not PathPlan.exists(db) and (
+        # The path plan alone is no sign of a live mirror: a rebuild killed as it planned
+        # leaves one too, with no pending table (it drops that, and defer() drops both).
+        live = PathPlan.exists(db) and _table_exists(db, PENDING)
+        self.deferred = not live and (
             db.execute(
                 "SELECT 1 FROM urls WHERE outcome = ? AND warc_file IS NOT NULL LIMIT 1", (FETCHED,)
             ).fetchone()
@@ -222,3 +222,8 @@ class LiveMirror:
                 write_index(self.snapshot, manifest)
         stats.seconds = time.monotonic() - started
         return stats
+
+
+def _table_exists(db: sqlite3.Connection, name: str) -> bool:
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+    return found.fetchone() is not None

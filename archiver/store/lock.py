@@ -109,6 +109,21 @@ def _read_holder(descriptor: int) -> str:
         return "another process"
 
 
+@contextlib.contextmanager
+def unchanging(root: Path, command: str) -> Iterator[None]:
+    """Hold ``root``'s writer lock while a command reads the snapshot whole (export, verify), so
+    no crawl or mirror build changes it meanwhile; SnapshotLocked if one does now. A snapshot
+    we may not write (a read-only copy) nobody else writes either: it is read without."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(snapshot_lock(root, command))
+        except SnapshotLocked:
+            raise
+        except SnapshotError:
+            pass
+        yield
+
+
 def is_locked(root: Path) -> bool:
     """True if a process holds ``root``'s writer lock now (a crawl runs there); takes nothing."""
     path = root / LOCK_NAME

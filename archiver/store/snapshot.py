@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archiver.errors import SnapshotError, WriteError
+from archiver.errors import ConfigError, SnapshotError, WriteError
 
 LOCK_NAME = ".lock"
 """The writer lock's file (see store/lock.py)."""
@@ -167,6 +167,13 @@ class Snapshot:
             raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}") from None
         if not isinstance(data, dict):
             raise SnapshotError(f"{self.crawl_json_path} does not hold a JSON object")
+        if "settings" in data:
+            from archiver.config import CrawlConfig  # here: archiver.config is no light import
+
+            try:
+                CrawlConfig.check_saved(data["settings"])
+            except ConfigError as exc:
+                raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}") from None
         return data
 
     def write_crawl_json(self, data: dict[str, Any]) -> None:

@@ -30,6 +30,7 @@ from archiver.crawling.merge import stale_parts
 from archiver.errors import SnapshotError
 from archiver.forking import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.scope import Scope
+from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
 from archiver.verify.completeness import LinkCheck, crawl_scope
@@ -71,6 +72,12 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         with RecordIndex() as records:
             WarcScan(report, records).scan(bare)
         return report
+    with unchanging(root, "archiver verify"):  # a crawl writing it would seem half done
+        return _verify(snapshot, report, check_mirror)
+
+
+def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
+    root = snapshot.root
     report.checks.append(INTEGRITY)
     for node in stale_parts(root):  # a shared crawl: its nodes' parts must all be merged
         report.add(UNMERGED_NODE, f"nodes/{node}", f"not merged as it is now: run archiver merge {root}")
