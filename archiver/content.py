@@ -39,7 +39,8 @@ thousand, each costs the parser and the rewriter hundreds of bytes (a gzip of 1 
 <a href> is 2.5 MB), so a page is read no further (see bounded_document)."""
 CHUNK = 64 * 1024
 """Most bytes one decoding step gives at once: what a bomb can cost beyond what is asked."""
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+XHTML_TYPE = "application/xhtml+xml"
+HTML_TYPES = frozenset({"text/html", XHTML_TYPE})
 CSS_TYPE = "text/css"
 PARSED_TYPES = HTML_TYPES | {CSS_TYPE}
 """Documents the crawl reads links from (and verify reads them again from)."""

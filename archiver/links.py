@@ -21,6 +21,7 @@ import lxml.etree
 import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
+from archiver.encodings import declared_charset, page_encoding, sniff_bom, stylesheet_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
@@ -392,8 +393,9 @@ def extract_css(text: str, url: str) -> Page:
 
 
 def decode_text(body: bytes, content_type: str | None) -> str:
-    """Text of a non-HTML document (CSS): declared charset, else UTF-8, never failing."""
-    return body.decode(known_encoding(charset_from_content_type(content_type)) or "utf-8", errors="replace")
+    """Text of a stylesheet, in the encoding encodings.stylesheet_encoding() gives, never failing."""
+    encoding = stylesheet_encoding(body, charset_from_content_type(content_type))
+    return body.decode(encoding, errors="replace")
 
 
 def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
@@ -402,9 +404,15 @@ def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html
 
 
 def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None]:
-    """An HTML page's bytes up to MAX_MARKUP tags, and the charset its header names."""
+    """An HTML page's bytes up to MAX_MARKUP tags, and the encoding to read it in: as
+    encodings.page_encoding() says (the mirror's rewrite reads it so), named for lxml. A page
+    that names its charset (header, byte-order mark, <meta>) is left to lxml, which reads
+    those alike; one that names none would be read as Latin-1 even when it is UTF-8."""
     body, _cut = bounded_document(body, "text/html")
-    return body, charset_from_content_type(content_type_header)
+    charset = charset_from_content_type(content_type_header)
+    if known_encoding(charset) is None and sniff_bom(body) is None and declared_charset(body) is None:
+        return body, page_encoding(body, None)
+    return body, charset
 
 
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:

@@ -447,3 +447,28 @@ def test_index_lists_the_first_skipped_urls_without_sorting_them_all(tmp_path: P
         ).fetchall()
     # Read in URL order from an index: the rows not listed are never read, let alone sorted.
     assert not any("TEMP B-TREE" in str(step) for step in plan), plan
+
+
+async def test_documents_that_name_no_charset_are_read_alike_by_the_crawl_and_the_mirror(
+    site: Any, run_crawl: Any
+) -> None:
+    # A page that names no charset is read as a browser guesses it: UTF-8 if it is, else
+    # windows-1252 (the crawl's parser read both as Latin-1, the rewriter both as UTF-8).
+    # A stylesheet's @charset rule names its own.
+    site.file("/", b'<link rel=stylesheet href="l.css"><a href="latin.html">l</a><a href="caf\xc3\xa9.html">')
+    site.file("/latin.html", b'<p>caf\xe9 \x93quoted\x94</p><a href="na\xefve.html">n</a>')
+    site.file("/caf\u00e9.html", b"<p>coffee</p>")
+    site.file("/na\u00efve.html", b"<p>naive</p>")
+    site.file("/l.css", b'@charset "ISO-8859-1";\na{background:url(th\xe9.png)}', "text/css")
+    site.file("/th\u00e9.png", PNG, "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    for path in ("/caf%C3%A9.html", "/na%C3%AFve.html", "/th%C3%A9.png"):
+        assert rows[site.url(path)].status == 200, path
+    assert {url for url, row in rows.items() if row.status == 404} == set()
+    host = root / "mirror" / site.host.replace(":", "+")
+    for name in ("index.html", "latin.html", "l.css"):
+        assert site.url("/").encode() not in (host / name).read_bytes(), name  # every link local
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -491,3 +491,104 @@ def test_the_memo_remembers_guesses_with_the_guesses_they_took() -> None:
         rewrite_html(b"<p>", f"http://h/{n}", None, resolve, f"h/{n}.html", memo)
     rewrite_html(doc, "http://h/c", None, resolve, "h/c.html", memo)
     assert resolve.asked[2:] == ["http://h/next", "http://h/logo"]
+
+
+def test_a_query_whose_parameters_begin_like_character_names_keeps_them() -> None:
+    # &sect, &copy, &not, &reg are legacy names a browser decodes without their ';', but not in
+    # an attribute where a letter, a digit or '=' follows: '&section=2' stays '&section=2'.
+    archived = {"http://site.test/list?page=1&section=2&copy=3&not=4&reg-": "site.test/list@q.html"}
+    body = b'<a href="/list?page=1&section=2&copy=3&not=4&reg-">x</a><img src="/i.png?v=1&reg=5&copy">'
+    out = rewrite_html(body, PAGE, None, archived.get)
+    # ...and where nothing of the kind follows, the name is read: '&reg-' is '\u00ae-'.
+    assert [link.url for link in extract_html(body, PAGE).links] == [
+        "http://site.test/list?page=1&section=2&copy=3&not=4%C2%AE-",
+        "http://site.test/i.png?v=1&reg=5%C2%A9",
+    ]
+    assert out == (
+        b'<a href="http://site.test/list?page=1&amp;section=2&amp;copy=3&amp;not=4%C2%AE-">x</a>'
+        b'<img src="http://site.test/i.png?v=1&amp;reg=5%C2%A9">'
+    )
+    archived = {"http://site.test/list?page=1&section=2&copy=3": "site.test/list@q.html"}
+    assert rewrite_html(b'<a href="/list?page=1&section=2&copy=3">', PAGE, None, archived.get) == (
+        b'<a href="../list@q.html">'
+    )
+
+
+@pytest.mark.parametrize(
+    ("markup", "expected"),
+    [
+        ('<img crossorigin src="/img/a.png">', '<img data-archived-crossorigin src="../img/a.png">'),
+        (
+            '<img crossorigin="anonymous" src="http://elsewhere.test/x.png">',
+            '<img data-archived-crossorigin="anonymous" src="http://elsewhere.test/x.png">',
+        ),
+        (
+            '<video crossorigin poster="/img/a.png"><source src="/v.mp4"></video>',
+            '<video data-archived-crossorigin poster="../img/a.png"><source src="http://site.test/v.mp4"></video>',
+        ),
+        (
+            '<script integrity="sha384-x" crossorigin src="http://cdn.test/lib.js"></script>',
+            '<script data-archived-integrity="sha384-x" data-archived-crossorigin '
+            'src="../../cdn.test/lib.js"></script>',
+        ),
+        # A script left live keeps its integrity: the file it names is the one it was made for.
+        (
+            '<script integrity="sha384-x" src="http://elsewhere.test/lib.js"></script>',
+            '<script integrity="sha384-x" src="http://elsewhere.test/lib.js"></script>',
+        ),
+    ],
+)
+def test_crossorigin_goes_from_every_element_a_page_from_disk_would_load_it_for(
+    markup: str, expected: str
+) -> None:
+    # From file:// a page's origin is null: a CORS request (what crossorigin asks) fails.
+    assert rewrite(markup) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            b"<!-- made by hand -->\n<!DOCTYPE html><p>x",
+            b'<!-- made by hand -->\n<!DOCTYPE html><meta charset="latin1"><p>x',
+        ),
+        (
+            b'<?xml version="1.0"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0//EN" "s.dtd">\n<html>',
+            b'<?xml version="1.0"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0//EN" "s.dtd">'
+            b'<meta charset="latin1">\n<html>',
+        ),
+        (b"<html><!DOCTYPE html>", b'<meta charset="latin1"><html><!DOCTYPE html>'),
+    ],
+)
+def test_the_charset_added_comes_after_the_doctype_so_the_page_keeps_its_mode(
+    body: bytes, expected: bytes
+) -> None:
+    # Before the doctype, it would put the page in quirks mode: another layout.
+    assert rewrite_html(body, PAGE, "latin1", resolve) == expected
+
+
+XHTML = b'<html xmlns="http://www.w3.org/1999/xhtml"><body><p>caf\xe9</p></body></html>'
+
+
+@pytest.mark.parametrize(
+    ("body", "charset", "expected"),
+    [
+        (XHTML.replace(b"\xe9", b"\xc3\xa9"), "utf-8", XHTML.replace(b"\xe9", b"\xc3\xa9")),
+        (XHTML, "ISO-8859-1", b'<?xml version="1.0" encoding="ISO-8859-1"?>' + XHTML),
+        (
+            b'<?xml version="1.0" encoding="utf-8"?>' + XHTML,
+            "ISO-8859-1",
+            b'<?xml version="1.0" encoding="ISO-8859-1"?>' + XHTML,
+        ),
+        (
+            b"<?xml version='1.0' encoding='latin1'?>" + XHTML,
+            "ISO-8859-1",
+            b"<?xml version='1.0' encoding='latin1'?>" + XHTML,
+        ),
+    ],
+)
+def test_an_xhtml_document_says_its_charset_in_its_xml_declaration(
+    body: bytes, charset: str, expected: bytes
+) -> None:
+    # An HTML <meta> before the root element is not XML: the page would show only a parse error.
+    assert rewrite_html(body, PAGE, charset, resolve, xml=True) == expected

@@ -227,7 +227,9 @@ class Renderer:
             if found is not None and job.trial and found.mime == "text/css":
                 # What the page's stylesheets link to is static too: not a gain of rendering.
                 css = decode_text(found.body, "text/css")
-                expected.update(findings(css.encode("utf-8"), asked, "text/css")[2])
+                expected.update(
+                    findings(css.encode("utf-8"), asked, "text/css", "text/css; charset=utf-8")[2]
+                )
             return found
 
         rendered, error = await self._attempts(url, answer)

@@ -12,11 +12,7 @@ so it is found by position and every other byte is kept exactly. Others
 from __future__ import annotations
 
 import codecs
-import re
 
-from archiver.content import known_encoding
-
-_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
 
 
@@ -57,21 +53,3 @@ class View:
             return view.encode(self.encoding, "surrogateescape")
         except UnicodeEncodeError:
             return view.encode(self.encoding, "xmlcharrefreplace")
-
-
-def sniff_bom(body: bytes) -> str | None:
-    """The encoding a byte-order mark names, if the body starts with one."""
-    for bom, name in (
-        (codecs.BOM_UTF8, "utf-8"),
-        (codecs.BOM_UTF16_LE, "utf-16"),
-        (codecs.BOM_UTF16_BE, "utf-16"),
-    ):
-        if body.startswith(bom):
-            return name
-    return None
-
-
-def declared_charset(body: bytes) -> str | None:
-    """The charset a page declares in a <meta> within its first 1024 bytes, if known."""
-    match = _META_CHARSET.search(body[:1024])
-    return known_encoding(match.group(1).decode("ascii", "replace")) if match else None

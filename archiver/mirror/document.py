@@ -20,6 +20,7 @@ from archiver.content import (
     HTML_TYPES,
     MAX_MARKUP,
     PARSED_TYPES,
+    XHTML_TYPE,
     Decoding,
     bounded_document,
     content_codings,
@@ -125,7 +126,7 @@ def rewritten(
     if mime == CSS_TYPE:
         body = rewrite_css_bytes(body, url, charset, resolve, path, memo)
     else:
-        body = rewrite_html(body, url, charset, resolve, path, memo)
+        body = rewrite_html(body, url, charset, resolve, path, memo, xml=mime == XHTML_TYPE)
     return body, _note(decoding, capped)
 
 

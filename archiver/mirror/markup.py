@@ -16,6 +16,8 @@ and a start tag never closed takes the rest of the document, as in HTML.
 from __future__ import annotations
 
 import functools
+import html
+import html.entities
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -138,3 +140,37 @@ def attributes(raw: str) -> list[tuple[str, int, int, int, int]]:
         found.append((match.group(1).lower(), name_start, name_end, value_start, value_end))
         position = match.end()
     return found
+
+
+_CHARACTER_REFERENCE = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z][A-Za-z0-9]*;?)")
+
+
+def unescape_attribute(value: str) -> str:
+    """An attribute value with its character references decoded as the HTML tokenizer decodes
+    them in an attribute.
+
+    A named reference without its ``;`` (``&copy``, one of the legacy names)
+    stays as written when a letter, a digit or ``=`` follows it: so a query's
+    ``&copy=2`` or ``&section=2`` keeps its parameter, where html.unescape()
+    makes it ``©=2`` and ``§ion=2``. Outside attributes (text) the rule differs;
+    this is for attribute values only.
+
+    >>> unescape_attribute("/list?page=1&section=2&copy=3&amp;x=&lt;&copy &#169;")
+    '/list?page=1&section=2&copy=3&x=<© ©'
+    """
+    if "&" not in value:
+        return value
+    return _CHARACTER_REFERENCE.sub(lambda match: _reference(match, value), value)
+
+
+def _reference(match: re.Match[str], value: str) -> str:
+    reference = match.group(0)
+    if reference[1] == "#" or reference.endswith(";"):
+        return html.unescape(reference)
+    # A name with no ';': the pattern took every letter and digit after the '&', so a legacy
+    # name that is only a prefix of it is followed by one (left alone), and a whole one is
+    # left alone when '=' follows.
+    character = html.entities.html5.get(reference[1:])
+    if character is None or value[match.end() : match.end() + 1] == "=":
+        return reference
+    return character

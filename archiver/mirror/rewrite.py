@@ -24,11 +24,12 @@ import html
 import re
 
 from archiver.content import known_encoding
+from archiver.encodings import declared_charset, page_encoding, sniff_bom, stylesheet_encoding
 from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
 from archiver.links import HTML_LINK_ATTRS, SRCSET_ATTRS, document_base, is_fetchable_reference, link_kind
-from archiver.mirror.charsets import View, declared_charset, sniff_bom
+from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
-from archiver.mirror.markup import attributes, iter_tags
+from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
 from archiver.paths import url_to_path
 from archiver.urls import try_normalize
 
@@ -45,7 +46,8 @@ EXTRA_LINK_ATTRS = frozenset(
     }
 )
 # Kept under another name: a rewritten file fails its integrity hash, and a
-# crossorigin request to a file:// URL fails.
+# crossorigin request from a file:// page fails (its origin is null), whatever
+# the element (img, video, audio, link, script) and wherever its URL points.
 NEUTRALISED_ATTRS = frozenset({"integrity", "crossorigin"})
 NEUTRALISED_PREFIX = "data-archived-"
 _URL_ATTRS: dict[str, frozenset[str]] = {}
@@ -54,7 +56,11 @@ for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
 
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
 _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
-_DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.IGNORECASE)
+# What may come before a doctype without making a browser read the page in quirks mode:
+# white space, comments, an XML declaration. One character or one whole piece a step, so
+# a page of "<!--" never closed costs one scan.
+_DOCTYPE = re.compile(r"(?:\s|<!--.*?-->|<\?[^>]*>)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL)
+_XML_DECLARATION = re.compile(r"<\?xml\s[^>]*?encoding\s*=\s*[\"']?([A-Za-z0-9._-]*)", re.IGNORECASE)
 _BASE = frozenset({"base"})
 _BASE_TAG = re.compile("<base", re.IGNORECASE)
 """Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
@@ -117,12 +123,11 @@ def rewrite_css_bytes(
     css_path: str | None = None,
     memo: Memo | None = None,
 ) -> bytes:
-    """A stylesheet's bytes rewritten, in its own encoding (declared, BOM, else UTF-8).
+    """A stylesheet's bytes rewritten, in its own encoding (encodings.stylesheet_encoding()).
 
     ``memo``: shared by every document rewritten with this ``resolve``.
     """
-    encoding = known_encoding(encoding) or sniff_bom(body) or "utf-8"
-    view = View(body, encoding)
+    view = View(body, stylesheet_encoding(body, encoding))
     here = css_path or _own_path(css_url, "text/css", resolve)
     link = Linker(here, resolve, memo)
     spans = []
@@ -138,7 +143,7 @@ def _attribute_text(raw_value: str, view: View) -> str:
     (in that order: a character reference may name a character the view cannot hold)."""
     if raw_value[:1] in ("'", '"') and raw_value[-1:] == raw_value[:1] and len(raw_value) >= 2:
         raw_value = raw_value[1:-1]
-    return html.unescape(view.to_text(raw_value))
+    return unescape_attribute(view.to_text(raw_value))
 
 
 def rewrite_html(
@@ -148,12 +153,15 @@ def rewrite_html(
     resolve: Resolver,
     page_path: str | None = None,
     memo: Memo | None = None,
+    xml: bool = False,
 ) -> bytes:
     """A page's bytes with every link made local (if archived) or absolute.
 
     ``encoding`` is the charset of the HTTP Content-Type, if any; when the page
-    does not declare that same charset itself, a <meta charset> is added so a
-    browser reading the file from disk decodes it as the site's visitors did.
+    does not declare that same charset itself, a <meta charset> is added (after
+    its doctype) so a browser reading the file from disk decodes it as the
+    site's visitors did; in an XML document (``xml``: XHTML), its XML
+    declaration says it instead.
     ``page_path`` is the page's own file (relative to mirror/); by default
     ``resolve(page_url)``. A <base href> is resolved, then renamed so it no
     longer applies to the local links. ``memo``: shared by every document
@@ -163,8 +171,7 @@ def rewrite_html(
     header_encoding = known_encoding(encoding)
     bom = sniff_bom(body)
     declared = declared_charset(body)
-    effective = bom or header_encoding or declared or "utf-8"
-    view = View(body, effective)
+    view = View(body, page_encoding(body, encoding))
     here = page_path or _own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo)
     base = _document_base(page_url, view)
@@ -181,13 +188,31 @@ def rewrite_html(
             rewritten = _rewrite_css_view(css, base, link, view)
             if rewritten != css:
                 spans.append((start, end, rewritten))
-    if header_encoding and not bom and declared != header_encoding:
-        doctype = _DOCTYPE.match(view.text)
-        at = doctype.end() if doctype else 0
-        spans.append((at, at, f'<meta charset="{html.escape(encoding or "")}">'))
+    if header_encoding and not bom:
+        if xml:
+            spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
+        elif declared != header_encoding:
+            doctype = _DOCTYPE.match(view.text)
+            at = doctype.end() if doctype else 0
+            spans.append((at, at, f'<meta charset="{html.escape(encoding or "")}">'))
     if not spans:
         return body
     return view.encode(_replace_spans(view.text, spans))
+
+
+def _xml_declaration(text: str, encoding: str, label: str) -> list[tuple[int, int, str]]:
+    """The edit that makes an XML document (XHTML) say the charset its HTTP header gave
+    (``encoding``, named ``label`` there): XML reads its own declaration, not a <meta> (one
+    before the root element breaks it), and without one reads UTF-8."""
+    found = _XML_DECLARATION.match(text)
+    label = html.escape(label)
+    if found is None:
+        if encoding == "utf-8":
+            return []
+        return [(0, 0, f'<?xml version="1.0" encoding="{label}"?>')]
+    if known_encoding(found.group(1)) == encoding:
+        return []
+    return [(found.start(1), found.end(1), label)]
 
 
 def _document_base(page_url: str, view: View) -> str:
@@ -261,10 +286,10 @@ def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[
         new_value = _attribute_edit(element, tag, name, value, base, link)
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
-    if link.made_local > local_before and tag in ("link", "script"):
-        for name, name_start, name_end, _vs, _ve in found:
-            if name in NEUTRALISED_ATTRS:
-                edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
+    integrity = link.made_local > local_before and tag in ("link", "script")
+    for name, name_start, name_end, _vs, _ve in found:
+        if name == "crossorigin" or (name == "integrity" and integrity):
+            edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
     return edits
 
 

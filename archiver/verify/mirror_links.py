@@ -16,6 +16,7 @@ from urllib.parse import unquote
 
 import lxml.etree
 
+from archiver.encodings import page_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import is_fetchable_reference, iter_html_references, parse_html
@@ -86,7 +87,8 @@ def _references(document: Path) -> Iterator[str]:
     elif size > STREAM_HTML_FROM:
         yield from _streamed_html_references(document)
     else:
-        tree = parse_html(document.read_bytes())
+        body = document.read_bytes()
+        tree = parse_html(body, page_encoding(body, None))  # as a browser reads the file
         if tree is not None:
             for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
                 yield value
