@@ -297,7 +297,7 @@ def test_a_full_disk_met_by_the_log_of_a_mirror_process_is_a_write_error(
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             write(*args)
 
-        builder.files.write = fills_the_disk  # type: ignore[method-assign]
+        builder.files.write = fills_the_disk
         try:
             with pytest.raises(WriteError, match="cannot write the mirror: No space left on device"):
                 builder.build(root, part=1, parts=2)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin
@@ -212,6 +214,11 @@ def test_corrupt_record_is_reported_not_fatal(tmp_path: Path) -> None:
     stats = build_mirror(root)
     assert len(stats.errors) == 1 and "site.test/a" in stats.errors[0]
     assert stats.pages == 1
+    # The command says so in its exit code too: a script must see the mirror lacks a file.
+    done = subprocess.run(
+        [sys.executable, "-m", "archiver", "mirror", str(root)], capture_output=True, text=True
+    )
+    assert done.returncode == 1 and "1 errors" in done.stdout and done.stderr == "", done
 
 
 @pytest.mark.parametrize(

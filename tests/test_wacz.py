@@ -163,6 +163,20 @@ async def test_bad_input_is_refused_and_leaves_nothing_behind(snapshot, tmp_path
             export_wacz(snapshot, inside, force=True)
     assert {path: path.read_bytes() for path in kept} == kept
     assert not (snapshot / "warc" / "new.wacz").exists()
+    # A package that would not replay is refused: a WARC file its index names is gone, or the
+    # index itself (FILE stays as it was).
+    warc.rename(tmp_path / warc.name)
+    with pytest.raises(
+        SnapshotError, match=f"names WARC files that are not in .*: {warc.name}; the snapshot is damaged"
+    ):
+        export_wacz(snapshot, target, force=True)
+    warc.with_name("x").parent.joinpath(warc.name).write_bytes((tmp_path / warc.name).read_bytes())
+    index = snapshot / "indexes" / "index.cdxj"
+    index.rename(tmp_path / "index.cdxj")
+    with pytest.raises(SnapshotError, match="index.cdxj is missing or empty, yet the manifest names"):
+        export_wacz(snapshot, target, force=True)
+    (tmp_path / "index.cdxj").rename(index)
+    assert target.read_bytes() == b"old"
     # A snapshot file that cannot be read stops the export; FILE stays as it was.
     (snapshot / "warc" / "zz-gone.warc.gz").symlink_to(tmp_path / "missing")
     with pytest.raises(SnapshotError, match="cannot read"):

@@ -25,7 +25,8 @@ EXIT_TERMINATED = 143
 
 TABLE = f"""exit codes:
   {EXIT_OK}    done (verify: the snapshot is complete and intact)
-  {EXIT_PROBLEMS}    verify found problems, or a crawl archived nothing (every seed failed)
+  {EXIT_PROBLEMS}    verify found problems, a mirror build left files out (see its errors), or a
+       crawl archived nothing (every seed failed)
   {EXIT_USAGE}    bad options or input, not a snapshot, or a snapshot another process is writing
   {EXIT_STOPPED}    stopped by a write error (a full disk); resumable once there is room
   {EXIT_WITH_ERRORS}    a crawl finished, but some URLs answered 4xx/5xx or failed (see its report)

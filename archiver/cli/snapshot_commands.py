@@ -40,7 +40,7 @@ def cmd_mirror(args: argparse.Namespace) -> int:
             print(f"archiver: warning: {warning}", file=sys.stderr)
     stats = build_mirror(args.snapshot)
     print(stats.summary())
-    return EXIT_OK
+    return EXIT_PROBLEMS if stats.errors else EXIT_OK  # a script must see files it lacks
 
 
 def add_verify(sub: argparse._SubParsersAction[Parser]) -> None:

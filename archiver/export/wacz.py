@@ -146,15 +146,19 @@ def _temporary_beside(target: Path) -> Path:
 
 def _write_package(snapshot: Snapshot, wacz: zipfile.ZipFile, summary: WaczSummary) -> None:
     """Every part of the package, datapackage.json and its digest last."""
+    packed = set()
     for path in sorted(snapshot.warc_dir.glob(f"*{SUFFIX}")):
         with _read(path) as source:
             _add(wacz, summary, f"archive/{path.name}", source, stored=True)
         summary.warc_files += 1
+        packed.add(path.name)
     # The blocks go to a scratch file first: a ZIP entry's size must be known to choose ZIP64.
+    named: set[str] = set()
     with _cdxj_lines(snapshot) as lines, tempfile.TemporaryFile() as blocks:
-        idx = write_blocks(_counted(lines, summary), blocks)
+        idx = write_blocks(_counted(lines, summary, named), blocks)
         blocks.seek(0)
         _add(wacz, summary, f"indexes/{DATA_NAME}", blocks, stored=True)
+    _check_index(snapshot, summary, named - packed)
     _add_bytes(wacz, summary, "indexes/index.idx", "".join(line + "\n" for line in idx).encode())
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
         first = _add_pages(wacz, summary, manifest)
@@ -225,10 +229,34 @@ def _cdxj_lines(snapshot: Snapshot) -> Iterator[Iterator[str]]:
         yield (line.rstrip("\n") for line in lines if line.strip())
 
 
-def _counted(lines: Iterator[str], summary: WaczSummary) -> Iterator[str]:
+def _counted(lines: Iterator[str], summary: WaczSummary, named: set[str]) -> Iterator[str]:
+    """``lines``, counted, with the WARC files they name added to ``named``."""
     for line in lines:
         summary.captures += 1
+        try:
+            named.add(str(json.loads(line.split(" ", 2)[2])["filename"]))
+        except (IndexError, KeyError, TypeError, ValueError):
+            named.add("")  # a line no replay tool can follow
         yield line
+
+
+def _check_index(snapshot: Snapshot, summary: WaczSummary, missing: set[str]) -> None:
+    """SnapshotError if the package would not replay: its index names WARC files the snapshot
+    lacks (or lines that name none), or is empty while the manifest names captures."""
+    if missing:
+        shown = ", ".join(sorted(name or "(a line with no file name)" for name in missing)[:3])
+        raise SnapshotError(
+            f"{snapshot.cdxj_path} names WARC files that are not in {snapshot.warc_dir}: {shown}; "
+            f"the snapshot is damaged (archiver verify {snapshot.root} says more)"
+        )
+    if summary.captures == 0:
+        with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+            captures = sum(manifest.count_by("outcome", captured=True).values())
+        if captures:
+            raise SnapshotError(
+                f"{snapshot.cdxj_path} is missing or empty, yet the manifest names {captures} captures; "
+                f"the snapshot is damaged (archiver verify {snapshot.root} says more)"
+            )
 
 
 def _add_pages(wacz: zipfile.ZipFile, summary: WaczSummary, manifest: Manifest) -> dict[str, str] | None:
