@@ -219,6 +219,10 @@ def test_parse_srcset(value, urls):
         ("a{b:url(a(b).png)}", []),
         ("/* url(/hidden.png) */ a{b:url( '/q.png' )}", ["/q.png"]),
         ("a{b:url(/before.png)} /* never closed url(/after.png)", ["/before.png"]),
+        ("a{b:image-set(\"1x.png\" 1x, '2x.png' 2x)}", ["1x.png", "2x.png"]),
+        ('a{b:-webkit-image-set(url(a.png) 1x, "b.png" 2x) url(c.png)}', ["a.png", "b.png", "c.png"]),
+        ('a{b:image-set("a.avif" type("image/avif"), "a.jpg" type(\'image/jpeg\'))}', ["a.avif", "a.jpg"]),
+        ('a{content:"image-set(no.png)"; b:image-set(url(x.png))}', ["x.png"]),
     ],
 )
 def test_css_urls(css, urls):
@@ -234,8 +238,11 @@ def test_css_urls(css, urls):
         ("/*" * 200_000, []),  # a comment never closed runs to the end, as in CSS
         ("@import " * 200_000, ["/end.png"]),
         ("url(" + " " * 1_000_000 + "x(", ["/end.png"]),
+        ("image-set(" * 200_000, ["/end.png"]),
+        ('image-set("' * 200_000, ["/end.png"]),
+        ("image-set((" + "(x)" * 300_000, ["/end.png"]),
     ],
-    ids=["url(", "url('", 'url("', "comments", "@import", "spaces"],
+    ids=["url(", "url('", 'url("', "comments", "@import", "spaces", "image-set(", 'image-set("', "nested"],
 )
 def test_hostile_stylesheets_are_read_in_linear_time(css, then):
     """Each of these (a megabyte or so) was read from each "url(" or "/*" to its end again."""

@@ -313,6 +313,10 @@ def test_undecodable_bytes_survive() -> None:
         ("a{background:url(/old)}", "a{background:url(new/index.html)}"),
         ("a{b:url(/img/a.png)", "a{b:url(img/a.png)"),
         ("broken { url( ", "broken { url( "),
+        (
+            'a{b:image-set("/img/a.png" 1x, \'/img/b.png\' type("image/png"), "gone.png" 2x)}',
+            'a{b:image-set("img/a.png" 1x, \'img/b.png\' type("image/png"), "http://site.test/gone.png" 2x)}',
+        ),
     ],
 )
 def test_rewrite_css(css: str, expected: str) -> None:
