@@ -161,6 +161,20 @@ def test_rewrite_html(markup: str, expected: str) -> None:
             '<base href="javascript:x"><a href="/target">',
             '<base data-archived-href="javascript:x"><a href="../target.html">',
         ),
+        # A fragment alone goes to the document the base names, not to this page.
+        (
+            '<base href="/target"><a href="#top">t</a><a href="#">u</a>',
+            '<base data-archived-href="http://site.test/target"><a href="../target.html#top">t</a>'
+            '<a href="../target.html#">u</a>',
+        ),
+        (
+            '<base href="/elsewhere/"><a href="#top">',
+            '<base data-archived-href="http://site.test/elsewhere/"><a href="http://site.test/elsewhere/#top">',
+        ),
+        (
+            '<base href="page.html"><a href="#top">',
+            '<base data-archived-href="http://site.test/dir/page.html"><a href="#top">',
+        ),
     ],
 )
 def test_base_href_is_resolved_then_neutralised(markup: str, expected: str) -> None:

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from archiver.links import base_contexts, resolve_reference
 from archiver.paths import relative_url
-from archiver.urls import absolute_url
+from archiver.urls import absolute_url, try_normalize
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None. A resolver
@@ -80,8 +80,12 @@ class _Recent(collections.OrderedDict[_Key, _Value]):
 class Linker:
     """Rewrites one URL reference found in a document whose file is ``here`` (see Memo)."""
 
-    def __init__(self, here: str, resolve: Resolver, memo: Memo | None = None) -> None:
+    def __init__(
+        self, here: str, resolve: Resolver, memo: Memo | None = None, page_url: str | None = None
+    ) -> None:
+        """``page_url``: the document's own URL, where a <base> may name another (see _work_out)."""
         self.here = here
+        self.page = try_normalize(page_url) if page_url is not None else None
         self.here_folder = here.rpartition("/")[0]
         self.resolve = resolve
         self.memo = memo
@@ -160,8 +164,14 @@ class Linker:
 
     def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
         reference = value.strip()
-        # The URL the crawl fetched for this link (kept by this module's memo, not the crawl's).
-        url = resolve_reference(reference, base, self.base_contexts(base), remember=False)
+        based = try_normalize(base) if reference[:1] == "#" and self.page is not None else None
+        if based is not None and based != self.page:
+            # A <base> naming another document takes a link of a fragment alone there, as
+            # in the browser; the mirror's page keeps no <base>, so it is made explicit.
+            url: str | None = based
+        else:
+            # The URL the crawl fetched for this link (kept by this module's memo, not the crawl's).
+            url = resolve_reference(reference, base, self.base_contexts(base), remember=False)
         if url is None:
             return None, False
         guessed = getattr(self.resolve, "guessed", 0)

@@ -173,7 +173,7 @@ def rewrite_html(
     declared = declared_charset(body)
     view = View(body, page_encoding(body, encoding))
     here = page_path or _own_path(page_url, "text/html", resolve)
-    link = Linker(here, resolve, memo)
+    link = Linker(here, resolve, memo, page_url)
     base = _document_base(page_url, view)
     spans: list[tuple[int, int, str]] = []
     styles: list[tuple[int, int]] = []
