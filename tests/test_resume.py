@@ -387,3 +387,17 @@ async def test_a_snapshot_whose_manifest_is_gone_is_not_resumed(site, run_crawl)
     )
     assert {path: path.read_bytes() for path in (root / "warc").glob("*.warc.gz")} == warcs
     assert not (root / "crash-tails").exists()
+
+
+async def test_a_warc_file_damaged_inside_what_was_committed_is_not_called_a_crash_tail(site, run_crawl):
+    site.page("/", links=[f"/p{n}" for n in range(20)])
+    for n in range(20):
+        site.page(f"/p{n}", body="<p>text</p>" * 50)
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    (warc,) = (root / "warc").glob("*.warc.gz")
+    os.truncate(warc, warc.stat().st_size // 2)
+    resumed = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--quiet")
+    # Records the manifest names are gone: nothing fetches them again, and the warning says so.
+    assert f"{warc.name}: cut the " in resumed.stderr and "where it is damaged" in resumed.stderr
+    assert "fetched again" not in resumed.stderr

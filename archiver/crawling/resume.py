@@ -67,10 +67,24 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
             path.unlink()  # not even its warcinfo record was whole
         else:
             os.truncate(path, end)
-        warnings.append(
-            f"{path.name}: cut the {size - end} bytes a crash left after its last committed record "
-            f"(offset {end}; kept in {kept}); their URLs are fetched again"
+        last = max(
+            (
+                offset
+                for offset in (manifest.last_capture_offset(path.name), manifest.last_dom_offset(path.name))
+                if offset is not None
+            ),
+            default=-1,
         )
+        if last >= end:  # not a crash's tail: the file was damaged inside what was committed
+            warnings.append(
+                f"{path.name}: cut the {size - end} bytes from offset {end}, where it is damaged (kept in "
+                f"{kept}); records the manifest names were among them: archiver verify lists them"
+            )
+        else:
+            warnings.append(
+                f"{path.name}: cut the {size - end} bytes a crash left after its last committed record "
+                f"(offset {end}; kept in {kept}); their URLs are fetched again"
+            )
     _drop_uncommitted_cdxj(snapshot.cdxj_pending_path, manifest)
     for warning in warnings:
         log.warning(warning)
