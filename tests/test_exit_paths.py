@@ -26,6 +26,7 @@ from archiver.errors import WriteError
 from archiver.mirror.build import _Builder
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
+from archiver.warc.cdxj import cdxj_line
 
 PAGES = 3000
 """Pages of the snapshot whose mirror takes long enough to build to be stopped while it runs."""
@@ -268,6 +269,23 @@ def test_a_reader_that_goes_away_gets_no_traceback(big_snapshot: Path) -> None:
 
 def test_a_full_disk_while_a_wacz_is_written_is_a_write_error(tmp_path: Path) -> None:
     snapshot = snapshot_of(tmp_path / "snap", 10)
+    # Its CDXJ index, as a crawl writes it: export refuses a snapshot without one.
+    with Manifest.open(snapshot / "manifest.sqlite3", readonly=True) as manifest:
+        lines = sorted(
+            cdxj_line(
+                row.url,
+                row.fetched_at or "",
+                mime=row.content_type or "",
+                status=row.status,
+                digest=row.payload_digest or "",
+                length=row.warc_length or 0,
+                offset=row.warc_offset or 0,
+                filename=row.warc_file or "",
+            )
+            for row in manifest.captures()
+        )
+    (snapshot / "indexes").mkdir(exist_ok=True)
+    (snapshot / "indexes" / "index.cdxj").write_text("".join(line + "\n" for line in lines))
     target = tmp_path / "snap.wacz"
     # The WACZ may not grow past 4 KB: its WARC file alone is larger.
     returncode, lines = finished(archiver("export", str(snapshot), "--wacz", str(target), file_limit=4096))
