@@ -72,6 +72,12 @@ def parse_meta_refresh(content: str) -> tuple[int, int, str] | None:
     return match.start("url"), match.end("url"), match.group("url")
 
 
+def may_hold_css_urls(css: str) -> bool:
+    """False when ``css`` can hold no URL iter_css_urls() would find (a cheap look first)."""
+    lowered = css.lower()
+    return "url(" in lowered or "@import" in lowered or "image-set" in lowered
+
+
 def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
     """The (start, end, url) spans of url(), @import and image-set() targets in CSS text, in order.
 

@@ -23,7 +23,7 @@ import lxml.html
 from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
 from archiver.encodings import declared_charset, page_encoding, sniff_bom, stylesheet_encoding
 from archiver.html_stream import read_elements
-from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
+from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
 from archiver.urls import reference_text, try_normalize, url_folder
 
@@ -207,7 +207,7 @@ def _style_attribute_references(elements: Iterable[lxml.etree._Element]) -> Iter
     """The url()s in the style attributes of ``elements``."""
     for element in elements:
         style = element.get("style")
-        if style is not None and "url(" in style.lower():
+        if style is not None and may_hold_css_urls(style):
             for start, end, url in iter_css_urls(style):
                 yield element, "style", start, end, url, REQUISITE
 

@@ -343,3 +343,12 @@ def test_a_page_of_megabytes_is_parsed_for_links_without_its_tree(tmp_path):
     size, links, grown_kib = map(int, done.stdout.split())
     assert size > 4_000_000 and links == 40_000
     assert grown_kib < 24 * 1024, f"parsing a {size} byte page grew the process by {grown_kib} KiB"
+
+
+def test_an_image_set_in_a_style_attribute_is_a_requisite():
+    body = b"""<div style="background-image:-webkit-image-set('/st/b.png' 1x, '/st/b2.png' 2x)">x</div>"""
+    page = extract(body, "http://h/p.html", "text/html")
+    assert [(link.url, link.kind) for link in page.links] == [
+        ("http://h/st/b.png", REQUISITE),
+        ("http://h/st/b2.png", REQUISITE),
+    ]

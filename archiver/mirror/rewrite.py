@@ -25,7 +25,7 @@ import re
 
 from archiver.content import known_encoding
 from archiver.encodings import declared_charset, page_encoding, sniff_bom, stylesheet_encoding
-from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
+from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.links import HTML_LINK_ATTRS, SRCSET_ATTRS, document_base, is_fetchable_reference, link_kind
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
@@ -184,7 +184,7 @@ def rewrite_html(
             spans.append((offset + start, offset + end, new))
     for start, end in styles:
         css = view.text[start:end]
-        if "url(" in css.lower() or "@import" in css.lower():
+        if may_hold_css_urls(css):
             rewritten = _rewrite_css_view(css, base, link, view)
             if rewritten != css:
                 spans.append((start, end, rewritten))
