@@ -48,11 +48,13 @@ def declared_charset(body: bytes) -> str | None:
 def page_encoding(body: bytes, header_charset: str | None) -> str:
     """The encoding an HTML page is read in (see the module docstring)."""
     return (
-        sniff_bom(body)
-        or known_encoding(header_charset)
-        or declared_charset(body)
-        or ("utf-8" if _is_utf8(body) else UNDECLARED_FALLBACK)
+        sniff_bom(body) or known_encoding(header_charset) or declared_charset(body) or guessed_encoding(body)
     )
+
+
+def guessed_encoding(body: bytes) -> str:
+    """The encoding of a page that names none: UTF-8 if its bytes are UTF-8, else windows-1252."""
+    return "utf-8" if _is_utf8(body) else UNDECLARED_FALLBACK
 
 
 def stylesheet_encoding(body: bytes, header_charset: str | None) -> str:

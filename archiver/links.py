@@ -21,7 +21,7 @@ import lxml.etree
 import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
-from archiver.encodings import declared_charset, page_encoding, sniff_bom, stylesheet_encoding
+from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, stylesheet_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
@@ -411,7 +411,7 @@ def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str |
     body, _cut = bounded_document(body, "text/html")
     charset = charset_from_content_type(content_type_header)
     if known_encoding(charset) is None and sniff_bom(body) is None and declared_charset(body) is None:
-        return body, page_encoding(body, None)
+        return body, guessed_encoding(body)
     return body, charset
 
 

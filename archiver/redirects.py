@@ -17,7 +17,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from archiver.urls import header_url, try_normalize
+
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+
+def redirect_target(location: str | None, url: str) -> str | None:
+    """The normalised URL a ``Location`` header (as received, one character per byte) of an
+    answer for ``url`` leads to, read as browsers read its bytes; None if it names none.
+
+    >>> redirect_target("/caf\\xc3\\xa9", "http://h/a"), redirect_target("", "http://h/a")
+    ('http://h/caf%C3%A9', None)
+    """
+    return try_normalize(header_url(location), url) if location else None
+
+
 """HTTP statuses whose Location the crawler follows (and records as a hop)."""
 MAX_CHAIN_HOPS = 100
 """Hops walked at most: chains that meet can be longer than --max-redirects, never this long."""

@@ -37,10 +37,9 @@ from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
-from archiver.redirects import REDIRECT_STATUSES
+from archiver.redirects import REDIRECT_STATUSES, redirect_target
 from archiver.scope import EXCLUDED, ROBOTS, Scope
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
-from archiver.urls import header_url, try_normalize
 from archiver.warc.capture import Capture
 
 if TYPE_CHECKING:
@@ -319,7 +318,7 @@ class Crawler:
             await self.writer.put(WriteItem(row, capture))
             return
         location = headers.get("location")
-        target = try_normalize(header_url(location), item.url) if location else None
+        target = redirect_target(location, item.url)
         if status in REDIRECT_STATUSES and target:
             await self._handle_redirect(item, capture, target, facts)
             return

@@ -24,10 +24,9 @@ from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier
 from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
 from archiver.crawling.writer import WriteItem, WriteQueue
-from archiver.redirects import REDIRECT_STATUSES
+from archiver.redirects import REDIRECT_STATUSES, redirect_target
 from archiver.scope import ROBOTS
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
-from archiver.urls import header_url, try_normalize
 from archiver.warc.capture import Capture
 
 FOUND_BY_ROBOTS = "robots"
@@ -99,7 +98,7 @@ class RecordedFetch:
                 reason=outcome.error,
             )
             location = capture.header("location")
-            target = try_normalize(header_url(location), url) if location else None
+            target = redirect_target(location, url)
             if capture.status not in REDIRECT_STATUSES or target is None:
                 return Answer(url, capture, row if recorded else None)
             chain.append(url)

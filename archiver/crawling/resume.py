@@ -54,7 +54,7 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
     """
     warnings = []
     for path in warc_paths(snapshot.warc_dir, prefix):
-        end = committed_end(path, manifest)
+        end, damaged = _committed(path, manifest)
         size = path.stat().st_size
         if end >= size:
             continue
@@ -67,15 +67,7 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
             path.unlink()  # not even its warcinfo record was whole
         else:
             os.truncate(path, end)
-        last = max(
-            (
-                offset
-                for offset in (manifest.last_capture_offset(path.name), manifest.last_dom_offset(path.name))
-                if offset is not None
-            ),
-            default=-1,
-        )
-        if last >= end:  # not a crash's tail: the file was damaged inside what was committed
+        if damaged:
             warnings.append(
                 f"{path.name}: cut the {size - end} bytes from offset {end}, where it is damaged (kept in "
                 f"{kept}); records the manifest names were among them: archiver verify lists them"
@@ -113,6 +105,12 @@ def committed_end(path: Path, manifest: Manifest) -> int:
     DOM (one resource record, written after its page's); with no row at all,
     only the warcinfo record that starts every file was committed.
     """
+    return _committed(path, manifest)[0]
+
+
+def _committed(path: Path, manifest: Manifest) -> tuple[int, bool]:
+    """(committed_end(), whether records the manifest names lie past it: the file is damaged
+    inside what was committed, not followed by a crash's tail)."""
     last = manifest.last_capture_offset(path.name)
     dom = manifest.last_dom_offset(path.name)
     end = member_end(path, 0, 1) if last is None else member_end(path, last, 2)
@@ -120,11 +118,12 @@ def committed_end(path: Path, manifest: Manifest) -> int:
         end = member_end(path, dom, 1)
         last = dom
     if end is None and last is not None:
-        # A committed record is never cut: keep every whole record (this cannot happen
-        # while batches are flushed before their rows are committed).
+        # A committed record is never cut by a crash (batches are flushed before their rows
+        # are committed): the file was damaged since. Every whole record is kept.
         torn = torn_offset(path)
-        return path.stat().st_size if torn is None else torn
-    return end or 0
+        end = path.stat().st_size if torn is None else torn
+        return end, end <= last
+    return end or 0, False
 
 
 def _set_aside(snapshot: Snapshot, path: Path, offset: int) -> str:

@@ -158,9 +158,9 @@ def _write_package(snapshot: Snapshot, wacz: zipfile.ZipFile, summary: WaczSumma
         idx = write_blocks(_counted(lines, summary, named), blocks)
         blocks.seek(0)
         _add(wacz, summary, f"indexes/{DATA_NAME}", blocks, stored=True)
-    _check_index(snapshot, summary, named - packed)
-    _add_bytes(wacz, summary, "indexes/index.idx", "".join(line + "\n" for line in idx).encode())
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+        _check_index(snapshot, summary, named - packed, manifest)
+        _add_bytes(wacz, summary, "indexes/index.idx", "".join(line + "\n" for line in idx).encode())
         first = _add_pages(wacz, summary, manifest)
     datapackage = _datapackage(snapshot, summary, first)
     wacz.writestr(_info("datapackage.json"), datapackage)
@@ -240,7 +240,7 @@ def _counted(lines: Iterator[str], summary: WaczSummary, named: set[str]) -> Ite
         yield line
 
 
-def _check_index(snapshot: Snapshot, summary: WaczSummary, missing: set[str]) -> None:
+def _check_index(snapshot: Snapshot, summary: WaczSummary, missing: set[str], manifest: Manifest) -> None:
     """SnapshotError if the package would not replay: its index names WARC files the snapshot
     lacks (or lines that name none), or is empty while the manifest names captures."""
     if missing:
@@ -250,8 +250,7 @@ def _check_index(snapshot: Snapshot, summary: WaczSummary, missing: set[str]) ->
             f"the snapshot is damaged (archiver verify {snapshot.root} says more)"
         )
     if summary.captures == 0:
-        with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
-            captures = sum(manifest.count_by("outcome", captured=True).values())
+        captures = sum(manifest.count_by("outcome", captured=True).values())
         if captures:
             raise SnapshotError(
                 f"{snapshot.cdxj_path} is missing or empty, yet the manifest names {captures} captures; "

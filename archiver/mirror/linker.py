@@ -98,6 +98,7 @@ class Linker:
         self.guessed: list[tuple[str, str | None]] = []
         """Those guesses: (URL, the answer)."""
         self._base = ("", ("", ""))
+        self._document: tuple[str, str | None] = ("", None)
         if memo is not None:
             memo.begin_document()
 
@@ -115,6 +116,12 @@ class Linker:
         if self._base[0] != base:
             self._base = (base, base_contexts(base))
         return self._base[1]
+
+    def _base_document(self, base: str) -> str | None:
+        """try_normalize(base), worked out once per document (a page of anchors asks it often)."""
+        if self._document[0] != base:
+            self._document = (base, try_normalize(base))
+        return self._document[1]
 
     def base_folder(self, base: str) -> str:
         """url_folder(base)."""
@@ -164,7 +171,7 @@ class Linker:
 
     def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
         reference = value.strip()
-        based = try_normalize(base) if reference[:1] == "#" and self.page is not None else None
+        based = self._base_document(base) if reference[:1] == "#" and self.page is not None else None
         if based is not None and based != self.page:
             # A <base> naming another document takes a link of a fragment alone there, as
             # in the browser; the mirror's page keeps no <base>, so it is made explicit.

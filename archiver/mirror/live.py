@@ -44,6 +44,7 @@ from archiver.mirror.plan import PathPlan, coding_of, payload_key
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import FETCHED, ManifestRow
+from archiver.store.schema import has_table
 from archiver.store.snapshot import Snapshot
 from archiver.warc.capture import Capture
 from archiver.warc.reader import WarcReader
@@ -71,7 +72,7 @@ class LiveMirror:
         # rebuilds the whole mirror.
         # The path plan alone is no sign of a live mirror: a rebuild killed as it planned
         # leaves one too, with no pending table (it drops that, and defer() drops both).
-        live = PathPlan.exists(db) and _table_exists(db, PENDING)
+        live = PathPlan.exists(db) and has_table(db, PENDING)
         self.deferred = not live and (
             db.execute(
                 "SELECT 1 FROM urls WHERE outcome = ? AND warc_file IS NOT NULL LIMIT 1", (FETCHED,)
@@ -222,8 +223,3 @@ class LiveMirror:
                 write_index(self.snapshot, manifest)
         stats.seconds = time.monotonic() - started
         return stats
-
-
-def _table_exists(db: sqlite3.Connection, name: str) -> bool:
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
-    return found.fetchone() is not None

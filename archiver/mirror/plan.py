@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from archiver.content import HTML_TYPES, PARSED_TYPES, content_codings
 from archiver.paths import candidate_paths, folders_of, path_token, url_to_path, with_folder_token
+from archiver.store.schema import has_table
 from archiver.urls import url_folder
 
 TABLES = ("mirror_taken", "mirror_folders", "mirror_shared")
@@ -113,8 +114,7 @@ class PathPlan:
     @staticmethod
     def exists(db: sqlite3.Connection) -> bool:
         """True if the manifest holds a plan (a crawl placed captures and has not finished)."""
-        found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLES[0],))
-        return found.fetchone() is not None
+        return has_table(db, TABLES[0])
 
     def place(
         self,

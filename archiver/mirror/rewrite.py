@@ -24,7 +24,7 @@ import html
 import re
 
 from archiver.content import known_encoding
-from archiver.encodings import declared_charset, page_encoding, sniff_bom, stylesheet_encoding
+from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, stylesheet_encoding
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.links import HTML_LINK_ATTRS, SRCSET_ATTRS, document_base, is_fetchable_reference, link_kind
 from archiver.mirror.charsets import View
@@ -171,7 +171,8 @@ def rewrite_html(
     header_encoding = known_encoding(encoding)
     bom = sniff_bom(body)
     declared = declared_charset(body)
-    view = View(body, page_encoding(body, encoding))
+    # encodings.page_encoding(), from the parts already in hand.
+    view = View(body, bom or header_encoding or declared or guessed_encoding(body))
     here = page_path or _own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
     base = _document_base(page_url, view)

@@ -69,9 +69,15 @@ def create_tables(db: sqlite3.Connection) -> None:
     )
 
 
+def has_table(db: sqlite3.Connection, name: str) -> bool:
+    """Whether ``db`` holds a table called ``name``."""
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+    return found.fetchone() is not None
+
+
 def has_urls_table(db: sqlite3.Connection) -> bool:
     """Whether ``db`` holds the urls table (a damaged file raises sqlite3.Error at once)."""
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'urls'").fetchone()
-    if found is not None:
+    found = has_table(db, "urls")
+    if found:
         db.execute("SELECT url FROM urls LIMIT 1").fetchall()  # a damaged file fails here, at once
-    return found is not None
+    return found
