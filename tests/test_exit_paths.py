@@ -5,6 +5,7 @@ resumable); a reader that goes away (``| head``) gives no traceback."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import resource
@@ -21,11 +22,15 @@ import pytest
 from conftest import Site
 from snapshot_builder import SnapshotBuilder
 
+from archiver.cli import main, snapshot_commands
 from archiver.cli.exits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_STOPPED, EXIT_TERMINATED
 from archiver.errors import WriteError
-from archiver.mirror.build import _Builder
+from archiver.export.wacz import export_wacz
+from archiver.mirror.build import _Builder, build_mirror
+from archiver.stop_signals import Terminated, raised_and_noted
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
+from archiver.verify.verifier import verify_snapshot
 from archiver.warc.cdxj import cdxj_line
 
 PAGES = 3000
@@ -70,6 +75,27 @@ def snapshot_of(root: Path, pages: int, page_bytes: int = 0) -> Path:
     done = subprocess.run([sys.executable, "-m", "archiver", "mirror", str(root)], capture_output=True)
     assert done.returncode == 0, done.stderr
     return root
+
+
+def with_cdxj_index(snapshot: Path) -> Path:
+    """``snapshot`` given the CDXJ index a crawl writes: export refuses a snapshot without one."""
+    with Manifest.open(snapshot / "manifest.sqlite3", readonly=True) as manifest:
+        lines = sorted(
+            cdxj_line(
+                row.url,
+                row.fetched_at or "",
+                mime=row.content_type or "",
+                status=row.status,
+                digest=row.payload_digest or "",
+                length=row.warc_length or 0,
+                offset=row.warc_offset or 0,
+                filename=row.warc_file or "",
+            )
+            for row in manifest.captures()
+        )
+    (snapshot / "indexes").mkdir(exist_ok=True)
+    (snapshot / "indexes" / "index.cdxj").write_text("".join(line + "\n" for line in lines))
+    return snapshot
 
 
 @pytest.fixture(scope="module")
@@ -258,6 +284,52 @@ def test_a_signal_during_verify_says_one_line(
     assert len(lines) == 1 and word in lines[0], lines
 
 
+def swallowed(stop: signal.Signals) -> None:
+    """``stop`` reaches this process while a library's bare ``except:`` runs (warcio decodes every
+    header line of a record inside one): what the signal's handler raised is caught there."""
+    with contextlib.suppress(BaseException):  # as ``except: pass`` does
+        signal.raise_signal(stop)
+
+
+WORK_OVER_SNAPSHOTS = [
+    pytest.param(lambda snapshot, elsewhere: build_mirror(snapshot), id="mirror"),
+    pytest.param(lambda snapshot, elsewhere: verify_snapshot(snapshot), id="verify"),
+    pytest.param(lambda snapshot, elsewhere: export_wacz(snapshot, elsewhere / "s.wacz"), id="export"),
+]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize("work", WORK_OVER_SNAPSHOTS)
+def test_a_stop_that_a_library_swallowed_is_obeyed(
+    big_snapshot: Path, tmp_path: Path, work: Callable[[Path, Path], object], stop: signal.Signals
+) -> None:
+    """A SIGTERM met in warcio's header decoding let ``archiver mirror`` build to the end and exit 0."""
+    snapshot = tmp_path / "snap"
+    subprocess.run(["cp", "-a", str(big_snapshot), str(snapshot)], check=True)
+    with_cdxj_index(snapshot)
+    mirror = (snapshot / "mirror").stat().st_ino
+    with raised_and_noted():
+        swallowed(stop)
+        with pytest.raises(KeyboardInterrupt if stop == signal.SIGINT else Terminated):
+            work(snapshot, tmp_path)
+    assert (snapshot / "mirror").stat().st_ino == mirror  # the mirror before, not a new one
+    assert not (snapshot / ".mirror.partial").exists() and not (tmp_path / "s.wacz").exists()
+
+
+def test_a_stop_that_no_step_met_again_ends_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """main()'s last look: a command that swallowed a stop and went on to its end exits as stopped."""
+
+    def diff_that_swallows(args: object) -> int:
+        swallowed(signal.SIGTERM)
+        return 0
+
+    monkeypatch.setattr(snapshot_commands, "cmd_diff", diff_that_swallows)
+    assert main(["diff", str(tmp_path), str(tmp_path)]) == EXIT_TERMINATED
+    assert "stopped by SIGTERM" in capsys.readouterr().err
+
+
 def test_a_reader_that_goes_away_gets_no_traceback(big_snapshot: Path) -> None:
     process = archiver("verify", str(big_snapshot), "--json")
     assert process.stdout is not None
@@ -268,24 +340,7 @@ def test_a_reader_that_goes_away_gets_no_traceback(big_snapshot: Path) -> None:
 
 
 def test_a_full_disk_while_a_wacz_is_written_is_a_write_error(tmp_path: Path) -> None:
-    snapshot = snapshot_of(tmp_path / "snap", 10)
-    # Its CDXJ index, as a crawl writes it: export refuses a snapshot without one.
-    with Manifest.open(snapshot / "manifest.sqlite3", readonly=True) as manifest:
-        lines = sorted(
-            cdxj_line(
-                row.url,
-                row.fetched_at or "",
-                mime=row.content_type or "",
-                status=row.status,
-                digest=row.payload_digest or "",
-                length=row.warc_length or 0,
-                offset=row.warc_offset or 0,
-                filename=row.warc_file or "",
-            )
-            for row in manifest.captures()
-        )
-    (snapshot / "indexes").mkdir(exist_ok=True)
-    (snapshot / "indexes" / "index.cdxj").write_text("".join(line + "\n" for line in lines))
+    snapshot = with_cdxj_index(snapshot_of(tmp_path / "snap", 10))
     target = tmp_path / "snap.wacz"
     # The WACZ may not grow past 4 KB: its WARC file alone is larger.
     returncode, lines = finished(archiver("export", str(snapshot), "--wacz", str(target), file_limit=4096))

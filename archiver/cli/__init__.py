@@ -15,7 +15,6 @@ import argparse
 import contextlib
 import errno
 import os
-import signal
 import sqlite3
 import sys
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ from archiver.cli.options import Parser, read_text
 from archiver.cli.snapshot_commands import add_diff, add_export, add_mirror, add_serve, add_verify
 from archiver.crawl_files import OptionShape, config_arguments
 from archiver.errors import ArchiverError, WriteError
+from archiver.stop_signals import Terminated, obey, raised_and_noted
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,14 +76,6 @@ def _with_config_file(parser: argparse.ArgumentParser, argv: list[str], args: ar
     return parser.parse_known_args([*argv[:at], *extra, *argv[at:]])
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised where the program is (as Ctrl-C raises KeyboardInterrupt)."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``archiver`` command; returns the exit code (see exits.py).
 
@@ -102,9 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     args.hint = ""
     """What the user can do next if the command stops now; the commands keep it up to date."""
-    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = int(args.func(args))
+        with raised_and_noted():
+            code = int(args.func(args))
+            obey()  # a stop that a library swallowed, and the command did not meet again
         sys.stdout.flush()  # a broken pipe is met here, not at exit
         return code
     except BrokenPipeError:
@@ -113,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         return _stopped(args, "interrupted (Ctrl-C)", EXIT_INTERRUPTED)
-    except _Terminated:
+    except Terminated:
         return _stopped(args, "stopped by SIGTERM", EXIT_TERMINATED)
     except WriteError as exc:
         return _stopped(args, f"error: {exc}", EXIT_STOPPED)
@@ -128,8 +121,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.errno in _DISK_FULL:
             return _stopped(args, f"error: {where}{exc.strerror}", EXIT_STOPPED)
         return _stopped(args, f"error: {where}{exc.strerror or exc}", EXIT_USAGE, hint=False)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})

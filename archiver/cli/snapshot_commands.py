@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -135,8 +134,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"Serving {root} at {started.result()} (Ctrl-C to stop)", flush=True)
         await task
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
+    asyncio.run(run())  # Ctrl-C before it serves stops it like any command
     print("Stopped.", file=sys.stderr, flush=True)
     return EXIT_OK
 

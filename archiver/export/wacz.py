@@ -39,6 +39,7 @@ from archiver.errors import ArchiverError, ExportError, SnapshotError, WriteErro
 from archiver.export.pages import PAGES_HEADER, snapshot_pages
 from archiver.export.zipnum import DATA_NAME, write_blocks
 from archiver.sizes import human_bytes
+from archiver.stop_signals import obey
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
@@ -110,6 +111,7 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
             with zipfile.ZipFile(temporary, "w", allowZip64=True) as wacz:
                 _write_package(snapshot, wacz, summary)
             os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would keep it from others
+            obey()  # the last moment a stop leaves no file behind
             os.replace(temporary, target)
         except OSError as exc:
             raise _cannot_write(target, exc) from None

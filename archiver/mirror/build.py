@@ -25,13 +25,13 @@ from typing import Any
 
 from archiver.crawling.render_policy import NEVER
 from archiver.errors import SnapshotError, WriteError
-from archiver.forking import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.memory import release_free_memory
 from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
+from archiver.stop_signals import leave_stop_signals_to_the_parent, obey, stop_signals_held
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
 from archiver.store.previous import open_previous
@@ -179,6 +179,7 @@ class _Builder:
             for index, (row, path) in enumerate(self.manifest.captures_by_path(TABLE, "NOT shared")):
                 if (index // PART_BLOCK) % parts != part:
                     continue
+                obey()
                 try:
                     self.files.write(files, row, path)
                 except OSError as exc:
@@ -328,6 +329,7 @@ def rebuild(
         else:
             logs = logs[:1]
             failed = builder.build(build_root)
+        obey()  # the last moment a stop leaves the mirror before as it was
     except BaseException:  # a full disk, Ctrl-C, SIGTERM: the mirror before stays as it was
         with contextlib.suppress(OSError):
             _remove(build_root)

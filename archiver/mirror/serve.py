@@ -86,7 +86,7 @@ def make_app(snapshot_root: Path) -> web.Application:
 async def serve(
     snapshot_root: Path, host: str, port: int, started: asyncio.Future[str] | None = None
 ) -> None:
-    """Serve until cancelled (or SIGTERM); ``started`` gets the base URL once listening.
+    """Serve until cancelled (or Ctrl-C, or SIGTERM); ``started`` gets the base URL once listening.
 
     Cancelling it stops the server and closes every connection.
     """
@@ -103,12 +103,13 @@ async def serve(
         bound = runner.addresses[0]
         address = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
         url = f"http://{address}:{bound[1]}/"
-        if started is not None and not started.done():
-            started.set_result(url)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, stop.set)
+        for ending in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(ending, stop.set)
+        if started is not None and not started.done():
+            started.set_result(url)
         await stop.wait()
     finally:
         await runner.cleanup()

@@ -20,6 +20,7 @@ from warcio.statusandheaders import StatusAndHeadersParserException
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
 from archiver.numerals import whole_number
+from archiver.stop_signals import obey
 from archiver.verify.earlier import EarlierRecords
 from archiver.verify.record_index import RecordEntry, RecordIndex
 from archiver.verify.report import (
@@ -114,6 +115,7 @@ class WarcScan:
             source = Source(fh, gzipped)
             resyncing = False
             while not source.at_end():
+                obey()
                 stream = source.next_stream()
                 try:
                     if self._scan_member(stream, name):

@@ -28,8 +28,8 @@ from typing import Any
 
 from archiver.crawling.merge import stale_parts
 from archiver.errors import SnapshotError
-from archiver.forking import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.scope import Scope
+from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
