@@ -356,6 +356,10 @@ def test_seen_urls_answer_alike_before_and_after_each_merge(monkeypatch) -> None
         assert seen.claim(url) and url in seen
         assert not seen.claim(urls[count // 2])  # met before: in the recent set or the merged array
         assert len(seen) == count
+        if count % 97 == 0:  # many at once, as a page's links are judged: the same answers
+            asked = [f"http://h/{n}" for n in range(count - 50, count + 50)]
+            assert seen.missing(asked) == [url for url in asked if url not in seen] == asked[50:]
     assert all(url in seen for url in urls)
     assert not any(f"http://h/{n}" in seen for n in range(1000, 1100))
+    assert seen.missing(reversed(urls[:20] + ["http://h/new", "http://h/5"])) == ["http://h/new"]
     assert seen.claim("http://h/new") and not seen.claim("http://h/new")

@@ -40,8 +40,8 @@ class Discovery:
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
         depth = item.depth + 1
-        for url, kind in links.items():
-            requisite = kind == REQUISITE
+        for url in self.frontier.unseen(links):
+            requisite = links[url] == REQUISITE
             found_by = "requisite" if requisite else "link"
             self.consider(
                 url,

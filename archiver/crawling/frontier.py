@@ -35,7 +35,7 @@ import bisect
 import heapq
 import sqlite3
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Self
@@ -106,6 +106,10 @@ class Frontier(Protocol):
 
     def seen(self, url: str) -> bool:
         """True if ``url`` was claimed before (as far as this process knows)."""
+
+    def unseen(self, urls: Iterable[str]) -> list[str]:
+        """The ``urls`` not claimed before (as far as this process knows), in their order:
+        seen() for all of a page's links at once, most of which were met before."""
 
     async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first, False if it was already.
@@ -182,6 +186,19 @@ class SeenUrls:
     def __contains__(self, url: str) -> bool:
         key = url_key(url)
         return key in self._recent or self._in_merged(key)
+
+    def missing(self, urls: Iterable[str]) -> list[str]:
+        """The ``urls`` not in the set, in their order (``url not in`` it, for many at once)."""
+        recent, merged, size = self._recent, self._merged, len(self._merged)
+        found = []
+        for url in urls:
+            key = url_key(url)
+            if key in recent:
+                continue
+            at = bisect.bisect_left(merged, key)
+            if at == size or merged[at] != key:
+                found.append(url)
+        return found
 
     def _in_merged(self, key: int) -> bool:
         merged = self._merged
@@ -263,6 +280,10 @@ class _LocalFrontier:
     def seen(self, url: str) -> bool:
         """True if ``url`` was claimed before."""
         return url in self._seen
+
+    def unseen(self, urls: Iterable[str]) -> list[str]:
+        """The ``urls`` not claimed before, in their order."""
+        return self._seen.missing(urls)
 
 
 class MemoryFrontier(_LocalFrontier):

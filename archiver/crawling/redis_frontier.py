@@ -19,7 +19,7 @@ import contextlib
 import logging
 import random
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol, Self
 
 from archiver.crawling.frontier import QueueItem, SeenUrls
@@ -78,6 +78,10 @@ class RedisFrontier:
     def seen(self, url: str) -> bool:
         """True if this node claimed ``url`` or was refused it (another node may have it)."""
         return url in self._seen
+
+    def unseen(self, urls: Iterable[str]) -> list[str]:
+        """The ``urls`` this node neither claimed nor was refused, in their order."""
+        return self._seen.missing(urls)
 
     async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
         """Claim ``urls`` for this node in one round trip; True for each one it got.
