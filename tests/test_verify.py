@@ -136,6 +136,14 @@ def break_mirror_link(root: Path) -> None:
     page.write_text(text.replace("</body>", '<a href="no-such-page.html">gone</a></body>'))
 
 
+def leave_links_live(root: Path) -> None:
+    """Links the rewriter should have made local, left absolute: to a page, and to a redirect
+    whose chain ends at a page."""
+    page = root / "mirror" / str(row_for(root, "/a").local_path)
+    live = "".join(f'<a href="{row_for(root, path).url}">{path}</a>' for path in ("/b", "/old"))
+    page.write_text(page.read_text().replace("</body>", f"{live}</body>"))
+
+
 def flip_mirror_image_byte(root: Path) -> None:
     image = root / "mirror" / str(row_for(root, "/logo.png").local_path)
     data = bytearray(image.read_bytes())
@@ -204,6 +212,7 @@ DAMAGE: list[tuple[Callable[[Path], None], str, bool]] = [
     (delete_mirror_file, "missing_mirror_file", True),
     (break_mirror_link, "broken_mirror_link", True),
     (break_mirror_link, "changed_mirror_file", True),
+    (leave_links_live, "live_mirror_link", True),
     (flip_mirror_image_byte, "changed_mirror_file", True),
     (delete_mirror_image, "lost_mirror_file", True),
     (forget_mirror_files, "unrecorded_mirror_file", True),
@@ -256,6 +265,19 @@ async def test_damage_is_named(
     assert report["problems"][kind]["examples"]
     assert cli.main(["verify", str(snapshot)]) == 1
     assert f": {kind} (" in capsys.readouterr().out
+
+
+async def test_links_left_live_to_what_the_mirror_holds_are_reported(snapshot: Path) -> None:
+    """index.html shows each page's original URL, live on purpose: only the mirror's links count."""
+    if not has_mirror():
+        pytest.skip("the mirror stage is not available")
+    assert f'href="{row_for(snapshot, "/b").url}"' in (snapshot / "index.html").read_text()
+    leave_links_live(snapshot)
+    report = verify_snapshot(snapshot)
+    assert report.counts["live_mirror_link"] == 2, report.render_text("snap")
+    details = " ".join(problem.detail for problem in report.examples["live_mirror_link"])
+    assert f"mirror/{row_for(snapshot, '/b').local_path} holds it" in details
+    assert f"mirror/{row_for(snapshot, '/new').local_path} holds it" in details  # where /old leads
 
 
 async def test_no_mirror_skips_mirror_links(snapshot: Path) -> None:

@@ -1,8 +1,14 @@
-"""Mirror links: every local link in the mirror's HTML and CSS resolves to a file.
+"""Mirror links: every local link in the mirror's HTML and CSS resolves to a file, and no link
+the mirror could serve is left pointing at the web.
 
 Links are found with the same tables the rewriter used (:mod:`archiver.links`).
-Absolute links (``http:``, ``//host``), ``data:``, ``javascript:`` and
-fragment-only links are left alone: they do not name a local file.
+An absolute link (``http:``, ``https:``) in a file under mirror/ is looked up
+as the rewriter looks up every link (mirror.local_paths): if the mirror holds
+a file for its URL (or for where its redirects end), the rewriter missed it,
+and a reader offline meets the web there. index.html shows pages' original
+URLs on purpose: its absolute links are not looked up. ``//host`` links (their
+scheme is the page's), ``data:``, ``javascript:`` and fragment-only links are
+left alone.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from archiver.encodings import page_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import is_fetchable_reference, iter_html_references, parse_html
-from archiver.verify.report import BROKEN_MIRROR_LINK, Report
+from archiver.mirror.linker import Resolver
+from archiver.urls import try_normalize
+from archiver.verify.report import BROKEN_MIRROR_LINK, LIVE_MIRROR_LINK, Report
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 CSS_SUFFIXES = (".css",)
@@ -44,18 +52,26 @@ def local_target(value: str) -> str | None:
     return unquote(path) or None
 
 
-def check_mirror(root: Path, report: Report) -> None:
-    """Check the links of snapshot/index.html and of every HTML and CSS file under mirror/."""
+def check_mirror(root: Path, report: Report, archived: Resolver | None = None) -> None:
+    """Check the links of snapshot/index.html and of every HTML and CSS file under mirror/.
+
+    ``archived``: where the mirror holds a URL (mirror.local_paths.LocalPaths over the
+    snapshot's manifest), to find absolute links the rewriter should have made local.
+    """
     root_real = os.path.normpath(os.path.abspath(root))
+    index_html = root / "index.html"
     _is_file.cache_clear()
     for document in _documents(root):
         report.stats["mirror documents"] += 1
         relative = document.relative_to(root).as_posix()
         folder = os.path.normpath(os.path.abspath(document.parent))
+        looked_up = archived if document != index_html else None
         try:
             for value in _references(document):
                 target = local_target(value)
                 if target is None:
+                    if looked_up is not None:
+                        _check_live(value, looked_up, relative, report)
                     continue
                 report.stats["mirror links"] += 1
                 why = _broken(folder, target, root_real)
@@ -63,6 +79,17 @@ def check_mirror(root: Path, report: Report) -> None:
                     report.add(BROKEN_MIRROR_LINK, relative, f"{value!r} {why}")
         except (OSError, lxml.etree.LxmlError) as exc:
             report.add(BROKEN_MIRROR_LINK, relative, f"cannot read: {exc}")
+
+
+def _check_live(value: str, archived: Resolver, relative: str, report: Report) -> None:
+    """Report ``value`` if it is an absolute http(s) URL whose target the mirror holds."""
+    reference = value.strip()
+    if not reference[:8].lower().startswith(("http://", "https://")):
+        return
+    url = try_normalize(reference)
+    held = archived(url) if url is not None else None
+    if held is not None:
+        report.add(LIVE_MIRROR_LINK, relative, f"{value!r} is left live, though mirror/{held} holds it")
 
 
 def _documents(root: Path) -> Iterator[Path]:

@@ -100,6 +100,11 @@ DANGLING_REDIRECT = _kind(
 )
 
 BROKEN_MIRROR_LINK = _kind("broken_mirror_link", MIRROR, "local link in the mirror resolves to no file")
+LIVE_MIRROR_LINK = _kind(
+    "live_mirror_link",
+    MIRROR,
+    "link in the mirror left live, though the mirror holds its target",
+)
 CHANGED_MIRROR_FILE = _kind(
     "changed_mirror_file", MIRROR, "mirror file whose bytes are not those the mirror build wrote"
 )

@@ -28,6 +28,7 @@ from typing import Any
 
 from archiver.crawling.merge import stale_parts
 from archiver.errors import SnapshotError
+from archiver.mirror.local_paths import LocalPaths
 from archiver.scope import Scope
 from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.store.lock import unchanging
@@ -128,8 +129,8 @@ def mirror_checks(snapshot: Snapshot) -> Report:
     report = Report()
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
         check_mirror_files(manifest, snapshot.mirror_dir, report)
-    if snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file():
-        check_mirror_links(snapshot.root, report)
+        if snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file():
+            check_mirror_links(snapshot.root, report, LocalPaths(manifest.connection))
     return report
 
 
