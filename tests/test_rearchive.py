@@ -238,6 +238,13 @@ async def test_rearchive_whose_mirror_is_built_after_the_crawl_links_the_unchang
     assert report.ok, report.render_text(str(new))
 
 
+def one_each(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object whose keys are each given once (RFC 8259: a reader keeps one of them)."""
+    keys = [key for key, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+
+
 async def test_diff_command_text_and_json(site, run_crawl, tmp_path, capsys):
     pages = await built_site(site, validators=False)
     old, new = tmp_path / "old", tmp_path / "new"
@@ -250,8 +257,11 @@ async def test_diff_command_text_and_json(site, run_crawl, tmp_path, capsys):
     assert "1 new, 2 changed, 4 unchanged, 1 gone" in text
     assert f"new  {site.url('/new')}" in text and f"gone  {site.url('/gone')}" in text
     assert main(["diff", str(old), str(new), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    text = capsys.readouterr().out
+    report = json.loads(text, object_pairs_hook=one_each)
+    assert report["snapshots"] == {"old": str(old), "new": str(new)}
     assert report["counts"] == {"new": 1, "changed": 2, "unchanged": 4, "gone": 1}
+    assert report["new"] == [site.url("/new")]
     assert report["gone"] == [site.url("/gone")]
     unchanged = ("/logo.png", "/robots.txt", "/same", "/style.css")
     assert sorted(report["unchanged"]) == sorted(site.url(p) for p in unchanged)

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver.errors import SnapshotError
+from archiver.store.manifest import readonly_uri
 
 KINDS = ("new", "changed", "unchanged", "gone")
 """The kinds of change, in the order they are shown."""
@@ -70,8 +71,8 @@ class Changes:
             if not path.is_file():
                 raise SnapshotError(f"{path} does not exist")
         try:
-            self._db = sqlite3.connect(f"file:{new}?mode=ro", uri=True)
-            self._db.execute("ATTACH DATABASE ? AS old", (f"file:{old}?mode=ro",))
+            self._db = sqlite3.connect(readonly_uri(new), uri=True)
+            self._db.execute("ATTACH DATABASE ? AS old", (readonly_uri(old),))
             self._db.execute("SELECT 1 FROM main.urls, old.urls LIMIT 1").fetchall()
         except sqlite3.Error as exc:
             raise SnapshotError(f"cannot compare {old} and {new}: {exc}") from None
@@ -110,10 +111,11 @@ class Changes:
 
     def json_text(self, old: str, new: str) -> Iterator[str]:
         """The report as one JSON object, in pieces (the lists of URLs are never held whole):
-        old, new, counts, then the URLs of each kind."""
-        yield (
-            "{" + f'"old": {json.dumps(old)}, "new": {json.dumps(new)}, "counts": {json.dumps(self.counts())}'
-        )
+        the two snapshots ({"old": ..., "new": ...}: a key "new" of its own would name the
+        list of new URLs too), counts, then the URLs of each kind."""
+        snapshots = json.dumps({"old": old, "new": new})
+        yield "{" + f'"snapshots": {snapshots}, "counts": {json.dumps(self.counts())}'
+
         for kind in KINDS:
             yield f', "{kind}": ['
             for number, url in enumerate(self.urls(kind)):

@@ -75,6 +75,16 @@ def _selected(present: set[str]) -> str:
     return ", ".join(f"urls.{name}" if name in present else f"NULL AS {name}" for name in FIELDS)
 
 
+def readonly_uri(path: str | Path) -> str:
+    """The SQLite URI that opens the database file ``path`` read-only: the path percent-encoded,
+    as a folder named ``old#1`` or ``50%`` would otherwise end the path early or be decoded.
+
+    >>> readonly_uri("/snaps/old#1/manifest.sqlite3")
+    'file:///snaps/old%231/manifest.sqlite3?mode=ro'
+    """
+    return f"{Path(path).resolve().as_uri()}?mode=ro"
+
+
 class Manifest:
     """The manifest.sqlite3 database of a snapshot."""
 
@@ -92,7 +102,7 @@ class Manifest:
         not), as for a crawl resumed or a mirror built from it.
         """
         if readonly:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            db = sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False)
             return cls(db)
         try:
             db = sqlite3.connect(str(path), check_same_thread=False)
@@ -116,7 +126,7 @@ class Manifest:
         if not path.is_file() or path.stat().st_size == 0:
             return False
         try:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            db = sqlite3.connect(readonly_uri(path), uri=True)
             try:
                 tables: int = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
                 return tables > 0
