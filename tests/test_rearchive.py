@@ -352,3 +352,119 @@ async def test_rearchive_of_a_rearchive_refers_to_the_first_records(site, run_cr
     # Every capture of NEW (the site is unchanged) is a revisit of a record of OLD.
     assert report.stats["revisits of the previous snapshot"] == report.stats["revisits"] >= 6
     assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
+
+
+async def test_a_304_confirms_the_urls_own_capture_not_another_with_its_payload(site, run_crawl, tmp_path):
+    """OLD stored /app (200, HTML) as a revisit of /missing (a 404 with the same bytes), and
+    /page (text/html) as one of /raw (text/plain): a 304 to /app or /page took the other URL's
+    status and type, so /app became a 404 and /page was not parsed."""
+    shell = b'<!doctype html><title>app</title><a href="/deep">deep</a>'
+    pages = ChangingSite(site, validators=True)
+    pages.page("/", ["/missing", "/app", "/raw", "/page"])
+    pages.put("/app", shell, "text/html")
+    pages.put("/raw", shell, "text/plain")
+    pages.put("/page", shell, "text/html")
+    pages.page("/deep", [])
+    site.routes = {path: pages.serve for path in ("/", "/missing", "/app", "/raw", "/page", "/deep")}
+
+    async def shell_404(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=404, body=shell, content_type="text/html")
+
+    site.routes["/missing"] = shell_404
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False, concurrency=1)
+    old_rows = manifest_rows(old)
+    for path, other in (("/app", "/missing"), ("/page", "/missing")):
+        assert old_rows[site.url(path)].record_type == "revisit", path
+        assert warc_record(old, site.url(path))[0]["WARC-Refers-To-Target-URI"] == site.url(other)
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False, concurrency=1)
+    rows = manifest_rows(new)
+    for path in ("/app", "/page"):
+        assert (rows[site.url(path)].status, rows[site.url(path)].content_type) == (200, "text/html"), path
+    assert rows[site.url("/deep")].outcome == "fetched"
+    with Changes(old / "manifest.sqlite3", new / "manifest.sqlite3") as changes:
+        assert changes.counts()["changed"] == changes.counts()["gone"] == 0
+    assert verify_snapshot(new).ok
+
+
+async def test_a_304_that_names_another_version_is_asked_again(site, run_crawl, tmp_path):
+    """A server that answers If-Modified-Since alone, with the new version's ETag: that 304 does
+    not confirm what OLD holds (RFC 9111, section 4.3.4); the page is fetched whole."""
+    version = {"n": 1}
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        etag = f'"v{version["n"]}"'
+        if request.headers.get("If-Modified-Since"):
+            return web.Response(status=304, headers={"ETag": etag})
+        body = f"<!doctype html><p>version {version['n']}</p>"
+        return web.Response(
+            text=body, content_type="text/html", headers={"ETag": etag, "Last-Modified": LAST_MODIFIED}
+        )
+
+    site.handler("/", serve)
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    version["n"] = 2
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    row = manifest_rows(new)[site.url("/")]
+    assert (
+        row.record_type == "response"
+        and row.payload_digest != manifest_rows(old)[site.url("/")].payload_digest
+    )
+    assert "version 2" in (new / "mirror" / host(site) / "index.html").read_text()
+    assert verify_snapshot(new).ok
+
+
+async def test_a_third_snapshot_asks_with_the_validators_a_304_left_out(site, run_crawl, tmp_path):
+    """The 304 MID stored sends no Last-Modified (it need not): NEW still asks with OLD's, as the
+    head of the response the 304 confirmed, updated by the 304's headers."""
+    asked: list[str | None] = []
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        asked.append(request.headers.get("If-Modified-Since"))
+        if request.headers.get("If-Modified-Since") == LAST_MODIFIED:
+            return web.Response(status=304, headers={"Cache-Control": "max-age=60"})
+        return web.Response(body=PNG, content_type="image/png", headers={"Last-Modified": LAST_MODIFIED})
+
+    site.handler("/logo.png", serve)
+    await site.start()
+    old, mid, new = tmp_path / "old", tmp_path / "mid", tmp_path / "new"
+    for output, previous in ((old, None), (mid, old), (new, mid)):
+        await run_crawl(
+            site.url("/logo.png"), output=output, previous=previous and str(previous), sitemaps=False
+        )
+    assert asked == [None, LAST_MODIFIED, LAST_MODIFIED]
+    headers, status = warc_record(new, site.url("/logo.png"))
+    assert (
+        status.startswith("304")
+        and headers["WARC-Refers-To-Date"] == manifest_rows(old)[site.url("/logo.png")].fetched_at
+    )
+    assert verify_snapshot(new).ok
+    assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
+
+
+@pytest.mark.parametrize("validators", [True, False], ids=["304", "digest"])
+async def test_a_damaged_record_of_the_previous_snapshot_is_not_referred_to(
+    site, run_crawl, tmp_path, validators
+):
+    """The crawl has the body in hand: it stores it whole rather than refer to a record that
+    cannot be read (verify found the revisit dangling right after the crawl)."""
+    await built_site(site, validators)
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    logo = manifest_rows(old)[site.url("/logo.png")]
+    assert logo.warc_file and logo.warc_offset is not None and logo.warc_length
+    with open(old / "warc" / logo.warc_file, "r+b") as warc:
+        warc.seek(logo.warc_offset + logo.warc_length // 2)
+        byte = warc.read(1)
+        warc.seek(-1, 1)
+        warc.write(bytes([byte[0] ^ 0xFF]))
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    rows = manifest_rows(new)
+    assert rows[site.url("/logo.png")].record_type == "response"
+    assert rows[site.url("/same")].record_type == "revisit"  # the others still refer to OLD
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))
+    assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG

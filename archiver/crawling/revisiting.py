@@ -3,13 +3,15 @@
 ``Revisiting`` wraps the Fetcher behind the same seam. A URL the previous
 snapshot archived whole with a 200 is asked for with the validators its
 record kept (If-None-Match from the ETag, If-Modified-Since from
-Last-Modified). A 304 comes back as a capture holding the stored response's
-status, headers and payload, read from the previous snapshot, with the 304
-itself in ``not_modified``: the crawler parses the page and follows its links
-as if it had been sent again, the mirror writes it, and the WARC keeps the
-304 as a server-not-modified revisit of the stored record. A 200 whose
-payload the previous snapshot holds becomes a revisit in the writer
-(store/previous.py PreviousPayloads).
+Last-Modified). A 304 comes back as a capture holding the URL's stored
+status and headers (updated by the 304's) and payload, read from the
+previous snapshot, with the 304 itself in ``not_modified``: the crawler
+parses the page and follows its links as if it had been sent again, the
+mirror writes it, and the WARC keeps the 304 as a server-not-modified revisit
+of the URL's stored response. A 304 whose validator names another version
+than the one asked about confirms nothing: the URL is asked for again,
+without conditions. A 200 whose payload the previous snapshot holds becomes
+a revisit in the writer (store/previous.py PreviousPayloads).
 
 The previous snapshot is read in one thread of its own: its SQLite
 connection and WARC file handle are never used by two threads at once.
@@ -19,14 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from archiver.crawling.fetch import Fetch, Fetcher, FetchOutcome
-from archiver.store.previous import READ_ERRORS, Previous
-from archiver.store.rows import ManifestRow
+from archiver.store.previous import CHUNK, READ_ERRORS, Previous, Stored, updated_headers
 from archiver.warc.capture import Capture, NotModified
+from archiver.warc.records import sha1_digest
 
 
 class Revisiting:
@@ -49,40 +52,45 @@ class Revisiting:
 
         Cancelled, the try is abandoned, as Fetch.fetch's is.
         """
-        found: tuple[ManifestRow, dict[str, str]] | None = await self._in_thread(
-            self.previous.validators, url
-        )
+        found: tuple[Stored, dict[str, str]] | None = await self._in_thread(self.previous.validators, url)
         if found is None:
             return await self.fetcher.fetch(url, referrer=referrer, tries=tries)
-        row, conditions = found
+        stored, conditions = found
         outcome = await self.fetcher.fetch(url, referrer=referrer, tries=tries, conditions=conditions)
         capture = outcome.capture
         if capture is None or capture.status != 304 or outcome.error:
             return outcome
-        confirmed: Capture | None = await self._in_thread(self._confirmed, capture, row)
+        confirmed: Capture | None = None
+        if not names_another_version(capture.response_headers, stored.headers):
+            confirmed = await self._in_thread(self._confirmed, capture, stored)
         capture.body.close()
         if confirmed is None:
-            # The stored record cannot be read back after all: ask for the page itself.
+            # The stored record cannot be read back after all, or the 304 is of another
+            # version: ask for the page itself.
             return await self.fetcher.fetch(url, referrer=referrer, tries=outcome.tries)
         return dataclasses.replace(outcome, capture=confirmed)
 
-    def _confirmed(self, answer: Capture, row: ManifestRow) -> Capture | None:
-        """The capture of a 304 to a conditional request for ``row``: the stored response's status,
-        headers and payload, with the 304 kept in ``not_modified``. None if it cannot be read."""
-        assert row.payload_digest is not None
-        original = self.previous.original(row.payload_digest)
-        if original is None:
-            return None
+    def _confirmed(self, answer: Capture, stored: Stored) -> Capture | None:
+        """The capture of a 304 to a conditional request for what ``stored`` holds: its status,
+        headers (updated by the 304's) and payload, with the 304 kept in ``not_modified``.
+        None if it cannot be read."""
+        original = stored.original
         try:
-            status_line, headers, body = original.read()
+            _, _, body = original.read()
         except READ_ERRORS:
             return None
-        length = body.seek(0, 2)
+        digest = hashlib.sha1()
+        while chunk := body.read(CHUNK):
+            digest.update(chunk)
+        if sha1_digest(digest) != original.payload_digest:  # damaged in a way gzip did not see
+            body.close()
+            return None
+        length = body.tell()
         body.seek(0)
         return dataclasses.replace(
             answer,
-            status_line=status_line,
-            response_headers=headers,
+            status_line=stored.status_line,
+            response_headers=updated_headers(stored.headers, answer.response_headers),
             body=body,
             body_length=length,
             payload_digest=original.payload_digest,
@@ -91,6 +99,27 @@ class Revisiting:
                 answer.status_line, answer.response_headers, original.url, original.date
             ),
         )
+
+
+def names_another_version(answer: list[tuple[str, str]], stored: list[tuple[str, str]]) -> bool:
+    """Whether a 304's validators name another version than the stored response's: a strong ETag
+    that differs from the stored one, or, without an ETag, another Last-Modified. Such a 304
+    updates no stored response (RFC 9111, section 4.3.4).
+
+    >>> names_another_version([("ETag", '"v2"')], [("ETag", '"v1"')])
+    True
+    >>> names_another_version([("ETag", 'W/"v2"'), ("Date", "x")], [("ETag", '"v1"')])
+    False
+    >>> names_another_version([("Last-Modified", "Tue")], [("Last-Modified", "Mon")])
+    True
+    """
+    given = {name.lower(): value.strip() for name, value in answer}
+    held = {name.lower(): value.strip() for name, value in stored}
+    etag = given.get("etag")
+    if etag:
+        return not etag.startswith("W/") and etag != held.get("etag")
+    modified = given.get("last-modified")
+    return bool(modified) and modified != held.get("last-modified")
 
 
 class PreviousSnapshots:

@@ -15,6 +15,7 @@ to NEW when it can be, so the two folders can move together.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import sqlite3
@@ -33,7 +34,7 @@ from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.files import PayloadIndex
 from archiver.warc.reader import WarcReader
-from archiver.warc.records import sha1_digest
+from archiver.warc.records import NOT_MODIFIED_PROFILE, sha1_digest
 
 MAX_DEPTH = 16
 """Previous snapshots followed at most (a chain of re-archives, or a loop of them)."""
@@ -119,6 +120,14 @@ class Original:
         body.seek(0)
         return statusline, list(record.http_headers.headers), body
 
+    def head(self) -> tuple[str, list[tuple[str, str]]]:
+        """The status line and HTTP headers of the response record (read() without the payload)."""
+        assert self.row.warc_file is not None and self.row.warc_offset is not None
+        record = self.snapshot.records.record(self.row.warc_file, self.row.warc_offset, self.row.warc_length)
+        if record.http_headers is None:
+            raise ValueError(f"the record of {self.url} has no HTTP headers")
+        return record.http_headers.statusline, list(record.http_headers.headers)
+
     def check(self) -> str | None:
         """What is wrong with the record (None: it is there, whole, with its payload digest)."""
         if self.row.warc_file is None or self.row.warc_offset is None:
@@ -136,6 +145,63 @@ class Original:
         if sha1_digest(digest) != self.payload_digest:
             return f"its payload digest is {sha1_digest(digest)}, not {self.payload_digest}"
         return None
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a previous snapshot holds of one URL archived whole with a 200: the head its last
+    capture says the URL had, and a response record of that same URL with its payload."""
+
+    row: ManifestRow
+    """The URL's row in the previous snapshot (a response or a revisit)."""
+    status_line: str
+    headers: list[tuple[str, str]]
+    """As stored, or, where the capture was a 304, the headers of the response it confirmed
+    updated by the 304's (RFC 9111, section 3.2)."""
+    original: Original
+    """The response record of the URL holding the payload (``row``'s own, or the one its
+    revisit refers to, here or in an earlier snapshot)."""
+
+    def conditions(self) -> dict[str, str]:
+        """The conditional request headers its head allows: If-None-Match, If-Modified-Since."""
+        conditions = {}
+        for name, value in self.headers:
+            if name.lower() == "etag" and value:
+                conditions["If-None-Match"] = value
+            elif name.lower() == "last-modified" and value:
+                conditions["If-Modified-Since"] = value
+        return conditions
+
+
+NOT_UPDATED_BY_304 = frozenset(
+    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive", "content-range"}
+)
+"""Headers a 304 does not change in the stored response: they describe the stored payload, or
+the 304's own message (RFC 9111, section 3.2)."""
+
+
+def updated_headers(stored: list[tuple[str, str]], answer: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``stored`` headers updated by those of a 304 ``answer``: each header the 304 sends
+    replaces the stored values of its name (RFC 9111, section 3.2), in the stored order.
+
+    >>> updated_headers([("ETag", '"a"'), ("Date", "d1"), ("Content-Length", "5")],
+    ...                 [("Date", "d2"), ("Content-Length", "0"), ("Expires", "e")])
+    [('ETag', '"a"'), ('Date', 'd2'), ('Content-Length', '5'), ('Expires', 'e')]
+    """
+    given: dict[str, list[tuple[str, str]]] = {}
+    for name, value in answer:
+        if name.lower() not in NOT_UPDATED_BY_304:
+            given.setdefault(name.lower(), []).append((name, value))
+    headers = []
+    for name, value in stored:
+        replaced = given.pop(name.lower(), None)
+        if replaced is None:
+            headers.append((name, value))
+        elif replaced:
+            headers.extend(replaced)
+            given[name.lower()] = []  # a name the 304 sends twice replaces every stored value once
+    headers.extend(header for added in given.values() for header in added)
+    return headers
 
 
 class Previous:
@@ -223,28 +289,47 @@ class Previous:
         before = self.before()
         return before.at(url, date) if before is not None else None
 
-    def validators(self, url: str) -> tuple[ManifestRow, dict[str, str]] | None:
-        """The row of ``url`` and the conditional request headers its stored record allows
-        (If-None-Match, If-Modified-Since); None when this snapshot has no use for a condition."""
+    def stored(self, url: str) -> Stored | None:
+        """What this snapshot holds of ``url`` (see Stored); None if it did not archive it whole
+        with a 200, or its record, or the response its revisit refers to, cannot be read.
+
+        A revisit counts only if it refers to a response of the same URL: one of another URL
+        with the same payload (an identical-payload revisit) has another URL's status and
+        headers, which a 304 to this URL does not confirm.
+        """
         row = self.captured(url)
         if row is None:
             return None
         assert row.warc_file is not None and row.warc_offset is not None
         try:
             record = self.records.record(row.warc_file, row.warc_offset, row.warc_length)
+            http = record.http_headers
+            if http is None:
+                return None
+            if record.rec_type == "response":
+                assert row.fetched_at is not None and row.payload_digest is not None
+                original = Original(url, row.fetched_at, row.payload_digest, row, self)
+                return Stored(row, http.statusline, list(http.headers), original)
+            refers_to = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
+            refers_date = record.rec_headers.get_header("WARC-Refers-To-Date")
+            if refers_to != url or not refers_date:
+                return None
+            earlier = self.at(url, refers_date)
+            if earlier is None or earlier.payload_digest != row.payload_digest:
+                return None
+            if record.rec_headers.get_header("WARC-Profile") == NOT_MODIFIED_PROFILE:
+                status_line, headers = earlier.head()
+                return Stored(row, status_line, updated_headers(headers, list(http.headers)), earlier)
+            return Stored(row, http.statusline, list(http.headers), earlier)
         except READ_ERRORS:
             return None
-        http = record.http_headers
-        if http is None:
-            return None
-        conditions = {}
-        etag = http.get_header("ETag")
-        modified = http.get_header("Last-Modified")
-        if etag:
-            conditions["If-None-Match"] = etag
-        if modified:
-            conditions["If-Modified-Since"] = modified
-        return (row, conditions) if conditions else None
+
+    def validators(self, url: str) -> tuple[Stored, dict[str, str]] | None:
+        """What this snapshot holds of ``url`` and the conditional request headers its head
+        allows (Stored.conditions); None when this snapshot has no use for a condition."""
+        stored = self.stored(url)
+        conditions = stored.conditions() if stored is not None else {}
+        return (stored, conditions) if stored is not None and conditions else None
 
     def mirror_file(self, url: str, digest: str | None) -> tuple[Path, str, int] | None:
         """The mirror file of ``url`` if this snapshot wrote one whole for the payload ``digest``:
@@ -263,20 +348,37 @@ class Previous:
         return self._snapshot.mirror_dir / row.local_path, found[0], found[1]
 
 
+CHECKED_ORIGINALS = 65_536
+"""Originals whose check a re-archive's writer remembers (the most recent): bounded memory; one
+forgotten is read again if met again."""
+
+
 class PreviousPayloads:
     """The writer's PayloadIndex of a re-archive: payloads stored by this crawl first, then by the
-    previous snapshots, so an unchanged body becomes a revisit of the record that holds it."""
+    previous snapshots, so an unchanged body becomes a revisit of the record that holds it.
+
+    A previous snapshot's record is read whole once (Original.check) before a revisit refers
+    to it: one damaged or gone would leave the revisit with no payload, while the crawl has
+    the body in hand to store.
+    """
 
     def __init__(self, own: PayloadIndex, previous: Previous) -> None:
         self._own = own
         self._previous = previous
+        self._whole = functools.lru_cache(maxsize=CHECKED_ORIGINALS)(self._original_is_whole)
 
     def find(self, digest: str) -> tuple[str, str] | None:
         found = self._own.find(digest)
         if found is not None:
             return found
         original = self._previous.original(digest)
-        return (original.url, original.date) if original is not None else None
+        if original is None or not self._whole(original.url, original.date, digest):
+            return None
+        return original.url, original.date
+
+    def _original_is_whole(self, url: str, date: str, digest: str) -> bool:
+        original = self._previous.at(url, date)
+        return original is not None and original.payload_digest == digest and original.check() is None
 
     def add(self, digest: str, url: str, date: str) -> None:
         self._own.add(digest, url, date)
