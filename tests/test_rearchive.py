@@ -115,7 +115,7 @@ def warc_record(snapshot: Path, url: str) -> tuple[dict[str, str], str]:
 
 @pytest.mark.parametrize("validators", [True, False], ids=["304", "digest"])
 async def test_rearchive_stores_revisits_of_the_unchanged_and_reports_changes(
-    site, run_crawl, tmp_path, validators
+    site, run_crawl, tmp_path, validators, capsys
 ):
     pages = await built_site(site, validators)
     old, new = tmp_path / "old", tmp_path / "new"
@@ -185,9 +185,13 @@ async def test_rearchive_stores_revisits_of_the_unchanged_and_reports_changes(
     assert (mirror / "same.html").is_file()
     # crawl.json kept the counts: a rebuilt index still shows them.
     assert json.loads((new / "crawl.json").read_text())["stats"]["changes"]["gone"] == 1
-    # A rebuild cannot write the files whose payloads only OLD held: it says so, in its exit too.
-    assert main(["mirror", str(new)]) == 1
-    assert "Changes since the previous snapshot" in (new / "index.html").read_text()
+    # A rebuild could not write the files whose payloads only OLD held: it is refused, and the
+    # mirror stays whole.
+    files = sorted(p.relative_to(new) for p in (new / "mirror").rglob("*"))
+    assert main(["mirror", str(new)]) == 2
+    assert f"re-archive against {old}, which is not there" in capsys.readouterr().err
+    assert sorted(p.relative_to(new) for p in (new / "mirror").rglob("*")) == files
+    assert verify_snapshot(new, check_mirror=True).counts.keys() == {MISSING_PREVIOUS}
 
 
 async def test_mirror_rebuild_of_a_rearchive_reads_old_payloads(site, run_crawl, tmp_path):
@@ -351,6 +355,14 @@ async def test_rearchive_of_a_rearchive_refers_to_the_first_records(site, run_cr
     assert report.ok, report.render_text(str(new))
     # Every capture of NEW (the site is unchanged) is a revisit of a record of OLD.
     assert report.stats["revisits of the previous snapshot"] == report.stats["revisits"] >= 6
+    assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
+
+    # OLD gone, MID there: the snapshot missing is named once, no revisit is called dangling.
+    shutil.rmtree(old)
+    report = verify_snapshot(new)
+    assert set(report.counts) == {MISSING_PREVIOUS}, report.render_text(str(new))
+    assert [problem.where for problem in report.examples[MISSING_PREVIOUS]] == [str(old)]
+    assert main(["mirror", str(new)]) == 2  # refused: the mirror stays as it was
     assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
 
 

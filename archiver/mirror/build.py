@@ -34,7 +34,7 @@ from archiver.mirror.plan import PathPlan, payload_key
 from archiver.stop_signals import leave_stop_signals_to_the_parent, obey, stop_signals_held
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
-from archiver.store.previous import open_previous
+from archiver.store.previous import missing_previous, open_previous
 from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
@@ -283,6 +283,13 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     snapshot = Snapshot(Path(snapshot_root))
     if not snapshot.manifest_path.is_file():
         raise SnapshotError(f"{snapshot.root} is not a snapshot (no manifest.sqlite3)")
+    gone = missing_previous(snapshot)
+    if gone is not None:
+        # Its unchanged files are written from that snapshot's records: a rebuild would lose them.
+        raise SnapshotError(
+            f"{snapshot.root} is a re-archive against {gone}, which is not there: the mirror "
+            "cannot be rebuilt without it, and is left as it was"
+        )
     with (
         snapshot_lock(snapshot.root, "archiver mirror"),
         Manifest.open(snapshot.manifest_path, existing=True) as manifest,

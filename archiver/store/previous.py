@@ -14,7 +14,6 @@ to NEW when it can be, so the two folders can move together.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import os
@@ -74,6 +73,19 @@ def previous_path(snapshot: Snapshot) -> Path | None:
     if not isinstance(named, str) or not named:
         return None
     return snapshot.root / named
+
+
+def missing_previous(snapshot: Snapshot) -> Path | None:
+    """The first snapshot of the chain ``snapshot`` was re-archived against (crawl.json's
+    ``previous``, then that one's, and so on) that is not there; None if all are, or it names none."""
+    path = previous_path(snapshot)
+    if path is None:
+        return None
+    try:
+        with Previous(path) as previous:
+            return previous.gone_in_chain()
+    except SnapshotError:
+        return Path(os.path.normpath(path))
 
 
 def open_previous(snapshot: Snapshot) -> Previous | None:
@@ -226,6 +238,8 @@ class Previous:
         self._depth = depth
         self._before: Previous | None | bool = False
         """Its own previous snapshot, opened when first needed (False: not looked for yet)."""
+        self._gone: Path | None = None
+        """The previous snapshot it names, if that is not there."""
 
     def __enter__(self) -> Previous:
         return self
@@ -247,9 +261,16 @@ class Previous:
             self._before = None
             path = previous_path(self._snapshot)
             if path is not None and self._depth < MAX_DEPTH:
-                with contextlib.suppress(SnapshotError):
+                try:
                     self._before = Previous(path, self._depth + 1)
+                except SnapshotError:
+                    self._gone = Path(os.path.normpath(path))  # as said to a reader: new/../old is old
         return self._before if isinstance(self._before, Previous) else None
+
+    def gone_in_chain(self) -> Path | None:
+        """The first snapshot of the chain behind this one that is named but not there, if any."""
+        before = self.before()
+        return before.gone_in_chain() if before is not None else self._gone
 
     def captured(self, url: str) -> ManifestRow | None:
         """The row of ``url`` if this snapshot archived it whole with a 200 (response or revisit)."""

@@ -3,7 +3,8 @@
 A re-archive's revisits refer to response records of the snapshot it was
 made against (crawl.json's ``previous``). When that snapshot is there, each
 such revisit's original is looked up in its manifest and read back, its
-payload digest checked. When it is gone, verify says so once
+payload digest checked. When it is gone (or, for a chain of re-archives, an
+earlier snapshot of the chain that holds originals), verify says so once
 (missing_previous): the mirror stands alone, but the WARC files do not, as a
 replay tool needs the originals' payloads.
 """
@@ -48,7 +49,12 @@ class EarlierRecords:
             return True
         original = self.previous.at(*entry.refers_to)
         if original is None:
-            return False
+            gone = self.previous.gone_in_chain()
+            if gone is None:
+                return False
+            self.path = gone  # an earlier snapshot of the chain is gone: said once, at close()
+            self.missing += 1
+            return True
         self.report.stats["revisits of the previous snapshot"] += 1
         if original.payload_digest != entry.payload_digest:
             problem: str | None = f"has digest {original.payload_digest}, not {entry.payload_digest}"
