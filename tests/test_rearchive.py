@@ -482,3 +482,20 @@ async def test_a_damaged_record_of_the_previous_snapshot_is_not_referred_to(
     report = verify_snapshot(new)
     assert report.ok, report.render_text(str(new))
     assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
+
+
+async def test_snapshot_folders_named_with_url_characters_open(site, run_crawl, tmp_path, capsys):
+    """'#', '?' and '%' end or escape a path in the SQLite URI that opens a manifest read-only:
+    'old#1' opened (and created) a file 'old' beside it."""
+    await built_site(site, validators=True)
+    old, new = tmp_path / "old#1 ?50%41", tmp_path / "new#2"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    result = await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    assert not result.interrupted and manifest_rows(new)[site.url("/same")].record_type == "revisit"
+    for snapshot in (old, new):
+        report = verify_snapshot(snapshot)
+        assert report.ok, report.render_text(str(snapshot))
+    capsys.readouterr()
+    assert main(["diff", str(old), str(new)]) == 0
+    assert "0 new, 0 changed, 7 unchanged, 0 gone" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([old.name, new.name])
