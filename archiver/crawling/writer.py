@@ -268,17 +268,20 @@ class Writer:
             )
             if self.mirror is not None and is_mirrored(row):
                 row = dataclasses.replace(row, local_path=self.mirror.place(row, item.capture, item.draft))
-            line = cdxj_line(
-                row.url,
-                written.date,
-                mime="warc/revisit" if written.record_type == "revisit" else mime_type(row.content_type),
-                # A 304's revisit says 304, as an indexer reading the record would.
-                status=304 if item.capture.not_modified else row.status,
-                digest=written.payload_digest,
-                length=written.length,
-                offset=written.offset,
-                filename=written.warc_file,
-            )
+            if item.capture.not_modified is None:
+                # A 304's revisit gets no line: replay tools (pywb, ReplayWeb.page) play a revisit
+                # whose own status is 3xx as itself, an empty 304; without its line they play the
+                # URL's capture in the previous snapshot, which the 304 confirmed.
+                line = cdxj_line(
+                    row.url,
+                    written.date,
+                    mime="warc/revisit" if written.record_type == "revisit" else mime_type(row.content_type),
+                    status=row.status,
+                    digest=written.payload_digest,
+                    length=written.length,
+                    offset=written.offset,
+                    filename=written.warc_file,
+                )
         try:
             if item.met:
                 self.manifest.insert_new(item.met)
