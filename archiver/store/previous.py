@@ -185,6 +185,15 @@ class Previous:
                     self._before = Previous(path, self._depth + 1)
         return self._before if isinstance(self._before, Previous) else None
 
+    def missing_before(self) -> Path | None:
+        """The path of the first snapshot behind this one in its chain that cannot be opened (gone,
+        or no snapshot any more), whose records are out of reach; None if the chain is whole."""
+        before = self.before()
+        if before is not None:
+            return before.missing_before()
+        path = previous_path(self._snapshot)
+        return path if path is not None and self._depth < MAX_DEPTH else None
+
     def captured(self, url: str) -> ManifestRow | None:
         """The row of ``url`` if this snapshot archived it whole with a 200 (response or revisit)."""
         row = self.manifest.get(url)
