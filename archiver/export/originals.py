@@ -100,7 +100,8 @@ class EarlierOriginals:
         self._folder: Path | None = None
         self._connection: sqlite3.Connection | None = None
         self._held = contextlib.ExitStack()
-        self._locked: set[str] = set()
+        self._roots: dict[Path, str] = {}
+        """The root of each earlier snapshot held so far, and its real path (the originals' key)."""
 
     def __enter__(self) -> EarlierOriginals:
         return self
@@ -188,10 +189,10 @@ class EarlierOriginals:
         found = original.row
         if found.warc_file is None or found.warc_offset is None or not found.warc_length:
             raise self._damaged(original, "is not located by its manifest row")
-        root = os.path.realpath(original.snapshot.root)
-        if root not in self._locked:
+        root = self._roots.get(original.snapshot.root)
+        if root is None:  # the first original of that snapshot: keep it unchanged from now on
             self._held.enter_context(unchanging(original.snapshot.root, "archiver export"))
-            self._locked.add(root)
+            root = self._roots[original.snapshot.root] = os.path.realpath(original.snapshot.root)
         values = (
             root,
             found.warc_file,
