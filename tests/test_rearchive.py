@@ -18,12 +18,15 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from aiohttp import web
 
 from archiver.cli import main
 from archiver.crawling import mirror_choice
+from archiver.export.wacz import export_wacz
 from archiver.store.changes import Changes
 from archiver.verify.report import DANGLING_REVISIT, MISSING_PREVIOUS
 from archiver.verify.verifier import verify_snapshot
@@ -45,6 +48,9 @@ class ChangingSite:
         self.pages: dict[str, tuple[bytes, str, dict[str, str]]] = {}
         self.conditional: list[str] = []
         self.not_modified: list[str] = []
+        self.unconditional: set[str] = set()
+        """Paths served with validators whose conditional requests are answered in full all the
+        same: their unchanged bodies become identical-payload revisits, not 304s."""
 
     def put(self, path: str, body: bytes, content_type: str, **headers: str) -> None:
         self.pages[path] = (body, content_type, headers)
@@ -72,7 +78,7 @@ class ChangingSite:
             asked = request.headers.get("If-None-Match")
             if asked or request.headers.get("If-Modified-Since"):
                 self.conditional.append(request.path)
-            if asked == headers["ETag"]:
+            if asked == headers["ETag"] and request.path not in self.unconditional:
                 self.not_modified.append(request.path)
                 return web.Response(status=304, headers={"ETag": headers["ETag"]})
         return web.Response(body=body, headers=headers)
@@ -98,6 +104,49 @@ def change_site(pages: ChangingSite) -> None:
     pages.page("/changed", ["/"], "second version")
     pages.remove("/gone")
     pages.page("/new", ["/"], "added before the second crawl")
+
+
+async def rearchived(
+    site: Site, run_crawl: Any, tmp_path: Path, *, chain: bool = False
+) -> tuple[ChangingSite, list[Path]]:
+    """Snapshots of a site, each re-archived against the one before, with both kinds of revisits:
+    /same answers its conditional requests with 304s (server-not-modified revisits); /style.css,
+    /logo.png and /copy.css (the bytes of /style.css: two revisits of one original) answer them
+    in full (identical-payload revisits). OLD is taken, the site changes, NEW is taken against
+    OLD; with ``chain``, MID is taken against OLD after the change, and NEW against MID."""
+    pages = await built_site(site, validators=True)
+    pages.unconditional = {"/style.css", "/logo.png", "/copy.css"}
+    pages.put("/copy.css", pages.pages["/style.css"][0], "text/css")
+    site.routes["/copy.css"] = pages.serve
+    pages.page("/", ["/same", "/changed", "/gone", "/copy.css"])
+    snapshots = [tmp_path / name for name in (["old", "mid", "new"] if chain else ["old", "new"])]
+    for before, snapshot in zip([None, *snapshots], snapshots, strict=False):
+        if before is not None:
+            # A second apart: replay tells captures apart by their 14-digit timestamps.
+            await asyncio.sleep(1.1)
+        if before == snapshots[0]:
+            change_site(pages)
+            pages.page("/", ["/same", "/changed", "/new", "/copy.css"])
+        previous = str(before) if before is not None else None
+        await run_crawl(site.url("/"), output=snapshot, previous=previous, sitemaps=False)
+    return pages, snapshots
+
+
+def revisits(snapshot: Path) -> dict[str, tuple[str, str, str]]:
+    """URL -> the profile of its revisit record and the URL and date it refers to, for each
+    revisit of ``snapshot`` (robots.txt's too)."""
+    found = {}
+    with WarcReader(snapshot / "warc") as reader:
+        for url, row in manifest_rows(snapshot, for_crawlers=True).items():
+            if row.record_type == "revisit":
+                assert row.warc_file is not None and row.warc_offset is not None
+                headers = reader.record(row.warc_file, row.warc_offset).rec_headers
+                found[url] = (
+                    headers.get_header("WARC-Profile"),
+                    headers.get_header("WARC-Refers-To-Target-URI"),
+                    headers.get_header("WARC-Refers-To-Date"),
+                )
+    return found
 
 
 def host(site: Site) -> str:
@@ -338,6 +387,64 @@ async def test_pywb_replays_the_unchanged_from_both_snapshots(site, run_crawl, t
         wayback.terminate()
         wayback.wait(timeout=10)
         log.close()
+
+
+def stamp(warc_date: str) -> str:
+    """The 14-digit timestamp of a WARC-Date, as replay URLs and CDXJ lines have it."""
+    return "".join(ch for ch in warc_date if ch.isdigit())[:14]
+
+
+@pytest.mark.interop
+async def test_the_wacz_of_a_rearchive_replays_its_unchanged_urls_on_its_own(site, run_crawl, tmp_path):
+    """The WACZ of NEW holds the originals of its revisits, which OLD held: py-wacz validates it,
+    and pywb, given the package alone (OLD deleted, the site stopped), replays each unchanged URL
+    with its whole body. A payload sent again (identical-payload-digest) is replayed at NEW's
+    capture, through the revisit; a 304 (server-not-modified), which pywb replays as the empty 304
+    it was, at the capture it refers to, which the package now holds."""
+    from tests.test_interop import _get, _wait_for, free_port, interop_venv
+
+    pages, (old, new) = await rearchived(site, run_crawl, tmp_path)
+    rows = manifest_rows(new, for_crawlers=True)
+    unchanged = revisits(new)
+    assert {profile for profile, _, _ in unchanged.values()} == {NOT_MODIFIED_PROFILE, REVISIT_PROFILE}
+    target = tmp_path / "new.wacz"
+    export_wacz(new, target)
+    await site.close()
+    shutil.rmtree(old)
+    tools = interop_venv() / "bin"
+    done = await asyncio.to_thread(
+        subprocess.run, [str(tools / "wacz"), "validate", "-f", str(target)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Validation succeeded, the passed WACZ is valid" in done.stdout
+    root = tmp_path / "pywb"
+    root.mkdir()
+    for command in (["init", "new"], ["add", "--unpack-wacz", "new", str(target)]):
+        done = await asyncio.to_thread(
+            subprocess.run, [str(tools / "wb-manager"), *command], cwd=root, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    port = free_port()
+    with open(root / "wayback.log", "w") as log:
+        wayback = subprocess.Popen(
+            [str(tools / "wayback"), "-p", str(port), "-b", "127.0.0.1"], cwd=root, stdout=log, stderr=log
+        )
+        try:
+            base = f"http://127.0.0.1:{port}/new"
+            await asyncio.to_thread(_wait_for, f"{base}/", wayback)
+            for url, (profile, _, refers_date) in unchanged.items():
+                path = urlsplit(url).path
+                when = stamp(rows[url].fetched_at or "") if profile == REVISIT_PROFILE else stamp(refers_date)
+                status, data, _ = await asyncio.to_thread(_get, f"{base}/{when}id_/{url}")
+                if path == "/robots.txt":  # the site's 404, the same both times
+                    assert (status, data) == (404, b"no robots.txt"), (path, status, data[:200])
+                    continue
+                body = pages.pages[path][0]
+                assert status == 200, (path, profile, status, data[:200])
+                assert data == body or (path == "/logo.png" and data == PNG), (path, data[:200])
+        finally:
+            wayback.terminate()
+            wayback.wait(timeout=10)
 
 
 @pytest.mark.parametrize("validators", [True, False], ids=["304", "digest"])

@@ -5,19 +5,27 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
+import itertools
 import json
 import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from demo_site import build_demo_site
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver.errors import ExportError, SnapshotError
 from archiver.export.wacz import export_wacz
 from archiver.export.zipnum import write_blocks
+from archiver.warc.reader import member_ends
+from archiver.warc.records import NOT_MODIFIED_PROFILE, REVISIT_PROFILE
+from tests.conftest import manifest_rows
+from tests.test_rearchive import rearchived, revisits
 
 
 @pytest.fixture
@@ -223,3 +231,136 @@ async def test_a_crawl_json_of_the_wrong_shape_is_refused_in_one_line(snapshot, 
     )
     assert built.returncode == 0 and built.stderr == "", built.stderr
     assert (snapshot / "index.html").is_file()
+
+
+def copied_records(target: Path, tmp_path: Path) -> tuple[str, list[tuple[int, bytes, Any]]]:
+    """The package's WARC file that no snapshot's warc/ holds (the copies of earlier records): its
+    name, and each record's offset, bytes and warcio record, the warcinfo first."""
+    names = [name for name in entries(target) if name.startswith("archive/")]
+    extra = [name for name in names if name.startswith("archive/originals-")]
+    assert len(extra) == 1, names
+    data = read(target, extra[0])
+    (tmp_path / "copied.warc.gz").write_bytes(data)
+    starts = [0, *member_ends(tmp_path / "copied.warc.gz")]
+    assert starts[-1] == len(data)
+    found = []
+    for start, end in itertools.pairwise(starts):
+        member = data[start:end]
+        found.append((start, member, next(iter(ArchiveIterator(io.BytesIO(member))))))
+    return extra[0].removeprefix("archive/"), found
+
+
+def cdxj_entry(line: str) -> tuple[str, dict[str, str]]:
+    """A CDXJ line's key and timestamp, and its JSON block."""
+    key, stamp, block = line.split(" ", 2)
+    return f"{key} {stamp}", json.loads(block)
+
+
+def assert_holds_each_original_once(
+    target: Path, new: Path, earlier: list[Path], tmp_path: Path
+) -> set[Path]:
+    """The package of ``new`` holds, once each and byte for byte, the records of the ``earlier``
+    snapshots that its revisits refer to, each indexed as its own snapshot indexes it, in a
+    sorted index that keeps every line of NEW's; returns the snapshots they came from."""
+    own = manifest_rows(new, for_crawlers=True)
+    wanted = {
+        (url, date)
+        for _, url, date in revisits(new).values()
+        if url not in own or own[url].fetched_at != date
+    }
+    name, records = copied_records(target, tmp_path)
+    assert records[0][2].rec_type == "warcinfo"
+    copies = [
+        (r.rec_headers.get_header("WARC-Target-URI"), r.rec_headers.get_header("WARC-Date"))
+        for *_, r in records[1:]
+    ]
+    assert sorted(copies) == sorted(wanted) and len(copies) == len(set(copies))
+    lines = gzip.decompress(read(target, "indexes/index.cdx.gz")).decode().splitlines()
+    ours = (new / "indexes" / "index.cdxj").read_text().splitlines()
+    assert lines == sorted(lines) and set(ours) <= set(lines) and len(lines) == len(ours) + len(copies)
+    indexed = dict(cdxj_entry(line) for line in lines if cdxj_entry(line)[1]["filename"] == name)
+    rows = {snapshot: manifest_rows(snapshot, for_crawlers=True) for snapshot in earlier}
+    sources = set()
+    for (offset, member, record), (url, date) in zip(records[1:], copies, strict=True):
+        assert record.rec_type == "response"
+        holder = next(s for s in earlier if url in rows[s] and rows[s][url].fetched_at == date)
+        sources.add(holder)
+        row = rows[holder][url]
+        assert row.record_type == "response" and row.warc_file is not None and row.warc_offset is not None
+        stored = (holder / "warc" / row.warc_file).read_bytes()
+        assert len(member) == row.warc_length
+        assert member == stored[row.warc_offset : row.warc_offset + len(member)]
+        # Its line is the one its own snapshot has, pointing at its place in the package.
+        theirs = (cdxj_entry(line) for line in (holder / "indexes" / "index.cdxj").read_text().splitlines())
+        key, entry = next(
+            (key, entry)
+            for key, entry in theirs
+            if (entry["filename"], entry["offset"]) == (row.warc_file, str(row.warc_offset))
+        )
+        assert indexed[key] == {**entry, "filename": name, "offset": str(offset)}
+    return sources
+
+
+async def test_the_package_of_a_rearchive_holds_the_originals_of_its_revisits(site, run_crawl, tmp_path):
+    """NEW's revisits of both profiles refer to OLD's records: the package takes each along once
+    (the two revisits of /style.css's payload share one), so it replays without OLD."""
+    _, (old, new) = await rearchived(site, run_crawl, tmp_path)
+    profiles = {profile for profile, _, _ in revisits(new).values()}
+    assert profiles == {NOT_MODIFIED_PROFILE, REVISIT_PROFILE}
+    target = tmp_path / "new.wacz"
+    summary = export_wacz(new, target)
+    assert assert_holds_each_original_once(target, new, [old], tmp_path) == {old}
+    # /same (a 304), /style.css and /copy.css (one original), /logo.png, robots.txt (a 404).
+    assert summary.originals == 4 and summary.warc_files == len(list((new / "warc").glob("*.warc.gz"))) + 1
+    assert "(4 of them copied from earlier snapshots)" in summary.summary()
+
+
+async def test_the_package_of_a_rearchive_of_a_rearchive_takes_originals_from_each(site, run_crawl, tmp_path):
+    """NEW against MID against OLD: what changed before MID refers to MID's records, the rest to
+    OLD's; the package holds both."""
+    _, (old, mid, new) = await rearchived(site, run_crawl, tmp_path, chain=True)
+    target = tmp_path / "new.wacz"
+    export_wacz(new, target)
+    assert assert_holds_each_original_once(target, new, [old, mid], tmp_path) == {old, mid}
+
+
+async def test_a_rearchive_whose_originals_are_out_of_reach_is_refused_in_one_line(site, run_crawl, tmp_path):
+    """An earlier snapshot that holds originals is gone (the one NEW names, or one behind it), or
+    an original is damaged: the export says which in one line, exits 2 and leaves nothing."""
+    _, (old, mid, new) = await rearchived(site, run_crawl, tmp_path, chain=True)
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    out.mkdir()
+    scratch.mkdir()
+
+    def export() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "archiver", "export", str(new), "--wacz", str(out / "new.wacz")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "TMPDIR": str(scratch)},
+        )
+
+    def refused(message: str) -> None:
+        done = export()
+        assert done.returncode == 2 and done.stdout == "", done
+        assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+        assert f"archiver verify {new}" in done.stderr, done.stderr
+        assert list(out.iterdir()) == [] and list(scratch.iterdir()) == []
+
+    for gone in (old, mid):
+        gone.rename(tmp_path / "away")
+        refused(f"refer to records of the earlier snapshot {gone}, which is gone")
+        (tmp_path / "away").rename(gone)
+    # OLD's record of /same, damaged in the middle of its gzip member.
+    row = manifest_rows(old)[site.url("/same")]
+    assert row.warc_file is not None and row.warc_offset is not None and row.warc_length
+    warc = old / "warc" / row.warc_file
+    kept = warc.read_bytes()
+    middle = row.warc_offset + row.warc_length // 2
+    warc.write_bytes(kept[:middle] + bytes([kept[middle] ^ 0xFF]) + kept[middle + 1 :])
+    refused(f"the record of {site.url('/same')} in {old}/warc/{row.warc_file} (offset {row.warc_offset})")
+    warc.write_bytes(kept)
+    done = export()
+    assert done.returncode == 0, done.stderr
+    assert "copied from earlier snapshots" in done.stdout

@@ -6,8 +6,11 @@ they are (ZIP_STORED: each record is its own gzip member, and a reader seeks
 to one by its offset), the index is the snapshot's own sorted CDXJ cut into
 gzip blocks (zipnum.py), the pages and their titles come from the manifest
 (pages.py). Nothing is read twice but the WARCs, hashed as they are copied,
-so memory stays at a block whatever the snapshot's size. The file is written
-under a temporary name beside FILE and renamed when whole.
+so memory stays at a block whatever the snapshot's size. A re-archive's
+package also holds the records of earlier snapshots its revisits refer to,
+copied as they are into one more WARC file and indexed with the rest
+(originals.py), so it replays on its own. The file is written under a
+temporary name beside FILE and renamed when whole.
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as folder:
@@ -22,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import heapq
 import itertools
 import json
 import os
@@ -36,6 +40,7 @@ from typing import IO, Any
 
 from archiver import __version__
 from archiver.errors import ArchiverError, ExportError, SnapshotError, WriteError
+from archiver.export.originals import EarlierOriginals
 from archiver.export.pages import PAGES_HEADER, snapshot_pages
 from archiver.export.zipnum import DATA_NAME, write_blocks
 from archiver.sizes import human_bytes
@@ -48,6 +53,8 @@ from archiver.warc.files import SUFFIX
 
 WACZ_VERSION = "1.1.1"
 COPY_CHUNK = 1024 * 1024
+ORIGINALS_NAME = "originals-of-earlier-snapshots"
+"""Name of the package's WARC file of the records of earlier snapshots (before .warc.gz)."""
 
 
 @dataclass
@@ -59,6 +66,8 @@ class WaczSummary:
     pages: int = 0
     captures: int = 0
     """CDXJ lines: response and revisit records indexed."""
+    originals: int = 0
+    """Records of earlier snapshots copied in, which the snapshot's revisits refer to."""
     bytes: int = 0
     """Size of the WACZ file."""
     seconds: float = 0.0
@@ -67,9 +76,10 @@ class WaczSummary:
 
     def summary(self) -> str:
         """One line for the user."""
+        copied = f" ({self.originals} of them copied from earlier snapshots)" if self.originals else ""
         return (
             f"wrote {self.path}: {self.pages} pages, {self.captures} captures in {self.warc_files} WARC "
-            f"files, {human_bytes(self.bytes)} in {self.seconds:.1f} s"
+            f"files{copied}, {human_bytes(self.bytes)} in {self.seconds:.1f} s"
         )
 
 
@@ -90,8 +100,10 @@ class _Hashing:
 def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary:
     """Write the snapshot in ``root`` to the WACZ file ``target`` (replaced only with ``force``).
 
-    Raises SnapshotError when ``root`` is no snapshot or another process writes it,
-    ExportError when ``target`` exists (without ``force``) or cannot be written.
+    Raises SnapshotError when ``root`` is no snapshot or another process writes it, or its
+    package would not replay (a WARC file its index names is gone; an earlier snapshot that
+    holds originals of its revisits is gone, or such an original is damaged), ExportError when
+    ``target`` exists (without ``force``) or cannot be written.
     """
     started = time.monotonic()
     snapshot = Snapshot(root)
@@ -148,19 +160,27 @@ def _temporary_beside(target: Path) -> Path:
 
 def _write_package(snapshot: Snapshot, wacz: zipfile.ZipFile, summary: WaczSummary) -> None:
     """Every part of the package, datapackage.json and its digest last."""
-    packed = set()
-    for path in sorted(snapshot.warc_dir.glob(f"*{SUFFIX}")):
-        with _read(path) as source:
-            _add(wacz, summary, f"archive/{path.name}", source, stored=True)
-        summary.warc_files += 1
-        packed.add(path.name)
-    # The blocks go to a scratch file first: a ZIP entry's size must be known to choose ZIP64.
-    named: set[str] = set()
-    with _cdxj_lines(snapshot) as lines, tempfile.TemporaryFile() as blocks:
-        idx = write_blocks(_counted(lines, summary, named), blocks)
-        blocks.seek(0)
-        _add(wacz, summary, f"indexes/{DATA_NAME}", blocks, stored=True)
-    with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+    with contextlib.ExitStack() as stack:
+        originals = stack.enter_context(EarlierOriginals(snapshot))
+        manifest = None
+        if originals.may_be_needed():
+            # Refused here, before anything is written, if an original is out of reach.
+            manifest = stack.enter_context(Manifest.open(snapshot.manifest_path, readonly=True))
+            originals.gather(manifest)
+        packed = set()
+        for path in sorted(snapshot.warc_dir.glob(f"*{SUFFIX}")):
+            with _read(path) as source:
+                _add(wacz, summary, f"archive/{path.name}", source, stored=True)
+            summary.warc_files += 1
+            packed.add(path.name)
+        copied = _add_originals(wacz, summary, originals, packed)
+        # The blocks go to a scratch file first: a ZIP entry's size must be known to choose ZIP64.
+        named: set[str] = set()
+        with _cdxj_lines(snapshot, copied) as lines, tempfile.TemporaryFile() as blocks:
+            idx = write_blocks(_counted(lines, summary, named), blocks)
+            blocks.seek(0)
+            _add(wacz, summary, f"indexes/{DATA_NAME}", blocks, stored=True)
+        manifest = manifest or stack.enter_context(Manifest.open(snapshot.manifest_path, readonly=True))
         _check_index(snapshot, summary, named - packed, manifest)
         _add_bytes(wacz, summary, "indexes/index.idx", "".join(line + "\n" for line in idx).encode())
         first = _add_pages(wacz, summary, manifest)
@@ -168,6 +188,31 @@ def _write_package(snapshot: Snapshot, wacz: zipfile.ZipFile, summary: WaczSumma
     wacz.writestr(_info("datapackage.json"), datapackage)
     digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(datapackage).hexdigest()}
     wacz.writestr(_info("datapackage-digest.json"), json.dumps(digest, indent=2).encode())
+
+
+def _add_originals(
+    wacz: zipfile.ZipFile, summary: WaczSummary, originals: EarlierOriginals, packed: set[str]
+) -> Path | None:
+    """The records of earlier snapshots the revisits refer to, as one more WARC file of the
+    package (named apart from the snapshot's own); returns their CDXJ lines' scratch file."""
+    if not originals.count:
+        return None
+    name, serial = ORIGINALS_NAME + SUFFIX, 1
+    while name in packed:  # a file of the snapshot's own warc/ by that name, however unlikely
+        serial += 1
+        name = f"{ORIGINALS_NAME}-{serial}{SUFFIX}"
+    head = originals.warcinfo(name)
+    info = _info(f"archive/{name}", stored=True)
+    info.file_size = len(head) + originals.bytes  # so the entry is ZIP64 when it must be
+    with wacz.open(info, "w") as entry:
+        sink = _Hashing(entry)
+        sink.write(head)
+        index = originals.copy(sink.write, name, len(head))
+    summary.resources.append(_resource(f"archive/{name}", sink))
+    summary.warc_files += 1
+    summary.originals = originals.count
+    packed.add(name)
+    return index
 
 
 def _read(path: Path) -> IO[bytes]:
@@ -214,9 +259,10 @@ def _resource(path: str, sink: _Hashing) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _cdxj_lines(snapshot: Snapshot) -> Iterator[Iterator[str]]:
+def _cdxj_lines(snapshot: Snapshot, copied: Path | None = None) -> Iterator[Iterator[str]]:
     """The snapshot's CDXJ lines in order, without newlines; with the lines a crawl killed
-    before its end left unmerged (index.cdxj.pending), merged in, sorted on disk."""
+    before its end left unmerged (index.cdxj.pending), merged in, sorted on disk, and those of
+    the records ``copied`` from earlier snapshots (a sorted file), merged as they are read."""
     pending = snapshot.index_dir / "index.cdxj.pending"
     with contextlib.ExitStack() as stack:
         parts: list[Iterable[str]] = []
@@ -228,6 +274,8 @@ def _cdxj_lines(snapshot: Snapshot) -> Iterator[Iterator[str]]:
             merged = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "index.cdxj"
             write_sorted((line.rstrip("\n") for line in lines if line.strip()), merged)
             lines = stack.enter_context(open(merged, encoding="utf-8"))
+        if copied is not None:
+            lines = heapq.merge(lines, stack.enter_context(open(copied, encoding="utf-8")))
         yield (line.rstrip("\n") for line in lines if line.strip())
 
 

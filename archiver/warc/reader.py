@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import io
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -303,6 +303,15 @@ class WarcReader:
                 self._sizes[name] = -1
         return self._sizes[name] >= offset + length
 
+    def _open(self, name: str) -> IO[bytes]:
+        """The WARC file ``name``, open (the one open already, if it is that one)."""
+        if self._fh is None or name != self._name:
+            self.close()
+            self._fh = open(safe_join(self.folder, name), "rb")  # noqa: SIM115
+            self._name = name
+            self._gzipped = is_gzipped(self._fh.read(2))
+        return self._fh
+
     def record(self, name: str, offset: int, length: int | None = None) -> ArcWarcRecord:
         """The record at ``offset`` of ``name``, its payload streamed by ``raw_stream``.
 
@@ -312,23 +321,37 @@ class WarcReader:
         says what is wrong. Raises OSError, UnsafePathError (a name leaving
         the folder), WarcDamage or warcio errors.
         """
-        if self._fh is None or name != self._name:
-            self.close()
-            self._fh = open(safe_join(self.folder, name), "rb")  # noqa: SIM115
-            self._name = name
-            self._gzipped = is_gzipped(self._fh.read(2))
-        self._fh.seek(offset)
+        fh = self._open(name)
+        fh.seek(offset)
         if self._gzipped and length is not None and 0 < length <= WHOLE_READ_BYTES:
             inflate = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
             try:
-                data = inflate.decompress(self._fh.read(length), WHOLE_INFLATED_BYTES)
+                data = inflate.decompress(fh.read(length), WHOLE_INFLATED_BYTES)
             except _INFLATE_ERROR:
                 data = b""
             if inflate.eof and not inflate.unused_data:
                 return self._loader.parse_record_stream(io.BytesIO(data), known_format="warc")
-            self._fh.seek(offset)
-        stream = Source(self._fh, self._gzipped, offset).next_stream()
-        return self._loader.parse_record_stream(stream, known_format="warc")
+        return self.member(name, offset)[0]
+
+    def member(self, name: str, offset: int) -> tuple[ArcWarcRecord, MemberStream]:
+        """The record at ``offset`` of ``name`` (streamed), and the stream of the gzip member it
+        starts (of the rest of the file, if it is not compressed): once drained, its ``end`` says
+        where the member ends. Raises as record() does."""
+        fh = self._open(name)
+        fh.seek(offset)
+        stream = Source(fh, self._gzipped, offset).next_stream()
+        return self._loader.parse_record_stream(stream, known_format="warc"), stream
+
+    def copy(self, name: str, offset: int, length: int, write: Callable[[bytes], object]) -> int:
+        """Pass the ``length`` bytes at ``offset`` of ``name`` to ``write`` as they are stored;
+        returns how many there were (fewer where the file ends). Raises OSError, UnsafePathError."""
+        fh = self._open(name)
+        fh.seek(offset)
+        left = length
+        while left and (chunk := fh.read(min(CHUNK, left))):
+            write(chunk)
+            left -= len(chunk)
+        return length - left
 
     def read(self, name: str, offset: int, limit: int) -> StoredRecord:
         """The record at ``offset`` of ``name``, with at most ``limit`` bytes of its payload."""
