@@ -133,8 +133,9 @@ def check_settings(config: Any) -> None:
         check_resolve(host, address)
 
 
-NAME_PATTERN = r"[A-Za-z0-9_.]+"
-"""A crawl node's name: it goes into file names after a '-', so it holds none."""
+NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.]*"
+"""A crawl node's name: it goes into file names after a '-', so it holds none, and names its
+folder under nodes/, so it does not begin with a '.' ('..' was the snapshot's own folder)."""
 
 
 def check_shared(frontier: str | None, crawl_id: str | None, node: str | None) -> None:
@@ -154,7 +155,7 @@ def check_shared(frontier: str | None, crawl_id: str | None, node: str | None) -
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", crawl_id):
         raise ConfigError("--crawl-id may hold only letters, digits, '.', '_' and '-'")
     if node is not None and not re.fullmatch(NAME_PATTERN, node):
-        raise ConfigError("--node may hold only letters, digits, '.' and '_'")
+        raise ConfigError("--node may hold only letters, digits, '.' and '_', and begins with no '.'")
 
 
 def setting_from_json(name: str, annotation: str, value: Any) -> Any:

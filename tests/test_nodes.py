@@ -5,6 +5,7 @@ merged snapshot."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -99,6 +100,11 @@ async def test_a_node_joins_only_its_own_crawl_with_the_same_options(tree, tmp_p
         *node_args(tree.url(), tmp_path / "b", redis_url, "one", "--max-depth", "1")
     )
     assert code == 2 and text.count("\n") == 1 and "--max-depth" in text and "--max-pages" in text, text
+    # Each node judged the scope by its own seeds, and its own excludes: both must be alike too.
+    code, text = await run_archiver(
+        *node_args(tree.url("/p1"), tmp_path / "c", redis_url, "one", "--max-pages", "5", "--exclude", "x")
+    )
+    assert code == 2 and "this node's seed URLs, --exclude differ" in text, text
 
 
 def test_a_shared_crawl_without_the_redis_package_is_one_line(tmp_path):
@@ -128,6 +134,8 @@ def test_a_shared_crawl_without_the_redis_package_is_one_line(tmp_path):
         ({"frontier": "http://h/", "crawl_id": "x"}, "Redis URL"),
         ({"frontier": "redis://h/0", "crawl_id": "a b"}, "--crawl-id may hold"),
         ({"frontier": "redis://h/0", "crawl_id": "x", "node": "n-1"}, "--node may hold"),
+        ({"frontier": "redis://h/0", "crawl_id": "x", "node": ".."}, "--node may hold"),
+        ({"frontier": "redis://h/0", "crawl_id": "x", "node": ".hidden"}, "begins with no '.'"),
         ({"frontier": "redis://h/0", "crawl_id": "x", "browser": "auto"}, "--browser"),
         ({"frontier": "redis://h/0", "crawl_id": "x", "previous": "old"}, "--previous"),
     ],
@@ -138,3 +146,57 @@ def test_shared_crawl_options_that_do_not_go_together(tmp_path, options, word):
 
     with pytest.raises(ConfigError, match=word):
         CrawlConfig(seeds=("http://h/",), output=tmp_path, **options)
+
+
+class _NoCommits:
+    items_enqueued = 0
+    items_committed = 0
+
+
+async def test_a_url_given_back_by_a_dead_node_is_claimed_when_met_again(redis_url):
+    """Node B met a link node A had claimed and not queued yet; A died, and the crawl gave the
+    link back: B, meeting it again on the page it fetched again, must claim it. B had kept the
+    refusal as 'seen', and the link (even a seed) was lost for good."""
+    from archiver.crawling.redis_frontier import RedisFrontier
+    from archiver.crawling.redis_state import connect
+
+    crawl = connect(redis_url, "given-back")
+    try:
+        for node in ("A", "B"):
+            await crawl.run("register", (f"node:{node}", "nodes"), [node, f"token-{node}", 100_000])
+        a, b = RedisFrontier(crawl, "A", _NoCommits()), RedisFrontier(crawl, "B", _NoCommits())
+        url = "http://site.test/linked"
+        assert await a.claim([url]) == [True]
+        assert await b.claim([url]) == [False]
+        await crawl.client.delete(crawl.key("node:A"))  # its heartbeat ran out: kill -9
+        await crawl.run("reap", args=[crawl.prefix])
+        assert b.unseen([url]) == [url] and not b.seen(url)
+        assert await b.claim([url]) == [True]
+        assert b.seen(url)
+    finally:
+        await crawl.close()
+
+
+async def test_merge_leaves_out_a_part_that_lost_its_manifest(tree, tmp_path, redis_url):
+    """A killed node's part whose manifest is gone (an rsync that skipped it): recovering it would
+    cut every record its manifest no longer names. It is left out, its WARC files as they were,
+    and the merge says which parts it joined."""
+    output = tmp_path / "snap"
+    for node in ("a", "b"):
+        args = node_args(tree.url(), output, redis_url, "lost", "--max-pages", "40", "--node", node)
+        code, text = await run_archiver(*args)
+        assert code == 0, text
+    part = output / "nodes" / "a"
+    record = json.loads((part / "crawl.json").read_text())
+    record["status"] = "running"  # as a node killed with kill -9 leaves it
+    (part / "crawl.json").write_text(json.dumps(record))
+    for lost in part.glob("manifest.sqlite3*"):
+        lost.unlink()
+    warcs = {path: path.read_bytes() for path in output.rglob("*.warc.gz")}
+    assert warcs
+    code, text = await run_archiver("merge", str(output))
+    assert code == 0, text
+    assert "crawl node a's part has WARC records but no manifest: it is left out" in text
+    assert f"merged the parts of {output}: b (left out: a)" in text
+    assert {path: path.read_bytes() for path in output.rglob("*.warc.gz")} == warcs
+    assert not list(output.rglob("crash-tails/*"))

@@ -33,9 +33,14 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from archiver.store.snapshot import Snapshot
 
     args.hint = f"the parts are left as they were; join them again with: archiver merge {args.snapshot}"
-    for warning in merge_nodes(args.snapshot):
+    joined, warnings = merge_nodes(args.snapshot)
+    for warning in warnings:
         print(f"archiver: warning: {warning}", file=sys.stderr)
-    print(f"merged the parts of {args.snapshot}: {', '.join(Snapshot(args.snapshot).node_names())}")
+    left_out = [name for name in Snapshot(args.snapshot).node_names() if name not in joined]
+    print(
+        f"merged the parts of {args.snapshot}: {', '.join(joined) or 'none'}"
+        + (f" (left out: {', '.join(left_out)})" if left_out else "")
+    )
     return EXIT_OK
 
 

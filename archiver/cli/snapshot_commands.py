@@ -35,7 +35,7 @@ def cmd_mirror(args: argparse.Namespace) -> int:
     if stale_parts(args.snapshot):  # a shared crawl whose node parts changed since their merge
         from archiver.crawling.merge import merge_nodes
 
-        for warning in merge_nodes(args.snapshot):
+        for warning in merge_nodes(args.snapshot)[1]:
             print(f"archiver: warning: {warning}", file=sys.stderr)
     stats = build_mirror(args.snapshot)
     print(stats.summary())

@@ -84,9 +84,10 @@ def stale_parts(root: Path) -> list[str]:
     return stale
 
 
-def merge_nodes(root: Path) -> list[str]:
+def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
     """Join every node part of the shared crawl in ``root`` into its manifest, index and
-    crawl.json; returns warnings (a part left out because its node still runs).
+    crawl.json; returns the parts joined, and warnings (a part left out because its node still
+    runs, or because it has WARC records but lost its manifest).
 
     A part whose node was killed is recovered first, as a resumed crawl recovers
     (crawling/resume.py): what it wrote past its last commit is cut off its WARC files.
@@ -113,6 +114,13 @@ def merge_nodes(root: Path) -> list[str]:
                 except SnapshotLocked:
                     warnings.append(f"crawl node {name} is still running: its part is left out for now")
                     continue
+                if resuming.manifest_lost(part, f"{prefix}-{name}"):
+                    # Recovery would cut every record its manifest no longer names.
+                    warnings.append(
+                        f"crawl node {name}'s part has WARC records but no manifest: it is left out "
+                        "(its WARC files are kept as they are)"
+                    )
+                    continue
                 part_data = part.read_crawl_json()
                 record = CrawlRecord(part, part_data)
                 if part_data.get("status") not in (FINISHED, INTERRUPTED):  # killed while running
@@ -137,7 +145,7 @@ def merge_nodes(root: Path) -> list[str]:
         _note(snapshot, data, parts, totals, complete=len(parts) == len(names))
     for warning in warnings:
         log.warning(warning)
-    return warnings
+    return list(parts), warnings
 
 
 def _join(manifest: Manifest, part: Snapshot) -> None:

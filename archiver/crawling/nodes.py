@@ -51,8 +51,21 @@ from archiver.urls import normalize_url
 
 log = logging.getLogger("archiver")
 
-SHARED_SETTINGS = ("scope", "include", "max_depth", "max_pages", "max_bytes", "warc_prefix", "obey_robots")
-"""Settings every node of a crawl must have alike: they decide what the crawl holds."""
+SHARED_SETTINGS = (
+    "seeds",
+    "scope",
+    "include",
+    "exclude",
+    "max_depth",
+    "max_pages",
+    "max_bytes",
+    "max_file_size",
+    "warc_prefix",
+    "obey_robots",
+    "user_agent",
+)
+"""Settings every node of a crawl must have alike: they decide what the crawl holds (the seeds
+make the scope of each node, the user agent which robots.txt rules apply)."""
 JOIN_WAIT = 60.0
 """Seconds a node waits for the folder's lock while another node sets it up or merges."""
 
@@ -129,7 +142,7 @@ async def _crawl_node(
     if live:
         log.info("crawl node %s leaves; %d other node(s) still running", node, live)
         return result
-    result.warnings += await asyncio.to_thread(merge_nodes, root.root)
+    result.warnings += (await asyncio.to_thread(merge_nodes, root.root))[1]
     result.snapshot = root
     with Manifest.open(root.manifest_path, readonly=True) as manifest:
         result.totals = summary(manifest)
@@ -152,7 +165,9 @@ async def _agree(crawl: RedisCrawl, config: CrawlConfig) -> None:
     theirs = json.loads(await call(crawl.client.get(key)) or b"{}")
     differ = [name for name in SHARED_SETTINGS if name in theirs and theirs[name] != mine.get(name)]
     if differ:
-        options = ", ".join("--" + name.replace("_", "-") for name in differ)
+        options = ", ".join(
+            "seed URLs" if name == "seeds" else "--" + name.replace("_", "-") for name in differ
+        )
         raise ConfigError(
             f"this node's {options} differ from those of crawl {crawl.crawl_id}: "
             "start every node of a crawl with the same options"

@@ -76,11 +76,11 @@ class RedisFrontier:
             self._syncer = asyncio.create_task(self._sync_forever())
 
     def seen(self, url: str) -> bool:
-        """True if this node claimed ``url`` or was refused it (another node may have it)."""
+        """True if this node claimed ``url`` (one another node claimed is asked again: see claim)."""
         return url in self._seen
 
     def unseen(self, urls: Iterable[str]) -> list[str]:
-        """The ``urls`` this node neither claimed nor was refused, in their order."""
+        """The ``urls`` this node has not claimed, in their order."""
         return self._seen.missing(urls)
 
     async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
@@ -93,9 +93,13 @@ class RedisFrontier:
             return []
         keys = ("seen", f"staged:{self._node}" if queued else "outside")
         answer = await self._crawl.run("claim", keys, [url_digest(url) for url in urls])
-        for url in urls:
-            self._seen.claim(url)
-        return [bool(got) for got in answer]
+        claimed = [bool(got) for got in answer]
+        for url, got in zip(urls, claimed, strict=True):
+            if got:
+                # Only what this node got: one another node holds is given back to the crawl if
+                # that node dies before queueing it, and must then be claimed when met again.
+                self._seen.claim(url)
+        return claimed
 
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
         """Queue ``item`` (in ``delay`` seconds); pushed with the next batch, a moment later."""

@@ -84,18 +84,26 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
 
 
 def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
-    """Raise SnapshotError if the manifest is gone (missing, or never begun) while the WARC files
-    hold records past their warcinfo: a crawl killed as it began has none, so the manifest was
-    lost since, and recovery would cut every record it no longer names."""
+    """Raise SnapshotError if the manifest is gone while the WARC files hold records (see
+    manifest_lost)."""
+    if manifest_lost(snapshot, prefix):
+        raise SnapshotError(
+            f"{snapshot.root} has WARC records but no manifest ({snapshot.manifest_path.name}): "
+            "resuming would cut them; start a new crawl in another folder"
+        )
+
+
+def manifest_lost(snapshot: Snapshot, prefix: str) -> bool:
+    """True if the manifest is gone (missing, or never begun) while the WARC files hold records
+    past their warcinfo: a crawl killed as it began has none, so the manifest was lost since,
+    and recovery would cut every record it no longer names."""
     if Manifest.begun(snapshot.manifest_path):
-        return
+        return False
     for path in warc_paths(snapshot.warc_dir, prefix):
         first = member_end(path, 0, 1)
         if first is not None and first < path.stat().st_size:
-            raise SnapshotError(
-                f"{snapshot.root} has WARC records but no manifest ({snapshot.manifest_path.name}): "
-                "resuming would cut them; start a new crawl in another folder"
-            )
+            return True
+    return False
 
 
 def committed_end(path: Path, manifest: Manifest) -> int:
