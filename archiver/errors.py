@@ -8,6 +8,7 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── UnsafePathError (ValueError) a path that would leave its folder or pass a symbolic link
 ├── FetchError                  a fetch that got no response (network, timeout, protocol)
 ├── WriteError                  the writer could not store a record (disk full...)
+├── FrontierLost                a shared crawl's Redis went away while the crawl ran
 ├── ExportError                 an export file that cannot be written (it exists, no room...)
 └── WarcDamage                  bytes of a WARC file that cannot be read as records
     ├── CorruptData             a gzip member that does not decompress, or fails its CRC
@@ -38,6 +39,11 @@ class ConfigError(ArchiverError):
 
 class ExportError(ArchiverError):
     """An export (a WACZ file) that cannot be written: it exists already, or the disk refuses it."""
+
+
+class FrontierLost(ArchiverError):
+    """The Redis of a shared crawl went away while the crawl ran: what the node stored is whole,
+    and the node, started again, goes on."""
 
 
 class SnapshotError(ArchiverError):

@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from node_site import FOR_CRAWLERS, TreeSite, archiver, finish, node_args, run_archiver
 
+from archiver.cli.exits import EXIT_STOPPED
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED
 
@@ -200,3 +202,34 @@ async def test_merge_leaves_out_a_part_that_lost_its_manifest(tree, tmp_path, re
     assert f"merged the parts of {output}: b (left out: a)" in text
     assert {path: path.read_bytes() for path in output.rglob("*.warc.gz")} == warcs
     assert not list(output.rglob("crash-tails/*"))
+
+
+async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_started_again(
+    tree, tmp_path, redis_url
+):
+    """Redis refused the node mid-crawl (its connections cut, and a password set meanwhile): a
+    traceback of 92 lines and exit 1, or, the loss met under a fetch, the page recorded as
+    failed by an "internal error". Now one line, the resumable exit of a stopped crawl, no
+    page failed for it, and the node started again finishes the crawl."""
+    tree.latency = 0.01
+    output = tmp_path / "snap"
+    args = node_args(tree.url(), output, redis_url, "dropped", "--node", "n1", "--node-timeout", "2")
+    node = archiver(*args)
+    await tree.wait_for(100)
+    port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port)) as admin:
+        admin.sendall(b"CONFIG SET requirepass sesame\r\nCLIENT KILL TYPE normal SKIPME yes\r\n")
+        assert admin.recv(64).startswith(b"+OK\r\n:")
+        code, text = await finish(node)
+        admin.sendall(b"AUTH sesame\r\nCONFIG SET requirepass ''\r\n")
+        assert admin.recv(64) == b"+OK\r\n+OK\r\n"
+    assert code == EXIT_STOPPED, (code, text)
+    assert "Traceback" not in text and text.strip().count("\n") == 0, text
+    assert "lost the crawl's Redis" in text and "start it again under another --node" in text, text
+    with Manifest.open(output / "nodes" / "n1" / "manifest.sqlite3", readonly=True) as manifest:
+        assert "failed" not in manifest.count_by("outcome")
+    code, text = await run_archiver(*args[:-4], "--node", "n2")
+    assert code == 0, text
+    assert set(tree.hits) - FOR_CRAWLERS == tree.page_paths()
+    code, report = await run_archiver("verify", str(output))
+    assert code == 0, report

@@ -34,7 +34,7 @@ from archiver.cli.node_commands import add_control, add_merge
 from archiver.cli.options import Parser, read_text
 from archiver.cli.snapshot_commands import add_diff, add_export, add_mirror, add_serve, add_verify
 from archiver.crawl_files import OptionShape, config_arguments
-from archiver.errors import ArchiverError, WriteError
+from archiver.errors import ArchiverError, FrontierLost, WriteError
 from archiver.stop_signals import Terminated, obey, raised_and_noted
 
 
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _stopped(args, "interrupted (Ctrl-C)", EXIT_INTERRUPTED)
     except Terminated:
         return _stopped(args, "stopped by SIGTERM", EXIT_TERMINATED)
-    except WriteError as exc:
+    except (WriteError, FrontierLost) as exc:
         return _stopped(args, f"error: {exc}", EXIT_STOPPED)
     except ArchiverError as exc:
         return _stopped(args, f"error: {exc}", EXIT_USAGE, hint=False)

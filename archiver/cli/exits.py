@@ -11,7 +11,8 @@ EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 """Bad options or input, a folder that is no snapshot, or one another process is writing."""
 EXIT_STOPPED = 3
-"""Stopped by a write error (a full disk): what was written is whole; resume when there is room."""
+"""Stopped by a write error (a full disk), or a crawl node by the loss of its crawl's Redis: what
+was written is whole; resume when there is room (start the node again)."""
 EXIT_WITH_ERRORS = 4
 """The crawl finished, but some URLs answered 4xx/5xx or could not be fetched (the report lists them)."""
 EXIT_TIME_LIMIT = 15
@@ -28,7 +29,8 @@ TABLE = f"""exit codes:
   {EXIT_PROBLEMS}    verify found problems, a mirror build left files out (see its errors), or a
        crawl archived nothing (every seed failed)
   {EXIT_USAGE}    bad options or input, not a snapshot, or a snapshot another process is writing
-  {EXIT_STOPPED}    stopped by a write error (a full disk); resumable once there is room
+  {EXIT_STOPPED}    stopped by a write error (a full disk), or a crawl node by the loss of its
+       Redis; resumable once there is room (a node: started again under another --node)
   {EXIT_WITH_ERRORS}    a crawl finished, but some URLs answered 4xx/5xx or failed (see its report)
   {EXIT_TIME_LIMIT}   a crawl stopped at its --max-time; resumable
   {EXIT_INTERRUPTED}  interrupted by Ctrl-C (SIGINT) or archiver control ... stop; resumable

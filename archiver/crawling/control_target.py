@@ -84,8 +84,7 @@ def status(target: Target) -> dict[str, Any]:
 
 async def _redis(target: Target, name: str, argument: str | None) -> Any:
     from archiver.crawling import redis_control
-    from archiver.crawling.nodes import redis_error
-    from archiver.crawling.redis_state import connect
+    from archiver.crawling.redis_state import connect, redis_error
 
     assert target.frontier is not None and target.crawl_id is not None
     crawl = connect(target.frontier, target.crawl_id)

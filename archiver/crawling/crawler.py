@@ -198,6 +198,8 @@ class Crawler:
                     handled = True
             except WriteError as exc:
                 self.stop(f"write error: {exc}")
+            except self.frontier.lost:  # the shared crawl is out of reach: this node stops
+                raise
             except Exception as exc:  # one bad page must not stall the crawl
                 log.exception("error handling %s", item.url)
                 await self._record_crash(item, exc)

@@ -104,6 +104,10 @@ class Frontier(Protocol):
     pays a coroutine call per page and per item, not a context switch.
     """
 
+    lost: tuple[type[BaseException], ...]
+    """What a call raises when the shared state is out of reach (Redis gone): the crawl stops
+    on it; it is no fault of the page being handled."""
+
     def seen(self, url: str) -> bool:
         """True if ``url`` was claimed before (as far as this process knows)."""
 
@@ -220,6 +224,7 @@ class _LocalFrontier:
     """
 
     _seen: SeenUrls
+    lost: tuple[type[BaseException], ...] = ()  # its state is in this process
 
     def __init__(self) -> None:
         self._seen = SeenUrls()

@@ -39,9 +39,9 @@ from archiver.crawling.redis_budget import RedisBudget
 from archiver.crawling.redis_control import RedisControlSource
 from archiver.crawling.redis_frontier import RedisFrontier
 from archiver.crawling.redis_politeness import RedisHostPolicy
-from archiver.crawling.redis_state import RedisCrawl, call, connect
+from archiver.crawling.redis_state import RedisCrawl, call, connect, redis_error
 from archiver.crawling.run import Backend, CrawlResult, ProgressCallback, run_crawl
-from archiver.errors import ConfigError, SnapshotError, SnapshotLocked
+from archiver.errors import ConfigError, FrontierLost, SnapshotError, SnapshotLocked
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest, seed_failure
@@ -70,15 +70,6 @@ JOIN_WAIT = 60.0
 """Seconds a node waits for the folder's lock while another node sets it up or merges."""
 
 
-def redis_error() -> tuple[type[BaseException], ...]:
-    """The exceptions of the redis package (none when it is not installed)."""
-    try:
-        from redis.exceptions import RedisError
-    except ImportError:
-        return ()
-    return (RedisError,)
-
-
 async def crawl_node(
     config: CrawlConfig,
     *,
@@ -97,12 +88,34 @@ async def crawl_node(
     crawl = connect(config.frontier, config.crawl_id)
     try:
         try:
-            return await _crawl_node(crawl, config, seeds, progress, stop, mirror)
+            await _agree(crawl, config)  # the first call: a Redis away now is a bad --frontier
         except redis_error() as exc:
             raise ConfigError(f"cannot use the crawl's Redis at {config.frontier}: {exc}") from None
+        try:
+            return await _crawl_node(crawl, config, seeds, progress, stop, mirror)
+        except redis_error() as exc:
+            raise _lost(config, exc) from None
+        except BaseExceptionGroup as group:  # the crawl's tasks: one met Redis gone
+            lost = group.subgroup(redis_error())
+            if lost is None:
+                raise
+            raise _lost(config, _first_leaf(lost)) from None
     finally:
         with contextlib.suppress(Exception):
             await crawl.close()
+
+
+def _lost(config: CrawlConfig, exc: BaseException) -> FrontierLost:
+    return FrontierLost(
+        f"lost the crawl's Redis at {config.frontier} ({type(exc).__name__}: {exc}); "
+        "what this node stored is kept: start it again under another --node name to go on"
+    )
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception of ``group`` that is no group itself."""
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 async def _crawl_node(
@@ -113,7 +126,6 @@ async def _crawl_node(
     stop: asyncio.Future[str] | None,
     mirror: bool,
 ) -> CrawlResult:
-    await _agree(crawl, config)
     root = Snapshot(config.output)
     await _prepare(root, config)
     async with _membership(crawl, root, config) as (node, token, joined):

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Protocol, Self
 
 from archiver.crawling.frontier import QueueItem, SeenUrls
-from archiver.crawling.redis_state import RedisCrawl, call, decode_item, encode_item, url_digest
+from archiver.crawling.redis_state import RedisCrawl, call, decode_item, encode_item, redis_error, url_digest
 
 log = logging.getLogger("archiver.crawl")
 
@@ -49,6 +49,7 @@ class RedisFrontier:
     """A Frontier whose queue, seen set and leases are in Redis, under node ``node``."""
 
     def __init__(self, crawl: RedisCrawl, node: str, commits: Commits) -> None:
+        self.lost = redis_error()
         self._crawl = crawl
         self._node = node
         self._commits = commits

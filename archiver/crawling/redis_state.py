@@ -292,6 +292,15 @@ def decode_item(member: str | bytes) -> QueueItem:
     )
 
 
+def redis_error() -> tuple[type[BaseException], ...]:
+    """The exceptions of the redis package (none when it is not installed)."""
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:
+        return ()
+    return (RedisError,)
+
+
 class RedisCrawl:
     """One crawl's keys on one Redis server, and the scripts over them."""
 
