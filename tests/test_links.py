@@ -352,3 +352,63 @@ def test_an_image_set_in_a_style_attribute_is_a_requisite():
         ("http://h/st/b.png", REQUISITE),
         ("http://h/st/b2.png", REQUISITE),
     ]
+
+
+@pytest.mark.parametrize(
+    ("css", "url"),
+    [
+        (r"a{b:url(a\20 b.png)}", "a b.png"),
+        (r"a{b:url(a\ b.png)}", "a b.png"),
+        (r"a{b:url(a\000020b.png)}", "a b.png"),  # six hex digits end the escape without a space
+        ("a{b:url(a\\20\r\nb.png)}", "a b.png"),  # CR LF after hex digits is one white space
+        (r'a{b:url("caf\e9.png")}', "café.png"),
+        (r"a{b:url('caf\E9 .png')}", "café.png"),
+        (r'a{b:url("a\"b.png")}', 'a"b.png'),
+        (r"a{b:url('it\'s.png')}", "it's.png"),
+        (r"a{b:url(x\(1\).png)}", "x(1).png"),
+        (r"a{b:url(back\\slash.png)}", "back\\slash.png"),
+        ('a{b:url("long\\\nline.png")}', "longline.png"),  # an escaped newline continues a string
+        (r"a{b:url(\0 \D800 \110000 .png)}", "\ufffd\ufffd\ufffd.png"),  # no such code points
+        (r'@import "st\79 le.css";', "style.css"),
+        (r'a{b:image-set("a\20 b.png" 1x, "\"q\".png" 2x)}', "a b.png"),
+    ],
+)
+def test_css_escapes_are_read_as_css_reads_them(css, url):
+    # CSS Syntax 3, "consume an escaped code point": the URL a browser fetches.
+    assert [found for _start, _end, found in iter_css_urls(css)][0] == url
+
+
+def test_a_stylesheet_names_the_urls_its_escapes_spell():
+    css = r'a{b:url(a\20 b.png)} c{d:url("caf\e9.png")} e{f:url(x\(1\).png)} @import "q\"uote.css";'
+    assert [link.url for link in extract_css(css, "http://h/css/s.css").links] == [
+        "http://h/css/a%20b.png",
+        "http://h/css/caf%C3%A9.png",
+        "http://h/css/x(1).png",
+        "http://h/css/q%22uote.css",
+    ]
+
+
+@pytest.mark.parametrize(
+    "css",
+    [
+        'url("' + '\\"' * 500_000,
+        'url("\\"' * 200_000,
+        "url('\\'url('" * 100_000,
+        "url(" + "\\41" * 300_000,
+        "url(" + "\\" * 1_000_000,
+        '@import "' + "\\\n" * 500_000,
+        'image-set("' + '\\"' * 500_000,
+    ],
+    ids=["quotes", 'url("\\"', "url('\\'url('", "hex escapes", "backslashes", "continuations", "image-set"],
+)
+def test_stylesheets_of_escapes_are_read_in_linear_time(css):
+    with in_linear_time():
+        list(iter_css_urls(css))
+        found = [url for _start, _end, url in iter_css_urls(css + "\n;}url(/end.png)")]
+        assert found[-1:] in ([], ["/end.png"])
+
+
+def test_a_megabyte_of_hex_escapes_is_one_url():
+    with in_linear_time():
+        found = [url for _start, _end, url in iter_css_urls("url(" + "\\41 " * 250_000 + ")")]
+        assert found == ["A" * 250_000]

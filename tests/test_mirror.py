@@ -479,3 +479,35 @@ async def test_documents_that_name_no_charset_are_read_alike_by_the_crawl_and_th
         assert site.url("/").encode() not in (host / name).read_bytes(), name  # every link local
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_css_escapes_name_what_the_crawl_fetches_and_the_mirror_links(
+    site: Any, run_crawl: Any
+) -> None:
+    # CSS reads "a\20 b.png" as "a b.png" and "caf\e9" as "café": the crawl fetched "a\20" (no such
+    # URL: the space ended it) and "caf/e9.png" (a backslash is a slash to the URL parser).
+    css = (
+        r'a{background:url(a\20 b.png)} b{background:url("caf\e9.png")} i{background:url(x\(1\).png)}'
+        r' p{background:url(skip\(2\).png)} @import "q\"uote.css";'
+    )
+    site.page("/", head='<link rel="stylesheet" href="s.css">')
+    site.file("/s.css", css, "text/css")
+    for n, name in enumerate(("/a b.png", "/café.png", "/x(1).png", "/skip(2).png")):
+        site.file(name, PNG + bytes([n]), "image/png")
+    site.file('/q"uote.css', "i{color:red}", "text/css")
+    await site.start()
+    root = (await run_crawl(site.url("/"), exclude=("skip",))).snapshot.root
+    rows = manifest_rows(root)
+    archived = ("/a%20b.png", "/caf%C3%A9.png", "/x(1).png", "/q%22uote.css")
+    for path in archived:
+        assert rows[site.url(path)].status == 200, path
+    assert rows[site.url("/skip(2).png")].outcome == "skipped"
+    assert {url for url, row in rows.items() if row.status == 404} == set()
+    stylesheet = root / "mirror" / site.host.replace(":", "+") / "s.css"
+    links = [url for _start, _end, url in iter_css_urls(stylesheet.read_text())]
+    # Every archived URL is a local file; the skipped one is absolute, escaped so CSS reads it whole.
+    assert links[3] == site.url("/skip(2).png")
+    for link, path in zip(links[:3] + links[4:], archived, strict=True):
+        assert target_of(stylesheet, link) == root / "mirror" / str(rows[site.url(path)].local_path), link
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

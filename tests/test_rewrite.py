@@ -8,7 +8,8 @@ from urllib.parse import unquote, urljoin
 import lxml.html
 import pytest
 
-from archiver.links import HTML_LINK_ATTRS, extract_html, iter_html_references
+from archiver.link_values import iter_css_urls
+from archiver.links import HTML_LINK_ATTRS, extract_css, extract_html, iter_html_references
 from archiver.mirror.linker import Memo
 from archiver.mirror.rewrite import rewrite_css, rewrite_css_bytes, rewrite_html
 
@@ -610,3 +611,72 @@ def test_an_xhtml_document_says_its_charset_in_its_xml_declaration(
 ) -> None:
     # An HTML <meta> before the root element is not XML: the page would show only a parse error.
     assert rewrite_html(body, PAGE, charset, resolve, xml=True) == expected
+
+
+ESCAPED = {
+    "http://site.test/a%20b.png": "site.test/a b.png",
+    "http://site.test/caf%C3%A9.png": "site.test/café.png",
+    "http://site.test/x(1).png": "site.test/x(1).png",
+}
+
+
+@pytest.mark.parametrize(
+    ("css", "expected"),
+    [
+        (r"a{b:url(a\20 b.png)}", "a{b:url(a%20b.png)}"),
+        (r"a{b:url(a\ b.png)}", "a{b:url(a%20b.png)}"),
+        (r'a{b:url("caf\e9.png")}', 'a{b:url("caf%C3%A9.png")}'),
+        (r"a{b:url(x\(1\).png)}", "a{b:url(x%281%29.png)}"),
+        # Not archived: the absolute URL is written so that CSS reads it back whole.
+        (r"a{b:url(gone\(2\).png)}", r"a{b:url(http://site.test/gone\(2\).png)}"),
+        (r"a{b:url('it\'s.png')}", r"a{b:url('http://site.test/it\'s.png')}"),
+        (r'a{b:url("q\"uote.png")}', 'a{b:url("http://site.test/q%22uote.png")}'),
+        (r"a{b:url(gone.png#a\20\(b\))}", r"a{b:url(http://site.test/gone.png#a%20\(b\))}"),
+        (r'a{b:url("gone.png?a\\b")}', r'a{b:url("http://site.test/gone.png?a\\b")}'),
+        (r'a{b:url("a\20 b.png#x\"y")}', r'a{b:url("a%20b.png#x\"y")}'),
+    ],
+)
+def test_css_escapes_are_read_then_written_back_so_css_reads_the_new_url(css: str, expected: str) -> None:
+    out = rewrite_css(css, "http://site.test/style.css", ESCAPED.get)
+    assert out == expected
+    (before,) = extract_css(css, "http://site.test/style.css").links
+    (after,) = [url for _start, _end, url in iter_css_urls(out)]
+    if before.url in ESCAPED:
+        assert unquote(after.partition("#")[0]) == ESCAPED[before.url].removeprefix("site.test/")
+    else:
+        assert extract_css(out, "http://site.test/style.css").links == (before,)
+
+
+def test_css_escapes_in_a_style_element_and_a_style_attribute_are_read_as_css_reads_them() -> None:
+    body = (
+        rb"<style>a{b:url(a\20 b.png)} c{d:url('caf\e9.png')}</style>"
+        rb'<p style="background:url(x\(1\).png)">'
+    )
+    assert [link.url for link in extract_html(body, PAGE).links] == [
+        "http://site.test/dir/a%20b.png",
+        "http://site.test/dir/caf%C3%A9.png",
+        "http://site.test/dir/x(1).png",
+    ]
+    archived = {url.replace("site.test/", "site.test/dir/"): path for url, path in ESCAPED.items()}
+    out = rewrite_html(body, PAGE, None, archived.get, HERE)
+    assert out == (
+        rb"<style>a{b:url(../a%20b.png)} c{d:url('../caf%C3%A9.png')}</style>"
+        rb'<p style="background:url(../x%281%29.png)">'
+    )
+
+
+def test_a_backslash_inside_a_shift_jis_character_escapes_nothing() -> None:
+    # The second byte of ソ is 0x5C, a backslash in ASCII: read as one, it swallowed the quote.
+    css = 'a{b:url("/ソ")} c{d:url(/img/a.png)}'
+    body = css.encode("shift_jis")
+    archived = {"http://site.test/%E3%82%BD": "site.test/so.png", "http://site.test/img/a.png": "site.test/a"}
+    out = rewrite_css_bytes(body, "http://site.test/s.css", "shift_jis", archived.get, "site.test/s.css")
+    assert out.decode("shift_jis") == 'a{b:url("so.png")} c{d:url(a)}'
+
+
+def test_a_bare_url_whose_utf8_holds_the_byte_of_a_no_break_space_is_made_local() -> None:
+    # "à" is C3 A0 in UTF-8; A0, read one byte a character, is a no-break space: not CSS's white space.
+    body = "a{b:url(voilà.png)}".encode()
+    archived = {"http://site.test/voil%C3%A0.png": "site.test/v.png"}
+    out = rewrite_css_bytes(body, "http://site.test/s.css", "utf-8", archived.get, "site.test/s.css")
+    assert out == b"a{b:url(v.png)}"

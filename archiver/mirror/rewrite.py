@@ -25,7 +25,15 @@ import re
 
 from archiver.content import known_encoding
 from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, stylesheet_encoding
-from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
+from archiver.link_values import (
+    css_unescaped,
+    css_url_spans,
+    iter_css_urls,
+    may_hold_css_urls,
+    parse_meta_refresh,
+    parse_srcset,
+    written_css_url,
+)
 from archiver.links import HTML_LINK_ATTRS, SRCSET_ATTRS, document_base, is_fetchable_reference, link_kind
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
@@ -95,8 +103,20 @@ def _rewrite_css_text(text: str, base: str, link: Linker) -> str:
     for start, end, value in iter_css_urls(text):
         new = link(value, base)
         if new is not None:
-            spans.append((start, end, new))
+            spans.append((start, end, written_css_url(new, text, start)))
     return _replace_spans(text, spans) if spans else text
+
+
+def _css_edits(css: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
+    """The (start, end, new) spans to replace in CSS text of the view (a stylesheet, a <style>):
+    each URL is read once decoded (a CSS escape names a character, not a byte), then written
+    back escaped as CSS reads it where it stood."""
+    spans = []
+    for start, end in css_url_spans(view.scanned(css)):
+        new = link(css_unescaped(view.to_text(css[start:end])), base)
+        if new is not None:
+            spans.append((start, end, view.from_text(written_css_url(new, css, start))))
+    return spans
 
 
 def _own_path(url: str, content_type: str, resolve: Resolver) -> str:
@@ -129,12 +149,7 @@ def rewrite_css_bytes(
     """
     view = View(body, stylesheet_encoding(body, encoding))
     here = css_path or _own_path(css_url, "text/css", resolve)
-    link = Linker(here, resolve, memo)
-    spans = []
-    for start, end, value in iter_css_urls(view.text):
-        new = link(view.to_text(value), css_url)
-        if new is not None:
-            spans.append((start, end, view.from_text(new)))
+    spans = _css_edits(view.text, css_url, Linker(here, resolve, memo), view)
     return view.encode(_replace_spans(view.text, spans)) if spans else body
 
 
@@ -186,9 +201,7 @@ def rewrite_html(
     for start, end in styles:
         css = view.text[start:end]
         if may_hold_css_urls(css):
-            rewritten = _rewrite_css_view(css, base, link, view)
-            if rewritten != css:
-                spans.append((start, end, rewritten))
+            spans.extend((start + s, start + e, new) for s, e, new in _css_edits(css, base, link, view))
     if header_encoding and not bom:
         if xml:
             spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
@@ -228,15 +241,6 @@ def _document_base(page_url: str, view: View) -> str:
             if name == "href" and is_fetchable_reference(href):
                 return document_base(href, page_url)
     return page_url
-
-
-def _rewrite_css_view(css: str, base: str, link: Linker, view: View) -> str:
-    spans = []
-    for start, end, value in iter_css_urls(css):
-        new = link(view.to_text(value), base)
-        if new is not None:
-            spans.append((start, end, view.from_text(new)))
-    return _replace_spans(css, spans) if spans else css
 
 
 def _quoted(text: str, view: View) -> str:
