@@ -25,7 +25,7 @@ from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, st
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
-from archiver.urls import reference_text, try_normalize, url_folder
+from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
 
 LINK = "link"
 REQUISITE = "requisite"
@@ -212,19 +212,19 @@ def _style_attribute_references(elements: Iterable[lxml.etree._Element]) -> Iter
                 yield element, "style", start, end, url, REQUISITE
 
 
-def base_href(root: lxml.html.HtmlElement, page_url: str) -> str:
+def base_href(root: lxml.html.HtmlElement, page_url: str, encoding: str | None = None) -> str:
     """The URL relative links resolve against: the first <base href>, or the page's URL."""
     for base in root.iter("base"):
         href = base.get("href")
         if href and is_fetchable_reference(href):
-            return document_base(href, page_url)
+            return document_base(href, page_url, encoding)
     return page_url
 
 
-def document_base(href: str, page_url: str) -> str:
-    """The base URL a <base href> gives a page at ``page_url`` (its own URL if the href is no
-    http(s) URL): the crawl's parser and the mirror's rewriter both ask here."""
-    return try_normalize(href, page_url) or page_url
+def document_base(href: str, page_url: str, encoding: str | None = None) -> str:
+    """The base URL a <base href> gives a page at ``page_url`` read in ``encoding`` (its own URL
+    if the href is no http(s) URL): the crawl's parser and the mirror's rewriter both ask here."""
+    return try_normalize(query_encoded(reference_text(href), encoding), page_url) or page_url
 
 
 def page_title(root: lxml.html.HtmlElement) -> str | None:
@@ -261,18 +261,26 @@ def _normalized(context: str, value: str) -> str | None:
 
 
 def resolve_reference(
-    value: str, base: str, contexts: tuple[str, str] | None = None, remember: bool = True
+    value: str,
+    base: str,
+    contexts: tuple[str, str] | None = None,
+    remember: bool = True,
+    encoding: str | None = None,
 ) -> str | None:
     """The normalised URL that ``value``, a reference in a document at ``base``, names; None
     if it names nothing to fetch. ``contexts``: base_contexts(base), if the caller has it.
     ``remember``: keep the result in this process's memo (LINK_MEMO entries, about 3 MB).
+    ``encoding``: the document's, which its query is written in (urls.query_encoded(); None
+    for UTF-8, and for any URL of CSS, which is always UTF-8).
 
     The crawl follows what this gives, and the mirror's rewrite points each link at it.
 
     >>> resolve_reference(" ../b#f", "http://h/a/c.html"), resolve_reference("#top", "http://h/")
     ('http://h/b', None)
+    >>> resolve_reference("b?caf\xe9", "http://h/", encoding="windows-1252")
+    'http://h/b?caf%E9'
     """
-    value = reference_text(value)
+    value = query_encoded(reference_text(value), encoding)
     if not value or value.lower().startswith(SKIPPED_SCHEMES):
         return None
     first = value[0]
@@ -301,31 +309,30 @@ def _page(findings: Findings) -> Page:
     )
 
 
-def _html_findings(body: bytes, url: str, encoding: str | None) -> Findings:
-    return root_findings(parse_html(body, encoding), url)
-
-
-def root_findings(root: lxml.html.HtmlElement | None, url: str) -> Findings:
-    """Title, base URL, {url: kind} links and robots nofollow of an HTML page parsed by parse_html()."""
+def root_findings(root: lxml.html.HtmlElement | None, url: str, encoding: str | None = None) -> Findings:
+    """Title, base URL, {url: kind} links and robots nofollow of an HTML page parsed by parse_html(),
+    read in ``encoding`` (see read_page())."""
     if root is None:
         return None, url, {}, False
-    base = base_href(root, url)
+    base = base_href(root, url, encoding)
     contexts = base_contexts(base)
     found: dict[str, str] = {}
-    for _element, _attribute, _start, _end, value, kind in iter_html_references(root):
-        _collect(found, resolve_reference(value, base, contexts), kind)
+    for _element, attribute, _start, _end, value, kind in iter_html_references(root):
+        in_css = attribute is None or attribute == "style"
+        _collect(found, resolve_reference(value, base, contexts, encoding=None if in_css else encoding), kind)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
     # regex scan of the bytes for "robots", to skip it, cost 170 us).
     return page_title(root), base, found, meta_nofollow(root)
 
 
-def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
-    """root_findings(parse_html(body, encoding), url), the page parsed as a stream: each element
-    is dropped once read, so a page of megabytes costs the memory of a chunk, not of its
-    tree (about ten times its size). The same parser, so the same elements, in the same order.
+def _streamed_findings(body: bytes, url: str, encoding: str | None, document_encoding: str) -> Findings:
+    """root_findings(parse_html(body, encoding), url, document_encoding), the page parsed as a
+    stream: each element is dropped once read, so a page of megabytes costs the memory of a
+    chunk, not of its tree (about ten times its size). The same parser, so the same elements,
+    in the same order.
     """
-    references: list[tuple[str, str]] = []
-    styled: list[tuple[str, str]] = []
+    references: list[tuple[str, str, str | None]] = []
+    styled: list[tuple[str, str, str | None]] = []
     base: str | None = None
     title: str | None = None
     head_title: str | None = None
@@ -336,16 +343,22 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
             if event == "start":  # its attributes are all there
                 if tag in _STARTS_READ:
                     # Not a <style>: its text is not all there yet.
-                    references.extend((ref[4], ref[5]) for ref in _references_in((element,)))
+                    references.extend(
+                        (ref[4], ref[5], document_encoding) for ref in _references_in((element,))
+                    )
                     if tag == "base" and base is None:
                         href = element.get("href") or ""
-                        base = document_base(href, url) if is_fetchable_reference(href) else None
+                        base = (
+                            document_base(href, url, document_encoding)
+                            if is_fetchable_reference(href)
+                            else None
+                        )
                     elif tag == "meta" and not nofollow:
                         nofollow = says_nofollow_meta(element)
                 if element.get("style") is not None:
-                    styled.extend((ref[4], ref[5]) for ref in _style_attribute_references((element,)))
+                    styled.extend((ref[4], ref[5], None) for ref in _style_attribute_references((element,)))
             elif tag == "style" and element.text:  # and now its text
-                references.extend((value, REQUISITE) for _s, _e, value in iter_css_urls(element.text))
+                references.extend((value, REQUISITE, None) for _s, _e, value in iter_css_urls(element.text))
             elif tag == "title":
                 text = _title_text(element)
                 title = title if title is not None else text
@@ -354,12 +367,12 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
     except (lxml.etree.LxmlError, LookupError, ValueError):
         if encoding is None:
             return None, url, {}, False
-        return _streamed_findings(body, url, None)
+        return _streamed_findings(body, url, None, document_encoding)
     base = base or url
     contexts = base_contexts(base)
     found: dict[str, str] = {}
-    for value, kind in references + styled:
-        _collect(found, resolve_reference(value, base, contexts), kind)
+    for value, kind, query_encoding in references + styled:
+        _collect(found, resolve_reference(value, base, contexts, encoding=query_encoding), kind)
     return head_title if head_title is not None else title, base, found, nofollow
 
 
@@ -383,8 +396,8 @@ def _css_findings(text: str, url: str) -> Findings:
 
 
 def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
-    """Links and title of an HTML document at ``url``."""
-    return _page(_html_findings(body, url, encoding))
+    """Links and title of an HTML document at ``url`` (``encoding``: its charset, if known)."""
+    return _page(findings(body, url, "text/html", f"text/html; charset={encoding}" if encoding else None))
 
 
 def extract_css(text: str, url: str) -> Page:
@@ -400,28 +413,39 @@ def decode_text(body: bytes, content_type: str | None) -> str:
 
 def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
     """An HTML page parsed as the crawl reads it for links: up to MAX_MARKUP tags, in its charset."""
-    return parse_html(*_as_read(body, content_type_header))
+    return read_page(body, content_type_header)[0]
 
 
-def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None]:
-    """An HTML page's bytes up to MAX_MARKUP tags, and the encoding to read it in: as
-    encodings.page_encoding() says (the mirror's rewrite reads it so), named for lxml. A page
-    that names its charset (header, byte-order mark, <meta>) is left to lxml, which reads
+def read_page(
+    body: bytes, content_type_header: str | None = None
+) -> tuple[lxml.html.HtmlElement | None, str]:
+    """parse_page(), and the encoding the page is read in (encodings.page_encoding()), which
+    its links' queries are written in: what root_findings() takes."""
+    body, lxml_encoding, encoding = _as_read(body, content_type_header)
+    return parse_html(body, lxml_encoding), encoding
+
+
+def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None, str]:
+    """An HTML page's bytes up to MAX_MARKUP tags, the encoding to read it in named for lxml,
+    and that encoding as encodings.page_encoding() says (the mirror's rewrite reads it so). A
+    page that names its charset (header, byte-order mark, <meta>) is left to lxml, which reads
     those alike; one that names none would be read as Latin-1 even when it is UTF-8."""
     body, _cut = bounded_document(body, "text/html")
     charset = charset_from_content_type(content_type_header)
-    if known_encoding(charset) is None and sniff_bom(body) is None and declared_charset(body) is None:
-        return body, guessed_encoding(body)
-    return body, charset
+    bom, known, declared = sniff_bom(body), known_encoding(charset), declared_charset(body)
+    if known is None and bom is None and declared is None:
+        guessed = guessed_encoding(body)
+        return body, guessed, guessed
+    return body, charset, bom or known or declared or guessed_encoding(body)
 
 
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
     """extract(), as plain values."""
     if mime_type in HTML_TYPES:
-        body, encoding = _as_read(body, content_type_header)
+        body, lxml_encoding, encoding = _as_read(body, content_type_header)
         if len(body) > STREAMED_BYTES:
-            return _streamed_findings(body, url, encoding)
-        return root_findings(parse_html(body, encoding), url)
+            return _streamed_findings(body, url, lxml_encoding, encoding)
+        return root_findings(parse_html(body, lxml_encoding), url, encoding)
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)

@@ -16,6 +16,7 @@ from archiver.links import (
     extract_html,
     findings,
     parse_page,
+    read_page,
     root_findings,
 )
 
@@ -412,3 +413,46 @@ def test_a_megabyte_of_hex_escapes_is_one_url():
     with in_linear_time():
         found = [url for _start, _end, url in iter_css_urls("url(" + "\\41 " * 250_000 + ")")]
         assert found == ["A" * 250_000]
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b'<a href="/s?q=caf\xe9">', "text/html; charset=windows-1252"),
+        (b'<meta charset="windows-1252"><a href="/s?q=caf\xe9">', "text/html"),
+        (b'<a href="/s?q=caf&eacute;">', "text/html; charset=iso-8859-1"),
+        (b'<p>caf\xe9</p><a href="/s?q=caf\xe9">', "text/html"),  # undeclared, not UTF-8: windows-1252
+    ],
+)
+def test_a_query_is_encoded_in_the_pages_encoding(body, content_type):
+    # As browsers do (the URL standard's encoding override); the path is UTF-8 whatever the page.
+    (link,) = extract(body, BASE, "text/html", content_type).links
+    assert link.url == "http://h/s?q=caf%E9"
+
+
+def test_every_link_of_a_page_but_its_css_encodes_its_query_in_the_pages_encoding():
+    body = (
+        '<meta charset="shift_jis"><a href="/\u65e5?q=\u65e5">a</a><img srcset="/i.png?\u65e5 2x">'
+        '<meta http-equiv="refresh" content="5; url=/r?\u65e5"><table background="/t?\u00e9">'
+        "<style>a{background:url(/s?\u65e5)}</style><p style=\"background:url('/p?\u65e5')\">"
+        '<a href="?\u00e9">'
+    ).encode("shift_jis", errors="xmlcharrefreplace")
+    found = [link.url for link in extract(body, BASE, "text/html", "text/html").links]
+    assert found == [
+        "http://h/%E6%97%A5?q=%93%FA",
+        "http://h/i.png?%93%FA",
+        "http://h/r?%93%FA",
+        "http://h/t?%26%23233%3B",
+        "http://h/s?%E6%97%A5",  # CSS URLs are always UTF-8
+        "http://h/dir/page.html?%26%23233%3B",
+        "http://h/p?%E6%97%A5",
+    ]
+
+
+def test_a_large_page_parsed_as_a_stream_encodes_queries_as_its_tree_does():
+    body = _past_streaming('<a href="/s?q=caf\xe9"><p style="background:url(/b?\xe9)">', "windows-1252")
+    content_type = "text/html; charset=windows-1252"
+    streamed = findings(body, BASE, "text/html", content_type)
+    assert streamed[2] == {"http://h/s?q=caf%E9": LINK, "http://h/b?%C3%A9": REQUISITE}
+    root, encoding = read_page(body, content_type)
+    assert streamed == root_findings(root, BASE, encoding)

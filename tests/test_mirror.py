@@ -511,3 +511,37 @@ async def test_css_escapes_name_what_the_crawl_fetches_and_the_mirror_links(
         assert target_of(stylesheet, link) == root / "mirror" / str(rows[site.url(path)].local_path), link
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_a_query_is_requested_in_its_pages_encoding_as_a_browser_requests_it(
+    site: Any, run_crawl: Any
+) -> None:
+    # A browser writes a link's query in its page's encoding (the path in UTF-8): the crawl asked
+    # for ?q=caf%C3%A9, which a site that reads windows-1252 queries takes for "cafÃ©".
+    site.file("/", b'<a href="latin.html">l</a><a href="sjis.html">s</a><a href="cyr.html">c</a>')
+    latin = b'<a href="/s?q=caf\xe9">x</a><img src="/i.png?v=\xe9"><p style="background:url(/b.png?\xe9)">'
+    site.file("/latin.html", latin, "text/html; charset=windows-1252")
+    site.file("/sjis.html", '<meta charset="shift_jis"><a href="/s?q=日語">x</a>'.encode("shift_jis"))
+    site.file("/cyr.html", b'<meta charset="windows-1251"><a href="/s?q=caf&eacute;">x</a>')
+    site.file("/s", "<p>search</p>")
+    site.file("/i.png", PNG, "image/png")
+    site.file("/b.png", PNG + b"b", "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    requested = {
+        "/s?q=caf%E9",
+        "/i.png?v=%E9",
+        "/b.png?%C3%A9",  # CSS is always UTF-8
+        "/s?q=%93%FA%8C%EA",
+        "/s?q=caf%26%23233%3B",  # é is no character of windows-1251: &#233;
+    }
+    assert requested <= set(site.hits)
+    assert "/s?q=caf%C3%A9" not in site.hits
+    rows = manifest_rows(root)
+    for path in requested:
+        assert rows[site.url(path)].outcome == "fetched", path
+    host = root / "mirror" / site.host.replace(":", "+")
+    for name in ("latin.html", "sjis.html", "cyr.html"):
+        assert site.url("/").encode() not in (host / name).read_bytes(), name  # every link local
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -680,3 +680,40 @@ def test_a_bare_url_whose_utf8_holds_the_byte_of_a_no_break_space_is_made_local(
     archived = {"http://site.test/voil%C3%A0.png": "site.test/v.png"}
     out = rewrite_css_bytes(body, "http://site.test/s.css", "utf-8", archived.get, "site.test/s.css")
     assert out == b"a{b:url(v.png)}"
+
+
+QUERIES = {
+    "http://site.test/s?q=caf%E9": "site.test/s@q=caf-1252.html",
+    "http://site.test/s?q=caf%C3%A9": "site.test/s@q=caf-utf8.html",
+    "http://site.test/c?%C3%A9": "site.test/c.png",
+}
+
+
+def test_a_query_is_encoded_in_the_pages_encoding_as_the_crawl_fetched_it() -> None:
+    body = (
+        b'<a href="/s?q=caf\xe9">a</a><div style="background:url(/c?\xe9)"></div>'
+        b'<a href="/gone?q=caf\xe9">g</a>'
+    )
+    out = rewrite_html(body, PAGE, "windows-1252", QUERIES.get, HERE)
+    assert out == (
+        b'<meta charset="windows-1252"><a href="../s@q=caf-1252.html">a</a>'
+        b'<div style="background:url(../c.png)"></div>'  # CSS URLs are always UTF-8
+        b'<a href="http://site.test/gone?q=caf%E9">g</a>'
+    )
+    # What the rewrite linked is what the crawl fetched.
+    fetched = {link.url for link in extract_html(body, PAGE, "windows-1252").links}
+    assert fetched == {
+        "http://site.test/s?q=caf%E9",
+        "http://site.test/c?%C3%A9",
+        "http://site.test/gone?q=caf%E9",
+    }
+
+
+def test_pages_in_two_encodings_sharing_a_memo_link_one_query_text_to_two_urls() -> None:
+    memo = Memo()
+    latin = rewrite_html(
+        '<a href="/s?q=café">'.encode("cp1252"), PAGE, "windows-1252", QUERIES.get, HERE, memo
+    )
+    utf8 = rewrite_html('<a href="/s?q=café">'.encode(), PAGE, "utf-8", QUERIES.get, HERE, memo)
+    assert latin.endswith(b'<a href="../s@q=caf-1252.html">')
+    assert utf8 == b'<meta charset="utf-8"><a href="../s@q=caf-utf8.html">'

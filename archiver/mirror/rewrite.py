@@ -239,7 +239,7 @@ def _document_base(page_url: str, view: View) -> str:
         for name, _ns, _ne, value_start, value_end in attributes(raw):
             href = _attribute_text(raw[value_start:value_end], view)
             if name == "href" and is_fetchable_reference(href):
-                return document_base(href, page_url)
+                return document_base(href, page_url, view.encoding)
     return page_url
 
 
@@ -288,7 +288,7 @@ def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[
             if is_fetchable_reference(value):
                 edits.append((value_start, value_end, _quoted(base, view)))
             continue
-        new_value = _attribute_edit(element, tag, name, value, base, link)
+        new_value = _attribute_edit(element, tag, name, value, base, link, view.encoding)
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
     integrity = link.made_local > local_before and tag in ("link", "script")
@@ -299,9 +299,9 @@ def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[
 
 
 def _attribute_edit(
-    element: _Element, tag: str, name: str, value: str, base: str, link: Linker
+    element: _Element, tag: str, name: str, value: str, base: str, link: Linker, encoding: str
 ) -> str | None:
-    """The new value of one attribute, or None to leave it."""
+    """The new value of one attribute of a document read in ``encoding``, or None to leave it."""
     if name == "style":
         css = _rewrite_css_text(value, base, link)
         return css if css != value else None
@@ -309,7 +309,7 @@ def _attribute_edit(
         if (element.get("http-equiv") or "").lower() != "refresh":
             return None
         span = parse_meta_refresh(value)
-        if not span or (new := link(span[2], base)) is None:
+        if not span or (new := link(span[2], base, encoding)) is None:
             return None
         return value[: span[0]] + new + value[span[1] :]
     if name not in _URL_ATTRS.get(tag, ()):
@@ -319,7 +319,7 @@ def _attribute_edit(
     if name in SRCSET_ATTRS:
         spans = []
         for start, end, url in parse_srcset(value):
-            replacement = link(url, base)
+            replacement = link(url, base, encoding)
             if replacement is not None:
                 # A srcset URL ends at a space, or at a comma that ends it.
                 replacement = replacement.replace(" ", "%20")
@@ -327,4 +327,4 @@ def _attribute_edit(
                     replacement = replacement[:-1] + "%2C"
                 spans.append((start, end, replacement))
         return _replace_spans(value, spans) if spans else None
-    return link(value, base)
+    return link(value, base, encoding)
