@@ -84,6 +84,10 @@ _STARTS_READ = frozenset((*_ATTRS_BY_TAG, "meta", "base"))
 _STYLED = lxml.etree.XPath("descendant-or-self::*[@style]")
 STREAMED_BYTES = 256 * 1024
 """HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
+MAX_SRCDOC_DEPTH = 10
+"""Documents in the srcdoc of an <iframe> are read nested this deep at most: Firefox renders no
+frame deeper (MAX_DEPTH_CONTENT_FRAMES), and each level is its page read again, so a page of
+srcdoc nested a thousand deep costs ten reads of it, not a thousand."""
 SKIPPED_SCHEMES = ("data:", "javascript:", "mailto:", "tel:", "about:", "blob:", "#")
 LINK_MEMO = 8_192
 """Links whose normalised URL is kept (the most recently used), per process. What pages
@@ -309,9 +313,12 @@ def _page(findings: Findings) -> Page:
     )
 
 
-def root_findings(root: lxml.html.HtmlElement | None, url: str, encoding: str | None = None) -> Findings:
+def root_findings(
+    root: lxml.html.HtmlElement | None, url: str, encoding: str | None = None, depth: int = 0
+) -> Findings:
     """Title, base URL, {url: kind} links and robots nofollow of an HTML page parsed by parse_html(),
-    read in ``encoding`` (see read_page())."""
+    read in ``encoding`` (see read_page()); its iframes' srcdoc documents' links with its own.
+    ``depth``: how deep in srcdoc documents the page is (0 for a page fetched)."""
     if root is None:
         return None, url, {}, False
     base = base_href(root, url, encoding)
@@ -320,19 +327,46 @@ def root_findings(root: lxml.html.HtmlElement | None, url: str, encoding: str | 
     for _element, attribute, _start, _end, value, kind in iter_html_references(root):
         in_css = attribute is None or attribute == "style"
         _collect(found, resolve_reference(value, base, contexts, encoding=None if in_css else encoding), kind)
+    _collect_srcdocs(found, srcdocs(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
     # regex scan of the bytes for "robots", to skip it, cost 170 us).
     return page_title(root), base, found, meta_nofollow(root)
 
 
-def _streamed_findings(body: bytes, url: str, encoding: str | None, document_encoding: str) -> Findings:
-    """root_findings(parse_html(body, encoding), url, document_encoding), the page parsed as a
+def srcdocs(iframes: Iterable[lxml.etree._Element]) -> list[str]:
+    """The documents ``iframes`` hold in their srcdoc attributes (their text, unescaped)."""
+    return [text for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
+
+
+def srcdoc_body(text: str) -> bytes:
+    """A srcdoc document as the bytes it is read from: UTF-8 (its encoding, whatever its page's),
+    cut at MAX_MARKUP tags as a page is (its tags are no tags of its page: the page's cut did not
+    count them)."""
+    return bounded_document(text.encode("utf-8", "surrogatepass"), "text/html")[0]
+
+
+def _collect_srcdocs(found: dict[str, str], texts: list[str], base: str, depth: int) -> None:
+    """Add to ``found`` the links of the srcdoc documents ``texts`` of a document whose base URL
+    is ``base``, at ``depth``: a srcdoc document's links resolve against its page's base URL (as
+    if it were at that URL: a <base> of its own is resolved against it), its queries in UTF-8."""
+    if depth >= MAX_SRCDOC_DEPTH:
+        return
+    for text in texts:
+        for url, kind in _html_findings(srcdoc_body(text), base, "utf-8", "utf-8", depth + 1)[2].items():
+            _collect(found, url, kind)
+
+
+def _streamed_findings(
+    body: bytes, url: str, encoding: str | None, document_encoding: str, depth: int = 0
+) -> Findings:
+    """root_findings(parse_html(body, encoding), url, document_encoding, depth), the page parsed as a
     stream: each element is dropped once read, so a page of megabytes costs the memory of a
     chunk, not of its tree (about ten times its size). The same parser, so the same elements,
     in the same order.
     """
     references: list[tuple[str, str, str | None]] = []
     styled: list[tuple[str, str, str | None]] = []
+    iframes: list[str] = []
     base: str | None = None
     title: str | None = None
     head_title: str | None = None
@@ -355,6 +389,8 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None, document_enc
                         )
                     elif tag == "meta" and not nofollow:
                         nofollow = says_nofollow_meta(element)
+                    elif tag == "iframe":
+                        iframes.extend(srcdocs((element,)))
                 if element.get("style") is not None:
                     styled.extend((ref[4], ref[5], None) for ref in _style_attribute_references((element,)))
             elif tag == "style" and element.text:  # and now its text
@@ -367,13 +403,24 @@ def _streamed_findings(body: bytes, url: str, encoding: str | None, document_enc
     except (lxml.etree.LxmlError, LookupError, ValueError):
         if encoding is None:
             return None, url, {}, False
-        return _streamed_findings(body, url, None, document_encoding)
+        return _streamed_findings(body, url, None, document_encoding, depth)
     base = base or url
     contexts = base_contexts(base)
     found: dict[str, str] = {}
     for value, kind, query_encoding in references + styled:
         _collect(found, resolve_reference(value, base, contexts, encoding=query_encoding), kind)
+    _collect_srcdocs(found, iframes, base, depth)
     return head_title if head_title is not None else title, base, found, nofollow
+
+
+def _html_findings(
+    body: bytes, url: str, lxml_encoding: str | None, encoding: str, depth: int = 0
+) -> Findings:
+    """The findings of an HTML document read as _as_read() gives it: parsed as a stream past
+    STREAMED_BYTES, else as a tree."""
+    if len(body) > STREAMED_BYTES:
+        return _streamed_findings(body, url, lxml_encoding, encoding, depth)
+    return root_findings(parse_html(body, lxml_encoding), url, encoding, depth)
 
 
 def _in_head(element: lxml.etree._Element) -> bool:
@@ -443,9 +490,7 @@ def findings(body: bytes, url: str, mime_type: str, content_type_header: str | N
     """extract(), as plain values."""
     if mime_type in HTML_TYPES:
         body, lxml_encoding, encoding = _as_read(body, content_type_header)
-        if len(body) > STREAMED_BYTES:
-            return _streamed_findings(body, url, lxml_encoding, encoding)
-        return root_findings(parse_html(body, lxml_encoding), url, encoding)
+        return _html_findings(body, url, lxml_encoding, encoding)
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)

@@ -1,5 +1,7 @@
 """Link extraction from every place a page or stylesheet can hold one."""
 
+import functools
+import html
 import subprocess
 import sys
 
@@ -9,6 +11,7 @@ from conftest import in_linear_time
 from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
 from archiver.links import (
     LINK,
+    MAX_SRCDOC_DEPTH,
     REQUISITE,
     STREAMED_BYTES,
     extract,
@@ -283,6 +286,7 @@ STREAMED_PAGES = [
     "<!-- <a href='commented.html'> --><script>var s = '<a href=\"in-script\">';</script><a href=after>",
     "<p><a href=x>unclosed <b>tags<table><td background=tile.gif><tr><a href=in-table>",
     '<meta charset="iso-8859-1"><a href="caf\xe9.html">caf\xe9</a><title>d\xe9j\xe0</title>',
+    '<base href="/b/"><iframe srcdoc="&lt;img src=s.png&gt;&lt;iframe srcdoc=\'&lt;a href=d.html&gt;\'&gt;">',
 ]
 
 
@@ -456,3 +460,66 @@ def test_a_large_page_parsed_as_a_stream_encodes_queries_as_its_tree_does():
     assert streamed[2] == {"http://h/s?q=caf%E9": LINK, "http://h/b?%C3%A9": REQUISITE}
     root, encoding = read_page(body, content_type)
     assert streamed == root_findings(root, BASE, encoding)
+
+
+def srcdoc(document: str) -> str:
+    """An iframe holding ``document`` in its srcdoc attribute, escaped as a page writes it."""
+    return f'<iframe srcdoc="{html.escape(document)}"></iframe>'
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        (
+            srcdoc('<img src="i.png"><a href="b.html">b</a><link rel="stylesheet" href="/s.css">'),
+            {"http://h/dir/i.png": REQUISITE, "http://h/dir/b.html": LINK, "http://h/s.css": REQUISITE},
+        ),
+        (
+            srcdoc('<style>p{background:url(bg.png)}</style><p style="background:url(/p.png)">'),
+            {"http://h/dir/bg.png": REQUISITE, "http://h/p.png": REQUISITE},
+        ),
+        # Against the page's base URL, as browsers resolve a srcdoc document's links...
+        ('<base href="http://other/r/">' + srcdoc('<img src="i.png">'), {"http://other/r/i.png": REQUISITE}),
+        # ...unless it has a <base> of its own, itself resolved against the page's.
+        (srcdoc('<base href="sub/"><img src="i.png">'), {"http://h/dir/sub/i.png": REQUISITE}),
+        (srcdoc('<img src="q.png?a=1&amp;b=2">'), {"http://h/dir/q.png?a=1&b=2": REQUISITE}),
+        (srcdoc(srcdoc('<img src="deep.png">')), {"http://h/dir/deep.png": REQUISITE}),
+        (srcdoc('<a href="#top">t</a><img src="data:image/png;base64,AA">'), {}),
+        (
+            '<iframe src="f.html" srcdoc="<img src=s.png>">',
+            {"http://h/dir/f.html": REQUISITE, "http://h/dir/s.png": REQUISITE},
+        ),
+    ],
+)
+def test_the_document_of_an_iframe_srcdoc_is_read_for_links(page, expected):
+    assert links_of(page) == expected
+
+
+def test_a_srcdoc_document_writes_its_queries_in_utf8_whatever_its_page():
+    body = '<a href="/s?q=café">p</a><iframe srcdoc="<a href=\'/s?q=café\'>s</a>">'.encode("cp1252")
+    found = [link.url for link in extract(body, BASE, "text/html", "text/html; charset=windows-1252").links]
+    assert found == ["http://h/s?q=caf%E9", "http://h/s?q=caf%C3%A9"]
+
+
+def test_srcdoc_documents_are_read_as_deep_as_browsers_nest_frames():
+    page = ""
+    for depth in range(MAX_SRCDOC_DEPTH + 1, -1, -1):
+        page = f'<img src="{depth}.png">' + (srcdoc(page) if page else "")
+    expected = {f"http://h/dir/{depth}.png": REQUISITE for depth in range(MAX_SRCDOC_DEPTH + 1)}
+    assert links_of(page) == expected
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        functools.reduce(lambda inner, _n: srcdoc(inner + '<img src="x.png">'), range(200), ""),
+        '<iframe srcdoc="' + "&lt;a href=x&gt;" * 200_000 + '">',
+        srcdoc("<iframe srcdoc=" + "&lt;iframe/srcdoc=" * 100_000 + ">") * 3,
+        srcdoc('<img src="x.png">') * 50_000,
+    ],
+    ids=["nested 200 deep", "a srcdoc of 200,000 tags", "unquoted nesting", "50,000 srcdocs"],
+)
+def test_hostile_srcdoc_documents_are_read_in_linear_time(page):
+    with in_linear_time():
+        body = page.encode()
+        assert findings(body, BASE, "text/html", "text/html") == root_findings(parse_page(body), BASE)

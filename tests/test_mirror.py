@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import html
 import os
 import re
 import subprocess
@@ -545,3 +546,34 @@ async def test_a_query_is_requested_in_its_pages_encoding_as_a_browser_requests_
         assert site.url("/").encode() not in (host / name).read_bytes(), name  # every link local
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_an_iframe_srcdoc_is_crawled_and_made_local_in_the_mirror(site: Any, run_crawl: Any) -> None:
+    # Its document's links resolve against its page's base URL: the crawl never read them, and
+    # the mirror left them relative to a page whose <base> it drops, or live.
+    inner = '<img src="deep.png">'
+    document = (
+        '<link rel="stylesheet" href="s.css"><img src="i.png" srcset="i2.png 2x"><a href="next.html">n</a>'
+        f'<p style="background:url(bg.png)">p</p><iframe srcdoc="{html.escape(inner)}"></iframe>'
+    )
+    site.file("/", f'<base href="/dir/"><iframe srcdoc="{html.escape(document)}"></iframe>')
+    site.file("/dir/s.css", "body{background:url(css.png)}", "text/css")
+    for n, name in enumerate(("i.png", "i2.png", "bg.png", "deep.png", "css.png")):
+        site.file(f"/dir/{name}", PNG + bytes([n]), "image/png")
+    site.page("/dir/next.html")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    for name in ("s.css", "i.png", "i2.png", "bg.png", "deep.png", "css.png", "next.html"):
+        row = rows[site.url(f"/dir/{name}")]
+        assert (row.status, row.found_by) == (200, "link" if name == "next.html" else "requisite"), name
+    page = root / "mirror" / site.host.replace(":", "+") / "index.html"
+    outer = lxml.html.document_fromstring(page.read_bytes())
+    srcdoc = lxml.html.document_fromstring(outer.find(".//iframe").get("srcdoc"))
+    links = [value for *_rest, value, _kind in iter_html_references(srcdoc)]
+    assert links == ["dir/s.css", "dir/i.png", "dir/i2.png", "dir/next.html", "dir/bg.png"]
+    deeper = lxml.html.document_fromstring(srcdoc.find(".//iframe").get("srcdoc"))
+    assert [value for *_rest, value, _kind in iter_html_references(deeper)] == ["dir/deep.png"]
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    assert report.stats["mirror links"] >= 6

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from urllib.parse import unquote, urljoin
 
 import lxml.html
 import pytest
+from conftest import in_linear_time
 
 from archiver.link_values import iter_css_urls
 from archiver.links import HTML_LINK_ATTRS, extract_css, extract_html, iter_html_references
@@ -717,3 +719,97 @@ def test_pages_in_two_encodings_sharing_a_memo_link_one_query_text_to_two_urls()
     utf8 = rewrite_html('<a href="/s?q=café">'.encode(), PAGE, "utf-8", QUERIES.get, HERE, memo)
     assert latin.endswith(b'<a href="../s@q=caf-1252.html">')
     assert utf8 == b'<meta charset="utf-8"><a href="../s@q=caf-utf8.html">'
+
+
+def _srcdoc(document: str) -> str:
+    return f'<iframe srcdoc="{html.escape(document)}"></iframe>'
+
+
+def _srcdoc_of(page: bytes) -> str:
+    iframe = lxml.html.document_fromstring(page).find(".//iframe")
+    assert iframe is not None
+    return str(iframe.get("srcdoc"))
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        (
+            '<img src="/img/a.png"><a href="/target">t</a><img src=missing.png>',
+            '<img src="../img/a.png"><a href="../target.html">t</a><img src="http://site.test/dir/missing.png">',
+        ),
+        (
+            "<style>a{b:url(/img/a.png)}</style><p style='background:url(/img/b.png)'>",
+            '<style>a{b:url(../img/a.png)}</style><p style="background:url(../img/b.png)">',
+        ),
+        (
+            '<base href="/img/"><img src="a.png"><a href="#top">',
+            '<base data-archived-href="http://site.test/img/"><img src="../img/a.png">'
+            '<a href="http://site.test/img/#top">',
+        ),
+        ('<a href="#top">t</a><p>No link & no change</p>', None),
+        (_srcdoc('<img src="/img/a.png">'), _srcdoc('<img src="../img/a.png">')),
+    ],
+)
+def test_the_document_of_an_iframe_srcdoc_is_rewritten_and_escaped_back(
+    document: str, expected: str | None
+) -> None:
+    page = f'<p>before</p>{_srcdoc(document)}<a href="/target">after</a>'.encode()
+    out = rewrite_html(page, PAGE, None, resolve, HERE)
+    assert _srcdoc_of(out) == (expected if expected is not None else document)
+    before, _, after = page.partition(b"<iframe")
+    assert out.startswith(before) and out.endswith(b'</iframe><a href="../target.html">after</a>')
+
+
+def test_a_srcdoc_is_rewritten_as_deep_as_the_crawl_reads_it() -> None:
+    from archiver.links import MAX_SRCDOC_DEPTH
+
+    page = '<img src="/img/a.png">'
+    for _depth in range(MAX_SRCDOC_DEPTH + 1):
+        page = _srcdoc(page + '<img src="/img/b.png">')
+    out = rewrite_html(page.encode(), PAGE, None, resolve, HERE).decode()
+    documents = []
+    while "srcdoc" in out:
+        out = _srcdoc_of(out.encode())
+        documents.append(out)
+    assert len(documents) == MAX_SRCDOC_DEPTH + 1
+    assert all('src="../img/b.png"' in document for document in documents[:MAX_SRCDOC_DEPTH])
+    assert documents[-1] == '<img src="/img/a.png"><img src="/img/b.png">'  # one level deeper: as it was
+
+
+def test_a_srcdoc_in_a_windows_1252_page_writes_its_queries_in_utf8() -> None:
+    page = "<iframe srcdoc=\"<a href='/s?q=café'>s</a>\">".encode("cp1252")
+    out = rewrite_html(page, PAGE, "windows-1252", QUERIES.get, HERE)
+    assert out == (
+        b'<meta charset="windows-1252">'
+        b'<iframe srcdoc="&lt;a href=&quot;../s@q=caf-utf8.html&quot;&gt;s&lt;/a&gt;">'
+    )
+
+
+def test_pages_with_srcdoc_rewrite_alike_with_a_memo_and_without() -> None:
+    memo = Memo()
+    for url, path in (
+        ("http://site.test/dir/page.html", HERE),
+        ("http://site.test/x/y", "site.test/x/y.html"),
+    ):
+        for base in ("", '<base href="/img/">'):
+            page = (base + _srcdoc('<a href="/target">t</a><a href="?page=2">p</a>') * 2).encode()
+            assert rewrite_html(page, url, None, resolve, path, memo) == rewrite_html(
+                page, url, None, resolve, path
+            )
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        functools.reduce(lambda inner, _n: _srcdoc(inner + '<img src="/img/a.png">'), range(200), ""),
+        '<iframe srcdoc="' + "&lt;a href=/target&gt;" * 200_000 + '">',
+        _srcdoc('<img src="/img/a.png"><iframe srcdoc=' + "&lt;iframe/srcdoc=" * 100_000 + ">") * 3,
+        _srcdoc('<img src="/img/a.png">') * 50_000,
+    ],
+    ids=["nested 200 deep", "a srcdoc of 200,000 tags", "unquoted nesting", "50,000 srcdocs"],
+)
+def test_hostile_srcdoc_documents_are_rewritten_in_linear_time(page: str) -> None:
+    with in_linear_time():
+        out = rewrite_html(page.encode(), PAGE, None, resolve, HERE, Memo())
+    assert out != page.encode()

@@ -34,7 +34,15 @@ from archiver.link_values import (
     parse_srcset,
     written_css_url,
 )
-from archiver.links import HTML_LINK_ATTRS, SRCSET_ATTRS, document_base, is_fetchable_reference, link_kind
+from archiver.links import (
+    HTML_LINK_ATTRS,
+    MAX_SRCDOC_DEPTH,
+    SRCSET_ATTRS,
+    document_base,
+    is_fetchable_reference,
+    link_kind,
+    srcdoc_body,
+)
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
 from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
@@ -190,18 +198,7 @@ def rewrite_html(
     view = View(body, bom or header_encoding or declared or guessed_encoding(body))
     here = page_path or _own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
-    base = _document_base(page_url, view)
-    spans: list[tuple[int, int, str]] = []
-    styles: list[tuple[int, int]] = []
-    for offset, tag, raw in iter_tags(view.text, styles, _EDITED_TAGS):
-        if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
-            continue  # a raw-text element's tag with nothing to edit
-        for start, end, new in _remembered_tag_edits(tag, raw, base, link, view):
-            spans.append((offset + start, offset + end, new))
-    for start, end in styles:
-        css = view.text[start:end]
-        if may_hold_css_urls(css):
-            spans.extend((start + s, start + e, new) for s, e, new in _css_edits(css, base, link, view))
+    spans = _document_edits(view, _document_base(page_url, view), link, 0)
     if header_encoding and not bom:
         if xml:
             spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
@@ -212,6 +209,42 @@ def rewrite_html(
     if not spans:
         return body
     return view.encode(_replace_spans(view.text, spans))
+
+
+def _document_edits(view: View, base: str, link: Linker, depth: int) -> list[tuple[int, int, str]]:
+    """The (start, end, new) spans to replace in an HTML document whose base URL is ``base``, at
+    ``depth`` in srcdoc documents (0: a page)."""
+    spans: list[tuple[int, int, str]] = []
+    styles: list[tuple[int, int]] = []
+    for offset, tag, raw in iter_tags(view.text, styles, _EDITED_TAGS):
+        if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
+            continue  # a raw-text element's tag with nothing to edit
+        for start, end, new in _remembered_tag_edits(tag, raw, base, link, view, depth):
+            spans.append((offset + start, offset + end, new))
+    for start, end in styles:
+        css = view.text[start:end]
+        if may_hold_css_urls(css):
+            spans.extend((start + s, start + e, new) for s, e, new in _css_edits(css, base, link, view))
+    return spans
+
+
+def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | None:
+    """The document an iframe holds in its srcdoc (``text``, unescaped), in a document at
+    ``depth`` whose base URL is ``base``, with its links rewritten; None if none changed.
+
+    It is read as the crawl read it (links.srcdoc_body(): UTF-8, cut past MAX_MARKUP tags, the
+    rest kept as it is, and no deeper than MAX_SRCDOC_DEPTH). Its links resolve against its
+    page's base URL, and from its page's file: it has no file of its own.
+    """
+    if depth >= MAX_SRCDOC_DEPTH:
+        return None
+    body = srcdoc_body(text)
+    view = View(body, "utf-8")
+    spans = _document_edits(view, _document_base(base, view), link, depth + 1)
+    if not spans:
+        return None
+    rest = text[len(body.decode("utf-8", "surrogatepass")) :]
+    return view.to_text(_replace_spans(view.text, spans)) + rest
 
 
 def _xml_declaration(text: str, encoding: str, label: str) -> list[tuple[int, int, str]]:
@@ -247,10 +280,11 @@ def _quoted(text: str, view: View) -> str:
     return '"' + view.from_text(html.escape(text, quote=True)) + '"'
 
 
-def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> Edits:
-    """_tag_edits(), from the memo when this tag was met in this folder context before."""
-    if link.memo is None or tag == "base":
-        return tuple(_tag_edits(tag, raw, base, link, view))
+def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: View, depth: int) -> Edits:
+    """_tag_edits(), from the memo when this tag was met in this folder context before (an
+    <iframe> is never remembered: a srcdoc can hold a page of its own)."""
+    if link.memo is None or tag in ("base", "iframe"):
+        return tuple(_tag_edits(tag, raw, base, link, view, depth))
     key = (raw, link.base_folder(base), link.here_folder, view.encoding)
     found = link.memo.tags.find(key)
     if found is None:
@@ -259,7 +293,7 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
             link.replay(guessed[1])
             return guessed[0]
         whole_base_uses, mark = link.whole_base_uses, len(link.guessed)
-        found = tuple(_tag_edits(tag, raw, base, link, view))
+        found = tuple(_tag_edits(tag, raw, base, link, view, depth))
         if link.whole_base_uses == whole_base_uses:
             if len(link.guessed) == mark:
                 link.memo.tags.keep(key, found)
@@ -268,9 +302,11 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
     return found
 
 
-def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
+def _tag_edits(
+    tag: str, raw: str, base: str, link: Linker, view: View, depth: int
+) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS or
-    with a style attribute: rewrite_html checks before calling)."""
+    with a style attribute: _document_edits checks before calling)."""
     found = attributes(raw)
     texts = [_attribute_text(raw[start:end], view) for _n, _ns, _ne, start, end in found]
     values = {}
@@ -288,7 +324,10 @@ def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[
             if is_fetchable_reference(value):
                 edits.append((value_start, value_end, _quoted(base, view)))
             continue
-        new_value = _attribute_edit(element, tag, name, value, base, link, view.encoding)
+        if tag == "iframe" and name == "srcdoc":
+            new_value = _rewritten_srcdoc(value, base, link, depth)
+        else:
+            new_value = _attribute_edit(element, tag, name, value, base, link, view.encoding)
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
     integrity = link.made_local > local_before and tag in ("link", "script")

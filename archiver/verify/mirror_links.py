@@ -19,7 +19,14 @@ import lxml.etree
 from archiver.encodings import page_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
-from archiver.links import is_fetchable_reference, iter_html_references, parse_html
+from archiver.links import (
+    MAX_SRCDOC_DEPTH,
+    is_fetchable_reference,
+    iter_html_references,
+    parse_html,
+    srcdoc_body,
+    srcdocs,
+)
 from archiver.verify.report import BROKEN_MIRROR_LINK, Report
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -88,10 +95,23 @@ def _references(document: Path) -> Iterator[str]:
         yield from _streamed_html_references(document)
     else:
         body = document.read_bytes()
-        tree = parse_html(body, page_encoding(body, None))  # as a browser reads the file
-        if tree is not None:
-            for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
-                yield value
+        yield from _tree_references(parse_html(body, page_encoding(body, None)))  # as a browser reads it
+
+
+def _tree_references(tree: lxml.etree._Element | None, depth: int = 0) -> Iterator[str]:
+    """The link values of a parsed HTML document, its iframes' srcdoc documents' with them (whose
+    links resolve against its own URL, the file's: it has no <base> in the mirror)."""
+    if tree is None:
+        return
+    for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
+        yield value
+    yield from _srcdoc_references(srcdocs(tree.iter("iframe")), depth)
+
+
+def _srcdoc_references(texts: list[str], depth: int) -> Iterator[str]:
+    if depth < MAX_SRCDOC_DEPTH:
+        for text in texts:
+            yield from _tree_references(parse_html(srcdoc_body(text), "utf-8"), depth + 1)
 
 
 def _streamed_html_references(document: Path) -> Iterator[str]:
@@ -101,6 +121,8 @@ def _streamed_html_references(document: Path) -> Iterator[str]:
             # Its children were dropped at their own end: this visits the element alone.
             for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
                 yield value
+            if element.tag == "iframe":
+                yield from _srcdoc_references(srcdocs((element,)), 0)
 
 
 def _broken(folder: str, target: str, root_real: str) -> str | None:
