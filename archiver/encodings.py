@@ -27,6 +27,7 @@ from archiver.content import known_encoding
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _CSS_CHARSET = re.compile(rb'@charset "([\w.:-]{1,40})";')
+_XML_DECLARED = re.compile(rb"""<\?xml\s[^>]{0,200}?encoding\s*=\s*["']?([\w.:-]{1,40})""")
 UNDECLARED_FALLBACK = "windows-1252"
 """What browsers of Western locales read a page in that names no charset and is not UTF-8."""
 BROWSER_ENCODERS = {
@@ -71,6 +72,22 @@ def page_encoding(body: bytes, header_charset: str | None) -> str:
 def guessed_encoding(body: bytes) -> str:
     """The encoding of a page that names none: UTF-8 if its bytes are UTF-8, else windows-1252."""
     return "utf-8" if _is_utf8(body) else UNDECLARED_FALLBACK
+
+
+def xml_encoding(body: bytes, header_charset: str | None) -> str:
+    """The encoding an XML document (an SVG image) is read in: its byte-order mark, else its
+    header's charset, else its XML declaration's, else UTF-8 (RFC 7303, as browsers read it).
+
+    >>> xml_encoding(b'<?xml version="1.0" encoding="windows-1252"?><svg/>', None)
+    'cp1252'
+    """
+    declared = _XML_DECLARED.match(body)
+    return (
+        sniff_bom(body)
+        or known_encoding(header_charset)
+        or (known_encoding(declared.group(1).decode("ascii")) if declared else None)
+        or "utf-8"
+    )
 
 
 def stylesheet_encoding(body: bytes, header_charset: str | None) -> str:

@@ -48,6 +48,7 @@ _ESCAPED_CODE_POINT = re.compile(
 )
 _WRITTEN_ESCAPES = {"": re.compile(r"""[\\()"'\x00-\x20\x7f]"""), '"': re.compile(r'[\\"\n\r\f]')}
 _WRITTEN_ESCAPES["'"] = re.compile(r"[\\'\n\r\f]")
+_MARKUP = re.compile("[<>&]")
 _CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 _META_REFRESH_URL = re.compile(
     r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\Z""",
@@ -152,20 +153,24 @@ def _code_point(match: re.Match[str]) -> str:
     return "\ufffd" if number == 0 or 0xD800 <= number <= 0xDFFF or number > 0x10FFFF else chr(number)
 
 
-def written_css_url(url: str, text: str, start: int) -> str:
+def written_css_url(url: str, text: str, start: int, markup: bool = False) -> str:
     r"""``url`` escaped to stand in place of the URL iter_css_urls() found at ``start`` of ``text``:
     in a string (the quote before it says which) or bare in a url(), where CSS reads it back as
-    ``url``, whole.
+    ``url``, whole. With ``markup`` (CSS in XML, which may be text or CDATA there), "<", ">" and
+    "&" escaped too, as CSS escapes them: they are then markup in neither.
 
     >>> css = "a{b:url(x.png)} c{d:url('y.png')}"
     >>> written_css_url("a(1) b.png", css, 8), written_css_url("it's.png", css, 25)
     ('a\\(1\\)\\20 b.png', "it\\'s.png")
     """
     quote = text[start - 1] if start and text[start - 1] in "\"'" else ""
-    return _WRITTEN_ESCAPES[quote].sub(_escape, url)
+    written = _WRITTEN_ESCAPES[quote].sub(_escape, url)
+    return _MARKUP.sub(_escape, written) if markup else written
 
 
 def _escape(match: re.Match[str]) -> str:
     character = match.group()
-    # White space and controls by their number (then a space, which ends the number).
-    return f"\\{ord(character):x} " if character <= " " or character == "\x7f" else "\\" + character
+    # White space, controls and markup by their number (then a space, which ends the number).
+    if character <= " " or character in "\x7f<>&":
+        return f"\\{ord(character):x} "
+    return "\\" + character

@@ -1,4 +1,4 @@
-"""Link extraction from HTML and CSS: pure functions over decoded documents.
+"""Link extraction from HTML, CSS and SVG: pure functions over decoded documents.
 
 The tables here (which attribute of which element holds a link, and whether
 it is a page requisite) are shared by the crawler, the mirror's rewriter and
@@ -20,11 +20,18 @@ from typing import NamedTuple
 import lxml.etree
 import lxml.html
 
-from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
-from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, stylesheet_encoding
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document, known_encoding
+from archiver.encodings import (
+    declared_charset,
+    guessed_encoding,
+    sniff_bom,
+    stylesheet_encoding,
+    xml_encoding,
+)
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
+from archiver.svg import SVG_LINK_ATTRS, iter_svg_references
 from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
 
 LINK = "link"
@@ -55,11 +62,10 @@ HTML_LINK_ATTRS: dict[tuple[str, str], str] = {
     ("th", "background"): REQUISITE,
     ("link", "href"): LINK,  # refined by REQUISITE_RELS
     ("link", "imagesrcset"): REQUISITE,
-    ("use", "href"): REQUISITE,  # inline SVG
-    ("use", "xlink:href"): REQUISITE,
-    ("image", "href"): REQUISITE,
-    ("image", "xlink:href"): REQUISITE,
 }
+for _tag, _requisite in SVG_LINK_ATTRS.items():  # SVG inside a page: as in an SVG file
+    for _attribute in ("href", "xlink:href"):
+        HTML_LINK_ATTRS.setdefault((_tag, _attribute), REQUISITE if _requisite else LINK)
 SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
 # <link rel=...> values whose target the page needs to render.
 REQUISITE_RELS = frozenset(
@@ -434,6 +440,20 @@ def _in_head(element: lxml.etree._Element) -> bool:
     )
 
 
+def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Findings:
+    """The links of an SVG document (svg.iter_svg_references()), its queries written in its
+    encoding (encodings.xml_encoding()) but in its CSS."""
+    body, _cut = bounded_document(body, SVG_TYPE)
+    charset = charset_from_content_type(content_type_header)
+    encoding = xml_encoding(body, charset)
+    contexts = base_contexts(url)
+    found: dict[str, str] = {}
+    for value, requisite, in_css in iter_svg_references(body, charset if known_encoding(charset) else None):
+        url_found = resolve_reference(value, url, contexts, encoding=None if in_css else encoding)
+        _collect(found, url_found, REQUISITE if requisite else LINK)
+    return None, url, found, False
+
+
 def _css_findings(text: str, url: str) -> Findings:
     found: dict[str, str] = {}
     contexts = base_contexts(url)
@@ -494,9 +514,11 @@ def findings(body: bytes, url: str, mime_type: str, content_type_header: str | N
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)
+    if mime_type == SVG_TYPE:
+        return _svg_findings(body, url, content_type_header)
     return None, url, {}, False
 
 
 def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:
-    """Dispatch on the MIME type: HTML and CSS are parsed, anything else has no links."""
+    """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links."""
     return _page(findings(body, url, mime_type, content_type_header))

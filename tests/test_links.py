@@ -523,3 +523,108 @@ def test_hostile_srcdoc_documents_are_read_in_linear_time(page):
     with in_linear_time():
         body = page.encode()
         assert findings(body, BASE, "text/html", "text/html") == root_findings(parse_page(body), BASE)
+
+
+SVG_DOCUMENT = b"""<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">
+  <style>rect{fill:url(pattern.svg#p)} @import "s.css";</style>
+  <style><![CDATA[ circle{background:url(cdata.png)} a > b {} ]]></style>
+  <image href="pic.png"/><image xlink:href="/old.png"/>
+  <use href="sprite.svg#icon"/><use xlink:href="#local"/>
+  <a href="page.html"><text>go</text></a><a xlink:href="other.html">o</a>
+  <filter id="f"><feImage href="fe.png"/></filter>
+  <rect style="fill:url('bg.png')"/>
+  <script href="s.js"/>
+  <!-- <image href="commented.png"/> -->
+</svg>"""
+SVG_LINKS = {
+    "http://h/img/pattern.svg": REQUISITE,
+    "http://h/img/s.css": REQUISITE,
+    "http://h/img/cdata.png": REQUISITE,
+    "http://h/img/pic.png": REQUISITE,
+    "http://h/old.png": REQUISITE,
+    "http://h/img/sprite.svg": REQUISITE,
+    "http://h/img/page.html": LINK,
+    "http://h/img/other.html": LINK,
+    "http://h/img/fe.png": REQUISITE,
+    "http://h/img/bg.png": REQUISITE,
+    "http://h/img/s.js": REQUISITE,
+}
+
+
+def svg_links(body: bytes, content_type: str = "image/svg+xml") -> dict[str, str]:
+    return {
+        link.url: link.kind
+        for link in extract(body, "http://h/img/a.svg", "image/svg+xml", content_type).links
+    }
+
+
+def test_an_svg_document_is_read_for_links_as_an_html_page_is():
+    # The image needs what it draws and styles with (requisites); its <a> leads elsewhere (a link).
+    assert svg_links(SVG_DOCUMENT) == SVG_LINKS
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (  # the SVG namespace under a prefix, xlink under another
+            b'<s:svg xmlns:s="http://www.w3.org/2000/svg" xmlns:x="http://www.w3.org/1999/xlink">'
+            b'<s:image x:href="p.png"/></s:svg>',
+            {"http://h/img/p.png": REQUISITE},
+        ),
+        (  # Adobe Illustrator names its namespaces by entities of its own DTD
+            b'<!DOCTYPE svg [<!ENTITY ns_svg "http://www.w3.org/2000/svg">]>'
+            b'<svg xmlns="&ns_svg;"><image href="p.png"/></svg>',
+            {"http://h/img/p.png": REQUISITE},
+        ),
+        (
+            b'<svg xmlns="http://www.w3.org/2000/svg"><image href="p.png"/><broken',
+            {"http://h/img/p.png": REQUISITE},
+        ),
+        (b"not xml at all", {}),
+        (b"", {}),
+    ],
+)
+def test_an_svg_document_is_read_however_it_is_written(body, expected):
+    assert svg_links(body) == expected
+
+
+def test_an_svg_document_writes_its_queries_in_its_encoding_but_in_css():
+    body = (
+        b'<?xml version="1.0" encoding="windows-1252"?><svg xmlns="http://www.w3.org/2000/svg">'
+        b'<a href="/s?q=caf\xe9"/><rect style="fill:url(/b.png?\xe9)"/></svg>'
+    )
+    assert svg_links(body) == {"http://h/s?q=caf%E9": LINK, "http://h/b.png?%C3%A9": REQUISITE}
+    assert svg_links(body.replace(b"windows-1252", b"utf-8"), "image/svg+xml; charset=windows-1252") == {
+        "http://h/s?q=caf%E9": LINK,
+        "http://h/b.png?%C3%A9": REQUISITE,
+    }
+
+
+def test_svg_inside_an_html_page_is_read_with_the_same_rules():
+    page = '<svg><filter><feImage href="fe.png"/></filter><a xlink:href="x.html">x</a>'
+    page += '<script href="s.js"/></svg>'
+    assert links_of(page) == {
+        "http://h/dir/fe.png": REQUISITE,
+        "http://h/dir/x.html": LINK,
+        "http://h/dir/s.js": REQUISITE,
+    }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "aaaaaaaaaa">'
+        + b"".join(b'<!ENTITY %c "%s">' % (98 + n, (b"&%c;" % (97 + n)) * 10) for n in range(9))
+        + b']><svg xmlns="http://www.w3.org/2000/svg"><text>&j;</text><image href="p.png"/></svg>',
+        b'<svg xmlns="http://www.w3.org/2000/svg">' + b"<g>" * 200_000 + b'<image href="p.png"/>',
+        b'<svg xmlns="http://www.w3.org/2000/svg"><image href="' + b"x" * 10_000_000 + b'"/></svg>',
+        b'<svg xmlns="http://www.w3.org/2000/svg">' + b'<image href="p.png"/>' * 200_000 + b"</svg>",
+        b'<svg xmlns="http://www.w3.org/2000/svg"><style>' + b"url(" * 1_000_000 + b"</style></svg>",
+    ],
+    ids=["a billion laughs", "nested 200,000 deep", "an href of 10 MB", "200,000 images", "a hostile style"],
+)
+def test_hostile_svg_documents_are_read_in_linear_time(body):
+    with in_linear_time():
+        found = svg_links(body)
+    assert len(found) <= 1

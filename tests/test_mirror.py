@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin
 
+import lxml.etree
 import lxml.html
 import pytest
 from conftest import manifest_rows
@@ -22,6 +23,7 @@ from archiver.links import iter_html_references
 from archiver.mirror.build import build_mirror
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
+from archiver.svg import iter_svg_references
 from archiver.verify.mirror_links import check_mirror
 from archiver.verify.report import Report
 from archiver.verify.verifier import verify_snapshot
@@ -577,3 +579,49 @@ async def test_an_iframe_srcdoc_is_crawled_and_made_local_in_the_mirror(site: An
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
     assert report.stats["mirror links"] >= 6
+
+
+async def test_svg_documents_are_crawled_and_made_local_in_the_mirror(site: Any, run_crawl: Any) -> None:
+    # An SVG image's <image>, <use>, <feImage>, styles and <a> were neither fetched nor rewritten:
+    # opened from the mirror, it drew what it could reach on the web.
+    site.page("/", body='<img src="img/a.svg"><object data="img/o.svg"></object>')
+    site.file(
+        "/img/a.svg",
+        """<?xml version="1.0"?>
+        <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">
+        <style><![CDATA[ rect { fill: url(pattern.svg#p) } ]]></style>
+        <image href="pic.png"/><use xlink:href="sprite.svg#icon"/>
+        <filter id="f"><feImage href="/fe.png"/></filter><circle style="fill:url('bg.png')"/>
+        <a href="/page.html"><text>more</text></a></svg>""",
+        "image/svg+xml",
+    )
+    site.file(
+        "/img/o.svg", '<svg xmlns="http://www.w3.org/2000/svg"><image href="o.png"/></svg>', "image/svg+xml"
+    )
+    site.file(
+        "/img/sprite.svg",
+        '<svg xmlns="http://www.w3.org/2000/svg"><image href="deep.png"/></svg>',
+        "image/svg+xml",
+    )
+    site.file("/img/pattern.svg", '<svg xmlns="http://www.w3.org/2000/svg"/>', "image/svg+xml")
+    for n, path in enumerate(("/img/pic.png", "/fe.png", "/img/bg.png", "/img/o.png", "/img/deep.png")):
+        site.file(path, PNG + bytes([n]), "image/png")
+    site.page("/page.html")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    fetched = ("/img/pattern.svg", "/img/pic.png", "/img/sprite.svg", "/fe.png", "/img/bg.png", "/page.html")
+    for path in (*fetched, "/img/o.png", "/img/deep.png"):
+        assert rows[site.url(path)].status == 200, path
+    assert rows[site.url("/page.html")].found_by == "link"
+    svg = root / "mirror" / site.host.replace(":", "+") / "img" / "a.svg"
+    tree = lxml.etree.fromstring(svg.read_bytes())  # still XML
+    links = [value for value, _requisite, _in_css in iter_svg_references(svg.read_bytes(), None)]
+    for link, path in zip(links, fetched, strict=True):
+        assert target_of(svg, link) == root / "mirror" / str(rows[site.url(path)].local_path), link
+    assert tree is not None and site.url("/").encode() not in svg.read_bytes()
+    written = svg.read_bytes()
+    assert not build_mirror(root).errors
+    assert svg.read_bytes() == written  # the mirror rebuilt from the WARC files: the same bytes
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

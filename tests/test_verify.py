@@ -452,3 +452,18 @@ def test_a_broken_local_link_in_an_iframe_srcdoc_is_named(
         (BROKEN_MIRROR_LINK, "mirror/h/page.html", "'gone.png' resolves to no file"),
     ]
     assert report.stats["mirror links"] == 3
+
+
+def test_a_broken_local_link_in_a_mirrored_svg_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "mirror" / "h"
+    folder.mkdir(parents=True)
+    (folder / "here.png").write_bytes(b"png")
+    (folder / "a.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><image href="here.png"/><use href="gone.svg#i"/>'
+        '<rect style="fill:url(gone.png)"/><a href="http://elsewhere.test/">e</a></svg>'
+    )
+    report = Report()
+    check_mirror(tmp_path, report)
+    found = sorted(problem.detail for problem in report.examples.get(BROKEN_MIRROR_LINK, []))
+    assert found == ["'gone.png' resolves to no file", "'gone.svg#i' resolves to no file"]
+    assert report.stats["mirror links"] == 3

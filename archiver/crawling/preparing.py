@@ -60,7 +60,7 @@ class Drafting:
         self._memo = Memo()
 
     def draft(self, raw: bytes, capture: Capture) -> Draft | None:
-        """The mirror draft of an HTML or CSS capture (None if it is neither, or fails)."""
+        """The mirror draft of an HTML, CSS or SVG capture (None if it is none of them, or fails)."""
         content_type = capture.header("content-type")
         if mime_type(content_type) not in PARSED_TYPES:
             return None
@@ -118,7 +118,7 @@ class Prepared:
     inspection: Inspection | None = None
     """For an HTML page inspected for rendering: what its scripts suggest."""
     draft: Draft | None = None
-    """Its mirror file as drafted (HTML and CSS, when the crawl writes a mirror)."""
+    """Its mirror file as drafted (HTML, CSS and SVG, when the crawl writes a mirror)."""
 
     @classmethod
     def of(

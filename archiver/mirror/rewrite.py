@@ -1,7 +1,8 @@
-"""Link rewriting for the offline mirror: pure functions over HTML and CSS documents.
+"""Link rewriting for the offline mirror: pure functions over HTML, CSS and SVG documents.
 
 Every link a page holds (the attributes of links.HTML_LINK_ATTRS, srcset,
-inline ``style`` and ``<style>`` ``url()``, meta refresh) is resolved against
+inline ``style`` and ``<style>`` ``url()``, meta refresh, the document of an
+iframe's srcdoc; in SVG, the hrefs of svg.SVG_LINK_ATTRS) is resolved against
 the page's base URL and handed to ``resolve(url)``, which answers with the
 path (relative to mirror/) of the archived file, or None. Archived targets
 become relative paths from the page's own file; the rest become absolute URLs,
@@ -23,8 +24,14 @@ from __future__ import annotations
 import html
 import re
 
-from archiver.content import known_encoding
-from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, stylesheet_encoding
+from archiver.content import SVG_TYPE, known_encoding
+from archiver.encodings import (
+    declared_charset,
+    guessed_encoding,
+    sniff_bom,
+    stylesheet_encoding,
+    xml_encoding,
+)
 from archiver.link_values import (
     css_unescaped,
     css_url_spans,
@@ -47,6 +54,7 @@ from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
 from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
 from archiver.paths import url_to_path
+from archiver.svg import SVG_LINK_ATTRS, local_name
 from archiver.urls import try_normalize
 
 # Attributes that hold a URL but are not links the crawler follows: still made
@@ -71,6 +79,7 @@ for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
     _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
 
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
+_SVG_EDITED_TAGS = frozenset(SVG_LINK_ATTRS)
 _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 # What may come before a doctype without making a browser read the page in quirks mode:
 # white space, comments, an XML declaration. One character or one whole piece a step, so
@@ -78,6 +87,7 @@ _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 _DOCTYPE = re.compile(r"(?:\s|<!--.*?-->|<\?[^>]*>)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL)
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*?encoding\s*=\s*[\"']?([A-Za-z0-9._-]*)", re.IGNORECASE)
 _BASE = frozenset({"base"})
+_CDATA = re.compile(r"<!\[CDATA\[(.*?)(?:\]\]>|\Z)", re.DOTALL)
 _BASE_TAG = re.compile("<base", re.IGNORECASE)
 """Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
 
@@ -115,15 +125,17 @@ def _rewrite_css_text(text: str, base: str, link: Linker) -> str:
     return _replace_spans(text, spans) if spans else text
 
 
-def _css_edits(css: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
+def _css_edits(
+    css: str, base: str, link: Linker, view: View, markup: bool = False
+) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace in CSS text of the view (a stylesheet, a <style>):
     each URL is read once decoded (a CSS escape names a character, not a byte), then written
-    back escaped as CSS reads it where it stood."""
+    back escaped as CSS reads it where it stood (``markup``: in XML; see written_css_url())."""
     spans = []
     for start, end in css_url_spans(view.scanned(css)):
         new = link(css_unescaped(view.to_text(css[start:end])), base)
         if new is not None:
-            spans.append((start, end, view.from_text(written_css_url(new, css, start))))
+            spans.append((start, end, view.from_text(written_css_url(new, css, start, markup))))
     return spans
 
 
@@ -211,21 +223,81 @@ def rewrite_html(
     return view.encode(_replace_spans(view.text, spans))
 
 
-def _document_edits(view: View, base: str, link: Linker, depth: int) -> list[tuple[int, int, str]]:
+def rewrite_svg(
+    body: bytes,
+    url: str,
+    encoding: str | None,
+    resolve: Resolver,
+    path: str | None = None,
+    memo: Memo | None = None,
+) -> bytes:
+    """An SVG document's bytes with every link made local (if archived) or absolute, still XML:
+    each value written back escaped, a URL in CSS escaped as CSS reads it. ``encoding``: the
+    charset of its HTTP Content-Type, said in its XML declaration (without it, XML reads its
+    own declaration, or UTF-8). ``path``, ``memo``: as rewrite_html()'s.
+
+    >>> resolve = {"http://h/i/a.png": "h/a.png"}.get
+    >>> rewrite_svg(b'<svg><image href="a.png"/><a href="b.svg"/></svg>', "http://h/i/x.svg", None,
+    ...             resolve, "h/i/x.svg")
+    b'<svg><image href="../a.png"/><a href="http://h/i/b.svg"/></svg>'
+    """
+    header_encoding = known_encoding(encoding)
+    bom = sniff_bom(body)
+    view = View(body, xml_encoding(body, encoding))
+    link = Linker(path or _own_path(url, SVG_TYPE, resolve), resolve, memo, url)
+    spans = _document_edits(view, url, link, 0, svg=True)
+    if header_encoding and not bom:
+        spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
+    return view.encode(_replace_spans(view.text, spans)) if spans else body
+
+
+def _document_edits(
+    view: View, base: str, link: Linker, depth: int, svg: bool = False
+) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace in an HTML document whose base URL is ``base``, at
-    ``depth`` in srcdoc documents (0: a page)."""
+    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document."""
     spans: list[tuple[int, int, str]] = []
     styles: list[tuple[int, int]] = []
-    for offset, tag, raw in iter_tags(view.text, styles, _EDITED_TAGS):
-        if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
+    edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
+    # In SVG every tag is looked at: a prefixed name (svg:image) is no name the scanner skips by.
+    for offset, tag, raw in iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg):
+        if tag not in edited and not _STYLE_ATTRIBUTE.search(raw):
             continue  # a raw-text element's tag with nothing to edit
-        for start, end, new in _remembered_tag_edits(tag, raw, base, link, view, depth):
-            spans.append((offset + start, offset + end, new))
+        if svg:
+            edits: Edits = tuple(_tag_edits(tag, raw, base, link, view, depth, svg))
+        else:
+            edits = _remembered_tag_edits(tag, raw, base, link, view, depth)
+        spans.extend((offset + start, offset + end, new) for start, end, new in edits)
     for start, end in styles:
         css = view.text[start:end]
         if may_hold_css_urls(css):
-            spans.extend((start + s, start + e, new) for s, e, new in _css_edits(css, base, link, view))
+            edits = tuple(
+                _svg_style_edits(css, base, link, view) if svg else _css_edits(css, base, link, view)
+            )
+            spans.extend((start + s, start + e, new) for s, e, new in edits)
     return spans
+
+
+def _svg_style_edits(css: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
+    """_css_edits() of the text of an SVG <style>, which is XML: its URLs are written so that
+    they are markup neither as text nor in a CDATA section. Where its text holds a character
+    reference outside CDATA (``&amp;``), it is read as XML reads it and written back whole."""
+    if "&" not in _CDATA.sub("", css):
+        return _css_edits(css, base, link, view, markup=True)
+    text = _xml_text(view.to_text(css))
+    rewritten = _rewrite_css_text(text, base, link)
+    return [] if rewritten == text else [(0, len(css), view.from_text(html.escape(rewritten, quote=False)))]
+
+
+def _xml_text(raw: str) -> str:
+    """XML character data as XML reads it: references replaced, CDATA sections' content kept."""
+    out: list[str] = []
+    last = 0
+    for section in _CDATA.finditer(raw):
+        out += (html.unescape(raw[last : section.start()]), section.group(1))
+        last = section.end()
+    out.append(html.unescape(raw[last:]))
+    return "".join(out)
 
 
 def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | None:
@@ -303,10 +375,10 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
 
 
 def _tag_edits(
-    tag: str, raw: str, base: str, link: Linker, view: View, depth: int
+    tag: str, raw: str, base: str, link: Linker, view: View, depth: int, svg: bool = False
 ) -> list[tuple[int, int, str]]:
-    """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS or
-    with a style attribute: _document_edits checks before calling)."""
+    """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS, or
+    of _SVG_EDITED_TAGS in ``svg``, or with a style attribute: _document_edits checks)."""
     found = attributes(raw)
     texts = [_attribute_text(raw[start:end], view) for _n, _ns, _ne, start, end in found]
     values = {}
@@ -317,6 +389,11 @@ def _tag_edits(
     local_before = link.made_local
     for (name, name_start, name_end, value_start, value_end), value in zip(found, texts, strict=True):
         if value_start == value_end:
+            continue
+        if svg:
+            new_value = _svg_attribute_edit(tag, name, value, base, link, view.encoding)
+            if new_value is not None:
+                edits.append((value_start, value_end, _quoted(new_value, view)))
             continue
         if tag == "base" and name == "href":
             new_name = NEUTRALISED_PREFIX + "href"
@@ -335,6 +412,18 @@ def _tag_edits(
         if name == "crossorigin" or (name == "integrity" and integrity):
             edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
     return edits
+
+
+def _svg_attribute_edit(
+    tag: str, name: str, value: str, base: str, link: Linker, encoding: str
+) -> str | None:
+    """The new value of one attribute of an SVG document read in ``encoding``, or None to leave it."""
+    if name == "style":
+        css = _rewrite_css_text(value, base, link)
+        return css if css != value else None
+    if tag in SVG_LINK_ATTRS and local_name(name) == "href":
+        return link(value, base, encoding)
+    return None
 
 
 def _attribute_edit(

@@ -75,7 +75,7 @@ class LinkCheck:
 
     @staticmethod
     def wants(status: int | None, mime: str) -> bool:
-        """True for the records whose pages the crawl parsed: 2xx HTML or CSS."""
+        """True for the records whose pages the crawl parsed: 2xx HTML, CSS or SVG."""
         return is_parsed(status, mime)
 
     def page(self, entry: RecordEntry, stored: bytes, http: Any) -> None:
@@ -139,7 +139,7 @@ def _check_something_archived(manifest: Manifest, report: Report) -> None:
 
 
 def _is_parsed(row: ManifestRow) -> bool:
-    """True for pages the crawl took links from: 2xx HTML or CSS with a capture. robots.txt and
+    """True for pages the crawl took links from: 2xx HTML, CSS or SVG with a capture. robots.txt and
     sitemaps are no pages, even one a server answered with an HTML page (a soft 404)."""
     return is_parsed(row.status, row.content_type) and row.warc_file is not None and not row.for_crawlers
 

@@ -1,4 +1,4 @@
-"""Mirror links: every local link in the mirror's HTML and CSS resolves to a file.
+"""Mirror links: every local link in the mirror's HTML, CSS and SVG resolves to a file.
 
 Links are found with the same tables the rewriter used (:mod:`archiver.links`).
 Absolute links (``http:``, ``//host``), ``data:``, ``javascript:`` and
@@ -27,10 +27,12 @@ from archiver.links import (
     srcdoc_body,
     srcdocs,
 )
+from archiver.svg import iter_svg_references
 from archiver.verify.report import BROKEN_MIRROR_LINK, Report
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 CSS_SUFFIXES = (".css",)
+SVG_SUFFIXES = (".svg",)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 MAX_DOCUMENT = 64 * 1024 * 1024
 """Stylesheets larger than this are checked only up to this size."""
@@ -52,7 +54,7 @@ def local_target(value: str) -> str | None:
 
 
 def check_mirror(root: Path, report: Report) -> None:
-    """Check the links of snapshot/index.html and of every HTML and CSS file under mirror/."""
+    """Check the links of snapshot/index.html and of every HTML, CSS and SVG file under mirror/."""
     root_real = os.path.normpath(os.path.abspath(root))
     _is_file.cache_clear()
     for document in _documents(root):
@@ -78,13 +80,17 @@ def _documents(root: Path) -> Iterator[Path]:
     mirror = root / "mirror"
     for folder, _dirs, files in os.walk(mirror):
         for name in sorted(files):
-            if name.lower().endswith(HTML_SUFFIXES + CSS_SUFFIXES):
+            if name.lower().endswith(HTML_SUFFIXES + CSS_SUFFIXES + SVG_SUFFIXES):
                 yield Path(folder) / name
 
 
 def _references(document: Path) -> Iterator[str]:
-    """Every link value in a mirrored HTML or CSS file."""
+    """Every link value in a mirrored HTML, CSS or SVG file."""
     size = document.stat().st_size
+    if document.name.lower().endswith(SVG_SUFFIXES):
+        with open(document, "rb") as fh:  # read as a stream, as a browser reads it (its own encoding)
+            yield from (value for value, _requisite, _in_css in iter_svg_references(fh, None))
+        return
     if document.name.lower().endswith(CSS_SUFFIXES):
         with open(document, "rb") as fh:
             # read(n) allocates n bytes up front: ask only for what the file holds.
