@@ -1,6 +1,6 @@
 """Where a URL sits inside a value: the candidates of a srcset, the target of a meta refresh,
 the url()s and @imports of a stylesheet. Pure span finders, shared by the link parser
-(links.py), the mirror's rewriter and verify, so all three cut values the same way.
+(links.py, findings.py), the mirror's rewriter and verify, so all three cut values the same way.
 
 >>> parse_srcset("a.png 1x, b.png 2x")
 [(0, 5, 'a.png'), (10, 15, 'b.png')]

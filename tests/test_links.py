@@ -8,11 +8,7 @@ import sys
 import pytest
 from conftest import in_linear_time
 
-from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
-from archiver.links import (
-    LINK,
-    MAX_SRCDOC_DEPTH,
-    REQUISITE,
+from archiver.findings import (
     STREAMED_BYTES,
     extract,
     extract_css,
@@ -22,6 +18,8 @@ from archiver.links import (
     read_page,
     root_findings,
 )
+from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
+from archiver.links import LINK, MAX_SRCDOC_DEPTH, REQUISITE
 
 BASE = "http://h/dir/page.html"
 
@@ -337,7 +335,7 @@ def test_a_page_of_megabytes_is_parsed_for_links_without_its_tree(tmp_path):
     page.write_text(f"<title>Big</title><div>{rows}</div>")
     code = (
         "import sys\n"
-        "from archiver.links import findings\n"
+        "from archiver.findings import findings\n"
         "def peak(): return int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
         "body = open(sys.argv[1], 'rb').read()\n"
         "before = peak()\n"

@@ -11,10 +11,12 @@ import lxml.html
 import pytest
 from conftest import in_linear_time
 
+from archiver.findings import extract_css, extract_html
 from archiver.link_values import iter_css_urls
-from archiver.links import HTML_LINK_ATTRS, extract_css, extract_html, iter_html_references
+from archiver.links import HTML_LINK_ATTRS, iter_html_references
 from archiver.mirror.linker import Memo
-from archiver.mirror.rewrite import rewrite_css, rewrite_css_bytes, rewrite_html, rewrite_svg
+from archiver.mirror.rewrite import rewrite_html, rewrite_svg
+from archiver.mirror.stylesheets import rewrite_css, rewrite_css_bytes
 from archiver.svg import iter_svg_references
 
 PAGE = "http://site.test/dir/page.html"
@@ -356,7 +358,7 @@ def test_rewrite_css_from_a_folder_and_in_its_encoding() -> None:
 
 
 def test_every_extracted_link_is_local_or_absolute() -> None:
-    """Whatever links.extract_html finds in a page, the rewritten page holds no relative URL
+    """Whatever findings.extract_html finds in a page, the rewritten page holds no relative URL
     that is not a local archived file."""
     markup = """<!doctype html><html><head><base href="/dir/">
     <link rel=stylesheet href=../style.css><link rel=icon href=/favicon.ico>

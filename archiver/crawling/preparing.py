@@ -16,7 +16,7 @@ from typing import BinaryIO, Protocol
 from archiver.content import HTML_TYPES, PARSED_TYPES, decode_payload, mime_type
 from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
-from archiver.links import Findings, findings, read_page, root_findings
+from archiver.findings import Findings, findings, read_page, root_findings
 from archiver.memory import map_large_blocks
 from archiver.mirror.document import Draft, draft
 from archiver.mirror.linker import Memo

@@ -32,8 +32,9 @@ from archiver.mirror.linker import Memo, Resolver
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
 from archiver.mirror.plan import coding_of
-from archiver.mirror.rewrite import rewrite_css_bytes, rewrite_html, rewrite_svg
+from archiver.mirror.rewrite import rewrite_html, rewrite_svg
 from archiver.mirror.scripts import neutralise_scripts
+from archiver.mirror.stylesheets import rewrite_css_bytes
 from archiver.paths import url_to_path
 from archiver.sizes import human_bytes
 from archiver.store.manifest import Manifest

@@ -1,4 +1,5 @@
-"""Link rewriting for the offline mirror: pure functions over HTML, CSS and SVG documents.
+"""Link rewriting for the offline mirror: pure functions over HTML and SVG documents (their
+CSS, and stylesheets, by stylesheets.py).
 
 Every link a page holds (the attributes of links.HTML_LINK_ATTRS, srcset,
 inline ``style`` and ``<style>`` ``url()``, meta refresh, the document of an
@@ -29,17 +30,12 @@ from archiver.encodings import (
     declared_charset,
     guessed_encoding,
     sniff_bom,
-    stylesheet_encoding,
     xml_encoding,
 )
 from archiver.link_values import (
-    css_unescaped,
-    css_url_spans,
-    iter_css_urls,
     may_hold_css_urls,
     parse_meta_refresh,
     parse_srcset,
-    written_css_url,
 )
 from archiver.links import (
     HTML_LINK_ATTRS,
@@ -53,9 +49,8 @@ from archiver.links import (
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
 from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
-from archiver.paths import url_to_path
+from archiver.mirror.stylesheets import css_edits, own_path, replace_spans, rewrite_css_text
 from archiver.svg import SVG_LINK_ATTRS, local_name
-from archiver.urls import try_normalize
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -103,76 +98,6 @@ class _Element:
         return self.attributes.get(name, default)
 
 
-def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
-    """``text`` with each (start, end, new) span replaced; spans must not overlap."""
-    out, last = [], 0
-    for start, end, new in sorted(spans):
-        if start < last:
-            continue
-        out.append(text[last:start])
-        out.append(new)
-        last = end
-    out.append(text[last:])
-    return "".join(out)
-
-
-def _rewrite_css_text(text: str, base: str, link: Linker) -> str:
-    spans = []
-    for start, end, value in iter_css_urls(text):
-        new = link(value, base)
-        if new is not None:
-            spans.append((start, end, written_css_url(new, text, start)))
-    return _replace_spans(text, spans) if spans else text
-
-
-def _css_edits(
-    css: str, base: str, link: Linker, view: View, markup: bool = False
-) -> list[tuple[int, int, str]]:
-    """The (start, end, new) spans to replace in CSS text of the view (a stylesheet, a <style>):
-    each URL is read once decoded (a CSS escape names a character, not a byte), then written
-    back escaped as CSS reads it where it stood (``markup``: in XML; see written_css_url())."""
-    spans = []
-    for start, end in css_url_spans(view.scanned(css)):
-        new = link(css_unescaped(view.to_text(css[start:end])), base)
-        if new is not None:
-            spans.append((start, end, view.from_text(written_css_url(new, css, start, markup))))
-    return spans
-
-
-def _own_path(url: str, content_type: str, resolve: Resolver) -> str:
-    """Where the document itself is stored: as resolved, else its natural path."""
-    return resolve(try_normalize(url) or url) or url_to_path(url, content_type)
-
-
-def rewrite_css(text: str, css_url: str, resolve: Resolver, css_path: str | None = None) -> str:
-    """CSS text with url() and @import targets made local (or absolute).
-
-    >>> resolve = {"http://h/i.png": "h/i.png"}.get
-    >>> rewrite_css("a{background:url(/i.png)}", "http://h/s/a.css", resolve)
-    'a{background:url(../i.png)}'
-    """
-    here = css_path or _own_path(css_url, "text/css", resolve)
-    return _rewrite_css_text(text, css_url, Linker(here, resolve))
-
-
-def rewrite_css_bytes(
-    body: bytes,
-    css_url: str,
-    encoding: str | None,
-    resolve: Resolver,
-    css_path: str | None = None,
-    memo: Memo | None = None,
-) -> bytes:
-    """A stylesheet's bytes rewritten, in its own encoding (encodings.stylesheet_encoding()).
-
-    ``memo``: shared by every document rewritten with this ``resolve``.
-    """
-    view = View(body, stylesheet_encoding(body, encoding))
-    here = css_path or _own_path(css_url, "text/css", resolve)
-    spans = _css_edits(view.text, css_url, Linker(here, resolve, memo), view)
-    return view.encode(_replace_spans(view.text, spans)) if spans else body
-
-
 def _attribute_text(raw_value: str, view: View) -> str:
     """The text of an attribute value as written in the view: unquoted, decoded, then unescaped
     (in that order: a character reference may name a character the view cannot hold)."""
@@ -208,7 +133,7 @@ def rewrite_html(
     declared = declared_charset(body)
     # encodings.page_encoding(), from the parts already in hand.
     view = View(body, bom or header_encoding or declared or guessed_encoding(body))
-    here = page_path or _own_path(page_url, "text/html", resolve)
+    here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
     spans = _document_edits(view, _document_base(page_url, view), link, 0)
     if header_encoding and not bom:
@@ -220,7 +145,7 @@ def rewrite_html(
             spans.append((at, at, f'<meta charset="{html.escape(encoding or "")}">'))
     if not spans:
         return body
-    return view.encode(_replace_spans(view.text, spans))
+    return view.encode(replace_spans(view.text, spans))
 
 
 def rewrite_svg(
@@ -244,11 +169,11 @@ def rewrite_svg(
     header_encoding = known_encoding(encoding)
     bom = sniff_bom(body)
     view = View(body, xml_encoding(body, encoding))
-    link = Linker(path or _own_path(url, SVG_TYPE, resolve), resolve, memo, url)
+    link = Linker(path or own_path(url, SVG_TYPE, resolve), resolve, memo, url)
     spans = _document_edits(view, url, link, 0, svg=True)
     if header_encoding and not bom:
         spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
-    return view.encode(_replace_spans(view.text, spans)) if spans else body
+    return view.encode(replace_spans(view.text, spans)) if spans else body
 
 
 def _document_edits(
@@ -272,20 +197,20 @@ def _document_edits(
         css = view.text[start:end]
         if may_hold_css_urls(css):
             edits = tuple(
-                _svg_style_edits(css, base, link, view) if svg else _css_edits(css, base, link, view)
+                _svg_style_edits(css, base, link, view) if svg else css_edits(css, base, link, view)
             )
             spans.extend((start + s, start + e, new) for s, e, new in edits)
     return spans
 
 
 def _svg_style_edits(css: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
-    """_css_edits() of the text of an SVG <style>, which is XML: its URLs are written so that
+    """css_edits() of the text of an SVG <style>, which is XML: its URLs are written so that
     they are markup neither as text nor in a CDATA section. Where its text holds a character
     reference outside CDATA (``&amp;``), it is read as XML reads it and written back whole."""
     if "&" not in _CDATA.sub("", css):
-        return _css_edits(css, base, link, view, markup=True)
+        return css_edits(css, base, link, view, markup=True)
     text = _xml_text(view.to_text(css))
-    rewritten = _rewrite_css_text(text, base, link)
+    rewritten = rewrite_css_text(text, base, link)
     return [] if rewritten == text else [(0, len(css), view.from_text(html.escape(rewritten, quote=False)))]
 
 
@@ -316,7 +241,7 @@ def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | N
     if not spans:
         return None
     rest = text[len(body.decode("utf-8", "surrogatepass")) :]
-    return view.to_text(_replace_spans(view.text, spans)) + rest
+    return view.to_text(replace_spans(view.text, spans)) + rest
 
 
 def _xml_declaration(text: str, encoding: str, label: str) -> list[tuple[int, int, str]]:
@@ -419,7 +344,7 @@ def _svg_attribute_edit(
 ) -> str | None:
     """The new value of one attribute of an SVG document read in ``encoding``, or None to leave it."""
     if name == "style":
-        css = _rewrite_css_text(value, base, link)
+        css = rewrite_css_text(value, base, link)
         return css if css != value else None
     if tag in SVG_LINK_ATTRS and local_name(name) == "href":
         return link(value, base, encoding)
@@ -431,7 +356,7 @@ def _attribute_edit(
 ) -> str | None:
     """The new value of one attribute of a document read in ``encoding``, or None to leave it."""
     if name == "style":
-        css = _rewrite_css_text(value, base, link)
+        css = rewrite_css_text(value, base, link)
         return css if css != value else None
     if tag == "meta" and name == "content":
         if (element.get("http-equiv") or "").lower() != "refresh":
@@ -454,5 +379,5 @@ def _attribute_edit(
                 if replacement.endswith(","):
                     replacement = replacement[:-1] + "%2C"
                 spans.append((start, end, replacement))
-        return _replace_spans(value, spans) if spans else None
+        return replace_spans(value, spans) if spans else None
     return link(value, base, encoding)
