@@ -42,8 +42,9 @@ CHUNK = 64 * 1024
 XHTML_TYPE = "application/xhtml+xml"
 HTML_TYPES = frozenset({"text/html", XHTML_TYPE})
 CSS_TYPE = "text/css"
-PARSED_TYPES = HTML_TYPES | {CSS_TYPE}
-"""Documents the crawl reads links from (and verify reads them again from)."""
+SVG_TYPE = "image/svg+xml"
+PARSED_TYPES = HTML_TYPES | {CSS_TYPE, SVG_TYPE}
+"""Documents the crawl reads links from (verify reads them again, the mirror rewrites them)."""
 DATA_SCRIPT_TYPES = frozenset({"application/ld+json", "application/json", "text/template", "text/x-template"})
 """<script type=...> values that hold data, not code: no browser runs them."""
 _ANY_BYTES = bytes(range(256))
@@ -58,7 +59,7 @@ def mime_type(content_type: str | None) -> str:
 
 
 def is_parsed(status: int | None, mime: str | None) -> bool:
-    """True for a response the crawl takes links from: a 2xx HTML or CSS document.
+    """True for a response the crawl takes links from: a 2xx HTML, CSS or SVG document.
 
     >>> is_parsed(200, "text/css"), is_parsed(404, "text/html"), is_parsed(200, "image/png")
     (True, False, False)

@@ -1,5 +1,6 @@
 """An HTML document read as a stream of parser events, each element dropped once read: for
-pages too large to hold as a tree (about ten times their size). Pure: bytes in, elements out.
+pages too large to hold as a tree (about ten times their size); an XML document (SVG) alike.
+Pure: bytes in, elements out.
 
 >>> events = read_elements(b'<p><a href="/a">a</a><a href="/b">b</a>', ("start",))
 >>> [element.get("href") for _event, element in events if element.tag == "a"]
@@ -33,6 +34,33 @@ def read_elements(
     parser = lxml.etree.HTMLPullParser(
         events=events, encoding=encoding, remove_comments=False, huge_tree=huge_tree
     )
+    yield from _parsed(parser, source)
+
+
+def read_xml_elements(
+    source: bytes | BinaryIO, events: tuple[str, ...], encoding: str | None = None
+) -> Iterator[tuple[str, lxml.etree._Element]]:
+    """read_elements() of an XML document: what is not well-formed is read as well as it can be
+    (a browser shows an error instead, so nothing it loads is missed). A hostile document costs
+    no more than its size: no DTD is loaded, no entity expanded, the network never reached, and
+    libxml2's limits (nesting, the size of a text) hold.
+    """
+    parser = lxml.etree.XMLPullParser(
+        events=events,
+        encoding=encoding,
+        recover=True,
+        resolve_entities=False,
+        load_dtd=False,
+        no_network=True,
+        remove_comments=True,
+        remove_pis=True,
+    )
+    yield from _parsed(parser, source)
+
+
+def _parsed(
+    parser: lxml.etree.HTMLPullParser | lxml.etree.XMLPullParser, source: bytes | BinaryIO
+) -> Iterator[tuple[str, lxml.etree._Element]]:
     for chunk in _chunks(source):
         parser.feed(chunk)
         yield from _dropping(parser.read_events())

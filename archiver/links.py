@@ -1,11 +1,11 @@
-"""Link extraction from HTML and CSS: pure functions over decoded documents.
+"""Links of HTML: which attribute of which element holds one and whether it is a page requisite,
+where a page's references are, and the URL each names. Pure functions over parsed documents.
 
-The tables here (which attribute of which element holds a link, and whether
-it is a page requisite) are shared by the crawler, the mirror's rewriter and
-verify, so all three see the same links.
+The tables and rules here are shared by the crawler (findings.py), the mirror's
+rewriter and verify, so all three see the same links.
 
->>> page = extract_html(b'<a href="/b">b</a><img srcset="x.png 1x, y.png 2x">', "http://h/a")
->>> [(link.url, link.kind) for link in page.links]
+>>> root = parse_html(b'<a href="/b">b</a><img srcset="x.png 1x, y.png 2x">')
+>>> [(resolve_reference(value, "http://h/a"), kind) for *_, value, kind in iter_html_references(root)]
 [('http://h/b', 'link'), ('http://h/x.png', 'requisite'), ('http://h/y.png', 'requisite')]
 """
 
@@ -14,18 +14,15 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import lxml.etree
 import lxml.html
 
-from archiver.content import CSS_TYPE, HTML_TYPES, bounded_document, known_encoding
-from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, stylesheet_encoding
-from archiver.html_stream import read_elements
+from archiver.content import bounded_document
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
-from archiver.robots_directives import meta_nofollow, says_nofollow_meta
-from archiver.urls import reference_text, try_normalize, url_folder
+from archiver.svg import SVG_LINK_ATTRS
+from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
 
 LINK = "link"
 REQUISITE = "requisite"
@@ -55,11 +52,10 @@ HTML_LINK_ATTRS: dict[tuple[str, str], str] = {
     ("th", "background"): REQUISITE,
     ("link", "href"): LINK,  # refined by REQUISITE_RELS
     ("link", "imagesrcset"): REQUISITE,
-    ("use", "href"): REQUISITE,  # inline SVG
-    ("use", "xlink:href"): REQUISITE,
-    ("image", "href"): REQUISITE,
-    ("image", "xlink:href"): REQUISITE,
 }
+for _tag, _requisite in SVG_LINK_ATTRS.items():  # SVG inside a page: as in an SVG file
+    for _attribute in ("href", "xlink:href"):
+        HTML_LINK_ATTRS.setdefault((_tag, _attribute), REQUISITE if _requisite else LINK)
 SRCSET_ATTRS = frozenset({"srcset", "imagesrcset"})
 # <link rel=...> values whose target the page needs to render.
 REQUISITE_RELS = frozenset(
@@ -79,11 +75,11 @@ _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
 for _tag, _attribute in HTML_LINK_ATTRS:
     _ATTRS_BY_TAG[_tag] = (*_ATTRS_BY_TAG.get(_tag, ()), _attribute)
 _REFERENCE_TAGS = (*_ATTRS_BY_TAG, "meta", "style")
-_STARTS_READ = frozenset((*_ATTRS_BY_TAG, "meta", "base"))
-"""The elements whose attributes _streamed_findings() reads (style attributes aside)."""
 _STYLED = lxml.etree.XPath("descendant-or-self::*[@style]")
-STREAMED_BYTES = 256 * 1024
-"""HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
+MAX_SRCDOC_DEPTH = 10
+"""Documents in the srcdoc of an <iframe> are read nested this deep at most: Firefox renders no
+frame deeper (MAX_DEPTH_CONTENT_FRAMES), and each level is its page read again, so a page of
+srcdoc nested a thousand deep costs ten reads of it, not a thousand."""
 SKIPPED_SCHEMES = ("data:", "javascript:", "mailto:", "tel:", "about:", "blob:", "#")
 LINK_MEMO = 8_192
 """Links whose normalised URL is kept (the most recently used), per process. What pages
@@ -100,18 +96,6 @@ class Link(NamedTuple):
     """Absolute, normalised URL."""
     kind: str
     """LINK (navigation) or REQUISITE (needed to render the page)."""
-
-
-@dataclass(frozen=True)
-class Page:
-    """What parsing a document found."""
-
-    links: tuple[Link, ...] = ()
-    title: str | None = None
-    base_url: str | None = None
-    """The URL links resolve against (the <base href>, or the page's own)."""
-    nofollow: bool = False
-    """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
 
 
 def charset_from_content_type(content_type: str | None) -> str | None:
@@ -167,15 +151,15 @@ def iter_html_references(
     """
     # Only the elements that can hold links are visited (lxml filters in C), then
     # the elements with a style attribute: the cost per page stays near the parse's.
-    yield from _references_in(root.iter(*_REFERENCE_TAGS))
-    yield from _style_attribute_references(_STYLED(root))
+    yield from references_in(root.iter(*_REFERENCE_TAGS))
+    yield from style_attribute_references(_STYLED(root))
 
 
 Reference = tuple[lxml.etree._Element, str | None, int, int, str, str]
 """(element, attribute, start, end, value, kind): see iter_html_references()."""
 
 
-def _references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
+def references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
     """The links in the attributes of ``elements`` (their style attributes aside) and in the
     text of those that are <style>, in their order."""
     for element in elements:
@@ -203,7 +187,7 @@ def _references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Referenc
                 yield element, None, start, end, url, REQUISITE
 
 
-def _style_attribute_references(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
+def style_attribute_references(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
     """The url()s in the style attributes of ``elements``."""
     for element in elements:
         style = element.get("style")
@@ -212,19 +196,19 @@ def _style_attribute_references(elements: Iterable[lxml.etree._Element]) -> Iter
                 yield element, "style", start, end, url, REQUISITE
 
 
-def base_href(root: lxml.html.HtmlElement, page_url: str) -> str:
+def base_href(root: lxml.html.HtmlElement, page_url: str, encoding: str | None = None) -> str:
     """The URL relative links resolve against: the first <base href>, or the page's URL."""
     for base in root.iter("base"):
         href = base.get("href")
         if href and is_fetchable_reference(href):
-            return document_base(href, page_url)
+            return document_base(href, page_url, encoding)
     return page_url
 
 
-def document_base(href: str, page_url: str) -> str:
-    """The base URL a <base href> gives a page at ``page_url`` (its own URL if the href is no
-    http(s) URL): the crawl's parser and the mirror's rewriter both ask here."""
-    return try_normalize(href, page_url) or page_url
+def document_base(href: str, page_url: str, encoding: str | None = None) -> str:
+    """The base URL a <base href> gives a page at ``page_url`` read in ``encoding`` (its own URL
+    if the href is no http(s) URL): the crawl's parser and the mirror's rewriter both ask here."""
+    return try_normalize(query_encoded(reference_text(href), encoding), page_url) or page_url
 
 
 def page_title(root: lxml.html.HtmlElement) -> str | None:
@@ -232,10 +216,10 @@ def page_title(root: lxml.html.HtmlElement) -> str | None:
     title = root.find("head/title")
     if title is None:
         title = next(root.iter("title"), None)
-    return None if title is None else _title_text(title)
+    return None if title is None else title_text(title)
 
 
-def _title_text(title: lxml.etree._Element) -> str | None:
+def title_text(title: lxml.etree._Element) -> str | None:
     """A <title>'s text, whitespace collapsed, at most 500 characters."""
     return " ".join("".join(title.itertext()).split())[:500] or None
 
@@ -261,18 +245,26 @@ def _normalized(context: str, value: str) -> str | None:
 
 
 def resolve_reference(
-    value: str, base: str, contexts: tuple[str, str] | None = None, remember: bool = True
+    value: str,
+    base: str,
+    contexts: tuple[str, str] | None = None,
+    remember: bool = True,
+    encoding: str | None = None,
 ) -> str | None:
     """The normalised URL that ``value``, a reference in a document at ``base``, names; None
     if it names nothing to fetch. ``contexts``: base_contexts(base), if the caller has it.
     ``remember``: keep the result in this process's memo (LINK_MEMO entries, about 3 MB).
+    ``encoding``: the document's, which its query is written in (urls.query_encoded(); None
+    for UTF-8, and for any URL of CSS, which is always UTF-8).
 
     The crawl follows what this gives, and the mirror's rewrite points each link at it.
 
     >>> resolve_reference(" ../b#f", "http://h/a/c.html"), resolve_reference("#top", "http://h/")
     ('http://h/b', None)
+    >>> resolve_reference("b?caf\xe9", "http://h/", encoding="windows-1252")
+    'http://h/b?caf%E9'
     """
-    value = reference_text(value)
+    value = query_encoded(reference_text(value), encoding)
     if not value or value.lower().startswith(SKIPPED_SCHEMES):
         return None
     first = value[0]
@@ -283,151 +275,13 @@ def resolve_reference(
     return _normalized(context, value) if remember else try_normalize(value, context)
 
 
-def _collect(found: dict[str, str], url: str | None, kind: str) -> None:
-    # A URL that is both a link and a requisite is needed by the page: requisite wins.
-    if url is not None and found.get(url) != REQUISITE:
-        found[url] = kind
+def srcdocs(iframes: Iterable[lxml.etree._Element]) -> list[str]:
+    """The documents ``iframes`` hold in their srcdoc attributes (their text, unescaped)."""
+    return [text for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
 
 
-Findings = tuple[str | None, str, dict[str, str], bool]
-"""(title, base URL, {normalised URL: kind}, nofollow) of a document: a Page as plain
-values, which cross a process boundary several times cheaper."""
-
-
-def _page(findings: Findings) -> Page:
-    title, base_url, found, nofollow = findings
-    return Page(
-        links=tuple(map(Link._make, found.items())), title=title, base_url=base_url, nofollow=nofollow
-    )
-
-
-def _html_findings(body: bytes, url: str, encoding: str | None) -> Findings:
-    return root_findings(parse_html(body, encoding), url)
-
-
-def root_findings(root: lxml.html.HtmlElement | None, url: str) -> Findings:
-    """Title, base URL, {url: kind} links and robots nofollow of an HTML page parsed by parse_html()."""
-    if root is None:
-        return None, url, {}, False
-    base = base_href(root, url)
-    contexts = base_contexts(base)
-    found: dict[str, str] = {}
-    for _element, _attribute, _start, _end, value, kind in iter_html_references(root):
-        _collect(found, resolve_reference(value, base, contexts), kind)
-    # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
-    # regex scan of the bytes for "robots", to skip it, cost 170 us).
-    return page_title(root), base, found, meta_nofollow(root)
-
-
-def _streamed_findings(body: bytes, url: str, encoding: str | None) -> Findings:
-    """root_findings(parse_html(body, encoding), url), the page parsed as a stream: each element
-    is dropped once read, so a page of megabytes costs the memory of a chunk, not of its
-    tree (about ten times its size). The same parser, so the same elements, in the same order.
-    """
-    references: list[tuple[str, str]] = []
-    styled: list[tuple[str, str]] = []
-    base: str | None = None
-    title: str | None = None
-    head_title: str | None = None
-    nofollow = False
-    try:
-        for event, element in read_elements(body, ("start", "end"), encoding):
-            tag = element.tag  # lowercased by the HTML parser
-            if event == "start":  # its attributes are all there
-                if tag in _STARTS_READ:
-                    # Not a <style>: its text is not all there yet.
-                    references.extend((ref[4], ref[5]) for ref in _references_in((element,)))
-                    if tag == "base" and base is None:
-                        href = element.get("href") or ""
-                        base = document_base(href, url) if is_fetchable_reference(href) else None
-                    elif tag == "meta" and not nofollow:
-                        nofollow = says_nofollow_meta(element)
-                if element.get("style") is not None:
-                    styled.extend((ref[4], ref[5]) for ref in _style_attribute_references((element,)))
-            elif tag == "style" and element.text:  # and now its text
-                references.extend((value, REQUISITE) for _s, _e, value in iter_css_urls(element.text))
-            elif tag == "title":
-                text = _title_text(element)
-                title = title if title is not None else text
-                if head_title is None and _in_head(element):
-                    head_title = text
-    except (lxml.etree.LxmlError, LookupError, ValueError):
-        if encoding is None:
-            return None, url, {}, False
-        return _streamed_findings(body, url, None)
-    base = base or url
-    contexts = base_contexts(base)
-    found: dict[str, str] = {}
-    for value, kind in references + styled:
-        _collect(found, resolve_reference(value, base, contexts), kind)
-    return head_title if head_title is not None else title, base, found, nofollow
-
-
-def _in_head(element: lxml.etree._Element) -> bool:
-    """Whether ``element`` is a child of the <head> child of the root: page_title() looks there first."""
-    head = element.getparent()
-    return (
-        head is not None
-        and head.tag == "head"
-        and (root := head.getparent()) is not None
-        and root.getparent() is None
-    )
-
-
-def _css_findings(text: str, url: str) -> Findings:
-    found: dict[str, str] = {}
-    contexts = base_contexts(url)
-    for _start, _end, value in iter_css_urls(text):
-        _collect(found, resolve_reference(value, url, contexts), REQUISITE)
-    return None, url, found, False
-
-
-def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
-    """Links and title of an HTML document at ``url``."""
-    return _page(_html_findings(body, url, encoding))
-
-
-def extract_css(text: str, url: str) -> Page:
-    """Links (all requisites) of a CSS stylesheet at ``url``."""
-    return _page(_css_findings(text, url))
-
-
-def decode_text(body: bytes, content_type: str | None) -> str:
-    """Text of a stylesheet, in the encoding encodings.stylesheet_encoding() gives, never failing."""
-    encoding = stylesheet_encoding(body, charset_from_content_type(content_type))
-    return body.decode(encoding, errors="replace")
-
-
-def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
-    """An HTML page parsed as the crawl reads it for links: up to MAX_MARKUP tags, in its charset."""
-    return parse_html(*_as_read(body, content_type_header))
-
-
-def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None]:
-    """An HTML page's bytes up to MAX_MARKUP tags, and the encoding to read it in: as
-    encodings.page_encoding() says (the mirror's rewrite reads it so), named for lxml. A page
-    that names its charset (header, byte-order mark, <meta>) is left to lxml, which reads
-    those alike; one that names none would be read as Latin-1 even when it is UTF-8."""
-    body, _cut = bounded_document(body, "text/html")
-    charset = charset_from_content_type(content_type_header)
-    if known_encoding(charset) is None and sniff_bom(body) is None and declared_charset(body) is None:
-        return body, guessed_encoding(body)
-    return body, charset
-
-
-def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
-    """extract(), as plain values."""
-    if mime_type in HTML_TYPES:
-        body, encoding = _as_read(body, content_type_header)
-        if len(body) > STREAMED_BYTES:
-            return _streamed_findings(body, url, encoding)
-        return root_findings(parse_html(body, encoding), url)
-    if mime_type == CSS_TYPE:
-        body, _cut = bounded_document(body, mime_type)
-        return _css_findings(decode_text(body, content_type_header), url)
-    return None, url, {}, False
-
-
-def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:
-    """Dispatch on the MIME type: HTML and CSS are parsed, anything else has no links."""
-    return _page(findings(body, url, mime_type, content_type_header))
+def srcdoc_body(text: str) -> bytes:
+    """A srcdoc document as the bytes it is read from: UTF-8 (its encoding, whatever its page's),
+    cut at MAX_MARKUP tags as a page is (its tags are no tags of its page: the page's cut did not
+    count them)."""
+    return bounded_document(text.encode("utf-8", "surrogatepass"), "text/html")[0]

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 import ada_url
 from publicsuffixlist import PublicSuffixList
 
+from archiver.encodings import query_encodings
 from archiver.errors import BadURL
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -37,6 +38,14 @@ _HEX_LABEL = re.compile(r"0x[0-9a-f]*")
 # A relative reference that resolves by concatenation: a path (and query) of characters
 # the parser leaves alone, no ":" (a scheme), no "%", "\\", whitespace or dot segment.
 _SIMPLE_REFERENCE = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=@/]+(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?")
+
+
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+_QUERY_BYTES = [
+    f"%{byte:02X}" if byte <= 0x20 or byte > 0x7E or chr(byte) in "\"#<>'" else chr(byte)
+    for byte in range(256)
+]
+"""How each byte of an encoded query is written: the special-query percent-encode set of the URL standard."""
 
 
 def _is_canonical(url: str) -> bool:
@@ -94,6 +103,46 @@ def reference_text(value: str) -> str:
     if "\t" in value or "\n" in value or "\r" in value:
         value = value.replace("\t", "").replace("\n", "").replace("\r", "")
     return value
+
+
+def query_encoded(reference: str, encoding: str | None) -> str:
+    """``reference``, a link of a document read in ``encoding``, with the characters past ASCII
+    of its query percent-encoded as a browser encodes them there (the WHATWG URL standard's
+    encoding override): their bytes in that encoding (encodings.query_encodings()), a character
+    it cannot write as ``%26%23`` its number ``%3B`` (``&#233;``). Its path and fragment are left
+    to the URL parser, which writes them in UTF-8, as it writes any query of a UTF-8 document.
+
+    >>> query_encoded("/café?q=café#é", "windows-1252"), query_encoded("?q=café", "cp1251")
+    ('/café?q=caf%E9#é', '?q=caf%26%23233%3B')
+    """
+    if encoding is None or reference.isascii():
+        return reference
+    head, hash_sign, fragment = reference.partition("#")
+    path, question_mark, query = head.partition("?")
+    if not question_mark or query.isascii():
+        return reference
+    codecs = query_encodings(encoding)
+    if not codecs:
+        return reference
+    query = _NOT_ASCII.sub(lambda run: _percent_encoded(run.group(), codecs), query)
+    return f"{path}?{query}{hash_sign}{fragment}"
+
+
+def _percent_encoded(text: str, codecs: tuple[str, ...]) -> str:
+    """``text`` (past ASCII) encoded in the first of ``codecs`` that can write each character."""
+    try:
+        return "".join(_QUERY_BYTES[byte] for byte in text.encode(codecs[0]))
+    except UnicodeEncodeError:
+        return "".join(_percent_encoded_character(character, codecs) for character in text)
+
+
+def _percent_encoded_character(character: str, codecs: tuple[str, ...]) -> str:
+    for codec in codecs:
+        try:
+            return "".join(_QUERY_BYTES[byte] for byte in character.encode(codec))
+        except UnicodeEncodeError:
+            continue
+    return f"%26%23{ord(character)}%3B"
 
 
 def _simple_join(base: str, reference: str) -> str | None:

@@ -1,23 +1,25 @@
 """Link extraction from every place a page or stylesheet can hold one."""
 
+import functools
+import html
 import subprocess
 import sys
 
 import pytest
 from conftest import in_linear_time
 
-from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
-from archiver.links import (
-    LINK,
-    REQUISITE,
+from archiver.findings import (
     STREAMED_BYTES,
     extract,
     extract_css,
     extract_html,
     findings,
     parse_page,
+    read_page,
     root_findings,
 )
+from archiver.link_values import iter_css_urls, parse_meta_refresh, parse_srcset
+from archiver.links import LINK, MAX_SRCDOC_DEPTH, REQUISITE
 
 BASE = "http://h/dir/page.html"
 
@@ -282,6 +284,7 @@ STREAMED_PAGES = [
     "<!-- <a href='commented.html'> --><script>var s = '<a href=\"in-script\">';</script><a href=after>",
     "<p><a href=x>unclosed <b>tags<table><td background=tile.gif><tr><a href=in-table>",
     '<meta charset="iso-8859-1"><a href="caf\xe9.html">caf\xe9</a><title>d\xe9j\xe0</title>',
+    '<base href="/b/"><iframe srcdoc="&lt;img src=s.png&gt;&lt;iframe srcdoc=\'&lt;a href=d.html&gt;\'&gt;">',
 ]
 
 
@@ -332,7 +335,7 @@ def test_a_page_of_megabytes_is_parsed_for_links_without_its_tree(tmp_path):
     page.write_text(f"<title>Big</title><div>{rows}</div>")
     code = (
         "import sys\n"
-        "from archiver.links import findings\n"
+        "from archiver.findings import findings\n"
         "def peak(): return int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
         "body = open(sys.argv[1], 'rb').read()\n"
         "before = peak()\n"
@@ -352,3 +355,274 @@ def test_an_image_set_in_a_style_attribute_is_a_requisite():
         ("http://h/st/b.png", REQUISITE),
         ("http://h/st/b2.png", REQUISITE),
     ]
+
+
+@pytest.mark.parametrize(
+    ("css", "url"),
+    [
+        (r"a{b:url(a\20 b.png)}", "a b.png"),
+        (r"a{b:url(a\ b.png)}", "a b.png"),
+        (r"a{b:url(a\000020b.png)}", "a b.png"),  # six hex digits end the escape without a space
+        ("a{b:url(a\\20\r\nb.png)}", "a b.png"),  # CR LF after hex digits is one white space
+        (r'a{b:url("caf\e9.png")}', "café.png"),
+        (r"a{b:url('caf\E9 .png')}", "café.png"),
+        (r'a{b:url("a\"b.png")}', 'a"b.png'),
+        (r"a{b:url('it\'s.png')}", "it's.png"),
+        (r"a{b:url(x\(1\).png)}", "x(1).png"),
+        (r"a{b:url(back\\slash.png)}", "back\\slash.png"),
+        ('a{b:url("long\\\nline.png")}', "longline.png"),  # an escaped newline continues a string
+        (r"a{b:url(\0 \D800 \110000 .png)}", "\ufffd\ufffd\ufffd.png"),  # no such code points
+        (r'@import "st\79 le.css";', "style.css"),
+        (r'a{b:image-set("a\20 b.png" 1x, "\"q\".png" 2x)}', "a b.png"),
+    ],
+)
+def test_css_escapes_are_read_as_css_reads_them(css, url):
+    # CSS Syntax 3, "consume an escaped code point": the URL a browser fetches.
+    assert [found for _start, _end, found in iter_css_urls(css)][0] == url
+
+
+def test_a_stylesheet_names_the_urls_its_escapes_spell():
+    css = r'a{b:url(a\20 b.png)} c{d:url("caf\e9.png")} e{f:url(x\(1\).png)} @import "q\"uote.css";'
+    assert [link.url for link in extract_css(css, "http://h/css/s.css").links] == [
+        "http://h/css/a%20b.png",
+        "http://h/css/caf%C3%A9.png",
+        "http://h/css/x(1).png",
+        "http://h/css/q%22uote.css",
+    ]
+
+
+@pytest.mark.parametrize(
+    "css",
+    [
+        'url("' + '\\"' * 500_000,
+        'url("\\"' * 200_000,
+        "url('\\'url('" * 100_000,
+        "url(" + "\\41" * 300_000,
+        "url(" + "\\" * 1_000_000,
+        '@import "' + "\\\n" * 500_000,
+        'image-set("' + '\\"' * 500_000,
+    ],
+    ids=["quotes", 'url("\\"', "url('\\'url('", "hex escapes", "backslashes", "continuations", "image-set"],
+)
+def test_stylesheets_of_escapes_are_read_in_linear_time(css):
+    with in_linear_time():
+        list(iter_css_urls(css))
+        found = [url for _start, _end, url in iter_css_urls(css + "\n;}url(/end.png)")]
+        assert found[-1:] in ([], ["/end.png"])
+
+
+def test_a_megabyte_of_hex_escapes_is_one_url():
+    with in_linear_time():
+        found = [url for _start, _end, url in iter_css_urls("url(" + "\\41 " * 250_000 + ")")]
+        assert found == ["A" * 250_000]
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b'<a href="/s?q=caf\xe9">', "text/html; charset=windows-1252"),
+        (b'<meta charset="windows-1252"><a href="/s?q=caf\xe9">', "text/html"),
+        (b'<a href="/s?q=caf&eacute;">', "text/html; charset=iso-8859-1"),
+        (b'<p>caf\xe9</p><a href="/s?q=caf\xe9">', "text/html"),  # undeclared, not UTF-8: windows-1252
+    ],
+)
+def test_a_query_is_encoded_in_the_pages_encoding(body, content_type):
+    # As browsers do (the URL standard's encoding override); the path is UTF-8 whatever the page.
+    (link,) = extract(body, BASE, "text/html", content_type).links
+    assert link.url == "http://h/s?q=caf%E9"
+
+
+def test_every_link_of_a_page_but_its_css_encodes_its_query_in_the_pages_encoding():
+    body = (
+        '<meta charset="shift_jis"><a href="/\u65e5?q=\u65e5">a</a><img srcset="/i.png?\u65e5 2x">'
+        '<meta http-equiv="refresh" content="5; url=/r?\u65e5"><table background="/t?\u00e9">'
+        "<style>a{background:url(/s?\u65e5)}</style><p style=\"background:url('/p?\u65e5')\">"
+        '<a href="?\u00e9">'
+    ).encode("shift_jis", errors="xmlcharrefreplace")
+    found = [link.url for link in extract(body, BASE, "text/html", "text/html").links]
+    assert found == [
+        "http://h/%E6%97%A5?q=%93%FA",
+        "http://h/i.png?%93%FA",
+        "http://h/r?%93%FA",
+        "http://h/t?%26%23233%3B",
+        "http://h/s?%E6%97%A5",  # CSS URLs are always UTF-8
+        "http://h/dir/page.html?%26%23233%3B",
+        "http://h/p?%E6%97%A5",
+    ]
+
+
+def test_a_large_page_parsed_as_a_stream_encodes_queries_as_its_tree_does():
+    body = _past_streaming('<a href="/s?q=caf\xe9"><p style="background:url(/b?\xe9)">', "windows-1252")
+    content_type = "text/html; charset=windows-1252"
+    streamed = findings(body, BASE, "text/html", content_type)
+    assert streamed[2] == {"http://h/s?q=caf%E9": LINK, "http://h/b?%C3%A9": REQUISITE}
+    root, encoding = read_page(body, content_type)
+    assert streamed == root_findings(root, BASE, encoding)
+
+
+def srcdoc(document: str) -> str:
+    """An iframe holding ``document`` in its srcdoc attribute, escaped as a page writes it."""
+    return f'<iframe srcdoc="{html.escape(document)}"></iframe>'
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        (
+            srcdoc('<img src="i.png"><a href="b.html">b</a><link rel="stylesheet" href="/s.css">'),
+            {"http://h/dir/i.png": REQUISITE, "http://h/dir/b.html": LINK, "http://h/s.css": REQUISITE},
+        ),
+        (
+            srcdoc('<style>p{background:url(bg.png)}</style><p style="background:url(/p.png)">'),
+            {"http://h/dir/bg.png": REQUISITE, "http://h/p.png": REQUISITE},
+        ),
+        # Against the page's base URL, as browsers resolve a srcdoc document's links...
+        ('<base href="http://other/r/">' + srcdoc('<img src="i.png">'), {"http://other/r/i.png": REQUISITE}),
+        # ...unless it has a <base> of its own, itself resolved against the page's.
+        (srcdoc('<base href="sub/"><img src="i.png">'), {"http://h/dir/sub/i.png": REQUISITE}),
+        (srcdoc('<img src="q.png?a=1&amp;b=2">'), {"http://h/dir/q.png?a=1&b=2": REQUISITE}),
+        (srcdoc(srcdoc('<img src="deep.png">')), {"http://h/dir/deep.png": REQUISITE}),
+        (srcdoc('<a href="#top">t</a><img src="data:image/png;base64,AA">'), {}),
+        (
+            '<iframe src="f.html" srcdoc="<img src=s.png>">',
+            {"http://h/dir/f.html": REQUISITE, "http://h/dir/s.png": REQUISITE},
+        ),
+    ],
+)
+def test_the_document_of_an_iframe_srcdoc_is_read_for_links(page, expected):
+    assert links_of(page) == expected
+
+
+def test_a_srcdoc_document_writes_its_queries_in_utf8_whatever_its_page():
+    body = '<a href="/s?q=café">p</a><iframe srcdoc="<a href=\'/s?q=café\'>s</a>">'.encode("cp1252")
+    found = [link.url for link in extract(body, BASE, "text/html", "text/html; charset=windows-1252").links]
+    assert found == ["http://h/s?q=caf%E9", "http://h/s?q=caf%C3%A9"]
+
+
+def test_srcdoc_documents_are_read_as_deep_as_browsers_nest_frames():
+    page = ""
+    for depth in range(MAX_SRCDOC_DEPTH + 1, -1, -1):
+        page = f'<img src="{depth}.png">' + (srcdoc(page) if page else "")
+    expected = {f"http://h/dir/{depth}.png": REQUISITE for depth in range(MAX_SRCDOC_DEPTH + 1)}
+    assert links_of(page) == expected
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        functools.reduce(lambda inner, _n: srcdoc(inner + '<img src="x.png">'), range(200), ""),
+        '<iframe srcdoc="' + "&lt;a href=x&gt;" * 200_000 + '">',
+        srcdoc("<iframe srcdoc=" + "&lt;iframe/srcdoc=" * 100_000 + ">") * 3,
+        srcdoc('<img src="x.png">') * 50_000,
+    ],
+    ids=["nested 200 deep", "a srcdoc of 200,000 tags", "unquoted nesting", "50,000 srcdocs"],
+)
+def test_hostile_srcdoc_documents_are_read_in_linear_time(page):
+    with in_linear_time():
+        body = page.encode()
+        assert findings(body, BASE, "text/html", "text/html") == root_findings(parse_page(body), BASE)
+
+
+SVG_DOCUMENT = b"""<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">
+  <style>rect{fill:url(pattern.svg#p)} @import "s.css";</style>
+  <style><![CDATA[ circle{background:url(cdata.png)} a > b {} ]]></style>
+  <image href="pic.png"/><image xlink:href="/old.png"/>
+  <use href="sprite.svg#icon"/><use xlink:href="#local"/>
+  <a href="page.html"><text>go</text></a><a xlink:href="other.html">o</a>
+  <filter id="f"><feImage href="fe.png"/></filter>
+  <rect style="fill:url('bg.png')"/>
+  <script href="s.js"/>
+  <!-- <image href="commented.png"/> -->
+</svg>"""
+SVG_LINKS = {
+    "http://h/img/pattern.svg": REQUISITE,
+    "http://h/img/s.css": REQUISITE,
+    "http://h/img/cdata.png": REQUISITE,
+    "http://h/img/pic.png": REQUISITE,
+    "http://h/old.png": REQUISITE,
+    "http://h/img/sprite.svg": REQUISITE,
+    "http://h/img/page.html": LINK,
+    "http://h/img/other.html": LINK,
+    "http://h/img/fe.png": REQUISITE,
+    "http://h/img/bg.png": REQUISITE,
+    "http://h/img/s.js": REQUISITE,
+}
+
+
+def svg_links(body: bytes, content_type: str = "image/svg+xml") -> dict[str, str]:
+    return {
+        link.url: link.kind
+        for link in extract(body, "http://h/img/a.svg", "image/svg+xml", content_type).links
+    }
+
+
+def test_an_svg_document_is_read_for_links_as_an_html_page_is():
+    # The image needs what it draws and styles with (requisites); its <a> leads elsewhere (a link).
+    assert svg_links(SVG_DOCUMENT) == SVG_LINKS
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (  # the SVG namespace under a prefix, xlink under another
+            b'<s:svg xmlns:s="http://www.w3.org/2000/svg" xmlns:x="http://www.w3.org/1999/xlink">'
+            b'<s:image x:href="p.png"/></s:svg>',
+            {"http://h/img/p.png": REQUISITE},
+        ),
+        (  # Adobe Illustrator names its namespaces by entities of its own DTD
+            b'<!DOCTYPE svg [<!ENTITY ns_svg "http://www.w3.org/2000/svg">]>'
+            b'<svg xmlns="&ns_svg;"><image href="p.png"/></svg>',
+            {"http://h/img/p.png": REQUISITE},
+        ),
+        (
+            b'<svg xmlns="http://www.w3.org/2000/svg"><image href="p.png"/><broken',
+            {"http://h/img/p.png": REQUISITE},
+        ),
+        (b"not xml at all", {}),
+        (b"", {}),
+    ],
+)
+def test_an_svg_document_is_read_however_it_is_written(body, expected):
+    assert svg_links(body) == expected
+
+
+def test_an_svg_document_writes_its_queries_in_its_encoding_but_in_css():
+    body = (
+        b'<?xml version="1.0" encoding="windows-1252"?><svg xmlns="http://www.w3.org/2000/svg">'
+        b'<a href="/s?q=caf\xe9"/><rect style="fill:url(/b.png?\xe9)"/></svg>'
+    )
+    assert svg_links(body) == {"http://h/s?q=caf%E9": LINK, "http://h/b.png?%C3%A9": REQUISITE}
+    assert svg_links(body.replace(b"windows-1252", b"utf-8"), "image/svg+xml; charset=windows-1252") == {
+        "http://h/s?q=caf%E9": LINK,
+        "http://h/b.png?%C3%A9": REQUISITE,
+    }
+
+
+def test_svg_inside_an_html_page_is_read_with_the_same_rules():
+    page = '<svg><filter><feImage href="fe.png"/></filter><a xlink:href="x.html">x</a>'
+    page += '<script href="s.js"/></svg>'
+    assert links_of(page) == {
+        "http://h/dir/fe.png": REQUISITE,
+        "http://h/dir/x.html": LINK,
+        "http://h/dir/s.js": REQUISITE,
+    }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY a "aaaaaaaaaa">'
+        + b"".join(b'<!ENTITY %c "%s">' % (98 + n, (b"&%c;" % (97 + n)) * 10) for n in range(9))
+        + b']><svg xmlns="http://www.w3.org/2000/svg"><text>&j;</text><image href="p.png"/></svg>',
+        b'<svg xmlns="http://www.w3.org/2000/svg">' + b"<g>" * 200_000 + b'<image href="p.png"/>',
+        b'<svg xmlns="http://www.w3.org/2000/svg"><image href="' + b"x" * 10_000_000 + b'"/></svg>',
+        b'<svg xmlns="http://www.w3.org/2000/svg">' + b'<image href="p.png"/>' * 200_000 + b"</svg>",
+        b'<svg xmlns="http://www.w3.org/2000/svg"><style>' + b"url(" * 1_000_000 + b"</style></svg>",
+    ],
+    ids=["a billion laughs", "nested 200,000 deep", "an href of 10 MB", "200,000 images", "a hostile style"],
+)
+def test_hostile_svg_documents_are_read_in_linear_time(body):
+    with in_linear_time():
+        found = svg_links(body)
+    assert len(found) <= 1

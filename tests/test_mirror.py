@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import html
 import os
 import re
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin
 
+import lxml.etree
 import lxml.html
 import pytest
 from conftest import manifest_rows
@@ -21,6 +23,7 @@ from archiver.links import iter_html_references
 from archiver.mirror.build import build_mirror
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
+from archiver.svg import iter_svg_references
 from archiver.verify.mirror_links import check_mirror
 from archiver.verify.report import Report
 from archiver.verify.verifier import verify_snapshot
@@ -477,5 +480,148 @@ async def test_documents_that_name_no_charset_are_read_alike_by_the_crawl_and_th
     host = root / "mirror" / site.host.replace(":", "+")
     for name in ("index.html", "latin.html", "l.css"):
         assert site.url("/").encode() not in (host / name).read_bytes(), name  # every link local
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_css_escapes_name_what_the_crawl_fetches_and_the_mirror_links(
+    site: Any, run_crawl: Any
+) -> None:
+    # CSS reads "a\20 b.png" as "a b.png" and "caf\e9" as "café": the crawl fetched "a\20" (no such
+    # URL: the space ended it) and "caf/e9.png" (a backslash is a slash to the URL parser).
+    css = (
+        r'a{background:url(a\20 b.png)} b{background:url("caf\e9.png")} i{background:url(x\(1\).png)}'
+        r' p{background:url(skip\(2\).png)} @import "q\"uote.css";'
+    )
+    site.page("/", head='<link rel="stylesheet" href="s.css">')
+    site.file("/s.css", css, "text/css")
+    for n, name in enumerate(("/a b.png", "/café.png", "/x(1).png", "/skip(2).png")):
+        site.file(name, PNG + bytes([n]), "image/png")
+    site.file('/q"uote.css', "i{color:red}", "text/css")
+    await site.start()
+    root = (await run_crawl(site.url("/"), exclude=("skip",))).snapshot.root
+    rows = manifest_rows(root)
+    archived = ("/a%20b.png", "/caf%C3%A9.png", "/x(1).png", "/q%22uote.css")
+    for path in archived:
+        assert rows[site.url(path)].status == 200, path
+    assert rows[site.url("/skip(2).png")].outcome == "skipped"
+    assert {url for url, row in rows.items() if row.status == 404} == set()
+    stylesheet = root / "mirror" / site.host.replace(":", "+") / "s.css"
+    links = [url for _start, _end, url in iter_css_urls(stylesheet.read_text())]
+    # Every archived URL is a local file; the skipped one is absolute, escaped so CSS reads it whole.
+    assert links[3] == site.url("/skip(2).png")
+    for link, path in zip(links[:3] + links[4:], archived, strict=True):
+        assert target_of(stylesheet, link) == root / "mirror" / str(rows[site.url(path)].local_path), link
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_a_query_is_requested_in_its_pages_encoding_as_a_browser_requests_it(
+    site: Any, run_crawl: Any
+) -> None:
+    # A browser writes a link's query in its page's encoding (the path in UTF-8): the crawl asked
+    # for ?q=caf%C3%A9, which a site that reads windows-1252 queries takes for "cafÃ©".
+    site.file("/", b'<a href="latin.html">l</a><a href="sjis.html">s</a><a href="cyr.html">c</a>')
+    latin = b'<a href="/s?q=caf\xe9">x</a><img src="/i.png?v=\xe9"><p style="background:url(/b.png?\xe9)">'
+    site.file("/latin.html", latin, "text/html; charset=windows-1252")
+    site.file("/sjis.html", '<meta charset="shift_jis"><a href="/s?q=日語">x</a>'.encode("shift_jis"))
+    site.file("/cyr.html", b'<meta charset="windows-1251"><a href="/s?q=caf&eacute;">x</a>')
+    site.file("/s", "<p>search</p>")
+    site.file("/i.png", PNG, "image/png")
+    site.file("/b.png", PNG + b"b", "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    requested = {
+        "/s?q=caf%E9",
+        "/i.png?v=%E9",
+        "/b.png?%C3%A9",  # CSS is always UTF-8
+        "/s?q=%93%FA%8C%EA",
+        "/s?q=caf%26%23233%3B",  # é is no character of windows-1251: &#233;
+    }
+    assert requested <= set(site.hits)
+    assert "/s?q=caf%C3%A9" not in site.hits
+    rows = manifest_rows(root)
+    for path in requested:
+        assert rows[site.url(path)].outcome == "fetched", path
+    host = root / "mirror" / site.host.replace(":", "+")
+    for name in ("latin.html", "sjis.html", "cyr.html"):
+        assert site.url("/").encode() not in (host / name).read_bytes(), name  # every link local
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_an_iframe_srcdoc_is_crawled_and_made_local_in_the_mirror(site: Any, run_crawl: Any) -> None:
+    # Its document's links resolve against its page's base URL: the crawl never read them, and
+    # the mirror left them relative to a page whose <base> it drops, or live.
+    inner = '<img src="deep.png">'
+    document = (
+        '<link rel="stylesheet" href="s.css"><img src="i.png" srcset="i2.png 2x"><a href="next.html">n</a>'
+        f'<p style="background:url(bg.png)">p</p><iframe srcdoc="{html.escape(inner)}"></iframe>'
+    )
+    site.file("/", f'<base href="/dir/"><iframe srcdoc="{html.escape(document)}"></iframe>')
+    site.file("/dir/s.css", "body{background:url(css.png)}", "text/css")
+    for n, name in enumerate(("i.png", "i2.png", "bg.png", "deep.png", "css.png")):
+        site.file(f"/dir/{name}", PNG + bytes([n]), "image/png")
+    site.page("/dir/next.html")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    for name in ("s.css", "i.png", "i2.png", "bg.png", "deep.png", "css.png", "next.html"):
+        row = rows[site.url(f"/dir/{name}")]
+        assert (row.status, row.found_by) == (200, "link" if name == "next.html" else "requisite"), name
+    page = root / "mirror" / site.host.replace(":", "+") / "index.html"
+    outer = lxml.html.document_fromstring(page.read_bytes())
+    srcdoc = lxml.html.document_fromstring(outer.find(".//iframe").get("srcdoc"))
+    links = [value for *_rest, value, _kind in iter_html_references(srcdoc)]
+    assert links == ["dir/s.css", "dir/i.png", "dir/i2.png", "dir/next.html", "dir/bg.png"]
+    deeper = lxml.html.document_fromstring(srcdoc.find(".//iframe").get("srcdoc"))
+    assert [value for *_rest, value, _kind in iter_html_references(deeper)] == ["dir/deep.png"]
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    assert report.stats["mirror links"] >= 6
+
+
+async def test_svg_documents_are_crawled_and_made_local_in_the_mirror(site: Any, run_crawl: Any) -> None:
+    # An SVG image's <image>, <use>, <feImage>, styles and <a> were neither fetched nor rewritten:
+    # opened from the mirror, it drew what it could reach on the web.
+    site.page("/", body='<img src="img/a.svg"><object data="img/o.svg"></object>')
+    site.file(
+        "/img/a.svg",
+        """<?xml version="1.0"?>
+        <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">
+        <style><![CDATA[ rect { fill: url(pattern.svg#p) } ]]></style>
+        <image href="pic.png"/><use xlink:href="sprite.svg#icon"/>
+        <filter id="f"><feImage href="/fe.png"/></filter><circle style="fill:url('bg.png')"/>
+        <a href="/page.html"><text>more</text></a></svg>""",
+        "image/svg+xml",
+    )
+    site.file(
+        "/img/o.svg", '<svg xmlns="http://www.w3.org/2000/svg"><image href="o.png"/></svg>', "image/svg+xml"
+    )
+    site.file(
+        "/img/sprite.svg",
+        '<svg xmlns="http://www.w3.org/2000/svg"><image href="deep.png"/></svg>',
+        "image/svg+xml",
+    )
+    site.file("/img/pattern.svg", '<svg xmlns="http://www.w3.org/2000/svg"/>', "image/svg+xml")
+    for n, path in enumerate(("/img/pic.png", "/fe.png", "/img/bg.png", "/img/o.png", "/img/deep.png")):
+        site.file(path, PNG + bytes([n]), "image/png")
+    site.page("/page.html")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    fetched = ("/img/pattern.svg", "/img/pic.png", "/img/sprite.svg", "/fe.png", "/img/bg.png", "/page.html")
+    for path in (*fetched, "/img/o.png", "/img/deep.png"):
+        assert rows[site.url(path)].status == 200, path
+    assert rows[site.url("/page.html")].found_by == "link"
+    svg = root / "mirror" / site.host.replace(":", "+") / "img" / "a.svg"
+    tree = lxml.etree.fromstring(svg.read_bytes())  # still XML
+    links = [value for value, _requisite, _in_css in iter_svg_references(svg.read_bytes(), None)]
+    for link, path in zip(links, fetched, strict=True):
+        assert target_of(svg, link) == root / "mirror" / str(rows[site.url(path)].local_path), link
+    assert tree is not None and site.url("/").encode() not in svg.read_bytes()
+    written = svg.read_bytes()
+    assert not build_mirror(root).errors
+    assert svg.read_bytes() == written  # the mirror rebuilt from the WARC files: the same bytes
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))

@@ -12,7 +12,7 @@ from archiver.crawling.render_policy import (
     gained,
     inspect,
 )
-from archiver.links import parse_page
+from archiver.findings import parse_page
 
 TEXT = "<p>" + "Plenty of words written in the page itself. " * 5 + "</p>"
 SCRIPT = "<script src='/app.js'></script>"

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from urllib.parse import unquote, urljoin
 
+import lxml.etree
 import lxml.html
 import pytest
+from conftest import in_linear_time
 
-from archiver.links import HTML_LINK_ATTRS, extract_html, iter_html_references
+from archiver.findings import extract_css, extract_html
+from archiver.link_values import iter_css_urls
+from archiver.links import HTML_LINK_ATTRS, iter_html_references
 from archiver.mirror.linker import Memo
-from archiver.mirror.rewrite import rewrite_css, rewrite_css_bytes, rewrite_html
+from archiver.mirror.rewrite import rewrite_html, rewrite_svg
+from archiver.mirror.stylesheets import rewrite_css, rewrite_css_bytes
+from archiver.svg import iter_svg_references
 
 PAGE = "http://site.test/dir/page.html"
 HERE = "site.test/dir/page.html"
@@ -351,7 +358,7 @@ def test_rewrite_css_from_a_folder_and_in_its_encoding() -> None:
 
 
 def test_every_extracted_link_is_local_or_absolute() -> None:
-    """Whatever links.extract_html finds in a page, the rewritten page holds no relative URL
+    """Whatever findings.extract_html finds in a page, the rewritten page holds no relative URL
     that is not a local archived file."""
     markup = """<!doctype html><html><head><base href="/dir/">
     <link rel=stylesheet href=../style.css><link rel=icon href=/favicon.ico>
@@ -610,3 +617,276 @@ def test_an_xhtml_document_says_its_charset_in_its_xml_declaration(
 ) -> None:
     # An HTML <meta> before the root element is not XML: the page would show only a parse error.
     assert rewrite_html(body, PAGE, charset, resolve, xml=True) == expected
+
+
+ESCAPED = {
+    "http://site.test/a%20b.png": "site.test/a b.png",
+    "http://site.test/caf%C3%A9.png": "site.test/café.png",
+    "http://site.test/x(1).png": "site.test/x(1).png",
+}
+
+
+@pytest.mark.parametrize(
+    ("css", "expected"),
+    [
+        (r"a{b:url(a\20 b.png)}", "a{b:url(a%20b.png)}"),
+        (r"a{b:url(a\ b.png)}", "a{b:url(a%20b.png)}"),
+        (r'a{b:url("caf\e9.png")}', 'a{b:url("caf%C3%A9.png")}'),
+        (r"a{b:url(x\(1\).png)}", "a{b:url(x%281%29.png)}"),
+        # Not archived: the absolute URL is written so that CSS reads it back whole.
+        (r"a{b:url(gone\(2\).png)}", r"a{b:url(http://site.test/gone\(2\).png)}"),
+        (r"a{b:url('it\'s.png')}", r"a{b:url('http://site.test/it\'s.png')}"),
+        (r'a{b:url("q\"uote.png")}', 'a{b:url("http://site.test/q%22uote.png")}'),
+        (r"a{b:url(gone.png#a\20\(b\))}", r"a{b:url(http://site.test/gone.png#a%20\(b\))}"),
+        (r'a{b:url("gone.png?a\\b")}', r'a{b:url("http://site.test/gone.png?a\\b")}'),
+        (r'a{b:url("a\20 b.png#x\"y")}', r'a{b:url("a%20b.png#x\"y")}'),
+    ],
+)
+def test_css_escapes_are_read_then_written_back_so_css_reads_the_new_url(css: str, expected: str) -> None:
+    out = rewrite_css(css, "http://site.test/style.css", ESCAPED.get)
+    assert out == expected
+    (before,) = extract_css(css, "http://site.test/style.css").links
+    (after,) = [url for _start, _end, url in iter_css_urls(out)]
+    if before.url in ESCAPED:
+        assert unquote(after.partition("#")[0]) == ESCAPED[before.url].removeprefix("site.test/")
+    else:
+        assert extract_css(out, "http://site.test/style.css").links == (before,)
+
+
+def test_css_escapes_in_a_style_element_and_a_style_attribute_are_read_as_css_reads_them() -> None:
+    body = (
+        rb"<style>a{b:url(a\20 b.png)} c{d:url('caf\e9.png')}</style>"
+        rb'<p style="background:url(x\(1\).png)">'
+    )
+    assert [link.url for link in extract_html(body, PAGE).links] == [
+        "http://site.test/dir/a%20b.png",
+        "http://site.test/dir/caf%C3%A9.png",
+        "http://site.test/dir/x(1).png",
+    ]
+    archived = {url.replace("site.test/", "site.test/dir/"): path for url, path in ESCAPED.items()}
+    out = rewrite_html(body, PAGE, None, archived.get, HERE)
+    assert out == (
+        rb"<style>a{b:url(../a%20b.png)} c{d:url('../caf%C3%A9.png')}</style>"
+        rb'<p style="background:url(../x%281%29.png)">'
+    )
+
+
+def test_a_backslash_inside_a_shift_jis_character_escapes_nothing() -> None:
+    # The second byte of ソ is 0x5C, a backslash in ASCII: read as one, it swallowed the quote.
+    css = 'a{b:url("/ソ")} c{d:url(/img/a.png)}'
+    body = css.encode("shift_jis")
+    archived = {"http://site.test/%E3%82%BD": "site.test/so.png", "http://site.test/img/a.png": "site.test/a"}
+    out = rewrite_css_bytes(body, "http://site.test/s.css", "shift_jis", archived.get, "site.test/s.css")
+    assert out.decode("shift_jis") == 'a{b:url("so.png")} c{d:url(a)}'
+
+
+def test_a_bare_url_whose_utf8_holds_the_byte_of_a_no_break_space_is_made_local() -> None:
+    # "à" is C3 A0 in UTF-8; A0, read one byte a character, is a no-break space: not CSS's white space.
+    body = "a{b:url(voilà.png)}".encode()
+    archived = {"http://site.test/voil%C3%A0.png": "site.test/v.png"}
+    out = rewrite_css_bytes(body, "http://site.test/s.css", "utf-8", archived.get, "site.test/s.css")
+    assert out == b"a{b:url(v.png)}"
+
+
+QUERIES = {
+    "http://site.test/s?q=caf%E9": "site.test/s@q=caf-1252.html",
+    "http://site.test/s?q=caf%C3%A9": "site.test/s@q=caf-utf8.html",
+    "http://site.test/c?%C3%A9": "site.test/c.png",
+}
+
+
+def test_a_query_is_encoded_in_the_pages_encoding_as_the_crawl_fetched_it() -> None:
+    body = (
+        b'<a href="/s?q=caf\xe9">a</a><div style="background:url(/c?\xe9)"></div>'
+        b'<a href="/gone?q=caf\xe9">g</a>'
+    )
+    out = rewrite_html(body, PAGE, "windows-1252", QUERIES.get, HERE)
+    assert out == (
+        b'<meta charset="windows-1252"><a href="../s@q=caf-1252.html">a</a>'
+        b'<div style="background:url(../c.png)"></div>'  # CSS URLs are always UTF-8
+        b'<a href="http://site.test/gone?q=caf%E9">g</a>'
+    )
+    # What the rewrite linked is what the crawl fetched.
+    fetched = {link.url for link in extract_html(body, PAGE, "windows-1252").links}
+    assert fetched == {
+        "http://site.test/s?q=caf%E9",
+        "http://site.test/c?%C3%A9",
+        "http://site.test/gone?q=caf%E9",
+    }
+
+
+def test_pages_in_two_encodings_sharing_a_memo_link_one_query_text_to_two_urls() -> None:
+    memo = Memo()
+    latin = rewrite_html(
+        '<a href="/s?q=café">'.encode("cp1252"), PAGE, "windows-1252", QUERIES.get, HERE, memo
+    )
+    utf8 = rewrite_html('<a href="/s?q=café">'.encode(), PAGE, "utf-8", QUERIES.get, HERE, memo)
+    assert latin.endswith(b'<a href="../s@q=caf-1252.html">')
+    assert utf8 == b'<meta charset="utf-8"><a href="../s@q=caf-utf8.html">'
+
+
+def _srcdoc(document: str) -> str:
+    return f'<iframe srcdoc="{html.escape(document)}"></iframe>'
+
+
+def _srcdoc_of(page: bytes) -> str:
+    iframe = lxml.html.document_fromstring(page).find(".//iframe")
+    assert iframe is not None
+    return str(iframe.get("srcdoc"))
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        (
+            '<img src="/img/a.png"><a href="/target">t</a><img src=missing.png>',
+            '<img src="../img/a.png"><a href="../target.html">t</a><img src="http://site.test/dir/missing.png">',
+        ),
+        (
+            "<style>a{b:url(/img/a.png)}</style><p style='background:url(/img/b.png)'>",
+            '<style>a{b:url(../img/a.png)}</style><p style="background:url(../img/b.png)">',
+        ),
+        (
+            '<base href="/img/"><img src="a.png"><a href="#top">',
+            '<base data-archived-href="http://site.test/img/"><img src="../img/a.png">'
+            '<a href="http://site.test/img/#top">',
+        ),
+        ('<a href="#top">t</a><p>No link & no change</p>', None),
+        (_srcdoc('<img src="/img/a.png">'), _srcdoc('<img src="../img/a.png">')),
+    ],
+)
+def test_the_document_of_an_iframe_srcdoc_is_rewritten_and_escaped_back(
+    document: str, expected: str | None
+) -> None:
+    page = f'<p>before</p>{_srcdoc(document)}<a href="/target">after</a>'.encode()
+    out = rewrite_html(page, PAGE, None, resolve, HERE)
+    assert _srcdoc_of(out) == (expected if expected is not None else document)
+    before, _, after = page.partition(b"<iframe")
+    assert out.startswith(before) and out.endswith(b'</iframe><a href="../target.html">after</a>')
+
+
+def test_a_srcdoc_is_rewritten_as_deep_as_the_crawl_reads_it() -> None:
+    from archiver.links import MAX_SRCDOC_DEPTH
+
+    page = '<img src="/img/a.png">'
+    for _depth in range(MAX_SRCDOC_DEPTH + 1):
+        page = _srcdoc(page + '<img src="/img/b.png">')
+    out = rewrite_html(page.encode(), PAGE, None, resolve, HERE).decode()
+    documents = []
+    while "srcdoc" in out:
+        out = _srcdoc_of(out.encode())
+        documents.append(out)
+    assert len(documents) == MAX_SRCDOC_DEPTH + 1
+    assert all('src="../img/b.png"' in document for document in documents[:MAX_SRCDOC_DEPTH])
+    assert documents[-1] == '<img src="/img/a.png"><img src="/img/b.png">'  # one level deeper: as it was
+
+
+def test_a_srcdoc_in_a_windows_1252_page_writes_its_queries_in_utf8() -> None:
+    page = "<iframe srcdoc=\"<a href='/s?q=café'>s</a>\">".encode("cp1252")
+    out = rewrite_html(page, PAGE, "windows-1252", QUERIES.get, HERE)
+    assert out == (
+        b'<meta charset="windows-1252">'
+        b'<iframe srcdoc="&lt;a href=&quot;../s@q=caf-utf8.html&quot;&gt;s&lt;/a&gt;">'
+    )
+
+
+def test_pages_with_srcdoc_rewrite_alike_with_a_memo_and_without() -> None:
+    memo = Memo()
+    for url, path in (
+        ("http://site.test/dir/page.html", HERE),
+        ("http://site.test/x/y", "site.test/x/y.html"),
+    ):
+        for base in ("", '<base href="/img/">'):
+            page = (base + _srcdoc('<a href="/target">t</a><a href="?page=2">p</a>') * 2).encode()
+            assert rewrite_html(page, url, None, resolve, path, memo) == rewrite_html(
+                page, url, None, resolve, path
+            )
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        functools.reduce(lambda inner, _n: _srcdoc(inner + '<img src="/img/a.png">'), range(200), ""),
+        '<iframe srcdoc="' + "&lt;a href=/target&gt;" * 200_000 + '">',
+        _srcdoc('<img src="/img/a.png"><iframe srcdoc=' + "&lt;iframe/srcdoc=" * 100_000 + ">") * 3,
+        _srcdoc('<img src="/img/a.png">') * 50_000,
+    ],
+    ids=["nested 200 deep", "a srcdoc of 200,000 tags", "unquoted nesting", "50,000 srcdocs"],
+)
+def test_hostile_srcdoc_documents_are_rewritten_in_linear_time(page: str) -> None:
+    with in_linear_time():
+        out = rewrite_html(page.encode(), PAGE, None, resolve, HERE, Memo())
+    assert out != page.encode()
+
+
+SVG_URL = "http://site.test/dir/a.svg"
+SVG_PATH = "site.test/dir/a.svg"
+
+
+def rewrite_svg_text(markup: str, archived: dict[str, str] | None = None) -> str:
+    found = archived if archived is not None else ARCHIVED
+    return rewrite_svg(markup.encode(), SVG_URL, None, found.get, SVG_PATH).decode()
+
+
+@pytest.mark.parametrize(
+    ("markup", "expected"),
+    [
+        ('<image href="/img/a.png"/>', '<image href="../img/a.png"/>'),
+        ('<image xlink:href="/img/a.png"/>', '<image xlink:href="../img/a.png"/>'),
+        ("<use href='/img/b.png#icon'/>", '<use href="../img/b.png#icon"/>'),
+        ('<use href="#local"/>', '<use href="#local"/>'),
+        ('<feImage href="/img/a.png"/>', '<feImage href="../img/a.png"/>'),
+        ('<a href="/target">t</a>', '<a href="../target.html">t</a>'),
+        ('<s:image x:href="/img/a.png"/>', '<s:image x:href="../img/a.png"/>'),
+        ('<script href="/nope.js"/>', '<script href="http://site.test/nope.js"/>'),
+        ('<image href="/q.png?a=1&amp;b=2"/>', '<image href="q@a=1&amp;b=2.png"/>'),
+        ('<image href="/r.png?a=1&amp;b=2"/>', '<image href="http://site.test/r.png?a=1&amp;b=2"/>'),
+        ('<rect style="fill:url(/img/a.png)"/>', '<rect style="fill:url(../img/a.png)"/>'),
+        ('<img src="/img/a.png"/>', '<img src="/img/a.png"/>'),  # no SVG element: no link
+        ("<style>r{fill:url(/img/a.png)}</style>", "<style>r{fill:url(../img/a.png)}</style>"),
+        (
+            "<style><![CDATA[ r{fill:url(/img/a.png)} a > b {} ]]></style>",
+            "<style><![CDATA[ r{fill:url(../img/a.png)} a > b {} ]]></style>",
+        ),
+        # Text of XML: what a URL may hold there is escaped as CSS reads it (& would be markup).
+        (r"<style>r{fill:url(/q.png?a=1\26 b=2)}</style>", r"<style>r{fill:url(q@a=1\26 b=2.png)}</style>"),
+        # A character reference in it: read as XML reads it, written back whole.
+        (
+            "<style>r{fill:url(/q.png?a=1&amp;b=2)} i{fill:url(/x)}</style>",
+            "<style>r{fill:url(q@a=1&amp;b=2.png)} i{fill:url(http://site.test/x)}</style>",
+        ),
+        ('<![CDATA[ <image href="/img/a.png"/> ]]>', '<![CDATA[ <image href="/img/a.png"/> ]]>'),
+        ('<!-- <image href="/img/a.png"/> -->', '<!-- <image href="/img/a.png"/> -->'),
+    ],
+)
+def test_an_svg_document_has_its_links_rewritten_and_stays_xml(markup: str, expected: str) -> None:
+    archived = {**ARCHIVED, "http://site.test/q.png?a=1&b=2": "site.test/dir/q@a=1&b=2.png"}
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+    svg += 'xmlns:s="http://www.w3.org/2000/svg" xmlns:x="http://www.w3.org/1999/xlink">'
+    out = rewrite_svg_text(f"{svg}{markup}</svg>", archived)
+    assert out == f"{svg}{expected}</svg>"
+    lxml.etree.fromstring(out.encode())  # well-formed: no recovery
+
+
+def test_an_svg_document_reads_its_queries_in_its_encoding_and_says_its_header_charset() -> None:
+    body = b'<?xml version="1.0" encoding="windows-1252"?><svg><a href="/s?q=caf\xe9"/></svg>'
+    out = rewrite_svg(body, SVG_URL, None, QUERIES.get, SVG_PATH)
+    assert out == body.replace(b"/s?q=caf\xe9", b"../s@q=caf-1252.html")
+    body = b'<svg><a href="/s?q=caf\xe9"/></svg>'
+    out = rewrite_svg(body, SVG_URL, "windows-1252", QUERIES.get, SVG_PATH)
+    assert out == b'<?xml version="1.0" encoding="windows-1252"?><svg><a href="../s@q=caf-1252.html"/></svg>'
+
+
+def test_every_link_the_crawl_finds_in_an_svg_document_is_made_local() -> None:
+    from test_links import SVG_DOCUMENT, SVG_LINKS
+
+    url = "http://h/img/a.svg"
+    archived = {found: "h/" + found.removeprefix("http://h/").replace("/", "-") for found in SVG_LINKS}
+    out = rewrite_svg(SVG_DOCUMENT, url, None, archived.get, "h/img/a.svg")
+    lxml.etree.fromstring(out)
+    left = [
+        value for value, _requisite, _in_css in iter_svg_references(out, None) if not value.startswith("#")
+    ]
+    assert sorted(value.partition("#")[0] for value in left) == sorted(
+        f"../{path.removeprefix('h/')}" for path in archived.values()
+    )

@@ -8,7 +8,7 @@ from conftest import in_linear_time
 
 from archiver.errors import BadURL
 from archiver.scope import EXCLUDED, OUT_OF_SCOPE, TOO_DEEP, Scope
-from archiver.urls import normalize_url, registered_domain, surt, try_normalize
+from archiver.urls import normalize_url, query_encoded, registered_domain, surt, try_normalize
 
 
 @pytest.mark.parametrize(
@@ -303,3 +303,40 @@ def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
     every split (hours)."""
     with in_linear_time():
         assert try_normalize(f"http://{host}/") == f"http://{host}/"
+
+
+@pytest.mark.parametrize(
+    ("reference", "encoding", "expected"),
+    [
+        ("/s?q=caf\u00e9", "cp1252", "/s?q=caf%E9"),
+        ("/caf\u00e9?q=caf\u00e9#caf\u00e9", "cp1252", "/caf\u00e9?q=caf%E9#caf\u00e9"),  # the path in UTF-8
+        ("?q=\u20ac", "cp1252", "?q=%80"),
+        ("?q=\u20ac", "iso8859-1", "?q=%80"),  # a page labelled ISO-8859-1 is windows-1252 to browsers
+        ("?q=\x80", "iso8859-1", "?q=%80"),  # ...whose byte 0x80 Python reads as U+0080
+        ("?q=\u00e9", "cp1251", "?q=%26%23233%3B"),  # not in the encoding: &#233;, percent-encoded
+        ("?q=\u65e5\u672c", "shift_jis", "?q=%93%FA%96{"),  # 0x7B, "{", is no byte to encode
+        ("?q=\u30bd", "shift_jis", "?q=%83\\"),  # its second byte is ASCII: kept, as a browser keeps it
+        ("?q=\u2460", "shift_jis", "?q=%87@"),  # Windows' Shift_JIS, as browsers read it
+        ("?q=\U0001f600", "euc_jp", "?q=%26%23128512%3B"),
+        ("http://h/a?b=\u00e9&c=d e", "cp1252", "http://h/a?b=%E9&c=d e"),  # ASCII is the parser's
+        ("/a#x?\u00e9", "cp1252", "/a#x?\u00e9"),  # a fragment's "?" starts no query
+        ("?q=\u00e9", "utf-8", "?q=\u00e9"),
+        ("?q=\u00e9", "utf-16", "?q=\u00e9"),  # URLs never use UTF-16: UTF-8
+        ("?q=\u00e9", None, "?q=\u00e9"),
+    ],
+)
+def test_a_query_is_encoded_in_its_documents_encoding(reference, encoding, expected):
+    # The WHATWG URL standard's encoding override, as browsers apply it to a document's links.
+    assert query_encoded(reference, encoding) == expected
+
+
+def test_a_query_encoded_for_its_document_is_then_normalised_as_written():
+    assert (
+        normalize_url(query_encoded("s?q=caf\u00e9 x", "cp1252"), "http://h/a/")
+        == "http://h/a/s?q=caf%E9%20x"
+    )
+
+
+def test_a_megabyte_of_query_no_encoding_can_hold_is_encoded_in_linear_time():
+    with in_linear_time():
+        assert query_encoded("?" + "\u65e5" * 1_000_000, "cp1252") == "?" + "%26%2326085%3B" * 1_000_000

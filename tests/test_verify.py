@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import gzip
+import html
 import io
 import json
 import os
@@ -22,8 +23,8 @@ from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.store.snapshot import LOCK_NAME
 from archiver.verify.integrity import warc_files
-from archiver.verify.mirror_links import local_target
-from archiver.verify.report import KINDS
+from archiver.verify.mirror_links import check_mirror, local_target
+from archiver.verify.report import BROKEN_MIRROR_LINK, KINDS, Report
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.capture import Capture
 from archiver.warc.files import WarcFiles
@@ -448,3 +449,43 @@ def _sha1(data: bytes) -> str:
     import hashlib
 
     return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_broken_local_link_in_an_iframe_srcdoc_is_named(
+    tmp_path: Path, monkeypatch, streamed: bool
+) -> None:
+    # A srcdoc document's links resolve against its page's URL: in the mirror, its file's folder.
+    if streamed:
+        monkeypatch.setattr("archiver.verify.mirror_links.STREAM_HTML_FROM", 0)
+    folder = tmp_path / "mirror" / "h"
+    folder.mkdir(parents=True)
+    (folder / "here.png").write_bytes(b"png")
+    inner = '<img src="here.png"><img src="gone.png"><iframe srcdoc="<a href=\'deeper.html\'>d</a>">'
+    (folder / "page.html").write_text(f'<p><iframe srcdoc="{html.escape(inner)}"></iframe></p>')
+    report = Report()
+    check_mirror(tmp_path, report)
+    found = sorted(
+        (problem.kind, problem.where, problem.detail)
+        for problem in report.examples.get(BROKEN_MIRROR_LINK, [])
+    )
+    assert found == [
+        (BROKEN_MIRROR_LINK, "mirror/h/page.html", "'deeper.html' resolves to no file"),
+        (BROKEN_MIRROR_LINK, "mirror/h/page.html", "'gone.png' resolves to no file"),
+    ]
+    assert report.stats["mirror links"] == 3
+
+
+def test_a_broken_local_link_in_a_mirrored_svg_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "mirror" / "h"
+    folder.mkdir(parents=True)
+    (folder / "here.png").write_bytes(b"png")
+    (folder / "a.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><image href="here.png"/><use href="gone.svg#i"/>'
+        '<rect style="fill:url(gone.png)"/><a href="http://elsewhere.test/">e</a></svg>'
+    )
+    report = Report()
+    check_mirror(tmp_path, report)
+    found = sorted(problem.detail for problem in report.examples.get(BROKEN_MIRROR_LINK, []))
+    assert found == ["'gone.png' resolves to no file", "'gone.svg#i' resolves to no file"]
+    assert report.stats["mirror links"] == 3

@@ -175,7 +175,7 @@ class CaptureWorkers:
         judge: tuple[DraftingJudge, Callable[[], None]] | None = None,
     ) -> None:
         """``mirror``: the manifest's path and the crawl's scope, when the crawl writes a mirror
-        (HTML and CSS captures are drafted, see Drafting). ``backlog``: how many URLs the crawl
+        (HTML, CSS and SVG captures are drafted, see Drafting). ``backlog``: how many URLs the crawl
         has queued; the first worker starts only once it is ``start_after`` or more.
 
         ``judge``: (judge, call), with ``mirror``. Once the judge sees that drafting holds the crawl back,

@@ -16,7 +16,7 @@ from typing import BinaryIO, Protocol
 from archiver.content import HTML_TYPES, PARSED_TYPES, decode_payload, mime_type
 from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
-from archiver.links import Findings, findings, parse_page, root_findings
+from archiver.findings import Findings, findings, read_page, root_findings
 from archiver.memory import map_large_blocks
 from archiver.mirror.document import Draft, draft
 from archiver.mirror.linker import Memo
@@ -44,8 +44,8 @@ def parse_document(
     body = decode_payload(raw, content_encoding)
     mime = mime_type(content_type)
     if inspect and mime in HTML_TYPES:
-        root = parse_page(body, content_type)
-        return root_findings(root, url), render_policy.inspect(root, body)
+        root, encoding = read_page(body, content_type)
+        return root_findings(root, url, encoding), render_policy.inspect(root, body)
     return findings(body, url, mime, content_type), None
 
 
@@ -60,7 +60,7 @@ class Drafting:
         self._memo = Memo()
 
     def draft(self, raw: bytes, capture: Capture) -> Draft | None:
-        """The mirror draft of an HTML or CSS capture (None if it is neither, or fails)."""
+        """The mirror draft of an HTML, CSS or SVG capture (None if it is none of them, or fails)."""
         content_type = capture.header("content-type")
         if mime_type(content_type) not in PARSED_TYPES:
             return None
@@ -118,7 +118,7 @@ class Prepared:
     inspection: Inspection | None = None
     """For an HTML page inspected for rendering: what its scripts suggest."""
     draft: Draft | None = None
-    """Its mirror file as drafted (HTML and CSS, when the crawl writes a mirror)."""
+    """Its mirror file as drafted (HTML, CSS and SVG, when the crawl writes a mirror)."""
 
     @classmethod
     def of(

@@ -134,7 +134,7 @@ def _signal(root: lxml.html.HtmlElement, body: lxml.html.HtmlElement | None, raw
 
 
 def inspect(root: lxml.html.HtmlElement | None, raw: bytes) -> Inspection:
-    """What the static parse of a page says about its scripts: ``root`` as links.parse_page
+    """What the static parse of a page says about its scripts: ``root`` as findings.parse_page
     parsed it from ``raw``, its decoded bytes."""
     if root is None:
         return Inspection(False, None)

@@ -39,7 +39,8 @@ from archiver.crawling.render_policy import AUTO, Decision, Inspection, RenderPo
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
-from archiver.links import LINK, decode_text, findings
+from archiver.findings import decode_text, findings
+from archiver.links import LINK
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.store.snapshot import Snapshot
 from archiver.urls import host_of

@@ -65,7 +65,7 @@ class WriteItem:
     done: asyncio.Future[None] | None = None
     """Set once the batch holding this item is committed (see Writer.committed())."""
     draft: Draft | None = None
-    """The capture's mirror file as drafted when it was parsed (HTML and CSS)."""
+    """The capture's mirror file as drafted when it was parsed (HTML, CSS and SVG)."""
 
 
 class WriteQueue(Protocol):

@@ -1,1 +1,1 @@
-"""The offline copy: paths planned, HTML and CSS rewritten, files written, index.html, serve."""
+"""The offline copy: paths planned, HTML, CSS and SVG rewritten, files written, index.html, serve."""

@@ -4,7 +4,7 @@ The crawl writes the mirror as it goes (mirror/live.py); this rebuilds the
 same bytes from the record of truth. It places every capture again in WARC
 order (the order the crawl placed them in, so each gets the same path:
 mirror/plan.py), then reads each record at its offset and writes its file
-(mirror/document.py: HTML and CSS rewritten, everything else copied as
+(mirror/document.py: HTML, CSS and SVG rewritten, everything else copied as
 received, content-encoding undone). It builds into a fresh folder that
 replaces mirror/ at the end, so a rebuild never mixes old files with new, and
 a crash leaves the previous mirror in place. It renders index.html last. Its

@@ -12,8 +12,11 @@ so it is found by position and every other byte is kept exactly. Others
 from __future__ import annotations
 
 import codecs
+import functools
+import re
 
 _STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 class View:
@@ -35,6 +38,21 @@ class View:
         except UnicodeDecodeError:  # bytes it cannot keep (an odd byte of UTF-16): replaced
             self.text = body.decode(encoding, errors="replace")
 
+    def scanned(self, view: str) -> str:
+        r"""A piece of the view as a scan for ASCII syntax must read it, offsets kept: in an
+        encoding whose characters of two bytes may end with an ASCII byte (Shift_JIS, Big5, GBK:
+        the second byte of ソ is 0x5C, a backslash), each byte of such a character made 0x80.
+
+        >>> View(b"", "shift_jis").scanned("url(\x83\\)") == "url(\x80\x80)"
+        True
+        """
+        if not self.as_bytes or view.isascii() or not _ascii_inside_characters(self.encoding):
+            return view
+        text = view.encode("latin-1").decode(self.encoding, "surrogateescape")
+        encoding = self.encoding
+        scanned = _NOT_ASCII.sub(lambda m: "\x80" * len(m.group().encode(encoding, "surrogateescape")), text)
+        return scanned if len(scanned) == len(view) else view
+
     def to_text(self, view: str) -> str:
         """Real text of a piece of the view (an attribute value, a URL)."""
         return view.encode("latin-1").decode(self.encoding, "replace") if self.as_bytes else view
@@ -53,3 +71,16 @@ class View:
             return view.encode(self.encoding, "surrogateescape")
         except UnicodeEncodeError:
             return view.encode(self.encoding, "xmlcharrefreplace")
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_inside_characters(encoding: str) -> bool:
+    """Whether a character of ``encoding`` may be written with an ASCII byte after its first."""
+    for lead in range(0x81, 0xFF):
+        for trail in (0x40, 0x5C, 0x61, 0x7A):
+            try:
+                if len(bytes((lead, trail)).decode(encoding)) == 1:
+                    return True
+            except UnicodeDecodeError:
+                continue
+    return False

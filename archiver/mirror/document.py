@@ -1,4 +1,4 @@
-"""A capture as its mirror file: HTML and CSS rewritten, anything else decoded as received.
+"""A capture as its mirror file: HTML, CSS and SVG rewritten, anything else decoded as received.
 
 The one rule of what a mirror file holds, whoever writes it: a worker process
 drafting a page during the crawl (draft()), the crawl's writer, the crawl's
@@ -20,6 +20,7 @@ from archiver.content import (
     HTML_TYPES,
     MAX_MARKUP,
     PARSED_TYPES,
+    SVG_TYPE,
     XHTML_TYPE,
     Decoding,
     bounded_document,
@@ -31,8 +32,9 @@ from archiver.mirror.linker import Memo, Resolver
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
 from archiver.mirror.plan import coding_of
-from archiver.mirror.rewrite import rewrite_css_bytes, rewrite_html
+from archiver.mirror.rewrite import rewrite_html, rewrite_svg
 from archiver.mirror.scripts import neutralise_scripts
+from archiver.mirror.stylesheets import rewrite_css_bytes
 from archiver.paths import url_to_path
 from archiver.sizes import human_bytes
 from archiver.store.manifest import Manifest
@@ -43,7 +45,7 @@ from archiver.warc.dom import page_of
 from archiver.warc.reader import WarcReader
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
-"""HTML and CSS are rewritten in memory: decoded past this, the rest is left out (and noted)."""
+"""HTML, CSS and SVG are rewritten in memory: decoded past this, the rest is left out (and noted)."""
 DECODED_FILE_LIMIT = 256 * 1024**2
 """Bytes a content-encoded file of another type is decoded to at most (the rest is not expanded:
 servers encode text, and a small body that inflates past this is a bomb)."""
@@ -82,7 +84,7 @@ class MirrorStats:
         """Count one file written."""
         if mime == CSS_TYPE:
             self.stylesheets += 1
-        elif mime in PARSED_TYPES:
+        elif mime in HTML_TYPES:
             self.pages += 1
         else:
             self.other += 1
@@ -113,18 +115,20 @@ def rewritten(
     resolve: Resolver,
     memo: Memo | None,
 ) -> tuple[bytes, str | None]:
-    """The mirror file of an HTML or CSS document stored at ``path``, and its note (None if none).
+    """The mirror file of an HTML, CSS or SVG document stored at ``path``, and its note (None if none).
 
     ``chunks``: the payload as stored (still content-encoded).
     """
     mime = mime_type(content_type)
     decoding = Decoding(chunks, content_encoding, REWRITE_LIMIT)
     body, capped = bounded_document(b"".join(decoding), mime)
-    if (decoding.cut or capped) and mime in HTML_TYPES:
+    if (decoding.cut or capped) and mime != CSS_TYPE:
         body = _without_cut_tag(body)
     charset = charset_from_content_type(content_type)
     if mime == CSS_TYPE:
         body = rewrite_css_bytes(body, url, charset, resolve, path, memo)
+    elif mime == SVG_TYPE:
+        body = rewrite_svg(body, url, charset, resolve, path, memo)
     else:
         body = rewrite_html(body, url, charset, resolve, path, memo, xml=mime == XHTML_TYPE)
     return body, _note(decoding, capped)
@@ -177,7 +181,7 @@ def draft(
     resolve: LocalPaths,
     memo: Memo | None,
 ) -> Draft:
-    """The mirror file of a fetched HTML or CSS document, with links as the crawl knows them now."""
+    """The mirror file of a fetched HTML, CSS or SVG document, with links as the crawl knows them now."""
     path = url_to_path(url, mime_type(content_type) or None)
     resolve.drafting(url, path)
     body, note = rewritten((raw,), url, content_type, content_encoding, path, resolve, memo)

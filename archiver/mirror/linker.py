@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from archiver.links import base_contexts, resolve_reference
 from archiver.paths import relative_url
-from archiver.urls import absolute_url, try_normalize
+from archiver.urls import absolute_url, query_encoded, try_normalize
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None. A resolver
@@ -127,8 +127,12 @@ class Linker:
         """url_folder(base)."""
         return self.base_contexts(base)[1]
 
-    def __call__(self, value: str, base: str) -> str | None:
-        """The replacement for ``value`` (a local path or an absolute URL), None to keep it."""
+    def __call__(self, value: str, base: str, encoding: str | None = None) -> str | None:
+        """The replacement for ``value`` (a local path or an absolute URL), None to keep it.
+        ``encoding``: the document's, which its query is written in (None for UTF-8, and CSS)."""
+        # Its query written as the crawl requested it, before the memo looks it up: one text in
+        # pages of two encodings is two URLs.
+        value = query_encoded(value, encoding)
         if value.lstrip()[:1] in ("?", "#", ""):
             self.whole_base_uses += 1
             new, local = self._work_out(value, base)

@@ -40,21 +40,28 @@ _NAME = r"[^\t\n\r\f\x20/>][^\t\n\r\f\x20/=>]*+"
 _VALUE = rf"""(?:{_SPACE}*+=+{_SPACE}*+("[^"]*+"|'[^']*+'|(?!["'])[^\t\n\r\f\x20>]*+)|(?!{_SPACE}*+=))"""
 
 _COMMENT = r"<!--(?:-?>|.*?(?:--!?>|\Z))"  # also <!--> and one left open
+_CDATA = r"<!\[CDATA\[.*?(?:\]\]>|\Z)"  # XML's: text, whatever it holds
+XML_RAW_TEXT_ELEMENTS = frozenset({"script", "style"})
+"""In XML (SVG) the other elements' text is markup: only these hold text to skip (or read as CSS)."""
 _DECLARATION = r"<[!?][^>]*+(?:>|\Z)"  # doctype, CDATA, processing instruction
 _START_TAG = rf"<(?P<name>{_TAG_NAME})(?:{_SEPARATORS}{_NAME}{_VALUE})*+{_SEPARATORS}>"
 _NAME_ENDS = r"(?![^\t\n\r\f\x20/>\x00])"
 _START_OF_TAG = re.compile(_TAG_OPEN)
 _ATTRIBUTE = re.compile(rf"{_SEPARATORS}({_NAME}){_VALUE}")
 _END_TAGS = {name: re.compile(rf"</{name}[\t\n\r\f\x20/>]", re.IGNORECASE) for name in RAW_TEXT_ELEMENTS}
+_XML_END_TAGS = {
+    name: re.compile(rf"</(?:[^\t\n\r\f\x20/>:]++:)?{name}[\t\n\r\f\x20/>]", re.IGNORECASE)
+    for name in XML_RAW_TEXT_ELEMENTS
+}
 
 
 @functools.lru_cache(maxsize=8)
-def _scanner(wanted: frozenset[str] | None) -> re.Pattern[str]:
+def _scanner(wanted: frozenset[str] | None, xml: bool = False) -> re.Pattern[str]:
     """From a position: what precedes the next start tag to yield (text, comments, declarations,
-    and with ``wanted`` the start tags of no interest, all skipped inside the regular expression),
-    then that tag (group "tag", its name group "name"), or else (a tag never closed, or the end)
-    nothing more."""
-    skipped = [r"[^<]++", r"<(?![a-zA-Z!?])", _COMMENT, _DECLARATION]
+    CDATA sections in ``xml``, and with ``wanted`` the start tags of no interest, all skipped
+    inside the regular expression), then that tag (group "tag", its name group "name"), or else
+    (a tag never closed, or the end) nothing more."""
+    skipped = [r"[^<]++", r"<(?![a-zA-Z!?])", _COMMENT, *([_CDATA] if xml else []), _DECLARATION]
     if wanted is not None:
         # A start tag not wanted: another name (raw-text elements are always yielded, their text
         # is skipped by iter_tags), and no attribute named style.
@@ -85,7 +92,7 @@ def scan(text: str) -> Markup:
 
 
 def iter_tags(
-    text: str, styles: list[tuple[int, int]], wanted: frozenset[str] | None = None
+    text: str, styles: list[tuple[int, int]], wanted: frozenset[str] | None = None, xml: bool = False
 ) -> Iterator[tuple[int, str, str]]:
     """scan()'s tags one at a time, each <style>'s text span appended to ``styles`` as its tag is
     yielded: a page of megabytes holds tens of thousands of tags, a few hundred bytes each.
@@ -93,10 +100,14 @@ def iter_tags(
     With ``wanted`` (lowercased tag names), only the tags a link rewriter reads: those names, the
     tags with an attribute named style, and the raw-text elements'. The others (most of a page)
     are skipped by the regular expression, without a step of Python each.
+
+    With ``xml`` (an SVG document), a CDATA section is text, only <script> and <style> hold text
+    to skip, and a tag's name is yielded without its prefix (``svg:style`` is a <style>).
     """
     position = 0
     length = len(text)
-    match_next = _scanner(wanted).match
+    match_next = _scanner(wanted, xml).match
+    raw_text_elements = XML_RAW_TEXT_ELEMENTS if xml else RAW_TEXT_ELEMENTS
     while position < length:
         match = match_next(text, position)
         assert match is not None  # the end matches when nothing else does
@@ -107,18 +118,19 @@ def iter_tags(
             # attribute value's open quote runs there too); as in HTML, the rest is that tag, and
             # no tag is looked for inside it (once per "<", that would take time squared).
             break
-        name = name.lower()
+        name = name.lower().rpartition(":")[2] if xml else name.lower()
         raw = match.group("tag")
         yield match.start("tag"), name, raw
-        if name in RAW_TEXT_ELEMENTS and not raw.endswith("/>"):
-            end = length if name == "plaintext" else _raw_text_end(text, name, position)
+        if name in raw_text_elements and not raw.endswith("/>"):
+            end_tags = _XML_END_TAGS if xml else _END_TAGS
+            end = length if name == "plaintext" else _raw_text_end(text, end_tags[name], position)
             if name == "style":
                 styles.append((position, end))
             position = end
 
 
-def _raw_text_end(text: str, name: str, start: int) -> int:
-    end = _END_TAGS[name].search(text, start)
+def _raw_text_end(text: str, end_tag: re.Pattern[str], start: int) -> int:
+    end = end_tag.search(text, start)
     return end.start() if end else len(text)
 
 

@@ -63,7 +63,7 @@ def payload_key(
 ) -> str | None:
     """What captures that may share one file have in common (their Content-Encoding aside), or None.
 
-    One payload digest and type, and for HTML and CSS one folder too: their
+    One payload digest and type, and for HTML, CSS and SVG one folder too: their
     links are rewritten relative to it. Empty and truncated bodies share nothing,
     nor do HTML pages when not ``share_pages``: a crawl that renders pages in a
     browser mirrors each rendered page from its own DOM (an application serves one

@@ -1,7 +1,9 @@
-"""Link rewriting for the offline mirror: pure functions over HTML and CSS documents.
+"""Link rewriting for the offline mirror: pure functions over HTML and SVG documents (their
+CSS, and stylesheets, by stylesheets.py).
 
 Every link a page holds (the attributes of links.HTML_LINK_ATTRS, srcset,
-inline ``style`` and ``<style>`` ``url()``, meta refresh) is resolved against
+inline ``style`` and ``<style>`` ``url()``, meta refresh, the document of an
+iframe's srcdoc; in SVG, the hrefs of svg.SVG_LINK_ATTRS) is resolved against
 the page's base URL and handed to ``resolve(url)``, which answers with the
 path (relative to mirror/) of the archived file, or None. Archived targets
 become relative paths from the page's own file; the rest become absolute URLs,
@@ -23,15 +25,32 @@ from __future__ import annotations
 import html
 import re
 
-from archiver.content import known_encoding
-from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, stylesheet_encoding
-from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
-from archiver.links import HTML_LINK_ATTRS, SRCSET_ATTRS, document_base, is_fetchable_reference, link_kind
+from archiver.content import SVG_TYPE, known_encoding
+from archiver.encodings import (
+    declared_charset,
+    guessed_encoding,
+    sniff_bom,
+    xml_encoding,
+)
+from archiver.link_values import (
+    may_hold_css_urls,
+    parse_meta_refresh,
+    parse_srcset,
+)
+from archiver.links import (
+    HTML_LINK_ATTRS,
+    MAX_SRCDOC_DEPTH,
+    SRCSET_ATTRS,
+    document_base,
+    is_fetchable_reference,
+    link_kind,
+    srcdoc_body,
+)
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
 from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
-from archiver.paths import url_to_path
-from archiver.urls import try_normalize
+from archiver.mirror.stylesheets import css_edits, own_path, replace_spans, rewrite_css_text
+from archiver.svg import SVG_LINK_ATTRS, local_name
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -55,6 +74,7 @@ for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
     _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
 
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
+_SVG_EDITED_TAGS = frozenset(SVG_LINK_ATTRS)
 _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 # What may come before a doctype without making a browser read the page in quirks mode:
 # white space, comments, an XML declaration. One character or one whole piece a step, so
@@ -62,6 +82,7 @@ _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 _DOCTYPE = re.compile(r"(?:\s|<!--.*?-->|<\?[^>]*>)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL)
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*?encoding\s*=\s*[\"']?([A-Za-z0-9._-]*)", re.IGNORECASE)
 _BASE = frozenset({"base"})
+_CDATA = re.compile(r"<!\[CDATA\[(.*?)(?:\]\]>|\Z)", re.DOTALL)
 _BASE_TAG = re.compile("<base", re.IGNORECASE)
 """Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
 
@@ -75,67 +96,6 @@ class _Element:
 
     def get(self, name: str, default: str | None = None) -> str | None:
         return self.attributes.get(name, default)
-
-
-def _replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
-    """``text`` with each (start, end, new) span replaced; spans must not overlap."""
-    out, last = [], 0
-    for start, end, new in sorted(spans):
-        if start < last:
-            continue
-        out.append(text[last:start])
-        out.append(new)
-        last = end
-    out.append(text[last:])
-    return "".join(out)
-
-
-def _rewrite_css_text(text: str, base: str, link: Linker) -> str:
-    spans = []
-    for start, end, value in iter_css_urls(text):
-        new = link(value, base)
-        if new is not None:
-            spans.append((start, end, new))
-    return _replace_spans(text, spans) if spans else text
-
-
-def _own_path(url: str, content_type: str, resolve: Resolver) -> str:
-    """Where the document itself is stored: as resolved, else its natural path."""
-    return resolve(try_normalize(url) or url) or url_to_path(url, content_type)
-
-
-def rewrite_css(text: str, css_url: str, resolve: Resolver, css_path: str | None = None) -> str:
-    """CSS text with url() and @import targets made local (or absolute).
-
-    >>> resolve = {"http://h/i.png": "h/i.png"}.get
-    >>> rewrite_css("a{background:url(/i.png)}", "http://h/s/a.css", resolve)
-    'a{background:url(../i.png)}'
-    """
-    here = css_path or _own_path(css_url, "text/css", resolve)
-    return _rewrite_css_text(text, css_url, Linker(here, resolve))
-
-
-def rewrite_css_bytes(
-    body: bytes,
-    css_url: str,
-    encoding: str | None,
-    resolve: Resolver,
-    css_path: str | None = None,
-    memo: Memo | None = None,
-) -> bytes:
-    """A stylesheet's bytes rewritten, in its own encoding (encodings.stylesheet_encoding()).
-
-    ``memo``: shared by every document rewritten with this ``resolve``.
-    """
-    view = View(body, stylesheet_encoding(body, encoding))
-    here = css_path or _own_path(css_url, "text/css", resolve)
-    link = Linker(here, resolve, memo)
-    spans = []
-    for start, end, value in iter_css_urls(view.text):
-        new = link(view.to_text(value), css_url)
-        if new is not None:
-            spans.append((start, end, view.from_text(new)))
-    return view.encode(_replace_spans(view.text, spans)) if spans else body
 
 
 def _attribute_text(raw_value: str, view: View) -> str:
@@ -173,22 +133,9 @@ def rewrite_html(
     declared = declared_charset(body)
     # encodings.page_encoding(), from the parts already in hand.
     view = View(body, bom or header_encoding or declared or guessed_encoding(body))
-    here = page_path or _own_path(page_url, "text/html", resolve)
+    here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
-    base = _document_base(page_url, view)
-    spans: list[tuple[int, int, str]] = []
-    styles: list[tuple[int, int]] = []
-    for offset, tag, raw in iter_tags(view.text, styles, _EDITED_TAGS):
-        if tag not in _EDITED_TAGS and not _STYLE_ATTRIBUTE.search(raw):
-            continue  # a raw-text element's tag with nothing to edit
-        for start, end, new in _remembered_tag_edits(tag, raw, base, link, view):
-            spans.append((offset + start, offset + end, new))
-    for start, end in styles:
-        css = view.text[start:end]
-        if may_hold_css_urls(css):
-            rewritten = _rewrite_css_view(css, base, link, view)
-            if rewritten != css:
-                spans.append((start, end, rewritten))
+    spans = _document_edits(view, _document_base(page_url, view), link, 0)
     if header_encoding and not bom:
         if xml:
             spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
@@ -198,7 +145,103 @@ def rewrite_html(
             spans.append((at, at, f'<meta charset="{html.escape(encoding or "")}">'))
     if not spans:
         return body
-    return view.encode(_replace_spans(view.text, spans))
+    return view.encode(replace_spans(view.text, spans))
+
+
+def rewrite_svg(
+    body: bytes,
+    url: str,
+    encoding: str | None,
+    resolve: Resolver,
+    path: str | None = None,
+    memo: Memo | None = None,
+) -> bytes:
+    """An SVG document's bytes with every link made local (if archived) or absolute, still XML:
+    each value written back escaped, a URL in CSS escaped as CSS reads it. ``encoding``: the
+    charset of its HTTP Content-Type, said in its XML declaration (without it, XML reads its
+    own declaration, or UTF-8). ``path``, ``memo``: as rewrite_html()'s.
+
+    >>> resolve = {"http://h/i/a.png": "h/a.png"}.get
+    >>> rewrite_svg(b'<svg><image href="a.png"/><a href="b.svg"/></svg>', "http://h/i/x.svg", None,
+    ...             resolve, "h/i/x.svg")
+    b'<svg><image href="../a.png"/><a href="http://h/i/b.svg"/></svg>'
+    """
+    header_encoding = known_encoding(encoding)
+    bom = sniff_bom(body)
+    view = View(body, xml_encoding(body, encoding))
+    link = Linker(path or own_path(url, SVG_TYPE, resolve), resolve, memo, url)
+    spans = _document_edits(view, url, link, 0, svg=True)
+    if header_encoding and not bom:
+        spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
+    return view.encode(replace_spans(view.text, spans)) if spans else body
+
+
+def _document_edits(
+    view: View, base: str, link: Linker, depth: int, svg: bool = False
+) -> list[tuple[int, int, str]]:
+    """The (start, end, new) spans to replace in an HTML document whose base URL is ``base``, at
+    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document."""
+    spans: list[tuple[int, int, str]] = []
+    styles: list[tuple[int, int]] = []
+    edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
+    # In SVG every tag is looked at: a prefixed name (svg:image) is no name the scanner skips by.
+    for offset, tag, raw in iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg):
+        if tag not in edited and not _STYLE_ATTRIBUTE.search(raw):
+            continue  # a raw-text element's tag with nothing to edit
+        if svg:
+            edits: Edits = tuple(_tag_edits(tag, raw, base, link, view, depth, svg))
+        else:
+            edits = _remembered_tag_edits(tag, raw, base, link, view, depth)
+        spans.extend((offset + start, offset + end, new) for start, end, new in edits)
+    for start, end in styles:
+        css = view.text[start:end]
+        if may_hold_css_urls(css):
+            edits = tuple(
+                _svg_style_edits(css, base, link, view) if svg else css_edits(css, base, link, view)
+            )
+            spans.extend((start + s, start + e, new) for s, e, new in edits)
+    return spans
+
+
+def _svg_style_edits(css: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
+    """css_edits() of the text of an SVG <style>, which is XML: its URLs are written so that
+    they are markup neither as text nor in a CDATA section. Where its text holds a character
+    reference outside CDATA (``&amp;``), it is read as XML reads it and written back whole."""
+    if "&" not in _CDATA.sub("", css):
+        return css_edits(css, base, link, view, markup=True)
+    text = _xml_text(view.to_text(css))
+    rewritten = rewrite_css_text(text, base, link)
+    return [] if rewritten == text else [(0, len(css), view.from_text(html.escape(rewritten, quote=False)))]
+
+
+def _xml_text(raw: str) -> str:
+    """XML character data as XML reads it: references replaced, CDATA sections' content kept."""
+    out: list[str] = []
+    last = 0
+    for section in _CDATA.finditer(raw):
+        out += (html.unescape(raw[last : section.start()]), section.group(1))
+        last = section.end()
+    out.append(html.unescape(raw[last:]))
+    return "".join(out)
+
+
+def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | None:
+    """The document an iframe holds in its srcdoc (``text``, unescaped), in a document at
+    ``depth`` whose base URL is ``base``, with its links rewritten; None if none changed.
+
+    It is read as the crawl read it (links.srcdoc_body(): UTF-8, cut past MAX_MARKUP tags, the
+    rest kept as it is, and no deeper than MAX_SRCDOC_DEPTH). Its links resolve against its
+    page's base URL, and from its page's file: it has no file of its own.
+    """
+    if depth >= MAX_SRCDOC_DEPTH:
+        return None
+    body = srcdoc_body(text)
+    view = View(body, "utf-8")
+    spans = _document_edits(view, _document_base(base, view), link, depth + 1)
+    if not spans:
+        return None
+    rest = text[len(body.decode("utf-8", "surrogatepass")) :]
+    return view.to_text(replace_spans(view.text, spans)) + rest
 
 
 def _xml_declaration(text: str, encoding: str, label: str) -> list[tuple[int, int, str]]:
@@ -226,27 +269,19 @@ def _document_base(page_url: str, view: View) -> str:
         for name, _ns, _ne, value_start, value_end in attributes(raw):
             href = _attribute_text(raw[value_start:value_end], view)
             if name == "href" and is_fetchable_reference(href):
-                return document_base(href, page_url)
+                return document_base(href, page_url, view.encoding)
     return page_url
-
-
-def _rewrite_css_view(css: str, base: str, link: Linker, view: View) -> str:
-    spans = []
-    for start, end, value in iter_css_urls(css):
-        new = link(view.to_text(value), base)
-        if new is not None:
-            spans.append((start, end, view.from_text(new)))
-    return _replace_spans(css, spans) if spans else css
 
 
 def _quoted(text: str, view: View) -> str:
     return '"' + view.from_text(html.escape(text, quote=True)) + '"'
 
 
-def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> Edits:
-    """_tag_edits(), from the memo when this tag was met in this folder context before."""
-    if link.memo is None or tag == "base":
-        return tuple(_tag_edits(tag, raw, base, link, view))
+def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: View, depth: int) -> Edits:
+    """_tag_edits(), from the memo when this tag was met in this folder context before (an
+    <iframe> is never remembered: a srcdoc can hold a page of its own)."""
+    if link.memo is None or tag in ("base", "iframe"):
+        return tuple(_tag_edits(tag, raw, base, link, view, depth))
     key = (raw, link.base_folder(base), link.here_folder, view.encoding)
     found = link.memo.tags.find(key)
     if found is None:
@@ -255,7 +290,7 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
             link.replay(guessed[1])
             return guessed[0]
         whole_base_uses, mark = link.whole_base_uses, len(link.guessed)
-        found = tuple(_tag_edits(tag, raw, base, link, view))
+        found = tuple(_tag_edits(tag, raw, base, link, view, depth))
         if link.whole_base_uses == whole_base_uses:
             if len(link.guessed) == mark:
                 link.memo.tags.keep(key, found)
@@ -264,9 +299,11 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
     return found
 
 
-def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
-    """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS or
-    with a style attribute: rewrite_html checks before calling)."""
+def _tag_edits(
+    tag: str, raw: str, base: str, link: Linker, view: View, depth: int, svg: bool = False
+) -> list[tuple[int, int, str]]:
+    """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS, or
+    of _SVG_EDITED_TAGS in ``svg``, or with a style attribute: _document_edits checks)."""
     found = attributes(raw)
     texts = [_attribute_text(raw[start:end], view) for _n, _ns, _ne, start, end in found]
     values = {}
@@ -278,13 +315,21 @@ def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[
     for (name, name_start, name_end, value_start, value_end), value in zip(found, texts, strict=True):
         if value_start == value_end:
             continue
+        if svg:
+            new_value = _svg_attribute_edit(tag, name, value, base, link, view.encoding)
+            if new_value is not None:
+                edits.append((value_start, value_end, _quoted(new_value, view)))
+            continue
         if tag == "base" and name == "href":
             new_name = NEUTRALISED_PREFIX + "href"
             edits.append((name_start, name_end, new_name))
             if is_fetchable_reference(value):
                 edits.append((value_start, value_end, _quoted(base, view)))
             continue
-        new_value = _attribute_edit(element, tag, name, value, base, link)
+        if tag == "iframe" and name == "srcdoc":
+            new_value = _rewritten_srcdoc(value, base, link, depth)
+        else:
+            new_value = _attribute_edit(element, tag, name, value, base, link, view.encoding)
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
     integrity = link.made_local > local_before and tag in ("link", "script")
@@ -294,18 +339,30 @@ def _tag_edits(tag: str, raw: str, base: str, link: Linker, view: View) -> list[
     return edits
 
 
-def _attribute_edit(
-    element: _Element, tag: str, name: str, value: str, base: str, link: Linker
+def _svg_attribute_edit(
+    tag: str, name: str, value: str, base: str, link: Linker, encoding: str
 ) -> str | None:
-    """The new value of one attribute, or None to leave it."""
+    """The new value of one attribute of an SVG document read in ``encoding``, or None to leave it."""
     if name == "style":
-        css = _rewrite_css_text(value, base, link)
+        css = rewrite_css_text(value, base, link)
+        return css if css != value else None
+    if tag in SVG_LINK_ATTRS and local_name(name) == "href":
+        return link(value, base, encoding)
+    return None
+
+
+def _attribute_edit(
+    element: _Element, tag: str, name: str, value: str, base: str, link: Linker, encoding: str
+) -> str | None:
+    """The new value of one attribute of a document read in ``encoding``, or None to leave it."""
+    if name == "style":
+        css = rewrite_css_text(value, base, link)
         return css if css != value else None
     if tag == "meta" and name == "content":
         if (element.get("http-equiv") or "").lower() != "refresh":
             return None
         span = parse_meta_refresh(value)
-        if not span or (new := link(span[2], base)) is None:
+        if not span or (new := link(span[2], base, encoding)) is None:
             return None
         return value[: span[0]] + new + value[span[1] :]
     if name not in _URL_ATTRS.get(tag, ()):
@@ -315,12 +372,12 @@ def _attribute_edit(
     if name in SRCSET_ATTRS:
         spans = []
         for start, end, url in parse_srcset(value):
-            replacement = link(url, base)
+            replacement = link(url, base, encoding)
             if replacement is not None:
                 # A srcset URL ends at a space, or at a comma that ends it.
                 replacement = replacement.replace(" ", "%20")
                 if replacement.endswith(","):
                     replacement = replacement[:-1] + "%2C"
                 spans.append((start, end, replacement))
-        return _replace_spans(value, spans) if spans else None
-    return link(value, base)
+        return replace_spans(value, spans) if spans else None
+    return link(value, base, encoding)

@@ -1,10 +1,10 @@
 """Completeness: every in-scope link of an archived page is recorded, every redirect ends,
 no body was cut short by the server, and a seed led to an archived page.
 
-Links are found again the way the crawl found them: each archived HTML or
-CSS page, as the integrity check reads its WARC record (LinkCheck.page, so
+Links are found again the way the crawl found them: each archived HTML, CSS
+or SVG document, as the integrity check reads its WARC record (LinkCheck.page, so
 no record is read twice), has its Content-Encoding undone and its links
-extracted by :mod:`archiver.links` and judged by the crawl's own scope,
+extracted by :mod:`archiver.findings` and judged by the crawl's own scope,
 rebuilt from crawl.json. Revisits and pages too large to hand over are read
 back afterwards. A page rendered in a browser is read a second time, from
 its rendered DOM (a resource record), whose links the crawl followed too.
@@ -19,7 +19,8 @@ from typing import Any
 
 from archiver.content import DEFAULT_DECODE_LIMIT, decode_payload, decode_stream, is_parsed, mime_type
 from archiver.errors import WarcDamage
-from archiver.links import REQUISITE, extract
+from archiver.findings import extract
+from archiver.links import REQUISITE
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest, seed_failure
@@ -75,7 +76,7 @@ class LinkCheck:
 
     @staticmethod
     def wants(status: int | None, mime: str) -> bool:
-        """True for the records whose pages the crawl parsed: 2xx HTML or CSS."""
+        """True for the records whose pages the crawl parsed: 2xx HTML, CSS or SVG."""
         return is_parsed(status, mime)
 
     def page(self, entry: RecordEntry, stored: bytes, http: Any) -> None:
@@ -139,7 +140,7 @@ def _check_something_archived(manifest: Manifest, report: Report) -> None:
 
 
 def _is_parsed(row: ManifestRow) -> bool:
-    """True for pages the crawl took links from: 2xx HTML or CSS with a capture. robots.txt and
+    """True for pages the crawl took links from: 2xx HTML, CSS or SVG with a capture. robots.txt and
     sitemaps are no pages, even one a server answered with an HTML page (a soft 404)."""
     return is_parsed(row.status, row.content_type) and row.warc_file is not None and not row.for_crawlers
 

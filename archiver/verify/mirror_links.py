@@ -1,5 +1,5 @@
-"""Mirror links: every local link in the mirror's HTML and CSS resolves to a file, and no link
-the mirror could serve is left pointing at the web.
+"""Mirror links: every local link in the mirror's HTML, CSS and SVG resolves to a file, and no
+link the mirror could serve is left pointing at the web.
 
 Links are found with the same tables the rewriter used (:mod:`archiver.links`).
 An absolute link (``http:``, ``https:``) in a file under mirror/ is looked up
@@ -25,13 +25,22 @@ import lxml.etree
 from archiver.encodings import page_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
-from archiver.links import is_fetchable_reference, iter_html_references, parse_html
+from archiver.links import (
+    MAX_SRCDOC_DEPTH,
+    is_fetchable_reference,
+    iter_html_references,
+    parse_html,
+    srcdoc_body,
+    srcdocs,
+)
 from archiver.mirror.linker import Resolver
+from archiver.svg import iter_svg_references
 from archiver.urls import try_normalize
 from archiver.verify.report import BROKEN_MIRROR_LINK, LIVE_MIRROR_LINK, Report
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 CSS_SUFFIXES = (".css",)
+SVG_SUFFIXES = (".svg",)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 MAX_DOCUMENT = 64 * 1024 * 1024
 """Stylesheets larger than this are checked only up to this size."""
@@ -53,7 +62,7 @@ def local_target(value: str) -> str | None:
 
 
 def check_mirror(root: Path, report: Report, archived: Resolver | None = None) -> None:
-    """Check the links of snapshot/index.html and of every HTML and CSS file under mirror/.
+    """Check the links of snapshot/index.html and of every HTML, CSS and SVG file under mirror/.
 
     ``archived``: where the mirror holds a URL (mirror.local_paths.LocalPaths over the
     snapshot's manifest), to find absolute links the rewriter should have made local.
@@ -98,13 +107,17 @@ def _documents(root: Path) -> Iterator[Path]:
     mirror = root / "mirror"
     for folder, _dirs, files in os.walk(mirror):
         for name in sorted(files):
-            if name.lower().endswith(HTML_SUFFIXES + CSS_SUFFIXES):
+            if name.lower().endswith(HTML_SUFFIXES + CSS_SUFFIXES + SVG_SUFFIXES):
                 yield Path(folder) / name
 
 
 def _references(document: Path) -> Iterator[str]:
-    """Every link value in a mirrored HTML or CSS file."""
+    """Every link value in a mirrored HTML, CSS or SVG file."""
     size = document.stat().st_size
+    if document.name.lower().endswith(SVG_SUFFIXES):
+        with open(document, "rb") as fh:  # read as a stream, as a browser reads it (its own encoding)
+            yield from (value for value, _requisite, _in_css in iter_svg_references(fh, None))
+        return
     if document.name.lower().endswith(CSS_SUFFIXES):
         with open(document, "rb") as fh:
             # read(n) allocates n bytes up front: ask only for what the file holds.
@@ -115,10 +128,23 @@ def _references(document: Path) -> Iterator[str]:
         yield from _streamed_html_references(document)
     else:
         body = document.read_bytes()
-        tree = parse_html(body, page_encoding(body, None))  # as a browser reads the file
-        if tree is not None:
-            for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
-                yield value
+        yield from _tree_references(parse_html(body, page_encoding(body, None)))  # as a browser reads it
+
+
+def _tree_references(tree: lxml.etree._Element | None, depth: int = 0) -> Iterator[str]:
+    """The link values of a parsed HTML document, its iframes' srcdoc documents' with them (whose
+    links resolve against its own URL, the file's: it has no <base> in the mirror)."""
+    if tree is None:
+        return
+    for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
+        yield value
+    yield from _srcdoc_references(srcdocs(tree.iter("iframe")), depth)
+
+
+def _srcdoc_references(texts: list[str], depth: int) -> Iterator[str]:
+    if depth < MAX_SRCDOC_DEPTH:
+        for text in texts:
+            yield from _tree_references(parse_html(srcdoc_body(text), "utf-8"), depth + 1)
 
 
 def _streamed_html_references(document: Path) -> Iterator[str]:
@@ -128,6 +154,8 @@ def _streamed_html_references(document: Path) -> Iterator[str]:
             # Its children were dropped at their own end: this visits the element alone.
             for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
                 yield value
+            if element.tag == "iframe":
+                yield from _srcdoc_references(srcdocs((element,)), 0)
 
 
 def _broken(folder: str, target: str, root_real: str) -> str | None:

@@ -1,0 +1,280 @@
+"""What a fetched document holds for the crawl: its links (with their kinds), its title, the
+base URL its links resolve against and whether it asks robots not to follow them, read by
+its type (links' tables and rules for HTML, with its srcdoc documents; CSS; svg's for SVG).
+
+The crawl follows what this finds, verify finds it again in the WARC records,
+and the mirror's rewrite (mirror/rewrite.py) edits the same links.
+
+>>> page = extract_html(b'<a href="/b">b</a><img srcset="x.png 1x, y.png 2x">', "http://h/a")
+>>> [(link.url, link.kind) for link in page.links]
+[('http://h/b', 'link'), ('http://h/x.png', 'requisite'), ('http://h/y.png', 'requisite')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import lxml.etree
+import lxml.html
+
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document, known_encoding
+from archiver.encodings import (
+    declared_charset,
+    guessed_encoding,
+    sniff_bom,
+    stylesheet_encoding,
+    xml_encoding,
+)
+from archiver.html_stream import read_elements
+from archiver.link_values import iter_css_urls
+from archiver.links import (
+    HTML_LINK_ATTRS,
+    LINK,
+    MAX_SRCDOC_DEPTH,
+    REQUISITE,
+    Link,
+    base_contexts,
+    base_href,
+    charset_from_content_type,
+    document_base,
+    is_fetchable_reference,
+    iter_html_references,
+    page_title,
+    parse_html,
+    references_in,
+    resolve_reference,
+    srcdoc_body,
+    srcdocs,
+    style_attribute_references,
+    title_text,
+)
+from archiver.robots_directives import meta_nofollow, says_nofollow_meta
+from archiver.svg import iter_svg_references
+
+STREAMED_BYTES = 256 * 1024
+"""HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
+_STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
+"""The elements whose attributes _streamed_findings() reads (style attributes aside)."""
+
+
+@dataclass(frozen=True)
+class Page:
+    """What parsing a document found."""
+
+    links: tuple[Link, ...] = ()
+    title: str | None = None
+    base_url: str | None = None
+    """The URL links resolve against (the <base href>, or the page's own)."""
+    nofollow: bool = False
+    """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
+
+
+def _collect(found: dict[str, str], url: str | None, kind: str) -> None:
+    # A URL that is both a link and a requisite is needed by the page: requisite wins.
+    if url is not None and found.get(url) != REQUISITE:
+        found[url] = kind
+
+
+Findings = tuple[str | None, str, dict[str, str], bool]
+"""(title, base URL, {normalised URL: kind}, nofollow) of a document: a Page as plain
+values, which cross a process boundary several times cheaper."""
+
+
+def _page(findings: Findings) -> Page:
+    title, base_url, found, nofollow = findings
+    return Page(
+        links=tuple(map(Link._make, found.items())), title=title, base_url=base_url, nofollow=nofollow
+    )
+
+
+def root_findings(
+    root: lxml.html.HtmlElement | None, url: str, encoding: str | None = None, depth: int = 0
+) -> Findings:
+    """Title, base URL, {url: kind} links and robots nofollow of an HTML page parsed by parse_html(),
+    read in ``encoding`` (see read_page()); its iframes' srcdoc documents' links with its own.
+    ``depth``: how deep in srcdoc documents the page is (0 for a page fetched)."""
+    if root is None:
+        return None, url, {}, False
+    base = base_href(root, url, encoding)
+    contexts = base_contexts(base)
+    found: dict[str, str] = {}
+    for _element, attribute, _start, _end, value, kind in iter_html_references(root):
+        in_css = attribute is None or attribute == "style"
+        _collect(found, resolve_reference(value, base, contexts, encoding=None if in_css else encoding), kind)
+    _collect_srcdocs(found, srcdocs(root.iter("iframe")), base, depth)
+    # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
+    # regex scan of the bytes for "robots", to skip it, cost 170 us).
+    return page_title(root), base, found, meta_nofollow(root)
+
+
+def _collect_srcdocs(found: dict[str, str], texts: list[str], base: str, depth: int) -> None:
+    """Add to ``found`` the links of the srcdoc documents ``texts`` of a document whose base URL
+    is ``base``, at ``depth``: a srcdoc document's links resolve against its page's base URL (as
+    if it were at that URL: a <base> of its own is resolved against it), its queries in UTF-8."""
+    if depth >= MAX_SRCDOC_DEPTH:
+        return
+    for text in texts:
+        for url, kind in _html_findings(srcdoc_body(text), base, "utf-8", "utf-8", depth + 1)[2].items():
+            _collect(found, url, kind)
+
+
+def _streamed_findings(
+    body: bytes, url: str, encoding: str | None, document_encoding: str, depth: int = 0
+) -> Findings:
+    """root_findings(parse_html(body, encoding), url, document_encoding, depth), the page parsed as a
+    stream: each element is dropped once read, so a page of megabytes costs the memory of a
+    chunk, not of its tree (about ten times its size). The same parser, so the same elements,
+    in the same order.
+    """
+    references: list[tuple[str, str, str | None]] = []
+    styled: list[tuple[str, str, str | None]] = []
+    iframes: list[str] = []
+    base: str | None = None
+    title: str | None = None
+    head_title: str | None = None
+    nofollow = False
+    try:
+        for event, element in read_elements(body, ("start", "end"), encoding):
+            tag = element.tag  # lowercased by the HTML parser
+            if event == "start":  # its attributes are all there
+                if tag in _STARTS_READ:
+                    # Not a <style>: its text is not all there yet.
+                    references.extend(
+                        (ref[4], ref[5], document_encoding) for ref in references_in((element,))
+                    )
+                    if tag == "base" and base is None:
+                        href = element.get("href") or ""
+                        base = (
+                            document_base(href, url, document_encoding)
+                            if is_fetchable_reference(href)
+                            else None
+                        )
+                    elif tag == "meta" and not nofollow:
+                        nofollow = says_nofollow_meta(element)
+                    elif tag == "iframe":
+                        iframes.extend(srcdocs((element,)))
+                if element.get("style") is not None:
+                    styled.extend((ref[4], ref[5], None) for ref in style_attribute_references((element,)))
+            elif tag == "style" and element.text:  # and now its text
+                references.extend((value, REQUISITE, None) for _s, _e, value in iter_css_urls(element.text))
+            elif tag == "title":
+                text = title_text(element)
+                title = title if title is not None else text
+                if head_title is None and _in_head(element):
+                    head_title = text
+    except (lxml.etree.LxmlError, LookupError, ValueError):
+        if encoding is None:
+            return None, url, {}, False
+        return _streamed_findings(body, url, None, document_encoding, depth)
+    base = base or url
+    contexts = base_contexts(base)
+    found: dict[str, str] = {}
+    for value, kind, query_encoding in references + styled:
+        _collect(found, resolve_reference(value, base, contexts, encoding=query_encoding), kind)
+    _collect_srcdocs(found, iframes, base, depth)
+    return head_title if head_title is not None else title, base, found, nofollow
+
+
+def _html_findings(
+    body: bytes, url: str, lxml_encoding: str | None, encoding: str, depth: int = 0
+) -> Findings:
+    """The findings of an HTML document read as _as_read() gives it: parsed as a stream past
+    STREAMED_BYTES, else as a tree."""
+    if len(body) > STREAMED_BYTES:
+        return _streamed_findings(body, url, lxml_encoding, encoding, depth)
+    return root_findings(parse_html(body, lxml_encoding), url, encoding, depth)
+
+
+def _in_head(element: lxml.etree._Element) -> bool:
+    """Whether ``element`` is a child of the <head> child of the root: page_title() looks there first."""
+    head = element.getparent()
+    return (
+        head is not None
+        and head.tag == "head"
+        and (root := head.getparent()) is not None
+        and root.getparent() is None
+    )
+
+
+def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Findings:
+    """The links of an SVG document (svg.iter_svg_references()), its queries written in its
+    encoding (encodings.xml_encoding()) but in its CSS."""
+    body, _cut = bounded_document(body, SVG_TYPE)
+    charset = charset_from_content_type(content_type_header)
+    encoding = xml_encoding(body, charset)
+    contexts = base_contexts(url)
+    found: dict[str, str] = {}
+    for value, requisite, in_css in iter_svg_references(body, charset if known_encoding(charset) else None):
+        url_found = resolve_reference(value, url, contexts, encoding=None if in_css else encoding)
+        _collect(found, url_found, REQUISITE if requisite else LINK)
+    return None, url, found, False
+
+
+def _css_findings(text: str, url: str) -> Findings:
+    found: dict[str, str] = {}
+    contexts = base_contexts(url)
+    for _start, _end, value in iter_css_urls(text):
+        _collect(found, resolve_reference(value, url, contexts), REQUISITE)
+    return None, url, found, False
+
+
+def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
+    """Links and title of an HTML document at ``url`` (``encoding``: its charset, if known)."""
+    return _page(findings(body, url, "text/html", f"text/html; charset={encoding}" if encoding else None))
+
+
+def extract_css(text: str, url: str) -> Page:
+    """Links (all requisites) of a CSS stylesheet at ``url``."""
+    return _page(_css_findings(text, url))
+
+
+def decode_text(body: bytes, content_type: str | None) -> str:
+    """Text of a stylesheet, in the encoding encodings.stylesheet_encoding() gives, never failing."""
+    encoding = stylesheet_encoding(body, charset_from_content_type(content_type))
+    return body.decode(encoding, errors="replace")
+
+
+def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
+    """An HTML page parsed as the crawl reads it for links: up to MAX_MARKUP tags, in its charset."""
+    return read_page(body, content_type_header)[0]
+
+
+def read_page(
+    body: bytes, content_type_header: str | None = None
+) -> tuple[lxml.html.HtmlElement | None, str]:
+    """parse_page(), and the encoding the page is read in (encodings.page_encoding()), which
+    its links' queries are written in: what root_findings() takes."""
+    body, lxml_encoding, encoding = _as_read(body, content_type_header)
+    return parse_html(body, lxml_encoding), encoding
+
+
+def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None, str]:
+    """An HTML page's bytes up to MAX_MARKUP tags, the encoding to read it in named for lxml,
+    and that encoding as encodings.page_encoding() says (the mirror's rewrite reads it so). A
+    page that names its charset (header, byte-order mark, <meta>) is left to lxml, which reads
+    those alike; one that names none would be read as Latin-1 even when it is UTF-8."""
+    body, _cut = bounded_document(body, "text/html")
+    charset = charset_from_content_type(content_type_header)
+    bom, known, declared = sniff_bom(body), known_encoding(charset), declared_charset(body)
+    if known is None and bom is None and declared is None:
+        guessed = guessed_encoding(body)
+        return body, guessed, guessed
+    return body, charset, bom or known or declared or guessed_encoding(body)
+
+
+def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
+    """extract(), as plain values."""
+    if mime_type in HTML_TYPES:
+        body, lxml_encoding, encoding = _as_read(body, content_type_header)
+        return _html_findings(body, url, lxml_encoding, encoding)
+    if mime_type == CSS_TYPE:
+        body, _cut = bounded_document(body, mime_type)
+        return _css_findings(decode_text(body, content_type_header), url)
+    if mime_type == SVG_TYPE:
+        return _svg_findings(body, url, content_type_header)
+    return None, url, {}, False
+
+
+def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:
+    """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links."""
+    return _page(findings(body, url, mime_type, content_type_header))

@@ -1,0 +1,88 @@
+"""Stylesheets made local: the url(), @import and image-set() targets of a stylesheet (in its
+own encoding), and of the CSS a page or an SVG image holds, rewritten by a Linker: a URL is
+read as CSS reads it (its escapes undone) and written back escaped where CSS needs it.
+
+>>> resolve = {"http://h/i.png": "h/i.png"}.get
+>>> rewrite_css("a{background:url(/i.png)} b{background:url('x(1).png')}", "http://h/s/a.css", resolve)
+"a{background:url(../i.png)} b{background:url('http://h/s/x(1).png')}"
+"""
+
+from __future__ import annotations
+
+from archiver.encodings import stylesheet_encoding
+from archiver.link_values import css_unescaped, css_url_spans, iter_css_urls, written_css_url
+from archiver.mirror.charsets import View
+from archiver.mirror.linker import Linker, Memo, Resolver
+from archiver.paths import url_to_path
+from archiver.urls import try_normalize
+
+
+def replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with each (start, end, new) span replaced; spans must not overlap."""
+    out, last = [], 0
+    for start, end, new in sorted(spans):
+        if start < last:
+            continue
+        out.append(text[last:start])
+        out.append(new)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def rewrite_css_text(text: str, base: str, link: Linker) -> str:
+    """CSS ``text`` (a style attribute's, decoded) with its URLs made local or absolute."""
+    spans = []
+    for start, end, value in iter_css_urls(text):
+        new = link(value, base)
+        if new is not None:
+            spans.append((start, end, written_css_url(new, text, start)))
+    return replace_spans(text, spans) if spans else text
+
+
+def css_edits(
+    css: str, base: str, link: Linker, view: View, markup: bool = False
+) -> list[tuple[int, int, str]]:
+    """The (start, end, new) spans to replace in CSS text of the view (a stylesheet, a <style>):
+    each URL is read once decoded (a CSS escape names a character, not a byte), then written
+    back escaped as CSS reads it where it stood (``markup``: in XML; see written_css_url())."""
+    spans = []
+    for start, end in css_url_spans(view.scanned(css)):
+        new = link(css_unescaped(view.to_text(css[start:end])), base)
+        if new is not None:
+            spans.append((start, end, view.from_text(written_css_url(new, css, start, markup))))
+    return spans
+
+
+def own_path(url: str, content_type: str, resolve: Resolver) -> str:
+    """Where the document itself is stored: as resolved, else its natural path."""
+    return resolve(try_normalize(url) or url) or url_to_path(url, content_type)
+
+
+def rewrite_css(text: str, css_url: str, resolve: Resolver, css_path: str | None = None) -> str:
+    """CSS text with url() and @import targets made local (or absolute).
+
+    >>> resolve = {"http://h/i.png": "h/i.png"}.get
+    >>> rewrite_css("a{background:url(/i.png)}", "http://h/s/a.css", resolve)
+    'a{background:url(../i.png)}'
+    """
+    here = css_path or own_path(css_url, "text/css", resolve)
+    return rewrite_css_text(text, css_url, Linker(here, resolve))
+
+
+def rewrite_css_bytes(
+    body: bytes,
+    css_url: str,
+    encoding: str | None,
+    resolve: Resolver,
+    css_path: str | None = None,
+    memo: Memo | None = None,
+) -> bytes:
+    """A stylesheet's bytes rewritten, in its own encoding (encodings.stylesheet_encoding()).
+
+    ``memo``: shared by every document rewritten with this ``resolve``.
+    """
+    view = View(body, stylesheet_encoding(body, encoding))
+    here = css_path or own_path(css_url, "text/css", resolve)
+    spans = css_edits(view.text, css_url, Linker(here, resolve, memo), view)
+    return view.encode(replace_spans(view.text, spans)) if spans else body
