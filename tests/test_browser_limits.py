@@ -156,3 +156,52 @@ async def test_a_page_whose_script_navigates_away_is_rendered_without_waiting_ou
     assert away.render_error is None and "leaving" in doms(result.snapshot.root)[site.url("/away")]
     assert rows[site.url("/landed")].outcome == "fetched"
     assert rows[site.url("/landed")].parent == site.url("/away")
+
+
+async def test_a_page_that_would_replace_itself_is_kept_as_it_stood(site, run_crawl):
+    """A form its script posts, a reload, a refresh to itself: each navigation of the main frame
+    after the page's own document is refused. The posted form put the browser's error page in
+    the tab, whose empty DOM became the page's mirror file; the reload looped to the time limit
+    and kept no DOM."""
+    site.page(
+        "/posts",
+        body="<p>the article</p><form method=post action='/submit'><input name=q value=1></form>"
+        "<script>document.forms[0].submit()</script>",
+    )
+    site.page("/reloads", body="<p>reloading</p><script>setTimeout(() => location.reload(), 50)</script>")
+    site.page("/refreshes", head="<meta http-equiv=refresh content=0>", body="<p>refreshing</p>")
+    site.page("/", links=["/posts", "/reloads", "/refreshes"], body="<p>Index</p>")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", browser_timeout=20, chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    rendered = doms(result.snapshot.root)
+    for path, text in (("/posts", "the article"), ("/reloads", "reloading"), ("/refreshes", "refreshing")):
+        assert rows[site.url(path)].render_error is None, (path, rows[site.url(path)].render_error)
+        assert text in rendered[site.url(path)], path
+        mirrored = result.snapshot.root / "mirror" / str(rows[site.url(path)].local_path)
+        assert text in mirrored.read_text(), path
+    assert site.url("/submit") not in rows  # a form's answer is no link
+    assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_a_page_whose_parser_still_waits_keeps_its_http_capture(site, run_crawl):
+    """A script of its head that never comes: at the limit the DOM is a head without a body.
+    It replaced the page as the mirror file, so a reader saw a blank page."""
+    stalled = asyncio.Event()
+
+    async def never(request: web.Request) -> web.StreamResponse:
+        await stalled.wait()
+        return web.Response(text="", content_type="text/javascript")
+
+    site.page("/", head="<script src='/tag.js'></script>", body="<p>the article text</p>")
+    site.handler("/tag.js", never)
+    await site.start()
+    try:
+        result = await run_crawl(
+            site.url("/"), browser="always", browser_timeout=4, timeout=30, max_tries=1, chromium=CHROMIUM
+        )
+    finally:
+        stalled.set()
+    row = manifest_rows(result.snapshot.root)[site.url("/")]
+    assert row.dom_warc_file is None and "still being parsed" in (row.render_error or "")
+    assert "the article text" in (result.snapshot.root / "mirror" / str(row.local_path)).read_text()

@@ -93,6 +93,7 @@ PREPARE_DOM_SCRIPT = """(pageUrl) => {
     base.setAttribute('href', location.href);
     head.prepend(base);
   }
+  return document.readyState;
 }"""
 
 Answerer = Callable[[str], Awaitable[Answer | None]]
@@ -113,6 +114,9 @@ class PageNetwork:
     """Set once the main frame tried to navigate away (the page's load event never comes then)."""
     refused: list[str] = field(default_factory=list)
     """What was refused, and why, for the log."""
+    document_answered: bool = False
+    """Whether the page's own document was answered: any navigation of the main frame after it
+    (a reload, a form posted) would replace the page, and is refused."""
     in_flight: int = 0
     last_change: float = field(default_factory=time.monotonic)
 
@@ -129,15 +133,22 @@ class PageNetwork:
     async def _handle(self, route: Route) -> None:
         request = route.request
         url = try_normalize(request.url)
-        if url is None or request.method not in ANSWERED_METHODS:
+        answered = request.method in ANSWERED_METHODS
+        if request.is_navigation_request() and _main_frame(request):
+            if self.document_answered or url != self.page_url or not answered:
+                # The page would be replaced (by another, by itself reloaded, by the answer to
+                # a form it posted): refused, so it is kept as it stood ("aborted": a refusal
+                # of the client would put the browser's error page in its place).
+                if url is not None and answered and url != self.page_url:
+                    self.navigations.add(url)
+                self.refused.append(f"navigation to {request.method} {request.url}")
+                self.navigated_away.set()
+                await _quietly(route.abort("aborted"))
+                return
+            self.document_answered = True
+        if url is None or not answered:
             self.refused.append(f"{request.method} {request.url}")
             await _quietly(route.abort("blockedbyclient"))
-            return
-        if url != self.page_url and request.is_navigation_request() and _main_frame(request):
-            self.navigations.add(url)
-            self.refused.append(f"navigation to {url}")
-            self.navigated_away.set()
-            await _quietly(route.abort("aborted"))
             return
         answer = await self.answer(url)
         if answer is None:
@@ -230,8 +241,15 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
         final_url = page.url
         html = None
         try:
-            await page.evaluate(PREPARE_DOM_SCRIPT, url)
-            html = (await page.content()).encode("utf-8", errors="replace")
+            if final_url.startswith("chrome-error:"):
+                error = error or "the browser showed its error page in place of the page"
+            elif await page.evaluate(PREPARE_DOM_SCRIPT, url) == "loading":
+                # Its parser waits still (a script of its head that never came): the DOM is a
+                # head without a body, less than the page as it was served.
+                kept = "the page was still being parsed, so its DOM is not kept"
+                error = f"{error}; {kept}" if error else kept
+            else:
+                html = (await page.content()).encode("utf-8", errors="replace")
         except PlaywrightTimeout:
             error = error or "the DOM could not be taken in time"
     finally:
