@@ -205,3 +205,22 @@ async def test_a_page_whose_parser_still_waits_keeps_its_http_capture(site, run_
     row = manifest_rows(result.snapshot.root)[site.url("/")]
     assert row.dom_warc_file is None and "still being parsed" in (row.render_error or "")
     assert "the article text" in (result.snapshot.root / "mirror" / str(row.local_path)).read_text()
+
+
+async def test_a_capture_a_render_began_is_finished_after_the_render(site, run_crawl):
+    """The page's time ran out while the crawl fetched what its script asked for: the crawl
+    ended at once, called itself finished, and left that URL queued (verify: unfinished)."""
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(8)
+        return web.json_response({"text": "late"})
+
+    site.page("/", body=FETCHING_PAGE.format(name="slow"))
+    site.handler("/data/slow.json", slow)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", browser_timeout=3, chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    assert not result.interrupted
+    assert rows[site.url("/data/slow.json")].outcome == "fetched"
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text("snap")

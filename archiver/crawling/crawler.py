@@ -130,12 +130,15 @@ class Crawler:
         )
         return True
 
-    def feed(self, source: Coroutine[Any, Any, None]) -> None:
-        """Run ``source``, which queues URLs found outside the pages (the sitemaps), beside the
-        crawl: the crawl is not done before it ends."""
+    def feed(self, source: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``source`` beside the crawl, which is not done before it ends: what queues URLs
+        found outside the pages (the sitemaps), or a capture a page's render asked for, which
+        goes on when the render ends first."""
         task = asyncio.create_task(source)
         self._sources.add(task)
+        task.add_done_callback(_ended_source)
         task.add_done_callback(self._sources.discard)
+        return task
 
     async def run(self) -> None:
         """Crawl until the frontier is empty or stop() is called.
@@ -156,7 +159,8 @@ class Crawler:
 
     async def _drained(self) -> None:
         """Return once the queue is empty (the frontier's join waits for URLs waiting out a
-        failed try too) and no page waits for its render (each can add to the other)."""
+        failed try too), no page waits for its render, and no source or capture fed beside
+        the crawl runs (each can add to the others)."""
         while True:
             await self.frontier.join()
             if self._sources:
@@ -405,3 +409,10 @@ class Crawler:
         await self.writer.put(WriteItem(row, capture, met))
         for queued in queue:
             await self.frontier.put(queued)
+
+
+def _ended_source(task: asyncio.Task[None]) -> None:
+    """Read what a task fed beside the crawl raised, if nobody awaits it any more (a capture
+    whose render ended): it has stopped the crawl already, if it mattered."""
+    if not task.cancelled():
+        task.exception()

@@ -10,6 +10,7 @@ rendered(), as a page's links do.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from archiver.crawling.frontier import QueueItem
@@ -40,7 +41,7 @@ class CrawlPages:
         A URL in flight is waited for; one queued but not started is captured now
         (its queue item is passed over later); one never met is judged as a
         requisite of ``page`` (scope, then limits and robots.txt) and captured or
-        recorded as skipped. Cancelled, a capture begun here is abandoned.
+        recorded as skipped. Cancelled, a capture begun here goes on (the crawl waits for it).
         """
         crawler = self.crawler
         settling = crawler.settling
@@ -61,7 +62,9 @@ class CrawlPages:
                 return
             item = queue[0]
         settling.start(url)
-        await crawler.capture_now(item)
+        # A task the crawl waits for: the render may end (and cancel this) before the capture
+        # does, which then goes on; a capture abandoned left its URL queued in a crawl done.
+        await asyncio.shield(crawler.feed(crawler.capture_now(item)))
         await settling.wait(url)
 
     async def rendered(
