@@ -224,3 +224,34 @@ async def test_a_capture_a_render_began_is_finished_after_the_render(site, run_c
     assert rows[site.url("/data/slow.json")].outcome == "fetched"
     report = verify_snapshot(result.snapshot.root)
     assert report.ok, report.render_text("snap")
+
+
+async def test_shadow_roots_are_kept_in_the_dom_and_their_links_crawled(site, run_crawl):
+    """A custom element's shadow root, one a script attached, and a declarative one in the HTML
+    as served: the kept DOM left all three out, so rendering made the mirror lose text that the
+    HTTP capture showed, and their links were never crawled."""
+    site.page(
+        "/",
+        body="<my-el></my-el><div id=host></div>"
+        "<div><template shadowrootmode=open><p>declarative text</p></template></div>"
+        "<script>customElements.define('my-el', class extends HTMLElement { connectedCallback() {"
+        " this.attachShadow({mode: 'open'}).innerHTML ="
+        " \"<p>custom element text</p><a href='/from-element'>e</a><img src='/in-shadow.png'>\" } });"
+        "document.getElementById('host').attachShadow({mode: 'open'}).innerHTML ="
+        " \"<p>attached text</p><a href='/from-host'>h</a>\";</script>",
+    )
+    site.page("/from-element", body="<p>e</p>")
+    site.page("/from-host", body="<p>h</p>")
+    site.file("/in-shadow.png", b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    dom = doms(result.snapshot.root)[site.url("/")]
+    for text in ("declarative text", "custom element text", "attached text"):
+        assert text in dom, text
+    assert dom.count('shadowrootmode="open"') == 3
+    for path in ("/from-element", "/from-host", "/in-shadow.png"):
+        assert rows[site.url(path)].outcome == "fetched", path
+    mirrored = (result.snapshot.root / "mirror" / str(rows[site.url("/")].local_path)).read_text()
+    assert "custom element text" in mirrored and 'href="from-element.html"' in mirrored
+    assert verify_snapshot(result.snapshot.root).ok

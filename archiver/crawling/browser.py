@@ -96,6 +96,30 @@ PREPARE_DOM_SCRIPT = """(pageUrl) => {
   return document.readyState;
 }"""
 
+DOM_SCRIPT = """() => {
+  const roots = [];
+  const gather = (node) => {
+    for (const element of node.querySelectorAll('*')) {
+      if (element.shadowRoot) {
+        roots.push(element.shadowRoot);
+        gather(element.shadowRoot);
+      }
+    }
+  };
+  gather(document);
+  const root = document.documentElement;
+  if (!root) return '';
+  const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
+  if (!root.getHTML) return doctype + root.outerHTML;
+  const quoted = (value) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+  const attributes = Array.from(root.attributes, (a) => ` ${a.name}="${quoted(a.value)}"`).join('');
+  const tag = root.localName;
+  return `${doctype}<${tag}${attributes}>${root.getHTML({shadowRoots: roots})}</${tag}>`;
+}"""
+"""The page's DOM as HTML, its open shadow roots in it as declarative ones (``<template
+shadowrootmode>``), which a browser builds again from the file with no script: page.content()
+leaves them out, and a custom element's text and links with them."""
+
 Answerer = Callable[[str], Awaitable[Answer | None]]
 """Normalised URL -> its stored response (captured through the crawl first), or None to refuse it."""
 
@@ -249,7 +273,7 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
             else:
-                html = (await page.content()).encode("utf-8", errors="replace")
+                html = (await page.evaluate(DOM_SCRIPT)).encode("utf-8", errors="replace")
         except PlaywrightTimeout:
             error = error or "the DOM could not be taken in time"
     finally:
