@@ -255,3 +255,26 @@ async def test_shadow_roots_are_kept_in_the_dom_and_their_links_crawled(site, ru
     mirrored = (result.snapshot.root / "mirror" / str(rows[site.url("/")].local_path)).read_text()
     assert "custom element text" in mirrored and 'href="from-element.html"' in mirrored
     assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_a_popup_loads_nothing_and_where_it_goes_is_a_link(site, run_crawl):
+    """window.open and a target=_blank link followed by script: the popups loaded in the tab's
+    context, outlived their page's render, and their requests were taken for those of the pages
+    rendered after."""
+    site.page(
+        "/",
+        body="<p>opener</p><a id=new target=_blank href='/blank'>b</a>"
+        "<script>window.open('/popped'); document.getElementById('new').click();</script>",
+    )
+    site.page("/popped", body="<p>popped</p><img src='/only-popped.png'>")
+    site.page("/blank", body="<p>blank</p>")
+    site.file("/only-popped.png", b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", browser_tabs=1, chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/")].render_error is None
+    for path in ("/popped", "/blank"):
+        assert (rows[site.url(path)].found_by, rows[site.url(path)].parent) == ("link", site.url("/")), path
+    # Asked for by the render of /popped, its own page, not by the opener's.
+    assert rows[site.url("/only-popped.png")].parent == site.url("/popped")
+    assert verify_snapshot(result.snapshot.root).ok

@@ -54,6 +54,8 @@ DOM_RESERVE = 3.0
 DOM_LIMIT = DEFAULT_DECODE_LIMIT
 """A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size)."""
 ANSWERED_METHODS = frozenset({"GET", "HEAD"})
+CLOSE_SECONDS = 5.0
+"""Time given a popup to close once its page's render ends."""
 
 HEIGHT_SCRIPT = "() => (document.scrollingElement || document.documentElement || {}).scrollHeight || 0"
 SCROLL_SCRIPT = """async ({steps, pause}) => {
@@ -130,6 +132,8 @@ class PageNetwork:
 
     page_url: str
     answer: Answerer
+    page: Any = None
+    """The tab's page: a request of another (a popup the page opened) is refused."""
     requested: set[str] = field(default_factory=set)
     """Normalised URLs the page asked for and was answered."""
     navigations: set[str] = field(default_factory=set)
@@ -158,6 +162,14 @@ class PageNetwork:
         request = route.request
         url = try_normalize(request.url)
         answered = request.method in ANSWERED_METHODS
+        if self.page is not None and _of_another_page(request, self.page):
+            # A popup (window.open, target=_blank): where it goes is a link of the page, and it
+            # loads nothing (loaded, it went on making requests through the renders after).
+            if request.is_navigation_request() and url is not None and answered:
+                self.navigations.add(url)
+            self.refused.append(f"a popup's {request.method} {request.url}")
+            await _quietly(route.abort("aborted"))
+            return
         if request.is_navigation_request() and _main_frame(request):
             if self.document_answered or url != self.page_url or not answered:
                 # The page would be replaced (by another, by itself reloaded, by the answer to
@@ -194,6 +206,13 @@ class PageNetwork:
             if now >= limit:
                 return False
             await asyncio.sleep(min(0.05, max(limit - now, 0.001)))
+
+
+def _of_another_page(request: Any, page: Any) -> bool:
+    try:
+        return bool(request.frame.page != page)
+    except Exception:  # noqa: BLE001 - no frame yet: a popup's first navigation (a worker's request has its page's)
+        return bool(request.is_navigation_request())
 
 
 def _main_frame(request: Any) -> bool:
@@ -245,7 +264,7 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     """
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-    network = PageNetwork(url, answer)
+    network = PageNetwork(url, answer, tab.page)
     page = tab.page
     deadline = time.monotonic() + timeout
     # Of a short limit, a fixed reserve would leave loading nothing: the page load was cut
@@ -278,6 +297,10 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
             error = error or "the DOM could not be taken in time"
     finally:
         tab.handler = None
+        for other in tab.context.pages:  # popups it opened: they would outlive it in the tab
+            if other != page:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(other.close(), CLOSE_SECONDS)
     if html is not None and len(html) > DOM_LIMIT:
         html, error = None, f"the DOM is larger than {DOM_LIMIT // 1024**2} MB"
     final = try_normalize(final_url)
