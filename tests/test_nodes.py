@@ -107,6 +107,12 @@ async def test_a_node_joins_only_its_own_crawl_with_the_same_options(tree, tmp_p
         *node_args(tree.url("/p1"), tmp_path / "c", redis_url, "one", "--max-pages", "5", "--exclude", "x")
     )
     assert code == 2 and "this node's seed URLs, --exclude differ" in text, text
+    # Crawl "one" is finished: a node joining it would archive nothing, and exit 0 for it.
+    code, text = await run_archiver(
+        *node_args(tree.url(), tmp_path / "d", redis_url, "one", "--max-pages", "5")
+    )
+    assert code == 2 and "crawl one is finished" in text and "another --crawl-id" in text, text
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_shared_crawl_without_the_redis_package_is_one_line(tmp_path):
@@ -184,9 +190,13 @@ async def test_merge_leaves_out_a_part_that_lost_its_manifest(tree, tmp_path, re
     cut every record its manifest no longer names. It is left out, its WARC files as they were,
     and the merge says which parts it joined."""
     output = tmp_path / "snap"
-    for node in ("a", "b"):
-        args = node_args(tree.url(), output, redis_url, "lost", "--max-pages", "40", "--node", node)
-        code, text = await run_archiver(*args)
+    tree.latency = 0.01  # both nodes join before the crawl is done
+    nodes = [
+        archiver(*node_args(tree.url(), output, redis_url, "lost", "--max-pages", "200", "--node", node))
+        for node in ("a", "b")
+    ]
+    for node in nodes:
+        code, text = await finish(node)
         assert code == 0, text
     part = output / "nodes" / "a"
     record = json.loads((part / "crawl.json").read_text())

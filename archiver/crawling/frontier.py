@@ -196,7 +196,7 @@ class SeenUrls:
         recent, merged, size = self._recent, self._merged, len(self._merged)
         found = []
         for url in urls:
-            key = url_key(url)
+            key = hash(url)  # url_key(url), without a call for each of a page's links
             if key in recent:
                 continue
             at = bisect.bisect_left(merged, key)

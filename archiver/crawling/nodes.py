@@ -66,6 +66,8 @@ SHARED_SETTINGS = (
 )
 """Settings every node of a crawl must have alike: they decide what the crawl holds (the seeds
 make the scope of each node, the user agent which robots.txt rules apply)."""
+FINISHED_KEY = "finished"
+"""Set (to the snapshot's folder) by the last node of a crawl that finished."""
 JOIN_WAIT = 60.0
 """Seconds a node waits for the folder's lock while another node sets it up or merges."""
 
@@ -89,8 +91,15 @@ async def crawl_node(
     try:
         try:
             await _agree(crawl, config)  # the first call: a Redis away now is a bad --frontier
+            finished = await call(crawl.client.get(crawl.key(FINISHED_KEY)))
         except redis_error() as exc:
             raise ConfigError(f"cannot use the crawl's Redis at {config.frontier}: {exc}") from None
+        if finished is not None:
+            # Its seen set has every URL: a node joining would archive nothing, and say it was done.
+            raise ConfigError(
+                f"crawl {config.crawl_id} is finished (its snapshot: {finished.decode(errors='replace')}): "
+                "give another --crawl-id to crawl again"
+            )
         try:
             return await _crawl_node(crawl, config, seeds, progress, stop, mirror)
         except redis_error() as exc:
@@ -156,6 +165,8 @@ async def _crawl_node(
         return result
     result.warnings += (await asyncio.to_thread(merge_nodes, root.root))[1]
     result.snapshot = root
+    if outstanding == 0 and not result.interrupted:
+        await call(crawl.client.set(crawl.key(FINISHED_KEY), str(root.root)))
     with Manifest.open(root.manifest_path, readonly=True) as manifest:
         result.totals = summary(manifest)
         ends = list(manifest.seed_ends())
