@@ -10,9 +10,11 @@ service worker registers only in a secure context, which http://127.0.0.1 is.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,22 +75,21 @@ async def wacz(request, site, run_crawl, tmp_path) -> Exported:
     return Exported(target, origin, page, text)
 
 
-async def test_py_wacz_validates_it(wacz, tools):
+async def validated(tools: Path, package: Path) -> None:
+    """py-wacz's ``wacz validate`` accepts ``package``."""
     done = await asyncio.to_thread(
-        subprocess.run,
-        [str(tools / "wacz"), "validate", "-f", str(wacz.path)],
-        text=True,
-        capture_output=True,
+        subprocess.run, [str(tools / "wacz"), "validate", "-f", str(package)], text=True, capture_output=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Validation succeeded, the passed WACZ is valid" in done.stdout
 
 
-async def test_pywb_replays_it(wacz, tools, tmp_path):
-    """pywb takes a WACZ in (wb-manager add --unpack-wacz) and replays its pages."""
-    root = tmp_path / "pywb"
+@contextlib.asynccontextmanager
+async def pywb_replaying(tools: Path, root: Path, package: Path) -> AsyncIterator[str]:
+    """pywb given ``package`` alone (wb-manager add --unpack-wacz), in ``root``: the base URL of
+    its collection while the block runs."""
     root.mkdir()
-    for command in (["init", "snap"], ["add", "--unpack-wacz", "snap", str(wacz.path)]):
+    for command in (["init", "snap"], ["add", "--unpack-wacz", "snap", str(package)]):
         done = await asyncio.to_thread(
             subprocess.run, [str(tools / "wb-manager"), *command], cwd=root, capture_output=True, text=True
         )
@@ -101,11 +102,21 @@ async def test_pywb_replays_it(wacz, tools, tmp_path):
         try:
             base = f"http://127.0.0.1:{port}/snap"
             await asyncio.to_thread(_wait_for, f"{base}/", process)
-            status, body, _ = await asyncio.to_thread(_get, f"{base}/2026id_/{wacz.origin}{wacz.page}")
-            assert status == 200 and wacz.text.encode() in body, (status, body[:300])
+            yield base
         finally:
             process.terminate()
             process.wait(timeout=10)
+
+
+async def test_py_wacz_validates_it(wacz, tools):
+    await validated(tools, wacz.path)
+
+
+async def test_pywb_replays_it(wacz, tools, tmp_path):
+    """pywb takes a WACZ in (wb-manager add --unpack-wacz) and replays its pages."""
+    async with pywb_replaying(tools, tmp_path / "pywb", wacz.path) as base:
+        status, body, _ = await asyncio.to_thread(_get, f"{base}/2026id_/{wacz.origin}{wacz.page}")
+        assert status == 200 and wacz.text.encode() in body, (status, body[:300])
 
 
 @pytest.fixture
