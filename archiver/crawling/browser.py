@@ -291,8 +291,10 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
-            else:
-                html = (await page.evaluate(DOM_SCRIPT)).encode("utf-8", errors="replace")
+            elif text := await page.evaluate(DOM_SCRIPT):
+                html = text.encode("utf-8", errors="replace")
+            else:  # a script removed the document's root element
+                error = error or "the page has no document element"
         except PlaywrightTimeout:
             error = error or "the DOM could not be taken in time"
     finally:
