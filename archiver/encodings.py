@@ -81,22 +81,22 @@ def xml_encoding(body: bytes, header_charset: str | None) -> str:
     >>> xml_encoding(b'<?xml version="1.0" encoding="windows-1252"?><svg/>', None)
     'cp1252'
     """
-    declared = _XML_DECLARED.match(body)
-    return (
-        sniff_bom(body)
-        or known_encoding(header_charset)
-        or (known_encoding(declared.group(1).decode("ascii")) if declared else None)
-        or "utf-8"
-    )
+    return _self_declared(body, header_charset, _XML_DECLARED)
 
 
 def stylesheet_encoding(body: bytes, header_charset: str | None) -> str:
     """The encoding a stylesheet is read in (see the module docstring)."""
-    rule = _CSS_CHARSET.match(body)
+    return _self_declared(body, header_charset, _CSS_CHARSET)
+
+
+def _self_declared(body: bytes, header_charset: str | None, declaration: re.Pattern[bytes]) -> str:
+    """A document's byte-order mark, else its header's charset, else the one its first bytes
+    name (``declaration``'s group), else UTF-8: the order for XML and for CSS."""
+    declared = declaration.match(body)
     return (
         sniff_bom(body)
         or known_encoding(header_charset)
-        or (known_encoding(rule.group(1).decode("ascii")) if rule else None)
+        or (known_encoding(declared.group(1).decode("ascii")) if declared else None)
         or "utf-8"
     )
 

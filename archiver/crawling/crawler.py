@@ -412,7 +412,8 @@ class Crawler:
 
 
 def _ended_source(task: asyncio.Task[None]) -> None:
-    """Read what a task fed beside the crawl raised, if nobody awaits it any more (a capture
-    whose render ended): it has stopped the crawl already, if it mattered."""
-    if not task.cancelled():
-        task.exception()
+    """Say what a task fed beside the crawl raised, as nobody may await it any more (a capture
+    whose render ended). A write error has stopped the crawl already, and says so there."""
+    error = None if task.cancelled() else task.exception()
+    if error is not None and not isinstance(error, WriteError):
+        log.error("a task beside the crawl failed: %s: %s", type(error).__name__, error)
