@@ -9,6 +9,7 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── FetchError                  a fetch that got no response (network, timeout, protocol)
 ├── WriteError                  the writer could not store a record (disk full...)
 ├── FrontierLost                a shared crawl's Redis went away while the crawl ran
+├── PageHung                    a rendered page's scripts kept its tab busy past its time limit
 ├── ExportError                 an export file that cannot be written (it exists, no room...)
 └── WarcDamage                  bytes of a WARC file that cannot be read as records
     ├── CorruptData             a gzip member that does not decompress, or fails its CRC
@@ -44,6 +45,18 @@ class ExportError(ArchiverError):
 class FrontierLost(ArchiverError):
     """The Redis of a shared crawl went away while the crawl ran: what the node stored is whole,
     and the node, started again, goes on."""
+
+
+class PageHung(ArchiverError):
+    """A page rendered in a browser whose scripts did not give its tab back by its time limit (a
+    loop): its tab is closed, the browser goes on."""
+
+    def __init__(self, url: str, seconds: float) -> None:
+        self.url = url
+        super().__init__(
+            f"the page's scripts did not give the browser back within its time limit ({seconds:g} s);"
+            " its tab was closed"
+        )
 
 
 class SnapshotError(ArchiverError):

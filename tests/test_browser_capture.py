@@ -59,6 +59,7 @@ class BrowserWatch:
         self.made: list[str] = []
         self.routed: list[str] = []
         self.pools: list[pool_module.BrowserPool] = []
+        self.tabs: list[pool_module.Tab] = []
         self.tabs_opened = 0
         open_tab = pool_module.BrowserPool._open_tab
         handle = browser_module.PageNetwork.handle
@@ -68,6 +69,7 @@ class BrowserWatch:
             if pool not in watch.pools:
                 watch.pools.append(pool)
             tab = await open_tab(pool)
+            watch.tabs.append(tab)
             watch.tabs_opened += 1
             tab.context.on("request", lambda request: watch.made.append(request.url))
             return tab
@@ -215,6 +217,48 @@ async def test_crashed_browser_is_restarted_and_its_page_retried(site, run_crawl
     build_mirror(result.snapshot.root)
     html = (result.snapshot.root / "mirror" / site.host.replace(":", "+") / "index.html").read_text()
     assert "after the crash" in html
+
+
+async def test_a_crashed_tab_is_tried_again_and_the_browser_kept(site, run_crawl, monkeypatch):
+    """One tab's renderer crashed (a page's memory, a bug of the browser): that was taken for a
+    crash of the whole browser, which was replaced, and the render of the other tab cut with it."""
+    watch = BrowserWatch(monkeypatch)
+    crashed = asyncio.Event()
+
+    async def crash_its_tab(request: web.Request) -> web.StreamResponse:
+        if not crashed.is_set():  # the first render asks for it: its tab's renderer dies meanwhile
+            page = next(tab.page for tab in watch.tabs if tab.page.url == site.url("/crash"))
+            session = await page.context.new_cdp_session(page)
+            asyncio.ensure_future(session.send("Page.crash"))
+            crashed.set()
+            await asyncio.sleep(0.5)
+        return web.json_response({"text": "after the crash"})
+
+    async def after_the_crash(request: web.Request) -> web.StreamResponse:
+        with contextlib.suppress(TimeoutError):  # the other tab renders meanwhile
+            await asyncio.wait_for(crashed.wait(), 20)
+        await asyncio.sleep(1.0)
+        return web.json_response({"text": "rendered beside the crash"})
+
+    script = (
+        "<div id='root'></div><script>fetch('{data}').then(r => r.json())"
+        ".then(d => {{ document.getElementById('root').textContent = d.text; }});</script>"
+    )
+    site.page("/crash", body=script.format(data="/crash.json"))
+    site.handler("/crash.json", crash_its_tab)
+    site.page("/other", body=script.format(data="/other.json"))
+    site.handler("/other.json", after_the_crash)
+    site.page("/", links=["/crash", "/other"], body="<p>Index</p>")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", browser_tabs=2, chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    routed = Counter(watch.routed)
+    assert crashed.is_set() and watch.pools[0].restarts == 0
+    assert routed[site.url("/crash")] == 2 and routed[site.url("/other")] == 1
+    build_mirror(result.snapshot.root)
+    for path, text in (("/crash", "after the crash"), ("/other", "rendered beside the crash")):
+        assert rows[site.url(path)].render_error is None, path
+        assert text in (result.snapshot.root / "mirror" / str(rows[site.url(path)].local_path)).read_text()
 
 
 async def test_browser_pool_recycles_its_browser(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import Counter
 
 from aiohttp import web
 from conftest import manifest_rows
@@ -79,10 +80,9 @@ async def test_no_more_pages_render_at_once_than_browser_tabs(site, run_crawl, m
 
 
 async def test_a_page_is_cut_at_its_time_limit_and_the_crawl_goes_on(site, run_crawl, monkeypatch):
-    """Late data: the DOM as it was at the limit. A script that never yields: the browser is
-    replaced, the page tried once more, then left with its HTTP capture and the error."""
+    """Late data: the DOM as it was at the limit. A script that never yields: its tab is closed,
+    and the page left with its HTTP capture and the error."""
     watch = BrowserWatch(monkeypatch)
-    monkeypatch.setattr(renderer_module, "HANG_SLACK", 2.0)
     asked = asyncio.Event()
 
     async def late_data(request: web.Request) -> web.StreamResponse:
@@ -115,11 +115,56 @@ async def test_a_page_is_cut_at_its_time_limit_and_the_crawl_goes_on(site, run_c
     assert loop.outcome == "fetched" and loop.warc_file  # its HTTP capture is kept
     assert loop.dom_warc_file is None and site.url("/loop") not in rendered
     assert "time limit" in (loop.render_error or "")
-    assert watch.pools[0].restarts >= 2  # once a try (a very slow machine may cut another page)
+    assert watch.pools[0].restarts == 0
 
     assert "rendered after the others" in rendered[site.url("/after")]
     assert rows[site.url("/after")].render_error is None
     assert result.stats.render_failed == 1
+    assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_a_page_whose_script_never_yields_is_given_up_alone(site, run_crawl, monkeypatch):
+    """A loop after load, a loop in a timer: nothing bounded the calls that take the DOM, so each
+    render waited out its limit and a slack, was taken for a crash of the browser, which was
+    replaced (the renders of the other tab with it), the page tried again and the browser
+    replaced once more. Now its tab alone is closed, the page is not tried again, and the pages
+    of the other tab render once each."""
+    watch = BrowserWatch(monkeypatch)
+
+    async def data(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.5)  # each render of the other tab holds on a while
+        return web.json_response({"text": f"data of {request.match_info['tail']}"})
+
+    loops = {
+        "/loop-on-load": "addEventListener('load', () => { for (;;) {} });",
+        "/loop-in-timer": "setTimeout(() => { while (true) {} }, 200);",
+    }
+    for path, script in loops.items():
+        site.page(path, body=f"<p>looping</p><script>{script}</script>")
+    pages = [f"/p{n}" for n in range(6)]
+    for n, path in enumerate(pages):
+        site.page(path, body=FETCHING_PAGE.format(name=n))
+        site.handler(f"/data/{n}.json", data)
+    site.page("/", links=[*loops, *pages], body="<p>Index</p>")
+    await site.start()
+    result = await run_crawl(
+        site.url("/"), browser="always", browser_tabs=2, browser_timeout=8, chromium=CHROMIUM
+    )
+    rows = manifest_rows(result.snapshot.root)
+    rendered = doms(result.snapshot.root)
+    routed = Counter(watch.routed)
+    for path in loops:
+        row = rows[site.url(path)]
+        assert row.outcome == "fetched" and row.warc_file, path  # its HTTP capture is kept
+        assert row.dom_warc_file is None and site.url(path) not in rendered, path
+        assert "did not give the browser back" in (row.render_error or ""), path
+        assert routed[site.url(path)] == 1, path  # not tried again
+    for n, path in enumerate(pages):
+        assert f"data of data/{n}.json" in rendered[site.url(path)], path
+        assert rows[site.url(path)].render_error is None, path
+        assert routed[site.url(path)] == 1, path  # its render was never cut
+    assert watch.pools[0].restarts == 0
+    assert result.stats.render_failed == len(loops)
     assert verify_snapshot(result.snapshot.root).ok
 
 

@@ -22,6 +22,11 @@ A render loads the page, waits for the network to go quiet (no routed request
 for QUIET_SECONDS, never longer than the page's time limit allows), scrolls to
 the end of the page in steps so lazy content loads (again until quiet, a few
 rounds while that makes the page grow), then serialises the DOM as UTF-8 HTML.
+
+Every call into the page is bounded by its time limit: a script that never
+gives the browser back (a loop) blocks each of them, and the page is then
+given up (PageHung) for its tab to be closed, which ends its renderer and
+nothing else of the browser.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from archiver.content import DEFAULT_DECODE_LIMIT
 from archiver.crawling.stored_answers import Answer
+from archiver.errors import PageHung
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
@@ -51,6 +57,9 @@ SCROLL_STEPS = 30
 SCROLL_PAUSE_MS = 80
 DOM_RESERVE = 3.0
 """Seconds of the page's time limit kept for taking the DOM (a quarter of it, if that is less)."""
+DOM_GRACE = 10.0
+"""Seconds past the page's time limit that serialising its DOM may take once the page answered
+(a large DOM costs its time): a page that answers nothing by its limit is hung already."""
 DOM_LIMIT = DEFAULT_DECODE_LIMIT
 """A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size)."""
 ANSWERED_METHODS = frozenset({"GET", "HEAD"})
@@ -260,7 +269,9 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     """Load ``url`` in ``tab``, every request answered by ``answer``.
 
     Bounded by ``timeout`` seconds in all (a page that never finishes loading
-    still gives the DOM it has). Raises Playwright's Error if the browser fails.
+    still gives the DOM it has). Raises PageHung if the page's scripts keep its
+    tab busy past then (the tab is to be closed), Playwright's Error if the
+    browser fails.
     """
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
@@ -286,17 +297,17 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
         try:
             if final_url.startswith("chrome-error:"):
                 error = error or "the browser showed its error page in place of the page"
-            elif await page.evaluate(PREPARE_DOM_SCRIPT, url) == "loading":
+            elif await _in_page(page, PREPARE_DOM_SCRIPT, url, deadline) == "loading":
                 # Its parser waits still (a script of its head that never came): the DOM is a
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
-            elif text := await page.evaluate(DOM_SCRIPT):
+            elif text := await _in_page(page, DOM_SCRIPT, None, deadline + DOM_GRACE):
                 html = text.encode("utf-8", errors="replace")
             else:  # a script removed the document's root element
                 error = error or "the page has no document element"
-        except PlaywrightTimeout:
-            error = error or "the DOM could not be taken in time"
+        except TimeoutError:  # the page answered nothing: its scripts hold its tab (a loop)
+            raise PageHung(url, timeout) from None
     finally:
         tab.handler = None
         for other in tab.context.pages:  # popups it opened: they would outlive it in the tab
@@ -310,6 +321,12 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
     return RenderedPage(html, final_url, frozenset(network.requested), frozenset(navigations), error)
+
+
+async def _in_page(page: Any, script: str, arg: Any, until: float) -> Any:
+    """``script`` evaluated in ``page``, which must answer by ``until`` (else TimeoutError): a
+    call into a page whose script loops never returns."""
+    return await asyncio.wait_for(page.evaluate(script, arg), max(until - time.monotonic(), 0.001))
 
 
 async def _loaded(page: Any, network: PageNetwork, deadline: float) -> None:
@@ -334,7 +351,8 @@ def _read(done: asyncio.Future[Any]) -> None:
 
 
 async def _scroll(page: Any, network: PageNetwork, deadline: float) -> None:
-    """Scroll to the end in steps and wait for quiet; again while that made the page grow (bounded)."""
+    """Scroll to the end in steps and wait for quiet; again while that made the page grow (bounded).
+    Stops at ``deadline``: a page busy then is judged when its DOM is taken."""
     for _ in range(SCROLL_ROUNDS):
         if time.monotonic() >= deadline:
             return
@@ -343,10 +361,12 @@ async def _scroll(page: Any, network: PageNetwork, deadline: float) -> None:
                 page.evaluate(SCROLL_SCRIPT, {"steps": SCROLL_STEPS, "pause": SCROLL_PAUSE_MS}),
                 max(deadline - time.monotonic(), 0.001),
             )
+            await network.quiet(deadline)
+            grown = await asyncio.wait_for(
+                page.evaluate(HEIGHT_SCRIPT), max(deadline - time.monotonic(), 0.001)
+            )
         except TimeoutError:
             return
-        await network.quiet(deadline)
-        grown = await page.evaluate(HEIGHT_SCRIPT)
         if grown <= after and after <= before:
             return
 

@@ -12,8 +12,11 @@ Memory stays bounded however long the crawl: at most ``tabs`` pages are open,
 each in a browser context of its own that is replaced every TAB_RENDERS
 renders (and after any failure in it), and the browser itself is replaced
 every RECYCLE_AFTER pages. A tab's page is reused from render to render: a
-new page costs a renderer process, about as long as rendering a small page. A browser that crashes is
-replaced, and the page it held is tried once more by the renderer.
+new page costs a renderer process, about as long as rendering a small page.
+A tab that failed is closed, which ends its renderer process (even one whose
+page loops) and touches no other tab; the browser itself is replaced only
+when it is gone or no longer answers (alive()), and the pages it held are
+tried once more by the renderer.
 
 The browser runs in Linux's idle scheduling class (lower_priority()): on a
 static site crawled with ``--browser auto``, its few trial renders take the CPU
@@ -80,7 +83,11 @@ RECYCLE_AFTER = 200
 TAB_RENDERS = 25
 """Pages rendered in one tab (one browser context) before it is replaced by a fresh one."""
 LAUNCH_TIMEOUT = 60.0
+OPEN_TIMEOUT = 30.0
+"""Longest wait for a new tab (a browser context and its page): a browser that takes longer is stuck."""
 CLOSE_TIMEOUT = 10.0
+ALIVE_TIMEOUT = 5.0
+"""A browser that does not answer a DevTools call this soon counts as stuck (see alive())."""
 VIEWPORT = {"width": 1280, "height": 900}
 
 
@@ -222,9 +229,30 @@ class BrowserPool:
             raise
         self._idle.put_nowait(tab)
 
+    async def alive(self, generation: int) -> bool:
+        """True if the browser of ``generation`` is the current one and answers: a page that
+        failed in it (a loop, its renderer crashed) leaves the browser whole, and the other
+        tabs' renders go on."""
+        browser = self._browser
+        if browser is None or not self.connected(generation):
+            return False
+        try:
+            async with asyncio.timeout(ALIVE_TIMEOUT):
+                session = await browser.new_browser_cdp_session()
+                await session.send("Browser.getVersion")
+                await session.detach()
+        except Exception:  # noqa: BLE001 - gone, closing, or stuck (TimeoutError): not alive
+            return False
+        return True
+
     async def _open_tab(self) -> Tab:
         browser = await self._ready()
         generation = self.generation
+        # Bounded: a browser stuck (not gone) would hold the render, and the pool, forever.
+        async with asyncio.timeout(OPEN_TIMEOUT):
+            return await self._new_tab(browser, generation)
+
+    async def _new_tab(self, browser: Browser, generation: int) -> Tab:
         context = await browser.new_context(
             service_workers="block",  # their requests would bypass routing
             user_agent=self.user_agent,
@@ -243,7 +271,8 @@ class BrowserPool:
         return tab
 
     async def restart(self, generation: int) -> None:
-        """Replace the browser of ``generation``, which crashed (a later one is left alone)."""
+        """Replace the browser of ``generation``, which crashed or is stuck (a later one is left
+        alone)."""
         async with self._lock:
             if self.generation == generation and not self._closed:
                 self.restarts += 1

@@ -13,9 +13,13 @@ stored as a resource record that becomes the page's file in the mirror. A
 trial render (auto) is also compared with its static parse, and the host's
 verdict decides the pages that wait for it.
 
-A browser that crashes (or hangs past the page's time limit) is replaced, and
-its page is tried once more; a page that fails twice keeps its HTTP capture,
-with the error in its manifest row. Offers wait while the queue of pages to
+A page whose scripts keep its tab busy past its time limit (a loop) is given
+up at once: its tab is closed, the other tabs' renders go on, and it keeps its
+HTTP capture, the error in its manifest row. A tab whose renderer crashed is
+closed and its page tried once more in a new one; a browser that crashed, or
+no longer answers, is replaced, and its page tried once more. A page that
+fails twice keeps its HTTP capture, with the error in its manifest row.
+Offers wait while the queue of pages to
 render is full, so with --browser always the crawl goes at the browser's pace
 and memory stays bounded.
 """
@@ -39,6 +43,7 @@ from archiver.crawling.render_policy import AUTO, Decision, Inspection, RenderPo
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
+from archiver.errors import PageHung
 from archiver.findings import decode_text, findings
 from archiver.links import LINK
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
@@ -51,7 +56,8 @@ log = logging.getLogger("archiver.crawl")
 ENSURE_TRIES = 3
 """Times a URL is asked of the crawler before the browser is refused it (it went back to the queue)."""
 HANG_SLACK = 20.0
-"""Seconds past the page's time limit after which a browser that has not answered counts as hung."""
+"""Seconds past the page's time limit after which a render that has not ended is given up (every
+call into the page is bounded before then: what is left is the browser, or its driver, stuck)."""
 
 
 class Pages(Protocol):
@@ -275,7 +281,11 @@ class Renderer:
         await pages.rendered(job.page, links, note, nofollow)
 
     async def _attempts(self, url: str, answer: Answerer) -> tuple[RenderedPage | None, str | None]:
-        """Render ``url``, once more if the browser crashed or hung; (page, error)."""
+        """Render ``url``, once more if its tab's renderer or the browser crashed; (page, error).
+
+        A tab that failed is closed on the way out of pool.tab(); the browser is replaced only
+        if it is gone or does not answer, so the other tabs' renders go on.
+        """
         errors: tuple[type[BaseException], ...] = (*browser_error_types(), TimeoutError)
         error = None
         for attempt in (1, 2):
@@ -287,24 +297,26 @@ class Renderer:
                     generation = tab.generation
                     async with asyncio.timeout(self.timeout + HANG_SLACK):
                         return await render_page(tab, url, answer, self.timeout), None
+            except PageHung as exc:  # its scripts would hold a tab as long again: not tried again
+                log.warning("gave up rendering %s: %s", url, exc)
+                return None, f"browser: {exc}"
             except errors as exc:
                 if isinstance(exc, TimeoutError):  # asyncio's, which says nothing of itself
-                    text = (
-                        f"the page did not give the browser back within its time limit ({self.timeout:g} s)"
-                    )
+                    text = f"the render did not end within its time limit ({self.timeout:g} s)"
                 else:
                     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                crashed = (
-                    isinstance(exc, TimeoutError)
-                    or not self.pool.connected(generation)
-                    or any(word in text.lower() for word in ("crash", "closed", "disconnected"))
-                )
                 error = f"browser: {text}"[:300]
-                if not crashed:
-                    return None, error
-                await self.pool.restart(generation)
+                alive = await self.pool.alive(generation)
+                if alive and (
+                    isinstance(exc, TimeoutError)
+                    or not any(word in text.lower() for word in ("crash", "closed"))
+                ):
+                    return None, error  # the page's own failure: its tab is closed, nothing else
+                if not alive:
+                    await self.pool.restart(generation)
                 log.warning(
-                    "the browser failed on %s (%s); %s",
+                    "the %s failed on %s (%s); %s",
+                    "browser" if not alive else "tab",
                     url,
                     text,
                     "retrying" if attempt == 1 else "giving up",
