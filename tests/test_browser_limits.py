@@ -13,7 +13,8 @@ from collections import Counter
 
 from aiohttp import web
 from conftest import manifest_rows
-from test_browser import CHROMIUM
+from script_site import png
+from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 from test_browser_capture import BrowserWatch
 from warcio.archiveiterator import ArchiveIterator
 
@@ -300,6 +301,56 @@ async def test_shadow_roots_are_kept_in_the_dom_and_their_links_crawled(site, ru
     mirrored = (result.snapshot.root / "mirror" / str(rows[site.url("/")].local_path)).read_text()
     assert "custom element text" in mirrored and 'href="from-element.html"' in mirrored
     assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_frames_scripts_wrote_are_kept_in_the_dom_and_their_links_crawled(site, run_crawl):
+    """Frames whose document scripts wrote (document.write into an <iframe> with no src, DOM calls
+    into one of about:blank and into a frame nested in it, one in a shadow root, a srcdoc whose own
+    script changed it): the kept DOM had each <iframe> empty (or its srcdoc as served), so their
+    text was not in the mirror and their links were never crawled."""
+    site.page(
+        "/",
+        body="<iframe id=w></iframe><iframe id=b src='about:blank'></iframe><div id=host></div>"
+        "<iframe id=s srcdoc=\"<ul id=list></ul><script>document.getElementById('list').innerHTML"
+        " += '<li>srcdoc item</li>';</script>\"></iframe>"
+        "<script>const w = document.getElementById('w').contentDocument; w.open();"
+        " w.write('<p>written text</p><a href=/from-written>w</a><img src=/in-written.png>'); w.close();"
+        " const b = document.getElementById('b').contentDocument; const p = b.createElement('p');"
+        " p.textContent = 'built text'; b.body.append(p); const n = b.createElement('iframe');"
+        " b.body.append(n);"
+        " n.contentDocument.body.innerHTML = '<p>nested text</p><a href=/from-nested>n</a>';"
+        " const r = document.getElementById('host').attachShadow({mode: 'open'});"
+        " r.innerHTML = '<iframe></iframe>';"
+        " r.querySelector('iframe').contentDocument.body.innerHTML = '<a href=/from-shadow>s</a>';</script>",
+    )
+    for path in ("/from-written", "/from-nested", "/from-shadow"):
+        site.page(path, body="<p>linked from a frame</p>")
+    site.file("/in-written.png", png(10, 20, 30), "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    for path in ("/from-written", "/from-nested", "/from-shadow", "/in-written.png"):
+        assert rows[site.url(path)].outcome == "fetched", path
+        assert rows[site.url(path)].parent == site.url("/"), path
+    assert doms(result.snapshot.root)[site.url("/")].count("srcdoc=") == 5
+    assert verify_snapshot(result.snapshot.root).ok
+
+    # The mirror, from file:// with the origin gone, shows each frame as it was, built once.
+    mirrored = result.snapshot.root / "mirror" / str(rows[site.url("/")].local_path)
+    await site.close()
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await chromium.new_page()
+        await page.goto(mirrored.as_uri(), wait_until="load")
+        texts = [
+            await frame.evaluate("document.body ? document.body.innerText : ''") for frame in page.frames
+        ]
+        for text in ("written text", "built text", "nested text", "srcdoc item"):
+            assert "\n".join(texts).count(text) == 1, (text, texts)
+        written = next(frame for frame, text in zip(page.frames, texts, strict=True) if "written" in text)
+        assert await written.eval_on_selector("img", "i => i.complete && i.naturalWidth > 0")
+        assert await written.eval_on_selector("a", "a => a.getAttribute('href')") == "from-written.html"
+        await chromium.close()
 
 
 async def test_a_popup_loads_nothing_and_where_it_goes_is_a_link(site, run_crawl):

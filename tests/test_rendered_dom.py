@@ -65,6 +65,16 @@ DOM = (
             "<p>caf\u00e9</p><script>x</script>",
             '<p>caf\u00e9</p><script type="text/x-archived-script">x</script>',
         ),
+        # A frame's srcdoc document (the render keeps there what scripts wrote), nested ones too.
+        (
+            "<iframe onload=x() srcdoc='<p>a</p><script>go()</script><noscript>n</noscript>"
+            '<iframe srcdoc="&lt;script>deep()&lt;/script>"></iframe>\'></iframe>',
+            '<iframe data-archived-onload=x() srcdoc="&lt;p&gt;a&lt;/p&gt;&lt;script type=&quot;'
+            "text/x-archived-script&quot;&gt;go()&lt;/script&gt;&lt;iframe srcdoc=&quot;&amp;lt;script "
+            "type=&amp;quot;text/x-archived-script&amp;quot;&amp;gt;deep()&amp;lt;/script&amp;gt;"
+            '&quot;&gt;&lt;/iframe&gt;"></iframe>',
+        ),
+        ("<iframe srcdoc='<p>no script</p>'></iframe>", "<iframe srcdoc='<p>no script</p>'></iframe>"),
     ],
 )
 def test_neutralise_scripts(html, expected):

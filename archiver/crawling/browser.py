@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from archiver.content import DEFAULT_DECODE_LIMIT
 from archiver.crawling.stored_answers import Answer
 from archiver.errors import PageHung
+from archiver.links import MAX_SRCDOC_DEPTH
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
@@ -107,29 +109,78 @@ PREPARE_DOM_SCRIPT = """(pageUrl) => {
   return document.readyState;
 }"""
 
-DOM_SCRIPT = """() => {
-  const roots = [];
-  const gather = (node) => {
-    for (const element of node.querySelectorAll('*')) {
-      if (element.shadowRoot) {
-        roots.push(element.shadowRoot);
-        gather(element.shadowRoot);
+DOM_SCRIPT = """({depth, marker}) => {
+  const inert = document.implementation.createHTMLDocument('');
+  const startTag = (element) => element.outerHTML.slice(0, element.outerHTML.lastIndexOf('</'));
+  // A frame whose document the crawl never fetched: about:blank or srcdoc (written or built by
+  // scripts, its own or its page's), or a blob: URL. One loaded from its http(s) URL is a page
+  // of the crawl, rendered on its own.
+  const builtFrame = (frame) => {
+    let doc = null;
+    try { doc = frame.contentDocument; } catch (e) { return null; }
+    if (!doc || !doc.documentElement) return null;
+    const src = (frame.getAttribute('src') || '').trim();
+    if (!frame.hasAttribute('srcdoc') && src && /^https?:/i.test(frame.src)) return null;
+    return doc;
+  };
+  const serialize = (doc, level) => {
+    const roots = [];
+    const gather = (node) => {
+      for (const element of node.querySelectorAll('*')) {
+        if (element.shadowRoot) {
+          roots.push(element.shadowRoot);
+          gather(element.shadowRoot);
+        }
+      }
+    };
+    gather(doc);
+    const root = doc.documentElement;
+    if (!root) return '';
+    const frames = [];
+    if (level < depth) {
+      for (const scope of [doc, ...roots]) {
+        for (const frame of scope.querySelectorAll('iframe')) {
+          const inner = builtFrame(frame);
+          if (inner === null) continue;
+          frames.push([frame, serialize(inner, level + 1)]);
+          frame.setAttribute(marker, String(frames.length));
+        }
       }
     }
+    const doctype = doc.doctype ? new XMLSerializer().serializeToString(doc.doctype) : '';
+    let html;
+    const marked = [];
+    try {
+      if (!root.getHTML) {
+        html = doctype + root.outerHTML;
+      } else {
+        const quoted = (value) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+        const attributes = Array.from(root.attributes, (a) => ` ${a.name}="${quoted(a.value)}"`).join('');
+        const tag = root.localName;
+        html = `${doctype}<${tag}${attributes}>${root.getHTML({shadowRoots: roots})}</${tag}>`;
+      }
+      for (const [frame, inner] of frames) marked.push([inert.importNode(frame, false), inner]);
+    } finally {
+      for (const [frame] of frames) frame.removeAttribute(marker);
+    }
+    // Its start tag as serialised (the mark makes it unique) becomes one whose srcdoc holds
+    // the frame's document; setting srcdoc on the frame itself would load it again.
+    for (const [copy, inner] of marked) {
+      const before = startTag(copy);
+      copy.removeAttribute(marker);
+      copy.setAttribute('srcdoc', inner);
+      html = html.replace(before, () => startTag(copy));
+    }
+    return html;
   };
-  gather(document);
-  const root = document.documentElement;
-  if (!root) return '';
-  const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
-  if (!root.getHTML) return doctype + root.outerHTML;
-  const quoted = (value) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
-  const attributes = Array.from(root.attributes, (a) => ` ${a.name}="${quoted(a.value)}"`).join('');
-  const tag = root.localName;
-  return `${doctype}<${tag}${attributes}>${root.getHTML({shadowRoots: roots})}</${tag}>`;
+  return serialize(document, 0);
 }"""
 """The page's DOM as HTML, its open shadow roots in it as declarative ones (``<template
 shadowrootmode>``), which a browser builds again from the file with no script: page.content()
-leaves them out, and a custom element's text and links with them."""
+leaves them out, and a custom element's text and links with them. A frame whose document
+scripts wrote (an ``<iframe>`` of about:blank, srcdoc or a blob: URL) is kept in the srcdoc
+of its ``<iframe>``, ``depth`` frames deep at most: page.content() keeps the element alone,
+and its text and links were lost. ``marker`` is an attribute name no page uses."""
 
 Answerer = Callable[[str], Awaitable[Answer | None]]
 """Normalised URL -> its stored response (captured through the crawl first), or None to refuse it."""
@@ -302,7 +353,7 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
-            elif text := await _in_page(page, DOM_SCRIPT, None, deadline + DOM_GRACE):
+            elif text := await _in_page(page, DOM_SCRIPT, _dom_arguments(), deadline + DOM_GRACE):
                 html = text.encode("utf-8", errors="replace")
             else:  # a script removed the document's root element
                 error = error or "the page has no document element"
@@ -321,6 +372,10 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
     return RenderedPage(html, final_url, frozenset(network.requested), frozenset(navigations), error)
+
+
+def _dom_arguments() -> dict[str, object]:
+    return {"depth": MAX_SRCDOC_DEPTH, "marker": f"data-archiver-frame-{secrets.token_hex(8)}"}
 
 
 async def _in_page(page: Any, script: str, arg: Any, until: float) -> Any:

@@ -9,9 +9,11 @@ own type kept as ``data-archived-type``), event handler attributes
 (``onclick``...) are renamed ``data-archived-on...``, module preloads are
 renamed so nothing fetches the modules, and ``<noscript>`` blocks, written
 for readers whose browser would not build the page, are dropped: the page is
-built already. Nothing else changes, and the scripts stay in the file, and
-their files in the mirror, for whoever wants to read them. The WARC keeps
-the page as served, so replay tools still run the live scripts.
+built already. The documents its frames hold in their srcdoc (those scripts
+wrote, as the render keeps them: crawling/browser.py) are made inert alike,
+as deep as the crawl reads them. Nothing else changes, and the scripts stay
+in the file, and their files in the mirror, for whoever wants to read them.
+The WARC keeps the page as served, so replay tools still run the live scripts.
 
 >>> neutralise_scripts(b'<script src="a.js"></script><p onclick="go()">x</p><noscript>JS!</noscript>')
 b'<script type="text/x-archived-script" src="a.js"></script><p data-archived-onclick="go()">x</p>'
@@ -19,10 +21,12 @@ b'<script type="text/x-archived-script" src="a.js"></script><p data-archived-onc
 
 from __future__ import annotations
 
+import html
 import re
 
 from archiver.content import DATA_SCRIPT_TYPES
-from archiver.mirror.markup import attributes, iter_tags, scan
+from archiver.links import MAX_SRCDOC_DEPTH
+from archiver.mirror.markup import attributes, iter_tags, scan, unescape_attribute
 
 INERT_TYPE = "text/x-archived-script"
 RENAMED_PREFIX = "data-archived-"
@@ -87,11 +91,28 @@ def _without_noscripts(text: str) -> str:
     return "".join(pieces)
 
 
-def neutralise_scripts(body: bytes) -> bytes:
-    """A rendered page (UTF-8 HTML) whose scripts, handlers and module preloads no longer run."""
-    text = _without_noscripts(body.decode("utf-8", errors="surrogateescape"))
-    spans = []
+def _srcdoc_edits(raw: str, depth: int) -> list[tuple[int, int, str]]:
+    """The edit of an <iframe> start tag whose srcdoc document (at ``depth``) holds scripts."""
+    for name, _ns, _ne, start, end in attributes(raw):
+        if name != "srcdoc" or start == end:
+            continue
+        value = raw[start:end]
+        if value[:1] in ("'", '"') and value[-1:] == value[:1] and len(value) >= 2:
+            value = value[1:-1]
+        document = unescape_attribute(value)
+        inert = _neutralised(document, depth)
+        return [] if inert == document else [(start, end, '"' + html.escape(inert, quote=True) + '"')]
+    return []
+
+
+def _neutralised(text: str, depth: int) -> str:
+    text = _without_noscripts(text)
+    spans: list[tuple[int, int, str]] = []
     for offset, tag, raw in scan(text).tags:
+        if tag == "iframe" and depth < MAX_SRCDOC_DEPTH:
+            spans.extend(
+                (offset + start, offset + end, new) for start, end, new in _srcdoc_edits(raw, depth + 1)
+            )
         if tag != "script" and tag != "link" and "on" not in raw.lower():
             continue
         for start, end, new in _tag_edits(tag, raw):
@@ -103,4 +124,11 @@ def neutralise_scripts(body: bytes) -> bytes:
         pieces.append(new)
         position = end
     pieces.append(text[position:])
-    return "".join(pieces).encode("utf-8", errors="surrogateescape")
+    return "".join(pieces)
+
+
+def neutralise_scripts(body: bytes) -> bytes:
+    """A rendered page (UTF-8 HTML) whose scripts, handlers and module preloads no longer run,
+    its srcdoc documents' with them."""
+    text = body.decode("utf-8", errors="surrogateescape")
+    return _neutralised(text, 0).encode("utf-8", errors="surrogateescape")
