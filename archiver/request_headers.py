@@ -1,5 +1,6 @@
 """What each request carries beyond the session's defaults: credentials, only for their own
-hosts, and a Referer, as a browser would send it. Pure rules, no I/O.
+hosts, a Referer, as a browser would send it, and for a URL a rendered page asks for, the
+headers its browser chose the answer with. Pure rules, no I/O.
 
 Credentials are what the user hands the crawler: ``--header`` values, ``--cookie``
 values (the fetcher's cookie jar holds those) and HTTP authentication
@@ -31,6 +32,17 @@ WITHHELD = "[withheld]"
 """What a WARC request record, crawl.json and index.html hold in place of a credential."""
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers (lowercased) whose value given with --header crawl.json does not keep."""
+NEGOTIATION_HEADERS = {"accept": "Accept", "x-requested-with": "X-Requested-With"}
+"""Headers of a browser's request (lowercased: their names as sent) that choose what a server
+answers: an image as WebP, JSON rather than HTML where a script asks for JSON, a fragment for
+XMLHttpRequest. The crawl's request for a URL a rendered page asks for carries them. The other
+headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
+or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
+MAX_NEGOTIATION_VALUE = 1024
+"""A longer value (a script may set any) is not sent."""
+
+Negotiation = tuple[tuple[str, str], ...]
+"""(name, value) pairs of NEGOTIATION_HEADERS a request is sent with."""
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
@@ -165,6 +177,45 @@ def withheld(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
             value = f"{scheme} {WITHHELD}".strip()
         kept.append((name, value))
     return kept
+
+
+def negotiation(headers: Mapping[str, str]) -> Negotiation:
+    """The headers of a browser's request (``headers``, names lowercased) that choose its answer.
+
+    >>> negotiation({"accept": "image/webp,*/*", "referer": "http://h/", "x-requested-with": "XHR"})
+    (('Accept', 'image/webp,*/*'), ('X-Requested-With', 'XHR'))
+    """
+    return tuple(
+        (name, value)
+        for lower, name in NEGOTIATION_HEADERS.items()
+        if (value := headers.get(lower)) is not None
+        and len(value) <= MAX_NEGOTIATION_VALUE
+        and not any(c in value for c in "\r\n\0")
+    )
+
+
+def negotiation_text(pairs: Negotiation) -> str:
+    """``pairs`` as one string, as a frontier stores them ('' for none).
+
+    >>> negotiation_pairs(negotiation_text((("Accept", "a/b, c/d;q=0.5"),)))
+    (('Accept', 'a/b, c/d;q=0.5'),)
+    """
+    return "\n".join(f"{name}: {value}" for name, value in pairs)
+
+
+def negotiation_pairs(text: str) -> Negotiation:
+    """The pairs negotiation_text() stored."""
+    return tuple(tuple(line.split(": ", 1)) for line in text.split("\n") if ": " in line)  # type: ignore[misc]
+
+
+def with_negotiation(headers: dict[str, str], pairs: Negotiation) -> dict[str, str]:
+    """``headers`` (the crawl's own, which win: a --header given for the host) with ``pairs``.
+
+    >>> with_negotiation({"accept": "text/plain"}, (("Accept", "image/*"), ("X-Requested-With", "x")))
+    {'X-Requested-With': 'x', 'accept': 'text/plain'}
+    """
+    own = {name.lower() for name in headers}
+    return {**{name: value for name, value in pairs if name.lower() not in own}, **headers}
 
 
 def shown_settings(settings: dict[str, object]) -> dict[str, object]:

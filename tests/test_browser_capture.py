@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import pytest
 from aiohttp import web
 from conftest import manifest_rows
-from script_site import ITEMS, build_script_site, item_text
+from script_site import ITEMS, build_script_site, item_text, png
 from test_browser import CHROMIUM, CHROMIUM_ARGS, Recorder, async_playwright
 from test_interop import _wait_for, free_port, interop_venv
 from warcio.archiveiterator import ArchiveIterator
@@ -157,6 +157,73 @@ async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp
         assert recorder.failed == []
         assert recorder.requests and all(url.startswith("file://") for url in recorder.requests)
         await chromium.close()
+
+
+async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
+    """The browser's Accept (and X-Requested-With) choose what a server answers: its requests went
+    out with the crawl's Accept for HTML, so a URL that serves JSON to a script asking for JSON
+    answered HTML (the script failed on it), an image asked for as an image was asked for as a
+    page, and the WARC's request records showed no request the browser made."""
+    seen: dict[str, dict[str, str | None]] = {}
+
+    def noted(request: web.Request) -> str:
+        seen[request.path] = {
+            name: request.headers.get(name) for name in ("Accept", "X-Requested-With", "User-Agent")
+        }
+        return request.headers.get("Accept", "")
+
+    async def items(request: web.Request) -> web.StreamResponse:
+        if "application/json" in noted(request):
+            return web.json_response({"text": "items as JSON"}, headers={"Vary": "Accept"})
+        return web.Response(
+            text="<p>items as a page</p>", content_type="text/html", headers={"Vary": "Accept"}
+        )
+
+    async def picture(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        return web.Response(body=png(1, 2, 3), content_type="image/png")
+
+    async def fragment(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        xhr = request.headers.get("X-Requested-With") == "XMLHttpRequest"
+        return web.Response(text="a fragment" if xhr else "<html>a page</html>", content_type="text/html")
+
+    site.page(
+        "/",
+        body="<p id=t>waiting</p><p id=f></p><img id=i>"
+        "<script>fetch('/old-items', {headers: {Accept: 'application/json'}}).then(r => r.json())"
+        ".then(d => { document.getElementById('t').textContent = d.text; });"
+        "document.getElementById('i').src = '/pic' + 'ture';"
+        "const x = new XMLHttpRequest(); x.open('GET', '/fragment');"
+        "x.setRequestHeader('X-Requested-With', 'XMLHttpRequest');"
+        "x.onload = () => { document.getElementById('f').textContent = x.responseText; }; x.send();</script>",
+    )
+    site.redirect("/old-items", "/items")
+    site.handler("/items", items)
+    site.handler("/picture", picture)
+    site.handler("/fragment", fragment)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    assert seen["/items"]["Accept"] == "application/json"  # both hops of the redirect
+    assert "image/webp" in (seen["/picture"]["Accept"] or "")
+    assert seen["/fragment"]["X-Requested-With"] == "XMLHttpRequest"
+    assert seen["/fragment"]["User-Agent"] == DEFAULT_USER_AGENT  # the crawl's own headers stay
+    sent: dict[str, list[tuple[str, str]]] = {}
+    dom = ""
+    for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                target = record.rec_headers.get_header("WARC-Target-URI") or ""
+                if record.rec_type == "request":
+                    sent[urlsplit(target).path] = [(k.lower(), v) for k, v in record.http_headers.headers]
+                elif target == DOM_PREFIX + site.url("/"):
+                    dom = record.content_stream().read().decode()
+    assert "items as JSON" in dom and "a fragment" in dom  # what the scripts asked for came
+    assert ("accept", "application/json") in sent["/old-items"]
+    assert ("accept", "application/json") in sent["/items"]
+    assert ("accept", seen["/picture"]["Accept"]) in sent["/picture"]
+    assert ("x-requested-with", "XMLHttpRequest") in sent["/fragment"]
+    assert verify_snapshot(result.snapshot.root).ok
 
 
 async def test_static_pages_cost_a_few_trials_per_host(site, run_crawl, monkeypatch):

@@ -15,6 +15,7 @@ from archiver.crawling.politeness import HostPolicy
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
+from archiver.request_headers import Negotiation
 from archiver.scope import Scope
 from archiver.store.rows import ManifestRow
 
@@ -26,9 +27,11 @@ class Wrapping:
         self.inner = inner
         self.asked: list[str] = []
 
-    async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
+    async def fetch(
+        self, url: str, *, referrer: str | None = None, tries: int = 0, negotiation: Negotiation = ()
+    ) -> FetchOutcome:
         self.asked.append(url)
-        return await self.inner.fetch(url, referrer=referrer, tries=tries)
+        return await self.inner.fetch(url, referrer=referrer, tries=tries, negotiation=negotiation)
 
 
 class Collected:

@@ -43,6 +43,7 @@ from archiver.content import DEFAULT_DECODE_LIMIT
 from archiver.crawling.stored_answers import Answer
 from archiver.errors import PageHung
 from archiver.links import MAX_SRCDOC_DEPTH
+from archiver.request_headers import Negotiation, negotiation
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
@@ -182,8 +183,9 @@ scripts wrote (an ``<iframe>`` of about:blank, srcdoc or a blob: URL) is kept in
 of its ``<iframe>``, ``depth`` frames deep at most: page.content() keeps the element alone,
 and its text and links were lost. ``marker`` is an attribute name no page uses."""
 
-Answerer = Callable[[str], Awaitable[Answer | None]]
-"""Normalised URL -> its stored response (captured through the crawl first), or None to refuse it."""
+Answerer = Callable[[str, Negotiation], Awaitable[Answer | None]]
+"""Normalised URL and the headers that choose its answer (request_headers.negotiation) -> its
+stored response (captured through the crawl first, with those headers), or None to refuse it."""
 
 
 @dataclass
@@ -246,7 +248,7 @@ class PageNetwork:
             self.refused.append(f"{request.method} {request.url}")
             await _quietly(route.abort("blockedbyclient"))
             return
-        answer = await self.answer(url)
+        answer = await self.answer(url, negotiation(request.headers))
         if answer is None:
             self.refused.append(f"{url}: not captured")
             await _quietly(route.abort("blockedbyclient"))

@@ -286,7 +286,9 @@ class Crawler:
         async with self.policy.slot(item.url):
             self.stats.in_flight += 1
             try:
-                outcome = await self.fetcher.fetch(item.url, referrer=item.referrer, tries=item.tries)
+                outcome = await self.fetcher.fetch(
+                    item.url, referrer=item.referrer, tries=item.tries, negotiation=item.negotiation
+                )
             finally:
                 self.stats.in_flight -= 1
         if outcome.retry_in is not None:
@@ -401,6 +403,7 @@ class Crawler:
                 chain,
                 referrer=item.referrer,
                 seed_chain=item.depth == 0,  # only a seed and its redirects have depth 0
+                negotiation=item.negotiation,  # a browser asks the next hop as it asked the first
             )
             met, queue = await self.discovery.claimed(met, queue)
         if outcome == FAILED:

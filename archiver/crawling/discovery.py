@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls
 from archiver.crawling.stats import CrawlStats
 from archiver.links import REQUISITE
+from archiver.request_headers import Negotiation
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
 
@@ -82,11 +83,13 @@ class Discovery:
         referrer: str | None = None,
         skip: str | None = None,
         seed_chain: bool = False,
+        negotiation: Negotiation = (),
     ) -> None:
         """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
 
         ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
-        a seed redirects, part of the seed, which only --exclude keeps out.
+        a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``:
+        the headers its request carries (QueueItem.negotiation).
         """
         if self.frontier.seen(url):
             return
@@ -101,7 +104,11 @@ class Discovery:
                 )
             return
         met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
-        queue.append(QueueItem(url, depth, redirects_left, requisite, chain, found_by, parent, referrer))
+        queue.append(
+            QueueItem(
+                url, depth, redirects_left, requisite, chain, found_by, parent, referrer, 0, negotiation
+            )
+        )
 
     async def claimed(
         self, met: list[ManifestRow], queue: list[QueueItem]

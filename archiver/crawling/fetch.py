@@ -36,7 +36,7 @@ from archiver.config import CrawlConfig
 from archiver.crawling.cookies import load_cookies
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import ConfigError, FetchError
-from archiver.request_headers import Credentials, referer, withheld
+from archiver.request_headers import Credentials, Negotiation, referer, with_negotiation, withheld
 from archiver.warc.capture import Capture
 from archiver.warc.records import sha1_digest
 
@@ -65,9 +65,12 @@ class FetchOutcome:
 class Fetch(Protocol):
     """What the crawler needs to fetch a URL."""
 
-    async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
+    async def fetch(
+        self, url: str, *, referrer: str | None = None, tries: int = 0, negotiation: Negotiation = ()
+    ) -> FetchOutcome:
         """One try of ``url`` (redirects not followed), found on the page ``referrer``, after
-        ``tries`` earlier ones; never raises for network trouble.
+        ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with;
+        never raises for network trouble.
 
         A failure is an outcome with an error (and no capture if none came); one
         whose ``retry_in`` is set asks to be tried again that much later. Cancelled,
@@ -276,6 +279,7 @@ class Fetcher:
         referrer: str | None = None,
         tries: int = 0,
         conditions: dict[str, str] | None = None,
+        negotiation: Negotiation = (),
     ) -> FetchOutcome:
         """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
         never raises for network trouble. Cancellation propagates at once. ``conditions``: headers
@@ -284,12 +288,13 @@ class Fetcher:
         A try that failed transiently (no response, a body the peer cut short, a
         --retry-on status) while tries remain gives ``retry_in``: the caller waits
         that long (the server's Retry-After, bounded, or a backoff) and calls again
-        with the tries made. The last try's response is kept even when it failed.
+        with the tries made. The last try's response is kept even when it failed. ``negotiation``:
+        the headers a browser chose its answer with (Accept...: request_headers.negotiation()).
         """
         tries += 1
         last = tries >= self.config.max_tries
         try:
-            capture = await self.fetch_once(url, referrer, conditions=conditions)
+            capture = await self.fetch_once(url, referrer, conditions=conditions, negotiation=negotiation)
         except FetchError as exc:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
@@ -321,16 +326,23 @@ class Fetcher:
     def _backoff(self, tries: int, retry_after: float | None) -> float:
         return retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
 
-    def request_headers(self, url: str, referrer: str | None) -> dict[str, str]:
-        """Headers of a request for ``url`` beyond the session's: its host's credentials, a Referer."""
-        headers = self.credentials.headers_for(url)
+    def request_headers(
+        self, url: str, referrer: str | None, negotiation: Negotiation = ()
+    ) -> dict[str, str]:
+        """Headers of a request for ``url`` beyond the session's: those a browser chose its answer
+        with, its host's credentials (a --header wins over the browser's), a Referer."""
+        headers = with_negotiation(self.credentials.headers_for(url), negotiation)
         sent_referer = referer(referrer, url)
         if sent_referer is not None:
             headers["Referer"] = sent_referer
         return headers
 
     async def fetch_once(
-        self, url: str, referrer: str | None = None, conditions: dict[str, str] | None = None
+        self,
+        url: str,
+        referrer: str | None = None,
+        conditions: dict[str, str] | None = None,
+        negotiation: Negotiation = (),
     ) -> Capture:
         """One GET of ``url``, bounded as a whole by --timeout; raises FetchError when no
         response comes.
@@ -347,7 +359,7 @@ class Fetcher:
         try:
             target_url = URL(url, encoded=True)
             proxy, proxy_headers = self._proxies.for_url(target_url)
-            headers = self.request_headers(url, referrer)
+            headers = self.request_headers(url, referrer, negotiation)
             headers.update(conditions or {})
             # Proxy credentials go in the CONNECT request for https, in the request
             # itself for http (never into the WARC: see withheld()).

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Protocol, Self
 
 from archiver.errors import WriteError
+from archiver.request_headers import Negotiation, negotiation_pairs, negotiation_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class QueueItem:
     URL), which a Referer names; None for a seed."""
     tries: int = 0
     """Tries made already: a URL put back to wait out a failed try has some."""
+    negotiation: Negotiation = ()
+    """Headers a rendered page's browser asked for it with (Accept...), which its request carries."""
 
 
 class Frontier(Protocol):
@@ -327,10 +330,11 @@ CREATE TABLE queue (
     found_by TEXT NOT NULL,
     parent TEXT,
     referrer TEXT,
-    tries INTEGER NOT NULL
+    tries INTEGER NOT NULL,
+    negotiation TEXT NOT NULL
 )
 """
-_COLUMNS = "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries"
+_COLUMNS = "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation"
 
 
 def _to_row(item: QueueItem) -> tuple[object, ...]:
@@ -345,11 +349,12 @@ def _to_row(item: QueueItem) -> tuple[object, ...]:
         item.parent,
         item.referrer,
         item.tries,
+        negotiation_text(item.negotiation),
     )
 
 
-def _from_row(row: tuple[str, int, int, int, str, str, str | None, str | None, int]) -> QueueItem:
-    url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries = row
+def _from_row(row: tuple[str, int, int, int, str, str, str | None, str | None, int, str]) -> QueueItem:
+    url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation = row
     return QueueItem(
         url,
         depth,
@@ -360,6 +365,7 @@ def _from_row(row: tuple[str, int, int, int, str, str, str | None, str | None, i
         parent,
         referrer,
         tries,
+        negotiation_pairs(negotiation),
     )
 
 
@@ -429,7 +435,7 @@ class SqliteFrontier(_LocalFrontier):
         try:
             with self._db:
                 self._db.executemany(
-                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [_to_row(item) for item in self._tail],
                 )
         except sqlite3.Error as exc:  # a full disk: the crawl stops as for any write error

@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from archiver.crawling.frontier import QueueItem
 from archiver.errors import ConfigError
+from archiver.request_headers import negotiation_pairs, negotiation_text
 
 T = TypeVar("T")
 
@@ -271,6 +272,7 @@ def encode_item(item: QueueItem) -> str:
             item.parent,
             item.referrer,
             item.tries,
+            negotiation_text(item.negotiation),  # a string: an empty array would become an object
         ],
         separators=(",", ":"),
     )
@@ -278,7 +280,8 @@ def encode_item(item: QueueItem) -> str:
 
 def decode_item(member: str | bytes) -> QueueItem:
     """The QueueItem of a queue member."""
-    url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries = json.loads(member)
+    fields = json.loads(member)
+    url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries = fields[:9]
     return QueueItem(
         url,
         int(depth),
@@ -289,6 +292,8 @@ def decode_item(member: str | bytes) -> QueueItem:
         parent,
         referrer,
         int(tries),
+        # An item a node of an earlier version queued has no tenth field.
+        negotiation_pairs(fields[9]) if len(fields) > 9 else (),
     )
 
 

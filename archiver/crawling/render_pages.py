@@ -11,11 +11,13 @@ rendered(), as a page's links do.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import TYPE_CHECKING
 
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.links import REQUISITE
+from archiver.request_headers import Negotiation
 
 if TYPE_CHECKING:
     from archiver.crawling.crawler import Crawler
@@ -35,13 +37,15 @@ class CrawlPages:
         """Return once the capture of ``url`` under way (if any) is committed."""
         await self.crawler.settling.wait(url)
 
-    async def ensure(self, url: str, page: QueueItem) -> None:
+    async def ensure(self, url: str, page: QueueItem, negotiation: Negotiation = ()) -> None:
         """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
 
         A URL in flight is waited for; one queued but not started is captured now
         (its queue item is passed over later); one never met is judged as a
         requisite of ``page`` (scope, then limits and robots.txt) and captured or
-        recorded as skipped. Cancelled, a capture begun here goes on (the crawl waits for it).
+        recorded as skipped. A capture made here is asked for with ``negotiation``, the
+        headers the browser chose its answer with (Accept...). Cancelled, a capture begun
+        here goes on (the crawl waits for it).
         """
         crawler = self.crawler
         settling = crawler.settling
@@ -51,7 +55,15 @@ class CrawlPages:
         if crawler.frontier.seen(url):
             settling.take_ahead(url)
             item = QueueItem(
-                url, page.depth + 1, crawler.config.max_redirects, True, (), "requisite", page.url, page.url
+                url,
+                page.depth + 1,
+                crawler.config.max_redirects,
+                True,
+                (),
+                "requisite",
+                page.url,
+                page.url,
+                negotiation=negotiation,
             )
         else:
             met, queue = await crawler.discovery.links({url: REQUISITE}, page)  # as a link of the page
@@ -60,7 +72,7 @@ class CrawlPages:
             if not queue:  # skipped (its row is on its way), or claimed by another crawl process
                 await crawler.writer.committed()
                 return
-            item = queue[0]
+            item = dataclasses.replace(queue[0], negotiation=negotiation)
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture
         # does, which then goes on; a capture abandoned left its URL queued in a crawl done.

@@ -46,6 +46,7 @@ from archiver.crawling.writer import RenderNote
 from archiver.errors import PageHung
 from archiver.findings import decode_text, findings
 from archiver.links import LINK
+from archiver.request_headers import Negotiation
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.store.snapshot import Snapshot
 from archiver.urls import host_of
@@ -70,8 +71,9 @@ class Pages(Protocol):
     async def settled(self, url: str) -> None:
         """Return once the capture of ``url`` (if any is under way) is committed."""
 
-    async def ensure(self, url: str, page: QueueItem) -> None:
-        """Return once ``url``, asked for by the render of ``page``, has a committed outcome."""
+    async def ensure(self, url: str, page: QueueItem, negotiation: Negotiation = ()) -> None:
+        """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
+        headers that choose its answer, for its capture), has a committed outcome."""
 
     async def rendered(
         self, page: QueueItem, links: dict[str, str], note: RenderNote, nofollow: bool = False
@@ -227,8 +229,8 @@ class Renderer:
         expected = {*job.static_links, url}
         response_id: list[str | None] = [None]
 
-        async def answer(asked: str) -> Answer | None:
-            found = await self._answer(asked, job.page)
+        async def answer(asked: str, negotiation: Negotiation) -> Answer | None:
+            found = await self._answer(asked, job.page, negotiation)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
             if found is not None and job.trial and found.mime == "text/css":
@@ -323,11 +325,14 @@ class Renderer:
                 )
         return None, error
 
-    async def _answer(self, url: str, page: QueueItem) -> Answer | None:
-        """The stored response of ``url`` for the render of ``page``, captured first if need be.
+    async def _answer(self, url: str, page: QueueItem, negotiation: Negotiation) -> Answer | None:
+        """The stored response of ``url`` for the render of ``page``, captured first if need be,
+        with the headers the browser chose its answer with (``negotiation``).
 
-        A redirect is followed here (Chromium does not route the hop a fulfilled
-        redirect asks for), so the browser gets the end of the chain.
+        A URL captured already is answered with that capture, whatever the browser asks it
+        with: a URL has one capture, which the mirror shows too. A redirect is followed here
+        (Chromium does not route the hop a fulfilled redirect asks for), so the browser gets
+        the end of the chain, each hop asked for alike.
         """
         pages = self._pages
         assert pages is not None
@@ -336,7 +341,7 @@ class Renderer:
             for _ in range(ENSURE_TRIES):
                 if (row is not None and row.outcome != QUEUED) or pages.stopped:
                     break
-                await pages.ensure(url, page)
+                await pages.ensure(url, page, negotiation)
                 row = self.answers.row(url)
             if row is None or row.warc_file is None:
                 return None  # skipped, failed with no response, or claimed by another process

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver.crawling.fetch import Fetch, Fetcher, FetchOutcome
+from archiver.request_headers import Negotiation
 from archiver.store.previous import CHUNK, READ_ERRORS, Previous, Stored, updated_headers
 from archiver.warc.capture import Capture, NotModified
 from archiver.warc.records import sha1_digest
@@ -47,16 +48,20 @@ class Revisiting:
     async def _in_thread(self, function: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
 
-    async def fetch(self, url: str, *, referrer: str | None = None, tries: int = 0) -> FetchOutcome:
+    async def fetch(
+        self, url: str, *, referrer: str | None = None, tries: int = 0, negotiation: Negotiation = ()
+    ) -> FetchOutcome:
         """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch).
 
         Cancelled, the try is abandoned, as Fetch.fetch's is.
         """
         found: tuple[Stored, dict[str, str]] | None = await self._in_thread(self.previous.validators, url)
         if found is None:
-            return await self.fetcher.fetch(url, referrer=referrer, tries=tries)
+            return await self.fetcher.fetch(url, referrer=referrer, tries=tries, negotiation=negotiation)
         stored, conditions = found
-        outcome = await self.fetcher.fetch(url, referrer=referrer, tries=tries, conditions=conditions)
+        outcome = await self.fetcher.fetch(
+            url, referrer=referrer, tries=tries, conditions=conditions, negotiation=negotiation
+        )
         capture = outcome.capture
         if capture is None or capture.status != 304 or outcome.error:
             return outcome
@@ -67,7 +72,9 @@ class Revisiting:
         if confirmed is None:
             # The stored record cannot be read back after all, or the 304 is of another
             # version: ask for the page itself.
-            return await self.fetcher.fetch(url, referrer=referrer, tries=outcome.tries)
+            return await self.fetcher.fetch(
+                url, referrer=referrer, tries=outcome.tries, negotiation=negotiation
+            )
         return dataclasses.replace(outcome, capture=confirmed)
 
     def _confirmed(self, answer: Capture, stored: Stored) -> Capture | None:
