@@ -18,6 +18,7 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 from test_browser_capture import BrowserWatch
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.crawling import browser as browser_module
 from archiver.crawling import browser_pool as pool_module
 from archiver.crawling import renderer as renderer_module
 from archiver.verify.verifier import verify_snapshot
@@ -351,6 +352,74 @@ async def test_frames_scripts_wrote_are_kept_in_the_dom_and_their_links_crawled(
         assert await written.eval_on_selector("img", "i => i.complete && i.naturalWidth > 0")
         assert await written.eval_on_selector("a", "a => a.getAttribute('href')") == "from-written.html"
         await chromium.close()
+
+
+SHOWN_STATE = """() => {
+  const shown = (selector) => getComputedStyle(document.querySelector(selector));
+  const shadowed = document.getElementById('host').shadowRoot.querySelector('span');
+  return {
+    inserted: shown('.x').color, adopted: shown('.x').fontWeight,
+    shadow: shadowed ? getComputedStyle(shadowed).color : null,
+    input: document.getElementById('i').value, checked: document.getElementById('c').checked,
+    chosen: document.getElementById('sel').value, text: document.getElementById('t').value,
+    drawn: shown('canvas').backgroundImage.slice(0, 27),
+  };
+}"""
+
+
+async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
+    """Rules added through the CSSOM (as CSS-in-JS libraries add them, their <style> left empty),
+    stylesheets a document and a shadow root adopted, values scripts gave form fields, a drawing
+    on a canvas: the kept DOM said none of them, so the mirror showed the page unstyled, its
+    fields empty and its chart blank."""
+    site.page(
+        "/",
+        body="<style id=s></style><p class=x>styled</p><div id=host></div><input id=i>"
+        "<input type=checkbox id=c><select id=sel><option>a<option>b</select><textarea id=t></textarea>"
+        "<canvas width=20 height=20></canvas>"
+        "<script>document.getElementById('s').sheet.insertRule('.x { color: rgb(255, 0, 0); }');"
+        " const page = new CSSStyleSheet(); page.replaceSync('p { font-weight: 700; }');"
+        " document.adoptedStyleSheets = [page];"
+        " const root = document.getElementById('host').attachShadow({mode: 'open'});"
+        " root.innerHTML = '<span>in shadow</span>'; const own = new CSSStyleSheet();"
+        " own.replaceSync('span { color: rgb(0, 0, 255); }'); root.adoptedStyleSheets = [own];"
+        " document.getElementById('i').value = 'typed'; document.getElementById('c').checked = true;"
+        " document.getElementById('sel').value = 'b'; document.getElementById('t').value = 'written';"
+        " const pen = document.querySelector('canvas').getContext('2d'); pen.fillStyle = 'red';"
+        " pen.fillRect(0, 0, 20, 20);</script>",
+    )
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    row = manifest_rows(result.snapshot.root)[site.url("/")]
+    assert row.render_error is None
+    assert verify_snapshot(result.snapshot.root).ok
+    mirrored = result.snapshot.root / "mirror" / str(row.local_path)
+    await site.close()
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await chromium.new_page()
+        await page.goto(mirrored.as_uri(), wait_until="load")
+        assert await page.evaluate(SHOWN_STATE) == {
+            "inserted": "rgb(255, 0, 0)",
+            "adopted": "700",
+            "shadow": "rgb(0, 0, 255)",
+            "input": "typed",
+            "checked": True,
+            "chosen": "b",
+            "text": "written",
+            "drawn": 'url("data:image/png;base64,',
+        }
+        await chromium.close()
+
+
+async def test_a_dom_past_its_limit_is_not_kept(site, run_crawl, monkeypatch):
+    monkeypatch.setattr(browser_module, "DOM_LIMIT", 4096)
+    site.page("/", body="<p>as served</p><script>document.body.append('x'.repeat(10000))</script>")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    row = manifest_rows(result.snapshot.root)[site.url("/")]
+    assert row.dom_warc_file is None and row.render_error == "the DOM is larger than 4.0 KiB"
+    assert "as served" in (result.snapshot.root / "mirror" / str(row.local_path)).read_text()
 
 
 async def test_a_popup_loads_nothing_and_where_it_goes_is_a_link(site, run_crawl):

@@ -33,17 +33,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from archiver.content import DEFAULT_DECODE_LIMIT
+from archiver.crawling.page_dom import DOM_SCRIPT, PREPARE_DOM_SCRIPT, dom_arguments
 from archiver.crawling.stored_answers import Answer
 from archiver.errors import PageHung
-from archiver.links import MAX_SRCDOC_DEPTH
 from archiver.request_headers import Negotiation, negotiation
+from archiver.sizes import human_bytes
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ DOM_GRACE = 10.0
 """Seconds past the page's time limit that serialising its DOM may take once the page answered
 (a large DOM costs its time): a page that answers nothing by its limit is hung already."""
 DOM_LIMIT = DEFAULT_DECODE_LIMIT
-"""A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size)."""
+"""A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size), nor
+carried from the browser: the page keeps its HTTP capture."""
 ANSWERED_METHODS = frozenset({"GET", "HEAD"})
 CLOSE_SECONDS = 5.0
 """Time given a popup to close once its page's render ends."""
@@ -81,108 +82,6 @@ SCROLL_SCRIPT = """async ({steps, pause}) => {
   }
   return [before, height()];
 }"""
-# The DOM is stored as UTF-8: a page that declared another charset must say UTF-8 now.
-# A page whose scripts moved it to another URL (history.pushState) keeps that URL as its
-# base, so the relative links its scripts wrote resolve as they did in the browser.
-PREPARE_DOM_SCRIPT = """(pageUrl) => {
-  let declared = false;
-  for (const meta of document.querySelectorAll('meta[charset]')) {
-    meta.setAttribute('charset', 'utf-8');
-    declared = true;
-  }
-  for (const meta of document.querySelectorAll('meta[http-equiv]')) {
-    if (meta.httpEquiv.toLowerCase() === 'content-type') {
-      meta.setAttribute('content', 'text/html; charset=utf-8');
-      declared = true;
-    }
-  }
-  const head = document.head || document.documentElement;
-  if (!declared && head) {
-    const meta = document.createElement('meta');
-    meta.setAttribute('charset', 'utf-8');
-    head.prepend(meta);
-  }
-  if (location.href.split('#')[0] !== pageUrl && !document.querySelector('base[href]') && head) {
-    const base = document.createElement('base');
-    base.setAttribute('href', location.href);
-    head.prepend(base);
-  }
-  return document.readyState;
-}"""
-
-DOM_SCRIPT = """({depth, marker}) => {
-  const inert = document.implementation.createHTMLDocument('');
-  const startTag = (element) => element.outerHTML.slice(0, element.outerHTML.lastIndexOf('</'));
-  // A frame whose document the crawl never fetched: about:blank or srcdoc (written or built by
-  // scripts, its own or its page's), or a blob: URL. One loaded from its http(s) URL is a page
-  // of the crawl, rendered on its own.
-  const builtFrame = (frame) => {
-    let doc = null;
-    try { doc = frame.contentDocument; } catch (e) { return null; }
-    if (!doc || !doc.documentElement) return null;
-    const src = (frame.getAttribute('src') || '').trim();
-    if (!frame.hasAttribute('srcdoc') && src && /^https?:/i.test(frame.src)) return null;
-    return doc;
-  };
-  const serialize = (doc, level) => {
-    const roots = [];
-    const gather = (node) => {
-      for (const element of node.querySelectorAll('*')) {
-        if (element.shadowRoot) {
-          roots.push(element.shadowRoot);
-          gather(element.shadowRoot);
-        }
-      }
-    };
-    gather(doc);
-    const root = doc.documentElement;
-    if (!root) return '';
-    const frames = [];
-    if (level < depth) {
-      for (const scope of [doc, ...roots]) {
-        for (const frame of scope.querySelectorAll('iframe')) {
-          const inner = builtFrame(frame);
-          if (inner === null) continue;
-          frames.push([frame, serialize(inner, level + 1)]);
-          frame.setAttribute(marker, String(frames.length));
-        }
-      }
-    }
-    const doctype = doc.doctype ? new XMLSerializer().serializeToString(doc.doctype) : '';
-    let html;
-    const marked = [];
-    try {
-      if (!root.getHTML) {
-        html = doctype + root.outerHTML;
-      } else {
-        const quoted = (value) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
-        const attributes = Array.from(root.attributes, (a) => ` ${a.name}="${quoted(a.value)}"`).join('');
-        const tag = root.localName;
-        html = `${doctype}<${tag}${attributes}>${root.getHTML({shadowRoots: roots})}</${tag}>`;
-      }
-      for (const [frame, inner] of frames) marked.push([inert.importNode(frame, false), inner]);
-    } finally {
-      for (const [frame] of frames) frame.removeAttribute(marker);
-    }
-    // Its start tag as serialised (the mark makes it unique) becomes one whose srcdoc holds
-    // the frame's document; setting srcdoc on the frame itself would load it again.
-    for (const [copy, inner] of marked) {
-      const before = startTag(copy);
-      copy.removeAttribute(marker);
-      copy.setAttribute('srcdoc', inner);
-      html = html.replace(before, () => startTag(copy));
-    }
-    return html;
-  };
-  return serialize(document, 0);
-}"""
-"""The page's DOM as HTML, its open shadow roots in it as declarative ones (``<template
-shadowrootmode>``), which a browser builds again from the file with no script: page.content()
-leaves them out, and a custom element's text and links with them. A frame whose document
-scripts wrote (an ``<iframe>`` of about:blank, srcdoc or a blob: URL) is kept in the srcdoc
-of its ``<iframe>``, ``depth`` frames deep at most: page.content() keeps the element alone,
-and its text and links were lost. ``marker`` is an attribute name no page uses."""
-
 Answerer = Callable[[str, Negotiation], Awaitable[Answer | None]]
 """Normalised URL and the headers that choose its answer (request_headers.negotiation) -> its
 stored response (captured through the crawl first, with those headers), or None to refuse it."""
@@ -334,6 +233,8 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     # Of a short limit, a fixed reserve would leave loading nothing: the page load was cut
     # at once, and taking the DOM of a page still navigating failed.
     loaded_by = deadline - min(DOM_RESERVE, timeout / 4)
+    dom_by = deadline + DOM_GRACE
+    too_large = f"the DOM is larger than {human_bytes(DOM_LIMIT)}"
     error = None
     tab.handler = network.handle
     try:
@@ -355,7 +256,9 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
-            elif text := await _in_page(page, DOM_SCRIPT, _dom_arguments(), deadline + DOM_GRACE):
+            elif isinstance(text := await _in_page(page, DOM_SCRIPT, dom_arguments(DOM_LIMIT), dom_by), int):
+                error = error or too_large
+            elif text:
                 html = text.encode("utf-8", errors="replace")
             else:  # a script removed the document's root element
                 error = error or "the page has no document element"
@@ -368,16 +271,12 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(other.close(), CLOSE_SECONDS)
     if html is not None and len(html) > DOM_LIMIT:
-        html, error = None, f"the DOM is larger than {DOM_LIMIT // 1024**2} MB"
+        html, error = None, too_large
     final = try_normalize(final_url)
     navigations = set(network.navigations)
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
     return RenderedPage(html, final_url, frozenset(network.requested), frozenset(navigations), error)
-
-
-def _dom_arguments() -> dict[str, object]:
-    return {"depth": MAX_SRCDOC_DEPTH, "marker": f"data-archiver-frame-{secrets.token_hex(8)}"}
 
 
 async def _in_page(page: Any, script: str, arg: Any, until: float) -> Any:

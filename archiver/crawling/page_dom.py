@@ -1,0 +1,183 @@
+"""The DOM of a rendered page as its reader saw it: the scripts that take it from the browser.
+
+page.content() serialises the document's markup, which says less than the
+page shows: a custom element's shadow root, a frame whose document scripts
+wrote, the rules a CSS-in-JS library added through the CSSOM (its <style>
+stays empty), the stylesheets a document or shadow root adopted, the values
+scripts gave form fields, what a script drew on a canvas. DOM_SCRIPT writes
+each into the markup a browser builds the page from again with no script:
+declarative shadow roots, frames' srcdoc, <style> text, value/checked/selected
+attributes, a canvas's drawing as its background image. What it writes into
+the live page changes nothing the reader sees, and the page is left once its
+DOM is taken.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from archiver.links import MAX_SRCDOC_DEPTH
+
+CANVAS_LIMIT = 2 * 1024**2
+"""A canvas whose drawing takes more than this as a data: URL (characters) is kept blank."""
+
+# The DOM is stored as UTF-8: a page that declared another charset must say UTF-8 now.
+# A page whose scripts moved it to another URL (history.pushState) keeps that URL as its
+# base, so the relative links its scripts wrote resolve as they did in the browser.
+PREPARE_DOM_SCRIPT = """(pageUrl) => {
+  let declared = false;
+  for (const meta of document.querySelectorAll('meta[charset]')) {
+    meta.setAttribute('charset', 'utf-8');
+    declared = true;
+  }
+  for (const meta of document.querySelectorAll('meta[http-equiv]')) {
+    if (meta.httpEquiv.toLowerCase() === 'content-type') {
+      meta.setAttribute('content', 'text/html; charset=utf-8');
+      declared = true;
+    }
+  }
+  const head = document.head || document.documentElement;
+  if (!declared && head) {
+    const meta = document.createElement('meta');
+    meta.setAttribute('charset', 'utf-8');
+    head.prepend(meta);
+  }
+  if (location.href.split('#')[0] !== pageUrl && !document.querySelector('base[href]') && head) {
+    const base = document.createElement('base');
+    base.setAttribute('href', location.href);
+    head.prepend(base);
+  }
+  return document.readyState;
+}"""
+
+DOM_SCRIPT = """({depth, marker, limit, canvasLimit}) => {
+  const inert = document.implementation.createHTMLDocument('');
+  const startTag = (element) => element.outerHTML.slice(0, element.outerHTML.lastIndexOf('</'));
+  const rulesText = (sheet) => {
+    try { return Array.from(sheet.cssRules, (rule) => rule.cssText).join('\\n'); } catch (e) { return null; }
+  };
+  // What scripts set that the markup does not say, written into it (the page looks the same).
+  const keepState = (doc, scopes) => {
+    for (const scope of scopes) {
+      for (const field of scope.querySelectorAll('input')) {
+        if (field.type === 'checkbox' || field.type === 'radio') {
+          if (field.checked !== field.defaultChecked) field.defaultChecked = field.checked;
+        } else if (!['password', 'file', 'hidden'].includes(field.type)) {
+          if (field.value !== field.defaultValue) field.defaultValue = field.value;
+        }
+      }
+      for (const field of scope.querySelectorAll('textarea')) {
+        if (field.value !== field.defaultValue) field.defaultValue = field.value;
+      }
+      for (const select of scope.querySelectorAll('select')) {
+        const options = Array.from(select.options);
+        // A single choice left on its first option is what the markup says already.
+        if (select.multiple || select.selectedIndex > 0 || options.some((o) => o.defaultSelected)) {
+          for (const option of options) {
+            if (option.selected !== option.defaultSelected) option.defaultSelected = option.selected;
+          }
+        }
+      }
+      for (const style of scope.querySelectorAll('style')) {
+        const live = style.sheet ? rulesText(style.sheet) : null;
+        if (live === null) continue;
+        const served = new CSSStyleSheet();
+        try { served.replaceSync(style.textContent); } catch (e) { continue; }
+        if (rulesText(served) !== live) style.textContent = live;  // rules added through the CSSOM
+      }
+      const adopted = (scope.adoptedStyleSheets || []).map(rulesText).filter(Boolean).join('\\n');
+      if (adopted) {
+        const style = doc.createElement('style');
+        style.textContent = adopted;
+        (scope === doc ? doc.head || doc.documentElement : scope).append(style);
+      }
+      for (const canvas of scope.querySelectorAll('canvas')) {
+        let drawn = '';
+        try { drawn = canvas.width && canvas.height ? canvas.toDataURL() : ''; } catch (e) { continue; }
+        if (!drawn || drawn.length > canvasLimit) continue;  // tainted, empty or too large
+        canvas.style.setProperty('background-image', `url("${drawn}")`);
+        canvas.style.setProperty('background-size', '100% 100%');
+        canvas.style.setProperty('background-repeat', 'no-repeat');
+      }
+    }
+  };
+  // A frame whose document the crawl never fetched: about:blank or srcdoc (written or built by
+  // scripts, its own or its page's), or a blob: URL. One loaded from its http(s) URL is a page
+  // of the crawl, rendered on its own.
+  const builtFrame = (frame) => {
+    let doc = null;
+    try { doc = frame.contentDocument; } catch (e) { return null; }
+    if (!doc || !doc.documentElement) return null;
+    const src = (frame.getAttribute('src') || '').trim();
+    if (!frame.hasAttribute('srcdoc') && src && /^https?:/i.test(frame.src)) return null;
+    return doc;
+  };
+  const serialize = (doc, level) => {
+    const roots = [];
+    const gather = (node) => {
+      for (const element of node.querySelectorAll('*')) {
+        if (element.shadowRoot) {
+          roots.push(element.shadowRoot);
+          gather(element.shadowRoot);
+        }
+      }
+    };
+    gather(doc);
+    const root = doc.documentElement;
+    if (!root) return '';
+    keepState(doc, [doc, ...roots]);
+    const frames = [];
+    if (level < depth) {
+      for (const scope of [doc, ...roots]) {
+        for (const frame of scope.querySelectorAll('iframe')) {
+          const inner = builtFrame(frame);
+          if (inner === null) continue;
+          frames.push([frame, serialize(inner, level + 1)]);
+          frame.setAttribute(marker, String(frames.length));
+        }
+      }
+    }
+    const doctype = doc.doctype ? new XMLSerializer().serializeToString(doc.doctype) : '';
+    let html;
+    const marked = [];
+    try {
+      if (!root.getHTML) {
+        html = doctype + root.outerHTML;
+      } else {
+        const quoted = (value) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+        const attributes = Array.from(root.attributes, (a) => ` ${a.name}="${quoted(a.value)}"`).join('');
+        const tag = root.localName;
+        html = `${doctype}<${tag}${attributes}>${root.getHTML({shadowRoots: roots})}</${tag}>`;
+      }
+      for (const [frame, inner] of frames) marked.push([inert.importNode(frame, false), inner]);
+    } finally {
+      for (const [frame] of frames) frame.removeAttribute(marker);
+    }
+    // Its start tag as serialised (the mark makes it unique) becomes one whose srcdoc holds
+    // the frame's document; setting srcdoc on the frame itself would load it again.
+    for (const [copy, inner] of marked) {
+      const before = startTag(copy);
+      copy.removeAttribute(marker);
+      copy.setAttribute('srcdoc', inner);
+      html = html.replace(before, () => startTag(copy));
+    }
+    return html;
+  };
+  const html = serialize(document, 0);
+  return html.length > limit ? html.length : html;
+}"""
+"""The page's DOM as HTML (see the module docstring), or its length if longer than ``limit``
+(what is not kept is not carried through the driver). Open shadow roots are written as
+declarative ones (``<template shadowrootmode>``); a frame whose document scripts wrote (an
+``<iframe>`` of about:blank, srcdoc or a blob: URL) is kept in the srcdoc of its ``<iframe>``,
+``depth`` frames deep at most. ``marker`` is an attribute name no page uses."""
+
+
+def dom_arguments(limit: int) -> dict[str, object]:
+    """DOM_SCRIPT's argument, for a DOM of at most ``limit`` characters."""
+    return {
+        "depth": MAX_SRCDOC_DEPTH,
+        "marker": f"data-archiver-frame-{secrets.token_hex(8)}",
+        "limit": limit,
+        "canvasLimit": CANVAS_LIMIT,
+    }
