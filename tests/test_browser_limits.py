@@ -254,6 +254,23 @@ async def test_a_page_whose_parser_still_waits_keeps_its_http_capture(site, run_
     assert "the article text" in (result.snapshot.root / "mirror" / str(row.local_path)).read_text()
 
 
+async def test_a_page_a_script_opened_again_and_wrote_is_kept(site, run_crawl):
+    """document.open() and write() after load, never closed: its readyState stays "loading", so it
+    was taken for a page whose parser still waits, and what the script wrote was not kept."""
+    site.page(
+        "/",
+        body="<p>as served</p><script>addEventListener('load', () => { document.open();"
+        " document.write('<p>written over</p><a href=/from-written>w</a>'); });</script>",
+    )
+    site.page("/from-written", body="<p>w</p>")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/")].render_error is None
+    assert "written over" in doms(result.snapshot.root)[site.url("/")]
+    assert rows[site.url("/from-written")].outcome == "fetched"
+
+
 async def test_a_capture_a_render_began_is_finished_after_the_render(site, run_crawl):
     """The page's time ran out while the crawl fetched what its script asked for: the crawl
     ended at once, called itself finished, and left that URL queued (verify: unfinished)."""

@@ -23,7 +23,8 @@ CANVAS_LIMIT = 2 * 1024**2
 
 # The DOM is stored as UTF-8: a page that declared another charset must say UTF-8 now.
 # A page whose scripts moved it to another URL (history.pushState) keeps that URL as its
-# base, so the relative links its scripts wrote resolve as they did in the browser.
+# base, so the relative links its scripts wrote resolve as they did in the browser. It gives
+# the document's readyState: "loading" when its parser still waits (on a script that never came).
 PREPARE_DOM_SCRIPT = """(pageUrl) => {
   let declared = false;
   for (const meta of document.querySelectorAll('meta[charset]')) {
@@ -47,7 +48,11 @@ PREPARE_DOM_SCRIPT = """(pageUrl) => {
     base.setAttribute('href', location.href);
     head.prepend(base);
   }
-  return document.readyState;
+  // A document still loading after its DOMContentLoaded is one a script opened again
+  // (document.open()) and wrote: what it wrote is the page, not a parse cut short.
+  const navigation = performance.getEntriesByType('navigation')[0];
+  const opened = document.readyState === 'loading' && navigation && navigation.domContentLoadedEventStart > 0;
+  return opened ? 'written' : document.readyState;
 }"""
 
 DOM_SCRIPT = """({depth, marker, limit, canvasLimit}) => {
