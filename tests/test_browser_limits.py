@@ -21,6 +21,8 @@ from warcio.archiveiterator import ArchiveIterator
 from archiver.crawling import browser as browser_module
 from archiver.crawling import browser_pool as pool_module
 from archiver.crawling import renderer as renderer_module
+from archiver.crawling.stored_answers import Answer
+from archiver.store.rows import ManifestRow
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.dom import DOM_PREFIX
 
@@ -252,6 +254,36 @@ async def test_a_page_whose_parser_still_waits_keeps_its_http_capture(site, run_
     row = manifest_rows(result.snapshot.root)[site.url("/")]
     assert row.dom_warc_file is None and "still being parsed" in (row.render_error or "")
     assert "the article text" in (result.snapshot.root / "mirror" / str(row.local_path)).read_text()
+
+
+async def test_a_page_that_never_starts_loading_keeps_no_dom_of_another(site, run_crawl, monkeypatch):
+    """A page whose document does not reach its tab in time (here its stored answer is read
+    late): its DOM was still asked for, of a tab whose navigation was pending, and the call waited
+    on it: the render failed as a page that hung (or, the document come meanwhile, as "execution
+    context was destroyed"), and the browser was replaced when it waited past the slack."""
+    answer = renderer_module.StoredAnswers.answer
+
+    async def late(answers: renderer_module.StoredAnswers, row: ManifestRow) -> Answer | None:
+        if row.url == site.url("/second"):
+            await asyncio.sleep(6)
+        return await answer(answers, row)
+
+    monkeypatch.setattr(renderer_module.StoredAnswers, "answer", late)
+    site.page("/second", links=["/third"], body="<p>second text</p>")
+    site.page("/third", body="<p>third text</p>")
+    site.page("/", links=["/first"], body="<p>Index</p><script>document.title = 'index'</script>")
+    site.page("/first", links=["/second"], body="<p>first text</p><script>1</script>")
+    await site.start()
+    result = await run_crawl(
+        site.url("/"), browser="always", browser_tabs=1, browser_timeout=4, chromium=CHROMIUM
+    )
+    rows = manifest_rows(result.snapshot.root)
+    rendered = doms(result.snapshot.root)
+    second = rows[site.url("/second")]
+    assert second.dom_warc_file is None and "did not start loading" in (second.render_error or "")
+    assert site.url("/second") not in rendered
+    assert "second text" in (result.snapshot.root / "mirror" / str(second.local_path)).read_text()
+    assert "third text" in rendered[site.url("/third")]  # the tab renders on
 
 
 async def test_a_page_a_script_opened_again_and_wrote_is_kept(site, run_crawl):

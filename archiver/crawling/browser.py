@@ -237,19 +237,23 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     too_large = f"the DOM is larger than {human_bytes(DOM_LIMIT)}"
     error = None
     tab.handler = network.handle
+    committed = False
     try:
         try:
             await page.goto(url, wait_until="commit", timeout=_ms(loaded_by))
+            committed = True
             await _loaded(page, network, loaded_by)
         except PlaywrightTimeout:
-            error = f"the page did not finish loading in {timeout:g} s"
+            error = f"the page did not {'finish' if committed else 'start'} loading in {timeout:g} s"
         if error is None:
             await network.quiet(loaded_by)
             await _scroll(page, network, loaded_by)
         final_url = page.url
         html = None
         try:
-            if final_url.startswith("chrome-error:"):
+            if not committed:
+                pass  # the tab still holds the page it showed before: no DOM of this one
+            elif final_url.startswith("chrome-error:"):
                 error = error or "the browser showed its error page in place of the page"
             elif await _in_page(page, PREPARE_DOM_SCRIPT, url, deadline) == "loading":
                 # Its parser waits still (a script of its head that never came): the DOM is a
