@@ -412,6 +412,7 @@ SHOWN_STATE = """() => {
     input: document.getElementById('i').value, checked: document.getElementById('c').checked,
     chosen: document.getElementById('sel').value, text: document.getElementById('t').value,
     drawn: shown('canvas').backgroundImage.slice(0, 27),
+    blob: [document.getElementById('b').src.slice(0, 22), document.getElementById('b').naturalWidth],
   };
 }"""
 
@@ -425,7 +426,7 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
         "/",
         body="<style id=s></style><p class=x>styled</p><div id=host></div><input id=i>"
         "<input type=checkbox id=c><select id=sel><option>a<option>b</select><textarea id=t></textarea>"
-        "<canvas width=20 height=20></canvas>"
+        "<canvas width=20 height=20></canvas><img id=b>"
         "<script>document.getElementById('s').sheet.insertRule('.x { color: rgb(255, 0, 0); }');"
         " const page = new CSSStyleSheet(); page.replaceSync('p { font-weight: 700; }');"
         " document.adoptedStyleSheets = [page];"
@@ -435,8 +436,10 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
         " document.getElementById('i').value = 'typed'; document.getElementById('c').checked = true;"
         " document.getElementById('sel').value = 'b'; document.getElementById('t').value = 'written';"
         " const pen = document.querySelector('canvas').getContext('2d'); pen.fillStyle = 'red';"
-        " pen.fillRect(0, 0, 20, 20);</script>",
+        " pen.fillRect(0, 0, 20, 20); fetch('/picture.png').then(r => r.blob())"
+        ".then(b => { document.getElementById('b').src = URL.createObjectURL(b); });</script>",
     )
+    site.file("/picture.png", png(10, 200, 30), "image/png")
     await site.start()
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
     row = manifest_rows(result.snapshot.root)[site.url("/")]
@@ -457,6 +460,7 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
             "chosen": "b",
             "text": "written",
             "drawn": 'url("data:image/png;base64,',
+            "blob": ["data:image/png;base64,", 4],
         }
         await chromium.close()
 

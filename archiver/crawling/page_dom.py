@@ -4,10 +4,12 @@ page.content() serialises the document's markup, which says less than the
 page shows: a custom element's shadow root, a frame whose document scripts
 wrote, the rules a CSS-in-JS library added through the CSSOM (its <style>
 stays empty), the stylesheets a document or shadow root adopted, the values
-scripts gave form fields, what a script drew on a canvas. DOM_SCRIPT writes
+scripts gave form fields, what a script drew on a canvas, an image a script
+made of a blob: URL, which dies with the page. DOM_SCRIPT writes
 each into the markup a browser builds the page from again with no script:
 declarative shadow roots, frames' srcdoc, <style> text, value/checked/selected
-attributes, a canvas's drawing as its background image. What it writes into
+attributes, a canvas's drawing as its background image, an image of a blob:
+URL as a data: URL. What it writes into
 the live page changes nothing the reader sees, and the page is left once its
 DOM is taken.
 """
@@ -19,7 +21,8 @@ import secrets
 from archiver.links import MAX_SRCDOC_DEPTH
 
 CANVAS_LIMIT = 2 * 1024**2
-"""A canvas whose drawing takes more than this as a data: URL (characters) is kept blank."""
+"""A canvas or blob: image whose pixels take more than this as a data: URL (characters) is not
+written into the markup."""
 
 # The DOM is stored as UTF-8: a page that declared another charset must say UTF-8 now.
 # A page whose scripts moved it to another URL (history.pushState) keeps that URL as its
@@ -103,6 +106,23 @@ DOM_SCRIPT = """({depth, marker, limit, canvasLimit}) => {
         canvas.style.setProperty('background-image', `url("${drawn}")`);
         canvas.style.setProperty('background-size', '100% 100%');
         canvas.style.setProperty('background-repeat', 'no-repeat');
+      }
+      // An image of a blob: URL (data a script made an image of) has no file the mirror could
+      // point at once the page is gone: its pixels go into the markup, as a data: URL.
+      for (const image of scope.querySelectorAll('img')) {
+        if (!image.currentSrc.startsWith('blob:') || !image.complete || !image.naturalWidth) continue;
+        if (image.parentElement && image.parentElement.localName === 'picture') continue;
+        const canvas = doc.createElement('canvas');
+        canvas.width = image.naturalWidth;
+        canvas.height = image.naturalHeight;
+        let drawn = '';
+        try {
+          canvas.getContext('2d').drawImage(image, 0, 0);
+          drawn = canvas.toDataURL();
+        } catch (e) { continue; }
+        if (drawn.length > canvasLimit) continue;
+        image.setAttribute('src', drawn);
+        image.removeAttribute('srcset');
       }
     }
   };
