@@ -205,7 +205,8 @@ def negotiation_text(pairs: Negotiation) -> str:
 
 def negotiation_pairs(text: str) -> Negotiation:
     """The pairs negotiation_text() stored."""
-    return tuple(tuple(line.split(": ", 1)) for line in text.split("\n") if ": " in line)  # type: ignore[misc]
+    pairs = (line.partition(": ") for line in text.split("\n"))
+    return tuple((name, value) for name, colon, value in pairs if colon)
 
 
 def with_negotiation(headers: dict[str, str], pairs: Negotiation) -> dict[str, str]:

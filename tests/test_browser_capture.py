@@ -295,8 +295,8 @@ async def test_a_crashed_tab_is_tried_again_and_the_browser_kept(site, run_crawl
     async def crash_its_tab(request: web.Request) -> web.StreamResponse:
         if not crashed.is_set():  # the first render asks for it: its tab's renderer dies meanwhile
             page = next(tab.page for tab in watch.tabs if tab.page.url == site.url("/crash"))
-            session = await page.context.new_cdp_session(page)
-            asyncio.ensure_future(session.send("Page.crash"))
+            devtools = await page.context.new_cdp_session(page)
+            asyncio.ensure_future(devtools.send("Page.crash"))
             crashed.set()
             await asyncio.sleep(0.5)
         return web.json_response({"text": "after the crash"})

@@ -238,9 +238,9 @@ class BrowserPool:
             return False
         try:
             async with asyncio.timeout(ALIVE_TIMEOUT):
-                session = await browser.new_browser_cdp_session()
-                await session.send("Browser.getVersion")
-                await session.detach()
+                devtools = await browser.new_browser_cdp_session()
+                await devtools.send("Browser.getVersion")
+                await devtools.detach()
         except Exception:  # noqa: BLE001 - gone, closing, or stuck (TimeoutError): not alive
             return False
         return True

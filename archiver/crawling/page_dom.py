@@ -5,13 +5,12 @@ page shows: a custom element's shadow root, a frame whose document scripts
 wrote, the rules a CSS-in-JS library added through the CSSOM (its <style>
 stays empty), the stylesheets a document or shadow root adopted, the values
 scripts gave form fields, what a script drew on a canvas, an image a script
-made of a blob: URL, which dies with the page. DOM_SCRIPT writes
-each into the markup a browser builds the page from again with no script:
-declarative shadow roots, frames' srcdoc, <style> text, value/checked/selected
-attributes, a canvas's drawing as its background image, an image of a blob:
-URL as a data: URL. What it writes into
-the live page changes nothing the reader sees, and the page is left once its
-DOM is taken.
+made of a blob: URL (which dies with the page). DOM_SCRIPT writes each into
+the markup a browser builds the page from again with no script: declarative
+shadow roots, frames' srcdoc, <style> text, value/checked/selected
+attributes, a canvas's drawing as its background image, a blob: image as a
+data: URL. What it writes into the live page changes nothing the reader
+sees, and the page is left once its DOM is taken.
 """
 
 from __future__ import annotations

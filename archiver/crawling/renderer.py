@@ -19,9 +19,8 @@ HTTP capture, the error in its manifest row. A tab whose renderer crashed is
 closed and its page tried once more in a new one; a browser that crashed, or
 no longer answers, is replaced, and its page tried once more. A page that
 fails twice keeps its HTTP capture, with the error in its manifest row.
-Offers wait while the queue of pages to
-render is full, so with --browser always the crawl goes at the browser's pace
-and memory stays bounded.
+Offers wait while the queue of pages to render is full, so with --browser
+always the crawl goes at the browser's pace and memory stays bounded.
 """
 
 from __future__ import annotations
