@@ -85,6 +85,7 @@ class Linker:
     ) -> None:
         """``page_url``: the document's own URL, where a <base> may name another (see _work_out)."""
         self.here = here
+        self.page_url = page_url
         self.page = try_normalize(page_url) if page_url is not None else None
         self.here_folder = here.rpartition("/")[0]
         self.resolve = resolve
@@ -132,6 +133,10 @@ class Linker:
         ``encoding``: the document's, which its query is written in (None for UTF-8, and CSS)."""
         # Its query written as the crawl requested it, before the memo looks it up: one text in
         # pages of two encodings is two URLs.
+        if value[:1] == "#" and base == self.page_url:
+            # A fragment of the page itself, as half the links of a documentation page: kept.
+            self.whole_base_uses += 1
+            return None
         value = query_encoded(value, encoding)
         if value.lstrip()[:1] in ("?", "#", ""):
             self.whole_base_uses += 1

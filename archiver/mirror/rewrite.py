@@ -74,6 +74,8 @@ for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
     _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
 
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
+_OTHER_EDITED_ATTRS = frozenset({"href", "content", "srcdoc"})
+"""Attributes edited outside _URL_ATTRS: <base href>, <meta content> (a refresh), <iframe srcdoc>."""
 _SVG_EDITED_TAGS = frozenset(SVG_LINK_ATTRS)
 _STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
 # What may come before a doctype without making a browser read the page in quirks mode:
@@ -88,14 +90,26 @@ _BASE_TAG = re.compile("<base", re.IGNORECASE)
 
 
 class _Element:
-    """The tag name and attributes links.link_kind() needs."""
+    """The tag name and attributes links.link_kind() needs: each value decoded when first asked
+    for (most attributes of a tag, its class or title, are never read)."""
 
-    def __init__(self, tag: str, attributes: dict[str, str]) -> None:
+    def __init__(self, tag: str, raw: str, found: list[tuple[str, int, int, int, int]], view: View) -> None:
         self.tag = tag
-        self.attributes = attributes
+        self._raw = raw
+        self._view = view
+        self._spans: dict[str, tuple[int, int]] = {}
+        for name, _ns, _ne, value_start, value_end in found:
+            self._spans.setdefault(name, (value_start, value_end))  # the first wins, as in browsers
+        self._texts: dict[str, str] = {}
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        return self.attributes.get(name, default)
+        text = self._texts.get(name)
+        if text is None:
+            span = self._spans.get(name)
+            if span is None:
+                return default
+            text = self._texts[name] = _attribute_text(self._raw[span[0] : span[1]], self._view)
+        return text
 
 
 def _attribute_text(raw_value: str, view: View) -> str:
@@ -305,16 +319,17 @@ def _tag_edits(
     """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS, or
     of _SVG_EDITED_TAGS in ``svg``, or with a style attribute: _document_edits checks)."""
     found = attributes(raw)
-    texts = [_attribute_text(raw[start:end], view) for _n, _ns, _ne, start, end in found]
-    values = {}
-    for (name, *_spans), text in zip(reversed(found), reversed(texts), strict=True):
-        values[name] = text  # the first of a repeated attribute wins, as in browsers
-    element = _Element(tag, values)
+    element = _Element(tag, raw, found, view)
+    url_attributes = _URL_ATTRS.get(tag, frozenset())
     edits = []
     local_before = link.made_local
-    for (name, name_start, name_end, value_start, value_end), value in zip(found, texts, strict=True):
+    for name, name_start, name_end, value_start, value_end in found:
         if value_start == value_end:
             continue
+        if not svg and name != "style" and name not in url_attributes and name not in _OTHER_EDITED_ATTRS:
+            continue  # read for no link: left undecoded
+        # A repeated attribute is rewritten too (the first is the one that applies).
+        value = _attribute_text(raw[value_start:value_end], view)
         if svg:
             new_value = _svg_attribute_edit(tag, name, value, base, link, view.encoding)
             if new_value is not None:
