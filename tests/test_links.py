@@ -217,7 +217,7 @@ def test_parse_srcset(value, urls):
     ("css", "urls"),
     [
         ("a{b:url(/x.png)} @import 'y.css';", ["/x.png", "y.css"]),
-        ("a{b:url(url(url(/last.png)}", ["/last.png"]),  # "(" ends no bare URL: CSS allows none
+        ("a{b:url(url(url(/last.png)} c{d:url(/next.png)}", ["/next.png"]),  # a bad url, read to its ")"
         ("a{b:url(a(b).png)}", []),
         ("/* url(/hidden.png) */ a{b:url( '/q.png' )}", ["/q.png"]),
         ("a{b:url(/before.png)} /* never closed url(/after.png)", ["/before.png"]),
@@ -225,6 +225,12 @@ def test_parse_srcset(value, urls):
         ('a{b:-webkit-image-set(url(a.png) 1x, "b.png" 2x) url(c.png)}', ["a.png", "b.png", "c.png"]),
         ('a{b:image-set("a.avif" type("image/avif"), "a.jpg" type(\'image/jpeg\'))}', ["a.avif", "a.jpg"]),
         ('a{content:"image-set(no.png)"; b:image-set(url(x.png))}', ["x.png"]),
+        ("a{b:url(c.png", ["c.png"]),  # the end of the text ends a url token
+        ('a{b:url(x"y.png) url(c.png)}', ["c.png"]),  # a quote makes a bad url, read to its ")"
+        ("a{b:\\75 rl(x.png) U\\52 L('y.png')}", ["x.png", "y.png"]),  # a name is what its escapes spell
+        ("a{b:myurl(x.png) -url(y.png) #url(z.png) 1url(w.png) --url(v.png)}", []),  # no url()
+        ("@import\"a.css\"; @import/**/'b.css';", ["a.css", "b.css"]),
+        ("@namespace svg url(http://www.w3.org/2000/svg); @namespace 'ns'; a{b:url(x.png)}", ["x.png"]),
     ],
 )
 def test_css_urls(css, urls):
@@ -232,25 +238,71 @@ def test_css_urls(css, urls):
 
 
 @pytest.mark.parametrize(
-    ("css", "then"),
+    ("css", "found", "then"),
     [
-        ("a{b:url(" * 200_000, ["/end.png"]),
-        ("url('" * 200_000, ["/end.png"]),
-        ('url("x' + " url(" * 200_000, ["/end.png"]),
-        ("/*" * 200_000, []),  # a comment never closed runs to the end, as in CSS
-        ("@import " * 200_000, ["/end.png"]),
-        ("url(" + " " * 1_000_000 + "x(", ["/end.png"]),
-        ("image-set(" * 200_000, ["/end.png"]),
-        ('image-set("' * 200_000, ["/end.png"]),
-        ("image-set((" + "(x)" * 300_000, ["/end.png"]),
+        ("a{b:url(" * 200_000, 0, ")"),  # one bad url, to the end
+        ("url('" * 200_000, 100_000, ""),  # url('url(') a hundred thousand times
+        ('url("x' + " url(" * 200_000, 1, '"'),  # one string, to the end
+        ("/*" * 200_000, 0, "*/"),  # a comment never closed runs to the end, as in CSS
+        ("@import " * 200_000, 0, ""),
+        ("url(" + " " * 1_000_000 + "x(", 0, ")"),
+        ("image-set(" * 200_000, 0, ")" * 200_000),
+        ('image-set("' * 200_000, 1, ")" * 200_000),
+        ("image-set((" + "(x)" * 300_000, 0, "))"),
+        ("\\75 rl(" * 200_000, 0, ")"),
+        ("#" * 1_000_000, 0, " "),
     ],
-    ids=["url(", "url('", 'url("', "comments", "@import", "spaces", "image-set(", 'image-set("', "nested"],
+    ids=[
+        "url(",
+        "url('",
+        'url("',
+        "comments",
+        "@import",
+        "spaces",
+        "image-set(",
+        'image-set("',
+        "nested",
+        "escaped url(",
+        "hashes",
+    ],
 )
-def test_hostile_stylesheets_are_read_in_linear_time(css, then):
-    """Each of these (a megabyte or so) was read from each "url(" or "/*" to its end again."""
+def test_hostile_stylesheets_are_read_in_linear_time(css, found, then):
+    """Each of these (a megabyte or so) was read from each "url(" or "/*" to its end again; what
+    they hold is what CSS reads there, and what follows them once they end is read as CSS."""
     with in_linear_time():
-        assert list(iter_css_urls(css)) == []
-        assert [url for _start, _end, url in iter_css_urls(css + "url(/end.png)")][-1:] == then
+        assert len(list(iter_css_urls(css))) == found
+        assert [url for _start, _end, url in iter_css_urls(css + then + "url(/end.png)")][-1] == "/end.png"
+
+
+@pytest.mark.parametrize(
+    ("css", "urls"),
+    [
+        ('a{content:"/*"} b{background:url(x.png)}', ["x.png"]),
+        ("a{content:'/*'} b{background:url(x.png)} /* url(no.png) */", ["x.png"]),
+        ('a{background:url("a/*b.png")} b{background:url(c.png)}', ["a/*b.png", "c.png"]),
+        ("a{background:url(a/*b.png)} b{background:url(c.png)} /* */", ["a/*b.png", "c.png"]),
+        ('a{content:"it\\"s /*"} b{c:url(y.png)}', ["y.png"]),
+        ('a{content:"a newline ends a string /*\n b{c:url(y.png)}', ["y.png"]),
+    ],
+)
+def test_a_comment_starts_nowhere_inside_a_string_or_a_url(css, urls):
+    """CSS reads "/*" as a comment only between tokens: inside a string or a url it is text."""
+    assert [url for _start, _end, url in iter_css_urls(css)] == urls
+
+
+@pytest.mark.parametrize(
+    "css",
+    [
+        'a{content:"url(x.png)"}',
+        "a{content:'url(x.png)' 'image-set(\"y.png\")'}",
+        'a{font-family:"url(font.woff)", sans-serif}',
+        "a{quotes:'@import \"q.css\"'}",
+        '[title="url(t.png)"]{color:red}',
+    ],
+)
+def test_url_inside_a_css_string_is_no_link(css):
+    assert list(iter_css_urls(css)) == []
+    assert extract_css(css, "http://h/s.css").links == ()
 
 
 def test_a_meta_refresh_with_a_megabyte_of_spaces_is_read_in_linear_time():

@@ -334,6 +334,10 @@ def test_undecodable_bytes_survive() -> None:
         ("a{background:url(/old)}", "a{background:url(new/index.html)}"),
         ("a{b:url(/img/a.png)", "a{b:url(img/a.png)"),
         ("broken { url( ", "broken { url( "),
+        # CSS reads no comment, and no url(), inside a string; "/*" in a url is part of it.
+        ('a{content:"/*"} b{background:url(/img/a.png)}', 'a{content:"/*"} b{background:url(img/a.png)}'),
+        ('a{content:"url(/img/a.png)"}', 'a{content:"url(/img/a.png)"}'),
+        ("a{b:url(/x/*y)} c{d:url(/img/b.png)}", "a{b:url(http://site.test/x/*y)} c{d:url(img/b.png)}"),
         (
             'a{b:image-set("/img/a.png" 1x, \'/img/b.png\' type("image/png"), "gone.png" 2x)}',
             'a{b:image-set("img/a.png" 1x, \'img/b.png\' type("image/png"), "http://site.test/gone.png" 2x)}',
