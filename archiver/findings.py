@@ -17,14 +17,8 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document, known_encoding
-from archiver.encodings import (
-    declared_charset,
-    guessed_encoding,
-    sniff_bom,
-    stylesheet_encoding,
-    xml_encoding,
-)
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document
+from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, xml_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import (
@@ -200,11 +194,10 @@ def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Fin
     """The links of an SVG document (svg.iter_svg_references()), its queries written in its
     encoding (encodings.xml_encoding()) but in its CSS."""
     body, _cut = bounded_document(body, SVG_TYPE)
-    charset = charset_from_content_type(content_type_header)
-    encoding = xml_encoding(body, charset)
+    encoding = xml_encoding(body, charset_from_content_type(content_type_header))
     contexts = base_contexts(url)
     found: dict[str, str] = {}
-    for value, requisite, in_css in iter_svg_references(body, charset if known_encoding(charset) else None):
+    for value, requisite, in_css in iter_svg_references(as_utf8(body, encoding), "utf-8"):
         url_found = resolve_reference(value, url, contexts, encoding=None if in_css else encoding)
         _collect(found, url_found, REQUISITE if requisite else LINK)
     return None, url, found, False
@@ -249,17 +242,14 @@ def read_page(
 
 
 def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None, str]:
-    """An HTML page's bytes up to MAX_MARKUP tags, the encoding to read it in named for lxml,
-    and that encoding as encodings.page_encoding() says (the mirror's rewrite reads it so). A
-    page that names its charset (header, byte-order mark, <meta>) is left to lxml, which reads
-    those alike; one that names none would be read as Latin-1 even when it is UTF-8."""
+    """An HTML page's bytes up to MAX_MARKUP tags as lxml is to read them, the encoding to read
+    them in named for lxml, and the page's encoding as encodings.page_encoding() says (the
+    mirror's rewrite reads it so). lxml is given the page as UTF-8: left to itself, it reads a
+    charset's label its own way (ISO-8859-1 as Latin-1, where browsers read windows-1252), and
+    a page that names none as Latin-1 even when it is UTF-8."""
     body, _cut = bounded_document(body, "text/html")
-    charset = charset_from_content_type(content_type_header)
-    bom, known, declared = sniff_bom(body), known_encoding(charset), declared_charset(body)
-    if known is None and bom is None and declared is None:
-        guessed = guessed_encoding(body)
-        return body, guessed, guessed
-    return body, charset, bom or known or declared or guessed_encoding(body)
+    encoding = page_encoding(body, charset_from_content_type(content_type_header))
+    return as_utf8(body, encoding), "utf-8", encoding
 
 
 def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:

@@ -678,3 +678,46 @@ def test_hostile_svg_documents_are_read_in_linear_time(body):
     with in_linear_time():
         found = svg_links(body)
     assert len(found) <= 1
+
+
+WINDOWS_1252_PAGE = b'<title>\x93quoted\x94 \x80</title><a href="/\x80?q=\x85">a</a><img src="/\x99.png">'
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (WINDOWS_1252_PAGE, "text/html; charset=iso-8859-1"),
+        (WINDOWS_1252_PAGE, "text/html; charset=Latin1"),
+        (WINDOWS_1252_PAGE, "text/html; charset=us-ascii"),
+        (b'<meta charset="iso-8859-1">' + WINDOWS_1252_PAGE, "text/html"),
+        (b'<meta http-equiv="Content-Type" content="text/html; charset=ascii">' + WINDOWS_1252_PAGE, None),
+        (WINDOWS_1252_PAGE, "text/html; charset=utf-7"),  # no label of a browser's: the bytes decide
+    ],
+    ids=["iso-8859-1", "Latin1", "us-ascii", "meta", "meta http-equiv", "utf-7"],
+)
+def test_a_charset_is_read_as_browsers_read_its_label(body, content_type):
+    """The WHATWG Encoding standard's labels: ISO-8859-1, Latin1 and US-ASCII are windows-1252,
+    whose bytes 0x80-0x9F are printed characters (Latin-1 made them C1 controls)."""
+    page = extract(body, BASE, "text/html", content_type)
+    assert page.title == "\u201cquoted\u201d \u20ac"
+    # The path in UTF-8, the query in windows-1252 ("\u2026" is its byte 0x85).
+    assert [link.url for link in page.links] == ["http://h/%E2%82%AC?q=%85", "http://h/%E2%84%A2.png"]
+
+
+def test_a_page_that_says_it_is_utf16_is_read_as_utf8():
+    # Bytes that can say so of themselves are no UTF-16 (the standard's rule for <meta>).
+    body = '<meta charset="utf-16"><title>caf\u00e9</title><a href="/\u20ac">a</a>'.encode()
+    page = extract(body, BASE, "text/html", "text/html")
+    assert (page.title, [link.url for link in page.links]) == ("caf\u00e9", ["http://h/%E2%82%AC"])
+
+
+def test_svg_and_css_read_a_charset_as_browsers_read_its_label():
+    svg = b'<?xml version="1.0" encoding="iso-8859-1"?><svg xmlns="http://www.w3.org/2000/svg">'
+    svg += b'<image href="/\x80.png?\x85"/></svg>'
+    assert svg_links(svg) == {"http://h/%E2%82%AC.png?%85": REQUISITE}
+    css = b'@charset "iso-8859-1"; a{background:url(/\x80.png)}'
+    assert [link.url for link in extract(css, "http://h/s.css", "text/css").links] == [
+        "http://h/%E2%82%AC.png"
+    ]
+    found = extract(b"a{background:url(/\x80.png)}", "http://h/s.css", "text/css", "text/css; charset=latin1")
+    assert [link.url for link in found.links] == ["http://h/%E2%82%AC.png"]

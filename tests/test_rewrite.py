@@ -894,3 +894,15 @@ def test_every_link_the_crawl_finds_in_an_svg_document_is_made_local() -> None:
     assert sorted(value.partition("#")[0] for value in left) == sorted(
         f"../{path.removeprefix('h/')}" for path in archived.values()
     )
+
+
+@pytest.mark.parametrize("label", ["iso-8859-1", "latin1", "us-ascii"])
+def test_a_page_labelled_latin1_is_rewritten_as_the_windows_1252_browsers_read(label: str) -> None:
+    archived = {"http://site.test/%E2%82%AC.html": "site.test/\u20ac.html"}
+    body = b'<a href="/\x80.html">\x93a\x94</a><a href="/\x85">b</a><iframe srcdoc="<p>\x93</p>"></iframe>'
+    out = rewrite_html(body, PAGE, label, archived.get, HERE)
+    assert out == (
+        f'<meta charset="{label}">'.encode()
+        + b'<a href="../%E2%82%AC.html">\x93a\x94</a><a href="http://site.test/%E2%80%A6">b</a>'
+        + b'<iframe srcdoc="<p>\x93</p>"></iframe>'
+    )

@@ -25,13 +25,8 @@ from __future__ import annotations
 import html
 import re
 
-from archiver.content import SVG_TYPE, known_encoding
-from archiver.encodings import (
-    declared_charset,
-    guessed_encoding,
-    sniff_bom,
-    xml_encoding,
-)
+from archiver.content import SVG_TYPE
+from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, web_codec, xml_encoding
 from archiver.link_values import (
     may_hold_css_urls,
     parse_meta_refresh,
@@ -128,7 +123,7 @@ def rewrite_html(
     rewritten with this ``resolve`` (a mirror build), so what its pages repeat
     is worked out once.
     """
-    header_encoding = known_encoding(encoding)
+    header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
     declared = declared_charset(body)
     # encodings.page_encoding(), from the parts already in hand.
@@ -166,7 +161,7 @@ def rewrite_svg(
     ...             resolve, "h/i/x.svg")
     b'<svg><image href="../a.png"/><a href="http://h/i/b.svg"/></svg>'
     """
-    header_encoding = known_encoding(encoding)
+    header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
     view = View(body, xml_encoding(body, encoding))
     link = Linker(path or own_path(url, SVG_TYPE, resolve), resolve, memo, url)
@@ -254,7 +249,7 @@ def _xml_declaration(text: str, encoding: str, label: str) -> list[tuple[int, in
         if encoding == "utf-8":
             return []
         return [(0, 0, f'<?xml version="1.0" encoding="{label}"?>')]
-    if known_encoding(found.group(1)) == encoding:
+    if web_codec(found.group(1)) == encoding:
         return []
     return [(found.start(1), found.end(1), label)]
 
