@@ -22,6 +22,7 @@ from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, xml_
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import (
+    CSS_ATTRS,
     HTML_LINK_ATTRS,
     LINK,
     MAX_SRCDOC_DEPTH,
@@ -49,6 +50,7 @@ STREAMED_BYTES = 256 * 1024
 """HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
 _STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
 """The elements whose attributes _streamed_findings() reads (style attributes aside)."""
+_CSS_ATTR_NAMES = frozenset(CSS_ATTRS)
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def root_findings(
     contexts = base_contexts(base)
     found: dict[str, str] = {}
     for _element, attribute, _start, _end, value, kind in iter_html_references(root):
-        in_css = attribute is None or attribute == "style"
+        in_css = attribute is None or attribute in CSS_ATTRS
         _collect(found, resolve_reference(value, base, contexts, encoding=None if in_css else encoding), kind)
     _collect_srcdocs(found, srcdocs(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
@@ -147,7 +149,7 @@ def _streamed_findings(
                         nofollow = says_nofollow_meta(element)
                     elif tag == "iframe":
                         iframes.extend(srcdocs((element,)))
-                if element.get("style") is not None:
+                if not _CSS_ATTR_NAMES.isdisjoint(element.keys()):
                     styled.extend((ref[4], ref[5], None) for ref in style_attribute_references((element,)))
             elif tag == "style" and element.text:  # and now its text
                 references.extend((value, REQUISITE, None) for _s, _e, value in iter_css_urls(element.text))

@@ -330,6 +330,7 @@ STREAMED_PAGES = [
     "<div style=\"background: url('bg.png')\"><p STYLE='x: url(deep.png)'><a href=in-styled>t</a></p></div>",
     "<style>body { background: url(/st.png) }</style><style>@import 'imp.css';</style>",
     '<svg><use href="sprite.svg#icon"></use><use xlink:href="/x.svg#i"></use><title>In svg</title></svg>',
+    '<svg><rect fill="url(paint.svg#g)" style="fill:url(st.svg#s)"/><g mask="url(m.svg?\u00e9#m)"></g></svg>',
     '<head><base href="mailto:x"><base href="http://other/r/"><title> A \n title </title></head><a href=x>',
     "<body><svg><title>Image</title></svg><head><title>Late head</title></head></body>",
     '<a href="i.png">i</a><img src="i.png"><a href="#top">t</a><a href="javascript:go()">j</a>',
@@ -721,3 +722,53 @@ def test_svg_and_css_read_a_charset_as_browsers_read_its_label():
     ]
     found = extract(b"a{background:url(/\x80.png)}", "http://h/s.css", "text/css", "text/css; charset=latin1")
     assert [link.url for link in found.links] == ["http://h/%E2%82%AC.png"]
+
+
+SVG_STYLED_DOCUMENT = b"""<?xml version="1.0" encoding="UTF-8"?>
+<!-- <?xml-stylesheet href="commented.css"?> -->
+<?xml-stylesheet type="text/css" href="look.css?a=1&amp;b=2"?>
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:h="http://www.w3.org/1999/xhtml">
+  <?xml-stylesheet href="too-late.css"?>
+  <rect fill="url(paint.svg#g)" stroke="url('edge.svg#s')" filter="url(#local)" mask="url(m.svg#m)"/>
+  <g clip-path="url(clip.svg#c)" style="background:url(bg.png)"><circle marker-start="url(mk.svg#a)"/></g>
+  <style>@import "imported.css"; rect{fill:url(styled.png)}</style>
+  <foreignObject width="10" height="10">
+    <div xmlns="http://www.w3.org/1999/xhtml" style="background:url(div-bg.png)">
+      <img src="fo.png" srcset="fo-2x.png 2x"/><link rel="stylesheet" href="fo.css"/>
+      <video poster="poster.png" src="clip.webm"/><a href="fo-page.html">more</a>
+    </div>
+    <h:img src="prefixed.png"/>
+    <img src="no-xhtml.png"/>
+  </foreignObject>
+</svg>"""
+SVG_STYLED_LINKS = {
+    "http://h/img/look.css?a=1&b=2": REQUISITE,
+    "http://h/img/paint.svg": REQUISITE,
+    "http://h/img/edge.svg": REQUISITE,
+    "http://h/img/m.svg": REQUISITE,
+    "http://h/img/clip.svg": REQUISITE,
+    "http://h/img/bg.png": REQUISITE,
+    "http://h/img/mk.svg": REQUISITE,
+    "http://h/img/imported.css": REQUISITE,
+    "http://h/img/styled.png": REQUISITE,
+    "http://h/img/div-bg.png": REQUISITE,
+    "http://h/img/fo.png": REQUISITE,
+    "http://h/img/fo-2x.png": REQUISITE,
+    "http://h/img/fo.css": REQUISITE,
+    "http://h/img/poster.png": REQUISITE,
+    "http://h/img/clip.webm": REQUISITE,
+    "http://h/img/fo-page.html": LINK,
+    "http://h/img/prefixed.png": REQUISITE,
+}
+
+
+def test_an_svg_document_is_read_for_what_styles_it_and_the_html_it_holds():
+    # Presentation attributes' url(), the stylesheets of <?xml-stylesheet?> before the root (those
+    # after it, or in a comment, apply to nothing), and the XHTML of a <foreignObject> by HTML's
+    # table (an <img> outside the XHTML namespace is no HTML image).
+    assert svg_links(SVG_STYLED_DOCUMENT) == SVG_STYLED_LINKS
+
+
+def test_presentation_attributes_of_svg_inside_a_page_are_read():
+    page = '<svg><rect fill="url(/p.svg#g)" stroke="url(#local)"/><use filter="url(f.svg#f)"/></svg>'
+    assert links_of(page) == {"http://h/p.svg": REQUISITE, "http://h/dir/f.svg": REQUISITE}

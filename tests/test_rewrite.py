@@ -906,3 +906,32 @@ def test_a_page_labelled_latin1_is_rewritten_as_the_windows_1252_browsers_read(l
         + b'<a href="../%E2%82%AC.html">\x93a\x94</a><a href="http://site.test/%E2%80%A6">b</a>'
         + b'<iframe srcdoc="<p>\x93</p>"></iframe>'
     )
+
+
+def test_every_link_the_crawl_finds_in_what_styles_an_svg_document_and_its_html_is_made_local() -> None:
+    from test_links import SVG_STYLED_DOCUMENT, SVG_STYLED_LINKS
+
+    url = "http://h/img/a.svg"
+    archived = {
+        found: "h/" + found.removeprefix("http://h/").replace("/", "-").replace("?", "@")
+        for found in SVG_STYLED_LINKS
+    }
+    out = rewrite_svg(SVG_STYLED_DOCUMENT, url, None, archived.get, "h/img/a.svg")
+    lxml.etree.fromstring(out)
+    left = [
+        value.partition("#")[0]
+        for value, _requisite, _in_css in iter_svg_references(out, None)
+        if not value.startswith("#")
+    ]
+    assert sorted(left) == sorted(f"../{path.removeprefix('h/')}" for path in archived.values())
+    # What is no link is left as it was.
+    for unchanged in (b"commented.css", b"too-late.css", b'<img src="no-xhtml.png"/>', b"url(#local)"):
+        assert unchanged in out
+
+
+def test_presentation_attributes_of_svg_inside_a_page_are_made_local() -> None:
+    out = rewrite('<svg><rect fill="url(/img/a.png#g)" stroke="url(#local)" mask="url(gone.svg#m)"/></svg>')
+    assert out == (
+        '<svg><rect fill="url(../img/a.png#g)" stroke="url(#local)" '
+        'mask="url(http://site.test/dir/gone.svg#m)"/></svg>'
+    )
