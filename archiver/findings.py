@@ -18,7 +18,7 @@ import lxml.etree
 import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document
-from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, xml_encoding
+from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, web_codec, xml_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import (
@@ -254,11 +254,19 @@ def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str |
     return as_utf8(body, encoding), "utf-8", encoding
 
 
-def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
-    """extract(), as plain values."""
+def findings(
+    body: bytes,
+    url: str,
+    mime_type: str,
+    content_type_header: str | None = None,
+    page_charset: str | None = None,
+) -> Findings:
+    """extract(), as plain values. ``page_charset``: of an HTML page kept in another encoding
+    than its own (a rendered DOM, kept as UTF-8), the label of its own, which its links' queries
+    are written in (warc.dom's WARC-Page-Charset)."""
     if mime_type in HTML_TYPES:
         body, lxml_encoding, encoding = _as_read(body, content_type_header)
-        return _html_findings(body, url, lxml_encoding, encoding)
+        return _html_findings(body, url, lxml_encoding, web_codec(page_charset) or encoding)
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)
@@ -267,6 +275,13 @@ def findings(body: bytes, url: str, mime_type: str, content_type_header: str | N
     return None, url, {}, False
 
 
-def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:
-    """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links."""
-    return _page(findings(body, url, mime_type, content_type_header))
+def extract(
+    body: bytes,
+    url: str,
+    mime_type: str,
+    content_type_header: str | None = None,
+    page_charset: str | None = None,
+) -> Page:
+    """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links.
+    ``page_charset``: see findings()."""
+    return _page(findings(body, url, mime_type, content_type_header, page_charset))

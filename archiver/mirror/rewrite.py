@@ -111,6 +111,7 @@ def rewrite_html(
     page_path: str | None = None,
     memo: Memo | None = None,
     xml: bool = False,
+    page_charset: str | None = None,
 ) -> bytes:
     """A page's bytes with every link made local (if archived) or absolute.
 
@@ -123,13 +124,15 @@ def rewrite_html(
     ``resolve(page_url)``. A <base href> is resolved, then renamed so it no
     longer applies to the local links. ``memo``: shared by every document
     rewritten with this ``resolve`` (a mirror build), so what its pages repeat
-    is worked out once.
+    is worked out once. ``page_charset``: the label of the page's own encoding,
+    which its queries are written in, when its bytes are in another (a rendered
+    DOM, kept as UTF-8: findings.findings() reads it alike).
     """
     header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
     declared = declared_charset(body)
     # encodings.page_encoding(), from the parts already in hand.
-    view = View(body, bom or header_encoding or declared or guessed_encoding(body))
+    view = View(body, bom or header_encoding or declared or guessed_encoding(body), web_codec(page_charset))
     here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
     spans = _document_edits(view, _document_base(page_url, view), link, 0)
@@ -235,7 +238,7 @@ def _document_base(page_url: str, view: View) -> str:
         for name, _ns, _ne, value_start, value_end in attributes(raw):
             href = _attribute_text(raw[value_start:value_end], view)
             if name == "href" and is_fetchable_reference(href):
-                return document_base(href, page_url, view.encoding)
+                return document_base(href, page_url, view.query_encoding)
     return page_url
 
 
@@ -248,7 +251,7 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
     <iframe> is never remembered: a srcdoc can hold a page of its own)."""
     if link.memo is None or tag in ("base", "iframe"):
         return tuple(_tag_edits(tag, raw, base, link, view, depth))
-    key = (raw, link.base_folder(base), link.here_folder, view.encoding)
+    key = (raw, link.base_folder(base), link.here_folder, view.encoding, view.query_encoding)
     found = link.memo.tags.find(key)
     if found is None:
         guessed = link.memo.guessed_tags.find(key)
@@ -282,7 +285,7 @@ def _tag_edits(
         if value_start == value_end:
             continue
         if svg:
-            new_value = _svg_attribute_edit(tag, name, value, base, link, view.encoding)
+            new_value = _svg_attribute_edit(tag, name, value, base, link, view.query_encoding)
             if new_value is not None:
                 edits.append((value_start, value_end, _quoted(new_value, view)))
             continue
@@ -295,7 +298,7 @@ def _tag_edits(
         if tag == "iframe" and name == "srcdoc":
             new_value = _rewritten_srcdoc(value, base, link, depth)
         else:
-            new_value = _attribute_edit(element, tag, name, value, base, link, view.encoding)
+            new_value = _attribute_edit(element, tag, name, value, base, link, view.query_encoding)
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
     integrity = link.made_local > local_before and tag in ("link", "script")

@@ -59,7 +59,7 @@ def stylesheet_pi_edits(view: View, root: int, base: str, link: Linker) -> list[
         if href is None:
             continue
         group = "dq" if href.group("dq") is not None else "sq"
-        new = link(stylesheet_href(view.to_text(href.group(group))), base, view.encoding)
+        new = link(stylesheet_href(view.to_text(href.group(group))), base, view.query_encoding)
         if new is not None:
             start = piece.start("pseudo") + href.start(group)
             edits.append((start, start + len(href.group(group)), view.from_text(html.escape(new))))
