@@ -34,6 +34,8 @@ import webencodings
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _CSS_CHARSET = re.compile(rb'@charset "([\w.:-]{1,40})";')
+CSS_CHARSET_RULE = re.compile(r'@charset "([\w.:-]{1,40})";')
+"""A stylesheet's @charset rule, which counts only as its very first bytes, written so."""
 _XML_DECLARED = re.compile(rb"""<\?xml\s[^>]{0,200}?encoding\s*=\s*["']?([\w.:-]{1,40})""")
 UNDECLARED_FALLBACK = "cp1252"
 """What browsers of Western locales read a page in that names no charset and is not UTF-8."""
@@ -61,6 +63,17 @@ def _declared(label: str) -> str | None:
     are no UTF-16)."""
     codec = web_codec(label)
     return "utf-8" if codec is not None and codec.startswith("utf-16") else codec
+
+
+def utf16_bom(codec: str | None) -> bytes | None:
+    """The byte-order mark of ``codec`` if it is UTF-16 of one byte order: what a file of it needs
+    to be read so from disk, where no header names it (a <meta> or @charset saying UTF-16 is read
+    as UTF-8, and XML reads UTF-16 only after a mark).
+
+    >>> utf16_bom("utf-16-le"), utf16_bom("cp1252")
+    (b'\\xff\\xfe', None)
+    """
+    return {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE}.get(codec or "")
 
 
 def sniff_bom(body: bytes) -> str | None:

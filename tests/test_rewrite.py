@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import functools
 import html
 from urllib.parse import unquote, urljoin
@@ -935,3 +936,38 @@ def test_presentation_attributes_of_svg_inside_a_page_are_made_local() -> None:
         '<svg><rect fill="url(../img/a.png#g)" stroke="url(#local)" '
         'mask="url(http://site.test/dir/gone.svg#m)"/></svg>'
     )
+
+
+def test_a_utf16_page_a_header_names_gets_a_byte_order_mark_a_file_on_disk_is_read_by() -> None:
+    # A <meta> saying UTF-16 is read as UTF-8, and XML reads UTF-16 only after a mark.
+    page = '<a href="/target">\u65e5\u672c</a>'
+    out = rewrite_html(page.encode("utf-16-le"), PAGE, "utf-16", resolve, HERE)
+    assert out == codecs.BOM_UTF16_LE + ('<a href="../target.html">\u65e5\u672c</a>'.encode("utf-16-le"))
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><image href="/img/a.png"/></svg>'
+    out = rewrite_svg(svg.encode("utf-16-be"), SVG_URL, "UTF-16BE", resolve, SVG_PATH)
+    assert lxml.etree.fromstring(out).find("{*}image").get("href") == "../img/a.png"
+
+
+@pytest.mark.parametrize(
+    ("css", "label", "expected"),
+    [
+        # The header named the charset: the file names it, or a page in another reads it in that.
+        ('a{content:"caf\u00e9"}', "windows-1252", '@charset "windows-1252";a{content:"caf\u00e9"}'),
+        ('@charset "utf-8";a{content:"caf\u00e9"}', "latin1", '@charset "latin1";a{content:"caf\u00e9"}'),
+        (
+            '@charset "latin1";a{content:"caf\u00e9"}',
+            "ISO-8859-1",
+            '@charset "latin1";a{content:"caf\u00e9"}',
+        ),
+        ("a{background:url(/img/a.png)}", "windows-1252", "a{background:url(img/a.png)}"),  # ASCII
+    ],
+)
+def test_a_stylesheet_says_the_charset_its_header_gave(css: str, label: str, expected: str) -> None:
+    body = css.encode("cp1252")
+    out = rewrite_css_bytes(body, "http://site.test/style.css", label, resolve, "site.test/style.css")
+    assert out.decode("cp1252") == expected
+    assert rewrite_css_bytes(body, "http://site.test/style.css", None, resolve, "site.test/style.css") == (
+        body.replace(b"/img/a.png", b"img/a.png")
+    )
+    out = rewrite_css_bytes(css.encode("utf-16-le"), "http://site.test/s.css", "utf-16le", resolve)
+    assert out.startswith(codecs.BOM_UTF16_LE)

@@ -26,7 +26,14 @@ import html
 import re
 
 from archiver.content import SVG_TYPE
-from archiver.encodings import declared_charset, guessed_encoding, sniff_bom, web_codec, xml_encoding
+from archiver.encodings import (
+    declared_charset,
+    guessed_encoding,
+    sniff_bom,
+    utf16_bom,
+    web_codec,
+    xml_encoding,
+)
 from archiver.link_values import (
     may_hold_css_urls,
     parse_meta_refresh,
@@ -136,6 +143,8 @@ def rewrite_html(
     here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
     spans = _document_edits(view, _document_base(page_url, view), link, 0)
+    if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
+        return mark + view.encode(replace_spans(view.text, spans))  # no <meta> can say UTF-16
     if header_encoding and not bom:
         if xml:
             spans.extend(xml_declaration_edits(view.text, header_encoding, encoding or header_encoding))
@@ -171,6 +180,8 @@ def rewrite_svg(
     view = View(body, xml_encoding(body, encoding))
     link = Linker(path or own_path(url, SVG_TYPE, resolve), resolve, memo, url)
     spans = _document_edits(view, url, link, 0, svg=True)
+    if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
+        return mark + view.encode(replace_spans(view.text, spans))  # XML reads UTF-16 after a mark
     if header_encoding and not bom:
         spans.extend(xml_declaration_edits(view.text, header_encoding, encoding or header_encoding))
     return view.encode(replace_spans(view.text, spans)) if spans else body
