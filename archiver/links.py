@@ -89,6 +89,8 @@ REQUISITE_RELS = frozenset(
         "image_src",
     }
 )
+CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
+"""<link rel=...> values that name an origin to connect to early: nothing is fetched from it."""
 _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
 for _tag, _attribute in HTML_LINK_ATTRS:
     _ATTRS_BY_TAG[_tag] = (*_ATTRS_BY_TAG.get(_tag, ()), _attribute)
@@ -154,6 +156,8 @@ def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
         return REQUISITE
     if tag == "link" and attribute == "href":
         rels = set((element.get("rel") or "").lower().split())
+        if rels and rels <= CONNECTION_RELS:
+            return None
         return REQUISITE if rels & REQUISITE_RELS else LINK
     if tag == "input" and (element.get("type") or "").lower() != "image":
         return None

@@ -94,6 +94,8 @@ def test_base_href_changes_resolution():
         '<a href="">e</a>',
         '<input type="text" src="no.png">',
         "<!-- <a href='commented.html'> -->",
+        # Origins a browser opens a connection to, and fetches nothing from.
+        '<link rel="preconnect" href="/"><link rel="dns-prefetch preconnect" href="//cdn.test">',
     ],
 )
 def test_references_that_are_not_links(html):
