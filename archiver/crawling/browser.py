@@ -95,7 +95,7 @@ PREPARE_DOM_SCRIPT = """(pageUrl) => {
     base.setAttribute('href', location.href);
     head.prepend(base);
   }
-  return document.readyState;
+  return [document.readyState, document.characterSet];
 }"""
 
 DOM_SCRIPT = """() => {
@@ -248,6 +248,9 @@ class RenderedPage:
 
     html: bytes | None
     """The DOM serialised as UTF-8 HTML (None if it could not be taken)."""
+    charset: str | None
+    """The encoding the browser read the page in (document.characterSet), in which it wrote its
+    links' queries: the DOM's are still to be written so, though the DOM is kept as UTF-8."""
     final_url: str
     """Where the page ended up (a script may change it with history.pushState)."""
     requested: frozenset[str]
@@ -282,17 +285,17 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
             await network.quiet(loaded_by)
             await _scroll(page, network, loaded_by)
         final_url = page.url
-        html = None
+        html = charset = None
         try:
             if final_url.startswith("chrome-error:"):
                 error = error or "the browser showed its error page in place of the page"
-            elif await page.evaluate(PREPARE_DOM_SCRIPT, url) == "loading":
+            elif (state := await page.evaluate(PREPARE_DOM_SCRIPT, url))[0] == "loading":
                 # Its parser waits still (a script of its head that never came): the DOM is a
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
             elif text := await page.evaluate(DOM_SCRIPT):
-                html = text.encode("utf-8", errors="replace")
+                html, charset = text.encode("utf-8", errors="replace"), str(state[1])
             else:  # a script removed the document's root element
                 error = error or "the page has no document element"
         except PlaywrightTimeout:
@@ -309,7 +312,7 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     navigations = set(network.navigations)
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
-    return RenderedPage(html, final_url, frozenset(network.requested), frozenset(navigations), error)
+    return RenderedPage(html, charset, final_url, frozenset(network.requested), frozenset(navigations), error)
 
 
 async def _loaded(page: Any, network: PageNetwork, deadline: float) -> None:

@@ -45,9 +45,9 @@ class Memo:
 
     def __init__(self) -> None:
         self.references: _Recent[tuple[str, str, str], tuple[str | None, bool]] = _Recent()
-        self.tags: _Recent[tuple[str, str, str, str], Edits] = _Recent()
+        self.tags: _Recent[tuple[str, str, str, str, str], Edits] = _Recent()
         self.guessed_references: _Recent[tuple[str, str, str], tuple[tuple[str | None, bool], Guesses]]
-        self.guessed_tags: _Recent[tuple[str, str, str, str], tuple[Edits, Guesses]]
+        self.guessed_tags: _Recent[tuple[str, str, str, str, str], tuple[Edits, Guesses]]
         self.documents = 0
         self._forget_guesses()
 
