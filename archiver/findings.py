@@ -26,6 +26,7 @@ from archiver.links import (
     HTML_LINK_ATTRS,
     LINK,
     MAX_SRCDOC_DEPTH,
+    PRESENTATION_URL_ATTRS,
     REQUISITE,
     Link,
     base_contexts,
@@ -50,7 +51,7 @@ STREAMED_BYTES = 256 * 1024
 """HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
 _STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
 """The elements whose attributes _streamed_findings() reads (style attributes aside)."""
-_CSS_ATTR_NAMES = frozenset(CSS_ATTRS)
+_PRESENTATION_NAMES = frozenset(PRESENTATION_URL_ATTRS)
 
 
 @dataclass(frozen=True)
@@ -124,11 +125,13 @@ def _streamed_findings(
     """
     references: list[tuple[str, str, str | None]] = []
     styled: list[tuple[str, str, str | None]] = []
+    presented: list[tuple[str, str, str | None]] = []
     iframes: list[str] = []
     base: str | None = None
     title: str | None = None
     head_title: str | None = None
     nofollow = False
+    in_svg = 0
     try:
         for event, element in read_elements(body, ("start", "end"), encoding):
             tag = element.tag  # lowercased by the HTML parser
@@ -149,8 +152,20 @@ def _streamed_findings(
                         nofollow = says_nofollow_meta(element)
                     elif tag == "iframe":
                         iframes.extend(srcdocs((element,)))
-                if not _CSS_ATTR_NAMES.isdisjoint(element.keys()):
-                    styled.extend((ref[4], ref[5], None) for ref in style_attribute_references((element,)))
+                if tag == "svg":
+                    in_svg += 1
+                if element.get("style") is not None:
+                    styled.extend(
+                        (ref[4], ref[5], None) for ref in style_attribute_references((element,), ("style",))
+                    )
+                # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
+                if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
+                    presented.extend(
+                        (ref[4], ref[5], None)
+                        for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
+                    )
+            elif tag == "svg":
+                in_svg -= 1
             elif tag == "style" and element.text:  # and now its text
                 references.extend((value, REQUISITE, None) for _s, _e, value in iter_css_urls(element.text))
             elif tag == "title":
@@ -165,7 +180,7 @@ def _streamed_findings(
     base = base or url
     contexts = base_contexts(base)
     found: dict[str, str] = {}
-    for value, kind, query_encoding in references + styled:
+    for value, kind, query_encoding in references + styled + presented:
         _collect(found, resolve_reference(value, base, contexts, encoding=query_encoding), kind)
     _collect_srcdocs(found, iframes, base, depth)
     return head_title if head_title is not None else title, base, found, nofollow

@@ -95,9 +95,12 @@ _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
 for _tag, _attribute in HTML_LINK_ATTRS:
     _ATTRS_BY_TAG[_tag] = (*_ATTRS_BY_TAG.get(_tag, ()), _attribute)
 _REFERENCE_TAGS = (*_ATTRS_BY_TAG, "meta", "style")
-_STYLED = lxml.etree.XPath(
-    "descendant-or-self::*[@style or @{}]".format(" or @".join(PRESENTATION_URL_ATTRS))
+_STYLED = lxml.etree.XPath("descendant-or-self::*[@style]")
+_PRESENTED = lxml.etree.XPath(
+    "descendant-or-self::svg/descendant-or-self::*[@{}]".format(" or @".join(PRESENTATION_URL_ATTRS))
 )
+"""The elements of a page's SVG (no others: a <div fill> is nothing to a browser) with a
+presentation attribute. Asked apart from style: one test a element is cheap, ten are not."""
 MAX_SRCDOC_DEPTH = 10
 """Documents in the srcdoc of an <iframe> are read nested this deep at most: Firefox renders no
 frame deeper (MAX_DEPTH_CONTENT_FRAMES), and each level is its page read again, so a page of
@@ -176,7 +179,8 @@ def iter_html_references(
     # Only the elements that can hold links are visited (lxml filters in C), then
     # the elements with a style attribute: the cost per page stays near the parse's.
     yield from references_in(root.iter(*_REFERENCE_TAGS))
-    yield from style_attribute_references(_STYLED(root))
+    yield from style_attribute_references(_STYLED(root), ("style",))
+    yield from style_attribute_references(_PRESENTED(root), PRESENTATION_URL_ATTRS)
 
 
 Reference = tuple[lxml.etree._Element, str | None, int, int, str, str]
@@ -211,11 +215,13 @@ def references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference
                 yield element, None, start, end, url, REQUISITE
 
 
-def style_attribute_references(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
+def style_attribute_references(
+    elements: Iterable[lxml.etree._Element], attributes: Iterable[str] = CSS_ATTRS
+) -> Iterator[Reference]:
     """The url()s in the style attributes of ``elements``, and in their presentation attributes
-    (PRESENTATION_URL_ATTRS)."""
+    (PRESENTATION_URL_ATTRS): in those of ``attributes``."""
     for element in elements:
-        for attribute in CSS_ATTRS:
+        for attribute in attributes:
             css = element.get(attribute)
             if css is not None and may_hold_css_urls(css):
                 for start, end, url in iter_css_urls(css):

@@ -333,6 +333,7 @@ STREAMED_PAGES = [
     "<style>body { background: url(/st.png) }</style><style>@import 'imp.css';</style>",
     '<svg><use href="sprite.svg#icon"></use><use xlink:href="/x.svg#i"></use><title>In svg</title></svg>',
     '<svg><rect fill="url(paint.svg#g)" style="fill:url(st.svg#s)"/><g mask="url(m.svg?\u00e9#m)"></g></svg>',
+    '<svg><rect fill="url(f1.svg)"/><g><rect style="fill:url(s1.svg)"/></g></svg><rect fill="url(no.svg)">',
     '<head><base href="mailto:x"><base href="http://other/r/"><title> A \n title </title></head><a href=x>',
     "<body><svg><title>Image</title></svg><head><title>Late head</title></head></body>",
     '<a href="i.png">i</a><img src="i.png"><a href="#top">t</a><a href="javascript:go()">j</a>',
@@ -774,3 +775,5 @@ def test_an_svg_document_is_read_for_what_styles_it_and_the_html_it_holds():
 def test_presentation_attributes_of_svg_inside_a_page_are_read():
     page = '<svg><rect fill="url(/p.svg#g)" stroke="url(#local)"/><use filter="url(f.svg#f)"/></svg>'
     assert links_of(page) == {"http://h/p.svg": REQUISITE, "http://h/dir/f.svg": REQUISITE}
+    # Outside an <svg> such an attribute is nothing to a browser.
+    assert links_of('<div fill="url(/no.png)"></div><svg></svg><p mask="url(/no.svg)">') == {}

@@ -79,8 +79,10 @@ for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
     _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
 
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
-_OTHER_EDITED_ATTRS = frozenset({"href", "content", "srcdoc"})
-"""Attributes edited outside _URL_ATTRS: <base href>, <meta content> (a refresh), <iframe srcdoc>."""
+_ALWAYS_READ = frozenset({"href", "content", "srcdoc", *CSS_ATTRS})
+"""Attributes read on any tag (the rest of _URL_ATTRS's by tag): <base href>, <meta content> (a
+refresh), <iframe srcdoc>, and CSS."""
+_READ_ATTRS = {tag: names | _ALWAYS_READ for tag, names in _URL_ATTRS.items()}
 _SVG_EDITED_TAGS = frozenset(SVG_LINK_ATTRS)
 _STYLE_ATTRIBUTE = re.compile("|".join(CSS_ATTRS), re.IGNORECASE)
 """A tag that may hold an attribute whose CSS holds a URL (a first look: attributes() tells)."""
@@ -300,14 +302,14 @@ def _tag_edits(
     of _SVG_EDITED_TAGS in ``svg``, or with a style attribute: _document_edits checks)."""
     found = attributes(raw)
     element = _Element(tag, raw, found, view)
-    url_attributes = _URL_ATTRS.get(tag, frozenset())
+    read = _READ_ATTRS.get(tag, _ALWAYS_READ)
     edits = []
     local_before = link.made_local
     for name, name_start, name_end, value_start, value_end in found:
         if value_start == value_end:
             continue
-        if not svg and name != "style" and name not in url_attributes and name not in _OTHER_EDITED_ATTRS:
-            continue  # read for no link: left undecoded
+        if not svg and name not in read:
+            continue  # holds no link: left undecoded
         # A repeated attribute is rewritten too (the first is the one that applies).
         value = _attribute_text(raw[value_start:value_end], view)
         if svg:
