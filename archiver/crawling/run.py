@@ -423,7 +423,7 @@ def _seeds_failed(manifest: Manifest, seeds: list[str]) -> list[tuple[str, str]]
     redirect to nowhere or to a URL skipped), with why."""
     failed = []
     for seed, end in manifest.seed_ends():
-        why = seed_failure(seed, end)
+        why = seed_failure(seed, end, manifest)
         if seed in seeds and why is not None:
             failed.append((seed, why))
     return failed
