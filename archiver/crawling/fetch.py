@@ -33,6 +33,7 @@ from aiohttp.abc import ResolveResult
 from yarl import URL
 
 from archiver.config import CrawlConfig
+from archiver.crawling.connections import WatchedConnector
 from archiver.crawling.cookies import load_cookies
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import ConfigError, FetchError
@@ -227,7 +228,7 @@ class Fetcher:
 
     async def __aenter__(self) -> Fetcher:
         resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
-        connector = aiohttp.TCPConnector(
+        connector = WatchedConnector(
             limit=self.config.concurrency,
             # A connection idle this long is not reused: servers close idle ones (Apache
             # after 5 s), and a request sent on one as it closes is a failed try.
