@@ -117,6 +117,24 @@ def _check_transfer_codings(url: str, response: aiohttp.ClientResponse) -> None:
             )
 
 
+def request_url(url: str) -> URL:
+    """What aiohttp is given to request ``url`` (a normalised URL) as it is written.
+
+    yarl drops an empty query (``/p?`` becomes ``/p``), which is another URL than
+    ``/p`` with an answer of its own: its ``?`` is kept in the path, which aiohttp
+    writes into the request line as it is.
+
+    >>> request_url("http://h/p?").raw_path_qs, request_url("http://h/p?q").raw_path_qs
+    ('/p?', '/p?q')
+    """
+    target = URL(url, encoded=True)
+    if url.endswith("?") and not target.raw_query_string:
+        return URL.build(
+            scheme=target.scheme, authority=target.raw_authority, path=target.raw_path + "?", encoded=True
+        )
+    return target
+
+
 def ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
     """How certificates are checked: not at all, with --ca-bundle (ConfigError if no PEM), or the system's."""
     if config.insecure:
@@ -346,7 +364,7 @@ class Fetcher:
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         received = _Received()
         try:
-            target_url = URL(url, encoded=True)
+            target_url = request_url(url)
             proxy, proxy_headers = self._proxies.for_url(target_url)
             headers = self.request_headers(url, referrer)
             headers.update(conditions or {})
