@@ -26,7 +26,7 @@ from archiver.crawling.frontier import Frontier
 from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
 from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
-from archiver.redirects import REDIRECT_STATUSES, redirect_target
+from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_target
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -115,7 +115,9 @@ class RecordedFetch:
                 )
             elif not outcome.error:
                 row = dataclasses.replace(row, outcome=REDIRECTED)
-            row = dataclasses.replace(row, redirect_to=target)
+            row = dataclasses.replace(
+                row, redirect_to=target, redirect_fragment=redirect_fragment(location, url)
+            )
             await self.keep(Answer(url, capture, row if recorded else None))
             if row.outcome != REDIRECTED:
                 return Answer(url, None, None, given_up_at=capture.status)
