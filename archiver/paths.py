@@ -32,6 +32,7 @@ import functools
 import hashlib
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterator
 from urllib.parse import SplitResult, unquote, urlsplit
 
@@ -232,9 +233,19 @@ def with_token(path: str, token: str) -> str:
     return f"{folder}/{stem}@{token}{extension}" if folder else f"{stem}@{token}{extension}"
 
 
+def folded(path: str) -> str:
+    """``path`` as a file system that ignores case and Unicode normalisation compares names
+    (macOS; Windows ignores case): two paths with one folded form name one file there.
+
+    >>> folded("H/Caf\u00e9.html") == folded("h/cafe\u0301.HTML")
+    True
+    """
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", path).casefold())
+
+
 def folders_of(path: str) -> Iterator[str]:
-    """The folders a local path needs, case-folded (``a/b/c.html`` -> ``a``, ``a/b``)."""
-    parts = path.casefold().split("/")
+    """The folders a local path needs, folded (``a/b/c.html`` -> ``a``, ``a/b``)."""
+    parts = folded(path).split("/")
     for depth in range(1, len(parts)):
         yield "/".join(parts[:depth])
 
