@@ -131,7 +131,7 @@ class LinkCheck:
 def _check_something_archived(manifest: Manifest, report: Report) -> None:
     """A snapshot none of whose seeds led to an archived page is not complete, however
     well its failures are recorded."""
-    failures = [(seed, seed_failure(seed, end)) for seed, end in manifest.seed_ends()]
+    failures = [(seed, seed_failure(seed, end, manifest)) for seed, end in manifest.seed_ends()]
     if not failures:
         report.add(NOTHING_ARCHIVED, "manifest.sqlite3", "no seed is recorded")
     elif all(why is not None for _, why in failures):
