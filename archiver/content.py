@@ -23,8 +23,6 @@ b'hel'
 
 from __future__ import annotations
 
-import codecs
-import functools
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple, Protocol
@@ -317,22 +315,3 @@ class Decoded(NamedTuple):
     """More decoded bytes followed ``limit``."""
     problem: str | None
     """What could not be undone, or None."""
-
-
-@functools.lru_cache(maxsize=256)
-def known_encoding(name: str | None) -> str | None:
-    """The canonical codec name of ``name``, None if Python has no such codec or it cannot
-    read a document: not a text encoding (base64, rot13), or failing on bytes it cannot
-    decode even when told to replace them (idna, punycode).
-
-    >>> known_encoding("Latin1"), known_encoding("base64"), known_encoding("idna")
-    ('iso8859-1', None, None)
-    """
-    if not name:
-        return None
-    try:
-        codec = codecs.lookup(name)
-        _ANY_BYTES.decode(codec.name, "replace")
-    except (LookupError, UnicodeError):
-        return None
-    return codec.name

@@ -9,10 +9,16 @@ stylesheet: its byte-order mark, else its header's charset, else its
 rewrites: read one way here and another there, a link to /naïve was fetched
 as one URL and rewritten as another.
 
+A charset is named by a label, read as browsers read it (the WHATWG Encoding
+standard's table, from webencodings): ISO-8859-1, latin1 and US-ASCII are
+windows-1252 there, Shift_JIS is Windows' (cp932), a label browsers do not
+know (UTF-7, a codec only Python has) names nothing. Everything here gives
+Python codec names.
+
 >>> page_encoding(b"<p>caf\\xc3\\xa9</p>", None), page_encoding(b"<p>caf\\xe9</p>", None)
-('utf-8', 'windows-1252')
+('utf-8', 'cp1252')
 >>> stylesheet_encoding(b'@charset "ISO-8859-1"; a{}', None)
-'iso8859-1'
+'cp1252'
 
 A link's query is written in its page's encoding (the WHATWG URL standard's
 encoding override), its path in UTF-8: query_encodings() says in which.
@@ -21,27 +27,53 @@ encoding override), its path in UTF-8: query_encodings() says in which.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 
-from archiver.content import known_encoding
+import webencodings
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 _CSS_CHARSET = re.compile(rb'@charset "([\w.:-]{1,40})";')
+CSS_CHARSET_RULE = re.compile(r'@charset "([\w.:-]{1,40})";')
+"""A stylesheet's @charset rule, which counts only as its very first bytes, written so."""
 _XML_DECLARED = re.compile(rb"""<\?xml\s[^>]{0,200}?encoding\s*=\s*["']?([\w.:-]{1,40})""")
-UNDECLARED_FALLBACK = "windows-1252"
+UNDECLARED_FALLBACK = "cp1252"
 """What browsers of Western locales read a page in that names no charset and is not UTF-8."""
-BROWSER_ENCODERS = {
-    "ascii": "cp1252",
-    "iso8859-1": "cp1252",
-    "iso8859-9": "cp1254",
-    "iso8859-11": "cp874",
-    "tis-620": "cp874",
-    "shift_jis": "cp932",
-    "euc_kr": "cp949",
-    "gb2312": "gbk",
-}
-"""Codecs whose label browsers read as a larger encoding (the WHATWG Encoding standard): a
-page labelled ISO-8859-1 is windows-1252 to them, Shift_JIS is Windows' Shift_JIS."""
+_NOT_CODECS = frozenset({"replacement", "x-user-defined"})
+"""Encodings of the standard that Python has no codec of (webencodings' own): taken as unknown."""
+
+
+@functools.lru_cache(maxsize=256)
+def web_codec(label: str | None) -> str | None:
+    """The Python codec of the encoding browsers read ``label`` as; None for a label they do not
+    know (then the next rule decides, as in a browser).
+
+    >>> web_codec("ISO-8859-1"), web_codec(" latin1"), web_codec("Shift_JIS"), web_codec("utf-7")
+    ('cp1252', 'cp1252', 'cp932', None)
+    """
+    encoding = webencodings.lookup(label) if label else None
+    if encoding is None or encoding.name in _NOT_CODECS:
+        return None
+    return str(encoding.codec_info.name)
+
+
+def _declared(label: str) -> str | None:
+    """The codec a document's own declaration of ``label`` (a <meta>, @charset) reads it in: as
+    the standard says, a document that says UTF-16 of itself is UTF-8 (bytes that could say so
+    are no UTF-16)."""
+    codec = web_codec(label)
+    return "utf-8" if codec is not None and codec.startswith("utf-16") else codec
+
+
+def utf16_bom(codec: str | None) -> bytes | None:
+    """The byte-order mark of ``codec`` if it is UTF-16 of one byte order: what a file of it needs
+    to be read so from disk, where no header names it (a <meta> or @charset saying UTF-16 is read
+    as UTF-8, and XML reads UTF-16 only after a mark).
+
+    >>> utf16_bom("utf-16-le"), utf16_bom("cp1252")
+    (b'\\xff\\xfe', None)
+    """
+    return {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE}.get(codec or "")
 
 
 def sniff_bom(body: bytes) -> str | None:
@@ -59,14 +91,12 @@ def sniff_bom(body: bytes) -> str | None:
 def declared_charset(body: bytes) -> str | None:
     """The charset a page declares in a <meta> within its first 1024 bytes, if known."""
     match = _META_CHARSET.search(body[:1024])
-    return known_encoding(match.group(1).decode("ascii", "replace")) if match else None
+    return _declared(match.group(1).decode("ascii", "replace")) if match else None
 
 
 def page_encoding(body: bytes, header_charset: str | None) -> str:
     """The encoding an HTML page is read in (see the module docstring)."""
-    return (
-        sniff_bom(body) or known_encoding(header_charset) or declared_charset(body) or guessed_encoding(body)
-    )
+    return sniff_bom(body) or web_codec(header_charset) or declared_charset(body) or guessed_encoding(body)
 
 
 def guessed_encoding(body: bytes) -> str:
@@ -95,26 +125,46 @@ def _self_declared(body: bytes, header_charset: str | None, declaration: re.Patt
     declared = declaration.match(body)
     return (
         sniff_bom(body)
-        or known_encoding(header_charset)
-        or (known_encoding(declared.group(1).decode("ascii")) if declared else None)
+        or web_codec(header_charset)
+        or (_declared(declared.group(1).decode("ascii")) if declared else None)
         or "utf-8"
     )
 
 
 def query_encodings(encoding: str | None) -> tuple[str, ...]:
-    """The codecs a browser writes the query of a link in, in a document read in ``encoding``:
-    that codec, then the larger one browsers read its label as (a character the first cannot
-    write, from a character reference, may be in the second); none for UTF-8, and for UTF-16
-    and UTF-32, in which no URL is written (the URL standard's "get an output encoding").
+    """The codec a browser writes the query of a link in, in a document read in ``encoding`` (a
+    codec this module gave, or a label, read as browsers read it); none for UTF-8, and for UTF-16,
+    in which no URL is written (the URL standard's "get an output encoding").
 
-    >>> query_encodings("latin1"), query_encodings("cp1251"), query_encodings("UTF-16LE")
-    (('iso8859-1', 'cp1252'), ('cp1251',), ())
+    >>> query_encodings("latin1"), query_encodings("cp932"), query_encodings("UTF-16LE")
+    (('cp1252',), ('cp932',), ())
     """
-    codec = known_encoding(encoding)
+    codec = web_codec(encoding) or _python_codec(encoding)
     if codec is None or codec.startswith(("utf-", "utf_")):
         return ()
-    larger = BROWSER_ENCODERS.get(codec)
-    return (codec, larger) if larger else (codec,)
+    return (codec,)
+
+
+def _python_codec(name: str | None) -> str | None:
+    """The canonical name of Python's codec ``name`` (one that is no label of the standard:
+    cp932, big5hkscs), if it has one."""
+    try:
+        return codecs.lookup(name).name if name else None
+    except LookupError:
+        return None
+
+
+def as_utf8(body: bytes, encoding: str) -> bytes:
+    """``body``, a document read in ``encoding``, as UTF-8: what lxml is given, whose parser would
+    read a label its own way (ISO-8859-1 as Latin-1, where browsers read windows-1252) and knows
+    the names of few codecs.
+
+    >>> as_utf8(b"\\x93caf\\xe9\\x94", "cp1252").decode()
+    '“café”'
+    """
+    if encoding == "utf-8":
+        return body
+    return body.decode(encoding, "replace").encode("utf-8", "surrogatepass")
 
 
 def _is_utf8(body: bytes) -> bool:

@@ -17,20 +17,16 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document, known_encoding
-from archiver.encodings import (
-    declared_charset,
-    guessed_encoding,
-    sniff_bom,
-    stylesheet_encoding,
-    xml_encoding,
-)
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document
+from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, web_codec, xml_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import (
+    CSS_ATTRS,
     HTML_LINK_ATTRS,
     LINK,
     MAX_SRCDOC_DEPTH,
+    PRESENTATION_URL_ATTRS,
     REQUISITE,
     Link,
     base_contexts,
@@ -55,6 +51,7 @@ STREAMED_BYTES = 256 * 1024
 """HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
 _STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
 """The elements whose attributes _streamed_findings() reads (style attributes aside)."""
+_PRESENTATION_NAMES = frozenset(PRESENTATION_URL_ATTRS)
 
 
 @dataclass(frozen=True)
@@ -99,7 +96,7 @@ def root_findings(
     contexts = base_contexts(base)
     found: dict[str, str] = {}
     for _element, attribute, _start, _end, value, kind in iter_html_references(root):
-        in_css = attribute is None or attribute == "style"
+        in_css = attribute is None or attribute in CSS_ATTRS
         _collect(found, resolve_reference(value, base, contexts, encoding=None if in_css else encoding), kind)
     _collect_srcdocs(found, srcdocs(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
@@ -128,11 +125,13 @@ def _streamed_findings(
     """
     references: list[tuple[str, str, str | None]] = []
     styled: list[tuple[str, str, str | None]] = []
+    presented: list[tuple[str, str, str | None]] = []
     iframes: list[str] = []
     base: str | None = None
     title: str | None = None
     head_title: str | None = None
     nofollow = False
+    in_svg = 0
     try:
         for event, element in read_elements(body, ("start", "end"), encoding):
             tag = element.tag  # lowercased by the HTML parser
@@ -153,8 +152,20 @@ def _streamed_findings(
                         nofollow = says_nofollow_meta(element)
                     elif tag == "iframe":
                         iframes.extend(srcdocs((element,)))
+                if tag == "svg":
+                    in_svg += 1
                 if element.get("style") is not None:
-                    styled.extend((ref[4], ref[5], None) for ref in style_attribute_references((element,)))
+                    styled.extend(
+                        (ref[4], ref[5], None) for ref in style_attribute_references((element,), ("style",))
+                    )
+                # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
+                if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
+                    presented.extend(
+                        (ref[4], ref[5], None)
+                        for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
+                    )
+            elif tag == "svg":
+                in_svg -= 1
             elif tag == "style" and element.text:  # and now its text
                 references.extend((value, REQUISITE, None) for _s, _e, value in iter_css_urls(element.text))
             elif tag == "title":
@@ -169,7 +180,7 @@ def _streamed_findings(
     base = base or url
     contexts = base_contexts(base)
     found: dict[str, str] = {}
-    for value, kind, query_encoding in references + styled:
+    for value, kind, query_encoding in references + styled + presented:
         _collect(found, resolve_reference(value, base, contexts, encoding=query_encoding), kind)
     _collect_srcdocs(found, iframes, base, depth)
     return head_title if head_title is not None else title, base, found, nofollow
@@ -200,11 +211,10 @@ def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Fin
     """The links of an SVG document (svg.iter_svg_references()), its queries written in its
     encoding (encodings.xml_encoding()) but in its CSS."""
     body, _cut = bounded_document(body, SVG_TYPE)
-    charset = charset_from_content_type(content_type_header)
-    encoding = xml_encoding(body, charset)
+    encoding = xml_encoding(body, charset_from_content_type(content_type_header))
     contexts = base_contexts(url)
     found: dict[str, str] = {}
-    for value, requisite, in_css in iter_svg_references(body, charset if known_encoding(charset) else None):
+    for value, requisite, in_css in iter_svg_references(as_utf8(body, encoding), "utf-8"):
         url_found = resolve_reference(value, url, contexts, encoding=None if in_css else encoding)
         _collect(found, url_found, REQUISITE if requisite else LINK)
     return None, url, found, False
@@ -249,24 +259,29 @@ def read_page(
 
 
 def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None, str]:
-    """An HTML page's bytes up to MAX_MARKUP tags, the encoding to read it in named for lxml,
-    and that encoding as encodings.page_encoding() says (the mirror's rewrite reads it so). A
-    page that names its charset (header, byte-order mark, <meta>) is left to lxml, which reads
-    those alike; one that names none would be read as Latin-1 even when it is UTF-8."""
+    """An HTML page's bytes up to MAX_MARKUP tags as lxml is to read them, the encoding to read
+    them in named for lxml, and the page's encoding as encodings.page_encoding() says (the
+    mirror's rewrite reads it so). lxml is given the page as UTF-8: left to itself, it reads a
+    charset's label its own way (ISO-8859-1 as Latin-1, where browsers read windows-1252), and
+    a page that names none as Latin-1 even when it is UTF-8."""
     body, _cut = bounded_document(body, "text/html")
-    charset = charset_from_content_type(content_type_header)
-    bom, known, declared = sniff_bom(body), known_encoding(charset), declared_charset(body)
-    if known is None and bom is None and declared is None:
-        guessed = guessed_encoding(body)
-        return body, guessed, guessed
-    return body, charset, bom or known or declared or guessed_encoding(body)
+    encoding = page_encoding(body, charset_from_content_type(content_type_header))
+    return as_utf8(body, encoding), "utf-8", encoding
 
 
-def findings(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Findings:
-    """extract(), as plain values."""
+def findings(
+    body: bytes,
+    url: str,
+    mime_type: str,
+    content_type_header: str | None = None,
+    page_charset: str | None = None,
+) -> Findings:
+    """extract(), as plain values. ``page_charset``: of an HTML page kept in another encoding
+    than its own (a rendered DOM, kept as UTF-8), the label of its own, which its links' queries
+    are written in (warc.dom's WARC-Page-Charset)."""
     if mime_type in HTML_TYPES:
         body, lxml_encoding, encoding = _as_read(body, content_type_header)
-        return _html_findings(body, url, lxml_encoding, encoding)
+        return _html_findings(body, url, lxml_encoding, web_codec(page_charset) or encoding)
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)
@@ -275,6 +290,13 @@ def findings(body: bytes, url: str, mime_type: str, content_type_header: str | N
     return None, url, {}, False
 
 
-def extract(body: bytes, url: str, mime_type: str, content_type_header: str | None = None) -> Page:
-    """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links."""
-    return _page(findings(body, url, mime_type, content_type_header))
+def extract(
+    body: bytes,
+    url: str,
+    mime_type: str,
+    content_type_header: str | None = None,
+    page_charset: str | None = None,
+) -> Page:
+    """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links.
+    ``page_charset``: see findings()."""
+    return _page(findings(body, url, mime_type, content_type_header, page_charset))

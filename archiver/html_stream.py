@@ -53,7 +53,7 @@ def read_xml_elements(
         load_dtd=False,
         no_network=True,
         remove_comments=True,
-        remove_pis=True,
+        remove_pis="pi" not in events,
     )
     yield from _parsed(parser, source)
 

@@ -15,41 +15,71 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-# No pattern here reads past what a match consumes more than once, so a hostile stylesheet costs
-# time in proportion to its size: a bare URL stops at "(" (which CSS does not allow in one: a
-# "url(url(url(..." of a megabyte was read to its end from each "url("), a comment left open
-# runs to the end of the text (as in CSS), a quoted value stops at the next quote of its kind that
-# no backslash escapes (another url("...") inside it would have to end it, so no two are read over
-# the same text), and nothing is given back once read (possessive: no other way to read it could
-# match). White space is CSS's own (a no-break space, or a byte of UTF-8 read one byte a character,
-# is part of a URL). Escapes (CSS Syntax 3, "consume an escaped code point") are kept whole in a
-# value: a backslash takes the character after it, or up to six hex digits and one white space.
+# The URLs of CSS are found by tokenizing it as CSS Syntax Level 3 does, as far as finding them
+# needs: comments, strings (a "/*" or a "url(" inside one is text), names with their escapes (a
+# function's name is its unescaped name: \75 rl( is url(, 1url( and #url( are no function), url
+# tokens (unquoted, where "/*" is part of the URL, and a bad one consumed to its ")" as CSS does),
+# the url() and image-set() functions, the string after @import (the URL after @namespace is a
+# name, never fetched). What is of no interest (most of a stylesheet) is skipped inside the regular
+# expression, each character read once (possessive: nothing is given back once read), so a hostile
+# stylesheet costs time in proportion to its size. (tinycss2 tokenizes as well, but a character a
+# step in Python, and its tokens do not say where they end in the text, which the mirror's rewrite
+# replaces span by span.)
+# White space is CSS's own (a no-break space, or a byte of UTF-8 read one byte a character, is
+# part of a URL).
 _WHITE = r"[ \t\n\r\f]"
-_ESCAPE = r"\\(?:[0-9a-fA-F]{1,6}+(?:\r\n|[ \t\n\r\f])?+|[^\n\r\f0-9a-fA-F])"
-_DOUBLE_QUOTED = r'"(?P<{}>(?:[^"\\]++|\\.?+)*+)"'
-_SINGLE_QUOTED = r"'(?P<{}>(?:[^'\\]++|\\.?+)*+)'"
-_CSS_URL = re.compile(
-    rf"""url\({_WHITE}*+(?:{_DOUBLE_QUOTED.format("dq")}|{_SINGLE_QUOTED.format("sq")}"""
-    rf"""|(?P<bare>(?:[^()"'\\ \t\n\r\f]++|{_ESCAPE})*+)){_WHITE}*+\)"""
-    rf"""|@import{_WHITE}++(?:{_DOUBLE_QUOTED.format("idq")}|{_SINGLE_QUOTED.format("isq")})""",
-    re.IGNORECASE | re.DOTALL,
+_ESCAPE = r"\\(?:[0-9a-fA-F]{1,6}+(?:\r\n|[ \t\n\r\f])?+|[^\n\r\f0-9a-fA-F]|\Z)"
+_NAME_CHARACTER = r"[a-zA-Z0-9_\-\x80-\U0010ffff]"
+_NAME = rf"(?:{_NAME_CHARACTER}|{_ESCAPE})++"
+_COMMENT = r"/\*(?:[^*]++|\*(?!/))*+(?:\*/|\Z)"
+# A string ends at its quote, at the end of the text, or (a bad string) before a newline.
+_STRINGS = "|".join(rf"{quote}(?:[^{quote}\\\n\r\f]++|\\(?:\r\n|[\s\S])?+)*+{quote}?+" for quote in "\"'")
+_OPENERS = r"(?i:url|(?:-webkit-)?image-set)\("
+_SKIPPED = (
+    _COMMENT,
+    _STRINGS,
+    # A name that opens no function of interest, nor is @import or @namespace (one that holds an
+    # escape is read in Python: its name is what the escapes spell).
+    rf"(?!{_OPENERS}|@(?i:import|namespace)(?!{_NAME_CHARACTER}|\\))[@#]?+{_NAME_CHARACTER}++"
+    rf"(?!\\[^\n\r\f])",
+    r"""[^"'/@#\\a-zA-Z0-9_\-\x80-\U0010ffff]++""",
+    r"/(?!\*)",
+    r"[@#](?![a-zA-Z0-9_\-\x80-\U0010ffff\\])",
+    r"\\(?![^\n\r\f])",  # a backslash that escapes nothing
 )
-# image-set("a.png" 1x, "b.png" 2x): its strings are URLs (its url() ones match _CSS_URL). Its
-# arguments may hold parenthesised functions one level deep (type("image/avif"), whose string is
-# no URL); possessive, each character read once.
-_IMAGE_SET = re.compile(r"(?:-webkit-)?image-set\(((?:[^()]|\([^()]*+\))*+)\)", re.IGNORECASE)
-_IMAGE_SET_STRING = re.compile(
-    rf"""type\({_WHITE}*+(?:"[^"]*+"|'[^']*+'){_WHITE}*+\)"""
-    rf"""|{_DOUBLE_QUOTED.format("dq")}|{_SINGLE_QUOTED.format("sq")}""",
-    re.IGNORECASE | re.DOTALL,
+_NEXT_TOKEN = re.compile(
+    rf"(?:{'|'.join(_SKIPPED)})*+(?:(?P<opener>{_OPENERS})|(?P<name>[@#]?+{_NAME})(?P<open>\()?+|\Z|.)",
+    re.DOTALL,
 )
+_STRING = {
+    quote: re.compile(rf"{quote}(?:[^{quote}\\\n\r\f]++|\\(?:\r\n|[\s\S])?+)*+(?P<closed>{quote})?+")
+    for quote in "\"'"
+}
+"""A string that starts with this quote, whether its quote closes it."""
+_WHITE_RUN = re.compile(f"{_WHITE}*+")
+_SPACE_AND_COMMENTS = re.compile(rf"(?:{_WHITE}++|{_COMMENT})*+", re.DOTALL)
+_URL_TOKEN = re.compile(
+    rf"""(?P<url>(?:[^()"'\\ \t\n\r\f\x00-\x08\x0b\x0e-\x1f\x7f]++|{_ESCAPE})*+){_WHITE}*+(?:\)|\Z)"""
+)
+_NAMESPACE_PREFIX = re.compile(rf"(?!{_OPENERS}){_NAME}(?!\()")
+_NAMESPACE_FUNCTION = re.compile(rf"({_NAME})\(")
+_BAD_URL_REMNANTS = re.compile(r"(?:[^)\\]++|\\[\s\S]?+)*+\)?+")
+# Inside image-set(): its strings are URLs, but not those of a function inside it (type("image/avif")).
+# A name that opens no function, and brackets that hold nothing to read, are skipped in the pattern.
+_IMAGE_SET_TOKEN = re.compile(
+    rf"(?:{_COMMENT}|[^\"'()\[\]{{}}/@#\\a-zA-Z0-9_\-\x80-\U0010ffff]++|/(?!\*)|\\(?![^\n\r\f])"
+    rf"|[@#]?+{_NAME}(?!\()|[@#](?![a-zA-Z0-9_\-\x80-\U0010ffff\\])"
+    rf"|\((?:[^()\[\]{{}}\"'/\\a-zA-Z0-9_\-\x80-\U0010ffff]++|/(?!\*)|{_NAME_CHARACTER}++(?![(\\]))*+\))*+"
+    rf"(?:(?P<string>[\"'])|(?P<name>[@#]?+{_NAME})(?P<open>\()|(?P<opens>[(\[{{])|(?P<closes>[)\]}}])|\Z|.)",
+    re.DOTALL,
+)
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
 _ESCAPED_CODE_POINT = re.compile(
-    r"\\(?:([0-9a-fA-F]{1,6})(?:\r\n|[ \t\n\r\f])?|(\r\n|[\n\r\f])|(.))", re.DOTALL
+    r"\\(?:([0-9a-fA-F]{1,6})(?:\r\n|[ \t\n\r\f])?|(\r\n|[\n\r\f])|(.|\Z))", re.DOTALL
 )
 _WRITTEN_ESCAPES = {"": re.compile(r"""[\\()"'\x00-\x20\x7f]"""), '"': re.compile(r'[\\"\n\r\f]')}
 _WRITTEN_ESCAPES["'"] = re.compile(r"[\\'\n\r\f]")
 _MARKUP = re.compile("[<>&]")
-_CSS_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)", re.DOTALL)
 _META_REFRESH_URL = re.compile(
     r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\Z""",
     re.IGNORECASE | re.DOTALL,
@@ -90,9 +120,10 @@ def parse_meta_refresh(content: str) -> tuple[int, int, str] | None:
 
 
 def may_hold_css_urls(css: str) -> bool:
-    """False when ``css`` can hold no URL iter_css_urls() would find (a cheap look first)."""
+    """False when ``css`` can hold no URL iter_css_urls() would find (a cheap look first: a name
+    written with escapes may spell url)."""
     lowered = css.lower()
-    return "url(" in lowered or "@import" in lowered or "image-set" in lowered
+    return "url(" in lowered or "@import" in lowered or "image-set" in lowered or "\\" in css
 
 
 def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
@@ -110,24 +141,110 @@ def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
 def css_url_spans(text: str) -> list[tuple[int, int]]:
     """The (start, end) spans of iter_css_urls(), for a caller that reads each URL itself (the
     mirror reads it once the bytes of a stylesheet are decoded)."""
-    # Blank comments (same length) so offsets still index the original text.
-    cleaned = _CSS_COMMENT.sub(lambda m: " " * len(m.group(0)), text)
-    spans = list(_groups(_CSS_URL.finditer(cleaned), ("dq", "sq", "bare", "idq", "isq")))
-    if "image-set" in cleaned.lower():
-        for image_set in _IMAGE_SET.finditer(cleaned):
-            found = _IMAGE_SET_STRING.finditer(cleaned, image_set.start(1), image_set.end(1))
-            spans.extend(_groups(found, ("dq", "sq")))
-        spans.sort()
+    spans: list[tuple[int, int]] = []
+    position, length = 0, len(text)
+    while position < length:
+        token = _NEXT_TOKEN.match(text, position)
+        assert token is not None  # the end, or any one character, matches when nothing else does
+        position = token.end()
+        if token.group("opener") is not None:
+            function = token.group("opener")[:-1].lower()
+        elif token.group("open") is not None:
+            function = css_unescaped(token.group("name")).lower()
+        elif token.group("name") is not None and token.group("name")[0] == "@":
+            position = _at_rule(text, position, css_unescaped(token.group("name")).lower(), spans)
+            continue
+        else:
+            continue
+        if function == "url":
+            position = _url(text, position, spans)[0]
+        elif function in ("image-set", "-webkit-image-set"):
+            position = _image_set(text, position, spans)
     return spans
 
 
-def _groups(matches: Iterator[re.Match[str]], groups: tuple[str, ...]) -> Iterator[tuple[int, int]]:
-    for match in matches:
-        for group in groups:
-            if match.group(group) is not None:
-                if match.group(group).strip():
-                    yield match.start(group), match.end(group)
-                break
+def _url(text: str, position: int, spans: list[tuple[int, int]]) -> tuple[int, bool]:
+    """Where the url() whose "(" ends at ``position`` ends, its URL's span added to ``spans``;
+    and whether it is a function that goes on (a url() of a string: the rest is read as CSS)."""
+    start = _WHITE_RUN.match(text, position).end()  # type: ignore[union-attr]
+    if text[start : start + 1] in ("'", '"'):
+        return _string(text, start, spans), True
+    token = _URL_TOKEN.match(text, start)
+    if token is None:  # a bad url: no link, read to its ")"
+        return _BAD_URL_REMNANTS.match(text, start).end(), False  # type: ignore[union-attr]
+    _add(text, spans, token.start("url"), token.end("url"))
+    return token.end(), False
+
+
+def _string(text: str, start: int, spans: list[tuple[int, int]] | None) -> int:
+    """Where the string at ``start`` ends; its content's span added to ``spans`` unless it is a
+    bad string (one a newline ended: no value)."""
+    token = _STRING[text[start]].match(text, start)
+    assert token is not None
+    end = token.end()
+    closed = token.group("closed") is not None
+    if spans is not None and (closed or end == len(text)):
+        content_end = end - 1 if closed else end
+        if not closed and (len(text[start:end]) - len(text[start:end].rstrip("\\"))) % 2:
+            content_end -= 1  # a backslash that the end of the text cut from what it escaped
+        _add(text, spans, start + 1, content_end)
+    return end
+
+
+def _at_rule(text: str, position: int, name: str, spans: list[tuple[int, int]]) -> int:
+    """Where to go on after the at-keyword ``name`` that ends at ``position``: past the string of
+    an @import (a URL: its url() is read as any other), past the URL of an @namespace (a name,
+    never fetched)."""
+    if name not in ("@import", "@namespace"):
+        return position
+    position = _SPACE_AND_COMMENTS.match(text, position).end()  # type: ignore[union-attr]
+    if name == "@namespace":  # @namespace [prefix] (url(...) | "...")
+        prefix = _NAMESPACE_PREFIX.match(text, position)
+        if prefix is not None:
+            position = _SPACE_AND_COMMENTS.match(text, prefix.end()).end()  # type: ignore[union-attr]
+        if text[position : position + 1] in ("'", '"'):
+            return _string(text, position, None)
+        function = _NAMESPACE_FUNCTION.match(text, position)
+        if function is not None and css_unescaped(function.group(1)).lower() == "url":
+            return _url(text, function.end(), [])[0]
+        return position
+    if text[position : position + 1] in ("'", '"'):
+        return _string(text, position, spans)
+    return position
+
+
+def _image_set(text: str, position: int, spans: list[tuple[int, int]]) -> int:
+    """Where the image-set() whose "(" ends at ``position`` ends; the spans of its URLs (its own
+    strings, and url()s anywhere in it) added to ``spans``. Blocks and functions nest in it, and
+    a closing bracket that closes none of them is text (CSS Syntax 3, "consume a function")."""
+    closers: list[str] = []
+    length = len(text)
+    while position < length:
+        token = _IMAGE_SET_TOKEN.match(text, position)
+        assert token is not None
+        position = token.end()
+        if token.group("string") is not None:
+            position = _string(text, token.start("string"), None if closers else spans)
+        elif token.group("open") is not None:
+            if css_unescaped(token.group("name")).lower() == "url":
+                position, goes_on = _url(text, position, spans)
+                closers.extend(")" * goes_on)  # url("...") goes on to its ")"
+            else:
+                closers.append(")")
+        elif token.group("opens") is not None:
+            closers.append(_CLOSER[token.group("opens")])
+        elif token.group("closes") is not None:
+            if closers and closers[-1] == token.group("closes"):
+                closers.pop()
+            elif not closers and token.group("closes") == ")":
+                return position
+    return position
+
+
+def _add(text: str, spans: list[tuple[int, int]], start: int, end: int) -> None:
+    """Add the span of a URL unless it is blank (url() and url("") name nothing to fetch)."""
+    if css_unescaped(text[start:end]).strip(" \t\n\r\f"):
+        spans.append((start, end))
 
 
 def css_unescaped(value: str) -> str:
@@ -148,7 +265,7 @@ def css_unescaped(value: str) -> str:
 def _code_point(match: re.Match[str]) -> str:
     digits, newline, character = match.groups()
     if digits is None:
-        return "" if newline is not None else character
+        return "" if newline is not None else character or "\ufffd"  # a backslash that ends the text
     number = int(digits, 16)
     return "\ufffd" if number == 0 or 0xD800 <= number <= 0xDFFF or number > 0x10FFFF else chr(number)
 

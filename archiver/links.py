@@ -21,7 +21,6 @@ import lxml.html
 
 from archiver.content import bounded_document
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
-from archiver.svg import SVG_LINK_ATTRS
 from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
 
 LINK = "link"
@@ -53,6 +52,25 @@ HTML_LINK_ATTRS: dict[tuple[str, str], str] = {
     ("link", "href"): LINK,  # refined by REQUISITE_RELS
     ("link", "imagesrcset"): REQUISITE,
 }
+SVG_LINK_ATTRS: dict[str, bool] = {"a": False, "image": True, "use": True, "feimage": True, "script": True}
+"""SVG elements (local names, lowercased) whose href (or xlink:href) holds a URL -> whether it is
+a requisite (svg.py reads SVG documents with it)."""
+PRESENTATION_URL_ATTRS = (
+    "clip-path",
+    "cursor",
+    "fill",
+    "filter",
+    "marker-end",
+    "marker-mid",
+    "marker-start",
+    "mask",
+    "stroke",
+)
+"""SVG's presentation attributes whose value may be a CSS url() (fill="url(paint.svg#g)"): read as
+a style attribute's CSS is, on any element (lxml's HTML parser keeps no namespace to tell an SVG
+element by)."""
+CSS_ATTRS = ("style", *PRESENTATION_URL_ATTRS)
+"""Attributes whose URLs are CSS's (always UTF-8, escaped as CSS reads them)."""
 for _tag, _requisite in SVG_LINK_ATTRS.items():  # SVG inside a page: as in an SVG file
     for _attribute in ("href", "xlink:href"):
         HTML_LINK_ATTRS.setdefault((_tag, _attribute), REQUISITE if _requisite else LINK)
@@ -71,11 +89,18 @@ REQUISITE_RELS = frozenset(
         "image_src",
     }
 )
+CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
+"""<link rel=...> values that name an origin to connect to early: nothing is fetched from it."""
 _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
 for _tag, _attribute in HTML_LINK_ATTRS:
     _ATTRS_BY_TAG[_tag] = (*_ATTRS_BY_TAG.get(_tag, ()), _attribute)
 _REFERENCE_TAGS = (*_ATTRS_BY_TAG, "meta", "style")
 _STYLED = lxml.etree.XPath("descendant-or-self::*[@style]")
+_PRESENTED = lxml.etree.XPath(
+    "descendant-or-self::svg/descendant-or-self::*[@{}]".format(" or @".join(PRESENTATION_URL_ATTRS))
+)
+"""The elements of a page's SVG (no others: a <div fill> is nothing to a browser) with a
+presentation attribute. Asked apart from style: one test a element is cheap, ten are not."""
 MAX_SRCDOC_DEPTH = 10
 """Documents in the srcdoc of an <iframe> are read nested this deep at most: Firefox renders no
 frame deeper (MAX_DEPTH_CONTENT_FRAMES), and each level is its page read again, so a page of
@@ -134,6 +159,8 @@ def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
         return REQUISITE
     if tag == "link" and attribute == "href":
         rels = set((element.get("rel") or "").lower().split())
+        if rels and rels <= CONNECTION_RELS:
+            return None
         return REQUISITE if rels & REQUISITE_RELS else LINK
     if tag == "input" and (element.get("type") or "").lower() != "image":
         return None
@@ -152,7 +179,8 @@ def iter_html_references(
     # Only the elements that can hold links are visited (lxml filters in C), then
     # the elements with a style attribute: the cost per page stays near the parse's.
     yield from references_in(root.iter(*_REFERENCE_TAGS))
-    yield from style_attribute_references(_STYLED(root))
+    yield from style_attribute_references(_STYLED(root), ("style",))
+    yield from style_attribute_references(_PRESENTED(root), PRESENTATION_URL_ATTRS)
 
 
 Reference = tuple[lxml.etree._Element, str | None, int, int, str, str]
@@ -187,13 +215,17 @@ def references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference
                 yield element, None, start, end, url, REQUISITE
 
 
-def style_attribute_references(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
-    """The url()s in the style attributes of ``elements``."""
+def style_attribute_references(
+    elements: Iterable[lxml.etree._Element], attributes: Iterable[str] = CSS_ATTRS
+) -> Iterator[Reference]:
+    """The url()s in the style attributes of ``elements``, and in their presentation attributes
+    (PRESENTATION_URL_ATTRS): in those of ``attributes``."""
     for element in elements:
-        style = element.get("style")
-        if style is not None and may_hold_css_urls(style):
-            for start, end, url in iter_css_urls(style):
-                yield element, "style", start, end, url, REQUISITE
+        for attribute in attributes:
+            css = element.get(attribute)
+            if css is not None and may_hold_css_urls(css):
+                for start, end, url in iter_css_urls(css):
+                    yield element, attribute, start, end, url, REQUISITE
 
 
 def base_href(root: lxml.html.HtmlElement, page_url: str, encoding: str | None = None) -> str:

@@ -8,7 +8,7 @@ so a name never holds a separator and decoding it gives the segment back.
 ``@`` is therefore free for what the URL path does not say:
 
 - ``/dir/`` is ``dir/index.html``; a query is appended after ``@``:
-  ``/list?page=2`` is ``list@page=2.html``;
+  ``/list?page=2`` is ``list@page=2.html``, ``/list?`` (an empty query) ``list@.html``;
 - an extension is added from the Content-Type where the name lacks the right
   one (``/about`` served as HTML is ``about.html``, so ``/about/x`` can still be
   a folder), and always for HTML, CSS, JavaScript and SVG, which a browser
@@ -32,6 +32,7 @@ import functools
 import hashlib
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterator
 from urllib.parse import SplitResult, unquote, urlsplit
 
@@ -206,15 +207,17 @@ def url_to_path(url: str, content_type: str | None = None) -> str:
     last = unquote(segments[-1], errors="surrogateescape")
     is_index = last == "" or last in (".", "..")
     stem = "index" if is_index else escape_name(last)
+    # An empty query is a query too ("/a?" is another URL than "/a"): its name ends with "@".
+    has_query = "?" in url.partition("#")[0]
     query = unquote(parts.query, errors="surrogateescape") if parts.query else ""
-    name = f"{stem}@{escape_name(query)}" if query else stem
-    allowed = _extensions(mime, "" if is_index else last, bool(query))
+    name = f"{stem}@{escape_name(query) if query else ''}" if has_query else stem
+    allowed = _extensions(mime, "" if is_index else last, has_query)
     if is_index and not allowed:
         allowed = (".html",)
     extension = ""
     if allowed and not name.lower().endswith(allowed):
         extension = allowed[0]
-    name = _shorten(name, f"{last}?{query}", extension)
+    name = _shorten(name, name, extension)  # the name tells URLs apart: escape_name() is reversible
     path = "/".join([host, *folders, name])
     if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
         kept = _EXTENSION.search(name)
@@ -230,9 +233,19 @@ def with_token(path: str, token: str) -> str:
     return f"{folder}/{stem}@{token}{extension}" if folder else f"{stem}@{token}{extension}"
 
 
+def folded(path: str) -> str:
+    """``path`` as a file system that ignores case and Unicode normalisation compares names
+    (macOS; Windows ignores case): two paths with one folded form name one file there.
+
+    >>> folded("H/Caf\u00e9.html") == folded("h/cafe\u0301.HTML")
+    True
+    """
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", path).casefold())
+
+
 def folders_of(path: str) -> Iterator[str]:
-    """The folders a local path needs, case-folded (``a/b/c.html`` -> ``a``, ``a/b``)."""
-    parts = path.casefold().split("/")
+    """The folders a local path needs, folded (``a/b/c.html`` -> ``a``, ``a/b``)."""
+    parts = folded(path).split("/")
     for depth in range(1, len(parts)):
         yield "/".join(parts[:depth])
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from archiver.urls import header_url, try_normalize
+from archiver.urls import absolute_url, header_url, try_normalize
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
@@ -30,6 +30,18 @@ def redirect_target(location: str | None, url: str) -> str | None:
     ('http://h/caf%C3%A9', None)
     """
     return try_normalize(header_url(location), url) if location else None
+
+
+def redirect_fragment(location: str | None, url: str) -> str | None:
+    """The fragment a ``Location`` header of an answer for ``url`` names (without its ``#``, as a
+    browser writes it), which the URL the redirect leads to takes (RFC 9110 section 10.2.2: a
+    Location without one keeps the fragment the request's link had); None if it names none.
+
+    >>> redirect_fragment("/b#sec", "http://h/a"), redirect_fragment("/b", "http://h/a#x")
+    ('sec', None)
+    """
+    href = absolute_url(header_url(location), url) if location else None
+    return href.partition("#")[2] if href is not None and "#" in href else None
 
 
 """HTTP statuses whose Location the crawler follows (and records as a hop)."""

@@ -22,6 +22,9 @@ TOO_DEEP = "depth"
 PAGE_LIMIT = "page limit"
 BYTE_LIMIT = "byte limit"
 ROBOTS = "robots"
+ROBOTS_UNREACHABLE = "robots.txt unreachable"
+"""A URL of a host whose robots.txt could not be read (a 5xx or 429 to the last try, no answer,
+a body cut short): RFC 9309 asks a crawler to fetch nothing there. A resumed crawl asks again."""
 NOFOLLOW = "nofollow"
 """A link of a page whose robots meta or X-Robots-Tag says nofollow."""
 

@@ -2,10 +2,13 @@
 URL, and whether the image needs what it names; the references of an SVG file.
 
 An SVG image needs what it draws (``<image>``, ``<use>``, ``<feImage>``), runs (``<script>``)
-and styles with (``<style>``, ``style`` attributes: their CSS ``url()``); its ``<a>`` leads
-elsewhere, as an HTML page's does. SVG inside an HTML page follows the same table
-(links.HTML_LINK_ATTRS takes it in). An href is read in any namespace (``xlink:href``, or an
-href under a prefix of another name): SVG 2 reads a plain one, SVG 1.1 the xlink one.
+and styles with (``<style>``, ``style`` attributes and presentation attributes such as
+``fill="url(paint.svg#g)"``: their CSS ``url()``; the stylesheets of ``<?xml-stylesheet?>``
+before its root element); its ``<a>`` leads elsewhere, as an HTML page's does. The HTML a
+``<foreignObject>`` holds (elements in the XHTML namespace) is read with HTML's table. SVG
+inside an HTML page follows the same table (links.HTML_LINK_ATTRS takes it in). An href is read
+in any namespace (``xlink:href``, or an href under a prefix of another name): SVG 2 reads a plain
+one, SVG 1.1 the xlink one.
 
 >>> body = b'<svg xmlns="http://www.w3.org/2000/svg"><image href="a.png"/><a href="b.svg"/></svg>'
 >>> list(iter_svg_references(body, None))
@@ -14,16 +17,19 @@ href under a prefix of another name): SVG 2 reads a plain one, SVG 1.1 the xlink
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator
 from typing import BinaryIO
 
 import lxml.etree
 
 from archiver.html_stream import read_xml_elements
-from archiver.link_values import iter_css_urls, may_hold_css_urls
+from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_srcset
+from archiver.links import CSS_ATTRS, HTML_LINK_ATTRS, REQUISITE, SRCSET_ATTRS, SVG_LINK_ATTRS, link_kind
 
-SVG_LINK_ATTRS: dict[str, bool] = {"a": False, "image": True, "use": True, "feimage": True, "script": True}
-"""Elements (local names, lowercased) whose href holds a URL -> whether it is a requisite."""
+XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
+STYLESHEET_PI = "xml-stylesheet"
+_XHTML_PREFIX = "{" + XHTML_NAMESPACE + "}"
 
 
 def local_name(name: str) -> str:
@@ -35,14 +41,25 @@ def local_name(name: str) -> str:
     return name.rpartition("}")[2].rpartition(":")[2].lower()
 
 
+def stylesheet_href(pseudo_attribute: str) -> str:
+    """The URL the href pseudo-attribute of an <?xml-stylesheet?> names, as written there: its
+    character references read (the pseudo-attributes are read as XML attributes are).
+
+    >>> stylesheet_href("s.css?a=1&amp;b=2")
+    's.css?a=1&b=2'
+    """
+    return html.unescape(pseudo_attribute)
+
+
 def iter_svg_references(body: bytes | BinaryIO, encoding: str | None) -> Iterator[tuple[str, bool, bool]]:
     """(value, requisite, in_css) of each URL reference of the SVG document ``body`` (its bytes,
     or a file), read as a stream (see html_stream.read_xml_elements()), in ``encoding`` if given
     (an HTTP charset, which wins over the document's XML declaration). ``in_css``: the value is
-    CSS's (a style attribute's or a <style>'s url() or @import), whose URL is always UTF-8.
+    CSS's (a style or presentation attribute's, or a <style>'s url() or @import), whose URL is
+    always UTF-8.
     """
     try:
-        yield from _references(read_xml_elements(body, ("start", "end"), encoding))
+        yield from _references(read_xml_elements(body, ("start", "end", "pi"), encoding))
     except LookupError:  # an encoding lxml does not know: no element was read yet
         if encoding is not None and isinstance(body, bytes):
             yield from iter_svg_references(body, None)
@@ -51,18 +68,52 @@ def iter_svg_references(body: bytes | BinaryIO, encoding: str | None) -> Iterato
 
 
 def _references(events: Iterator[tuple[str, lxml.etree._Element]]) -> Iterator[tuple[str, bool, bool]]:
+    started = False
     for event, element in events:
+        if event == "pi":
+            # Only before the root element does a stylesheet's instruction apply.
+            if not started and element.target == STYLESHEET_PI and (href := element.get("href")):
+                yield stylesheet_href(href), True, False
+            continue
         if not isinstance(element.tag, str):
             continue
+        started = True
         name = local_name(element.tag)
         if event == "start":  # its attributes are all there
-            requisite = SVG_LINK_ATTRS.get(name)
-            if requisite is not None:
-                for attribute, value in element.items():
-                    if local_name(str(attribute)) == "href":
-                        yield str(value), requisite, False
-            style = element.get("style")
-            if style is not None and may_hold_css_urls(style):
-                yield from ((url, True, True) for _start, _end, url in iter_css_urls(style))
+            if element.tag.startswith(_XHTML_PREFIX):
+                yield from _html_references(element, name)
+            else:
+                requisite = SVG_LINK_ATTRS.get(name)
+                if requisite is not None:
+                    for attribute, value in element.items():
+                        if local_name(str(attribute)) == "href":
+                            yield str(value), requisite, False
+            for attribute in CSS_ATTRS:
+                css = element.get(attribute)
+                if css is not None and may_hold_css_urls(css):
+                    yield from ((url, True, True) for _start, _end, url in iter_css_urls(css))
         elif name == "style" and element.text:  # and now its text
             yield from ((url, True, True) for _start, _end, url in iter_css_urls(element.text))
+
+
+class _HtmlElement:
+    """An XHTML element as links.link_kind() reads it: by its local name."""
+
+    def __init__(self, tag: str, element: lxml.etree._Element) -> None:
+        self.tag = tag
+        self.get = element.get
+
+
+def _html_references(element: lxml.etree._Element, name: str) -> Iterator[tuple[str, bool, bool]]:
+    """The references of an element of the XHTML a <foreignObject> holds, by HTML's table."""
+    html_element = _HtmlElement(name, element)
+    for (tag, attribute), _kind in HTML_LINK_ATTRS.items():
+        if tag != name or (value := element.get(attribute)) is None:
+            continue
+        kind = link_kind(html_element, attribute)
+        if kind is None:
+            continue
+        if attribute in SRCSET_ATTRS:
+            yield from ((url, kind == REQUISITE, False) for _start, _end, url in parse_srcset(value))
+        else:
+            yield value.strip(), kind == REQUISITE, False

@@ -185,15 +185,15 @@ def normalize_url(url: str, base: str | None = None) -> str:
     Node.js): scheme and host lowercased, IDNA, IPv4 and IPv6 in canonical
     form, the default port dropped, dot segments removed, characters a URL
     cannot hold percent-encoded; everything else kept as written (``//`` in a
-    path, ``%7E``, the order of a query). What no request carries is dropped:
-    the fragment, a user name and password, and an empty query (``x?``: the
-    HTTP client sends ``x``, so the archive says ``x``). Raises BadURL for
+    path, ``%7E``, the order of a query, an empty query: ``x?`` is another URL
+    than ``x``, and a browser asks for ``x?``). What no request carries is
+    dropped: the fragment, a user name and password. Raises BadURL for
     anything that is not an absolute http or https URL.
 
     >>> normalize_url("../x y", "http://h/a/b/")
     'http://h/a/x%20y'
-    >>> normalize_url("images//a.png?", "HTTP://Example.COM:80/p/")
-    'http://example.com/p/images//a.png'
+    >>> normalize_url("images//a.png?#top", "HTTP://Example.COM:80/p/")
+    'http://example.com/p/images//a.png?'
     """
     if base is None:
         if _is_canonical(url):
@@ -207,8 +207,6 @@ def normalize_url(url: str, base: str | None = None) -> str:
     if not href.startswith(("http://", "https://")):
         raise BadURL(url, "not an http or https URL")
     href = href.partition("#")[0]
-    if href.endswith("?") and href.find("?") == len(href) - 1:
-        href = href[:-1]  # an empty query: "x?" (not "x??", whose query is "?")
     host_start, path_start, _end = _parts_at(href)
     if "@" in href[host_start:path_start]:
         parsed = ada_url.URL(href)

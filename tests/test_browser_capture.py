@@ -20,8 +20,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
+import lxml.html
 import pytest
 from aiohttp import web
 from conftest import manifest_rows
@@ -548,3 +549,38 @@ def test_the_headless_shell_is_preferred_on_path(tmp_path, monkeypatch):
     assert pool_module.find_chromium() == str(tmp_path / "chromium-headless-shell")
     (tmp_path / "chromium-headless-shell").unlink()
     assert pool_module.find_chromium() == str(tmp_path / "chromium")
+
+
+LEGACY_PAGE = (
+    "<!doctype html><html><head><title>Caf\u00e9</title></head><body><div id='root'></div><script>"
+    "var a = document.createElement('a'); a.href = '/s?q=caf\\u00e9'; a.textContent = 'search';"
+    "document.getElementById('root').appendChild(a);</script></body></html>"
+)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "label", "query"),
+    [("cp1252", "iso-8859-1", "caf%E9"), ("shift_jis", "Shift_JIS", "caf%26%23233%3B")],
+)
+async def test_a_link_a_script_writes_keeps_its_query_in_the_pages_encoding(
+    site, run_crawl, encoding, label, query
+):
+    """The rendered DOM is kept as UTF-8, but the browser writes a link's query in its page's
+    encoding (é is byte E9 in windows-1252, and its character reference in Shift_JIS, which
+    lacks it): the crawl follows, the mirror links and verify finds the URL it asks for."""
+    site.file("/", LEGACY_PAGE.encode(encoding, "xmlcharrefreplace"), f"text/html; charset={label}")
+    site.page("/s", title="found")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/")].dom_warc_file is not None
+    found = rows[site.url(f"/s?q={query}")]
+    assert (found.outcome, found.found_by) == ("fetched", "link")
+    assert [url for url in rows if "/s?" in url] == [site.url(f"/s?q={query}")]
+    build_mirror(result.snapshot.root)
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text("snap")
+    mirror = result.snapshot.root / "mirror"
+    page = mirror / str(rows[site.url("/")].local_path)
+    (href,) = lxml.html.parse(str(page)).getroot().xpath("//a[text()='search']/@href")
+    assert (page.parent / unquote(href)).resolve() == (mirror / str(found.local_path)).resolve()

@@ -9,6 +9,7 @@ from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.mirror.build import build_mirror
+from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.verify.verifier import verify_snapshot
 
 
@@ -312,12 +313,20 @@ async def test_crashing_handler_does_not_hang_the_crawl(site, run_crawl):
     assert not [r for r in rows.values() if r.outcome == "queued"]
 
 
-async def test_unreachable_link_is_recorded_failed(site, run_crawl):
-    site.page("/", links=["http://127.0.0.1:9/nothing-listens-here"])
+async def test_unreachable_link_is_recorded_failed(site, run_crawl, tmp_path):
+    dead = "http://127.0.0.1:9/nothing-listens-here"
+    site.page("/", links=[dead])
     await site.start()
-    result = await run_crawl(site.url("/"), max_tries=1, scope="any")
-    row = manifest_rows(result.snapshot.root)["http://127.0.0.1:9/nothing-listens-here"]
+    result = await run_crawl(site.url("/"), max_tries=1, scope="any", obey_robots=False)
+    row = manifest_rows(result.snapshot.root)[dead]
     assert row.outcome == "failed" and row.status is None and row.reason
+    # Obeying robots.txt, the host's robots.txt out of reach keeps it out (RFC 9309): an error all the same.
+    result = await run_crawl(site.url("/"), max_tries=1, scope="any", output=tmp_path / "obeying")
+    rows = manifest_rows(result.snapshot.root, for_crawlers=True)
+    robots = rows["http://127.0.0.1:9/robots.txt"]
+    assert robots.outcome == "failed" and robots.status is None and robots.reason
+    assert (rows[dead].outcome, rows[dead].reason) == ("skipped", ROBOTS_UNREACHABLE)
+    assert result.totals["no_answer"] == 1 and result.totals["errors"] == [(dead, ROBOTS_UNREACHABLE)]
 
 
 def response_targets(root) -> set[str]:
@@ -346,7 +355,7 @@ async def test_urls_are_requested_and_recorded_as_the_page_wrote_them(site, run_
     assert set(manifest_rows(root)) == requested
     assert site.url("/dir/images//image_left.png") in requested
     assert site.url("/dir/%7Euser/") in requested and site.url("/dir/a%2fb") in requested
-    assert site.url("/dir/page") in requested  # the HTTP client sends no empty query
+    assert site.url("/dir/page?") in requested  # an empty query is sent, as a browser sends it
     assert all(count == 1 for count in site.hits.values())
     build_mirror(root)
     report = verify_snapshot(root)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.tries import parse_retry_after
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
@@ -126,3 +127,67 @@ async def test_stray_bytes_on_a_reused_connection_fail_one_try_not_the_url(run_c
 @pytest.mark.parametrize("value", ["\u00b2", "\u00b9\u00b2", "\u0663", "1\u00b2", " 12 "])
 def test_retry_after_reads_ascii_digits_only(value):
     assert parse_retry_after(value) == (12.0 if value == " 12 " else None)
+
+
+UNASKED = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 21\r\n\r\n<p>not yours</p>EVIL"
+"""Bytes a server sends after an answer, shaped as an answer of its own (RFC 9112 forbids taking
+them for one: a next request on the connection would be answered with them)."""
+FRAMINGS = {
+    "content-length": b"Content-Length: 5\r\n\r\nhello",
+    "chunked": b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+}
+
+
+def _junk_after_bodies(framing: bytes, later: bool, close: bool) -> Any:
+    """/a answers ``hello`` framed by ``framing``, then sends UNASKED (in the same write, or once
+    its answer is read and its connection idle); the other pages answer whole."""
+
+    async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+        if request.path == "/":
+            _answer(writer, b"200 OK", b'<a href="/a">a</a><a href="/b">b</a><a href="/c">c</a>')
+        elif request.path == "/a":
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + framing + (b"" if later else UNASKED)
+            )
+            if later:
+                await writer.drain()
+                await asyncio.sleep(0.1)
+                writer.write(UNASKED)
+            return not close
+        elif request.path in ("/b", "/c"):
+            _answer(writer, b"200 OK", b"<p>page " + request.path[1:].encode() + b"</p>")
+        else:
+            _answer(writer, b"404 Not Found")
+        return True
+
+    return handler
+
+
+@pytest.mark.parametrize("close", [False, True], ids=["keep-alive", "close"])
+@pytest.mark.parametrize("later", [False, True], ids=["same-write", "while-idle"])
+@pytest.mark.parametrize("framing", FRAMINGS)
+async def test_bytes_after_a_body_belong_to_no_answer(framing, later, close, run_crawl):
+    server = await RawServer(_junk_after_bodies(FRAMINGS[framing], later, close)).start()
+    base = server.url("")
+    try:
+        # One connection at a time, the next request a while after /a: its bytes have come by then.
+        result = await run_crawl(base + "/", concurrency=1, delay=0.4, max_tries=1, sitemaps=False)
+    finally:
+        await server.close()
+    root = result.snapshot.root
+    rows = manifest_rows(root)
+    assert {path: rows[base + path].status for path in ("/", "/a", "/b", "/c")} == dict.fromkeys(
+        ("/", "/a", "/b", "/c"), 200
+    )
+    assert (rows[base + "/a"].outcome, rows[base + "/a"].length) == (FETCHED, 5)
+    payloads = {}
+    for path in sorted((root / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as warc:
+            for record in ArchiveIterator(warc):
+                if record.rec_type == "response":
+                    payloads[record.rec_headers.get_header("WARC-Target-URI")] = (
+                        record.content_stream().read()
+                    )
+    assert payloads[base + "/a"] == b"hello"
+    assert (payloads[base + "/b"], payloads[base + "/c"]) == (b"<p>page b</p>", b"<p>page c</p>")
+    assert server.hits("/b") == server.hits("/c") == 1  # each answered by the server, to its request

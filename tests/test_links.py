@@ -94,6 +94,8 @@ def test_base_href_changes_resolution():
         '<a href="">e</a>',
         '<input type="text" src="no.png">',
         "<!-- <a href='commented.html'> -->",
+        # Origins a browser opens a connection to, and fetches nothing from.
+        '<link rel="preconnect" href="/"><link rel="dns-prefetch preconnect" href="//cdn.test">',
     ],
 )
 def test_references_that_are_not_links(html):
@@ -217,7 +219,7 @@ def test_parse_srcset(value, urls):
     ("css", "urls"),
     [
         ("a{b:url(/x.png)} @import 'y.css';", ["/x.png", "y.css"]),
-        ("a{b:url(url(url(/last.png)}", ["/last.png"]),  # "(" ends no bare URL: CSS allows none
+        ("a{b:url(url(url(/last.png)} c{d:url(/next.png)}", ["/next.png"]),  # a bad url, read to its ")"
         ("a{b:url(a(b).png)}", []),
         ("/* url(/hidden.png) */ a{b:url( '/q.png' )}", ["/q.png"]),
         ("a{b:url(/before.png)} /* never closed url(/after.png)", ["/before.png"]),
@@ -225,6 +227,12 @@ def test_parse_srcset(value, urls):
         ('a{b:-webkit-image-set(url(a.png) 1x, "b.png" 2x) url(c.png)}', ["a.png", "b.png", "c.png"]),
         ('a{b:image-set("a.avif" type("image/avif"), "a.jpg" type(\'image/jpeg\'))}', ["a.avif", "a.jpg"]),
         ('a{content:"image-set(no.png)"; b:image-set(url(x.png))}', ["x.png"]),
+        ("a{b:url(c.png", ["c.png"]),  # the end of the text ends a url token
+        ('a{b:url(x"y.png) url(c.png)}', ["c.png"]),  # a quote makes a bad url, read to its ")"
+        ("a{b:\\75 rl(x.png) U\\52 L('y.png')}", ["x.png", "y.png"]),  # a name is what its escapes spell
+        ("a{b:myurl(x.png) -url(y.png) #url(z.png) 1url(w.png) --url(v.png)}", []),  # no url()
+        ("@import\"a.css\"; @import/**/'b.css';", ["a.css", "b.css"]),
+        ("@namespace svg url(http://www.w3.org/2000/svg); @namespace 'ns'; a{b:url(x.png)}", ["x.png"]),
     ],
 )
 def test_css_urls(css, urls):
@@ -232,25 +240,71 @@ def test_css_urls(css, urls):
 
 
 @pytest.mark.parametrize(
-    ("css", "then"),
+    ("css", "found", "then"),
     [
-        ("a{b:url(" * 200_000, ["/end.png"]),
-        ("url('" * 200_000, ["/end.png"]),
-        ('url("x' + " url(" * 200_000, ["/end.png"]),
-        ("/*" * 200_000, []),  # a comment never closed runs to the end, as in CSS
-        ("@import " * 200_000, ["/end.png"]),
-        ("url(" + " " * 1_000_000 + "x(", ["/end.png"]),
-        ("image-set(" * 200_000, ["/end.png"]),
-        ('image-set("' * 200_000, ["/end.png"]),
-        ("image-set((" + "(x)" * 300_000, ["/end.png"]),
+        ("a{b:url(" * 200_000, 0, ")"),  # one bad url, to the end
+        ("url('" * 200_000, 100_000, ""),  # url('url(') a hundred thousand times
+        ('url("x' + " url(" * 200_000, 1, '"'),  # one string, to the end
+        ("/*" * 200_000, 0, "*/"),  # a comment never closed runs to the end, as in CSS
+        ("@import " * 200_000, 0, ""),
+        ("url(" + " " * 1_000_000 + "x(", 0, ")"),
+        ("image-set(" * 200_000, 0, ")" * 200_000),
+        ('image-set("' * 200_000, 1, ")" * 200_000),
+        ("image-set((" + "(x)" * 300_000, 0, "))"),
+        ("\\75 rl(" * 200_000, 0, ")"),
+        ("#" * 1_000_000, 0, " "),
     ],
-    ids=["url(", "url('", 'url("', "comments", "@import", "spaces", "image-set(", 'image-set("', "nested"],
+    ids=[
+        "url(",
+        "url('",
+        'url("',
+        "comments",
+        "@import",
+        "spaces",
+        "image-set(",
+        'image-set("',
+        "nested",
+        "escaped url(",
+        "hashes",
+    ],
 )
-def test_hostile_stylesheets_are_read_in_linear_time(css, then):
-    """Each of these (a megabyte or so) was read from each "url(" or "/*" to its end again."""
+def test_hostile_stylesheets_are_read_in_linear_time(css, found, then):
+    """Each of these (a megabyte or so) was read from each "url(" or "/*" to its end again; what
+    they hold is what CSS reads there, and what follows them once they end is read as CSS."""
     with in_linear_time():
-        assert list(iter_css_urls(css)) == []
-        assert [url for _start, _end, url in iter_css_urls(css + "url(/end.png)")][-1:] == then
+        assert len(list(iter_css_urls(css))) == found
+        assert [url for _start, _end, url in iter_css_urls(css + then + "url(/end.png)")][-1] == "/end.png"
+
+
+@pytest.mark.parametrize(
+    ("css", "urls"),
+    [
+        ('a{content:"/*"} b{background:url(x.png)}', ["x.png"]),
+        ("a{content:'/*'} b{background:url(x.png)} /* url(no.png) */", ["x.png"]),
+        ('a{background:url("a/*b.png")} b{background:url(c.png)}', ["a/*b.png", "c.png"]),
+        ("a{background:url(a/*b.png)} b{background:url(c.png)} /* */", ["a/*b.png", "c.png"]),
+        ('a{content:"it\\"s /*"} b{c:url(y.png)}', ["y.png"]),
+        ('a{content:"a newline ends a string /*\n b{c:url(y.png)}', ["y.png"]),
+    ],
+)
+def test_a_comment_starts_nowhere_inside_a_string_or_a_url(css, urls):
+    """CSS reads "/*" as a comment only between tokens: inside a string or a url it is text."""
+    assert [url for _start, _end, url in iter_css_urls(css)] == urls
+
+
+@pytest.mark.parametrize(
+    "css",
+    [
+        'a{content:"url(x.png)"}',
+        "a{content:'url(x.png)' 'image-set(\"y.png\")'}",
+        'a{font-family:"url(font.woff)", sans-serif}',
+        "a{quotes:'@import \"q.css\"'}",
+        '[title="url(t.png)"]{color:red}',
+    ],
+)
+def test_url_inside_a_css_string_is_no_link(css):
+    assert list(iter_css_urls(css)) == []
+    assert extract_css(css, "http://h/s.css").links == ()
 
 
 def test_a_meta_refresh_with_a_megabyte_of_spaces_is_read_in_linear_time():
@@ -278,6 +332,8 @@ STREAMED_PAGES = [
     "<div style=\"background: url('bg.png')\"><p STYLE='x: url(deep.png)'><a href=in-styled>t</a></p></div>",
     "<style>body { background: url(/st.png) }</style><style>@import 'imp.css';</style>",
     '<svg><use href="sprite.svg#icon"></use><use xlink:href="/x.svg#i"></use><title>In svg</title></svg>',
+    '<svg><rect fill="url(paint.svg#g)" style="fill:url(st.svg#s)"/><g mask="url(m.svg?\u00e9#m)"></g></svg>',
+    '<svg><rect fill="url(f1.svg)"/><g><rect style="fill:url(s1.svg)"/></g></svg><rect fill="url(no.svg)">',
     '<head><base href="mailto:x"><base href="http://other/r/"><title> A \n title </title></head><a href=x>',
     "<body><svg><title>Image</title></svg><head><title>Late head</title></head></body>",
     '<a href="i.png">i</a><img src="i.png"><a href="#top">t</a><a href="javascript:go()">j</a>',
@@ -626,3 +682,98 @@ def test_hostile_svg_documents_are_read_in_linear_time(body):
     with in_linear_time():
         found = svg_links(body)
     assert len(found) <= 1
+
+
+WINDOWS_1252_PAGE = b'<title>\x93quoted\x94 \x80</title><a href="/\x80?q=\x85">a</a><img src="/\x99.png">'
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (WINDOWS_1252_PAGE, "text/html; charset=iso-8859-1"),
+        (WINDOWS_1252_PAGE, "text/html; charset=Latin1"),
+        (WINDOWS_1252_PAGE, "text/html; charset=us-ascii"),
+        (b'<meta charset="iso-8859-1">' + WINDOWS_1252_PAGE, "text/html"),
+        (b'<meta http-equiv="Content-Type" content="text/html; charset=ascii">' + WINDOWS_1252_PAGE, None),
+        (WINDOWS_1252_PAGE, "text/html; charset=utf-7"),  # no label of a browser's: the bytes decide
+    ],
+    ids=["iso-8859-1", "Latin1", "us-ascii", "meta", "meta http-equiv", "utf-7"],
+)
+def test_a_charset_is_read_as_browsers_read_its_label(body, content_type):
+    """The WHATWG Encoding standard's labels: ISO-8859-1, Latin1 and US-ASCII are windows-1252,
+    whose bytes 0x80-0x9F are printed characters (Latin-1 made them C1 controls)."""
+    page = extract(body, BASE, "text/html", content_type)
+    assert page.title == "\u201cquoted\u201d \u20ac"
+    # The path in UTF-8, the query in windows-1252 ("\u2026" is its byte 0x85).
+    assert [link.url for link in page.links] == ["http://h/%E2%82%AC?q=%85", "http://h/%E2%84%A2.png"]
+
+
+def test_a_page_that_says_it_is_utf16_is_read_as_utf8():
+    # Bytes that can say so of themselves are no UTF-16 (the standard's rule for <meta>).
+    body = '<meta charset="utf-16"><title>caf\u00e9</title><a href="/\u20ac">a</a>'.encode()
+    page = extract(body, BASE, "text/html", "text/html")
+    assert (page.title, [link.url for link in page.links]) == ("caf\u00e9", ["http://h/%E2%82%AC"])
+
+
+def test_svg_and_css_read_a_charset_as_browsers_read_its_label():
+    svg = b'<?xml version="1.0" encoding="iso-8859-1"?><svg xmlns="http://www.w3.org/2000/svg">'
+    svg += b'<image href="/\x80.png?\x85"/></svg>'
+    assert svg_links(svg) == {"http://h/%E2%82%AC.png?%85": REQUISITE}
+    css = b'@charset "iso-8859-1"; a{background:url(/\x80.png)}'
+    assert [link.url for link in extract(css, "http://h/s.css", "text/css").links] == [
+        "http://h/%E2%82%AC.png"
+    ]
+    found = extract(b"a{background:url(/\x80.png)}", "http://h/s.css", "text/css", "text/css; charset=latin1")
+    assert [link.url for link in found.links] == ["http://h/%E2%82%AC.png"]
+
+
+SVG_STYLED_DOCUMENT = b"""<?xml version="1.0" encoding="UTF-8"?>
+<!-- <?xml-stylesheet href="commented.css"?> -->
+<?xml-stylesheet type="text/css" href="look.css?a=1&amp;b=2"?>
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:h="http://www.w3.org/1999/xhtml">
+  <?xml-stylesheet href="too-late.css"?>
+  <rect fill="url(paint.svg#g)" stroke="url('edge.svg#s')" filter="url(#local)" mask="url(m.svg#m)"/>
+  <g clip-path="url(clip.svg#c)" style="background:url(bg.png)"><circle marker-start="url(mk.svg#a)"/></g>
+  <style>@import "imported.css"; rect{fill:url(styled.png)}</style>
+  <foreignObject width="10" height="10">
+    <div xmlns="http://www.w3.org/1999/xhtml" style="background:url(div-bg.png)">
+      <img src="fo.png" srcset="fo-2x.png 2x"/><link rel="stylesheet" href="fo.css"/>
+      <video poster="poster.png" src="clip.webm"/><a href="fo-page.html">more</a>
+    </div>
+    <h:img src="prefixed.png"/>
+    <img src="no-xhtml.png"/>
+  </foreignObject>
+</svg>"""
+SVG_STYLED_LINKS = {
+    "http://h/img/look.css?a=1&b=2": REQUISITE,
+    "http://h/img/paint.svg": REQUISITE,
+    "http://h/img/edge.svg": REQUISITE,
+    "http://h/img/m.svg": REQUISITE,
+    "http://h/img/clip.svg": REQUISITE,
+    "http://h/img/bg.png": REQUISITE,
+    "http://h/img/mk.svg": REQUISITE,
+    "http://h/img/imported.css": REQUISITE,
+    "http://h/img/styled.png": REQUISITE,
+    "http://h/img/div-bg.png": REQUISITE,
+    "http://h/img/fo.png": REQUISITE,
+    "http://h/img/fo-2x.png": REQUISITE,
+    "http://h/img/fo.css": REQUISITE,
+    "http://h/img/poster.png": REQUISITE,
+    "http://h/img/clip.webm": REQUISITE,
+    "http://h/img/fo-page.html": LINK,
+    "http://h/img/prefixed.png": REQUISITE,
+}
+
+
+def test_an_svg_document_is_read_for_what_styles_it_and_the_html_it_holds():
+    # Presentation attributes' url(), the stylesheets of <?xml-stylesheet?> before the root (those
+    # after it, or in a comment, apply to nothing), and the XHTML of a <foreignObject> by HTML's
+    # table (an <img> outside the XHTML namespace is no HTML image).
+    assert svg_links(SVG_STYLED_DOCUMENT) == SVG_STYLED_LINKS
+
+
+def test_presentation_attributes_of_svg_inside_a_page_are_read():
+    page = '<svg><rect fill="url(/p.svg#g)" stroke="url(#local)"/><use filter="url(f.svg#f)"/></svg>'
+    assert links_of(page) == {"http://h/p.svg": REQUISITE, "http://h/dir/f.svg": REQUISITE}
+    # Outside an <svg> such an attribute is nothing to a browser.
+    assert links_of('<div fill="url(/no.png)"></div><svg></svg><p mask="url(/no.svg)">') == {}

@@ -393,3 +393,70 @@ async def test_the_manifest_gives_back_the_space_of_the_mirrors_scratch_tables(
     assert free_share() < 0.25
     assert manifest_rows(result.snapshot.root) == before
     assert verify_snapshot(result.snapshot.root).ok
+
+
+LONG = "n" * 300
+CLASHES = {
+    # URL path: content type (None: the server names none, so no extension is added)
+    "/a": None,
+    "/a/b": "text/html",
+    "/c.html": "text/html",
+    "/c.html/x": "text/html",
+    "/d/": "text/html",
+    "/d/index.html": "text/html",
+    "/E.html": "text/html",
+    "/e.html": "text/html",
+    "/F": None,
+    "/f/g": "text/html",
+    "/h.png": "image/png",
+    "/h.png/i": "text/html",
+    f"/{LONG}": None,
+    f"/{LONG}/x": "text/html",
+    f"/{LONG}.html": "text/html",
+    "/con": "text/html",
+    "/CON/x": "text/html",
+    "/aux.txt": "text/plain",
+    "/%C3%A9.html": "text/html",  # é, one code point
+    "/e%CC%81.html": "text/html",  # é, an e and a combining accent: one name on macOS
+    "/j": "text/html",
+    "/j?": "text/html",
+    "/trailing.": "text/html",
+    "/trailing": "text/html",
+}
+
+
+def _file_system_key(path: str) -> str:
+    """A path as a case-insensitive, normalisation-insensitive file system (macOS, Windows) sees it."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", path).casefold())
+
+
+@pytest.mark.parametrize("order", ["as listed", "reversed"])
+async def test_urls_whose_files_would_clash_each_get_their_own(
+    order: str, site: Any, run_crawl: Any, live: None
+) -> None:
+    # A file where another URL needs a folder, names equal but for case or Unicode normalisation,
+    # /d/ and /d/index.html, names too long or reserved: each URL its own file, whatever the order.
+    paths = list(CLASHES) if order == "as listed" else list(reversed(CLASHES))
+    site.page("/", links=paths)
+    for n, path in enumerate(paths):
+        kind = CLASHES[path]
+        body = (
+            f"<title>{n}</title><p>{path}</p><a href='/'>home</a>" if kind == "text/html" else f"{n}:{path}"
+        )
+        site.file(path, body.encode(), kind or "", headers={} if kind else {"Content-Type": ""})
+    await site.start()
+    root = (await run_crawl(site.url("/"), concurrency=1, sitemaps=False)).snapshot.root
+    rows = manifest_rows(root)
+    placed = {path: rows[site.url(path)].local_path for path in paths}
+    assert all(placed.values()), placed
+    assert len({_file_system_key(p) for p in placed.values()}) == len(paths), sorted(placed.items())
+    files = {_file_system_key(p) for p in placed.values()}
+    folders = {
+        _file_system_key(p).rsplit("/", depth)[0] for p in placed.values() for depth in range(1, p.count("/"))
+    }
+    assert not files & folders, files & folders  # no file where a folder is needed
+    for path in paths:
+        assert path.encode() in (root / "mirror" / placed[path]).read_bytes(), path
+    _rebuilt_alike(root)

@@ -17,6 +17,7 @@ import lxml.html
 import pytest
 from conftest import manifest_rows
 from snapshot_builder import SnapshotBuilder
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver.link_values import iter_css_urls
 from archiver.links import iter_html_references
@@ -623,5 +624,45 @@ async def test_svg_documents_are_crawled_and_made_local_in_the_mirror(site: Any,
     written = svg.read_bytes()
     assert not build_mirror(root).errors
     assert svg.read_bytes() == written  # the mirror rebuilt from the WARC files: the same bytes
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_an_empty_query_is_a_url_of_its_own_from_the_request_to_the_mirror(
+    site: Any, run_crawl: Any
+) -> None:
+    # "/p?" is another URL than "/p" (a browser asks for "GET /p?"), and a server may answer it
+    # otherwise: each is fetched, recorded and mirrored as itself.
+    site.page("/", links=["/p", "/p?", "?", "/p?#part"])
+    site.page("/p", title="plain")
+    site.page("/p?", title="empty query")
+    site.page("/?", title="home, empty query")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    assert (site.hits["/p"], site.hits["/p?"], site.hits["/?"]) == (1, 1, 1)
+    rows = manifest_rows(root)
+    assert (rows[site.url("/p")].title, rows[site.url("/p?")].title) == ("plain", "empty query")
+    assert rows[site.url("/?")].title == "home, empty query"
+    requests, responses = {}, {}
+    for path in sorted((root / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as warc:
+            for record in ArchiveIterator(warc):
+                target = record.rec_headers.get_header("WARC-Target-URI")
+                if record.rec_type == "request":
+                    requests[target] = record.http_headers.statusline.split(" ")[0]  # the request target
+                elif record.rec_type == "response":
+                    responses[target] = record.content_stream().read()
+    assert (requests[site.url("/p?")], requests[site.url("/p")]) == ("/p?", "/p")
+    assert b"empty query" in responses[site.url("/p?")] and b"plain" in responses[site.url("/p")]
+    paths = {url: rows[site.url(url)].local_path for url in ("/", "/?", "/p", "/p?")}
+    assert len(set(paths.values())) == 4, paths
+    host = root / "mirror" / site.host.replace(":", "+")
+    home = (host / "index.html").read_text()
+    assert 'href="p@.html"' in home and 'href="p.html"' in home and 'href="index@.html"' in home
+    assert 'href="p@.html#part"' in home
+    assert "empty query" in (host / "p@.html").read_text() and "plain" in (host / "p.html").read_text()
+    written = _tree(root / "mirror")
+    build_mirror(root)
+    assert _tree(root / "mirror") == written
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 from aiohttp import web
 from conftest import manifest_rows
+from raw_server import RawHandler, RawRequest, RawServer, reset
 
 from archiver.crawling.politeness import RobotsRules, robots_agent, rules_from_response
+from archiver.scope import ROBOTS_UNREACHABLE
+from archiver.store.rows import FETCHED, SKIPPED
+from archiver.verify.report import CUT_BODY
+from archiver.verify.verifier import verify_snapshot
 
 
 async def test_robots_disallow_is_skipped_and_recorded(site, run_crawl, tmp_path):
@@ -93,7 +99,14 @@ async def test_retry_after_is_waited_out(site, run_crawl):
 
 @pytest.mark.parametrize(
     ("status", "body", "allowed"),
-    [(404, b"", True), (None, b"", True), (503, b"", False), (200, b"User-agent: *\nDisallow: /x", False)],
+    [
+        (404, b"", True),
+        (301, b"", True),
+        (None, b"", False),
+        (503, b"", False),
+        (429, b"", False),
+        (200, b"User-agent: *\nDisallow: /x", False),
+    ],
 )
 def test_rules_from_response(status, body, allowed):
     assert rules_from_response(status, body, "archiver").allows("http://h/x") is allowed
@@ -102,3 +115,92 @@ def test_rules_from_response(status, body, allowed):
 def test_robots_agent_token():
     assert robots_agent("archiver/0.1.0 (+https://example.org)") == "archiver"
     assert RobotsRules.parse("User-agent: *\nCrawl-delay: 3", "archiver").crawl_delay() == 3.0
+
+
+async def _robots_reset(writer: asyncio.StreamWriter) -> None:
+    reset(writer)
+
+
+async def _robots_stalls(writer: asyncio.StreamWriter) -> None:
+    await asyncio.sleep(30)  # no answer: the fetch's timeout ends it
+
+
+async def _robots_cut(writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 500\r\n\r\nUser-agent: *\n")
+    await writer.drain()
+    writer.close()
+
+
+def _robots_status(status: bytes) -> Callable[[asyncio.StreamWriter], Awaitable[None]]:
+    async def answer(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 " + status + b"\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+
+    return answer
+
+
+ROBOTS_OUT_OF_REACH = {
+    "connection reset": _robots_reset,
+    "no answer before the timeout": _robots_stalls,
+    "body cut short": _robots_cut,
+    "500 on every try": _robots_status(b"500 Internal Server Error"),
+    "503 on every try": _robots_status(b"503 Service Unavailable"),
+    "429 on every try": _robots_status(b"429 Too Many Requests"),
+}
+
+
+def _site_whose_robots(answer: Callable[[asyncio.StreamWriter], Awaitable[None]]) -> RawHandler:
+    """A site of two pages whose robots.txt gets ``answer``."""
+
+    async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+        if request.path == "/robots.txt":
+            await answer(writer)
+            return False
+        body = b'<a href="/a">a</a>' if request.path == "/" else b"ok"
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(body))
+        writer.write(body)
+        return True
+
+    return handler
+
+
+@pytest.mark.parametrize("kind", ROBOTS_OUT_OF_REACH)
+async def test_a_robots_txt_out_of_reach_disallows_its_host_until_resumed(kind, run_crawl, tmp_path):
+    server = await RawServer(_site_whose_robots(ROBOTS_OUT_OF_REACH[kind])).start()
+    try:
+        result = await run_crawl(server.url("/"), timeout=1.0, max_tries=2, sitemaps=False)
+        root = result.snapshot.root
+        rows = manifest_rows(root)
+        # RFC 9309 2.3.1.4: a robots.txt unreachable for server or network errors disallows all.
+        assert (rows[server.url("/")].outcome, rows[server.url("/")].reason) == (SKIPPED, ROBOTS_UNREACHABLE)
+        assert server.hits("/") == 0 and result.seeds_failed
+        log = (root / "logs" / "crawl.log").read_text()
+        assert f"robots.txt of {server.url('')} is out of reach" in log and "--ignore-robots" in log
+        # Once it answers, a resumed crawl asks it again and fetches what it allows.
+        server.handler = _site_whose_robots(_robots_status(b"404 Not Found"))
+        result = await run_crawl(server.url("/"), resume=True, sitemaps=False)
+        rows = manifest_rows(root)
+        assert rows[server.url("/")].outcome == FETCHED and rows[server.url("/a")].outcome == FETCHED
+        # The robots.txt answer of the first run stays recorded: a body cut short is one verify names.
+        assert set(verify_snapshot(root).counts) == ({CUT_BODY} if kind == "body cut short" else set())
+    finally:
+        await server.close()
+
+
+async def test_a_robots_txt_out_of_reach_is_ignored_with_ignore_robots(run_crawl):
+    server = await RawServer(_site_whose_robots(_robots_reset)).start()
+    try:
+        result = await run_crawl(server.url("/"), max_tries=2, obey_robots=False, sitemaps=False)
+        assert manifest_rows(result.snapshot.root)[server.url("/a")].outcome == FETCHED
+    finally:
+        await server.close()
+
+
+@pytest.mark.parametrize("status", [b"404 Not Found", b"410 Gone", b"403 Forbidden", b"401 Unauthorized"])
+async def test_a_robots_txt_answered_4xx_allows_everything(status, run_crawl):
+    server = await RawServer(_site_whose_robots(_robots_status(status))).start()
+    try:
+        result = await run_crawl(server.url("/"), max_tries=2, sitemaps=False)
+        rows = manifest_rows(result.snapshot.root)
+        assert rows[server.url("/")].outcome == FETCHED and rows[server.url("/a")].outcome == FETCHED
+    finally:
+        await server.close()

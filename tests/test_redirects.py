@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import lxml.html
 import pytest
 from snapshot_builder import SnapshotBuilder
 
@@ -58,3 +59,38 @@ def test_a_long_chain_ends_alike_in_the_manifest_the_mirror_and_verify(tmp_path:
     report = verify_snapshot(root)
     assert report.stats["redirects followed"] == hops
     assert DANGLING_REDIRECT not in report.counts
+
+
+async def test_a_redirects_fragment_leads_the_mirrors_links_as_browsers_follow_it(site, run_crawl) -> None:
+    # RFC 9110 section 10.2.2: a Location with a fragment gives it to where the chain lands; one
+    # without keeps the fragment the link had (or an earlier hop gave).
+    links = ["/a#x", "/a", "/r", "/r#x", "/s#x", "/a#x", "/r#y", "/r"]
+    site.page("/", links=links)
+    site.redirect("/a", "/b")
+    site.redirect("/r", "/b#sec", status=302)
+    site.redirect("/s", "/u#s1")
+    site.redirect("/u", "/b", status=307)
+    site.page("/b", body='<h2 id="x">x</h2><h2 id="sec">sec</h2><h2 id="s1">s1</h2>')
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    home = site.host.replace(":", "+") + "/index.html"
+
+    def hrefs() -> list[str]:
+        page = lxml.html.fromstring((root / "mirror" / home).read_bytes())
+        return [anchor.get("href") for anchor in page.iter("a")]
+
+    expected = [
+        "b.html#x",
+        "b.html",
+        "b.html#sec",
+        "b.html#sec",
+        "b.html#s1",
+        "b.html#x",
+        "b.html#sec",
+        "b.html#sec",
+    ]
+    assert hrefs() == expected  # as the crawl wrote the mirror
+    build_mirror(root)
+    assert hrefs() == expected  # as archiver mirror builds it again
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestServer
 from conftest import manifest_rows
 
 from archiver.errors import ConfigError
+from archiver.scope import ROBOTS_UNREACHABLE
 
 
 async def test_headers_and_cookies_are_sent(site, run_crawl, tmp_path):
@@ -67,8 +68,12 @@ async def test_https_with_ca_bundle(https_site, certificates, run_crawl, tmp_pat
     result = await run_crawl(https_site, ca_bundle=str(ca_file), output=tmp_path / "ca")
     assert manifest_rows(result.snapshot.root)[https_site].title == "secure"
     result = await run_crawl(https_site, max_tries=1, output=tmp_path / "untrusted")
+    robots = manifest_rows(result.snapshot.root, for_crawlers=True)[https_site + "robots.txt"]
+    assert robots.outcome == "failed" and "certificate" in robots.reason.lower()
+    # Its robots.txt out of reach keeps the host out; the seed's failure says why.
     row = manifest_rows(result.snapshot.root)[https_site]
-    assert row.outcome == "failed" and "certificate" in row.reason.lower()
+    assert (row.outcome, row.reason) == ("skipped", ROBOTS_UNREACHABLE)
+    assert "certificate" in dict(result.seeds_failed)[https_site].lower()
     result = await run_crawl(https_site, insecure=True, output=tmp_path / "insecure")
     assert manifest_rows(result.snapshot.root)[https_site].outcome == "fetched"
 

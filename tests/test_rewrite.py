@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import functools
 import html
 from urllib.parse import unquote, urljoin
@@ -334,6 +335,10 @@ def test_undecodable_bytes_survive() -> None:
         ("a{background:url(/old)}", "a{background:url(new/index.html)}"),
         ("a{b:url(/img/a.png)", "a{b:url(img/a.png)"),
         ("broken { url( ", "broken { url( "),
+        # CSS reads no comment, and no url(), inside a string; "/*" in a url is part of it.
+        ('a{content:"/*"} b{background:url(/img/a.png)}', 'a{content:"/*"} b{background:url(img/a.png)}'),
+        ('a{content:"url(/img/a.png)"}', 'a{content:"url(/img/a.png)"}'),
+        ("a{b:url(/x/*y)} c{d:url(/img/b.png)}", "a{b:url(http://site.test/x/*y)} c{d:url(img/b.png)}"),
         (
             'a{b:image-set("/img/a.png" 1x, \'/img/b.png\' type("image/png"), "gone.png" 2x)}',
             'a{b:image-set("img/a.png" 1x, \'img/b.png\' type("image/png"), "http://site.test/gone.png" 2x)}',
@@ -890,3 +895,79 @@ def test_every_link_the_crawl_finds_in_an_svg_document_is_made_local() -> None:
     assert sorted(value.partition("#")[0] for value in left) == sorted(
         f"../{path.removeprefix('h/')}" for path in archived.values()
     )
+
+
+@pytest.mark.parametrize("label", ["iso-8859-1", "latin1", "us-ascii"])
+def test_a_page_labelled_latin1_is_rewritten_as_the_windows_1252_browsers_read(label: str) -> None:
+    archived = {"http://site.test/%E2%82%AC.html": "site.test/\u20ac.html"}
+    body = b'<a href="/\x80.html">\x93a\x94</a><a href="/\x85">b</a><iframe srcdoc="<p>\x93</p>"></iframe>'
+    out = rewrite_html(body, PAGE, label, archived.get, HERE)
+    assert out == (
+        f'<meta charset="{label}">'.encode()
+        + b'<a href="../%E2%82%AC.html">\x93a\x94</a><a href="http://site.test/%E2%80%A6">b</a>'
+        + b'<iframe srcdoc="<p>\x93</p>"></iframe>'
+    )
+
+
+def test_every_link_the_crawl_finds_in_what_styles_an_svg_document_and_its_html_is_made_local() -> None:
+    from test_links import SVG_STYLED_DOCUMENT, SVG_STYLED_LINKS
+
+    url = "http://h/img/a.svg"
+    archived = {
+        found: "h/" + found.removeprefix("http://h/").replace("/", "-").replace("?", "@")
+        for found in SVG_STYLED_LINKS
+    }
+    out = rewrite_svg(SVG_STYLED_DOCUMENT, url, None, archived.get, "h/img/a.svg")
+    lxml.etree.fromstring(out)
+    left = [
+        value.partition("#")[0]
+        for value, _requisite, _in_css in iter_svg_references(out, None)
+        if not value.startswith("#")
+    ]
+    assert sorted(left) == sorted(f"../{path.removeprefix('h/')}" for path in archived.values())
+    # What is no link is left as it was.
+    for unchanged in (b"commented.css", b"too-late.css", b'<img src="no-xhtml.png"/>', b"url(#local)"):
+        assert unchanged in out
+
+
+def test_presentation_attributes_of_svg_inside_a_page_are_made_local() -> None:
+    out = rewrite('<svg><rect fill="url(/img/a.png#g)" stroke="url(#local)" mask="url(gone.svg#m)"/></svg>')
+    assert out == (
+        '<svg><rect fill="url(../img/a.png#g)" stroke="url(#local)" '
+        'mask="url(http://site.test/dir/gone.svg#m)"/></svg>'
+    )
+
+
+def test_a_utf16_page_a_header_names_gets_a_byte_order_mark_a_file_on_disk_is_read_by() -> None:
+    # A <meta> saying UTF-16 is read as UTF-8, and XML reads UTF-16 only after a mark.
+    page = '<a href="/target">\u65e5\u672c</a>'
+    out = rewrite_html(page.encode("utf-16-le"), PAGE, "utf-16", resolve, HERE)
+    assert out == codecs.BOM_UTF16_LE + ('<a href="../target.html">\u65e5\u672c</a>'.encode("utf-16-le"))
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><image href="/img/a.png"/></svg>'
+    out = rewrite_svg(svg.encode("utf-16-be"), SVG_URL, "UTF-16BE", resolve, SVG_PATH)
+    assert lxml.etree.fromstring(out).find("{*}image").get("href") == "../img/a.png"
+
+
+@pytest.mark.parametrize(
+    ("css", "label", "expected"),
+    [
+        # The header named the charset: the file names it, or a page in another reads it in that.
+        ('a{content:"caf\u00e9"}', "windows-1252", '@charset "windows-1252";a{content:"caf\u00e9"}'),
+        ('@charset "utf-8";a{content:"caf\u00e9"}', "latin1", '@charset "latin1";a{content:"caf\u00e9"}'),
+        (
+            '@charset "latin1";a{content:"caf\u00e9"}',
+            "ISO-8859-1",
+            '@charset "latin1";a{content:"caf\u00e9"}',
+        ),
+        ("a{background:url(/img/a.png)}", "windows-1252", "a{background:url(img/a.png)}"),  # ASCII
+    ],
+)
+def test_a_stylesheet_says_the_charset_its_header_gave(css: str, label: str, expected: str) -> None:
+    body = css.encode("cp1252")
+    out = rewrite_css_bytes(body, "http://site.test/style.css", label, resolve, "site.test/style.css")
+    assert out.decode("cp1252") == expected
+    assert rewrite_css_bytes(body, "http://site.test/style.css", None, resolve, "site.test/style.css") == (
+        body.replace(b"/img/a.png", b"img/a.png")
+    )
+    out = rewrite_css_bytes(css.encode("utf-16-le"), "http://site.test/s.css", "utf-16le", resolve)
+    assert out.startswith(codecs.BOM_UTF16_LE)

@@ -9,6 +9,8 @@ import pytest
 from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
 
+from archiver.scope import ROBOTS_UNREACHABLE
+
 HOME = b'<html><title>home</title><a href="/slow">slow</a></html>'
 
 
@@ -112,4 +114,5 @@ async def test_a_robots_txt_sent_a_byte_at_a_time_holds_its_host_no_longer_than_
     result = await run_crawl(server.url("/"), timeout=1.0, max_tries=1)
     assert time.monotonic() - started < 3.0
     assert server.hits("/robots.txt") == 1
-    assert manifest_rows(result.snapshot.root)[server.url("/")].outcome == "fetched"
+    # No whole answer: a robots.txt out of reach keeps its host out (RFC 9309).
+    assert manifest_rows(result.snapshot.root)[server.url("/")].reason == ROBOTS_UNREACHABLE

@@ -44,10 +44,13 @@ from archiver.urls import normalize_url, query_encoded, registered_domain, surt,
         ("  http://example.com/x  ", "http://example.com/x"),
         ("http://ex\tam\nple.com/x", "http://example.com/x"),
         ("http://example.com\\a\\b", "http://example.com/a/b"),
-        # What no request carries: the fragment, credentials, an empty query.
+        # What no request carries: the fragment, credentials.
         ("http://user:pass@example.com/x", "http://example.com/x"),
-        ("http://example.com/x?", "http://example.com/x"),
-        ("http://example.com/x?#f", "http://example.com/x"),
+        # An empty query is a query (a browser sends "GET /x?"), another URL than /x.
+        ("http://example.com/x?", "http://example.com/x?"),
+        ("http://example.com/x?#f", "http://example.com/x?"),
+        ("http://example.com/?", "http://example.com/?"),
+        ("http://example.com/x??", "http://example.com/x??"),
     ],
 )
 def test_normalize_url(raw, expected):
@@ -64,13 +67,14 @@ def test_normalize_url(raw, expected):
         ("?q=1", "http://h/a", "http://h/a?q=1"),
         ("#top", "http://h/a", "http://h/a"),
         ("images//image_left.png", "http://h/a/p.html", "http://h/a/images//image_left.png"),
-        ("x?", "http://h/a/p.html", "http://h/a/x"),
+        ("x?", "http://h/a/p.html", "http://h/a/x?"),
         ("\\\\other\\x", "http://h/a/", "http://other/x"),
         ("..\\b", "http://h/a/c/", "http://h/a/b"),
         ("https:x", "http://h/a/", "https://x/"),
         ("http:x", "http://h/a/", "http://h/a/x"),
         ("/.//x", "http://h/a/", "http://h//x"),
-        ("?", "http://h/a?q", "http://h/a"),
+        ("?", "http://h/a?q", "http://h/a?"),
+        ("?#f", "http://h/a", "http://h/a?"),
         ("", "http://h/a?q", "http://h/a?q"),
     ],
 )
@@ -183,9 +187,7 @@ def _reference_normalize(url: str, base: str | None = None) -> str:
     parsed.hash = ""
     parsed.username = ""
     parsed.password = ""
-    if parsed.search == "":
-        parsed.search = ""
-    return parsed.href.removesuffix("?") if not parsed.search else parsed.href
+    return parsed.href
 
 
 _PIECES = [
@@ -312,7 +314,7 @@ def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
         ("/caf\u00e9?q=caf\u00e9#caf\u00e9", "cp1252", "/caf\u00e9?q=caf%E9#caf\u00e9"),  # the path in UTF-8
         ("?q=\u20ac", "cp1252", "?q=%80"),
         ("?q=\u20ac", "iso8859-1", "?q=%80"),  # a page labelled ISO-8859-1 is windows-1252 to browsers
-        ("?q=\x80", "iso8859-1", "?q=%80"),  # ...whose byte 0x80 Python reads as U+0080
+        ("?q=\u00e9", "us-ascii", "?q=%E9"),  # ...and so is one labelled US-ASCII
         ("?q=\u00e9", "cp1251", "?q=%26%23233%3B"),  # not in the encoding: &#233;, percent-encoded
         ("?q=\u65e5\u672c", "shift_jis", "?q=%93%FA%96{"),  # 0x7B, "{", is no byte to encode
         ("?q=\u30bd", "shift_jis", "?q=%83\\"),  # its second byte is ASCII: kept, as a browser keeps it

@@ -209,6 +209,9 @@ class RenderedPage:
 
     html: bytes | None
     """The DOM serialised as UTF-8 HTML (None if it could not be taken)."""
+    charset: str | None
+    """The encoding the browser read the page in (document.characterSet), in which it wrote its
+    links' queries: the DOM's are still to be written so, though the DOM is kept as UTF-8."""
     final_url: str
     """Where the page ended up (a script may change it with history.pushState)."""
     requested: frozenset[str]
@@ -249,13 +252,13 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
             await network.quiet(loaded_by)
             await _scroll(page, network, loaded_by)
         final_url = page.url
-        html = None
+        html = charset = None
         try:
             if not committed:
                 pass  # the tab still holds the page it showed before: no DOM of this one
             elif final_url.startswith("chrome-error:"):
                 error = error or "the browser showed its error page in place of the page"
-            elif await _in_page(page, PREPARE_DOM_SCRIPT, url, deadline) == "loading":
+            elif (state := await _in_page(page, PREPARE_DOM_SCRIPT, url, deadline))[0] == "loading":
                 # Its parser waits still (a script of its head that never came): the DOM is a
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
@@ -263,7 +266,7 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
             elif isinstance(text := await _in_page(page, DOM_SCRIPT, dom_arguments(DOM_LIMIT), dom_by), int):
                 error = error or too_large
             elif text:
-                html = text.encode("utf-8", errors="replace")
+                html, charset = text.encode("utf-8", errors="replace"), str(state[1])
             else:  # a script removed the document's root element
                 error = error or "the page has no document element"
         except TimeoutError:  # the page answered nothing: its scripts hold its tab (a loop)
@@ -280,7 +283,7 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     navigations = set(network.navigations)
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
-    return RenderedPage(html, final_url, frozenset(network.requested), frozenset(navigations), error)
+    return RenderedPage(html, charset, final_url, frozenset(network.requested), frozenset(navigations), error)
 
 
 async def _in_page(page: Any, script: str, arg: Any, until: float) -> Any:

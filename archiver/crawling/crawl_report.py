@@ -63,7 +63,8 @@ def render_report(totals: dict[str, Any], stats: CrawlStats) -> str:
     if totals["errors"]:
         count = totals.get("no_answer", len(totals["errors"]))
         lines.append(
-            f"failed:    {count} fetches got no whole answer (no response, a body cut short, a loop):"
+            f"failed:    {count} fetches got no whole answer (no response, a body cut short, a loop,"
+            " a robots.txt out of reach):"
         )
         lines.extend(f"  {shown_url(url)}  {why}" for url, why in totals["errors"])
         if count > len(totals["errors"]):

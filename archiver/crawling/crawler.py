@@ -37,8 +37,8 @@ from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
-from archiver.redirects import REDIRECT_STATUSES, redirect_target
-from archiver.scope import EXCLUDED, ROBOTS, Scope
+from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_target
+from archiver.scope import EXCLUDED, Scope
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -256,8 +256,8 @@ class Crawler:
             why = f"given up: the crawl node fetching it was lost {item.tries} times"
             await self.writer.put(WriteItem(self._row(item, FAILED, reason=why, tries=item.tries)))
             return False
-        if reason is None and not await self.policy.allows(item.url):
-            reason = ROBOTS
+        if reason is None:
+            reason = await self.policy.refusal(item.url)
         if reason is None:
             return True
         await self._skip(item, reason)
@@ -408,7 +408,8 @@ class Crawler:
             met, queue = await self.discovery.claimed(met, queue)
         if outcome == FAILED:
             self.stats.failed += 1
-        row = self._row(item, outcome, reason=reason, redirect_to=target, **facts)
+        fragment = redirect_fragment(capture.header("location"), item.url)
+        row = self._row(item, outcome, reason=reason, redirect_to=target, redirect_fragment=fragment, **facts)
         await self.writer.put(WriteItem(row, capture, met))
         for queued in queue:
             await self.frontier.put(queued)

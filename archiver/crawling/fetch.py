@@ -33,6 +33,7 @@ from aiohttp.abc import ResolveResult
 from yarl import URL
 
 from archiver.config import CrawlConfig
+from archiver.crawling.connections import WatchedConnector
 from archiver.crawling.cookies import load_cookies
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import ConfigError, FetchError
@@ -117,6 +118,24 @@ def _check_transfer_codings(url: str, response: aiohttp.ClientResponse) -> None:
             raise FetchError(
                 url, f"bad response: transfer coding {coding[:40]!r} not supported", retryable=False
             )
+
+
+def request_url(url: str) -> URL:
+    """What aiohttp is given to request ``url`` (a normalised URL) as it is written.
+
+    yarl drops an empty query (``/p?`` becomes ``/p``), which is another URL than
+    ``/p`` with an answer of its own: its ``?`` is kept in the path, which aiohttp
+    writes into the request line as it is.
+
+    >>> request_url("http://h/p?").raw_path_qs, request_url("http://h/p?q").raw_path_qs
+    ('/p?', '/p?q')
+    """
+    target = URL(url, encoded=True)
+    if url.endswith("?") and not target.raw_query_string:
+        return URL.build(
+            scheme=target.scheme, authority=target.raw_authority, path=target.raw_path + "?", encoded=True
+        )
+    return target
 
 
 def ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
@@ -230,7 +249,7 @@ class Fetcher:
 
     async def __aenter__(self) -> Fetcher:
         resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
-        connector = aiohttp.TCPConnector(
+        connector = WatchedConnector(
             limit=self.config.concurrency,
             # A connection idle this long is not reused: servers close idle ones (Apache
             # after 5 s), and a request sent on one as it closes is a failed try.
@@ -357,7 +376,7 @@ class Fetcher:
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         received = _Received()
         try:
-            target_url = URL(url, encoded=True)
+            target_url = request_url(url)
             proxy, proxy_headers = self._proxies.for_url(target_url)
             headers = self.request_headers(url, referrer, negotiation)
             headers.update(conditions or {})

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver.errors import SnapshotError, SnapshotLocked
-from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS
+from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.crawl_record import FINISHED, INTERRUPTED, CrawlRecord
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import FIELDS, Manifest
@@ -39,7 +39,7 @@ log = logging.getLogger("archiver")
 
 NODES = "nodes"
 """crawl.json key: {node: {manifest: [size, mtime_ns], status, runs}} of the parts merged."""
-TAKEN_REASONS = (PAGE_LIMIT, BYTE_LIMIT, ROBOTS, EXCLUDED)
+TAKEN_REASONS = (PAGE_LIMIT, BYTE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE, EXCLUDED)
 
 
 def _rank(table: str) -> str:

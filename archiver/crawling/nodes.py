@@ -169,8 +169,9 @@ async def _crawl_node(
         await call(crawl.client.set(crawl.key(FINISHED_KEY), str(root.root)))
     with Manifest.open(root.manifest_path, readonly=True) as manifest:
         result.totals = summary(manifest)
-        ends = list(manifest.seed_ends())
-    failed = [(seed, seed_failure(seed, end)) for seed, end in ends if seed in seeds]
+        failed = [
+            (seed, seed_failure(seed, end, manifest)) for seed, end in manifest.seed_ends() if seed in seeds
+        ]
     result.seeds_failed = [(seed, why) for seed, why in failed if why is not None]
     if mirror and outstanding == 0 and not result.interrupted:
         from archiver.mirror.build import build_mirror

@@ -26,7 +26,8 @@ written into the markup."""
 # The DOM is stored as UTF-8: a page that declared another charset must say UTF-8 now.
 # A page whose scripts moved it to another URL (history.pushState) keeps that URL as its
 # base, so the relative links its scripts wrote resolve as they did in the browser. It gives
-# the document's readyState: "loading" when its parser still waits (on a script that never came).
+# the document's readyState ("loading" when its parser still waits, on a script that never
+# came) and the encoding the browser read it in.
 PREPARE_DOM_SCRIPT = """(pageUrl) => {
   let declared = false;
   for (const meta of document.querySelectorAll('meta[charset]')) {
@@ -54,7 +55,7 @@ PREPARE_DOM_SCRIPT = """(pageUrl) => {
   // (document.open()) and wrote: what it wrote is the page, not a parse cut short.
   const navigation = performance.getEntriesByType('navigation')[0];
   const opened = document.readyState === 'loading' && navigation && navigation.domContentLoadedEventStart > 0;
-  return opened ? 'written' : document.readyState;
+  return [opened ? 'written' : document.readyState, document.characterSet];
 }"""
 
 DOM_SCRIPT = """({depth, marker, limit, canvasLimit}) => {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -19,7 +20,10 @@ from protego import Protego
 
 from archiver.config import CrawlConfig
 from archiver.robots_directives import says_nofollow
+from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
 from archiver.urls import host_of, try_normalize
+
+log = logging.getLogger("archiver.crawl")
 
 ROBOTS_MAX_BYTES = 512 * 1024
 
@@ -29,8 +33,10 @@ class RobotsRules:
     """The robots.txt rules of one host, for our user agent."""
 
     parser: Protego | None
-    """None when the host has no usable robots.txt: everything is allowed."""
+    """None when the host has no usable robots.txt: everything is allowed (unless out of reach)."""
     agent: str
+    out_of_reach: bool = False
+    """robots.txt could not be read (a server error, no answer): nothing is allowed."""
 
     @classmethod
     def parse(cls, text: str, agent: str) -> RobotsRules:
@@ -40,8 +46,20 @@ class RobotsRules:
     def allow_all(cls, agent: str) -> RobotsRules:
         return cls(None, agent)
 
+    @classmethod
+    def unreachable(cls, agent: str) -> RobotsRules:
+        return cls(None, agent, out_of_reach=True)
+
+    def refusal(self, url: str) -> str | None:
+        """Why robots.txt keeps us from ``url`` (ROBOTS, ROBOTS_UNREACHABLE), None if it does not."""
+        if self.out_of_reach:
+            return ROBOTS_UNREACHABLE
+        if self.parser is None or self.parser.can_fetch(url, self.agent):
+            return None
+        return ROBOTS
+
     def allows(self, url: str) -> bool:
-        return self.parser is None or bool(self.parser.can_fetch(url, self.agent))
+        return self.refusal(url) is None
 
     def crawl_delay(self) -> float:
         if self.parser is None:
@@ -103,20 +121,26 @@ def x_robots_nofollow(values: Iterable[str], agent: str) -> bool:
 
 
 def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:
-    """Rules from a robots.txt fetch, as Google and RFC 9309 read them.
+    """Rules from a robots.txt fetch, as RFC 9309 (section 2.3.1) and Google read them.
 
-    4xx (or no answer at all) means no rules; 5xx means the host asked to
-    be left alone for now, so everything is disallowed.
+    4xx means there are no rules ("unavailable"), and so does a redirect chain given up
+    (3xx: a loop, too many hops). A robots.txt out of reach, for a server error (5xx,
+    and 429, which says "not now" rather than "none here") or a network one (status
+    None: no whole answer came), disallows everything.
+
+    >>> [rules_from_response(s, b"", "a").allows("http://h/") for s in (404, 301, 503, 429, None)]
+    [True, True, False, False, False]
     """
-    if status is None or 400 <= status < 500:
+    if status is None or status >= 500 or status == 429:
+        return RobotsRules.unreachable(agent)
+    if 300 <= status < 500:
         return RobotsRules.allow_all(agent)
-    if status >= 500:
-        return RobotsRules.parse("User-agent: *\nDisallow: /", agent)
     return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace"), agent)
 
 
 FetchRobots = Callable[[str], Awaitable[tuple[int | None, bytes]]]
-"""``fetch_robots(host_url)``: (status, body) of ``host_url/robots.txt``, status None if nothing answered."""
+"""``fetch_robots(host_url)``: (status, body) of ``host_url/robots.txt``, status None if no whole
+answer came (none at all, or a body cut short)."""
 
 
 class PolicyOptions(TypedDict):
@@ -146,8 +170,8 @@ class Politeness(Protocol):
     """What the crawler asks before and around each fetch (HostPolicy answers; for crawl
     nodes, RedisHostPolicy in crawling/redis_politeness.py)."""
 
-    async def allows(self, url: str) -> bool:
-        """True if the URL's host lets us fetch it (robots.txt)."""
+    async def refusal(self, url: str) -> str | None:
+        """Why the URL's robots.txt keeps us from fetching it (a skip reason), None if it does not."""
 
     async def sitemaps(self, url: str) -> list[str]:
         """The sitemaps the robots.txt of the URL's host names."""
@@ -219,11 +243,12 @@ class HostPolicy:
         for host in self._hosts.values():
             host.limit = 1 if host.crawl_delay > 0 else fetches
 
-    async def allows(self, url: str) -> bool:
-        """True if robots.txt lets us fetch ``url`` (always, with --ignore-robots)."""
+    async def refusal(self, url: str) -> str | None:
+        """Why robots.txt keeps us from ``url`` (ROBOTS, ROBOTS_UNREACHABLE); None if it lets
+        us fetch it, and always with --ignore-robots."""
         if not self._obey_robots:
-            return True
-        return (await self._rules(url)).allows(url)
+            return None
+        return (await self._rules(url)).refusal(url)
 
     async def sitemaps(self, url: str) -> list[str]:
         """The URLs of the Sitemap: lines of the robots.txt of ``url``'s host."""
@@ -236,6 +261,13 @@ class HostPolicy:
             async with host.robots_lock:
                 if host.robots is None:
                     host.robots = await self._robots_rules(_host_url(url))
+                    if self._obey_robots and host.robots.out_of_reach:
+                        log.warning(
+                            "robots.txt of %s is out of reach (a server error or no answer): none of"
+                            " its URLs is fetched, as RFC 9309 asks; a resumed crawl asks again,"
+                            " and --ignore-robots fetches them regardless",
+                            _host_url(url),
+                        )
                     if self._obey_robots:
                         host.crawl_delay = min(host.robots.crawl_delay(), self._max_delay)
                     host.delay = max(host.delay, host.crawl_delay)

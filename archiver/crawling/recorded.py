@@ -20,12 +20,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from archiver.content import CHUNK, Decoding, mime_type
+from archiver.crawling import log as crawl_log
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier
 from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
+from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
-from archiver.redirects import REDIRECT_STATUSES, redirect_target
-from archiver.scope import ROBOTS
+from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_target
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -43,6 +44,9 @@ class Answer:
     hand it to RecordedFetch.keep() once read."""
     row: ManifestRow | None
     """Its manifest row, written by keep(); None when the URL is recorded elsewhere."""
+    given_up_at: int | None = None
+    """The status of the redirect a chain was given up at (a loop, too many hops); capture is
+    None then."""
 
     @property
     def ok(self) -> bool:
@@ -80,8 +84,9 @@ class RecordedFetch:
         while True:
             recorded = (await self._frontier.claim([url], queued=False))[0]
             row = ManifestRow(url=url, found_by=found_by, parent=parent, depth=0, outcome=FETCHED)
-            if policy is not None and not await policy.allows(url):
-                return await self._end(url, row if recorded else None, outcome=SKIPPED, reason=ROBOTS)
+            refusal = await policy.refusal(url) if policy is not None else None
+            if refusal is not None:
+                return await self._end(url, row if recorded else None, outcome=SKIPPED, reason=refusal)
             outcome = await self._fetch(url, policy)
             capture = outcome.capture
             if capture is None:
@@ -110,10 +115,12 @@ class RecordedFetch:
                 )
             elif not outcome.error:
                 row = dataclasses.replace(row, outcome=REDIRECTED)
-            row = dataclasses.replace(row, redirect_to=target)
+            row = dataclasses.replace(
+                row, redirect_to=target, redirect_fragment=redirect_fragment(location, url)
+            )
             await self.keep(Answer(url, capture, row if recorded else None))
             if row.outcome != REDIRECTED:
-                return Answer(url, None, None)
+                return Answer(url, None, None, given_up_at=capture.status)
             url, parent = target, url
 
     async def keep(self, answer: Answer, met: Sequence[ManifestRow] = ()) -> None:
@@ -132,7 +139,8 @@ class RecordedFetch:
         return Answer(url, None, None)
 
     async def _fetch(self, url: str, policy: Politeness | None) -> FetchOutcome:
-        """Try ``url`` until an outcome is final, waiting out backoffs in between."""
+        """Try ``url`` until an outcome is final, waiting out backoffs in between; each try is
+        logged as a page's is."""
         tries = 0
         while True:
             if policy is None:
@@ -140,6 +148,16 @@ class RecordedFetch:
             else:
                 async with policy.slot(url):
                     outcome = await self._fetcher.fetch(url, tries=tries)
+            capture = outcome.capture
+            if outcome.retry_in is not None:
+                crawl_log.retrying(url, outcome.tries, outcome.error, outcome.retry_in)
+            elif capture is None:
+                crawl_log.failed(url, outcome.tries, outcome.error)
+            else:
+                length = capture.body_length
+                crawl_log.fetched(
+                    url, capture.status, mime_type(capture.header("content-type")), length, outcome.error
+                )
             if outcome.retry_in is None:
                 return outcome
             tries = outcome.tries
@@ -147,10 +165,15 @@ class RecordedFetch:
 
     async def fetch_robots(self, origin: str) -> tuple[int | None, bytes]:
         """Status and body of ``origin``/robots.txt (redirects followed, every answer recorded),
-        decoded up to ROBOTS_MAX_BYTES; status None when no answer came."""
+        decoded up to ROBOTS_MAX_BYTES; status None when no whole answer came (none at all, or
+        a body the server cut short: its rules are unknown), that of the last redirect when
+        the chain was given up."""
         answer = await self.get(origin + "/robots.txt", FOUND_BY_ROBOTS)
         capture = answer.capture
         if capture is None:
+            return answer.given_up_at, b""
+        if capture.truncated in CUT_BY_PEER:
+            await self.keep(answer)
             return None, b""
         try:
             text = b"".join(Decoding(answer.body(), capture.header("content-encoding"), ROBOTS_MAX_BYTES))

@@ -243,10 +243,10 @@ class Renderer:
         rendered, error = await self._attempts(url, answer)
         links: dict[str, str] = {}
         nofollow = job.nofollow
-        html = rendered.html if rendered is not None else None
-        if html is not None:
+        if rendered is not None and rendered.html is not None:
+            # The DOM is UTF-8; its queries are in the page's encoding, as the browser wrote them.
             _title, _base, links, meta_nofollow = await asyncio.to_thread(
-                findings, html, url, "text/html", DOM_CONTENT_TYPE
+                findings, rendered.html, url, "text/html", DOM_CONTENT_TYPE, rendered.charset
             )
             nofollow = nofollow or meta_nofollow
         if rendered is not None:
@@ -273,7 +273,9 @@ class Renderer:
                 )
             for page in waiting:
                 self._push(page)
-        dom = RenderedDom(url, datetime.now(UTC), html, response_id[0]) if html is not None else None
+        dom = None
+        if rendered is not None and rendered.html is not None:
+            dom = RenderedDom(url, datetime.now(UTC), rendered.html, response_id[0], rendered.charset)
         if dom is not None:
             self.stats.rendered += 1
         else:

@@ -32,7 +32,7 @@ from archiver.config import CrawlConfig
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import QueueItem
 from archiver.errors import SnapshotError
-from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS
+from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED, QUEUED, SKIPPED
@@ -166,8 +166,11 @@ def _drop_uncommitted_cdxj(pending: Path, manifest: Manifest) -> None:
 
 
 def _lifted(reason: str | None, config: CrawlConfig) -> bool:
-    """True if a URL skipped for ``reason`` is to be tried again by a crawl with ``config``."""
-    return reason in (PAGE_LIMIT, BYTE_LIMIT) or (reason == ROBOTS and not config.obey_robots)
+    """True if a URL skipped for ``reason`` is to be tried again by a crawl with ``config``: a
+    robots.txt out of reach is asked again."""
+    return reason in (PAGE_LIMIT, BYTE_LIMIT, ROBOTS_UNREACHABLE) or (
+        reason == ROBOTS and not config.obey_robots
+    )
 
 
 def _location(line: str) -> tuple[str, int] | None:

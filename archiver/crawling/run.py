@@ -9,10 +9,10 @@ progress line passes ``progress``, one that handles signals passes ``stop``.
 >>> from pathlib import Path
 >>> with tempfile.TemporaryDirectory() as folder:
 ...     config = CrawlConfig(seeds=("http://127.0.0.1:9/",), output=Path(folder) / "snap", max_tries=1)
-...     result = asyncio.run(crawl(config))  # nothing listens on port 9: the seed fails
+...     result = asyncio.run(crawl(config))  # nothing listens on port 9: not even its robots.txt
 ...     (config.output / "manifest.sqlite3").is_file()
 True
->>> result.totals["failed"], result.seeds_failed[0][0], result.interrupted
+>>> result.totals["no_answer"], result.seeds_failed[0][0], result.interrupted
 (1, 'http://127.0.0.1:9/', False)
 """
 
@@ -423,7 +423,7 @@ def _seeds_failed(manifest: Manifest, seeds: list[str]) -> list[tuple[str, str]]
     redirect to nowhere or to a URL skipped), with why."""
     failed = []
     for seed, end in manifest.seed_ends():
-        why = seed_failure(seed, end)
+        why = seed_failure(seed, end, manifest)
         if seed in seeds and why is not None:
             failed.append((seed, why))
     return failed

@@ -27,8 +27,11 @@ class View:
     exactly; otherwise it is the decoded text.
     """
 
-    def __init__(self, body: bytes, encoding: str) -> None:
+    def __init__(self, body: bytes, encoding: str, query_encoding: str | None = None) -> None:
+        """``query_encoding``: the one the document's links' queries are written in, if it is
+        not ``encoding`` (a rendered DOM is kept as UTF-8, its queries in its page's encoding)."""
         self.encoding = encoding
+        self.query_encoding = query_encoding or encoding
         self.as_bytes = not codecs.lookup(encoding).name.startswith(_STATEFUL_CODECS)
         if self.as_bytes:
             self.text = body.decode("latin-1")

@@ -41,7 +41,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
-from archiver.warc.dom import page_of
+from archiver.warc.dom import CHARSET_FIELD, page_of
 from archiver.warc.reader import WarcReader
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
@@ -283,6 +283,7 @@ class RecordFiles:
         html, capped = bounded_document(html, "text/html")
         if capped:
             html = _without_cut_tag(html)
-        html = rewrite_html(html, row.url, "utf-8", self.resolve, path, self.memo)
+        charset = record.rec_headers.get_header(CHARSET_FIELD)
+        html = rewrite_html(html, row.url, "utf-8", self.resolve, path, self.memo, page_charset=charset)
         note = f"cut at {MAX_MARKUP:,} tags: the rendered DOM holds more" if capped else None
         self.stats.count("text/html", files.write(path, (neutralise_scripts(html),), lambda: note))

@@ -12,7 +12,9 @@ from archiver.paths import relative_url
 from archiver.urls import absolute_url, query_encoded, try_normalize
 
 Resolver = Callable[[str], "str | None"]
-"""Normalised absolute URL -> path of its archived file relative to mirror/, or None. A resolver
+"""Normalised absolute URL -> path of its archived file relative to mirror/, or None; the path
+may end with ``#`` and a fragment (a redirect's Location named one), which then replaces the
+link's own (file names never hold a ``#``: paths.escape_name writes it %23). A resolver
 with a ``guessed`` count (mirror.local_paths.LocalPaths while the crawl runs) says which of its
 answers may still change: those are remembered apart, with the guesses, which a memo hit hands
 back to the resolver's ``noted()``, and for GUESSES_KEPT_FOR documents at most."""
@@ -45,9 +47,9 @@ class Memo:
 
     def __init__(self) -> None:
         self.references: _Recent[tuple[str, str, str], tuple[str | None, bool]] = _Recent()
-        self.tags: _Recent[tuple[str, str, str, str], Edits] = _Recent()
+        self.tags: _Recent[tuple[str, str, str, str, str], Edits] = _Recent()
         self.guessed_references: _Recent[tuple[str, str, str], tuple[tuple[str | None, bool], Guesses]]
-        self.guessed_tags: _Recent[tuple[str, str, str, str], tuple[Edits, Guesses]]
+        self.guessed_tags: _Recent[tuple[str, str, str, str, str], tuple[Edits, Guesses]]
         self.documents = 0
         self._forget_guesses()
 
@@ -85,6 +87,7 @@ class Linker:
     ) -> None:
         """``page_url``: the document's own URL, where a <base> may name another (see _work_out)."""
         self.here = here
+        self.page_url = page_url
         self.page = try_normalize(page_url) if page_url is not None else None
         self.here_folder = here.rpartition("/")[0]
         self.resolve = resolve
@@ -132,6 +135,10 @@ class Linker:
         ``encoding``: the document's, which its query is written in (None for UTF-8, and CSS)."""
         # Its query written as the crawl requested it, before the memo looks it up: one text in
         # pages of two encodings is two URLs.
+        if value[:1] == "#" and base == self.page_url:
+            # A fragment of the page itself, as half the links of a documentation page: kept.
+            self.whole_base_uses += 1
+            return None
         value = query_encoded(value, encoding)
         if value.lstrip()[:1] in ("?", "#", ""):
             self.whole_base_uses += 1
@@ -152,7 +159,9 @@ class Linker:
         head, hash_sign, fragment = value.strip().partition("#")
         key = (self.base_folder(base), self.here_folder, head)
         found = memo.references.find(key)
-        if found is not None and found[1]:
+        # A path with a fragment of its own (a redirect's) was remembered for the whole value,
+        # whose key is the head's when it has no fragment: it is no answer for other fragments.
+        if found is not None and found[1] and "#" not in (found[0] or ""):
             return f"{found[0]}{hash_sign}{fragment}", True
         whole_key = (key[0], key[1], value)
         found = memo.references.find(whole_key)
@@ -164,9 +173,10 @@ class Linker:
             mark = len(self.guessed)
             found = self._work_out(value, base)
             if len(self.guessed) == mark:
-                if found[1]:
-                    path = found[0] or ""
-                    memo.references.keep(key, (path[: len(path) - len(fragment) - len(hash_sign)], True))
+                path = found[0] or ""
+                stem = path[: len(path) - len(fragment) - len(hash_sign)]
+                if found[1] and "#" not in stem:  # a fragment of the target's own is no link's
+                    memo.references.keep(key, (stem, True))
                 else:
                     memo.references.keep(whole_key, found)
             else:
@@ -193,5 +203,7 @@ class Linker:
         if target is None:
             absolute = absolute_url(reference, base)
             return (absolute if absolute is not None and absolute != value else None), False
-        _, hash_sign, fragment = reference.partition("#")
+        target, hash_sign, fragment = target.partition("#")
+        if not hash_sign:  # where a redirect's Location names no fragment, the link's stays
+            _, hash_sign, fragment = reference.partition("#")
         return relative_url(self.here, target) + hash_sign + fragment, True

@@ -2,7 +2,9 @@
 
 LocalPaths answers the rewriter's question (rewrite.Resolver) from the
 manifest: a captured URL's ``local_path`` (given when its capture was stored,
-mirror/plan.py), through redirect chains. A finished crawl's answers are final.
+mirror/plan.py), through redirect chains, with ``#`` and the fragment the
+chain's last Location to name one gave (the link's own fragment gives way to
+it, as in a browser). A finished crawl's answers are final.
 
 While the crawl runs, a page is written before every URL it links to is
 fetched, and before the crawl has even recorded the links it finds on it.
@@ -37,7 +39,7 @@ from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED
 
 FINAL_CACHE = 16384
 """Final answers kept in RAM (a bounded cache; the manifest has them all)."""
-_ROW = "SELECT outcome, local_path, redirect_to FROM urls WHERE url = ?"
+_ROW = "SELECT outcome, local_path, redirect_to, redirect_fragment FROM urls WHERE url = ?"
 _HOP_OUTCOMES = (REDIRECTED, "failed")
 """Rows whose redirect_to is a hop of a chain (manifest.IS_REDIRECT): a failed redirect (a loop,
 a chain too long) still says where it pointed."""
@@ -108,10 +110,20 @@ class LocalPaths:
         """(path or None, whether that answer is final)."""
         row = self._db.execute(_ROW, (url,)).fetchone()
         if row is not None and row[2] is not None and row[0] in _HOP_OUTCOMES:
-            end = follow_chain(url, self._next_hop).final
+            fragments: list[str] = []
+            end = follow_chain(url, lambda at: self._next_hop(at, fragments)).final
             if end is None:  # a loop, or a chain too long
                 return None, True
-            url, row = end, self._db.execute(_ROW, (end,)).fetchone()
+            path, final = self._answer_at(end, self._db.execute(_ROW, (end,)).fetchone())
+            if path is not None and fragments:
+                path += "#" + fragments[-1]  # a later Location's fragment replaces an earlier one's
+            return path, final
+        return self._answer_at(url, row)
+
+    def _answer_at(
+        self, url: str, row: tuple[str, str | None, str | None, str | None] | None
+    ) -> tuple[str | None, bool]:
+        """_answer() of a URL that is no hop of a chain, whose manifest row is ``row``."""
         if row is None:
             if self.guessing is None:
                 return None, True
@@ -127,6 +139,11 @@ class LocalPaths:
             return url_to_path(url, guessed_type(url)), False
         return None, False  # skipped here, it may still be queued from another page
 
-    def _next_hop(self, url: str) -> str | None:
+    def _next_hop(self, url: str, fragments: list[str]) -> str | None:
+        """Where ``url`` redirects, None if nowhere; the fragment its Location names goes to ``fragments``."""
         row = self._db.execute(_ROW, (url,)).fetchone()
-        return str(row[2]) if row is not None and row[2] is not None and row[0] in _HOP_OUTCOMES else None
+        if row is None or row[2] is None or row[0] not in _HOP_OUTCOMES:
+            return None
+        if row[3] is not None:
+            fragments.append(row[3])
+        return str(row[2])

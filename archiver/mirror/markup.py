@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from archiver.links import CSS_ATTRS
+
 # Elements whose content is text up to their end tag (HTML's RAWTEXT, RCDATA,
 # script data and PLAINTEXT states).
 RAW_TEXT_ELEMENTS = frozenset(
@@ -64,9 +66,9 @@ def _scanner(wanted: frozenset[str] | None, xml: bool = False) -> re.Pattern[str
     skipped = [r"[^<]++", r"<(?![a-zA-Z!?])", _COMMENT, *([_CDATA] if xml else []), _DECLARATION]
     if wanted is not None:
         # A start tag not wanted: another name (raw-text elements are always yielded, their text
-        # is skipped by iter_tags), and no attribute named style.
+        # is skipped by iter_tags), and no attribute whose CSS may hold a URL (style, fill...).
         names = "|".join(sorted(re.escape(name) for name in wanted | RAW_TEXT_ELEMENTS))
-        no_style = r"(?!(?i:style)(?![^\t\n\r\f\x20/=>]))"
+        no_style = rf"(?!(?i:{'|'.join(CSS_ATTRS)})(?![^\t\n\r\f\x20/=>]))"
         skipped.append(
             rf"<(?!(?i:{names}){_NAME_ENDS}){_TAG_NAME}"
             rf"(?:{_SEPARATORS}{no_style}{_NAME}{_VALUE})*+{_SEPARATORS}>"

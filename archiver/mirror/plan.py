@@ -1,8 +1,9 @@
 """The mirror's path plan: a collision-free local path for every capture, first come, first served.
 
 Each capture's natural path is paths.url_to_path(); the few that meet (``/a``
-and ``/a.html`` both HTML, names equal but for case, a file where another
-needs a folder) are told apart here, the only place that does it: the capture
+and ``/a.html`` both HTML, names equal but for case or Unicode normalisation,
+one name on macOS or Windows: paths.folded, a file where another needs a
+folder) are told apart here, the only place that does it: the capture
 placed later gets a hashed variant of its natural path (paths.candidate_paths),
 or of its folder when an earlier file holds that folder's name.
 
@@ -26,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from archiver.content import HTML_TYPES, PARSED_TYPES, content_codings
-from archiver.paths import candidate_paths, folders_of, path_token, url_to_path, with_folder_token
+from archiver.paths import candidate_paths, folded, folders_of, path_token, url_to_path, with_folder_token
 from archiver.store.schema import has_table
 from archiver.urls import url_folder
 
@@ -91,9 +92,9 @@ class PathPlan:
     Captures of one payload (payload_key, and one Content-Encoding) share the
     file of the first: ``/dir/`` and ``/dir/index.html`` serving the same page,
     so every link to either leads to one file. A path already taken (compared
-    without case, as on macOS and Windows), or one a file needs as a folder,
-    is not given again. The bookkeeping is on disk, so a mirror of any size is
-    planned in bounded memory.
+    as paths.folded compares it, as on macOS and Windows), or one a file needs
+    as a folder, is not given again. The bookkeeping is on disk, so a mirror of
+    any size is planned in bounded memory.
     """
 
     def __init__(
@@ -144,7 +145,7 @@ class PathPlan:
                 if known == coding:
                     return Placed(path, shared=True)
         path = self._free_path(url, url_to_path(url, content_type))
-        self._db.execute("INSERT INTO mirror_taken VALUES (?)", (path.casefold(),))
+        self._db.execute("INSERT INTO mirror_taken VALUES (?)", (folded(path),))
         self._db.executemany(
             "INSERT OR IGNORE INTO mirror_folders VALUES (?)", ((folder,) for folder in folders_of(path))
         )
@@ -161,8 +162,8 @@ class PathPlan:
             # An earlier file holds the name of a folder it needs: a folder of its own.
             natural = with_folder_token(natural, blocked, path_token(url, attempt))
         for path in candidate_paths(url, natural):
-            folded = path.casefold()
-            if not self._is_file(folded) and not self._is_folder(folded):
+            key = folded(path)
+            if not self._is_file(key) and not self._is_folder(key):
                 return path
         raise AssertionError("candidate_paths() never ends")
 
@@ -173,13 +174,11 @@ class PathPlan:
                 return depth
         return None
 
-    def _is_file(self, folded: str) -> bool:
-        return (
-            self._db.execute("SELECT 1 FROM mirror_taken WHERE folded = ?", (folded,)).fetchone() is not None
-        )
+    def _is_file(self, key: str) -> bool:
+        return self._db.execute("SELECT 1 FROM mirror_taken WHERE folded = ?", (key,)).fetchone() is not None
 
-    def _is_folder(self, folded: str) -> bool:
-        found = self._db.execute("SELECT 1 FROM mirror_folders WHERE folded = ?", (folded,))
+    def _is_folder(self, key: str) -> bool:
+        found = self._db.execute("SELECT 1 FROM mirror_folders WHERE folded = ?", (key,))
         return found.fetchone() is not None
 
     def drop(self) -> None:

@@ -25,11 +25,13 @@ from __future__ import annotations
 import html
 import re
 
-from archiver.content import SVG_TYPE, known_encoding
+from archiver.content import SVG_TYPE
 from archiver.encodings import (
     declared_charset,
     guessed_encoding,
     sniff_bom,
+    utf16_bom,
+    web_codec,
     xml_encoding,
 )
 from archiver.link_values import (
@@ -38,9 +40,11 @@ from archiver.link_values import (
     parse_srcset,
 )
 from archiver.links import (
+    CSS_ATTRS,
     HTML_LINK_ATTRS,
     MAX_SRCDOC_DEPTH,
     SRCSET_ATTRS,
+    SVG_LINK_ATTRS,
     document_base,
     is_fetchable_reference,
     link_kind,
@@ -50,7 +54,8 @@ from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker, Memo, Resolver
 from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
 from archiver.mirror.stylesheets import css_edits, own_path, replace_spans, rewrite_css_text
-from archiver.svg import SVG_LINK_ATTRS, local_name
+from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_declaration_edits, xml_style_edits
+from archiver.svg import local_name
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -74,28 +79,43 @@ for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
     _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
 
 _EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
+_ALWAYS_READ = frozenset({"href", "content", "srcdoc", *CSS_ATTRS})
+"""Attributes read on any tag (the rest of _URL_ATTRS's by tag): <base href>, <meta content> (a
+refresh), <iframe srcdoc>, and CSS."""
+_READ_ATTRS = {tag: names | _ALWAYS_READ for tag, names in _URL_ATTRS.items()}
 _SVG_EDITED_TAGS = frozenset(SVG_LINK_ATTRS)
-_STYLE_ATTRIBUTE = re.compile("style", re.IGNORECASE)
+_STYLE_ATTRIBUTE = re.compile("|".join(CSS_ATTRS), re.IGNORECASE)
+"""A tag that may hold an attribute whose CSS holds a URL (a first look: attributes() tells)."""
 # What may come before a doctype without making a browser read the page in quirks mode:
 # white space, comments, an XML declaration. One character or one whole piece a step, so
 # a page of "<!--" never closed costs one scan.
 _DOCTYPE = re.compile(r"(?:\s|<!--.*?-->|<\?[^>]*>)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL)
-_XML_DECLARATION = re.compile(r"<\?xml\s[^>]*?encoding\s*=\s*[\"']?([A-Za-z0-9._-]*)", re.IGNORECASE)
 _BASE = frozenset({"base"})
-_CDATA = re.compile(r"<!\[CDATA\[(.*?)(?:\]\]>|\Z)", re.DOTALL)
 _BASE_TAG = re.compile("<base", re.IGNORECASE)
 """Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
 
 
 class _Element:
-    """The tag name and attributes links.link_kind() needs."""
+    """The tag name and attributes links.link_kind() needs: each value decoded when first asked
+    for (most attributes of a tag, its class or title, are never read)."""
 
-    def __init__(self, tag: str, attributes: dict[str, str]) -> None:
+    def __init__(self, tag: str, raw: str, found: list[tuple[str, int, int, int, int]], view: View) -> None:
         self.tag = tag
-        self.attributes = attributes
+        self._raw = raw
+        self._view = view
+        self._spans: dict[str, tuple[int, int]] = {}
+        for name, _ns, _ne, value_start, value_end in found:
+            self._spans.setdefault(name, (value_start, value_end))  # the first wins, as in browsers
+        self._texts: dict[str, str] = {}
 
     def get(self, name: str, default: str | None = None) -> str | None:
-        return self.attributes.get(name, default)
+        text = self._texts.get(name)
+        if text is None:
+            span = self._spans.get(name)
+            if span is None:
+                return default
+            text = self._texts[name] = _attribute_text(self._raw[span[0] : span[1]], self._view)
+        return text
 
 
 def _attribute_text(raw_value: str, view: View) -> str:
@@ -114,6 +134,7 @@ def rewrite_html(
     page_path: str | None = None,
     memo: Memo | None = None,
     xml: bool = False,
+    page_charset: str | None = None,
 ) -> bytes:
     """A page's bytes with every link made local (if archived) or absolute.
 
@@ -126,19 +147,23 @@ def rewrite_html(
     ``resolve(page_url)``. A <base href> is resolved, then renamed so it no
     longer applies to the local links. ``memo``: shared by every document
     rewritten with this ``resolve`` (a mirror build), so what its pages repeat
-    is worked out once.
+    is worked out once. ``page_charset``: the label of the page's own encoding,
+    which its queries are written in, when its bytes are in another (a rendered
+    DOM, kept as UTF-8: findings.findings() reads it alike).
     """
-    header_encoding = known_encoding(encoding)
+    header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
     declared = declared_charset(body)
     # encodings.page_encoding(), from the parts already in hand.
-    view = View(body, bom or header_encoding or declared or guessed_encoding(body))
+    view = View(body, bom or header_encoding or declared or guessed_encoding(body), web_codec(page_charset))
     here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
     spans = _document_edits(view, _document_base(page_url, view), link, 0)
+    if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
+        return mark + view.encode(replace_spans(view.text, spans))  # no <meta> can say UTF-16
     if header_encoding and not bom:
         if xml:
-            spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
+            spans.extend(xml_declaration_edits(view.text, header_encoding, encoding or header_encoding))
         elif declared != header_encoding:
             doctype = _DOCTYPE.match(view.text)
             at = doctype.end() if doctype else 0
@@ -166,13 +191,15 @@ def rewrite_svg(
     ...             resolve, "h/i/x.svg")
     b'<svg><image href="../a.png"/><a href="http://h/i/b.svg"/></svg>'
     """
-    header_encoding = known_encoding(encoding)
+    header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
     view = View(body, xml_encoding(body, encoding))
     link = Linker(path or own_path(url, SVG_TYPE, resolve), resolve, memo, url)
     spans = _document_edits(view, url, link, 0, svg=True)
+    if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
+        return mark + view.encode(replace_spans(view.text, spans))  # XML reads UTF-16 after a mark
     if header_encoding and not bom:
-        spans.extend(_xml_declaration(view.text, header_encoding, encoding or header_encoding))
+        spans.extend(xml_declaration_edits(view.text, header_encoding, encoding or header_encoding))
     return view.encode(replace_spans(view.text, spans)) if spans else body
 
 
@@ -185,44 +212,28 @@ def _document_edits(
     styles: list[tuple[int, int]] = []
     edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
     # In SVG every tag is looked at: a prefixed name (svg:image) is no name the scanner skips by.
-    for offset, tag, raw in iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg):
-        if tag not in edited and not _STYLE_ATTRIBUTE.search(raw):
+    tags = iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg)
+    if svg:
+        tags_read = list(tags)
+        xhtml = xhtml_tags(view, len(tags_read))
+        tags = iter(tags_read)
+        if tags_read:
+            spans.extend(stylesheet_pi_edits(view, tags_read[0][0], base, link))
+    for index, (offset, tag, raw) in enumerate(tags):
+        html_rules = not svg or index in xhtml
+        if tag not in (_EDITED_TAGS if html_rules else edited) and not _STYLE_ATTRIBUTE.search(raw):
             continue  # a raw-text element's tag with nothing to edit
         if svg:
-            edits: Edits = tuple(_tag_edits(tag, raw, base, link, view, depth, svg))
+            edits: Edits = tuple(_tag_edits(tag, raw, base, link, view, depth, not html_rules))
         else:
             edits = _remembered_tag_edits(tag, raw, base, link, view, depth)
         spans.extend((offset + start, offset + end, new) for start, end, new in edits)
     for start, end in styles:
         css = view.text[start:end]
         if may_hold_css_urls(css):
-            edits = tuple(
-                _svg_style_edits(css, base, link, view) if svg else css_edits(css, base, link, view)
-            )
+            edits = tuple(xml_style_edits(css, base, link, view) if svg else css_edits(css, base, link, view))
             spans.extend((start + s, start + e, new) for s, e, new in edits)
     return spans
-
-
-def _svg_style_edits(css: str, base: str, link: Linker, view: View) -> list[tuple[int, int, str]]:
-    """css_edits() of the text of an SVG <style>, which is XML: its URLs are written so that
-    they are markup neither as text nor in a CDATA section. Where its text holds a character
-    reference outside CDATA (``&amp;``), it is read as XML reads it and written back whole."""
-    if "&" not in _CDATA.sub("", css):
-        return css_edits(css, base, link, view, markup=True)
-    text = _xml_text(view.to_text(css))
-    rewritten = rewrite_css_text(text, base, link)
-    return [] if rewritten == text else [(0, len(css), view.from_text(html.escape(rewritten, quote=False)))]
-
-
-def _xml_text(raw: str) -> str:
-    """XML character data as XML reads it: references replaced, CDATA sections' content kept."""
-    out: list[str] = []
-    last = 0
-    for section in _CDATA.finditer(raw):
-        out += (html.unescape(raw[last : section.start()]), section.group(1))
-        last = section.end()
-    out.append(html.unescape(raw[last:]))
-    return "".join(out)
 
 
 def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | None:
@@ -244,21 +255,6 @@ def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | N
     return view.to_text(replace_spans(view.text, spans)) + rest
 
 
-def _xml_declaration(text: str, encoding: str, label: str) -> list[tuple[int, int, str]]:
-    """The edit that makes an XML document (XHTML) say the charset its HTTP header gave
-    (``encoding``, named ``label`` there): XML reads its own declaration, not a <meta> (one
-    before the root element breaks it), and without one reads UTF-8."""
-    found = _XML_DECLARATION.match(text)
-    label = html.escape(label)
-    if found is None:
-        if encoding == "utf-8":
-            return []
-        return [(0, 0, f'<?xml version="1.0" encoding="{label}"?>')]
-    if known_encoding(found.group(1)) == encoding:
-        return []
-    return [(found.start(1), found.end(1), label)]
-
-
 def _document_base(page_url: str, view: View) -> str:
     """The URL links resolve against: the first <base href>, or the page's URL."""
     if not _BASE_TAG.search(view.text):  # most pages: no need to read the tags twice
@@ -269,7 +265,7 @@ def _document_base(page_url: str, view: View) -> str:
         for name, _ns, _ne, value_start, value_end in attributes(raw):
             href = _attribute_text(raw[value_start:value_end], view)
             if name == "href" and is_fetchable_reference(href):
-                return document_base(href, page_url, view.encoding)
+                return document_base(href, page_url, view.query_encoding)
     return page_url
 
 
@@ -282,7 +278,7 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
     <iframe> is never remembered: a srcdoc can hold a page of its own)."""
     if link.memo is None or tag in ("base", "iframe"):
         return tuple(_tag_edits(tag, raw, base, link, view, depth))
-    key = (raw, link.base_folder(base), link.here_folder, view.encoding)
+    key = (raw, link.base_folder(base), link.here_folder, view.encoding, view.query_encoding)
     found = link.memo.tags.find(key)
     if found is None:
         guessed = link.memo.guessed_tags.find(key)
@@ -305,18 +301,19 @@ def _tag_edits(
     """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS, or
     of _SVG_EDITED_TAGS in ``svg``, or with a style attribute: _document_edits checks)."""
     found = attributes(raw)
-    texts = [_attribute_text(raw[start:end], view) for _n, _ns, _ne, start, end in found]
-    values = {}
-    for (name, *_spans), text in zip(reversed(found), reversed(texts), strict=True):
-        values[name] = text  # the first of a repeated attribute wins, as in browsers
-    element = _Element(tag, values)
+    element = _Element(tag, raw, found, view)
+    read = _READ_ATTRS.get(tag, _ALWAYS_READ)
     edits = []
     local_before = link.made_local
-    for (name, name_start, name_end, value_start, value_end), value in zip(found, texts, strict=True):
+    for name, name_start, name_end, value_start, value_end in found:
         if value_start == value_end:
             continue
+        if not svg and name not in read:
+            continue  # holds no link: left undecoded
+        # A repeated attribute is rewritten too (the first is the one that applies).
+        value = _attribute_text(raw[value_start:value_end], view)
         if svg:
-            new_value = _svg_attribute_edit(tag, name, value, base, link, view.encoding)
+            new_value = _svg_attribute_edit(tag, name, value, base, link, view.query_encoding)
             if new_value is not None:
                 edits.append((value_start, value_end, _quoted(new_value, view)))
             continue
@@ -329,7 +326,7 @@ def _tag_edits(
         if tag == "iframe" and name == "srcdoc":
             new_value = _rewritten_srcdoc(value, base, link, depth)
         else:
-            new_value = _attribute_edit(element, tag, name, value, base, link, view.encoding)
+            new_value = _attribute_edit(element, tag, name, value, base, link, view.query_encoding)
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
     integrity = link.made_local > local_before and tag in ("link", "script")
@@ -343,7 +340,7 @@ def _svg_attribute_edit(
     tag: str, name: str, value: str, base: str, link: Linker, encoding: str
 ) -> str | None:
     """The new value of one attribute of an SVG document read in ``encoding``, or None to leave it."""
-    if name == "style":
+    if name in CSS_ATTRS:
         css = rewrite_css_text(value, base, link)
         return css if css != value else None
     if tag in SVG_LINK_ATTRS and local_name(name) == "href":
@@ -355,7 +352,7 @@ def _attribute_edit(
     element: _Element, tag: str, name: str, value: str, base: str, link: Linker, encoding: str
 ) -> str | None:
     """The new value of one attribute of a document read in ``encoding``, or None to leave it."""
-    if name == "style":
+    if name in CSS_ATTRS:
         css = rewrite_css_text(value, base, link)
         return css if css != value else None
     if tag == "meta" and name == "content":

@@ -9,7 +9,7 @@ read as CSS reads it (its escapes undone) and written back escaped where CSS nee
 
 from __future__ import annotations
 
-from archiver.encodings import stylesheet_encoding
+from archiver.encodings import CSS_CHARSET_RULE, sniff_bom, stylesheet_encoding, utf16_bom, web_codec
 from archiver.link_values import css_unescaped, css_url_spans, iter_css_urls, written_css_url
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Linker, Memo, Resolver
@@ -79,10 +79,27 @@ def rewrite_css_bytes(
     memo: Memo | None = None,
 ) -> bytes:
     """A stylesheet's bytes rewritten, in its own encoding (encodings.stylesheet_encoding()).
+    ``encoding``: the charset of its HTTP Content-Type, if any, which its file then says itself
+    (an @charset rule, or for UTF-16 a byte-order mark): read from disk, it has no header.
 
     ``memo``: shared by every document rewritten with this ``resolve``.
     """
     view = View(body, stylesheet_encoding(body, encoding))
     here = css_path or own_path(css_url, "text/css", resolve)
     spans = css_edits(view.text, css_url, Linker(here, resolve, memo), view)
-    return view.encode(replace_spans(view.text, spans)) if spans else body
+    out = view.encode(replace_spans(view.text, spans)) if spans else body
+    header_encoding = web_codec(encoding)
+    if header_encoding is None or sniff_bom(body) is not None:
+        return out
+    if (mark := utf16_bom(header_encoding)) is not None:
+        return mark + out
+    if view.as_bytes and out.isascii():  # read alike in any encoding a rule could name
+        return out
+    rule = CSS_CHARSET_RULE.match(view.text)
+    if rule is None:
+        spans.append((0, 0, f'@charset "{encoding}";'))
+    elif web_codec(rule.group(1)) != header_encoding:
+        spans.append((rule.start(1), rule.end(1), str(encoding)))
+    else:
+        return out
+    return view.encode(replace_spans(view.text, spans))

@@ -25,6 +25,7 @@ from typing import Any
 
 from archiver.errors import SnapshotError, WriteError
 from archiver.redirects import follow_chain
+from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.store.rows import (
     FAILED,
     FETCHED,
@@ -36,6 +37,7 @@ from archiver.store.rows import (
     MirrorFile,
 )
 from archiver.store.schema import create_tables, has_urls_table
+from archiver.urls import absolute_url
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
 COMPACT_FROM_PAGES = 256
@@ -385,9 +387,10 @@ class Manifest:
         ]
 
 
-def seed_failure(seed: str, end: ManifestRow | None) -> str | None:
+def seed_failure(seed: str, end: ManifestRow | None, manifest: Manifest | None = None) -> str | None:
     """Why a seed archived no page, given the row its chain ends at (see seed_ends); None if it
-    did, or is still queued. A page the server answered with an error is no page archived."""
+    did, or is still queued. A page the server answered with an error is no page archived.
+    With ``manifest``, a seed a robots.txt out of reach kept out says what that robots.txt got."""
     if end is None:
         return "its redirects lead nowhere (a loop, or a URL never recorded)"
     landed = "" if end.url == seed else f"redirected to {end.url}: "
@@ -396,8 +399,26 @@ def seed_failure(seed: str, end: ManifestRow | None) -> str | None:
     if end.outcome == FETCHED:
         return f"{landed}HTTP {end.status}"
     if end.outcome in (FAILED, SKIPPED):
-        return f"{landed}{end.outcome}, {end.reason or 'no reason given'}"
+        why = f"{landed}{end.outcome}, {end.reason or 'no reason given'}"
+        if end.reason == ROBOTS_UNREACHABLE and manifest is not None:
+            why += f" ({_robots_answer(manifest, end.url)})"
+        return why
     return None  # queued: an interrupted crawl, not a failure
+
+
+def _robots_answer(manifest: Manifest, url: str) -> str:
+    """What the robots.txt of ``url``'s host got, where its redirects ended: its error or status."""
+
+    def hop(at: str) -> str | None:
+        row = manifest.get(at)
+        return row.redirect_to if row is not None and row.outcome == REDIRECTED else None
+
+    robots = absolute_url("/robots.txt", url) or url
+    final = follow_chain(robots, hop).final
+    row = manifest.get(final) if final else None
+    if row is None:
+        return f"{robots}: no answer recorded"
+    return f"{row.url}: {row.reason or f'HTTP {row.status}'}"
 
 
 class StoredPayloads:

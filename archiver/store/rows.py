@@ -74,6 +74,9 @@ class ManifestRow:
     """File name under warc/ of the resource record holding the rendered DOM."""
     dom_warc_offset: int | None = None
     dom_warc_length: int | None = None
+    redirect_fragment: str | None = None
+    """For a redirect whose Location names a fragment: that fragment (without its ``#``), which
+    where the chain lands takes in place of the link's (redirects.redirect_fragment)."""
 
     @property
     def render_pending(self) -> bool:

@@ -3,17 +3,23 @@ index.html count, with SQL aggregates (no row is read that is not shown)."""
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from typing import Any
 
+from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, FOR_CRAWLERS, QUEUED, REDIRECTED, SKIPPED
 
 MAX_ERRORS_SHOWN = 20
 HTTP_ERROR = "COALESCE(status, 0) >= 400 AND NOT truncated"
 """A whole answer the server gave with a 4xx or 5xx status (the row may be fetched or failed)."""
-NO_ANSWER = f"outcome = 'failed' AND NOT ({HTTP_ERROR})"
-"""A fetch that failed otherwise: no response at all, a body cut short, a redirect loop."""
+KEPT_OUT = f"outcome = '{SKIPPED}' AND reason = '{ROBOTS_UNREACHABLE}'"
+"""A URL not fetched because its host's robots.txt was out of reach: a server's or the
+network's error kept it out, not a rule."""
+NO_ANSWER = f"(outcome = '{FAILED}' AND NOT ({HTTP_ERROR})) OR ({KEPT_OUT})"
+"""A fetch that failed otherwise: no response at all, a body cut short, a redirect loop, a
+robots.txt out of reach."""
 
 
 def summary(manifest: Manifest) -> dict[str, Any]:
@@ -26,10 +32,10 @@ def summary(manifest: Manifest) -> dict[str, Any]:
     by_outcome = manifest.count_by("outcome", where=pages)
     # Two kinds of trouble, told apart: the server answered with an error status (a dead
     # link, a 500), or the fetch got no whole answer (no response, a body cut short).
-    errors = [
-        (row.url, row.reason or "")
-        for row in manifest.rows(FAILED, where=f"{pages} AND ({NO_ANSWER})", limit=MAX_ERRORS_SHOWN)
-    ]
+    failed = manifest.rows(FAILED, where=f"{pages} AND ({NO_ANSWER})", limit=MAX_ERRORS_SHOWN)
+    kept_out = manifest.rows(SKIPPED, where=f"{pages} AND ({KEPT_OUT})", limit=MAX_ERRORS_SHOWN)
+    errors = [(row.url, row.reason or "") for row in heapq.merge(failed, kept_out, key=lambda row: row.url)]
+    errors = errors[:MAX_ERRORS_SHOWN]
     http_errors = [
         (row.url, row.status or 0)
         for row in manifest.rows(where=f"{pages} AND {HTTP_ERROR}", limit=MAX_ERRORS_SHOWN)

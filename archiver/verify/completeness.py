@@ -36,7 +36,7 @@ from archiver.verify.report import (
     UNRECORDED_LINK,
     Report,
 )
-from archiver.warc.dom import DOM_CONTENT_TYPE
+from archiver.warc.dom import CHARSET_FIELD, DOM_CONTENT_TYPE
 from archiver.warc.reader import WarcReader
 from archiver.warc.records import NOT_MODIFIED_PROFILE
 
@@ -122,16 +122,16 @@ class LinkCheck:
                         _check_links(row, body, content_type, self.recorded, self.scope, report)
                 if row.dom_warc_file is not None:
                     # What the crawl followed from the page's render: the links of its DOM.
-                    dom = _read_dom(row, records, doms)
+                    dom, charset = _read_dom(row, records, doms)
                     if dom is not None:
                         report.stats["rendered pages parsed"] += 1
-                        _check_links(row, dom, DOM_CONTENT_TYPE, self.recorded, self.scope, report)
+                        _check_links(row, dom, DOM_CONTENT_TYPE, self.recorded, self.scope, report, charset)
 
 
 def _check_something_archived(manifest: Manifest, report: Report) -> None:
     """A snapshot none of whose seeds led to an archived page is not complete, however
     well its failures are recorded."""
-    failures = [(seed, seed_failure(seed, end)) for seed, end in manifest.seed_ends()]
+    failures = [(seed, seed_failure(seed, end, manifest)) for seed, end in manifest.seed_ends()]
     if not failures:
         report.add(NOTHING_ARCHIVED, "manifest.sqlite3", "no seed is recorded")
     elif all(why is not None for _, why in failures):
@@ -186,9 +186,10 @@ def _check_links(
     recorded: Callable[[str], bool],
     scope: Scope,
     report: Report,
+    page_charset: str | None = None,
 ) -> None:
     report.stats["pages parsed"] += 1
-    page = extract(body, row.url, mime_type(content_type), content_type)
+    page = extract(body, row.url, mime_type(content_type), content_type, page_charset)
     for link in page.links:
         requisite = link.kind == REQUISITE
         if scope.skip_reason(link.url, row.depth + 1, requisite) is not None:
@@ -199,15 +200,17 @@ def _check_links(
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
 
 
-def _read_dom(row: ManifestRow, records: Records, doms: WarcReader) -> bytes | None:
-    """The rendered DOM of a page; None if its record is damaged (reported already) or unreadable."""
+def _read_dom(row: ManifestRow, records: Records, doms: WarcReader) -> tuple[bytes | None, str | None]:
+    """The rendered DOM of a page and the charset of the page it was rendered from (which its
+    queries are written in); None if its record is damaged (reported already) or unreadable."""
     entry = records.get((row.dom_warc_file or "", row.dom_warc_offset or 0))
     if entry is None or not entry.intact or entry.record_type != "resource":
-        return None
+        return None, None
     try:
-        return doms.read(entry.file, entry.offset, DEFAULT_DECODE_LIMIT).payload
+        stored = doms.read(entry.file, entry.offset, DEFAULT_DECODE_LIMIT)
     except (OSError, WarcDamage, *PARSE_ERRORS):
-        return None
+        return None, None
+    return stored.payload, stored.rec_headers.get_header(CHARSET_FIELD)
 
 
 def _read_page(

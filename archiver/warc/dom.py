@@ -11,7 +11,10 @@ The record's WARC-Target-URI is ``urn:dom:`` + the page URL, the
 the page URL itself would compete with the response in replay tools, which
 serve the capture closest in time; under its own URN it is indexed (cdxj-indexer
 keys it by that URN) and never served in place of the page. WARC-Concurrent-To
-names the response (or revisit) record of the page it was rendered from.
+names the response (or revisit) record of the page it was rendered from, and
+WARC-Page-Charset the encoding the browser read the page in (``Shift_JIS``):
+the DOM is kept as UTF-8, but the queries of its links are written in the
+page's own encoding, as the browser wrote them.
 
 >>> import gzip
 >>> member = dom_record(RenderedDom("http://h/", DATE, b"<p>x</p>", "<urn:uuid:r>"), "<urn:uuid:d>")
@@ -37,6 +40,7 @@ from datetime import UTC, datetime
 from archiver.warc import records
 
 DOM_PREFIX = "urn:dom:"
+CHARSET_FIELD = "WARC-Page-Charset"
 DOM_CONTENT_TYPE = "text/html; charset=utf-8"
 DATE = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 """A fixed date for examples."""
@@ -66,6 +70,8 @@ class RenderedDom:
     html: bytes
     concurrent_to: str | None
     """WARC-Record-ID of the page's response (or revisit) record."""
+    charset: str | None = None
+    """The encoding the browser read the page in (document.characterSet), if known."""
 
 
 def dom_record(dom: RenderedDom, record_id: str) -> bytes:
@@ -80,4 +86,6 @@ def dom_record(dom: RenderedDom, record_id: str) -> bytes:
     ]
     if dom.concurrent_to:
         fields.append(("WARC-Concurrent-To", dom.concurrent_to))
+    if dom.charset:
+        fields.append((CHARSET_FIELD, dom.charset))
     return records.encode_record(fields, DOM_CONTENT_TYPE, dom.html)
