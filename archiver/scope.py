@@ -29,6 +29,17 @@ NOFOLLOW = "nofollow"
 """A link of a page whose robots meta or X-Robots-Tag says nofollow."""
 
 
+def folder_of(url: str) -> str:
+    """The folder of ``url`` (normalised), what --scope prefix keeps to: the URL up to the last
+    ``/`` of its path. Its query is no part of the path, though it may hold a ``/`` too.
+
+    >>> folder_of("http://h/docs/page?next=/a/b"), folder_of("http://h/docs?")
+    ('http://h/docs/', 'http://h/')
+    """
+    up_to_path = url.partition("#")[0].partition("?")[0]
+    return up_to_path[: up_to_path.rfind("/") + 1]
+
+
 @dataclass(frozen=True)
 class Scope:
     """The crawl's boundary: seeds' hosts, domains or prefixes, regexes, depth."""
@@ -57,7 +68,7 @@ class Scope:
             kind=kind,
             hosts=hosts,
             domains=frozenset(registered_domain(h) for h in hosts),
-            prefixes=tuple(s[: s.rfind("/") + 1] for s in seeds),
+            prefixes=tuple(folder_of(s) for s in seeds),
             include=tuple(re.compile(p) for p in include),
             exclude=tuple(re.compile(p) for p in exclude),
             max_depth=max_depth,
@@ -95,7 +106,7 @@ class Scope:
         """
         urls = list(urls)
         hosts = self.hosts | frozenset(host_of(url) for url in urls)
-        prefixes = tuple(dict.fromkeys((*self.prefixes, *(url[: url.rfind("/") + 1] for url in urls))))
+        prefixes = tuple(dict.fromkeys((*self.prefixes, *(folder_of(url) for url in urls))))
         if hosts == self.hosts and prefixes == self.prefixes:
             return self
         return dataclasses.replace(

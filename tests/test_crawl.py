@@ -232,7 +232,15 @@ async def test_redirect_leaving_scope_is_not_followed(site, other_site, run_craw
 
 
 async def test_max_tries_after_dropped_connections(site, run_crawl):
+    """A server that drops new connections without answering costs exactly --max-tries requests."""
     attempts = {"n": 0}
+
+    def closing(response: web.Response) -> web.Response:
+        # No connection is kept: every request goes out on a new one. (One that a reused
+        # connection loses unanswered is sent again on a new one, uncounted: see
+        # test_hostile_answers.)
+        response.force_close()
+        return response
 
     async def flaky(request: web.Request) -> web.Response:
         attempts["n"] += 1
@@ -240,10 +248,14 @@ async def test_max_tries_after_dropped_connections(site, run_crawl):
             assert request.transport is not None
             request.transport.close()  # drop the connection without answering
             await asyncio.sleep(0.05)
-        return web.Response(text="<title>ok</title>", content_type="text/html")
+        return closing(web.Response(text="<title>ok</title>", content_type="text/html"))
 
-    site.page("/", links=["/flaky", "/dead"])
-    site.handler("/flaky", flaky)
+    async def home(request: web.Request) -> web.Response:
+        links = '<a href="/flaky">flaky</a><a href="/dead">dead</a>'
+        return closing(web.Response(text=links, content_type="text/html"))
+
+    async def missing(request: web.Request) -> web.Response:
+        return closing(web.Response(status=404, text="not here"))
 
     async def dead(request: web.Request) -> web.Response:
         assert request.transport is not None
@@ -251,6 +263,9 @@ async def test_max_tries_after_dropped_connections(site, run_crawl):
         await asyncio.sleep(0.05)
         return web.Response(text="never sent")
 
+    for path, handler in (("/", home), ("/robots.txt", missing), ("/sitemap.xml", missing)):
+        site.handler(path, handler)
+    site.handler("/flaky", flaky)
     site.handler("/dead", dead)
     await site.start()
     result = await run_crawl(site.url("/"), max_tries=3)

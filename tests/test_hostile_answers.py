@@ -191,3 +191,97 @@ async def test_bytes_after_a_body_belong_to_no_answer(framing, later, close, run
     assert payloads[base + "/a"] == b"hello"
     assert (payloads[base + "/b"], payloads[base + "/c"]) == (b"<p>page b</p>", b"<p>page c</p>")
     assert server.hits("/b") == server.hits("/c") == 1  # each answered by the server, to its request
+
+
+def _closing_after_each_answer(pages: tuple[str, ...], linger: float) -> Any:
+    """Every answer framed by Content-Length, with no Connection header, and the connection closed
+    after it: at once, or ``linger`` seconds later (a short keep-alive timeout), when a request
+    sent on it meanwhile is never answered."""
+
+    async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+        if request.path == "/":
+            _answer(writer, b"200 OK", "".join(f'<a href="{p}">{p}</a>' for p in pages).encode())
+        elif request.path in pages:
+            _answer(writer, b"200 OK", b"<p>page " + request.path.encode() + b"</p>")
+        else:
+            _answer(writer, b"404 Not Found")
+        if linger:
+            await writer.drain()
+            await asyncio.sleep(linger)
+        return False
+
+    return handler
+
+
+@pytest.mark.parametrize("linger", [0.0, 0.15], ids=["at-once", "a-moment-later"])
+async def test_a_server_closing_each_connection_after_its_answer_costs_no_try(linger, run_crawl):
+    """A request that a pooled connection lost before its answer began is sent again at once on
+    a new connection, without counting a try (RFC 9112, 9.3.1): the server took it on none."""
+    pages = tuple(f"/p{i}" for i in range(12))
+    server = await RawServer(_closing_after_each_answer(pages, linger)).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", concurrency=1, max_tries=1, sitemaps=False)
+    finally:
+        await server.close()
+    root = result.snapshot.root
+    rows = manifest_rows(root)
+    for path in ("/", *pages):
+        assert (rows[base + path].outcome, rows[base + path].tries) == (FETCHED, 1), rows[base + path]
+        assert server.hits(path) == 1, path
+    responses = []
+    for warc_path in sorted((root / "warc").glob("*.warc.gz")):
+        with open(warc_path, "rb") as warc:
+            responses += [
+                record.rec_headers.get_header("WARC-Target-URI")
+                for record in ArchiveIterator(warc)
+                if record.rec_type == "response"
+            ]
+    assert sorted(responses) == sorted(base + path for path in ("/", "/robots.txt", *pages))
+
+
+async def test_the_pool_tells_a_reused_connection_from_a_new_one():
+    """What sending a request again rests on: WatchedConnector counts the connections aiohttp's
+    pool takes back through ``_release`` (not public API: this test guards it), knows whether
+    the one it hands out is reused, and whether a byte of the answer came before it was lost."""
+    from aiohttp import ClientError, ClientSession
+
+    from archiver.crawling.connections import WatchedConnector, connection_use
+
+    async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+        if request.path == "/half":  # a beginning of an answer, then the connection closes
+            writer.write(b"HTTP/1.1 200")
+            return False
+        _answer(writer, b"200 OK", b"<p>kept</p>")
+        if request.path == "/linger":  # a short keep-alive timeout: closed as the next request comes
+            await writer.drain()
+            await asyncio.sleep(0.3)
+            return False
+        return True
+
+    steps = [  # path, new connection only, reused, answered, lost before its answer on reuse
+        ("/", False, False, True, False),
+        ("/a", False, True, True, False),
+        ("/b", True, False, True, False),  # the pool's idle connection is closed for it
+        ("/half", False, True, False, False),
+        ("/linger", False, False, True, False),
+        ("/lost", False, True, False, True),
+        ("/after", False, False, True, False),
+    ]
+    server = await RawServer(handler).start()
+    seen = []
+    try:
+        async with ClientSession(connector=WatchedConnector()) as session:
+            session._retry_connection = False  # as the fetcher has it
+            for path, new_only, *_ in steps:
+                with connection_use(new_only=new_only) as use:
+                    try:
+                        async with session.get(server.url(path)) as response:
+                            answered = await response.read() == b"<p>kept</p>"
+                    except ClientError:
+                        answered = False
+                seen.append((path, new_only, use.reused, answered, use.lost_before_answer_on_reuse))
+    finally:
+        await server.close()
+    assert seen == steps
+    assert server.connections == 4  # /, /a; /b, /half; /linger and /lost; /after

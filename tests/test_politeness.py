@@ -112,6 +112,22 @@ def test_rules_from_response(status, body, allowed):
     assert rules_from_response(status, body, "archiver").allows("http://h/x") is allowed
 
 
+@pytest.mark.parametrize(
+    ("rule", "url", "allowed"),
+    [
+        ("Disallow: /*?", "http://h/p?", False),  # a URL with a query, empty as it is
+        ("Disallow: /p?", "http://h/p?", False),
+        ("Disallow: /p$", "http://h/p?", True),  # /p? is not /p: $ anchors at the URL's end
+        ("Disallow: /p$", "http://h/p", False),
+        ("Disallow: /*?", "http://h/p", True),
+    ],
+)
+def test_robots_rules_match_an_empty_query_as_written(rule, url, allowed):
+    """``/p?`` is fetched as written, so rules match it as written, ``?`` and all (RFC 9309 matches
+    the path and query; Google's robots.txt parser, its reference, keeps an empty one too)."""
+    assert RobotsRules.parse("User-agent: *\n" + rule, "archiver").allows(url) is allowed
+
+
 def test_robots_agent_token():
     assert robots_agent("archiver/0.1.0 (+https://example.org)") == "archiver"
     assert RobotsRules.parse("User-agent: *\nCrawl-delay: 3", "archiver").crawl_delay() == 3.0

@@ -37,6 +37,36 @@ async def test_headers_and_cookies_are_sent(site, run_crawl, tmp_path):
         assert seen[path][1] == {"session": "abc", "fromfile": "yes"}
 
 
+async def test_a_cookie_goes_to_a_url_with_an_empty_query_as_a_browser_sends_it(site, run_crawl):
+    """``/p?`` is requested as written, and its path is still /p: a cookie set for Path=/p goes
+    to it (RFC 6265, 5.1.4 matches the path alone), as a browser sends it."""
+    seen: dict[str, dict[str, str]] = {}
+
+    async def setting(request: web.Request) -> web.Response:
+        links = "".join(f"<a href='{path}'>{path}</a>" for path in ("/p?", "/p", "/px", "/dir/q?"))
+        response = web.Response(text=links, content_type="text/html")
+        response.set_cookie("p_only", "1", path="/p")
+        response.set_cookie("dir_q", "1", path="/dir/q")
+        response.set_cookie("everywhere", "1", path="/")
+        return response
+
+    async def checking(request: web.Request) -> web.Response:
+        seen[request.raw_path] = dict(request.cookies)
+        return web.Response(text="<title>checked</title>", content_type="text/html")
+
+    site.handler("/", setting)
+    for path in ("/p", "/px", "/dir/q"):
+        site.handler(path, checking)
+    await site.start()
+    await run_crawl(site.url("/"), concurrency=1)
+    assert seen == {
+        "/p?": {"p_only": "1", "everywhere": "1"},
+        "/p": {"p_only": "1", "everywhere": "1"},
+        "/px": {"everywhere": "1"},
+        "/dir/q?": {"dir_q": "1", "everywhere": "1"},
+    }
+
+
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory):
     authority = trustme.CA()

@@ -152,6 +152,24 @@ def test_scope_kinds(kind, url, reason):
 @pytest.mark.parametrize(
     ("seed", "url", "reason"),
     [
+        ("http://h/docs/page?next=/a/b", "http://h/docs/other", None),
+        ("http://h/docs/page?next=/a/b", "http://h/docs/page?next=/a/c", None),
+        ("http://h/docs/page?next=/a/b", "http://h/blog/", OUT_OF_SCOPE),
+        ("http://h/docs/page?", "http://h/docs/other", None),
+        ("http://h/docs?go=/docs/", "http://h/blog/", None),  # /docs is a file of /
+    ],
+)
+def test_scope_prefix_is_the_seeds_folder_whatever_its_query(seed, url, reason):
+    """--scope prefix keeps to the folder of the seed's path (as wget --no-parent does), and
+    its query, ``/`` or not, is no part of the path."""
+    assert Scope.from_seeds([seed], kind="prefix").skip_reason(url, depth=1) == reason
+    later = Scope.from_seeds(["http://h/elsewhere/"], kind="prefix").with_seeds([seed])
+    assert later.skip_reason(url, depth=1) == reason
+
+
+@pytest.mark.parametrize(
+    ("seed", "url", "reason"),
+    [
         ("https://foo.github.io/", "https://other-user.github.io/", OUT_OF_SCOPE),
         ("https://foo.github.io/", "https://www.foo.github.io/x", None),
         ("http://[::1]:8080/", "http://[::1]:9090/", None),

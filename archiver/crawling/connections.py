@@ -1,5 +1,5 @@
-"""The fetcher's pool of keep-alive connections, which never lets bytes that came unasked answer
-a request.
+"""The fetcher's pool of keep-alive connections: it never lets bytes that came unasked answer a
+request, and it tells a request sent on a reused connection from one sent on a new connection.
 
 A server may send bytes after an answer: a Content-Length too small, bytes after the last
 chunk, or an answer of its own shaped for the next request on the connection. RFC 9112
@@ -8,26 +8,47 @@ to a later request. aiohttp closes a connection whose answer came with bytes aft
 the same read; bytes that come later, while the connection waits in the pool, it parses
 and keeps, and the next request sent on it gets them as its answer. Here such a
 connection is closed as soon as they come, and the pool never hands it out.
+
+A server may also close a kept-alive connection as a request goes out on it (a short
+keep-alive timeout, or a close after each answer without ``Connection: close``): that
+request was never taken, and RFC 9112 (section 9.3.1) lets a client send it again on a
+new connection, as browsers do. ``ConnectionUse`` tells the fetcher whether that is
+what happened, and asks the pool for a new connection for the request sent again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ConnectionKey
 
+if TYPE_CHECKING:
+    from aiohttp.connector import Connection
+    from aiohttp.tracing import Trace
+
 
 class _WatchedHandler(ResponseHandler):
-    """aiohttp's protocol of a connection, closing it when bytes come while it is idle."""
+    """aiohttp's protocol of a connection, closing it when bytes come while it is idle, and
+    counting what it carried."""
 
     idle = False
     """True while the connection waits in the pool, from its last answer to its next request."""
+    released = 0
+    """Times the connection was handed back after a request: to the pool, or closed. One the
+    pool hands out with this above 0 is a reused connection (a closed one is never handed out)."""
+    received = 0
+    """Bytes received since the current request went out."""
 
     def set_response_params(self, **params: Any) -> None:
         self.idle = False  # a request is about to be sent: what comes next is its answer
+        self.received = 0
         super().set_response_params(**params)
 
     def data_received(self, data: bytes) -> None:
@@ -36,18 +57,80 @@ class _WatchedHandler(ResponseHandler):
             if self.transport is not None:
                 self.transport.close()
             return
+        self.received += len(data)
         super().data_received(data)
 
 
+@dataclass
+class ConnectionUse:
+    """The connection one request went out on, as the pool handed it out (see ``connection_use``)."""
+
+    new_only: bool = False
+    """True to have the request sent on a new connection, none from the pool."""
+    reused: bool = False
+    """True if the pool handed out a connection that had carried an earlier answer."""
+    protocol: _WatchedHandler | None = None
+    """The connection's protocol; None until the pool hands one out."""
+
+    @property
+    def lost_before_answer_on_reuse(self) -> bool:
+        """True if the request went out on a reused connection and not one byte of its answer
+        came on it: the server had closed it, unasked, for requests to come (RFC 9112, 9.3.1)."""
+        return self.reused and self.protocol is not None and self.protocol.received == 0
+
+
+_current_use: ContextVar[ConnectionUse | None] = ContextVar("connection_use", default=None)
+
+
+@contextlib.contextmanager
+def connection_use(*, new_only: bool = False) -> Iterator[ConnectionUse]:
+    """Watch the connection that requests sent from this task within the block go out on
+    (WatchedConnector fills the ConnectionUse in); ``new_only``: on a new connection only.
+
+    >>> with connection_use() as use:
+    ...     pass  # session.get(url) on a session whose connector is a WatchedConnector
+    >>> use.lost_before_answer_on_reuse
+    False
+    """
+    use = ConnectionUse(new_only)
+    token = _current_use.set(use)
+    try:
+        yield use
+    finally:
+        _current_use.reset(token)
+
+
 class WatchedConnector(aiohttp.TCPConnector):
-    """A TCPConnector whose idle connections are closed when bytes come on them (module docstring)."""
+    """A TCPConnector whose idle connections are closed when bytes come on them, and which
+    reports the connection it hands out to ``connection_use`` (module docstring)."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         # aiohttp makes each connection's protocol with this factory (its own, with our class).
         self._factory = functools.partial(_WatchedHandler, loop=self._loop)  # type: ignore[assignment]
 
+    async def connect(
+        self, req: aiohttp.ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout
+    ) -> Connection:
+        """A connection for ``req``: one from the pool or a new one, a new one only when the
+        task's ConnectionUse asks for it."""
+        use = _current_use.get()
+        while True:
+            connection = await super().connect(req, traces, timeout)
+            protocol = connection.protocol
+            if use is None or not isinstance(protocol, _WatchedHandler):
+                return connection
+            reused = protocol.released > 0
+            if use.new_only and reused:
+                # An idle one from the pool: closed, so that the next one the pool holds or,
+                # when it holds none, a new one is handed out. A pool holds few of a host's.
+                connection.close()
+                continue
+            use.protocol, use.reused = protocol, reused
+            return connection
+
     def _release(self, key: ConnectionKey, protocol: ResponseHandler, *, should_close: bool = False) -> None:
         if isinstance(protocol, _WatchedHandler):
             protocol.idle = True  # its answer is whole: from now on, until the next request
+            protocol.released += 1
         super()._release(key, protocol, should_close=should_close)

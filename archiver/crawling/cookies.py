@@ -5,6 +5,10 @@ A browser refuses a cookie whose Domain is a public suffix (``co.uk``,
 ``github.io``): one host could otherwise set cookies that every site under that
 suffix receives, the seed's among them. aiohttp's jar checks only that the
 Domain matches the host that set it; SiteCookieJar refuses those too.
+
+A URL with an empty query (``/p?``) is requested with its ``?`` written into the
+path aiohttp is given (fetch.request_url: yarl drops an empty query), while its
+path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import http.cookiejar
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from http.cookies import Morsel
+from http.cookies import BaseCookie, Morsel
 
 import aiohttp
 from aiohttp.typedefs import LooseCookies
@@ -33,8 +37,26 @@ def refused_domain(domain: str, host: str | None) -> bool:
     return bool(domain) and domain != (host or "").lower() and is_public_suffix(domain)
 
 
+def cookie_url(url: URL) -> URL:
+    """``url`` as cookies see it (RFC 6265, 5.1.4: its path, without the query): the ``?`` of
+    an empty query, which fetch.request_url writes at the end of the path, taken off.
+
+    >>> from archiver.crawling.fetch import request_url
+    >>> cookie_url(request_url("http://h/p?")).path, cookie_url(URL("http://h/p?q")).path
+    ('/p', '/p')
+    """
+    if url.raw_path.endswith("?") and not url.raw_query_string:
+        return url.with_path(url.raw_path[:-1], encoded=True)
+    return url
+
+
 class SiteCookieJar(aiohttp.CookieJar):
-    """aiohttp's cookie jar, refusing cookies set for a whole public suffix (see the module)."""
+    """aiohttp's cookie jar, refusing cookies set for a whole public suffix, and matching the
+    path of a URL with an empty query without its ``?`` (see the module)."""
+
+    def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
+        """The cookies to send to ``request_url``."""
+        return super().filter_cookies(cookie_url(request_url))
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
         """Keep the cookies of Set-Cookie ``headers`` but those whose Domain is a public suffix."""
@@ -44,7 +66,9 @@ class SiteCookieJar(aiohttp.CookieJar):
             match = _DOMAIN.search(header)
             return match is None or not refused_domain(match.group(1), host)
 
-        super().update_cookies_from_headers([header for header in headers if kept(header)], response_url)
+        super().update_cookies_from_headers(
+            [header for header in headers if kept(header)], cookie_url(response_url)
+        )
 
     def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
         """Keep ``cookies`` but those whose Domain is a public suffix (older aiohttp versions
@@ -55,7 +79,7 @@ class SiteCookieJar(aiohttp.CookieJar):
             for name, value in items
             if not (isinstance(value, Morsel) and refused_domain(value["domain"], response_url.raw_host))
         ]
-        super().update_cookies(kept, response_url)
+        super().update_cookies(kept, cookie_url(response_url))
 
 
 def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:

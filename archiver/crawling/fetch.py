@@ -9,10 +9,12 @@ decompressed (the WARC keeps them as sent), and each body streams into a
 spooled temporary file, so memory per response is bounded.
 
 A try is one request, bounded as a whole by --timeout (connection, headers
-and body). Whether it failed transiently (no answer, a body cut short, a
-status in --retry-on) and when to try again is decided here; the waiting is
-the crawler's, which puts the URL back in its queue meanwhile, so a URL
-waiting out a backoff holds neither a worker nor its host's slot.
+and body); a request that a reused connection lost before its answer began,
+which no server took, is sent again within the try (see Fetcher.fetch_once).
+Whether a try failed transiently (no answer, a body cut short, a status in
+--retry-on) and when to try again is decided here; the waiting is the
+crawler's, which puts the URL back in its queue meanwhile, so a URL waiting
+out a backoff holds neither a worker nor its host's slot.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from aiohttp.abc import ResolveResult
 from yarl import URL
 
 from archiver.config import CrawlConfig
-from archiver.crawling.connections import WatchedConnector
+from archiver.crawling.connections import ConnectionUse, WatchedConnector, connection_use
 from archiver.crawling.cookies import load_cookies
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import ConfigError, FetchError
@@ -210,6 +212,10 @@ class EnvironmentProxies:
         return self._by_origin[key]
 
 
+class _LostOnReuse(Exception):
+    """A request a reused connection lost before one byte of its answer came: to send again."""
+
+
 class _Received:
     """How far a response came: filled in as it arrives, so a try cut short still has it."""
 
@@ -219,6 +225,16 @@ class _Received:
         self.length = 0
         self.hasher = hashlib.sha1()
         self.truncated: str | None = None
+        self.connection: ConnectionUse | None = None
+
+    @property
+    def lost_on_reuse(self) -> bool:
+        """True if no answer came because a reused connection was lost before its first byte."""
+        return (
+            self.response is None
+            and self.connection is not None
+            and self.connection.lost_before_answer_on_reuse
+        )
 
     def add(self, body: IO[bytes], chunk: bytes) -> None:
         body.write(chunk)
@@ -277,8 +293,9 @@ class Fetcher:
             max_field_size=MAX_HEADER_BYTES,
         )
         # aiohttp sends a request a second time, silently, whenever its connection closes
-        # before the answer, even a fresh connection whose server took the request: a try
-        # must be one request. aiohttp has no public switch; its own test client does the same.
+        # before the answer, even a new connection whose server took the request: a try
+        # must be one request. fetch_once() sends again only what a reused connection lost
+        # unanswered. aiohttp has no public switch; its own test client does the same.
         self._session._retry_connection = False
         return self
 
@@ -366,12 +383,35 @@ class Fetcher:
         """One GET of ``url``, bounded as a whole by --timeout; raises FetchError when no
         response comes.
 
+        A request that a reused connection lost before one byte of its answer came was
+        taken by no server: it is sent once more at once, on a new connection, within
+        the same try (RFC 9112, section 9.3.1; browsers do the same). A connection
+        lost on a new connection is the try's failure: a try is one request a server
+        may have taken.
+
         A body the peer cut short is kept as far as it came, with ``truncated`` saying
         why (disconnect, or time when the timeout ended it), as is one cut at
         --max-file-size (truncated: length).
         """
         assert self._session is not None, "use Fetcher as an async context manager"
         deadline = asyncio.get_running_loop().time() + self.config.timeout
+        try:
+            return await self._exchange(url, referrer, conditions, deadline, new_connection=False)
+        except _LostOnReuse:
+            return await self._exchange(url, referrer, conditions, deadline, new_connection=True)
+
+    async def _exchange(
+        self,
+        url: str,
+        referrer: str | None,
+        conditions: dict[str, str] | None,
+        deadline: float,
+        *,
+        new_connection: bool,
+    ) -> Capture:
+        """One request of ``url`` and its answer (fetch_once); ``new_connection``: sent on a new
+        connection. Raises _LostOnReuse when a reused connection lost it unanswered."""
+        assert self._session is not None
         date = datetime.now(UTC)
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         received = _Received()
@@ -386,20 +426,21 @@ class Fetcher:
             if proxy_headers and not https:
                 headers.update(proxy_headers)
             try:
-                async with (
-                    asyncio.timeout_at(deadline),
-                    self._session.get(
-                        target_url,
-                        allow_redirects=False,
-                        proxy=proxy,
-                        proxy_headers=dict(proxy_headers) if proxy_headers and https else None,
-                        headers=headers or None,
-                    ) as response,
-                ):
-                    received.response = response
-                    received.ip = _peer_ip(response)
-                    _check_transfer_codings(url, response)
-                    await self._read_body(response, body, received, self.config.max_file_size)
+                with connection_use(new_only=new_connection) as received.connection:
+                    async with (
+                        asyncio.timeout_at(deadline),
+                        self._session.get(
+                            target_url,
+                            allow_redirects=False,
+                            proxy=proxy,
+                            proxy_headers=dict(proxy_headers) if proxy_headers and https else None,
+                            headers=headers or None,
+                        ) as response,
+                    ):
+                        received.response = response
+                        received.ip = _peer_ip(response)
+                        _check_transfer_codings(url, response)
+                        await self._read_body(response, body, received, self.config.max_file_size)
             except TimeoutError:
                 if received.response is None:
                     raise FetchError(
@@ -413,6 +454,9 @@ class Fetcher:
             raise FetchError(url, f"bad response: {exc.message}") from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             body.close()
+            lost = isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError))
+            if lost and received.lost_on_reuse and not new_connection:
+                raise _LostOnReuse from None
             raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
         except BaseException:
             body.close()
