@@ -396,15 +396,18 @@ class Fetcher:
         assert self._session is not None, "use Fetcher as an async context manager"
         deadline = asyncio.get_running_loop().time() + self.config.timeout
         try:
-            return await self._exchange(url, referrer, conditions, deadline, new_connection=False)
+            return await self._exchange(
+                url, referrer, conditions, negotiation, deadline, new_connection=False
+            )
         except _LostOnReuse:
-            return await self._exchange(url, referrer, conditions, deadline, new_connection=True)
+            return await self._exchange(url, referrer, conditions, negotiation, deadline, new_connection=True)
 
     async def _exchange(
         self,
         url: str,
         referrer: str | None,
         conditions: dict[str, str] | None,
+        negotiation: Negotiation,
         deadline: float,
         *,
         new_connection: bool,
