@@ -20,6 +20,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.store.manifest import Manifest, StoredPayloads
 from archiver.store.rows import ManifestRow
+from archiver.store.stored import payload_record
 from archiver.warc import cdxj
 from archiver.warc.capture import Capture
 from archiver.warc.files import WarcFiles
@@ -218,42 +219,44 @@ def test_golden_record_with_fixed_clock_and_ids(tmp_path):
     assert written.warc_file == "golden-20260102030405-00001.warc.gz"
 
 
+def _capture(path: str, body: bytes) -> Capture:
+    return Capture(
+        url=f"http://example.com/{path}",
+        date=datetime.now(UTC),
+        request_line=f"GET /{path} HTTP/1.1",
+        request_headers=[("Host", "example.com")],
+        status_line="200 OK",
+        http_version="HTTP/1.1",
+        response_headers=[("Content-Type", "image/png")],
+        body=io.BytesIO(body),
+        body_length=len(body),
+        payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
+    )
+
+
+def store(warcs: WarcFiles, manifest: Manifest, path: str, body: bytes):
+    """Write a capture of http://example.com/PATH, and its row, as the writer does."""
+    written = warcs.write_capture(_capture(path, body))
+    manifest.upsert(
+        ManifestRow(
+            url=f"http://example.com/{path}",
+            found_by="link",
+            depth=1,
+            outcome="fetched",
+            length=len(body),
+            payload_digest=written.payload_digest,
+            fetched_at=written.date,
+            warc_file=written.warc_file,
+            warc_offset=written.offset,
+            warc_length=written.length,
+            record_type=written.record_type,
+        )
+    )
+    return written
+
+
 def test_payload_stored_by_an_earlier_run_becomes_a_revisit(tmp_path):
     """Stored payloads are looked up in the manifest, so a resumed crawl still deduplicates."""
-
-    def capture(path: str, body: bytes) -> Capture:
-        return Capture(
-            url=f"http://example.com/{path}",
-            date=datetime.now(UTC),
-            request_line=f"GET /{path} HTTP/1.1",
-            request_headers=[("Host", "example.com")],
-            status_line="200 OK",
-            http_version="HTTP/1.1",
-            response_headers=[("Content-Type", "image/png")],
-            body=io.BytesIO(body),
-            body_length=len(body),
-            payload_digest="sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode(),
-        )
-
-    def store(warcs: WarcFiles, manifest: Manifest, path: str, body: bytes):
-        written = warcs.write_capture(capture(path, body))
-        manifest.upsert(
-            ManifestRow(
-                url=f"http://example.com/{path}",
-                found_by="link",
-                depth=1,
-                outcome="fetched",
-                length=len(body),
-                payload_digest=written.payload_digest,
-                fetched_at=written.date,
-                warc_file=written.warc_file,
-                warc_offset=written.offset,
-                warc_length=written.length,
-                record_type=written.record_type,
-            )
-        )
-        return written
-
     with Manifest.open(tmp_path / "manifest.sqlite3") as manifest:
         with WarcFiles(tmp_path, "run", 10**9, payloads=StoredPayloads(manifest)) as first_run:
             original = store(first_run, manifest, "a.png", b"same bytes")
@@ -271,6 +274,26 @@ def test_payload_stored_by_an_earlier_run_becomes_a_revisit(tmp_path):
     assert stored.rec_headers.get_header("WARC-Refers-To-Target-URI") == "http://example.com/a.png"
     assert again.payload_digest == original.payload_digest
     assert other.record_type == "response"
+
+
+def test_a_url_stored_again_is_no_revisit_of_its_own_record(tmp_path):
+    """A URL captured a second time into one manifest (a crawl node started again under its name
+    fetched what its first run had stored) became a revisit of its first record, and its new row
+    replaced the one that named that record: the mirror found no payload for it, and the links
+    to it were broken. It is stored whole; another URL with the same bytes is still a revisit."""
+    with (
+        Manifest.open(tmp_path / "manifest.sqlite3") as manifest,
+        WarcFiles(tmp_path, "run", 10**9, payloads=StoredPayloads(manifest)) as warcs,
+    ):
+        store(warcs, manifest, "a.png", b"same bytes")
+        assert store(warcs, manifest, "a.png", b"same bytes").record_type == "response"
+        assert store(warcs, manifest, "b.png", b"same bytes").record_type == "revisit"
+        manifest.commit()
+    with Manifest.open(tmp_path / "manifest.sqlite3") as manifest, WarcReader(tmp_path) as reader:
+        row = manifest.get("http://example.com/b.png")
+        assert row is not None and row.warc_file is not None
+        payload, _ = payload_record(manifest, reader, row)
+        assert payload.raw_stream.read() == b"same bytes"
 
 
 def test_cdxj_merge_sorts_in_runs_with_bounded_memory(tmp_path, monkeypatch):

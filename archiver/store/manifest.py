@@ -289,12 +289,13 @@ class Manifest:
         for found in cursor:
             yield _row(found)
 
-    def first_capture(self, digest: str) -> tuple[str, str] | None:
-        """URL and WARC-Date of a whole, non-empty response record whose payload is ``digest``."""
+    def first_capture(self, digest: str, other_than: str = "") -> tuple[str, str] | None:
+        """URL and WARC-Date of a whole, non-empty response record whose payload is ``digest``
+        (of a URL other than ``other_than``)."""
         found = self._db.execute(
             "SELECT url, fetched_at FROM urls WHERE payload_digest = ? AND record_type = 'response' "
-            "AND length > 0 AND NOT truncated LIMIT 1",
-            (digest,),
+            "AND length > 0 AND NOT truncated AND url != ? LIMIT 1",
+            (digest, other_than),
         ).fetchone()
         return (found[0], found[1]) if found else None
 
@@ -432,8 +433,8 @@ class StoredPayloads:
     def __init__(self, manifest: Manifest) -> None:
         self._manifest = manifest
 
-    def find(self, digest: str) -> tuple[str, str] | None:
-        return self._manifest.first_capture(digest)
+    def find(self, digest: str, url: str) -> tuple[str, str] | None:
+        return self._manifest.first_capture(digest, url)
 
     def add(self, digest: str, url: str, date: str) -> None:
         pass  # the capture's manifest row records it

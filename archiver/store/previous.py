@@ -388,8 +388,8 @@ class PreviousPayloads:
         self._previous = previous
         self._whole = functools.lru_cache(maxsize=CHECKED_ORIGINALS)(self._original_is_whole)
 
-    def find(self, digest: str) -> tuple[str, str] | None:
-        found = self._own.find(digest)
+    def find(self, digest: str, url: str) -> tuple[str, str] | None:
+        found = self._own.find(digest, url)
         if found is not None:
             return found
         original = self._previous.original(digest)

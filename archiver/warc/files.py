@@ -2,13 +2,14 @@
 
 Each record is its own gzip member (see records.py), so every record has an
 offset and a length a reader can seek to. A capture whose payload was stored
-before becomes a revisit (the PayloadIndex says where).
+before, under another URL, becomes a revisit (the PayloadIndex says where).
 
->>> import io, tempfile
+>>> import dataclasses, io, tempfile
 >>> capture = Capture("http://h/", datetime(2026, 1, 2, tzinfo=UTC), "GET / HTTP/1.1", [], "200 OK",
 ...                   "HTTP/1.1", [("Content-Type", "text/plain")], io.BytesIO(b"hi"), 2, "sha1:HI")
 >>> with tempfile.TemporaryDirectory() as folder, WarcFiles(Path(folder), "t", 10**9) as warcs:
-...     first, second = warcs.write_capture(capture), warcs.write_capture(capture)
+...     first = warcs.write_capture(capture)
+...     second = warcs.write_capture(dataclasses.replace(capture, url="http://h/b"))
 >>> first.record_type, second.record_type, first.warc_file.startswith("t-")
 ('response', 'revisit', True)
 """
@@ -67,8 +68,10 @@ class Written:
 class PayloadIndex(Protocol):
     """Where the first capture of a payload is found, so an identical one becomes a revisit."""
 
-    def find(self, digest: str) -> tuple[str, str] | None:
-        """The URL and WARC-Date of the response record that stored ``digest``, if any."""
+    def find(self, digest: str, url: str) -> tuple[str, str] | None:
+        """The URL and WARC-Date of a response record that stored ``digest``, if any, of a URL
+        other than ``url``: the row of ``url`` is replaced by that of the capture in hand, and
+        its revisit would refer to a record no row names any more."""
 
     def add(self, digest: str, url: str, date: str) -> None:
         """Note a response record just written with ``digest``."""
@@ -80,8 +83,9 @@ class MemoryPayloads:
     def __init__(self) -> None:
         self._stored: dict[str, tuple[str, str]] = {}
 
-    def find(self, digest: str) -> tuple[str, str] | None:
-        return self._stored.get(digest)
+    def find(self, digest: str, url: str) -> tuple[str, str] | None:
+        found = self._stored.get(digest)
+        return found if found is not None and found[0] != url else None
 
     def add(self, digest: str, url: str, date: str) -> None:
         self._stored.setdefault(digest, (url, date))
@@ -185,7 +189,7 @@ class WarcFiles:
         self._ensure_open()
         date = warc_date(capture.date)
         not_modified = capture.not_modified is not None
-        previous = None if not_modified else self._payloads.find(capture.payload_digest)
+        previous = None if not_modified else self._payloads.find(capture.payload_digest, capture.url)
         revisit = not_modified or (previous is not None and capture.body_length > 0 and not capture.truncated)
         if not_modified:
             response_id = exchange.response_id if exchange else self._make_id()
