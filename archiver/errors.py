@@ -9,6 +9,7 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── FetchError                  a fetch that got no response (network, timeout, protocol)
 ├── WriteError                  the writer could not store a record (disk full...)
 ├── FrontierLost                a shared crawl's Redis went away while the crawl ran
+│   └── NodeGivenUp             the other crawl nodes gave this one up (silent past --node-timeout)
 ├── PageHung                    a rendered page's scripts kept its tab busy past its time limit
 ├── ExportError                 an export file that cannot be written (it exists, no room...)
 └── WarcDamage                  bytes of a WARC file that cannot be read as records
@@ -45,6 +46,11 @@ class ExportError(ArchiverError):
 class FrontierLost(ArchiverError):
     """The Redis of a shared crawl went away while the crawl ran: what the node stored is whole,
     and the node, started again, goes on."""
+
+
+class NodeGivenUp(FrontierLost):
+    """The other nodes of a shared crawl gave this node up (it was silent past --node-timeout) and
+    took back the URLs it held: it stops, what it stored whole, and goes on if started again."""
 
 
 class PageHung(ArchiverError):

@@ -18,11 +18,15 @@ FOR_CRAWLERS = {"/robots.txt", "/sitemap.xml"}
 
 
 class TreeSite:
-    """``pages`` small pages, each answered after ``latency`` seconds."""
+    """``pages`` small pages, each answered after ``latency`` seconds; with ``sitemap``, pages no
+    page links to, that /sitemap.xml lists."""
 
-    def __init__(self, pages: int, latency: float = 0.002) -> None:
+    def __init__(self, pages: int, latency: float = 0.002, sitemap: tuple[str, ...] = ()) -> None:
         self.pages = pages
         self.latency = latency
+        self.sitemap = sitemap
+        self.held: dict[str, tuple[asyncio.Event, asyncio.Event]] = {}
+        """Paths whose first request waits: (set when it arrives, set to answer it)."""
         self.hits: Counter[str] = Counter()
         self.log: list[tuple[float, str]] = []
         """(loop time, path) of every request, as it arrived."""
@@ -37,7 +41,17 @@ class TreeSite:
             path = request.path
             self.hits[path] += 1
             self.log.append((asyncio.get_running_loop().time(), path))
+            if path in self.held and self.hits[path] == 1:
+                arrived, answer = self.held[path]
+                arrived.set()
+                await answer.wait()
             await asyncio.sleep(self.latency)
+            if path == "/sitemap.xml" and self.sitemap:
+                listed = "".join(f"<url><loc>{self.url(page)}</loc></url>" for page in self.sitemap)
+                xml = f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{listed}</urlset>'
+                return web.Response(text=xml, content_type="application/xml")
+            if path in self.sitemap:
+                return web.Response(text=f"<title>{path}</title>", content_type="text/html")
             if path in FOR_CRAWLERS:
                 return web.Response(status=404)
             number = 0 if path == "/" else int(path.removeprefix("/p"))
@@ -61,8 +75,13 @@ class TreeSite:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.port}{path}"
 
+    def hold(self, path: str) -> tuple[asyncio.Event, asyncio.Event]:
+        """Have the first request of ``path`` wait: (set when it arrives, set it to answer)."""
+        self.held[path] = (asyncio.Event(), asyncio.Event())
+        return self.held[path]
+
     def page_paths(self) -> set[str]:
-        return {"/"} | {f"/p{n}" for n in range(1, self.pages)}
+        return {"/"} | {f"/p{n}" for n in range(1, self.pages)} | set(self.sitemap)
 
     def fetched(self) -> int:
         return sum(count for path, count in self.hits.items() if path not in FOR_CRAWLERS)
@@ -77,6 +96,13 @@ class TreeSite:
     async def close(self) -> None:
         if self.server is not None:
             await self.server.close()
+
+
+class NoCommits:
+    """The Commits of a RedisFrontier whose writer has committed nothing (yet)."""
+
+    items_enqueued = 0
+    items_committed = 0
 
 
 def archiver(*args: str) -> subprocess.Popen[str]:

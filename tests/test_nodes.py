@@ -5,6 +5,8 @@ merged snapshot."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -13,7 +15,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from node_site import FOR_CRAWLERS, TreeSite, archiver, finish, node_args, run_archiver
+from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
+from test_crash import records_by_url
 
 from archiver.cli.exits import EXIT_STOPPED
 from archiver.store.manifest import Manifest
@@ -59,7 +62,7 @@ async def test_three_nodes_fetch_each_url_once_and_share_a_host_limit(tree, tmp_
     assert code == 0, report
 
 
-async def test_a_node_killed_with_kill_9_loses_nothing(tree, tmp_path, redis_url):
+async def test_a_node_killed_with_kill_9_loses_nothing_and_stores_nothing_twice(tree, tmp_path, redis_url):
     tree.latency = 0.01  # slow enough that the killed node has fetches in flight
     output = tmp_path / "snap"
     args = node_args(tree.url(), output, redis_url, "killed", "--node-timeout", "2", "--concurrency", "8")
@@ -76,6 +79,10 @@ async def test_a_node_killed_with_kill_9_loses_nothing(tree, tmp_path, redis_url
     assert FETCHED in killed.values(), "the node was killed before it did anything"
     merged = rows_of(output / "manifest.sqlite3")
     assert len(merged) == PAGES and set(merged.values()) == {FETCHED}
+    # What the killed node stored and had not yet said so in Redis was fetched and stored again
+    # by another node: a second record of the URL, in another part.
+    found = records_by_url(output)
+    assert {url: count for url, count in found.items() if count != 1} == {}
     code, report = await run_archiver("verify", str(output))
     assert code == 0, report
 
@@ -156,31 +163,75 @@ def test_shared_crawl_options_that_do_not_go_together(tmp_path, options, word):
         CrawlConfig(seeds=("http://h/",), output=tmp_path, **options)
 
 
-class _NoCommits:
-    items_enqueued = 0
+async def test_a_url_a_lost_node_claimed_and_never_queued_is_queued_for_the_others(redis_url, tmp_path):
+    """Node A claimed a URL (a page's link, a seed, a URL a sitemap lists) and was lost before it
+    queued it. The crawl unclaimed the URL, for the page that found it to find it again when
+    fetched again: a seed or a sitemap's URL has no such page, and was lost for good."""
+    from archiver.crawling.frontier import QueueItem
+    from archiver.crawling.node_parts import NodeParts
+    from archiver.crawling.redis_frontier import RedisFrontier
+    from archiver.crawling.redis_state import Membership, connect
+    from archiver.store.snapshot import Snapshot
+
+    crawl = connect(redis_url, "given-back")
+    frontiers = {}
+    try:
+        for node in ("A", "B"):
+            member = Membership(node, f"token-{node}", 100.0)
+            await crawl.run("register", args=[crawl.prefix, node, member.token, 100_000])
+            parts = NodeParts(Snapshot(tmp_path), node)
+            frontiers[node] = RedisFrontier(crawl, member, NoCommits(), parts)
+        a, b = frontiers["A"], frontiers["B"]
+        url = "http://site.test/linked"
+        item = QueueItem(url, 1, 5, found_by="link", parent="http://site.test/")
+        assert await a.claim([url], [item]) == [True]
+        assert await b.claim([url], [item]) == [False]
+        await crawl.client.delete(crawl.key("node:A"))  # its heartbeat ran out: kill -9
+        assert await crawl.run("reap", args=[crawl.prefix]) == [b"A", 1]
+        assert await asyncio.wait_for(b.get(), 10) == item
+    finally:
+        for frontier in frontiers.values():
+            await frontier.close()
+        await crawl.close()
+
+
+class _WriterBehind:
+    """The writer has not committed all that was put before."""
+
+    items_enqueued = 1
     items_committed = 0
 
 
-async def test_a_url_given_back_by_a_dead_node_is_claimed_when_met_again(redis_url):
-    """Node B met a link node A had claimed and not queued yet; A died, and the crawl gave the
-    link back: B, meeting it again on the page it fetched again, must claim it. B had kept the
-    refusal as 'seen', and the link (even a seed) was lost for good."""
+async def test_an_item_put_back_to_wait_is_queued_once_when_its_node_is_lost(redis_url, tmp_path):
+    """A node put back an item to try it again later (or because its host was busy), and was
+    lost before its lease was released (the lease went only once the writer had committed all
+    that came before): the item was queued twice, and stored twice."""
+    from archiver.crawling.frontier import QueueItem
+    from archiver.crawling.node_parts import NodeParts
     from archiver.crawling.redis_frontier import RedisFrontier
-    from archiver.crawling.redis_state import connect
+    from archiver.crawling.redis_state import Membership, connect
+    from archiver.store.snapshot import Snapshot
 
-    crawl = connect(redis_url, "given-back")
+    crawl = connect(redis_url, "retried")
     try:
-        for node in ("A", "B"):
-            await crawl.run("register", (f"node:{node}", "nodes"), [node, f"token-{node}", 100_000])
-        a, b = RedisFrontier(crawl, "A", _NoCommits()), RedisFrontier(crawl, "B", _NoCommits())
-        url = "http://site.test/linked"
-        assert await a.claim([url]) == [True]
-        assert await b.claim([url]) == [False]
-        await crawl.client.delete(crawl.key("node:A"))  # its heartbeat ran out: kill -9
+        member = Membership("A", "token-A", 100.0)
+        await crawl.run("register", args=[crawl.prefix, "A", member.token, 100_000])
+        frontier = RedisFrontier(crawl, member, _WriterBehind(), NodeParts(Snapshot(tmp_path), "A"))
+        item = QueueItem("http://site.test/flaky", 1, 5)
+        assert await frontier.claim([item.url], [item]) == [True]
+        await frontier.put(item)
+        got = await asyncio.wait_for(frontier.get(), 10)
+        await frontier.put(dataclasses.replace(got, tries=1), delay=60)  # a 503: tried again in a minute
+        await frontier.task_done(got)
+        for _ in range(100):  # pushed by the frontier's own task, a moment later
+            if await crawl.client.zcard(crawl.key("delayed")):
+                break
+            await asyncio.sleep(0.05)
+        await crawl.client.delete(crawl.key("node:A"))  # kill -9
         await crawl.run("reap", args=[crawl.prefix])
-        assert b.unseen([url]) == [url] and not b.seen(url)
-        assert await b.claim([url]) == [True]
-        assert b.seen(url)
+        queued = await crawl.client.zcard(crawl.key("queue")) + await crawl.client.zcard(crawl.key("delayed"))
+        assert queued == 1
+        await frontier.close()
     finally:
         await crawl.close()
 

@@ -10,7 +10,7 @@ from archiver.config import CrawlConfig
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetch, Fetcher, FetchOutcome
-from archiver.crawling.frontier import Frontier, MemoryFrontier
+from archiver.crawling.frontier import Frontier, MemoryFrontier, QueueItem
 from archiver.crawling.politeness import HostPolicy
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.stats import CrawlStats
@@ -63,8 +63,8 @@ class ClaimedElsewhere(MemoryFrontier):
         super().__init__()
         self.taken = taken
 
-    async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
-        mine = await super().claim(urls, queued)
+    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
+        mine = await super().claim(urls, items)
         return [ok and url not in self.taken for url, ok in zip(urls, mine, strict=True)]
 
 

@@ -30,7 +30,7 @@ TABLE = f"""exit codes:
        crawl archived nothing (every seed failed)
   {EXIT_USAGE}    bad options or input, not a snapshot, or a snapshot another process is writing
   {EXIT_STOPPED}    stopped by a write error (a full disk), or a crawl node by the loss of its
-       Redis; resumable once there is room (a node: started again under another --node)
+       Redis or given up by the others; resumable once there is room (a node: started again)
   {EXIT_WITH_ERRORS}    a crawl finished, but some URLs answered 4xx/5xx or failed (see its report)
   {EXIT_TIME_LIMIT}   a crawl stopped at its --max-time; resumable
   {EXIT_INTERRUPTED}  interrupted by Ctrl-C (SIGINT) or archiver control ... stop; resumable

@@ -115,19 +115,18 @@ class Crawler:
     async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> bool:
         """Queue a URL met outside a page (a seed, or a URL queued by an earlier run), unless
         claimed; True if queued here."""
-        if not (await self.frontier.claim([url]))[0]:
-            return False
-        await self.frontier.put(
-            QueueItem(
-                url,
-                depth,
-                self.config.max_redirects,
-                requisite=found_by == "requisite",
-                found_by=found_by,
-                parent=parent,
-                referrer=parent if found_by in ("link", "requisite") else None,
-            )
+        item = QueueItem(
+            url,
+            depth,
+            self.config.max_redirects,
+            requisite=found_by == "requisite",
+            found_by=found_by,
+            parent=parent,
+            referrer=parent if found_by in ("link", "requisite") else None,
         )
+        if not (await self.frontier.claim([url], [item]))[0]:
+            return False
+        await self.frontier.put(item)
         return True
 
     def feed(self, source: Coroutine[Any, Any, None]) -> asyncio.Task[None]:

@@ -119,7 +119,7 @@ class Discovery:
         """
         if not queue:
             return met, queue
-        claimed = await self.frontier.claim([queued.url for queued in queue])
+        claimed = await self.frontier.claim([queued.url for queued in queue], queue)
         if all(claimed):
             return met, queue
         refused = {queued.url for queued, ok in zip(queue, claimed, strict=True) if not ok}

@@ -86,7 +86,9 @@ class Frontier(Protocol):
       at once: one round trip per page (a Redis pipeline of SADD), and the
       answer says which URLs this process got. The crawler claims before it
       writes the URLs' ``queued`` rows, so only the process that queues a URL
-      records it.
+      records it. It claims with the items it will put: a shared backend
+      keeps them until they are put, and queues them itself if this process
+      is lost first, so no URL is claimed by nobody's work.
     - ``put``, ``get``, ``task_done``, ``join`` and ``close`` are coroutines:
       they move items through the shared queue. ``get`` hands an item out
       under a lease, ``task_done(item)`` releases it; a lease that runs out
@@ -118,11 +120,12 @@ class Frontier(Protocol):
         """The ``urls`` not claimed before (as far as this process knows), in their order:
         seen() for all of a page's links at once, most of which were met before."""
 
-    async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
+    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first, False if it was already.
 
-        ``queued=False``: the URLs are fetched and recorded outside the queue (robots.txt,
-        sitemaps), so a shared backend does not wait for them to be put.
+        ``items``: what each URL is to be queued as, put() next by this process. None: the
+        URLs are fetched and recorded outside the queue (robots.txt, sitemaps, what an
+        earlier run of a resumed crawl did), so a shared backend does not wait for them.
         """
 
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
@@ -280,8 +283,8 @@ class _LocalFrontier:
             timer.cancel()
         self._timers.clear()
 
-    async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
-        """Mark ``urls`` seen; True for each one claimed here first."""
+    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
+        """Mark ``urls`` seen; True for each one claimed here first (the items are put next)."""
         claim = self._seen.claim
         return [claim(url) for url in urls]
 

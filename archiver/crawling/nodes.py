@@ -15,7 +15,10 @@ the mirror). Every name is unique to its node, so folders from several machines
 join by copying them together, then ``archiver merge``.
 
 A node heartbeats in Redis every quarter of --node-timeout and reaps the nodes
-that stopped: their leased URLs go back to the queue (crawling/redis_state.py).
+that stopped: their leased URLs go back to the queue (crawling/redis_scripts.py).
+A node reaped so while it still ran (stopped, or its machine too busy) learns it
+from Redis, which refuses it from then on, and stops (NodeGivenUp): started
+again, under its name or another, it goes on.
 """
 
 from __future__ import annotations
@@ -34,14 +37,15 @@ from typing import Any
 
 from archiver.config import CrawlConfig
 from archiver.crawling.merge import merge_nodes
+from archiver.crawling.node_parts import NodeParts
 from archiver.crawling.politeness import FetchRobots, policy_options
 from archiver.crawling.redis_budget import RedisBudget
 from archiver.crawling.redis_control import RedisControlSource
 from archiver.crawling.redis_frontier import RedisFrontier
 from archiver.crawling.redis_politeness import RedisHostPolicy
-from archiver.crawling.redis_state import RedisCrawl, call, connect, redis_error
+from archiver.crawling.redis_state import Membership, RedisCrawl, call, connect, redis_error
 from archiver.crawling.run import Backend, CrawlResult, ProgressCallback, run_crawl
-from archiver.errors import ConfigError, FrontierLost, SnapshotError, SnapshotLocked
+from archiver.errors import ConfigError, FrontierLost, NodeGivenUp, SnapshotError, SnapshotLocked
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest, seed_failure
@@ -70,6 +74,13 @@ FINISHED_KEY = "finished"
 """Set (to the snapshot's folder) by the last node of a crawl that finished."""
 JOIN_WAIT = 60.0
 """Seconds a node waits for the folder's lock while another node sets it up or merges."""
+PART_WAIT = 2.0
+"""Seconds a node named with --node waits for its part's lock, which another node may hold a
+moment to read what an earlier run under that name stored (crawling/node_parts.py)."""
+LAST_POLL = 0.25
+"""Seconds between two looks, by a node that left, whether the nodes left are gone."""
+GIVEN_UP_STOP = "given up by the other crawl nodes"
+"""The stop reason of a node the others gave up (it stops: see NodeGivenUp)."""
 
 
 async def crawl_node(
@@ -102,9 +113,14 @@ async def crawl_node(
             )
         try:
             return await _crawl_node(crawl, config, seeds, progress, stop, mirror)
+        except NodeGivenUp as exc:
+            raise _given_up(config, str(exc)) from None
         except redis_error() as exc:
             raise _lost(config, exc) from None
         except BaseExceptionGroup as group:  # the crawl's tasks: one met Redis gone
+            given_up = group.subgroup(NodeGivenUp)
+            if given_up is not None:
+                raise _given_up(config, str(_first_leaf(given_up))) from None
             lost = group.subgroup(redis_error())
             if lost is None:
                 raise
@@ -118,6 +134,14 @@ def _lost(config: CrawlConfig, exc: BaseException) -> FrontierLost:
     return FrontierLost(
         f"lost the crawl's Redis at {config.frontier} ({type(exc).__name__}: {exc}); "
         "what this node stored is kept: start it again under another --node name to go on"
+    )
+
+
+def _given_up(config: CrawlConfig, node: str) -> NodeGivenUp:
+    return NodeGivenUp(
+        f"crawl node {node} was given up by the others: it was silent "
+        f"for more than --node-timeout ({config.node_timeout:g} s: stopped, or its machine too busy), "
+        "and the URLs it held went to them; what it stored is kept"
     )
 
 
@@ -137,10 +161,12 @@ async def _crawl_node(
 ) -> CrawlResult:
     root = Snapshot(config.output)
     await _prepare(root, config)
-    async with _membership(crawl, root, config) as (node, token, joined):
+    halt = _halt_on(stop)
+    async with _membership(crawl, root, config) as (member, joined):
+        node = member.node
         part = root.node_part(node)
         node_config = dataclasses.replace(config, node=node, warc_prefix=f"{config.warc_prefix}-{node}")
-        heartbeat = asyncio.create_task(_heartbeat(crawl, node, token, config.node_timeout))
+        heartbeat = asyncio.create_task(_heartbeat(crawl, member, halt))
         try:
             result = await run_crawl(
                 node_config,
@@ -149,20 +175,22 @@ async def _crawl_node(
                 part,
                 part.crawl_json_path.is_file(),
                 progress,
-                stop,
+                halt,
                 False,  # the mirror is the whole crawl's: built once the parts are merged
-                _backend(crawl, node, joined),
+                _backend(crawl, member, joined, root),
             )
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
-    live = int(await crawl.run("leave", args=[crawl.prefix, node, token]))
-    outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
+        if member.given_up:
+            raise NodeGivenUp(node)
+    # Out of the crawl once the part is whole and unlocked: the last node out merges it.
+    last = await _last_out(crawl, member, wait=not result.interrupted)
     result.seeds_failed = []  # said of the whole crawl, by the node that merges it
-    if live:
-        log.info("crawl node %s leaves; %d other node(s) still running", node, live)
+    if not last:
         return result
+    outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
     result.warnings += (await asyncio.to_thread(merge_nodes, root.root))[1]
     result.snapshot = root
     if outstanding == 0 and not result.interrupted:
@@ -178,6 +206,46 @@ async def _crawl_node(
 
         result.mirror = await asyncio.to_thread(build_mirror, root.root)
     return result
+
+
+def _halt_on(stop: asyncio.Future[str] | None) -> asyncio.Future[str]:
+    """A future the crawl stops on: given the reason of ``stop`` once it has one, or this node's
+    heartbeat's once the others gave the node up."""
+    halt: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def forward(future: asyncio.Future[str]) -> None:
+        if not future.cancelled() and not halt.done():
+            halt.set_result(future.result())
+
+    if stop is not None:
+        stop.add_done_callback(forward)
+    return halt
+
+
+async def _last_out(crawl: RedisCrawl, member: Membership, wait: bool) -> bool:
+    """Leave the crawl; True if this node is the last one out, which merges the parts.
+
+    With ``wait`` (the crawl is done), the nodes left that are silent (killed less than
+    --node-timeout ago) are waited for until their time runs out and they are reaped;
+    once one of those left is seen alive (its heartbeat's time goes up), it is the one
+    to merge when it leaves. A node stopped leaves at once.
+    """
+    answer = await crawl.run("leave", args=[crawl.prefix, member.node, member.token])
+    before: dict[str, int] = {}
+    while not int(answer[0]):
+        left = {name.decode(): int(ms) for name, ms in zip(answer[1::2], answer[2::2], strict=True)}
+        alive = [name for name, ms in left.items() if ms > before.get(name, ms)]
+        if not left or alive or not wait:
+            log.info("crawl node %s leaves; %d other node(s) still running", member.node, len(left))
+            return False
+        if not before:
+            log.info(
+                "crawl node %s waits for the silent node(s) %s to time out", member.node, ", ".join(left)
+            )
+        before = left
+        await asyncio.sleep(LAST_POLL)
+        answer = await crawl.run("last_out", args=[crawl.prefix])
+    return True
 
 
 async def _agree(crawl: RedisCrawl, config: CrawlConfig) -> None:
@@ -235,23 +303,21 @@ def _default_names() -> Any:
 @contextlib.asynccontextmanager
 async def _membership(
     crawl: RedisCrawl, root: Snapshot, config: CrawlConfig
-) -> AsyncIterator[tuple[str, str, int]]:
+) -> AsyncIterator[tuple[Membership, int]]:
     """This process's node: its name (--node, or the first free one), its part locked, its
-    heartbeat registered in Redis; yields (name, token, Redis time it joined, ms)."""
+    heartbeat registered in Redis; yields its membership and the Redis time it joined (ms)."""
     ttl = round(config.node_timeout * 1000)
     names = iter([config.node]) if config.node else _default_names()
     for name in names:
         with contextlib.ExitStack() as held:
             try:
-                held.enter_context(
-                    snapshot_lock(root.node_part(name).root, f"archiver crawl node {name}", create=True)
-                )
+                await _lock_part(held, root, name, PART_WAIT if config.node else 0)
             except SnapshotLocked:
                 if config.node:
                     raise
                 continue
-            token = uuid.uuid4().hex
-            joined = int(await crawl.run("register", (f"node:{name}", "nodes"), [name, token, ttl]))
+            member = Membership(name, uuid.uuid4().hex, config.node_timeout)
+            joined = int(await crawl.run("register", args=[crawl.prefix, name, member.token, ttl]))
             if joined < 0:
                 if config.node:
                     raise SnapshotError(
@@ -263,20 +329,40 @@ async def _membership(
             part = root.node_part(name)
             for folder in (part.index_dir, part.log_path.parent):
                 folder.mkdir(exist_ok=True)
-            yield name, token, joined
+            yield member, joined
             return
     raise SnapshotError("no free crawl node name")  # pragma: no cover (names never run out)
 
 
-async def _heartbeat(crawl: RedisCrawl, node: str, token: str, timeout: float) -> None:
-    """Tell the crawl this node lives, and give the URLs of nodes that went silent to the others."""
-    ttl = round(timeout * 1000)
+async def _lock_part(held: contextlib.ExitStack, root: Snapshot, name: str, wait: float) -> None:
+    """Take the lock of node ``name``'s part into ``held`` (SnapshotLocked if it is still held
+    by another after ``wait`` seconds)."""
+    deadline = time.monotonic() + wait
     while True:
-        await asyncio.sleep(timeout / 4)
         try:
-            alive = await crawl.run("heartbeat", (f"node:{node}", "nodes"), [node, token, ttl])
+            held.enter_context(
+                snapshot_lock(root.node_part(name).root, f"archiver crawl node {name}", create=True)
+            )
+            return
+        except SnapshotLocked:
+            if time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(0.1)
+
+
+async def _heartbeat(crawl: RedisCrawl, member: Membership, halt: asyncio.Future[str]) -> None:
+    """Tell the crawl this node lives, and give the URLs of nodes that went silent to the others.
+    Once the others gave this node up, stop the crawl (``halt``)."""
+    ttl = round(member.timeout * 1000)
+    while True:
+        await asyncio.sleep(member.timeout / 4)
+        try:
+            alive = await crawl.run("heartbeat", args=[crawl.prefix, member.node, member.token, ttl])
             if not alive:
-                log.warning("this crawl node was silent past --node-timeout: its URLs went to the others")
+                member.given_up = True
+                if not halt.done():
+                    halt.set_result(GIVEN_UP_STOP)
+                return
             reaped = await crawl.run("reap", args=[crawl.prefix])
             for name, count in zip(reaped[::2], reaped[1::2], strict=True):
                 log.warning(
@@ -288,14 +374,14 @@ async def _heartbeat(crawl: RedisCrawl, node: str, token: str, timeout: float) -
             log.warning("cannot reach the crawl's Redis: %s", exc)
 
 
-def _backend(crawl: RedisCrawl, node: str, joined: int) -> Backend:
+def _backend(crawl: RedisCrawl, member: Membership, joined: int, root: Snapshot) -> Backend:
     def policy(config: CrawlConfig, fetch_robots: FetchRobots) -> RedisHostPolicy:
         return RedisHostPolicy(crawl, **policy_options(config, fetch_robots), hold=config.timeout + 30)
 
     return Backend(
-        frontier=lambda snapshot, writer: RedisFrontier(crawl, node, writer),
+        frontier=lambda snapshot, writer: RedisFrontier(crawl, member, writer, NodeParts(root, member.node)),
         policy=policy,
         budget=lambda config: RedisBudget(crawl, config.max_pages, config.max_bytes),
-        controls=lambda snapshot: RedisControlSource(crawl, node, joined),
+        controls=lambda snapshot: RedisControlSource(crawl, member.node, joined),
         reload=False,
     )

@@ -82,7 +82,7 @@ class RecordedFetch:
         """
         chain: list[str] = []
         while True:
-            recorded = (await self._frontier.claim([url], queued=False))[0]
+            recorded = (await self._frontier.claim([url]))[0]
             row = ManifestRow(url=url, found_by=found_by, parent=parent, depth=0, outcome=FETCHED)
             refusal = await policy.refusal(url) if policy is not None else None
             if refusal is not None:

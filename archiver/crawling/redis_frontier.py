@@ -3,13 +3,18 @@
 A page costs about three round trips: ``take`` leases an item, ``claim``
 claims the page's new URLs (one script for all of them), and the items put
 meanwhile go in one ``push`` (puts are gathered and pushed by a background
-task, with the releases). Keys and scripts: crawling/redis_state.py.
+task, with the releases). Scripts: crawling/redis_scripts.py.
 
-A lease is released only once the writer has committed the item's outcome to
-this node's manifest (``Commits``): a node killed before that loses its
-leases to the others, who fetch those URLs again, so nothing it fetched but
-never stored is lost. A URL it claimed but had not queued yet is unclaimed
-then, and claimed again when its page is fetched again.
+Nothing a node holds is only in that node. A URL it claims is claimed with
+the item it will queue, kept in Redis until it is queued; an item it takes is
+leased. A lease is released only once the writer has committed the item's
+outcome to this node's manifest (``Commits``), or in the same step as the item
+is queued again (a retry, a busy host, a crawl stopping). A node given up (it
+was silent past --node-timeout) loses both to the queue, and Redis refuses it
+from then on: it stops (NodeGivenUp). An item it held may have had its outcome
+stored and not yet released: the node that takes it looks in the given-up
+node's part first (crawling/node_parts.py), and does not fetch it again if it
+is there. So each URL is fetched and stored once, and none is lost.
 """
 
 from __future__ import annotations
@@ -18,12 +23,24 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from typing import Protocol, Self
 
 from archiver.crawling.frontier import QueueItem, SeenUrls
-from archiver.crawling.redis_state import RedisCrawl, call, decode_item, encode_item, redis_error, url_digest
+from archiver.crawling.node_parts import NodeParts, Stored
+from archiver.crawling.redis_state import (
+    GivenBack,
+    Membership,
+    RedisCrawl,
+    call,
+    decode_member,
+    encode_item,
+    looked_again,
+    redis_error,
+    url_digest,
+)
+from archiver.errors import NodeGivenUp
 
 log = logging.getLogger("archiver.crawl")
 
@@ -33,6 +50,10 @@ EMPTY_POLL = (0.05, 0.5)
 """Shortest and longest wait before asking again for an item when the queue is empty."""
 JOIN_POLL = 0.25
 """Seconds between two asks whether the whole crawl is done."""
+PART_LOOKS = 8
+"""Times an item given back by a node given up waits for that node's part to be free (each a
+quarter of --node-timeout), before it is fetched again all the same: a node stopped (SIGSTOP)
+and never continued holds its part's lock forever."""
 
 
 class Commits(Protocol):
@@ -46,20 +67,24 @@ class Commits(Protocol):
 
 
 class RedisFrontier:
-    """A Frontier whose queue, seen set and leases are in Redis, under node ``node``."""
+    """A Frontier whose queue, seen set and leases are in Redis, under the node of ``member``;
+    ``parts`` tells what other nodes stored."""
 
-    def __init__(self, crawl: RedisCrawl, node: str, commits: Commits) -> None:
-        self.lost = redis_error()
+    def __init__(self, crawl: RedisCrawl, member: Membership, commits: Commits, parts: NodeParts) -> None:
+        self.lost = (*redis_error(), NodeGivenUp)
         self._crawl = crawl
-        self._node = node
+        self._member = member
         self._commits = commits
+        self._parts = parts
         self._seen = SeenUrls()
-        self._held: dict[QueueItem, deque[str]] = {}
-        """Lease numbers of the items got and not yet done (an item put back and got again
-        by another worker before the first is done has two)."""
+        self._held: dict[str, deque[str]] = {}
+        """Lease numbers of the URLs got and not yet done (a URL put back and got again by
+        another worker before the first is done has two)."""
+        self._returned: Counter[str] = Counter()
+        """URLs whose lease went with their put: the task_done() that follows releases nothing."""
         self._done: deque[tuple[str, int]] = deque()
         """(lease, writer mark) of items done whose outcome may not be committed yet."""
-        self._puts: list[tuple[bytes, str, int, int]] = []
+        self._puts: list[tuple[bytes, str, int, int, str]] = []
         self._queued = 0
         self._sync_lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -84,29 +109,49 @@ class RedisFrontier:
         """The ``urls`` this node has not claimed, in their order."""
         return self._seen.missing(urls)
 
-    async def claim(self, urls: Sequence[str], queued: bool = True) -> list[bool]:
+    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
         """Claim ``urls`` for this node in one round trip; True for each one it got.
 
-        A URL to be queued is staged until it is pushed (the crawl is not done meanwhile);
-        one recorded outside the queue (``queued=False``: robots.txt, a sitemap) is not.
+        The ``items`` to be queued are kept in Redis until they are pushed (the crawl is not
+        done meanwhile, and they are queued if this node is lost first); URLs recorded
+        outside the queue (no ``items``: robots.txt, a sitemap) are not.
         """
         if not urls:
             return []
-        keys = ("seen", f"staged:{self._node}" if queued else "outside")
-        answer = await self._crawl.run("claim", keys, [url_digest(url) for url in urls])
+        members = [encode_item(item) for item in items] if items is not None else [""] * len(urls)
+        args: list[object] = []
+        for url, member in zip(urls, members, strict=True):
+            args += [url_digest(url), member]
+        answer = await self._crawl.run_as(self._member, "claim", args)
         claimed = [bool(got) for got in answer]
         for url, got in zip(urls, claimed, strict=True):
             if got:
-                # Only what this node got: one another node holds is given back to the crawl if
-                # that node dies before queueing it, and must then be claimed when met again.
+                # Only what this node got: a URL another node holds is asked about again when met.
                 self._seen.claim(url)
         return claimed
 
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
-        """Queue ``item`` (in ``delay`` seconds); pushed with the next batch, a moment later."""
+        """Queue ``item`` (in ``delay`` seconds); pushed with the next batch, a moment later.
+
+        An item this node holds (put back) gives up its lease in the same push.
+        """
         self._start()
-        self._puts.append((url_digest(item.url), encode_item(item), item.depth, round(delay * 1000)))
+        self._push(url_digest(item.url), encode_item(item), item.depth, delay, self._hand_back(item.url))
+
+    def _push(self, digest: bytes, member: str, depth: int, delay: float, lease: str) -> None:
+        self._puts.append((digest, member, depth, round(delay * 1000), lease))
         self._wake.set()
+
+    def _hand_back(self, url: str) -> str:
+        """The lease of ``url`` that goes with its put ('' if this node holds none)."""
+        leases = self._held.get(url)
+        if not leases:
+            return ""
+        lease = leases.popleft()
+        if not leases:
+            del self._held[url]
+        self._returned[url] += 1
+        return lease
 
     async def get(self) -> QueueItem:
         """Lease the next item of the crawl; waits while the queue is empty. Cancelled, what
@@ -116,24 +161,57 @@ class RedisFrontier:
         while True:
             if self._puts:
                 await self._sync()
-            answer = await self._crawl.run("take", ("queue", "delayed", f"leases:{self._node}", "meta"), [1])
+            answer = await self._crawl.run_as(self._member, "take", [1])
             self._queued = int(answer[0])
             if len(answer) > 1:
                 lease, member = answer[1].decode(), answer[2]
-                item = decode_item(member)
-                self._held.setdefault(item, deque()).append(lease)
-                return item
+                item, given_back = decode_member(member)
+                if given_back is None or await self._to_fetch(item, given_back, lease, member):
+                    self._held.setdefault(item.url, deque()).append(lease)
+                    return item
+                continue
             await asyncio.sleep(wait * random.uniform(0.8, 1.2))
             wait = min(wait * 2, EMPTY_POLL[1])
 
+    async def _to_fetch(self, item: QueueItem, given_back: GivenBack, lease: str, member: bytes) -> bool:
+        """Whether an item a node given up held is to be handled here. Not if that node's part
+        holds its outcome (its lease is released), nor while that node may still store it (it is
+        queued again, to look once more in a while)."""
+        if given_back.looks >= PART_LOOKS:
+            log.warning("%s: crawl node %s still holds its part; fetched again", item.url, given_back.node)
+            return True
+        stored = self._parts.stored(given_back.node, item.url)
+        if stored is Stored.BUSY and await self._runs_again(given_back):
+            stored = self._parts.stored(given_back.node, item.url, even_if_busy=True)
+        if stored is Stored.NO:
+            return True
+        if stored is Stored.YES:
+            self._done.append((lease, 0))  # its outcome is stored: nothing to commit here
+        else:
+            digest = url_digest(item.url)
+            self._push(digest, looked_again(member), item.depth, self._member.timeout / 4, lease)
+        self._wake.set()
+        return False
+
+    async def _runs_again(self, given_back: GivenBack) -> bool:
+        """True if a later run of the given-up node holds its part (so the old run is gone: the
+        lock is taken before the name registers): the name is a member under another token."""
+        token = await call(self._crawl.client.hget(self._crawl.key("nodes"), given_back.node))
+        return token is not None and token.decode() != given_back.token
+
     async def task_done(self, item: QueueItem) -> None:
         """Mark ``item`` handled: its lease is released once its outcome is committed."""
-        leases = self._held.get(item)
+        if self._returned[item.url]:
+            self._returned[item.url] -= 1
+            if not self._returned[item.url]:
+                del self._returned[item.url]
+            return
+        leases = self._held.get(item.url)
         if not leases:
             raise ValueError("task_done() for an item not got")
         lease = leases.popleft()
         if not leases:
-            del self._held[item]
+            del self._held[item.url]
         self._done.append((lease, self._commits.items_enqueued))
         self._wake.set()
 
@@ -158,6 +236,8 @@ class RedisFrontier:
             self._wake.clear()
             try:
                 await self._sync()
+            except NodeGivenUp:
+                return  # the crawl stops on it: its workers and its heartbeat meet it too
             except Exception as exc:  # Redis away for a moment: the next round tries again
                 log.warning("cannot reach the crawl's Redis: %s", exc)
                 await asyncio.sleep(1)
@@ -167,19 +247,15 @@ class RedisFrontier:
                 self._wake.set()  # outcomes waiting for the writer to commit
 
     async def _sync(self) -> None:
-        """Push the gathered puts, then release the leases whose outcome is committed.
-
-        In that order: a page's new URLs are queued before its lease goes.
-        """
+        """Push the gathered puts, then release the leases whose outcome is committed."""
         async with self._sync_lock:
             if self._puts:
                 puts, self._puts = self._puts, []
                 args: list[object] = []
-                for digest, member, depth, delay in puts:
-                    args += [digest, member, depth, delay]
+                for put in puts:
+                    args += put
                 try:
-                    keys = ("queue", f"staged:{self._node}", "delayed", "meta")
-                    self._queued = int(await self._crawl.run("push", keys, args))
+                    self._queued = int(await self._crawl.run_as(self._member, "push", args))
                 except BaseException:
                     self._puts[:0] = puts
                     raise
@@ -189,21 +265,25 @@ class RedisFrontier:
                 released.append(self._done.popleft()[0])
             if released:
                 try:
-                    await call(self._crawl.client.hdel(self._crawl.key(f"leases:{self._node}"), *released))
+                    await self._crawl.run_as(self._member, "release", released)
                 except BaseException:
                     self._done.extendleft((lease, 0) for lease in reversed(released))
                     raise
 
     async def close(self) -> None:
         """Push what is gathered, release what is committed, and give back every other lease
-        (the items this node leaves unfinished go back to the queue); safe to call twice."""
+        (the items this node leaves unfinished go back to the queue); safe to call twice.
+        A node given up has nothing left in Redis to give back."""
         if self._closed:
             return
         self._closed = True
+        self._parts.close()
         if self._syncer is not None:
             self._syncer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._syncer
+        if self._member.given_up:
+            return
         await self._sync()
         # What is done but not committed (a writer that failed) is given back with the rest.
-        await self._crawl.run("give_back", args=[self._crawl.prefix, self._node])
+        await self._crawl.run_as(self._member, "give_back")

@@ -1,0 +1,226 @@
+"""Crawl nodes lost at awkward moments, through a real Redis and real node processes: killed
+(SIGKILL), stopped (SIGSTOP) past --node-timeout, started again under their name. The crawl
+finishes, each URL has one record, none is lost, and verify passes on the merged snapshot."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
+from test_crash import records_by_url
+
+from archiver.cli.exits import EXIT_STOPPED
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED
+
+
+@pytest.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[Any]:
+    import redis.asyncio
+
+    client = redis.asyncio.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+async def node_key(client: Any, crawl_id: str, node: str) -> bool:
+    """Whether crawl node ``node``'s heartbeat is alive in Redis."""
+    return bool(await client.exists(f"archiver:{crawl_id}:node:{node}"))
+
+
+async def until(condition: Callable[[], Awaitable[bool]], seconds: float = 60) -> None:
+    """Wait (a hang guard of ``seconds``) until ``condition`` says True."""
+    for _ in range(int(seconds / 0.05)):
+        if await condition():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"still not so after {seconds} s")
+
+
+def quick_args(site: TreeSite, output: Path, redis_url: str, crawl_id: str) -> list[str]:
+    """A crawl node's arguments: its node given up 2 s after it falls silent, 8 fetches at once."""
+    return node_args(site.url(), output, redis_url, crawl_id, "--node-timeout", "2", "--concurrency", "8")
+
+
+def fetched(snapshot: Path) -> set[str]:
+    """The paths of the URLs the merged manifest says were fetched."""
+    with Manifest.open(snapshot / "manifest.sqlite3", readonly=True) as manifest:
+        return {urlsplit(row.url).path for row in manifest.rows(FETCHED) if not row.for_crawlers}
+
+
+async def check_snapshot(snapshot: Path, site: TreeSite) -> None:
+    """Every page archived, each URL with one response record, and verify passes (mirror links too)."""
+    assert fetched(snapshot) == site.page_paths()
+    found = records_by_url(snapshot)
+    assert {url: count for url, count in found.items() if count != 1} == {}
+    code, report = await run_archiver("verify", str(snapshot))
+    assert code == 0, report
+
+
+async def test_a_node_stopped_past_its_timeout_stops_when_continued(tmp_path, redis_url, redis_client):
+    """A node stopped (SIGSTOP) past --node-timeout was given up, its URLs given to the others;
+    continued, it went on as if nothing had happened, storing a second capture of URLs the others
+    fetched again. Now Redis refuses it, and it stops in one line (exit 3); the URLs it stored
+    before it knew are not fetched again by the others."""
+    site = TreeSite(2000, latency=0.01)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = quick_args(site, output, redis_url, "stalled")
+        nodes = {name: archiver(*args, "--node", name) for name in ("n1", "n2", "n3")}
+        await site.wait_for(400)
+        os.kill(nodes["n2"].pid, signal.SIGSTOP)
+        await until(lambda: _gone(redis_client, "stalled", "n2"))
+        await asyncio.sleep(1)  # the others reap it at their next heartbeat (a quarter of the timeout)
+        os.kill(nodes["n2"].pid, signal.SIGCONT)
+        code, text = await finish(nodes.pop("n2"))
+        assert code == EXIT_STOPPED, text
+        assert "crawl node n2 was given up by the others" in text and text.strip().count("\n") == 0, text
+        for process in nodes.values():
+            code, text = await finish(process)
+            assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+async def _gone(client: Any, crawl_id: str, node: str) -> bool:
+    return not await node_key(client, crawl_id, node)
+
+
+async def test_a_url_stored_by_a_node_killed_before_it_said_so_is_not_fetched_again(
+    tmp_path, redis_url, redis_client
+):
+    """A node stores an outcome in its part, then releases the URL's lease in Redis. Killed in
+    between, its lease went back to the queue, and another node stored the URL a second time.
+    Redis refusing writes for a moment (CLIENT PAUSE) holds the node there: it stores, and
+    cannot release."""
+    site = TreeSite(2000, latency=0.01)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = quick_args(site, output, redis_url, "window")
+        nodes = {name: archiver(*args, "--node", name) for name in ("n1", "n2", "n3")}
+        await site.wait_for(400)
+        await _kill_between_store_and_release(redis_client, nodes.pop("n2"), output, "window", "n2")
+        for process in nodes.values():
+            code, text = await finish(process)
+            assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+async def _kill_between_store_and_release(
+    client: Any, process: subprocess.Popen[str], output: Path, crawl_id: str, node: str
+) -> None:
+    """Kill ``node`` once it has stored a URL whose lease it has not released: Redis refuses
+    writes meanwhile (CLIENT PAUSE), so the node stores what it fetched, and releases nothing."""
+    await client.execute_command("CLIENT", "PAUSE", "10000", "WRITE")
+    try:
+        await until(lambda: _stored_and_leased(client, output, crawl_id, node))
+        os.kill(process.pid, signal.SIGKILL)
+        await finish(process)
+    finally:
+        await client.execute_command("CLIENT", "UNPAUSE")
+
+
+async def _stored_and_leased(client: Any, output: Path, crawl_id: str, node: str) -> bool:
+    """Whether ``node`` holds the lease of a URL its part has stored (reading Redis only)."""
+    members = await client.hvals(f"archiver:{crawl_id}:leases:{node}")
+    leased = {json.loads(member)[0] for member in members}
+    part = output / "nodes" / node / "manifest.sqlite3"
+    if not leased or not part.is_file():
+        return False
+    with Manifest.open(part, readonly=True) as manifest:
+        return any(row.url in leased for row in manifest.rows(FETCHED))
+
+
+async def test_the_last_node_merges_once_a_node_killed_before_the_end_times_out(
+    tmp_path, redis_url, redis_client
+):
+    """A node killed (idle) less than --node-timeout before the crawl ended still looked alive:
+    the last node left it the merge, and nobody merged the parts. The last node now waits for the
+    silent node to time out, then merges (and builds the mirror)."""
+    site = TreeSite(2)
+    arrived, answer = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "ending", "--node-timeout", "2")
+        working = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        idle = archiver(*args, "--node", "n2")
+        await until(lambda: node_key(redis_client, "ending", "n2"))
+        os.kill(idle.pid, signal.SIGKILL)
+        await finish(idle)
+        answer.set()
+        code, text = await finish(working)
+        assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+async def test_a_seed_claimed_by_a_node_lost_before_queueing_it_is_crawled(tmp_path, redis_url):
+    """A node claimed the seed and was lost before it queued it: the crawl unclaimed it when the
+    node was reaped (for a page fetched again to find it again), but no page links to a seed, so
+    the crawl archived nothing. Now the item claimed goes to the queue."""
+    from archiver.crawling.frontier import QueueItem
+    from archiver.crawling.node_parts import NodeParts
+    from archiver.crawling.redis_frontier import RedisFrontier
+    from archiver.crawling.redis_state import Membership, connect
+    from archiver.store.snapshot import Snapshot
+
+    site = TreeSite(50)
+    await site.start()
+    output = tmp_path / "snap"
+    crawl = connect(redis_url, "seedless")
+    try:
+        # Node "lost" claims the seed, as crawler.add() does, and dies before its push.
+        lost = Membership("lost", "its-token", 1.0)
+        await crawl.run("register", args=[crawl.prefix, lost.node, lost.token, 1000])
+        frontier = RedisFrontier(crawl, lost, NoCommits(), NodeParts(Snapshot(output), lost.node))
+        seed = QueueItem(site.url(), 0, 10, found_by="seed")
+        assert await frontier.claim([seed.url], [seed]) == [True]
+        args = node_args(site.url(), output, redis_url, "seedless", "--node", "n1", "--node-timeout", "2")
+        code, text = await run_archiver(*args)
+        assert code == 0, text
+        assert set(site.hits) - FOR_CRAWLERS == site.page_paths()
+        await check_snapshot(output, site)
+    finally:
+        await crawl.close()
+        await site.close()
+
+
+async def test_a_node_killed_and_started_again_under_its_name_finishes_the_crawl(
+    tmp_path, redis_url, redis_client
+):
+    """A node killed, then started again under its --node name once its heartbeat ran out, found
+    the leases of its first run in its name: nobody released them, and the crawl never ended.
+    Dropping them as the name registered again was not enough: the URLs its first run had stored
+    and not released were fetched again, as revisits of their own first record, which their new
+    row replaced; the mirror of such a page had no payload, and links to it were broken."""
+    site = TreeSite(2000, latency=0.01)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = quick_args(site, output, redis_url, "again")
+        first = archiver(*args, "--node", "n1")
+        await site.wait_for(400)
+        await _kill_between_store_and_release(redis_client, first, output, "again", "n1")
+        await until(lambda: _gone(redis_client, "again", "n1"))
+        code, text = await finish(archiver(*args, "--node", "n1"), seconds=120)
+        assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
