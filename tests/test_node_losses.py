@@ -66,6 +66,28 @@ async def check_snapshot(snapshot: Path, site: TreeSite) -> None:
     assert code == 0, report
 
 
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+async def test_the_sitemaps_are_read_when_the_node_reading_them_is_lost(tmp_path, redis_url, how):
+    """The node that queued the seed read the seed's sitemaps; lost (killed, or stopped) before it
+    was done, no other node read them, and the pages only a sitemap lists were not archived."""
+    site = TreeSite(20, sitemap=("/only-in-sitemap-1", "/only-in-sitemap-2"))
+    arrived, _ = site.hold("/sitemap.xml")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "maps", "--node-timeout", "2")
+        first = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        os.kill(first.pid, how)
+        await finish(first)
+        code, text = await run_archiver(*args, "--node", "n2")
+        assert code == 0, text
+        assert site.hits["/sitemap.xml"] == 2
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
 async def test_a_node_stopped_past_its_timeout_stops_when_continued(tmp_path, redis_url, redis_client):
     """A node stopped (SIGSTOP) past --node-timeout was given up, its URLs given to the others;
     continued, it went on as if nothing had happened, storing a second capture of URLs the others

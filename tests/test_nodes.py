@@ -114,6 +114,11 @@ async def test_a_node_joins_only_its_own_crawl_with_the_same_options(tree, tmp_p
         *node_args(tree.url("/p1"), tmp_path / "c", redis_url, "one", "--max-pages", "5", "--exclude", "x")
     )
     assert code == 2 and "this node's seed URLs, --exclude differ" in text, text
+    # A node that reads no sitemaps would take the item asking to read them, and drop it.
+    code, text = await run_archiver(
+        *node_args(tree.url(), tmp_path / "e", redis_url, "one", "--max-pages", "5", "--no-sitemaps")
+    )
+    assert code == 2 and "this node's --no-sitemaps differ" in text, text
     # Crawl "one" is finished: a node joining it would archive nothing, and exit 0 for it.
     code, text = await run_archiver(
         *node_args(tree.url(), tmp_path / "d", redis_url, "one", "--max-pages", "5")

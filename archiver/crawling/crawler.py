@@ -20,7 +20,7 @@ import asyncio
 import dataclasses
 import io
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from archiver.config import CrawlConfig
@@ -30,7 +30,7 @@ from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
 from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
-from archiver.crawling.frontier import Frontier, QueueItem
+from archiver.crawling.frontier import SITEMAPS_JOB, Frontier, QueueItem
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
 from archiver.crawling.preparing import Prepare
 from archiver.crawling.settling import Settling
@@ -83,6 +83,8 @@ class Crawler:
         """--max-pages and --max-bytes: counted here, or across crawl nodes (redis_budget.py)."""
         self.controls = controls or Controls()
         """What an operator changed while the crawl runs: a pause, excludes (crawling/control.py)."""
+        self.sitemaps: Callable[[QueueItem], Awaitable[None]] | None = None
+        """Does what a SITEMAPS_JOB item asks: read an origin's sitemaps (crawling/sitemap_stage.py)."""
         self._stop = asyncio.Event()
         self._agent = robots_agent(config.user_agent)
         self._sources: set[asyncio.Task[None]] = set()
@@ -193,6 +195,10 @@ class Crawler:
                 await self.controls.running()  # paused while this worker waited for an item
                 if self.stopped:
                     pass
+                elif item.found_by == SITEMAPS_JOB:
+                    if self.sitemaps is not None:
+                        await self.sitemaps(item)
+                    handled = True
                 elif self.settling.taken_ahead(item.url):
                     handled = True
                 else:

@@ -56,7 +56,7 @@ class QueueItem:
     chain: tuple[str, ...] = ()
     """URLs that redirected here in this chain, to tell a loop from chains that meet."""
     found_by: str = "link"
-    """seed, link, requisite or redirect: for its manifest row."""
+    """seed, link, requisite or redirect: for its manifest row; or SITEMAPS_JOB."""
     parent: str | None = None
     """The page it was found on, or the URL that redirected to it."""
     referrer: str | None = None
@@ -66,6 +66,12 @@ class QueueItem:
     """Tries made already: a URL put back to wait out a failed try has some."""
     negotiation: Negotiation = ()
     """Headers a rendered page's browser asked for it with (Accept...), which its request carries."""
+
+
+SITEMAPS_JOB = "sitemaps"
+"""``found_by`` of an item that is no URL to fetch but the reading of the sitemaps of the origin
+``url`` (``scheme://host``): a crawl shared by nodes queues it, so that when the node reading
+them is lost, another reads them (crawling/sitemap_stage.py)."""
 
 
 class Frontier(Protocol):

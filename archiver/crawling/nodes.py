@@ -67,9 +67,13 @@ SHARED_SETTINGS = (
     "warc_prefix",
     "obey_robots",
     "user_agent",
+    "sitemaps",
 )
 """Settings every node of a crawl must have alike: they decide what the crawl holds (the seeds
-make the scope of each node, the user agent which robots.txt rules apply)."""
+make the scope of each node, the user agent which robots.txt rules apply; a node that reads no
+sitemaps would drop the item that asks for them)."""
+_SAID = {"seeds": "seed URLs", "obey_robots": "--ignore-robots", "sitemaps": "--no-sitemaps"}
+"""How a shared setting is named to the user where it is not its option's name."""
 FINISHED_KEY = "finished"
 """Set (to the snapshot's folder) by the last node of a crawl that finished."""
 JOIN_WAIT = 60.0
@@ -257,9 +261,7 @@ async def _agree(crawl: RedisCrawl, config: CrawlConfig) -> None:
     theirs = json.loads(await call(crawl.client.get(key)) or b"{}")
     differ = [name for name in SHARED_SETTINGS if name in theirs and theirs[name] != mine.get(name)]
     if differ:
-        options = ", ".join(
-            "seed URLs" if name == "seeds" else "--" + name.replace("_", "-") for name in differ
-        )
+        options = ", ".join(_SAID.get(name, "--" + name.replace("_", "-")) for name in differ)
         raise ConfigError(
             f"this node's {options} differ from those of crawl {crawl.crawl_id}: "
             "start every node of a crawl with the same options"

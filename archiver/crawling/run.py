@@ -35,7 +35,7 @@ from archiver.crawling.control import ControlSource, follow_controls, status_of
 from archiver.crawling.control_file import FileControlSource
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
-from archiver.crawling.frontier import Frontier, SqliteFrontier
+from archiver.crawling.frontier import SITEMAPS_JOB, Frontier, SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
@@ -44,7 +44,7 @@ from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
 from archiver.crawling.revisiting import previous_snapshots
-from archiver.crawling.sitemap_stage import SitemapStage
+from archiver.crawling.sitemap_stage import SitemapStage, seed_origins
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stopping import max_time, note_stop
 from archiver.crawling.writer import WriteItem, Writer
@@ -379,10 +379,15 @@ async def _run(
     if stop is not None:
         stop.add_done_callback(stop_crawler)
     try:
-        queued = await _seed(crawler, writer, seeds)
-        if sitemaps is not None:
-            # Of a crawl shared by nodes, the node that queued a seed reads its sitemaps.
-            crawler.feed(sitemaps.run(queued if shared else seeds))
+        await _seed(crawler, writer, seeds)
+        if sitemaps is not None and shared:
+            # An item of the shared queue: one node reads a host's sitemaps, and if it is lost
+            # before it is done, another reads them.
+            crawler.sitemaps = sitemaps.read_job
+            for origin in seed_origins(seeds):
+                await crawler.add(origin, 0, SITEMAPS_JOB)
+        elif sitemaps is not None:
+            crawler.feed(sitemaps.run(seeds))
         await crawler.run()
     finally:
         if stop is not None:
@@ -405,17 +410,14 @@ async def _report_progress(crawler: Crawler, progress: ProgressCallback) -> None
         progress(crawler.stats, crawler.frontier.pending())
 
 
-async def _seed(crawler: Crawler, writer: Writer, seeds: list[str]) -> list[str]:
-    """Queue the seeds not seen yet; the seeds this process queued."""
-    queued = []
+async def _seed(crawler: Crawler, writer: Writer, seeds: list[str]) -> None:
+    """Queue the seeds not seen yet."""
     for seed in seeds:
         if crawler.frontier.seen(seed):
             continue
         row = ManifestRow(url=seed, found_by="seed", depth=0, outcome=QUEUED)
         await writer.put(WriteItem(None, met=[row]))
-        if await crawler.add(seed, 0, "seed"):
-            queued.append(seed)
-    return queued
+        await crawler.add(seed, 0, "seed")
 
 
 def _seeds_failed(manifest: Manifest, seeds: list[str]) -> list[tuple[str, str]]:

@@ -11,6 +11,10 @@ far as SitemapLimits allows; those past the limits are recorded as skipped.
 
 A resumed crawl reads the sitemaps again: those an earlier run archived are
 fetched without being recorded twice, and the URLs met before are seen already.
+A crawl shared by nodes reads each host's sitemaps as an item of its queue
+(frontier.SITEMAPS_JOB, which read_job does): one node reads them, and if it
+is lost before it is done, the item goes back to the queue and another node
+reads them again.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from archiver.crawling.crawler import Crawler
+from archiver.crawling.frontier import QueueItem
 from archiver.crawling.politeness import Politeness
 from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
 from archiver.errors import WriteError
@@ -74,6 +79,27 @@ class SitemapStage:
             self._crawler.stop(f"write error: {exc}")
         except Exception:
             log.exception("reading the sitemaps failed; the crawl goes on without them")
+
+    async def read_job(self, item: QueueItem) -> None:
+        """Read the sitemaps of the origin ``item.url`` (a SITEMAPS_JOB item of a crawl shared by
+        nodes). A failure of their own is logged and the crawl goes on without them; a write
+        error or the loss of the shared frontier is raised (the item stays queued)."""
+        crawler = self._crawler
+        if item.tries >= crawler.config.max_tries:
+            log.warning(
+                "the sitemaps of %s are not read: the crawl node reading them was lost %d times",
+                item.url,
+                item.tries,
+            )
+            return
+        try:
+            await self.read_host(item.url)
+        except WriteError:
+            raise
+        except crawler.frontier.lost:
+            raise
+        except Exception:
+            log.exception("reading the sitemaps of %s failed; the crawl goes on without them", item.url)
 
     async def read_host(self, origin: str) -> None:
         """Read the sitemaps robots.txt names for ``origin`` and its /sitemap.xml, and the sitemaps
