@@ -291,6 +291,20 @@ async def test_captures_are_prepared_here_until_the_worker_is_ready() -> None:
     assert workers.done_in_workers == 3
 
 
+async def test_a_big_crawl_hands_work_to_a_worker_after_its_first_captures() -> None:
+    async with CaptureWorkers(processes=1, backlog=lambda: 500) as workers:
+        assert workers.start_after > workers_module.FIRST_HERE
+        # A worker starts half way to FIRST_HERE; from there on, work goes to it once ready.
+        links = [
+            await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(workers_module.FIRST_HERE)
+        ]
+        assert workers._starting is not None and workers.done_in_workers == 0
+        await workers._starting
+        links += [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
+    assert all(found == ["http://h/b"] for found in links)
+    assert workers.done_in_workers == 3
+
+
 async def test_no_worker_starts_for_a_crawl_with_little_left_to_do() -> None:
     queued = [5]
     async with CaptureWorkers(processes=1, start_after=10, backlog=lambda: queued[0]) as workers:

@@ -5,10 +5,10 @@ Three things cost most of the CPU a crawl spends per page: parsing it for links
 (its links rewritten as the crawl knows them: mirror/document.py) and
 encoding its WARC records (a digest and gzip over the whole body). Both hold the GIL for long
 stretches or give it up and wait to get it back, and the event loop needs it.
-Once a crawl has prepared ``start_after`` captures, CaptureWorkers hands them
-to worker processes: a worker parses the page and returns its links together
-with its mirror draft and its request and response records as gzip members,
-so the writer only appends bytes. A worker reads the mirror's local paths
+Once a crawl has ``start_after`` URLs queued and has prepared FIRST_HERE captures
+itself, CaptureWorkers hands the next ones to worker processes: a worker parses the
+page and returns its links together with its mirror draft and its request and
+response records as gzip members, so the writer only appends bytes. A worker reads the mirror's local paths
 from the manifest, with a read-only connection of its own. The first worker
 starts half way there and says when it has imported what it needs, so no
 capture waits for it. Small crawls (and most
@@ -59,6 +59,10 @@ log = logging.getLogger("archiver.crawl")
 
 IN_THREAD_BYTES = 256 * 1024
 """In this process, documents larger than this are parsed off the event loop."""
+FIRST_HERE = 60
+"""Captures a crawl prepares in this process before it hands work to a worker (``start_after``
+if fewer). A site of big pages keeps the event loop's process busy from its first pages: the
+sooner a worker takes them, the sooner that process is free."""
 TO_WORKER_BYTES = 1024 * 1024
 """Larger bodies (which the fetcher spooled to disk) are not read into RAM for a worker:
 the writer encodes them, streaming."""
@@ -277,8 +281,9 @@ class CaptureWorkers:
         return Prepared.of(parsed, None, drafted)
 
     async def _worker(self) -> _Worker | None:
-        # The first worker starts half way to start_after, so it is ready when work goes to it.
-        if self.processes <= 0 or self._done <= self.start_after // 2:
+        # The first worker starts half way to FIRST_HERE, so it is ready when work goes to it.
+        here = min(self.start_after, FIRST_HERE)
+        if self.processes <= 0 or self._done <= here // 2:
             return None
         if self._starting is None and self.backlog is not None and self.backlog() < self.start_after:
             # A worker costs an interpreter's start and its imports (about half a second of
@@ -288,7 +293,7 @@ class CaptureWorkers:
         if len(self._workers) < self.processes:
             if self._starting is None or self._starting.done():
                 self._starting = asyncio.create_task(self._start_worker())
-            if self._done <= self.start_after:
+            if self._done <= here:
                 return None
             if not self._workers:
                 await asyncio.shield(self._starting)  # the first one: wait for it
