@@ -86,7 +86,7 @@ def _check_files(config: CrawlConfig) -> None:
     refused before a snapshot is made (CrawlConfig looks at no disk); refuse a --browser
     with no Playwright or Chromium to drive, and a --previous that is no snapshot."""
     from archiver.crawling.cookies import read_cookies_file
-    from archiver.crawling.fetch import ssl_setting
+    from archiver.crawling.network import ssl_setting
 
     ssl_setting(config)
     if config.cookies_file:

@@ -1,0 +1,88 @@
+"""How the fetcher reaches servers: certificates checked or not (--insecure, --ca-bundle), names
+pinned to addresses (--resolve), and proxies from the environment (HTTP_PROXY, NO_PROXY...)."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import urllib.request
+
+import aiohttp
+import aiohttp.abc
+from aiohttp.abc import ResolveResult
+from yarl import URL
+
+from archiver.config import CrawlConfig
+from archiver.errors import ConfigError
+
+
+def ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
+    """How certificates are checked: not at all, with --ca-bundle (ConfigError if no PEM), or the system's."""
+    if config.insecure:
+        return False
+    if config.ca_bundle:
+        try:
+            return ssl.create_default_context(cafile=config.ca_bundle)
+        except (OSError, ssl.SSLError) as exc:  # no such file, or not PEM certificates
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise ConfigError(f"cannot read --ca-bundle {config.ca_bundle}: {why}") from None
+    return True
+
+
+class PinnedResolver(aiohttp.abc.AbstractResolver):
+    """DNS with some names pinned to addresses (``--resolve host:ip``)."""
+
+    def __init__(self, pinned: dict[str, str]) -> None:
+        self._pinned = pinned
+        self._dns = aiohttp.ThreadedResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        address = self._pinned.get(host.lower())
+        if address is None:
+            return await self._dns.resolve(host, port, family)
+        return [
+            {
+                "hostname": host,
+                "host": address,
+                "port": port,
+                "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+        ]
+
+    async def close(self) -> None:
+        await self._dns.close()
+
+
+class EnvironmentProxies:
+    """HTTP_PROXY, HTTPS_PROXY and NO_PROXY, read once (as curl and wget read them).
+
+    >>> proxies = EnvironmentProxies({"http": "http://u:pw@p:3128", "no": "intra"})
+    >>> proxies.for_url(URL("http://site/x"))
+    (URL('http://p:3128'), {'Proxy-Authorization': 'Basic dTpwdw=='})
+    >>> proxies.for_url(URL("http://intra/x"))
+    (None, None)
+    """
+
+    def __init__(self, proxies: dict[str, str] | None = None) -> None:
+        self._proxies = urllib.request.getproxies_environment() if proxies is None else proxies
+        self._by_origin: dict[tuple[str, str], tuple[URL | None, dict[str, str] | None]] = {}
+
+    def for_url(self, url: URL) -> tuple[URL | None, dict[str, str] | None]:
+        """The proxy to reach ``url`` through and headers for it; (None, None) to go direct."""
+        key = (url.scheme, url.raw_authority)
+        if key not in self._by_origin:
+            proxy = self._proxies.get(url.scheme)
+            if not proxy or urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
+                url.raw_authority, self._proxies
+            ):
+                self._by_origin[key] = (None, None)
+            else:
+                proxy_url = URL(proxy if "://" in proxy else f"http://{proxy}")
+                auth = aiohttp.BasicAuth.from_url(proxy_url)
+                headers = {"Proxy-Authorization": auth.encode()} if auth else None
+                self._by_origin[key] = (proxy_url.with_user(None), headers)
+        return self._by_origin[key]
