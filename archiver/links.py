@@ -216,10 +216,10 @@ def references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference
 
 
 def style_attribute_references(
-    elements: Iterable[lxml.etree._Element], attributes: Iterable[str] = CSS_ATTRS
+    elements: Iterable[lxml.etree._Element], attributes: Iterable[str]
 ) -> Iterator[Reference]:
-    """The url()s in the style attributes of ``elements``, and in their presentation attributes
-    (PRESENTATION_URL_ATTRS): in those of ``attributes``."""
+    """The url()s in the ``attributes`` of ``elements`` that hold CSS (of CSS_ATTRS: style, or
+    SVG's presentation attributes)."""
     for element in elements:
         for attribute in attributes:
             css = element.get(attribute)

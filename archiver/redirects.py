@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from archiver.urls import absolute_url, header_url, try_normalize
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+"""HTTP statuses whose Location the crawler follows (and records as a hop)."""
 
 
 def redirect_target(location: str | None, url: str) -> str | None:
@@ -44,7 +45,6 @@ def redirect_fragment(location: str | None, url: str) -> str | None:
     return href.partition("#")[2] if href is not None and "#" in href else None
 
 
-"""HTTP statuses whose Location the crawler follows (and records as a hop)."""
 MAX_CHAIN_HOPS = 100
 """Hops walked at most: chains that meet can be longer than --max-redirects, never this long."""
 
