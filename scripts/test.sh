@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what the tests need, then run the whole suite.
+# Install what the tests need, then run the whole suite, in parallel.
 #   - the package with its test extras (pytest, ruff, mypy...)
 #   - Playwright's Python driver, and Debian's Chromium for the browser test
 #     (installed with apt-get when missing and we are root)
@@ -44,4 +44,7 @@ python3 -m ruff check archiver tests benchmarks examples
 python3 -m ruff format --check archiver tests benchmarks examples
 python3 -m mypy archiver   # --strict, from pyproject.toml
 (cd tests && python3 -m mypy --config-file mypy.ini .)   # the tests, less strictly
-python3 -m pytest "$@"
+# One pytest process per CPU, up to 4 (each test file stays in one process: --dist loadfile);
+# most tests wait on servers, browsers and timeouts, not on the CPU.
+workers=$(python3 -c 'import os; n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(); print(max(1, min(4, n or 1)))')
+python3 -m pytest -n "$workers" --dist loadfile "$@"

@@ -9,6 +9,7 @@ made again when that list changes.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import gzip
 import json
 import os
@@ -36,12 +37,16 @@ def interop_venv() -> Path:
     venv = Path(os.environ.get("ARCHIVER_INTEROP_VENV", ROOT / ".cache" / "interop-venv"))
     python = venv / "bin" / "python"
     marker = venv / ".installed"
-    if not marker.exists() or marker.read_text() != " ".join(INTEROP_PACKAGES):
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", *INTEROP_PACKAGES], check=True, timeout=600
-        )
-        marker.write_text(" ".join(INTEROP_PACKAGES))
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # The suite runs in several processes: the first to get here makes it, the others wait.
+    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.exists() or marker.read_text() != " ".join(INTEROP_PACKAGES):
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", *INTEROP_PACKAGES], check=True, timeout=600
+            )
+            marker.write_text(" ".join(INTEROP_PACKAGES))
     return venv
 
 
