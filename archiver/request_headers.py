@@ -1,6 +1,6 @@
 """What each request carries beyond the session's defaults: credentials, only for their own
-hosts, a Referer, as a browser would send it, and for a URL a rendered page asks for, the
-headers its browser chose the answer with. Pure rules, no I/O.
+hosts, and for a URL a rendered page asks for, the headers its browser chose the answer with
+(the Referer, as a browser would send it, is referrer_policy's). Pure rules, no I/O.
 
 Credentials are what the user hands the crawler: ``--header`` values, ``--cookie``
 values (the fetcher's cookie jar holds those) and HTTP authentication
@@ -14,8 +14,6 @@ host is the URL's host and port, whatever its scheme.
 {'X-Token': 't', 'Authorization': 'Basic YWxpY2U6cHc='}
 >>> creds.headers_for("http://cdn.test/logo.png")
 {}
->>> referer("https://site.test/a?q", "https://cdn.test/x.png")
-'https://site.test/'
 """
 
 from __future__ import annotations
@@ -233,27 +231,3 @@ def shown_settings(settings: dict[str, object]) -> dict[str, object]:
         if isinstance(pairs, list):
             shown[name] = [[pair[0], WITHHELD] for pair in pairs if isinstance(pair, list) and pair]
     return shown
-
-
-def _origin(url: str) -> str:
-    return url[: url.index("://") + 3] + host_of(url)
-
-
-def referer(page: str | None, target: str) -> str | None:
-    """The Referer a browser sends for ``target`` found on ``page`` (both normalised), under
-    the default referrer policy, strict-origin-when-cross-origin: the page's whole URL to
-    its own origin, its origin alone to another, nothing from https to http.
-
-    >>> referer("https://h/a?q=1", "https://h/b"), referer("https://h/a", "http://h/b")
-    ('https://h/a?q=1', None)
-    >>> referer("http://h/a", "https://other/b")
-    'http://h/'
-    """
-    if not page:
-        return None
-    if page.startswith("https:") and not target.startswith("https:"):
-        return None
-    origin = _origin(page)
-    if _origin(target) == origin:
-        return page
-    return origin + "/"

@@ -227,6 +227,54 @@ async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
     assert verify_snapshot(result.snapshot.root).ok
 
 
+async def test_a_rendered_page_sends_the_referer_its_browser_chose(site, other_site, run_crawl):
+    """The Referer of each request a rendered page makes is the one its browser chose under the
+    page's <meta name="referrer">: it was the page's URL under the default policy."""
+    seen: dict[str, tuple[str | None, dict[str, str]]] = {}
+
+    def noted(request: web.Request) -> dict[str, str]:
+        seen[request.path] = (request.headers.get("Referer"), dict(request.cookies))
+        return dict(request.cookies)
+
+    async def home(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        body = (
+            '<!doctype html><meta name="referrer" content="same-origin"><p id=t>waiting</p><script>'
+            "fetch('/api/old').then(r => r.text()).then(t => {"
+            " document.getElementById('t').textContent = t; });"
+            f"const i = new Image(); i.src = '{other_site.url('/pixel.png')}'; document.body.append(i);"
+            "</script>"
+        )
+        return web.Response(text=body, content_type="text/html")
+
+    async def data(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        return web.Response(text="the data", content_type="text/plain")
+
+    async def pixel(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        return web.Response(body=png(1, 2, 3), content_type="image/png")
+
+    other_site.handler("/pixel.png", pixel)
+    await other_site.start()
+    site.handler("/", home)
+    site.redirect("/api/old", "/api/data")
+    site.handler("/api/data", data)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    assert result.stats.rendered == 1
+    page = site.url("/")
+    assert seen["/api/data"][0] == page  # same origin, through the redirect: the page's URL
+    assert seen["/pixel.png"][0] is None  # same-origin: no Referer to another origin
+    dom = ""
+    for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_headers.get_header("WARC-Target-URI") == DOM_PREFIX + page:
+                    dom = record.content_stream().read().decode()
+    assert "the data" in dom
+
+
 async def test_static_pages_cost_a_few_trials_per_host(site, run_crawl, monkeypatch):
     """Pages whose scripts add nothing: a few trials, then the host is crawled over HTTP only."""
     watch = BrowserWatch(monkeypatch)

@@ -82,9 +82,21 @@ SCROLL_SCRIPT = """async ({steps, pause}) => {
   }
   return [before, height()];
 }"""
-Answerer = Callable[[str, Negotiation], Awaitable[Answer | None]]
-"""Normalised URL and the headers that choose its answer (request_headers.negotiation) -> its
-stored response (captured through the crawl first, with those headers), or None to refuse it."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the browser sent with a request that the crawl's request for its URL carries too."""
+
+    negotiation: Negotiation = ()
+    """The headers that choose its answer (request_headers.negotiation)."""
+    referer: str | None = None
+    """The Referer it sent (its page's and its element's referrer policies applied), or None."""
+
+
+Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
+"""Normalised URL and what the browser asked it with -> its stored response (captured through
+the crawl first, asked alike), or None to refuse it."""
 
 
 @dataclass
@@ -147,7 +159,7 @@ class PageNetwork:
             self.refused.append(f"{request.method} {request.url}")
             await _quietly(route.abort("blockedbyclient"))
             return
-        answer = await self.answer(url, negotiation(request.headers))
+        answer = await self.answer(url, await _asked(request, self.page))
         if answer is None:
             self.refused.append(f"{url}: not captured")
             await _quietly(route.abort("blockedbyclient"))
@@ -167,6 +179,13 @@ class PageNetwork:
             if now >= limit:
                 return False
             await asyncio.sleep(min(0.05, max(limit - now, 0.001)))
+
+
+async def _asked(request: Any, page: Any) -> Asked:
+    """What ``request`` carried that the crawl's request carries too: Chromium shows the Referer
+    it chose in the headers of a request it routes."""
+    headers = request.headers
+    return Asked(negotiation(headers), headers.get("referer"))
 
 
 def _of_another_page(request: Any, page: Any) -> bool:

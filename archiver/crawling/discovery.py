@@ -9,7 +9,7 @@ claim it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls
 from archiver.crawling.stats import CrawlStats
@@ -31,13 +31,21 @@ class Discovery:
         """URLs recorded as skipped already (their rows are written once)."""
 
     async def links(
-        self, links: dict[str, str], item: QueueItem, nofollow: bool = False
+        self,
+        links: dict[str, str],
+        item: QueueItem,
+        nofollow: bool = False,
+        policies: Mapping[str, str] | None = None,
+        page_policy: str = "",
     ) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
 
         With ``nofollow`` (the page's robots meta or X-Robots-Tag), its links are
         recorded as skipped; its requisites are still fetched, so it renders offline.
+        Each is requested under the referrer policy ``policies`` gives it (its element's, or
+        the page's <meta name="referrer">), else ``page_policy`` (its Referrer-Policy header).
         """
+        policies = policies or {}
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
         depth = item.depth + 1
@@ -55,6 +63,7 @@ class Discovery:
                 self.max_redirects,
                 referrer=item.url,
                 skip=NOFOLLOW if nofollow and not requisite else None,
+                referrer_policy=policies.get(url) or page_policy,
             )
         return await self.claimed(met, queue)
 
@@ -84,12 +93,13 @@ class Discovery:
         skip: str | None = None,
         seed_chain: bool = False,
         negotiation: Negotiation = (),
+        referrer_policy: str = "",
     ) -> None:
         """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
 
         ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
-        a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``:
-        the headers its request carries (QueueItem.negotiation).
+        a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``
+        and ``referrer_policy``: what its request carries (QueueItem's).
         """
         if self.frontier.seen(url):
             return
@@ -106,7 +116,17 @@ class Discovery:
         met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
         queue.append(
             QueueItem(
-                url, depth, redirects_left, requisite, chain, found_by, parent, referrer, 0, negotiation
+                url,
+                depth,
+                redirects_left,
+                requisite,
+                chain,
+                found_by,
+                parent,
+                referrer,
+                0,
+                negotiation,
+                referrer_policy,
             )
         )
 

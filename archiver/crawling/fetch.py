@@ -36,7 +36,8 @@ from archiver.crawling.cookies import load_cookies
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import FetchError
-from archiver.request_headers import Credentials, Negotiation, referer, with_negotiation, withheld
+from archiver.referrer_policy import referer
+from archiver.request_headers import Credentials, Negotiation, with_negotiation, withheld
 from archiver.warc.capture import Capture
 from archiver.warc.records import sha1_digest
 
@@ -66,11 +67,18 @@ class Fetch(Protocol):
     """What the crawler needs to fetch a URL."""
 
     async def fetch(
-        self, url: str, *, referrer: str | None = None, tries: int = 0, negotiation: Negotiation = ()
+        self,
+        url: str,
+        *,
+        referrer: str | None = None,
+        tries: int = 0,
+        negotiation: Negotiation = (),
+        referrer_policy: str = "",
     ) -> FetchOutcome:
         """One try of ``url`` (redirects not followed), found on the page ``referrer``, after
-        ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with;
-        never raises for network trouble.
+        ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with
+        and the Referer ``referrer_policy`` gives (referrer_policy.py); never raises for network
+        trouble.
 
         A failure is an outcome with an error (and no capture if none came); one
         whose ``retry_in`` is set asks to be tried again that much later. Cancelled,
@@ -241,6 +249,7 @@ class Fetcher:
         tries: int = 0,
         conditions: dict[str, str] | None = None,
         negotiation: Negotiation = (),
+        referrer_policy: str = "",
     ) -> FetchOutcome:
         """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
         never raises for network trouble. Cancellation propagates at once. ``conditions``: headers
@@ -251,11 +260,14 @@ class Fetcher:
         that long (the server's Retry-After, bounded, or a backoff) and calls again
         with the tries made. The last try's response is kept even when it failed. ``negotiation``:
         the headers a browser chose its answer with (Accept...: request_headers.negotiation()).
+        ``referrer_policy``: the policy its Referer is sent under.
         """
         tries += 1
         last = tries >= self.config.max_tries
         try:
-            capture = await self.fetch_once(url, referrer, conditions=conditions, negotiation=negotiation)
+            capture = await self.fetch_once(
+                url, referrer, conditions=conditions, negotiation=negotiation, referrer_policy=referrer_policy
+            )
         except FetchError as exc:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
@@ -288,12 +300,13 @@ class Fetcher:
         return retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
 
     def request_headers(
-        self, url: str, referrer: str | None, negotiation: Negotiation = ()
+        self, url: str, referrer: str | None, negotiation: Negotiation = (), referrer_policy: str = ""
     ) -> dict[str, str]:
         """Headers of a request for ``url`` beyond the session's: those a browser chose its answer
-        with, its host's credentials (a --header wins over the browser's), a Referer."""
+        with, its host's credentials (a --header wins over the browser's), a Referer (as
+        ``referrer_policy`` gives it)."""
         headers = with_negotiation(self.credentials.headers_for(url), negotiation)
-        sent_referer = referer(referrer, url)
+        sent_referer = referer(referrer, url, referrer_policy)
         if sent_referer is not None:
             headers["Referer"] = sent_referer
         return headers
@@ -304,6 +317,7 @@ class Fetcher:
         referrer: str | None = None,
         conditions: dict[str, str] | None = None,
         negotiation: Negotiation = (),
+        referrer_policy: str = "",
     ) -> Capture:
         """One GET of ``url``, bounded as a whole by --timeout; raises FetchError when no
         response comes.
@@ -322,10 +336,12 @@ class Fetcher:
         deadline = asyncio.get_running_loop().time() + self.config.timeout
         try:
             return await self._exchange(
-                url, referrer, conditions, negotiation, deadline, new_connection=False
+                url, referrer, conditions, negotiation, referrer_policy, deadline, new_connection=False
             )
         except _LostOnReuse:
-            return await self._exchange(url, referrer, conditions, negotiation, deadline, new_connection=True)
+            return await self._exchange(
+                url, referrer, conditions, negotiation, referrer_policy, deadline, new_connection=True
+            )
 
     async def _exchange(
         self,
@@ -333,6 +349,7 @@ class Fetcher:
         referrer: str | None,
         conditions: dict[str, str] | None,
         negotiation: Negotiation,
+        referrer_policy: str,
         deadline: float,
         *,
         new_connection: bool,
@@ -346,7 +363,7 @@ class Fetcher:
         try:
             target_url = request_url(url)
             proxy, proxy_headers = self._proxies.for_url(target_url)
-            headers = self.request_headers(url, referrer, negotiation)
+            headers = self.request_headers(url, referrer, negotiation, referrer_policy)
             headers.update(conditions or {})
             # Proxy credentials go in the CONNECT request for https, in the request
             # itself for http (never into the WARC: see withheld()).

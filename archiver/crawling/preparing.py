@@ -119,6 +119,9 @@ class Prepared:
     """For an HTML page inspected for rendering: what its scripts suggest."""
     draft: Draft | None = None
     """Its mirror file as drafted (HTML, CSS and SVG, when the crawl writes a mirror)."""
+    referrer_policies: dict[str, str] = field(default_factory=dict)
+    """{normalised URL: referrer policy} of the links its elements or its <meta name="referrer">
+    give one (findings.Findings)."""
 
     @classmethod
     def of(
@@ -127,8 +130,8 @@ class Prepared:
         """What parse_document() found (None: nothing parsed), with the records and draft if made."""
         if parsed is None:
             return cls(exchange=exchange, draft=drafted)
-        (title, _base_url, links, nofollow), inspection = parsed
-        return cls(links, title, exchange, nofollow, inspection, drafted)
+        (title, _base_url, links, nofollow, policies), inspection = parsed
+        return cls(links, title, exchange, nofollow, inspection, drafted, policies)
 
 
 class Prepare(Protocol):

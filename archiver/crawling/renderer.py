@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from archiver.crawling.browser import Answerer, RenderedPage, render_page
+from archiver.crawling.browser import Answerer, Asked, RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.preparing import Prepared
@@ -70,15 +70,23 @@ class Pages(Protocol):
     async def settled(self, url: str) -> None:
         """Return once the capture of ``url`` (if any is under way) is committed."""
 
-    async def ensure(self, url: str, page: QueueItem, negotiation: Negotiation = ()) -> None:
+    async def ensure(
+        self, url: str, page: QueueItem, negotiation: Negotiation = (), referer: str | None = None
+    ) -> None:
         """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
-        headers that choose its answer, for its capture), has a committed outcome."""
+        headers that choose its answer, and ``referer``, the Referer the browser sent, if any,
+        for its capture), has a committed outcome."""
 
     async def rendered(
-        self, page: QueueItem, links: dict[str, str], note: RenderNote, nofollow: bool = False
+        self,
+        page: QueueItem,
+        links: dict[str, str],
+        note: RenderNote,
+        nofollow: bool = False,
+        policies: dict[str, str] | None = None,
     ) -> None:
         """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
-        if ``nofollow``."""
+        if ``nofollow``, each requested under the referrer policy ``policies`` gives it, if any."""
 
 
 class Rendering(Protocol):
@@ -228,8 +236,8 @@ class Renderer:
         expected = {*job.static_links, url}
         response_id: list[str | None] = [None]
 
-        async def answer(asked: str, negotiation: Negotiation) -> Answer | None:
-            found = await self._answer(asked, job.page, negotiation)
+        async def answer(asked: str, how: Asked) -> Answer | None:
+            found = await self._answer(asked, job.page, how)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
             if found is not None and job.trial and found.mime == "text/css":
@@ -242,10 +250,11 @@ class Renderer:
 
         rendered, error = await self._attempts(url, answer)
         links: dict[str, str] = {}
+        policies: dict[str, str] = {}
         nofollow = job.nofollow
         if rendered is not None and rendered.html is not None:
             # The DOM is UTF-8; its queries are in the page's encoding, as the browser wrote them.
-            _title, _base, links, meta_nofollow = await asyncio.to_thread(
+            _title, _base, links, meta_nofollow, policies = await asyncio.to_thread(
                 findings, rendered.html, url, "text/html", DOM_CONTENT_TYPE, rendered.charset
             )
             nofollow = nofollow or meta_nofollow
@@ -281,7 +290,7 @@ class Renderer:
         else:
             self.stats.render_failed += 1
         note = RenderNote(url, job.reason if job.late else None, error, dom)
-        await pages.rendered(job.page, links, note, nofollow)
+        await pages.rendered(job.page, links, note, nofollow, policies)
 
     async def _attempts(self, url: str, answer: Answerer) -> tuple[RenderedPage | None, str | None]:
         """Render ``url``, once more if its tab's renderer or the browser crashed; (page, error).
@@ -326,9 +335,9 @@ class Renderer:
                 )
         return None, error
 
-    async def _answer(self, url: str, page: QueueItem, negotiation: Negotiation) -> Answer | None:
+    async def _answer(self, url: str, page: QueueItem, how: Asked) -> Answer | None:
         """The stored response of ``url`` for the render of ``page``, captured first if need be,
-        with the headers the browser chose its answer with (``negotiation``).
+        asked as the browser asked it (``how``: the headers it chose its answer with, its Referer).
 
         A URL captured already is answered with that capture, whatever the browser asks it
         with: a URL has one capture, which the mirror shows too. A redirect is followed here
@@ -342,7 +351,7 @@ class Renderer:
             for _ in range(ENSURE_TRIES):
                 if (row is not None and row.outcome != QUEUED) or pages.stopped:
                     break
-                await pages.ensure(url, page, negotiation)
+                await pages.ensure(url, page, how.negotiation, how.referer)
                 row = self.answers.row(url)
             if row is None or row.warc_file is None:
                 return None  # skipped, failed with no response, or claimed by another process
@@ -375,7 +384,12 @@ async def open_renderer(
     try:
         async with BrowserPool(chromium, tabs, user_agent) as pool:
             yield Renderer(
-                RenderPolicy(mode), pool, answers, stats, timeout=timeout, max_redirects=max_redirects
+                RenderPolicy(mode),
+                pool,
+                answers,
+                stats,
+                timeout=timeout,
+                max_redirects=max_redirects,
             )
     finally:
         answers.close()
