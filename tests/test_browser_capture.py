@@ -227,9 +227,11 @@ async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
     assert verify_snapshot(result.snapshot.root).ok
 
 
-async def test_a_rendered_page_sends_the_referer_its_browser_chose(site, other_site, run_crawl):
-    """The Referer of each request a rendered page makes is the one its browser chose under the
-    page's <meta name="referrer">: it was the page's URL under the default policy."""
+async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy(site, other_site, run_crawl):
+    """A cookie a page's script sets goes with the requests the page then makes, through each
+    hop of a redirect, as the browser sends it: they went with the crawl's jar alone, so a
+    server needing it refused them (403) and the data was missing. The Referer of each is the
+    one the browser chose under the page's <meta name="referrer">, not the default's."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     def noted(request: web.Request) -> dict[str, str]:
@@ -240,15 +242,20 @@ async def test_a_rendered_page_sends_the_referer_its_browser_chose(site, other_s
         noted(request)
         body = (
             '<!doctype html><meta name="referrer" content="same-origin"><p id=t>waiting</p><script>'
+            'document.cookie = "consent=yes; path=/api";'
             "fetch('/api/old').then(r => r.text()).then(t => {"
             " document.getElementById('t').textContent = t; });"
             f"const i = new Image(); i.src = '{other_site.url('/pixel.png')}'; document.body.append(i);"
             "</script>"
         )
-        return web.Response(text=body, content_type="text/html")
+        response = web.Response(text=body, content_type="text/html")
+        response.set_cookie("sid", "s1", httponly=True)
+        return response
 
     async def data(request: web.Request) -> web.StreamResponse:
-        noted(request)
+        cookies = noted(request)
+        if cookies.get("consent") != "yes" or cookies.get("sid") != "s1":
+            return web.Response(status=403, text="no consent")
         return web.Response(text="the data", content_type="text/plain")
 
     async def pixel(request: web.Request) -> web.StreamResponse:
@@ -264,7 +271,8 @@ async def test_a_rendered_page_sends_the_referer_its_browser_chose(site, other_s
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
     assert result.stats.rendered == 1
     page = site.url("/")
-    assert seen["/api/data"][0] == page  # same origin, through the redirect: the page's URL
+    assert seen["/api/data"] == (page, {"consent": "yes", "sid": "s1"})
+    assert manifest_rows(result.snapshot.root)[site.url("/api/data")].status == 200
     assert seen["/pixel.png"][0] is None  # same-origin: no Referer to another origin
     dom = ""
     for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):

@@ -152,3 +152,31 @@ async def test_http_proxy_from_the_environment(site, run_crawl, monkeypatch):
         gzip.decompress(path.read_bytes()) for path in (result.snapshot.root / "warc").glob("*.warc.gz")
     )
     assert b"secret" not in warcs and b"dXNlcjpzZWNyZXQ" not in warcs
+
+
+async def test_cookies_a_browser_sent_go_where_a_browser_sends_them():
+    """Cookies a rendered page's browser held (Playwright's form) join the jar with their
+    domain, path, Secure flag and expiry: a host-only cookie stays on its host, a domain
+    cookie reaches its subdomains, a Secure one goes over https alone, an expired one goes."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.adopt(
+        [
+            {"name": "host", "value": "1", "domain": "site.test", "path": "/", "expires": -1},
+            {"name": "dom", "value": "2", "domain": ".site.test", "path": "/api", "expires": -1},
+            {"name": "sec", "value": "1", "domain": "site.test", "path": "/", "secure": True},
+            {"name": "old", "value": "1", "domain": "site.test", "path": "/", "expires": 1.0},
+            {"name": "bad name", "value": "1", "domain": "site.test", "path": "/"},
+        ]
+    )
+
+    def sent(url: str) -> dict[str, str]:
+        return {name: morsel.coded_value for name, morsel in jar.filter_cookies(URL(url)).items()}
+
+    assert sent("http://site.test/api/x") == {"host": "1", "dom": "2"}
+    assert sent("https://site.test/") == {"host": "1", "sec": "1"}
+    assert sent("http://www.site.test/api") == {"dom": "2"}
+    assert sent("http://other.test/api") == {}

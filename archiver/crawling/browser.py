@@ -92,6 +92,9 @@ class Asked:
     """The headers that choose its answer (request_headers.negotiation)."""
     referer: str | None = None
     """The Referer it sent (its page's and its element's referrer policies applied), or None."""
+    cookies: tuple[dict[str, Any], ...] = ()
+    """The cookies it sent, as its context holds them (name, value, domain, path, expires,
+    secure...: Playwright's form), those the page's scripts set among them."""
 
 
 Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
@@ -182,10 +185,17 @@ class PageNetwork:
 
 
 async def _asked(request: Any, page: Any) -> Asked:
-    """What ``request`` carried that the crawl's request carries too: Chromium shows the Referer
-    it chose in the headers of a request it routes."""
+    """What ``request`` carried that the crawl's request carries too: Chromium shows the Cookie
+    and Referer it chose in the headers of a request it routes."""
     headers = request.headers
-    return Asked(negotiation(headers), headers.get("referer"))
+    cookies: tuple[dict[str, Any], ...] = ()
+    sent = headers.get("cookie")
+    if sent and page is not None:
+        names = {pair.partition("=")[0].strip() for pair in sent.split(";")}
+        with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
+            held = await page.context.cookies(request.url)
+            cookies = tuple(dict(cookie) for cookie in held if cookie.get("name") in names)
+    return Asked(negotiation(headers), headers.get("referer"), cookies)
 
 
 def _of_another_page(request: Any, page: Any) -> bool:

@@ -6,6 +6,13 @@ A browser refuses a cookie whose Domain is a public suffix (``co.uk``,
 suffix receives, the seed's among them. aiohttp's jar checks only that the
 Domain matches the host that set it; SiteCookieJar refuses those too.
 
+A page rendered in a browser keeps cookies of its own: those its scripts set
+(``document.cookie``) and those of the answers it was given. The requests it
+makes are the crawl's, sent with this jar's cookies: SiteCookieJar.adopt() takes
+in the cookies the browser sent with each (crawling/browser.py), with their
+domain, path, expiry and Secure flag, so they go where the jar sends cookies,
+that request and those after it (the hops of a redirect among them).
+
 A URL with an empty query (``/p?``) is requested with its ``?`` written into the
 path aiohttp is given (fetch.request_url: yarl drops an empty query), while its
 path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
@@ -15,8 +22,10 @@ from __future__ import annotations
 
 import http.cookiejar
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
-from http.cookies import BaseCookie, Morsel
+from http.cookies import BaseCookie, CookieError, Morsel
+from typing import Any
 
 import aiohttp
 from aiohttp.typedefs import LooseCookies
@@ -80,6 +89,39 @@ class SiteCookieJar(aiohttp.CookieJar):
             if not (isinstance(value, Morsel) and refused_domain(value["domain"], response_url.raw_host))
         ]
         super().update_cookies(kept, cookie_url(response_url))
+
+    def adopt(self, cookies: Iterable[Mapping[str, Any]]) -> None:
+        """Keep cookies a browser holds, as Playwright gives them (name, value, domain: with a
+        leading dot for one set with a Domain attribute, path, expires: seconds since the epoch
+        or -1 for the session, secure, httpOnly, sameSite): each replaces the jar's cookie of
+        the same name, domain and path."""
+        for cookie in cookies:
+            name, value = str(cookie.get("name", "")), str(cookie.get("value", ""))
+            domain, path = str(cookie.get("domain") or ""), str(cookie.get("path") or "/")
+            host = domain.lstrip(".").lower()
+            if not name or not host:
+                continue
+            morsel: Morsel[str] = Morsel()
+            try:
+                morsel.set(name, value, value)  # sent back as the browser holds it, not quoted
+            except CookieError:  # a name the jar cannot hold
+                continue
+            morsel["path"] = path
+            if domain.startswith("."):
+                morsel["domain"] = host  # set for the domain; else for its host alone
+            if cookie.get("secure"):
+                morsel["secure"] = True
+            if cookie.get("httpOnly"):
+                morsel["httponly"] = True
+            expires = cookie.get("expires")
+            if isinstance(expires, int | float) and expires >= 0:
+                morsel["max-age"] = str(max(int(expires - time.time()), 0))
+            scheme = "https" if cookie.get("secure") else "http"
+            try:
+                origin = URL.build(scheme=scheme, host=host, path="/")
+            except ValueError:
+                continue
+            self.update_cookies({name: morsel}, origin)
 
 
 def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:

@@ -22,9 +22,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 import aiohttp
 import aiohttp.abc
@@ -32,7 +33,7 @@ from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.crawling.connections import ConnectionUse, WatchedConnector, connection_use
-from archiver.crawling.cookies import load_cookies
+from archiver.crawling.cookies import SiteCookieJar, load_cookies
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import FetchError
@@ -234,6 +235,13 @@ class Fetcher:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    def adopt_cookies(self, cookies: Iterable[Mapping[str, Any]]) -> None:
+        """Keep the cookies a rendered page's browser sent with a request (Playwright's form,
+        see SiteCookieJar.adopt): the crawl's requests carry them from now on."""
+        jar = self._session.cookie_jar if self._session is not None else None
+        if isinstance(jar, SiteCookieJar):
+            jar.adopt(cookies)
 
     async def close(self) -> None:
         """Close the session and its connections; safe to call twice."""

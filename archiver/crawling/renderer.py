@@ -29,10 +29,10 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from archiver.crawling.browser import Answerer, Asked, RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
@@ -58,6 +58,10 @@ ENSURE_TRIES = 3
 HANG_SLACK = 20.0
 """Seconds past the page's time limit after which a render that has not ended is given up (every
 call into the page is bounded before then: what is left is the browser, or its driver, stuck)."""
+
+
+CookieKeeper = Callable[[Sequence[Mapping[str, Any]]], None]
+"""Takes in the cookies a browser sent with a request (crawling/cookies.py SiteCookieJar.adopt)."""
 
 
 class Pages(Protocol):
@@ -147,8 +151,11 @@ class Renderer:
         *,
         timeout: float,
         max_redirects: int,
+        keep_cookies: CookieKeeper | None = None,
     ) -> None:
         self.policy = policy
+        self.keep_cookies = keep_cookies
+        """Where the cookies a page's browser sent go (the fetcher's jar: Fetcher.adopt_cookies)."""
         self.pool = pool
         self.answers = answers
         self.stats = stats
@@ -237,6 +244,8 @@ class Renderer:
         response_id: list[str | None] = [None]
 
         async def answer(asked: str, how: Asked) -> Answer | None:
+            if how.cookies and self.keep_cookies is not None:
+                self.keep_cookies(how.cookies)
             found = await self._answer(asked, job.page, how)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
@@ -375,6 +384,7 @@ async def open_renderer(
     timeout: float,
     user_agent: str,
     max_redirects: int,
+    keep_cookies: CookieKeeper | None = None,
 ) -> AsyncIterator[Renderer]:
     """A Renderer over a browser pool and the snapshot's stored answers; closes both on the way out.
 
@@ -390,6 +400,7 @@ async def open_renderer(
                 stats,
                 timeout=timeout,
                 max_redirects=max_redirects,
+                keep_cookies=keep_cookies,
             )
     finally:
         answers.close()
