@@ -180,3 +180,63 @@ async def test_cookies_a_browser_sent_go_where_a_browser_sends_them():
     assert sent("https://site.test/") == {"host": "1", "sec": "1"}
     assert sent("http://www.site.test/api") == {"dom": "2"}
     assert sent("http://other.test/api") == {}
+
+
+async def test_cookies_go_back_as_a_browser_sends_them(site, run_crawl, tmp_path):
+    """A cookie a browser refuses is not kept (a Secure one set over http, a __Secure- or
+    __Host- name whose rules are broken), and one kept goes back as it was set: the jar kept
+    them all, quoted a value holding a comma (``a,b`` went back as ``"a\\054b"``), and sent a
+    cookies.txt line marked secure over http."""
+    sent: dict[str, list[str]] = {}
+
+    async def setting(request: web.Request) -> web.Response:
+        response = web.Response(text="<a href='/b'>b</a>", content_type="text/html")
+        for value in (
+            "sec=1; Secure; Path=/",
+            "__Secure-a=1; Path=/",
+            "__Host-b=1; Path=/",
+            "plain=a,b; Path=/",
+            'quoted="q"; Path=/',
+        ):
+            response.headers.add("Set-Cookie", value)
+        return response
+
+    async def checking(request: web.Request) -> web.Response:
+        sent[request.path] = sorted(request.headers.get("Cookie", "").split("; "))
+        return web.Response(text="<title>b</title>", content_type="text/html")
+
+    site.handler("/", setting)
+    site.handler("/b", checking)
+    await site.start()
+    cookies = tmp_path / "cookies.txt"
+    cookies.write_text(
+        "# Netscape HTTP Cookie File\n"
+        "127.0.0.1\tFALSE\t/\tTRUE\t0\tsecret\tx\n"
+        "127.0.0.1\tFALSE\t/\tFALSE\t0\tfromfile\ta,b\n"
+    )
+    await run_crawl(site.url("/"), cookies_file=str(cookies), concurrency=1)
+    assert sent["/b"] == ["fromfile=a,b", "plain=a,b", 'quoted="q"']
+
+
+@pytest.mark.parametrize(
+    ("header", "kept"),
+    [
+        ("__Host-ok=1; Secure; Path=/", True),
+        ("__host-lower=1; Path=/", False),  # the prefix in any case
+        ("__Host-p=1; Secure; Path=/x", False),
+        ("__Host-d=1; Secure; Path=/; Domain=site.test", False),
+        ("__Host-n=1; Secure", False),  # no Path: not /
+        ("__Secure-ok=1; Secure", True),
+        ("__Secure-no=1", False),
+        ("sec=1; Secure", True),
+    ],
+)
+async def test_prefixed_cookies_follow_their_rules(header, kept):
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies_from_headers([header], URL("https://site.test/x/y"))
+    name = header.partition("=")[0]
+    assert (name in jar.filter_cookies(URL("https://site.test/x/z"))) == kept

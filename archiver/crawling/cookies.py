@@ -13,6 +13,14 @@ in the cookies the browser sent with each (crawling/browser.py), with their
 domain, path, expiry and Secure flag, so they go where the jar sends cookies,
 that request and those after it (the hops of a redirect among them).
 
+A browser also refuses a Secure cookie from a page that is not secure (the jar
+counts https alone as secure, as it sends Secure cookies over https alone), and
+a cookie named ``__Secure-...`` without Secure, or ``__Host-...`` without
+Secure, with a Domain or with a Path other than ``/`` (RFC 6265bis, 4.1.3): the
+jar refuses them too, or it would send cookies no browser sends. It sends each
+cookie back as it was set, as browsers do (aiohttp quoted a value holding a
+comma or a space: ``a,b`` went back as ``"a\\054b"``).
+
 A URL with an empty query (``/p?``) is requested with its ``?`` written into the
 path aiohttp is given (fetch.request_url: yarl drops an empty query), while its
 path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
@@ -28,6 +36,7 @@ from http.cookies import BaseCookie, CookieError, Morsel
 from typing import Any
 
 import aiohttp
+from aiohttp._cookie_helpers import preserve_morsel_with_coded_value
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
@@ -37,6 +46,44 @@ from archiver.urls import is_public_suffix
 
 _NO_URL = URL()
 _DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
+
+
+def refused_cookie(name: str, attributes: Mapping[str, str], url: URL) -> bool:
+    """True if a browser refuses the cookie ``name`` with ``attributes`` (lowercased names:
+    secure, domain, path; present when given) set by the page at ``url``: a Secure one from a
+    page that is not secure, a prefixed name its rules refuse (RFC 6265bis, 4.1.3).
+
+    >>> refused_cookie("__Host-id", {"secure": "", "path": "/"}, URL("https://h/a"))
+    False
+    >>> refused_cookie("__Host-id", {"secure": "", "path": "/", "domain": "h"}, URL("https://h/a"))
+    True
+    """
+    secure = "secure" in attributes
+    if secure and url.scheme != "https":
+        return True
+    prefix = name[:9].lower()
+    if prefix == "__secure-" and not secure:
+        return True
+    if name[:7].lower() == "__host-":
+        return not secure or "domain" in attributes or attributes.get("path") != "/"
+    return False
+
+
+def _attributes(header: str) -> tuple[str, dict[str, str]]:
+    """The name and the attributes (lowercased names, last one kept) of a Set-Cookie value."""
+    pair, _, rest = header.partition(";")
+    attributes = {}
+    for part in rest.split(";"):
+        key, _, value = part.partition("=")
+        attributes[key.strip().lower()] = value.strip()
+    return pair.partition("=")[0].strip(), attributes
+
+
+def _as_set(name: str, value: str) -> Morsel[str]:
+    """A cookie to send as ``name=value``, the value as it was given (not quoted)."""
+    morsel: Morsel[str] = Morsel()
+    morsel.set(name, value, value)
+    return morsel
 
 
 def refused_domain(domain: str, host: str | None) -> bool:
@@ -60,34 +107,53 @@ def cookie_url(url: URL) -> URL:
 
 
 class SiteCookieJar(aiohttp.CookieJar):
-    """aiohttp's cookie jar, refusing cookies set for a whole public suffix, and matching the
-    path of a URL with an empty query without its ``?`` (see the module)."""
+    """aiohttp's cookie jar, refusing cookies set for a whole public suffix and those the rules of
+    Secure and of prefixed names refuse, sending values as they were set, and matching the path
+    of a URL with an empty query without its ``?`` (see the module)."""
+
+    def _build_morsel(self, cookie: Morsel[str]) -> Morsel[str]:
+        # aiohttp's sends a value holding a comma or a space quoted: a browser sends it as set.
+        return preserve_morsel_with_coded_value(cookie)
 
     def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
         """The cookies to send to ``request_url``."""
         return super().filter_cookies(cookie_url(request_url))
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
-        """Keep the cookies of Set-Cookie ``headers`` but those whose Domain is a public suffix."""
+        """Keep the cookies of Set-Cookie ``headers`` but those a browser refuses: a Domain that is
+        a public suffix, a Secure one from a page that is not secure, a prefix's rules broken."""
         host = response_url.raw_host
 
         def kept(header: str) -> bool:
             match = _DOMAIN.search(header)
-            return match is None or not refused_domain(match.group(1), host)
+            if match is not None and refused_domain(match.group(1), host):
+                return False
+            return not refused_cookie(*_attributes(header), response_url)
 
         super().update_cookies_from_headers(
             [header for header in headers if kept(header)], cookie_url(response_url)
         )
 
     def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
-        """Keep ``cookies`` but those whose Domain is a public suffix (older aiohttp versions
-        hand a response's cookies here)."""
+        """Keep ``cookies`` but those a browser refuses (older aiohttp versions hand a response's
+        cookies here); a value given as a string is sent as it is."""
         items = cookies.items() if isinstance(cookies, Mapping) else cookies
-        kept = [
-            (name, value)
-            for name, value in items
-            if not (isinstance(value, Morsel) and refused_domain(value["domain"], response_url.raw_host))
-        ]
+        kept: list[tuple[str, Morsel[str]]] = []
+        for name, value in items:
+            if isinstance(value, Morsel):
+                given = {key: str(value[key]) for key in ("domain", "path") if value[key]}
+                if value["secure"]:
+                    given["secure"] = ""
+                if refused_domain(value["domain"], response_url.raw_host) or refused_cookie(
+                    name, given, response_url
+                ):
+                    continue
+                kept.append((name, value))
+            else:
+                try:
+                    kept.append((name, _as_set(name, str(value))))
+                except CookieError:  # a name no cookie may have
+                    continue
         super().update_cookies(kept, cookie_url(response_url))
 
     def adopt(self, cookies: Iterable[Mapping[str, Any]]) -> None:
@@ -101,9 +167,8 @@ class SiteCookieJar(aiohttp.CookieJar):
             host = domain.lstrip(".").lower()
             if not name or not host:
                 continue
-            morsel: Morsel[str] = Morsel()
             try:
-                morsel.set(name, value, value)  # sent back as the browser holds it, not quoted
+                morsel = _as_set(name, value)  # sent back as the browser holds it
             except CookieError:  # a name the jar cannot hold
                 continue
             morsel["path"] = path
@@ -146,7 +211,17 @@ def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
         for cookie in read_cookies_file(config.cookies_file):
             scheme = "https" if cookie.secure else "http"
             host = cookie.domain.lstrip(".")
+            try:
+                morsel = _as_set(cookie.name, cookie.value or "")
+            except CookieError:
+                raise ConfigError(
+                    f"--cookies-file {config.cookies_file}: bad cookie name {cookie.name!r}"
+                ) from None
+            if cookie.secure:
+                morsel["secure"] = True  # sent over https alone
+            if cookie.domain_specified:
+                morsel["domain"] = host  # its line says TRUE: its subdomains get it too
             jar.update_cookies(
-                {cookie.name: cookie.value or ""}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
+                {cookie.name: morsel}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
             )
     return jar
