@@ -240,3 +240,27 @@ async def test_prefixed_cookies_follow_their_rules(header, kept):
     jar.update_cookies_from_headers([header], URL("https://site.test/x/y"))
     name = header.partition("=")[0]
     assert (name in jar.filter_cookies(URL("https://site.test/x/z"))) == kept
+
+
+async def test_a_cookies_file_line_keeps_its_domain_and_secure_flag(tmp_path):
+    """A line marked for subdomains reaches them (it reached its host alone), one marked
+    secure goes over https alone, and a name no cookie may have is a one-line error."""
+    from yarl import URL
+
+    from archiver.config import CrawlConfig
+    from archiver.crawling.cookies import load_cookies
+
+    cookies = tmp_path / "cookies.txt"
+    cookies.write_text(
+        "# Netscape HTTP Cookie File\n"
+        ".site.test\tTRUE\t/\tFALSE\t0\twide\t1\n"
+        "site.test\tFALSE\t/\tTRUE\t0\tsafe\t1\n"
+    )
+    config = CrawlConfig(seeds=("http://site.test/",), output=tmp_path / "o", cookies_file=str(cookies))
+    jar = load_cookies(config, ())
+    assert set(jar.filter_cookies(URL("http://www.site.test/"))) == {"wide"}
+    assert set(jar.filter_cookies(URL("http://site.test/"))) == {"wide"}
+    assert set(jar.filter_cookies(URL("https://site.test/"))) == {"wide", "safe"}
+    cookies.write_text("# Netscape HTTP Cookie File\nsite.test\tFALSE\t/\tFALSE\t0\ta b\t1\n")
+    with pytest.raises(ConfigError, match="bad cookie name 'a b'"):
+        load_cookies(config, ())
