@@ -30,10 +30,12 @@ WITHHELD = "[withheld]"
 """What a WARC request record, crawl.json and index.html hold in place of a credential."""
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers (lowercased) whose value given with --header crawl.json does not keep."""
-NEGOTIATION_HEADERS = {"accept": "Accept", "x-requested-with": "X-Requested-With"}
+NEGOTIATION_HEADERS = {"accept": "Accept", "x-requested-with": "X-Requested-With", "origin": "Origin"}
 """Headers of a browser's request (lowercased: their names as sent) that choose what a server
 answers: an image as WebP, JSON rather than HTML where a script asks for JSON, a fragment for
-XMLHttpRequest. The crawl's request for a URL a rendered page asks for carries them. The other
+XMLHttpRequest, the Access-Control-Allow-Origin a script's request from another origin needs
+(a server that names the origin it allows names none to a request that gives none, and may
+refuse it). The crawl's request for a URL a rendered page asks for carries them. The other
 headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
 or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
 MAX_NEGOTIATION_VALUE = 1024

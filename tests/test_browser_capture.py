@@ -234,8 +234,11 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     one the browser chose under the page's <meta name="referrer">, not the default's."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
+    origins: dict[str, str | None] = {}
+
     def noted(request: web.Request) -> dict[str, str]:
         seen[request.path] = (request.headers.get("Referer"), dict(request.cookies))
+        origins[request.path] = request.headers.get("Origin")
         return dict(request.cookies)
 
     async def home(request: web.Request) -> web.StreamResponse:
@@ -246,6 +249,8 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
             "fetch('/api/old').then(r => r.text()).then(t => {"
             " document.getElementById('t').textContent = t; });"
             f"const i = new Image(); i.src = '{other_site.url('/pixel.png')}'; document.body.append(i);"
+            f"fetch('{other_site.url('/shared.json')}').then(r => r.text()).then(t => {{"
+            " document.getElementById('t').after(t); });"
             "</script>"
         )
         response = web.Response(text=body, content_type="text/html")
@@ -262,7 +267,16 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
         noted(request)
         return web.Response(body=png(1, 2, 3), content_type="image/png")
 
+    async def shared(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        origin = request.headers.get("Origin")
+        if origin is None:  # a server that answers scripts of the origins it allows alone
+            return web.Response(status=403, text="no origin")
+        headers = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+        return web.json_response({"shared": "across origins"}, headers=headers)
+
     other_site.handler("/pixel.png", pixel)
+    other_site.handler("/shared.json", shared)
     await other_site.start()
     site.handler("/", home)
     site.redirect("/api/old", "/api/data")
@@ -281,6 +295,9 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
                 if record.rec_headers.get_header("WARC-Target-URI") == DOM_PREFIX + page:
                     dom = record.content_stream().read().decode()
     assert "the data" in dom
+    # A script's request to another origin carried its Origin, as the browser sent it.
+    assert origins["/shared.json"] == site.url("/").rstrip("/")
+    assert "across origins" in dom
 
 
 async def test_static_pages_cost_a_few_trials_per_host(site, run_crawl, monkeypatch):
