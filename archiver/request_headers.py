@@ -38,6 +38,16 @@ XMLHttpRequest, the Access-Control-Allow-Origin a script's request from another 
 refuse it). The crawl's request for a URL a rendered page asks for carries them. The other
 headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
 or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
+ACCEPT_BY_DESTINATION = {
+    "image": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+    "style": "text/css,*/*;q=0.1",
+    "script": "*/*",
+    "font": "*/*",
+    "media": "*/*",
+}
+"""The Accept Chromium sends for a request of each destination (links.request_destination());
+a document's is the session's own. A server that negotiates answers an image asked for as a
+page with a page."""
 MAX_NEGOTIATION_VALUE = 1024
 """A longer value (a script may set any) is not sent."""
 
@@ -192,6 +202,16 @@ def negotiation(headers: Mapping[str, str]) -> Negotiation:
         and len(value) <= MAX_NEGOTIATION_VALUE
         and not any(c in value for c in "\r\n\0")
     )
+
+
+def destination_negotiation(destination: str) -> Negotiation:
+    """The headers a browser chooses its answer with for a request of ``destination``.
+
+    >>> destination_negotiation("style"), destination_negotiation("")
+    ((('Accept', 'text/css,*/*;q=0.1'),), ())
+    """
+    accept = ACCEPT_BY_DESTINATION.get(destination)
+    return (("Accept", accept),) if accept else ()
 
 
 def negotiation_text(pairs: Negotiation) -> str:

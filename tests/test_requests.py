@@ -264,3 +264,55 @@ async def test_a_cookies_file_line_keeps_its_domain_and_secure_flag(tmp_path):
     cookies.write_text("# Netscape HTTP Cookie File\nsite.test\tFALSE\t/\tFALSE\t0\ta b\t1\n")
     with pytest.raises(ConfigError, match="bad cookie name 'a b'"):
         load_cookies(config, ())
+
+
+async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, run_crawl):
+    """An image, a stylesheet, a script, a preloaded font and the URLs a stylesheet names are
+    asked with the Accept a browser sends for them: every request went with a page's Accept, so
+    a server that negotiates answered an image host's page where the page shows the image."""
+    accepts: dict[str, str] = {}
+
+    async def negotiating(request: web.Request) -> web.StreamResponse:
+        accept = accepts[request.path] = request.headers.get("Accept", "")
+        if accept.startswith("text/html"):  # an image host: its page of the photo, to a reader
+            return web.Response(text="<title>photo page</title>", content_type="text/html")
+        return web.Response(body=b"GIF89a", content_type="image/gif")
+
+    files = {
+        "/s.css": ("@import url('/more.css'); b { background: url(/tile.png) }", "text/css"),
+        "/more.css": ("", "text/css"),
+        "/tile.png": ("", "image/png"),
+        "/inline.png": ("", "image/png"),
+        "/app.js": ("", "text/javascript"),
+        "/f.woff2": ("", "font/woff2"),
+    }
+
+    async def served(request: web.Request) -> web.StreamResponse:
+        accepts[request.path] = request.headers.get("Accept", "")
+        body, content_type = files[request.path]
+        return web.Response(text=body, content_type=content_type)
+
+    site.page(
+        "/",
+        links=["/next"],
+        head='<link rel="stylesheet" href="/s.css"><link rel="preload" as="font" href="/f.woff2">'
+        '<script src="/app.js"></script>',
+        body='<img src="/photo"><p style="background: url(/inline.png)">',
+    )
+    site.page("/next")
+    site.handler("/photo", negotiating)
+    for path in files:
+        site.handler(path, served)
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    image = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+    assert accepts == {
+        "/photo": image,
+        "/s.css": "text/css,*/*;q=0.1",
+        "/more.css": "text/css,*/*;q=0.1",  # @import
+        "/tile.png": image,  # url() in a stylesheet
+        "/inline.png": image,
+        "/app.js": "*/*",
+        "/f.woff2": "*/*",
+    }
+    assert manifest_rows(result.snapshot.root)[site.url("/photo")].content_type == "image/gif"

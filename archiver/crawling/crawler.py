@@ -363,7 +363,7 @@ class Crawler:
             prepared.links,
             item,
             nofollow,
-            prepared.referrer_policies,
+            prepared.hints,
             _referrer_policy(capture),
         )
         decision = renderer.decide(item, prepared) if renderer is not None else None

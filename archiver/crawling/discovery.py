@@ -13,10 +13,13 @@ from collections.abc import Iterable, Mapping
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls
 from archiver.crawling.stats import CrawlStats
+from archiver.findings import Hint
 from archiver.links import REQUISITE
-from archiver.request_headers import Negotiation
+from archiver.request_headers import Negotiation, destination_negotiation
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
+
+NO_HINT: Hint = ("", "")
 
 
 class Discovery:
@@ -35,17 +38,18 @@ class Discovery:
         links: dict[str, str],
         item: QueueItem,
         nofollow: bool = False,
-        policies: Mapping[str, str] | None = None,
+        hints: Mapping[str, Hint] | None = None,
         page_policy: str = "",
     ) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
 
         With ``nofollow`` (the page's robots meta or X-Robots-Tag), its links are
         recorded as skipped; its requisites are still fetched, so it renders offline.
-        Each is requested under the referrer policy ``policies`` gives it (its element's, or
-        the page's <meta name="referrer">), else ``page_policy`` (its Referrer-Policy header).
+        Each is requested as ``hints`` say a browser requests it (findings.Hint): under the
+        referrer policy its element or the page's <meta name="referrer"> gives, else under
+        ``page_policy`` (its Referrer-Policy header); with the Accept of its destination.
         """
-        policies = policies or {}
+        hints = hints or {}
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
         depth = item.depth + 1
@@ -63,7 +67,8 @@ class Discovery:
                 self.max_redirects,
                 referrer=item.url,
                 skip=NOFOLLOW if nofollow and not requisite else None,
-                referrer_policy=policies.get(url) or page_policy,
+                referrer_policy=hints.get(url, NO_HINT)[0] or page_policy,
+                negotiation=destination_negotiation(hints.get(url, NO_HINT)[1]),
             )
         return await self.claimed(met, queue)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.writer import RenderNote, WriteItem
+from archiver.findings import Hint
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import Negotiation
@@ -87,14 +88,14 @@ class CrawlPages:
         links: dict[str, str],
         note: RenderNote,
         nofollow: bool = False,
-        policies: dict[str, str] | None = None,
+        hints: dict[str, Hint] | None = None,
     ) -> None:
         """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
         (``nofollow``: the page's robots directives, static or rendered, say not to follow them;
-        ``policies``: the referrer policies its DOM gives them)."""
+        ``hints``: how its DOM says a browser requests them, findings.Hint)."""
         crawler = self.crawler
         met, queue = await crawler.discovery.links(
-            links, page, crawler.config.obey_robots and nofollow, policies
+            links, page, crawler.config.obey_robots and nofollow, hints
         )
         await crawler.writer.put(WriteItem(None, met=met, render=note))
         for queued in queue:

@@ -43,7 +43,7 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
 from archiver.errors import PageHung
-from archiver.findings import decode_text, findings
+from archiver.findings import Hint, decode_text, findings
 from archiver.links import LINK
 from archiver.request_headers import Negotiation
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
@@ -87,10 +87,10 @@ class Pages(Protocol):
         links: dict[str, str],
         note: RenderNote,
         nofollow: bool = False,
-        policies: dict[str, str] | None = None,
+        hints: dict[str, Hint] | None = None,
     ) -> None:
         """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
-        if ``nofollow``, each requested under the referrer policy ``policies`` gives it, if any."""
+        if ``nofollow``, each requested as ``hints`` say (findings.Hint)."""
 
 
 class Rendering(Protocol):
@@ -259,11 +259,11 @@ class Renderer:
 
         rendered, error = await self._attempts(url, answer)
         links: dict[str, str] = {}
-        policies: dict[str, str] = {}
+        hints: dict[str, Hint] = {}
         nofollow = job.nofollow
         if rendered is not None and rendered.html is not None:
             # The DOM is UTF-8; its queries are in the page's encoding, as the browser wrote them.
-            _title, _base, links, meta_nofollow, policies = await asyncio.to_thread(
+            _title, _base, links, meta_nofollow, hints = await asyncio.to_thread(
                 findings, rendered.html, url, "text/html", DOM_CONTENT_TYPE, rendered.charset
             )
             nofollow = nofollow or meta_nofollow
@@ -299,7 +299,7 @@ class Renderer:
         else:
             self.stats.render_failed += 1
         note = RenderNote(url, job.reason if job.late else None, error, dom)
-        await pages.rendered(job.page, links, note, nofollow, policies)
+        await pages.rendered(job.page, links, note, nofollow, hints)
 
     async def _attempts(self, url: str, answer: Answerer) -> tuple[RenderedPage | None, str | None]:
         """Render ``url``, once more if its tab's renderer or the browser crashed; (page, error).
