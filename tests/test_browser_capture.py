@@ -244,8 +244,10 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     async def home(request: web.Request) -> web.StreamResponse:
         noted(request)
         body = (
-            '<!doctype html><meta name="referrer" content="same-origin"><p id=t>waiting</p><script>'
+            '<!doctype html><meta name="referrer" content="same-origin"><p id=t>waiting</p><p id=c></p>'
+            "<script>"
             'document.cookie = "consent=yes; path=/api";'
+            "document.getElementById('c').textContent = 'cookies: ' + document.cookie;"
             "fetch('/api/old').then(r => r.text()).then(t => {"
             " document.getElementById('t').textContent = t; });"
             f"const i = new Image(); i.src = '{other_site.url('/pixel.png')}'; document.body.append(i);"
@@ -282,10 +284,11 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     site.redirect("/api/old", "/api/data")
     site.handler("/api/data", data)
     await site.start()
-    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    given = (("given", "g1"),)  # the crawl's cookie (--cookie): the page's scripts see it too
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, cookies=given)
     assert result.stats.rendered == 1
     page = site.url("/")
-    assert seen["/api/data"] == (page, {"consent": "yes", "sid": "s1"})
+    assert seen["/api/data"] == (page, {"consent": "yes", "sid": "s1", "given": "g1"})
     assert manifest_rows(result.snapshot.root)[site.url("/api/data")].status == 200
     assert seen["/pixel.png"][0] is None  # same-origin: no Referer to another origin
     dom = ""
@@ -295,6 +298,8 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
                 if record.rec_headers.get_header("WARC-Target-URI") == DOM_PREFIX + page:
                     dom = record.content_stream().read().decode()
     assert "the data" in dom
+    # The crawl's cookie is the page's too; sid is HttpOnly and consent for /api: not seen.
+    assert "cookies: given=g1<" in dom
     # A script's request to another origin carried its Origin, as the browser sent it.
     assert origins["/shared.json"] == site.url("/").rstrip("/")
     assert "across origins" in dom

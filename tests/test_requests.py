@@ -316,3 +316,32 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         "/f.woff2": "*/*",
     }
     assert manifest_rows(result.snapshot.root)[site.url("/photo")].content_type == "image/gif"
+
+
+async def test_the_jar_gives_a_browser_its_cookies_as_they_were_set():
+    """A rendered page's browser gets the crawl's cookies, each for the hosts the jar sends it
+    to: a host-only one for its host, one set with a Domain for its subdomains too."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies_from_headers(
+        ["own=a,b; Path=/", "wide=1; Domain=site.test; Path=/app; HttpOnly", "safe=1; Secure"],
+        URL("https://www.site.test/"),
+    )
+    given = {cookie["name"]: cookie for cookie in jar.for_browser()}
+    assert given["own"] == {
+        "name": "own",
+        "value": "a,b",
+        "domain": "www.site.test",
+        "path": "/",
+        "secure": False,
+        "httpOnly": False,
+    }
+    assert (given["wide"]["domain"], given["wide"]["path"], given["wide"]["httpOnly"]) == (
+        ".site.test",
+        "/app",
+        True,
+    )
+    assert given["safe"]["secure"] is True

@@ -249,8 +249,11 @@ class RenderedPage:
     """What went wrong, if the render was cut short."""
 
 
-async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> RenderedPage:
-    """Load ``url`` in ``tab``, every request answered by ``answer``.
+async def render_page(
+    tab: Tab, url: str, answer: Answerer, timeout: float, cookies: list[dict[str, Any]] | None = None
+) -> RenderedPage:
+    """Load ``url`` in ``tab``, every request answered by ``answer``, its context given ``cookies``
+    first (the crawl's: SiteCookieJar.for_browser), which the page's scripts see.
 
     Bounded by ``timeout`` seconds in all (a page that never finishes loading
     still gives the DOM it has). Raises PageHung if the page's scripts keep its
@@ -271,6 +274,8 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     tab.handler = network.handle
     committed = False
     try:
+        if cookies:
+            await _give_cookies(tab, cookies, deadline)
         try:
             await page.goto(url, wait_until="commit", timeout=_ms(loaded_by))
             committed = True
@@ -313,6 +318,20 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
     return RenderedPage(html, charset, final_url, frozenset(network.requested), frozenset(navigations), error)
+
+
+async def _give_cookies(tab: Tab, cookies: list[dict[str, Any]], deadline: float) -> None:
+    """Add ``cookies`` to the tab's context; one it refuses (a name or value it finds invalid)
+    is left out, not the render."""
+    from playwright.async_api import Error
+
+    context: Any = tab.context  # Playwright's SetCookieParam: the same keys, as a TypedDict
+    try:
+        await asyncio.wait_for(context.add_cookies(cookies), max(deadline - time.monotonic(), 0.001))
+    except Error:
+        for cookie in cookies:
+            with contextlib.suppress(Error):
+                await asyncio.wait_for(context.add_cookies([cookie]), max(deadline - time.monotonic(), 0.001))
 
 
 async def _in_page(page: Any, script: str, arg: Any, until: float) -> Any:

@@ -181,12 +181,38 @@ class SiteCookieJar(aiohttp.CookieJar):
             expires = cookie.get("expires")
             if isinstance(expires, int | float) and expires >= 0:
                 morsel["max-age"] = str(max(int(expires - time.time()), 0))
+            held = self.cookies.get((host, path.rstrip("/")))
+            if held is not None and name in held and held[name].coded_value == value:
+                continue  # the jar's own (given to the browser): its expiry stays
             scheme = "https" if cookie.get("secure") else "http"
             try:
                 origin = URL.build(scheme=scheme, host=host, path="/")
             except ValueError:
                 continue
             self.update_cookies({name: morsel}, origin)
+
+    def for_browser(self) -> list[dict[str, Any]]:
+        """The jar's cookies as a browser context takes them (Playwright's add_cookies: name,
+        value as it is sent, domain with a leading dot for one that reaches subdomains, path,
+        secure, httpOnly), so a rendered page's scripts see those the crawl holds."""
+        live = {id(morsel) for morsel in self}  # iterating the jar drops the expired ones
+        host_only = self.host_only_cookies
+        given = []
+        for (domain, path), cookies in self.cookies.items():
+            for name, morsel in cookies.items():
+                if not domain or id(morsel) not in live:
+                    continue
+                given.append(
+                    {
+                        "name": name,
+                        "value": morsel.coded_value,
+                        "domain": domain if (domain, path, name) in host_only else f".{domain}",
+                        "path": str(morsel["path"] or "/"),
+                        "secure": bool(morsel["secure"]),
+                        "httpOnly": bool(morsel["httponly"]),
+                    }
+                )
+        return given
 
 
 def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:

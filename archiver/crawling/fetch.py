@@ -22,10 +22,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import tempfile
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, Any, Protocol
+from typing import IO, Protocol
 
 import aiohttp
 import aiohttp.abc
@@ -236,12 +235,12 @@ class Fetcher:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def adopt_cookies(self, cookies: Iterable[Mapping[str, Any]]) -> None:
-        """Keep the cookies a rendered page's browser sent with a request (Playwright's form,
-        see SiteCookieJar.adopt): the crawl's requests carry them from now on."""
+    @property
+    def cookies(self) -> SiteCookieJar | None:
+        """The crawl's cookie jar, which a rendered page's browser shares (None until the session
+        opens): what the browser sends joins it, what it holds the browser gets."""
         jar = self._session.cookie_jar if self._session is not None else None
-        if isinstance(jar, SiteCookieJar):
-            jar.adopt(cookies)
+        return jar if isinstance(jar, SiteCookieJar) else None
 
     async def close(self) -> None:
         """Close the session and its connections; safe to call twice."""

@@ -29,10 +29,10 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from archiver.crawling.browser import Answerer, Asked, RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
@@ -51,6 +51,9 @@ from archiver.store.snapshot import Snapshot
 from archiver.urls import host_of
 from archiver.warc.dom import DOM_CONTENT_TYPE, RenderedDom
 
+if TYPE_CHECKING:
+    from archiver.crawling.cookies import SiteCookieJar
+
 log = logging.getLogger("archiver.crawl")
 
 ENSURE_TRIES = 3
@@ -58,10 +61,6 @@ ENSURE_TRIES = 3
 HANG_SLACK = 20.0
 """Seconds past the page's time limit after which a render that has not ended is given up (every
 call into the page is bounded before then: what is left is the browser, or its driver, stuck)."""
-
-
-CookieKeeper = Callable[[Sequence[Mapping[str, Any]]], None]
-"""Takes in the cookies a browser sent with a request (crawling/cookies.py SiteCookieJar.adopt)."""
 
 
 class Pages(Protocol):
@@ -151,11 +150,12 @@ class Renderer:
         *,
         timeout: float,
         max_redirects: int,
-        keep_cookies: CookieKeeper | None = None,
+        cookies: SiteCookieJar | None = None,
     ) -> None:
         self.policy = policy
-        self.keep_cookies = keep_cookies
-        """Where the cookies a page's browser sent go (the fetcher's jar: Fetcher.adopt_cookies)."""
+        self.cookies = cookies
+        """The crawl's cookie jar, which the browser shares: a render starts with its cookies, and
+        the cookies the browser sends join it."""
         self.pool = pool
         self.answers = answers
         self.stats = stats
@@ -244,8 +244,8 @@ class Renderer:
         response_id: list[str | None] = [None]
 
         async def answer(asked: str, how: Asked) -> Answer | None:
-            if how.cookies and self.keep_cookies is not None:
-                self.keep_cookies(how.cookies)
+            if how.cookies and self.cookies is not None:
+                self.cookies.adopt(how.cookies)
             found = await self._answer(asked, job.page, how)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
@@ -317,7 +317,8 @@ class Renderer:
                 async with self.pool.tab() as tab:
                     generation = tab.generation
                     async with asyncio.timeout(self.timeout + HANG_SLACK):
-                        return await render_page(tab, url, answer, self.timeout), None
+                        cookies = self.cookies.for_browser() if self.cookies is not None else []
+                        return await render_page(tab, url, answer, self.timeout, cookies), None
             except PageHung as exc:  # its scripts would hold a tab as long again: not tried again
                 log.warning("gave up rendering %s: %s", url, exc)
                 return None, f"browser: {exc}"
@@ -384,7 +385,7 @@ async def open_renderer(
     timeout: float,
     user_agent: str,
     max_redirects: int,
-    keep_cookies: CookieKeeper | None = None,
+    cookies: SiteCookieJar | None = None,
 ) -> AsyncIterator[Renderer]:
     """A Renderer over a browser pool and the snapshot's stored answers; closes both on the way out.
 
@@ -400,7 +401,7 @@ async def open_renderer(
                 stats,
                 timeout=timeout,
                 max_redirects=max_redirects,
-                keep_cookies=keep_cookies,
+                cookies=cookies,
             )
     finally:
         answers.close()

@@ -331,7 +331,7 @@ async def _renderer(
         timeout=config.browser_timeout,
         user_agent=config.user_agent,
         max_redirects=config.max_redirects,
-        keep_cookies=fetcher.adopt_cookies,
+        cookies=fetcher.cookies,
     ) as renderer:
         yield renderer
 
