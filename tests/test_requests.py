@@ -338,6 +338,7 @@ async def test_the_jar_gives_a_browser_its_cookies_as_they_were_set():
         "path": "/",
         "secure": False,
         "httpOnly": False,
+        "sameSite": "Lax",  # none said: Lax, as Chromium takes it
     }
     assert (given["wide"]["domain"], given["wide"]["path"], given["wide"]["httpOnly"]) == (
         ".site.test",
@@ -345,3 +346,39 @@ async def test_the_jar_gives_a_browser_its_cookies_as_they_were_set():
         True,
     )
     assert given["safe"]["secure"] is True
+
+
+async def test_samesite_cookies_go_only_where_a_browser_sends_them(site, other_site, run_crawl):
+    """A request another site's page makes sends no SameSite=Strict cookie, and a Lax one (a
+    cookie without SameSite is Lax) only if it follows a link, not for an image the page shows;
+    the answer to such an image sets no Lax cookie, and SameSite=None needs Secure. The crawl
+    sent every cookie the jar held for the URL, whoever asked."""
+    seen: dict[str, dict[str, str]] = {}
+
+    async def setup(request: web.Request) -> web.Response:
+        response = web.Response(text="<title>cdn</title>", content_type="text/html")
+        for value in ("strict=1; SameSite=Strict", "lax=1; SameSite=Lax", "plain=1", "none=1; SameSite=None"):
+            response.headers.add("Set-Cookie", value + "; Path=/")
+        return response
+
+    async def noted(request: web.Request) -> web.Response:
+        seen[request.path] = dict(request.cookies)
+        response = web.Response(text="<title>x</title>", content_type="text/html")
+        if request.path == "/img.png":
+            response.headers.add("Set-Cookie", "fromimg=1; Path=/")  # Lax: refused there
+        return response
+
+    other_site.handler("/setup", setup)
+    for path in ("/img.png", "/page", "/same"):
+        other_site.handler(path, noted)
+    await other_site.start()
+    cdn = f"http://cdn.test:{other_site.server.port}"
+    site.page("/", links=[f"{cdn}/page"], body=f'<img src="{cdn}/img.png">')
+    await site.start()
+    other_site.page("/", links=["/same"])
+    home = f"http://site.test:{site.server.port}/"
+    resolve = (("site.test", "127.0.0.1"), ("cdn.test", "127.0.0.1"))
+    await run_crawl(f"{cdn}/setup", home, f"{cdn}/", resolve=resolve, concurrency=1, scope="host")
+    assert seen["/img.png"] == {}  # an image site.test shows: cross-site, not a navigation
+    assert seen["/page"] == {"lax": "1", "plain": "1"}  # a link from site.test: Lax ones go
+    assert seen["/same"] == {"strict": "1", "lax": "1", "plain": "1"}  # cdn.test's own link

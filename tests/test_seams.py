@@ -35,10 +35,16 @@ class Wrapping:
         tries: int = 0,
         negotiation: Negotiation = (),
         referrer_policy: str = "",
+        requisite: bool = False,
     ) -> FetchOutcome:
         self.asked.append(url)
         return await self.inner.fetch(
-            url, referrer=referrer, tries=tries, negotiation=negotiation, referrer_policy=referrer_policy
+            url,
+            referrer=referrer,
+            tries=tries,
+            negotiation=negotiation,
+            referrer_policy=referrer_policy,
+            requisite=requisite,
         )
 
 

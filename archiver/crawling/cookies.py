@@ -21,6 +21,15 @@ jar refuses them too, or it would send cookies no browser sends. It sends each
 cookie back as it was set, as browsers do (aiohttp quoted a value holding a
 comma or a space: ``a,b`` went back as ``"a\\054b"``).
 
+SameSite is obeyed as Chromium obeys it. A request is cross-site when the page
+that asked for it (its referrer, kept by its queue item) is of another site
+(scheme and registrable domain) than its URL; a seed is asked for as a URL
+typed in. A cross-site request sends no SameSite=Strict cookie, and a
+SameSite=Lax one (a cookie without SameSite is Lax) only if it is a
+navigation (a link followed, not a page's image); a cookie with SameSite=None
+must be Secure. Its answer may set only SameSite=None cookies, but for a
+navigation. The fetcher says whose request it is sending (request_context()).
+
 A URL with an empty query (``/p?``) is requested with its ``?`` written into the
 path aiohttp is given (fetch.request_url: yarl drops an empty query), while its
 path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
@@ -28,10 +37,13 @@ path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import http.cookiejar
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from http.cookies import BaseCookie, CookieError, Morsel
 from typing import Any
 
@@ -42,10 +54,63 @@ from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.errors import ConfigError
-from archiver.urls import is_public_suffix
+from archiver.urls import is_public_suffix, registered_domain
 
 _NO_URL = URL()
 _DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Who asks for a URL, as SameSite sees it."""
+
+    initiator: str | None
+    """The URL of the page that asked for it (or its origin): None for a seed."""
+    navigation: bool
+    """A page's link followed (or a seed), not something the page loads."""
+
+
+_REQUEST: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
+    "archiver_cookie_request", default=None
+)
+
+
+@contextlib.contextmanager
+def request_context(initiator: str | None, navigation: bool) -> Iterator[None]:
+    """The cookies of the request sent inside follow SameSite for a request of ``initiator``."""
+    token = _REQUEST.set(RequestContext(initiator, navigation))
+    try:
+        yield
+    finally:
+        _REQUEST.reset(token)
+
+
+def _site(url: URL) -> tuple[str, str]:
+    return url.scheme, registered_domain(url.raw_host or "")
+
+
+def cross_site(initiator: str | None, url: URL) -> bool:
+    """Whether a request of ``url`` asked for by the page ``initiator`` is cross-site (schemeful:
+    http and https are two sites); a seed's (None) never is.
+
+    >>> cross_site("https://www.site.test/a", URL("https://cdn.site.test/x"))
+    False
+    >>> cross_site("https://site.test/", URL("http://site.test/")), cross_site(None, URL("http://h/"))
+    (True, False)
+    """
+    if not initiator:
+        return False
+    try:
+        return _site(URL(initiator)) != _site(url)
+    except ValueError:
+        return True
+
+
+def sent_cross_site(same_site: str, navigation: bool) -> bool:
+    """Whether a cookie whose SameSite is ``same_site`` ('' for none: Lax) goes with a
+    cross-site request, or may be set by its answer."""
+    rule = same_site.strip().lower() or "lax"
+    return rule == "none" or (rule == "lax" and navigation)
 
 
 def refused_cookie(name: str, attributes: Mapping[str, str], url: URL) -> bool:
@@ -60,6 +125,15 @@ def refused_cookie(name: str, attributes: Mapping[str, str], url: URL) -> bool:
     """
     secure = "secure" in attributes
     if secure and url.scheme != "https":
+        return True
+    if attributes.get("samesite", "").lower() == "none" and not secure:
+        return True  # Chromium refuses it
+    context = _REQUEST.get()
+    if (
+        context is not None
+        and cross_site(context.initiator, url)
+        and not sent_cross_site(attributes.get("samesite", ""), context.navigation)
+    ):
         return True
     prefix = name[:9].lower()
     if prefix == "__secure-" and not secure:
@@ -113,11 +187,23 @@ class SiteCookieJar(aiohttp.CookieJar):
 
     def _build_morsel(self, cookie: Morsel[str]) -> Morsel[str]:
         # aiohttp's sends a value holding a comma or a space quoted: a browser sends it as set.
-        return preserve_morsel_with_coded_value(cookie)
+        # Its SameSite goes along, for filter_cookies() (the Cookie header holds name=value).
+        built = preserve_morsel_with_coded_value(cookie)
+        if cookie["samesite"]:
+            built["samesite"] = cookie["samesite"]
+        return built
 
     def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
-        """The cookies to send to ``request_url``."""
-        return super().filter_cookies(cookie_url(request_url))
+        """The cookies to send to ``request_url`` (SameSite obeyed for the request_context())."""
+        cookies = super().filter_cookies(cookie_url(request_url))
+        context = _REQUEST.get()
+        if context is None or not cross_site(context.initiator, request_url):
+            return cookies
+        sent: BaseCookie[str] = BaseCookie()
+        for name, morsel in cookies.items():
+            if sent_cross_site(str(morsel["samesite"] or ""), context.navigation):
+                dict.__setitem__(sent, name, morsel)
+        return sent
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
         """Keep the cookies of Set-Cookie ``headers`` but those a browser refuses: a Domain that is
@@ -141,7 +227,7 @@ class SiteCookieJar(aiohttp.CookieJar):
         kept: list[tuple[str, Morsel[str]]] = []
         for name, value in items:
             if isinstance(value, Morsel):
-                given = {key: str(value[key]) for key in ("domain", "path") if value[key]}
+                given = {key: str(value[key]) for key in ("domain", "path", "samesite") if value[key]}
                 if value["secure"]:
                     given["secure"] = ""
                 if refused_domain(value["domain"], response_url.raw_host) or refused_cookie(
@@ -178,6 +264,8 @@ class SiteCookieJar(aiohttp.CookieJar):
                 morsel["secure"] = True
             if cookie.get("httpOnly"):
                 morsel["httponly"] = True
+            if cookie.get("sameSite") in ("Strict", "Lax", "None"):
+                morsel["samesite"] = str(cookie["sameSite"])
             expires = cookie.get("expires")
             if isinstance(expires, int | float) and expires >= 0:
                 morsel["max-age"] = str(max(int(expires - time.time()), 0))
@@ -210,6 +298,7 @@ class SiteCookieJar(aiohttp.CookieJar):
                         "path": str(morsel["path"] or "/"),
                         "secure": bool(morsel["secure"]),
                         "httpOnly": bool(morsel["httponly"]),
+                        "sameSite": str(morsel["samesite"] or "Lax").capitalize(),
                     }
                 )
         return given

@@ -298,6 +298,7 @@ class Crawler:
                     tries=item.tries,
                     negotiation=item.negotiation,
                     referrer_policy=item.referrer_policy,
+                    requisite=item.requisite,
                 )
             finally:
                 self.stats.in_flight -= 1

@@ -32,7 +32,7 @@ from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.crawling.connections import ConnectionUse, WatchedConnector, connection_use
-from archiver.crawling.cookies import SiteCookieJar, load_cookies
+from archiver.crawling.cookies import SiteCookieJar, load_cookies, request_context
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import FetchError
@@ -74,10 +74,12 @@ class Fetch(Protocol):
         tries: int = 0,
         negotiation: Negotiation = (),
         referrer_policy: str = "",
+        requisite: bool = False,
     ) -> FetchOutcome:
         """One try of ``url`` (redirects not followed), found on the page ``referrer``, after
-        ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with
-        and the Referer ``referrer_policy`` gives (referrer_policy.py); never raises for network
+        ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with,
+        the Referer ``referrer_policy`` gives (referrer_policy.py) and the cookies SameSite lets
+        a page's link (or, if ``requisite``, what a page loads) send; never raises for network
         trouble.
 
         A failure is an outcome with an error (and no capture if none came); one
@@ -257,6 +259,7 @@ class Fetcher:
         conditions: dict[str, str] | None = None,
         negotiation: Negotiation = (),
         referrer_policy: str = "",
+        requisite: bool = False,
     ) -> FetchOutcome:
         """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
         never raises for network trouble. Cancellation propagates at once. ``conditions``: headers
@@ -267,14 +270,20 @@ class Fetcher:
         that long (the server's Retry-After, bounded, or a backoff) and calls again
         with the tries made. The last try's response is kept even when it failed. ``negotiation``:
         the headers a browser chose its answer with (Accept...: request_headers.negotiation()).
-        ``referrer_policy``: the policy its Referer is sent under.
+        ``referrer_policy``: the policy its Referer is sent under; ``requisite``: something the
+        page loads, not a link followed (for SameSite).
         """
         tries += 1
         last = tries >= self.config.max_tries
         try:
-            capture = await self.fetch_once(
-                url, referrer, conditions=conditions, negotiation=negotiation, referrer_policy=referrer_policy
-            )
+            with request_context(referrer, not requisite):
+                capture = await self.fetch_once(
+                    url,
+                    referrer,
+                    conditions=conditions,
+                    negotiation=negotiation,
+                    referrer_policy=referrer_policy,
+                )
         except FetchError as exc:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))

@@ -73,8 +73,12 @@ class CrawlPages:
                 await crawler.writer.committed()
                 return
             item = queue[0]
+        # Sent none, its hops send none; its page is still who asks for it (for SameSite).
         item = dataclasses.replace(
-            item, negotiation=negotiation, referrer=sent, referrer_policy="" if sent else NO_REFERRER
+            item,
+            negotiation=negotiation,
+            referrer=sent or page.url,
+            referrer_policy="" if sent else NO_REFERRER,
         )
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture

@@ -56,6 +56,7 @@ class Revisiting:
         tries: int = 0,
         negotiation: Negotiation = (),
         referrer_policy: str = "",
+        requisite: bool = False,
     ) -> FetchOutcome:
         """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch).
 
@@ -64,7 +65,12 @@ class Revisiting:
         found: tuple[Stored, dict[str, str]] | None = await self._in_thread(self.previous.validators, url)
         if found is None:
             return await self.fetcher.fetch(
-                url, referrer=referrer, tries=tries, negotiation=negotiation, referrer_policy=referrer_policy
+                url,
+                referrer=referrer,
+                tries=tries,
+                negotiation=negotiation,
+                referrer_policy=referrer_policy,
+                requisite=requisite,
             )
         stored, conditions = found
         outcome = await self.fetcher.fetch(
@@ -74,6 +80,7 @@ class Revisiting:
             conditions=conditions,
             negotiation=negotiation,
             referrer_policy=referrer_policy,
+            requisite=requisite,
         )
         capture = outcome.capture
         if capture is None or capture.status != 304 or outcome.error:
@@ -91,6 +98,7 @@ class Revisiting:
                 tries=outcome.tries,
                 negotiation=negotiation,
                 referrer_policy=referrer_policy,
+                requisite=requisite,
             )
         return dataclasses.replace(outcome, capture=confirmed)
 
