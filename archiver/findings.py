@@ -12,6 +12,7 @@ and the mirror's rewrite (mirror/rewrite.py) edits the same links.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import lxml.etree
@@ -20,7 +21,7 @@ import lxml.html
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document
 from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, web_codec, xml_encoding
 from archiver.html_stream import read_elements
-from archiver.link_values import iter_css_urls
+from archiver.link_values import css_destination, iter_css_urls
 from archiver.links import (
     CSS_ATTRS,
     HTML_LINK_ATTRS,
@@ -38,12 +39,14 @@ from archiver.links import (
     page_title,
     parse_html,
     references_in,
+    request_destination,
     resolve_reference,
     srcdoc_body,
     srcdocs,
     style_attribute_references,
     title_text,
 )
+from archiver.referrer_policy import element_policy, meta_policy
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
 from archiver.svg import iter_svg_references
 
@@ -66,19 +69,34 @@ class Page:
     """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
 
 
-def _collect(found: dict[str, str], url: str | None, kind: str) -> None:
+Hint = tuple[str, str]
+"""(referrer policy, destination) of the request for a link: what its element (or its page's
+<meta name="referrer">) gives ('' for neither), referrer_policy.py's and links.request_destination()'s."""
+
+
+def _collect(
+    found: dict[str, str],
+    url: str | None,
+    kind: str,
+    hints: dict[str, Hint] | None = None,
+    hint: Hint = ("", ""),
+) -> None:
     # A URL that is both a link and a requisite is needed by the page: requisite wins.
     if url is not None and found.get(url) != REQUISITE:
         found[url] = kind
+    if url is not None and hints is not None and hint != ("", ""):
+        hints.setdefault(url, hint)  # the first element that asks for it makes the request
 
 
-Findings = tuple[str | None, str, dict[str, str], bool]
-"""(title, base URL, {normalised URL: kind}, nofollow) of a document: a Page as plain
-values, which cross a process boundary several times cheaper."""
+Findings = tuple[str | None, str, dict[str, str], bool, dict[str, Hint]]
+"""(title, base URL, {normalised URL: kind}, nofollow, {normalised URL: hint}) of a document: a
+Page as plain values, which cross a process boundary several times cheaper. The hints say how a
+browser requests a link (Hint), for the links that have one: the others are requested under
+the document's Referrer-Policy header (or the default policy), as documents."""
 
 
 def _page(findings: Findings) -> Page:
-    title, base_url, found, nofollow = findings
+    title, base_url, found, nofollow, _hints = findings
     return Page(
         links=tuple(map(Link._make, found.items())), title=title, base_url=base_url, nofollow=nofollow
     )
@@ -91,17 +109,36 @@ def root_findings(
     read in ``encoding`` (see read_page()); its iframes' srcdoc documents' links with its own.
     ``depth``: how deep in srcdoc documents the page is (0 for a page fetched)."""
     if root is None:
-        return None, url, {}, False
+        return None, url, {}, False, {}
     base = base_href(root, url, encoding)
     contexts = base_contexts(base)
     found: dict[str, str] = {}
-    for _element, attribute, _start, _end, value, kind in iter_html_references(root):
+    hints: dict[str, Hint] = {}
+    page_policy = _meta_referrer(root.iter("meta"))
+    for element, attribute, start, _end, value, kind in iter_html_references(root):
         in_css = attribute is None or attribute in CSS_ATTRS
-        _collect(found, resolve_reference(value, base, contexts, encoding=None if in_css else encoding), kind)
+        policy = "" if in_css else element_policy(element.tag, element.attrib)
+        destination = (
+            css_destination(element.text or "", start)
+            if attribute is None
+            else request_destination(element, attribute)
+        )
+        resolved = resolve_reference(value, base, contexts, encoding=None if in_css else encoding)
+        _collect(found, resolved, kind, hints, (policy or page_policy, destination))
     _collect_srcdocs(found, srcdocs(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
     # regex scan of the bytes for "robots", to skip it, cost 170 us).
-    return page_title(root), base, found, meta_nofollow(root)
+    return page_title(root), base, found, meta_nofollow(root), hints
+
+
+def _meta_referrer(metas: Iterable[lxml.etree._Element]) -> str:
+    """The referrer policy the <meta name="referrer"> elements of a page give: the last valid one
+    (each sets the page's policy as it is met), '' if none."""
+    found = ""
+    for meta in metas:
+        if (meta.get("name") or "").strip().lower() == "referrer":
+            found = meta_policy(meta.get("content")) or found
+    return found
 
 
 def _collect_srcdocs(found: dict[str, str], texts: list[str], base: str, depth: int) -> None:
@@ -123,9 +160,11 @@ def _streamed_findings(
     chunk, not of its tree (about ten times its size). The same parser, so the same elements,
     in the same order.
     """
-    references: list[tuple[str, str, str | None]] = []
-    styled: list[tuple[str, str, str | None]] = []
-    presented: list[tuple[str, str, str | None]] = []
+    # (value, kind, query encoding, referrer policy, destination) of each reference
+    references: list[tuple[str, str, str | None, str, str]] = []
+    styled: list[tuple[str, str, str | None, str, str]] = []
+    presented: list[tuple[str, str, str | None, str, str]] = []
+    page_policy = ""
     iframes: list[str] = []
     base: str | None = None
     title: str | None = None
@@ -138,8 +177,10 @@ def _streamed_findings(
             if event == "start":  # its attributes are all there
                 if tag in _STARTS_READ:
                     # Not a <style>: its text is not all there yet.
+                    policy = element_policy(tag, element.attrib)
                     references.extend(
-                        (ref[4], ref[5], document_encoding) for ref in references_in((element,))
+                        (ref[4], ref[5], document_encoding, policy, request_destination(element, ref[1]))
+                        for ref in references_in((element,))
                     )
                     if tag == "base" and base is None:
                         href = element.get("href") or ""
@@ -148,26 +189,31 @@ def _streamed_findings(
                             if is_fetchable_reference(href)
                             else None
                         )
-                    elif tag == "meta" and not nofollow:
-                        nofollow = says_nofollow_meta(element)
+                    elif tag == "meta":
+                        nofollow = nofollow or says_nofollow_meta(element)
+                        page_policy = _meta_referrer((element,)) or page_policy
                     elif tag == "iframe":
                         iframes.extend(srcdocs((element,)))
                 if tag == "svg":
                     in_svg += 1
                 if element.get("style") is not None:
                     styled.extend(
-                        (ref[4], ref[5], None) for ref in style_attribute_references((element,), ("style",))
+                        (ref[4], ref[5], None, "", "image")
+                        for ref in style_attribute_references((element,), ("style",))
                     )
                 # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
                 if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
                     presented.extend(
-                        (ref[4], ref[5], None)
+                        (ref[4], ref[5], None, "", "image")
                         for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
                     )
             elif tag == "svg":
                 in_svg -= 1
             elif tag == "style" and element.text:  # and now its text
-                references.extend((value, REQUISITE, None) for _s, _e, value in iter_css_urls(element.text))
+                references.extend(
+                    (value, REQUISITE, None, "", css_destination(element.text, start))
+                    for start, _e, value in iter_css_urls(element.text)
+                )
             elif tag == "title":
                 text = title_text(element)
                 title = title if title is not None else text
@@ -175,15 +221,17 @@ def _streamed_findings(
                     head_title = text
     except (lxml.etree.LxmlError, LookupError, ValueError):
         if encoding is None:
-            return None, url, {}, False
+            return None, url, {}, False, {}
         return _streamed_findings(body, url, None, document_encoding, depth)
     base = base or url
     contexts = base_contexts(base)
     found: dict[str, str] = {}
-    for value, kind, query_encoding in references + styled + presented:
-        _collect(found, resolve_reference(value, base, contexts, encoding=query_encoding), kind)
+    hints: dict[str, Hint] = {}
+    for value, kind, query_encoding, policy, destination in references + styled + presented:
+        resolved = resolve_reference(value, base, contexts, encoding=query_encoding)
+        _collect(found, resolved, kind, hints, (policy or page_policy, destination))
     _collect_srcdocs(found, iframes, base, depth)
-    return head_title if head_title is not None else title, base, found, nofollow
+    return head_title if head_title is not None else title, base, found, nofollow, hints
 
 
 def _html_findings(
@@ -217,15 +265,17 @@ def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Fin
     for value, requisite, in_css in iter_svg_references(as_utf8(body, encoding), "utf-8"):
         url_found = resolve_reference(value, url, contexts, encoding=None if in_css else encoding)
         _collect(found, url_found, REQUISITE if requisite else LINK)
-    return None, url, found, False
+    return None, url, found, False, {}
 
 
 def _css_findings(text: str, url: str) -> Findings:
     found: dict[str, str] = {}
+    hints: dict[str, Hint] = {}
     contexts = base_contexts(url)
-    for _start, _end, value in iter_css_urls(text):
-        _collect(found, resolve_reference(value, url, contexts), REQUISITE)
-    return None, url, found, False
+    for start, _end, value in iter_css_urls(text):
+        hint = ("", css_destination(text, start))
+        _collect(found, resolve_reference(value, url, contexts), REQUISITE, hints, hint)
+    return None, url, found, False, hints
 
 
 def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
@@ -287,7 +337,7 @@ def findings(
         return _css_findings(decode_text(body, content_type_header), url)
     if mime_type == SVG_TYPE:
         return _svg_findings(body, url, content_type_header)
-    return None, url, {}, False
+    return None, url, {}, False, {}
 
 
 def extract(

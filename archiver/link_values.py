@@ -126,6 +126,20 @@ def may_hold_css_urls(css: str) -> bool:
     return "url(" in lowered or "@import" in lowered or "image-set" in lowered or "\\" in css
 
 
+_IMPORT_BEFORE = re.compile(r"@import\s*(?:url\(\s*)?[\"']?$", re.IGNORECASE)
+
+
+def css_destination(text: str, start: int) -> str:
+    """The destination of the request for the URL at ``start`` in the CSS ``text``: a style
+    sheet for an @import, else an image (a font's URL too: an image's Accept ends in */*).
+
+    >>> css = '@import url("a.css"); b { background: url(b.png) }'
+    >>> [css_destination(css, start) for start, _end, _url in iter_css_urls(css)]
+    ['style', 'image']
+    """
+    return "style" if _IMPORT_BEFORE.search(text[max(0, start - 40) : start]) else "image"
+
+
 def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
     r"""The (start, end, url) spans of url(), @import and image-set() targets in CSS text, in order:
     start and end span the URL as written, escapes and all; ``url`` is it as CSS reads it.

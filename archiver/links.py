@@ -89,6 +89,18 @@ REQUISITE_RELS = frozenset(
         "image_src",
     }
 )
+IMAGE_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "mask-icon", "image_src"})
+"""<link rel=...> values whose target is an image."""
+PRELOAD_DESTINATIONS = {
+    "image": "image",
+    "style": "style",
+    "script": "script",
+    "font": "font",
+    "audio": "media",
+    "video": "media",
+    "track": "media",
+}
+"""<link rel=preload as=...> -> the destination of its request."""
 CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
 """<link rel=...> values that name an origin to connect to early: nothing is fetched from it."""
 _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
@@ -165,6 +177,39 @@ def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
     if tag == "input" and (element.get("type") or "").lower() != "image":
         return None
     return kind
+
+
+def request_destination(element: lxml.etree._Element, attribute: str | None) -> str:
+    """The destination (Fetch's: image, style, script, font, media) of the request a browser makes
+    for a URL in ``attribute`` of ``element`` (None: a <style>'s text); '' for a document or one
+    the element does not tell. A URL in CSS is taken for an image (see css_destination()).
+
+    >>> request_destination(lxml.html.fragment_fromstring('<link rel="preload" as="font" href="f">'), "href")
+    'font'
+    """
+    tag = element.tag.lower() if isinstance(element.tag, str) else ""
+    if attribute is None or attribute in CSS_ATTRS:
+        return "image"
+    if tag == "link":
+        rels = set((element.get("rel") or "").lower().split())
+        if attribute == "imagesrcset" or rels & IMAGE_RELS:
+            return "image"
+        if "stylesheet" in rels:
+            return "style"
+        if "modulepreload" in rels:
+            return "script"
+        if "preload" in rels:
+            return PRELOAD_DESTINATIONS.get((element.get("as") or "").strip().lower(), "")
+        return ""
+    if tag in ("img", "image", "feimage", "input") or attribute in ("poster", "background"):
+        return "image"
+    if tag == "source":
+        return "image" if attribute == "srcset" else "media"  # <picture>'s, or <video>'s
+    if tag == "script":
+        return "script"
+    if tag in ("video", "audio", "track"):
+        return "media"
+    return ""
 
 
 def iter_html_references(

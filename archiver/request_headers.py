@@ -1,6 +1,6 @@
 """What each request carries beyond the session's defaults: credentials, only for their own
-hosts, a Referer, as a browser would send it, and for a URL a rendered page asks for, the
-headers its browser chose the answer with. Pure rules, no I/O.
+hosts, and for a URL a rendered page asks for, the headers its browser chose the answer with
+(the Referer, as a browser would send it, is referrer_policy's). Pure rules, no I/O.
 
 Credentials are what the user hands the crawler: ``--header`` values, ``--cookie``
 values (the fetcher's cookie jar holds those) and HTTP authentication
@@ -14,8 +14,6 @@ host is the URL's host and port, whatever its scheme.
 {'X-Token': 't', 'Authorization': 'Basic YWxpY2U6cHc='}
 >>> creds.headers_for("http://cdn.test/logo.png")
 {}
->>> referer("https://site.test/a?q", "https://cdn.test/x.png")
-'https://site.test/'
 """
 
 from __future__ import annotations
@@ -32,12 +30,24 @@ WITHHELD = "[withheld]"
 """What a WARC request record, crawl.json and index.html hold in place of a credential."""
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers (lowercased) whose value given with --header crawl.json does not keep."""
-NEGOTIATION_HEADERS = {"accept": "Accept", "x-requested-with": "X-Requested-With"}
+NEGOTIATION_HEADERS = {"accept": "Accept", "x-requested-with": "X-Requested-With", "origin": "Origin"}
 """Headers of a browser's request (lowercased: their names as sent) that choose what a server
 answers: an image as WebP, JSON rather than HTML where a script asks for JSON, a fragment for
-XMLHttpRequest. The crawl's request for a URL a rendered page asks for carries them. The other
+XMLHttpRequest, the Access-Control-Allow-Origin a script's request from another origin needs
+(a server that names the origin it allows names none to a request that gives none, and may
+refuse it). The crawl's request for a URL a rendered page asks for carries them. The other
 headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
 or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
+ACCEPT_BY_DESTINATION = {
+    "image": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+    "style": "text/css,*/*;q=0.1",
+    "script": "*/*",
+    "font": "*/*",
+    "media": "*/*",
+}
+"""The Accept Chromium sends for a request of each destination (links.request_destination());
+a document's is the session's own. A server that negotiates answers an image asked for as a
+page with a page."""
 MAX_NEGOTIATION_VALUE = 1024
 """A longer value (a script may set any) is not sent."""
 
@@ -194,6 +204,16 @@ def negotiation(headers: Mapping[str, str]) -> Negotiation:
     )
 
 
+def destination_negotiation(destination: str) -> Negotiation:
+    """The headers a browser chooses its answer with for a request of ``destination``.
+
+    >>> destination_negotiation("style"), destination_negotiation("")
+    ((('Accept', 'text/css,*/*;q=0.1'),), ())
+    """
+    accept = ACCEPT_BY_DESTINATION.get(destination)
+    return (("Accept", accept),) if accept else ()
+
+
 def negotiation_text(pairs: Negotiation) -> str:
     """``pairs`` as one string, as a frontier stores them ('' for none).
 
@@ -233,27 +253,3 @@ def shown_settings(settings: dict[str, object]) -> dict[str, object]:
         if isinstance(pairs, list):
             shown[name] = [[pair[0], WITHHELD] for pair in pairs if isinstance(pair, list) and pair]
     return shown
-
-
-def _origin(url: str) -> str:
-    return url[: url.index("://") + 3] + host_of(url)
-
-
-def referer(page: str | None, target: str) -> str | None:
-    """The Referer a browser sends for ``target`` found on ``page`` (both normalised), under
-    the default referrer policy, strict-origin-when-cross-origin: the page's whole URL to
-    its own origin, its origin alone to another, nothing from https to http.
-
-    >>> referer("https://h/a?q=1", "https://h/b"), referer("https://h/a", "http://h/b")
-    ('https://h/a?q=1', None)
-    >>> referer("http://h/a", "https://other/b")
-    'http://h/'
-    """
-    if not page:
-        return None
-    if page.startswith("https:") and not target.startswith("https:"):
-        return None
-    origin = _origin(page)
-    if _origin(target) == origin:
-        return page
-    return origin + "/"

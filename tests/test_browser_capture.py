@@ -227,6 +227,84 @@ async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
     assert verify_snapshot(result.snapshot.root).ok
 
 
+async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy(site, other_site, run_crawl):
+    """A cookie a page's script sets goes with the requests the page then makes, through each
+    hop of a redirect, as the browser sends it: they went with the crawl's jar alone, so a
+    server needing it refused them (403) and the data was missing. The Referer of each is the
+    one the browser chose under the page's <meta name="referrer">, not the default's."""
+    seen: dict[str, tuple[str | None, dict[str, str]]] = {}
+
+    origins: dict[str, str | None] = {}
+
+    def noted(request: web.Request) -> dict[str, str]:
+        seen[request.path] = (request.headers.get("Referer"), dict(request.cookies))
+        origins[request.path] = request.headers.get("Origin")
+        return dict(request.cookies)
+
+    async def home(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        body = (
+            '<!doctype html><meta name="referrer" content="same-origin"><p id=t>waiting</p><p id=c></p>'
+            "<script>"
+            'document.cookie = "consent=yes; path=/api";'
+            "document.getElementById('c').textContent = 'cookies: ' + document.cookie;"
+            "fetch('/api/old').then(r => r.text()).then(t => {"
+            " document.getElementById('t').textContent = t; });"
+            f"const i = new Image(); i.src = '{other_site.url('/pixel.png')}'; document.body.append(i);"
+            f"fetch('{other_site.url('/shared.json')}').then(r => r.text()).then(t => {{"
+            " document.getElementById('t').after(t); });"
+            "</script>"
+        )
+        response = web.Response(text=body, content_type="text/html")
+        response.set_cookie("sid", "s1", httponly=True)
+        return response
+
+    async def data(request: web.Request) -> web.StreamResponse:
+        cookies = noted(request)
+        if cookies.get("consent") != "yes" or cookies.get("sid") != "s1":
+            return web.Response(status=403, text="no consent")
+        return web.Response(text="the data", content_type="text/plain")
+
+    async def pixel(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        return web.Response(body=png(1, 2, 3), content_type="image/png")
+
+    async def shared(request: web.Request) -> web.StreamResponse:
+        noted(request)
+        origin = request.headers.get("Origin")
+        if origin is None:  # a server that answers scripts of the origins it allows alone
+            return web.Response(status=403, text="no origin")
+        headers = {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+        return web.json_response({"shared": "across origins"}, headers=headers)
+
+    other_site.handler("/pixel.png", pixel)
+    other_site.handler("/shared.json", shared)
+    await other_site.start()
+    site.handler("/", home)
+    site.redirect("/api/old", "/api/data")
+    site.handler("/api/data", data)
+    await site.start()
+    given = (("given", "g1"),)  # the crawl's cookie (--cookie): the page's scripts see it too
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, cookies=given)
+    assert result.stats.rendered == 1
+    page = site.url("/")
+    assert seen["/api/data"] == (page, {"consent": "yes", "sid": "s1", "given": "g1"})
+    assert manifest_rows(result.snapshot.root)[site.url("/api/data")].status == 200
+    assert seen["/pixel.png"][0] is None  # same-origin: no Referer to another origin
+    dom = ""
+    for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_headers.get_header("WARC-Target-URI") == DOM_PREFIX + page:
+                    dom = record.content_stream().read().decode()
+    assert "the data" in dom
+    # The crawl's cookie is the page's too; sid is HttpOnly and consent for /api: not seen.
+    assert "cookies: given=g1<" in dom
+    # A script's request to another origin carried its Origin, as the browser sent it.
+    assert origins["/shared.json"] == site.url("/").rstrip("/")
+    assert "across origins" in dom
+
+
 async def test_static_pages_cost_a_few_trials_per_host(site, run_crawl, monkeypatch):
     """Pages whose scripts add nothing: a few trials, then the host is crawled over HTTP only."""
     watch = BrowserWatch(monkeypatch)

@@ -1,5 +1,7 @@
-"""A Referer is sent as a browser sends it (strict-origin-when-cross-origin), and the WARC
-request record holds it as sent."""
+"""A Referer is sent as a browser sends it: under the page's referrer policy (its
+Referrer-Policy header, its <meta name="referrer">, its elements' referrerpolicy and
+rel=noreferrer; strict-origin-when-cross-origin by default), and the WARC request record
+holds it as sent."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from aiohttp.test_utils import TestServer
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.request_headers import referer
+from archiver.findings import findings
+from archiver.referrer_policy import header_policy, meta_policy, referer
 
 
 @pytest.mark.parametrize(
@@ -25,10 +28,87 @@ from archiver.request_headers import referer
         ("https://h/a", "http://h/x", None),  # https to http: nothing
         ("https://h/a", "https://cdn/x", "https://h/"),
         (None, "http://h/", None),  # a seed
+        ("http://h/" + "a" * 5000, "http://h/x", "http://h/"),  # too long a URL: its origin
     ],
 )
-def test_referrer_policy(page, target, sent):
-    assert referer(page, target) == sent
+def test_default_referrer_policy(page, target, sent):
+    assert referer(page, target) == referer(page, target, "strict-origin-when-cross-origin") == sent
+
+
+SAME, CROSS, DOWN = "https://h/b", "https://cdn/x", "http://h/b"
+"""From https://h/a?q: a URL of its origin, of another, and one over http."""
+
+
+@pytest.mark.parametrize(
+    ("policy", "same", "cross", "down"),
+    [
+        ("no-referrer", None, None, None),
+        ("no-referrer-when-downgrade", "https://h/a?q", "https://h/a?q", None),
+        ("same-origin", "https://h/a?q", None, None),
+        ("origin", "https://h/", "https://h/", "https://h/"),
+        ("strict-origin", "https://h/", "https://h/", None),
+        ("origin-when-cross-origin", "https://h/a?q", "https://h/", "https://h/"),
+        ("strict-origin-when-cross-origin", "https://h/a?q", "https://h/", None),
+        ("unsafe-url", "https://h/a?q", "https://h/a?q", "https://h/a?q"),
+    ],
+)
+def test_each_referrer_policy(policy, same, cross, down):
+    page = "https://h/a?q"
+    assert (referer(page, SAME, policy), referer(page, CROSS, policy), referer(page, DOWN, policy)) == (
+        same,
+        cross,
+        down,
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "policy"),
+    [
+        ("origin", "origin"),
+        ("no-referrer, unsafe-url", "unsafe-url"),  # the last one known wins
+        ("same-origin, a-policy-of-tomorrow", "same-origin"),  # unknown ones are ignored
+        (["origin", " Strict-Origin "], "strict-origin"),  # headers repeated: one list
+        ("never", ""),  # a legacy value is the meta's alone
+        ("", ""),
+        (None, ""),
+    ],
+)
+def test_referrer_policy_header(values, policy):
+    assert header_policy(values) == policy
+
+
+@pytest.mark.parametrize(
+    ("content", "policy"),
+    [("never", "no-referrer"), ("always", "unsafe-url"), ("ORIGIN", "origin"), ("bogus", ""), (None, "")],
+)
+def test_referrer_policy_meta(content, policy):
+    assert meta_policy(content) == policy
+
+
+POLICY_PAGE = (
+    b'<html><head><meta name="referrer" content="bogus"><meta name="referrer" content="origin">'
+    b'<link rel=stylesheet href="/s.css" referrerpolicy="no-referrer"></head><body>'
+    b'<a href="/plain">p</a><a href="/nr" rel="nofollow noreferrer">n</a>'
+    b'<img src="/i.png" referrerpolicy="unsafe-url"><img src="/j.png" referrerpolicy="nonsense">'
+    b'<div style="background: url(/bg.png)"></div></body></html>'
+)
+
+
+@pytest.mark.parametrize("padding", [0, 300_000], ids=["tree", "streamed"])
+def test_a_page_gives_its_links_their_referrer_policies(padding):
+    """The meta's policy goes to every link but those whose element chooses another; an invalid
+    value is ignored, as browsers ignore it. A page past findings.STREAMED_BYTES is read as a
+    stream, alike."""
+    body = POLICY_PAGE.replace(b"</body>", b"<!--" + b"x" * padding + b"--></body>")
+    hints = findings(body, "http://h/", "text/html", "text/html")[4]
+    assert {url: policy for url, (policy, _destination) in hints.items()} == {
+        "http://h/s.css": "no-referrer",
+        "http://h/plain": "origin",
+        "http://h/nr": "no-referrer",
+        "http://h/i.png": "unsafe-url",
+        "http://h/j.png": "origin",
+        "http://h/bg.png": "origin",
+    }
 
 
 def request_headers(root) -> dict[str, dict[str, str]]:
@@ -101,3 +181,59 @@ async def test_referer_is_sent_and_recorded_as_a_browser_sends_it(site, other_si
     assert recorded[other_site.url("/logo.png")]["Referer"] == origin
     assert "Referer" not in recorded[site.url("/")]
     assert "Referer" not in recorded[other_site.url("/plain.png")]
+
+
+async def test_referrer_policies_of_a_page_choose_its_referers(site, other_site, run_crawl):
+    """A page's Referrer-Policy header, its <meta name="referrer"> (which wins over the header),
+    its elements' referrerpolicy and rel=noreferrer choose the Referer of each request it makes,
+    and of each hop of a redirect (a redirect's own header changes it for the hops after)."""
+    seen: dict[str, str | None] = {}
+
+    def record(name: str):
+        async def handler(request: web.Request) -> web.Response:
+            seen[f"{name}{request.path}"] = request.headers.get("Referer")
+            return web.Response(text="x", content_type="text/plain")
+
+        return handler
+
+    for path in ("/logo.png", "/landing", "/open.png", "/after-hop"):
+        other_site.handler(path, record("cdn"))
+    await other_site.start()
+
+    async def strict_header(request: web.Request) -> web.Response:
+        body = (
+            f'<a href="/same-hdr">s</a><img src="{other_site.url("/logo.png")}">'
+            f'<a href="{other_site.url("/landing")}" rel=noreferrer>x</a>'
+        )
+        return web.Response(text=body, content_type="text/html", headers={"Referrer-Policy": "same-origin"})
+
+    async def meta_page(request: web.Request) -> web.Response:
+        body = (
+            '<meta name="referrer" content="no-referrer"><a href="/same-meta">s</a>'
+            f'<img src="{other_site.url("/open.png")}" referrerpolicy="unsafe-url"><a href="/hop">h</a>'
+        )
+        return web.Response(text=body, content_type="text/html", headers={"Referrer-Policy": "unsafe-url"})
+
+    async def hop(request: web.Request) -> web.Response:
+        # Seen with no Referer (the page's meta); its own header sends the next hop one.
+        seen["site/hop"] = request.headers.get("Referer")
+        headers = {"Location": other_site.url("/after-hop"), "Referrer-Policy": "unsafe-url"}
+        return web.Response(status=302, headers=headers)
+
+    site.page("/", links=["/strict", "/meta"])
+    site.handler("/strict", strict_header)
+    site.handler("/meta", meta_page)
+    site.handler("/hop", hop)
+    for path in ("/same-hdr", "/same-meta"):
+        site.handler(path, record("site"))
+    await site.start()
+    await run_crawl(site.url("/"), scope="any")
+    assert seen == {
+        "site/same-hdr": site.url("/strict"),  # same-origin: the whole URL to its origin
+        "cdn/logo.png": None,  # ...and nothing to another
+        "cdn/landing": None,  # rel=noreferrer
+        "site/same-meta": None,  # the meta's no-referrer wins over the header's unsafe-url
+        "cdn/open.png": site.url("/meta"),  # the element's unsafe-url wins over the meta
+        "site/hop": None,
+        "cdn/after-hop": site.url("/meta"),  # the redirect's unsafe-url, from the page's URL
+    }

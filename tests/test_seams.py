@@ -28,10 +28,24 @@ class Wrapping:
         self.asked: list[str] = []
 
     async def fetch(
-        self, url: str, *, referrer: str | None = None, tries: int = 0, negotiation: Negotiation = ()
+        self,
+        url: str,
+        *,
+        referrer: str | None = None,
+        tries: int = 0,
+        negotiation: Negotiation = (),
+        referrer_policy: str = "",
+        requisite: bool = False,
     ) -> FetchOutcome:
         self.asked.append(url)
-        return await self.inner.fetch(url, referrer=referrer, tries=tries, negotiation=negotiation)
+        return await self.inner.fetch(
+            url,
+            referrer=referrer,
+            tries=tries,
+            negotiation=negotiation,
+            referrer_policy=referrer_policy,
+            requisite=requisite,
+        )
 
 
 class Collected:

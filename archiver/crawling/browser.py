@@ -82,9 +82,24 @@ SCROLL_SCRIPT = """async ({steps, pause}) => {
   }
   return [before, height()];
 }"""
-Answerer = Callable[[str, Negotiation], Awaitable[Answer | None]]
-"""Normalised URL and the headers that choose its answer (request_headers.negotiation) -> its
-stored response (captured through the crawl first, with those headers), or None to refuse it."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the browser sent with a request that the crawl's request for its URL carries too."""
+
+    negotiation: Negotiation = ()
+    """The headers that choose its answer (request_headers.negotiation)."""
+    referer: str | None = None
+    """The Referer it sent (its page's and its element's referrer policies applied), or None."""
+    cookies: tuple[dict[str, Any], ...] = ()
+    """The cookies it sent, as its context holds them (name, value, domain, path, expires,
+    secure...: Playwright's form), those the page's scripts set among them."""
+
+
+Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
+"""Normalised URL and what the browser asked it with -> its stored response (captured through
+the crawl first, asked alike), or None to refuse it."""
 
 
 @dataclass
@@ -147,7 +162,7 @@ class PageNetwork:
             self.refused.append(f"{request.method} {request.url}")
             await _quietly(route.abort("blockedbyclient"))
             return
-        answer = await self.answer(url, negotiation(request.headers))
+        answer = await self.answer(url, await _asked(request, self.page))
         if answer is None:
             self.refused.append(f"{url}: not captured")
             await _quietly(route.abort("blockedbyclient"))
@@ -167,6 +182,20 @@ class PageNetwork:
             if now >= limit:
                 return False
             await asyncio.sleep(min(0.05, max(limit - now, 0.001)))
+
+
+async def _asked(request: Any, page: Any) -> Asked:
+    """What ``request`` carried that the crawl's request carries too: Chromium shows the Cookie
+    and Referer it chose in the headers of a request it routes."""
+    headers = request.headers
+    cookies: tuple[dict[str, Any], ...] = ()
+    sent = headers.get("cookie")
+    if sent and page is not None:
+        names = {pair.partition("=")[0].strip() for pair in sent.split(";")}
+        with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
+            held = await page.context.cookies(request.url)
+            cookies = tuple(dict(cookie) for cookie in held if cookie.get("name") in names)
+    return Asked(negotiation(headers), headers.get("referer"), cookies)
 
 
 def _of_another_page(request: Any, page: Any) -> bool:
@@ -220,8 +249,11 @@ class RenderedPage:
     """What went wrong, if the render was cut short."""
 
 
-async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> RenderedPage:
-    """Load ``url`` in ``tab``, every request answered by ``answer``.
+async def render_page(
+    tab: Tab, url: str, answer: Answerer, timeout: float, cookies: list[dict[str, Any]] | None = None
+) -> RenderedPage:
+    """Load ``url`` in ``tab``, every request answered by ``answer``, its context given ``cookies``
+    first (the crawl's: SiteCookieJar.for_browser), which the page's scripts see.
 
     Bounded by ``timeout`` seconds in all (a page that never finishes loading
     still gives the DOM it has). Raises PageHung if the page's scripts keep its
@@ -242,6 +274,8 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     tab.handler = network.handle
     committed = False
     try:
+        if cookies:
+            await _give_cookies(tab, cookies, deadline)
         try:
             await page.goto(url, wait_until="commit", timeout=_ms(loaded_by))
             committed = True
@@ -284,6 +318,20 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
     return RenderedPage(html, charset, final_url, frozenset(network.requested), frozenset(navigations), error)
+
+
+async def _give_cookies(tab: Tab, cookies: list[dict[str, Any]], deadline: float) -> None:
+    """Add ``cookies`` to the tab's context; one it refuses (a name or value it finds invalid)
+    is left out, not the render."""
+    from playwright.async_api import Error
+
+    context: Any = tab.context  # Playwright's SetCookieParam: the same keys, as a TypedDict
+    try:
+        await asyncio.wait_for(context.add_cookies(cookies), max(deadline - time.monotonic(), 0.001))
+    except Error:
+        for cookie in cookies:
+            with contextlib.suppress(Error):
+                await asyncio.wait_for(context.add_cookies([cookie]), max(deadline - time.monotonic(), 0.001))
 
 
 async def _in_page(page: Any, script: str, arg: Any, until: float) -> Any:

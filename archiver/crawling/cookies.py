@@ -6,6 +6,30 @@ A browser refuses a cookie whose Domain is a public suffix (``co.uk``,
 suffix receives, the seed's among them. aiohttp's jar checks only that the
 Domain matches the host that set it; SiteCookieJar refuses those too.
 
+A page rendered in a browser keeps cookies of its own: those its scripts set
+(``document.cookie``) and those of the answers it was given. The requests it
+makes are the crawl's, sent with this jar's cookies: SiteCookieJar.adopt() takes
+in the cookies the browser sent with each (crawling/browser.py), with their
+domain, path, expiry and Secure flag, so they go where the jar sends cookies,
+that request and those after it (the hops of a redirect among them).
+
+A browser also refuses a Secure cookie from a page that is not secure (the jar
+counts https alone as secure, as it sends Secure cookies over https alone), and
+a cookie named ``__Secure-...`` without Secure, or ``__Host-...`` without
+Secure, with a Domain or with a Path other than ``/`` (RFC 6265bis, 4.1.3): the
+jar refuses them too, or it would send cookies no browser sends. It sends each
+cookie back as it was set, as browsers do (aiohttp quoted a value holding a
+comma or a space: ``a,b`` went back as ``"a\\054b"``).
+
+SameSite is obeyed as Chromium obeys it. A request is cross-site when the page
+that asked for it (its referrer, kept by its queue item) is of another site
+(scheme and registrable domain) than its URL; a seed is asked for as a URL
+typed in. A cross-site request sends no SameSite=Strict cookie, and a
+SameSite=Lax one (a cookie without SameSite is Lax) only if it is a
+navigation (a link followed, not a page's image); a cookie with SameSite=None
+must be Secure. Its answer may set only SameSite=None cookies, but for a
+navigation. The fetcher says whose request it is sending (request_context()).
+
 A URL with an empty query (``/p?``) is requested with its ``?`` written into the
 path aiohttp is given (fetch.request_url: yarl drops an empty query), while its
 path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
@@ -13,21 +37,127 @@ path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import http.cookiejar
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from http.cookies import BaseCookie, Morsel
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from http.cookies import BaseCookie, CookieError, Morsel
+from typing import Any
 
 import aiohttp
+from aiohttp._cookie_helpers import preserve_morsel_with_coded_value
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.errors import ConfigError
-from archiver.urls import is_public_suffix
+from archiver.urls import is_public_suffix, registered_domain
 
 _NO_URL = URL()
 _DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Who asks for a URL, as SameSite sees it."""
+
+    initiator: str | None
+    """The URL of the page that asked for it (or its origin): None for a seed."""
+    navigation: bool
+    """A page's link followed (or a seed), not something the page loads."""
+
+
+_REQUEST: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
+    "archiver_cookie_request", default=None
+)
+
+
+@contextlib.contextmanager
+def request_context(initiator: str | None, navigation: bool) -> Iterator[None]:
+    """The cookies of the request sent inside follow SameSite for a request of ``initiator``."""
+    token = _REQUEST.set(RequestContext(initiator, navigation))
+    try:
+        yield
+    finally:
+        _REQUEST.reset(token)
+
+
+def _site(url: URL) -> tuple[str, str]:
+    return url.scheme, registered_domain(url.raw_host or "")
+
+
+def cross_site(initiator: str | None, url: URL) -> bool:
+    """Whether a request of ``url`` asked for by the page ``initiator`` is cross-site (schemeful:
+    http and https are two sites); a seed's (None) never is.
+
+    >>> cross_site("https://www.site.test/a", URL("https://cdn.site.test/x"))
+    False
+    >>> cross_site("https://site.test/", URL("http://site.test/")), cross_site(None, URL("http://h/"))
+    (True, False)
+    """
+    if not initiator:
+        return False
+    try:
+        return _site(URL(initiator)) != _site(url)
+    except ValueError:
+        return True
+
+
+def sent_cross_site(same_site: str, navigation: bool) -> bool:
+    """Whether a cookie whose SameSite is ``same_site`` ('' for none: Lax) goes with a
+    cross-site request, or may be set by its answer."""
+    rule = same_site.strip().lower() or "lax"
+    return rule == "none" or (rule == "lax" and navigation)
+
+
+def refused_cookie(name: str, attributes: Mapping[str, str], url: URL) -> bool:
+    """True if a browser refuses the cookie ``name`` with ``attributes`` (lowercased names:
+    secure, domain, path; present when given) set by the page at ``url``: a Secure one from a
+    page that is not secure, a prefixed name its rules refuse (RFC 6265bis, 4.1.3).
+
+    >>> refused_cookie("__Host-id", {"secure": "", "path": "/"}, URL("https://h/a"))
+    False
+    >>> refused_cookie("__Host-id", {"secure": "", "path": "/", "domain": "h"}, URL("https://h/a"))
+    True
+    """
+    secure = "secure" in attributes
+    if secure and url.scheme != "https":
+        return True
+    if attributes.get("samesite", "").lower() == "none" and not secure:
+        return True  # Chromium refuses it
+    context = _REQUEST.get()
+    if (
+        context is not None
+        and cross_site(context.initiator, url)
+        and not sent_cross_site(attributes.get("samesite", ""), context.navigation)
+    ):
+        return True
+    prefix = name[:9].lower()
+    if prefix == "__secure-" and not secure:
+        return True
+    if name[:7].lower() == "__host-":
+        return not secure or "domain" in attributes or attributes.get("path") != "/"
+    return False
+
+
+def _attributes(header: str) -> tuple[str, dict[str, str]]:
+    """The name and the attributes (lowercased names, last one kept) of a Set-Cookie value."""
+    pair, _, rest = header.partition(";")
+    attributes = {}
+    for part in rest.split(";"):
+        key, _, value = part.partition("=")
+        attributes[key.strip().lower()] = value.strip()
+    return pair.partition("=")[0].strip(), attributes
+
+
+def _as_set(name: str, value: str) -> Morsel[str]:
+    """A cookie to send as ``name=value``, the value as it was given (not quoted)."""
+    morsel: Morsel[str] = Morsel()
+    morsel.set(name, value, value)
+    return morsel
 
 
 def refused_domain(domain: str, host: str | None) -> bool:
@@ -51,35 +181,127 @@ def cookie_url(url: URL) -> URL:
 
 
 class SiteCookieJar(aiohttp.CookieJar):
-    """aiohttp's cookie jar, refusing cookies set for a whole public suffix, and matching the
-    path of a URL with an empty query without its ``?`` (see the module)."""
+    """aiohttp's cookie jar, refusing cookies set for a whole public suffix and those the rules of
+    Secure and of prefixed names refuse, sending values as they were set, and matching the path
+    of a URL with an empty query without its ``?`` (see the module)."""
+
+    def _build_morsel(self, cookie: Morsel[str]) -> Morsel[str]:
+        # aiohttp's sends a value holding a comma or a space quoted: a browser sends it as set.
+        # Its SameSite goes along, for filter_cookies() (the Cookie header holds name=value).
+        built = preserve_morsel_with_coded_value(cookie)
+        if cookie["samesite"]:
+            built["samesite"] = cookie["samesite"]
+        return built
 
     def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
-        """The cookies to send to ``request_url``."""
-        return super().filter_cookies(cookie_url(request_url))
+        """The cookies to send to ``request_url`` (SameSite obeyed for the request_context())."""
+        cookies = super().filter_cookies(cookie_url(request_url))
+        context = _REQUEST.get()
+        if context is None or not cross_site(context.initiator, request_url):
+            return cookies
+        sent: BaseCookie[str] = BaseCookie()
+        for name, morsel in cookies.items():
+            if sent_cross_site(str(morsel["samesite"] or ""), context.navigation):
+                dict.__setitem__(sent, name, morsel)
+        return sent
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
-        """Keep the cookies of Set-Cookie ``headers`` but those whose Domain is a public suffix."""
+        """Keep the cookies of Set-Cookie ``headers`` but those a browser refuses: a Domain that is
+        a public suffix, a Secure one from a page that is not secure, a prefix's rules broken."""
         host = response_url.raw_host
 
         def kept(header: str) -> bool:
             match = _DOMAIN.search(header)
-            return match is None or not refused_domain(match.group(1), host)
+            if match is not None and refused_domain(match.group(1), host):
+                return False
+            return not refused_cookie(*_attributes(header), response_url)
 
         super().update_cookies_from_headers(
             [header for header in headers if kept(header)], cookie_url(response_url)
         )
 
     def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
-        """Keep ``cookies`` but those whose Domain is a public suffix (older aiohttp versions
-        hand a response's cookies here)."""
+        """Keep ``cookies`` but those a browser refuses (older aiohttp versions hand a response's
+        cookies here); a value given as a string is sent as it is."""
         items = cookies.items() if isinstance(cookies, Mapping) else cookies
-        kept = [
-            (name, value)
-            for name, value in items
-            if not (isinstance(value, Morsel) and refused_domain(value["domain"], response_url.raw_host))
-        ]
+        kept: list[tuple[str, Morsel[str]]] = []
+        for name, value in items:
+            if isinstance(value, Morsel):
+                given = {key: str(value[key]) for key in ("domain", "path", "samesite") if value[key]}
+                if value["secure"]:
+                    given["secure"] = ""
+                if refused_domain(value["domain"], response_url.raw_host) or refused_cookie(
+                    name, given, response_url
+                ):
+                    continue
+                kept.append((name, value))
+            else:
+                try:
+                    kept.append((name, _as_set(name, str(value))))
+                except CookieError:  # a name no cookie may have
+                    continue
         super().update_cookies(kept, cookie_url(response_url))
+
+    def adopt(self, cookies: Iterable[Mapping[str, Any]]) -> None:
+        """Keep cookies a browser holds, as Playwright gives them (name, value, domain: with a
+        leading dot for one set with a Domain attribute, path, expires: seconds since the epoch
+        or -1 for the session, secure, httpOnly, sameSite): each replaces the jar's cookie of
+        the same name, domain and path."""
+        for cookie in cookies:
+            name, value = str(cookie.get("name", "")), str(cookie.get("value", ""))
+            domain, path = str(cookie.get("domain") or ""), str(cookie.get("path") or "/")
+            host = domain.lstrip(".").lower()
+            if not name or not host:
+                continue
+            try:
+                morsel = _as_set(name, value)  # sent back as the browser holds it
+            except CookieError:  # a name the jar cannot hold
+                continue
+            morsel["path"] = path
+            if domain.startswith("."):
+                morsel["domain"] = host  # set for the domain; else for its host alone
+            if cookie.get("secure"):
+                morsel["secure"] = True
+            if cookie.get("httpOnly"):
+                morsel["httponly"] = True
+            if cookie.get("sameSite") in ("Strict", "Lax", "None"):
+                morsel["samesite"] = str(cookie["sameSite"])
+            expires = cookie.get("expires")
+            if isinstance(expires, int | float) and expires >= 0:
+                morsel["max-age"] = str(max(int(expires - time.time()), 0))
+            held = self.cookies.get((host, path.rstrip("/")))
+            if held is not None and name in held and held[name].coded_value == value:
+                continue  # the jar's own (given to the browser): its expiry stays
+            scheme = "https" if cookie.get("secure") else "http"
+            try:
+                origin = URL.build(scheme=scheme, host=host, path="/")
+            except ValueError:
+                continue
+            self.update_cookies({name: morsel}, origin)
+
+    def for_browser(self) -> list[dict[str, Any]]:
+        """The jar's cookies as a browser context takes them (Playwright's add_cookies: name,
+        value as it is sent, domain with a leading dot for one that reaches subdomains, path,
+        secure, httpOnly), so a rendered page's scripts see those the crawl holds."""
+        live = {id(morsel) for morsel in self}  # iterating the jar drops the expired ones
+        host_only = self.host_only_cookies
+        given = []
+        for (domain, path), cookies in self.cookies.items():
+            for name, morsel in cookies.items():
+                if not domain or id(morsel) not in live:
+                    continue
+                given.append(
+                    {
+                        "name": name,
+                        "value": morsel.coded_value,
+                        "domain": domain if (domain, path, name) in host_only else f".{domain}",
+                        "path": str(morsel["path"] or "/"),
+                        "secure": bool(morsel["secure"]),
+                        "httpOnly": bool(morsel["httponly"]),
+                        "sameSite": str(morsel["samesite"] or "Lax").capitalize(),
+                    }
+                )
+        return given
 
 
 def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:
@@ -104,7 +326,17 @@ def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
         for cookie in read_cookies_file(config.cookies_file):
             scheme = "https" if cookie.secure else "http"
             host = cookie.domain.lstrip(".")
+            try:
+                morsel = _as_set(cookie.name, cookie.value or "")
+            except CookieError:
+                raise ConfigError(
+                    f"--cookies-file {config.cookies_file}: bad cookie name {cookie.name!r}"
+                ) from None
+            if cookie.secure:
+                morsel["secure"] = True  # sent over https alone
+            if cookie.domain_specified:
+                morsel["domain"] = host  # its line says TRUE: its subdomains get it too
             jar.update_cookies(
-                {cookie.name: cookie.value or ""}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
+                {cookie.name: morsel}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
             )
     return jar

@@ -38,6 +38,7 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_target
+from archiver.referrer_policy import header_policy
 from archiver.scope import EXCLUDED, Scope
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
@@ -292,7 +293,12 @@ class Crawler:
             self.stats.in_flight += 1
             try:
                 outcome = await self.fetcher.fetch(
-                    item.url, referrer=item.referrer, tries=item.tries, negotiation=item.negotiation
+                    item.url,
+                    referrer=item.referrer,
+                    tries=item.tries,
+                    negotiation=item.negotiation,
+                    referrer_policy=item.referrer_policy,
+                    requisite=item.requisite,
                 )
             finally:
                 self.stats.in_flight -= 1
@@ -354,7 +360,13 @@ class Crawler:
         )
         if nofollow:
             log.info("links of %s not followed: its robots directives say nofollow", item.url)
-        met, queue = await self.discovery.links(prepared.links, item, nofollow)
+        met, queue = await self.discovery.links(
+            prepared.links,
+            item,
+            nofollow,
+            prepared.hints,
+            _referrer_policy(capture),
+        )
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
         row = self._row(item, FETCHED, title=prepared.title, render_reason=reason, **facts)
@@ -409,6 +421,8 @@ class Crawler:
                 referrer=item.referrer,
                 seed_chain=item.depth == 0,  # only a seed and its redirects have depth 0
                 negotiation=item.negotiation,  # a browser asks the next hop as it asked the first
+                # A redirect's own Referrer-Policy header changes the policy of the hops after it.
+                referrer_policy=_referrer_policy(capture) or item.referrer_policy,
             )
             met, queue = await self.discovery.claimed(met, queue)
         if outcome == FAILED:
@@ -418,6 +432,12 @@ class Crawler:
         await self.writer.put(WriteItem(row, capture, met))
         for queued in queue:
             await self.frontier.put(queued)
+
+
+def _referrer_policy(capture: Capture) -> str:
+    """The referrer policy a response's Referrer-Policy headers give ('' for none)."""
+    headers = capture.response_headers
+    return header_policy(value for name, value in headers if name.lower() == "referrer-policy")
 
 
 def _ended_source(task: asyncio.Task[None]) -> None:

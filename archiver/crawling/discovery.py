@@ -9,14 +9,17 @@ claim it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls
 from archiver.crawling.stats import CrawlStats
+from archiver.findings import Hint
 from archiver.links import REQUISITE
-from archiver.request_headers import Negotiation
+from archiver.request_headers import Negotiation, destination_negotiation
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
+
+NO_HINT: Hint = ("", "")
 
 
 class Discovery:
@@ -31,13 +34,22 @@ class Discovery:
         """URLs recorded as skipped already (their rows are written once)."""
 
     async def links(
-        self, links: dict[str, str], item: QueueItem, nofollow: bool = False
+        self,
+        links: dict[str, str],
+        item: QueueItem,
+        nofollow: bool = False,
+        hints: Mapping[str, Hint] | None = None,
+        page_policy: str = "",
     ) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
 
         With ``nofollow`` (the page's robots meta or X-Robots-Tag), its links are
         recorded as skipped; its requisites are still fetched, so it renders offline.
+        Each is requested as ``hints`` say a browser requests it (findings.Hint): under the
+        referrer policy its element or the page's <meta name="referrer"> gives, else under
+        ``page_policy`` (its Referrer-Policy header); with the Accept of its destination.
         """
+        hints = hints or {}
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
         depth = item.depth + 1
@@ -55,6 +67,8 @@ class Discovery:
                 self.max_redirects,
                 referrer=item.url,
                 skip=NOFOLLOW if nofollow and not requisite else None,
+                referrer_policy=hints.get(url, NO_HINT)[0] or page_policy,
+                negotiation=destination_negotiation(hints.get(url, NO_HINT)[1]),
             )
         return await self.claimed(met, queue)
 
@@ -84,12 +98,13 @@ class Discovery:
         skip: str | None = None,
         seed_chain: bool = False,
         negotiation: Negotiation = (),
+        referrer_policy: str = "",
     ) -> None:
         """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
 
         ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
-        a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``:
-        the headers its request carries (QueueItem.negotiation).
+        a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``
+        and ``referrer_policy``: what its request carries (QueueItem's).
         """
         if self.frontier.seen(url):
             return
@@ -106,7 +121,17 @@ class Discovery:
         met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
         queue.append(
             QueueItem(
-                url, depth, redirects_left, requisite, chain, found_by, parent, referrer, 0, negotiation
+                url,
+                depth,
+                redirects_left,
+                requisite,
+                chain,
+                found_by,
+                parent,
+                referrer,
+                0,
+                negotiation,
+                referrer_policy,
             )
         )
 

@@ -32,11 +32,12 @@ from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.crawling.connections import ConnectionUse, WatchedConnector, connection_use
-from archiver.crawling.cookies import load_cookies
+from archiver.crawling.cookies import SiteCookieJar, load_cookies, request_context
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import FetchError
-from archiver.request_headers import Credentials, Negotiation, referer, with_negotiation, withheld
+from archiver.referrer_policy import referer
+from archiver.request_headers import Credentials, Negotiation, with_negotiation, withheld
 from archiver.warc.capture import Capture
 from archiver.warc.records import sha1_digest
 
@@ -66,11 +67,20 @@ class Fetch(Protocol):
     """What the crawler needs to fetch a URL."""
 
     async def fetch(
-        self, url: str, *, referrer: str | None = None, tries: int = 0, negotiation: Negotiation = ()
+        self,
+        url: str,
+        *,
+        referrer: str | None = None,
+        tries: int = 0,
+        negotiation: Negotiation = (),
+        referrer_policy: str = "",
+        requisite: bool = False,
     ) -> FetchOutcome:
         """One try of ``url`` (redirects not followed), found on the page ``referrer``, after
-        ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with;
-        never raises for network trouble.
+        ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with,
+        the Referer ``referrer_policy`` gives (referrer_policy.py) and the cookies SameSite lets
+        a page's link (or, if ``requisite``, what a page loads) send; never raises for network
+        trouble.
 
         A failure is an outcome with an error (and no capture if none came); one
         whose ``retry_in`` is set asks to be tried again that much later. Cancelled,
@@ -227,6 +237,13 @@ class Fetcher:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    @property
+    def cookies(self) -> SiteCookieJar | None:
+        """The crawl's cookie jar, which a rendered page's browser shares (None until the session
+        opens): what the browser sends joins it, what it holds the browser gets."""
+        jar = self._session.cookie_jar if self._session is not None else None
+        return jar if isinstance(jar, SiteCookieJar) else None
+
     async def close(self) -> None:
         """Close the session and its connections; safe to call twice."""
         if self._session is not None:
@@ -241,6 +258,8 @@ class Fetcher:
         tries: int = 0,
         conditions: dict[str, str] | None = None,
         negotiation: Negotiation = (),
+        referrer_policy: str = "",
+        requisite: bool = False,
     ) -> FetchOutcome:
         """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
         never raises for network trouble. Cancellation propagates at once. ``conditions``: headers
@@ -251,11 +270,20 @@ class Fetcher:
         that long (the server's Retry-After, bounded, or a backoff) and calls again
         with the tries made. The last try's response is kept even when it failed. ``negotiation``:
         the headers a browser chose its answer with (Accept...: request_headers.negotiation()).
+        ``referrer_policy``: the policy its Referer is sent under; ``requisite``: something the
+        page loads, not a link followed (for SameSite).
         """
         tries += 1
         last = tries >= self.config.max_tries
         try:
-            capture = await self.fetch_once(url, referrer, conditions=conditions, negotiation=negotiation)
+            with request_context(referrer, not requisite):
+                capture = await self.fetch_once(
+                    url,
+                    referrer,
+                    conditions=conditions,
+                    negotiation=negotiation,
+                    referrer_policy=referrer_policy,
+                )
         except FetchError as exc:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
@@ -288,12 +316,13 @@ class Fetcher:
         return retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
 
     def request_headers(
-        self, url: str, referrer: str | None, negotiation: Negotiation = ()
+        self, url: str, referrer: str | None, negotiation: Negotiation = (), referrer_policy: str = ""
     ) -> dict[str, str]:
         """Headers of a request for ``url`` beyond the session's: those a browser chose its answer
-        with, its host's credentials (a --header wins over the browser's), a Referer."""
+        with, its host's credentials (a --header wins over the browser's), a Referer (as
+        ``referrer_policy`` gives it)."""
         headers = with_negotiation(self.credentials.headers_for(url), negotiation)
-        sent_referer = referer(referrer, url)
+        sent_referer = referer(referrer, url, referrer_policy)
         if sent_referer is not None:
             headers["Referer"] = sent_referer
         return headers
@@ -304,6 +333,7 @@ class Fetcher:
         referrer: str | None = None,
         conditions: dict[str, str] | None = None,
         negotiation: Negotiation = (),
+        referrer_policy: str = "",
     ) -> Capture:
         """One GET of ``url``, bounded as a whole by --timeout; raises FetchError when no
         response comes.
@@ -322,10 +352,12 @@ class Fetcher:
         deadline = asyncio.get_running_loop().time() + self.config.timeout
         try:
             return await self._exchange(
-                url, referrer, conditions, negotiation, deadline, new_connection=False
+                url, referrer, conditions, negotiation, referrer_policy, deadline, new_connection=False
             )
         except _LostOnReuse:
-            return await self._exchange(url, referrer, conditions, negotiation, deadline, new_connection=True)
+            return await self._exchange(
+                url, referrer, conditions, negotiation, referrer_policy, deadline, new_connection=True
+            )
 
     async def _exchange(
         self,
@@ -333,6 +365,7 @@ class Fetcher:
         referrer: str | None,
         conditions: dict[str, str] | None,
         negotiation: Negotiation,
+        referrer_policy: str,
         deadline: float,
         *,
         new_connection: bool,
@@ -346,7 +379,7 @@ class Fetcher:
         try:
             target_url = request_url(url)
             proxy, proxy_headers = self._proxies.for_url(target_url)
-            headers = self.request_headers(url, referrer, negotiation)
+            headers = self.request_headers(url, referrer, negotiation, referrer_policy)
             headers.update(conditions or {})
             # Proxy credentials go in the CONNECT request for https, in the request
             # itself for http (never into the WARC: see withheld()).

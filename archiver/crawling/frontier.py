@@ -66,6 +66,9 @@ class QueueItem:
     """Tries made already: a URL put back to wait out a failed try has some."""
     negotiation: Negotiation = ()
     """Headers a rendered page's browser asked for it with (Accept...), which its request carries."""
+    referrer_policy: str = ""
+    """The referrer policy its Referer is sent under (referrer_policy.py; '' for the default):
+    the page's, or its link's own."""
 
 
 SITEMAPS_JOB = "sitemaps"
@@ -340,10 +343,14 @@ CREATE TABLE queue (
     parent TEXT,
     referrer TEXT,
     tries INTEGER NOT NULL,
-    negotiation TEXT NOT NULL
+    negotiation TEXT NOT NULL,
+    referrer_policy TEXT NOT NULL
 )
 """
-_COLUMNS = "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation"
+_COLUMNS = (
+    "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation,"
+    " referrer_policy"
+)
 
 
 def _to_row(item: QueueItem) -> tuple[object, ...]:
@@ -359,11 +366,14 @@ def _to_row(item: QueueItem) -> tuple[object, ...]:
         item.referrer,
         item.tries,
         negotiation_text(item.negotiation),
+        item.referrer_policy,
     )
 
 
-def _from_row(row: tuple[str, int, int, int, str, str, str | None, str | None, int, str]) -> QueueItem:
-    url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation = row
+def _from_row(
+    row: tuple[str, int, int, int, str, str, str | None, str | None, int, str, str],
+) -> QueueItem:
+    url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation, policy = row
     return QueueItem(
         url,
         depth,
@@ -375,6 +385,7 @@ def _from_row(row: tuple[str, int, int, int, str, str, str | None, str | None, i
         referrer,
         tries,
         negotiation_pairs(negotiation),
+        policy,
     )
 
 
@@ -444,7 +455,7 @@ class SqliteFrontier(_LocalFrontier):
         try:
             with self._db:
                 self._db.executemany(
-                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [_to_row(item) for item in self._tail],
                 )
         except sqlite3.Error as exc:  # a full disk: the crawl stops as for any write error

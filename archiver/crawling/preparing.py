@@ -16,7 +16,7 @@ from typing import BinaryIO, Protocol
 from archiver.content import HTML_TYPES, PARSED_TYPES, decode_payload, mime_type
 from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
-from archiver.findings import Findings, findings, read_page, root_findings
+from archiver.findings import Findings, Hint, findings, read_page, root_findings
 from archiver.memory import map_large_blocks
 from archiver.mirror.document import Draft, draft
 from archiver.mirror.linker import Memo
@@ -119,6 +119,9 @@ class Prepared:
     """For an HTML page inspected for rendering: what its scripts suggest."""
     draft: Draft | None = None
     """Its mirror file as drafted (HTML, CSS and SVG, when the crawl writes a mirror)."""
+    hints: dict[str, Hint] = field(default_factory=dict)
+    """{normalised URL: (referrer policy, destination)} of the links whose element (or the page's
+    <meta name="referrer">) says how a browser requests them (findings.Hint)."""
 
     @classmethod
     def of(
@@ -127,8 +130,8 @@ class Prepared:
         """What parse_document() found (None: nothing parsed), with the records and draft if made."""
         if parsed is None:
             return cls(exchange=exchange, draft=drafted)
-        (title, _base_url, links, nofollow), inspection = parsed
-        return cls(links, title, exchange, nofollow, inspection, drafted)
+        (title, _base_url, links, nofollow, hints), inspection = parsed
+        return cls(links, title, exchange, nofollow, inspection, drafted, hints)
 
 
 class Prepare(Protocol):

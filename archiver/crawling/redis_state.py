@@ -77,6 +77,8 @@ def encode_item(item: QueueItem) -> str:
             item.referrer,
             item.tries,
             negotiation_text(item.negotiation),  # a string: an empty array would become an object
+            None,  # where redis_scripts.drop_node notes the node given up that held it
+            item.referrer_policy,
         ],
         separators=(",", ":"),
     )
@@ -108,6 +110,7 @@ def decode_member(member: str | bytes) -> tuple[QueueItem, GivenBack | None]:
         int(tries),
         # An item a node of an earlier version queued has no tenth field.
         negotiation_pairs(fields[9]) if len(fields) > 9 else (),
+        str(fields[11] or "") if len(fields) > 11 else "",
     )
     held = fields[10] if len(fields) > 10 else None  # put there by redis_scripts.drop_node
     return item, GivenBack(str(held[0]), str(held[1]), int(held[2])) if held else None

@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING
 
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.writer import RenderNote, WriteItem
+from archiver.findings import Hint
 from archiver.links import REQUISITE
+from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import Negotiation
+from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
     from archiver.crawling.crawler import Crawler
@@ -37,17 +40,22 @@ class CrawlPages:
         """Return once the capture of ``url`` under way (if any) is committed."""
         await self.crawler.settling.wait(url)
 
-    async def ensure(self, url: str, page: QueueItem, negotiation: Negotiation = ()) -> None:
+    async def ensure(
+        self, url: str, page: QueueItem, negotiation: Negotiation = (), referer: str | None = None
+    ) -> None:
         """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
 
         A URL in flight is waited for; one queued but not started is captured now
         (its queue item is passed over later); one never met is judged as a
         requisite of ``page`` (scope, then limits and robots.txt) and captured or
         recorded as skipped. A capture made here is asked for with ``negotiation``, the
-        headers the browser chose its answer with (Accept...). Cancelled, a capture begun
-        here goes on (the crawl waits for it).
+        headers the browser chose its answer with (Accept...), and the Referer it sent
+        (``referer``: the browser applied the referrer policies; None, it sent none), which
+        the hops of a redirect derive theirs from. Cancelled, a capture begun here goes on
+        (the crawl waits for it).
         """
         crawler = self.crawler
+        sent = try_normalize(referer) if referer else None
         settling = crawler.settling
         if url in settling:
             await settling.wait(url)
@@ -55,15 +63,7 @@ class CrawlPages:
         if crawler.frontier.seen(url):
             settling.take_ahead(url)
             item = QueueItem(
-                url,
-                page.depth + 1,
-                crawler.config.max_redirects,
-                True,
-                (),
-                "requisite",
-                page.url,
-                page.url,
-                negotiation=negotiation,
+                url, page.depth + 1, crawler.config.max_redirects, True, (), "requisite", page.url
             )
         else:
             met, queue = await crawler.discovery.links({url: REQUISITE}, page)  # as a link of the page
@@ -72,7 +72,14 @@ class CrawlPages:
             if not queue:  # skipped (its row is on its way), or claimed by another crawl process
                 await crawler.writer.committed()
                 return
-            item = dataclasses.replace(queue[0], negotiation=negotiation)
+            item = queue[0]
+        # Sent none, its hops send none; its page is still who asks for it (for SameSite).
+        item = dataclasses.replace(
+            item,
+            negotiation=negotiation,
+            referrer=sent or page.url,
+            referrer_policy="" if sent else NO_REFERRER,
+        )
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture
         # does, which then goes on; a capture abandoned left its URL queued in a crawl done.
@@ -80,12 +87,20 @@ class CrawlPages:
         await settling.wait(url)
 
     async def rendered(
-        self, page: QueueItem, links: dict[str, str], note: RenderNote, nofollow: bool = False
+        self,
+        page: QueueItem,
+        links: dict[str, str],
+        note: RenderNote,
+        nofollow: bool = False,
+        hints: dict[str, Hint] | None = None,
     ) -> None:
         """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
-        (``nofollow``: the page's robots directives, static or rendered, say not to follow them)."""
+        (``nofollow``: the page's robots directives, static or rendered, say not to follow them;
+        ``hints``: how its DOM says a browser requests them, findings.Hint)."""
         crawler = self.crawler
-        met, queue = await crawler.discovery.links(links, page, crawler.config.obey_robots and nofollow)
+        met, queue = await crawler.discovery.links(
+            links, page, crawler.config.obey_robots and nofollow, hints
+        )
         await crawler.writer.put(WriteItem(None, met=met, render=note))
         for queued in queue:
             await crawler.frontier.put(queued)

@@ -32,9 +32,9 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from archiver.crawling.browser import Answerer, RenderedPage, render_page
+from archiver.crawling.browser import Answerer, Asked, RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.preparing import Prepared
@@ -43,13 +43,16 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
 from archiver.errors import PageHung
-from archiver.findings import decode_text, findings
+from archiver.findings import Hint, decode_text, findings
 from archiver.links import LINK
 from archiver.request_headers import Negotiation
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.store.snapshot import Snapshot
 from archiver.urls import host_of
 from archiver.warc.dom import DOM_CONTENT_TYPE, RenderedDom
+
+if TYPE_CHECKING:
+    from archiver.crawling.cookies import SiteCookieJar
 
 log = logging.getLogger("archiver.crawl")
 
@@ -70,15 +73,23 @@ class Pages(Protocol):
     async def settled(self, url: str) -> None:
         """Return once the capture of ``url`` (if any is under way) is committed."""
 
-    async def ensure(self, url: str, page: QueueItem, negotiation: Negotiation = ()) -> None:
+    async def ensure(
+        self, url: str, page: QueueItem, negotiation: Negotiation = (), referer: str | None = None
+    ) -> None:
         """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
-        headers that choose its answer, for its capture), has a committed outcome."""
+        headers that choose its answer, and ``referer``, the Referer the browser sent, if any,
+        for its capture), has a committed outcome."""
 
     async def rendered(
-        self, page: QueueItem, links: dict[str, str], note: RenderNote, nofollow: bool = False
+        self,
+        page: QueueItem,
+        links: dict[str, str],
+        note: RenderNote,
+        nofollow: bool = False,
+        hints: dict[str, Hint] | None = None,
     ) -> None:
         """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
-        if ``nofollow``."""
+        if ``nofollow``, each requested as ``hints`` say (findings.Hint)."""
 
 
 class Rendering(Protocol):
@@ -139,8 +150,12 @@ class Renderer:
         *,
         timeout: float,
         max_redirects: int,
+        cookies: SiteCookieJar | None = None,
     ) -> None:
         self.policy = policy
+        self.cookies = cookies
+        """The crawl's cookie jar, which the browser shares: a render starts with its cookies, and
+        the cookies the browser sends join it."""
         self.pool = pool
         self.answers = answers
         self.stats = stats
@@ -228,8 +243,10 @@ class Renderer:
         expected = {*job.static_links, url}
         response_id: list[str | None] = [None]
 
-        async def answer(asked: str, negotiation: Negotiation) -> Answer | None:
-            found = await self._answer(asked, job.page, negotiation)
+        async def answer(asked: str, how: Asked) -> Answer | None:
+            if how.cookies and self.cookies is not None:
+                self.cookies.adopt(how.cookies)
+            found = await self._answer(asked, job.page, how)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
             if found is not None and job.trial and found.mime == "text/css":
@@ -242,10 +259,11 @@ class Renderer:
 
         rendered, error = await self._attempts(url, answer)
         links: dict[str, str] = {}
+        hints: dict[str, Hint] = {}
         nofollow = job.nofollow
         if rendered is not None and rendered.html is not None:
             # The DOM is UTF-8; its queries are in the page's encoding, as the browser wrote them.
-            _title, _base, links, meta_nofollow = await asyncio.to_thread(
+            _title, _base, links, meta_nofollow, hints = await asyncio.to_thread(
                 findings, rendered.html, url, "text/html", DOM_CONTENT_TYPE, rendered.charset
             )
             nofollow = nofollow or meta_nofollow
@@ -281,7 +299,7 @@ class Renderer:
         else:
             self.stats.render_failed += 1
         note = RenderNote(url, job.reason if job.late else None, error, dom)
-        await pages.rendered(job.page, links, note, nofollow)
+        await pages.rendered(job.page, links, note, nofollow, hints)
 
     async def _attempts(self, url: str, answer: Answerer) -> tuple[RenderedPage | None, str | None]:
         """Render ``url``, once more if its tab's renderer or the browser crashed; (page, error).
@@ -299,7 +317,8 @@ class Renderer:
                 async with self.pool.tab() as tab:
                     generation = tab.generation
                     async with asyncio.timeout(self.timeout + HANG_SLACK):
-                        return await render_page(tab, url, answer, self.timeout), None
+                        cookies = self.cookies.for_browser() if self.cookies is not None else []
+                        return await render_page(tab, url, answer, self.timeout, cookies), None
             except PageHung as exc:  # its scripts would hold a tab as long again: not tried again
                 log.warning("gave up rendering %s: %s", url, exc)
                 return None, f"browser: {exc}"
@@ -326,9 +345,9 @@ class Renderer:
                 )
         return None, error
 
-    async def _answer(self, url: str, page: QueueItem, negotiation: Negotiation) -> Answer | None:
+    async def _answer(self, url: str, page: QueueItem, how: Asked) -> Answer | None:
         """The stored response of ``url`` for the render of ``page``, captured first if need be,
-        with the headers the browser chose its answer with (``negotiation``).
+        asked as the browser asked it (``how``: the headers it chose its answer with, its Referer).
 
         A URL captured already is answered with that capture, whatever the browser asks it
         with: a URL has one capture, which the mirror shows too. A redirect is followed here
@@ -342,7 +361,7 @@ class Renderer:
             for _ in range(ENSURE_TRIES):
                 if (row is not None and row.outcome != QUEUED) or pages.stopped:
                     break
-                await pages.ensure(url, page, negotiation)
+                await pages.ensure(url, page, how.negotiation, how.referer)
                 row = self.answers.row(url)
             if row is None or row.warc_file is None:
                 return None  # skipped, failed with no response, or claimed by another process
@@ -366,6 +385,7 @@ async def open_renderer(
     timeout: float,
     user_agent: str,
     max_redirects: int,
+    cookies: SiteCookieJar | None = None,
 ) -> AsyncIterator[Renderer]:
     """A Renderer over a browser pool and the snapshot's stored answers; closes both on the way out.
 
@@ -375,7 +395,13 @@ async def open_renderer(
     try:
         async with BrowserPool(chromium, tabs, user_agent) as pool:
             yield Renderer(
-                RenderPolicy(mode), pool, answers, stats, timeout=timeout, max_redirects=max_redirects
+                RenderPolicy(mode),
+                pool,
+                answers,
+                stats,
+                timeout=timeout,
+                max_redirects=max_redirects,
+                cookies=cookies,
             )
     finally:
         answers.close()

@@ -49,7 +49,14 @@ class Revisiting:
         return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
 
     async def fetch(
-        self, url: str, *, referrer: str | None = None, tries: int = 0, negotiation: Negotiation = ()
+        self,
+        url: str,
+        *,
+        referrer: str | None = None,
+        tries: int = 0,
+        negotiation: Negotiation = (),
+        referrer_policy: str = "",
+        requisite: bool = False,
     ) -> FetchOutcome:
         """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch).
 
@@ -57,10 +64,23 @@ class Revisiting:
         """
         found: tuple[Stored, dict[str, str]] | None = await self._in_thread(self.previous.validators, url)
         if found is None:
-            return await self.fetcher.fetch(url, referrer=referrer, tries=tries, negotiation=negotiation)
+            return await self.fetcher.fetch(
+                url,
+                referrer=referrer,
+                tries=tries,
+                negotiation=negotiation,
+                referrer_policy=referrer_policy,
+                requisite=requisite,
+            )
         stored, conditions = found
         outcome = await self.fetcher.fetch(
-            url, referrer=referrer, tries=tries, conditions=conditions, negotiation=negotiation
+            url,
+            referrer=referrer,
+            tries=tries,
+            conditions=conditions,
+            negotiation=negotiation,
+            referrer_policy=referrer_policy,
+            requisite=requisite,
         )
         capture = outcome.capture
         if capture is None or capture.status != 304 or outcome.error:
@@ -73,7 +93,12 @@ class Revisiting:
             # The stored record cannot be read back after all, or the 304 is of another
             # version: ask for the page itself.
             return await self.fetcher.fetch(
-                url, referrer=referrer, tries=outcome.tries, negotiation=negotiation
+                url,
+                referrer=referrer,
+                tries=outcome.tries,
+                negotiation=negotiation,
+                referrer_policy=referrer_policy,
+                requisite=requisite,
             )
         return dataclasses.replace(outcome, capture=confirmed)
 

@@ -221,7 +221,7 @@ async def run_crawl(
                 backlog=frontier.pending,
                 judge=(DraftingJudge(_behind(config)), writer.defer_mirror) if drafting else None,
             ) as workers,
-            _renderer(config, chromium, snapshot, result.stats) as renderer,
+            _renderer(config, chromium, snapshot, result.stats, fetcher) as renderer,
         ):
             # robots.txt and sitemaps are fetched outside the frontier, and kept.
             recorded = RecordedFetch(fetcher, frontier, writer, max_redirects=config.max_redirects)
@@ -315,9 +315,10 @@ def _settings(config: CrawlConfig) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def _renderer(
-    config: CrawlConfig, chromium: str | None, snapshot: Snapshot, stats: CrawlStats
+    config: CrawlConfig, chromium: str | None, snapshot: Snapshot, stats: CrawlStats, fetcher: Fetcher
 ) -> AsyncIterator[Renderer | None]:
-    """The render stage of a crawl with --browser auto or always; None with never."""
+    """The render stage of a crawl with --browser auto or always (the cookies its pages' browser
+    sends go to ``fetcher``'s jar); None with never."""
     if chromium is None:
         yield None
         return
@@ -330,6 +331,7 @@ async def _renderer(
         timeout=config.browser_timeout,
         user_agent=config.user_agent,
         max_redirects=config.max_redirects,
+        cookies=fetcher.cookies,
     ) as renderer:
         yield renderer
 
