@@ -13,7 +13,7 @@ from collections import Counter
 
 from aiohttp import web
 from conftest import manifest_rows
-from script_site import png
+from script_site import png, wide_font
 from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 from test_browser_capture import BrowserWatch
 from warcio.archiveiterator import ArchiveIterator
@@ -462,6 +462,116 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
             "drawn": 'url("data:image/png;base64,',
             "blob": ["data:image/png;base64,", 4],
         }
+        await chromium.close()
+
+
+CLOSED_CARD = (
+    "customElements.define('my-card', class extends HTMLElement { constructor() { super();"
+    " const root = this.attachShadow({mode: 'closed'}); root.innerHTML = \"<style>p { margin: 0 }</style>"
+    "<p>closed card text</p><a href='/from-closed'>c</a><img src='/in-closed.png'>\";"
+    " const sheet = new CSSStyleSheet(); sheet.replaceSync(':host { display: block; height: 37px }');"
+    " root.adoptedStyleSheets = [sheet]; } });"
+)
+IN_A_CLOSED_ROOT = """function () {
+  const text = this.querySelector('p'), image = this.querySelector('img'), link = this.querySelector('a');
+  if (!text) return null;  // the root that holds the second card
+  return [text.textContent, this.host.offsetHeight, link.getAttribute('href'),
+          image.complete && image.naturalWidth > 0];
+}"""
+
+
+async def in_closed_roots(page, function: str) -> list:
+    """``function`` called on each closed shadow root of ``page`` (no script of the page can
+    reach one: DevTools can)."""
+    devtools = await page.context.new_cdp_session(page)
+    tree = await devtools.send("DOM.getDocument", {"depth": -1, "pierce": True})
+    closed, todo = [], [tree["root"]]
+    while todo:
+        node = todo.pop()
+        roots = node.get("shadowRoots", [])
+        closed += [root["backendNodeId"] for root in roots if root.get("shadowRootType") == "closed"]
+        todo += roots + node.get("children", [])
+    results = []
+    for backend_id in closed:
+        target = await devtools.send("DOM.resolveNode", {"backendNodeId": backend_id})
+        called = await devtools.send(
+            "Runtime.callFunctionOn",
+            {
+                "objectId": target["object"]["objectId"],
+                "functionDeclaration": function,
+                "returnByValue": True,
+            },
+        )
+        results.append(called["result"]["value"])
+    return results
+
+
+async def test_closed_shadow_roots_are_kept_with_their_styles_and_links(site, run_crawl):
+    """A shadow root attached closed (attachShadow({mode: 'closed'}): no property of its host leads
+    to it) was left out of the kept DOM: the mirror lost its text and styles, and its links and
+    images were never crawled."""
+    site.page(
+        "/",
+        body="<my-card></my-card><div id=host></div><script>"
+        + CLOSED_CARD
+        + " document.getElementById('host').attachShadow({mode: 'closed'}).innerHTML = '<my-card></my-card>';"
+        "</script>",
+    )
+    site.page("/from-closed", body="<p>linked from a closed shadow root</p>")
+    site.file("/in-closed.png", png(10, 20, 30), "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    assert doms(result.snapshot.root)[site.url("/")].count('shadowrootmode="closed"') == 3
+    for path in ("/from-closed", "/in-closed.png"):
+        assert rows[site.url(path)].outcome == "fetched", path
+        assert rows[site.url(path)].parent == site.url("/"), path
+    assert verify_snapshot(result.snapshot.root).ok
+
+    # The mirror, from file:// with the origin gone, builds both cards again, styled, linked.
+    mirrored = result.snapshot.root / "mirror" / str(rows[site.url("/")].local_path)
+    await site.close()
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await chromium.new_page()
+        await page.goto(mirrored.as_uri(), wait_until="load")
+        cards = [found for found in await in_closed_roots(page, IN_A_CLOSED_ROOT) if found]
+        assert cards == [["closed card text", 37, "from-closed.html", True]] * 2
+        await chromium.close()
+
+
+async def test_fonts_scripts_load_are_kept_as_font_faces(site, run_crawl):
+    """Fonts a script loads with the FontFace API (from a URL, and from bytes it fetched) and adds
+    to document.fonts: no stylesheet says them, so the mirror set the text in a fallback font."""
+    site.page(
+        "/",
+        body="<span id=u style='font: 20px Loaded, monospace'>WWWW</span>"
+        "<span id=b style='font: 20px FromBytes, monospace'>WWWW</span>"
+        "<script>const loaded = new FontFace('Loaded', 'url(fonts/wide.ttf)'); document.fonts.add(loaded);"
+        " loaded.load(); fetch('/fonts/bytes.ttf').then(r => r.arrayBuffer())"
+        ".then(b => document.fonts.add(new FontFace('FromBytes', b)));"
+        " history.pushState({}, '', '/elsewhere/route');</script>",
+    )
+    site.file("/fonts/wide.ttf", wide_font(), "font/ttf")
+    site.file("/fonts/bytes.ttf", wide_font(), "font/ttf")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/fonts/wide.ttf")].outcome == "fetched"
+    assert verify_snapshot(result.snapshot.root).ok
+    mirrored = result.snapshot.root / "mirror" / str(rows[site.url("/")].local_path)
+    # Resolved where the page was when the font was made, not at the route it moved to since.
+    assert 'src: url("fonts/wide.ttf")' in mirrored.read_text()
+    await site.close()
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await chromium.new_page()
+        await page.goto(mirrored.as_uri(), wait_until="load")
+        widths = await page.evaluate(
+            "() => Promise.all([document.fonts.load('20px Loaded'), document.fonts.load('20px FromBytes')])"
+            ".then(() => ['u', 'b'].map(id => document.getElementById(id).getBoundingClientRect().width))"
+        )
+        assert widths == [160, 160]  # four glyphs two ems wide: the font itself, not a fallback
         await chromium.close()
 
 
