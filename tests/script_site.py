@@ -1,7 +1,8 @@
 """A test site built by scripts: an app shell whose text, links, images and data arrive by JavaScript.
 
 - ``/`` is an empty app root and a script. The script fetches ``/api/items.json``,
-  writes its items as text and as links to client-side routes (``/app/item/N``),
+  writes its items as text and as links to client-side routes (``/app/item/N``)
+  and its title as the document's title,
   assembles image URLs at run time (``"/img/" + "pic" + n + ".png"``), puts
   them far down the page as lazy images (IntersectionObserver: ``data-src``
   becomes ``src`` when scrolled into view), moves to the route ``/app/home``
@@ -10,7 +11,7 @@
   excluded tracking pixel.
 - ``/app/...`` serves the same shell (as single-page apps are served); the
   script renders the route it finds in location.pathname, fetching
-  ``/api/item/N.json`` for an item.
+  ``/api/item/N.json`` for an item, whose name becomes the document's title.
 - ``/about.html`` is a plain page with no script at all (never rendered).
 - ``/style.css`` has a background image; every image is a real PNG.
 """
@@ -54,6 +55,7 @@ APP_JS = r"""
   function home() {
     fetch("/api/items.json").then(function (r) { return r.json(); }).then(function (data) {
       root.appendChild(el("h1", data.title));
+      document.title = data.title + " - Script app";
       var list = el("ul");
       data.items.forEach(function (item) {
         var li = el("li"); var a = el("a", item.name); a.href = "/app/item/" + item.id; li.appendChild(a);
@@ -72,6 +74,7 @@ APP_JS = r"""
   function item(id) {
     fetch("/api/item/" + id + ".json").then(function (r) { return r.json(); }).then(function (data) {
       root.appendChild(el("h1", data.name));
+      document.title = data.name;
       root.appendChild(el("p", data.text));
       var img = el("img"); img.src = "/img/pic" + id + ".png"; root.appendChild(img);
       var back = el("a", "Home"); back.href = "/"; root.appendChild(back);
