@@ -413,6 +413,7 @@ SHOWN_STATE = """() => {
     chosen: document.getElementById('sel').value, text: document.getElementById('t').value,
     drawn: shown('canvas').backgroundImage.slice(0, 27),
     blob: [document.getElementById('b').src.slice(0, 22), document.getElementById('b').naturalWidth],
+    registered: document.getElementById('w').offsetWidth, off: shown('.off').color,
   };
 }"""
 
@@ -421,13 +422,19 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
     """Rules added through the CSSOM (as CSS-in-JS libraries add them, their <style> left empty),
     stylesheets a document and a shadow root adopted, values scripts gave form fields, a drawing
     on a canvas: the kept DOM said none of them, so the mirror showed the page unstyled, its
-    fields empty and its chart blank."""
+    fields empty and its chart blank. Nor did it say a custom property a script registered
+    (CSS.registerProperty: its initial value lost, the box it sized full width) or a stylesheet
+    a script turned off (sheet.disabled: on again in the mirror)."""
     site.page(
         "/",
         body="<style id=s></style><p class=x>styled</p><div id=host></div><input id=i>"
         "<input type=checkbox id=c><select id=sel><option>a<option>b</select><textarea id=t></textarea>"
         "<canvas width=20 height=20></canvas><img id=b>"
-        "<script>document.getElementById('s').sheet.insertRule('.x { color: rgb(255, 0, 0); }');"
+        "<div id=w style='width: var(--side); height: 4px'></div>"
+        "<style id=off>.off { color: rgb(9, 9, 9); }</style><p class=off>off</p>"
+        "<script>CSS.registerProperty({name: '--side', syntax: '<length>', inherits: false,"
+        " initialValue: '50px'}); document.getElementById('off').sheet.disabled = true;"
+        " document.getElementById('s').sheet.insertRule('.x { color: rgb(255, 0, 0); }');"
         " const page = new CSSStyleSheet(); page.replaceSync('p { font-weight: 700; }');"
         " document.adoptedStyleSheets = [page];"
         " const root = document.getElementById('host').attachShadow({mode: 'open'});"
@@ -461,6 +468,8 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
             "text": "written",
             "drawn": 'url("data:image/png;base64,',
             "blob": ["data:image/png;base64,", 4],
+            "registered": 50,
+            "off": "rgb(0, 0, 0)",
         }
         await chromium.close()
 

@@ -4,18 +4,19 @@ page.content() serialises the document's markup, which says less than the
 page shows: a custom element's shadow root (open, or closed: only the script
 that attached it holds it), a frame whose document scripts wrote, the rules
 a CSS-in-JS library added through the CSSOM (its <style> stays empty), the
-stylesheets a document or shadow root adopted, the fonts a script made with
-the FontFace API, the values scripts gave form fields, what a script drew on
-a canvas, an image a script made of a blob: URL (which dies with the page).
+stylesheets a document or shadow root adopted or a script turned off, the
+fonts a script made with the FontFace API, the custom properties it
+registered, the values scripts gave form fields, what a script drew on a
+canvas, an image a script made of a blob: URL (which dies with the page).
 DOM_SCRIPT writes each into the markup a browser builds the page from again
-with no script: declarative shadow roots, frames' srcdoc, <style> text,
-@font-face rules, value/checked/selected attributes, a canvas's drawing as
-its background image, a blob: image as a data: URL. What it writes into the
+with no script: declarative shadow roots, frames' srcdoc, <style> text and
+media, @font-face and @property rules, value/checked/selected attributes, a
+canvas's drawing as its background image, a blob: image as a data: URL. What it writes into the
 live page changes nothing the reader sees, and the page is left once its DOM
 is taken.
 
 What no property of the page shows (a closed shadow root, the source a FontFace
-was made from) PAGE_INIT_SCRIPT notes as the page's scripts make it: it runs in
+was made from, a registered property) PAGE_INIT_SCRIPT notes as the page's scripts make it: it runs in
 every document of a tab before the page's own scripts.
 """
 
@@ -35,8 +36,9 @@ KEEPER = f"__archiver_{secrets.token_hex(8)}"
 no page uses (one per process), and a property no page enumerates."""
 
 # Element.attachShadow is wrapped to note each root (a closed one is nowhere else to be found),
-# and the FontFace constructor to note each face's source and the base URL it was resolved
-# against then (a FontFace does not say where its font came from). The page sees the same API.
+# the FontFace constructor to note each face's source and the base URL it was resolved against
+# then (a FontFace does not say where its font came from), and CSS.registerProperty to note each
+# custom property it registers (no stylesheet says them). The page sees the same API.
 PAGE_INIT_SCRIPT = """((keeper) => {
   if (Object.prototype.hasOwnProperty.call(window, keeper)) return;
   const roots = new WeakMap();
@@ -59,10 +61,23 @@ PAGE_INIT_SCRIPT = """((keeper) => {
       },
     });
   }
+  const properties = [];
+  if (window.CSS && CSS.registerProperty) {
+    const register = CSS.registerProperty;
+    CSS.registerProperty = {
+      registerProperty(definition) {
+        const result = register.call(CSS, definition);  // one it refuses is not noted
+        const {name, syntax, inherits, initialValue} = definition;
+        properties.push({name, syntax, inherits, initialValue});
+        return result;
+      },
+    }.registerProperty;
+  }
   Object.defineProperty(window, keeper, {
     value: Object.freeze({
       shadowRoot: (element) => roots.get(element) || null,
       fontSource: (face) => sources.get(face) || null,
+      registeredProperties: () => properties.slice(),
     }),
   });
 })(%s)"""
@@ -148,8 +163,9 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
     ['ascentOverride', 'ascent-override'], ['descentOverride', 'descent-override'],
     ['lineGapOverride', 'line-gap-override'], ['sizeAdjust', 'size-adjust'],
   ];
-  // The fonts scripts added to the document (document.fonts.add): no stylesheet says them.
-  const scriptFonts = (doc, noted) => {
+  // What scripts added to the document's styles outside any stylesheet: fonts (FontFace,
+  // document.fonts.add) as @font-face rules, registered custom properties as @property rules.
+  const scriptRules = (doc, noted) => {
     if (!noted || !doc.fonts) return '';
     const check = new CSSStyleSheet();
     const rules = [];
@@ -162,6 +178,15 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
       const body = said.map(([name, descriptor]) => `${descriptor}: ${face[name]};`).join(' ');
       const rule = `@font-face { font-family: ${cssString(face.family)}; src: ${src}; ${body} }`;
       try { check.insertRule(rule); } catch (e) { continue; }  // a descriptor the page got wrong
+      rules.push(rule);
+    }
+    // Custom properties registered by script (CSS.registerProperty), whose initial values and
+    // inheritance the page's styles rely on, as @property rules.
+    for (const {name, syntax, inherits, initialValue} of noted.registeredProperties()) {
+      const type = `syntax: ${cssString(syntax === undefined ? '*' : String(syntax))};`;
+      const initial = initialValue === undefined ? '' : ` initial-value: ${initialValue};`;
+      const rule = `@property ${CSS.escape(name)} { ${type} inherits: ${Boolean(inherits)};${initial} }`;
+      try { check.insertRule(rule); } catch (e) { continue; }
       rules.push(rule);
     }
     return rules.join('\\n');
@@ -199,9 +224,16 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
         try { served.replaceSync(style.textContent); } catch (e) { continue; }
         if (rulesText(served) !== live) style.textContent = live;  // rules added through the CSSOM
       }
+      // A stylesheet a script turned off (sheet.disabled) has no markup that says so: it is
+      // given a media no screen matches (an alternate one is off until its reader picks it).
+      for (const owner of scope.querySelectorAll('style, link[rel~="stylesheet" i]')) {
+        if (owner.sheet && owner.sheet.disabled && !/\\balternate\\b/i.test(owner.rel || '')) {
+          owner.setAttribute('media', 'not all');
+        }
+      }
       const adopted = [
         ...(scope.adoptedStyleSheets || []).map(rulesText),
-        scope === doc ? scriptFonts(doc, noted) : '',
+        scope === doc ? scriptRules(doc, noted) : '',
       ].filter(Boolean).join('\\n');
       if (adopted) {
         const style = doc.createElement('style');
