@@ -515,13 +515,22 @@ async def in_closed_roots(page, function: str) -> list:
     return results
 
 
+DECLARED_CARD = (
+    "<section><template shadowrootmode=closed><style>:host { display: block; height: 37px }"
+    " p { margin: 0 }</style><p>closed card text</p><a href='/from-closed'>c</a>"
+    "<img src='/in-closed.png'></template></section>"
+)
+
+
 async def test_closed_shadow_roots_are_kept_with_their_styles_and_links(site, run_crawl):
     """A shadow root attached closed (attachShadow({mode: 'closed'}): no property of its host leads
     to it) was left out of the kept DOM: the mirror lost its text and styles, and its links and
-    images were never crawled."""
+    images were never crawled. So was one the HTML declared closed, which the page as served
+    showed: no script can reach it."""
     site.page(
         "/",
-        body="<my-card></my-card><div id=host></div><script>"
+        body=DECLARED_CARD
+        + "<my-card></my-card><div id=host></div><script>"
         + CLOSED_CARD
         + " document.getElementById('host').attachShadow({mode: 'closed'}).innerHTML = '<my-card></my-card>';"
         "</script>",
@@ -531,7 +540,7 @@ async def test_closed_shadow_roots_are_kept_with_their_styles_and_links(site, ru
     await site.start()
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
     rows = manifest_rows(result.snapshot.root)
-    assert doms(result.snapshot.root)[site.url("/")].count('shadowrootmode="closed"') == 3
+    assert doms(result.snapshot.root)[site.url("/")].count('shadowrootmode="closed"') == 4
     for path in ("/from-closed", "/in-closed.png"):
         assert rows[site.url(path)].outcome == "fetched", path
         assert rows[site.url(path)].parent == site.url("/"), path
@@ -545,7 +554,7 @@ async def test_closed_shadow_roots_are_kept_with_their_styles_and_links(site, ru
         page = await chromium.new_page()
         await page.goto(mirrored.as_uri(), wait_until="load")
         cards = [found for found in await in_closed_roots(page, IN_A_CLOSED_ROOT) if found]
-        assert cards == [["closed card text", 37, "from-closed.html", True]] * 2
+        assert cards == [["closed card text", 37, "from-closed.html", True]] * 3
         await chromium.close()
 
 

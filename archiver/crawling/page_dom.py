@@ -11,13 +11,15 @@ canvas, an image a script made of a blob: URL (which dies with the page).
 DOM_SCRIPT writes each into the markup a browser builds the page from again
 with no script: declarative shadow roots, frames' srcdoc, <style> text and
 media, @font-face and @property rules, value/checked/selected attributes, a
-canvas's drawing as its background image, a blob: image as a data: URL. What it writes into the
-live page changes nothing the reader sees, and the page is left once its DOM
-is taken.
+canvas's drawing as its background image, a blob: image as a data: URL.
+What it writes into the live page changes nothing the reader sees, and the
+page is left once its DOM is taken.
 
 What no property of the page shows (a closed shadow root, the source a FontFace
-was made from, a registered property) PAGE_INIT_SCRIPT notes as the page's scripts make it: it runs in
-every document of a tab before the page's own scripts.
+was made from, a registered property) PAGE_INIT_SCRIPT notes as the page's
+scripts make it: it runs in every document of a tab before the page's own
+scripts. A closed shadow root the HTML declared, which no script reaches, is
+handed to it through DevTools (NOTE_ROOT_SCRIPT, crawling/browser.py).
 """
 
 from __future__ import annotations
@@ -78,11 +80,21 @@ PAGE_INIT_SCRIPT = """((keeper) => {
       shadowRoot: (element) => roots.get(element) || null,
       fontSource: (face) => sources.get(face) || null,
       registeredProperties: () => properties.slice(),
+      noteRoot: (root) => {
+        if (root instanceof ShadowRoot) roots.set(root.host, root);
+      },
     }),
   });
 })(%s)"""
 """Run in every document of a tab before its scripts (BrowserPool adds it to each tab's context):
 init_script() fills in KEEPER."""
+
+NOTE_ROOT_SCRIPT = """function (keeper) {
+  const view = this.ownerDocument && this.ownerDocument.defaultView;
+  if (view && view[keeper]) view[keeper].noteRoot(this);
+}"""
+"""Called on a closed shadow root found through DevTools (which reaches what no script can),
+with KEEPER: it is noted as PAGE_INIT_SCRIPT notes the roots scripts attach."""
 
 # The DOM is stored as UTF-8: a page that declared another charset must say UTF-8 now.
 # A page whose scripts moved it to another URL (history.pushState) keeps that URL as its
