@@ -414,6 +414,7 @@ SHOWN_STATE = """() => {
     drawn: shown('canvas').backgroundImage.slice(0, 27),
     blob: [document.getElementById('b').src.slice(0, 22), document.getElementById('b').naturalWidth],
     registered: document.getElementById('w').offsetWidth, off: shown('.off').color,
+    animated: [document.getElementById('grown').offsetWidth, shown('#faded').opacity],
   };
 }"""
 
@@ -423,8 +424,9 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
     stylesheets a document and a shadow root adopted, values scripts gave form fields, a drawing
     on a canvas: the kept DOM said none of them, so the mirror showed the page unstyled, its
     fields empty and its chart blank. Nor did it say a custom property a script registered
-    (CSS.registerProperty: its initial value lost, the box it sized full width) or a stylesheet
-    a script turned off (sheet.disabled: on again in the mirror)."""
+    (CSS.registerProperty: its initial value lost, the box it sized full width), a stylesheet
+    a script turned off (sheet.disabled: on again in the mirror), or the last frame a script's
+    animation holds (element.animate, fill forwards: a faded-in box invisible in the mirror)."""
     site.page(
         "/",
         body="<style id=s></style><p class=x>styled</p><div id=host></div><input id=i>"
@@ -432,8 +434,12 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
         "<canvas width=20 height=20></canvas><img id=b>"
         "<div id=w style='width: var(--side); height: 4px'></div>"
         "<style id=off>.off { color: rgb(9, 9, 9); }</style><p class=off>off</p>"
+        "<div id=grown style='width: 10px; height: 2px'></div><p id=faded style='opacity: 0'>faded in</p>"
         "<script>CSS.registerProperty({name: '--side', syntax: '<length>', inherits: false,"
         " initialValue: '50px'}); document.getElementById('off').sheet.disabled = true;"
+        " document.getElementById('grown').animate({width: ['10px', '80px']},"
+        " {duration: 1, fill: 'forwards'});"
+        " document.getElementById('faded').animate({opacity: [0, 1]}, {duration: 1, fill: 'both'});"
         " document.getElementById('s').sheet.insertRule('.x { color: rgb(255, 0, 0); }');"
         " const page = new CSSStyleSheet(); page.replaceSync('p { font-weight: 700; }');"
         " document.adoptedStyleSheets = [page];"
@@ -470,6 +476,7 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
             "blob": ["data:image/png;base64,", 4],
             "registered": 50,
             "off": "rgb(0, 0, 0)",
+            "animated": [80, "1"],
         }
         await chromium.close()
 

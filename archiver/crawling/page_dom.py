@@ -6,11 +6,13 @@ that attached it holds it), a frame whose document scripts wrote, the rules
 a CSS-in-JS library added through the CSSOM (its <style> stays empty), the
 stylesheets a document or shadow root adopted or a script turned off, the
 fonts a script made with the FontFace API, the custom properties it
-registered, the values scripts gave form fields, what a script drew on a
+registered, the last frame an animation it ran holds, the values scripts
+gave form fields, what a script drew on a
 canvas, an image a script made of a blob: URL (which dies with the page).
 DOM_SCRIPT writes each into the markup a browser builds the page from again
 with no script: declarative shadow roots, frames' srcdoc, <style> text and
-media, @font-face and @property rules, value/checked/selected attributes, a
+media, @font-face and @property rules, style attributes (the animation's
+frame), value/checked/selected attributes, a
 canvas's drawing as its background image, a blob: image as a data: URL.
 What it writes into the live page changes nothing the reader sees, and the
 page is left once its DOM is taken.
@@ -241,6 +243,19 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
       for (const owner of scope.querySelectorAll('style, link[rel~="stylesheet" i]')) {
         if (owner.sheet && owner.sheet.disabled && !/\\balternate\\b/i.test(owner.rel || '')) {
           owner.setAttribute('media', 'not all');
+        }
+      }
+      // A script's animation that ended holding its last frame (element.animate with fill
+      // forwards: a fade-in from opacity 0, say) styles its element from no markup: that frame
+      // goes into its style attribute. Animations of the page's CSS start again from the CSS.
+      if (scope === doc && doc.getAnimations) {
+        for (const animation of doc.getAnimations()) {
+          if (animation instanceof CSSAnimation || animation instanceof CSSTransition) continue;
+          const timing = animation.effect ? animation.effect.getComputedTiming() : null;
+          if (animation.playState !== 'finished' || !timing || !['forwards', 'both'].includes(timing.fill)) {
+            continue;
+          }
+          try { animation.commitStyles(); } catch (e) { continue; }  // its element is not rendered
         }
       }
       const adopted = [
