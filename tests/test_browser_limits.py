@@ -415,6 +415,9 @@ SHOWN_STATE = """() => {
     blob: [document.getElementById('b').src.slice(0, 22), document.getElementById('b').naturalWidth],
     registered: document.getElementById('w').offsetWidth, off: shown('.off').color,
     animated: [document.getElementById('grown').offsetWidth, shown('#faded').opacity],
+    linked: ['.themed', '.gone', '.added'].map((selector) => shown(selector).color),
+    linkedImage: ((image) => [image.startsWith('url("file:'), image.endsWith('/css/dot.png")')])(
+      shown('.dotted').backgroundImage),
   };
 }"""
 
@@ -425,8 +428,9 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
     on a canvas: the kept DOM said none of them, so the mirror showed the page unstyled, its
     fields empty and its chart blank. Nor did it say a custom property a script registered
     (CSS.registerProperty: its initial value lost, the box it sized full width), a stylesheet
-    a script turned off (sheet.disabled: on again in the mirror), or the last frame a script's
-    animation holds (element.animate, fill forwards: a faded-in box invisible in the mirror)."""
+    a script turned off (sheet.disabled: on again in the mirror), the last frame a script's
+    animation holds (element.animate, fill forwards: a faded-in box invisible in the mirror), or
+    the rules a script inserted into and deleted from a linked stylesheet (the mirror had its file's)."""
     site.page(
         "/",
         body="<style id=s></style><p class=x>styled</p><div id=host></div><input id=i>"
@@ -435,11 +439,15 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
         "<div id=w style='width: var(--side); height: 4px'></div>"
         "<style id=off>.off { color: rgb(9, 9, 9); }</style><p class=off>off</p>"
         "<div id=grown style='width: 10px; height: 2px'></div><p id=faded style='opacity: 0'>faded in</p>"
+        "<link id=theme rel=stylesheet href=/css/theme.css><p class=themed>t</p><p class=gone>g</p>"
+        "<p class=added>a</p><p class=dotted>d</p>"
         "<script>CSS.registerProperty({name: '--side', syntax: '<length>', inherits: false,"
         " initialValue: '50px'}); document.getElementById('off').sheet.disabled = true;"
         " document.getElementById('grown').animate({width: ['10px', '80px']},"
         " {duration: 1, fill: 'forwards'});"
         " document.getElementById('faded').animate({opacity: [0, 1]}, {duration: 1, fill: 'both'});"
+        " const theme = document.getElementById('theme').sheet; theme.deleteRule(1);"
+        " theme.insertRule('.added { color: rgb(2, 2, 2); }', theme.cssRules.length);"
         " document.getElementById('s').sheet.insertRule('.x { color: rgb(255, 0, 0); }');"
         " const page = new CSSStyleSheet(); page.replaceSync('p { font-weight: 700; }');"
         " document.adoptedStyleSheets = [page];"
@@ -453,6 +461,13 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
         ".then(b => { document.getElementById('b').src = URL.createObjectURL(b); });</script>",
     )
     site.file("/picture.png", png(10, 200, 30), "image/png")
+    site.file(
+        "/css/theme.css",
+        ".themed { color: rgb(1, 1, 1); } .gone { color: rgb(3, 3, 3); }"
+        " .dotted { background: url(dot.png); }",
+        "text/css",
+    )
+    site.file("/css/dot.png", png(1, 2, 3), "image/png")
     await site.start()
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
     row = manifest_rows(result.snapshot.root)[site.url("/")]
@@ -477,6 +492,8 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
             "registered": 50,
             "off": "rgb(0, 0, 0)",
             "animated": [80, "1"],
+            "linked": ["rgb(1, 1, 1)", "rgb(0, 0, 0)", "rgb(2, 2, 2)"],
+            "linkedImage": [True, True],  # the file the mirror holds, found from the stylesheet's URL
         }
         await chromium.close()
 

@@ -4,24 +4,24 @@ page.content() serialises the document's markup, which says less than the
 page shows: a custom element's shadow root (open, or closed: only the script
 that attached it holds it), a frame whose document scripts wrote, the rules
 a CSS-in-JS library added through the CSSOM (its <style> stays empty), the
-stylesheets a document or shadow root adopted or a script turned off, the
-fonts a script made with the FontFace API, the custom properties it
-registered, the last frame an animation it ran holds, the values scripts
-gave form fields, what a script drew on a
-canvas, an image a script made of a blob: URL (which dies with the page).
-DOM_SCRIPT writes each into the markup a browser builds the page from again
-with no script: declarative shadow roots, frames' srcdoc, <style> text and
-media, @font-face and @property rules, style attributes (the animation's
-frame), value/checked/selected attributes, a
-canvas's drawing as its background image, a blob: image as a data: URL.
-What it writes into the live page changes nothing the reader sees, and the
-page is left once its DOM is taken.
+stylesheets a document or shadow root adopted or a script changed or turned
+off, the fonts a script made with the FontFace API, the custom properties it
+registered, the last frame an animation it ran holds, the values scripts gave
+form fields, what a script drew on a canvas, an image a script made of a
+blob: URL (which dies with the page). DOM_SCRIPT writes each into the markup
+a browser builds the page from again with no script: declarative shadow
+roots, frames' srcdoc, <style> text and media, @font-face and @property
+rules, style attributes (the animation's frame), value/checked/selected
+attributes, a canvas's drawing as its background image, a blob: image as a
+data: URL. What it writes into the live page changes nothing the reader
+sees, and the page is left once its DOM is taken.
 
 What no property of the page shows (a closed shadow root, the source a FontFace
-was made from, a registered property) PAGE_INIT_SCRIPT notes as the page's
-scripts make it: it runs in every document of a tab before the page's own
-scripts. A closed shadow root the HTML declared, which no script reaches, is
-handed to it through DevTools (NOTE_ROOT_SCRIPT, crawling/browser.py).
+was made from, a registered property, a stylesheet a script changed)
+PAGE_INIT_SCRIPT notes as the page's scripts make it: it runs in every
+document of a tab before the page's own scripts. A closed shadow root the
+HTML declared, which no script reaches, is handed to it through DevTools
+(NOTE_ROOT_SCRIPT, crawling/browser.py).
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ no page uses (one per process), and a property no page enumerates."""
 # Element.attachShadow is wrapped to note each root (a closed one is nowhere else to be found),
 # the FontFace constructor to note each face's source and the base URL it was resolved against
 # then (a FontFace does not say where its font came from), and CSS.registerProperty to note each
-# custom property it registers (no stylesheet says them). The page sees the same API.
+# custom property it registers (no stylesheet says them), and the CSSOM's insertRule and
+# deleteRule to note the stylesheets they change (a linked one then says other rules than its
+# file). The page sees the same API.
 PAGE_INIT_SCRIPT = """((keeper) => {
   if (Object.prototype.hasOwnProperty.call(window, keeper)) return;
   const roots = new WeakMap();
@@ -77,11 +79,30 @@ PAGE_INIT_SCRIPT = """((keeper) => {
       },
     }.registerProperty;
   }
+  const changed = new WeakSet();
+  const noteChanges = (prototype, names) => {
+    for (const name of names) {
+      const original = prototype && prototype[name];
+      if (!original) continue;
+      prototype[name] = {
+        [name](...args) {
+          const result = original.apply(this, args);
+          const sheet = this instanceof CSSStyleSheet ? this : this.parentStyleSheet;
+          if (sheet) changed.add(sheet);
+          return result;
+        },
+      }[name];
+    }
+  };
+  const edits = ['insertRule', 'deleteRule', 'addRule', 'removeRule'];
+  noteChanges(window.CSSStyleSheet && CSSStyleSheet.prototype, edits);
+  noteChanges(window.CSSGroupingRule && CSSGroupingRule.prototype, ['insertRule', 'deleteRule']);
   Object.defineProperty(window, keeper, {
     value: Object.freeze({
       shadowRoot: (element) => roots.get(element) || null,
       fontSource: (face) => sources.get(face) || null,
       registeredProperties: () => properties.slice(),
+      changedSheet: (sheet) => changed.has(sheet),
       noteRoot: (root) => {
         if (root instanceof ShadowRoot) roots.set(root.host, root);
       },
@@ -237,6 +258,25 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
         const served = new CSSStyleSheet();
         try { served.replaceSync(style.textContent); } catch (e) { continue; }
         if (rulesText(served) !== live) style.textContent = live;  // rules added through the CSSOM
+      }
+      // A linked stylesheet a script changed (insertRule, deleteRule) holds other rules than its
+      // file: they go, as they stand, in a <style> after it (for its media), their URLs made
+      // absolute against the file's (the mirror links them as any), and the link, kept, is
+      // given a media no screen matches.
+      for (const link of noted ? scope.querySelectorAll('link[rel~="stylesheet" i]') : []) {
+        const sheet = link.sheet;
+        if (!sheet || sheet.disabled || !noted.changedSheet(sheet)) continue;
+        const live = rulesText(sheet);
+        if (live === null) continue;
+        const style = doc.createElement('style');
+        style.textContent = live.replace(/url\\("((?:[^"\\\\]|\\\\.)*)"\\)/g, (whole, written) => {
+          try {
+            return `url(${cssString(new URL(written.replace(/\\\\(.)/g, '$1'), sheet.href).href)})`;
+          } catch (e) { return whole; }
+        });
+        if (link.hasAttribute('media')) style.setAttribute('media', link.getAttribute('media'));
+        link.after(style);
+        link.setAttribute('media', 'not all');
       }
       // A stylesheet a script turned off (sheet.disabled) has no markup that says so: it is
       // given a media no screen matches (an alternate one is off until its reader picks it).
