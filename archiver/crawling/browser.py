@@ -68,7 +68,11 @@ DOM_LIMIT = DEFAULT_DECODE_LIMIT
 """A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size), nor
 carried from the browser: the page keeps its HTTP capture."""
 ANSWERED_METHODS = frozenset({"GET", "HEAD"})
-DECLARED_SHADOW_ROOT = re.compile(rb"shadowrootmode", re.IGNORECASE)
+DECLARED_CLOSED_ROOT = re.compile(
+    rb"""shadowrootmode\s*=\s*(?:["']|&quot;|&apos;|&#0*3[49];)?\s*closed""", re.IGNORECASE
+)
+"""What declares a closed shadow root in HTML (``<template shadowrootmode="closed">``, in a
+frame's srcdoc too, its quotes escaped)."""
 CLOSE_SECONDS = 5.0
 """Time given a popup to close once its page's render ends."""
 
@@ -108,9 +112,9 @@ class PageNetwork:
     document_answered: bool = False
     """Whether the page's own document was answered: any navigation of the main frame after it
     (a reload, a form posted) would replace the page, and is refused."""
-    declares_shadow_roots: bool = False
-    """Whether the page's document as served declares shadow roots (<template shadowrootmode>):
-    a closed one is found only through DevTools (_noted_closed_roots)."""
+    declares_closed_roots: bool = False
+    """Whether the page's document as served declares closed shadow roots (<template
+    shadowrootmode="closed">), which are found only through DevTools (_noted_closed_roots)."""
     in_flight: int = 0
     last_change: float = field(default_factory=time.monotonic)
 
@@ -161,7 +165,7 @@ class PageNetwork:
             return
         self.requested.add(url)
         if document:
-            self.declares_shadow_roots = DECLARED_SHADOW_ROOT.search(answer.body) is not None
+            self.declares_closed_roots = DECLARED_CLOSED_ROOT.search(answer.body) is not None
         await _quietly(
             route.fulfill(status=answer.status, headers=_header_dict(answer.headers), body=answer.body)
         )
@@ -272,7 +276,7 @@ async def render_page(tab: Tab, url: str, answer: Answerer, timeout: float) -> R
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
-            elif network.declares_shadow_roots and not await _noted_closed_roots(page, dom_by):
+            elif network.declares_closed_roots and not await _noted_closed_roots(page, dom_by):
                 error = error or "the page's closed shadow roots could not be read"
             elif isinstance(text := await _in_page(page, DOM_SCRIPT, dom_arguments(DOM_LIMIT), dom_by), int):
                 error = error or too_large
