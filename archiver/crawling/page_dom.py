@@ -66,6 +66,7 @@ PAGE_INIT_SCRIPT = """((keeper) => {
         return face;
       },
     });
+    Face.prototype.constructor = window.FontFace;  // face.constructor === FontFace, as before
   }
   const properties = [];
   if (window.CSS && CSS.registerProperty) {
