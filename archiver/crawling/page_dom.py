@@ -39,12 +39,12 @@ KEEPER = f"__archiver_{secrets.token_hex(8)}"
 """The name of the global through which PAGE_INIT_SCRIPT hands DOM_SCRIPT what it noted: a name
 no page uses (one per process), and a property no page enumerates."""
 
-# Element.attachShadow is wrapped to note each root (a closed one is nowhere else to be found),
-# the FontFace constructor to note each face's source and the base URL it was resolved against
-# then (a FontFace does not say where its font came from), and CSS.registerProperty to note each
-# custom property it registers (no stylesheet says them), and the CSSOM's insertRule and
-# deleteRule to note the stylesheets they change (a linked one then says other rules than its
-# file). The page sees the same API.
+# Wrapped, each noting what it made or changed: Element.attachShadow each root (a closed one is
+# nowhere else to be found); the FontFace constructor each face's source and the base URL it was
+# resolved against then (a FontFace does not say where its font came from); CSS.registerProperty
+# each custom property it registers (no stylesheet says them); the CSSOM's insertRule and
+# deleteRule the stylesheets they change (a linked one then holds other rules than its file).
+# The page sees the same API.
 PAGE_INIT_SCRIPT = """((keeper) => {
   if (Object.prototype.hasOwnProperty.call(window, keeper)) return;
   const roots = new WeakMap();
