@@ -129,6 +129,12 @@ async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp
     assert {row.url for row in rendered} == {site.url(path) for path in routes}
     assert all(row.render_error is None for row in rendered)
     assert result.stats.rendered == len(rendered)
+    # The titles its script set, not the shell's, name the pages in the manifest and the index.
+    assert rows[site.url("/")].title == "Built by a script - Script app"
+    assert [rows[site.url(f"/app/item/{n}")].title for n in range(1, ITEMS + 1)] == [
+        f"Item {n}" for n in range(1, ITEMS + 1)
+    ]
+    assert rows[site.url("/about.html")].title == "About"
 
     # The snapshot verifies, DOM records and the links found in them included.
     build_mirror(result.snapshot.root)
@@ -137,6 +143,8 @@ async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp
     assert report.stats["rendered pages parsed"] == len(rendered)
     cdxj = (result.snapshot.root / "indexes" / "index.cdxj").read_text()
     assert sum(line.startswith(DOM_PREFIX) for line in cdxj.splitlines()) == len(rendered)
+    index = (result.snapshot.root / "index.html").read_text()
+    assert ">Built by a script - Script app</a>" in index and ">Script app</a>" not in index
 
     # The mirror, from file:// with the origin gone, shows what the scripts built.
     host = site.host.replace(":", "+")

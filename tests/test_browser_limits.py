@@ -13,7 +13,7 @@ from collections import Counter
 
 from aiohttp import web
 from conftest import manifest_rows
-from script_site import png
+from script_site import png, wide_font
 from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 from test_browser_capture import BrowserWatch
 from warcio.archiveiterator import ArchiveIterator
@@ -413,6 +413,11 @@ SHOWN_STATE = """() => {
     chosen: document.getElementById('sel').value, text: document.getElementById('t').value,
     drawn: shown('canvas').backgroundImage.slice(0, 27),
     blob: [document.getElementById('b').src.slice(0, 22), document.getElementById('b').naturalWidth],
+    registered: document.getElementById('w').offsetWidth, off: shown('.off').color,
+    animated: [document.getElementById('grown').offsetWidth, shown('#faded').opacity],
+    linked: ['.themed', '.gone', '.added'].map((selector) => shown(selector).color),
+    linkedImage: ((image) => [image.startsWith('url("file:'), image.endsWith('/css/dot.png")')])(
+      shown('.dotted').backgroundImage),
   };
 }"""
 
@@ -421,13 +426,29 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
     """Rules added through the CSSOM (as CSS-in-JS libraries add them, their <style> left empty),
     stylesheets a document and a shadow root adopted, values scripts gave form fields, a drawing
     on a canvas: the kept DOM said none of them, so the mirror showed the page unstyled, its
-    fields empty and its chart blank."""
+    fields empty and its chart blank. Nor did it say a custom property a script registered
+    (CSS.registerProperty: its initial value lost, the box it sized full width), a stylesheet
+    a script turned off (sheet.disabled: on again in the mirror), the last frame a script's
+    animation holds (element.animate, fill forwards: a faded-in box invisible in the mirror), or
+    the rules a script inserted into and deleted from a linked stylesheet (the mirror had its file's)."""
     site.page(
         "/",
         body="<style id=s></style><p class=x>styled</p><div id=host></div><input id=i>"
         "<input type=checkbox id=c><select id=sel><option>a<option>b</select><textarea id=t></textarea>"
         "<canvas width=20 height=20></canvas><img id=b>"
-        "<script>document.getElementById('s').sheet.insertRule('.x { color: rgb(255, 0, 0); }');"
+        "<div id=w style='width: var(--side); height: 4px'></div>"
+        "<style id=off>.off { color: rgb(9, 9, 9); }</style><p class=off>off</p>"
+        "<div id=grown style='width: 10px; height: 2px'></div><p id=faded style='opacity: 0'>faded in</p>"
+        "<link id=theme rel=stylesheet href=/css/theme.css><p class=themed>t</p><p class=gone>g</p>"
+        "<p class=added>a</p><p class=dotted>d</p>"
+        "<script>CSS.registerProperty({name: '--side', syntax: '<length>', inherits: false,"
+        " initialValue: '50px'}); document.getElementById('off').sheet.disabled = true;"
+        " document.getElementById('grown').animate({width: ['10px', '80px']},"
+        " {duration: 1, fill: 'forwards'});"
+        " document.getElementById('faded').animate({opacity: [0, 1]}, {duration: 1, fill: 'both'});"
+        " const theme = document.getElementById('theme').sheet; theme.deleteRule(1);"
+        " theme.insertRule('.added { color: rgb(2, 2, 2); }', theme.cssRules.length);"
+        " document.getElementById('s').sheet.insertRule('.x { color: rgb(255, 0, 0); }');"
         " const page = new CSSStyleSheet(); page.replaceSync('p { font-weight: 700; }');"
         " document.adoptedStyleSheets = [page];"
         " const root = document.getElementById('host').attachShadow({mode: 'open'});"
@@ -440,6 +461,13 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
         ".then(b => { document.getElementById('b').src = URL.createObjectURL(b); });</script>",
     )
     site.file("/picture.png", png(10, 200, 30), "image/png")
+    site.file(
+        "/css/theme.css",
+        ".themed { color: rgb(1, 1, 1); } .gone { color: rgb(3, 3, 3); }"
+        " .dotted { background: url(dot.png); }",
+        "text/css",
+    )
+    site.file("/css/dot.png", png(1, 2, 3), "image/png")
     await site.start()
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
     row = manifest_rows(result.snapshot.root)[site.url("/")]
@@ -461,7 +489,131 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
             "text": "written",
             "drawn": 'url("data:image/png;base64,',
             "blob": ["data:image/png;base64,", 4],
+            "registered": 50,
+            "off": "rgb(0, 0, 0)",
+            "animated": [80, "1"],
+            "linked": ["rgb(1, 1, 1)", "rgb(0, 0, 0)", "rgb(2, 2, 2)"],
+            "linkedImage": [True, True],  # the file the mirror holds, found from the stylesheet's URL
         }
+        await chromium.close()
+
+
+CLOSED_CARD = (
+    "customElements.define('my-card', class extends HTMLElement { constructor() { super();"
+    " const root = this.attachShadow({mode: 'closed'}); root.innerHTML = \"<style>p { margin: 0 }</style>"
+    "<p>closed card text</p><a href='/from-closed'>c</a><img src='/in-closed.png'>\";"
+    " const sheet = new CSSStyleSheet(); sheet.replaceSync(':host { display: block; height: 37px }');"
+    " root.adoptedStyleSheets = [sheet]; } });"
+)
+IN_A_CLOSED_ROOT = """function () {
+  const text = this.querySelector('p'), image = this.querySelector('img'), link = this.querySelector('a');
+  if (!text) return null;  // the root that holds the second card
+  return [text.textContent, this.host.offsetHeight, link.getAttribute('href'),
+          image.complete && image.naturalWidth > 0];
+}"""
+
+
+async def in_closed_roots(page, function: str) -> list:
+    """``function`` called on each closed shadow root of ``page`` (no script of the page can
+    reach one: DevTools can)."""
+    devtools = await page.context.new_cdp_session(page)
+    tree = await devtools.send("DOM.getDocument", {"depth": -1, "pierce": True})
+    closed, todo = [], [tree["root"]]
+    while todo:
+        node = todo.pop()
+        roots = node.get("shadowRoots", [])
+        closed += [root["backendNodeId"] for root in roots if root.get("shadowRootType") == "closed"]
+        todo += roots + node.get("children", [])
+    results = []
+    for backend_id in closed:
+        target = await devtools.send("DOM.resolveNode", {"backendNodeId": backend_id})
+        called = await devtools.send(
+            "Runtime.callFunctionOn",
+            {
+                "objectId": target["object"]["objectId"],
+                "functionDeclaration": function,
+                "returnByValue": True,
+            },
+        )
+        results.append(called["result"]["value"])
+    return results
+
+
+DECLARED_CARD = (
+    "<section><template shadowrootmode=closed><style>:host { display: block; height: 37px }"
+    " p { margin: 0 }</style><p>closed card text</p><a href='/from-closed'>c</a>"
+    "<img src='/in-closed.png'></template></section>"
+)
+
+
+async def test_closed_shadow_roots_are_kept_with_their_styles_and_links(site, run_crawl):
+    """A shadow root attached closed (attachShadow({mode: 'closed'}): no property of its host leads
+    to it) was left out of the kept DOM: the mirror lost its text and styles, and its links and
+    images were never crawled. So was one the HTML declared closed, which the page as served
+    showed: no script can reach it."""
+    site.page(
+        "/",
+        body=DECLARED_CARD
+        + "<my-card></my-card><div id=host></div><script>"
+        + CLOSED_CARD
+        + " document.getElementById('host').attachShadow({mode: 'closed'}).innerHTML = '<my-card></my-card>';"
+        "</script>",
+    )
+    site.page("/from-closed", body="<p>linked from a closed shadow root</p>")
+    site.file("/in-closed.png", png(10, 20, 30), "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    assert doms(result.snapshot.root)[site.url("/")].count('shadowrootmode="closed"') == 4
+    for path in ("/from-closed", "/in-closed.png"):
+        assert rows[site.url(path)].outcome == "fetched", path
+        assert rows[site.url(path)].parent == site.url("/"), path
+    assert verify_snapshot(result.snapshot.root).ok
+
+    # The mirror, from file:// with the origin gone, builds both cards again, styled, linked.
+    mirrored = result.snapshot.root / "mirror" / str(rows[site.url("/")].local_path)
+    await site.close()
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await chromium.new_page()
+        await page.goto(mirrored.as_uri(), wait_until="load")
+        cards = [found for found in await in_closed_roots(page, IN_A_CLOSED_ROOT) if found]
+        assert cards == [["closed card text", 37, "from-closed.html", True]] * 3
+        await chromium.close()
+
+
+async def test_fonts_scripts_load_are_kept_as_font_faces(site, run_crawl):
+    """Fonts a script loads with the FontFace API (from a URL, and from bytes it fetched) and adds
+    to document.fonts: no stylesheet says them, so the mirror set the text in a fallback font."""
+    site.page(
+        "/",
+        body="<span id=u style='font: 20px Loaded, monospace'>WWWW</span>"
+        "<span id=b style='font: 20px FromBytes, monospace'>WWWW</span>"
+        "<script>const loaded = new FontFace('Loaded', 'url(fonts/wide.ttf)'); document.fonts.add(loaded);"
+        " loaded.load(); fetch('/fonts/bytes.ttf').then(r => r.arrayBuffer())"
+        ".then(b => document.fonts.add(new FontFace('FromBytes', b)));"
+        " history.pushState({}, '', '/elsewhere/route');</script>",
+    )
+    site.file("/fonts/wide.ttf", wide_font(), "font/ttf")
+    site.file("/fonts/bytes.ttf", wide_font(), "font/ttf")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/fonts/wide.ttf")].outcome == "fetched"
+    assert verify_snapshot(result.snapshot.root).ok
+    mirrored = result.snapshot.root / "mirror" / str(rows[site.url("/")].local_path)
+    # Resolved where the page was when the font was made, not at the route it moved to since.
+    assert 'src: url("fonts/wide.ttf")' in mirrored.read_text()
+    await site.close()
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await chromium.new_page()
+        await page.goto(mirrored.as_uri(), wait_until="load")
+        widths = await page.evaluate(
+            "() => Promise.all([document.fonts.load('20px Loaded'), document.fonts.load('20px FromBytes')])"
+            ".then(() => ['u', 'b'].map(id => document.getElementById(id).getBoundingClientRect().width))"
+        )
+        assert widths == [160, 160]  # four glyphs two ems wide: the font itself, not a fallback
         await chromium.close()
 
 

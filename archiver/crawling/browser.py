@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from archiver.content import DEFAULT_DECODE_LIMIT
-from archiver.crawling.page_dom import DOM_SCRIPT, PREPARE_DOM_SCRIPT, dom_arguments
+from archiver.crawling.page_dom import DOM_SCRIPT, KEEPER, NOTE_ROOT_SCRIPT, PREPARE_DOM_SCRIPT, dom_arguments
 from archiver.crawling.stored_answers import Answer
 from archiver.errors import PageHung
 from archiver.request_headers import Negotiation, negotiation
@@ -67,6 +68,11 @@ DOM_LIMIT = DEFAULT_DECODE_LIMIT
 """A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size), nor
 carried from the browser: the page keeps its HTTP capture."""
 ANSWERED_METHODS = frozenset({"GET", "HEAD"})
+DECLARED_CLOSED_ROOT = re.compile(
+    rb"""shadowrootmode\s*=\s*(?:["']|&quot;|&apos;|&#0*3[49];)?\s*closed""", re.IGNORECASE
+)
+"""What declares a closed shadow root in HTML (``<template shadowrootmode="closed">``, in a
+frame's srcdoc too, its quotes escaped)."""
 CLOSE_SECONDS = 5.0
 """Time given a popup to close once its page's render ends."""
 
@@ -121,6 +127,9 @@ class PageNetwork:
     document_answered: bool = False
     """Whether the page's own document was answered: any navigation of the main frame after it
     (a reload, a form posted) would replace the page, and is refused."""
+    declares_closed_roots: bool = False
+    """Whether the page's document as served declares closed shadow roots (<template
+    shadowrootmode="closed">), which are found only through DevTools (_noted_closed_roots)."""
     in_flight: int = 0
     last_change: float = field(default_factory=time.monotonic)
 
@@ -157,7 +166,9 @@ class PageNetwork:
                 self.navigated_away.set()
                 await _quietly(route.abort("aborted"))
                 return
-            self.document_answered = True
+            self.document_answered = document = True
+        else:
+            document = False
         if url is None or not answered:
             self.refused.append(f"{request.method} {request.url}")
             await _quietly(route.abort("blockedbyclient"))
@@ -168,6 +179,8 @@ class PageNetwork:
             await _quietly(route.abort("blockedbyclient"))
             return
         self.requested.add(url)
+        if document:
+            self.declares_closed_roots = DECLARED_CLOSED_ROOT.search(answer.body) is not None
         await _quietly(
             route.fulfill(status=answer.status, headers=_header_dict(answer.headers), body=answer.body)
         )
@@ -297,6 +310,8 @@ async def render_page(
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
+            elif network.declares_closed_roots and not await _noted_closed_roots(page, dom_by):
+                error = error or "the page's closed shadow roots could not be read"
             elif isinstance(text := await _in_page(page, DOM_SCRIPT, dom_arguments(DOM_LIMIT), dom_by), int):
                 error = error or too_large
             elif text:
@@ -338,6 +353,51 @@ async def _in_page(page: Any, script: str, arg: Any, until: float) -> Any:
     """``script`` evaluated in ``page``, which must answer by ``until`` (else TimeoutError): a
     call into a page whose script loops never returns."""
     return await asyncio.wait_for(page.evaluate(script, arg), max(until - time.monotonic(), 0.001))
+
+
+async def _noted_closed_roots(page: Any, until: float) -> bool:
+    """Hand each closed shadow root of ``page`` to what PAGE_INIT_SCRIPT noted, for DOM_SCRIPT to
+    find: one a script attached is noted already, one the HTML declared (``<template
+    shadowrootmode="closed">``) no script can reach, only DevTools. Bounded like ``_in_page``;
+    False if DevTools failed (a page that is not Chromium's)."""
+    from playwright.async_api import Error
+
+    async def note() -> None:
+        devtools = await page.context.new_cdp_session(page)
+        try:
+            tree = await devtools.send("DOM.getDocument", {"depth": -1, "pierce": True})
+            for backend_id in closed_shadow_roots(tree["root"]):
+                found = await devtools.send("DOM.resolveNode", {"backendNodeId": backend_id})
+                call = {"objectId": found["object"]["objectId"], "functionDeclaration": NOTE_ROOT_SCRIPT}
+                await devtools.send("Runtime.callFunctionOn", {**call, "arguments": [{"value": KEEPER}]})
+        finally:
+            with contextlib.suppress(Error):
+                await devtools.detach()
+
+    try:
+        await asyncio.wait_for(note(), max(until - time.monotonic(), 0.001))
+    except Error:
+        return False
+    return True
+
+
+def closed_shadow_roots(node: dict[str, Any]) -> list[int]:
+    """The backend node ids of the closed shadow roots in a DevTools DOM tree (DOM.getDocument,
+    pierced), in its frames' documents too; not in a <template>'s content, which is inert.
+
+    >>> roots = [{"shadowRootType": "closed", "backendNodeId": 7}, {"shadowRootType": "open"}]
+    >>> closed_shadow_roots({"children": [{"shadowRoots": roots}]})
+    [7]
+    """
+    found, todo = [], [node]
+    while todo:
+        current = todo.pop()
+        roots = current.get("shadowRoots", [])
+        found += [root["backendNodeId"] for root in roots if root.get("shadowRootType") == "closed"]
+        todo += roots + current.get("children", [])
+        if "contentDocument" in current:
+            todo.append(current["contentDocument"])
+    return sorted(found)
 
 
 async def _loaded(page: Any, network: PageNetwork, deadline: float) -> None:

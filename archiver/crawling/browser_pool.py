@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from archiver.crawling.page_dom import init_script
 from archiver.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -260,6 +261,8 @@ class BrowserPool:
             accept_downloads=False,
         )
         try:
+            # Notes what the DOM is taken with but no page property shows (page_dom.py).
+            await context.add_init_script(script=init_script())
             page = await context.new_page()
             tab = Tab(context, page, generation)
             await context.route("**/*", tab.route)

@@ -261,9 +261,10 @@ class Renderer:
         links: dict[str, str] = {}
         hints: dict[str, Hint] = {}
         nofollow = job.nofollow
+        title = None
         if rendered is not None and rendered.html is not None:
             # The DOM is UTF-8; its queries are in the page's encoding, as the browser wrote them.
-            _title, _base, links, meta_nofollow, hints = await asyncio.to_thread(
+            title, _base, links, meta_nofollow, hints = await asyncio.to_thread(
                 findings, rendered.html, url, "text/html", DOM_CONTENT_TYPE, rendered.charset
             )
             nofollow = nofollow or meta_nofollow
@@ -298,7 +299,7 @@ class Renderer:
             self.stats.rendered += 1
         else:
             self.stats.render_failed += 1
-        note = RenderNote(url, job.reason if job.late else None, error, dom)
+        note = RenderNote(url, job.reason if job.late else None, error, dom, title if dom else None)
         await pages.rendered(job.page, links, note, nofollow, hints)
 
     async def _attempts(self, url: str, answer: Answerer) -> tuple[RenderedPage | None, str | None]:

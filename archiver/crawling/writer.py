@@ -48,6 +48,8 @@ class RenderNote:
     error: str | None = None
     dom: RenderedDom | None = None
     """The rendered DOM, stored as a resource record (None when rendering failed)."""
+    title: str | None = None
+    """The rendered DOM's title (a script may set it), which replaces the served page's (None: kept)."""
 
 
 @dataclass(frozen=True)
@@ -301,7 +303,7 @@ class Writer:
             self.manifest.set_render(note.url, note.reason, note.error)
             return None
         file, offset, length = self.warcs.write_member(dom_record(note.dom, self.warcs.make_id()))
-        self.manifest.set_render(note.url, note.reason, note.error, (file, offset, length))
+        self.manifest.set_render(note.url, note.reason, note.error, (file, offset, length), note.title)
         if self.mirror is not None:
             self.mirror.rendered(note.url)
         return cdxj_line(

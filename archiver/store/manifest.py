@@ -196,13 +196,16 @@ class Manifest:
         reason: str | None,
         error: str | None = None,
         dom: tuple[str, int, int] | None = None,
+        title: str | None = None,
     ) -> None:
-        """Record a page's render: why, what went wrong, and its DOM record (file, offset, length)."""
+        """Record a page's render: why, what went wrong, its DOM record (file, offset, length) and
+        the DOM's title, which is the page's title from then on (None: the served page's stays)."""
         file, offset, length = dom or (None, None, None)
         self._db.execute(
             "UPDATE urls SET render_reason = COALESCE(?, render_reason), render_error = ?, "
-            "dom_warc_file = ?, dom_warc_offset = ?, dom_warc_length = ? WHERE url = ?",
-            (reason, error, file, offset, length, url),
+            "dom_warc_file = ?, dom_warc_offset = ?, dom_warc_length = ?, title = COALESCE(?, title) "
+            "WHERE url = ?",
+            (reason, error, file, offset, length, title, url),
         )
 
     def get(self, url: str) -> ManifestRow | None:
