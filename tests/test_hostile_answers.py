@@ -4,6 +4,7 @@ one-line reason, and none becomes an internal error or a wrong capture."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 from typing import Any
 
@@ -80,6 +81,56 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         record = gzip.GzipFile(fileobj=warc).read1(1 << 20)
     # Each line of the head as it came: the reason's UTF-8 and the header's latin-1 side by side.
     assert "HTTP/1.1 200 OK →\r\n".encode() in record and b"X-Name: caf\xe9\r\n" in record
+
+
+HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+
+
+async def _big_heads(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    path = request.path
+    if path == "/":
+        links = ("/cookies", "/headers", "/hinted", "/huge-head", "/endless-hints")
+        _answer(writer, b"200 OK", "".join(f'<a href="{p}">{p}</a>' for p in links).encode())
+    elif path == "/cookies":  # many headers, a small head: browsers take it
+        _answer(writer, b"200 OK", b"<p>cookies</p>", *(b"Set-Cookie: c%d=v; Path=/" % i for i in range(150)))
+    elif path == "/headers":
+        _answer(writer, b"200 OK", b"<p>headers</p>", *(b"X-H%d: v" % i for i in range(10_000)))
+    elif path == "/hinted":  # interim answers before the answer itself
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n" + HINTS * 3)
+        _answer(writer, b"200 OK", b"<p>hinted</p>")
+    elif path == "/huge-head":  # a head of 1 MiB in few headers, each under aiohttp's bound
+        _answer(writer, b"200 OK", b"<p>huge</p>", *(b"X-Big%d: " % i + b"b" * 10_000 for i in range(100)))
+    elif path == "/endless-hints":  # interim answers that never end: each one small
+        with contextlib.suppress(ConnectionError):
+            while not writer.transport.is_closing():
+                writer.write(HINTS * 100)
+                await writer.drain()
+                await asyncio.sleep(0.001)
+    else:
+        _answer(writer, b"404 Not Found")
+    return False
+
+
+async def test_a_head_is_bounded_by_its_size_not_by_its_count_of_headers(run_crawl):
+    """Browsers take an answer with hundreds of headers, and bound its head at 256 KiB; so do
+    we, interim (1xx) answers included: a head without end is refused well before --timeout."""
+    result, base = await _crawl(_big_heads, run_crawl, max_tries=1, timeout=30, sitemaps=False)
+    rows = manifest_rows(result.snapshot.root)
+    for path, body in (
+        ("/cookies", b"<p>cookies</p>"),
+        ("/headers", b"<p>headers</p>"),
+        ("/hinted", b"<p>hinted</p>"),
+    ):
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.length) == (FETCHED, 200, len(body)), row
+    for path in ("/huge-head", "/endless-hints"):
+        row = rows[base + path]
+        assert (row.outcome, row.reason) == (FAILED, "bad response: the answer's head runs past 256 KiB"), row
+    with open(result.snapshot.root / "warc" / rows[base + "/cookies"].warc_file, "rb") as warc:
+        warc.seek(rows[base + "/cookies"].warc_offset)
+        record = next(iter(ArchiveIterator(warc)))
+        cookies = [value for name, value in record.http_headers.headers if name.lower() == "set-cookie"]
+        assert len(cookies) == 150
 
 
 async def _busy_robots(request: RawRequest, writer: asyncio.StreamWriter) -> bool:

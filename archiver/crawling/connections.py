@@ -14,6 +14,11 @@ keep-alive timeout, or a close after each answer without ``Connection: close``):
 request was never taken, and RFC 9112 (section 9.3.1) lets a client send it again on a
 new connection, as browsers do. ``ConnectionUse`` tells the fetcher whether that is
 what happened, and asks the pool for a new connection for the request sent again.
+
+A server may send an answer's head without end, or many interim (1xx) answers before it:
+aiohttp bounds each header line and the count of headers, not their sum. Here the heads of
+an answer, its interim ones included, are read up to MAX_HEAD_BYTES, as browsers bound them
+(Chromium at 256 KiB): past that the answer is a broken message, however many headers it has.
 """
 
 from __future__ import annotations
@@ -28,10 +33,40 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ConnectionKey
+from aiohttp.http_exceptions import BadHttpMessage
 
 if TYPE_CHECKING:
     from aiohttp.connector import Connection
     from aiohttp.tracing import Trace
+
+MAX_HEAD_BYTES = 256 * 1024
+"""Most bytes of an answer's heads (status lines and headers, interim answers included)."""
+MAX_HEADERS = 20_000
+"""Most headers of one head: aiohttp's own bound (128 by default) refuses answers browsers
+take, such as a page setting 150 cookies; MAX_HEAD_BYTES is the one that matters."""
+
+
+class _BoundedHeads:
+    """aiohttp's parser of a connection's answers, refusing one whose heads are still coming
+    after MAX_HEAD_BYTES (the parser has then read one read past it: a few hundred KiB)."""
+
+    def __init__(self, parser: Any) -> None:
+        self._parser = parser
+        self._head_bytes = 0
+        self._in_head = True
+
+    def feed_data(self, data: bytes) -> Any:
+        messages, upgraded, tail = self._parser.feed_data(data)
+        if self._in_head:
+            self._head_bytes += len(data)
+            if any(not 100 <= message.code < 200 or message.code == 101 for message, _ in messages):
+                self._in_head = False  # the answer itself has come: what follows is its body
+            elif self._head_bytes > MAX_HEAD_BYTES:
+                raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+        return messages, upgraded, tail
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
 
 
 class _WatchedHandler(ResponseHandler):
@@ -50,6 +85,7 @@ class _WatchedHandler(ResponseHandler):
         self.idle = False  # a request is about to be sent: what comes next is its answer
         self.received = 0
         super().set_response_params(**params)
+        self._parser = _BoundedHeads(self._parser)  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         if self.idle and data:

@@ -31,7 +31,7 @@ import aiohttp.abc
 from yarl import URL
 
 from archiver.config import CrawlConfig
-from archiver.crawling.connections import ConnectionUse, WatchedConnector, connection_use
+from archiver.crawling.connections import MAX_HEADERS, ConnectionUse, WatchedConnector, connection_use
 from archiver.crawling.cookies import load_cookies
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
@@ -216,6 +216,7 @@ class Fetcher:
             trust_env=False,
             max_line_size=MAX_HEADER_BYTES,
             max_field_size=MAX_HEADER_BYTES,
+            max_headers=MAX_HEADERS,
         )
         # aiohttp sends a request a second time, silently, whenever its connection closes
         # before the answer, even a new connection whose server took the request: a try
