@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,7 +33,16 @@ async def _crawl(handler: Any, run_crawl: Any, **options: Any) -> tuple[Any, str
         await server.close()
 
 
-PATHS = ("/retry-after", "/te-gzip", "/utf8-location", "/reason")
+PATHS = (
+    "/retry-after",
+    "/te-gzip",
+    "/utf8-location",
+    "/reason",
+    "/short-length",
+    "/no-content",
+    "/last-chunk",
+)
+AFTER_THE_BODY = b" world: bytes past the answer that read as no answer"
 
 
 async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
@@ -53,6 +63,18 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         _answer(writer, b"200 OK", b"<p>coffee</p>")
     elif path == "/reason":  # a reason in UTF-8, a header in latin-1
         _answer(writer, "200 OK →".encode(), b"<p>fine</p>", b"X-Name: caf\xe9")
+    elif path == "/short-length":  # a Content-Length short of the body (characters, not bytes)
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello" + AFTER_THE_BODY
+        )
+    elif path == "/no-content":  # a 204 has no body, whatever its head says
+        writer.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello" + AFTER_THE_BODY)
+    elif path == "/last-chunk":
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"5\r\nhullo\r\n0\r\n\r\n" + AFTER_THE_BODY
+        )
+        return False
     else:
         _answer(writer, b"404 Not Found")
     return True
@@ -81,6 +103,17 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         record = gzip.GzipFile(fileobj=warc).read1(1 << 20)
     # Each line of the head as it came: the reason's UTF-8 and the header's latin-1 side by side.
     assert "HTTP/1.1 200 OK →\r\n".encode() in record and b"X-Name: caf\xe9\r\n" in record
+
+    # Bytes after a whole answer, in the same read: the answer is kept as its head frames it.
+    payloads = _payloads(result.snapshot.root)
+    for path, status, payload in (
+        ("/short-length", 200, b"hello"),
+        ("/no-content", 204, b""),
+        ("/last-chunk", 200, b"hullo"),
+    ):
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries) == (FETCHED, status, 1), row
+        assert payloads[base + path] == payload
 
 
 HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
@@ -131,6 +164,19 @@ async def test_a_head_is_bounded_by_its_size_not_by_its_count_of_headers(run_cra
         record = next(iter(ArchiveIterator(warc)))
         cookies = [value for name, value in record.http_headers.headers if name.lower() == "set-cookie"]
         assert len(cookies) == 150
+
+
+def _payloads(root: Path) -> dict[str, bytes]:
+    """The payload of each response record in the snapshot at ``root``, by URL."""
+    payloads = {}
+    for path in sorted((root / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as warc:
+            for record in ArchiveIterator(warc):
+                if record.rec_type == "response":
+                    payloads[record.rec_headers.get_header("WARC-Target-URI")] = (
+                        record.content_stream().read()
+                    )
+    return payloads
 
 
 async def _busy_robots(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
@@ -231,14 +277,7 @@ async def test_bytes_after_a_body_belong_to_no_answer(framing, later, close, run
         ("/", "/a", "/b", "/c"), 200
     )
     assert (rows[base + "/a"].outcome, rows[base + "/a"].length) == (FETCHED, 5)
-    payloads = {}
-    for path in sorted((root / "warc").glob("*.warc.gz")):
-        with open(path, "rb") as warc:
-            for record in ArchiveIterator(warc):
-                if record.rec_type == "response":
-                    payloads[record.rec_headers.get_header("WARC-Target-URI")] = (
-                        record.content_stream().read()
-                    )
+    payloads = _payloads(root)
     assert payloads[base + "/a"] == b"hello"
     assert (payloads[base + "/b"], payloads[base + "/c"]) == (b"<p>page b</p>", b"<p>page c</p>")
     assert server.hits("/b") == server.hits("/c") == 1  # each answered by the server, to its request

@@ -5,9 +5,12 @@ A server may send bytes after an answer: a Content-Length too small, bytes after
 chunk, or an answer of its own shaped for the next request on the connection. RFC 9112
 (section 6.3, after RFC 7230 section 3.3.3) forbids a client to take them for the answer
 to a later request. aiohttp closes a connection whose answer came with bytes after it in
-the same read; bytes that come later, while the connection waits in the pool, it parses
-and keeps, and the next request sent on it gets them as its answer. Here such a
-connection is closed as soon as they come, and the pool never hands it out.
+the same read when they read as an answer; when they do not (``hello world`` after a
+Content-Length of 5, a body after a 204), it failed the whole answer, whole as it was.
+Bytes that come later, while the connection waits in the pool, it parses and keeps, and
+the next request sent on it gets them as its answer. Here the answer is kept and such
+bytes dropped, whenever they come, and the connection is closed: the pool never hands it
+out.
 
 A server may also close a kept-alive connection as a request goes out on it (a short
 keep-alive timeout, or a close after each answer without ``Connection: close``): that
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ConnectionKey
-from aiohttp.http_exceptions import BadHttpMessage
+from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError
 
 if TYPE_CHECKING:
     from aiohttp.connector import Connection
@@ -46,24 +49,61 @@ MAX_HEADERS = 20_000
 take, such as a page setting 150 cookies; MAX_HEAD_BYTES is the one that matters."""
 
 
-class _BoundedHeads:
-    """aiohttp's parser of a connection's answers, refusing one whose heads are still coming
-    after MAX_HEAD_BYTES (the parser has then read one read past it: a few hundred KiB)."""
+class _AnswerParser:
+    """aiohttp's parser of the answer to one request on a connection: it refuses heads that run
+    past MAX_HEAD_BYTES (the parser has then read one read past it: a few hundred KiB), and
+    drops what comes after the answer is whole (module docstring).
 
-    def __init__(self, parser: Any) -> None:
+    A parser fed its input in any pieces parses it alike: each head is fed apart from what
+    follows it, so the answer's message is out of the parser before bytes after its body can
+    make it fail."""
+
+    def __init__(self, parser: Any, protocol: _WatchedHandler) -> None:
         self._parser = parser
+        self._protocol = protocol
         self._head_bytes = 0
-        self._in_head = True
+        self._answer: Any = None
+        """The answer's payload once its head came (a StreamReader)."""
+        self._whole = False
+        """True once bytes came after the whole answer: all that follows is dropped."""
 
-    def feed_data(self, data: bytes) -> Any:
-        messages, upgraded, tail = self._parser.feed_data(data)
-        if self._in_head:
-            self._head_bytes += len(data)
-            if any(not 100 <= message.code < 200 or message.code == 101 for message, _ in messages):
-                self._in_head = False  # the answer itself has come: what follows is its body
-            elif self._head_bytes > MAX_HEAD_BYTES:
-                raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
-        return messages, upgraded, tail
+    def feed_data(self, data: bytes) -> tuple[list[Any], bool, bytes]:
+        if self._whole:
+            return [], False, b""
+        messages: list[Any] = []
+        while data:
+            piece, data = self._next_piece(data)
+            try:
+                found, upgraded, tail = self._parser.feed_data(piece)
+            except HttpProcessingError:
+                if self._answer is None or not self._answer.is_eof():
+                    raise
+                self._whole = True  # what made it fail came after the answer: none of it is one
+                self._protocol.force_close()
+                return messages, False, b""
+            messages += found
+            if self._answer is None:
+                self._count_head(piece, found)
+            if upgraded:
+                return messages, True, tail + data
+        return messages, False, b""
+
+    def _next_piece(self, data: bytes) -> tuple[bytes, bytes]:
+        """``data`` cut after its first blank line while the answer's head is coming."""
+        if self._answer is not None:
+            return data, b""
+        ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := data.find(end)) != -1]
+        cut = min(ends, default=len(data))
+        return data[:cut], data[cut:]
+
+    def _count_head(self, piece: bytes, found: list[Any]) -> None:
+        self._head_bytes += len(piece)
+        for message, payload in found:
+            if not 100 <= message.code < 200 or message.code == 101:
+                self._answer = payload  # the answer itself has come: what follows is its body
+                return
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._parser, name)
@@ -85,7 +125,7 @@ class _WatchedHandler(ResponseHandler):
         self.idle = False  # a request is about to be sent: what comes next is its answer
         self.received = 0
         super().set_response_params(**params)
-        self._parser = _BoundedHeads(self._parser)  # type: ignore[assignment]
+        self._parser = _AnswerParser(self._parser, self)  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         if self.idle and data:
