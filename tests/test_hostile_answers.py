@@ -41,7 +41,15 @@ PATHS = (
     "/short-length",
     "/no-content",
     "/last-chunk",
+    "/to-script",
+    "/to-bad-host",
+    "/to-nowhere",
 )
+NOWHERE = {
+    "/to-script": (b"javascript:alert(1)", "a 302 to 'javascript:alert(1)', no http or https URL"),
+    "/to-bad-host": (b"http://[::1/x", "a 302 to 'http://[::1/x', no http or https URL"),
+    "/to-nowhere": (b"", "a 302 without a Location"),
+}
 AFTER_THE_BODY = b" world: bytes past the answer that read as no answer"
 
 
@@ -69,6 +77,9 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         )
     elif path == "/no-content":  # a 204 has no body, whatever its head says
         writer.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello" + AFTER_THE_BODY)
+    elif path in NOWHERE:
+        location = NOWHERE[path][0]
+        _answer(writer, b"302 Found", b"<p>moved</p>", *([b"Location: " + location] if location else []))
     elif path == "/last-chunk":
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -114,6 +125,13 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         row = rows[base + path]
         assert (row.outcome, row.status, row.tries) == (FETCHED, status, 1), row
         assert payloads[base + path] == payload
+
+    # A redirect that leads nowhere a crawl can go is archived as sent, and its row says why.
+    for path, (location, why) in NOWHERE.items():
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.redirect_to) == (FETCHED, 302, None), row
+        assert row.reason == why + ": archived as sent" + (", not followed" if location else "")
+        assert row.local_path and (result.snapshot.mirror_dir / row.local_path).is_file()
 
 
 HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
