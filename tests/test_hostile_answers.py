@@ -35,6 +35,8 @@ async def _crawl(handler: Any, run_crawl: Any, **options: Any) -> tuple[Any, str
 
 PATHS = (
     "/retry-after",
+    "/retry-after-digits",
+    "/retry-after-hour",
     "/te-gzip",
     "/utf8-location",
     "/reason",
@@ -61,6 +63,15 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         _answer(writer, b"404 Not Found")
     elif path == "/retry-after":  # superscript two: str.isdigit() says yes, float() says no
         _answer(writer, b"503 Service Unavailable", b"busy", b"Retry-After: \xb2")
+    elif path == "/retry-after-digits":  # more digits than int() reads
+        _answer(writer, b"503 Service Unavailable", b"busier", b"Retry-After: " + b"9" * 5000)
+    elif path == "/retry-after-hour":  # an hour of more digits than a C long holds
+        _answer(
+            writer,
+            b"429 Too Many Requests",
+            b"slow",
+            b"Retry-After: Mon, 01 Jan 2024 99999999999999999999:00:00 GMT",
+        )
     elif path == "/te-gzip":  # gzip as a transfer coding: aiohttp undoes only the chunks
         packed = gzip.compress(b'<a href="/inside">in</a>')
         head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
@@ -95,9 +106,10 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
     result, base = await _crawl(_odd_answers, run_crawl, max_tries=2)
     rows = manifest_rows(result.snapshot.root)
 
-    retried = rows[base + "/retry-after"]
-    assert (retried.outcome, retried.status, retried.tries) == (FAILED, 503, 2)
-    assert retried.warc_file is not None and "internal error" not in (retried.reason or "")
+    for path, status in (("/retry-after", 503), ("/retry-after-digits", 503), ("/retry-after-hour", 429)):
+        retried = rows[base + path]
+        assert (retried.outcome, retried.status, retried.tries) == (FAILED, status, 2), retried
+        assert retried.warc_file is not None and "internal error" not in (retried.reason or "")
 
     te = rows[base + "/te-gzip"]
     assert te.outcome == FAILED and te.reason == "bad response: transfer coding 'gzip' not supported"
@@ -242,6 +254,20 @@ async def test_stray_bytes_on_a_reused_connection_fail_one_try_not_the_url(run_c
 @pytest.mark.parametrize("value", ["\u00b2", "\u00b9\u00b2", "\u0663", "1\u00b2", " 12 "])
 def test_retry_after_reads_ascii_digits_only(value):
     assert parse_retry_after(value) == (12.0 if value == " 12 " else None)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("9" * 5000, None),  # int() refuses more than 4300 digits
+        ("0" * 5000 + "12", 12.0),
+        ("9" * 100, 1e100),
+        ("Mon, 01 Jan 2024 99999999999999999999:00:00 GMT", None),  # too big for a C long
+        ("Mon, 01 Jan 99999999 00:00:00 GMT", None),
+    ],
+)
+def test_retry_after_of_absurd_size_reads_as_none_or_a_number(value, seconds):
+    assert parse_retry_after(value) == seconds
 
 
 UNASKED = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 21\r\n\r\n<p>not yours</p>EVIL"

@@ -36,10 +36,10 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     value = value.strip()
     seconds = whole_number(value)
     if seconds is not None:
-        return float(seconds)
+        return float(seconds)  # at most MAX_DIGITS digits: float() takes it
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an hour of 20 digits
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
