@@ -43,6 +43,7 @@ PATHS = (
     "/short-length",
     "/no-content",
     "/last-chunk",
+    "/many-chunks",
     "/to-script",
     "/to-bad-host",
     "/to-nowhere",
@@ -91,6 +92,9 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
     elif path in NOWHERE:
         location = NOWHERE[path][0]
         _answer(writer, b"302 Found", b"<p>moved</p>", *([b"Location: " + location] if location else []))
+    elif path == "/many-chunks":  # more than the parser holds at once: it pauses, then goes on
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+        writer.write(head + b"1\r\nx\r\n" * 200_000 + b"0\r\n\r\n")
     elif path == "/last-chunk":
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -137,6 +141,9 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         row = rows[base + path]
         assert (row.outcome, row.status, row.tries) == (FETCHED, status, 1), row
         assert payloads[base + path] == payload
+
+    chunked = rows[base + "/many-chunks"]
+    assert (chunked.outcome, chunked.length, chunked.tries) == (FETCHED, 200_000, 1), chunked
 
     # A redirect that leads nowhere a crawl can go is archived as sent, and its row says why.
     for path, (location, why) in NOWHERE.items():

@@ -71,7 +71,7 @@ class _AnswerParser:
         if self._whole:
             return [], False, b""
         messages: list[Any] = []
-        while data:
+        while True:  # once at least: fed nothing, the parser goes on with what it held back
             piece, data = self._next_piece(data)
             try:
                 found, upgraded, tail = self._parser.feed_data(piece)
@@ -86,7 +86,8 @@ class _AnswerParser:
                 self._count_head(piece, found)
             if upgraded:
                 return messages, True, tail + data
-        return messages, False, b""
+            if not data:
+                return messages, False, b""
 
     def _next_piece(self, data: bytes) -> tuple[bytes, bytes]:
         """``data`` cut after its first blank line while the answer's head is coming."""
