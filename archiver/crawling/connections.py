@@ -21,7 +21,7 @@ what happened, and asks the pool for a new connection for the request sent again
 A server may send an answer's head without end, or many interim (1xx) answers before it:
 aiohttp bounds each header line and the count of headers, not their sum. Here the heads of
 an answer, its interim ones included, are read up to MAX_HEAD_BYTES, as browsers bound them
-(Chromium at 256 KiB): past that the answer is a broken message, however many headers it has.
+(Chromium at 256 KiB): past that the answer is a broken message, however few headers it has.
 """
 
 from __future__ import annotations
@@ -44,9 +44,11 @@ if TYPE_CHECKING:
 
 MAX_HEAD_BYTES = 256 * 1024
 """Most bytes of an answer's heads (status lines and headers, interim answers included)."""
-MAX_HEADERS = 20_000
-"""Most headers of one head: aiohttp's own bound (128 by default) refuses answers browsers
-take, such as a page setting 150 cookies; MAX_HEAD_BYTES is the one that matters."""
+MAX_HEADERS = 1000
+"""Most header fields of one answer: aiohttp's own bound (128 by default) refuses answers
+browsers take, such as a page setting 150 cookies. aiohttp counts the trailers of a chunked
+body with the head, and MAX_HEAD_BYTES does not bound them: this does, with the bound of
+each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
 
 
 class _AnswerParser:
