@@ -22,6 +22,11 @@ A server may send an answer's head without end, or many interim (1xx) answers be
 aiohttp bounds each header line and the count of headers, not their sum. Here the heads of
 an answer, its interim ones included, are read up to MAX_HEAD_BYTES, as browsers bound them
 (Chromium at 256 KiB): past that the answer is a broken message, however few headers it has.
+
+A body may break HTTP's framing half way (a chunk size that is no number). aiohttp then
+failed the whole answer when the break came in the read that brought its head, and when
+it came later, left the body's reader waiting for bytes that never come, until --timeout.
+Here the body ends where the framing broke, as a body cut short, whenever the break comes.
 """
 
 from __future__ import annotations
@@ -66,11 +71,11 @@ class _AnswerParser:
         self._head_bytes = 0
         self._answer: Any = None
         """The answer's payload once its head came (a StreamReader)."""
-        self._whole = False
-        """True once bytes came after the whole answer: all that follows is dropped."""
+        self._done = False
+        """True once the parser failed after the answer's head: all that follows is dropped."""
 
     def feed_data(self, data: bytes) -> tuple[list[Any], bool, bytes]:
-        if self._whole:
+        if self._done:
             return [], False, b""
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
@@ -78,10 +83,9 @@ class _AnswerParser:
             try:
                 found, upgraded, tail = self._parser.feed_data(piece)
             except HttpProcessingError:
-                if self._answer is None or not self._answer.is_eof():
-                    raise
-                self._whole = True  # what made it fail came after the answer: none of it is one
-                self._protocol.force_close()
+                if self._answer is None:
+                    raise  # a broken head: no answer came
+                self._end()
                 return messages, False, b""
             messages += found
             if self._answer is None:
@@ -90,6 +94,18 @@ class _AnswerParser:
                 return messages, True, tail + data
             if not data:
                 return messages, False, b""
+
+    def _end(self) -> None:
+        """The parser failed once the answer's head came: on bytes after the whole answer, all
+        dropped, or half way through its body, which ends there, ``broken`` (aiohttp forgets a
+        body whose framing breaks: its reader would wait for bytes that never come)."""
+        self._done = True
+        self._protocol.force_close()
+        if not self._answer.is_eof():
+            # Ended, not failed: a reader gets every byte that came before the break.
+            self._protocol.broken = True
+            if self._answer.exception() is None:
+                self._answer.feed_eof()
 
     def _next_piece(self, data: bytes) -> tuple[bytes, bytes]:
         """``data`` cut after its first blank line while the answer's head is coming."""
@@ -123,10 +139,13 @@ class _WatchedHandler(ResponseHandler):
     pool hands out with this above 0 is a reused connection (a closed one is never handed out)."""
     received = 0
     """Bytes received since the current request went out."""
+    broken = False
+    """True if the current answer's body broke HTTP's framing: it ended there, cut short."""
 
     def set_response_params(self, **params: Any) -> None:
         self.idle = False  # a request is about to be sent: what comes next is its answer
         self.received = 0
+        self.broken = False
         super().set_response_params(**params)
         self._parser = _AnswerParser(self._parser, self)  # type: ignore[assignment]
 
@@ -150,6 +169,12 @@ class ConnectionUse:
     """True if the pool handed out a connection that had carried an earlier answer."""
     protocol: _WatchedHandler | None = None
     """The connection's protocol; None until the pool hands one out."""
+
+    @property
+    def answer_broken(self) -> bool:
+        """True if the answer's body broke HTTP's framing half way (a chunk size that is no
+        number): the body the fetcher read ends there, cut short."""
+        return self.protocol is not None and self.protocol.broken
 
     @property
     def lost_before_answer_on_reuse(self) -> bool:

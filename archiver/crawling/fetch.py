@@ -428,3 +428,5 @@ class Fetcher:
             # aiohttp raises ClientPayloadError for a body short of its Content-Length or
             # of its last chunk, and for a connection reset half way: the peer cut it.
             received.truncated = "disconnect"
+        if received.connection is not None and received.connection.answer_broken:
+            received.truncated = "unspecified"
