@@ -44,6 +44,7 @@ PATHS = (
     "/no-content",
     "/last-chunk",
     "/many-chunks",
+    "/bad-cookie",
     "/to-script",
     "/to-bad-host",
     "/to-nowhere",
@@ -92,6 +93,8 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
     elif path in NOWHERE:
         location = NOWHERE[path][0]
         _answer(writer, b"302 Found", b"<p>moved</p>", *([b"Location: " + location] if location else []))
+    elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
+        _answer(writer, b"200 OK", b"<p>cookie</p>", b"Set-Cookie: \xff\xfe=x")
     elif path == "/many-chunks":  # more than the parser holds at once: it pauses, then goes on
         head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
         writer.write(head + b"1\r\nx\r\n" * 200_000 + b"0\r\n\r\n")
@@ -141,6 +144,13 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         row = rows[base + path]
         assert (row.outcome, row.status, row.tries) == (FETCHED, status, 1), row
         assert payloads[base + path] == payload
+
+    # What the HTTP client refused of an answer is in the crawl's log, not bare on stderr.
+    assert rows[base + "/bad-cookie"].outcome == FETCHED
+    assert (
+        "Can not load cookies: Illegal cookie name"
+        in (result.snapshot.root / "logs" / "crawl.log").read_text()
+    )
 
     chunked = rows[base + "/many-chunks"]
     assert (chunked.outcome, chunked.length, chunked.tries) == (FETCHED, 200_000, 1), chunked
