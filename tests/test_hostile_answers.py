@@ -45,6 +45,8 @@ PATHS = (
     "/last-chunk",
     "/many-chunks",
     "/bad-cookie",
+    "/length-twice",
+    "/lengths-differ",
     "/to-script",
     "/to-bad-host",
     "/to-nowhere",
@@ -93,6 +95,11 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
     elif path in NOWHERE:
         location = NOWHERE[path][0]
         _answer(writer, b"302 Found", b"<p>moved</p>", *([b"Location: " + location] if location else []))
+    elif path in ("/length-twice", "/lengths-differ"):  # the same length twice, or two lengths
+        first = b"Content-Length: 3" if path == "/lengths-differ" else b"Content-Length: 5"
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + first + b"\r\ncontent-length: 5\r\n\r\ntwice"
+        )
     elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
         _answer(writer, b"200 OK", b"<p>cookie</p>", b"Set-Cookie: \xff\xfe=x")
     elif path == "/many-chunks":  # more than the parser holds at once: it pauses, then goes on
@@ -144,6 +151,17 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         row = rows[base + path]
         assert (row.outcome, row.status, row.tries) == (FETCHED, status, 1), row
         assert payloads[base + path] == payload
+
+    # The same length twice is one length, as browsers read it; two lengths are a broken answer.
+    assert (rows[base + "/length-twice"].outcome, rows[base + "/length-twice"].length) == (FETCHED, 5)
+    assert payloads[base + "/length-twice"] == b"twice"
+    twice = rows[base + "/length-twice"]
+    with open(result.snapshot.root / "warc" / twice.warc_file, "rb") as warc:
+        warc.seek(twice.warc_offset)
+        head = next(iter(ArchiveIterator(warc))).http_headers.headers
+    assert ("Content-Length", "5") in head and ("X-Archiver-content-length", "5") in head
+    differ = rows[base + "/lengths-differ"]
+    assert differ.outcome == FAILED and differ.reason.startswith("bad response: Duplicate Content-Length")
 
     # What the HTTP client refused of an answer is in the crawl's log, not bare on stderr.
     assert rows[base + "/bad-cookie"].outcome == FETCHED

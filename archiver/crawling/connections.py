@@ -27,12 +27,17 @@ A body may break HTTP's framing half way (a chunk size that is no number). aioht
 failed the whole answer when the break came in the read that brought its head, and when
 it came later, left the body's reader waiting for bytes that never come, until --timeout.
 Here the body ends where the framing broke, as a body cut short, whenever the break comes.
+
+A head may give the same Content-Length twice (a proxy adding the field again): aiohttp's
+parser refuses it, browsers take it. Here the second is renamed X-Archiver-Content-Length
+before the parser reads the head (one_content_length), and the WARC keeps it so named.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -56,6 +61,33 @@ body with the head, and MAX_HEAD_BYTES does not bound them: this does, with the 
 each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
 
 
+_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*([0-9]+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+LENGTH_RENAMED = b"X-Archiver-"
+"""What a Content-Length field that says again what the first said is renamed with."""
+
+
+def one_content_length(head: bytes) -> bytes:
+    """``head`` (a whole head, as received) with each Content-Length field after the first
+    renamed X-Archiver-Content-Length when all give the same length: RFC 9110 (section 8.6)
+    lets a recipient take them for one, browsers do, and aiohttp's parser refuses a second one.
+
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\ncontent-length: 02\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-content-length: 02\\r\\n\\r\\n'
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 3\\r\\n\\r\\n")[-21:]
+    b'Content-Length: 3\\r\\n\\r\\n'
+    """
+    fields = list(_CONTENT_LENGTH.finditer(head))
+    if len(fields) < 2 or len({field[1].lstrip(b"0") for field in fields}) != 1:
+        return head  # one, or lengths that differ: the parser refuses those, as browsers do
+    for field in reversed(fields[1:]):
+        head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
+    return head
+
+
+def _ends_head(piece: bytes) -> bool:
+    return piece.endswith((b"\n\n", b"\n\r\n"))
+
+
 class _AnswerParser:
     """aiohttp's parser of the answer to one request on a connection: it refuses heads that run
     past MAX_HEAD_BYTES (the parser has then read one read past it: a few hundred KiB), and
@@ -69,6 +101,8 @@ class _AnswerParser:
         self._parser = parser
         self._protocol = protocol
         self._head_bytes = 0
+        self._at_head_start = True
+        """True when the next byte begins a head (the answer's, or an interim one's)."""
         self._answer: Any = None
         """The answer's payload once its head came (a StreamReader)."""
         self._done = False
@@ -80,6 +114,9 @@ class _AnswerParser:
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
             piece, data = self._next_piece(data)
+            in_head = self._answer is None
+            if in_head and self._at_head_start and _ends_head(piece):
+                piece = one_content_length(piece)
             try:
                 found, upgraded, tail = self._parser.feed_data(piece)
             except HttpProcessingError:
@@ -88,7 +125,8 @@ class _AnswerParser:
                 self._end()
                 return messages, False, b""
             messages += found
-            if self._answer is None:
+            if in_head:
+                self._at_head_start = _ends_head(piece)
                 self._count_head(piece, found)
             if upgraded:
                 return messages, True, tail + data
