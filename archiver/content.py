@@ -9,7 +9,8 @@ never holding more than CHUNK bytes of output it was not asked for, and stops
 at its limit. What it could not do is said, not raised: ``cut`` when more
 bytes followed the limit, ``problem`` for an unknown encoding or corrupt data
 (the bytes that decoded cleanly are kept; a body that is not encoded as
-declared, such as plain text sent as gzip, is kept as received).
+declared, such as plain text sent as gzip, is kept as received, as is one that names more
+than MAX_CODINGS codings).
 
 >>> import gzip
 >>> decode_payload(gzip.compress(b"hello"), "gzip", limit=3)
@@ -37,6 +38,9 @@ thousand, each costs the parser and the rewriter hundreds of bytes (a gzip of 1 
 <a href> is 2.5 MB), so a page is read no further (see bounded_document)."""
 CHUNK = 64 * 1024
 """Most bytes one decoding step gives at once: what a bomb can cost beyond what is asked."""
+MAX_CODINGS = 8
+"""Content-Encodings undone at most: servers apply one, ``gzip, gzip`` is seen, each is a stage
+of decoding (and a bomb of its own). A body that names more is kept as received."""
 XHTML_TYPE = "application/xhtml+xml"
 HTML_TYPES = frozenset({"text/html", XHTML_TYPE})
 CSS_TYPE = "text/css"
@@ -201,7 +205,11 @@ class Decoding:
         """Decoded bytes given so far."""
         self._chunks = chunks
         self._stages: list[_Stage] = []
-        for coding in reversed(content_codings(content_encoding)):  # the last applied comes off first
+        codings = content_codings(content_encoding)
+        if len(codings) > MAX_CODINGS:
+            self.problem = f"{len(codings)} Content-Encodings, more than {MAX_CODINGS}: kept as received"
+            codings = []
+        for coding in reversed(codings):  # the last applied comes off first
             stage = _stage(coding)
             if stage is None:
                 self.problem = f"unknown Content-Encoding {coding!r}: kept as received"

@@ -33,6 +33,24 @@ def redirect_target(location: str | None, url: str) -> str | None:
     return try_normalize(header_url(location), url) if location else None
 
 
+def redirect_nowhere(status: int, location: str | None, url: str) -> str | None:
+    """Why an answer of a redirect status for ``url`` leads nowhere the crawl goes (no Location,
+    or one naming no http or https URL: ``javascript:``, ``ftp:``, a bad host), for its manifest
+    row: it is archived as sent, as a browser shows it; None for any other answer.
+
+    >>> redirect_nowhere(302, "javascript:void(0)", "http://h/a")
+    "a 302 to 'javascript:void(0)', no http or https URL: archived as sent, not followed"
+    >>> redirect_nowhere(302, "/b", "http://h/a") is None, redirect_nowhere(200, None, "http://h/a")
+    (True, None)
+    """
+    if status not in REDIRECT_STATUSES or redirect_target(location, url) is not None:
+        return None
+    if location is None or not location.strip():
+        return f"a {status} without a Location: archived as sent"
+    shown = location if len(location) <= 100 else location[:100] + "..."
+    return f"a {status} to {shown!r}, no http or https URL: archived as sent, not followed"
+
+
 def redirect_fragment(location: str | None, url: str) -> str | None:
     """The fragment a ``Location`` header of an answer for ``url`` names (without its ``#``, as a
     browser writes it), which the URL the redirect leads to takes (RFC 9110 section 10.2.2: a

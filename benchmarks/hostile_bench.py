@@ -98,6 +98,11 @@ def bodies() -> dict[str, Callable[[], Body]]:
         ),
         "plain HTML sent as gzip": lambda: (HEAD + b"plain</body></html>", "text/html", "gzip"),
         "unknown encoding (zstd)": lambda: (HEAD + b"</body></html>", "text/html", "zstd"),
+        "5,000 codings named (gzip, gzip, ...)": lambda: (
+            HEAD + b"</body></html>",
+            "text/html",
+            ", ".join(["gzip"] * 5000),
+        ),
         "90 MB identity page, one line": lambda: (
             b"".join(_repeat(HEAD, b"a", 90 * MIB)),
             "text/html",

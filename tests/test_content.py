@@ -67,6 +67,13 @@ def test_fed_a_byte_at_a_time(encoding: str) -> None:
         (gzip.compress(TEXT)[:-5], "gzip", None, "corrupt gzip data"),
         (brotli.compress(TEXT)[:-1], "br", None, "corrupt br data"),
         (b"", "gzip", b"", None),
+        (
+            b"plain",
+            ", ".join(["gzip"] * 5000),
+            b"plain",
+            "5000 Content-Encodings, more than 8: kept as received",
+        ),
+        (gzip.compress(b"x"), "gzip, " + "identity, " * 5000, b"x", None),
     ],
 )
 def test_wrong_unknown_and_corrupt_encodings_are_said(raw, encoding, body, problem) -> None:

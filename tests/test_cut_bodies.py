@@ -68,6 +68,20 @@ async def cut_gzip_reset(writer: asyncio.StreamWriter) -> None:
     reset(writer)
 
 
+async def cut_chunk_framing(writer: asyncio.StreamWriter, later: bool = True) -> None:
+    # One whole chunk, then (in a later packet, or the same) a chunk size that is no number.
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n")
+    writer.write(b"%x\r\n" % SENT + b"x" * SENT + b"\r\n")
+    if later:
+        await writer.drain()
+        await asyncio.sleep(0.05)
+    writer.write(b"zz\r\nmore\r\n0\r\n\r\n")
+
+
+async def cut_chunk_framing_at_once(writer: asyncio.StreamWriter) -> None:
+    await cut_chunk_framing(writer, later=False)
+
+
 async def stall(writer: asyncio.StreamWriter) -> None:
     writer.write(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 20000\r\n\r\n" + b"x" * SENT
@@ -81,6 +95,8 @@ CUTS = {
     "content-length then close": (cut_content_length_close, "disconnect"),
     "chunked without its last chunk": (cut_chunked, "disconnect"),
     "gzip body then reset": (cut_gzip_reset, "disconnect"),
+    "chunk framing broken half way": (cut_chunk_framing, "unspecified"),
+    "chunk framing broken with the head": (cut_chunk_framing_at_once, "unspecified"),
     "body stops until the timeout": (stall, "time"),
 }
 
@@ -118,6 +134,7 @@ async def test_a_cut_body_is_retried_then_kept_as_a_failure_verify_reports(kind,
     assert row.truncated and row.status == 200 and row.length == SENT
     assert f"body cut short after {SENT}" in row.reason
     assert ("timeout" in row.reason) == (truncated == "time")
+    assert ("framing" in row.reason) == (truncated == "unspecified")
     assert row.warc_file, "the last try is kept as a record"
     with open(result.snapshot.warc_dir / row.warc_file, "rb") as f:
         f.seek(row.warc_offset)

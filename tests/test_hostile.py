@@ -251,6 +251,12 @@ HOSTILE_BODIES = {
         "zstd",
         "unknown Content-Encoding 'zstd': kept as received",
     ),
+    "thousands of codings": (
+        lambda: HEAD,
+        "text/html",
+        ", ".join(["gzip"] * 2000),
+        "2000 Content-Encodings, more than 8: kept as received",
+    ),
     "corrupt gzip": (
         lambda: gzip.compress(HEAD + b"<p>" + random.Random(1).randbytes(100_000))[:3000],
         "text/html",

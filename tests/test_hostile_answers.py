@@ -4,7 +4,9 @@ one-line reason, and none becomes an internal error or a wrong capture."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,7 +33,30 @@ async def _crawl(handler: Any, run_crawl: Any, **options: Any) -> tuple[Any, str
         await server.close()
 
 
-PATHS = ("/retry-after", "/te-gzip", "/utf8-location", "/reason")
+PATHS = (
+    "/retry-after",
+    "/retry-after-digits",
+    "/retry-after-hour",
+    "/te-gzip",
+    "/utf8-location",
+    "/reason",
+    "/short-length",
+    "/no-content",
+    "/last-chunk",
+    "/many-chunks",
+    "/bad-cookie",
+    "/length-twice",
+    "/lengths-differ",
+    "/to-script",
+    "/to-bad-host",
+    "/to-nowhere",
+)
+NOWHERE = {
+    "/to-script": (b"javascript:alert(1)", "a 302 to 'javascript:alert(1)', no http or https URL"),
+    "/to-bad-host": (b"http://[::1/x", "a 302 to 'http://[::1/x', no http or https URL"),
+    "/to-nowhere": (b"", "a 302 without a Location"),
+}
+AFTER_THE_BODY = b" world: bytes past the answer that read as no answer"
 
 
 async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
@@ -42,6 +67,15 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         _answer(writer, b"404 Not Found")
     elif path == "/retry-after":  # superscript two: str.isdigit() says yes, float() says no
         _answer(writer, b"503 Service Unavailable", b"busy", b"Retry-After: \xb2")
+    elif path == "/retry-after-digits":  # more digits than int() reads
+        _answer(writer, b"503 Service Unavailable", b"busier", b"Retry-After: " + b"9" * 5000)
+    elif path == "/retry-after-hour":  # an hour of more digits than a C long holds
+        _answer(
+            writer,
+            b"429 Too Many Requests",
+            b"slow",
+            b"Retry-After: Mon, 01 Jan 2024 99999999999999999999:00:00 GMT",
+        )
     elif path == "/te-gzip":  # gzip as a transfer coding: aiohttp undoes only the chunks
         packed = gzip.compress(b'<a href="/inside">in</a>')
         head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
@@ -52,6 +86,31 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         _answer(writer, b"200 OK", b"<p>coffee</p>")
     elif path == "/reason":  # a reason in UTF-8, a header in latin-1
         _answer(writer, "200 OK →".encode(), b"<p>fine</p>", b"X-Name: caf\xe9")
+    elif path == "/short-length":  # a Content-Length short of the body (characters, not bytes)
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello" + AFTER_THE_BODY
+        )
+    elif path == "/no-content":  # a 204 has no body, whatever its head says
+        writer.write(b"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello" + AFTER_THE_BODY)
+    elif path in NOWHERE:
+        location = NOWHERE[path][0]
+        _answer(writer, b"302 Found", b"<p>moved</p>", *([b"Location: " + location] if location else []))
+    elif path in ("/length-twice", "/lengths-differ"):  # the same length twice, or two lengths
+        first = b"Content-Length: 3" if path == "/lengths-differ" else b"Content-Length: 5"
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + first + b"\r\ncontent-length: 5\r\n\r\ntwice"
+        )
+    elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
+        _answer(writer, b"200 OK", b"<p>cookie</p>", b"Set-Cookie: \xff\xfe=x")
+    elif path == "/many-chunks":  # more than the parser holds at once: it pauses, then goes on
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+        writer.write(head + b"1\r\nx\r\n" * 200_000 + b"0\r\n\r\n")
+    elif path == "/last-chunk":
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"5\r\nhullo\r\n0\r\n\r\n" + AFTER_THE_BODY
+        )
+        return False
     else:
         _answer(writer, b"404 Not Found")
     return True
@@ -61,9 +120,10 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
     result, base = await _crawl(_odd_answers, run_crawl, max_tries=2)
     rows = manifest_rows(result.snapshot.root)
 
-    retried = rows[base + "/retry-after"]
-    assert (retried.outcome, retried.status, retried.tries) == (FAILED, 503, 2)
-    assert retried.warc_file is not None and "internal error" not in (retried.reason or "")
+    for path, status in (("/retry-after", 503), ("/retry-after-digits", 503), ("/retry-after-hour", 429)):
+        retried = rows[base + path]
+        assert (retried.outcome, retried.status, retried.tries) == (FAILED, status, 2), retried
+        assert retried.warc_file is not None and "internal error" not in (retried.reason or "")
 
     te = rows[base + "/te-gzip"]
     assert te.outcome == FAILED and te.reason == "bad response: transfer coding 'gzip' not supported"
@@ -80,6 +140,108 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         record = gzip.GzipFile(fileobj=warc).read1(1 << 20)
     # Each line of the head as it came: the reason's UTF-8 and the header's latin-1 side by side.
     assert "HTTP/1.1 200 OK →\r\n".encode() in record and b"X-Name: caf\xe9\r\n" in record
+
+    # Bytes after a whole answer, in the same read: the answer is kept as its head frames it.
+    payloads = _payloads(result.snapshot.root)
+    for path, status, payload in (
+        ("/short-length", 200, b"hello"),
+        ("/no-content", 204, b""),
+        ("/last-chunk", 200, b"hullo"),
+    ):
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries) == (FETCHED, status, 1), row
+        assert payloads[base + path] == payload
+
+    # The same length twice is one length, as browsers read it; two lengths are a broken answer.
+    assert (rows[base + "/length-twice"].outcome, rows[base + "/length-twice"].length) == (FETCHED, 5)
+    assert payloads[base + "/length-twice"] == b"twice"
+    twice = rows[base + "/length-twice"]
+    with open(result.snapshot.root / "warc" / twice.warc_file, "rb") as warc:
+        warc.seek(twice.warc_offset)
+        head = next(iter(ArchiveIterator(warc))).http_headers.headers
+    assert ("Content-Length", "5") in head and ("X-Archiver-content-length", "5") in head
+    differ = rows[base + "/lengths-differ"]
+    assert differ.outcome == FAILED and differ.reason.startswith("bad response: Duplicate Content-Length")
+
+    # What the HTTP client refused of an answer is in the crawl's log, not bare on stderr.
+    assert rows[base + "/bad-cookie"].outcome == FETCHED
+    assert (
+        "Can not load cookies: Illegal cookie name"
+        in (result.snapshot.root / "logs" / "crawl.log").read_text()
+    )
+
+    chunked = rows[base + "/many-chunks"]
+    assert (chunked.outcome, chunked.length, chunked.tries) == (FETCHED, 200_000, 1), chunked
+
+    # A redirect that leads nowhere a crawl can go is archived as sent, and its row says why.
+    for path, (location, why) in NOWHERE.items():
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.redirect_to) == (FETCHED, 302, None), row
+        assert row.reason == why + ": archived as sent" + (", not followed" if location else "")
+        assert row.local_path and (result.snapshot.mirror_dir / row.local_path).is_file()
+
+
+HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+
+
+async def _big_heads(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    path = request.path
+    if path == "/":
+        links = ("/cookies", "/headers", "/hinted", "/huge-head", "/endless-hints")
+        _answer(writer, b"200 OK", "".join(f'<a href="{p}">{p}</a>' for p in links).encode())
+    elif path == "/cookies":  # many headers, a small head: browsers take it
+        _answer(writer, b"200 OK", b"<p>cookies</p>", *(b"Set-Cookie: c%d=v; Path=/" % i for i in range(150)))
+    elif path == "/headers":
+        _answer(writer, b"200 OK", b"<p>headers</p>", *(b"X-H%d: v" % i for i in range(900)))
+    elif path == "/hinted":  # interim answers before the answer itself
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n" + HINTS * 3)
+        _answer(writer, b"200 OK", b"<p>hinted</p>")
+    elif path == "/huge-head":  # a head of 1 MiB in few headers, each under aiohttp's bound
+        _answer(writer, b"200 OK", b"<p>huge</p>", *(b"X-Big%d: " % i + b"b" * 10_000 for i in range(100)))
+    elif path == "/endless-hints":  # interim answers that never end: each one small
+        with contextlib.suppress(ConnectionError):
+            while not writer.transport.is_closing():
+                writer.write(HINTS * 100)
+                await writer.drain()
+                await asyncio.sleep(0.001)
+    else:
+        _answer(writer, b"404 Not Found")
+    return False
+
+
+async def test_a_head_is_bounded_by_its_size_not_by_its_count_of_headers(run_crawl):
+    """Browsers take an answer with hundreds of headers, and bound its head at 256 KiB; so do
+    we, interim (1xx) answers included: a head without end is refused well before --timeout."""
+    result, base = await _crawl(_big_heads, run_crawl, max_tries=1, timeout=30, sitemaps=False)
+    rows = manifest_rows(result.snapshot.root)
+    for path, body in (
+        ("/cookies", b"<p>cookies</p>"),
+        ("/headers", b"<p>headers</p>"),
+        ("/hinted", b"<p>hinted</p>"),
+    ):
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.length) == (FETCHED, 200, len(body)), row
+    for path in ("/huge-head", "/endless-hints"):
+        row = rows[base + path]
+        assert (row.outcome, row.reason) == (FAILED, "bad response: the answer's head runs past 256 KiB"), row
+    with open(result.snapshot.root / "warc" / rows[base + "/cookies"].warc_file, "rb") as warc:
+        warc.seek(rows[base + "/cookies"].warc_offset)
+        record = next(iter(ArchiveIterator(warc)))
+        cookies = [value for name, value in record.http_headers.headers if name.lower() == "set-cookie"]
+        assert len(cookies) == 150
+
+
+def _payloads(root: Path) -> dict[str, bytes]:
+    """The payload of each response record in the snapshot at ``root``, by URL."""
+    payloads = {}
+    for path in sorted((root / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as warc:
+            for record in ArchiveIterator(warc):
+                if record.rec_type == "response":
+                    payloads[record.rec_headers.get_header("WARC-Target-URI")] = (
+                        record.content_stream().read()
+                    )
+    return payloads
 
 
 async def _busy_robots(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
@@ -127,6 +289,20 @@ async def test_stray_bytes_on_a_reused_connection_fail_one_try_not_the_url(run_c
 @pytest.mark.parametrize("value", ["\u00b2", "\u00b9\u00b2", "\u0663", "1\u00b2", " 12 "])
 def test_retry_after_reads_ascii_digits_only(value):
     assert parse_retry_after(value) == (12.0 if value == " 12 " else None)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("9" * 5000, None),  # int() refuses more than 4300 digits
+        ("0" * 5000 + "12", 12.0),
+        ("9" * 100, 1e100),
+        ("Mon, 01 Jan 2024 99999999999999999999:00:00 GMT", None),  # too big for a C long
+        ("Mon, 01 Jan 99999999 00:00:00 GMT", None),
+    ],
+)
+def test_retry_after_of_absurd_size_reads_as_none_or_a_number(value, seconds):
+    assert parse_retry_after(value) == seconds
 
 
 UNASKED = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 21\r\n\r\n<p>not yours</p>EVIL"
@@ -180,14 +356,7 @@ async def test_bytes_after_a_body_belong_to_no_answer(framing, later, close, run
         ("/", "/a", "/b", "/c"), 200
     )
     assert (rows[base + "/a"].outcome, rows[base + "/a"].length) == (FETCHED, 5)
-    payloads = {}
-    for path in sorted((root / "warc").glob("*.warc.gz")):
-        with open(path, "rb") as warc:
-            for record in ArchiveIterator(warc):
-                if record.rec_type == "response":
-                    payloads[record.rec_headers.get_header("WARC-Target-URI")] = (
-                        record.content_stream().read()
-                    )
+    payloads = _payloads(root)
     assert payloads[base + "/a"] == b"hello"
     assert (payloads[base + "/b"], payloads[base + "/c"]) == (b"<p>page b</p>", b"<p>page c</p>")
     assert server.hits("/b") == server.hits("/c") == 1  # each answered by the server, to its request

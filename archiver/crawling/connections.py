@@ -5,21 +5,39 @@ A server may send bytes after an answer: a Content-Length too small, bytes after
 chunk, or an answer of its own shaped for the next request on the connection. RFC 9112
 (section 6.3, after RFC 7230 section 3.3.3) forbids a client to take them for the answer
 to a later request. aiohttp closes a connection whose answer came with bytes after it in
-the same read; bytes that come later, while the connection waits in the pool, it parses
-and keeps, and the next request sent on it gets them as its answer. Here such a
-connection is closed as soon as they come, and the pool never hands it out.
+the same read when they read as an answer; when they do not (``hello world`` after a
+Content-Length of 5, a body after a 204), it failed the whole answer, whole as it was.
+Bytes that come later, while the connection waits in the pool, it parses and keeps, and
+the next request sent on it gets them as its answer. Here the answer is kept and such
+bytes dropped, whenever they come, and the connection is closed: the pool never hands it
+out.
 
 A server may also close a kept-alive connection as a request goes out on it (a short
 keep-alive timeout, or a close after each answer without ``Connection: close``): that
 request was never taken, and RFC 9112 (section 9.3.1) lets a client send it again on a
 new connection, as browsers do. ``ConnectionUse`` tells the fetcher whether that is
 what happened, and asks the pool for a new connection for the request sent again.
+
+A server may send an answer's head without end, or many interim (1xx) answers before it:
+aiohttp bounds each header line and the count of headers, not their sum. Here the heads of
+an answer, its interim ones included, are read up to MAX_HEAD_BYTES, as browsers bound them
+(Chromium at 256 KiB): past that the answer is a broken message, however few headers it has.
+
+A body may break HTTP's framing half way (a chunk size that is no number). aiohttp then
+failed the whole answer when the break came in the read that brought its head, and when
+it came later, left the body's reader waiting for bytes that never come, until --timeout.
+Here the body ends where the framing broke, as a body cut short, whenever the break comes.
+
+A head may give the same Content-Length twice (a proxy adding the field again): aiohttp's
+parser refuses it, browsers take it. Here the second is renamed X-Archiver-Content-Length
+before the parser reads the head (one_content_length), and the WARC keeps it so named.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -28,10 +46,124 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ConnectionKey
+from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError
 
 if TYPE_CHECKING:
     from aiohttp.connector import Connection
     from aiohttp.tracing import Trace
+
+MAX_HEAD_BYTES = 256 * 1024
+"""Most bytes of an answer's heads (status lines and headers, interim answers included)."""
+MAX_HEADERS = 1000
+"""Most header fields of one answer: aiohttp's own bound (128 by default) refuses answers
+browsers take, such as a page setting 150 cookies. aiohttp counts the trailers of a chunked
+body with the head, and MAX_HEAD_BYTES does not bound them: this does, with the bound of
+each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
+
+
+_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*([0-9]+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+LENGTH_RENAMED = b"X-Archiver-"
+"""What a Content-Length field that says again what the first said is renamed with."""
+
+
+def one_content_length(head: bytes) -> bytes:
+    """``head`` (a whole head, as received) with each Content-Length field after the first
+    renamed X-Archiver-Content-Length when all give the same length: RFC 9110 (section 8.6)
+    lets a recipient take them for one, browsers do, and aiohttp's parser refuses a second one.
+
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\ncontent-length: 02\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-content-length: 02\\r\\n\\r\\n'
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 3\\r\\n\\r\\n")[-21:]
+    b'Content-Length: 3\\r\\n\\r\\n'
+    """
+    fields = list(_CONTENT_LENGTH.finditer(head))
+    if len(fields) < 2 or len({field[1].lstrip(b"0") for field in fields}) != 1:
+        return head  # one, or lengths that differ: the parser refuses those, as browsers do
+    for field in reversed(fields[1:]):
+        head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
+    return head
+
+
+def _ends_head(piece: bytes) -> bool:
+    return piece.endswith((b"\n\n", b"\n\r\n"))
+
+
+class _AnswerParser:
+    """aiohttp's parser of the answer to one request on a connection: it refuses heads that run
+    past MAX_HEAD_BYTES (the parser has then read one read past it: a few hundred KiB), and
+    drops what comes after the answer is whole (module docstring).
+
+    A parser fed its input in any pieces parses it alike: each head is fed apart from what
+    follows it, so the answer's message is out of the parser before bytes after its body can
+    make it fail."""
+
+    def __init__(self, parser: Any, protocol: _WatchedHandler) -> None:
+        self._parser = parser
+        self._protocol = protocol
+        self._head_bytes = 0
+        self._at_head_start = True
+        """True when the next byte begins a head (the answer's, or an interim one's)."""
+        self._answer: Any = None
+        """The answer's payload once its head came (a StreamReader)."""
+        self._done = False
+        """True once the parser failed after the answer's head: all that follows is dropped."""
+
+    def feed_data(self, data: bytes) -> tuple[list[Any], bool, bytes]:
+        if self._done:
+            return [], False, b""
+        messages: list[Any] = []
+        while True:  # once at least: fed nothing, the parser goes on with what it held back
+            piece, data = self._next_piece(data)
+            in_head = self._answer is None
+            if in_head and self._at_head_start and _ends_head(piece):
+                piece = one_content_length(piece)
+            try:
+                found, upgraded, tail = self._parser.feed_data(piece)
+            except HttpProcessingError:
+                if self._answer is None:
+                    raise  # a broken head: no answer came
+                self._end()
+                return messages, False, b""
+            messages += found
+            if in_head:
+                self._at_head_start = _ends_head(piece)
+                self._count_head(piece, found)
+            if upgraded:
+                return messages, True, tail + data
+            if not data:
+                return messages, False, b""
+
+    def _end(self) -> None:
+        """The parser failed once the answer's head came: on bytes after the whole answer, all
+        dropped, or half way through its body, which ends there, ``broken`` (aiohttp forgets a
+        body whose framing breaks: its reader would wait for bytes that never come)."""
+        self._done = True
+        self._protocol.force_close()
+        if not self._answer.is_eof():
+            # Ended, not failed: a reader gets every byte that came before the break.
+            self._protocol.broken = True
+            if self._answer.exception() is None:
+                self._answer.feed_eof()
+
+    def _next_piece(self, data: bytes) -> tuple[bytes, bytes]:
+        """``data`` cut after its first blank line while the answer's head is coming."""
+        if self._answer is not None:
+            return data, b""
+        ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := data.find(end)) != -1]
+        cut = min(ends, default=len(data))
+        return data[:cut], data[cut:]
+
+    def _count_head(self, piece: bytes, found: list[Any]) -> None:
+        self._head_bytes += len(piece)
+        for message, payload in found:
+            if not 100 <= message.code < 200 or message.code == 101:
+                self._answer = payload  # the answer itself has come: what follows is its body
+                return
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
 
 
 class _WatchedHandler(ResponseHandler):
@@ -45,11 +177,15 @@ class _WatchedHandler(ResponseHandler):
     pool hands out with this above 0 is a reused connection (a closed one is never handed out)."""
     received = 0
     """Bytes received since the current request went out."""
+    broken = False
+    """True if the current answer's body broke HTTP's framing: it ended there, cut short."""
 
     def set_response_params(self, **params: Any) -> None:
         self.idle = False  # a request is about to be sent: what comes next is its answer
         self.received = 0
+        self.broken = False
         super().set_response_params(**params)
+        self._parser = _AnswerParser(self._parser, self)  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         if self.idle and data:
@@ -71,6 +207,12 @@ class ConnectionUse:
     """True if the pool handed out a connection that had carried an earlier answer."""
     protocol: _WatchedHandler | None = None
     """The connection's protocol; None until the pool hands one out."""
+
+    @property
+    def answer_broken(self) -> bool:
+        """True if the answer's body broke HTTP's framing half way (a chunk size that is no
+        number): the body the fetcher read ends there, cut short."""
+        return self.protocol is not None and self.protocol.broken
 
     @property
     def lost_before_answer_on_reuse(self) -> bool:

@@ -37,7 +37,7 @@ from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
-from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_target
+from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.referrer_policy import header_policy
 from archiver.scope import EXCLUDED, Scope
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
@@ -369,7 +369,8 @@ class Crawler:
         )
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
-        row = self._row(item, FETCHED, title=prepared.title, render_reason=reason, **facts)
+        nowhere = redirect_nowhere(status, location, item.url)
+        row = self._row(item, FETCHED, reason=nowhere, title=prepared.title, render_reason=reason, **facts)
         if prepared.exchange is not None and not self.writer.reads_body(content_type):
             # Its records are encoded: the writer only appends them. The body (up to a MiB, and
             # a hundred captures may wait for the writer) goes now.

@@ -31,7 +31,7 @@ import aiohttp.abc
 from yarl import URL
 
 from archiver.config import CrawlConfig
-from archiver.crawling.connections import ConnectionUse, WatchedConnector, connection_use
+from archiver.crawling.connections import MAX_HEADERS, ConnectionUse, WatchedConnector, connection_use
 from archiver.crawling.cookies import SiteCookieJar, load_cookies, request_context
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
@@ -226,6 +226,7 @@ class Fetcher:
             trust_env=False,
             max_line_size=MAX_HEADER_BYTES,
             max_field_size=MAX_HEADER_BYTES,
+            max_headers=MAX_HEADERS,
         )
         # aiohttp sends a request a second time, silently, whenever its connection closes
         # before the answer, even a new connection whose server took the request: a try
@@ -460,3 +461,5 @@ class Fetcher:
             # aiohttp raises ClientPayloadError for a body short of its Content-Length or
             # of its last chunk, and for a connection reset half way: the peer cut it.
             received.truncated = "disconnect"
+        if received.connection is not None and received.connection.answer_broken:
+            received.truncated = "unspecified"

@@ -118,9 +118,17 @@ def crawl_log(snapshot: Snapshot, log_format: str = "text") -> Iterator[None]:
     logger.addHandler(handler)
     level = logger.level
     logger.setLevel(logging.INFO)
+    # aiohttp says on its own loggers what it refused of an answer (a cookie whose name is no
+    # token): into the crawl's log with the rest, not bare on stderr (logging's last resort).
+    library = logging.handlers.MemoryHandler(1, logging.WARNING, file_handler)
+    library.setLevel(logging.WARNING)
+    aiohttp_logger = logging.getLogger("aiohttp")
+    aiohttp_logger.addHandler(library)
     try:
         yield
     finally:
+        aiohttp_logger.removeHandler(library)
+        library.close()
         logger.removeHandler(handler)
         logger.setLevel(level)
         handler.close()

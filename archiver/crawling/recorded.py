@@ -26,7 +26,7 @@ from archiver.crawling.frontier import Frontier
 from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
 from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
-from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_target
+from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -100,7 +100,7 @@ class RecordedFetch:
                 length=capture.body_length,
                 truncated=capture.truncated is not None,
                 outcome=FAILED if outcome.error else FETCHED,
-                reason=outcome.error,
+                reason=outcome.error or redirect_nowhere(capture.status, capture.header("location"), url),
             )
             location = capture.header("location")
             target = redirect_target(location, url)

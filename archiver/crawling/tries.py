@@ -18,8 +18,13 @@ from archiver.warc.capture import Capture
 
 REFUSED = {401: "authentication required", 403: "access forbidden", 407: "proxy authentication required"}
 """Answers that keep the resource from us: recorded with their status, as failures."""
-CUT_BY_PEER = {"disconnect": "the connection ended", "time": "the timeout"}
-"""WARC-Truncated values that mean the peer cut the body short (not our --max-file-size)."""
+CUT_BY_PEER = {
+    "disconnect": "when the connection ended",
+    "time": "at the timeout",
+    "unspecified": "where the answer broke HTTP's framing (a bad chunk, too many trailers)",
+}
+"""WARC-Truncated values that mean the peer cut the body short (not our --max-file-size), and
+how its reason says it."""
 
 
 def retry_delay(tries: int, base: float, retry_after: float | None, cap: float) -> float:
@@ -36,10 +41,10 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     value = value.strip()
     seconds = whole_number(value)
     if seconds is not None:
-        return float(seconds)
+        return float(seconds)  # at most MAX_DIGITS digits: float() takes it
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an hour of 20 digits
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
@@ -52,7 +57,7 @@ def cut_reason(capture: Capture, timeout: float) -> str | None:
         return None
     declared = whole_number(capture.header("content-length"))
     of = f" of {declared}" if declared is not None else ""
-    when = f"at the {timeout:g} s timeout" if capture.truncated == "time" else "when the connection ended"
+    when = f"at the {timeout:g} s timeout" if capture.truncated == "time" else CUT_BY_PEER[capture.truncated]
     return f"body cut short after {capture.body_length}{of} bytes {when}"
 
 

@@ -42,7 +42,8 @@ class Capture:
     """sha1:BASE32 of the body, computed while it streamed in."""
     ip_address: str | None = None
     truncated: str | None = None
-    """Why the body was cut short, as WARC-Truncated says it: length, time or disconnect."""
+    """Why the body was cut short, as WARC-Truncated says it: length, time, disconnect or
+    unspecified (the answer broke HTTP's framing half way)."""
     not_modified: NotModified | None = None
     """Set when the server answered 304: the status, headers and body above are then those of
     the stored response it confirmed (so the page is parsed and mirrored as usual), and the
