@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from conftest import manifest_rows
 from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
 from test_crash import records_by_url
 
@@ -83,6 +84,34 @@ async def test_the_sitemaps_are_read_when_the_node_reading_them_is_lost(tmp_path
         code, text = await run_archiver(*args, "--node", "n2")
         assert code == 0, text
         assert site.hits["/sitemap.xml"] == 2
+        await check_snapshot(output, site)
+        # Its row too: claimed outside the queue by the node lost, it was recorded by nobody.
+        rows = manifest_rows(output, for_crawlers=True)
+        assert rows[site.url("/sitemap.xml")].status == 200 and rows[site.url("/robots.txt")].status == 404
+    finally:
+        await site.close()
+
+
+async def test_a_node_killed_while_it_fetches_robots_txt_holds_up_nobody_and_loses_no_row(
+    tmp_path, redis_url
+):
+    """A node killed while it fetched a host's robots.txt held the crawl's lock on it for --timeout
+    + 30 s (here 150 s): the other nodes waited that long for its answer. And nobody recorded the
+    robots.txt (claimed outside the queue by the node lost): the merged manifest had no row of it.
+    Now another node takes its turn once its heartbeat has run out (--node-timeout), and records it."""
+    site = TreeSite(20)
+    arrived, _ = site.hold("/robots.txt")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "robots", "--node-timeout", "2", "--timeout", "120")
+        first = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        os.kill(first.pid, signal.SIGKILL)
+        await finish(first)
+        code, text = await run_archiver(*args, "--node", "n2", seconds=60)  # a hang guard: not 150 s
+        assert code == 0, text
+        assert manifest_rows(output, for_crawlers=True)[site.url("/robots.txt")].status == 404
         await check_snapshot(output, site)
     finally:
         await site.close()

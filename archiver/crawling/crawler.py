@@ -30,7 +30,7 @@ from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
 from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
-from archiver.crawling.frontier import SITEMAPS_JOB, Frontier, QueueItem
+from archiver.crawling.frontier import Frontier, QueueItem
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
 from archiver.crawling.preparing import Prepare
 from archiver.crawling.settling import Settling
@@ -38,8 +38,9 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_target
-from archiver.scope import EXCLUDED, Scope
+from archiver.scope import EXCLUDED, ROBOTS_UNREACHABLE, Scope
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.urls import host_of
 from archiver.warc.capture import Capture
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ log = logging.getLogger("archiver.crawl")
 
 DEFER_PAUSE = 0.01
 """Seconds a worker rests after putting back a URL whose host is busy."""
+UNREACHABLE_KEPT = 10_000
+"""URLs of a host whose robots.txt is out of reach kept to queue again once it answers; those past
+them stay skipped (a resumed crawl asks again)."""
 
 
 class Crawler:
@@ -83,12 +87,17 @@ class Crawler:
         """--max-pages and --max-bytes: counted here, or across crawl nodes (redis_budget.py)."""
         self.controls = controls or Controls()
         """What an operator changed while the crawl runs: a pause, excludes (crawling/control.py)."""
-        self.sitemaps: Callable[[QueueItem], Awaitable[None]] | None = None
-        """Does what a SITEMAPS_JOB item asks: read an origin's sitemaps (crawling/sitemap_stage.py)."""
+        self.jobs: dict[str, Callable[[QueueItem], Awaitable[None]]] = {}
+        """What does the job of a queue item that is no URL to fetch, by its ``found_by``: read an
+        origin's sitemaps (frontier.SITEMAPS_JOB), record its robots.txt (ROBOTS_JOB)."""
         self._stop = asyncio.Event()
         self._agent = robots_agent(config.user_agent)
         self._sources: set[asyncio.Task[None]] = set()
         """Tasks that queue URLs found outside the pages (feed())."""
+        self._unreachable: dict[str, list[QueueItem]] = {}
+        """URLs skipped because their host's robots.txt is out of reach, by host: queued again
+        once it answers (_watch_robots)."""
+        self._watchers: set[asyncio.Task[None]] = set()
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched against --max-pages and --max-bytes."""
@@ -155,7 +164,7 @@ class Crawler:
             try:
                 await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for task in (*workers, drained, stopped, *self._sources):
+                for task in (*workers, drained, stopped, *self._sources, *self._watchers):
                     task.cancel()
 
     async def _drained(self) -> None:
@@ -195,9 +204,8 @@ class Crawler:
                 await self.controls.running()  # paused while this worker waited for an item
                 if self.stopped:
                     pass
-                elif item.found_by == SITEMAPS_JOB:
-                    if self.sitemaps is not None:
-                        await self.sitemaps(item)
+                elif item.found_by in self.jobs:
+                    await self.jobs[item.found_by](item)
                     handled = True
                 elif self.settling.taken_ahead(item.url):
                     handled = True
@@ -266,7 +274,38 @@ class Crawler:
         if reason is None:
             return True
         await self._skip(item, reason)
+        if reason == ROBOTS_UNREACHABLE:
+            self._keep_unreachable(item)
         return False
+
+    def _keep_unreachable(self, item: QueueItem) -> None:
+        """Keep ``item``, skipped for its host's robots.txt out of reach, to queue it again once
+        the robots.txt answers: the first such URL of a host starts _watch_robots."""
+        key = host_of(item.url)
+        kept = self._unreachable.get(key)
+        if kept is None:
+            kept = self._unreachable[key] = []
+            watcher = asyncio.create_task(self._watch_robots(key, item.url))
+            self._watchers.add(watcher)
+            watcher.add_done_callback(self._watchers.discard)
+        if len(kept) < UNREACHABLE_KEPT:
+            kept.append(item)
+
+    async def _watch_robots(self, key: str, url: str) -> None:
+        """Ask the robots.txt of ``url``'s host again as often as the politeness lets it be asked
+        (it backs off), and queue again the URLs skipped meanwhile once it answers. Ends with the
+        crawl (cancelled): those URLs then stay skipped."""
+        try:
+            while await self.policy.refusal(url) == ROBOTS_UNREACHABLE:
+                await asyncio.sleep(max(self.config.robots_retry / 4, 0.01))
+            kept = self._unreachable.pop(key, [])
+            log.info("robots.txt of %s answers: its %d URL(s) skipped meanwhile are queued", key, len(kept))
+            for item in kept:
+                await self.frontier.put(item)
+        except WriteError as exc:
+            self.stop(f"write error: {exc}")
+        except Exception as exc:  # the crawl goes on; these URLs stay skipped, resumable
+            log.warning("robots.txt of %s asked again: %s: %s", key, type(exc).__name__, exc)
 
     async def _handle(self, item: QueueItem) -> None:
         if not await self._admitted(item):

@@ -72,6 +72,10 @@ SITEMAPS_JOB = "sitemaps"
 """``found_by`` of an item that is no URL to fetch but the reading of the sitemaps of the origin
 ``url`` (``scheme://host``): a crawl shared by nodes queues it, so that when the node reading
 them is lost, another reads them (crawling/sitemap_stage.py)."""
+ROBOTS_JOB = "robots.txt"
+"""``found_by`` of an item that is the fetching of the robots.txt of the origin ``url``, to record
+it: a crawl shared by nodes queues it when the node that fetched it is lost before its rows were
+stored (the others go on with the rules that node shared)."""
 
 
 class Frontier(Protocol):
@@ -126,13 +130,21 @@ class Frontier(Protocol):
         """The ``urls`` not claimed before (as far as this process knows), in their order:
         seen() for all of a page's links at once, most of which were met before."""
 
-    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
+    async def claim(
+        self, urls: Sequence[str], items: Sequence[QueueItem] | None = None, redo: QueueItem | None = None
+    ) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first, False if it was already.
 
         ``items``: what each URL is to be queued as, put() next by this process. None: the
         URLs are fetched and recorded outside the queue (robots.txt, sitemaps, what an
-        earlier run of a resumed crawl did), so a shared backend does not wait for them.
+        earlier run of a resumed crawl did), so a shared backend does not wait for them;
+        ``redo`` is then the job (ROBOTS_JOB, SITEMAPS_JOB) that records them again if this
+        process is lost before recorded() is said of them: a shared backend holds them till then.
         """
+
+    def recorded(self, urls: Sequence[str]) -> None:
+        """The rows of ``urls``, claimed with a ``redo`` job, are handed to the writer: a shared
+        backend lets go of them once the writer has committed them."""
 
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
         """Queue an item (its URL already claimed), to be got no sooner than ``delay`` seconds
@@ -289,10 +301,15 @@ class _LocalFrontier:
             timer.cancel()
         self._timers.clear()
 
-    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
+    async def claim(
+        self, urls: Sequence[str], items: Sequence[QueueItem] | None = None, redo: QueueItem | None = None
+    ) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first (the items are put next)."""
         claim = self._seen.claim
         return [claim(url) for url in urls]
+
+    def recorded(self, urls: Sequence[str]) -> None:
+        """Nothing to let go of: this process holds its claims until it ends."""
 
     def seen(self, url: str) -> bool:
         """True if ``url`` was claimed before."""

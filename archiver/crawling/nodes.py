@@ -378,7 +378,9 @@ async def _heartbeat(crawl: RedisCrawl, member: Membership, halt: asyncio.Future
 
 def _backend(crawl: RedisCrawl, member: Membership, joined: int, root: Snapshot) -> Backend:
     def policy(config: CrawlConfig, fetch_robots: FetchRobots) -> RedisHostPolicy:
-        return RedisHostPolicy(crawl, **policy_options(config, fetch_robots), hold=config.timeout + 30)
+        return RedisHostPolicy(
+            crawl, member, **policy_options(config, fetch_robots), hold=config.timeout + 30
+        )
 
     return Backend(
         frontier=lambda snapshot, writer: RedisFrontier(crawl, member, writer, NodeParts(root, member.node)),
