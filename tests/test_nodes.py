@@ -299,3 +299,28 @@ async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_starte
     assert set(tree.hits) - FOR_CRAWLERS == tree.page_paths()
     code, report = await run_archiver("verify", str(output))
     assert code == 0, report
+
+
+async def test_where_a_seed_redirects_is_in_scope_on_every_node(site, tmp_path, redis_url):
+    """A seed that redirects to another host brings that host into the crawl's scope. Only the
+    node that fetched the seed knew it: another node took the pages of that host from the queue
+    and skipped their links as out of scope, so the pages only it met were not archived."""
+    tree = TreeSite(300, latency=0.01)
+    await tree.start()
+    try:
+        site.redirect("/", tree.url("/"))
+        await site.start()
+        output = tmp_path / "snap"
+        args = node_args(site.url("/"), output, redis_url, "landed", "--concurrency", "4", "--no-sitemaps")
+        nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+        for process in nodes:
+            code, text = await finish(process)
+            assert code == 0, text
+        merged = rows_of(output / "manifest.sqlite3")
+        assert {url for url, outcome in merged.items() if outcome == FETCHED} >= {
+            tree.url(path) for path in tree.page_paths()
+        }
+        code, report = await run_archiver("verify", str(output))
+        assert code == 0, report
+    finally:
+        await tree.close()

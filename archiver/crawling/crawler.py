@@ -375,8 +375,12 @@ class Crawler:
             await self._handle_redirect(item, capture, target, facts)
             return
         if item.depth == 0 and item.found_by == "redirect":
-            # Where a seed's redirect chain lands is part of the seed: it joins the scope.
-            self.scope = self.scope.with_seeds([item.url])
+            # Where a seed's redirect chain lands is part of the seed: it joins the scope (of
+            # every process of a shared crawl, before they take the page's links).
+            self.scope = self.scope.with_seeds(await self.frontier.widen([item.url]))
+        elif not item.requisite and not self.scope.in_bounds(item.url):
+            # A page another process queued: where a seed landed there, as it may know only.
+            self.scope = self.scope.with_seeds(await self.frontier.widen([]))
         mime = mime_type(content_type)
         parse = is_parsed(status, mime)
         renderer = self.renderer if parse and mime in HTML_TYPES else None

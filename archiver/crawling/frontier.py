@@ -146,6 +146,11 @@ class Frontier(Protocol):
         """The rows of ``urls``, claimed with a ``redo`` job, are handed to the writer: a shared
         backend lets go of them once the writer has committed them."""
 
+    async def widen(self, landings: Sequence[str]) -> list[str]:
+        """Note ``landings`` (pages where a seed's redirects landed, which join the crawl's scope as
+        seeds) and return every landing noted so far, by any process of the crawl: a process
+        that takes a page its scope does not hold asks, before it judges the page's links."""
+
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
         """Queue an item (its URL already claimed), to be got no sooner than ``delay`` seconds
         from now (a failed try waiting to be tried again)."""
@@ -256,6 +261,7 @@ class _LocalFrontier:
         self._came_due = asyncio.Event()
         self._unfinished = 0
         """Items queued, or got and not marked done."""
+        self._landings: dict[str, None] = {}
 
     async def __aenter__(self) -> Self:
         return self
@@ -310,6 +316,11 @@ class _LocalFrontier:
 
     def recorded(self, urls: Sequence[str]) -> None:
         """Nothing to let go of: this process holds its claims until it ends."""
+
+    async def widen(self, landings: Sequence[str]) -> list[str]:
+        """Note ``landings``; every landing noted so far (by this process: the only one)."""
+        self._landings.update(dict.fromkeys(landings))
+        return list(self._landings)
 
     def seen(self, url: str) -> bool:
         """True if ``url`` was claimed before."""

@@ -173,6 +173,13 @@ class RedisFrontier:
         self._recorded.extend((url_digest(url), mark) for url in urls)
         self._wake.set()
 
+    async def widen(self, landings: Sequence[str]) -> list[str]:
+        """Note ``landings`` in the crawl's ``landings`` set; every one any node noted so far."""
+        key = self._crawl.key("landings")
+        if landings:
+            await call(self._crawl.client.sadd(key, *landings))
+        return sorted(bytes(member).decode() for member in await call(self._crawl.client.smembers(key)))
+
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
         """Queue ``item`` (in ``delay`` seconds); pushed with the next batch, a moment later.
 

@@ -20,6 +20,7 @@ Every key of crawl ``NAME`` starts with ``archiver:NAME:``::
     slots:HOST, next:HOST, robots, robots-lock:HOST   politeness shared by every node (redis_politeness.py)
     control, status                 live control (redis_control.py)
     settings        the crawl's settings, as the first node gave them
+    landings        set of the pages where the seeds' redirects landed: the scope of every node
 
 A node that stops heartbeating is given up by the others: its leased items go
 back to the queue (their tries counted), and so do the items it claimed but
