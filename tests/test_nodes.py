@@ -324,3 +324,16 @@ async def test_where_a_seed_redirects_is_in_scope_on_every_node(site, tmp_path, 
         assert code == 0, report
     finally:
         await tree.close()
+
+
+async def test_a_node_starts_where_the_first_node_was_killed_as_it_made_the_folder(tree, tmp_path, redis_url):
+    """The first node makes the shared folder, then writes its crawl.json. Killed in between, it
+    left an empty nodes/ folder, and every node started after it was refused ("output folder is
+    not empty") until the folder was removed by hand."""
+    output = tmp_path / "snap"
+    for folder in ("warc", "indexes", "logs", "nodes"):
+        (output / folder).mkdir(parents=True)
+    (output / ".lock").write_bytes(b"")
+    code, text = await run_archiver(*node_args(tree.url(), output, redis_url, "made", "--max-pages", "5"))
+    assert code == 0, text
+    assert len(rows_of(output / "manifest.sqlite3")) >= 5
