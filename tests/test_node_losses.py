@@ -275,3 +275,25 @@ async def test_a_node_killed_and_started_again_under_its_name_finishes_the_crawl
         await check_snapshot(output, site)
     finally:
         await site.close()
+
+
+async def test_a_node_killed_in_a_fetch_frees_its_host_slot_once_it_is_given_up(tmp_path, redis_url):
+    """A host's slots are shared: a node killed in a fetch held its slot until the slot expired,
+    --timeout + 30 s later (here 150 s); with --host-concurrency 1, no node fetched from that
+    host meanwhile. Now the slot of a node given up (its heartbeat ran out) is free at once."""
+    site = TreeSite(20)
+    arrived, _ = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "slot", "--node-timeout", "2", "--timeout", "120")
+        args += ["--host-concurrency", "1"]
+        first = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        os.kill(first.pid, signal.SIGKILL)
+        await finish(first)
+        code, text = await run_archiver(*args, "--node", "n2", seconds=60)  # a hang guard: not 150 s
+        assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()

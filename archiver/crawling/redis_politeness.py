@@ -8,7 +8,8 @@ robots.txt is fetched by one node and kept in the ``robots`` hash for the others
 fetching it holds ``robots-lock:HOST`` for as long as it is a member of the
 crawl: the others wait for its answer, and take its turn as soon as its
 heartbeat has run out (they give it up then). A slot expires on its own after
-the longest a fetch can take, so a node that dies frees its slots.
+the longest a fetch can take, and is free as soon as its node's heartbeat has
+run out: a node that dies holds up no host.
 
 Each node also holds a host's limit locally, so only as many of its workers
 as the host has slots ask Redis; the rest wait at home or serve other hosts.
@@ -137,12 +138,12 @@ class RedisHostPolicy(HostPolicy):
         async with host.freed:
             await host.freed.wait_for(lambda: host.active < host.limit)
             host.active += 1
-        holder = uuid.uuid4().bytes
+        holder = f"{self._member.node}\n{uuid.uuid4().hex}"
         keys = [self._crawl.key(f"slots:{host_of(url)}"), self._crawl.key(f"next:{host_of(url)}")]
         acquired = False
         try:
             while True:
-                args = [holder, host.limit, round(host.delay * 1000), self._hold_ms]
+                args = [holder, host.limit, round(host.delay * 1000), self._hold_ms, self._crawl.prefix]
                 wait = int(await call(self._crawl.scripts["acquire"](keys=keys, args=args)))
                 if wait == 0:
                     acquired = True
