@@ -297,3 +297,32 @@ async def test_a_node_killed_in_a_fetch_frees_its_host_slot_once_it_is_given_up(
         await check_snapshot(output, site)
     finally:
         await site.close()
+
+
+async def test_a_crawl_whose_last_node_is_killed_building_the_mirror_is_finished_by_a_node_started_again(
+    tmp_path, redis_url
+):
+    """The last node out merged the parts, marked the crawl finished in Redis, then built the
+    mirror. Killed while it built it, it left a finished crawl with no mirror: a node started
+    again was refused ("crawl ... is finished"). The crawl is marked finished once its mirror is
+    built: a node started again merges the parts and builds the mirror."""
+    from archiver.mirror.build import BUILD_FOLDER
+
+    site = TreeSite(600)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "mirrored", "--node", "n1")
+        node = archiver(*args)
+
+        async def building() -> bool:
+            return (output / BUILD_FOLDER).is_dir()
+
+        await until(building, seconds=120)
+        os.kill(node.pid, signal.SIGKILL)
+        await finish(node)
+        code, text = await run_archiver(*args)
+        assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
