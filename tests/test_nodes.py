@@ -337,3 +337,45 @@ async def test_a_node_starts_where_the_first_node_was_killed_as_it_made_the_fold
     code, text = await run_archiver(*node_args(tree.url(), output, redis_url, "made", "--max-pages", "5"))
     assert code == 0, text
     assert len(rows_of(output / "manifest.sqlite3")) >= 5
+
+
+async def test_a_shared_robots_txt_out_of_reach_is_asked_again_by_the_nodes(redis_url):
+    """The robots.txt answer one node stores for all says how long it is good for: one out of
+    reach is asked again after robots_retry (doubled while it stays out of reach), by any node."""
+    from archiver.crawling.redis_politeness import RedisHostPolicy
+    from archiver.crawling.redis_state import Membership, connect
+    from archiver.scope import ROBOTS_UNREACHABLE
+
+    crawl = connect(redis_url, "asked-again")
+    answers = [(503, b""), (503, b""), (200, b"User-agent: *\nDisallow: /private")]
+    asked: list[str] = []
+
+    async def fetch_robots(origin: str) -> tuple[int | None, bytes]:
+        asked.append(origin)
+        return answers[len(asked) - 1]
+
+    try:
+        policies = []
+        for node in ("A", "B"):
+            member = Membership(node, f"token-{node}", 100.0)
+            await crawl.run("register", args=[crawl.prefix, node, member.token, 100_000])
+            options = dict(concurrency=1, delay=0.0, obey_robots=True, user_agent="archiver")
+            policies.append(
+                RedisHostPolicy(crawl, member, **options, fetch_robots=fetch_robots, robots_retry=0.5)
+            )
+        a, b = policies
+        assert await a.refusal("http://h.test/public") == ROBOTS_UNREACHABLE
+        assert await b.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # A's answer, kept
+        assert asked == ["http://h.test"]
+        await asyncio.sleep(0.7)  # past robots_retry
+        assert await b.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # asked again, by B
+        assert await a.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # B's answer, kept
+        assert len(asked) == 2
+        entry = await crawl.client.hget(crawl.key("robots"), "h.test")
+        assert entry.startswith(b"503 ") and entry.endswith(b" 2\n")  # twice in a row: kept twice as long
+        await asyncio.sleep(1.2)
+        assert await a.refusal("http://h.test/public") is None
+        assert await b.refusal("http://h.test/private") == "robots"
+        assert len(asked) == 3
+    finally:
+        await crawl.close()
