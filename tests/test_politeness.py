@@ -271,3 +271,25 @@ async def test_a_robots_txt_is_asked_again_once_a_day_old(site, run_crawl):
     rows = manifest_rows(result.snapshot.root)
     assert (rows[site.url("/late")].outcome, rows[site.url("/late")].reason) == (SKIPPED, "robots")
     assert site.hits["/late"] == 0 and site.hits["/robots.txt"] >= 2
+
+
+async def test_rules_it_had_are_kept_while_a_robots_txt_asked_again_is_out_of_reach(site, run_crawl):
+    """RFC 9309 2.4: past its day, a robots.txt's rules are kept while it is out of reach. Asked
+    again and answered 503, it would keep the whole host out."""
+    answers = iter([web.Response(text="User-agent: *\nDisallow: /nothing\n")])
+
+    async def robots(request: web.Request) -> web.Response:
+        return next(answers, web.Response(status=503))
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.5)  # longer than the age limit
+        return web.Response(text='<a href="/late">late</a>', content_type="text/html")
+
+    site.handler("/robots.txt", robots)
+    site.page("/", links=["/slow"])
+    site.handler("/slow", slow)
+    site.page("/late")
+    await site.start()
+    result = await run_crawl(site.url("/"), robots_max_age=0.2, max_tries=1, sitemaps=False)
+    assert manifest_rows(result.snapshot.root)[site.url("/late")].outcome == FETCHED
+    assert site.hits["/robots.txt"] >= 2

@@ -231,7 +231,8 @@ class HostPolicy:
     once the answer is ``robots_max_age`` seconds old (RFC 9309 2.4: a day), or,
     for a robots.txt out of reach, ``robots_retry`` seconds old, doubled each time
     in a row it is (up to ROBOTS_RETRY_MAX): one bad minute of a server keeps its
-    host out for minutes, not for the rest of the crawl.
+    host out for minutes, not for the rest of the crawl. Rules it had are kept
+    while it is out of reach when asked again (RFC 9309 2.4).
     """
 
     def __init__(
@@ -300,7 +301,7 @@ class HostPolicy:
                     before = host.robots
                     host.robots, keep = await self._robots_rules(_host_url(url), host)
                     host.robots_until = time.monotonic() + keep
-                    if self._obey_robots and host.robots.out_of_reach and before is None:
+                    if self._obey_robots and host.robots.out_of_reach and before is not host.robots:
                         log.warning(
                             "robots.txt of %s is out of reach (a server error or no answer): none of"
                             " its URLs is fetched, as RFC 9309 asks, until it answers (it is asked"
@@ -323,6 +324,8 @@ class HostPolicy:
         status, body = await self._fetch_robots(host_url)
         rules = rules_from_response(status, body, self._agent)
         host.robots_misses = host.robots_misses + 1 if rules.out_of_reach else 0
+        if rules.out_of_reach and host.robots is not None and not host.robots.out_of_reach:
+            rules = host.robots  # RFC 9309 2.4: rules it had outlive their day while it is out of reach
         return rules, self.robots_keep(host.robots_misses)
 
     def robots_out_of_reach(self, url: str) -> bool:

@@ -124,6 +124,11 @@ class RedisHostPolicy(HostPolicy):
         if rules.out_of_reach:
             earlier = _entry(before) if before else None
             misses = 1 + (earlier[1] if earlier is not None else 0)
+            if earlier is not None:
+                kept = rules_from_response(earlier[0], earlier[2], self._agent)
+                if not kept.out_of_reach:
+                    # RFC 9309 2.4: rules it had outlive their day while it is out of reach.
+                    rules, status, body = kept, earlier[0], earlier[2]
         keep = self.robots_keep(misses)
         text = str(status) if status is not None else ""
         args = [name, text, round(keep * 1000), misses, body[:ROBOTS_MAX_BYTES]]
