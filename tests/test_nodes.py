@@ -379,3 +379,36 @@ async def test_a_shared_robots_txt_out_of_reach_is_asked_again_by_the_nodes(redi
         assert len(asked) == 3
     finally:
         await crawl.close()
+
+
+async def test_urls_parked_for_a_robots_txt_out_of_reach_outlive_the_node_that_parked_them(
+    redis_url, tmp_path
+):
+    """A node keeps the URLs it skipped for a robots.txt out of reach, to queue them again once it
+    answers. Kept in that node alone, they were lost with it: another node that found the
+    robots.txt answering queued only its own. They are kept in Redis, for any node to queue."""
+    from archiver.crawling.frontier import QueueItem
+    from archiver.crawling.node_parts import NodeParts
+    from archiver.crawling.redis_frontier import RedisFrontier
+    from archiver.crawling.redis_state import Membership, connect
+    from archiver.store.snapshot import Snapshot
+
+    crawl = connect(redis_url, "parked")
+    frontiers = {}
+    try:
+        for node in ("A", "B"):
+            member = Membership(node, f"token-{node}", 100.0)
+            await crawl.run("register", args=[crawl.prefix, node, member.token, 100_000])
+            frontiers[node] = RedisFrontier(crawl, member, NoCommits(), NodeParts(Snapshot(tmp_path), node))
+        a, b = frontiers["A"], frontiers["B"]
+        item = QueueItem("http://site.test/kept-out", 1, 5, found_by="link")
+        await a.park("site.test", item)
+        await crawl.client.delete(crawl.key("node:A"))  # kill -9
+        await crawl.run("reap", args=[crawl.prefix])
+        assert await b.unpark("site.test") == 1
+        assert await asyncio.wait_for(b.get(), 10) == item
+        assert await b.unpark("site.test") == 0
+    finally:
+        for frontier in frontiers.values():
+            await frontier.close()
+        await crawl.close()

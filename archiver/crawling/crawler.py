@@ -50,9 +50,6 @@ log = logging.getLogger("archiver.crawl")
 
 DEFER_PAUSE = 0.01
 """Seconds a worker rests after putting back a URL whose host is busy."""
-UNREACHABLE_KEPT = 10_000
-"""URLs of a host whose robots.txt is out of reach kept to queue again once it answers; those past
-them stay skipped (a resumed crawl asks again)."""
 
 
 class Crawler:
@@ -94,10 +91,8 @@ class Crawler:
         self._agent = robots_agent(config.user_agent)
         self._sources: set[asyncio.Task[None]] = set()
         """Tasks that queue URLs found outside the pages (feed())."""
-        self._unreachable: dict[str, list[QueueItem]] = {}
-        """URLs skipped because their host's robots.txt is out of reach, by host: queued again
-        once it answers (_watch_robots)."""
-        self._watchers: set[asyncio.Task[None]] = set()
+        self._watchers: dict[str, asyncio.Task[None]] = {}
+        """By host, the task that asks again a robots.txt out of reach (_watch_robots)."""
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched against --max-pages and --max-bytes."""
@@ -164,7 +159,7 @@ class Crawler:
             try:
                 await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for task in (*workers, drained, stopped, *self._sources, *self._watchers):
+                for task in (*workers, drained, stopped, *self._sources, *self._watchers.values()):
                     task.cancel()
 
     async def _drained(self) -> None:
@@ -275,33 +270,29 @@ class Crawler:
             return True
         await self._skip(item, reason)
         if reason == ROBOTS_UNREACHABLE:
-            self._keep_unreachable(item)
+            await self._keep_unreachable(item)
         return False
 
-    def _keep_unreachable(self, item: QueueItem) -> None:
-        """Keep ``item``, skipped for its host's robots.txt out of reach, to queue it again once
-        the robots.txt answers: the first such URL of a host starts _watch_robots."""
+    async def _keep_unreachable(self, item: QueueItem) -> None:
+        """Park ``item``, skipped for its host's robots.txt out of reach, in the frontier, to queue
+        it again once the robots.txt answers; a host's first such URL here starts _watch_robots."""
         key = host_of(item.url)
-        kept = self._unreachable.get(key)
-        if kept is None:
-            kept = self._unreachable[key] = []
+        await self.frontier.park(key, item)
+        if key not in self._watchers:
             watcher = asyncio.create_task(self._watch_robots(key, item.url))
-            self._watchers.add(watcher)
-            watcher.add_done_callback(self._watchers.discard)
-        if len(kept) < UNREACHABLE_KEPT:
-            kept.append(item)
+            self._watchers[key] = watcher
+            watcher.add_done_callback(lambda _: self._watchers.pop(key, None))
 
     async def _watch_robots(self, key: str, url: str) -> None:
         """Ask the robots.txt of ``url``'s host again as often as the politeness lets it be asked
-        (it backs off), and queue again the URLs skipped meanwhile once it answers. Ends with the
-        crawl (cancelled): those URLs then stay skipped."""
+        (it backs off), and queue again the URLs skipped meanwhile once it answers (those every
+        process of a shared crawl parked). Ends with the crawl (cancelled): those URLs then stay
+        skipped."""
         try:
             while await self.policy.refusal(url) == ROBOTS_UNREACHABLE:
                 await asyncio.sleep(max(self.config.robots_retry / 4, 0.01))
-            kept = self._unreachable.pop(key, [])
-            log.info("robots.txt of %s answers: its %d URL(s) skipped meanwhile are queued", key, len(kept))
-            for item in kept:
-                await self.frontier.put(item)
+            queued = await self.frontier.unpark(key)
+            log.info("robots.txt of %s answers: its %d URL(s) skipped meanwhile are queued", key, queued)
         except WriteError as exc:
             self.stop(f"write error: {exc}")
         except Exception as exc:  # the crawl goes on; these URLs stay skipped, resumable

@@ -72,6 +72,8 @@ SITEMAPS_JOB = "sitemaps"
 """``found_by`` of an item that is no URL to fetch but the reading of the sitemaps of the origin
 ``url`` (``scheme://host``): a crawl shared by nodes queues it, so that when the node reading
 them is lost, another reads them (crawling/sitemap_stage.py)."""
+PARKED_MAX = 10_000
+"""Items a process's frontier keeps parked under one key (Frontier.park)."""
 ROBOTS_JOB = "robots.txt"
 """``found_by`` of an item that is the fetching of the robots.txt of the origin ``url``, to record
 it: a crawl shared by nodes queues it when the node that fetched it is lost before its rows were
@@ -145,6 +147,13 @@ class Frontier(Protocol):
     def recorded(self, urls: Sequence[str]) -> None:
         """The rows of ``urls``, claimed with a ``redo`` job, are handed to the writer: a shared
         backend lets go of them once the writer has committed them."""
+
+    async def park(self, key: str, item: QueueItem) -> None:
+        """Keep ``item`` aside under ``key`` (a host whose robots.txt is out of reach: its row says
+        skipped), to be queued by unpark(key); parked items do not keep the crawl from ending."""
+
+    async def unpark(self, key: str) -> int:
+        """Queue the items parked under ``key`` (by any process of the crawl); how many."""
 
     async def widen(self, landings: Sequence[str]) -> list[str]:
         """Note ``landings`` (pages where a seed's redirects landed, which join the crawl's scope as
@@ -262,6 +271,7 @@ class _LocalFrontier:
         self._unfinished = 0
         """Items queued, or got and not marked done."""
         self._landings: dict[str, None] = {}
+        self._parked: dict[str, list[QueueItem]] = {}
 
     async def __aenter__(self) -> Self:
         return self
@@ -316,6 +326,20 @@ class _LocalFrontier:
 
     def recorded(self, urls: Sequence[str]) -> None:
         """Nothing to let go of: this process holds its claims until it ends."""
+
+    async def park(self, key: str, item: QueueItem) -> None:
+        """Keep ``item`` aside under ``key`` in RAM (up to PARKED_MAX a key: the others stay
+        skipped, and a resumed crawl takes them up)."""
+        parked = self._parked.setdefault(key, [])
+        if len(parked) < PARKED_MAX:
+            parked.append(item)
+
+    async def unpark(self, key: str) -> int:
+        """Queue the items parked under ``key``; how many."""
+        parked = self._parked.pop(key, [])
+        for item in parked:
+            await self.put(item)
+        return len(parked)
 
     async def widen(self, landings: Sequence[str]) -> list[str]:
         """Note ``landings``; every landing noted so far (by this process: the only one)."""

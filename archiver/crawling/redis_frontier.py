@@ -173,6 +173,16 @@ class RedisFrontier:
         self._recorded.extend((url_digest(url), mark) for url in urls)
         self._wake.set()
 
+    async def park(self, key: str, item: QueueItem) -> None:
+        """Keep ``item`` aside in the crawl's ``parked:KEY`` hash, where unpark(key), by any node,
+        finds it: it outlives this node."""
+        digest, member = url_digest(item.url), encode_item(item)
+        await call(self._crawl.client.hset(self._crawl.key(f"parked:{key}"), digest, member))
+
+    async def unpark(self, key: str) -> int:
+        """Queue the items every node parked under ``key``; how many."""
+        return int(await self._crawl.run_as(self._member, "unpark", [key]))
+
     async def widen(self, landings: Sequence[str]) -> list[str]:
         """Note ``landings`` in the crawl's ``landings`` set; every one any node noted so far."""
         key = self._crawl.key("landings")

@@ -319,6 +319,22 @@ return {total, redis.call('ZCARD', prefix .. 'queue')}
 """
 """ARGV prefix -> {items queued, waiting, leased or about to be queued; queue length}."""
 
+UNPARK = (
+    _HEAD
+    + _MEMBER
+    + """
+local key = prefix .. 'parked:' .. ARGV[4]
+local parked = redis.call('HGETALL', key)
+redis.call('DEL', key)
+for i = 2, #parked, 2 do
+  local order = redis.call('HINCRBY', prefix .. 'meta', 'order', 1)
+  redis.call('ZADD', prefix .. 'queue', cjson.decode(parked[i])[2] * DEPTH + order, parked[i])
+end
+return #parked / 2
+"""
+)
+"""ARGV prefix, node, token, key -> items queued: those every node parked under ``key``."""
+
 ROBOTS_TURN = (
     _HEAD
     + _MEMBER
@@ -427,6 +443,7 @@ SCRIPTS = {
     "outstanding": OUTSTANDING,
     "start_page": START_PAGE,
     "acquire": ACQUIRE,
+    "unpark": UNPARK,
     "robots_turn": ROBOTS_TURN,
     "robots_store": ROBOTS_STORE,
 }

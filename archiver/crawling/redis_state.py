@@ -21,6 +21,8 @@ Every key of crawl ``NAME`` starts with ``archiver:NAME:``::
     control, status                 live control (redis_control.py)
     settings        the crawl's settings, as the first node gave them
     landings        set of the pages where the seeds' redirects landed: the scope of every node
+    parked:HOST     hash of the items skipped while HOST's robots.txt is out of reach, by digest:
+                    queued again once it answers
 
 A node that stops heartbeating is given up by the others: its leased items go
 back to the queue (their tries counted), and so do the items it claimed but
