@@ -301,7 +301,8 @@ class HostPolicy:
                     before = host.robots
                     host.robots, keep = await self._robots_rules(_host_url(url), host)
                     host.robots_until = time.monotonic() + keep
-                    if self._obey_robots and host.robots.out_of_reach and before is not host.robots:
+                    became = before is None or not before.out_of_reach
+                    if self._obey_robots and host.robots.out_of_reach and became:
                         log.warning(
                             "robots.txt of %s is out of reach (a server error or no answer): none of"
                             " its URLs is fetched, as RFC 9309 asks, until it answers (it is asked"
