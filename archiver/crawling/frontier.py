@@ -56,7 +56,7 @@ class QueueItem:
     chain: tuple[str, ...] = ()
     """URLs that redirected here in this chain, to tell a loop from chains that meet."""
     found_by: str = "link"
-    """seed, link, requisite or redirect: for its manifest row; or SITEMAPS_JOB."""
+    """seed, link, requisite or redirect: for its manifest row; or a job (SITEMAPS_JOB, ROBOTS_JOB)."""
     parent: str | None = None
     """The page it was found on, or the URL that redirected to it."""
     referrer: str | None = None
