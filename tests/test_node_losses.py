@@ -308,7 +308,7 @@ async def test_a_crawl_whose_last_node_is_killed_building_the_mirror_is_finished
     built: a node started again merges the parts and builds the mirror."""
     from archiver.mirror.build import BUILD_FOLDER
 
-    site = TreeSite(600)
+    site = TreeSite(300)
     await site.start()
     try:
         output = tmp_path / "snap"
