@@ -187,6 +187,11 @@ class CrawlConfig:
         metadata=option("User-Agent header", metavar="TEXT"),
     )
     writer_queue_size: int = 64
+    robots_max_age: float = 86_400.0
+    """Seconds a robots.txt is used before it is asked again: 24 hours, as RFC 9309 (2.4) asks."""
+    robots_retry: float = 60.0
+    """Seconds before a robots.txt out of reach is asked again (its host kept out meanwhile), doubled
+    each time it is still out of reach, up to an hour (and to robots_max_age)."""
     worker_processes: int | None = None
     """Processes that parse pages and encode records in a big crawl (None: one per CPU beyond the first)."""
     headers: tuple[tuple[str, str], ...] = field(

@@ -46,6 +46,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "worker_processes": (0, 256),
     "max_time": (0.001, 366 * DAY),
     "node_timeout": (0.001, DAY),
+    "robots_max_age": (0.001, 366 * DAY),
+    "robots_retry": (0.001, DAY),
 }
 """Lowest and highest value of each numeric setting (None, where allowed, means no limit)."""
 

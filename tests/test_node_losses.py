@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from conftest import manifest_rows
 from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
 from test_crash import records_by_url
 
@@ -83,6 +84,34 @@ async def test_the_sitemaps_are_read_when_the_node_reading_them_is_lost(tmp_path
         code, text = await run_archiver(*args, "--node", "n2")
         assert code == 0, text
         assert site.hits["/sitemap.xml"] == 2
+        await check_snapshot(output, site)
+        # Its row too: claimed outside the queue by the node lost, it was recorded by nobody.
+        rows = manifest_rows(output, for_crawlers=True)
+        assert rows[site.url("/sitemap.xml")].status == 200 and rows[site.url("/robots.txt")].status == 404
+    finally:
+        await site.close()
+
+
+async def test_a_node_killed_while_it_fetches_robots_txt_holds_up_nobody_and_loses_no_row(
+    tmp_path, redis_url
+):
+    """A node killed while it fetched a host's robots.txt held the crawl's lock on it for --timeout
+    + 30 s (here 150 s): the other nodes waited that long for its answer. And nobody recorded the
+    robots.txt (claimed outside the queue by the node lost): the merged manifest had no row of it.
+    Now another node takes its turn once its heartbeat has run out (--node-timeout), and records it."""
+    site = TreeSite(20)
+    arrived, _ = site.hold("/robots.txt")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "robots", "--node-timeout", "2", "--timeout", "120")
+        first = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        os.kill(first.pid, signal.SIGKILL)
+        await finish(first)
+        code, text = await run_archiver(*args, "--node", "n2", seconds=60)  # a hang guard: not 150 s
+        assert code == 0, text
+        assert manifest_rows(output, for_crawlers=True)[site.url("/robots.txt")].status == 404
         await check_snapshot(output, site)
     finally:
         await site.close()
@@ -242,6 +271,57 @@ async def test_a_node_killed_and_started_again_under_its_name_finishes_the_crawl
         await _kill_between_store_and_release(redis_client, first, output, "again", "n1")
         await until(lambda: _gone(redis_client, "again", "n1"))
         code, text = await finish(archiver(*args, "--node", "n1"), seconds=120)
+        assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+async def test_a_node_killed_in_a_fetch_frees_its_host_slot_once_it_is_given_up(tmp_path, redis_url):
+    """A host's slots are shared: a node killed in a fetch held its slot until the slot expired,
+    --timeout + 30 s later (here 150 s); with --host-concurrency 1, no node fetched from that
+    host meanwhile. Now the slot of a node given up (its heartbeat ran out) is free at once."""
+    site = TreeSite(20)
+    arrived, _ = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "slot", "--node-timeout", "2", "--timeout", "120")
+        args += ["--host-concurrency", "1"]
+        first = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        os.kill(first.pid, signal.SIGKILL)
+        await finish(first)
+        code, text = await run_archiver(*args, "--node", "n2", seconds=60)  # a hang guard: not 150 s
+        assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+async def test_a_crawl_whose_last_node_is_killed_building_the_mirror_is_finished_by_a_node_started_again(
+    tmp_path, redis_url
+):
+    """The last node out merged the parts, marked the crawl finished in Redis, then built the
+    mirror. Killed while it built it, it left a finished crawl with no mirror: a node started
+    again was refused ("crawl ... is finished"). The crawl is marked finished once its mirror is
+    built: a node started again merges the parts and builds the mirror."""
+    from archiver.mirror.build import BUILD_FOLDER
+
+    site = TreeSite(300)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "mirrored", "--node", "n1")
+        node = archiver(*args)
+
+        async def building() -> bool:
+            return (output / BUILD_FOLDER).is_dir()
+
+        await until(building, seconds=120)
+        os.kill(node.pid, signal.SIGKILL)
+        await finish(node)
+        code, text = await run_archiver(*args)
         assert code == 0, text
         await check_snapshot(output, site)
     finally:

@@ -299,3 +299,116 @@ async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_starte
     assert set(tree.hits) - FOR_CRAWLERS == tree.page_paths()
     code, report = await run_archiver("verify", str(output))
     assert code == 0, report
+
+
+async def test_where_a_seed_redirects_is_in_scope_on_every_node(site, tmp_path, redis_url):
+    """A seed that redirects to another host brings that host into the crawl's scope. Only the
+    node that fetched the seed knew it: another node took the pages of that host from the queue
+    and skipped their links as out of scope, so the pages only it met were not archived."""
+    tree = TreeSite(300, latency=0.01)
+    await tree.start()
+    try:
+        site.redirect("/", tree.url("/"))
+        await site.start()
+        output = tmp_path / "snap"
+        args = node_args(site.url("/"), output, redis_url, "landed", "--concurrency", "4", "--no-sitemaps")
+        nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+        for process in nodes:
+            code, text = await finish(process)
+            assert code == 0, text
+        merged = rows_of(output / "manifest.sqlite3")
+        assert {url for url, outcome in merged.items() if outcome == FETCHED} >= {
+            tree.url(path) for path in tree.page_paths()
+        }
+        code, report = await run_archiver("verify", str(output))
+        assert code == 0, report
+    finally:
+        await tree.close()
+
+
+async def test_a_node_starts_where_the_first_node_was_killed_as_it_made_the_folder(tree, tmp_path, redis_url):
+    """The first node makes the shared folder, then writes its crawl.json. Killed in between, it
+    left an empty nodes/ folder, and every node started after it was refused ("output folder is
+    not empty") until the folder was removed by hand."""
+    output = tmp_path / "snap"
+    for folder in ("warc", "indexes", "logs", "nodes"):
+        (output / folder).mkdir(parents=True)
+    (output / ".lock").write_bytes(b"")
+    code, text = await run_archiver(*node_args(tree.url(), output, redis_url, "made", "--max-pages", "5"))
+    assert code == 0, text
+    assert len(rows_of(output / "manifest.sqlite3")) >= 5
+
+
+async def test_a_shared_robots_txt_out_of_reach_is_asked_again_by_the_nodes(redis_url):
+    """The robots.txt answer one node stores for all says how long it is good for: one out of
+    reach is asked again after robots_retry (doubled while it stays out of reach), by any node."""
+    from archiver.crawling.redis_politeness import RedisHostPolicy
+    from archiver.crawling.redis_state import Membership, connect
+    from archiver.scope import ROBOTS_UNREACHABLE
+
+    crawl = connect(redis_url, "asked-again")
+    answers = [(503, b""), (503, b""), (200, b"User-agent: *\nDisallow: /private")]
+    asked: list[str] = []
+
+    async def fetch_robots(origin: str) -> tuple[int | None, bytes]:
+        asked.append(origin)
+        return answers[len(asked) - 1]
+
+    try:
+        policies = []
+        for node in ("A", "B"):
+            member = Membership(node, f"token-{node}", 100.0)
+            await crawl.run("register", args=[crawl.prefix, node, member.token, 100_000])
+            options = dict(concurrency=1, delay=0.0, obey_robots=True, user_agent="archiver")
+            policies.append(
+                RedisHostPolicy(crawl, member, **options, fetch_robots=fetch_robots, robots_retry=0.5)
+            )
+        a, b = policies
+        assert await a.refusal("http://h.test/public") == ROBOTS_UNREACHABLE
+        assert await b.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # A's answer, kept
+        assert asked == ["http://h.test"]
+        await asyncio.sleep(0.7)  # past robots_retry
+        assert await b.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # asked again, by B
+        assert await a.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # B's answer, kept
+        assert len(asked) == 2
+        entry = await crawl.client.hget(crawl.key("robots"), "h.test")
+        assert entry.startswith(b"503 ") and entry.endswith(b" 2\n")  # twice in a row: kept twice as long
+        await asyncio.sleep(1.2)
+        assert await a.refusal("http://h.test/public") is None
+        assert await b.refusal("http://h.test/private") == "robots"
+        assert len(asked) == 3
+    finally:
+        await crawl.close()
+
+
+async def test_urls_parked_for_a_robots_txt_out_of_reach_outlive_the_node_that_parked_them(
+    redis_url, tmp_path
+):
+    """A node keeps the URLs it skipped for a robots.txt out of reach, to queue them again once it
+    answers. Kept in that node alone, they were lost with it: another node that found the
+    robots.txt answering queued only its own. They are kept in Redis, for any node to queue."""
+    from archiver.crawling.frontier import QueueItem
+    from archiver.crawling.node_parts import NodeParts
+    from archiver.crawling.redis_frontier import RedisFrontier
+    from archiver.crawling.redis_state import Membership, connect
+    from archiver.store.snapshot import Snapshot
+
+    crawl = connect(redis_url, "parked")
+    frontiers = {}
+    try:
+        for node in ("A", "B"):
+            member = Membership(node, f"token-{node}", 100.0)
+            await crawl.run("register", args=[crawl.prefix, node, member.token, 100_000])
+            frontiers[node] = RedisFrontier(crawl, member, NoCommits(), NodeParts(Snapshot(tmp_path), node))
+        a, b = frontiers["A"], frontiers["B"]
+        item = QueueItem("http://site.test/kept-out", 1, 5, found_by="link")
+        await a.park("site.test", item)
+        await crawl.client.delete(crawl.key("node:A"))  # kill -9
+        await crawl.run("reap", args=[crawl.prefix])
+        assert await b.unpark("site.test") == 1
+        assert await asyncio.wait_for(b.get(), 10) == item
+        assert await b.unpark("site.test") == 0
+    finally:
+        for frontier in frontiers.values():
+            await frontier.close()
+        await crawl.close()

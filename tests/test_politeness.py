@@ -220,3 +220,76 @@ async def test_a_robots_txt_answered_4xx_allows_everything(status, run_crawl):
         assert rows[server.url("/")].outcome == FETCHED and rows[server.url("/a")].outcome == FETCHED
     finally:
         await server.close()
+
+
+async def test_a_robots_txt_out_of_reach_is_asked_again_and_lets_its_urls_in_once_it_answers(
+    site, other_site, run_crawl
+):
+    """A robots.txt out of reach was asked once a crawl: one bad moment of its server kept its host
+    out for the whole crawl, every URL of it skipped. It is asked again after a while (robots_retry,
+    a minute, lowered here), and once it answers, the URLs skipped meanwhile are fetched."""
+    answers = iter([web.Response(status=503)])
+
+    async def robots(request: web.Request) -> web.Response:
+        return next(answers, web.Response(status=404))
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(1)  # the crawl goes on meanwhile: long enough to ask again
+        return web.Response(text="<p>slow</p>", content_type="text/html")
+
+    other_site.handler("/robots.txt", robots)
+    other_site.file("/img.png", b"\x89PNG", "image/png")
+    await other_site.start()
+    site.page("/", links=["/slow"], body=f'<img src="{other_site.url("/img.png")}">')
+    site.handler("/slow", slow)
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=1, robots_retry=0.05, sitemaps=False)
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[other_site.url("/img.png")].outcome == FETCHED
+    assert other_site.hits["/robots.txt"] >= 2 and other_site.hits["/img.png"] == 1
+
+
+async def test_a_robots_txt_is_asked_again_once_a_day_old(site, run_crawl):
+    """RFC 9309 2.4: a robots.txt is not used cached for more than 24 hours. A crawl used the one
+    it fetched first for as long as it ran. Here its age limit (robots_max_age) is lowered: the
+    robots.txt that disallows /late from the second fetch on keeps /late out."""
+    versions = iter(["User-agent: *\nDisallow: /nothing\n"])
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(text=next(versions, "User-agent: *\nDisallow: /late\n"))
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.5)  # longer than the age limit
+        return web.Response(text='<a href="/late">late</a>', content_type="text/html")
+
+    site.handler("/robots.txt", robots)
+    site.page("/", links=["/slow"])
+    site.handler("/slow", slow)
+    site.page("/late")
+    await site.start()
+    result = await run_crawl(site.url("/"), robots_max_age=0.2, sitemaps=False)
+    rows = manifest_rows(result.snapshot.root)
+    assert (rows[site.url("/late")].outcome, rows[site.url("/late")].reason) == (SKIPPED, "robots")
+    assert site.hits["/late"] == 0 and site.hits["/robots.txt"] >= 2
+
+
+async def test_rules_it_had_are_kept_while_a_robots_txt_asked_again_is_out_of_reach(site, run_crawl):
+    """RFC 9309 2.4: past its day, a robots.txt's rules are kept while it is out of reach. Asked
+    again and answered 503, it would keep the whole host out."""
+    answers = iter([web.Response(text="User-agent: *\nDisallow: /nothing\n")])
+
+    async def robots(request: web.Request) -> web.Response:
+        return next(answers, web.Response(status=503))
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.5)  # longer than the age limit
+        return web.Response(text='<a href="/late">late</a>', content_type="text/html")
+
+    site.handler("/robots.txt", robots)
+    site.page("/", links=["/slow"])
+    site.handler("/slow", slow)
+    site.page("/late")
+    await site.start()
+    result = await run_crawl(site.url("/"), robots_max_age=0.2, max_tries=1, sitemaps=False)
+    assert manifest_rows(result.snapshot.root)[site.url("/late")].outcome == FETCHED
+    assert site.hits["/robots.txt"] >= 2

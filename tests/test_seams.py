@@ -77,8 +77,10 @@ class ClaimedElsewhere(MemoryFrontier):
         super().__init__()
         self.taken = taken
 
-    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
-        mine = await super().claim(urls, items)
+    async def claim(
+        self, urls: Sequence[str], items: Sequence[QueueItem] | None = None, redo: QueueItem | None = None
+    ) -> list[bool]:
+        mine = await super().claim(urls, items, redo)
         return [ok and url not in self.taken for url, ok in zip(urls, mine, strict=True)]
 
 

@@ -30,7 +30,7 @@ from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
 from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
-from archiver.crawling.frontier import SITEMAPS_JOB, Frontier, QueueItem
+from archiver.crawling.frontier import Frontier, QueueItem
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
 from archiver.crawling.preparing import Prepare
 from archiver.crawling.settling import Settling
@@ -39,8 +39,9 @@ from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.referrer_policy import header_policy
-from archiver.scope import EXCLUDED, Scope
+from archiver.scope import EXCLUDED, ROBOTS_UNREACHABLE, Scope
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.urls import host_of
 from archiver.warc.capture import Capture
 
 if TYPE_CHECKING:
@@ -84,12 +85,15 @@ class Crawler:
         """--max-pages and --max-bytes: counted here, or across crawl nodes (redis_budget.py)."""
         self.controls = controls or Controls()
         """What an operator changed while the crawl runs: a pause, excludes (crawling/control.py)."""
-        self.sitemaps: Callable[[QueueItem], Awaitable[None]] | None = None
-        """Does what a SITEMAPS_JOB item asks: read an origin's sitemaps (crawling/sitemap_stage.py)."""
+        self.jobs: dict[str, Callable[[QueueItem], Awaitable[None]]] = {}
+        """What does the job of a queue item that is no URL to fetch, by its ``found_by``: read an
+        origin's sitemaps (frontier.SITEMAPS_JOB), record its robots.txt (ROBOTS_JOB)."""
         self._stop = asyncio.Event()
         self._agent = robots_agent(config.user_agent)
         self._sources: set[asyncio.Task[None]] = set()
         """Tasks that queue URLs found outside the pages (feed())."""
+        self._watchers: dict[str, asyncio.Task[None]] = {}
+        """By host, the task that asks again a robots.txt out of reach (_watch_robots)."""
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched against --max-pages and --max-bytes."""
@@ -156,7 +160,7 @@ class Crawler:
             try:
                 await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                for task in (*workers, drained, stopped, *self._sources):
+                for task in (*workers, drained, stopped, *self._sources, *self._watchers.values()):
                     task.cancel()
 
     async def _drained(self) -> None:
@@ -196,9 +200,8 @@ class Crawler:
                 await self.controls.running()  # paused while this worker waited for an item
                 if self.stopped:
                     pass
-                elif item.found_by == SITEMAPS_JOB:
-                    if self.sitemaps is not None:
-                        await self.sitemaps(item)
+                elif item.found_by in self.jobs:
+                    await self.jobs[item.found_by](item)
                     handled = True
                 elif self.settling.taken_ahead(item.url):
                     handled = True
@@ -267,7 +270,34 @@ class Crawler:
         if reason is None:
             return True
         await self._skip(item, reason)
+        if reason == ROBOTS_UNREACHABLE:
+            await self._keep_unreachable(item)
         return False
+
+    async def _keep_unreachable(self, item: QueueItem) -> None:
+        """Park ``item``, skipped for its host's robots.txt out of reach, in the frontier, to queue
+        it again once the robots.txt answers; a host's first such URL here starts _watch_robots."""
+        key = host_of(item.url)
+        await self.frontier.park(key, item)
+        if key not in self._watchers:
+            watcher = asyncio.create_task(self._watch_robots(key, item.url))
+            self._watchers[key] = watcher
+            watcher.add_done_callback(lambda _: self._watchers.pop(key, None))
+
+    async def _watch_robots(self, key: str, url: str) -> None:
+        """Ask the robots.txt of ``url``'s host again as often as the politeness lets it be asked
+        (it backs off), and queue again the URLs skipped meanwhile once it answers (those every
+        process of a shared crawl parked). Ends with the crawl (cancelled): those URLs then stay
+        skipped."""
+        try:
+            while await self.policy.refusal(url) == ROBOTS_UNREACHABLE:
+                await asyncio.sleep(max(self.config.robots_retry / 4, 0.01))
+            queued = await self.frontier.unpark(key)
+            log.info("robots.txt of %s answers: its %d URL(s) skipped meanwhile are queued", key, queued)
+        except WriteError as exc:
+            self.stop(f"write error: {exc}")
+        except Exception as exc:  # the crawl goes on; these URLs stay skipped, resumable
+            log.warning("robots.txt of %s asked again: %s: %s", key, type(exc).__name__, exc)
 
     async def _handle(self, item: QueueItem) -> None:
         if not await self._admitted(item):
@@ -342,8 +372,12 @@ class Crawler:
             await self._handle_redirect(item, capture, target, facts)
             return
         if item.depth == 0 and item.found_by == "redirect":
-            # Where a seed's redirect chain lands is part of the seed: it joins the scope.
-            self.scope = self.scope.with_seeds([item.url])
+            # Where a seed's redirect chain lands is part of the seed: it joins the scope (of
+            # every process of a shared crawl, before they take the page's links).
+            self.scope = self.scope.with_seeds(await self.frontier.widen([item.url]))
+        elif not item.requisite and not self.scope.in_bounds(item.url):
+            # A page another process queued: where a seed landed there, as it may know only.
+            self.scope = self.scope.with_seeds(await self.frontier.widen([]))
         mime = mime_type(content_type)
         parse = is_parsed(status, mime)
         renderer = self.renderer if parse and mime in HTML_TYPES else None

@@ -56,7 +56,7 @@ class QueueItem:
     chain: tuple[str, ...] = ()
     """URLs that redirected here in this chain, to tell a loop from chains that meet."""
     found_by: str = "link"
-    """seed, link, requisite or redirect: for its manifest row; or SITEMAPS_JOB."""
+    """seed, link, requisite or redirect: for its manifest row; or a job (SITEMAPS_JOB, ROBOTS_JOB)."""
     parent: str | None = None
     """The page it was found on, or the URL that redirected to it."""
     referrer: str | None = None
@@ -75,6 +75,12 @@ SITEMAPS_JOB = "sitemaps"
 """``found_by`` of an item that is no URL to fetch but the reading of the sitemaps of the origin
 ``url`` (``scheme://host``): a crawl shared by nodes queues it, so that when the node reading
 them is lost, another reads them (crawling/sitemap_stage.py)."""
+PARKED_MAX = 10_000
+"""Items a process's frontier keeps parked under one key (Frontier.park)."""
+ROBOTS_JOB = "robots.txt"
+"""``found_by`` of an item that is the fetching of the robots.txt of the origin ``url``, to record
+it: a crawl shared by nodes queues it when the node that fetched it is lost before its rows were
+stored (the others go on with the rules that node shared)."""
 
 
 class Frontier(Protocol):
@@ -129,13 +135,33 @@ class Frontier(Protocol):
         """The ``urls`` not claimed before (as far as this process knows), in their order:
         seen() for all of a page's links at once, most of which were met before."""
 
-    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
+    async def claim(
+        self, urls: Sequence[str], items: Sequence[QueueItem] | None = None, redo: QueueItem | None = None
+    ) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first, False if it was already.
 
         ``items``: what each URL is to be queued as, put() next by this process. None: the
         URLs are fetched and recorded outside the queue (robots.txt, sitemaps, what an
-        earlier run of a resumed crawl did), so a shared backend does not wait for them.
+        earlier run of a resumed crawl did), so a shared backend does not wait for them;
+        ``redo`` is then the job (ROBOTS_JOB, SITEMAPS_JOB) that records them again if this
+        process is lost before recorded() is said of them: a shared backend holds them till then.
         """
+
+    def recorded(self, urls: Sequence[str]) -> None:
+        """The rows of ``urls``, claimed with a ``redo`` job, are handed to the writer: a shared
+        backend lets go of them once the writer has committed them."""
+
+    async def park(self, key: str, item: QueueItem) -> None:
+        """Keep ``item`` aside under ``key`` (a host whose robots.txt is out of reach: its row says
+        skipped), to be queued by unpark(key); parked items do not keep the crawl from ending."""
+
+    async def unpark(self, key: str) -> int:
+        """Queue the items parked under ``key`` (by any process of the crawl); how many."""
+
+    async def widen(self, landings: Sequence[str]) -> list[str]:
+        """Note ``landings`` (pages where a seed's redirects landed, which join the crawl's scope as
+        seeds) and return every landing noted so far, by any process of the crawl: a process
+        that takes a page its scope does not hold asks, before it judges the page's links."""
 
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
         """Queue an item (its URL already claimed), to be got no sooner than ``delay`` seconds
@@ -247,6 +273,8 @@ class _LocalFrontier:
         self._came_due = asyncio.Event()
         self._unfinished = 0
         """Items queued, or got and not marked done."""
+        self._landings: dict[str, None] = {}
+        self._parked: dict[str, list[QueueItem]] = {}
 
     async def __aenter__(self) -> Self:
         return self
@@ -292,10 +320,34 @@ class _LocalFrontier:
             timer.cancel()
         self._timers.clear()
 
-    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
+    async def claim(
+        self, urls: Sequence[str], items: Sequence[QueueItem] | None = None, redo: QueueItem | None = None
+    ) -> list[bool]:
         """Mark ``urls`` seen; True for each one claimed here first (the items are put next)."""
         claim = self._seen.claim
         return [claim(url) for url in urls]
+
+    def recorded(self, urls: Sequence[str]) -> None:
+        """Nothing to let go of: this process holds its claims until it ends."""
+
+    async def park(self, key: str, item: QueueItem) -> None:
+        """Keep ``item`` aside under ``key`` in RAM (up to PARKED_MAX a key: the others stay
+        skipped, and a resumed crawl takes them up)."""
+        parked = self._parked.setdefault(key, [])
+        if len(parked) < PARKED_MAX:
+            parked.append(item)
+
+    async def unpark(self, key: str) -> int:
+        """Queue the items parked under ``key``; how many."""
+        parked = self._parked.pop(key, [])
+        for item in parked:
+            await self.put(item)
+        return len(parked)
+
+    async def widen(self, landings: Sequence[str]) -> list[str]:
+        """Note ``landings``; every landing noted so far (by this process: the only one)."""
+        self._landings.update(dict.fromkeys(landings))
+        return list(self._landings)
 
     def seen(self, url: str) -> bool:
         """True if ``url`` was claimed before."""

@@ -197,18 +197,19 @@ async def _crawl_node(
     outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
     result.warnings += (await asyncio.to_thread(merge_nodes, root.root))[1]
     result.snapshot = root
-    if outstanding == 0 and not result.interrupted:
-        await call(crawl.client.set(crawl.key(FINISHED_KEY), str(root.root)))
     with Manifest.open(root.manifest_path, readonly=True) as manifest:
         result.totals = summary(manifest)
         failed = [
             (seed, seed_failure(seed, end, manifest)) for seed, end in manifest.seed_ends() if seed in seeds
         ]
     result.seeds_failed = [(seed, why) for seed, why in failed if why is not None]
-    if mirror and outstanding == 0 and not result.interrupted:
-        from archiver.mirror.build import build_mirror
+    if outstanding == 0 and not result.interrupted:
+        if mirror:
+            from archiver.mirror.build import build_mirror
 
-        result.mirror = await asyncio.to_thread(build_mirror, root.root)
+            result.mirror = await asyncio.to_thread(build_mirror, root.root)
+        # Only now: this node killed before, a node started again merges and builds the mirror.
+        await call(crawl.client.set(crawl.key(FINISHED_KEY), str(root.root)))
     return result
 
 
@@ -378,7 +379,9 @@ async def _heartbeat(crawl: RedisCrawl, member: Membership, halt: asyncio.Future
 
 def _backend(crawl: RedisCrawl, member: Membership, joined: int, root: Snapshot) -> Backend:
     def policy(config: CrawlConfig, fetch_robots: FetchRobots) -> RedisHostPolicy:
-        return RedisHostPolicy(crawl, **policy_options(config, fetch_robots), hold=config.timeout + 30)
+        return RedisHostPolicy(
+            crawl, member, **policy_options(config, fetch_robots), hold=config.timeout + 30
+        )
 
     return Backend(
         frontier=lambda snapshot, writer: RedisFrontier(crawl, member, writer, NodeParts(root, member.node)),

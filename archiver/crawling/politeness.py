@@ -26,6 +26,8 @@ from archiver.urls import host_of, try_normalize
 log = logging.getLogger("archiver.crawl")
 
 ROBOTS_MAX_BYTES = 512 * 1024
+ROBOTS_RETRY_MAX = 3600.0
+"""Longest wait, in seconds, before a robots.txt still out of reach is asked again."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,20 @@ def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRu
     return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace"), agent)
 
 
+def robots_keep(misses: int, max_age: float, retry: float) -> float:
+    """Seconds a robots.txt answer is used before it is asked again: ``max_age`` (RFC 9309 2.4 asks
+    no more than a day); one out of reach ``misses`` times in a row, ``retry`` doubled for each
+    time after the first, up to ROBOTS_RETRY_MAX (and ``max_age``).
+
+    >>> [robots_keep(misses, 86400, 60) for misses in (0, 1, 2, 3, 8)]
+    [86400, 60, 120, 240, 3600.0]
+    """
+    if misses <= 0:
+        return max_age
+    backoff: float = retry * 2 ** min(misses - 1, 32)
+    return min(backoff, ROBOTS_RETRY_MAX, max_age)
+
+
 FetchRobots = Callable[[str], Awaitable[tuple[int | None, bytes]]]
 """``fetch_robots(host_url)``: (status, body) of ``host_url/robots.txt``, status None if no whole
 answer came (none at all, or a body cut short)."""
@@ -152,6 +168,8 @@ class PolicyOptions(TypedDict):
     user_agent: str
     fetch_robots: FetchRobots
     max_delay: float
+    robots_max_age: float
+    robots_retry: float
 
 
 def policy_options(config: CrawlConfig, fetch_robots: FetchRobots) -> PolicyOptions:
@@ -163,6 +181,8 @@ def policy_options(config: CrawlConfig, fetch_robots: FetchRobots) -> PolicyOpti
         user_agent=config.user_agent,
         fetch_robots=fetch_robots,
         max_delay=config.max_retry_after,
+        robots_max_age=config.robots_max_age,
+        robots_retry=config.robots_retry,
     )
 
 
@@ -196,14 +216,23 @@ class _Host:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     robots: RobotsRules | None = None
     robots_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    robots_until: float = 0.0
+    """When (monotonic) its robots.txt is to be asked again."""
+    robots_misses: int = 0
+    """Times in a row its robots.txt was out of reach."""
 
 
 class HostPolicy:
     """Per-host limits every fetch goes through: robots, concurrency, delay between requests.
 
     ``fetch_robots(host_url)`` returns (status, body) of ``host_url/robots.txt``
-    (status None if nothing answered); it is called once per host, when a URL of
-    the host is first asked about, or its sitemaps (also with --ignore-robots).
+    (status None if nothing answered); it is called when a URL of the host is
+    first asked about, or its sitemaps (also with --ignore-robots), and again
+    once the answer is ``robots_max_age`` seconds old (RFC 9309 2.4: a day), or,
+    for a robots.txt out of reach, ``robots_retry`` seconds old, doubled each time
+    in a row it is (up to ROBOTS_RETRY_MAX): one bad minute of a server keeps its
+    host out for minutes, not for the rest of the crawl. Rules it had are kept
+    while it is out of reach when asked again (RFC 9309 2.4).
     """
 
     def __init__(
@@ -215,7 +244,11 @@ class HostPolicy:
         user_agent: str,
         fetch_robots: FetchRobots,
         max_delay: float = 60.0,
+        robots_max_age: float = 86_400.0,
+        robots_retry: float = 60.0,
     ) -> None:
+        self._robots_max_age = robots_max_age
+        self._robots_retry = robots_retry
         self._concurrency = concurrency
         self._delay = delay
         self._obey_robots = obey_robots
@@ -254,31 +287,52 @@ class HostPolicy:
         """The URLs of the Sitemap: lines of the robots.txt of ``url``'s host."""
         return (await self._rules(url)).sitemaps(_host_url(url) + "/robots.txt")
 
+    def robots_keep(self, misses: int) -> float:
+        """Seconds a robots.txt answer is used before it is asked again (see robots_keep)."""
+        return robots_keep(misses, self._robots_max_age, self._robots_retry)
+
     async def _rules(self, url: str) -> RobotsRules:
-        """The robots.txt rules of ``url``'s host, fetched on first need."""
+        """The robots.txt rules of ``url``'s host, fetched on first need and again once they are
+        too old (robots_keep)."""
         host = self._host(url)
-        if host.robots is None:
+        if host.robots is None or time.monotonic() >= host.robots_until:
             async with host.robots_lock:
-                if host.robots is None:
-                    host.robots = await self._robots_rules(_host_url(url))
-                    if self._obey_robots and host.robots.out_of_reach:
+                if host.robots is None or time.monotonic() >= host.robots_until:
+                    before = host.robots
+                    host.robots, keep = await self._robots_rules(_host_url(url), host)
+                    host.robots_until = time.monotonic() + keep
+                    became = before is None or not before.out_of_reach
+                    if self._obey_robots and host.robots.out_of_reach and became:
                         log.warning(
                             "robots.txt of %s is out of reach (a server error or no answer): none of"
-                            " its URLs is fetched, as RFC 9309 asks; a resumed crawl asks again,"
-                            " and --ignore-robots fetches them regardless",
+                            " its URLs is fetched, as RFC 9309 asks, until it answers (it is asked"
+                            " again in %g s, then less and less often); --ignore-robots fetches them"
+                            " regardless",
                             _host_url(url),
+                            keep,
                         )
+                    elif before is not None and before.out_of_reach and not host.robots.out_of_reach:
+                        log.info("robots.txt of %s answers again", _host_url(url))
                     if self._obey_robots:
                         host.crawl_delay = min(host.robots.crawl_delay(), self._max_delay)
-                    host.delay = max(host.delay, host.crawl_delay)
-                    if host.crawl_delay > 0:  # a delay between requests means one at a time
-                        host.limit = 1
+                    host.delay = max(self._delay, host.crawl_delay)
+                    host.limit = 1 if host.crawl_delay > 0 else self._concurrency
         return host.robots
 
-    async def _robots_rules(self, host_url: str) -> RobotsRules:
-        """The rules of ``host_url``'s robots.txt, fetched (once per host: _rules() holds a lock)."""
+    async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float]:
+        """The rules of ``host_url``'s robots.txt, fetched (by one worker: _rules() holds the host's
+        lock), and the seconds they are good for."""
         status, body = await self._fetch_robots(host_url)
-        return rules_from_response(status, body, self._agent)
+        rules = rules_from_response(status, body, self._agent)
+        host.robots_misses = host.robots_misses + 1 if rules.out_of_reach else 0
+        if rules.out_of_reach and host.robots is not None and not host.robots.out_of_reach:
+            rules = host.robots  # RFC 9309 2.4: rules it had outlive their day while it is out of reach
+        return rules, self.robots_keep(host.robots_misses)
+
+    def robots_out_of_reach(self, url: str) -> bool:
+        """True while the robots.txt of ``url``'s host, as last asked, is out of reach."""
+        robots = self._host(url).robots
+        return robots is not None and robots.out_of_reach
 
     def busy(self, url: str) -> bool:
         """True if every slot of the URL's host is taken (a fetch now would wait)."""

@@ -9,7 +9,10 @@ request/response pair and a manifest row of depth 0 found by ``robots`` or
 
 A URL the crawl has claimed already (a page linked to it, or an earlier run
 of a resumed crawl archived it) is fetched again for its content but not
-recorded twice: each URL has one record.
+recorded twice: each URL has one record. Each URL is claimed with the job that
+records it again (``redo``: fetch the robots.txt, read the sitemaps of its
+origin), which a crawl shared by nodes queues if this node is lost before the
+row is stored.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from archiver.content import CHUNK, Decoding, mime_type
 from archiver.crawling import log as crawl_log
 from archiver.crawling.fetch import Fetch, FetchOutcome
-from archiver.crawling.frontier import Frontier
+from archiver.crawling.frontier import ROBOTS_JOB, Frontier, QueueItem
 from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
 from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
@@ -72,17 +75,24 @@ class RecordedFetch:
         self._max_redirects = max_redirects
 
     async def get(
-        self, url: str, found_by: str, parent: str | None = None, *, policy: Politeness | None = None
+        self,
+        url: str,
+        found_by: str,
+        parent: str | None = None,
+        *,
+        policy: Politeness | None = None,
+        redo: QueueItem | None = None,
     ) -> Answer:
         """Fetch ``url`` and the URLs it redirects to; write a row for each hop but the last,
         whose Answer the caller reads and gives to keep().
 
         With ``policy``, each hop waits for its host's slot and obeys its robots.txt (a
-        robots.txt itself is fetched without). Cancelled, nothing more is written.
+        robots.txt itself is fetched without). ``redo``: the job that records these URLs
+        again if this node is lost first (Frontier.claim). Cancelled, nothing more is written.
         """
         chain: list[str] = []
         while True:
-            recorded = (await self._frontier.claim([url]))[0]
+            recorded = (await self._frontier.claim([url], redo=redo))[0]
             row = ManifestRow(url=url, found_by=found_by, parent=parent, depth=0, outcome=FETCHED)
             refusal = await policy.refusal(url) if policy is not None else None
             if refusal is not None:
@@ -131,11 +141,14 @@ class RecordedFetch:
         if answer.row is not None or met:
             capture = answer.capture if answer.row is not None else None
             await self._writer.put(WriteItem(answer.row, capture, met))
+            if answer.row is not None:
+                self._frontier.recorded([answer.row.url])
 
     async def _end(self, url: str, row: ManifestRow | None, **facts: object) -> Answer:
         """Write the row of a hop that ended without an answer to read."""
         if row is not None:
             await self._writer.put(WriteItem(dataclasses.replace(row, **facts)))  # type: ignore[arg-type]
+            self._frontier.recorded([url])
         return Answer(url, None, None)
 
     async def _fetch(self, url: str, policy: Politeness | None) -> FetchOutcome:
@@ -168,7 +181,8 @@ class RecordedFetch:
         decoded up to ROBOTS_MAX_BYTES; status None when no whole answer came (none at all, or
         a body the server cut short: its rules are unknown), that of the last redirect when
         the chain was given up."""
-        answer = await self.get(origin + "/robots.txt", FOUND_BY_ROBOTS)
+        redo = QueueItem(origin, 0, 0, found_by=ROBOTS_JOB)
+        answer = await self.get(origin + "/robots.txt", FOUND_BY_ROBOTS, redo=redo)
         capture = answer.capture
         if capture is None:
             return answer.given_up_at, b""
@@ -181,3 +195,9 @@ class RecordedFetch:
             capture.body.seek(0)
             await self.keep(answer)
         return capture.status, text
+
+    async def robots_job(self, item: QueueItem) -> None:
+        """Fetch and record the robots.txt of the origin ``item.url`` (a ROBOTS_JOB: the crawl node
+        that fetched it was lost before its rows were stored). Its rules are not read here: every
+        node has those that node shared."""
+        await self.fetch_robots(item.url)

@@ -15,12 +15,18 @@ from then on: it stops (NodeGivenUp). An item it held may have had its outcome
 stored and not yet released: the node that takes it looks in the given-up
 node's part first (crawling/node_parts.py), and does not fetch it again if it
 is there. So each URL is fetched and stored once, and none is lost.
+
+A URL recorded outside the queue (a robots.txt, a sitemap) is held the same
+way: claimed with the job that records it again, let go of once its row is
+committed (``recorded``). A node given up leaves it claimable and its job
+queued; the node that claims it next looks in the given-up node's part first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import random
 from collections import Counter, deque
@@ -84,6 +90,9 @@ class RedisFrontier:
         """URLs whose lease went with their put: the task_done() that follows releases nothing."""
         self._done: deque[tuple[str, int]] = deque()
         """(lease, writer mark) of items done whose outcome may not be committed yet."""
+        self._recorded: deque[tuple[bytes, int]] = deque()
+        """(digest, writer mark) of URLs recorded outside the queue whose rows may not be
+        committed yet."""
         self._puts: list[tuple[bytes, str, int, int, str]] = []
         self._queued = 0
         self._sync_lock = asyncio.Lock()
@@ -109,26 +118,77 @@ class RedisFrontier:
         """The ``urls`` this node has not claimed, in their order."""
         return self._seen.missing(urls)
 
-    async def claim(self, urls: Sequence[str], items: Sequence[QueueItem] | None = None) -> list[bool]:
+    async def claim(
+        self, urls: Sequence[str], items: Sequence[QueueItem] | None = None, redo: QueueItem | None = None
+    ) -> list[bool]:
         """Claim ``urls`` for this node in one round trip; True for each one it got.
 
         The ``items`` to be queued are kept in Redis until they are pushed (the crawl is not
         done meanwhile, and they are queued if this node is lost first); URLs recorded
-        outside the queue (no ``items``: robots.txt, a sitemap) are not.
+        outside the queue (no ``items``: robots.txt, a sitemap) with their ``redo`` job until
+        recorded() is said of them and their rows are committed. Such a URL that a node given
+        up held is this node's to record, unless that node's part holds its row.
         """
         if not urls:
             return []
         members = [encode_item(item) for item in items] if items is not None else [""] * len(urls)
-        args: list[object] = []
+        args: list[object] = [encode_item(redo) if redo is not None and items is None else ""]
         for url, member in zip(urls, members, strict=True):
             args += [url_digest(url), member]
         answer = await self._crawl.run_as(self._member, "claim", args)
-        claimed = [bool(got) for got in answer]
-        for url, got in zip(urls, claimed, strict=True):
-            if got:
+        claimed = []
+        for url, got in zip(urls, answer, strict=True):
+            mine = await self._unrecorded(url, json.loads(got)) if isinstance(got, bytes) else bool(got)
+            if mine:
                 # Only what this node got: a URL another node holds is asked about again when met.
                 self._seen.claim(url)
+            claimed.append(mine)
         return claimed
+
+    async def _unrecorded(self, url: str, looks: list[list[str]]) -> bool:
+        """Whether ``url``, which the nodes given up of ``looks`` ([node, token], ...) held to record
+        outside the queue, is to be recorded here: not if one of their parts holds its row (then
+        it is let go of at once). A part still locked is waited for a while, as in _to_fetch."""
+        for node, token in looks:
+            given_back = GivenBack(node, token, 0)
+            for _ in range(PART_LOOKS):
+                stored = self._parts.stored(node, url)
+                if stored is Stored.BUSY and await self._runs_again(given_back):
+                    stored = self._parts.stored(node, url, even_if_busy=True)
+                if stored is not Stored.BUSY:
+                    break
+                await asyncio.sleep(self._member.timeout / 4)
+            if stored is Stored.YES:
+                self._start()
+                self._recorded.append((url_digest(url), 0))
+                self._wake.set()
+                return False
+        return True
+
+    def recorded(self, urls: Sequence[str]) -> None:
+        """The rows of ``urls`` (claimed outside the queue) are with the writer: let go of them in
+        Redis once it has committed them."""
+        self._start()
+        mark = self._commits.items_enqueued
+        self._recorded.extend((url_digest(url), mark) for url in urls)
+        self._wake.set()
+
+    async def park(self, key: str, item: QueueItem) -> None:
+        """Keep ``item`` aside in the crawl's ``parked:KEY`` hash, where unpark(key), by any node,
+        finds it: it outlives this node."""
+        digest, member = url_digest(item.url), encode_item(item)
+        await call(self._crawl.client.hset(self._crawl.key(f"parked:{key}"), digest, member))
+
+    async def unpark(self, key: str) -> int:
+        """Queue the items every node parked under ``key``; how many."""
+        return int(await self._crawl.run_as(self._member, "unpark", [key]))
+
+    async def widen(self, landings: Sequence[str]) -> list[str]:
+        """Note ``landings`` in the crawl's ``landings`` set; every one any node noted so far."""
+        key = self._crawl.key("landings")
+        if landings:
+            await call(self._crawl.client.sadd(key, *landings))
+        return sorted(bytes(member).decode() for member in await call(self._crawl.client.smembers(key)))
 
     async def put(self, item: QueueItem, delay: float = 0.0) -> None:
         """Queue ``item`` (in ``delay`` seconds); pushed with the next batch, a moment later.
@@ -243,7 +303,7 @@ class RedisFrontier:
                 await asyncio.sleep(1)
                 self._wake.set()
             await asyncio.sleep(SYNC_EVERY)
-            if self._done:
+            if self._done or self._recorded:
                 self._wake.set()  # outcomes waiting for the writer to commit
 
     async def _sync(self) -> None:
@@ -263,11 +323,15 @@ class RedisFrontier:
             released = []
             while self._done and self._done[0][1] <= committed:
                 released.append(self._done.popleft()[0])
-            if released:
+            recorded = []
+            while self._recorded and self._recorded[0][1] <= committed:
+                recorded.append(self._recorded.popleft()[0])
+            if released or recorded:
                 try:
-                    await self._crawl.run_as(self._member, "release", released)
+                    await self._crawl.run_as(self._member, "release", [len(released), *released, *recorded])
                 except BaseException:
                     self._done.extendleft((lease, 0) for lease in reversed(released))
+                    self._recorded.extendleft((digest, 0) for digest in reversed(recorded))
                     raise
 
     async def close(self) -> None:

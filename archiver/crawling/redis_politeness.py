@@ -3,9 +3,13 @@
 A host's slots are a sorted set in Redis (``slots:HOST``: holder -> expiry),
 so --host-concurrency counts the fetches of every node; the time a host may
 next be asked is ``next:HOST``, so --delay spaces the requests of every node;
-robots.txt is fetched by one node (under a lock that expires) and kept in the
-``robots`` hash for the others. A slot expires on its own after the longest a
-fetch can take, so a node that dies frees its slots.
+robots.txt is fetched by one node and kept in the ``robots`` hash for the others
+(with the time it is good until: asked again as HostPolicy says). The node
+fetching it holds ``robots-lock:HOST`` for as long as it is a member of the
+crawl: the others wait for its answer, and take its turn as soon as its
+heartbeat has run out (they give it up then). A slot expires on its own after
+the longest a fetch can take, and is free as soon as its node's heartbeat has
+run out: a node that dies holds up no host.
 
 Each node also holds a host's limit locally, so only as many of its workers
 as the host has slots ask Redis; the rest wait at home or serve other hosts.
@@ -25,9 +29,10 @@ from archiver.crawling.politeness import (
     FetchRobots,
     HostPolicy,
     RobotsRules,
+    _Host,
     rules_from_response,
 )
-from archiver.crawling.redis_state import RedisCrawl, call
+from archiver.crawling.redis_state import Membership, RedisCrawl, call
 from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")
@@ -38,12 +43,26 @@ ROBOTS_POLL = 0.1
 """Seconds between two looks for robots.txt that another node is fetching."""
 
 
+def _entry(stored: bytes) -> tuple[int | None, int, bytes]:
+    """(status, times in a row out of reach, body) of a robots.txt entry ('STATUS UNTIL MISSES\\nBODY').
+
+    >>> _entry(b"503 1700000000000 2\\n"), _entry(b" 1700000000000 1\\n"), _entry(b"200\\nUser-agent: *")
+    ((503, 2, b''), (None, 1, b''), (200, 0, b'User-agent: *'))
+    """
+    head, _, body = bytes(stored).partition(b"\n")
+    fields = head.split(b" ")
+    status = int(fields[0]) if fields[0] else None
+    misses = int(fields[2]) if len(fields) > 2 else 0
+    return status, misses, body
+
+
 class RedisHostPolicy(HostPolicy):
     """HostPolicy whose slots, delays and robots.txt are shared through Redis."""
 
     def __init__(
         self,
         crawl: RedisCrawl,
+        member: Membership,
         *,
         concurrency: int,
         delay: float,
@@ -51,6 +70,8 @@ class RedisHostPolicy(HostPolicy):
         user_agent: str,
         fetch_robots: FetchRobots,
         max_delay: float = 60.0,
+        robots_max_age: float = 86_400.0,
+        robots_retry: float = 60.0,
         hold: float = 60.0,
     ) -> None:
         super().__init__(
@@ -60,29 +81,59 @@ class RedisHostPolicy(HostPolicy):
             user_agent=user_agent,
             fetch_robots=fetch_robots,
             max_delay=max_delay,
+            robots_max_age=robots_max_age,
+            robots_retry=robots_retry,
         )
         self._crawl = crawl
+        self._member = member
         self._hold_ms = round(hold * 1000)
         """Longest a slot is held (the longest a fetch takes): then it frees itself."""
 
-    async def _robots_rules(self, host_url: str) -> RobotsRules:
-        """robots.txt of ``host_url``, fetched by one node for all."""
-        host = host_of(host_url)
-        key = self._crawl.key("robots")
-        client = self._crawl.client
+    async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float]:
+        """robots.txt of ``host_url``, fetched by one node for all, and the seconds it is good for."""
+        name = host_of(host_url)
         while True:
-            stored = await call(client.hget(key, host))
-            if stored is not None:
-                status, _, body = bytes(stored).partition(b"\n")
-                return rules_from_response(int(status) if status else None, body, self._agent)
-            lock = self._crawl.key(f"robots-lock:{host}")
-            if await call(client.set(lock, b"1", nx=True, px=self._hold_ms)):
-                status_got, body = await self._fetch_robots(host_url)
-                text = (str(status_got) if status_got is not None else "").encode()
-                await call(client.hset(key, host, text + b"\n" + body[:ROBOTS_MAX_BYTES]))
-                await call(client.delete(lock))
-                return rules_from_response(status_got, body, self._agent)
+            answer = await self._crawl.run_as(self._member, "robots_turn", [name])
+            if int(answer[0]) == 1:
+                status, misses, body = _entry(answer[1])
+                left = int(answer[2])
+                keep = self.robots_keep(misses) if left < 0 else max(left / 1000, ROBOTS_POLL)
+                return rules_from_response(status, body, self._agent), keep
+            if int(answer[0]) == 2:
+                return await self._fetch_turn(host_url, name, answer[1], answer[2])
             await asyncio.sleep(ROBOTS_POLL)
+
+    async def _fetch_turn(
+        self, host_url: str, name: str, before: bytes, reaped: list[bytes]
+    ) -> tuple[RobotsRules, float]:
+        """Fetch the robots.txt whose turn this node holds, and store it for every node."""
+        for node, count in zip(reaped[::2], reaped[1::2], strict=True):
+            log.warning(
+                "crawl node %s went silent: its %d URL(s) in flight go back to the queue",
+                node.decode(),
+                int(count),
+            )
+        try:
+            status, body = await self._fetch_robots(host_url)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the others take the turn once this node is gone
+                await self._crawl.run_as(self._member, "robots_store", [name])
+            raise
+        rules = rules_from_response(status, body, self._agent)
+        misses = 0
+        if rules.out_of_reach:
+            earlier = _entry(before) if before else None
+            misses = 1 + (earlier[1] if earlier is not None else 0)
+            if earlier is not None:
+                kept = rules_from_response(earlier[0], earlier[2], self._agent)
+                if not kept.out_of_reach:
+                    # RFC 9309 2.4: rules it had outlive their day while it is out of reach.
+                    rules, status, body = kept, earlier[0], earlier[2]
+        keep = self.robots_keep(misses)
+        text = str(status) if status is not None else ""
+        args = [name, text, round(keep * 1000), misses, body[:ROBOTS_MAX_BYTES]]
+        await self._crawl.run_as(self._member, "robots_store", args)
+        return rules, keep
 
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
@@ -92,12 +143,12 @@ class RedisHostPolicy(HostPolicy):
         async with host.freed:
             await host.freed.wait_for(lambda: host.active < host.limit)
             host.active += 1
-        holder = uuid.uuid4().bytes
+        holder = f"{self._member.node}\n{uuid.uuid4().hex}"
         keys = [self._crawl.key(f"slots:{host_of(url)}"), self._crawl.key(f"next:{host_of(url)}")]
         acquired = False
         try:
             while True:
-                args = [holder, host.limit, round(host.delay * 1000), self._hold_ms]
+                args = [holder, host.limit, round(host.delay * 1000), self._hold_ms, self._crawl.prefix]
                 wait = int(await call(self._crawl.scripts["acquire"](keys=keys, args=args)))
                 if wait == 0:
                     acquired = True

@@ -8,15 +8,21 @@ Every key of crawl ``NAME`` starts with ``archiver:NAME:``::
     delayed         sorted set of items waiting out a failed try, by the time they are due (ms)
     leases:NODE     hash of the items NODE holds, by lease number
     staged:NODE     hash of the items NODE claimed and has not queued yet, by digest
-    outside         set of digests claimed to be recorded outside the queue (robots.txt, sitemaps)
+    outside:NODE    hash of the URLs NODE records outside the queue (robots.txt, sitemaps) and has
+                    not committed yet, by digest: the job that records them again, and the parts
+                    to look in first
+    orphans         hash of such URLs whose node was given up, by digest: the parts to look in
     nodes           hash of the nodes' tokens, by name; node:NODE their heartbeat (expires
                     after --node-timeout; a node is a member while its token is in ``nodes``)
     merger          set by the node that merges the parts once no node is left
     meta            hash of counters (arrival order, lease numbers)
     budget          hash: pages started and bytes stored, for --max-pages and --max-bytes
-    slots:HOST, next:HOST, robots   politeness shared by every node (redis_politeness.py)
+    slots:HOST, next:HOST, robots, robots-lock:HOST   politeness shared by every node (redis_politeness.py)
     control, status                 live control (redis_control.py)
     settings        the crawl's settings, as the first node gave them
+    landings        set of the pages where the seeds' redirects landed: the scope of every node
+    parked:HOST     hash of the items skipped while HOST's robots.txt is out of reach, by digest:
+                    queued again once it answers
 
 A node that stops heartbeating is given up by the others: its leased items go
 back to the queue (their tries counted), and so do the items it claimed but

@@ -35,7 +35,7 @@ from archiver.crawling.control import ControlSource, follow_controls, status_of
 from archiver.crawling.control_file import FileControlSource
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
-from archiver.crawling.frontier import SITEMAPS_JOB, Frontier, SqliteFrontier
+from archiver.crawling.frontier import ROBOTS_JOB, SITEMAPS_JOB, Frontier, SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
@@ -256,7 +256,7 @@ async def run_crawl(
             try:
                 shared = not backend.reload  # a frontier in Redis, shared by crawl nodes
                 with max_time(stop, config.max_time) as stopping:
-                    await _run(crawler, writer, seeds, progress, stopping, sitemaps, shared)
+                    await _run(crawler, writer, seeds, progress, stopping, sitemaps, recorded, shared)
             finally:
                 controls_done.set()  # its round in hand ends first (see follow_controls)
                 with contextlib.suppress(asyncio.CancelledError):
@@ -360,6 +360,7 @@ async def _run(
     progress: ProgressCallback | None,
     stop: asyncio.Future[str] | None,
     sitemaps: SitemapStage | None = None,
+    recorded: RecordedFetch | None = None,
     shared: bool = False,
 ) -> None:
     """Run the writer and the crawler (and the sitemap stage beside it) until the frontier is
@@ -381,11 +382,15 @@ async def _run(
     if stop is not None:
         stop.add_done_callback(stop_crawler)
     try:
+        if recorded is not None and shared:
+            # Queued by the crawl when a node that fetched a robots.txt is lost before its rows
+            # were stored: another records it.
+            crawler.jobs[ROBOTS_JOB] = recorded.robots_job
         await _seed(crawler, writer, seeds)
         if sitemaps is not None and shared:
             # An item of the shared queue: one node reads a host's sitemaps, and if it is lost
             # before it is done, another reads them.
-            crawler.sitemaps = sitemaps.read_job
+            crawler.jobs[SITEMAPS_JOB] = sitemaps.read_job
             for origin in seed_origins(seeds):
                 await crawler.add(origin, 0, SITEMAPS_JOB)
         elif sitemaps is not None:

@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from archiver.crawling.crawler import Crawler
-from archiver.crawling.frontier import QueueItem
+from archiver.crawling.frontier import SITEMAPS_JOB, QueueItem
 from archiver.crawling.politeness import Politeness
 from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
 from archiver.errors import WriteError
@@ -119,21 +119,23 @@ class SitemapStage:
                 await self._skip(url, parent_url)
                 continue
             read += 1
-            children = await self._read(url, parent_url, level)
+            children = await self._read(url, parent_url, level, origin)
             for child in children:
                 if child not in planned:
                     planned.add(child)
                     todo.append((child, url, level + 1))
 
-    async def _read(self, url: str, parent: str | None, level: int) -> tuple[str, ...]:
-        """Fetch and read one sitemap, queue the pages it lists; returns the sitemaps it lists."""
+    async def _read(self, url: str, parent: str | None, level: int, origin: str) -> tuple[str, ...]:
+        """Fetch and read one sitemap of ``origin``'s, queue the pages it lists; returns the
+        sitemaps it lists."""
         # A sitemap may be on another host (robots.txt may name one there): only --exclude
         # keeps it out, as for a page's requisites; the URLs it lists meet the whole scope.
         excluded = self._crawler.scope.skip_reason(url, 0, requisite=True)
         if excluded is not None:
             await self._skip(url, parent, excluded)
             return ()
-        answer = await self._fetch.get(url, FOUND_BY_SITEMAP, parent, policy=self._policy)
+        redo = QueueItem(origin, 0, 0, found_by=SITEMAPS_JOB)
+        answer = await self._fetch.get(url, FOUND_BY_SITEMAP, parent, policy=self._policy, redo=redo)
         if not answer.ok:
             await self._fetch.keep(answer)
             return ()

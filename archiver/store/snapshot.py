@@ -122,7 +122,8 @@ class Snapshot:
         """Raise SnapshotError unless the folder is new or empty.
 
         What a crawl killed before it wrote crawl.json leaves (its lock file, empty
-        folders) counts as empty: that crawl cannot be resumed, so it may start again.
+        folders, a shared crawl's empty nodes/) counts as empty: that crawl cannot be
+        resumed, so it may start again.
         """
         if self.root.exists():
             if not self.root.is_dir():
@@ -138,7 +139,7 @@ class Snapshot:
     def _left_by_a_start(self, path: Path) -> bool:
         if path.name in (LOCK_NAME, _PROBE, self._crawl_json_temporary.name):
             return True
-        skeleton = (self.warc_dir, self.index_dir, self.log_path.parent)
+        skeleton = (self.warc_dir, self.index_dir, self.log_path.parent, self.nodes_dir)
         return path in skeleton and path.is_dir() and not any(path.iterdir())
 
     def create(self) -> None:
