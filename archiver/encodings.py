@@ -13,7 +13,10 @@ A charset is named by a label, read as browsers read it (the WHATWG Encoding
 standard's table, from webencodings): ISO-8859-1, latin1 and US-ASCII are
 windows-1252 there, Shift_JIS is Windows' (cp932), a label browsers do not
 know (UTF-7, a codec only Python has) names nothing. Everything here gives
-Python codec names.
+Python codec names. The labels of the standard's "replacement" encoding (ISO-2022-KR,
+HZ-GB-2312, ISO-2022-CN: encodings whose bytes can hide markup from a server's filters) name
+REPLACEMENT, a codec registered here that reads any content as one U+FFFD, as browsers do: no
+link, no title is found in such a document.
 
 >>> page_encoding(b"<p>caf\\xc3\\xa9</p>", None), page_encoding(b"<p>caf\\xe9</p>", None)
 ('utf-8', 'cp1252')
@@ -29,6 +32,7 @@ from __future__ import annotations
 import codecs
 import functools
 import re
+from typing import Any
 
 import webencodings
 
@@ -39,8 +43,49 @@ CSS_CHARSET_RULE = re.compile(r'@charset "([\w.:-]{1,40})";')
 _XML_DECLARED = re.compile(rb"""<\?xml\s[^>]{0,200}?encoding\s*=\s*["']?([\w.:-]{1,40})""")
 UNDECLARED_FALLBACK = "cp1252"
 """What browsers of Western locales read a page in that names no charset and is not UTF-8."""
-_NOT_CODECS = frozenset({"replacement", "x-user-defined"})
+_NOT_CODECS = frozenset({"x-user-defined"})
 """Encodings of the standard that Python has no codec of (webencodings' own): taken as unknown."""
+REPLACEMENT = "web-replacement"
+"""The codec of the standard's "replacement" encoding: any content decodes to one U+FFFD
+(nothing to nothing), and text encodes as UTF-8 (the standard's output encoding of it)."""
+
+
+def _replaced(data: Any, errors: str = "strict", /) -> tuple[str, int]:
+    size = memoryview(data).nbytes
+    return ("\ufffd" if size else ""), size
+
+
+class _ReplacementDecoder(codecs.IncrementalDecoder):
+    """One U+FFFD for the first bytes met, nothing for the rest."""
+
+    def __init__(self, errors: str = "strict") -> None:
+        super().__init__(errors)
+        self.seen = False
+
+    def decode(self, data: Any, final: bool = False) -> str:
+        if self.seen or not memoryview(data).nbytes:
+            return ""
+        self.seen = True
+        return "\ufffd"
+
+    def reset(self) -> None:
+        self.seen = False
+
+
+def _search(name: str) -> codecs.CodecInfo | None:
+    if name != REPLACEMENT.replace("-", "_"):
+        return None
+    utf8 = codecs.lookup("utf-8")
+    return codecs.CodecInfo(
+        utf8.encode,
+        _replaced,
+        name=REPLACEMENT,
+        incrementalencoder=utf8.incrementalencoder,
+        incrementaldecoder=_ReplacementDecoder,
+    )
+
+
+codecs.register(_search)
 
 
 @functools.lru_cache(maxsize=256)
@@ -50,10 +95,14 @@ def web_codec(label: str | None) -> str | None:
 
     >>> web_codec("ISO-8859-1"), web_codec(" latin1"), web_codec("Shift_JIS"), web_codec("utf-7")
     ('cp1252', 'cp1252', 'cp932', None)
+    >>> web_codec("ISO-2022-KR"), b"<a href=x>".decode(web_codec("hz-gb-2312"))
+    ('web-replacement', '\ufffd')
     """
     encoding = webencodings.lookup(label) if label else None
     if encoding is None or encoding.name in _NOT_CODECS:
         return None
+    if encoding.name == "replacement":
+        return REPLACEMENT
     return str(encoding.codec_info.name)
 
 
@@ -140,7 +189,7 @@ def query_encodings(encoding: str | None) -> tuple[str, ...]:
     (('cp1252',), ('cp932',), ())
     """
     codec = web_codec(encoding) or _python_codec(encoding)
-    if codec is None or codec.startswith(("utf-", "utf_")):
+    if codec is None or codec == REPLACEMENT or codec.startswith(("utf-", "utf_")):
         return ()
     return (codec,)
 

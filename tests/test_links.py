@@ -727,6 +727,30 @@ def test_svg_and_css_read_a_charset_as_browsers_read_its_label():
     assert [link.url for link in found.links] == ["http://h/%E2%82%AC.png"]
 
 
+REPLACEMENT_LABELS = ["ISO-2022-KR", "csiso2022kr", "hz-gb-2312", "iso-2022-cn", "iso-2022-cn-ext"]
+
+
+@pytest.mark.parametrize("label", REPLACEMENT_LABELS)
+def test_a_document_in_a_replacement_encoding_holds_nothing(label):
+    """Browsers read these labels as the "replacement" encoding, one U+FFFD for the whole
+    document (bytes that could hide markup from a server's filters): no link, no title."""
+    page = b"<title>t</title><a href=/a>a</a><img src=/i.png>"
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><image href="/i.png"/></svg>'
+    css = b"a{background:url(/i.png)}"
+    read = [
+        extract(page, BASE, "text/html", f"text/html; charset={label}"),
+        extract(f'<meta charset="{label}">'.encode() + page, BASE, "text/html", "text/html"),
+        extract(page + b"x" * STREAMED_BYTES, BASE, "text/html", f"text/html; charset={label}"),
+        extract(svg, BASE, "image/svg+xml", f"image/svg+xml; charset={label}"),
+        extract(f'<?xml version="1.0" encoding="{label}"?>'.encode() + svg, BASE, "image/svg+xml"),
+        extract(css, BASE, "text/css", f"text/css; charset={label}"),
+        extract(f'@charset "{label}";'.encode() + css, BASE, "text/css", "text/css"),
+    ]
+    assert [(page.links, page.title) for page in read] == [((), None)] * len(read)
+    # The same documents under a label of another encoding hold their links.
+    assert extract(page, BASE, "text/html", "text/html; charset=euc-kr").title == "t"
+
+
 SVG_STYLED_DOCUMENT = b"""<?xml version="1.0" encoding="UTF-8"?>
 <!-- <?xml-stylesheet href="commented.css"?> -->
 <?xml-stylesheet type="text/css" href="look.css?a=1&amp;b=2"?>

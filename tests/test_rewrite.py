@@ -971,3 +971,22 @@ def test_a_stylesheet_says_the_charset_its_header_gave(css: str, label: str, exp
     )
     out = rewrite_css_bytes(css.encode("utf-16-le"), "http://site.test/s.css", "utf-16le", resolve)
     assert out.startswith(codecs.BOM_UTF16_LE)
+
+
+@pytest.mark.parametrize("label", ["ISO-2022-KR", "hz-gb-2312"])
+def test_a_document_in_a_replacement_encoding_is_kept_and_says_its_encoding(label: str) -> None:
+    """A browser shows such a document as one U+FFFD: its file keeps the bytes received, links
+    untouched, and names the encoding its header gave, so that read from disk it shows the same."""
+    page = b'<!doctype html><a href="/target">a</a><script>x()</script>'
+    out = rewrite_html(page, PAGE, label, resolve, HERE)
+    assert out == f'<meta charset="{label}">'.encode() + page
+    assert rewrite_html(out, PAGE, None, resolve, HERE) == out  # it says so already
+    xhtml = b'<?xml version="1.0" encoding="utf-8"?><html><a href="/target">a</a></html>'
+    out = rewrite_html(xhtml, PAGE, label, resolve, HERE, xml=True)
+    assert out == xhtml.replace(b"utf-8", label.encode())
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><image href="/img/a.png"/></svg>'
+    out = rewrite_svg(svg, SVG_URL, label, resolve, SVG_PATH)
+    assert out == f'<?xml version="1.0" encoding="{label}"?>'.encode() + svg
+    css = b"a{background:url(/img/a.png)}"
+    out = rewrite_css_bytes(css, "http://site.test/style.css", label, resolve, "site.test/style.css")
+    assert out == f'@charset "{label}";'.encode() + css

@@ -9,7 +9,14 @@ read as CSS reads it (its escapes undone) and written back escaped where CSS nee
 
 from __future__ import annotations
 
-from archiver.encodings import CSS_CHARSET_RULE, sniff_bom, stylesheet_encoding, utf16_bom, web_codec
+from archiver.encodings import (
+    CSS_CHARSET_RULE,
+    REPLACEMENT,
+    sniff_bom,
+    stylesheet_encoding,
+    utf16_bom,
+    web_codec,
+)
 from archiver.link_values import css_unescaped, css_url_spans, iter_css_urls, written_css_url
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Linker, Memo, Resolver
@@ -84,7 +91,15 @@ def rewrite_css_bytes(
 
     ``memo``: shared by every document rewritten with this ``resolve``.
     """
-    view = View(body, stylesheet_encoding(body, encoding))
+    read_in = stylesheet_encoding(body, encoding)
+    if read_in == REPLACEMENT:
+        # Read as one U+FFFD: no URL to rewrite. Kept as received, saying so if its header did.
+        rule = CSS_CHARSET_RULE.match(body.decode("latin-1"))
+        said = web_codec(encoding) == REPLACEMENT and (
+            rule is None or web_codec(rule.group(1)) != REPLACEMENT
+        )
+        return f'@charset "{encoding}";'.encode("ascii", "replace") + body if said else body
+    view = View(body, read_in)
     here = css_path or own_path(css_url, "text/css", resolve)
     spans = css_edits(view.text, css_url, Linker(here, resolve, memo), view)
     out = view.encode(replace_spans(view.text, spans)) if spans else body
