@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, XHTML_TYPE, bounded_document
 from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, web_codec, xml_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
@@ -45,7 +45,7 @@ from archiver.links import (
     title_text,
 )
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
-from archiver.svg import iter_svg_references
+from archiver.svg import iter_svg_references, prolog_stylesheets, stylesheet_href
 
 STREAMED_BYTES = 256 * 1024
 """HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
@@ -220,6 +220,28 @@ def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Fin
     return None, url, found, False
 
 
+def _with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Findings:
+    """The findings of an XHTML page (``body``, its bytes as UTF-8, read in ``encoding``) with the
+    stylesheets of its <?xml-stylesheet?> instructions first, as an SVG image's: an XML
+    document is styled by them too. They resolve against its base URL, their queries in its
+    encoding, as its links do."""
+    title, base, links, nofollow = found
+    text = body.decode("latin-1")  # one character per byte: the instructions' syntax is ASCII
+    hrefs = [
+        stylesheet_href(text[start:end].encode("latin-1").decode("utf-8", "replace"))
+        for start, end in prolog_stylesheets(text)
+    ]
+    if not hrefs:
+        return found
+    contexts = base_contexts(base)
+    styled: dict[str, str] = {}
+    for href in hrefs:
+        _collect(styled, resolve_reference(href, base, contexts, encoding=encoding), REQUISITE)
+    for link_url, kind in links.items():
+        _collect(styled, link_url, kind)
+    return title, base, styled, nofollow
+
+
 def _css_findings(text: str, url: str) -> Findings:
     found: dict[str, str] = {}
     contexts = base_contexts(url)
@@ -281,7 +303,8 @@ def findings(
     are written in (warc.dom's WARC-Page-Charset)."""
     if mime_type in HTML_TYPES:
         body, lxml_encoding, encoding = _as_read(body, content_type_header)
-        return _html_findings(body, url, lxml_encoding, web_codec(page_charset) or encoding)
+        found = _html_findings(body, url, lxml_encoding, web_codec(page_charset) or encoding)
+        return _with_prolog_stylesheets(found, body, encoding) if mime_type == XHTML_TYPE else found
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return _css_findings(decode_text(body, content_type_header), url)

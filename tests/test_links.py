@@ -796,6 +796,27 @@ def test_an_svg_document_is_read_for_what_styles_it_and_the_html_it_holds():
     assert svg_links(SVG_STYLED_DOCUMENT) == SVG_STYLED_LINKS
 
 
+XHTML_STYLED_PAGE = b"""<?xml version="1.0" encoding="UTF-8"?>
+<!-- <?xml-stylesheet href="commented.css"?> -->
+<?xml-stylesheet type="text/css" href="look.css?a=1&amp;b=2"?>
+<!DOCTYPE html [ <!ENTITY e "<?xml-stylesheet href='in-subset.css'?>"> ]>
+<?xml-stylesheet href='/after-doctype.css'?>
+<html xmlns="http://www.w3.org/1999/xhtml"><?xml-stylesheet href="too-late.css"?>
+<head><base href="/b/"/></head><body><a href="p.html">p</a></body></html>"""
+
+
+def test_an_xhtml_page_is_styled_by_its_xml_stylesheet_instructions():
+    # As an SVG image is: those before its root element, resolved against its base URL.
+    page = extract(XHTML_STYLED_PAGE, BASE, "application/xhtml+xml", "application/xhtml+xml")
+    assert {link.url: link.kind for link in page.links} == {
+        "http://h/b/look.css?a=1&b=2": REQUISITE,
+        "http://h/after-doctype.css": REQUISITE,
+        "http://h/b/p.html": LINK,
+    }
+    # An HTML page has no such instructions: its parser reads them as bogus comments.
+    assert links_of(XHTML_STYLED_PAGE.decode()) == {"http://h/b/p.html": LINK}
+
+
 def test_presentation_attributes_of_svg_inside_a_page_are_read():
     page = '<svg><rect fill="url(/p.svg#g)" stroke="url(#local)"/><use filter="url(f.svg#f)"/></svg>'
     assert links_of(page) == {"http://h/p.svg": REQUISITE, "http://h/dir/f.svg": REQUISITE}

@@ -624,6 +624,21 @@ def test_an_xhtml_document_says_its_charset_in_its_xml_declaration(
     assert rewrite_html(body, PAGE, charset, resolve, xml=True) == expected
 
 
+def test_an_xhtml_pages_xml_stylesheet_instructions_are_made_local() -> None:
+    page = (
+        b'<?xml version="1.0"?><!-- <?xml-stylesheet href="/style.css"?> -->'
+        b'<?xml-stylesheet type="text/css" href="/style.css"?>'
+        b'<?xml-stylesheet href="/unknown.css"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        b'<?xml-stylesheet href="/style.css"?><a href="/target">t</a></html>'
+    )
+    assert rewrite_html(page, PAGE, None, resolve, HERE, xml=True) == (
+        b'<?xml version="1.0"?><!-- <?xml-stylesheet href="/style.css"?> -->'
+        b'<?xml-stylesheet type="text/css" href="../style.css"?>'
+        b'<?xml-stylesheet href="http://site.test/unknown.css"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        b'<?xml-stylesheet href="/style.css"?><a href="../target.html">t</a></html>'
+    )
+
+
 ESCAPED = {
     "http://site.test/a%20b.png": "site.test/a b.png",
     "http://site.test/caf%C3%A9.png": "site.test/café.png",

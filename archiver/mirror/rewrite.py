@@ -162,7 +162,10 @@ def rewrite_html(
     view = View(body, read_in, web_codec(page_charset))
     here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
-    spans = _document_edits(view, _document_base(page_url, view), link, 0)
+    base = _document_base(page_url, view)
+    spans = _document_edits(view, base, link, 0)
+    if xml:  # the stylesheets of its <?xml-stylesheet?> instructions, as an SVG image's
+        spans.extend(stylesheet_pi_edits(view, base, link))
     if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
         return mark + view.encode(replace_spans(view.text, spans))  # no <meta> can say UTF-16
     if header_encoding and not bom:
@@ -238,8 +241,7 @@ def _document_edits(
         tags_read = list(tags)
         xhtml = xhtml_tags(view, len(tags_read))
         tags = iter(tags_read)
-        if tags_read:
-            spans.extend(stylesheet_pi_edits(view, tags_read[0][0], base, link))
+        spans.extend(stylesheet_pi_edits(view, base, link))
     for index, (offset, tag, raw) in enumerate(tags):
         html_rules = not svg or index in xhtml
         if tag not in (_EDITED_TAGS if html_rules else edited) and not _STYLE_ATTRIBUTE.search(raw):
