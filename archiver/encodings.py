@@ -5,9 +5,10 @@ An HTML page: its byte-order mark, else the charset of its HTTP Content-Type,
 else a <meta> charset in its first 1024 bytes, else, as browsers guess a page
 that says nothing, UTF-8 if its bytes are UTF-8 and windows-1252 if not. A
 stylesheet: its byte-order mark, else its header's charset, else its
-``@charset`` rule, else UTF-8. The crawl finds links in what the mirror then
-rewrites: read one way here and another there, a link to /naïve was fetched
-as one URL and rewritten as another.
+``@charset`` rule, else the encoding of the document that refers to it, else
+UTF-8. The crawl finds links in what the mirror then rewrites: read one way
+here and another there, a link to /naïve was fetched as one URL and rewritten
+as another.
 
 A charset is named by a label, read as browsers read it (the WHATWG Encoding
 standard's table, from webencodings): ISO-8859-1, latin1 and US-ASCII are
@@ -163,19 +164,58 @@ def xml_encoding(body: bytes, header_charset: str | None) -> str:
     return _self_declared(body, header_charset, _XML_DECLARED)
 
 
-def stylesheet_encoding(body: bytes, header_charset: str | None) -> str:
-    """The encoding a stylesheet is read in (see the module docstring)."""
-    return _self_declared(body, header_charset, _CSS_CHARSET)
+def stylesheet_encoding(body: bytes, header_charset: str | None, referrer_encoding: str | None = None) -> str:
+    """The encoding a stylesheet is read in (see the module docstring): without a byte-order
+    mark, a header's charset or an @charset rule, the encoding of the document that refers to
+    it (``referrer_encoding``, a codec: a page's, or that of the stylesheet whose @import names
+    it), as browsers read it (CSS Syntax's "environment encoding"), else UTF-8.
+
+    >>> stylesheet_encoding(b"a{}", None, "cp932"), stylesheet_encoding(b'@charset "utf-8";', None, "cp932")
+    ('cp932', 'utf-8')
+    """
+    return _self_declared(body, header_charset, _CSS_CHARSET, fallback_codec(referrer_encoding))
 
 
-def _self_declared(body: bytes, header_charset: str | None, declaration: re.Pattern[bytes]) -> str:
+def fallback_codec(encoding: str | None) -> str | None:
+    """The codec a stylesheet that names none is read in when it is referred to by a document
+    read in ``encoding``: that one, but UTF-16, which no bytes without a mark are read in (as
+    the standard treats a document's own word for UTF-16), and UTF-8 (the default anyway)."""
+    codec = web_codec(encoding) or _python_codec(encoding)
+    if codec is None or codec.startswith(("utf-", "utf_")):
+        return None
+    return codec
+
+
+def web_label(codec: str) -> str:
+    """The name the standard gives the encoding of ``codec`` (one web_codec() gave), which any
+    browser reads as that codec: what a file says of itself.
+
+    >>> web_label("cp932"), web_label("cp1252"), web_label("koi8-r")
+    ('shift_jis', 'windows-1252', 'koi8-r')
+    """
+    return _WEB_LABELS().get(codec, codec)
+
+
+@functools.cache
+def _WEB_LABELS() -> dict[str, str]:  # noqa: N802 - a constant made once, when first needed
+    names: dict[str, str] = {}
+    for label in webencodings.LABELS:
+        if (codec := web_codec(label)) is not None:
+            names.setdefault(codec, webencodings.lookup(label).name)
+    return names
+
+
+def _self_declared(
+    body: bytes, header_charset: str | None, declaration: re.Pattern[bytes], fallback: str | None = None
+) -> str:
     """A document's byte-order mark, else its header's charset, else the one its first bytes
-    name (``declaration``'s group), else UTF-8: the order for XML and for CSS."""
+    name (``declaration``'s group), else ``fallback``, else UTF-8: the order for XML and for CSS."""
     declared = declaration.match(body)
     return (
         sniff_bom(body)
         or web_codec(header_charset)
         or (_declared(declared.group(1).decode("ascii")) if declared else None)
+        or fallback
         or "utf-8"
     )
 

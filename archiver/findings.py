@@ -220,17 +220,13 @@ def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Fin
     return None, url, found, False
 
 
-def _with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Findings:
-    """The findings of an XHTML page (``body``, its bytes as UTF-8, read in ``encoding``) with the
-    stylesheets of its <?xml-stylesheet?> instructions first, as an SVG image's: an XML
-    document is styled by them too. They resolve against its base URL, their queries in its
-    encoding, as its links do."""
+def with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Findings:
+    """The findings of an XHTML page (``body``, read in ``encoding``) with the stylesheets of its
+    <?xml-stylesheet?> instructions first, as an SVG image's: an XML document is styled by
+    them too. They resolve against its base URL, their queries in its encoding, as its links do."""
     title, base, links, nofollow = found
-    text = body.decode("latin-1")  # one character per byte: the instructions' syntax is ASCII
-    hrefs = [
-        stylesheet_href(text[start:end].encode("latin-1").decode("utf-8", "replace"))
-        for start, end in prolog_stylesheets(text)
-    ]
+    text = body.decode(encoding, "replace")
+    hrefs = [stylesheet_href(text[start:end]) for start, end in prolog_stylesheets(text)]
     if not hrefs:
         return found
     contexts = base_contexts(base)
@@ -260,10 +256,30 @@ def extract_css(text: str, url: str) -> Page:
     return _page(_css_findings(text, url))
 
 
-def decode_text(body: bytes, content_type: str | None) -> str:
-    """Text of a stylesheet, in the encoding encodings.stylesheet_encoding() gives, never failing."""
-    encoding = stylesheet_encoding(body, charset_from_content_type(content_type))
+def decode_text(body: bytes, content_type: str | None, referrer_encoding: str | None = None) -> str:
+    """Text of a stylesheet, in the encoding encodings.stylesheet_encoding() gives, never failing
+    (``referrer_encoding``: see findings())."""
+    encoding = stylesheet_encoding(body, charset_from_content_type(content_type), referrer_encoding)
     return body.decode(encoding, errors="replace")
+
+
+def document_encoding(
+    body: bytes, mime_type: str, content_type_header: str | None = None, referrer_encoding: str | None = None
+) -> str | None:
+    """The encoding findings() reads an HTML page or a stylesheet in (a Python codec); None for
+    other documents. What a stylesheet it refers to is read in, when that names no encoding.
+
+    >>> document_encoding(b"<p>caf\\xe9</p>", "text/html")
+    'cp1252'
+    >>> document_encoding(b"a{}", "text/css", None, "cp932")
+    'cp932'
+    """
+    if mime_type in HTML_TYPES:
+        return _as_read(body, content_type_header)[2]
+    if mime_type == CSS_TYPE:
+        body, _cut = bounded_document(body, mime_type)
+        return stylesheet_encoding(body, charset_from_content_type(content_type_header), referrer_encoding)
+    return None
 
 
 def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
@@ -297,20 +313,40 @@ def findings(
     mime_type: str,
     content_type_header: str | None = None,
     page_charset: str | None = None,
+    referrer_encoding: str | None = None,
 ) -> Findings:
     """extract(), as plain values. ``page_charset``: of an HTML page kept in another encoding
     than its own (a rendered DOM, kept as UTF-8), the label of its own, which its links' queries
-    are written in (warc.dom's WARC-Page-Charset)."""
+    are written in (warc.dom's WARC-Page-Charset). ``referrer_encoding``: of a stylesheet, the
+    encoding of the document that refers to it (document_encoding()), which it is read in if
+    it names none (encodings.stylesheet_encoding())."""
+    return read_document(body, url, mime_type, content_type_header, page_charset, referrer_encoding)[0]
+
+
+def read_document(
+    body: bytes,
+    url: str,
+    mime_type: str,
+    content_type_header: str | None = None,
+    page_charset: str | None = None,
+    referrer_encoding: str | None = None,
+) -> tuple[Findings, str | None]:
+    """findings(), and the encoding the document is read in (document_encoding())."""
     if mime_type in HTML_TYPES:
-        body, lxml_encoding, encoding = _as_read(body, content_type_header)
-        found = _html_findings(body, url, lxml_encoding, web_codec(page_charset) or encoding)
-        return _with_prolog_stylesheets(found, body, encoding) if mime_type == XHTML_TYPE else found
+        as_read, lxml_encoding, encoding = _as_read(body, content_type_header)
+        found = _html_findings(as_read, url, lxml_encoding, web_codec(page_charset) or encoding)
+        if mime_type == XHTML_TYPE:
+            found = with_prolog_stylesheets(found, body, encoding)
+        return found, encoding
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
-        return _css_findings(decode_text(body, content_type_header), url)
+        encoding = stylesheet_encoding(
+            body, charset_from_content_type(content_type_header), referrer_encoding
+        )
+        return _css_findings(body.decode(encoding, errors="replace"), url), encoding
     if mime_type == SVG_TYPE:
-        return _svg_findings(body, url, content_type_header)
-    return None, url, {}, False
+        return _svg_findings(body, url, content_type_header), None
+    return (None, url, {}, False), None
 
 
 def extract(
@@ -319,7 +355,8 @@ def extract(
     mime_type: str,
     content_type_header: str | None = None,
     page_charset: str | None = None,
+    referrer_encoding: str | None = None,
 ) -> Page:
     """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links.
-    ``page_charset``: see findings()."""
-    return _page(findings(body, url, mime_type, content_type_header, page_charset))
+    ``page_charset``, ``referrer_encoding``: see findings()."""
+    return _page(findings(body, url, mime_type, content_type_header, page_charset, referrer_encoding))

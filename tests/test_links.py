@@ -727,6 +727,33 @@ def test_svg_and_css_read_a_charset_as_browsers_read_its_label():
     assert [link.url for link in found.links] == ["http://h/%E2%82%AC.png"]
 
 
+@pytest.mark.parametrize(
+    ("css", "content_type", "referrer", "expected"),
+    [
+        (b"a{background:url(/\x80.png)}", "text/css", "cp1252", "http://h/%E2%82%AC.png"),
+        ("a{background:url(/\u65e5.png)}".encode("cp932"), "text/css", "cp932", "http://h/%E6%97%A5.png"),
+        # Its own header, @charset or byte-order mark wins; so does UTF-8 over a UTF-16 page's.
+        (
+            b"a{background:url(/\xe2\x82\xac.png)}",
+            "text/css; charset=utf-8",
+            "cp1252",
+            "http://h/%E2%82%AC.png",
+        ),
+        (
+            b'@charset "utf-8";a{background:url(/\xe2\x82\xac.png)}',
+            "text/css",
+            "cp932",
+            "http://h/%E2%82%AC.png",
+        ),
+        (b"\xef\xbb\xbfa{background:url(/\xe2\x82\xac.png)}", "text/css", "cp932", "http://h/%E2%82%AC.png"),
+        (b"a{background:url(/\xe2\x82\xac.png)}", "text/css", "utf-16", "http://h/%E2%82%AC.png"),
+    ],
+)
+def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(css, content_type, referrer, expected):
+    page = extract(css, "http://h/s.css", "text/css", content_type, referrer_encoding=referrer)
+    assert [link.url for link in page.links] == [expected]
+
+
 REPLACEMENT_LABELS = ["ISO-2022-KR", "csiso2022kr", "hz-gb-2312", "iso-2022-cn", "iso-2022-cn-ext"]
 
 

@@ -6,6 +6,7 @@ import gzip
 import html
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -483,6 +484,48 @@ async def test_documents_that_name_no_charset_are_read_alike_by_the_crawl_and_th
         assert site.url("/").encode() not in (host / name).read_bytes(), name  # every link local
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(site: Any, run_crawl: Any) -> None:
+    # As browsers read it (CSS's environment encoding): in its page's encoding, an @import in its
+    # importer's. Read as UTF-8, each url() below named a U+FFFD, fetched and linked.
+    site.file("/", b'<a href="latin.html">l</a><a href="sjis.html">s</a><a href="late.html">u</a>')
+    site.file("/latin.html", b'<link rel=stylesheet href="l.css">', "text/html; charset=windows-1252")
+    site.file(
+        "/l.css", b'@import "imp.css"; a{background:url(caf\xe9.png)} a:after{content:"\xe9"}', "text/css"
+    )
+    site.file("/imp.css", b"i{background:url(na\xefve.png)}", "text/css")
+    sjis = '<meta charset="shift_jis"><link rel=stylesheet href="s.css">'.encode("shift_jis")
+    site.file("/sjis.html", sjis)
+    site.file("/s.css", "p{background:url(日.png)}".encode("shift_jis"), "text/css")
+    # A page in another encoding that links a stylesheet found first elsewhere: the first counts.
+    site.file("/late.html", b'<link rel=stylesheet href="l.css">', "text/html; charset=utf-8")
+    for n, name in enumerate(("/caf\u00e9.png", "/na\u00efve.png", "/\u65e5.png")):
+        site.file(name, PNG + bytes([n]), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    for path in ("/caf%C3%A9.png", "/na%C3%AFve.png", "/%E6%97%A5.png"):
+        assert rows[site.url(path)].status == 200, path
+    assert not [url for url in rows if "%EF%BF%BD" in url]
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    # The mirror built again from the records reads each alike; its file says what it was read
+    # in, so that it reads the same from disk whatever page of the mirror links it.
+    host = root / "mirror" / site.host.replace(":", "+")
+    for built_again in (False, True):
+        if built_again:
+            shutil.rmtree(root / "mirror")
+            build_mirror(root)
+        stylesheet = (host / "l.css").read_bytes()
+        assert stylesheet.startswith(b'@charset "windows-1252";'), stylesheet
+        for name, expected in (
+            ("l.css", "caf%C3%A9.png"),
+            ("imp.css", "na%C3%AFve.png"),
+            ("s.css", "%E6%97%A5.png"),
+        ):
+            links = [url for _s, _e, url in iter_css_urls((host / name).read_bytes().decode("latin-1"))]
+            assert links[-1] == expected, name
 
 
 async def test_css_escapes_name_what_the_crawl_fetches_and_the_mirror_links(

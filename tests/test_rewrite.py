@@ -981,8 +981,11 @@ def test_a_stylesheet_says_the_charset_its_header_gave(css: str, label: str, exp
     body = css.encode("cp1252")
     out = rewrite_css_bytes(body, "http://site.test/style.css", label, resolve, "site.test/style.css")
     assert out.decode("cp1252") == expected
+    # Without a header it is read as UTF-8, and says so if it is not ASCII: a page of the mirror
+    # in another encoding would read it in that one.
+    said = b"" if body.isascii() else b'@charset "utf-8";'
     assert rewrite_css_bytes(body, "http://site.test/style.css", None, resolve, "site.test/style.css") == (
-        body.replace(b"/img/a.png", b"img/a.png")
+        body if body.startswith(b"@charset") else said + body.replace(b"/img/a.png", b"img/a.png")
     )
     out = rewrite_css_bytes(css.encode("utf-16-le"), "http://site.test/s.css", "utf-16le", resolve)
     assert out.startswith(codecs.BOM_UTF16_LE)
@@ -1005,3 +1008,40 @@ def test_a_document_in_a_replacement_encoding_is_kept_and_says_its_encoding(labe
     css = b"a{background:url(/img/a.png)}"
     out = rewrite_css_bytes(css, "http://site.test/style.css", label, resolve, "site.test/style.css")
     assert out == f'@charset "{label}";'.encode() + css
+
+
+@pytest.mark.parametrize(
+    ("css", "referrer", "rule", "codec"),
+    [
+        (
+            'a{background:url(/\u65e5.png)} a:after{content:"\u65e5"}',
+            "cp932",
+            '@charset "shift_jis";',
+            "cp932",
+        ),
+        (
+            'a{background:url(/caf\u00e9.png)} a:after{content:"\u00e9"}',
+            "cp1252",
+            '@charset "windows-1252";',
+            "cp1252",
+        ),
+        ('@charset "utf-8";a{background:url(/\u65e5.png)} a:after{content:"\u65e5"}', "cp932", "", "utf-8"),
+    ],
+)
+def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers_and_says_it(
+    css: str, referrer: str, rule: str, codec: str
+) -> None:
+    """CSS's environment encoding: the page's that links it (the crawl reads it so too). Its bytes
+    are kept, and its file says the encoding, as a page of the mirror in another would read it."""
+    archived = {
+        "http://site.test/%E6%97%A5.png": "site.test/日.png",
+        "http://site.test/caf%C3%A9.png": "site.test/c.png",
+    }
+    body = css.encode(codec)
+    out = rewrite_css_bytes(
+        body, "http://site.test/s.css", None, archived.get, "site.test/s.css", None, referrer
+    )
+    assert out.startswith(rule.encode())
+    (url,) = [url for _s, _e, url in iter_css_urls(out.decode(codec))]
+    assert url in ("%E6%97%A5.png", "c.png")
+    assert out[len(rule) :].decode(codec).endswith(css[-12:])  # the rest kept in its encoding

@@ -39,6 +39,7 @@ from archiver.paths import url_to_path
 from archiver.sizes import human_bytes
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
+from archiver.store.referrers import referrer_encoding
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import CHARSET_FIELD, page_of
@@ -114,10 +115,12 @@ def rewritten(
     path: str,
     resolve: Resolver,
     memo: Memo | None,
+    referrer_encoding: str | None = None,
 ) -> tuple[bytes, str | None]:
     """The mirror file of an HTML, CSS or SVG document stored at ``path``, and its note (None if none).
 
-    ``chunks``: the payload as stored (still content-encoded).
+    ``chunks``: the payload as stored (still content-encoded). ``referrer_encoding``: of a
+    stylesheet, the encoding of the document that refers to it (findings.findings()).
     """
     mime = mime_type(content_type)
     decoding = Decoding(chunks, content_encoding, REWRITE_LIMIT)
@@ -126,7 +129,7 @@ def rewritten(
         body = _without_cut_tag(body)
     charset = charset_from_content_type(content_type)
     if mime == CSS_TYPE:
-        body = rewrite_css_bytes(body, url, charset, resolve, path, memo)
+        body = rewrite_css_bytes(body, url, charset, resolve, path, memo, referrer_encoding)
     elif mime == SVG_TYPE:
         body = rewrite_svg(body, url, charset, resolve, path, memo)
     else:
@@ -180,11 +183,15 @@ def draft(
     content_encoding: str | None,
     resolve: LocalPaths,
     memo: Memo | None,
+    referrer_encoding: str | None = None,
 ) -> Draft:
-    """The mirror file of a fetched HTML, CSS or SVG document, with links as the crawl knows them now."""
+    """The mirror file of a fetched HTML, CSS or SVG document, with links as the crawl knows them now
+    (``referrer_encoding``: see rewritten())."""
     path = url_to_path(url, mime_type(content_type) or None)
     resolve.drafting(url, path)
-    body, note = rewritten((raw,), url, content_type, content_encoding, path, resolve, memo)
+    body, note = rewritten(
+        (raw,), url, content_type, content_encoding, path, resolve, memo, referrer_encoding
+    )
     return Draft(path, body, note, dict(resolve.guesses))
 
 
@@ -227,6 +234,8 @@ class RecordFiles:
         self.resolve = resolve
         self.stats = stats
         self.memo = Memo()
+        self._encodings: dict[str, str | None] = {}
+        """Of stylesheets' referrers: the encoding each is read in, by the stylesheets' parent."""
 
     def close(self) -> None:
         """Close the WARC files read (and the previous snapshot's); safe to call twice."""
@@ -252,12 +261,35 @@ class RecordFiles:
         chunks = chunks_of(stored.raw_stream)
         mime = row.content_type or mime_type(content_type)
         if mime in PARSED_TYPES:
-            body, note = rewritten(chunks, row.url, content_type, encoding, path, self.resolve, self.memo)
+            referred = self.referrer_encoding(row) if mime == CSS_TYPE else None
+            body, note = rewritten(
+                chunks, row.url, content_type, encoding, path, self.resolve, self.memo, referred
+            )
             size = link_unchanged(self.previous, files, row, path, body) if note is None else None
             self.stats.count(mime, size if size is not None else files.write(path, (body,), lambda: note))
             return
         decoding = decoded(chunks, encoding)
         self.stats.count(mime, files.write(path, decoding, lambda: note_of(decoding)))
+
+    def referrer_encoding(self, row: ManifestRow) -> str | None:
+        """The encoding of the document that refers to the stylesheet of ``row``
+        (store/referrers.py), each document read once."""
+        key = f"{row.found_by == 'redirect'} {row.parent}"
+        if key not in self._encodings:
+            self._encodings[key] = referrer_encoding(row, self.manifest.get, self._body_of)
+        return self._encodings[key]
+
+    def _body_of(self, row: ManifestRow) -> tuple[bytes, str | None] | None:
+        """The payload of ``row`` decoded as the crawl decoded it, and its Content-Type."""
+        if row.warc_file is None or row.warc_offset is None:
+            return None
+        try:
+            stored, own_headers = payload_record(self.manifest, self.records, row, self.previous)
+            content_type = own_headers.get_header("Content-Type") if own_headers else None
+            coding = own_headers.get_header("Content-Encoding") if own_headers else None
+            return b"".join(Decoding(chunks_of(stored.raw_stream), coding, REWRITE_LIMIT)), content_type
+        except Exception:  # noqa: BLE001 - a damaged record is reported when its own file is written
+            return None
 
     def content_encoding(self, source: str) -> str:
         """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length')."""

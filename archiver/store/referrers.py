@@ -1,0 +1,57 @@
+"""What a stylesheet archived without an encoding of its own is read in, read back from a
+snapshot: the encoding of the document that refers to it (findings.document_encoding()).
+
+That document is the stylesheet's manifest parent, through the redirects that led to it: the
+first page (or stylesheet, by its @import) that found it, which the crawl read it for
+(crawling/referrers.py). Browsers read a stylesheet once per page that loads it, in that
+page's encoding; a mirror has one file of it, read as its first referrer reads it. The mirror
+and verify read it alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from archiver.content import CSS_TYPE, HTML_TYPES
+from archiver.findings import document_encoding
+from archiver.store.rows import FETCHED, ManifestRow
+
+MAX_IMPORTS = 8
+"""@import levels followed up to a page (a stylesheet's referrer's own referrer...)."""
+MAX_HOPS = 32
+"""Redirects followed back to the URL a document referred to."""
+
+RowOf = Callable[[str], ManifestRow | None]
+"""The manifest row of a URL, if it has one."""
+BodyOf = Callable[[ManifestRow], tuple[bytes, str | None] | None]
+"""The payload of a fetched row, decoded as the crawl decoded it, and its Content-Type header;
+None if it cannot be read."""
+
+
+def referrer_encoding(
+    row: ManifestRow, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+) -> str | None:
+    """The encoding the document that refers to the stylesheet of ``row`` was read in; None if
+    it has none, is no page or stylesheet, or cannot be read (the stylesheet is then UTF-8)."""
+    found = _referrer(row, row_of)
+    if found is None or found.outcome != FETCHED or found.content_type not in (*HTML_TYPES, CSS_TYPE):
+        return None
+    read = body_of(found)
+    if read is None:
+        return None
+    body, content_type = read
+    own = None
+    if found.content_type == CSS_TYPE and imports > 0:
+        own = referrer_encoding(found, row_of, body_of, imports - 1)
+    return document_encoding(body, found.content_type, content_type, own)
+
+
+def _referrer(row: ManifestRow, row_of: RowOf) -> ManifestRow | None:
+    """The row of the document whose link led to ``row``: its parent, or, for where a redirect
+    led, the parent of the chain's first URL."""
+    for _hop in range(MAX_HOPS):
+        parent = row_of(row.parent) if row.parent else None
+        if parent is None or row.found_by != "redirect":
+            return parent
+        row = parent
+    return None
