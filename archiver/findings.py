@@ -275,7 +275,7 @@ def document_encoding(
     'cp932'
     """
     if mime_type in HTML_TYPES:
-        return _as_read(body, content_type_header)[2]
+        return _as_read(body, content_type_header, mime_type)[2]
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return stylesheet_encoding(body, charset_from_content_type(content_type_header), referrer_encoding)
@@ -288,22 +288,27 @@ def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html
 
 
 def read_page(
-    body: bytes, content_type_header: str | None = None
+    body: bytes, content_type_header: str | None = None, mime_type: str = "text/html"
 ) -> tuple[lxml.html.HtmlElement | None, str]:
     """parse_page(), and the encoding the page is read in (encodings.page_encoding()), which
     its links' queries are written in: what root_findings() takes."""
-    body, lxml_encoding, encoding = _as_read(body, content_type_header)
+    body, lxml_encoding, encoding = _as_read(body, content_type_header, mime_type)
     return parse_html(body, lxml_encoding), encoding
 
 
-def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None, str]:
+def _as_read(
+    body: bytes, content_type_header: str | None, mime_type: str = "text/html"
+) -> tuple[bytes, str | None, str]:
     """An HTML page's bytes up to MAX_MARKUP tags as lxml is to read them, the encoding to read
     them in named for lxml, and the page's encoding as encodings.page_encoding() says (the
     mirror's rewrite reads it so). lxml is given the page as UTF-8: left to itself, it reads a
     charset's label its own way (ISO-8859-1 as Latin-1, where browsers read windows-1252), and
-    a page that names none as Latin-1 even when it is UTF-8."""
+    a page that names none as Latin-1 even when it is UTF-8. An XHTML page (``mime_type``) is
+    XML to a browser, read in the encoding XML's rules give (encodings.xml_encoding()): its XML
+    declaration counts, a <meta> does not, and without either it is UTF-8."""
     body, _cut = bounded_document(body, "text/html")
-    encoding = page_encoding(body, charset_from_content_type(content_type_header))
+    read_in = xml_encoding if mime_type == XHTML_TYPE else page_encoding
+    encoding = read_in(body, charset_from_content_type(content_type_header))
     return as_utf8(body, encoding), "utf-8", encoding
 
 
@@ -333,7 +338,7 @@ def read_document(
 ) -> tuple[Findings, str | None]:
     """findings(), and the encoding the document is read in (document_encoding())."""
     if mime_type in HTML_TYPES:
-        as_read, lxml_encoding, encoding = _as_read(body, content_type_header)
+        as_read, lxml_encoding, encoding = _as_read(body, content_type_header, mime_type)
         found = _html_findings(as_read, url, lxml_encoding, web_codec(page_charset) or encoding)
         if mime_type == XHTML_TYPE:
             found = with_prolog_stylesheets(found, body, encoding)

@@ -8,6 +8,7 @@ import sys
 import pytest
 from conftest import in_linear_time
 
+from archiver.crawling.preparing import parse_document
 from archiver.findings import (
     STREAMED_BYTES,
     extract,
@@ -752,6 +753,35 @@ def test_svg_and_css_read_a_charset_as_browsers_read_its_label():
 def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(css, content_type, referrer, expected):
     page = extract(css, "http://h/s.css", "text/css", content_type, referrer_encoding=referrer)
     assert [link.url for link in page.links] == [expected]
+
+
+XHTML = "application/xhtml+xml"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "expected"),
+    [
+        # Its XML declaration names its encoding; a <meta> is nothing to XML.
+        (
+            '<?xml version="1.0" encoding="shift_jis"?><html><a href="/\u65e5">a</a></html>'.encode("cp932"),
+            XHTML,
+            "/%E6%97%A5",
+        ),
+        (
+            '<html><head><meta charset="windows-1252"/></head><a href="/\u00e9">a</a></html>'.encode(),
+            XHTML,
+            "/%C3%A9",
+        ),
+        # Neither: UTF-8, never the windows-1252 an HTML page's bytes are guessed to be.
+        (b'<html><a href="/\xe9">a</a></html>', XHTML, "/%EF%BF%BD"),
+        (b'<html><a href="/\xe9">a</a></html>', f"{XHTML}; charset=latin1", "/%C3%A9"),
+    ],
+)
+def test_an_xhtml_page_is_read_in_the_encoding_xml_gives(body, content_type, expected):
+    page = extract(body, BASE, XHTML, content_type)
+    assert [link.url for link in page.links] == [f"http://h{expected}"]
+    # So is it when the crawl also inspects it for rendering (another parse of the same page).
+    assert list(parse_document(body, BASE, content_type, None, inspect=True)[0][2]) == [f"http://h{expected}"]
 
 
 REPLACEMENT_LABELS = ["ISO-2022-KR", "csiso2022kr", "hz-gb-2312", "iso-2022-cn", "iso-2022-cn-ext"]

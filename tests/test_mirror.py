@@ -27,7 +27,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.svg import iter_svg_references
 from archiver.verify.mirror_links import check_mirror
-from archiver.verify.report import Report
+from archiver.verify.report import LIVE_MIRROR_LINK, Report
 from archiver.verify.verifier import verify_snapshot
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
@@ -129,6 +129,23 @@ def test_every_local_link_resolves(tmp_path: Path) -> None:
     report = Report()
     check_mirror(root, report)
     assert report.ok, report
+
+
+def test_mirror_files_are_checked_as_read_in_their_own_encoding(tmp_path: Path) -> None:
+    # A stylesheet's @charset rule, an .xhtml file's XML declaration: read as UTF-8 (a page's
+    # bytes guessed windows-1252), the link the rewriter left live named another URL.
+    folder = tmp_path / "mirror" / "h"
+    folder.mkdir(parents=True)
+    (folder / "s.css").write_bytes(b'@charset "windows-1252";a{background:url(http://h/caf\xe9.png)}')
+    xhtml = '<?xml version="1.0" encoding="shift_jis"?><html><a href="http://h/\u65e5.png">a</a></html>'
+    (folder / "p.xhtml").write_bytes(xhtml.encode("cp932"))
+    held = {"http://h/caf%C3%A9.png": "h/c.png", "http://h/%E6%97%A5.png": "h/n.png"}
+    report = Report()
+    check_mirror(tmp_path, report, held.get)
+    assert sorted(problem.where for problem in report.examples.get(LIVE_MIRROR_LINK, [])) == [
+        "mirror/h/p.xhtml",
+        "mirror/h/s.css",
+    ]
 
 
 def test_manifest_local_paths(tmp_path: Path) -> None:

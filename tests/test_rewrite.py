@@ -1045,3 +1045,13 @@ def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers_and_says_it
     (url,) = [url for _s, _e, url in iter_css_urls(out.decode(codec))]
     assert url in ("%E6%97%A5.png", "c.png")
     assert out[len(rule) :].decode(codec).endswith(css[-12:])  # the rest kept in its encoding
+
+
+def test_an_xhtml_page_is_rewritten_in_the_encoding_xml_gives() -> None:
+    # Its XML declaration counts, a <meta> does not; read another way, its link named another URL.
+    page = '<?xml version="1.0" encoding="shift_jis"?><html><a href="/\u65e5\u672c.html">a</a></html>'
+    out = rewrite_html(page.encode("cp932"), PAGE, None, resolve, HERE, xml=True)
+    assert out.decode("cp932") == page.replace("/\u65e5\u672c.html", "../%E6%97%A5%E6%9C%AC.html")
+    meta = '<html><head><meta charset="shift_jis"/></head><a href="/\u65e5\u672c.html">a</a></html>'
+    out = rewrite_html(meta.encode(), PAGE, None, resolve, HERE, xml=True)
+    assert out.decode() == meta.replace("/\u65e5\u672c.html", "../%E6%97%A5%E6%9C%AC.html")

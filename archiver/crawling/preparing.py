@@ -53,7 +53,7 @@ def parse_document(
     body = decode_payload(raw, content_encoding)
     mime = mime_type(content_type)
     if inspect and mime in HTML_TYPES:
-        root, page_encoding = read_page(body, content_type)
+        root, page_encoding = read_page(body, content_type, mime)
         found = root_findings(root, url, page_encoding)
         if mime == XHTML_TYPE:
             found = with_prolog_stylesheets(found, body, page_encoding)

@@ -154,9 +154,11 @@ def rewrite_html(
     """
     header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
-    declared = declared_charset(body)
-    # encodings.page_encoding(), from the parts already in hand.
-    read_in = bom or header_encoding or declared or guessed_encoding(body)
+    declared = None if xml else declared_charset(body)
+    # encodings.page_encoding() (xml_encoding() for XHTML), from the parts already in hand.
+    read_in = (
+        bom or header_encoding or declared or (xml_encoding(body, None) if xml else guessed_encoding(body))
+    )
     if read_in == REPLACEMENT:
         return _kept_replaced(body, encoding if header_encoding == REPLACEMENT else None, declared, xml)
     view = View(body, read_in, web_codec(page_charset))
