@@ -139,13 +139,28 @@ def test_mirror_files_are_checked_as_read_in_their_own_encoding(tmp_path: Path) 
     (folder / "s.css").write_bytes(b'@charset "windows-1252";a{background:url(http://h/caf\xe9.png)}')
     xhtml = '<?xml version="1.0" encoding="shift_jis"?><html><a href="http://h/\u65e5.png">a</a></html>'
     (folder / "p.xhtml").write_bytes(xhtml.encode("cp932"))
-    held = {"http://h/caf%C3%A9.png": "h/c.png", "http://h/%E6%97%A5.png": "h/n.png"}
+    # An SVG image's declaration read as browsers read its label (ISO-8859-1 is windows-1252);
+    # one in a replacement encoding shows nothing, its links none (the mirror keeps its bytes).
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><image href="{}"/></svg>'
+    (folder / "l.svg").write_bytes(
+        b'<?xml version="1.0" encoding="iso-8859-1"?>' + svg.format("http://h/\u20ac.png").encode("cp1252")
+    )
+    (folder / "k.svg").write_bytes(
+        b'<?xml version="1.0" encoding="iso-2022-kr"?>' + svg.format("/x.png").encode()
+    )
+    held = {
+        "http://h/caf%C3%A9.png": "h/c.png",
+        "http://h/%E6%97%A5.png": "h/n.png",
+        "http://h/%E2%82%AC.png": "h/e.png",
+    }
     report = Report()
     check_mirror(tmp_path, report, held.get)
     assert sorted(problem.where for problem in report.examples.get(LIVE_MIRROR_LINK, [])) == [
+        "mirror/h/l.svg",
         "mirror/h/p.xhtml",
         "mirror/h/s.css",
     ]
+    assert list(report.counts) == [LIVE_MIRROR_LINK]
 
 
 def test_manifest_local_paths(tmp_path: Path) -> None:

@@ -44,6 +44,8 @@ SVG_SUFFIXES = (".svg",)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 MAX_DOCUMENT = 64 * 1024 * 1024
 """Stylesheets larger than this are checked only up to this size."""
+_XML_HEAD = 1024
+"""Bytes of an XML file that hold its byte-order mark and XML declaration."""
 STREAM_HTML_FROM = 1024 * 1024
 """HTML files larger than this are parsed as a stream (a big index.html)."""
 
@@ -115,8 +117,13 @@ def _references(document: Path) -> Iterator[str]:
     """Every link value in a mirrored HTML, CSS or SVG file."""
     size = document.stat().st_size
     if document.name.lower().endswith(SVG_SUFFIXES):
-        with open(document, "rb") as fh:  # read as a stream, as a browser reads it (its own encoding)
-            yield from (value for value, _requisite, _in_css in iter_svg_references(fh, None))
+        with open(document, "rb") as fh:
+            # In its own encoding, as a browser reads it (its byte-order mark or XML declaration,
+            # whose label lxml would read its own way): a UTF-8 file as a stream.
+            encoding = xml_encoding(fh.read(_XML_HEAD), None)
+            fh.seek(0)
+            source = fh if encoding == "utf-8" else as_utf8(fh.read(min(size, MAX_DOCUMENT)), encoding)
+            yield from (value for value, _requisite, _in_css in iter_svg_references(source, "utf-8"))
         return
     if document.name.lower().endswith(CSS_SUFFIXES):
         with open(document, "rb") as fh:
