@@ -207,11 +207,9 @@ def _in_head(element: lxml.etree._Element) -> bool:
     )
 
 
-def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Findings:
-    """The links of an SVG document (svg.iter_svg_references()), its queries written in its
-    encoding (encodings.xml_encoding()) but in its CSS."""
-    body, _cut = bounded_document(body, SVG_TYPE)
-    encoding = xml_encoding(body, charset_from_content_type(content_type_header))
+def _svg_findings(body: bytes, url: str, encoding: str) -> Findings:
+    """The links of an SVG document (svg.iter_svg_references()) read in ``encoding``
+    (encodings.xml_encoding()), its queries written in it but in its CSS."""
     contexts = base_contexts(url)
     found: dict[str, str] = {}
     for value, requisite, in_css in iter_svg_references(as_utf8(body, encoding), "utf-8"):
@@ -266,8 +264,9 @@ def decode_text(body: bytes, content_type: str | None, referrer_encoding: str | 
 def document_encoding(
     body: bytes, mime_type: str, content_type_header: str | None = None, referrer_encoding: str | None = None
 ) -> str | None:
-    """The encoding findings() reads an HTML page or a stylesheet in (a Python codec); None for
-    other documents. What a stylesheet it refers to is read in, when that names no encoding.
+    """The encoding findings() reads an HTML page, a stylesheet or an SVG image in (a Python
+    codec); None for other documents. What a stylesheet it refers to is read in, when that
+    names no encoding.
 
     >>> document_encoding(b"<p>caf\\xe9</p>", "text/html")
     'cp1252'
@@ -279,6 +278,9 @@ def document_encoding(
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         return stylesheet_encoding(body, charset_from_content_type(content_type_header), referrer_encoding)
+    if mime_type == SVG_TYPE:
+        body, _cut = bounded_document(body, mime_type)
+        return xml_encoding(body, charset_from_content_type(content_type_header))
     return None
 
 
@@ -350,7 +352,9 @@ def read_document(
         )
         return _css_findings(body.decode(encoding, errors="replace"), url), encoding
     if mime_type == SVG_TYPE:
-        return _svg_findings(body, url, content_type_header), None
+        body, _cut = bounded_document(body, SVG_TYPE)
+        encoding = xml_encoding(body, charset_from_content_type(content_type_header))
+        return _svg_findings(body, url, encoding), encoding
     return (None, url, {}, False), None
 
 

@@ -521,7 +521,9 @@ async def test_documents_that_name_no_charset_are_read_alike_by_the_crawl_and_th
 async def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(site: Any, run_crawl: Any) -> None:
     # As browsers read it (CSS's environment encoding): in its page's encoding, an @import in its
     # importer's. Read as UTF-8, each url() below named a U+FFFD, fetched and linked.
-    site.file("/", b'<a href="latin.html">l</a><a href="sjis.html">s</a><a href="late.html">u</a>')
+    site.file(
+        "/", b'<a href="latin.html">l</a><a href="sjis.html">s</a><a href="late.html">u</a><img src=i.svg>'
+    )
     site.file("/latin.html", b'<link rel=stylesheet href="l.css">', "text/html; charset=windows-1252")
     site.file(
         "/l.css", b'@import "imp.css"; a{background:url(caf\xe9.png)} a:after{content:"\xe9"}', "text/css"
@@ -530,14 +532,17 @@ async def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(site:
     sjis = '<meta charset="shift_jis"><link rel=stylesheet href="s.css">'.encode("shift_jis")
     site.file("/sjis.html", sjis)
     site.file("/s.css", "p{background:url(日.png)}".encode("shift_jis"), "text/css")
+    svg = b'<?xml version="1.0" encoding="windows-1252"?><?xml-stylesheet href="v.css"?><svg xmlns="http://www.w3.org/2000/svg"/>'
+    site.file("/i.svg", svg, "image/svg+xml")
+    site.file("/v.css", b"svg{background:url(\xfcber.png)}", "text/css")
     # A page in another encoding that links a stylesheet found first elsewhere: the first counts.
     site.file("/late.html", b'<link rel=stylesheet href="l.css">', "text/html; charset=utf-8")
-    for n, name in enumerate(("/caf\u00e9.png", "/na\u00efve.png", "/\u65e5.png")):
+    for n, name in enumerate(("/caf\u00e9.png", "/na\u00efve.png", "/\u65e5.png", "/\u00fcber.png")):
         site.file(name, PNG + bytes([n]), "image/png")
     await site.start()
     root = (await run_crawl(site.url("/"))).snapshot.root
     rows = manifest_rows(root)
-    for path in ("/caf%C3%A9.png", "/na%C3%AFve.png", "/%E6%97%A5.png"):
+    for path in ("/caf%C3%A9.png", "/na%C3%AFve.png", "/%E6%97%A5.png", "/%C3%BCber.png"):
         assert rows[site.url(path)].status == 200, path
     assert not [url for url in rows if "%EF%BF%BD" in url]
     report = verify_snapshot(root)
@@ -555,6 +560,7 @@ async def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(site:
             ("l.css", "caf%C3%A9.png"),
             ("imp.css", "na%C3%AFve.png"),
             ("s.css", "%E6%97%A5.png"),
+            ("v.css", "%C3%BCber.png"),
         ):
             links = [url for _s, _e, url in iter_css_urls((host / name).read_bytes().decode("latin-1"))]
             assert links[-1] == expected, name

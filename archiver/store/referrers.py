@@ -2,7 +2,7 @@
 snapshot: the encoding of the document that refers to it (findings.document_encoding()).
 
 That document is the stylesheet's manifest parent, through the redirects that led to it: the
-first page (or stylesheet, by its @import) that found it, which the crawl read it for
+first page (or stylesheet, by its @import, or SVG image) that found it, which the crawl read it for
 (crawling/referrers.py). Browsers read a stylesheet once per page that loads it, in that
 page's encoding; a mirror has one file of it, read as its first referrer reads it. The mirror
 and verify read it alike.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from archiver.content import CSS_TYPE, HTML_TYPES
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE
 from archiver.findings import document_encoding
 from archiver.store.rows import FETCHED, ManifestRow
 
@@ -20,6 +20,9 @@ MAX_IMPORTS = 8
 """@import levels followed up to a page (a stylesheet's referrer's own referrer...)."""
 MAX_HOPS = 32
 """Redirects followed back to the URL a document referred to."""
+
+_REFERRERS = frozenset({*HTML_TYPES, CSS_TYPE, SVG_TYPE})
+"""The documents that refer to stylesheets: pages, stylesheets (@import), SVG images."""
 
 RowOf = Callable[[str], ManifestRow | None]
 """The manifest row of a URL, if it has one."""
@@ -34,7 +37,7 @@ def referrer_encoding(
     """The encoding the document that refers to the stylesheet of ``row`` was read in; None if
     it has none, is no page or stylesheet, or cannot be read (the stylesheet is then UTF-8)."""
     found = _referrer(row, row_of)
-    if found is None or found.outcome != FETCHED or found.content_type not in (*HTML_TYPES, CSS_TYPE):
+    if found is None or found.outcome != FETCHED or found.content_type not in _REFERRERS:
         return None
     read = body_of(found)
     if read is None:
