@@ -37,7 +37,8 @@ from typing import Any
 
 import webencodings
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+from archiver.prescan import prescan
+
 _CSS_CHARSET = re.compile(rb'@charset "([\w.:-]{1,40})";')
 CSS_CHARSET_RULE = re.compile(r'@charset "([\w.:-]{1,40})";')
 """A stylesheet's @charset rule, which counts only as its very first bytes, written so."""
@@ -139,9 +140,10 @@ def sniff_bom(body: bytes) -> str | None:
 
 
 def declared_charset(body: bytes) -> str | None:
-    """The charset a page declares in a <meta> within its first 1024 bytes, if known."""
-    match = _META_CHARSET.search(body[:1024])
-    return _declared(match.group(1).decode("ascii", "replace")) if match else None
+    """The charset a page declares in a <meta> within its first 1024 bytes, if known, found as
+    browsers find it (prescan.py: not in a comment, not in a description)."""
+    label = prescan(body)
+    return _declared(label) if label is not None else None
 
 
 def page_encoding(body: bytes, header_charset: str | None) -> str:

@@ -709,6 +709,25 @@ def test_a_charset_is_read_as_browsers_read_its_label(body, content_type):
     assert [link.url for link in page.links] == ["http://h/%E2%82%AC?q=%85", "http://h/%E2%84%A2.png"]
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b'<!-- <meta charset="windows-1251"> --><meta charset="utf-8">',
+        b'<!--[if IE]><meta charset="windows-1251"><![endif]-->',
+        b'<meta name="description" content="text/html; charset=windows-1251">',
+        b'<meta property="og:x" content="charset=windows-1251"><meta charset="x-no-such-label">',
+        b'<div title="<meta charset=windows-1251>"></div>',
+    ],
+)
+def test_a_meta_charset_counts_only_where_a_browser_reads_it(head):
+    """The HTML standard's prescan reads markup: a <meta> in a comment or in an attribute, a
+    content without http-equiv, a label browsers do not know name no charset."""
+    page = extract(
+        head + '<title>caf\u00e9</title><a href="/\u00e9">a</a>'.encode(), BASE, "text/html", "text/html"
+    )
+    assert (page.title, [link.url for link in page.links]) == ("caf\u00e9", ["http://h/%C3%A9"])
+
+
 def test_a_page_that_says_it_is_utf16_is_read_as_utf8():
     # Bytes that can say so of themselves are no UTF-16 (the standard's rule for <meta>).
     body = '<meta charset="utf-16"><title>caf\u00e9</title><a href="/\u20ac">a</a>'.encode()

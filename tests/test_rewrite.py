@@ -299,6 +299,13 @@ def test_declared_charset_is_not_repeated() -> None:
     assert rewrite_html(body, PAGE, "utf-8", resolve) == body.replace(b"/target", b"../target.html")
 
 
+def test_a_charset_said_only_in_a_comment_is_said_again() -> None:
+    # A browser's prescan skips comments: from disk, the page would be read in its guess.
+    body = b'<!-- <meta charset="windows-1251"> --><p>\xe4\xe0</p>'
+    out = rewrite_html(body, PAGE, "windows-1251", resolve)
+    assert out == b'<meta charset="windows-1251">' + body
+
+
 def test_doctype_stays_first() -> None:
     out = rewrite_html(b"<!DOCTYPE html>\n<p>x", PAGE, "windows-1252", resolve)
     assert out == b'<!DOCTYPE html><meta charset="windows-1252">\n<p>x'
