@@ -254,13 +254,6 @@ def extract_css(text: str, url: str) -> Page:
     return _page(_css_findings(text, url))
 
 
-def decode_text(body: bytes, content_type: str | None, referrer_encoding: str | None = None) -> str:
-    """Text of a stylesheet, in the encoding encodings.stylesheet_encoding() gives, never failing
-    (``referrer_encoding``: see findings())."""
-    encoding = stylesheet_encoding(body, charset_from_content_type(content_type), referrer_encoding)
-    return body.decode(encoding, errors="replace")
-
-
 def document_encoding(
     body: bytes, mime_type: str, content_type_header: str | None = None, referrer_encoding: str | None = None
 ) -> str | None:
