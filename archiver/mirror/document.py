@@ -39,7 +39,7 @@ from archiver.paths import url_to_path
 from archiver.sizes import human_bytes
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
-from archiver.store.referrers import referrer_encoding
+from archiver.store.referrers import referrer_encoding, referrer_key
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import CHARSET_FIELD, page_of
@@ -274,7 +274,7 @@ class RecordFiles:
     def referrer_encoding(self, row: ManifestRow) -> str | None:
         """The encoding of the document that refers to the stylesheet of ``row``
         (store/referrers.py), each document read once."""
-        key = f"{row.found_by == 'redirect'} {row.parent}"
+        key = referrer_key(row)
         if key not in self._encodings:
             self._encodings[key] = referrer_encoding(row, self.manifest.get, self._body_of)
         return self._encodings[key]

@@ -49,6 +49,12 @@ def referrer_encoding(
     return document_encoding(body, found.content_type, content_type, own)
 
 
+def referrer_key(row: ManifestRow) -> str:
+    """What referrer_encoding() of ``row`` depends on, to remember it by: its parent, and
+    whether a redirect led to it (the chain is followed back from that parent)."""
+    return f"{row.found_by == 'redirect'} {row.parent}"
+
+
 def _referrer(row: ManifestRow, row_of: RowOf) -> ManifestRow | None:
     """The row of the document whose link led to ``row``: its parent, or, for where a redirect
     led, the parent of the chain's first URL."""

@@ -32,7 +32,7 @@ from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest, seed_failure
 from archiver.store.previous import Previous
-from archiver.store.referrers import referrer_encoding
+from archiver.store.referrers import referrer_encoding, referrer_key
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.verify.integrity import PARSE_ERRORS, Records
 from archiver.verify.record_index import RecordEntry
@@ -134,6 +134,7 @@ class LinkCheck:
                 body, content_type = _read_page(entry, records, referrers, referrers, self.previous)
                 return None if body is None else (body, content_type)
 
+            encodings: dict[str, str | None] = {}
             for row in manifest.captures():
                 if row.for_crawlers:
                     report.stats["robots.txt and sitemaps kept"] += 1
@@ -147,8 +148,11 @@ class LinkCheck:
                     if body is not None:
                         # A stylesheet that names no encoding is read in its referrer's.
                         referred = None
-                        if row.content_type == CSS_TYPE:
-                            referred = referrer_encoding(row, manifest.get, body_of)
+                        if row.content_type == CSS_TYPE:  # each referrer read once
+                            key_of = referrer_key(row)
+                            if key_of not in encodings:
+                                encodings[key_of] = referrer_encoding(row, manifest.get, body_of)
+                            referred = encodings[key_of]
                         _check_links(
                             row, body, content_type, self.recorded, self.scope, report, None, referred
                         )
