@@ -68,6 +68,7 @@ class Crawler:
         renderer: Rendering | None = None,
         budget: Budget | None = None,
         controls: Controls | None = None,
+        referrers: ReferrerEncodings | None = None,
     ) -> None:
         self.config = config
         self.frontier = frontier
@@ -75,7 +76,8 @@ class Crawler:
         self.writer = writer
         self.stats = stats
         self.discovery = Discovery(frontier, scope, stats, config.max_redirects)
-        self.referrers = ReferrerEncodings()
+        self.referrers = referrers or ReferrerEncodings()
+        """The encodings of the documents read: what a stylesheet one refers to is read in."""
         self.policy = policy
         self.workers = workers
         self.renderer = renderer
@@ -348,7 +350,7 @@ class Crawler:
                 capture,
                 parse,
                 renderer is not None and renderer.inspects,
-                self.referrers.get(item.referrer) if mime == CSS_TYPE else None,
+                await self.referrers.of(item.referrer) if mime == CSS_TYPE else None,
             )
         except BaseException:
             capture.body.close()  # stopped meanwhile: the capture goes nowhere

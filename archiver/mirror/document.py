@@ -9,6 +9,7 @@ paths comes out byte for byte the same from all of them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from archiver.paths import url_to_path
 from archiver.sizes import human_bytes
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
-from archiver.store.referrers import referrer_encoding, referrer_key
+from archiver.store.referrers import referrer_encoding, referrer_key, stored_body
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import CHARSET_FIELD, page_of
@@ -276,20 +277,9 @@ class RecordFiles:
         (store/referrers.py), each document read once."""
         key = referrer_key(row)
         if key not in self._encodings:
-            self._encodings[key] = referrer_encoding(row, self.manifest.get, self._body_of)
+            body_of = functools.partial(stored_body, self.manifest, self.records, previous=self.previous)
+            self._encodings[key] = referrer_encoding(row, self.manifest.get, body_of)
         return self._encodings[key]
-
-    def _body_of(self, row: ManifestRow) -> tuple[bytes, str | None] | None:
-        """The payload of ``row`` decoded as the crawl decoded it, and its Content-Type."""
-        if row.warc_file is None or row.warc_offset is None:
-            return None
-        try:
-            stored, own_headers = payload_record(self.manifest, self.records, row, self.previous)
-            content_type = own_headers.get_header("Content-Type") if own_headers else None
-            coding = own_headers.get_header("Content-Encoding") if own_headers else None
-            return b"".join(Decoding(chunks_of(stored.raw_stream), coding, REWRITE_LIMIT)), content_type
-        except Exception:  # noqa: BLE001 - a damaged record is reported when its own file is written
-            return None
 
     def content_encoding(self, source: str) -> str:
         """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length')."""

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
 from archiver.findings import document_encoding
+from archiver.store.manifest import Manifest
+from archiver.store.previous import Previous
 from archiver.store.rows import FETCHED, ManifestRow
+from archiver.store.stored import payload_record
+from archiver.warc.reader import WarcReader
 
 MAX_IMPORTS = 8
 """@import levels followed up to a page (a stylesheet's referrer's own referrer...)."""
@@ -36,17 +40,41 @@ def referrer_encoding(
 ) -> str | None:
     """The encoding the document that refers to the stylesheet of ``row`` was read in; None if
     it has none, is no page or stylesheet, or cannot be read (the stylesheet is then UTF-8)."""
-    found = _referrer(row, row_of)
-    if found is None or found.outcome != FETCHED or found.content_type not in _REFERRERS:
+    return encoding_of(_referrer(row, row_of), row_of, body_of, imports)
+
+
+def encoding_of(
+    document: ManifestRow | None, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+) -> str | None:
+    """The encoding the crawl read the document of the row ``document`` in (a stylesheet in its
+    own referrer's, if it names none, up to ``imports`` levels up); None if it has none, or
+    cannot be read."""
+    if document is None or document.outcome != FETCHED or document.content_type not in _REFERRERS:
         return None
-    read = body_of(found)
+    read = body_of(document)
     if read is None:
         return None
     body, content_type = read
     own = None
-    if found.content_type == CSS_TYPE and imports > 0:
-        own = referrer_encoding(found, row_of, body_of, imports - 1)
-    return document_encoding(body, found.content_type, content_type, own)
+    if document.content_type == CSS_TYPE and imports > 0:
+        own = referrer_encoding(document, row_of, body_of, imports - 1)
+    return document_encoding(body, document.content_type, content_type, own)
+
+
+def stored_body(
+    manifest: Manifest, records: WarcReader, row: ManifestRow, previous: Previous | None = None
+) -> tuple[bytes, str | None] | None:
+    """A BodyOf over a snapshot: the payload of ``row``'s record decoded as the crawl decoded it
+    (up to its limit), and its Content-Type; None if it has none or it cannot be read."""
+    if row.warc_file is None or row.warc_offset is None:
+        return None
+    try:
+        stored, own_headers = payload_record(manifest, records, row, previous)
+        content_type = own_headers.get_header("Content-Type") if own_headers else None
+        coding = own_headers.get_header("Content-Encoding") if own_headers else None
+        return decode_stream(stored.raw_stream, coding).body, content_type
+    except Exception:  # noqa: BLE001 - a damaged record is reported where it is read for itself
+        return None
 
 
 def referrer_key(row: ManifestRow) -> str:
