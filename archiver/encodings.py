@@ -5,15 +5,19 @@ An HTML page: its byte-order mark, else the charset of its HTTP Content-Type,
 else a <meta> charset in its first 1024 bytes, else, as browsers guess a page
 that says nothing, UTF-8 if its bytes are UTF-8 and windows-1252 if not. A
 stylesheet: its byte-order mark, else its header's charset, else its
-``@charset`` rule, else UTF-8. The crawl finds links in what the mirror then
-rewrites: read one way here and another there, a link to /naïve was fetched
-as one URL and rewritten as another.
+``@charset`` rule, else the encoding of the document that refers to it, else
+UTF-8. The crawl finds links in what the mirror then rewrites: read one way
+here and another there, a link to /naïve was fetched as one URL and rewritten
+as another.
 
 A charset is named by a label, read as browsers read it (the WHATWG Encoding
 standard's table, from webencodings): ISO-8859-1, latin1 and US-ASCII are
 windows-1252 there, Shift_JIS is Windows' (cp932), a label browsers do not
 know (UTF-7, a codec only Python has) names nothing. Everything here gives
-Python codec names.
+Python codec names. The labels of the standard's "replacement" encoding (ISO-2022-KR,
+HZ-GB-2312, ISO-2022-CN: encodings whose bytes can hide markup from a server's filters) name
+REPLACEMENT, a codec registered here that reads any content as one U+FFFD, as browsers do: no
+link, no title is found in such a document.
 
 >>> page_encoding(b"<p>caf\\xc3\\xa9</p>", None), page_encoding(b"<p>caf\\xe9</p>", None)
 ('utf-8', 'cp1252')
@@ -29,18 +33,61 @@ from __future__ import annotations
 import codecs
 import functools
 import re
+from typing import Any
 
 import webencodings
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
+from archiver.prescan import prescan
+
 _CSS_CHARSET = re.compile(rb'@charset "([\w.:-]{1,40})";')
 CSS_CHARSET_RULE = re.compile(r'@charset "([\w.:-]{1,40})";')
 """A stylesheet's @charset rule, which counts only as its very first bytes, written so."""
 _XML_DECLARED = re.compile(rb"""<\?xml\s[^>]{0,200}?encoding\s*=\s*["']?([\w.:-]{1,40})""")
 UNDECLARED_FALLBACK = "cp1252"
 """What browsers of Western locales read a page in that names no charset and is not UTF-8."""
-_NOT_CODECS = frozenset({"replacement", "x-user-defined"})
+_NOT_CODECS = frozenset({"x-user-defined"})
 """Encodings of the standard that Python has no codec of (webencodings' own): taken as unknown."""
+REPLACEMENT = "web-replacement"
+"""The codec of the standard's "replacement" encoding: any content decodes to one U+FFFD
+(nothing to nothing), and text encodes as UTF-8 (the standard's output encoding of it)."""
+
+
+def _replaced(data: Any, errors: str = "strict", /) -> tuple[str, int]:
+    size = memoryview(data).nbytes
+    return ("\ufffd" if size else ""), size
+
+
+class _ReplacementDecoder(codecs.IncrementalDecoder):
+    """One U+FFFD for the first bytes met, nothing for the rest."""
+
+    def __init__(self, errors: str = "strict") -> None:
+        super().__init__(errors)
+        self.seen = False
+
+    def decode(self, data: Any, final: bool = False) -> str:
+        if self.seen or not memoryview(data).nbytes:
+            return ""
+        self.seen = True
+        return "\ufffd"
+
+    def reset(self) -> None:
+        self.seen = False
+
+
+def _search(name: str) -> codecs.CodecInfo | None:
+    if name != REPLACEMENT.replace("-", "_"):
+        return None
+    utf8 = codecs.lookup("utf-8")
+    return codecs.CodecInfo(
+        utf8.encode,
+        _replaced,
+        name=REPLACEMENT,
+        incrementalencoder=utf8.incrementalencoder,
+        incrementaldecoder=_ReplacementDecoder,
+    )
+
+
+codecs.register(_search)
 
 
 @functools.lru_cache(maxsize=256)
@@ -50,10 +97,14 @@ def web_codec(label: str | None) -> str | None:
 
     >>> web_codec("ISO-8859-1"), web_codec(" latin1"), web_codec("Shift_JIS"), web_codec("utf-7")
     ('cp1252', 'cp1252', 'cp932', None)
+    >>> web_codec("ISO-2022-KR"), b"<a href=x>".decode(web_codec("hz-gb-2312"))
+    ('web-replacement', '\ufffd')
     """
     encoding = webencodings.lookup(label) if label else None
     if encoding is None or encoding.name in _NOT_CODECS:
         return None
+    if encoding.name == "replacement":
+        return REPLACEMENT
     return str(encoding.codec_info.name)
 
 
@@ -89,9 +140,10 @@ def sniff_bom(body: bytes) -> str | None:
 
 
 def declared_charset(body: bytes) -> str | None:
-    """The charset a page declares in a <meta> within its first 1024 bytes, if known."""
-    match = _META_CHARSET.search(body[:1024])
-    return _declared(match.group(1).decode("ascii", "replace")) if match else None
+    """The charset a page declares in a <meta> within its first 1024 bytes, if known, found as
+    browsers find it (prescan.py: not in a comment, not in a description)."""
+    label = prescan(body)
+    return _declared(label) if label is not None else None
 
 
 def page_encoding(body: bytes, header_charset: str | None) -> str:
@@ -114,19 +166,58 @@ def xml_encoding(body: bytes, header_charset: str | None) -> str:
     return _self_declared(body, header_charset, _XML_DECLARED)
 
 
-def stylesheet_encoding(body: bytes, header_charset: str | None) -> str:
-    """The encoding a stylesheet is read in (see the module docstring)."""
-    return _self_declared(body, header_charset, _CSS_CHARSET)
+def stylesheet_encoding(body: bytes, header_charset: str | None, referrer_encoding: str | None = None) -> str:
+    """The encoding a stylesheet is read in (see the module docstring): without a byte-order
+    mark, a header's charset or an @charset rule, the encoding of the document that refers to
+    it (``referrer_encoding``, a codec: a page's, or that of the stylesheet whose @import names
+    it), as browsers read it (CSS Syntax's "environment encoding"), else UTF-8.
+
+    >>> stylesheet_encoding(b"a{}", None, "cp932"), stylesheet_encoding(b'@charset "utf-8";', None, "cp932")
+    ('cp932', 'utf-8')
+    """
+    return _self_declared(body, header_charset, _CSS_CHARSET, fallback_codec(referrer_encoding))
 
 
-def _self_declared(body: bytes, header_charset: str | None, declaration: re.Pattern[bytes]) -> str:
+def fallback_codec(encoding: str | None) -> str | None:
+    """The codec a stylesheet that names none is read in when it is referred to by a document
+    read in ``encoding``: that one, but UTF-16, which no bytes without a mark are read in (as
+    the standard treats a document's own word for UTF-16), and UTF-8 (the default anyway)."""
+    codec = web_codec(encoding) or _python_codec(encoding)
+    if codec is None or codec.startswith(("utf-", "utf_")):
+        return None
+    return codec
+
+
+def web_label(codec: str) -> str:
+    """The name the standard gives the encoding of ``codec`` (one web_codec() gave), which any
+    browser reads as that codec: what a file says of itself.
+
+    >>> web_label("cp932"), web_label("cp1252"), web_label("koi8-r")
+    ('shift_jis', 'windows-1252', 'koi8-r')
+    """
+    return _WEB_LABELS().get(codec, codec)
+
+
+@functools.cache
+def _WEB_LABELS() -> dict[str, str]:  # noqa: N802 - a constant made once, when first needed
+    names: dict[str, str] = {}
+    for label in webencodings.LABELS:
+        if (codec := web_codec(label)) is not None:
+            names.setdefault(codec, webencodings.lookup(label).name)
+    return names
+
+
+def _self_declared(
+    body: bytes, header_charset: str | None, declaration: re.Pattern[bytes], fallback: str | None = None
+) -> str:
     """A document's byte-order mark, else its header's charset, else the one its first bytes
-    name (``declaration``'s group), else UTF-8: the order for XML and for CSS."""
+    name (``declaration``'s group), else ``fallback``, else UTF-8: the order for XML and for CSS."""
     declared = declaration.match(body)
     return (
         sniff_bom(body)
         or web_codec(header_charset)
         or (_declared(declared.group(1).decode("ascii")) if declared else None)
+        or fallback
         or "utf-8"
     )
 
@@ -140,7 +231,7 @@ def query_encodings(encoding: str | None) -> tuple[str, ...]:
     (('cp1252',), ('cp932',), ())
     """
     codec = web_codec(encoding) or _python_codec(encoding)
-    if codec is None or codec.startswith(("utf-", "utf_")):
+    if codec is None or codec == REPLACEMENT or codec.startswith(("utf-", "utf_")):
         return ()
     return (codec,)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, bounded_document
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, XHTML_TYPE, bounded_document
 from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, web_codec, xml_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import css_destination, iter_css_urls
@@ -48,7 +48,7 @@ from archiver.links import (
 )
 from archiver.referrer_policy import element_policy, meta_policy
 from archiver.robots_directives import meta_nofollow, says_nofollow_meta
-from archiver.svg import iter_svg_references
+from archiver.svg import iter_svg_references, prolog_stylesheets, stylesheet_href
 
 STREAMED_BYTES = 256 * 1024
 """HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
@@ -255,17 +255,33 @@ def _in_head(element: lxml.etree._Element) -> bool:
     )
 
 
-def _svg_findings(body: bytes, url: str, content_type_header: str | None) -> Findings:
-    """The links of an SVG document (svg.iter_svg_references()), its queries written in its
-    encoding (encodings.xml_encoding()) but in its CSS."""
-    body, _cut = bounded_document(body, SVG_TYPE)
-    encoding = xml_encoding(body, charset_from_content_type(content_type_header))
+def _svg_findings(body: bytes, url: str, encoding: str) -> Findings:
+    """The links of an SVG document (svg.iter_svg_references()) read in ``encoding``
+    (encodings.xml_encoding()), its queries written in it but in its CSS."""
     contexts = base_contexts(url)
     found: dict[str, str] = {}
     for value, requisite, in_css in iter_svg_references(as_utf8(body, encoding), "utf-8"):
         url_found = resolve_reference(value, url, contexts, encoding=None if in_css else encoding)
         _collect(found, url_found, REQUISITE if requisite else LINK)
     return None, url, found, False, {}
+
+
+def with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Findings:
+    """The findings of an XHTML page (``body``, read in ``encoding``) with the stylesheets of its
+    <?xml-stylesheet?> instructions first, as an SVG image's: an XML document is styled by
+    them too. They resolve against its base URL, their queries in its encoding, as its links do."""
+    title, base, links, nofollow, hints = found
+    text = body.decode(encoding, "replace")
+    hrefs = [stylesheet_href(text[start:end]) for start, end in prolog_stylesheets(text)]
+    if not hrefs:
+        return found
+    contexts = base_contexts(base)
+    styled: dict[str, str] = {}
+    for href in hrefs:
+        _collect(styled, resolve_reference(href, base, contexts, encoding=encoding), REQUISITE)
+    for link_url, kind in links.items():
+        _collect(styled, link_url, kind)
+    return title, base, styled, nofollow, hints
 
 
 def _css_findings(text: str, url: str) -> Findings:
@@ -288,10 +304,27 @@ def extract_css(text: str, url: str) -> Page:
     return _page(_css_findings(text, url))
 
 
-def decode_text(body: bytes, content_type: str | None) -> str:
-    """Text of a stylesheet, in the encoding encodings.stylesheet_encoding() gives, never failing."""
-    encoding = stylesheet_encoding(body, charset_from_content_type(content_type))
-    return body.decode(encoding, errors="replace")
+def document_encoding(
+    body: bytes, mime_type: str, content_type_header: str | None = None, referrer_encoding: str | None = None
+) -> str | None:
+    """The encoding findings() reads an HTML page, a stylesheet or an SVG image in (a Python
+    codec); None for other documents. What a stylesheet it refers to is read in, when that
+    names no encoding.
+
+    >>> document_encoding(b"<p>caf\\xe9</p>", "text/html")
+    'cp1252'
+    >>> document_encoding(b"a{}", "text/css", None, "cp932")
+    'cp932'
+    """
+    if mime_type in HTML_TYPES:
+        return _as_read(body, content_type_header, mime_type)[2]
+    if mime_type == CSS_TYPE:
+        body, _cut = bounded_document(body, mime_type)
+        return stylesheet_encoding(body, charset_from_content_type(content_type_header), referrer_encoding)
+    if mime_type == SVG_TYPE:
+        body, _cut = bounded_document(body, mime_type)
+        return xml_encoding(body, charset_from_content_type(content_type_header))
+    return None
 
 
 def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
@@ -300,22 +333,27 @@ def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html
 
 
 def read_page(
-    body: bytes, content_type_header: str | None = None
+    body: bytes, content_type_header: str | None = None, mime_type: str = "text/html"
 ) -> tuple[lxml.html.HtmlElement | None, str]:
     """parse_page(), and the encoding the page is read in (encodings.page_encoding()), which
     its links' queries are written in: what root_findings() takes."""
-    body, lxml_encoding, encoding = _as_read(body, content_type_header)
+    body, lxml_encoding, encoding = _as_read(body, content_type_header, mime_type)
     return parse_html(body, lxml_encoding), encoding
 
 
-def _as_read(body: bytes, content_type_header: str | None) -> tuple[bytes, str | None, str]:
+def _as_read(
+    body: bytes, content_type_header: str | None, mime_type: str = "text/html"
+) -> tuple[bytes, str | None, str]:
     """An HTML page's bytes up to MAX_MARKUP tags as lxml is to read them, the encoding to read
     them in named for lxml, and the page's encoding as encodings.page_encoding() says (the
     mirror's rewrite reads it so). lxml is given the page as UTF-8: left to itself, it reads a
     charset's label its own way (ISO-8859-1 as Latin-1, where browsers read windows-1252), and
-    a page that names none as Latin-1 even when it is UTF-8."""
+    a page that names none as Latin-1 even when it is UTF-8. An XHTML page (``mime_type``) is
+    XML to a browser, read in the encoding XML's rules give (encodings.xml_encoding()): its XML
+    declaration counts, a <meta> does not, and without either it is UTF-8."""
     body, _cut = bounded_document(body, "text/html")
-    encoding = page_encoding(body, charset_from_content_type(content_type_header))
+    read_in = xml_encoding if mime_type == XHTML_TYPE else page_encoding
+    encoding = read_in(body, charset_from_content_type(content_type_header))
     return as_utf8(body, encoding), "utf-8", encoding
 
 
@@ -325,19 +363,42 @@ def findings(
     mime_type: str,
     content_type_header: str | None = None,
     page_charset: str | None = None,
+    referrer_encoding: str | None = None,
 ) -> Findings:
     """extract(), as plain values. ``page_charset``: of an HTML page kept in another encoding
     than its own (a rendered DOM, kept as UTF-8), the label of its own, which its links' queries
-    are written in (warc.dom's WARC-Page-Charset)."""
+    are written in (warc.dom's WARC-Page-Charset). ``referrer_encoding``: of a stylesheet, the
+    encoding of the document that refers to it (document_encoding()), which it is read in if
+    it names none (encodings.stylesheet_encoding())."""
+    return read_document(body, url, mime_type, content_type_header, page_charset, referrer_encoding)[0]
+
+
+def read_document(
+    body: bytes,
+    url: str,
+    mime_type: str,
+    content_type_header: str | None = None,
+    page_charset: str | None = None,
+    referrer_encoding: str | None = None,
+) -> tuple[Findings, str | None]:
+    """findings(), and the encoding the document is read in (document_encoding())."""
     if mime_type in HTML_TYPES:
-        body, lxml_encoding, encoding = _as_read(body, content_type_header)
-        return _html_findings(body, url, lxml_encoding, web_codec(page_charset) or encoding)
+        as_read, lxml_encoding, encoding = _as_read(body, content_type_header, mime_type)
+        found = _html_findings(as_read, url, lxml_encoding, web_codec(page_charset) or encoding)
+        if mime_type == XHTML_TYPE:
+            found = with_prolog_stylesheets(found, body, encoding)
+        return found, encoding
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
-        return _css_findings(decode_text(body, content_type_header), url)
+        encoding = stylesheet_encoding(
+            body, charset_from_content_type(content_type_header), referrer_encoding
+        )
+        return _css_findings(body.decode(encoding, errors="replace"), url), encoding
     if mime_type == SVG_TYPE:
-        return _svg_findings(body, url, content_type_header)
-    return None, url, {}, False, {}
+        body, _cut = bounded_document(body, SVG_TYPE)
+        encoding = xml_encoding(body, charset_from_content_type(content_type_header))
+        return _svg_findings(body, url, encoding), encoding
+    return (None, url, {}, False, {}), None
 
 
 def extract(
@@ -346,7 +407,8 @@ def extract(
     mime_type: str,
     content_type_header: str | None = None,
     page_charset: str | None = None,
+    referrer_encoding: str | None = None,
 ) -> Page:
     """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links.
-    ``page_charset``: see findings()."""
-    return _page(findings(body, url, mime_type, content_type_header, page_charset))
+    ``page_charset``, ``referrer_encoding``: see findings()."""
+    return _page(findings(body, url, mime_type, content_type_header, page_charset, referrer_encoding))

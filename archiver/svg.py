@@ -18,6 +18,7 @@ one, SVG 1.1 the xlink one.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -30,6 +31,15 @@ from archiver.links import CSS_ATTRS, HTML_LINK_ATTRS, REQUISITE, SRCSET_ATTRS, 
 XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
 STYLESHEET_PI = "xml-stylesheet"
 _XHTML_PREFIX = "{" + XHTML_NAMESPACE + "}"
+_PROLOG_PIECE = re.compile(
+    rf"<!--.*?(?:-->|\Z)|<\?{STYLESHEET_PI}(?=[\s?])(?P<pseudo>.*?)(?:\?>|\Z)|<\?.*?(?:\?>|\Z)"
+    r"|<!doctype(?:[^\[>]|\[[^\]]*\]?)*>?|(?P<root><[^\s!?/>])",
+    re.DOTALL | re.IGNORECASE,
+)
+"""A piece of an XML document's prolog: a comment, a stylesheet's instruction (its pseudo-
+attributes), another instruction, a doctype (its internal subset whole); or the root element's
+start, where the prolog ends."""
+_HREF_PSEUDO_ATTRIBUTE = re.compile(r"""(?<![\w.:-])href\s*=\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)')""")
 
 
 def local_name(name: str) -> str:
@@ -49,6 +59,29 @@ def stylesheet_href(pseudo_attribute: str) -> str:
     's.css?a=1&b=2'
     """
     return html.unescape(pseudo_attribute)
+
+
+def prolog_stylesheets(text: str) -> Iterator[tuple[int, int]]:
+    """The (start, end) of the href pseudo-attribute's value, as written, of each
+    <?xml-stylesheet?> before the root element of the XML document ``text`` (an SVG image, an
+    XHTML page): the stylesheets it is styled with (those after it, or in a comment, apply to
+    nothing). ``text`` may be bytes read one character per byte: only ASCII syntax is looked for.
+
+    >>> text = '<?xml-stylesheet href="a.css?x&amp;y"?><!-- <?xml-stylesheet href="no.css"?> --><svg/>'
+    >>> [stylesheet_href(text[start:end]) for start, end in prolog_stylesheets(text)]
+    ['a.css?x&y']
+    """
+    for piece in _PROLOG_PIECE.finditer(text):
+        if piece.group("root") is not None:
+            return
+        pseudo = piece.group("pseudo")
+        if pseudo is None:
+            continue  # a comment, another instruction, the doctype
+        href = _HREF_PSEUDO_ATTRIBUTE.search(pseudo)
+        if href is not None:
+            group = "dq" if href.group("dq") is not None else "sq"
+            start = piece.start("pseudo") + href.start(group)
+            yield start, start + len(href.group(group))
 
 
 def iter_svg_references(body: bytes | BinaryIO, encoding: str | None) -> Iterator[tuple[str, bool, bool]]:

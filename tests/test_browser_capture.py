@@ -335,6 +335,26 @@ async def test_static_pages_cost_a_few_trials_per_host(site, run_crawl, monkeypa
     assert f"scripted pages of {site.host}: 2 trial renders found nothing more" in log
 
 
+async def test_a_trial_reads_a_stylesheet_in_its_pages_encoding(site, run_crawl, monkeypatch):
+    """What a windows-1252 page's stylesheet (no charset of its own) links is static: read as
+    UTF-8, it named a U+FFFD, and the image the browser asked for looked like a gain of rendering."""
+    BrowserWatch(monkeypatch)
+    script = b"<script>document.documentElement.className = 'js';</script>"
+    pages = [f"/p{n}" for n in range(2)]
+    for path in pages:
+        body = b'<link rel=stylesheet href="/s.css"><p class=x>' + b"Static text. " * 20 + b"</p>" + script
+        site.file(path, body, "text/html; charset=windows-1252")
+    site.file("/s.css", b".x{background:url(/caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", png(200, 0, 0), "image/png")
+    links = "".join(f'<a href="{path}">p</a>' for path in pages)
+    site.file("/", f"<p>{'Words of a static page. ' * 10}</p>{links}".encode() + script)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, concurrency=2)
+    assert site.hits["/caf%C3%A9.png"] == 1
+    log = (result.snapshot.root / "logs" / "crawl.log").read_text()
+    assert f"scripted pages of {site.host}: 2 trial renders found nothing more" in log
+
+
 @pytest.mark.parametrize("how", ["Browser.crash", "kill -9"])
 async def test_crashed_browser_is_restarted_and_its_page_retried(site, run_crawl, monkeypatch, tmp_path, how):
     watch = BrowserWatch(monkeypatch)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import functools
 import hashlib
 import io
@@ -229,6 +230,20 @@ def page_capture(body: bytes, url: str = "http://h/a") -> Capture:
 async def prepared_links(workers: CaptureWorkers, body: bytes, url: str = "http://h/a") -> list[str]:
     prepared = await workers.prepare(page_capture(body, url), parse=True)
     return list(prepared.links)
+
+
+@pytest.mark.parametrize("processes", [0, 1])
+async def test_a_stylesheet_is_prepared_in_its_referrers_encoding_here_and_in_a_worker(processes) -> None:
+    # The crawl hands the encoding of the page that links a stylesheet to whoever parses it.
+    async with CaptureWorkers(processes=processes, start_after=0) as workers:
+        page = await workers.prepare(page_capture(b"<p>caf\xe9</p>"), parse=True)
+        css = dataclasses.replace(
+            page_capture(b"a{background:url(/\x80.png)}", "http://h/s.css"),
+            response_headers=[("Content-Type", "text/css")],
+        )
+        stylesheet = await workers.prepare(css, parse=True, referrer_encoding=page.encoding)
+    assert (page.encoding, list(stylesheet.links)) == ("cp1252", ["http://h/%E2%82%AC.png"])
+    assert workers.done_in_workers == 2 * processes
 
 
 async def test_a_worker_process_that_dies_is_replaced(caplog) -> None:

@@ -8,6 +8,7 @@ import sys
 import pytest
 from conftest import in_linear_time
 
+from archiver.crawling.preparing import parse_document
 from archiver.findings import (
     STREAMED_BYTES,
     extract,
@@ -708,6 +709,25 @@ def test_a_charset_is_read_as_browsers_read_its_label(body, content_type):
     assert [link.url for link in page.links] == ["http://h/%E2%82%AC?q=%85", "http://h/%E2%84%A2.png"]
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b'<!-- <meta charset="windows-1251"> --><meta charset="utf-8">',
+        b'<!--[if IE]><meta charset="windows-1251"><![endif]-->',
+        b'<meta name="description" content="text/html; charset=windows-1251">',
+        b'<meta property="og:x" content="charset=windows-1251"><meta charset="x-no-such-label">',
+        b'<div title="<meta charset=windows-1251>"></div>',
+    ],
+)
+def test_a_meta_charset_counts_only_where_a_browser_reads_it(head):
+    """The HTML standard's prescan reads markup: a <meta> in a comment or in an attribute, a
+    content without http-equiv, a label browsers do not know name no charset."""
+    page = extract(
+        head + '<title>caf\u00e9</title><a href="/\u00e9">a</a>'.encode(), BASE, "text/html", "text/html"
+    )
+    assert (page.title, [link.url for link in page.links]) == ("caf\u00e9", ["http://h/%C3%A9"])
+
+
 def test_a_page_that_says_it_is_utf16_is_read_as_utf8():
     # Bytes that can say so of themselves are no UTF-16 (the standard's rule for <meta>).
     body = '<meta charset="utf-16"><title>caf\u00e9</title><a href="/\u20ac">a</a>'.encode()
@@ -725,6 +745,86 @@ def test_svg_and_css_read_a_charset_as_browsers_read_its_label():
     ]
     found = extract(b"a{background:url(/\x80.png)}", "http://h/s.css", "text/css", "text/css; charset=latin1")
     assert [link.url for link in found.links] == ["http://h/%E2%82%AC.png"]
+
+
+@pytest.mark.parametrize(
+    ("css", "content_type", "referrer", "expected"),
+    [
+        (b"a{background:url(/\x80.png)}", "text/css", "cp1252", "http://h/%E2%82%AC.png"),
+        ("a{background:url(/\u65e5.png)}".encode("cp932"), "text/css", "cp932", "http://h/%E6%97%A5.png"),
+        # Its own header, @charset or byte-order mark wins; so does UTF-8 over a UTF-16 page's.
+        (
+            b"a{background:url(/\xe2\x82\xac.png)}",
+            "text/css; charset=utf-8",
+            "cp1252",
+            "http://h/%E2%82%AC.png",
+        ),
+        (
+            b'@charset "utf-8";a{background:url(/\xe2\x82\xac.png)}',
+            "text/css",
+            "cp932",
+            "http://h/%E2%82%AC.png",
+        ),
+        (b"\xef\xbb\xbfa{background:url(/\xe2\x82\xac.png)}", "text/css", "cp932", "http://h/%E2%82%AC.png"),
+        (b"a{background:url(/\xe2\x82\xac.png)}", "text/css", "utf-16", "http://h/%E2%82%AC.png"),
+    ],
+)
+def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(css, content_type, referrer, expected):
+    page = extract(css, "http://h/s.css", "text/css", content_type, referrer_encoding=referrer)
+    assert [link.url for link in page.links] == [expected]
+
+
+XHTML = "application/xhtml+xml"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "expected"),
+    [
+        # Its XML declaration names its encoding; a <meta> is nothing to XML.
+        (
+            '<?xml version="1.0" encoding="shift_jis"?><html><a href="/\u65e5">a</a></html>'.encode("cp932"),
+            XHTML,
+            "/%E6%97%A5",
+        ),
+        (
+            '<html><head><meta charset="windows-1252"/></head><a href="/\u00e9">a</a></html>'.encode(),
+            XHTML,
+            "/%C3%A9",
+        ),
+        # Neither: UTF-8, never the windows-1252 an HTML page's bytes are guessed to be.
+        (b'<html><a href="/\xe9">a</a></html>', XHTML, "/%EF%BF%BD"),
+        (b'<html><a href="/\xe9">a</a></html>', f"{XHTML}; charset=latin1", "/%C3%A9"),
+    ],
+)
+def test_an_xhtml_page_is_read_in_the_encoding_xml_gives(body, content_type, expected):
+    page = extract(body, BASE, XHTML, content_type)
+    assert [link.url for link in page.links] == [f"http://h{expected}"]
+    # So is it when the crawl also inspects it for rendering (another parse of the same page).
+    assert list(parse_document(body, BASE, content_type, None, inspect=True)[0][2]) == [f"http://h{expected}"]
+
+
+REPLACEMENT_LABELS = ["ISO-2022-KR", "csiso2022kr", "hz-gb-2312", "iso-2022-cn", "iso-2022-cn-ext"]
+
+
+@pytest.mark.parametrize("label", REPLACEMENT_LABELS)
+def test_a_document_in_a_replacement_encoding_holds_nothing(label):
+    """Browsers read these labels as the "replacement" encoding, one U+FFFD for the whole
+    document (bytes that could hide markup from a server's filters): no link, no title."""
+    page = b"<title>t</title><a href=/a>a</a><img src=/i.png>"
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><image href="/i.png"/></svg>'
+    css = b"a{background:url(/i.png)}"
+    read = [
+        extract(page, BASE, "text/html", f"text/html; charset={label}"),
+        extract(f'<meta charset="{label}">'.encode() + page, BASE, "text/html", "text/html"),
+        extract(page + b"x" * STREAMED_BYTES, BASE, "text/html", f"text/html; charset={label}"),
+        extract(svg, BASE, "image/svg+xml", f"image/svg+xml; charset={label}"),
+        extract(f'<?xml version="1.0" encoding="{label}"?>'.encode() + svg, BASE, "image/svg+xml"),
+        extract(css, BASE, "text/css", f"text/css; charset={label}"),
+        extract(f'@charset "{label}";'.encode() + css, BASE, "text/css", "text/css"),
+    ]
+    assert [(page.links, page.title) for page in read] == [((), None)] * len(read)
+    # The same documents under a label of another encoding hold their links.
+    assert extract(page, BASE, "text/html", "text/html; charset=euc-kr").title == "t"
 
 
 SVG_STYLED_DOCUMENT = b"""<?xml version="1.0" encoding="UTF-8"?>
@@ -770,6 +870,27 @@ def test_an_svg_document_is_read_for_what_styles_it_and_the_html_it_holds():
     # after it, or in a comment, apply to nothing), and the XHTML of a <foreignObject> by HTML's
     # table (an <img> outside the XHTML namespace is no HTML image).
     assert svg_links(SVG_STYLED_DOCUMENT) == SVG_STYLED_LINKS
+
+
+XHTML_STYLED_PAGE = b"""<?xml version="1.0" encoding="UTF-8"?>
+<!-- <?xml-stylesheet href="commented.css"?> -->
+<?xml-stylesheet type="text/css" href="look.css?a=1&amp;b=2"?>
+<!DOCTYPE html [ <!ENTITY e "<?xml-stylesheet href='in-subset.css'?>"> ]>
+<?xml-stylesheet href='/after-doctype.css'?>
+<html xmlns="http://www.w3.org/1999/xhtml"><?xml-stylesheet href="too-late.css"?>
+<head><base href="/b/"/></head><body><a href="p.html">p</a></body></html>"""
+
+
+def test_an_xhtml_page_is_styled_by_its_xml_stylesheet_instructions():
+    # As an SVG image is: those before its root element, resolved against its base URL.
+    page = extract(XHTML_STYLED_PAGE, BASE, "application/xhtml+xml", "application/xhtml+xml")
+    assert {link.url: link.kind for link in page.links} == {
+        "http://h/b/look.css?a=1&b=2": REQUISITE,
+        "http://h/after-doctype.css": REQUISITE,
+        "http://h/b/p.html": LINK,
+    }
+    # An HTML page has no such instructions: its parser reads them as bogus comments.
+    assert links_of(XHTML_STYLED_PAGE.decode()) == {"http://h/b/p.html": LINK}
 
 
 def test_presentation_attributes_of_svg_inside_a_page_are_read():

@@ -6,6 +6,7 @@ import gzip
 import html
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.svg import iter_svg_references
 from archiver.verify.mirror_links import check_mirror
-from archiver.verify.report import Report
+from archiver.verify.report import LIVE_MIRROR_LINK, Report
 from archiver.verify.verifier import verify_snapshot
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
@@ -128,6 +129,38 @@ def test_every_local_link_resolves(tmp_path: Path) -> None:
     report = Report()
     check_mirror(root, report)
     assert report.ok, report
+
+
+def test_mirror_files_are_checked_as_read_in_their_own_encoding(tmp_path: Path) -> None:
+    # A stylesheet's @charset rule, an .xhtml file's XML declaration: read as UTF-8 (a page's
+    # bytes guessed windows-1252), the link the rewriter left live named another URL.
+    folder = tmp_path / "mirror" / "h"
+    folder.mkdir(parents=True)
+    (folder / "s.css").write_bytes(b'@charset "windows-1252";a{background:url(http://h/caf\xe9.png)}')
+    xhtml = '<?xml version="1.0" encoding="shift_jis"?><html><a href="http://h/\u65e5.png">a</a></html>'
+    (folder / "p.xhtml").write_bytes(xhtml.encode("cp932"))
+    # An SVG image's declaration read as browsers read its label (ISO-8859-1 is windows-1252);
+    # one in a replacement encoding shows nothing, its links none (the mirror keeps its bytes).
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><image href="{}"/></svg>'
+    (folder / "l.svg").write_bytes(
+        b'<?xml version="1.0" encoding="iso-8859-1"?>' + svg.format("http://h/\u20ac.png").encode("cp1252")
+    )
+    (folder / "k.svg").write_bytes(
+        b'<?xml version="1.0" encoding="iso-2022-kr"?>' + svg.format("/x.png").encode()
+    )
+    held = {
+        "http://h/caf%C3%A9.png": "h/c.png",
+        "http://h/%E6%97%A5.png": "h/n.png",
+        "http://h/%E2%82%AC.png": "h/e.png",
+    }
+    report = Report()
+    check_mirror(tmp_path, report, held.get)
+    assert sorted(problem.where for problem in report.examples.get(LIVE_MIRROR_LINK, [])) == [
+        "mirror/h/l.svg",
+        "mirror/h/p.xhtml",
+        "mirror/h/s.css",
+    ]
+    assert list(report.counts) == [LIVE_MIRROR_LINK]
 
 
 def test_manifest_local_paths(tmp_path: Path) -> None:
@@ -483,6 +516,54 @@ async def test_documents_that_name_no_charset_are_read_alike_by_the_crawl_and_th
         assert site.url("/").encode() not in (host / name).read_bytes(), name  # every link local
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(site: Any, run_crawl: Any) -> None:
+    # As browsers read it (CSS's environment encoding): in its page's encoding, an @import in its
+    # importer's. Read as UTF-8, each url() below named a U+FFFD, fetched and linked.
+    site.file(
+        "/", b'<a href="latin.html">l</a><a href="sjis.html">s</a><a href="late.html">u</a><img src=i.svg>'
+    )
+    site.file("/latin.html", b'<link rel=stylesheet href="l.css">', "text/html; charset=windows-1252")
+    site.file(
+        "/l.css", b'@import "imp.css"; a{background:url(caf\xe9.png)} a:after{content:"\xe9"}', "text/css"
+    )
+    site.file("/imp.css", b"i{background:url(na\xefve.png)}", "text/css")
+    sjis = '<meta charset="shift_jis"><link rel=stylesheet href="s.css">'.encode("shift_jis")
+    site.file("/sjis.html", sjis)
+    site.file("/s.css", "p{background:url(日.png)}".encode("shift_jis"), "text/css")
+    svg = b'<?xml version="1.0" encoding="windows-1252"?><?xml-stylesheet href="v.css"?><svg xmlns="http://www.w3.org/2000/svg"/>'
+    site.file("/i.svg", svg, "image/svg+xml")
+    site.file("/v.css", b"svg{background:url(\xfcber.png)}", "text/css")
+    # A page in another encoding that links a stylesheet found first elsewhere: the first counts.
+    site.file("/late.html", b'<link rel=stylesheet href="l.css">', "text/html; charset=utf-8")
+    for n, name in enumerate(("/caf\u00e9.png", "/na\u00efve.png", "/\u65e5.png", "/\u00fcber.png")):
+        site.file(name, PNG + bytes([n]), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    for path in ("/caf%C3%A9.png", "/na%C3%AFve.png", "/%E6%97%A5.png", "/%C3%BCber.png"):
+        assert rows[site.url(path)].status == 200, path
+    assert not [url for url in rows if "%EF%BF%BD" in url]
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    # The mirror built again from the records reads each alike; its file says what it was read
+    # in, so that it reads the same from disk whatever page of the mirror links it.
+    host = root / "mirror" / site.host.replace(":", "+")
+    for built_again in (False, True):
+        if built_again:
+            shutil.rmtree(root / "mirror")
+            build_mirror(root)
+        stylesheet = (host / "l.css").read_bytes()
+        assert stylesheet.startswith(b'@charset "windows-1252";'), stylesheet
+        for name, expected in (
+            ("l.css", "caf%C3%A9.png"),
+            ("imp.css", "na%C3%AFve.png"),
+            ("s.css", "%E6%97%A5.png"),
+            ("v.css", "%C3%BCber.png"),
+        ):
+            links = [url for _s, _e, url in iter_css_urls((host / name).read_bytes().decode("latin-1"))]
+            assert links[-1] == expected, name
 
 
 async def test_css_escapes_name_what_the_crawl_fetches_and_the_mirror_links(

@@ -106,6 +106,7 @@ async def test_retry_after_is_waited_out(site, run_crawl):
         (503, b"", False),
         (429, b"", False),
         (200, b"User-agent: *\nDisallow: /x", False),
+        (200, b"\xef\xbb\xbfUser-agent: *\nDisallow: /x", False),  # a byte-order mark, read as such
     ],
 )
 def test_rules_from_response(status, body, allowed):

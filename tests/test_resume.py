@@ -20,6 +20,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
+from archiver.verify.verifier import verify_snapshot
 from archiver.warc.reader import torn_offset
 
 PAGES = 60
@@ -401,3 +402,21 @@ async def test_a_warc_file_damaged_inside_what_was_committed_is_not_called_a_cra
     # Records the manifest names are gone: nothing fetches them again, and the warning says so.
     assert f"{warc.name}: cut the " in resumed.stderr and "where it is damaged" in resumed.stderr
     assert "fetched again" not in resumed.stderr
+
+
+async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, run_crawl):
+    # The page that links it was read by the crawl before: its encoding is read back from the
+    # snapshot, so the resumed crawl fetches what verify and the mirror read in it.
+    site.file("/", b'<link rel=stylesheet href="l.css"><p>caf\xe9</p>', "text/html; charset=windows-1252")
+    site.file("/l.css", b"a{background:url(caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    first = await run_crawl(site.url("/"), max_pages=1)
+    root = first.snapshot.root
+    assert manifest_rows(root)[site.url("/l.css")].reason == "page limit"  # left for the resumed crawl
+    await run_crawl(site.url("/"), output=root, resume=True, max_pages=10)
+    rows = manifest_rows(root)
+    assert rows[site.url("/caf%C3%A9.png")].status == 200
+    assert not [url for url in rows if "%EF%BF%BD" in url]
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -299,6 +299,13 @@ def test_declared_charset_is_not_repeated() -> None:
     assert rewrite_html(body, PAGE, "utf-8", resolve) == body.replace(b"/target", b"../target.html")
 
 
+def test_a_charset_said_only_in_a_comment_is_said_again() -> None:
+    # A browser's prescan skips comments: from disk, the page would be read in its guess.
+    body = b'<!-- <meta charset="windows-1251"> --><p>\xe4\xe0</p>'
+    out = rewrite_html(body, PAGE, "windows-1251", resolve)
+    assert out == b'<meta charset="windows-1251">' + body
+
+
 def test_doctype_stays_first() -> None:
     out = rewrite_html(b"<!DOCTYPE html>\n<p>x", PAGE, "windows-1252", resolve)
     assert out == b'<!DOCTYPE html><meta charset="windows-1252">\n<p>x'
@@ -622,6 +629,21 @@ def test_an_xhtml_document_says_its_charset_in_its_xml_declaration(
 ) -> None:
     # An HTML <meta> before the root element is not XML: the page would show only a parse error.
     assert rewrite_html(body, PAGE, charset, resolve, xml=True) == expected
+
+
+def test_an_xhtml_pages_xml_stylesheet_instructions_are_made_local() -> None:
+    page = (
+        b'<?xml version="1.0"?><!-- <?xml-stylesheet href="/style.css"?> -->'
+        b'<?xml-stylesheet type="text/css" href="/style.css"?>'
+        b'<?xml-stylesheet href="/unknown.css"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        b'<?xml-stylesheet href="/style.css"?><a href="/target">t</a></html>'
+    )
+    assert rewrite_html(page, PAGE, None, resolve, HERE, xml=True) == (
+        b'<?xml version="1.0"?><!-- <?xml-stylesheet href="/style.css"?> -->'
+        b'<?xml-stylesheet type="text/css" href="../style.css"?>'
+        b'<?xml-stylesheet href="http://site.test/unknown.css"?><html xmlns="http://www.w3.org/1999/xhtml">'
+        b'<?xml-stylesheet href="/style.css"?><a href="../target.html">t</a></html>'
+    )
 
 
 ESCAPED = {
@@ -966,8 +988,77 @@ def test_a_stylesheet_says_the_charset_its_header_gave(css: str, label: str, exp
     body = css.encode("cp1252")
     out = rewrite_css_bytes(body, "http://site.test/style.css", label, resolve, "site.test/style.css")
     assert out.decode("cp1252") == expected
+    # Without a header it is read as UTF-8, and says so if it is not ASCII: a page of the mirror
+    # in another encoding would read it in that one.
+    said = b"" if body.isascii() else b'@charset "utf-8";'
     assert rewrite_css_bytes(body, "http://site.test/style.css", None, resolve, "site.test/style.css") == (
-        body.replace(b"/img/a.png", b"img/a.png")
+        body if body.startswith(b"@charset") else said + body.replace(b"/img/a.png", b"img/a.png")
     )
     out = rewrite_css_bytes(css.encode("utf-16-le"), "http://site.test/s.css", "utf-16le", resolve)
     assert out.startswith(codecs.BOM_UTF16_LE)
+
+
+@pytest.mark.parametrize("label", ["ISO-2022-KR", "hz-gb-2312"])
+def test_a_document_in_a_replacement_encoding_is_kept_and_says_its_encoding(label: str) -> None:
+    """A browser shows such a document as one U+FFFD: its file keeps the bytes received, links
+    untouched, and names the encoding its header gave, so that read from disk it shows the same."""
+    page = b'<!doctype html><a href="/target">a</a><script>x()</script>'
+    out = rewrite_html(page, PAGE, label, resolve, HERE)
+    assert out == f'<meta charset="{label}">'.encode() + page
+    assert rewrite_html(out, PAGE, None, resolve, HERE) == out  # it says so already
+    xhtml = b'<?xml version="1.0" encoding="utf-8"?><html><a href="/target">a</a></html>'
+    out = rewrite_html(xhtml, PAGE, label, resolve, HERE, xml=True)
+    assert out == xhtml.replace(b"utf-8", label.encode())
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg"><image href="/img/a.png"/></svg>'
+    out = rewrite_svg(svg, SVG_URL, label, resolve, SVG_PATH)
+    assert out == f'<?xml version="1.0" encoding="{label}"?>'.encode() + svg
+    css = b"a{background:url(/img/a.png)}"
+    out = rewrite_css_bytes(css, "http://site.test/style.css", label, resolve, "site.test/style.css")
+    assert out == f'@charset "{label}";'.encode() + css
+
+
+@pytest.mark.parametrize(
+    ("css", "referrer", "rule", "codec"),
+    [
+        (
+            'a{background:url(/\u65e5.png)} a:after{content:"\u65e5"}',
+            "cp932",
+            '@charset "shift_jis";',
+            "cp932",
+        ),
+        (
+            'a{background:url(/caf\u00e9.png)} a:after{content:"\u00e9"}',
+            "cp1252",
+            '@charset "windows-1252";',
+            "cp1252",
+        ),
+        ('@charset "utf-8";a{background:url(/\u65e5.png)} a:after{content:"\u65e5"}', "cp932", "", "utf-8"),
+    ],
+)
+def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers_and_says_it(
+    css: str, referrer: str, rule: str, codec: str
+) -> None:
+    """CSS's environment encoding: the page's that links it (the crawl reads it so too). Its bytes
+    are kept, and its file says the encoding, as a page of the mirror in another would read it."""
+    archived = {
+        "http://site.test/%E6%97%A5.png": "site.test/日.png",
+        "http://site.test/caf%C3%A9.png": "site.test/c.png",
+    }
+    body = css.encode(codec)
+    out = rewrite_css_bytes(
+        body, "http://site.test/s.css", None, archived.get, "site.test/s.css", None, referrer
+    )
+    assert out.startswith(rule.encode())
+    (url,) = [url for _s, _e, url in iter_css_urls(out.decode(codec))]
+    assert url in ("%E6%97%A5.png", "c.png")
+    assert out[len(rule) :].decode(codec).endswith(css[-12:])  # the rest kept in its encoding
+
+
+def test_an_xhtml_page_is_rewritten_in_the_encoding_xml_gives() -> None:
+    # Its XML declaration counts, a <meta> does not; read another way, its link named another URL.
+    page = '<?xml version="1.0" encoding="shift_jis"?><html><a href="/\u65e5\u672c.html">a</a></html>'
+    out = rewrite_html(page.encode("cp932"), PAGE, None, resolve, HERE, xml=True)
+    assert out.decode("cp932") == page.replace("/\u65e5\u672c.html", "../%E6%97%A5%E6%9C%AC.html")
+    meta = '<html><head><meta charset="shift_jis"/></head><a href="/\u65e5\u672c.html">a</a></html>'
+    out = rewrite_html(meta.encode(), PAGE, None, resolve, HERE, xml=True)
+    assert out.decode() == meta.replace("/\u65e5\u672c.html", "../%E6%97%A5%E6%9C%AC.html")

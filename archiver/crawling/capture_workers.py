@@ -206,9 +206,12 @@ class CaptureWorkers:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def prepare(self, capture: Capture, parse: bool, inspect: bool = False) -> Prepared:
+    async def prepare(
+        self, capture: Capture, parse: bool, inspect: bool = False, referrer_encoding: str | None = None
+    ) -> Prepared:
         """The links of ``capture`` (when ``parse``) and, from a worker, its encoded records;
-        with ``inspect``, what an HTML page's scripts suggest (render_policy.inspect).
+        with ``inspect``, what an HTML page's scripts suggest (render_policy.inspect). A
+        stylesheet that names no encoding is read in ``referrer_encoding`` (Prepare.prepare()).
 
         The body is read and left at its start. Cancelled, the worker's answer is dropped.
         """
@@ -222,10 +225,16 @@ class CaptureWorkers:
         raw = capture.body.read()
         capture.body.seek(0)
         if worker is None:
-            return await self._prepare_here(raw, capture, parse, inspect, drafts)
+            return await self._prepare_here(raw, capture, parse, inspect, drafts, referrer_encoding)
         try:
             parsed, exchange, drafted = await worker.ask(
-                (dataclasses.replace(capture, body=io.BytesIO(raw)), parse, inspect, self.mirror)
+                (
+                    dataclasses.replace(capture, body=io.BytesIO(raw)),
+                    parse,
+                    inspect,
+                    self.mirror,
+                    referrer_encoding,
+                )
             )
         except (ChildProcessError, ConnectionError) as exc:
             # Killed, or crashed on this document: its links are lost (the writer still
@@ -248,7 +257,13 @@ class CaptureWorkers:
             call()
 
     async def _prepare_here(
-        self, raw: bytes, capture: Capture, parse: bool, inspect: bool, drafts: bool
+        self,
+        raw: bytes,
+        capture: Capture,
+        parse: bool,
+        inspect: bool,
+        drafts: bool,
+        referrer_encoding: str | None = None,
     ) -> Prepared:
         """prepare() in this process: large documents in a thread, off the event loop."""
         aside = len(raw) > IN_THREAD_BYTES
@@ -264,6 +279,7 @@ class CaptureWorkers:
                         capture.header("content-type"),
                         capture.header("content-encoding"),
                         inspect,
+                        referrer_encoding,
                     )
                 except Exception as exc:  # noqa: BLE001 - as when a worker fails on it: the page is kept
                     log.warning(
@@ -272,7 +288,8 @@ class CaptureWorkers:
                         type(exc).__name__,
                         exc,
                     )
-            return parsed, drafting.draft(raw, capture) if drafting is not None else None
+            drafted = drafting.draft(raw, capture, referrer_encoding) if drafting is not None else None
+            return parsed, drafted
 
         if aside:
             parsed, drafted = await asyncio.get_running_loop().run_in_executor(self._aside, work)

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from archiver.config import CrawlConfig
-from archiver.content import HTML_TYPES, is_parsed, mime_type
+from archiver.content import CSS_TYPE, HTML_TYPES, is_parsed, mime_type
 from archiver.crawling import log as crawl_log
 from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
@@ -33,6 +33,7 @@ from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
 from archiver.crawling.preparing import Prepare
+from archiver.crawling.referrers import ReferrerEncodings
 from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
@@ -69,6 +70,7 @@ class Crawler:
         renderer: Rendering | None = None,
         budget: Budget | None = None,
         controls: Controls | None = None,
+        referrers: ReferrerEncodings | None = None,
     ) -> None:
         self.config = config
         self.frontier = frontier
@@ -76,6 +78,8 @@ class Crawler:
         self.writer = writer
         self.stats = stats
         self.discovery = Discovery(frontier, scope, stats, config.max_redirects)
+        self.referrers = referrers or ReferrerEncodings()
+        """The encodings of the documents read: what a stylesheet one refers to is read in."""
         self.policy = policy
         self.workers = workers
         self.renderer = renderer
@@ -382,10 +386,16 @@ class Crawler:
         parse = is_parsed(status, mime)
         renderer = self.renderer if parse and mime in HTML_TYPES else None
         try:
-            prepared = await self.workers.prepare(capture, parse, renderer is not None and renderer.inspects)
+            prepared = await self.workers.prepare(
+                capture,
+                parse,
+                renderer is not None and renderer.inspects,
+                await self.referrers.of(item.referrer) if mime == CSS_TYPE else None,
+            )
         except BaseException:
             capture.body.close()  # stopped meanwhile: the capture goes nowhere
             raise
+        self.referrers.keep(item.url, prepared.encoding)
         nofollow = self.config.obey_robots and (
             prepared.nofollow
             or x_robots_nofollow(

@@ -137,7 +137,9 @@ def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRu
         return RobotsRules.unreachable(agent)
     if 300 <= status < 500:
         return RobotsRules.allow_all(agent)
-    return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8", errors="replace"), agent)
+    # UTF-8 (RFC 9309), its byte-order mark no part of its first line (which it would make no
+    # "User-agent" line, and its group's rules none).
+    return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8-sig", errors="replace"), agent)
 
 
 def robots_keep(misses: int, max_age: float, retry: float) -> float:

@@ -13,10 +13,10 @@ import struct
 from dataclasses import dataclass, field
 from typing import BinaryIO, Protocol
 
-from archiver.content import HTML_TYPES, PARSED_TYPES, decode_payload, mime_type
+from archiver.content import HTML_TYPES, PARSED_TYPES, XHTML_TYPE, decode_payload, mime_type
 from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
-from archiver.findings import Findings, Hint, findings, read_page, root_findings
+from archiver.findings import Findings, Hint, read_document, read_page, root_findings, with_prolog_stylesheets
 from archiver.memory import map_large_blocks
 from archiver.mirror.document import Draft, draft
 from archiver.mirror.linker import Memo
@@ -29,24 +29,37 @@ from archiver.warc.exchange import Exchange, encode_exchange
 log = logging.getLogger("archiver.crawl")
 
 
-Parsed = tuple[Findings, Inspection | None]
-"""A document's findings, and for an HTML page inspected for rendering what its scripts suggest."""
+Parsed = tuple[Findings, Inspection | None, str | None]
+"""A document's findings, for an HTML page inspected for rendering what its scripts suggest,
+and the encoding it is read in (findings.document_encoding(): what a stylesheet it refers to is
+read in when that names none)."""
 
 
 def parse_document(
-    raw: bytes, url: str, content_type: str | None, content_encoding: str | None, inspect: bool = False
+    raw: bytes,
+    url: str,
+    content_type: str | None,
+    content_encoding: str | None,
+    inspect: bool = False,
+    referrer_encoding: str | None = None,
 ) -> Parsed:
     """Title, base URL and {url: kind} links of a document as fetched (still content-encoded);
     with ``inspect``, an HTML page's render_policy.Inspection too (from the same parse).
+    ``referrer_encoding``: of a stylesheet, the encoding of the document that refers to it
+    (findings.findings()).
 
     Plain values, not a Page: they cross the process boundary several times cheaper.
     """
     body = decode_payload(raw, content_encoding)
     mime = mime_type(content_type)
     if inspect and mime in HTML_TYPES:
-        root, encoding = read_page(body, content_type)
-        return root_findings(root, url, encoding), render_policy.inspect(root, body)
-    return findings(body, url, mime, content_type), None
+        root, page_encoding = read_page(body, content_type, mime)
+        found = root_findings(root, url, page_encoding)
+        if mime == XHTML_TYPE:
+            found = with_prolog_stylesheets(found, body, page_encoding)
+        return found, render_policy.inspect(root, body), page_encoding
+    found, encoding = read_document(body, url, mime, content_type, referrer_encoding=referrer_encoding)
+    return found, None, encoding
 
 
 class Drafting:
@@ -59,21 +72,26 @@ class Drafting:
         self._paths: LocalPaths | None = None
         self._memo = Memo()
 
-    def draft(self, raw: bytes, capture: Capture) -> Draft | None:
-        """The mirror draft of an HTML, CSS or SVG capture (None if it is none of them, or fails)."""
+    def draft(self, raw: bytes, capture: Capture, referrer_encoding: str | None = None) -> Draft | None:
+        """The mirror draft of an HTML, CSS or SVG capture (None if it is none of them, or fails);
+        ``referrer_encoding``: see parse_document()."""
         content_type = capture.header("content-type")
         if mime_type(content_type) not in PARSED_TYPES:
             return None
-        return self._draft(raw, capture, content_type)
+        return self._draft(raw, capture, content_type, referrer_encoding)
 
-    def _draft(self, raw: bytes, capture: Capture, content_type: str | None) -> Draft | None:
+    def _draft(
+        self, raw: bytes, capture: Capture, content_type: str | None, referrer_encoding: str | None
+    ) -> Draft | None:
         if self._paths is None:  # opened at first use: the writer has made the manifest by then
             connection = Manifest.open(self.manifest_path, readonly=True).connection
             self._paths = LocalPaths(connection, guessing=self.scope)
         try:
             encoding = capture.header("content-encoding")
             with self._paths.one_read():
-                return draft(raw, capture.url, content_type, encoding, self._paths, self._memo)
+                return draft(
+                    raw, capture.url, content_type, encoding, self._paths, self._memo, referrer_encoding
+                )
         except Exception as exc:  # noqa: BLE001 - the writer rewrites it at the end, from its record
             log.warning("cannot draft the mirror file of %s (%s: %s)", capture.url, type(exc).__name__, exc)
             return None
@@ -84,10 +102,15 @@ _DRAFTING: dict[str, Drafting] = {}
 
 
 def prepare_capture(
-    capture: Capture, parse: bool, inspect: bool = False, mirror: tuple[str, Scope] | None = None
+    capture: Capture,
+    parse: bool,
+    inspect: bool = False,
+    mirror: tuple[str, Scope] | None = None,
+    referrer_encoding: str | None = None,
 ) -> tuple[Parsed | None, Exchange, Draft | None]:
     """What a worker does with one capture: its links (if ``parse``), its records, and its mirror
     draft (when the crawl writes a mirror: ``mirror`` is its manifest's path and its scope).
+    ``referrer_encoding``: see parse_document().
 
     ``capture.body`` holds the whole body (a BytesIO crosses the pipe).
     """
@@ -95,12 +118,17 @@ def prepare_capture(
     parsed = None
     if parse:
         parsed = parse_document(
-            raw, capture.url, capture.header("content-type"), capture.header("content-encoding"), inspect
+            raw,
+            capture.url,
+            capture.header("content-type"),
+            capture.header("content-encoding"),
+            inspect,
+            referrer_encoding,
         )
     drafted = None
     if mirror is not None:
         drafting = _DRAFTING.get(mirror[0]) or _DRAFTING.setdefault(mirror[0], Drafting(*mirror))
-        drafted = drafting.draft(raw, capture)
+        drafted = drafting.draft(raw, capture, referrer_encoding)
     return parsed, encode_exchange(capture), drafted
 
 
@@ -122,6 +150,8 @@ class Prepared:
     hints: dict[str, Hint] = field(default_factory=dict)
     """{normalised URL: (referrer policy, destination)} of the links whose element (or the page's
     <meta name="referrer">) says how a browser requests them (findings.Hint)."""
+    encoding: str | None = None
+    """The encoding an HTML page or a stylesheet is read in (findings.document_encoding())."""
 
     @classmethod
     def of(
@@ -130,16 +160,19 @@ class Prepared:
         """What parse_document() found (None: nothing parsed), with the records and draft if made."""
         if parsed is None:
             return cls(exchange=exchange, draft=drafted)
-        (title, _base_url, links, nofollow, hints), inspection = parsed
-        return cls(links, title, exchange, nofollow, inspection, drafted, hints)
+        (title, _base_url, links, nofollow, hints), inspection, encoding = parsed
+        return cls(links, title, exchange, nofollow, inspection, drafted, hints, encoding)
 
 
 class Prepare(Protocol):
     """What the crawler needs done to a capture before the writer stores it (CaptureWorkers does it)."""
 
-    async def prepare(self, capture: Capture, parse: bool, inspect: bool = False) -> Prepared:
+    async def prepare(
+        self, capture: Capture, parse: bool, inspect: bool = False, referrer_encoding: str | None = None
+    ) -> Prepared:
         """The links of ``capture`` (when ``parse``) and, if encoded already, its records;
-        with ``inspect``, what an HTML page's scripts suggest for rendering.
+        with ``inspect``, what an HTML page's scripts suggest for rendering. A stylesheet that
+        names no encoding is read in ``referrer_encoding``, its referring document's.
 
         The body is left at its start.
         """

@@ -43,7 +43,7 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
 from archiver.errors import PageHung
-from archiver.findings import Hint, decode_text, findings
+from archiver.findings import Hint, findings
 from archiver.links import LINK
 from archiver.request_headers import Negotiation
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
@@ -72,6 +72,10 @@ class Pages(Protocol):
 
     async def settled(self, url: str) -> None:
         """Return once the capture of ``url`` (if any is under way) is committed."""
+
+    def encoding_of(self, url: str) -> str | None:
+        """The encoding the crawl read the page at ``url`` in, if it knows it and it is not
+        UTF-8 (crawling/referrers.py): what a stylesheet of the page that names none is read in."""
 
     async def ensure(
         self, url: str, page: QueueItem, negotiation: Negotiation = (), referer: str | None = None
@@ -250,11 +254,13 @@ class Renderer:
             if found is not None and asked == url:
                 response_id[0] = found.record_id
             if found is not None and job.trial and found.mime == "text/css":
-                # What the page's stylesheets link to is static too: not a gain of rendering.
-                css = decode_text(found.body, "text/css")
-                expected.update(
-                    findings(css.encode("utf-8"), asked, "text/css", "text/css; charset=utf-8")[2]
-                )
+                # What the page's stylesheets link to is static too: not a gain of rendering. Each
+                # is read as the crawl reads it: in its own charset, else in its page's encoding.
+                content_type = next((v for k, v in found.headers if k.lower() == "content-type"), None)
+                css_links = findings(
+                    found.body, asked, "text/css", content_type, referrer_encoding=pages.encoding_of(url)
+                )[2]
+                expected.update(css_links)
             return found
 
         rendered, error = await self._attempts(url, answer)

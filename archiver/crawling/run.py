@@ -40,6 +40,7 @@ from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
 from archiver.crawling.recorded import RecordedFetch
+from archiver.crawling.referrers import ReferrerEncodings, SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
@@ -222,6 +223,7 @@ async def run_crawl(
                 judge=(DraftingJudge(_behind(config)), writer.defer_mirror) if drafting else None,
             ) as workers,
             _renderer(config, chromium, snapshot, result.stats, fetcher) as renderer,
+            SnapshotEncodings(snapshot) as read_back,
         ):
             # robots.txt and sitemaps are fetched outside the frontier, and kept.
             recorded = RecordedFetch(fetcher, frontier, writer, max_redirects=config.max_redirects)
@@ -238,6 +240,7 @@ async def run_crawl(
                 workers,
                 renderer,
                 budget=backend.budget(config),
+                referrers=ReferrerEncodings(read_back),
             )
             writer.on_commit = crawler.settling.committed
             if renderer is not None:

@@ -9,6 +9,7 @@ paths comes out byte for byte the same from all of them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from archiver.paths import url_to_path
 from archiver.sizes import human_bytes
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
+from archiver.store.referrers import referrer_encoding, referrer_key, stored_body
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import CHARSET_FIELD, page_of
@@ -114,10 +116,12 @@ def rewritten(
     path: str,
     resolve: Resolver,
     memo: Memo | None,
+    referrer_encoding: str | None = None,
 ) -> tuple[bytes, str | None]:
     """The mirror file of an HTML, CSS or SVG document stored at ``path``, and its note (None if none).
 
-    ``chunks``: the payload as stored (still content-encoded).
+    ``chunks``: the payload as stored (still content-encoded). ``referrer_encoding``: of a
+    stylesheet, the encoding of the document that refers to it (findings.findings()).
     """
     mime = mime_type(content_type)
     decoding = Decoding(chunks, content_encoding, REWRITE_LIMIT)
@@ -126,7 +130,7 @@ def rewritten(
         body = _without_cut_tag(body)
     charset = charset_from_content_type(content_type)
     if mime == CSS_TYPE:
-        body = rewrite_css_bytes(body, url, charset, resolve, path, memo)
+        body = rewrite_css_bytes(body, url, charset, resolve, path, memo, referrer_encoding)
     elif mime == SVG_TYPE:
         body = rewrite_svg(body, url, charset, resolve, path, memo)
     else:
@@ -180,11 +184,15 @@ def draft(
     content_encoding: str | None,
     resolve: LocalPaths,
     memo: Memo | None,
+    referrer_encoding: str | None = None,
 ) -> Draft:
-    """The mirror file of a fetched HTML, CSS or SVG document, with links as the crawl knows them now."""
+    """The mirror file of a fetched HTML, CSS or SVG document, with links as the crawl knows them now
+    (``referrer_encoding``: see rewritten())."""
     path = url_to_path(url, mime_type(content_type) or None)
     resolve.drafting(url, path)
-    body, note = rewritten((raw,), url, content_type, content_encoding, path, resolve, memo)
+    body, note = rewritten(
+        (raw,), url, content_type, content_encoding, path, resolve, memo, referrer_encoding
+    )
     return Draft(path, body, note, dict(resolve.guesses))
 
 
@@ -227,6 +235,8 @@ class RecordFiles:
         self.resolve = resolve
         self.stats = stats
         self.memo = Memo()
+        self._encodings: dict[str, str | None] = {}
+        """Of stylesheets' referrers: the encoding each is read in, by the stylesheets' parent."""
 
     def close(self) -> None:
         """Close the WARC files read (and the previous snapshot's); safe to call twice."""
@@ -252,12 +262,24 @@ class RecordFiles:
         chunks = chunks_of(stored.raw_stream)
         mime = row.content_type or mime_type(content_type)
         if mime in PARSED_TYPES:
-            body, note = rewritten(chunks, row.url, content_type, encoding, path, self.resolve, self.memo)
+            referred = self.referrer_encoding(row) if mime == CSS_TYPE else None
+            body, note = rewritten(
+                chunks, row.url, content_type, encoding, path, self.resolve, self.memo, referred
+            )
             size = link_unchanged(self.previous, files, row, path, body) if note is None else None
             self.stats.count(mime, size if size is not None else files.write(path, (body,), lambda: note))
             return
         decoding = decoded(chunks, encoding)
         self.stats.count(mime, files.write(path, decoding, lambda: note_of(decoding)))
+
+    def referrer_encoding(self, row: ManifestRow) -> str | None:
+        """The encoding of the document that refers to the stylesheet of ``row``
+        (store/referrers.py), each document read once."""
+        key = referrer_key(row)
+        if key not in self._encodings:
+            body_of = functools.partial(stored_body, self.manifest, self.records, previous=self.previous)
+            self._encodings[key] = referrer_encoding(row, self.manifest.get, body_of)
+        return self._encodings[key]
 
     def content_encoding(self, source: str) -> str:
         """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length')."""

@@ -27,6 +27,7 @@ import re
 
 from archiver.content import SVG_TYPE
 from archiver.encodings import (
+    REPLACEMENT,
     declared_charset,
     guessed_encoding,
     sniff_bom,
@@ -153,12 +154,20 @@ def rewrite_html(
     """
     header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
-    declared = declared_charset(body)
-    # encodings.page_encoding(), from the parts already in hand.
-    view = View(body, bom or header_encoding or declared or guessed_encoding(body), web_codec(page_charset))
+    declared = None if xml else declared_charset(body)
+    # encodings.page_encoding() (xml_encoding() for XHTML), from the parts already in hand.
+    read_in = (
+        bom or header_encoding or declared or (xml_encoding(body, None) if xml else guessed_encoding(body))
+    )
+    if read_in == REPLACEMENT:
+        return _kept_replaced(body, encoding if header_encoding == REPLACEMENT else None, declared, xml)
+    view = View(body, read_in, web_codec(page_charset))
     here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
-    spans = _document_edits(view, _document_base(page_url, view), link, 0)
+    base = _document_base(page_url, view)
+    spans = _document_edits(view, base, link, 0)
+    if xml:  # the stylesheets of its <?xml-stylesheet?> instructions, as an SVG image's
+        spans.extend(stylesheet_pi_edits(view, base, link))
     if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
         return mark + view.encode(replace_spans(view.text, spans))  # no <meta> can say UTF-16
     if header_encoding and not bom:
@@ -193,7 +202,10 @@ def rewrite_svg(
     """
     header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
-    view = View(body, xml_encoding(body, encoding))
+    read_in = xml_encoding(body, encoding)
+    if read_in == REPLACEMENT:
+        return _kept_replaced(body, encoding if header_encoding == REPLACEMENT else None, None, True)
+    view = View(body, read_in)
     link = Linker(path or own_path(url, SVG_TYPE, resolve), resolve, memo, url)
     spans = _document_edits(view, url, link, 0, svg=True)
     if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
@@ -201,6 +213,20 @@ def rewrite_svg(
     if header_encoding and not bom:
         spans.extend(xml_declaration_edits(view.text, header_encoding, encoding or header_encoding))
     return view.encode(replace_spans(view.text, spans)) if spans else body
+
+
+def _kept_replaced(body: bytes, label: str | None, declared: str | None, xml: bool) -> bytes:
+    """A document a browser reads in the "replacement" encoding (encodings.REPLACEMENT), which it
+    shows as one U+FFFD: kept as received, links and all, for it holds none a browser sees. When
+    its HTTP header named that encoding (``label``, the header's label), the file says it
+    itself (a <meta> at its very start, or its XML declaration), so that a browser opening it
+    from disk shows the same U+FFFD and never the markup its bytes may hide."""
+    if label is None or declared == REPLACEMENT:
+        return body
+    text = body.decode("latin-1")
+    if xml:
+        return replace_spans(text, xml_declaration_edits(text, REPLACEMENT, label)).encode("latin-1")
+    return f'<meta charset="{html.escape(label)}">'.encode("ascii", "xmlcharrefreplace") + body
 
 
 def _document_edits(
@@ -217,8 +243,7 @@ def _document_edits(
         tags_read = list(tags)
         xhtml = xhtml_tags(view, len(tags_read))
         tags = iter(tags_read)
-        if tags_read:
-            spans.extend(stylesheet_pi_edits(view, tags_read[0][0], base, link))
+        spans.extend(stylesheet_pi_edits(view, base, link))
     for index, (offset, tag, raw) in enumerate(tags):
         html_rules = not svg or index in xhtml
         if tag not in (_EDITED_TAGS if html_rules else edited) and not _STYLE_ATTRIBUTE.search(raw):

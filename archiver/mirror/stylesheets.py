@@ -9,7 +9,15 @@ read as CSS reads it (its escapes undone) and written back escaped where CSS nee
 
 from __future__ import annotations
 
-from archiver.encodings import CSS_CHARSET_RULE, sniff_bom, stylesheet_encoding, utf16_bom, web_codec
+from archiver.encodings import (
+    CSS_CHARSET_RULE,
+    REPLACEMENT,
+    sniff_bom,
+    stylesheet_encoding,
+    utf16_bom,
+    web_codec,
+    web_label,
+)
 from archiver.link_values import css_unescaped, css_url_spans, iter_css_urls, written_css_url
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Linker, Memo, Resolver
@@ -77,29 +85,47 @@ def rewrite_css_bytes(
     resolve: Resolver,
     css_path: str | None = None,
     memo: Memo | None = None,
+    referrer_encoding: str | None = None,
 ) -> bytes:
     """A stylesheet's bytes rewritten, in its own encoding (encodings.stylesheet_encoding()).
     ``encoding``: the charset of its HTTP Content-Type, if any, which its file then says itself
     (an @charset rule, or for UTF-16 a byte-order mark): read from disk, it has no header.
+    ``referrer_encoding``: the encoding of the document that refers to it, which it is read in
+    if it names none; its file then says that one in an @charset rule, so that it reads the
+    same from any page of the mirror (pages in other encodings may link it too) and opened
+    alone. Its bytes are kept, as a page's are, rather than written as UTF-8.
 
     ``memo``: shared by every document rewritten with this ``resolve``.
     """
-    view = View(body, stylesheet_encoding(body, encoding))
+    read_in = stylesheet_encoding(body, encoding, referrer_encoding)
+    if read_in == REPLACEMENT:
+        # Read as one U+FFFD: no URL to rewrite. Kept as received, saying so if its header did.
+        rule = CSS_CHARSET_RULE.match(body.decode("latin-1"))
+        said = rule is None or web_codec(rule.group(1)) != REPLACEMENT
+        said = said and web_codec(encoding) == REPLACEMENT
+        return f'@charset "{encoding}";'.encode("ascii", "replace") + body if said else body
+    view = View(body, read_in)
     here = css_path or own_path(css_url, "text/css", resolve)
     spans = css_edits(view.text, css_url, Linker(here, resolve, memo), view)
     out = view.encode(replace_spans(view.text, spans)) if spans else body
-    header_encoding = web_codec(encoding)
-    if header_encoding is None or sniff_bom(body) is not None:
+    if sniff_bom(body) is not None:
         return out
-    if (mark := utf16_bom(header_encoding)) is not None:
+    header_encoding = web_codec(encoding)
+    if header_encoding is None:
+        # Its own rule's, or its referrer's, or UTF-8: said all the same, for a page of the
+        # mirror in another encoding would read it in that one.
+        said_label, said_codec = web_label(read_in), read_in
+    else:
+        said_label, said_codec = str(encoding), header_encoding
+    if (mark := utf16_bom(said_codec)) is not None:
         return mark + out
     if view.as_bytes and out.isascii():  # read alike in any encoding a rule could name
         return out
     rule = CSS_CHARSET_RULE.match(view.text)
     if rule is None:
-        spans.append((0, 0, f'@charset "{encoding}";'))
-    elif web_codec(rule.group(1)) != header_encoding:
-        spans.append((rule.start(1), rule.end(1), str(encoding)))
+        spans.append((0, 0, f'@charset "{said_label}";'))
+    elif web_codec(rule.group(1)) != said_codec:
+        spans.append((rule.start(1), rule.end(1), said_label))
     else:
         return out
     return view.encode(replace_spans(view.text, spans))

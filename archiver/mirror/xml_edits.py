@@ -16,13 +16,9 @@ from archiver.html_stream import read_xml_elements
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Linker
 from archiver.mirror.stylesheets import css_edits, rewrite_css_text
-from archiver.svg import STYLESHEET_PI, XHTML_NAMESPACE, stylesheet_href
+from archiver.svg import XHTML_NAMESPACE, prolog_stylesheets, stylesheet_href
 
 _FOREIGN_OBJECT = re.compile("foreignobject", re.IGNORECASE)
-_PROLOG_PIECE = re.compile(
-    rf"<!--.*?(?:-->|\Z)|<\?{STYLESHEET_PI}(?=[\s?])(?P<pseudo>.*?)(?:\?>|\Z)", re.DOTALL
-)
-_HREF_PSEUDO_ATTRIBUTE = re.compile(r"""(?<![\w.:-])href\s*=\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)')""")
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*?encoding\s*=\s*[\"']?([A-Za-z0-9._-]*)", re.IGNORECASE)
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)(?:\]\]>|\Z)", re.DOTALL)
 
@@ -48,21 +44,14 @@ def xhtml_tags(view: View, count: int) -> frozenset[int]:
     )
 
 
-def stylesheet_pi_edits(view: View, root: int, base: str, link: Linker) -> list[tuple[int, int, str]]:
-    """The edits of the href of each <?xml-stylesheet?> before the root element (at ``root``):
-    the stylesheets an XML document is styled with (those after it apply to nothing)."""
+def stylesheet_pi_edits(view: View, base: str, link: Linker) -> list[tuple[int, int, str]]:
+    """The edits of the href of each <?xml-stylesheet?> before the root element of an XML
+    document (an SVG image, an XHTML page): the stylesheets it is styled with."""
     edits = []
-    for piece in _PROLOG_PIECE.finditer(view.text, 0, root):
-        if piece.group("pseudo") is None:
-            continue  # a comment
-        href = _HREF_PSEUDO_ATTRIBUTE.search(piece.group("pseudo"))
-        if href is None:
-            continue
-        group = "dq" if href.group("dq") is not None else "sq"
-        new = link(stylesheet_href(view.to_text(href.group(group))), base, view.query_encoding)
+    for start, end in prolog_stylesheets(view.text):
+        new = link(stylesheet_href(view.to_text(view.text[start:end])), base, view.query_encoding)
         if new is not None:
-            start = piece.start("pseudo") + href.start(group)
-            edits.append((start, start + len(href.group(group)), view.from_text(html.escape(new))))
+            edits.append((start, end, view.from_text(html.escape(new))))
     return edits
 
 

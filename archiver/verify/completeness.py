@@ -17,7 +17,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from archiver.content import DEFAULT_DECODE_LIMIT, decode_payload, decode_stream, is_parsed, mime_type
+from archiver.content import (
+    CSS_TYPE,
+    DEFAULT_DECODE_LIMIT,
+    decode_payload,
+    decode_stream,
+    is_parsed,
+    mime_type,
+)
 from archiver.errors import WarcDamage
 from archiver.findings import extract
 from archiver.links import REQUISITE
@@ -25,6 +32,7 @@ from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest, seed_failure
 from archiver.store.previous import Previous
+from archiver.store.referrers import referrer_encoding, referrer_key
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.verify.integrity import PARSE_ERRORS, Records
 from archiver.verify.record_index import RecordEntry
@@ -73,6 +81,8 @@ class LinkCheck:
         """True once a scan handed pages to page(): finish() then reads back only the others."""
         self.previous: Previous | None = None
         """A re-archive's previous snapshot, where its revisits' originals may be."""
+        self.referred: set[tuple[str, int]] = set()
+        """Stylesheets found by a document: read back by finish(), with that document's encoding."""
 
     @staticmethod
     def wants(status: int | None, mime: str) -> bool:
@@ -84,6 +94,9 @@ class LinkCheck:
         self.handed_over = True
         row = self.manifest.capture_at(entry.file, entry.offset)
         if row is None or row.outcome != FETCHED or not _is_parsed(row):
+            return
+        if row.content_type == CSS_TYPE and row.parent is not None:
+            self.referred.add((entry.file, entry.offset))
             return
         # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
         body = decode_payload(stored, http.get_header("Content-Encoding"))
@@ -107,7 +120,21 @@ class LinkCheck:
             )
         _check_something_archived(manifest, report)
         # Pages in WARC order, so each file is read forward once.
-        with WarcReader(warc_dir) as pages, WarcReader(warc_dir) as revisited, WarcReader(warc_dir) as doms:
+        with (
+            WarcReader(warc_dir) as pages,
+            WarcReader(warc_dir) as revisited,
+            WarcReader(warc_dir) as doms,
+            WarcReader(warc_dir) as referrers,
+        ):
+
+            def body_of(referrer: ManifestRow) -> tuple[bytes, str | None] | None:
+                entry = records.get((referrer.warc_file or "", referrer.warc_offset or 0))
+                if entry is None:
+                    return None
+                body, content_type = _read_page(entry, records, referrers, referrers, self.previous)
+                return None if body is None else (body, content_type)
+
+            encodings: dict[str, str | None] = {}
             for row in manifest.captures():
                 if row.for_crawlers:
                     report.stats["robots.txt and sitemaps kept"] += 1
@@ -116,10 +143,19 @@ class LinkCheck:
                 key = (row.warc_file or "", row.warc_offset or 0)
                 found = records.get(key)
                 handed = found is not None and found.record_type == "response" and key not in deferred
-                if found is not None and not (handed and self.handed_over):
+                if found is not None and not (handed and self.handed_over and key not in self.referred):
                     body, content_type = _read_page(found, records, pages, revisited, self.previous)
                     if body is not None:
-                        _check_links(row, body, content_type, self.recorded, self.scope, report)
+                        # A stylesheet that names no encoding is read in its referrer's.
+                        referred = None
+                        if row.content_type == CSS_TYPE:  # each referrer read once
+                            key_of = referrer_key(row)
+                            if key_of not in encodings:
+                                encodings[key_of] = referrer_encoding(row, manifest.get, body_of)
+                            referred = encodings[key_of]
+                        _check_links(
+                            row, body, content_type, self.recorded, self.scope, report, None, referred
+                        )
                 if row.dom_warc_file is not None:
                     # What the crawl followed from the page's render: the links of its DOM.
                     dom, charset = _read_dom(row, records, doms)
@@ -187,9 +223,10 @@ def _check_links(
     scope: Scope,
     report: Report,
     page_charset: str | None = None,
+    referrer_encoding: str | None = None,
 ) -> None:
     report.stats["pages parsed"] += 1
-    page = extract(body, row.url, mime_type(content_type), content_type, page_charset)
+    page = extract(body, row.url, mime_type(content_type), content_type, page_charset, referrer_encoding)
     for link in page.links:
         requisite = link.kind == REQUISITE
         if scope.skip_reason(link.url, row.depth + 1, requisite) is not None:

@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 import lxml.etree
 
-from archiver.encodings import page_encoding
+from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, xml_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import (
@@ -44,6 +44,8 @@ SVG_SUFFIXES = (".svg",)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 MAX_DOCUMENT = 64 * 1024 * 1024
 """Stylesheets larger than this are checked only up to this size."""
+_XML_HEAD = 1024
+"""Bytes of an XML file that hold its byte-order mark and XML declaration."""
 STREAM_HTML_FROM = 1024 * 1024
 """HTML files larger than this are parsed as a stream (a big index.html)."""
 
@@ -115,20 +117,29 @@ def _references(document: Path) -> Iterator[str]:
     """Every link value in a mirrored HTML, CSS or SVG file."""
     size = document.stat().st_size
     if document.name.lower().endswith(SVG_SUFFIXES):
-        with open(document, "rb") as fh:  # read as a stream, as a browser reads it (its own encoding)
-            yield from (value for value, _requisite, _in_css in iter_svg_references(fh, None))
+        with open(document, "rb") as fh:
+            # In its own encoding, as a browser reads it (its byte-order mark or XML declaration,
+            # whose label lxml would read its own way): a UTF-8 file as a stream.
+            encoding = xml_encoding(fh.read(_XML_HEAD), None)
+            fh.seek(0)
+            source = fh if encoding == "utf-8" else as_utf8(fh.read(min(size, MAX_DOCUMENT)), encoding)
+            yield from (value for value, _requisite, _in_css in iter_svg_references(source, "utf-8"))
         return
     if document.name.lower().endswith(CSS_SUFFIXES):
         with open(document, "rb") as fh:
             # read(n) allocates n bytes up front: ask only for what the file holds.
-            text = fh.read(min(size, MAX_DOCUMENT)).decode("utf-8", errors="replace")
+            data = fh.read(min(size, MAX_DOCUMENT))
+        # As a browser reads it from disk: its @charset rule (or byte-order mark), else UTF-8.
+        text = data.decode(stylesheet_encoding(data, None), errors="replace")
         for _start, _end, value in iter_css_urls(text):
             yield value
     elif size > STREAM_HTML_FROM:
         yield from _streamed_html_references(document)
     else:
         body = document.read_bytes()
-        yield from _tree_references(parse_html(body, page_encoding(body, None)))  # as a browser reads it
+        # As a browser reads it from disk: an .xhtml file is XML, its XML declaration counts.
+        read_in = xml_encoding if document.name.lower().endswith(".xhtml") else page_encoding
+        yield from _tree_references(parse_html(as_utf8(body, read_in(body, None)), "utf-8"))
 
 
 def _tree_references(tree: lxml.etree._Element | None, depth: int = 0) -> Iterator[str]:

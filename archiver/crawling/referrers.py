@@ -1,0 +1,109 @@
+"""The encodings of the documents a crawl read, by URL: what a stylesheet one of them refers to
+is read in when it names none of its own (CSS's "environment encoding": its page's encoding, or
+that of the stylesheet whose @import names it, or the SVG image's whose instruction does).
+
+A stylesheet is read in the encoding of the document its queue item names as its referrer, the
+first that found it (the manifest's parent, through its redirects): mirror and verify read it
+the same way after the crawl, from that document's record (store/referrers.py). The latest
+ENCODINGS_KEPT encodings are kept; one this crawl process did not read (a crawl resumed, a
+page read long ago) is read back from the snapshot being written (SnapshotEncodings), where
+its document is committed by then. A page another node of a shared crawl read may be in
+neither: its stylesheet is then read as UTF-8, and verify says which link that missed.
+
+>>> import asyncio
+>>> referrers = ReferrerEncodings()
+>>> referrers.keep("http://h/", "cp1252"); referrers.keep("http://h/u", "utf-8")
+>>> asyncio.run(referrers.of("http://h/")), referrers.get("http://h/u"), referrers.get(None)
+('cp1252', None, None)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import contextlib
+from collections.abc import Awaitable, Callable
+
+from archiver.store.manifest import Manifest
+from archiver.store.referrers import encoding_of, stored_body
+from archiver.store.snapshot import Snapshot
+from archiver.warc.reader import WarcReader
+
+ENCODINGS_KEPT = 50_000
+
+LookUp = Callable[[str], Awaitable[str | None]]
+"""The encoding the document at a URL was read in, read back from the snapshot (None: unknown)."""
+
+
+class ReferrerEncodings:
+    """The encodings of the documents read most recently, by URL (see the module docstring)."""
+
+    def __init__(self, look_up: LookUp | None = None, kept: int = ENCODINGS_KEPT) -> None:
+        """``look_up``: where an encoding not kept is read back from."""
+        self._look_up = look_up
+        self._kept = kept
+        self._encodings: collections.OrderedDict[str, str] = collections.OrderedDict()
+
+    def keep(self, url: str, encoding: str | None) -> None:
+        """Note that the document at ``url`` was read in ``encoding`` (None: it has none)."""
+        if encoding is None:
+            return
+        self._encodings[url] = encoding
+        self._encodings.move_to_end(url)
+        if len(self._encodings) > self._kept:
+            self._encodings.popitem(last=False)
+
+    def get(self, referrer: str | None) -> str | None:
+        """The encoding the document ``referrer`` was read in, if kept and not UTF-8."""
+        encoding = self._encodings.get(referrer) if referrer is not None else None
+        return None if encoding == "utf-8" else encoding
+
+    async def of(self, referrer: str | None) -> str | None:
+        """get(), or, for a document not kept, its encoding read back from the snapshot."""
+        if referrer is None or referrer in self._encodings or self._look_up is None:
+            return self.get(referrer)
+        encoding = await self._look_up(referrer)
+        self.keep(referrer, encoding)
+        return self.get(referrer)
+
+
+class SnapshotEncodings:
+    """ReferrerEncodings' look-up: the encoding of a document the snapshot being written holds,
+    read back (read-only, in a thread of its own) as store/referrers.py reads it."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="archiver-referrers")
+        self._manifest: Manifest | None = None
+        self._records: WarcReader | None = None
+
+    async def __aenter__(self) -> SnapshotEncodings:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.close)
+
+    async def __call__(self, url: str) -> str | None:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, self._read, url)
+
+    def _read(self, url: str) -> str | None:
+        if self._manifest is None:  # opened at first use, which most crawls never make
+            self._manifest = Manifest.open(self._snapshot.manifest_path, readonly=True)
+            self._records = WarcReader(self._snapshot.warc_dir)
+        manifest, records = self._manifest, self._records
+        assert records is not None
+        return encoding_of(manifest.get(url), manifest.get, lambda row: stored_body(manifest, records, row))
+
+    def close(self) -> None:
+        """Release the thread, files and connection; safe to call twice."""
+        with contextlib.suppress(RuntimeError):  # closed already: its thread takes no more
+            self._thread.submit(self._release).result()  # in the thread that opened them
+        self._thread.shutdown(wait=True)
+
+    def _release(self) -> None:
+        if self._records is not None:
+            self._records.close()
+        if self._manifest is not None:
+            self._manifest.close()
+        self._manifest = self._records = None

@@ -1,0 +1,94 @@
+"""What a stylesheet archived without an encoding of its own is read in, read back from a
+snapshot: the encoding of the document that refers to it (findings.document_encoding()).
+
+That document is the stylesheet's manifest parent, through the redirects that led to it: the
+first page (or stylesheet, by its @import, or SVG image) that found it, which the crawl read it for
+(crawling/referrers.py). Browsers read a stylesheet once per page that loads it, in that
+page's encoding; a mirror has one file of it, read as its first referrer reads it. The mirror
+and verify read it alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
+from archiver.findings import document_encoding
+from archiver.store.manifest import Manifest
+from archiver.store.previous import Previous
+from archiver.store.rows import FETCHED, ManifestRow
+from archiver.store.stored import payload_record
+from archiver.warc.reader import WarcReader
+
+MAX_IMPORTS = 8
+"""@import levels followed up to a page (a stylesheet's referrer's own referrer...)."""
+MAX_HOPS = 32
+"""Redirects followed back to the URL a document referred to."""
+
+_REFERRERS = frozenset({*HTML_TYPES, CSS_TYPE, SVG_TYPE})
+"""The documents that refer to stylesheets: pages, stylesheets (@import), SVG images."""
+
+RowOf = Callable[[str], ManifestRow | None]
+"""The manifest row of a URL, if it has one."""
+BodyOf = Callable[[ManifestRow], tuple[bytes, str | None] | None]
+"""The payload of a fetched row, decoded as the crawl decoded it, and its Content-Type header;
+None if it cannot be read."""
+
+
+def referrer_encoding(
+    row: ManifestRow, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+) -> str | None:
+    """The encoding the document that refers to the stylesheet of ``row`` was read in; None if
+    it has none, is no page or stylesheet, or cannot be read (the stylesheet is then UTF-8)."""
+    return encoding_of(_referrer(row, row_of), row_of, body_of, imports)
+
+
+def encoding_of(
+    document: ManifestRow | None, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+) -> str | None:
+    """The encoding the crawl read the document of the row ``document`` in (a stylesheet in its
+    own referrer's, if it names none, up to ``imports`` levels up); None if it has none, or
+    cannot be read."""
+    if document is None or document.outcome != FETCHED or document.content_type not in _REFERRERS:
+        return None
+    read = body_of(document)
+    if read is None:
+        return None
+    body, content_type = read
+    own = None
+    if document.content_type == CSS_TYPE and imports > 0:
+        own = referrer_encoding(document, row_of, body_of, imports - 1)
+    return document_encoding(body, document.content_type, content_type, own)
+
+
+def stored_body(
+    manifest: Manifest, records: WarcReader, row: ManifestRow, previous: Previous | None = None
+) -> tuple[bytes, str | None] | None:
+    """A BodyOf over a snapshot: the payload of ``row``'s record decoded as the crawl decoded it
+    (up to its limit), and its Content-Type; None if it has none or it cannot be read."""
+    if row.warc_file is None or row.warc_offset is None:
+        return None
+    try:
+        stored, own_headers = payload_record(manifest, records, row, previous)
+        content_type = own_headers.get_header("Content-Type") if own_headers else None
+        coding = own_headers.get_header("Content-Encoding") if own_headers else None
+        return decode_stream(stored.raw_stream, coding).body, content_type
+    except Exception:  # noqa: BLE001 - a damaged record is reported where it is read for itself
+        return None
+
+
+def referrer_key(row: ManifestRow) -> str:
+    """What referrer_encoding() of ``row`` depends on, to remember it by: its parent, and
+    whether a redirect led to it (the chain is followed back from that parent)."""
+    return f"{row.found_by == 'redirect'} {row.parent}"
+
+
+def _referrer(row: ManifestRow, row_of: RowOf) -> ManifestRow | None:
+    """The row of the document whose link led to ``row``: its parent, or, for where a redirect
+    led, the parent of the chain's first URL."""
+    for _hop in range(MAX_HOPS):
+        parent = row_of(row.parent) if row.parent else None
+        if parent is None or row.found_by != "redirect":
+            return parent
+        row = parent
+    return None
