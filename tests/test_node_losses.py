@@ -175,14 +175,21 @@ async def _kill_between_store_and_release(
     client: Any, process: subprocess.Popen[str], output: Path, crawl_id: str, node: str
 ) -> None:
     """Kill ``node`` once it has stored a URL whose lease it has not released: Redis refuses
-    writes meanwhile (CLIENT PAUSE), so the node stores what it fetched, and releases nothing."""
-    await client.execute_command("CLIENT", "PAUSE", "10000", "WRITE")
-    try:
-        await until(lambda: _stored_and_leased(client, output, crawl_id, node))
-        os.kill(process.pid, signal.SIGKILL)
-        await finish(process)
-    finally:
-        await client.execute_command("CLIENT", "UNPAUSE")
+    writes meanwhile (CLIENT PAUSE), so the node stores what it fetched, and releases nothing.
+    A pause ends by itself after 10 s: on a busy machine the node may store nothing in one, so
+    pauses follow each other (each one a chance) up to the hang guard."""
+    for _ in range(6):
+        await client.execute_command("CLIENT", "PAUSE", "10000", "WRITE")
+        try:
+            for _ in range(180):  # 9 s of the pause's 10
+                if await _stored_and_leased(client, output, crawl_id, node):
+                    os.kill(process.pid, signal.SIGKILL)
+                    await finish(process)
+                    return
+                await asyncio.sleep(0.05)
+        finally:
+            await client.execute_command("CLIENT", "UNPAUSE")
+    raise AssertionError(f"{node} stored no URL it held within six pauses of Redis")
 
 
 async def _stored_and_leased(client: Any, output: Path, crawl_id: str, node: str) -> bool:

@@ -163,6 +163,8 @@ class Crawler:
             stopped = asyncio.ensure_future(self._stop.wait())
             try:
                 await asyncio.wait({drained, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                if drained.done():
+                    drained.result()  # the frontier's failure (Redis gone, this node given up) ends the crawl
             finally:
                 for task in (*workers, drained, stopped, *self._sources, *self._watchers.values()):
                     task.cancel()
