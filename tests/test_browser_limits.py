@@ -14,7 +14,7 @@ from collections import Counter
 from aiohttp import web
 from conftest import manifest_rows
 from script_site import png, wide_font
-from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
+from test_browser import CHROMIUM, CHROMIUM_ARGS, Recorder, async_playwright
 from test_browser_capture import BrowserWatch
 from warcio.archiveiterator import ArchiveIterator
 
@@ -648,3 +648,69 @@ async def test_a_popup_loads_nothing_and_where_it_goes_is_a_link(site, run_crawl
     # Asked for by the render of /popped, its own page, not by the opener's.
     assert rows[site.url("/only-popped.png")].parent == site.url("/popped")
     assert verify_snapshot(result.snapshot.root).ok
+
+
+MIRRORED_STATE = """() => {
+  const element = (id) => document.getElementById(id);
+  return {
+    undefinedHidden: element('hidden-el').offsetHeight,
+    defined: [element('card').offsetHeight, getComputedStyle(element('toggle')).color],
+    popover: element('menu').matches(':popover-open'),
+    dialog: [element('ask').matches(':modal'), element('ask').open],
+    indeterminate: [element('some').indeterminate, element('some').checked],
+    scrolled: [element('carousel').scrollLeft, element('list').scrollTop],
+    page: document.scrollingElement.scrollTop,
+  };
+}"""
+
+
+async def test_state_no_markup_says_is_shown_in_the_mirror(site, run_crawl):
+    """What scripts left a page in that no attribute says: custom elements defined (a page hides
+    them with :not(:defined) until their script runs, and the mirror runs none, so it showed
+    nothing), an element's custom state (:state()), a popover shown (hidden in the mirror), a
+    dialog opened modal (shown in place, with no backdrop), a checkbox indeterminate, a carousel
+    scrolled (back at its start)."""
+    site.page(
+        "/",
+        body="<style>my-card:not(:defined), x-toggle:not(:defined), never-defined:not(:defined)"
+        " { display: none }"
+        " my-card { display: block; height: 20px } x-toggle:state(on) { color: rgb(0, 128, 0) }"
+        " #carousel { width: 100px; overflow-x: scroll; white-space: nowrap }"
+        " #carousel span { display: inline-block; width: 100px; height: 10px }"
+        " #list { height: 50px; overflow-y: auto } #list p { height: 40px; margin: 0 }</style>"
+        "<my-card id=card>card</my-card><x-toggle id=toggle>toggle</x-toggle>"
+        "<never-defined id=hidden-el>never</never-defined>"
+        "<div id=menu popover>menu</div><dialog id=ask>sure?</dialog><input type=checkbox id=some>"
+        "<div id=carousel><span>1</span><span>2</span><span>3</span></div>"
+        "<div id=list><p>a</p><p>b</p><p>c</p></div><div style='height: 3000px'></div>"
+        "<script>customElements.define('my-card', class extends HTMLElement {});"
+        " customElements.define('x-toggle', class extends HTMLElement { constructor() { super();"
+        " this.attachInternals().states.add('on'); } });"
+        " document.getElementById('ask').showModal(); document.getElementById('menu').showPopover();"
+        " document.getElementById('some').indeterminate = true;"
+        " document.getElementById('carousel').scrollLeft = 200;"
+        " document.getElementById('list').scrollTop = 30;</script>",
+    )
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    row = manifest_rows(result.snapshot.root)[site.url("/")]
+    assert row.render_error is None
+    assert verify_snapshot(result.snapshot.root).ok
+    mirrored = result.snapshot.root / "mirror" / str(row.local_path)
+    await site.close()
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = await chromium.new_page()
+        recorder = Recorder(page)
+        await page.goto(mirrored.as_uri(), wait_until="load")
+        assert await page.evaluate(MIRRORED_STATE) == {
+            "undefinedHidden": 0,  # never defined in the page: hidden as the reader had it
+            "defined": [20, "rgb(0, 128, 0)"],
+            "popover": True,
+            "dialog": [True, True],
+            "indeterminate": [True, False],
+            "scrolled": [200, 30],
+            "page": 0,  # the render scrolled the page to its end; its reader saw its top
+        }
+        assert recorder.failed == []
+        await chromium.close()

@@ -43,7 +43,8 @@ no page uses (one per process), and a property no page enumerates."""
 # nowhere else to be found); the FontFace constructor each face's source and the base URL it was
 # resolved against then (a FontFace does not say where its font came from); CSS.registerProperty
 # each custom property it registers (no stylesheet says them); the CSSOM's insertRule and
-# deleteRule the stylesheets they change (a linked one then holds other rules than its file).
+# deleteRule the stylesheets they change (a linked one then holds other rules than its file);
+# attachInternals the ElementInternals it gives (their custom states, :state(), are nowhere else).
 # The page sees the same API.
 PAGE_INIT_SCRIPT = """((keeper) => {
   if (Object.prototype.hasOwnProperty.call(window, keeper)) return;
@@ -80,6 +81,18 @@ PAGE_INIT_SCRIPT = """((keeper) => {
       },
     }.registerProperty;
   }
+  // ElementInternals, whose custom states (internals.states) no property of the element shows.
+  const internals = new WeakMap();
+  const attachInternals = window.HTMLElement && HTMLElement.prototype.attachInternals;
+  if (attachInternals) {
+    HTMLElement.prototype.attachInternals = {
+      attachInternals() {
+        const made = attachInternals.call(this);
+        internals.set(this, made);
+        return made;
+      },
+    }.attachInternals;
+  }
   const changed = new WeakSet();
   const noteChanges = (prototype, names) => {
     for (const name of names) {
@@ -104,6 +117,10 @@ PAGE_INIT_SCRIPT = """((keeper) => {
       fontSource: (face) => sources.get(face) || null,
       registeredProperties: () => properties.slice(),
       changedSheet: (sheet) => changed.has(sheet),
+      customStates: (element) => {
+        const made = internals.get(element);
+        return made && made.states ? Array.from(made.states) : [];
+      },
       noteRoot: (root) => {
         if (root instanceof ShadowRoot) roots.set(root.host, root);
       },
@@ -233,7 +250,34 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
   };
   // What scripts set that the markup does not say, written into it (the page looks the same).
   const keepState = (doc, scopes, noted) => {
+    const defined = new Set();
     for (const scope of scopes) {
+      // State no attribute can say, noted in attributes the mirror's own script (mirror/scripts.py)
+      // reads to set it again: which custom elements were defined (:defined) and their custom
+      // states (:state()), a popover shown and a dialog opened modal (the top layer: a dialog's
+      // open attribute shows it in place, a popover's not at all), a checkbox's indeterminate
+      // state, how far a scrolled element (a carousel) was scrolled.
+      for (const element of scope.querySelectorAll('*')) {
+        if (element.localName.includes('-') && customElements.get(element.localName)) {
+          defined.add(element.localName);
+          const states = noted ? noted.customStates(element).filter((state) => !/\\s/.test(state)) : [];
+          if (states.length) element.setAttribute('data-archived-states', states.join(' '));
+        }
+        try {
+          if (element.matches(':popover-open')) element.setAttribute('data-archived-open', 'popover');
+          else if (element.localName === 'dialog' && element.matches(':modal')) {
+            element.setAttribute('data-archived-open', 'modal');
+          }
+        } catch (e) { /* a browser without popovers */ }
+        if (element.localName === 'input' && element.indeterminate) {
+          element.setAttribute('data-archived-indeterminate', '');
+        }
+        // Not the page itself: the render scrolled it to its end, its reader saw its top.
+        const page = element === doc.scrollingElement || element === doc.body;
+        if ((element.scrollLeft || element.scrollTop) && !page) {
+          element.setAttribute('data-archived-scroll', `${element.scrollLeft} ${element.scrollTop}`);
+        }
+      }
       for (const field of scope.querySelectorAll('input')) {
         if (field.type === 'checkbox' || field.type === 'radio') {
           if (field.checked !== field.defaultChecked) field.defaultChecked = field.checked;
@@ -333,6 +377,9 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
         image.setAttribute('src', drawn);
         image.removeAttribute('srcset');
       }
+    }
+    if (defined.size && doc.documentElement) {
+      doc.documentElement.setAttribute('data-archived-defined', Array.from(defined).sort().join(' '));
     }
   };
   // A frame whose document the crawl never fetched: about:blank or srcdoc (written or built by

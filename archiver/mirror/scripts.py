@@ -13,6 +13,15 @@ built already. The documents its frames hold in their srcdoc (those scripts
 wrote, as the render keeps them: crawling/browser.py) are made inert alike,
 as deep as the crawl reads them. Nothing else changes, and the scripts stay
 in the file, and their files in the mirror, for whoever wants to read them.
+
+What the page's scripts left the page in that no markup can say (a custom
+element defined, its custom states, a popover shown, a dialog opened modal,
+a checkbox indeterminate, a carousel scrolled) the render notes in
+``data-archived-*`` attributes (crawling/page_dom.py); a document that holds
+any gets STATE_SCRIPT, the archiver's own, which sets that state again and
+runs nothing of the page: it defines each such element with an empty class
+(so ``:defined`` and ``:state()`` match as they did), shows the popovers and
+dialogs in the top layer, and scrolls the boxes back.
 The WARC keeps the page as served, so replay tools still run the live scripts.
 
 >>> neutralise_scripts(b'<script src="a.js"></script><p onclick="go()">x</p><noscript>JS!</noscript>')
@@ -52,6 +61,64 @@ EVENT_HANDLERS = frozenset(
     ).split()
 )
 """The event handler content attributes of the HTML standard (and the prefixed ones browsers keep)."""
+
+
+STATE_SCRIPT = """<script>(() => {
+  const restore = () => {
+    for (const name of (document.documentElement.getAttribute('data-archived-defined') || '').split(' ')) {
+      if (!name || customElements.get(name)) continue;
+      try {
+        customElements.define(name, class extends HTMLElement {
+          constructor() {
+            super();
+            const states = (this.getAttribute('data-archived-states') || '').split(' ').filter(Boolean);
+            if (!states.length) return;
+            const internals = this.attachInternals();
+            for (const state of states) {
+              try { internals.states.add(state); } catch (e) { /* a name this browser refuses */ }
+            }
+          }
+        });
+      } catch (e) { /* not a valid custom element name */ }
+    }
+    const scrolled = [], modals = [], popovers = [];
+    const visit = (root) => {
+      for (const element of root.querySelectorAll('*')) {
+        if (element.shadowRoot) visit(element.shadowRoot);
+        if (element.hasAttribute('data-archived-indeterminate')) element.indeterminate = true;
+        const open = element.getAttribute('data-archived-open');
+        if (open === 'modal') modals.push(element);
+        if (open === 'popover') popovers.push(element);
+        if (element.hasAttribute('data-archived-scroll')) scrolled.push(element);
+      }
+    };
+    visit(document);
+    // Dialogs first: opening one modal closes the popovers shown before it, so those still
+    // shown were shown after it.
+    for (const dialog of modals) {
+      try {
+        if (dialog.open) dialog.close();
+        dialog.showModal();
+      } catch (e) { /* not a dialog in this browser */ }
+    }
+    for (const popover of popovers) {
+      try { popover.showPopover(); } catch (e) { /* not a popover in this browser */ }
+    }
+    const scroll = () => {
+      for (const element of scrolled) {
+        const [x, y] = element.getAttribute('data-archived-scroll').split(' ').map(Number);
+        element.scrollTo(x || 0, y || 0);
+      }
+    };
+    scroll();
+    addEventListener('load', scroll);  // again once images have given the boxes their size
+  };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', restore);
+  else restore();
+})();</script>"""
+"""Appended to a rendered document whose DOM notes state (STATE_MARK): sets it again (see above)."""
+STATE_MARK = re.compile(r'\sdata-archived-(?:defined|states|open|indeterminate|scroll)="')
+"""An attribute the render writes to note state no markup says (one in a srcdoc is escaped)."""
 
 
 def _tag_edits(tag: str, raw: str) -> list[tuple[int, int, str]]:
@@ -124,6 +191,8 @@ def _neutralised(text: str, depth: int) -> str:
         pieces.append(new)
         position = end
     pieces.append(text[position:])
+    if STATE_MARK.search(text):
+        pieces.append(STATE_SCRIPT)
     return "".join(pieces)
 
 
