@@ -669,7 +669,7 @@ async def test_state_no_markup_says_is_shown_in_the_mirror(site, run_crawl):
     them with :not(:defined) until their script runs, and the mirror runs none, so it showed
     nothing), an element's custom state (:state()), a popover shown (hidden in the mirror), a
     dialog opened modal (shown in place, with no backdrop), a checkbox indeterminate, a carousel
-    scrolled (back at its start)."""
+    scrolled (back at its start). A frame's custom elements are defined in its own window."""
     site.page(
         "/",
         body="<style>my-card:not(:defined), x-toggle:not(:defined), never-defined:not(:defined)"
@@ -683,6 +683,9 @@ async def test_state_no_markup_says_is_shown_in_the_mirror(site, run_crawl):
         "<div id=menu popover>menu</div><dialog id=ask>sure?</dialog><input type=checkbox id=some>"
         "<div id=carousel><span>1</span><span>2</span><span>3</span></div>"
         "<div id=list><p>a</p><p>b</p><p>c</p></div><div style='height: 3000px'></div>"
+        '<iframe srcdoc="<style>f-el:not(:defined) { display: none } f-el { display: block }</style>'
+        "<f-el>in a frame</f-el><script>customElements.define('f-el', class extends HTMLElement {})"
+        '</script>"></iframe>'
         "<script>customElements.define('my-card', class extends HTMLElement {});"
         " customElements.define('x-toggle', class extends HTMLElement { constructor() { super();"
         " this.attachInternals().states.add('on'); } });"
@@ -712,5 +715,8 @@ async def test_state_no_markup_says_is_shown_in_the_mirror(site, run_crawl):
             "scrolled": [200, 30],
             "page": 0,  # the render scrolled the page to its end; its reader saw its top
         }
+        # A frame's elements are defined in its own window, and set again there.
+        inner = page.frames[1]
+        assert await inner.eval_on_selector("f-el", "e => e.offsetHeight") > 0
         assert recorder.failed == []
         await chromium.close()

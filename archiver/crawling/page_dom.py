@@ -251,6 +251,7 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
   // What scripts set that the markup does not say, written into it (the page looks the same).
   const keepState = (doc, scopes, noted) => {
     const defined = new Set();
+    const registry = doc.defaultView && doc.defaultView.customElements;  // a frame has its own
     for (const scope of scopes) {
       // State no attribute can say, noted in attributes the mirror's own script (mirror/scripts.py)
       // reads to set it again: which custom elements were defined (:defined) and their custom
@@ -258,7 +259,7 @@ DOM_SCRIPT = """({depth, marker, limit, inlineLimit, keeper}) => {
       // open attribute shows it in place, a popover's not at all), a checkbox's indeterminate
       // state, how far a scrolled element (a carousel) was scrolled.
       for (const element of scope.querySelectorAll('*')) {
-        if (element.localName.includes('-') && customElements.get(element.localName)) {
+        if (element.localName.includes('-') && registry && registry.get(element.localName)) {
           defined.add(element.localName);
           const states = noted ? noted.customStates(element).filter((state) => !/\\s/.test(state)) : [];
           if (states.length) element.setAttribute('data-archived-states', states.join(' '));
