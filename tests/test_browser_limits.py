@@ -422,6 +422,17 @@ SHOWN_STATE = """() => {
 }"""
 
 
+DRAWN_PIXEL = """async (id) => {
+  const image = new Image();
+  image.src = getComputedStyle(document.getElementById(id)).backgroundImage.slice(5, -2);
+  await image.decode();
+  const pen = document.createElement('canvas').getContext('2d');
+  pen.drawImage(image, 0, 0);
+  return Array.from(pen.getImageData(0, 0, 1, 1).data);
+}"""
+"""The first pixel of the drawing kept as the background image of the canvas of ``id``."""
+
+
 async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
     """Rules added through the CSSOM (as CSS-in-JS libraries add them, their <style> left empty),
     stylesheets a document and a shadow root adopted, values scripts gave form fields, a drawing
@@ -430,12 +441,13 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
     (CSS.registerProperty: its initial value lost, the box it sized full width), a stylesheet
     a script turned off (sheet.disabled: on again in the mirror), the last frame a script's
     animation holds (element.animate, fill forwards: a faded-in box invisible in the mirror), or
-    the rules a script inserted into and deleted from a linked stylesheet (the mirror had its file's)."""
+    the rules a script inserted into and deleted from a linked stylesheet (the mirror had its file's).
+    A WebGL canvas's drawing was kept blank (its buffer cleared once shown)."""
     site.page(
         "/",
         body="<style id=s></style><p class=x>styled</p><div id=host></div><input id=i>"
         "<input type=checkbox id=c><select id=sel><option>a<option>b</select><textarea id=t></textarea>"
-        "<canvas width=20 height=20></canvas><img id=b>"
+        "<canvas width=20 height=20></canvas><canvas id=gl width=4 height=4></canvas><img id=b>"
         "<div id=w style='width: var(--side); height: 4px'></div>"
         "<style id=off>.off { color: rgb(9, 9, 9); }</style><p class=off>off</p>"
         "<div id=grown style='width: 10px; height: 2px'></div><p id=faded style='opacity: 0'>faded in</p>"
@@ -457,7 +469,8 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
         " document.getElementById('i').value = 'typed'; document.getElementById('c').checked = true;"
         " document.getElementById('sel').value = 'b'; document.getElementById('t').value = 'written';"
         " const pen = document.querySelector('canvas').getContext('2d'); pen.fillStyle = 'red';"
-        " pen.fillRect(0, 0, 20, 20); fetch('/picture.png').then(r => r.blob())"
+        " pen.fillRect(0, 0, 20, 20); const gl = document.getElementById('gl').getContext('webgl');"
+        " gl.clearColor(1, 0, 0, 1); gl.clear(gl.COLOR_BUFFER_BIT); fetch('/picture.png').then(r => r.blob())"
         ".then(b => { document.getElementById('b').src = URL.createObjectURL(b); });</script>",
     )
     site.file("/picture.png", png(10, 200, 30), "image/png")
@@ -495,6 +508,7 @@ async def test_what_scripts_set_outside_the_markup_is_kept(site, run_crawl):
             "linked": ["rgb(1, 1, 1)", "rgb(0, 0, 0)", "rgb(2, 2, 2)"],
             "linkedImage": [True, True],  # the file the mirror holds, found from the stylesheet's URL
         }
+        assert await page.evaluate(DRAWN_PIXEL, "gl") == [255, 0, 0, 255]  # WebGL's, not a blank
         await chromium.close()
 
 

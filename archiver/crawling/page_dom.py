@@ -45,7 +45,7 @@ no page uses (one per process), and a property no page enumerates."""
 # each custom property it registers (no stylesheet says them); the CSSOM's insertRule and
 # deleteRule the stylesheets they change (a linked one then holds other rules than its file);
 # attachInternals the ElementInternals it gives (their custom states, :state(), are nowhere else).
-# The page sees the same API.
+# A WebGL context is made keeping its drawing buffer. The page sees the same API.
 PAGE_INIT_SCRIPT = """((keeper) => {
   if (Object.prototype.hasOwnProperty.call(window, keeper)) return;
   const roots = new WeakMap();
@@ -92,6 +92,20 @@ PAGE_INIT_SCRIPT = """((keeper) => {
         return made;
       },
     }.attachInternals;
+  }
+  // A WebGL canvas's drawing is cleared once shown unless it asked to keep it: kept, it can be
+  // read when the DOM is taken (a drawing the page did not clear stays under the next one).
+  const getContext = window.HTMLCanvasElement && HTMLCanvasElement.prototype.getContext;
+  if (getContext) {
+    HTMLCanvasElement.prototype.getContext = {
+      getContext(type, attributes, ...rest) {
+        if (typeof type === 'string' && /^(?:experimental-)?webgl2?$/.test(type)) {
+          const asked = attributes && typeof attributes === 'object' ? attributes : {};
+          attributes = {...asked, preserveDrawingBuffer: true};
+        }
+        return getContext.call(this, type, attributes, ...rest);
+      },
+    }.getContext;
   }
   const changed = new WeakSet();
   const noteChanges = (prototype, names) => {
