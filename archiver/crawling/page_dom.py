@@ -13,8 +13,12 @@ a browser builds the page from again with no script: declarative shadow
 roots, frames' srcdoc, <style> text and media, @font-face and @property
 rules, style attributes (the animation's frame), value/checked/selected
 attributes, a canvas's drawing as its background image, a blob: image as a
-data: URL. What it writes into the live page changes nothing the reader
-sees, and the page is left once its DOM is taken.
+data: URL. State no markup can say (custom elements defined and their custom
+states, a popover shown, a dialog opened modal, a checkbox indeterminate, a
+box scrolled) it notes in data-archived-* attributes, which the mirror's own
+script reads to set it again (mirror/scripts.py). What it writes into the
+live page changes nothing the reader sees, and the page is left once its DOM
+is taken.
 
 What no property of the page shows (a closed shadow root, the source a FontFace
 was made from, a registered property, a stylesheet a script changed)
