@@ -186,7 +186,7 @@ async def test_cookies_go_back_as_a_browser_sends_them(site, run_crawl, tmp_path
     """A cookie a browser refuses is not kept (a Secure one set over http, a __Secure- or
     __Host- name whose rules are broken), and one kept goes back as it was set: the jar kept
     them all, quoted a value holding a comma (``a,b`` went back as ``"a\\054b"``), and sent a
-    cookies.txt line marked secure over http."""
+    cookies.txt line marked secure over http (site.test: 127.0.0.1 is a secure origin)."""
     sent: dict[str, list[str]] = {}
 
     async def setting(request: web.Request) -> web.Response:
@@ -211,10 +211,15 @@ async def test_cookies_go_back_as_a_browser_sends_them(site, run_crawl, tmp_path
     cookies = tmp_path / "cookies.txt"
     cookies.write_text(
         "# Netscape HTTP Cookie File\n"
-        "127.0.0.1\tFALSE\t/\tTRUE\t0\tsecret\tx\n"
-        "127.0.0.1\tFALSE\t/\tFALSE\t0\tfromfile\ta,b\n"
+        "site.test\tFALSE\t/\tTRUE\t0\tsecret\tx\n"
+        "site.test\tFALSE\t/\tFALSE\t0\tfromfile\ta,b\n"
     )
-    await run_crawl(site.url("/"), cookies_file=str(cookies), concurrency=1)
+    await run_crawl(
+        f"http://site.test:{site.server.port}/",
+        cookies_file=str(cookies),
+        concurrency=1,
+        resolve=(("site.test", "127.0.0.1"),),
+    )
     assert sent["/b"] == ["fromfile=a,b", "plain=a,b", 'quoted="q"']
 
 
@@ -382,3 +387,38 @@ async def test_samesite_cookies_go_only_where_a_browser_sends_them(site, other_s
     assert seen["/img.png"] == {}  # an image site.test shows: cross-site, not a navigation
     assert seen["/page"] == {"lax": "1", "plain": "1"}  # a link from site.test: Lax ones go
     assert seen["/same"] == {"strict": "1", "lax": "1", "plain": "1"}  # cdn.test's own link
+
+
+async def test_secure_cookies_go_to_loopback_over_http_as_chromium_sends_them(site, run_crawl):
+    """http://127.0.0.1 and http://localhost are potentially trustworthy origins: Chromium keeps a
+    Secure cookie they set over http and sends it back to them; the jar refused it there. Secure
+    still means https for any other host."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    seen: dict[str, dict[str, str]] = {}
+
+    async def setting(request: web.Request) -> web.Response:
+        response = web.Response(text="<a href='/b'>b</a>", content_type="text/html")
+        response.headers.add("Set-Cookie", "sec=1; Secure; Path=/")
+        response.headers.add("Set-Cookie", "__Host-id=2; Secure; Path=/")
+        return response
+
+    async def checking(request: web.Request) -> web.Response:
+        seen[request.path] = dict(request.cookies)
+        return web.Response(text="<title>b</title>", content_type="text/html")
+
+    site.handler("/", setting)
+    site.handler("/b", checking)
+    await site.start()
+    await run_crawl(site.url("/"))
+    assert seen["/b"] == {"sec": "1", "__Host-id": "2"}
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies_from_headers(["s=1; Secure; Path=/"], URL("http://site.test/"))
+    jar.update_cookies_from_headers(["l=1; Secure; Path=/"], URL("http://localhost:8080/"))
+    jar.update_cookies_from_headers(["t=1; Secure; Path=/"], URL("https://site.test/"))
+    assert set(jar.filter_cookies(URL("http://site.test/"))) == set()
+    assert set(jar.filter_cookies(URL("https://site.test/"))) == {"t"}
+    assert set(jar.filter_cookies(URL("http://localhost:9/"))) == {"l"}
