@@ -11,7 +11,9 @@ A page rendered in a browser keeps cookies of its own: those its scripts set
 makes are the crawl's, sent with this jar's cookies: SiteCookieJar.adopt() takes
 in the cookies the browser sent with each (crawling/browser.py), with their
 domain, path, expiry and Secure flag, so they go where the jar sends cookies,
-that request and those after it (the hops of a redirect among them).
+that request and those after it (the hops of a redirect among them); and
+SiteCookieJar.forget() drops those the browser held and holds no more (its
+page's script deleted them), which the page's later requests no longer send.
 
 A browser also refuses a Secure cookie from a page that is not secure (the jar
 counts as secure https and, as Chromium does, the loopback origins that are
@@ -309,6 +311,26 @@ class SiteCookieJar(aiohttp.CookieJar):
             except ValueError:
                 continue
             self.update_cookies({name: morsel}, origin)
+
+    def forget(self, cookies: Iterable[Mapping[str, Any]]) -> None:
+        """Drop cookies a browser held and holds no more (a page's script deleted them), as
+        Playwright gives them (name, value, domain, path): each leaves the jar unless the jar
+        holds another value for it, set since."""
+        gone = {
+            (
+                str(cookie.get("domain") or "").lstrip(".").lower(),
+                str(cookie.get("path") or "/"),
+                str(cookie.get("name", "")),
+                str(cookie.get("value", "")),
+            )
+            for cookie in cookies
+        }
+        if gone:
+            self.clear(
+                lambda morsel: (
+                    (str(morsel["domain"]), str(morsel["path"]), morsel.key, morsel.coded_value) in gone
+                )
+            )
 
     def for_browser(self) -> list[dict[str, Any]]:
         """The jar's cookies as a browser context takes them (Playwright's add_cookies: name,
