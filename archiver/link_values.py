@@ -140,20 +140,13 @@ def css_destination(text: str, start: int) -> str:
     if _IMPORT_BEFORE.search(text[max(0, start - 40) : start]):
         return "style"
     # Within an @font-face rule: its opening after the last closing brace before the URL.
-    window = max(0, start - FONT_FACE_REACH)
-    face = _rfind_font_face(text, window, start)
+    # (Written in lowercase, as stylesheets write it: a case-blind search costs a copy a URL.)
+    face = text.rfind("@font-face", max(0, start - FONT_FACE_REACH), start)
     return "font" if face != -1 and text.rfind("}", face, start) == -1 else "image"
 
 
 FONT_FACE_REACH = 4000
 """How far before a URL in CSS its @font-face rule may open (its src lists a few URLs)."""
-
-
-def _rfind_font_face(text: str, begin: int, end: int) -> int:
-    at = text.rfind("@font-face", begin, end)
-    if at == -1 and "@FONT-FACE" in text[begin:end].upper():
-        at = text[begin:end].lower().rfind("@font-face") + begin
-    return at
 
 
 def iter_css_urls(text: str) -> Iterator[tuple[int, int, str]]:
