@@ -33,6 +33,7 @@ from archiver.links import (
     base_contexts,
     base_href,
     charset_from_content_type,
+    cors_request,
     document_base,
     is_fetchable_reference,
     iter_html_references,
@@ -69,9 +70,11 @@ class Page:
     """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
 
 
-Hint = tuple[str, str]
-"""(referrer policy, destination) of the request for a link: what its element (or its page's
-<meta name="referrer">) gives ('' for neither), referrer_policy.py's and links.request_destination()'s."""
+Hint = tuple[str, str, bool]
+"""(referrer policy, destination, CORS mode) of the request for a link: what its element (or its
+page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
+links.request_destination()'s and links.cors_request()'s."""
+NO_HINT: Hint = ("", "", False)
 
 
 def _collect(
@@ -79,12 +82,12 @@ def _collect(
     url: str | None,
     kind: str,
     hints: dict[str, Hint] | None = None,
-    hint: Hint = ("", ""),
+    hint: Hint = NO_HINT,
 ) -> None:
     # A URL that is both a link and a requisite is needed by the page: requisite wins.
     if url is not None and found.get(url) != REQUISITE:
         found[url] = kind
-    if url is not None and hints is not None and hint != ("", ""):
+    if url is not None and hints is not None and hint != NO_HINT:
         hints.setdefault(url, hint)  # the first element that asks for it makes the request
 
 
@@ -124,7 +127,8 @@ def root_findings(
             else request_destination(element, attribute)
         )
         resolved = resolve_reference(value, base, contexts, encoding=None if in_css else encoding)
-        _collect(found, resolved, kind, hints, (policy or page_policy, destination))
+        hint = (policy or page_policy, destination, cors_request(element, attribute, destination))
+        _collect(found, resolved, kind, hints, hint)
     _collect_srcdocs(found, srcdocs(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
     # regex scan of the bytes for "robots", to skip it, cost 170 us).
@@ -161,9 +165,9 @@ def _streamed_findings(
     in the same order.
     """
     # (value, kind, query encoding, referrer policy, destination) of each reference
-    references: list[tuple[str, str, str | None, str, str]] = []
-    styled: list[tuple[str, str, str | None, str, str]] = []
-    presented: list[tuple[str, str, str | None, str, str]] = []
+    references: list[tuple[str, str, str | None, str, str, bool]] = []
+    styled: list[tuple[str, str, str | None, str, str, bool]] = []
+    presented: list[tuple[str, str, str | None, str, str, bool]] = []
     page_policy = ""
     iframes: list[str] = []
     base: str | None = None
@@ -178,10 +182,10 @@ def _streamed_findings(
                 if tag in _STARTS_READ:
                     # Not a <style>: its text is not all there yet.
                     policy = element_policy(tag, element.attrib)
-                    references.extend(
-                        (ref[4], ref[5], document_encoding, policy, request_destination(element, ref[1]))
-                        for ref in references_in((element,))
-                    )
+                    for ref in references_in((element,)):
+                        destination = request_destination(element, ref[1])
+                        cors = cors_request(element, ref[1], destination)
+                        references.append((ref[4], ref[5], document_encoding, policy, destination, cors))
                     if tag == "base" and base is None:
                         href = element.get("href") or ""
                         base = (
@@ -198,22 +202,21 @@ def _streamed_findings(
                     in_svg += 1
                 if element.get("style") is not None:
                     styled.extend(
-                        (ref[4], ref[5], None, "", "image")
+                        (ref[4], ref[5], None, "", "image", False)
                         for ref in style_attribute_references((element,), ("style",))
                     )
                 # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
                 if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
                     presented.extend(
-                        (ref[4], ref[5], None, "", "image")
+                        (ref[4], ref[5], None, "", "image", False)
                         for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
                     )
             elif tag == "svg":
                 in_svg -= 1
             elif tag == "style" and element.text:  # and now its text
-                references.extend(
-                    (value, REQUISITE, None, "", css_destination(element.text, start))
-                    for start, _e, value in iter_css_urls(element.text)
-                )
+                for start, _e, value in iter_css_urls(element.text):
+                    destination = css_destination(element.text, start)
+                    references.append((value, REQUISITE, None, "", destination, destination == "font"))
             elif tag == "title":
                 text = title_text(element)
                 title = title if title is not None else text
@@ -227,9 +230,9 @@ def _streamed_findings(
     contexts = base_contexts(base)
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}
-    for value, kind, query_encoding, policy, destination in references + styled + presented:
+    for value, kind, query_encoding, policy, destination, cors in references + styled + presented:
         resolved = resolve_reference(value, base, contexts, encoding=query_encoding)
-        _collect(found, resolved, kind, hints, (policy or page_policy, destination))
+        _collect(found, resolved, kind, hints, (policy or page_policy, destination, cors))
     _collect_srcdocs(found, iframes, base, depth)
     return head_title if head_title is not None else title, base, found, nofollow, hints
 
@@ -289,7 +292,8 @@ def _css_findings(text: str, url: str) -> Findings:
     hints: dict[str, Hint] = {}
     contexts = base_contexts(url)
     for start, _end, value in iter_css_urls(text):
-        hint = ("", css_destination(text, start))
+        destination = css_destination(text, start)
+        hint = ("", destination, destination == "font")
         _collect(found, resolve_reference(value, url, contexts), REQUISITE, hints, hint)
     return None, url, found, False, hints
 

@@ -212,6 +212,41 @@ def request_destination(element: lxml.etree._Element, attribute: str | None) -> 
     return ""
 
 
+CORS_ELEMENTS = frozenset({"img", "script", "link", "audio", "video"})
+"""Elements whose ``crossorigin`` attribute makes their request a CORS-mode one."""
+
+
+def cors_request(element: lxml.etree._Element, attribute: str | None, destination: str) -> bool:
+    """Whether a browser makes the request for a URL in ``attribute`` of ``element`` (None: a
+    <style>'s text) in CORS mode, sending the page's Origin: a font (``destination``, as
+    request_destination() or css_destination() gives it) always, a module script and a module
+    preload, an element with a ``crossorigin`` attribute (a <source>'s or <track>'s: its media
+    element's).
+
+    >>> cors_request(lxml.html.fragment_fromstring('<script type=module src=m.js></script>'), "src", "script")
+    True
+    >>> cors_request(lxml.html.fragment_fromstring('<img src=a.png>'), "src", "image")
+    False
+    """
+    if destination == "font":
+        return True
+    if attribute is None or attribute in CSS_ATTRS:
+        return False
+    tag = element.tag.lower() if isinstance(element.tag, str) else ""
+    if tag in ("source", "track"):
+        element = element.getparent()
+        if element is None or not isinstance(element.tag, str):
+            return False
+        tag = element.tag.lower()
+    if tag not in CORS_ELEMENTS:
+        return False
+    if element.get("crossorigin") is not None:
+        return True
+    if tag == "script":
+        return (element.get("type") or "").strip().lower() == "module"
+    return tag == "link" and "modulepreload" in (element.get("rel") or "").lower().split()
+
+
 def iter_html_references(
     root: lxml.html.HtmlElement,
 ) -> Iterator[tuple[lxml.html.HtmlElement, str | None, int, int, str, str]]:

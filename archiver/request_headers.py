@@ -214,6 +214,25 @@ def destination_negotiation(destination: str) -> Negotiation:
     return (("Accept", accept),) if accept else ()
 
 
+def cors_negotiation(document: str, url: str) -> Negotiation:
+    """The Origin a browser sends with a CORS-mode request (a font, a module script, an element
+    with a crossorigin attribute) for ``url`` made by the page ``document`` (both normalised):
+    its origin, if another than the URL's (a same-origin GET carries none, as Fetch says). A
+    server that answers such requests for the origins it allows alone refuses one without it.
+
+    >>> cors_negotiation("http://site.test/a", "http://cdn.test/f.woff2")
+    (('Origin', 'http://site.test'),)
+    >>> cors_negotiation("http://site.test/a", "http://site.test/f.woff2")
+    ()
+    """
+    origin = _origin(document)
+    return (("Origin", origin),) if origin != _origin(url) else ()
+
+
+def _origin(url: str) -> str:
+    return url[: url.index("://") + 3] + host_of(url)
+
+
 def negotiation_text(pairs: Negotiation) -> str:
     """``pairs`` as one string, as a frontier stores them ('' for none).
 

@@ -238,7 +238,8 @@ async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
 async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy(site, other_site, run_crawl):
     """A cookie a page's script sets goes with the requests the page then makes, through each
     hop of a redirect, as the browser sends it: they went with the crawl's jar alone, so a
-    server needing it refused them (403) and the data was missing. The Referer of each is the
+    server needing it refused them (403) and the data was missing. One the script deletes
+    (max-age=0, or an expiry past) is no longer sent: the jar kept it. The Referer of each is the
     one the browser chose under the page's <meta name="referrer">, not the default's."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
@@ -255,6 +256,8 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
             '<!doctype html><meta name="referrer" content="same-origin"><p id=t>waiting</p><p id=c></p>'
             "<script>"
             'document.cookie = "consent=yes; path=/api";'
+            'document.cookie = "gone=; max-age=0";'  # deleted: no longer sent
+            'document.cookie = "dropped=; expires=Thu, 01 Jan 1970 00:00:00 GMT";'
             "document.getElementById('c').textContent = 'cookies: ' + document.cookie;"
             "fetch('/api/old').then(r => r.text()).then(t => {"
             " document.getElementById('t').textContent = t; });"
@@ -265,6 +268,7 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
         )
         response = web.Response(text=body, content_type="text/html")
         response.set_cookie("sid", "s1", httponly=True)
+        response.set_cookie("gone", "1")
         return response
 
     async def data(request: web.Request) -> web.StreamResponse:
@@ -292,7 +296,8 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     site.redirect("/api/old", "/api/data")
     site.handler("/api/data", data)
     await site.start()
-    given = (("given", "g1"),)  # the crawl's cookie (--cookie): the page's scripts see it too
+    # The crawl's cookies (--cookie): the page's scripts see them too, and delete one.
+    given = (("given", "g1"), ("dropped", "d1"))
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, cookies=given)
     assert result.stats.rendered == 1
     page = site.url("/")

@@ -35,6 +35,9 @@ def item(n: int) -> QueueItem:
         chain=(f"http://h/r{n}", "http://h/s") if n % 4 == 0 else (),
         found_by="redirect" if n % 4 == 0 else "link",
         parent=None if n % 5 == 0 else f"http://h/p{n}",
+        negotiation=(("Accept", "*/*"), ("Origin", "http://h")) if n % 3 == 0 else (),
+        referrer_policy="origin" if n % 3 == 1 else "",
+        site_for_cookies=f"http://top/{n}" if n % 2 == 0 else None,
     )
 
 
@@ -392,3 +395,11 @@ def test_seen_urls_answer_alike_before_and_after_each_merge(monkeypatch) -> None
     assert not any(f"http://h/{n}" in seen for n in range(1000, 1100))
     assert seen.missing(reversed(urls[:20] + ["http://h/new", "http://h/5"])) == ["http://h/new"]
     assert seen.claim("http://h/new") and not seen.claim("http://h/new")
+
+
+def test_a_shared_crawl_keeps_each_field_of_an_item() -> None:
+    """A Redis queue member holds the whole item: its site for cookies too (SameSite judges it by it)."""
+    from archiver.crawling.redis_state import decode_member, encode_item
+
+    for n in range(6):
+        assert decode_member(encode_item(item(n)))[0] == item(n)

@@ -90,7 +90,9 @@ POLICY_PAGE = (
     b'<link rel=stylesheet href="/s.css" referrerpolicy="no-referrer"></head><body>'
     b'<a href="/plain">p</a><a href="/nr" rel="nofollow noreferrer">n</a>'
     b'<img src="/i.png" referrerpolicy="unsafe-url"><img src="/j.png" referrerpolicy="nonsense">'
-    b'<div style="background: url(/bg.png)"></div></body></html>'
+    b'<div style="background: url(/bg.png)"></div><video crossorigin><source src="/v.mp4"></video>'
+    b"<style>@font-face { src: url(/f.woff2) } p { background: url(/p.png) }</style>"
+    b'<script type="module" src="/m.js"></script></body></html>'
 )
 
 
@@ -98,17 +100,24 @@ POLICY_PAGE = (
 def test_a_page_gives_its_links_their_referrer_policies(padding):
     """The meta's policy goes to every link but those whose element chooses another; an invalid
     value is ignored, as browsers ignore it. A page past findings.STREAMED_BYTES is read as a
-    stream, alike."""
+    stream, alike. A font, a module script and a crossorigin element's URL are requested in
+    CORS mode (with the page's Origin)."""
     body = POLICY_PAGE.replace(b"</body>", b"<!--" + b"x" * padding + b"--></body>")
     hints = findings(body, "http://h/", "text/html", "text/html")[4]
-    assert {url: policy for url, (policy, _destination) in hints.items()} == {
+    assert {url: policy for url, (policy, _destination, _cors) in hints.items()} == {
         "http://h/s.css": "no-referrer",
         "http://h/plain": "origin",
         "http://h/nr": "no-referrer",
         "http://h/i.png": "unsafe-url",
         "http://h/j.png": "origin",
         "http://h/bg.png": "origin",
+        "http://h/v.mp4": "origin",
+        "http://h/f.woff2": "origin",
+        "http://h/p.png": "origin",
+        "http://h/m.js": "origin",
     }
+    cors = {url.rpartition("/")[2] for url, (_policy, _destination, cors) in hints.items() if cors}
+    assert cors == {"v.mp4", "f.woff2", "m.js"}
 
 
 def request_headers(root) -> dict[str, dict[str, str]]:

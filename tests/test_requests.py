@@ -186,7 +186,7 @@ async def test_cookies_go_back_as_a_browser_sends_them(site, run_crawl, tmp_path
     """A cookie a browser refuses is not kept (a Secure one set over http, a __Secure- or
     __Host- name whose rules are broken), and one kept goes back as it was set: the jar kept
     them all, quoted a value holding a comma (``a,b`` went back as ``"a\\054b"``), and sent a
-    cookies.txt line marked secure over http."""
+    cookies.txt line marked secure over http (site.test: 127.0.0.1 is a secure origin)."""
     sent: dict[str, list[str]] = {}
 
     async def setting(request: web.Request) -> web.Response:
@@ -211,10 +211,15 @@ async def test_cookies_go_back_as_a_browser_sends_them(site, run_crawl, tmp_path
     cookies = tmp_path / "cookies.txt"
     cookies.write_text(
         "# Netscape HTTP Cookie File\n"
-        "127.0.0.1\tFALSE\t/\tTRUE\t0\tsecret\tx\n"
-        "127.0.0.1\tFALSE\t/\tFALSE\t0\tfromfile\ta,b\n"
+        "site.test\tFALSE\t/\tTRUE\t0\tsecret\tx\n"
+        "site.test\tFALSE\t/\tFALSE\t0\tfromfile\ta,b\n"
     )
-    await run_crawl(site.url("/"), cookies_file=str(cookies), concurrency=1)
+    await run_crawl(
+        f"http://site.test:{site.server.port}/",
+        cookies_file=str(cookies),
+        concurrency=1,
+        resolve=(("site.test", "127.0.0.1"),),
+    )
     assert sent["/b"] == ["fromfile=a,b", "plain=a,b", 'quoted="q"']
 
 
@@ -382,3 +387,95 @@ async def test_samesite_cookies_go_only_where_a_browser_sends_them(site, other_s
     assert seen["/img.png"] == {}  # an image site.test shows: cross-site, not a navigation
     assert seen["/page"] == {"lax": "1", "plain": "1"}  # a link from site.test: Lax ones go
     assert seen["/same"] == {"strict": "1", "lax": "1", "plain": "1"}  # cdn.test's own link
+
+
+async def test_secure_cookies_go_to_loopback_over_http_as_chromium_sends_them(site, run_crawl):
+    """http://127.0.0.1 and http://localhost are potentially trustworthy origins: Chromium keeps a
+    Secure cookie they set over http and sends it back to them; the jar refused it there. Secure
+    still means https for any other host."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    seen: dict[str, dict[str, str]] = {}
+
+    async def setting(request: web.Request) -> web.Response:
+        response = web.Response(text="<a href='/b'>b</a>", content_type="text/html")
+        response.headers.add("Set-Cookie", "sec=1; Secure; Path=/")
+        response.headers.add("Set-Cookie", "__Host-id=2; Secure; Path=/")
+        return response
+
+    async def checking(request: web.Request) -> web.Response:
+        seen[request.path] = dict(request.cookies)
+        return web.Response(text="<title>b</title>", content_type="text/html")
+
+    site.handler("/", setting)
+    site.handler("/b", checking)
+    await site.start()
+    await run_crawl(site.url("/"))
+    assert seen["/b"] == {"sec": "1", "__Host-id": "2"}
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies_from_headers(["s=1; Secure; Path=/"], URL("http://site.test/"))
+    jar.update_cookies_from_headers(["l=1; Secure; Path=/"], URL("http://localhost:8080/"))
+    jar.update_cookies_from_headers(["t=1; Secure; Path=/"], URL("https://site.test/"))
+    assert set(jar.filter_cookies(URL("http://site.test/"))) == set()
+    assert set(jar.filter_cookies(URL("https://site.test/"))) == {"t"}
+    assert set(jar.filter_cookies(URL("http://localhost:9/"))) == {"l"}
+
+
+async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(site, other_site, run_crawl):
+    """A font (in a stylesheet of another origin too), a module script and an element with a
+    crossorigin attribute are CORS-mode requests: they carry the page's Origin, which a server
+    answering the origins it allows alone needs; they went without. What a stylesheet or a frame
+    of another site loads is judged by SameSite against the page shown (Chromium's site for
+    cookies), not the stylesheet's or frame's site: cdn.test's Lax cookie went with them."""
+    seen: dict[str, tuple[str | None, dict[str, str]]] = {}
+
+    async def setup(request: web.Request) -> web.Response:
+        response = web.Response(text="<title>cdn</title>", content_type="text/html")
+        response.headers.add("Set-Cookie", "lax=1; SameSite=Lax; Path=/")
+        return response
+
+    def noted(content_type: str, body: str = "x", cors: bool = False):
+        async def serve(request: web.Request) -> web.Response:
+            origin = request.headers.get("Origin")
+            seen[request.path] = (origin, dict(request.cookies))
+            if cors and origin is None:  # fonts for the origins it allows alone
+                return web.Response(status=403, text="no origin")
+            headers = {"Access-Control-Allow-Origin": origin} if origin else {}
+            return web.Response(text=body, content_type=content_type, headers=headers)
+
+        return serve
+
+    css = "body { background: url(bg.png) } @font-face { font-family: f; src: url(f.woff2) }"
+    frame = "<title>frame</title><img src='/frame.png'>"
+    other_site.handler("/setup", setup)
+    other_site.handler("/s.css", noted("text/css", css))
+    other_site.handler("/frame", noted("text/html", frame))
+    for path in ("/bg.png", "/plain.png", "/c.png", "/frame.png"):
+        other_site.handler(path, noted("image/png"))
+    for path in ("/f.woff2", "/m.js"):
+        other_site.handler(path, noted("font/woff2", cors=True))
+    await other_site.start()
+    cdn = f"http://cdn.test:{other_site.server.port}"
+    site.page(
+        "/",
+        head=f'<link rel=stylesheet href="{cdn}/s.css"><style>@font-face {{ src: url(/own.woff2) }}</style>',
+        body=(
+            f'<script type=module src="{cdn}/m.js"></script><img crossorigin src="{cdn}/c.png">'
+            f'<img src="{cdn}/plain.png"><iframe src="{cdn}/frame"></iframe>'
+        ),
+    )
+    site.handler("/own.woff2", noted("font/woff2"))
+    await site.start()
+    home = f"http://site.test:{site.server.port}"
+    resolve = (("site.test", "127.0.0.1"), ("cdn.test", "127.0.0.1"))
+    result = await run_crawl(f"{cdn}/setup", f"{home}/", resolve=resolve, concurrency=1, scope="host")
+    for path in ("/f.woff2", "/m.js", "/c.png"):
+        assert seen[path][0] == home, path
+    assert seen["/plain.png"][0] is None and seen["/bg.png"][0] is None
+    assert seen["/own.woff2"][0] is None  # same-origin: no Origin, as Fetch says
+    assert manifest_rows(result.snapshot.root)[f"{cdn}/f.woff2"].status == 200
+    for path in ("/s.css", "/bg.png", "/f.woff2", "/frame", "/frame.png"):
+        assert seen[path][1] == {}, path  # all loaded for site.test's page: cross-site

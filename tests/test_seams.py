@@ -36,6 +36,7 @@ class Wrapping:
         negotiation: Negotiation = (),
         referrer_policy: str = "",
         requisite: bool = False,
+        site_for_cookies: str | None = None,
     ) -> FetchOutcome:
         self.asked.append(url)
         return await self.inner.fetch(
@@ -45,6 +46,7 @@ class Wrapping:
             negotiation=negotiation,
             referrer_policy=referrer_policy,
             requisite=requisite,
+            site_for_cookies=site_for_cookies,
         )
 
 

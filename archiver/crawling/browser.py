@@ -101,6 +101,9 @@ class Asked:
     cookies: tuple[dict[str, Any], ...] = ()
     """The cookies it sent, as its context holds them (name, value, domain, path, expires,
     secure...: Playwright's form), those the page's scripts set among them."""
+    held: tuple[dict[str, Any], ...] | None = None
+    """Every cookie its context held as it sent it (None: unknown), in that form: one held
+    before and held no more was deleted (a script's ``max-age=0``) or expired."""
 
 
 Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
@@ -202,13 +205,17 @@ async def _asked(request: Any, page: Any) -> Asked:
     and Referer it chose in the headers of a request it routes."""
     headers = request.headers
     cookies: tuple[dict[str, Any], ...] = ()
+    held: tuple[dict[str, Any], ...] | None = None
+    if page is not None:
+        with contextlib.suppress(Exception):  # the page closed meanwhile: none known
+            held = tuple(dict(cookie) for cookie in await page.context.cookies())
     sent = headers.get("cookie")
     if sent and page is not None:
         names = {pair.partition("=")[0].strip() for pair in sent.split(";")}
         with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
-            held = await page.context.cookies(request.url)
-            cookies = tuple(dict(cookie) for cookie in held if cookie.get("name") in names)
-    return Asked(negotiation(headers), headers.get("referer"), cookies)
+            for_url = await page.context.cookies(request.url)
+            cookies = tuple(dict(cookie) for cookie in for_url if cookie.get("name") in names)
+    return Asked(negotiation(headers), headers.get("referer"), cookies, held)
 
 
 def _of_another_page(request: Any, page: Any) -> bool:

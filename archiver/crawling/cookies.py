@@ -11,10 +11,14 @@ A page rendered in a browser keeps cookies of its own: those its scripts set
 makes are the crawl's, sent with this jar's cookies: SiteCookieJar.adopt() takes
 in the cookies the browser sent with each (crawling/browser.py), with their
 domain, path, expiry and Secure flag, so they go where the jar sends cookies,
-that request and those after it (the hops of a redirect among them).
+that request and those after it (the hops of a redirect among them); and
+SiteCookieJar.forget() drops those the browser held and holds no more (its
+page's script deleted them), which the page's later requests no longer send.
 
 A browser also refuses a Secure cookie from a page that is not secure (the jar
-counts https alone as secure, as it sends Secure cookies over https alone), and
+counts as secure https and, as Chromium does, the loopback origins that are
+potentially trustworthy: ``http://localhost``, ``http://127.0.0.1``,
+``http://[::1]``; it sends Secure cookies to those alone), and
 a cookie named ``__Secure-...`` without Secure, or ``__Host-...`` without
 Secure, with a Domain or with a Path other than ``/`` (RFC 6265bis, 4.1.3): the
 jar refuses them too, or it would send cookies no browser sends. It sends each
@@ -39,7 +43,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import http.cookiejar
+import ipaddress
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -106,6 +112,30 @@ def cross_site(initiator: str | None, url: URL) -> bool:
         return True
 
 
+@functools.lru_cache(maxsize=1024)
+def _loopback(host: str) -> bool:
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def secure_origin(url: URL) -> bool:
+    """Whether a Secure cookie may be set by and sent to ``url``: https, or a loopback host that
+    Chromium counts as potentially trustworthy over http too.
+
+    >>> secure_origin(URL("http://localhost:8080/")), secure_origin(URL("http://127.0.0.2/"))
+    (True, True)
+    >>> secure_origin(URL("http://site.test/")), secure_origin(URL("https://site.test/"))
+    (False, True)
+    """
+    scheme = url.scheme
+    return scheme == "https" or scheme == "wss" or (scheme == "http" and _loopback(url.raw_host or ""))
+
+
 def sent_cross_site(same_site: str, navigation: bool) -> bool:
     """Whether a cookie whose SameSite is ``same_site`` ('' for none: Lax) goes with a
     cross-site request, or may be set by its answer."""
@@ -124,7 +154,7 @@ def refused_cookie(name: str, attributes: Mapping[str, str], url: URL) -> bool:
     True
     """
     secure = "secure" in attributes
-    if secure and url.scheme != "https":
+    if secure and not secure_origin(url):
         return True
     if attributes.get("samesite", "").lower() == "none" and not secure:
         return True  # Chromium refuses it
@@ -195,7 +225,10 @@ class SiteCookieJar(aiohttp.CookieJar):
 
     def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
         """The cookies to send to ``request_url`` (SameSite obeyed for the request_context())."""
-        cookies = super().filter_cookies(cookie_url(request_url))
+        url = cookie_url(request_url)
+        if url.scheme == "http" and _loopback(url.raw_host or ""):
+            url = url.with_scheme("https")  # aiohttp sends Secure cookies over https alone
+        cookies = super().filter_cookies(url)
         context = _REQUEST.get()
         if context is None or not cross_site(context.initiator, request_url):
             return cookies
@@ -278,6 +311,26 @@ class SiteCookieJar(aiohttp.CookieJar):
             except ValueError:
                 continue
             self.update_cookies({name: morsel}, origin)
+
+    def forget(self, cookies: Iterable[Mapping[str, Any]]) -> None:
+        """Drop cookies a browser held and holds no more (a page's script deleted them), as
+        Playwright gives them (name, value, domain, path): each leaves the jar unless the jar
+        holds another value for it, set since."""
+        gone = {
+            (
+                str(cookie.get("domain") or "").lstrip(".").lower(),
+                str(cookie.get("path") or "/"),
+                str(cookie.get("name", "")),
+                str(cookie.get("value", "")),
+            )
+            for cookie in cookies
+        }
+        if gone:
+            self.clear(
+                lambda morsel: (
+                    (str(morsel["domain"]), str(morsel["path"]), morsel.key, morsel.coded_value) in gone
+                )
+            )
 
     def for_browser(self) -> list[dict[str, Any]]:
         """The jar's cookies as a browser context takes them (Playwright's add_cookies: name,

@@ -335,6 +335,7 @@ class Crawler:
                     negotiation=item.negotiation,
                     referrer_policy=item.referrer_policy,
                     requisite=item.requisite,
+                    site_for_cookies=item.site_for_cookies,
                 )
             finally:
                 self.stats.in_flight -= 1
@@ -412,6 +413,9 @@ class Crawler:
             nofollow,
             prepared.hints,
             _referrer_policy(capture),
+            # A stylesheet's fonts are the page's requests: its Origin (the page it serves, as
+            # far as the crawl knows it: the top-level page, else the one that linked it).
+            (item.site_for_cookies or item.referrer) if mime == CSS_TYPE else None,
         )
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
@@ -470,6 +474,7 @@ class Crawler:
                 negotiation=item.negotiation,  # a browser asks the next hop as it asked the first
                 # A redirect's own Referrer-Policy header changes the policy of the hops after it.
                 referrer_policy=_referrer_policy(capture) or item.referrer_policy,
+                site_for_cookies=item.site_for_cookies,
             )
             met, queue = await self.discovery.claimed(met, queue)
         if outcome == FAILED:

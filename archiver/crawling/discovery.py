@@ -13,13 +13,11 @@ from collections.abc import Iterable, Mapping
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls
 from archiver.crawling.stats import CrawlStats
-from archiver.findings import Hint
+from archiver.findings import NO_HINT, Hint
 from archiver.links import REQUISITE
-from archiver.request_headers import Negotiation, destination_negotiation
+from archiver.request_headers import Negotiation, cors_negotiation, destination_negotiation
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
-
-NO_HINT: Hint = ("", "")
 
 
 class Discovery:
@@ -40,6 +38,7 @@ class Discovery:
         nofollow: bool = False,
         hints: Mapping[str, Hint] | None = None,
         page_policy: str = "",
+        document: str | None = None,
     ) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
 
@@ -47,15 +46,24 @@ class Discovery:
         recorded as skipped; its requisites are still fetched, so it renders offline.
         Each is requested as ``hints`` say a browser requests it (findings.Hint): under the
         referrer policy its element or the page's <meta name="referrer"> gives, else under
-        ``page_policy`` (its Referrer-Policy header); with the Accept of its destination.
+        ``page_policy`` (its Referrer-Policy header); with the Accept of its destination and,
+        in CORS mode, the Origin of ``document``, the page whose request it is (``item``'s URL
+        if None; a stylesheet's: the page it serves). What it loads is loaded for the top-level
+        page (item's site_for_cookies, else item itself), whose site SameSite judges it by.
         """
         hints = hints or {}
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
         depth = item.depth + 1
+        document = document or item.url
+        top = item.site_for_cookies or item.url
         for url in self.frontier.unseen(links):
             requisite = links[url] == REQUISITE
             found_by = "requisite" if requisite else "link"
+            hint = hints.get(url, NO_HINT)
+            negotiation = destination_negotiation(hint[1])
+            if hint[2]:
+                negotiation += cors_negotiation(document, url)
             self.consider(
                 url,
                 depth,
@@ -67,8 +75,9 @@ class Discovery:
                 self.max_redirects,
                 referrer=item.url,
                 skip=NOFOLLOW if nofollow and not requisite else None,
-                referrer_policy=hints.get(url, NO_HINT)[0] or page_policy,
-                negotiation=destination_negotiation(hints.get(url, NO_HINT)[1]),
+                referrer_policy=hint[0] or page_policy,
+                negotiation=negotiation,
+                site_for_cookies=top if requisite else None,
             )
         return await self.claimed(met, queue)
 
@@ -99,12 +108,13 @@ class Discovery:
         seed_chain: bool = False,
         negotiation: Negotiation = (),
         referrer_policy: str = "",
+        site_for_cookies: str | None = None,
     ) -> None:
         """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
 
         ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
-        a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``
-        and ``referrer_policy``: what its request carries (QueueItem's).
+        a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``,
+        ``referrer_policy`` and ``site_for_cookies``: what its request carries (QueueItem's).
         """
         if self.frontier.seen(url):
             return
@@ -132,6 +142,7 @@ class Discovery:
                 0,
                 negotiation,
                 referrer_policy,
+                site_for_cookies,
             )
         )
 

@@ -75,12 +75,13 @@ class Fetch(Protocol):
         negotiation: Negotiation = (),
         referrer_policy: str = "",
         requisite: bool = False,
+        site_for_cookies: str | None = None,
     ) -> FetchOutcome:
         """One try of ``url`` (redirects not followed), found on the page ``referrer``, after
         ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with,
         the Referer ``referrer_policy`` gives (referrer_policy.py) and the cookies SameSite lets
-        a page's link (or, if ``requisite``, what a page loads) send; never raises for network
-        trouble.
+        a page's link (or, if ``requisite``, what a page loads for the top-level page
+        ``site_for_cookies``: its referrer's if None) send; never raises for network trouble.
 
         A failure is an outcome with an error (and no capture if none came); one
         whose ``retry_in`` is set asks to be tried again that much later. Cancelled,
@@ -261,6 +262,7 @@ class Fetcher:
         negotiation: Negotiation = (),
         referrer_policy: str = "",
         requisite: bool = False,
+        site_for_cookies: str | None = None,
     ) -> FetchOutcome:
         """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
         never raises for network trouble. Cancellation propagates at once. ``conditions``: headers
@@ -272,12 +274,13 @@ class Fetcher:
         with the tries made. The last try's response is kept even when it failed. ``negotiation``:
         the headers a browser chose its answer with (Accept...: request_headers.negotiation()).
         ``referrer_policy``: the policy its Referer is sent under; ``requisite``: something the
-        page loads, not a link followed (for SameSite).
+        page loads, not a link followed, for the top-level page ``site_for_cookies`` (SameSite
+        judges it by that page's site, else by its referrer's).
         """
         tries += 1
         last = tries >= self.config.max_tries
         try:
-            with request_context(referrer, not requisite):
+            with request_context(site_for_cookies or referrer, not requisite):
                 capture = await self.fetch_once(
                     url,
                     referrer,

@@ -69,6 +69,10 @@ class QueueItem:
     referrer_policy: str = ""
     """The referrer policy its Referer is sent under (referrer_policy.py; '' for the default):
     the page's, or its link's own."""
+    site_for_cookies: str | None = None
+    """For what a page loads (a requisite): the top-level page it is loaded for, whose site
+    SameSite judges its request by (Chromium's site for cookies), also for what a stylesheet or
+    a frame of that page loads; None for a link followed (judged by its referrer)."""
 
 
 SITEMAPS_JOB = "sitemaps"
@@ -396,12 +400,13 @@ CREATE TABLE queue (
     referrer TEXT,
     tries INTEGER NOT NULL,
     negotiation TEXT NOT NULL,
-    referrer_policy TEXT NOT NULL
+    referrer_policy TEXT NOT NULL,
+    site_for_cookies TEXT
 )
 """
 _COLUMNS = (
     "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation,"
-    " referrer_policy"
+    " referrer_policy, site_for_cookies"
 )
 
 
@@ -419,13 +424,27 @@ def _to_row(item: QueueItem) -> tuple[object, ...]:
         item.tries,
         negotiation_text(item.negotiation),
         item.referrer_policy,
+        item.site_for_cookies,
     )
 
 
 def _from_row(
-    row: tuple[str, int, int, int, str, str, str | None, str | None, int, str, str],
+    row: tuple[str, int, int, int, str, str, str | None, str | None, int, str, str, str | None],
 ) -> QueueItem:
-    url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation, policy = row
+    (
+        url,
+        depth,
+        redirects_left,
+        requisite,
+        chain,
+        found_by,
+        parent,
+        referrer,
+        tries,
+        negotiation,
+        policy,
+        site,
+    ) = row
     return QueueItem(
         url,
         depth,
@@ -438,6 +457,7 @@ def _from_row(
         tries,
         negotiation_pairs(negotiation),
         policy,
+        site,
     )
 
 
@@ -507,7 +527,7 @@ class SqliteFrontier(_LocalFrontier):
         try:
             with self._db:
                 self._db.executemany(
-                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [_to_row(item) for item in self._tail],
                 )
         except sqlite3.Error as exc:  # a full disk: the crawl stops as for any write error

@@ -85,6 +85,7 @@ def encode_item(item: QueueItem) -> str:
             negotiation_text(item.negotiation),  # a string: an empty array would become an object
             None,  # where redis_scripts.drop_node notes the node given up that held it
             item.referrer_policy,
+            item.site_for_cookies,
         ],
         separators=(",", ":"),
     )
@@ -117,6 +118,7 @@ def decode_member(member: str | bytes) -> tuple[QueueItem, GivenBack | None]:
         # An item a node of an earlier version queued has no tenth field.
         negotiation_pairs(fields[9]) if len(fields) > 9 else (),
         str(fields[11] or "") if len(fields) > 11 else "",
+        str(fields[12]) if len(fields) > 12 and fields[12] else None,
     )
     held = fields[10] if len(fields) > 10 else None  # put there by redis_scripts.drop_node
     return item, GivenBack(str(held[0]), str(held[1]), int(held[2])) if held else None

@@ -77,12 +77,14 @@ class CrawlPages:
                 await crawler.writer.committed()
                 return
             item = queue[0]
-        # Sent none, its hops send none; its page is still who asks for it (for SameSite).
+        # Sent none, its hops send none. SameSite judges it by the page rendered (the top-level
+        # page: its Referer may be a stylesheet's or a frame's URL).
         item = dataclasses.replace(
             item,
             negotiation=negotiation,
             referrer=sent or page.url,
             referrer_policy="" if sent else NO_REFERRER,
+            site_for_cookies=page.site_for_cookies or page.url,
         )
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture

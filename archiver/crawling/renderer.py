@@ -32,7 +32,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from archiver.crawling.browser import Answerer, Asked, RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
@@ -247,7 +247,18 @@ class Renderer:
         expected = {*job.static_links, url}
         response_id: list[str | None] = [None]
 
+        held: dict[tuple[str, str, str], dict[str, Any]] = {}
+
         async def answer(asked: str, how: Asked) -> Answer | None:
+            if how.held is not None and self.cookies is not None:
+                # One the browser held and holds no more, its page's script deleted (or it
+                # expired): the crawl's requests for the page send it no more either.
+                now = {(str(c.get("domain")), str(c.get("path")), str(c.get("name"))): c for c in how.held}
+                gone = [cookie for key, cookie in held.items() if key not in now]
+                if gone:
+                    self.cookies.forget(gone)
+                held.clear()
+                held.update(now)
             if how.cookies and self.cookies is not None:
                 self.cookies.adopt(how.cookies)
             found = await self._answer(asked, job.page, how)

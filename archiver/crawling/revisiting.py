@@ -57,6 +57,7 @@ class Revisiting:
         negotiation: Negotiation = (),
         referrer_policy: str = "",
         requisite: bool = False,
+        site_for_cookies: str | None = None,
     ) -> FetchOutcome:
         """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch).
 
@@ -71,6 +72,7 @@ class Revisiting:
                 negotiation=negotiation,
                 referrer_policy=referrer_policy,
                 requisite=requisite,
+                site_for_cookies=site_for_cookies,
             )
         stored, conditions = found
         outcome = await self.fetcher.fetch(
@@ -81,6 +83,7 @@ class Revisiting:
             negotiation=negotiation,
             referrer_policy=referrer_policy,
             requisite=requisite,
+            site_for_cookies=site_for_cookies,
         )
         capture = outcome.capture
         if capture is None or capture.status != 304 or outcome.error:
@@ -99,6 +102,7 @@ class Revisiting:
                 negotiation=negotiation,
                 referrer_policy=referrer_policy,
                 requisite=requisite,
+                site_for_cookies=site_for_cookies,
             )
         return dataclasses.replace(outcome, capture=confirmed)
 
