@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -18,6 +19,8 @@ from conftest import manifest_rows
 from subprocesses import track
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.crawling.frontier import QueueItem, request_facts, requeued
+from archiver.request_headers import destination_negotiation
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.verify.verifier import verify_snapshot
@@ -420,3 +423,71 @@ async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, ru
     assert not [url for url in rows if "%EF%BF%BD" in url]
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_a_resumed_crawl_asks_for_each_url_as_the_crawl_that_met_it_would_have(
+    site, run_crawl, tmp_path
+):
+    # A page's <meta name="referrer"> and its elements' destinations chose how its links are
+    # asked for: a URL left by a page limit is asked for the same way after --resume.
+    seen: dict[str, list[tuple[str | None, str | None]]] = {}
+
+    async def record(request: web.Request) -> web.Response:
+        seen.setdefault(request.path, []).append(
+            (request.headers.get("Referer"), request.headers.get("Accept"))
+        )
+        return web.Response(text="x", content_type="text/plain")
+
+    site.page("/", links=["/meta"])
+    meta = '<meta name="referrer" content="no-referrer"><a href="/same">s</a><img src="/pic.png">'
+    site.file("/meta", meta.encode(), "text/html")
+    site.file(
+        "/open", b'<a href="/wide" referrerpolicy="unsafe-url">w</a><link rel=stylesheet href="/s.css">'
+    )
+    site.page("/more", links=["/open"])
+    for path in ("/same", "/pic.png", "/wide", "/s.css"):
+        site.handler(path, record)
+    await site.start()
+    await run_crawl(site.url("/"), site.url("/more"), output=tmp_path / "straight", concurrency=1)
+    straight, seen = seen, {}
+    assert straight["/same"][0][0] is None and (straight["/pic.png"][0][1] or "").startswith("image/")
+
+    first = await run_crawl(site.url("/"), site.url("/more"), max_pages=4, concurrency=1)
+    assert "page limit" in first.totals["skip_reasons"]
+    await run_crawl(site.url("/"), output=first.snapshot.root, resume=True, max_pages=100, concurrency=1)
+    assert seen == straight
+
+
+IMAGE = destination_negotiation("image")
+REDIRECTED_HOP = {
+    "found_by": "redirect",
+    "requisite": True,
+    "chain": ("http://h/a", "http://h/b"),
+    "redirects_left": 3,
+    "referrer": "http://h/page",
+    "tries": 2,
+    "referrer_policy": "unsafe-url",
+}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"referrer_policy": "no-referrer", "negotiation": IMAGE},
+        {"negotiation": (("Accept", "application/json"), ("X-Requested-With", "XMLHttpRequest"))},
+        REDIRECTED_HOP,
+        {"found_by": "seed", "parent": None, "referrer": None},
+    ],
+)
+def test_a_queued_rows_request_facts_give_back_its_queue_item(changes):
+    item = QueueItem("http://h/x", 2, 5, found_by="link", parent="http://h/", referrer="http://h/")
+    item = dataclasses.replace(item, **changes)
+    facts = request_facts(item, 5)
+    assert (facts is None) == (changes in ({}, {"found_by": "seed", "parent": None, "referrer": None}))
+    assert requeued(item.url, item.depth, item.found_by, item.parent, 5, facts) == item
+    # A later --max-redirects counts the hops made already.
+    assert (
+        requeued(item.url, item.depth, item.found_by, item.parent, 7, facts).redirects_left
+        == item.redirects_left + 2
+    )

@@ -30,7 +30,7 @@ from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
 from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
-from archiver.crawling.frontier import Frontier, QueueItem
+from archiver.crawling.frontier import Frontier, QueueItem, request_facts, requeued
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
 from archiver.crawling.preparing import Prepare
 from archiver.crawling.referrers import ReferrerEncodings
@@ -123,18 +123,12 @@ class Crawler:
     def scope(self, scope: Scope) -> None:
         self.discovery.scope = scope
 
-    async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> bool:
-        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run), unless
-        claimed; True if queued here."""
-        item = QueueItem(
-            url,
-            depth,
-            self.config.max_redirects,
-            requisite=found_by == "requisite",
-            found_by=found_by,
-            parent=parent,
-            referrer=parent if found_by in ("link", "requisite") else None,
-        )
+    async def add(
+        self, url: str, depth: int, found_by: str, parent: str | None = None, request: str | None = None
+    ) -> bool:
+        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run, with what
+        its row kept of its request: frontier.request_facts), unless claimed; True if queued here."""
+        item = requeued(url, depth, found_by, parent, self.config.max_redirects, request)
         if not (await self.frontier.claim([url], [item]))[0]:
             return False
         await self.frontier.put(item)
@@ -256,7 +250,10 @@ class Crawler:
 
     async def _skip(self, item: QueueItem, reason: str) -> None:
         self.stats.skipped += 1
-        await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason)))
+        # A limit or a robots.txt out of reach may be lifted when the crawl resumes: what its
+        # request carries is kept, as for a queued URL.
+        request = request_facts(item, self.config.max_redirects)
+        await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason, request=request)))
 
     async def _admitted(self, item: QueueItem) -> bool:
         """True if limits, live excludes and robots.txt let ``item`` be fetched; else its

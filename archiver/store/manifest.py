@@ -59,7 +59,8 @@ _UPSERT = f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET " + ", ".
 # it is met again must read queued, or a resume would never fetch it.
 _INSERT_NEW = (
     f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET outcome = excluded.outcome, "
-    "reason = NULL, found_by = excluded.found_by, parent = excluded.parent, depth = excluded.depth "
+    "reason = NULL, found_by = excluded.found_by, parent = excluded.parent, depth = excluded.depth, "
+    "request = excluded.request "
     f"WHERE urls.outcome = '{SKIPPED}' AND excluded.outcome = '{QUEUED}'"
 )
 _TRUNCATED = FIELDS.index("truncated")

@@ -53,6 +53,7 @@ LATER_COLUMNS = {
     "dom_warc_offset": "INTEGER",
     "dom_warc_length": "INTEGER",
     "redirect_fragment": "TEXT",
+    "request": "TEXT",
 }
 """Columns added after the first release: a manifest written before gets them when opened."""
 
