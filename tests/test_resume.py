@@ -491,3 +491,31 @@ def test_a_queued_rows_request_facts_give_back_its_queue_item(changes):
         requeued(item.url, item.depth, item.found_by, item.parent, 7, facts).redirects_left
         == item.redirects_left + 2
     )
+
+
+async def test_a_url_waiting_out_a_failed_try_keeps_its_tries_when_the_crawl_is_killed(
+    site, run_crawl, tmp_path
+):
+    # Killed while it waits out a Retry-After, the crawl resumed tries it no more often than
+    # --max-tries in all, as the crawl never interrupted would have.
+    site.page("/", links=["/busy"])
+    site.file("/busy", b"busy", "text/plain", status=503, headers={"Retry-After": "2"})
+    await site.start()
+    output = tmp_path / "snap"
+    process = start_crawl(site.url("/"), output, "--max-tries", "2")
+    waiting = ""
+    for _ in range(1500):  # until the row of the URL waiting is committed (a hang guard: 30 s)
+        await asyncio.sleep(0.02)
+        if site.hits["/busy"] and (output / "manifest.sqlite3").exists():
+            with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
+                row = manifest.get(site.url("/busy"))
+                waiting = (row.request or "") if row is not None else ""
+            if '"tries":1' in waiting:
+                break
+    assert '"due":' in waiting and site.hits["/busy"] == 1
+    os.kill(process.pid, signal.SIGKILL)
+    await asyncio.to_thread(process.communicate, timeout=60)
+    await run_crawl(site.url("/"), output=output, resume=True, max_tries=2)
+    assert site.hits["/busy"] == 2
+    row = manifest_rows(output)[site.url("/busy")]
+    assert (row.outcome, row.status, row.tries, row.request) == ("failed", 503, 2, None)

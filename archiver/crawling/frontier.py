@@ -93,10 +93,11 @@ def guessed_item(url: str, depth: int, found_by: str, parent: str | None, max_re
     )
 
 
-def request_facts(item: QueueItem, max_redirects: int) -> str | None:
+def request_facts(item: QueueItem, max_redirects: int, due: float | None = None) -> str | None:
     """What ``item`` carries beyond guessed_item() of its row, as the compact JSON a queued
     manifest row keeps (None: nothing, as for most links), so a resumed crawl asks for it
-    as the crawl that met it would have: its referrer and policy, its Accept...
+    as the crawl that met it would have: its referrer and policy, its Accept... ``due``: when
+    (time.time()) a URL waiting out a failed try is to be tried again (retry_due() reads it).
 
     >>> item = QueueItem("http://h/b", 1, 3, found_by="link", parent="http://h/", referrer="http://h/")
     >>> request_facts(item, 3) is None
@@ -121,6 +122,8 @@ def request_facts(item: QueueItem, max_redirects: int) -> str | None:
         facts["accept"] = _DESTINATIONS.get(item.negotiation) or negotiation_text(item.negotiation)
     if item.referrer_policy:
         facts["policy"] = item.referrer_policy
+    if due is not None:
+        facts["due"] = round(due, 1)
     return json.dumps(facts, separators=(",", ":")) if facts else None
 
 
@@ -145,6 +148,12 @@ def requeued(
         else negotiation_pairs(accept),
         referrer_policy=str(kept.get("policy", "")),
     )
+
+
+def retry_due(facts: str | None) -> float:
+    """When (time.time()) the URL of a queued row's request_facts() is to be tried again; 0 for
+    a URL not waiting out a failed try."""
+    return float(json.loads(facts).get("due", 0)) if facts else 0.0
 
 
 _DESTINATIONS = {destination_negotiation(name): name for name in ACCEPT_BY_DESTINATION}

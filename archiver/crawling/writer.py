@@ -60,7 +60,8 @@ class WriteItem:
     """The row to store (its WARC location is filled in here when there is a capture)."""
     capture: Capture | None = None
     met: Sequence[ManifestRow] = ()
-    """New rows (queued or skipped) for URLs first met on this page; never replace a row."""
+    """New rows (queued or skipped) for URLs first met on this page; they replace no row but a
+    skipped one, or a queued one of a URL queued again to wait out a failed try."""
     exchange: Exchange | None = None
     """The capture's records, already encoded by a worker process (else the writer encodes them)."""
     render: RenderNote | None = None

@@ -56,12 +56,13 @@ _UPSERT = f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET " + ", ".
     if name != "url"
 )
 # A URL skipped where it was first met (a nofollow page, past --max-depth) and queued where
-# it is met again must read queued, or a resume would never fetch it.
+# it is met again must read queued, or a resume would never fetch it. A queued URL queued
+# again is one waiting out a failed try: its request facts (its tries) are new.
 _INSERT_NEW = (
     f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET outcome = excluded.outcome, "
     "reason = NULL, found_by = excluded.found_by, parent = excluded.parent, depth = excluded.depth, "
     "request = excluded.request "
-    f"WHERE urls.outcome = '{SKIPPED}' AND excluded.outcome = '{QUEUED}'"
+    f"WHERE urls.outcome IN ('{SKIPPED}', '{QUEUED}') AND excluded.outcome = '{QUEUED}'"
 )
 _TRUNCATED = FIELDS.index("truncated")
 
