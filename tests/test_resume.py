@@ -519,3 +519,24 @@ async def test_a_url_waiting_out_a_failed_try_keeps_its_tries_when_the_crawl_is_
     assert site.hits["/busy"] == 2
     row = manifest_rows(output)[site.url("/busy")]
     assert (row.outcome, row.status, row.tries, row.request) == ("failed", 503, 2, None)
+
+
+async def test_a_resumed_crawl_sends_the_cookies_the_interrupted_one_held(site, run_crawl):
+    # A session cookie a server set before the interruption goes with the requests after it, as
+    # in the crawl never interrupted; a --cookie given with --resume replaces the one saved.
+    sent: dict[str, str] = {}
+
+    async def record(request: web.Request) -> web.Response:
+        sent[request.path] = "; ".join(sorted(request.headers.get("Cookie", "").split("; ")))
+        return web.Response(text="x", content_type="text/plain")
+
+    site.file("/", b'<a href="/a">a</a><a href="/b">b</a>', headers={"Set-Cookie": "sid=s1; Path=/"})
+    site.file("/b", b'<a href="/c">c</a>', headers={"Set-Cookie": "late=2; Max-Age=600"})
+    site.handler("/a", record).handler("/c", record)
+    await site.start()
+    first = await run_crawl(site.url("/"), max_pages=3, concurrency=1, cookies=(("pref", "old"),))
+    assert sent == {"/a": "pref=old; sid=s1"}
+    await run_crawl(
+        site.url("/"), output=first.snapshot.root, resume=True, max_pages=10, cookies=(("pref", "new"),)
+    )
+    assert sent == {"/a": "pref=old; sid=s1", "/c": "late=2; pref=new; sid=s1"}

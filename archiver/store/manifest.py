@@ -210,6 +210,18 @@ class Manifest:
             (reason, error, file, offset, length, title, url),
         )
 
+    def keep_state(self, name: str, value: str) -> None:
+        """Keep what a crawl holds beside its rows (its cookies), committed with the next batch."""
+        self._db.execute("INSERT OR REPLACE INTO crawl_state VALUES (?, ?)", (name, value))
+
+    def state(self, name: str) -> str | None:
+        """What keep_state() kept as ``name`` (None: nothing, or a manifest from before)."""
+        try:
+            found = self._db.execute("SELECT value FROM crawl_state WHERE name = ?", (name,)).fetchone()
+        except sqlite3.OperationalError:  # a manifest opened read-only from before the table
+            return None
+        return str(found[0]) if found else None
+
     def get(self, url: str) -> ManifestRow | None:
         found = self._db.execute(f"{self._select} WHERE url = ?", (url,)).fetchone()
         return _row(found) if found else None
