@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -18,6 +19,8 @@ from conftest import manifest_rows
 from subprocesses import track
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.crawling.frontier import QueueItem, request_facts, requeued
+from archiver.request_headers import destination_negotiation
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.verify.verifier import verify_snapshot
@@ -420,3 +423,120 @@ async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, ru
     assert not [url for url in rows if "%EF%BF%BD" in url]
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_a_resumed_crawl_asks_for_each_url_as_the_crawl_that_met_it_would_have(
+    site, run_crawl, tmp_path
+):
+    # A page's <meta name="referrer"> and its elements' destinations chose how its links are
+    # asked for: a URL left by a page limit is asked for the same way after --resume.
+    seen: dict[str, list[tuple[str | None, str | None]]] = {}
+
+    async def record(request: web.Request) -> web.Response:
+        seen.setdefault(request.path, []).append(
+            (request.headers.get("Referer"), request.headers.get("Accept"))
+        )
+        return web.Response(text="x", content_type="text/plain")
+
+    site.page("/", links=["/meta"])
+    meta = '<meta name="referrer" content="no-referrer"><a href="/same">s</a><img src="/pic.png">'
+    site.file("/meta", meta.encode(), "text/html")
+    site.file(
+        "/open", b'<a href="/wide" referrerpolicy="unsafe-url">w</a><link rel=stylesheet href="/s.css">'
+    )
+    site.page("/more", links=["/open"])
+    for path in ("/same", "/pic.png", "/wide", "/s.css"):
+        site.handler(path, record)
+    await site.start()
+    await run_crawl(site.url("/"), site.url("/more"), output=tmp_path / "straight", concurrency=1)
+    straight, seen = seen, {}
+    assert straight["/same"][0][0] is None and (straight["/pic.png"][0][1] or "").startswith("image/")
+
+    first = await run_crawl(site.url("/"), site.url("/more"), max_pages=4, concurrency=1)
+    assert "page limit" in first.totals["skip_reasons"]
+    await run_crawl(site.url("/"), output=first.snapshot.root, resume=True, max_pages=100, concurrency=1)
+    assert seen == straight
+
+
+IMAGE = destination_negotiation("image")
+REDIRECTED_HOP = {
+    "found_by": "redirect",
+    "requisite": True,
+    "chain": ("http://h/a", "http://h/b"),
+    "redirects_left": 3,
+    "referrer": "http://h/page",
+    "tries": 2,
+    "referrer_policy": "unsafe-url",
+}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"referrer_policy": "no-referrer", "negotiation": IMAGE},
+        {"negotiation": (("Accept", "application/json"), ("X-Requested-With", "XMLHttpRequest"))},
+        REDIRECTED_HOP,
+        {"found_by": "seed", "parent": None, "referrer": None},
+    ],
+)
+def test_a_queued_rows_request_facts_give_back_its_queue_item(changes):
+    item = QueueItem("http://h/x", 2, 5, found_by="link", parent="http://h/", referrer="http://h/")
+    item = dataclasses.replace(item, **changes)
+    facts = request_facts(item, 5)
+    assert (facts is None) == (changes in ({}, {"found_by": "seed", "parent": None, "referrer": None}))
+    assert requeued(item.url, item.depth, item.found_by, item.parent, 5, facts) == item
+    # A later --max-redirects counts the hops made already.
+    assert (
+        requeued(item.url, item.depth, item.found_by, item.parent, 7, facts).redirects_left
+        == item.redirects_left + 2
+    )
+
+
+async def test_a_url_waiting_out_a_failed_try_keeps_its_tries_when_the_crawl_is_killed(
+    site, run_crawl, tmp_path
+):
+    # Killed while it waits out a Retry-After, the crawl resumed tries it no more often than
+    # --max-tries in all, as the crawl never interrupted would have.
+    site.page("/", links=["/busy"])
+    site.file("/busy", b"busy", "text/plain", status=503, headers={"Retry-After": "2"})
+    await site.start()
+    output = tmp_path / "snap"
+    process = start_crawl(site.url("/"), output, "--max-tries", "2")
+    waiting = ""
+    for _ in range(1500):  # until the row of the URL waiting is committed (a hang guard: 30 s)
+        await asyncio.sleep(0.02)
+        if site.hits["/busy"] and (output / "manifest.sqlite3").exists():
+            with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
+                row = manifest.get(site.url("/busy"))
+                waiting = (row.request or "") if row is not None else ""
+            if '"tries":1' in waiting:
+                break
+    assert '"due":' in waiting and site.hits["/busy"] == 1
+    os.kill(process.pid, signal.SIGKILL)
+    await asyncio.to_thread(process.communicate, timeout=60)
+    await run_crawl(site.url("/"), output=output, resume=True, max_tries=2)
+    assert site.hits["/busy"] == 2
+    row = manifest_rows(output)[site.url("/busy")]
+    assert (row.outcome, row.status, row.tries, row.request) == ("failed", 503, 2, None)
+
+
+async def test_a_resumed_crawl_sends_the_cookies_the_interrupted_one_held(site, run_crawl):
+    # A session cookie a server set before the interruption goes with the requests after it, as
+    # in the crawl never interrupted; a --cookie given with --resume replaces the one saved.
+    sent: dict[str, str] = {}
+
+    async def record(request: web.Request) -> web.Response:
+        sent[request.path] = "; ".join(sorted(request.headers.get("Cookie", "").split("; ")))
+        return web.Response(text="x", content_type="text/plain")
+
+    site.file("/", b'<a href="/a">a</a><a href="/b">b</a>', headers={"Set-Cookie": "sid=s1; Path=/"})
+    site.file("/b", b'<a href="/c">c</a>', headers={"Set-Cookie": "late=2; Max-Age=600"})
+    site.handler("/a", record).handler("/c", record)
+    await site.start()
+    first = await run_crawl(site.url("/"), max_pages=3, concurrency=1, cookies=(("pref", "old"),))
+    assert sent == {"/a": "pref=old; sid=s1"}
+    await run_crawl(
+        site.url("/"), output=first.snapshot.root, resume=True, max_pages=10, cookies=(("pref", "new"),)
+    )
+    assert sent == {"/a": "pref=old; sid=s1", "/c": "late=2; pref=new; sid=s1"}

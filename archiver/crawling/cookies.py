@@ -46,6 +46,7 @@ import contextvars
 import functools
 import http.cookiejar
 import ipaddress
+import json
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -355,6 +356,28 @@ class SiteCookieJar(aiohttp.CookieJar):
                     }
                 )
         return given
+
+
+def saved_cookies(jar: SiteCookieJar) -> str:
+    """The cookies ``jar`` holds, as JSON a resumed crawl's jar adopts (SiteCookieJar.adopt):
+    for_browser()'s with each one's expiry (seconds since the epoch, -1 for the session).
+
+    >>> import asyncio
+    >>> async def demo():
+    ...     jar, again = SiteCookieJar(unsafe=True), SiteCookieJar(unsafe=True)
+    ...     jar.update_cookies({"sid": "1"}, URL("http://h/"))
+    ...     again.adopt(json.loads(saved_cookies(jar)))
+    ...     return again.filter_cookies(URL("http://h/p"))["sid"].value
+    >>> asyncio.run(demo())
+    '1'
+    """
+    expiries = jar._expirations  # aiohttp keeps no public view of them
+    kept = []
+    for cookie in jar.for_browser():
+        domain = str(cookie["domain"]).lstrip(".")
+        path = str(cookie["path"]).rstrip("/")
+        kept.append({**cookie, "expires": expiries.get((domain, path, str(cookie["name"])), -1)})
+    return json.dumps(kept, separators=(",", ":"))
 
 
 def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:

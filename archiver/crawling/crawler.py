@@ -20,6 +20,7 @@ import asyncio
 import dataclasses
 import io
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
 from archiver.crawling.discovery import Discovery
 from archiver.crawling.fetch import Fetch, FetchOutcome
-from archiver.crawling.frontier import Frontier, QueueItem
+from archiver.crawling.frontier import Frontier, QueueItem, request_facts, requeued, retry_due
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
 from archiver.crawling.preparing import Prepare
 from archiver.crawling.referrers import ReferrerEncodings
@@ -41,7 +42,7 @@ from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.referrer_policy import header_policy
 from archiver.scope import EXCLUDED, ROBOTS_UNREACHABLE, Scope
-from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import host_of
 from archiver.warc.capture import Capture
 
@@ -123,21 +124,16 @@ class Crawler:
     def scope(self, scope: Scope) -> None:
         self.discovery.scope = scope
 
-    async def add(self, url: str, depth: int, found_by: str, parent: str | None = None) -> bool:
-        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run), unless
-        claimed; True if queued here."""
-        item = QueueItem(
-            url,
-            depth,
-            self.config.max_redirects,
-            requisite=found_by == "requisite",
-            found_by=found_by,
-            parent=parent,
-            referrer=parent if found_by in ("link", "requisite") else None,
-        )
+    async def add(
+        self, url: str, depth: int, found_by: str, parent: str | None = None, request: str | None = None
+    ) -> bool:
+        """Queue a URL met outside a page (a seed, or a URL queued by an earlier run, with what
+        its row kept of its request: frontier.request_facts), unless claimed; True if queued here."""
+        item = requeued(url, depth, found_by, parent, self.config.max_redirects, request)
         if not (await self.frontier.claim([url], [item]))[0]:
             return False
-        await self.frontier.put(item)
+        # A URL that was waiting out a failed try waits out what is left of it.
+        await self.frontier.put(item, delay=max(retry_due(request) - time.time(), 0.0))
         return True
 
     def feed(self, source: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -188,6 +184,10 @@ class Crawler:
         worker and no slot of its host, and it waits in the frontier, so a frontier shared by
         crawl nodes keeps it if this process dies."""
         self.stats.waiting += 1
+        # Its row keeps its tries and when it is due, so a resumed crawl neither tries it more
+        # often nor sooner than this one would (a Retry-After among them).
+        facts = request_facts(item, self.config.max_redirects, time.time() + delay)
+        await self.writer.put(WriteItem(None, met=[self._row(item, QUEUED, request=facts)]))
 
         def due() -> None:
             self.stats.waiting -= 1
@@ -256,7 +256,10 @@ class Crawler:
 
     async def _skip(self, item: QueueItem, reason: str) -> None:
         self.stats.skipped += 1
-        await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason)))
+        # A limit or a robots.txt out of reach may be lifted when the crawl resumes: what its
+        # request carries is kept, as for a queued URL.
+        request = request_facts(item, self.config.max_redirects)
+        await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason, request=request)))
 
     async def _admitted(self, item: QueueItem) -> bool:
         """True if limits, live excludes and robots.txt let ``item`` be fetched; else its

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls
+from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
 from archiver.findings import NO_HINT, Hint
 from archiver.links import REQUISITE
@@ -128,23 +128,27 @@ class Discovery:
                     )
                 )
             return
-        met.append(ManifestRow(url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED))
-        queue.append(
-            QueueItem(
-                url,
-                depth,
-                redirects_left,
-                requisite,
-                chain,
-                found_by,
-                parent,
-                referrer,
-                0,
-                negotiation,
-                referrer_policy,
-                site_for_cookies,
+        item = QueueItem(
+            url,
+            depth,
+            redirects_left,
+            requisite,
+            chain,
+            found_by,
+            parent,
+            referrer,
+            0,
+            negotiation,
+            referrer_policy,
+            site_for_cookies,
+        )
+        request = request_facts(item, self.max_redirects)
+        met.append(
+            ManifestRow(
+                url=url, found_by=found_by, parent=parent, depth=depth, outcome=QUEUED, request=request
             )
         )
+        queue.append(item)
 
     async def claimed(
         self, met: list[ManifestRow], queue: list[QueueItem]

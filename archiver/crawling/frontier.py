@@ -32,7 +32,9 @@ from __future__ import annotations
 import array
 import asyncio
 import bisect
+import dataclasses
 import heapq
+import json
 import sqlite3
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -41,7 +43,13 @@ from pathlib import Path
 from typing import Protocol, Self
 
 from archiver.errors import WriteError
-from archiver.request_headers import Negotiation, negotiation_pairs, negotiation_text
+from archiver.request_headers import (
+    ACCEPT_BY_DESTINATION,
+    Negotiation,
+    destination_negotiation,
+    negotiation_pairs,
+    negotiation_text,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +81,90 @@ class QueueItem:
     """For what a page loads (a requisite): the top-level page it is loaded for, whose site
     SameSite judges its request by (Chromium's site for cookies), also for what a stylesheet or
     a frame of that page loads; None for a link followed (judged by its referrer)."""
+
+
+def guessed_item(url: str, depth: int, found_by: str, parent: str | None, max_redirects: int) -> QueueItem:
+    """The queue item of a URL met outside a page (a seed), as far as its manifest row tells:
+    what request_facts() leaves out of a queued row."""
+    return QueueItem(
+        url,
+        depth,
+        max_redirects,
+        requisite=found_by == "requisite",
+        found_by=found_by,
+        parent=parent,
+        referrer=parent if found_by in ("link", "requisite") else None,
+    )
+
+
+def request_facts(item: QueueItem, max_redirects: int, due: float | None = None) -> str | None:
+    """What ``item`` carries beyond guessed_item() of its row, as the compact JSON a queued
+    manifest row keeps (None: nothing, as for most links), so a resumed crawl asks for it
+    as the crawl that met it would have: its referrer and policy, its Accept... ``due``: when
+    (time.time()) a URL waiting out a failed try is to be tried again (retry_due() reads it).
+
+    >>> item = QueueItem("http://h/b", 1, 3, found_by="link", parent="http://h/", referrer="http://h/")
+    >>> request_facts(item, 3) is None
+    True
+    >>> facts = request_facts(dataclasses.replace(item, referrer_policy="no-referrer", tries=2), 3)
+    >>> facts, requeued(item.url, 1, "link", "http://h/", 3, facts).referrer_policy
+    ('{"tries":2,"policy":"no-referrer"}', 'no-referrer')
+    """
+    guess = guessed_item(item.url, item.depth, item.found_by, item.parent, max_redirects)
+    facts: dict[str, object] = {}
+    if item.redirects_left != max_redirects:
+        facts["hops"] = max_redirects - item.redirects_left  # a later --max-redirects still counts
+    if item.requisite != guess.requisite:
+        facts["requisite"] = item.requisite
+    if item.chain:
+        facts["chain"] = list(item.chain)
+    if item.referrer != guess.referrer:
+        facts["referrer"] = item.referrer
+    if item.tries:
+        facts["tries"] = item.tries
+    if item.negotiation:
+        facts["accept"] = _DESTINATIONS.get(item.negotiation) or negotiation_text(item.negotiation)
+    if item.referrer_policy:
+        facts["policy"] = item.referrer_policy
+    if item.site_for_cookies:
+        facts["site"] = item.site_for_cookies
+    if due is not None:
+        facts["due"] = round(due, 1)
+    return json.dumps(facts, separators=(",", ":")) if facts else None
+
+
+def requeued(
+    url: str, depth: int, found_by: str, parent: str | None, max_redirects: int, facts: str | None
+) -> QueueItem:
+    """The queue item of a queued manifest row: guessed_item() with the row's request_facts()."""
+    item = guessed_item(url, depth, found_by, parent, max_redirects)
+    if not facts:
+        return item  # a link, or a row of a manifest written before these facts were kept
+    kept = json.loads(facts)
+    accept = str(kept.get("accept", ""))
+    return dataclasses.replace(
+        item,
+        redirects_left=max_redirects - int(kept.get("hops", 0)),
+        requisite=bool(kept.get("requisite", item.requisite)),
+        chain=tuple(kept.get("chain", ())),
+        referrer=kept.get("referrer", item.referrer),
+        tries=int(kept.get("tries", 0)),
+        negotiation=destination_negotiation(accept)
+        if accept in ACCEPT_BY_DESTINATION
+        else negotiation_pairs(accept),
+        referrer_policy=str(kept.get("policy", "")),
+        site_for_cookies=kept.get("site"),
+    )
+
+
+def retry_due(facts: str | None) -> float:
+    """When (time.time()) the URL of a queued row's request_facts() is to be tried again; 0 for
+    a URL not waiting out a failed try."""
+    return float(json.loads(facts).get("due", 0)) if facts else 0.0
+
+
+_DESTINATIONS = {destination_negotiation(name): name for name in ACCEPT_BY_DESTINATION}
+"""The destination whose Accept a negotiation is, kept in its stead: most requisites carry one."""
 
 
 SITEMAPS_JOB = "sitemaps"

@@ -202,7 +202,7 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
         if row.outcome in (QUEUED, SKIPPED):
             # --exclude given with --resume applies to what is still to fetch.
             if crawler.scope.skip_reason(row.url, row.depth, requisite=True) != EXCLUDED:
-                await crawler.add(row.url, row.depth, row.found_by, row.parent)
+                await crawler.add(row.url, row.depth, row.found_by, row.parent, row.request)
                 continue
             excluded.append(dataclasses.replace(row, outcome=SKIPPED, reason=EXCLUDED))
         else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.control import ControlSource, follow_controls, status_of
 from archiver.crawling.control_file import FileControlSource
+from archiver.crawling.cookies import load_cookies, saved_cookies
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
 from archiver.crawling.frontier import ROBOTS_JOB, SITEMAPS_JOB, Frontier, SqliteFrontier
@@ -64,6 +66,8 @@ from archiver.store.totals import summary
 from archiver.urls import normalize_url
 from archiver.warc.files import WarcFiles
 
+COOKIES = "cookies"
+"""Name of the crawl's cookies in the manifest's crawl_state (Manifest.keep_state)."""
 PROGRESS_EVERY = 0.5
 """Seconds between two calls of a crawl's progress callback."""
 
@@ -243,6 +247,13 @@ async def run_crawl(
                 referrers=ReferrerEncodings(read_back),
             )
             writer.on_commit = crawler.settling.committed
+            jar = fetcher.cookies
+            if jar is not None:
+                if resume and (cookies := manifest.state(COOKIES)) is not None:
+                    jar.adopt(json.loads(cookies))  # those servers set before the interruption
+                    # ...but --cookie and --cookies-file values given now replace theirs.
+                    jar.adopt(load_cookies(config, fetcher.credentials.hosts).for_browser())
+                writer.state = lambda: {COOKIES: saved_cookies(jar)}
             if renderer is not None:
                 renderer.attach(CrawlPages(crawler))
             if resume and backend.reload:

@@ -60,7 +60,8 @@ class WriteItem:
     """The row to store (its WARC location is filled in here when there is a capture)."""
     capture: Capture | None = None
     met: Sequence[ManifestRow] = ()
-    """New rows (queued or skipped) for URLs first met on this page; never replace a row."""
+    """New rows (queued or skipped) for URLs first met on this page; they replace no row but a
+    skipped one, or a queued one of a URL queued again to wait out a failed try."""
     exchange: Exchange | None = None
     """The capture's records, already encoded by a worker process (else the writer encodes them)."""
     render: RenderNote | None = None
@@ -106,6 +107,12 @@ class Writer:
         self.mirror = mirror
         self.on_commit = on_commit
         """Called on the event loop with the URLs whose final rows a batch just committed."""
+        self.state: Callable[[], dict[str, str]] | None = None
+        """What the crawl holds beside its rows ({name: text}: its cookies), read on the event loop
+        before each batch and committed with it where it changed (Manifest.keep_state), so a
+        crawl resumed after a kill holds what the one killed held when its rows were stored."""
+        self._kept_state: dict[str, str] = {}
+        self._state_due: dict[str, str] = {}
         self.error: WriteError | None = None
         self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
         self._pending_cdxj = snapshot.cdxj_pending_path
@@ -165,8 +172,11 @@ class Writer:
                 batch.append(self._queue.get_nowait())
             done = None in batch
             items = [i for i in batch if i is not None]
+            if self.state is not None:
+                self._state_due = {k: v for k, v in self.state().items() if self._kept_state.get(k) != v}
             try:
                 await asyncio.to_thread(self._write_batch, items)
+                self._kept_state.update(self._state_due)
                 self.items_committed += len(items)
             except Exception as exc:
                 # Any failure stops the crawl: a crawl must never "finish" with records lost.
@@ -230,6 +240,8 @@ class Writer:
                         f.write("\n".join(lines) + "\n")
                 except OSError as exc:
                     raise WriteError(f"cannot write {self._pending_cdxj}: {exc.strerror}") from None
+            for name, value in self._state_due.items():
+                self.manifest.keep_state(name, value)
             self._commit()
         except BaseException:
             self.manifest.rollback()

@@ -56,11 +56,13 @@ _UPSERT = f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET " + ", ".
     if name != "url"
 )
 # A URL skipped where it was first met (a nofollow page, past --max-depth) and queued where
-# it is met again must read queued, or a resume would never fetch it.
+# it is met again must read queued, or a resume would never fetch it. A queued URL queued
+# again is one waiting out a failed try: its request facts (its tries) are new.
 _INSERT_NEW = (
     f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET outcome = excluded.outcome, "
-    "reason = NULL, found_by = excluded.found_by, parent = excluded.parent, depth = excluded.depth "
-    f"WHERE urls.outcome = '{SKIPPED}' AND excluded.outcome = '{QUEUED}'"
+    "reason = NULL, found_by = excluded.found_by, parent = excluded.parent, depth = excluded.depth, "
+    "request = excluded.request "
+    f"WHERE urls.outcome IN ('{SKIPPED}', '{QUEUED}') AND excluded.outcome = '{QUEUED}'"
 )
 _TRUNCATED = FIELDS.index("truncated")
 
@@ -207,6 +209,18 @@ class Manifest:
             "WHERE url = ?",
             (reason, error, file, offset, length, title, url),
         )
+
+    def keep_state(self, name: str, value: str) -> None:
+        """Keep what a crawl holds beside its rows (its cookies), committed with the next batch."""
+        self._db.execute("INSERT OR REPLACE INTO crawl_state VALUES (?, ?)", (name, value))
+
+    def state(self, name: str) -> str | None:
+        """What keep_state() kept as ``name`` (None: nothing, or a manifest from before)."""
+        try:
+            found = self._db.execute("SELECT value FROM crawl_state WHERE name = ?", (name,)).fetchone()
+        except sqlite3.OperationalError:  # a manifest opened read-only from before the table
+            return None
+        return str(found[0]) if found else None
 
     def get(self, url: str) -> ManifestRow | None:
         found = self._db.execute(f"{self._select} WHERE url = ?", (url,)).fetchone()

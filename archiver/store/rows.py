@@ -77,6 +77,10 @@ class ManifestRow:
     redirect_fragment: str | None = None
     """For a redirect whose Location names a fragment: that fragment (without its ``#``), which
     where the chain lands takes in place of the link's (redirects.redirect_fragment)."""
+    request: str | None = None
+    """For a queued URL: what its queue item carries that the row does not tell (its referrer
+    policy, Accept, a redirect's chain...; frontier.request_facts), so a resumed crawl asks for
+    it as the crawl that met it would have. None for most (and once it is done)."""
 
     @property
     def render_pending(self) -> bool:

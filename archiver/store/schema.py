@@ -37,6 +37,10 @@ DROP INDEX IF EXISTS urls_outcome;
 CREATE INDEX IF NOT EXISTS urls_outcome_url ON urls (outcome, url);
 CREATE INDEX IF NOT EXISTS urls_payload ON urls (payload_digest) WHERE record_type = 'response';
 CREATE INDEX IF NOT EXISTS urls_location ON urls (warc_file, warc_offset) WHERE warc_file IS NOT NULL;
+CREATE TABLE IF NOT EXISTS crawl_state (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS mirror_files (
     path TEXT PRIMARY KEY,
     sha256 TEXT NOT NULL,
@@ -53,6 +57,7 @@ LATER_COLUMNS = {
     "dom_warc_offset": "INTEGER",
     "dom_warc_length": "INTEGER",
     "redirect_fragment": "TEXT",
+    "request": "TEXT",
 }
 """Columns added after the first release: a manifest written before gets them when opened."""
 
