@@ -21,7 +21,7 @@ from test_crash import records_by_url
 
 from archiver.cli.exits import EXIT_STOPPED
 from archiver.store.manifest import Manifest
-from archiver.store.rows import FETCHED
+from archiver.store.rows import FAILED, FETCHED
 
 
 @pytest.fixture
@@ -333,3 +333,22 @@ async def test_a_crawl_whose_last_node_is_killed_building_the_mirror_is_finished
         await check_snapshot(output, site)
     finally:
         await site.close()
+
+
+async def test_a_sitemap_whose_reading_fails_gets_a_failed_row(tmp_path, redis_url, run_crawl, monkeypatch):
+    """A defect of the sitemap reader left the sitemap without a manifest row: claimed by its
+    node and never recorded, by it or any other."""
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("reader defect")
+
+    monkeypatch.setattr("archiver.crawling.sitemap_stage.read_sitemap", broken)
+    site = TreeSite(3, sitemap=("/only-in-sitemap",))
+    await site.start()
+    try:
+        result = await run_crawl(site.url(), frontier=redis_url, crawl_id="broken-map", node="n1")
+        row = manifest_rows(result.snapshot.root, for_crawlers=True)[site.url("/sitemap.xml")]
+    finally:
+        await site.close()
+    assert (row.outcome, row.status) == (FAILED, 200)
+    assert row.reason is not None and "reader defect" in row.reason

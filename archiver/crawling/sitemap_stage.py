@@ -20,6 +20,7 @@ reads them again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import deque
 from collections.abc import Iterable
@@ -30,7 +31,7 @@ from archiver.crawling.politeness import Politeness
 from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
 from archiver.errors import WriteError
 from archiver.sitemaps import Sitemap, SitemapLimits, read_sitemap
-from archiver.store.rows import SKIPPED, ManifestRow
+from archiver.store.rows import FAILED, SKIPPED, ManifestRow
 from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")
@@ -139,7 +140,17 @@ class SitemapStage:
         if not answer.ok:
             await self._fetch.keep(answer)
             return ()
-        sitemap = await asyncio.to_thread(self._parse, answer)
+        try:
+            sitemap = await asyncio.to_thread(self._parse, answer)
+        except Exception as exc:  # a defect of the reader: the sitemap gets its row all the same
+            log.exception("sitemap %s could not be read", answer.url)
+            if answer.row is not None:
+                reason = f"cannot read the sitemap: {type(exc).__name__}: {exc}"
+                answer = dataclasses.replace(
+                    answer, row=dataclasses.replace(answer.row, outcome=FAILED, reason=reason)
+                )
+            await self._fetch.keep(answer)
+            return ()
         if sitemap.problem:
             log.info("sitemap %s: %s", answer.url, sitemap.problem)
         if sitemap.cut:
