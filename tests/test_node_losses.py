@@ -352,3 +352,36 @@ async def test_a_sitemap_whose_reading_fails_gets_a_failed_row(tmp_path, redis_u
         await site.close()
     assert (row.outcome, row.status) == (FAILED, 200)
     assert row.reason is not None and "reader defect" in row.reason
+
+
+async def test_a_node_killed_takes_none_of_the_bytes_it_stored_out_of_the_byte_budget(
+    tmp_path, redis_url, redis_client
+):
+    """A node sent the bytes it fetched to the crawl's --max-bytes count only with its next page:
+    killed before, the bytes it had stored were never counted, and the crawl could overshoot
+    the limit by that much. Here it stores / and /p2, and waits on /p1 (held), its last page."""
+    site = TreeSite(3)
+    arrived, _ = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "bytes", "--max-bytes", "1000000")
+        node = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        part = output / "nodes" / "n1" / "manifest.sqlite3"
+
+        async def others_stored() -> bool:
+            if not part.is_file():
+                return False
+            with Manifest.open(part, readonly=True) as manifest:
+                return len([row for row in manifest.rows(FETCHED) if not row.for_crawlers]) == 2
+
+        await until(others_stored)
+        os.kill(node.pid, signal.SIGKILL)
+        await finish(node)
+        with Manifest.open(part, readonly=True) as manifest:
+            stored = sum(row.length or 0 for row in manifest.rows(FETCHED) if not row.for_crawlers)
+        assert stored > 0
+        assert int(await redis_client.hget("archiver:bytes:budget", "bytes")) == stored
+    finally:
+        await site.close()

@@ -401,7 +401,8 @@ if tonumber(ARGV[2]) >= 0 and bytes >= tonumber(ARGV[2]) then return 2 end
 redis.call('HINCRBY', KEYS[1], 'pages', 1)
 return 0
 """
-"""KEYS budget; ARGV max pages, max bytes (-1: none), bytes stored since -> 0, or 1/2 for the limit."""
+"""KEYS budget; ARGV max pages, max bytes (-1: none), bytes to add (0: a node counts them as it
+fetches, RedisBudget.add_bytes) -> 0, or 1/2 for the limit."""
 
 ACQUIRE = """
 local t = redis.call('TIME')
