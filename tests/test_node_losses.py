@@ -335,14 +335,20 @@ async def test_a_crawl_whose_last_node_is_killed_building_the_mirror_is_finished
         await site.close()
 
 
-async def test_a_sitemap_whose_reading_fails_gets_a_failed_row(tmp_path, redis_url, run_crawl, monkeypatch):
-    """A defect of the sitemap reader left the sitemap without a manifest row: claimed by its
-    node and never recorded, by it or any other."""
+@pytest.mark.parametrize(
+    "defective",
+    ["archiver.crawling.sitemap_stage.read_sitemap", "archiver.crawling.discovery.Discovery.found"],
+)
+async def test_a_sitemap_whose_reading_fails_gets_a_failed_row(
+    tmp_path, redis_url, run_crawl, monkeypatch, defective
+):
+    """A defect in reading a sitemap (parsing it, judging its URLs) left the sitemap without a
+    manifest row: claimed by its node and never recorded, by it or any other."""
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("reader defect")
 
-    monkeypatch.setattr("archiver.crawling.sitemap_stage.read_sitemap", broken)
+    monkeypatch.setattr(defective, broken)
     site = TreeSite(3, sitemap=("/only-in-sitemap",))
     await site.start()
     try:

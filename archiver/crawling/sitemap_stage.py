@@ -141,8 +141,10 @@ class SitemapStage:
             await self._fetch.keep(answer)
             return ()
         try:
-            sitemap = await asyncio.to_thread(self._parse, answer)
-        except Exception as exc:  # a defect of the reader: the sitemap gets its row all the same
+            met, children, queue = await self._use(answer, level)
+        except self._crawler.frontier.lost:
+            raise
+        except Exception as exc:  # a defect of its own: the sitemap gets its row all the same
             log.exception("sitemap %s could not be read", answer.url)
             if answer.row is not None:
                 reason = f"cannot read the sitemap: {type(exc).__name__}: {exc}"
@@ -151,6 +153,17 @@ class SitemapStage:
                 )
             await self._fetch.keep(answer)
             return ()
+        await self._fetch.keep(answer, met)  # the rows of its pages are written before they are fetched
+        for item in queue:
+            await self._crawler.frontier.put(item)
+        return children
+
+    async def _use(
+        self, answer: Answer, level: int
+    ) -> tuple[list[ManifestRow], tuple[str, ...], list[QueueItem]]:
+        """Read the sitemap of ``answer``: the rows of the URLs it has met first, the sitemaps it
+        lists (an index), and the items of its pages to queue once its row is written."""
+        sitemap = await asyncio.to_thread(self._parse, answer)
         if sitemap.problem:
             log.info("sitemap %s: %s", answer.url, sitemap.problem)
         if sitemap.cut:
@@ -164,17 +177,12 @@ class SitemapStage:
             if level >= self.limits.max_nesting:
                 log.info("sitemap index %s nests deeper than %d levels", answer.url, self.limits.max_nesting)
                 skipped = [self._skipped_row(child, answer.url) for child in sitemap.urls]
-                await self._fetch.keep(answer, [row for row in skipped if row is not None])
-                return ()
-            await self._fetch.keep(answer)
-            return sitemap.urls
+                return [row for row in skipped if row is not None], (), []
+            return [], sitemap.urls, []
         met, queue = await self._crawler.discovery.found(
             sitemap.urls, found_by=FOUND_BY_SITEMAP, parent=answer.url, depth=SITEMAP_DEPTH
         )
-        await self._fetch.keep(answer, met)  # their rows are written before they are fetched
-        for item in queue:
-            await self._crawler.frontier.put(item)
-        return ()
+        return met, (), queue
 
     def _parse(self, answer: Answer) -> Sitemap:
         assert answer.capture is not None
