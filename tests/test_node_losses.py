@@ -391,3 +391,36 @@ async def test_a_node_killed_takes_none_of_the_bytes_it_stored_out_of_the_byte_b
         assert int(await redis_client.hget("archiver:bytes:budget", "bytes")) == stored
     finally:
         await site.close()
+
+
+async def test_a_node_waits_for_the_merge_and_takes_it_over_when_the_merging_node_is_killed(
+    tmp_path, redis_url
+):
+    """The first node out of a finished crawl left at once, the last one merging: killed while it
+    built the mirror, nothing finished the crawl until a node was started again. A node now stays
+    until the parts are merged, and takes the merge over once the merging node is lost."""
+    from archiver.mirror.build import BUILD_FOLDER
+    from archiver.store.snapshot import LOCK_NAME
+
+    site = TreeSite(300)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = quick_args(site, output, redis_url, "takeover")
+        nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
+
+        async def building() -> bool:
+            return (output / BUILD_FOLDER).is_dir()
+
+        await until(building, seconds=120)
+        merging = int((output / LOCK_NAME).read_text().split()[1])
+        (killed,) = [node for node in nodes if node.pid == merging]
+        os.kill(killed.pid, signal.SIGKILL)
+        await finish(killed)
+        (other,) = nodes - {killed}
+        code, text = await finish(other)
+        assert code == 0, text
+        assert (output / "mirror").is_dir()
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
