@@ -5,6 +5,7 @@ finishes, each URL has one record, none is lost, and verify passes on the merged
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -421,6 +422,52 @@ async def test_a_node_waits_for_the_merge_and_takes_it_over_when_the_merging_nod
         code, text = await finish(other)
         assert code == 0, text
         assert (output / "mirror").is_dir()
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+async def test_a_node_taking_the_merge_over_waits_for_the_lock_of_a_merging_node_stopped(
+    tmp_path, redis_url, redis_client
+):
+    """A merging node stopped (SIGSTOP) past --node-timeout still holds the snapshot's lock: the
+    node that took the merge over failed on it. It now waits for the lock, then merges."""
+    from archiver.mirror.build import BUILD_FOLDER
+    from archiver.store.snapshot import LOCK_NAME
+
+    site = TreeSite(100)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = quick_args(site, output, redis_url, "stalled")
+        nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
+
+        async def building() -> bool:
+            return (output / BUILD_FOLDER).is_dir()
+
+        await until(building, seconds=120)
+        merging = int((output / LOCK_NAME).read_text().split()[1])
+        (stopped,) = [node for node in nodes if node.pid == merging]
+        (other,) = nodes - {stopped}
+        os.kill(stopped.pid, signal.SIGSTOP)
+        try:
+            merger = await redis_client.get("archiver:stalled:merger")
+
+            async def taken_over() -> bool:
+                return await redis_client.get("archiver:stalled:merger") != merger
+
+            await until(taken_over)
+
+            async def other_ended() -> bool:
+                return other.poll() is not None
+
+            with contextlib.suppress(AssertionError):  # it waits for the lock: still running
+                await until(other_ended, seconds=1)
+        finally:
+            os.kill(stopped.pid, signal.SIGCONT)
+        for node in (other, stopped):
+            code, text = await finish(node)
+            assert code == 0, text
         await check_snapshot(output, site)
     finally:
         await site.close()

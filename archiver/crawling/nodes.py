@@ -33,8 +33,9 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from archiver.config import CrawlConfig
 from archiver.crawling.merge import merge_nodes
@@ -55,6 +56,7 @@ from archiver.store.totals import summary
 from archiver.urls import normalize_url
 
 log = logging.getLogger("archiver")
+T = TypeVar("T")
 
 SHARED_SETTINGS = (
     "seeds",
@@ -197,7 +199,7 @@ async def _crawl_node(
         return result
     async with _merging(crawl, member):
         outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
-        result.warnings += (await asyncio.to_thread(merge_nodes, root.root))[1]
+        result.warnings += (await _unlocked(merge_nodes, root.root))[1]
         result.snapshot = root
         with Manifest.open(root.manifest_path, readonly=True) as manifest:
             result.totals = summary(manifest)
@@ -211,7 +213,7 @@ async def _crawl_node(
             if mirror:
                 from archiver.mirror.build import build_mirror
 
-                result.mirror = await asyncio.to_thread(build_mirror, root.root)
+                result.mirror = await _unlocked(build_mirror, root.root)
             # Only now: this node killed before, a node started again merges and builds the mirror.
             await call(crawl.client.set(crawl.key(FINISHED_KEY), str(root.root)))
     return result
@@ -256,6 +258,20 @@ async def _last_out(crawl: RedisCrawl, member: Membership, wait: bool) -> bool:
         await asyncio.sleep(LAST_POLL)
         answer = await crawl.run("last_out", args=[crawl.prefix, member.token, ttl])
     return True
+
+
+async def _unlocked(work: Callable[[Path], T], root: Path) -> T:
+    """``work(root)`` in a thread, once no other process holds the snapshot's lock: the merging
+    node this one took over from may hold it yet (it was stopped, or its machine too busy)."""
+    said = False
+    while True:
+        try:
+            return await asyncio.to_thread(work, root)
+        except SnapshotLocked as exc:
+            if not said:
+                log.info("%s: waiting for it", exc)
+                said = True
+            await asyncio.sleep(LAST_POLL)
 
 
 @contextlib.asynccontextmanager
