@@ -5,6 +5,7 @@ finishes, each URL has one record, none is lost, and verify passes on the merged
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ from test_crash import records_by_url
 
 from archiver.cli.exits import EXIT_STOPPED
 from archiver.store.manifest import Manifest
-from archiver.store.rows import FETCHED
+from archiver.store.rows import FAILED, FETCHED
 
 
 @pytest.fixture
@@ -330,6 +331,143 @@ async def test_a_crawl_whose_last_node_is_killed_building_the_mirror_is_finished
         await finish(node)
         code, text = await run_archiver(*args)
         assert code == 0, text
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+@pytest.mark.parametrize(
+    "defective",
+    ["archiver.crawling.sitemap_stage.read_sitemap", "archiver.crawling.discovery.Discovery.found"],
+)
+async def test_a_sitemap_whose_reading_fails_gets_a_failed_row(
+    tmp_path, redis_url, run_crawl, monkeypatch, defective
+):
+    """A defect in reading a sitemap (parsing it, judging its URLs) left the sitemap without a
+    manifest row: claimed by its node and never recorded, by it or any other."""
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("reader defect")
+
+    monkeypatch.setattr(defective, broken)
+    site = TreeSite(3, sitemap=("/only-in-sitemap",))
+    await site.start()
+    try:
+        result = await run_crawl(site.url(), frontier=redis_url, crawl_id="broken-map", node="n1")
+        row = manifest_rows(result.snapshot.root, for_crawlers=True)[site.url("/sitemap.xml")]
+    finally:
+        await site.close()
+    assert (row.outcome, row.status) == (FAILED, 200)
+    assert row.reason is not None and "reader defect" in row.reason
+
+
+async def test_a_node_killed_takes_none_of_the_bytes_it_stored_out_of_the_byte_budget(
+    tmp_path, redis_url, redis_client
+):
+    """A node sent the bytes it fetched to the crawl's --max-bytes count only with its next page:
+    killed before, the bytes it had stored were never counted, and the crawl could overshoot
+    the limit by that much. Here it stores / and /p2, and waits on /p1 (held), its last page."""
+    site = TreeSite(3)
+    arrived, _ = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "bytes", "--max-bytes", "1000000")
+        node = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        part = output / "nodes" / "n1" / "manifest.sqlite3"
+
+        async def others_stored() -> bool:
+            if not part.is_file():
+                return False
+            with Manifest.open(part, readonly=True) as manifest:
+                return len([row for row in manifest.rows(FETCHED) if not row.for_crawlers]) == 2
+
+        await until(others_stored)
+        os.kill(node.pid, signal.SIGKILL)
+        await finish(node)
+        with Manifest.open(part, readonly=True) as manifest:
+            stored = sum(row.length or 0 for row in manifest.rows(FETCHED) if not row.for_crawlers)
+        assert stored > 0
+        assert int(await redis_client.hget("archiver:bytes:budget", "bytes")) == stored
+    finally:
+        await site.close()
+
+
+async def test_a_node_waits_for_the_merge_and_takes_it_over_when_the_merging_node_is_killed(
+    tmp_path, redis_url
+):
+    """The first node out of a finished crawl left at once, the last one merging: killed while it
+    built the mirror, nothing finished the crawl until a node was started again. A node now stays
+    until the parts are merged, and takes the merge over once the merging node is lost."""
+    from archiver.mirror.build import BUILD_FOLDER
+    from archiver.store.snapshot import LOCK_NAME
+
+    site = TreeSite(300)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = quick_args(site, output, redis_url, "takeover")
+        nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
+
+        async def building() -> bool:
+            return (output / BUILD_FOLDER).is_dir()
+
+        await until(building, seconds=120)
+        merging = int((output / LOCK_NAME).read_text().split()[1])
+        (killed,) = [node for node in nodes if node.pid == merging]
+        os.kill(killed.pid, signal.SIGKILL)
+        await finish(killed)
+        (other,) = nodes - {killed}
+        code, text = await finish(other)
+        assert code == 0, text
+        assert (output / "mirror").is_dir()
+        await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+async def test_a_node_taking_the_merge_over_waits_for_the_lock_of_a_merging_node_stopped(
+    tmp_path, redis_url, redis_client
+):
+    """A merging node stopped (SIGSTOP) past --node-timeout still holds the snapshot's lock: the
+    node that took the merge over failed on it. It now waits for the lock, then merges."""
+    from archiver.mirror.build import BUILD_FOLDER
+    from archiver.store.snapshot import LOCK_NAME
+
+    site = TreeSite(100)
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = quick_args(site, output, redis_url, "stalled")
+        nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
+
+        async def building() -> bool:
+            return (output / BUILD_FOLDER).is_dir()
+
+        await until(building, seconds=120)
+        merging = int((output / LOCK_NAME).read_text().split()[1])
+        (stopped,) = [node for node in nodes if node.pid == merging]
+        (other,) = nodes - {stopped}
+        os.kill(stopped.pid, signal.SIGSTOP)
+        try:
+            merger = await redis_client.get("archiver:stalled:merger")
+
+            async def taken_over() -> bool:
+                return await redis_client.get("archiver:stalled:merger") != merger
+
+            await until(taken_over)
+
+            async def other_ended() -> bool:
+                return other.poll() is not None
+
+            with contextlib.suppress(AssertionError):  # it waits for the lock: still running
+                await until(other_ended, seconds=1)
+        finally:
+            os.kill(stopped.pid, signal.SIGCONT)
+        for node in (other, stopped):
+            code, text = await finish(node)
+            assert code == 0, text
         await check_snapshot(output, site)
     finally:
         await site.close()

@@ -23,8 +23,8 @@ class Budget(Protocol):
     async def start_page(self) -> str | None:
         """Count a page about to be fetched; the limit that refuses it (not counted), or None."""
 
-    def add_bytes(self, size: int) -> None:
-        """Count ``size`` payload bytes stored."""
+    async def add_bytes(self, size: int) -> None:
+        """Count ``size`` payload bytes fetched (before they are stored)."""
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched (a resumed crawl)."""
@@ -54,7 +54,7 @@ class LocalBudget:
             self.pages += 1
         return limit
 
-    def add_bytes(self, size: int) -> None:
+    async def add_bytes(self, size: int) -> None:
         self.bytes += size
 
     def count_done(self, pages: int, size: int) -> None:

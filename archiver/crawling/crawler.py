@@ -362,7 +362,7 @@ class Crawler:
         content_type = headers.get("content-type")
         self.stats.fetched += 1
         self.stats.bytes += capture.body_length
-        self.budget.add_bytes(capture.body_length)
+        await self.budget.add_bytes(capture.body_length)
         crawl_log.fetched(item.url, status, mime_type(content_type), capture.body_length, outcome.error)
         facts = dict(
             tries=outcome.tries,

@@ -10,9 +10,10 @@ folder holds::
     manifest.sqlite3, indexes/  the whole crawl, joined from the parts (crawling/merge.py)
 
 A node locks its own part, never the folder, so nodes on one machine share the
-folder; the last node to leave merges the parts (and the command line then builds
-the mirror). Every name is unique to its node, so folders from several machines
-join by copying them together, then ``archiver merge``.
+folder; the last node to leave merges the parts and builds the mirror, while the
+others of a finished crawl wait, and take it over if it is lost meanwhile. Every name
+is unique to its node, so folders from several machines join by copying them
+together, then ``archiver merge``.
 
 A node heartbeats in Redis every quarter of --node-timeout and reaps the nodes
 that stopped: their leased URLs go back to the queue (crawling/redis_scripts.py).
@@ -32,8 +33,9 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from archiver.config import CrawlConfig
 from archiver.crawling.merge import merge_nodes
@@ -54,6 +56,7 @@ from archiver.store.totals import summary
 from archiver.urls import normalize_url
 
 log = logging.getLogger("archiver")
+T = TypeVar("T")
 
 SHARED_SETTINGS = (
     "seeds",
@@ -194,22 +197,25 @@ async def _crawl_node(
     result.seeds_failed = []  # said of the whole crawl, by the node that merges it
     if not last:
         return result
-    outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
-    result.warnings += (await asyncio.to_thread(merge_nodes, root.root))[1]
-    result.snapshot = root
-    with Manifest.open(root.manifest_path, readonly=True) as manifest:
-        result.totals = summary(manifest)
-        failed = [
-            (seed, seed_failure(seed, end, manifest)) for seed, end in manifest.seed_ends() if seed in seeds
-        ]
-    result.seeds_failed = [(seed, why) for seed, why in failed if why is not None]
-    if outstanding == 0 and not result.interrupted:
-        if mirror:
-            from archiver.mirror.build import build_mirror
+    async with _merging(crawl, member):
+        outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
+        result.warnings += (await _unlocked(merge_nodes, root.root))[1]
+        result.snapshot = root
+        with Manifest.open(root.manifest_path, readonly=True) as manifest:
+            result.totals = summary(manifest)
+            failed = [
+                (seed, seed_failure(seed, end, manifest))
+                for seed, end in manifest.seed_ends()
+                if seed in seeds
+            ]
+        result.seeds_failed = [(seed, why) for seed, why in failed if why is not None]
+        if outstanding == 0 and not result.interrupted:
+            if mirror:
+                from archiver.mirror.build import build_mirror
 
-            result.mirror = await asyncio.to_thread(build_mirror, root.root)
-        # Only now: this node killed before, a node started again merges and builds the mirror.
-        await call(crawl.client.set(crawl.key(FINISHED_KEY), str(root.root)))
+                result.mirror = await _unlocked(build_mirror, root.root)
+            # Only now: this node killed before, a node started again merges and builds the mirror.
+            await call(crawl.client.set(crawl.key(FINISHED_KEY), str(root.root)))
     return result
 
 
@@ -228,29 +234,69 @@ def _halt_on(stop: asyncio.Future[str] | None) -> asyncio.Future[str]:
 
 
 async def _last_out(crawl: RedisCrawl, member: Membership, wait: bool) -> bool:
-    """Leave the crawl; True if this node is the last one out, which merges the parts.
+    """Leave the crawl; True if this node is the one to merge the parts: the last one out, or
+    one that takes the merge over from a merging node lost.
 
-    With ``wait`` (the crawl is done), the nodes left that are silent (killed less than
-    --node-timeout ago) are waited for until their time runs out and they are reaped;
-    once one of those left is seen alive (its heartbeat's time goes up), it is the one
-    to merge when it leaves. A node stopped leaves at once.
+    With ``wait`` (the crawl is done), the node stays until the parts are merged: the nodes
+    left are waited for (those silent, killed less than --node-timeout ago, until their time
+    runs out and they are reaped), then the node merging them, as long as it lives; lost, this
+    node takes the merge over. So a crawl done is merged while one of its nodes runs. A node
+    stopped leaves at once.
     """
-    answer = await crawl.run("leave", args=[crawl.prefix, member.node, member.token])
-    before: dict[str, int] = {}
-    while not int(answer[0]):
-        left = {name.decode(): int(ms) for name, ms in zip(answer[1::2], answer[2::2], strict=True)}
-        alive = [name for name, ms in left.items() if ms > before.get(name, ms)]
-        if not left or alive or not wait:
+    ttl = round(member.timeout * 1000)
+    answer = await crawl.run("leave", args=[crawl.prefix, member.node, member.token, ttl])
+    said = False
+    while int(answer[0]) != 1:
+        left = [name.decode() for name in answer[1::2]]
+        if int(answer[0]) == 2 or not wait:
             log.info("crawl node %s leaves; %d other node(s) still running", member.node, len(left))
             return False
-        if not before:
-            log.info(
-                "crawl node %s waits for the silent node(s) %s to time out", member.node, ", ".join(left)
-            )
-        before = left
+        if not said:
+            waited = f"node(s) {', '.join(left)} to leave" if left else "the parts to be merged"
+            log.info("crawl node %s waits for %s", member.node, waited)
+            said = True
         await asyncio.sleep(LAST_POLL)
-        answer = await crawl.run("last_out", args=[crawl.prefix])
+        answer = await crawl.run("last_out", args=[crawl.prefix, member.token, ttl])
     return True
+
+
+async def _unlocked(work: Callable[[Path], T], root: Path) -> T:
+    """``work(root)`` in a thread, once no other process holds the snapshot's lock: the merging
+    node this one took over from may hold it yet (it was stopped, or its machine too busy)."""
+    said = False
+    while True:
+        try:
+            return await asyncio.to_thread(work, root)
+        except SnapshotLocked as exc:
+            if not said:
+                log.info("%s: waiting for it", exc)
+                said = True
+            await asyncio.sleep(LAST_POLL)
+
+
+@contextlib.asynccontextmanager
+async def _merging(crawl: RedisCrawl, member: Membership) -> AsyncIterator[None]:
+    """While this node merges the parts and builds the mirror, tell the nodes waiting that it
+    lives (every quarter of --node-timeout); once done, that the parts are merged. Lost
+    meanwhile, its time runs out and a node waiting takes the merge over."""
+    ttl = round(member.timeout * 1000)
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(member.timeout / 4)
+            try:
+                await crawl.run("merging", ("merger",), [member.token, ttl])
+            except Exception as exc:  # Redis away for a moment: the next beat tries again
+                log.warning("cannot reach the crawl's Redis: %s", exc)
+
+    renewing = asyncio.create_task(renew())
+    try:
+        yield
+    finally:
+        renewing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renewing
+    await crawl.run("merging", ("merger",), [member.token, ""])
 
 
 async def _agree(crawl: RedisCrawl, config: CrawlConfig) -> None:

@@ -2,13 +2,17 @@
 
 Each page a node starts is counted in Redis by one script that refuses it
 once a limit is reached, so the nodes together start at most --max-pages
-pages. Bytes stored are sent along with the next page's count: like a crawl
-of one process, the byte limit stops the crawl after the pages in flight.
+pages. With --max-bytes, a page's bytes are counted in Redis as soon as it is
+fetched, before its outcome can be stored: a node lost takes none of the bytes
+it stored with it, so the nodes together never overshoot the limit by more than
+a crawl of one process does (the pages in flight when it is reached). A page a
+lost node fetched and did not store is fetched again, and its bytes counted
+twice: the crawl may stop that much short of the limit, never past it.
 """
 
 from __future__ import annotations
 
-from archiver.crawling.redis_state import RedisCrawl
+from archiver.crawling.redis_state import RedisCrawl, call
 from archiver.scope import BYTE_LIMIT, PAGE_LIMIT
 
 
@@ -19,7 +23,6 @@ class RedisBudget:
         self._crawl = crawl
         self._max_pages = -1 if max_pages is None else max_pages
         self._max_bytes = -1 if max_bytes is None else max_bytes
-        self._unsent = 0
         self._reached: str | None = None
 
     def exhausted(self) -> str | None:
@@ -30,19 +33,15 @@ class RedisBudget:
         """Count a page in Redis unless a limit of the whole crawl is reached (then say which)."""
         if self._max_pages < 0 and self._max_bytes < 0:
             return None
-        unsent, self._unsent = self._unsent, 0
-        try:
-            answer = int(
-                await self._crawl.run("start_page", ("budget",), [self._max_pages, self._max_bytes, unsent])
-            )
-        except BaseException:
-            self._unsent += unsent
-            raise
+        answer = int(await self._crawl.run("start_page", ("budget",), [self._max_pages, self._max_bytes, 0]))
         self._reached = {0: None, 1: PAGE_LIMIT, 2: BYTE_LIMIT}[answer]
         return self._reached
 
-    def add_bytes(self, size: int) -> None:
-        self._unsent += size
+    async def add_bytes(self, size: int) -> None:
+        """Count ``size`` bytes fetched in Redis at once (with --max-bytes only): sent later, they
+        would be lost with this node if it were lost meanwhile."""
+        if self._max_bytes >= 0 and size:
+            await call(self._crawl.client.hincrby(self._crawl.key("budget"), "bytes", size))
 
     def count_done(self, pages: int, size: int) -> None:
         """Nothing to do: what earlier runs did is counted in Redis already."""

@@ -34,6 +34,7 @@ local GIVEN_UP = '"""
     + GIVEN_UP
     + """'
 local DEPTH = 4294967296
+local MERGED = 'merged'
 local function now()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -109,17 +110,24 @@ local function reap(prefix)
   end
   return out
 end
-local function last_out(prefix)
-  -- Reap the nodes gone silent; {1} if no node is left and the caller is the one to merge,
-  -- else {0, node, milliseconds its heartbeat has left, ...} of the nodes left.
+local function last_out(prefix, token, ttl)
+  -- Reap the nodes gone silent; {1} if no node is left and the caller is the one to merge
+  -- (the merger key holds its token for TTL ms, renewed while it merges: see MERGING), {2} if
+  -- the parts are merged, else {0, node, milliseconds its heartbeat has left, ...} of the
+  -- nodes left (none: another merges them, and is alive).
   reap(prefix)
   local out = {0}
   for _, node in ipairs(redis.call('HKEYS', prefix .. 'nodes')) do
     out[#out + 1] = node
     out[#out + 1] = redis.call('PTTL', prefix .. 'node:' .. node)
   end
-  if #out == 1 and redis.call('SET', prefix .. 'merger', '1', 'NX') then
-    return {1}
+  if #out == 1 then
+    if redis.call('SET', prefix .. 'merger', token, 'NX', 'PX', ttl) then
+      return {1}
+    end
+    if redis.call('GET', prefix .. 'merger') == MERGED then
+      return {2}
+    end
   end
   return out
 end
@@ -294,19 +302,33 @@ if is_member(prefix, node, ARGV[3]) then
   redis.call('HDEL', prefix .. 'nodes', node)
 end
 redis.call('HDEL', prefix .. 'status', node)
-return last_out(prefix)
+return last_out(prefix, ARGV[3], ARGV[4])
 """
 )
-"""ARGV prefix, node, token -> as LAST_OUT, once the node is out of the crawl."""
+"""ARGV prefix, node, token, ttl ms -> as LAST_OUT, once the node is out of the crawl."""
 
 LAST_OUT = (
     _HEAD
     + """
-return last_out(ARGV[1])
+return last_out(ARGV[1], ARGV[2], ARGV[3])
 """
 )
-"""ARGV prefix -> {1} if no node is left and the caller merges the parts (one caller gets it),
-else {0, node, milliseconds its heartbeat has left, ...}, once the silent nodes are reaped."""
+"""ARGV prefix, token, ttl ms -> {1} if no node is left and the caller merges the parts (one
+caller gets it: the merger key holds its token for ttl ms), {2} if they are merged, else {0,
+node, milliseconds its heartbeat has left, ...} (no node: another merges, alive), once the
+silent nodes are reaped."""
+
+MERGING = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then
+  redis.call('SET', KEYS[1], 'merged')
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+return 1
+"""
+"""KEYS merger; ARGV token, ttl ms, or '' once the parts are merged (and the mirror built) -> 1,
+or 0 if the merge is no longer this node's (silent past ttl, another took it over)."""
 
 OUTSTANDING = """
 local prefix = ARGV[1]
@@ -401,7 +423,8 @@ if tonumber(ARGV[2]) >= 0 and bytes >= tonumber(ARGV[2]) then return 2 end
 redis.call('HINCRBY', KEYS[1], 'pages', 1)
 return 0
 """
-"""KEYS budget; ARGV max pages, max bytes (-1: none), bytes stored since -> 0, or 1/2 for the limit."""
+"""KEYS budget; ARGV max pages, max bytes (-1: none), bytes to add (0: a node counts them as it
+fetches, RedisBudget.add_bytes) -> 0, or 1/2 for the limit."""
 
 ACQUIRE = """
 local t = redis.call('TIME')
@@ -440,6 +463,7 @@ SCRIPTS = {
     "heartbeat": HEARTBEAT,
     "leave": LEAVE,
     "last_out": LAST_OUT,
+    "merging": MERGING,
     "outstanding": OUTSTANDING,
     "start_page": START_PAGE,
     "acquire": ACQUIRE,

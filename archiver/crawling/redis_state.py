@@ -14,7 +14,9 @@ Every key of crawl ``NAME`` starts with ``archiver:NAME:``::
     orphans         hash of such URLs whose node was given up, by digest: the parts to look in
     nodes           hash of the nodes' tokens, by name; node:NODE their heartbeat (expires
                     after --node-timeout; a node is a member while its token is in ``nodes``)
-    merger          set by the node that merges the parts once no node is left
+    merger          the token of the node that merges the parts once no node is left (expires
+                    after --node-timeout unless renewed: then a node waiting takes the merge
+                    over), ``merged`` once they are merged
     meta            hash of counters (arrival order, lease numbers)
     budget          hash: pages started and bytes stored, for --max-pages and --max-bytes
     slots:HOST, next:HOST, robots, robots-lock:HOST   politeness shared by every node (redis_politeness.py)

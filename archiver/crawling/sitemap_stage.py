@@ -20,6 +20,7 @@ reads them again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import deque
 from collections.abc import Iterable
@@ -30,7 +31,7 @@ from archiver.crawling.politeness import Politeness
 from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
 from archiver.errors import WriteError
 from archiver.sitemaps import Sitemap, SitemapLimits, read_sitemap
-from archiver.store.rows import SKIPPED, ManifestRow
+from archiver.store.rows import FAILED, SKIPPED, ManifestRow
 from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")
@@ -139,6 +140,29 @@ class SitemapStage:
         if not answer.ok:
             await self._fetch.keep(answer)
             return ()
+        try:
+            met, children, queue = await self._use(answer, level)
+        except self._crawler.frontier.lost:
+            raise
+        except Exception as exc:  # a defect of its own: the sitemap gets its row all the same
+            log.exception("sitemap %s could not be read", answer.url)
+            if answer.row is not None:
+                reason = f"cannot read the sitemap: {type(exc).__name__}: {exc}"
+                answer = dataclasses.replace(
+                    answer, row=dataclasses.replace(answer.row, outcome=FAILED, reason=reason)
+                )
+            await self._fetch.keep(answer)
+            return ()
+        await self._fetch.keep(answer, met)  # the rows of its pages are written before they are fetched
+        for item in queue:
+            await self._crawler.frontier.put(item)
+        return children
+
+    async def _use(
+        self, answer: Answer, level: int
+    ) -> tuple[list[ManifestRow], tuple[str, ...], list[QueueItem]]:
+        """Read the sitemap of ``answer``: the rows of the URLs it has met first, the sitemaps it
+        lists (an index), and the items of its pages to queue once its row is written."""
         sitemap = await asyncio.to_thread(self._parse, answer)
         if sitemap.problem:
             log.info("sitemap %s: %s", answer.url, sitemap.problem)
@@ -153,17 +177,12 @@ class SitemapStage:
             if level >= self.limits.max_nesting:
                 log.info("sitemap index %s nests deeper than %d levels", answer.url, self.limits.max_nesting)
                 skipped = [self._skipped_row(child, answer.url) for child in sitemap.urls]
-                await self._fetch.keep(answer, [row for row in skipped if row is not None])
-                return ()
-            await self._fetch.keep(answer)
-            return sitemap.urls
+                return [row for row in skipped if row is not None], (), []
+            return [], sitemap.urls, []
         met, queue = await self._crawler.discovery.found(
             sitemap.urls, found_by=FOUND_BY_SITEMAP, parent=answer.url, depth=SITEMAP_DEPTH
         )
-        await self._fetch.keep(answer, met)  # their rows are written before they are fetched
-        for item in queue:
-            await self._crawler.frontier.put(item)
-        return ()
+        return met, (), queue
 
     def _parse(self, answer: Answer) -> Sitemap:
         assert answer.capture is not None
