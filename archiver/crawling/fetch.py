@@ -444,7 +444,7 @@ class Fetcher:
             payload_digest=sha1_digest(received.hasher),
             ip_address=received.ip,
             truncated=received.truncated,
-        )
+        ).sniffed_type()
 
     async def _read_body(
         self, response: aiohttp.ClientResponse, body: IO[bytes], received: _Received, limit: int
