@@ -366,3 +366,25 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
     assert 'href="empty.html"' in home and 'href="png.png"' in home
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_an_unasked_upgrade_is_a_failed_fetch(run_crawl):
+    async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> None:
+        if request.path == "/upgrade":  # to a plain GET: past it the connection is no longer HTTP
+            writer.write(
+                b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+            )
+            writer.write(b"\x81\x05hello")
+            return
+        body = b'<a href="/upgrade">u</a>'
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+        )
+
+    server = await RawServer(handler).start()
+    seed, upgrade = server.url("/"), server.url("/upgrade")
+    result = await run_crawl(seed, max_tries=1, timeout=5.0)
+    await server.close()
+    row = manifest_rows(result.snapshot.root)[upgrade]
+    assert row.outcome == "failed" and row.status is None and row.local_path is None
+    assert "101 Switching Protocols to a request that asked for no upgrade" in (row.reason or "")
