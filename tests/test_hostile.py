@@ -366,6 +366,8 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
     assert 'href="empty.html"' in home and 'href="png.png"' in home
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+    parsed = [row for row in rows.values() if row.content_type == "text/html" and row.status == 200]
+    assert report.stats["pages parsed"] == len(parsed) == 9, "verify reads the sniffed pages too"
 
 
 async def test_an_unasked_upgrade_is_a_failed_fetch(run_crawl):
