@@ -15,6 +15,7 @@ from aiohttp import web
 from conftest import in_linear_time, manifest_rows
 from raw_server import RawRequest, RawServer
 
+from archiver.export.pages import snapshot_pages
 from archiver.mirror.build import build_mirror
 from archiver.store.manifest import Manifest
 from archiver.verify.verifier import verify_snapshot
@@ -368,6 +369,9 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
     assert report.ok, report.render_text(str(root))
     parsed = [row for row in rows.values() if row.content_type == "text/html" and row.status == 200]
     assert report.stats["pages parsed"] == len(parsed) == 9, "verify reads the sniffed pages too"
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        pages = [page.url for page in snapshot_pages(manifest)]
+    assert pages[0] == url("/") and url("/empty") in pages and url("/png") not in pages  # WACZ pages
 
 
 async def test_an_unasked_upgrade_is_a_failed_fetch(run_crawl):
