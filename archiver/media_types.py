@@ -220,7 +220,7 @@ _HTML_TAGS = (
 _TAG_END = b" >"
 _SIZED = b"\xff" * 4 + b"\x00" * 4
 """The mask of a 4-byte tag, then a 4-byte size (any), as RIFF and FORM files begin."""
-_SIGNATURES: tuple[tuple[bytes, bytes, str], ...] = (
+SIGNATURES: tuple[tuple[bytes, bytes, str], ...] = (
     # (pattern, mask, type): the byte patterns of MIME Sniffing's tables, in its order.
     (b"%PDF-", b"\xff" * 5, "application/pdf"),
     (b"%!PS-Adobe-", b"\xff" * 11, "application/postscript"),
@@ -280,7 +280,7 @@ def sniff_unknown(head: bytes) -> str:
             return "text/html"
     if head[start : start + 5] == b"<?xml":
         return "text/xml"
-    for pattern, mask, kind in _SIGNATURES:
+    for pattern, mask, kind in SIGNATURES:
         if _matches(head, pattern, mask):
             return kind
     if _is_mp4(head):

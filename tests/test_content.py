@@ -10,7 +10,14 @@ import pytest
 
 from archiver.content import CHUNK, Decoding, bounded_document, decode_body, decode_payload, mime_type
 from archiver.links import charset_from_content_type
-from archiver.media_types import MediaType, effective_content_type, extract_mime_type, sniff_unknown
+from archiver.media_types import (
+    SIGNATURES,
+    MediaType,
+    effective_content_type,
+    extract_mime_type,
+    sniff_unknown,
+)
+from archiver.paths import url_to_path
 
 TEXT = b"<html><body>" + b"<p>hello</p>" * 500 + b"</body></html>"
 
@@ -220,3 +227,10 @@ def test_only_an_answer_of_no_type_is_sniffed_and_nosniff_forbids_it(headers, sn
 
     assert mime_type(effective_content_type(headers, head)) == (sniffed or "")
     assert bool(read) == (sniffed == "text/html"), "the body is read only to sniff it"
+
+
+@pytest.mark.parametrize(
+    "kind", sorted({kind for _, _, kind in SIGNATURES} | {"text/html", "text/xml", "video/mp4"})
+)
+def test_each_sniffed_type_gives_its_mirror_file_an_extension(kind):
+    assert url_to_path("http://h/file", kind).startswith("h/file.")
