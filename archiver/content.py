@@ -30,6 +30,8 @@ from typing import Any, NamedTuple, Protocol
 
 import brotli
 
+from archiver.media_types import read_content_type
+
 DEFAULT_DECODE_LIMIT = 32 * 1024 * 1024
 """Decoded bytes of a document parsed for links (crawl and verify alike) or rewritten."""
 MAX_MARKUP = 200_000
@@ -54,10 +56,13 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 def mime_type(content_type: str | None) -> str:
-    """The bare MIME type of a Content-Type header value, lowercased ('' if none)."""
-    if not content_type:
-        return ""
-    return content_type.split(";", 1)[0].strip().lower()
+    """The bare MIME type of a Content-Type header value, lowercased ('' if none is valid), read
+    as browsers read it (media_types.read_content_type()).
+
+    >>> mime_type("Text/HTML; charset=utf-8"), mime_type("text/css, text/html"), mime_type("html")
+    ('text/html', 'text/html', '')
+    """
+    return read_content_type(content_type).essence
 
 
 def is_parsed(status: int | None, mime: str | None) -> bool:

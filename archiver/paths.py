@@ -86,6 +86,16 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "audio/mpeg": (".mp3",),
     "audio/ogg": (".ogg",),
     "audio/wav": (".wav",),
+    # The other types MIME Sniffing gives a body that named none (media_types.sniff_unknown()).
+    "audio/wave": (".wav",),
+    "audio/aiff": (".aiff", ".aif"),
+    "audio/basic": (".au", ".snd"),
+    "audio/midi": (".mid", ".midi"),
+    "application/ogg": (".ogg", ".ogx"),
+    "video/avi": (".avi",),
+    "application/postscript": (".ps", ".eps"),
+    "application/x-gzip": (".gz",),
+    "application/x-rar-compressed": (".rar",),
 }
 # Types a browser opening files from disk identifies by extension alone.
 FORCED_EXTENSION_TYPES = frozenset(

@@ -8,7 +8,16 @@ import zlib
 import brotli
 import pytest
 
-from archiver.content import CHUNK, Decoding, bounded_document, decode_body, decode_payload
+from archiver.content import CHUNK, Decoding, bounded_document, decode_body, decode_payload, mime_type
+from archiver.links import charset_from_content_type
+from archiver.media_types import (
+    SIGNATURES,
+    MediaType,
+    effective_content_type,
+    extract_mime_type,
+    sniff_unknown,
+)
+from archiver.paths import url_to_path
 
 TEXT = b"<html><body>" + b"<p>hello</p>" * 500 + b"</body></html>"
 
@@ -138,3 +147,90 @@ def test_exact_limit_is_not_cut() -> None:
 def test_documents_are_read_up_to_max_markup(body, mime, kept, monkeypatch) -> None:
     monkeypatch.setattr("archiver.content.MAX_MARKUP", 3)
     assert bounded_document(body, mime) == ((kept, True) if kept else (body, False))
+
+
+@pytest.mark.parametrize(
+    ("fields", "essence", "charset"),
+    [
+        (["text/html; charset=utf-8"], "text/html", "utf-8"),
+        ([' Text/HTML ;CHARSET="koi8-r"'], "text/html", "koi8-r"),
+        (["text/html; charset='koi8-r'"], "text/html", "'koi8-r'"),  # no label browsers know
+        (['text/html; charset="a\\"b"'], "text/html", 'a"b'),
+        (["text/html; charset=gbk; charset=utf-8"], "text/html", "gbk"),  # the first one counts
+        (["text/html;charset=gbk", "text/html"], "text/html", "gbk"),  # kept: same type
+        (["text/html;charset=gbk, text/html"], "text/html", "gbk"),
+        (["text/html;charset=gbk", "text/html;charset=utf-8"], "text/html", "utf-8"),
+        (["text/html;charset=gbk", "text/plain", "text/html"], "text/html", None),  # type changed
+        (["text/css", "*/*"], "text/css", None),
+        (["text/plain", "nonsense"], "text/plain", None),
+        (['text/html;x=",";charset=gbk'], "text/html", "gbk"),  # a comma in quotes splits nothing
+        ([""], "", None),
+        (["*/*"], "", None),
+        (["html"], "", None),
+        (["text/"], "", None),
+        ([], "", None),
+    ],
+)
+def test_content_type_is_read_as_fetch_extracts_a_mime_type(fields, essence, charset):
+    assert extract_mime_type(fields) == MediaType(essence, charset)
+    joined = ", ".join(fields) or None
+    assert (mime_type(joined), charset_from_content_type(joined)) == (essence, charset)
+
+
+@pytest.mark.parametrize(
+    ("head", "sniffed"),
+    [
+        (b"<!DOCTYPE html><p>", "text/html"),
+        (b"\r\n \t<HtMl>", "text/html"),
+        (b"<a href=x>", "text/html"),
+        (b"<br>", "text/html"),
+        (b"<!-- x -->", "text/html"),
+        (b"<!---->", "text/plain"),
+        (b"<abbr>", "text/plain"),  # <A is a tag only before a space or ">"
+        (b"<?xml version='1.0'?>", "text/xml"),
+        (b"%PDF-1.7", "application/pdf"),
+        (b"\x89PNG\r\n\x1a\n\0\0", "image/png"),
+        (b"GIF89a..", "image/gif"),
+        (b"\xff\xd8\xff\xe0", "image/jpeg"),
+        (b"RIFF\x10\0\0\0WEBPVP8 ", "image/webp"),
+        (b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp41isom", "video/mp4"),
+        (b"\x1f\x8b\x08\0", "application/x-gzip"),
+        (b"\xef\xbb\xbf<p>", "text/plain"),  # a byte-order mark comes before any tag
+        (b"plain words", "text/plain"),
+        (b"", "text/plain"),
+        (b"words\x00", "application/octet-stream"),
+    ],
+)
+def test_a_body_of_no_type_is_sniffed_as_browsers_sniff_it(head, sniffed):
+    assert sniff_unknown(head) == sniffed
+
+
+@pytest.mark.parametrize(
+    ("headers", "sniffed"),
+    [
+        ([], "text/html"),
+        ([("Content-Type", "")], "text/html"),
+        ([("Content-Type", "unknown/unknown")], "text/html"),
+        ([("content-type", "application/unknown")], "text/html"),
+        ([("Content-Type", "*/*")], "text/html"),
+        ([("X-Content-Type-Options", "nosniff")], None),
+        ([("Content-Type", "text/plain")], "text/plain"),  # a type the server named stands
+        ([("Content-Type", "image/png")], "image/png"),
+    ],
+)
+def test_only_an_answer_of_no_type_is_sniffed_and_nosniff_forbids_it(headers, sniffed):
+    read = []
+
+    def head() -> bytes:
+        read.append(True)
+        return b"<html>"
+
+    assert mime_type(effective_content_type(headers, head)) == (sniffed or "")
+    assert bool(read) == (sniffed == "text/html"), "the body is read only to sniff it"
+
+
+@pytest.mark.parametrize(
+    "kind", sorted({kind for _, _, kind in SIGNATURES} | {"text/html", "text/xml", "video/mp4"})
+)
+def test_each_sniffed_type_gives_its_mirror_file_an_extension(kind):
+    assert url_to_path("http://h/file", kind).startswith("h/file.")

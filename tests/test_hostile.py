@@ -13,7 +13,9 @@ import markupsafe
 import pytest
 from aiohttp import web
 from conftest import in_linear_time, manifest_rows
+from raw_server import RawRequest, RawServer
 
+from archiver.export.pages import snapshot_pages
 from archiver.mirror.build import build_mirror
 from archiver.store.manifest import Manifest
 from archiver.verify.verifier import verify_snapshot
@@ -292,3 +294,103 @@ async def test_hostile_encodings_are_mirrored_within_bounds_and_verify(name, sit
         assert b"after.html" in written[:2000]  # links kept are rewritten
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 40
+UNTYPED: dict[str, tuple[list[bytes], bytes]] = {
+    # path: (header lines, body), served byte for byte
+    "/": (
+        [],
+        b'\n <!DOCTYPE html><title>home</title><a href="/empty">e</a><a href="/unknown">u</a>'
+        b'<a href="/png">p</a><a href="/nosniff">n</a><a href="/plain">t</a>'
+        b'<a href="/two-types">2</a><a href="/quoted">q</a><a href="/kept">k</a>',
+    ),
+    "/empty": ([b"Content-Type: "], b'<!-- a comment --><a href="/after-empty">x</a>'),
+    "/unknown": (
+        [b"Content-Type: unknown/unknown", b"Content-Encoding: gzip"],
+        gzip.compress(b'<P>gzip<a href="/after-unknown">x</a>'),
+    ),
+    "/png": ([], PNG),
+    "/nosniff": ([b"X-Content-Type-Options: nosniff"], b'<html><a href="/not-sniffed">x</a>'),
+    "/plain": ([b"Content-Type: text/plain"], b'<html><a href="/plain-text">x</a>'),
+    "/two-types": ([b"Content-Type: text/plain", b"Content-Type: text/html"], b'<a href="/after-two">x</a>'),
+    # Browsers know no charset 'koi8-r' (quotes and all): the page is read as windows-1252.
+    "/quoted": ([b"Content-Type: text/html; charset='koi8-r'"], b"<title>\xc1\xc2</title>"),
+    # The charset of an earlier field holds while the type stays the same.
+    "/kept": (
+        [b"Content-Type: text/html; charset=koi8-r", b"Content-Type: text/html"],
+        b"<title>\xc1\xc2</title>",
+    ),
+}
+
+
+async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
+    async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> None:
+        lines, body = UNTYPED.get(request.path, ([b"Content-Type: text/html"], b"<title>end</title>"))
+        head = b"\r\n".join(
+            [b"HTTP/1.1 200 OK", b"Connection: close", *lines, b"Content-Length: %d" % len(body)]
+        )
+        writer.write(head + b"\r\n\r\n" + body)
+
+    server = await RawServer(handler).start()
+    base = server.url("")
+
+    def url(path: str) -> str:
+        return base + path
+
+    result = await run_crawl(url("/"), max_tries=1, timeout=5.0)
+    await server.close()
+    root = result.snapshot.root
+    rows = manifest_rows(root)
+    types = {path: rows[url(path)].content_type for path in UNTYPED}
+    assert types == {
+        "/": "text/html",
+        "/empty": "text/html",
+        "/unknown": "text/html",
+        "/png": "image/png",
+        "/nosniff": None,
+        "/plain": "text/plain",
+        "/two-types": "text/html",
+        "/quoted": "text/html",
+        "/kept": "text/html",
+    }
+    followed = {path: url(path) in rows for path in ("/after-empty", "/after-unknown", "/after-two")}
+    assert followed == {"/after-empty": True, "/after-unknown": True, "/after-two": True}
+    assert url("/not-sniffed") not in rows and url("/plain-text") not in rows
+    assert rows[url("/quoted")].title == "ÁÂ" and rows[url("/kept")].title == "аб"
+    # The WARC keeps the answers as received; the mirror names files by what they were taken as.
+    assert not build_mirror(root).errors
+    rows = manifest_rows(root)
+    assert rows[url("/")].local_path.endswith(".html")
+    assert rows[url("/png")].local_path.endswith(".png")
+    home = (root / "mirror" / rows[url("/")].local_path).read_text()
+    assert 'href="empty.html"' in home and 'href="png.png"' in home
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    parsed = [row for row in rows.values() if row.content_type == "text/html" and row.status == 200]
+    assert report.stats["pages parsed"] == len(parsed) == 9, "verify reads the sniffed pages too"
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        pages = [page.url for page in snapshot_pages(manifest)]
+    assert pages[0] == url("/") and url("/empty") in pages and url("/png") not in pages  # WACZ pages
+
+
+async def test_an_unasked_upgrade_is_a_failed_fetch(run_crawl):
+    async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> None:
+        if request.path == "/upgrade":  # to a plain GET: past it the connection is no longer HTTP
+            writer.write(
+                b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+            )
+            writer.write(b"\x81\x05hello")
+            return
+        body = b'<a href="/upgrade">u</a>'
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+        )
+
+    server = await RawServer(handler).start()
+    seed, upgrade = server.url("/"), server.url("/upgrade")
+    result = await run_crawl(seed, max_tries=1, timeout=5.0)
+    await server.close()
+    row = manifest_rows(result.snapshot.root)[upgrade]
+    assert row.outcome == "failed" and row.status is None and row.local_path is None
+    assert "101 Switching Protocols to a request that asked for no upgrade" in (row.reason or "")

@@ -219,7 +219,7 @@ class CaptureWorkers:
         worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
         if self.judge is not None:
             self._judge(len(worker.waiting) if worker is not None else None)
-        drafts = self._drafting is not None and mime_type(capture.header("content-type")) in PARSED_TYPES
+        drafts = self._drafting is not None and mime_type(capture.content_type) in PARSED_TYPES
         if worker is None and not parse and not drafts:
             return Prepared()
         raw = capture.body.read()
@@ -276,7 +276,7 @@ class CaptureWorkers:
                     parsed = parse_document(
                         raw,
                         capture.url,
-                        capture.header("content-type"),
+                        capture.content_type,
                         capture.header("content-encoding"),
                         inspect,
                         referrer_encoding,

@@ -359,7 +359,7 @@ class Crawler:
         assert capture is not None
         status = capture.status
         headers = {name.lower(): value for name, value in capture.response_headers}
-        content_type = headers.get("content-type")
+        content_type = capture.content_type
         self.stats.fetched += 1
         self.stats.bytes += capture.body_length
         await self.budget.add_bytes(capture.body_length)

@@ -63,6 +63,10 @@ class FetchOutcome:
     remain (capture is then None); None when this outcome is final."""
 
 
+SWITCHING_PROTOCOLS = 101
+UNASKED_UPGRADE = "HTTP 101 Switching Protocols to a request that asked for no upgrade: not an HTTP answer"
+
+
 class Fetch(Protocol):
     """What the crawler needs to fetch a URL."""
 
@@ -292,6 +296,11 @@ class Fetcher:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
             return FetchOutcome(None, tries, counted(exc.why, tries))
+        if capture.status == SWITCHING_PROTOCOLS:
+            # No upgrade was asked for: past the answer the connection speaks another protocol,
+            # so there is no HTTP response to keep. Browsers fail the request; so does the crawl.
+            capture.body.close()
+            return FetchOutcome(None, tries, counted(UNASKED_UPGRADE, tries))
         status_error = f"HTTP {capture.status}" if capture.status in self._retry_on else None
         error = cut_reason(capture, self.config.timeout) or status_error
         if error is None:
@@ -447,7 +456,7 @@ class Fetcher:
             payload_digest=sha1_digest(received.hasher),
             ip_address=received.ip,
             truncated=received.truncated,
-        )
+        ).sniffed_type()
 
     async def _read_body(
         self, response: aiohttp.ClientResponse, body: IO[bytes], received: _Received, limit: int

@@ -75,7 +75,7 @@ class Drafting:
     def draft(self, raw: bytes, capture: Capture, referrer_encoding: str | None = None) -> Draft | None:
         """The mirror draft of an HTML, CSS or SVG capture (None if it is none of them, or fails);
         ``referrer_encoding``: see parse_document()."""
-        content_type = capture.header("content-type")
+        content_type = capture.content_type
         if mime_type(content_type) not in PARSED_TYPES:
             return None
         return self._draft(raw, capture, content_type, referrer_encoding)
@@ -120,7 +120,7 @@ def prepare_capture(
         parsed = parse_document(
             raw,
             capture.url,
-            capture.header("content-type"),
+            capture.content_type,
             capture.header("content-encoding"),
             inspect,
             referrer_encoding,

@@ -106,7 +106,7 @@ class RecordedFetch:
                 row,
                 tries=outcome.tries,
                 status=capture.status,
-                content_type=mime_type(capture.header("content-type")) or None,
+                content_type=mime_type(capture.content_type) or None,
                 length=capture.body_length,
                 truncated=capture.truncated is not None,
                 outcome=FAILED if outcome.error else FETCHED,
@@ -168,9 +168,7 @@ class RecordedFetch:
                 crawl_log.failed(url, outcome.tries, outcome.error)
             else:
                 length = capture.body_length
-                crawl_log.fetched(
-                    url, capture.status, mime_type(capture.header("content-type")), length, outcome.error
-                )
+                crawl_log.fetched(url, capture.status, mime_type(capture.content_type), length, outcome.error)
             if outcome.retry_in is None:
                 return outcome
             tries = outcome.tries

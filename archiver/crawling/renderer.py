@@ -45,6 +45,7 @@ from archiver.crawling.writer import RenderNote
 from archiver.errors import PageHung
 from archiver.findings import Hint, findings
 from archiver.links import LINK
+from archiver.media_types import content_type_field
 from archiver.request_headers import Negotiation
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.store.snapshot import Snapshot
@@ -267,7 +268,7 @@ class Renderer:
             if found is not None and job.trial and found.mime == "text/css":
                 # What the page's stylesheets link to is static too: not a gain of rendering. Each
                 # is read as the crawl reads it: in its own charset, else in its page's encoding.
-                content_type = next((v for k, v in found.headers if k.lower() == "content-type"), None)
+                content_type = content_type_field(found.headers)
                 css_links = findings(
                     found.body, asked, "text/css", content_type, referrer_encoding=pages.encoding_of(url)
                 )[2]

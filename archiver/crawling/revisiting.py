@@ -134,7 +134,8 @@ class Revisiting:
             not_modified=NotModified(
                 answer.status_line, answer.response_headers, original.url, original.date
             ),
-        )
+            sniffed=None,
+        ).sniffed_type()
 
 
 def names_another_version(answer: list[tuple[str, str]], stored: list[tuple[str, str]]) -> bool:

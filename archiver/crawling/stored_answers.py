@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from archiver.content import decode_body, mime_type
 from archiver.errors import WarcDamage
+from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
@@ -74,7 +75,7 @@ def _answer(record: object, headers: object, own_id: str | None) -> Answer | Non
         for name, value in pairs
         if name != TRANSFER_ENCODING_RENAMED and name.lower() not in dropped
     ]
-    content_type = next((v for k, v in pairs if k.lower() == "content-type"), None)
+    content_type = content_type_field(pairs)
     return Answer(
         status=whole_number(status_line) or 200,
         headers=kept,

@@ -29,6 +29,7 @@ from archiver.content import (
     mime_type,
 )
 from archiver.links import charset_from_content_type
+from archiver.media_types import as_taken, content_type_field
 from archiver.mirror.linker import Memo, Resolver
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
@@ -256,7 +257,9 @@ class RecordFiles:
                 self.stats.count(row.content_type, linked)
                 return
         stored, own_headers = payload_record(self.manifest, self.records, row, self.previous)
-        content_type = own_headers.get_header("Content-Type") if own_headers else None
+        content_type = as_taken(
+            content_type_field(own_headers.headers) if own_headers else None, row.content_type
+        )
         # A revisit's own headers say how its (identical, still encoded) payload was encoded.
         encoding = own_headers.get_header("Content-Encoding") if own_headers else None
         chunks = chunks_of(stored.raw_stream)

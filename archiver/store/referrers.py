@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
 from archiver.findings import document_encoding
+from archiver.media_types import content_type_field
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import FETCHED, ManifestRow
@@ -70,7 +71,7 @@ def stored_body(
         return None
     try:
         stored, own_headers = payload_record(manifest, records, row, previous)
-        content_type = own_headers.get_header("Content-Type") if own_headers else None
+        content_type = content_type_field(own_headers.headers) if own_headers else None
         coding = own_headers.get_header("Content-Encoding") if own_headers else None
         return decode_stream(stored.raw_stream, coding).body, content_type
     except Exception:  # noqa: BLE001 - a damaged record is reported where it is read for itself

@@ -28,6 +28,7 @@ from archiver.content import (
 from archiver.errors import WarcDamage
 from archiver.findings import extract
 from archiver.links import REQUISITE
+from archiver.media_types import UNKNOWN_TYPES, as_taken, content_type_field
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest, seed_failure
@@ -86,8 +87,9 @@ class LinkCheck:
 
     @staticmethod
     def wants(status: int | None, mime: str) -> bool:
-        """True for the records whose pages the crawl parsed: 2xx HTML, CSS or SVG."""
-        return is_parsed(status, mime)
+        """True for the records whose pages the crawl parsed: 2xx HTML, CSS or SVG, or of no type
+        (the crawl sniffed the body: the manifest says what it took it as)."""
+        return is_parsed(status, mime) or (is_parsed(status, "text/html") and mime in UNKNOWN_TYPES)
 
     def page(self, entry: RecordEntry, stored: bytes, http: Any) -> None:
         """Check the links of the page whose intact response record the scan just read."""
@@ -100,7 +102,7 @@ class LinkCheck:
             return
         # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
         body = decode_payload(stored, http.get_header("Content-Encoding"))
-        _check_links(row, body, http.get_header("Content-Type"), self.recorded, self.scope, self.report)
+        _check_links(row, body, content_type_field(http.headers), self.recorded, self.scope, self.report)
 
     def finish(self, records: Records, warc_dir: Path, deferred: set[tuple[str, int]]) -> None:
         """Report queued URLs, redirect chains that end nowhere, bodies cut short, a crawl that
@@ -226,6 +228,7 @@ def _check_links(
     referrer_encoding: str | None = None,
 ) -> None:
     report.stats["pages parsed"] += 1
+    content_type = as_taken(content_type, row.content_type)  # its body sniffed, where it named no type
     page = extract(body, row.url, mime_type(content_type), content_type, page_charset, referrer_encoding)
     for link in page.links:
         requisite = link.kind == REQUISITE
@@ -292,4 +295,4 @@ def _read_page(
         body = decode_stream(payload, http.get_header("Content-Encoding")).body
     except (OSError, WarcDamage, *PARSE_ERRORS):
         return None, None
-    return body, http.get_header("Content-Type")
+    return body, content_type_field(http.headers)

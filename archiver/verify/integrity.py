@@ -19,6 +19,7 @@ from warcio.statusandheaders import StatusAndHeadersParserException
 
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
+from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
 from archiver.stop_signals import obey
 from archiver.verify.earlier import EarlierRecords
@@ -198,7 +199,7 @@ class WarcScan:
         if http is None:
             return None
         status = http.get_statuscode()
-        mime = mime_type(http.get_header("Content-Type"))
+        mime = mime_type(content_type_field(http.headers))
         return [] if self._wants_page(whole_number(status), mime) else None
 
     def _give_up(self, stream: MemberStream, offset: int) -> bool:
@@ -265,7 +266,7 @@ class WarcScan:
                 date=headers.get_header("WARC-Date") or "",
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
                 status=whole_number(status),
-                mime=mime_type(http.get_header("Content-Type")) if http is not None else "",
+                mime=mime_type(content_type_field(http.headers)) if http is not None else "",
                 refers_url=(headers.get_header("WARC-Refers-To-Target-URI") or "") if revisit else None,
                 refers_date=(headers.get_header("WARC-Refers-To-Date") or "") if revisit else None,
                 truncated=truncated,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import IO
+
+from archiver.content import CHUNK, Decoding
+from archiver.media_types import SNIFF_BYTES, content_type_field, needs_sniffing, sniff_unknown
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class Capture:
     truncated: str | None = None
     """Why the body was cut short, as WARC-Truncated says it: length, time, disconnect or
     unspecified (the answer broke HTTP's framing half way)."""
+    sniffed: str | None = None
+    """The MIME type its body was sniffed as, when its Content-Type named none (sniffed())."""
     not_modified: NotModified | None = None
     """Set when the server answered 304: the status, headers and body above are then those of
     the stored response it confirmed (so the page is parsed and mirrored as usual), and the
@@ -53,6 +58,25 @@ class Capture:
     def status(self) -> int:
         """The HTTP status code."""
         return int(self.status_line.split(" ", 1)[0])
+
+    @property
+    def content_type(self) -> str | None:
+        """The Content-Type the answer is taken as: the type its body was sniffed as, else its
+        Content-Type fields as one value (media_types.effective_content_type())."""
+        return self.sniffed or content_type_field(self.response_headers)
+
+    def sniffed_type(self) -> Capture:
+        """This capture with ``sniffed`` set where its Content-Type names no type and sniffing is
+        not forbidden (its first decoded bytes say); itself otherwise, its body unread."""
+        if not needs_sniffing(self.response_headers):
+            return self
+        start = self.body.tell()
+        decoding = Decoding(
+            iter(lambda: self.body.read(CHUNK), b""), self.header("content-encoding"), SNIFF_BYTES
+        )
+        head = b"".join(decoding)
+        self.body.seek(start)
+        return replace(self, sniffed=sniff_unknown(head))
 
     def header(self, name: str) -> str | None:
         """The first response header called ``name`` (any case), or None."""

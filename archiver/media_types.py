@@ -1,0 +1,290 @@
+"""What an answer is taken as: its Content-Type read as browsers read it, or its body sniffed.
+
+Content-Type headers are read by the Fetch standard's "extract a MIME type": every
+Content-Type field, each split at commas outside quotes; the last valid type wins, with
+the charset of an earlier one only while the type stays the same; ``*/*`` counts for
+nothing. A charset in double quotes is unquoted; one in single quotes keeps them (and so
+names no encoding browsers know).
+
+An answer whose Content-Type names no type (none, an empty or invalid one,
+``unknown/unknown``, ``application/unknown``) has its body sniffed, as browsers do
+(WHATWG MIME Sniffing, "rules for identifying an unknown MIME type"), unless its
+``X-Content-Type-Options: nosniff`` forbids it. A type the server named is never
+sniffed to another.
+
+>>> extract_mime_type(["text/html;charset=gbk", "text/html", "*/*"])
+MediaType(essence='text/html', charset='gbk')
+>>> extract_mime_type(["text/html; charset='utf-8'"]).charset
+"'utf-8'"
+>>> sniff_unknown(b"  <!DOCTYPE html><title>x</title>"), sniff_unknown(b"%PDF-1.4"), sniff_unknown(b"hi")
+('text/html', 'application/pdf', 'text/plain')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import NamedTuple
+
+SNIFF_BYTES = 1445
+"""Decoded bytes of a body its type is sniffed from (the "resource header" of MIME Sniffing)."""
+UNKNOWN_TYPES = frozenset({"", "unknown/unknown", "application/unknown"})
+"""Essences that name no type: the body is sniffed (``*/*`` is dropped when the header is read)."""
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
+_QUOTED_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*\Z")
+_WHITESPACE = "\t\n\r "
+
+
+class MediaType(NamedTuple):
+    """A Content-Type as read: its essence (``type/subtype``, lowercased; '' if none) and charset."""
+
+    essence: str
+    charset: str | None
+
+
+NO_TYPE = MediaType("", None)
+
+
+def _quoted(text: str, at: int) -> tuple[str, int]:
+    """The HTTP quoted-string starting at ``text[at]`` (a '"'), unescaped, and where it ends."""
+    value: list[str] = []
+    at += 1
+    while at < len(text):
+        char = text[at]
+        if char == '"':
+            return "".join(value), at + 1
+        if char == "\\" and at + 1 < len(text):
+            at += 1
+            char = text[at]
+        value.append(char)
+        at += 1
+    return "".join(value), at
+
+
+@lru_cache(maxsize=1024)
+def parse_mime_type(value: str) -> MediaType | None:
+    """One MIME type by Fetch's "parse a MIME type" (its essence and charset); None if invalid.
+
+    >>> parse_mime_type(' Text/HTML ; Charset="utf\\\\-8" ; charset=x'), parse_mime_type("html")
+    (MediaType(essence='text/html', charset='utf-8'), None)
+    """
+    text = value.strip(_WHITESPACE)
+    slash = text.find("/")
+    if slash == -1:
+        return None
+    semicolon = text.find(";", slash)
+    kind = text[:slash]
+    subtype = text[slash + 1 : semicolon if semicolon != -1 else len(text)].rstrip(_WHITESPACE)
+    if not _TOKEN.match(kind) or not _TOKEN.match(subtype):
+        return None
+    essence = f"{kind}/{subtype}".lower()
+    charset: str | None = None
+    at = semicolon
+    while at != -1 and at < len(text) and charset is None:
+        at += 1
+        while at < len(text) and text[at] in _WHITESPACE:
+            at += 1
+        name_end = at
+        while name_end < len(text) and text[name_end] not in ";=":
+            name_end += 1
+        name = text[at:name_end].lower()
+        if name_end >= len(text):
+            break
+        if text[name_end] == ";":
+            at = name_end
+            continue
+        at = name_end + 1
+        if at < len(text) and text[at] == '"':
+            parameter, at = _quoted(text, at)
+            at = text.find(";", at)
+        else:
+            end = text.find(";", at)
+            parameter = text[at : end if end != -1 else len(text)].rstrip(_WHITESPACE)
+            at = end
+            if not parameter:
+                continue
+        if name == "charset" and _QUOTED_VALUE.match(parameter):
+            charset = parameter  # the first charset parameter counts, a later one is ignored
+    return MediaType(essence, charset)
+
+
+def header_values(value: str) -> list[str]:
+    """A header's values as Fetch's "get, decode, and split" gives them: split at commas
+    outside double quotes, each stripped."""
+    if '"' not in value:
+        return [part.strip(_WHITESPACE) for part in value.split(",")]
+    values: list[str] = []
+    start = at = 0
+    while at < len(value):
+        if value[at] == '"':
+            at = _quoted(value, at)[1]
+            continue
+        if value[at] == ",":
+            values.append(value[start:at].strip(_WHITESPACE))
+            start = at + 1
+        at += 1
+    values.append(value[start:].strip(_WHITESPACE))
+    return values
+
+
+def extract_mime_type(values: Iterable[str]) -> MediaType:
+    """Fetch's "extract a MIME type" from the values of a response's Content-Type fields (each
+    field may hold several, split at commas): NO_TYPE if none is valid."""
+    found = NO_TYPE
+    essence: str | None = None
+    charset: str | None = None
+    for field in values:
+        for value in header_values(field) if "," in field else (field,):
+            parsed = parse_mime_type(value)
+            if parsed is None or parsed.essence == "*/*":
+                continue
+            if parsed.essence != essence:
+                essence, charset = parsed.essence, parsed.charset
+            elif parsed.charset is not None:
+                charset = parsed.charset
+            found = MediaType(parsed.essence, charset)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def read_content_type(content_type: str | None) -> MediaType:
+    """The MediaType of one Content-Type value (several fields joined with commas read alike).
+
+    >>> read_content_type("text/plain, text/html;charset=latin1")
+    MediaType(essence='text/html', charset='latin1')
+    """
+    return extract_mime_type((content_type,)) if content_type else NO_TYPE
+
+
+def content_type_field(headers: Iterable[tuple[str, str]]) -> str | None:
+    """The Content-Type fields of ``headers`` as one value (joined with commas, as HTTP allows),
+    or None if there is none: what read_content_type() reads."""
+    values = [value for name, value in headers if name.lower() == "content-type"]
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else ", ".join(values)
+
+
+def nosniff(headers: Iterable[tuple[str, str]]) -> bool:
+    """Whether ``X-Content-Type-Options`` forbids sniffing (its first value is "nosniff")."""
+    for name, value in headers:
+        if name.lower() == "x-content-type-options":
+            return header_values(value)[0].lower() == "nosniff"
+    return False
+
+
+def needs_sniffing(headers: list[tuple[str, str]]) -> bool:
+    """Whether a response's type is taken from its body: its Content-Type names none, and
+    sniffing is not forbidden. Cheap: no body is read."""
+    return read_content_type(content_type_field(headers)).essence in UNKNOWN_TYPES and not nosniff(headers)
+
+
+def effective_content_type(headers: list[tuple[str, str]], head: Callable[[], bytes]) -> str | None:
+    """The Content-Type a response is taken as: the one it sent (its fields as one value),
+    else, where its type is unknown and may be sniffed, the type its body's first bytes say
+    (``head`` gives up to SNIFF_BYTES of the decoded body; called only then)."""
+    if needs_sniffing(headers):
+        return sniff_unknown(head())
+    return content_type_field(headers)
+
+
+def as_taken(content_type: str | None, recorded: str | None) -> str | None:
+    """The Content-Type a stored answer was taken as, from its header and the MIME type the
+    manifest recorded: the header, unless it names no type and the crawl sniffed one."""
+    if recorded and read_content_type(content_type).essence in UNKNOWN_TYPES:
+        return recorded
+    return content_type
+
+
+_HTML_TAGS = (
+    b"<!DOCTYPE HTML",
+    b"<HTML",
+    b"<HEAD",
+    b"<SCRIPT",
+    b"<IFRAME",
+    b"<H1",
+    b"<DIV",
+    b"<FONT",
+    b"<TABLE",
+    b"<A",
+    b"<STYLE",
+    b"<TITLE",
+    b"<B",
+    b"<BODY",
+    b"<BR",
+    b"<P",
+    b"<!--",
+)
+_TAG_END = b" >"
+_SIZED = b"\xff" * 4 + b"\x00" * 4
+"""The mask of a 4-byte tag, then a 4-byte size (any), as RIFF and FORM files begin."""
+SIGNATURES: tuple[tuple[bytes, bytes, str], ...] = (
+    # (pattern, mask, type): the byte patterns of MIME Sniffing's tables, in its order.
+    (b"%PDF-", b"\xff" * 5, "application/pdf"),
+    (b"%!PS-Adobe-", b"\xff" * 11, "application/postscript"),
+    (b"\xfe\xff", b"\xff\xff", "text/plain"),
+    (b"\xff\xfe", b"\xff\xff", "text/plain"),
+    (b"\xef\xbb\xbf", b"\xff\xff\xff", "text/plain"),
+    (b"\x00\x00\x01\x00", b"\xff" * 4, "image/x-icon"),
+    (b"\x00\x00\x02\x00", b"\xff" * 4, "image/x-icon"),
+    (b"BM", b"\xff\xff", "image/bmp"),
+    (b"GIF87a", b"\xff" * 6, "image/gif"),
+    (b"GIF89a", b"\xff" * 6, "image/gif"),
+    (b"RIFF\x00\x00\x00\x00WEBPVP", _SIZED + b"\xff" * 6, "image/webp"),
+    (b"\x89PNG\r\n\x1a\n", b"\xff" * 8, "image/png"),
+    (b"\xff\xd8\xff", b"\xff" * 3, "image/jpeg"),
+    (b"\x1aE\xdf\xa3", b"\xff" * 4, "video/webm"),
+    (b".snd", b"\xff" * 4, "audio/basic"),
+    (b"FORM\x00\x00\x00\x00AIFF", _SIZED + b"\xff" * 4, "audio/aiff"),
+    (b"ID3", b"\xff" * 3, "audio/mpeg"),
+    (b"OggS\x00", b"\xff" * 5, "application/ogg"),
+    (b"MThd\x00\x00\x00\x06", b"\xff" * 8, "audio/midi"),
+    (b"RIFF\x00\x00\x00\x00AVI ", _SIZED + b"\xff" * 4, "video/avi"),
+    (b"RIFF\x00\x00\x00\x00WAVE", _SIZED + b"\xff" * 4, "audio/wave"),
+    (b"\x1f\x8b\x08", b"\xff" * 3, "application/x-gzip"),
+    (b"PK\x03\x04", b"\xff" * 4, "application/zip"),
+    (b"Rar!\x1a\x07\x00", b"\xff" * 7, "application/x-rar-compressed"),
+)
+_BINARY = frozenset([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
+
+
+def _matches(head: bytes, pattern: bytes, mask: bytes) -> bool:
+    if len(head) < len(pattern):
+        return False
+    return all(head[i] & mask[i] == pattern[i] for i in range(len(pattern)))
+
+
+def _is_mp4(head: bytes) -> bool:
+    """MIME Sniffing's "matches the signature for MP4": an ftyp box naming an mp4 brand."""
+    if len(head) < 12:
+        return False
+    size = int.from_bytes(head[:4], "big")
+    if len(head) < size or size % 4 or head[4:8] != b"ftyp":
+        return False
+    if head[8:11] == b"mp4":
+        return True
+    return any(head[at : at + 3] == b"mp4" for at in range(16, size, 4))
+
+
+def sniff_unknown(head: bytes) -> str:
+    """The MIME type of a body whose answer named none, from its first bytes (``head``, decoded),
+    by MIME Sniffing's "rules for identifying an unknown MIME type" as browsers apply them to a
+    page (scripts may run): HTML first, then the other signatures, else text or binary."""
+    head = head[:SNIFF_BYTES]
+    start = len(head) - len(head.lstrip(b"\t\n\x0c\r "))
+    upper = head[start : start + 16].upper()
+    for tag in _HTML_TAGS:
+        if upper.startswith(tag) and len(upper) > len(tag) and upper[len(tag)] in _TAG_END:
+            return "text/html"
+    if head[start : start + 5] == b"<?xml":
+        return "text/xml"
+    for pattern, mask, kind in SIGNATURES:
+        if _matches(head, pattern, mask):
+            return kind
+    if _is_mp4(head):
+        return "video/mp4"
+    if any(byte in _BINARY for byte in head):
+        return "application/octet-stream"
+    return "text/plain"
