@@ -67,8 +67,13 @@ class Capture:
 
     def sniffed_type(self) -> Capture:
         """This capture with ``sniffed`` set where its Content-Type names no type and sniffing is
-        not forbidden (its first decoded bytes say); itself otherwise, its body unread."""
-        if not needs_sniffing(self.response_headers):
+        not forbidden (its first decoded bytes say); itself otherwise, its body unread.
+
+        A redirect a browser follows shows no body, and an empty body says nothing: neither is
+        sniffed (the type stays unknown, as cdxj-indexer indexes it)."""
+        if not needs_sniffing(self.response_headers) or (
+            300 <= self.status < 400 and self.header("location") is not None
+        ):
             return self
         start = self.body.tell()
         decoding = Decoding(
@@ -76,7 +81,7 @@ class Capture:
         )
         head = b"".join(decoding)
         self.body.seek(start)
-        return replace(self, sniffed=sniff_unknown(head))
+        return replace(self, sniffed=sniff_unknown(head)) if head else self
 
     def header(self, name: str) -> str | None:
         """The first response header called ``name`` (any case), or None."""
