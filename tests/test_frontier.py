@@ -21,7 +21,8 @@ from warcio.archiveiterator import ArchiveIterator
 from archiver.crawling import capture_workers as workers_module
 from archiver.crawling import run
 from archiver.crawling.capture_workers import CaptureWorkers
-from archiver.crawling.frontier import MemoryFrontier, QueueItem, SeenUrls, SqliteFrontier
+from archiver.crawling.frontier import QueueItem, SeenUrls
+from archiver.crawling.local_frontier import MemoryFrontier, SqliteFrontier
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.capture import Capture
 

@@ -10,7 +10,8 @@ from archiver.config import CrawlConfig
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetch, Fetcher, FetchOutcome
-from archiver.crawling.frontier import Frontier, MemoryFrontier, QueueItem
+from archiver.crawling.frontier import Frontier, QueueItem
+from archiver.crawling.local_frontier import MemoryFrontier
 from archiver.crawling.politeness import HostPolicy
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.stats import CrawlStats

@@ -37,7 +37,8 @@ from archiver.crawling.control_file import FileControlSource
 from archiver.crawling.cookies import load_cookies, saved_cookies
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
-from archiver.crawling.frontier import ROBOTS_JOB, SITEMAPS_JOB, Frontier, SqliteFrontier
+from archiver.crawling.frontier import ROBOTS_JOB, SITEMAPS_JOB, Frontier
+from archiver.crawling.local_frontier import SqliteFrontier
 from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
