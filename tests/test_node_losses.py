@@ -145,6 +145,19 @@ async def test_a_node_stopped_past_its_timeout_stops_when_continued(tmp_path, re
         await site.close()
 
 
+async def _building(output: Path) -> None:
+    """Return once the mirror of ``output`` is being built: its build folder is there. The
+    build of a few hundred pages lasts a fraction of a second, so it is looked for every
+    10 ms (``until``'s 50 ms missed it on a busy machine)."""
+    from archiver.mirror.build import BUILD_FOLDER
+
+    for _ in range(12_000):  # a hang guard of 120 s
+        if (output / BUILD_FOLDER).is_dir():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the mirror was never being built")
+
+
 async def _gone(client: Any, crawl_id: str, node: str) -> bool:
     return not await node_key(client, crawl_id, node)
 
@@ -314,7 +327,6 @@ async def test_a_crawl_whose_last_node_is_killed_building_the_mirror_is_finished
     mirror. Killed while it built it, it left a finished crawl with no mirror: a node started
     again was refused ("crawl ... is finished"). The crawl is marked finished once its mirror is
     built: a node started again merges the parts and builds the mirror."""
-    from archiver.mirror.build import BUILD_FOLDER
 
     site = TreeSite(300)
     await site.start()
@@ -323,10 +335,7 @@ async def test_a_crawl_whose_last_node_is_killed_building_the_mirror_is_finished
         args = node_args(site.url(), output, redis_url, "mirrored", "--node", "n1")
         node = archiver(*args)
 
-        async def building() -> bool:
-            return (output / BUILD_FOLDER).is_dir()
-
-        await until(building, seconds=120)
+        await _building(output)
         os.kill(node.pid, signal.SIGKILL)
         await finish(node)
         code, text = await run_archiver(*args)
@@ -400,7 +409,6 @@ async def test_a_node_waits_for_the_merge_and_takes_it_over_when_the_merging_nod
     """The first node out of a finished crawl left at once, the last one merging: killed while it
     built the mirror, nothing finished the crawl until a node was started again. A node now stays
     until the parts are merged, and takes the merge over once the merging node is lost."""
-    from archiver.mirror.build import BUILD_FOLDER
     from archiver.store.snapshot import LOCK_NAME
 
     site = TreeSite(300)
@@ -410,10 +418,7 @@ async def test_a_node_waits_for_the_merge_and_takes_it_over_when_the_merging_nod
         args = quick_args(site, output, redis_url, "takeover")
         nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
 
-        async def building() -> bool:
-            return (output / BUILD_FOLDER).is_dir()
-
-        await until(building, seconds=120)
+        await _building(output)
         merging = int((output / LOCK_NAME).read_text().split()[1])
         (killed,) = [node for node in nodes if node.pid == merging]
         os.kill(killed.pid, signal.SIGKILL)
@@ -432,20 +437,16 @@ async def test_a_node_taking_the_merge_over_waits_for_the_lock_of_a_merging_node
 ):
     """A merging node stopped (SIGSTOP) past --node-timeout still holds the snapshot's lock: the
     node that took the merge over failed on it. It now waits for the lock, then merges."""
-    from archiver.mirror.build import BUILD_FOLDER
     from archiver.store.snapshot import LOCK_NAME
 
-    site = TreeSite(100)
+    site = TreeSite(600)
     await site.start()
     try:
         output = tmp_path / "snap"
         args = quick_args(site, output, redis_url, "stalled")
         nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
 
-        async def building() -> bool:
-            return (output / BUILD_FOLDER).is_dir()
-
-        await until(building, seconds=120)
+        await _building(output)
         merging = int((output / LOCK_NAME).read_text().split()[1])
         (stopped,) = [node for node in nodes if node.pid == merging]
         (other,) = nodes - {stopped}
