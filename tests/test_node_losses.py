@@ -48,6 +48,12 @@ async def until(condition: Callable[[], Awaitable[bool]], seconds: float = 60) -
     raise AssertionError(f"still not so after {seconds} s")
 
 
+LEAVES = 1100
+"""Pages of a TreeSite(2000) fetched before a node is held between storing and releasing: past
+page 1000 they link to nothing, so a node stores them with no write to Redis (a page with links
+claims them first, a write CLIENT PAUSE holds, and its row waits for it)."""
+
+
 def quick_args(site: TreeSite, output: Path, redis_url: str, crawl_id: str) -> list[str]:
     """A crawl node's arguments: its node given up 2 s after it falls silent, 8 fetches at once."""
     return node_args(site.url(), output, redis_url, crawl_id, "--node-timeout", "2", "--concurrency", "8")
@@ -175,7 +181,7 @@ async def test_a_url_stored_by_a_node_killed_before_it_said_so_is_not_fetched_ag
         output = tmp_path / "snap"
         args = quick_args(site, output, redis_url, "window")
         nodes = {name: archiver(*args, "--node", name) for name in ("n1", "n2", "n3")}
-        await site.wait_for(400)
+        await site.wait_for(LEAVES)
         await _kill_between_store_and_release(redis_client, nodes.pop("n2"), output, "window", "n2")
         for process in nodes.values():
             code, text = await finish(process)
@@ -288,7 +294,7 @@ async def test_a_node_killed_and_started_again_under_its_name_finishes_the_crawl
         output = tmp_path / "snap"
         args = quick_args(site, output, redis_url, "again")
         first = archiver(*args, "--node", "n1")
-        await site.wait_for(400)
+        await site.wait_for(LEAVES)
         await _kill_between_store_and_release(redis_client, first, output, "again", "n1")
         await until(lambda: _gone(redis_client, "again", "n1"))
         code, text = await finish(archiver(*args, "--node", "n1"), seconds=120)
