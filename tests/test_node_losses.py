@@ -164,6 +164,20 @@ async def _building(output: Path) -> None:
     raise AssertionError("the mirror was never being built")
 
 
+async def _merging_and_other(
+    output: Path, args: list[str]
+) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
+    """Two nodes started with ``args``, once one of them builds the mirror: (that one, the other)."""
+    from archiver.store.snapshot import LOCK_NAME
+
+    nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
+    await _building(output)
+    merging = int((output / LOCK_NAME).read_text().split()[1])
+    (busy,) = [node for node in nodes if node.pid == merging]
+    (other,) = nodes - {busy}
+    return busy, other
+
+
 async def _gone(client: Any, crawl_id: str, node: str) -> bool:
     return not await node_key(client, crawl_id, node)
 
@@ -415,21 +429,14 @@ async def test_a_node_waits_for_the_merge_and_takes_it_over_when_the_merging_nod
     """The first node out of a finished crawl left at once, the last one merging: killed while it
     built the mirror, nothing finished the crawl until a node was started again. A node now stays
     until the parts are merged, and takes the merge over once the merging node is lost."""
-    from archiver.store.snapshot import LOCK_NAME
-
     site = TreeSite(300)
     await site.start()
     try:
         output = tmp_path / "snap"
         args = quick_args(site, output, redis_url, "takeover")
-        nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
-
-        await _building(output)
-        merging = int((output / LOCK_NAME).read_text().split()[1])
-        (killed,) = [node for node in nodes if node.pid == merging]
+        killed, other = await _merging_and_other(output, args)
         os.kill(killed.pid, signal.SIGKILL)
         await finish(killed)
-        (other,) = nodes - {killed}
         code, text = await finish(other)
         assert code == 0, text
         assert (output / "mirror").is_dir()
@@ -443,19 +450,12 @@ async def test_a_node_taking_the_merge_over_waits_for_the_lock_of_a_merging_node
 ):
     """A merging node stopped (SIGSTOP) past --node-timeout still holds the snapshot's lock: the
     node that took the merge over failed on it. It now waits for the lock, then merges."""
-    from archiver.store.snapshot import LOCK_NAME
-
     site = TreeSite(600)
     await site.start()
     try:
         output = tmp_path / "snap"
         args = quick_args(site, output, redis_url, "stalled")
-        nodes = {archiver(*args, "--node", name) for name in ("n1", "n2")}
-
-        await _building(output)
-        merging = int((output / LOCK_NAME).read_text().split()[1])
-        (stopped,) = [node for node in nodes if node.pid == merging]
-        (other,) = nodes - {stopped}
+        stopped, other = await _merging_and_other(output, args)
         os.kill(stopped.pid, signal.SIGSTOP)
         try:
             merger = await redis_client.get("archiver:stalled:merger")

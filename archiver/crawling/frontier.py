@@ -73,6 +73,8 @@ def guessed_item(url: str, depth: int, found_by: str, parent: str | None, max_re
         found_by=found_by,
         parent=parent,
         referrer=parent if found_by in ("link", "requisite") else None,
+        # What a page loads, it loads for itself (a stylesheet's own requisites say otherwise).
+        site_for_cookies=parent if found_by == "requisite" else None,
     )
 
 
@@ -105,7 +107,7 @@ def request_facts(item: QueueItem, max_redirects: int, due: float | None = None)
         facts["accept"] = _DESTINATIONS.get(item.negotiation) or negotiation_text(item.negotiation)
     if item.referrer_policy:
         facts["policy"] = item.referrer_policy
-    if item.site_for_cookies:
+    if item.site_for_cookies != guess.site_for_cookies:
         facts["site"] = item.site_for_cookies
     if due is not None:
         facts["due"] = round(due, 1)
@@ -132,7 +134,7 @@ def requeued(
         if accept in ACCEPT_BY_DESTINATION
         else negotiation_pairs(accept),
         referrer_policy=str(kept.get("policy", "")),
-        site_for_cookies=kept.get("site"),
+        site_for_cookies=kept.get("site", item.site_for_cookies),
     )
 
 
