@@ -47,4 +47,7 @@ python3 -m mypy archiver   # --strict, from pyproject.toml
 # One pytest process per CPU, up to 4 (each test file stays in one process: --dist loadfile);
 # most tests wait on servers, browsers and timeouts, not on the CPU.
 workers=$(python3 -c 'import os; n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(); print(max(1, min(4, n or 1)))')
-python3 -m pytest -n "$workers" --dist loadfile "$@"
+# Only the plugins the suite is written for: pytest plugins installed elsewhere on the machine
+# (pytest-benchmark refuses to start under xdist, pytest-randomly reorders) are not loaded.
+PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -p xdist.plugin -p pytest_asyncio.plugin \
+    -p pytest_aiohttp.plugin -n "$workers" --dist loadfile "$@"
