@@ -1,0 +1,4 @@
+function (keeper) {
+  const view = this.ownerDocument && this.ownerDocument.defaultView;
+  if (view && view[keeper]) view[keeper].noteRoot(this);
+}
