@@ -29,11 +29,12 @@ from archiver.links import (
     MAX_SRCDOC_DEPTH,
     PRESENTATION_URL_ATTRS,
     REQUISITE,
+    SAME_ORIGIN,
     Link,
     base_contexts,
     base_href,
     charset_from_content_type,
-    cors_request,
+    cors_mode,
     document_base,
     is_fetchable_reference,
     iter_html_references,
@@ -70,11 +71,12 @@ class Page:
     """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
 
 
-Hint = tuple[str, str, bool]
+Hint = tuple[str, str, str]
 """(referrer policy, destination, CORS mode) of the request for a link: what its element (or its
 page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
-links.request_destination()'s and links.cors_request()'s."""
-NO_HINT: Hint = ("", "", False)
+links.request_destination()'s and links.cors_mode()'s (the credentials mode of a CORS-mode
+request, '' for a no-cors one)."""
+NO_HINT: Hint = ("", "", "")
 
 
 def _collect(
@@ -127,7 +129,7 @@ def root_findings(
             else request_destination(element, attribute)
         )
         resolved = resolve_reference(value, base, contexts, encoding=None if in_css else encoding)
-        hint = (policy or page_policy, destination, cors_request(element, attribute, destination))
+        hint = (policy or page_policy, destination, cors_mode(element, attribute, destination))
         _collect(found, resolved, kind, hints, hint)
     _collect_srcdocs(found, srcdocs(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
@@ -164,10 +166,10 @@ def _streamed_findings(
     chunk, not of its tree (about ten times its size). The same parser, so the same elements,
     in the same order.
     """
-    # (value, kind, query encoding, referrer policy, destination) of each reference
-    references: list[tuple[str, str, str | None, str, str, bool]] = []
-    styled: list[tuple[str, str, str | None, str, str, bool]] = []
-    presented: list[tuple[str, str, str | None, str, str, bool]] = []
+    # (value, kind, query encoding, referrer policy, destination, CORS mode) of each reference
+    references: list[tuple[str, str, str | None, str, str, str]] = []
+    styled: list[tuple[str, str, str | None, str, str, str]] = []
+    presented: list[tuple[str, str, str | None, str, str, str]] = []
     page_policy = ""
     iframes: list[str] = []
     base: str | None = None
@@ -184,7 +186,7 @@ def _streamed_findings(
                     policy = element_policy(tag, element.attrib)
                     for ref in references_in((element,)):
                         destination = request_destination(element, ref[1])
-                        cors = cors_request(element, ref[1], destination)
+                        cors = cors_mode(element, ref[1], destination)
                         references.append((ref[4], ref[5], document_encoding, policy, destination, cors))
                     if tag == "base" and base is None:
                         href = element.get("href") or ""
@@ -202,13 +204,13 @@ def _streamed_findings(
                     in_svg += 1
                 if element.get("style") is not None:
                     styled.extend(
-                        (ref[4], ref[5], None, "", "image", False)
+                        (ref[4], ref[5], None, "", "image", "")
                         for ref in style_attribute_references((element,), ("style",))
                     )
                 # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
                 if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
                     presented.extend(
-                        (ref[4], ref[5], None, "", "image", False)
+                        (ref[4], ref[5], None, "", "image", "")
                         for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
                     )
             elif tag == "svg":
@@ -216,7 +218,7 @@ def _streamed_findings(
             elif tag == "style" and element.text:  # and now its text
                 for start, _e, value in iter_css_urls(element.text):
                     destination = css_destination(element.text, start)
-                    references.append((value, REQUISITE, None, "", destination, destination == "font"))
+                    references.append((value, REQUISITE, None, "", destination, cors_font(destination)))
             elif tag == "title":
                 text = title_text(element)
                 title = title if title is not None else text
@@ -287,13 +289,19 @@ def with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Find
     return title, base, styled, nofollow, hints
 
 
+def cors_font(destination: str) -> str:
+    """The CORS mode of a request for a URL in CSS of ``destination``: a font's is CORS-mode,
+    its credentials for the page's origin alone (links.cors_mode())."""
+    return SAME_ORIGIN if destination == "font" else ""
+
+
 def _css_findings(text: str, url: str) -> Findings:
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}
     contexts = base_contexts(url)
     for start, _end, value in iter_css_urls(text):
         destination = css_destination(text, start)
-        hint = ("", destination, destination == "font")
+        hint = ("", destination, cors_font(destination))
         _collect(found, resolve_reference(value, url, contexts), REQUISITE, hints, hint)
     return None, url, found, False, hints
 

@@ -214,37 +214,63 @@ def request_destination(element: lxml.etree._Element, attribute: str | None) -> 
 
 CORS_ELEMENTS = frozenset({"img", "script", "link", "audio", "video"})
 """Elements whose ``crossorigin`` attribute makes their request a CORS-mode one."""
+SAME_ORIGIN = "same-origin"
+"""The credentials mode of most CORS-mode requests (Fetch's): cookies go to the page's own origin."""
+INCLUDE = "include"
+"""The credentials mode of a ``crossorigin=use-credentials`` element: cookies go wherever."""
+OMIT = "omit"
+"""The credentials mode of a web app manifest's request: cookies go nowhere."""
 
 
-def cors_request(element: lxml.etree._Element, attribute: str | None, destination: str) -> bool:
-    """Whether a browser makes the request for a URL in ``attribute`` of ``element`` (None: a
-    <style>'s text) in CORS mode, sending the page's Origin: a font (``destination``, as
-    request_destination() or css_destination() gives it) always, a module script and a module
-    preload, an element with a ``crossorigin`` attribute (a <source>'s or <track>'s: its media
+def _cors_setting(element: lxml.etree._Element, default: str) -> str:
+    """The credentials mode an element's ``crossorigin`` attribute (HTML's CORS settings attribute)
+    gives: ``use-credentials`` includes them, any other value (``anonymous``, '', a typo) keeps
+    them to the page's origin; ``default`` if it has none."""
+    value = element.get("crossorigin")
+    if value is None:
+        return default
+    return INCLUDE if value.strip().lower() == "use-credentials" else SAME_ORIGIN
+
+
+def cors_mode(element: lxml.etree._Element, attribute: str | None, destination: str) -> str:
+    """The credentials mode of the request a browser makes for a URL in ``attribute`` of
+    ``element`` (None: a <style>'s text) in CORS mode, sending the page's Origin; '' for a
+    request in no-cors mode (an image, a classic script), whose credentials always go. In CORS
+    mode: a font (``destination``, as request_destination() or css_destination() gives it), a
+    module script and a module preload, a ``<link rel=preload as=fetch>`` (``same-origin``
+    unless their ``crossorigin`` says ``use-credentials``), a web app manifest (``omit``,
+    alike), an element with a ``crossorigin`` attribute (a <source>'s or <track>'s: its media
     element's).
 
-    >>> cors_request(lxml.html.fragment_fromstring('<script type=module src=m.js></script>'), "src", "script")
-    True
-    >>> cors_request(lxml.html.fragment_fromstring('<img src=a.png>'), "src", "image")
-    False
+    >>> cors_mode(lxml.html.fragment_fromstring('<script type=module src=m.js></script>'), "src", "script")
+    'same-origin'
+    >>> img = lxml.html.fragment_fromstring('<img crossorigin=use-credentials src=a.png>')
+    >>> cors_mode(img, "src", "image")
+    'include'
+    >>> cors_mode(lxml.html.fragment_fromstring('<img src=a.png>'), "src", "image")
+    ''
     """
-    if destination == "font":
-        return True
     if attribute is None or attribute in CSS_ATTRS:
-        return False
+        return SAME_ORIGIN if destination == "font" else ""
     tag = element.tag.lower() if isinstance(element.tag, str) else ""
     if tag in ("source", "track"):
         element = element.getparent()
         if element is None or not isinstance(element.tag, str):
-            return False
+            return ""
         tag = element.tag.lower()
     if tag not in CORS_ELEMENTS:
-        return False
-    if element.get("crossorigin") is not None:
-        return True
+        return SAME_ORIGIN if destination == "font" else ""
     if tag == "script":
-        return (element.get("type") or "").strip().lower() == "module"
-    return tag == "link" and "modulepreload" in (element.get("rel") or "").lower().split()
+        module = (element.get("type") or "").strip().lower() == "module"
+        return _cors_setting(element, SAME_ORIGIN if module else "")
+    if tag == "link":
+        rels = set((element.get("rel") or "").lower().split())
+        if "manifest" in rels:
+            return _cors_setting(element, OMIT)
+        preload = "preload" in rels and (element.get("as") or "").strip().lower() == "fetch"
+        if destination == "font" or "modulepreload" in rels or preload:
+            return _cors_setting(element, SAME_ORIGIN)
+    return _cors_setting(element, "")
 
 
 def iter_html_references(

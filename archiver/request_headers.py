@@ -214,23 +214,66 @@ def destination_negotiation(destination: str) -> Negotiation:
     return (("Accept", accept),) if accept else ()
 
 
-def cors_negotiation(document: str, url: str) -> Negotiation:
+def cors_negotiation(client: str, url: str) -> Negotiation:
     """The Origin a browser sends with a CORS-mode request (a font, a module script, an element
-    with a crossorigin attribute) for ``url`` made by the page ``document`` (both normalised):
-    its origin, if another than the URL's (a same-origin GET carries none, as Fetch says). A
-    server that answers such requests for the origins it allows alone refuses one without it.
+    with a crossorigin attribute) for ``url`` (normalised) made by a document of the origin
+    ``client`` (origin_of(); ``null`` once tainted): that origin, if another than the URL's (a
+    same-origin GET carries none, as Fetch says). A server that answers such requests for the
+    origins it allows alone refuses one without it.
 
-    >>> cors_negotiation("http://site.test/a", "http://cdn.test/f.woff2")
+    >>> cors_negotiation("http://site.test", "http://cdn.test/f.woff2")
     (('Origin', 'http://site.test'),)
-    >>> cors_negotiation("http://site.test/a", "http://site.test/f.woff2")
+    >>> cors_negotiation("http://site.test", "http://site.test/f.woff2")
     ()
     """
-    origin = _origin(document)
-    return (("Origin", origin),) if origin != _origin(url) else ()
+    return (("Origin", client),) if client != origin_of(url) else ()
 
 
-def _origin(url: str) -> str:
+def origin_of(url: str) -> str:
+    """The origin of a normalised URL, serialised as an Origin header gives it.
+
+    >>> origin_of("http://h:8/a?b")
+    'http://h:8'
+    """
     return url[: url.index("://") + 3] + host_of(url)
+
+
+def redirected_client(client: str, url: str, target: str) -> str:
+    """The origin a CORS-mode request of the origin ``client`` has once ``url`` redirects it to
+    ``target``: ``null`` (Fetch's tainted origin) once it went from another origin than its own
+    to a third, which it keeps; else its own. Chromium sends ``Origin: null`` from then on, and
+    its credentials (those for the same origin alone) go nowhere.
+
+    >>> redirected_client("http://a", "http://a/f", "http://b/f")
+    'http://a'
+    >>> redirected_client("http://a", "http://b/f", "http://a/f")
+    'null'
+    """
+    here = origin_of(url)
+    return "null" if here != origin_of(target) and client != here else client
+
+
+def credentialed(cors: str, client: str | None, url: str) -> bool:
+    """Whether a request for ``url`` in the CORS mode ``cors`` (links.cors_mode(): '' for no-cors
+    or a navigation) of the origin ``client`` sends cookies and keeps those its answer sets
+    (Fetch's credentials mode): same-origin ones only to their client's own origin, while it
+    was never tainted.
+
+    >>> credentialed("same-origin", "http://a", "http://a/f")
+    True
+    >>> credentialed("same-origin", "http://a", "http://b/f")
+    False
+    >>> credentialed("", None, "http://b/i.png"), credentialed("omit", "http://a", "http://a/m.json")
+    (True, False)
+    """
+    if cors in ("", "include"):
+        return True
+    return cors == "same-origin" and client == origin_of(url)
+
+
+def without_origin(pairs: Negotiation) -> Negotiation:
+    """``pairs`` without their Origin (a redirect's next hop sends its own)."""
+    return tuple((name, value) for name, value in pairs if name.lower() != "origin")
 
 
 def negotiation_text(pairs: Negotiation) -> str:

@@ -39,6 +39,8 @@ def item(n: int) -> QueueItem:
         negotiation=(("Accept", "*/*"), ("Origin", "http://h")) if n % 3 == 0 else (),
         referrer_policy="origin" if n % 3 == 1 else "",
         site_for_cookies=f"http://top/{n}" if n % 2 == 0 else None,
+        cors="same-origin" if n % 3 == 0 else "",
+        client="http://top" if n % 2 == 0 else None,
     )
 
 

@@ -120,6 +120,42 @@ def test_a_page_gives_its_links_their_referrer_policies(padding):
     assert cors == {"v.mp4", "f.woff2", "m.js"}
 
 
+@pytest.mark.parametrize(
+    ("markup", "mode"),
+    [
+        ('<img src="/x">', ""),
+        ('<img crossorigin src="/x">', "same-origin"),
+        ('<img crossorigin="Anonymous" src="/x">', "same-origin"),
+        ('<img crossorigin="bogus" src="/x">', "same-origin"),  # an invalid value: anonymous
+        ('<img crossorigin="use-credentials" src="/x">', "include"),
+        ('<video crossorigin="use-credentials"><source src="/x"></video>', "include"),
+        ('<script src="/x"></script>', ""),  # a classic script: no-cors
+        ('<script type="module" src="/x"></script>', "same-origin"),
+        ('<script type="module" crossorigin="use-credentials" src="/x"></script>', "include"),
+        ('<link rel="modulepreload" href="/x">', "same-origin"),
+        ('<link rel="preload" as="fetch" href="/x">', "same-origin"),
+        ('<link rel="preload" as="fetch" crossorigin="use-credentials" href="/x">', "include"),
+        ('<link rel="preload" as="font" href="/x">', "same-origin"),  # a font is always CORS
+        ('<link rel="preload" as="image" href="/x">', ""),
+        ('<link rel="preload" as="style" href="/x">', ""),
+        ('<link rel="preload" as="script" href="/x">', ""),
+        ('<link rel="preload" as="script" crossorigin href="/x">', "same-origin"),
+        ('<link rel="stylesheet" href="/x">', ""),
+        ('<link rel="manifest" href="/x">', "omit"),
+        ('<link rel="manifest" crossorigin="use-credentials" href="/x">', "include"),
+        ("<style>@font-face { src: url(/x) }</style>", "same-origin"),
+        ("<style>b { background: url(/x) }</style>", ""),
+    ],
+)
+def test_each_element_asks_in_the_cors_and_credentials_mode_html_gives_it(markup, mode):
+    """The CORS mode of a link's request, as its credentials mode ('' for no-cors): HTML's CORS
+    settings attribute, a module script's and a font's own, a preload's by its ``as``, a
+    manifest's. A preload as=fetch was taken for no-cors."""
+    for padding in (0, 300_000):  # parsed as a tree, and as a stream
+        body = f"<html><head>{markup}</head><body><!--{'x' * padding}--></body></html>".encode()
+        assert findings(body, "http://h/", "text/html", "text/html")[4]["http://h/x"][2] == mode
+
+
 def request_headers(root) -> dict[str, dict[str, str]]:
     """The request record's HTTP headers, by target URL."""
     found = {}

@@ -479,3 +479,72 @@ async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(
     assert manifest_rows(result.snapshot.root)[f"{cdn}/f.woff2"].status == 200
     for path in ("/s.css", "/bg.png", "/f.woff2", "/frame", "/frame.png"):
         assert seen[path][1] == {}, path  # all loaded for site.test's page: cross-site
+
+
+async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_says(
+    site, other_site, run_crawl
+):
+    """A font, a module script, a <link rel=preload as=fetch> and an element with crossorigin (or
+    crossorigin=anonymous) are CORS-mode requests whose credentials go to the page's own origin
+    alone; crossorigin=use-credentials sends them anywhere; a web app manifest's go nowhere. One
+    that sends none keeps none its answer sets. Through a redirect from another origin back to
+    the page's, the Origin is null (Fetch's tainted origin) and the credentials stay home. The
+    crawl sent the jar's cookies with every one, the page's Origin after a redirect, and asked
+    for a preload as=fetch without its Origin."""
+    seen: dict[str, tuple[str | None, dict[str, str]]] = {}
+
+    def noted(set_cookie: str | None = None):
+        async def serve(request: web.Request) -> web.Response:
+            seen[request.path] = (request.headers.get("Origin"), dict(request.cookies))
+            response = web.Response(text="<title>x</title>", content_type="text/html")
+            if set_cookie:
+                response.headers.add("Set-Cookie", set_cookie)
+            return response
+
+        return serve
+
+    async def setup(request: web.Request) -> web.Response:
+        response = web.Response(text="<title>set</title>", content_type="text/html")
+        response.headers.add("Set-Cookie", "c=1; Path=/")
+        return response
+
+    other_site.handler("/setup", setup)
+    paths = ("/f.woff2", "/m.js", "/anon.png", "/any.png", "/cred.png", "/plain.png", "/data.json")
+    for path in (*paths, "/app.webmanifest", "/landed.js", "/after"):
+        other_site.handler(path, noted("leak=1; Path=/" if path == "/anon.png" else None))
+    await other_site.start()
+    cdn = f"http://cdn.site.test:{other_site.server.port}"
+    site.handler("/", noted("w=1; Path=/"))
+    await site.start()
+    home = f"http://www.site.test:{site.server.port}"
+    site.page(
+        "/page",
+        head=(
+            f"<style>@font-face {{ src: url({cdn}/f.woff2) }} @font-face {{ src: url(/own.woff2) }}</style>"
+            f'<link rel=preload as=fetch href="{cdn}/data.json">'
+            f'<link rel=manifest href="{cdn}/app.webmanifest">'
+            '<link rel=manifest href="/own.webmanifest">'
+        ),
+        body=(
+            f'<script type=module src="{cdn}/m.js"></script><img crossorigin src="{cdn}/anon.png">'
+            f'<img crossorigin=anonymous src="{cdn}/any.png">'
+            f'<img crossorigin=use-credentials src="{cdn}/cred.png">'
+            f'<img src="{cdn}/plain.png"><img crossorigin src="{cdn}/hop.png">'
+            f'<script type=module src="/own-hop.js"></script><a href="{cdn}/after">after</a>'
+        ),
+    )
+    other_site.redirect("/hop.png", f"{home}/back.png")
+    site.redirect("/own-hop.js", f"{cdn}/landed.js")
+    for path in ("/own.woff2", "/own.webmanifest", "/back.png"):
+        site.handler(path, noted())
+    resolve = (("www.site.test", "127.0.0.1"), ("cdn.site.test", "127.0.0.1"))
+    await run_crawl(f"{cdn}/setup", f"{home}/", f"{home}/page", resolve=resolve, concurrency=1)
+    for path in ("/f.woff2", "/m.js", "/anon.png", "/any.png", "/data.json", "/app.webmanifest"):
+        assert seen[path] == (home, {}), path  # same-origin credentials, or none: not to cdn
+    assert seen["/cred.png"] == (home, {"c": "1"})
+    assert seen["/plain.png"] == (None, {"c": "1"})  # no-cors: the cookies go
+    assert seen["/own.woff2"] == (None, {"w": "1"})  # the page's own origin: they go too
+    assert seen["/own.webmanifest"] == (None, {})  # a manifest's never go
+    assert seen["/back.png"] == ("null", {})  # tainted by its hop through cdn
+    assert seen["/landed.js"] == (home, {})  # from its own origin to another: not tainted
+    assert seen["/after"][1] == {"c": "1"}  # /anon.png's answer set no cookie

@@ -428,32 +428,52 @@ async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, ru
 async def test_a_resumed_crawl_asks_for_each_url_as_the_crawl_that_met_it_would_have(
     site, run_crawl, tmp_path
 ):
-    # A page's <meta name="referrer"> and its elements' destinations chose how its links are
-    # asked for: a URL left by a page limit is asked for the same way after --resume.
-    seen: dict[str, list[tuple[str | None, str | None]]] = {}
+    # A page's <meta name="referrer"> and its elements' destinations and CORS modes chose how its
+    # links are asked for: a URL left by a page limit is asked for the same way after --resume
+    # (a crossorigin image of another origin with no cookies: the resumed crawl sent them).
+    seen: dict[str, list[tuple[str | None, ...]]] = {}
 
     async def record(request: web.Request) -> web.Response:
         seen.setdefault(request.path, []).append(
-            (request.headers.get("Referer"), request.headers.get("Accept"))
+            (
+                request.headers.get("Referer"),
+                request.headers.get("Accept"),
+                request.headers.get("Origin"),
+                request.headers.get("Cookie"),
+            )
         )
         return web.Response(text="x", content_type="text/plain")
+
+    async def setup(request: web.Request) -> web.Response:
+        response = web.Response(text="<title>set</title>", content_type="text/html")
+        # For any site's requests (127.0.0.1 and localhost are two): loopback counts as secure.
+        response.headers.add("Set-Cookie", "c=1; Path=/; SameSite=None; Secure")
+        return response
 
     site.page("/", links=["/meta"])
     meta = '<meta name="referrer" content="no-referrer"><a href="/same">s</a><img src="/pic.png">'
     site.file("/meta", meta.encode(), "text/html")
+    site.handler("/setup", setup)
+    await site.start()
+    other = f"http://localhost:{site.server.port}"
     site.file(
-        "/open", b'<a href="/wide" referrerpolicy="unsafe-url">w</a><link rel=stylesheet href="/s.css">'
+        "/open",
+        b'<a href="/wide" referrerpolicy="unsafe-url">w</a><link rel=stylesheet href="/s.css">'
+        + f'<img crossorigin src="{other}/anon.png"><img src="{other}/plain.png">'.encode(),
     )
     site.page("/more", links=["/open"])
-    for path in ("/same", "/pic.png", "/wide", "/s.css"):
+    for path in ("/same", "/pic.png", "/wide", "/s.css", "/anon.png", "/plain.png"):
         site.handler(path, record)
-    await site.start()
-    await run_crawl(site.url("/"), site.url("/more"), output=tmp_path / "straight", concurrency=1)
+    seeds = (f"{other}/setup", site.url("/"), site.url("/more"))
+    await run_crawl(*seeds, output=tmp_path / "straight", concurrency=1)
     straight, seen = seen, {}
     assert straight["/same"][0][0] is None and (straight["/pic.png"][0][1] or "").startswith("image/")
+    assert straight["/anon.png"][0][2:] == (site.url("/")[:-1], None)
+    assert straight["/plain.png"][0][2:] == (None, "c=1")
 
-    first = await run_crawl(site.url("/"), site.url("/more"), max_pages=4, concurrency=1)
+    first = await run_crawl(*seeds, max_pages=5, concurrency=1)
     assert "page limit" in first.totals["skip_reasons"]
+    assert not seen
     await run_crawl(site.url("/"), output=first.snapshot.root, resume=True, max_pages=100, concurrency=1)
     assert seen == straight
 
@@ -469,6 +489,13 @@ REDIRECTED_HOP = {
     "referrer_policy": "unsafe-url",
 }
 
+GUESSED_REQUISITE = {
+    "found_by": "requisite",
+    "requisite": True,
+    "site_for_cookies": "http://h/",
+    "client": "http://h",
+}
+
 
 @pytest.mark.parametrize(
     "changes",
@@ -478,13 +505,22 @@ REDIRECTED_HOP = {
         {"negotiation": (("Accept", "application/json"), ("X-Requested-With", "XMLHttpRequest"))},
         REDIRECTED_HOP,
         {"found_by": "seed", "parent": None, "referrer": None},
+        GUESSED_REQUISITE,
+        # A stylesheet's font: CORS-mode, for its page's origin (not the stylesheet's).
+        {**GUESSED_REQUISITE, "cors": "same-origin", "client": "http://site.test"},
+        {**REDIRECTED_HOP, "cors": "include", "client": "null"},
     ],
 )
 def test_a_queued_rows_request_facts_give_back_its_queue_item(changes):
     item = QueueItem("http://h/x", 2, 5, found_by="link", parent="http://h/", referrer="http://h/")
     item = dataclasses.replace(item, **changes)
     facts = request_facts(item, 5)
-    assert (facts is None) == (changes in ({}, {"found_by": "seed", "parent": None, "referrer": None}))
+    guessed: tuple[dict[str, object], ...] = (
+        {},
+        {"found_by": "seed", "parent": None, "referrer": None},
+        GUESSED_REQUISITE,
+    )
+    assert (facts is None) == (changes in guessed)
     assert requeued(item.url, item.depth, item.found_by, item.parent, 5, facts) == item
     # A later --max-redirects counts the hops made already.
     assert (

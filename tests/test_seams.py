@@ -38,6 +38,7 @@ class Wrapping:
         referrer_policy: str = "",
         requisite: bool = False,
         site_for_cookies: str | None = None,
+        credentials: bool = True,
     ) -> FetchOutcome:
         self.asked.append(url)
         return await self.inner.fetch(
@@ -48,6 +49,7 @@ class Wrapping:
             referrer_policy=referrer_policy,
             requisite=requisite,
             site_for_cookies=site_for_cookies,
+            credentials=credentials,
         )
 
 

@@ -75,6 +75,10 @@ class RequestContext:
     """The URL of the page that asked for it (or its origin): None for a seed."""
     navigation: bool
     """A page's link followed (or a seed), not something the page loads."""
+    credentials: bool = True
+    """Whether its credentials mode sends cookies at all (Fetch's: a CORS-mode request whose
+    credentials are for its page's origin alone, of another origin, sends none, and keeps none
+    its answer sets)."""
 
 
 _REQUEST: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
@@ -83,9 +87,10 @@ _REQUEST: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar
 
 
 @contextlib.contextmanager
-def request_context(initiator: str | None, navigation: bool) -> Iterator[None]:
-    """The cookies of the request sent inside follow SameSite for a request of ``initiator``."""
-    token = _REQUEST.set(RequestContext(initiator, navigation))
+def request_context(initiator: str | None, navigation: bool, credentials: bool = True) -> Iterator[None]:
+    """The cookies of the request sent inside follow SameSite for a request of ``initiator``; none
+    go, and none its answer sets are kept, without ``credentials``."""
+    token = _REQUEST.set(RequestContext(initiator, navigation, credentials))
     try:
         yield
     finally:
@@ -225,12 +230,15 @@ class SiteCookieJar(aiohttp.CookieJar):
         return built
 
     def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
-        """The cookies to send to ``request_url`` (SameSite obeyed for the request_context())."""
+        """The cookies to send to ``request_url`` (SameSite and credentials obeyed for the
+        request_context())."""
+        context = _REQUEST.get()
+        if context is not None and not context.credentials:
+            return BaseCookie()
         url = cookie_url(request_url)
         if url.scheme == "http" and _loopback(url.raw_host or ""):
             url = url.with_scheme("https")  # aiohttp sends Secure cookies over https alone
         cookies = super().filter_cookies(url)
-        context = _REQUEST.get()
         if context is None or not cross_site(context.initiator, request_url):
             return cookies
         sent: BaseCookie[str] = BaseCookie()
@@ -241,7 +249,11 @@ class SiteCookieJar(aiohttp.CookieJar):
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
         """Keep the cookies of Set-Cookie ``headers`` but those a browser refuses: a Domain that is
-        a public suffix, a Secure one from a page that is not secure, a prefix's rules broken."""
+        a public suffix, a Secure one from a page that is not secure, a prefix's rules broken, and
+        all those of an answer to a request that sends no credentials."""
+        context = _REQUEST.get()
+        if context is not None and not context.credentials:
+            return
         host = response_url.raw_host
 
         def kept(header: str) -> bool:

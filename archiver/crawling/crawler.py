@@ -41,6 +41,13 @@ from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.referrer_policy import header_policy
+from archiver.request_headers import (
+    cors_negotiation,
+    credentialed,
+    origin_of,
+    redirected_client,
+    without_origin,
+)
 from archiver.scope import EXCLUDED, ROBOTS_UNREACHABLE, Scope
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import host_of
@@ -339,6 +346,7 @@ class Crawler:
                     referrer_policy=item.referrer_policy,
                     requisite=item.requisite,
                     site_for_cookies=item.site_for_cookies,
+                    credentials=credentialed(item.cors, item.client, item.url),
                 )
             finally:
                 self.stats.in_flight -= 1
@@ -416,9 +424,7 @@ class Crawler:
             nofollow,
             prepared.hints,
             _referrer_policy(capture),
-            # A stylesheet's fonts are the page's requests: its Origin (the page it serves, as
-            # far as the crawl knows it: the top-level page, else the one that linked it).
-            (item.site_for_cookies or item.referrer) if mime == CSS_TYPE else None,
+            _stylesheet_client(item) if mime == CSS_TYPE else None,
         )
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
@@ -461,6 +467,12 @@ class Crawler:
             outcome, reason = FAILED, f"too many redirects (more than {self.config.max_redirects})"
         else:
             outcome, reason = REDIRECTED, None
+            # A browser asks the next hop as it asked the first; a CORS-mode request's Origin is
+            # null once it went from another origin than its own to a third (Fetch's tainting).
+            negotiation, client = item.negotiation, item.client
+            if item.cors and client is not None:
+                client = redirected_client(client, item.url, target)
+                negotiation = without_origin(negotiation) + cors_negotiation(client, target)
             # Same scope rules as a link; a target already met ends the chain (chains meet).
             self.discovery.consider(
                 target,
@@ -474,10 +486,12 @@ class Crawler:
                 chain,
                 referrer=item.referrer,
                 seed_chain=item.depth == 0,  # only a seed and its redirects have depth 0
-                negotiation=item.negotiation,  # a browser asks the next hop as it asked the first
+                negotiation=negotiation,
                 # A redirect's own Referrer-Policy header changes the policy of the hops after it.
                 referrer_policy=_referrer_policy(capture) or item.referrer_policy,
                 site_for_cookies=item.site_for_cookies,
+                cors=item.cors,
+                client=client,
             )
             met, queue = await self.discovery.claimed(met, queue)
         if outcome == FAILED:
@@ -487,6 +501,16 @@ class Crawler:
         await self.writer.put(WriteItem(row, capture, met))
         for queued in queue:
             await self.frontier.put(queued)
+
+
+def _stylesheet_client(item: QueueItem) -> str | None:
+    """The origin of the document a stylesheet serves, whose requests its fonts and images are (a
+    frame's, not its top-level page's): the client it was loaded for, as far as the crawl knows
+    it (else the top-level page's, else the one that linked it)."""
+    if item.client is not None and item.client != "null":
+        return item.client
+    document = item.site_for_cookies or item.referrer
+    return origin_of(document) if document else None
 
 
 def _referrer_policy(capture: Capture) -> str:

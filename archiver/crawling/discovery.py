@@ -15,7 +15,7 @@ from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_fa
 from archiver.crawling.stats import CrawlStats
 from archiver.findings import NO_HINT, Hint
 from archiver.links import REQUISITE
-from archiver.request_headers import Negotiation, cors_negotiation, destination_negotiation
+from archiver.request_headers import Negotiation, cors_negotiation, destination_negotiation, origin_of
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
 
@@ -38,7 +38,7 @@ class Discovery:
         nofollow: bool = False,
         hints: Mapping[str, Hint] | None = None,
         page_policy: str = "",
-        document: str | None = None,
+        client: str | None = None,
     ) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
 
@@ -47,23 +47,25 @@ class Discovery:
         Each is requested as ``hints`` say a browser requests it (findings.Hint): under the
         referrer policy its element or the page's <meta name="referrer"> gives, else under
         ``page_policy`` (its Referrer-Policy header); with the Accept of its destination and,
-        in CORS mode, the Origin of ``document``, the page whose request it is (``item``'s URL
-        if None; a stylesheet's: the page it serves). What it loads is loaded for the top-level
-        page (item's site_for_cookies, else item itself), whose site SameSite judges it by.
+        in CORS mode, the Origin of ``client``, the origin of the document whose request it is
+        (``item``'s if None; a stylesheet's: that of the document it serves), and the
+        credentials CORS mode gives. What it loads is loaded for the top-level page (item's
+        site_for_cookies, else item itself), whose site SameSite judges it by.
         """
         hints = hints or {}
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
         depth = item.depth + 1
-        document = document or item.url
+        client = client or origin_of(item.url)
         top = item.site_for_cookies or item.url
         for url in self.frontier.unseen(links):
             requisite = links[url] == REQUISITE
             found_by = "requisite" if requisite else "link"
             hint = hints.get(url, NO_HINT)
             negotiation = destination_negotiation(hint[1])
-            if hint[2]:
-                negotiation += cors_negotiation(document, url)
+            cors = hint[2] if requisite else ""  # a link followed is a navigation
+            if cors:
+                negotiation += cors_negotiation(client, url)
             self.consider(
                 url,
                 depth,
@@ -78,6 +80,8 @@ class Discovery:
                 referrer_policy=hint[0] or page_policy,
                 negotiation=negotiation,
                 site_for_cookies=top if requisite else None,
+                cors=cors,
+                client=client if requisite else None,
             )
         return await self.claimed(met, queue)
 
@@ -109,12 +113,15 @@ class Discovery:
         negotiation: Negotiation = (),
         referrer_policy: str = "",
         site_for_cookies: str | None = None,
+        cors: str = "",
+        client: str | None = None,
     ) -> None:
         """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
 
         ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
         a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``,
-        ``referrer_policy`` and ``site_for_cookies``: what its request carries (QueueItem's).
+        ``referrer_policy``, ``site_for_cookies``, ``cors`` and ``client``: what its request
+        carries (QueueItem's).
         """
         if self.frontier.seen(url):
             return
@@ -141,6 +148,8 @@ class Discovery:
             negotiation,
             referrer_policy,
             site_for_cookies,
+            cors,
+            client,
         )
         request = request_facts(item, self.max_redirects)
         met.append(

@@ -80,12 +80,15 @@ class Fetch(Protocol):
         referrer_policy: str = "",
         requisite: bool = False,
         site_for_cookies: str | None = None,
+        credentials: bool = True,
     ) -> FetchOutcome:
         """One try of ``url`` (redirects not followed), found on the page ``referrer``, after
         ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with,
         the Referer ``referrer_policy`` gives (referrer_policy.py) and the cookies SameSite lets
         a page's link (or, if ``requisite``, what a page loads for the top-level page
-        ``site_for_cookies``: its referrer's if None) send; never raises for network trouble.
+        ``site_for_cookies``: its referrer's if None) send, unless its credentials mode sends
+        none (not ``credentials``: nor is a cookie its answer sets kept); never raises for
+        network trouble.
 
         A failure is an outcome with an error (and no capture if none came); one
         whose ``retry_in`` is set asks to be tried again that much later. Cancelled,
@@ -267,6 +270,7 @@ class Fetcher:
         referrer_policy: str = "",
         requisite: bool = False,
         site_for_cookies: str | None = None,
+        credentials: bool = True,
     ) -> FetchOutcome:
         """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
         never raises for network trouble. Cancellation propagates at once. ``conditions``: headers
@@ -279,12 +283,13 @@ class Fetcher:
         the headers a browser chose its answer with (Accept...: request_headers.negotiation()).
         ``referrer_policy``: the policy its Referer is sent under; ``requisite``: something the
         page loads, not a link followed, for the top-level page ``site_for_cookies`` (SameSite
-        judges it by that page's site, else by its referrer's).
+        judges it by that page's site, else by its referrer's); not ``credentials``: a request
+        whose credentials mode sends none (a cross-origin font), whose answer sets none either.
         """
         tries += 1
         last = tries >= self.config.max_tries
         try:
-            with request_context(site_for_cookies or referrer, not requisite):
+            with request_context(site_for_cookies or referrer, not requisite, credentials):
                 capture = await self.fetch_once(
                     url,
                     referrer,

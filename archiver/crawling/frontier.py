@@ -28,6 +28,7 @@ from archiver.request_headers import (
     destination_negotiation,
     negotiation_pairs,
     negotiation_text,
+    origin_of,
 )
 
 
@@ -60,6 +61,15 @@ class QueueItem:
     """For what a page loads (a requisite): the top-level page it is loaded for, whose site
     SameSite judges its request by (Chromium's site for cookies), also for what a stylesheet or
     a frame of that page loads; None for a link followed (judged by its referrer)."""
+    cors: str = ""
+    """The credentials mode of a CORS-mode request (links.cors_mode(): same-origin, include,
+    omit), which sends an Origin and cookies by Fetch's rules; '' for a no-cors request (an
+    image, a stylesheet) or a link followed, which sends cookies wherever SameSite lets them."""
+    client: str | None = None
+    """For what a page loads: the origin of the document it is loaded for (a frame's, not its
+    top-level page's), Fetch's request origin, which a CORS-mode request sends as its Origin;
+    ``null`` once a CORS-mode request was redirected from another origin than its own to a
+    third (Fetch's tainted origin). Of a stylesheet, also its fonts' and images' client."""
 
 
 def guessed_item(url: str, depth: int, found_by: str, parent: str | None, max_redirects: int) -> QueueItem:
@@ -75,6 +85,7 @@ def guessed_item(url: str, depth: int, found_by: str, parent: str | None, max_re
         referrer=parent if found_by in ("link", "requisite") else None,
         # What a page loads, it loads for itself (a stylesheet's own requisites say otherwise).
         site_for_cookies=parent if found_by == "requisite" else None,
+        client=origin_of(parent) if found_by == "requisite" and parent else None,
     )
 
 
@@ -109,6 +120,10 @@ def request_facts(item: QueueItem, max_redirects: int, due: float | None = None)
         facts["policy"] = item.referrer_policy
     if item.site_for_cookies != guess.site_for_cookies:
         facts["site"] = item.site_for_cookies
+    if item.cors:
+        facts["cors"] = item.cors
+    if item.client != guess.client:
+        facts["client"] = item.client
     if due is not None:
         facts["due"] = round(due, 1)
     return json.dumps(facts, separators=(",", ":")) if facts else None
@@ -135,6 +150,8 @@ def requeued(
         else negotiation_pairs(accept),
         referrer_policy=str(kept.get("policy", "")),
         site_for_cookies=kept.get("site", item.site_for_cookies),
+        cors=str(kept.get("cors", "")),
+        client=kept.get("client", item.client),
     )
 
 

@@ -184,13 +184,16 @@ CREATE TABLE queue (
     tries INTEGER NOT NULL,
     negotiation TEXT NOT NULL,
     referrer_policy TEXT NOT NULL,
-    site_for_cookies TEXT
+    site_for_cookies TEXT,
+    cors TEXT NOT NULL,
+    client TEXT
 )
 """
 _COLUMNS = (
     "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation,"
-    " referrer_policy, site_for_cookies"
+    " referrer_policy, site_for_cookies, cors, client"
 )
+_PLACES = ", ".join("?" * len(_COLUMNS.split(",")))
 
 
 def _to_row(item: QueueItem) -> tuple[object, ...]:
@@ -208,11 +211,15 @@ def _to_row(item: QueueItem) -> tuple[object, ...]:
         negotiation_text(item.negotiation),
         item.referrer_policy,
         item.site_for_cookies,
+        item.cors,
+        item.client,
     )
 
 
 def _from_row(
-    row: tuple[str, int, int, int, str, str, str | None, str | None, int, str, str, str | None],
+    row: tuple[
+        str, int, int, int, str, str, str | None, str | None, int, str, str, str | None, str, str | None
+    ],
 ) -> QueueItem:
     (
         url,
@@ -227,6 +234,8 @@ def _from_row(
         negotiation,
         policy,
         site,
+        cors,
+        client,
     ) = row
     return QueueItem(
         url,
@@ -241,6 +250,8 @@ def _from_row(
         negotiation_pairs(negotiation),
         policy,
         site,
+        cors,
+        client,
     )
 
 
@@ -310,7 +321,7 @@ class SqliteFrontier(_LocalFrontier):
         try:
             with self._db:
                 self._db.executemany(
-                    f"INSERT INTO queue ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO queue ({_COLUMNS}) VALUES ({_PLACES})",
                     [_to_row(item) for item in self._tail],
                 )
         except sqlite3.Error as exc:  # a full disk: the crawl stops as for any write error

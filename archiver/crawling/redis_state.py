@@ -88,6 +88,8 @@ def encode_item(item: QueueItem) -> str:
             None,  # where redis_scripts.drop_node notes the node given up that held it
             item.referrer_policy,
             item.site_for_cookies,
+            item.cors,
+            item.client,
         ],
         separators=(",", ":"),
     )
@@ -121,6 +123,8 @@ def decode_member(member: str | bytes) -> tuple[QueueItem, GivenBack | None]:
         negotiation_pairs(fields[9]) if len(fields) > 9 else (),
         str(fields[11] or "") if len(fields) > 11 else "",
         str(fields[12]) if len(fields) > 12 and fields[12] else None,
+        str(fields[13] or "") if len(fields) > 13 else "",
+        str(fields[14]) if len(fields) > 14 and fields[14] else None,
     )
     held = fields[10] if len(fields) > 10 else None  # put there by redis_scripts.drop_node
     return item, GivenBack(str(held[0]), str(held[1]), int(held[2])) if held else None

@@ -58,6 +58,7 @@ class Revisiting:
         referrer_policy: str = "",
         requisite: bool = False,
         site_for_cookies: str | None = None,
+        credentials: bool = True,
     ) -> FetchOutcome:
         """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch).
 
@@ -73,6 +74,7 @@ class Revisiting:
                 referrer_policy=referrer_policy,
                 requisite=requisite,
                 site_for_cookies=site_for_cookies,
+                credentials=credentials,
             )
         stored, conditions = found
         outcome = await self.fetcher.fetch(
@@ -84,6 +86,7 @@ class Revisiting:
             referrer_policy=referrer_policy,
             requisite=requisite,
             site_for_cookies=site_for_cookies,
+            credentials=credentials,
         )
         capture = outcome.capture
         if capture is None or capture.status != 304 or outcome.error:
@@ -103,6 +106,7 @@ class Revisiting:
                 referrer_policy=referrer_policy,
                 requisite=requisite,
                 site_for_cookies=site_for_cookies,
+                credentials=credentials,
             )
         return dataclasses.replace(outcome, capture=confirmed)
 
