@@ -429,7 +429,9 @@ async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(
     crossorigin attribute are CORS-mode requests: they carry the page's Origin, which a server
     answering the origins it allows alone needs; they went without. What a stylesheet or a frame
     of another site loads is judged by SameSite against the page shown (Chromium's site for
-    cookies), not the stylesheet's or frame's site: cdn.test's Lax cookie went with them."""
+    cookies), not the stylesheet's or frame's site: cdn.test's Lax cookie went with them. A
+    frame's requests are its document's: a font its stylesheets name (through an @import too)
+    carries the frame's Origin; it carried the page shown's."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     async def setup(request: web.Request) -> web.Response:
@@ -448,11 +450,19 @@ async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(
 
         return serve
 
+    await site.start()
+    home = f"http://site.test:{site.server.port}"
     css = "body { background: url(bg.png) } @font-face { font-family: f; src: url(f.woff2) }"
-    frame = "<title>frame</title><img src='/frame.png'>"
+    frame = (
+        f"<title>frame</title><img src='/frame.png'><link rel=stylesheet href='/fs.css'>"
+        f"<script type=module src='{home}/fm.js'></script>"
+    )
     other_site.handler("/setup", setup)
     other_site.handler("/s.css", noted("text/css", css))
     other_site.handler("/frame", noted("text/html", frame))
+    frame_css = f"@import url(fs2.css); @font-face {{ font-family: g; src: url({home}/ff.woff2) }}"
+    other_site.handler("/fs.css", noted("text/css", frame_css))
+    other_site.handler("/fs2.css", noted("text/css", f"@font-face {{ src: url({home}/ff2.woff2) }}"))
     for path in ("/bg.png", "/plain.png", "/c.png", "/frame.png"):
         other_site.handler(path, noted("image/png"))
     for path in ("/f.woff2", "/m.js"):
@@ -468,16 +478,18 @@ async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(
         ),
     )
     site.handler("/own.woff2", noted("font/woff2"))
-    await site.start()
-    home = f"http://site.test:{site.server.port}"
+    for path in ("/ff.woff2", "/ff2.woff2", "/fm.js"):
+        site.handler(path, noted("font/woff2", cors=True))
     resolve = (("site.test", "127.0.0.1"), ("cdn.test", "127.0.0.1"))
     result = await run_crawl(f"{cdn}/setup", f"{home}/", resolve=resolve, concurrency=1, scope="host")
     for path in ("/f.woff2", "/m.js", "/c.png"):
         assert seen[path][0] == home, path
     assert seen["/plain.png"][0] is None and seen["/bg.png"][0] is None
     assert seen["/own.woff2"][0] is None  # same-origin: no Origin, as Fetch says
+    for path in ("/ff.woff2", "/ff2.woff2", "/fm.js"):
+        assert seen[path][0] == cdn, path  # the frame's requests: its origin
     assert manifest_rows(result.snapshot.root)[f"{cdn}/f.woff2"].status == 200
-    for path in ("/s.css", "/bg.png", "/f.woff2", "/frame", "/frame.png"):
+    for path in ("/s.css", "/bg.png", "/f.woff2", "/frame", "/frame.png", "/fs.css"):
         assert seen[path][1] == {}, path  # all loaded for site.test's page: cross-site
 
 
