@@ -240,7 +240,9 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     hop of a redirect, as the browser sends it: they went with the crawl's jar alone, so a
     server needing it refused them (403) and the data was missing. One the script deletes
     (max-age=0, or an expiry past) is no longer sent: the jar kept it. The Referer of each is the
-    one the browser chose under the page's <meta name="referrer">, not the default's."""
+    one the browser chose under the page's <meta name="referrer">, not the default's. A cookie
+    its script sets after its last request goes with the pages the crawl asks for next: only
+    those a request carried were taken in."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     origins: dict[str, str | None] = {}
@@ -264,6 +266,8 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
             f"const i = new Image(); i.src = '{other_site.url('/pixel.png')}'; document.body.append(i);"
             f"fetch('{other_site.url('/shared.json')}').then(r => r.text()).then(t => {{"
             " document.getElementById('t').after(t); });"
+            "setTimeout(() => { document.cookie = 'late=1; path=/';"
+            " const a = document.createElement('a'); a.href = '/next'; document.body.append(a); }, 600);"
             "</script>"
         )
         response = web.Response(text=body, content_type="text/html")
@@ -295,6 +299,7 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     site.handler("/", home)
     site.redirect("/api/old", "/api/data")
     site.handler("/api/data", data)
+    site.handler("/next", data)
     await site.start()
     # The crawl's cookies (--cookie): the page's scripts see them too, and delete one.
     given = (("given", "g1"), ("dropped", "d1"))
@@ -302,6 +307,7 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     assert result.stats.rendered == 1
     page = site.url("/")
     assert seen["/api/data"] == (page, {"consent": "yes", "sid": "s1", "given": "g1"})
+    assert seen["/next"][1] == {"sid": "s1", "given": "g1", "late": "1"}
     assert manifest_rows(result.snapshot.root)[site.url("/api/data")].status == 200
     assert seen["/pixel.png"][0] is None  # same-origin: no Referer to another origin
     dom = ""

@@ -267,6 +267,9 @@ class RenderedPage:
     navigations: frozenset[str]
     error: str | None = None
     """What went wrong, if the render was cut short."""
+    cookies: tuple[dict[str, Any], ...] | None = None
+    """Every cookie the tab's context held once the render ended (None: unknown), in Playwright's
+    form: those its scripts set after its last request among them, which no request showed."""
 
 
 async def render_page(
@@ -327,6 +330,7 @@ async def render_page(
                 error = error or "the page has no document element"
         except TimeoutError:  # the page answered nothing: its scripts hold its tab (a loop)
             raise PageHung(url, timeout) from None
+        held = await _held_cookies(page, dom_by)
     finally:
         tab.handler = None
         for other in tab.context.pages:  # popups it opened: they would outlive it in the tab
@@ -339,7 +343,19 @@ async def render_page(
     navigations = set(network.navigations)
     if final is not None and final != url:
         navigations.add(final)  # a client-side route: a page of its own
-    return RenderedPage(html, charset, final_url, frozenset(network.requested), frozenset(navigations), error)
+    return RenderedPage(
+        html, charset, final_url, frozenset(network.requested), frozenset(navigations), error, held
+    )
+
+
+async def _held_cookies(page: Any, until: float) -> tuple[dict[str, Any], ...] | None:
+    """The cookies the context of ``page`` holds (None if it cannot tell by ``until``): read from
+    the browser, not the page, so a page whose script loops still answers."""
+    try:
+        cookies = await asyncio.wait_for(page.context.cookies(), max(until - time.monotonic(), 0.001))
+    except Exception:  # noqa: BLE001 - the browser failed or closed meanwhile: none known
+        return None
+    return tuple(dict(cookie) for cookie in cookies)
 
 
 async def _give_cookies(tab: Tab, cookies: list[dict[str, Any]], deadline: float) -> None:

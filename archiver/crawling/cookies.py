@@ -11,7 +11,9 @@ A page rendered in a browser keeps cookies of its own: those its scripts set
 makes are the crawl's, sent with this jar's cookies: SiteCookieJar.adopt() takes
 in the cookies the browser sent with each (crawling/browser.py), with their
 domain, path, expiry and Secure flag, so they go where the jar sends cookies,
-that request and those after it (the hops of a redirect among them); and
+that request and those after it (the hops of a redirect among them), and once
+the render ends, every cookie the browser holds (one a script set after the
+page's last request went with no request); and
 SiteCookieJar.forget() drops those the browser held and holds no more (its
 page's script deleted them), which the page's later requests no longer send.
 

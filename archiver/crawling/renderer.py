@@ -276,6 +276,14 @@ class Renderer:
             return found
 
         rendered, error = await self._attempts(url, answer)
+        if rendered is not None and rendered.cookies is not None and self.cookies is not None:
+            # What its scripts set or deleted after its last request, which no request showed:
+            # the pages after it are asked with the cookies the browser holds.
+            now = {(str(c.get("domain")), str(c.get("path")), str(c.get("name"))) for c in rendered.cookies}
+            gone = [cookie for key, cookie in held.items() if key not in now]
+            if gone:
+                self.cookies.forget(gone)
+            self.cookies.adopt(rendered.cookies)
         links: dict[str, str] = {}
         hints: dict[str, Hint] = {}
         nofollow = job.nofollow
