@@ -242,7 +242,9 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     (max-age=0, or an expiry past) is no longer sent: the jar kept it. The Referer of each is the
     one the browser chose under the page's <meta name="referrer">, not the default's. A cookie
     its script sets after its last request goes with the pages the crawl asks for next: only
-    those a request carried were taken in."""
+    those a request carried were taken in. A script's fetch() of another origin goes without
+    cookies, as its credentials are for its own origin, and with Origin: null through a redirect
+    from there back home: the crawl sent its jar's and the page's Origin."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     origins: dict[str, str | None] = {}
@@ -266,6 +268,7 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
             f"const i = new Image(); i.src = '{other_site.url('/pixel.png')}'; document.body.append(i);"
             f"fetch('{other_site.url('/shared.json')}').then(r => r.text()).then(t => {{"
             " document.getElementById('t').after(t); });"
+            f"fetch('{other_site.url('/hop.json')}').catch(() => null);"
             "setTimeout(() => { document.cookie = 'late=1; path=/';"
             " const a = document.createElement('a'); a.href = '/next'; document.body.append(a); }, 600);"
             "</script>"
@@ -300,7 +303,9 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     site.redirect("/api/old", "/api/data")
     site.handler("/api/data", data)
     site.handler("/next", data)
+    site.handler("/back.json", shared)
     await site.start()
+    other_site.redirect("/hop.json", site.url("/back.json"))
     # The crawl's cookies (--cookie): the page's scripts see them too, and delete one.
     given = (("given", "g1"), ("dropped", "d1"))
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, cookies=given)
@@ -321,6 +326,8 @@ async def test_a_rendered_page_sends_its_scripts_cookies_and_its_referrer_policy
     assert "cookies: given=g1<" in dom
     # A script's request to another origin carried its Origin, as the browser sent it.
     assert origins["/shared.json"] == site.url("/").rstrip("/")
+    assert seen["/shared.json"][1] == {}  # credentials for its own origin alone
+    assert (origins["/back.json"], seen["/back.json"][1]) == ("null", {})
     assert "across origins" in dom
 
 

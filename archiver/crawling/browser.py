@@ -104,6 +104,10 @@ class Asked:
     held: tuple[dict[str, Any], ...] | None = None
     """Every cookie its context held as it sent it (None: unknown), in that form: one held
     before and held no more was deleted (a script's ``max-age=0``) or expired."""
+    credentials: bool = True
+    """False for a CORS-mode request of another origin (it sent an Origin) that went without a
+    Cookie: its credentials mode keeps them home (a script's fetch() of another origin, a
+    crossorigin image), and the crawl's request sends none either."""
 
 
 Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
@@ -215,7 +219,8 @@ async def _asked(request: Any, page: Any) -> Asked:
         with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
             for_url = await page.context.cookies(request.url)
             cookies = tuple(dict(cookie) for cookie in for_url if cookie.get("name") in names)
-    return Asked(negotiation(headers), headers.get("referer"), cookies, held)
+    credentials = "cookie" in headers or "origin" not in headers
+    return Asked(negotiation(headers), headers.get("referer"), cookies, held, credentials)
 
 
 def _of_another_page(request: Any, page: Any) -> bool:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.findings import Hint
-from archiver.links import REQUISITE
+from archiver.links import INCLUDE, OMIT, REQUISITE
 from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import Negotiation
 from archiver.urls import try_normalize
@@ -45,7 +45,12 @@ class CrawlPages:
         return self.crawler.referrers.get(url)
 
     async def ensure(
-        self, url: str, page: QueueItem, negotiation: Negotiation = (), referer: str | None = None
+        self,
+        url: str,
+        page: QueueItem,
+        negotiation: Negotiation = (),
+        referer: str | None = None,
+        credentials: bool = True,
     ) -> None:
         """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
 
@@ -55,8 +60,10 @@ class CrawlPages:
         recorded as skipped. A capture made here is asked for with ``negotiation``, the
         headers the browser chose its answer with (Accept...), and the Referer it sent
         (``referer``: the browser applied the referrer policies; None, it sent none), which
-        the hops of a redirect derive theirs from. Cancelled, a capture begun here goes on
-        (the crawl waits for it).
+        the hops of a redirect derive theirs from. One that sent an Origin is a CORS-mode
+        request of that origin, whose hops send theirs as Fetch says; without ``credentials``
+        (it went without a cookie: browser.Asked), it and its hops send none. Cancelled, a
+        capture begun here goes on (the crawl waits for it).
         """
         crawler = self.crawler
         sent = try_normalize(referer) if referer else None
@@ -79,12 +86,15 @@ class CrawlPages:
             item = queue[0]
         # Sent none, its hops send none. SameSite judges it by the page rendered (the top-level
         # page: its Referer may be a stylesheet's or a frame's URL).
+        origin = dict(negotiation).get("Origin")
         item = dataclasses.replace(
             item,
             negotiation=negotiation,
             referrer=sent or page.url,
             referrer_policy="" if sent else NO_REFERRER,
             site_for_cookies=page.site_for_cookies or page.url,
+            cors=item.cors if origin is None else INCLUDE if credentials else OMIT,
+            client=item.client if origin is None else origin,
         )
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture

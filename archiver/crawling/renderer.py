@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from archiver.errors import PageHung
 from archiver.findings import Hint, findings
 from archiver.links import LINK
 from archiver.media_types import content_type_field
-from archiver.request_headers import Negotiation
+from archiver.request_headers import Negotiation, cors_negotiation, redirected_client, without_origin
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.store.snapshot import Snapshot
 from archiver.urls import host_of
@@ -79,11 +80,17 @@ class Pages(Protocol):
         UTF-8 (crawling/referrers.py): what a stylesheet of the page that names none is read in."""
 
     async def ensure(
-        self, url: str, page: QueueItem, negotiation: Negotiation = (), referer: str | None = None
+        self,
+        url: str,
+        page: QueueItem,
+        negotiation: Negotiation = (),
+        referer: str | None = None,
+        credentials: bool = True,
     ) -> None:
         """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
-        headers that choose its answer, and ``referer``, the Referer the browser sent, if any,
-        for its capture), has a committed outcome."""
+        headers that choose its answer, ``referer``, the Referer the browser sent, if any, and
+        ``credentials``: whether it went with them (browser.Asked), for its capture), has a
+        committed outcome."""
 
     async def rendered(
         self,
@@ -388,17 +395,29 @@ class Renderer:
             for _ in range(ENSURE_TRIES):
                 if (row is not None and row.outcome != QUEUED) or pages.stopped:
                     break
-                await pages.ensure(url, page, how.negotiation, how.referer)
+                await pages.ensure(url, page, how.negotiation, how.referer, how.credentials)
                 row = self.answers.row(url)
             if row is None or row.warc_file is None:
                 return None  # skipped, failed with no response, or claimed by another process
             if row.redirect_to and row.outcome in (REDIRECTED, FAILED):
                 if row.outcome == FAILED:
                     return None  # a loop, or a chain too long
+                how = _next_hop(how, url, row.redirect_to)
                 url = row.redirect_to
                 continue
             return await self.answers.answer(row)
         return None
+
+
+def _next_hop(how: Asked, url: str, target: str) -> Asked:
+    """What the browser asks the hop to ``target`` of a redirect at ``url`` with: as it asked the
+    first, but a CORS-mode request's Origin, null once tainted (request_headers.redirected_client)."""
+    origin = dict(how.negotiation).get("Origin")
+    if origin is None:
+        return how
+    client = redirected_client(origin, url, target)
+    negotiation = without_origin(how.negotiation) + cors_negotiation(client, target)
+    return dataclasses.replace(how, negotiation=negotiation)
 
 
 @contextlib.asynccontextmanager
