@@ -40,6 +40,7 @@ from archiver.links import (
     iter_html_references,
     page_title,
     parse_html,
+    picture_of,
     references_in,
     request_destination,
     resolve_reference,
@@ -131,7 +132,7 @@ def root_findings(
         resolved = resolve_reference(value, base, contexts, encoding=None if in_css else encoding)
         hint = (policy or page_policy, destination, cors_mode(element, attribute, destination))
         _collect(found, resolved, kind, hints, hint)
-    _collect_srcdocs(found, srcdocs(root.iter("iframe")), base, depth)
+    _collect_srcdocs(found, hints, srcdocs(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
     # regex scan of the bytes for "robots", to skip it, cost 170 us).
     return page_title(root), base, found, meta_nofollow(root), hints
@@ -147,15 +148,21 @@ def _meta_referrer(metas: Iterable[lxml.etree._Element]) -> str:
     return found
 
 
-def _collect_srcdocs(found: dict[str, str], texts: list[str], base: str, depth: int) -> None:
+def _collect_srcdocs(
+    found: dict[str, str], hints: dict[str, Hint], texts: list[str], base: str, depth: int
+) -> None:
     """Add to ``found`` the links of the srcdoc documents ``texts`` of a document whose base URL
-    is ``base``, at ``depth``: a srcdoc document's links resolve against its page's base URL (as
-    if it were at that URL: a <base> of its own is resolved against it), its queries in UTF-8."""
+    is ``base``, at ``depth``, and to ``hints`` how they are requested: a srcdoc document's links
+    resolve against its page's base URL (as if it were at that URL: a <base> of its own is
+    resolved against it), its queries in UTF-8; it is of its page's origin."""
     if depth >= MAX_SRCDOC_DEPTH:
         return
     for text in texts:
-        for url, kind in _html_findings(srcdoc_body(text), base, "utf-8", "utf-8", depth + 1)[2].items():
-            _collect(found, url, kind)
+        _title, _base, links, _nofollow, asked = _html_findings(
+            srcdoc_body(text), base, "utf-8", "utf-8", depth + 1
+        )
+        for url, kind in links.items():
+            _collect(found, url, kind, hints, asked.get(url, NO_HINT))
 
 
 def _streamed_findings(
@@ -177,6 +184,9 @@ def _streamed_findings(
     head_title: str | None = None
     nofollow = False
     in_svg = 0
+    sources: list[int] = []
+    """Where in ``references`` the URLs of the <source>s of the <picture> being read are: their
+    CORS mode is its <img>'s, which comes after them."""
     try:
         for event, element in read_elements(body, ("start", "end"), encoding):
             tag = element.tag  # lowercased by the HTML parser
@@ -184,9 +194,16 @@ def _streamed_findings(
                 if tag in _STARTS_READ:
                     # Not a <style>: its text is not all there yet.
                     policy = element_policy(tag, element.attrib)
+                    in_picture = tag in ("img", "source") and picture_of(element) is not None
+                    if tag == "img" and in_picture:
+                        for at in sources:
+                            sourced = references[at]
+                            references[at] = (*sourced[:5], cors_mode(element, "src", sourced[4]))
                     for ref in references_in((element,)):
                         destination = request_destination(element, ref[1])
                         cors = cors_mode(element, ref[1], destination)
+                        if tag == "source" and in_picture:
+                            sources.append(len(references))
                         references.append((ref[4], ref[5], document_encoding, policy, destination, cors))
                     if tag == "base" and base is None:
                         href = element.get("href") or ""
@@ -202,6 +219,8 @@ def _streamed_findings(
                         iframes.extend(srcdocs((element,)))
                 if tag == "svg":
                     in_svg += 1
+                elif tag == "picture":
+                    sources.clear()
                 if element.get("style") is not None:
                     styled.extend(
                         (ref[4], ref[5], None, "", "image", "")
@@ -235,7 +254,7 @@ def _streamed_findings(
     for value, kind, query_encoding, policy, destination, cors in references + styled + presented:
         resolved = resolve_reference(value, base, contexts, encoding=query_encoding)
         _collect(found, resolved, kind, hints, (policy or page_policy, destination, cors))
-    _collect_srcdocs(found, iframes, base, depth)
+    _collect_srcdocs(found, hints, iframes, base, depth)
     return head_title if head_title is not None else title, base, found, nofollow, hints
 
 

@@ -232,6 +232,21 @@ def _cors_setting(element: lxml.etree._Element, default: str) -> str:
     return INCLUDE if value.strip().lower() == "use-credentials" else SAME_ORIGIN
 
 
+def source_owner(element: lxml.etree._Element) -> lxml.etree._Element | None:
+    """The parent of ``element``, past the <source>s libxml2's parser nests the elements after
+    them in (it knows no void <source>): the <picture>, <video> or <audio> of a <source>."""
+    parent = element.getparent()
+    while parent is not None and parent.tag == "source":
+        parent = parent.getparent()
+    return parent
+
+
+def picture_of(element: lxml.etree._Element) -> lxml.etree._Element | None:
+    """The <picture> ``element`` (a <source> or an <img>) is of, if any."""
+    owner = source_owner(element)
+    return owner if owner is not None and owner.tag == "picture" else None
+
+
 def cors_mode(element: lxml.etree._Element, attribute: str | None, destination: str) -> str:
     """The credentials mode of the request a browser makes for a URL in ``attribute`` of
     ``element`` (None: a <style>'s text) in CORS mode, sending the page's Origin; '' for a
@@ -240,7 +255,7 @@ def cors_mode(element: lxml.etree._Element, attribute: str | None, destination: 
     module script and a module preload, a ``<link rel=preload as=fetch>`` (``same-origin``
     unless their ``crossorigin`` says ``use-credentials``), a web app manifest (``omit``,
     alike), an element with a ``crossorigin`` attribute (a <source>'s or <track>'s: its media
-    element's).
+    element's; a <picture>'s <source>: its <img>'s), but for a <video>'s poster, which is no-cors.
 
     >>> cors_mode(lxml.html.fragment_fromstring('<script type=module src=m.js></script>'), "src", "script")
     'same-origin'
@@ -254,10 +269,15 @@ def cors_mode(element: lxml.etree._Element, attribute: str | None, destination: 
         return SAME_ORIGIN if destination == "font" else ""
     tag = element.tag.lower() if isinstance(element.tag, str) else ""
     if tag in ("source", "track"):
-        element = element.getparent()
+        owner = source_owner(element)
+        if owner is not None and owner.tag == "picture":  # its <img> asks, for the source chosen
+            owner = next(owner.iter("img"), owner)
+        element = owner
         if element is None or not isinstance(element.tag, str):
             return ""
         tag = element.tag.lower()
+    if attribute == "poster":
+        return ""
     if tag not in CORS_ELEMENTS:
         return SAME_ORIGIN if destination == "font" else ""
     if tag == "script":

@@ -129,6 +129,10 @@ def test_a_page_gives_its_links_their_referrer_policies(padding):
         ('<img crossorigin="bogus" src="/x">', "same-origin"),  # an invalid value: anonymous
         ('<img crossorigin="use-credentials" src="/x">', "include"),
         ('<video crossorigin="use-credentials"><source src="/x"></video>', "include"),
+        ('<video crossorigin poster="/x"></video>', ""),  # its poster is no-cors
+        ('<video crossorigin><source src="/w"><source src="/x"></video>', "same-origin"),
+        ('<picture><source srcset="/x"><img crossorigin src="/y"></picture>', "same-origin"),
+        ('<picture><source srcset="/x"><img src="/y"></picture>', ""),
         ('<script src="/x"></script>', ""),  # a classic script: no-cors
         ('<script type="module" src="/x"></script>', "same-origin"),
         ('<script type="module" crossorigin="use-credentials" src="/x"></script>', "include"),
@@ -145,12 +149,16 @@ def test_a_page_gives_its_links_their_referrer_policies(padding):
         ('<link rel="manifest" crossorigin="use-credentials" href="/x">', "include"),
         ("<style>@font-face { src: url(/x) }</style>", "same-origin"),
         ("<style>b { background: url(/x) }</style>", ""),
+        ("<iframe srcdoc='<script type=module src=/x></script>'></iframe>", "same-origin"),
     ],
 )
 def test_each_element_asks_in_the_cors_and_credentials_mode_html_gives_it(markup, mode):
     """The CORS mode of a link's request, as its credentials mode ('' for no-cors): HTML's CORS
     settings attribute, a module script's and a font's own, a preload's by its ``as``, a
-    manifest's. A preload as=fetch was taken for no-cors."""
+    manifest's; a <picture>'s <source> asks as its <img>, a media element's <source>s as it
+    (libxml2 nests the second in the first), a poster in no-cors mode, and a srcdoc document's
+    links as its own elements say. A preload as=fetch was taken for no-cors, and these others
+    went wrong too."""
     for padding in (0, 300_000):  # parsed as a tree, and as a stream
         body = f"<html><head>{markup}</head><body><!--{'x' * padding}--></body></html>".encode()
         assert findings(body, "http://h/", "text/html", "text/html")[4]["http://h/x"][2] == mode
