@@ -99,8 +99,10 @@ PRELOAD_DESTINATIONS = {
     "audio": "media",
     "video": "media",
     "track": "media",
+    "fetch": "fetch",
 }
-"""<link rel=preload as=...> -> the destination of its request."""
+"""<link rel=preload as=...> -> the destination of its request ('fetch': Fetch's empty destination
+of a script's fetch(), told apart from a document's)."""
 CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
 """<link rel=...> values that name an origin to connect to early: nothing is fetched from it."""
 _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
@@ -180,7 +182,8 @@ def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
 
 
 def request_destination(element: lxml.etree._Element, attribute: str | None) -> str:
-    """The destination (Fetch's: image, style, script, font, media) of the request a browser makes
+    """The destination (Fetch's: image, style, script, font, media, manifest; 'fetch' for a preload
+    as=fetch, whose destination is Fetch's empty one) of the request a browser makes
     for a URL in ``attribute`` of ``element`` (None: a <style>'s text); '' for a document or one
     the element does not tell. A URL in CSS is taken for an image (see css_destination()).
 
@@ -196,6 +199,8 @@ def request_destination(element: lxml.etree._Element, attribute: str | None) -> 
             return "image"
         if "stylesheet" in rels:
             return "style"
+        if "manifest" in rels:
+            return "manifest"
         if "modulepreload" in rels:
             return "script"
         if "preload" in rels:

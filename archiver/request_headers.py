@@ -44,6 +44,8 @@ ACCEPT_BY_DESTINATION = {
     "script": "*/*",
     "font": "*/*",
     "media": "*/*",
+    "manifest": "*/*",
+    "fetch": "*/*",
 }
 """The Accept Chromium sends for a request of each destination (links.request_destination());
 a document's is the session's own. A server that negotiates answers an image asked for as a

@@ -272,7 +272,8 @@ async def test_a_cookies_file_line_keeps_its_domain_and_secure_flag(tmp_path):
 
 
 async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, run_crawl):
-    """An image, a stylesheet, a script, a preloaded font and the URLs a stylesheet names are
+    """An image, a stylesheet, a script, a preloaded font or fetch(), a web app manifest and the
+    URLs a stylesheet names are
     asked with the Accept a browser sends for them: every request went with a page's Accept, so
     a server that negotiates answered an image host's page where the page shows the image."""
     accepts: dict[str, str] = {}
@@ -290,6 +291,8 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         "/inline.png": ("", "image/png"),
         "/app.js": ("", "text/javascript"),
         "/f.woff2": ("", "font/woff2"),
+        "/data.json": ("{}", "application/json"),
+        "/app.webmanifest": ("{}", "application/manifest+json"),
     }
 
     async def served(request: web.Request) -> web.StreamResponse:
@@ -301,7 +304,8 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         "/",
         links=["/next"],
         head='<link rel="stylesheet" href="/s.css"><link rel="preload" as="font" href="/f.woff2">'
-        '<script src="/app.js"></script>',
+        '<script src="/app.js"></script><link rel="preload" as="fetch" href="/data.json">'
+        '<link rel="manifest" href="/app.webmanifest">',
         body='<img src="/photo"><p style="background: url(/inline.png)">',
     )
     site.page("/next")
@@ -319,6 +323,8 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         "/inline.png": image,
         "/app.js": "*/*",
         "/f.woff2": "*/*",
+        "/data.json": "*/*",  # a script's fetch(), preloaded: a page's Accept got a page
+        "/app.webmanifest": "*/*",
     }
     assert manifest_rows(result.snapshot.root)[site.url("/photo")].content_type == "image/gif"
 
