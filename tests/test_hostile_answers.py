@@ -47,6 +47,9 @@ PATHS = (
     "/bad-cookie",
     "/length-twice",
     "/lengths-differ",
+    "/length-list",
+    "/length-list-differs",
+    "/length-zero-led",
     "/to-script",
     "/to-bad-host",
     "/to-nowhere",
@@ -55,6 +58,11 @@ NOWHERE = {
     "/to-script": (b"javascript:alert(1)", "a 302 to 'javascript:alert(1)', no http or https URL"),
     "/to-bad-host": (b"http://[::1/x", "a 302 to 'http://[::1/x', no http or https URL"),
     "/to-nowhere": (b"", "a 302 without a Location"),
+}
+LENGTH_LISTS = {
+    "/length-list": b"Content-Length: 5 ,5\r\nContent-Length: 5",
+    "/length-list-differs": b"Content-Length: 5, 6",
+    "/length-zero-led": b"Content-Length: 5\r\nContent-Length: 05",
 }
 AFTER_THE_BODY = b" world: bytes past the answer that read as no answer"
 
@@ -99,6 +107,10 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         first = b"Content-Length: 3" if path == "/lengths-differ" else b"Content-Length: 5"
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + first + b"\r\ncontent-length: 5\r\n\r\ntwice"
+        )
+    elif path in LENGTH_LISTS:  # one field holding a list, or lengths equal as numbers only
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + LENGTH_LISTS[path] + b"\r\n\r\nlists"
         )
     elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
         _answer(writer, b"200 OK", b"<p>cookie</p>", b"Set-Cookie: \xff\xfe=x")
@@ -162,6 +174,19 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
     assert ("Content-Length", "5") in head and ("X-Archiver-content-length", "5") in head
     differ = rows[base + "/lengths-differ"]
     assert differ.outcome == FAILED and differ.reason.startswith("bad response: Duplicate Content-Length")
+    # A list in one field is as many fields (Fetch's "extract a length"); values are compared as
+    # strings, as Fetch and Chromium compare them: 5 and 05 are two lengths.
+    listed = rows[base + "/length-list"]
+    assert (listed.outcome, listed.length, payloads[base + "/length-list"]) == (FETCHED, 5, b"lists")
+    with open(result.snapshot.root / "warc" / listed.warc_file, "rb") as warc:
+        warc.seek(listed.warc_offset)
+        head = next(iter(ArchiveIterator(warc))).http_headers.headers
+    lengths = [(name, value) for name, value in head if "content-length" in name.lower()]
+    assert lengths == [("Content-Length", "5"), *[("X-Archiver-Content-Length", "5")] * 2]
+    for path in ("/length-list-differs", "/length-zero-led"):
+        assert rows[base + path].outcome == FAILED and rows[base + path].reason.startswith("bad response"), (
+            path
+        )
 
     # What the HTTP client refused of an answer is in the crawl's log, not bare on stderr.
     assert rows[base + "/bad-cookie"].outcome == FETCHED

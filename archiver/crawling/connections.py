@@ -28,9 +28,10 @@ failed the whole answer when the break came in the read that brought its head, a
 it came later, left the body's reader waiting for bytes that never come, until --timeout.
 Here the body ends where the framing broke, as a body cut short, whenever the break comes.
 
-A head may give the same Content-Length twice (a proxy adding the field again): aiohttp's
-parser refuses it, browsers take it. Here the second is renamed X-Archiver-Content-Length
-before the parser reads the head (one_content_length), and the WARC keeps it so named.
+A head may give the same Content-Length twice (a proxy adding the field again, or a list in one
+field, ``5, 5``): aiohttp's parser refuses it, browsers take it. Here each value after the first
+goes to a field renamed X-Archiver-Content-Length before the parser reads the head
+(one_content_length), and the WARC keeps it so named.
 """
 
 from __future__ import annotations
@@ -61,26 +62,36 @@ body with the head, and MAX_HEAD_BYTES does not bound them: this does, with the 
 each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
 
 
-_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*([0-9]+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNORECASE | re.MULTILINE)
 LENGTH_RENAMED = b"X-Archiver-"
 """What a Content-Length field that says again what the first said is renamed with."""
 
 
 def one_content_length(head: bytes) -> bytes:
-    """``head`` (a whole head, as received) with each Content-Length field after the first
-    renamed X-Archiver-Content-Length when all give the same length: RFC 9110 (section 8.6)
-    lets a recipient take them for one, browsers do, and aiohttp's parser refuses a second one.
+    """``head`` (a whole head, as received) with one Content-Length field when its fields give
+    one length, each in as many fields and lists as they like (``5, 5``): each value after the
+    first goes to a field of its own renamed X-Archiver-Content-Length. Fetch ("extract a
+    length") and Chromium take such a head, comparing the values as strings; aiohttp's parser
+    refuses a second field, and a list.
 
-    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\ncontent-length: 02\\r\\n\\r\\n")
-    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-content-length: 02\\r\\n\\r\\n'
-    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 3\\r\\n\\r\\n")[-21:]
-    b'Content-Length: 3\\r\\n\\r\\n'
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\ncontent-length: 2\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-content-length: 2\\r\\n\\r\\n'
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2 , 2\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-Content-Length: 2\\r\\n\\r\\n'
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 02\\r\\n")[17:]
+    b'Content-Length: 2\\r\\nContent-Length: 02\\r\\n'
     """
     fields = list(_CONTENT_LENGTH.finditer(head))
-    if len(fields) < 2 or len({field[1].lstrip(b"0") for field in fields}) != 1:
-        return head  # one, or lengths that differ: the parser refuses those, as browsers do
-    for field in reversed(fields[1:]):
-        head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
+    if not fields or (len(fields) == 1 and b"," not in fields[0][1]):
+        return head
+    values = [[value.strip(b" \t") for value in field[1].split(b",")] for field in fields]
+    if len({value for listed in values for value in listed}) != 1 or not values[0][0].isdigit():
+        return head  # lengths that differ, or no number: the parser refuses those, as browsers do
+    for at, (field, listed) in reversed(list(enumerate(zip(fields, values, strict=True)))):
+        name = head[field.start() : field.start(1) - 1].rstrip(b" \t")
+        names = [name if at == 0 and n == 0 else LENGTH_RENAMED + name for n in range(len(listed))]
+        lines = b"\r\n".join(named + b": " + value for named, value in zip(names, listed, strict=True))
+        head = head[: field.start()] + lines + head[field.end(1) :]
     return head
 
 
