@@ -50,6 +50,9 @@ PATHS = (
     "/length-list",
     "/length-list-differs",
     "/length-zero-led",
+    "/locations-differ",
+    "/location-twice",
+    "/dispositions-differ",
     "/to-script",
     "/to-bad-host",
     "/to-nowhere",
@@ -63,6 +66,11 @@ LENGTH_LISTS = {
     "/length-list": b"Content-Length: 5 ,5\r\nContent-Length: 5",
     "/length-list-differs": b"Content-Length: 5, 6",
     "/length-zero-led": b"Content-Length: 5\r\nContent-Length: 05",
+}
+REPEATED = {  # fields an answer gives once: Chromium fails it when their values differ
+    "/locations-differ": (b"Location: /first", b"Location: /second"),
+    "/location-twice": (b"Location: /first", b"location:  /first"),
+    "/dispositions-differ": (b"Location: /first", b"Content-Disposition: inline", b"Content-Disposition: a"),
 }
 AFTER_THE_BODY = b" world: bytes past the answer that read as no answer"
 
@@ -112,6 +120,8 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + LENGTH_LISTS[path] + b"\r\n\r\nlists"
         )
+    elif path in REPEATED:
+        _answer(writer, b"302 Found", b"<p>moved</p>", *REPEATED[path])
     elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
         _answer(writer, b"200 OK", b"<p>cookie</p>", b"Set-Cookie: \xff\xfe=x")
     elif path == "/many-chunks":  # more than the parser holds at once: it pauses, then goes on
@@ -187,6 +197,19 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         assert rows[base + path].outcome == FAILED and rows[base + path].reason.startswith("bad response"), (
             path
         )
+
+    # Two Locations that differ lead nowhere (Chromium shows ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION);
+    # the same one twice is taken once.
+    for path, name in (("/locations-differ", "Location"), ("/dispositions-differ", "Content-Disposition")):
+        assert (rows[base + path].outcome, rows[base + path].reason) == (
+            FAILED,
+            f"bad response: {name} headers that differ",
+        ), path
+    assert (rows[base + "/location-twice"].outcome, rows[base + "/location-twice"].redirect_to) == (
+        REDIRECTED,
+        base + "/first",
+    )
+    assert base + "/second" not in rows
 
     # What the HTTP client refused of an answer is in the crawl's log, not bare on stderr.
     assert rows[base + "/bad-cookie"].outcome == FETCHED
