@@ -181,20 +181,40 @@ def needs_sniffing(headers: list[tuple[str, str]]) -> bool:
     return read_content_type(content_type_field(headers)).essence in UNKNOWN_TYPES and not nosniff(headers)
 
 
+def with_charset(essence: str, content_type: str | None) -> str:
+    """``essence`` (a type a body was sniffed as) with the charset ``content_type`` gives, if any:
+    Fetch's "extract a MIME type" keeps the charset of a type that names nothing to go by
+    (``unknown/unknown; charset=koi8-r``), and a browser reads the sniffed page in it (HTML's
+    "transport layer specified" encoding). A Content-Type that is no MIME type gives none.
+
+    >>> with_charset("text/html", "unknown/unknown; charset=koi8-r"), with_charset("text/html", ";charset=x")
+    ('text/html; charset=koi8-r', 'text/html')
+    """
+    charset = read_content_type(content_type).charset
+    if charset is None:
+        return essence
+    if not _TOKEN.match(charset):
+        charset = '"' + charset.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{essence}; charset={charset}"
+
+
 def effective_content_type(headers: list[tuple[str, str]], head: Callable[[], bytes]) -> str | None:
     """The Content-Type a response is taken as: the one it sent (its fields as one value),
     else, where its type is unknown and may be sniffed, the type its body's first bytes say
-    (``head`` gives up to SNIFF_BYTES of the decoded body; called only then)."""
+    (``head`` gives up to SNIFF_BYTES of the decoded body; called only then), with the charset
+    its Content-Type gave."""
+    content_type = content_type_field(headers)
     if needs_sniffing(headers):
-        return sniff_unknown(head())
-    return content_type_field(headers)
+        return with_charset(sniff_unknown(head()), content_type)
+    return content_type
 
 
 def as_taken(content_type: str | None, recorded: str | None) -> str | None:
     """The Content-Type a stored answer was taken as, from its header and the MIME type the
-    manifest recorded: the header, unless it names no type and the crawl sniffed one."""
+    manifest recorded: the header, unless it names no type and the crawl sniffed one (then
+    that type, with the header's charset)."""
     if recorded and read_content_type(content_type).essence in UNKNOWN_TYPES:
-        return recorded
+        return with_charset(recorded, content_type)
     return content_type
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import IO
 
 from archiver.content import CHUNK, Decoding
-from archiver.media_types import SNIFF_BYTES, content_type_field, needs_sniffing, sniff_unknown
+from archiver.media_types import SNIFF_BYTES, content_type_field, needs_sniffing, sniff_unknown, with_charset
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,11 @@ class Capture:
 
     @property
     def content_type(self) -> str | None:
-        """The Content-Type the answer is taken as: the type its body was sniffed as, else its
-        Content-Type fields as one value (media_types.effective_content_type())."""
-        return self.sniffed or content_type_field(self.response_headers)
+        """The Content-Type the answer is taken as: the type its body was sniffed as (with the
+        charset its Content-Type gave), else its Content-Type fields as one value
+        (media_types.effective_content_type())."""
+        sent = content_type_field(self.response_headers)
+        return with_charset(self.sniffed, sent) if self.sniffed else sent
 
     def sniffed_type(self) -> Capture:
         """This capture with ``sniffed`` set where its Content-Type names no type and sniffing is
