@@ -8,9 +8,10 @@ names no encoding browsers know).
 
 An answer whose Content-Type names no type (none, an empty or invalid one,
 ``unknown/unknown``, ``application/unknown``) has its body sniffed, as browsers do
-(WHATWG MIME Sniffing, "rules for identifying an unknown MIME type"), unless its
-``X-Content-Type-Options: nosniff`` forbids it. A type the server named is never
-sniffed to another.
+(WHATWG MIME Sniffing, "rules for identifying an unknown MIME type"). Its
+``X-Content-Type-Options: nosniff`` makes it text/plain, as Chromium takes it, never a
+page; but an image, audio or video is still taken as one, as Chromium decodes them from
+their bytes whatever their type. A type the server named is never sniffed to another.
 
 >>> extract_mime_type(["text/html;charset=gbk", "text/html", "*/*"])
 MediaType(essence='text/html', charset='gbk')
@@ -176,9 +177,19 @@ def nosniff(headers: Iterable[tuple[str, str]]) -> bool:
 
 
 def needs_sniffing(headers: list[tuple[str, str]]) -> bool:
-    """Whether a response's type is taken from its body: its Content-Type names none, and
-    sniffing is not forbidden. Cheap: no body is read."""
-    return read_content_type(content_type_field(headers)).essence in UNKNOWN_TYPES and not nosniff(headers)
+    """Whether a response's type is taken from its body: its Content-Type names none (under
+    ``nosniff`` too: see sniffed_as()). Cheap: no body is read."""
+    return read_content_type(content_type_field(headers)).essence in UNKNOWN_TYPES
+
+
+def sniffed_as(headers: list[tuple[str, str]], head: bytes) -> str:
+    """The type a response whose Content-Type names none is taken as, from its body's first
+    decoded bytes (``head``): sniff_unknown(), or under ``X-Content-Type-Options: nosniff``
+    what Chromium makes of it: text/plain (never a page), unless its bytes are an image, audio
+    or video, which Chromium decodes from its bytes whatever its type (sniff_media())."""
+    if nosniff(headers):
+        return sniff_media(head) or "text/plain"
+    return sniff_unknown(head)
 
 
 def with_charset(essence: str, content_type: str | None) -> str:
@@ -205,7 +216,7 @@ def effective_content_type(headers: list[tuple[str, str]], head: Callable[[], by
     its Content-Type gave."""
     content_type = content_type_field(headers)
     if needs_sniffing(headers):
-        return with_charset(sniff_unknown(head()), content_type)
+        return with_charset(sniffed_as(headers, head()), content_type)
     return content_type
 
 
@@ -286,6 +297,22 @@ def _is_mp4(head: bytes) -> bool:
     if head[8:11] == b"mp4":
         return True
     return any(head[at : at + 3] == b"mp4" for at in range(16, size, 4))
+
+
+_MEDIA = ("image/", "audio/", "video/", "application/ogg")
+
+
+def sniff_media(head: bytes) -> str | None:
+    """The image, audio or video type the first bytes of a body (``head``, decoded) have the
+    signature of (MIME Sniffing's tables), or None.
+
+    >>> sniff_media(b"GIF89a"), sniff_media(b"<html>")
+    ('image/gif', None)
+    """
+    for pattern, mask, kind in SIGNATURES:
+        if kind.startswith(_MEDIA) and _matches(head, pattern, mask):
+            return kind
+    return "video/mp4" if _is_mp4(head) else None
 
 
 def sniff_unknown(head: bytes) -> str:

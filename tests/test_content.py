@@ -211,28 +211,40 @@ def test_a_body_of_no_type_is_sniffed_as_browsers_sniff_it(head, sniffed):
     assert sniff_unknown(head) == sniffed
 
 
+NOSNIFF = ("X-Content-Type-Options", "nosniff")
+
+
 @pytest.mark.parametrize(
-    ("headers", "sniffed"),
+    ("headers", "body", "sniffed"),
     [
-        ([], "text/html"),
-        ([("Content-Type", "")], "text/html"),
-        ([("Content-Type", "unknown/unknown")], "text/html"),
-        ([("content-type", "application/unknown")], "text/html"),
-        ([("Content-Type", "*/*")], "text/html"),
-        ([("X-Content-Type-Options", "nosniff")], None),
-        ([("Content-Type", "text/plain")], "text/plain"),  # a type the server named stands
-        ([("Content-Type", "image/png")], "image/png"),
+        ([], b"<html>", "text/html"),
+        ([("Content-Type", "")], b"<html>", "text/html"),
+        ([("Content-Type", "unknown/unknown")], b"<html>", "text/html"),
+        ([("content-type", "application/unknown")], b"<html>", "text/html"),
+        ([("Content-Type", "*/*")], b"<html>", "text/html"),
+        ([("Content-Type", "text/plain")], b"<html>", None),  # a type the server named stands
+        ([("Content-Type", "image/png")], b"<html>", None),
+        # nosniff: Chromium takes the answer as text/plain, never a page, but decodes an image,
+        # audio or video from its bytes whatever its type.
+        ([NOSNIFF], b"<html>", "text/plain"),
+        ([NOSNIFF, ("Content-Type", "unknown/unknown")], b"<!DOCTYPE html>", "text/plain"),
+        ([NOSNIFF], b"\x89PNG\r\n\x1a\n\0\0", "image/png"),
+        ([("x-content-type-options", "NoSniff, x")], b"GIF89a..", "image/gif"),
+        ([NOSNIFF], b"ID3\x03", "audio/mpeg"),
+        ([NOSNIFF], b"%PDF-1.7", "text/plain"),
+        ([NOSNIFF, ("Content-Type", "text/html")], b"\x89PNG\r\n\x1a\n", None),
     ],
 )
-def test_only_an_answer_of_no_type_is_sniffed_and_nosniff_forbids_it(headers, sniffed):
+def test_only_an_answer_of_no_type_is_sniffed_and_nosniff_leaves_media_alone(headers, body, sniffed):
     read = []
 
     def head() -> bytes:
         read.append(True)
-        return b"<html>"
+        return body
 
-    assert mime_type(effective_content_type(headers, head)) == (sniffed or "")
-    assert bool(read) == (sniffed == "text/html"), "the body is read only to sniff it"
+    sent = next((value for name, value in headers if name.lower() == "content-type"), "")
+    assert mime_type(effective_content_type(headers, head)) == (sniffed or mime_type(sent))
+    assert bool(read) == (sniffed is not None), "the body is read only to sniff it"
 
 
 @pytest.mark.parametrize(

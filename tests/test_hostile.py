@@ -304,7 +304,7 @@ UNTYPED: dict[str, tuple[list[bytes], bytes]] = {
         b'\n <!DOCTYPE html><title>home</title><a href="/empty">e</a><a href="/unknown">u</a>'
         b'<a href="/png">p</a><a href="/nosniff">n</a><a href="/plain">t</a>'
         b'<a href="/two-types">2</a><a href="/quoted">q</a><a href="/kept">k</a>'
-        b'<a href="/unknown-charset">c</a><a href="/typeless-charset">t</a>',
+        b'<a href="/unknown-charset">c</a><a href="/typeless-charset">t</a><img src="/nosniff-png">',
     ),
     "/empty": ([b"Content-Type: "], b'<!-- a comment --><a href="/after-empty">x</a>'),
     "/unknown": (
@@ -312,7 +312,9 @@ UNTYPED: dict[str, tuple[list[bytes], bytes]] = {
         gzip.compress(b'<P>gzip<a href="/after-unknown">x</a>'),
     ),
     "/png": ([], PNG),
+    # nosniff: text/plain, as Chromium takes it, never a page; an image is still an image.
     "/nosniff": ([b"X-Content-Type-Options: nosniff"], b'<html><a href="/not-sniffed">x</a>'),
+    "/nosniff-png": ([b"X-Content-Type-Options: nosniff", b"Content-Type: unknown/unknown"], PNG),
     "/plain": ([b"Content-Type: text/plain"], b'<html><a href="/plain-text">x</a>'),
     "/two-types": ([b"Content-Type: text/plain", b"Content-Type: text/html"], b'<a href="/after-two">x</a>'),
     # Browsers know no charset 'koi8-r' (quotes and all): the page is read as windows-1252.
@@ -359,7 +361,8 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
         "/empty": "text/html",
         "/unknown": "text/html",
         "/png": "image/png",
-        "/nosniff": None,
+        "/nosniff": "text/plain",
+        "/nosniff-png": "image/png",
         "/plain": "text/plain",
         "/two-types": "text/html",
         "/quoted": "text/html",
@@ -378,6 +381,8 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
     rows = manifest_rows(root)
     assert rows[url("/")].local_path.endswith(".html")
     assert rows[url("/png")].local_path.endswith(".png")
+    assert rows[url("/nosniff-png")].local_path.endswith(".png")
+    assert rows[url("/nosniff")].local_path.endswith(".txt")  # from disk, no page either
     home = (root / "mirror" / rows[url("/")].local_path).read_text()
     assert 'href="empty.html"' in home and 'href="png.png"' in home
     page = (root / "mirror" / rows[url("/unknown-charset")].local_path).read_bytes()
