@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 import random
 import time
 import zlib
@@ -392,6 +393,17 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
     assert report.ok, report.render_text(str(root))
     parsed = [row for row in rows.values() if row.content_type == "text/html" and row.status == 200]
     assert report.stats["pages parsed"] == len(parsed) == 13, "verify reads the sniffed pages too"
+    # The CDXJ index gives each answer the type it was taken as, as the manifest does.
+    index = (root / "indexes" / "index.cdxj").read_text().splitlines()
+    indexed = {
+        entry["url"]: entry.get("mime") for entry in (json.loads(line.split(" ", 2)[2]) for line in index)
+    }
+    assert [indexed[url(path)] for path in ("/", "/empty", "/unknown", "/nosniff")] == [
+        "text/html",
+        "text/html",
+        "text/html",
+        "text/plain",
+    ]
     with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
         pages = [page.url for page in snapshot_pages(manifest)]
     assert pages[0] == url("/") and url("/empty") in pages and url("/png") not in pages  # WACZ pages
