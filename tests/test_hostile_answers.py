@@ -50,6 +50,8 @@ PATHS = (
     "/length-list",
     "/length-list-differs",
     "/length-zero-led",
+    "/chunked-length",
+    "/chunked-lengths",
     "/locations-differ",
     "/location-twice",
     "/dispositions-differ",
@@ -119,6 +121,18 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
     elif path in LENGTH_LISTS:  # one field holding a list, or lengths equal as numbers only
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + LENGTH_LISTS[path] + b"\r\n\r\nlists"
+        )
+    elif path in ("/chunked-length", "/chunked-lengths"):  # Transfer-Encoding overrides them
+        lengths = b"Content-Length: 3\r\n" + (b"Content-Length: 4\r\n" if path == "/chunked-lengths" else b"")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+            + lengths
+            + b"Transfer-Encoding: chunked\r\n\r\n"
+            b"7\r\n"
+            + path[1:8].encode()
+            + b"\r\n"
+            + (b"1\r\ns\r\n" if path.endswith("s") else b"")
+            + b"0\r\n\r\n"
         )
     elif path in REPEATED:
         _answer(writer, b"302 Found", b"<p>moved</p>", *REPEATED[path])
@@ -197,6 +211,10 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         assert rows[base + path].outcome == FAILED and rows[base + path].reason.startswith("bad response"), (
             path
         )
+
+    # A chunked body overrides any Content-Length (RFC 9112, 6.3), as browsers read it.
+    for path, body in (("/chunked-length", b"chunked"), ("/chunked-lengths", b"chunkeds")):
+        assert (rows[base + path].outcome, payloads.get(base + path)) == (FETCHED, body), rows[base + path]
 
     # Two Locations that differ lead nowhere (Chromium shows ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION);
     # the same one twice is taken once.

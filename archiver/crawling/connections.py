@@ -29,9 +29,10 @@ it came later, left the body's reader waiting for bytes that never come, until -
 Here the body ends where the framing broke, as a body cut short, whenever the break comes.
 
 A head may give the same Content-Length twice (a proxy adding the field again, or a list in one
-field, ``5, 5``): aiohttp's parser refuses it, browsers take it. Here each value after the first
-goes to a field renamed X-Archiver-Content-Length before the parser reads the head
-(one_content_length), and the WARC keeps it so named.
+field, ``5, 5``), or a Content-Length with a chunked body: aiohttp's parser refuses both, browsers
+take them. Here each value after the first, or every one beside chunked, goes to a field renamed
+X-Archiver-Content-Length before the parser reads the head (one_framing), and the WARC keeps it
+so named.
 """
 
 from __future__ import annotations
@@ -63,8 +64,29 @@ each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
 
 
 _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNORECASE | re.MULTILINE)
+_CHUNKED = re.compile(
+    rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
+)
 LENGTH_RENAMED = b"X-Archiver-"
-"""What a Content-Length field that says again what the first said is renamed with."""
+"""What a Content-Length field that says again what the first said, or that a chunked body
+overrides, is renamed with."""
+
+
+def one_framing(head: bytes) -> bytes:
+    """``head`` (a whole head, as received) with one framing of its body, as browsers read it.
+
+    A chunked body's head keeps no Content-Length (each is renamed X-Archiver-Content-Length):
+    RFC 9112 (section 6.3) has Transfer-Encoding override it, and Chromium reads such an
+    answer, whatever lengths it gives; aiohttp's parser refuses it. Otherwise: one_content_length().
+
+    >>> one_framing(b"HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n")[17:]
+    b'X-Archiver-Content-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n'
+    """
+    if _CHUNKED.search(head) is None:
+        return one_content_length(head)
+    for field in reversed(list(_CONTENT_LENGTH.finditer(head))):
+        head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
+    return head
 
 
 def one_content_length(head: bytes) -> bytes:
@@ -127,7 +149,7 @@ class _AnswerParser:
             piece, data = self._next_piece(data)
             in_head = self._answer is None
             if in_head and self._at_head_start and _ends_head(piece):
-                piece = one_content_length(piece)
+                piece = one_framing(piece)
             try:
                 found, upgraded, tail = self._parser.feed_data(piece)
             except HttpProcessingError:
