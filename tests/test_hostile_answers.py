@@ -52,6 +52,7 @@ PATHS = (
     "/length-zero-led",
     "/chunked-length",
     "/chunked-lengths",
+    "/length-list-in-pieces",
     "/locations-differ",
     "/location-twice",
     "/dispositions-differ",
@@ -134,6 +135,15 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
             + (b"1\r\ns\r\n" if path.endswith("s") else b"")
             + b"0\r\n\r\n"
         )
+    elif path == "/length-list-in-pieces":  # a head in several reads is read as one in a read
+        for piece in (
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r",
+            b"\nContent-Length: 6, 6\r\n",
+            b"\r\npieces",
+        ):
+            writer.write(piece)
+            await writer.drain()
+            await asyncio.sleep(0.05)
     elif path in REPEATED:
         _answer(writer, b"302 Found", b"<p>moved</p>", *REPEATED[path])
     elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
@@ -211,6 +221,9 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         assert rows[base + path].outcome == FAILED and rows[base + path].reason.startswith("bad response"), (
             path
         )
+
+    pieces = rows[base + "/length-list-in-pieces"]
+    assert (pieces.outcome, payloads.get(base + "/length-list-in-pieces")) == (FETCHED, b"pieces"), pieces
 
     # A chunked body overrides any Content-Length (RFC 9112, 6.3), as browsers read it.
     for path, body in (("/chunked-length", b"chunked"), ("/chunked-lengths", b"chunkeds")):

@@ -117,25 +117,21 @@ def one_content_length(head: bytes) -> bytes:
     return head
 
 
-def _ends_head(piece: bytes) -> bool:
-    return piece.endswith((b"\n\n", b"\n\r\n"))
-
-
 class _AnswerParser:
     """aiohttp's parser of the answer to one request on a connection: it refuses heads that run
-    past MAX_HEAD_BYTES (the parser has then read one read past it: a few hundred KiB), and
-    drops what comes after the answer is whole (module docstring).
+    past MAX_HEAD_BYTES, reads each head as browsers read it (one_framing), and drops what
+    comes after the answer is whole (module docstring).
 
-    A parser fed its input in any pieces parses it alike: each head is fed apart from what
-    follows it, so the answer's message is out of the parser before bytes after its body can
-    make it fail."""
+    A parser fed its input in any pieces parses it alike: each head is fed whole, apart from
+    what follows it, so the answer's message is out of the parser before bytes after its body
+    can make it fail, and a head is read alike however many reads brought it."""
 
     def __init__(self, parser: Any, protocol: _WatchedHandler) -> None:
         self._parser = parser
         self._protocol = protocol
         self._head_bytes = 0
-        self._at_head_start = True
-        """True when the next byte begins a head (the answer's, or an interim one's)."""
+        self._held = bytearray()
+        """The part of a head that came so far, held until the head is whole (_whole_head())."""
         self._answer: Any = None
         """The answer's payload once its head came (a StreamReader)."""
         self._done = False
@@ -146,10 +142,15 @@ class _AnswerParser:
             return [], False, b""
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
-            piece, data = self._next_piece(data)
             in_head = self._answer is None
-            if in_head and self._at_head_start and _ends_head(piece):
-                piece = one_framing(piece)
+            piece = data
+            if in_head and data:
+                whole, data = self._whole_head(data)
+                if whole is None:
+                    return messages, False, b""  # the rest of the head is still to come
+                piece = one_framing(whole)
+            else:
+                data = b""
             try:
                 found, upgraded, tail = self._parser.feed_data(piece)
             except HttpProcessingError:
@@ -159,12 +160,18 @@ class _AnswerParser:
                 return messages, False, b""
             messages += found
             if in_head:
-                self._at_head_start = _ends_head(piece)
                 self._count_head(piece, found)
             if upgraded:
                 return messages, True, tail + data
             if not data:
                 return messages, False, b""
+
+    def feed_eof(self) -> Any:
+        """The connection closed: a head cut short is the parser's to judge, as it came."""
+        if self._held and not self._done:
+            held, self._held = bytes(self._held), bytearray()
+            self._parser.feed_data(held)
+        return self._parser.feed_eof()
 
     def _end(self) -> None:
         """The parser failed once the answer's head came: on bytes after the whole answer, all
@@ -178,13 +185,21 @@ class _AnswerParser:
             if self._answer.exception() is None:
                 self._answer.feed_eof()
 
-    def _next_piece(self, data: bytes) -> tuple[bytes, bytes]:
-        """``data`` cut after its first blank line while the answer's head is coming."""
-        if self._answer is not None:
-            return data, b""
-        ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := data.find(end)) != -1]
-        cut = min(ends, default=len(data))
-        return data[:cut], data[cut:]
+    def _whole_head(self, data: bytes) -> tuple[bytes | None, bytes]:
+        """The head ``data`` ends (with what came of it before), and what follows it; None while
+        the head is not whole (``data`` is then held). A head is read whole, as it would be in
+        one read, however the server sent it: a byte at a time, or a line a second."""
+        start = max(len(self._held) - 2, 0)
+        self._held += data
+        ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := self._held.find(end, start)) != -1]
+        if not ends:
+            if self._head_bytes + len(self._held) > MAX_HEAD_BYTES:
+                raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+            return None, b""
+        cut = min(ends)
+        head, rest = bytes(self._held[:cut]), bytes(self._held[cut:])
+        self._held.clear()
+        return head, rest
 
     def _count_head(self, piece: bytes, found: list[Any]) -> None:
         self._head_bytes += len(piece)
