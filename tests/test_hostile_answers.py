@@ -53,6 +53,7 @@ PATHS = (
     "/chunked-length",
     "/chunked-lengths",
     "/length-list-in-pieces",
+    "/lax-head",
     "/locations-differ",
     "/location-twice",
     "/dispositions-differ",
@@ -144,6 +145,8 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
             writer.write(piece)
             await writer.drain()
             await asyncio.sleep(0.05)
+    elif path == "/lax-head":  # what Chromium reads past: http in lower case, 200OK, a space before ":"
+        writer.write(b"http/1.1 200OK\r\nContent-Type : text/plain\r\nContent-Length: 3\r\n\r\nlax")
     elif path in REPEATED:
         _answer(writer, b"302 Found", b"<p>moved</p>", *REPEATED[path])
     elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
@@ -224,6 +227,14 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
 
     pieces = rows[base + "/length-list-in-pieces"]
     assert (pieces.outcome, payloads.get(base + "/length-list-in-pieces")) == (FETCHED, b"pieces"), pieces
+
+    lax = rows[base + "/lax-head"]
+    assert (lax.outcome, lax.status, lax.content_type, payloads.get(base + "/lax-head")) == (
+        FETCHED,
+        200,
+        "text/plain",
+        b"lax",
+    ), lax
 
     # A chunked body overrides any Content-Length (RFC 9112, 6.3), as browsers read it.
     for path, body in (("/chunked-length", b"chunked"), ("/chunked-lengths", b"chunkeds")):

@@ -32,7 +32,9 @@ A head may give the same Content-Length twice (a proxy adding the field again, o
 field, ``5, 5``), or a Content-Length with a chunked body: aiohttp's parser refuses both, browsers
 take them. Here each value after the first, or every one beside chunked, goes to a field renamed
 X-Archiver-Content-Length before the parser reads the head (one_framing), and the WARC keeps it
-so named.
+so named. A head Chromium reads past and aiohttp's parser refuses (``http/1.1 200OK``, a space
+before a field's colon) is made plain the same way (read_as_browsers). Each head is read whole,
+however many reads brought it.
 """
 
 from __future__ import annotations
@@ -70,6 +72,27 @@ _CHUNKED = re.compile(
 LENGTH_RENAMED = b"X-Archiver-"
 """What a Content-Length field that says again what the first said, or that a chunked body
 overrides, is renamed with."""
+
+
+_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])( +)([0-9]{3})(?![0-9])( ?)")
+_SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
+
+
+def read_as_browsers(head: bytes) -> bytes:
+    """``head`` (a whole head, as received) as Chromium reads it, where aiohttp's parser refuses
+    it: ``http/1.1`` in any case, a status code run into its reason (``200OK``), whitespace
+    between a field's name and its colon (RFC 9112, 5.1, has a proxy remove it); then with one
+    framing of its body (one_framing()).
+
+    >>> read_as_browsers(b"http/1.1 200OK\\r\\nContent-Type : text/html\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
+    """
+    status = _STATUS_LINE.match(head)
+    if status is not None:
+        rest = head[status.end() :]
+        space = status[4] or (b" " if rest[:1] not in (b"\r", b"\n", b"") else b"")
+        head = b"HTTP/" + status[1] + status[2] + status[3] + space + rest
+    return one_framing(_SPACE_BEFORE_COLON.sub(rb"\1:", head))
 
 
 def one_framing(head: bytes) -> bytes:
@@ -119,7 +142,7 @@ def one_content_length(head: bytes) -> bytes:
 
 class _AnswerParser:
     """aiohttp's parser of the answer to one request on a connection: it refuses heads that run
-    past MAX_HEAD_BYTES, reads each head as browsers read it (one_framing), and drops what
+    past MAX_HEAD_BYTES, reads each head as browsers read it (read_as_browsers), and drops what
     comes after the answer is whole (module docstring).
 
     A parser fed its input in any pieces parses it alike: each head is fed whole, apart from
@@ -148,7 +171,7 @@ class _AnswerParser:
                 whole, data = self._whole_head(data)
                 if whole is None:
                     return messages, False, b""  # the rest of the head is still to come
-                piece = one_framing(whole)
+                piece = read_as_browsers(whole)
             else:
                 data = b""
             try:
