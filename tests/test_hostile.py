@@ -305,7 +305,8 @@ UNTYPED: dict[str, tuple[list[bytes], bytes]] = {
         b'\n <!DOCTYPE html><title>home</title><a href="/empty">e</a><a href="/unknown">u</a>'
         b'<a href="/png">p</a><a href="/nosniff">n</a><a href="/plain">t</a>'
         b'<a href="/two-types">2</a><a href="/quoted">q</a><a href="/kept">k</a>'
-        b'<a href="/unknown-charset">c</a><a href="/typeless-charset">t</a><img src="/nosniff-png">',
+        b'<a href="/unknown-charset">c</a><a href="/typeless-charset">t</a><img src="/nosniff-png">'
+        b'<img src="/html-png">',
     ),
     "/empty": ([b"Content-Type: "], b'<!-- a comment --><a href="/after-empty">x</a>'),
     "/unknown": (
@@ -316,6 +317,9 @@ UNTYPED: dict[str, tuple[list[bytes], bytes]] = {
     # nosniff: text/plain, as Chromium takes it, never a page; an image is still an image.
     "/nosniff": ([b"X-Content-Type-Options: nosniff"], b'<html><a href="/not-sniffed">x</a>'),
     "/nosniff-png": ([b"X-Content-Type-Options: nosniff", b"Content-Type: unknown/unknown"], PNG),
+    # An image sent as a page (a script that makes it names no type: the server's default) is the
+    # image a page shows in an <img>, and its mirror file is the image, as it came.
+    "/html-png": ([b"Content-Type: text/html; charset=utf-8"], PNG + b'<a href="/in-png">'),
     "/plain": ([b"Content-Type: text/plain"], b'<html><a href="/plain-text">x</a>'),
     "/two-types": ([b"Content-Type: text/plain", b"Content-Type: text/html"], b'<a href="/after-two">x</a>'),
     # Browsers know no charset 'koi8-r' (quotes and all): the page is read as windows-1252.
@@ -364,6 +368,7 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
         "/png": "image/png",
         "/nosniff": "text/plain",
         "/nosniff-png": "image/png",
+        "/html-png": "image/png",
         "/plain": "text/plain",
         "/two-types": "text/html",
         "/quoted": "text/html",
@@ -383,6 +388,9 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
     assert rows[url("/")].local_path.endswith(".html")
     assert rows[url("/png")].local_path.endswith(".png")
     assert rows[url("/nosniff-png")].local_path.endswith(".png")
+    image = root / "mirror" / rows[url("/html-png")].local_path
+    assert image.suffix == ".png" and image.read_bytes() == UNTYPED["/html-png"][1]
+    assert url("/in-png") not in rows
     assert rows[url("/nosniff")].local_path.endswith(".txt")  # from disk, no page either
     home = (root / "mirror" / rows[url("/")].local_path).read_text()
     assert 'href="empty.html"' in home and 'href="png.png"' in home
