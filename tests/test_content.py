@@ -170,6 +170,11 @@ def test_documents_are_read_up_to_max_markup(body, mime, kept, monkeypatch) -> N
         (["text/css", "*/*"], "text/css", None),
         (["text/plain", "nonsense"], "text/plain", None),
         (['text/html;x=",";charset=gbk'], "text/html", "gbk"),  # a comma in quotes splits nothing
+        (['text/html;;; =;charset="koi8-r'], "text/html", "koi8-r"),  # empty ones skipped, quote unclosed
+        (["text/html" + ";a=b" * 10_000 + ";charset=koi8-r"], "text/html", "koi8-r"),
+        (["text/html; charset = koi8-r"], "text/html", None),  # "charset " is no parameter name
+        (["text/html; charset="], "text/html", None),
+        (["text /html"], "", None),
         ([""], "", None),
         (["*/*"], "", None),
         (["html"], "", None),
