@@ -8,9 +8,11 @@ names no encoding browsers know).
 
 An answer whose Content-Type names no type (none, an empty or invalid one,
 ``unknown/unknown``, ``application/unknown``) has its body sniffed, as browsers do
-(WHATWG MIME Sniffing, "rules for identifying an unknown MIME type"), unless its
-``X-Content-Type-Options: nosniff`` forbids it. A type the server named is never
-sniffed to another.
+(WHATWG MIME Sniffing, "rules for identifying an unknown MIME type"). Its
+``X-Content-Type-Options: nosniff`` makes it text/plain, as Chromium takes it, never a
+page; but an image, audio or video is still taken as one, as Chromium decodes them from
+their bytes whatever their type. A type the server named is never sniffed to another, but
+for an image sent as HTML or plain text: a page shows it in an <img> whatever its type.
 
 >>> extract_mime_type(["text/html;charset=gbk", "text/html", "*/*"])
 MediaType(essence='text/html', charset='gbk')
@@ -175,26 +177,69 @@ def nosniff(headers: Iterable[tuple[str, str]]) -> bool:
     return False
 
 
+MISLABELLED_IMAGE_TYPES = frozenset({"text/html", "text/plain"})
+"""Types servers send images as by mistake (a script that makes an image and names no type gets
+its server's default): a body of one that is an image is taken as the image (sniff_image())."""
+
+
 def needs_sniffing(headers: list[tuple[str, str]]) -> bool:
-    """Whether a response's type is taken from its body: its Content-Type names none, and
-    sniffing is not forbidden. Cheap: no body is read."""
-    return read_content_type(content_type_field(headers)).essence in UNKNOWN_TYPES and not nosniff(headers)
+    """Whether a response's type may be taken from its body: its Content-Type names none (under
+    ``nosniff`` too), or one images are mislabelled as (see sniffed_as()). Cheap: no body is read."""
+    essence = read_content_type(content_type_field(headers)).essence
+    return essence in UNKNOWN_TYPES or essence in MISLABELLED_IMAGE_TYPES
+
+
+def sniffed_as(headers: list[tuple[str, str]], head: bytes) -> str | None:
+    """The type a response is taken as from its body's first decoded bytes (``head``), where
+    needs_sniffing(); None where it is taken as the type it names.
+
+    Of no type: sniff_unknown(), or under ``X-Content-Type-Options: nosniff`` what Chromium makes
+    of it: text/plain (never a page), unless its bytes are an image, audio or video, which
+    Chromium decodes from its bytes whatever its type (sniff_media()). Sent as HTML or plain
+    text, an image is taken as the image: a page shows it in an <img>, nosniff or not (Chromium
+    opened alone shows plain text's image as an image too, and HTML's as HTML)."""
+    essence = read_content_type(content_type_field(headers)).essence
+    if essence in MISLABELLED_IMAGE_TYPES:
+        return sniff_image(head)
+    if nosniff(headers):
+        return sniff_media(head) or "text/plain"
+    return sniff_unknown(head)
+
+
+def with_charset(essence: str, content_type: str | None) -> str:
+    """``essence`` (a type a body was sniffed as) with the charset ``content_type`` gives, if any
+    and if ``essence`` is text: Fetch's "extract a MIME type" keeps the charset of a type that
+    names nothing to go by (``unknown/unknown; charset=koi8-r``), and a browser reads the
+    sniffed page in it (HTML's "transport layer specified" encoding). A Content-Type that is no
+    MIME type gives none.
+
+    >>> with_charset("text/html", "unknown/unknown; charset=koi8-r"), with_charset("text/html", ";charset=x")
+    ('text/html; charset=koi8-r', 'text/html')
+    """
+    charset = read_content_type(content_type).charset
+    if charset is None or not essence.startswith("text/"):
+        return essence
+    if not _TOKEN.match(charset):
+        charset = '"' + charset.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{essence}; charset={charset}"
 
 
 def effective_content_type(headers: list[tuple[str, str]], head: Callable[[], bytes]) -> str | None:
     """The Content-Type a response is taken as: the one it sent (its fields as one value),
     else, where its type is unknown and may be sniffed, the type its body's first bytes say
-    (``head`` gives up to SNIFF_BYTES of the decoded body; called only then)."""
-    if needs_sniffing(headers):
-        return sniff_unknown(head())
-    return content_type_field(headers)
+    (``head`` gives up to SNIFF_BYTES of the decoded body; called only then), with the charset
+    its Content-Type gave."""
+    content_type = content_type_field(headers)
+    sniffed = sniffed_as(headers, head()) if needs_sniffing(headers) else None
+    return with_charset(sniffed, content_type) if sniffed is not None else content_type
 
 
 def as_taken(content_type: str | None, recorded: str | None) -> str | None:
     """The Content-Type a stored answer was taken as, from its header and the MIME type the
-    manifest recorded: the header, unless it names no type and the crawl sniffed one."""
-    if recorded and read_content_type(content_type).essence in UNKNOWN_TYPES:
-        return recorded
+    manifest recorded: the header, unless the crawl took its body as another type, sniffed
+    (then that type, with the header's charset)."""
+    if recorded and read_content_type(content_type).essence != recorded:
+        return with_charset(recorded, content_type)
     return content_type
 
 
@@ -266,6 +311,35 @@ def _is_mp4(head: bytes) -> bool:
     if head[8:11] == b"mp4":
         return True
     return any(head[at : at + 3] == b"mp4" for at in range(16, size, 4))
+
+
+_MEDIA = ("image/", "audio/", "video/", "application/ogg")
+_IMAGES = frozenset({"image/x-icon", "image/gif", "image/webp", "image/png", "image/jpeg"})
+"""Images whose signature no text begins with (a BMP's is ``BM``, as "BMW" is)."""
+
+
+def sniff_image(head: bytes) -> str | None:
+    """The image type the first bytes of a body (``head``, decoded) have the signature of, of
+    those no text begins with (_IMAGES), or None.
+
+    >>> sniff_image(b"\\x89PNG\\r\\n\\x1a\\n"), sniff_image(b"BMW")
+    ('image/png', None)
+    """
+    kind = sniff_media(head)
+    return kind if kind in _IMAGES else None
+
+
+def sniff_media(head: bytes) -> str | None:
+    """The image, audio or video type the first bytes of a body (``head``, decoded) have the
+    signature of (MIME Sniffing's tables), or None.
+
+    >>> sniff_media(b"GIF89a"), sniff_media(b"<html>")
+    ('image/gif', None)
+    """
+    for pattern, mask, kind in SIGNATURES:
+        if kind.startswith(_MEDIA) and _matches(head, pattern, mask):
+            return kind
+    return "video/mp4" if _is_mp4(head) else None
 
 
 def sniff_unknown(head: bytes) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 import random
 import time
 import zlib
@@ -303,7 +304,9 @@ UNTYPED: dict[str, tuple[list[bytes], bytes]] = {
         [],
         b'\n <!DOCTYPE html><title>home</title><a href="/empty">e</a><a href="/unknown">u</a>'
         b'<a href="/png">p</a><a href="/nosniff">n</a><a href="/plain">t</a>'
-        b'<a href="/two-types">2</a><a href="/quoted">q</a><a href="/kept">k</a>',
+        b'<a href="/two-types">2</a><a href="/quoted">q</a><a href="/kept">k</a>'
+        b'<a href="/unknown-charset">c</a><a href="/typeless-charset">t</a><img src="/nosniff-png">'
+        b'<img src="/html-png">',
     ),
     "/empty": ([b"Content-Type: "], b'<!-- a comment --><a href="/after-empty">x</a>'),
     "/unknown": (
@@ -311,7 +314,12 @@ UNTYPED: dict[str, tuple[list[bytes], bytes]] = {
         gzip.compress(b'<P>gzip<a href="/after-unknown">x</a>'),
     ),
     "/png": ([], PNG),
+    # nosniff: text/plain, as Chromium takes it, never a page; an image is still an image.
     "/nosniff": ([b"X-Content-Type-Options: nosniff"], b'<html><a href="/not-sniffed">x</a>'),
+    "/nosniff-png": ([b"X-Content-Type-Options: nosniff", b"Content-Type: unknown/unknown"], PNG),
+    # An image sent as a page (a script that makes it names no type: the server's default) is the
+    # image a page shows in an <img>, and its mirror file is the image, as it came.
+    "/html-png": ([b"Content-Type: text/html; charset=utf-8"], PNG + b'<a href="/in-png">'),
     "/plain": ([b"Content-Type: text/plain"], b'<html><a href="/plain-text">x</a>'),
     "/two-types": ([b"Content-Type: text/plain", b"Content-Type: text/html"], b'<a href="/after-two">x</a>'),
     # Browsers know no charset 'koi8-r' (quotes and all): the page is read as windows-1252.
@@ -320,6 +328,16 @@ UNTYPED: dict[str, tuple[list[bytes], bytes]] = {
     "/kept": (
         [b"Content-Type: text/html; charset=koi8-r", b"Content-Type: text/html"],
         b"<title>\xc1\xc2</title>",
+    ),
+    # A type that names none keeps its charset (Fetch's "extract a MIME type"): the sniffed page is
+    # read in it, its links too; a Content-Type that is no MIME type gives no charset.
+    "/unknown-charset": (
+        [b"Content-Type: unknown/unknown; charset=koi8-r"],
+        b'<html><title>\xc1\xc2</title><a href="/\xc1">x</a>',
+    ),
+    "/typeless-charset": (
+        [b"Content-Type: ;charset=koi8-r"],
+        b'<html><title>\xc1\xc2</title><a href="/\xc2">x</a>',
     ),
 }
 
@@ -348,27 +366,52 @@ async def test_answers_of_no_type_are_sniffed_as_browsers_do(run_crawl):
         "/empty": "text/html",
         "/unknown": "text/html",
         "/png": "image/png",
-        "/nosniff": None,
+        "/nosniff": "text/plain",
+        "/nosniff-png": "image/png",
+        "/html-png": "image/png",
         "/plain": "text/plain",
         "/two-types": "text/html",
         "/quoted": "text/html",
         "/kept": "text/html",
+        "/unknown-charset": "text/html",
+        "/typeless-charset": "text/html",
     }
     followed = {path: url(path) in rows for path in ("/after-empty", "/after-unknown", "/after-two")}
     assert followed == {"/after-empty": True, "/after-unknown": True, "/after-two": True}
     assert url("/not-sniffed") not in rows and url("/plain-text") not in rows
     assert rows[url("/quoted")].title == "ÁÂ" and rows[url("/kept")].title == "аб"
+    assert rows[url("/unknown-charset")].title == "аб" and url("/%D0%B0") in rows  # koi8-r
+    assert rows[url("/typeless-charset")].title == "ÁÂ" and url("/%C3%82") in rows  # windows-1252
     # The WARC keeps the answers as received; the mirror names files by what they were taken as.
     assert not build_mirror(root).errors
     rows = manifest_rows(root)
     assert rows[url("/")].local_path.endswith(".html")
     assert rows[url("/png")].local_path.endswith(".png")
+    assert rows[url("/nosniff-png")].local_path.endswith(".png")
+    image = root / "mirror" / rows[url("/html-png")].local_path
+    assert image.suffix == ".png" and image.read_bytes() == UNTYPED["/html-png"][1]
+    assert url("/in-png") not in rows
+    assert rows[url("/nosniff")].local_path.endswith(".txt")  # from disk, no page either
     home = (root / "mirror" / rows[url("/")].local_path).read_text()
     assert 'href="empty.html"' in home and 'href="png.png"' in home
+    page = (root / "mirror" / rows[url("/unknown-charset")].local_path).read_bytes()
+    linked = rows[url("/%D0%B0")].local_path.rsplit("/", 1)[-1]
+    assert page.startswith(b'<meta charset="koi8-r">') and f'href="{linked}"'.encode() in page
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
     parsed = [row for row in rows.values() if row.content_type == "text/html" and row.status == 200]
-    assert report.stats["pages parsed"] == len(parsed) == 9, "verify reads the sniffed pages too"
+    assert report.stats["pages parsed"] == len(parsed) == 13, "verify reads the sniffed pages too"
+    # The CDXJ index gives each answer the type it was taken as, as the manifest does.
+    index = (root / "indexes" / "index.cdxj").read_text().splitlines()
+    indexed = {
+        entry["url"]: entry.get("mime") for entry in (json.loads(line.split(" ", 2)[2]) for line in index)
+    }
+    assert [indexed[url(path)] for path in ("/", "/empty", "/unknown", "/nosniff")] == [
+        "text/html",
+        "text/html",
+        "text/html",
+        "text/plain",
+    ]
     with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
         pages = [page.url for page in snapshot_pages(manifest)]
     assert pages[0] == url("/") and url("/empty") in pages and url("/png") not in pages  # WACZ pages

@@ -47,6 +47,16 @@ PATHS = (
     "/bad-cookie",
     "/length-twice",
     "/lengths-differ",
+    "/length-list",
+    "/length-list-differs",
+    "/length-zero-led",
+    "/chunked-length",
+    "/chunked-lengths",
+    "/length-list-in-pieces",
+    "/lax-head",
+    "/locations-differ",
+    "/location-twice",
+    "/dispositions-differ",
     "/to-script",
     "/to-bad-host",
     "/to-nowhere",
@@ -55,6 +65,16 @@ NOWHERE = {
     "/to-script": (b"javascript:alert(1)", "a 302 to 'javascript:alert(1)', no http or https URL"),
     "/to-bad-host": (b"http://[::1/x", "a 302 to 'http://[::1/x', no http or https URL"),
     "/to-nowhere": (b"", "a 302 without a Location"),
+}
+LENGTH_LISTS = {
+    "/length-list": b"Content-Length: 5 ,5\r\nContent-Length: 5",
+    "/length-list-differs": b"Content-Length: 5, 6",
+    "/length-zero-led": b"Content-Length: 5\r\nContent-Length: 05",
+}
+REPEATED = {  # fields an answer gives once: Chromium fails it when their values differ
+    "/locations-differ": (b"Location: /first", b"Location: /second"),
+    "/location-twice": (b"Location: /first", b"location:  /first"),
+    "/dispositions-differ": (b"Location: /first", b"Content-Disposition: inline", b"Content-Disposition: a"),
 }
 AFTER_THE_BODY = b" world: bytes past the answer that read as no answer"
 
@@ -100,6 +120,35 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + first + b"\r\ncontent-length: 5\r\n\r\ntwice"
         )
+    elif path in LENGTH_LISTS:  # one field holding a list, or lengths equal as numbers only
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + LENGTH_LISTS[path] + b"\r\n\r\nlists"
+        )
+    elif path in ("/chunked-length", "/chunked-lengths"):  # Transfer-Encoding overrides them
+        lengths = b"Content-Length: 3\r\n" + (b"Content-Length: 4\r\n" if path == "/chunked-lengths" else b"")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+            + lengths
+            + b"Transfer-Encoding: chunked\r\n\r\n"
+            b"7\r\n"
+            + path[1:8].encode()
+            + b"\r\n"
+            + (b"1\r\ns\r\n" if path.endswith("s") else b"")
+            + b"0\r\n\r\n"
+        )
+    elif path == "/length-list-in-pieces":  # a head in several reads is read as one in a read
+        for piece in (
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r",
+            b"\nContent-Length: 6, 6\r\n",
+            b"\r\npieces",
+        ):
+            writer.write(piece)
+            await writer.drain()
+            await asyncio.sleep(0.05)
+    elif path == "/lax-head":  # what Chromium reads past: http in lower case, 200OK, a space before ":"
+        writer.write(b"http/1.1 200OK\r\nContent-Type : text/plain\r\nContent-Length: 3\r\n\r\nlax")
+    elif path in REPEATED:
+        _answer(writer, b"302 Found", b"<p>moved</p>", *REPEATED[path])
     elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
         _answer(writer, b"200 OK", b"<p>cookie</p>", b"Set-Cookie: \xff\xfe=x")
     elif path == "/many-chunks":  # more than the parser holds at once: it pauses, then goes on
@@ -162,6 +211,47 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
     assert ("Content-Length", "5") in head and ("X-Archiver-content-length", "5") in head
     differ = rows[base + "/lengths-differ"]
     assert differ.outcome == FAILED and differ.reason.startswith("bad response: Duplicate Content-Length")
+    # A list in one field is as many fields (Fetch's "extract a length"); values are compared as
+    # strings, as Fetch and Chromium compare them: 5 and 05 are two lengths.
+    listed = rows[base + "/length-list"]
+    assert (listed.outcome, listed.length, payloads[base + "/length-list"]) == (FETCHED, 5, b"lists")
+    with open(result.snapshot.root / "warc" / listed.warc_file, "rb") as warc:
+        warc.seek(listed.warc_offset)
+        head = next(iter(ArchiveIterator(warc))).http_headers.headers
+    lengths = [(name, value) for name, value in head if "content-length" in name.lower()]
+    assert lengths == [("Content-Length", "5"), *[("X-Archiver-Content-Length", "5")] * 2]
+    for path in ("/length-list-differs", "/length-zero-led"):
+        assert rows[base + path].outcome == FAILED and rows[base + path].reason.startswith("bad response"), (
+            path
+        )
+
+    pieces = rows[base + "/length-list-in-pieces"]
+    assert (pieces.outcome, payloads.get(base + "/length-list-in-pieces")) == (FETCHED, b"pieces"), pieces
+
+    lax = rows[base + "/lax-head"]
+    assert (lax.outcome, lax.status, lax.content_type, payloads.get(base + "/lax-head")) == (
+        FETCHED,
+        200,
+        "text/plain",
+        b"lax",
+    ), lax
+
+    # A chunked body overrides any Content-Length (RFC 9112, 6.3), as browsers read it.
+    for path, body in (("/chunked-length", b"chunked"), ("/chunked-lengths", b"chunkeds")):
+        assert (rows[base + path].outcome, payloads.get(base + path)) == (FETCHED, body), rows[base + path]
+
+    # Two Locations that differ lead nowhere (Chromium shows ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION);
+    # the same one twice is taken once.
+    for path, name in (("/locations-differ", "Location"), ("/dispositions-differ", "Content-Disposition")):
+        assert (rows[base + path].outcome, rows[base + path].reason) == (
+            FAILED,
+            f"bad response: {name} headers that differ",
+        ), path
+    assert (rows[base + "/location-twice"].outcome, rows[base + "/location-twice"].redirect_to) == (
+        REDIRECTED,
+        base + "/first",
+    )
+    assert base + "/second" not in rows
 
     # What the HTTP client refused of an answer is in the crawl's log, not bare on stderr.
     assert rows[base + "/bad-cookie"].outcome == FETCHED

@@ -28,9 +28,13 @@ failed the whole answer when the break came in the read that brought its head, a
 it came later, left the body's reader waiting for bytes that never come, until --timeout.
 Here the body ends where the framing broke, as a body cut short, whenever the break comes.
 
-A head may give the same Content-Length twice (a proxy adding the field again): aiohttp's
-parser refuses it, browsers take it. Here the second is renamed X-Archiver-Content-Length
-before the parser reads the head (one_content_length), and the WARC keeps it so named.
+A head may give the same Content-Length twice (a proxy adding the field again, or a list in one
+field, ``5, 5``), or a Content-Length with a chunked body: aiohttp's parser refuses both, browsers
+take them. Here each value after the first, or every one beside chunked, goes to a field renamed
+X-Archiver-Content-Length before the parser reads the head (one_framing), and the WARC keeps it
+so named. A head Chromium reads past and aiohttp's parser refuses (``http/1.1 200OK``, a space
+before a field's colon) is made plain the same way (read_as_browsers). Each head is read whole,
+however many reads brought it.
 """
 
 from __future__ import annotations
@@ -61,48 +65,96 @@ body with the head, and MAX_HEAD_BYTES does not bound them: this does, with the 
 each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
 
 
-_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:[ \t]*([0-9]+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNORECASE | re.MULTILINE)
+_CHUNKED = re.compile(
+    rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
+)
 LENGTH_RENAMED = b"X-Archiver-"
-"""What a Content-Length field that says again what the first said is renamed with."""
+"""What a Content-Length field that says again what the first said, or that a chunked body
+overrides, is renamed with."""
 
 
-def one_content_length(head: bytes) -> bytes:
-    """``head`` (a whole head, as received) with each Content-Length field after the first
-    renamed X-Archiver-Content-Length when all give the same length: RFC 9110 (section 8.6)
-    lets a recipient take them for one, browsers do, and aiohttp's parser refuses a second one.
+_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])( +)([0-9]{3})(?![0-9])( ?)")
+_SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
 
-    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\ncontent-length: 02\\r\\n\\r\\n")
-    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-content-length: 02\\r\\n\\r\\n'
-    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 3\\r\\n\\r\\n")[-21:]
-    b'Content-Length: 3\\r\\n\\r\\n'
+
+def read_as_browsers(head: bytes) -> bytes:
+    """``head`` (a whole head, as received) as Chromium reads it, where aiohttp's parser refuses
+    it: ``http/1.1`` in any case, a status code run into its reason (``200OK``), whitespace
+    between a field's name and its colon (RFC 9112, 5.1, has a proxy remove it); then with one
+    framing of its body (one_framing()).
+
+    >>> read_as_browsers(b"http/1.1 200OK\\r\\nContent-Type : text/html\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
     """
-    fields = list(_CONTENT_LENGTH.finditer(head))
-    if len(fields) < 2 or len({field[1].lstrip(b"0") for field in fields}) != 1:
-        return head  # one, or lengths that differ: the parser refuses those, as browsers do
-    for field in reversed(fields[1:]):
+    status = _STATUS_LINE.match(head)
+    if status is not None:
+        rest = head[status.end() :]
+        space = status[4] or (b" " if rest[:1] not in (b"\r", b"\n", b"") else b"")
+        head = b"HTTP/" + status[1] + status[2] + status[3] + space + rest
+    return one_framing(_SPACE_BEFORE_COLON.sub(rb"\1:", head))
+
+
+def one_framing(head: bytes) -> bytes:
+    """``head`` (a whole head, as received) with one framing of its body, as browsers read it.
+
+    A chunked body's head keeps no Content-Length (each is renamed X-Archiver-Content-Length):
+    RFC 9112 (section 6.3) has Transfer-Encoding override it, and Chromium reads such an
+    answer, whatever lengths it gives; aiohttp's parser refuses it. Otherwise: one_content_length().
+
+    >>> one_framing(b"HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n")[17:]
+    b'X-Archiver-Content-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n'
+    """
+    if _CHUNKED.search(head) is None:
+        return one_content_length(head)
+    for field in reversed(list(_CONTENT_LENGTH.finditer(head))):
         head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
     return head
 
 
-def _ends_head(piece: bytes) -> bool:
-    return piece.endswith((b"\n\n", b"\n\r\n"))
+def one_content_length(head: bytes) -> bytes:
+    """``head`` (a whole head, as received) with one Content-Length field when its fields give
+    one length, each in as many fields and lists as they like (``5, 5``): each value after the
+    first goes to a field of its own renamed X-Archiver-Content-Length. Fetch ("extract a
+    length") and Chromium take such a head, comparing the values as strings; aiohttp's parser
+    refuses a second field, and a list.
+
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\ncontent-length: 2\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-content-length: 2\\r\\n\\r\\n'
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2 , 2\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-Content-Length: 2\\r\\n\\r\\n'
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 02\\r\\n")[17:]
+    b'Content-Length: 2\\r\\nContent-Length: 02\\r\\n'
+    """
+    fields = list(_CONTENT_LENGTH.finditer(head))
+    if not fields or (len(fields) == 1 and b"," not in fields[0][1]):
+        return head
+    values = [[value.strip(b" \t") for value in field[1].split(b",")] for field in fields]
+    if len({value for listed in values for value in listed}) != 1 or not values[0][0].isdigit():
+        return head  # lengths that differ, or no number: the parser refuses those, as browsers do
+    for at, (field, listed) in reversed(list(enumerate(zip(fields, values, strict=True)))):
+        name = head[field.start() : field.start(1) - 1].rstrip(b" \t")
+        names = [name if at == 0 and n == 0 else LENGTH_RENAMED + name for n in range(len(listed))]
+        lines = b"\r\n".join(named + b": " + value for named, value in zip(names, listed, strict=True))
+        head = head[: field.start()] + lines + head[field.end(1) :]
+    return head
 
 
 class _AnswerParser:
     """aiohttp's parser of the answer to one request on a connection: it refuses heads that run
-    past MAX_HEAD_BYTES (the parser has then read one read past it: a few hundred KiB), and
-    drops what comes after the answer is whole (module docstring).
+    past MAX_HEAD_BYTES, reads each head as browsers read it (read_as_browsers), and drops what
+    comes after the answer is whole (module docstring).
 
-    A parser fed its input in any pieces parses it alike: each head is fed apart from what
-    follows it, so the answer's message is out of the parser before bytes after its body can
-    make it fail."""
+    A parser fed its input in any pieces parses it alike: each head is fed whole, apart from
+    what follows it, so the answer's message is out of the parser before bytes after its body
+    can make it fail, and a head is read alike however many reads brought it."""
 
     def __init__(self, parser: Any, protocol: _WatchedHandler) -> None:
         self._parser = parser
         self._protocol = protocol
         self._head_bytes = 0
-        self._at_head_start = True
-        """True when the next byte begins a head (the answer's, or an interim one's)."""
+        self._held = bytearray()
+        """The part of a head that came so far, held until the head is whole (_whole_head())."""
         self._answer: Any = None
         """The answer's payload once its head came (a StreamReader)."""
         self._done = False
@@ -113,10 +165,15 @@ class _AnswerParser:
             return [], False, b""
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
-            piece, data = self._next_piece(data)
             in_head = self._answer is None
-            if in_head and self._at_head_start and _ends_head(piece):
-                piece = one_content_length(piece)
+            piece = data
+            if in_head and data:
+                whole, data = self._whole_head(data)
+                if whole is None:
+                    return messages, False, b""  # the rest of the head is still to come
+                piece = read_as_browsers(whole)
+            else:
+                data = b""
             try:
                 found, upgraded, tail = self._parser.feed_data(piece)
             except HttpProcessingError:
@@ -126,12 +183,18 @@ class _AnswerParser:
                 return messages, False, b""
             messages += found
             if in_head:
-                self._at_head_start = _ends_head(piece)
                 self._count_head(piece, found)
             if upgraded:
                 return messages, True, tail + data
             if not data:
                 return messages, False, b""
+
+    def feed_eof(self) -> Any:
+        """The connection closed: a head cut short is the parser's to judge, as it came."""
+        if self._held and not self._done:
+            held, self._held = bytes(self._held), bytearray()
+            self._parser.feed_data(held)
+        return self._parser.feed_eof()
 
     def _end(self) -> None:
         """The parser failed once the answer's head came: on bytes after the whole answer, all
@@ -145,13 +208,21 @@ class _AnswerParser:
             if self._answer.exception() is None:
                 self._answer.feed_eof()
 
-    def _next_piece(self, data: bytes) -> tuple[bytes, bytes]:
-        """``data`` cut after its first blank line while the answer's head is coming."""
-        if self._answer is not None:
-            return data, b""
-        ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := data.find(end)) != -1]
-        cut = min(ends, default=len(data))
-        return data[:cut], data[cut:]
+    def _whole_head(self, data: bytes) -> tuple[bytes | None, bytes]:
+        """The head ``data`` ends (with what came of it before), and what follows it; None while
+        the head is not whole (``data`` is then held). A head is read whole, as it would be in
+        one read, however the server sent it: a byte at a time, or a line a second."""
+        start = max(len(self._held) - 2, 0)
+        self._held += data
+        ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := self._held.find(end, start)) != -1]
+        if not ends:
+            if self._head_bytes + len(self._held) > MAX_HEAD_BYTES:
+                raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+            return None, b""
+        cut = min(ends)
+        head, rest = bytes(self._held[:cut]), bytes(self._held[cut:])
+        self._held.clear()
+        return head, rest
 
     def _count_head(self, piece: bytes, found: list[Any]) -> None:
         self._head_bytes += len(piece)

@@ -366,7 +366,6 @@ class Crawler:
         capture = outcome.capture
         assert capture is not None
         status = capture.status
-        headers = {name.lower(): value for name, value in capture.response_headers}
         content_type = capture.content_type
         self.stats.fetched += 1
         self.stats.bytes += capture.body_length
@@ -384,7 +383,7 @@ class Crawler:
             row = self._row(item, FAILED, reason=outcome.error, **facts)
             await self.writer.put(WriteItem(row, capture))
             return
-        location = headers.get("location")
+        location = capture.header("location")
         target = redirect_target(location, item.url)
         if status in REDIRECT_STATUSES and target:
             await self._handle_redirect(item, capture, target, facts)

@@ -137,6 +137,22 @@ def _check_transfer_codings(url: str, response: aiohttp.ClientResponse) -> None:
             )
 
 
+SINGLE_FIELDS = ("Location", "Content-Disposition")
+"""Fields an answer may repeat only with the same value: Chromium fails an answer whose fields
+of one of these names differ (ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION, ..._CONTENT_DISPOSITION),
+as a server's answer split by an attacker may show them."""
+
+
+def _check_single_fields(url: str, response: aiohttp.ClientResponse) -> None:
+    """Refuse an answer that gives a field of SINGLE_FIELDS twice with values that differ (two
+    Locations: which one a browser would follow is none, it shows an error). The same value
+    repeated is taken once, as Chromium takes it."""
+    for name in SINGLE_FIELDS:
+        values = {value.strip(" \t") for value in response.headers.getall(name, ())}
+        if len(values) > 1:
+            raise FetchError(url, f"bad response: {name} headers that differ", retryable=False)
+
+
 def request_url(url: str) -> URL:
     """What aiohttp is given to request ``url`` (a normalised URL) as it is written.
 
@@ -419,6 +435,7 @@ class Fetcher:
                         received.response = response
                         received.ip = _peer_ip(response)
                         _check_transfer_codings(url, response)
+                        _check_single_fields(url, response)
                         await self._read_body(response, body, received, self.config.max_file_size)
             except TimeoutError:
                 if received.response is None:

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import IO
 
 from archiver.content import CHUNK, Decoding
-from archiver.media_types import SNIFF_BYTES, content_type_field, needs_sniffing, sniff_unknown
+from archiver.media_types import SNIFF_BYTES, content_type_field, needs_sniffing, sniffed_as, with_charset
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,8 @@ class Capture:
     """Why the body was cut short, as WARC-Truncated says it: length, time, disconnect or
     unspecified (the answer broke HTTP's framing half way)."""
     sniffed: str | None = None
-    """The MIME type its body was sniffed as, when its Content-Type named none (sniffed())."""
+    """The MIME type its body was sniffed as, when its Content-Type named none or was wrong
+    (sniffed_type())."""
     not_modified: NotModified | None = None
     """Set when the server answered 304: the status, headers and body above are then those of
     the stored response it confirmed (so the page is parsed and mirrored as usual), and the
@@ -61,13 +62,16 @@ class Capture:
 
     @property
     def content_type(self) -> str | None:
-        """The Content-Type the answer is taken as: the type its body was sniffed as, else its
-        Content-Type fields as one value (media_types.effective_content_type())."""
-        return self.sniffed or content_type_field(self.response_headers)
+        """The Content-Type the answer is taken as: the type its body was sniffed as (with the
+        charset its Content-Type gave), else its Content-Type fields as one value
+        (media_types.effective_content_type())."""
+        sent = content_type_field(self.response_headers)
+        return with_charset(self.sniffed, sent) if self.sniffed else sent
 
     def sniffed_type(self) -> Capture:
-        """This capture with ``sniffed`` set where its Content-Type names no type and sniffing is
-        not forbidden (its first decoded bytes say); itself otherwise, its body unread.
+        """This capture with ``sniffed`` set where its Content-Type names no type, or is one images
+        are mislabelled as and its body is an image (its first decoded bytes say, as
+        media_types.sniffed_as() reads them); itself otherwise.
 
         A redirect a browser follows shows no body, and an empty body says nothing: neither is
         sniffed (the type stays unknown, as cdxj-indexer indexes it)."""
@@ -81,7 +85,8 @@ class Capture:
         )
         head = b"".join(decoding)
         self.body.seek(start)
-        return replace(self, sniffed=sniff_unknown(head)) if head else self
+        sniffed = sniffed_as(self.response_headers, head) if head else None
+        return replace(self, sniffed=sniffed) if sniffed is not None else self
 
     def header(self, name: str) -> str | None:
         """The first response header called ``name`` (any case), or None."""

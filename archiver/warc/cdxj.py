@@ -32,7 +32,11 @@ def cdxj_line(
     """One CDXJ line: SURT key, 14-digit timestamp, JSON block.
 
     ``status`` None (a resource record, which has no HTTP status) leaves the key
-    out, as cdxj-indexer does.
+    out, as cdxj-indexer does. ``mime`` is the type the answer was taken as: its body's
+    sniffed type where its Content-Type named none (cdxj-indexer, which reads the header
+    alone, gives ``unknown/unknown`` or nothing). Replay does not rewrite by it (pywb and
+    ReplayWeb.page read the record's own Content-Type); it is what their searches and
+    filters by type (``filter=mime:text/html``) find a capture by, as pages.jsonl lists it.
 
     >>> cdxj_line("http://h/", "2026-01-02T03:04:05.000001Z", mime="text/html", status=200,
     ...           digest="sha1:AAAA", length=10, offset=0, filename="a.warc.gz")[:30]
