@@ -10,13 +10,13 @@ from archiver.config import CrawlConfig
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetch, Fetcher, FetchOutcome
+from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.frontier import Frontier, QueueItem
 from archiver.crawling.local_frontier import MemoryFrontier
 from archiver.crawling.politeness import HostPolicy
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
-from archiver.request_headers import Negotiation
 from archiver.scope import Scope
 from archiver.store.rows import ManifestRow
 
@@ -28,29 +28,9 @@ class Wrapping:
         self.inner = inner
         self.asked: list[str] = []
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        referrer: str | None = None,
-        tries: int = 0,
-        negotiation: Negotiation = (),
-        referrer_policy: str = "",
-        requisite: bool = False,
-        site_for_cookies: str | None = None,
-        credentials: bool = True,
-    ) -> FetchOutcome:
-        self.asked.append(url)
-        return await self.inner.fetch(
-            url,
-            referrer=referrer,
-            tries=tries,
-            negotiation=negotiation,
-            referrer_policy=referrer_policy,
-            requisite=requisite,
-            site_for_cookies=site_for_cookies,
-            credentials=credentials,
-        )
+    async def fetch(self, request: FetchRequest, tries: int = 0) -> FetchOutcome:
+        self.asked.append(request.url)
+        return await self.inner.fetch(request, tries)
 
 
 class Collected:

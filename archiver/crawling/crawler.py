@@ -43,7 +43,6 @@ from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_no
 from archiver.referrer_policy import header_policy
 from archiver.request_headers import (
     cors_negotiation,
-    credentialed,
     origin_of,
     redirected_client,
     without_origin,
@@ -338,16 +337,7 @@ class Crawler:
         async with self.policy.slot(item.url):
             self.stats.in_flight += 1
             try:
-                outcome = await self.fetcher.fetch(
-                    item.url,
-                    referrer=item.referrer,
-                    tries=item.tries,
-                    negotiation=item.negotiation,
-                    referrer_policy=item.referrer_policy,
-                    requisite=item.requisite,
-                    site_for_cookies=item.site_for_cookies,
-                    credentials=credentialed(item.cors, item.client, item.url),
-                )
+                outcome = await self.fetcher.fetch(item.request(), item.tries)
             finally:
                 self.stats.in_flight -= 1
         if outcome.retry_in is not None:

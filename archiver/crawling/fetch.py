@@ -33,11 +33,12 @@ from yarl import URL
 from archiver.config import CrawlConfig
 from archiver.crawling.connections import MAX_HEADERS, ConnectionUse, WatchedConnector, connection_use
 from archiver.crawling.cookies import SiteCookieJar, load_cookies, request_context
+from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import FetchError
 from archiver.referrer_policy import referer
-from archiver.request_headers import Credentials, Negotiation, with_negotiation, withheld
+from archiver.request_headers import Credentials, with_negotiation, withheld
 from archiver.warc.capture import Capture
 from archiver.warc.records import sha1_digest
 
@@ -70,25 +71,10 @@ UNASKED_UPGRADE = "HTTP 101 Switching Protocols to a request that asked for no u
 class Fetch(Protocol):
     """What the crawler needs to fetch a URL."""
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        referrer: str | None = None,
-        tries: int = 0,
-        negotiation: Negotiation = (),
-        referrer_policy: str = "",
-        requisite: bool = False,
-        site_for_cookies: str | None = None,
-        credentials: bool = True,
-    ) -> FetchOutcome:
-        """One try of ``url`` (redirects not followed), found on the page ``referrer``, after
-        ``tries`` earlier ones, sent with the ``negotiation`` headers a browser asked for it with,
-        the Referer ``referrer_policy`` gives (referrer_policy.py) and the cookies SameSite lets
-        a page's link (or, if ``requisite``, what a page loads for the top-level page
-        ``site_for_cookies``: its referrer's if None) send, unless its credentials mode sends
-        none (not ``credentials``: nor is a cookie its answer sets kept); never raises for
-        network trouble.
+    async def fetch(self, request: FetchRequest, tries: int = 0) -> FetchOutcome:
+        """One try of ``request`` (redirects not followed) after ``tries`` earlier ones, sent with
+        the headers and cookies a browser would send it with (see FetchRequest); never raises
+        for network trouble.
 
         A failure is an outcome with an error (and no capture if none came); one
         whose ``retry_in`` is set asks to be tried again that much later. Cancelled,
@@ -206,7 +192,7 @@ class Fetcher:
 
     >>> async def example(config):
     ...     async with Fetcher(config) as fetcher:
-    ...         outcome = await fetcher.fetch("http://127.0.0.1:8000/")
+    ...         outcome = await fetcher.fetch(FetchRequest("http://127.0.0.1:8000/"))
     """
 
     def __init__(self, config: CrawlConfig) -> None:
@@ -275,44 +261,21 @@ class Fetcher:
             session, self._session = self._session, None
             await session.close()
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        referrer: str | None = None,
-        tries: int = 0,
-        conditions: dict[str, str] | None = None,
-        negotiation: Negotiation = (),
-        referrer_policy: str = "",
-        requisite: bool = False,
-        site_for_cookies: str | None = None,
-        credentials: bool = True,
-    ) -> FetchOutcome:
-        """One try of ``url`` (``tries``: those made before), found on the page ``referrer``;
-        never raises for network trouble. Cancellation propagates at once. ``conditions``: headers
-        of a conditional request (a re-archive's If-None-Match, If-Modified-Since).
+    async def fetch(self, request: FetchRequest, tries: int = 0) -> FetchOutcome:
+        """One try of ``request`` (``tries``: those made before); never raises for network
+        trouble. Cancellation propagates at once.
 
         A try that failed transiently (no response, a body the peer cut short, a
         --retry-on status) while tries remain gives ``retry_in``: the caller waits
         that long (the server's Retry-After, bounded, or a backoff) and calls again
-        with the tries made. The last try's response is kept even when it failed. ``negotiation``:
-        the headers a browser chose its answer with (Accept...: request_headers.negotiation()).
-        ``referrer_policy``: the policy its Referer is sent under; ``requisite``: something the
-        page loads, not a link followed, for the top-level page ``site_for_cookies`` (SameSite
-        judges it by that page's site, else by its referrer's); not ``credentials``: a request
-        whose credentials mode sends none (a cross-origin font), whose answer sets none either.
+        with the tries made. The last try's response is kept even when it failed.
         """
         tries += 1
         last = tries >= self.config.max_tries
         try:
-            with request_context(site_for_cookies or referrer, not requisite, credentials):
-                capture = await self.fetch_once(
-                    url,
-                    referrer,
-                    conditions=conditions,
-                    negotiation=negotiation,
-                    referrer_policy=referrer_policy,
-                )
+            site_for_cookies = request.site_for_cookies or request.referrer
+            with request_context(site_for_cookies, not request.requisite, request.credentials):
+                capture = await self.fetch_once(request)
         except FetchError as exc:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
@@ -325,7 +288,7 @@ class Fetcher:
         status_error = f"HTTP {capture.status}" if capture.status in self._retry_on else None
         error = cut_reason(capture, self.config.timeout) or status_error
         if error is None:
-            return FetchOutcome(capture, tries, self._refusal(url, capture.status))
+            return FetchOutcome(capture, tries, self._refusal(request.url, capture.status))
         if last:
             return FetchOutcome(capture, tries, counted(error, tries))
         retry_after = parse_retry_after(capture.header("retry-after")) if status_error else None
@@ -349,27 +312,20 @@ class Fetcher:
     def _backoff(self, tries: int, retry_after: float | None) -> float:
         return retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
 
-    def request_headers(
-        self, url: str, referrer: str | None, negotiation: Negotiation = (), referrer_policy: str = ""
-    ) -> dict[str, str]:
-        """Headers of a request for ``url`` beyond the session's: those a browser chose its answer
-        with, its host's credentials (a --header wins over the browser's), a Referer (as
-        ``referrer_policy`` gives it)."""
-        headers = with_negotiation(self.credentials.headers_for(url), negotiation)
-        sent_referer = referer(referrer, url, referrer_policy)
+    def request_headers(self, request: FetchRequest) -> dict[str, str]:
+        """Headers of ``request`` beyond the session's: those a browser chose its answer with,
+        its host's credentials (a --header wins over the browser's), a Referer (as its referrer
+        policy gives it), its conditions."""
+        url = request.url
+        headers = with_negotiation(self.credentials.headers_for(url), request.negotiation)
+        sent_referer = referer(request.referrer, url, request.referrer_policy)
         if sent_referer is not None:
             headers["Referer"] = sent_referer
+        headers.update(request.conditions or {})
         return headers
 
-    async def fetch_once(
-        self,
-        url: str,
-        referrer: str | None = None,
-        conditions: dict[str, str] | None = None,
-        negotiation: Negotiation = (),
-        referrer_policy: str = "",
-    ) -> Capture:
-        """One GET of ``url``, bounded as a whole by --timeout; raises FetchError when no
+    async def fetch_once(self, request: FetchRequest) -> Capture:
+        """One GET of ``request``, bounded as a whole by --timeout; raises FetchError when no
         response comes.
 
         A request that a reused connection lost before one byte of its answer came was
@@ -385,36 +341,22 @@ class Fetcher:
         assert self._session is not None, "use Fetcher as an async context manager"
         deadline = asyncio.get_running_loop().time() + self.config.timeout
         try:
-            return await self._exchange(
-                url, referrer, conditions, negotiation, referrer_policy, deadline, new_connection=False
-            )
+            return await self._exchange(request, deadline, new_connection=False)
         except _LostOnReuse:
-            return await self._exchange(
-                url, referrer, conditions, negotiation, referrer_policy, deadline, new_connection=True
-            )
+            return await self._exchange(request, deadline, new_connection=True)
 
-    async def _exchange(
-        self,
-        url: str,
-        referrer: str | None,
-        conditions: dict[str, str] | None,
-        negotiation: Negotiation,
-        referrer_policy: str,
-        deadline: float,
-        *,
-        new_connection: bool,
-    ) -> Capture:
-        """One request of ``url`` and its answer (fetch_once); ``new_connection``: sent on a new
+    async def _exchange(self, request: FetchRequest, deadline: float, *, new_connection: bool) -> Capture:
+        """One request of ``request`` and its answer (fetch_once); ``new_connection``: sent on a new
         connection. Raises _LostOnReuse when a reused connection lost it unanswered."""
         assert self._session is not None
+        url = request.url
         date = datetime.now(UTC)
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         received = _Received()
         try:
             target_url = request_url(url)
             proxy, proxy_headers = self._proxies.for_url(target_url)
-            headers = self.request_headers(url, referrer, negotiation, referrer_policy)
-            headers.update(conditions or {})
+            headers = self.request_headers(request)
             # Proxy credentials go in the CONNECT request for https, in the request
             # itself for http (never into the WARC: see withheld()).
             https = target_url.scheme == "https"
@@ -459,16 +401,16 @@ class Fetcher:
             raise
         body.seek(0)
         response = received.response
-        request = response.request_info
-        target = request.url.raw_path_qs if request.url.raw_path_qs else "/"
+        sent = response.request_info
+        target = sent.url.raw_path_qs if sent.url.raw_path_qs else "/"
         version = response.version
-        request_headers = withheld(request.headers.items())
+        request_headers = withheld(sent.headers.items())
         if not any(k.lower() == "host" for k, _ in request_headers):
-            request_headers.insert(0, ("Host", request.url.raw_authority))
+            request_headers.insert(0, ("Host", sent.url.raw_authority))
         return Capture(
             url=url,
             date=date,
-            request_line=f"{request.method} {target} HTTP/1.1",
+            request_line=f"{sent.method} {target} HTTP/1.1",
             request_headers=request_headers,
             status_line=f"{response.status} {_received_text(response.reason or '')}".rstrip(),
             http_version=f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1",

@@ -22,9 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from archiver.crawling.fetch_request import FetchRequest
 from archiver.request_headers import (
     ACCEPT_BY_DESTINATION,
     Negotiation,
+    credentialed,
     destination_negotiation,
     negotiation_pairs,
     negotiation_text,
@@ -70,6 +72,18 @@ class QueueItem:
     top-level page's), Fetch's request origin, which a CORS-mode request sends as its Origin;
     ``null`` once a CORS-mode request was redirected from another origin than its own to a
     third (Fetch's tainted origin). Of a stylesheet, also its fonts' and images' client."""
+
+    def request(self) -> FetchRequest:
+        """The request a browser would send for it."""
+        return FetchRequest(
+            self.url,
+            referrer=self.referrer,
+            negotiation=self.negotiation,
+            referrer_policy=self.referrer_policy,
+            requisite=self.requisite,
+            site_for_cookies=self.site_for_cookies,
+            credentials=credentialed(self.cors, self.client, self.url),
+        )
 
 
 def guessed_item(url: str, depth: int, found_by: str, parent: str | None, max_redirects: int) -> QueueItem:

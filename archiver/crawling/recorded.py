@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from archiver.content import CHUNK, Decoding, mime_type
 from archiver.crawling import log as crawl_log
 from archiver.crawling.fetch import Fetch, FetchOutcome
+from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.frontier import ROBOTS_JOB, Frontier, QueueItem
 from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
 from archiver.crawling.tries import CUT_BY_PEER
@@ -157,10 +158,10 @@ class RecordedFetch:
         tries = 0
         while True:
             if policy is None:
-                outcome = await self._fetcher.fetch(url, tries=tries)
+                outcome = await self._fetcher.fetch(FetchRequest(url), tries)
             else:
                 async with policy.slot(url):
-                    outcome = await self._fetcher.fetch(url, tries=tries)
+                    outcome = await self._fetcher.fetch(FetchRequest(url), tries)
             capture = outcome.capture
             if outcome.retry_in is not None:
                 crawl_log.retrying(url, outcome.tries, outcome.error, outcome.retry_in)

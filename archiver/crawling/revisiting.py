@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver.crawling.fetch import Fetch, Fetcher, FetchOutcome
-from archiver.request_headers import Negotiation
+from archiver.crawling.fetch_request import FetchRequest
 from archiver.store.previous import CHUNK, READ_ERRORS, Previous, Stored, updated_headers
 from archiver.warc.capture import Capture, NotModified
 from archiver.warc.records import sha1_digest
@@ -48,46 +48,19 @@ class Revisiting:
     async def _in_thread(self, function: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
 
-    async def fetch(
-        self,
-        url: str,
-        *,
-        referrer: str | None = None,
-        tries: int = 0,
-        negotiation: Negotiation = (),
-        referrer_policy: str = "",
-        requisite: bool = False,
-        site_for_cookies: str | None = None,
-        credentials: bool = True,
-    ) -> FetchOutcome:
-        """One try of ``url``, conditional when the previous snapshot holds it (see Fetch.fetch).
+    async def fetch(self, request: FetchRequest, tries: int = 0) -> FetchOutcome:
+        """One try of ``request``, conditional when the previous snapshot holds its URL (see
+        Fetch.fetch).
 
         Cancelled, the try is abandoned, as Fetch.fetch's is.
         """
-        found: tuple[Stored, dict[str, str]] | None = await self._in_thread(self.previous.validators, url)
-        if found is None:
-            return await self.fetcher.fetch(
-                url,
-                referrer=referrer,
-                tries=tries,
-                negotiation=negotiation,
-                referrer_policy=referrer_policy,
-                requisite=requisite,
-                site_for_cookies=site_for_cookies,
-                credentials=credentials,
-            )
-        stored, conditions = found
-        outcome = await self.fetcher.fetch(
-            url,
-            referrer=referrer,
-            tries=tries,
-            conditions=conditions,
-            negotiation=negotiation,
-            referrer_policy=referrer_policy,
-            requisite=requisite,
-            site_for_cookies=site_for_cookies,
-            credentials=credentials,
+        found: tuple[Stored, dict[str, str]] | None = await self._in_thread(
+            self.previous.validators, request.url
         )
+        if found is None:
+            return await self.fetcher.fetch(request, tries)
+        stored, conditions = found
+        outcome = await self.fetcher.fetch(dataclasses.replace(request, conditions=conditions), tries)
         capture = outcome.capture
         if capture is None or capture.status != 304 or outcome.error:
             return outcome
@@ -98,16 +71,7 @@ class Revisiting:
         if confirmed is None:
             # The stored record cannot be read back after all, or the 304 is of another
             # version: ask for the page itself.
-            return await self.fetcher.fetch(
-                url,
-                referrer=referrer,
-                tries=outcome.tries,
-                negotiation=negotiation,
-                referrer_policy=referrer_policy,
-                requisite=requisite,
-                site_for_cookies=site_for_cookies,
-                credentials=credentials,
-            )
+            return await self.fetcher.fetch(request, outcome.tries)
         return dataclasses.replace(outcome, capture=confirmed)
 
     def _confirmed(self, answer: Capture, stored: Stored) -> Capture | None:
