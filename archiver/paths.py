@@ -110,6 +110,12 @@ FORCED_EXTENSION_TYPES = frozenset(
     }
 )
 
+_TYPE_OF_EXTENSION: dict[str, str] = {}
+for _type, _extensions_of_type in EXTENSIONS.items():
+    for _extension in _extensions_of_type:
+        _TYPE_OF_EXTENSION.setdefault(_extension, _type)
+
+
 _ESCAPED = frozenset('/\\:*?"<>|%@#')
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.,;=+~!$&'()\[\]{}^`-]*[A-Za-z0-9_,;=+~!$&'()\[\]{}^`-]")
 """Names escape_name() leaves as they are, but for Windows' reserved ones: printable ASCII
@@ -182,12 +188,16 @@ def _host_folder(scheme: str, netloc: str) -> str:
 
 
 def _extensions(mime: str, segment: str, has_query: bool) -> tuple[str, ...]:
-    """The extensions the file name may end with; the first is added if it ends with none."""
+    """The extensions the file name may end with; the first is added if it ends with none.
+
+    A name's own extension is kept, but not one a browser reading files from disk takes for a
+    page, a stylesheet, a script or an SVG image when the body is another type we know: an
+    image at ``/x.html`` is ``x.html.png``, not a page of its bytes."""
     known = EXTENSIONS.get(mime, ())
     own = _EXTENSION.search(segment)
     if mime in FORCED_EXTENSION_TYPES:
         return known
-    if own:
+    if own and not (known and _TYPE_OF_EXTENSION.get(own.group(0).lower()) in FORCED_EXTENSION_TYPES):
         return (own.group(0),) if has_query else ()
     return known
 
@@ -282,12 +292,6 @@ def with_folder_token(path: str, depth: int, token: str) -> str:
     parts = path.split("/")
     parts[depth] = f"{parts[depth]}@{token}"
     return "/".join(parts)
-
-
-_TYPE_OF_EXTENSION: dict[str, str] = {}
-for _type, _extensions_of_type in EXTENSIONS.items():
-    for _extension in _extensions_of_type:
-        _TYPE_OF_EXTENSION.setdefault(_extension, _type)
 
 
 def guessed_type(url: str) -> str:
