@@ -279,6 +279,19 @@ def host_of(url: str) -> str:
     return url[host_start:path_start]
 
 
+def url_host(name: str) -> str:
+    """A host name as URLs hold it once parsed: lowercase ASCII, IDNA labels in punycode; ``name``
+    lowercased if it is no host a URL can hold.
+
+    >>> url_host("Bücher.Example"), url_host("[::1]")
+    ('xn--bcher-kva.example', '[::1]')
+    """
+    if not name.startswith("[") and any(mark in name for mark in "/\\?#@:"):
+        return name.lower()
+    normalized = try_normalize(f"http://{name}/")
+    return host_of(normalized) if normalized else name.lower()
+
+
 @functools.lru_cache(maxsize=4096)
 def registered_domain(host: str) -> str:
     """The registrable domain of a host (a port is ignored), after the Public Suffix List:

@@ -419,3 +419,29 @@ async def test_an_image_at_a_page_s_name_is_mirrored_as_an_image(site, run_crawl
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
 
+
+async def test_an_international_host_name_is_one_host_however_written(site, run_crawl):
+    """--resolve and links name it in Unicode, in punycode, in capitals: one host, asked for in
+    punycode (the name DNS knows), its pages archived once."""
+    hosts: list[str] = []
+
+    async def home(request: web.Request) -> web.Response:
+        hosts.append(request.headers["Host"])
+        return web.Response(
+            text=f'<a href="{puny}/a">a</a><a href="{upper}/a#x">a</a>', content_type="text/html"
+        )
+
+    site.handler("/", home)
+    site.page("/a")
+    await site.start()
+    port = site.server.port
+    unicode, puny, upper = (
+        f"http://{name}:{port}" for name in ("bücher.test", "xn--bcher-kva.test", "BÜCHER.test")
+    )
+    root = (await run_crawl(f"{unicode}/", resolve=(("bücher.test", "127.0.0.1"),))).snapshot.root
+    rows = manifest_rows(root)
+    assert {url: row.outcome for url, row in rows.items()} == {f"{puny}/": "fetched", f"{puny}/a": "fetched"}
+    assert hosts == [f"xn--bcher-kva.test:{port}"] and site.hits["/a"] == 1
+    assert rows[f"{puny}/"].local_path == f"xn--bcher-kva.test+{port}/index.html"
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
