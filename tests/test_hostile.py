@@ -12,6 +12,7 @@ import brotli
 import markupsafe
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestServer
 from conftest import in_linear_time, manifest_rows
 from raw_server import RawRequest, RawServer
 
@@ -445,3 +446,48 @@ async def test_an_international_host_name_is_one_host_however_written(site, run_
     assert rows[f"{puny}/"].local_path == f"xn--bcher-kva.test+{port}/index.html"
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_crawler_traps_end_at_the_limits_given_and_the_log_says_which(run_crawl, tmp_path):
+    """An endless calendar, paths ever deeper from relative links on a page that answers every
+    path, a session id in every link: --max-depth, --max-pages, --max-bytes and --max-time end
+    each, and crawl.log says, once, which limit ended it."""
+    answered = 0
+
+    async def trap(request: web.Request) -> web.Response:
+        nonlocal answered
+        answered += 1
+        if request.path in ("/robots.txt", "/sitemap.xml"):
+            return web.Response(status=404)
+        if request.path == "/cal":
+            month = int(request.query["month"])
+            links = [f"/cal?month={month + 1}", f"/cal?month={month - 1}"]
+        else:
+            links = ["/cal?month=1", "a/", f"/s?sid={answered}"]
+        return web.Response(text="".join(f'<a href="{u}">x</a>' for u in links), content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", trap)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    limits: dict[str, tuple[dict[str, float], str]] = {
+        "depth": ({"max_depth": 4}, "--max-depth 4 reached: links deeper are recorded as skipped (depth)"),
+        "pages": (
+            {"max_pages": 30},
+            "--max-pages 30 reached: the URLs not fetched yet are recorded as skipped",
+        ),
+        "bytes": ({"max_bytes": 3000}, "--max-bytes 3000 reached: the URLs not fetched yet are recorded"),
+        "time": ({"max_time": 1.0}, "crawl stopped: --max-time reached"),
+    }
+    try:
+        for name, (options, line) in limits.items():
+            result = await run_crawl(
+                f"http://127.0.0.1:{server.port}/deep/", output=tmp_path / name, **options
+            )
+            log = (result.snapshot.root / "logs" / "crawl.log").read_text()
+            assert log.count(line) == 1, (name, log[-2000:])
+            if name != "time":
+                report = verify_snapshot(result.snapshot.root, check_mirror=False)
+                assert report.ok, report.render_text(name)
+    finally:
+        await server.close()

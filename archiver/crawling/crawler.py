@@ -41,7 +41,7 @@ from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.referrer_policy import header_policy
-from archiver.scope import EXCLUDED, ROBOTS_UNREACHABLE, Scope
+from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS_UNREACHABLE, TOO_DEEP, Scope
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import host_of
 from archiver.warc.capture import Capture
@@ -50,6 +50,12 @@ if TYPE_CHECKING:
     from archiver.crawling.renderer import Rendering
 
 log = logging.getLogger("archiver.crawl")
+_LIMITS = {
+    TOO_DEEP: ("--max-depth", "max_depth", "links deeper are recorded as skipped"),
+    PAGE_LIMIT: ("--max-pages", "max_pages", "the URLs not fetched yet are recorded as skipped"),
+    BYTE_LIMIT: ("--max-bytes", "max_bytes", "the URLs not fetched yet are recorded as skipped"),
+}
+"""Skip reasons that are limits the crawl was given: the option, its CrawlConfig field, what follows."""
 
 DEFER_PAUSE = 0.01
 """Seconds a worker rests after putting back a URL whose host is busy."""
@@ -97,6 +103,8 @@ class Crawler:
         self._agent = robots_agent(config.user_agent)
         self._sources: set[asyncio.Task[None]] = set()
         """Tasks that queue URLs found outside the pages (feed())."""
+        self._limits_told: set[str] = set()
+        """The limits (scope.TOO_DEEP, PAGE_LIMIT, BYTE_LIMIT) the log has said were reached."""
         self._watchers: dict[str, asyncio.Task[None]] = {}
         """By host, the task that asks again a robots.txt out of reach (_watch_robots)."""
 
@@ -108,6 +116,7 @@ class Crawler:
         """Stop taking new work; fetches in flight are abandoned (they stay queued)."""
         if self.stats.stop_reason is None:
             self.stats.stop_reason = reason
+            log.warning("crawl stopped: %s; --resume continues it", reason)
         self._stop.set()
         self.controls.end()  # a paused crawl ends too
 
@@ -256,10 +265,20 @@ class Crawler:
 
     async def _skip(self, item: QueueItem, reason: str) -> None:
         self.stats.skipped += 1
+        self._tell_limit(reason)
         # A limit or a robots.txt out of reach may be lifted when the crawl resumes: what its
         # request carries is kept, as for a queued URL.
         request = request_facts(item, self.config.max_redirects)
         await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason, request=request)))
+
+    def _tell_limit(self, reason: str) -> None:
+        """Say in the log, once, that a limit of the crawl's options was reached: what stops a
+        crawler trap (an endless calendar, ever deeper paths) is seen there as it happens."""
+        if reason in self._limits_told or reason not in _LIMITS:
+            return
+        self._limits_told.add(reason)
+        option, field, what = _LIMITS[reason]
+        log.info("%s %s reached: %s (%s)", option, getattr(self.config, field), what, reason)
 
     async def _admitted(self, item: QueueItem) -> bool:
         """True if limits, live excludes and robots.txt let ``item`` be fetched; else its
@@ -420,6 +439,8 @@ class Crawler:
             # far as the crawl knows it: the top-level page, else the one that linked it).
             (item.site_for_cookies or item.referrer) if mime == CSS_TYPE else None,
         )
+        if TOO_DEEP not in self._limits_told and any(found.reason == TOO_DEEP for found in met):
+            self._tell_limit(TOO_DEEP)
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
         nowhere = redirect_nowhere(status, location, item.url)
