@@ -173,7 +173,8 @@ def _shorten(name: str, original: str, extension: str = "") -> str:
 
 @functools.lru_cache(maxsize=256)
 def _host_folder(scheme: str, netloc: str) -> str:
-    """The folder of a URL's host: its name, escaped, and a port that is not the default."""
+    """The folder of a URL's host: its name, escaped, and a port that is not the default;
+    shortened as any name is (a host name may be 253 bytes, its port makes it 259)."""
     parts = SplitResult(scheme, netloc, "", "", "")
     try:
         port = parts.port
@@ -184,7 +185,7 @@ def _host_folder(scheme: str, netloc: str) -> str:
     folder = escape_name(host)
     if port is not None and port != default:
         folder += f"+{port}"
-    return folder
+    return _shorten(folder, folder)
 
 
 def _extensions(mime: str, segment: str, has_query: bool) -> tuple[str, ...]:

@@ -491,3 +491,22 @@ async def test_crawler_traps_end_at_the_limits_given_and_the_log_says_which(run_
                 assert report.ok, report.render_text(name)
     finally:
         await server.close()
+
+
+async def test_a_host_name_of_253_bytes_and_a_port_is_mirrored(site, run_crawl):
+    """The longest host name DNS allows, with a port, names a folder past the 255 bytes file
+    systems allow: every file of that host failed to be written."""
+    site.page("/", links=["/a"])
+    site.page("/a")
+    await site.start()
+    host = ".".join(["a" * 63] * 4)[:253]
+    root = (
+        await run_crawl(f"http://{host}:{site.server.port}/", resolve=((host, "127.0.0.1"),))
+    ).snapshot.root
+    rows = manifest_rows(root)
+    assert [row.outcome for row in rows.values()] == ["fetched", "fetched"]
+    for row in rows.values():
+        assert row.local_path and (root / "mirror" / row.local_path).is_file(), row.url
+        assert all(len(name.encode()) <= 255 for name in row.local_path.split("/"))
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
