@@ -18,6 +18,7 @@ from raw_server import RawRequest, RawServer
 
 from archiver.export.pages import snapshot_pages
 from archiver.mirror.build import build_mirror
+from archiver.scope import MAX_URL_LENGTH
 from archiver.store.manifest import Manifest
 from archiver.verify.verifier import verify_snapshot
 
@@ -510,3 +511,22 @@ async def test_a_host_name_of_253_bytes_and_a_port_is_mirrored(site, run_crawl):
         assert all(len(name.encode()) <= 255 for name in row.local_path.split("/"))
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_urls_past_the_length_limit_are_skipped_with_a_reason(site, run_crawl):
+    """A link of a megabyte made WARC header lines longer than a reader reads back: verify found
+    its record at no location. URLs past MAX_URL_LENGTH are recorded as skipped."""
+    near, long, huge = ("/q?" + "x" * size for size in (MAX_URL_LENGTH - 100, MAX_URL_LENGTH, 1_100_000))
+    site.page("/", links=[near, long], body=f'<img src="{huge}">')
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_tries=1)).snapshot.root
+    rows = manifest_rows(root)
+    assert rows[site.url(near)].outcome == "fetched"  # the server's answer (here a 400) as sent
+    assert [(rows[site.url(u)].outcome, rows[site.url(u)].reason) for u in (long, huge)] == [
+        ("skipped", "URL too long"),
+        ("skipped", "URL too long"),
+    ]
+    log = (root / "logs" / "crawl.log").read_text()
+    assert log.count("a URL past 65,536 characters: such URLs are recorded as skipped (URL too long)") == 1
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))[:2000]

@@ -41,7 +41,16 @@ from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.referrer_policy import header_policy
-from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS_UNREACHABLE, TOO_DEEP, Scope
+from archiver.scope import (
+    BYTE_LIMIT,
+    EXCLUDED,
+    MAX_URL_LENGTH,
+    PAGE_LIMIT,
+    ROBOTS_UNREACHABLE,
+    TOO_DEEP,
+    TOO_LONG,
+    Scope,
+)
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import host_of
 from archiver.warc.capture import Capture
@@ -51,11 +60,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("archiver.crawl")
 _LIMITS = {
-    TOO_DEEP: ("--max-depth", "max_depth", "links deeper are recorded as skipped"),
-    PAGE_LIMIT: ("--max-pages", "max_pages", "the URLs not fetched yet are recorded as skipped"),
-    BYTE_LIMIT: ("--max-bytes", "max_bytes", "the URLs not fetched yet are recorded as skipped"),
+    TOO_DEEP: ("--max-depth {config.max_depth} reached: links deeper are recorded as skipped"),
+    PAGE_LIMIT: ("--max-pages {config.max_pages} reached: the URLs not fetched yet are recorded as skipped"),
+    BYTE_LIMIT: ("--max-bytes {config.max_bytes} reached: the URLs not fetched yet are recorded as skipped"),
+    TOO_LONG: f"a URL past {MAX_URL_LENGTH:,} characters: such URLs are recorded as skipped",
 }
-"""Skip reasons that are limits the crawl was given: the option, its CrawlConfig field, what follows."""
+"""Skip reasons that are limits of the crawl: what the log says when one is first reached."""
 
 DEFER_PAUSE = 0.01
 """Seconds a worker rests after putting back a URL whose host is busy."""
@@ -104,7 +114,7 @@ class Crawler:
         self._sources: set[asyncio.Task[None]] = set()
         """Tasks that queue URLs found outside the pages (feed())."""
         self._limits_told: set[str] = set()
-        """The limits (scope.TOO_DEEP, PAGE_LIMIT, BYTE_LIMIT) the log has said were reached."""
+        """The limits (_LIMITS) the log has said were reached."""
         self._watchers: dict[str, asyncio.Task[None]] = {}
         """By host, the task that asks again a robots.txt out of reach (_watch_robots)."""
 
@@ -272,13 +282,12 @@ class Crawler:
         await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason, request=request)))
 
     def _tell_limit(self, reason: str) -> None:
-        """Say in the log, once, that a limit of the crawl's options was reached: what stops a
+        """Say in the log, once, that a limit of the crawl was reached: what stops a
         crawler trap (an endless calendar, ever deeper paths) is seen there as it happens."""
         if reason in self._limits_told or reason not in _LIMITS:
             return
         self._limits_told.add(reason)
-        option, field, what = _LIMITS[reason]
-        log.info("%s %s reached: %s (%s)", option, getattr(self.config, field), what, reason)
+        log.info("%s (%s)", _LIMITS[reason].format(config=self.config), reason)
 
     async def _admitted(self, item: QueueItem) -> bool:
         """True if limits, live excludes and robots.txt let ``item`` be fetched; else its
@@ -439,8 +448,9 @@ class Crawler:
             # far as the crawl knows it: the top-level page, else the one that linked it).
             (item.site_for_cookies or item.referrer) if mime == CSS_TYPE else None,
         )
-        if TOO_DEEP not in self._limits_told and any(found.reason == TOO_DEEP for found in met):
-            self._tell_limit(TOO_DEEP)
+        for limit in (TOO_DEEP, TOO_LONG):
+            if limit not in self._limits_told and any(found.reason == limit for found in met):
+                self._tell_limit(limit)
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
         nowhere = redirect_nowhere(status, location, item.url)
