@@ -18,6 +18,7 @@ from raw_server import RawRequest, RawServer
 
 from archiver.export.pages import snapshot_pages
 from archiver.mirror.build import build_mirror
+from archiver.paths import relative_url
 from archiver.scope import MAX_URL_LENGTH
 from archiver.store.manifest import Manifest
 from archiver.verify.verifier import verify_snapshot
@@ -530,3 +531,22 @@ async def test_urls_past_the_length_limit_are_skipped_with_a_reason(site, run_cr
     assert log.count("a URL past 65,536 characters: such URLs are recorded as skipped (URL too long)") == 1
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))[:2000]
+
+
+async def test_bytes_windows_1252_assigns_no_character_are_read_as_browsers_read_them(site, run_crawl):
+    """The Encoding standard reads bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D of windows-1252 as the
+    C1 controls of their value, where Python's cp1252 has no character: a link to /p\\x81 is
+    /p%C2%81, its query's \\x81 is %81, not a U+FFFD written in UTF-8 or as &#65533;."""
+    site.file(
+        "/", b'<meta charset="windows-1252"><a href="/p\x81\x9d\xe9?q=\x81\x8f\xe9\x80">x</a>', "text/html"
+    )
+    site.page("/p%C2%81%C2%9D%C3%A9?q=%81%8F%E9%80")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    link = site.url("/p%C2%81%C2%9D%C3%A9?q=%81%8F%E9%80")
+    assert rows[link].status == 200 and site.hits[link.partition(site.host)[2]] == 1
+    home = (root / "mirror" / rows[site.url("/")].local_path).read_text("latin-1")
+    assert f'href="{relative_url(rows[site.url("/")].local_path, rows[link].local_path)}"' in home
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
