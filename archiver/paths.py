@@ -110,6 +110,8 @@ FORCED_EXTENSION_TYPES = frozenset(
     }
 )
 
+_DOCUMENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "image/svg+xml"})
+"""Types a browser renders a file of as a document, scripts and all, when its name says so."""
 _TYPE_OF_EXTENSION: dict[str, str] = {}
 for _type, _extensions_of_type in EXTENSIONS.items():
     for _extension in _extensions_of_type:
@@ -191,14 +193,15 @@ def _host_folder(scheme: str, netloc: str) -> str:
 def _extensions(mime: str, segment: str, has_query: bool) -> tuple[str, ...]:
     """The extensions the file name may end with; the first is added if it ends with none.
 
-    A name's own extension is kept, but not one a browser reading files from disk takes for a
-    page, a stylesheet, a script or an SVG image when the body is another type we know: an
-    image at ``/x.html`` is ``x.html.png``, not a page of its bytes."""
+    A name's own extension is kept, but not one a browser reading files from disk renders as a
+    document (a page, an SVG image) when the body is another type we know: an image at
+    ``/x.html`` is ``x.html.png``, not a page of its bytes. (A stylesheet a server calls
+    text/plain keeps its ``.css``: a page in quirks mode applies it.)"""
     known = EXTENSIONS.get(mime, ())
     own = _EXTENSION.search(segment)
     if mime in FORCED_EXTENSION_TYPES:
         return known
-    if own and not (known and _TYPE_OF_EXTENSION.get(own.group(0).lower()) in FORCED_EXTENSION_TYPES):
+    if own and not (known and _TYPE_OF_EXTENSION.get(own.group(0).lower()) in _DOCUMENT_TYPES):
         return (own.group(0),) if has_query else ()
     return known
 

@@ -402,23 +402,23 @@ async def test_an_unasked_upgrade_is_a_failed_fetch(run_crawl):
 async def test_an_image_at_a_page_s_name_is_mirrored_as_an_image(site, run_crawl):
     """A browser reading the mirror from disk types a file by its name alone: an image served at
     /x.html written as x.html would open as a page of its bytes."""
-    site.page("/", links=["/img.html", "/notes.css"], body='<img src="/img.html?v=2">')
+    site.page("/", links=["/img.html", "/notes.html"], body='<img src="/img.html?v=2">')
     site.file("/img.html", PNG, "image/png")
     site.file("/img.html?v=2", PNG + b"2", "image/png")
-    site.file("/notes.css", "plain text", "text/plain")
+    site.file("/notes.html", "plain <script>text</script>", "text/plain")
     await site.start()
     root = (await run_crawl(site.url("/"))).snapshot.root
     rows = manifest_rows(root)
-    paths = {path: rows[site.url(path)].local_path for path in ("/img.html", "/img.html?v=2", "/notes.css")}
+    paths = {path: rows[site.url(path)].local_path for path in ("/img.html", "/img.html?v=2", "/notes.html")}
     host = rows[site.url("/")].local_path.partition("/")[0]
     assert paths == {
         "/img.html": f"{host}/img.html.png",
         "/img.html?v=2": f"{host}/img.html@v=2.png",
-        "/notes.css": f"{host}/notes.css.txt",
+        "/notes.html": f"{host}/notes.html.txt",
     }
     home = (root / "mirror" / rows[site.url("/")].local_path).read_text()
     assert 'href="img.html.png"' in home and 'src="img.html@v=2.png"' in home
-    assert 'href="notes.css.txt"' in home
+    assert 'href="notes.html.txt"' in home
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
 
