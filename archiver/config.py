@@ -10,8 +10,9 @@ from typing import Any
 from archiver import __version__
 from archiver.config_options import ADD, REFUSE, Option, flag_of, option
 from archiver.config_rules import check_settings, setting_from_json
-from archiver.errors import ConfigError
+from archiver.errors import BadURL, ConfigError
 from archiver.request_headers import SECRET_HEADERS, WITHHELD, Credentials, without_password
+from archiver.scope import MAX_URL_LENGTH, TOO_LONG
 from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
@@ -335,7 +336,8 @@ class CrawlConfig:
         if not self.seeds:
             raise ConfigError("give at least one URL to crawl")
         for seed in self.seeds:
-            normalize_url(seed)  # a BadURL now, before any folder is made
+            if len(normalize_url(seed)) > MAX_URL_LENGTH:  # a BadURL now, before any folder is made
+                raise BadURL(f"{seed[:60]}...", f"longer than {MAX_URL_LENGTH:,} characters ({TOO_LONG})")
         check_settings(self)
         # A user without a password (or the reverse) is refused here, saying what to do.
         Credentials.build(

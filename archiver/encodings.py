@@ -89,6 +89,47 @@ def _search(name: str) -> codecs.CodecInfo | None:
 
 codecs.register(_search)
 
+WEB_ERRORS = "web"
+"""The error handler that decodes as the Encoding standard's single-byte encodings do where
+Python's codecs have holes: a byte 0x80-0x9F that windows-1252 (or another windows- encoding)
+assigns no character is the C1 control of its value (browsers request ``/%C2%81`` for a link
+``/\x81`` of a windows-1252 page); any other byte it cannot read is U+FFFD, as "replace" does.
+
+>>> b"/\x81\xe9\x80\x9d".decode("cp1252", WEB_ERRORS), b"\xaa".decode("cp1253", WEB_ERRORS)
+('/\x81é€\x9d', '\ufffd')
+"""
+
+
+def _web_errors(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    byte = error.object[error.start]
+    if error.encoding == "charmap" and 0x80 <= byte <= 0x9F:
+        return chr(byte), error.start + 1
+    return "\ufffd", error.end  # as "replace"
+
+
+codecs.register_error(WEB_ERRORS, _web_errors)
+
+
+def hole_byte(character: str, codec: str) -> bytes | None:
+    """The byte ``codec`` writes a C1 control it has no character for as, where the Encoding
+    standard writes it (WEB_ERRORS reads that byte back as it); None for any other character.
+
+    >>> hole_byte("\x81", "cp1252"), hole_byte("\x80", "cp1252"), hole_byte("é", "cp1252")
+    (b'\x81', None, None)
+    """
+    if not "\x80" <= character <= "\x9f":
+        return None
+    byte = bytes([ord(character)])
+    try:
+        byte.decode(codec)
+    except UnicodeDecodeError as error:
+        return byte if error.encoding == "charmap" else None
+    except LookupError:
+        return None
+    return None
+
 
 @functools.lru_cache(maxsize=256)
 def web_codec(label: str | None) -> str | None:
@@ -255,7 +296,7 @@ def as_utf8(body: bytes, encoding: str) -> bytes:
     """
     if encoding == "utf-8":
         return body
-    return body.decode(encoding, "replace").encode("utf-8", "surrogatepass")
+    return body.decode(encoding, WEB_ERRORS).encode("utf-8", "surrogatepass")
 
 
 def _is_utf8(body: bytes) -> bool:

@@ -19,7 +19,14 @@ import lxml.etree
 import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, XHTML_TYPE, bounded_document
-from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, web_codec, xml_encoding
+from archiver.encodings import (
+    WEB_ERRORS,
+    as_utf8,
+    page_encoding,
+    stylesheet_encoding,
+    web_codec,
+    xml_encoding,
+)
 from archiver.html_stream import read_elements
 from archiver.link_values import css_destination, iter_css_urls
 from archiver.links import (
@@ -295,7 +302,7 @@ def with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Find
     <?xml-stylesheet?> instructions first, as an SVG image's: an XML document is styled by
     them too. They resolve against its base URL, their queries in its encoding, as its links do."""
     title, base, links, nofollow, hints = found
-    text = body.decode(encoding, "replace")
+    text = body.decode(encoding, WEB_ERRORS)
     hrefs = [stylesheet_href(text[start:end]) for start, end in prolog_stylesheets(text)]
     if not hrefs:
         return found
@@ -424,7 +431,7 @@ def read_document(
         encoding = stylesheet_encoding(
             body, charset_from_content_type(content_type_header), referrer_encoding
         )
-        return _css_findings(body.decode(encoding, errors="replace"), url), encoding
+        return _css_findings(body.decode(encoding, WEB_ERRORS), url), encoding
     if mime_type == SVG_TYPE:
         body, _cut = bounded_document(body, SVG_TYPE)
         encoding = xml_encoding(body, charset_from_content_type(content_type_header))

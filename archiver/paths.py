@@ -110,6 +110,14 @@ FORCED_EXTENSION_TYPES = frozenset(
     }
 )
 
+_DOCUMENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "image/svg+xml"})
+"""Types a browser renders a file of as a document, scripts and all, when its name says so."""
+_TYPE_OF_EXTENSION: dict[str, str] = {}
+for _type, _extensions_of_type in EXTENSIONS.items():
+    for _extension in _extensions_of_type:
+        _TYPE_OF_EXTENSION.setdefault(_extension, _type)
+
+
 _ESCAPED = frozenset('/\\:*?"<>|%@#')
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.,;=+~!$&'()\[\]{}^`-]*[A-Za-z0-9_,;=+~!$&'()\[\]{}^`-]")
 """Names escape_name() leaves as they are, but for Windows' reserved ones: printable ASCII
@@ -167,7 +175,8 @@ def _shorten(name: str, original: str, extension: str = "") -> str:
 
 @functools.lru_cache(maxsize=256)
 def _host_folder(scheme: str, netloc: str) -> str:
-    """The folder of a URL's host: its name, escaped, and a port that is not the default."""
+    """The folder of a URL's host: its name, escaped, and a port that is not the default;
+    shortened as any name is (a host name may be 253 bytes, its port makes it 259)."""
     parts = SplitResult(scheme, netloc, "", "", "")
     try:
         port = parts.port
@@ -178,16 +187,21 @@ def _host_folder(scheme: str, netloc: str) -> str:
     folder = escape_name(host)
     if port is not None and port != default:
         folder += f"+{port}"
-    return folder
+    return _shorten(folder, folder)
 
 
 def _extensions(mime: str, segment: str, has_query: bool) -> tuple[str, ...]:
-    """The extensions the file name may end with; the first is added if it ends with none."""
+    """The extensions the file name may end with; the first is added if it ends with none.
+
+    A name's own extension is kept, but not one a browser reading files from disk renders as a
+    document (a page, an SVG image) when the body is another type we know: an image at
+    ``/x.html`` is ``x.html.png``, not a page of its bytes. (A stylesheet a server calls
+    text/plain keeps its ``.css``: a page in quirks mode applies it.)"""
     known = EXTENSIONS.get(mime, ())
     own = _EXTENSION.search(segment)
     if mime in FORCED_EXTENSION_TYPES:
         return known
-    if own:
+    if own and not (known and _TYPE_OF_EXTENSION.get(own.group(0).lower()) in _DOCUMENT_TYPES):
         return (own.group(0),) if has_query else ()
     return known
 
@@ -282,12 +296,6 @@ def with_folder_token(path: str, depth: int, token: str) -> str:
     parts = path.split("/")
     parts[depth] = f"{parts[depth]}@{token}"
     return "/".join(parts)
-
-
-_TYPE_OF_EXTENSION: dict[str, str] = {}
-for _type, _extensions_of_type in EXTENSIONS.items():
-    for _extension in _extensions_of_type:
-        _TYPE_OF_EXTENSION.setdefault(_extension, _type)
 
 
 def guessed_type(url: str) -> str:

@@ -27,6 +27,11 @@ ROBOTS_UNREACHABLE = "robots.txt unreachable"
 a body cut short): RFC 9309 asks a crawler to fetch nothing there. A resumed crawl asks again."""
 NOFOLLOW = "nofollow"
 """A link of a page whose robots meta or X-Robots-Tag says nofollow."""
+TOO_LONG = "URL too long"
+MAX_URL_LENGTH = 65_536
+"""Longest URL fetched, in characters of the normalised URL (all ASCII): servers refuse far
+shorter ones (8 KiB is common); the WARC records of a URL past a megabyte hold header lines longer
+than WARC readers read back (warc.reader.MAX_LINE); and a trap of ever longer URLs ends here."""
 
 
 def folder_of(url: str) -> str:
@@ -131,8 +136,10 @@ class Scope:
 
         Page requisites (images, CSS, scripts of an archived page) are fetched
         from any host and past --max-depth, so pages look right offline;
-        --exclude still applies to them.
+        --exclude and MAX_URL_LENGTH still apply to them.
         """
+        if len(url) > MAX_URL_LENGTH:
+            return TOO_LONG
         if any(p.search(url) for p in self.exclude):
             return EXCLUDED
         if requisite:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import ada_url
 from publicsuffixlist import PublicSuffixList
 
-from archiver.encodings import query_encodings
+from archiver.encodings import hole_byte, query_encodings
 from archiver.errors import BadURL
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -139,9 +139,13 @@ def _percent_encoded(text: str, codecs: tuple[str, ...]) -> str:
 def _percent_encoded_character(character: str, codecs: tuple[str, ...]) -> str:
     for codec in codecs:
         try:
-            return "".join(_QUERY_BYTES[byte] for byte in character.encode(codec))
+            encoded = character.encode(codec)
         except UnicodeEncodeError:
-            continue
+            hole = hole_byte(character, codec)  # U+0081 is %81 in windows-1252, which has no 0x81
+            if hole is None:
+                continue
+            encoded = hole
+        return "".join(_QUERY_BYTES[byte] for byte in encoded)
     return f"%26%23{ord(character)}%3B"
 
 
@@ -277,6 +281,19 @@ def host_of(url: str) -> str:
     """
     host_start, path_start, _end = _parts_at(url)
     return url[host_start:path_start]
+
+
+def url_host(name: str) -> str:
+    """A host name as URLs hold it once parsed: lowercase ASCII, IDNA labels in punycode; ``name``
+    lowercased if it is no host a URL can hold.
+
+    >>> url_host("Bücher.Example"), url_host("[::1]")
+    ('xn--bcher-kva.example', '[::1]')
+    """
+    if not name.startswith("[") and any(mark in name for mark in "/\\?#@:"):
+        return name.lower()
+    normalized = try_normalize(f"http://{name}/")
+    return host_of(normalized) if normalized else name.lower()
 
 
 @functools.lru_cache(maxsize=4096)

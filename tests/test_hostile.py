@@ -13,11 +13,14 @@ import brotli
 import markupsafe
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestServer
 from conftest import in_linear_time, manifest_rows
 from raw_server import RawRequest, RawServer
 
 from archiver.export.pages import snapshot_pages
 from archiver.mirror.build import build_mirror
+from archiver.paths import relative_url
+from archiver.scope import MAX_URL_LENGTH
 from archiver.store.manifest import Manifest
 from archiver.verify.verifier import verify_snapshot
 
@@ -437,3 +440,156 @@ async def test_an_unasked_upgrade_is_a_failed_fetch(run_crawl):
     row = manifest_rows(result.snapshot.root)[upgrade]
     assert row.outcome == "failed" and row.status is None and row.local_path is None
     assert "101 Switching Protocols to a request that asked for no upgrade" in (row.reason or "")
+
+
+async def test_an_image_at_a_page_s_name_is_mirrored_as_an_image(site, run_crawl):
+    """A browser reading the mirror from disk types a file by its name alone: an image served at
+    /x.html written as x.html would open as a page of its bytes."""
+    site.page("/", links=["/img.html", "/notes.html"], body='<img src="/img.html?v=2">')
+    site.file("/img.html", PNG, "image/png")
+    site.file("/img.html?v=2", PNG + b"2", "image/png")
+    site.file("/notes.html", "plain <script>text</script>", "text/plain")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    paths = {path: rows[site.url(path)].local_path for path in ("/img.html", "/img.html?v=2", "/notes.html")}
+    host = rows[site.url("/")].local_path.partition("/")[0]
+    assert paths == {
+        "/img.html": f"{host}/img.html.png",
+        "/img.html?v=2": f"{host}/img.html@v=2.png",
+        "/notes.html": f"{host}/notes.html.txt",
+    }
+    home = (root / "mirror" / rows[site.url("/")].local_path).read_text()
+    assert 'href="img.html.png"' in home and 'src="img.html@v=2.png"' in home
+    assert 'href="notes.html.txt"' in home
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_an_international_host_name_is_one_host_however_written(site, run_crawl):
+    """--resolve and links name it in Unicode, in punycode, in capitals: one host, asked for in
+    punycode (the name DNS knows), its pages archived once."""
+    hosts: list[str] = []
+
+    async def home(request: web.Request) -> web.Response:
+        hosts.append(request.headers["Host"])
+        return web.Response(
+            text=f'<a href="{puny}/a">a</a><a href="{upper}/a#x">a</a>', content_type="text/html"
+        )
+
+    site.handler("/", home)
+    site.page("/a")
+    await site.start()
+    port = site.server.port
+    unicode, puny, upper = (
+        f"http://{name}:{port}" for name in ("bücher.test", "xn--bcher-kva.test", "BÜCHER.test")
+    )
+    root = (await run_crawl(f"{unicode}/", resolve=(("bücher.test", "127.0.0.1"),))).snapshot.root
+    rows = manifest_rows(root)
+    assert {url: row.outcome for url, row in rows.items()} == {f"{puny}/": "fetched", f"{puny}/a": "fetched"}
+    assert hosts == [f"xn--bcher-kva.test:{port}"] and site.hits["/a"] == 1
+    assert rows[f"{puny}/"].local_path == f"xn--bcher-kva.test+{port}/index.html"
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_crawler_traps_end_at_the_limits_given_and_the_log_says_which(run_crawl, tmp_path):
+    """An endless calendar, paths ever deeper from relative links on a page that answers every
+    path, a session id in every link: --max-depth, --max-pages, --max-bytes and --max-time end
+    each, and crawl.log says, once, which limit ended it."""
+    answered = 0
+
+    async def trap(request: web.Request) -> web.Response:
+        nonlocal answered
+        answered += 1
+        if request.path in ("/robots.txt", "/sitemap.xml"):
+            return web.Response(status=404)
+        if request.path == "/cal":
+            month = int(request.query["month"])
+            links = [f"/cal?month={month + 1}", f"/cal?month={month - 1}"]
+        else:
+            links = ["/cal?month=1", "a/", f"/s?sid={answered}"]
+        return web.Response(text="".join(f'<a href="{u}">x</a>' for u in links), content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", trap)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    limits: dict[str, tuple[dict[str, float], str]] = {
+        "depth": ({"max_depth": 4}, "--max-depth 4 reached: links deeper are recorded as skipped (depth)"),
+        "pages": (
+            {"max_pages": 30},
+            "--max-pages 30 reached: the URLs not fetched yet are recorded as skipped",
+        ),
+        "bytes": ({"max_bytes": 3000}, "--max-bytes 3000 reached: the URLs not fetched yet are recorded"),
+        "time": ({"max_time": 1.0}, "crawl stopped: --max-time reached"),
+    }
+    try:
+        for name, (options, line) in limits.items():
+            result = await run_crawl(
+                f"http://127.0.0.1:{server.port}/deep/", output=tmp_path / name, **options
+            )
+            log = (result.snapshot.root / "logs" / "crawl.log").read_text()
+            assert log.count(line) == 1, (name, log[-2000:])
+            if name != "time":
+                report = verify_snapshot(result.snapshot.root, check_mirror=False)
+                assert report.ok, report.render_text(name)
+    finally:
+        await server.close()
+
+
+async def test_a_host_name_of_253_bytes_and_a_port_is_mirrored(site, run_crawl):
+    """The longest host name DNS allows, with a port, names a folder past the 255 bytes file
+    systems allow: every file of that host failed to be written."""
+    site.page("/", links=["/a"])
+    site.page("/a")
+    await site.start()
+    host = ".".join(["a" * 63] * 4)[:253]
+    root = (
+        await run_crawl(f"http://{host}:{site.server.port}/", resolve=((host, "127.0.0.1"),))
+    ).snapshot.root
+    rows = manifest_rows(root)
+    assert [row.outcome for row in rows.values()] == ["fetched", "fetched"]
+    for row in rows.values():
+        assert row.local_path and (root / "mirror" / row.local_path).is_file(), row.url
+        assert all(len(name.encode()) <= 255 for name in row.local_path.split("/"))
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_urls_past_the_length_limit_are_skipped_with_a_reason(site, run_crawl):
+    """A link of a megabyte made WARC header lines longer than a reader reads back: verify found
+    its record at no location. URLs past MAX_URL_LENGTH are recorded as skipped."""
+    near, long, huge = ("/q?" + "x" * size for size in (MAX_URL_LENGTH - 100, MAX_URL_LENGTH, 1_100_000))
+    site.page("/", links=[near, long], body=f'<img src="{huge}">')
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_tries=1)).snapshot.root
+    rows = manifest_rows(root)
+    assert rows[site.url(near)].outcome == "fetched"  # the server's answer (here a 400) as sent
+    assert [(rows[site.url(u)].outcome, rows[site.url(u)].reason) for u in (long, huge)] == [
+        ("skipped", "URL too long"),
+        ("skipped", "URL too long"),
+    ]
+    log = (root / "logs" / "crawl.log").read_text()
+    assert log.count("a URL past 65,536 characters: such URLs are recorded as skipped (URL too long)") == 1
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))[:2000]
+
+
+async def test_bytes_windows_1252_assigns_no_character_are_read_as_browsers_read_them(site, run_crawl):
+    """The Encoding standard reads bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D of windows-1252 as the
+    C1 controls of their value, where Python's cp1252 has no character: a link to /p\\x81 is
+    /p%C2%81, its query's \\x81 is %81, not a U+FFFD written in UTF-8 or as &#65533;."""
+    site.file(
+        "/", b'<meta charset="windows-1252"><a href="/p\x81\x9d\xe9?q=\x81\x8f\xe9\x80">x</a>', "text/html"
+    )
+    site.page("/p%C2%81%C2%9D%C3%A9?q=%81%8F%E9%80")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    link = site.url("/p%C2%81%C2%9D%C3%A9?q=%81%8F%E9%80")
+    assert rows[link].status == 200 and site.hits[link.partition(site.host)[2]] == 1
+    home = (root / "mirror" / rows[site.url("/")].local_path).read_text("latin-1")
+    assert f'href="{relative_url(rows[site.url("/")].local_path, rows[link].local_path)}"' in home
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

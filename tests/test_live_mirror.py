@@ -148,6 +148,7 @@ async def test_dead_links_answered_by_one_page_cost_no_second_write(
     pages = 20
     for n in range(pages):
         site.page(f"/p/{n}.html", links=[f"/p/{n + 1}.html", f"/dead/{n + 1}", f"/dead/{n + 2}"])
+    site.page(f"/p/{pages}.html")  # not the site's 404 in text/plain: a file of its own type, .txt
     for n in range(pages + 2):
         site.file(f"/dead/{n}", "<h1>Not found</h1>", status=404)
     await site.start()

@@ -35,6 +35,14 @@ from archiver.urls import normalize_url
         ("http://h/logo", "image/svg+xml", "h/logo.svg"),
         ("http://h/img.png?w=100", "image/png", "h/img.png@w=100.png"),
         ("http://h/photo.php", "image/jpeg", "h/photo.php"),
+        # A name a browser reading from disk renders as a document (a page, an SVG image) keeps
+        # that name only for that type.
+        ("http://h/img.html", "image/png", "h/img.html.png"),
+        ("http://h/img.html?v=2", "image/png", "h/img.html@v=2.png"),
+        ("http://h/notes.xhtml", "text/plain", "h/notes.xhtml.txt"),
+        ("http://h/icon.svg", "image/png", "h/icon.svg.png"),
+        ("http://h/icon.ico", "image/png", "h/icon.ico"),
+        ("http://h/s.css", "text/plain", "h/s.css"),
         ("http://h/photo", "image/jpeg", "h/photo.jpg"),
         ("http://h/data.bin", "application/octet-stream", "h/data.bin"),
         ("http://h/blob", None, "h/blob"),
@@ -86,6 +94,8 @@ HOSTILE = [
     "http://h/" + "é" * 300 + "?q=" + "z" * 300,
     "http://h/" + "/".join(["d"] * 800),
     "http://h/x?" + "%2F.." * 200,
+    "http://" + ".".join(["a" * 63] * 4)[:253] + ":8080/x",
+    "http://" + "b" * 400 + ".test/x",
 ]
 
 

@@ -314,6 +314,21 @@ async def test_a_large_mirror_page_opening_with_a_comment_is_streamed(site, run_
     assert report.stats["mirror links"] >= 3
 
 
+async def test_a_capture_the_mirror_could_not_write_is_reported(site, run_crawl, monkeypatch) -> None:
+    """A file system that refuses a mirror file's name (here: a name past its 255 bytes, the
+    mirror's own limit raised above that) leaves the capture out of the mirror."""
+    monkeypatch.setattr("archiver.paths.MAX_NAME_BYTES", 400)
+    long = "/" + "n" * 300
+    site.page("/")
+    site.page(long)
+    await site.start()
+    root = (await run_crawl(site.url("/"), site.url(long))).snapshot.root  # a seed: no link leads there
+    assert rows(root)[site.url(long)].local_path is None
+    report = verify_snapshot(root)
+    assert list(report.counts) == ["unmirrored_capture"], report.render_text("snap")
+    assert [problem.where for problem in report.examples["unmirrored_capture"]] == [site.url(long)]
+
+
 async def test_cli_verify_json(snapshot: Path, capsys) -> None:
     assert cli.main(["verify", str(snapshot), "--json", "--no-mirror"]) == 0
     report = json.loads(capsys.readouterr().out)

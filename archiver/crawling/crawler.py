@@ -47,7 +47,16 @@ from archiver.request_headers import (
     redirected_client,
     without_origin,
 )
-from archiver.scope import EXCLUDED, ROBOTS_UNREACHABLE, Scope
+from archiver.scope import (
+    BYTE_LIMIT,
+    EXCLUDED,
+    MAX_URL_LENGTH,
+    PAGE_LIMIT,
+    ROBOTS_UNREACHABLE,
+    TOO_DEEP,
+    TOO_LONG,
+    Scope,
+)
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import host_of
 from archiver.warc.capture import Capture
@@ -56,6 +65,13 @@ if TYPE_CHECKING:
     from archiver.crawling.renderer import Rendering
 
 log = logging.getLogger("archiver.crawl")
+_LIMITS = {
+    TOO_DEEP: ("--max-depth {config.max_depth} reached: links deeper are recorded as skipped"),
+    PAGE_LIMIT: ("--max-pages {config.max_pages} reached: the URLs not fetched yet are recorded as skipped"),
+    BYTE_LIMIT: ("--max-bytes {config.max_bytes} reached: the URLs not fetched yet are recorded as skipped"),
+    TOO_LONG: f"a URL past {MAX_URL_LENGTH:,} characters: such URLs are recorded as skipped",
+}
+"""Skip reasons that are limits of the crawl: what the log says when one is first reached."""
 
 DEFER_PAUSE = 0.01
 """Seconds a worker rests after putting back a URL whose host is busy."""
@@ -103,6 +119,8 @@ class Crawler:
         self._agent = robots_agent(config.user_agent)
         self._sources: set[asyncio.Task[None]] = set()
         """Tasks that queue URLs found outside the pages (feed())."""
+        self._limits_told: set[str] = set()
+        """The limits (_LIMITS) the log has said were reached."""
         self._watchers: dict[str, asyncio.Task[None]] = {}
         """By host, the task that asks again a robots.txt out of reach (_watch_robots)."""
 
@@ -114,6 +132,7 @@ class Crawler:
         """Stop taking new work; fetches in flight are abandoned (they stay queued)."""
         if self.stats.stop_reason is None:
             self.stats.stop_reason = reason
+            log.warning("crawl stopped: %s; --resume continues it", reason)
         self._stop.set()
         self.controls.end()  # a paused crawl ends too
 
@@ -262,10 +281,19 @@ class Crawler:
 
     async def _skip(self, item: QueueItem, reason: str) -> None:
         self.stats.skipped += 1
+        self._tell_limit(reason)
         # A limit or a robots.txt out of reach may be lifted when the crawl resumes: what its
         # request carries is kept, as for a queued URL.
         request = request_facts(item, self.config.max_redirects)
         await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason, request=request)))
+
+    def _tell_limit(self, reason: str) -> None:
+        """Say in the log, once, that a limit of the crawl was reached: what stops a
+        crawler trap (an endless calendar, ever deeper paths) is seen there as it happens."""
+        if reason in self._limits_told or reason not in _LIMITS:
+            return
+        self._limits_told.add(reason)
+        log.info("%s (%s)", _LIMITS[reason].format(config=self.config), reason)
 
     async def _admitted(self, item: QueueItem) -> bool:
         """True if limits, live excludes and robots.txt let ``item`` be fetched; else its
@@ -415,6 +443,9 @@ class Crawler:
             _referrer_policy(capture),
             _stylesheet_client(item) if mime == CSS_TYPE else None,
         )
+        for limit in (TOO_DEEP, TOO_LONG):
+            if limit not in self._limits_told and any(found.reason == limit for found in met):
+                self._tell_limit(limit)
         decision = renderer.decide(item, prepared) if renderer is not None else None
         reason = decision.reason if decision is not None and decision.render else None
         nowhere = redirect_nowhere(status, location, item.url)

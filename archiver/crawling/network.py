@@ -14,6 +14,7 @@ from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.errors import ConfigError
+from archiver.urls import url_host
 
 
 def ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
@@ -33,7 +34,9 @@ class PinnedResolver(aiohttp.abc.AbstractResolver):
     """DNS with some names pinned to addresses (``--resolve host:ip``)."""
 
     def __init__(self, pinned: dict[str, str]) -> None:
-        self._pinned = pinned
+        """``pinned``: host name -> IP address, a name as the user wrote it (``bücher.example``
+        is asked for as the URL parser writes it, ``xn--bcher-kva.example``)."""
+        self._pinned = {url_host(host): address for host, address in pinned.items()}
         self._dns = aiohttp.ThreadedResolver()
 
     async def resolve(

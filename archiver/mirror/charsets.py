@@ -15,6 +15,8 @@ import codecs
 import functools
 import re
 
+from archiver.encodings import WEB_ERRORS
+
 _STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
 
@@ -58,7 +60,7 @@ class View:
 
     def to_text(self, view: str) -> str:
         """Real text of a piece of the view (an attribute value, a URL)."""
-        return view.encode("latin-1").decode(self.encoding, "replace") if self.as_bytes else view
+        return view.encode("latin-1").decode(self.encoding, WEB_ERRORS) if self.as_bytes else view
 
     def from_text(self, text: str) -> str:
         """A piece of real text as it goes into the view (in the document's encoding)."""

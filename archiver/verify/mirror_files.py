@@ -2,6 +2,8 @@
 
 The build recorded each file's SHA-256 and size in the manifest (table
 ``mirror_files``); each file is read back and hashed, a megabyte at a time.
+A capture the build could not write a file of (the file system refused its
+name, say) has no local path: reported too, once the mirror holds any file.
 That reads the whole mirror once: I/O-bound, about what reading the files
 costs (SHA-256 runs at several hundred MB/s a core).
 """
@@ -13,15 +15,28 @@ import sqlite3
 from pathlib import Path
 
 from archiver.errors import UnsafePathError
+from archiver.mirror.build import CAPTURED
 from archiver.mirror.output import file_digest
 from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED
 from archiver.store.safe_join import safe_join
-from archiver.verify.report import CHANGED_MIRROR_FILE, LOST_MIRROR_FILE, UNRECORDED_MIRROR_FILE, Report
+from archiver.verify.report import (
+    CHANGED_MIRROR_FILE,
+    LOST_MIRROR_FILE,
+    UNMIRRORED_CAPTURE,
+    UNRECORDED_MIRROR_FILE,
+    Report,
+)
 
 _UNRECORDED = (
     "SELECT url, local_path FROM urls WHERE local_path IS NOT NULL AND local_path != '' "
     "AND local_path NOT IN (SELECT path FROM mirror_files) ORDER BY url"
 )
+_UNMIRRORED = (
+    "SELECT url FROM urls WHERE outcome = ? AND record_type IN (?, ?) AND warc_file IS NOT NULL "
+    "AND warc_offset IS NOT NULL AND (local_path IS NULL OR local_path = '') ORDER BY url"
+)
+"""Captures the mirror has a file of (mirror.build.is_mirrored) that have no local path."""
 
 
 def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> None:
@@ -37,6 +52,8 @@ def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> 
         report.add(UNRECORDED_MIRROR_FILE, f"mirror/{local_path}", f"local path of {url}")
     if first is None:
         return
+    for (url,) in manifest.connection.execute(_UNMIRRORED, (FETCHED, *CAPTURED)).fetchmany(1000):
+        report.add(UNMIRRORED_CAPTURE, url, "archived, but the mirror holds no file of it")
     for recorded in itertools.chain((first,), files):
         report.stats["mirror files checked"] += 1
         where = f"mirror/{recorded.path}"

@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 import lxml.etree
 
-from archiver.encodings import as_utf8, page_encoding, stylesheet_encoding, xml_encoding
+from archiver.encodings import WEB_ERRORS, as_utf8, page_encoding, stylesheet_encoding, xml_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import (
@@ -130,7 +130,7 @@ def _references(document: Path) -> Iterator[str]:
             # read(n) allocates n bytes up front: ask only for what the file holds.
             data = fh.read(min(size, MAX_DOCUMENT))
         # As a browser reads it from disk: its @charset rule (or byte-order mark), else UTF-8.
-        text = data.decode(stylesheet_encoding(data, None), errors="replace")
+        text = data.decode(stylesheet_encoding(data, None), WEB_ERRORS)
         for _start, _end, value in iter_css_urls(text):
             yield value
     elif size > STREAM_HTML_FROM:

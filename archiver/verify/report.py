@@ -109,6 +109,9 @@ CHANGED_MIRROR_FILE = _kind(
     "changed_mirror_file", MIRROR, "mirror file whose bytes are not those the mirror build wrote"
 )
 LOST_MIRROR_FILE = _kind("lost_mirror_file", MIRROR, "file the mirror build wrote is missing")
+UNMIRRORED_CAPTURE = _kind(
+    "unmirrored_capture", MIRROR, "archived capture the mirror holds no file of (run archiver mirror)"
+)
 UNRECORDED_MIRROR_FILE = _kind(
     "unrecorded_mirror_file", MIRROR, "mirror file the manifest records no digest of (run archiver mirror)"
 )
