@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from archiver.urls import host_of, registered_domain, try_normalize
+from archiver.urls import host_of, readable_url, registered_domain, try_normalize
 
 OUT_OF_SCOPE = "out of scope"
 EXCLUDED = "excluded"
@@ -32,6 +32,22 @@ MAX_URL_LENGTH = 65_536
 """Longest URL fetched, in characters of the normalised URL (all ASCII): servers refuse far
 shorter ones (8 KiB is common); the WARC records of a URL past a megabyte hold header lines longer
 than WARC readers read back (warc.reader.MAX_LINE); and a trap of ever longer URLs ends here."""
+
+
+def matches(patterns: Sequence[re.Pattern[str]], url: str) -> bool:
+    """True if one of ``patterns`` is found in ``url`` or in the URL as a person writes it
+    (readable_url(): a host in Unicode, a path's UTF-8 decoded), so ``--exclude /café/`` and
+    ``--include bücher.example`` mean what they say.
+
+    >>> matches([re.compile("/café/")], "http://h/caf%C3%A9/x"), matches([re.compile("/x$")], "http://h/y")
+    (True, False)
+    """
+    if not patterns:
+        return False
+    if any(pattern.search(url) for pattern in patterns):
+        return True
+    readable = readable_url(url)
+    return readable != url and any(pattern.search(readable) for pattern in patterns)
 
 
 def folder_of(url: str) -> str:
@@ -140,13 +156,13 @@ class Scope:
         """
         if len(url) > MAX_URL_LENGTH:
             return TOO_LONG
-        if any(p.search(url) for p in self.exclude):
+        if matches(self.exclude, url):
             return EXCLUDED
         if requisite:
             return None
         if not self.in_bounds(url):
             return OUT_OF_SCOPE
-        if self.include and not any(p.search(url) for p in self.include):
+        if self.include and not matches(self.include, url):
             return EXCLUDED
         if self.max_depth is not None and depth > self.max_depth:
             return TOO_DEEP

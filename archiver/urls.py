@@ -296,6 +296,43 @@ def url_host(name: str) -> str:
     return host_of(normalized) if normalized else name.lower()
 
 
+def readable_url(url: str) -> str:
+    """A normalised URL as a person writes it: its host's IDNA labels in Unicode, its path and
+    query with percent-encoded UTF-8 decoded (an escape of another byte, or of a character that
+    ends a part, stays); ``url`` itself when it has neither.
+
+    >>> readable_url("http://xn--bcher-kva.example/caf%C3%A9?q=%E9&r=a%26b")
+    'http://bücher.example/café?q=%E9&r=a%26b'
+    """
+    if "xn--" not in url and "%" not in url:
+        return url
+    host_start, path_start, _end = _parts_at(url)
+    host = url[host_start:path_start]
+    if "xn--" in host:
+        name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+        if not colon or not port.isdigit():
+            name, colon, port = host, "", ""
+        host = ada_url.idna_to_unicode(name) + colon + port  # a label that is no punycode stays
+    rest = _PERCENT_RUN.sub(_decoded_run, url[path_start:]) if "%" in url[path_start:] else url[path_start:]
+    return url[:host_start] + host + rest
+
+
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_KEPT_ESCAPED = frozenset("%/?#&=;+ ")
+
+
+def _decoded_run(match: re.Match[str]) -> str:
+    """A run of percent escapes, decoded where it is whole UTF-8 of characters that end no part."""
+    escaped = match.group()
+    try:
+        text = bytes.fromhex(escaped.replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return escaped
+    if any(character in _KEPT_ESCAPED or not character.isprintable() for character in text):
+        return escaped
+    return text
+
+
 @functools.lru_cache(maxsize=4096)
 def registered_domain(host: str) -> str:
     """The registrable domain of a host (a port is ignored), after the Public Suffix List:

@@ -134,6 +134,17 @@ async def test_scope_prefix_include_exclude(site, run_crawl):
     assert set(site.hits) == {"/docs/", "/docs/a"}
 
 
+async def test_an_exclude_written_in_unicode_matches_the_urls_it_names(site, run_crawl):
+    site.page("/", links=["/café/menu", "/cafe/menu"])
+    site.page("/cafe/menu")
+    await site.start()
+    result = await run_crawl(site.url("/"), exclude=("/café/",))
+    rows = manifest_rows(result.snapshot.root)
+    assert rows[site.url("/caf%C3%A9/menu")].reason == "excluded"
+    assert rows[site.url("/cafe/menu")].outcome == "fetched"
+    assert "/caf%C3%A9/menu" not in site.hits
+
+
 async def test_scope_any_follows_other_hosts(site, other_site, run_crawl):
     other_site.page("/x")
     await other_site.start()

@@ -190,6 +190,27 @@ def test_scope_include_exclude_and_depth():
     assert scope.skip_reason("http://www.site.test/docs/a", 3) == TOO_DEEP
 
 
+@pytest.mark.parametrize(
+    ("pattern", "url", "reason"),
+    [
+        ("/café/", "http://www.site.test/caf%C3%A9/a", EXCLUDED),
+        ("/caf%C3%A9/", "http://www.site.test/caf%C3%A9/a", EXCLUDED),
+        ("^http://bücher\\.site\\.test/", "http://xn--bcher-kva.site.test/a", EXCLUDED),
+        ("q=é", "http://www.site.test/s?q=%C3%A9", EXCLUDED),
+        ("q=é", "http://www.site.test/s?q=%E9", None),  # not UTF-8: no character to match
+        ("/a/b", "http://www.site.test/a%2Fb", None),  # an escaped slash is no path's slash
+        ("/café/", "http://www.site.test/cafe/a", None),
+    ],
+)
+def test_patterns_match_a_url_as_a_person_writes_it_too(pattern, url, reason):
+    """--exclude names a path or host as it reads (a Unicode host, an accented path), though the
+    crawl holds URLs with their host in punycode and their path percent-encoded."""
+    scope = Scope.from_seeds([SEED], kind="any", exclude=[pattern])
+    assert scope.skip_reason(url, 1) == reason
+    including = Scope.from_seeds([SEED], kind="any", include=[pattern])
+    assert including.skip_reason(url, 1) == (None if reason else EXCLUDED)
+
+
 def test_requisites_cross_hosts_and_depth_but_not_exclude():
     scope = Scope.from_seeds([SEED], exclude=[r"ads\."], max_depth=0)
     assert scope.skip_reason("http://cdn.example/x.css", 5, requisite=True) is None

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from archiver.errors import ConfigError
 from archiver.numerals import whole_number
+from archiver.scope import matches
 from archiver.store.crawl_record import now
 
 log = logging.getLogger("archiver.crawl")
@@ -138,7 +139,7 @@ class Controls:
 
     def excluded(self, url: str) -> bool:
         """True if an exclude added while the crawl runs matches ``url``."""
-        return any(pattern.search(url) for pattern in self.excludes)
+        return matches(self.excludes, url)
 
 
 class Steered(Protocol):
