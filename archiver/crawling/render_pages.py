@@ -104,9 +104,8 @@ class CrawlPages:
         (``nofollow``: the page's robots directives, static or rendered, say not to follow them;
         ``hints``: how its DOM says a browser requests them, findings.Hint)."""
         crawler = self.crawler
-        met, queue = await crawler.discovery.links(
-            links, page, crawler.config.obey_robots and nofollow, hints
-        )
-        await crawler.writer.put(WriteItem(None, met=met, render=note))
-        for queued in queue:
-            await crawler.frontier.put(queued)
+        async with crawler.discovery.queueing() as queue:
+            met, queue[:] = await crawler.discovery.links(
+                links, page, crawler.config.obey_robots and nofollow, hints
+            )
+            await crawler.writer.put(WriteItem(None, met=met, render=note))
