@@ -350,7 +350,7 @@ async def test_a_shared_robots_txt_out_of_reach_is_asked_again_by_the_nodes(redi
     answers = [(503, b""), (503, b""), (200, b"User-agent: *\nDisallow: /private")]
     asked: list[str] = []
 
-    async def fetch_robots(origin: str) -> tuple[int | None, bytes]:
+    async def fetch_robots(origin: str, again: bool) -> tuple[int | None, bytes]:
         asked.append(origin)
         return answers[len(asked) - 1]
 

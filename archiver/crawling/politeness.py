@@ -156,9 +156,10 @@ def robots_keep(misses: int, max_age: float, retry: float) -> float:
     return min(backoff, ROBOTS_RETRY_MAX, max_age)
 
 
-FetchRobots = Callable[[str], Awaitable[tuple[int | None, bytes]]]
-"""``fetch_robots(host_url)``: (status, body) of ``host_url/robots.txt``, status None if no whole
-answer came (none at all, or a body cut short)."""
+FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes]]]
+"""``fetch_robots(host_url, again)``: (status, body) of ``host_url/robots.txt``, status None if no
+whole answer came (none at all, or a body cut short); ``again``: the crawl asked it before (it is
+kept again: the rules used from now on are in the snapshot)."""
 
 
 class PolicyOptions(TypedDict):
@@ -227,7 +228,7 @@ class _Host:
 class HostPolicy:
     """Per-host limits every fetch goes through: robots, concurrency, delay between requests.
 
-    ``fetch_robots(host_url)`` returns (status, body) of ``host_url/robots.txt``
+    ``fetch_robots(host_url, again)`` returns (status, body) of ``host_url/robots.txt``
     (status None if nothing answered); it is called when a URL of the host is
     first asked about, or its sitemaps (also with --ignore-robots), and again
     once the answer is ``robots_max_age`` seconds old (RFC 9309 2.4: a day), or,
@@ -324,7 +325,7 @@ class HostPolicy:
     async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float]:
         """The rules of ``host_url``'s robots.txt, fetched (by one worker: _rules() holds the host's
         lock), and the seconds they are good for."""
-        status, body = await self._fetch_robots(host_url)
+        status, body = await self._fetch_robots(host_url, host.robots is not None)
         rules = rules_from_response(status, body, self._agent)
         host.robots_misses = host.robots_misses + 1 if rules.out_of_reach else 0
         if rules.out_of_reach and host.robots is not None and not host.robots.out_of_reach:
