@@ -412,3 +412,41 @@ async def test_urls_parked_for_a_robots_txt_out_of_reach_outlive_the_node_that_p
         for frontier in frontiers.values():
             await frontier.close()
         await crawl.close()
+
+
+async def test_a_stylesheet_fetched_by_another_node_is_read_in_its_pages_encoding(site, tmp_path, redis_url):
+    """A windows-1252 page's stylesheet names no encoding: it is read in the page's. Node n1
+    read the page and stopped before it fetched the stylesheet; n2, which fetched it, knew
+    nothing of the page's encoding and read it as UTF-8: its url(café.png) became a URL the
+    page's browser never asks for."""
+    from aiohttp import web
+
+    from archiver.config import CrawlConfig
+    from archiver.crawling.run import crawl
+
+    asked = asyncio.Event()
+
+    async def stylesheet(request: web.Request) -> web.Response:
+        asked.set()
+        await asyncio.sleep(0.5)  # n1 stops meanwhile: it leaves this fetch unfinished
+        return web.Response(body=b"a{background:url(caf\xe9.png)}", content_type="text/css")
+
+    site.file("/", b'<link rel=stylesheet href="l.css"><p>caf\xe9</p>', "text/html; charset=windows-1252")
+    site.handler("/l.css", stylesheet)
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    output = tmp_path / "snap"
+    shared = dict(frontier=redis_url, crawl_id="encodings", sitemaps=False, retry_base_delay=0.01)
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
+    running = asyncio.create_task(crawl(first, stop=stop))
+    await asyncio.wait_for(asked.wait(), 30)
+    stop.set_result("stopped by the test")
+    assert (await asyncio.wait_for(running, 30)).interrupted
+    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
+    result = await asyncio.wait_for(crawl(second), 30)
+    assert not result.interrupted
+    assert rows_of(output / "nodes" / "n2" / "manifest.sqlite3")[site.url("/l.css")] == FETCHED
+    rows = rows_of(output / "manifest.sqlite3")
+    assert rows[site.url("/caf%C3%A9.png")] == FETCHED
+    assert not [url for url in rows if "%EF%BF%BD" in url]

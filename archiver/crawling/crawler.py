@@ -401,7 +401,7 @@ class Crawler:
         except BaseException:
             capture.body.close()  # stopped meanwhile: the capture goes nowhere
             raise
-        self.referrers.keep(item.url, prepared.encoding)
+        await self.referrers.read(item.url, prepared.encoding)
         nofollow = self.config.obey_robots and (
             prepared.nofollow
             or x_robots_nofollow(

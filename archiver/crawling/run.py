@@ -43,7 +43,7 @@ from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
 from archiver.crawling.recorded import RecordedFetch
-from archiver.crawling.referrers import ReferrerEncodings, SnapshotEncodings
+from archiver.crawling.referrers import LookUp, ReferrerEncodings, SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
@@ -95,6 +95,8 @@ class Backend:
     """Given how robots.txt is fetched (and kept in the WARC: crawling/recorded.py)."""
     budget: Callable[[CrawlConfig], Budget]
     controls: Callable[[Snapshot], ControlSource]
+    referrers: Callable[[LookUp], ReferrerEncodings] = ReferrerEncodings
+    """Given how the snapshot being written reads an encoding back (referrers.SnapshotEncodings)."""
     reload: bool = True
     """A resumed crawl refills its frontier from the manifest (a shared one keeps its state)."""
 
@@ -245,7 +247,7 @@ async def run_crawl(
                 workers,
                 renderer,
                 budget=backend.budget(config),
-                referrers=ReferrerEncodings(read_back),
+                referrers=backend.referrers(read_back),
             )
             writer.on_commit = crawler.settling.committed
             jar = fetcher.cookies
