@@ -540,3 +540,26 @@ async def test_a_resumed_crawl_sends_the_cookies_the_interrupted_one_held(site, 
         site.url("/"), output=first.snapshot.root, resume=True, max_pages=10, cookies=(("pref", "new"),)
     )
     assert sent == {"/a": "pref=old; sid=s1", "/c": "late=2; pref=new; sid=s1"}
+
+
+async def test_a_resumed_crawl_keeps_what_trial_renders_taught_about_a_host(site, run_crawl):
+    """--browser auto renders a host's first pages of a kind as trials; two that find nothing more
+    settle it, and its other pages go unrendered. A resumed crawl forgot that verdict, and
+    rendered trials on the host all over again."""
+    from test_browser import CHROMIUM
+
+    script = "<script>document.documentElement.className = 'js';</script>"
+    pages = [f"/p{n}" for n in range(8)]
+    for path in pages:
+        site.page(path, body="<p>" + "Static text. " * 20 + "</p>" + script)
+    site.page("/", links=pages, body="<p>" + "Words of a static page. " * 10 + "</p>" + script)
+    await site.start()
+    options = dict(browser="auto", chromium=CHROMIUM, concurrency=1, sitemaps=False)
+    first = await run_crawl(site.url("/"), max_pages=4, **options)
+    root = first.snapshot.root
+    assert first.stats.rendered == 2  # the trials, which settled it
+    resumed = await run_crawl(site.url("/"), output=root, resume=True, **options)
+    assert resumed.stats.rendered == 0
+    rows = manifest_rows(root)
+    assert [url for url, row in rows.items() if row.render_reason] == [site.url("/"), site.url("/p0")]
+    assert all(rows[site.url(path)].outcome == "fetched" for path in pages)

@@ -69,6 +69,8 @@ from archiver.warc.files import WarcFiles
 
 COOKIES = "cookies"
 """Name of the crawl's cookies in the manifest's crawl_state (Manifest.keep_state)."""
+RENDERS = "renders"
+"""Name in crawl_state of what --browser auto's renders taught about each host (Renderer.state)."""
 PROGRESS_EVERY = 0.5
 """Seconds between two calls of a crawl's progress callback."""
 
@@ -250,15 +252,22 @@ async def run_crawl(
                 referrers=backend.referrers(read_back),
             )
             writer.on_commit = crawler.settling.committed
+            kept: dict[str, Callable[[], str]] = {}
+            """What the crawl holds beside its rows, kept with them for --resume."""
             jar = fetcher.cookies
             if jar is not None:
                 if resume and (cookies := manifest.state(COOKIES)) is not None:
                     jar.adopt(json.loads(cookies))  # those servers set before the interruption
                     # ...but --cookie and --cookies-file values given now replace theirs.
                     jar.adopt(load_cookies(config, fetcher.credentials.hosts).for_browser())
-                writer.state = lambda: {COOKIES: saved_cookies(jar)}
+                kept[COOKIES] = lambda: saved_cookies(jar)
             if renderer is not None:
                 renderer.attach(CrawlPages(crawler))
+                if resume and (renders := manifest.state(RENDERS)) is not None:
+                    renderer.restore(renders)  # before reload(), which leaves these renders to it
+                kept[RENDERS] = renderer.state
+            if kept:
+                writer.state = lambda: {name: value() for name, value in kept.items()}
             if resume and backend.reload:
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
