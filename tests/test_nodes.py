@@ -450,3 +450,24 @@ async def test_a_stylesheet_fetched_by_another_node_is_read_in_its_pages_encodin
     rows = rows_of(output / "manifest.sqlite3")
     assert rows[site.url("/caf%C3%A9.png")] == FETCHED
     assert not [url for url in rows if "%EF%BF%BD" in url]
+
+
+async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, redis_url):
+    """Each node keeps the cookies its own answers set. The merged manifest kept no cookie jar
+    at all, so what a later run of the crawl starts with lost every node's cookies."""
+    from archiver.crawling.run import COOKIES
+
+    pages = [f"/p{n}" for n in range(24)]
+    for n, path in enumerate(pages):
+        site.file(path, f"<p>{n}</p>".encode(), headers={"Set-Cookie": f"c{n}={n}; Path=/; Max-Age=3600"})
+    site.page("/", links=pages)
+    await site.start()
+    output = tmp_path / "snap"
+    args = node_args(site.url("/"), output, redis_url, "jars", "--no-sitemaps", "--concurrency", "2")
+    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    for process in nodes:
+        code, text = await finish(process)
+        assert code == 0, text
+    with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
+        kept = json.loads(manifest.state(COOKIES) or "[]")
+    assert {cookie["name"] for cookie in kept} == {f"c{n}" for n in range(len(pages))}

@@ -14,6 +14,9 @@ node that died may have fetched it before another fetched it again. The merged r
 is the one that says most, by ``RANK``: a capture, then a failure, then a skip
 decided when the URL was taken (limits, robots.txt, an exclude), then queued, then a
 skip decided where the link was met (scope, depth, nofollow).
+
+The crawl's cookies are one jar (what a later run of the crawl starts with): every node's,
+a cookie that several nodes hold taken from the part saved last.
 """
 
 from __future__ import annotations
@@ -135,6 +138,7 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
                     "runs": record.data.get("runs"),
                 }
             manifest.resolve_redirects()
+            _join_cookies(manifest, [snapshot.node_part(name) for name in parts])
             totals = summary(manifest)
         finally:
             manifest.close()
@@ -160,6 +164,24 @@ def _join(manifest: Manifest, part: Snapshot) -> None:
         db.commit()
     finally:
         db.execute("DETACH DATABASE part")
+
+
+def _join_cookies(manifest: Manifest, parts: list[Snapshot]) -> None:
+    """Keep in ``manifest`` the cookie jar of all ``parts``: each node's requests sent the cookies
+    its answers set, and the crawl holds them all (the part saved last wins a cookie held twice)."""
+    from archiver.crawling.cookies import joined_cookies
+    from archiver.crawling.run import COOKIES
+
+    jars = []
+    for part in sorted(parts, key=lambda part: fingerprint(part)[1]):
+        if part.manifest_path.is_file():
+            with Manifest.open(part.manifest_path, readonly=True) as kept:
+                saved = kept.state(COOKIES)
+            if saved is not None:
+                jars.append(saved)
+    if jars:
+        manifest.keep_state(COOKIES, joined_cookies(jars))
+        manifest.commit()
 
 
 def _merge_indexes(snapshot: Snapshot, names: list[str]) -> None:
