@@ -40,9 +40,9 @@ class CrawlPages:
         """Return once the capture of ``url`` under way (if any) is committed."""
         await self.crawler.settling.wait(url)
 
-    def encoding_of(self, url: str) -> str | None:
-        """The encoding the crawl read the page at ``url`` in, if kept (crawling/referrers.py)."""
-        return self.crawler.referrers.get(url)
+    async def encoding_of(self, url: str) -> str | None:
+        """The encoding the crawl read the document at ``url`` in (crawling/referrers.py)."""
+        return await self.crawler.referrers.of(url)
 
     async def ensure(
         self, url: str, page: QueueItem, negotiation: Negotiation = (), referer: str | None = None

@@ -75,9 +75,9 @@ class Pages(Protocol):
     async def settled(self, url: str) -> None:
         """Return once the capture of ``url`` (if any is under way) is committed."""
 
-    def encoding_of(self, url: str) -> str | None:
-        """The encoding the crawl read the page at ``url`` in, if it knows it and it is not
-        UTF-8 (crawling/referrers.py): what a stylesheet of the page that names none is read in."""
+    async def encoding_of(self, url: str) -> str | None:
+        """The encoding the crawl read the document at ``url`` in, if it is not UTF-8 (read back
+        from the snapshot when not kept: crawling/referrers.py)."""
 
     async def ensure(
         self, url: str, page: QueueItem, negotiation: Negotiation = (), referer: str | None = None
@@ -309,11 +309,13 @@ class Renderer:
                 response_id[0] = found.record_id
             if found is not None and job.trial and found.mime == "text/css":
                 # What the page's stylesheets link to is static too: not a gain of rendering. Each
-                # is read as the crawl reads it: in its own charset, else in its page's encoding.
+                # is read as the crawl read it (in its own charset, else in its referrer's: the
+                # page's, a frame's, the stylesheet's that @imports it).
                 content_type = content_type_field(found.headers)
-                css_links = findings(
-                    found.body, asked, "text/css", content_type, referrer_encoding=pages.encoding_of(url)
-                )[2]
+                read_in = await pages.encoding_of(asked)
+                css_links = findings(found.body, asked, "text/css", content_type, referrer_encoding=read_in)[
+                    2
+                ]
                 expected.update(css_links)
             return found
 
