@@ -471,3 +471,45 @@ async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, 
     with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
         kept = json.loads(manifest.state(COOKIES) or "[]")
     assert {cookie["name"] for cookie in kept} == {f"c{n}" for n in range(len(pages))}
+
+
+async def test_the_merge_keeps_the_latest_answer_of_a_url_stored_by_two_nodes(site, tmp_path, redis_url):
+    """A robots.txt asked again by another node than the one that first stored it: both parts
+    hold a capture of it, and the merge kept the first part's, the rules no longer used."""
+    from aiohttp import web
+
+    from archiver.config import CrawlConfig
+    from archiver.crawling.run import crawl
+
+    later = "User-agent: *\nDisallow: /late\n"
+    versions = iter(["User-agent: *\nDisallow: /nothing\n"])
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(text=next(versions, later))
+
+    asked = asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        asked.set()
+        await asyncio.sleep(0.5)  # n1 stops meanwhile: it leaves this fetch unfinished
+        return web.Response(text="<p>slow</p>", content_type="text/html")
+
+    site.handler("/robots.txt", robots)
+    site.page("/", links=["/slow"])
+    site.handler("/slow", slow)
+    await site.start()
+    output = tmp_path / "snap"
+    shared = dict(frontier=redis_url, crawl_id="twice", sitemaps=False, robots_max_age=0.2)
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
+    running = asyncio.create_task(crawl(first, stop=stop))
+    await asyncio.wait_for(asked.wait(), 30)
+    stop.set_result("stopped by the test")
+    assert (await asyncio.wait_for(running, 30)).interrupted
+    await asyncio.sleep(0.3)  # past the robots.txt's age limit: n2 asks it again
+    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
+    assert not (await asyncio.wait_for(crawl(second), 30)).interrupted
+    assert site.hits["/robots.txt"] == 2
+    with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
+        robots_row = manifest.get(site.url("/robots.txt"))
+    assert robots_row is not None and robots_row.length == len(later)

@@ -13,7 +13,9 @@ node that took it wrote its outcome, others met it as a link they skipped, and a
 node that died may have fetched it before another fetched it again. The merged row
 is the one that says most, by ``RANK``: a capture, then a failure, then a skip
 decided when the URL was taken (limits, robots.txt, an exclude), then queued, then a
-skip decided where the link was met (scope, depth, nofollow).
+skip decided where the link was met (scope, depth, nofollow); of two captures, the
+later (a robots.txt asked again by another node: the answer whose rules the crawl
+used last, as a crawl of one process keeps it).
 
 The crawl's cookies are one jar (what a later run of the crawl starts with): every node's,
 a cookie that several nodes hold taken from the part saved last.
@@ -59,7 +61,8 @@ _COLUMNS = ", ".join(FIELDS)
 _UPSERT = (
     f"INSERT INTO main.urls ({_COLUMNS}) SELECT {_COLUMNS} FROM part.urls WHERE true "
     f"ON CONFLICT(url) DO UPDATE SET {', '.join(f'{f} = excluded.{f}' for f in FIELDS if f != 'url')} "
-    f"WHERE {_rank('excluded')} < {RANK}"
+    f"WHERE {_rank('excluded')} < {RANK} "
+    f"OR ({_rank('excluded')} = 0 AND {RANK} = 0 AND excluded.fetched_at > urls.fetched_at)"
 )
 
 
