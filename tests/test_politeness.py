@@ -313,3 +313,22 @@ async def test_rules_it_had_are_kept_while_a_robots_txt_asked_again_is_out_of_re
     result = await run_crawl(site.url("/"), robots_max_age=0.2, max_tries=1, sitemaps=False)
     assert manifest_rows(result.snapshot.root)[site.url("/late")].outcome == FETCHED
     assert site.hits["/robots.txt"] >= 2
+
+
+async def test_a_resumed_crawl_uses_the_robots_txt_the_interrupted_one_read(site, run_crawl):
+    """A robots.txt is used for a day: a crawl resumed within it asked every host's robots.txt
+    again at once (and its new answer was kept nowhere), where the crawl never interrupted asks
+    none. Its rules still hold after the resume."""
+    site.file("/robots.txt", "User-agent: *\nDisallow: /private\n", "text/plain")
+    site.page("/", links=["/a", "/private"])
+    site.page("/a", links=["/b", "/private/x"])
+    site.page("/b")
+    await site.start()
+    first = await run_crawl(site.url("/"), max_pages=1, sitemaps=False)
+    root = first.snapshot.root
+    await run_crawl(site.url("/"), output=root, resume=True, sitemaps=False)
+    assert site.hits["/robots.txt"] == 1
+    rows = manifest_rows(root)
+    assert rows[site.url("/b")].outcome == FETCHED
+    assert (rows[site.url("/private/x")].outcome, rows[site.url("/private/x")].reason) == (SKIPPED, "robots")
+    assert site.hits["/private/x"] == 0 and site.hits["/private"] == 0

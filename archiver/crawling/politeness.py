@@ -316,11 +316,24 @@ class HostPolicy:
                         )
                     elif before is not None and before.out_of_reach and not host.robots.out_of_reach:
                         log.info("robots.txt of %s answers again", _host_url(url))
-                    if self._obey_robots:
-                        host.crawl_delay = min(host.robots.crawl_delay(), self._max_delay)
-                    host.delay = max(self._delay, host.crawl_delay)
-                    host.limit = 1 if host.crawl_delay > 0 else self._concurrency
+                    self._obey(host, host.robots)
         return host.robots
+
+    def _obey(self, host: _Host, rules: RobotsRules) -> None:
+        """The host's delay and limit as its robots.txt ``rules`` set them."""
+        if self._obey_robots:
+            host.crawl_delay = min(rules.crawl_delay(), self._max_delay)
+        host.delay = max(self._delay, host.crawl_delay)
+        host.limit = 1 if host.crawl_delay > 0 else self._concurrency
+
+    def adopt_robots(self, host_url: str, status: int, body: bytes, age: float) -> None:
+        """Use the robots.txt answer (``status``, ``body``) of ``host_url`` that an interrupted crawl
+        read ``age`` seconds ago for what is left of its time, as the crawl never interrupted
+        would have, rather than ask it again at once."""
+        host = self._host(host_url)
+        host.robots = rules_from_response(status, body, self._agent)
+        host.robots_until = time.monotonic() + self.robots_keep(0) - age
+        self._obey(host, host.robots)
 
     async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float]:
         """The rules of ``host_url``'s robots.txt, fetched (by one worker: _rules() holds the host's

@@ -269,6 +269,8 @@ async def run_crawl(
             if kept:
                 writer.state = lambda: {name: value() for name, value in kept.items()}
             if resume and backend.reload:
+                for origin, code, body, age in resuming.kept_robots(snapshot, manifest):
+                    policy.adopt_robots(origin, code, body, age)  # asked again when due, not now
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
 
