@@ -513,3 +513,67 @@ async def test_the_merge_keeps_the_latest_answer_of_a_url_stored_by_two_nodes(si
     with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
         robots_row = manifest.get(site.url("/robots.txt"))
     assert robots_row is not None and robots_row.length == len(later)
+
+
+async def test_a_cookie_one_node_was_set_goes_with_the_other_nodes_requests(site, tmp_path, redis_url):
+    """Each node kept its own cookie jar: a page's Set-Cookie reached only the requests of the
+    node that fetched it, where a crawl of one process sends it with every later request."""
+    from aiohttp import web
+
+    from archiver.config import CrawlConfig
+    from archiver.crawling.run import crawl
+
+    sent: list[str | None] = []
+    asked = asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        sent.append(request.headers.get("Cookie"))
+        asked.set()
+        await asyncio.sleep(0.5)  # n1 stops meanwhile: it leaves this fetch unfinished
+        return web.Response(text="<p>slow</p>", content_type="text/html")
+
+    site.file("/", b'<a href="/slow">s</a>', headers={"Set-Cookie": "sid=1; Path=/"})
+    site.handler("/slow", slow)
+    await site.start()
+    output = tmp_path / "snap"
+    shared = dict(frontier=redis_url, crawl_id="one-jar", sitemaps=False)
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
+    running = asyncio.create_task(crawl(first, stop=stop))
+    await asyncio.wait_for(asked.wait(), 30)
+    stop.set_result("stopped by the test")
+    assert (await asyncio.wait_for(running, 30)).interrupted
+    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
+    assert not (await asyncio.wait_for(crawl(second), 30)).interrupted
+    assert sent == ["sid=1", "sid=1"]  # n1's request, then n2's
+
+
+async def test_node_jars_agree_on_cookies_set_changed_and_deleted(redis_url):
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+    from archiver.crawling.redis_cookies import RedisCookies
+    from archiver.crawling.redis_state import connect
+
+    crawl = connect(redis_url, "jars")
+    try:
+        jars = [SiteCookieJar(unsafe=True), SiteCookieJar(unsafe=True)]
+        shared = [RedisCookies(crawl, jar) for jar in jars]
+
+        def held(jar: SiteCookieJar) -> dict[str, str]:
+            return {name: morsel.value for name, morsel in jar.filter_cookies(URL("http://h.test/p")).items()}
+
+        jars[0].update_cookies_from_headers(["sid=1; Max-Age=600", "pref=a"], URL("http://h.test/"))
+        for side in (*shared, *shared):
+            await side.sync()
+        assert held(jars[1]) == {"sid": "1", "pref": "a"}
+        jars[1].update_cookies_from_headers(["sid=2; Max-Age=600", "pref=; Max-Age=0"], URL("http://h.test/"))
+        for side in (shared[1], shared[0]):
+            await side.sync()
+        assert held(jars[0]) == held(jars[1]) == {"sid": "2"}
+        before = await crawl.client.hgetall(crawl.key("cookies"))
+        for side in (*shared, *shared):
+            await side.sync()  # nothing changed: the expiries a jar rounds are the same cookie
+        assert await crawl.client.hgetall(crawl.key("cookies")) == before
+    finally:
+        await crawl.close()

@@ -43,6 +43,7 @@ from archiver.crawling.node_parts import NodeParts
 from archiver.crawling.politeness import FetchRobots, policy_options
 from archiver.crawling.redis_budget import RedisBudget
 from archiver.crawling.redis_control import RedisControlSource
+from archiver.crawling.redis_cookies import RedisCookies
 from archiver.crawling.redis_encodings import RedisEncodings
 from archiver.crawling.redis_frontier import RedisFrontier
 from archiver.crawling.redis_politeness import RedisHostPolicy
@@ -439,6 +440,7 @@ def _backend(crawl: RedisCrawl, member: Membership, joined: int, root: Snapshot)
     return Backend(
         frontier=lambda snapshot, writer: RedisFrontier(crawl, member, writer, NodeParts(root, member.node)),
         referrers=referrers,
+        cookies=lambda jar: RedisCookies(crawl, jar),
         policy=policy,
         budget=lambda config: RedisBudget(crawl, config.max_pages, config.max_bytes),
         controls=lambda snapshot: RedisControlSource(crawl, member.node, joined),

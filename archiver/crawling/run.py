@@ -34,7 +34,7 @@ from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.control import ControlSource, follow_controls, status_of
 from archiver.crawling.control_file import FileControlSource
-from archiver.crawling.cookies import load_cookies, saved_cookies
+from archiver.crawling.cookies import SiteCookieJar, load_cookies, saved_cookies
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
 from archiver.crawling.frontier import ROBOTS_JOB, SITEMAPS_JOB, Frontier
@@ -87,6 +87,16 @@ class ClosingFrontier(Frontier, Protocol):
     async def __aexit__(self, *exc: object) -> None: ...
 
 
+class SharedJar(Protocol):
+    """A cookie jar kept alike with the other processes of a crawl (redis_cookies.RedisCookies)."""
+
+    async def sync(self) -> None:
+        """Give the others what this jar changed, and take in what they did."""
+
+    async def run(self) -> None:
+        """sync() now and then, until cancelled."""
+
+
 @dataclass
 class Backend:
     """Where a crawl keeps the state its processes share: SQLite and this process
@@ -98,6 +108,8 @@ class Backend:
     budget: Callable[[CrawlConfig], Budget]
     controls: Callable[[Snapshot], ControlSource]
     referrers: Callable[[LookUp], ReferrerEncodings] = ReferrerEncodings
+    cookies: Callable[[SiteCookieJar], SharedJar] | None = None
+    """The crawl's one cookie jar, when its processes share it (crawl nodes)."""
     """Given how the snapshot being written reads an encoding back (referrers.SnapshotEncodings)."""
     reload: bool = True
     """A resumed crawl refills its frontier from the manifest (a shared one keeps its state)."""
@@ -261,6 +273,9 @@ async def run_crawl(
                     # ...but --cookie and --cookies-file values given now replace theirs.
                     jar.adopt(load_cookies(config, fetcher.credentials.hosts).for_browser())
                 kept[COOKIES] = lambda: saved_cookies(jar)
+            shared_jar = backend.cookies(jar) if backend.cookies is not None and jar is not None else None
+            if shared_jar is not None:
+                await shared_jar.sync()  # the cookies the crawl's other processes were set
             if renderer is not None:
                 renderer.attach(CrawlPages(crawler))
                 if resume and (renders := manifest.state(RENDERS)) is not None:
@@ -277,6 +292,7 @@ async def run_crawl(
             def status() -> dict[str, Any]:
                 return status_of(result.stats, crawler.controls, frontier.pending())
 
+            sharing = asyncio.create_task(shared_jar.run()) if shared_jar is not None else None
             controls_done = asyncio.Event()
             controls = asyncio.create_task(
                 follow_controls(backend.controls(snapshot), crawler, policy, record, status, controls_done)
@@ -289,6 +305,12 @@ async def run_crawl(
                 controls_done.set()  # its round in hand ends first (see follow_controls)
                 with contextlib.suppress(asyncio.CancelledError):
                     await controls
+                if sharing is not None and shared_jar is not None:
+                    sharing.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await sharing
+                    with contextlib.suppress(Exception):  # this process's last cookies, for the others
+                        await shared_jar.sync()
                 snapshot.control_path.unlink(missing_ok=True)  # its commands are in crawl.json
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
