@@ -108,9 +108,13 @@ async def test_control_crawl_nodes_through_redis(slow_tree, tmp_path, redis_url)
 
 
 async def test_stop_ends_the_crawl_resumably_and_a_stopped_folder_takes_no_command(slow_tree, tmp_path):
+    # The delay and concurrency the operator set hold after --resume too, as an exclude does:
+    # a resumed crawl went back to those of its options, and hammered the site that complained.
     output = tmp_path / "snap"
     crawl = archiver("crawl", slow_tree.url(), "-o", str(output), "--concurrency", "2", "--quiet")
     await slow_tree.wait_for(20)
+    await control(str(output), "delay", "0.001")
+    await control(str(output), "concurrency", "2")
     await control(str(output), "stop")
     code, text = await finish(crawl, 30)
     assert code == 130 and "stopped by archiver control" in text, text
@@ -118,6 +122,8 @@ async def test_stop_ends_the_crawl_resumably_and_a_stopped_folder_takes_no_comma
     assert code == 2 and "no crawl is running" in text and text.count("\n") == 1, text
     code, text = await run_archiver("crawl", "--resume", str(output), "--quiet")
     assert code == 0, text
+    settings = json.loads((output / "crawl.json").read_text())["settings"]
+    assert (settings["delay"], settings["host_concurrency"]) == (0.001, 2)
 
 
 @pytest.mark.parametrize(

@@ -478,3 +478,31 @@ async def test_a_node_taking_the_merge_over_waits_for_the_lock_of_a_merging_node
         await check_snapshot(output, site)
     finally:
         await site.close()
+
+
+@pytest.mark.parametrize("shared", [True, False])
+async def test_urls_claimed_before_a_failure_are_still_queued(
+    site, run_crawl, redis_url, monkeypatch, shared
+):
+    """A sitemap's pages were claimed (Discovery.found), then storing the sitemap's row failed:
+    the claims stayed held, unqueued, so a shared crawl waited for them forever and a crawl of
+    one process never fetched them."""
+    from archiver.crawling.recorded import RecordedFetch
+
+    site.page("/", links=[])
+    site.page("/listed", links=[])
+    await site.start()
+    site.file("/sitemap.xml", f"{site.url('/listed')}\n".encode(), "text/plain")
+    keep = RecordedFetch.keep
+
+    async def failing(self: RecordedFetch, answer: Any, met: Any = ()) -> None:
+        if met:
+            answer.capture.body.close()
+            raise RuntimeError("the row could not be stored")
+        await keep(self, answer, met)
+
+    monkeypatch.setattr(RecordedFetch, "keep", failing)
+    options = {"frontier": redis_url, "crawl_id": "claimed"} if shared else {}
+    result = await asyncio.wait_for(run_crawl(site.url("/"), **options), 30)
+    assert not result.interrupted
+    assert manifest_rows(result.snapshot.root)[site.url("/listed")].status == 200

@@ -350,7 +350,7 @@ async def test_a_shared_robots_txt_out_of_reach_is_asked_again_by_the_nodes(redi
     answers = [(503, b""), (503, b""), (200, b"User-agent: *\nDisallow: /private")]
     asked: list[str] = []
 
-    async def fetch_robots(origin: str) -> tuple[int | None, bytes]:
+    async def fetch_robots(origin: str, again: bool) -> tuple[int | None, bytes]:
         asked.append(origin)
         return answers[len(asked) - 1]
 
@@ -411,4 +411,169 @@ async def test_urls_parked_for_a_robots_txt_out_of_reach_outlive_the_node_that_p
     finally:
         for frontier in frontiers.values():
             await frontier.close()
+        await crawl.close()
+
+
+async def test_a_stylesheet_fetched_by_another_node_is_read_in_its_pages_encoding(site, tmp_path, redis_url):
+    """A windows-1252 page's stylesheet names no encoding: it is read in the page's. Node n1
+    read the page and stopped before it fetched the stylesheet; n2, which fetched it, knew
+    nothing of the page's encoding and read it as UTF-8: its url(café.png) became a URL the
+    page's browser never asks for."""
+    from aiohttp import web
+
+    from archiver.config import CrawlConfig
+    from archiver.crawling.run import crawl
+
+    asked = asyncio.Event()
+
+    async def stylesheet(request: web.Request) -> web.Response:
+        asked.set()
+        await asyncio.sleep(0.5)  # n1 stops meanwhile: it leaves this fetch unfinished
+        return web.Response(body=b"a{background:url(caf\xe9.png)}", content_type="text/css")
+
+    site.file("/", b'<link rel=stylesheet href="l.css"><p>caf\xe9</p>', "text/html; charset=windows-1252")
+    site.handler("/l.css", stylesheet)
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    output = tmp_path / "snap"
+    shared = dict(frontier=redis_url, crawl_id="encodings", sitemaps=False, retry_base_delay=0.01)
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
+    running = asyncio.create_task(crawl(first, stop=stop))
+    await asyncio.wait_for(asked.wait(), 30)
+    stop.set_result("stopped by the test")
+    assert (await asyncio.wait_for(running, 30)).interrupted
+    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
+    result = await asyncio.wait_for(crawl(second), 30)
+    assert not result.interrupted
+    assert rows_of(output / "nodes" / "n2" / "manifest.sqlite3")[site.url("/l.css")] == FETCHED
+    rows = rows_of(output / "manifest.sqlite3")
+    assert rows[site.url("/caf%C3%A9.png")] == FETCHED
+    assert not [url for url in rows if "%EF%BF%BD" in url]
+
+
+async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, redis_url):
+    """Each node keeps the cookies its own answers set. The merged manifest kept no cookie jar
+    at all, so what a later run of the crawl starts with lost every node's cookies."""
+    from archiver.crawling.run import COOKIES
+
+    pages = [f"/p{n}" for n in range(24)]
+    for n, path in enumerate(pages):
+        site.file(path, f"<p>{n}</p>".encode(), headers={"Set-Cookie": f"c{n}={n}; Path=/; Max-Age=3600"})
+    site.page("/", links=pages)
+    await site.start()
+    output = tmp_path / "snap"
+    args = node_args(site.url("/"), output, redis_url, "jars", "--no-sitemaps", "--concurrency", "2")
+    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    for process in nodes:
+        code, text = await finish(process)
+        assert code == 0, text
+    with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
+        kept = json.loads(manifest.state(COOKIES) or "[]")
+    assert {cookie["name"] for cookie in kept} == {f"c{n}" for n in range(len(pages))}
+
+
+async def test_the_merge_keeps_the_latest_answer_of_a_url_stored_by_two_nodes(site, tmp_path, redis_url):
+    """A robots.txt asked again by another node than the one that first stored it: both parts
+    hold a capture of it, and the merge kept the first part's, the rules no longer used."""
+    from aiohttp import web
+
+    from archiver.config import CrawlConfig
+    from archiver.crawling.run import crawl
+
+    later = "User-agent: *\nDisallow: /late\n"
+    versions = iter(["User-agent: *\nDisallow: /nothing\n"])
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(text=next(versions, later))
+
+    asked = asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        asked.set()
+        await asyncio.sleep(0.5)  # n1 stops meanwhile: it leaves this fetch unfinished
+        return web.Response(text="<p>slow</p>", content_type="text/html")
+
+    site.handler("/robots.txt", robots)
+    site.page("/", links=["/slow"])
+    site.handler("/slow", slow)
+    await site.start()
+    output = tmp_path / "snap"
+    shared = dict(frontier=redis_url, crawl_id="twice", sitemaps=False, robots_max_age=0.2)
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
+    running = asyncio.create_task(crawl(first, stop=stop))
+    await asyncio.wait_for(asked.wait(), 30)
+    stop.set_result("stopped by the test")
+    assert (await asyncio.wait_for(running, 30)).interrupted
+    await asyncio.sleep(0.3)  # past the robots.txt's age limit: n2 asks it again
+    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
+    assert not (await asyncio.wait_for(crawl(second), 30)).interrupted
+    assert site.hits["/robots.txt"] == 2
+    with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
+        robots_row = manifest.get(site.url("/robots.txt"))
+    assert robots_row is not None and robots_row.length == len(later)
+
+
+async def test_a_cookie_one_node_was_set_goes_with_the_other_nodes_requests(site, tmp_path, redis_url):
+    """Each node kept its own cookie jar: a page's Set-Cookie reached only the requests of the
+    node that fetched it, where a crawl of one process sends it with every later request."""
+    from aiohttp import web
+
+    from archiver.config import CrawlConfig
+    from archiver.crawling.run import crawl
+
+    sent: list[str | None] = []
+    asked = asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        sent.append(request.headers.get("Cookie"))
+        asked.set()
+        await asyncio.sleep(0.5)  # n1 stops meanwhile: it leaves this fetch unfinished
+        return web.Response(text="<p>slow</p>", content_type="text/html")
+
+    site.file("/", b'<a href="/slow">s</a>', headers={"Set-Cookie": "sid=1; Path=/"})
+    site.handler("/slow", slow)
+    await site.start()
+    output = tmp_path / "snap"
+    shared = dict(frontier=redis_url, crawl_id="one-jar", sitemaps=False)
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
+    running = asyncio.create_task(crawl(first, stop=stop))
+    await asyncio.wait_for(asked.wait(), 30)
+    stop.set_result("stopped by the test")
+    assert (await asyncio.wait_for(running, 30)).interrupted
+    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
+    assert not (await asyncio.wait_for(crawl(second), 30)).interrupted
+    assert sent == ["sid=1", "sid=1"]  # n1's request, then n2's
+
+
+async def test_node_jars_agree_on_cookies_set_changed_and_deleted(redis_url):
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+    from archiver.crawling.redis_cookies import RedisCookies
+    from archiver.crawling.redis_state import connect
+
+    crawl = connect(redis_url, "jars")
+    try:
+        jars = [SiteCookieJar(unsafe=True), SiteCookieJar(unsafe=True)]
+        shared = [RedisCookies(crawl, jar) for jar in jars]
+
+        def held(jar: SiteCookieJar) -> dict[str, str]:
+            return {name: morsel.value for name, morsel in jar.filter_cookies(URL("http://h.test/p")).items()}
+
+        jars[0].update_cookies_from_headers(["sid=1; Max-Age=600", "pref=a"], URL("http://h.test/"))
+        for side in (*shared, *shared):
+            await side.sync()
+        assert held(jars[1]) == {"sid": "1", "pref": "a"}
+        jars[1].update_cookies_from_headers(["sid=2; Max-Age=600", "pref=; Max-Age=0"], URL("http://h.test/"))
+        for side in (shared[1], shared[0]):
+            await side.sync()
+        assert held(jars[0]) == held(jars[1]) == {"sid": "2"}
+        before = await crawl.client.hgetall(crawl.key("cookies"))
+        for side in (*shared, *shared):
+            await side.sync()  # nothing changed: the expiries a jar rounds are the same cookie
+        assert await crawl.client.hgetall(crawl.key("cookies")) == before
+    finally:
         await crawl.close()

@@ -10,6 +10,7 @@ import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from raw_server import RawHandler, RawRequest, RawServer, reset
+from test_robots_kept import warc_records
 
 from archiver.crawling.politeness import RobotsRules, robots_agent, rules_from_response
 from archiver.scope import ROBOTS_UNREACHABLE
@@ -245,19 +246,29 @@ async def test_a_robots_txt_out_of_reach_is_asked_again_and_lets_its_urls_in_onc
     site.handler("/slow", slow)
     await site.start()
     result = await run_crawl(site.url("/"), max_tries=1, robots_retry=0.05, sitemaps=False)
-    rows = manifest_rows(result.snapshot.root)
+    root = result.snapshot.root
+    rows = manifest_rows(root)
     assert rows[other_site.url("/img.png")].outcome == FETCHED
     assert other_site.hits["/robots.txt"] >= 2 and other_site.hits["/img.png"] == 1
+    # Its answer once it answers is kept, as the first (503) was.
+    row = manifest_rows(root, for_crawlers=True)[other_site.url("/robots.txt")]
+    assert row.status == 404
+    kept = warc_records(root).count(("response", other_site.url("/robots.txt")))
+    assert kept == other_site.hits["/robots.txt"]
 
 
-async def test_a_robots_txt_is_asked_again_once_a_day_old(site, run_crawl):
+@pytest.mark.parametrize("shared", [False, True])
+async def test_a_robots_txt_is_asked_again_once_a_day_old(site, run_crawl, request, shared):
     """RFC 9309 2.4: a robots.txt is not used cached for more than 24 hours. A crawl used the one
     it fetched first for as long as it ran. Here its age limit (robots_max_age) is lowered: the
-    robots.txt that disallows /late from the second fetch on keeps /late out."""
+    robots.txt that disallows /late from the second fetch on keeps /late out. Each answer is
+    kept, as the first was (the second was in neither the WARC nor the manifest), by one process
+    or by crawl nodes."""
+    later = "User-agent: *\nDisallow: /late\n"
     versions = iter(["User-agent: *\nDisallow: /nothing\n"])
 
     async def robots(request: web.Request) -> web.Response:
-        return web.Response(text=next(versions, "User-agent: *\nDisallow: /late\n"))
+        return web.Response(text=next(versions, later))
 
     async def slow(request: web.Request) -> web.Response:
         await asyncio.sleep(0.5)  # longer than the age limit
@@ -268,10 +279,18 @@ async def test_a_robots_txt_is_asked_again_once_a_day_old(site, run_crawl):
     site.handler("/slow", slow)
     site.page("/late")
     await site.start()
-    result = await run_crawl(site.url("/"), robots_max_age=0.2, sitemaps=False)
-    rows = manifest_rows(result.snapshot.root)
+    redis = {"frontier": request.getfixturevalue("redis_url"), "crawl_id": "daily"} if shared else {}
+    result = await run_crawl(site.url("/"), robots_max_age=0.2, sitemaps=False, **redis)
+    root = result.snapshot.root
+    rows = manifest_rows(root)
     assert (rows[site.url("/late")].outcome, rows[site.url("/late")].reason) == (SKIPPED, "robots")
     assert site.hits["/late"] == 0 and site.hits["/robots.txt"] >= 2
+    robots_url = site.url("/robots.txt")
+    kept = warc_records(root).count(("response", robots_url))
+    assert kept == site.hits["/robots.txt"]
+    assert manifest_rows(root, for_crawlers=True)[robots_url].length == len(later)  # the latest answer
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
 
 
 async def test_rules_it_had_are_kept_while_a_robots_txt_asked_again_is_out_of_reach(site, run_crawl):
@@ -294,3 +313,22 @@ async def test_rules_it_had_are_kept_while_a_robots_txt_asked_again_is_out_of_re
     result = await run_crawl(site.url("/"), robots_max_age=0.2, max_tries=1, sitemaps=False)
     assert manifest_rows(result.snapshot.root)[site.url("/late")].outcome == FETCHED
     assert site.hits["/robots.txt"] >= 2
+
+
+async def test_a_resumed_crawl_uses_the_robots_txt_the_interrupted_one_read(site, run_crawl):
+    """A robots.txt is used for a day: a crawl resumed within it asked every host's robots.txt
+    again at once (and its new answer was kept nowhere), where the crawl never interrupted asks
+    none. Its rules still hold after the resume."""
+    site.file("/robots.txt", "User-agent: *\nDisallow: /private\n", "text/plain")
+    site.page("/", links=["/a", "/private"])
+    site.page("/a", links=["/b", "/private/x"])
+    site.page("/b")
+    await site.start()
+    first = await run_crawl(site.url("/"), max_pages=1, sitemaps=False)
+    root = first.snapshot.root
+    await run_crawl(site.url("/"), output=root, resume=True, sitemaps=False)
+    assert site.hits["/robots.txt"] == 1
+    rows = manifest_rows(root)
+    assert rows[site.url("/b")].outcome == FETCHED
+    assert (rows[site.url("/private/x")].outcome, rows[site.url("/private/x")].reason) == (SKIPPED, "robots")
+    assert site.hits["/private/x"] == 0 and site.hits["/private"] == 0

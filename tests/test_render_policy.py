@@ -118,3 +118,32 @@ def test_waiting_pages_are_bounded():
 def test_gained_is_what_the_static_parse_did_not_find():
     assert gained(["http://h/a", "http://h/api.json", "http://h/a"], {"http://h/a"}) == ["http://h/api.json"]
     assert gained([], {"http://h/a"}) == []
+
+
+async def test_trials_under_way_and_pages_waiting_for_a_verdict_are_kept_for_a_resumed_crawl():
+    """A crawl interrupted while a host's trials ran kept neither them nor the pages waiting for
+    their verdict: resumed, it rendered those trials as plain renders that settle nothing, and
+    the pages waiting went unrendered whatever the verdict."""
+    from types import SimpleNamespace
+
+    from archiver.crawling.crawler import QueueItem
+    from archiver.crawling.renderer import Renderer
+    from archiver.crawling.stats import CrawlStats
+
+    def renderer() -> Renderer:
+        pool, answers = SimpleNamespace(tabs=1), SimpleNamespace()
+        return Renderer(
+            RenderPolicy("auto", trials=1), pool, answers, CrawlStats(), timeout=5, max_redirects=5
+        )
+
+    scripted = Inspection(scripted=True, signal=None)
+    before = renderer()
+    trial, waiting = QueueItem("http://h/a", 1, 5), QueueItem("http://h/b", 1, 5)
+    await before.offer(trial, {"http://h/x": "link"}, before.policy.decide("h", scripted))
+    await before.offer(waiting, {}, before.policy.decide("h", scripted))
+    after = renderer()
+    after.restore(before.state())
+    job = after._jobs.popleft()
+    assert (job.page.url, job.trial, job.static_links) == ("http://h/a", True, frozenset({"http://h/x"}))
+    assert not after._jobs and after.policy.decide("h", scripted).wait  # no second trial begins
+    assert [page.page.url for page in after.policy.record("h", SCRIPTED, gained=True)] == ["http://h/b"]

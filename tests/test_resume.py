@@ -576,3 +576,109 @@ async def test_a_resumed_crawl_sends_the_cookies_the_interrupted_one_held(site, 
         site.url("/"), output=first.snapshot.root, resume=True, max_pages=10, cookies=(("pref", "new"),)
     )
     assert sent == {"/a": "pref=old; sid=s1", "/c": "late=2; pref=new; sid=s1"}
+
+
+async def test_a_resumed_crawl_keeps_what_trial_renders_taught_about_a_host(site, run_crawl):
+    """--browser auto renders a host's first pages of a kind as trials; two that find nothing more
+    settle it, and its other pages go unrendered. A resumed crawl forgot that verdict, and
+    rendered trials on the host all over again."""
+    from test_browser import CHROMIUM
+
+    script = "<script>document.documentElement.className = 'js';</script>"
+    pages = [f"/p{n}" for n in range(8)]
+    for path in pages:
+        site.page(path, body="<p>" + "Static text. " * 20 + "</p>" + script)
+    site.page("/", links=pages, body="<p>" + "Words of a static page. " * 10 + "</p>" + script)
+    await site.start()
+    options = dict(browser="auto", chromium=CHROMIUM, concurrency=1, sitemaps=False)
+    first = await run_crawl(site.url("/"), max_pages=4, **options)
+    root = first.snapshot.root
+    assert first.stats.rendered == 2  # the trials, which settled it
+    resumed = await run_crawl(site.url("/"), output=root, resume=True, **options)
+    assert resumed.stats.rendered == 0
+    rows = manifest_rows(root)
+    assert [url for url, row in rows.items() if row.render_reason] == [site.url("/"), site.url("/p0")]
+    assert all(rows[site.url(path)].outcome == "fetched" for path in pages)
+
+
+TREE = 24
+"""Pages of the site test_a_crawl_killed_and_resumed_asks_what_the_straight_crawl_asks crawls."""
+Asked = tuple[str, str, str | None, str | None, str | None, str | None]
+"""A request as the server saw it: method, path and query, Referer, Accept, Cookie, Origin."""
+
+
+async def tree_site(site, fonts) -> dict[str, set[Asked]]:
+    """A tree of TREE pages (each URL found by one page alone, so each request is the same in
+    every crawl): each page an image and a stylesheet of its own, the stylesheet a background
+    and a font on ``fonts``'s origin (a CORS request); every fourth page asks for no Referer,
+    the first sets a cookie. Returns the requests each server saw, by URL."""
+    asked: dict[str, set[Asked]] = {}
+
+    def note(request: web.Request) -> None:
+        headers = request.headers
+        seen = (
+            request.method,
+            request.path_qs,
+            *(headers.get(h) for h in ("Referer", "Accept", "Cookie", "Origin")),
+        )
+        asked.setdefault(str(request.url), set()).add(seen)  # type: ignore[arg-type]
+
+    async def serve(request: web.Request) -> web.Response:
+        note(request)
+        await asyncio.sleep(0.02)
+        name = request.path.strip("/")
+        if name.endswith(".css"):
+            own = name[1:-4]
+            font = fonts.url(f"/f{own}.woff")
+            css = f".x{{background:url(/b{own}.png)}}@font-face{{font-family:f;src:url({font})}}"
+            return web.Response(text=css, content_type="text/css")
+        if name.endswith((".png", ".woff")):
+            return web.Response(
+                body=b"\x89PNG" if name.endswith(".png") else b"wOFF", content_type="image/png"
+            )
+        n = int(name[1:] or -1) if name else -1
+        children = [k for k in (2 * n + 1, 2 * n + 2) if 0 <= k < TREE] if n >= 0 else [0]
+        body = "".join(f'<a href="/p{k}">{k}</a>' for k in children)
+        if n >= 0:
+            body += f'<img src="/i{n}.png"><link rel=stylesheet href="/s{n}.css">'
+        if n % 4 == 0:
+            body = '<meta name="referrer" content="no-referrer">' + body
+        headers = {"Set-Cookie": "sid=1; Path=/"} if n < 0 else {}
+        return web.Response(text=body, content_type="text/html", headers=headers)
+
+    async def font(request: web.Request) -> web.Response:
+        note(request)
+        return web.Response(
+            body=b"wOFF", content_type="font/woff", headers={"Access-Control-Allow-Origin": "*"}
+        )
+
+    for n in range(-1, TREE):
+        for path in (f"/p{n}", f"/i{n}.png", f"/s{n}.css", f"/b{n}.png") if n >= 0 else ("/",):
+            site.handler(path, serve)
+        fonts.handler(f"/f{n}.woff", font)
+    await fonts.start()
+    await site.start()
+    return asked
+
+
+async def test_a_crawl_killed_and_resumed_asks_what_the_straight_crawl_asks(
+    site, other_site, run_crawl, tmp_path
+):
+    # Killed (SIGKILL) mid-crawl and resumed, the crawl sends each URL the requests the crawl
+    # never interrupted sends (Referer, Accept, Cookie, Origin alike), and ends with the same rows.
+    asked = await tree_site(site, other_site)
+    straight = await run_crawl(site.url("/"), output=tmp_path / "straight", concurrency=CONCURRENCY)
+    asked_straight = {url: set(requests) for url, requests in asked.items()}
+    asked.clear()
+    site.hits.clear()
+    output = tmp_path / "killed"
+    process = start_crawl(site.url("/"), output)
+    await wait_for_hits(site, 40)
+    os.kill(process.pid, signal.SIGKILL)
+    await asyncio.to_thread(process.communicate, timeout=60)
+    assert len(asked) < len(asked_straight), "the crawl finished before it was killed"
+    await run_crawl(site.url("/"), output=output, resume=True, concurrency=CONCURRENCY)
+    assert asked == asked_straight
+    rows = {url: (row.outcome, row.status) for url, row in manifest_rows(output, for_crawlers=True).items()}
+    expected = manifest_rows(straight.snapshot.root, for_crawlers=True)
+    assert rows == {url: (row.outcome, row.status) for url, row in expected.items()}

@@ -226,14 +226,21 @@ async def follow_controls(
             await asyncio.wait_for(done.wait(), POLL_EVERY)
 
 
+SETTINGS = {"delay": ("delay", float), "concurrency": ("host_concurrency", int)}
+"""The crawl setting a command changes for the rest of the crawl (its resumes too), and its type."""
+
+
 def _note(record: Any, command: Command) -> None:
     if record is None:
         return
+    settings = record.data.setdefault("settings", {})
     if command.name == "exclude":
-        settings = record.data.setdefault("settings", {})
         excludes = list(settings.get("exclude") or [])
         if command.argument not in excludes:
             settings["exclude"] = [*excludes, command.argument]
+    elif command.name in SETTINGS:
+        name, kind = SETTINGS[command.name]
+        settings[name] = kind(command.argument)
     entry = {"command": command.name, "argument": command.argument, "issued": command.issued}
     with contextlib.suppress(OSError):  # a crawl.json that cannot be written is reported at the end
         record.note(CONTROLS, [{**entry, "applied": now(), "replayed": command.replayed}])

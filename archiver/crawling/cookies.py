@@ -394,6 +394,28 @@ def saved_cookies(jar: SiteCookieJar) -> str:
     return json.dumps(kept, separators=(",", ":"))
 
 
+def joined_cookies(saved: Iterable[str]) -> str:
+    """One jar of several saved_cookies() (the jars of a shared crawl's nodes), the later of
+    them winning for a cookie of the same name, domain and path; one that cannot be read is
+    left out.
+
+    >>> def jar(*pairs):
+    ...     return json.dumps([{"name": n, "value": v, "domain": "h", "path": "/"} for n, v in pairs])
+    >>> joined = joined_cookies([jar(("sid", "1")), jar(("sid", "2"), ("b", "3"))])
+    >>> [(c["name"], c["value"]) for c in json.loads(joined)]
+    [('sid', '2'), ('b', '3')]
+    """
+    joined: dict[tuple[str, str, str], Any] = {}
+    for text in saved:
+        try:
+            cookies = json.loads(text)
+            for cookie in cookies:
+                joined[(str(cookie["name"]), str(cookie["domain"]), str(cookie["path"]))] = cookie
+        except (ValueError, TypeError, KeyError):  # a part damaged: its cookies are no guide
+            continue
+    return json.dumps(list(joined.values()), separators=(",", ":"))
+
+
 def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:
     """The cookies of a cookies.txt file; ConfigError if it cannot be read as one."""
     mozilla = http.cookiejar.MozillaCookieJar()

@@ -426,7 +426,7 @@ class Crawler:
         except BaseException:
             capture.body.close()  # stopped meanwhile: the capture goes nowhere
             raise
-        self.referrers.keep(item.url, prepared.encoding)
+        await self.referrers.read(item.url, prepared.encoding)
         nofollow = self.config.obey_robots and (
             prepared.nofollow
             or x_robots_nofollow(
@@ -435,29 +435,31 @@ class Crawler:
         )
         if nofollow:
             log.info("links of %s not followed: its robots directives say nofollow", item.url)
-        met, queue = await self.discovery.links(
-            prepared.links,
-            item,
-            nofollow,
-            prepared.hints,
-            _referrer_policy(capture),
-            _stylesheet_client(item) if mime == CSS_TYPE else None,
-        )
-        for limit in (TOO_DEEP, TOO_LONG):
-            if limit not in self._limits_told and any(found.reason == limit for found in met):
-                self._tell_limit(limit)
-        decision = renderer.decide(item, prepared) if renderer is not None else None
-        reason = decision.reason if decision is not None and decision.render else None
-        nowhere = redirect_nowhere(status, location, item.url)
-        row = self._row(item, FETCHED, reason=nowhere, title=prepared.title, render_reason=reason, **facts)
-        if prepared.exchange is not None and not self.writer.reads_body(content_type):
-            # Its records are encoded: the writer only appends them. The body (up to a MiB, and
-            # a hundred captures may wait for the writer) goes now.
-            capture.body.close()
-            capture = dataclasses.replace(capture, body=io.BytesIO())
-        await self.writer.put(WriteItem(row, capture, met, prepared.exchange, draft=prepared.draft))
-        for queued in queue:
-            await self.frontier.put(queued)
+        async with self.discovery.queueing() as queue:
+            met, claimed = await self.discovery.links(
+                prepared.links,
+                item,
+                nofollow,
+                prepared.hints,
+                _referrer_policy(capture),
+                _stylesheet_client(item) if mime == CSS_TYPE else None,
+            )
+            queue += claimed
+            for limit in (TOO_DEEP, TOO_LONG):
+                if limit not in self._limits_told and any(found.reason == limit for found in met):
+                    self._tell_limit(limit)
+            decision = renderer.decide(item, prepared) if renderer is not None else None
+            reason = decision.reason if decision is not None and decision.render else None
+            nowhere = redirect_nowhere(status, location, item.url)
+            row = self._row(
+                item, FETCHED, reason=nowhere, title=prepared.title, render_reason=reason, **facts
+            )
+            if prepared.exchange is not None and not self.writer.reads_body(content_type):
+                # Its records are encoded: the writer only appends them. The body (up to a MiB, and
+                # a hundred captures may wait for the writer) goes now.
+                capture.body.close()
+                capture = dataclasses.replace(capture, body=io.BytesIO())
+            await self.writer.put(WriteItem(row, capture, met, prepared.exchange, draft=prepared.draft))
         if renderer is not None and decision is not None:
             await renderer.offer(item, prepared.links, decision, nofollow)
 
@@ -513,14 +515,13 @@ class Crawler:
                 cors=item.cors,
                 client=client,
             )
-            met, queue = await self.discovery.claimed(met, queue)
         if outcome == FAILED:
             self.stats.failed += 1
         fragment = redirect_fragment(capture.header("location"), item.url)
         row = self._row(item, outcome, reason=reason, redirect_to=target, redirect_fragment=fragment, **facts)
-        await self.writer.put(WriteItem(row, capture, met))
-        for queued in queue:
-            await self.frontier.put(queued)
+        async with self.discovery.queueing() as claimed:
+            met, claimed[:] = await self.discovery.claimed(met, queue)
+            await self.writer.put(WriteItem(row, capture, met))
 
 
 def _stylesheet_client(item: QueueItem) -> str | None:

@@ -4,12 +4,14 @@ A page's links, a redirect's target, a URL a rendered page asks for and the URLs
 a sitemap lists all come through here, so one rule judges them: a URL seen before is nothing new; one
 out of scope (or excluded, too deep, nofollow) gets a skipped row, once; any
 other gets a queued row and a queue item, if the frontier lets this process
-claim it.
+claim it. A URL claimed is its claimer's to queue (queueing()): no other process of a shared
+crawl will take it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Iterable, Mapping
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
@@ -30,6 +32,19 @@ class Discovery:
         self.max_redirects = max_redirects
         self._skipped = SeenUrls()
         """URLs recorded as skipped already (their rows are written once)."""
+
+    @contextlib.asynccontextmanager
+    async def queueing(self) -> AsyncIterator[list[QueueItem]]:
+        """A list for the items the block claims (what links(), found() and claimed() give), each
+        queued as the block ends, whether or not it raises: the frontier holds a URL claimed for
+        its claimer alone, so one that went unqueued would never be fetched (a shared crawl would
+        wait for it forever). The block hands the items' rows to the writer first."""
+        queue: list[QueueItem] = []
+        try:
+            yield queue
+        finally:
+            for item in queue:
+                await self.frontier.put(item)
 
     async def links(
         self,

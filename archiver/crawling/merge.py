@@ -13,7 +13,12 @@ node that took it wrote its outcome, others met it as a link they skipped, and a
 node that died may have fetched it before another fetched it again. The merged row
 is the one that says most, by ``RANK``: a capture, then a failure, then a skip
 decided when the URL was taken (limits, robots.txt, an exclude), then queued, then a
-skip decided where the link was met (scope, depth, nofollow).
+skip decided where the link was met (scope, depth, nofollow); of two captures, the
+later (a robots.txt asked again by another node: the answer whose rules the crawl
+used last, as a crawl of one process keeps it).
+
+The crawl's cookies are one jar (what a later run of the crawl starts with): every node's,
+a cookie that several nodes hold taken from the part saved last.
 """
 
 from __future__ import annotations
@@ -56,7 +61,8 @@ _COLUMNS = ", ".join(FIELDS)
 _UPSERT = (
     f"INSERT INTO main.urls ({_COLUMNS}) SELECT {_COLUMNS} FROM part.urls WHERE true "
     f"ON CONFLICT(url) DO UPDATE SET {', '.join(f'{f} = excluded.{f}' for f in FIELDS if f != 'url')} "
-    f"WHERE {_rank('excluded')} < {RANK}"
+    f"WHERE {_rank('excluded')} < {RANK} "
+    f"OR ({_rank('excluded')} = 0 AND {RANK} = 0 AND excluded.fetched_at > urls.fetched_at)"
 )
 
 
@@ -135,6 +141,7 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
                     "runs": record.data.get("runs"),
                 }
             manifest.resolve_redirects()
+            _join_cookies(manifest, [snapshot.node_part(name) for name in parts])
             totals = summary(manifest)
         finally:
             manifest.close()
@@ -160,6 +167,24 @@ def _join(manifest: Manifest, part: Snapshot) -> None:
         db.commit()
     finally:
         db.execute("DETACH DATABASE part")
+
+
+def _join_cookies(manifest: Manifest, parts: list[Snapshot]) -> None:
+    """Keep in ``manifest`` the cookie jar of all ``parts``: each node's requests sent the cookies
+    its answers set, and the crawl holds them all (the part saved last wins a cookie held twice)."""
+    from archiver.crawling.cookies import joined_cookies
+    from archiver.crawling.run import COOKIES
+
+    jars = []
+    for part in sorted(parts, key=lambda part: fingerprint(part)[1]):
+        if part.manifest_path.is_file():
+            with Manifest.open(part.manifest_path, readonly=True) as kept:
+                saved = kept.state(COOKIES)
+            if saved is not None:
+                jars.append(saved)
+    if jars:
+        manifest.keep_state(COOKIES, joined_cookies(jars))
+        manifest.commit()
 
 
 def _merge_indexes(snapshot: Snapshot, names: list[str]) -> None:

@@ -43,9 +43,12 @@ from archiver.crawling.node_parts import NodeParts
 from archiver.crawling.politeness import FetchRobots, policy_options
 from archiver.crawling.redis_budget import RedisBudget
 from archiver.crawling.redis_control import RedisControlSource
+from archiver.crawling.redis_cookies import RedisCookies
+from archiver.crawling.redis_encodings import RedisEncodings
 from archiver.crawling.redis_frontier import RedisFrontier
 from archiver.crawling.redis_politeness import RedisHostPolicy
 from archiver.crawling.redis_state import Membership, RedisCrawl, call, connect, redis_error
+from archiver.crawling.referrers import LookUp, ReferrerEncodings
 from archiver.crawling.run import Backend, CrawlResult, ProgressCallback, run_crawl
 from archiver.errors import ConfigError, FrontierLost, NodeGivenUp, SnapshotError, SnapshotLocked
 from archiver.store.crawl_record import CrawlRecord
@@ -429,8 +432,15 @@ def _backend(crawl: RedisCrawl, member: Membership, joined: int, root: Snapshot)
             crawl, member, **policy_options(config, fetch_robots), hold=config.timeout + 30
         )
 
+    def referrers(read_back: LookUp) -> ReferrerEncodings:
+        # Every node's documents, not this part's alone: where the others noted theirs.
+        shared = RedisEncodings(crawl)
+        return ReferrerEncodings(shared.look_up, share=shared.share)
+
     return Backend(
         frontier=lambda snapshot, writer: RedisFrontier(crawl, member, writer, NodeParts(root, member.node)),
+        referrers=referrers,
+        cookies=lambda jar: RedisCookies(crawl, jar),
         policy=policy,
         budget=lambda config: RedisBudget(crawl, config.max_pages, config.max_bytes),
         controls=lambda snapshot: RedisControlSource(crawl, member.node, joined),

@@ -156,9 +156,10 @@ def robots_keep(misses: int, max_age: float, retry: float) -> float:
     return min(backoff, ROBOTS_RETRY_MAX, max_age)
 
 
-FetchRobots = Callable[[str], Awaitable[tuple[int | None, bytes]]]
-"""``fetch_robots(host_url)``: (status, body) of ``host_url/robots.txt``, status None if no whole
-answer came (none at all, or a body cut short)."""
+FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes]]]
+"""``fetch_robots(host_url, again)``: (status, body) of ``host_url/robots.txt``, status None if no
+whole answer came (none at all, or a body cut short); ``again``: the crawl asked it before (it is
+kept again: the rules used from now on are in the snapshot)."""
 
 
 class PolicyOptions(TypedDict):
@@ -227,7 +228,7 @@ class _Host:
 class HostPolicy:
     """Per-host limits every fetch goes through: robots, concurrency, delay between requests.
 
-    ``fetch_robots(host_url)`` returns (status, body) of ``host_url/robots.txt``
+    ``fetch_robots(host_url, again)`` returns (status, body) of ``host_url/robots.txt``
     (status None if nothing answered); it is called when a URL of the host is
     first asked about, or its sitemaps (also with --ignore-robots), and again
     once the answer is ``robots_max_age`` seconds old (RFC 9309 2.4: a day), or,
@@ -315,16 +316,29 @@ class HostPolicy:
                         )
                     elif before is not None and before.out_of_reach and not host.robots.out_of_reach:
                         log.info("robots.txt of %s answers again", _host_url(url))
-                    if self._obey_robots:
-                        host.crawl_delay = min(host.robots.crawl_delay(), self._max_delay)
-                    host.delay = max(self._delay, host.crawl_delay)
-                    host.limit = 1 if host.crawl_delay > 0 else self._concurrency
+                    self._obey(host, host.robots)
         return host.robots
+
+    def _obey(self, host: _Host, rules: RobotsRules) -> None:
+        """The host's delay and limit as its robots.txt ``rules`` set them."""
+        if self._obey_robots:
+            host.crawl_delay = min(rules.crawl_delay(), self._max_delay)
+        host.delay = max(self._delay, host.crawl_delay)
+        host.limit = 1 if host.crawl_delay > 0 else self._concurrency
+
+    def adopt_robots(self, host_url: str, status: int, body: bytes, age: float) -> None:
+        """Use the robots.txt answer (``status``, ``body``) of ``host_url`` that an interrupted crawl
+        read ``age`` seconds ago for what is left of its time, as the crawl never interrupted
+        would have, rather than ask it again at once."""
+        host = self._host(host_url)
+        host.robots = rules_from_response(status, body, self._agent)
+        host.robots_until = time.monotonic() + self.robots_keep(0) - age
+        self._obey(host, host.robots)
 
     async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float]:
         """The rules of ``host_url``'s robots.txt, fetched (by one worker: _rules() holds the host's
         lock), and the seconds they are good for."""
-        status, body = await self._fetch_robots(host_url)
+        status, body = await self._fetch_robots(host_url, host.robots is not None)
         rules = rules_from_response(status, body, self._agent)
         host.robots_misses = host.robots_misses + 1 if rules.out_of_reach else 0
         if rules.out_of_reach and host.robots is not None and not host.robots.out_of_reach:

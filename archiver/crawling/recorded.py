@@ -9,7 +9,10 @@ request/response pair and a manifest row of depth 0 found by ``robots`` or
 
 A URL the crawl has claimed already (a page linked to it, or an earlier run
 of a resumed crawl archived it) is fetched again for its content but not
-recorded twice: each URL has one record. Each URL is claimed with the job that
+recorded twice: each URL has one record. A robots.txt the crawl asks again (a
+day old, or out of reach when asked before) is recorded again, each hop, as it
+was the first time: the snapshot holds every answer the crawl read rules
+from, and its row names the latest. Each URL is claimed with the job that
 records it again (``redo``: fetch the robots.txt, read the sitemaps of its
 origin), which a crawl shared by nodes queues if this node is lost before the
 row is stored.
@@ -83,17 +86,20 @@ class RecordedFetch:
         *,
         policy: Politeness | None = None,
         redo: QueueItem | None = None,
+        again: bool = False,
     ) -> Answer:
         """Fetch ``url`` and the URLs it redirects to; write a row for each hop but the last,
         whose Answer the caller reads and gives to keep().
 
         With ``policy``, each hop waits for its host's slot and obeys its robots.txt (a
         robots.txt itself is fetched without). ``redo``: the job that records these URLs
-        again if this node is lost first (Frontier.claim). Cancelled, nothing more is written.
+        again if this node is lost first (Frontier.claim). ``again``: these URLs were recorded
+        before, and are recorded again (a robots.txt asked again). Cancelled, nothing more is
+        written.
         """
         chain: list[str] = []
         while True:
-            recorded = (await self._frontier.claim([url], redo=redo))[0]
+            recorded = (await self._frontier.claim([url], redo=redo))[0] or again
             row = ManifestRow(url=url, found_by=found_by, parent=parent, depth=0, outcome=FETCHED)
             refusal = await policy.refusal(url) if policy is not None else None
             if refusal is not None:
@@ -175,13 +181,14 @@ class RecordedFetch:
             tries = outcome.tries
             await asyncio.sleep(outcome.retry_in)
 
-    async def fetch_robots(self, origin: str) -> tuple[int | None, bytes]:
-        """Status and body of ``origin``/robots.txt (redirects followed, every answer recorded),
+    async def fetch_robots(self, origin: str, again: bool = False) -> tuple[int | None, bytes]:
+        """Status and body of ``origin``/robots.txt (redirects followed, every answer recorded,
+        ``again`` too: see the module docstring),
         decoded up to ROBOTS_MAX_BYTES; status None when no whole answer came (none at all, or
         a body the server cut short: its rules are unknown), that of the last redirect when
         the chain was given up."""
         redo = QueueItem(origin, 0, 0, found_by=ROBOTS_JOB)
-        answer = await self.get(origin + "/robots.txt", FOUND_BY_ROBOTS, redo=redo)
+        answer = await self.get(origin + "/robots.txt", FOUND_BY_ROBOTS, redo=redo, again=again)
         capture = answer.capture
         if capture is None:
             return answer.given_up_at, b""

@@ -114,7 +114,7 @@ class RedisHostPolicy(HostPolicy):
                 int(count),
             )
         try:
-            status, body = await self._fetch_robots(host_url)
+            status, body = await self._fetch_robots(host_url, bool(before))  # any node asked it before
         except BaseException:
             with contextlib.suppress(Exception):  # the others take the turn once this node is gone
                 await self._crawl.run_as(self._member, "robots_store", [name])

@@ -22,6 +22,9 @@ Every key of crawl ``NAME`` starts with ``archiver:NAME:``::
     slots:HOST, next:HOST, robots, robots-lock:HOST   politeness shared by every node (redis_politeness.py)
     control, status                 live control (redis_control.py)
     settings        the crawl's settings, as the first node gave them
+    cookies         hash of the crawl's cookies, by name, domain and path (redis_cookies.py)
+    encodings       hash of the encodings other than UTF-8 of the documents read, by digest
+                    (redis_encodings.py)
     landings        set of the pages where the seeds' redirects landed: the scope of every node
     parked:HOST     hash of the items skipped while HOST's robots.txt is out of reach, by digest:
                     queued again once it answers

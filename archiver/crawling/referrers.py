@@ -7,8 +7,9 @@ first that found it (the manifest's parent, through its redirects): mirror and v
 the same way after the crawl, from that document's record (store/referrers.py). The latest
 ENCODINGS_KEPT encodings are kept; one this crawl process did not read (a crawl resumed, a
 page read long ago) is read back from the snapshot being written (SnapshotEncodings), where
-its document is committed by then. A page another node of a shared crawl read may be in
-neither: its stylesheet is then read as UTF-8, and verify says which link that missed.
+its document is committed by then. The nodes of a shared crawl share the encodings they read
+that are not UTF-8 (``share``: crawling/redis_encodings.py), where they look up those they did
+not read.
 
 >>> import asyncio
 >>> referrers = ReferrerEncodings()
@@ -34,14 +35,20 @@ ENCODINGS_KEPT = 50_000
 
 LookUp = Callable[[str], Awaitable[str | None]]
 """The encoding the document at a URL was read in, read back from the snapshot (None: unknown)."""
+Share = Callable[[str, str], Awaitable[None]]
+"""Tell the other processes of a crawl that the document at a URL was read in an encoding."""
 
 
 class ReferrerEncodings:
     """The encodings of the documents read most recently, by URL (see the module docstring)."""
 
-    def __init__(self, look_up: LookUp | None = None, kept: int = ENCODINGS_KEPT) -> None:
-        """``look_up``: where an encoding not kept is read back from."""
+    def __init__(
+        self, look_up: LookUp | None = None, kept: int = ENCODINGS_KEPT, share: Share | None = None
+    ) -> None:
+        """``look_up``: where an encoding not kept is read back from; ``share``: where the
+        encodings this process reads other than UTF-8 go for the others (read())."""
         self._look_up = look_up
+        self._share = share
         self._kept = kept
         self._encodings: collections.OrderedDict[str, str] = collections.OrderedDict()
 
@@ -53,6 +60,13 @@ class ReferrerEncodings:
         self._encodings.move_to_end(url)
         if len(self._encodings) > self._kept:
             self._encodings.popitem(last=False)
+
+    async def read(self, url: str, encoding: str | None) -> None:
+        """keep(), and share an encoding other than UTF-8 with the crawl's other processes:
+        before the document's links are queued, so whoever fetches them finds it."""
+        self.keep(url, encoding)
+        if self._share is not None and encoding is not None and encoding != "utf-8":
+            await self._share(url, encoding)
 
     def get(self, referrer: str | None) -> str | None:
         """The encoding the document ``referrer`` was read in, if kept and not UTF-8."""

@@ -40,9 +40,9 @@ class CrawlPages:
         """Return once the capture of ``url`` under way (if any) is committed."""
         await self.crawler.settling.wait(url)
 
-    def encoding_of(self, url: str) -> str | None:
-        """The encoding the crawl read the page at ``url`` in, if kept (crawling/referrers.py)."""
-        return self.crawler.referrers.get(url)
+    async def encoding_of(self, url: str) -> str | None:
+        """The encoding the crawl read the document at ``url`` in (crawling/referrers.py)."""
+        return await self.crawler.referrers.of(url)
 
     async def ensure(
         self,
@@ -114,9 +114,8 @@ class CrawlPages:
         (``nofollow``: the page's robots directives, static or rendered, say not to follow them;
         ``hints``: how its DOM says a browser requests them, findings.Hint)."""
         crawler = self.crawler
-        met, queue = await crawler.discovery.links(
-            links, page, crawler.config.obey_robots and nofollow, hints
-        )
-        await crawler.writer.put(WriteItem(None, met=met, render=note))
-        for queued in queue:
-            await crawler.frontier.put(queued)
+        async with crawler.discovery.queueing() as queue:
+            met, queue[:] = await crawler.discovery.links(
+                links, page, crawler.config.obey_robots and nofollow, hints
+            )
+            await crawler.writer.put(WriteItem(None, met=met, render=note))

@@ -227,6 +227,28 @@ class RenderPolicy:
         experience.waiting.append(page)
         return True
 
+    def experience(self) -> list[tuple[str, str, int, int, list[Any]]]:
+        """What renders taught so far, to keep with the crawl: (host, kind, trials finished,
+        trials that gained, pages waiting for the verdict) of each host and kind met."""
+        return [
+            (host, kind, found.finished, found.gained, list(found.waiting))
+            for (host, kind), found in self._hosts.items()
+            if found.started or found.waiting
+        ]
+
+    def adopt(self, host: str, kind: str, finished: int, gained: int, running: int = 0) -> None:
+        """Take in what an interrupted crawl's trials on ``host`` taught (experience()), with
+        ``running`` of its trials begun again.
+
+        >>> policy = RenderPolicy("auto", trials=1)
+        >>> policy.adopt("h", SCRIPTED, 1, 0)
+        >>> policy.decide("h", Inspection(scripted=True, signal=None)).render
+        False
+        """
+        found = self._experience(host, kind)
+        found.finished, found.gained = finished, gained
+        found.started = finished + running
+
     def record(self, host: str, kind: str, gained: bool) -> list[Any]:
         """Note what a trial gave; returns the waiting pages to render now (the verdict is yes).
 

@@ -29,6 +29,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -75,9 +76,9 @@ class Pages(Protocol):
     async def settled(self, url: str) -> None:
         """Return once the capture of ``url`` (if any is under way) is committed."""
 
-    def encoding_of(self, url: str) -> str | None:
-        """The encoding the crawl read the page at ``url`` in, if it knows it and it is not
-        UTF-8 (crawling/referrers.py): what a stylesheet of the page that names none is read in."""
+    async def encoding_of(self, url: str) -> str | None:
+        """The encoding the crawl read the document at ``url`` in, if it is not UTF-8 (read back
+        from the snapshot when not kept: crawling/referrers.py)."""
 
     async def ensure(
         self,
@@ -182,6 +183,10 @@ class Renderer:
         self._idle = asyncio.Event()
         self._idle.set()
         self._unfinished = 0
+        self._trials: dict[str, RenderJob] = {}
+        """The trial renders not finished, by URL: kept with the crawl (state())."""
+        self._restored: set[str] = set()
+        """Pages whose render restore() queued already (resume() leaves them)."""
 
     def attach(self, pages: Pages) -> None:
         """Give the renderer the crawler it captures through."""
@@ -200,6 +205,8 @@ class Renderer:
             job = RenderJob(
                 item, decision.reason or "", decision.kind, decision.trial, static, nofollow=nofollow
             )
+            if job.trial:
+                self._trials[item.url] = job
             while len(self._jobs) >= self._bound:
                 self._space.clear()
                 await self._space.wait()
@@ -211,7 +218,41 @@ class Renderer:
 
     def resume(self, item: QueueItem, reason: str) -> None:
         """Queue the render an interrupted crawl chose but never finished."""
-        self._push(RenderJob(item, reason))
+        if item.url not in self._restored:
+            self._push(RenderJob(item, reason))
+
+    def state(self) -> str:
+        """What renders taught about each host (render_policy.RenderPolicy.experience), its trials
+        not finished and the pages waiting for its verdict, as JSON restore() takes back: kept
+        with the crawl, so a resumed crawl renders what the crawl never interrupted would."""
+        running: dict[tuple[str, str], list[RenderJob]] = {}
+        for job in self._trials.values():
+            running.setdefault((host_of(job.page.url), job.kind or ""), []).append(job)
+        kept = []
+        for host, kind, finished, gains, waiting in self.policy.experience():
+            trials = running.get((host, kind), [])
+            kept.append([host, kind, finished, gains, [_job_state(job) for job in (*trials, *waiting)]])
+        return json.dumps(kept, separators=(",", ":"))
+
+    def restore(self, state: str) -> None:
+        """Take back what state() kept: the hosts' experience, and the renders it leaves to do
+        (trials begun again, pages waiting for a verdict rendered once it says so)."""
+        try:
+            for host, kind, finished, gains, jobs in json.loads(state):
+                restored = [_job_of(kind, kept) for kept in jobs]
+                trials = [job for job in restored if job.trial]
+                self.policy.adopt(host, kind, finished, gains, len(trials))
+                verdict = self.policy.verdict(host, kind)
+                for job in restored:
+                    self._restored.add(job.page.url)
+                    if job.trial:
+                        self._trials[job.page.url] = job
+                    if job.trial or verdict:
+                        self._push(job)
+                    elif verdict is None:
+                        self.policy.wait(host, kind, job)
+        except (ValueError, TypeError, KeyError) as exc:  # a state from another version
+            log.warning("the renders' state kept with the crawl cannot be read (%s): trials start again", exc)
 
     def _push(self, job: RenderJob) -> None:
         self._unfinished += 1
@@ -243,6 +284,7 @@ class Renderer:
             except Exception:  # one bad page must not stop the renders
                 log.exception("error rendering %s", job.page.url)
             finally:
+                self._trials.pop(job.page.url, None)
                 self._unfinished -= 1
                 if self._unfinished == 0:
                     self._idle.set()
@@ -274,11 +316,13 @@ class Renderer:
                 response_id[0] = found.record_id
             if found is not None and job.trial and found.mime == "text/css":
                 # What the page's stylesheets link to is static too: not a gain of rendering. Each
-                # is read as the crawl reads it: in its own charset, else in its page's encoding.
+                # is read as the crawl read it (in its own charset, else in its referrer's: the
+                # page's, a frame's, the stylesheet's that @imports it).
                 content_type = content_type_field(found.headers)
-                css_links = findings(
-                    found.body, asked, "text/css", content_type, referrer_encoding=pages.encoding_of(url)
-                )[2]
+                read_in = await pages.encoding_of(asked)
+                css_links = findings(found.body, asked, "text/css", content_type, referrer_encoding=read_in)[
+                    2
+                ]
                 expected.update(css_links)
             return found
 
@@ -312,6 +356,7 @@ class Renderer:
                 log.info("rendering %s found %d URLs its static parse did not: %s", url, len(more), more[:5])
             host = host_of(url)
             known = self.policy.verdict(host, job.kind) is not None
+            self._trials.pop(url, None)
             waiting = self.policy.record(host, job.kind, bool(more))
             verdict = self.policy.verdict(host, job.kind)
             if not known and verdict is not None:
@@ -418,6 +463,21 @@ def _next_hop(how: Asked, url: str, target: str) -> Asked:
     client = redirected_client(origin, url, target)
     negotiation = without_origin(how.negotiation) + cors_negotiation(client, target)
     return dataclasses.replace(how, negotiation=negotiation)
+
+
+def _job_state(job: RenderJob) -> list[Any]:
+    """What restore() needs of a render to do: its page, why, whether a trial (and its static links)."""
+    page = job.page
+    static = sorted(job.static_links) if job.trial else []
+    return [page.url, page.depth, page.found_by, page.parent, job.reason, job.nofollow, job.trial, static]
+
+
+def _job_of(kind: str, kept: list[Any]) -> RenderJob:
+    url, depth, found_by, parent, reason, nofollow, trial, static = kept
+    page = QueueItem(str(url), int(depth), 0, found_by=str(found_by), parent=parent)
+    if trial:
+        return RenderJob(page, str(reason), kind, True, frozenset(static), nofollow=bool(nofollow))
+    return RenderJob(page, str(reason), kind, late=True, nofollow=bool(nofollow))
 
 
 @contextlib.asynccontextmanager

@@ -26,6 +26,9 @@ import json
 import logging
 import os
 import shutil
+import time
+from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 from archiver.config import CrawlConfig
@@ -35,10 +38,11 @@ from archiver.errors import SnapshotError
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
-from archiver.store.rows import FETCHED, QUEUED, SKIPPED
+from archiver.store.referrers import MAX_HOPS, stored_body
+from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.warc.files import warc_paths
-from archiver.warc.reader import member_end, torn_offset
+from archiver.warc.reader import WarcReader, member_end, torn_offset
 
 log = logging.getLogger("archiver")
 
@@ -222,3 +226,27 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
     for row in excluded:  # before the writer starts: this is the only writer yet
         manifest.upsert(row)
     manifest.commit()
+
+
+def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, int, bytes, float]]:
+    """(origin, status, body, seconds since it came) of each robots.txt answer an interrupted crawl
+    read rules from (redirects followed): a 2xx or a 4xx. One out of reach, or a chain given up,
+    is asked again."""
+    now = time.time()
+    with WarcReader(snapshot.warc_dir) as records:
+        for first in manifest.rows(where="found_by = 'robots' AND parent IS NULL"):
+            end: ManifestRow | None = first
+            for _hop in range(MAX_HOPS):
+                if end is None or end.outcome != REDIRECTED or not end.redirect_to:
+                    break
+                end = manifest.get(end.redirect_to)
+            if end is None or end.outcome != FETCHED or end.status is None or end.fetched_at is None:
+                continue
+            if end.truncated or not (
+                200 <= end.status < 300 or 400 <= end.status < 500 and end.status != 429
+            ):
+                continue
+            read = stored_body(manifest, records, end)
+            if read is not None:
+                age = now - datetime.fromisoformat(end.fetched_at).timestamp()
+                yield first.url.removesuffix("/robots.txt"), end.status, read[0], max(age, 0.0)

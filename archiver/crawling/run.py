@@ -34,7 +34,7 @@ from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.control import ControlSource, follow_controls, status_of
 from archiver.crawling.control_file import FileControlSource
-from archiver.crawling.cookies import load_cookies, saved_cookies
+from archiver.crawling.cookies import SiteCookieJar, load_cookies, saved_cookies
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
 from archiver.crawling.frontier import ROBOTS_JOB, SITEMAPS_JOB, Frontier
@@ -43,7 +43,7 @@ from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
 from archiver.crawling.recorded import RecordedFetch
-from archiver.crawling.referrers import ReferrerEncodings, SnapshotEncodings
+from archiver.crawling.referrers import LookUp, ReferrerEncodings, SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
@@ -69,6 +69,8 @@ from archiver.warc.files import WarcFiles
 
 COOKIES = "cookies"
 """Name of the crawl's cookies in the manifest's crawl_state (Manifest.keep_state)."""
+RENDERS = "renders"
+"""Name in crawl_state of what --browser auto's renders taught about each host (Renderer.state)."""
 PROGRESS_EVERY = 0.5
 """Seconds between two calls of a crawl's progress callback."""
 
@@ -85,6 +87,16 @@ class ClosingFrontier(Frontier, Protocol):
     async def __aexit__(self, *exc: object) -> None: ...
 
 
+class SharedJar(Protocol):
+    """A cookie jar kept alike with the other processes of a crawl (redis_cookies.RedisCookies)."""
+
+    async def sync(self) -> None:
+        """Give the others what this jar changed, and take in what they did."""
+
+    async def run(self) -> None:
+        """sync() now and then, until cancelled."""
+
+
 @dataclass
 class Backend:
     """Where a crawl keeps the state its processes share: SQLite and this process
@@ -95,6 +107,10 @@ class Backend:
     """Given how robots.txt is fetched (and kept in the WARC: crawling/recorded.py)."""
     budget: Callable[[CrawlConfig], Budget]
     controls: Callable[[Snapshot], ControlSource]
+    referrers: Callable[[LookUp], ReferrerEncodings] = ReferrerEncodings
+    cookies: Callable[[SiteCookieJar], SharedJar] | None = None
+    """The crawl's one cookie jar, when its processes share it (crawl nodes)."""
+    """Given how the snapshot being written reads an encoding back (referrers.SnapshotEncodings)."""
     reload: bool = True
     """A resumed crawl refills its frontier from the manifest (a shared one keeps its state)."""
 
@@ -245,25 +261,38 @@ async def run_crawl(
                 workers,
                 renderer,
                 budget=backend.budget(config),
-                referrers=ReferrerEncodings(read_back),
+                referrers=backend.referrers(read_back),
             )
             writer.on_commit = crawler.settling.committed
+            kept: dict[str, Callable[[], str]] = {}
+            """What the crawl holds beside its rows, kept with them for --resume."""
             jar = fetcher.cookies
             if jar is not None:
                 if resume and (cookies := manifest.state(COOKIES)) is not None:
                     jar.adopt(json.loads(cookies))  # those servers set before the interruption
                     # ...but --cookie and --cookies-file values given now replace theirs.
                     jar.adopt(load_cookies(config, fetcher.credentials.hosts).for_browser())
-                writer.state = lambda: {COOKIES: saved_cookies(jar)}
+                kept[COOKIES] = lambda: saved_cookies(jar)
+            shared_jar = backend.cookies(jar) if backend.cookies is not None and jar is not None else None
+            if shared_jar is not None:
+                await shared_jar.sync()  # the cookies the crawl's other processes were set
             if renderer is not None:
                 renderer.attach(CrawlPages(crawler))
+                if resume and (renders := manifest.state(RENDERS)) is not None:
+                    renderer.restore(renders)  # before reload(), which leaves these renders to it
+                kept[RENDERS] = renderer.state
+            if kept:
+                writer.state = lambda: {name: value() for name, value in kept.items()}
             if resume and backend.reload:
+                for origin, code, body, age in resuming.kept_robots(snapshot, manifest):
+                    policy.adopt_robots(origin, code, body, age)  # asked again when due, not now
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
 
             def status() -> dict[str, Any]:
                 return status_of(result.stats, crawler.controls, frontier.pending())
 
+            sharing = asyncio.create_task(shared_jar.run()) if shared_jar is not None else None
             controls_done = asyncio.Event()
             controls = asyncio.create_task(
                 follow_controls(backend.controls(snapshot), crawler, policy, record, status, controls_done)
@@ -276,6 +305,12 @@ async def run_crawl(
                 controls_done.set()  # its round in hand ends first (see follow_controls)
                 with contextlib.suppress(asyncio.CancelledError):
                     await controls
+                if sharing is not None and shared_jar is not None:
+                    sharing.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await sharing
+                    with contextlib.suppress(Exception):  # this process's last cookies, for the others
+                        await shared_jar.sync()
                 snapshot.control_path.unlink(missing_ok=True)  # its commands are in crawl.json
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"

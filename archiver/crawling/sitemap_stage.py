@@ -140,22 +140,22 @@ class SitemapStage:
         if not answer.ok:
             await self._fetch.keep(answer)
             return ()
-        try:
-            met, children, queue = await self._use(answer, level)
-        except self._crawler.frontier.lost:
-            raise
-        except Exception as exc:  # a defect of its own: the sitemap gets its row all the same
-            log.exception("sitemap %s could not be read", answer.url)
-            if answer.row is not None:
-                reason = f"cannot read the sitemap: {type(exc).__name__}: {exc}"
-                answer = dataclasses.replace(
-                    answer, row=dataclasses.replace(answer.row, outcome=FAILED, reason=reason)
-                )
-            await self._fetch.keep(answer)
-            return ()
-        await self._fetch.keep(answer, met)  # the rows of its pages are written before they are fetched
-        for item in queue:
-            await self._crawler.frontier.put(item)
+        async with self._crawler.discovery.queueing() as queue:
+            try:
+                met, children, queue[:] = await self._use(answer, level)
+            except self._crawler.frontier.lost:
+                raise
+            except Exception as exc:  # a defect of its own: the sitemap gets its row all the same
+                log.exception("sitemap %s could not be read", answer.url)
+                if answer.row is not None:
+                    reason = f"cannot read the sitemap: {type(exc).__name__}: {exc}"
+                    answer = dataclasses.replace(
+                        answer, row=dataclasses.replace(answer.row, outcome=FAILED, reason=reason)
+                    )
+                await self._fetch.keep(answer)
+                return ()
+            # The rows of its pages are written before they are fetched.
+            await self._fetch.keep(answer, met)
         return children
 
     async def _use(
