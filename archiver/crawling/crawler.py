@@ -9,6 +9,10 @@ Every stage comes in through a protocol (the seams): ``Frontier``, ``Fetch``,
 frontier shared through Redis, or a test double fits without touching this
 module.
 
+Whether a URL taken from the queue is fetched now is crawling/admission.py's
+to say (limits, live excludes, robots.txt); which URLs a page or a redirect
+leads to, crawling/discovery.py's.
+
 Pages rendered in a browser (``Rendering``, see crawling/renderer.py) ask
 the crawl for each URL they request and hand back what the render found
 through render_pages.py, which captures through capture_now().
@@ -27,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 from archiver.config import CrawlConfig
 from archiver.content import CSS_TYPE, HTML_TYPES, is_parsed, mime_type
 from archiver.crawling import log as crawl_log
+from archiver.crawling.admission import Admission, item_row
 from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
-from archiver.crawling.discovery import Discovery
+from archiver.crawling.discovery import Discovery, stylesheet_client
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem, request_facts, requeued, retry_due
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
@@ -41,37 +46,16 @@ from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.referrer_policy import header_policy
-from archiver.request_headers import (
-    cors_negotiation,
-    origin_of,
-    redirected_client,
-    without_origin,
-)
 from archiver.scope import (
-    BYTE_LIMIT,
-    EXCLUDED,
-    MAX_URL_LENGTH,
-    PAGE_LIMIT,
-    ROBOTS_UNREACHABLE,
-    TOO_DEEP,
-    TOO_LONG,
     Scope,
 )
-from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
-from archiver.urls import host_of
+from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, ManifestRow
 from archiver.warc.capture import Capture
 
 if TYPE_CHECKING:
     from archiver.crawling.renderer import Rendering
 
 log = logging.getLogger("archiver.crawl")
-_LIMITS = {
-    TOO_DEEP: ("--max-depth {config.max_depth} reached: links deeper are recorded as skipped"),
-    PAGE_LIMIT: ("--max-pages {config.max_pages} reached: the URLs not fetched yet are recorded as skipped"),
-    BYTE_LIMIT: ("--max-bytes {config.max_bytes} reached: the URLs not fetched yet are recorded as skipped"),
-    TOO_LONG: f"a URL past {MAX_URL_LENGTH:,} characters: such URLs are recorded as skipped",
-}
-"""Skip reasons that are limits of the crawl: what the log says when one is first reached."""
 
 DEFER_PAUSE = 0.01
 """Seconds a worker rests after putting back a URL whose host is busy."""
@@ -119,10 +103,10 @@ class Crawler:
         self._agent = robots_agent(config.user_agent)
         self._sources: set[asyncio.Task[None]] = set()
         """Tasks that queue URLs found outside the pages (feed())."""
-        self._limits_told: set[str] = set()
-        """The limits (_LIMITS) the log has said were reached."""
-        self._watchers: dict[str, asyncio.Task[None]] = {}
-        """By host, the task that asks again a robots.txt out of reach (_watch_robots)."""
+        self.admission = Admission(
+            config, frontier, writer, stats, policy, self.budget, self.controls, self.stop
+        )
+        """Whether a URL taken from the queue is fetched now: limits, live excludes, robots.txt."""
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched against --max-pages and --max-bytes."""
@@ -187,8 +171,9 @@ class Crawler:
                 if drained.done():
                     drained.result()  # the frontier's failure (Redis gone, this node given up) ends the crawl
             finally:
-                for task in (*workers, drained, stopped, *self._sources, *self._watchers.values()):
+                for task in (*workers, drained, stopped, *self._sources):
                     task.cancel()
+                self.admission.close()
 
     async def _drained(self) -> None:
         """Return once the queue is empty (the frontier's join waits for URLs waiting out a
@@ -212,7 +197,7 @@ class Crawler:
         # Its row keeps its tries and when it is due, so a resumed crawl neither tries it more
         # often nor sooner than this one would (a Retry-After among them).
         facts = request_facts(item, self.config.max_redirects, time.time() + delay)
-        await self.writer.put(WriteItem(None, met=[self._row(item, QUEUED, request=facts)]))
+        await self.writer.put(WriteItem(None, met=[item_row(item, QUEUED, request=facts)]))
 
         def due() -> None:
             self.stats.waiting -= 1
@@ -263,87 +248,14 @@ class Crawler:
 
     async def _record_crash(self, item: QueueItem, exc: Exception) -> None:
         self.stats.failed += 1
-        row = self._row(item, FAILED, reason=f"internal error: {type(exc).__name__}: {exc}")
+        row = item_row(item, FAILED, reason=f"internal error: {type(exc).__name__}: {exc}")
         try:
             await self.writer.put(WriteItem(row))
         except WriteError as error:
             self.stop(f"write error: {error}")
 
-    def _row(self, item: QueueItem, outcome: str, **facts: object) -> ManifestRow:
-        return ManifestRow(
-            url=item.url,
-            found_by=item.found_by,
-            parent=item.parent,
-            depth=item.depth,
-            outcome=outcome,
-            **facts,  # type: ignore[arg-type]
-        )
-
-    async def _skip(self, item: QueueItem, reason: str) -> None:
-        self.stats.skipped += 1
-        self._tell_limit(reason)
-        # A limit or a robots.txt out of reach may be lifted when the crawl resumes: what its
-        # request carries is kept, as for a queued URL.
-        request = request_facts(item, self.config.max_redirects)
-        await self.writer.put(WriteItem(self._row(item, SKIPPED, reason=reason, request=request)))
-
-    def _tell_limit(self, reason: str) -> None:
-        """Say in the log, once, that a limit of the crawl was reached: what stops a
-        crawler trap (an endless calendar, ever deeper paths) is seen there as it happens."""
-        if reason in self._limits_told or reason not in _LIMITS:
-            return
-        self._limits_told.add(reason)
-        log.info("%s (%s)", _LIMITS[reason].format(config=self.config), reason)
-
-    async def _admitted(self, item: QueueItem) -> bool:
-        """True if limits, live excludes and robots.txt let ``item`` be fetched; else its
-        skipped (or given up) row is written."""
-        reason = self.budget.exhausted() if item.tries == 0 else None  # a URL begun is finished
-        if reason is None and self.controls.excluded(item.url):  # an exclude added while crawling
-            reason = EXCLUDED
-        if reason is None and item.tries >= self.config.max_tries:
-            # Only a lease that ran out counts a try without a fetch: the crawl node fetching
-            # it died, every time. Give the URL up rather than let it end more nodes.
-            self.stats.failed += 1
-            why = f"given up: the crawl node fetching it was lost {item.tries} times"
-            await self.writer.put(WriteItem(self._row(item, FAILED, reason=why, tries=item.tries)))
-            return False
-        if reason is None:
-            reason = await self.policy.refusal(item.url)
-        if reason is None:
-            return True
-        await self._skip(item, reason)
-        if reason == ROBOTS_UNREACHABLE:
-            await self._keep_unreachable(item)
-        return False
-
-    async def _keep_unreachable(self, item: QueueItem) -> None:
-        """Park ``item``, skipped for its host's robots.txt out of reach, in the frontier, to queue
-        it again once the robots.txt answers; a host's first such URL here starts _watch_robots."""
-        key = host_of(item.url)
-        await self.frontier.park(key, item)
-        if key not in self._watchers:
-            watcher = asyncio.create_task(self._watch_robots(key, item.url))
-            self._watchers[key] = watcher
-            watcher.add_done_callback(lambda _: self._watchers.pop(key, None))
-
-    async def _watch_robots(self, key: str, url: str) -> None:
-        """Ask the robots.txt of ``url``'s host again as often as the politeness lets it be asked
-        (it backs off), and queue again the URLs skipped meanwhile once it answers (those every
-        process of a shared crawl parked). Ends with the crawl (cancelled): those URLs then stay
-        skipped."""
-        try:
-            while await self.policy.refusal(url) == ROBOTS_UNREACHABLE:
-                await asyncio.sleep(max(self.config.robots_retry / 4, 0.01))
-            queued = await self.frontier.unpark(key)
-            log.info("robots.txt of %s answers: its %d URL(s) skipped meanwhile are queued", key, queued)
-        except WriteError as exc:
-            self.stop(f"write error: {exc}")
-        except Exception as exc:  # the crawl goes on; these URLs stay skipped, resumable
-            log.warning("robots.txt of %s asked again: %s: %s", key, type(exc).__name__, exc)
-
     async def _handle(self, item: QueueItem) -> None:
-        if not await self._admitted(item):
+        if not await self.admission.admitted(item):
             return
         if self.policy.busy(item.url) and self.frontier.pending() > 0:
             # Its host is at its limit: let this worker serve another host meanwhile,
@@ -357,11 +269,8 @@ class Crawler:
     async def _capture(self, item: QueueItem) -> None:
         """Fetch ``item`` in one of its host's slots and hand its outcome to the writer (or to a
         later try: its capture stays unsettled until then)."""
-        if item.tries == 0:
-            limit = await self.budget.start_page()  # counted across every node of a shared crawl
-            if limit:
-                await self._skip(item, limit)
-                return
+        if not await self.admission.page_started(item):
+            return
         async with self.policy.slot(item.url):
             self.stats.in_flight += 1
             try:
@@ -375,7 +284,7 @@ class Crawler:
         if outcome.capture is None:
             self.stats.failed += 1
             crawl_log.failed(item.url, outcome.tries, outcome.error)
-            row = self._row(item, FAILED, reason=outcome.error, tries=outcome.tries)
+            row = item_row(item, FAILED, reason=outcome.error, tries=outcome.tries)
             await self.writer.put(WriteItem(row))
             return
         await self._handle_response(item, outcome)
@@ -398,7 +307,7 @@ class Crawler:
         )
         if outcome.error:  # not the resource: cut short, refused, or a --retry-on status to the end
             self.stats.failed += 1
-            row = self._row(item, FAILED, reason=outcome.error, **facts)
+            row = item_row(item, FAILED, reason=outcome.error, **facts)
             await self.writer.put(WriteItem(row, capture))
             return
         location = capture.header("location")
@@ -442,18 +351,14 @@ class Crawler:
                 nofollow,
                 prepared.hints,
                 _referrer_policy(capture),
-                _stylesheet_client(item) if mime == CSS_TYPE else None,
+                stylesheet_client(item) if mime == CSS_TYPE else None,
             )
             queue += claimed
-            for limit in (TOO_DEEP, TOO_LONG):
-                if limit not in self._limits_told and any(found.reason == limit for found in met):
-                    self._tell_limit(limit)
+            self.admission.tell_met(met)
             decision = renderer.decide(item, prepared) if renderer is not None else None
             reason = decision.reason if decision is not None and decision.render else None
             nowhere = redirect_nowhere(status, location, item.url)
-            row = self._row(
-                item, FETCHED, reason=nowhere, title=prepared.title, render_reason=reason, **facts
-            )
+            row = item_row(item, FETCHED, reason=nowhere, title=prepared.title, render_reason=reason, **facts)
             if prepared.exchange is not None and not self.writer.reads_body(content_type):
                 # Its records are encoded: the writer only appends them. The body (up to a MiB, and
                 # a hundred captures may wait for the writer) goes now.
@@ -467,7 +372,7 @@ class Crawler:
         """Capture ``item`` out of its turn (a page's render asks for it: render_pages.py), if
         limits and robots.txt let it be. Cancelled, the capture is abandoned."""
         try:
-            if await self._admitted(item):
+            if await self.admission.admitted(item):
                 await self._capture(item)
         except WriteError as exc:
             self.stop(f"write error: {exc}")
@@ -480,58 +385,23 @@ class Crawler:
         self, item: QueueItem, capture: Capture, target: str, facts: Mapping[str, object]
     ) -> None:
         self.stats.redirects += 1
-        chain = (*item.chain, item.url)
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
-        if target in chain:
+        if target in (*item.chain, item.url):
             outcome, reason = FAILED, "redirect loop"
         elif item.redirects_left <= 0:
             outcome, reason = FAILED, f"too many redirects (more than {self.config.max_redirects})"
         else:
             outcome, reason = REDIRECTED, None
-            # A browser asks the next hop as it asked the first; a CORS-mode request's Origin is
-            # null once it went from another origin than its own to a third (Fetch's tainting).
-            negotiation, client = item.negotiation, item.client
-            if item.cors and client is not None:
-                client = redirected_client(client, item.url, target)
-                negotiation = without_origin(negotiation) + cors_negotiation(client, target)
-            # Same scope rules as a link; a target already met ends the chain (chains meet).
-            self.discovery.consider(
-                target,
-                item.depth,
-                item.requisite,
-                "redirect",
-                item.url,
-                met,
-                queue,
-                item.redirects_left - 1,
-                chain,
-                referrer=item.referrer,
-                seed_chain=item.depth == 0,  # only a seed and its redirects have depth 0
-                negotiation=negotiation,
-                # A redirect's own Referrer-Policy header changes the policy of the hops after it.
-                referrer_policy=_referrer_policy(capture) or item.referrer_policy,
-                site_for_cookies=item.site_for_cookies,
-                cors=item.cors,
-                client=client,
-            )
+            policy = _referrer_policy(capture) or item.referrer_policy
+            self.discovery.redirected(item, target, policy, met, queue)
         if outcome == FAILED:
             self.stats.failed += 1
         fragment = redirect_fragment(capture.header("location"), item.url)
-        row = self._row(item, outcome, reason=reason, redirect_to=target, redirect_fragment=fragment, **facts)
+        row = item_row(item, outcome, reason=reason, redirect_to=target, redirect_fragment=fragment, **facts)
         async with self.discovery.queueing() as claimed:
             met, claimed[:] = await self.discovery.claimed(met, queue)
             await self.writer.put(WriteItem(row, capture, met))
-
-
-def _stylesheet_client(item: QueueItem) -> str | None:
-    """The origin of the document a stylesheet serves, whose requests its fonts and images are (a
-    frame's, not its top-level page's): the client it was loaded for, as far as the crawl knows
-    it (else the top-level page's, else the one that linked it)."""
-    if item.client is not None and item.client != "null":
-        return item.client
-    document = item.site_for_cookies or item.referrer
-    return origin_of(document) if document else None
 
 
 def _referrer_policy(capture: Capture) -> str:

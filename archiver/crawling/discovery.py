@@ -17,7 +17,14 @@ from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_fa
 from archiver.crawling.stats import CrawlStats
 from archiver.findings import NO_HINT, Hint
 from archiver.links import REQUISITE
-from archiver.request_headers import Negotiation, cors_negotiation, destination_negotiation, origin_of
+from archiver.request_headers import (
+    Negotiation,
+    cors_negotiation,
+    destination_negotiation,
+    origin_of,
+    redirected_client,
+    without_origin,
+)
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
 
@@ -111,6 +118,42 @@ class Discovery:
             self.consider(url, depth, False, found_by, parent, met, queue, self.max_redirects)
         return await self.claimed(met, queue)
 
+    def redirected(
+        self,
+        item: QueueItem,
+        target: str,
+        referrer_policy: str,
+        met: list[ManifestRow],
+        queue: list[QueueItem],
+    ) -> None:
+        """Meet ``target``, where ``item`` redirects, as its chain's next hop: by a link's scope
+        rules (a target met before ends the chain: chains meet), asked as a browser asks it,
+        as it asked the first hop, but under ``referrer_policy`` (a redirect's own header
+        changes the policy of the hops after it) and, for a CORS-mode request, with the Origin
+        Fetch gives: null once it went from another origin than its own to a third."""
+        negotiation, client = item.negotiation, item.client
+        if item.cors and client is not None:
+            client = redirected_client(client, item.url, target)
+            negotiation = without_origin(negotiation) + cors_negotiation(client, target)
+        self.consider(
+            target,
+            item.depth,
+            item.requisite,
+            "redirect",
+            item.url,
+            met,
+            queue,
+            item.redirects_left - 1,
+            (*item.chain, item.url),
+            referrer=item.referrer,
+            seed_chain=item.depth == 0,  # only a seed and its redirects have depth 0
+            negotiation=negotiation,
+            referrer_policy=referrer_policy,
+            site_for_cookies=item.site_for_cookies,
+            cors=item.cors,
+            client=client,
+        )
+
     def consider(
         self,
         url: str,
@@ -189,3 +232,13 @@ class Discovery:
         refused = {queued.url for queued, ok in zip(queue, claimed, strict=True) if not ok}
         met = [row for row in met if row.outcome != QUEUED or row.url not in refused]
         return met, [queued for queued in queue if queued.url not in refused]
+
+
+def stylesheet_client(item: QueueItem) -> str | None:
+    """The origin of the document the stylesheet ``item`` serves, whose requests its fonts and
+    images are (a frame's, not its top-level page's): the client it was loaded for, as far as
+    the crawl knows it (else the top-level page's, else the one that linked it)."""
+    if item.client is not None and item.client != "null":
+        return item.client
+    document = item.site_for_cookies or item.referrer
+    return origin_of(document) if document else None
