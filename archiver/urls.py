@@ -402,11 +402,10 @@ def _escaped(text: bytes) -> bytes:
     return quote_from_bytes(_unescaped(text), safe=_SURT_SAFE).encode("ascii")
 
 
-def _surt_path(path: bytes) -> bytes:
-    """A path as the surt package keys it: unescaped, dot segments and empty ones dropped,
-    escaped once, lowercased, an .aspx session id dropped, no trailing slash but the root's."""
+def _without_dot_segments(path: bytes) -> bytes:
+    """``path`` with its dot segments resolved and empty segments but the last dropped."""
     kept: list[bytes] = []
-    for segment in _unescaped(path).split(b"/")[1:]:
+    for segment in path.split(b"/")[1:]:
         if segment == b"..":
             if kept:
                 kept.pop()
@@ -414,7 +413,16 @@ def _surt_path(path: bytes) -> bytes:
                 kept.append(segment)
         elif segment != b".":
             kept.append(segment)
-    path = b"/" + b"".join(segment + b"/" for segment in kept[:-1] if segment) + (kept[-1] if kept else b"")
+    return b"/" + b"".join(segment + b"/" for segment in kept[:-1] if segment) + (kept[-1] if kept else b"")
+
+
+def _surt_path(path: bytes, *, hierarchical: bool = True) -> bytes:
+    """A path as the surt package keys it: unescaped, dot segments and empty ones dropped
+    (``hierarchical``: the path of a URL with a host), escaped once, lowercased, an .aspx
+    session id dropped, no trailing slash but the root's."""
+    path = _unescaped(path)
+    if hierarchical:
+        path = _without_dot_segments(path)
     path = _escaped(path).lower()
     for pattern in _PATH_SESSION_IDS:
         if match := pattern.match(path):
@@ -438,21 +446,25 @@ def surt(url: str) -> str:
     cdxj-indexer make it (the surt package's default canonicalizer), so that pywb finds a URL
     our index holds, and a WACZ's ZipNum blocks are where its readers look.
 
-    A URN (the target of a record about a page, such as urn:dom:URL) is its own
-    key, as pywb and cdxj-indexer keep it.
+    A URN (the target of a record about a page, such as urn:dom:URL) keeps its order: the
+    surt package canonicalizes it as a path and query alone.
 
-    >>> surt("https://www.Example.com/a/?b=2&a=1#top"), surt("urn:dom:http://h/")
-    ('com,example)/a?a=1&b=2', 'urn:dom:http://h/')
+    >>> surt("https://www.Example.com/a/?b=2&a=1#top"), surt("urn:dom:http://h/Dir/?b&a")
+    ('com,example)/a?a=1&b=2', 'urn:dom:http://h/dir?a&b')
     >>> surt("http://h/x//./y/../%7Ez?a.b=1&a=2")
     'h)/x/~z?a=2&a.b=1'
     """
     if url.startswith("urn:"):
-        return url
+        path, _, query = url[4:].partition("#")[0].partition("?")
+        return "urn:" + _surt_tail(_surt_path(path.encode("utf-8"), hierarchical=False), query)
     parts = urlsplit(url)
     host = _WWW.sub("", (parts.hostname or "").lower().strip("."))
     key = ",".join(reversed(host.split(".")))
     if parts.port and parts.port != DEFAULT_PORTS.get(parts.scheme):
         key += f":{parts.port}"
-    path = _surt_path(parts.path.encode("utf-8", "surrogateescape") or b"/")
-    query = _surt_query(parts.query.encode("utf-8", "surrogateescape")) if parts.query else b""
-    return f"{key})" + (path + (b"?" + query if query else b"")).decode("ascii")
+    return f"{key})" + _surt_tail(_surt_path(parts.path.encode("utf-8") or b"/"), parts.query)
+
+
+def _surt_tail(path: bytes, query: str) -> str:
+    keyed = _surt_query(query.encode("utf-8")) if query else b""
+    return (path + (b"?" + keyed if keyed else b"")).decode("ascii")
