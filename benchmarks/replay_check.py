@@ -256,9 +256,9 @@ def check_spec(files: list[Path], previous: list[Path], report: Report) -> None:
         other = records.get(to)
         if other is None:
             report.add("spec", f"{where}: WARC-Concurrent-To {to} names no record")
-        elif other.target != target:
+        elif other.target not in (target, target.removeprefix("urn:dom:")):
             report.add(
-                "spec", f"{where}: request of {target[:80]} concurrent to a record of {other.target[:80]}"
+                "spec", f"{where}: a record of {target[:80]} concurrent to a record of {other.target[:80]}"
             )
     captures: dict[tuple[str, str], str] = {}  # (uri, date) -> payload digest
     for old in previous:
@@ -481,6 +481,18 @@ def pywb_original(base: str, url: str) -> str | None:
     return match.group(1) if match else None
 
 
+def not_modified_urls(files: list[Path]) -> set[str]:
+    """URLs whose capture is a 304's revisit (server-not-modified)."""
+    found = set()
+    for path in files:
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f):
+                profile = record.rec_headers.get_header("WARC-Profile") or ""
+                if record.rec_type == "revisit" and profile.endswith("/server-not-modified"):
+                    found.add(record.rec_headers.get_header("WARC-Target-URI"))
+    return found
+
+
 def check_pywb(
     snapshot: Path,
     files: list[Path],
@@ -506,12 +518,20 @@ def check_pywb(
             if done.returncode != 0:
                 report.add(f"pywb ({index} index)", f"wb-manager reindex failed: {done.stderr[-400:]}")
                 continue
+        replayed = pages
+        if index == "pywb-made":
+            # pywb's own index plays a 304's revisit as itself, an empty 304 (the README says so);
+            # ours has no line for it, and pywb plays the capture it confirmed.
+            confirmed = not_modified_urls(files)
+            replayed = [(url, ts) for url, ts in pages if url not in confirmed]
+            if len(replayed) < len(pages):
+                report.note(f"pywb (pywb-made index): {len(pages) - len(replayed)} pages of 304s left out")
         process, base = wayback(root, tools)
         try:
             asyncio.run(
                 replay_pages(
                     f"pywb ({index} index)",
-                    pages,
+                    replayed,
                     lambda url, ts, base=base: f"{base}/{ts}mp_/{url}",
                     partial(pywb_original, base),
                     rows,

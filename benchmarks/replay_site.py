@@ -25,7 +25,7 @@ INDEX = """<!doctype html><html><head><title>Awkward</title>
 <a href="/gzip-chunked">gzip chunked</a> <a href="/cut">cut short</a>
 <a href="/moved">moved</a> <a href="/etag">etag</a> <a href="/changing">changing</a>
 <a href="/query?b=2&amp;a=1">query</a> <a href="/dir/">dir</a>
-<img src="/a.png"><img src="/b.png"><img src="/img%20one.png">
+<img src="/a.png"><img src="/b.png"><img src="/img%20one.png"><img src="/odd|[x]^.png?v={1}|`">
 </body></html>"""
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
 
@@ -58,7 +58,7 @@ def route(path: str, headers: dict[str, str]) -> bytes:
         return answer(
             "200 OK", [(b"Content-Type", b"text/css")], b"body { background: url('/bg%20image.png') }"
         )
-    if plain in ("/a.png", "/b.png", "/img one.png", "/bg image.png"):
+    if plain in ("/a.png", "/b.png", "/img one.png", "/bg image.png", "/odd|[x]^.png"):
         return answer("200 OK", [(b"Content-Type", b"image/png")], PNG)
     if plain == "/big-header":
         return html(page("Big header"), (b"X-Big", b"a" * 50_000))
