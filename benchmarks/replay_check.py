@@ -43,6 +43,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
@@ -81,14 +83,15 @@ class Row:
     outcome: str
     status: int | None
     reason: str | None
+    redirect_to: str | None
 
 
 def manifest_rows(snapshot: Path) -> dict[str, Row]:
     db = sqlite3.connect(f"file:{snapshot / 'manifest.sqlite3'}?mode=ro", uri=True)
     try:
         return {
-            url: Row(url, outcome, status, reason)
-            for url, outcome, status, reason in db.execute("SELECT url, outcome, status, reason FROM urls")
+            url: Row(*row)
+            for url, *row in db.execute("SELECT url, url, outcome, status, reason, redirect_to FROM urls")
         }
     finally:
         db.close()
@@ -538,9 +541,32 @@ def check_pywb(
                     report,
                 )
             )
+            check_redirects(f"pywb ({index} index)", base, rows, report)
         finally:
             process.terminate()
             process.wait(timeout=10)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def check_redirects(name: str, base: str, rows: dict[str, Row], report: Report, most: int = 50) -> None:
+    """Each redirect the crawl archived (``most`` of them) is replayed as one, to where it led."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    redirects = [row for row in rows.values() if row.outcome == "redirected" and row.redirect_to][:most]
+    for row in redirects:
+        try:
+            with opener.open(f"{base}/id_/{row.url}", timeout=30) as response:
+                status, location = response.status, response.headers.get("Location", "")
+        except urllib.error.HTTPError as error:
+            status, location = error.code, error.headers.get("Location", "")
+        target = row.redirect_to or ""
+        led = location if location.endswith(target) else urllib.parse.urljoin(row.url, location)
+        if status not in (301, 302, 303, 307, 308) or not led.endswith(target):
+            report.add(name, f"redirect {row.url[:100]} replayed as {status} to {location[:100]!r}")
+    report.note(f"{name}: {len(redirects)} redirects replayed")
 
 
 # --- WACZ ------------------------------------------------------------------------------------------
@@ -605,7 +631,8 @@ def check_wacz(
     numbers = {url: n for n, (url, _ts) in enumerate(pages)}
 
     def original(request_url: str) -> str | None:
-        match = re.match(re.escape(origin) + r"/replay/w/[^/]+/\d*[a-z_]*/(.*)$", request_url)
+        # not the player's own API (/replay/w/api/...): an archived URL
+        match = re.match(re.escape(origin) + r"/replay/w/[^/]+/\d*[a-z_]*/(https?:.*)$", request_url)
         return match.group(1) if match else None
 
     async def ready(page: Any) -> None:  # the service worker installed once, before the pages
