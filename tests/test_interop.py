@@ -63,7 +63,7 @@ def free_port() -> int:
 
 SITE_HTML = (
     "<title>Home</title><a href='/a'>a</a><a href='/old'>old</a><img src='/x.png'>"
-    "<a href='/gz'>gz</a><img src='/y.png'>"
+    "<a href='/gz'>gz</a><img src='/y.png'><a href='/docs/'>docs</a>"
 )
 
 
@@ -80,6 +80,7 @@ async def build_snapshot(site, run_crawl):
 
     site.file("/", SITE_HTML)
     site.page("/a", title="Page A")
+    site.page("/docs/", title="Docs")  # pywb keys a path without its trailing slash
     site.redirect("/old", "/a")
     site.handler("/gz", gz)
     site.file("/x.png", b"\x89PNG same", "image/png")
@@ -175,6 +176,7 @@ async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, inde
         "/x.png": b"\x89PNG same",
         "/y.png": b"\x89PNG same",
         "/gz": None,
+        "/docs/": None,
     }
     original = {path: (site.url(path), body) for path, body in urls.items()}
     old_url = site.url("/old")

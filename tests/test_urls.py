@@ -97,6 +97,14 @@ def test_bad_urls_raise(bad):
         ("http://www.example.com/", "com,example)/"),
         ("https://example.com/A/b?z=1&a=2", "com,example)/a/b?a=2&z=1"),
         ("http://127.0.0.1:8080/x", "1,0,0,127:8080)/x"),
+        # as pywb and cdxj-indexer key them (the surt package), else pywb finds no capture of them
+        ("http://h/docs/", "h)/docs"),
+        ("http://www2.h/x//./y/../%7Ez?a.b=1&a=2#f", "h)/x/~z?a=2&a.b=1"),
+        ("http://h/caf%C3%A9?Q=%2F&q", "h)/caf%c3%a9?q&q=/"),
+        ("http://h/p?jsessionid=0123456789abcdef0123456789abcdef&x=1", "h)/p?x=1"),
+        # the record of a page's rendered DOM: its URN keyed as a path and a query
+        ("urn:dom:http://h/Dir/?b=2&a=1", "urn:dom:http://h/dir?a=1&b=2"),
+        ("urn:dom:http://h/caf%C3%A9", "urn:dom:http://h/caf%c3%a9"),
     ],
 )
 def test_surt(url, key):

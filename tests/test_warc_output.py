@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from conftest import manifest_rows
+from raw_server import RawRequest, RawServer
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.store.manifest import Manifest, StoredPayloads
@@ -75,6 +76,29 @@ async def test_request_response_pairs_follow_the_rules(site, run_crawl):
         assert headers.protocol == "WARC/1.1"
         assert headers.get_header("WARC-Block-Digest").startswith("sha1:")
     assert found[0][3].get_header("WARC-Payload-Digest") is None
+
+
+async def test_every_record_names_the_address_of_a_server_that_closes_after_answering(run_crawl):
+    """A server that sends its whole answer and closes (Connection: close, one write) has
+    gone by the time the answer is read: its address is kept from when the connection was made."""
+
+    async def handler(request: RawRequest, writer: asyncio.StreamWriter) -> None:
+        body = b"<a href='/a'>a</a>" if request.path == "/" else b"page"
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
+
+    server = await RawServer(handler).start()
+    try:
+        result = await run_crawl(server.url("/"))
+    finally:
+        await server.close()
+    found = [r for r in records(result.snapshot.root) if r[2] in ("response", "revisit", "request")]
+    assert len(found) == 8  # /, /a, robots.txt and sitemap.xml
+    assert all(r[3].get_header("WARC-IP-Address") == "127.0.0.1" for r in found), [
+        (r[2], r[3].get_header("WARC-Target-URI")) for r in found if not r[3].get_header("WARC-IP-Address")
+    ]
 
 
 async def test_gzip_and_chunked_body_stored_as_received(site, run_crawl):

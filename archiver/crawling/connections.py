@@ -53,6 +53,8 @@ from aiohttp.client_reqrep import ConnectionKey
 from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError
 
 if TYPE_CHECKING:
+    import asyncio
+
     from aiohttp.connector import Connection
     from aiohttp.tracing import Trace
 
@@ -250,6 +252,14 @@ class _WatchedHandler(ResponseHandler):
     """Bytes received since the current request went out."""
     broken = False
     """True if the current answer's body broke HTTP's framing: it ended there, cut short."""
+    peer_ip: str | None = None
+    """The IP address the connection reached, kept when it is made: a transport forgets it once
+    closed, as it is by the time a server that closes after its answer is read from."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peer = transport.get_extra_info("peername")
+        self.peer_ip = str(peer[0]) if peer else None
+        super().connection_made(transport)
 
     def set_response_params(self, **params: Any) -> None:
         self.idle = False  # a request is about to be sent: what comes next is its answer
@@ -278,6 +288,11 @@ class ConnectionUse:
     """True if the pool handed out a connection that had carried an earlier answer."""
     protocol: _WatchedHandler | None = None
     """The connection's protocol; None until the pool hands one out."""
+
+    @property
+    def peer_ip(self) -> str | None:
+        """The IP address the connection reached (None until the pool hands one out)."""
+        return self.protocol.peer_ip if self.protocol is not None else None
 
     @property
     def answer_broken(self) -> bool:

@@ -375,7 +375,7 @@ class Fetcher:
                         ) as response,
                     ):
                         received.response = response
-                        received.ip = _peer_ip(response)
+                        received.ip = received.connection.peer_ip or _peer_ip(response)
                         _check_transfer_codings(url, response)
                         _check_single_fields(url, response)
                         await self._read_body(response, body, received, self.config.max_file_size)
