@@ -143,7 +143,7 @@ async def test_trials_under_way_and_pages_waiting_for_a_verdict_are_kept_for_a_r
     await before.offer(waiting, {}, before.policy.decide("h", scripted))
     after = renderer()
     after.restore(before.state())
-    job = after._jobs.popleft()
+    job = await after._jobs.take()
     assert (job.page.url, job.trial, job.static_links) == ("http://h/a", True, frozenset({"http://h/x"}))
-    assert not after._jobs and after.policy.decide("h", scripted).wait  # no second trial begins
+    assert len(after._jobs) == 0 and after.policy.decide("h", scripted).wait  # no second trial begins
     assert [page.page.url for page in after.policy.record("h", SCRIPTED, gained=True)] == ["http://h/b"]

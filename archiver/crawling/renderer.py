@@ -26,13 +26,11 @@ always the crawl goes at the browser's pace and memory stays bounded.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,6 +38,7 @@ from archiver.crawling.browser import Answerer, Asked, RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.preparing import Prepared
+from archiver.crawling.render_jobs import RenderJob, RenderQueue, job_of, job_state
 from archiver.crawling.render_policy import AUTO, Decision, Inspection, RenderPolicy, gained
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
@@ -135,22 +134,6 @@ class Rendering(Protocol):
         """Wait until idle()."""
 
 
-@dataclass(frozen=True)
-class RenderJob:
-    """A page to render, and what its render is measured against."""
-
-    page: QueueItem
-    reason: str
-    kind: str | None = None
-    trial: bool = False
-    static_links: frozenset[str] = frozenset()
-    """For a trial: the links its static parse found."""
-    late: bool = False
-    """Its row does not say why yet (it waited for its host's verdict)."""
-    nofollow: bool = False
-    """Its static capture's robots directives say not to follow its links."""
-
-
 class Renderer:
     """Renders the pages offered to it; see the module docstring. Call attach() before run()."""
 
@@ -176,13 +159,7 @@ class Renderer:
         self.max_redirects = max_redirects
         self.inspects = policy.mode == AUTO
         self._pages: Pages | None = None
-        self._jobs: collections.deque[RenderJob] = collections.deque()
-        self._bound = max(4, 2 * pool.tabs)
-        self._ready = asyncio.Event()
-        self._space = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._unfinished = 0
+        self._jobs = RenderQueue(max(4, 2 * pool.tabs))
         self._trials: dict[str, RenderJob] = {}
         """The trial renders not finished, by URL: kept with the crawl (state())."""
         self._restored: set[str] = set()
@@ -207,10 +184,7 @@ class Renderer:
             )
             if job.trial:
                 self._trials[item.url] = job
-            while len(self._jobs) >= self._bound:
-                self._space.clear()
-                await self._space.wait()
-            self._push(job)
+            await self._jobs.put(job)
         elif decision.wait and decision.kind is not None:
             job = RenderJob(item, decision.reason or "", decision.kind, late=True, nofollow=nofollow)
             if not self.policy.wait(host_of(item.url), decision.kind, job):
@@ -219,7 +193,7 @@ class Renderer:
     def resume(self, item: QueueItem, reason: str) -> None:
         """Queue the render an interrupted crawl chose but never finished."""
         if item.url not in self._restored:
-            self._push(RenderJob(item, reason))
+            self._jobs.push(RenderJob(item, reason))
 
     def state(self) -> str:
         """What renders taught about each host (render_policy.RenderPolicy.experience), its trials
@@ -231,7 +205,7 @@ class Renderer:
         kept = []
         for host, kind, finished, gains, waiting in self.policy.experience():
             trials = running.get((host, kind), [])
-            kept.append([host, kind, finished, gains, [_job_state(job) for job in (*trials, *waiting)]])
+            kept.append([host, kind, finished, gains, [job_state(job) for job in (*trials, *waiting)]])
         return json.dumps(kept, separators=(",", ":"))
 
     def restore(self, state: str) -> None:
@@ -239,7 +213,7 @@ class Renderer:
         (trials begun again, pages waiting for a verdict rendered once it says so)."""
         try:
             for host, kind, finished, gains, jobs in json.loads(state):
-                restored = [_job_of(kind, kept) for kept in jobs]
+                restored = [job_of(kind, kept) for kept in jobs]
                 trials = [job for job in restored if job.trial]
                 self.policy.adopt(host, kind, finished, gains, len(trials))
                 verdict = self.policy.verdict(host, kind)
@@ -248,23 +222,17 @@ class Renderer:
                     if job.trial:
                         self._trials[job.page.url] = job
                     if job.trial or verdict:
-                        self._push(job)
+                        self._jobs.push(job)
                     elif verdict is None:
                         self.policy.wait(host, kind, job)
         except (ValueError, TypeError, KeyError) as exc:  # a state from another version
             log.warning("the renders' state kept with the crawl cannot be read (%s): trials start again", exc)
 
-    def _push(self, job: RenderJob) -> None:
-        self._unfinished += 1
-        self._idle.clear()
-        self._jobs.append(job)
-        self._ready.set()
-
     def idle(self) -> bool:
-        return self._unfinished == 0
+        return self._jobs.idle()
 
     async def join(self) -> None:
-        await self._idle.wait()
+        await self._jobs.join()
 
     async def run(self) -> None:
         """Render pages in --browser-tabs tabs until cancelled (then the browser is left to close())."""
@@ -274,20 +242,14 @@ class Renderer:
 
     async def _tab(self) -> None:
         while True:
-            while not self._jobs:
-                self._ready.clear()
-                await self._ready.wait()
-            job = self._jobs.popleft()
-            self._space.set()
+            job = await self._jobs.take()
             try:
                 await self._render(job)
             except Exception:  # one bad page must not stop the renders
                 log.exception("error rendering %s", job.page.url)
             finally:
                 self._trials.pop(job.page.url, None)
-                self._unfinished -= 1
-                if self._unfinished == 0:
-                    self._idle.set()
+                self._jobs.done()
 
     async def _render(self, job: RenderJob) -> None:
         pages = self._pages
@@ -369,7 +331,7 @@ class Renderer:
                     else f"{self.policy.trials} trial renders found nothing more, the rest are not rendered",
                 )
             for page in waiting:
-                self._push(page)
+                self._jobs.push(page)
         dom = None
         if rendered is not None and rendered.html is not None:
             dom = RenderedDom(url, datetime.now(UTC), rendered.html, response_id[0], rendered.charset)
@@ -463,21 +425,6 @@ def _next_hop(how: Asked, url: str, target: str) -> Asked:
     client = redirected_client(origin, url, target)
     negotiation = without_origin(how.negotiation) + cors_negotiation(client, target)
     return dataclasses.replace(how, negotiation=negotiation)
-
-
-def _job_state(job: RenderJob) -> list[Any]:
-    """What restore() needs of a render to do: its page, why, whether a trial (and its static links)."""
-    page = job.page
-    static = sorted(job.static_links) if job.trial else []
-    return [page.url, page.depth, page.found_by, page.parent, job.reason, job.nofollow, job.trial, static]
-
-
-def _job_of(kind: str, kept: list[Any]) -> RenderJob:
-    url, depth, found_by, parent, reason, nofollow, trial, static = kept
-    page = QueueItem(str(url), int(depth), 0, found_by=str(found_by), parent=parent)
-    if trial:
-        return RenderJob(page, str(reason), kind, True, frozenset(static), nofollow=bool(nofollow))
-    return RenderJob(page, str(reason), kind, late=True, nofollow=bool(nofollow))
 
 
 @contextlib.asynccontextmanager
