@@ -36,7 +36,7 @@ from archiver.store.rows import (
     ManifestRow,
     MirrorFile,
 )
-from archiver.store.schema import create_tables, has_urls_table
+from archiver.store.schema import create_tables, has_urls_table, read_as_current
 from archiver.urls import absolute_url
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
@@ -107,6 +107,7 @@ class Manifest:
         """
         if readonly:
             db = sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False)
+            read_as_current(db)
             return cls(db)
         try:
             db = sqlite3.connect(str(path), check_same_thread=False)
@@ -144,6 +145,15 @@ class Manifest:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def damage(self, most: int = 5) -> list[str]:
+        """What SQLite's own check finds wrong with the file (pages, records, indexes), at most
+        ``most`` lines; [] when it is whole. Reads every page once."""
+        found = self._db.execute(f"PRAGMA quick_check({int(most)})").fetchall()
+        lines = [line for (text,) in found for line in str(text).splitlines()]
+        if lines == ["ok"]:
+            return []
+        return [line for line in lines if not line.startswith("*** in database")][:most]
 
     def close(self) -> None:
         """Commit and close; safe to call twice."""

@@ -103,7 +103,7 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
             check_manifest(
                 manifest,
                 records,
-                {p.name for p in paths},
+                {p.name: p.stat().st_size for p in paths},
                 scan.damaged,
                 report,
                 snapshot.mirror_dir if check_mirror else None,
@@ -166,6 +166,8 @@ class _MirrorChecks:
             self.stop()
             raise
         self._child.join()
+        if isinstance(outcome, Exception):  # raised there: raised here, said as the command says it
+            raise outcome
         return outcome if isinstance(outcome, Report) else mirror_checks(self.snapshot)
 
     def stop(self) -> None:
@@ -178,7 +180,13 @@ class _MirrorChecks:
 def _run_mirror_checks(snapshot: Snapshot, sender: Any) -> None:
     leave_stop_signals_to_the_parent()
     try:
-        sender.send(mirror_checks(snapshot))
+        outcome: Report | Exception = mirror_checks(snapshot)
+    except Exception as exc:  # a damaged manifest, an unreadable file: the parent says it, once
+        outcome = exc
+    try:
+        sender.send(outcome)
+    except Exception:  # an exception that does not pickle: the parent runs the checks itself
+        sender.send(None)
     finally:
         sender.close()
 
@@ -190,8 +198,14 @@ def _open_manifest(snapshot: Snapshot, report: Report) -> Manifest | None:
     try:
         manifest = Manifest.open(snapshot.manifest_path, readonly=True)
         manifest.count_by("outcome")  # reads the schema: fails now if it is not a manifest
+        damage = manifest.damage()
     except sqlite3.Error as exc:
         report.add(MISSING_MANIFEST, "manifest.sqlite3", f"cannot be read: {exc}")
+        return None
+    if damage:  # its rows cannot be trusted, nor read to their end: the WARC files are checked alone
+        manifest.close()
+        for problem in damage:
+            report.add(MISSING_MANIFEST, "manifest.sqlite3", f"damaged: {problem}")
         return None
     return manifest
 
