@@ -28,6 +28,7 @@ from archiver.store.rows import ManifestRow
 from archiver.store.schema import LATER_COLUMNS
 from archiver.verify import verifier
 from archiver.verify.verifier import verify_snapshot
+from archiver.warc.cdxj import merge_into_index
 
 
 @pytest.fixture(scope="module")
@@ -136,8 +137,9 @@ def edit_row_content_type(root: Path) -> str:
 
 
 def edit_row_offset_to_text(root: Path) -> str:
-    sql(root, "UPDATE urls SET warc_offset = 'abc' WHERE url = ?", row_for(root, "/b").url)
-    return row_for(root, "/b").url
+    url = row_for(root, "/b").url
+    sql(root, "UPDATE urls SET warc_offset = 'abc' WHERE url = ?", url)
+    return url
 
 
 def edit_cdxj_status(root: Path) -> str:
@@ -227,3 +229,104 @@ def test_an_error_in_the_mirror_checks_is_one_line(snap: Path, monkeypatch, capf
     assert (
         err == "archiver: error: the snapshot's manifest cannot be used: database disk image is malformed\n"
     )
+
+
+def write_offset_as_text(root: Path) -> None:
+    edit_row_offset_to_text(root)
+
+
+def write_binary_cdxj_line(root: Path) -> None:
+    index = root / "indexes" / "index.cdxj"
+    index.write_bytes(b"\xff\xfe not text\n" + index.read_bytes())
+
+
+def make_cdxj_a_folder(root: Path) -> None:
+    index = root / "indexes" / "index.cdxj"
+    index.unlink()
+    index.mkdir()
+
+
+COMMANDS_ON_DAMAGE: list[tuple[Callable[[Path], None], list[str], str]] = [
+    (write_offset_as_text, ["mirror", "{snap}"], "the manifest is damaged: in the row of "),
+    (
+        write_offset_as_text,
+        ["export", "{snap}", "--wacz", "{out}"],
+        "warc_offset 'abc' is not a whole number",
+    ),
+    (write_offset_as_text, ["crawl", "--resume", "-o", "{snap}"], "a WARC offset in "),
+    (write_binary_cdxj_line, ["export", "{snap}", "--wacz", "{out}"], "(a line with no file name)"),
+    (make_cdxj_a_folder, ["export", "{snap}", "--wacz", "{out}"], "cannot read {snap}/indexes/index.cdxj"),
+]
+
+
+@pytest.mark.parametrize(
+    ("damage", "argv", "words"),
+    COMMANDS_ON_DAMAGE,
+    ids=[f"{argv[0]}-{damage.__name__}" for damage, argv, _ in COMMANDS_ON_DAMAGE],
+)
+def test_commands_on_a_damaged_snapshot_say_so_in_one_line(
+    snap: Path, tmp_path: Path, damage: Callable[[Path], None], argv: list[str], words: str, capfd
+) -> None:
+    damage(snap)
+    before = files(snap)
+    fill = {"snap": str(snap), "out": str(tmp_path / "out.wacz")}
+    assert cli.main([part.format(**fill) for part in argv]) == 2
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("archiver: error: "), err
+    assert words.format(**fill) in err
+    assert not (tmp_path / "out.wacz").exists()
+    after = files(snap)
+    if argv[0] == "crawl":  # a resume notes its run in crawl.json before it reads the manifest
+        del before[snap / "crawl.json"], after[snap / "crawl.json"]
+    assert after == before
+
+
+def files(root: Path) -> dict[Path, bytes]:
+    """The bytes of each file of the snapshot (of the manifest, its rows), but the lock's."""
+    found = {}
+    for path in root.rglob("*"):
+        if path.name == "manifest.sqlite3":
+            db = sqlite3.connect(path)
+            tables = ("urls", "mirror_files", "crawl_state")  # not a mirror build's scratch tables
+            found[path] = repr(
+                [db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables]
+            ).encode()
+            db.close()
+        elif path.is_file() and not path.name.endswith((".lock", "-shm", "-wal")):
+            found[path] = path.read_bytes()
+    return found
+
+
+def test_a_line_of_the_index_that_is_not_text_is_merged_unchanged(tmp_path: Path) -> None:
+    """A resumed crawl folds its new lines into an index damaged since: it ends, and the damaged
+    line is kept as it was, for verify to name."""
+    index, pending = tmp_path / "index.cdxj", tmp_path / "index.cdxj.pending"
+    index.write_bytes(b"a 1 {}\n\xff\xfe not text\n")
+    pending.write_bytes(b"b 2 {}\n")
+    assert merge_into_index(pending, index) == 3
+    assert index.read_bytes() == b"a 1 {}\nb 2 {}\n\xff\xfe not text\n"
+
+
+def test_a_killed_crawl_is_incomplete_and_resumable_not_corrupt(snap: Path, capsys) -> None:
+    """What a kill leaves: URLs still queued, index lines not merged yet, a record cut short past
+    the last commit. Verify says the crawl is incomplete and resumable, and finds nothing corrupt."""
+    last = sorted((snap / "warc").iterdir())[-1]
+    with Manifest.open(snap / "manifest.sqlite3", readonly=True) as manifest:
+        url = max((row.warc_offset or 0, row.url) for row in manifest.rows() if row.warc_file == last.name)[1]
+    # Its record was written, its row not committed: the crawl fetches it again.
+    sql(snap, "UPDATE urls SET outcome = 'queued', warc_file = NULL, warc_offset = NULL WHERE url = ?", url)
+    index = snap / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines(keepends=True)
+    (snap / "indexes" / "index.cdxj.pending").write_text("".join(lines[-3:]))
+    index.write_text("".join(lines[:-3]))
+    member = gzip.compress(b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 900\r\n\r\n" + b"x" * 900)
+    with open(last, "ab") as warc:
+        warc.write(member[: len(member) // 2])
+    assert cli.main(["verify", str(snap), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["resumable"] is True
+    assert set(report["problems"]) == {"unfinished_crawl", "crash_tail"}, report["problems"]
+    assert report["problems"]["crash_tail"]["count"] == 2  # the record not committed, the one cut
+    assert cli.main(["verify", str(snap)]) == 1
+    headline = capsys.readouterr().out.splitlines()[0]
+    assert headline.startswith(f"{snap}: incomplete, resumable: 1 URL still queued (continue it with: ")

@@ -111,7 +111,8 @@ class LinkCheck:
         manifest, report = self.manifest, self.report
         for row in manifest.rows(where=f"outcome IN ('{QUEUED}', '{REDIRECTED}')"):
             if row.outcome == QUEUED:
-                report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by} on {row.parent}")
+                found_on = f" on {row.parent}" if row.parent else ""
+                report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by}{found_on}")
             else:
                 _check_redirect(row, manifest, report)
         # Cut on purpose at --max-file-size ("length") is declared; any other cut is the

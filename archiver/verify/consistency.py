@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from archiver.content import mime_type
@@ -14,6 +14,7 @@ from archiver.verify.integrity import Records
 from archiver.verify.report import (
     BAD_ROW,
     CDXJ_MISMATCH,
+    CRASH_TAIL,
     MISSING_CAPTURE,
     MISSING_MIRROR_FILE,
     MISSING_REASON,
@@ -33,12 +34,14 @@ def check_manifest(
     damaged: set[tuple[str, int]],
     report: Report,
     mirror_dir: Path | None,
+    left_by_a_kill: Callable[[str, int], bool] = lambda _file, _offset: False,
 ) -> None:
     """Every row's facts hold: its WARC record, its reason, its mirrored file.
 
     ``warc_sizes``: the size of each WARC file there is, by name. ``damaged`` locations were
     reported by the integrity check already.
-    ``mirror_dir`` None skips the mirrored files.
+    ``mirror_dir`` None skips the mirrored files. ``left_by_a_kill(file, offset)``: whether a
+    record is past the last commit of a stopped crawl (a crash_tail, not an unlisted record).
     """
     mirror_root = mirror_dir.resolve() if mirror_dir is not None else None
     for row in manifest.rows():
@@ -64,8 +67,9 @@ def check_manifest(
         found = manifest.get(page or entry.url)
         if found is None or not (found.dom_warc_file if page else found.warc_file):
             state = "no row" if found is None else f"its row ({found.outcome}) names no record"
+            kill = left_by_a_kill(entry.file, entry.offset)
             report.add(
-                UNLISTED_RECORD,
+                CRASH_TAIL if kill else UNLISTED_RECORD,
                 f"{entry.file}@{entry.offset}",
                 f"{entry.record_type} for {entry.url}: {state}",
             )
@@ -157,15 +161,21 @@ def _check_local_path(row: ManifestRow, mirror_dir: Path, mirror_root: Path, rep
         report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")
 
 
-def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]], report: Report) -> None:
+def check_cdxj(
+    path: Path, records: Records, damaged: set[tuple[str, int]], report: Report, pending: Path | None = None
+) -> None:
     """Every CDXJ line points at its record, and every response and revisit has its line, but
     a 304's revisit (server-not-modified), which the crawl leaves out of the index (see
     crawling.writer: replay plays the capture it confirmed instead).
 
-    Lines pointing at ``damaged`` records are not reported again.
+    Lines pointing at ``damaged`` records are not reported again. ``pending``: the lines of an
+    interrupted crawl not merged into the index yet (unsorted; those of records a crash cut
+    short are dropped by its resume, so they are not reported either).
     """
+    if pending is not None and pending.is_file():
+        _check_pending(pending, records)
     if not path.is_file():
-        if records:
+        if next(records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"), None):
             report.add(CDXJ_MISMATCH, "indexes/index.cdxj", "the index is missing")
         return
     previous = ""
@@ -190,6 +200,14 @@ def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]], repo
             f"{entry.file}@{entry.offset}",
             f"no CDXJ line for the {entry.record_type} of {entry.url}",
         )
+
+
+def _check_pending(path: Path, records: Records) -> None:
+    """Mark the records the pending lines of an interrupted crawl index."""
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if line.endswith("\n") and line.strip():
+                _check_cdxj_line(line.rstrip("\n"), records, set())
 
 
 def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]]) -> str | None:

@@ -24,6 +24,7 @@ from archiver.verify.earlier import EarlierRecords
 from archiver.verify.record_index import RecordEntry, RecordIndex
 from archiver.verify.report import (
     CORRUPT_GZIP,
+    CRASH_TAIL,
     DANGLING_REVISIT,
     DIGEST_MISMATCH,
     DUPLICATE_RECORD_ID,
@@ -110,6 +111,10 @@ class WarcScan:
         self._name = ""
         self.earlier: EarlierRecords | None = None
         """Where revisits of a re-archive are followed when their original is not here."""
+        self.last_committed: Callable[[str], int | None] | None = None
+        """For a crawl that was stopped or killed: the offset of the last record its manifest
+        names in a WARC file. A record cut short past it is what the kill left, which a resume
+        sets aside: reported as such (crash_tail), not as damage."""
 
     def scan(self, paths: Iterable[Path]) -> None:
         """Check every file, then what spans files (pairs, revisits)."""
@@ -146,7 +151,11 @@ class WarcScan:
                             )
                         resyncing = True
                         continue
-                    if not resyncing:
+                    if not resyncing and self.left_by_a_kill(name, exc.offset):
+                        self.report.add(
+                            CRASH_TAIL, f"{name}@{exc.offset}", f"{exc.why}, past its last commit"
+                        )
+                    elif not resyncing:
                         self.report.add(
                             TORN_FILE, f"{name}@{exc.offset}", f"{exc.why}: its last record is cut short"
                         )
@@ -161,6 +170,13 @@ class WarcScan:
                         return
                 except _StopFile:
                     return
+
+    def left_by_a_kill(self, name: str, offset: int) -> bool:
+        """Whether the record at ``offset`` of ``name`` is past the last commit of a stopped crawl."""
+        if self.last_committed is None:
+            return False
+        last = self.last_committed(name)
+        return last is None or offset > last
 
     def _scan_member(self, stream: MemberStream, name: str) -> bool:
         """Check the records of one gzip member; True if they all parsed."""

@@ -78,6 +78,11 @@ MISSING_SETTINGS = _kind(
 UNFINISHED_CRAWL = _kind(
     "unfinished_crawl", COMPLETENESS, "URL still queued: the crawl was interrupted (use crawl --resume)"
 )
+CRASH_TAIL = _kind(
+    "crash_tail",
+    COMPLETENESS,
+    "record a stopped crawl was writing, cut short past its last commit (crawl --resume sets it aside)",
+)
 UNMERGED_NODE = _kind(
     "unmerged_node",
     CONSISTENCY,
@@ -164,10 +169,17 @@ class Report:
         """True when no problem was found."""
         return not self.counts
 
+    @property
+    def resumable(self) -> bool:
+        """True when the crawl was stopped (or killed) with URLs still queued: incomplete, and
+        crawl --resume continues it."""
+        return UNFINISHED_CRAWL in self.counts
+
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready values."""
         return {
             "ok": self.ok,
+            "resumable": self.resumable,
             "checks": list(self.checks),
             "problem_count": sum(self.counts.values()),
             "problems": {
@@ -193,6 +205,15 @@ class Report:
         checked = ", ".join(self.checks)
         if self.ok:
             lines.append(f"{snapshot}: OK, complete and intact ({checked} checked)")
+        elif self.resumable:
+            queued = self.counts[UNFINISHED_CRAWL]
+            other = sum(self.counts.values()) - queued - self.counts[CRASH_TAIL]
+            lines.append(
+                f"{snapshot}: incomplete, resumable: {queued} URL{'s' if queued != 1 else ''} still queued "
+                f"(continue it with: archiver crawl --resume {snapshot})"
+                + (f"; and {other} other problem{'s' if other != 1 else ''} found" if other else "")
+                + f" ({checked} checked)"
+            )
         else:
             total = sum(self.counts.values())
             lines.append(f"{snapshot}: {total} problem{'s' if total != 1 else ''} found ({checked} checked)")
