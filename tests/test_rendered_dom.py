@@ -105,7 +105,7 @@ def _verify(root, mirror=False):
     with RecordIndex() as records, Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
         scan = WarcScan(report, records)
         scan.scan(warc_files(root / "warc"))
-        names = {path.name for path in warc_files(root / "warc")}
+        names = {path.name: path.stat().st_size for path in warc_files(root / "warc")}
         check_manifest(
             manifest, scan.records, names, scan.damaged, report, root / "mirror" if mirror else None
         )

@@ -26,6 +26,7 @@ import contextlib
 import errno
 import hashlib
 import heapq
+import io
 import itertools
 import json
 import os
@@ -48,7 +49,7 @@ from archiver.stop_signals import obey
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
-from archiver.warc.cdxj import write_sorted
+from archiver.warc.cdxj import KEEP_BYTES, write_sorted
 from archiver.warc.files import SUFFIX
 
 WACZ_VERSION = "1.1.1"
@@ -268,14 +269,15 @@ def _cdxj_lines(snapshot: Snapshot, copied: Path | None = None) -> Iterator[Iter
         parts: list[Iterable[str]] = []
         for path in (snapshot.cdxj_path, pending):
             if path.exists():
-                parts.append(stack.enter_context(open(path, encoding="utf-8")))
+                text = io.TextIOWrapper(_read(path), encoding="utf-8", errors=KEEP_BYTES)
+                parts.append(stack.enter_context(text))
         lines: Iterable[str] = itertools.chain.from_iterable(parts)
         if pending.exists():
             merged = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "index.cdxj"
             write_sorted((line.rstrip("\n") for line in lines if line.strip()), merged)
-            lines = stack.enter_context(open(merged, encoding="utf-8"))
+            lines = stack.enter_context(open(merged, encoding="utf-8", errors=KEEP_BYTES))
         if copied is not None:
-            lines = heapq.merge(lines, stack.enter_context(open(copied, encoding="utf-8")))
+            lines = heapq.merge(lines, stack.enter_context(open(copied, encoding="utf-8", errors=KEEP_BYTES)))
         yield (line.rstrip("\n") for line in lines if line.strip())
 
 
@@ -284,9 +286,11 @@ def _counted(lines: Iterator[str], summary: WaczSummary, named: set[str]) -> Ite
     for line in lines:
         summary.captures += 1
         try:
+            line.encode("utf-8")  # bytes that are not text: the index is damaged
             named.add(str(json.loads(line.split(" ", 2)[2])["filename"]))
-        except (IndexError, KeyError, TypeError, ValueError):
+        except (IndexError, KeyError, TypeError, ValueError):  # UnicodeEncodeError is a ValueError
             named.add("")  # a line no replay tool can follow
+            continue
         yield line
 
 

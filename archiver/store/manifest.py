@@ -36,7 +36,7 @@ from archiver.store.rows import (
     ManifestRow,
     MirrorFile,
 )
-from archiver.store.schema import create_tables, has_urls_table
+from archiver.store.schema import create_tables, has_urls_table, read_as_current
 from archiver.urls import absolute_url
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
@@ -67,11 +67,36 @@ _INSERT_NEW = (
 _TRUNCATED = FIELDS.index("truncated")
 
 
-def _row(values: Sequence[Any]) -> ManifestRow:
-    """The ManifestRow of ``values``, the columns of FIELDS in order."""
+_NUMBERS = tuple(i for i, f in enumerate(dataclasses.fields(ManifestRow)) if str(f.type).startswith("int"))
+_TEXTS = tuple(i for i, f in enumerate(dataclasses.fields(ManifestRow)) if str(f.type).startswith("str"))
+
+
+def _row(values: Sequence[Any], checked: bool = True) -> ManifestRow:
+    """The ManifestRow of ``values``, the columns of FIELDS in order.
+
+    ``checked``: SnapshotError if a value is not of its field's type (SQLite keeps what a
+    column is given: a manifest edited by hand may hold text for an offset), rather than a
+    row that fails far from here; verify reads them unchecked, to report each.
+    """
     fields = list(values)
     fields[_TRUNCATED] = bool(fields[_TRUNCATED])  # SQLite keeps the flag as 0 or 1
-    return ManifestRow(*fields)
+    row = ManifestRow(*fields)
+    if checked and (
+        any(fields[i] is not None and type(fields[i]) is not int for i in _NUMBERS)
+        or any(fields[i] is not None and type(fields[i]) is not str for i in _TEXTS)
+    ):
+        raise SnapshotError(
+            f"the manifest is damaged: in the row of {row.url!r}, {'; '.join(row.wrong_types())} "
+            "(archiver verify lists what else is)"
+        )
+    return row
+
+
+def _offset(found: Any, what: str) -> int | None:
+    """``found`` (a WARC offset read from the manifest), or SnapshotError if it is no number."""
+    if found is not None and type(found) is not int:
+        raise SnapshotError(f"the manifest is damaged: a {what} is {found!r}, not a whole number")
+    return found
 
 
 def _selected(present: set[str]) -> str:
@@ -97,6 +122,8 @@ class Manifest:
         present = {info[1] for info in connection.execute("PRAGMA table_info(urls)")}
         self._selected = _selected(present) if present else _selected(set(FIELDS))
         self._select = f"SELECT {self._selected} FROM urls"
+        self.checks_types = True
+        """Whether a row with a value of the wrong type raises SnapshotError (see _row)."""
 
     @classmethod
     def open(cls, path: str | Path, *, readonly: bool = False, existing: bool = False) -> Manifest:
@@ -107,6 +134,7 @@ class Manifest:
         """
         if readonly:
             db = sqlite3.connect(readonly_uri(path), uri=True, check_same_thread=False)
+            read_as_current(db)
             return cls(db)
         try:
             db = sqlite3.connect(str(path), check_same_thread=False)
@@ -144,6 +172,15 @@ class Manifest:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def damage(self, most: int = 5) -> list[str]:
+        """What SQLite's own check finds wrong with the file (pages, records, indexes), at most
+        ``most`` lines; [] when it is whole. Reads every page once."""
+        found = self._db.execute(f"PRAGMA quick_check({int(most)})").fetchall()
+        lines = [line for (text,) in found for line in str(text).splitlines()]
+        if lines == ["ok"]:
+            return []
+        return [line for line in lines if not line.startswith("*** in database")][:most]
 
     def close(self) -> None:
         """Commit and close; safe to call twice."""
@@ -224,7 +261,7 @@ class Manifest:
 
     def get(self, url: str) -> ManifestRow | None:
         found = self._db.execute(f"{self._select} WHERE url = ?", (url,)).fetchone()
-        return _row(found) if found else None
+        return _row(found, self.checks_types) if found else None
 
     def rows(
         self, outcome: str | None = None, where: str = "", limit: int | None = None
@@ -246,7 +283,7 @@ class Manifest:
         bound = f" LIMIT {int(limit)}" if limit is not None else ""
         cursor = self._db.execute(f"{self._select}{clause} ORDER BY url{bound}", parameters)
         for found in cursor:
-            yield _row(found)
+            yield _row(found, self.checks_types)
 
     def capture_at(self, warc_file: str, offset: int) -> ManifestRow | None:
         """The row whose response or revisit record is at ``offset`` of ``warc_file``, if any."""
@@ -254,7 +291,7 @@ class Manifest:
             f"SELECT {self._selected} FROM urls WHERE warc_file = ? AND warc_offset = ? LIMIT 1",
             (warc_file, offset),
         ).fetchone()
-        return _row(found) if found else None
+        return _row(found, self.checks_types) if found else None
 
     def has_capture_at(self, warc_file: str, offset: int) -> bool:
         """True if a row names the record at ``offset`` of ``warc_file`` as its capture or its DOM."""
@@ -275,14 +312,14 @@ class Manifest:
         found = self._db.execute(
             "SELECT MAX(warc_offset) FROM urls WHERE warc_file = ?", (warc_file,)
         ).fetchone()
-        return found[0] if found else None
+        return _offset(found[0], f"WARC offset in {warc_file}") if found else None
 
     def last_dom_offset(self, warc_file: str) -> int | None:
         """Offset of the last rendered-DOM record a row names in ``warc_file``."""
         found = self._db.execute(
             "SELECT MAX(dom_warc_offset) FROM urls WHERE dom_warc_file = ?", (warc_file,)
         ).fetchone()
-        return found[0] if found else None
+        return _offset(found[0], f"rendered DOM's WARC offset in {warc_file}") if found else None
 
     def captures_by_path(self, plan: str, where: str = "1") -> Iterator[tuple[ManifestRow, str]]:
         """Rows planned in table ``plan`` (url, path...), with their path, in path order.
@@ -296,7 +333,7 @@ class Manifest:
             f"WHERE {where} ORDER BY {plan}.path"
         )
         for found in cursor:
-            yield _row(found[:-1]), found[-1]
+            yield _row(found[:-1], self.checks_types), found[-1]
 
     def captures(self) -> Iterator[ManifestRow]:
         """Rows whose response or revisit record is in a WARC file, in WARC order."""
@@ -304,7 +341,7 @@ class Manifest:
             f"{self._select} WHERE warc_file IS NOT NULL ORDER BY warc_file, warc_offset"
         )
         for found in cursor:
-            yield _row(found)
+            yield _row(found, self.checks_types)
 
     def first_capture(self, digest: str, other_than: str = "") -> tuple[str, str] | None:
         """URL and WARC-Date of a whole, non-empty response record whose payload is ``digest``

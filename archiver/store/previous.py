@@ -23,31 +23,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from warcio.exceptions import ArchiveLoadFailed
-from warcio.statusandheaders import StatusAndHeadersParserException
-
 from archiver.errors import SnapshotError, UnsafePathError, WarcDamage
 from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.files import PayloadIndex
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import PARSE_ERRORS, WarcReader
 from archiver.warc.records import NOT_MODIFIED_PROFILE, sha1_digest
 
 MAX_DEPTH = 16
 """Previous snapshots followed at most (a chain of re-archives, or a loop of them)."""
 SPOOL_IN_MEMORY = 1024 * 1024
 CHUNK = 256 * 1024
-READ_ERRORS = (
-    OSError,
-    UnsafePathError,
-    WarcDamage,
-    ArchiveLoadFailed,
-    StatusAndHeadersParserException,
-    EOFError,
-    ValueError,
-)
+READ_ERRORS = (OSError, UnsafePathError, WarcDamage, *PARSE_ERRORS)
 """What reading a record of a previous snapshot may raise: it is missing, damaged or not a record."""
 
 

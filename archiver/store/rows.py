@@ -7,7 +7,7 @@ keeps the rows is store/manifest.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 QUEUED = "queued"
 FETCHED = "fetched"
@@ -81,6 +81,25 @@ class ManifestRow:
     """For a queued URL: what its queue item carries that the row does not tell (its referrer
     policy, Accept, a redirect's chain...; frontier.request_facts), so a resumed crawl asks for
     it as the crawl that met it would have. None for most (and once it is done)."""
+
+    def wrong_types(self) -> list[str]:
+        """What of the row is not of its field's type (SQLite keeps whatever a column is given:
+        a row edited by hand may hold text for a number), one line each; [] when all is.
+
+        >>> ManifestRow("http://h/", "seed", 0, FETCHED, warc_offset="12a").wrong_types()
+        ["warc_offset '12a' is not a whole number"]
+        """
+        wrong = []
+        for field in fields(self):
+            value = getattr(self, field.name)
+            kind = str(field.type)
+            if value is None or kind == "bool":
+                continue
+            if kind.startswith("int") and (not isinstance(value, int) or isinstance(value, bool)):
+                wrong.append(f"{field.name} {value!r} is not a whole number")
+            elif kind.startswith("str") and not isinstance(value, str):
+                wrong.append(f"{field.name} {value!r} is not text")
+        return wrong
 
     @property
     def render_pending(self) -> bool:

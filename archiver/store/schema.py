@@ -75,6 +75,17 @@ def create_tables(db: sqlite3.Connection) -> None:
     )
 
 
+def read_as_current(db: sqlite3.Connection) -> None:
+    """Let a read-only connection read a manifest written before the later columns as a current
+    one: a temporary view named urls (found before the file's own table) adds each missing
+    column as NULL, so every query reads it unchanged. The file is not written."""
+    present = {info[1] for info in db.execute("PRAGMA table_info(urls)")}
+    missing = [name for name in LATER_COLUMNS if name not in present]
+    if present and missing:
+        added = ", ".join(f"NULL AS {name}" for name in missing)
+        db.execute(f"CREATE TEMP VIEW urls AS SELECT *, {added} FROM main.urls")
+
+
 def has_table(db: sqlite3.Connection, name: str) -> bool:
     """Whether ``db`` holds a table called ``name``."""
     found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))

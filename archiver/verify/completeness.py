@@ -35,7 +35,7 @@ from archiver.store.manifest import Manifest, seed_failure
 from archiver.store.previous import Previous
 from archiver.store.referrers import referrer_encoding, referrer_key
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
-from archiver.verify.integrity import PARSE_ERRORS, Records
+from archiver.verify.integrity import Records
 from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (
     CUT_BODY,
@@ -46,7 +46,7 @@ from archiver.verify.report import (
     Report,
 )
 from archiver.warc.dom import CHARSET_FIELD, DOM_CONTENT_TYPE
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import PARSE_ERRORS, WarcReader
 from archiver.warc.records import NOT_MODIFIED_PROFILE
 
 RECORDED_CACHE = 1 << 16
@@ -111,7 +111,8 @@ class LinkCheck:
         manifest, report = self.manifest, self.report
         for row in manifest.rows(where=f"outcome IN ('{QUEUED}', '{REDIRECTED}')"):
             if row.outcome == QUEUED:
-                report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by} on {row.parent}")
+                found_on = f" on {row.parent}" if row.parent else ""
+                report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by}{found_on}")
             else:
                 _check_redirect(row, manifest, report)
         # Cut on purpose at --max-file-size ("length") is declared; any other cut is the

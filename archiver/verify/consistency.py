@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from archiver.content import mime_type
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import surt
 from archiver.verify.integrity import Records
 from archiver.verify.report import (
+    BAD_ROW,
     CDXJ_MISMATCH,
+    CRASH_TAIL,
     MISSING_CAPTURE,
     MISSING_MIRROR_FILE,
     MISSING_REASON,
@@ -26,28 +30,35 @@ from archiver.warc.dom import dom_target, page_of
 def check_manifest(
     manifest: Manifest,
     records: Records,
-    warc_names: set[str],
+    warc_sizes: Mapping[str, int],
     damaged: set[tuple[str, int]],
     report: Report,
     mirror_dir: Path | None,
+    left_by_a_kill: Callable[[str, int], bool] = lambda _file, _offset: False,
 ) -> None:
     """Every row's facts hold: its WARC record, its reason, its mirrored file.
 
-    ``damaged`` locations were reported by the integrity check already.
-    ``mirror_dir`` None skips the mirrored files.
+    ``warc_sizes``: the size of each WARC file there is, by name. ``damaged`` locations were
+    reported by the integrity check already.
+    ``mirror_dir`` None skips the mirrored files. ``left_by_a_kill(file, offset)``: whether a
+    record is past the last commit of a stopped crawl (a crash_tail, not an unlisted record).
     """
     mirror_root = mirror_dir.resolve() if mirror_dir is not None else None
     for row in manifest.rows():
         report.stats["manifest rows"] += 1
+        wrong = row.wrong_types()
+        if wrong:  # what it says cannot be looked up: said once, as it is
+            report.add(BAD_ROW, row.url, "; ".join(wrong))
+            continue
         if row.outcome in (SKIPPED, FAILED) and not row.reason:
             report.add(MISSING_REASON, row.url, f"{row.outcome} with no reason")
         if row.outcome in (FETCHED, REDIRECTED) and not row.warc_file:
             report.add(MISSING_CAPTURE, row.url, f"{row.outcome} (status {row.status})")
         if row.warc_file:
-            _check_location(row, records, warc_names, damaged, report)
+            _check_location(row, records, warc_sizes, damaged, report)
             records.claim((row.warc_file, row.warc_offset or 0))
         if row.dom_warc_file:
-            _check_dom_location(row, records, warc_names, damaged, report)
+            _check_dom_location(row, records, warc_sizes, damaged, report)
             records.claim((row.dom_warc_file, row.dom_warc_offset or 0))
         if row.local_path and mirror_dir is not None and mirror_root is not None:
             _check_local_path(row, mirror_dir, mirror_root, report)
@@ -56,19 +67,24 @@ def check_manifest(
         found = manifest.get(page or entry.url)
         if found is None or not (found.dom_warc_file if page else found.warc_file):
             state = "no row" if found is None else f"its row ({found.outcome}) names no record"
+            kill = left_by_a_kill(entry.file, entry.offset)
             report.add(
-                UNLISTED_RECORD,
+                CRASH_TAIL if kill else UNLISTED_RECORD,
                 f"{entry.file}@{entry.offset}",
                 f"{entry.record_type} for {entry.url}: {state}",
             )
 
 
 def _check_location(
-    row: ManifestRow, records: Records, warc_names: set[str], damaged: set[tuple[str, int]], report: Report
+    row: ManifestRow,
+    records: Records,
+    warc_sizes: Mapping[str, int],
+    damaged: set[tuple[str, int]],
+    report: Report,
 ) -> None:
     assert row.warc_file is not None
     where = f"{row.url} -> {row.warc_file}@{row.warc_offset}"
-    if row.warc_file not in warc_names:
+    if row.warc_file not in warc_sizes:
         report.add(MISSING_WARC_FILE, where, f"warc/{row.warc_file} does not exist")
         return
     key = (row.warc_file, row.warc_offset or 0)
@@ -76,7 +92,9 @@ def _check_location(
         return
     entry = records.get(key)
     if entry is None:
-        report.add(WRONG_LOCATION, where, "no response or revisit record starts there")
+        report.add(
+            WRONG_LOCATION, where, _nothing_at(key[1], warc_sizes[row.warc_file], "response or revisit")
+        )
         return
     wrong = []
     if entry.url != row.url:
@@ -87,17 +105,26 @@ def _check_location(
         wrong.append(f"record length {entry.length} is not {row.warc_length}")
     if row.record_type and entry.record_type != row.record_type:
         wrong.append(f"record is a {entry.record_type}, not a {row.record_type}")
+    # A 304's revisit holds the 304 itself; its row, the response it confirmed.
+    if row.status is not None and entry.status not in (None, 304) and entry.status != row.status:
+        wrong.append(f"record's HTTP status {entry.status} is not {row.status}")
+    if row.content_type and entry.mime and mime_type(row.content_type) != entry.mime:
+        wrong.append(f"record's content type {entry.mime} is not {row.content_type}")
     if wrong:
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
 
 
 def _check_dom_location(
-    row: ManifestRow, records: Records, warc_names: set[str], damaged: set[tuple[str, int]], report: Report
+    row: ManifestRow,
+    records: Records,
+    warc_sizes: Mapping[str, int],
+    damaged: set[tuple[str, int]],
+    report: Report,
 ) -> None:
     """The row's rendered DOM is a resource record for urn:dom:<its URL>, where the row says."""
     assert row.dom_warc_file is not None
     where = f"{row.url} (rendered DOM) -> {row.dom_warc_file}@{row.dom_warc_offset}"
-    if row.dom_warc_file not in warc_names:
+    if row.dom_warc_file not in warc_sizes:
         report.add(MISSING_WARC_FILE, where, f"warc/{row.dom_warc_file} does not exist")
         return
     key = (row.dom_warc_file, row.dom_warc_offset or 0)
@@ -105,7 +132,7 @@ def _check_dom_location(
         return
     entry = records.get(key)
     if entry is None or entry.record_type != "resource":
-        report.add(WRONG_LOCATION, where, "no resource record starts there")
+        report.add(WRONG_LOCATION, where, _nothing_at(key[1], warc_sizes[row.dom_warc_file], "resource"))
         return
     wrong = []
     if entry.url != dom_target(row.url):
@@ -114,6 +141,13 @@ def _check_dom_location(
         wrong.append(f"record length {entry.length} is not {row.dom_warc_length}")
     if wrong:
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
+
+
+def _nothing_at(offset: int, size: int, kind: str) -> str:
+    """Why no record of ``kind`` is found at ``offset`` of a file of ``size`` bytes."""
+    if offset >= size:
+        return f"the file ends at {size} bytes, before this record: it was cut short"
+    return f"no {kind} record starts there"
 
 
 def _check_local_path(row: ManifestRow, mirror_dir: Path, mirror_root: Path, report: Report) -> None:
@@ -127,15 +161,21 @@ def _check_local_path(row: ManifestRow, mirror_dir: Path, mirror_root: Path, rep
         report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")
 
 
-def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]], report: Report) -> None:
+def check_cdxj(
+    path: Path, records: Records, damaged: set[tuple[str, int]], report: Report, pending: Path | None = None
+) -> None:
     """Every CDXJ line points at its record, and every response and revisit has its line, but
     a 304's revisit (server-not-modified), which the crawl leaves out of the index (see
     crawling.writer: replay plays the capture it confirmed instead).
 
-    Lines pointing at ``damaged`` records are not reported again.
+    Lines pointing at ``damaged`` records are not reported again. ``pending``: the lines of an
+    interrupted crawl not merged into the index yet (unsorted; those of records a crash cut
+    short are dropped by its resume, so they are not reported either).
     """
+    if pending is not None and pending.is_file():
+        _check_pending(pending, records)
     if not path.is_file():
-        if records:
+        if next(records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"), None):
             report.add(CDXJ_MISMATCH, "indexes/index.cdxj", "the index is missing")
         return
     previous = ""
@@ -160,6 +200,14 @@ def check_cdxj(path: Path, records: Records, damaged: set[tuple[str, int]], repo
             f"{entry.file}@{entry.offset}",
             f"no CDXJ line for the {entry.record_type} of {entry.url}",
         )
+
+
+def _check_pending(path: Path, records: Records) -> None:
+    """Mark the records the pending lines of an interrupted crawl index."""
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if line.endswith("\n") and line.strip():
+                _check_cdxj_line(line.rstrip("\n"), records, set())
 
 
 def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]]) -> str | None:
@@ -190,4 +238,6 @@ def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]])
         wrong.append(f"digest {fields.get('digest')} is not {entry.payload_digest}")
     if entry.length and length != entry.length:
         wrong.append(f"length {length} is not {entry.length}")
+    if entry.status is not None and fields.get("status", str(entry.status)) != str(entry.status):
+        wrong.append(f"status {fields.get('status')} is not the record's {entry.status}")
     return "; ".join(wrong) or None

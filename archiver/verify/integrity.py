@@ -13,9 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecordLoader
-from warcio.statusandheaders import StatusAndHeadersParserException
 
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
@@ -26,6 +24,7 @@ from archiver.verify.earlier import EarlierRecords
 from archiver.verify.record_index import RecordEntry, RecordIndex
 from archiver.verify.report import (
     CORRUPT_GZIP,
+    CRASH_TAIL,
     DANGLING_REVISIT,
     DIGEST_MISMATCH,
     DUPLICATE_RECORD_ID,
@@ -36,14 +35,13 @@ from archiver.verify.report import (
     UNREADABLE_RECORD,
     Report,
 )
-from archiver.warc.reader import CHUNK, MemberStream, Source, is_gzipped
+from archiver.warc.reader import CHUNK, PARSE_ERRORS, MemberStream, Source, is_gzipped, member_end
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
 TARGETED_TYPES = frozenset({"response", "request", "revisit", "resource"})
 REVISIT_HEADERS = ("WARC-Payload-Digest", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date")
 RECORD_END = b"\r\n\r\n"
-PARSE_ERRORS = (ArchiveLoadFailed, StatusAndHeadersParserException, EOFError, ValueError)
 
 
 Records = RecordIndex
@@ -62,6 +60,21 @@ def warc_files(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(WARC_SUFFIXES))
+
+
+def _parse_error(exc: Exception) -> str:
+    """What a parse error says, in one line (warcio raises some with no message: their kind then)."""
+    text = str(exc).strip()
+    if isinstance(exc, AttributeError | TypeError):  # warcio tripped over what it did not expect
+        return f"its headers are damaged (a mandatory one missing or cut): {text}"[:200]
+    if not text:
+        return "the record ends before its headers do" if isinstance(exc, EOFError) else type(exc).__name__
+    return text.splitlines()[0][:200]
+
+
+def _members_follow(source: Source, path: Path, offset: int) -> bool:
+    """Whether a whole gzip member starts after ``offset`` (``source`` is moved to it if so)."""
+    return source.seek_next_member(offset + 1) and member_end(path, source.position, 1) is not None
 
 
 class _StopFile(Exception):
@@ -98,6 +111,10 @@ class WarcScan:
         self._name = ""
         self.earlier: EarlierRecords | None = None
         """Where revisits of a re-archive are followed when their original is not here."""
+        self.last_committed: Callable[[str], int | None] | None = None
+        """For a crawl that was stopped or killed: the offset of the last record its manifest
+        names in a WARC file. A record cut short past it is what the kill left, which a resume
+        sets aside: reported as such (crash_tail), not as damage."""
 
     def scan(self, paths: Iterable[Path]) -> None:
         """Check every file, then what spans files (pairs, revisits)."""
@@ -123,7 +140,22 @@ class WarcScan:
                         resyncing = False
                 except TornFile as exc:
                     self.damaged.add((name, exc.offset))
-                    if not resyncing:
+                    if gzipped and _members_follow(source, path, exc.offset):
+                        # Its header or data swallowed the members after it: damage, not a cut.
+                        if not resyncing:
+                            self.report.add(
+                                CORRUPT_GZIP,
+                                f"{name}@{exc.offset}",
+                                "gzip member runs past the whole members after it: its header or "
+                                "data is damaged",
+                            )
+                        resyncing = True
+                        continue
+                    if not resyncing and self.left_by_a_kill(name, exc.offset):
+                        self.report.add(
+                            CRASH_TAIL, f"{name}@{exc.offset}", f"{exc.why}, past its last commit"
+                        )
+                    elif not resyncing:
                         self.report.add(
                             TORN_FILE, f"{name}@{exc.offset}", f"{exc.why}: its last record is cut short"
                         )
@@ -139,6 +171,13 @@ class WarcScan:
                 except _StopFile:
                     return
 
+    def left_by_a_kill(self, name: str, offset: int) -> bool:
+        """Whether the record at ``offset`` of ``name`` is past the last commit of a stopped crawl."""
+        if self.last_committed is None:
+            return False
+        last = self.last_committed(name)
+        return last is None or offset > last
+
     def _scan_member(self, stream: MemberStream, name: str) -> bool:
         """Check the records of one gzip member; True if they all parsed."""
         gzipped = stream.compressed
@@ -151,7 +190,7 @@ class WarcScan:
             except PARSE_ERRORS as exc:
                 if not gzipped and stream.at_end():
                     raise TornFile(offset, "file ends inside a record") from None
-                self.report.add(UNREADABLE_RECORD, where, str(exc).strip().splitlines()[0][:200])
+                self.report.add(UNREADABLE_RECORD, where, _parse_error(exc))
                 return self._give_up(stream, offset)
             headers = record.rec_headers
             url = headers.get_header("WARC-Target-URI") or ""

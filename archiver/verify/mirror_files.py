@@ -11,6 +11,7 @@ costs (SHA-256 runs at several hundred MB/s a core).
 from __future__ import annotations
 
 import itertools
+import os
 import sqlite3
 from pathlib import Path
 
@@ -37,6 +38,7 @@ _UNMIRRORED = (
     "AND warc_offset IS NOT NULL AND (local_path IS NULL OR local_path = '') ORDER BY url"
 )
 """Captures the mirror has a file of (mirror.build.is_mirrored) that have no local path."""
+_RECORDED = "SELECT 1 FROM mirror_files WHERE path = ?"
 
 
 def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> None:
@@ -58,7 +60,11 @@ def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> 
         report.stats["mirror files checked"] += 1
         where = f"mirror/{recorded.path}"
         try:
-            digest, size = file_digest(safe_join(mirror_dir, recorded.path))
+            path = safe_join(mirror_dir, recorded.path)
+            if path.exists() and not path.is_file():  # a pipe would block the read for ever
+                report.add(CHANGED_MIRROR_FILE, where, "is no longer a regular file (a folder, a pipe...)")
+                continue
+            digest, size = file_digest(path)
         except FileNotFoundError:
             report.add(LOST_MIRROR_FILE, where, f"{recorded.size} bytes written, now missing")
             continue
@@ -72,3 +78,27 @@ def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> 
                 f"holds {size} bytes, sha256 {digest[:16]}...; the build wrote {recorded.size} bytes, "
                 f"sha256 {recorded.sha256[:16]}...",
             )
+    _check_unwritten(manifest, mirror_dir, report)
+
+
+def _check_unwritten(manifest: Manifest, mirror_dir: Path, report: Report) -> None:
+    """Report what is in mirror/ that the build did not write: a file added, a symbolic link (one
+    pointing out of the snapshot shows a browser what is not archived)."""
+    outside = mirror_dir.parent.resolve()
+    for folder, folders, names in os.walk(mirror_dir):
+        here = Path(folder)
+        links = [name for name in folders if (here / name).is_symlink()]
+        for name in sorted([*names, *links]):
+            path = here / name
+            relative = path.relative_to(mirror_dir).as_posix()
+            if path.is_symlink():
+                target = path.resolve()
+                leaves = outside != target and outside not in target.parents
+                where = "out of the snapshot" if leaves else "inside the snapshot"
+                report.add(
+                    UNRECORDED_MIRROR_FILE, f"mirror/{relative}", f"a symbolic link to {target}, {where}"
+                )
+            elif not manifest.connection.execute(_RECORDED, (relative,)).fetchone():
+                report.add(
+                    UNRECORDED_MIRROR_FILE, f"mirror/{relative}", "a file the mirror build did not write"
+                )

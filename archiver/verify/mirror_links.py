@@ -109,8 +109,10 @@ def _documents(root: Path) -> Iterator[Path]:
     mirror = root / "mirror"
     for folder, _dirs, files in os.walk(mirror):
         for name in sorted(files):
-            if name.lower().endswith(HTML_SUFFIXES + CSS_SUFFIXES + SVG_SUFFIXES):
-                yield Path(folder) / name
+            path = Path(folder) / name
+            # Only regular files: a pipe put in a document's place would block its read for ever.
+            if name.lower().endswith(HTML_SUFFIXES + CSS_SUFFIXES + SVG_SUFFIXES) and path.is_file():
+                yield path
 
 
 def _references(document: Path) -> Iterator[str]:

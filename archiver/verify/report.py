@@ -64,6 +64,7 @@ WRONG_LOCATION = _kind(
     "wrong_location", CONSISTENCY, "manifest row's WARC location does not hold that URL's record"
 )
 UNLISTED_RECORD = _kind("unlisted_record", CONSISTENCY, "WARC response or revisit not in the manifest")
+BAD_ROW = _kind("bad_row", CONSISTENCY, "manifest row holds a value of the wrong type (text for a number)")
 MISSING_CAPTURE = _kind("missing_capture", CONSISTENCY, "fetched or redirected URL without a WARC location")
 MISSING_REASON = _kind("missing_reason", CONSISTENCY, "skipped or failed URL without a reason")
 CDXJ_MISMATCH = _kind("cdxj_mismatch", CONSISTENCY, "CDXJ index does not match the WARC files")
@@ -76,6 +77,11 @@ MISSING_SETTINGS = _kind(
 )
 UNFINISHED_CRAWL = _kind(
     "unfinished_crawl", COMPLETENESS, "URL still queued: the crawl was interrupted (use crawl --resume)"
+)
+CRASH_TAIL = _kind(
+    "crash_tail",
+    COMPLETENESS,
+    "record a stopped crawl was writing, cut short past its last commit (crawl --resume sets it aside)",
 )
 UNMERGED_NODE = _kind(
     "unmerged_node",
@@ -163,10 +169,17 @@ class Report:
         """True when no problem was found."""
         return not self.counts
 
+    @property
+    def resumable(self) -> bool:
+        """True when the crawl was stopped (or killed) with URLs still queued: incomplete, and
+        crawl --resume continues it."""
+        return UNFINISHED_CRAWL in self.counts
+
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready values."""
         return {
             "ok": self.ok,
+            "resumable": self.resumable,
             "checks": list(self.checks),
             "problem_count": sum(self.counts.values()),
             "problems": {
@@ -192,6 +205,15 @@ class Report:
         checked = ", ".join(self.checks)
         if self.ok:
             lines.append(f"{snapshot}: OK, complete and intact ({checked} checked)")
+        elif self.resumable:
+            queued = self.counts[UNFINISHED_CRAWL]
+            other = sum(self.counts.values()) - queued - self.counts[CRASH_TAIL]
+            lines.append(
+                f"{snapshot}: incomplete, resumable: {queued} URL{'s' if queued != 1 else ''} still queued "
+                f"(continue it with: archiver crawl --resume {snapshot})"
+                + (f"; and {other} other problem{'s' if other != 1 else ''} found" if other else "")
+                + f" ({checked} checked)"
+            )
         else:
             total = sum(self.counts.values())
             lines.append(f"{snapshot}: {total} problem{'s' if total != 1 else ''} found ({checked} checked)")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import re
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from archiver.scope import Scope
 from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
+from archiver.store.rows import QUEUED
 from archiver.store.snapshot import Snapshot
 from archiver.verify.completeness import LinkCheck, crawl_scope
 from archiver.verify.consistency import check_cdxj, check_manifest
@@ -97,18 +99,21 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
         try:
             scan = WarcScan(report, records, links.page, links.wants)
             scan.earlier = earlier
+            if manifest.count_by("outcome").get(QUEUED):  # stopped or killed: what it left is no damage
+                scan.last_committed = lambda name: _last_committed(manifest, name)
             links.previous = earlier.previous if earlier is not None else None
             scan.scan(paths)
             report.checks.append(CONSISTENCY)
             check_manifest(
                 manifest,
                 records,
-                {p.name for p in paths},
+                {p.name: p.stat().st_size for p in paths},
                 scan.damaged,
                 report,
                 snapshot.mirror_dir if check_mirror else None,
+                scan.left_by_a_kill,
             )
-            check_cdxj(snapshot.cdxj_path, records, scan.damaged, report)
+            check_cdxj(snapshot.cdxj_path, records, scan.damaged, report, snapshot.cdxj_pending_path)
             report.checks.append(COMPLETENESS)
             links.finish(records, snapshot.warc_dir, scan.deferred)
         except BaseException:  # Ctrl-C, SIGTERM: the mirror's checks go too
@@ -128,6 +133,7 @@ def mirror_checks(snapshot: Snapshot) -> Report:
     """The mirror's checks: its files hold what was written, its local links resolve."""
     report = Report()
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+        manifest.checks_types = False  # the consistency check reports them
         check_mirror_files(manifest, snapshot.mirror_dir, report)
         if snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file():
             check_mirror_links(snapshot.root, report, LocalPaths(manifest.connection))
@@ -166,6 +172,8 @@ class _MirrorChecks:
             self.stop()
             raise
         self._child.join()
+        if isinstance(outcome, Exception):  # raised there: raised here, said as the command says it
+            raise outcome
         return outcome if isinstance(outcome, Report) else mirror_checks(self.snapshot)
 
     def stop(self) -> None:
@@ -178,7 +186,13 @@ class _MirrorChecks:
 def _run_mirror_checks(snapshot: Snapshot, sender: Any) -> None:
     leave_stop_signals_to_the_parent()
     try:
-        sender.send(mirror_checks(snapshot))
+        outcome: Report | Exception = mirror_checks(snapshot)
+    except Exception as exc:  # a damaged manifest, an unreadable file: the parent says it, once
+        outcome = exc
+    try:
+        sender.send(outcome)
+    except Exception:  # an exception that does not pickle: the parent runs the checks itself
+        sender.send(None)
     finally:
         sender.close()
 
@@ -189,9 +203,16 @@ def _open_manifest(snapshot: Snapshot, report: Report) -> Manifest | None:
         return None
     try:
         manifest = Manifest.open(snapshot.manifest_path, readonly=True)
+        manifest.checks_types = False  # a row of the wrong types is reported (bad_row), not raised
         manifest.count_by("outcome")  # reads the schema: fails now if it is not a manifest
+        damage = manifest.damage()
     except sqlite3.Error as exc:
         report.add(MISSING_MANIFEST, "manifest.sqlite3", f"cannot be read: {exc}")
+        return None
+    if damage:  # its rows cannot be trusted, nor read to their end: the WARC files are checked alone
+        manifest.close()
+        for problem in damage:
+            report.add(MISSING_MANIFEST, "manifest.sqlite3", f"damaged: {problem}")
         return None
     return manifest
 
@@ -216,3 +237,12 @@ def _scope(snapshot: Snapshot, manifest: Manifest, report: Report) -> Scope:
     except (re.error, TypeError, ValueError) as exc:
         report.add(MISSING_SETTINGS, "crawl.json", f"settings do not make a scope: {exc}")
         return crawl_scope(None, manifest)
+
+
+def _last_committed(manifest: Manifest, warc_file: str) -> int | None:
+    """Offset of the last record (capture or rendered DOM) the manifest names in ``warc_file``."""
+    try:
+        found = [manifest.last_capture_offset(warc_file), manifest.last_dom_offset(warc_file)]
+    except SnapshotError:  # an offset that is no number: reported as a bad row; nothing is excused
+        return sys.maxsize
+    return max((offset for offset in found if offset is not None), default=None)

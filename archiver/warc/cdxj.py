@@ -59,6 +59,10 @@ def cdxj_line(
     return f"{surt(url)} {timestamp} {json.dumps(block)}"
 
 
+KEEP_BYTES = "surrogateescape"
+"""How CDXJ files are decoded and encoded: bytes that are not UTF-8 (an index damaged) go through
+a merge unchanged, for verify to name, instead of stopping the crawl that merges."""
+
 SORT_RUN_LINES = 5_000
 """Lines sorted in memory at a time; longer inputs are merged from sorted runs on disk."""
 
@@ -68,7 +72,7 @@ def _sorted_runs(lines: Iterable[str], scratch: Path) -> list[Path]:
     iterator = iter(lines)
     while chunk := sorted(set(itertools.islice(iterator, SORT_RUN_LINES))):
         run = scratch / f"run-{len(runs)}"
-        with open(run, "w", encoding="utf-8") as out:
+        with open(run, "w", encoding="utf-8", errors=KEEP_BYTES) as out:
             out.writelines(line + "\n" for line in chunk)
         runs.append(run)
     return runs
@@ -76,11 +80,11 @@ def _sorted_runs(lines: Iterable[str], scratch: Path) -> list[Path]:
 
 def _write_merged(sources: list[Path], path: Path) -> int:
     """Merge sorted files into ``path`` (atomically), dropping duplicate lines; returns the count."""
-    files = [open(source, encoding="utf-8") for source in sources]  # noqa: SIM115
+    files = [open(source, encoding="utf-8", errors=KEEP_BYTES) for source in sources]  # noqa: SIM115
     count = 0
     temporary = path.with_suffix(".tmp")
     try:
-        with open(temporary, "w", encoding="utf-8") as out:
+        with open(temporary, "w", encoding="utf-8", errors=KEEP_BYTES) as out:
             last = None
             for line in heapq.merge(*files):
                 if line != last and line.strip():
@@ -108,7 +112,7 @@ def merge_into_index(pending: Path, index: Path) -> int:
     with tempfile.TemporaryDirectory(prefix=".sort-", dir=index.parent) as scratch:
         runs = []
         if pending.exists():
-            with open(pending, encoding="utf-8") as f:
+            with open(pending, encoding="utf-8", errors=KEEP_BYTES) as f:
                 runs = _sorted_runs((line.rstrip("\n") for line in f if line.strip()), Path(scratch))
         count = _write_merged(([index] if index.exists() else []) + runs, index)
     pending.unlink(missing_ok=True)

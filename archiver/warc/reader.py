@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import IO, cast
 
 from isal import isal_zlib
+from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
-from warcio.statusandheaders import StatusAndHeaders
+from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParserException
 
 from archiver.errors import CorruptData, TornFile, UnsafePathError, WarcDamage
 from archiver.store.safe_join import safe_join
@@ -40,6 +41,19 @@ WHOLE_READ_BYTES = 1024 * 1024
 """A record no longer than this in the file, when its length is known, is read in one go..."""
 WHOLE_INFLATED_BYTES = 8 * 1024 * 1024
 """...if it inflates to no more than this (else it is streamed)."""
+
+
+PARSE_ERRORS = (
+    ArchiveLoadFailed,
+    StatusAndHeadersParserException,
+    EOFError,
+    ValueError,
+    # warcio meets some damage unawares: a response whose WARC-Target-URI header is gone or cut
+    # raises AttributeError from inside its loader.
+    AttributeError,
+    TypeError,
+)
+"""What warcio's record loader raises on bytes that are not a whole record."""
 
 
 # isal's type stub declares its error an instance; it is the exception class.

@@ -1,0 +1,356 @@
+"""archiver verify on a snapshot damaged by hand, one way at a time: each damage is named precisely
+(which file, record or row, what is wrong), with exit 1 and never a traceback.
+
+One crawl of test_verify's site serves every case: each test damages its own copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import shutil
+import sqlite3
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import Site, in_linear_time
+from test_verify import build_site
+
+from archiver import cli
+from archiver.config import CrawlConfig
+from archiver.crawling.run import crawl
+from archiver.mirror.build import build_mirror
+from archiver.store.manifest import Manifest
+from archiver.store.rows import ManifestRow
+from archiver.store.schema import LATER_COLUMNS
+from archiver.verify import verifier
+from archiver.verify.verifier import verify_snapshot
+from archiver.warc.cdxj import merge_into_index
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished crawl of the test site, its mirror built (small WARC files: several members each)."""
+    root = tmp_path_factory.mktemp("crawled") / "snap"
+
+    async def run() -> None:
+        site = Site()
+        build_site(site)
+        await site.start()
+        try:
+            config = CrawlConfig(
+                seeds=(site.url("/"),), output=root, warc_max_size=4096, max_tries=2, retry_base_delay=0.01
+            )
+            await crawl(config, resume=False)
+        finally:
+            await site.close()
+
+    asyncio.run(run())
+    build_mirror(root)
+    return root
+
+
+@pytest.fixture
+def snap(crawled: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "snap"
+    shutil.copytree(crawled, copy)
+    return copy
+
+
+def row_for(root: Path, path: str) -> ManifestRow:
+    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
+        found = [row for row in manifest.rows() if row.url.endswith(path)]
+    assert len(found) == 1, path
+    return found[0]
+
+
+def sql(root: Path, statement: str, *args: object) -> None:
+    db = sqlite3.connect(root / "manifest.sqlite3")
+    with db:
+        assert db.execute(statement, args).rowcount == 1
+    db.close()
+
+
+def members(path: Path) -> list[int]:
+    """Offsets of the gzip members of ``path``, and its size last."""
+    data = path.read_bytes()
+    offsets = [0]
+    while offsets[-1] < len(data):
+        inflate = zlib.decompressobj(31)
+        inflate.decompress(data[offsets[-1] :])
+        offsets.append(len(data) - len(inflate.unused_data))
+    return offsets
+
+
+def replace_record(root: Path, path: str, edit: Callable[[bytes], bytes]) -> str:
+    """Replace the gzip member of the response of ``path`` by ``edit`` of its inflated bytes,
+    compressed again (the records after it move); returns file@offset."""
+    row = row_for(root, path)
+    warc = root / "warc" / str(row.warc_file)
+    data = warc.read_bytes()
+    start, end = int(row.warc_offset or 0), int(row.warc_offset or 0) + int(row.warc_length or 0)
+    member = gzip.compress(edit(gzip.decompress(data[start:end])), mtime=0)
+    warc.write_bytes(data[:start] + member + data[end:])
+    return f"{row.warc_file}@{start}"
+
+
+def flip_gzip_flags(root: Path) -> str:
+    """The FLG byte of a member in the middle of a file: it then reads what follows as its header."""
+    row = row_for(root, "/a")
+    warc = root / "warc" / str(row.warc_file)
+    offsets = members(warc)
+    assert offsets.index(int(row.warc_offset or 0)) < len(offsets) - 2, "a member must follow it"
+    data = bytearray(warc.read_bytes())
+    data[int(row.warc_offset or 0) + 3] ^= 0x55
+    warc.write_bytes(bytes(data))
+    return f"{row.warc_file}@{row.warc_offset}"
+
+
+def cut_at_a_member_boundary(root: Path) -> str:
+    row = row_for(root, "/b")
+    warc = root / "warc" / str(row.warc_file)
+    warc.write_bytes(warc.read_bytes()[: int(row.warc_offset or 0)])
+    return f"{row.url} -> {row.warc_file}@{row.warc_offset}"
+
+
+def cut_inside_content_length(root: Path) -> str:
+    return replace_record(root, "/a", lambda record: record[: record.index(b"Content-Length: ") + 17])
+
+
+def lose_target_uri_header(root: Path) -> str:
+    return replace_record(
+        root, "/a", lambda record: record.replace(b"WARC-Target-URI", b"WARC-Tarwet-URI", 1)
+    )
+
+
+def edit_row_status(root: Path) -> str:
+    sql(root, "UPDATE urls SET status = 404 WHERE url = ?", row_for(root, "/b").url)
+    return row_for(root, "/b").url
+
+
+def edit_row_content_type(root: Path) -> str:
+    sql(root, "UPDATE urls SET content_type = 'image/png' WHERE url = ?", row_for(root, "/b").url)
+    return row_for(root, "/b").url
+
+
+def edit_row_offset_to_text(root: Path) -> str:
+    url = row_for(root, "/b").url
+    sql(root, "UPDATE urls SET warc_offset = 'abc' WHERE url = ?", url)
+    return url
+
+
+def edit_cdxj_status(root: Path) -> str:
+    index = root / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines) if '"status": "200"' in line)
+    lines[number] = lines[number].replace('"status": "200"', '"status": "404"')
+    index.write_text("".join(lines))
+    return f"indexes/index.cdxj:{number + 1}"
+
+
+def flip_manifest_page(root: Path) -> str:
+    db = sqlite3.connect(root / "manifest.sqlite3")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    path = root / "manifest.sqlite3"
+    data = bytearray(path.read_bytes())
+    for at in range(page_size + 100, 2 * page_size - 50, 7):  # the second page: the urls table's
+        data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return "manifest.sqlite3"
+
+
+def add_a_mirror_file(root: Path) -> str:
+    page = root / "mirror" / str(row_for(root, "/b").local_path)
+    page.with_name("added.html").write_text("<p>not archived</p>")
+    return f"mirror/{page.with_name('added.html').relative_to(root / 'mirror').as_posix()}"
+
+
+def link_out_of_the_snapshot(root: Path) -> str:
+    page = root / "mirror" / str(row_for(root, "/b").local_path)
+    page.with_name("elsewhere.html").symlink_to(root.parent.parent)
+    return f"mirror/{page.with_name('elsewhere.html').relative_to(root / 'mirror').as_posix()}"
+
+
+def pipe_for_a_mirror_file(root: Path) -> str:
+    local_path = str(row_for(root, "/b").local_path)
+    (root / "mirror" / local_path).unlink()
+    os.mkfifo(root / "mirror" / local_path)
+    return f"mirror/{local_path}"
+
+
+TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
+    (flip_gzip_flags, "corrupt_gzip", "runs past the whole members after it"),
+    (cut_at_a_member_boundary, "wrong_location", "before this record: it was cut short"),
+    (cut_inside_content_length, "unreadable_record", "the record ends before its headers do"),
+    (lose_target_uri_header, "unreadable_record", "headers are damaged"),
+    (edit_row_status, "wrong_location", "record's HTTP status 200 is not 404"),
+    (edit_row_content_type, "wrong_location", "record's content type text/html is not image/png"),
+    (edit_row_offset_to_text, "bad_row", "warc_offset 'abc' is not a whole number"),
+    (edit_cdxj_status, "cdxj_mismatch", "status 404 is not the record's 200"),
+    (flip_manifest_page, "missing_manifest", "damaged: "),
+    (add_a_mirror_file, "unrecorded_mirror_file", "a file the mirror build did not write"),
+    (link_out_of_the_snapshot, "unrecorded_mirror_file", "out of the snapshot"),
+    (pipe_for_a_mirror_file, "changed_mirror_file", "is no longer a regular file"),
+]
+
+
+@pytest.mark.parametrize(("damage", "kind", "words"), TAMPERING, ids=[d.__name__ for d, _, _ in TAMPERING])
+def test_tampering_is_named_where_it_is(
+    snap: Path, damage: Callable[[Path], str], kind: str, words: str, capsys
+) -> None:
+    where = damage(snap)
+    with in_linear_time(60):  # a hang guard: nothing may block on what it reads
+        assert cli.main(["verify", str(snap), "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    examples = json.loads(captured.out)["problems"].get(kind, {}).get("examples", [])
+    assert any(example["where"].startswith(where) and words in example["detail"] for example in examples), (
+        json.loads(captured.out)["problems"]
+    )
+
+
+def test_a_damaged_gzip_header_leaves_the_records_after_it_checked(snap: Path) -> None:
+    """Only the damaged member is lost: the file is not taken as cut short there."""
+    flip_gzip_flags(snap)
+    report = verify_snapshot(snap)
+    assert "torn_file" not in report.counts
+    after = row_for(snap, "/b" if row_for(snap, "/b").warc_file == row_for(snap, "/a").warc_file else "/a")
+    assert not [p for p in report.examples.get("wrong_location", []) if p.where.startswith(after.url + " ")]
+
+
+def test_a_manifest_of_an_older_version_verifies(snap: Path, capsys) -> None:
+    """Read-only, its later columns read as NULL: verify and its mirror checks read it as it is."""
+    db = sqlite3.connect(snap / "manifest.sqlite3")
+    db.execute("DROP INDEX urls_dom_location")
+    for column in LATER_COLUMNS:
+        db.execute(f"ALTER TABLE urls DROP COLUMN {column}")
+    db.commit()
+    db.close()
+    assert cli.main(["verify", str(snap)]) == 0, capsys.readouterr()
+    assert "OK, complete and intact (integrity, consistency, completeness, mirror checked)" in (
+        capsys.readouterr().out
+    )
+    with sqlite3.connect(snap / "manifest.sqlite3") as db:  # not upgraded: verify writes nothing
+        assert "request" not in {info[1] for info in db.execute("PRAGMA table_info(urls)")}
+    db.close()
+
+
+def test_an_error_in_the_mirror_checks_is_one_line(snap: Path, monkeypatch, capfd) -> None:
+    """The mirror's checks run in a forked process: what stops them is said once, by the command."""
+
+    def fail(*_args: object) -> None:
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(verifier, "check_mirror_files", fail)
+    assert cli.main(["verify", str(snap)]) == 2
+    err = capfd.readouterr().err
+    assert (
+        err == "archiver: error: the snapshot's manifest cannot be used: database disk image is malformed\n"
+    )
+
+
+def write_offset_as_text(root: Path) -> None:
+    edit_row_offset_to_text(root)
+
+
+def write_binary_cdxj_line(root: Path) -> None:
+    index = root / "indexes" / "index.cdxj"
+    index.write_bytes(b"\xff\xfe not text\n" + index.read_bytes())
+
+
+def make_cdxj_a_folder(root: Path) -> None:
+    index = root / "indexes" / "index.cdxj"
+    index.unlink()
+    index.mkdir()
+
+
+COMMANDS_ON_DAMAGE: list[tuple[Callable[[Path], None], list[str], str]] = [
+    (write_offset_as_text, ["mirror", "{snap}"], "the manifest is damaged: in the row of "),
+    (
+        write_offset_as_text,
+        ["export", "{snap}", "--wacz", "{out}"],
+        "warc_offset 'abc' is not a whole number",
+    ),
+    (write_offset_as_text, ["crawl", "--resume", "-o", "{snap}"], "a WARC offset in "),
+    (write_binary_cdxj_line, ["export", "{snap}", "--wacz", "{out}"], "(a line with no file name)"),
+    (make_cdxj_a_folder, ["export", "{snap}", "--wacz", "{out}"], "cannot read {snap}/indexes/index.cdxj"),
+]
+
+
+@pytest.mark.parametrize(
+    ("damage", "argv", "words"),
+    COMMANDS_ON_DAMAGE,
+    ids=[f"{argv[0]}-{damage.__name__}" for damage, argv, _ in COMMANDS_ON_DAMAGE],
+)
+def test_commands_on_a_damaged_snapshot_say_so_in_one_line(
+    snap: Path, tmp_path: Path, damage: Callable[[Path], None], argv: list[str], words: str, capfd
+) -> None:
+    damage(snap)
+    before = files(snap)
+    fill = {"snap": str(snap), "out": str(tmp_path / "out.wacz")}
+    assert cli.main([part.format(**fill) for part in argv]) == 2
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("archiver: error: "), err
+    assert words.format(**fill) in err
+    assert not (tmp_path / "out.wacz").exists()
+    after = files(snap)
+    if argv[0] == "crawl":  # a resume notes its run in crawl.json before it reads the manifest
+        del before[snap / "crawl.json"], after[snap / "crawl.json"]
+    assert after == before
+
+
+def files(root: Path) -> dict[Path, bytes]:
+    """The bytes of each file of the snapshot (of the manifest, its rows), but the lock's."""
+    found = {}
+    for path in root.rglob("*"):
+        if path.name == "manifest.sqlite3":
+            db = sqlite3.connect(path)
+            tables = ("urls", "mirror_files", "crawl_state")  # not a mirror build's scratch tables
+            found[path] = repr(
+                [db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables]
+            ).encode()
+            db.close()
+        elif path.is_file() and not path.name.endswith((".lock", "-shm", "-wal")):
+            found[path] = path.read_bytes()
+    return found
+
+
+def test_a_line_of_the_index_that_is_not_text_is_merged_unchanged(tmp_path: Path) -> None:
+    """A resumed crawl folds its new lines into an index damaged since: it ends, and the damaged
+    line is kept as it was, for verify to name."""
+    index, pending = tmp_path / "index.cdxj", tmp_path / "index.cdxj.pending"
+    index.write_bytes(b"a 1 {}\n\xff\xfe not text\n")
+    pending.write_bytes(b"b 2 {}\n")
+    assert merge_into_index(pending, index) == 3
+    assert index.read_bytes() == b"a 1 {}\nb 2 {}\n\xff\xfe not text\n"
+
+
+def test_a_killed_crawl_is_incomplete_and_resumable_not_corrupt(snap: Path, capsys) -> None:
+    """What a kill leaves: URLs still queued, index lines not merged yet, a record cut short past
+    the last commit. Verify says the crawl is incomplete and resumable, and finds nothing corrupt."""
+    last = sorted((snap / "warc").iterdir())[-1]
+    with Manifest.open(snap / "manifest.sqlite3", readonly=True) as manifest:
+        url = max((row.warc_offset or 0, row.url) for row in manifest.rows() if row.warc_file == last.name)[1]
+    # Its record was written, its row not committed: the crawl fetches it again.
+    sql(snap, "UPDATE urls SET outcome = 'queued', warc_file = NULL, warc_offset = NULL WHERE url = ?", url)
+    index = snap / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines(keepends=True)
+    (snap / "indexes" / "index.cdxj.pending").write_text("".join(lines[-3:]))
+    index.write_text("".join(lines[:-3]))
+    member = gzip.compress(b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 900\r\n\r\n" + b"x" * 900)
+    with open(last, "ab") as warc:
+        warc.write(member[: len(member) // 2])
+    assert cli.main(["verify", str(snap), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["resumable"] is True
+    assert set(report["problems"]) == {"unfinished_crawl", "crash_tail"}, report["problems"]
+    assert report["problems"]["crash_tail"]["count"] == 2  # the record not committed, the one cut
+    assert cli.main(["verify", str(snap)]) == 1
+    headline = capsys.readouterr().out.splitlines()[0]
+    assert headline.startswith(f"{snap}: incomplete, resumable: 1 URL still queued (continue it with: ")
