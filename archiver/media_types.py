@@ -182,11 +182,28 @@ MISLABELLED_IMAGE_TYPES = frozenset({"text/html", "text/plain"})
 its server's default): a body of one that is an image is taken as the image (sniff_image())."""
 
 
+def sniffable(essence: str) -> bool:
+    """Whether an answer sent as the MIME type ``essence`` may be taken as another from its body:
+    it names none, or one images are mislabelled as (see sniffed_as())."""
+    return essence in UNKNOWN_TYPES or essence in MISLABELLED_IMAGE_TYPES
+
+
+def may_be_taken_as(sent: str, taken: str) -> bool:
+    """Whether an answer sent as the MIME type ``sent`` may have been taken as ``taken``: the same,
+    or a type sniffed_as() gives such an answer.
+
+    >>> may_be_taken_as("text/html", "image/png"), may_be_taken_as("text/html", "application/pdf")
+    (True, False)
+    """
+    if sent == taken or sent in UNKNOWN_TYPES:
+        return True
+    return sent in MISLABELLED_IMAGE_TYPES and taken in _IMAGES
+
+
 def needs_sniffing(headers: list[tuple[str, str]]) -> bool:
     """Whether a response's type may be taken from its body: its Content-Type names none (under
     ``nosniff`` too), or one images are mislabelled as (see sniffed_as()). Cheap: no body is read."""
-    essence = read_content_type(content_type_field(headers)).essence
-    return essence in UNKNOWN_TYPES or essence in MISLABELLED_IMAGE_TYPES
+    return sniffable(read_content_type(content_type_field(headers)).essence)
 
 
 def sniffed_as(headers: list[tuple[str, str]], head: bytes) -> str | None:

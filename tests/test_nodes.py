@@ -455,12 +455,26 @@ async def test_a_stylesheet_fetched_by_another_node_is_read_in_its_pages_encodin
 async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, redis_url):
     """Each node keeps the cookies its own answers set. The merged manifest kept no cookie jar
     at all, so what a later run of the crawl starts with lost every node's cookies."""
+    import redis.asyncio
+    from aiohttp import web
+
     from archiver.crawling.run import COOKIES
 
     pages = [f"/p{n}" for n in range(24)]
     for n, path in enumerate(pages):
         site.file(path, f"<p>{n}</p>".encode(), headers={"Set-Cookie": f"c{n}={n}; Path=/; Max-Age=3600"})
-    site.page("/", links=pages)
+    client = redis.asyncio.Redis.from_url(redis_url)
+
+    async def seed(request: web.Request) -> web.Response:
+        # The seed answers once both nodes joined: else one may crawl it all before the other starts.
+        for _ in range(1200):  # a hang guard of a minute
+            if await client.hlen("archiver:jars:nodes") >= 2:
+                break
+            await asyncio.sleep(0.05)
+        links = "".join(f'<a href="{path}">{path}</a>' for path in pages)
+        return web.Response(text=links, content_type="text/html")
+
+    site.handler("/", seed)
     await site.start()
     output = tmp_path / "snap"
     args = node_args(site.url("/"), output, redis_url, "jars", "--no-sitemaps", "--concurrency", "2")
@@ -468,6 +482,7 @@ async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, 
     for process in nodes:
         code, text = await finish(process)
         assert code == 0, text
+    await client.aclose()
     with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
         kept = json.loads(manifest.state(COOKIES) or "[]")
     assert {cookie["name"] for cookie in kept} == {f"c{n}" for n in range(len(pages))}

@@ -133,7 +133,7 @@ def edit_row_status(root: Path) -> str:
 
 
 def edit_row_content_type(root: Path) -> str:
-    sql(root, "UPDATE urls SET content_type = 'image/png' WHERE url = ?", row_for(root, "/b").url)
+    sql(root, "UPDATE urls SET content_type = 'application/pdf' WHERE url = ?", row_for(root, "/b").url)
     return row_for(root, "/b").url
 
 
@@ -190,7 +190,7 @@ TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     (cut_inside_content_length, "unreadable_record", "the record ends before its headers do"),
     (lose_target_uri_header, "unreadable_record", "headers are damaged"),
     (edit_row_status, "wrong_location", "record's HTTP status 200 is not 404"),
-    (edit_row_content_type, "wrong_location", "record's content type text/html is not image/png"),
+    (edit_row_content_type, "wrong_location", "record's content type text/html is not application/pdf"),
     (edit_row_offset_to_text, "bad_row", "warc_offset 'abc' is not a whole number"),
     (edit_cdxj_status, "cdxj_mismatch", "status 404 is not the record's 200"),
     (flip_manifest_page, "missing_manifest", "damaged: "),

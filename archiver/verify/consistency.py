@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from archiver.content import mime_type
+from archiver.media_types import may_be_taken_as
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.urls import surt
@@ -108,7 +109,10 @@ def _check_location(
     # A 304's revisit holds the 304 itself; its row, the response it confirmed.
     if row.status is not None and entry.status not in (None, 304) and entry.status != row.status:
         wrong.append(f"record's HTTP status {entry.status} is not {row.status}")
-    if row.content_type and entry.mime and mime_type(row.content_type) != entry.mime:
+    # The row says what the answer was taken as: a type sniffed from its body where its header
+    # named none, or one images are sent as by mistake (media_types.sniffed_as()).
+    taken = mime_type(row.content_type) if row.content_type else ""
+    if taken and entry.mime and not may_be_taken_as(entry.mime, taken):
         wrong.append(f"record's content type {entry.mime} is not {row.content_type}")
     if wrong:
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
