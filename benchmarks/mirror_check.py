@@ -1,10 +1,10 @@
 """Browse a snapshot's mirror as a person does: every page from file:// in headless Chromium.
 
-    python3 benchmarks/mirror_check.py SNAPSHOT [--live] [--limit N] [--chromium PATH] [--json]
+    python3 benchmarks/mirror_check.py SNAPSHOT [--live] [--limit N] [--every N] [--chromium PATH] [--json]
 
-Each HTML page of ``SNAPSHOT/mirror`` is opened from file:// with the network
-blocked (every request that is not file: or data: is refused and counted as a
-leak), and the sweep records, page by page:
+The snapshot's index.html and each HTML page of ``SNAPSHOT/mirror`` is opened
+from file:// with the network blocked (every request that is not file: or data:
+is refused and counted as a leak), and the sweep records, page by page:
 
 - ``missing``: a file:// request that failed (a file the mirror lacks);
 - ``blocked``: a file:// request Chromium refused though the file is there (a module
@@ -110,7 +110,9 @@ def mirror_pages(snapshot: Path) -> list[tuple[Path, str | None]]:
         for local_path, url in connection.execute(query):
             urls.setdefault(local_path, url)
         connection.close()
-    pages = []
+    pages: list[tuple[Path, str | None]] = []
+    if (snapshot / "index.html").is_file():  # the snapshot's own index, opened first
+        pages.append((snapshot / "index.html", None))
     for path in sorted(mirror.rglob("*")):
         if path.is_file() and path.suffix.lower() in PAGE_SUFFIXES:
             pages.append((path, urls.get(path.relative_to(mirror).as_posix())))
@@ -263,8 +265,10 @@ def compare_look(report: PageReport, mirror: dict[str, Any], live: dict[str, Any
         )
 
 
-async def sweep(snapshot: Path, chromium: str, live: bool, limit: int | None) -> list[PageReport]:
-    pages = mirror_pages(snapshot)[:limit]
+async def sweep(
+    snapshot: Path, chromium: str, live: bool, limit: int | None, every: int = 1
+) -> list[PageReport]:
+    pages = mirror_pages(snapshot)[::every][:limit]
     reports = []
     async with Browser(chromium) as browser:
         for number, (path, url) in enumerate(pages, 1):
@@ -292,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         "--live", action="store_true", help="compare each page with its live URL (site still served)"
     )
     parser.add_argument("--limit", type=int, help="check only the first N pages")
+    parser.add_argument("--every", type=int, default=1, help="check one page in N (a sample of a big mirror)")
     parser.add_argument("--chromium", default=os.environ.get("ARCHIVER_CHROMIUM") or shutil.which("chromium"))
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
@@ -301,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.chromium or not os.path.exists(args.chromium):
         print("error: no Chromium found (give --chromium PATH)", file=sys.stderr)
         return 2
-    reports = asyncio.run(sweep(args.snapshot, args.chromium, args.live, args.limit))
+    reports = asyncio.run(sweep(args.snapshot, args.chromium, args.live, args.limit, max(1, args.every)))
     kinds = Counter(kind for report in reports for kind, _detail in report.failures)
     failing = [report for report in reports if report.failures]
     if args.json:
