@@ -140,19 +140,16 @@ class Browser:
         await self.browser.close()
         await self.playwright.stop()
 
-    async def open(
-        self, url: str, report: PageReport | None, allowed: str | None = None
-    ) -> dict[str, Any] | None:
-        """Open url and return its state; with a report, record what failed on it."""
+    async def open(self, url: str, report: PageReport | None, live: bool = False) -> dict[str, Any] | None:
+        """Open url and return its state; with a report, record what failed on it. ``live``: the
+        network is open (the live page, its requisites on any host)."""
         context = await self.browser.new_context()
         page = await context.new_page()
         leaks: list[str] = []
 
         async def route(route: Any) -> None:
             request_url = route.request.url
-            if request_url.startswith(("file:", "data:", "blob:")) or (
-                allowed and request_url.startswith(allowed)
-            ):
+            if live or request_url.startswith(("file:", "data:", "blob:")):
                 await route.continue_()
             else:
                 leaks.append(request_url)
@@ -277,8 +274,7 @@ async def sweep(
             if state is not None:
                 live_state = None
                 if live and url and url.startswith(("http:", "https:")):
-                    origin = "{0.scheme}://{0.netloc}/".format(urlsplit(url))
-                    live_state = await browser.open(url, None, allowed=origin)
+                    live_state = await browser.open(url, None, live=True)
                 judge_state(report, state, live_state)
                 if live_state is not None:
                     compare_look(report, state, live_state)

@@ -124,6 +124,8 @@ def real_shaped_site(site: Any) -> None:
         '<a href="//{host}/guide/./intro">scheme-relative</a>'
         '<a href="/guide/../guide/intro">dots</a> <a href="HTTP://{host}/guide">upper</a>'
         '<a href="  /guide/intro  ">spaced</a>'
+        '<img id="other-host" src="http://{other}/img/blue.png" alt="">'
+        '<link rel="stylesheet" href="http://{other}/css/base.css">'
     )
     site.handler("/edge.html", lambda request: edge_page(request, edge))
     site.page("/more/?page=2", title="More 2", links=["./"])
@@ -180,7 +182,7 @@ async def edge_page(request: web.Request, body: str) -> web.StreamResponse:
     host = request.host
     head = f'<base href="http://{host}/guide/">'
     text = f"<!doctype html><html><head><title>Edge</title>{head}</head>"
-    text += f"<body>{body.format(host=host)}</body></html>"
+    text += f"<body>{body.format(host=host, other=host.replace('127.0.0.1', 'localhost'))}</body></html>"
     return web.Response(text=text, content_type="text/html")
 
 
