@@ -53,7 +53,11 @@ PAGE_SUFFIXES = (".html", ".htm", ".xhtml")
 
 # What a page shows, read once it has loaded: the same script on the mirror and live.
 PAGE_STATE = """async () => {
-  await Promise.race([document.fonts.ready, new Promise(r => setTimeout(r, 3000))]);
+  // Lazy images below the fold load when scrolled to: load them all now, live and in the mirror.
+  const lazy = Array.from(document.images).filter(i => i.loading === 'lazy' && !i.complete);
+  lazy.forEach(i => { i.loading = 'eager'; });
+  const decoded = Promise.all(lazy.map(i => i.decode().catch(() => null)));
+  await Promise.race([Promise.all([decoded, document.fonts.ready]), new Promise(r => setTimeout(r, 3000))]);
   const fonts = Array.from(document.fonts).map(f => [f.family.replace(/["']/g, ''), f.status]);
   const images = Array.from(document.images)
     .filter(i => i.complete && (i.currentSrc || i.getAttribute('src')))

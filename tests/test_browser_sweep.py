@@ -56,6 +56,7 @@ def real_shaped_site(site: Any) -> None:
         '<a href="/moved">moved</a> <a href="/refresh.html">refresh</a>'
         '<a href="/gone.html">gone</a> <a href="/based/page.html">based</a>'
         '<a href="/more/">more</a> <a href="/edge.html">edge</a>'
+        '<div style="height: 5000px"></div><img id="lazy" src="/img/blue.png" loading="lazy" alt="">'
     )
     site.page("/", title="Home", head=head, body=body)
     site.file(
@@ -216,6 +217,7 @@ async def test_the_sweep_reports_each_kind_of_failure(tmp_path: Path) -> None:
         '<svg><use href="sprite.svg#star"/></svg><script type="module" src="mod.js"></script>'
         '<img src="missing.png"><img src="broken.png"><img src="http://127.0.0.1:9/away.png">'
         '<a href="nowhere.html">dead</a><script>undefinedFunction()</script>'
+        '<div style="height: 5000px"></div><img src="far.png" loading="lazy">'
     )
     [report] = await mirror_check.sweep(tmp_path, CHROMIUM, live=False, limit=None)
     kinds = {
@@ -226,6 +228,7 @@ async def test_the_sweep_reports_each_kind_of_failure(tmp_path: Path) -> None:
     )
     assert any(detail.endswith("/h/missing.png (net::ERR_FILE_NOT_FOUND)") for detail in kinds["missing"])
     assert any("/h/gone.woff2" in detail for detail in kinds["missing"])
+    assert any("/h/far.png" in detail for detail in kinds["missing"])  # lazy, below the fold
     assert any("/h/mod.js" in detail for detail in kinds["blocked"])
     assert any("/h/sprite.svg" in detail for detail in kinds["blocked"])
     assert kinds["leak"] == ["http://127.0.0.1:9/away.png"]
