@@ -56,6 +56,7 @@ def real_shaped_site(site: Any) -> None:
         '<a href="/moved">moved</a> <a href="/refresh.html">refresh</a>'
         '<a href="/gone.html">gone</a> <a href="/based/page.html">based</a>'
         '<a href="/more/">more</a> <a href="/edge.html">edge</a>'
+        '<a href="/probe/x.xhtml">xhtml</a> <a href="/probe/frames.html">frames</a>'
         '<div style="height: 5000px"></div><img id="lazy" src="/img/blue.png" loading="lazy" alt="">'
     )
     site.page("/", title="Home", head=head, body=body)
@@ -118,6 +119,23 @@ def real_shaped_site(site: Any) -> None:
         f'<img id="long" src="../img/long.png?{"k=" + "v" * 300}" alt="">'
     )
     site.page("/more/", title="More", body=more)
+    site.file(
+        "/probe/x.xhtml",
+        '<?xml version="1.0" encoding="UTF-8"?><?xml-stylesheet href="../css/deep/more.css"?>'
+        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>X</title>'
+        '<link rel="stylesheet" href="../css/odd.css"/></head>'
+        '<body><img src="../img/red.png" alt=""/><div id="odd1">1</div></body></html>',
+        "application/xhtml+xml",
+    )
+    site.page(
+        "/probe/frames.html",
+        title="Frames",
+        head="<style>:root { --bg: url(../img/blue.png); }</style>",
+        body='<div style="background: var(--bg); height: 5px">v</div>'
+        '<iframe src="../frame.html#top"></iframe><img src="../img/none.png" alt="">'
+        '<img src="/img/away.png" alt="">',
+    )
+    site.redirect("/img/away.png", "/img/blue.png")
     edge = (
         '<IMG SRC=" /img/red.png " ALT=""><img src=/img/blue.png alt=x>'
         '<img srcset="\n /img/red.png,\n /img/blue.png 2x\n" alt="">'
