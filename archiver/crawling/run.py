@@ -309,8 +309,12 @@ async def run_crawl(
                     sharing.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await sharing
-                    with contextlib.suppress(Exception):  # this process's last cookies, for the others
-                        await shared_jar.sync()
+                    # This process's last cookies, for the others; not by a crawl being cancelled
+                    # (a node given up, Redis lost), whose cause must be what propagates.
+                    task = asyncio.current_task()
+                    if task is None or not task.cancelling():
+                        with contextlib.suppress(Exception):
+                            await shared_jar.sync()
                 snapshot.control_path.unlink(missing_ok=True)  # its commands are in crawl.json
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
