@@ -252,7 +252,10 @@ async def test_a_page_whose_parser_still_waits_keeps_its_http_capture(site, run_
     finally:
         stalled.set()
     row = manifest_rows(result.snapshot.root)[site.url("/")]
-    assert row.dom_warc_file is None and "still being parsed" in (row.render_error or "")
+    # The DOM is refused as a parse cut short; on a loaded machine the page may instead be given
+    # up whole when its time runs out while the DOM is taken: either way no DOM replaces it.
+    error = row.render_error or ""
+    assert row.dom_warc_file is None and ("still being parsed" in error or "time limit" in error)
     assert "the article text" in (result.snapshot.root / "mirror" / str(row.local_path)).read_text()
 
 
