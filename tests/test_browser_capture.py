@@ -572,20 +572,21 @@ async def test_a_signal_stops_renders_cleanly_and_resume_finishes_them(site, tmp
         await asyncio.sleep(3)
         return web.json_response({"text": "slow data"})
 
-    build_script_site(site)
     site.page(
         "/slow",
         body="<div id='root'></div><script>fetch('/slow.json').then(r => r.json())"
         ".then(d => { document.getElementById('root').textContent = d.text; });</script>",
     )
-    site.page("/", links=["/slow"], body="<div id='root'></div><script src='/app.js'></script>")
+    # The home page's script asks for nothing: when /slow.json is asked, no other fetch is under
+    # way, so every repeat on --resume is a capture the first crawl lost.
+    site.page("/", links=["/slow"], body="<div id='root'></div><script>root.textContent = 'home';</script>")
     site.handler("/slow.json", slow)
     await site.start()
     pids = tmp_path / "chromium.pids"
     wrapper = pid_noting_chromium(tmp_path, pids)
     output = tmp_path / "snap"
     command = [sys.executable, "-m", "archiver", "crawl", site.url("/"), "-o", str(output), "--quiet"]
-    command += ["--browser", "always", "--chromium", wrapper, "--exclude", "tracking"]
+    command += ["--browser", "always", "--chromium", wrapper]
     process = await asyncio.create_subprocess_exec(
         *command, stderr=asyncio.subprocess.PIPE, start_new_session=True
     )
@@ -612,7 +613,8 @@ async def test_a_signal_stops_renders_cleanly_and_resume_finishes_them(site, tmp
     assert rows[site.url("/slow")].dom_warc_file
     # The fetch in flight at SIGTERM was abandoned (left queued), so it is made again: the only repeat.
     assert site.hits["/slow.json"] == 2
-    assert all(count == 1 for path, count in site.hits.items() if path != "/slow.json")
+    repeated = {path: count for path, count in site.hits.items() if count != 1 and path != "/slow.json"}
+    assert not repeated
     assert verify_snapshot(output).ok
 
 
