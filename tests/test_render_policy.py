@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from archiver.crawling.render_policy import (
@@ -12,6 +14,8 @@ from archiver.crawling.render_policy import (
     gained,
     inspect,
 )
+from archiver.crawling.renderer import Renderer
+from archiver.crawling.stats import CrawlStats
 from archiver.findings import parse_page
 
 TEXT = "<p>" + "Plenty of words written in the page itself. " * 5 + "</p>"
@@ -124,26 +128,85 @@ async def test_trials_under_way_and_pages_waiting_for_a_verdict_are_kept_for_a_r
     """A crawl interrupted while a host's trials ran kept neither them nor the pages waiting for
     their verdict: resumed, it rendered those trials as plain renders that settle nothing, and
     the pages waiting went unrendered whatever the verdict."""
-    from types import SimpleNamespace
 
     from archiver.crawling.crawler import QueueItem
-    from archiver.crawling.renderer import Renderer
-    from archiver.crawling.stats import CrawlStats
-
-    def renderer() -> Renderer:
-        pool, answers = SimpleNamespace(tabs=1), SimpleNamespace()
-        return Renderer(
-            RenderPolicy("auto", trials=1), pool, answers, CrawlStats(), timeout=5, max_redirects=5
-        )
 
     scripted = Inspection(scripted=True, signal=None)
-    before = renderer()
+    before = auto_renderer()
     trial, waiting = QueueItem("http://h/a", 1, 5), QueueItem("http://h/b", 1, 5)
     await before.offer(trial, {"http://h/x": "link"}, before.policy.decide("h", scripted))
     await before.offer(waiting, {}, before.policy.decide("h", scripted))
-    after = renderer()
+    after = auto_renderer()
     after.restore(before.state())
     job = await after._jobs.take()
     assert (job.page.url, job.trial, job.static_links) == ("http://h/a", True, frozenset({"http://h/x"}))
     assert len(after._jobs) == 0 and after.policy.decide("h", scripted).wait  # no second trial begins
     assert [page.page.url for page in after.policy.record("h", SCRIPTED, gained=True)] == ["http://h/b"]
+
+
+async def test_pages_waiting_for_a_verdict_are_kept_an_entry_of_a_hundred_at_a_time():
+    """The renders' state was one JSON text encoded and written whole with every batch of rows,
+    the waiting pages in it: thousands of pages wait while a site's trials render, so each batch
+    cost milliseconds and hundreds of kilobytes. Full entries are now kept as they were."""
+
+    from archiver.crawling.crawler import QueueItem
+    from archiver.crawling.render_state import RENDERS, WAITING_CHUNK
+
+    scripted = Inspection(scripted=True, signal=None)
+    before = auto_renderer()
+    await before.offer(QueueItem("http://h/trial", 1, 5), {}, before.policy.decide("h", scripted))
+    urls = [f"http://h/p{n}" for n in range(2 * WAITING_CHUNK + 50)]
+    for url in urls:
+        await before.offer(QueueItem(url, 1, 5), {}, before.policy.decide("h", scripted))
+    first = before.state()
+    waiting = [f"{RENDERS} waiting h {SCRIPTED} {index}" for index in range(3)]
+    assert sorted(first) == sorted([RENDERS, *waiting])
+    await before.offer(QueueItem("http://h/late", 1, 5), {}, before.policy.decide("h", scripted))
+    second = before.state()
+    assert [name for name in first if first[name] != second[name]] == [waiting[2]]
+    assert all(second[name] is first[name] for name in waiting[:2])  # kept, not encoded again
+
+    after = auto_renderer()
+    after.restore(second)
+    assert (await after._jobs.take()).page.url == "http://h/trial"
+    released = after.policy.record("h", SCRIPTED, gained=True)
+    assert [job.page.url for job in released] == [*urls, "http://h/late"]
+
+    before.policy.record("h", SCRIPTED, gained=False)  # the verdict: the waiting pages go
+    assert list(before.state()) == [RENDERS]
+
+
+async def test_the_renders_state_of_a_crawl_of_an_earlier_version_is_taken_back():
+    """Before the waiting pages had entries of their own, they were kept in the hosts' entry."""
+    import json
+
+    earlier = [
+        [
+            "h",
+            SCRIPTED,
+            0,
+            0,
+            [
+                ["http://h/a", 1, "link", "http://h/", "scripts", False, True, ["http://h/x"]],
+                ["http://h/b", 1, "link", "http://h/", "scripts", False, False, []],
+            ],
+        ]
+    ]
+    renderer = auto_renderer()
+    renderer.restore({"renders": json.dumps(earlier)})
+    job = await renderer._jobs.take()
+    assert (job.page.url, job.trial, job.static_links) == ("http://h/a", True, frozenset({"http://h/x"}))
+    assert [job.page.url for job in renderer.policy.record("h", SCRIPTED, gained=True)] == ["http://h/b"]
+
+
+def auto_renderer() -> Renderer:
+    """A renderer for --browser auto whose hosts are settled by one trial (no browser: its tabs
+    are not run)."""
+    return Renderer(
+        RenderPolicy("auto", trials=1),
+        SimpleNamespace(tabs=1),
+        SimpleNamespace(),
+        CrawlStats(),
+        timeout=5,
+        max_redirects=5,
+    )

@@ -433,3 +433,26 @@ async def test_a_cancelled_writer_still_writes_the_item_in_hand(tmp_path):
         await writer.close()
     stored = manifest_rows(snapshot.root)[capture.url]
     assert stored.warc_file and stored.record_type == "response"
+
+
+async def test_the_writer_forgets_state_entries_the_crawl_no_longer_gives(tmp_path):
+    """What the crawl keeps beside its rows is committed where it changed; an entry it stopped
+    giving (a host's pages that waited for a verdict, once it came) is dropped from the manifest,
+    or a resumed crawl would take it back."""
+    from archiver.crawling.writer import Writer
+    from archiver.store.snapshot import Snapshot
+
+    snapshot = Snapshot(tmp_path / "snap")
+    snapshot.create()
+    with Manifest.open(snapshot.manifest_path) as manifest:
+        for name in ("renders", "renders waiting h scripted 0", "cookies"):
+            manifest.keep_state(name, "before")
+        manifest.commit()
+        writer = Writer(snapshot, WarcFiles(snapshot.warc_dir, "w", 10**9), manifest)
+        writer.keep_state(lambda: {"renders": "now"}, manifest.states("renders"))
+        task = asyncio.create_task(writer.run())
+        await writer.finish()
+        await task
+        assert manifest.states("renders") == {"renders": "now"}
+        assert manifest.states("") == {"renders": "now", "cookies": "before"}
+        await writer.close()

@@ -229,9 +229,11 @@ class RenderPolicy:
 
     def experience(self) -> list[tuple[str, str, int, int, list[Any]]]:
         """What renders taught so far, to keep with the crawl: (host, kind, trials finished,
-        trials that gained, pages waiting for the verdict) of each host and kind met."""
+        trials that gained, pages waiting for the verdict) of each host and kind met. Each list of
+        waiting pages is the one kept here, to read, not change: it only grows until the verdict,
+        which replaces it (render_state.py keeps what it encoded of it)."""
         return [
-            (host, kind, found.finished, found.gained, list(found.waiting))
+            (host, kind, found.finished, found.gained, found.waiting)
             for (host, kind), found in self._hosts.items()
             if found.started or found.waiting
         ]

@@ -28,9 +28,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,8 +37,9 @@ from archiver.crawling.browser import Answerer, Asked, RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.preparing import Prepared
-from archiver.crawling.render_jobs import RenderJob, RenderQueue, job_of, job_state
+from archiver.crawling.render_jobs import RenderJob, RenderQueue
 from archiver.crawling.render_policy import AUTO, Decision, Inspection, RenderPolicy, gained
+from archiver.crawling.render_state import KeptRenders, kept_experience
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
@@ -164,6 +164,7 @@ class Renderer:
         """The trial renders not finished, by URL: kept with the crawl (state())."""
         self._restored: set[str] = set()
         """Pages whose render restore() queued already (resume() leaves them)."""
+        self._kept = KeptRenders()
 
     def attach(self, pages: Pages) -> None:
         """Give the renderer the crawler it captures through."""
@@ -195,25 +196,18 @@ class Renderer:
         if item.url not in self._restored:
             self._jobs.push(RenderJob(item, reason))
 
-    def state(self) -> str:
+    def state(self) -> dict[str, str]:
         """What renders taught about each host (render_policy.RenderPolicy.experience), its trials
-        not finished and the pages waiting for its verdict, as JSON restore() takes back: kept
-        with the crawl, so a resumed crawl renders what the crawl never interrupted would."""
-        running: dict[tuple[str, str], list[RenderJob]] = {}
-        for job in self._trials.values():
-            running.setdefault((host_of(job.page.url), job.kind or ""), []).append(job)
-        kept = []
-        for host, kind, finished, gains, waiting in self.policy.experience():
-            trials = running.get((host, kind), [])
-            kept.append([host, kind, finished, gains, [job_state(job) for job in (*trials, *waiting)]])
-        return json.dumps(kept, separators=(",", ":"))
+        not finished and the pages waiting for its verdict, as crawl-state entries restore() takes
+        back (render_state.py): kept with the crawl, so a resumed crawl renders what the crawl
+        never interrupted would."""
+        return self._kept.entries(self.policy.experience(), self._trials.values())
 
-    def restore(self, state: str) -> None:
+    def restore(self, entries: Mapping[str, str]) -> None:
         """Take back what state() kept: the hosts' experience, and the renders it leaves to do
         (trials begun again, pages waiting for a verdict rendered once it says so)."""
         try:
-            for host, kind, finished, gains, jobs in json.loads(state):
-                restored = [job_of(kind, kept) for kept in jobs]
+            for host, kind, finished, gains, restored in kept_experience(entries):
                 trials = [job for job in restored if job.trial]
                 self.policy.adopt(host, kind, finished, gains, len(trials))
                 verdict = self.policy.verdict(host, kind)

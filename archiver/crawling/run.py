@@ -46,6 +46,7 @@ from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.referrers import LookUp, ReferrerEncodings, SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
+from archiver.crawling.render_state import RENDERS
 from archiver.crawling.renderer import Renderer, open_renderer
 from archiver.crawling.revisiting import previous_snapshots
 from archiver.crawling.sitemap_stage import SitemapStage, seed_origins
@@ -69,8 +70,6 @@ from archiver.warc.files import WarcFiles
 
 COOKIES = "cookies"
 """Name of the crawl's cookies in the manifest's crawl_state (Manifest.keep_state)."""
-RENDERS = "renders"
-"""Name in crawl_state of what --browser auto's renders taught about each host (Renderer.state)."""
 PROGRESS_EVERY = 0.5
 """Seconds between two calls of a crawl's progress callback."""
 
@@ -264,25 +263,29 @@ async def run_crawl(
                 referrers=backend.referrers(read_back),
             )
             writer.on_commit = crawler.settling.committed
-            kept: dict[str, Callable[[], str]] = {}
-            """What the crawl holds beside its rows, kept with them for --resume."""
+            kept: dict[str, Callable[[], dict[str, str]]] = {}
+            """What the crawl holds beside its rows, kept with them for --resume: by the name
+            its entries in the manifest's crawl state begin with."""
             jar = fetcher.cookies
             if jar is not None:
                 if resume and (cookies := manifest.state(COOKIES)) is not None:
                     jar.adopt(json.loads(cookies))  # those servers set before the interruption
                     # ...but --cookie and --cookies-file values given now replace theirs.
                     jar.adopt(load_cookies(config, fetcher.credentials.hosts).for_browser())
-                kept[COOKIES] = lambda: saved_cookies(jar)
+                kept[COOKIES] = lambda: {COOKIES: saved_cookies(jar)}
             shared_jar = backend.cookies(jar) if backend.cookies is not None and jar is not None else None
             if shared_jar is not None:
                 await shared_jar.sync()  # the cookies the crawl's other processes were set
             if renderer is not None:
                 renderer.attach(CrawlPages(crawler))
-                if resume and (renders := manifest.state(RENDERS)) is not None:
+                if resume and (renders := manifest.states(RENDERS)):
                     renderer.restore(renders)  # before reload(), which leaves these renders to it
                 kept[RENDERS] = renderer.state
             if kept:
-                writer.state = lambda: {name: value() for name, value in kept.items()}
+                writer.keep_state(
+                    lambda: {name: text for state in kept.values() for name, text in state().items()},
+                    {name: text for prefix in kept for name, text in manifest.states(prefix).items()},
+                )
             if resume and backend.reload:
                 for origin, code, body, age in resuming.kept_robots(snapshot, manifest):
                     policy.adopt_robots(origin, code, body, age)  # asked again when due, not now

@@ -107,12 +107,10 @@ class Writer:
         self.mirror = mirror
         self.on_commit = on_commit
         """Called on the event loop with the URLs whose final rows a batch just committed."""
-        self.state: Callable[[], dict[str, str]] | None = None
-        """What the crawl holds beside its rows ({name: text}: its cookies), read on the event loop
-        before each batch and committed with it where it changed (Manifest.keep_state), so a
-        crawl resumed after a kill holds what the one killed held when its rows were stored."""
+        self._state: Callable[[], dict[str, str]] | None = None
         self._kept_state: dict[str, str] = {}
         self._state_due: dict[str, str] = {}
+        self._state_gone: list[str] = []
         self.error: WriteError | None = None
         self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
         self._pending_cdxj = snapshot.cdxj_pending_path
@@ -153,6 +151,15 @@ class Writer:
         await self._queue.put(item)
         self.items_enqueued += 1
 
+    def keep_state(self, state: Callable[[], dict[str, str]], kept: dict[str, str]) -> None:
+        """Keep ``state`` with the rows: what the crawl holds beside them ({name: text}: its
+        cookies, its renders), read on the event loop before each batch and committed with it
+        where it changed (Manifest.keep_state), an entry it no longer gives forgotten, so a crawl
+        resumed after a kill holds what the one killed held when its rows were stored. ``kept``:
+        those of its entries the manifest holds already (a resumed crawl's)."""
+        self._state = state
+        self._kept_state = dict(kept)
+
     async def run(self) -> None:
         """Consume items until close(); a WriteError is kept in .error and re-raised.
 
@@ -172,11 +179,15 @@ class Writer:
                 batch.append(self._queue.get_nowait())
             done = None in batch
             items = [i for i in batch if i is not None]
-            if self.state is not None:
-                self._state_due = {k: v for k, v in self.state().items() if self._kept_state.get(k) != v}
+            if self._state is not None:
+                state = self._state()
+                self._state_due = {k: v for k, v in state.items() if self._kept_state.get(k) != v}
+                self._state_gone = [name for name in self._kept_state if name not in state]
             try:
                 await asyncio.to_thread(self._write_batch, items)
                 self._kept_state.update(self._state_due)
+                for name in self._state_gone:
+                    del self._kept_state[name]
                 self.items_committed += len(items)
             except Exception as exc:
                 # Any failure stops the crawl: a crawl must never "finish" with records lost.
@@ -242,6 +253,8 @@ class Writer:
                     raise WriteError(f"cannot write {self._pending_cdxj}: {exc.strerror}") from None
             for name, value in self._state_due.items():
                 self.manifest.keep_state(name, value)
+            for name in self._state_gone:
+                self.manifest.forget_state(name)
             self._commit()
         except BaseException:
             self.manifest.rollback()

@@ -251,6 +251,20 @@ class Manifest:
         """Keep what a crawl holds beside its rows (its cookies), committed with the next batch."""
         self._db.execute("INSERT OR REPLACE INTO crawl_state VALUES (?, ?)", (name, value))
 
+    def forget_state(self, name: str) -> None:
+        """Drop what keep_state() kept as ``name``, with the next batch."""
+        self._db.execute("DELETE FROM crawl_state WHERE name = ?", (name,))
+
+    def states(self, prefix: str) -> dict[str, str]:
+        """Every entry keep_state() kept whose name begins with ``prefix``."""
+        try:
+            found = self._db.execute(
+                "SELECT name, value FROM crawl_state WHERE substr(name, 1, ?) = ?", (len(prefix), prefix)
+            ).fetchall()
+        except sqlite3.OperationalError:  # a manifest opened read-only from before the table
+            return {}
+        return {str(name): str(value) for name, value in found}
+
     def state(self, name: str) -> str | None:
         """What keep_state() kept as ``name`` (None: nothing, or a manifest from before)."""
         try:
