@@ -458,7 +458,7 @@ async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, 
     import redis.asyncio
     from aiohttp import web
 
-    from archiver.crawling.run import COOKIES
+    from archiver.crawling.kept_state import COOKIES
 
     pages = [f"/p{n}" for n in range(24)]
     for n, path in enumerate(pages):

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from archiver.config import CrawlConfig
+from archiver.crawling.backend import Backend
 from archiver.crawling.merge import merge_nodes
 from archiver.crawling.node_parts import NodeParts
 from archiver.crawling.politeness import FetchRobots, policy_options
@@ -49,7 +50,8 @@ from archiver.crawling.redis_frontier import RedisFrontier
 from archiver.crawling.redis_politeness import RedisHostPolicy
 from archiver.crawling.redis_state import Membership, RedisCrawl, call, connect, redis_error
 from archiver.crawling.referrers import LookUp, ReferrerEncodings
-from archiver.crawling.run import Backend, CrawlResult, ProgressCallback, run_crawl
+from archiver.crawling.run import CrawlResult, run_crawl
+from archiver.crawling.run_stages import ProgressCallback
 from archiver.errors import ConfigError, FrontierLost, NodeGivenUp, SnapshotError, SnapshotLocked
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock

@@ -1,7 +1,9 @@
 """crawl(): open the snapshot, wire the stages together, run them, and say what happened.
 
 Wiring only: each stage is its own module (frontier, fetch, politeness,
-capture workers, crawler, writer), resuming is resume.py's, crawl.json is
+capture workers, crawler, writer), where a crawl's processes share state is
+backend.py's, running the stages run_stages.py's, resuming resume.py's (and,
+for what a crawl holds beside its rows, kept_state.py's), crawl.json
 store/crawl_record.py's. The library never prints: a caller that wants a
 progress line passes ``progress``, one that handles signals passes ``stop``.
 
@@ -20,39 +22,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from archiver.config import CrawlConfig
 from archiver.crawling import resume as resuming
+from archiver.crawling.backend import Backend, local_backend
 from archiver.crawling.browser_pool import require_browser
-from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.capture_workers import CaptureWorkers
-from archiver.crawling.control import ControlSource, follow_controls, status_of
-from archiver.crawling.control_file import FileControlSource
-from archiver.crawling.cookies import SiteCookieJar, load_cookies, saved_cookies
+from archiver.crawling.control import follow_controls, status_of
+from archiver.crawling.cookies import load_cookies
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
-from archiver.crawling.frontier import ROBOTS_JOB, SITEMAPS_JOB, Frontier
-from archiver.crawling.local_frontier import SqliteFrontier
+from archiver.crawling.kept_state import keep_beside_rows
 from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
-from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
 from archiver.crawling.recorded import RecordedFetch
-from archiver.crawling.referrers import LookUp, ReferrerEncodings, SnapshotEncodings
+from archiver.crawling.referrers import SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
-from archiver.crawling.render_state import RENDERS
 from archiver.crawling.renderer import Renderer, open_renderer
 from archiver.crawling.revisiting import previous_snapshots
-from archiver.crawling.sitemap_stage import SitemapStage, seed_origins
+from archiver.crawling.run_stages import ProgressCallback, run_stages
+from archiver.crawling.sitemap_stage import SitemapStage
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stopping import max_time, note_stop
-from archiver.crawling.writer import WriteItem, Writer
+from archiver.crawling.writer import Writer
 from archiver.errors import SnapshotError, WriteError
 from archiver.mirror.document import MirrorStats
 from archiver.mirror.live import LiveMirror
@@ -62,70 +60,10 @@ from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest, StoredPayloads, seed_failure
 from archiver.store.previous import Previous, PreviousPayloads, check_previous
-from archiver.store.rows import QUEUED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary
 from archiver.urls import normalize_url
 from archiver.warc.files import WarcFiles
-
-COOKIES = "cookies"
-"""Name of the crawl's cookies in the manifest's crawl_state (Manifest.keep_state)."""
-PROGRESS_EVERY = 0.5
-"""Seconds between two calls of a crawl's progress callback."""
-
-
-ProgressCallback = Callable[[CrawlStats, int], None]
-"""Called every PROGRESS_EVERY seconds while a crawl runs, with its stats and the URLs queued."""
-
-
-class ClosingFrontier(Frontier, Protocol):
-    """A Frontier used as ``async with``, which closes it."""
-
-    async def __aenter__(self) -> Any: ...
-
-    async def __aexit__(self, *exc: object) -> None: ...
-
-
-class SharedJar(Protocol):
-    """A cookie jar kept alike with the other processes of a crawl (redis_cookies.RedisCookies)."""
-
-    async def sync(self) -> None:
-        """Give the others what this jar changed, and take in what they did."""
-
-    async def run(self) -> None:
-        """sync() now and then, until cancelled."""
-
-
-@dataclass
-class Backend:
-    """Where a crawl keeps the state its processes share: SQLite and this process
-    (``local_backend``), or Redis for crawl nodes (crawling/nodes.py)."""
-
-    frontier: Callable[[Snapshot, Writer], ClosingFrontier]
-    policy: Callable[[CrawlConfig, FetchRobots], HostPolicy]
-    """Given how robots.txt is fetched (and kept in the WARC: crawling/recorded.py)."""
-    budget: Callable[[CrawlConfig], Budget]
-    controls: Callable[[Snapshot], ControlSource]
-    referrers: Callable[[LookUp], ReferrerEncodings] = ReferrerEncodings
-    cookies: Callable[[SiteCookieJar], SharedJar] | None = None
-    """The crawl's one cookie jar, when its processes share it (crawl nodes)."""
-    """Given how the snapshot being written reads an encoding back (referrers.SnapshotEncodings)."""
-    reload: bool = True
-    """A resumed crawl refills its frontier from the manifest (a shared one keeps its state)."""
-
-
-def _local_policy(config: CrawlConfig, fetch_robots: FetchRobots) -> HostPolicy:
-    return HostPolicy(**policy_options(config, fetch_robots))
-
-
-def local_backend() -> Backend:
-    """A crawl made by one process: its queue in frontier.sqlite3, its controls in control.sqlite3."""
-    return Backend(
-        frontier=lambda snapshot, writer: SqliteFrontier(snapshot.frontier_path),
-        policy=_local_policy,
-        budget=lambda config: LocalBudget(config.max_pages, config.max_bytes),
-        controls=lambda snapshot: FileControlSource(snapshot.control_path),
-    )
 
 
 @dataclass
@@ -263,29 +201,21 @@ async def run_crawl(
                 referrers=backend.referrers(read_back),
             )
             writer.on_commit = crawler.settling.committed
-            kept: dict[str, Callable[[], dict[str, str]]] = {}
-            """What the crawl holds beside its rows, kept with them for --resume: by the name
-            its entries in the manifest's crawl state begin with."""
             jar = fetcher.cookies
-            if jar is not None:
-                if resume and (cookies := manifest.state(COOKIES)) is not None:
-                    jar.adopt(json.loads(cookies))  # those servers set before the interruption
-                    # ...but --cookie and --cookies-file values given now replace theirs.
-                    jar.adopt(load_cookies(config, fetcher.credentials.hosts).for_browser())
-                kept[COOKIES] = lambda: {COOKIES: saved_cookies(jar)}
+            if renderer is not None:
+                renderer.attach(CrawlPages(crawler))
+            # Before reload(), which leaves the renders restored here to the renderer.
+            keep_beside_rows(
+                writer,
+                manifest,
+                jar,
+                renderer,
+                resume,
+                lambda: load_cookies(config, fetcher.credentials.hosts).for_browser(),
+            )
             shared_jar = backend.cookies(jar) if backend.cookies is not None and jar is not None else None
             if shared_jar is not None:
                 await shared_jar.sync()  # the cookies the crawl's other processes were set
-            if renderer is not None:
-                renderer.attach(CrawlPages(crawler))
-                if resume and (renders := manifest.states(RENDERS)):
-                    renderer.restore(renders)  # before reload(), which leaves these renders to it
-                kept[RENDERS] = renderer.state
-            if kept:
-                writer.keep_state(
-                    lambda: {name: text for state in kept.values() for name, text in state().items()},
-                    {name: text for prefix in kept for name, text in manifest.states(prefix).items()},
-                )
             if resume and backend.reload:
                 for origin, code, body, age in resuming.kept_robots(snapshot, manifest):
                     policy.adopt_robots(origin, code, body, age)  # asked again when due, not now
@@ -303,7 +233,7 @@ async def run_crawl(
             try:
                 shared = not backend.reload  # a frontier in Redis, shared by crawl nodes
                 with max_time(stop, config.max_time) as stopping:
-                    await _run(crawler, writer, seeds, progress, stopping, sitemaps, recorded, shared)
+                    await run_stages(crawler, writer, seeds, progress, stopping, sitemaps, recorded, shared)
             finally:
                 controls_done.set()  # its round in hand ends first (see follow_controls)
                 with contextlib.suppress(asyncio.CancelledError):
@@ -408,80 +338,6 @@ def _warc_files(
         },
         payloads=PreviousPayloads(payloads, previous) if previous is not None else payloads,
     )
-
-
-async def _run(
-    crawler: Crawler,
-    writer: Writer,
-    seeds: list[str],
-    progress: ProgressCallback | None,
-    stop: asyncio.Future[str] | None,
-    sitemaps: SitemapStage | None = None,
-    recorded: RecordedFetch | None = None,
-    shared: bool = False,
-) -> None:
-    """Run the writer and the crawler (and the sitemap stage beside it) until the frontier is
-    empty or the crawl is stopped."""
-
-    def stop_crawler(future: asyncio.Future[str]) -> None:
-        if not future.cancelled():
-            crawler.stop(future.result())
-
-    def writer_ended(task: asyncio.Task[None]) -> None:
-        # A failed writer ends the crawl at once: workers that wait (paused, or for an
-        # item) may never put anything again to learn of it.
-        if writer.error is not None:
-            crawler.stop(f"write error: {writer.error}")
-
-    writer_task = asyncio.create_task(writer.run())
-    writer_task.add_done_callback(writer_ended)
-    reporter = asyncio.create_task(_report_progress(crawler, progress)) if progress else None
-    if stop is not None:
-        stop.add_done_callback(stop_crawler)
-    try:
-        if recorded is not None and shared:
-            # Queued by the crawl when a node that fetched a robots.txt is lost before its rows
-            # were stored: another records it.
-            crawler.jobs[ROBOTS_JOB] = recorded.robots_job
-        await _seed(crawler, writer, seeds)
-        if sitemaps is not None and shared:
-            # An item of the shared queue: one node reads a host's sitemaps, and if it is lost
-            # before it is done, another reads them.
-            crawler.jobs[SITEMAPS_JOB] = sitemaps.read_job
-            for origin in seed_origins(seeds):
-                await crawler.add(origin, 0, SITEMAPS_JOB)
-        elif sitemaps is not None:
-            crawler.feed(sitemaps.run(seeds))
-        await crawler.run()
-    finally:
-        if stop is not None:
-            stop.remove_done_callback(stop_crawler)
-        if reporter:
-            reporter.cancel()
-        if writer.error is None and not writer_task.done():
-            await writer.finish()
-        with contextlib.suppress(Exception):
-            await writer_task
-        try:
-            await writer.close()
-        except WriteError as exc:  # the CDXJ merge on a full disk: stopped, resumable
-            writer.error = writer.error or exc
-
-
-async def _report_progress(crawler: Crawler, progress: ProgressCallback) -> None:
-    while True:
-        await asyncio.sleep(PROGRESS_EVERY)
-        progress(crawler.stats, crawler.frontier.pending())
-
-
-async def _seed(crawler: Crawler, writer: Writer, seeds: list[str]) -> None:
-    """Queue the seeds not seen yet."""
-    for seed in seeds:
-        if crawler.frontier.seen(seed):
-            continue
-        row = ManifestRow(url=seed, found_by="seed", depth=0, outcome=QUEUED)
-        await writer.put(WriteItem(None, met=[row]))
-        await crawler.add(seed, 0, "seed")
 
 
 def _seeds_failed(manifest: Manifest, seeds: list[str]) -> list[tuple[str, str]]:
