@@ -71,6 +71,8 @@ COOKIES = "cookies"
 """Name of the crawl's cookies in the manifest's crawl_state (Manifest.keep_state)."""
 RENDERS = "renders"
 """Name in crawl_state of what --browser auto's renders taught about each host (Renderer.state)."""
+ROBOTS_STREAKS = "robots_out_of_reach"
+"""Name in crawl_state of the hosts whose robots.txt was out of reach, how many times in a row."""
 PROGRESS_EVERY = 0.5
 """Seconds between two calls of a crawl's progress callback."""
 
@@ -281,11 +283,16 @@ async def run_crawl(
                 if resume and (renders := manifest.state(RENDERS)) is not None:
                     renderer.restore(renders)  # before reload(), which leaves these renders to it
                 kept[RENDERS] = renderer.state
+            kept[ROBOTS_STREAKS] = lambda: json.dumps(policy.robots_streaks(), separators=(",", ":"))
             if kept:
                 writer.state = lambda: {name: value() for name, value in kept.items()}
             if resume and backend.reload:
                 for origin, code, body, age in resuming.kept_robots(snapshot, manifest):
                     policy.adopt_robots(origin, code, body, age)  # asked again when due, not now
+                if (streaks := manifest.state(ROBOTS_STREAKS)) is not None:
+                    # One still out of reach is asked again now, then waited for longer each time.
+                    with contextlib.suppress(ValueError, AttributeError):
+                        policy.adopt_streaks(json.loads(streaks))
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
 
