@@ -237,8 +237,10 @@ class Discovery:
 def stylesheet_client(item: QueueItem) -> str | None:
     """The origin of the document the stylesheet ``item`` serves, whose requests its fonts and
     images are (a frame's, not its top-level page's): the client it was loaded for, as far as
-    the crawl knows it (else the top-level page's, else the one that linked it)."""
-    if item.client is not None and item.client != "null":
+    the crawl knows it (else the top-level page's, else the one that linked it): ``null`` for a
+    document with no origin (a sandboxed frame's), not for a stylesheet a redirect led from
+    another origin to a third (Fetch taints its request's origin, not its document's)."""
+    if item.client is not None and (item.client != "null" or item.found_by != "redirect"):
         return item.client
     document = item.site_for_cookies or item.referrer
     return origin_of(document) if document else None
