@@ -51,8 +51,8 @@ from archiver.links import (
     references_in,
     request_destination,
     resolve_reference,
+    sandboxes,
     srcdoc_body,
-    srcdocs,
     style_attribute_references,
     title_text,
 )
@@ -79,12 +79,33 @@ class Page:
     """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
 
 
-Hint = tuple[str, str, str]
-"""(referrer policy, destination, CORS mode) of the request for a link: what its element (or its
-page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
+Hint = tuple[str, str, str, str]
+"""(referrer policy, destination, CORS mode, document) of the request for a link: what its element
+(or its page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
 links.request_destination()'s and links.cors_mode()'s (the credentials mode of a CORS-mode
-request, '' for a no-cors one)."""
-NO_HINT: Hint = ("", "", "")
+request, '' for a no-cors one), and what a browser knows of the document that asks for it or
+that it loads: words among NO_ORIGIN, FRAME and SANDBOXED ('' for none)."""
+NO_HINT: Hint = ("", "", "", "")
+NO_ORIGIN = "opaque"
+"""Asked for by a document with no origin (a srcdoc document its iframe sandboxes): a CORS-mode
+request sends Origin: null, and no credentials of an origin."""
+FRAME = "frame"
+"""An iframe's or frame's document: its own requests are those of a document of its own."""
+SANDBOXED = "sandboxed"
+"""An iframe's document its sandbox leaves no origin (links.sandboxes()), nor its frames."""
+
+
+def frame_words(element: lxml.etree._Element, attribute: str | None) -> str:
+    """The document words of a Hint for a URL in ``attribute`` of ``element``: FRAME for the src of
+    an iframe or frame, with SANDBOXED for an iframe that sandboxes it.
+
+    >>> frame_words(lxml.html.fragment_fromstring("<iframe sandbox src=f></iframe>"), "src")
+    'frame sandboxed'
+    """
+    tag = element.tag if isinstance(element.tag, str) else ""
+    if attribute != "src" or tag not in ("iframe", "frame"):
+        return ""
+    return f"{FRAME} {SANDBOXED}" if tag == "iframe" and sandboxes(element) else FRAME
 
 
 def _collect(
@@ -137,9 +158,10 @@ def root_findings(
             else request_destination(element, attribute)
         )
         resolved = resolve_reference(value, base, contexts, encoding=None if in_css else encoding)
-        hint = (policy or page_policy, destination, cors_mode(element, attribute, destination))
+        cors = cors_mode(element, attribute, destination)
+        hint = (policy or page_policy, destination, cors, frame_words(element, attribute))
         _collect(found, resolved, kind, hints, hint)
-    _collect_srcdocs(found, hints, srcdocs(root.iter("iframe")), base, depth)
+    _collect_srcdocs(found, hints, _srcdocs(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
     # regex scan of the bytes for "robots", to skip it, cost 170 us).
     return page_title(root), base, found, meta_nofollow(root), hints
@@ -155,21 +177,30 @@ def _meta_referrer(metas: Iterable[lxml.etree._Element]) -> str:
     return found
 
 
+def _srcdocs(iframes: Iterable[lxml.etree._Element]) -> list[tuple[str, bool]]:
+    """The srcdoc documents of ``iframes`` (links.srcdocs()), each with whether its iframe's
+    sandbox leaves it no origin (links.sandboxes())."""
+    return [(text, sandboxes(iframe)) for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
+
+
 def _collect_srcdocs(
-    found: dict[str, str], hints: dict[str, Hint], texts: list[str], base: str, depth: int
+    found: dict[str, str], hints: dict[str, Hint], texts: list[tuple[str, bool]], base: str, depth: int
 ) -> None:
-    """Add to ``found`` the links of the srcdoc documents ``texts`` of a document whose base URL
-    is ``base``, at ``depth``, and to ``hints`` how they are requested: a srcdoc document's links
-    resolve against its page's base URL (as if it were at that URL: a <base> of its own is
-    resolved against it), its queries in UTF-8; it is of its page's origin."""
+    """Add to ``found`` the links of the srcdoc documents ``texts`` (with whether each is
+    sandboxed, _srcdocs()) of a document whose base URL is ``base``, at ``depth``, and to
+    ``hints`` how they are requested: a srcdoc document's links resolve against its page's base
+    URL (as if it were at that URL: a <base> of its own is resolved against it), its queries in
+    UTF-8; it is of its page's origin unless sandboxed (NO_ORIGIN, as are the srcdoc documents it holds)."""
     if depth >= MAX_SRCDOC_DEPTH:
         return
-    for text in texts:
+    for text, sandboxed in texts:
         _title, _base, links, _nofollow, asked = _html_findings(
             srcdoc_body(text), base, "utf-8", "utf-8", depth + 1
         )
         for url, kind in links.items():
-            _collect(found, url, kind, hints, asked.get(url, NO_HINT))
+            policy, destination, cors, words = asked.get(url, NO_HINT)
+            document = " ".join(sorted({*words.split(), NO_ORIGIN})) if sandboxed else words
+            _collect(found, url, kind, hints, (policy, destination, cors, document))
 
 
 def _streamed_findings(
@@ -180,12 +211,13 @@ def _streamed_findings(
     chunk, not of its tree (about ten times its size). The same parser, so the same elements,
     in the same order.
     """
-    # (value, kind, query encoding, referrer policy, destination, CORS mode) of each reference
-    references: list[tuple[str, str, str | None, str, str, str]] = []
-    styled: list[tuple[str, str, str | None, str, str, str]] = []
-    presented: list[tuple[str, str, str | None, str, str, str]] = []
+    # (value, kind, query encoding, referrer policy, destination, CORS mode, document) of each
+    # reference (Hint's)
+    references: list[tuple[str, str, str | None, str, str, str, str]] = []
+    styled: list[tuple[str, str, str | None, str, str, str, str]] = []
+    presented: list[tuple[str, str, str | None, str, str, str, str]] = []
     page_policy = ""
-    iframes: list[str] = []
+    iframes: list[tuple[str, bool]] = []
     base: str | None = None
     title: str | None = None
     head_title: str | None = None
@@ -205,13 +237,14 @@ def _streamed_findings(
                     if tag == "img" and in_picture:
                         for at in sources:
                             sourced = references[at]
-                            references[at] = (*sourced[:5], cors_mode(element, "src", sourced[4]))
+                            references[at] = (*sourced[:5], cors_mode(element, "src", sourced[4]), "")
                     for ref in references_in((element,)):
                         destination = request_destination(element, ref[1])
                         cors = cors_mode(element, ref[1], destination)
                         if tag == "source" and in_picture:
                             sources.append(len(references))
-                        references.append((ref[4], ref[5], document_encoding, policy, destination, cors))
+                        hint = (policy, destination, cors, frame_words(element, ref[1]))
+                        references.append((ref[4], ref[5], document_encoding, *hint))
                     if tag == "base" and base is None:
                         href = element.get("href") or ""
                         base = (
@@ -223,20 +256,20 @@ def _streamed_findings(
                         nofollow = nofollow or says_nofollow_meta(element)
                         page_policy = _meta_referrer((element,)) or page_policy
                     elif tag == "iframe":
-                        iframes.extend(srcdocs((element,)))
+                        iframes.extend(_srcdocs((element,)))
                 if tag == "svg":
                     in_svg += 1
                 elif tag == "picture":
                     sources.clear()
                 if element.get("style") is not None:
                     styled.extend(
-                        (ref[4], ref[5], None, "", "image", "")
+                        (ref[4], ref[5], None, "", "image", "", "")
                         for ref in style_attribute_references((element,), ("style",))
                     )
                 # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
                 if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
                     presented.extend(
-                        (ref[4], ref[5], None, "", "image", "")
+                        (ref[4], ref[5], None, "", "image", "", "")
                         for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
                     )
             elif tag == "svg":
@@ -244,7 +277,7 @@ def _streamed_findings(
             elif tag == "style" and element.text:  # and now its text
                 for start, _e, value in iter_css_urls(element.text):
                     destination = css_destination(element.text, start)
-                    references.append((value, REQUISITE, None, "", destination, cors_font(destination)))
+                    references.append((value, REQUISITE, None, "", destination, cors_font(destination), ""))
             elif tag == "title":
                 text = title_text(element)
                 title = title if title is not None else text
@@ -258,9 +291,9 @@ def _streamed_findings(
     contexts = base_contexts(base)
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}
-    for value, kind, query_encoding, policy, destination, cors in references + styled + presented:
+    for value, kind, query_encoding, policy, destination, cors, words in references + styled + presented:
         resolved = resolve_reference(value, base, contexts, encoding=query_encoding)
-        _collect(found, resolved, kind, hints, (policy or page_policy, destination, cors))
+        _collect(found, resolved, kind, hints, (policy or page_policy, destination, cors, words))
     _collect_srcdocs(found, hints, iframes, base, depth)
     return head_title if head_title is not None else title, base, found, nofollow, hints
 
@@ -327,7 +360,7 @@ def _css_findings(text: str, url: str) -> Findings:
     contexts = base_contexts(url)
     for start, _end, value in iter_css_urls(text):
         destination = css_destination(text, start)
-        hint = ("", destination, cors_font(destination))
+        hint = ("", destination, cors_font(destination), "")
         _collect(found, resolve_reference(value, url, contexts), REQUISITE, hints, hint)
     return None, url, found, False, hints
 

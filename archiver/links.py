@@ -443,6 +443,23 @@ def srcdocs(iframes: Iterable[lxml.etree._Element]) -> list[str]:
     return [text for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
 
 
+def sandboxes(iframe: lxml.etree._Element) -> bool:
+    """Whether the sandbox attribute of ``iframe`` leaves the document it holds no origin (its
+    tokens, ASCII case-insensitive, do not allow-same-origin): Chromium sends its CORS requests
+    with Origin: null.
+
+    >>> [sandboxes(lxml.html.fragment_fromstring(f"<iframe {a}></iframe>")) for a in ("", "sandbox",
+    ...     "sandbox='allow-scripts'", "sandbox='allow-scripts ALLOW-SAME-ORIGIN'")]
+    [False, True, True, False]
+    """
+    value = iframe.get("sandbox")
+    tokens = value.translate(_ASCII_LOWER).split() if value is not None else ()
+    return value is not None and "allow-same-origin" not in tokens
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def srcdoc_body(text: str) -> bytes:
     """A srcdoc document as the bytes it is read from: UTF-8 (its encoding, whatever its page's),
     cut at MAX_MARKUP tags as a page is (its tags are no tags of its page: the page's cut did not

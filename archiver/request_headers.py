@@ -158,11 +158,22 @@ class Credentials:
             raise ConfigError("--http-password needs --http-user (or a user in a seed URL)")
         return cls(frozenset(hosts), tuple(headers), auth)
 
-    def headers_for(self, url: str) -> dict[str, str]:
-        """The credentials to send with a request for the normalised ``url`` (often none)."""
+    def headers_for(self, url: str, credentialed: bool = True) -> dict[str, str]:
+        """The credentials to send with a request for the normalised ``url`` (often none).
+
+        A request whose credentials mode sends none (``credentialed`` False: credentialed()'s)
+        goes without HTTP authentication and without the Authorization and Cookie headers of
+        --header, as Chromium sends no credentials with it; the other --header values go.
+
+        >>> creds = Credentials.build(["http://alice:pw@site.test/"], headers=[("X-Token", "t")])
+        >>> creds.headers_for("http://site.test/font.woff2", credentialed=False)
+        {'X-Token': 't'}
+        """
         host = host_of(url)
         if host not in self.hosts:
             return {}
+        if not credentialed:
+            return {name: value for name, value in self.headers if name.lower() not in SECRET_HEADERS}
         sent = dict(self.headers)
         authorization = self.auth.get(host)
         if authorization is not None:

@@ -733,3 +733,43 @@ async def test_a_link_a_script_writes_keeps_its_query_in_the_pages_encoding(
     page = mirror / str(rows[site.url("/")].local_path)
     (href,) = lxml.html.parse(str(page)).getroot().xpath("//a[text()='search']/@href")
     assert (page.parent / unquote(href)).resolve() == (mirror / str(found.local_path)).resolve()
+
+
+async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no_origin(
+    site, other_site, run_crawl
+):
+    """A stylesheet a frame of the rendered page asks for is the frame's document's: the fonts it
+    names (used or not, the crawl asks for them) carry the frame's origin, which a server
+    answering the origins it allows alone needs, and a frame sandboxed without allow-same-origin
+    has none (Origin: null, as Chromium sends it). They carried the page's origin."""
+    origins: dict[str, str | None] = {}
+
+    def font(request: web.Request) -> web.Response:
+        origins[request.path] = request.headers.get("Origin")
+        return web.Response(body=b"wOF2", content_type="font/woff2")
+
+    async def noted(request: web.Request) -> web.Response:
+        return font(request)
+
+    await site.start()
+    home = site.url("/").rstrip("/")
+    for path in ("/ff.woff2", "/bf.woff2"):
+        site.handler(path, noted)
+    # The frames and their stylesheets come from scripts: only the browser meets them (a URL a
+    # script names whole would be found in it).
+    styled = "<script>const l = document.createElement('link'); l.rel = 'stylesheet';"
+    styled += "l.href = '/{}' + '.css'; document.head.append(l);</script><p>frame</p>"
+    other_site.file("/frame", styled.format("fs"))
+    other_site.file("/boxed", styled.format("bs"))
+    other_site.file("/fs.css", f"@font-face {{ font-family: g; src: url({home}/ff.woff2) }}", "text/css")
+    other_site.file("/bs.css", f"@font-face {{ font-family: h; src: url({home}/bf.woff2) }}", "text/css")
+    await other_site.start()
+    cdn = other_site.url("/").rstrip("/")
+    framing = (
+        f"<script>for (const [src, box] of [['{cdn}/frame', null], ['{cdn}/boxed', 'allow-scripts']]) {{"
+        " const f = document.createElement('iframe'); if (box) f.setAttribute('sandbox', box);"
+        " f.src = src; document.body.append(f); }</script>"
+    )
+    site.page("/", body=framing)
+    await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any")
+    assert origins == {"/ff.woff2": cdn, "/bf.woff2": "null"}

@@ -308,3 +308,54 @@ async def test_credential_headers_are_not_kept_and_index_html_shows_no_values(tw
         CrawlConfig.from_json(settings)
     again = (("Authorization", "Bearer SECRET"), ("X-Token", "t0k"))
     assert CrawlConfig.from_json(settings, headers=again).headers == again
+
+
+async def test_http_authentication_goes_with_credentialed_requests_alone(site, other_site, run_crawl):
+    """A CORS-mode request whose credentials mode sends none (a crossorigin image of another
+    origin, a web app manifest) goes without the Authorization a --credentials-host gets, as
+    Chromium sends it; one with crossorigin=use-credentials, or a no-cors image, goes with it."""
+    cdn = Recorder(other_site)
+    for path in ("/plain.png", "/anonymous.png", "/credentialed.png", "/app.json"):
+        cdn.serve(path, "x")
+    await other_site.start()
+    at_cdn = name_url(other_site, "cdn.test")[:-1]
+    site.page(
+        "/",
+        body=f'<img src="{at_cdn}/plain.png"><img crossorigin src="{at_cdn}/anonymous.png">'
+        f'<img crossorigin=use-credentials src="{at_cdn}/credentialed.png">'
+        f'<link rel=manifest href="{at_cdn}/app.json">',
+    )
+    await site.start()
+    await run_crawl(
+        name_url(site, "site.test"),
+        resolve=RESOLVE,
+        http_user="alice",
+        http_password=SECRET,
+        credentials_hosts=(f"cdn.test:{other_site.server.port}",),
+    )
+    sent = {path: headers.get("Authorization") for path, headers in cdn.seen}
+    assert sent == {
+        "/plain.png": BASIC,
+        "/anonymous.png": None,
+        "/credentialed.png": BASIC,
+        "/app.json": None,
+    }
+
+
+async def test_a_cookie_given_for_a_host_goes_to_its_every_port(site, other_site, run_crawl):
+    """As in a browser (RFC 6265), a cookie is for a host name: a --cookie given for the seed's
+    host goes to another port of it, which an --header value does not reach."""
+    other = Recorder(other_site)
+    other.serve("/logo.png", "png")
+    await other_site.start()
+    site.page("/", body=f'<img src="{name_url(other_site, "site.test", "/logo.png")}">')
+    await site.start()
+    await run_crawl(
+        name_url(site, "site.test"),
+        resolve=RESOLVE,
+        cookies=(("session", "abc"),),
+        headers=(("X-Token", "t"),),
+    )
+    assert [(path, headers.get("Cookie"), headers.get("X-Token")) for path, headers in other.seen] == [
+        ("/logo.png", "session=abc", None)
+    ]

@@ -592,3 +592,45 @@ async def test_node_jars_agree_on_cookies_set_changed_and_deleted(redis_url):
         assert await crawl.client.hgetall(crawl.key("cookies")) == before
     finally:
         await crawl.close()
+
+
+async def test_a_pages_links_go_with_the_cookies_its_answer_set_on_every_node(site, tmp_path, redis_url):
+    """A page's answer sets a cookie; its links, taken by any node, go with it, as a browser sends
+    them. A node took the links another node queued before its jar took in the cookie (up to
+    half a second later), and asked for them without it."""
+    import redis.asyncio
+    from aiohttp import web
+
+    pages = [f"/p{n}" for n in range(24)]
+    sent: dict[str, str | None] = {}
+
+    async def page(request: web.Request) -> web.Response:
+        sent[request.path] = request.headers.get("Cookie")
+        return web.Response(text="<p>page</p>", content_type="text/html")
+
+    for path in pages:
+        site.handler(path, page)
+    client = redis.asyncio.Redis.from_url(redis_url)
+
+    async def seed(request: web.Request) -> web.Response:
+        for _ in range(1200):  # both nodes wait for links: a hang guard of a minute
+            if await client.hlen("archiver:links-cookie:nodes") >= 2:
+                break
+            await asyncio.sleep(0.05)
+        links = "".join(f'<a href="{path}">{path}</a>' for path in pages)
+        response = web.Response(text=links, content_type="text/html")
+        response.headers.add("Set-Cookie", "sid=1; Path=/")
+        return response
+
+    site.handler("/", seed)
+    await site.start()
+    output = tmp_path / "snap"
+    args = node_args(site.url("/"), output, redis_url, "links-cookie", "--no-sitemaps", "--concurrency", "4")
+    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    for process in nodes:
+        code, text = await finish(process)
+        assert code == 0, text
+    await client.aclose()
+    assert sent == dict.fromkeys(pages, "sid=1")
+    parts = [rows_of(output / "nodes" / name / "manifest.sqlite3") for name in ("n1", "n2")]
+    assert all(FETCHED in rows.values() for rows in parts)  # both nodes took links

@@ -104,7 +104,7 @@ def test_a_page_gives_its_links_their_referrer_policies(padding):
     CORS mode (with the page's Origin)."""
     body = POLICY_PAGE.replace(b"</body>", b"<!--" + b"x" * padding + b"--></body>")
     hints = findings(body, "http://h/", "text/html", "text/html")[4]
-    assert {url: policy for url, (policy, _destination, _cors) in hints.items()} == {
+    assert {url: policy for url, (policy, _destination, _cors, _document) in hints.items()} == {
         "http://h/s.css": "no-referrer",
         "http://h/plain": "origin",
         "http://h/nr": "no-referrer",
@@ -116,7 +116,7 @@ def test_a_page_gives_its_links_their_referrer_policies(padding):
         "http://h/p.png": "origin",
         "http://h/m.js": "origin",
     }
-    cors = {url.rpartition("/")[2] for url, (_policy, _destination, cors) in hints.items() if cors}
+    cors = {url.rpartition("/")[2] for url, (_policy, _destination, cors, _document) in hints.items() if cors}
     assert cors == {"v.mp4", "f.woff2", "m.js"}
 
 

@@ -566,3 +566,39 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
     assert seen["/back.png"] == ("null", {})  # tainted by its hop through cdn
     assert seen["/landed.js"] == (home, {})  # from its own origin to another: not tainted
     assert seen["/after"][1] == {"c": "1"}  # /anon.png's answer set no cookie
+
+
+async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, run_crawl):
+    """A frame an iframe sandboxes without allow-same-origin has no origin: its CORS-mode requests
+    (a font, a crossorigin image), those of a sandboxed srcdoc document and those of the frames
+    it holds in turn go with Origin: null and no credentials, as Chromium sends them. They
+    carried the frame's own origin (or the page's)."""
+    origins: dict[str, str | None] = {}
+
+    async def noted(request: web.Request) -> web.Response:
+        origins[request.path] = request.headers.get("Origin")
+        return web.Response(body=b"x", content_type="application/octet-stream")
+
+    await site.start()
+    home = site.url("/").rstrip("/")
+    for path in ("/s.woff2", "/b.woff2", "/n.png", "/o.woff2"):
+        site.handler(path, noted)
+    other_site.page(
+        "/boxed",
+        head=f"<style>@font-face {{ src: url({home}/b.woff2) }}</style>",
+        body="<iframe src=/nested></iframe>",
+    )
+    other_site.page("/nested", body=f"<img crossorigin src='{home}/n.png'>")
+    other_site.page("/open", head=f"<style>@font-face {{ src: url({home}/o.woff2) }}</style>")
+    await other_site.start()
+    cdn = other_site.url("/").rstrip("/")
+    srcdoc = f"<style>@font-face {{ src: url({cdn}/s.woff2) }}</style>".replace('"', "&quot;")
+    site.page(
+        "/",
+        body=f'<iframe sandbox="allow-scripts" src="{cdn}/boxed"></iframe>'
+        f'<iframe sandbox srcdoc="{srcdoc}"></iframe>'
+        f'<iframe sandbox="allow-scripts Allow-Same-Origin" src="{cdn}/open"></iframe>',
+    )
+    other_site.handler("/s.woff2", noted)
+    await run_crawl(site.url("/"), scope="any")
+    assert origins == {"/s.woff2": "null", "/b.woff2": "null", "/n.png": "null", "/o.woff2": cdn}

@@ -3,6 +3,7 @@ by ``robots`` (its 404, each redirect and where they lead), which verify takes f
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 
 from aiohttp import web
@@ -141,3 +142,70 @@ async def test_a_robots_txt_and_sitemap_answered_with_an_html_page_are_no_pages_
     report = verify_snapshot(result.snapshot.root)
     assert report.ok, report.render_text("snap")
     assert report.stats["robots.txt and sitemaps kept"] == 2
+
+
+async def test_a_robots_txt_linked_before_the_crawl_asks_for_it_keeps_its_row_when_asked_again(
+    site, other_site, run_crawl
+):
+    """A page links another host's robots.txt before the crawl asks that host's rules: its row
+    says it was a link of that page. Asked again (past its age here), its new answer is kept
+    in that row, which still says how the crawl first found it, not found_by robots."""
+    other_site.file("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
+    other_site.file("/img.png", b"\x89PNG", "image/png")
+    other_site.file("/late.png", b"\x89PNG", "image/png")
+    await other_site.start()
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(0.5)  # longer than the age limit
+        return web.Response(text=f'<img src="{other_site.url("/late.png")}">', content_type="text/html")
+
+    site.page(
+        "/", links=[other_site.url("/robots.txt"), "/slow"], body=f'<img src="{other_site.url("/img.png")}">'
+    )
+    site.handler("/slow", slow)
+    await site.start()
+    result = await run_crawl(site.url("/"), scope="any", robots_max_age=0.2, sitemaps=False)
+    root = result.snapshot.root
+    assert other_site.hits["/robots.txt"] >= 2 and other_site.hits["/late.png"] == 1
+    row = manifest_rows(root, for_crawlers=True)[other_site.url("/robots.txt")]
+    assert (row.found_by, row.parent, row.depth, row.outcome) == ("link", site.url("/"), 1, "fetched")
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_a_resumed_crawl_uses_a_robots_txt_a_page_linked(site, other_site, run_crawl):
+    """A robots.txt fetched as a page's link (found_by link) is the answer the crawl read rules
+    from: a resumed crawl uses it for its day, as one found by robots, rather than ask again."""
+    other_site.file("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
+    other_site.page("/page")
+    await other_site.start()
+    site.page("/", links=[other_site.url("/robots.txt"), other_site.url("/page")])
+    await site.start()
+    options = {"scope": "any", "sitemaps": False, "concurrency": 1}
+    first = await run_crawl(site.url("/"), max_pages=2, **options)
+    root = first.snapshot.root
+    assert manifest_rows(root, for_crawlers=True)[other_site.url("/robots.txt")].found_by == "link"
+    asked = other_site.hits["/robots.txt"]
+    await run_crawl(site.url("/"), output=root, resume=True, **options)
+    assert manifest_rows(root)[other_site.url("/page")].outcome == "fetched"
+    assert other_site.hits["/robots.txt"] == asked
+
+
+async def test_a_resumed_crawl_waits_longer_for_a_robots_txt_still_out_of_reach(
+    site, other_site, run_crawl, caplog
+):
+    """A robots.txt out of reach is asked again after robots_retry, doubled each time in a row it
+    still is. A resumed crawl asks it again at once, and, still out of reach, waits twice as long
+    as before: the streak goes on (it began again at one, as if never out of reach before)."""
+    other_site.file("/robots.txt", "busy", "text/plain", status=503)
+    other_site.file("/img.png", b"\x89PNG", "image/png")
+    await other_site.start()
+    site.page("/", body=f'<img src="{other_site.url("/img.png")}">')
+    await site.start()
+    options = {"sitemaps": False, "max_tries": 1}
+    first = await run_crawl(site.url("/"), **options)
+    assert "asked again in 60 s" in caplog.text
+    caplog.clear()
+    await run_crawl(site.url("/"), output=first.snapshot.root, resume=True, **options)
+    assert other_site.hits["/robots.txt"] == 2
+    assert "asked again in 120 s" in caplog.text

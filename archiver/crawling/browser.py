@@ -75,6 +75,8 @@ DECLARED_CLOSED_ROOT = re.compile(
 frame's srcdoc too, its quotes escaped)."""
 CLOSE_SECONDS = 5.0
 """Time given a popup to close once its page's render ends."""
+FRAME_ORIGIN_WAIT = 2.0
+"""Seconds a frame is given to tell its origin (browser._frame_origin)."""
 
 HEIGHT_SCRIPT = "() => (document.scrollingElement || document.documentElement || {}).scrollHeight || 0"
 SCROLL_SCRIPT = """async ({steps, pause}) => {
@@ -108,6 +110,9 @@ class Asked:
     """False for a CORS-mode request of another origin (it sent an Origin) that went without a
     Cookie: its credentials mode keeps them home (a script's fetch() of another origin, a
     crossorigin image), and the crawl's request sends none either."""
+    client: str | None = None
+    """For a stylesheet a frame of the page asked for: the origin of that frame's document, whose
+    stylesheet it is (``null`` for a frame its sandbox leaves no origin); None for the page's."""
 
 
 Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
@@ -220,7 +225,20 @@ async def _asked(request: Any, page: Any) -> Asked:
             for_url = await page.context.cookies(request.url)
             cookies = tuple(dict(cookie) for cookie in for_url if cookie.get("name") in names)
     credentials = "cookie" in headers or "origin" not in headers
-    return Asked(negotiation(headers), headers.get("referer"), cookies, held, credentials)
+    client = await _frame_origin(request)
+    return Asked(negotiation(headers), headers.get("referer"), cookies, held, credentials, client)
+
+
+async def _frame_origin(request: Any) -> str | None:
+    """The origin of the frame's document that asked for a stylesheet with ``request`` (its
+    fonts' Origin), as the frame tells it: None for the main frame's, or when it cannot tell."""
+    if request.resource_type != "stylesheet" or _main_frame(request):
+        return None
+    try:
+        origin = await asyncio.wait_for(request.frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
+    except Exception:  # noqa: BLE001 - the frame gone or navigating: its page's origin stands
+        return None
+    return origin if isinstance(origin, str) and origin.isprintable() else None
 
 
 def _of_another_page(request: Any, page: Any) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
-from archiver.findings import NO_HINT, Hint
+from archiver.findings import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint
 from archiver.links import REQUISITE
 from archiver.request_headers import (
     Negotiation,
@@ -71,7 +71,8 @@ class Discovery:
         ``page_policy`` (its Referrer-Policy header); with the Accept of its destination and,
         in CORS mode, the Origin of ``client``, the origin of the document whose request it is
         (``item``'s if None; a stylesheet's: that of the document it serves), and the
-        credentials CORS mode gives. What it loads is loaded for the top-level page (item's
+        credentials CORS mode gives: ``null`` for a document with no origin (a sandboxed frame's or
+        srcdoc document's). What it loads is loaded for the top-level page (item's
         site_for_cookies, else item itself), whose site SameSite judges it by.
         """
         hints = hints or {}
@@ -84,10 +85,15 @@ class Discovery:
             requisite = links[url] == REQUISITE
             found_by = "requisite" if requisite else "link"
             hint = hints.get(url, NO_HINT)
+            words = hint[3].split()
+            opaque = NO_ORIGIN in words or item.document == SANDBOXED  # asked by a document of no origin
+            asking = "null" if opaque else client
             negotiation = destination_negotiation(hint[1])
             cors = hint[2] if requisite else ""  # a link followed is a navigation
             if cors:
-                negotiation += cors_negotiation(client, url)
+                negotiation += cors_negotiation(asking, url)
+            # A frame in a sandboxed document is sandboxed too.
+            document = SANDBOXED if FRAME in words and (SANDBOXED in words or opaque) else ""
             self.consider(
                 url,
                 depth,
@@ -103,7 +109,8 @@ class Discovery:
                 negotiation=negotiation,
                 site_for_cookies=top if requisite else None,
                 cors=cors,
-                client=client if requisite else None,
+                client=asking if requisite else None,
+                document=document,
             )
         return await self.claimed(met, queue)
 
@@ -152,6 +159,7 @@ class Discovery:
             site_for_cookies=item.site_for_cookies,
             cors=item.cors,
             client=client,
+            document=item.document,
         )
 
     def consider(
@@ -173,13 +181,14 @@ class Discovery:
         site_for_cookies: str | None = None,
         cors: str = "",
         client: str | None = None,
+        document: str = "",
     ) -> None:
         """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
 
         ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
         a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``,
-        ``referrer_policy``, ``site_for_cookies``, ``cors`` and ``client``: what its request
-        carries (QueueItem's).
+        ``referrer_policy``, ``site_for_cookies``, ``cors``, ``client`` and ``document``: what its
+        request carries (QueueItem's).
         """
         if self.frontier.seen(url):
             return
@@ -208,6 +217,7 @@ class Discovery:
             site_for_cookies,
             cors,
             client,
+            document,
         )
         request = request_facts(item, self.max_redirects)
         met.append(
@@ -237,8 +247,10 @@ class Discovery:
 def stylesheet_client(item: QueueItem) -> str | None:
     """The origin of the document the stylesheet ``item`` serves, whose requests its fonts and
     images are (a frame's, not its top-level page's): the client it was loaded for, as far as
-    the crawl knows it (else the top-level page's, else the one that linked it)."""
-    if item.client is not None and item.client != "null":
+    the crawl knows it (else the top-level page's, else the one that linked it): ``null`` for a
+    document with no origin (a sandboxed frame's), not for a stylesheet a redirect led from
+    another origin to a third (Fetch taints its request's origin, not its document's)."""
+    if item.client is not None and (item.client != "null" or item.found_by != "redirect"):
         return item.client
     document = item.site_for_cookies or item.referrer
     return origin_of(document) if document else None

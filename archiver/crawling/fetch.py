@@ -288,21 +288,23 @@ class Fetcher:
         status_error = f"HTTP {capture.status}" if capture.status in self._retry_on else None
         error = cut_reason(capture, self.config.timeout) or status_error
         if error is None:
-            return FetchOutcome(capture, tries, self._refusal(request.url, capture.status))
+            return FetchOutcome(capture, tries, self._refusal(request, capture.status))
         if last:
             return FetchOutcome(capture, tries, counted(error, tries))
         retry_after = parse_retry_after(capture.header("retry-after")) if status_error else None
         capture.body.close()
         return FetchOutcome(None, tries, error, self._backoff(tries, retry_after))
 
-    def _refusal(self, url: str, status: int) -> str | None:
+    def _refusal(self, request: FetchRequest, status: int) -> str | None:
         """Why an answer refusing access failed the fetch (None for any other answer)."""
         what = REFUSED.get(status)
         if what is None:
             return None
         if status == 401:
-            if "Authorization" in self.credentials.headers_for(url):
+            if "Authorization" in self.credentials.headers_for(request.url, request.credentials):
                 what += " (the credentials sent were refused)"
+            elif not request.credentials:
+                what += " (asked as a browser asks it: without credentials)"
             elif self.credentials.auth:
                 what += " (credentials go only to the seeds' hosts: see --credentials-host)"
             else:
@@ -317,7 +319,9 @@ class Fetcher:
         its host's credentials (a --header wins over the browser's), a Referer (as its referrer
         policy gives it), its conditions."""
         url = request.url
-        headers = with_negotiation(self.credentials.headers_for(url), request.negotiation)
+        headers = with_negotiation(
+            self.credentials.headers_for(url, request.credentials), request.negotiation
+        )
         sent_referer = referer(request.referrer, url, request.referrer_policy)
         if sent_referer is not None:
             headers["Referer"] = sent_referer

@@ -72,6 +72,10 @@ class QueueItem:
     top-level page's), Fetch's request origin, which a CORS-mode request sends as its Origin;
     ``null`` once a CORS-mode request was redirected from another origin than its own to a
     third (Fetch's tainted origin). Of a stylesheet, also its fonts' and images' client."""
+    document: str = ""
+    """What its URL does not tell of the document it loads: findings.SANDBOXED for a frame its
+    iframe's sandbox leaves no origin, whose requests send Origin: null, as do its own frames';
+    '' for any other."""
 
     def request(self) -> FetchRequest:
         """The request a browser would send for it."""
@@ -138,6 +142,8 @@ def request_facts(item: QueueItem, max_redirects: int, due: float | None = None)
         facts["cors"] = item.cors
     if item.client != guess.client:
         facts["client"] = item.client
+    if item.document:
+        facts["doc"] = item.document
     if due is not None:
         facts["due"] = round(due, 1)
     return json.dumps(facts, separators=(",", ":")) if facts else None
@@ -166,6 +172,7 @@ def requeued(
         site_for_cookies=kept.get("site", item.site_for_cookies),
         cors=str(kept.get("cors", "")),
         client=kept.get("client", item.client),
+        document=str(kept.get("doc", "")),
     )
 
 

@@ -186,12 +186,13 @@ CREATE TABLE queue (
     referrer_policy TEXT NOT NULL,
     site_for_cookies TEXT,
     cors TEXT NOT NULL,
-    client TEXT
+    client TEXT,
+    document TEXT NOT NULL
 )
 """
 _COLUMNS = (
     "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation,"
-    " referrer_policy, site_for_cookies, cors, client"
+    " referrer_policy, site_for_cookies, cors, client, document"
 )
 _PLACES = ", ".join("?" * len(_COLUMNS.split(",")))
 
@@ -213,12 +214,13 @@ def _to_row(item: QueueItem) -> tuple[object, ...]:
         item.site_for_cookies,
         item.cors,
         item.client,
+        item.document,
     )
 
 
 def _from_row(
     row: tuple[
-        str, int, int, int, str, str, str | None, str | None, int, str, str, str | None, str, str | None
+        str, int, int, int, str, str, str | None, str | None, int, str, str, str | None, str, str | None, str
     ],
 ) -> QueueItem:
     (
@@ -236,6 +238,7 @@ def _from_row(
         site,
         cors,
         client,
+        document,
     ) = row
     return QueueItem(
         url,
@@ -252,6 +255,7 @@ def _from_row(
         site,
         cors,
         client,
+        document,
     )
 
 

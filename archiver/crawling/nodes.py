@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 from archiver.config import CrawlConfig
 from archiver.crawling.backend import Backend
+from archiver.crawling.cookies import SiteCookieJar
 from archiver.crawling.merge import merge_nodes
 from archiver.crawling.node_parts import NodeParts
 from archiver.crawling.politeness import FetchRobots, policy_options
@@ -46,7 +47,7 @@ from archiver.crawling.redis_budget import RedisBudget
 from archiver.crawling.redis_control import RedisControlSource
 from archiver.crawling.redis_cookies import RedisCookies
 from archiver.crawling.redis_encodings import RedisEncodings
-from archiver.crawling.redis_frontier import RedisFrontier
+from archiver.crawling.redis_frontier import Commits, RedisFrontier
 from archiver.crawling.redis_politeness import RedisHostPolicy
 from archiver.crawling.redis_state import Membership, RedisCrawl, call, connect, redis_error
 from archiver.crawling.referrers import LookUp, ReferrerEncodings
@@ -439,10 +440,22 @@ def _backend(crawl: RedisCrawl, member: Membership, joined: int, root: Snapshot)
         shared = RedisEncodings(crawl)
         return ReferrerEncodings(shared.look_up, share=shared.share)
 
+    frontiers: list[RedisFrontier] = []
+
+    def frontier(snapshot: Snapshot, writer: Commits) -> RedisFrontier:
+        frontiers.append(RedisFrontier(crawl, member, writer, NodeParts(root, member.node)))
+        return frontiers[-1]
+
+    def cookies(jar: SiteCookieJar) -> RedisCookies:
+        shared = RedisCookies(crawl, jar)
+        for made in frontiers:
+            made.cookies = shared  # a page's cookies go out before its links (redis_cookies.py)
+        return shared
+
     return Backend(
-        frontier=lambda snapshot, writer: RedisFrontier(crawl, member, writer, NodeParts(root, member.node)),
+        frontier=frontier,
         referrers=referrers,
-        cookies=lambda jar: RedisCookies(crawl, jar),
+        cookies=cookies,
         policy=policy,
         budget=lambda config: RedisBudget(crawl, config.max_pages, config.max_bytes),
         controls=lambda snapshot: RedisControlSource(crawl, member.node, joined),

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypedDict
 
@@ -318,6 +318,20 @@ class HostPolicy:
                         log.info("robots.txt of %s answers again", _host_url(url))
                     self._obey(host, host.robots)
         return host.robots
+
+    def robots_streaks(self) -> dict[str, int]:
+        """Hosts (host[:port]) whose robots.txt was out of reach the last times it was asked, and
+        how many times in a row: kept for --resume, whose asks go on doubling the wait."""
+        return {key: host.robots_misses for key, host in self._hosts.items() if host.robots_misses > 0}
+
+    def adopt_streaks(self, streaks: Mapping[str, object]) -> None:
+        """Take up the robots_streaks() of an interrupted crawl (a value no count is ignored)."""
+        for key, misses in streaks.items():
+            if type(misses) is int and misses > 0:
+                host = self._hosts.get(key)
+                if host is None:
+                    host = self._hosts[key] = _Host(self._concurrency, self._delay)
+                host.robots_misses = misses
 
     def _obey(self, host: _Host, rules: RobotsRules) -> None:
         """The host's delay and limit as its robots.txt ``rules`` set them."""

@@ -72,6 +72,16 @@ class Commits(Protocol):
     def items_committed(self) -> int: ...
 
 
+class SharedCookies(Protocol):
+    """The node's share of the crawl's cookie jar, as the queue needs it (redis_cookies.RedisCookies)."""
+
+    async def share(self) -> None:
+        """Write what the node's jar changed, if it did."""
+
+    async def catch_up(self, version: int) -> None:
+        """Take in the crawl's jar if ``version`` is one the node has not seen."""
+
+
 class RedisFrontier:
     """A Frontier whose queue, seen set and leases are in Redis, under the node of ``member``;
     ``parts`` tells what other nodes stored."""
@@ -99,6 +109,8 @@ class RedisFrontier:
         self._wake = asyncio.Event()
         self._syncer: asyncio.Task[None] | None = None
         self._closed = False
+        self.cookies: SharedCookies | None = None
+        """The node's share of the crawl's cookie jar (redis_cookies.RedisCookies), once it has one."""
 
     async def __aenter__(self) -> Self:
         return self
@@ -223,11 +235,17 @@ class RedisFrontier:
                 await self._sync()
             answer = await self._crawl.run_as(self._member, "take", [1])
             self._queued = int(answer[0])
-            if len(answer) > 1:
-                lease, member = answer[1].decode(), answer[2]
+            if len(answer) > 2:
+                lease, member = answer[2].decode(), answer[3]
                 item, given_back = decode_member(member)
                 if given_back is None or await self._to_fetch(item, given_back, lease, member):
                     self._held.setdefault(item.url, deque()).append(lease)
+                    if self.cookies is not None:
+                        # Cookies another node was set before it queued this item go with it.
+                        try:
+                            await self.cookies.catch_up(int(answer[1]))
+                        except Exception as exc:  # the item is held: it goes on, as the jar stands
+                            log.warning("cannot share the crawl's cookies through Redis: %s", exc)
                     return item
                 continue
             await asyncio.sleep(wait * random.uniform(0.8, 1.2))
@@ -310,6 +328,8 @@ class RedisFrontier:
         """Push the gathered puts, then release the leases whose outcome is committed."""
         async with self._sync_lock:
             if self._puts:
+                if self.cookies is not None:
+                    await self.cookies.share()  # before the links of the page that set them
                 puts, self._puts = self._puts, []
                 args: list[object] = []
                 for put in puts:

@@ -93,6 +93,7 @@ def encode_item(item: QueueItem) -> str:
             item.site_for_cookies,
             item.cors,
             item.client,
+            item.document,
         ],
         separators=(",", ":"),
     )
@@ -128,6 +129,7 @@ def decode_member(member: str | bytes) -> tuple[QueueItem, GivenBack | None]:
         str(fields[12]) if len(fields) > 12 and fields[12] else None,
         str(fields[13] or "") if len(fields) > 13 else "",
         str(fields[14]) if len(fields) > 14 and fields[14] else None,
+        str(fields[15] or "") if len(fields) > 15 else "",
     )
     held = fields[10] if len(fields) > 10 else None  # put there by redis_scripts.drop_node
     return item, GivenBack(str(held[0]), str(held[1]), int(held[2])) if held else None

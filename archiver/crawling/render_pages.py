@@ -51,6 +51,7 @@ class CrawlPages:
         negotiation: Negotiation = (),
         referer: str | None = None,
         credentials: bool = True,
+        client: str | None = None,
     ) -> None:
         """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
 
@@ -62,8 +63,9 @@ class CrawlPages:
         (``referer``: the browser applied the referrer policies; None, it sent none), which
         the hops of a redirect derive theirs from. One that sent an Origin is a CORS-mode
         request of that origin, whose hops send theirs as Fetch says; without ``credentials``
-        (it went without a cookie: browser.Asked), it and its hops send none. Cancelled, a
-        capture begun here goes on (the crawl waits for it).
+        (it went without a cookie: browser.Asked), it and its hops send none. ``client``: the
+        origin of the frame's document that asked for it (a stylesheet: its fonts' Origin), if not
+        the page's. Cancelled, a capture begun here goes on (the crawl waits for it).
         """
         crawler = self.crawler
         sent = try_normalize(referer) if referer else None
@@ -94,7 +96,7 @@ class CrawlPages:
             referrer_policy="" if sent else NO_REFERRER,
             site_for_cookies=page.site_for_cookies or page.url,
             cors=item.cors if origin is None else INCLUDE if credentials else OMIT,
-            client=item.client if origin is None else origin,
+            client=origin or client or item.client,
         )
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture

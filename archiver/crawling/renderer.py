@@ -86,11 +86,12 @@ class Pages(Protocol):
         negotiation: Negotiation = (),
         referer: str | None = None,
         credentials: bool = True,
+        client: str | None = None,
     ) -> None:
         """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
-        headers that choose its answer, ``referer``, the Referer the browser sent, if any, and
-        ``credentials``: whether it went with them (browser.Asked), for its capture), has a
-        committed outcome."""
+        headers that choose its answer, ``referer``, the Referer the browser sent, if any,
+        ``credentials``: whether it went with them, and ``client``: the origin of the frame that
+        asked for a stylesheet (browser.Asked), for its capture), has a committed outcome."""
 
     async def rendered(
         self,
@@ -396,7 +397,7 @@ class Renderer:
             for _ in range(ENSURE_TRIES):
                 if (row is not None and row.outcome != QUEUED) or pages.stopped:
                     break
-                await pages.ensure(url, page, how.negotiation, how.referer, how.credentials)
+                await pages.ensure(url, page, how.negotiation, how.referer, how.credentials, how.client)
                 row = self.answers.row(url)
             if row is None or row.warc_file is None:
                 return None  # skipped, failed with no response, or claimed by another process

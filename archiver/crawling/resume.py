@@ -230,11 +230,16 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
 
 def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, int, bytes, float]]:
     """(origin, status, body, seconds since it came) of each robots.txt answer an interrupted crawl
-    read rules from (redirects followed): a 2xx or a 4xx. One out of reach, or a chain given up,
-    is asked again."""
+    read rules from (redirects followed): a 2xx or a 4xx, also one a page linked first (its row
+    says so). One out of reach, or a chain given up, is asked again."""
     now = time.time()
     with WarcReader(snapshot.warc_dir) as records:
-        for first in manifest.rows(where="found_by = 'robots' AND parent IS NULL"):
+        first_hops = (
+            "url LIKE '%/robots.txt' AND found_by != 'redirect' AND (parent IS NULL OR found_by != 'robots')"
+        )
+        for first in manifest.rows(where=first_hops):
+            if "/" in first.url.partition("://")[2].removesuffix("/robots.txt"):
+                continue  # no origin's own robots.txt
             end: ManifestRow | None = first
             for _hop in range(MAX_HOPS):
                 if end is None or end.outcome != REDIRECTED or not end.redirect_to:

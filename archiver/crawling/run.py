@@ -37,7 +37,7 @@ from archiver.crawling.control import follow_controls, status_of
 from archiver.crawling.cookies import load_cookies
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
-from archiver.crawling.kept_state import keep_beside_rows
+from archiver.crawling.kept_state import keep_beside_rows, take_back_streaks
 from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.recorded import RecordedFetch
@@ -210,6 +210,7 @@ async def run_crawl(
                 manifest,
                 jar,
                 renderer,
+                policy,
                 resume,
                 lambda: load_cookies(config, fetcher.credentials.hosts).for_browser(),
             )
@@ -219,6 +220,7 @@ async def run_crawl(
             if resume and backend.reload:
                 for origin, code, body, age in resuming.kept_robots(snapshot, manifest):
                     policy.adopt_robots(origin, code, body, age)  # asked again when due, not now
+                take_back_streaks(manifest, policy)
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
 

@@ -44,12 +44,13 @@ COMPACT_FROM_PAGES = 256
 """Free pages (of 4 KiB) below which checkpoint() never rewrites the file: a small crawl's
 manifest is not worth a rewrite."""
 DISCOVERY = ("found_by", "parent", "depth")
-"""How a URL was found: kept from its queued row when its final row replaces it."""
+"""How a URL was found: kept from its row when a later one replaces it, but a skipped one's."""
 _COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
-# A queued row's discovery facts stay: a URL fetched for a browser before the worker
-# that queued it got to it still says how the crawl first found it.
+# A row's discovery facts stay: a URL fetched for a browser before the worker that queued
+# it got to it, or a robots.txt a page linked and the crawl asked again (recorded again),
+# still says how the crawl first found it. A skipped URL is found anew where it is taken.
 _UPSERT = f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET " + ", ".join(
-    f"{name} = CASE WHEN urls.outcome = 'queued' THEN urls.{name} ELSE excluded.{name} END"
+    f"{name} = CASE WHEN urls.outcome = '{SKIPPED}' THEN excluded.{name} ELSE urls.{name} END"
     if name in DISCOVERY
     else f"{name} = excluded.{name}"
     for name in FIELDS

@@ -1,4 +1,4 @@
--- ARGV prefix, node, token, count -> {queue length, lease, item, ...}.
+-- ARGV prefix, node, token, count -> {queue length, cookies version, lease, item, ...}.
 local t = now()
 local due = redis.call('ZRANGEBYSCORE', prefix .. 'delayed', '-inf', t, 'LIMIT', 0, 100)
 for _, member in ipairs(due) do
@@ -6,7 +6,7 @@ for _, member in ipairs(due) do
   local order = redis.call('HINCRBY', prefix .. 'meta', 'order', 1)
   redis.call('ZADD', prefix .. 'queue', cjson.decode(member)[2] * DEPTH + order, member)
 end
-local out = {0}
+local out = {0, tonumber(redis.call('GET', prefix .. 'cookies:version') or '0')}
 local popped = redis.call('ZPOPMIN', prefix .. 'queue', tonumber(ARGV[4]))
 for i = 1, #popped, 2 do
   local lease = redis.call('HINCRBY', prefix .. 'meta', 'lease', 1)
