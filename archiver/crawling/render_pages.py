@@ -1,8 +1,9 @@
 """What a page's render asks of the crawl: each URL the browser requests, and what the render found.
 
 The renderer (crawling/renderer.py) drives the browser; ``CrawlPages`` is its
-side of the crawler (the renderer's ``Pages`` protocol). Every request a page
-makes is captured through ensure(), under the same scope, limits, robots.txt
+side of the crawler (the ``Pages`` protocol), and answer_for() answers each
+request of the page from the snapshot. Every request a page makes is captured
+first, if it was not yet, through ensure(), under the same scope, limits, robots.txt
 and politeness as a URL of the queue, and is fetched once, by whoever comes
 first (crawling/settling.py); what the render found comes back through
 rendered(), as a page's links do.
@@ -12,18 +13,65 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from archiver.crawling.browser import Asked
 from archiver.crawling.frontier import QueueItem
+from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.findings import Hint
 from archiver.links import INCLUDE, OMIT, REQUISITE
 from archiver.referrer_policy import NO_REFERRER
-from archiver.request_headers import Negotiation
+from archiver.request_headers import Negotiation, cors_negotiation, redirected_client, without_origin
+from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
     from archiver.crawling.crawler import Crawler
+
+
+ENSURE_TRIES = 3
+"""Times a URL is asked of the crawler before the browser is refused it (it went back to the queue)."""
+
+
+class Pages(Protocol):
+    """What the renderer needs of the crawler (render_pages.CrawlPages provides it)."""
+
+    @property
+    def stopped(self) -> bool:
+        """True once the crawl is stopping."""
+
+    async def settled(self, url: str) -> None:
+        """Return once the capture of ``url`` (if any is under way) is committed."""
+
+    async def encoding_of(self, url: str) -> str | None:
+        """The encoding the crawl read the document at ``url`` in, if it is not UTF-8 (read back
+        from the snapshot when not kept: crawling/referrers.py)."""
+
+    async def ensure(
+        self,
+        url: str,
+        page: QueueItem,
+        negotiation: Negotiation = (),
+        referer: str | None = None,
+        credentials: bool = True,
+        client: str | None = None,
+    ) -> None:
+        """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
+        headers that choose its answer, ``referer``, the Referer the browser sent, if any,
+        ``credentials``: whether it went with them, and ``client``: the origin of the frame that
+        asked for a stylesheet (browser.Asked), for its capture), has a committed outcome."""
+
+    async def rendered(
+        self,
+        page: QueueItem,
+        links: dict[str, str],
+        note: RenderNote,
+        nofollow: bool = False,
+        hints: dict[str, Hint] | None = None,
+    ) -> None:
+        """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
+        if ``nofollow``, each requested as ``hints`` say (findings.Hint)."""
 
 
 class CrawlPages:
@@ -121,3 +169,45 @@ class CrawlPages:
                 links, page, crawler.config.obey_robots and nofollow, hints
             )
             await crawler.writer.put(WriteItem(None, met=met, render=note))
+
+
+async def answer_for(
+    pages: Pages, answers: StoredAnswers, url: str, page: QueueItem, how: Asked, max_redirects: int
+) -> Answer | None:
+    """The stored response of ``url`` (in ``answers``) for the render of ``page``, captured first
+    through ``pages`` if need be, asked as the browser asked it (``how``: the headers it chose its
+    answer with, its Referer).
+
+    A URL captured already is answered with that capture, whatever the browser asks it
+    with: a URL has one capture, which the mirror shows too. A redirect is followed here
+    (Chromium does not route the hop a fulfilled redirect asks for), so the browser gets
+    the end of the chain, each hop asked for alike.
+    """
+    for _hop in range(max_redirects + 1):
+        row = answers.row(url)
+        for _ in range(ENSURE_TRIES):
+            if (row is not None and row.outcome != QUEUED) or pages.stopped:
+                break
+            await pages.ensure(url, page, how.negotiation, how.referer, how.credentials, how.client)
+            row = answers.row(url)
+        if row is None or row.warc_file is None:
+            return None  # skipped, failed with no response, or claimed by another process
+        if row.redirect_to and row.outcome in (REDIRECTED, FAILED):
+            if row.outcome == FAILED:
+                return None  # a loop, or a chain too long
+            how = _next_hop(how, url, row.redirect_to)
+            url = row.redirect_to
+            continue
+        return await answers.answer(row)
+    return None
+
+
+def _next_hop(how: Asked, url: str, target: str) -> Asked:
+    """What the browser asks the hop to ``target`` of a redirect at ``url`` with: as it asked the
+    first, but a CORS-mode request's Origin, null once tainted (request_headers.redirected_client)."""
+    origin = dict(how.negotiation).get("Origin")
+    if origin is None:
+        return how
+    client = redirected_client(origin, url, target)
+    negotiation = without_origin(how.negotiation) + cors_negotiation(client, target)
+    return dataclasses.replace(how, negotiation=negotiation)

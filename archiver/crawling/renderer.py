@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
@@ -38,6 +37,7 @@ from archiver.crawling.browser_pool import BrowserPool, browser_error_types
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.preparing import Prepared
 from archiver.crawling.render_jobs import RenderJob, RenderQueue
+from archiver.crawling.render_pages import Pages, answer_for
 from archiver.crawling.render_policy import AUTO, Decision, Inspection, RenderPolicy, gained
 from archiver.crawling.render_state import KeptRenders, kept_experience
 from archiver.crawling.stats import CrawlStats
@@ -47,8 +47,6 @@ from archiver.errors import PageHung
 from archiver.findings import Hint, findings
 from archiver.links import LINK
 from archiver.media_types import content_type_field
-from archiver.request_headers import Negotiation, cors_negotiation, redirected_client, without_origin
-from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.store.snapshot import Snapshot
 from archiver.urls import host_of
 from archiver.warc.dom import DOM_CONTENT_TYPE, RenderedDom
@@ -58,51 +56,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("archiver.crawl")
 
-ENSURE_TRIES = 3
-"""Times a URL is asked of the crawler before the browser is refused it (it went back to the queue)."""
 HANG_SLACK = 20.0
 """Seconds past the page's time limit after which a render that has not ended is given up (every
 call into the page is bounded before then: what is left is the browser, or its driver, stuck)."""
-
-
-class Pages(Protocol):
-    """What the renderer needs of the crawler (render_pages.CrawlPages provides it)."""
-
-    @property
-    def stopped(self) -> bool:
-        """True once the crawl is stopping."""
-
-    async def settled(self, url: str) -> None:
-        """Return once the capture of ``url`` (if any is under way) is committed."""
-
-    async def encoding_of(self, url: str) -> str | None:
-        """The encoding the crawl read the document at ``url`` in, if it is not UTF-8 (read back
-        from the snapshot when not kept: crawling/referrers.py)."""
-
-    async def ensure(
-        self,
-        url: str,
-        page: QueueItem,
-        negotiation: Negotiation = (),
-        referer: str | None = None,
-        credentials: bool = True,
-        client: str | None = None,
-    ) -> None:
-        """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
-        headers that choose its answer, ``referer``, the Referer the browser sent, if any,
-        ``credentials``: whether it went with them, and ``client``: the origin of the frame that
-        asked for a stylesheet (browser.Asked), for its capture), has a committed outcome."""
-
-    async def rendered(
-        self,
-        page: QueueItem,
-        links: dict[str, str],
-        note: RenderNote,
-        nofollow: bool = False,
-        hints: dict[str, Hint] | None = None,
-    ) -> None:
-        """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
-        if ``nofollow``, each requested as ``hints`` say (findings.Hint)."""
 
 
 class Rendering(Protocol):
@@ -268,7 +224,7 @@ class Renderer:
                 held.update(now)
             if how.cookies and self.cookies is not None:
                 self.cookies.adopt(how.cookies)
-            found = await self._answer(asked, job.page, how)
+            found = await answer_for(pages, self.answers, asked, job.page, how, self.max_redirects)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
             if found is not None and job.trial and found.mime == "text/css":
@@ -380,46 +336,6 @@ class Renderer:
                     "retrying" if attempt == 1 else "giving up",
                 )
         return None, error
-
-    async def _answer(self, url: str, page: QueueItem, how: Asked) -> Answer | None:
-        """The stored response of ``url`` for the render of ``page``, captured first if need be,
-        asked as the browser asked it (``how``: the headers it chose its answer with, its Referer).
-
-        A URL captured already is answered with that capture, whatever the browser asks it
-        with: a URL has one capture, which the mirror shows too. A redirect is followed here
-        (Chromium does not route the hop a fulfilled redirect asks for), so the browser gets
-        the end of the chain, each hop asked for alike.
-        """
-        pages = self._pages
-        assert pages is not None
-        for _hop in range(self.max_redirects + 1):
-            row = self.answers.row(url)
-            for _ in range(ENSURE_TRIES):
-                if (row is not None and row.outcome != QUEUED) or pages.stopped:
-                    break
-                await pages.ensure(url, page, how.negotiation, how.referer, how.credentials, how.client)
-                row = self.answers.row(url)
-            if row is None or row.warc_file is None:
-                return None  # skipped, failed with no response, or claimed by another process
-            if row.redirect_to and row.outcome in (REDIRECTED, FAILED):
-                if row.outcome == FAILED:
-                    return None  # a loop, or a chain too long
-                how = _next_hop(how, url, row.redirect_to)
-                url = row.redirect_to
-                continue
-            return await self.answers.answer(row)
-        return None
-
-
-def _next_hop(how: Asked, url: str, target: str) -> Asked:
-    """What the browser asks the hop to ``target`` of a redirect at ``url`` with: as it asked the
-    first, but a CORS-mode request's Origin, null once tainted (request_headers.redirected_client)."""
-    origin = dict(how.negotiation).get("Origin")
-    if origin is None:
-        return how
-    client = redirected_client(origin, url, target)
-    negotiation = without_origin(how.negotiation) + cors_negotiation(client, target)
-    return dataclasses.replace(how, negotiation=negotiation)
 
 
 @contextlib.asynccontextmanager
