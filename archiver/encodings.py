@@ -74,7 +74,53 @@ class _ReplacementDecoder(codecs.IncrementalDecoder):
         self.seen = False
 
 
+_WEB_TABLES = {
+    "windows-1255": ("cp1255", {0xCA: "\u05ba"}),
+    "koi8-u": ("koi8-u", {0xAE: "\u045e", 0xBE: "\u040e"}),
+}
+"""The single-byte encodings of the standard whose index has characters Python's codec of the
+same name lacks or reads otherwise, with those bytes: windows-1255's 0xCA (HEBREW POINT HOLAM
+HASER FOR VAV, which Python reads as nothing), KOI8-U's 0xAE and 0xBE (the standard's KOI8-U is
+KOI8-RU, with ў and Ў where Python has box-drawing signs). A codec named ``web-`` + the
+encoding's name reads and writes them as browsers do; the bytes 0x80-0x9F no encoding assigns
+are left to WEB_ERRORS, as in the other windows- encodings."""
+
+
+def _web_table_codec(name: str) -> codecs.CodecInfo:
+    python_codec, characters = _WEB_TABLES[name]
+    table = [bytes([byte]).decode(python_codec, "replace") for byte in range(256)]
+    for byte, character in characters.items():
+        table[byte] = character
+    decoding_table = "".join("\ufffe" if character == "\ufffd" else character for character in table)
+    encoding_table = codecs.charmap_build(decoding_table)
+
+    def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
+        return codecs.charmap_encode(text, errors, encoding_table)
+
+    def decode(data: Any, errors: str = "strict") -> tuple[str, int]:
+        return codecs.charmap_decode(data, errors, decoding_table)
+
+    class IncrementalEncoder(codecs.IncrementalEncoder):
+        def encode(self, text: str, final: bool = False) -> bytes:
+            return codecs.charmap_encode(text, self.errors, encoding_table)[0]
+
+    class IncrementalDecoder(codecs.IncrementalDecoder):
+        def decode(self, data: Any, final: bool = False) -> str:
+            return codecs.charmap_decode(data, self.errors, decoding_table)[0]
+
+    return codecs.CodecInfo(
+        encode,
+        decode,
+        name=f"web-{name}",
+        incrementalencoder=IncrementalEncoder,
+        incrementaldecoder=IncrementalDecoder,
+    )
+
+
 def _search(name: str) -> codecs.CodecInfo | None:
+    for table_name in _WEB_TABLES:
+        if name == f"web_{table_name}".replace("-", "_"):
+            return _web_table_codec(table_name)
     if name != REPLACEMENT.replace("-", "_"):
         return None
     utf8 = codecs.lookup("utf-8")
@@ -140,12 +186,16 @@ def web_codec(label: str | None) -> str | None:
     ('cp1252', 'cp1252', 'cp932', None)
     >>> web_codec("ISO-2022-KR"), b"<a href=x>".decode(web_codec("hz-gb-2312"))
     ('web-replacement', '\ufffd')
+    >>> b"\\xca".decode(web_codec("windows-1255")) == "\\u05ba", b"\\xae".decode(web_codec("koi8-u"))
+    (True, 'ў')
     """
     encoding = webencodings.lookup(label) if label else None
     if encoding is None or encoding.name in _NOT_CODECS:
         return None
     if encoding.name == "replacement":
         return REPLACEMENT
+    if encoding.name in _WEB_TABLES:
+        return f"web-{encoding.name}"
     return str(encoding.codec_info.name)
 
 

@@ -576,6 +576,26 @@ async def test_urls_past_the_length_limit_are_skipped_with_a_reason(site, run_cr
     assert report.ok, report.render_text(str(root))[:2000]
 
 
+async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_as_browsers_read_them(
+    site, run_crawl
+):
+    """Byte 0xCA of windows-1255 is U+05BA to browsers (Python's cp1255 has nothing there), 0xAE
+    of KOI8-U is ў (Python's has a box-drawing sign): a link with them is fetched where a browser
+    fetches it, its path in UTF-8, its query in the page's encoding."""
+    home = b'<meta charset="windows-1255"><a href="/h\xca?q=\xca">x</a><a href="/k">k</a>'
+    site.file("/", home, "text/html")
+    site.file("/k", b'<meta charset="koi8-u"><a href="/k\xae?q=\xae">x</a>', "text/html")
+    site.page("/h%D6%BA?q=%CA")
+    site.page("/k%D1%9E?q=%AE")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    for path in ("/h%D6%BA?q=%CA", "/k%D1%9E?q=%AE"):
+        assert rows[site.url(path)].status == 200 and site.hits[path] == 1, path
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
 async def test_bytes_windows_1252_assigns_no_character_are_read_as_browsers_read_them(site, run_crawl):
     """The Encoding standard reads bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D of windows-1252 as the
     C1 controls of their value, where Python's cp1252 has no character: a link to /p\\x81 is

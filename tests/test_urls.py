@@ -366,6 +366,9 @@ def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
         # Bytes windows-1252 assigns no character are C1 controls, written back as those bytes.
         ("?q=\u0081\u008d\u00e9", "cp1252", "?q=%81%8D%E9"),
         ("?q=\u0080", "cp1252", "?q=%26%23128%3B"),  # U+0080 is no byte of it (0x80 is the euro sign)
+        # Characters the standard's index has where Python's codec has none, or another one.
+        ("?q=\u05ba", "windows-1255", "?q=%CA"),
+        ("?q=\u045e\u040e", "koi8-u", "?q=%AE%BE"),
         ("?q=\u65e5\u672c", "shift_jis", "?q=%93%FA%96{"),  # 0x7B, "{", is no byte to encode
         ("?q=\u30bd", "shift_jis", "?q=%83\\"),  # its second byte is ASCII: kept, as a browser keeps it
         ("?q=\u2460", "shift_jis", "?q=%87@"),  # Windows' Shift_JIS, as browsers read it
