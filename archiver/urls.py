@@ -12,6 +12,7 @@ import re
 from urllib.parse import quote_from_bytes, unquote_to_bytes, urlsplit
 
 import ada_url
+import idna
 from publicsuffixlist import PublicSuffixList
 
 from archiver.encodings import hole_byte, query_encodings
@@ -294,6 +295,32 @@ def url_host(name: str) -> str:
         return name.lower()
     normalized = try_normalize(f"http://{name}/")
     return host_of(normalized) if normalized else name.lower()
+
+
+def has_bad_punycode(url: str) -> bool:
+    """True if a label of the host of ``url`` (normalised) is an ``xn--`` label that is no valid
+    IDNA: punycode that does not decode, that decodes to nothing or to ASCII only, or to characters
+    UTS #46 does not leave as they are. The WHATWG URL standard fails such a host (its "domain to
+    ASCII"), no registry hands one out, and no DNS name of it resolves; ada-url, as Chromium,
+    passes an ASCII host through unchecked.
+
+    >>> has_bad_punycode("http://xn--bcher-kva.example/"), has_bad_punycode("http://a.xn--zz/")
+    (False, True)
+    """
+    name = host_of(url).partition(":")[0]  # an IPv6 address has no "xn--" label to check
+    return "xn--" in name and any(_bad_punycode_label(label) for label in name.split("."))
+
+
+def _bad_punycode_label(label: str) -> bool:
+    if not label.startswith("xn--"):
+        return False
+    try:
+        decoded = label[4:].encode("ascii").decode("punycode")
+        if not decoded or decoded.isascii() or decoded.startswith("xn--"):
+            return True
+        return idna.uts46_remap(decoded, std3_rules=False, transitional=False) != decoded
+    except (UnicodeError, idna.IDNAError):
+        return True
 
 
 def readable_url(url: str) -> str:

@@ -576,6 +576,23 @@ async def test_urls_past_the_length_limit_are_skipped_with_a_reason(site, run_cr
     assert report.ok, report.render_text(str(root))[:2000]
 
 
+async def test_links_to_hosts_of_punycode_that_is_no_idna_are_skipped_with_a_reason(site, run_crawl):
+    """A host with an xn-- label that does not decode (or decodes to what IDNA refuses) is no
+    host the URL standard parses nor a name that resolves: its links, requisites included, are
+    recorded as skipped, not fetched as failures; the mirror leaves them absolute."""
+    bad = ["http://xn--zz/", "http://a.xn--ls8h-broken.example/p", "http://xn--abc-.example/i.png"]
+    site.page("/", links=bad[:2], body=f'<img src="{bad[2]}">')
+    await site.start()
+    root = (await run_crawl(site.url("/"), scope="any", max_tries=1)).snapshot.root
+    rows = manifest_rows(root)
+    skipped = [(rows[url].outcome, rows[url].reason) for url in bad]
+    assert skipped == [("skipped", "invalid punycode host")] * 3
+    home = (root / "mirror" / rows[site.url("/")].local_path).read_text()
+    assert all(f'"{url}"' in home for url in bad), home
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
 async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_as_browsers_read_them(
     site, run_crawl
 ):

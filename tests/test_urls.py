@@ -8,7 +8,14 @@ from conftest import in_linear_time
 
 from archiver.errors import BadURL
 from archiver.scope import EXCLUDED, OUT_OF_SCOPE, TOO_DEEP, Scope
-from archiver.urls import normalize_url, query_encoded, registered_domain, surt, try_normalize
+from archiver.urls import (
+    has_bad_punycode,
+    normalize_url,
+    query_encoded,
+    registered_domain,
+    surt,
+    try_normalize,
+)
 
 
 @pytest.mark.parametrize(
@@ -344,6 +351,27 @@ def test_fast_paths_agree_with_the_full_normalisation():
             except BadURL:
                 got = "not a URL to fetch"
             assert got == expected, args
+
+
+@pytest.mark.parametrize(
+    ("url", "bad"),
+    [
+        ("http://xn--bcher-kva.example/", False),
+        ("http://xn--55qx5d.xn--fiqs8s:8080/", False),  # 公司.中国, a port
+        ("http://xn--zz/", True),  # punycode that does not decode
+        ("http://a.xn--ls8h-broken.example/", True),  # decodes to unassigned code points
+        ("http://xn--/", True),  # decodes to nothing
+        ("http://xn--abc-/", True),  # decodes to ASCII only
+        ("http://xn--nda.example/", False),  # ö
+        ("http://xn--ls8h.example/", False),  # an emoji
+        ("http://h.example/xn--zz", False),  # a path is no host
+        ("http://[::1]:8/", False),
+    ],
+)
+def test_a_host_of_punycode_that_is_no_idna_is_found(url, bad):
+    # The URL standard's "domain to ASCII" fails such hosts; ada-url (as Chromium) passes them.
+    assert normalize_url(url) == url  # a URL all the same: the crawl skips it with a reason
+    assert has_bad_punycode(url) is bad
 
 
 @pytest.mark.parametrize("host", ["a" * 200_000 + "!", "1" * 200_000 + "a!", "a-" * 100_000 + "!"])
