@@ -54,6 +54,10 @@ PATHS = (
     "/chunked-lengths",
     "/length-list-in-pieces",
     "/lax-head",
+    "/http2-status",
+    "/http2-status-closed",
+    "/plus-length",
+    "/plus-length-kept",
     "/locations-differ",
     "/location-twice",
     "/dispositions-differ",
@@ -147,6 +151,21 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
             await asyncio.sleep(0.05)
     elif path == "/lax-head":  # what Chromium reads past: http in lower case, 200OK, a space before ":"
         writer.write(b"http/1.1 200OK\r\nContent-Type : text/plain\r\nContent-Length: 3\r\n\r\nlax")
+    elif path.startswith("/http2-status"):  # no HTTP/1 version: Chromium reads it as HTTP/1.0
+        close = path.endswith("closed")
+        writer.write(
+            b"HTTP/2 200\r\nContent-Type: text/plain\r\n" + (b"" if close else b"Content-Length: 2\r\n")
+        )
+        writer.write(b"\r\nh2" + (b" and the rest, to the close" if close else b""))
+        return not close
+    elif path.startswith("/plus-length"):  # a length that is no number: Chromium reads to the close
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: +4\r\n\r\nplus and more"
+        )
+        if path.endswith("kept"):
+            await asyncio.sleep(0.3)
+            writer.write(b", later")
+        return False
     elif path in REPEATED:
         _answer(writer, b"302 Found", b"<p>moved</p>", *REPEATED[path])
     elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
@@ -236,6 +255,26 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         b"lax",
     ), lax
 
+    # What Chromium reads where RFC 9112 refuses: a status line of HTTP/2 on an HTTP/1 connection
+    # is HTTP/1.0 (a body to its length, else to the close); a Content-Length that is no number
+    # (+4) gives no length, the body runs to the close. The WARC says so.
+    for path, body in (
+        ("/http2-status", b"h2"),
+        ("/http2-status-closed", b"h2 and the rest, to the close"),
+        ("/plus-length", b"plus and more"),
+        ("/plus-length-kept", b"plus and more, later"),
+    ):
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries, payloads.get(base + path)) == (FETCHED, 200, 1, body), row
+        with open(result.snapshot.root / "warc" / row.warc_file, "rb") as warc:
+            warc.seek(row.warc_offset)
+            http = next(iter(ArchiveIterator(warc))).http_headers
+        if path.startswith("/http2"):
+            assert http.protocol == "HTTP/1.0", http
+        else:
+            assert http.get_header("X-Archiver-Content-Length") == "+4" and not http.get_header(
+                "Content-Length"
+            )
     # A chunked body overrides any Content-Length (RFC 9112, 6.3), as browsers read it.
     for path, body in (("/chunked-length", b"chunked"), ("/chunked-lengths", b"chunkeds")):
         assert (rows[base + path].outcome, payloads.get(base + path)) == (FETCHED, body), rows[base + path]

@@ -77,18 +77,24 @@ overrides, is renamed with."""
 
 
 _STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])( +)([0-9]{3})(?![0-9])( ?)")
+_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?= )")
 _SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
 
 
 def read_as_browsers(head: bytes) -> bytes:
     """``head`` (a whole head, as received) as Chromium reads it, where aiohttp's parser refuses
-    it: ``http/1.1`` in any case, a status code run into its reason (``200OK``), whitespace
-    between a field's name and its colon (RFC 9112, 5.1, has a proxy remove it); then with one
-    framing of its body (one_framing()).
+    it: ``http/1.1`` in any case, a version without a minor number (``HTTP/2 200`` on an HTTP/1
+    connection, which Chromium reads as HTTP/1.0: a body to the close unless a length is given,
+    no keep-alive), a status code run into its reason (``200OK``), whitespace between a field's
+    name and its colon (RFC 9112, 5.1, has a proxy remove it); then with one framing of its body
+    (one_framing()).
 
     >>> read_as_browsers(b"http/1.1 200OK\\r\\nContent-Type : text/html\\r\\n\\r\\n")
     b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
+    >>> read_as_browsers(b"HTTP/2 200\\r\\n\\r\\n")
+    b'HTTP/1.0 200\\r\\n\\r\\n'
     """
+    head = _UNDOTTED_VERSION.sub(b"HTTP/1.0", head, count=1)
     status = _STATUS_LINE.match(head)
     if status is not None:
         rest = head[status.end() :]
@@ -127,13 +133,26 @@ def one_content_length(head: bytes) -> bytes:
     b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-Content-Length: 2\\r\\n\\r\\n'
     >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 02\\r\\n")[17:]
     b'Content-Length: 2\\r\\nContent-Length: 02\\r\\n'
+
+    A length that is no number, which Chromium reads as none, is renamed so: the body runs to the close.
+
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: +38\\r\\n\\r\\n")[17:]
+    b'X-Archiver-Content-Length: +38\\r\\n\\r\\n'
     """
     fields = list(_CONTENT_LENGTH.finditer(head))
-    if not fields or (len(fields) == 1 and b"," not in fields[0][1]):
+    if not fields:
         return head
     values = [[value.strip(b" \t") for value in field[1].split(b",")] for field in fields]
-    if len({value for listed in values for value in listed}) != 1 or not values[0][0].isdigit():
-        return head  # lengths that differ, or no number: the parser refuses those, as browsers do
+    if len({value for listed in values for value in listed}) != 1:
+        return head  # lengths that differ: the parser refuses those, as browsers do
+    if not (values[0][0].isascii() and values[0][0].isdigit()):
+        # No number (+38, 0x26, nothing): Chromium takes no length from it and reads the body to
+        # the close, where RFC 9112 (6.3) has a client refuse the answer. The reader sees a page.
+        for field in reversed(fields):
+            head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
+        return head
+    if len(fields) == 1 and len(values[0]) == 1:
+        return head
     for at, (field, listed) in reversed(list(enumerate(zip(fields, values, strict=True)))):
         name = head[field.start() : field.start(1) - 1].rstrip(b" \t")
         names = [name if at == 0 and n == 0 else LENGTH_RENAMED + name for n in range(len(listed))]
