@@ -16,6 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.tries import parse_retry_after
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
+from archiver.verify.verifier import verify_snapshot
 
 
 def _answer(writer: asyncio.StreamWriter, status: bytes, body: bytes = b"", *extra: bytes) -> None:
@@ -54,6 +55,7 @@ PATHS = (
     "/chunked-lengths",
     "/length-list-in-pieces",
     "/lax-head",
+    "/not-modified",
     "/http2-status",
     "/http2-status-closed",
     "/plus-length",
@@ -151,6 +153,8 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
             await asyncio.sleep(0.05)
     elif path == "/lax-head":  # what Chromium reads past: http in lower case, 200OK, a space before ":"
         writer.write(b"http/1.1 200OK\r\nContent-Type : text/plain\r\nContent-Length: 3\r\n\r\nlax")
+    elif path == "/not-modified":  # a 304 to a request that asked for no revalidation
+        writer.write(b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\nContent-Type: text/html\r\n\r\n')
     elif path.startswith("/http2-status"):  # no HTTP/1 version: Chromium reads it as HTTP/1.0
         close = path.endswith("closed")
         writer.write(
@@ -301,6 +305,21 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
 
     chunked = rows[base + "/many-chunks"]
     assert (chunked.outcome, chunked.length, chunked.tries) == (FETCHED, 200_000, 1), chunked
+
+    # A 304 nobody asked for (the crawl sent no condition) holds no page: Chromium fails such a
+    # load. The WARC keeps it as sent; the mirror has no empty page for it, its links stay absolute.
+    unasked = rows[base + "/not-modified"]
+    assert (unasked.outcome, unasked.status, unasked.local_path) == (FETCHED, 304, None), unasked
+    assert (
+        unasked.reason == "a 304 to a request that asked for no revalidation: archived as sent, not mirrored"
+    )
+    assert unasked.warc_file is not None and unasked.record_type == "response"
+    home = (result.snapshot.mirror_dir / rows[base + "/"].local_path).read_text()
+    assert f'href="{base}/not-modified"' in home
+    report = verify_snapshot(result.snapshot.root)
+    assert not [
+        line for line in report.render_text(str(result.snapshot.root)).splitlines() if "not-modified" in line
+    ]
 
     # A redirect that leads nowhere a crawl can go is archived as sent, and its row says why.
     for path, (location, why) in NOWHERE.items():

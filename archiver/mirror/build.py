@@ -31,6 +31,7 @@ from archiver.mirror.index_page import write_index
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
+from archiver.redirects import NOT_MODIFIED
 from archiver.stop_signals import leave_stop_signals_to_the_parent, obey, stop_signals_held
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
@@ -59,9 +60,11 @@ CAPTURED = ("response", "revisit")
 
 
 def is_mirrored(row: ManifestRow) -> bool:
-    """True for a row whose capture has a mirror file: fetched, with a response or revisit record."""
+    """True for a row whose capture has a mirror file: fetched, with a response or revisit record,
+    but a 304 nobody asked for (redirects.UNASKED_NOT_MODIFIED), which holds no page."""
     return (
         row.outcome == FETCHED
+        and row.status != NOT_MODIFIED
         and row.record_type in CAPTURED
         and row.warc_file is not None
         and row.warc_offset is not None
