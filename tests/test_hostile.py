@@ -576,6 +576,27 @@ async def test_urls_past_the_length_limit_are_skipped_with_a_reason(site, run_cr
     assert report.ok, report.render_text(str(root))[:2000]
 
 
+async def test_a_page_sent_as_an_attachment_is_a_download_not_a_page(site, run_crawl):
+    """A browser saves an HTML answer with Content-Disposition: attachment and shows nothing: it
+    is taken as a download (application/octet-stream), its links not followed, its mirror file
+    its bytes as sent, not rewritten. An image sent so is still an image its page shows."""
+    saved = b'<html><a href="/inside">in</a><img src="/pic.png"></html>'
+    site.page("/", links=["/report"], body='<img src="/logo.png">')
+    site.file("/report", saved, "text/html", headers={"Content-Disposition": "attachment; filename=x.pdf"})
+    site.file("/logo.png", PNG, "image/png", headers={"Content-Disposition": "attachment"})
+    site.page("/inside")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    report = rows[site.url("/report")]
+    assert (report.outcome, report.content_type) == ("fetched", "application/octet-stream"), report
+    assert site.url("/inside") not in rows and site.url("/pic.png") not in rows
+    assert (root / "mirror" / report.local_path).read_bytes() == saved
+    assert rows[site.url("/logo.png")].content_type == "image/png"
+    verified = verify_snapshot(root)
+    assert verified.ok, verified.render_text(str(root))
+
+
 async def test_links_to_hosts_of_punycode_that_is_no_idna_are_skipped_with_a_reason(site, run_crawl):
     """A host with an xn-- label that does not decode (or decodes to what IDNA refuses) is no
     host the URL standard parses nor a name that resolves: its links, requisites included, are
