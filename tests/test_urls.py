@@ -1,6 +1,7 @@
 """URLs as browsers parse them (WHATWG), SURT keys and scope rules, case by case."""
 
 import random
+import re
 
 import ada_url
 import pytest
@@ -39,9 +40,15 @@ from archiver.urls import (
         ("http://example.com/?b=2&a=1", "http://example.com/?b=2&a=1"),
         ("http://example.com/a b", "http://example.com/a%20b"),
         ("http://example.com/caf\u00e9", "http://example.com/caf%C3%A9"),
-        ("http://example.com/?q=a b&x=%zz'", "http://example.com/?q=a%20b&x=%zz%27"),
+        # A "%" that starts no escape, and what no URI holds (RFC 3986): escaped, as WARC needs.
+        ("http://example.com/?q=a b&x=%zz'", "http://example.com/?q=a%20b&x=%25zz%27"),
         ("http://example.com/a'b", "http://example.com/a'b"),
-        ("http://example.com/{}|`", "http://example.com/%7B%7D|%60"),
+        ("http://example.com/{}|`", "http://example.com/%7B%7D%7C%60"),
+        (
+            "http://example.com/[a]^\\?q=|[]{}^`\\",
+            "http://example.com/%5Ba%5D%5E/?q=%7C%5B%5D%7B%7D%5E%60%5C",
+        ),
+        ("http://[::1]/[", "http://[::1]/%5B"),
         ("http://EXAMPLE.com./", "http://example.com./"),
         ("http://b\u00fccher.example/", "http://xn--bcher-kva.example/"),
         ("http://[::1]:8080/x", "http://[::1]:8080/x"),
@@ -241,7 +248,9 @@ def _reference_normalize(url: str, base: str | None = None) -> str:
     parsed.hash = ""
     parsed.username = ""
     parsed.password = ""
-    return parsed.href
+    host_end = parsed.href.index("/", len(parsed.protocol) + 2)
+    tail = re.sub(r"[|\[\]{}^`\\]|%(?![0-9A-Fa-f]{2})", lambda m: f"%{ord(m[0]):02X}", parsed.href[host_end:])
+    return parsed.href[:host_end] + tail
 
 
 _PIECES = [
@@ -261,6 +270,12 @@ _PIECES = [
     "%7e",
     "%2F",
     "%zz",
+    "|",
+    "[",
+    "]",
+    "{",
+    "^",
+    "`",
     " ",
     "\\",
     ":",
