@@ -117,10 +117,79 @@ def _web_table_codec(name: str) -> codecs.CodecInfo:
     )
 
 
+_GB18030_2022 = dict(
+    zip(
+        "\ue78d\ue78e\ue78f\ue790\ue791\ue792\ue793\ue794\ue795\ue796"
+        "\ue81e\ue826\ue82b\ue82c\ue832\ue843\ue854\ue864",
+        "\ufe10\ufe12\ufe11\ufe13\ufe14\ufe15\ufe16\ufe17\ufe18\ufe19"
+        "\u9fb4\u9fb5\u9fb6\u9fb7\u9fb8\u9fb9\u9fba\u9fbb",
+        strict=True,
+    )
+)
+"""Characters of GB18030-2022 that Python's gb18030 (of 2005) reads as private-use code points:
+the standard (and Chromium) reads bytes A6D9...FEA0 as these, as they read their four-byte forms."""
+_GB18030_READ = str.maketrans({**_GB18030_2022, "\ue5e5": "\u3000", "\ue7c7": "\u1e3f", "\u1e3f": "\ue7c7"})
+"""What Python's gb18030 reads that the standard's gb18030 decoder reads otherwise: _GB18030_2022,
+A3A0 (U+3000, as A1A1), and A8BC and 81 35 F4 37, whose characters it swaps."""
+_GB18030_WRITTEN = str.maketrans(
+    {std: pua for pua, std in _GB18030_2022.items()} | {"\ue7c7": "\u1e3f", "\u1e3f": "\ue7c7"}
+)
+"""What the standard's encoder writes in the bytes Python's gb18030 gives another character."""
+
+
+def _web_gb18030_codec(name: str) -> codecs.CodecInfo:
+    """gb18030 or gbk (the standard reads both as GB18030; gbk writes the euro sign as 0x80) as
+    the standard reads and writes them, over Python's gb18030; byte 0x80 is left to WEB_ERRORS."""
+    python = codecs.lookup("gb18030")
+
+    def written(text: str, errors: str) -> bytes:
+        pieces = text.split("\u20ac") if name == "gbk" else [text]
+        euro = b"\x80" if name == "gbk" else b""
+        return euro.join(python.encode(piece.translate(_GB18030_WRITTEN), errors)[0] for piece in pieces)
+
+    def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
+        return written(text, errors), len(text)
+
+    def decode(data: Any, errors: str = "strict") -> tuple[str, int]:
+        text, size = python.decode(data, errors)
+        return text.translate(_GB18030_READ), size
+
+    class IncrementalEncoder(codecs.IncrementalEncoder):
+        def encode(self, text: str, final: bool = False) -> bytes:
+            return written(text, self.errors)
+
+    class IncrementalDecoder(codecs.IncrementalDecoder):
+        def __init__(self, errors: str = "strict") -> None:
+            super().__init__(errors)
+            self._python = python.incrementaldecoder(errors)
+
+        def decode(self, data: Any, final: bool = False) -> str:
+            return str(self._python.decode(data, final)).translate(_GB18030_READ)
+
+        def reset(self) -> None:
+            self._python.reset()
+
+    return codecs.CodecInfo(
+        encode,
+        decode,
+        name=f"web-{name}",
+        incrementalencoder=IncrementalEncoder,
+        incrementaldecoder=IncrementalDecoder,
+    )
+
+
+_WEB_CODECS = {
+    **dict.fromkeys(_WEB_TABLES, _web_table_codec),
+    "gbk": _web_gb18030_codec,
+    "gb18030": _web_gb18030_codec,
+}
+"""The encodings of the standard read through a codec of this module (``web-`` + its name)."""
+
+
 def _search(name: str) -> codecs.CodecInfo | None:
-    for table_name in _WEB_TABLES:
-        if name == f"web_{table_name}".replace("-", "_"):
-            return _web_table_codec(table_name)
+    for web_name, make in _WEB_CODECS.items():
+        if name == f"web_{web_name}".replace("-", "_"):
+            return make(web_name)
     if name != REPLACEMENT.replace("-", "_"):
         return None
     utf8 = codecs.lookup("utf-8")
@@ -152,6 +221,8 @@ def _web_errors(error: UnicodeError) -> tuple[str, int]:
     byte = error.object[error.start]
     if error.encoding == "charmap" and 0x80 <= byte <= 0x9F:
         return chr(byte), error.start + 1
+    if error.encoding == "gb18030" and byte == 0x80:  # the standard's GB18030 reads it as a euro sign
+        return "\u20ac", error.start + 1
     return "\ufffd", error.end  # as "replace"
 
 
@@ -194,7 +265,7 @@ def web_codec(label: str | None) -> str | None:
         return None
     if encoding.name == "replacement":
         return REPLACEMENT
-    if encoding.name in _WEB_TABLES:
+    if encoding.name in _WEB_CODECS:
         return f"web-{encoding.name}"
     return str(encoding.codec_info.name)
 
