@@ -137,22 +137,30 @@ _GB18030_WRITTEN = str.maketrans(
 """What the standard's encoder writes in the bytes Python's gb18030 gives another character."""
 
 
-def _web_gb18030_codec(name: str) -> codecs.CodecInfo:
-    """gb18030 or gbk (the standard reads both as GB18030; gbk writes the euro sign as 0x80) as
-    the standard reads and writes them, over Python's gb18030; byte 0x80 is left to WEB_ERRORS."""
-    python = codecs.lookup("gb18030")
+_TRANSLATED = {
+    "gbk": ("gb18030", _GB18030_READ, _GB18030_WRITTEN),
+    "gb18030": ("gb18030", _GB18030_READ, _GB18030_WRITTEN),
+}
+"""Encodings of the standard read as a Python codec reads them, then some characters translated
+(and written translated back first): GBK and GB18030, both GB18030 of 2022 to the standard
+(_GB18030_READ), but GBK writes the euro sign as 0x80. Byte 0x80 is left to WEB_ERRORS."""
+
+
+def _translated_codec(name: str) -> codecs.CodecInfo:
+    python_name, read, written_as = _TRANSLATED[name]
+    python = codecs.lookup(python_name)
 
     def written(text: str, errors: str) -> bytes:
         pieces = text.split("\u20ac") if name == "gbk" else [text]
         euro = b"\x80" if name == "gbk" else b""
-        return euro.join(python.encode(piece.translate(_GB18030_WRITTEN), errors)[0] for piece in pieces)
+        return euro.join(python.encode(piece.translate(written_as), errors)[0] for piece in pieces)
 
     def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
         return written(text, errors), len(text)
 
     def decode(data: Any, errors: str = "strict") -> tuple[str, int]:
         text, size = python.decode(data, errors)
-        return text.translate(_GB18030_READ), size
+        return text.translate(read), size
 
     class IncrementalEncoder(codecs.IncrementalEncoder):
         def encode(self, text: str, final: bool = False) -> bytes:
@@ -164,7 +172,7 @@ def _web_gb18030_codec(name: str) -> codecs.CodecInfo:
             self._python = python.incrementaldecoder(errors)
 
         def decode(self, data: Any, final: bool = False) -> str:
-            return str(self._python.decode(data, final)).translate(_GB18030_READ)
+            return str(self._python.decode(data, final)).translate(read)
 
         def reset(self) -> None:
             self._python.reset()
@@ -180,8 +188,7 @@ def _web_gb18030_codec(name: str) -> codecs.CodecInfo:
 
 _WEB_CODECS = {
     **dict.fromkeys(_WEB_TABLES, _web_table_codec),
-    "gbk": _web_gb18030_codec,
-    "gb18030": _web_gb18030_codec,
+    **dict.fromkeys(_TRANSLATED, _translated_codec),
 }
 """The encodings of the standard read through a codec of this module (``web-`` + its name)."""
 
@@ -212,13 +219,38 @@ assigns no character is the C1 control of its value (browsers request ``/%C2%81`
 
 >>> b"/\x81\xe9\x80\x9d".decode("cp1252", WEB_ERRORS), b"\xaa".decode("cp1253", WEB_ERRORS)
 ('/\x81é€\x9d', '\ufffd')
+
+A two-byte sequence of Shift_JIS, EUC-KR, Big5 or EUC-JP that makes no character is one U+FFFD
+when its second byte is past ASCII (Python's codecs fail its first byte alone, then read the
+second as a character of its own), as the standard reads it:
+
+>>> b"\x81\xad".decode("cp932", WEB_ERRORS), b"\x81\x80".decode("cp949", WEB_ERRORS)
+('\ufffd', '\ufffd')
 """
+
+
+_TWO_BYTE_LEADS = {
+    "cp932": frozenset([*range(0x81, 0xA0), *range(0xE0, 0xFD)]),
+    "cp949": frozenset(range(0x81, 0xFF)),
+    "big5hkscs": frozenset(range(0x81, 0xFF)),
+    "euc_jp": frozenset([0x8E, *range(0xA1, 0xFF)]),
+}
+"""Lead bytes of the two-byte sequences of Shift_JIS, EUC-KR, Big5 and EUC-JP (by their Python
+codecs): a lead and a byte past ASCII that make no character are one error to the standard, one
+U+FFFD (Python's codecs fail the lead alone, then read the second byte on its own)."""
 
 
 def _web_errors(error: UnicodeError) -> tuple[str, int]:
     if not isinstance(error, UnicodeDecodeError):
         raise error
     byte = error.object[error.start]
+    after = error.start + 1
+    if (
+        byte in _TWO_BYTE_LEADS.get(error.encoding, ())
+        and after < len(error.object)
+        and error.object[after] >= 0x80
+    ):
+        return "\ufffd", after + 1
     if error.encoding == "charmap" and 0x80 <= byte <= 0x9F:
         return chr(byte), error.start + 1
     if error.encoding == "gb18030" and byte == 0x80:  # the standard's GB18030 reads it as a euro sign
