@@ -71,6 +71,8 @@ _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNOR
 _CHUNKED = re.compile(
     rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
 )
+_MAX_LENGTH = 2**63 - 1
+"""The longest Content-Length Chromium reads as a length (an int64)."""
 LENGTH_RENAMED = b"X-Archiver-"
 """What a Content-Length field that says again what the first said, or that a chunked body
 overrides, is renamed with."""
@@ -145,9 +147,9 @@ def one_content_length(head: bytes) -> bytes:
     values = [[value.strip(b" \t") for value in field[1].split(b",")] for field in fields]
     if len({value for listed in values for value in listed}) != 1:
         return head  # lengths that differ: the parser refuses those, as browsers do
-    if not (values[0][0].isascii() and values[0][0].isdigit()):
-        # No number (+38, 0x26, nothing): Chromium takes no length from it and reads the body to
-        # the close, where RFC 9112 (6.3) has a client refuse the answer. The reader sees a page.
+    if not (values[0][0].isascii() and values[0][0].isdigit()) or _past_int64(values[0][0]):
+        # No number (+38, 0x26, nothing, or past 64 bits): Chromium takes no length from it and
+        # reads the body to the close, where RFC 9112 (6.3) has a client refuse the answer.
         for field in reversed(fields):
             head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
         return head
@@ -159,6 +161,12 @@ def one_content_length(head: bytes) -> bytes:
         lines = b"\r\n".join(named + b": " + value for named, value in zip(names, listed, strict=True))
         head = head[: field.start()] + lines + head[field.end(1) :]
     return head
+
+
+def _past_int64(digits: bytes) -> bool:
+    """True if ``digits`` (ASCII digits, as many as a header holds) say more than _MAX_LENGTH."""
+    significant = digits.lstrip(b"0")
+    return len(significant) > 19 or int(significant or b"0") > _MAX_LENGTH
 
 
 class _AnswerParser:
