@@ -61,6 +61,7 @@ PATHS = (
     "/plus-length",
     "/plus-length-kept",
     "/huge-length",
+    "/te-identity",
     "/locations-differ",
     "/location-twice",
     "/dispositions-differ",
@@ -163,6 +164,11 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         )
         writer.write(b"\r\nh2" + (b" and the rest, to the close" if close else b""))
         return not close
+    elif path == "/te-identity":  # a coding that frames nothing: the length beside it counts
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: identity\r\n"
+            b"Content-Length: 8\r\n\r\nidentity"
+        )
     elif path == "/huge-length":  # past 64 bits: no length to Chromium either
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1" + b"0" * 30 + b"\r\n\r\nhuge"
@@ -285,6 +291,9 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         else:
             renamed = http.get_header("X-Archiver-Content-Length")
             assert renamed in ("+4", "1" + "0" * 30) and not http.get_header("Content-Length")
+    te = rows[base + "/te-identity"]
+    assert (te.outcome, te.tries, payloads.get(base + "/te-identity")) == (FETCHED, 1, b"identity"), te
+
     # A chunked body overrides any Content-Length (RFC 9112, 6.3), as browsers read it.
     for path, body in (("/chunked-length", b"chunked"), ("/chunked-lengths", b"chunkeds")):
         assert (rows[base + path].outcome, payloads.get(base + path)) == (FETCHED, body), rows[base + path]

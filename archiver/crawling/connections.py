@@ -71,6 +71,10 @@ _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNOR
 _CHUNKED = re.compile(
     rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
 )
+_IDENTITY_ONLY = re.compile(
+    rb"^transfer-encoding[ \t]*:[ \t]*identity[ \t]*(?:,[ \t]*identity[ \t]*)*\r?$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _MAX_LENGTH = 2**63 - 1
 """The longest Content-Length Chromium reads as a length (an int64)."""
 LENGTH_RENAMED = b"X-Archiver-"
@@ -116,6 +120,10 @@ def one_framing(head: bytes) -> bytes:
     b'X-Archiver-Content-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n'
     """
     if _CHUNKED.search(head) is None:
+        # "identity", a coding RFC 9112 no longer knows, frames nothing: Chromium reads the body by
+        # its length beside it, where aiohttp's parser refuses the two together.
+        for field in reversed(list(_IDENTITY_ONLY.finditer(head))):
+            head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
         return one_content_length(head)
     for field in reversed(list(_CONTENT_LENGTH.finditer(head))):
         head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
