@@ -622,7 +622,7 @@ async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_
     nothing): a link with them is fetched where a browser fetches it, its path in UTF-8, its
     query in the page's encoding."""
     home = b'<meta charset="windows-1255"><a href="/h\xca?q=\xca">x</a>'
-    home += b'<a href="/k">k</a><a href="/g">g</a><a href="/j">j</a>'
+    home += b'<a href="/k">k</a><a href="/g">g</a><a href="/j">j</a><a href="/e">e</a>'
     site.file("/", home, "text/html")
     site.file("/k", b'<meta charset="koi8-u"><a href="/k\xae?q=\xae">x</a>', "text/html")
     # GBK is GB18030 to browsers, of 2022: 0x80 is the euro sign, A6D9 a vertical comma.
@@ -630,13 +630,22 @@ async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_
     # A Shift_JIS lead and a byte past ASCII that make no character are one error, one U+FFFD.
     site.file("/j", b'<meta charset="shift_jis"><a href="/j\x81\xad">x</a>', "text/html")
     site.page("/j%EF%BF%BD")
+    # EUC-JP is JIS X 0208 with Windows' NEC and IBM rows to browsers: FC E2 is 髙.
+    site.file("/e", b'<meta charset="euc-jp"><a href="/e\xfc\xe2?q=\xfc\xe2">x</a>', "text/html")
+    site.page("/e%E9%AB%99?q=%FC%E2")
     site.page("/h%D6%BA?q=%CA")
     site.page("/k%D1%9E?q=%AE")
     site.page("/g%E2%82%AC%EF%B8%90?q=%80%A6%D9")
     await site.start()
     root = (await run_crawl(site.url("/"))).snapshot.root
     rows = manifest_rows(root)
-    for path in ("/h%D6%BA?q=%CA", "/k%D1%9E?q=%AE", "/g%E2%82%AC%EF%B8%90?q=%80%A6%D9", "/j%EF%BF%BD"):
+    for path in (
+        "/h%D6%BA?q=%CA",
+        "/k%D1%9E?q=%AE",
+        "/g%E2%82%AC%EF%B8%90?q=%80%A6%D9",
+        "/j%EF%BF%BD",
+        "/e%E9%AB%99?q=%FC%E2",
+    ):
         assert rows[site.url(path)].status == 200 and site.hits[path] == 1, path
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))

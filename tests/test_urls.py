@@ -414,6 +414,7 @@ def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
         ("?q=\u045e\u040e", "koi8-u", "?q=%AE%BE"),
         ("?q=\u20ac\ufe10\u1e3f", "gbk", "?q=%80%A6%D9%A8%BC"),  # GB18030-2022, as browsers write it
         ("?q=\u20ac\ufe10", "gb18030", "?q=%A2%E3%A6%D9"),
+        ("?q=\u9ad9\u2460\uff5e", "euc-jp", "?q=%FC%E2%AD%A1%A1%C1"),  # Windows' rows, as browsers
         ("?q=\u65e5\u672c", "shift_jis", "?q=%93%FA%96{"),  # 0x7B, "{", is no byte to encode
         ("?q=\u30bd", "shift_jis", "?q=%83\\"),  # its second byte is ASCII: kept, as a browser keeps it
         ("?q=\u2460", "shift_jis", "?q=%87@"),  # Windows' Shift_JIS, as browsers read it
