@@ -12,8 +12,8 @@ from archiver.config_options import ADD, REFUSE, Option, flag_of, option
 from archiver.config_rules import check_settings, setting_from_json
 from archiver.errors import BadURL, ConfigError
 from archiver.request_headers import SECRET_HEADERS, WITHHELD, Credentials, without_password
-from archiver.scope import MAX_URL_LENGTH, TOO_LONG
-from archiver.urls import normalize_url
+from archiver.scope import BAD_PUNYCODE, MAX_URL_LENGTH, TOO_LONG
+from archiver.urls import has_bad_punycode, normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
 BROWSER_MODES = ("never", "auto", "always")
@@ -336,8 +336,11 @@ class CrawlConfig:
         if not self.seeds:
             raise ConfigError("give at least one URL to crawl")
         for seed in self.seeds:
-            if len(normalize_url(seed)) > MAX_URL_LENGTH:  # a BadURL now, before any folder is made
+            normalized = normalize_url(seed)  # a BadURL now, before any folder is made
+            if len(normalized) > MAX_URL_LENGTH:
                 raise BadURL(f"{seed[:60]}...", f"longer than {MAX_URL_LENGTH:,} characters ({TOO_LONG})")
+            if has_bad_punycode(normalized):
+                raise BadURL(seed, f"its host has an xn-- label that is no valid IDNA ({BAD_PUNYCODE})")
         check_settings(self)
         # A user without a password (or the reverse) is refused here, saying what to do.
         Credentials.build(

@@ -37,6 +37,7 @@ from typing import Any
 
 import webencodings
 
+from archiver import web_codecs
 from archiver.prescan import prescan
 
 _CSS_CHARSET = re.compile(rb'@charset "([\w.:-]{1,40})";')
@@ -75,6 +76,8 @@ class _ReplacementDecoder(codecs.IncrementalDecoder):
 
 
 def _search(name: str) -> codecs.CodecInfo | None:
+    if (found := web_codecs.find(name)) is not None:
+        return found
     if name != REPLACEMENT.replace("-", "_"):
         return None
     utf8 = codecs.lookup("utf-8")
@@ -97,15 +100,42 @@ assigns no character is the C1 control of its value (browsers request ``/%C2%81`
 
 >>> b"/\x81\xe9\x80\x9d".decode("cp1252", WEB_ERRORS), b"\xaa".decode("cp1253", WEB_ERRORS)
 ('/\x81é€\x9d', '\ufffd')
+
+A two-byte sequence of Shift_JIS, EUC-KR, Big5 or EUC-JP that makes no character is one U+FFFD
+when its second byte is past ASCII (Python's codecs fail its first byte alone, then read the
+second as a character of its own), as the standard reads it:
+
+>>> b"\x81\xad".decode("cp932", WEB_ERRORS), b"\x81\x80".decode("cp949", WEB_ERRORS)
+('\ufffd', '\ufffd')
 """
+
+
+_TWO_BYTE_LEADS = {
+    "cp932": frozenset([*range(0x81, 0xA0), *range(0xE0, 0xFD)]),
+    "cp949": frozenset(range(0x81, 0xFF)),
+    "big5hkscs": frozenset(range(0x81, 0xFF)),
+    "euc_jp": frozenset([0x8E, *range(0xA1, 0xFF)]),
+}
+"""Lead bytes of the two-byte sequences of Shift_JIS, EUC-KR, Big5 and EUC-JP (by their Python
+codecs): a lead and a byte past ASCII that make no character are one error to the standard, one
+U+FFFD (Python's codecs fail the lead alone, then read the second byte on its own)."""
 
 
 def _web_errors(error: UnicodeError) -> tuple[str, int]:
     if not isinstance(error, UnicodeDecodeError):
         raise error
     byte = error.object[error.start]
+    after = error.start + 1
+    if (
+        byte in _TWO_BYTE_LEADS.get(error.encoding, ())
+        and after < len(error.object)
+        and error.object[after] >= 0x80
+    ):
+        return "\ufffd", after + 1
     if error.encoding == "charmap" and 0x80 <= byte <= 0x9F:
         return chr(byte), error.start + 1
+    if error.encoding == "gb18030" and byte == 0x80:  # the standard's GB18030 reads it as a euro sign
+        return "\u20ac", error.start + 1
     return "\ufffd", error.end  # as "replace"
 
 
@@ -140,12 +170,16 @@ def web_codec(label: str | None) -> str | None:
     ('cp1252', 'cp1252', 'cp932', None)
     >>> web_codec("ISO-2022-KR"), b"<a href=x>".decode(web_codec("hz-gb-2312"))
     ('web-replacement', '\ufffd')
+    >>> b"\\xca".decode(web_codec("windows-1255")) == "\\u05ba", b"\\xae".decode(web_codec("koi8-u"))
+    (True, 'ў')
     """
     encoding = webencodings.lookup(label) if label else None
     if encoding is None or encoding.name in _NOT_CODECS:
         return None
     if encoding.name == "replacement":
         return REPLACEMENT
+    if encoding.name in web_codecs.WEB_CODECS:
+        return f"web-{encoding.name}"
     return str(encoding.codec_info.name)
 
 

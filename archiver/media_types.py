@@ -182,6 +182,31 @@ MISLABELLED_IMAGE_TYPES = frozenset({"text/html", "text/plain"})
 its server's default): a body of one that is an image is taken as the image (sniff_image())."""
 
 
+DOWNLOAD_TYPE = "application/octet-stream"
+"""What a page sent as an attachment (is_attachment()) is taken as: a file a browser saves, never
+shows; its links lead nowhere a reader goes."""
+_NAVIGATED_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+"""Types a browser meets only as a page it goes to, where Content-Disposition counts: an image,
+a stylesheet or a script sent as an attachment is used by its page all the same."""
+
+
+def is_attachment(headers: Iterable[tuple[str, str]]) -> bool:
+    """True if the response's Content-Disposition makes a browser save it rather than show it
+    (RFC 6266, as Chromium reads it: ``attachment``, or any other type but ``inline``; a field
+    that starts with a parameter, or is empty, is inline).
+
+    >>> is_attachment([("Content-Disposition", "Attachment; filename=x.pdf")])
+    True
+    >>> is_attachment([("Content-Disposition", "inline")]), is_attachment([("content-disposition", "name=a")])
+    (False, False)
+    """
+    value = next((v for k, v in headers if k.lower() == "content-disposition"), None)
+    if value is None:
+        return False
+    kind = value.partition(";")[0].strip(_WHITESPACE).lower()
+    return bool(kind) and kind != "inline" and "=" not in kind and _TOKEN.match(kind) is not None
+
+
 def sniffable(essence: str) -> bool:
     """Whether an answer sent as the MIME type ``essence`` may be taken as another from its body:
     it names none, or one images are mislabelled as (see sniffed_as())."""
@@ -195,15 +220,16 @@ def may_be_taken_as(sent: str, taken: str) -> bool:
     >>> may_be_taken_as("text/html", "image/png"), may_be_taken_as("text/html", "application/pdf")
     (True, False)
     """
-    if sent == taken or sent in UNKNOWN_TYPES:
+    if sent == taken or sent in UNKNOWN_TYPES or taken == DOWNLOAD_TYPE:
         return True
     return sent in MISLABELLED_IMAGE_TYPES and taken in _IMAGES
 
 
 def needs_sniffing(headers: list[tuple[str, str]]) -> bool:
     """Whether a response's type may be taken from its body: its Content-Type names none (under
-    ``nosniff`` too), or one images are mislabelled as (see sniffed_as()). Cheap: no body is read."""
-    return sniffable(read_content_type(content_type_field(headers)).essence)
+    ``nosniff`` too), or one images are mislabelled as (see sniffed_as()), or it is sent as an
+    attachment. Cheap: no body is read."""
+    return sniffable(read_content_type(content_type_field(headers)).essence) or is_attachment(headers)
 
 
 def sniffed_as(headers: list[tuple[str, str]], head: bytes) -> str | None:
@@ -214,13 +240,22 @@ def sniffed_as(headers: list[tuple[str, str]], head: bytes) -> str | None:
     of it: text/plain (never a page), unless its bytes are an image, audio or video, which
     Chromium decodes from its bytes whatever its type (sniff_media()). Sent as HTML or plain
     text, an image is taken as the image: a page shows it in an <img>, nosniff or not (Chromium
-    opened alone shows plain text's image as an image too, and HTML's as HTML)."""
+    opened alone shows plain text's image as an image too, and HTML's as HTML).
+
+    A page sent as an attachment (is_attachment()) is a download: DOWNLOAD_TYPE, neither parsed
+    nor shown as a page in the mirror, as a browser saves it and shows nothing."""
     essence = read_content_type(content_type_field(headers)).essence
     if essence in MISLABELLED_IMAGE_TYPES:
-        return sniff_image(head)
-    if nosniff(headers):
-        return sniff_media(head) or "text/plain"
-    return sniff_unknown(head)
+        sniffed = sniff_image(head)
+    elif not sniffable(essence):
+        sniffed = None
+    elif nosniff(headers):
+        sniffed = sniff_media(head) or "text/plain"
+    else:
+        sniffed = sniff_unknown(head)
+    if (sniffed or essence) in _NAVIGATED_TYPES and is_attachment(headers):
+        return DOWNLOAD_TYPE
+    return sniffed
 
 
 def with_charset(essence: str, content_type: str | None) -> str:

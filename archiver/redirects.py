@@ -21,6 +21,10 @@ from archiver.urls import absolute_url, header_url, try_normalize
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 """HTTP statuses whose Location the crawler follows (and records as a hop)."""
+NOT_MODIFIED = 304
+UNASKED_NOT_MODIFIED = "a 304 to a request that asked for no revalidation: archived as sent, not mirrored"
+"""The reason of a 304 to a request without If-None-Match or If-Modified-Since: it holds no page
+(Chromium fails such a load), so the mirror has no file of it and links to it stay absolute."""
 
 
 def redirect_target(location: str | None, url: str) -> str | None:
@@ -36,13 +40,17 @@ def redirect_target(location: str | None, url: str) -> str | None:
 def redirect_nowhere(status: int, location: str | None, url: str) -> str | None:
     """Why an answer of a redirect status for ``url`` leads nowhere the crawl goes (no Location,
     or one naming no http or https URL: ``javascript:``, ``ftp:``, a bad host), for its manifest
-    row: it is archived as sent, as a browser shows it; None for any other answer.
+    row: it is archived as sent, as a browser shows it; None for any other answer. A 304 that
+    comes here answers a request with no condition (a re-archive's own turns into the capture it
+    confirms): UNASKED_NOT_MODIFIED.
 
     >>> redirect_nowhere(302, "javascript:void(0)", "http://h/a")
     "a 302 to 'javascript:void(0)', no http or https URL: archived as sent, not followed"
     >>> redirect_nowhere(302, "/b", "http://h/a") is None, redirect_nowhere(200, None, "http://h/a")
     (True, None)
     """
+    if status == NOT_MODIFIED:
+        return UNASKED_NOT_MODIFIED
     if status not in REDIRECT_STATUSES or redirect_target(location, url) is not None:
         return None
     if location is None or not location.strip():

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from archiver.urls import host_of, readable_url, registered_domain, try_normalize
+from archiver.urls import has_bad_punycode, host_of, readable_url, registered_domain, try_normalize
 
 OUT_OF_SCOPE = "out of scope"
 EXCLUDED = "excluded"
@@ -28,6 +28,9 @@ a body cut short): RFC 9309 asks a crawler to fetch nothing there. A resumed cra
 NOFOLLOW = "nofollow"
 """A link of a page whose robots meta or X-Robots-Tag says nofollow."""
 TOO_LONG = "URL too long"
+BAD_PUNYCODE = "invalid punycode host"
+"""A URL whose host has an ``xn--`` label that is no valid IDNA (urls.has_bad_punycode): the URL
+standard fails it, and no such name resolves."""
 MAX_URL_LENGTH = 65_536
 """Longest URL fetched, in characters of the normalised URL (all ASCII): servers refuse far
 shorter ones (8 KiB is common); the WARC records of a URL past a megabyte hold header lines longer
@@ -156,6 +159,8 @@ class Scope:
         """
         if len(url) > MAX_URL_LENGTH:
             return TOO_LONG
+        if has_bad_punycode(url):
+            return BAD_PUNYCODE
         if matches(self.exclude, url):
             return EXCLUDED
         if requisite:

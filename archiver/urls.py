@@ -12,6 +12,7 @@ import re
 from urllib.parse import quote_from_bytes, unquote_to_bytes, urlsplit
 
 import ada_url
+import idna
 from publicsuffixlist import PublicSuffixList
 
 from archiver.encodings import hole_byte, query_encodings
@@ -198,6 +199,11 @@ def normalize_url(url: str, base: str | None = None) -> str:
     'http://h/a/x%20y'
     >>> normalize_url("images//a.png?#top", "HTTP://Example.COM:80/p/")
     'http://example.com/p/images//a.png?'
+
+    Characters no URI holds (RFC 3986) that the parser leaves are escaped (_NOT_IN_URIS):
+
+    >>> normalize_url("http://h/a|[b]?q={c}^`d|%zz")
+    'http://h/a%7C%5Bb%5D?q=%7Bc%7D%5E%60d%7C%25zz'
     """
     if base is None:
         if _is_canonical(url):
@@ -217,7 +223,21 @@ def normalize_url(url: str, base: str | None = None) -> str:
         parsed.username = ""
         parsed.password = ""
         href = parsed.href
+        host_start, path_start, _end = _parts_at(href)
+    if _NOT_IN_URIS.search(href, path_start):
+        href = href[:path_start] + _NOT_IN_URIS.sub(_escaped_character, href[path_start:])
     return href
+
+
+_NOT_IN_URIS = re.compile(r"[|\[\]{}^`\\]|%(?![0-9A-Fa-f]{2})")
+"""What the WHATWG parser leaves in a path or query that RFC 3986 allows in no URI: a WARC
+record's Target-URI must be one (WARC 1.1, 5.4), and Chromium itself escapes ``|`` in a path,
+so a page it renders asked for /a%7C where its link said /a|. Escaped, as wget and Heritrix
+escape them, the crawl keys, requests and records one URI for both; servers read either alike."""
+
+
+def _escaped_character(match: re.Match[str]) -> str:
+    return f"%{ord(match[0]):02X}"
 
 
 def _why_not(url: str) -> str:
@@ -294,6 +314,32 @@ def url_host(name: str) -> str:
         return name.lower()
     normalized = try_normalize(f"http://{name}/")
     return host_of(normalized) if normalized else name.lower()
+
+
+def has_bad_punycode(url: str) -> bool:
+    """True if a label of the host of ``url`` (normalised) is an ``xn--`` label that is no valid
+    IDNA: punycode that does not decode, that decodes to nothing or to ASCII only, or to characters
+    UTS #46 does not leave as they are. The WHATWG URL standard fails such a host (its "domain to
+    ASCII"), no registry hands one out, and no DNS name of it resolves; ada-url, as Chromium,
+    passes an ASCII host through unchecked.
+
+    >>> has_bad_punycode("http://xn--bcher-kva.example/"), has_bad_punycode("http://a.xn--zz/")
+    (False, True)
+    """
+    name = host_of(url).partition(":")[0]  # an IPv6 address has no "xn--" label to check
+    return "xn--" in name and any(_bad_punycode_label(label) for label in name.split("."))
+
+
+def _bad_punycode_label(label: str) -> bool:
+    if not label.startswith("xn--"):
+        return False
+    try:
+        decoded = label[4:].encode("ascii").decode("punycode")
+        if not decoded or decoded.isascii() or decoded.startswith("xn--"):
+            return True
+        return idna.uts46_remap(decoded, std3_rules=False, transitional=False) != decoded
+    except (UnicodeError, idna.IDNAError):
+        return True
 
 
 def readable_url(url: str) -> str:

@@ -246,6 +246,7 @@ CASES: list[tuple[str, list[str], Callable[[Path, Path], None] | None, str]] = [
     ("resolve-bad-octet", ["crawl", URL, "-o", OUT, "--resolve", "h:999.1.1.1"], None, "IP"),
     ("seed-not-utf8", ["crawl", "http://127.0.0.1:9/" + NOT_UTF8, "-o", OUT], None, ""),
     ("seed-port-huge", ["crawl", "http://127.0.0.1:99999/", "-o", OUT], None, "bad URL"),
+    ("seed-bad-punycode", ["crawl", "http://xn--zz.example/", "-o", OUT], None, "invalid punycode host"),
     ("seed-too-long", ["crawl", URL + "x" * 70_000, "-o", OUT], None, "longer than 65,536 characters"),
     ("no-output", ["crawl", URL], None, "-o DIR"),
     ("no-url", ["crawl", "-o", OUT], None, "URL"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -773,3 +774,33 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
     site.page("/", body=framing)
     await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any")
     assert origins == {"/ff.woff2": cdn, "/bf.woff2": "null"}
+
+
+URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
+"""What RFC 3986 lets a URI hold (brackets only around an IPv6 host)."""
+
+
+async def test_a_url_with_characters_no_uri_holds_is_one_fetch_and_a_valid_target_uri(site, run_crawl):
+    """Chromium asks for /i%7C.png where the page says /i|.png, and the WHATWG parser leaves |, [,
+    ] in a path and |, [, ], {, }, ^, ` in a query, which no URI holds (RFC 3986), though a
+    WARC-Target-URI must be one: escaped, the page's link and the browser's request are one URL,
+    fetched once, recorded once, under a Target-URI that is a URI."""
+    site.page("/", body='<img src="/i|[1].png?v=|[]{}^`"><a href="/p|[q]?v={}^`">p</a>')
+    site.file("/i%7C%5B1%5D.png?v=%7C%5B%5D%7B%7D%5E%60", png(1, 2, 3), "image/png")
+    site.page("/p%7C%5Bq%5D?v=%7B%7D%5E%60")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    assert site.hits["/i%7C%5B1%5D.png?v=%7C%5B%5D%7B%7D%5E%60"] == 1, site.hits
+    assert site.hits["/p%7C%5Bq%5D?v=%7B%7D%5E%60"] == 1, site.hits
+    assert sum(site.hits.values()) == 3, site.hits
+    targets: Counter[str] = Counter()
+    for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type in ("response", "revisit"):
+                    target = record.rec_headers.get_header("WARC-Target-URI")
+                    targets[target] += 1
+                    host_end = target.index("/", len("http://"))
+                    assert URI_CHARACTERS.fullmatch(target[host_end:]), target
+    assert max(targets.values()) == 1, targets
+    assert verify_snapshot(result.snapshot.root).ok

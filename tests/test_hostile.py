@@ -576,6 +576,81 @@ async def test_urls_past_the_length_limit_are_skipped_with_a_reason(site, run_cr
     assert report.ok, report.render_text(str(root))[:2000]
 
 
+async def test_a_page_sent_as_an_attachment_is_a_download_not_a_page(site, run_crawl):
+    """A browser saves an HTML answer with Content-Disposition: attachment and shows nothing: it
+    is taken as a download (application/octet-stream), its links not followed, its mirror file
+    its bytes as sent, not rewritten. An image sent so is still an image its page shows."""
+    saved = b'<html><a href="/inside">in</a><img src="/pic.png"></html>'
+    site.page("/", links=["/report"], body='<img src="/logo.png">')
+    site.file("/report", saved, "text/html", headers={"Content-Disposition": "attachment; filename=x.pdf"})
+    site.file("/logo.png", PNG, "image/png", headers={"Content-Disposition": "attachment"})
+    site.page("/inside")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    report = rows[site.url("/report")]
+    assert (report.outcome, report.content_type) == ("fetched", "application/octet-stream"), report
+    assert site.url("/inside") not in rows and site.url("/pic.png") not in rows
+    assert (root / "mirror" / report.local_path).read_bytes() == saved
+    assert rows[site.url("/logo.png")].content_type == "image/png"
+    verified = verify_snapshot(root)
+    assert verified.ok, verified.render_text(str(root))
+
+
+async def test_links_to_hosts_of_punycode_that_is_no_idna_are_skipped_with_a_reason(site, run_crawl):
+    """A host with an xn-- label that does not decode (or decodes to what IDNA refuses) is no
+    host the URL standard parses nor a name that resolves: its links, requisites included, are
+    recorded as skipped, not fetched as failures; the mirror leaves them absolute."""
+    bad = ["http://xn--zz/", "http://a.xn--ls8h-broken.example/p", "http://xn--abc-.example/i.png"]
+    site.page("/", links=bad[:2], body=f'<img src="{bad[2]}">')
+    await site.start()
+    root = (await run_crawl(site.url("/"), scope="any", max_tries=1)).snapshot.root
+    rows = manifest_rows(root)
+    skipped = [(rows[url].outcome, rows[url].reason) for url in bad]
+    assert skipped == [("skipped", "invalid punycode host")] * 3
+    home = (root / "mirror" / rows[site.url("/")].local_path).read_text()
+    assert all(f'"{url}"' in home for url in bad), home
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
+async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_as_browsers_read_them(
+    site, run_crawl
+):
+    """Byte 0xCA of windows-1255 is U+05BA to browsers (Python's cp1255 has nothing there), 0xAE
+    of KOI8-U is ў (Python's has a box-drawing sign), 0x80 of GBK a euro sign (Python's gbk has
+    nothing): a link with them is fetched where a browser fetches it, its path in UTF-8, its
+    query in the page's encoding."""
+    home = b'<meta charset="windows-1255"><a href="/h\xca?q=\xca">x</a>'
+    home += b'<a href="/k">k</a><a href="/g">g</a><a href="/j">j</a><a href="/e">e</a>'
+    site.file("/", home, "text/html")
+    site.file("/k", b'<meta charset="koi8-u"><a href="/k\xae?q=\xae">x</a>', "text/html")
+    # GBK is GB18030 to browsers, of 2022: 0x80 is the euro sign, A6D9 a vertical comma.
+    site.file("/g", b'<meta charset="gbk"><a href="/g\x80\xa6\xd9?q=\x80\xa6\xd9">x</a>', "text/html")
+    # A Shift_JIS lead and a byte past ASCII that make no character are one error, one U+FFFD.
+    site.file("/j", b'<meta charset="shift_jis"><a href="/j\x81\xad">x</a>', "text/html")
+    site.page("/j%EF%BF%BD")
+    # EUC-JP is JIS X 0208 with Windows' NEC and IBM rows to browsers: FC E2 is 髙.
+    site.file("/e", b'<meta charset="euc-jp"><a href="/e\xfc\xe2?q=\xfc\xe2">x</a>', "text/html")
+    site.page("/e%E9%AB%99?q=%FC%E2")
+    site.page("/h%D6%BA?q=%CA")
+    site.page("/k%D1%9E?q=%AE")
+    site.page("/g%E2%82%AC%EF%B8%90?q=%80%A6%D9")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    for path in (
+        "/h%D6%BA?q=%CA",
+        "/k%D1%9E?q=%AE",
+        "/g%E2%82%AC%EF%B8%90?q=%80%A6%D9",
+        "/j%EF%BF%BD",
+        "/e%E9%AB%99?q=%FC%E2",
+    ):
+        assert rows[site.url(path)].status == 200 and site.hits[path] == 1, path
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
 async def test_bytes_windows_1252_assigns_no_character_are_read_as_browsers_read_them(site, run_crawl):
     """The Encoding standard reads bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D of windows-1252 as the
     C1 controls of their value, where Python's cp1252 has no character: a link to /p\\x81 is

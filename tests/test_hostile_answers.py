@@ -16,6 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.tries import parse_retry_after
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
+from archiver.verify.verifier import verify_snapshot
 
 
 def _answer(writer: asyncio.StreamWriter, status: bytes, body: bytes = b"", *extra: bytes) -> None:
@@ -54,6 +55,13 @@ PATHS = (
     "/chunked-lengths",
     "/length-list-in-pieces",
     "/lax-head",
+    "/not-modified",
+    "/http2-status",
+    "/http2-status-closed",
+    "/plus-length",
+    "/plus-length-kept",
+    "/huge-length",
+    "/te-identity",
     "/locations-differ",
     "/location-twice",
     "/dispositions-differ",
@@ -147,6 +155,33 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
             await asyncio.sleep(0.05)
     elif path == "/lax-head":  # what Chromium reads past: http in lower case, 200OK, a space before ":"
         writer.write(b"http/1.1 200OK\r\nContent-Type : text/plain\r\nContent-Length: 3\r\n\r\nlax")
+    elif path == "/not-modified":  # a 304 to a request that asked for no revalidation
+        writer.write(b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\nContent-Type: text/html\r\n\r\n')
+    elif path.startswith("/http2-status"):  # no HTTP/1 version: Chromium reads it as HTTP/1.0
+        close = path.endswith("closed")
+        writer.write(
+            b"HTTP/2 200\r\nContent-Type: text/plain\r\n" + (b"" if close else b"Content-Length: 2\r\n")
+        )
+        writer.write(b"\r\nh2" + (b" and the rest, to the close" if close else b""))
+        return not close
+    elif path == "/te-identity":  # a coding that frames nothing: the length beside it counts
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: identity\r\n"
+            b"Content-Length: 8\r\n\r\nidentity"
+        )
+    elif path == "/huge-length":  # past 64 bits: no length to Chromium either
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1" + b"0" * 30 + b"\r\n\r\nhuge"
+        )
+        return False
+    elif path.startswith("/plus-length"):  # a length that is no number: Chromium reads to the close
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: +4\r\n\r\nplus and more"
+        )
+        if path.endswith("kept"):
+            await asyncio.sleep(0.3)
+            writer.write(b", later")
+        return False
     elif path in REPEATED:
         _answer(writer, b"302 Found", b"<p>moved</p>", *REPEATED[path])
     elif path == "/bad-cookie":  # a cookie name that is no token: dropped, as browsers drop it
@@ -236,6 +271,29 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         b"lax",
     ), lax
 
+    # What Chromium reads where RFC 9112 refuses: a status line of HTTP/2 on an HTTP/1 connection
+    # is HTTP/1.0 (a body to its length, else to the close); a Content-Length that is no number
+    # (+4) gives no length, the body runs to the close. The WARC says so.
+    for path, body in (
+        ("/http2-status", b"h2"),
+        ("/http2-status-closed", b"h2 and the rest, to the close"),
+        ("/plus-length", b"plus and more"),
+        ("/plus-length-kept", b"plus and more, later"),
+        ("/huge-length", b"huge"),
+    ):
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries, payloads.get(base + path)) == (FETCHED, 200, 1, body), row
+        with open(result.snapshot.root / "warc" / row.warc_file, "rb") as warc:
+            warc.seek(row.warc_offset)
+            http = next(iter(ArchiveIterator(warc))).http_headers
+        if path.startswith("/http2"):
+            assert http.protocol == "HTTP/1.0", http
+        else:
+            renamed = http.get_header("X-Archiver-Content-Length")
+            assert renamed in ("+4", "1" + "0" * 30) and not http.get_header("Content-Length")
+    te = rows[base + "/te-identity"]
+    assert (te.outcome, te.tries, payloads.get(base + "/te-identity")) == (FETCHED, 1, b"identity"), te
+
     # A chunked body overrides any Content-Length (RFC 9112, 6.3), as browsers read it.
     for path, body in (("/chunked-length", b"chunked"), ("/chunked-lengths", b"chunkeds")):
         assert (rows[base + path].outcome, payloads.get(base + path)) == (FETCHED, body), rows[base + path]
@@ -262,6 +320,21 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
 
     chunked = rows[base + "/many-chunks"]
     assert (chunked.outcome, chunked.length, chunked.tries) == (FETCHED, 200_000, 1), chunked
+
+    # A 304 nobody asked for (the crawl sent no condition) holds no page: Chromium fails such a
+    # load. The WARC keeps it as sent; the mirror has no empty page for it, its links stay absolute.
+    unasked = rows[base + "/not-modified"]
+    assert (unasked.outcome, unasked.status, unasked.local_path) == (FETCHED, 304, None), unasked
+    assert (
+        unasked.reason == "a 304 to a request that asked for no revalidation: archived as sent, not mirrored"
+    )
+    assert unasked.warc_file is not None and unasked.record_type == "response"
+    home = (result.snapshot.mirror_dir / rows[base + "/"].local_path).read_text()
+    assert f'href="{base}/not-modified"' in home
+    report = verify_snapshot(result.snapshot.root)
+    assert not [
+        line for line in report.render_text(str(result.snapshot.root)).splitlines() if "not-modified" in line
+    ]
 
     # A redirect that leads nowhere a crawl can go is archived as sent, and its row says why.
     for path, (location, why) in NOWHERE.items():

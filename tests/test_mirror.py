@@ -238,7 +238,8 @@ def test_interrupted_crawl(tmp_path: Path) -> None:
     )
 
 
-def test_corrupt_record_is_reported_not_fatal(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_corrupt_record_is_reported_not_fatal(tmp_path: Path, workers: int) -> None:
     snap = SnapshotBuilder(tmp_path / "snap")
     snap.page(f"{S}/", '<a href="/a">a</a>')
     bad = snap.page(f"{S}/a", "<p>a</p>" * 100)
@@ -248,9 +249,17 @@ def test_corrupt_record_is_reported_not_fatal(tmp_path: Path) -> None:
     start = bad.warc_offset + 20
     data[start : start + 30] = b"\x00" * 30
     warc.write_bytes(bytes(data))
-    stats = build_mirror(root)
+    stats = build_mirror(root, workers=workers)
     assert len(stats.errors) == 1 and "site.test/a" in stats.errors[0]
     assert stats.pages == 1
+    # The page that links to it, written before the failure, leads where the live URL is (as
+    # wget leaves a link to what it could not save), not to a file that is not there.
+    home = (root / "mirror/site.test/index.html").read_text()
+    assert home == '<a href="http://site.test/a">a</a>'
+    assert not (root / "mirror/site.test/a.html").exists()
+    report = Report()
+    check_mirror(root, report)
+    assert report.ok, report.examples
     # The command says so in its exit code too: a script must see the mirror lacks a file.
     done = subprocess.run(
         [sys.executable, "-m", "archiver", "mirror", str(root)], capture_output=True, text=True

@@ -1,6 +1,7 @@
 """URLs as browsers parse them (WHATWG), SURT keys and scope rules, case by case."""
 
 import random
+import re
 
 import ada_url
 import pytest
@@ -8,7 +9,14 @@ from conftest import in_linear_time
 
 from archiver.errors import BadURL
 from archiver.scope import EXCLUDED, OUT_OF_SCOPE, TOO_DEEP, Scope
-from archiver.urls import normalize_url, query_encoded, registered_domain, surt, try_normalize
+from archiver.urls import (
+    has_bad_punycode,
+    normalize_url,
+    query_encoded,
+    registered_domain,
+    surt,
+    try_normalize,
+)
 
 
 @pytest.mark.parametrize(
@@ -32,9 +40,15 @@ from archiver.urls import normalize_url, query_encoded, registered_domain, surt,
         ("http://example.com/?b=2&a=1", "http://example.com/?b=2&a=1"),
         ("http://example.com/a b", "http://example.com/a%20b"),
         ("http://example.com/caf\u00e9", "http://example.com/caf%C3%A9"),
-        ("http://example.com/?q=a b&x=%zz'", "http://example.com/?q=a%20b&x=%zz%27"),
+        # A "%" that starts no escape, and what no URI holds (RFC 3986): escaped, as WARC needs.
+        ("http://example.com/?q=a b&x=%zz'", "http://example.com/?q=a%20b&x=%25zz%27"),
         ("http://example.com/a'b", "http://example.com/a'b"),
-        ("http://example.com/{}|`", "http://example.com/%7B%7D|%60"),
+        ("http://example.com/{}|`", "http://example.com/%7B%7D%7C%60"),
+        (
+            "http://example.com/[a]^\\?q=|[]{}^`\\",
+            "http://example.com/%5Ba%5D%5E/?q=%7C%5B%5D%7B%7D%5E%60%5C",
+        ),
+        ("http://[::1]/[", "http://[::1]/%5B"),
         ("http://EXAMPLE.com./", "http://example.com./"),
         ("http://b\u00fccher.example/", "http://xn--bcher-kva.example/"),
         ("http://[::1]:8080/x", "http://[::1]:8080/x"),
@@ -234,7 +248,9 @@ def _reference_normalize(url: str, base: str | None = None) -> str:
     parsed.hash = ""
     parsed.username = ""
     parsed.password = ""
-    return parsed.href
+    host_end = parsed.href.index("/", len(parsed.protocol) + 2)
+    tail = re.sub(r"[|\[\]{}^`\\]|%(?![0-9A-Fa-f]{2})", lambda m: f"%{ord(m[0]):02X}", parsed.href[host_end:])
+    return parsed.href[:host_end] + tail
 
 
 _PIECES = [
@@ -254,6 +270,12 @@ _PIECES = [
     "%7e",
     "%2F",
     "%zz",
+    "|",
+    "[",
+    "]",
+    "{",
+    "^",
+    "`",
     " ",
     "\\",
     ":",
@@ -346,6 +368,27 @@ def test_fast_paths_agree_with_the_full_normalisation():
             assert got == expected, args
 
 
+@pytest.mark.parametrize(
+    ("url", "bad"),
+    [
+        ("http://xn--bcher-kva.example/", False),
+        ("http://xn--55qx5d.xn--fiqs8s:8080/", False),  # 公司.中国, a port
+        ("http://xn--zz/", True),  # punycode that does not decode
+        ("http://a.xn--ls8h-broken.example/", True),  # decodes to unassigned code points
+        ("http://xn--/", True),  # decodes to nothing
+        ("http://xn--abc-/", True),  # decodes to ASCII only
+        ("http://xn--nda.example/", False),  # ö
+        ("http://xn--ls8h.example/", False),  # an emoji
+        ("http://h.example/xn--zz", False),  # a path is no host
+        ("http://[::1]:8/", False),
+    ],
+)
+def test_a_host_of_punycode_that_is_no_idna_is_found(url, bad):
+    # The URL standard's "domain to ASCII" fails such hosts; ada-url (as Chromium) passes them.
+    assert normalize_url(url) == url  # a URL all the same: the crawl skips it with a reason
+    assert has_bad_punycode(url) is bad
+
+
 @pytest.mark.parametrize("host", ["a" * 200_000 + "!", "1" * 200_000 + "a!", "a-" * 100_000 + "!"])
 def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
     """The check for a URL already in normal form (a seed's, a sitemap's) tried such a host at
@@ -366,6 +409,12 @@ def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
         # Bytes windows-1252 assigns no character are C1 controls, written back as those bytes.
         ("?q=\u0081\u008d\u00e9", "cp1252", "?q=%81%8D%E9"),
         ("?q=\u0080", "cp1252", "?q=%26%23128%3B"),  # U+0080 is no byte of it (0x80 is the euro sign)
+        # Characters the standard's index has where Python's codec has none, or another one.
+        ("?q=\u05ba", "windows-1255", "?q=%CA"),
+        ("?q=\u045e\u040e", "koi8-u", "?q=%AE%BE"),
+        ("?q=\u20ac\ufe10\u1e3f", "gbk", "?q=%80%A6%D9%A8%BC"),  # GB18030-2022, as browsers write it
+        ("?q=\u20ac\ufe10", "gb18030", "?q=%A2%E3%A6%D9"),
+        ("?q=\u9ad9\u2460\uff5e", "euc-jp", "?q=%FC%E2%AD%A1%A1%C1"),  # Windows' rows, as browsers
         ("?q=\u65e5\u672c", "shift_jis", "?q=%93%FA%96{"),  # 0x7B, "{", is no byte to encode
         ("?q=\u30bd", "shift_jis", "?q=%83\\"),  # its second byte is ASCII: kept, as a browser keeps it
         ("?q=\u2460", "shift_jis", "?q=%87@"),  # Windows' Shift_JIS, as browsers read it

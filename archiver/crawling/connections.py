@@ -71,24 +71,36 @@ _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNOR
 _CHUNKED = re.compile(
     rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
 )
+_IDENTITY_ONLY = re.compile(
+    rb"^transfer-encoding[ \t]*:[ \t]*identity[ \t]*(?:,[ \t]*identity[ \t]*)*\r?$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_MAX_LENGTH = 2**63 - 1
+"""The longest Content-Length Chromium reads as a length (an int64)."""
 LENGTH_RENAMED = b"X-Archiver-"
 """What a Content-Length field that says again what the first said, or that a chunked body
 overrides, is renamed with."""
 
 
 _STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])( +)([0-9]{3})(?![0-9])( ?)")
+_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?= )")
 _SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
 
 
 def read_as_browsers(head: bytes) -> bytes:
     """``head`` (a whole head, as received) as Chromium reads it, where aiohttp's parser refuses
-    it: ``http/1.1`` in any case, a status code run into its reason (``200OK``), whitespace
-    between a field's name and its colon (RFC 9112, 5.1, has a proxy remove it); then with one
-    framing of its body (one_framing()).
+    it: ``http/1.1`` in any case, a version without a minor number (``HTTP/2 200`` on an HTTP/1
+    connection, which Chromium reads as HTTP/1.0: a body to the close unless a length is given,
+    no keep-alive), a status code run into its reason (``200OK``), whitespace between a field's
+    name and its colon (RFC 9112, 5.1, has a proxy remove it); then with one framing of its body
+    (one_framing()).
 
     >>> read_as_browsers(b"http/1.1 200OK\\r\\nContent-Type : text/html\\r\\n\\r\\n")
     b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
+    >>> read_as_browsers(b"HTTP/2 200\\r\\n\\r\\n")
+    b'HTTP/1.0 200\\r\\n\\r\\n'
     """
+    head = _UNDOTTED_VERSION.sub(b"HTTP/1.0", head, count=1)
     status = _STATUS_LINE.match(head)
     if status is not None:
         rest = head[status.end() :]
@@ -108,6 +120,10 @@ def one_framing(head: bytes) -> bytes:
     b'X-Archiver-Content-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n'
     """
     if _CHUNKED.search(head) is None:
+        # "identity", a coding RFC 9112 no longer knows, frames nothing: Chromium reads the body by
+        # its length beside it, where aiohttp's parser refuses the two together.
+        for field in reversed(list(_IDENTITY_ONLY.finditer(head))):
+            head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
         return one_content_length(head)
     for field in reversed(list(_CONTENT_LENGTH.finditer(head))):
         head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
@@ -127,19 +143,38 @@ def one_content_length(head: bytes) -> bytes:
     b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-Content-Length: 2\\r\\n\\r\\n'
     >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 02\\r\\n")[17:]
     b'Content-Length: 2\\r\\nContent-Length: 02\\r\\n'
+
+    A length that is no number, which Chromium reads as none, is renamed so: the body runs to the close.
+
+    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: +38\\r\\n\\r\\n")[17:]
+    b'X-Archiver-Content-Length: +38\\r\\n\\r\\n'
     """
     fields = list(_CONTENT_LENGTH.finditer(head))
-    if not fields or (len(fields) == 1 and b"," not in fields[0][1]):
+    if not fields:
         return head
     values = [[value.strip(b" \t") for value in field[1].split(b",")] for field in fields]
-    if len({value for listed in values for value in listed}) != 1 or not values[0][0].isdigit():
-        return head  # lengths that differ, or no number: the parser refuses those, as browsers do
+    if len({value for listed in values for value in listed}) != 1:
+        return head  # lengths that differ: the parser refuses those, as browsers do
+    if not (values[0][0].isascii() and values[0][0].isdigit()) or _past_int64(values[0][0]):
+        # No number (+38, 0x26, nothing, or past 64 bits): Chromium takes no length from it and
+        # reads the body to the close, where RFC 9112 (6.3) has a client refuse the answer.
+        for field in reversed(fields):
+            head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
+        return head
+    if len(fields) == 1 and len(values[0]) == 1:
+        return head
     for at, (field, listed) in reversed(list(enumerate(zip(fields, values, strict=True)))):
         name = head[field.start() : field.start(1) - 1].rstrip(b" \t")
         names = [name if at == 0 and n == 0 else LENGTH_RENAMED + name for n in range(len(listed))]
         lines = b"\r\n".join(named + b": " + value for named, value in zip(names, listed, strict=True))
         head = head[: field.start()] + lines + head[field.end(1) :]
     return head
+
+
+def _past_int64(digits: bytes) -> bool:
+    """True if ``digits`` (ASCII digits, as many as a header holds) say more than _MAX_LENGTH."""
+    significant = digits.lstrip(b"0")
+    return len(significant) > 19 or int(significant or b"0") > _MAX_LENGTH
 
 
 class _AnswerParser:

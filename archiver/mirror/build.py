@@ -23,19 +23,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from archiver.content import PARSED_TYPES
 from archiver.crawling.render_policy import NEVER
-from archiver.errors import SnapshotError, WriteError
+from archiver.errors import SnapshotError, UnsafePathError, WriteError
 from archiver.memory import release_free_memory
 from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
+from archiver.mirror.linker import Memo
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
+from archiver.redirects import NOT_MODIFIED
 from archiver.stop_signals import leave_stop_signals_to_the_parent, obey, stop_signals_held
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
 from archiver.store.previous import missing_previous, open_previous
 from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
+from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
 
@@ -59,9 +63,11 @@ CAPTURED = ("response", "revisit")
 
 
 def is_mirrored(row: ManifestRow) -> bool:
-    """True for a row whose capture has a mirror file: fetched, with a response or revisit record."""
+    """True for a row whose capture has a mirror file: fetched, with a response or revisit record,
+    but a 304 nobody asked for (redirects.UNASKED_NOT_MODIFIED), which holds no page."""
     return (
         row.outcome == FETCHED
+        and row.status != NOT_MODIFIED
         and row.record_type in CAPTURED
         and row.warc_file is not None
         and row.warc_offset is not None
@@ -165,18 +171,28 @@ class _Builder:
         plan.drop()
         db.commit()
 
-    def build(self, root: Path, part: int = 0, parts: int = 1) -> set[str]:
+    def build(
+        self,
+        root: Path,
+        part: int = 0,
+        parts: int = 1,
+        *,
+        where: str = "NOT shared",
+        log_part: int | None = None,
+    ) -> set[str]:
         """Write this part's files under ``root``; returns the paths that failed.
 
         Files are written in path order, so the pages of a folder come one
         after the other and share the memo of what their links became (see
         linker.Memo). Part k of n takes every n-th block of PART_BLOCK of them.
+        ``where``: which of the plan's files (a condition on its columns); ``log_part``: the
+        log they go to, if not the part's own.
         """
         failed: set[str] = set()
-        log = JsonLog(_log_of(root, part))
+        log = JsonLog(_log_of(root, part if log_part is None else log_part))
         files = MirrorOutput(root, log)
         try:
-            for index, (row, path) in enumerate(self.manifest.captures_by_path(TABLE, "NOT shared")):
+            for index, (row, path) in enumerate(self.manifest.captures_by_path(TABLE, where)):
                 if (index // PART_BLOCK) % parts != part:
                     continue
                 obey()
@@ -196,6 +212,26 @@ class _Builder:
             except OSError as exc:  # its last lines met a full disk: the build stops as above
                 raise WriteError(f"cannot write the mirror: {exc.strerror or exc}") from None
         return failed
+
+    def relink(self, root: Path, failed: set[str], log_part: int) -> set[str]:
+        """Write again the pages and stylesheets built, now that the files at ``failed`` paths
+        could not be written: their URLs have no file, and links to them stay absolute, as wget
+        and HTTrack leave a link to what they could not save (they led to no file). What was
+        written of a failed file goes. Returns the paths that failed this time."""
+        db = self.manifest.connection
+        db.executemany("UPDATE urls SET local_path = NULL WHERE local_path = ?", ((path,) for path in failed))
+        db.executemany(f"DELETE FROM {TABLE} WHERE path = ?", ((path,) for path in failed))
+        for path in failed:
+            with contextlib.suppress(OSError, UnsafePathError):
+                safe_join(root, path).unlink()
+        counted = self.files.stats
+        self.files.resolve, self.files.memo, self.files.stats = LocalPaths(db), Memo(), MirrorStats()
+        pages = ", ".join(f"'{mime}'" for mime in sorted(PARSED_TYPES))
+        try:
+            where = f"NOT shared AND (urls.content_type IN ({pages}) OR urls.dom_warc_file IS NOT NULL)"
+            return self.build(root, where=where, log_part=log_part)
+        finally:
+            self.files.stats = counted
 
     def build_in_processes(self, root: Path, parts: int) -> set[str]:
         """build() split over ``parts`` processes (this one and parts - 1 forked ones).
@@ -336,6 +372,9 @@ def rebuild(
         else:
             logs = logs[:1]
             failed = builder.build(build_root)
+        if failed:  # pages written before may link to them: written again, those links absolute
+            logs.append(_log_of(build_root, len(logs)))
+            failed |= builder.relink(build_root, failed, len(logs) - 1)
         obey()  # the last moment a stop leaves the mirror before as it was
     except BaseException:  # a full disk, Ctrl-C, SIGTERM: the mirror before stays as it was
         with contextlib.suppress(OSError):

@@ -18,6 +18,7 @@ from pathlib import Path
 from archiver.errors import UnsafePathError
 from archiver.mirror.build import CAPTURED
 from archiver.mirror.output import file_digest
+from archiver.redirects import NOT_MODIFIED
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED
 from archiver.store.safe_join import safe_join
@@ -35,7 +36,8 @@ _UNRECORDED = (
 )
 _UNMIRRORED = (
     "SELECT url FROM urls WHERE outcome = ? AND record_type IN (?, ?) AND warc_file IS NOT NULL "
-    "AND warc_offset IS NOT NULL AND (local_path IS NULL OR local_path = '') ORDER BY url"
+    "AND warc_offset IS NOT NULL AND (status IS NULL OR status != ?) "
+    "AND (local_path IS NULL OR local_path = '') ORDER BY url"
 )
 """Captures the mirror has a file of (mirror.build.is_mirrored) that have no local path."""
 _RECORDED = "SELECT 1 FROM mirror_files WHERE path = ?"
@@ -54,7 +56,9 @@ def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> 
         report.add(UNRECORDED_MIRROR_FILE, f"mirror/{local_path}", f"local path of {url}")
     if first is None:
         return
-    for (url,) in manifest.connection.execute(_UNMIRRORED, (FETCHED, *CAPTURED)).fetchmany(1000):
+    for (url,) in manifest.connection.execute(_UNMIRRORED, (FETCHED, *CAPTURED, NOT_MODIFIED)).fetchmany(
+        1000
+    ):
         report.add(UNMIRRORED_CAPTURE, url, "archived, but the mirror holds no file of it")
     for recorded in itertools.chain((first,), files):
         report.stats["mirror files checked"] += 1

@@ -1,0 +1,142 @@
+"""EUC-JP as the WHATWG Encoding standard (and every browser) reads and writes it: JIS X 0208 with
+the NEC and IBM rows Windows added (its index jis0208, the one Shift_JIS reads), where Python's
+euc_jp has JIS X 0208 alone, so ① (AD A1) or 髙 (FC E2) read as U+FFFD, and ～ (A1 C1) as 〜.
+
+A two-byte character is the Shift_JIS (cp932) character of the same index pointer; JIS X 0212
+(three bytes, after 0x8F) is Python's; half-width katakana follow 0x8E. A lead and a byte that
+make no character are one error, the byte read again when it is ASCII.
+
+>>> import archiver.encodings  # registers it
+>>> b"\\xad\\xa1\\xfc\\xe2\\xa1\\xc1".decode("web-euc-jp") == "\\u2460\\u9ad9\\uff5e"
+True
+>>> "\\u2460\\u9ad9".encode("web-euc-jp")
+b'\\xad\\xa1\\xfc\\xe2'
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+from typing import Any
+
+NAME = "web-euc-jp"
+
+
+def _pointer_character(pointer: int) -> str | None:
+    """The character of index jis0208 at ``pointer`` (below 8836), read through Shift_JIS."""
+    row, column = divmod(pointer, 188)
+    lead = row + (0x81 if row < 0x1F else 0xC1)
+    trail = column + (0x40 if column < 0x3F else 0x41)
+    try:
+        return bytes([lead, trail]).decode("cp932")
+    except UnicodeDecodeError:
+        return None
+
+
+@functools.cache
+def _jis0208() -> tuple[dict[bytes, str], dict[str, bytes]]:
+    """Two-byte EUC-JP sequences and their characters, both ways (the first pointer of a
+    character is the one written, as the standard's "index pointer")."""
+    read: dict[bytes, str] = {}
+    written: dict[str, bytes] = {}
+    for pointer in range(94 * 94):
+        character = _pointer_character(pointer)
+        if character is None:
+            continue
+        sequence = bytes([pointer // 94 + 0xA1, pointer % 94 + 0xA1])
+        read[sequence] = character
+        written.setdefault(character, sequence)
+    return read, written
+
+
+def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
+    """``data`` read (and how many bytes of it: a sequence cut at its end waits unless ``final``)."""
+    read = _jis0208()[0]
+    out: list[str] = []
+    at, size = 0, len(data)
+    while at < size:
+        byte = data[at]
+        if byte < 0x80:
+            end = at + 1
+            while end < size and data[end] < 0x80:
+                end += 1
+            out.append(data[at:end].decode("ascii"))
+            at = end
+            continue
+        need = 3 if byte == 0x8F else 2
+        if byte not in (0x8E, 0x8F) and not 0xA1 <= byte <= 0xFE:
+            character, end = None, at + 1
+        elif at + need > size and not final and all(b >= 0x80 for b in data[at + 1 :]):
+            break  # the rest of the sequence is still to come
+        else:
+            character, end = _sequence(data, at, read)
+        if character is None:
+            handler = codecs.lookup_error(errors)
+            replacement, end = handler(UnicodeDecodeError(NAME, data, at, end, "illegal multibyte sequence"))
+            character = str(replacement)
+        out.append(character)
+        at = end
+    return "".join(out), at
+
+
+def _sequence(data: bytes, at: int, read: dict[bytes, str]) -> tuple[str | None, int]:
+    """The character of the sequence at ``at`` (a lead byte) and where it ends; None and where the
+    error ends (before an ASCII byte, which is read again) if it makes none."""
+    lead = data[at]
+    trail = data[at + 1] if at + 1 < len(data) else None
+    if trail is None or trail < 0x80:
+        return None, at + 1
+    if lead == 0x8E:
+        return (chr(0xFF61 + trail - 0xA1) if 0xA1 <= trail <= 0xDF else None), at + 2
+    if lead == 0x8F:
+        third = data[at + 2] if at + 2 < len(data) else None
+        if not 0xA1 <= trail <= 0xFE or third is None or third < 0x80:
+            return None, at + 2
+        try:
+            return data[at : at + 3].decode("euc_jp"), at + 3
+        except UnicodeDecodeError:
+            return None, at + 3
+    return read.get(data[at : at + 2]), at + 2
+
+
+def _encoded(text: str, errors: str) -> bytes:
+    written = _jis0208()[1]
+    out = bytearray()
+    for at, character in enumerate(text):
+        code = ord(character)
+        if code < 0x80:
+            out.append(code)
+        elif code == 0xA5:
+            out.append(0x5C)
+        elif code == 0x203E:
+            out.append(0x7E)
+        elif 0xFF61 <= code <= 0xFF9F:
+            out += bytes([0x8E, code - 0xFF61 + 0xA1])
+        elif (sequence := written.get("\uff0d" if code == 0x2212 else character)) is not None:
+            out += sequence
+        else:
+            handler = codecs.lookup_error(errors)
+            replacement, _ = handler(UnicodeEncodeError(NAME, text, at, at + 1, "not in EUC-JP"))
+            out += replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+    return bytes(out)
+
+
+class _IncrementalDecoder(codecs.BufferedIncrementalDecoder):
+    def _buffer_decode(self, data: Any, errors: str, final: bool) -> tuple[str, int]:
+        return _decoded(bytes(data), errors, final)
+
+
+class _IncrementalEncoder(codecs.IncrementalEncoder):
+    def encode(self, text: str, final: bool = False) -> bytes:
+        return _encoded(text, self.errors)
+
+
+def codec_info(_name: str = "euc-jp") -> codecs.CodecInfo:
+    """The codec (registered by archiver.encodings under NAME)."""
+    return codecs.CodecInfo(
+        lambda text, errors="strict": (_encoded(text, errors), len(text)),
+        lambda data, errors="strict": _decoded(bytes(data), errors, True),
+        name=NAME,
+        incrementalencoder=_IncrementalEncoder,
+        incrementaldecoder=_IncrementalDecoder,
+    )

@@ -1,0 +1,140 @@
+"""Codecs that read (and write) encodings as the WHATWG Encoding standard does where Python's codec
+of the same name reads otherwise, each named ``web-`` + the standard's name; archiver.encodings
+registers them and gives their names (web_codec()). Every other encoding of the standard is read
+by Python's own codec, checked byte by byte against Chromium.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable
+from typing import Any
+
+from archiver import euc_jp
+
+_WEB_TABLES = {
+    "windows-1255": ("cp1255", {0xCA: "\u05ba"}),
+    "koi8-u": ("koi8-u", {0xAE: "\u045e", 0xBE: "\u040e"}),
+}
+"""The single-byte encodings of the standard whose index has characters Python's codec of the
+same name lacks or reads otherwise, with those bytes: windows-1255's 0xCA (HEBREW POINT HOLAM
+HASER FOR VAV, which Python reads as nothing), KOI8-U's 0xAE and 0xBE (the standard's KOI8-U is
+KOI8-RU, with ў and Ў where Python has box-drawing signs). A codec named ``web-`` + the
+encoding's name reads and writes them as browsers do; the bytes 0x80-0x9F no encoding assigns
+are left to WEB_ERRORS, as in the other windows- encodings."""
+
+
+def _web_table_codec(name: str) -> codecs.CodecInfo:
+    python_codec, characters = _WEB_TABLES[name]
+    table = [bytes([byte]).decode(python_codec, "replace") for byte in range(256)]
+    for byte, character in characters.items():
+        table[byte] = character
+    decoding_table = "".join("\ufffe" if character == "\ufffd" else character for character in table)
+    encoding_table = codecs.charmap_build(decoding_table)
+
+    def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
+        return codecs.charmap_encode(text, errors, encoding_table)
+
+    def decode(data: Any, errors: str = "strict") -> tuple[str, int]:
+        return codecs.charmap_decode(data, errors, decoding_table)
+
+    class IncrementalEncoder(codecs.IncrementalEncoder):
+        def encode(self, text: str, final: bool = False) -> bytes:
+            return codecs.charmap_encode(text, self.errors, encoding_table)[0]
+
+    class IncrementalDecoder(codecs.IncrementalDecoder):
+        def decode(self, data: Any, final: bool = False) -> str:
+            return codecs.charmap_decode(data, self.errors, decoding_table)[0]
+
+    return codecs.CodecInfo(
+        encode,
+        decode,
+        name=f"web-{name}",
+        incrementalencoder=IncrementalEncoder,
+        incrementaldecoder=IncrementalDecoder,
+    )
+
+
+_GB18030_2022 = dict(
+    zip(
+        "\ue78d\ue78e\ue78f\ue790\ue791\ue792\ue793\ue794\ue795\ue796"
+        "\ue81e\ue826\ue82b\ue82c\ue832\ue843\ue854\ue864",
+        "\ufe10\ufe12\ufe11\ufe13\ufe14\ufe15\ufe16\ufe17\ufe18\ufe19"
+        "\u9fb4\u9fb5\u9fb6\u9fb7\u9fb8\u9fb9\u9fba\u9fbb",
+        strict=True,
+    )
+)
+"""Characters of GB18030-2022 that Python's gb18030 (of 2005) reads as private-use code points:
+the standard (and Chromium) reads bytes A6D9...FEA0 as these, as they read their four-byte forms."""
+_GB18030_READ = str.maketrans({**_GB18030_2022, "\ue5e5": "\u3000", "\ue7c7": "\u1e3f", "\u1e3f": "\ue7c7"})
+"""What Python's gb18030 reads that the standard's gb18030 decoder reads otherwise: _GB18030_2022,
+A3A0 (U+3000, as A1A1), and A8BC and 81 35 F4 37, whose characters it swaps."""
+_GB18030_WRITTEN = str.maketrans(
+    {std: pua for pua, std in _GB18030_2022.items()} | {"\ue7c7": "\u1e3f", "\u1e3f": "\ue7c7"}
+)
+"""What the standard's encoder writes in the bytes Python's gb18030 gives another character."""
+
+
+_TRANSLATED = {
+    "gbk": ("gb18030", _GB18030_READ, _GB18030_WRITTEN),
+    "gb18030": ("gb18030", _GB18030_READ, _GB18030_WRITTEN),
+}
+"""Encodings of the standard read as a Python codec reads them, then some characters translated
+(and written translated back first): GBK and GB18030, both GB18030 of 2022 to the standard
+(_GB18030_READ), but GBK writes the euro sign as 0x80. Byte 0x80 is left to WEB_ERRORS."""
+
+
+def _translated_codec(name: str) -> codecs.CodecInfo:
+    python_name, read, written_as = _TRANSLATED[name]
+    python = codecs.lookup(python_name)
+
+    def written(text: str, errors: str) -> bytes:
+        pieces = text.split("\u20ac") if name == "gbk" else [text]
+        euro = b"\x80" if name == "gbk" else b""
+        return euro.join(python.encode(piece.translate(written_as), errors)[0] for piece in pieces)
+
+    def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
+        return written(text, errors), len(text)
+
+    def decode(data: Any, errors: str = "strict") -> tuple[str, int]:
+        text, size = python.decode(data, errors)
+        return text.translate(read), size
+
+    class IncrementalEncoder(codecs.IncrementalEncoder):
+        def encode(self, text: str, final: bool = False) -> bytes:
+            return written(text, self.errors)
+
+    class IncrementalDecoder(codecs.IncrementalDecoder):
+        def __init__(self, errors: str = "strict") -> None:
+            super().__init__(errors)
+            self._python = python.incrementaldecoder(errors)
+
+        def decode(self, data: Any, final: bool = False) -> str:
+            return str(self._python.decode(data, final)).translate(read)
+
+        def reset(self) -> None:
+            self._python.reset()
+
+    return codecs.CodecInfo(
+        encode,
+        decode,
+        name=f"web-{name}",
+        incrementalencoder=IncrementalEncoder,
+        incrementaldecoder=IncrementalDecoder,
+    )
+
+
+WEB_CODECS: dict[str, Callable[[str], codecs.CodecInfo]] = {
+    **dict.fromkeys(_WEB_TABLES, _web_table_codec),
+    **dict.fromkeys(_TRANSLATED, _translated_codec),
+    "euc-jp": euc_jp.codec_info,
+}
+"""The encodings of the standard read through a codec of this module (``web-`` + its name)."""
+
+
+def find(name: str) -> codecs.CodecInfo | None:
+    """The codec called ``name`` (as codecs.lookup() normalises it: ``web_euc_jp``), if one of these."""
+    for web_name, make in WEB_CODECS.items():
+        if name == f"web_{web_name}".replace("-", "_"):
+            return make(web_name)
+    return None
