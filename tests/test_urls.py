@@ -9,12 +9,12 @@ from conftest import in_linear_time
 
 from archiver.errors import BadURL
 from archiver.scope import EXCLUDED, OUT_OF_SCOPE, TOO_DEEP, Scope
+from archiver.surt import surt
 from archiver.urls import (
     has_bad_punycode,
     normalize_url,
     query_encoded,
     registered_domain,
-    surt,
     try_normalize,
 )
 

@@ -10,7 +10,7 @@ from archiver.content import mime_type
 from archiver.media_types import may_be_taken_as
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
-from archiver.urls import surt
+from archiver.surt import surt
 from archiver.verify.integrity import Records
 from archiver.verify.report import (
     BAD_ROW,

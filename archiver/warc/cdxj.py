@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from archiver.urls import surt
+from archiver.surt import surt
 
 
 def cdxj_timestamp(warc_date: str) -> str:
