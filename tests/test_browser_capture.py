@@ -34,8 +34,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.cli import main
 from archiver.config import DEFAULT_USER_AGENT
-from archiver.crawling import browser as browser_module
 from archiver.crawling import browser_pool as pool_module
+from archiver.crawling import page_network as network_module
 from archiver.mirror.build import build_mirror
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.dom import DOM_PREFIX
@@ -64,7 +64,7 @@ class BrowserWatch:
         self.tabs: list[pool_module.Tab] = []
         self.tabs_opened = 0
         open_tab = pool_module.BrowserPool._open_tab
-        handle = browser_module.PageNetwork.handle
+        handle = network_module.PageNetwork.handle
         watch = self
 
         async def watched_tab(pool: pool_module.BrowserPool) -> pool_module.Tab:
@@ -76,12 +76,12 @@ class BrowserWatch:
             tab.context.on("request", lambda request: watch.made.append(request.url))
             return tab
 
-        async def watched_handle(network: browser_module.PageNetwork, route: Any) -> None:
+        async def watched_handle(network: network_module.PageNetwork, route: Any) -> None:
             watch.routed.append(route.request.url)
             await handle(network, route)
 
         monkeypatch.setattr(pool_module.BrowserPool, "_open_tab", watched_tab)
-        monkeypatch.setattr(browser_module.PageNetwork, "handle", watched_handle)
+        monkeypatch.setattr(network_module.PageNetwork, "handle", watched_handle)
 
 
 async def test_scripted_site_with_browser_auto(site, run_crawl, monkeypatch, tmp_path):

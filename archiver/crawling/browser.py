@@ -2,8 +2,8 @@
 
 The tab never reaches the network itself. Every request it makes, from the
 document to the last lazy image, passes through PageNetwork.handle (Playwright
-routing on the whole browser context), which asks the crawl for the URL's
-stored response and fulfils the request with it. So scope, robots.txt,
+routing on the whole browser context: crawling/page_network.py), which asks
+the crawl for the URL's stored response and fulfils the request with it. So scope, robots.txt,
 politeness, limits, revisits, the manifest and the WARC apply to what the
 browser asks for exactly as to any fetch, and a URL captured once is read
 back from the snapshot, never fetched again. What is not answered:
@@ -33,29 +33,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from archiver.content import DEFAULT_DECODE_LIMIT
 from archiver.crawling.page_dom import DOM_SCRIPT, KEEPER, NOTE_ROOT_SCRIPT, PREPARE_DOM_SCRIPT, dom_arguments
-from archiver.crawling.stored_answers import Answer
+from archiver.crawling.page_network import Answerer, PageNetwork
 from archiver.errors import PageHung
-from archiver.request_headers import Negotiation, negotiation
 from archiver.sizes import human_bytes
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
-    from playwright.async_api import Route
-
     from archiver.crawling.browser_pool import Tab
 
-QUIET_SECONDS = 0.5
-"""The network counts as quiet after this long without a request in flight."""
-IDLE_LIMIT = 10.0
-"""Longest wait for quiet at each step (the page's time limit bounds it too)."""
 SCROLL_ROUNDS = 5
 SCROLL_STEPS = 30
 SCROLL_PAUSE_MS = 80
@@ -67,16 +58,8 @@ DOM_GRACE = 10.0
 DOM_LIMIT = DEFAULT_DECODE_LIMIT
 """A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size), nor
 carried from the browser: the page keeps its HTTP capture."""
-ANSWERED_METHODS = frozenset({"GET", "HEAD"})
-DECLARED_CLOSED_ROOT = re.compile(
-    rb"""shadowrootmode\s*=\s*(?:["']|&quot;|&apos;|&#0*3[49];)?\s*closed""", re.IGNORECASE
-)
-"""What declares a closed shadow root in HTML (``<template shadowrootmode="closed">``, in a
-frame's srcdoc too, its quotes escaped)."""
 CLOSE_SECONDS = 5.0
 """Time given a popup to close once its page's render ends."""
-FRAME_ORIGIN_WAIT = 2.0
-"""Seconds a frame is given to tell its origin (browser._frame_origin)."""
 
 HEIGHT_SCRIPT = "() => (document.scrollingElement || document.documentElement || {}).scrollHeight || 0"
 SCROLL_SCRIPT = """async ({steps, pause}) => {
@@ -90,189 +73,6 @@ SCROLL_SCRIPT = """async ({steps, pause}) => {
   }
   return [before, height()];
 }"""
-
-
-@dataclass(frozen=True)
-class Asked:
-    """What the browser sent with a request that the crawl's request for its URL carries too."""
-
-    negotiation: Negotiation = ()
-    """The headers that choose its answer (request_headers.negotiation)."""
-    referer: str | None = None
-    """The Referer it sent (its page's and its element's referrer policies applied), or None."""
-    cookies: tuple[dict[str, Any], ...] = ()
-    """The cookies it sent, as its context holds them (name, value, domain, path, expires,
-    secure...: Playwright's form), those the page's scripts set among them."""
-    held: tuple[dict[str, Any], ...] | None = None
-    """Every cookie its context held as it sent it (None: unknown), in that form: one held
-    before and held no more was deleted (a script's ``max-age=0``) or expired."""
-    credentials: bool = True
-    """False for a CORS-mode request of another origin (it sent an Origin) that went without a
-    Cookie: its credentials mode keeps them home (a script's fetch() of another origin, a
-    crossorigin image), and the crawl's request sends none either."""
-    client: str | None = None
-    """For a stylesheet a frame of the page asked for: the origin of that frame's document, whose
-    stylesheet it is (``null`` for a frame its sandbox leaves no origin); None for the page's."""
-
-
-Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
-"""Normalised URL and what the browser asked it with -> its stored response (captured through
-the crawl first, asked alike), or None to refuse it."""
-
-
-@dataclass
-class PageNetwork:
-    """The requests of one rendered page, each answered by ``answer``."""
-
-    page_url: str
-    answer: Answerer
-    page: Any = None
-    """The tab's page: a request of another (a popup the page opened) is refused."""
-    requested: set[str] = field(default_factory=set)
-    """Normalised URLs the page asked for and was answered."""
-    navigations: set[str] = field(default_factory=set)
-    """URLs the main frame tried to navigate to (refused; they are links of the page)."""
-    navigated_away: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once the main frame tried to navigate away (the page's load event never comes then)."""
-    refused: list[str] = field(default_factory=list)
-    """What was refused, and why, for the log."""
-    document_answered: bool = False
-    """Whether the page's own document was answered: any navigation of the main frame after it
-    (a reload, a form posted) would replace the page, and is refused."""
-    declares_closed_roots: bool = False
-    """Whether the page's document as served declares closed shadow roots (<template
-    shadowrootmode="closed">), which are found only through DevTools (_noted_closed_roots)."""
-    in_flight: int = 0
-    last_change: float = field(default_factory=time.monotonic)
-
-    async def handle(self, route: Route) -> None:
-        """Answer one request from the crawl, or refuse it (Playwright's route handler)."""
-        self.in_flight += 1
-        self.last_change = time.monotonic()
-        try:
-            await self._handle(route)
-        finally:
-            self.in_flight -= 1
-            self.last_change = time.monotonic()
-
-    async def _handle(self, route: Route) -> None:
-        request = route.request
-        url = try_normalize(request.url)
-        answered = request.method in ANSWERED_METHODS
-        if self.page is not None and _of_another_page(request, self.page):
-            # A popup (window.open, target=_blank): where it goes is a link of the page, and it
-            # loads nothing (loaded, it went on making requests through the renders after).
-            if request.is_navigation_request() and url is not None and answered:
-                self.navigations.add(url)
-            self.refused.append(f"a popup's {request.method} {request.url}")
-            await _quietly(route.abort("aborted"))
-            return
-        if request.is_navigation_request() and _main_frame(request):
-            if self.document_answered or url != self.page_url or not answered:
-                # The page would be replaced (by another, by itself reloaded, by the answer to
-                # a form it posted): refused, so it is kept as it stood ("aborted": a refusal
-                # of the client would put the browser's error page in its place).
-                if url is not None and answered and url != self.page_url:
-                    self.navigations.add(url)
-                self.refused.append(f"navigation to {request.method} {request.url}")
-                self.navigated_away.set()
-                await _quietly(route.abort("aborted"))
-                return
-            self.document_answered = document = True
-        else:
-            document = False
-        if url is None or not answered:
-            self.refused.append(f"{request.method} {request.url}")
-            await _quietly(route.abort("blockedbyclient"))
-            return
-        answer = await self.answer(url, await _asked(request, self.page))
-        if answer is None:
-            self.refused.append(f"{url}: not captured")
-            await _quietly(route.abort("blockedbyclient"))
-            return
-        self.requested.add(url)
-        if document:
-            self.declares_closed_roots = DECLARED_CLOSED_ROOT.search(answer.body) is not None
-        await _quietly(
-            route.fulfill(status=answer.status, headers=_header_dict(answer.headers), body=answer.body)
-        )
-
-    async def quiet(self, deadline: float, seconds: float = QUIET_SECONDS) -> bool:
-        """Wait until no request has been in flight for ``seconds`` (True), or until ``deadline``."""
-        limit = min(deadline, time.monotonic() + IDLE_LIMIT)
-        while True:
-            now = time.monotonic()
-            if self.in_flight == 0 and now - self.last_change >= seconds:
-                return True
-            if now >= limit:
-                return False
-            await asyncio.sleep(min(0.05, max(limit - now, 0.001)))
-
-
-async def _asked(request: Any, page: Any) -> Asked:
-    """What ``request`` carried that the crawl's request carries too: Chromium shows the Cookie
-    and Referer it chose in the headers of a request it routes."""
-    headers = request.headers
-    cookies: tuple[dict[str, Any], ...] = ()
-    held: tuple[dict[str, Any], ...] | None = None
-    if page is not None:
-        with contextlib.suppress(Exception):  # the page closed meanwhile: none known
-            held = tuple(dict(cookie) for cookie in await page.context.cookies())
-    sent = headers.get("cookie")
-    if sent and page is not None:
-        names = {pair.partition("=")[0].strip() for pair in sent.split(";")}
-        with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
-            for_url = await page.context.cookies(request.url)
-            cookies = tuple(dict(cookie) for cookie in for_url if cookie.get("name") in names)
-    credentials = "cookie" in headers or "origin" not in headers
-    client = await _frame_origin(request)
-    return Asked(negotiation(headers), headers.get("referer"), cookies, held, credentials, client)
-
-
-async def _frame_origin(request: Any) -> str | None:
-    """The origin of the frame's document that asked for a stylesheet with ``request`` (its
-    fonts' Origin), as the frame tells it: None for the main frame's, or when it cannot tell."""
-    if request.resource_type != "stylesheet" or _main_frame(request):
-        return None
-    try:
-        origin = await asyncio.wait_for(request.frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
-    except Exception:  # noqa: BLE001 - the frame gone or navigating: its page's origin stands
-        return None
-    return origin if isinstance(origin, str) and origin.isprintable() else None
-
-
-def _of_another_page(request: Any, page: Any) -> bool:
-    try:
-        return bool(request.frame.page != page)
-    except Exception:  # noqa: BLE001 - no frame yet: a popup's first navigation (a worker's request has its page's)
-        return bool(request.is_navigation_request())
-
-
-def _main_frame(request: Any) -> bool:
-    try:
-        return request.frame.parent_frame is None
-    except Exception:  # noqa: BLE001 - a request made before its frame exists is not the main frame's
-        return False
-
-
-def _header_dict(headers: list[tuple[str, str]]) -> dict[str, str]:
-    """Response headers as Playwright takes them: one value per name (repeated ones joined)."""
-    merged: dict[str, str] = {}
-    for name, value in headers:
-        key = name.lower()
-        if key in merged:
-            merged[key] += ("\n" if key == "set-cookie" else ", ") + value
-        else:
-            merged[key] = value
-    return merged
-
-
-async def _quietly(action: Awaitable[None]) -> None:
-    """Run a route action, ignoring the error a page closed meanwhile gives."""
-    from playwright.async_api import Error
-
-    with contextlib.suppress(Error):
-        await action
 
 
 @dataclass(frozen=True)

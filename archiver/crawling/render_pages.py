@@ -15,8 +15,8 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Protocol
 
-from archiver.crawling.browser import Asked
 from archiver.crawling.frontier import QueueItem
+from archiver.crawling.page_network import Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.findings import Hint

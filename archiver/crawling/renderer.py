@@ -32,9 +32,10 @@ from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from archiver.crawling.browser import Answerer, Asked, RenderedPage, render_page
+from archiver.crawling.browser import RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool, browser_error_types
 from archiver.crawling.frontier import QueueItem
+from archiver.crawling.page_network import Answerer, Asked
 from archiver.crawling.preparing import Prepared
 from archiver.crawling.render_jobs import RenderJob, RenderQueue
 from archiver.crawling.render_pages import Pages, answer_for
