@@ -18,6 +18,7 @@ import pytest
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.crawling import backend
 from archiver.crawling import capture_workers as workers_module
 from archiver.crawling import run
 from archiver.crawling.capture_workers import CaptureWorkers
@@ -139,7 +140,7 @@ async def test_a_stale_queue_file_is_replaced(tmp_path: Path) -> None:
 
 async def test_crawl_through_the_disk_queue(site, run_crawl, tmp_path, monkeypatch) -> None:
     # A batch of 2 puts nearly every queued URL through the SQLite file.
-    monkeypatch.setattr(run, "SqliteFrontier", functools.partial(SqliteFrontier, batch=2))
+    monkeypatch.setattr(backend, "SqliteFrontier", functools.partial(SqliteFrontier, batch=2))
     pages = 40
     for n in range(pages):
         site.page(f"/p{n}", links=[f"/p{k}" for k in range(pages)], title=f"p{n}")
