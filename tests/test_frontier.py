@@ -18,9 +18,8 @@ import pytest
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.crawling import backend
+from archiver.crawling import backend, run
 from archiver.crawling import capture_workers as workers_module
-from archiver.crawling import run
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.frontier import QueueItem, SeenUrls
 from archiver.crawling.local_frontier import MemoryFrontier, SqliteFrontier
