@@ -28,6 +28,7 @@ from archiver.encodings import (
     xml_encoding,
 )
 from archiver.html_stream import read_elements
+from archiver.link_requests import SAME_ORIGIN, cors_mode, picture_of, request_destination
 from archiver.link_values import css_destination, iter_css_urls
 from archiver.links import (
     CSS_ATTRS,
@@ -36,20 +37,16 @@ from archiver.links import (
     MAX_SRCDOC_DEPTH,
     PRESENTATION_URL_ATTRS,
     REQUISITE,
-    SAME_ORIGIN,
     Link,
     base_contexts,
     base_href,
     charset_from_content_type,
-    cors_mode,
     document_base,
     is_fetchable_reference,
     iter_html_references,
     page_title,
     parse_html,
-    picture_of,
     references_in,
-    request_destination,
     resolve_reference,
     sandboxes,
     srcdoc_body,
@@ -82,7 +79,7 @@ class Page:
 Hint = tuple[str, str, str, str]
 """(referrer policy, destination, CORS mode, document) of the request for a link: what its element
 (or its page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
-links.request_destination()'s and links.cors_mode()'s (the credentials mode of a CORS-mode
+link_requests.request_destination()'s and link_requests.cors_mode()'s (the credentials mode of a CORS-mode
 request, '' for a no-cors one), and what a browser knows of the document that asks for it or
 that it loads: words among NO_ORIGIN, FRAME and SANDBOXED ('' for none)."""
 NO_HINT: Hint = ("", "", "", "")
@@ -350,7 +347,7 @@ def with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Find
 
 def cors_font(destination: str) -> str:
     """The CORS mode of a request for a URL in CSS of ``destination``: a font's is CORS-mode,
-    its credentials for the page's origin alone (links.cors_mode())."""
+    its credentials for the page's origin alone (link_requests.cors_mode())."""
     return SAME_ORIGIN if destination == "font" else ""
 
 

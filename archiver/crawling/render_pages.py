@@ -20,7 +20,8 @@ from archiver.crawling.page_network import Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.findings import Hint
-from archiver.links import INCLUDE, OMIT, REQUISITE
+from archiver.link_requests import INCLUDE, OMIT
+from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import Negotiation, cors_negotiation, redirected_client, without_origin
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
