@@ -1,6 +1,7 @@
 """How a browser requests what an element of a page refers to: the request's destination
 (Fetch's image, style, script, font...) and, in CORS mode, its credentials mode, as HTML's
-elements and attributes decide them.
+elements and attributes decide them; and the Hint the crawl carries with each link found,
+which adds the referrer policy and what a browser knows of the document asking.
 
 links.py says where a page's references are; this says how each is asked for, which the
 crawl repeats (request_headers.py's Accept, crawling/frontier.py's credentials).
@@ -13,10 +14,13 @@ crawl repeats (request_headers.py's Accept, crawling/frontier.py's credentials).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import lxml.etree
 import lxml.html
 
-from archiver.links import CSS_ATTRS
+from archiver.links import CSS_ATTRS, sandboxes
+from archiver.referrer_policy import meta_policy
 
 IMAGE_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "mask-icon", "image_src"})
 """<link rel=...> values whose target is an image."""
@@ -149,3 +153,48 @@ def cors_mode(element: lxml.etree._Element, attribute: str | None, destination: 
         if destination == "font" or "modulepreload" in rels or preload:
             return _cors_setting(element, SAME_ORIGIN)
     return _cors_setting(element, "")
+
+
+Hint = tuple[str, str, str, str]
+"""(referrer policy, destination, CORS mode, document) of the request for a link: what its element
+(or its page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
+request_destination()'s and cors_mode()'s (the credentials mode of a CORS-mode
+request, '' for a no-cors one), and what a browser knows of the document that asks for it or
+that it loads: words among NO_ORIGIN, FRAME and SANDBOXED ('' for none)."""
+NO_HINT: Hint = ("", "", "", "")
+NO_ORIGIN = "opaque"
+"""Asked for by a document with no origin (a srcdoc document its iframe sandboxes): a CORS-mode
+request sends Origin: null, and no credentials of an origin."""
+FRAME = "frame"
+"""An iframe's or frame's document: its own requests are those of a document of its own."""
+SANDBOXED = "sandboxed"
+"""An iframe's document its sandbox leaves no origin (links.sandboxes()), nor its frames."""
+
+
+def frame_words(element: lxml.etree._Element, attribute: str | None) -> str:
+    """The document words of a Hint for a URL in ``attribute`` of ``element``: FRAME for the src of
+    an iframe or frame, with SANDBOXED for an iframe that sandboxes it.
+
+    >>> frame_words(lxml.html.fragment_fromstring("<iframe sandbox src=f></iframe>"), "src")
+    'frame sandboxed'
+    """
+    tag = element.tag if isinstance(element.tag, str) else ""
+    if attribute != "src" or tag not in ("iframe", "frame"):
+        return ""
+    return f"{FRAME} {SANDBOXED}" if tag == "iframe" and sandboxes(element) else FRAME
+
+
+def meta_referrer(metas: Iterable[lxml.etree._Element]) -> str:
+    """The referrer policy the <meta name="referrer"> elements of a page give: the last valid one
+    (each sets the page's policy as it is met), '' if none."""
+    found = ""
+    for meta in metas:
+        if (meta.get("name") or "").strip().lower() == "referrer":
+            found = meta_policy(meta.get("content")) or found
+    return found
+
+
+def cors_font(destination: str) -> str:
+    """The CORS mode of a request for a URL in CSS of ``destination``: a font's is CORS-mode,
+    its credentials for the page's origin alone (cors_mode())."""
+    return SAME_ORIGIN if destination == "font" else ""

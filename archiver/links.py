@@ -326,6 +326,12 @@ def sandboxes(iframe: lxml.etree._Element) -> bool:
     return value is not None and "allow-same-origin" not in tokens
 
 
+def srcdoc_documents(iframes: Iterable[lxml.etree._Element]) -> list[tuple[str, bool]]:
+    """The srcdoc documents of ``iframes`` (srcdocs()), each with whether its iframe's
+    sandbox leaves it no origin (sandboxes())."""
+    return [(text, sandboxes(iframe)) for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
+
+
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 

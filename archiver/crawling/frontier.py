@@ -73,7 +73,7 @@ class QueueItem:
     ``null`` once a CORS-mode request was redirected from another origin than its own to a
     third (Fetch's tainted origin). Of a stylesheet, also its fonts' and images' client."""
     document: str = ""
-    """What its URL does not tell of the document it loads: findings.SANDBOXED for a frame its
+    """What its URL does not tell of the document it loads: link_requests.SANDBOXED for a frame its
     iframe's sandbox leaves no origin, whose requests send Origin: null, as do its own frames';
     '' for any other."""
 
