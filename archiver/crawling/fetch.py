@@ -32,7 +32,8 @@ from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.crawling.connections import MAX_HEADERS, ConnectionUse, WatchedConnector, connection_use
-from archiver.crawling.cookies import SiteCookieJar, load_cookies, request_context
+from archiver.crawling.cookie_rules import request_context
+from archiver.crawling.cookies import SiteCookieJar, load_cookies
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
