@@ -1,17 +1,16 @@
-"""CrawlConfig: every setting of a crawl, validated once, saved in crawl.json."""
+"""CrawlConfig: every setting of a crawl, validated once, saved in crawl.json (config_saved.py)."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archiver import __version__
-from archiver.config_options import ADD, REFUSE, Option, flag_of, option
-from archiver.config_rules import check_settings, setting_from_json
+from archiver import __version__, config_saved
+from archiver.config_options import ADD, REFUSE, option
+from archiver.config_rules import check_settings
 from archiver.errors import BadURL, ConfigError
-from archiver.request_headers import SECRET_HEADERS, WITHHELD, Credentials, without_password
+from archiver.request_headers import Credentials
 from archiver.scope import BAD_PUNYCODE, MAX_URL_LENGTH, TOO_LONG
 from archiver.urls import has_bad_punycode, normalize_url
 
@@ -349,58 +348,21 @@ class CrawlConfig:
 
     def to_json(self) -> dict[str, Any]:
         """The settings as JSON-ready values, for crawl.json (tuples become lists, paths strings)."""
-
-        def ready(value: Any) -> Any:
-            if isinstance(value, tuple):
-                return [ready(item) for item in value]
-            return str(value) if isinstance(value, Path) else value
-
-        data = {name: ready(value) for name, value in dataclasses.asdict(self).items()}
-        data["seeds"] = [without_password(seed) for seed in self.seeds]
-        del data["http_password"]  # never saved
-        # Like the password, a credential header is never written: a resume is given it again.
-        data["headers"] = [
-            [name, WITHHELD if name.lower() in SECRET_HEADERS else value] for name, value in self.headers
-        ]
-        return data
+        return config_saved.saved_settings(self)
 
     @classmethod
     def check_saved(cls, data: Any) -> None:
         """ConfigError unless ``data`` (crawl.json's settings) is an object whose known settings
         each have their field's type: what reads them (the mirror's index.html, an export)
         may then take them as they are."""
-        if not isinstance(data, dict):
-            raise ConfigError("crawl.json: its settings are not a JSON object")
-        for f in dataclasses.fields(cls):
-            if f.name in data:
-                setting_from_json(f.name, str(f.type), data[f.name])
+        config_saved.check_saved(cls, data)
 
     @classmethod
     def from_json(cls, data: Any, **overrides: Any) -> CrawlConfig:
         """Rebuild the settings saved in crawl.json (unknown keys are ignored); ConfigError if they
         are not settings (a value of the wrong type, seeds or output missing). ``overrides`` must
         give what crawl.json does not keep: the password, credential headers."""
-        if not isinstance(data, dict):
-            raise ConfigError("crawl.json holds no settings")
-        values = {}
-        for f in dataclasses.fields(cls):
-            if f.name in overrides:
-                continue
-            if f.name in data:
-                values[f.name] = setting_from_json(f.name, str(f.type), data[f.name])
-            elif f.default is dataclasses.MISSING and f.name not in overrides:
-                raise ConfigError(f"crawl.json: the settings have no {f.name}")
-        withheld = [name for name, value in values.get("headers", ()) if value == WITHHELD]
-        if withheld and "headers" not in overrides:
-            raise ConfigError(
-                f"this crawl sent a {', '.join(withheld)} header, which crawl.json does not keep: "
-                "give it again with --header"
-            )
-        values.update(overrides)
-        if isinstance(values.get("previous"), str) and "previous" not in overrides and "output" in values:
-            # crawl.json names it relative to the snapshot's folder (see crawling/run.py).
-            values["previous"] = str(Path(values["output"]) / values["previous"])
-        return cls(**values)
+        return config_saved.settings_from_json(cls, data, overrides)
 
     def resumed(self, given: dict[str, Any]) -> CrawlConfig:
         """These settings with the options ``given`` with --resume, as each option's on_resume says.
@@ -413,25 +375,4 @@ class CrawlConfig:
         ...
         archiver.errors.ConfigError: --scope cannot change when a crawl resumes (it was host): ...
         """
-        changes = {}
-        for f in dataclasses.fields(self):
-            if f.name not in given:
-                continue
-            option: Option = f.metadata["option"]
-            value, saved = given[f.name], getattr(self, f.name)
-            if option.on_resume == REFUSE and not _same_setting(f.name, value, saved):
-                raise ConfigError(
-                    f"{flag_of(f)} cannot change when a crawl resumes (it was {saved}): {option.why_refused}"
-                )
-            if option.on_resume == ADD:
-                value = saved + tuple(item for item in value if item not in saved)
-            changes[f.name] = value
-        return dataclasses.replace(self, **changes)
-
-
-def _same_setting(name: str, value: Any, saved: Any) -> bool:
-    """Whether a value given with --resume is the saved one (a path: the same folder, however
-    written)."""
-    if name == "previous" and isinstance(value, str) and isinstance(saved, str):
-        return Path(value).resolve() == Path(saved).resolve()
-    return bool(value == saved)
+        return config_saved.resumed(self, given)

@@ -12,7 +12,6 @@ and the mirror's rewrite (mirror/rewrite.py) edits the same links.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import lxml.etree
@@ -27,44 +26,40 @@ from archiver.encodings import (
     web_codec,
     xml_encoding,
 )
-from archiver.html_stream import read_elements
+from archiver.link_requests import (
+    NO_HINT,
+    NO_ORIGIN,
+    Hint,
+    cors_font,
+    cors_mode,
+    frame_words,
+    meta_referrer,
+    request_destination,
+)
 from archiver.link_values import css_destination, iter_css_urls
 from archiver.links import (
     CSS_ATTRS,
-    HTML_LINK_ATTRS,
     LINK,
     MAX_SRCDOC_DEPTH,
-    PRESENTATION_URL_ATTRS,
     REQUISITE,
-    SAME_ORIGIN,
     Link,
     base_contexts,
     base_href,
     charset_from_content_type,
-    cors_mode,
-    document_base,
-    is_fetchable_reference,
     iter_html_references,
     page_title,
     parse_html,
-    picture_of,
-    references_in,
-    request_destination,
     resolve_reference,
-    sandboxes,
     srcdoc_body,
-    style_attribute_references,
-    title_text,
+    srcdoc_documents,
 )
-from archiver.referrer_policy import element_policy, meta_policy
-from archiver.robots_directives import meta_nofollow, says_nofollow_meta
+from archiver.referrer_policy import element_policy
+from archiver.robots_directives import meta_nofollow
+from archiver.streamed_links import read_streamed
 from archiver.svg import iter_svg_references, prolog_stylesheets, stylesheet_href
 
 STREAMED_BYTES = 256 * 1024
-"""HTML larger than this is parsed for links as a stream (see _streamed_findings)."""
-_STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
-"""The elements whose attributes _streamed_findings() reads (style attributes aside)."""
-_PRESENTATION_NAMES = frozenset(PRESENTATION_URL_ATTRS)
+"""HTML larger than this is parsed for links as a stream (streamed_links.py)."""
 
 
 @dataclass(frozen=True)
@@ -77,35 +72,6 @@ class Page:
     """The URL links resolve against (the <base href>, or the page's own)."""
     nofollow: bool = False
     """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
-
-
-Hint = tuple[str, str, str, str]
-"""(referrer policy, destination, CORS mode, document) of the request for a link: what its element
-(or its page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
-links.request_destination()'s and links.cors_mode()'s (the credentials mode of a CORS-mode
-request, '' for a no-cors one), and what a browser knows of the document that asks for it or
-that it loads: words among NO_ORIGIN, FRAME and SANDBOXED ('' for none)."""
-NO_HINT: Hint = ("", "", "", "")
-NO_ORIGIN = "opaque"
-"""Asked for by a document with no origin (a srcdoc document its iframe sandboxes): a CORS-mode
-request sends Origin: null, and no credentials of an origin."""
-FRAME = "frame"
-"""An iframe's or frame's document: its own requests are those of a document of its own."""
-SANDBOXED = "sandboxed"
-"""An iframe's document its sandbox leaves no origin (links.sandboxes()), nor its frames."""
-
-
-def frame_words(element: lxml.etree._Element, attribute: str | None) -> str:
-    """The document words of a Hint for a URL in ``attribute`` of ``element``: FRAME for the src of
-    an iframe or frame, with SANDBOXED for an iframe that sandboxes it.
-
-    >>> frame_words(lxml.html.fragment_fromstring("<iframe sandbox src=f></iframe>"), "src")
-    'frame sandboxed'
-    """
-    tag = element.tag if isinstance(element.tag, str) else ""
-    if attribute != "src" or tag not in ("iframe", "frame"):
-        return ""
-    return f"{FRAME} {SANDBOXED}" if tag == "iframe" and sandboxes(element) else FRAME
 
 
 def _collect(
@@ -148,7 +114,7 @@ def root_findings(
     contexts = base_contexts(base)
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}
-    page_policy = _meta_referrer(root.iter("meta"))
+    page_policy = meta_referrer(root.iter("meta"))
     for element, attribute, start, _end, value, kind in iter_html_references(root):
         in_css = attribute is None or attribute in CSS_ATTRS
         policy = "" if in_css else element_policy(element.tag, element.attrib)
@@ -161,33 +127,17 @@ def root_findings(
         cors = cors_mode(element, attribute, destination)
         hint = (policy or page_policy, destination, cors, frame_words(element, attribute))
         _collect(found, resolved, kind, hints, hint)
-    _collect_srcdocs(found, hints, _srcdocs(root.iter("iframe")), base, depth)
+    _collect_srcdocs(found, hints, srcdoc_documents(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
     # regex scan of the bytes for "robots", to skip it, cost 170 us).
     return page_title(root), base, found, meta_nofollow(root), hints
-
-
-def _meta_referrer(metas: Iterable[lxml.etree._Element]) -> str:
-    """The referrer policy the <meta name="referrer"> elements of a page give: the last valid one
-    (each sets the page's policy as it is met), '' if none."""
-    found = ""
-    for meta in metas:
-        if (meta.get("name") or "").strip().lower() == "referrer":
-            found = meta_policy(meta.get("content")) or found
-    return found
-
-
-def _srcdocs(iframes: Iterable[lxml.etree._Element]) -> list[tuple[str, bool]]:
-    """The srcdoc documents of ``iframes`` (links.srcdocs()), each with whether its iframe's
-    sandbox leaves it no origin (links.sandboxes())."""
-    return [(text, sandboxes(iframe)) for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
 
 
 def _collect_srcdocs(
     found: dict[str, str], hints: dict[str, Hint], texts: list[tuple[str, bool]], base: str, depth: int
 ) -> None:
     """Add to ``found`` the links of the srcdoc documents ``texts`` (with whether each is
-    sandboxed, _srcdocs()) of a document whose base URL is ``base``, at ``depth``, and to
+    sandboxed, links.srcdoc_documents()) of a document whose base URL is ``base``, at ``depth``, and to
     ``hints`` how they are requested: a srcdoc document's links resolve against its page's base
     URL (as if it were at that URL: a <base> of its own is resolved against it), its queries in
     UTF-8; it is of its page's origin unless sandboxed (NO_ORIGIN, as are the srcdoc documents it holds)."""
@@ -207,95 +157,19 @@ def _streamed_findings(
     body: bytes, url: str, encoding: str | None, document_encoding: str, depth: int = 0
 ) -> Findings:
     """root_findings(parse_html(body, encoding), url, document_encoding, depth), the page parsed as a
-    stream: each element is dropped once read, so a page of megabytes costs the memory of a
-    chunk, not of its tree (about ten times its size). The same parser, so the same elements,
-    in the same order.
-    """
-    # (value, kind, query encoding, referrer policy, destination, CORS mode, document) of each
-    # reference (Hint's)
-    references: list[tuple[str, str, str | None, str, str, str, str]] = []
-    styled: list[tuple[str, str, str | None, str, str, str, str]] = []
-    presented: list[tuple[str, str, str | None, str, str, str, str]] = []
-    page_policy = ""
-    iframes: list[tuple[str, bool]] = []
-    base: str | None = None
-    title: str | None = None
-    head_title: str | None = None
-    nofollow = False
-    in_svg = 0
-    sources: list[int] = []
-    """Where in ``references`` the URLs of the <source>s of the <picture> being read are: their
-    CORS mode is its <img>'s, which comes after them."""
-    try:
-        for event, element in read_elements(body, ("start", "end"), encoding):
-            tag = element.tag  # lowercased by the HTML parser
-            if event == "start":  # its attributes are all there
-                if tag in _STARTS_READ:
-                    # Not a <style>: its text is not all there yet.
-                    policy = element_policy(tag, element.attrib)
-                    in_picture = tag in ("img", "source") and picture_of(element) is not None
-                    if tag == "img" and in_picture:
-                        for at in sources:
-                            sourced = references[at]
-                            references[at] = (*sourced[:5], cors_mode(element, "src", sourced[4]), "")
-                    for ref in references_in((element,)):
-                        destination = request_destination(element, ref[1])
-                        cors = cors_mode(element, ref[1], destination)
-                        if tag == "source" and in_picture:
-                            sources.append(len(references))
-                        hint = (policy, destination, cors, frame_words(element, ref[1]))
-                        references.append((ref[4], ref[5], document_encoding, *hint))
-                    if tag == "base" and base is None:
-                        href = element.get("href") or ""
-                        base = (
-                            document_base(href, url, document_encoding)
-                            if is_fetchable_reference(href)
-                            else None
-                        )
-                    elif tag == "meta":
-                        nofollow = nofollow or says_nofollow_meta(element)
-                        page_policy = _meta_referrer((element,)) or page_policy
-                    elif tag == "iframe":
-                        iframes.extend(_srcdocs((element,)))
-                if tag == "svg":
-                    in_svg += 1
-                elif tag == "picture":
-                    sources.clear()
-                if element.get("style") is not None:
-                    styled.extend(
-                        (ref[4], ref[5], None, "", "image", "", "")
-                        for ref in style_attribute_references((element,), ("style",))
-                    )
-                # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
-                if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
-                    presented.extend(
-                        (ref[4], ref[5], None, "", "image", "", "")
-                        for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
-                    )
-            elif tag == "svg":
-                in_svg -= 1
-            elif tag == "style" and element.text:  # and now its text
-                for start, _e, value in iter_css_urls(element.text):
-                    destination = css_destination(element.text, start)
-                    references.append((value, REQUISITE, None, "", destination, cors_font(destination), ""))
-            elif tag == "title":
-                text = title_text(element)
-                title = title if title is not None else text
-                if head_title is None and _in_head(element):
-                    head_title = text
-    except (lxml.etree.LxmlError, LookupError, ValueError):
-        if encoding is None:
-            return None, url, {}, False, {}
-        return _streamed_findings(body, url, None, document_encoding, depth)
-    base = base or url
+    stream (streamed_links.read_streamed())."""
+    read = read_streamed(body, url, encoding, document_encoding)
+    if read is None:
+        return None, url, {}, False, {}
+    base = read.base or url
     contexts = base_contexts(base)
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}
-    for value, kind, query_encoding, policy, destination, cors, words in references + styled + presented:
+    for value, kind, query_encoding, policy, destination, cors, words in read.references:
         resolved = resolve_reference(value, base, contexts, encoding=query_encoding)
-        _collect(found, resolved, kind, hints, (policy or page_policy, destination, cors, words))
-    _collect_srcdocs(found, hints, iframes, base, depth)
-    return head_title if head_title is not None else title, base, found, nofollow, hints
+        _collect(found, resolved, kind, hints, (policy or read.page_policy, destination, cors, words))
+    _collect_srcdocs(found, hints, list(read.iframes), base, depth)
+    return read.title, base, found, read.nofollow, hints
 
 
 def _html_findings(
@@ -306,17 +180,6 @@ def _html_findings(
     if len(body) > STREAMED_BYTES:
         return _streamed_findings(body, url, lxml_encoding, encoding, depth)
     return root_findings(parse_html(body, lxml_encoding), url, encoding, depth)
-
-
-def _in_head(element: lxml.etree._Element) -> bool:
-    """Whether ``element`` is a child of the <head> child of the root: page_title() looks there first."""
-    head = element.getparent()
-    return (
-        head is not None
-        and head.tag == "head"
-        and (root := head.getparent()) is not None
-        and root.getparent() is None
-    )
 
 
 def _svg_findings(body: bytes, url: str, encoding: str) -> Findings:
@@ -346,12 +209,6 @@ def with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Find
     for link_url, kind in links.items():
         _collect(styled, link_url, kind)
     return title, base, styled, nofollow, hints
-
-
-def cors_font(destination: str) -> str:
-    """The CORS mode of a request for a URL in CSS of ``destination``: a font's is CORS-mode,
-    its credentials for the page's origin alone (links.cors_mode())."""
-    return SAME_ORIGIN if destination == "font" else ""
 
 
 def _css_findings(text: str, url: str) -> Findings:

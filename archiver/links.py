@@ -89,20 +89,6 @@ REQUISITE_RELS = frozenset(
         "image_src",
     }
 )
-IMAGE_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "mask-icon", "image_src"})
-"""<link rel=...> values whose target is an image."""
-PRELOAD_DESTINATIONS = {
-    "image": "image",
-    "style": "style",
-    "script": "script",
-    "font": "font",
-    "audio": "media",
-    "video": "media",
-    "track": "media",
-    "fetch": "fetch",
-}
-"""<link rel=preload as=...> -> the destination of its request ('fetch': Fetch's empty destination
-of a script's fetch(), told apart from a document's)."""
 CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
 """<link rel=...> values that name an origin to connect to early: nothing is fetched from it."""
 _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
@@ -179,123 +165,6 @@ def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
     if tag == "input" and (element.get("type") or "").lower() != "image":
         return None
     return kind
-
-
-def request_destination(element: lxml.etree._Element, attribute: str | None) -> str:
-    """The destination (Fetch's: image, style, script, font, media, manifest; 'fetch' for a preload
-    as=fetch, whose destination is Fetch's empty one) of the request a browser makes
-    for a URL in ``attribute`` of ``element`` (None: a <style>'s text); '' for a document or one
-    the element does not tell. A URL in CSS is taken for an image (see css_destination()).
-
-    >>> request_destination(lxml.html.fragment_fromstring('<link rel="preload" as="font" href="f">'), "href")
-    'font'
-    """
-    tag = element.tag.lower() if isinstance(element.tag, str) else ""
-    if attribute is None or attribute in CSS_ATTRS:
-        return "image"
-    if tag == "link":
-        rels = set((element.get("rel") or "").lower().split())
-        if attribute == "imagesrcset" or rels & IMAGE_RELS:
-            return "image"
-        if "stylesheet" in rels:
-            return "style"
-        if "manifest" in rels:
-            return "manifest"
-        if "modulepreload" in rels:
-            return "script"
-        if "preload" in rels:
-            return PRELOAD_DESTINATIONS.get((element.get("as") or "").strip().lower(), "")
-        return ""
-    if tag in ("img", "image", "feimage", "input") or attribute in ("poster", "background"):
-        return "image"
-    if tag == "source":
-        return "image" if attribute == "srcset" else "media"  # <picture>'s, or <video>'s
-    if tag == "script":
-        return "script"
-    if tag in ("video", "audio", "track"):
-        return "media"
-    return ""
-
-
-CORS_ELEMENTS = frozenset({"img", "script", "link", "audio", "video"})
-"""Elements whose ``crossorigin`` attribute makes their request a CORS-mode one."""
-SAME_ORIGIN = "same-origin"
-"""The credentials mode of most CORS-mode requests (Fetch's): cookies go to the page's own origin."""
-INCLUDE = "include"
-"""The credentials mode of a ``crossorigin=use-credentials`` element: cookies go wherever."""
-OMIT = "omit"
-"""The credentials mode of a web app manifest's request: cookies go nowhere."""
-
-
-def _cors_setting(element: lxml.etree._Element, default: str) -> str:
-    """The credentials mode an element's ``crossorigin`` attribute (HTML's CORS settings attribute)
-    gives: ``use-credentials`` includes them, any other value (``anonymous``, '', a typo) keeps
-    them to the page's origin; ``default`` if it has none."""
-    value = element.get("crossorigin")
-    if value is None:
-        return default
-    return INCLUDE if value.strip().lower() == "use-credentials" else SAME_ORIGIN
-
-
-def source_owner(element: lxml.etree._Element) -> lxml.etree._Element | None:
-    """The parent of ``element``, past the <source>s libxml2's parser nests the elements after
-    them in (it knows no void <source>): the <picture>, <video> or <audio> of a <source>."""
-    parent = element.getparent()
-    while parent is not None and parent.tag == "source":
-        parent = parent.getparent()
-    return parent
-
-
-def picture_of(element: lxml.etree._Element) -> lxml.etree._Element | None:
-    """The <picture> ``element`` (a <source> or an <img>) is of, if any."""
-    owner = source_owner(element)
-    return owner if owner is not None and owner.tag == "picture" else None
-
-
-def cors_mode(element: lxml.etree._Element, attribute: str | None, destination: str) -> str:
-    """The credentials mode of the request a browser makes for a URL in ``attribute`` of
-    ``element`` (None: a <style>'s text) in CORS mode, sending the page's Origin; '' for a
-    request in no-cors mode (an image, a classic script), whose credentials always go. In CORS
-    mode: a font (``destination``, as request_destination() or css_destination() gives it), a
-    module script and a module preload, a ``<link rel=preload as=fetch>`` (``same-origin``
-    unless their ``crossorigin`` says ``use-credentials``), a web app manifest (``omit``,
-    alike), an element with a ``crossorigin`` attribute (a <source>'s or <track>'s: its media
-    element's; a <picture>'s <source>: its <img>'s), but for a <video>'s poster, which is no-cors.
-
-    >>> cors_mode(lxml.html.fragment_fromstring('<script type=module src=m.js></script>'), "src", "script")
-    'same-origin'
-    >>> img = lxml.html.fragment_fromstring('<img crossorigin=use-credentials src=a.png>')
-    >>> cors_mode(img, "src", "image")
-    'include'
-    >>> cors_mode(lxml.html.fragment_fromstring('<img src=a.png>'), "src", "image")
-    ''
-    """
-    if attribute is None or attribute in CSS_ATTRS:
-        return SAME_ORIGIN if destination == "font" else ""
-    tag = element.tag.lower() if isinstance(element.tag, str) else ""
-    if tag in ("source", "track"):
-        owner = source_owner(element)
-        if owner is not None and owner.tag == "picture":  # its <img> asks, for the source chosen
-            owner = next(owner.iter("img"), owner)
-        element = owner
-        if element is None or not isinstance(element.tag, str):
-            return ""
-        tag = element.tag.lower()
-    if attribute == "poster":
-        return ""
-    if tag not in CORS_ELEMENTS:
-        return SAME_ORIGIN if destination == "font" else ""
-    if tag == "script":
-        module = (element.get("type") or "").strip().lower() == "module"
-        return _cors_setting(element, SAME_ORIGIN if module else "")
-    if tag == "link":
-        rels = set((element.get("rel") or "").lower().split())
-        if "manifest" in rels:
-            return _cors_setting(element, OMIT)
-        preload = "preload" in rels and (element.get("as") or "").strip().lower() == "fetch"
-        if destination == "font" or "modulepreload" in rels or preload:
-            return _cors_setting(element, SAME_ORIGIN)
-    return _cors_setting(element, "")
 
 
 def iter_html_references(
@@ -455,6 +324,12 @@ def sandboxes(iframe: lxml.etree._Element) -> bool:
     value = iframe.get("sandbox")
     tokens = value.translate(_ASCII_LOWER).split() if value is not None else ()
     return value is not None and "allow-same-origin" not in tokens
+
+
+def srcdoc_documents(iframes: Iterable[lxml.etree._Element]) -> list[tuple[str, bool]]:
+    """The srcdoc documents of ``iframes`` (srcdocs()), each with whether its iframe's
+    sandbox leaves it no origin (sandboxes())."""
+    return [(text, sandboxes(iframe)) for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")

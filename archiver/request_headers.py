@@ -47,7 +47,7 @@ ACCEPT_BY_DESTINATION = {
     "manifest": "*/*",
     "fetch": "*/*",
 }
-"""The Accept Chromium sends for a request of each destination (links.request_destination());
+"""The Accept Chromium sends for a request of each destination (link_requests.request_destination());
 a document's is the session's own. A server that negotiates answers an image asked for as a
 page with a page."""
 MAX_NEGOTIATION_VALUE = 1024
@@ -267,7 +267,7 @@ def redirected_client(client: str, url: str, target: str) -> str:
 
 
 def credentialed(cors: str, client: str | None, url: str) -> bool:
-    """Whether a request for ``url`` in the CORS mode ``cors`` (links.cors_mode(): '' for no-cors
+    """Whether a request for ``url`` in the CORS mode ``cors`` (link_requests.cors_mode(): '' for no-cors
     or a navigation) of the origin ``client`` sends cookies and keeps those its answer sets
     (Fetch's credentials mode): same-origin ones only to their client's own origin, while it
     was never tainted.

@@ -1,10 +1,6 @@
 """The crawl's cookie jar: --cookie values for the hosts credentials go to, a cookies.txt
-file, and what servers set, kept by the cookie rules with one more a browser applies.
-
-A browser refuses a cookie whose Domain is a public suffix (``co.uk``,
-``github.io``): one host could otherwise set cookies that every site under that
-suffix receives, the seed's among them. aiohttp's jar checks only that the
-Domain matches the host that set it; SiteCookieJar refuses those too.
+file, and what servers set, kept and sent as the rules a browser applies say
+(crawling/cookie_rules.py: public suffixes, Secure, prefixed names, SameSite).
 
 A page rendered in a browser keeps cookies of its own: those its scripts set
 (``document.cookie``) and those of the answers it was given. The requests it
@@ -17,24 +13,9 @@ page's last request went with no request); and
 SiteCookieJar.forget() drops those the browser held and holds no more (its
 page's script deleted them), which the page's later requests no longer send.
 
-A browser also refuses a Secure cookie from a page that is not secure (the jar
-counts as secure https and, as Chromium does, the loopback origins that are
-potentially trustworthy: ``http://localhost``, ``http://127.0.0.1``,
-``http://[::1]``; it sends Secure cookies to those alone), and
-a cookie named ``__Secure-...`` without Secure, or ``__Host-...`` without
-Secure, with a Domain or with a Path other than ``/`` (RFC 6265bis, 4.1.3): the
-jar refuses them too, or it would send cookies no browser sends. It sends each
-cookie back as it was set, as browsers do (aiohttp quoted a value holding a
-comma or a space: ``a,b`` went back as ``"a\\054b"``).
-
-SameSite is obeyed as Chromium obeys it. A request is cross-site when the page
-that asked for it (its referrer, kept by its queue item) is of another site
-(scheme and registrable domain) than its URL; a seed is asked for as a URL
-typed in. A cross-site request sends no SameSite=Strict cookie, and a
-SameSite=Lax one (a cookie without SameSite is Lax) only if it is a
-navigation (a link followed, not a page's image); a cookie with SameSite=None
-must be Secure. Its answer may set only SameSite=None cookies, but for a
-navigation. The fetcher says whose request it is sending (request_context()).
+The jar sends each cookie back as it was set, as browsers do
+(aiohttp quoted a value holding a comma or a space: ``a,b`` went back as
+``"a\\054b"``).
 
 A URL with an empty query (``/p?``) is requested with its ``?`` written into the
 path aiohttp is given (fetch.request_url: yarl drops an empty query), while its
@@ -43,16 +24,11 @@ path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import functools
 import http.cookiejar
-import ipaddress
 import json
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from http.cookies import BaseCookie, CookieError, Morsel
 from typing import Any
 
@@ -62,123 +38,18 @@ from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
 from archiver.config import CrawlConfig
+from archiver.crawling.cookie_rules import (
+    cross_site,
+    loopback_host,
+    refused_cookie,
+    refused_domain,
+    requesting,
+    sent_cross_site,
+)
 from archiver.errors import ConfigError
-from archiver.urls import is_public_suffix, registered_domain
 
 _NO_URL = URL()
 _DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class RequestContext:
-    """Who asks for a URL, as SameSite sees it."""
-
-    initiator: str | None
-    """The URL of the page that asked for it (or its origin): None for a seed."""
-    navigation: bool
-    """A page's link followed (or a seed), not something the page loads."""
-    credentials: bool = True
-    """Whether its credentials mode sends cookies at all (Fetch's: a CORS-mode request whose
-    credentials are for its page's origin alone, of another origin, sends none, and keeps none
-    its answer sets)."""
-
-
-_REQUEST: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
-    "archiver_cookie_request", default=None
-)
-
-
-@contextlib.contextmanager
-def request_context(initiator: str | None, navigation: bool, credentials: bool = True) -> Iterator[None]:
-    """The cookies of the request sent inside follow SameSite for a request of ``initiator``; none
-    go, and none its answer sets are kept, without ``credentials``."""
-    token = _REQUEST.set(RequestContext(initiator, navigation, credentials))
-    try:
-        yield
-    finally:
-        _REQUEST.reset(token)
-
-
-def _site(url: URL) -> tuple[str, str]:
-    return url.scheme, registered_domain(url.raw_host or "")
-
-
-def cross_site(initiator: str | None, url: URL) -> bool:
-    """Whether a request of ``url`` asked for by the page ``initiator`` is cross-site (schemeful:
-    http and https are two sites); a seed's (None) never is.
-
-    >>> cross_site("https://www.site.test/a", URL("https://cdn.site.test/x"))
-    False
-    >>> cross_site("https://site.test/", URL("http://site.test/")), cross_site(None, URL("http://h/"))
-    (True, False)
-    """
-    if not initiator:
-        return False
-    try:
-        return _site(URL(initiator)) != _site(url)
-    except ValueError:
-        return True
-
-
-@functools.lru_cache(maxsize=1024)
-def _loopback(host: str) -> bool:
-    host = host.lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def secure_origin(url: URL) -> bool:
-    """Whether a Secure cookie may be set by and sent to ``url``: https, or a loopback host that
-    Chromium counts as potentially trustworthy over http too.
-
-    >>> secure_origin(URL("http://localhost:8080/")), secure_origin(URL("http://127.0.0.2/"))
-    (True, True)
-    >>> secure_origin(URL("http://site.test/")), secure_origin(URL("https://site.test/"))
-    (False, True)
-    """
-    scheme = url.scheme
-    return scheme == "https" or scheme == "wss" or (scheme == "http" and _loopback(url.raw_host or ""))
-
-
-def sent_cross_site(same_site: str, navigation: bool) -> bool:
-    """Whether a cookie whose SameSite is ``same_site`` ('' for none: Lax) goes with a
-    cross-site request, or may be set by its answer."""
-    rule = same_site.strip().lower() or "lax"
-    return rule == "none" or (rule == "lax" and navigation)
-
-
-def refused_cookie(name: str, attributes: Mapping[str, str], url: URL) -> bool:
-    """True if a browser refuses the cookie ``name`` with ``attributes`` (lowercased names:
-    secure, domain, path; present when given) set by the page at ``url``: a Secure one from a
-    page that is not secure, a prefixed name its rules refuse (RFC 6265bis, 4.1.3).
-
-    >>> refused_cookie("__Host-id", {"secure": "", "path": "/"}, URL("https://h/a"))
-    False
-    >>> refused_cookie("__Host-id", {"secure": "", "path": "/", "domain": "h"}, URL("https://h/a"))
-    True
-    """
-    secure = "secure" in attributes
-    if secure and not secure_origin(url):
-        return True
-    if attributes.get("samesite", "").lower() == "none" and not secure:
-        return True  # Chromium refuses it
-    context = _REQUEST.get()
-    if (
-        context is not None
-        and cross_site(context.initiator, url)
-        and not sent_cross_site(attributes.get("samesite", ""), context.navigation)
-    ):
-        return True
-    prefix = name[:9].lower()
-    if prefix == "__secure-" and not secure:
-        return True
-    if name[:7].lower() == "__host-":
-        return not secure or "domain" in attributes or attributes.get("path") != "/"
-    return False
 
 
 def _attributes(header: str) -> tuple[str, dict[str, str]]:
@@ -198,13 +69,6 @@ def _as_set(name: str, value: str) -> Morsel[str]:
     return morsel
 
 
-def refused_domain(domain: str, host: str | None) -> bool:
-    """True if a cookie's Domain is a public suffix other than the host that set it (RFC 6265,
-    5.3: a browser that knows the public suffixes ignores such a cookie)."""
-    domain = domain.strip().strip(".").lower()
-    return bool(domain) and domain != (host or "").lower() and is_public_suffix(domain)
-
-
 def cookie_url(url: URL) -> URL:
     """``url`` as cookies see it (RFC 6265, 5.1.4: its path, without the query): the ``?`` of
     an empty query, which fetch.request_url writes at the end of the path, taken off.
@@ -221,7 +85,7 @@ def cookie_url(url: URL) -> URL:
 class SiteCookieJar(aiohttp.CookieJar):
     """aiohttp's cookie jar, refusing cookies set for a whole public suffix and those the rules of
     Secure and of prefixed names refuse, sending values as they were set, and matching the path
-    of a URL with an empty query without its ``?`` (see the module)."""
+    of a URL with an empty query without its ``?`` (see the module and cookie_rules.py)."""
 
     def _build_morsel(self, cookie: Morsel[str]) -> Morsel[str]:
         # aiohttp's sends a value holding a comma or a space quoted: a browser sends it as set.
@@ -234,11 +98,11 @@ class SiteCookieJar(aiohttp.CookieJar):
     def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
         """The cookies to send to ``request_url`` (SameSite and credentials obeyed for the
         request_context())."""
-        context = _REQUEST.get()
+        context = requesting()
         if context is not None and not context.credentials:
             return BaseCookie()
         url = cookie_url(request_url)
-        if url.scheme == "http" and _loopback(url.raw_host or ""):
+        if url.scheme == "http" and loopback_host(url.raw_host or ""):
             url = url.with_scheme("https")  # aiohttp sends Secure cookies over https alone
         cookies = super().filter_cookies(url)
         if context is None or not cross_site(context.initiator, request_url):
@@ -253,7 +117,7 @@ class SiteCookieJar(aiohttp.CookieJar):
         """Keep the cookies of Set-Cookie ``headers`` but those a browser refuses: a Domain that is
         a public suffix, a Secure one from a page that is not secure, a prefix's rules broken, and
         all those of an answer to a request that sends no credentials."""
-        context = _REQUEST.get()
+        context = requesting()
         if context is not None and not context.credentials:
             return
         host = response_url.raw_host

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
-from archiver.findings import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint
+from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint
 from archiver.links import REQUISITE
 from archiver.request_headers import (
     Negotiation,
@@ -66,7 +66,7 @@ class Discovery:
 
         With ``nofollow`` (the page's robots meta or X-Robots-Tag), its links are
         recorded as skipped; its requisites are still fetched, so it renders offline.
-        Each is requested as ``hints`` say a browser requests it (findings.Hint): under the
+        Each is requested as ``hints`` say a browser requests it (link_requests.Hint): under the
         referrer policy its element or the page's <meta name="referrer"> gives, else under
         ``page_policy`` (its Referrer-Policy header); with the Accept of its destination and,
         in CORS mode, the Origin of ``client``, the origin of the document whose request it is

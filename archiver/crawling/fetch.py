@@ -6,7 +6,8 @@ drives a browser and sends the browser's own requests through a Fetcher.
 
 Redirects are not followed here (the crawler records each hop), bodies are not
 decompressed (the WARC keeps them as sent), and each body streams into a
-spooled temporary file, so memory per response is bounded.
+spooled temporary file, so memory per response is bounded (received.py reads
+the answer as it comes).
 
 A try is one request, bounded as a whole by --timeout (connection, headers
 and body); a request that a reused connection lost before its answer began,
@@ -20,7 +21,6 @@ out a backoff holds neither a worker nor its host's slot.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,20 +31,20 @@ import aiohttp.abc
 from yarl import URL
 
 from archiver.config import CrawlConfig
-from archiver.crawling.connections import MAX_HEADERS, ConnectionUse, WatchedConnector, connection_use
-from archiver.crawling.cookies import SiteCookieJar, load_cookies, request_context
+from archiver.crawling.connections import MAX_HEADERS, WatchedConnector, connection_use
+from archiver.crawling.cookie_rules import request_context
+from archiver.crawling.cookies import SiteCookieJar, load_cookies
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
+from archiver.crawling.received import Received, check_single_fields, check_transfer_codings, peer_ip
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import FetchError
 from archiver.referrer_policy import referer
-from archiver.request_headers import Credentials, with_negotiation, withheld
+from archiver.request_headers import Credentials, with_negotiation
 from archiver.warc.capture import Capture
-from archiver.warc.records import sha1_digest
 
 SPOOL_IN_MEMORY = 1024 * 1024
 """Bodies up to this size stay in RAM; larger ones spill to a temporary file."""
-CHUNK = 64 * 1024
 MAX_HEADER_BYTES = 64 * 1024
 KEEPALIVE_SECONDS = 4.0
 
@@ -82,63 +82,6 @@ class Fetch(Protocol):
         """
 
 
-def _peer_ip(response: aiohttp.ClientResponse) -> str | None:
-    """The server's IP address, for WARC-IP-Address.
-
-    aiohttp hands a connection back to its pool as soon as a small body is
-    read, so ``response.connection`` is often None by now; the protocol that
-    carried the response still knows its transport.
-    """
-    protocol = response.connection.protocol if response.connection else None
-    protocol = protocol or getattr(response, "_protocol", None)
-    transport = getattr(protocol, "transport", None)
-    peer = transport.get_extra_info("peername") if transport else None
-    return str(peer[0]) if peer else None
-
-
-def _received_text(parsed: str) -> str:
-    """Text aiohttp decoded from received bytes (UTF-8, surrogateescape: the status line's reason)
-    as the fetcher keeps every received head: one character per byte (latin-1), so the WARC
-    gets those bytes back.
-
-    >>> _received_text("\\xc7a va")   # the bytes C3 87 61 20 76 61 ('Ça va' in UTF-8)
-    '\\xc3\\x87a va'
-    """
-    return parsed.encode("utf-8", "surrogateescape").decode("latin-1")
-
-
-def _check_transfer_codings(url: str, response: aiohttp.ClientResponse) -> None:
-    """Refuse a body sent in a transfer coding other than chunked (``gzip, chunked``): aiohttp
-    undoes chunked alone, and the WARC keeps the body with its Transfer-Encoding renamed, so a
-    gzip-coded body would pass for the payload itself. We never ask for one (no TE header),
-    and browsers refuse it too."""
-    value = response.headers.get("Transfer-Encoding")
-    if value is None:
-        return
-    for coding in value.split(","):
-        coding = coding.strip().lower()
-        if coding not in ("chunked", "identity", ""):
-            raise FetchError(
-                url, f"bad response: transfer coding {coding[:40]!r} not supported", retryable=False
-            )
-
-
-SINGLE_FIELDS = ("Location", "Content-Disposition")
-"""Fields an answer may repeat only with the same value: Chromium fails an answer whose fields
-of one of these names differ (ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION, ..._CONTENT_DISPOSITION),
-as a server's answer split by an attacker may show them."""
-
-
-def _check_single_fields(url: str, response: aiohttp.ClientResponse) -> None:
-    """Refuse an answer that gives a field of SINGLE_FIELDS twice with values that differ (two
-    Locations: which one a browser would follow is none, it shows an error). The same value
-    repeated is taken once, as Chromium takes it."""
-    for name in SINGLE_FIELDS:
-        values = {value.strip(" \t") for value in response.headers.getall(name, ())}
-        if len(values) > 1:
-            raise FetchError(url, f"bad response: {name} headers that differ", retryable=False)
-
-
 def request_url(url: str) -> URL:
     """What aiohttp is given to request ``url`` (a normalised URL) as it is written.
 
@@ -159,32 +102,6 @@ def request_url(url: str) -> URL:
 
 class _LostOnReuse(Exception):
     """A request a reused connection lost before one byte of its answer came: to send again."""
-
-
-class _Received:
-    """How far a response came: filled in as it arrives, so a try cut short still has it."""
-
-    def __init__(self) -> None:
-        self.response: aiohttp.ClientResponse | None = None
-        self.ip: str | None = None
-        self.length = 0
-        self.hasher = hashlib.sha1()
-        self.truncated: str | None = None
-        self.connection: ConnectionUse | None = None
-
-    @property
-    def lost_on_reuse(self) -> bool:
-        """True if no answer came because a reused connection was lost before its first byte."""
-        return (
-            self.response is None
-            and self.connection is not None
-            and self.connection.lost_before_answer_on_reuse
-        )
-
-    def add(self, body: IO[bytes], chunk: bytes) -> None:
-        body.write(chunk)
-        self.hasher.update(chunk)
-        self.length += len(chunk)
 
 
 class Fetcher:
@@ -356,7 +273,7 @@ class Fetcher:
         url = request.url
         date = datetime.now(UTC)
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
-        received = _Received()
+        received = Received()
         try:
             target_url = request_url(url)
             proxy, proxy_headers = self._proxies.for_url(target_url)
@@ -379,10 +296,10 @@ class Fetcher:
                         ) as response,
                     ):
                         received.response = response
-                        received.ip = received.connection.peer_ip or _peer_ip(response)
-                        _check_transfer_codings(url, response)
-                        _check_single_fields(url, response)
-                        await self._read_body(response, body, received, self.config.max_file_size)
+                        received.ip = received.connection.peer_ip or peer_ip(response)
+                        check_transfer_codings(url, response)
+                        check_single_fields(url, response)
+                        await received.read_body(response, body, self.config.max_file_size)
             except TimeoutError:
                 if received.response is None:
                     raise FetchError(
@@ -404,42 +321,4 @@ class Fetcher:
             body.close()
             raise
         body.seek(0)
-        response = received.response
-        sent = response.request_info
-        target = sent.url.raw_path_qs if sent.url.raw_path_qs else "/"
-        version = response.version
-        request_headers = withheld(sent.headers.items())
-        if not any(k.lower() == "host" for k, _ in request_headers):
-            request_headers.insert(0, ("Host", sent.url.raw_authority))
-        return Capture(
-            url=url,
-            date=date,
-            request_line=f"{sent.method} {target} HTTP/1.1",
-            request_headers=request_headers,
-            status_line=f"{response.status} {_received_text(response.reason or '')}".rstrip(),
-            http_version=f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1",
-            response_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers],
-            body=body,
-            body_length=received.length,
-            payload_digest=sha1_digest(received.hasher),
-            ip_address=received.ip,
-            truncated=received.truncated,
-        ).sniffed_type()
-
-    async def _read_body(
-        self, response: aiohttp.ClientResponse, body: IO[bytes], received: _Received, limit: int
-    ) -> None:
-        """Stream the body into ``body``; cut it at ``limit``, note it if the peer cuts it."""
-        try:
-            async for chunk in response.content.iter_chunked(CHUNK):
-                if received.length + len(chunk) > limit:
-                    received.add(body, chunk[: limit - received.length])
-                    received.truncated = "length"
-                    return
-                received.add(body, chunk)
-        except (aiohttp.ClientError, OSError):
-            # aiohttp raises ClientPayloadError for a body short of its Content-Length or
-            # of its last chunk, and for a connection reset half way: the peer cut it.
-            received.truncated = "disconnect"
-        if received.connection is not None and received.connection.answer_broken:
-            received.truncated = "unspecified"
+        return received.capture(url, date, body)

@@ -64,7 +64,7 @@ class QueueItem:
     SameSite judges its request by (Chromium's site for cookies), also for what a stylesheet or
     a frame of that page loads; None for a link followed (judged by its referrer)."""
     cors: str = ""
-    """The credentials mode of a CORS-mode request (links.cors_mode(): same-origin, include,
+    """The credentials mode of a CORS-mode request (link_requests.cors_mode(): same-origin, include,
     omit), which sends an Origin and cookies by Fetch's rules; '' for a no-cors request (an
     image, a stylesheet) or a link followed, which sends cookies wherever SameSite lets them."""
     client: str | None = None
@@ -73,7 +73,7 @@ class QueueItem:
     ``null`` once a CORS-mode request was redirected from another origin than its own to a
     third (Fetch's tainted origin). Of a stylesheet, also its fonts' and images' client."""
     document: str = ""
-    """What its URL does not tell of the document it loads: findings.SANDBOXED for a frame its
+    """What its URL does not tell of the document it loads: link_requests.SANDBOXED for a frame its
     iframe's sandbox leaves no origin, whose requests send Origin: null, as do its own frames';
     '' for any other."""
 

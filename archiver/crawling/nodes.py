@@ -29,18 +29,16 @@ import contextlib
 import dataclasses
 import json
 import logging
-import re
-import socket
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from archiver.config import CrawlConfig
 from archiver.crawling.backend import Backend
 from archiver.crawling.cookies import SiteCookieJar
 from archiver.crawling.merge import merge_nodes
+from archiver.crawling.node_membership import halt_on, heartbeat, membership
 from archiver.crawling.node_parts import NodeParts
 from archiver.crawling.politeness import FetchRobots, policy_options
 from archiver.crawling.redis_budget import RedisBudget
@@ -87,13 +85,8 @@ FINISHED_KEY = "finished"
 """Set (to the snapshot's folder) by the last node of a crawl that finished."""
 JOIN_WAIT = 60.0
 """Seconds a node waits for the folder's lock while another node sets it up or merges."""
-PART_WAIT = 2.0
-"""Seconds a node named with --node waits for its part's lock, which another node may hold a
-moment to read what an earlier run under that name stored (crawling/node_parts.py)."""
 LAST_POLL = 0.25
 """Seconds between two looks, by a node that left, whether the nodes left are gone."""
-GIVEN_UP_STOP = "given up by the other crawl nodes"
-"""The stop reason of a node the others gave up (it stops: see NodeGivenUp)."""
 
 
 async def crawl_node(
@@ -174,12 +167,12 @@ async def _crawl_node(
 ) -> CrawlResult:
     root = Snapshot(config.output)
     await _prepare(root, config)
-    halt = _halt_on(stop)
-    async with _membership(crawl, root, config) as (member, joined):
+    halt = halt_on(stop)
+    async with membership(crawl, root, config) as (member, joined):
         node = member.node
         part = root.node_part(node)
         node_config = dataclasses.replace(config, node=node, warc_prefix=f"{config.warc_prefix}-{node}")
-        heartbeat = asyncio.create_task(_heartbeat(crawl, member, halt))
+        beating = asyncio.create_task(heartbeat(crawl, member, halt))
         try:
             result = await run_crawl(
                 node_config,
@@ -193,9 +186,9 @@ async def _crawl_node(
                 _backend(crawl, member, joined, root),
             )
         finally:
-            heartbeat.cancel()
+            beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+                await beating
         if member.given_up:
             raise NodeGivenUp(node)
     # Out of the crawl once the part is whole and unlocked: the last node out merges it.
@@ -223,20 +216,6 @@ async def _crawl_node(
             # Only now: this node killed before, a node started again merges and builds the mirror.
             await call(crawl.client.set(crawl.key(FINISHED_KEY), str(root.root)))
     return result
-
-
-def _halt_on(stop: asyncio.Future[str] | None) -> asyncio.Future[str]:
-    """A future the crawl stops on: given the reason of ``stop`` once it has one, or this node's
-    heartbeat's once the others gave the node up."""
-    halt: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-
-    def forward(future: asyncio.Future[str]) -> None:
-        if not future.cancelled() and not halt.done():
-            halt.set_result(future.result())
-
-    if stop is not None:
-        stop.add_done_callback(forward)
-    return halt
 
 
 async def _last_out(crawl: RedisCrawl, member: Membership, wait: bool) -> bool:
@@ -345,88 +324,6 @@ async def _prepare(root: Snapshot, config: CrawlConfig) -> None:
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.2)
-
-
-def _default_names() -> Any:
-    host = re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname().split(".")[0]) or "node"
-    number = 1
-    while True:
-        yield f"{host}_{number}"
-        number += 1
-
-
-@contextlib.asynccontextmanager
-async def _membership(
-    crawl: RedisCrawl, root: Snapshot, config: CrawlConfig
-) -> AsyncIterator[tuple[Membership, int]]:
-    """This process's node: its name (--node, or the first free one), its part locked, its
-    heartbeat registered in Redis; yields its membership and the Redis time it joined (ms)."""
-    ttl = round(config.node_timeout * 1000)
-    names = iter([config.node]) if config.node else _default_names()
-    for name in names:
-        with contextlib.ExitStack() as held:
-            try:
-                await _lock_part(held, root, name, PART_WAIT if config.node else 0)
-            except SnapshotLocked:
-                if config.node:
-                    raise
-                continue
-            member = Membership(name, uuid.uuid4().hex, config.node_timeout)
-            joined = int(await crawl.run("register", args=[crawl.prefix, name, member.token, ttl]))
-            if joined < 0:
-                if config.node:
-                    raise SnapshotError(
-                        f"a crawl node named {name} is running in crawl {crawl.crawl_id} (or stopped "
-                        "less than --node-timeout ago): give another --node"
-                    )
-                continue
-            log.info("crawl node %s joins crawl %s", name, crawl.crawl_id)
-            part = root.node_part(name)
-            for folder in (part.index_dir, part.log_path.parent):
-                folder.mkdir(exist_ok=True)
-            yield member, joined
-            return
-    raise SnapshotError("no free crawl node name")  # pragma: no cover (names never run out)
-
-
-async def _lock_part(held: contextlib.ExitStack, root: Snapshot, name: str, wait: float) -> None:
-    """Take the lock of node ``name``'s part into ``held`` (SnapshotLocked if it is still held
-    by another after ``wait`` seconds)."""
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            held.enter_context(
-                snapshot_lock(root.node_part(name).root, f"archiver crawl node {name}", create=True)
-            )
-            return
-        except SnapshotLocked:
-            if time.monotonic() >= deadline:
-                raise
-            await asyncio.sleep(0.1)
-
-
-async def _heartbeat(crawl: RedisCrawl, member: Membership, halt: asyncio.Future[str]) -> None:
-    """Tell the crawl this node lives, and give the URLs of nodes that went silent to the others.
-    Once the others gave this node up, stop the crawl (``halt``)."""
-    ttl = round(member.timeout * 1000)
-    while True:
-        await asyncio.sleep(member.timeout / 4)
-        try:
-            alive = await crawl.run("heartbeat", args=[crawl.prefix, member.node, member.token, ttl])
-            if not alive:
-                member.given_up = True
-                if not halt.done():
-                    halt.set_result(GIVEN_UP_STOP)
-                return
-            reaped = await crawl.run("reap", args=[crawl.prefix])
-            for name, count in zip(reaped[::2], reaped[1::2], strict=True):
-                log.warning(
-                    "crawl node %s went silent: its %d URL(s) in flight go back to the queue",
-                    name.decode(),
-                    int(count),
-                )
-        except Exception as exc:  # Redis away for a moment: the next beat tries again
-            log.warning("cannot reach the crawl's Redis: %s", exc)
 
 
 def _backend(crawl: RedisCrawl, member: Membership, joined: int, root: Snapshot) -> Backend:

@@ -16,7 +16,8 @@ from typing import BinaryIO, Protocol
 from archiver.content import HTML_TYPES, PARSED_TYPES, XHTML_TYPE, decode_payload, mime_type
 from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
-from archiver.findings import Findings, Hint, read_document, read_page, root_findings, with_prolog_stylesheets
+from archiver.findings import Findings, read_document, read_page, root_findings, with_prolog_stylesheets
+from archiver.link_requests import Hint
 from archiver.memory import map_large_blocks
 from archiver.mirror.document import Draft, draft
 from archiver.mirror.linker import Memo
@@ -149,7 +150,7 @@ class Prepared:
     """Its mirror file as drafted (HTML, CSS and SVG, when the crawl writes a mirror)."""
     hints: dict[str, Hint] = field(default_factory=dict)
     """{normalised URL: (referrer policy, destination)} of the links whose element (or the page's
-    <meta name="referrer">) says how a browser requests them (findings.Hint)."""
+    <meta name="referrer">) says how a browser requests them (link_requests.Hint)."""
     encoding: str | None = None
     """The encoding an HTML page or a stylesheet is read in (findings.document_encoding())."""
 

@@ -19,8 +19,8 @@ from archiver.crawling.frontier import QueueItem
 from archiver.crawling.page_network import Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
-from archiver.findings import Hint
-from archiver.links import INCLUDE, OMIT, REQUISITE
+from archiver.link_requests import INCLUDE, OMIT, Hint
+from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import Negotiation, cors_negotiation, redirected_client, without_origin
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
@@ -71,7 +71,7 @@ class Pages(Protocol):
         hints: dict[str, Hint] | None = None,
     ) -> None:
         """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
-        if ``nofollow``, each requested as ``hints`` say (findings.Hint)."""
+        if ``nofollow``, each requested as ``hints`` say (link_requests.Hint)."""
 
 
 class CrawlPages:
@@ -162,7 +162,7 @@ class CrawlPages:
     ) -> None:
         """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
         (``nofollow``: the page's robots directives, static or rendered, say not to follow them;
-        ``hints``: how its DOM says a browser requests them, findings.Hint)."""
+        ``hints``: how its DOM says a browser requests them, link_requests.Hint)."""
         crawler = self.crawler
         async with crawler.discovery.queueing() as queue:
             met, queue[:] = await crawler.discovery.links(

@@ -45,7 +45,8 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
 from archiver.errors import PageHung
-from archiver.findings import Hint, findings
+from archiver.findings import findings
+from archiver.link_requests import Hint
 from archiver.links import LINK
 from archiver.media_types import content_type_field
 from archiver.store.snapshot import Snapshot

@@ -1,0 +1,101 @@
+"""The settings of a crawl as crawl.json keeps them: written without their secrets (the
+password, credential headers), read back checked field by field, and changed by the options
+given with --resume as each option's on_resume says (config_options.py).
+
+config.py says what the settings are; CrawlConfig's to_json(), check_saved(), from_json()
+and resumed() are these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from archiver.config_options import ADD, REFUSE, Option, flag_of
+from archiver.config_rules import setting_from_json
+from archiver.errors import ConfigError
+from archiver.request_headers import SECRET_HEADERS, WITHHELD, without_password
+
+if TYPE_CHECKING:
+    from archiver.config import CrawlConfig
+
+
+def saved_settings(config: CrawlConfig) -> dict[str, Any]:
+    """The settings as JSON-ready values, for crawl.json (tuples become lists, paths strings)."""
+
+    def ready(value: Any) -> Any:
+        if isinstance(value, tuple):
+            return [ready(item) for item in value]
+        return str(value) if isinstance(value, Path) else value
+
+    data = {name: ready(value) for name, value in dataclasses.asdict(config).items()}
+    data["seeds"] = [without_password(seed) for seed in config.seeds]
+    del data["http_password"]  # never saved
+    # Like the password, a credential header is never written: a resume is given it again.
+    data["headers"] = [
+        [name, WITHHELD if name.lower() in SECRET_HEADERS else value] for name, value in config.headers
+    ]
+    return data
+
+
+def check_saved(cls: type[CrawlConfig], data: Any) -> None:
+    """ConfigError unless ``data`` (crawl.json's settings) is an object whose known settings
+    each have their field's type."""
+    if not isinstance(data, dict):
+        raise ConfigError("crawl.json: its settings are not a JSON object")
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            setting_from_json(f.name, str(f.type), data[f.name])
+
+
+def settings_from_json(cls: type[CrawlConfig], data: Any, overrides: dict[str, Any]) -> CrawlConfig:
+    """The settings saved in crawl.json (unknown keys are ignored), with ``overrides``: what
+    crawl.json does not keep; ConfigError if they are not settings."""
+    if not isinstance(data, dict):
+        raise ConfigError("crawl.json holds no settings")
+    values = {}
+    for f in dataclasses.fields(cls):
+        if f.name in overrides:
+            continue
+        if f.name in data:
+            values[f.name] = setting_from_json(f.name, str(f.type), data[f.name])
+        elif f.default is dataclasses.MISSING and f.name not in overrides:
+            raise ConfigError(f"crawl.json: the settings have no {f.name}")
+    withheld = [name for name, value in values.get("headers", ()) if value == WITHHELD]
+    if withheld and "headers" not in overrides:
+        raise ConfigError(
+            f"this crawl sent a {', '.join(withheld)} header, which crawl.json does not keep: "
+            "give it again with --header"
+        )
+    values.update(overrides)
+    if isinstance(values.get("previous"), str) and "previous" not in overrides and "output" in values:
+        # crawl.json names it relative to the snapshot's folder (see crawling/run.py).
+        values["previous"] = str(Path(values["output"]) / values["previous"])
+    return cls(**values)
+
+
+def resumed(config: CrawlConfig, given: dict[str, Any]) -> CrawlConfig:
+    """``config`` with the options ``given`` with --resume, as each option's on_resume says."""
+    changes = {}
+    for f in dataclasses.fields(config):
+        if f.name not in given:
+            continue
+        option: Option = f.metadata["option"]
+        value, saved = given[f.name], getattr(config, f.name)
+        if option.on_resume == REFUSE and not _same_setting(f.name, value, saved):
+            raise ConfigError(
+                f"{flag_of(f)} cannot change when a crawl resumes (it was {saved}): {option.why_refused}"
+            )
+        if option.on_resume == ADD:
+            value = saved + tuple(item for item in value if item not in saved)
+        changes[f.name] = value
+    return dataclasses.replace(config, **changes)
+
+
+def _same_setting(name: str, value: Any, saved: Any) -> bool:
+    """Whether a value given with --resume is the saved one (a path: the same folder, however
+    written)."""
+    if name == "previous" and isinstance(value, str) and isinstance(saved, str):
+        return Path(value).resolve() == Path(saved).resolve()
+    return bool(value == saved)

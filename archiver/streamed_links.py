@@ -1,0 +1,168 @@
+"""The links of an HTML page too large to hold as a tree (findings.STREAMED_BYTES), read as
+it streams past the parser: each element is dropped once read, so a page of megabytes costs
+the memory of a chunk, not of its tree (about ten times its size). The same parser as
+links.parse_html(), so the same elements, in the same order: findings.py resolves what this
+reads as it resolves a tree's.
+
+>>> read = read_streamed(b'<base href="/d/"><a href="b">b</a><title>T</title>', "http://h/a", None, "utf-8")
+>>> read.base, read.title, [reference[:2] for reference in read.references]
+('http://h/d/', 'T', [('b', 'link')])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import lxml.etree
+
+from archiver.html_stream import read_elements
+from archiver.link_requests import (
+    cors_font,
+    cors_mode,
+    frame_words,
+    meta_referrer,
+    picture_of,
+    request_destination,
+)
+from archiver.link_values import css_destination, iter_css_urls
+from archiver.links import (
+    HTML_LINK_ATTRS,
+    PRESENTATION_URL_ATTRS,
+    REQUISITE,
+    document_base,
+    is_fetchable_reference,
+    references_in,
+    srcdoc_documents,
+    style_attribute_references,
+    title_text,
+)
+from archiver.referrer_policy import element_policy
+from archiver.robots_directives import says_nofollow_meta
+
+_STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
+"""The elements whose attributes read_streamed() reads (style attributes aside)."""
+_PRESENTATION_NAMES = frozenset(PRESENTATION_URL_ATTRS)
+
+StreamedReference = tuple[str, str, str | None, str, str, str, str]
+"""(value, kind, query encoding, referrer policy, destination, CORS mode, document) of a reference:
+what it says, and how a browser requests it (link_requests.Hint's, its referrer policy '' where
+the page's applies)."""
+
+
+@dataclass(frozen=True)
+class StreamedPage:
+    """What reading a page as a stream found, its references not yet resolved."""
+
+    title: str | None
+    base: str | None
+    """Its <base href>, resolved; None if it has none."""
+    nofollow: bool
+    page_policy: str
+    """The referrer policy its <meta name="referrer"> gives ('' for none)."""
+    references: tuple[StreamedReference, ...]
+    """In the order a tree gives them: the elements', then the style attributes', then SVG's
+    presentation attributes'."""
+    iframes: tuple[tuple[str, bool], ...]
+    """Its srcdoc documents (links.srcdoc_documents())."""
+
+
+def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding: str) -> StreamedPage | None:
+    """The title, base, nofollow, referrer policy, references and srcdoc documents of the HTML page
+    ``body`` at ``url``, parsed as a stream in ``encoding`` (lxml's name; None: as lxml reads it,
+    which is tried when ``encoding`` fails), its links' queries written in ``document_encoding``;
+    None if it cannot be parsed."""
+    # (value, kind, query encoding, referrer policy, destination, CORS mode, document) of each
+    # reference (Hint's)
+    references: list[tuple[str, str, str | None, str, str, str, str]] = []
+    styled: list[tuple[str, str, str | None, str, str, str, str]] = []
+    presented: list[tuple[str, str, str | None, str, str, str, str]] = []
+    page_policy = ""
+    iframes: list[tuple[str, bool]] = []
+    base: str | None = None
+    title: str | None = None
+    head_title: str | None = None
+    nofollow = False
+    in_svg = 0
+    sources: list[int] = []
+    """Where in ``references`` the URLs of the <source>s of the <picture> being read are: their
+    CORS mode is its <img>'s, which comes after them."""
+    try:
+        for event, element in read_elements(body, ("start", "end"), encoding):
+            tag = element.tag  # lowercased by the HTML parser
+            if event == "start":  # its attributes are all there
+                if tag in _STARTS_READ:
+                    # Not a <style>: its text is not all there yet.
+                    policy = element_policy(tag, element.attrib)
+                    in_picture = tag in ("img", "source") and picture_of(element) is not None
+                    if tag == "img" and in_picture:
+                        for at in sources:
+                            sourced = references[at]
+                            references[at] = (*sourced[:5], cors_mode(element, "src", sourced[4]), "")
+                    for ref in references_in((element,)):
+                        destination = request_destination(element, ref[1])
+                        cors = cors_mode(element, ref[1], destination)
+                        if tag == "source" and in_picture:
+                            sources.append(len(references))
+                        hint = (policy, destination, cors, frame_words(element, ref[1]))
+                        references.append((ref[4], ref[5], document_encoding, *hint))
+                    if tag == "base" and base is None:
+                        href = element.get("href") or ""
+                        base = (
+                            document_base(href, url, document_encoding)
+                            if is_fetchable_reference(href)
+                            else None
+                        )
+                    elif tag == "meta":
+                        nofollow = nofollow or says_nofollow_meta(element)
+                        page_policy = meta_referrer((element,)) or page_policy
+                    elif tag == "iframe":
+                        iframes.extend(srcdoc_documents((element,)))
+                if tag == "svg":
+                    in_svg += 1
+                elif tag == "picture":
+                    sources.clear()
+                if element.get("style") is not None:
+                    styled.extend(
+                        (ref[4], ref[5], None, "", "image", "", "")
+                        for ref in style_attribute_references((element,), ("style",))
+                    )
+                # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
+                if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
+                    presented.extend(
+                        (ref[4], ref[5], None, "", "image", "", "")
+                        for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
+                    )
+            elif tag == "svg":
+                in_svg -= 1
+            elif tag == "style" and element.text:  # and now its text
+                for start, _e, value in iter_css_urls(element.text):
+                    destination = css_destination(element.text, start)
+                    references.append((value, REQUISITE, None, "", destination, cors_font(destination), ""))
+            elif tag == "title":
+                text = title_text(element)
+                title = title if title is not None else text
+                if head_title is None and _in_head(element):
+                    head_title = text
+    except (lxml.etree.LxmlError, LookupError, ValueError):
+        if encoding is None:
+            return None
+        return read_streamed(body, url, None, document_encoding)
+    return StreamedPage(
+        title=head_title if head_title is not None else title,
+        base=base,
+        nofollow=nofollow,
+        page_policy=page_policy,
+        references=(*references, *styled, *presented),
+        iframes=tuple(iframes),
+    )
+
+
+def _in_head(element: lxml.etree._Element) -> bool:
+    """Whether ``element`` is a child of the <head> child of the root: page_title() looks there first."""
+    head = element.getparent()
+    return (
+        head is not None
+        and head.tag == "head"
+        and (root := head.getparent()) is not None
+        and root.getparent() is None
+    )
