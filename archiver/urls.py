@@ -239,6 +239,31 @@ def _escaped_character(match: re.Match[str]) -> str:
     return f"%{ord(match[0]):02X}"
 
 
+_ESCAPED_NOT_IN_URIS = re.compile(r"%(?:7C|5B|5D|7B|7D|5E|60|5C)|%25(?![0-9A-Fa-f]{2})", re.IGNORECASE)
+
+
+def earlier_form(url: str) -> str | None:
+    """The URL a snapshot of an earlier version keeps for ``url`` (normalize_url()'s): the
+    characters no URI holds were kept as the page wrote them before they were escaped. None if
+    that is ``url`` itself. A lookup that misses ``url`` tries it: normalize_url() never gives
+    such a URL now, so the row found is an earlier version's of the same URL.
+
+    >>> earlier_form("http://h/a%7C%5Bb%5D?q=%7Bc%7D%5E%60d%7C%25zz%2541"), earlier_form("http://h/a")
+    ('http://h/a|[b]?q={c}^`d|%zz%2541', None)
+    """
+    if "%" not in url:
+        return None
+    host_end = _parts_at(url)[1]
+    earlier = url[:host_end] + _ESCAPED_NOT_IN_URIS.sub(lambda m: chr(int(m[0][1:3], 16)), url[host_end:])
+    return earlier if earlier != url else None
+
+
+def is_earlier_form(url: str) -> bool:
+    """True if ``url``, as a snapshot keeps it, holds a character normalize_url() now escapes
+    (it was kept by an earlier version: see earlier_form())."""
+    return _NOT_IN_URIS.search(url, _parts_at(url)[1]) is not None
+
+
 def _why_not(url: str) -> str:
     """What is wrong with a URL the parser refused, in a few words."""
     scheme, colon, rest = reference_text(url).partition(":")

@@ -104,10 +104,11 @@ class Site:
             return web.Response(status=404, text="not found", content_type="text/plain")
         return await handler(request)
 
-    async def start(self) -> str:
+    async def start(self, port: int | None = None) -> str:
+        """Serve the site, on ``port`` if given (else a free one); returns its home URL."""
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self.server = TestServer(app, host="127.0.0.1")
+        self.server = TestServer(app, host="127.0.0.1", port=port)
         await self.server.start_server()
         return self.url("/")
 

@@ -41,6 +41,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.referrers import MAX_HOPS, stored_body
 from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
+from archiver.urls import is_earlier_form, normalize_url
 from archiver.warc.files import warc_paths
 from archiver.warc.reader import WarcReader, member_end, torn_offset
 
@@ -217,6 +218,8 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
                 page = QueueItem(row.url, row.depth, 0, found_by=row.found_by, parent=row.parent)
                 crawler.renderer.resume(page, row.render_reason or "")
         done.append(row.url)
+        if is_earlier_form(row.url):  # kept by an earlier version: links name it escaped now
+            done.append(normalize_url(row.url))
         if len(done) >= RELOAD_BATCH:
             await crawler.frontier.claim(done)
             done.clear()

@@ -36,6 +36,7 @@ from archiver.paths import guessed_type, url_to_path
 from archiver.redirects import follow_chain
 from archiver.scope import Scope
 from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED
+from archiver.urls import earlier_form
 
 FINAL_CACHE = 16384
 """Final answers kept in RAM (a bounded cache; the manifest has them all)."""
@@ -108,13 +109,13 @@ class LocalPaths:
 
     def _answer(self, url: str) -> tuple[str | None, bool]:
         """(path or None, whether that answer is final)."""
-        row = self._db.execute(_ROW, (url,)).fetchone()
+        row = self._row(url)
         if row is not None and row[2] is not None and row[0] in _HOP_OUTCOMES:
             fragments: list[str] = []
             end = follow_chain(url, lambda at: self._next_hop(at, fragments)).final
             if end is None:  # a loop, or a chain too long
                 return None, True
-            path, final = self._answer_at(end, self._db.execute(_ROW, (end,)).fetchone())
+            path, final = self._answer_at(end, self._row(end))
             if path is not None and fragments:
                 path += "#" + fragments[-1]  # a later Location's fragment replaces an earlier one's
             return path, final
@@ -139,9 +140,17 @@ class LocalPaths:
             return url_to_path(url, guessed_type(url)), False
         return None, False  # skipped here, it may still be queued from another page
 
+    def _row(self, url: str) -> tuple[str, str | None, str | None, str | None] | None:
+        """The manifest row of ``url`` (as an earlier version kept it, if need be: earlier_form())."""
+        row: tuple[str, str | None, str | None, str | None] | None
+        row = self._db.execute(_ROW, (url,)).fetchone()
+        if row is None and (earlier := earlier_form(url)) is not None:
+            row = self._db.execute(_ROW, (earlier,)).fetchone()
+        return row
+
     def _next_hop(self, url: str, fragments: list[str]) -> str | None:
         """Where ``url`` redirects, None if nowhere; the fragment its Location names goes to ``fragments``."""
-        row = self._db.execute(_ROW, (url,)).fetchone()
+        row = self._row(url)
         if row is None or row[2] is None or row[0] not in _HOP_OUTCOMES:
             return None
         if row[3] is not None:

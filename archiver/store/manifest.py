@@ -37,7 +37,7 @@ from archiver.store.rows import (
     MirrorFile,
 )
 from archiver.store.schema import create_tables, has_urls_table, read_as_current
-from archiver.urls import absolute_url
+from archiver.urls import absolute_url, earlier_form
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
 COMPACT_FROM_PAGES = 256
@@ -275,7 +275,10 @@ class Manifest:
         return str(found[0]) if found else None
 
     def get(self, url: str) -> ManifestRow | None:
+        """The row of ``url``, or of the form an earlier version kept it in (urls.earlier_form())."""
         found = self._db.execute(f"{self._select} WHERE url = ?", (url,)).fetchone()
+        if found is None and (earlier := earlier_form(url)) is not None:
+            found = self._db.execute(f"{self._select} WHERE url = ?", (earlier,)).fetchone()
         return _row(found, self.checks_types) if found else None
 
     def rows(

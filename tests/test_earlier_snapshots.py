@@ -1,0 +1,72 @@
+"""Snapshots an earlier version of archiver wrote stay complete, browsable and resumable.
+
+tests/data/escaped-later is a crawl of a four-file site on 127.0.0.1:8173, stopped by
+--max-pages 3, made before the characters no URI holds were escaped in URLs: its manifest,
+WARC and index keep /a|b.html and /i[1].png as the home page wrote them, where normalize_url()
+now gives /a%7Cb.html and /i%5B1%5D.png; /next.html, which links to both, is skipped at the
+page limit. Each command looks a URL up in the form it has now, then in the earlier one.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import manifest_rows
+
+from archiver.mirror.build import build_mirror
+from archiver.urls import earlier_form, is_earlier_form, normalize_url
+from archiver.verify.verifier import verify_snapshot
+
+EARLIER = Path(__file__).parent / "data" / "escaped-later"
+PORT = 8173
+HOME = f"http://127.0.0.1:{PORT}/"
+
+
+@pytest.fixture
+def earlier(tmp_path: Path) -> Path:
+    root = tmp_path / "snap"
+    shutil.copytree(EARLIER, root)
+    return root
+
+
+def test_the_snapshot_is_what_an_earlier_version_wrote(earlier):
+    with sqlite3.connect(earlier / "manifest.sqlite3") as db:
+        urls = {url for (url,) in db.execute("SELECT url FROM urls")}
+    assert {HOME + "a|b.html", HOME + "i[1].png", HOME + "next.html"} <= urls
+    assert all(is_earlier_form(url) == ("|" in url or "[" in url) for url in urls)
+    assert normalize_url(HOME + "a|b.html") == HOME + "a%7Cb.html"
+    assert earlier_form(HOME + "a%7Cb.html") == HOME + "a|b.html"
+
+
+def test_verify_finds_a_complete_snapshot_of_an_earlier_version_complete(earlier):
+    """Its links, extracted again, are escaped now: they were reported as links of the home page
+    the manifest does not hold."""
+    report = verify_snapshot(earlier)
+    assert report.ok, report.problems
+
+
+def test_a_mirror_rebuilt_from_an_earlier_snapshot_links_its_pages_locally(earlier):
+    """Its links led to the live site: the rebuilt home page found no row of their URLs."""
+    build_mirror(earlier)
+    home = (earlier / "mirror" / f"127.0.0.1+{PORT}" / "index.html").read_text()
+    assert home.startswith('<a href="a%257Cb.html">x</a><img src="i%5B1%5D.png">'), home
+    assert verify_snapshot(earlier).ok
+
+
+async def test_a_resumed_crawl_of_an_earlier_snapshot_fetches_nothing_twice(earlier, site, run_crawl):
+    """Resumed with a higher --max-pages, the crawl fetches /next.html, whose links (escaped now)
+    name the two files the earlier crawl holds: they were fetched again, a second row each."""
+    site.file("/", '<a href="/a|b.html">x</a><img src="/i[1].png"><a href="/next.html">n</a>')
+    site.file("/next.html", '<a href="/a|b.html">again</a><img src="/i[1].png">')
+    for path in ("/a%7Cb.html", "/i%5B1%5D.png"):
+        site.file(path, "archived already")
+    await site.start(port=PORT)
+    await run_crawl(HOME, output=earlier, resume=True, max_pages=10, concurrency=1)
+    assert site.hits == {"/next.html": 1}
+    rows = manifest_rows(earlier)
+    assert rows[HOME + "next.html"].outcome == "fetched"
+    assert not {HOME + "a%7Cb.html", HOME + "i%5B1%5D.png"} & set(rows)
+    assert verify_snapshot(earlier).ok
