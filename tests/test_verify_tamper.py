@@ -354,6 +354,10 @@ def write_binary_cdxj_line(root: Path) -> None:
     index.write_bytes(b"\xff\xfe not text\n" + index.read_bytes())
 
 
+def edit_a_record_body(root: Path) -> None:
+    replace_record(root, "/b", lambda record: record.replace(b"<a href", b"<A href", 1))
+
+
 def make_cdxj_a_folder(root: Path) -> None:
     index = root / "indexes" / "index.cdxj"
     index.unlink()
@@ -370,6 +374,7 @@ COMMANDS_ON_DAMAGE: list[tuple[Callable[[Path], None], list[str], str]] = [
     (write_offset_as_text, ["crawl", "--resume", "-o", "{snap}"], "a WARC offset in "),
     (write_binary_cdxj_line, ["export", "{snap}", "--wacz", "{out}"], "(a line with no file name)"),
     (make_cdxj_a_folder, ["export", "{snap}", "--wacz", "{out}"], "cannot read {snap}/indexes/index.cdxj"),
+    (edit_a_record_body, ["export", "{snap}", "--wacz", "{out}"], "block digest failed"),
 ]
 
 
@@ -442,6 +447,27 @@ def leave_what_a_kill_leaves(snap: Path) -> None:
     (snap / "indexes" / "index.cdxj.pending").write_text("".join(lines[-3:]))
     index.write_text("".join(lines[:-3]))
     cut_a_record_short(last)
+
+
+@pytest.mark.parametrize("killed", [True, False], ids=["a-kill", "damage"])
+def test_a_record_cut_short_is_packed_only_past_a_kills_last_commit(
+    snap: Path, tmp_path: Path, killed: bool, capfd
+) -> None:
+    """A crawl killed can be packed as it is (the record a kill cut is named by no index line);
+    the same cut in a finished crawl's file is damage, and the package is refused."""
+    last = sorted((snap / "warc").iterdir())[-1]
+    if killed:
+        leave_what_a_kill_leaves(snap)
+    else:
+        cut_a_record_short(last)
+    target = tmp_path / "out.wacz"
+    assert cli.main(["export", str(snap), "--wacz", str(target)]) == (0 if killed else 2)
+    err = capfd.readouterr().err
+    if killed:
+        assert err == "" and target.is_file()
+    else:
+        assert err.startswith(f"archiver: error: {last}@") and err.count("\n") == 1, err
+        assert "its last record is cut short" in err and not target.exists()
 
 
 def test_a_killed_crawl_is_incomplete_and_resumable_not_corrupt(snap: Path, capsys) -> None:
