@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -95,6 +96,25 @@ def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
             f"{snapshot.root} has WARC records but no manifest ({snapshot.manifest_path.name}): "
             "resuming would cut them; start a new crawl in another folder"
         )
+
+
+def check_manifest_readable(snapshot: Snapshot) -> None:
+    """Raise SnapshotError if the manifest is damaged (SQLite's own check, or a value of the
+    wrong type in a row): read before a resume writes anything, so a refused resume changes
+    nothing. A manifest not begun yet is no damage (see manifest_lost)."""
+    if not Manifest.begun(snapshot.manifest_path):
+        return
+    try:
+        with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+            damage = manifest.damage(1)
+            if damage:
+                raise SnapshotError(
+                    f"the manifest is damaged: {damage[0]} (archiver verify lists what else is); "
+                    "resuming would build on it"
+                )
+            manifest.check_types()
+    except sqlite3.Error as exc:
+        raise SnapshotError(f"cannot read the manifest {snapshot.manifest_path}: {exc}") from None
 
 
 def manifest_lost(snapshot: Snapshot, prefix: str) -> bool:

@@ -182,6 +182,15 @@ class Manifest:
             return []
         return [line for line in lines if not line.startswith("*** in database")][:most]
 
+    def check_types(self) -> None:
+        """SnapshotError naming the first row with a value of the wrong type (see _row), found by
+        one SQL scan rather than by reading each row."""
+        wrong = [f"typeof({FIELDS[i]}) NOT IN ('integer', 'null')" for i in _NUMBERS]
+        wrong += [f"typeof({FIELDS[i]}) NOT IN ('text', 'null')" for i in _TEXTS]
+        found = self._db.execute(f"{self._select} WHERE {' OR '.join(wrong)} LIMIT 1").fetchone()
+        if found:
+            _row(found)
+
     def close(self) -> None:
         """Commit and close; safe to call twice."""
         if self._db is not None:
