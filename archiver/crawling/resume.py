@@ -68,14 +68,20 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
             CRASH_TAILS,
             [{"file": path.name, "offset": end, "length": size - end, "kept_in": kept}],
         )
+        # Committed before the file is cut: cut first, a crash between would leave rows naming
+        # records past the file's end, which no later resume could tell from damage.
+        requeued = manifest.requeue_cut(path.name, end) if damaged else []
+        manifest.commit()
         if end == 0:
             path.unlink()  # not even its warcinfo record was whole
         else:
             os.truncate(path, end)
         if damaged:
+            _drop_cut_cdxj(snapshot.cdxj_path, path.name, end)
+            shown = ", ".join(requeued[:3]) + (f" and {len(requeued) - 3} more" if len(requeued) > 3 else "")
             warnings.append(
                 f"{path.name}: cut the {size - end} bytes from offset {end}, where it is damaged (kept in "
-                f"{kept}); records the manifest names were among them: archiver verify lists them"
+                f"{kept}); the {len(requeued)} URLs whose records were there are fetched again: {shown}"
             )
         else:
             warnings.append(
@@ -187,6 +193,22 @@ def _drop_uncommitted_cdxj(pending: Path, manifest: Manifest) -> None:
             if location is not None and manifest.has_capture_at(*location):
                 out.write(line)
     os.replace(temporary, pending)
+
+
+def _drop_cut_cdxj(index: Path, warc_file: str, end: int) -> None:
+    """Drop the lines of the sorted ``index`` that name a record of ``warc_file`` cut at ``end``."""
+    if not index.exists():
+        return
+    temporary = index.with_name(index.name + ".tmp")
+    with (
+        open(index, encoding="utf-8", errors="surrogateescape") as lines,
+        open(temporary, "w", encoding="utf-8", errors="surrogateescape") as out,
+    ):
+        for line in lines:
+            location = _location(line)
+            if location is None or location[0] != warc_file or location[1] < end:
+                out.write(line)
+    os.replace(temporary, index)
 
 
 def _lifted(reason: str | None, config: CrawlConfig) -> bool:

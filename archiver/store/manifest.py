@@ -330,6 +330,29 @@ class Manifest:
                 return True
         return False
 
+    def requeue_cut(self, warc_file: str, offset: int) -> list[str]:
+        """Queue again the URLs whose capture lies at or past ``offset`` of ``warc_file`` (a
+        damaged file was cut back there), and forget the rendered DOMs there (their pages are
+        rendered again); returns the URLs queued, not committed yet."""
+        where = "warc_file = ? AND warc_offset >= ?"
+        urls = [
+            url for (url,) in self._db.execute(f"SELECT url FROM urls WHERE {where}", (warc_file, offset))
+        ]
+        self._db.execute(
+            f"UPDATE urls SET outcome = '{QUEUED}', reason = NULL, status = NULL, content_type = NULL, "
+            "length = NULL, payload_digest = NULL, fetched_at = NULL, title = NULL, redirect_to = NULL, "
+            "final_url = NULL, warc_file = NULL, warc_offset = NULL, warc_length = NULL, "
+            "record_type = NULL, truncated = 0, local_path = NULL, dom_warc_file = NULL, "
+            f"dom_warc_offset = NULL, dom_warc_length = NULL, render_error = NULL WHERE {where}",
+            (warc_file, offset),
+        )
+        self._db.execute(
+            "UPDATE urls SET dom_warc_file = NULL, dom_warc_offset = NULL, dom_warc_length = NULL "
+            "WHERE dom_warc_file = ? AND dom_warc_offset >= ?",
+            (warc_file, offset),
+        )
+        return urls
+
     def last_capture_offset(self, warc_file: str) -> int | None:
         """Offset of the last response or revisit record a row names in ``warc_file``."""
         found = self._db.execute(
