@@ -286,7 +286,7 @@ TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
         "stats.by_status [200, 301] is not an object",
     ),
     (edit_crawl_json(count_edited), "crawl_json_mismatch", "stats.skipped is 2; the manifest counts 1"),
-    (edit_crawl_json(object_for_the_runs), "crawl_json_mismatch", "is not a list of runs"),
+    (edit_crawl_json(object_for_the_runs), "crawl_json_mismatch", "is not a list of objects"),
 ]
 
 
@@ -354,6 +354,10 @@ def write_binary_cdxj_line(root: Path) -> None:
     index.write_bytes(b"\xff\xfe not text\n" + index.read_bytes())
 
 
+def write_runs_as_an_object(root: Path) -> None:
+    edit_crawl_json(object_for_the_runs)(root)
+
+
 def write_depth_as_text(root: Path) -> None:
     """A value no step of a resume reads before it takes up the URLs to fetch again."""
     sql(root, "UPDATE urls SET depth = 'deep' WHERE url = ?", row_for(root, "/b").url)
@@ -380,6 +384,7 @@ COMMANDS_ON_DAMAGE: list[tuple[Callable[[Path], None], list[str], str]] = [
     (write_binary_cdxj_line, ["export", "{snap}", "--wacz", "{out}"], "(a line with no file name)"),
     (make_cdxj_a_folder, ["export", "{snap}", "--wacz", "{out}"], "cannot read {snap}/indexes/index.cdxj"),
     (write_depth_as_text, ["crawl", "--resume", "-o", "{snap}"], "depth 'deep' is not a whole number"),
+    (write_runs_as_an_object, ["crawl", "--resume", "-o", "{snap}"], "its runs are not a list of objects"),
     (edit_a_record_body, ["export", "{snap}", "--wacz", "{out}"], "block digest failed"),
 ]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from archiver.store.crawl_record import FINISHED, INTERRUPTED, RUNNING
+from archiver.store.crawl_record import FINISHED, INTERRUPTED, RUNNING, damaged_lists
 from archiver.store.manifest import Manifest
 from archiver.store.totals import summary
 from archiver.verify.report import CRAWL_JSON_MISMATCH, Report
@@ -25,9 +25,8 @@ def check_crawl_json(data: dict[str, Any], manifest: Manifest, report: Report) -
     status = data.get("status")
     if status not in STATUSES:
         report.add(CRAWL_JSON_MISMATCH, WHERE, f"status {status!r} is none of {', '.join(STATUSES)}")
-    runs = data.get("runs")
-    if not isinstance(runs, list) or not all(isinstance(run, dict) for run in runs):
-        report.add(CRAWL_JSON_MISMATCH, WHERE, f"runs {_shown(runs)} is not a list of runs")
+    for key in damaged_lists(data):
+        report.add(CRAWL_JSON_MISMATCH, WHERE, f"{key} {_shown(data[key])} is not a list of objects")
     if "stats" not in data:
         if status in (FINISHED, INTERRUPTED):
             report.add(CRAWL_JSON_MISMATCH, WHERE, f"a crawl {status} with no stats")
