@@ -153,6 +153,24 @@ def edit_cdxj_status(root: Path) -> str:
     return f"indexes/index.cdxj:{number + 1}"
 
 
+def move_an_edited_line_to_pending(root: Path) -> str:
+    """A line not merged yet (a crawl stopped) is merged by its resume, and packed by an export."""
+    index = root / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines) if '"status": "200"' in line)
+    (root / "indexes" / "index.cdxj.pending").write_text(lines[number].replace('"200"', '"404"'))
+    index.write_text("".join(lines[:number] + lines[number + 1 :]))
+    return "indexes/index.cdxj.pending:1"
+
+
+def lose_a_crash_tail(root: Path) -> str:
+    kept_in = "crash-tails/archiver.warc.gz.1234.tail"
+    data = json.loads((root / "crawl.json").read_text())
+    data["crash_tails"] = [{"file": "archiver.warc.gz", "offset": 1234, "length": 56, "kept_in": kept_in}]
+    (root / "crawl.json").write_text(json.dumps(data))
+    return kept_in
+
+
 def flip_manifest_page(root: Path) -> str:
     db = sqlite3.connect(root / "manifest.sqlite3")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -266,6 +284,7 @@ TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     (edit_row_content_type, "wrong_location", "record's content type text/html is not application/pdf"),
     (edit_row_offset_to_text, "bad_row", "warc_offset 'abc' is not a whole number"),
     (edit_cdxj_status, "cdxj_mismatch", "status 404 is not the record's 200"),
+    (move_an_edited_line_to_pending, "cdxj_mismatch", "status 404 is not the record's 200"),
     (flip_manifest_page, "missing_manifest", "damaged: "),
     (add_a_mirror_file, "unrecorded_mirror_file", "a file the mirror build did not write"),
     (link_out_of_the_snapshot, "unrecorded_mirror_file", "out of the snapshot"),
@@ -287,6 +306,7 @@ TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     ),
     (edit_crawl_json(count_edited), "crawl_json_mismatch", "stats.skipped is 2; the manifest counts 1"),
     (edit_crawl_json(object_for_the_runs), "crawl_json_mismatch", "is not a list of objects"),
+    (lose_a_crash_tail, "crawl_json_mismatch", "(56 bytes cut from archiver.warc.gz@1234) is not kept"),
 ]
 
 

@@ -198,7 +198,7 @@ def check_cdxj(
     short are dropped by its resume, so they are not reported either).
     """
     if pending is not None and pending.is_file():
-        _check_pending(pending, records)
+        _check_pending(pending, records, report)
     if not path.is_file():
         if next(records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"), None):
             report.add(CDXJ_MISMATCH, "indexes/index.cdxj", "the index is missing")
@@ -227,16 +227,23 @@ def check_cdxj(
         )
 
 
-def _check_pending(path: Path, records: Records) -> None:
-    """Mark the records the pending lines of an interrupted crawl index."""
+def _check_pending(path: Path, records: Records, report: Report) -> None:
+    """Mark the records the pending lines of an interrupted crawl index, and report the lines
+    a resume (or an export) would take as they are but that do not match their record: one
+    that names no record is left by a crash (its resume drops it), as is a last line cut."""
     with open(path, encoding="utf-8", errors="replace") as lines:
-        for line in lines:
+        for number, line in enumerate(lines, 1):
             if line.endswith("\n") and line.strip():
-                _check_cdxj_line(line.rstrip("\n"), records, set())
+                problem = _check_cdxj_line(line.rstrip("\n"), records, set(), unknown_ok=True)
+                if problem:
+                    report.add(CDXJ_MISMATCH, f"indexes/{path.name}:{number}", problem)
 
 
-def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]]) -> str | None:
-    """What is wrong with one CDXJ line, or None; marks its record as indexed."""
+def _check_cdxj_line(
+    line: str, records: Records, damaged: set[tuple[str, int]], unknown_ok: bool = False
+) -> str | None:
+    """What is wrong with one CDXJ line, or None; marks its record as indexed. ``unknown_ok``:
+    a line that names no record is no problem."""
     key_part, _, rest = line.partition(" ")
     timestamp, _, block = rest.partition(" ")
     try:
@@ -246,7 +253,7 @@ def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]])
     except (ValueError, KeyError, TypeError):
         return "not a CDXJ line (SURT, timestamp, JSON with filename, offset, length)"
     entry = records.get(key)
-    if entry is None and key in damaged:
+    if entry is None and (key in damaged or unknown_ok):
         return None
     if entry is None:
         return f"points at {key[0]}@{key[1]}, where no response, revisit or resource record starts"

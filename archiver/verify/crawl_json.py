@@ -9,10 +9,14 @@ figure is still of its kind (a count, a table of counts, a list).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from archiver.errors import UnsafePathError
 from archiver.store.crawl_record import FINISHED, INTERRUPTED, RUNNING, damaged_lists
 from archiver.store.manifest import Manifest
+from archiver.store.safe_join import safe_join
+from archiver.store.snapshot import CRASH_TAILS
 from archiver.store.totals import summary
 from archiver.verify.report import CRAWL_JSON_MISMATCH, Report
 
@@ -20,13 +24,18 @@ WHERE = "crawl.json"
 STATUSES = (RUNNING, FINISHED, INTERRUPTED)
 
 
-def check_crawl_json(data: dict[str, Any], manifest: Manifest, report: Report) -> None:
-    """Report what of crawl.json's record (``data``) is of the wrong kind or disagrees with ``manifest``."""
+def check_crawl_json(data: dict[str, Any], manifest: Manifest, root: Path, report: Report) -> None:
+    """Report what of crawl.json's record (``data``) is of the wrong kind or disagrees with
+    ``manifest``, and the crash tails it notes that are no longer kept in the snapshot ``root``."""
     status = data.get("status")
     if status not in STATUSES:
         report.add(CRAWL_JSON_MISMATCH, WHERE, f"status {status!r} is none of {', '.join(STATUSES)}")
-    for key in damaged_lists(data):
+    damaged = damaged_lists(data)
+    for key in damaged:
         report.add(CRAWL_JSON_MISMATCH, WHERE, f"{key} {_shown(data[key])} is not a list of objects")
+    if CRASH_TAILS not in damaged:
+        for tail in data.get(CRASH_TAILS, []):
+            _check_crash_tail(tail, root, report)
     if "stats" not in data:
         if status in (FINISHED, INTERRUPTED):
             report.add(CRAWL_JSON_MISMATCH, WHERE, f"a crawl {status} with no stats")
@@ -73,3 +82,18 @@ def _kind_of(value: Any) -> str:
 def _shown(value: Any) -> str:
     text = json.dumps(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _check_crash_tail(tail: dict[str, Any], root: Path, report: Report) -> None:
+    """The bytes a resume cut off a WARC file are where crawl.json says it kept them."""
+    kept_in, length = tail.get("kept_in"), tail.get("length")
+    cut = f"{length} bytes cut from {tail.get('file')}@{tail.get('offset')}"
+    try:
+        path = safe_join(root, str(kept_in))
+        size = path.stat().st_size if path.is_file() else None
+    except (OSError, UnsafePathError):
+        size = None
+    if size is None:
+        report.add(CRAWL_JSON_MISMATCH, str(kept_in), f"the crash tail crawl.json notes ({cut}) is not kept")
+    elif size != length:
+        report.add(CRAWL_JSON_MISMATCH, str(kept_in), f"holds {size} bytes; crawl.json notes {cut}")

@@ -118,7 +118,7 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
             )
             check_cdxj(snapshot.cdxj_path, records, scan.damaged, report, snapshot.cdxj_pending_path)
             if crawl_json is not None:
-                check_crawl_json(crawl_json, manifest, report)
+                check_crawl_json(crawl_json, manifest, snapshot.root, report)
             report.checks.append(COMPLETENESS)
             links.finish(records, snapshot.warc_dir, scan.deferred)
         except BaseException:  # Ctrl-C, SIGTERM: the mirror's checks go too
