@@ -393,7 +393,12 @@ async def test_a_snapshot_whose_manifest_is_gone_is_not_resumed(site, run_crawl)
     assert not (root / "crash-tails").exists()
 
 
-async def test_a_warc_file_damaged_inside_what_was_committed_is_not_called_a_crash_tail(site, run_crawl):
+async def test_a_warc_file_cut_inside_what_was_committed_is_set_aside_and_its_urls_fetched_again(
+    site, run_crawl
+):
+    """Not a crash's tail: records the manifest names were cut (damage, a copy cut short). The
+    torn rest is kept aside, the URLs whose records it held are fetched again, said in one line,
+    and the snapshot is whole again, each URL captured once."""
     site.page("/", links=[f"/p{n}" for n in range(20)])
     for n in range(20):
         site.page(f"/p{n}", body="<p>text</p>" * 50)
@@ -401,10 +406,19 @@ async def test_a_warc_file_damaged_inside_what_was_committed_is_not_called_a_cra
     root = (await run_crawl(site.url("/"))).snapshot.root
     (warc,) = (root / "warc").glob("*.warc.gz")
     os.truncate(warc, warc.stat().st_size // 2)
+    hits = sum(site.hits.values())
     resumed = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--quiet")
-    # Records the manifest names are gone: nothing fetches them again, and the warning says so.
-    assert f"{warc.name}: cut the " in resumed.stderr and "where it is damaged" in resumed.stderr
-    assert "fetched again" not in resumed.stderr
+    assert resumed.returncode == 0, resumed.stderr
+    (line,) = resumed.stderr.splitlines()
+    assert line.startswith(f"archiver: warning: {warc.name}: cut the ") and "where it is damaged" in line
+    (tail,) = json.loads((root / "crawl.json").read_text())["crash_tails"]
+    assert (root / tail["kept_in"]).stat().st_size == tail["length"]
+    refetched = sum(site.hits.values()) - hits
+    assert refetched > 0 and f"the {refetched} URLs whose records were there are fetched again: " in line
+    responses = warc_responses(root)
+    assert sorted(responses) == sorted(set(responses)) and len(responses) == 23  # + robots, sitemap
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
 
 
 async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, run_crawl):

@@ -15,6 +15,7 @@ import sqlite3
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Site, in_linear_time
@@ -152,6 +153,24 @@ def edit_cdxj_status(root: Path) -> str:
     return f"indexes/index.cdxj:{number + 1}"
 
 
+def move_an_edited_line_to_pending(root: Path) -> str:
+    """A line not merged yet (a crawl stopped) is merged by its resume, and packed by an export."""
+    index = root / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines) if '"status": "200"' in line)
+    (root / "indexes" / "index.cdxj.pending").write_text(lines[number].replace('"200"', '"404"'))
+    index.write_text("".join(lines[:number] + lines[number + 1 :]))
+    return "indexes/index.cdxj.pending:1"
+
+
+def lose_a_crash_tail(root: Path) -> str:
+    kept_in = "crash-tails/archiver.warc.gz.1234.tail"
+    data = json.loads((root / "crawl.json").read_text())
+    data["crash_tails"] = [{"file": "archiver.warc.gz", "offset": 1234, "length": 56, "kept_in": kept_in}]
+    (root / "crawl.json").write_text(json.dumps(data))
+    return kept_in
+
+
 def flip_manifest_page(root: Path) -> str:
     db = sqlite3.connect(root / "manifest.sqlite3")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -184,6 +203,78 @@ def pipe_for_a_mirror_file(root: Path) -> str:
     return f"mirror/{local_path}"
 
 
+def edit_row_length(root: Path) -> str:
+    url = row_for(root, "/b").url
+    sql(root, "UPDATE urls SET length = length + 7 WHERE url = ?", url)
+    return url
+
+
+def edit_revisit_row_length(root: Path) -> str:
+    """A revisit holds no payload: its row's length is its original's."""
+    url = row_for(root, "/logo-copy.png").url
+    sql(root, "UPDATE urls SET length = length - 1 WHERE url = ? AND record_type = 'revisit'", url)
+    return url
+
+
+def lose_a_fact_of_the_capture(column: str) -> Callable[[Path], str]:
+    def damage(root: Path) -> str:
+        url = row_for(root, "/b").url
+        sql(root, f"UPDATE urls SET {column} = NULL WHERE url = ?", url)
+        return url
+
+    damage.__name__ = f"lose_{column}"
+    return damage
+
+
+def edit_row_fetched_at(root: Path) -> str:
+    url = row_for(root, "/b").url
+    sql(root, "UPDATE urls SET fetched_at = '2001-01-01T00:00:00Z' WHERE url = ?", url)
+    return url
+
+
+def delete_a_skipped_row(root: Path) -> str:
+    sql(root, "DELETE FROM urls WHERE url = ? AND outcome = 'skipped'", "http://elsewhere.invalid/x")
+    return "http://elsewhere.invalid/x"
+
+
+def delete_index_html(root: Path) -> str:
+    (root / "index.html").unlink()
+    return "index.html"
+
+
+def edit_index_html(root: Path) -> str:
+    with open(root / "index.html", "a", encoding="utf-8") as page:
+        page.write('<a href="http://elsewhere.invalid/">not archived</a>')
+    return "index.html"
+
+
+def edit_crawl_json(edit: Callable[[dict[str, Any]], None]) -> Callable[[Path], str]:
+    def damage(root: Path) -> str:
+        data = json.loads((root / "crawl.json").read_text())
+        edit(data)
+        (root / "crawl.json").write_text(json.dumps(data))
+        return "crawl.json"
+
+    damage.__name__ = f"crawl_json_{edit.__name__}"
+    return damage
+
+
+def text_for_a_count(data: dict[str, Any]) -> None:
+    data["stats"]["fetched"] = "ten"
+
+
+def list_for_an_object(data: dict[str, Any]) -> None:
+    data["stats"]["by_status"] = [200, 301]
+
+
+def count_edited(data: dict[str, Any]) -> None:
+    data["stats"]["skipped"] += 1
+
+
+def object_for_the_runs(data: dict[str, Any]) -> None:
+    data["runs"] = {"started": data["started"]}
+
+
 TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     (flip_gzip_flags, "corrupt_gzip", "runs past the whole members after it"),
     (cut_at_a_member_boundary, "wrong_location", "before this record: it was cut short"),
@@ -193,10 +284,29 @@ TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     (edit_row_content_type, "wrong_location", "record's content type text/html is not application/pdf"),
     (edit_row_offset_to_text, "bad_row", "warc_offset 'abc' is not a whole number"),
     (edit_cdxj_status, "cdxj_mismatch", "status 404 is not the record's 200"),
+    (move_an_edited_line_to_pending, "cdxj_mismatch", "status 404 is not the record's 200"),
     (flip_manifest_page, "missing_manifest", "damaged: "),
     (add_a_mirror_file, "unrecorded_mirror_file", "a file the mirror build did not write"),
     (link_out_of_the_snapshot, "unrecorded_mirror_file", "out of the snapshot"),
     (pipe_for_a_mirror_file, "changed_mirror_file", "is no longer a regular file"),
+    (edit_row_length, "wrong_location", "record's payload is 96 bytes, not 103"),
+    (edit_revisit_row_length, "wrong_location", "record's payload is 1032 bytes, not 1031"),
+    (lose_a_fact_of_the_capture("payload_digest"), "wrong_location", "row names no payload_digest"),
+    (lose_a_fact_of_the_capture("warc_length"), "wrong_location", "row names no warc_length"),
+    (lose_a_fact_of_the_capture("record_type"), "wrong_location", "row names no record_type"),
+    (edit_row_fetched_at, "wrong_location", "is not 2001-01-01T00:00:00Z"),
+    (delete_a_skipped_row, "unrecorded_link", "(out of scope), not in the manifest"),
+    (delete_index_html, "lost_mirror_file", "bytes written, now missing"),
+    (edit_index_html, "changed_mirror_file", "; the build wrote "),
+    (edit_crawl_json(text_for_a_count), "crawl_json_mismatch", 'stats.fetched "ten" is not a whole number'),
+    (
+        edit_crawl_json(list_for_an_object),
+        "crawl_json_mismatch",
+        "stats.by_status [200, 301] is not an object",
+    ),
+    (edit_crawl_json(count_edited), "crawl_json_mismatch", "stats.skipped is 2; the manifest counts 1"),
+    (edit_crawl_json(object_for_the_runs), "crawl_json_mismatch", "is not a list of objects"),
+    (lose_a_crash_tail, "crawl_json_mismatch", "(56 bytes cut from archiver.warc.gz@1234) is not kept"),
 ]
 
 
@@ -264,6 +374,19 @@ def write_binary_cdxj_line(root: Path) -> None:
     index.write_bytes(b"\xff\xfe not text\n" + index.read_bytes())
 
 
+def write_runs_as_an_object(root: Path) -> None:
+    edit_crawl_json(object_for_the_runs)(root)
+
+
+def write_depth_as_text(root: Path) -> None:
+    """A value no step of a resume reads before it takes up the URLs to fetch again."""
+    sql(root, "UPDATE urls SET depth = 'deep' WHERE url = ?", row_for(root, "/b").url)
+
+
+def edit_a_record_body(root: Path) -> None:
+    replace_record(root, "/b", lambda record: record.replace(b"<a href", b"<A href", 1))
+
+
 def make_cdxj_a_folder(root: Path) -> None:
     index = root / "indexes" / "index.cdxj"
     index.unlink()
@@ -277,9 +400,12 @@ COMMANDS_ON_DAMAGE: list[tuple[Callable[[Path], None], list[str], str]] = [
         ["export", "{snap}", "--wacz", "{out}"],
         "warc_offset 'abc' is not a whole number",
     ),
-    (write_offset_as_text, ["crawl", "--resume", "-o", "{snap}"], "a WARC offset in "),
+    (write_offset_as_text, ["crawl", "--resume", "-o", "{snap}"], "warc_offset 'abc' is not a whole number"),
     (write_binary_cdxj_line, ["export", "{snap}", "--wacz", "{out}"], "(a line with no file name)"),
     (make_cdxj_a_folder, ["export", "{snap}", "--wacz", "{out}"], "cannot read {snap}/indexes/index.cdxj"),
+    (write_depth_as_text, ["crawl", "--resume", "-o", "{snap}"], "depth 'deep' is not a whole number"),
+    (write_runs_as_an_object, ["crawl", "--resume", "-o", "{snap}"], "its runs are not a list of objects"),
+    (edit_a_record_body, ["export", "{snap}", "--wacz", "{out}"], "block digest failed"),
 ]
 
 
@@ -299,10 +425,7 @@ def test_commands_on_a_damaged_snapshot_say_so_in_one_line(
     assert err.count("\n") == 1 and err.startswith("archiver: error: "), err
     assert words.format(**fill) in err
     assert not (tmp_path / "out.wacz").exists()
-    after = files(snap)
-    if argv[0] == "crawl":  # a resume notes its run in crawl.json before it reads the manifest
-        del before[snap / "crawl.json"], after[snap / "crawl.json"]
-    assert after == before
+    assert files(snap) == before
 
 
 def files(root: Path) -> dict[Path, bytes]:
@@ -331,21 +454,54 @@ def test_a_line_of_the_index_that_is_not_text_is_merged_unchanged(tmp_path: Path
     assert index.read_bytes() == b"a 1 {}\nb 2 {}\n\xff\xfe not text\n"
 
 
-def test_a_killed_crawl_is_incomplete_and_resumable_not_corrupt(snap: Path, capsys) -> None:
-    """What a kill leaves: URLs still queued, index lines not merged yet, a record cut short past
-    the last commit. Verify says the crawl is incomplete and resumable, and finds nothing corrupt."""
+def cut_a_record_short(warc: Path) -> None:
+    member = gzip.compress(b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 900\r\n\r\n" + b"x" * 900)
+    with open(warc, "ab") as out:
+        out.write(member[: len(member) // 2])
+
+
+def leave_what_a_kill_leaves(snap: Path) -> None:
+    """URLs still queued, index lines not merged yet, a record cut short past the last commit."""
     last = sorted((snap / "warc").iterdir())[-1]
     with Manifest.open(snap / "manifest.sqlite3", readonly=True) as manifest:
         url = max((row.warc_offset or 0, row.url) for row in manifest.rows() if row.warc_file == last.name)[1]
     # Its record was written, its row not committed: the crawl fetches it again.
     sql(snap, "UPDATE urls SET outcome = 'queued', warc_file = NULL, warc_offset = NULL WHERE url = ?", url)
+    data = json.loads((snap / "crawl.json").read_text())
+    data.update(status="running", finished=None)  # a killed run never notes its end
+    (snap / "crawl.json").write_text(json.dumps(data))
     index = snap / "indexes" / "index.cdxj"
     lines = index.read_text().splitlines(keepends=True)
     (snap / "indexes" / "index.cdxj.pending").write_text("".join(lines[-3:]))
     index.write_text("".join(lines[:-3]))
-    member = gzip.compress(b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 900\r\n\r\n" + b"x" * 900)
-    with open(last, "ab") as warc:
-        warc.write(member[: len(member) // 2])
+    cut_a_record_short(last)
+
+
+@pytest.mark.parametrize("killed", [True, False], ids=["a-kill", "damage"])
+def test_a_record_cut_short_is_packed_only_past_a_kills_last_commit(
+    snap: Path, tmp_path: Path, killed: bool, capfd
+) -> None:
+    """A crawl killed can be packed as it is (the record a kill cut is named by no index line);
+    the same cut in a finished crawl's file is damage, and the package is refused."""
+    last = sorted((snap / "warc").iterdir())[-1]
+    if killed:
+        leave_what_a_kill_leaves(snap)
+    else:
+        cut_a_record_short(last)
+    target = tmp_path / "out.wacz"
+    assert cli.main(["export", str(snap), "--wacz", str(target)]) == (0 if killed else 2)
+    err = capfd.readouterr().err
+    if killed:
+        assert err == "" and target.is_file()
+    else:
+        assert err.startswith(f"archiver: error: {last}@") and err.count("\n") == 1, err
+        assert "its last record is cut short" in err and not target.exists()
+
+
+def test_a_killed_crawl_is_incomplete_and_resumable_not_corrupt(snap: Path, capsys) -> None:
+    """What a kill leaves (leave_what_a_kill_leaves). Verify says the crawl is incomplete and
+    resumable, and finds nothing corrupt."""
+    leave_what_a_kill_leaves(snap)
     assert cli.main(["verify", str(snap), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["resumable"] is True

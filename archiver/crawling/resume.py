@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -68,14 +69,20 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
             CRASH_TAILS,
             [{"file": path.name, "offset": end, "length": size - end, "kept_in": kept}],
         )
+        # Committed before the file is cut: cut first, a crash between would leave rows naming
+        # records past the file's end, which no later resume could tell from damage.
+        requeued = manifest.requeue_cut(path.name, end) if damaged else []
+        manifest.commit()
         if end == 0:
             path.unlink()  # not even its warcinfo record was whole
         else:
             os.truncate(path, end)
         if damaged:
+            _drop_cut_cdxj(snapshot.cdxj_path, path.name, end)
+            shown = ", ".join(requeued[:3]) + (f" and {len(requeued) - 3} more" if len(requeued) > 3 else "")
             warnings.append(
                 f"{path.name}: cut the {size - end} bytes from offset {end}, where it is damaged (kept in "
-                f"{kept}); records the manifest names were among them: archiver verify lists them"
+                f"{kept}); the {len(requeued)} URLs whose records were there are fetched again: {shown}"
             )
         else:
             warnings.append(
@@ -96,6 +103,25 @@ def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
             f"{snapshot.root} has WARC records but no manifest ({snapshot.manifest_path.name}): "
             "resuming would cut them; start a new crawl in another folder"
         )
+
+
+def check_manifest_readable(snapshot: Snapshot) -> None:
+    """Raise SnapshotError if the manifest is damaged (SQLite's own check, or a value of the
+    wrong type in a row): read before a resume writes anything, so a refused resume changes
+    nothing. A manifest not begun yet is no damage (see manifest_lost)."""
+    if not Manifest.begun(snapshot.manifest_path):
+        return
+    try:
+        with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+            damage = manifest.damage(1)
+            if damage:
+                raise SnapshotError(
+                    f"the manifest is damaged: {damage[0]} (archiver verify lists what else is); "
+                    "resuming would build on it"
+                )
+            manifest.check_types()
+    except sqlite3.Error as exc:
+        raise SnapshotError(f"cannot read the manifest {snapshot.manifest_path}: {exc}") from None
 
 
 def manifest_lost(snapshot: Snapshot, prefix: str) -> bool:
@@ -168,6 +194,22 @@ def _drop_uncommitted_cdxj(pending: Path, manifest: Manifest) -> None:
             if location is not None and manifest.has_capture_at(*location):
                 out.write(line)
     os.replace(temporary, pending)
+
+
+def _drop_cut_cdxj(index: Path, warc_file: str, end: int) -> None:
+    """Drop the lines of the sorted ``index`` that name a record of ``warc_file`` cut at ``end``."""
+    if not index.exists():
+        return
+    temporary = index.with_name(index.name + ".tmp")
+    with (
+        open(index, encoding="utf-8", errors="surrogateescape") as lines,
+        open(temporary, "w", encoding="utf-8", errors="surrogateescape") as out,
+    ):
+        for line in lines:
+            location = _location(line)
+            if location is None or location[0] != warc_file or location[1] < end:
+                out.write(line)
+    os.replace(temporary, index)
 
 
 def _lifted(reason: str | None, config: CrawlConfig) -> bool:

@@ -33,7 +33,7 @@ import os
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +49,7 @@ from archiver.stop_signals import obey
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
+from archiver.verify.integrity import record_damage
 from archiver.warc.cdxj import KEEP_BYTES, write_sorted
 from archiver.warc.files import SUFFIX
 
@@ -163,13 +164,21 @@ def _write_package(snapshot: Snapshot, wacz: zipfile.ZipFile, summary: WaczSumma
     """Every part of the package, datapackage.json and its digest last."""
     with contextlib.ExitStack() as stack:
         originals = stack.enter_context(EarlierOriginals(snapshot))
-        manifest = None
+        opened: list[Manifest] = []
+
+        def manifest_once() -> Manifest:
+            if not opened:
+                opened.append(stack.enter_context(Manifest.open(snapshot.manifest_path, readonly=True)))
+            return opened[0]
+
+        # Refused here, before anything is written, if a record is damaged or an original is
+        # out of reach.
+        warcs = sorted(snapshot.warc_dir.glob(f"*{SUFFIX}"))
+        _check_records(snapshot, warcs, manifest_once)
         if originals.may_be_needed():
-            # Refused here, before anything is written, if an original is out of reach.
-            manifest = stack.enter_context(Manifest.open(snapshot.manifest_path, readonly=True))
-            originals.gather(manifest)
+            originals.gather(manifest_once())
         packed = set()
-        for path in sorted(snapshot.warc_dir.glob(f"*{SUFFIX}")):
+        for path in warcs:
             with _read(path) as source:
                 _add(wacz, summary, f"archive/{path.name}", source, stored=True)
             summary.warc_files += 1
@@ -181,7 +190,7 @@ def _write_package(snapshot: Snapshot, wacz: zipfile.ZipFile, summary: WaczSumma
             idx = write_blocks(_counted(lines, summary, named), blocks)
             blocks.seek(0)
             _add(wacz, summary, f"indexes/{DATA_NAME}", blocks, stored=True)
-        manifest = manifest or stack.enter_context(Manifest.open(snapshot.manifest_path, readonly=True))
+        manifest = manifest_once()
         _check_index(snapshot, summary, named - packed, manifest)
         _add_bytes(wacz, summary, "indexes/index.idx", "".join(line + "\n" for line in idx).encode())
         first = _add_pages(wacz, summary, manifest)
@@ -189,6 +198,23 @@ def _write_package(snapshot: Snapshot, wacz: zipfile.ZipFile, summary: WaczSumma
     wacz.writestr(_info("datapackage.json"), datapackage)
     digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(datapackage).hexdigest()}
     wacz.writestr(_info("datapackage-digest.json"), json.dumps(digest, indent=2).encode())
+
+
+def _check_records(snapshot: Snapshot, warcs: list[Path], manifest: Callable[[], Manifest]) -> None:
+    """SnapshotError naming the first damaged record of ``warcs``: a package's hashes would vouch
+    for records no tool can read back as they were written (what a stopped crawl left past its
+    last commit is no damage: it names no record of the index)."""
+    try:
+        damage = record_damage(warcs, manifest)
+    except OSError as exc:
+        raise SnapshotError(f"cannot read {snapshot.warc_dir}: {exc.strerror or exc}") from None
+    if damage:
+        first = damage[0]
+        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
+        raise SnapshotError(
+            f"{snapshot.warc_dir}/{first.where}: {first.detail}{more}; the snapshot is damaged and "
+            f"is not packed (archiver verify {snapshot.root} says more)"
+        )
 
 
 def _add_originals(

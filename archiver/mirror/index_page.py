@@ -8,7 +8,9 @@ needs no server: it works opened from disk.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import os
 from collections.abc import Iterator
 from datetime import datetime
@@ -28,6 +30,9 @@ from archiver.store.previous import previous_path
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary
+
+INDEX_STATE = "index_html"
+"""The crawl_state entry of the index.html written last: its SHA-256 and size, as JSON."""
 
 MAX_SKIPPED_LISTED = 5000
 """Skipped URLs listed in the index at most (all are in the manifest)."""
@@ -220,10 +225,18 @@ def write_index(snapshot: Snapshot, manifest: Manifest) -> None:
     template = environment().get_template("index.html")
     target = snapshot.index_html
     temporary = target.with_name(".index.html.tmp")
+    digest = hashlib.sha256()
+    size = 0
     try:
-        with open(temporary, "w", encoding="utf-8") as out:
+        with open(temporary, "wb") as out:
             for chunk in template.generate(**_context(snapshot, manifest)):
-                out.write(chunk)
+                data = chunk.encode("utf-8")
+                digest.update(data)
+                size += len(data)
+                out.write(data)
         os.replace(temporary, target)
     except OSError as exc:  # a full disk: the index.html before stays
         raise WriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+    # What was written, for verify to check as it checks the mirror's files.
+    manifest.keep_state(INDEX_STATE, json.dumps({"sha256": digest.hexdigest(), "size": size}))
+    manifest.commit()

@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from archiver import __version__
-from archiver.store.snapshot import Snapshot
+from archiver.errors import SnapshotError
+from archiver.store.snapshot import CRASH_TAILS, Snapshot
 
 RUNNING = "running"
 FINISHED = "finished"
@@ -40,6 +41,7 @@ class CrawlRecord:
         """Note a run starting with ``settings`` (a resumed crawl keeps its earlier runs, and its
         run notes the settings it changed)."""
         data: dict[str, Any] = snapshot.read_crawl_json() if resume else {}
+        _check_kept(snapshot, data)
         run: dict[str, Any] = {"started": now()}
         before = data.get("settings")
         if isinstance(before, dict):  # what this run changes (options given with --resume)
@@ -47,8 +49,7 @@ class CrawlRecord:
         data["archiver_version"] = __version__
         data["settings"] = settings
         data.setdefault("started", now())
-        runs = data.get("runs")
-        data["runs"] = [*(runs if isinstance(runs, list) else []), run]
+        data["runs"] = [*data.get("runs", []), run]
         data.update(finished=None, status=RUNNING)
         record = cls(snapshot, data)
         record.save()
@@ -78,3 +79,27 @@ class CrawlRecord:
         )
         self.data.update(finished=now(), status=status, stats=stats)
         self.save()
+
+
+KEPT_LISTS = ("runs", CRASH_TAILS, "controls")
+"""The lists of objects crawl.json keeps, which each run adds to (CrawlRecord.note)."""
+
+
+def damaged_lists(data: dict[str, Any]) -> list[str]:
+    """The keys of KEPT_LISTS whose value in ``data`` (crawl.json) is not a list of objects."""
+    damaged = []
+    for key in KEPT_LISTS:
+        kept = data.get(key, [])
+        if not isinstance(kept, list) or not all(isinstance(entry, dict) for entry in kept):
+            damaged.append(key)
+    return damaged
+
+
+def _check_kept(snapshot: Snapshot, data: dict[str, Any]) -> None:
+    """SnapshotError if what a run adds to would be lost: a list of crawl.json damaged since."""
+    damaged = damaged_lists(data)
+    if damaged:
+        raise SnapshotError(
+            f"{snapshot.crawl_json_path} is damaged: its {damaged[0]} are not a list of objects, and "
+            f"a run would lose them (archiver verify {snapshot.root} says more)"
+        )

@@ -183,6 +183,15 @@ class Manifest:
             return []
         return [line for line in lines if not line.startswith("*** in database")][:most]
 
+    def check_types(self) -> None:
+        """SnapshotError naming the first row with a value of the wrong type (see _row), found by
+        one SQL scan rather than by reading each row."""
+        wrong = [f"typeof({FIELDS[i]}) NOT IN ('integer', 'null')" for i in _NUMBERS]
+        wrong += [f"typeof({FIELDS[i]}) NOT IN ('text', 'null')" for i in _TEXTS]
+        found = self._db.execute(f"{self._select} WHERE {' OR '.join(wrong)} LIMIT 1").fetchone()
+        if found:
+            _row(found)
+
     def close(self) -> None:
         """Commit and close; safe to call twice."""
         if self._db is not None:
@@ -324,6 +333,29 @@ class Manifest:
             if found is not None:
                 return True
         return False
+
+    def requeue_cut(self, warc_file: str, offset: int) -> list[str]:
+        """Queue again the URLs whose capture lies at or past ``offset`` of ``warc_file`` (a
+        damaged file was cut back there), and forget the rendered DOMs there (their pages are
+        rendered again); returns the URLs queued, not committed yet."""
+        where = "warc_file = ? AND warc_offset >= ?"
+        urls = [
+            url for (url,) in self._db.execute(f"SELECT url FROM urls WHERE {where}", (warc_file, offset))
+        ]
+        self._db.execute(
+            f"UPDATE urls SET outcome = '{QUEUED}', reason = NULL, status = NULL, content_type = NULL, "
+            "length = NULL, payload_digest = NULL, fetched_at = NULL, title = NULL, redirect_to = NULL, "
+            "final_url = NULL, warc_file = NULL, warc_offset = NULL, warc_length = NULL, "
+            "record_type = NULL, truncated = 0, local_path = NULL, dom_warc_file = NULL, "
+            f"dom_warc_offset = NULL, dom_warc_length = NULL, render_error = NULL WHERE {where}",
+            (warc_file, offset),
+        )
+        self._db.execute(
+            "UPDATE urls SET dom_warc_file = NULL, dom_warc_offset = NULL, dom_warc_length = NULL "
+            "WHERE dom_warc_file = ? AND dom_warc_offset >= ?",
+            (warc_file, offset),
+        )
+        return urls
 
     def last_capture_offset(self, warc_file: str) -> int | None:
         """Offset of the last response or revisit record a row names in ``warc_file``."""

@@ -1,5 +1,6 @@
-"""Completeness: every in-scope link of an archived page is recorded, every redirect ends,
-no body was cut short by the server, and a seed led to an archived page.
+"""Completeness: every link of an archived page is recorded (archived, or skipped with its
+reason: the crawl records each URL it met), every redirect ends, no body was cut short by
+the server, and a seed led to an archived page.
 
 Links are found again the way the crawl found them: each archived HTML, CSS
 or SVG document, as the integrity check reads its WARC record (LinkCheck.page, so
@@ -233,11 +234,15 @@ def _check_links(
     page = extract(body, row.url, mime_type(content_type), content_type, page_charset, referrer_encoding)
     for link in page.links:
         requisite = link.kind == REQUISITE
-        if scope.skip_reason(link.url, row.depth + 1, requisite) is not None:
+        kind = "requisite" if requisite else "link"
+        # A link the scope rules out is met all the same: the crawl records it as skipped.
+        skipped = scope.skip_reason(link.url, row.depth + 1, requisite)
+        report.stats["skipped links" if skipped else "in-scope links"] += 1
+        if recorded(link.url):
             continue
-        report.stats["in-scope links"] += 1
-        if not recorded(link.url):
-            kind = "requisite" if requisite else "link"
+        if skipped:
+            report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url} ({skipped}), not in the manifest")
+        else:
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
 
 

@@ -12,6 +12,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.surt import surt
 from archiver.verify.integrity import Records
+from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (
     BAD_ROW,
     CDXJ_MISMATCH,
@@ -76,6 +77,10 @@ def check_manifest(
             )
 
 
+_CAPTURE_FACTS = ("payload_digest", "fetched_at", "warc_offset", "warc_length", "record_type")
+"""What the writer records of each capture with its WARC file (crawling.writer)."""
+
+
 def _check_location(
     row: ManifestRow,
     records: Records,
@@ -97,13 +102,19 @@ def _check_location(
             WRONG_LOCATION, where, _nothing_at(key[1], warc_sizes[row.warc_file], "response or revisit")
         )
         return
-    wrong = []
+    # What the crawl wrote of every capture: a row without it lost it since.
+    wrong = [f"row names no {name}" for name in _CAPTURE_FACTS if getattr(row, name) is None]
     if entry.url != row.url:
         wrong.append(f"record is for {entry.url}")
+    if row.fetched_at is not None and entry.date != row.fetched_at:
+        wrong.append(f"record's date {entry.date} is not {row.fetched_at}")
     if row.payload_digest and entry.payload_digest != row.payload_digest:
         wrong.append(f"record digest {entry.payload_digest} is not {row.payload_digest}")
     if row.warc_length is not None and entry.length and entry.length != row.warc_length:
         wrong.append(f"record length {entry.length} is not {row.warc_length}")
+    stored = _payload_length(entry, records)
+    if row.length is not None and stored is not None and stored != row.length:
+        wrong.append(f"record's payload is {stored} bytes, not {row.length}")
     if row.record_type and entry.record_type != row.record_type:
         wrong.append(f"record is a {entry.record_type}, not a {row.record_type}")
     # A 304's revisit holds the 304 itself; its row, the response it confirmed.
@@ -116,6 +127,16 @@ def _check_location(
         wrong.append(f"record's content type {entry.mime} is not {row.content_type}")
     if wrong:
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
+
+
+def _payload_length(entry: RecordEntry, records: Records) -> int | None:
+    """Bytes of the payload ``entry`` holds (a revisit's: its original's, when it is here); None
+    when it cannot be told."""
+    if entry.record_type != "revisit":
+        return entry.payload_length
+    key = records.response_at(*entry.refers_to) if entry.refers_to else None
+    original = records.get(key) if key else None
+    return original.payload_length if original is not None else None
 
 
 def _check_dom_location(
@@ -177,7 +198,7 @@ def check_cdxj(
     short are dropped by its resume, so they are not reported either).
     """
     if pending is not None and pending.is_file():
-        _check_pending(pending, records)
+        _check_pending(pending, records, report)
     if not path.is_file():
         if next(records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"), None):
             report.add(CDXJ_MISMATCH, "indexes/index.cdxj", "the index is missing")
@@ -206,16 +227,23 @@ def check_cdxj(
         )
 
 
-def _check_pending(path: Path, records: Records) -> None:
-    """Mark the records the pending lines of an interrupted crawl index."""
+def _check_pending(path: Path, records: Records, report: Report) -> None:
+    """Mark the records the pending lines of an interrupted crawl index, and report the lines
+    a resume (or an export) would take as they are but that do not match their record: one
+    that names no record is left by a crash (its resume drops it), as is a last line cut."""
     with open(path, encoding="utf-8", errors="replace") as lines:
-        for line in lines:
+        for number, line in enumerate(lines, 1):
             if line.endswith("\n") and line.strip():
-                _check_cdxj_line(line.rstrip("\n"), records, set())
+                problem = _check_cdxj_line(line.rstrip("\n"), records, set(), unknown_ok=True)
+                if problem:
+                    report.add(CDXJ_MISMATCH, f"indexes/{path.name}:{number}", problem)
 
 
-def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]]) -> str | None:
-    """What is wrong with one CDXJ line, or None; marks its record as indexed."""
+def _check_cdxj_line(
+    line: str, records: Records, damaged: set[tuple[str, int]], unknown_ok: bool = False
+) -> str | None:
+    """What is wrong with one CDXJ line, or None; marks its record as indexed. ``unknown_ok``:
+    a line that names no record is no problem."""
     key_part, _, rest = line.partition(" ")
     timestamp, _, block = rest.partition(" ")
     try:
@@ -225,7 +253,7 @@ def _check_cdxj_line(line: str, records: Records, damaged: set[tuple[str, int]])
     except (ValueError, KeyError, TypeError):
         return "not a CDXJ line (SURT, timestamp, JSON with filename, offset, length)"
     entry = records.get(key)
-    if entry is None and key in damaged:
+    if entry is None and (key in damaged or unknown_ok):
         return None
     if entry is None:
         return f"points at {key[0]}@{key[1]}, where no response, revisit or resource record starts"

@@ -11,12 +11,14 @@ costs (SHA-256 runs at several hundred MB/s a core).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import sqlite3
 from pathlib import Path
 
 from archiver.errors import UnsafePathError
 from archiver.mirror.build import CAPTURED
+from archiver.mirror.index_page import INDEX_STATE
 from archiver.mirror.output import file_digest
 from archiver.redirects import NOT_MODIFIED
 from archiver.store.manifest import Manifest
@@ -106,3 +108,37 @@ def _check_unwritten(manifest: Manifest, mirror_dir: Path, report: Report) -> No
                 report.add(
                     UNRECORDED_MIRROR_FILE, f"mirror/{relative}", "a file the mirror build did not write"
                 )
+
+
+def check_index_page(manifest: Manifest, index_html: Path, report: Report) -> None:
+    """Report an index.html (the snapshot's front page) gone or changed since it was written."""
+    kept = manifest.state(INDEX_STATE)
+    if kept is None:  # never written (a crawl stopped, --no-mirror), or a snapshot from before
+        return
+    where = index_html.name
+    try:
+        written = json.loads(kept)
+        sha256, size = str(written["sha256"]), int(written["size"])
+    except (ValueError, KeyError, TypeError):
+        report.add(
+            CHANGED_MIRROR_FILE, where, f"the manifest's note of what was written is damaged: {kept!r}"
+        )
+        return
+    if index_html.is_symlink() or (index_html.exists() and not index_html.is_file()):
+        report.add(CHANGED_MIRROR_FILE, where, "is no longer a regular file (a link, a folder, a pipe...)")
+        return
+    try:
+        found = file_digest(index_html)
+    except FileNotFoundError:
+        report.add(LOST_MIRROR_FILE, where, f"{size} bytes written, now missing")
+        return
+    except OSError as exc:
+        report.add(LOST_MIRROR_FILE, where, f"cannot be read: {exc}")
+        return
+    if found != (sha256, size):
+        report.add(
+            CHANGED_MIRROR_FILE,
+            where,
+            f"holds {found[1]} bytes, sha256 {found[0][:16]}...; the build wrote {size} bytes, "
+            f"sha256 {sha256[:16]}...",
+        )

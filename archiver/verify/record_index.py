@@ -51,6 +51,8 @@ class RecordEntry:
     """WARC-Truncated: a declared cut (length, time, disconnect), not damage."""
     intact: bool = True
     """Parsed whole with matching digests."""
+    payload_length: int | None = None
+    """Bytes of its payload (after the HTTP headers, as stored); None if not counted."""
 
     @property
     def refers_to(self) -> tuple[str, str] | None:
@@ -66,7 +68,7 @@ PRAGMA cache_size = -{CACHE_KIB};
 CREATE TABLE records (
     file TEXT, offset INTEGER, length INTEGER, url TEXT, record_type TEXT, date TEXT,
     payload_digest TEXT, status INTEGER, mime TEXT, refers_url TEXT, refers_date TEXT,
-    truncated TEXT, intact INTEGER,
+    truncated TEXT, intact INTEGER, payload_length INTEGER,
     claimed INTEGER NOT NULL DEFAULT 0, indexed INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (file, offset)
 );
@@ -74,7 +76,7 @@ CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 _COLUMNS = (
     "file, offset, length, url, record_type, date, payload_digest, status, mime, refers_url, "
-    "refers_date, truncated, intact"
+    "refers_date, truncated, intact, payload_length"
 )
 
 

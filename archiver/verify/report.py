@@ -72,6 +72,12 @@ MISSING_MIRROR_FILE = _kind(
     "missing_mirror_file", CONSISTENCY, "mirrored file named in the manifest does not exist"
 )
 
+CRAWL_JSON_MISMATCH = _kind(
+    "crawl_json_mismatch",
+    CONSISTENCY,
+    "crawl.json's record of the crawl (status, runs, statistics) is damaged or not the manifest's",
+)
+
 MISSING_SETTINGS = _kind(
     "missing_settings", COMPLETENESS, "crawl.json missing or unreadable (scope taken from the seeds)"
 )
@@ -89,7 +95,7 @@ UNMERGED_NODE = _kind(
     "a crawl node's part is not in the snapshot's manifest, or changed since (run archiver merge)",
 )
 UNRECORDED_LINK = _kind(
-    "unrecorded_link", COMPLETENESS, "in-scope link of an archived page neither archived nor recorded"
+    "unrecorded_link", COMPLETENESS, "link of an archived page neither archived nor recorded (as skipped)"
 )
 CUT_BODY = _kind(
     "cut_body",

@@ -5,9 +5,11 @@ Four checks, each in its own module, all reporting into one
 
     integrity      WARC files parse, digests match, records pair up   (integrity.py)
     consistency    manifest and CDXJ agree with the WARC records      (consistency.py)
-    completeness   every in-scope link and redirect ends in a record  (completeness.py)
+                   crawl.json's statistics are the manifest's         (crawl_json.py)
+    completeness   every link is recorded, every redirect ends        (completeness.py)
     mirror         every file holds what the build wrote              (mirror_files.py)
                    every local link of the mirror names a file        (mirror_links.py)
+                   index.html is as the mirror build wrote it         (mirror_files.py)
 
 A folder of bare WARC files (no manifest) gets the integrity check alone.
 
@@ -23,7 +25,6 @@ from __future__ import annotations
 import multiprocessing
 import re
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +39,10 @@ from archiver.store.rows import QUEUED
 from archiver.store.snapshot import Snapshot
 from archiver.verify.completeness import LinkCheck, crawl_scope
 from archiver.verify.consistency import check_cdxj, check_manifest
+from archiver.verify.crawl_json import check_crawl_json
 from archiver.verify.earlier import EarlierRecords
-from archiver.verify.integrity import WarcScan, warc_files
-from archiver.verify.mirror_files import check_mirror_files
+from archiver.verify.integrity import WarcScan, last_committed, warc_files
+from archiver.verify.mirror_files import check_index_page, check_mirror_files
 from archiver.verify.mirror_links import check_mirror as check_mirror_links
 from archiver.verify.record_index import RecordIndex
 from archiver.verify.report import (
@@ -91,7 +93,8 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
             WarcScan(report, records).scan(paths)
         return report
     with manifest, RecordIndex() as records:
-        links = LinkCheck(manifest, _scope(snapshot, manifest, report), report)
+        crawl_json = _crawl_json(snapshot, report)
+        links = LinkCheck(manifest, _scope(crawl_json, manifest, report), report)
         # The mirror's checks read only the manifest and mirror/: another process runs them
         # meanwhile (on a second core), while this one reads the WARC files.
         mirror = _MirrorChecks.start(snapshot) if check_mirror else None
@@ -100,7 +103,7 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
             scan = WarcScan(report, records, links.page, links.wants)
             scan.earlier = earlier
             if manifest.count_by("outcome").get(QUEUED):  # stopped or killed: what it left is no damage
-                scan.last_committed = lambda name: _last_committed(manifest, name)
+                scan.last_committed = lambda name: last_committed(manifest, name)
             links.previous = earlier.previous if earlier is not None else None
             scan.scan(paths)
             report.checks.append(CONSISTENCY)
@@ -114,6 +117,8 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
                 scan.left_by_a_kill,
             )
             check_cdxj(snapshot.cdxj_path, records, scan.damaged, report, snapshot.cdxj_pending_path)
+            if crawl_json is not None:
+                check_crawl_json(crawl_json, manifest, snapshot.root, report)
             report.checks.append(COMPLETENESS)
             links.finish(records, snapshot.warc_dir, scan.deferred)
         except BaseException:  # Ctrl-C, SIGTERM: the mirror's checks go too
@@ -135,6 +140,7 @@ def mirror_checks(snapshot: Snapshot) -> Report:
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
         manifest.checks_types = False  # the consistency check reports them
         check_mirror_files(manifest, snapshot.mirror_dir, report)
+        check_index_page(manifest, snapshot.index_html, report)
         if snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file():
             check_mirror_links(snapshot.root, report, LocalPaths(manifest.connection))
     return report
@@ -217,32 +223,30 @@ def _open_manifest(snapshot: Snapshot, report: Report) -> Manifest | None:
     return manifest
 
 
-def _settings(snapshot: Snapshot, report: Report) -> dict[str, Any] | None:
-    """The crawl's settings from crawl.json; None (reported) when they cannot be read."""
+def _crawl_json(snapshot: Snapshot, report: Report) -> dict[str, Any] | None:
+    """What crawl.json holds; None (reported) when it cannot be read."""
     try:
-        settings = snapshot.read_crawl_json().get("settings")
-    except (SnapshotError, AttributeError) as exc:
+        return snapshot.read_crawl_json()
+    except SnapshotError as exc:
         report.add(MISSING_SETTINGS, "crawl.json", str(exc) or "not a JSON object")
         return None
+
+
+def _settings(data: dict[str, Any] | None, report: Report) -> dict[str, Any] | None:
+    """The crawl's settings from crawl.json's ``data``; None (reported) when there are none."""
+    if data is None:
+        return None
+    settings = data.get("settings")
     if not isinstance(settings, dict) or not settings.get("seeds"):
         report.add(MISSING_SETTINGS, "crawl.json", "no settings with seeds")
         return None
     return settings
 
 
-def _scope(snapshot: Snapshot, manifest: Manifest, report: Report) -> Scope:
-    settings = _settings(snapshot, report)
+def _scope(data: dict[str, Any] | None, manifest: Manifest, report: Report) -> Scope:
+    settings = _settings(data, report)
     try:
         return crawl_scope(settings, manifest)
     except (re.error, TypeError, ValueError) as exc:
         report.add(MISSING_SETTINGS, "crawl.json", f"settings do not make a scope: {exc}")
         return crawl_scope(None, manifest)
-
-
-def _last_committed(manifest: Manifest, warc_file: str) -> int | None:
-    """Offset of the last record (capture or rendered DOM) the manifest names in ``warc_file``."""
-    try:
-        found = [manifest.last_capture_offset(warc_file), manifest.last_dom_offset(warc_file)]
-    except SnapshotError:  # an offset that is no number: reported as a bad row; nothing is excused
-        return sys.maxsize
-    return max((offset for offset in found if offset is not None), default=None)
