@@ -38,7 +38,7 @@ DECLARED_CLOSED_ROOT = re.compile(
 """What declares a closed shadow root in HTML (``<template shadowrootmode="closed">``, in a
 frame's srcdoc too, its quotes escaped)."""
 FRAME_ORIGIN_WAIT = 2.0
-"""Seconds a frame is given to tell its origin (browser._frame_origin)."""
+"""Seconds a frame is given to tell its origin (_frame_origin)."""
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ class Pages(Protocol):
         """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
         headers that choose its answer, ``referer``, the Referer the browser sent, if any,
         ``credentials``: whether it went with them, and ``client``: the origin of the frame that
-        asked for a stylesheet (browser.Asked), for its capture), has a committed outcome."""
+        asked for a stylesheet (page_network.Asked), for its capture), has a committed outcome."""
 
     async def rendered(
         self,
@@ -111,7 +111,7 @@ class CrawlPages:
         (``referer``: the browser applied the referrer policies; None, it sent none), which
         the hops of a redirect derive theirs from. One that sent an Origin is a CORS-mode
         request of that origin, whose hops send theirs as Fetch says; without ``credentials``
-        (it went without a cookie: browser.Asked), it and its hops send none. ``client``: the
+        (it went without a cookie: page_network.Asked), it and its hops send none. ``client``: the
         origin of the frame's document that asked for it (a stylesheet: its fonts' Origin), if not
         the page's. Cancelled, a capture begun here goes on (the crawl waits for it).
         """
