@@ -54,7 +54,8 @@ from archiver.crawling.run_stages import ProgressCallback
 from archiver.errors import ConfigError, FrontierLost, NodeGivenUp, SnapshotError, SnapshotLocked
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import Manifest, seed_failure
+from archiver.store.manifest import Manifest
+from archiver.store.seeds import seed_ends, seed_failure
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary
 from archiver.urls import normalize_url
@@ -204,7 +205,7 @@ async def _crawl_node(
             result.totals = summary(manifest)
             failed = [
                 (seed, seed_failure(seed, end, manifest))
-                for seed, end in manifest.seed_ends()
+                for seed, end in seed_ends(manifest)
                 if seed in seeds
             ]
         result.seeds_failed = [(seed, why) for seed, why in failed if why is not None]

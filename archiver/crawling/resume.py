@@ -41,6 +41,7 @@ from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
 from archiver.store.referrers import MAX_HOPS, stored_body
 from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.urls import is_earlier_form, normalize_url
 from archiver.warc.files import warc_paths
@@ -267,7 +268,7 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
             done.clear()
     await crawler.frontier.claim(done)
     crawler.count_done(pages, size)
-    crawler.scope = crawler.scope.with_seeds(manifest.seed_landings())
+    crawler.scope = crawler.scope.with_seeds(seed_landings(manifest))
     for row in excluded:  # before the writer starts: this is the only writer yet
         manifest.upsert(row)
     manifest.commit()

@@ -58,8 +58,9 @@ from archiver.scope import Scope
 from archiver.store.changes import Changes
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import Manifest, StoredPayloads, seed_failure
+from archiver.store.manifest import Manifest, StoredPayloads
 from archiver.store.previous import Previous, PreviousPayloads, check_previous
+from archiver.store.seeds import seed_ends, seed_failure
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary
 from archiver.urls import normalize_url
@@ -347,7 +348,7 @@ def _seeds_failed(manifest: Manifest, seeds: list[str]) -> list[tuple[str, str]]
     """Seeds that led to no archived page (no response, a refusal, an error answer, a
     redirect to nowhere or to a URL skipped), with why."""
     failed = []
-    for seed, end in manifest.seed_ends():
+    for seed, end in seed_ends(manifest):
         why = seed_failure(seed, end, manifest)
         if seed in seeds and why is not None:
             failed.append((seed, why))

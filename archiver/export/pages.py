@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from archiver.content import HTML_TYPES
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED, FOR_CRAWLERS, ManifestRow
+from archiver.store.seeds import seed_ends
 
 PAGES_HEADER = {"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}
 _PAGE = (
@@ -63,7 +64,7 @@ def snapshot_pages(manifest: Manifest) -> Iterator[Page]:
     """The archived pages (HTML, status 200; robots.txt and sitemaps are not pages): where each
     seed landed first, in the seeds' order, then the others in URL order."""
     seeds: dict[str, None] = {}
-    for _seed, end in manifest.seed_ends():
+    for _seed, end in seed_ends(manifest):
         if end is not None and _is_page(end) and end.url not in seeds:
             seeds[end.url] = None
             yield Page(end.url, end.fetched_at or "", end.title, True)

@@ -25,19 +25,15 @@ from typing import Any
 
 from archiver.errors import SnapshotError, WriteError
 from archiver.redirects import follow_chain
-from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.store.rows import (
-    FAILED,
-    FETCHED,
     IS_REDIRECT,
     QUEUED,
-    REDIRECTED,
     SKIPPED,
     ManifestRow,
     MirrorFile,
 )
 from archiver.store.schema import create_tables, has_urls_table, read_as_current
-from archiver.urls import absolute_url, earlier_form
+from archiver.urls import earlier_form
 
 FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
 COMPACT_FROM_PAGES = 256
@@ -469,61 +465,6 @@ class Manifest:
         updates = [(follow_chain(url, targets.get).final, url) for url in targets]
         self._db.executemany("UPDATE urls SET final_url = ? WHERE url = ?", updates)
         self._db.commit()
-
-    def seed_ends(self) -> Iterator[tuple[str, ManifestRow | None]]:
-        """Each seed's URL and the row its redirect chain ends at (its own row when it does not
-        redirect; None when the chain loops or ends at a URL with no row)."""
-
-        def hop(url: str) -> str | None:
-            row = self.get(url)
-            return row.redirect_to if row is not None and row.outcome == REDIRECTED else None
-
-        for seed in self.rows(where="found_by = 'seed'"):
-            final = follow_chain(seed.url, hop).final
-            yield seed.url, self.get(final) if final else None
-
-    def seed_landings(self) -> list[str]:
-        """Where the seeds that redirect land, when a page was archived there: the crawl's
-        scope takes them in as seeds (Scope.with_seeds)."""
-        return [
-            end.url
-            for seed, end in self.seed_ends()
-            if end is not None and end.url != seed and end.outcome == FETCHED
-        ]
-
-
-def seed_failure(seed: str, end: ManifestRow | None, manifest: Manifest | None = None) -> str | None:
-    """Why a seed archived no page, given the row its chain ends at (see seed_ends); None if it
-    did, or is still queued. A page the server answered with an error is no page archived.
-    With ``manifest``, a seed a robots.txt out of reach kept out says what that robots.txt got."""
-    if end is None:
-        return "its redirects lead nowhere (a loop, or a URL never recorded)"
-    landed = "" if end.url == seed else f"redirected to {end.url}: "
-    if end.outcome == FETCHED and (end.status or 0) < 400:
-        return None
-    if end.outcome == FETCHED:
-        return f"{landed}HTTP {end.status}"
-    if end.outcome in (FAILED, SKIPPED):
-        why = f"{landed}{end.outcome}, {end.reason or 'no reason given'}"
-        if end.reason == ROBOTS_UNREACHABLE and manifest is not None:
-            why += f" ({_robots_answer(manifest, end.url)})"
-        return why
-    return None  # queued: an interrupted crawl, not a failure
-
-
-def _robots_answer(manifest: Manifest, url: str) -> str:
-    """What the robots.txt of ``url``'s host got, where its redirects ended: its error or status."""
-
-    def hop(at: str) -> str | None:
-        row = manifest.get(at)
-        return row.redirect_to if row is not None and row.outcome == REDIRECTED else None
-
-    robots = absolute_url("/robots.txt", url) or url
-    final = follow_chain(robots, hop).final
-    row = manifest.get(final) if final else None
-    if row is None:
-        return f"{robots}: no answer recorded"
-    return f"{row.url}: {row.reason or f'HTTP {row.status}'}"
 
 
 class StoredPayloads:

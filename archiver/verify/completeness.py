@@ -32,10 +32,11 @@ from archiver.links import REQUISITE
 from archiver.media_types import UNKNOWN_TYPES, as_taken, content_type_field
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
-from archiver.store.manifest import Manifest, seed_failure
+from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.referrers import referrer_encoding, referrer_key
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.seeds import seed_ends, seed_failure, seed_landings
 from archiver.verify.integrity import Records
 from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (
@@ -61,7 +62,7 @@ def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
         scope = Scope.from_settings(settings)
     else:
         scope = Scope.from_seeds(row.url for row in manifest.rows() if row.found_by == "seed")
-    return scope.with_seeds(manifest.seed_landings())  # as the crawl widened it
+    return scope.with_seeds(seed_landings(manifest))  # as the crawl widened it
 
 
 def check_completeness(
@@ -171,7 +172,7 @@ class LinkCheck:
 def _check_something_archived(manifest: Manifest, report: Report) -> None:
     """A snapshot none of whose seeds led to an archived page is not complete, however
     well its failures are recorded."""
-    failures = [(seed, seed_failure(seed, end, manifest)) for seed, end in manifest.seed_ends()]
+    failures = [(seed, seed_failure(seed, end, manifest)) for seed, end in seed_ends(manifest)]
     if not failures:
         report.add(NOTHING_ARCHIVED, "manifest.sqlite3", "no seed is recorded")
     elif all(why is not None for _, why in failures):
