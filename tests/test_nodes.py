@@ -13,12 +13,15 @@ import signal
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
 from test_crash import records_by_url
 
 from archiver.cli.exits import EXIT_STOPPED
+from archiver.config import CrawlConfig
+from archiver.crawling.run import CrawlResult, crawl
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED
 
@@ -31,6 +34,23 @@ async def tree() -> AsyncIterator[TreeSite]:
     await site.start()
     yield site
     await site.close()
+
+
+async def handed_over(
+    seed: str, output: Path, asked: asyncio.Event, pause: float = 0, **shared: Any
+) -> CrawlResult:
+    """Crawl ``seed`` with node n1 until ``asked`` is set (a fetch of n1 under way), stop n1 (it
+    leaves that fetch unfinished), wait ``pause`` seconds, then crawl with node n2 to the end;
+    n2's CrawlResult."""
+    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    first = CrawlConfig(seeds=(seed,), output=output, node="n1", **shared)
+    running = asyncio.create_task(crawl(first, stop=stop))
+    await asyncio.wait_for(asked.wait(), 30)
+    stop.set_result("stopped by the test")
+    assert (await asyncio.wait_for(running, 30)).interrupted
+    await asyncio.sleep(pause)
+    second = CrawlConfig(seeds=(seed,), output=output, node="n2", **shared)
+    return await asyncio.wait_for(crawl(second), 30)
 
 
 def rows_of(path: Path) -> dict[str, str]:
@@ -421,9 +441,6 @@ async def test_a_stylesheet_fetched_by_another_node_is_read_in_its_pages_encodin
     page's browser never asks for."""
     from aiohttp import web
 
-    from archiver.config import CrawlConfig
-    from archiver.crawling.run import crawl
-
     asked = asyncio.Event()
 
     async def stylesheet(request: web.Request) -> web.Response:
@@ -437,15 +454,7 @@ async def test_a_stylesheet_fetched_by_another_node_is_read_in_its_pages_encodin
     await site.start()
     output = tmp_path / "snap"
     shared = dict(frontier=redis_url, crawl_id="encodings", sitemaps=False, retry_base_delay=0.01)
-    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
-    running = asyncio.create_task(crawl(first, stop=stop))
-    await asyncio.wait_for(asked.wait(), 30)
-    stop.set_result("stopped by the test")
-    assert (await asyncio.wait_for(running, 30)).interrupted
-    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
-    result = await asyncio.wait_for(crawl(second), 30)
-    assert not result.interrupted
+    assert not (await handed_over(site.url("/"), output, asked, **shared)).interrupted
     assert rows_of(output / "nodes" / "n2" / "manifest.sqlite3")[site.url("/l.css")] == FETCHED
     rows = rows_of(output / "manifest.sqlite3")
     assert rows[site.url("/caf%C3%A9.png")] == FETCHED
@@ -493,9 +502,6 @@ async def test_the_merge_keeps_the_latest_answer_of_a_url_stored_by_two_nodes(si
     hold a capture of it, and the merge kept the first part's, the rules no longer used."""
     from aiohttp import web
 
-    from archiver.config import CrawlConfig
-    from archiver.crawling.run import crawl
-
     later = "User-agent: *\nDisallow: /late\n"
     versions = iter(["User-agent: *\nDisallow: /nothing\n"])
 
@@ -515,15 +521,8 @@ async def test_the_merge_keeps_the_latest_answer_of_a_url_stored_by_two_nodes(si
     await site.start()
     output = tmp_path / "snap"
     shared = dict(frontier=redis_url, crawl_id="twice", sitemaps=False, robots_max_age=0.2)
-    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
-    running = asyncio.create_task(crawl(first, stop=stop))
-    await asyncio.wait_for(asked.wait(), 30)
-    stop.set_result("stopped by the test")
-    assert (await asyncio.wait_for(running, 30)).interrupted
-    await asyncio.sleep(0.3)  # past the robots.txt's age limit: n2 asks it again
-    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
-    assert not (await asyncio.wait_for(crawl(second), 30)).interrupted
+    # n2 starts past the robots.txt's age limit: it asks it again.
+    assert not (await handed_over(site.url("/"), output, asked, pause=0.3, **shared)).interrupted
     assert site.hits["/robots.txt"] == 2
     with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
         robots_row = manifest.get(site.url("/robots.txt"))
@@ -534,9 +533,6 @@ async def test_a_cookie_one_node_was_set_goes_with_the_other_nodes_requests(site
     """Each node kept its own cookie jar: a page's Set-Cookie reached only the requests of the
     node that fetched it, where a crawl of one process sends it with every later request."""
     from aiohttp import web
-
-    from archiver.config import CrawlConfig
-    from archiver.crawling.run import crawl
 
     sent: list[str | None] = []
     asked = asyncio.Event()
@@ -552,14 +548,7 @@ async def test_a_cookie_one_node_was_set_goes_with_the_other_nodes_requests(site
     await site.start()
     output = tmp_path / "snap"
     shared = dict(frontier=redis_url, crawl_id="one-jar", sitemaps=False)
-    stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    first = CrawlConfig(seeds=(site.url("/"),), output=output, node="n1", **shared)
-    running = asyncio.create_task(crawl(first, stop=stop))
-    await asyncio.wait_for(asked.wait(), 30)
-    stop.set_result("stopped by the test")
-    assert (await asyncio.wait_for(running, 30)).interrupted
-    second = CrawlConfig(seeds=(site.url("/"),), output=output, node="n2", **shared)
-    assert not (await asyncio.wait_for(crawl(second), 30)).interrupted
+    assert not (await handed_over(site.url("/"), output, asked, **shared)).interrupted
     assert sent == ["sid=1", "sid=1"]  # n1's request, then n2's
 
 
@@ -606,6 +595,7 @@ async def test_a_pages_links_go_with_the_cookies_its_answer_set_on_every_node(si
 
     async def page(request: web.Request) -> web.Response:
         sent[request.path] = request.headers.get("Cookie")
+        await asyncio.sleep(0.1)  # one node alone takes over half a second: both take links
         return web.Response(text="<p>page</p>", content_type="text/html")
 
     for path in pages:
