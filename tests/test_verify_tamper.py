@@ -19,14 +19,13 @@ from typing import Any
 
 import pytest
 from conftest import Site, in_linear_time
-from test_verify import build_site
+from test_verify import build_site, row_for, sql
 
 from archiver import cli
 from archiver.config import CrawlConfig
 from archiver.crawling.run import crawl
 from archiver.mirror.build import build_mirror
 from archiver.store.manifest import Manifest
-from archiver.store.rows import ManifestRow
 from archiver.store.schema import LATER_COLUMNS
 from archiver.verify import verifier
 from archiver.verify.verifier import verify_snapshot
@@ -60,20 +59,6 @@ def snap(crawled: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "snap"
     shutil.copytree(crawled, copy)
     return copy
-
-
-def row_for(root: Path, path: str) -> ManifestRow:
-    with Manifest.open(root / "manifest.sqlite3", readonly=True) as manifest:
-        found = [row for row in manifest.rows() if row.url.endswith(path)]
-    assert len(found) == 1, path
-    return found[0]
-
-
-def sql(root: Path, statement: str, *args: object) -> None:
-    db = sqlite3.connect(root / "manifest.sqlite3")
-    with db:
-        assert db.execute(statement, args).rowcount == 1
-    db.close()
 
 
 def members(path: Path) -> list[int]:
