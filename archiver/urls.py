@@ -350,6 +350,8 @@ def has_bad_punycode(url: str) -> bool:
     >>> has_bad_punycode("http://xn--bcher-kva.example/"), has_bad_punycode("http://a.xn--zz/")
     (False, True)
     """
+    if "xn--" not in url:  # every link of every page asks: most have none
+        return False
     name = host_of(url).partition(":")[0]  # an IPv6 address has no "xn--" label to check
     return "xn--" in name and any(_bad_punycode_label(label) for label in name.split("."))
 
