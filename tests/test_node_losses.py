@@ -137,8 +137,8 @@ async def test_a_node_stopped_past_its_timeout_stops_when_continued(tmp_path, re
         nodes = {name: archiver(*args, "--node", name) for name in ("n1", "n2", "n3")}
         await site.wait_for(400)
         os.kill(nodes["n2"].pid, signal.SIGSTOP)
-        await until(lambda: _gone(redis_client, "stalled", "n2"))
-        await asyncio.sleep(1)  # the others reap it at their next heartbeat (a quarter of the timeout)
+        # The others reap it at a heartbeat of theirs once its own has expired.
+        await until(lambda: _reaped(redis_client, "stalled", "n2"))
         os.kill(nodes["n2"].pid, signal.SIGCONT)
         code, text = await finish(nodes.pop("n2"))
         assert code == EXIT_STOPPED, text
@@ -180,6 +180,11 @@ async def _merging_and_other(
 
 async def _gone(client: Any, crawl_id: str, node: str) -> bool:
     return not await node_key(client, crawl_id, node)
+
+
+async def _reaped(client: Any, crawl_id: str, node: str) -> bool:
+    """Whether the other nodes gave ``node`` up: it is no member any more (its items went back)."""
+    return not await client.hexists(f"archiver:{crawl_id}:nodes", node)
 
 
 async def test_a_url_stored_by_a_node_killed_before_it_said_so_is_not_fetched_again(
