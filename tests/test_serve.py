@@ -114,16 +114,36 @@ def test_serve_command_runs_until_stopped(snapshot: Path, stop: signal.Signals) 
         with urllib.request.urlopen(url + "mirror/site.test/s.css", timeout=5) as response:
             assert response.read() == b"body{color:red}"
             assert response.headers["Content-Type"].startswith("text/css")
+        head = urllib.request.Request(url + "mirror/site.test/s.css", method="HEAD")
+        with urllib.request.urlopen(head, timeout=5) as response:  # as link checkers ask
+            assert response.status == 200 and response.read() == b""
+            assert response.headers["Content-Length"] == str(len(b"body{color:red}"))
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        bad = [b"GET / HTTP/1.1\r\nX-Big: " + b"a" * 100_000 + b"\r\n\r\n", b"GET /\x00 HTTP/9.9 x\r\n\r\n"]
+        for request in bad:
+            assert _answer(port, request).split(b"\r\n")[0].endswith(b" 400 Bad Request"), request[:40]
         process.send_signal(stop)
         assert process.wait(timeout=10) == 0
         stderr = process.stderr.read()  # type: ignore[union-attr]
         assert "Traceback" not in stderr and "Stopped." in stderr
+        said = [line for line in stderr.splitlines() if "Error handling request" in line]
+        assert len(said) == len(bad), stderr  # one line each, saying what was wrong
+        assert "LineTooLong" in said[0] and "8190 bytes" in said[0], said
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
         process.stdout.close()  # type: ignore[union-attr]
         process.stderr.close()  # type: ignore[union-attr]
+
+
+def _answer(port: int, request: bytes) -> bytes:
+    """What the server answers ``request``, sent as raw bytes."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(request)
+        return connection.recv(4096)
 
 
 def test_serve_command_refuses_a_folder_that_is_no_snapshot(tmp_path: Path) -> None:

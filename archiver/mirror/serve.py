@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import mimetypes
 import signal
 from pathlib import Path
@@ -33,6 +34,26 @@ _BY_EXTENSION.update(
         ".xml": "application/xml",
     }
 )
+
+
+class _OneLine(logging.Filter):
+    """A request the server could not read (a header past its limit, a malformed request line)
+    is said in one line, what the error says cut short: a traceback says nothing to whoever
+    browses a snapshot, and a client can send as many as it likes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None:
+            said = " ".join(str(error).split())
+            record.msg = f"{record.getMessage()}: {type(error).__name__}{': ' if said else ''}{said}"[:240]
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_LOG = logging.getLogger("archiver.serve")
+"""What the server says of the requests it could not read (aiohttp's server logger otherwise)."""
 
 
 def content_type_of(name: str, recorded: str | None = None) -> str:
@@ -79,7 +100,7 @@ def make_app(snapshot_root: Path) -> web.Application:
         return web.FileResponse(path, headers={"Content-Type": mime, "Cache-Control": "no-cache"})
 
     app = web.Application()
-    app.router.add_route("GET", "/{path:.*}", handle)
+    app.router.add_get("/{path:.*}", handle)  # HEAD too, as link checkers and curl -I ask
     return app
 
 
@@ -90,7 +111,10 @@ async def serve(
 
     Cancelling it stops the server and closes every connection.
     """
-    runner = web.AppRunner(make_app(snapshot_root), access_log=None)
+    said = logging.StreamHandler()  # on stderr, beside the command's own lines
+    said.addFilter(_OneLine())
+    _LOG.addHandler(said)
+    runner = web.AppRunner(make_app(snapshot_root), access_log=None, logger=_LOG)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
@@ -113,3 +137,4 @@ async def serve(
         await stop.wait()
     finally:
         await runner.cleanup()
+        _LOG.removeHandler(said)
