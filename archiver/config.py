@@ -9,10 +9,11 @@ from typing import Any
 from archiver import __version__, config_saved
 from archiver.config_options import ADD, REFUSE, option
 from archiver.config_rules import check_settings
+from archiver.domains import has_bad_punycode
 from archiver.errors import BadURL, ConfigError
 from archiver.request_headers import Credentials
 from archiver.scope import BAD_PUNYCODE, MAX_URL_LENGTH, TOO_LONG
-from archiver.urls import has_bad_punycode, normalize_url
+from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
 BROWSER_MODES = ("never", "auto", "always")
