@@ -290,7 +290,7 @@ class CrawlConfig:
             default_text="chromium-headless-shell, chromium or google-chrome on PATH",
         ),
     )
-    """The Chromium to drive (None: the first of browser_pool.CHROMIUM_NAMES on PATH)."""
+    """The Chromium to drive (None: the first of chromium.CHROMIUM_NAMES on PATH)."""
     previous: str | None = field(
         default=None,
         metadata=option(

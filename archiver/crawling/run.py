@@ -31,8 +31,8 @@ from typing import Any
 from archiver.config import CrawlConfig
 from archiver.crawling import resume as resuming
 from archiver.crawling.backend import Backend, local_backend
-from archiver.crawling.browser_pool import require_browser
 from archiver.crawling.capture_workers import CaptureWorkers
+from archiver.crawling.chromium import require_browser
 from archiver.crawling.control import follow_controls, status_of
 from archiver.crawling.cookies import load_cookies
 from archiver.crawling.crawler import Crawler
