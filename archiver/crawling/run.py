@@ -58,8 +58,9 @@ from archiver.scope import Scope
 from archiver.store.changes import Changes
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import Manifest, StoredPayloads
-from archiver.store.previous import Previous, PreviousPayloads, check_previous
+from archiver.store.manifest import Manifest
+from archiver.store.payloads import PreviousPayloads, StoredPayloads
+from archiver.store.previous import Previous, check_previous
 from archiver.store.seeds import seed_ends, seed_failure
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary

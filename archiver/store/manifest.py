@@ -408,21 +408,3 @@ class Manifest:
         updates = [(follow_chain(url, targets.get).final, url) for url in targets]
         self._db.executemany("UPDATE urls SET final_url = ? WHERE url = ?", updates)
         self._db.commit()
-
-
-class StoredPayloads:
-    """The WARC writer's index of stored payloads (warc.PayloadIndex), kept in the manifest.
-
-    The writer upserts a capture's row right after its record, on the same
-    connection, so the manifest already answers for every payload stored,
-    this run or an earlier one, and RAM does not grow with the crawl.
-    """
-
-    def __init__(self, manifest: Manifest) -> None:
-        self._manifest = manifest
-
-    def find(self, digest: str, url: str) -> tuple[str, str] | None:
-        return self._manifest.first_capture(digest, url)
-
-    def add(self, digest: str, url: str, date: str) -> None:
-        pass  # the capture's manifest row records it
