@@ -9,10 +9,11 @@ from typing import Any
 from archiver import __version__, config_saved
 from archiver.config_options import ADD, REFUSE, option
 from archiver.config_rules import check_settings
+from archiver.domains import has_bad_punycode
 from archiver.errors import BadURL, ConfigError
 from archiver.request_headers import Credentials
 from archiver.scope import BAD_PUNYCODE, MAX_URL_LENGTH, TOO_LONG
-from archiver.urls import has_bad_punycode, normalize_url
+from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
 BROWSER_MODES = ("never", "auto", "always")
@@ -289,7 +290,7 @@ class CrawlConfig:
             default_text="chromium-headless-shell, chromium or google-chrome on PATH",
         ),
     )
-    """The Chromium to drive (None: the first of browser_pool.CHROMIUM_NAMES on PATH)."""
+    """The Chromium to drive (None: the first of chromium.CHROMIUM_NAMES on PATH)."""
     previous: str | None = field(
         default=None,
         metadata=option(

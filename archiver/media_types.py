@@ -8,7 +8,7 @@ names no encoding browsers know).
 
 An answer whose Content-Type names no type (none, an empty or invalid one,
 ``unknown/unknown``, ``application/unknown``) has its body sniffed, as browsers do
-(WHATWG MIME Sniffing, "rules for identifying an unknown MIME type"). Its
+(WHATWG MIME Sniffing, "rules for identifying an unknown MIME type": mime_sniffing.py). Its
 ``X-Content-Type-Options: nosniff`` makes it text/plain, as Chromium takes it, never a
 page; but an image, audio or video is still taken as one, as Chromium decodes them from
 their bytes whatever their type. A type the server named is never sniffed to another, but
@@ -18,8 +18,6 @@ for an image sent as HTML or plain text: a page shows it in an <img> whatever it
 MediaType(essence='text/html', charset='gbk')
 >>> extract_mime_type(["text/html; charset='utf-8'"]).charset
 "'utf-8'"
->>> sniff_unknown(b"  <!DOCTYPE html><title>x</title>"), sniff_unknown(b"%PDF-1.4"), sniff_unknown(b"hi")
-('text/html', 'application/pdf', 'text/plain')
 """
 
 from __future__ import annotations
@@ -29,8 +27,8 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
-SNIFF_BYTES = 1445
-"""Decoded bytes of a body its type is sniffed from (the "resource header" of MIME Sniffing)."""
+from archiver.mime_sniffing import IMAGES, sniff_image, sniff_media, sniff_unknown
+
 UNKNOWN_TYPES = frozenset({"", "unknown/unknown", "application/unknown"})
 """Essences that name no type: the body is sniffed (``*/*`` is dropped when the header is read)."""
 
@@ -222,7 +220,7 @@ def may_be_taken_as(sent: str, taken: str) -> bool:
     """
     if sent == taken or sent in UNKNOWN_TYPES or taken == DOWNLOAD_TYPE:
         return True
-    return sent in MISLABELLED_IMAGE_TYPES and taken in _IMAGES
+    return sent in MISLABELLED_IMAGE_TYPES and taken in IMAGES
 
 
 def needs_sniffing(headers: list[tuple[str, str]]) -> bool:
@@ -279,7 +277,7 @@ def with_charset(essence: str, content_type: str | None) -> str:
 def effective_content_type(headers: list[tuple[str, str]], head: Callable[[], bytes]) -> str | None:
     """The Content-Type a response is taken as: the one it sent (its fields as one value),
     else, where its type is unknown and may be sniffed, the type its body's first bytes say
-    (``head`` gives up to SNIFF_BYTES of the decoded body; called only then), with the charset
+    (``head`` gives up to mime_sniffing.SNIFF_BYTES of the decoded body; called only then), with the charset
     its Content-Type gave."""
     content_type = content_type_field(headers)
     sniffed = sniffed_as(headers, head()) if needs_sniffing(headers) else None
@@ -293,124 +291,3 @@ def as_taken(content_type: str | None, recorded: str | None) -> str | None:
     if recorded and read_content_type(content_type).essence != recorded:
         return with_charset(recorded, content_type)
     return content_type
-
-
-_HTML_TAGS = (
-    b"<!DOCTYPE HTML",
-    b"<HTML",
-    b"<HEAD",
-    b"<SCRIPT",
-    b"<IFRAME",
-    b"<H1",
-    b"<DIV",
-    b"<FONT",
-    b"<TABLE",
-    b"<A",
-    b"<STYLE",
-    b"<TITLE",
-    b"<B",
-    b"<BODY",
-    b"<BR",
-    b"<P",
-    b"<!--",
-)
-_TAG_END = b" >"
-_SIZED = b"\xff" * 4 + b"\x00" * 4
-"""The mask of a 4-byte tag, then a 4-byte size (any), as RIFF and FORM files begin."""
-SIGNATURES: tuple[tuple[bytes, bytes, str], ...] = (
-    # (pattern, mask, type): the byte patterns of MIME Sniffing's tables, in its order.
-    (b"%PDF-", b"\xff" * 5, "application/pdf"),
-    (b"%!PS-Adobe-", b"\xff" * 11, "application/postscript"),
-    (b"\xfe\xff", b"\xff\xff", "text/plain"),
-    (b"\xff\xfe", b"\xff\xff", "text/plain"),
-    (b"\xef\xbb\xbf", b"\xff\xff\xff", "text/plain"),
-    (b"\x00\x00\x01\x00", b"\xff" * 4, "image/x-icon"),
-    (b"\x00\x00\x02\x00", b"\xff" * 4, "image/x-icon"),
-    (b"BM", b"\xff\xff", "image/bmp"),
-    (b"GIF87a", b"\xff" * 6, "image/gif"),
-    (b"GIF89a", b"\xff" * 6, "image/gif"),
-    (b"RIFF\x00\x00\x00\x00WEBPVP", _SIZED + b"\xff" * 6, "image/webp"),
-    (b"\x89PNG\r\n\x1a\n", b"\xff" * 8, "image/png"),
-    (b"\xff\xd8\xff", b"\xff" * 3, "image/jpeg"),
-    (b"\x1aE\xdf\xa3", b"\xff" * 4, "video/webm"),
-    (b".snd", b"\xff" * 4, "audio/basic"),
-    (b"FORM\x00\x00\x00\x00AIFF", _SIZED + b"\xff" * 4, "audio/aiff"),
-    (b"ID3", b"\xff" * 3, "audio/mpeg"),
-    (b"OggS\x00", b"\xff" * 5, "application/ogg"),
-    (b"MThd\x00\x00\x00\x06", b"\xff" * 8, "audio/midi"),
-    (b"RIFF\x00\x00\x00\x00AVI ", _SIZED + b"\xff" * 4, "video/avi"),
-    (b"RIFF\x00\x00\x00\x00WAVE", _SIZED + b"\xff" * 4, "audio/wave"),
-    (b"\x1f\x8b\x08", b"\xff" * 3, "application/x-gzip"),
-    (b"PK\x03\x04", b"\xff" * 4, "application/zip"),
-    (b"Rar!\x1a\x07\x00", b"\xff" * 7, "application/x-rar-compressed"),
-)
-_BINARY = frozenset([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
-
-
-def _matches(head: bytes, pattern: bytes, mask: bytes) -> bool:
-    if len(head) < len(pattern):
-        return False
-    return all(head[i] & mask[i] == pattern[i] for i in range(len(pattern)))
-
-
-def _is_mp4(head: bytes) -> bool:
-    """MIME Sniffing's "matches the signature for MP4": an ftyp box naming an mp4 brand."""
-    if len(head) < 12:
-        return False
-    size = int.from_bytes(head[:4], "big")
-    if len(head) < size or size % 4 or head[4:8] != b"ftyp":
-        return False
-    if head[8:11] == b"mp4":
-        return True
-    return any(head[at : at + 3] == b"mp4" for at in range(16, size, 4))
-
-
-_MEDIA = ("image/", "audio/", "video/", "application/ogg")
-_IMAGES = frozenset({"image/x-icon", "image/gif", "image/webp", "image/png", "image/jpeg"})
-"""Images whose signature no text begins with (a BMP's is ``BM``, as "BMW" is)."""
-
-
-def sniff_image(head: bytes) -> str | None:
-    """The image type the first bytes of a body (``head``, decoded) have the signature of, of
-    those no text begins with (_IMAGES), or None.
-
-    >>> sniff_image(b"\\x89PNG\\r\\n\\x1a\\n"), sniff_image(b"BMW")
-    ('image/png', None)
-    """
-    kind = sniff_media(head)
-    return kind if kind in _IMAGES else None
-
-
-def sniff_media(head: bytes) -> str | None:
-    """The image, audio or video type the first bytes of a body (``head``, decoded) have the
-    signature of (MIME Sniffing's tables), or None.
-
-    >>> sniff_media(b"GIF89a"), sniff_media(b"<html>")
-    ('image/gif', None)
-    """
-    for pattern, mask, kind in SIGNATURES:
-        if kind.startswith(_MEDIA) and _matches(head, pattern, mask):
-            return kind
-    return "video/mp4" if _is_mp4(head) else None
-
-
-def sniff_unknown(head: bytes) -> str:
-    """The MIME type of a body whose answer named none, from its first bytes (``head``, decoded),
-    by MIME Sniffing's "rules for identifying an unknown MIME type" as browsers apply them to a
-    page (scripts may run): HTML first, then the other signatures, else text or binary."""
-    head = head[:SNIFF_BYTES]
-    start = len(head) - len(head.lstrip(b"\t\n\x0c\r "))
-    upper = head[start : start + 16].upper()
-    for tag in _HTML_TAGS:
-        if upper.startswith(tag) and len(upper) > len(tag) and upper[len(tag)] in _TAG_END:
-            return "text/html"
-    if head[start : start + 5] == b"<?xml":
-        return "text/xml"
-    for pattern, mask, kind in SIGNATURES:
-        if _matches(head, pattern, mask):
-            return kind
-    if _is_mp4(head):
-        return "video/mp4"
-    if any(byte in _BINARY for byte in head):
-        return "application/octet-stream"
-    return "text/plain"

@@ -86,7 +86,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
     "audio/mpeg": (".mp3",),
     "audio/ogg": (".ogg",),
     "audio/wav": (".wav",),
-    # The other types MIME Sniffing gives a body that named none (media_types.sniff_unknown()).
+    # The other types MIME Sniffing gives a body that named none (mime_sniffing.sniff_unknown()).
     "audio/wave": (".wav",),
     "audio/aiff": (".aiff", ".aif"),
     "audio/basic": (".au", ".snd"),

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from archiver.urls import has_bad_punycode, host_of, readable_url, registered_domain, try_normalize
+from archiver.domains import has_bad_punycode, registered_domain
+from archiver.urls import host_of, readable_url, try_normalize
 
 OUT_OF_SCOPE = "out of scope"
 EXCLUDED = "excluded"
@@ -29,7 +30,7 @@ NOFOLLOW = "nofollow"
 """A link of a page whose robots meta or X-Robots-Tag says nofollow."""
 TOO_LONG = "URL too long"
 BAD_PUNYCODE = "invalid punycode host"
-"""A URL whose host has an ``xn--`` label that is no valid IDNA (urls.has_bad_punycode): the URL
+"""A URL whose host has an ``xn--`` label that is no valid IDNA (domains.has_bad_punycode): the URL
 standard fails it, and no such name resolves."""
 MAX_URL_LENGTH = 65_536
 """Longest URL fetched, in characters of the normalised URL (all ASCII): servers refuse far

@@ -36,6 +36,7 @@ from archiver.cli import main
 from archiver.config import DEFAULT_USER_AGENT
 from archiver.crawling import browser_pool as pool_module
 from archiver.crawling import page_network as network_module
+from archiver.crawling.chromium import find_chromium
 from archiver.mirror.build import build_mirror
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.dom import DOM_PREFIX
@@ -691,9 +692,9 @@ def test_the_headless_shell_is_preferred_on_path(tmp_path, monkeypatch):
         (tmp_path / name).write_text("#!/bin/sh\n")
         (tmp_path / name).chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert pool_module.find_chromium() == str(tmp_path / "chromium-headless-shell")
+    assert find_chromium() == str(tmp_path / "chromium-headless-shell")
     (tmp_path / "chromium-headless-shell").unlink()
-    assert pool_module.find_chromium() == str(tmp_path / "chromium")
+    assert find_chromium() == str(tmp_path / "chromium")
 
 
 LEGACY_PAGE = (

@@ -10,13 +10,8 @@ import pytest
 
 from archiver.content import CHUNK, Decoding, bounded_document, decode_body, decode_payload, mime_type
 from archiver.links import charset_from_content_type
-from archiver.media_types import (
-    SIGNATURES,
-    MediaType,
-    effective_content_type,
-    extract_mime_type,
-    sniff_unknown,
-)
+from archiver.media_types import MediaType, effective_content_type, extract_mime_type
+from archiver.mime_sniffing import SIGNATURES, sniff_unknown
 from archiver.paths import url_to_path
 
 

@@ -7,16 +7,11 @@ import ada_url
 import pytest
 from conftest import in_linear_time
 
+from archiver.domains import has_bad_punycode, registered_domain
 from archiver.errors import BadURL
 from archiver.scope import EXCLUDED, OUT_OF_SCOPE, TOO_DEEP, Scope
 from archiver.surt import surt
-from archiver.urls import (
-    has_bad_punycode,
-    normalize_url,
-    query_encoded,
-    registered_domain,
-    try_normalize,
-)
+from archiver.urls import normalize_url, query_encoded, try_normalize
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,8 @@ from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.store.manifest import Manifest, StoredPayloads
+from archiver.store.manifest import Manifest
+from archiver.store.payloads import StoredPayloads
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc import cdxj

@@ -92,7 +92,7 @@ def _check_files(config: CrawlConfig) -> None:
     if config.cookies_file:
         read_cookies_file(config.cookies_file)
     if config.browser != "never":
-        from archiver.crawling.browser_pool import require_browser
+        from archiver.crawling.chromium import require_browser
 
         require_browser(config.chromium)  # the error says what to install
     if config.previous is not None:

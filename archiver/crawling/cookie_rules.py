@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from yarl import URL
 
-from archiver.urls import is_public_suffix, registered_domain
+from archiver.domains import is_public_suffix, registered_domain
 
 
 @dataclass(frozen=True)

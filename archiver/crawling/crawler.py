@@ -2,7 +2,7 @@
 
 The seed's shape: a queue of ``(url, redirects_left)`` items, a fixed pool of
 worker coroutines, ``join()`` to know the crawl is done, redirects handled
-here so that chains which meet are fetched once.
+by the crawl itself (responses.py) so that chains which meet are fetched once.
 
 Every stage comes in through a protocol (the seams): ``Frontier``, ``Fetch``,
 ``Politeness``, ``Prepare`` and ``WriteQueue``, so a browser that fetches, a
@@ -10,8 +10,10 @@ frontier shared through Redis, or a test double fits without touching this
 module.
 
 Whether a URL taken from the queue is fetched now is crawling/admission.py's
-to say (limits, live excludes, robots.txt); which URLs a page or a redirect
-leads to, crawling/discovery.py's.
+to say (limits, live excludes, robots.txt); what an answer fetched is recorded
+as and leads to (a redirect's target, a page's links, its render),
+crawling/responses.py's; which URLs a page or a redirect leads to,
+crawling/discovery.py's.
 
 Pages rendered in a browser (``Rendering``, see crawling/renderer.py) ask
 the crawl for each URL they request and hand back what the render found
@@ -22,35 +24,31 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import io
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from archiver.config import CrawlConfig
-from archiver.content import CSS_TYPE, HTML_TYPES, is_parsed, mime_type
 from archiver.crawling import log as crawl_log
 from archiver.crawling.admission import Admission, item_row
 from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
-from archiver.crawling.discovery import Discovery, stylesheet_client
-from archiver.crawling.fetch import Fetch, FetchOutcome
+from archiver.crawling.discovery import Discovery
+from archiver.crawling.fetch import Fetch
 from archiver.crawling.frontier import Frontier, QueueItem, request_facts, requeued, retry_due
-from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
+from archiver.crawling.politeness import Politeness
 from archiver.crawling.preparing import Prepare
 from archiver.crawling.referrers import ReferrerEncodings
+from archiver.crawling.responses import Responses
 from archiver.crawling.settling import Settling
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.errors import WriteError
-from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
-from archiver.referrer_policy import header_policy
 from archiver.scope import (
     Scope,
 )
-from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, ManifestRow
-from archiver.warc.capture import Capture
+from archiver.store.rows import FAILED, QUEUED
 
 if TYPE_CHECKING:
     from archiver.crawling.renderer import Rendering
@@ -100,13 +98,14 @@ class Crawler:
         """What does the job of a queue item that is no URL to fetch, by its ``found_by``: read an
         origin's sitemaps (frontier.SITEMAPS_JOB), record its robots.txt (ROBOTS_JOB)."""
         self._stop = asyncio.Event()
-        self._agent = robots_agent(config.user_agent)
         self._sources: set[asyncio.Task[None]] = set()
         """Tasks that queue URLs found outside the pages (feed())."""
         self.admission = Admission(
             config, frontier, writer, stats, policy, self.budget, self.controls, self.stop
         )
         """Whether a URL taken from the queue is fetched now: limits, live excludes, robots.txt."""
+        self.responses = Responses(self)
+        """What an answer fetched leads to: its row, a redirect's target, a page's links, its render."""
 
     def count_done(self, pages: int, size: int) -> None:
         """Count what earlier runs fetched against --max-pages and --max-bytes."""
@@ -287,86 +286,7 @@ class Crawler:
             row = item_row(item, FAILED, reason=outcome.error, tries=outcome.tries)
             await self.writer.put(WriteItem(row))
             return
-        await self._handle_response(item, outcome)
-
-    async def _handle_response(self, item: QueueItem, outcome: FetchOutcome) -> None:
-        capture = outcome.capture
-        assert capture is not None
-        status = capture.status
-        content_type = capture.content_type
-        self.stats.fetched += 1
-        self.stats.bytes += capture.body_length
-        await self.budget.add_bytes(capture.body_length)
-        crawl_log.fetched(item.url, status, mime_type(content_type), capture.body_length, outcome.error)
-        facts = dict(
-            tries=outcome.tries,
-            status=status,
-            content_type=mime_type(content_type) or None,
-            length=capture.body_length,
-            truncated=capture.truncated is not None,
-        )
-        if outcome.error:  # not the resource: cut short, refused, or a --retry-on status to the end
-            self.stats.failed += 1
-            row = item_row(item, FAILED, reason=outcome.error, **facts)
-            await self.writer.put(WriteItem(row, capture))
-            return
-        location = capture.header("location")
-        target = redirect_target(location, item.url)
-        if status in REDIRECT_STATUSES and target:
-            await self._handle_redirect(item, capture, target, facts)
-            return
-        if item.depth == 0 and item.found_by == "redirect":
-            # Where a seed's redirect chain lands is part of the seed: it joins the scope (of
-            # every process of a shared crawl, before they take the page's links).
-            self.scope = self.scope.with_seeds(await self.frontier.widen([item.url]))
-        elif not item.requisite and not self.scope.in_bounds(item.url):
-            # A page another process queued: where a seed landed there, as it may know only.
-            self.scope = self.scope.with_seeds(await self.frontier.widen([]))
-        mime = mime_type(content_type)
-        parse = is_parsed(status, mime)
-        renderer = self.renderer if parse and mime in HTML_TYPES else None
-        try:
-            prepared = await self.workers.prepare(
-                capture,
-                parse,
-                renderer is not None and renderer.inspects,
-                await self.referrers.of(item.referrer) if mime == CSS_TYPE else None,
-            )
-        except BaseException:
-            capture.body.close()  # stopped meanwhile: the capture goes nowhere
-            raise
-        await self.referrers.read(item.url, prepared.encoding)
-        nofollow = self.config.obey_robots and (
-            prepared.nofollow
-            or x_robots_nofollow(
-                (v for k, v in capture.response_headers if k.lower() == "x-robots-tag"), self._agent
-            )
-        )
-        if nofollow:
-            log.info("links of %s not followed: its robots directives say nofollow", item.url)
-        async with self.discovery.queueing() as queue:
-            met, claimed = await self.discovery.links(
-                prepared.links,
-                item,
-                nofollow,
-                prepared.hints,
-                _referrer_policy(capture),
-                stylesheet_client(item) if mime == CSS_TYPE else None,
-            )
-            queue += claimed
-            self.admission.tell_met(met)
-            decision = renderer.decide(item, prepared) if renderer is not None else None
-            reason = decision.reason if decision is not None and decision.render else None
-            nowhere = redirect_nowhere(status, location, item.url)
-            row = item_row(item, FETCHED, reason=nowhere, title=prepared.title, render_reason=reason, **facts)
-            if prepared.exchange is not None and not self.writer.reads_body(content_type):
-                # Its records are encoded: the writer only appends them. The body (up to a MiB, and
-                # a hundred captures may wait for the writer) goes now.
-                capture.body.close()
-                capture = dataclasses.replace(capture, body=io.BytesIO())
-            await self.writer.put(WriteItem(row, capture, met, prepared.exchange, draft=prepared.draft))
-        if renderer is not None and decision is not None:
-            await renderer.offer(item, prepared.links, decision, nofollow)
+        await self.responses.handle(item, outcome)
 
     async def capture_now(self, item: QueueItem) -> None:
         """Capture ``item`` out of its turn (a page's render asks for it: render_pages.py), if
@@ -380,34 +300,6 @@ class Crawler:
         except Exception as exc:  # as in _work: recorded, so nobody waits for it forever
             log.exception("error handling %s", item.url)
             await self._record_crash(item, exc)
-
-    async def _handle_redirect(
-        self, item: QueueItem, capture: Capture, target: str, facts: Mapping[str, object]
-    ) -> None:
-        self.stats.redirects += 1
-        met: list[ManifestRow] = []
-        queue: list[QueueItem] = []
-        if target in (*item.chain, item.url):
-            outcome, reason = FAILED, "redirect loop"
-        elif item.redirects_left <= 0:
-            outcome, reason = FAILED, f"too many redirects (more than {self.config.max_redirects})"
-        else:
-            outcome, reason = REDIRECTED, None
-            policy = _referrer_policy(capture) or item.referrer_policy
-            self.discovery.redirected(item, target, policy, met, queue)
-        if outcome == FAILED:
-            self.stats.failed += 1
-        fragment = redirect_fragment(capture.header("location"), item.url)
-        row = item_row(item, outcome, reason=reason, redirect_to=target, redirect_fragment=fragment, **facts)
-        async with self.discovery.queueing() as claimed:
-            met, claimed[:] = await self.discovery.claimed(met, queue)
-            await self.writer.put(WriteItem(row, capture, met))
-
-
-def _referrer_policy(capture: Capture) -> str:
-    """The referrer policy a response's Referrer-Policy headers give ('' for none)."""
-    headers = capture.response_headers
-    return header_policy(value for name, value in headers if name.lower() == "referrer-policy")
 
 
 def _ended_source(task: asyncio.Task[None]) -> None:

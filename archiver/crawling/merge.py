@@ -34,7 +34,8 @@ from archiver.errors import SnapshotError, SnapshotLocked
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.crawl_record import FINISHED, INTERRUPTED, CrawlRecord
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import FIELDS, Manifest
+from archiver.store.manifest import Manifest
+from archiver.store.row_columns import FIELDS
 from archiver.store.rows import QUEUED
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.store.totals import summary

@@ -33,7 +33,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from archiver.crawling.browser import RenderedPage, render_page
-from archiver.crawling.browser_pool import BrowserPool, browser_error_types
+from archiver.crawling.browser_pool import BrowserPool
+from archiver.crawling.chromium import browser_error_types
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.page_network import Answerer, Asked
 from archiver.crawling.preparing import Prepared

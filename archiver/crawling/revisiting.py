@@ -11,7 +11,7 @@ mirror writes it, and the WARC keeps the 304 as a server-not-modified revisit
 of the URL's stored response. A 304 whose validator names another version
 than the one asked about confirms nothing: the URL is asked for again,
 without conditions. A 200 whose payload the previous snapshot holds becomes
-a revisit in the writer (store/previous.py PreviousPayloads).
+a revisit in the writer (store/payloads.py PreviousPayloads).
 
 The previous snapshot is read in one thread of its own: its SQLite
 connection and WARC file handle are never used by two threads at once.

@@ -31,8 +31,8 @@ from typing import Any
 from archiver.config import CrawlConfig
 from archiver.crawling import resume as resuming
 from archiver.crawling.backend import Backend, local_backend
-from archiver.crawling.browser_pool import require_browser
 from archiver.crawling.capture_workers import CaptureWorkers
+from archiver.crawling.chromium import require_browser
 from archiver.crawling.control import follow_controls, status_of
 from archiver.crawling.cookies import load_cookies
 from archiver.crawling.crawler import Crawler
@@ -58,8 +58,9 @@ from archiver.scope import Scope
 from archiver.store.changes import Changes
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.lock import snapshot_lock
-from archiver.store.manifest import Manifest, StoredPayloads
-from archiver.store.previous import Previous, PreviousPayloads, check_previous
+from archiver.store.manifest import Manifest
+from archiver.store.payloads import PreviousPayloads, StoredPayloads
+from archiver.store.previous import Previous, check_previous
 from archiver.store.seeds import seed_ends, seed_failure
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary

@@ -17,88 +17,33 @@ verify can tell a damaged mirror.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from archiver.errors import SnapshotError, WriteError
 from archiver.redirects import follow_chain
+from archiver.store.row_columns import (
+    FIELDS,
+    INSERT_NEW,
+    UPSERT,
+    WRONG_TYPE,
+    checked_offset,
+    read_row,
+    selected_columns,
+)
 from archiver.store.rows import (
     IS_REDIRECT,
     QUEUED,
-    SKIPPED,
     ManifestRow,
     MirrorFile,
 )
 from archiver.store.schema import create_tables, has_urls_table, read_as_current
 from archiver.urls import earlier_form
 
-FIELDS = tuple(f.name for f in dataclasses.fields(ManifestRow))
 COMPACT_FROM_PAGES = 256
 """Free pages (of 4 KiB) below which checkpoint() never rewrites the file: a small crawl's
 manifest is not worth a rewrite."""
-DISCOVERY = ("found_by", "parent", "depth")
-"""How a URL was found: kept from its row when a later one replaces it, but a skipped one's."""
-_COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
-# A row's discovery facts stay: a URL fetched for a browser before the worker that queued
-# it got to it, or a robots.txt a page linked and the crawl asked again (recorded again),
-# still says how the crawl first found it. A skipped URL is found anew where it is taken.
-_UPSERT = f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET " + ", ".join(
-    f"{name} = CASE WHEN urls.outcome = '{SKIPPED}' THEN excluded.{name} ELSE urls.{name} END"
-    if name in DISCOVERY
-    else f"{name} = excluded.{name}"
-    for name in FIELDS
-    if name != "url"
-)
-# A URL skipped where it was first met (a nofollow page, past --max-depth) and queued where
-# it is met again must read queued, or a resume would never fetch it. A queued URL queued
-# again is one waiting out a failed try: its request facts (its tries) are new.
-_INSERT_NEW = (
-    f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET outcome = excluded.outcome, "
-    "reason = NULL, found_by = excluded.found_by, parent = excluded.parent, depth = excluded.depth, "
-    "request = excluded.request "
-    f"WHERE urls.outcome IN ('{SKIPPED}', '{QUEUED}') AND excluded.outcome = '{QUEUED}'"
-)
-_TRUNCATED = FIELDS.index("truncated")
-
-
-_NUMBERS = tuple(i for i, f in enumerate(dataclasses.fields(ManifestRow)) if str(f.type).startswith("int"))
-_TEXTS = tuple(i for i, f in enumerate(dataclasses.fields(ManifestRow)) if str(f.type).startswith("str"))
-
-
-def _row(values: Sequence[Any], checked: bool = True) -> ManifestRow:
-    """The ManifestRow of ``values``, the columns of FIELDS in order.
-
-    ``checked``: SnapshotError if a value is not of its field's type (SQLite keeps what a
-    column is given: a manifest edited by hand may hold text for an offset), rather than a
-    row that fails far from here; verify reads them unchecked, to report each.
-    """
-    fields = list(values)
-    fields[_TRUNCATED] = bool(fields[_TRUNCATED])  # SQLite keeps the flag as 0 or 1
-    row = ManifestRow(*fields)
-    if checked and (
-        any(fields[i] is not None and type(fields[i]) is not int for i in _NUMBERS)
-        or any(fields[i] is not None and type(fields[i]) is not str for i in _TEXTS)
-    ):
-        raise SnapshotError(
-            f"the manifest is damaged: in the row of {row.url!r}, {'; '.join(row.wrong_types())} "
-            "(archiver verify lists what else is)"
-        )
-    return row
-
-
-def _offset(found: Any, what: str) -> int | None:
-    """``found`` (a WARC offset read from the manifest), or SnapshotError if it is no number."""
-    if found is not None and type(found) is not int:
-        raise SnapshotError(f"the manifest is damaged: a {what} is {found!r}, not a whole number")
-    return found
-
-
-def _selected(present: set[str]) -> str:
-    """The column list of FIELDS, NULL for those an older manifest opened read-only lacks."""
-    return ", ".join(f"urls.{name}" if name in present else f"NULL AS {name}" for name in FIELDS)
 
 
 def readonly_uri(path: str | Path) -> str:
@@ -117,10 +62,10 @@ class Manifest:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
         present = {info[1] for info in connection.execute("PRAGMA table_info(urls)")}
-        self._selected = _selected(present) if present else _selected(set(FIELDS))
+        self._selected = selected_columns(present) if present else selected_columns(set(FIELDS))
         self._select = f"SELECT {self._selected} FROM urls"
         self.checks_types = True
-        """Whether a row with a value of the wrong type raises SnapshotError (see _row)."""
+        """Whether a row with a value of the wrong type raises SnapshotError (row_columns.read_row)."""
 
     @classmethod
     def open(cls, path: str | Path, *, readonly: bool = False, existing: bool = False) -> Manifest:
@@ -180,13 +125,11 @@ class Manifest:
         return [line for line in lines if not line.startswith("*** in database")][:most]
 
     def check_types(self) -> None:
-        """SnapshotError naming the first row with a value of the wrong type (see _row), found by
-        one SQL scan rather than by reading each row."""
-        wrong = [f"typeof({FIELDS[i]}) NOT IN ('integer', 'null')" for i in _NUMBERS]
-        wrong += [f"typeof({FIELDS[i]}) NOT IN ('text', 'null')" for i in _TEXTS]
-        found = self._db.execute(f"{self._select} WHERE {' OR '.join(wrong)} LIMIT 1").fetchone()
+        """SnapshotError naming the first row with a value of the wrong type (see
+        row_columns.read_row), found by one SQL scan rather than by reading each row."""
+        found = self._db.execute(f"{self._select} WHERE {WRONG_TYPE} LIMIT 1").fetchone()
         if found:
-            _row(found)
+            read_row(found)
 
     def close(self) -> None:
         """Commit and close; safe to call twice."""
@@ -228,12 +171,12 @@ class Manifest:
 
     def upsert(self, row: ManifestRow) -> None:
         """Insert or replace the row of ``row.url`` (committed by commit()/close())."""
-        self._db.execute(_UPSERT, tuple(getattr(row, name) for name in FIELDS))
+        self._db.execute(UPSERT, tuple(getattr(row, name) for name in FIELDS))
 
     def insert_new(self, rows: Iterable[ManifestRow]) -> None:
         """Insert rows for URLs not in the manifest yet; existing rows are kept, but for a
         skipped one that a queued row replaces (the URL is to be fetched after all)."""
-        self._db.executemany(_INSERT_NEW, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
+        self._db.executemany(INSERT_NEW, [tuple(getattr(r, n) for n in FIELDS) for r in rows])
 
     def set_render(
         self,
@@ -284,7 +227,7 @@ class Manifest:
         found = self._db.execute(f"{self._select} WHERE url = ?", (url,)).fetchone()
         if found is None and (earlier := earlier_form(url)) is not None:
             found = self._db.execute(f"{self._select} WHERE url = ?", (earlier,)).fetchone()
-        return _row(found, self.checks_types) if found else None
+        return read_row(found, self.checks_types) if found else None
 
     def rows(
         self, outcome: str | None = None, where: str = "", limit: int | None = None
@@ -306,7 +249,7 @@ class Manifest:
         bound = f" LIMIT {int(limit)}" if limit is not None else ""
         cursor = self._db.execute(f"{self._select}{clause} ORDER BY url{bound}", parameters)
         for found in cursor:
-            yield _row(found, self.checks_types)
+            yield read_row(found, self.checks_types)
 
     def capture_at(self, warc_file: str, offset: int) -> ManifestRow | None:
         """The row whose response or revisit record is at ``offset`` of ``warc_file``, if any."""
@@ -314,7 +257,7 @@ class Manifest:
             f"SELECT {self._selected} FROM urls WHERE warc_file = ? AND warc_offset = ? LIMIT 1",
             (warc_file, offset),
         ).fetchone()
-        return _row(found, self.checks_types) if found else None
+        return read_row(found, self.checks_types) if found else None
 
     def has_capture_at(self, warc_file: str, offset: int) -> bool:
         """True if a row names the record at ``offset`` of ``warc_file`` as its capture or its DOM."""
@@ -358,14 +301,14 @@ class Manifest:
         found = self._db.execute(
             "SELECT MAX(warc_offset) FROM urls WHERE warc_file = ?", (warc_file,)
         ).fetchone()
-        return _offset(found[0], f"WARC offset in {warc_file}") if found else None
+        return checked_offset(found[0], f"WARC offset in {warc_file}") if found else None
 
     def last_dom_offset(self, warc_file: str) -> int | None:
         """Offset of the last rendered-DOM record a row names in ``warc_file``."""
         found = self._db.execute(
             "SELECT MAX(dom_warc_offset) FROM urls WHERE dom_warc_file = ?", (warc_file,)
         ).fetchone()
-        return _offset(found[0], f"rendered DOM's WARC offset in {warc_file}") if found else None
+        return checked_offset(found[0], f"rendered DOM's WARC offset in {warc_file}") if found else None
 
     def captures_by_path(self, plan: str, where: str = "1") -> Iterator[tuple[ManifestRow, str]]:
         """Rows planned in table ``plan`` (url, path...), with their path, in path order.
@@ -379,7 +322,7 @@ class Manifest:
             f"WHERE {where} ORDER BY {plan}.path"
         )
         for found in cursor:
-            yield _row(found[:-1], self.checks_types), found[-1]
+            yield read_row(found[:-1], self.checks_types), found[-1]
 
     def captures(self) -> Iterator[ManifestRow]:
         """Rows whose response or revisit record is in a WARC file, in WARC order."""
@@ -387,7 +330,7 @@ class Manifest:
             f"{self._select} WHERE warc_file IS NOT NULL ORDER BY warc_file, warc_offset"
         )
         for found in cursor:
-            yield _row(found, self.checks_types)
+            yield read_row(found, self.checks_types)
 
     def first_capture(self, digest: str, other_than: str = "") -> tuple[str, str] | None:
         """URL and WARC-Date of a whole, non-empty response record whose payload is ``digest``
@@ -465,21 +408,3 @@ class Manifest:
         updates = [(follow_chain(url, targets.get).final, url) for url in targets]
         self._db.executemany("UPDATE urls SET final_url = ? WHERE url = ?", updates)
         self._db.commit()
-
-
-class StoredPayloads:
-    """The WARC writer's index of stored payloads (warc.PayloadIndex), kept in the manifest.
-
-    The writer upserts a capture's row right after its record, on the same
-    connection, so the manifest already answers for every payload stored,
-    this run or an earlier one, and RAM does not grow with the crawl.
-    """
-
-    def __init__(self, manifest: Manifest) -> None:
-        self._manifest = manifest
-
-    def find(self, digest: str, url: str) -> tuple[str, str] | None:
-        return self._manifest.first_capture(digest, url)
-
-    def add(self, digest: str, url: str, date: str) -> None:
-        pass  # the capture's manifest row records it

@@ -14,7 +14,6 @@ to NEW when it can be, so the two folders can move together.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import sqlite3
@@ -28,7 +27,6 @@ from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
-from archiver.warc.files import PayloadIndex
 from archiver.warc.reader import PARSE_ERRORS, WarcReader
 from archiver.warc.records import NOT_MODIFIED_PROFILE, sha1_digest
 
@@ -356,39 +354,3 @@ class Previous:
         if found is None:
             return None
         return self._snapshot.mirror_dir / row.local_path, found[0], found[1]
-
-
-CHECKED_ORIGINALS = 65_536
-"""Originals whose check a re-archive's writer remembers (the most recent): bounded memory; one
-forgotten is read again if met again."""
-
-
-class PreviousPayloads:
-    """The writer's PayloadIndex of a re-archive: payloads stored by this crawl first, then by the
-    previous snapshots, so an unchanged body becomes a revisit of the record that holds it.
-
-    A previous snapshot's record is read whole once (Original.check) before a revisit refers
-    to it: one damaged or gone would leave the revisit with no payload, while the crawl has
-    the body in hand to store.
-    """
-
-    def __init__(self, own: PayloadIndex, previous: Previous) -> None:
-        self._own = own
-        self._previous = previous
-        self._whole = functools.lru_cache(maxsize=CHECKED_ORIGINALS)(self._original_is_whole)
-
-    def find(self, digest: str, url: str) -> tuple[str, str] | None:
-        found = self._own.find(digest, url)
-        if found is not None:
-            return found
-        original = self._previous.original(digest)
-        if original is None or not self._whole(original.url, original.date, digest):
-            return None
-        return original.url, original.date
-
-    def _original_is_whole(self, url: str, date: str, digest: str) -> bool:
-        original = self._previous.at(url, date)
-        return original is not None and original.payload_digest == digest and original.check() is None
-
-    def add(self, digest: str, url: str, date: str) -> None:
-        self._own.add(digest, url, date)

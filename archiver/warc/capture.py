@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import IO
 
 from archiver.content import CHUNK, Decoding
-from archiver.media_types import SNIFF_BYTES, content_type_field, needs_sniffing, sniffed_as, with_charset
+from archiver.media_types import content_type_field, needs_sniffing, sniffed_as, with_charset
+from archiver.mime_sniffing import SNIFF_BYTES
 
 
 @dataclass(frozen=True)

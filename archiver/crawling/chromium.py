@@ -1,0 +1,160 @@
+"""The Chromium a crawl drives: which one, how it is launched, its processes kept out of the way.
+
+The browser is the system's Chromium (Debian's ``chromium-headless-shell`` or
+``chromium`` package, or any found on PATH or given with ``--chromium``);
+Playwright's own browser download is never used. It is launched with a fresh
+profile and with no way out to the network of its own: every request of a page is answered by the crawler (see
+crawling/browser.py), and anything that slips past that (a preconnect, a DNS
+prefetch) meets a proxy that refuses connections (refusing_port()) and a resolver
+that knows no name (CHROMIUM_ARGS).
+
+The browser runs in Linux's idle scheduling class (lower_priority()): on a
+static site crawled with ``--browser auto``, its few trial renders take the CPU
+the HTTP crawl leaves unused instead of slowing it.
+
+The pool of tabs that keeps one such browser running is crawling/browser_pool.py.
+
+>>> find_chromium("/no/such/chromium")
+Traceback (most recent call last):
+...
+archiver.errors.ConfigError: no Chromium at /no/such/chromium (give the path of ... with --chromium)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import shutil
+import socket
+from pathlib import Path
+from typing import Any
+
+from archiver.errors import ConfigError
+
+CHROMIUM_NAMES = (
+    "chromium-headless-shell",
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+)
+"""Looked for on PATH in this order. Debian's chromium-headless-shell is the same Chromium
+without its desktop parts (the headless mode Playwright itself prefers): launching it and
+rendering the first page cost 1.7 CPU seconds against 3.6 for chromium, and each page about
+half as much (benchmarks/README.md)."""
+INSTALL_HINT = (
+    "install Debian's chromium-headless-shell or chromium (apt-get install chromium-headless-shell) "
+    "or give its path with --chromium"
+)
+PLAYWRIGHT_HINT = "pip install 'archiver[browser]' (Playwright for Python)"
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+    "--hide-scrollbars",
+    # No name resolves: a request that escaped routing cannot find a host.
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+)
+
+
+def find_chromium(path: str | None = None) -> str:
+    """The Chromium to drive: ``path`` if given, else the first of CHROMIUM_NAMES on PATH."""
+    if path:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+        raise ConfigError(f"no Chromium at {path} (give the path of a Chromium or Chrome with --chromium)")
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise ConfigError(f"--browser needs Chromium, and none is on PATH: {INSTALL_HINT}")
+
+
+def require_browser(chromium: str | None) -> str:
+    """Check at start that a browser can be driven: the Chromium's path, or a ConfigError saying
+    what to install."""
+    try:
+        # Found, not imported: a crawl that renders nothing never pays for importing it.
+        installed = importlib.util.find_spec("playwright.async_api") is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+        installed = False
+    if not installed:
+        raise ConfigError(f"--browser needs Playwright, which is not installed: {PLAYWRIGHT_HINT}")
+    return find_chromium(chromium)
+
+
+def refusing_port() -> socket.socket:
+    """A bound socket that never listens: connections to its port are refused, and no one else takes it."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+DRIVER_GONE = "Connection closed while reading from the driver"
+
+
+def quiet_about_the_driver_gone(loop: asyncio.AbstractEventLoop) -> None:
+    """When Playwright's driver process ends (a signal to the whole process group, as a
+    terminal's Ctrl-C or timeout(1) sends, ends it first), Playwright sets that error on a future
+    of its own that nothing reads once it has started, and asyncio printed it on stderr as
+    "never retrieved", three lines after the crawl's one. The calls in flight fail alike, and
+    the pool and the crawl deal with those: that one future is left unsaid."""
+
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        if "future" in context and error is not None and str(error) == DRIVER_GONE:
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+
+
+def driver_pids() -> list[int]:
+    """Playwright's driver: the child of this process that runs ``run-driver`` (Linux /proc)."""
+    found = []
+    try:
+        tasks = list(Path(f"/proc/{os.getpid()}/task").iterdir())
+    except OSError:
+        return []
+    for task in tasks:
+        with contextlib.suppress(OSError, ValueError):
+            for child in (task / "children").read_text().split():
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"run-driver" in command:
+                    found.append(int(child))
+    return found
+
+
+def lower_priority(pids: list[int]) -> None:
+    """Let ``pids`` (every thread of each) run only on CPU the crawl leaves idle (SCHED_IDLE); the
+    processes they start inherit it, and Chromium's own changes of its threads' nice values do
+    not undo it (a scheduling class, not a niceness). Where the class is unknown, nothing changes."""
+    for pid in pids:
+        threads = [pid]
+        with contextlib.suppress(OSError):
+            threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+        for thread in threads:
+            with contextlib.suppress(OSError, AttributeError):
+                os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
+
+
+def browser_error_types() -> tuple[type[BaseException], ...]:
+    """Playwright's error class (imported only when a browser is used)."""
+    from playwright.async_api import Error
+
+    return (Error,)
