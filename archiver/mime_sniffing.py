@@ -64,10 +64,31 @@ SIGNATURES: tuple[tuple[bytes, bytes, str], ...] = (
 _BINARY = frozenset([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])
 
 
-def _matches(head: bytes, pattern: bytes, mask: bytes) -> bool:
-    if len(head) < len(pattern):
-        return False
-    return all(head[i] & mask[i] == pattern[i] for i in range(len(pattern)))
+_Signature = tuple[int, int, int, str]
+"""A signature as _matching() compares it: (length, pattern, mask as big-endian integers, type)."""
+
+
+def _by_first_byte(signatures: tuple[tuple[bytes, bytes, str], ...]) -> dict[int, tuple[_Signature, ...]]:
+    """``signatures`` (in their order) that a head beginning with each byte may match: most
+    bodies (a page's ``<``) begin with a byte no signature does, and every body of a crawl is
+    sniffed for images. A signature whose mask leaves its first byte open is under every byte."""
+    table: dict[int, list[_Signature]] = {byte: [] for byte in range(256)}
+    for pattern, mask, kind in signatures:
+        signature = (len(pattern), int.from_bytes(pattern, "big"), int.from_bytes(mask, "big"), kind)
+        for byte in range(256):
+            if byte & mask[0] == pattern[0]:
+                table[byte].append(signature)
+    return {byte: tuple(found) for byte, found in table.items()}
+
+
+def _matching(head: bytes, table: dict[int, tuple[_Signature, ...]]) -> str | None:
+    """The type of the first signature of ``table`` (_by_first_byte()) that ``head`` matches."""
+    if not head:
+        return None
+    for length, pattern, mask, kind in table[head[0]]:
+        if len(head) >= length and int.from_bytes(head[:length], "big") & mask == pattern:
+            return kind
+    return None
 
 
 def _is_mp4(head: bytes) -> bool:
@@ -83,6 +104,8 @@ def _is_mp4(head: bytes) -> bool:
 
 
 _MEDIA = ("image/", "audio/", "video/", "application/ogg")
+_ALL = _by_first_byte(SIGNATURES)
+_MEDIA_ONLY = _by_first_byte(tuple(signature for signature in SIGNATURES if signature[2].startswith(_MEDIA)))
 IMAGES = frozenset({"image/x-icon", "image/gif", "image/webp", "image/png", "image/jpeg"})
 """Images whose signature no text begins with (a BMP's is ``BM``, as "BMW" is)."""
 
@@ -105,10 +128,7 @@ def sniff_media(head: bytes) -> str | None:
     >>> sniff_media(b"GIF89a"), sniff_media(b"<html>")
     ('image/gif', None)
     """
-    for pattern, mask, kind in SIGNATURES:
-        if kind.startswith(_MEDIA) and _matches(head, pattern, mask):
-            return kind
-    return "video/mp4" if _is_mp4(head) else None
+    return _matching(head, _MEDIA_ONLY) or ("video/mp4" if _is_mp4(head) else None)
 
 
 def sniff_unknown(head: bytes) -> str:
@@ -123,9 +143,9 @@ def sniff_unknown(head: bytes) -> str:
             return "text/html"
     if head[start : start + 5] == b"<?xml":
         return "text/xml"
-    for pattern, mask, kind in SIGNATURES:
-        if _matches(head, pattern, mask):
-            return kind
+    kind = _matching(head, _ALL)
+    if kind is not None:
+        return kind
     if _is_mp4(head):
         return "video/mp4"
     if any(byte in _BINARY for byte in head):
