@@ -12,7 +12,7 @@ as another.
 
 A charset is named by a label, read as browsers read it (the WHATWG Encoding
 standard's table, from webencodings): ISO-8859-1, latin1 and US-ASCII are
-windows-1252 there, Shift_JIS is Windows' (cp932), a label browsers do not
+windows-1252 there, Shift_JIS is Windows' (cp932, read and written as browsers do), a label browsers do not
 know (UTF-7, a codec only Python has) names nothing. Everything here gives
 Python codec names. The labels of the standard's "replacement" encoding (ISO-2022-KR,
 HZ-GB-2312, ISO-2022-CN: encodings whose bytes can hide markup from a server's filters) name
@@ -167,7 +167,7 @@ def web_codec(label: str | None) -> str | None:
     know (then the next rule decides, as in a browser).
 
     >>> web_codec("ISO-8859-1"), web_codec(" latin1"), web_codec("Shift_JIS"), web_codec("utf-7")
-    ('cp1252', 'cp1252', 'cp932', None)
+    ('cp1252', 'cp1252', 'web-shift_jis', None)
     >>> web_codec("ISO-2022-KR"), b"<a href=x>".decode(web_codec("hz-gb-2312"))
     ('web-replacement', '\ufffd')
     >>> b"\\xca".decode(web_codec("windows-1255")) == "\\u05ba", b"\\xae".decode(web_codec("koi8-u"))
@@ -279,7 +279,8 @@ def _WEB_LABELS() -> dict[str, str]:  # noqa: N802 - a constant made once, when 
     for label in webencodings.LABELS:
         if (codec := web_codec(label)) is not None:
             names.setdefault(codec, webencodings.lookup(label).name)
-    return names
+    # The Python codecs earlier snapshots named these encodings by, before they had codecs here.
+    return names | {"cp932": "shift_jis", "big5hkscs": "big5", "euc_jp": "euc-jp"}
 
 
 def _self_declared(

@@ -418,6 +418,8 @@ def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
         ("?q=\u65e5\u672c", "shift_jis", "?q=%93%FA%96{"),  # 0x7B, "{", is no byte to encode
         ("?q=\u30bd", "shift_jis", "?q=%83\\"),  # its second byte is ASCII: kept, as a browser keeps it
         ("?q=\u2460", "shift_jis", "?q=%87@"),  # Windows' Shift_JIS, as browsers read it
+        ("?q=\u2170\u00a5\u00a2", "shift_jis", "?q=%FA@\\%26%23162%3B"),  # IBM's row, as Chromium writes it
+        ("?q=\u2027\u3875\u4e2d", "big5", "?q=%A1E%26%2314453%3B%A4%A4"),  # HKSCS's alone: none
         ("?q=\U0001f600", "euc_jp", "?q=%26%23128512%3B"),
         ("http://h/a?b=\u00e9&c=d e", "cp1252", "http://h/a?b=%E9&c=d e"),  # ASCII is the parser's
         ("/a#x?\u00e9", "cp1252", "/a#x?\u00e9"),  # a fragment's "?" starts no query

@@ -53,9 +53,15 @@ class View:
         """
         if not self.as_bytes or view.isascii() or not _ascii_inside_characters(self.encoding):
             return view
-        text = view.encode("latin-1").decode(self.encoding, "surrogateescape")
+        data = view.encode("latin-1")
+        text = data.decode(self.encoding, "surrogateescape")
         encoding = self.encoding
-        scanned = _NOT_ASCII.sub(lambda m: "\x80" * len(m.group().encode(encoding, "surrogateescape")), text)
+        try:
+            scanned = _NOT_ASCII.sub(
+                lambda m: "\x80" * len(m.group().encode(encoding, "surrogateescape")), text
+            )
+        except UnicodeEncodeError:  # a character read that is written no more (Big5's HKSCS rows)
+            scanned = _masked(data, encoding)
         return scanned if len(scanned) == len(view) else view
 
     def to_text(self, view: str) -> str:
@@ -76,6 +82,30 @@ class View:
             return view.encode(self.encoding, "surrogateescape")
         except UnicodeEncodeError:
             return view.encode(self.encoding, "xmlcharrefreplace")
+
+
+def _masked(data: bytes, encoding: str) -> str:
+    """``data`` read one character per byte, each byte of a character of ``encoding`` made 0x80,
+    found by reading it a byte at a time (View.scanned, for what its encoder does not write back:
+    a browser writes no character that only Big5's HKSCS rows hold, though it reads them).
+
+    >>> _masked(b"\\x87z(\\x88b\\x81\\\\", "web-big5")
+    '\\x80\\x80(\\x80\\x80\\x80\\\\'
+    """
+    decoder = codecs.getincrementaldecoder(encoding)("surrogateescape")
+    out: list[str] = []
+    pending = 0
+    for byte in data:
+        text = decoder.decode(bytes([byte]))
+        if not text:
+            pending += 1  # a lead, its character still to come
+        elif byte < 0x80 and text[-1] == chr(byte):
+            out.append("\x80" * pending + chr(byte))  # ASCII read on its own, after any lead it ended
+        else:
+            out.append("\x80" * (pending + 1))
+        if text:
+            pending = 0
+    return "".join(out) + "\x80" * pending
 
 
 @functools.lru_cache(maxsize=64)
