@@ -68,6 +68,10 @@ PATHS = (
     "/to-script",
     "/to-bad-host",
     "/to-nowhere",
+    "/no-status-code",
+    "/short-status",
+    "/long-status",
+    "/http09",
 )
 NOWHERE = {
     "/to-script": (b"javascript:alert(1)", "a 302 to 'javascript:alert(1)', no http or https URL"),
@@ -164,6 +168,15 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         )
         writer.write(b"\r\nh2" + (b" and the rest, to the close" if close else b""))
         return not close
+    elif path == "/no-status-code":  # a version alone: 200 OK to Chromium
+        writer.write(b"HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nnone")
+    elif path == "/short-status":  # Chromium reads the digits there are: status 20, reason "x"
+        writer.write(b"HTTP/1.1 20x\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nshort")
+    elif path == "/long-status":  # Chromium reads 2000; no status of HTTP has four digits
+        _answer(writer, b"2000 OK", b"long")
+    elif path == "/http09":  # HTTP/0.9: a body without a head, to the close
+        writer.write(b"<p>a body without a head, as HTTP/0.9 sent it</p>")
+        return False
     elif path == "/te-identity":  # a coding that frames nothing: the length beside it counts
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: identity\r\n"
@@ -291,6 +304,20 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         else:
             renamed = http.get_header("X-Archiver-Content-Length")
             assert renamed in ("+4", "1" + "0" * 30) and not http.get_header("Content-Length")
+    # A status line of a version alone is 200 OK to Chromium, one of two digits that number; a
+    # status of four digits and an HTTP/0.9 answer (no head: Chromium takes one only on port 80)
+    # are refused, each with its reason.
+    for path, status, body in (("/no-status-code", 200, b"none"), ("/short-status", 20, b"short")):
+        row = rows[base + path]
+        assert (row.outcome, row.status, payloads.get(base + path)) == (FETCHED, status, body), row
+    for path, why in (
+        ("/long-status", "a status code of more than three digits (2000), which no HTTP status is"),
+        ("/http09", "no status line: an HTTP/0.9 answer, which the crawl does not take"),
+    ):
+        assert (rows[base + path].outcome, rows[base + path].reason) == (
+            FAILED,
+            f"bad response: {why} after 2 tries",
+        )
     te = rows[base + "/te-identity"]
     assert (te.outcome, te.tries, payloads.get(base + "/te-identity")) == (FETCHED, 1, b"identity"), te
 
