@@ -581,8 +581,20 @@ async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, r
 
     await site.start()
     home = site.url("/").rstrip("/")
-    for path in ("/s.woff2", "/b.woff2", "/n.png", "/o.woff2"):
+    for path in ("/s.woff2", "/b.woff2", "/n.png", "/o.woff2", "/p.woff2", "/pn.png", "/q.woff2", "/r.woff2"):
         site.handler(path, noted)
+    # A document its own Content-Security-Policy sandboxes has no origin either, and its frames
+    # none; allow-same-origin keeps it, and a policy only reported sandboxes nothing.
+    for path, name, policy, font in (
+        ("/csp", "Content-Security-Policy", "img-src *, sandbox allow-scripts", "p"),
+        ("/csp-origin", "Content-Security-Policy", "sandbox allow-same-origin", "q"),
+        ("/csp-report", "Content-Security-Policy-Report-Only", "sandbox", "r"),
+    ):
+        style = f"<style>@font-face {{ src: url({home}/{font}.woff2) }}</style>"
+        other_site.file(
+            path, style + "<iframe src=/csp-nested></iframe>" * (font == "p"), headers={name: policy}
+        )
+    other_site.page("/csp-nested", body=f"<img crossorigin src='{home}/pn.png'>")
     other_site.page(
         "/boxed",
         head=f"<style>@font-face {{ src: url({home}/b.woff2) }}</style>",
@@ -597,8 +609,18 @@ async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, r
         "/",
         body=f'<iframe sandbox="allow-scripts" src="{cdn}/boxed"></iframe>'
         f'<iframe sandbox srcdoc="{srcdoc}"></iframe>'
-        f'<iframe sandbox="allow-scripts Allow-Same-Origin" src="{cdn}/open"></iframe>',
+        f'<iframe sandbox="allow-scripts Allow-Same-Origin" src="{cdn}/open"></iframe>'
+        + "".join(f'<iframe src="{cdn}/{path}"></iframe>' for path in ("csp", "csp-origin", "csp-report")),
     )
     other_site.handler("/s.woff2", noted)
     await run_crawl(site.url("/"), scope="any")
-    assert origins == {"/s.woff2": "null", "/b.woff2": "null", "/n.png": "null", "/o.woff2": cdn}
+    assert origins == {
+        "/s.woff2": "null",
+        "/b.woff2": "null",
+        "/n.png": "null",
+        "/o.woff2": cdn,
+        "/p.woff2": "null",
+        "/pn.png": "null",
+        "/q.woff2": cdn,
+        "/r.woff2": cdn,
+    }

@@ -34,7 +34,7 @@ from archiver.crawling import log as crawl_log
 from archiver.crawling.admission import Admission, item_row
 from archiver.crawling.budget import Budget, LocalBudget
 from archiver.crawling.control import Controls
-from archiver.crawling.discovery import Discovery, stylesheet_client
+from archiver.crawling.discovery import Discovery, sandboxed_by_policy, stylesheet_client
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.frontier import Frontier, QueueItem, request_facts, requeued, retry_due
 from archiver.crawling.politeness import Politeness, robots_agent, x_robots_nofollow
@@ -347,7 +347,7 @@ class Crawler:
         async with self.discovery.queueing() as queue:
             met, claimed = await self.discovery.links(
                 prepared.links,
-                item,
+                sandboxed_by_policy(item, capture) if mime in HTML_TYPES else item,
                 nofollow,
                 prepared.hints,
                 _referrer_policy(capture),

@@ -11,11 +11,13 @@ crawl will take it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
-from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint
+from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint, policy_sandboxes
 from archiver.links import REQUISITE
 from archiver.request_headers import (
     Negotiation,
@@ -27,6 +29,9 @@ from archiver.request_headers import (
 )
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
+
+if TYPE_CHECKING:
+    from archiver.warc.capture import Capture
 
 
 class Discovery:
@@ -254,3 +259,14 @@ def stylesheet_client(item: QueueItem) -> str | None:
         return item.client
     document = item.site_for_cookies or item.referrer
     return origin_of(document) if document else None
+
+
+def sandboxed_by_policy(item: QueueItem, capture: Capture) -> QueueItem:
+    """``item``, its document SANDBOXED if the Content-Security-Policy of ``capture`` (its answer, a
+    document) sandboxes it without allow-same-origin: its requests are then asked as from a
+    document of no origin, as a sandboxed frame's are (link_requests.policy_sandboxes())."""
+    headers = capture.response_headers
+    policies = (value for name, value in headers if name.lower() == "content-security-policy")
+    if item.document == SANDBOXED or not policy_sandboxes(policies):
+        return item
+    return dataclasses.replace(item, document=SANDBOXED)
