@@ -737,11 +737,17 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
     """A stylesheet a frame of the rendered page asks for is the frame's document's: the fonts it
     names (used or not, the crawl asks for them) carry the frame's origin, which a server
     answering the origins it allows alone needs, and a frame sandboxed without allow-same-origin
-    has none (Origin: null, as Chromium sends it). They carried the page's origin."""
+    has none (Origin: null, as Chromium sends it). They carried the page's origin. An image a
+    script asks for with crossorigin=use-credentials, before any cookie exists, is asked for
+    with credentials (its host's HTTP authentication), as a browser holding some would send
+    them; an anonymous one without: the browser's request showed no Cookie for either, and both
+    were asked for without."""
     origins: dict[str, str | None] = {}
+    authorized: dict[str, bool] = {}
 
     def font(request: web.Request) -> web.Response:
         origins[request.path] = request.headers.get("Origin")
+        authorized[request.path] = "Authorization" in request.headers
         return web.Response(body=b"wOF2", content_type="font/woff2")
 
     async def noted(request: web.Request) -> web.Response:
@@ -761,14 +767,28 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
     other_site.file("/bs.css", f"@font-face {{ font-family: h; src: url({home}/bf.woff2) }}", "text/css")
     await other_site.start()
     cdn = other_site.url("/").rstrip("/")
+    for path in ("/cred.png", "/anon.png"):
+        other_site.handler(path, noted)
     framing = (
         f"<script>for (const [src, box] of [['{cdn}/frame', null], ['{cdn}/boxed', 'allow-scripts']]) {{"
         " const f = document.createElement('iframe'); if (box) f.setAttribute('sandbox', box);"
-        " f.src = src; document.body.append(f); }</script>"
+        " f.src = src; document.body.append(f); }"
+        f"for (const [mode, name] of [['use-credentials', 'cred'], ['anonymous', 'anon']]) {{"
+        f" const i = document.createElement('img'); i.crossOrigin = mode; i.src = '{cdn}/' + name + '.png';"
+        " document.body.append(i); }</script>"
     )
     site.page("/", body=framing)
-    await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any")
-    assert origins == {"/ff.woff2": cdn, "/bf.woff2": "null"}
+    await run_crawl(
+        site.url("/"),
+        browser="always",
+        chromium=CHROMIUM,
+        scope="any",
+        http_user="alice",
+        http_password="pw",
+        credentials_hosts=(f"127.0.0.1:{other_site.server.port}",),
+    )
+    assert origins == {"/ff.woff2": cdn, "/bf.woff2": "null", "/cred.png": home, "/anon.png": home}
+    assert (authorized["/cred.png"], authorized["/anon.png"]) == (True, False)
 
 
 URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")

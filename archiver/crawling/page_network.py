@@ -173,9 +173,32 @@ async def _asked(request: Any, page: Any) -> Asked:
         with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
             for_url = await page.context.cookies(request.url)
             cookies = tuple(dict(cookie) for cookie in for_url if cookie.get("name") in names)
-    credentials = "cookie" in headers or "origin" not in headers
+    credentials = "cookie" in headers or "origin" not in headers or await _includes(request, page)
     client = await _frame_origin(request)
     return Asked(negotiation(headers), headers.get("referer"), cookies, held, credentials, client)
+
+
+INCLUDING_ELEMENT = """url => [...document.querySelectorAll('[crossorigin]')].some(e =>
+    e.crossOrigin === 'use-credentials' && [e.src, e.href, e.currentSrc].includes(url))"""
+"""Whether an element of a document asks for ``url`` with crossorigin=use-credentials."""
+
+
+async def _includes(request: Any, page: Any) -> bool:
+    """Whether a CORS-mode request that went without a Cookie was in credentials mode include
+    all the same: it had none to send (its context held none for its URL), and an element of its
+    frame asks for its URL with crossorigin=use-credentials. Then the crawl's request sends
+    credentials and keeps the cookies its answer sets, as the browser does; it went without."""
+    if page is None:
+        return False
+    try:
+        if await page.context.cookies(request.url):
+            return False  # it had cookies to send and sent none: its mode keeps them home
+        found = await asyncio.wait_for(
+            request.frame.evaluate(INCLUDING_ELEMENT, request.url), FRAME_ORIGIN_WAIT
+        )
+    except Exception:  # noqa: BLE001 - the page or frame gone, or a worker's request: not known to include
+        return False
+    return found is True
 
 
 async def _frame_origin(request: Any) -> str | None:
