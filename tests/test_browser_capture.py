@@ -173,12 +173,20 @@ async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
     """The browser's Accept (and X-Requested-With) choose what a server answers: its requests went
     out with the crawl's Accept for HTML, so a URL that serves JSON to a script asking for JSON
     answered HTML (the script failed on it), an image asked for as an image was asked for as a
-    page, and the WARC's request records showed no request the browser made."""
+    page, and the WARC's request records showed no request the browser made. Its requests name
+    the language and ask for https where a navigation asks, as the crawl's own do."""
     seen: dict[str, dict[str, str | None]] = {}
 
     def noted(request: web.Request) -> str:
         seen[request.path] = {
-            name: request.headers.get(name) for name in ("Accept", "X-Requested-With", "User-Agent")
+            name: request.headers.get(name)
+            for name in (
+                "Accept",
+                "X-Requested-With",
+                "User-Agent",
+                "Accept-Language",
+                "Upgrade-Insecure-Requests",
+            )
         }
         return request.headers.get("Accept", "")
 
@@ -206,14 +214,25 @@ async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
         "document.getElementById('i').src = '/pic' + 'ture';"
         "const x = new XMLHttpRequest(); x.open('GET', '/fragment');"
         "x.setRequestHeader('X-Requested-With', 'XMLHttpRequest');"
-        "x.onload = () => { document.getElementById('f').textContent = x.responseText; }; x.send();</script>",
+        "x.onload = () => { document.getElementById('f').textContent = x.responseText; }; x.send();"
+        "const f = document.createElement('iframe'); f.src = '/fr' + 'ame';"
+        "document.body.append(f);</script>",
     )
     site.redirect("/old-items", "/items")
     site.handler("/items", items)
     site.handler("/picture", picture)
     site.handler("/fragment", fragment)
+    site.handler("/frame", fragment)
     await site.start()
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    # As the crawl asks over HTTP: Chromium's language, https asked for by a navigation alone.
+    assert {path: seen[path]["Upgrade-Insecure-Requests"] for path in seen} == {
+        "/items": None,
+        "/picture": None,
+        "/fragment": None,
+        "/frame": "1",
+    }
+    assert {seen[path]["Accept-Language"] for path in seen} == {"en-US,en;q=0.9"}
     assert seen["/items"]["Accept"] == "application/json"  # both hops of the redirect
     assert "image/webp" in (seen["/picture"]["Accept"] or "")
     assert seen["/fragment"]["X-Requested-With"] == "XMLHttpRequest"

@@ -11,7 +11,7 @@ import pytest
 import trustme
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from conftest import manifest_rows
+from conftest import Handler, manifest_rows
 
 from archiver.errors import ConfigError
 from archiver.scope import ROBOTS_UNREACHABLE
@@ -277,8 +277,14 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
     asked with the Accept a browser sends for them: every request went with a page's Accept, so
     a server that negotiates answered an image host's page where the page shows the image."""
     accepts: dict[str, str] = {}
+    others: dict[str, tuple[str | None, str | None]] = {}  # Accept-Language, Upgrade-Insecure-Requests
+
+    def noted(request: web.Request) -> None:
+        headers = request.headers
+        others[request.path] = (headers.get("Accept-Language"), headers.get("Upgrade-Insecure-Requests"))
 
     async def negotiating(request: web.Request) -> web.StreamResponse:
+        noted(request)
         accept = accepts[request.path] = request.headers.get("Accept", "")
         if accept.startswith("text/html"):  # an image host: its page of the photo, to a reader
             return web.Response(text="<title>photo page</title>", content_type="text/html")
@@ -296,6 +302,7 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
     }
 
     async def served(request: web.Request) -> web.StreamResponse:
+        noted(request)
         accepts[request.path] = request.headers.get("Accept", "")
         body, content_type = files[request.path]
         return web.Response(text=body, content_type=content_type)
@@ -306,9 +313,20 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         head='<link rel="stylesheet" href="/s.css"><link rel="preload" as="font" href="/f.woff2">'
         '<script src="/app.js"></script><link rel="preload" as="fetch" href="/data.json">'
         '<link rel="manifest" href="/app.webmanifest">',
-        body='<img src="/photo"><p style="background: url(/inline.png)">',
+        body='<img src="/photo"><p style="background: url(/inline.png)"><iframe src="/frame"></iframe>',
     )
     site.page("/next")
+    site.page("/frame")
+
+    def recording(handler: Handler) -> Handler:
+        async def serve(request: web.Request) -> web.StreamResponse:
+            noted(request)
+            return await handler(request)
+
+        return serve
+
+    for page in ("/next", "/frame"):
+        site.handler(page, recording(site.routes[page]))
     site.handler("/photo", negotiating)
     for path in files:
         site.handler(path, served)
@@ -327,6 +345,11 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         "/app.webmanifest": "*/*",
     }
     assert manifest_rows(result.snapshot.root)[site.url("/photo")].content_type == "image/gif"
+    # Every request names Chromium's language; a navigation (a link, a frame) asks for https as
+    # Chromium's does, what a page loads does not.
+    navigations = {"/next", "/frame"}
+    assert others == {path: ("en-US,en;q=0.9", "1" if path in navigations else None) for path in others}
+    assert set(others) == set(accepts) | navigations
 
 
 async def test_the_jar_gives_a_browser_its_cookies_as_they_were_set():
