@@ -39,7 +39,7 @@ refuse it). The crawl's request for a URL a rendered page asks for carries them.
 headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
 or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
 ACCEPT_BY_DESTINATION = {
-    "image": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+    "image": "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
     "style": "text/css,*/*;q=0.1",
     "script": "*/*",
     "font": "*/*",

@@ -332,7 +332,7 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         site.handler(path, served)
     await site.start()
     result = await run_crawl(site.url("/"))
-    image = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+    image = "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"  # Chromium 156's
     assert accepts == {
         "/photo": image,
         "/s.css": "text/css,*/*;q=0.1",
