@@ -595,17 +595,37 @@ async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, r
     """A frame an iframe sandboxes without allow-same-origin has no origin: its CORS-mode requests
     (a font, a crossorigin image), those of a sandboxed srcdoc document and those of the frames
     it holds in turn go with Origin: null and no credentials, as Chromium sends them. They
-    carried the frame's own origin (or the page's)."""
+    carried the frame's own origin (or the page's). So do the fonts of a crossorigin stylesheet
+    it loads through a redirect (they carried the page's origin), and what it loads is of no
+    site: the page's SameSite=Lax cookie stays home, as Chromium keeps it (it went, the page's
+    site judged)."""
     origins: dict[str, str | None] = {}
+    cookies: dict[str, dict[str, str]] = {}
 
     async def noted(request: web.Request) -> web.Response:
         origins[request.path] = request.headers.get("Origin")
         return web.Response(body=b"x", content_type="application/octet-stream")
 
+    async def cookied(request: web.Request) -> web.Response:
+        cookies[request.path] = dict(request.cookies)
+        return web.Response(body=b"x", content_type="image/png")
+
     await site.start()
     home = site.url("/").rstrip("/")
-    for path in ("/s.woff2", "/b.woff2", "/n.png", "/o.woff2", "/p.woff2", "/pn.png", "/q.woff2", "/r.woff2"):
+    for path in (
+        "/s.woff2",
+        "/b.woff2",
+        "/n.png",
+        "/o.woff2",
+        "/p.woff2",
+        "/pn.png",
+        "/q.woff2",
+        "/r.woff2",
+        "/m.woff2",
+    ):
         site.handler(path, noted)
+    for path in ("/boxed.png", "/open.png"):
+        site.handler(path, cookied)
     # A document its own Content-Security-Policy sandboxes has no origin either, and its frames
     # none; allow-same-origin keeps it, and a policy only reported sandboxes nothing.
     for path, name, policy, font in (
@@ -620,20 +640,28 @@ async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, r
     other_site.page("/csp-nested", body=f"<img crossorigin src='{home}/pn.png'>")
     other_site.page(
         "/boxed",
-        head=f"<style>@font-face {{ src: url({home}/b.woff2) }}</style>",
-        body="<iframe src=/nested></iframe>",
+        head=f"<style>@font-face {{ src: url({home}/b.woff2) }}</style>"
+        "<link rel=stylesheet crossorigin href=/moved.css>",
+        body=f"<iframe src=/nested></iframe><img src='{home}/boxed.png'>",
     )
+    other_site.redirect("/moved.css", "/real.css")
+    other_site.file("/real.css", f"@font-face {{ src: url({home}/m.woff2) }}", "text/css")
     other_site.page("/nested", body=f"<img crossorigin src='{home}/n.png'>")
-    other_site.page("/open", head=f"<style>@font-face {{ src: url({home}/o.woff2) }}</style>")
+    other_site.page(
+        "/open",
+        head=f"<style>@font-face {{ src: url({home}/o.woff2) }}</style>",
+        body=f"<img src='{home}/open.png'>",
+    )
     await other_site.start()
     cdn = other_site.url("/").rstrip("/")
     srcdoc = f"<style>@font-face {{ src: url({cdn}/s.woff2) }}</style>".replace('"', "&quot;")
-    site.page(
+    site.file(
         "/",
-        body=f'<iframe sandbox="allow-scripts" src="{cdn}/boxed"></iframe>'
+        f'<iframe sandbox="allow-scripts" src="{cdn}/boxed"></iframe>'
         f'<iframe sandbox srcdoc="{srcdoc}"></iframe>'
         f'<iframe sandbox="allow-scripts Allow-Same-Origin" src="{cdn}/open"></iframe>'
         + "".join(f'<iframe src="{cdn}/{path}"></iframe>' for path in ("csp", "csp-origin", "csp-report")),
+        headers={"Set-Cookie": "lax=1; SameSite=Lax; Path=/"},
     )
     other_site.handler("/s.woff2", noted)
     await run_crawl(site.url("/"), scope="any")
@@ -646,4 +674,6 @@ async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, r
         "/pn.png": "null",
         "/q.woff2": cdn,
         "/r.woff2": cdn,
+        "/m.woff2": "null",
     }
+    assert cookies == {"/boxed.png": {}, "/open.png": {"lax": "1"}}
