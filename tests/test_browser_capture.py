@@ -774,14 +774,17 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
 
     await site.start()
     home = site.url("/").rstrip("/")
-    for path in ("/ff.woff2", "/bf.woff2"):
+    for path in ("/ff.woff2", "/bf.woff2", "/fu.woff2", "/bu.woff2"):
         site.handler(path, noted)
     # The frames and their stylesheets come from scripts: only the browser meets them (a URL a
-    # script names whole would be found in it).
+    # script names whole would be found in it). A font each frame names and uses not is asked
+    # for by the crawl alone, from the frame's document as it parses it: of no origin when the
+    # browser met the frame sandboxed (it went with the frame's origin).
     styled = "<script>const l = document.createElement('link'); l.rel = 'stylesheet';"
     styled += "l.href = '/{}' + '.css'; document.head.append(l);</script><p>frame</p>"
-    other_site.file("/frame", styled.format("fs"))
-    other_site.file("/boxed", styled.format("bs"))
+    unused = f"<style>@font-face {{{{ font-family: u; src: url({home}/{{}}.woff2) }}}}</style>"
+    other_site.file("/frame", styled.format("fs") + unused.format("fu"))
+    other_site.file("/boxed", styled.format("bs") + unused.format("bu"))
     other_site.file("/fs.css", f"@font-face {{ font-family: g; src: url({home}/ff.woff2) }}", "text/css")
     other_site.file("/bs.css", f"@font-face {{ font-family: h; src: url({home}/bf.woff2) }}", "text/css")
     await other_site.start()
@@ -806,7 +809,14 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
         http_password="pw",
         credentials_hosts=(f"127.0.0.1:{other_site.server.port}",),
     )
-    assert origins == {"/ff.woff2": cdn, "/bf.woff2": "null", "/cred.png": home, "/anon.png": home}
+    assert origins == {
+        "/ff.woff2": cdn,
+        "/bf.woff2": "null",
+        "/fu.woff2": cdn,
+        "/bu.woff2": "null",
+        "/cred.png": home,
+        "/anon.png": home,
+    }
     assert (authorized["/cred.png"], authorized["/anon.png"]) == (True, False)
 
 
