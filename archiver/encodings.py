@@ -101,12 +101,14 @@ assigns no character is the C1 control of its value (browsers request ``/%C2%81`
 >>> b"/\x81\xe9\x80\x9d".decode("cp1252", WEB_ERRORS), b"\xaa".decode("cp1253", WEB_ERRORS)
 ('/\x81é€\x9d', '\ufffd')
 
-A two-byte sequence of Shift_JIS, EUC-KR, Big5 or EUC-JP that makes no character is one U+FFFD
+A two-byte sequence of Shift_JIS, EUC-KR, Big5, EUC-JP or GBK that makes no character is one U+FFFD
 when its second byte is past ASCII (Python's codecs fail its first byte alone, then read the
 second as a character of its own), as the standard reads it:
 
 >>> b"\x81\xad".decode("cp932", WEB_ERRORS), b"\x81\x80".decode("cp949", WEB_ERRORS)
 ('\ufffd', '\ufffd')
+>>> b"\x81\xffa".decode("gb18030", WEB_ERRORS), b"\x81\x30\n\x84\x31\xa5\x30".decode("gb18030", WEB_ERRORS)
+('\ufffda', '\ufffd0\n\ufffd')
 """
 
 
@@ -115,10 +117,27 @@ _TWO_BYTE_LEADS = {
     "cp949": frozenset(range(0x81, 0xFF)),
     "big5hkscs": frozenset(range(0x81, 0xFF)),
     "euc_jp": frozenset([0x8E, *range(0xA1, 0xFF)]),
+    "gb18030": frozenset(range(0x81, 0xFF)),
 }
-"""Lead bytes of the two-byte sequences of Shift_JIS, EUC-KR, Big5 and EUC-JP (by their Python
-codecs): a lead and a byte past ASCII that make no character are one error to the standard, one
-U+FFFD (Python's codecs fail the lead alone, then read the second byte on its own)."""
+"""Lead bytes of the two-byte sequences of Shift_JIS, EUC-KR, Big5, EUC-JP and GBK/GB18030 (by
+their Python codecs): a lead and a byte past ASCII that make no character (0x81 0xFF of GBK)
+are one error to the standard, one U+FFFD (Python's codecs fail the lead alone, then read the
+second byte on its own)."""
+
+
+def _gb18030_error_end(data: bytes, start: int) -> int | None:
+    """Where the standard's GB18030 decoder ends the error Python's gb18030 met at ``start`` when it
+    is a lead and a digit, a four-byte sequence begun (None for any other): the whole sequence
+    when its four bytes make no character or the data ends in it, the lead alone when a byte of
+    it is out of its range (the bytes after it are read again: Python's codec ate them)."""
+    if not 0x81 <= data[start] <= 0xFE or start + 1 >= len(data) or not 0x30 <= data[start + 1] <= 0x39:
+        return None
+    rest = data[start + 2 : start + 4]
+    if not rest[:1] or (len(rest) == 1 and 0x81 <= rest[0] <= 0xFE):
+        return len(data)  # cut short by the end
+    if not 0x81 <= rest[0] <= 0xFE or not 0x30 <= rest[1] <= 0x39:
+        return start + 1
+    return start + 4
 
 
 def _web_errors(error: UnicodeError) -> tuple[str, int]:
@@ -126,6 +145,8 @@ def _web_errors(error: UnicodeError) -> tuple[str, int]:
         raise error
     byte = error.object[error.start]
     after = error.start + 1
+    if error.encoding == "gb18030" and (end := _gb18030_error_end(error.object, error.start)) is not None:
+        return "\ufffd", end
     if (
         byte in _TWO_BYTE_LEADS.get(error.encoding, ())
         and after < len(error.object)

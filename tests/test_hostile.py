@@ -628,7 +628,14 @@ async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_
     site.file("/", home, "text/html")
     site.file("/k", b'<meta charset="koi8-u"><a href="/k\xae?q=\xae">x</a>', "text/html")
     # GBK is GB18030 to browsers, of 2022: 0x80 is the euro sign, A6D9 a vertical comma.
-    site.file("/g", b'<meta charset="gbk"><a href="/g\x80\xa6\xd9?q=\x80\xa6\xd9">x</a>', "text/html")
+    # A lead and a digit that begin no four-byte character are one error, the digit read again.
+    site.file(
+        "/g",
+        b'<meta charset="gbk"><a href="/g\x80\xa6\xd9?q=\x80\xa6\xd9">x</a>'
+        b'<a href="/g2\x81\x30a\x81\xffb">y</a>',
+        "text/html",
+    )
+    site.page("/g2%EF%BF%BD0a%EF%BF%BDb")
     # A Shift_JIS lead and a byte past ASCII that make no character are one error, one U+FFFD.
     site.file(
         "/j",
@@ -654,6 +661,7 @@ async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_
         "/h%D6%BA?q=%CA",
         "/k%D1%9E?q=%AE",
         "/g%E2%82%AC%EF%B8%90?q=%80%A6%D9",
+        "/g2%EF%BF%BD0a%EF%BF%BDb",
         "/j%EF%BF%BD",
         "/s%EF%BF%BD%EF%BF%BD?q=%FA@%26%2365533%3B",
         "/b%E3%A1%B5%E2%80%A7?q=%26%2314453%3B%A1E",
