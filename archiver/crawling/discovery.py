@@ -103,6 +103,9 @@ class Discovery:
             cors = hint[2] if requisite else ""  # a link followed is a navigation
             if cors:
                 negotiation += cors_negotiation(asking, url)
+            elif opaque and requisite and FRAME not in words:
+                # Chromium names the null origin on every request of such a document, no-cors too.
+                negotiation += cors_negotiation(asking, url)
             # A frame in a sandboxed document is sandboxed too; a stylesheet it loads is its, of no
             # origin (its fonts' Origin is null, through any redirect).
             framed = FRAME in words and (SANDBOXED in words or opaque)
