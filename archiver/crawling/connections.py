@@ -83,13 +83,13 @@ LENGTH_RENAMED = b"X-Archiver-"
 overrides, is renamed with."""
 
 
-_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])( +)([0-9]{1,3})(?![0-9])( ?)")
-_NO_STATUS_CODE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])( *)(?=\r?\n)")
-_LONG_STATUS_CODE = re.compile(rb"\A(?i:http)/[0-9]\.[0-9] +([0-9]{4,})")
+_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])[ \t]+([0-9]{1,3})(?![0-9])([ \t]*)")
+_NO_STATUS_CODE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])(?:[ \t]+(?![ \t0-9])[^\r\n]*)?(?=\r?\n)")
+_LONG_STATUS_CODE = re.compile(rb"\A(?i:http)/[0-9]\.[0-9][ \t]+([0-9]{4,})")
 STATUS_LINE_START = 4
 """Bytes Chromium reads past for an answer's "HTTP" (HttpUtil::LocateStartOfStatusLine): an
 answer without it that far is HTTP/0.9, a body without a head."""
-_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?= )")
+_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?=[ \t])")
 _SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
 
 
@@ -105,20 +105,31 @@ def read_as_browsers(head: bytes) -> bytes:
     b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
     >>> read_as_browsers(b"HTTP/2 200\\r\\n\\r\\n")
     b'HTTP/1.0 200\\r\\n\\r\\n'
+
+    Chromium reads past up to four bytes before ``HTTP``, tabs as spaces, and a code of one or
+    two digits as that number (``20x``: 20, reason ``x``); a status line with no code is 200 OK
+    to it (200 with no reason when something else follows the version). A code of more than
+    three digits, which Chromium reads as that number, is no HTTP status: BadHttpMessage.
+
+    >>> read_as_browsers(b"xyHTTP/1.1\\t20x\\r\\n\\r\\n"), read_as_browsers(b"HTTP/1.1\\r\\n\\r\\n")
+    (b'HTTP/1.1 020 x\\r\\n\\r\\n', b'HTTP/1.1 200 OK\\r\\n\\r\\n')
+    >>> read_as_browsers(b"HTTP/1.1 -200 OK\\r\\n\\r\\n")
+    b'HTTP/1.1 200\\r\\n\\r\\n'
     """
+    if (start := head[: STATUS_LINE_START + 4].lower().find(b"http")) > 0:
+        head = head[start:]
     head = _UNDOTTED_VERSION.sub(b"HTTP/1.0", head, count=1)
     if (long_code := _LONG_STATUS_CODE.match(head)) is not None:
-        # Chromium reads any number (2000), aiohttp's parser and HTTP three digits alone.
         code = long_code[1][:20].decode("ascii")
         raise BadHttpMessage(f"a status code of more than three digits ({code}), which no HTTP status is")
     head = _NO_STATUS_CODE.sub(
-        lambda line: b"HTTP/" + line[1] + (b" 200" if line[2] else b" 200 OK"), head, count=1
+        lambda line: b"HTTP/" + line[1] + (b" 200" if line[0][8:] else b" 200 OK"), head, count=1
     )
     status = _STATUS_LINE.match(head)
     if status is not None:
         rest = head[status.end() :]
-        space = status[4] or (b" " if rest[:1] not in (b"\r", b"\n", b"") else b"")
-        head = b"HTTP/" + status[1] + status[2] + status[3].rjust(3, b"0") + space + rest
+        space = b" " if status[3] or rest[:1] not in (b"\r", b"\n", b"") else b""
+        head = b"HTTP/" + status[1] + b" " + status[2].rjust(3, b"0") + space + rest
     return one_framing(_SPACE_BEFORE_COLON.sub(rb"\1:", head))
 
 
@@ -129,7 +140,7 @@ def check_status_line_start(head: bytes, final: bool) -> None:
     a head)."""
     if len(head) < STATUS_LINE_START + 4 and not final:
         return  # too little yet to tell
-    if head[: STATUS_LINE_START + 3].lower().find(b"http") == -1:
+    if head[: STATUS_LINE_START + 4].lower().find(b"http") == -1:
         raise BadHttpMessage("no status line: an HTTP/0.9 answer, which the crawl does not take")
 
 
