@@ -820,6 +820,32 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
     assert (authorized["/cred.png"], authorized["/anon.png"]) == (True, False)
 
 
+async def test_a_rendered_page_its_policy_sandboxes_asks_for_what_its_dom_names_with_no_origin(
+    site, other_site, run_crawl
+):
+    """A page its Content-Security-Policy sandboxes has no origin, its rendered DOM too: a font its
+    script names and no text uses (the crawl alone asks for it, from the DOM) goes with Origin:
+    null, as one its HTML names. It went with the page's origin."""
+    origins: dict[str, str | None] = {}
+
+    async def font(request: web.Request) -> web.Response:
+        origins[request.path] = request.headers.get("Origin")
+        return web.Response(body=b"wOF2", content_type="font/woff2")
+
+    for path in ("/static.woff2", "/dom.woff2"):
+        other_site.handler(path, font)
+    await other_site.start()
+    cdn = other_site.url("").rstrip("/")
+    face = "@font-face {{ font-family: {}; src: url(" + cdn + "/{}.woff2) }}"
+    body = f"<style>{face.format('s', 'static')}</style><script>const s = document.createElement('style');"
+    body += f"s.textContent = '{face.format('d', 'do')}'.replace('do.', 'dom.');"
+    body += "document.head.append(s);</script>"
+    site.file("/", body, headers={"Content-Security-Policy": "sandbox allow-scripts"})
+    await site.start()
+    await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any")
+    assert origins == {"/static.woff2": "null", "/dom.woff2": "null"}
+
+
 URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
 """What RFC 3986 lets a URI hold (brackets only around an IPv6 host)."""
 

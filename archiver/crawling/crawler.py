@@ -344,10 +344,13 @@ class Crawler:
         )
         if nofollow:
             log.info("links of %s not followed: its robots directives say nofollow", item.url)
+        # A document its Content-Security-Policy sandboxes asks for its links as one of no origin,
+        # rendered too.
+        asking = sandboxed_by_policy(item, capture) if mime in HTML_TYPES else item
         async with self.discovery.queueing() as queue:
             met, claimed = await self.discovery.links(
                 prepared.links,
-                sandboxed_by_policy(item, capture) if mime in HTML_TYPES else item,
+                asking,
                 nofollow,
                 prepared.hints,
                 _referrer_policy(capture),
@@ -366,7 +369,7 @@ class Crawler:
                 capture = dataclasses.replace(capture, body=io.BytesIO())
             await self.writer.put(WriteItem(row, capture, met, prepared.exchange, draft=prepared.draft))
         if renderer is not None and decision is not None:
-            await renderer.offer(item, prepared.links, decision, nofollow)
+            await renderer.offer(asking, prepared.links, decision, nofollow)
 
     async def capture_now(self, item: QueueItem) -> None:
         """Capture ``item`` out of its turn (a page's render asks for it: render_pages.py), if
