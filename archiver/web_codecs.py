@@ -83,7 +83,9 @@ _TRANSLATED = {
 }
 """Encodings of the standard read as a Python codec reads them, then some characters translated
 (and written translated back first): GBK and GB18030, both GB18030 of 2022 to the standard
-(_GB18030_READ), but GBK writes the euro sign as 0x80. Byte 0x80 is left to WEB_ERRORS."""
+(_GB18030_READ), but GBK writes the euro sign as 0x80 and no four-byte sequence (a character
+it has not is &#...; in a query, as Chromium writes it), and neither writes U+E5E5. Byte 0x80
+is left to WEB_ERRORS."""
 
 
 def _translated_codec(name: str) -> codecs.CodecInfo:
@@ -91,9 +93,22 @@ def _translated_codec(name: str) -> codecs.CodecInfo:
     python = codecs.lookup(python_name)
 
     def written(text: str, errors: str) -> bytes:
-        pieces = text.split("\u20ac") if name == "gbk" else [text]
-        euro = b"\x80" if name == "gbk" else b""
-        return euro.join(python.encode(piece.translate(written_as), errors)[0] for piece in pieces)
+        if text.isascii():
+            return text.encode("ascii")
+        out = bytearray()
+        for at, character in enumerate(text):
+            if name == "gbk" and character == "\u20ac":
+                out += b"\x80"
+                continue
+            sequence = b""
+            if character != "\ue5e5":  # the standard writes no bytes for it (A3A0 reads as U+3000)
+                sequence = python.encode(character.translate(written_as), "ignore")[0]
+            if not sequence or (name == "gbk" and len(sequence) == 4):  # GBK writes no four bytes
+                handler = codecs.lookup_error(errors)
+                replacement, _ = handler(UnicodeEncodeError(f"web-{name}", text, at, at + 1, "not in it"))
+                sequence = replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+            out += sequence
+        return bytes(out)
 
     def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
         return written(text, errors), len(text)
