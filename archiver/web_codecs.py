@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from archiver import big5, euc_jp
+from archiver import big5, euc_jp, iso_2022_jp
 
 _WEB_TABLES = {
     "windows-1255": ("cp1255", {0xCA: "\u05ba"}),
@@ -246,6 +246,7 @@ WEB_CODECS: dict[str, Callable[[str], codecs.CodecInfo]] = {
     "euc-jp": euc_jp.codec_info,
     "shift_jis": _shift_jis_codec,
     "big5": big5.codec_info,
+    "iso-2022-jp": iso_2022_jp.codec_info,
 }
 """The encodings of the standard read through a codec of this module (``web-`` + its name)."""
 

@@ -17,7 +17,7 @@ import re
 
 from archiver.encodings import WEB_ERRORS
 
-_STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
+_STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "web-iso-2022", "hz")
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
