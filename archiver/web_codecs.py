@@ -247,6 +247,7 @@ WEB_CODECS: dict[str, Callable[[str], codecs.CodecInfo]] = {
     "shift_jis": _shift_jis_codec,
     "big5": big5.codec_info,
     "iso-2022-jp": iso_2022_jp.codec_info,
+    "iso-2022-jp-kept": iso_2022_jp.codec_info,
 }
 """The encodings of the standard read through a codec of this module (``web-`` + its name)."""
 

@@ -424,6 +424,8 @@ def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
         ("?q=\u2170\u00a5\u00a2", "shift_jis", "?q=%FA@\\%26%23162%3B"),  # IBM's row, as Chromium writes it
         ("?q=\u2027\u3875\u4e2d", "big5", "?q=%A1E%26%2314453%3B%A4%A4"),  # HKSCS's alone: none
         ("?q=\U0001f600", "euc_jp", "?q=%26%23128512%3B"),
+        # Half-width katakana as full-width, NEC's row, JIS X 0201 Roman for the yen sign.
+        ("?q=\uff71\u2460x\u00a5", "iso-2022-jp", "?q=%1B$B%%22-!%1B(Bx%1B(J\\%1B(B"),
         ("http://h/a?b=\u00e9&c=d e", "cp1252", "http://h/a?b=%E9&c=d e"),  # ASCII is the parser's
         ("/a#x?\u00e9", "cp1252", "/a#x?\u00e9"),  # a fragment's "?" starts no query
         ("?q=\u00e9", "utf-8", "?q=\u00e9"),

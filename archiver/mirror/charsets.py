@@ -15,10 +15,14 @@ import codecs
 import functools
 import re
 
+from archiver import iso_2022_jp
 from archiver.encodings import WEB_ERRORS
 
 _STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "web-iso-2022", "hz")
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+_WRITTEN_AS = {iso_2022_jp.NAME: iso_2022_jp.KEPT_NAME}
+"""The codec a document read in a codec is written back in, where the standard's writer would
+write some characters otherwise than they were read (ISO-2022-JP's half-width katakana)."""
 
 
 class View:
@@ -78,10 +82,11 @@ class View:
         """The bytes of the (edited) view."""
         if self.as_bytes:
             return view.encode("latin-1")
+        codec = _WRITTEN_AS.get(codecs.lookup(self.encoding).name, self.encoding)
         try:
-            return view.encode(self.encoding, "surrogateescape")
+            return view.encode(codec, "surrogateescape")
         except UnicodeEncodeError:
-            return view.encode(self.encoding, "xmlcharrefreplace")
+            return view.encode(codec, "xmlcharrefreplace")
 
 
 def _masked(data: bytes, encoding: str) -> str:
