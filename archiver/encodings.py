@@ -12,7 +12,7 @@ as another.
 
 A charset is named by a label, read as browsers read it (the WHATWG Encoding
 standard's table, from webencodings): ISO-8859-1, latin1 and US-ASCII are
-windows-1252 there, Shift_JIS is Windows' (cp932), a label browsers do not
+windows-1252 there, Shift_JIS is Windows' (cp932, read and written as browsers do), a label browsers do not
 know (UTF-7, a codec only Python has) names nothing. Everything here gives
 Python codec names. The labels of the standard's "replacement" encoding (ISO-2022-KR,
 HZ-GB-2312, ISO-2022-CN: encodings whose bytes can hide markup from a server's filters) name
@@ -101,12 +101,14 @@ assigns no character is the C1 control of its value (browsers request ``/%C2%81`
 >>> b"/\x81\xe9\x80\x9d".decode("cp1252", WEB_ERRORS), b"\xaa".decode("cp1253", WEB_ERRORS)
 ('/\x81é€\x9d', '\ufffd')
 
-A two-byte sequence of Shift_JIS, EUC-KR, Big5 or EUC-JP that makes no character is one U+FFFD
+A two-byte sequence of Shift_JIS, EUC-KR, Big5, EUC-JP or GBK that makes no character is one U+FFFD
 when its second byte is past ASCII (Python's codecs fail its first byte alone, then read the
 second as a character of its own), as the standard reads it:
 
 >>> b"\x81\xad".decode("cp932", WEB_ERRORS), b"\x81\x80".decode("cp949", WEB_ERRORS)
 ('\ufffd', '\ufffd')
+>>> b"\x81\xffa".decode("gb18030", WEB_ERRORS), b"\x81\x30\n\x84\x31\xa5\x30".decode("gb18030", WEB_ERRORS)
+('\ufffda', '\ufffd0\n\ufffd')
 """
 
 
@@ -115,10 +117,27 @@ _TWO_BYTE_LEADS = {
     "cp949": frozenset(range(0x81, 0xFF)),
     "big5hkscs": frozenset(range(0x81, 0xFF)),
     "euc_jp": frozenset([0x8E, *range(0xA1, 0xFF)]),
+    "gb18030": frozenset(range(0x81, 0xFF)),
 }
-"""Lead bytes of the two-byte sequences of Shift_JIS, EUC-KR, Big5 and EUC-JP (by their Python
-codecs): a lead and a byte past ASCII that make no character are one error to the standard, one
-U+FFFD (Python's codecs fail the lead alone, then read the second byte on its own)."""
+"""Lead bytes of the two-byte sequences of Shift_JIS, EUC-KR, Big5, EUC-JP and GBK/GB18030 (by
+their Python codecs): a lead and a byte past ASCII that make no character (0x81 0xFF of GBK)
+are one error to the standard, one U+FFFD (Python's codecs fail the lead alone, then read the
+second byte on its own)."""
+
+
+def _gb18030_error_end(data: bytes, start: int) -> int | None:
+    """Where the standard's GB18030 decoder ends the error Python's gb18030 met at ``start`` when it
+    is a lead and a digit, a four-byte sequence begun (None for any other): the whole sequence
+    when its four bytes make no character or the data ends in it, the lead alone when a byte of
+    it is out of its range (the bytes after it are read again: Python's codec ate them)."""
+    if not 0x81 <= data[start] <= 0xFE or start + 1 >= len(data) or not 0x30 <= data[start + 1] <= 0x39:
+        return None
+    rest = data[start + 2 : start + 4]
+    if not rest[:1] or (len(rest) == 1 and 0x81 <= rest[0] <= 0xFE):
+        return len(data)  # cut short by the end
+    if not 0x81 <= rest[0] <= 0xFE or not 0x30 <= rest[1] <= 0x39:
+        return start + 1
+    return start + 4
 
 
 def _web_errors(error: UnicodeError) -> tuple[str, int]:
@@ -126,6 +145,8 @@ def _web_errors(error: UnicodeError) -> tuple[str, int]:
         raise error
     byte = error.object[error.start]
     after = error.start + 1
+    if error.encoding == "gb18030" and (end := _gb18030_error_end(error.object, error.start)) is not None:
+        return "\ufffd", end
     if (
         byte in _TWO_BYTE_LEADS.get(error.encoding, ())
         and after < len(error.object)
@@ -167,7 +188,7 @@ def web_codec(label: str | None) -> str | None:
     know (then the next rule decides, as in a browser).
 
     >>> web_codec("ISO-8859-1"), web_codec(" latin1"), web_codec("Shift_JIS"), web_codec("utf-7")
-    ('cp1252', 'cp1252', 'cp932', None)
+    ('cp1252', 'cp1252', 'web-shift_jis', None)
     >>> web_codec("ISO-2022-KR"), b"<a href=x>".decode(web_codec("hz-gb-2312"))
     ('web-replacement', '\ufffd')
     >>> b"\\xca".decode(web_codec("windows-1255")) == "\\u05ba", b"\\xae".decode(web_codec("koi8-u"))
@@ -279,7 +300,8 @@ def _WEB_LABELS() -> dict[str, str]:  # noqa: N802 - a constant made once, when 
     for label in webencodings.LABELS:
         if (codec := web_codec(label)) is not None:
             names.setdefault(codec, webencodings.lookup(label).name)
-    return names
+    # The Python codecs earlier snapshots named these encodings by, before they had codecs here.
+    return names | {"cp932": "shift_jis", "big5hkscs": "big5", "euc_jp": "euc-jp"}
 
 
 def _self_declared(

@@ -34,7 +34,7 @@ def _pointer_character(pointer: int) -> str | None:
 
 
 @functools.cache
-def _jis0208() -> tuple[dict[bytes, str], dict[str, bytes]]:
+def jis0208() -> tuple[dict[bytes, str], dict[str, bytes]]:
     """Two-byte EUC-JP sequences and their characters, both ways (the first pointer of a
     character is the one written, as the standard's "index pointer")."""
     read: dict[bytes, str] = {}
@@ -51,7 +51,7 @@ def _jis0208() -> tuple[dict[bytes, str], dict[str, bytes]]:
 
 def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
     """``data`` read (and how many bytes of it: a sequence cut at its end waits unless ``final``)."""
-    read = _jis0208()[0]
+    read = jis0208()[0]
     out: list[str] = []
     at, size = 0, len(data)
     while at < size:
@@ -100,7 +100,7 @@ def _sequence(data: bytes, at: int, read: dict[bytes, str]) -> tuple[str | None,
 
 
 def _encoded(text: str, errors: str) -> bytes:
-    written = _jis0208()[1]
+    written = jis0208()[1]
     out = bytearray()
     for at, character in enumerate(text):
         code = ord(character)

@@ -184,6 +184,29 @@ def frame_words(element: lxml.etree._Element, attribute: str | None) -> str:
     return f"{FRAME} {SANDBOXED}" if tag == "iframe" and sandboxes(element) else FRAME
 
 
+def policy_sandboxes(policies: Iterable[str]) -> bool:
+    """Whether a document's Content-Security-Policy header fields (``policies``) sandbox it without
+    allow-same-origin, leaving it no origin as an iframe's sandbox does: Chromium sends its CORS
+    requests, and its frames', with Origin: null. Each field may hold several policies (comma),
+    all enforced; a policy's first directive of a name counts (Report-Only fields enforce
+    nothing, and a <meta> policy cannot sandbox).
+
+    >>> policy_sandboxes(["default-src 'self'; sandbox allow-scripts"]), policy_sandboxes(["SANDBOX"])
+    (True, True)
+    >>> policy_sandboxes(["sandbox allow-scripts Allow-Same-Origin", "img-src *"])
+    False
+    """
+    for field in policies:
+        for policy in field.split(","):
+            seen: set[str] = set()
+            for directive in policy.split(";"):
+                name, *tokens = directive.lower().split() or [""]
+                if name == "sandbox" and name not in seen and "allow-same-origin" not in tokens:
+                    return True
+                seen.add(name)
+    return False
+
+
 def meta_referrer(metas: Iterable[lxml.etree._Element]) -> str:
     """The referrer policy the <meta name="referrer"> elements of a page give: the last valid one
     (each sets the page's policy as it is met), '' if none."""

@@ -39,7 +39,7 @@ refuse it). The crawl's request for a URL a rendered page asks for carries them.
 headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
 or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
 ACCEPT_BY_DESTINATION = {
-    "image": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
+    "image": "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
     "style": "text/css,*/*;q=0.1",
     "script": "*/*",
     "font": "*/*",
@@ -50,6 +50,17 @@ ACCEPT_BY_DESTINATION = {
 """The Accept Chromium sends for a request of each destination (link_requests.request_destination());
 a document's is the session's own. A server that negotiates answers an image asked for as a
 page with a page."""
+ACCEPT_LANGUAGE = "en-US,en;q=0.9"
+"""The Accept-Language of every request, the one Chromium sends as the crawl runs it (its locale
+en-US): a server that answers in the reader's language answers the crawl and its browser alike,
+and one that refuses a request naming no language (as some bot filters do) does not refuse it.
+A --header for a host gives another. The crawl sends no Sec-Fetch-* header: those tell a
+server what a browser's own context was (the site a request came from, a user's click), which a
+crawler naming itself in its User-Agent does not claim, and servers admit a request without
+them (any client but a browser sends none); its browser's requests are sent without them too."""
+UPGRADE_INSECURE_REQUESTS = ("Upgrade-Insecure-Requests", "1")
+"""What Chromium sends with a navigation (a page, a frame): a server may answer it with a
+redirect to https, which the crawl then follows as a browser does."""
 MAX_NEGOTIATION_VALUE = 1024
 """A longer value (a script may set any) is not sent."""
 
@@ -302,6 +313,21 @@ def negotiation_pairs(text: str) -> Negotiation:
     """The pairs negotiation_text() stored."""
     pairs = (line.partition(": ") for line in text.split("\n"))
     return tuple((name, value) for name, colon, value in pairs if colon)
+
+
+def is_navigation(requisite: bool, pairs: Negotiation) -> bool:
+    """Whether a request for a URL is a browser's navigation (a link followed, a frame's document),
+    by what it is asked for: a link (not ``requisite``), or a requisite asked with no Accept of
+    its own (``pairs``: its negotiation, destination_negotiation()'s) or a browser's Accept of a
+    document (text/html first).
+
+    >>> is_navigation(False, ()), is_navigation(True, ()), is_navigation(True, (("Accept", "*/*"),))
+    (True, True, False)
+    """
+    if not requisite:
+        return True
+    accept = next((value for name, value in pairs if name.lower() == "accept"), None)
+    return accept is None or accept.startswith("text/html")
 
 
 def with_negotiation(headers: dict[str, str], pairs: Negotiation) -> dict[str, str]:

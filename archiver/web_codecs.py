@@ -7,10 +7,12 @@ by Python's own codec, checked byte by byte against Chromium.
 from __future__ import annotations
 
 import codecs
+import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
-from archiver import euc_jp
+from archiver import big5, euc_jp, iso_2022_jp
 
 _WEB_TABLES = {
     "windows-1255": ("cp1255", {0xCA: "\u05ba"}),
@@ -81,7 +83,9 @@ _TRANSLATED = {
 }
 """Encodings of the standard read as a Python codec reads them, then some characters translated
 (and written translated back first): GBK and GB18030, both GB18030 of 2022 to the standard
-(_GB18030_READ), but GBK writes the euro sign as 0x80. Byte 0x80 is left to WEB_ERRORS."""
+(_GB18030_READ), but GBK writes the euro sign as 0x80 and no four-byte sequence (a character
+it has not is &#...; in a query, as Chromium writes it), and neither writes U+E5E5. Byte 0x80
+is left to WEB_ERRORS."""
 
 
 def _translated_codec(name: str) -> codecs.CodecInfo:
@@ -89,9 +93,22 @@ def _translated_codec(name: str) -> codecs.CodecInfo:
     python = codecs.lookup(python_name)
 
     def written(text: str, errors: str) -> bytes:
-        pieces = text.split("\u20ac") if name == "gbk" else [text]
-        euro = b"\x80" if name == "gbk" else b""
-        return euro.join(python.encode(piece.translate(written_as), errors)[0] for piece in pieces)
+        if text.isascii():
+            return text.encode("ascii")
+        out = bytearray()
+        for at, character in enumerate(text):
+            if name == "gbk" and character == "\u20ac":
+                out += b"\x80"
+                continue
+            sequence = b""
+            if character != "\ue5e5":  # the standard writes no bytes for it (A3A0 reads as U+3000)
+                sequence = python.encode(character.translate(written_as), "ignore")[0]
+            if not sequence or (name == "gbk" and len(sequence) == 4):  # GBK writes no four bytes
+                handler = codecs.lookup_error(errors)
+                replacement, _ = handler(UnicodeEncodeError(f"web-{name}", text, at, at + 1, "not in it"))
+                sequence = replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+            out += sequence
+        return bytes(out)
 
     def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
         return written(text, errors), len(text)
@@ -124,10 +141,113 @@ def _translated_codec(name: str) -> codecs.CodecInfo:
     )
 
 
+_SHIFT_JIS_RUN = re.compile(rb"(?:[\x81-\x9f\xe0-\xfc][\x00-\xff]|[\x00-\x80\xa1-\xdf])*")
+"""Bytes Python's cp932 reads as the standard's Shift_JIS does: ASCII, 0x80, half-width katakana
+and two-byte sequences, up to a byte that is neither (0xA0 or 0xFD-0xFF, which cp932 reads as
+private-use characters U+F8F0-U+F8F3 and the standard, Chromium too, as errors) or a lead with
+nothing after it."""
+
+
+SHIFT_JIS_LEADS = frozenset([*range(0x81, 0xA0), *range(0xE0, 0xFD)])
+
+
+def _shift_jis_decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
+    """``data`` read as the standard's Shift_JIS (and how many bytes of it: a lead at its end
+    waits unless ``final``): Windows' (cp932), but for the bytes no character starts with."""
+    out: list[str] = []
+    at, size = 0, len(data)
+    while True:
+        run = _SHIFT_JIS_RUN.match(data, at)
+        assert run is not None  # it matches nothing at worst
+        if run.end() > at:
+            out.append(codecs.decode(data[at : run.end()], "cp932", errors))
+        at = run.end()
+        if at == size or (at + 1 == size and data[at] in SHIFT_JIS_LEADS and not final):
+            return "".join(out), at  # done, or a lead whose trail is still to come
+        end = at + 1
+        handler = codecs.lookup_error(errors)
+        replacement, end = handler(UnicodeDecodeError("cp932", data, at, end, "illegal multibyte sequence"))
+        out.append(str(replacement))
+        at = end
+
+
+SHIFT_JIS_UNWRITTEN = range(8272, 8836)
+"""Pointers of index jis0208 the standard's Shift_JIS encoder passes over (the NEC-selected IBM
+rows, 0xED40-0xEEFC): a character there and in IBM's rows (0xFA40...) is written as IBM's, as
+Chromium writes it, where Python's cp932 writes NEC's."""
+SHIFT_JIS_PRIVATE = range(8836, 10716)
+"""Pointers read as private-use characters (0xF040-0xF9FC, U+E000...), which no character is
+written as."""
+SHIFT_JIS_POINTERS = 11104
+"""Pointers of index jis0208 (0x8140-0xFC4B)."""
+_SHIFT_JIS_SPECIAL = {"\u00a5": b"\x5c", "\u203e": b"\x7e", "\u2212": "\uff0d".encode("cp932")}
+"""Characters the standard's Shift_JIS encoder writes before it looks in its index."""
+
+
+@functools.cache
+def _shift_jis_written() -> dict[str, bytes]:
+    """Each character the standard's Shift_JIS encoder writes, and its bytes: its first pointer in
+    index jis0208 outside SHIFT_JIS_UNWRITTEN (cp932 writes some characters the index lacks, as
+    ¢ or 〜, and others at other pointers)."""
+    written: dict[str, bytes] = {chr(code): bytes([code - 0xFF61 + 0xA1]) for code in range(0xFF61, 0xFFA0)}
+    for pointer in range(SHIFT_JIS_POINTERS):
+        if pointer in SHIFT_JIS_UNWRITTEN or pointer in SHIFT_JIS_PRIVATE:
+            continue
+        row, column = divmod(pointer, 188)
+        lead = row + (0x81 if row < 0x1F else 0xC1)
+        sequence = bytes([lead, column + (0x40 if column < 0x3F else 0x41)])
+        try:
+            written.setdefault(sequence.decode("cp932"), sequence)
+        except UnicodeDecodeError:
+            continue
+    return written | _SHIFT_JIS_SPECIAL
+
+
+def _shift_jis_encoded(text: str, errors: str) -> bytes:
+    if text.isascii():
+        return text.encode("ascii")
+    written = _shift_jis_written()
+    out = bytearray()
+    for at, character in enumerate(text):
+        if character < "\x81":
+            out.append(ord(character))
+        elif (sequence := written.get(character)) is not None:
+            out += sequence
+        else:
+            handler = codecs.lookup_error(errors)
+            replacement, _ = handler(
+                UnicodeEncodeError("web-shift_jis", text, at, at + 1, "not in Shift_JIS")
+            )
+            out += replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+    return bytes(out)
+
+
+def _shift_jis_codec(_name: str = "shift_jis") -> codecs.CodecInfo:
+    class IncrementalEncoder(codecs.IncrementalEncoder):
+        def encode(self, text: str, final: bool = False) -> bytes:
+            return _shift_jis_encoded(text, self.errors)
+
+    class IncrementalDecoder(codecs.BufferedIncrementalDecoder):
+        def _buffer_decode(self, data: Any, errors: str, final: bool) -> tuple[str, int]:
+            return _shift_jis_decoded(bytes(data), errors, final)
+
+    return codecs.CodecInfo(
+        lambda text, errors="strict": (_shift_jis_encoded(text, errors), len(text)),
+        lambda data, errors="strict": _shift_jis_decoded(bytes(data), errors, True),
+        name="web-shift_jis",
+        incrementalencoder=IncrementalEncoder,
+        incrementaldecoder=IncrementalDecoder,
+    )
+
+
 WEB_CODECS: dict[str, Callable[[str], codecs.CodecInfo]] = {
     **dict.fromkeys(_WEB_TABLES, _web_table_codec),
     **dict.fromkeys(_TRANSLATED, _translated_codec),
     "euc-jp": euc_jp.codec_info,
+    "shift_jis": _shift_jis_codec,
+    "big5": big5.codec_info,
+    "iso-2022-jp": iso_2022_jp.codec_info,
+    "iso-2022-jp-kept": iso_2022_jp.codec_info,
 }
 """The encodings of the standard read through a codec of this module (``web-`` + its name)."""
 

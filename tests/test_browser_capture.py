@@ -174,12 +174,20 @@ async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
     """The browser's Accept (and X-Requested-With) choose what a server answers: its requests went
     out with the crawl's Accept for HTML, so a URL that serves JSON to a script asking for JSON
     answered HTML (the script failed on it), an image asked for as an image was asked for as a
-    page, and the WARC's request records showed no request the browser made."""
+    page, and the WARC's request records showed no request the browser made. Its requests name
+    the language and ask for https where a navigation asks, as the crawl's own do."""
     seen: dict[str, dict[str, str | None]] = {}
 
     def noted(request: web.Request) -> str:
         seen[request.path] = {
-            name: request.headers.get(name) for name in ("Accept", "X-Requested-With", "User-Agent")
+            name: request.headers.get(name)
+            for name in (
+                "Accept",
+                "X-Requested-With",
+                "User-Agent",
+                "Accept-Language",
+                "Upgrade-Insecure-Requests",
+            )
         }
         return request.headers.get("Accept", "")
 
@@ -207,14 +215,25 @@ async def test_a_rendered_page_asks_as_its_browser_asked(site, run_crawl):
         "document.getElementById('i').src = '/pic' + 'ture';"
         "const x = new XMLHttpRequest(); x.open('GET', '/fragment');"
         "x.setRequestHeader('X-Requested-With', 'XMLHttpRequest');"
-        "x.onload = () => { document.getElementById('f').textContent = x.responseText; }; x.send();</script>",
+        "x.onload = () => { document.getElementById('f').textContent = x.responseText; }; x.send();"
+        "const f = document.createElement('iframe'); f.src = '/fr' + 'ame';"
+        "document.body.append(f);</script>",
     )
     site.redirect("/old-items", "/items")
     site.handler("/items", items)
     site.handler("/picture", picture)
     site.handler("/fragment", fragment)
+    site.handler("/frame", fragment)
     await site.start()
     result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    # As the crawl asks over HTTP: Chromium's language, https asked for by a navigation alone.
+    assert {path: seen[path]["Upgrade-Insecure-Requests"] for path in seen} == {
+        "/items": None,
+        "/picture": None,
+        "/fragment": None,
+        "/frame": "1",
+    }
+    assert {seen[path]["Accept-Language"] for path in seen} == {"en-US,en;q=0.9"}
     assert seen["/items"]["Accept"] == "application/json"  # both hops of the redirect
     assert "image/webp" in (seen["/picture"]["Accept"] or "")
     assert seen["/fragment"]["X-Requested-With"] == "XMLHttpRequest"
@@ -738,11 +757,17 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
     """A stylesheet a frame of the rendered page asks for is the frame's document's: the fonts it
     names (used or not, the crawl asks for them) carry the frame's origin, which a server
     answering the origins it allows alone needs, and a frame sandboxed without allow-same-origin
-    has none (Origin: null, as Chromium sends it). They carried the page's origin."""
+    has none (Origin: null, as Chromium sends it). They carried the page's origin. An image a
+    script asks for with crossorigin=use-credentials, before any cookie exists, is asked for
+    with credentials (its host's HTTP authentication), as a browser holding some would send
+    them; an anonymous one without: the browser's request showed no Cookie for either, and both
+    were asked for without."""
     origins: dict[str, str | None] = {}
+    authorized: dict[str, bool] = {}
 
     def font(request: web.Request) -> web.Response:
         origins[request.path] = request.headers.get("Origin")
+        authorized[request.path] = "Authorization" in request.headers
         return web.Response(body=b"wOF2", content_type="font/woff2")
 
     async def noted(request: web.Request) -> web.Response:
@@ -750,26 +775,76 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
 
     await site.start()
     home = site.url("/").rstrip("/")
-    for path in ("/ff.woff2", "/bf.woff2"):
+    for path in ("/ff.woff2", "/bf.woff2", "/fu.woff2", "/bu.woff2"):
         site.handler(path, noted)
     # The frames and their stylesheets come from scripts: only the browser meets them (a URL a
-    # script names whole would be found in it).
+    # script names whole would be found in it). A font each frame names and uses not is asked
+    # for by the crawl alone, from the frame's document as it parses it: of no origin when the
+    # browser met the frame sandboxed (it went with the frame's origin).
     styled = "<script>const l = document.createElement('link'); l.rel = 'stylesheet';"
     styled += "l.href = '/{}' + '.css'; document.head.append(l);</script><p>frame</p>"
-    other_site.file("/frame", styled.format("fs"))
-    other_site.file("/boxed", styled.format("bs"))
+    unused = f"<style>@font-face {{{{ font-family: u; src: url({home}/{{}}.woff2) }}}}</style>"
+    other_site.file("/frame", styled.format("fs") + unused.format("fu"))
+    other_site.file("/boxed", styled.format("bs") + unused.format("bu"))
     other_site.file("/fs.css", f"@font-face {{ font-family: g; src: url({home}/ff.woff2) }}", "text/css")
     other_site.file("/bs.css", f"@font-face {{ font-family: h; src: url({home}/bf.woff2) }}", "text/css")
     await other_site.start()
     cdn = other_site.url("/").rstrip("/")
+    for path in ("/cred.png", "/anon.png"):
+        other_site.handler(path, noted)
     framing = (
         f"<script>for (const [src, box] of [['{cdn}/frame', null], ['{cdn}/boxed', 'allow-scripts']]) {{"
         " const f = document.createElement('iframe'); if (box) f.setAttribute('sandbox', box);"
-        " f.src = src; document.body.append(f); }</script>"
+        " f.src = src; document.body.append(f); }"
+        f"for (const [mode, name] of [['use-credentials', 'cred'], ['anonymous', 'anon']]) {{"
+        f" const i = document.createElement('img'); i.crossOrigin = mode; i.src = '{cdn}/' + name + '.png';"
+        " document.body.append(i); }</script>"
     )
     site.page("/", body=framing)
+    await run_crawl(
+        site.url("/"),
+        browser="always",
+        chromium=CHROMIUM,
+        scope="any",
+        http_user="alice",
+        http_password="pw",
+        credentials_hosts=(f"127.0.0.1:{other_site.server.port}",),
+    )
+    assert origins == {
+        "/ff.woff2": cdn,
+        "/bf.woff2": "null",
+        "/fu.woff2": cdn,
+        "/bu.woff2": "null",
+        "/cred.png": home,
+        "/anon.png": home,
+    }
+    assert (authorized["/cred.png"], authorized["/anon.png"]) == (True, False)
+
+
+async def test_a_rendered_page_its_policy_sandboxes_asks_for_what_its_dom_names_with_no_origin(
+    site, other_site, run_crawl
+):
+    """A page its Content-Security-Policy sandboxes has no origin, its rendered DOM too: a font its
+    script names and no text uses (the crawl alone asks for it, from the DOM) goes with Origin:
+    null, as one its HTML names. It went with the page's origin."""
+    origins: dict[str, str | None] = {}
+
+    async def font(request: web.Request) -> web.Response:
+        origins[request.path] = request.headers.get("Origin")
+        return web.Response(body=b"wOF2", content_type="font/woff2")
+
+    for path in ("/static.woff2", "/dom.woff2"):
+        other_site.handler(path, font)
+    await other_site.start()
+    cdn = other_site.url("").rstrip("/")
+    face = "@font-face {{ font-family: {}; src: url(" + cdn + "/{}.woff2) }}"
+    body = f"<style>{face.format('s', 'static')}</style><script>const s = document.createElement('style');"
+    body += f"s.textContent = '{face.format('d', 'do')}'.replace('do.', 'dom.');"
+    body += "document.head.append(s);</script>"
+    site.file("/", body, headers={"Content-Security-Policy": "sandbox allow-scripts"})
+    await site.start()
     await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any")
-    assert origins == {"/ff.woff2": cdn, "/bf.woff2": "null"}
+    assert origins == {"/static.woff2": "null", "/dom.woff2": "null"}
 
 
 URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")

@@ -619,20 +619,46 @@ async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_
 ):
     """Byte 0xCA of windows-1255 is U+05BA to browsers (Python's cp1255 has nothing there), 0xAE
     of KOI8-U is ў (Python's has a box-drawing sign), 0x80 of GBK a euro sign (Python's gbk has
-    nothing): a link with them is fetched where a browser fetches it, its path in UTF-8, its
-    query in the page's encoding."""
+    nothing), Shift_JIS's 0xA0 and 0xFD U+FFFD (Python's cp932 has private-use characters),
+    Big5's 0x87 0x7A U+3875 (Python's big5hkscs has nothing): a link with them is fetched where
+    Chromium fetches it, its path in UTF-8, its query in the page's encoding as Chromium writes
+    it (Shift_JIS's IBM rows for what NEC's rows read, no Big5 for what only HKSCS has), and
+    ISO-2022-JP's escapes as the standard reads them."""
     home = b'<meta charset="windows-1255"><a href="/h\xca?q=\xca">x</a>'
-    home += b'<a href="/k">k</a><a href="/g">g</a><a href="/j">j</a><a href="/e">e</a>'
+    home += b'<a href="/k">k</a><a href="/g">g</a><a href="/j">j</a><a href="/e">e</a><a href="/b">b</a>'
+    home += b'<a href="/i">i</a>'
     site.file("/", home, "text/html")
     site.file("/k", b'<meta charset="koi8-u"><a href="/k\xae?q=\xae">x</a>', "text/html")
     # GBK is GB18030 to browsers, of 2022: 0x80 is the euro sign, A6D9 a vertical comma.
-    site.file("/g", b'<meta charset="gbk"><a href="/g\x80\xa6\xd9?q=\x80\xa6\xd9">x</a>', "text/html")
+    # A lead and a digit that begin no four-byte character are one error, the digit read again.
+    site.file(
+        "/g",
+        b'<meta charset="gbk"><a href="/g\x80\xa6\xd9?q=\x80\xa6\xd9">x</a>'
+        b'<a href="/g2\x81\x30a\x81\xffb">y</a>',
+        "text/html",
+    )
+    site.page("/g2%EF%BF%BD0a%EF%BF%BDb")
     # A Shift_JIS lead and a byte past ASCII that make no character are one error, one U+FFFD.
-    site.file("/j", b'<meta charset="shift_jis"><a href="/j\x81\xad">x</a>', "text/html")
+    site.file(
+        "/j",
+        b'<meta charset="shift_jis"><a href="/j\x81\xad">x</a><a href="/s\xa0\xfd?q=\xee\xef\xa0">s</a>',
+        "text/html",
+    )
     site.page("/j%EF%BF%BD")
+    site.page("/s%EF%BF%BD%EF%BF%BD?q=%FA@%26%2365533%3B")
+    site.file(
+        "/b", b'<meta charset="big5"><a href="/b\x87\x7a\xa1\x45?q=\x87\x7a\xa1\x45">x</a>', "text/html"
+    )
+    site.page("/b%E3%A1%B5%E2%80%A7?q=%26%2314453%3B%A1E")
     # EUC-JP is JIS X 0208 with Windows' NEC and IBM rows to browsers: FC E2 is 髙.
     site.file("/e", b'<meta charset="euc-jp"><a href="/e\xfc\xe2?q=\xfc\xe2">x</a>', "text/html")
     site.page("/e%E9%AB%99?q=%FC%E2")
+    # ISO-2022-JP: half-width katakana after ESC ( I, NEC's row 13 (①), and an escape that
+    # outputs nothing before the next one (an error), as Chromium reads them.
+    site.file(
+        "/i", b'<meta charset="iso-2022-jp"><a href="/i\x1b(I12\x1b(B\x1b$B-!\x1b(B">x</a>', "text/html"
+    )
+    site.page("/i%EF%BD%B1%EF%BD%B2%EF%BF%BD%E2%91%A0")
     site.page("/h%D6%BA?q=%CA")
     site.page("/k%D1%9E?q=%AE")
     site.page("/g%E2%82%AC%EF%B8%90?q=%80%A6%D9")
@@ -643,8 +669,12 @@ async def test_bytes_python_reads_otherwise_than_the_encoding_standard_are_read_
         "/h%D6%BA?q=%CA",
         "/k%D1%9E?q=%AE",
         "/g%E2%82%AC%EF%B8%90?q=%80%A6%D9",
+        "/g2%EF%BF%BD0a%EF%BF%BDb",
         "/j%EF%BF%BD",
+        "/s%EF%BF%BD%EF%BF%BD?q=%FA@%26%2365533%3B",
+        "/b%E3%A1%B5%E2%80%A7?q=%26%2314453%3B%A1E",
         "/e%E9%AB%99?q=%FC%E2",
+        "/i%EF%BD%B1%EF%BD%B2%EF%BF%BD%E2%91%A0",
     ):
         assert rows[site.url(path)].status == 200 and site.hits[path] == 1, path
     report = verify_snapshot(root)

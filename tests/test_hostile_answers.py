@@ -68,6 +68,14 @@ PATHS = (
     "/to-script",
     "/to-bad-host",
     "/to-nowhere",
+    "/no-status-code",
+    "/short-status",
+    "/long-status",
+    "/http09",
+    "/junk-before",
+    "/junk-past",
+    "/tab-status",
+    "/no-digits",
 )
 NOWHERE = {
     "/to-script": (b"javascript:alert(1)", "a 302 to 'javascript:alert(1)', no http or https URL"),
@@ -164,6 +172,22 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         )
         writer.write(b"\r\nh2" + (b" and the rest, to the close" if close else b""))
         return not close
+    elif path == "/no-status-code":  # a version alone: 200 OK to Chromium
+        writer.write(b"HTTP/1.1\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nnone")
+    elif path == "/short-status":  # Chromium reads the digits there are: status 20, reason "x"
+        writer.write(b"HTTP/1.1 20x\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nshort")
+    elif path == "/long-status":  # Chromium reads 2000; no status of HTTP has four digits
+        _answer(writer, b"2000 OK", b"long")
+    elif path.startswith("/junk-"):  # Chromium reads past four bytes before HTTP, not five
+        junk = b"wxyz" if path == "/junk-before" else b"vwxyz"
+        writer.write(junk + b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\njunk")
+    elif path == "/tab-status":  # tabs for spaces
+        writer.write(b"HTTP/1.1\t201\tMade\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\ntab")
+    elif path == "/no-digits":  # no code where it goes: 200 to Chromium
+        writer.write(b"HTTP/1.1 -201 Made\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n\r\ndigits")
+    elif path == "/http09":  # HTTP/0.9: a body without a head, to the close
+        writer.write(b"<p>a body without a head, as HTTP/0.9 sent it</p>")
+        return False
     elif path == "/te-identity":  # a coding that frames nothing: the length beside it counts
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: identity\r\n"
@@ -291,6 +315,28 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         else:
             renamed = http.get_header("X-Archiver-Content-Length")
             assert renamed in ("+4", "1" + "0" * 30) and not http.get_header("Content-Length")
+    # A status line of a version alone (or of no digits after it) is 200 to Chromium, one of two
+    # digits that number, one after up to four stray bytes or with tabs for spaces as any; a
+    # status of four digits and an HTTP/0.9 answer (no head: Chromium takes one only on port 80)
+    # are refused, each with its reason.
+    for path, status, body in (
+        ("/no-status-code", 200, b"none"),
+        ("/short-status", 20, b"short"),
+        ("/junk-before", 200, b"junk"),
+        ("/tab-status", 201, b"tab"),
+        ("/no-digits", 200, b"digits"),
+    ):
+        row = rows[base + path]
+        assert (row.outcome, row.status, payloads.get(base + path)) == (FETCHED, status, body), row
+    for path, why in (
+        ("/long-status", "a status code of more than three digits (2000), which no HTTP status is"),
+        ("/http09", "no status line: an HTTP/0.9 answer, which the crawl does not take"),
+        ("/junk-past", "no status line: an HTTP/0.9 answer, which the crawl does not take"),
+    ):
+        assert (rows[base + path].outcome, rows[base + path].reason) == (
+            FAILED,
+            f"bad response: {why} after 2 tries",
+        )
     te = rows[base + "/te-identity"]
     assert (te.outcome, te.tries, payloads.get(base + "/te-identity")) == (FETCHED, 1, b"identity"), te
 

@@ -11,7 +11,7 @@ import pytest
 import trustme
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from conftest import manifest_rows
+from conftest import Handler, manifest_rows
 
 from archiver.errors import ConfigError
 from archiver.scope import ROBOTS_UNREACHABLE
@@ -277,8 +277,14 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
     asked with the Accept a browser sends for them: every request went with a page's Accept, so
     a server that negotiates answered an image host's page where the page shows the image."""
     accepts: dict[str, str] = {}
+    others: dict[str, tuple[str | None, str | None]] = {}  # Accept-Language, Upgrade-Insecure-Requests
+
+    def noted(request: web.Request) -> None:
+        headers = request.headers
+        others[request.path] = (headers.get("Accept-Language"), headers.get("Upgrade-Insecure-Requests"))
 
     async def negotiating(request: web.Request) -> web.StreamResponse:
+        noted(request)
         accept = accepts[request.path] = request.headers.get("Accept", "")
         if accept.startswith("text/html"):  # an image host: its page of the photo, to a reader
             return web.Response(text="<title>photo page</title>", content_type="text/html")
@@ -296,6 +302,7 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
     }
 
     async def served(request: web.Request) -> web.StreamResponse:
+        noted(request)
         accepts[request.path] = request.headers.get("Accept", "")
         body, content_type = files[request.path]
         return web.Response(text=body, content_type=content_type)
@@ -306,15 +313,26 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         head='<link rel="stylesheet" href="/s.css"><link rel="preload" as="font" href="/f.woff2">'
         '<script src="/app.js"></script><link rel="preload" as="fetch" href="/data.json">'
         '<link rel="manifest" href="/app.webmanifest">',
-        body='<img src="/photo"><p style="background: url(/inline.png)">',
+        body='<img src="/photo"><p style="background: url(/inline.png)"><iframe src="/frame"></iframe>',
     )
     site.page("/next")
+    site.page("/frame")
+
+    def recording(handler: Handler) -> Handler:
+        async def serve(request: web.Request) -> web.StreamResponse:
+            noted(request)
+            return await handler(request)
+
+        return serve
+
+    for page in ("/next", "/frame"):
+        site.handler(page, recording(site.routes[page]))
     site.handler("/photo", negotiating)
     for path in files:
         site.handler(path, served)
     await site.start()
     result = await run_crawl(site.url("/"))
-    image = "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+    image = "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"  # Chromium 156's
     assert accepts == {
         "/photo": image,
         "/s.css": "text/css,*/*;q=0.1",
@@ -327,6 +345,11 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
         "/app.webmanifest": "*/*",
     }
     assert manifest_rows(result.snapshot.root)[site.url("/photo")].content_type == "image/gif"
+    # Every request names Chromium's language; a navigation (a link, a frame) asks for https as
+    # Chromium's does, what a page loads does not.
+    navigations = {"/next", "/frame"}
+    assert others == {path: ("en-US,en;q=0.9", "1" if path in navigations else None) for path in others}
+    assert set(others) == set(accepts) | navigations
 
 
 async def test_the_jar_gives_a_browser_its_cookies_as_they_were_set():
@@ -572,33 +595,86 @@ async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, r
     """A frame an iframe sandboxes without allow-same-origin has no origin: its CORS-mode requests
     (a font, a crossorigin image), those of a sandboxed srcdoc document and those of the frames
     it holds in turn go with Origin: null and no credentials, as Chromium sends them. They
-    carried the frame's own origin (or the page's)."""
+    carried the frame's own origin (or the page's). So do the fonts of a crossorigin stylesheet
+    it loads through a redirect (they carried the page's origin), and what it loads is of no
+    site: the page's SameSite=Lax cookie stays home, as Chromium keeps it (it went, the page's
+    site judged). Its no-cors requests (an image) name the null origin too (they named none)."""
     origins: dict[str, str | None] = {}
+    cookies: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     async def noted(request: web.Request) -> web.Response:
         origins[request.path] = request.headers.get("Origin")
         return web.Response(body=b"x", content_type="application/octet-stream")
 
+    async def cookied(request: web.Request) -> web.Response:
+        cookies[request.path] = (request.headers.get("Origin"), dict(request.cookies))
+        return web.Response(body=b"x", content_type="image/png")
+
     await site.start()
     home = site.url("/").rstrip("/")
-    for path in ("/s.woff2", "/b.woff2", "/n.png", "/o.woff2"):
+    for path in (
+        "/s.woff2",
+        "/b.woff2",
+        "/n.png",
+        "/o.woff2",
+        "/p.woff2",
+        "/pn.png",
+        "/q.woff2",
+        "/r.woff2",
+        "/m.woff2",
+    ):
         site.handler(path, noted)
+    for path in ("/boxed.png", "/open.png"):
+        site.handler(path, cookied)
+    # A document its own Content-Security-Policy sandboxes has no origin either, and its frames
+    # none; allow-same-origin keeps it, and a policy only reported sandboxes nothing.
+    for path, name, policy, font in (
+        ("/csp", "Content-Security-Policy", "img-src *, sandbox allow-scripts", "p"),
+        ("/csp-origin", "Content-Security-Policy", "sandbox allow-same-origin", "q"),
+        ("/csp-report", "Content-Security-Policy-Report-Only", "sandbox", "r"),
+    ):
+        style = f"<style>@font-face {{ src: url({home}/{font}.woff2) }}</style>"
+        other_site.file(
+            path, style + "<iframe src=/csp-nested></iframe>" * (font == "p"), headers={name: policy}
+        )
+    other_site.page("/csp-nested", body=f"<img crossorigin src='{home}/pn.png'>")
     other_site.page(
         "/boxed",
-        head=f"<style>@font-face {{ src: url({home}/b.woff2) }}</style>",
-        body="<iframe src=/nested></iframe>",
+        head=f"<style>@font-face {{ src: url({home}/b.woff2) }}</style>"
+        "<link rel=stylesheet crossorigin href=/moved.css>",
+        body=f"<iframe src=/nested></iframe><img src='{home}/boxed.png'>",
     )
+    other_site.redirect("/moved.css", "/real.css")
+    other_site.file("/real.css", f"@font-face {{ src: url({home}/m.woff2) }}", "text/css")
     other_site.page("/nested", body=f"<img crossorigin src='{home}/n.png'>")
-    other_site.page("/open", head=f"<style>@font-face {{ src: url({home}/o.woff2) }}</style>")
+    other_site.page(
+        "/open",
+        head=f"<style>@font-face {{ src: url({home}/o.woff2) }}</style>",
+        body=f"<img src='{home}/open.png'>",
+    )
     await other_site.start()
     cdn = other_site.url("/").rstrip("/")
     srcdoc = f"<style>@font-face {{ src: url({cdn}/s.woff2) }}</style>".replace('"', "&quot;")
-    site.page(
+    site.file(
         "/",
-        body=f'<iframe sandbox="allow-scripts" src="{cdn}/boxed"></iframe>'
+        f'<iframe sandbox="allow-scripts" src="{cdn}/boxed"></iframe>'
         f'<iframe sandbox srcdoc="{srcdoc}"></iframe>'
-        f'<iframe sandbox="allow-scripts Allow-Same-Origin" src="{cdn}/open"></iframe>',
+        f'<iframe sandbox="allow-scripts Allow-Same-Origin" src="{cdn}/open"></iframe>'
+        + "".join(f'<iframe src="{cdn}/{path}"></iframe>' for path in ("csp", "csp-origin", "csp-report")),
+        headers={"Set-Cookie": "lax=1; SameSite=Lax; Path=/"},
     )
     other_site.handler("/s.woff2", noted)
     await run_crawl(site.url("/"), scope="any")
-    assert origins == {"/s.woff2": "null", "/b.woff2": "null", "/n.png": "null", "/o.woff2": cdn}
+    assert origins == {
+        "/s.woff2": "null",
+        "/b.woff2": "null",
+        "/n.png": "null",
+        "/o.woff2": cdn,
+        "/p.woff2": "null",
+        "/pn.png": "null",
+        "/q.woff2": cdn,
+        "/r.woff2": cdn,
+        "/m.woff2": "null",
+    }
+    # Its image, no-cors, names the null origin too, as Chromium names it.
+    assert cookies == {"/boxed.png": ("null", {}), "/open.png": (None, {"lax": "1"})}

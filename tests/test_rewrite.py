@@ -12,6 +12,7 @@ import lxml.html
 import pytest
 from conftest import in_linear_time
 
+from archiver.encodings import web_codec
 from archiver.findings import extract_css, extract_html
 from archiver.link_values import iter_css_urls
 from archiver.links import HTML_LINK_ATTRS, iter_html_references
@@ -253,6 +254,15 @@ def test_page_encoding_is_kept(encoding: str, text: str) -> None:
     assert 'src="../img/a.png"' in decoded
     assert decoded.startswith(f'<meta charset="{encoding}">')  # header-only charset made explicit
     assert lxml.html.document_fromstring(out).findtext(".//title") == text
+
+
+def test_an_iso_2022_jp_page_is_written_back_as_it_was_read() -> None:
+    # Read as browsers read it (half-width katakana, NEC's ①), written back byte for byte: the
+    # standard's writer would make the katakana full-width.
+    text = b"\x1b$BF|K\\-!\x1b(B \x1b(I1\x1b(B"
+    body = b'<meta charset="iso-2022-jp"><p>' + text + b'</p><a href="/%E6%97%A5%E6%9C%AC.html">x</a>'
+    out = rewrite_html(body, PAGE, web_codec("iso-2022-jp") or "", resolve)
+    assert text in out and b'href="../%E6%97%A5%E6%9C%AC.html"' in out
 
 
 def test_shift_jis_bytes_outside_links_are_kept_exactly() -> None:

@@ -409,11 +409,18 @@ def test_a_url_with_a_host_of_a_megabyte_is_normalised_in_linear_time(host):
         ("?q=\u045e\u040e", "koi8-u", "?q=%AE%BE"),
         ("?q=\u20ac\ufe10\u1e3f", "gbk", "?q=%80%A6%D9%A8%BC"),  # GB18030-2022, as browsers write it
         ("?q=\u20ac\ufe10", "gb18030", "?q=%A2%E3%A6%D9"),
+        # GBK writes no four-byte sequence, GB18030 does; neither writes U+E5E5 (Chromium's &#...;).
+        ("?q=\u00e9\u0080\ue5e5", "gbk", "?q=%A8%A6%26%23128%3B%26%2358853%3B"),
+        ("?q=\u00e9\u0080\ue5e5", "gb18030", "?q=%A8%A6%810%810%26%2358853%3B"),
         ("?q=\u9ad9\u2460\uff5e", "euc-jp", "?q=%FC%E2%AD%A1%A1%C1"),  # Windows' rows, as browsers
         ("?q=\u65e5\u672c", "shift_jis", "?q=%93%FA%96{"),  # 0x7B, "{", is no byte to encode
         ("?q=\u30bd", "shift_jis", "?q=%83\\"),  # its second byte is ASCII: kept, as a browser keeps it
         ("?q=\u2460", "shift_jis", "?q=%87@"),  # Windows' Shift_JIS, as browsers read it
+        ("?q=\u2170\u00a5\u00a2", "shift_jis", "?q=%FA@\\%26%23162%3B"),  # IBM's row, as Chromium writes it
+        ("?q=\u2027\u3875\u4e2d", "big5", "?q=%A1E%26%2314453%3B%A4%A4"),  # HKSCS's alone: none
         ("?q=\U0001f600", "euc_jp", "?q=%26%23128512%3B"),
+        # Half-width katakana as full-width, NEC's row, JIS X 0201 Roman for the yen sign.
+        ("?q=\uff71\u2460x\u00a5", "iso-2022-jp", "?q=%1B$B%%22-!%1B(Bx%1B(J\\%1B(B"),
         ("http://h/a?b=\u00e9&c=d e", "cp1252", "http://h/a?b=%E9&c=d e"),  # ASCII is the parser's
         ("/a#x?\u00e9", "cp1252", "/a#x?\u00e9"),  # a fragment's "?" starts no query
         ("?q=\u00e9", "utf-8", "?q=\u00e9"),

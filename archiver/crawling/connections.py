@@ -33,8 +33,9 @@ field, ``5, 5``), or a Content-Length with a chunked body: aiohttp's parser refu
 take them. Here each value after the first, or every one beside chunked, goes to a field renamed
 X-Archiver-Content-Length before the parser reads the head (one_framing), and the WARC keeps it
 so named. A head Chromium reads past and aiohttp's parser refuses (``http/1.1 200OK``, a space
-before a field's colon) is made plain the same way (read_as_browsers). Each head is read whole,
-however many reads brought it.
+before a field's colon, a status line without a code) is made plain the same way
+(read_as_browsers); an answer with no head at all (HTTP/0.9) is refused as one, not left to
+look like a connection lost. Each head is read whole, however many reads brought it.
 """
 
 from __future__ import annotations
@@ -82,8 +83,13 @@ LENGTH_RENAMED = b"X-Archiver-"
 overrides, is renamed with."""
 
 
-_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])( +)([0-9]{3})(?![0-9])( ?)")
-_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?= )")
+_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])[ \t]+([0-9]{1,3})(?![0-9])([ \t]*)")
+_NO_STATUS_CODE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])(?:[ \t]+(?![ \t0-9])[^\r\n]*)?(?=\r?\n)")
+_LONG_STATUS_CODE = re.compile(rb"\A(?i:http)/[0-9]\.[0-9][ \t]+([0-9]{4,})")
+STATUS_LINE_START = 4
+"""Bytes Chromium reads past for an answer's "HTTP" (HttpUtil::LocateStartOfStatusLine): an
+answer without it that far is HTTP/0.9, a body without a head."""
+_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?=[ \t])")
 _SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
 
 
@@ -99,14 +105,43 @@ def read_as_browsers(head: bytes) -> bytes:
     b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
     >>> read_as_browsers(b"HTTP/2 200\\r\\n\\r\\n")
     b'HTTP/1.0 200\\r\\n\\r\\n'
+
+    Chromium reads past up to four bytes before ``HTTP``, tabs as spaces, and a code of one or
+    two digits as that number (``20x``: 20, reason ``x``); a status line with no code is 200 OK
+    to it (200 with no reason when something else follows the version). A code of more than
+    three digits, which Chromium reads as that number, is no HTTP status: BadHttpMessage.
+
+    >>> read_as_browsers(b"xyHTTP/1.1\\t20x\\r\\n\\r\\n"), read_as_browsers(b"HTTP/1.1\\r\\n\\r\\n")
+    (b'HTTP/1.1 020 x\\r\\n\\r\\n', b'HTTP/1.1 200 OK\\r\\n\\r\\n')
+    >>> read_as_browsers(b"HTTP/1.1 -200 OK\\r\\n\\r\\n")
+    b'HTTP/1.1 200\\r\\n\\r\\n'
     """
+    if (start := head[: STATUS_LINE_START + 4].lower().find(b"http")) > 0:
+        head = head[start:]
     head = _UNDOTTED_VERSION.sub(b"HTTP/1.0", head, count=1)
+    if (long_code := _LONG_STATUS_CODE.match(head)) is not None:
+        code = long_code[1][:20].decode("ascii")
+        raise BadHttpMessage(f"a status code of more than three digits ({code}), which no HTTP status is")
+    head = _NO_STATUS_CODE.sub(
+        lambda line: b"HTTP/" + line[1] + (b" 200" if line[0][8:] else b" 200 OK"), head, count=1
+    )
     status = _STATUS_LINE.match(head)
     if status is not None:
         rest = head[status.end() :]
-        space = status[4] or (b" " if rest[:1] not in (b"\r", b"\n", b"") else b"")
-        head = b"HTTP/" + status[1] + status[2] + status[3] + space + rest
+        space = b" " if status[3] or rest[:1] not in (b"\r", b"\n", b"") else b""
+        head = b"HTTP/" + status[1] + b" " + status[2].rjust(3, b"0") + space + rest
     return one_framing(_SPACE_BEFORE_COLON.sub(rb"\1:", head))
+
+
+def check_status_line_start(head: bytes, final: bool) -> None:
+    """Raise BadHttpMessage if ``head`` (the first bytes of an answer; ``final``: all that came)
+    starts no status line: an HTTP/0.9 answer, a body with no head, which Chromium takes only
+    from the scheme's own port (80) and the crawl does not archive (a WARC response record holds
+    a head)."""
+    if len(head) < STATUS_LINE_START + 4 and not final:
+        return  # too little yet to tell
+    if head[: STATUS_LINE_START + 4].lower().find(b"http") == -1:
+        raise BadHttpMessage("no status line: an HTTP/0.9 answer, which the crawl does not take")
 
 
 def one_framing(head: bytes) -> bytes:
@@ -230,6 +265,7 @@ class _AnswerParser:
         """The connection closed: a head cut short is the parser's to judge, as it came."""
         if self._held and not self._done:
             held, self._held = bytes(self._held), bytearray()
+            check_status_line_start(held, final=True)
             self._parser.feed_data(held)
         return self._parser.feed_eof()
 
@@ -251,6 +287,7 @@ class _AnswerParser:
         one read, however the server sent it: a byte at a time, or a line a second."""
         start = max(len(self._held) - 2, 0)
         self._held += data
+        check_status_line_start(bytes(self._held[: STATUS_LINE_START + 4]), final=False)
         ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := self._held.find(end, start)) != -1]
         if not ends:
             if self._head_bytes + len(self._held) > MAX_HEAD_BYTES:

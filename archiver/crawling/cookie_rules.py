@@ -86,6 +86,8 @@ def cross_site(initiator: str | None, url: URL) -> bool:
     False
     >>> cross_site("https://site.test/", URL("http://site.test/")), cross_site(None, URL("http://h/"))
     (True, False)
+    >>> cross_site("null", URL("http://h/"))  # a document of no origin is of no site
+    True
     """
     if not initiator:
         return False

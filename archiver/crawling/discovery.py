@@ -11,11 +11,13 @@ crawl will take it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
-from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint
+from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint, policy_sandboxes
 from archiver.links import REQUISITE
 from archiver.request_headers import (
     Negotiation,
@@ -27,6 +29,15 @@ from archiver.request_headers import (
 )
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
+
+if TYPE_CHECKING:
+    from archiver.warc.capture import Capture
+
+
+NO_SITE = "null"
+"""The site for cookies of what a document of no origin loads (a sandboxed frame's): no site, so
+SameSite judges each of its requests cross-site, as Chromium does (its Lax and Strict cookies
+stay home, even from the top-level page's own site)."""
 
 
 class Discovery:
@@ -92,8 +103,13 @@ class Discovery:
             cors = hint[2] if requisite else ""  # a link followed is a navigation
             if cors:
                 negotiation += cors_negotiation(asking, url)
-            # A frame in a sandboxed document is sandboxed too.
-            document = SANDBOXED if FRAME in words and (SANDBOXED in words or opaque) else ""
+            elif opaque and requisite and FRAME not in words:
+                # Chromium names the null origin on every request of such a document, no-cors too.
+                negotiation += cors_negotiation(asking, url)
+            # A frame in a sandboxed document is sandboxed too; a stylesheet it loads is its, of no
+            # origin (its fonts' Origin is null, through any redirect).
+            framed = FRAME in words and (SANDBOXED in words or opaque)
+            document = SANDBOXED if framed or (opaque and requisite and hint[1] == "style") else ""
             self.consider(
                 url,
                 depth,
@@ -107,7 +123,8 @@ class Discovery:
                 skip=NOFOLLOW if nofollow and not requisite else None,
                 referrer_policy=hint[0] or page_policy,
                 negotiation=negotiation,
-                site_for_cookies=top if requisite else None,
+                # A document of no origin is of no site: what it loads is cross-site to SameSite.
+                site_for_cookies=(NO_SITE if opaque else top) if requisite else None,
                 cors=cors,
                 client=asking if requisite else None,
                 document=document,
@@ -248,9 +265,23 @@ def stylesheet_client(item: QueueItem) -> str | None:
     """The origin of the document the stylesheet ``item`` serves, whose requests its fonts and
     images are (a frame's, not its top-level page's): the client it was loaded for, as far as
     the crawl knows it (else the top-level page's, else the one that linked it): ``null`` for a
-    document with no origin (a sandboxed frame's), not for a stylesheet a redirect led from
-    another origin to a third (Fetch taints its request's origin, not its document's)."""
+    document with no origin (a sandboxed frame's, its document SANDBOXED, through any redirect),
+    not for a stylesheet a redirect led from another origin to a third (Fetch taints its
+    request's origin, not its document's)."""
+    if item.document == SANDBOXED:
+        return "null"
     if item.client is not None and (item.client != "null" or item.found_by != "redirect"):
         return item.client
     document = item.site_for_cookies or item.referrer
     return origin_of(document) if document else None
+
+
+def sandboxed_by_policy(item: QueueItem, capture: Capture) -> QueueItem:
+    """``item``, its document SANDBOXED if the Content-Security-Policy of ``capture`` (its answer, a
+    document) sandboxes it without allow-same-origin: its requests are then asked as from a
+    document of no origin, as a sandboxed frame's are (link_requests.policy_sandboxes())."""
+    headers = capture.response_headers
+    policies = (value for name, value in headers if name.lower() == "content-security-policy")
+    if item.document == SANDBOXED or not policy_sandboxes(policies):
+        return item
+    return dataclasses.replace(item, document=SANDBOXED)

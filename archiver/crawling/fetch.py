@@ -40,7 +40,13 @@ from archiver.crawling.received import Received, check_single_fields, check_tran
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import FetchError
 from archiver.referrer_policy import referer
-from archiver.request_headers import Credentials, with_negotiation
+from archiver.request_headers import (
+    ACCEPT_LANGUAGE,
+    UPGRADE_INSECURE_REQUESTS,
+    Credentials,
+    is_navigation,
+    with_negotiation,
+)
 from archiver.warc.capture import Capture
 
 SPOOL_IN_MEMORY = 1024 * 1024
@@ -146,6 +152,7 @@ class Fetcher:
                 "User-Agent": self.config.user_agent,
                 "Accept-Encoding": "gzip, deflate",
                 "Accept": "text/html,application/xhtml+xml,*/*;q=0.8",
+                "Accept-Language": ACCEPT_LANGUAGE,
             },
             cookie_jar=load_cookies(self.config, self.credentials.hosts),
             # Proxies come from EnvironmentProxies: aiohttp's trust_env re-reads the
@@ -232,13 +239,14 @@ class Fetcher:
         return retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
 
     def request_headers(self, request: FetchRequest) -> dict[str, str]:
-        """Headers of ``request`` beyond the session's: those a browser chose its answer with,
-        its host's credentials (a --header wins over the browser's), a Referer (as its referrer
-        policy gives it), its conditions."""
+        """Headers of ``request`` beyond the session's: those a browser chose its answer with and
+        Upgrade-Insecure-Requests for a navigation, its host's credentials (a --header wins over
+        the browser's), a Referer (as its referrer policy gives it), its conditions."""
         url = request.url
-        headers = with_negotiation(
-            self.credentials.headers_for(url, request.credentials), request.negotiation
-        )
+        pairs = request.negotiation
+        if is_navigation(request.requisite, pairs):
+            pairs += (UPGRADE_INSECURE_REQUESTS,)
+        headers = with_negotiation(self.credentials.headers_for(url, request.credentials), pairs)
         sent_referer = referer(request.referrer, url, request.referrer_policy)
         if sent_referer is not None:
             headers["Referer"] = sent_referer

@@ -62,7 +62,8 @@ class QueueItem:
     site_for_cookies: str | None = None
     """For what a page loads (a requisite): the top-level page it is loaded for, whose site
     SameSite judges its request by (Chromium's site for cookies), also for what a stylesheet or
-    a frame of that page loads; None for a link followed (judged by its referrer)."""
+    a frame of that page loads; ``null`` for what a document of no origin loads (no site: every
+    such request is cross-site); None for a link followed (judged by its referrer)."""
     cors: str = ""
     """The credentials mode of a CORS-mode request (link_requests.cors_mode(): same-origin, include,
     omit), which sends an Origin and cookies by Fetch's rules; '' for a no-cors request (an
@@ -74,8 +75,9 @@ class QueueItem:
     third (Fetch's tainted origin). Of a stylesheet, also its fonts' and images' client."""
     document: str = ""
     """What its URL does not tell of the document it loads: link_requests.SANDBOXED for a frame its
-    iframe's sandbox leaves no origin, whose requests send Origin: null, as do its own frames';
-    '' for any other."""
+    iframe's sandbox leaves no origin, whose requests send Origin: null, as do its own frames',
+    and for a stylesheet such a document loads (its requests are its document's); '' for any
+    other."""
 
     def request(self) -> FetchRequest:
         """The request a browser would send for it."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from archiver.crawling.stored_answers import Answer
+from archiver.link_requests import SANDBOXED
 from archiver.request_headers import Negotiation, negotiation
 from archiver.urls import try_normalize
 
@@ -62,6 +63,9 @@ class Asked:
     client: str | None = None
     """For a stylesheet a frame of the page asked for: the origin of that frame's document, whose
     stylesheet it is (``null`` for a frame its sandbox leaves no origin); None for the page's."""
+    document: str = ""
+    """For a frame's document: link_requests.SANDBOXED if its iframe's sandbox (or its parent's
+    lack of one) leaves it no origin, as QueueItem.document says; '' for any other."""
 
 
 Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
@@ -173,9 +177,33 @@ async def _asked(request: Any, page: Any) -> Asked:
         with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
             for_url = await page.context.cookies(request.url)
             cookies = tuple(dict(cookie) for cookie in for_url if cookie.get("name") in names)
-    credentials = "cookie" in headers or "origin" not in headers
+    credentials = "cookie" in headers or "origin" not in headers or await _includes(request, page)
     client = await _frame_origin(request)
-    return Asked(negotiation(headers), headers.get("referer"), cookies, held, credentials, client)
+    document = SANDBOXED if await _sandboxed_frame(request) else ""
+    return Asked(negotiation(headers), headers.get("referer"), cookies, held, credentials, client, document)
+
+
+INCLUDING_ELEMENT = """url => [...document.querySelectorAll('[crossorigin]')].some(e =>
+    e.crossOrigin === 'use-credentials' && [e.src, e.href, e.currentSrc].includes(url))"""
+"""Whether an element of a document asks for ``url`` with crossorigin=use-credentials."""
+
+
+async def _includes(request: Any, page: Any) -> bool:
+    """Whether a CORS-mode request that went without a Cookie was in credentials mode include
+    all the same: it had none to send (its context held none for its URL), and an element of its
+    frame asks for its URL with crossorigin=use-credentials. Then the crawl's request sends
+    credentials and keeps the cookies its answer sets, as the browser does; it went without."""
+    if page is None:
+        return False
+    try:
+        if await page.context.cookies(request.url):
+            return False  # it had cookies to send and sent none: its mode keeps them home
+        found = await asyncio.wait_for(
+            request.frame.evaluate(INCLUDING_ELEMENT, request.url), FRAME_ORIGIN_WAIT
+        )
+    except Exception:  # noqa: BLE001 - the page or frame gone, or a worker's request: not known to include
+        return False
+    return found is True
 
 
 async def _frame_origin(request: Any) -> str | None:
@@ -188,6 +216,22 @@ async def _frame_origin(request: Any) -> str | None:
     except Exception:  # noqa: BLE001 - the frame gone or navigating: its page's origin stands
         return None
     return origin if isinstance(origin, str) and origin.isprintable() else None
+
+
+async def _sandboxed_frame(request: Any) -> bool:
+    """Whether ``request`` navigates a frame to a document of no origin: its iframe's sandbox
+    attribute does not allow-same-origin, or the document holding it has no origin (a sandboxed
+    frame's, a srcdoc's, one its Content-Security-Policy sandboxes), whose frames have none."""
+    if not request.is_navigation_request() or _main_frame(request):
+        return False
+    try:
+        frame = request.frame
+        element = await asyncio.wait_for(frame.frame_element(), FRAME_ORIGIN_WAIT)
+        box = await asyncio.wait_for(element.get_attribute("sandbox"), FRAME_ORIGIN_WAIT)
+        parent = await asyncio.wait_for(frame.parent_frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
+    except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known to be sandboxed
+        return False
+    return (box is not None and "allow-same-origin" not in box.lower().split()) or parent == "null"
 
 
 def _of_another_page(request: Any, page: Any) -> bool:

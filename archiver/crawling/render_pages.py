@@ -56,11 +56,13 @@ class Pages(Protocol):
         referer: str | None = None,
         credentials: bool = True,
         client: str | None = None,
+        document: str = "",
     ) -> None:
         """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
         headers that choose its answer, ``referer``, the Referer the browser sent, if any,
-        ``credentials``: whether it went with them, and ``client``: the origin of the frame that
-        asked for a stylesheet (page_network.Asked), for its capture), has a committed outcome."""
+        ``credentials``: whether it went with them, ``client``: the origin of the frame that
+        asked for a stylesheet, and ``document``: what it is of the document it loads
+        (page_network.Asked), for its capture), has a committed outcome."""
 
     async def rendered(
         self,
@@ -100,6 +102,7 @@ class CrawlPages:
         referer: str | None = None,
         credentials: bool = True,
         client: str | None = None,
+        document: str = "",
     ) -> None:
         """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
 
@@ -113,7 +116,9 @@ class CrawlPages:
         request of that origin, whose hops send theirs as Fetch says; without ``credentials``
         (it went without a cookie: page_network.Asked), it and its hops send none. ``client``: the
         origin of the frame's document that asked for it (a stylesheet: its fonts' Origin), if not
-        the page's. Cancelled, a capture begun here goes on (the crawl waits for it).
+        the page's; ``document``: link_requests.SANDBOXED for a frame its sandbox leaves no
+        origin, whose own requests are asked for as such (QueueItem.document). Cancelled, a
+        capture begun here goes on (the crawl waits for it).
         """
         crawler = self.crawler
         sent = try_normalize(referer) if referer else None
@@ -145,6 +150,7 @@ class CrawlPages:
             site_for_cookies=page.site_for_cookies or page.url,
             cors=item.cors if origin is None else INCLUDE if credentials else OMIT,
             client=origin or client or item.client,
+            document=document or item.document,
         )
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture
@@ -188,7 +194,9 @@ async def answer_for(
         for _ in range(ENSURE_TRIES):
             if (row is not None and row.outcome != QUEUED) or pages.stopped:
                 break
-            await pages.ensure(url, page, how.negotiation, how.referer, how.credentials, how.client)
+            await pages.ensure(
+                url, page, how.negotiation, how.referer, how.credentials, how.client, how.document
+            )
             row = answers.row(url)
         if row is None or row.warc_file is None:
             return None  # skipped, failed with no response, or claimed by another process

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from archiver.content import CSS_TYPE, HTML_TYPES, is_parsed, mime_type
 from archiver.crawling import log as crawl_log
 from archiver.crawling.admission import item_row
-from archiver.crawling.discovery import stylesheet_client
+from archiver.crawling.discovery import sandboxed_by_policy, stylesheet_client
 from archiver.crawling.fetch import FetchOutcome
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.politeness import robots_agent, x_robots_nofollow
@@ -100,10 +100,13 @@ class Responses:
         )
         if nofollow:
             log.info("links of %s not followed: its robots directives say nofollow", item.url)
+        # A document its Content-Security-Policy sandboxes asks for its links as one of no origin,
+        # rendered too.
+        asking = sandboxed_by_policy(item, capture) if mime in HTML_TYPES else item
         async with crawler.discovery.queueing() as queue:
             met, claimed = await crawler.discovery.links(
                 prepared.links,
-                item,
+                asking,
                 nofollow,
                 prepared.hints,
                 _referrer_policy(capture),
@@ -122,7 +125,7 @@ class Responses:
                 capture = dataclasses.replace(capture, body=io.BytesIO())
             await crawler.writer.put(WriteItem(row, capture, met, prepared.exchange, draft=prepared.draft))
         if renderer is not None and decision is not None:
-            await renderer.offer(item, prepared.links, decision, nofollow)
+            await renderer.offer(asking, prepared.links, decision, nofollow)
 
     async def _redirect(
         self, item: QueueItem, capture: Capture, target: str, facts: Mapping[str, object]

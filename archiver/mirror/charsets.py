@@ -15,10 +15,14 @@ import codecs
 import functools
 import re
 
+from archiver import iso_2022_jp
 from archiver.encodings import WEB_ERRORS
 
-_STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "hz")
+_STATEFUL_CODECS = ("utf-16", "utf-32", "utf-7", "iso2022", "web-iso-2022", "hz")
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+_WRITTEN_AS = {iso_2022_jp.NAME: iso_2022_jp.KEPT_NAME}
+"""The codec a document read in a codec is written back in, where the standard's writer would
+write some characters otherwise than they were read (ISO-2022-JP's half-width katakana)."""
 
 
 class View:
@@ -53,9 +57,15 @@ class View:
         """
         if not self.as_bytes or view.isascii() or not _ascii_inside_characters(self.encoding):
             return view
-        text = view.encode("latin-1").decode(self.encoding, "surrogateescape")
+        data = view.encode("latin-1")
+        text = data.decode(self.encoding, "surrogateescape")
         encoding = self.encoding
-        scanned = _NOT_ASCII.sub(lambda m: "\x80" * len(m.group().encode(encoding, "surrogateescape")), text)
+        try:
+            scanned = _NOT_ASCII.sub(
+                lambda m: "\x80" * len(m.group().encode(encoding, "surrogateescape")), text
+            )
+        except UnicodeEncodeError:  # a character read that is written no more (Big5's HKSCS rows)
+            scanned = _masked(data, encoding)
         return scanned if len(scanned) == len(view) else view
 
     def to_text(self, view: str) -> str:
@@ -72,10 +82,35 @@ class View:
         """The bytes of the (edited) view."""
         if self.as_bytes:
             return view.encode("latin-1")
+        codec = _WRITTEN_AS.get(codecs.lookup(self.encoding).name, self.encoding)
         try:
-            return view.encode(self.encoding, "surrogateescape")
+            return view.encode(codec, "surrogateescape")
         except UnicodeEncodeError:
-            return view.encode(self.encoding, "xmlcharrefreplace")
+            return view.encode(codec, "xmlcharrefreplace")
+
+
+def _masked(data: bytes, encoding: str) -> str:
+    """``data`` read one character per byte, each byte of a character of ``encoding`` made 0x80,
+    found by reading it a byte at a time (View.scanned, for what its encoder does not write back:
+    a browser writes no character that only Big5's HKSCS rows hold, though it reads them).
+
+    >>> _masked(b"\\x87z(\\x88b\\x81\\\\", "web-big5")
+    '\\x80\\x80(\\x80\\x80\\x80\\\\'
+    """
+    decoder = codecs.getincrementaldecoder(encoding)("surrogateescape")
+    out: list[str] = []
+    pending = 0
+    for byte in data:
+        text = decoder.decode(bytes([byte]))
+        if not text:
+            pending += 1  # a lead, its character still to come
+        elif byte < 0x80 and text[-1] == chr(byte):
+            out.append("\x80" * pending + chr(byte))  # ASCII read on its own, after any lead it ended
+        else:
+            out.append("\x80" * (pending + 1))
+        if text:
+            pending = 0
+    return "".join(out) + "\x80" * pending
 
 
 @functools.lru_cache(maxsize=64)
