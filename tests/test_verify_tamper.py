@@ -495,3 +495,64 @@ def test_a_killed_crawl_is_incomplete_and_resumable_not_corrupt(snap: Path, caps
     assert cli.main(["verify", str(snap)]) == 1
     headline = capsys.readouterr().out.splitlines()[0]
     assert headline.startswith(f"{snap}: incomplete, resumable: 1 URL still queued (continue it with: ")
+
+
+def flip_a_bit_only_the_crc_tells(root: Path) -> str:
+    """A bit flipped in the deflate data of the response of /b that still inflates, to another
+    payload of the same length, with no error but the gzip CRC's (about 1% of flips do)."""
+    row = row_for(root, "/b")
+    warc = root / "warc" / str(row.warc_file)
+    data = bytearray(warc.read_bytes())
+    start, end = int(row.warc_offset or 0), int(row.warc_offset or 0) + int(row.warc_length or 0)
+    whole = gzip.decompress(bytes(data[start:end]))
+    payload_from = whole.index(b"\r\n\r\n", whole.index(b"\r\n\r\n") + 4) + 4  # past the HTTP head
+    for bit in range(8 * (start + 10), 8 * (end - 8)):  # the deflate data, between header and trailer
+        data[bit // 8] ^= 1 << bit % 8
+        inflate = zlib.decompressobj(-15)
+        try:
+            other = inflate.decompress(bytes(data[start + 10 : end - 8]))
+        except zlib.error:
+            other = b""
+        same_head = other[:payload_from] == whole[:payload_from]
+        if inflate.eof and len(other) == len(whole) and same_head and other != whole:
+            warc.write_bytes(bytes(data))
+            return row.url
+        data[bit // 8] ^= 1 << bit % 8
+    raise AssertionError("no flip inflates silently")
+
+
+def replace_the_record_of_a(root: Path) -> str:
+    lose_target_uri_header(root)
+    return row_for(root, "/a").url
+
+
+def cut_the_file_before_b(root: Path) -> str:
+    cut_at_a_member_boundary(root)
+    return row_for(root, "/b").url
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (replace_the_record_of_a, "AttributeError"),
+        (cut_the_file_before_b, ""),
+        (flip_a_bit_only_the_crc_tells, "Incorrect checksum"),
+    ],
+)
+def test_a_rebuilt_mirror_keeps_the_file_of_a_record_damaged_since(
+    snap: Path, damage: Callable[[Path], str], why: str, capsys
+) -> None:
+    """The record of truth damaged after the crawl, the page's file the crawl wrote is the best
+    copy left: a rebuild keeps it, says so on one line naming it, and exits 1."""
+    before = files(snap / "mirror")
+    url = damage(snap)
+    page = "/" + url.split("/", 3)[3]
+    path = str(row_for(snap, page).local_path)
+    assert cli.main(["mirror", str(snap)]) == 1
+    out = capsys.readouterr().out
+    line = f"  {url}: kept mirror/{path} as the crawl wrote it; its WARC record cannot be read ("
+    assert [row for row in out.splitlines() if row.startswith(line) and why in row], out
+    assert files(snap / "mirror") == before
+    assert row_for(snap, page).local_path == path
+    report = verify_snapshot(snap)
+    assert not {"lost_mirror_file", "changed_mirror_file", "unrecorded_mirror_file"} & set(report.counts)

@@ -39,7 +39,8 @@ def cmd_mirror(args: argparse.Namespace) -> int:
             print(f"archiver: warning: {warning}", file=sys.stderr)
     stats = build_mirror(args.snapshot)
     print(stats.summary())
-    return EXIT_PROBLEMS if stats.errors else EXIT_OK  # a script must see files it lacks
+    # A script must see files it lacks, and files kept whose records are damaged.
+    return EXIT_PROBLEMS if stats.errors or stats.kept else EXIT_OK
 
 
 def add_verify(sub: argparse._SubParsersAction[Parser]) -> None:

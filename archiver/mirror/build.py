@@ -54,7 +54,8 @@ PART_BLOCK = 64
 BUILD_FOLDER = ".mirror.partial"
 OLD_FOLDER = ".mirror.old"
 TABLE = "mirror_plan"
-"""The rebuild's scratch table: (url, path, shared) of every capture placed."""
+"""The rebuild's scratch table: (url, path, shared, before) of every capture placed; ``before``:
+the file the mirror had for it (its local_path before the rebuild), kept if its record is lost."""
 PENDING = "mirror_pending"
 """The live mirror's pages to look at again at the end of the crawl (mirror/live.py): (url,
 guesses as JSON, or NULL: no file written yet). A rebuild drops it: it supersedes the live mirror."""
@@ -126,15 +127,17 @@ class _Builder:
         share_pages = _shares_pages(self.snapshot)
         db.executescript(
             f"DROP TABLE IF EXISTS {TABLE}; DROP TABLE IF EXISTS {PENDING}; "
-            f"CREATE TABLE {TABLE} (url TEXT PRIMARY KEY, path TEXT NOT NULL, shared INTEGER NOT NULL);"
+            f"CREATE TABLE {TABLE} (url TEXT PRIMARY KEY, path TEXT NOT NULL, shared INTEGER NOT NULL, "
+            "before TEXT);"
         )
-        batch: list[tuple[str, str, bool]] = []
+        batch: list[tuple[str, str, bool, str | None]] = []
         for row in self.manifest.captures():
             assert row.warc_file is not None and row.warc_offset is not None
-            if not is_mirrored(row) or not self.files.records.holds(
-                row.warc_file, row.warc_offset, row.warc_length or 0
-            ):
+            if not is_mirrored(row):
                 continue
+            # A record the WARC file no longer reaches is placed all the same: the file the
+            # crawl wrote for it is kept (keep()), else its links are left absolute (relink()).
+            held = self.files.records.holds(row.warc_file, row.warc_offset, row.warc_length or 0)
             # A page rendered in a browser is mirrored from its own DOM, never shared.
             payload = (
                 None
@@ -156,13 +159,13 @@ class _Builder:
                 None,
                 f"{row.warc_file} {row.warc_offset} {row.warc_length or 0}",
             )
-            batch.append((row.url, placed.path, placed.shared))
+            batch.append((row.url, placed.path, placed.shared, row.local_path))
             self.stats.shared += placed.shared
-            self.planned += not placed.shared
+            self.planned += held and not placed.shared
             if len(batch) >= 1000:
-                db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?)", batch)
+                db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?)", batch)
                 batch.clear()
-        db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?)", batch)
+        db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?)", batch)
         db.execute("UPDATE urls SET local_path = NULL WHERE local_path IS NOT NULL")
         db.execute(
             f"UPDATE urls SET local_path = (SELECT path FROM {TABLE} AS p WHERE p.url = urls.url) "
@@ -201,17 +204,47 @@ class _Builder:
                 except OSError as exc:
                     if exc.errno in FATAL_ERRNOS:
                         raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
-                    self.stats.errors.append(f"{row.url}: {exc}")
-                    failed.add(path)
+                    if not self.keep(files, row, path, str(exc)):
+                        self.stats.errors.append(f"{row.url}: {exc}")
+                        failed.add(path)
                 except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the build
-                    self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
-                    failed.add(path)
+                    why = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    if not self.keep(files, row, path, why):
+                        self.stats.errors.append(f"{row.url}: {why}")
+                        failed.add(path)
         finally:
             try:
                 log.close()
             except OSError as exc:  # its last lines met a full disk: the build stops as above
                 raise WriteError(f"cannot write the mirror: {exc.strerror or exc}") from None
         return failed
+
+    def keep(self, files: MirrorOutput, row: ManifestRow, path: str, why: str) -> bool:
+        """Keep at ``path`` the file the mirror had for ``row``, whose record could not be read
+        (``why``), if it still holds what was written (the manifest's mirror_files says): the
+        record of truth is damaged, and that file is the best copy left. False if there is none.
+        An archivist keeps what is good and says what it is: one line in ``stats.kept``."""
+        db = self.manifest.connection
+        found = db.execute(
+            f"SELECT f.path, f.sha256, f.size FROM {TABLE} AS p JOIN mirror_files AS f "
+            "ON f.path = p.before WHERE p.url = ?",
+            (row.url,),
+        ).fetchone()
+        if found is None:
+            return False
+        before, sha256, size = found
+        try:
+            source = safe_join(self.snapshot.mirror_dir, before)
+        except UnsafePathError:
+            return False
+        note = f"kept as the crawl wrote it: its WARC record cannot be read ({why})"
+        if files.link(path, source, sha256, size, note) is None:
+            return False
+        self.stats.count(row.content_type, size)
+        self.stats.kept.append(
+            f"{row.url}: kept mirror/{path} as the crawl wrote it; its WARC record cannot be read ({why})"
+        )
+        return True
 
     def relink(self, root: Path, failed: set[str], log_part: int) -> set[str]:
         """Write again the pages and stylesheets built, now that the files at ``failed`` paths
