@@ -33,7 +33,7 @@ from archiver.mirror.linker import Memo
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
-from archiver.redirects import NOT_MODIFIED
+from archiver.redirects import NO_PAGE_STATUSES
 from archiver.stop_signals import leave_stop_signals_to_the_parent, obey, stop_signals_held
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
@@ -65,10 +65,11 @@ CAPTURED = ("response", "revisit")
 
 def is_mirrored(row: ManifestRow) -> bool:
     """True for a row whose capture has a mirror file: fetched, with a response or revisit record,
-    but a 304 nobody asked for (redirects.UNASKED_NOT_MODIFIED), which holds no page."""
+    but an answer that holds no page (redirects.NO_PAGE_STATUSES: a 204, a 205, a 304 nobody
+    asked for), which a browser does not show."""
     return (
         row.outcome == FETCHED
-        and row.status != NOT_MODIFIED
+        and row.status not in NO_PAGE_STATUSES
         and row.record_type in CAPTURED
         and row.warc_file is not None
         and row.warc_offset is not None
