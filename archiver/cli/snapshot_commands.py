@@ -20,7 +20,8 @@ def add_mirror(sub: argparse._SubParsersAction[Parser]) -> None:
         "mirror",
         help="rebuild the offline mirror and index.html from the WARCs",
         description="Rebuild mirror/ and index.html of a snapshot from its WARC files "
-        "and manifest (also after an interrupted crawl).",
+        "and manifest (also after an interrupted crawl), and key again the lines of its CDXJ "
+        "index an earlier version keyed otherwise than pywb looks them up.",
     )
     p.add_argument("snapshot", type=Path, help="snapshot folder")
     p.set_defaults(parser=p, func=cmd_mirror)

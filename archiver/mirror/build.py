@@ -7,7 +7,8 @@ mirror/plan.py), then reads each record at its offset and writes its file
 (mirror/document.py: HTML, CSS and SVG rewritten, everything else copied as
 received, content-encoding undone). It builds into a fresh folder that
 replaces mirror/ at the end, so a rebuild never mixes old files with new, and
-a crash leaves the previous mirror in place. It renders index.html last. Its
+a crash leaves the previous mirror in place. It renders index.html last, and
+keys again the CDXJ lines an earlier version keyed otherwise (cdxj.rekeyed). Its
 summary is a line such as 'mirror: 212 files (180 pages, 3 stylesheets, 29
 other), 3.9 MiB, 37 redirects; 0 errors; 0.8 s'.
 """
@@ -41,6 +42,7 @@ from archiver.store.previous import missing_previous, open_previous
 from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
 from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
+from archiver.warc.cdxj import rekey_index
 from archiver.warc.reader import WarcReader
 
 __all__ = ["MirrorStats", "build_mirror", "redirects_resolved"]
@@ -366,6 +368,8 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     ):
         stats = rebuild(snapshot, manifest, index=index, workers=workers, refuse_empty=True)
         manifest.checkpoint()  # the path plan's table is dropped: its space is given back
+        # An earlier version's index keyed some URLs where pywb does not look them up.
+        stats.rekeyed = rekey_index(snapshot.cdxj_path)
         return stats
 
 

@@ -75,6 +75,8 @@ class MirrorStats:
     """One line per capture that could not be written (URL: why)."""
     kept: list[str] = field(default_factory=list)
     """One line per capture whose record could not be read, its file before kept (URL: why)."""
+    rekeyed: int = 0
+    """CDXJ lines keyed again: an earlier version keyed them where pywb does not look."""
     seconds: float = 0.0
 
     def add(self, other: MirrorStats) -> None:
@@ -104,6 +106,7 @@ class MirrorStats:
         """One line for the terminal."""
         rewritten = f", {self.rewritten} pages written again at the end" if self.rewritten else ""
         kept = f"; {len(self.kept)} kept as the crawl wrote them" if self.kept else ""
+        kept += f"; {self.rekeyed} index lines keyed again as pywb looks them up" if self.rekeyed else ""
         line = (
             f"mirror: {self.files} files ({self.pages} pages, {self.stylesheets} stylesheets, "
             f"{self.other} other), {human_bytes(self.bytes)}, {self.redirects} redirects, "
