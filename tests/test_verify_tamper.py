@@ -211,6 +211,37 @@ def lose_a_fact_of_the_capture(column: str) -> Callable[[Path], str]:
     return damage
 
 
+def edit_row_title(root: Path) -> str:
+    sql(root, "UPDATE urls SET title = 'Edited' WHERE url = ?", row_for(root, "/b").url)
+    return row_for(root, "/b").url
+
+
+def edit_row_parent(root: Path) -> str:
+    """/b is said found on /new, which links to / only."""
+    sql(root, "UPDATE urls SET parent = ? WHERE url = ?", row_for(root, "/new").url, row_for(root, "/b").url)
+    return row_for(root, "/b").url
+
+
+def edit_row_depth(root: Path) -> str:
+    sql(root, "UPDATE urls SET depth = 3 WHERE url = ?", row_for(root, "/b").url)
+    return row_for(root, "/b").url
+
+
+def edit_redirect_target_parent(root: Path) -> str:
+    """/new, where /old redirects, is said found by a redirect of the home page."""
+    home = row_for(root, "/old").url.removesuffix("old")
+    sql(root, "UPDATE urls SET parent = ? WHERE url = ?", home, row_for(root, "/new").url)
+    return row_for(root, "/new").url
+
+
+def edit_every_depth(root: Path) -> str:
+    """Every row a depth deeper: each still one deeper than its parent, but the seed."""
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("UPDATE urls SET depth = depth + 1")
+    db.close()
+    return row_for(root, "/old").url.removesuffix("old")
+
+
 def edit_row_fetched_at(root: Path) -> str:
     url = row_for(root, "/b").url
     sql(root, "UPDATE urls SET fetched_at = '2001-01-01T00:00:00Z' WHERE url = ?", url)
@@ -280,6 +311,11 @@ TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     (lose_a_fact_of_the_capture("warc_length"), "wrong_location", "row names no warc_length"),
     (lose_a_fact_of_the_capture("record_type"), "wrong_location", "row names no record_type"),
     (edit_row_fetched_at, "wrong_location", "is not 2001-01-01T00:00:00Z"),
+    (edit_row_title, "wrong_discovery", "title 'Edited' is not the page's "),
+    (edit_row_parent, "wrong_discovery", "/new does not link to it"),
+    (edit_row_depth, "wrong_discovery", "depth 3: found on http://"),
+    (edit_redirect_target_parent, "wrong_discovery", "/ does not redirect to it"),
+    (edit_every_depth, "wrong_discovery", "depth 1: a seed is of depth 0"),
     (delete_a_skipped_row, "unrecorded_link", "(out of scope), not in the manifest"),
     (delete_index_html, "lost_mirror_file", "bytes written, now missing"),
     (edit_index_html, "changed_mirror_file", "; the build wrote "),

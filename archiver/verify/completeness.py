@@ -1,6 +1,10 @@
 """Completeness: every link of an archived page is recorded (archived, or skipped with its
 reason: the crawl records each URL it met), every redirect ends, no body was cut short by
-the server, and a seed led to an archived page.
+the server, and a seed led to an archived page. The links read for it prove what the
+manifest says of how each URL was found, at no other read: a row found by a link names as
+its parent a page that links to it, one depth deeper; one found by a redirect, the URL that
+redirects to it, at its depth; a seed has depth 0; a page's title is its document's (its
+rendered DOM's, where a script set one).
 
 Links are found again the way the crawl found them: each archived HTML, CSS
 or SVG document, as the integrity check reads its WARC record (LinkCheck.page, so
@@ -14,6 +18,7 @@ its rendered DOM (a resource record), whose links the crawl followed too.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -45,6 +50,7 @@ from archiver.verify.report import (
     NOTHING_ARCHIVED,
     UNFINISHED_CRAWL,
     UNRECORDED_LINK,
+    WRONG_DISCOVERY,
     Report,
 )
 from archiver.warc.dom import CHARSET_FIELD, DOM_CONTENT_TYPE
@@ -53,6 +59,26 @@ from archiver.warc.records import NOT_MODIFIED_PROFILE
 
 RECORDED_CACHE = 1 << 16
 """URLs whose manifest lookup is remembered (links repeat from page to page)."""
+FOUND_ON_A_PAGE = ("link", "requisite")
+"""How a row found on a page says it was found (its parent is that page)."""
+_SCRATCH = (
+    "CREATE TEMP TABLE IF NOT EXISTS verify_parsed (url TEXT PRIMARY KEY) WITHOUT ROWID;"
+    "CREATE TEMP TABLE IF NOT EXISTS verify_linked (url TEXT PRIMARY KEY) WITHOUT ROWID;"
+)
+"""Pages whose every link was read (their DOM's too), and rows whose parent was seen linking
+to them: temporary tables of verify's own connection (on disk past SQLite's cache), the
+manifest untouched."""
+
+
+@dataclass(frozen=True)
+class Met:
+    """What the manifest says of a URL a page links to."""
+
+    url: str
+    """As the row holds it (an earlier version kept some URLs unescaped)."""
+    found_by: str
+    parent: str | None
+    depth: int
 
 
 def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
@@ -79,7 +105,8 @@ class LinkCheck:
         self.manifest = manifest
         self.scope = scope
         self.report = report
-        self.recorded = lru_cache(maxsize=RECORDED_CACHE)(lambda url: manifest.get(url) is not None)
+        self.met = lru_cache(maxsize=RECORDED_CACHE)(lambda url: _met(manifest.get(url)))
+        self._scratch = False
         self.handed_over = False
         """True once a scan handed pages to page(): finish() then reads back only the others."""
         self.previous: Previous | None = None
@@ -104,7 +131,50 @@ class LinkCheck:
             return
         # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
         body = decode_payload(stored, http.get_header("Content-Encoding"))
-        _check_links(row, body, content_type_field(http.headers), self.recorded, self.scope, self.report)
+        title = self.links(row, body, content_type_field(http.headers))
+        self.read_whole(row, title)
+
+    def links(
+        self,
+        row: ManifestRow,
+        body: bytes,
+        content_type: str | None,
+        page_charset: str | None = None,
+        referred: str | None = None,
+    ) -> str | None:
+        """_check_links() of one document of ``row``, noting the rows it proves found on it
+        (their depth checked); returns the document's title."""
+        if not self._scratch:
+            self.manifest.connection.executescript(_SCRATCH)
+            self._scratch = True
+        title, linked = _check_links(
+            row, body, content_type, self.met, self.scope, self.report, page_charset, referred
+        )
+        db = self.manifest.connection
+        for met in linked:
+            if db.execute("INSERT OR IGNORE INTO verify_linked VALUES (?)", (met.url,)).rowcount and (
+                met.depth != row.depth + 1
+            ):
+                self.report.add(
+                    WRONG_DISCOVERY,
+                    met.url,
+                    f"depth {met.depth}: found on {row.url}, of depth {row.depth}, it is {row.depth + 1}",
+                )
+        return title
+
+    def read_whole(self, row: ManifestRow, title: str | None, dom: bool = False) -> None:
+        """Check the title of ``row``'s page: its document's, or its rendered DOM's where that has
+        one (``dom``: the DOM's was just read; a script may set it). A page the crawl did not
+        render is noted as read whole: what was found on it is what its links name (a rendered
+        page's scripts request URLs no link names)."""
+        if row.dom_warc_file is not None and not dom:
+            return  # its DOM is read in finish(), its title with it
+        if not row.render_reason and row.dom_warc_file is None:
+            self.manifest.connection.execute("INSERT OR IGNORE INTO verify_parsed VALUES (?)", (row.url,))
+        if title is None and dom:
+            return  # the served page's title stays: it was read before, not kept
+        if row.title != title:
+            self.report.add(WRONG_DISCOVERY, row.url, f"title {row.title!r} is not the page's {title!r}")
 
     def finish(self, records: Records, warc_dir: Path, deferred: set[tuple[str, int]]) -> None:
         """Report queued URLs, redirect chains that end nowhere, bodies cut short, a crawl that
@@ -158,15 +228,16 @@ class LinkCheck:
                             if key_of not in encodings:
                                 encodings[key_of] = referrer_encoding(row, manifest.get, body_of)
                             referred = encodings[key_of]
-                        _check_links(
-                            row, body, content_type, self.recorded, self.scope, report, None, referred
-                        )
+                        title = self.links(row, body, content_type, None, referred)
+                        self.read_whole(row, title)
                 if row.dom_warc_file is not None:
                     # What the crawl followed from the page's render: the links of its DOM.
                     dom, charset = _read_dom(row, records, doms)
                     if dom is not None:
                         report.stats["rendered pages parsed"] += 1
-                        _check_links(row, dom, DOM_CONTENT_TYPE, self.recorded, self.scope, report, charset)
+                        self.read_whole(row, self.links(row, dom, DOM_CONTENT_TYPE, charset), dom=True)
+        if self._scratch:
+            _check_discovery(manifest, report)
 
 
 def _check_something_archived(manifest: Manifest, report: Report) -> None:
@@ -220,31 +291,69 @@ def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> Non
         report.add(DANGLING_REDIRECT, row.url, f"chain ends at {end} ({found.outcome})")
 
 
+def _met(row: ManifestRow | None) -> Met | None:
+    return None if row is None else Met(row.url, row.found_by, row.parent, row.depth)
+
+
+def _check_discovery(manifest: Manifest, report: Report) -> None:
+    """Report rows found on a page that page does not link to (of the pages whose every link was
+    read), rows found by a redirect their parent does not redirect to or of another depth, and
+    seeds of a depth other than 0."""
+    db = manifest.connection
+    on_a_page = ", ".join(f"'{how}'" for how in FOUND_ON_A_PAGE)
+    for url, parent in db.execute(
+        f"SELECT url, parent FROM urls WHERE found_by IN ({on_a_page}) "
+        "AND parent IN (SELECT url FROM verify_parsed) AND url NOT IN (SELECT url FROM verify_linked)"
+    ):
+        report.add(WRONG_DISCOVERY, url, f"its parent {parent} does not link to it")
+    for url, parent, depth, redirect_to, parent_depth in db.execute(
+        "SELECT u.url, u.parent, u.depth, p.redirect_to, p.depth FROM urls AS u "
+        "LEFT JOIN urls AS p ON p.url = u.parent WHERE u.found_by = 'redirect'"
+    ):
+        if redirect_to != url:
+            report.add(WRONG_DISCOVERY, url, f"its parent {parent} does not redirect to it")
+        elif depth != parent_depth:
+            report.add(
+                WRONG_DISCOVERY,
+                url,
+                f"depth {depth}: {parent}, which redirects to it, is of depth {parent_depth}",
+            )
+    for url, depth in db.execute("SELECT url, depth FROM urls WHERE found_by = 'seed' AND depth != 0"):
+        report.add(WRONG_DISCOVERY, url, f"depth {depth}: a seed is of depth 0")
+
+
 def _check_links(
     row: ManifestRow,
     body: bytes,
     content_type: str | None,
-    recorded: Callable[[str], bool],
+    met: Callable[[str], Met | None],
     scope: Scope,
     report: Report,
     page_charset: str | None = None,
     referrer_encoding: str | None = None,
-) -> None:
+) -> tuple[str | None, list[Met]]:
+    """Report the links of a document of ``row`` the manifest does not hold; returns the
+    document's title, and the rows of its links that name ``row`` as the page they were found on."""
     report.stats["pages parsed"] += 1
     content_type = as_taken(content_type, row.content_type)  # its body sniffed, where it named no type
     page = extract(body, row.url, mime_type(content_type), content_type, page_charset, referrer_encoding)
+    linked = []
     for link in page.links:
         requisite = link.kind == REQUISITE
         kind = "requisite" if requisite else "link"
         # A link the scope rules out is met all the same: the crawl records it as skipped.
         skipped = scope.skip_reason(link.url, row.depth + 1, requisite)
         report.stats["skipped links" if skipped else "in-scope links"] += 1
-        if recorded(link.url):
+        found = met(link.url)
+        if found is not None:
+            if found.parent == row.url and found.found_by in FOUND_ON_A_PAGE:
+                linked.append(found)
             continue
         if skipped:
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url} ({skipped}), not in the manifest")
         else:
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
+    return page.title, linked
 
 
 def _read_dom(row: ManifestRow, records: Records, doms: WarcReader) -> tuple[bytes | None, str | None]:
