@@ -9,9 +9,11 @@ page limit. Each command looks a URL up in the form it has now, then in the earl
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import sqlite3
+import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -108,6 +110,12 @@ async def test_an_index_an_earlier_version_keyed_is_keyed_again_by_archiver_mirr
     assert all(
         f"(pywb looks it up by that; key the index again with: archiver mirror {root})" in d for d in details
     )
+
+    # Packed as it is, its index is keyed as ReplayWeb.page looks its URLs up.
+    assert cli.main(["export", str(root), "--wacz", str(root.parent / "x.wacz")]) == 0
+    with zipfile.ZipFile(root.parent / "x.wacz") as wacz:
+        assert gzip.decompress(wacz.read("indexes/index.cdx.gz")).decode().splitlines() == lines
+    assert index.read_text().splitlines() == earlier
 
     assert cli.main(["mirror", str(root)]) == 0
     assert "; 2 index lines keyed again as pywb looks them up" in capsys.readouterr().out
