@@ -229,18 +229,20 @@ class _Builder:
         An archivist keeps what is good and says what it is: one line in ``stats.kept``."""
         db = self.manifest.connection
         found = db.execute(
-            f"SELECT f.path, f.sha256, f.size FROM {TABLE} AS p JOIN mirror_files AS f "
+            f"SELECT f.path, f.sha256, f.size, f.note FROM {TABLE} AS p JOIN mirror_files AS f "
             "ON f.path = p.before WHERE p.url = ?",
             (row.url,),
         ).fetchone()
         if found is None:
             return False
-        before, sha256, size = found
+        before, sha256, size, noted = found
         try:
             source = safe_join(self.snapshot.mirror_dir, before)
         except UnsafePathError:
             return False
         note = f"kept as the crawl wrote it: its WARC record cannot be read ({why})"
+        if noted and not noted.startswith("kept as the crawl wrote it"):
+            note = f"{noted}; {note}"  # what the file lacked, it still lacks
         if files.link(path, source, sha256, size, note) is None:
             return False
         self.stats.count(row.content_type, size)
