@@ -584,11 +584,16 @@ def test_a_rebuilt_mirror_keeps_the_file_of_a_record_damaged_since(
     url = damage(snap)
     page = "/" + url.split("/", 3)[3]
     path = str(row_for(snap, page).local_path)
+    sql(snap, "UPDATE mirror_files SET note = 'what it lacked' WHERE path = ?", path)
     assert cli.main(["mirror", str(snap)]) == 1
     out = capsys.readouterr().out
     line = f"  {url}: kept mirror/{path} as the crawl wrote it; its WARC record cannot be read ("
     assert [row for row in out.splitlines() if row.startswith(line) and why in row], out
     assert files(snap / "mirror") == before
     assert row_for(snap, page).local_path == path
+    with sqlite3.connect(snap / "manifest.sqlite3") as db:
+        (note,) = db.execute("SELECT note FROM mirror_files WHERE path = ?", (path,)).fetchone()
+    db.close()
+    assert note.startswith("what it lacked; kept as the crawl wrote it: its WARC record cannot be read (")
     report = verify_snapshot(snap)
     assert not {"lost_mirror_file", "changed_mirror_file", "unrecorded_mirror_file"} & set(report.counts)
