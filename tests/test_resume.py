@@ -22,9 +22,12 @@ from test_verify_tamper import files, members
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.frontier import QueueItem, request_facts, requeued
+from archiver.crawling.resume import check_records_in_place
+from archiver.errors import SnapshotError
 from archiver.request_headers import destination_negotiation
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
+from archiver.store.snapshot import Snapshot
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.reader import torn_offset
 
@@ -451,6 +454,35 @@ async def test_a_warc_file_whose_records_moved_since_the_crawl_is_not_resumed(si
         f"resuming would build on it (archiver verify {root} lists what else is wrong)\n"
     )
     assert files(root) == before and not (root / "crash-tails").exists()
+
+
+async def test_what_a_power_cut_leaves_past_the_last_record_is_no_moved_record(site, run_crawl):
+    """Past the last record a row names (here a rendered DOM, which no request record follows), a
+    crash may leave anything, zeros after a power cut: that is recovery's to cut, not a moved record."""
+    site.page("/", links=["/a"]).page("/a")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    (warc,) = (root / "warc").glob("*.warc.gz")
+    offsets = members(warc)
+    last = manifest_rows(root)[site.url("/a")]
+    # The record after /a's response (its request) taken for /a's rendered DOM, the last record named.
+    start = offsets[offsets.index(last.warc_offset) + 1]
+    length = offsets[offsets.index(start) + 1] - start
+    with Manifest.open(root / "manifest.sqlite3") as manifest:
+        manifest.connection.execute(
+            "UPDATE urls SET dom_warc_file = ?, dom_warc_offset = ?, dom_warc_length = ? WHERE url = ?",
+            (warc.name, start, length, last.url),
+        )
+        manifest.commit()
+    with open(warc, "ab") as out:
+        out.write(bytes(4096))
+    check_records_in_place(Snapshot(root))  # nothing moved
+    data = warc.read_bytes()
+    warc.write_bytes(data[:start] + b"\r\n" + data[start:])
+    with pytest.raises(
+        SnapshotError, match=f"warc/{warc.name}@{last.warc_offset}: the record of {last.url} "
+    ):
+        check_records_in_place(Snapshot(root))
 
 
 async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, run_crawl):

@@ -21,6 +21,7 @@ committed too: those naming no committed record are dropped the same way.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -143,10 +144,15 @@ def check_records_in_place(snapshot: Snapshot) -> None:
                 (row.url, row.dom_warc_file, row.dom_warc_offset, row.dom_warc_length),
             )
         )
+        last: dict[str, int] = {}
         for url, name, offset, length in places:
             if name is None or offset is None or not length:
                 continue
-            moved = _moved(snapshot.warc_dir / name, offset, length)
+            if name not in last:
+                last[name] = _last_named(manifest, name)
+            # Past the last record a row names, a crash may have left anything (zeros, after a
+            # power cut): recover() cuts it.
+            moved = _moved(snapshot.warc_dir / name, offset, length, offset < last[name])
             if moved:
                 raise SnapshotError(
                     f"warc/{name}@{offset}: the record of {url} is not where the manifest says ({moved}): "
@@ -155,9 +161,19 @@ def check_records_in_place(snapshot: Snapshot) -> None:
                 )
 
 
-def _moved(path: Path, offset: int, length: int) -> str | None:
+def _last_named(manifest: Manifest, name: str) -> int:
+    """Offset of the last record a row names in WARC file ``name`` (a response, a revisit or a
+    rendered DOM, where an earlier version's manifest has the column)."""
+    ends = [manifest.last_capture_offset(name)]
+    with contextlib.suppress(sqlite3.OperationalError):  # read-only, an earlier manifest stays as it is
+        ends.append(manifest.last_dom_offset(name))
+    return max((end for end in ends if end is not None), default=0)
+
+
+def _moved(path: Path, offset: int, length: int, followed: bool) -> str | None:
     """Why the gzip member of a record of ``length`` bytes does not sit at ``offset`` of ``path``,
-    or None if it does (or the file is not compressed, or too short to hold it: see recover())."""
+    or None if it does (or the file is not compressed, or too short to hold it: see recover()).
+    ``followed``: another record a row names comes after it, so a member starts past it."""
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -170,7 +186,7 @@ def _moved(path: Path, offset: int, length: int) -> str | None:
             after = fh.read(len(GZIP_MAGIC))
     except OSError:
         return None  # a file gone or unreadable is named by what reads it next
-    return None if after in (b"", GZIP_MAGIC) else f"no gzip member starts {length} bytes on"
+    return None if after in (b"", GZIP_MAGIC) or not followed else f"no gzip member starts {length} bytes on"
 
 
 def manifest_lost(snapshot: Snapshot, prefix: str) -> bool:
