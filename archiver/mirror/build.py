@@ -30,6 +30,7 @@ from archiver.errors import SnapshotError, UnsafePathError, WriteError
 from archiver.memory import release_free_memory
 from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
+from archiver.mirror.kept import CANNOT_BE_READ, keep_before
 from archiver.mirror.linker import Memo
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
@@ -223,31 +224,16 @@ class _Builder:
         return failed
 
     def keep(self, files: MirrorOutput, row: ManifestRow, path: str, why: str) -> bool:
-        """Keep at ``path`` the file the mirror had for ``row``, whose record could not be read
-        (``why``), if it still holds what was written (the manifest's mirror_files says): the
-        record of truth is damaged, and that file is the best copy left. False if there is none.
-        An archivist keeps what is good and says what it is: one line in ``stats.kept``."""
-        db = self.manifest.connection
-        found = db.execute(
-            f"SELECT f.path, f.sha256, f.size, f.note FROM {TABLE} AS p JOIN mirror_files AS f "
-            "ON f.path = p.before WHERE p.url = ?",
-            (row.url,),
-        ).fetchone()
-        if found is None:
-            return False
-        before, sha256, size, noted = found
-        try:
-            source = safe_join(self.snapshot.mirror_dir, before)
-        except UnsafePathError:
-            return False
-        note = f"kept as the crawl wrote it: its WARC record cannot be read ({why})"
-        if noted and not noted.startswith("kept as the crawl wrote it"):
-            note = f"{noted}; {note}"  # what the file lacked, it still lacks
-        if files.link(path, source, sha256, size, note) is None:
+        """kept.keep_before() for ``row``, whose record could not be read (``why``): counted, and
+        said in one line of ``stats.kept``; False if there is no file to keep."""
+        size = keep_before(
+            self.manifest.connection, TABLE, self.snapshot.mirror_dir, files, row.url, path, why
+        )
+        if size is None:
             return False
         self.stats.count(row.content_type, size)
         self.stats.kept.append(
-            f"{row.url}: kept mirror/{path} as the crawl wrote it; its WARC record cannot be read ({why})"
+            f"{row.url}: kept mirror/{path} as the crawl wrote it; {CANNOT_BE_READ} ({why})"
         )
         return True
 

@@ -18,7 +18,6 @@ its rendered DOM (a resource record), whose links the crawl followed too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from archiver.store.previous import Previous
 from archiver.store.referrers import referrer_encoding, referrer_key
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_ends, seed_failure, seed_landings
+from archiver.verify.discovery import FOUND_ON_A_PAGE, SCRATCH, Met, check_discovery, met_of
 from archiver.verify.integrity import Records
 from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (
@@ -59,26 +59,6 @@ from archiver.warc.records import NOT_MODIFIED_PROFILE
 
 RECORDED_CACHE = 1 << 16
 """URLs whose manifest lookup is remembered (links repeat from page to page)."""
-FOUND_ON_A_PAGE = ("link", "requisite")
-"""How a row found on a page says it was found (its parent is that page)."""
-_SCRATCH = (
-    "CREATE TEMP TABLE IF NOT EXISTS verify_parsed (url TEXT PRIMARY KEY) WITHOUT ROWID;"
-    "CREATE TEMP TABLE IF NOT EXISTS verify_linked (url TEXT PRIMARY KEY) WITHOUT ROWID;"
-)
-"""Pages whose every link was read (their DOM's too), and rows whose parent was seen linking
-to them: temporary tables of verify's own connection (on disk past SQLite's cache), the
-manifest untouched."""
-
-
-@dataclass(frozen=True)
-class Met:
-    """What the manifest says of a URL a page links to."""
-
-    url: str
-    """As the row holds it (an earlier version kept some URLs unescaped)."""
-    found_by: str
-    parent: str | None
-    depth: int
 
 
 def crawl_scope(settings: dict[str, Any] | None, manifest: Manifest) -> Scope:
@@ -105,7 +85,7 @@ class LinkCheck:
         self.manifest = manifest
         self.scope = scope
         self.report = report
-        self.met = lru_cache(maxsize=RECORDED_CACHE)(lambda url: _met(manifest.get(url)))
+        self.met = lru_cache(maxsize=RECORDED_CACHE)(lambda url: met_of(manifest.get(url)))
         self._scratch = False
         self.handed_over = False
         """True once a scan handed pages to page(): finish() then reads back only the others."""
@@ -145,7 +125,7 @@ class LinkCheck:
         """_check_links() of one document of ``row``, noting the rows it proves found on it
         (their depth checked); returns the document's title."""
         if not self._scratch:
-            self.manifest.connection.executescript(_SCRATCH)
+            self.manifest.connection.executescript(SCRATCH)
             self._scratch = True
         title, linked = _check_links(
             row, body, content_type, self.met, self.scope, self.report, page_charset, referred
@@ -237,7 +217,7 @@ class LinkCheck:
                         report.stats["rendered pages parsed"] += 1
                         self.read_whole(row, self.links(row, dom, DOM_CONTENT_TYPE, charset), dom=True)
         if self._scratch:
-            _check_discovery(manifest, report)
+            check_discovery(manifest, report)
 
 
 def _check_something_archived(manifest: Manifest, report: Report) -> None:
@@ -289,37 +269,6 @@ def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> Non
         report.add(DANGLING_REDIRECT, row.url, f"{end} redirects to no URL")
     elif not (found.outcome == FETCHED or (found.outcome in (FAILED, SKIPPED) and found.reason)):
         report.add(DANGLING_REDIRECT, row.url, f"chain ends at {end} ({found.outcome})")
-
-
-def _met(row: ManifestRow | None) -> Met | None:
-    return None if row is None else Met(row.url, row.found_by, row.parent, row.depth)
-
-
-def _check_discovery(manifest: Manifest, report: Report) -> None:
-    """Report rows found on a page that page does not link to (of the pages whose every link was
-    read), rows found by a redirect their parent does not redirect to or of another depth, and
-    seeds of a depth other than 0."""
-    db = manifest.connection
-    on_a_page = ", ".join(f"'{how}'" for how in FOUND_ON_A_PAGE)
-    for url, parent in db.execute(
-        f"SELECT url, parent FROM urls WHERE found_by IN ({on_a_page}) "
-        "AND parent IN (SELECT url FROM verify_parsed) AND url NOT IN (SELECT url FROM verify_linked)"
-    ):
-        report.add(WRONG_DISCOVERY, url, f"its parent {parent} does not link to it")
-    for url, parent, depth, redirect_to, parent_depth in db.execute(
-        "SELECT u.url, u.parent, u.depth, p.redirect_to, p.depth FROM urls AS u "
-        "LEFT JOIN urls AS p ON p.url = u.parent WHERE u.found_by = 'redirect'"
-    ):
-        if redirect_to != url:
-            report.add(WRONG_DISCOVERY, url, f"its parent {parent} does not redirect to it")
-        elif depth != parent_depth:
-            report.add(
-                WRONG_DISCOVERY,
-                url,
-                f"depth {depth}: {parent}, which redirects to it, is of depth {parent_depth}",
-            )
-    for url, depth in db.execute("SELECT url, depth FROM urls WHERE found_by = 'seed' AND depth != 0"):
-        report.add(WRONG_DISCOVERY, url, f"depth {depth}: a seed is of depth 0")
 
 
 def _check_links(
