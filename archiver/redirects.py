@@ -25,6 +25,11 @@ NOT_MODIFIED = 304
 UNASKED_NOT_MODIFIED = "a 304 to a request that asked for no revalidation: archived as sent, not mirrored"
 """The reason of a 304 to a request without If-None-Match or If-Modified-Since: it holds no page
 (Chromium fails such a load), so the mirror has no file of it and links to it stay absolute."""
+NO_CONTENT_STATUSES = frozenset({204, 205})
+"""Answers that hold no page: a browser following a link to one stays on the page it was on."""
+NO_PAGE_STATUSES = NO_CONTENT_STATUSES | {NOT_MODIFIED}
+"""Statuses of captures the mirror has no file of (a 304 here is one nobody asked for): links to
+them stay absolute, as to a URL not fetched, rather than lead to an empty page."""
 
 
 def redirect_target(location: str | None, url: str) -> str | None:
@@ -42,7 +47,7 @@ def redirect_nowhere(status: int, location: str | None, url: str) -> str | None:
     or one naming no http or https URL: ``javascript:``, ``ftp:``, a bad host), for its manifest
     row: it is archived as sent, as a browser shows it; None for any other answer. A 304 that
     comes here answers a request with no condition (a re-archive's own turns into the capture it
-    confirms): UNASKED_NOT_MODIFIED.
+    confirms): UNASKED_NOT_MODIFIED. A 204 or 205 holds no page to go to.
 
     >>> redirect_nowhere(302, "javascript:void(0)", "http://h/a")
     "a 302 to 'javascript:void(0)', no http or https URL: archived as sent, not followed"
@@ -51,6 +56,8 @@ def redirect_nowhere(status: int, location: str | None, url: str) -> str | None:
     """
     if status == NOT_MODIFIED:
         return UNASKED_NOT_MODIFIED
+    if status in NO_CONTENT_STATUSES:
+        return f"a {status}: no page (a browser stays where it was): archived as sent, not mirrored"
     if status not in REDIRECT_STATUSES or redirect_target(location, url) is not None:
         return None
     if location is None or not location.strip():

@@ -9,13 +9,18 @@ page limit. Each command looks a URL up in the form it has now, then in the earl
 
 from __future__ import annotations
 
+import gzip
+import json
 import shutil
 import sqlite3
+import zipfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from conftest import manifest_rows
 
+from archiver import cli
 from archiver.mirror.build import build_mirror
 from archiver.urls import earlier_form, is_earlier_form, normalize_url
 from archiver.verify.verifier import verify_snapshot
@@ -70,3 +75,49 @@ async def test_a_resumed_crawl_of_an_earlier_snapshot_fetches_nothing_twice(earl
     assert rows[HOME + "next.html"].outcome == "fetched"
     assert not {HOME + "a%7Cb.html", HOME + "i%5B1%5D.png"} & set(rows)
     assert verify_snapshot(earlier).ok
+
+
+def earlier_surt(url: str) -> str:
+    """The CDXJ key an earlier version gave a URL: its path lowercased with a trailing slash
+    kept, its arguments sorted as text (pywb, keying by the surt package, looks neither up)."""
+    parts = urlsplit(url)
+    key = ",".join(reversed((parts.hostname or "").split("."))) + f":{parts.port}"
+    query = "&".join(sorted(parts.query.split("&"))).lower() if parts.query else ""
+    return f"{key}){(parts.path or '/').lower()}" + (f"?{query}" if query else "")
+
+
+async def test_an_index_an_earlier_version_keyed_is_keyed_again_by_archiver_mirror(site, run_crawl, capsys):
+    """An index keyed by an earlier version (/dir/ where pywb looks up /dir, arguments sorted as
+    text): verify says which command keys it again, and archiver mirror does."""
+    site.page("/", links=["/dir/", "/p?b=1&a=2&a10=3"])
+    site.page("/dir/")
+    site.page("/p")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    root = result.snapshot.root
+    index = root / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines()
+    earlier = sorted(
+        f"{earlier_surt(json.loads(line.split(' ', 2)[2])['url'])} {line.split(' ', 1)[1]}" for line in lines
+    )
+    assert len(set(earlier) - set(lines)) == 2  # /dir/ and the query are keyed otherwise
+    index.write_text("".join(line + "\n" for line in earlier))
+
+    report = verify_snapshot(root)
+    assert set(report.counts) == {"cdxj_mismatch"}, report.counts
+    details = [problem.detail for problem in report.examples["cdxj_mismatch"]]
+    assert len(details) == 2, details
+    assert all(
+        f"(pywb looks it up by that; key the index again with: archiver mirror {root})" in d for d in details
+    )
+
+    # Packed as it is, its index is keyed as ReplayWeb.page looks its URLs up.
+    assert cli.main(["export", str(root), "--wacz", str(root.parent / "x.wacz")]) == 0
+    with zipfile.ZipFile(root.parent / "x.wacz") as wacz:
+        assert gzip.decompress(wacz.read("indexes/index.cdx.gz")).decode().splitlines() == lines
+    assert index.read_text().splitlines() == earlier
+
+    assert cli.main(["mirror", str(root)]) == 0
+    assert "; 2 index lines keyed again as pywb looks them up" in capsys.readouterr().out
+    assert index.read_text().splitlines() == lines
+    assert verify_snapshot(root).ok

@@ -76,6 +76,8 @@ PATHS = (
     "/junk-past",
     "/tab-status",
     "/no-digits",
+    "/no-content",
+    "/reset-content",
 )
 NOWHERE = {
     "/to-script": (b"javascript:alert(1)", "a 302 to 'javascript:alert(1)', no http or https URL"),
@@ -163,6 +165,9 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
             await asyncio.sleep(0.05)
     elif path == "/lax-head":  # what Chromium reads past: http in lower case, 200OK, a space before ":"
         writer.write(b"http/1.1 200OK\r\nContent-Type : text/plain\r\nContent-Length: 3\r\n\r\nlax")
+    elif path in ("/no-content", "/reset-content"):  # a link to either leaves a browser where it was
+        status = b"204 No Content" if path == "/no-content" else b"205 Reset Content"
+        writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n")
     elif path == "/not-modified":  # a 304 to a request that asked for no revalidation
         writer.write(b'HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\nContent-Type: text/html\r\n\r\n')
     elif path.startswith("/http2-status"):  # no HTTP/1 version: Chromium reads it as HTTP/1.0
@@ -377,9 +382,20 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
     assert unasked.warc_file is not None and unasked.record_type == "response"
     home = (result.snapshot.mirror_dir / rows[base + "/"].local_path).read_text()
     assert f'href="{base}/not-modified"' in home
+    # A 204 or 205 holds no page either: Chromium stays on the page whose link it followed.
+    for path, status in (("/no-content", 204), ("/reset-content", 205)):
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.local_path) == (FETCHED, status, None), row
+        assert (
+            row.reason
+            == f"a {status}: no page (a browser stays where it was): archived as sent, not mirrored"
+        )
+        assert f'href="{base}{path}"' in home
     report = verify_snapshot(result.snapshot.root)
     assert not [
-        line for line in report.render_text(str(result.snapshot.root)).splitlines() if "not-modified" in line
+        line
+        for line in report.render_text(str(result.snapshot.root)).splitlines()
+        if "not-modified" in line or "-content" in line
     ]
 
     # A redirect that leads nowhere a crawl can go is archived as sent, and its row says why.

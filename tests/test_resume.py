@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gzip
 import json
 import os
 import random
@@ -17,12 +18,16 @@ import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from subprocesses import track
+from test_verify_tamper import files, members
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.frontier import QueueItem, request_facts, requeued
+from archiver.crawling.resume import check_records_in_place
+from archiver.errors import SnapshotError
 from archiver.request_headers import destination_negotiation
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
+from archiver.store.snapshot import Snapshot
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.reader import torn_offset
 
@@ -419,6 +424,65 @@ async def test_a_warc_file_cut_inside_what_was_committed_is_set_aside_and_its_ur
     assert sorted(responses) == sorted(set(responses)) and len(responses) == 23  # + robots, sitemap
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 0, verified.stdout
+
+
+@pytest.mark.parametrize(
+    "inserted", [b"\r\n", gzip.compress(b"a member of no record")], ids=["bytes", "member"]
+)
+async def test_a_warc_file_whose_records_moved_since_the_crawl_is_not_resumed(site, run_crawl, inserted):
+    """Bytes inserted into a WARC file move the records after it: the manifest's offsets name
+    other bytes. Recovery took the first moved record for a crash's tail and cut the rest (or, the
+    bytes a whole gzip member, saw nothing), and the crawl went on over rows naming no record.
+    The resume is refused in one line before anything is written."""
+    site.page("/", links=[f"/p{n}" for n in range(8)])
+    for n in range(8):
+        site.page(f"/p{n}")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    (warc,) = (root / "warc").glob("*.warc.gz")
+    data = warc.read_bytes()
+    middle = members(warc)[len(members(warc)) // 2]
+    warc.write_bytes(data[:middle] + inserted + data[middle:])
+    before = files(root)
+    refused = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root))
+    assert refused.returncode == 2, refused.stderr
+    assert (
+        refused.stderr.startswith(f"archiver: error: warc/{warc.name}@") and refused.stderr.count("\n") == 1
+    )
+    assert "is not where the manifest says" in refused.stderr
+    assert refused.stderr.endswith(
+        f"resuming would build on it (archiver verify {root} lists what else is wrong)\n"
+    )
+    assert files(root) == before and not (root / "crash-tails").exists()
+
+
+async def test_what_a_power_cut_leaves_past_the_last_record_is_no_moved_record(site, run_crawl):
+    """Past the last record a row names (here a rendered DOM, which no request record follows), a
+    crash may leave anything, zeros after a power cut: that is recovery's to cut, not a moved record."""
+    site.page("/", links=["/a"]).page("/a")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    (warc,) = (root / "warc").glob("*.warc.gz")
+    offsets = members(warc)
+    last = manifest_rows(root)[site.url("/a")]
+    # The record after /a's response (its request) taken for /a's rendered DOM, the last record named.
+    start = offsets[offsets.index(last.warc_offset) + 1]
+    length = offsets[offsets.index(start) + 1] - start
+    with Manifest.open(root / "manifest.sqlite3") as manifest:
+        manifest.connection.execute(
+            "UPDATE urls SET dom_warc_file = ?, dom_warc_offset = ?, dom_warc_length = ? WHERE url = ?",
+            (warc.name, start, length, last.url),
+        )
+        manifest.commit()
+    with open(warc, "ab") as out:
+        out.write(bytes(4096))
+    check_records_in_place(Snapshot(root))  # nothing moved
+    data = warc.read_bytes()
+    warc.write_bytes(data[:start] + b"\r\n" + data[start:])
+    with pytest.raises(
+        SnapshotError, match=f"warc/{warc.name}@{last.warc_offset}: the record of {last.url} "
+    ):
+        check_records_in_place(Snapshot(root))
 
 
 async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, run_crawl):

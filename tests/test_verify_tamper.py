@@ -211,6 +211,37 @@ def lose_a_fact_of_the_capture(column: str) -> Callable[[Path], str]:
     return damage
 
 
+def edit_row_title(root: Path) -> str:
+    sql(root, "UPDATE urls SET title = 'Edited' WHERE url = ?", row_for(root, "/b").url)
+    return row_for(root, "/b").url
+
+
+def edit_row_parent(root: Path) -> str:
+    """/b is said found on /new, which links to / only."""
+    sql(root, "UPDATE urls SET parent = ? WHERE url = ?", row_for(root, "/new").url, row_for(root, "/b").url)
+    return row_for(root, "/b").url
+
+
+def edit_row_depth(root: Path) -> str:
+    sql(root, "UPDATE urls SET depth = 3 WHERE url = ?", row_for(root, "/b").url)
+    return row_for(root, "/b").url
+
+
+def edit_redirect_target_parent(root: Path) -> str:
+    """/new, where /old redirects, is said found by a redirect of the home page."""
+    home = row_for(root, "/old").url.removesuffix("old")
+    sql(root, "UPDATE urls SET parent = ? WHERE url = ?", home, row_for(root, "/new").url)
+    return row_for(root, "/new").url
+
+
+def edit_every_depth(root: Path) -> str:
+    """Every row a depth deeper: each still one deeper than its parent, but the seed."""
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("UPDATE urls SET depth = depth + 1")
+    db.close()
+    return row_for(root, "/old").url.removesuffix("old")
+
+
 def edit_row_fetched_at(root: Path) -> str:
     url = row_for(root, "/b").url
     sql(root, "UPDATE urls SET fetched_at = '2001-01-01T00:00:00Z' WHERE url = ?", url)
@@ -280,6 +311,11 @@ TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     (lose_a_fact_of_the_capture("warc_length"), "wrong_location", "row names no warc_length"),
     (lose_a_fact_of_the_capture("record_type"), "wrong_location", "row names no record_type"),
     (edit_row_fetched_at, "wrong_location", "is not 2001-01-01T00:00:00Z"),
+    (edit_row_title, "wrong_discovery", "title 'Edited' is not the page's "),
+    (edit_row_parent, "wrong_discovery", "/new does not link to it"),
+    (edit_row_depth, "wrong_discovery", "depth 3: found on http://"),
+    (edit_redirect_target_parent, "wrong_discovery", "/ does not redirect to it"),
+    (edit_every_depth, "wrong_discovery", "depth 1: a seed is of depth 0"),
     (delete_a_skipped_row, "unrecorded_link", "(out of scope), not in the manifest"),
     (delete_index_html, "lost_mirror_file", "bytes written, now missing"),
     (edit_index_html, "changed_mirror_file", "; the build wrote "),
@@ -495,3 +531,69 @@ def test_a_killed_crawl_is_incomplete_and_resumable_not_corrupt(snap: Path, caps
     assert cli.main(["verify", str(snap)]) == 1
     headline = capsys.readouterr().out.splitlines()[0]
     assert headline.startswith(f"{snap}: incomplete, resumable: 1 URL still queued (continue it with: ")
+
+
+def flip_a_bit_only_the_crc_tells(root: Path) -> str:
+    """A bit flipped in the deflate data of the response of /b that still inflates, to another
+    payload of the same length, with no error but the gzip CRC's (about 1% of flips do)."""
+    row = row_for(root, "/b")
+    warc = root / "warc" / str(row.warc_file)
+    data = bytearray(warc.read_bytes())
+    start, end = int(row.warc_offset or 0), int(row.warc_offset or 0) + int(row.warc_length or 0)
+    whole = gzip.decompress(bytes(data[start:end]))
+    payload_from = whole.index(b"\r\n\r\n", whole.index(b"\r\n\r\n") + 4) + 4  # past the HTTP head
+    for bit in range(8 * (start + 10), 8 * (end - 8)):  # the deflate data, between header and trailer
+        data[bit // 8] ^= 1 << bit % 8
+        inflate = zlib.decompressobj(-15)
+        try:
+            other = inflate.decompress(bytes(data[start + 10 : end - 8]))
+        except zlib.error:
+            other = b""
+        same_head = other[:payload_from] == whole[:payload_from]
+        if inflate.eof and len(other) == len(whole) and same_head and other != whole:
+            warc.write_bytes(bytes(data))
+            return row.url
+        data[bit // 8] ^= 1 << bit % 8
+    raise AssertionError("no flip inflates silently")
+
+
+def replace_the_record_of_a(root: Path) -> str:
+    lose_target_uri_header(root)
+    return row_for(root, "/a").url
+
+
+def cut_the_file_before_b(root: Path) -> str:
+    cut_at_a_member_boundary(root)
+    return row_for(root, "/b").url
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        (replace_the_record_of_a, "AttributeError"),
+        (cut_the_file_before_b, ""),
+        (flip_a_bit_only_the_crc_tells, "Incorrect checksum"),
+    ],
+)
+def test_a_rebuilt_mirror_keeps_the_file_of_a_record_damaged_since(
+    snap: Path, damage: Callable[[Path], str], why: str, capsys
+) -> None:
+    """The record of truth damaged after the crawl, the page's file the crawl wrote is the best
+    copy left: a rebuild keeps it, says so on one line naming it, and exits 1."""
+    before = files(snap / "mirror")
+    url = damage(snap)
+    page = "/" + url.split("/", 3)[3]
+    path = str(row_for(snap, page).local_path)
+    sql(snap, "UPDATE mirror_files SET note = 'what it lacked' WHERE path = ?", path)
+    assert cli.main(["mirror", str(snap)]) == 1
+    out = capsys.readouterr().out
+    line = f"  {url}: kept mirror/{path} as the crawl wrote it; its WARC record cannot be read ("
+    assert [row for row in out.splitlines() if row.startswith(line) and why in row], out
+    assert files(snap / "mirror") == before
+    assert row_for(snap, page).local_path == path
+    with sqlite3.connect(snap / "manifest.sqlite3") as db:
+        (note,) = db.execute("SELECT note FROM mirror_files WHERE path = ?", (path,)).fetchone()
+    db.close()
+    assert note.startswith("what it lacked; kept as the crawl wrote it: its WARC record cannot be read (")
+    report = verify_snapshot(snap)
+    assert not {"lost_mirror_file", "changed_mirror_file", "unrecorded_mirror_file"} & set(report.counts)

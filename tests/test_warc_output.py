@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
+import functools
 import gzip
 import hashlib
 import io
@@ -26,7 +28,7 @@ from archiver.store.stored import payload_record
 from archiver.warc import cdxj
 from archiver.warc.capture import Capture
 from archiver.warc.files import WarcFiles
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import PARSE_ERRORS, WarcReader
 
 
 def records(snapshot: Path) -> list:
@@ -457,3 +459,38 @@ async def test_the_writer_forgets_state_entries_the_crawl_no_longer_gives(tmp_pa
         assert manifest.states("renders") == {"renders": "now"}
         assert manifest.states("") == {"renders": "now", "cookies": "before"}
         await writer.close()
+
+
+def test_no_flipped_bit_is_read_as_other_bytes_without_an_error(tmp_path):
+    """A bit flipped near the end of a record's gzip member can inflate with no error, the member
+    not ended where it should, the bytes up to Content-Length all there: a reader that stops at
+    Content-Length never reaches the CRC. Read by its length or streamed to its end, every
+    record with a flipped bit is damage or the very bytes stored."""
+    from archiver.errors import WarcDamage
+
+    moment = datetime(2026, 1, 2, tzinfo=UTC)
+    silent = []
+    for n in range(4):
+        body = b"".join(b"<p>line %d of page %d</p>\n" % (line, n) for line in range(40))
+        ids = (f"<urn:uuid:00000000-0000-0000-0000-{i:012d}>" for i in count(1))
+        capture = dataclasses.replace(_capture("page", body), date=moment)
+        folder = tmp_path / str(n)
+        with WarcFiles(folder, "flip", 10**9, clock=lambda: moment, make_id=ids.__next__) as w:
+            written = w.write_capture(capture)
+        warc = folder / written.warc_file
+        stored = warc.read_bytes()
+        end = written.offset + written.length
+        for bit in range(8 * (end - 8 - 48), 8 * (end - 8)):  # the deflate data's last bytes
+            data = bytearray(stored)
+            data[bit // 8] ^= 1 << bit % 8
+            warc.write_bytes(bytes(data))
+            for length in (written.length, None):
+                with WarcReader(folder) as reader:
+                    try:
+                        record = reader.record(written.warc_file, written.offset, length)
+                        payload = b"".join(iter(functools.partial(record.raw_stream.read, 65536), b""))
+                    except (WarcDamage, *PARSE_ERRORS):
+                        continue
+                if payload != body:
+                    silent.append((n, bit, length))
+    assert silent == []

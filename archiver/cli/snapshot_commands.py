@@ -20,7 +20,8 @@ def add_mirror(sub: argparse._SubParsersAction[Parser]) -> None:
         "mirror",
         help="rebuild the offline mirror and index.html from the WARCs",
         description="Rebuild mirror/ and index.html of a snapshot from its WARC files "
-        "and manifest (also after an interrupted crawl).",
+        "and manifest (also after an interrupted crawl), and key again the lines of its CDXJ "
+        "index an earlier version keyed otherwise than pywb looks them up.",
     )
     p.add_argument("snapshot", type=Path, help="snapshot folder")
     p.set_defaults(parser=p, func=cmd_mirror)
@@ -39,7 +40,8 @@ def cmd_mirror(args: argparse.Namespace) -> int:
             print(f"archiver: warning: {warning}", file=sys.stderr)
     stats = build_mirror(args.snapshot)
     print(stats.summary())
-    return EXIT_PROBLEMS if stats.errors else EXIT_OK  # a script must see files it lacks
+    # A script must see files it lacks, and files kept whose records are damaged.
+    return EXIT_PROBLEMS if stats.errors or stats.kept else EXIT_OK
 
 
 def add_verify(sub: argparse._SubParsersAction[Parser]) -> None:

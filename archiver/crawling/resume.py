@@ -21,6 +21,7 @@ committed too: those naming no committed record are dropped the same way.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -45,7 +46,7 @@ from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.urls import is_earlier_form, normalize_url
 from archiver.warc.files import warc_paths
-from archiver.warc.reader import WarcReader, member_end, torn_offset
+from archiver.warc.reader import GZIP_MAGIC, WarcReader, is_gzipped, member_end, torn_offset
 
 log = logging.getLogger("archiver")
 
@@ -123,6 +124,69 @@ def check_manifest_readable(snapshot: Snapshot) -> None:
             manifest.check_types()
     except sqlite3.Error as exc:
         raise SnapshotError(f"cannot read the manifest {snapshot.manifest_path}: {exc}") from None
+
+
+def check_records_in_place(snapshot: Snapshot) -> None:
+    """Raise SnapshotError if a record the manifest names is not where its row says: no gzip
+    member starts at its offset, or none (nor the file's end) just past its length. Bytes
+    inserted or removed since the crawl moved the records after them; recovery would take the
+    first moved one for a crash's tail and cut the rest, and the rows would name other bytes.
+    Two reads of a few bytes a record, nothing inflated; read before a resume writes anything.
+    A record past the file's end is left to recover() (a file cut short: fetched again)."""
+    if not Manifest.begun(snapshot.manifest_path):
+        return
+    with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+        places = (
+            place
+            for row in manifest.captures()
+            for place in (
+                (row.url, row.warc_file, row.warc_offset, row.warc_length),
+                (row.url, row.dom_warc_file, row.dom_warc_offset, row.dom_warc_length),
+            )
+        )
+        last: dict[str, int] = {}
+        for url, name, offset, length in places:
+            if name is None or offset is None or not length:
+                continue
+            if name not in last:
+                last[name] = _last_named(manifest, name)
+            # Past the last record a row names, a crash may have left anything (zeros, after a
+            # power cut): recover() cuts it.
+            moved = _moved(snapshot.warc_dir / name, offset, length, offset < last[name])
+            if moved:
+                raise SnapshotError(
+                    f"warc/{name}@{offset}: the record of {url} is not where the manifest says ({moved}): "
+                    f"bytes were inserted or removed since it was written; resuming would build on it "
+                    f"(archiver verify {snapshot.root} lists what else is wrong)"
+                )
+
+
+def _last_named(manifest: Manifest, name: str) -> int:
+    """Offset of the last record a row names in WARC file ``name`` (a response, a revisit or a
+    rendered DOM, where an earlier version's manifest has the column)."""
+    ends = [manifest.last_capture_offset(name)]
+    with contextlib.suppress(sqlite3.OperationalError):  # read-only, an earlier manifest stays as it is
+        ends.append(manifest.last_dom_offset(name))
+    return max((end for end in ends if end is not None), default=0)
+
+
+def _moved(path: Path, offset: int, length: int, followed: bool) -> str | None:
+    """Why the gzip member of a record of ``length`` bytes does not sit at ``offset`` of ``path``,
+    or None if it does (or the file is not compressed, or too short to hold it: see recover()).
+    ``followed``: another record a row names comes after it, so a member starts past it."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if not is_gzipped(fh.read(2)) or offset + length > size:
+                return None
+            fh.seek(offset)
+            if fh.read(len(GZIP_MAGIC)) != GZIP_MAGIC:
+                return "no gzip member starts there"
+            fh.seek(offset + length)
+            after = fh.read(len(GZIP_MAGIC))
+    except OSError:
+        return None  # a file gone or unreadable is named by what reads it next
+    return None if after in (b"", GZIP_MAGIC) or not followed else f"no gzip member starts {length} bytes on"
 
 
 def manifest_lost(snapshot: Snapshot, prefix: str) -> bool:

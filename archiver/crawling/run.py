@@ -145,6 +145,7 @@ async def run_crawl(
     if resume:
         resuming.check_manifest_kept(snapshot, config.warc_prefix)
         resuming.check_manifest_readable(snapshot)  # before crawl.json notes a run
+        resuming.check_records_in_place(snapshot)
     # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
     record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
     with crawl_log(snapshot, config.log_format):

@@ -50,7 +50,7 @@ from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
 from archiver.verify.integrity import record_damage
-from archiver.warc.cdxj import KEEP_BYTES, write_sorted
+from archiver.warc.cdxj import KEEP_BYTES, rekeyed, write_sorted
 from archiver.warc.files import SUFFIX
 
 WACZ_VERSION = "1.1.1"
@@ -289,7 +289,9 @@ def _resource(path: str, sink: _Hashing) -> dict[str, Any]:
 def _cdxj_lines(snapshot: Snapshot, copied: Path | None = None) -> Iterator[Iterator[str]]:
     """The snapshot's CDXJ lines in order, without newlines; with the lines a crawl killed
     before its end left unmerged (index.cdxj.pending), merged in, sorted on disk, and those of
-    the records ``copied`` from earlier snapshots (a sorted file), merged as they are read."""
+    the records ``copied`` from earlier snapshots (a sorted file), merged as they are read.
+    Lines an earlier version keyed otherwise are keyed as replay tools look them up, and sorted
+    again (cdxj.rekeyed)."""
     pending = snapshot.index_dir / "index.cdxj.pending"
     with contextlib.ExitStack() as stack:
         parts: list[Iterable[str]] = []
@@ -298,13 +300,21 @@ def _cdxj_lines(snapshot: Snapshot, copied: Path | None = None) -> Iterator[Iter
                 text = io.TextIOWrapper(_read(path), encoding="utf-8", errors=KEEP_BYTES)
                 parts.append(stack.enter_context(text))
         lines: Iterable[str] = itertools.chain.from_iterable(parts)
-        if pending.exists():
+        if pending.exists() or _keyed_otherwise(snapshot.cdxj_path):
             merged = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "index.cdxj"
-            write_sorted((line.rstrip("\n") for line in lines if line.strip()), merged)
+            write_sorted((rekeyed(line.rstrip("\n")) for line in lines if line.strip()), merged)
             lines = stack.enter_context(open(merged, encoding="utf-8", errors=KEEP_BYTES))
         if copied is not None:
             lines = heapq.merge(lines, stack.enter_context(open(copied, encoding="utf-8", errors=KEEP_BYTES)))
         yield (line.rstrip("\n") for line in lines if line.strip())
+
+
+def _keyed_otherwise(index: Path) -> bool:
+    """True if a line of ``index`` is keyed otherwise than its URL's SURT (an earlier version's)."""
+    if not index.is_file():
+        return False
+    with open(index, encoding="utf-8", errors=KEEP_BYTES) as lines:
+        return any(rekeyed(line.rstrip("\n")) != line.rstrip("\n") for line in lines if line.strip())
 
 
 def _counted(lines: Iterator[str], summary: WaczSummary, named: set[str]) -> Iterator[str]:

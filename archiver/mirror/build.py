@@ -7,7 +7,8 @@ mirror/plan.py), then reads each record at its offset and writes its file
 (mirror/document.py: HTML, CSS and SVG rewritten, everything else copied as
 received, content-encoding undone). It builds into a fresh folder that
 replaces mirror/ at the end, so a rebuild never mixes old files with new, and
-a crash leaves the previous mirror in place. It renders index.html last. Its
+a crash leaves the previous mirror in place. It renders index.html last, and
+keys again the CDXJ lines an earlier version keyed otherwise (cdxj.rekeyed). Its
 summary is a line such as 'mirror: 212 files (180 pages, 3 stylesheets, 29
 other), 3.9 MiB, 37 redirects; 0 errors; 0.8 s'.
 """
@@ -29,11 +30,12 @@ from archiver.errors import SnapshotError, UnsafePathError, WriteError
 from archiver.memory import release_free_memory
 from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
+from archiver.mirror.kept import CANNOT_BE_READ, keep_before
 from archiver.mirror.linker import Memo
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
-from archiver.redirects import NOT_MODIFIED
+from archiver.redirects import NO_PAGE_STATUSES
 from archiver.stop_signals import leave_stop_signals_to_the_parent, obey, stop_signals_held
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
@@ -41,6 +43,7 @@ from archiver.store.previous import missing_previous, open_previous
 from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
 from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
+from archiver.warc.cdxj import rekey_index
 from archiver.warc.reader import WarcReader
 
 __all__ = ["MirrorStats", "build_mirror", "redirects_resolved"]
@@ -54,7 +57,8 @@ PART_BLOCK = 64
 BUILD_FOLDER = ".mirror.partial"
 OLD_FOLDER = ".mirror.old"
 TABLE = "mirror_plan"
-"""The rebuild's scratch table: (url, path, shared) of every capture placed."""
+"""The rebuild's scratch table: (url, path, shared, before) of every capture placed; ``before``:
+the file the mirror had for it (its local_path before the rebuild), kept if its record is lost."""
 PENDING = "mirror_pending"
 """The live mirror's pages to look at again at the end of the crawl (mirror/live.py): (url,
 guesses as JSON, or NULL: no file written yet). A rebuild drops it: it supersedes the live mirror."""
@@ -64,10 +68,11 @@ CAPTURED = ("response", "revisit")
 
 def is_mirrored(row: ManifestRow) -> bool:
     """True for a row whose capture has a mirror file: fetched, with a response or revisit record,
-    but a 304 nobody asked for (redirects.UNASKED_NOT_MODIFIED), which holds no page."""
+    but an answer that holds no page (redirects.NO_PAGE_STATUSES: a 204, a 205, a 304 nobody
+    asked for), which a browser does not show."""
     return (
         row.outcome == FETCHED
-        and row.status != NOT_MODIFIED
+        and row.status not in NO_PAGE_STATUSES
         and row.record_type in CAPTURED
         and row.warc_file is not None
         and row.warc_offset is not None
@@ -126,15 +131,17 @@ class _Builder:
         share_pages = _shares_pages(self.snapshot)
         db.executescript(
             f"DROP TABLE IF EXISTS {TABLE}; DROP TABLE IF EXISTS {PENDING}; "
-            f"CREATE TABLE {TABLE} (url TEXT PRIMARY KEY, path TEXT NOT NULL, shared INTEGER NOT NULL);"
+            f"CREATE TABLE {TABLE} (url TEXT PRIMARY KEY, path TEXT NOT NULL, shared INTEGER NOT NULL, "
+            "before TEXT);"
         )
-        batch: list[tuple[str, str, bool]] = []
+        batch: list[tuple[str, str, bool, str | None]] = []
         for row in self.manifest.captures():
             assert row.warc_file is not None and row.warc_offset is not None
-            if not is_mirrored(row) or not self.files.records.holds(
-                row.warc_file, row.warc_offset, row.warc_length or 0
-            ):
+            if not is_mirrored(row):
                 continue
+            # A record the WARC file no longer reaches is placed all the same: the file the
+            # crawl wrote for it is kept (keep()), else its links are left absolute (relink()).
+            held = self.files.records.holds(row.warc_file, row.warc_offset, row.warc_length or 0)
             # A page rendered in a browser is mirrored from its own DOM, never shared.
             payload = (
                 None
@@ -156,13 +163,13 @@ class _Builder:
                 None,
                 f"{row.warc_file} {row.warc_offset} {row.warc_length or 0}",
             )
-            batch.append((row.url, placed.path, placed.shared))
+            batch.append((row.url, placed.path, placed.shared, row.local_path))
             self.stats.shared += placed.shared
-            self.planned += not placed.shared
+            self.planned += held and not placed.shared
             if len(batch) >= 1000:
-                db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?)", batch)
+                db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?)", batch)
                 batch.clear()
-        db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?)", batch)
+        db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?)", batch)
         db.execute("UPDATE urls SET local_path = NULL WHERE local_path IS NOT NULL")
         db.execute(
             f"UPDATE urls SET local_path = (SELECT path FROM {TABLE} AS p WHERE p.url = urls.url) "
@@ -201,17 +208,34 @@ class _Builder:
                 except OSError as exc:
                     if exc.errno in FATAL_ERRNOS:
                         raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
-                    self.stats.errors.append(f"{row.url}: {exc}")
-                    failed.add(path)
+                    if not self.keep(files, row, path, str(exc)):
+                        self.stats.errors.append(f"{row.url}: {exc}")
+                        failed.add(path)
                 except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the build
-                    self.stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
-                    failed.add(path)
+                    why = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    if not self.keep(files, row, path, why):
+                        self.stats.errors.append(f"{row.url}: {why}")
+                        failed.add(path)
         finally:
             try:
                 log.close()
             except OSError as exc:  # its last lines met a full disk: the build stops as above
                 raise WriteError(f"cannot write the mirror: {exc.strerror or exc}") from None
         return failed
+
+    def keep(self, files: MirrorOutput, row: ManifestRow, path: str, why: str) -> bool:
+        """kept.keep_before() for ``row``, whose record could not be read (``why``): counted, and
+        said in one line of ``stats.kept``; False if there is no file to keep."""
+        size = keep_before(
+            self.manifest.connection, TABLE, self.snapshot.mirror_dir, files, row.url, path, why
+        )
+        if size is None:
+            return False
+        self.stats.count(row.content_type, size)
+        self.stats.kept.append(
+            f"{row.url}: kept mirror/{path} as the crawl wrote it; {CANNOT_BE_READ} ({why})"
+        )
+        return True
 
     def relink(self, root: Path, failed: set[str], log_part: int) -> set[str]:
         """Write again the pages and stylesheets built, now that the files at ``failed`` paths
@@ -332,6 +356,8 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     ):
         stats = rebuild(snapshot, manifest, index=index, workers=workers, refuse_empty=True)
         manifest.checkpoint()  # the path plan's table is dropped: its space is given back
+        # An earlier version's index keyed some URLs where pywb does not look them up.
+        stats.rekeyed = rekey_index(snapshot.cdxj_path)
         return stats
 
 

@@ -73,6 +73,10 @@ class MirrorStats:
     """Pages a crawl wrote again at its end, as links on them changed state after they were written."""
     errors: list[str] = field(default_factory=list)
     """One line per capture that could not be written (URL: why)."""
+    kept: list[str] = field(default_factory=list)
+    """One line per capture whose record could not be read, its file before kept (URL: why)."""
+    rekeyed: int = 0
+    """CDXJ lines keyed again: an earlier version keyed them where pywb does not look."""
     seconds: float = 0.0
 
     def add(self, other: MirrorStats) -> None:
@@ -82,6 +86,7 @@ class MirrorStats:
         self.other += other.other
         self.bytes += other.bytes
         self.errors.extend(other.errors)
+        self.kept.extend(other.kept)
 
     def count(self, mime: str | None, size: int) -> None:
         """Count one file written."""
@@ -100,13 +105,16 @@ class MirrorStats:
     def summary(self) -> str:
         """One line for the terminal."""
         rewritten = f", {self.rewritten} pages written again at the end" if self.rewritten else ""
+        kept = f"; {len(self.kept)} kept as the crawl wrote them" if self.kept else ""
+        kept += f"; {self.rekeyed} index lines keyed again as pywb looks them up" if self.rekeyed else ""
         line = (
             f"mirror: {self.files} files ({self.pages} pages, {self.stylesheets} stylesheets, "
             f"{self.other} other), {human_bytes(self.bytes)}, {self.redirects} redirects, "
             f"{self.shared} shared{rewritten}; "
-            f"{len(self.errors)} errors; {self.seconds:.1f} s"
+            f"{len(self.errors)} errors{kept}; {self.seconds:.1f} s"
         )
-        return "\n".join([line, *(f"  {error}" for error in self.errors[:20])])
+        lines = [*self.errors[:20], *self.kept]  # every file kept is named: its record is damaged
+        return "\n".join([line, *(f"  {problem}" for problem in lines)])
 
 
 def rewritten(

@@ -47,10 +47,13 @@ class MirrorOutput:
             self._folders.add(folder)
         return safe_join(self.root / folder, name) if folder else safe_join(self.root, name)
 
-    def link(self, relative: str, source: Path, sha256: str, size: int) -> int | None:
-        """Make ``relative`` the file ``source`` (another snapshot's, recorded as ``sha256`` and
-        ``size``): a hard link where the file system allows, else a copy; returns its size, or
-        None (nothing made) if ``source`` no longer holds what was recorded."""
+    def link(
+        self, relative: str, source: Path, sha256: str, size: int, note: str | None = None
+    ) -> int | None:
+        """Make ``relative`` the file ``source`` (another snapshot's, or the mirror's before a
+        rebuild, recorded as ``sha256`` and ``size``): a hard link where the file system allows,
+        else a copy; returns its size, or None (nothing made) if ``source`` no longer holds what
+        was recorded. ``note``: what a reader should know of it (see write())."""
         target = self._target(relative)
         try:
             if not source.is_file() or source.is_symlink() or file_digest(source) != (sha256, size):
@@ -63,7 +66,7 @@ class MirrorOutput:
                 shutil.copyfile(source, target, follow_symlinks=False)
         except OSError:
             return None
-        self._record(MirrorFile(relative, sha256, size, None))
+        self._record(MirrorFile(relative, sha256, size, note))
         return size
 
     def write(

@@ -1,6 +1,10 @@
 """Completeness: every link of an archived page is recorded (archived, or skipped with its
 reason: the crawl records each URL it met), every redirect ends, no body was cut short by
-the server, and a seed led to an archived page.
+the server, and a seed led to an archived page. The links read for it prove what the
+manifest says of how each URL was found, at no other read: a row found by a link names as
+its parent a page that links to it, one depth deeper; one found by a redirect, the URL that
+redirects to it, at its depth; a seed has depth 0; a page's title is its document's (its
+rendered DOM's, where a script set one).
 
 Links are found again the way the crawl found them: each archived HTML, CSS
 or SVG document, as the integrity check reads its WARC record (LinkCheck.page, so
@@ -37,6 +41,7 @@ from archiver.store.previous import Previous
 from archiver.store.referrers import referrer_encoding, referrer_key
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_ends, seed_failure, seed_landings
+from archiver.verify.discovery import FOUND_ON_A_PAGE, SCRATCH, Met, check_discovery, met_of
 from archiver.verify.integrity import Records
 from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (
@@ -45,6 +50,7 @@ from archiver.verify.report import (
     NOTHING_ARCHIVED,
     UNFINISHED_CRAWL,
     UNRECORDED_LINK,
+    WRONG_DISCOVERY,
     Report,
 )
 from archiver.warc.dom import CHARSET_FIELD, DOM_CONTENT_TYPE
@@ -79,7 +85,8 @@ class LinkCheck:
         self.manifest = manifest
         self.scope = scope
         self.report = report
-        self.recorded = lru_cache(maxsize=RECORDED_CACHE)(lambda url: manifest.get(url) is not None)
+        self.met = lru_cache(maxsize=RECORDED_CACHE)(lambda url: met_of(manifest.get(url)))
+        self._scratch = False
         self.handed_over = False
         """True once a scan handed pages to page(): finish() then reads back only the others."""
         self.previous: Previous | None = None
@@ -104,7 +111,50 @@ class LinkCheck:
             return
         # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
         body = decode_payload(stored, http.get_header("Content-Encoding"))
-        _check_links(row, body, content_type_field(http.headers), self.recorded, self.scope, self.report)
+        title = self.links(row, body, content_type_field(http.headers))
+        self.read_whole(row, title)
+
+    def links(
+        self,
+        row: ManifestRow,
+        body: bytes,
+        content_type: str | None,
+        page_charset: str | None = None,
+        referred: str | None = None,
+    ) -> str | None:
+        """_check_links() of one document of ``row``, noting the rows it proves found on it
+        (their depth checked); returns the document's title."""
+        if not self._scratch:
+            self.manifest.connection.executescript(SCRATCH)
+            self._scratch = True
+        title, linked = _check_links(
+            row, body, content_type, self.met, self.scope, self.report, page_charset, referred
+        )
+        db = self.manifest.connection
+        for met in linked:
+            if db.execute("INSERT OR IGNORE INTO verify_linked VALUES (?)", (met.url,)).rowcount and (
+                met.depth != row.depth + 1
+            ):
+                self.report.add(
+                    WRONG_DISCOVERY,
+                    met.url,
+                    f"depth {met.depth}: found on {row.url}, of depth {row.depth}, it is {row.depth + 1}",
+                )
+        return title
+
+    def read_whole(self, row: ManifestRow, title: str | None, dom: bool = False) -> None:
+        """Check the title of ``row``'s page: its document's, or its rendered DOM's where that has
+        one (``dom``: the DOM's was just read; a script may set it). A page the crawl did not
+        render is noted as read whole: what was found on it is what its links name (a rendered
+        page's scripts request URLs no link names)."""
+        if row.dom_warc_file is not None and not dom:
+            return  # its DOM is read in finish(), its title with it
+        if not row.render_reason and row.dom_warc_file is None:
+            self.manifest.connection.execute("INSERT OR IGNORE INTO verify_parsed VALUES (?)", (row.url,))
+        if title is None and dom:
+            return  # the served page's title stays: it was read before, not kept
+        if row.title != title:
+            self.report.add(WRONG_DISCOVERY, row.url, f"title {row.title!r} is not the page's {title!r}")
 
     def finish(self, records: Records, warc_dir: Path, deferred: set[tuple[str, int]]) -> None:
         """Report queued URLs, redirect chains that end nowhere, bodies cut short, a crawl that
@@ -158,15 +208,16 @@ class LinkCheck:
                             if key_of not in encodings:
                                 encodings[key_of] = referrer_encoding(row, manifest.get, body_of)
                             referred = encodings[key_of]
-                        _check_links(
-                            row, body, content_type, self.recorded, self.scope, report, None, referred
-                        )
+                        title = self.links(row, body, content_type, None, referred)
+                        self.read_whole(row, title)
                 if row.dom_warc_file is not None:
                     # What the crawl followed from the page's render: the links of its DOM.
                     dom, charset = _read_dom(row, records, doms)
                     if dom is not None:
                         report.stats["rendered pages parsed"] += 1
-                        _check_links(row, dom, DOM_CONTENT_TYPE, self.recorded, self.scope, report, charset)
+                        self.read_whole(row, self.links(row, dom, DOM_CONTENT_TYPE, charset), dom=True)
+        if self._scratch:
+            check_discovery(manifest, report)
 
 
 def _check_something_archived(manifest: Manifest, report: Report) -> None:
@@ -224,27 +275,34 @@ def _check_links(
     row: ManifestRow,
     body: bytes,
     content_type: str | None,
-    recorded: Callable[[str], bool],
+    met: Callable[[str], Met | None],
     scope: Scope,
     report: Report,
     page_charset: str | None = None,
     referrer_encoding: str | None = None,
-) -> None:
+) -> tuple[str | None, list[Met]]:
+    """Report the links of a document of ``row`` the manifest does not hold; returns the
+    document's title, and the rows of its links that name ``row`` as the page they were found on."""
     report.stats["pages parsed"] += 1
     content_type = as_taken(content_type, row.content_type)  # its body sniffed, where it named no type
     page = extract(body, row.url, mime_type(content_type), content_type, page_charset, referrer_encoding)
+    linked = []
     for link in page.links:
         requisite = link.kind == REQUISITE
         kind = "requisite" if requisite else "link"
         # A link the scope rules out is met all the same: the crawl records it as skipped.
         skipped = scope.skip_reason(link.url, row.depth + 1, requisite)
         report.stats["skipped links" if skipped else "in-scope links"] += 1
-        if recorded(link.url):
+        found = met(link.url)
+        if found is not None:
+            if found.parent == row.url and found.found_by in FOUND_ON_A_PAGE:
+                linked.append(found)
             continue
         if skipped:
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url} ({skipped}), not in the manifest")
         else:
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
+    return page.title, linked
 
 
 def _read_dom(row: ManifestRow, records: Records, doms: WarcReader) -> tuple[bytes | None, str | None]:

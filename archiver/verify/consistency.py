@@ -216,7 +216,7 @@ def check_cdxj(
                 unsorted = True
                 report.add(CDXJ_MISMATCH, where, "lines are not sorted")
             previous = line
-            problem = _check_cdxj_line(line, records, damaged)
+            problem = _check_cdxj_line(line, records, damaged, rekey=f"archiver mirror {path.parent.parent}")
             if problem:
                 report.add(CDXJ_MISMATCH, where, problem)
     for entry in records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"):
@@ -240,10 +240,11 @@ def _check_pending(path: Path, records: Records, report: Report) -> None:
 
 
 def _check_cdxj_line(
-    line: str, records: Records, damaged: set[tuple[str, int]], unknown_ok: bool = False
+    line: str, records: Records, damaged: set[tuple[str, int]], unknown_ok: bool = False, rekey: str = ""
 ) -> str | None:
     """What is wrong with one CDXJ line, or None; marks its record as indexed. ``unknown_ok``:
-    a line that names no record is no problem."""
+    a line that names no record is no problem. ``rekey``: the command that keys the index again
+    (an earlier version keyed some URLs otherwise), said with a key that is not the URL's."""
     key_part, _, rest = line.partition(" ")
     timestamp, _, block = rest.partition(" ")
     try:
@@ -263,7 +264,8 @@ def _check_cdxj_line(
     if fields.get("url") != entry.url:
         wrong.append(f"url {fields.get('url')} is not the record's {entry.url}")
     if key_part != surt(entry.url):
-        wrong.append(f"SURT {key_part} is not {surt(entry.url)}")
+        again = f" (pywb looks it up by that; key the index again with: {rekey})" if rekey else ""
+        wrong.append(f"SURT {key_part} is not {surt(entry.url)}{again}")
     if timestamp != cdxj_timestamp(entry.date):
         wrong.append(f"timestamp {timestamp} is not the record's date {entry.date}")
     if fields.get("digest") != entry.payload_digest:

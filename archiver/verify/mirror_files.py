@@ -20,7 +20,7 @@ from archiver.errors import UnsafePathError
 from archiver.mirror.build import CAPTURED
 from archiver.mirror.index_page import INDEX_STATE
 from archiver.mirror.output import file_digest
-from archiver.redirects import NOT_MODIFIED
+from archiver.redirects import NO_PAGE_STATUSES
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED
 from archiver.store.safe_join import safe_join
@@ -38,7 +38,8 @@ _UNRECORDED = (
 )
 _UNMIRRORED = (
     "SELECT url FROM urls WHERE outcome = ? AND record_type IN (?, ?) AND warc_file IS NOT NULL "
-    "AND warc_offset IS NOT NULL AND (status IS NULL OR status != ?) "
+    "AND warc_offset IS NOT NULL AND (status IS NULL OR status NOT IN "
+    f"({', '.join('?' * len(NO_PAGE_STATUSES))})) "
     "AND (local_path IS NULL OR local_path = '') ORDER BY url"
 )
 """Captures the mirror has a file of (mirror.build.is_mirrored) that have no local path."""
@@ -58,9 +59,9 @@ def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> 
         report.add(UNRECORDED_MIRROR_FILE, f"mirror/{local_path}", f"local path of {url}")
     if first is None:
         return
-    for (url,) in manifest.connection.execute(_UNMIRRORED, (FETCHED, *CAPTURED, NOT_MODIFIED)).fetchmany(
-        1000
-    ):
+    for (url,) in manifest.connection.execute(
+        _UNMIRRORED, (FETCHED, *CAPTURED, *sorted(NO_PAGE_STATUSES))
+    ).fetchmany(1000):
         report.add(UNMIRRORED_CAPTURE, url, "archived, but the mirror holds no file of it")
     for recorded in itertools.chain((first,), files):
         report.stats["mirror files checked"] += 1

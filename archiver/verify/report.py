@@ -68,6 +68,11 @@ BAD_ROW = _kind("bad_row", CONSISTENCY, "manifest row holds a value of the wrong
 MISSING_CAPTURE = _kind("missing_capture", CONSISTENCY, "fetched or redirected URL without a WARC location")
 MISSING_REASON = _kind("missing_reason", CONSISTENCY, "skipped or failed URL without a reason")
 CDXJ_MISMATCH = _kind("cdxj_mismatch", CONSISTENCY, "CDXJ index does not match the WARC files")
+WRONG_DISCOVERY = _kind(
+    "wrong_discovery",
+    CONSISTENCY,
+    "manifest row's title, parent or depth is not what the archived pages and redirects say",
+)
 MISSING_MIRROR_FILE = _kind(
     "missing_mirror_file", CONSISTENCY, "mirrored file named in the manifest does not exist"
 )

@@ -107,13 +107,45 @@ def write_sorted(lines: Iterable[str], path: Path) -> int:
         return _write_merged(_sorted_runs(lines, Path(scratch)), path)
 
 
+def rekeyed(line: str) -> str:
+    """``line`` keyed by the SURT of its URL as this version makes it (an earlier version kept a
+    trailing slash, sorted arguments as text, kept escapes and a URN's path as written: pywb did
+    not find those); a line that is not CDXJ comes back as it was, for verify to name.
+
+    >>> rekeyed('1,0,0,127:8172)/dir/ 20260102030405 {"url": "http://127.0.0.1:8172/dir/"}')[:34]
+    '1,0,0,127:8172)/dir 20260102030405'
+    """
+    key, _, rest = line.partition(" ")
+    try:
+        url = json.loads(rest.partition(" ")[2])["url"]
+        now = surt(url) if isinstance(url, str) else key
+    except (ValueError, KeyError, TypeError):
+        return line
+    return line if now == key else f"{now} {rest}"
+
+
+def rekey_index(index: Path) -> int:
+    """Key again the lines of the sorted ``index`` an earlier version keyed otherwise (rekeyed());
+    returns how many were; the index is rewritten (sorted, atomically) only if any was."""
+    if not index.is_file():
+        return 0
+    with open(index, encoding="utf-8", errors=KEEP_BYTES) as lines:
+        changed = sum(1 for line in lines if line.strip() and rekeyed(line.rstrip("\n")) != line.rstrip("\n"))
+    if changed:
+        with open(index, encoding="utf-8", errors=KEEP_BYTES) as lines:
+            write_sorted((rekeyed(line.rstrip("\n")) for line in lines if line.strip()), index)
+    return changed
+
+
 def merge_into_index(pending: Path, index: Path) -> int:
-    """Fold the unsorted lines of ``pending`` into the sorted ``index``; returns lines in it."""
+    """Fold the unsorted lines of ``pending`` into the sorted ``index``; returns lines in it.
+    Lines an earlier version keyed otherwise (a crawl it left unfinished) are keyed again."""
     with tempfile.TemporaryDirectory(prefix=".sort-", dir=index.parent) as scratch:
         runs = []
         if pending.exists():
             with open(pending, encoding="utf-8", errors=KEEP_BYTES) as f:
-                runs = _sorted_runs((line.rstrip("\n") for line in f if line.strip()), Path(scratch))
+                pending_lines = (rekeyed(line.rstrip("\n")) for line in f if line.strip())
+                runs = _sorted_runs(pending_lines, Path(scratch))
         count = _write_merged(([index] if index.exists() else []) + runs, index)
     pending.unlink(missing_ok=True)
     return count

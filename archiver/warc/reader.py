@@ -23,7 +23,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from isal import isal_zlib
 from warcio.exceptions import ArchiveLoadFailed
@@ -258,6 +258,34 @@ def member_end(path: Path, offset: int, members: int) -> int | None:
     return next(itertools.islice(member_ends(path, offset), members - 1, None), None)
 
 
+class CheckedToEnd:
+    """A record's payload stream that, read to its end, reads its gzip member to its end too.
+
+    warcio stops at Content-Length, before the member's CRC and length: a bit flipped inside
+    the member's deflate data can inflate to other bytes without an error, which only the CRC
+    tells. Reading the few bytes left (the record's closing CRLFs) checks it: CorruptData then.
+    """
+
+    def __init__(self, payload: Any, member: MemberStream) -> None:
+        self._payload = payload
+        self._member = member
+
+    def read(self, size: int | None = None) -> bytes:
+        data: bytes = self._payload.read(size)
+        if not data and size != 0 and self._member.compressed:
+            self._member.drain()
+        return data
+
+    def readline(self, size: int | None = None) -> bytes:
+        data: bytes = self._payload.readline(size)
+        if not data and size != 0 and self._member.compressed:
+            self._member.drain()
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._payload, name)
+
+
 @dataclass(frozen=True)
 class StoredRecord:
     """One record read back from its offset: headers and the start of its payload."""
@@ -331,9 +359,11 @@ class WarcReader:
 
         ``length``: the record's length in the file, when known (the manifest
         has it). A small gzipped record is then read and inflated in one go;
-        anything unexpected there falls back to the streaming reader, which
-        says what is wrong. Raises OSError, UnsafePathError (a name leaving
-        the folder), WarcDamage or warcio errors.
+        data that does not inflate is CorruptData, anything else unexpected
+        falls back to the streaming reader, which says what is wrong. A payload
+        read to its end has its member's CRC checked (CheckedToEnd). Raises
+        OSError, UnsafePathError (a name leaving the folder), WarcDamage or
+        warcio errors.
         """
         fh = self._open(name)
         fh.seek(offset)
@@ -341,8 +371,8 @@ class WarcReader:
             inflate = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
             try:
                 data = inflate.decompress(fh.read(length), WHOLE_INFLATED_BYTES)
-            except _INFLATE_ERROR:
-                data = b""
+            except _INFLATE_ERROR as exc:  # a CRC that fails too: the streaming reader would not see it
+                raise CorruptData(offset, f"gzip data does not decompress ({exc})") from None
             if inflate.eof and not inflate.unused_data:
                 return self._loader.parse_record_stream(io.BytesIO(data), known_format="warc")
         return self.member(name, offset)[0]
@@ -354,7 +384,9 @@ class WarcReader:
         fh = self._open(name)
         fh.seek(offset)
         stream = Source(fh, self._gzipped, offset).next_stream()
-        return self._loader.parse_record_stream(stream, known_format="warc"), stream
+        record = self._loader.parse_record_stream(stream, known_format="warc")
+        record.raw_stream = CheckedToEnd(record.raw_stream, stream)
+        return record, stream
 
     def copy(self, name: str, offset: int, length: int, write: Callable[[bytes], object]) -> int:
         """Pass the ``length`` bytes at ``offset`` of ``name`` to ``write`` as they are stored;
