@@ -188,12 +188,17 @@ INCLUDING_ELEMENT = """url => [...document.querySelectorAll('[crossorigin]')].so
 """Whether an element of a document asks for ``url`` with crossorigin=use-credentials."""
 
 
+CROSSORIGIN_TYPES = frozenset({"image", "script", "stylesheet", "media"})
+"""The resource types of requests an element's crossorigin attribute may put in CORS mode (a font's,
+a fetch()'s or a manifest's mode is never an element's to say)."""
+
+
 async def _includes(request: Any, page: Any) -> bool:
     """Whether a CORS-mode request that went without a Cookie was in credentials mode include
     all the same: it had none to send (its context held none for its URL), and an element of its
     frame asks for its URL with crossorigin=use-credentials. Then the crawl's request sends
     credentials and keeps the cookies its answer sets, as the browser does; it went without."""
-    if page is None:
+    if page is None or request.resource_type not in CROSSORIGIN_TYPES:
         return False
     try:
         if await page.context.cookies(request.url):
