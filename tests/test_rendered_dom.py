@@ -90,12 +90,17 @@ def test_noscripts_never_closed_cost_no_time_squared():
 def _snapshot(tmp_path, *, claimed=True, b_recorded=True):
     snap = SnapshotBuilder(tmp_path / "snap")
     page = snap.capture(
-        "http://site.test/", SHELL.encode(), [("Content-Type", "text/html")], found_by="seed", depth=0
+        "http://site.test/",
+        SHELL.encode(),
+        [("Content-Type", "text/html")],
+        found_by="seed",
+        depth=0,
+        title="App",
     )
     snap.file("http://site.test/app.js", b"document.body.innerHTML = '...';", "application/javascript")
     snap.file("http://site.test/pic.png", b"\x89PNG", "image/png")
     if b_recorded:
-        snap.page("http://site.test/b", "<title>B</title>")
+        snap.page("http://site.test/b", "<title>B</title>", title="B")  # as the crawl records it
     location = snap.rendered(page, DOM, claimed=claimed)
     return snap.close(), location
 
