@@ -38,6 +38,15 @@ XMLHttpRequest, the Access-Control-Allow-Origin a script's request from another 
 refuse it). The crawl's request for a URL a rendered page asks for carries them. The other
 headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
 or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
+ACCEPT_DOCUMENT = (
+    "text/html,application/xhtml+xml,application/xml;q=0.9,"
+    "image/jxl,image/avif,image/webp,image/apng,*/*;q=0.8"
+)
+"""The Accept of a navigation (a page, a frame, a link to an image), Chromium's but for its last
+entry, ``application/signed-exchange;v=b3;q=0.7``: a server that negotiates answers a link to an
+image with the WebP or AVIF a browser following it gets, and an XML document as XML. A signed
+exchange is a page wrapped for a cache to serve, which the crawl would keep as a blob in place
+of the page; Chromium rates it below the page, so servers answer it the page alike."""
 ACCEPT_BY_DESTINATION = {
     "image": "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
     "style": "text/css,*/*;q=0.1",
@@ -61,6 +70,13 @@ them (any client but a browser sends none); its browser's requests are sent with
 UPGRADE_INSECURE_REQUESTS = ("Upgrade-Insecure-Requests", "1")
 """What Chromium sends with a navigation (a page, a frame): a server may answer it with a
 redirect to https, which the crawl then follows as a browser does."""
+ACCEPT_ENCODING = "gzip, deflate, br"
+"""The Accept-Encoding of every request: the codings Chromium asks for that the crawl decodes
+(content.py) and replay tools read back. A server may send brotli only to a client that asks
+for it, and what it sends then is what a browser got. Not zstd, which Chromium asks for too:
+warcio (so pywb, which leaves zstd out of what it asks for) and ReplayWeb.page do not decode a
+zstd record, so a page archived so would replay as garbage there; a server sends such a client
+gzip or br, or the body as it is. One sent unasked is kept as received (content.py says so)."""
 MAX_NEGOTIATION_VALUE = 1024
 """A longer value (a script may set any) is not sent."""
 
