@@ -826,25 +826,37 @@ async def test_a_rendered_page_its_policy_sandboxes_asks_for_what_its_dom_names_
 ):
     """A page its Content-Security-Policy sandboxes has no origin, its rendered DOM too: a font its
     script names and no text uses (the crawl alone asks for it, from the DOM) goes with Origin:
-    null, as one its HTML names. It went with the page's origin."""
+    null, as one its HTML names. It went with the page's origin. What its browser asks for first
+    (an image, a fetch() with credentials, of its own site) is of no site: its SameSite=Lax
+    cookie stays home, as Chromium keeps it (the crawl's request sent it, the page's site
+    judged)."""
     origins: dict[str, str | None] = {}
+    cookies: dict[str, dict[str, str]] = {}
 
     async def font(request: web.Request) -> web.Response:
         origins[request.path] = request.headers.get("Origin")
         return web.Response(body=b"wOF2", content_type="font/woff2")
 
+    async def cookied(request: web.Request) -> web.Response:
+        cookies[request.path] = dict(request.cookies)
+        return web.Response(body=b"x", content_type="image/png")
+
     for path in ("/static.woff2", "/dom.woff2"):
         other_site.handler(path, font)
+    for path in ("/pic.png", "/api"):
+        site.handler(path, cookied)
     await other_site.start()
     cdn = other_site.url("").rstrip("/")
     face = "@font-face {{ font-family: {}; src: url(" + cdn + "/{}.woff2) }}"
     body = f"<style>{face.format('s', 'static')}</style><script>const s = document.createElement('style');"
     body += f"s.textContent = '{face.format('d', 'do')}'.replace('do.', 'dom.');"
-    body += "document.head.append(s);</script>"
+    body += "document.head.append(s); const i = new Image(); i.src = '/p' + 'ic.png';"
+    body += "fetch('/a' + 'pi', {credentials: 'include'}).catch(() => {});</script>"
     site.file("/", body, headers={"Content-Security-Policy": "sandbox allow-scripts"})
     await site.start()
-    await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any")
+    await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any", cookies=(("lax", "1"),))
     assert origins == {"/static.woff2": "null", "/dom.woff2": "null"}
+    assert cookies == {"/pic.png": {}, "/api": {}}
 
 
 URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
