@@ -254,19 +254,32 @@ def destination_negotiation(destination: str) -> Negotiation:
     return (("Accept", accept),) if accept else ()
 
 
-def cors_negotiation(client: str, url: str) -> Negotiation:
+ELEMENT_CORS_DESTINATIONS = frozenset({"font", "image", "media", "script", "style"})
+"""Destinations of the CORS-mode requests an element makes (a font a stylesheet names, a module
+script, an element with a crossorigin attribute), which Chromium sends with an Origin even to
+their document's own origin (it names the origin on the request itself, as Fetch does for a
+request other than a GET); a fetch() (also one preloaded) of its own origin goes without."""
+
+
+def cors_negotiation(client: str, url: str, destination: str = "") -> Negotiation:
     """The Origin a browser sends with a CORS-mode request (a font, a module script, an element
-    with a crossorigin attribute) for ``url`` (normalised) made by a document of the origin
-    ``client`` (origin_of(); ``null`` once tainted): that origin, if another than the URL's (a
-    same-origin GET carries none, as Fetch says). A server that answers such requests for the
-    origins it allows alone refuses one without it.
+    with a crossorigin attribute, a fetch()) of ``destination`` (link_requests.request_destination(),
+    '' if not known) for ``url`` (normalised) made by a document of the origin ``client``
+    (origin_of(); ``null`` once tainted): that origin, if another than the URL's, or if an
+    element asks (ELEMENT_CORS_DESTINATIONS). A server that answers such requests for the
+    origins it allows alone refuses one without it; one that refuses an Origin it does not
+    allow (S3 does) refuses the browser too.
 
     >>> cors_negotiation("http://site.test", "http://cdn.test/f.woff2")
     (('Origin', 'http://site.test'),)
-    >>> cors_negotiation("http://site.test", "http://site.test/f.woff2")
+    >>> cors_negotiation("http://site.test", "http://site.test/f.woff2", "font")
+    (('Origin', 'http://site.test'),)
+    >>> cors_negotiation("http://site.test", "http://site.test/data.json", "fetch")
     ()
     """
-    return (("Origin", client),) if client != origin_of(url) else ()
+    if client != origin_of(url) or destination in ELEMENT_CORS_DESTINATIONS:
+        return (("Origin", client),)
+    return ()
 
 
 def origin_of(url: str) -> str:

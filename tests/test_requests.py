@@ -563,7 +563,7 @@ async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(
     for path in ("/f.woff2", "/m.js", "/c.png"):
         assert seen[path][0] == home, path
     assert seen["/plain.png"][0] is None and seen["/bg.png"][0] is None
-    assert seen["/own.woff2"][0] is None  # same-origin: no Origin, as Fetch says
+    assert seen["/own.woff2"][0] == home  # same-origin: Chromium names it all the same
     for path in ("/ff.woff2", "/ff2.woff2", "/fm.js"):
         assert seen[path][0] == cdn, path  # the frame's requests: its origin
     assert manifest_rows(result.snapshot.root)[f"{cdn}/f.woff2"].status == 200
@@ -574,13 +574,16 @@ async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(
 async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_says(
     site, other_site, run_crawl
 ):
-    """A font, a module script, a <link rel=preload as=fetch> and an element with crossorigin (or
-    crossorigin=anonymous) are CORS-mode requests whose credentials go to the page's own origin
-    alone; crossorigin=use-credentials sends them anywhere; a web app manifest's go nowhere. One
-    that sends none keeps none its answer sets. Through a redirect from another origin back to
-    the page's, the Origin is null (Fetch's tainted origin) and the credentials stay home. The
-    crawl sent the jar's cookies with every one, the page's Origin after a redirect, and asked
-    for a preload as=fetch without its Origin."""
+    """A font, a module script, a <link rel=preload as=fetch crossorigin> and an element with
+    crossorigin (or crossorigin=anonymous) are CORS-mode requests whose credentials go to the
+    page's own origin alone; crossorigin=use-credentials sends them anywhere; a web app
+    manifest's go nowhere. One that sends none keeps none its answer sets. Through a redirect
+    from another origin back to the page's, the Origin is null (Fetch's tainted origin) and the
+    credentials stay home. The crawl sent the jar's cookies with every one, the page's Origin
+    after a redirect, and asked for a preload as=fetch without its Origin. A preload without
+    crossorigin is no-cors, and a font of the page's own origin goes with its Origin, as
+    Chromium asks for them (the crawl asked for the one in CORS mode, the other without an
+    Origin)."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     def noted(set_cookie: str | None = None):
@@ -599,7 +602,16 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
         return response
 
     other_site.handler("/setup", setup)
-    paths = ("/f.woff2", "/m.js", "/anon.png", "/any.png", "/cred.png", "/plain.png", "/data.json")
+    paths = (
+        "/f.woff2",
+        "/m.js",
+        "/anon.png",
+        "/any.png",
+        "/cred.png",
+        "/plain.png",
+        "/data.json",
+        "/plain.json",
+    )
     for path in (*paths, "/app.webmanifest", "/landed.js", "/after"):
         other_site.handler(path, noted("leak=1; Path=/" if path == "/anon.png" else None))
     await other_site.start()
@@ -611,7 +623,8 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
         "/page",
         head=(
             f"<style>@font-face {{ src: url({cdn}/f.woff2) }} @font-face {{ src: url(/own.woff2) }}</style>"
-            f'<link rel=preload as=fetch href="{cdn}/data.json">'
+            f'<link rel=preload as=fetch crossorigin href="{cdn}/data.json">'
+            f'<link rel=preload as=fetch href="{cdn}/plain.json">'
             f'<link rel=manifest href="{cdn}/app.webmanifest">'
             '<link rel=manifest href="/own.webmanifest">'
         ),
@@ -632,8 +645,8 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
     for path in ("/f.woff2", "/m.js", "/anon.png", "/any.png", "/data.json", "/app.webmanifest"):
         assert seen[path] == (home, {}), path  # same-origin credentials, or none: not to cdn
     assert seen["/cred.png"] == (home, {"c": "1"})
-    assert seen["/plain.png"] == (None, {"c": "1"})  # no-cors: the cookies go
-    assert seen["/own.woff2"] == (None, {"w": "1"})  # the page's own origin: they go too
+    assert seen["/plain.png"] == seen["/plain.json"] == (None, {"c": "1"})  # no-cors: the cookies go
+    assert seen["/own.woff2"] == (home, {"w": "1"})  # the page's own origin: they go too
     assert seen["/own.webmanifest"] == (None, {})  # a manifest's never go
     assert seen["/back.png"] == ("null", {})  # tainted by its hop through cdn
     assert seen["/landed.js"] == (home, {})  # from its own origin to another: not tainted
@@ -727,3 +740,29 @@ async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, r
     }
     # Its image, no-cors, names the null origin too, as Chromium names it.
     assert cookies == {"/boxed.png": ("null", {}), "/open.png": (None, {"lax": "1"})}
+
+
+async def test_what_a_page_its_policy_sandboxes_loads_goes_as_chromium_sends_it(site, run_crawl):
+    """A page its Content-Security-Policy sandboxes has no origin: Chromium sends no Referer with
+    what it loads (an image, a frame, a font), no cookie its SameSite keeps home, and names the
+    null origin only where the request is CORS-mode (a font), not on an image or a frame, as it
+    does in a sandboxed frame. The crawl sent the page's URL as Referer, and Origin: null on
+    the image."""
+    seen: dict[str, tuple[str | None, str | None, dict[str, str]]] = {}
+
+    async def noted(request: web.Request) -> web.Response:
+        headers = request.headers
+        seen[request.path] = (headers.get("Origin"), headers.get("Referer"), dict(request.cookies))
+        return web.Response(body=b"x", content_type="application/octet-stream")
+
+    for path in ("/i.png", "/f.woff2", "/frame"):
+        site.handler(path, noted)
+    site.file(
+        "/",
+        "<style>@font-face { font-family: f; src: url(/f.woff2) }</style>"
+        "<img src=/i.png><iframe src=/frame></iframe>",
+        headers={"Content-Security-Policy": "sandbox allow-scripts", "Set-Cookie": "lax=1; SameSite=Lax"},
+    )
+    await site.start()
+    await run_crawl(site.url("/"))
+    assert seen == {"/i.png": (None, None, {}), "/f.woff2": ("null", None, {}), "/frame": (None, None, {})}

@@ -19,6 +19,7 @@ from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_fa
 from archiver.crawling.stats import CrawlStats
 from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint, policy_sandboxes
 from archiver.links import REQUISITE
+from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import (
     Negotiation,
     cors_negotiation,
@@ -102,9 +103,10 @@ class Discovery:
             negotiation = destination_negotiation(hint[1])
             cors = hint[2] if requisite else ""  # a link followed is a navigation
             if cors:
-                negotiation += cors_negotiation(asking, url)
-            elif opaque and requisite and FRAME not in words:
-                # Chromium names the null origin on every request of such a document, no-cors too.
+                negotiation += cors_negotiation(asking, url, hint[1])
+            elif opaque and requisite and FRAME not in words and (item.requisite or NO_ORIGIN in words):
+                # Chromium names the null origin on every request of such a frame's document, no-cors
+                # too; not on those of a top-level one (its Content-Security-Policy sandboxes it).
                 negotiation += cors_negotiation(asking, url)
             # A frame in a sandboxed document is sandboxed too; a stylesheet it loads is its, of no
             # origin (its fonts' Origin is null, through any redirect).
@@ -121,7 +123,8 @@ class Discovery:
                 self.max_redirects,
                 referrer=item.url,
                 skip=NOFOLLOW if nofollow and not requisite else None,
-                referrer_policy=hint[0] or page_policy,
+                # Chromium sends no Referer from a document of no origin.
+                referrer_policy=NO_REFERRER if opaque else hint[0] or page_policy,
                 negotiation=negotiation,
                 # A document of no origin is of no site: what it loads is cross-site to SameSite.
                 site_for_cookies=(NO_SITE if opaque else top) if requisite else None,
