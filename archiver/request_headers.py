@@ -329,6 +329,21 @@ def without_origin(pairs: Negotiation) -> Negotiation:
     return tuple((name, value) for name, value in pairs if name.lower() != "origin")
 
 
+def hop_negotiation(pairs: Negotiation, client: str, target: str) -> Negotiation:
+    """What a CORS-mode request sent with ``pairs`` is sent with to ``target``, where a redirect
+    leads it, its origin now ``client`` (redirected_client()'s): an Origin of ``client`` where
+    the hop before sent one (Chromium keeps the Origin an element's request names, to the page's
+    own origin too), else where cors_negotiation() sends one.
+
+    >>> hop_negotiation((("Accept", "*/*"), ("Origin", "http://a")), "http://a", "http://a/f2")
+    (('Accept', '*/*'), ('Origin', 'http://a'))
+    >>> hop_negotiation((("Accept", "*/*"),), "http://a", "http://a/d2.json")
+    (('Accept', '*/*'),)
+    """
+    named = any(name.lower() == "origin" for name, _ in pairs)
+    return without_origin(pairs) + ((("Origin", client),) if named else cors_negotiation(client, target))
+
+
 def negotiation_text(pairs: Negotiation) -> str:
     """``pairs`` as one string, as a frontier stores them ('' for none).
 

@@ -583,7 +583,7 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
     after a redirect, and asked for a preload as=fetch without its Origin. A preload without
     crossorigin is no-cors, and a font of the page's own origin goes with its Origin, as
     Chromium asks for them (the crawl asked for the one in CORS mode, the other without an
-    Origin)."""
+    Origin), also after a redirect to that origin (the hop went without)."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     def noted(set_cookie: str | None = None):
@@ -622,7 +622,8 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
     site.page(
         "/page",
         head=(
-            f"<style>@font-face {{ src: url({cdn}/f.woff2) }} @font-face {{ src: url(/own.woff2) }}</style>"
+            f"<style>@font-face {{ src: url({cdn}/f.woff2) }} @font-face {{ src: url(/own.woff2) }}"
+            "@font-face { src: url(/own-moved.woff2) }</style>"
             f'<link rel=preload as=fetch crossorigin href="{cdn}/data.json">'
             f'<link rel=preload as=fetch href="{cdn}/plain.json">'
             f'<link rel=manifest href="{cdn}/app.webmanifest">'
@@ -638,7 +639,8 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
     )
     other_site.redirect("/hop.png", f"{home}/back.png")
     site.redirect("/own-hop.js", f"{cdn}/landed.js")
-    for path in ("/own.woff2", "/own.webmanifest", "/back.png"):
+    site.redirect("/own-moved.woff2", "/own-landed.woff2")
+    for path in ("/own.woff2", "/own.webmanifest", "/back.png", "/own-landed.woff2"):
         site.handler(path, noted())
     resolve = (("www.site.test", "127.0.0.1"), ("cdn.site.test", "127.0.0.1"))
     await run_crawl(f"{cdn}/setup", f"{home}/", f"{home}/page", resolve=resolve, concurrency=1)
@@ -647,6 +649,7 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
     assert seen["/cred.png"] == (home, {"c": "1"})
     assert seen["/plain.png"] == seen["/plain.json"] == (None, {"c": "1"})  # no-cors: the cookies go
     assert seen["/own.woff2"] == (home, {"w": "1"})  # the page's own origin: they go too
+    assert seen["/own-landed.woff2"] == (home, {"w": "1"})  # its Origin kept through a redirect
     assert seen["/own.webmanifest"] == (None, {})  # a manifest's never go
     assert seen["/back.png"] == ("null", {})  # tainted by its hop through cdn
     assert seen["/landed.js"] == (home, {})  # from its own origin to another: not tainted

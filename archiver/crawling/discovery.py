@@ -24,9 +24,9 @@ from archiver.request_headers import (
     Negotiation,
     cors_negotiation,
     destination_negotiation,
+    hop_negotiation,
     origin_of,
     redirected_client,
-    without_origin,
 )
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
@@ -161,7 +161,7 @@ class Discovery:
         negotiation, client = item.negotiation, item.client
         if item.cors and client is not None:
             client = redirected_client(client, item.url, target)
-            negotiation = without_origin(negotiation) + cors_negotiation(client, target)
+            negotiation = hop_negotiation(negotiation, client, target)
         self.consider(
             target,
             item.depth,

@@ -23,7 +23,7 @@ from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
-from archiver.request_headers import Negotiation, cors_negotiation, redirected_client, without_origin
+from archiver.request_headers import Negotiation, hop_negotiation, redirected_client
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.urls import try_normalize
 
@@ -225,5 +225,5 @@ def _next_hop(how: Asked, url: str, target: str) -> Asked:
     if origin is None:
         return how
     client = redirected_client(origin, url, target)
-    negotiation = without_origin(how.negotiation) + cors_negotiation(client, target)
+    negotiation = hop_negotiation(how.negotiation, client, target)
     return dataclasses.replace(how, negotiation=negotiation)
