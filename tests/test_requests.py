@@ -18,6 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 from archiver.errors import ConfigError
 from archiver.mirror.build import build_mirror
 from archiver.scope import ROBOTS_UNREACHABLE
+from archiver.verify.verifier import verify_snapshot
 
 
 async def test_headers_and_cookies_are_sent(site, run_crawl, tmp_path):
@@ -77,6 +78,8 @@ async def test_a_page_sent_as_brotli_only_to_a_client_that_asks_is_archived_as_s
                         record.raw_stream.read(),
                     )
     assert stored[site.url("/")] == ("br", compressed)
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
 
 
 async def test_a_cookie_goes_to_a_url_with_an_empty_query_as_a_browser_sends_it(site, run_crawl):
