@@ -753,7 +753,7 @@ async def test_what_a_page_its_policy_sandboxes_loads_goes_as_chromium_sends_it(
     what it loads (an image, a frame, a font), no cookie its SameSite keeps home, and names the
     null origin only where the request is CORS-mode (a font), not on an image or a frame, as it
     does in a sandboxed frame. The crawl sent the page's URL as Referer, and Origin: null on
-    the image."""
+    the image. What its stylesheet loads names the stylesheet as Referer, as in Chromium."""
     seen: dict[str, tuple[str | None, str | None, dict[str, str]]] = {}
 
     async def noted(request: web.Request) -> web.Response:
@@ -761,14 +761,17 @@ async def test_what_a_page_its_policy_sandboxes_loads_goes_as_chromium_sends_it(
         seen[request.path] = (headers.get("Origin"), headers.get("Referer"), dict(request.cookies))
         return web.Response(body=b"x", content_type="application/octet-stream")
 
-    for path in ("/i.png", "/f.woff2", "/frame"):
+    for path in ("/i.png", "/f.woff2", "/frame", "/bg.png"):
         site.handler(path, noted)
+    site.file("/s.css", "body { background: url(/bg.png) }", "text/css")
     site.file(
         "/",
-        "<style>@font-face { font-family: f; src: url(/f.woff2) }</style>"
+        "<style>@font-face { font-family: f; src: url(/f.woff2) }</style><link rel=stylesheet href=/s.css>"
         "<img src=/i.png><iframe src=/frame></iframe>",
         headers={"Content-Security-Policy": "sandbox allow-scripts", "Set-Cookie": "lax=1; SameSite=Lax"},
     )
     await site.start()
     await run_crawl(site.url("/"))
+    bg = seen.pop("/bg.png")
     assert seen == {"/i.png": (None, None, {}), "/f.woff2": ("null", None, {}), "/frame": (None, None, {})}
+    assert bg[1:] == (site.url("/s.css"), {})  # a stylesheet's requests name it, as Chromium's do

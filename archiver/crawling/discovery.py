@@ -73,6 +73,7 @@ class Discovery:
         hints: Mapping[str, Hint] | None = None,
         page_policy: str = "",
         client: str | None = None,
+        stylesheet: bool = False,
     ) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
 
@@ -85,7 +86,8 @@ class Discovery:
         (``item``'s if None; a stylesheet's: that of the document it serves), and the
         credentials CORS mode gives: ``null`` for a document with no origin (a sandboxed frame's or
         srcdoc document's). What it loads is loaded for the top-level page (item's
-        site_for_cookies, else item itself), whose site SameSite judges it by.
+        site_for_cookies, else item itself), whose site SameSite judges it by. A document of no
+        origin sends no Referer; a ``stylesheet`` it loads sends its own URL, as in Chromium.
         """
         hints = hints or {}
         met: list[ManifestRow] = []
@@ -123,8 +125,7 @@ class Discovery:
                 self.max_redirects,
                 referrer=item.url,
                 skip=NOFOLLOW if nofollow and not requisite else None,
-                # Chromium sends no Referer from a document of no origin.
-                referrer_policy=NO_REFERRER if opaque else hint[0] or page_policy,
+                referrer_policy=NO_REFERRER if opaque and not stylesheet else hint[0] or page_policy,
                 negotiation=negotiation,
                 # A document of no origin is of no site: what it loads is cross-site to SameSite.
                 site_for_cookies=(NO_SITE if opaque else top) if requisite else None,
