@@ -6,7 +6,7 @@ which adds the referrer policy and what a browser knows of the document asking.
 links.py says where a page's references are; this says how each is asked for, which the
 crawl repeats (request_headers.py's Accept, crawling/frontier.py's credentials).
 
->>> link = lxml.html.fragment_fromstring('<link rel="preload" as="font" href="f.woff2">')
+>>> link = lxml.html.fragment_fromstring('<link rel="preload" as="font" href="f.woff2" crossorigin>')
 >>> destination = request_destination(link, "href")
 >>> destination, cors_mode(link, "href", destination)
 ('font', 'same-origin')
@@ -112,12 +112,12 @@ def picture_of(element: lxml.etree._Element) -> lxml.etree._Element | None:
 def cors_mode(element: lxml.etree._Element, attribute: str | None, destination: str) -> str:
     """The credentials mode of the request a browser makes for a URL in ``attribute`` of
     ``element`` (None: a <style>'s text) in CORS mode, sending the page's Origin; '' for a
-    request in no-cors mode (an image, a classic script), whose credentials always go. In CORS
-    mode: a font (``destination``, as request_destination() or css_destination() gives it), a
-    module script and a module preload, a ``<link rel=preload as=fetch>`` (``same-origin``
-    unless their ``crossorigin`` says ``use-credentials``), a web app manifest (``omit``,
-    alike), an element with a ``crossorigin`` attribute (a <source>'s or <track>'s: its media
-    element's; a <picture>'s <source>: its <img>'s), but for a <video>'s poster, which is no-cors.
+    request in no-cors mode (an image, a classic script, a preload without ``crossorigin``),
+    whose credentials always go. In CORS mode: a font a stylesheet names (``destination``, as
+    css_destination() gives it), a module script and a module preload (``same-origin`` unless
+    their ``crossorigin`` says ``use-credentials``), a web app manifest (``omit``, alike), an
+    element with a ``crossorigin`` attribute (a <source>'s or <track>'s: its media element's; a
+    <picture>'s <source>: its <img>'s), but for a <video>'s poster, which is no-cors.
 
     >>> cors_mode(lxml.html.fragment_fromstring('<script type=module src=m.js></script>'), "src", "script")
     'same-origin'
@@ -149,9 +149,11 @@ def cors_mode(element: lxml.etree._Element, attribute: str | None, destination: 
         rels = set((element.get("rel") or "").lower().split())
         if "manifest" in rels:
             return _cors_setting(element, OMIT)
-        preload = "preload" in rels and (element.get("as") or "").strip().lower() == "fetch"
-        if destination == "font" or "modulepreload" in rels or preload:
+        if "modulepreload" in rels:
             return _cors_setting(element, SAME_ORIGIN)
+        # A preload (as=font, as=fetch too) is in CORS mode by its crossorigin alone, as in
+        # Chromium: without, it is no-cors (and the font a stylesheet then asks for, in CORS
+        # mode, is another request).
     return _cors_setting(element, "")
 
 

@@ -38,6 +38,15 @@ XMLHttpRequest, the Access-Control-Allow-Origin a script's request from another 
 refuse it). The crawl's request for a URL a rendered page asks for carries them. The other
 headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
 or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
+ACCEPT_DOCUMENT = (
+    "text/html,application/xhtml+xml,application/xml;q=0.9,"
+    "image/jxl,image/avif,image/webp,image/apng,*/*;q=0.8"
+)
+"""The Accept of a navigation (a page, a frame, a link to an image), Chromium's but for its last
+entry, ``application/signed-exchange;v=b3;q=0.7``: a server that negotiates answers a link to an
+image with the WebP or AVIF a browser following it gets, and an XML document as XML. A signed
+exchange is a page wrapped for a cache to serve, which the crawl would keep as a blob in place
+of the page; Chromium rates it below the page, so servers answer it the page alike."""
 ACCEPT_BY_DESTINATION = {
     "image": "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
     "style": "text/css,*/*;q=0.1",
@@ -61,6 +70,13 @@ them (any client but a browser sends none); its browser's requests are sent with
 UPGRADE_INSECURE_REQUESTS = ("Upgrade-Insecure-Requests", "1")
 """What Chromium sends with a navigation (a page, a frame): a server may answer it with a
 redirect to https, which the crawl then follows as a browser does."""
+ACCEPT_ENCODING = "gzip, deflate, br"
+"""The Accept-Encoding of every request: the codings Chromium asks for that the crawl decodes
+(content.py) and replay tools read back. A server may send brotli only to a client that asks
+for it, and what it sends then is what a browser got. Not zstd, which Chromium asks for too:
+warcio (so pywb, which leaves zstd out of what it asks for) and ReplayWeb.page do not decode a
+zstd record, so a page archived so would replay as garbage there; a server sends such a client
+gzip or br, or the body as it is. One sent unasked is kept as received (content.py says so)."""
 MAX_NEGOTIATION_VALUE = 1024
 """A longer value (a script may set any) is not sent."""
 
@@ -238,19 +254,32 @@ def destination_negotiation(destination: str) -> Negotiation:
     return (("Accept", accept),) if accept else ()
 
 
-def cors_negotiation(client: str, url: str) -> Negotiation:
+ELEMENT_CORS_DESTINATIONS = frozenset({"font", "image", "media", "script", "style"})
+"""Destinations of the CORS-mode requests an element makes (a font a stylesheet names, a module
+script, an element with a crossorigin attribute), which Chromium sends with an Origin even to
+their document's own origin (it names the origin on the request itself, as Fetch does for a
+request other than a GET); a fetch() (also one preloaded) of its own origin goes without."""
+
+
+def cors_negotiation(client: str, url: str, destination: str = "") -> Negotiation:
     """The Origin a browser sends with a CORS-mode request (a font, a module script, an element
-    with a crossorigin attribute) for ``url`` (normalised) made by a document of the origin
-    ``client`` (origin_of(); ``null`` once tainted): that origin, if another than the URL's (a
-    same-origin GET carries none, as Fetch says). A server that answers such requests for the
-    origins it allows alone refuses one without it.
+    with a crossorigin attribute, a fetch()) of ``destination`` (link_requests.request_destination(),
+    '' if not known) for ``url`` (normalised) made by a document of the origin ``client``
+    (origin_of(); ``null`` once tainted): that origin, if another than the URL's, or if an
+    element asks (ELEMENT_CORS_DESTINATIONS). A server that answers such requests for the
+    origins it allows alone refuses one without it; one that refuses an Origin it does not
+    allow (S3 does) refuses the browser too.
 
     >>> cors_negotiation("http://site.test", "http://cdn.test/f.woff2")
     (('Origin', 'http://site.test'),)
-    >>> cors_negotiation("http://site.test", "http://site.test/f.woff2")
+    >>> cors_negotiation("http://site.test", "http://site.test/f.woff2", "font")
+    (('Origin', 'http://site.test'),)
+    >>> cors_negotiation("http://site.test", "http://site.test/data.json", "fetch")
     ()
     """
-    return (("Origin", client),) if client != origin_of(url) else ()
+    if client != origin_of(url) or destination in ELEMENT_CORS_DESTINATIONS:
+        return (("Origin", client),)
+    return ()
 
 
 def origin_of(url: str) -> str:
@@ -298,6 +327,21 @@ def credentialed(cors: str, client: str | None, url: str) -> bool:
 def without_origin(pairs: Negotiation) -> Negotiation:
     """``pairs`` without their Origin (a redirect's next hop sends its own)."""
     return tuple((name, value) for name, value in pairs if name.lower() != "origin")
+
+
+def hop_negotiation(pairs: Negotiation, client: str, target: str) -> Negotiation:
+    """What a CORS-mode request sent with ``pairs`` is sent with to ``target``, where a redirect
+    leads it, its origin now ``client`` (redirected_client()'s): an Origin of ``client`` where
+    the hop before sent one (Chromium keeps the Origin an element's request names, to the page's
+    own origin too), else where cors_negotiation() sends one.
+
+    >>> hop_negotiation((("Accept", "*/*"), ("Origin", "http://a")), "http://a", "http://a/f2")
+    (('Accept', '*/*'), ('Origin', 'http://a'))
+    >>> hop_negotiation((("Accept", "*/*"),), "http://a", "http://a/d2.json")
+    (('Accept', '*/*'),)
+    """
+    named = any(name.lower() == "origin" for name, _ in pairs)
+    return without_origin(pairs) + ((("Origin", client),) if named else cors_negotiation(client, target))
 
 
 def negotiation_text(pairs: Negotiation) -> str:

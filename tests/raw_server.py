@@ -49,9 +49,12 @@ class RawServer:
         self.connections = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self.host = "127.0.0.1"
 
-    async def start(self) -> RawServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> RawServer:
+        """Listen on ``host`` (any loopback address) and ``port`` (0: one free)."""
+        self.host = host
+        self._server = await asyncio.start_server(self._serve, host, port)
         return self
 
     @property
@@ -60,7 +63,8 @@ class RawServer:
         return int(self._server.sockets[0].getsockname()[1])
 
     def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        port = "" if self.port == 80 else f":{self.port}"
+        return f"http://{self.host}{port}{path}"
 
     def hits(self, path: str) -> int:
         return sum(1 for request in self.requests if request.path == path)

@@ -761,9 +761,16 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
     script asks for with crossorigin=use-credentials, before any cookie exists, is asked for
     with credentials (its host's HTTP authentication), as a browser holding some would send
     them; an anonymous one without: the browser's request showed no Cookie for either, and both
-    were asked for without."""
+    were asked for without. An image the sandboxed frame's script asks for is of no site: of the
+    page's cookies, its SameSite=None one goes and its SameSite=Lax one stays home, as in
+    Chromium (both went, the page's site judged); the other frame's goes with both."""
     origins: dict[str, str | None] = {}
     authorized: dict[str, bool] = {}
+    cookies: dict[str, dict[str, str]] = {}
+
+    async def cookied(request: web.Request) -> web.Response:
+        cookies[request.path] = dict(request.cookies)
+        return web.Response(body=b"x", content_type="image/png")
 
     def font(request: web.Request) -> web.Response:
         origins[request.path] = request.headers.get("Origin")
@@ -777,6 +784,8 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
     home = site.url("/").rstrip("/")
     for path in ("/ff.woff2", "/bf.woff2", "/fu.woff2", "/bu.woff2"):
         site.handler(path, noted)
+    for path in ("/fp.png", "/bp.png"):
+        site.handler(path, cookied)
     # The frames and their stylesheets come from scripts: only the browser meets them (a URL a
     # script names whole would be found in it). A font each frame names and uses not is asked
     # for by the crawl alone, from the frame's document as it parses it: of no origin when the
@@ -784,8 +793,9 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
     styled = "<script>const l = document.createElement('link'); l.rel = 'stylesheet';"
     styled += "l.href = '/{}' + '.css'; document.head.append(l);</script><p>frame</p>"
     unused = f"<style>@font-face {{{{ font-family: u; src: url({home}/{{}}.woff2) }}}}</style>"
-    other_site.file("/frame", styled.format("fs") + unused.format("fu"))
-    other_site.file("/boxed", styled.format("bs") + unused.format("bu"))
+    picture = f"<script>new Image().src = '{home}/' + '{{}}' + '.png';</script>"
+    other_site.file("/frame", styled.format("fs") + unused.format("fu") + picture.format("fp"))
+    other_site.file("/boxed", styled.format("bs") + unused.format("bu") + picture.format("bp"))
     other_site.file("/fs.css", f"@font-face {{ font-family: g; src: url({home}/ff.woff2) }}", "text/css")
     other_site.file("/bs.css", f"@font-face {{ font-family: h; src: url({home}/bf.woff2) }}", "text/css")
     await other_site.start()
@@ -800,7 +810,14 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
         f" const i = document.createElement('img'); i.crossOrigin = mode; i.src = '{cdn}/' + name + '.png';"
         " document.body.append(i); }</script>"
     )
-    site.page("/", body=framing)
+
+    async def setting(request: web.Request) -> web.Response:
+        response = web.Response(text=f"<body>{framing}</body>", content_type="text/html")
+        response.headers.add("Set-Cookie", "lax=1; SameSite=Lax; Path=/")
+        response.headers.add("Set-Cookie", "none=1; SameSite=None; Secure; Path=/")
+        return response
+
+    site.handler("/", setting)
     await run_crawl(
         site.url("/"),
         browser="always",
@@ -810,6 +827,7 @@ async def test_a_frames_stylesheet_is_its_documents_and_a_sandboxed_frame_has_no
         http_password="pw",
         credentials_hosts=(f"127.0.0.1:{other_site.server.port}",),
     )
+    assert cookies == {"/fp.png": {"lax": "1", "none": "1"}, "/bp.png": {"none": "1"}}
     assert origins == {
         "/ff.woff2": cdn,
         "/bf.woff2": "null",
@@ -826,25 +844,37 @@ async def test_a_rendered_page_its_policy_sandboxes_asks_for_what_its_dom_names_
 ):
     """A page its Content-Security-Policy sandboxes has no origin, its rendered DOM too: a font its
     script names and no text uses (the crawl alone asks for it, from the DOM) goes with Origin:
-    null, as one its HTML names. It went with the page's origin."""
+    null, as one its HTML names. It went with the page's origin. What its browser asks for first
+    (an image, a fetch() with credentials, of its own site) is of no site: its SameSite=Lax
+    cookie stays home, as Chromium keeps it (the crawl's request sent it, the page's site
+    judged)."""
     origins: dict[str, str | None] = {}
+    cookies: dict[str, dict[str, str]] = {}
 
     async def font(request: web.Request) -> web.Response:
         origins[request.path] = request.headers.get("Origin")
         return web.Response(body=b"wOF2", content_type="font/woff2")
 
+    async def cookied(request: web.Request) -> web.Response:
+        cookies[request.path] = dict(request.cookies)
+        return web.Response(body=b"x", content_type="image/png")
+
     for path in ("/static.woff2", "/dom.woff2"):
         other_site.handler(path, font)
+    for path in ("/pic.png", "/api"):
+        site.handler(path, cookied)
     await other_site.start()
     cdn = other_site.url("").rstrip("/")
     face = "@font-face {{ font-family: {}; src: url(" + cdn + "/{}.woff2) }}"
     body = f"<style>{face.format('s', 'static')}</style><script>const s = document.createElement('style');"
     body += f"s.textContent = '{face.format('d', 'do')}'.replace('do.', 'dom.');"
-    body += "document.head.append(s);</script>"
+    body += "document.head.append(s); const i = new Image(); i.src = '/p' + 'ic.png';"
+    body += "fetch('/a' + 'pi', {credentials: 'include'}).catch(() => {});</script>"
     site.file("/", body, headers={"Content-Security-Policy": "sandbox allow-scripts"})
     await site.start()
-    await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any")
+    await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, scope="any", cookies=(("lax", "1"),))
     assert origins == {"/static.woff2": "null", "/dom.woff2": "null"}
+    assert cookies == {"/pic.png": {}, "/api": {}}
 
 
 URI_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import random
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.crawling.connections import HEADLESS_REFUSED
 from archiver.crawling.tries import parse_retry_after
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
 from archiver.verify.verifier import verify_snapshot
@@ -72,6 +74,7 @@ PATHS = (
     "/short-status",
     "/long-status",
     "/http09",
+    "/icy",
     "/junk-before",
     "/junk-past",
     "/tab-status",
@@ -192,6 +195,9 @@ async def _odd_answers(request: RawRequest, writer: asyncio.StreamWriter) -> boo
         writer.write(b"HTTP/1.1 -201 Made\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n\r\ndigits")
     elif path == "/http09":  # HTTP/0.9: a body without a head, to the close
         writer.write(b"<p>a body without a head, as HTTP/0.9 sent it</p>")
+        return False
+    elif path == "/icy":  # a Shoutcast stream's answer: HTTP/0.9 that Chromium takes on any port
+        writer.write(b"ICY 200 OK\r\nicy-name: radio\r\n\r\nsound")
         return False
     elif path == "/te-identity":  # a coding that frames nothing: the length beside it counts
         writer.write(
@@ -322,9 +328,11 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
             assert renamed in ("+4", "1" + "0" * 30) and not http.get_header("Content-Length")
     # A status line of a version alone (or of no digits after it) is 200 to Chromium, one of two
     # digits that number, one after up to four stray bytes or with tabs for spaces as any; a
-    # status of four digits and an HTTP/0.9 answer (no head: Chromium takes one only on port 80)
+    # status of four digits and an HTTP/0.9 answer (no head: Chromium takes one only from the
+    # scheme's default port, but an ICY one over http, whose head is then its body's first line)
     # are refused, each with its reason.
     for path, status, body in (
+        ("/icy", 200, b"ICY 200 OK\r\nicy-name: radio\r\n\r\nsound"),
         ("/no-status-code", 200, b"none"),
         ("/short-status", 20, b"short"),
         ("/junk-before", 200, b"junk"),
@@ -335,8 +343,8 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
         assert (row.outcome, row.status, payloads.get(base + path)) == (FETCHED, status, body), row
     for path, why in (
         ("/long-status", "a status code of more than three digits (2000), which no HTTP status is"),
-        ("/http09", "no status line: an HTTP/0.9 answer, which the crawl does not take"),
-        ("/junk-past", "no status line: an HTTP/0.9 answer, which the crawl does not take"),
+        ("/http09", HEADLESS_REFUSED),
+        ("/junk-past", HEADLESS_REFUSED),
     ):
         assert (rows[base + path].outcome, rows[base + path].reason) == (
             FAILED,
@@ -679,3 +687,56 @@ async def test_the_pool_tells_a_reused_connection_from_a_new_one():
         await server.close()
     assert seen == steps
     assert server.connections == 4  # /, /a; /b, /half; /linger and /lost; /after
+
+
+async def _headless(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    if request.path in ("/robots.txt", "/sitemap.xml"):
+        _answer(writer, b"404 Not Found")
+    elif request.path == "/hinted":  # an interim answer, then none: Chromium refuses it
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n<p>no head</p>")
+    else:
+        bodies = {"/": b"<title>old</title><a href=/next>n</a><a href=/short>s</a><a href=/hinted>h</a>"}
+        writer.write(bodies.get(request.path, b"<p>next</p>" if request.path == "/next" else b"hi"))
+    return False
+
+
+async def test_an_http09_answer_from_the_default_port_is_archived_as_chromium_shows_it(run_crawl):
+    """An answer with no head (HTTP/0.9) from the scheme's default port is taken, as Chromium
+    takes it there (it was refused): its WARC record holds the head Chromium gives it, ``HTTP/0.9
+    200 OK`` with no field, and its body to the close, sniffed as a page whose links are
+    followed, however short. One after an interim answer is refused, as Chromium refuses it."""
+    server = RawServer(_headless)
+    try:
+        await server.start(f"127.80.{random.randrange(1, 255)}.{random.randrange(1, 255)}", 80)
+    except PermissionError:
+        pytest.skip("port 80 takes root")
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=1)
+    finally:
+        await server.close()
+    root = result.snapshot.root
+    rows = manifest_rows(root)
+    home = rows[base + "/"]
+    assert (home.outcome, home.status, home.title, home.content_type) == (FETCHED, 200, "old", "text/html")
+    assert _payloads(root) == {
+        base + "/": b"<title>old</title><a href=/next>n</a><a href=/short>s</a><a href=/hinted>h</a>",
+        base + "/next": b"<p>next</p>",
+        base + "/short": b"hi",
+        base + "/robots.txt": b"",
+        base + "/sitemap.xml": b"",
+    }
+    heads = set()
+    for path in (root / "warc").glob("*.warc.gz"):
+        with open(path, "rb") as warc:
+            for record in ArchiveIterator(warc):
+                if record.rec_type == "response" and not record.rec_headers["WARC-Target-URI"].endswith(
+                    ("robots.txt", "sitemap.xml")
+                ):
+                    heads.add((record.http_headers.protocol, record.http_headers.statusline))
+                    assert not record.http_headers.headers
+    assert heads == {("HTTP/0.9", "200 OK")}
+    hinted = rows[base + "/hinted"]
+    assert hinted.outcome == FAILED and HEADLESS_REFUSED in (hinted.reason or "")
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -137,9 +137,11 @@ def test_a_page_gives_its_links_their_referrer_policies(padding):
         ('<script type="module" src="/x"></script>', "same-origin"),
         ('<script type="module" crossorigin="use-credentials" src="/x"></script>', "include"),
         ('<link rel="modulepreload" href="/x">', "same-origin"),
-        ('<link rel="preload" as="fetch" href="/x">', "same-origin"),
+        ('<link rel="preload" as="fetch" href="/x">', ""),  # no crossorigin: no-cors, in Chromium
+        ('<link rel="preload" as="fetch" crossorigin href="/x">', "same-origin"),
         ('<link rel="preload" as="fetch" crossorigin="use-credentials" href="/x">', "include"),
-        ('<link rel="preload" as="font" href="/x">', "same-origin"),  # a font is always CORS
+        ('<link rel="preload" as="font" href="/x">', ""),  # the font itself is another request
+        ('<link rel="preload" as="font" crossorigin href="/x">', "same-origin"),
         ('<link rel="preload" as="image" href="/x">', ""),
         ('<link rel="preload" as="style" href="/x">', ""),
         ('<link rel="preload" as="script" href="/x">', ""),
@@ -158,7 +160,8 @@ def test_each_element_asks_in_the_cors_and_credentials_mode_html_gives_it(markup
     manifest's; a <picture>'s <source> asks as its <img>, a media element's <source>s as it
     (libxml2 nests the second in the first), a poster in no-cors mode, and a srcdoc document's
     links as its own elements say. A preload as=fetch was taken for no-cors, and these others
-    went wrong too."""
+    went wrong too; then a preload without crossorigin (as=fetch, as=font) for CORS mode, which
+    Chromium asks for in no-cors mode (Sec-Fetch-Mode: no-cors, no Origin)."""
     for padding in (0, 300_000):  # parsed as a tree, and as a stream
         body = f"<html><head>{markup}</head><body><!--{'x' * padding}--></body></html>".encode()
         assert findings(body, "http://h/", "text/html", "text/html")[4]["http://h/x"][2] == mode

@@ -7,14 +7,18 @@ import gzip
 import ssl
 
 import aiohttp
+import brotli
 import pytest
 import trustme
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 from conftest import Handler, manifest_rows
+from warcio.archiveiterator import ArchiveIterator
 
 from archiver.errors import ConfigError
+from archiver.mirror.build import build_mirror
 from archiver.scope import ROBOTS_UNREACHABLE
+from archiver.verify.verifier import verify_snapshot
 
 
 async def test_headers_and_cookies_are_sent(site, run_crawl, tmp_path):
@@ -35,6 +39,47 @@ async def test_headers_and_cookies_are_sent(site, run_crawl, tmp_path):
     for path in ("/", "/b"):
         assert seen[path][0] == "t0k"
         assert seen[path][1] == {"session": "abc", "fromfile": "yes"}
+
+
+async def test_a_page_sent_as_brotli_only_to_a_client_that_asks_is_archived_as_sent(site, run_crawl):
+    """A server that sends br only to a client asking for it (Chromium does) sends the crawl br:
+    the WARC keeps the body as sent, its links are followed and the mirror rewrites them. The
+    crawl asked for gzip and deflate alone, and got the server's plain page, another than a
+    browser's. zstd, which no replay tool reads back, is not asked for (request_headers)."""
+    asked: list[str] = []
+    compressed = brotli.compress(b"<title>br</title><a href='/from-br'>b</a>")
+
+    async def negotiating(request: web.Request) -> web.Response:
+        codings = [coding.strip() for coding in request.headers.get("Accept-Encoding", "").split(",")]
+        asked.append(request.headers.get("Accept-Encoding", ""))
+        if "br" not in codings:
+            return web.Response(text="<title>plain</title>", content_type="text/html")
+        headers = {"Content-Encoding": "br", "Vary": "Accept-Encoding"}
+        return web.Response(body=compressed, content_type="text/html", headers=headers)
+
+    site.handler("/", negotiating)
+    site.page("/from-br")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    assert asked == ["gzip, deflate, br"]
+    rows = manifest_rows(root)
+    assert (rows[site.url("/")].title, rows[site.url("/")].length) == ("br", len(compressed))
+    assert rows[site.url("/from-br")].outcome == "fetched"
+    assert not build_mirror(root).errors
+    assert b"from-br.html" in (root / "mirror" / rows[site.url("/")].local_path).read_bytes()
+    stored = {}
+    for warc in (root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "response" and record.http_headers is not None:
+                    encoding = record.http_headers.get_header("Content-Encoding")
+                    stored[record.rec_headers.get_header("WARC-Target-URI")] = (
+                        encoding,
+                        record.raw_stream.read(),
+                    )
+    assert stored[site.url("/")] == ("br", compressed)
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
 
 
 async def test_a_cookie_goes_to_a_url_with_an_empty_query_as_a_browser_sends_it(site, run_crawl):
@@ -321,6 +366,7 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
     def recording(handler: Handler) -> Handler:
         async def serve(request: web.Request) -> web.StreamResponse:
             noted(request)
+            accepts[request.path] = request.headers.get("Accept", "")
             return await handler(request)
 
         return serve
@@ -333,7 +379,13 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
     await site.start()
     result = await run_crawl(site.url("/"))
     image = "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"  # Chromium 156's
+    # Chromium's for a navigation but its signed exchange: a link to an image gets the WebP a
+    # browser following it gets (navigations went with text/html,application/xhtml+xml,*/*;q=0.8).
+    document = "text/html,application/xhtml+xml,application/xml;q=0.9,image/jxl,image/avif,image/webp,"
+    document += "image/apng,*/*;q=0.8"
     assert accepts == {
+        "/next": document,
+        "/frame": document,
         "/photo": image,
         "/s.css": "text/css,*/*;q=0.1",
         "/more.css": "text/css,*/*;q=0.1",  # @import
@@ -349,7 +401,7 @@ async def test_each_requisite_is_asked_with_the_accept_of_its_destination(site, 
     # Chromium's does, what a page loads does not.
     navigations = {"/next", "/frame"}
     assert others == {path: ("en-US,en;q=0.9", "1" if path in navigations else None) for path in others}
-    assert set(others) == set(accepts) | navigations
+    assert set(others) == set(accepts)
 
 
 async def test_the_jar_gives_a_browser_its_cookies_as_they_were_set():
@@ -514,7 +566,7 @@ async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(
     for path in ("/f.woff2", "/m.js", "/c.png"):
         assert seen[path][0] == home, path
     assert seen["/plain.png"][0] is None and seen["/bg.png"][0] is None
-    assert seen["/own.woff2"][0] is None  # same-origin: no Origin, as Fetch says
+    assert seen["/own.woff2"][0] == home  # same-origin: Chromium names it all the same
     for path in ("/ff.woff2", "/ff2.woff2", "/fm.js"):
         assert seen[path][0] == cdn, path  # the frame's requests: its origin
     assert manifest_rows(result.snapshot.root)[f"{cdn}/f.woff2"].status == 200
@@ -525,13 +577,16 @@ async def test_what_a_page_loads_carries_the_origin_and_cookies_a_browser_sends(
 async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_says(
     site, other_site, run_crawl
 ):
-    """A font, a module script, a <link rel=preload as=fetch> and an element with crossorigin (or
-    crossorigin=anonymous) are CORS-mode requests whose credentials go to the page's own origin
-    alone; crossorigin=use-credentials sends them anywhere; a web app manifest's go nowhere. One
-    that sends none keeps none its answer sets. Through a redirect from another origin back to
-    the page's, the Origin is null (Fetch's tainted origin) and the credentials stay home. The
-    crawl sent the jar's cookies with every one, the page's Origin after a redirect, and asked
-    for a preload as=fetch without its Origin."""
+    """A font, a module script, a <link rel=preload as=fetch crossorigin> and an element with
+    crossorigin (or crossorigin=anonymous) are CORS-mode requests whose credentials go to the
+    page's own origin alone; crossorigin=use-credentials sends them anywhere; a web app
+    manifest's go nowhere. One that sends none keeps none its answer sets. Through a redirect
+    from another origin back to the page's, the Origin is null (Fetch's tainted origin) and the
+    credentials stay home. The crawl sent the jar's cookies with every one, the page's Origin
+    after a redirect, and asked for a preload as=fetch without its Origin. A preload without
+    crossorigin is no-cors, and a font of the page's own origin goes with its Origin, as
+    Chromium asks for them (the crawl asked for the one in CORS mode, the other without an
+    Origin), also after a redirect to that origin (the hop went without)."""
     seen: dict[str, tuple[str | None, dict[str, str]]] = {}
 
     def noted(set_cookie: str | None = None):
@@ -550,7 +605,16 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
         return response
 
     other_site.handler("/setup", setup)
-    paths = ("/f.woff2", "/m.js", "/anon.png", "/any.png", "/cred.png", "/plain.png", "/data.json")
+    paths = (
+        "/f.woff2",
+        "/m.js",
+        "/anon.png",
+        "/any.png",
+        "/cred.png",
+        "/plain.png",
+        "/data.json",
+        "/plain.json",
+    )
     for path in (*paths, "/app.webmanifest", "/landed.js", "/after"):
         other_site.handler(path, noted("leak=1; Path=/" if path == "/anon.png" else None))
     await other_site.start()
@@ -561,8 +625,10 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
     site.page(
         "/page",
         head=(
-            f"<style>@font-face {{ src: url({cdn}/f.woff2) }} @font-face {{ src: url(/own.woff2) }}</style>"
-            f'<link rel=preload as=fetch href="{cdn}/data.json">'
+            f"<style>@font-face {{ src: url({cdn}/f.woff2) }} @font-face {{ src: url(/own.woff2) }}"
+            "@font-face { src: url(/own-moved.woff2) }</style>"
+            f'<link rel=preload as=fetch crossorigin href="{cdn}/data.json">'
+            f'<link rel=preload as=fetch href="{cdn}/plain.json">'
             f'<link rel=manifest href="{cdn}/app.webmanifest">'
             '<link rel=manifest href="/own.webmanifest">'
         ),
@@ -576,15 +642,17 @@ async def test_cors_requests_send_cookies_and_origin_as_their_credentials_mode_s
     )
     other_site.redirect("/hop.png", f"{home}/back.png")
     site.redirect("/own-hop.js", f"{cdn}/landed.js")
-    for path in ("/own.woff2", "/own.webmanifest", "/back.png"):
+    site.redirect("/own-moved.woff2", "/own-landed.woff2")
+    for path in ("/own.woff2", "/own.webmanifest", "/back.png", "/own-landed.woff2"):
         site.handler(path, noted())
     resolve = (("www.site.test", "127.0.0.1"), ("cdn.site.test", "127.0.0.1"))
     await run_crawl(f"{cdn}/setup", f"{home}/", f"{home}/page", resolve=resolve, concurrency=1)
     for path in ("/f.woff2", "/m.js", "/anon.png", "/any.png", "/data.json", "/app.webmanifest"):
         assert seen[path] == (home, {}), path  # same-origin credentials, or none: not to cdn
     assert seen["/cred.png"] == (home, {"c": "1"})
-    assert seen["/plain.png"] == (None, {"c": "1"})  # no-cors: the cookies go
-    assert seen["/own.woff2"] == (None, {"w": "1"})  # the page's own origin: they go too
+    assert seen["/plain.png"] == seen["/plain.json"] == (None, {"c": "1"})  # no-cors: the cookies go
+    assert seen["/own.woff2"] == (home, {"w": "1"})  # the page's own origin: they go too
+    assert seen["/own-landed.woff2"] == (home, {"w": "1"})  # its Origin kept through a redirect
     assert seen["/own.webmanifest"] == (None, {})  # a manifest's never go
     assert seen["/back.png"] == ("null", {})  # tainted by its hop through cdn
     assert seen["/landed.js"] == (home, {})  # from its own origin to another: not tainted
@@ -678,3 +746,32 @@ async def test_a_sandboxed_frames_requests_carry_origin_null(site, other_site, r
     }
     # Its image, no-cors, names the null origin too, as Chromium names it.
     assert cookies == {"/boxed.png": ("null", {}), "/open.png": (None, {"lax": "1"})}
+
+
+async def test_what_a_page_its_policy_sandboxes_loads_goes_as_chromium_sends_it(site, run_crawl):
+    """A page its Content-Security-Policy sandboxes has no origin: Chromium sends no Referer with
+    what it loads (an image, a frame, a font), no cookie its SameSite keeps home, and names the
+    null origin only where the request is CORS-mode (a font), not on an image or a frame, as it
+    does in a sandboxed frame. The crawl sent the page's URL as Referer, and Origin: null on
+    the image. What its stylesheet loads names the stylesheet as Referer, as in Chromium."""
+    seen: dict[str, tuple[str | None, str | None, dict[str, str]]] = {}
+
+    async def noted(request: web.Request) -> web.Response:
+        headers = request.headers
+        seen[request.path] = (headers.get("Origin"), headers.get("Referer"), dict(request.cookies))
+        return web.Response(body=b"x", content_type="application/octet-stream")
+
+    for path in ("/i.png", "/f.woff2", "/frame", "/bg.png"):
+        site.handler(path, noted)
+    site.file("/s.css", "body { background: url(/bg.png) }", "text/css")
+    site.file(
+        "/",
+        "<style>@font-face { font-family: f; src: url(/f.woff2) }</style><link rel=stylesheet href=/s.css>"
+        "<img src=/i.png><iframe src=/frame></iframe>",
+        headers={"Content-Security-Policy": "sandbox allow-scripts", "Set-Cookie": "lax=1; SameSite=Lax"},
+    )
+    await site.start()
+    await run_crawl(site.url("/"))
+    bg = seen.pop("/bg.png")
+    assert seen == {"/i.png": (None, None, {}), "/f.woff2": ("null", None, {}), "/frame": (None, None, {})}
+    assert bg[1:] == (site.url("/s.css"), {})  # a stylesheet's requests name it, as Chromium's do

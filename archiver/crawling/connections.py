@@ -34,8 +34,10 @@ take them. Here each value after the first, or every one beside chunked, goes to
 X-Archiver-Content-Length before the parser reads the head (one_framing), and the WARC keeps it
 so named. A head Chromium reads past and aiohttp's parser refuses (``http/1.1 200OK``, a space
 before a field's colon, a status line without a code) is made plain the same way
-(read_as_browsers); an answer with no head at all (HTTP/0.9) is refused as one, not left to
-look like a connection lost. Each head is read whole, however many reads brought it.
+(read_as_browsers). An answer with no head at all (HTTP/0.9) is taken where Chromium takes one
+(takes_headless()): its head is then the one Chromium gives it, ``HTTP/0.9 200 OK`` with no
+field, and its body runs to the close; elsewhere it is refused as one, not left to look like a
+connection lost. Each head is read whole, however many reads brought it.
 """
 
 from __future__ import annotations
@@ -133,15 +135,40 @@ def read_as_browsers(head: bytes) -> bytes:
     return one_framing(_SPACE_BEFORE_COLON.sub(rb"\1:", head))
 
 
-def check_status_line_start(head: bytes, final: bool) -> None:
-    """Raise BadHttpMessage if ``head`` (the first bytes of an answer; ``final``: all that came)
-    starts no status line: an HTTP/0.9 answer, a body with no head, which Chromium takes only
-    from the scheme's own port (80) and the crawl does not archive (a WARC response record holds
-    a head)."""
+HEADLESS_HEAD = b"HTTP/0.9 200 OK\r\n\r\n"
+"""The head Chromium gives an answer that came with none (HttpStreamParser), which its WARC
+response record holds: no server sends it (HTTP/0.9 had no head), so it says what came."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
+HEADLESS_REFUSED = (
+    "no status line: an HTTP/0.9 answer, which Chromium takes only from the scheme's default port"
+)
+
+
+def takes_headless(scheme: str, port: int | None, start: bytes) -> bool:
+    """Whether Chromium takes an answer with no head (HTTP/0.9) that starts with ``start``, to a
+    request of a URL of ``scheme`` and ``port``: from the scheme's default port (80, 443), and
+    over http from any port when it starts with ``ICY`` (a Shoutcast stream's answer, which it
+    shows whole as the body).
+
+    >>> takes_headless("http", 80, b"<p>"), takes_headless("https", 443, b"<p>")
+    (True, True)
+    >>> takes_headless("http", 8080, b"<p>"), takes_headless("http", 8000, b"icy 200 OK")
+    (False, True)
+    >>> takes_headless("https", 8443, b"ICY 200 OK"), takes_headless("https", 80, b"<p>")
+    (False, False)
+    """
+    if port == DEFAULT_PORTS.get(scheme):
+        return True
+    return scheme == "http" and start[:3].lower() == b"icy"
+
+
+def starts_status_line(head: bytes, final: bool) -> bool | None:
+    """Whether ``head`` (the first bytes of an answer; ``final``: all that came) starts a status
+    line (None while too little came to tell); if not, it is an HTTP/0.9 answer, a body with no
+    head."""
     if len(head) < STATUS_LINE_START + 4 and not final:
-        return  # too little yet to tell
-    if head[: STATUS_LINE_START + 4].lower().find(b"http") == -1:
-        raise BadHttpMessage("no status line: an HTTP/0.9 answer, which the crawl does not take")
+        return None
+    return head[: STATUS_LINE_START + 4].lower().find(b"http") != -1
 
 
 def one_framing(head: bytes) -> bytes:
@@ -231,6 +258,8 @@ class _AnswerParser:
         """The answer's payload once its head came (a StreamReader)."""
         self._done = False
         """True once the parser failed after the answer's head: all that follows is dropped."""
+        self._final = False
+        """True once the peer sent its EOF: what is held is all that comes (end_of_input())."""
 
     def feed_data(self, data: bytes) -> tuple[list[Any], bool, bytes]:
         if self._done:
@@ -239,7 +268,7 @@ class _AnswerParser:
         while True:  # once at least: fed nothing, the parser goes on with what it held back
             in_head = self._answer is None
             piece = data
-            if in_head and data:
+            if in_head and (data or (self._final and self._held)):
                 whole, data = self._whole_head(data)
                 if whole is None:
                     return messages, False, b""  # the rest of the head is still to come
@@ -265,9 +294,24 @@ class _AnswerParser:
         """The connection closed: a head cut short is the parser's to judge, as it came."""
         if self._held and not self._done:
             held, self._held = bytes(self._held), bytearray()
-            check_status_line_start(held, final=True)
+            if not starts_status_line(held, final=True):
+                self._headless(held)  # not taken: why (one taken was read at the peer's EOF)
             self._parser.feed_data(held)
         return self._parser.feed_eof()
+
+    def end_of_input(self) -> bool:
+        """The peer sent all it sends (its EOF; the connection is not lost yet): True when what it
+        sent is an answer with no head, too short to be told from a head before, whose answer
+        feed_data(b"") now gives."""
+        self._final = True
+        return bool(self._held) and self._answer is None and not starts_status_line(bytes(self._held), True)
+
+    def _headless(self, start: bytes) -> None:
+        """Raise BadHttpMessage unless an answer starting ``start`` with no head is taken: as the
+        answer itself (not after an interim one, as Chromium takes none there), where
+        takes_headless() says Chromium takes it."""
+        if self._head_bytes or not takes_headless(self._protocol.scheme, self._protocol.port, start):
+            raise BadHttpMessage(HEADLESS_REFUSED)
 
     def _end(self) -> None:
         """The parser failed once the answer's head came: on bytes after the whole answer, all
@@ -287,7 +331,12 @@ class _AnswerParser:
         one read, however the server sent it: a byte at a time, or a line a second."""
         start = max(len(self._held) - 2, 0)
         self._held += data
-        check_status_line_start(bytes(self._held[: STATUS_LINE_START + 4]), final=False)
+        start_line = starts_status_line(bytes(self._held[: STATUS_LINE_START + 4]), self._final)
+        if self._held and start_line is False:
+            self._headless(bytes(self._held))
+            body = bytes(self._held)
+            self._held.clear()
+            return HEADLESS_HEAD, body  # a head as Chromium gives it, and all that came as body
         ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := self._held.find(end, start)) != -1]
         if not ends:
             if self._head_bytes + len(self._held) > MAX_HEAD_BYTES:
@@ -327,6 +376,9 @@ class _WatchedHandler(ResponseHandler):
     peer_ip: str | None = None
     """The IP address the connection reached, kept when it is made: a transport forgets it once
     closed, as it is by the time a server that closes after its answer is read from."""
+    scheme = "http"
+    port: int | None = None
+    """The scheme and port of the URL of the request it carries (takes_headless())."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")
@@ -339,6 +391,13 @@ class _WatchedHandler(ResponseHandler):
         self.broken = False
         super().set_response_params(**params)
         self._parser = _AnswerParser(self._parser, self)  # type: ignore[assignment]
+
+    def eof_received(self) -> None:
+        # An answer with no head shorter than what tells it from a head is whole now: parsed
+        # here, as the connection is not lost yet (its parser's messages are dropped then).
+        if isinstance(self._parser, _AnswerParser) and self._parser.end_of_input():
+            self.data_received(b"")
+        super().eof_received()
 
     def data_received(self, data: bytes) -> None:
         if self.idle and data:
@@ -418,6 +477,8 @@ class WatchedConnector(aiohttp.TCPConnector):
         while True:
             connection = await super().connect(req, traces, timeout)
             protocol = connection.protocol
+            if isinstance(protocol, _WatchedHandler):
+                protocol.scheme, protocol.port = req.url.scheme, req.url.port
             if use is None or not isinstance(protocol, _WatchedHandler):
                 return connection
             reused = protocol.released > 0

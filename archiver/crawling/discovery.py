@@ -19,13 +19,14 @@ from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_fa
 from archiver.crawling.stats import CrawlStats
 from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint, policy_sandboxes
 from archiver.links import REQUISITE
+from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import (
     Negotiation,
     cors_negotiation,
     destination_negotiation,
+    hop_negotiation,
     origin_of,
     redirected_client,
-    without_origin,
 )
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
@@ -72,6 +73,7 @@ class Discovery:
         hints: Mapping[str, Hint] | None = None,
         page_policy: str = "",
         client: str | None = None,
+        stylesheet: bool = False,
     ) -> tuple[list[ManifestRow], list[QueueItem]]:
         """Rows for the URLs a page links to ({url: kind}) that the crawl has not met, and what to queue.
 
@@ -84,7 +86,8 @@ class Discovery:
         (``item``'s if None; a stylesheet's: that of the document it serves), and the
         credentials CORS mode gives: ``null`` for a document with no origin (a sandboxed frame's or
         srcdoc document's). What it loads is loaded for the top-level page (item's
-        site_for_cookies, else item itself), whose site SameSite judges it by.
+        site_for_cookies, else item itself), whose site SameSite judges it by. A document of no
+        origin sends no Referer; a ``stylesheet`` it loads sends its own URL, as in Chromium.
         """
         hints = hints or {}
         met: list[ManifestRow] = []
@@ -102,9 +105,10 @@ class Discovery:
             negotiation = destination_negotiation(hint[1])
             cors = hint[2] if requisite else ""  # a link followed is a navigation
             if cors:
-                negotiation += cors_negotiation(asking, url)
-            elif opaque and requisite and FRAME not in words:
-                # Chromium names the null origin on every request of such a document, no-cors too.
+                negotiation += cors_negotiation(asking, url, hint[1])
+            elif opaque and requisite and FRAME not in words and (item.requisite or NO_ORIGIN in words):
+                # Chromium names the null origin on every request of such a frame's document, no-cors
+                # too; not on those of a top-level one (its Content-Security-Policy sandboxes it).
                 negotiation += cors_negotiation(asking, url)
             # A frame in a sandboxed document is sandboxed too; a stylesheet it loads is its, of no
             # origin (its fonts' Origin is null, through any redirect).
@@ -121,7 +125,7 @@ class Discovery:
                 self.max_redirects,
                 referrer=item.url,
                 skip=NOFOLLOW if nofollow and not requisite else None,
-                referrer_policy=hint[0] or page_policy,
+                referrer_policy=NO_REFERRER if opaque and not stylesheet else hint[0] or page_policy,
                 negotiation=negotiation,
                 # A document of no origin is of no site: what it loads is cross-site to SameSite.
                 site_for_cookies=(NO_SITE if opaque else top) if requisite else None,
@@ -158,7 +162,7 @@ class Discovery:
         negotiation, client = item.negotiation, item.client
         if item.cors and client is not None:
             client = redirected_client(client, item.url, target)
-            negotiation = without_origin(negotiation) + cors_negotiation(client, target)
+            negotiation = hop_negotiation(negotiation, client, target)
         self.consider(
             target,
             item.depth,

@@ -41,6 +41,8 @@ from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_af
 from archiver.errors import FetchError
 from archiver.referrer_policy import referer
 from archiver.request_headers import (
+    ACCEPT_DOCUMENT,
+    ACCEPT_ENCODING,
     ACCEPT_LANGUAGE,
     UPGRADE_INSECURE_REQUESTS,
     Credentials,
@@ -150,8 +152,8 @@ class Fetcher:
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.connect_timeout),
             headers={
                 "User-Agent": self.config.user_agent,
-                "Accept-Encoding": "gzip, deflate",
-                "Accept": "text/html,application/xhtml+xml,*/*;q=0.8",
+                "Accept-Encoding": ACCEPT_ENCODING,
+                "Accept": ACCEPT_DOCUMENT,
                 "Accept-Language": ACCEPT_LANGUAGE,
             },
             cookie_jar=load_cookies(self.config, self.credentials.hosts),

@@ -66,6 +66,10 @@ class Asked:
     document: str = ""
     """For a frame's document: link_requests.SANDBOXED if its iframe's sandbox (or its parent's
     lack of one) leaves it no origin, as QueueItem.document says; '' for any other."""
+    opaque: bool = False
+    """True when a frame's document of no origin asked for it (a sandboxed frame's, or a frame
+    navigated by one): of no site, it is cross-site to SameSite. The page's own document is
+    judged by its queue item (QueueItem.document)."""
 
 
 Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
@@ -180,7 +184,10 @@ async def _asked(request: Any, page: Any) -> Asked:
     credentials = "cookie" in headers or "origin" not in headers or await _includes(request, page)
     client = await _frame_origin(request)
     document = SANDBOXED if await _sandboxed_frame(request) else ""
-    return Asked(negotiation(headers), headers.get("referer"), cookies, held, credentials, client, document)
+    opaque = await _asking_origin(request) == "null"
+    return Asked(
+        negotiation(headers), headers.get("referer"), cookies, held, credentials, client, document, opaque
+    )
 
 
 INCLUDING_ELEMENT = """url => [...document.querySelectorAll('[crossorigin]')].some(e =>
@@ -221,6 +228,19 @@ async def _frame_origin(request: Any) -> str | None:
     except Exception:  # noqa: BLE001 - the frame gone or navigating: its page's origin stands
         return None
     return origin if isinstance(origin, str) and origin.isprintable() else None
+
+
+async def _asking_origin(request: Any) -> str | None:
+    """The origin of a frame's document that made ``request``: the frame's own, or for the
+    frame's navigation, its parent's; None for the main frame's, or when it cannot tell."""
+    if _main_frame(request):
+        return None
+    try:
+        frame = request.frame.parent_frame if request.is_navigation_request() else request.frame
+        origin = await asyncio.wait_for(frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
+    except Exception:  # noqa: BLE001 - the frame gone or navigating: not known
+        return None
+    return origin if isinstance(origin, str) else None
 
 
 async def _sandboxed_frame(request: Any) -> bool:

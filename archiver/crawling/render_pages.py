@@ -15,14 +15,15 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Protocol
 
+from archiver.crawling.discovery import NO_SITE
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.page_network import Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
-from archiver.link_requests import INCLUDE, OMIT, Hint
+from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
-from archiver.request_headers import Negotiation, cors_negotiation, redirected_client, without_origin
+from archiver.request_headers import Negotiation, hop_negotiation, redirected_client
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.urls import try_normalize
 
@@ -57,12 +58,14 @@ class Pages(Protocol):
         credentials: bool = True,
         client: str | None = None,
         document: str = "",
+        opaque: bool = False,
     ) -> None:
         """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
         headers that choose its answer, ``referer``, the Referer the browser sent, if any,
         ``credentials``: whether it went with them, ``client``: the origin of the frame that
-        asked for a stylesheet, and ``document``: what it is of the document it loads
-        (page_network.Asked), for its capture), has a committed outcome."""
+        asked for a stylesheet, ``document``: what it is of the document it loads, and
+        ``opaque``: whether a frame's document of no origin asked for it (page_network.Asked),
+        for its capture), has a committed outcome."""
 
     async def rendered(
         self,
@@ -103,6 +106,7 @@ class CrawlPages:
         credentials: bool = True,
         client: str | None = None,
         document: str = "",
+        opaque: bool = False,
     ) -> None:
         """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
 
@@ -117,8 +121,10 @@ class CrawlPages:
         (it went without a cookie: page_network.Asked), it and its hops send none. ``client``: the
         origin of the frame's document that asked for it (a stylesheet: its fonts' Origin), if not
         the page's; ``document``: link_requests.SANDBOXED for a frame its sandbox leaves no
-        origin, whose own requests are asked for as such (QueueItem.document). Cancelled, a
-        capture begun here goes on (the crawl waits for it).
+        origin, whose own requests are asked for as such (QueueItem.document). A request of a
+        document of no origin (``page`` when its Content-Security-Policy sandboxes it, or a
+        frame's: ``opaque``) is of no site, as in Chromium: SameSite judges it cross-site
+        (discovery.NO_SITE). Cancelled, a capture begun here goes on (the crawl waits for it).
         """
         crawler = self.crawler
         sent = try_normalize(referer) if referer else None
@@ -140,14 +146,16 @@ class CrawlPages:
                 return
             item = queue[0]
         # Sent none, its hops send none. SameSite judges it by the page rendered (the top-level
-        # page: its Referer may be a stylesheet's or a frame's URL).
+        # page: its Referer may be a stylesheet's or a frame's URL), unless a document of no
+        # origin asked for it.
         origin = dict(negotiation).get("Origin")
+        no_site = opaque or page.document == SANDBOXED
         item = dataclasses.replace(
             item,
             negotiation=negotiation,
             referrer=sent or page.url,
             referrer_policy="" if sent else NO_REFERRER,
-            site_for_cookies=page.site_for_cookies or page.url,
+            site_for_cookies=NO_SITE if no_site else page.site_for_cookies or page.url,
             cors=item.cors if origin is None else INCLUDE if credentials else OMIT,
             client=origin or client or item.client,
             document=document or item.document,
@@ -195,7 +203,7 @@ async def answer_for(
             if (row is not None and row.outcome != QUEUED) or pages.stopped:
                 break
             await pages.ensure(
-                url, page, how.negotiation, how.referer, how.credentials, how.client, how.document
+                url, page, how.negotiation, how.referer, how.credentials, how.client, how.document, how.opaque
             )
             row = answers.row(url)
         if row is None or row.warc_file is None:
@@ -217,5 +225,5 @@ def _next_hop(how: Asked, url: str, target: str) -> Asked:
     if origin is None:
         return how
     client = redirected_client(origin, url, target)
-    negotiation = without_origin(how.negotiation) + cors_negotiation(client, target)
+    negotiation = hop_negotiation(how.negotiation, client, target)
     return dataclasses.replace(how, negotiation=negotiation)

@@ -111,6 +111,7 @@ class Responses:
                 prepared.hints,
                 _referrer_policy(capture),
                 stylesheet_client(item) if mime == CSS_TYPE else None,
+                stylesheet=mime == CSS_TYPE,
             )
             queue += claimed
             crawler.admission.tell_met(met)
