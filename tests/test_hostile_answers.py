@@ -15,7 +15,7 @@ from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.crawling.connections import HEADLESS_REFUSED
+from archiver.crawling.answer_heads import HEADLESS_REFUSED
 from archiver.crawling.tries import parse_retry_after
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
 from archiver.verify.verifier import verify_snapshot

@@ -28,23 +28,14 @@ failed the whole answer when the break came in the read that brought its head, a
 it came later, left the body's reader waiting for bytes that never come, until --timeout.
 Here the body ends where the framing broke, as a body cut short, whenever the break comes.
 
-A head may give the same Content-Length twice (a proxy adding the field again, or a list in one
-field, ``5, 5``), or a Content-Length with a chunked body: aiohttp's parser refuses both, browsers
-take them. Here each value after the first, or every one beside chunked, goes to a field renamed
-X-Archiver-Content-Length before the parser reads the head (one_framing), and the WARC keeps it
-so named. A head Chromium reads past and aiohttp's parser refuses (``http/1.1 200OK``, a space
-before a field's colon, a status line without a code) is made plain the same way
-(read_as_browsers). An answer with no head at all (HTTP/0.9) is taken where Chromium takes one
-(takes_headless()): its head is then the one Chromium gives it, ``HTTP/0.9 200 OK`` with no
-field, and its body runs to the close; elsewhere it is refused as one, not left to look like a
-connection lost. Each head is read whole, however many reads brought it.
+Each head is read whole, however many reads brought it, and as Chromium reads it (a second
+Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -54,6 +45,15 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ConnectionKey
 from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError
+
+from archiver.crawling.answer_heads import (
+    HEADLESS_HEAD,
+    HEADLESS_REFUSED,
+    STATUS_LINE_START,
+    read_as_browsers,
+    starts_status_line,
+    takes_headless,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -68,175 +68,6 @@ MAX_HEADERS = 1000
 browsers take, such as a page setting 150 cookies. aiohttp counts the trailers of a chunked
 body with the head, and MAX_HEAD_BYTES does not bound them: this does, with the bound of
 each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
-
-
-_CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNORECASE | re.MULTILINE)
-_CHUNKED = re.compile(
-    rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
-)
-_IDENTITY_ONLY = re.compile(
-    rb"^transfer-encoding[ \t]*:[ \t]*identity[ \t]*(?:,[ \t]*identity[ \t]*)*\r?$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_MAX_LENGTH = 2**63 - 1
-"""The longest Content-Length Chromium reads as a length (an int64)."""
-LENGTH_RENAMED = b"X-Archiver-"
-"""What a Content-Length field that says again what the first said, or that a chunked body
-overrides, is renamed with."""
-
-
-_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])[ \t]+([0-9]{1,3})(?![0-9])([ \t]*)")
-_NO_STATUS_CODE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])(?:[ \t]+(?![ \t0-9])[^\r\n]*)?(?=\r?\n)")
-_LONG_STATUS_CODE = re.compile(rb"\A(?i:http)/[0-9]\.[0-9][ \t]+([0-9]{4,})")
-STATUS_LINE_START = 4
-"""Bytes Chromium reads past for an answer's "HTTP" (HttpUtil::LocateStartOfStatusLine): an
-answer without it that far is HTTP/0.9, a body without a head."""
-_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?=[ \t])")
-_SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
-
-
-def read_as_browsers(head: bytes) -> bytes:
-    """``head`` (a whole head, as received) as Chromium reads it, where aiohttp's parser refuses
-    it: ``http/1.1`` in any case, a version without a minor number (``HTTP/2 200`` on an HTTP/1
-    connection, which Chromium reads as HTTP/1.0: a body to the close unless a length is given,
-    no keep-alive), a status code run into its reason (``200OK``), whitespace between a field's
-    name and its colon (RFC 9112, 5.1, has a proxy remove it); then with one framing of its body
-    (one_framing()).
-
-    >>> read_as_browsers(b"http/1.1 200OK\\r\\nContent-Type : text/html\\r\\n\\r\\n")
-    b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
-    >>> read_as_browsers(b"HTTP/2 200\\r\\n\\r\\n")
-    b'HTTP/1.0 200\\r\\n\\r\\n'
-
-    Chromium reads past up to four bytes before ``HTTP``, tabs as spaces, and a code of one or
-    two digits as that number (``20x``: 20, reason ``x``); a status line with no code is 200 OK
-    to it (200 with no reason when something else follows the version). A code of more than
-    three digits, which Chromium reads as that number, is no HTTP status: BadHttpMessage.
-
-    >>> read_as_browsers(b"xyHTTP/1.1\\t20x\\r\\n\\r\\n"), read_as_browsers(b"HTTP/1.1\\r\\n\\r\\n")
-    (b'HTTP/1.1 020 x\\r\\n\\r\\n', b'HTTP/1.1 200 OK\\r\\n\\r\\n')
-    >>> read_as_browsers(b"HTTP/1.1 -200 OK\\r\\n\\r\\n")
-    b'HTTP/1.1 200\\r\\n\\r\\n'
-    """
-    if (start := head[: STATUS_LINE_START + 4].lower().find(b"http")) > 0:
-        head = head[start:]
-    head = _UNDOTTED_VERSION.sub(b"HTTP/1.0", head, count=1)
-    if (long_code := _LONG_STATUS_CODE.match(head)) is not None:
-        code = long_code[1][:20].decode("ascii")
-        raise BadHttpMessage(f"a status code of more than three digits ({code}), which no HTTP status is")
-    head = _NO_STATUS_CODE.sub(
-        lambda line: b"HTTP/" + line[1] + (b" 200" if line[0][8:] else b" 200 OK"), head, count=1
-    )
-    status = _STATUS_LINE.match(head)
-    if status is not None:
-        rest = head[status.end() :]
-        space = b" " if status[3] or rest[:1] not in (b"\r", b"\n", b"") else b""
-        head = b"HTTP/" + status[1] + b" " + status[2].rjust(3, b"0") + space + rest
-    return one_framing(_SPACE_BEFORE_COLON.sub(rb"\1:", head))
-
-
-HEADLESS_HEAD = b"HTTP/0.9 200 OK\r\n\r\n"
-"""The head Chromium gives an answer that came with none (HttpStreamParser), which its WARC
-response record holds: no server sends it (HTTP/0.9 had no head), so it says what came."""
-DEFAULT_PORTS = {"http": 80, "https": 443}
-HEADLESS_REFUSED = (
-    "no status line: an HTTP/0.9 answer, which Chromium takes only from the scheme's default port"
-)
-
-
-def takes_headless(scheme: str, port: int | None, start: bytes) -> bool:
-    """Whether Chromium takes an answer with no head (HTTP/0.9) that starts with ``start``, to a
-    request of a URL of ``scheme`` and ``port``: from the scheme's default port (80, 443), and
-    over http from any port when it starts with ``ICY`` (a Shoutcast stream's answer, which it
-    shows whole as the body).
-
-    >>> takes_headless("http", 80, b"<p>"), takes_headless("https", 443, b"<p>")
-    (True, True)
-    >>> takes_headless("http", 8080, b"<p>"), takes_headless("http", 8000, b"icy 200 OK")
-    (False, True)
-    >>> takes_headless("https", 8443, b"ICY 200 OK"), takes_headless("https", 80, b"<p>")
-    (False, False)
-    """
-    if port == DEFAULT_PORTS.get(scheme):
-        return True
-    return scheme == "http" and start[:3].lower() == b"icy"
-
-
-def starts_status_line(head: bytes, final: bool) -> bool | None:
-    """Whether ``head`` (the first bytes of an answer; ``final``: all that came) starts a status
-    line (None while too little came to tell); if not, it is an HTTP/0.9 answer, a body with no
-    head."""
-    if len(head) < STATUS_LINE_START + 4 and not final:
-        return None
-    return head[: STATUS_LINE_START + 4].lower().find(b"http") != -1
-
-
-def one_framing(head: bytes) -> bytes:
-    """``head`` (a whole head, as received) with one framing of its body, as browsers read it.
-
-    A chunked body's head keeps no Content-Length (each is renamed X-Archiver-Content-Length):
-    RFC 9112 (section 6.3) has Transfer-Encoding override it, and Chromium reads such an
-    answer, whatever lengths it gives; aiohttp's parser refuses it. Otherwise: one_content_length().
-
-    >>> one_framing(b"HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n")[17:]
-    b'X-Archiver-Content-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n'
-    """
-    if _CHUNKED.search(head) is None:
-        # "identity", a coding RFC 9112 no longer knows, frames nothing: Chromium reads the body by
-        # its length beside it, where aiohttp's parser refuses the two together.
-        for field in reversed(list(_IDENTITY_ONLY.finditer(head))):
-            head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
-        return one_content_length(head)
-    for field in reversed(list(_CONTENT_LENGTH.finditer(head))):
-        head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
-    return head
-
-
-def one_content_length(head: bytes) -> bytes:
-    """``head`` (a whole head, as received) with one Content-Length field when its fields give
-    one length, each in as many fields and lists as they like (``5, 5``): each value after the
-    first goes to a field of its own renamed X-Archiver-Content-Length. Fetch ("extract a
-    length") and Chromium take such a head, comparing the values as strings; aiohttp's parser
-    refuses a second field, and a list.
-
-    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\ncontent-length: 2\\r\\n\\r\\n")
-    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-content-length: 2\\r\\n\\r\\n'
-    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2 , 2\\r\\n\\r\\n")
-    b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nX-Archiver-Content-Length: 2\\r\\n\\r\\n'
-    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nContent-Length: 02\\r\\n")[17:]
-    b'Content-Length: 2\\r\\nContent-Length: 02\\r\\n'
-
-    A length that is no number, which Chromium reads as none, is renamed so: the body runs to the close.
-
-    >>> one_content_length(b"HTTP/1.1 200 OK\\r\\nContent-Length: +38\\r\\n\\r\\n")[17:]
-    b'X-Archiver-Content-Length: +38\\r\\n\\r\\n'
-    """
-    fields = list(_CONTENT_LENGTH.finditer(head))
-    if not fields:
-        return head
-    values = [[value.strip(b" \t") for value in field[1].split(b",")] for field in fields]
-    if len({value for listed in values for value in listed}) != 1:
-        return head  # lengths that differ: the parser refuses those, as browsers do
-    if not (values[0][0].isascii() and values[0][0].isdigit()) or _past_int64(values[0][0]):
-        # No number (+38, 0x26, nothing, or past 64 bits): Chromium takes no length from it and
-        # reads the body to the close, where RFC 9112 (6.3) has a client refuse the answer.
-        for field in reversed(fields):
-            head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
-        return head
-    if len(fields) == 1 and len(values[0]) == 1:
-        return head
-    for at, (field, listed) in reversed(list(enumerate(zip(fields, values, strict=True)))):
-        name = head[field.start() : field.start(1) - 1].rstrip(b" \t")
-        names = [name if at == 0 and n == 0 else LENGTH_RENAMED + name for n in range(len(listed))]
-        lines = b"\r\n".join(named + b": " + value for named, value in zip(names, listed, strict=True))
-        head = head[: field.start()] + lines + head[field.end(1) :]
-    return head
-
-
-def _past_int64(digits: bytes) -> bool:
-    """True if ``digits`` (ASCII digits, as many as a header holds) say more than _MAX_LENGTH."""
-    significant = digits.lstrip(b"0")
-    return len(significant) > 19 or int(significant or b"0") > _MAX_LENGTH
 
 
 class _AnswerParser:
