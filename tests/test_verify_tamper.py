@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import json
 import os
 import shutil
@@ -557,6 +558,45 @@ def flip_a_bit_only_the_crc_tells(root: Path) -> str:
     raise AssertionError("no flip inflates silently")
 
 
+def gunzip_the_warcs(root: Path) -> None:
+    """Each WARC file of the snapshot uncompressed, as a user may gunzip one (foo.warc.gz becomes
+    foo.warc), its rows naming their records where they are now."""
+    db = sqlite3.connect(root / "manifest.sqlite3")
+    for warc in sorted((root / "warc").glob("*.warc.gz")):
+        data, plain, moved = warc.read_bytes(), bytearray(), {}
+        for start, end in itertools.pairwise(members(warc)):
+            moved[start] = (len(plain), len(whole := gzip.decompress(data[start:end])))
+            plain += whole
+        warc.with_suffix("").write_bytes(bytes(plain))
+        warc.unlink()
+        for prefix in ("", "dom_"):
+            located = f"SELECT url, {prefix}warc_offset FROM urls WHERE {prefix}warc_file = ?"
+            for url, offset in db.execute(located, (warc.name,)).fetchall():
+                db.execute(
+                    f"UPDATE urls SET {prefix}warc_file = ?, {prefix}warc_offset = ?, "
+                    f"{prefix}warc_length = ? WHERE url = ?",
+                    (warc.with_suffix("").name, *moved[offset], url),
+                )
+    db.commit()
+    db.close()
+
+
+def flip_a_payload_byte_in_a_plain_warc(path: str) -> Callable[[Path], str]:
+    """A byte of the payload of ``path`` flipped in an uncompressed WARC file: no gzip CRC tells,
+    only the record's digests."""
+
+    def damage(root: Path) -> str:
+        gunzip_the_warcs(root)
+        row = row_for(root, path)
+        warc = root / "warc" / str(row.warc_file)
+        data = bytearray(warc.read_bytes())
+        data[int(row.warc_offset or 0) + int(row.warc_length or 0) - 10] ^= 0x01  # before CRLF CRLF
+        warc.write_bytes(bytes(data))
+        return row.url
+
+    return damage
+
+
 def replace_the_record_of_a(root: Path) -> str:
     lose_target_uri_header(root)
     return row_for(root, "/a").url
@@ -573,6 +613,8 @@ def cut_the_file_before_b(root: Path) -> str:
         (replace_the_record_of_a, "AttributeError"),
         (cut_the_file_before_b, ""),
         (flip_a_bit_only_the_crc_tells, "Incorrect checksum"),
+        pytest.param(flip_a_payload_byte_in_a_plain_warc("/b"), "DigestMismatch", id="plain-warc-page"),
+        pytest.param(flip_a_payload_byte_in_a_plain_warc("/bg.png"), "DigestMismatch", id="plain-warc-image"),
     ],
 )
 def test_a_rebuilt_mirror_keeps_the_file_of_a_record_damaged_since(

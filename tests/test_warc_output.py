@@ -494,3 +494,34 @@ def test_no_flipped_bit_is_read_as_other_bytes_without_an_error(tmp_path):
                 if payload != body:
                     silent.append((n, bit, length))
     assert silent == []
+
+
+def test_no_flipped_byte_of_a_plain_warc_is_read_as_other_bytes_without_an_error(tmp_path):
+    """An uncompressed WARC file (a user may gunzip one) has no gzip CRC: only the record's digests
+    tell a changed byte. Each byte of a record flipped in turn, the record read to its end gives
+    the very payload stored, or damage."""
+    from archiver.errors import DigestMismatch, WarcDamage
+
+    body = b"".join(b"<p>line %d</p>\n" % line for line in range(30))
+    with WarcFiles(tmp_path, "plain", 10**9) as warcs:
+        written = warcs.write_capture(_capture("page", body))
+    stored = gzip.decompress((tmp_path / written.warc_file).read_bytes())
+    start = len(gzip.decompress((tmp_path / written.warc_file).read_bytes()[: written.offset]))
+    plain = tmp_path / "plain.warc"
+    silent, told = [], 0
+    for at in range(start, len(stored)):
+        data = bytearray(stored)
+        data[at] ^= 0x01
+        plain.write_bytes(bytes(data))
+        with WarcReader(tmp_path) as reader:
+            try:
+                record = reader.record(plain.name, start)
+                payload = b"".join(iter(functools.partial(record.raw_stream.read, 100), b""))
+            except DigestMismatch:
+                told += 1
+                continue
+            except (WarcDamage, *PARSE_ERRORS):
+                continue
+        if payload != body:
+            silent.append(at)
+    assert silent == [] and told > len(body)

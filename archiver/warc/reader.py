@@ -6,8 +6,10 @@ skipped). Verifying needs the opposite, so the gzip layer lives here: each
 member is decompressed on its own, and a file that ends inside a member
 (:class:`TornFile`) is told apart from data that does not inflate
 (:class:`CorruptData`). Records are still parsed by warcio's record loader,
-with its digest checking. The same member walk finds where a crash cut a
-file short (torn_offset, member_end), for resume.
+with its digest checking: a payload read to its end is checked against the
+record's digests (:class:`CheckedToEnd`), so no reader hands on other bytes
+than were written, compressed or not. The same member walk finds where a
+crash cut a file short (torn_offset, member_end), for resume.
 
 >>> import io
 >>> source = Source(io.BytesIO(b"WARC/1.1\\r\\n"), gzipped=False)
@@ -17,6 +19,7 @@ b'WARC/1.1\\r\\n'
 
 from __future__ import annotations
 
+import binascii
 import collections
 import io
 import itertools
@@ -30,7 +33,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParserException
 
-from archiver.errors import CorruptData, TornFile, UnsafePathError, WarcDamage
+from archiver.errors import CorruptData, DigestMismatch, TornFile, UnsafePathError, WarcDamage
 from archiver.store.safe_join import safe_join
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -259,28 +262,47 @@ def member_end(path: Path, offset: int, members: int) -> int | None:
 
 
 class CheckedToEnd:
-    """A record's payload stream that, read to its end, reads its gzip member to its end too.
+    """A record's payload stream that checks what it hands on once it is read to its end.
 
-    warcio stops at Content-Length, before the member's CRC and length: a bit flipped inside
-    the member's deflate data can inflate to other bytes without an error, which only the CRC
-    tells. Reading the few bytes left (the record's closing CRLFs) checks it: CorruptData then.
+    The record's digests (WARC-Block-Digest, WARC-Payload-Digest), summed by warcio's
+    digest-verifying reader as the bytes go by, settle with the last byte of the block: a
+    mismatch is DigestMismatch, raised in place of that last read, before the bytes are whole
+    (an uncompressed file has no other check; a payload read in part is not checked). And a
+    gzip member is read to its end too: warcio stops at Content-Length, before the member's
+    CRC and length, and a bit flipped inside the deflate data can inflate to other bytes
+    without an error, which only the CRC tells. Reading the few bytes left (the record's
+    closing CRLFs) checks it: CorruptData then.
     """
 
-    def __init__(self, payload: Any, member: MemberStream) -> None:
-        self._payload = payload
+    def __init__(self, record: ArcWarcRecord, offset: int, member: MemberStream | None = None) -> None:
+        """``offset``: the record's in its file; ``member``: the gzip member it is read from."""
+        self._payload = record.raw_stream
+        self._checker = record.digest_checker
+        self._offset = offset
         self._member = member
+        self.check()
+
+    def check(self) -> None:
+        """Raise DigestMismatch if the bytes read so far settled a digest that does not match."""
+        if self._checker.passed is False:
+            problems = "; ".join(self._checker.problems)
+            raise DigestMismatch(self._offset, f"the record does not match its digests ({problems})")
+
+    def _checked(self, read: Callable[[int | None], bytes], size: int | None) -> bytes:
+        try:
+            data = read(size)
+        except binascii.Error as exc:  # a digest's value is damaged: warcio decodes it at the end
+            raise DigestMismatch(self._offset, f"a digest of the record cannot be read ({exc})") from None
+        self.check()
+        if not data and size != 0 and self._member is not None and self._member.compressed:
+            self._member.drain()
+        return data
 
     def read(self, size: int | None = None) -> bytes:
-        data: bytes = self._payload.read(size)
-        if not data and size != 0 and self._member.compressed:
-            self._member.drain()
-        return data
+        return self._checked(self._payload.read, size)
 
     def readline(self, size: int | None = None) -> bytes:
-        data: bytes = self._payload.readline(size)
-        if not data and size != 0 and self._member.compressed:
-            self._member.drain()
-        return data
+        return self._checked(self._payload.readline, size)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._payload, name)
@@ -361,9 +383,9 @@ class WarcReader:
         has it). A small gzipped record is then read and inflated in one go;
         data that does not inflate is CorruptData, anything else unexpected
         falls back to the streaming reader, which says what is wrong. A payload
-        read to its end has its member's CRC checked (CheckedToEnd). Raises
-        OSError, UnsafePathError (a name leaving the folder), WarcDamage or
-        warcio errors.
+        read to its end has its digests and its member's CRC checked
+        (CheckedToEnd). Raises OSError, UnsafePathError (a name leaving the
+        folder), WarcDamage or warcio errors.
         """
         fh = self._open(name)
         fh.seek(offset)
@@ -374,8 +396,16 @@ class WarcReader:
             except _INFLATE_ERROR as exc:  # a CRC that fails too: the streaming reader would not see it
                 raise CorruptData(offset, f"gzip data does not decompress ({exc})") from None
             if inflate.eof and not inflate.unused_data:
-                return self._loader.parse_record_stream(io.BytesIO(data), known_format="warc")
+                return self._parse(io.BytesIO(data), offset)
         return self.member(name, offset)[0]
+
+    def _parse(self, stream: Any, offset: int, member: MemberStream | None = None) -> ArcWarcRecord:
+        """The record at the start of ``stream``, its payload checked as it is read (CheckedToEnd)."""
+        record = self._loader.parse_record_stream(stream, known_format="warc", check_digests=True)
+        if record.length is None:  # warcio then reads on to the end of the file, nothing checked
+            raise DigestMismatch(offset, "the record has no valid Content-Length to check its digests by")
+        record.raw_stream = CheckedToEnd(record, offset, member)
+        return record
 
     def member(self, name: str, offset: int) -> tuple[ArcWarcRecord, MemberStream]:
         """The record at ``offset`` of ``name`` (streamed), and the stream of the gzip member it
@@ -384,9 +414,7 @@ class WarcReader:
         fh = self._open(name)
         fh.seek(offset)
         stream = Source(fh, self._gzipped, offset).next_stream()
-        record = self._loader.parse_record_stream(stream, known_format="warc")
-        record.raw_stream = CheckedToEnd(record.raw_stream, stream)
-        return record, stream
+        return self._parse(stream, offset, stream), stream
 
     def copy(self, name: str, offset: int, length: int, write: Callable[[bytes], object]) -> int:
         """Pass the ``length`` bytes at ``offset`` of ``name`` to ``write`` as they are stored;
