@@ -30,7 +30,7 @@ from archiver.errors import SnapshotError, UnsafePathError, WriteError
 from archiver.memory import release_free_memory
 from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
-from archiver.mirror.kept import CANNOT_BE_READ, keep_before
+from archiver.mirror.kept import keep_before, kept_line
 from archiver.mirror.linker import Memo
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
@@ -232,9 +232,7 @@ class _Builder:
         if size is None:
             return False
         self.stats.count(row.content_type, size)
-        self.stats.kept.append(
-            f"{row.url}: kept mirror/{path} as the crawl wrote it; {CANNOT_BE_READ} ({why})"
-        )
+        self.stats.kept.append(kept_line(row.url, path, why))
         return True
 
     def relink(self, root: Path, failed: set[str], log_part: int) -> set[str]:
