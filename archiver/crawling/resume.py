@@ -127,14 +127,24 @@ def check_manifest_readable(snapshot: Snapshot) -> None:
 
 
 def check_records_in_place(snapshot: Snapshot) -> None:
-    """Raise SnapshotError if a record the manifest names is not where its row says: no gzip
-    member starts at its offset, or none (nor the file's end) just past its length. Bytes
-    inserted or removed since the crawl moved the records after them; recovery would take the
-    first moved one for a crash's tail and cut the rest, and the rows would name other bytes.
-    Two reads of a few bytes a record, nothing inflated; read before a resume writes anything.
-    A record past the file's end is left to recover() (a file cut short: fetched again)."""
+    """Raise SnapshotError if a record the manifest names is not where its row says
+    (records_out_of_place): read before a resume writes anything."""
+    moved = records_out_of_place(snapshot)
+    if moved:
+        raise SnapshotError(
+            f"{moved}; resuming would build on it (archiver verify {snapshot.root} lists what else is wrong)"
+        )
+
+
+def records_out_of_place(snapshot: Snapshot) -> str | None:
+    """Where the first record the manifest names is not where its row says, and why (None if
+    every one is): no gzip member starts at its offset, or none (nor the file's end) just past
+    its length. Bytes inserted or removed since the crawl moved the records after them; recovery
+    would take the first moved one for a crash's tail and cut the rest, and the rows would name
+    other bytes. Two reads of a few bytes a record, nothing inflated. A record past the file's
+    end is left to recover() (a file cut short: fetched again)."""
     if not Manifest.begun(snapshot.manifest_path):
-        return
+        return None
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
         places = (
             place
@@ -154,11 +164,11 @@ def check_records_in_place(snapshot: Snapshot) -> None:
             # power cut): recover() cuts it.
             moved = _moved(snapshot.warc_dir / name, offset, length, offset < last[name])
             if moved:
-                raise SnapshotError(
+                return (
                     f"warc/{name}@{offset}: the record of {url} is not where the manifest says ({moved}): "
-                    f"bytes were inserted or removed since it was written; resuming would build on it "
-                    f"(archiver verify {snapshot.root} lists what else is wrong)"
+                    "bytes were inserted or removed since it was written"
                 )
+    return None
 
 
 def _last_named(manifest: Manifest, name: str) -> int:
