@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from warcio.recordloader import ArcWarcRecordLoader
-
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
 from archiver.media_types import content_type_field
@@ -37,7 +35,15 @@ from archiver.verify.report import (
     UNREADABLE_RECORD,
     Report,
 )
-from archiver.warc.reader import CHUNK, PARSE_ERRORS, MemberStream, Source, is_gzipped, member_end
+from archiver.warc.reader import (
+    CHUNK,
+    PARSE_ERRORS,
+    MemberStream,
+    RecordLoader,
+    Source,
+    is_gzipped,
+    member_end,
+)
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
@@ -109,7 +115,7 @@ class WarcScan:
         """Response ids still waiting for their request: id -> (where, url)."""
         self._requests: dict[str, tuple[str, str]] = {}
         """Requests whose response was not met yet: WARC-Concurrent-To -> (where, url)."""
-        self._loader = ArcWarcRecordLoader(verify_http=False)
+        self._loader = RecordLoader(verify_http=False)
         self._name = ""
         self.earlier: EarlierRecords | None = None
         """Where revisits of a re-archive are followed when their original is not here."""

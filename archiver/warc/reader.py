@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from isal import isal_zlib
+from warcio.digestverifyingreader import DigestVerifyingReader
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParserException
@@ -57,6 +58,31 @@ PARSE_ERRORS = (
     TypeError,
 )
 """What warcio's record loader raises on bytes that are not a whole record."""
+
+
+class RecordLoader(ArcWarcRecordLoader):  # type: ignore[misc]
+    """warcio's record loader, which with ``check_digests`` checks a revisit's WARC-Block-Digest
+    too: warcio checks none of a revisit's digests (its payload digest is its original's), so a
+    changed byte of its HTTP head, whose Content-Encoding and Content-Type the mirror reads, went
+    unseen in an uncompressed file."""
+
+    def wrap_digest_verifying_stream(
+        self,
+        stream: Any,
+        rec_type: str,
+        rec_headers: StatusAndHeaders,
+        digest_checker: Any,
+        length: Any = None,
+    ) -> tuple[Any, bool]:
+        block_digest = rec_headers.get_header("WARC-Block-Digest")
+        if rec_type != "revisit" or not block_digest:
+            return cast(
+                tuple[Any, bool],
+                super().wrap_digest_verifying_stream(
+                    stream, rec_type, rec_headers, digest_checker, length=length
+                ),
+            )
+        return DigestVerifyingReader(stream, length, digest_checker, block_digest=block_digest), True
 
 
 # isal's type stub declares its error an instance; it is the exception class.
@@ -341,7 +367,7 @@ class WarcReader:
         self._name = ""
         self._fh: IO[bytes] | None = None
         self._gzipped = False
-        self._loader = ArcWarcRecordLoader(verify_http=False)
+        self._loader = RecordLoader(verify_http=False)
         self._sizes: dict[str, int] = {}
 
     def __enter__(self) -> WarcReader:
