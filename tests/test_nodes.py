@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -266,7 +267,8 @@ async def test_merge_leaves_out_a_part_it_cannot_join_as_it_is(tree, tmp_path, r
     """Two killed nodes' parts: a's manifest is gone (an rsync that skipped it), and bytes were
     inserted into one of b's WARC files, moving the records after them. Recovering a would cut
     every record its manifest no longer names; recovering b would take its first moved record
-    for a crash's tail and cut the rest, and joining it would keep rows naming other bytes. Each
+    for a crash's tail and cut the rest, and joining it would keep rows naming other bytes. Then
+    a row of c's manifest is damaged: joining it would bring the damage into the snapshot's. Each
     is left out, its WARC files as they were, as --resume refuses them, and the merge says which
     parts it joined."""
     output = tmp_path / "snap"
@@ -298,6 +300,13 @@ async def test_merge_leaves_out_a_part_it_cannot_join_as_it_is(tree, tmp_path, r
     assert f"merged the parts of {output}: c (left out: a, b)" in text
     assert {path: path.read_bytes() for path in output.rglob("*.warc.gz")} == warcs
     assert not list(output.rglob("crash-tails/*"))
+    with sqlite3.connect(output / "nodes" / "c" / "manifest.sqlite3") as db:
+        db.execute("UPDATE urls SET depth = 'deep' WHERE url = (SELECT max(url) FROM urls)")
+    db.close()
+    code, text = await run_archiver("merge", str(output))
+    assert code == 0, text
+    assert "crawl node c's part is left out: " in text and "depth 'deep' is not a whole number" in text
+    assert f"merged the parts of {output}: none (left out: a, b, c)" in text
 
 
 async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_started_again(

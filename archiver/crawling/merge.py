@@ -98,8 +98,8 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
 
     A part whose node was killed is recovered first, as a resumed crawl recovers
     (crawling/resume.py): what it wrote past its last commit is cut off its WARC files. A part
-    whose records are not where its rows say (bytes inserted or removed since) is left out,
-    as --resume refuses it, its WARC files untouched.
+    whose manifest is damaged, or whose records are not where its rows say (bytes inserted or
+    removed since), is left out, as --resume refuses it, its WARC files untouched.
     """
     from archiver.crawling import resume as resuming
 
@@ -128,6 +128,13 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
                     warnings.append(
                         f"crawl node {name}'s part has WARC records but no manifest: it is left out "
                         "(its WARC files are kept as they are)"
+                    )
+                    continue
+                damage = resuming.manifest_damage(part)
+                if damage:  # joined, it would stop the merge or bring damaged rows in
+                    warnings.append(
+                        f"crawl node {name}'s part is left out: {damage} (its WARC files are kept "
+                        "as they are)"
                     )
                     continue
                 moved = resuming.records_out_of_place(part)

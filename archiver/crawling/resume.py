@@ -108,22 +108,29 @@ def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
 
 
 def check_manifest_readable(snapshot: Snapshot) -> None:
-    """Raise SnapshotError if the manifest is damaged (SQLite's own check, or a value of the
-    wrong type in a row): read before a resume writes anything, so a refused resume changes
-    nothing. A manifest not begun yet is no damage (see manifest_lost)."""
+    """Raise SnapshotError if the manifest is damaged (manifest_damage): read before a resume
+    writes anything, so a refused resume changes nothing."""
+    damage = manifest_damage(snapshot)
+    if damage:
+        raise SnapshotError(f"{damage}; resuming would build on it")
+
+
+def manifest_damage(snapshot: Snapshot) -> str | None:
+    """What is damaged in the manifest (SQLite's own check, or a value of the wrong type in a
+    row), or None. A manifest not begun yet is no damage (see manifest_lost)."""
     if not Manifest.begun(snapshot.manifest_path):
-        return
+        return None
     try:
         with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
             damage = manifest.damage(1)
             if damage:
-                raise SnapshotError(
-                    f"the manifest is damaged: {damage[0]} (archiver verify lists what else is); "
-                    "resuming would build on it"
-                )
+                return f"the manifest is damaged: {damage[0]} (archiver verify lists what else is)"
             manifest.check_types()
+    except SnapshotError as exc:
+        return str(exc)
     except sqlite3.Error as exc:
-        raise SnapshotError(f"cannot read the manifest {snapshot.manifest_path}: {exc}") from None
+        return f"cannot read the manifest {snapshot.manifest_path}: {exc}"
+    return None
 
 
 def check_records_in_place(snapshot: Snapshot) -> None:
