@@ -46,7 +46,8 @@ from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.urls import is_earlier_form, normalize_url
 from archiver.warc.files import warc_paths
-from archiver.warc.reader import GZIP_MAGIC, WarcReader, is_gzipped, member_end, torn_offset
+from archiver.warc.members import GZIP_MAGIC, is_gzipped, member_end, torn_offset
+from archiver.warc.reader import WarcReader
 
 log = logging.getLogger("archiver")
 

@@ -35,15 +35,8 @@ from archiver.verify.report import (
     UNREADABLE_RECORD,
     Report,
 )
-from archiver.warc.reader import (
-    CHUNK,
-    PARSE_ERRORS,
-    MemberStream,
-    RecordLoader,
-    Source,
-    is_gzipped,
-    member_end,
-)
+from archiver.warc.members import CHUNK, MemberStream, Source, is_gzipped, member_end
+from archiver.warc.reader import PARSE_ERRORS, RecordLoader
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
