@@ -14,6 +14,7 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── ExportError                 an export file that cannot be written (it exists, no room...)
 └── WarcDamage                  bytes of a WARC file that cannot be read as records
     ├── CorruptData             a gzip member that does not decompress, or fails its CRC
+    ├── DigestMismatch          a record whose bytes its digests do not match (or cannot be checked)
     └── TornFile                the file ends inside a gzip member or a record
 
 A builtin base in brackets is kept for callers that catch it.
@@ -115,6 +116,12 @@ class WarcDamage(ArchiverError):
 
 class CorruptData(WarcDamage):
     """A gzip member that does not decompress, or whose CRC does not match."""
+
+
+class DigestMismatch(WarcDamage):
+    """A record whose block or payload, read to its end, does not match its WARC-Block-Digest or
+    WARC-Payload-Digest (its bytes changed since it was written), or that has no Content-Length
+    to check them by."""
 
 
 class TornFile(WarcDamage):

@@ -35,7 +35,7 @@ standard fails it, and no such name resolves."""
 MAX_URL_LENGTH = 65_536
 """Longest URL fetched, in characters of the normalised URL (all ASCII): servers refuse far
 shorter ones (8 KiB is common); the WARC records of a URL past a megabyte hold header lines longer
-than WARC readers read back (warc.reader.MAX_LINE); and a trap of ever longer URLs ends here."""
+than WARC readers read back (warc.members.MAX_LINE); and a trap of ever longer URLs ends here."""
 
 
 def matches(patterns: Sequence[re.Pattern[str]], url: str) -> bool:

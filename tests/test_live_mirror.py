@@ -334,6 +334,38 @@ async def test_an_interrupted_crawl_resumed_writes_the_rebuilt_mirror(site: Any,
     _rebuilt_alike(resumed.snapshot.root)
 
 
+async def test_a_page_whose_record_is_damaged_before_the_last_pass_keeps_its_file(
+    site: Any, tmp_path: Path
+) -> None:
+    """A page whose guesses turned out wrong is written again from its record at the crawl's
+    end. Its record damaged by then (here between a stopped crawl and its resume), the file the
+    crawl wrote is the best copy left: kept where it is, said in one line, as a rebuild keeps it."""
+    tricky_site(site, pages=8)
+    stop = _stop_at(site, "/p/4.html")
+    await site.start()
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1, concurrency=2)
+    root = (await crawl(config, stop=stop)).snapshot.root
+    url = site.url("/p/0.html")
+    row = manifest_rows(root)[url]
+    path, file = str(row.local_path), root / "mirror" / str(row.local_path)
+    crawled = file.read_bytes()
+    warc = root / "warc" / str(row.warc_file)
+    data = bytearray(warc.read_bytes())
+    data[int(row.warc_offset or 0) + int(row.warc_length or 0) // 2] ^= 0x55
+    warc.write_bytes(bytes(data))
+    resumed = await crawl(config, resume=True)
+    stats = resumed.mirror
+    assert stats is not None and not stats.errors
+    line = f"{url}: kept mirror/{path} as the crawl wrote it; its WARC record cannot be read ("
+    assert [kept for kept in stats.kept if kept.startswith(line)] == stats.kept != [], stats.kept
+    assert file.read_bytes() == crawled
+    assert manifest_rows(root)[url].local_path == path
+    notes = {path: note for path, _, _, note in _recorded(root)[1]}
+    assert str(notes[path]).startswith("kept as the crawl wrote it: its WARC record cannot be read (")
+    report = verify_snapshot(root)
+    assert not {"lost_mirror_file", "changed_mirror_file", "unrecorded_mirror_file"} & set(report.counts)
+
+
 async def test_one_page_answered_at_many_urls_leaves_no_broken_link(site: Any, run_crawl: Any) -> None:
     """A server answers the same page at many URLs (a catch-all route, robots.txt included, or
     ``/../`` links normalized to paths it does not have): those in one folder share the file of

@@ -573,6 +573,19 @@ async def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(site:
         ):
             links = [url for _s, _e, url in iter_css_urls((host / name).read_bytes().decode("latin-1"))]
             assert links[-1] == expected, name
+    # The record of the page that refers to l.css damaged since: read as UTF-8, l.css (and imp.css,
+    # which l.css imports) would be other bytes. The rebuild keeps their files, and says so.
+    page = rows[site.url("/latin.html")]
+    warc = root / "warc" / str(page.warc_file)
+    data = bytearray(warc.read_bytes())
+    data[int(page.warc_offset or 0) + int(page.warc_length or 0) // 2] ^= 0x55
+    warc.write_bytes(bytes(data))
+    before = {name: (host / name).read_bytes() for name in ("l.css", "imp.css")}
+    stats = build_mirror(root)
+    assert {name: (host / name).read_bytes() for name in before} == before
+    referred = "the record of the document that refers to it cannot be read"
+    kept = [line for line in stats.kept if referred in line]
+    assert sorted(line.split(": ", 1)[0] for line in kept) == [site.url("/imp.css"), site.url("/l.css")]
 
 
 async def test_css_escapes_name_what_the_crawl_fetches_and_the_mirror_links(

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
 from test_crash import records_by_url
+from test_verify_tamper import members
 
 from archiver.cli.exits import EXIT_STOPPED
 from archiver.config import CrawlConfig
@@ -261,33 +263,50 @@ async def test_an_item_put_back_to_wait_is_queued_once_when_its_node_is_lost(red
         await crawl.close()
 
 
-async def test_merge_leaves_out_a_part_that_lost_its_manifest(tree, tmp_path, redis_url):
-    """A killed node's part whose manifest is gone (an rsync that skipped it): recovering it would
-    cut every record its manifest no longer names. It is left out, its WARC files as they were,
-    and the merge says which parts it joined."""
+async def test_merge_leaves_out_a_part_it_cannot_join_as_it_is(tree, tmp_path, redis_url):
+    """Two killed nodes' parts: a's manifest is gone (an rsync that skipped it), and bytes were
+    inserted into one of b's WARC files, moving the records after them. Recovering a would cut
+    every record its manifest no longer names; recovering b would take its first moved record
+    for a crash's tail and cut the rest, and joining it would keep rows naming other bytes. Then
+    a row of c's manifest is damaged: joining it would bring the damage into the snapshot's. Each
+    is left out, its WARC files as they were, as --resume refuses them, and the merge says which
+    parts it joined."""
     output = tmp_path / "snap"
     tree.latency = 0.01  # both nodes join before the crawl is done
     nodes = [
         archiver(*node_args(tree.url(), output, redis_url, "lost", "--max-pages", "200", "--node", node))
-        for node in ("a", "b")
+        for node in ("a", "b", "c")
     ]
     for node in nodes:
         code, text = await finish(node)
         assert code == 0, text
-    part = output / "nodes" / "a"
-    record = json.loads((part / "crawl.json").read_text())
-    record["status"] = "running"  # as a node killed with kill -9 leaves it
-    (part / "crawl.json").write_text(json.dumps(record))
-    for lost in part.glob("manifest.sqlite3*"):
+    for name in ("a", "b"):
+        part = output / "nodes" / name
+        record = json.loads((part / "crawl.json").read_text())
+        record["status"] = "running"  # as a node killed with kill -9 leaves it
+        (part / "crawl.json").write_text(json.dumps(record))
+    for lost in (output / "nodes" / "a").glob("manifest.sqlite3*"):
         lost.unlink()
+    warc = max((output / "warc").glob("archiver-b-*.warc.gz"), key=lambda path: path.stat().st_size)
+    middle = members(warc)[len(members(warc)) // 2]
+    data = warc.read_bytes()
+    warc.write_bytes(data[:middle] + b"\r\n" + data[middle:])
     warcs = {path: path.read_bytes() for path in output.rglob("*.warc.gz")}
-    assert warcs
     code, text = await run_archiver("merge", str(output))
     assert code == 0, text
     assert "crawl node a's part has WARC records but no manifest: it is left out" in text
-    assert f"merged the parts of {output}: b (left out: a)" in text
+    assert f"crawl node b's part is left out: warc/{warc.name}@" in text
+    assert "is not where the manifest says (" in text
+    assert f"merged the parts of {output}: c (left out: a, b)" in text
     assert {path: path.read_bytes() for path in output.rglob("*.warc.gz")} == warcs
     assert not list(output.rglob("crash-tails/*"))
+    with sqlite3.connect(output / "nodes" / "c" / "manifest.sqlite3") as db:
+        db.execute("UPDATE urls SET depth = 'deep' WHERE url = (SELECT max(url) FROM urls)")
+    db.close()
+    code, text = await run_archiver("merge", str(output))
+    assert code == 0, text
+    assert "crawl node c's part is left out: " in text and "depth 'deep' is not a whole number" in text
+    assert f"merged the parts of {output}: none (left out: a, b, c)" in text
 
 
 async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_started_again(

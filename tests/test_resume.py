@@ -29,7 +29,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.verify.verifier import verify_snapshot
-from archiver.warc.reader import torn_offset
+from archiver.warc.members import torn_offset
 
 PAGES = 60
 CONCURRENCY = 3

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import itertools
 import json
 import os
 import shutil
@@ -70,6 +71,46 @@ def members(path: Path) -> list[int]:
         inflate.decompress(data[offsets[-1] :])
         offsets.append(len(data) - len(inflate.unused_data))
     return offsets
+
+
+def gunzip_the_warcs(root: Path) -> None:
+    """Each WARC file of the snapshot uncompressed, as a user may gunzip one (foo.warc.gz becomes
+    foo.warc), its rows naming their records where they are now."""
+    db = sqlite3.connect(root / "manifest.sqlite3")
+    for warc in sorted((root / "warc").glob("*.warc.gz")):
+        data, plain, moved = warc.read_bytes(), bytearray(), {}
+        for start, end in itertools.pairwise(members(warc)):
+            moved[start] = (len(plain), len(whole := gzip.decompress(data[start:end])))
+            plain += whole
+        warc.with_suffix("").write_bytes(bytes(plain))
+        warc.unlink()
+        for prefix in ("", "dom_"):
+            located = f"SELECT url, {prefix}warc_offset FROM urls WHERE {prefix}warc_file = ?"
+            for url, offset in db.execute(located, (warc.name,)).fetchall():
+                db.execute(
+                    f"UPDATE urls SET {prefix}warc_file = ?, {prefix}warc_offset = ?, "
+                    f"{prefix}warc_length = ? WHERE url = ?",
+                    (warc.with_suffix("").name, *moved[offset], url),
+                )
+    db.commit()
+    db.close()
+
+
+def flip_a_revisit_head_byte_in_a_plain_warc(root: Path) -> str:
+    """A byte of the HTTP head of a revisit (the one a mirror file's encoding and type are read
+    from) flipped in an uncompressed WARC file: warcio checks none of a revisit's digests."""
+    gunzip_the_warcs(root)
+    row = row_for(root, "/logo-copy.png")
+    assert row.record_type == "revisit"
+    warc = root / "warc" / str(row.warc_file)
+    data = bytearray(warc.read_bytes())
+    start = int(row.warc_offset or 0)
+    at = data.index(
+        b"image/png", data.index(b"\r\n\r\nHTTP/1.1 200", start), start + int(row.warc_length or 0)
+    )
+    data[at] ^= 0x01
+    warc.write_bytes(bytes(data))
+    return f"{row.warc_file}@{row.warc_offset}"
 
 
 def replace_record(root: Path, path: str, edit: Callable[[bytes], bytes]) -> str:
@@ -293,6 +334,7 @@ def object_for_the_runs(data: dict[str, Any]) -> None:
 
 TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     (flip_gzip_flags, "corrupt_gzip", "runs past the whole members after it"),
+    (flip_a_revisit_head_byte_in_a_plain_warc, "digest_mismatch", "block digest failed"),
     (cut_at_a_member_boundary, "wrong_location", "before this record: it was cut short"),
     (cut_inside_content_length, "unreadable_record", "the record ends before its headers do"),
     (lose_target_uri_header, "unreadable_record", "headers are damaged"),
@@ -557,6 +599,22 @@ def flip_a_bit_only_the_crc_tells(root: Path) -> str:
     raise AssertionError("no flip inflates silently")
 
 
+def flip_a_payload_byte_in_a_plain_warc(path: str) -> Callable[[Path], str]:
+    """A byte of the payload of ``path`` flipped in an uncompressed WARC file: no gzip CRC tells,
+    only the record's digests."""
+
+    def damage(root: Path) -> str:
+        gunzip_the_warcs(root)
+        row = row_for(root, path)
+        warc = root / "warc" / str(row.warc_file)
+        data = bytearray(warc.read_bytes())
+        data[int(row.warc_offset or 0) + int(row.warc_length or 0) - 10] ^= 0x01  # before CRLF CRLF
+        warc.write_bytes(bytes(data))
+        return row.url
+
+    return damage
+
+
 def replace_the_record_of_a(root: Path) -> str:
     lose_target_uri_header(root)
     return row_for(root, "/a").url
@@ -573,6 +631,8 @@ def cut_the_file_before_b(root: Path) -> str:
         (replace_the_record_of_a, "AttributeError"),
         (cut_the_file_before_b, ""),
         (flip_a_bit_only_the_crc_tells, "Incorrect checksum"),
+        pytest.param(flip_a_payload_byte_in_a_plain_warc("/b"), "DigestMismatch", id="plain-warc-page"),
+        pytest.param(flip_a_payload_byte_in_a_plain_warc("/bg.png"), "DigestMismatch", id="plain-warc-image"),
     ],
 )
 def test_a_rebuilt_mirror_keeps_the_file_of_a_record_damaged_since(

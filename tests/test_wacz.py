@@ -22,7 +22,7 @@ from warcio.archiveiterator import ArchiveIterator
 from archiver.errors import ExportError, SnapshotError
 from archiver.export.wacz import export_wacz
 from archiver.export.zipnum import write_blocks
-from archiver.warc.reader import member_ends
+from archiver.warc.members import member_ends
 from archiver.warc.records import NOT_MODIFIED_PROFILE, REVISIT_PROFILE
 from tests.conftest import manifest_rows
 from tests.test_rearchive import rearchived, revisits

@@ -494,3 +494,44 @@ def test_no_flipped_bit_is_read_as_other_bytes_without_an_error(tmp_path):
                 if payload != body:
                     silent.append((n, bit, length))
     assert silent == []
+
+
+def test_no_flipped_byte_of_a_plain_warc_is_read_as_other_bytes_without_an_error(tmp_path):
+    """An uncompressed WARC file (a user may gunzip one) has no gzip CRC: only the records' digests
+    tell a changed byte. Each byte of a response and of a revisit (whose HTTP head the mirror
+    reads) flipped in turn, the record read to its end gives the very head and payload stored, or
+    damage."""
+    from archiver.errors import DigestMismatch, WarcDamage
+
+    body = b"".join(b"<p>line %d</p>\n" % line for line in range(30))
+    with WarcFiles(tmp_path, "plain", 10**9) as warcs:
+        written = [warcs.write_capture(_capture(path, body)) for path in ("page", "copy")]
+    assert [one.record_type for one in written] == ["response", "revisit"]
+    data = (tmp_path / written[0].warc_file).read_bytes()
+    stored = gzip.decompress(data)
+    plain = tmp_path / "plain.warc"
+
+    def read(start: int) -> tuple[str, bytes]:
+        with WarcReader(tmp_path) as reader:
+            record = reader.record(plain.name, start)
+            payload = b"".join(iter(functools.partial(record.raw_stream.read, 100), b""))
+            return record.http_headers.to_str(), payload
+
+    silent, told = [], set()
+    for one in written:
+        start = len(gzip.decompress(data[: one.offset]))
+        end = start + len(gzip.decompress(data[one.offset : one.offset + one.length]))
+        plain.write_bytes(stored)
+        expected = read(start)
+        for at in range(start, end):
+            flipped = bytearray(stored)
+            flipped[at] ^= 0x01
+            plain.write_bytes(bytes(flipped))
+            try:
+                if read(start) != expected:
+                    silent.append(at)
+            except DigestMismatch:
+                told.add(one.record_type)
+            except (WarcDamage, *PARSE_ERRORS):
+                pass
+    assert silent == [] and told == {"response", "revisit"}

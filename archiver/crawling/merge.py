@@ -97,7 +97,9 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
     runs, or because it has WARC records but lost its manifest).
 
     A part whose node was killed is recovered first, as a resumed crawl recovers
-    (crawling/resume.py): what it wrote past its last commit is cut off its WARC files.
+    (crawling/resume.py): what it wrote past its last commit is cut off its WARC files. A part
+    whose manifest is damaged, or whose records are not where its rows say (bytes inserted or
+    removed since), is left out, as --resume refuses it, its WARC files untouched.
     """
     from archiver.crawling import resume as resuming
 
@@ -126,6 +128,22 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
                     warnings.append(
                         f"crawl node {name}'s part has WARC records but no manifest: it is left out "
                         "(its WARC files are kept as they are)"
+                    )
+                    continue
+                damage = resuming.manifest_damage(part)
+                if damage:  # joined, it would stop the merge or bring damaged rows in
+                    warnings.append(
+                        f"crawl node {name}'s part is left out: {damage} (its WARC files are kept "
+                        "as they are)"
+                    )
+                    continue
+                moved = resuming.records_out_of_place(part)
+                if moved:
+                    # Its rows would name other bytes, and recovery would cut the records moved.
+                    warnings.append(
+                        f"crawl node {name}'s part is left out: {moved}; its rows would name other "
+                        "bytes (its WARC files are kept as they are; archiver verify lists what else "
+                        "is wrong)"
                     )
                     continue
                 part_data = part.read_crawl_json()

@@ -46,7 +46,8 @@ from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.urls import is_earlier_form, normalize_url
 from archiver.warc.files import warc_paths
-from archiver.warc.reader import GZIP_MAGIC, WarcReader, is_gzipped, member_end, torn_offset
+from archiver.warc.members import GZIP_MAGIC, is_gzipped, member_end, torn_offset
+from archiver.warc.reader import WarcReader
 
 log = logging.getLogger("archiver")
 
@@ -108,33 +109,50 @@ def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
 
 
 def check_manifest_readable(snapshot: Snapshot) -> None:
-    """Raise SnapshotError if the manifest is damaged (SQLite's own check, or a value of the
-    wrong type in a row): read before a resume writes anything, so a refused resume changes
-    nothing. A manifest not begun yet is no damage (see manifest_lost)."""
+    """Raise SnapshotError if the manifest is damaged (manifest_damage): read before a resume
+    writes anything, so a refused resume changes nothing."""
+    damage = manifest_damage(snapshot)
+    if damage:
+        raise SnapshotError(f"{damage}; resuming would build on it")
+
+
+def manifest_damage(snapshot: Snapshot) -> str | None:
+    """What is damaged in the manifest (SQLite's own check, or a value of the wrong type in a
+    row), or None. A manifest not begun yet is no damage (see manifest_lost)."""
     if not Manifest.begun(snapshot.manifest_path):
-        return
+        return None
     try:
         with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
             damage = manifest.damage(1)
             if damage:
-                raise SnapshotError(
-                    f"the manifest is damaged: {damage[0]} (archiver verify lists what else is); "
-                    "resuming would build on it"
-                )
+                return f"the manifest is damaged: {damage[0]} (archiver verify lists what else is)"
             manifest.check_types()
+    except SnapshotError as exc:
+        return str(exc)
     except sqlite3.Error as exc:
-        raise SnapshotError(f"cannot read the manifest {snapshot.manifest_path}: {exc}") from None
+        return f"cannot read the manifest {snapshot.manifest_path}: {exc}"
+    return None
 
 
 def check_records_in_place(snapshot: Snapshot) -> None:
-    """Raise SnapshotError if a record the manifest names is not where its row says: no gzip
-    member starts at its offset, or none (nor the file's end) just past its length. Bytes
-    inserted or removed since the crawl moved the records after them; recovery would take the
-    first moved one for a crash's tail and cut the rest, and the rows would name other bytes.
-    Two reads of a few bytes a record, nothing inflated; read before a resume writes anything.
-    A record past the file's end is left to recover() (a file cut short: fetched again)."""
+    """Raise SnapshotError if a record the manifest names is not where its row says
+    (records_out_of_place): read before a resume writes anything."""
+    moved = records_out_of_place(snapshot)
+    if moved:
+        raise SnapshotError(
+            f"{moved}; resuming would build on it (archiver verify {snapshot.root} lists what else is wrong)"
+        )
+
+
+def records_out_of_place(snapshot: Snapshot) -> str | None:
+    """Where the first record the manifest names is not where its row says, and why (None if
+    every one is): no gzip member starts at its offset, or none (nor the file's end) just past
+    its length. Bytes inserted or removed since the crawl moved the records after them; recovery
+    would take the first moved one for a crash's tail and cut the rest, and the rows would name
+    other bytes. Two reads of a few bytes a record, nothing inflated. A record past the file's
+    end is left to recover() (a file cut short: fetched again)."""
     if not Manifest.begun(snapshot.manifest_path):
-        return
+        return None
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
         places = (
             place
@@ -154,11 +172,11 @@ def check_records_in_place(snapshot: Snapshot) -> None:
             # power cut): recover() cuts it.
             moved = _moved(snapshot.warc_dir / name, offset, length, offset < last[name])
             if moved:
-                raise SnapshotError(
+                return (
                     f"warc/{name}@{offset}: the record of {url} is not where the manifest says ({moved}): "
-                    f"bytes were inserted or removed since it was written; resuming would build on it "
-                    f"(archiver verify {snapshot.root} lists what else is wrong)"
+                    "bytes were inserted or removed since it was written"
                 )
+    return None
 
 
 def _last_named(manifest: Manifest, name: str) -> int:

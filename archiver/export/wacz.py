@@ -49,7 +49,7 @@ from archiver.stop_signals import obey
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
-from archiver.verify.integrity import record_damage
+from archiver.verify.record_damage import record_damage
 from archiver.warc.cdxj import KEEP_BYTES, rekeyed, write_sorted
 from archiver.warc.files import SUFFIX
 

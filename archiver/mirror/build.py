@@ -5,7 +5,8 @@ same bytes from the record of truth. It places every capture again in WARC
 order (the order the crawl placed them in, so each gets the same path:
 mirror/plan.py), then reads each record at its offset and writes its file
 (mirror/document.py: HTML, CSS and SVG rewritten, everything else copied as
-received, content-encoding undone). It builds into a fresh folder that
+received, content-encoding undone), shared by forked processes when there are
+many (mirror/processes.py). It builds into a fresh folder that
 replaces mirror/ at the end, so a rebuild never mixes old files with new, and
 a crash leaves the previous mirror in place. It renders index.html last, and
 keys again the CDXJ lines an earlier version keyed otherwise (cdxj.rekeyed). Its
@@ -22,21 +23,20 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 from archiver.content import PARSED_TYPES
 from archiver.crawling.render_policy import NEVER
 from archiver.errors import SnapshotError, UnsafePathError, WriteError
-from archiver.memory import release_free_memory
 from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
-from archiver.mirror.kept import CANNOT_BE_READ, keep_before
+from archiver.mirror.kept import keep_before, kept_line
 from archiver.mirror.linker import Memo
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
+from archiver.mirror.processes import build_in_processes
 from archiver.redirects import NO_PAGE_STATUSES
-from archiver.stop_signals import leave_stop_signals_to_the_parent, obey, stop_signals_held
+from archiver.stop_signals import obey
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
 from archiver.store.previous import missing_previous, open_previous
@@ -232,9 +232,7 @@ class _Builder:
         if size is None:
             return False
         self.stats.count(row.content_type, size)
-        self.stats.kept.append(
-            f"{row.url}: kept mirror/{path} as the crawl wrote it; {CANNOT_BE_READ} ({why})"
-        )
+        self.stats.kept.append(kept_line(row.url, path, why))
         return True
 
     def relink(self, root: Path, failed: set[str], log_part: int) -> set[str]:
@@ -257,58 +255,9 @@ class _Builder:
         finally:
             self.files.stats = counted
 
-    def build_in_processes(self, root: Path, parts: int) -> set[str]:
-        """build() split over ``parts`` processes (this one and parts - 1 forked ones).
-
-        Rewriting is pure Python and file creation waits on the disk, so a
-        second core halves the build. Children read the plan committed before
-        the fork and open their own manifest and WARC files.
-        """
-        context = multiprocessing.get_context("fork")
-        release_free_memory()  # or each child starts with its share of what this one freed
-        children = []
-        for part in range(1, parts):
-            receiver, sender = context.Pipe(duplex=False)
-            child = context.Process(target=self._build_part, args=(root, part, parts, sender), daemon=True)
-            with stop_signals_held():
-                child.start()
-            sender.close()
-            children.append((child, receiver))
-        try:
-            return self._gather(root, parts, children)
-        except BaseException:  # Ctrl-C, SIGTERM: the children (which ignore both) go too
-            for child, _ in children:
-                child.kill()
-                child.join()
-            raise
-
-    def _gather(self, root: Path, parts: int, children: list[tuple[Any, Any]]) -> set[str]:
-        """Build part 0 here, then gather what the children built."""
-        fatal = None
-        try:
-            failed = self.build(root, 0, parts)
-        except WriteError as exc:
-            fatal, failed = exc, set()
-        for child, receiver in children:
-            try:
-                outcome = receiver.recv()
-            except EOFError:
-                outcome = ("fatal", f"a mirror process ended with code {child.exitcode}")
-            child.join()
-            if outcome[0] == "fatal":
-                fatal = fatal or WriteError(outcome[1])
-                continue
-            _, stats, child_failed = outcome
-            self.stats.add(stats)
-            failed |= child_failed
-        if fatal is not None:
-            raise fatal
-        return failed
-
-    def _build_part(self, root: Path, part: int, parts: int, sender: Any) -> None:
-        """A forked process's share of build_in_processes(): results go back through ``sender``."""
-        leave_stop_signals_to_the_parent()  # interrupted, the parent ends its children
-        # Connections and open files are never shared across a fork.
+    def reopen(self) -> None:
+        """Open the manifest and the WARC files again, in a forked process (processes.py):
+        connections and open files are never shared across a fork."""
         self.manifest = Manifest.open(self.snapshot.manifest_path, readonly=True)
         self.stats = MirrorStats()
         self.files = RecordFiles(
@@ -318,17 +267,11 @@ class _Builder:
             self.stats,
             open_previous(self.snapshot),
         )
-        try:
-            failed = self.build(root, part, parts)
-        except WriteError as exc:
-            sender.send(("fatal", str(exc)))
-        except Exception as exc:  # noqa: BLE001 - said by the parent in one line, not a traceback here
-            sender.send(("fatal", f"a mirror process failed: {type(exc).__name__}: {str(exc)[:200]}"))
-        else:
-            sender.send(("ok", self.stats, failed))
-        finally:
-            self.files.close()
-            self.manifest.close()
+
+    def close(self) -> None:
+        """Close the WARC files and the manifest; safe to call twice."""
+        self.files.close()
+        self.manifest.close()
 
 
 def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None = None) -> MirrorStats:
@@ -394,7 +337,7 @@ def rebuild(
         _remove(build_root)
         build_root.mkdir()
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-            failed = builder.build_in_processes(build_root, workers)
+            failed = build_in_processes(builder, build_root, workers)
         else:
             logs = logs[:1]
             failed = builder.build(build_root)

@@ -285,11 +285,20 @@ class RecordFiles:
 
     def referrer_encoding(self, row: ManifestRow) -> str | None:
         """The encoding of the document that refers to the stylesheet of ``row``
-        (store/referrers.py), each document read once."""
+        (store/referrers.py), each document read once. ValueError if a record on the way cannot
+        be read: the stylesheet read as UTF-8 would be other bytes than the crawl's file."""
         key = referrer_key(row)
         if key not in self._encodings:
-            body_of = functools.partial(stored_body, self.manifest, self.records, previous=self.previous)
-            self._encodings[key] = referrer_encoding(row, self.manifest.get, body_of)
+            body_of = functools.partial(
+                stored_body, self.manifest, self.records, previous=self.previous, quiet=False
+            )
+            try:
+                self._encodings[key] = referrer_encoding(row, self.manifest.get, body_of)
+            except Exception as exc:  # read as UTF-8, the file would be other bytes than the crawl's
+                raise ValueError(
+                    f"the record of the document that refers to it cannot be read "
+                    f"({type(exc).__name__}: {str(exc)[:200]})"
+                ) from None
         return self._encodings[key]
 
     def content_encoding(self, source: str) -> str:

@@ -8,7 +8,9 @@ mirror/local_paths.py), anything else from the body in hand. A page's links
 to URLs not fetched yet were guesses; the page is noted with them, and
 finish() writes again, from its WARC record, only the pages one of whose
 guesses turned out wrong (a link that failed, redirected, or was placed
-elsewhere), then renders index.html. The result is byte for byte what
+elsewhere), then renders index.html. A page whose record can no longer be read
+then (damaged since it was stored) keeps the file the crawl wrote for it, as a
+rebuild does (mirror/kept.py). The result is byte for byte what
 ``archiver mirror`` rebuilds from the WARC files.
 
 Drafting costs more than the rebuild from the WARC files would: a page's links
@@ -38,6 +40,7 @@ from archiver.mirror.document import (
     note_of,
 )
 from archiver.mirror.index_page import write_index
+from archiver.mirror.kept import keep_in_place, kept_line
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
 from archiver.mirror.plan import PathPlan, coding_of, payload_key
@@ -195,21 +198,23 @@ class LiveMirror:
                     if row is None or row.local_path is None:
                         continue
                     before = (written.pages, written.stylesheets, written.bytes)
+                    why = None
                     try:
                         files.write(output, row, row.local_path)
                     except OSError as exc:
                         if exc.errno in FATAL_ERRNOS:
                             raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
-                        stats.errors.append(f"{row.url}: {exc}")
-                        self.failed.append(row.local_path)
+                        why = str(exc)
                     except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the end
-                        stats.errors.append(f"{row.url}: {type(exc).__name__}: {str(exc)[:200]}")
+                        why = f"{type(exc).__name__}: {str(exc)[:200]}"
+                    if why is not None and not self._keep(manifest, row.url, row.local_path, why):
+                        stats.errors.append(f"{row.url}: {why}")
                         self.failed.append(row.local_path)
                     if guesses is None:  # the page's first file
                         stats.pages += written.pages - before[0]
                         stats.stylesheets += written.stylesheets - before[1]
                         stats.bytes += written.bytes - before[2]
-                    else:
+                    elif why is None:
                         stats.rewritten += 1
             db = manifest.connection
             db.executemany(
@@ -223,3 +228,15 @@ class LiveMirror:
                 write_index(self.snapshot, manifest)
         stats.seconds = time.monotonic() - started
         return stats
+
+    def _keep(self, manifest: Manifest, url: str, path: str, why: str) -> bool:
+        """Leave the file the crawl wrote at ``path`` for the page of ``url``, whose record could
+        not be read again (``why``), as it is (kept.keep_in_place), said in one line of
+        ``stats.kept``; False if there is none to keep (nothing written for it yet, or changed)."""
+        size = keep_in_place(
+            manifest.connection, self.snapshot.mirror_dir, manifest.record_mirror_file, path, why
+        )
+        if size is None:
+            return False
+        self.stats.kept.append(kept_line(url, path, why))
+        return True

@@ -63,10 +63,16 @@ def encoding_of(
 
 
 def stored_body(
-    manifest: Manifest, records: WarcReader, row: ManifestRow, previous: Previous | None = None
+    manifest: Manifest,
+    records: WarcReader,
+    row: ManifestRow,
+    previous: Previous | None = None,
+    *,
+    quiet: bool = True,
 ) -> tuple[bytes, str | None] | None:
     """A BodyOf over a snapshot: the payload of ``row``'s record decoded as the crawl decoded it
-    (up to its limit), and its Content-Type; None if it has none or it cannot be read."""
+    (up to its limit), and its Content-Type; None if it has none or (``quiet``) it cannot be
+    read. Not ``quiet``, what reading it raised is raised."""
     if row.warc_file is None or row.warc_offset is None:
         return None
     try:
@@ -74,8 +80,10 @@ def stored_body(
         content_type = content_type_field(own_headers.headers) if own_headers else None
         coding = own_headers.get_header("Content-Encoding") if own_headers else None
         return decode_stream(stored.raw_stream, coding).body, content_type
-    except Exception:  # noqa: BLE001 - a damaged record is reported where it is read for itself
-        return None
+    except Exception:
+        if not quiet:
+            raise
+        return None  # a damaged record is reported where it is read for itself
 
 
 def referrer_key(row: ManifestRow) -> str:

@@ -5,24 +5,21 @@ later checks need of each response and revisit record is kept in a small
 :class:`RecordEntry`, never a body. Digests are checked the way ``warcio
 check`` does: warcio's record loader with ``check_digests`` wraps the block
 in a digest-verifying reader, and reading the block to its end settles it.
+What an export asks of its WARC files, each record checked alone, is
+record_damage.py's.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from warcio.recordloader import ArcWarcRecordLoader
-
 from archiver.content import mime_type
-from archiver.errors import CorruptData, SnapshotError, TornFile
+from archiver.errors import CorruptData, TornFile
 from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
 from archiver.stop_signals import obey
-from archiver.store.manifest import Manifest
-from archiver.store.rows import QUEUED
 from archiver.verify.earlier import EarlierRecords
 from archiver.verify.record_index import RecordEntry, RecordIndex
 from archiver.verify.report import (
@@ -36,10 +33,10 @@ from archiver.verify.report import (
     TORN_FILE,
     UNPAIRED_RECORD,
     UNREADABLE_RECORD,
-    Problem,
     Report,
 )
-from archiver.warc.reader import CHUNK, PARSE_ERRORS, MemberStream, Source, is_gzipped, member_end
+from archiver.warc.members import CHUNK, MemberStream, Source, is_gzipped, member_end
+from archiver.warc.reader import PARSE_ERRORS, RecordLoader
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
@@ -57,55 +54,6 @@ PAGE_BYTES = 64 * 1024 * 1024
 PageHook = Callable[[RecordEntry, bytes, Any], None]
 """Called with each intact response record's entry, its stored payload and its HTTP headers, for
 records ``wants_page`` chose: what completeness needs, without reading the record twice."""
-
-
-RECORD_DAMAGE = (CORRUPT_GZIP, TORN_FILE, UNREADABLE_RECORD, MISSING_HEADER, LENGTH_MISMATCH, DIGEST_MISMATCH)
-"""What leaves a record unreadable or untrue, found in its file alone (not what spans files:
-pairs, revisits' originals)."""
-
-
-def record_damage(paths: Iterable[Path], manifest: Callable[[], Manifest]) -> list[Problem]:
-    """The damaged records of the WARC files ``paths`` (the first few of each kind): what a
-    stopped crawl left past its last commit is no damage (crawl --resume sets it aside).
-    ``manifest`` gives the snapshot's, called only for a file cut short."""
-
-    def committed(name: str) -> int | None:
-        if not manifest().count_by("outcome").get(QUEUED):  # finished: nothing is excused
-            return sys.maxsize
-        return last_committed(manifest(), name)
-
-    report = Report()
-    scan = WarcScan(report, _Unindexed())
-    scan.last_committed = committed
-    for path in paths:
-        scan.scan_file(path)
-    return [problem for kind in RECORD_DAMAGE for problem in report.examples.get(kind, [])]
-
-
-class _Unindexed(RecordIndex):
-    """A RecordIndex that keeps nothing: for a scan of each record alone, which writes no scratch
-    file (a package being written may fill the disk)."""
-
-    def __init__(self) -> None:  # no scratch file
-        self._count = 0
-
-    def add(self, entry: RecordEntry) -> None:
-        self._count += 1
-
-    def first_id(self, record_id: str) -> bool:
-        return True
-
-    def close(self) -> None:
-        pass
-
-
-def last_committed(manifest: Manifest, warc_file: str) -> int | None:
-    """Offset of the last record (capture or rendered DOM) the manifest names in ``warc_file``."""
-    try:
-        found = [manifest.last_capture_offset(warc_file), manifest.last_dom_offset(warc_file)]
-    except SnapshotError:  # an offset that is no number: reported as a bad row; nothing is excused
-        return sys.maxsize
-    return max((offset for offset in found if offset is not None), default=None)
 
 
 def warc_files(folder: Path) -> list[Path]:
@@ -160,7 +108,7 @@ class WarcScan:
         """Response ids still waiting for their request: id -> (where, url)."""
         self._requests: dict[str, tuple[str, str]] = {}
         """Requests whose response was not met yet: WARC-Concurrent-To -> (where, url)."""
-        self._loader = ArcWarcRecordLoader(verify_http=False)
+        self._loader = RecordLoader(verify_http=False)
         self._name = ""
         self.earlier: EarlierRecords | None = None
         """Where revisits of a re-archive are followed when their original is not here."""

@@ -41,9 +41,10 @@ from archiver.verify.completeness import LinkCheck, crawl_scope
 from archiver.verify.consistency import check_cdxj, check_manifest
 from archiver.verify.crawl_json import check_crawl_json
 from archiver.verify.earlier import EarlierRecords
-from archiver.verify.integrity import WarcScan, last_committed, warc_files
+from archiver.verify.integrity import WarcScan, warc_files
 from archiver.verify.mirror_files import check_index_page, check_mirror_files
 from archiver.verify.mirror_links import check_mirror as check_mirror_links
+from archiver.verify.record_damage import last_committed
 from archiver.verify.record_index import RecordIndex
 from archiver.verify.report import (
     COMPLETENESS,
