@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import codecs
 import functools
-from typing import Any
+
+from archiver.codec_parts import stateless_codec, undecoded, unencoded
 
 NAME = "web-big5"
 
@@ -122,9 +123,7 @@ def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
             end = at + 2
             character = read.get(data[at:end])
         if character is None:
-            handler = codecs.lookup_error(errors)
-            replacement, end = handler(UnicodeDecodeError(NAME, data, at, end, "illegal multibyte sequence"))
-            character = str(replacement)
+            character, end = undecoded(NAME, errors, data, at, end, "illegal multibyte sequence")
         out.append(character)
         at = end
     return "".join(out), at
@@ -140,28 +139,10 @@ def _encoded(text: str, errors: str) -> bytes:
         elif (sequence := written.get(character)) is not None:
             out += sequence
         else:
-            handler = codecs.lookup_error(errors)
-            replacement, _ = handler(UnicodeEncodeError(NAME, text, at, at + 1, "not in Big5"))
-            out += replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+            out += unencoded(NAME, errors, text, at, "not in Big5")
     return bytes(out)
-
-
-class _IncrementalDecoder(codecs.BufferedIncrementalDecoder):
-    def _buffer_decode(self, data: Any, errors: str, final: bool) -> tuple[str, int]:
-        return _decoded(bytes(data), errors, final)
-
-
-class _IncrementalEncoder(codecs.IncrementalEncoder):
-    def encode(self, text: str, final: bool = False) -> bytes:
-        return _encoded(text, self.errors)
 
 
 def codec_info(_name: str = "big5") -> codecs.CodecInfo:
     """The codec (registered by archiver.encodings under NAME)."""
-    return codecs.CodecInfo(
-        lambda text, errors="strict": (_encoded(text, errors), len(text)),
-        lambda data, errors="strict": _decoded(bytes(data), errors, True),
-        name=NAME,
-        incrementalencoder=_IncrementalEncoder,
-        incrementaldecoder=_IncrementalDecoder,
-    )
+    return stateless_codec(NAME, _decoded, _encoded)

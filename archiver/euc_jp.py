@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import codecs
 import functools
-from typing import Any
+
+from archiver.codec_parts import stateless_codec, undecoded, unencoded
 
 NAME = "web-euc-jp"
 
@@ -71,9 +72,7 @@ def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
         else:
             character, end = _sequence(data, at, read)
         if character is None:
-            handler = codecs.lookup_error(errors)
-            replacement, end = handler(UnicodeDecodeError(NAME, data, at, end, "illegal multibyte sequence"))
-            character = str(replacement)
+            character, end = undecoded(NAME, errors, data, at, end, "illegal multibyte sequence")
         out.append(character)
         at = end
     return "".join(out), at
@@ -115,28 +114,10 @@ def _encoded(text: str, errors: str) -> bytes:
         elif (sequence := written.get("\uff0d" if code == 0x2212 else character)) is not None:
             out += sequence
         else:
-            handler = codecs.lookup_error(errors)
-            replacement, _ = handler(UnicodeEncodeError(NAME, text, at, at + 1, "not in EUC-JP"))
-            out += replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+            out += unencoded(NAME, errors, text, at, "not in EUC-JP")
     return bytes(out)
-
-
-class _IncrementalDecoder(codecs.BufferedIncrementalDecoder):
-    def _buffer_decode(self, data: Any, errors: str, final: bool) -> tuple[str, int]:
-        return _decoded(bytes(data), errors, final)
-
-
-class _IncrementalEncoder(codecs.IncrementalEncoder):
-    def encode(self, text: str, final: bool = False) -> bytes:
-        return _encoded(text, self.errors)
 
 
 def codec_info(_name: str = "euc-jp") -> codecs.CodecInfo:
     """The codec (registered by archiver.encodings under NAME)."""
-    return codecs.CodecInfo(
-        lambda text, errors="strict": (_encoded(text, errors), len(text)),
-        lambda data, errors="strict": _decoded(bytes(data), errors, True),
-        name=NAME,
-        incrementalencoder=_IncrementalEncoder,
-        incrementaldecoder=_IncrementalDecoder,
-    )
+    return stateless_codec(NAME, _decoded, _encoded)

@@ -22,6 +22,7 @@ import unicodedata
 from typing import Any
 
 from archiver import euc_jp
+from archiver.codec_parts import undecoded, unencoded
 
 NAME = "web-iso-2022-jp"
 KEPT_NAME = "web-iso-2022-jp-kept"
@@ -92,12 +93,10 @@ class _Decoder(codecs.IncrementalDecoder):
     def _error(self, data: bytes, start: int, end: int) -> str:
         """The error handler's text for bytes ``start``-``end`` of ``data`` (as near as they are in
         it: a sequence begun in an earlier piece is told by its last byte here, or by ESC)."""
-        handler = codecs.lookup_error(self.errors)
         data = data or b"\x1b"
         start = min(start, len(data) - 1)
         end = min(max(end, start + 1), len(data))
-        replacement, _ = handler(UnicodeDecodeError(NAME, data, start, end, "illegal sequence"))
-        return str(replacement)
+        return undecoded(NAME, self.errors, data, start, end, "illegal sequence")[0]
 
     def _step(self, byte: int, pending: list[int]) -> object:
         """Read ``byte``: its character, '' for none yet, or _ERROR (bytes to read again go on
@@ -216,11 +215,7 @@ class _Encoder(codecs.IncrementalEncoder):
                     self.state = ASCII
                 # ESC, SO and SI, which would switch the reader's state, are an error of U+FFFD.
                 shown, start = ("\ufffd", 0) if code < 0x80 else (text, at)
-                handler = codecs.lookup_error(self.errors)
-                replacement, _ = handler(
-                    UnicodeEncodeError(NAME, shown, start, start + 1, "not in ISO-2022-JP")
-                )
-                out += replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+                out += unencoded(NAME, self.errors, shown, start, "not in ISO-2022-JP")
                 continue
             if self.state != LEAD:
                 out += _ESC_JIS0208

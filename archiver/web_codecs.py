@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from archiver import big5, euc_jp, iso_2022_jp
+from archiver.codec_parts import stateless_codec, undecoded, unencoded
 
 _WEB_TABLES = {
     "windows-1255": ("cp1255", {0xCA: "\u05ba"}),
@@ -104,9 +105,7 @@ def _translated_codec(name: str) -> codecs.CodecInfo:
             if character != "\ue5e5":  # the standard writes no bytes for it (A3A0 reads as U+3000)
                 sequence = python.encode(character.translate(written_as), "ignore")[0]
             if not sequence or (name == "gbk" and len(sequence) == 4):  # GBK writes no four bytes
-                handler = codecs.lookup_error(errors)
-                replacement, _ = handler(UnicodeEncodeError(f"web-{name}", text, at, at + 1, "not in it"))
-                sequence = replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+                sequence = unencoded(f"web-{name}", errors, text, at, "not in it")
             out += sequence
         return bytes(out)
 
@@ -164,11 +163,8 @@ def _shift_jis_decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]
         at = run.end()
         if at == size or (at + 1 == size and data[at] in SHIFT_JIS_LEADS and not final):
             return "".join(out), at  # done, or a lead whose trail is still to come
-        end = at + 1
-        handler = codecs.lookup_error(errors)
-        replacement, end = handler(UnicodeDecodeError("cp932", data, at, end, "illegal multibyte sequence"))
-        out.append(str(replacement))
-        at = end
+        replacement, at = undecoded("cp932", errors, data, at, at + 1, "illegal multibyte sequence")
+        out.append(replacement)
 
 
 SHIFT_JIS_UNWRITTEN = range(8272, 8836)
@@ -214,30 +210,12 @@ def _shift_jis_encoded(text: str, errors: str) -> bytes:
         elif (sequence := written.get(character)) is not None:
             out += sequence
         else:
-            handler = codecs.lookup_error(errors)
-            replacement, _ = handler(
-                UnicodeEncodeError("web-shift_jis", text, at, at + 1, "not in Shift_JIS")
-            )
-            out += replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+            out += unencoded("web-shift_jis", errors, text, at, "not in Shift_JIS")
     return bytes(out)
 
 
 def _shift_jis_codec(_name: str = "shift_jis") -> codecs.CodecInfo:
-    class IncrementalEncoder(codecs.IncrementalEncoder):
-        def encode(self, text: str, final: bool = False) -> bytes:
-            return _shift_jis_encoded(text, self.errors)
-
-    class IncrementalDecoder(codecs.BufferedIncrementalDecoder):
-        def _buffer_decode(self, data: Any, errors: str, final: bool) -> tuple[str, int]:
-            return _shift_jis_decoded(bytes(data), errors, final)
-
-    return codecs.CodecInfo(
-        lambda text, errors="strict": (_shift_jis_encoded(text, errors), len(text)),
-        lambda data, errors="strict": _shift_jis_decoded(bytes(data), errors, True),
-        name="web-shift_jis",
-        incrementalencoder=IncrementalEncoder,
-        incrementaldecoder=IncrementalDecoder,
-    )
+    return stateless_codec("web-shift_jis", _shift_jis_decoded, _shift_jis_encoded)
 
 
 WEB_CODECS: dict[str, Callable[[str], codecs.CodecInfo]] = {

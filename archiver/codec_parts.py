@@ -1,0 +1,51 @@
+"""What the Encoding standard's codecs written here share (big5.py, euc_jp.py, iso_2022_jp.py,
+web_codecs.py): handing a byte sequence that makes no character, or a character an encoding
+has no bytes for, to Python's error handler of the name given ("strict", "replace",
+archiver.encodings' own), and a codec made of a decoding and an encoding function.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable
+from typing import Any
+
+Decoded = Callable[[bytes, str, bool], tuple[str, int]]
+"""(data, errors, final) -> the text read and how many bytes of ``data`` it took: a sequence cut
+at the end of ``data`` waits for its next piece unless ``final``."""
+Encoded = Callable[[str, str], bytes]
+"""(text, errors) -> its bytes."""
+
+
+def undecoded(name: str, errors: str, data: bytes, start: int, end: int, reason: str) -> tuple[str, int]:
+    """What the ``errors`` handler gives for bytes ``start`` to ``end`` of ``data`` that make no
+    character of codec ``name``, and where reading goes on."""
+    replacement, end = codecs.lookup_error(errors)(UnicodeDecodeError(name, data, start, end, reason))
+    return str(replacement), end
+
+
+def unencoded(name: str, errors: str, text: str, at: int, reason: str) -> bytes:
+    """The bytes the ``errors`` handler gives for ``text[at]``, which codec ``name`` has no bytes for."""
+    replacement, _ = codecs.lookup_error(errors)(UnicodeEncodeError(name, text, at, at + 1, reason))
+    return replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
+
+
+def stateless_codec(name: str, decoded: Decoded, encoded: Encoded) -> codecs.CodecInfo:
+    """The codec ``name`` that reads with ``decoded`` and writes with ``encoded``; its incremental
+    decoder keeps a cut sequence until the next piece comes."""
+
+    class IncrementalEncoder(codecs.IncrementalEncoder):
+        def encode(self, text: str, final: bool = False) -> bytes:
+            return encoded(text, self.errors)
+
+    class IncrementalDecoder(codecs.BufferedIncrementalDecoder):
+        def _buffer_decode(self, data: Any, errors: str, final: bool) -> tuple[str, int]:
+            return decoded(bytes(data), errors, final)
+
+    return codecs.CodecInfo(
+        lambda text, errors="strict": (encoded(text, errors), len(text)),
+        lambda data, errors="strict": decoded(bytes(data), errors, True),
+        name=name,
+        incrementalencoder=IncrementalEncoder,
+        incrementaldecoder=IncrementalDecoder,
+    )
