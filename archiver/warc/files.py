@@ -6,7 +6,8 @@ before, under another URL, becomes a revisit (the PayloadIndex says where).
 
 >>> import dataclasses, io, tempfile
 >>> capture = Capture("http://h/", datetime(2026, 1, 2, tzinfo=UTC), "GET / HTTP/1.1", [], "200 OK",
-...                   "HTTP/1.1", [("Content-Type", "text/plain")], io.BytesIO(b"hi"), 2, "sha1:HI")
+...                   "HTTP/1.1", [("Content-Type", "text/plain")], io.BytesIO(b"hi"), 2,
+...                   "sha1:YIVV7ELYGQTASQUNN5I3FRNPJQF542SC")
 >>> with tempfile.TemporaryDirectory() as folder, WarcFiles(Path(folder), "t", 10**9) as warcs:
 ...     first = warcs.write_capture(capture)
 ...     second = warcs.write_capture(dataclasses.replace(capture, url="http://h/b"))

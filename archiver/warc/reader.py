@@ -136,7 +136,7 @@ class WarcReader:
     >>> from archiver.warc.capture import Capture
     >>> from archiver.warc.files import WarcFiles
     >>> capture = Capture("http://h/", datetime(2026, 1, 2, tzinfo=UTC), "GET / HTTP/1.1", [], "200 OK",
-    ...                   "HTTP/1.1", [], io.BytesIO(b"hi"), 2, "sha1:HI")
+    ...                   "HTTP/1.1", [], io.BytesIO(b"hi"), 2, "sha1:YIVV7ELYGQTASQUNN5I3FRNPJQF542SC")
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     with WarcFiles(Path(folder), "t", 10**9) as warcs:
     ...         written = warcs.write_capture(capture)
