@@ -113,6 +113,21 @@ def flip_a_revisit_head_byte_in_a_plain_warc(root: Path) -> str:
     return f"{row.warc_file}@{row.warc_offset}"
 
 
+def garble_a_digest_value_in_a_plain_warc(root: Path) -> str:
+    """A response's WARC-Block-Digest made a value no base (16, 32 or 64) decodes, its record the
+    same length, in an uncompressed WARC file: warcio raised binascii.Error out of the read that
+    ended its block."""
+    gunzip_the_warcs(root)
+    row = row_for(root, "/b")
+    warc = root / "warc" / str(row.warc_file)
+    data = bytearray(warc.read_bytes())
+    start = int(row.warc_offset or 0)
+    at = data.index(b"WARC-Block-Digest: sha1:", start) + len(b"WARC-Block-Digest: sha1:")
+    data[at : at + 32] = b"Z" * 31 + b" "  # 31 characters: read as base64, which they are not
+    warc.write_bytes(bytes(data))
+    return f"{row.warc_file}@{row.warc_offset}"
+
+
 def replace_record(root: Path, path: str, edit: Callable[[bytes], bytes]) -> str:
     """Replace the gzip member of the response of ``path`` by ``edit`` of its inflated bytes,
     compressed again (the records after it move); returns file@offset."""
@@ -335,6 +350,7 @@ def object_for_the_runs(data: dict[str, Any]) -> None:
 TAMPERING: list[tuple[Callable[[Path], str], str, str]] = [
     (flip_gzip_flags, "corrupt_gzip", "runs past the whole members after it"),
     (flip_a_revisit_head_byte_in_a_plain_warc, "digest_mismatch", "block digest failed"),
+    (garble_a_digest_value_in_a_plain_warc, "digest_mismatch", "a digest cannot be read"),
     (cut_at_a_member_boundary, "wrong_location", "before this record: it was cut short"),
     (cut_inside_content_length, "unreadable_record", "the record ends before its headers do"),
     (lose_target_uri_header, "unreadable_record", "headers are damaged"),

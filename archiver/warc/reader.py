@@ -46,11 +46,33 @@ PARSE_ERRORS = (
 """What warcio's record loader raises on bytes that are not a whole record."""
 
 
+class _Verifying(DigestVerifyingReader):  # type: ignore[misc]
+    """warcio's digest-verifying reader, for which a digest whose value cannot be decoded (not
+    base16, base32 or base64 of the digest's length) fails, as a value that does not match does:
+    warcio raised binascii.Error out of the read that ended the block (or of the record's
+    parse, for a block that is its head alone), a traceback to whoever read it."""
+
+    def begin_payload(self) -> None:
+        try:
+            super().begin_payload()
+        except (binascii.Error, ValueError) as exc:
+            self.payload_digester = None
+            self.digest_checker.problem(f"payload digest cannot be read: {self.payload_digest} ({exc})")
+
+    def _update(self, buff: bytes) -> bytes:
+        try:
+            return cast(bytes, super()._update(buff))
+        except (binascii.Error, ValueError) as exc:
+            self.block_digester = self.payload_digester = None
+            self.digest_checker.problem(f"a digest cannot be read ({exc})")
+            return buff
+
+
 class RecordLoader(ArcWarcRecordLoader):  # type: ignore[misc]
-    """warcio's record loader, which with ``check_digests`` checks a revisit's WARC-Block-Digest
-    too: warcio checks none of a revisit's digests (its payload digest is its original's), so a
-    changed byte of its HTTP head, whose Content-Encoding and Content-Type the mirror reads, went
-    unseen in an uncompressed file."""
+    """warcio's record loader, which with ``check_digests`` checks digests through _Verifying,
+    and a revisit's WARC-Block-Digest too: warcio checks none of a revisit's digests (its
+    payload digest is its original's), so a changed byte of its HTTP head, whose
+    Content-Encoding and Content-Type the mirror reads, went unseen in an uncompressed file."""
 
     def wrap_digest_verifying_stream(
         self,
@@ -61,14 +83,17 @@ class RecordLoader(ArcWarcRecordLoader):  # type: ignore[misc]
         length: Any = None,
     ) -> tuple[Any, bool]:
         block_digest = rec_headers.get_header("WARC-Block-Digest")
-        if rec_type != "revisit" or not block_digest:
-            return cast(
-                tuple[Any, bool],
-                super().wrap_digest_verifying_stream(
-                    stream, rec_type, rec_headers, digest_checker, length=length
-                ),
-            )
-        return DigestVerifyingReader(stream, length, digest_checker, block_digest=block_digest), True
+        payload_digest = rec_headers.get_header("WARC-Payload-Digest")
+        if rec_type == "revisit":
+            payload_digest = None  # its original's
+        elif rec_headers.get_header("WARC-Segment-Number") is not None:
+            payload_digest = None  # a segment's payload is the whole record's (warcio's rule)
+        if not block_digest and not payload_digest:
+            return stream, False
+        verifying = _Verifying(
+            stream, length, digest_checker, payload_digest=payload_digest, block_digest=block_digest
+        )
+        return verifying, True
 
 
 class CheckedToEnd:
@@ -99,10 +124,7 @@ class CheckedToEnd:
             raise DigestMismatch(self._offset, f"the record does not match its digests ({problems})")
 
     def _checked(self, read: Callable[[int | None], bytes], size: int | None) -> bytes:
-        try:
-            data = read(size)
-        except binascii.Error as exc:  # a digest's value is damaged: warcio decodes it at the end
-            raise DigestMismatch(self._offset, f"a digest of the record cannot be read ({exc})") from None
+        data = read(size)
         self.check()
         if not data and size != 0 and self._member is not None and self._member.compressed:
             self._member.drain()
