@@ -7,6 +7,7 @@ by Python's own codec, checked byte by byte against Chromium.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 import re
 from collections.abc import Callable
@@ -89,6 +90,11 @@ it has not is &#...; in a query, as Chromium writes it), and neither writes U+E5
 is left to WEB_ERRORS."""
 
 
+_FOUR_BYTES = re.compile(rb"[\x81-\xfe][\x30-\x39][\x81-\xfe][\x30-\x39]")
+"""A four-byte sequence of GB18030, found wherever one is: a two-byte sequence's second byte is
+never a digit, so no other bytes read so."""
+
+
 def _translated_codec(name: str) -> codecs.CodecInfo:
     python_name, read, written_as = _TRANSLATED[name]
     python = codecs.lookup(python_name)
@@ -96,6 +102,13 @@ def _translated_codec(name: str) -> codecs.CodecInfo:
     def written(text: str, errors: str) -> bytes:
         if text.isascii():
             return text.encode("ascii")
+        if "\ue5e5" not in text and (name != "gbk" or "\u20ac" not in text):
+            # Most text: Python's codec writes it whole, as the standard would (for GBK, when no
+            # character took four bytes).
+            with contextlib.suppress(UnicodeEncodeError):
+                whole = python.encode(text.translate(written_as), "strict")[0]
+                if name != "gbk" or not _FOUR_BYTES.search(whole):
+                    return whole
         out = bytearray()
         for at, character in enumerate(text):
             if name == "gbk" and character == "\u20ac":
