@@ -18,11 +18,11 @@ import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from subprocesses import track
-from test_verify_tamper import files, members
+from test_verify_tamper import files, gunzip_the_warcs, members
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.frontier import QueueItem, request_facts, requeued
-from archiver.crawling.resume import check_records_in_place
+from archiver.crawling.resume import check_records_in_place, records_out_of_place
 from archiver.errors import SnapshotError
 from archiver.request_headers import destination_negotiation
 from archiver.store.manifest import Manifest
@@ -454,6 +454,24 @@ async def test_a_warc_file_whose_records_moved_since_the_crawl_is_not_resumed(si
         f"resuming would build on it (archiver verify {root} lists what else is wrong)\n"
     )
     assert files(root) == before and not (root / "crash-tails").exists()
+
+
+async def test_records_moved_in_an_uncompressed_warc_file_are_found_too(site, run_crawl):
+    """A user may gunzip a snapshot's WARC files: bytes inserted into one move its records all
+    the same, and the check looked for gzip members alone, so it passed every record."""
+    site.page("/", links=[f"/p{n}" for n in range(4)])
+    for n in range(4):
+        site.page(f"/p{n}")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    gunzip_the_warcs(root)
+    assert records_out_of_place(Snapshot(root)) is None  # each record where its row says
+    (warc,) = (root / "warc").glob("*.warc")
+    data = warc.read_bytes()
+    middle = data.index(b"WARC/1.1\r\n", len(data) // 2)
+    warc.write_bytes(data[:middle] + b"\r\n" + data[middle:])
+    moved = records_out_of_place(Snapshot(root))
+    assert moved is not None and "is not where the manifest says (no record starts" in moved, moved
 
 
 async def test_what_a_power_cut_leaves_past_the_last_record_is_no_moved_record(site, run_crawl):

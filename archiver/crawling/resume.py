@@ -46,7 +46,7 @@ from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.urls import is_earlier_form, normalize_url
 from archiver.warc.files import warc_paths
-from archiver.warc.members import GZIP_MAGIC, is_gzipped, member_end, torn_offset
+from archiver.warc.members import RecordPlaces, member_end, torn_offset
 from archiver.warc.reader import WarcReader
 
 log = logging.getLogger("archiver")
@@ -146,14 +146,18 @@ def check_records_in_place(snapshot: Snapshot) -> None:
 
 def records_out_of_place(snapshot: Snapshot) -> str | None:
     """Where the first record the manifest names is not where its row says, and why (None if
-    every one is): no gzip member starts at its offset, or none (nor the file's end) just past
-    its length. Bytes inserted or removed since the crawl moved the records after them; recovery
-    would take the first moved one for a crash's tail and cut the rest, and the rows would name
-    other bytes. Two reads of a few bytes a record, nothing inflated. A record past the file's
-    end is left to recover() (a file cut short: fetched again)."""
+    every one is): no record (a gzip member, or ``WARC/`` in an uncompressed file) starts at its
+    offset, or none (nor the file's end) just past its length. Bytes inserted or removed since
+    the crawl moved the records after them; recovery would take the first moved one for a
+    crash's tail and cut the rest, and the rows would name other bytes. Two reads of a few bytes
+    a record, nothing inflated, each file opened once. A record past the file's end is left to
+    recover() (a file cut short: fetched again)."""
     if not Manifest.begun(snapshot.manifest_path):
         return None
-    with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+    with (
+        Manifest.open(snapshot.manifest_path, readonly=True) as manifest,
+        RecordPlaces(snapshot.warc_dir) as files,
+    ):
         places = (
             place
             for row in manifest.captures()
@@ -170,7 +174,7 @@ def records_out_of_place(snapshot: Snapshot) -> str | None:
                 last[name] = _last_named(manifest, name)
             # Past the last record a row names, a crash may have left anything (zeros, after a
             # power cut): recover() cuts it.
-            moved = _moved(snapshot.warc_dir / name, offset, length, offset < last[name])
+            moved = files.moved(name, offset, length, offset < last[name])
             if moved:
                 return (
                     f"warc/{name}@{offset}: the record of {url} is not where the manifest says ({moved}): "
@@ -186,25 +190,6 @@ def _last_named(manifest: Manifest, name: str) -> int:
     with contextlib.suppress(sqlite3.OperationalError):  # read-only, an earlier manifest stays as it is
         ends.append(manifest.last_dom_offset(name))
     return max((end for end in ends if end is not None), default=0)
-
-
-def _moved(path: Path, offset: int, length: int, followed: bool) -> str | None:
-    """Why the gzip member of a record of ``length`` bytes does not sit at ``offset`` of ``path``,
-    or None if it does (or the file is not compressed, or too short to hold it: see recover()).
-    ``followed``: another record a row names comes after it, so a member starts past it."""
-    try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if not is_gzipped(fh.read(2)) or offset + length > size:
-                return None
-            fh.seek(offset)
-            if fh.read(len(GZIP_MAGIC)) != GZIP_MAGIC:
-                return "no gzip member starts there"
-            fh.seek(offset + length)
-            after = fh.read(len(GZIP_MAGIC))
-    except OSError:
-        return None  # a file gone or unreadable is named by what reads it next
-    return None if after in (b"", GZIP_MAGIC) or not followed else f"no gzip member starts {length} bytes on"
 
 
 def manifest_lost(snapshot: Snapshot, prefix: str) -> bool:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import collections
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, BinaryIO, cast
 
 from isal import isal_zlib
 
@@ -233,3 +234,61 @@ def torn_offset(path: Path) -> int | None:
 def member_end(path: Path, offset: int, members: int) -> int | None:
     """File offset just past ``members`` gzip members from ``offset``; None if the file ends first."""
     return next(itertools.islice(member_ends(path, offset), members - 1, None), None)
+
+
+_RECORD_START = b"WARC/"
+"""How a record of an uncompressed WARC file begins."""
+
+
+class RecordPlaces:
+    """The WARC files of a folder, each opened once, asked whether a record starts where a row
+    says (crawling/resume.py checks every row so before a resume or a merge)."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._open: dict[str, tuple[BinaryIO, int, bytes] | None] = {}
+
+    def __enter__(self) -> RecordPlaces:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for held in self._open.values():
+            if held is not None:
+                held[0].close()
+
+    def moved(self, name: str, offset: int, length: int, followed: bool) -> str | None:
+        """Why no record of ``length`` bytes sits at ``offset`` of WARC file ``name``, or None if
+        one does, or if the file is too short to hold it (a file cut short: resume's recover()
+        cuts it), gone or unreadable (what reads it next says so). ``followed``: another record a
+        row names comes after it, so one starts past it."""
+        if name not in self._open:
+            self._open[name] = self._opened(name)
+        held = self._open[name]
+        if held is None:
+            return None
+        fh, size, start = held
+        if offset + length > size:
+            return None
+        kind = "gzip member" if start == GZIP_MAGIC else "record"
+        try:
+            fh.seek(offset)
+            if fh.read(len(start)) != start:
+                return f"no {kind} starts there"
+            fh.seek(offset + length)
+            after = fh.read(len(start))
+        except OSError:
+            return None
+        return None if after in (b"", start) or not followed else f"no {kind} starts {length} bytes on"
+
+    def _opened(self, name: str) -> tuple[BinaryIO, int, bytes] | None:
+        try:
+            fh = open(self._folder / name, "rb")  # noqa: SIM115 - kept open for the file's records, closed by __exit__
+        except OSError:
+            return None
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            gzipped = is_gzipped(fh.read(2))
+        except OSError:
+            fh.close()
+            return None
+        return fh, size, GZIP_MAGIC if gzipped else _RECORD_START
