@@ -113,8 +113,24 @@ class MirrorStats:
             f"{self.shared} shared{rewritten}; "
             f"{len(self.errors)} errors{kept}; {self.seconds:.1f} s"
         )
-        lines = [*self.errors[:20], *self.kept]  # every file kept is named: its record is damaged
+        lines = [*_first(self.errors, "errors"), *_first(self.kept, "files kept")]
         return "\n".join([line, *(f"  {problem}" for problem in lines)])
+
+
+SHOWN = 20
+"""Errors, and files kept, the summary names at most each (a damaged WARC file may hold thousands)."""
+
+
+def _first(said: list[str], what: str) -> list[str]:
+    """The first SHOWN lines of ``said``, and how many more there are (verify names each record).
+
+    >>> _first([f"u{n}" for n in range(22)], "errors")[-2:]
+    ['u19', '... and 2 more errors (archiver verify names each record)']
+    """
+    more = len(said) - SHOWN
+    if more <= 0:
+        return said
+    return [*said[:SHOWN], f"... and {more} more {what} (archiver verify names each record)"]
 
 
 def rewritten(
