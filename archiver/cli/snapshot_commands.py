@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -120,7 +121,7 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """archiver serve: serve until Ctrl-C or SIGTERM."""
-    from archiver.mirror.serve import serve
+    from archiver.mirror.serve import LOG, OneLine, serve
 
     root = args.snapshot
     check_text("--host", args.host)
@@ -136,7 +137,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"Serving {root} at {started.result()} (Ctrl-C to stop)", flush=True)
         await task
 
-    asyncio.run(run())  # Ctrl-C before it serves stops it like any command
+    said = logging.StreamHandler()  # a request it cannot read, on stderr beside the lines above
+    said.addFilter(OneLine())
+    LOG.addHandler(said)
+    try:
+        asyncio.run(run())  # Ctrl-C before it serves stops it like any command
+    finally:
+        LOG.removeHandler(said)
     print("Stopped.", file=sys.stderr, flush=True)
     return EXIT_OK
 

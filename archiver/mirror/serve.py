@@ -36,7 +36,7 @@ _BY_EXTENSION.update(
 )
 
 
-class _OneLine(logging.Filter):
+class OneLine(logging.Filter):
     """A request the server could not read (a header past its limit, a malformed request line)
     is said in one line, what the error says cut short: a traceback says nothing to whoever
     browses a snapshot, and a client can send as many as it likes."""
@@ -52,8 +52,9 @@ class _OneLine(logging.Filter):
         return True
 
 
-_LOG = logging.getLogger("archiver.serve")
-"""What the server says of the requests it could not read (aiohttp's server logger otherwise)."""
+LOG = logging.getLogger("archiver.serve")
+"""What the server says of the requests it could not read (aiohttp's server logger otherwise):
+``archiver serve`` shows it on stderr, through OneLine."""
 
 
 def content_type_of(name: str, recorded: str | None = None) -> str:
@@ -111,10 +112,7 @@ async def serve(
 
     Cancelling it stops the server and closes every connection.
     """
-    said = logging.StreamHandler()  # on stderr, beside the command's own lines
-    said.addFilter(_OneLine())
-    _LOG.addHandler(said)
-    runner = web.AppRunner(make_app(snapshot_root), access_log=None, logger=_LOG)
+    runner = web.AppRunner(make_app(snapshot_root), access_log=None, logger=LOG)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
@@ -137,4 +135,3 @@ async def serve(
         await stop.wait()
     finally:
         await runner.cleanup()
-        _LOG.removeHandler(said)
