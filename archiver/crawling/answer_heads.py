@@ -19,6 +19,8 @@ import re
 
 from aiohttp.http_exceptions import BadHttpMessage
 
+from archiver.urls import DEFAULT_PORTS
+
 _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNORECASE | re.MULTILINE)
 _CHUNKED = re.compile(
     rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
@@ -87,7 +89,6 @@ def read_as_browsers(head: bytes) -> bytes:
 HEADLESS_HEAD = b"HTTP/0.9 200 OK\r\n\r\n"
 """The head Chromium gives an answer that came with none (HttpStreamParser), which its WARC
 response record holds: no server sends it (HTTP/0.9 had no head), so it says what came."""
-DEFAULT_PORTS = {"http": 80, "https": 443}
 HEADLESS_REFUSED = (
     "no status line: an HTTP/0.9 answer, which Chromium takes only from the scheme's default port"
 )
