@@ -20,7 +20,7 @@ from __future__ import annotations
 import codecs
 import functools
 
-from archiver.codec_parts import stateless_codec, undecoded, unencoded
+from archiver.codec_parts import stateless_codec, table_encoded, undecoded
 
 NAME = "web-big5"
 
@@ -130,17 +130,7 @@ def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
 
 
 def _encoded(text: str, errors: str) -> bytes:
-    written = _index()[1]
-    out = bytearray()
-    for at, character in enumerate(text):
-        code = ord(character)
-        if code < 0x80:
-            out.append(code)
-        elif (sequence := written.get(character)) is not None:
-            out += sequence
-        else:
-            out += unencoded(NAME, errors, text, at, "not in Big5")
-    return bytes(out)
+    return table_encoded(NAME, _index()[1], text, errors, "not in Big5")
 
 
 def codec_info(_name: str = "big5") -> codecs.CodecInfo:

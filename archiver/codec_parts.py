@@ -30,6 +30,25 @@ def unencoded(name: str, errors: str, text: str, at: int, reason: str) -> bytes:
     return replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
 
 
+def table_encoded(
+    name: str, written: dict[str, bytes], text: str, errors: str, reason: str, single_below: int = 0x80
+) -> bytes:
+    """``text`` written by codec ``name``: a code point below ``single_below`` as its byte, any
+    other as ``written`` has it, or else as the ``errors`` handler gives it (``reason``)."""
+    if text.isascii():
+        return text.encode("ascii")
+    out = bytearray()
+    for at, character in enumerate(text):
+        code = ord(character)
+        if code < single_below:
+            out.append(code)
+        elif (sequence := written.get(character)) is not None:
+            out += sequence
+        else:
+            out += unencoded(name, errors, text, at, reason)
+    return bytes(out)
+
+
 def stateless_codec(name: str, decoded: Decoded, encoded: Encoded) -> codecs.CodecInfo:
     """The codec ``name`` that reads with ``decoded`` and writes with ``encoded``; its incremental
     decoder keeps a cut sequence until the next piece comes."""

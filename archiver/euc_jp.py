@@ -18,7 +18,7 @@ from __future__ import annotations
 import codecs
 import functools
 
-from archiver.codec_parts import stateless_codec, undecoded, unencoded
+from archiver.codec_parts import stateless_codec, table_encoded, undecoded
 
 NAME = "web-euc-jp"
 
@@ -98,24 +98,18 @@ def _sequence(data: bytes, at: int, read: dict[bytes, str]) -> tuple[str | None,
     return read.get(data[at : at + 2]), at + 2
 
 
-def _encoded(text: str, errors: str) -> bytes:
+@functools.cache
+def _written() -> dict[str, bytes]:
+    """Each character EUC-JP writes, and its bytes: index jis0208's two-byte characters, and what
+    the standard's encoder writes before it looks there (¥ as 0x5C, ‾ as 0x7E, half-width
+    katakana after 0x8E, U+2212 as U+FF0D)."""
     written = jis0208()[1]
-    out = bytearray()
-    for at, character in enumerate(text):
-        code = ord(character)
-        if code < 0x80:
-            out.append(code)
-        elif code == 0xA5:
-            out.append(0x5C)
-        elif code == 0x203E:
-            out.append(0x7E)
-        elif 0xFF61 <= code <= 0xFF9F:
-            out += bytes([0x8E, code - 0xFF61 + 0xA1])
-        elif (sequence := written.get("\uff0d" if code == 0x2212 else character)) is not None:
-            out += sequence
-        else:
-            out += unencoded(NAME, errors, text, at, "not in EUC-JP")
-    return bytes(out)
+    katakana = {chr(code): bytes([0x8E, code - 0xFF61 + 0xA1]) for code in range(0xFF61, 0xFFA0)}
+    return {**written, "\u00a5": b"\x5c", "\u203e": b"\x7e", **katakana, "\u2212": written["\uff0d"]}
+
+
+def _encoded(text: str, errors: str) -> bytes:
+    return table_encoded(NAME, _written(), text, errors, "not in EUC-JP")
 
 
 def codec_info(_name: str = "euc-jp") -> codecs.CodecInfo:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from archiver import big5, euc_jp, iso_2022_jp
-from archiver.codec_parts import stateless_codec, undecoded, unencoded
+from archiver.codec_parts import stateless_codec, table_encoded, undecoded, unencoded
 
 _WEB_TABLES = {
     "windows-1255": ("cp1255", {0xCA: "\u05ba"}),
@@ -213,18 +213,8 @@ def _shift_jis_written() -> dict[str, bytes]:
 
 
 def _shift_jis_encoded(text: str, errors: str) -> bytes:
-    if text.isascii():
-        return text.encode("ascii")
-    written = _shift_jis_written()
-    out = bytearray()
-    for at, character in enumerate(text):
-        if character < "\x81":
-            out.append(ord(character))
-        elif (sequence := written.get(character)) is not None:
-            out += sequence
-        else:
-            out += unencoded("web-shift_jis", errors, text, at, "not in Shift_JIS")
-    return bytes(out)
+    # U+0080 is written as its byte too, as the standard's encoder writes it.
+    return table_encoded("web-shift_jis", _shift_jis_written(), text, errors, "not in Shift_JIS", 0x81)
 
 
 def _shift_jis_codec(_name: str = "shift_jis") -> codecs.CodecInfo:
