@@ -50,7 +50,7 @@ from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
 from archiver.verify.record_damage import record_damage
-from archiver.warc.cdxj import KEEP_BYTES, rekeyed, write_sorted
+from archiver.warc.cdxj import KEEP_BYTES, keyed_otherwise, rekeyed, write_sorted
 from archiver.warc.files import SUFFIX
 
 WACZ_VERSION = "1.1.1"
@@ -300,21 +300,13 @@ def _cdxj_lines(snapshot: Snapshot, copied: Path | None = None) -> Iterator[Iter
                 text = io.TextIOWrapper(_read(path), encoding="utf-8", errors=KEEP_BYTES)
                 parts.append(stack.enter_context(text))
         lines: Iterable[str] = itertools.chain.from_iterable(parts)
-        if pending.exists() or _keyed_otherwise(snapshot.cdxj_path):
+        if pending.exists() or keyed_otherwise(snapshot.cdxj_path):
             merged = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "index.cdxj"
             write_sorted((rekeyed(line.rstrip("\n")) for line in lines if line.strip()), merged)
             lines = stack.enter_context(open(merged, encoding="utf-8", errors=KEEP_BYTES))
         if copied is not None:
             lines = heapq.merge(lines, stack.enter_context(open(copied, encoding="utf-8", errors=KEEP_BYTES)))
         yield (line.rstrip("\n") for line in lines if line.strip())
-
-
-def _keyed_otherwise(index: Path) -> bool:
-    """True if a line of ``index`` is keyed otherwise than its URL's SURT (an earlier version's)."""
-    if not index.is_file():
-        return False
-    with open(index, encoding="utf-8", errors=KEEP_BYTES) as lines:
-        return any(rekeyed(line.rstrip("\n")) != line.rstrip("\n") for line in lines if line.strip())
 
 
 def _counted(lines: Iterator[str], summary: WaczSummary, named: set[str]) -> Iterator[str]:

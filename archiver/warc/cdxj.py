@@ -124,13 +124,19 @@ def rekeyed(line: str) -> str:
     return line if now == key else f"{now} {rest}"
 
 
-def rekey_index(index: Path) -> int:
-    """Key again the lines of the sorted ``index`` an earlier version keyed otherwise (rekeyed());
-    returns how many were; the index is rewritten (sorted, atomically) only if any was."""
+def keyed_otherwise(index: Path) -> int:
+    """How many lines of ``index`` an earlier version keyed otherwise than rekeyed() keys them
+    (0 if there is no index)."""
     if not index.is_file():
         return 0
     with open(index, encoding="utf-8", errors=KEEP_BYTES) as lines:
-        changed = sum(1 for line in lines if line.strip() and rekeyed(line.rstrip("\n")) != line.rstrip("\n"))
+        return sum(1 for line in lines if line.strip() and rekeyed(line.rstrip("\n")) != line.rstrip("\n"))
+
+
+def rekey_index(index: Path) -> int:
+    """Key again the lines of the sorted ``index`` an earlier version keyed otherwise (rekeyed());
+    returns how many were; the index is rewritten (sorted, atomically) only if any was."""
+    changed = keyed_otherwise(index)
     if changed:
         with open(index, encoding="utf-8", errors=KEEP_BYTES) as lines:
             write_sorted((rekeyed(line.rstrip("\n")) for line in lines if line.strip()), index)
