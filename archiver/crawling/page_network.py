@@ -72,6 +72,10 @@ class Asked:
     judged by its queue item (QueueItem.document)."""
 
 
+NOTHING_ASKED = Asked()
+"""A request the browser sent nothing of note with."""
+
+
 Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
 """Normalised URL and what the browser asked it with -> its stored response (captured through
 the crawl first, asked alike), or None to refuse it."""

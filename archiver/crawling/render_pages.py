@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from archiver.crawling.discovery import NO_SITE
 from archiver.crawling.frontier import QueueItem
-from archiver.crawling.page_network import Asked
+from archiver.crawling.page_network import NOTHING_ASKED, Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
-from archiver.request_headers import Negotiation, hop_negotiation, redirected_client
+from archiver.request_headers import hop_negotiation, redirected_client
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.urls import try_normalize
 
@@ -49,23 +49,10 @@ class Pages(Protocol):
         """The encoding the crawl read the document at ``url`` in, if it is not UTF-8 (read back
         from the snapshot when not kept: crawling/referrers.py)."""
 
-    async def ensure(
-        self,
-        url: str,
-        page: QueueItem,
-        negotiation: Negotiation = (),
-        referer: str | None = None,
-        credentials: bool = True,
-        client: str | None = None,
-        document: str = "",
-        opaque: bool = False,
-    ) -> None:
-        """Return once ``url``, asked for by the render of ``page`` (with ``negotiation``, the
-        headers that choose its answer, ``referer``, the Referer the browser sent, if any,
-        ``credentials``: whether it went with them, ``client``: the origin of the frame that
-        asked for a stylesheet, ``document``: what it is of the document it loads, and
-        ``opaque``: whether a frame's document of no origin asked for it (page_network.Asked),
-        for its capture), has a committed outcome."""
+    async def ensure(self, url: str, page: QueueItem, how: Asked = NOTHING_ASKED) -> None:
+        """Return once ``url``, asked for by the render of ``page`` as ``how`` says (what the
+        browser sent with it, which its capture sends too: page_network.Asked), has a committed
+        outcome."""
 
     async def rendered(
         self,
@@ -97,37 +84,28 @@ class CrawlPages:
         """The encoding the crawl read the document at ``url`` in (crawling/referrers.py)."""
         return await self.crawler.referrers.of(url)
 
-    async def ensure(
-        self,
-        url: str,
-        page: QueueItem,
-        negotiation: Negotiation = (),
-        referer: str | None = None,
-        credentials: bool = True,
-        client: str | None = None,
-        document: str = "",
-        opaque: bool = False,
-    ) -> None:
+    async def ensure(self, url: str, page: QueueItem, how: Asked = NOTHING_ASKED) -> None:
         """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
 
         A URL in flight is waited for; one queued but not started is captured now
         (its queue item is passed over later); one never met is judged as a
         requisite of ``page`` (scope, then limits and robots.txt) and captured or
-        recorded as skipped. A capture made here is asked for with ``negotiation``, the
+        recorded as skipped. A capture made here is asked for with ``how.negotiation``, the
         headers the browser chose its answer with (Accept...), and the Referer it sent
-        (``referer``: the browser applied the referrer policies; None, it sent none), which
+        (``how.referer``: the browser applied the referrer policies; None, it sent none), which
         the hops of a redirect derive theirs from. One that sent an Origin is a CORS-mode
-        request of that origin, whose hops send theirs as Fetch says; without ``credentials``
-        (it went without a cookie: page_network.Asked), it and its hops send none. ``client``: the
-        origin of the frame's document that asked for it (a stylesheet: its fonts' Origin), if not
-        the page's; ``document``: link_requests.SANDBOXED for a frame its sandbox leaves no
-        origin, whose own requests are asked for as such (QueueItem.document). A request of a
-        document of no origin (``page`` when its Content-Security-Policy sandboxes it, or a
-        frame's: ``opaque``) is of no site, as in Chromium: SameSite judges it cross-site
-        (discovery.NO_SITE). Cancelled, a capture begun here goes on (the crawl waits for it).
+        request of that origin, whose hops send theirs as Fetch says; without
+        ``how.credentials`` (it went without a cookie), it and its hops send none.
+        ``how.client``: the origin of the frame's document that asked for it (a stylesheet: its
+        fonts' Origin), if not the page's; ``how.document``: link_requests.SANDBOXED for a frame
+        its sandbox leaves no origin, whose own requests are asked for as such
+        (QueueItem.document). A request of a document of no origin (``page`` when its
+        Content-Security-Policy sandboxes it, or a frame's: ``how.opaque``) is of no site, as in
+        Chromium: SameSite judges it cross-site (discovery.NO_SITE). Cancelled, a capture begun
+        here goes on (the crawl waits for it).
         """
         crawler = self.crawler
-        sent = try_normalize(referer) if referer else None
+        sent = try_normalize(how.referer) if how.referer else None
         settling = crawler.settling
         if url in settling:
             await settling.wait(url)
@@ -148,17 +126,17 @@ class CrawlPages:
         # Sent none, its hops send none. SameSite judges it by the page rendered (the top-level
         # page: its Referer may be a stylesheet's or a frame's URL), unless a document of no
         # origin asked for it.
-        origin = dict(negotiation).get("Origin")
-        no_site = opaque or page.document == SANDBOXED
+        origin = dict(how.negotiation).get("Origin")
+        no_site = how.opaque or page.document == SANDBOXED
         item = dataclasses.replace(
             item,
-            negotiation=negotiation,
+            negotiation=how.negotiation,
             referrer=sent or page.url,
             referrer_policy="" if sent else NO_REFERRER,
             site_for_cookies=NO_SITE if no_site else page.site_for_cookies or page.url,
-            cors=item.cors if origin is None else INCLUDE if credentials else OMIT,
-            client=origin or client or item.client,
-            document=document or item.document,
+            cors=item.cors if origin is None else INCLUDE if how.credentials else OMIT,
+            client=origin or how.client or item.client,
+            document=how.document or item.document,
         )
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture
@@ -202,9 +180,7 @@ async def answer_for(
         for _ in range(ENSURE_TRIES):
             if (row is not None and row.outcome != QUEUED) or pages.stopped:
                 break
-            await pages.ensure(
-                url, page, how.negotiation, how.referer, how.credentials, how.client, how.document, how.opaque
-            )
+            await pages.ensure(url, page, how)
             row = answers.row(url)
         if row is None or row.warc_file is None:
             return None  # skipped, failed with no response, or claimed by another process
