@@ -20,7 +20,7 @@ from __future__ import annotations
 import codecs
 import functools
 
-from archiver.codec_parts import stateless_codec, table_encoded, undecoded
+from archiver.codec_parts import sequences_decoded, stateless_codec, table_encoded
 
 NAME = "web-big5"
 
@@ -98,35 +98,20 @@ def _index() -> tuple[dict[bytes, str], dict[str, bytes]]:
 
 def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
     """``data`` read (and how many bytes of it: a lead at its end waits unless ``final``)."""
-    read = _index()[0]
-    out: list[str] = []
-    at, size = 0, len(data)
-    while at < size:
-        byte = data[at]
-        if byte < 0x80:
-            end = at + 1
-            while end < size and data[end] < 0x80:
-                end += 1
-            out.append(data[at:end].decode("ascii"))
-            at = end
-            continue
-        character: str | None = None
-        if not 0x81 <= byte <= 0xFE:
-            end = at + 1
-        elif at + 1 == size and not final:
-            break  # its trail is still to come
-        elif at + 1 == size or data[at + 1] < 0x80:
-            end = at + 1  # an ASCII byte after the lead is read again
-            character = read.get(data[at : at + 2])
-            end += character is not None
-        else:
-            end = at + 2
-            character = read.get(data[at:end])
-        if character is None:
-            character, end = undecoded(NAME, errors, data, at, end, "illegal multibyte sequence")
-        out.append(character)
-        at = end
-    return "".join(out), at
+    return sequences_decoded(NAME, data, errors, final, _sequence)
+
+
+def _sequence(data: bytes, at: int, final: bool) -> tuple[str | None, int] | None:
+    """The character of the sequence at ``at`` (a byte past ASCII) and where it ends (see
+    codec_parts.Sequence): a lead and its trail, or one byte that is no lead."""
+    if not 0x81 <= data[at] <= 0xFE:
+        return None, at + 1
+    if at + 1 == len(data) and not final:
+        return None  # its trail is still to come
+    if at + 1 == len(data) or data[at + 1] < 0x80:
+        character = _index()[0].get(data[at : at + 2])  # an ASCII byte after the lead is read again
+        return character, at + 1 + (character is not None)
+    return _index()[0].get(data[at : at + 2]), at + 2
 
 
 def _encoded(text: str, errors: str) -> bytes:

@@ -30,6 +30,39 @@ def unencoded(name: str, errors: str, text: str, at: int, reason: str) -> bytes:
     return replacement if isinstance(replacement, bytes) else replacement.encode("ascii")
 
 
+Sequence = Callable[[bytes, int, bool], "tuple[str | None, int] | None"]
+"""(data, at, final) -> the character of the sequence whose first byte (past ASCII) is at ``at``
+and where it ends, None and where the error ends if it makes none, or None alone when it is cut
+at the end of ``data`` and more may come (not ``final``)."""
+
+
+def sequences_decoded(
+    name: str, data: bytes, errors: str, final: bool, sequence: Sequence
+) -> tuple[str, int]:
+    """``data`` read by codec ``name``: runs of ASCII as they are, each other sequence as
+    ``sequence`` reads it, one that makes no character as the ``errors`` handler gives it; and
+    how many bytes were read (a sequence cut at the end waits for the next piece)."""
+    out: list[str] = []
+    at, size = 0, len(data)
+    while at < size:
+        if data[at] < 0x80:
+            end = at + 1
+            while end < size and data[end] < 0x80:
+                end += 1
+            out.append(data[at:end].decode("ascii"))
+            at = end
+            continue
+        found = sequence(data, at, final)
+        if found is None:
+            break  # the rest of the sequence is still to come
+        character, end = found
+        if character is None:
+            character, end = undecoded(name, errors, data, at, end, "illegal multibyte sequence")
+        out.append(character)
+        at = end
+    return "".join(out), at
+
+
 def table_encoded(
     name: str, written: dict[str, bytes], text: str, errors: str, reason: str, single_below: int = 0x80
 ) -> bytes:

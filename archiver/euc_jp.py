@@ -18,7 +18,7 @@ from __future__ import annotations
 import codecs
 import functools
 
-from archiver.codec_parts import stateless_codec, table_encoded, undecoded
+from archiver.codec_parts import sequences_decoded, stateless_codec, table_encoded
 
 NAME = "web-euc-jp"
 
@@ -52,30 +52,19 @@ def jis0208() -> tuple[dict[bytes, str], dict[str, bytes]]:
 
 def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
     """``data`` read (and how many bytes of it: a sequence cut at its end waits unless ``final``)."""
-    read = jis0208()[0]
-    out: list[str] = []
-    at, size = 0, len(data)
-    while at < size:
-        byte = data[at]
-        if byte < 0x80:
-            end = at + 1
-            while end < size and data[end] < 0x80:
-                end += 1
-            out.append(data[at:end].decode("ascii"))
-            at = end
-            continue
-        need = 3 if byte == 0x8F else 2
-        if byte not in (0x8E, 0x8F) and not 0xA1 <= byte <= 0xFE:
-            character, end = None, at + 1
-        elif at + need > size and not final and all(b >= 0x80 for b in data[at + 1 :]):
-            break  # the rest of the sequence is still to come
-        else:
-            character, end = _sequence(data, at, read)
-        if character is None:
-            character, end = undecoded(NAME, errors, data, at, end, "illegal multibyte sequence")
-        out.append(character)
-        at = end
-    return "".join(out), at
+    return sequences_decoded(NAME, data, errors, final, _at_lead)
+
+
+def _at_lead(data: bytes, at: int, final: bool) -> tuple[str | None, int] | None:
+    """The character of the sequence at ``at`` (a byte past ASCII) and where it ends (see
+    codec_parts.Sequence)."""
+    byte = data[at]
+    if byte not in (0x8E, 0x8F) and not 0xA1 <= byte <= 0xFE:
+        return None, at + 1
+    need = 3 if byte == 0x8F else 2
+    if at + need > len(data) and not final and all(b >= 0x80 for b in data[at + 1 :]):
+        return None  # the rest of the sequence is still to come
+    return _sequence(data, at, jis0208()[0])
 
 
 def _sequence(data: bytes, at: int, read: dict[bytes, str]) -> tuple[str | None, int]:
