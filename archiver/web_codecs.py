@@ -36,26 +36,10 @@ def _web_table_codec(name: str) -> codecs.CodecInfo:
     decoding_table = "".join("\ufffe" if character == "\ufffd" else character for character in table)
     encoding_table = codecs.charmap_build(decoding_table)
 
-    def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
-        return codecs.charmap_encode(text, errors, encoding_table)
-
-    def decode(data: Any, errors: str = "strict") -> tuple[str, int]:
-        return codecs.charmap_decode(data, errors, decoding_table)
-
-    class IncrementalEncoder(codecs.IncrementalEncoder):
-        def encode(self, text: str, final: bool = False) -> bytes:
-            return codecs.charmap_encode(text, self.errors, encoding_table)[0]
-
-    class IncrementalDecoder(codecs.IncrementalDecoder):
-        def decode(self, data: Any, final: bool = False) -> str:
-            return codecs.charmap_decode(data, self.errors, decoding_table)[0]
-
-    return codecs.CodecInfo(
-        encode,
-        decode,
-        name=f"web-{name}",
-        incrementalencoder=IncrementalEncoder,
-        incrementaldecoder=IncrementalDecoder,
+    return stateless_codec(
+        f"web-{name}",
+        lambda data, errors, _final: codecs.charmap_decode(data, errors, decoding_table),
+        lambda text, errors: codecs.charmap_encode(text, errors, encoding_table)[0],
     )
 
 
