@@ -109,13 +109,27 @@ async def test_a_node_killed_with_kill_9_loses_nothing_and_stores_nothing_twice(
     assert code == 0, report
 
 
-async def test_max_pages_counts_every_node(tree, tmp_path, redis_url):
-    output = tmp_path / "snap"
-    args = node_args(tree.url(), output, redis_url, "limited", "--max-pages", "50", "--no-mirror")
+async def two_nodes(args: list[str]) -> None:
+    """Run crawl nodes n1 and n2 with ``args`` to their end; each must finish the crawl."""
     nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
     for process in nodes:
         code, text = await finish(process)
         assert code == 0, text
+
+
+async def both_joined(client: Any, crawl_id: str) -> None:
+    """Return once two nodes joined crawl ``crawl_id`` (a hang guard of a minute): a page that
+    waits for it is taken by both, where one node could crawl it all before the other starts."""
+    for _ in range(1200):
+        if await client.hlen(f"archiver:{crawl_id}:nodes") >= 2:
+            return
+        await asyncio.sleep(0.05)
+
+
+async def test_max_pages_counts_every_node(tree, tmp_path, redis_url):
+    output = tmp_path / "snap"
+    args = node_args(tree.url(), output, redis_url, "limited", "--max-pages", "50", "--no-mirror")
+    await two_nodes(args)
     assert tree.fetched() == 50
     merged = rows_of(output / "manifest.sqlite3")
     assert list(merged.values()).count(FETCHED) == 50
@@ -495,10 +509,7 @@ async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, 
 
     async def seed(request: web.Request) -> web.Response:
         # The seed answers once both nodes joined: else one may crawl it all before the other starts.
-        for _ in range(1200):  # a hang guard of a minute
-            if await client.hlen("archiver:jars:nodes") >= 2:
-                break
-            await asyncio.sleep(0.05)
+        await both_joined(client, "jars")
         links = "".join(f'<a href="{path}">{path}</a>' for path in pages)
         return web.Response(text=links, content_type="text/html")
 
@@ -506,10 +517,7 @@ async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, 
     await site.start()
     output = tmp_path / "snap"
     args = node_args(site.url("/"), output, redis_url, "jars", "--no-sitemaps", "--concurrency", "2")
-    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
-    for process in nodes:
-        code, text = await finish(process)
-        assert code == 0, text
+    await two_nodes(args)
     await client.aclose()
     with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
         kept = json.loads(manifest.state(COOKIES) or "[]")
@@ -622,10 +630,7 @@ async def test_a_pages_links_go_with_the_cookies_its_answer_set_on_every_node(si
     client = redis.asyncio.Redis.from_url(redis_url)
 
     async def seed(request: web.Request) -> web.Response:
-        for _ in range(1200):  # both nodes wait for links: a hang guard of a minute
-            if await client.hlen("archiver:links-cookie:nodes") >= 2:
-                break
-            await asyncio.sleep(0.05)
+        await both_joined(client, "links-cookie")  # both nodes wait for links
         links = "".join(f'<a href="{path}">{path}</a>' for path in pages)
         response = web.Response(text=links, content_type="text/html")
         response.headers.add("Set-Cookie", "sid=1; Path=/")
@@ -635,10 +640,7 @@ async def test_a_pages_links_go_with_the_cookies_its_answer_set_on_every_node(si
     await site.start()
     output = tmp_path / "snap"
     args = node_args(site.url("/"), output, redis_url, "links-cookie", "--no-sitemaps", "--concurrency", "4")
-    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
-    for process in nodes:
-        code, text = await finish(process)
-        assert code == 0, text
+    await two_nodes(args)
     await client.aclose()
     assert sent == dict.fromkeys(pages, "sid=1")
     parts = [rows_of(output / "nodes" / name / "manifest.sqlite3") for name in ("n1", "n2")]
