@@ -29,7 +29,42 @@ from collections.abc import Iterator
 # part of a URL).
 _WHITE = r"[ \t\n\r\f]"
 _ESCAPE = r"\\(?:[0-9a-fA-F]{1,6}+(?:\r\n|[ \t\n\r\f])?+|[^\n\r\f0-9a-fA-F]|\Z)"
-_NAME_CHARACTER = r"[a-zA-Z0-9_\-\x80-\U0010ffff]"
+
+
+def _ascii_except(inside: str) -> str:
+    r"""The class of the ASCII characters the class ``[inside]`` leaves out, as ranges of codes.
+
+    Every code point past ASCII is a name character (or part of a URL), so the classes that
+    leave out name characters hold ASCII only: written so, rather than as a negated class that
+    names U+0080 to U+10FFFF, each compiles in microseconds instead of 8 milliseconds (about a
+    tenth of a second at every start of the crawl and of each worker process).
+
+    >>> _ascii_except(r"\x00-\x2f\x3a-\x7f")
+    '[\\x30-\\x39]'
+    """
+    left_out = re.compile(f"[{inside}]")
+    ranges: list[list[int]] = []
+    for code in range(128):
+        if left_out.match(chr(code)):
+            continue
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    written = (rf"\x{low:02x}" + (rf"-\x{high:02x}" if high > low else "") for low, high in ranges)
+    return "[" + "".join(written) + "]"
+
+
+_NAME_ASCII = r"a-zA-Z0-9_\-"
+_NAME_CHARACTER = "[^" + _ascii_except(_NAME_ASCII)[1:]
+"""A letter, digit, ``_``, ``-`` or any character past ASCII (CSS's name code points)."""
+_OTHER_ASCII = _ascii_except(_NAME_ASCII + r"\"'/@#\\")
+"""What no name, string, comment, at-keyword, hash or escape can start with."""
+_OTHER_ASCII_IN_BRACKETS = _ascii_except(_NAME_ASCII + r"\"'/@#\\()\[\]{}")
+"""The same, nor a bracket: inside image-set(), where brackets are counted."""
+_PLAIN_ASCII_IN_PARENTHESES = _ascii_except(_NAME_ASCII + r"\"'/\\()\[\]{}")
+"""Inside parentheses that hold nothing to read (``@`` and ``#`` begin nothing there)."""
+
 _NAME = rf"(?:{_NAME_CHARACTER}|{_ESCAPE})++"
 _COMMENT = r"/\*(?:[^*]++|\*(?!/))*+(?:\*/|\Z)"
 # A string ends at its quote, at the end of the text, or (a bad string) before a newline.
@@ -42,9 +77,9 @@ _SKIPPED = (
     # escape is read in Python: its name is what the escapes spell).
     rf"(?!{_OPENERS}|@(?i:import|namespace)(?!{_NAME_CHARACTER}|\\))[@#]?+{_NAME_CHARACTER}++"
     rf"(?!\\[^\n\r\f])",
-    r"""[^"'/@#\\a-zA-Z0-9_\-\x80-\U0010ffff]++""",
+    rf"{_OTHER_ASCII}++",
     r"/(?!\*)",
-    r"[@#](?![a-zA-Z0-9_\-\x80-\U0010ffff\\])",
+    rf"[@#](?!{_NAME_CHARACTER}|\\)",
     r"\\(?![^\n\r\f])",  # a backslash that escapes nothing
 )
 _NEXT_TOKEN = re.compile(
@@ -67,9 +102,9 @@ _BAD_URL_REMNANTS = re.compile(r"(?:[^)\\]++|\\[\s\S]?+)*+\)?+")
 # Inside image-set(): its strings are URLs, but not those of a function inside it (type("image/avif")).
 # A name that opens no function, and brackets that hold nothing to read, are skipped in the pattern.
 _IMAGE_SET_TOKEN = re.compile(
-    rf"(?:{_COMMENT}|[^\"'()\[\]{{}}/@#\\a-zA-Z0-9_\-\x80-\U0010ffff]++|/(?!\*)|\\(?![^\n\r\f])"
-    rf"|[@#]?+{_NAME}(?!\()|[@#](?![a-zA-Z0-9_\-\x80-\U0010ffff\\])"
-    rf"|\((?:[^()\[\]{{}}\"'/\\a-zA-Z0-9_\-\x80-\U0010ffff]++|/(?!\*)|{_NAME_CHARACTER}++(?![(\\]))*+\))*+"
+    rf"(?:{_COMMENT}|{_OTHER_ASCII_IN_BRACKETS}++|/(?!\*)|\\(?![^\n\r\f])"
+    rf"|[@#]?+{_NAME}(?!\()|[@#](?!{_NAME_CHARACTER}|\\)"
+    rf"|\((?:{_PLAIN_ASCII_IN_PARENTHESES}++|/(?!\*)|{_NAME_CHARACTER}++(?![(\\]))*+\))*+"
     rf"(?:(?P<string>[\"'])|(?P<name>[@#]?+{_NAME})(?P<open>\()|(?P<opens>[(\[{{])|(?P<closes>[)\]}}])|\Z|.)",
     re.DOTALL,
 )
