@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from archiver.config import CrawlConfig
+from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.run import CrawlResult, crawl
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
@@ -172,6 +173,16 @@ def in_linear_time(seconds: int = 60) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+class StartedWorkers(CaptureWorkers):
+    """Capture workers whose first process is ready before the crawl's first capture: every
+    capture small enough is prepared in a worker (CaptureWorkers prepares captures itself while
+    its first worker starts)."""
+
+    async def __aenter__(self) -> CaptureWorkers:
+        await self.ready()
+        return self
 
 
 def manifest_rows(snapshot_root: Path, *, for_crawlers: bool = False) -> dict[str, ManifestRow]:

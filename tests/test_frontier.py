@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import manifest_rows
+from conftest import StartedWorkers, manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling import backend, run
@@ -161,7 +161,7 @@ async def test_crawl_with_captures_prepared_in_worker_processes(site, run_crawl,
     made: list[CaptureWorkers] = []
 
     def workers_from_the_start(_processes: int | None, **options: object) -> CaptureWorkers:
-        made.append(CaptureWorkers(processes=2, start_after=0, **options))
+        made.append(StartedWorkers(processes=2, start_after=0, **options))
         return made[-1]
 
     monkeypatch.setattr(run, "CaptureWorkers", workers_from_the_start)
@@ -241,7 +241,7 @@ async def prepared_links(workers: CaptureWorkers, body: bytes, url: str = "http:
 @pytest.mark.parametrize("processes", [0, 1])
 async def test_a_stylesheet_is_prepared_in_its_referrers_encoding_here_and_in_a_worker(processes) -> None:
     # The crawl hands the encoding of the page that links a stylesheet to whoever parses it.
-    async with CaptureWorkers(processes=processes, start_after=0) as workers:
+    async with StartedWorkers(processes=processes, start_after=0) as workers:
         page = await workers.prepare(page_capture(b"<p>caf\xe9</p>"), parse=True)
         css = dataclasses.replace(
             page_capture(b"a{background:url(/\x80.png)}", "http://h/s.css"),
@@ -253,15 +253,16 @@ async def test_a_stylesheet_is_prepared_in_its_referrers_encoding_here_and_in_a_
 
 
 async def test_a_worker_process_that_dies_is_replaced(caplog) -> None:
-    async with CaptureWorkers(processes=1, start_after=0) as workers:
+    async with StartedWorkers(processes=1, start_after=0) as workers:
         assert await prepared_links(workers, b'<a href="/b">b</a>') == ["http://h/b"]
         worker = workers._workers[0]
         worker.process.kill()
         await worker.process.wait()
-        # The document in hand when a worker dies loses its links (a warning says so);
-        # the next ones go to a fresh worker.
+        # The next ones are prepared here while a fresh worker starts, then go to it.
         links = [await prepared_links(workers, b'<a href="/c">c</a>') for _ in range(3)]
-        assert links[-1] == ["http://h/c"]
+        await workers.ready()
+        links += [await prepared_links(workers, b'<a href="/c">c</a>') for _ in range(2)]
+        assert all(found == ["http://h/c"] for found in links)
         assert workers._workers and workers._workers[0] is not worker
     assert workers.done_in_workers >= 2
 
@@ -279,7 +280,7 @@ async def test_a_worker_whose_answer_cannot_be_read_holds_no_capture(monkeypatch
     worker's answers cannot be read, the worker is ended, so that capture does not wait forever."""
     monkeypatch.setattr(workers_module, "WORKER_CODE", GARBLING_WORKER)
     body = b'<a href="/b">b</a>' + b" " * 1_000_000
-    async with CaptureWorkers(processes=1, start_after=0) as workers:
+    async with StartedWorkers(processes=1, start_after=0) as workers:
         first = await asyncio.wait_for(workers.prepare(page_capture(body), parse=True), 20)
         assert first.links == {}  # lost with the worker, as the warning says
         assert "a worker process ended while preparing http://h/a" in caplog.text
@@ -287,18 +288,21 @@ async def test_a_worker_whose_answer_cannot_be_read_holds_no_capture(monkeypatch
     assert worker.process.returncode is not None
 
 
-async def test_captures_arriving_while_a_worker_starts_all_go_to_it() -> None:
+async def test_captures_arriving_while_a_worker_starts_are_prepared_here_none_waiting() -> None:
     async def links_after(delay: float) -> list[str]:
         await asyncio.sleep(delay)
         return await prepared_links(workers, b'<a href="/b">b</a>')
 
     async with CaptureWorkers(processes=1, start_after=0) as workers:
-        # Starting a process takes milliseconds: these arrive all along.
+        # Starting a process takes a tenth of a second or more: these arrive meanwhile, and none
+        # waits for it (it held every fetch of a crawl for as long).
         links = await asyncio.gather(*(links_after(n / 1000) for n in range(20)))
+        assert workers.done_in_workers == 0 and workers._starting is not None
+        await workers._starting
         links += [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(5)]
         assert len(workers._workers) == 1
     assert all(found == ["http://h/b"] for found in links)
-    assert workers.done_in_workers == 25
+    assert workers.done_in_workers == 5
 
 
 async def test_captures_are_prepared_here_until_the_worker_is_ready() -> None:
@@ -344,6 +348,7 @@ async def test_no_worker_starts_for_a_crawl_with_little_left_to_do() -> None:
 async def test_a_worker_that_ends_before_it_is_ready_leaves_the_work_here(monkeypatch, caplog) -> None:
     monkeypatch.setattr(workers_module, "WORKER_CODE", "import sys; sys.exit(3)")
     async with CaptureWorkers(processes=1, start_after=0) as workers:
+        await workers.ready()  # fails: nothing waits for it, the work stays here
         links = [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
     assert all(found == ["http://h/b"] for found in links)
     assert workers.done_in_workers == 0
@@ -356,6 +361,7 @@ async def test_any_failure_to_start_a_worker_leaves_the_work_here(monkeypatch, c
 
     monkeypatch.setattr(workers_module._Worker, "start", refuse)
     async with CaptureWorkers(processes=1, start_after=0) as workers:
+        await workers.ready()  # fails: nothing waits for it, the work stays here
         links = [await prepared_links(workers, b'<a href="/b">b</a>') for _ in range(3)]
     assert all(found == ["http://h/b"] for found in links)
     assert "cannot start a worker process (unexpected keyword)" in caplog.text

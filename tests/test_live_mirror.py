@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from conftest import Site, manifest_rows
+from conftest import Site, StartedWorkers, manifest_rows
 from demo_site import png
 
 from archiver import CrawlConfig, crawl
@@ -188,7 +188,7 @@ async def test_files_a_worker_process_encoded_are_copied_whole_to_the_mirror(
     made: list[CaptureWorkers] = []
 
     def workers(processes: int | None, **options: Any) -> CaptureWorkers:
-        made.append(CaptureWorkers(processes=1, start_after=0, **options))
+        made.append(StartedWorkers(processes=1, start_after=0, **options))
         return made[-1]
 
     monkeypatch.setattr(run, "CaptureWorkers", workers)
@@ -214,7 +214,7 @@ def _behind_at_once(monkeypatch: Any) -> None:
     """Crawls prepare captures in a worker process from the first, and judge it behind at once."""
 
     def workers(processes: int | None, **options: Any) -> CaptureWorkers:
-        return CaptureWorkers(processes=1, start_after=0, **options)
+        return StartedWorkers(processes=1, start_after=0, **options)
 
     monkeypatch.setattr(run, "CaptureWorkers", workers)
     monkeypatch.setattr(mirror_choice, "BEHIND_AFTER", 0)

@@ -10,8 +10,8 @@ itself, CaptureWorkers hands the next ones to worker processes: a worker parses 
 page and returns its links together with its mirror draft and its request and
 response records as gzip members, so the writer only appends bytes. A worker reads the mirror's local paths
 from the manifest, with a read-only connection of its own. The first worker
-starts half way there and says when it has imported what it needs, so no
-capture waits for it. Small crawls (and most
+starts half way there and says when it has imported what it needs; until then
+captures are still prepared here, so none waits for it. Small crawls (and most
 tests) never start a worker; their records are encoded by the writer.
 
 A worker is a fresh interpreter running preparing.serve() (it never imports the
@@ -216,7 +216,7 @@ class CaptureWorkers:
         The body is read and left at its start. Cancelled, the worker's answer is dropped.
         """
         self._done += 1
-        worker = await self._worker() if capture.body_length <= TO_WORKER_BYTES else None
+        worker = self._worker() if capture.body_length <= TO_WORKER_BYTES else None
         if self.judge is not None:
             self._judge(len(worker.waiting) if worker is not None else None)
         drafts = self._drafting is not None and mime_type(capture.content_type) in PARSED_TYPES
@@ -297,7 +297,17 @@ class CaptureWorkers:
             parsed, drafted = work()
         return Prepared.of(parsed, None, drafted)
 
-    async def _worker(self) -> _Worker | None:
+    async def ready(self) -> None:
+        """Start a worker now, if none runs, and return once it takes work (prepare() itself never
+        waits for one: until one is ready, captures are prepared here)."""
+        self._workers = [worker for worker in self._workers if worker.alive]
+        if self._workers or self.processes <= 0:
+            return
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.create_task(self._start_worker())
+        await asyncio.shield(self._starting)
+
+    def _worker(self) -> _Worker | None:
         # The first worker starts half way to FIRST_HERE, so it is ready when work goes to it.
         here = min(self.start_after, FIRST_HERE)
         if self.processes <= 0 or self._done <= here // 2:
@@ -307,14 +317,11 @@ class CaptureWorkers:
             # CPU): a crawl that has little left to do finishes sooner without one.
             return None
         self._workers = [worker for worker in self._workers if worker.alive]
-        if len(self._workers) < self.processes:
-            if self._starting is None or self._starting.done():
-                self._starting = asyncio.create_task(self._start_worker())
-            if self._done <= here:
-                return None
-            if not self._workers:
-                await asyncio.shield(self._starting)  # the first one: wait for it
-        if not self._workers:
+        if len(self._workers) < self.processes and (self._starting is None or self._starting.done()):
+            self._starting = asyncio.create_task(self._start_worker())
+        if self._done <= here or not self._workers:
+            # Until the first worker has started (an interpreter's start and imports: half a second
+            # on a busy machine), captures are prepared here: waiting for it held every fetch.
             return None
         return min(self._workers, key=lambda worker: len(worker.waiting))
 
