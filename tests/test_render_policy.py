@@ -53,6 +53,14 @@ SCRIPT = "<script src='/app.js'></script>"
             Inspection(True, "framework marker data-reactroot"),
         ),
         (
+            f"<body><div data-theme='dark' data-v-app>{TEXT}</div>{SCRIPT}</body>",
+            Inspection(True, "framework marker data-v-app"),
+        ),
+        (
+            f"<body><div data-theme='dark'>{TEXT} ng-version __NEXT_DATA__</div>{SCRIPT}</body>",
+            Inspection(True, None),  # the names in text, not as markers
+        ),
+        (
             f"<body><app ng-version='17'>{TEXT}</app>{SCRIPT}</body>",
             Inspection(True, "framework marker ng-version"),
         ),

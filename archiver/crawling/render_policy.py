@@ -61,6 +61,8 @@ APP_ROOT_IDS = frozenset(
 APP_ROOT_TAGS = frozenset({"app-root"})
 MARKER_ATTRIBUTES = ("data-reactroot", "ng-version", "ng-app", "data-v-app", "data-server-rendered")
 MARKER_IDS = ("__NEXT_DATA__", "__nuxt", "___gatsby", "__NUXT_DATA__")
+_MARKER_BEGINNINGS = frozenset(name.encode()[: name.index("-") + 1] for name in MARKER_ATTRIBUTES)
+"""What the marker attributes begin with: ``data-`` and ``ng-``."""
 _INVISIBLE = frozenset({"script", "style", "noscript", "template", "title", "head"})
 
 
@@ -104,16 +106,23 @@ def _empty(element: lxml.html.HtmlElement) -> bool:
 def _marker(root: lxml.html.HtmlElement, raw: bytes) -> str | None:
     """A framework's marker in the page, looked for in the tree only when its bytes hold it.
 
-    Each look in the tree costs a walk of the whole page; a search of the bytes for a
-    prefix the markers share costs a few microseconds, and most pages have none.
+    Each look in the tree costs a walk of the whole page. In the bytes, the markers are looked
+    for by the beginnings they share (``__``, ``data-``, ``ng-``), each name only once its
+    beginning is there: most pages have none of them, and three searches of the bytes cost a
+    third of one for each name.
     """
     if b"__" in raw:
         for identifier in MARKER_IDS:
             if identifier.encode() in raw and root.get_element_by_id(identifier, None) is not None:
                 return f'framework marker id="{identifier}"'
+    beginnings = {beginning: beginning in raw for beginning in _MARKER_BEGINNINGS}
     for attribute in MARKER_ATTRIBUTES:
-        prefix = attribute.encode()[:3]
-        if prefix in raw and attribute.encode() in raw and root.find(f".//*[@{attribute}]") is not None:
+        name = attribute.encode()
+        if (
+            beginnings[name[: name.index(b"-") + 1]]
+            and name in raw
+            and root.find(f".//*[@{attribute}]") is not None
+        ):
             return f"framework marker {attribute}"
     return None
 
