@@ -8,19 +8,20 @@ it. Elsewhere than glibc, these do nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 from typing import Any
 
 
 @functools.cache
 def _libc() -> Any:
-    name = ctypes.util.find_library("c")
+    """The C library this process runs on, if it is glibc: the symbols the process has loaded
+    (``CDLL(None)``), not found by name, which ctypes.util does by running ldconfig, a process
+    of its own at every start."""
     try:
-        libc = ctypes.CDLL(name) if name else None
+        libc = ctypes.CDLL(None)
     except OSError:
         return None
-    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
+    return libc if hasattr(libc, "malloc_trim") and hasattr(libc, "mallopt") else None
 
 
 def release_free_memory() -> None:
