@@ -18,6 +18,7 @@ b'\\x1b$BF|%"\\x1b(Bx\\x1b(J\\\\\\x1b(B'
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
 from typing import Any
 
@@ -69,6 +70,10 @@ class _Decoder(codecs.IncrementalDecoder):
             if pending:
                 byte, start = pending.pop(), at
             else:
+                ran = self._run(data, at, out)
+                if ran:
+                    at = ran
+                    continue
                 byte, start = data[at], at
                 at += 1
             character = self._step(byte, pending)
@@ -89,6 +94,34 @@ class _Decoder(codecs.IncrementalDecoder):
                     out.append(str(character))
             self.reset()
         return "".join(out)
+
+    def _run(self, data: bytes, at: int, out: list[str]) -> int:
+        """Read at once the run of plain bytes from ``at`` that the state reads one way (ASCII or
+        Roman characters, or pairs of JIS X 0208, all of them in its index) onto ``out``, as _step()
+        would read them one by one; returns where the run ends, or 0 for none. A page is mostly such
+        runs: read a byte at a time, a 100 KB page took 0.1 to 0.15 s."""
+        state = self.state
+        if state in (ASCII, ROMAN):
+            found = _SINGLE_RUN.match(data, at)
+            if found is None:
+                return 0
+            text = found.group().decode("ascii")
+            out.append(text.translate(_ROMAN) if state == ROMAN else text)
+        elif state == LEAD:
+            found = _PAIR_RUN.match(data, at)
+            if found is None:
+                return 0
+            run = found.group().translate(_TO_EUC)
+            index = euc_jp.jis0208()[0]
+            characters = [index.get(run[pair : pair + 2]) for pair in range(0, len(run), 2)]
+            if None in characters:
+                return 0  # one not in the index: read a byte at a time, its error where it is
+            out.append("".join(characters))  # type: ignore[arg-type]
+            self.lead = data[found.end() - 2]
+        else:
+            return 0
+        self.output = False
+        return found.end()
 
     def _error(self, data: bytes, start: int, end: int) -> str:
         """The error handler's text for bytes ``start``-``end`` of ``data`` (as near as they are in
@@ -152,6 +185,14 @@ class _Decoder(codecs.IncrementalDecoder):
 
 
 _ERROR = object()
+_SINGLE_RUN = re.compile(rb"[\x00-\x0d\x10-\x1a\x1c-\x7f]+")
+"""Bytes the ASCII and Roman states read as one character each (not ESC, SO or SI)."""
+_ROMAN = {0x5C: "\u00a5", 0x7E: "\u203e"}
+"""What JIS X 0201 Roman reads otherwise than ASCII."""
+_PAIR_RUN = re.compile(rb"(?:[\x21-\x7e][\x21-\x7e])+")
+"""Pairs of bytes the lead state reads as JIS X 0208 characters."""
+_TO_EUC = bytes((byte + 0x80) & 0xFF for byte in range(256))
+"""A JIS X 0208 pair as EUC-JP writes it: the keys of euc_jp's index."""
 
 _KATAKANA = {chr(code): unicodedata.normalize("NFKC", chr(code)) for code in range(0xFF61, 0xFFA0)}
 _KATAKANA.update({"\uff9e": "\u309b", "\uff9f": "\u309c"})
