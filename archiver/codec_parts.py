@@ -101,3 +101,14 @@ def stateless_codec(name: str, decoded: Decoded, encoded: Encoded) -> codecs.Cod
         incrementalencoder=IncrementalEncoder,
         incrementaldecoder=IncrementalDecoder,
     )
+
+
+def shift_jis_sequence(pointer: int) -> bytes:
+    """The two bytes Shift_JIS writes for ``pointer`` of index jis0208 (the standard's "index
+    Shift_JIS pointer" read backwards): EUC-JP's characters are read through cp932 with it.
+
+    >>> shift_jis_sequence(0), shift_jis_sequence(7807)
+    (b'\\x81@', b'\\xea\\xa4')
+    """
+    row, column = divmod(pointer, 188)
+    return bytes([row + (0x81 if row < 0x1F else 0xC1), column + (0x40 if column < 0x3F else 0x41)])

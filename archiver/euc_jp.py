@@ -18,18 +18,15 @@ from __future__ import annotations
 import codecs
 import functools
 
-from archiver.codec_parts import sequences_decoded, stateless_codec, table_encoded
+from archiver.codec_parts import sequences_decoded, shift_jis_sequence, stateless_codec, table_encoded
 
 NAME = "web-euc-jp"
 
 
 def _pointer_character(pointer: int) -> str | None:
     """The character of index jis0208 at ``pointer`` (below 8836), read through Shift_JIS."""
-    row, column = divmod(pointer, 188)
-    lead = row + (0x81 if row < 0x1F else 0xC1)
-    trail = column + (0x40 if column < 0x3F else 0x41)
     try:
-        return bytes([lead, trail]).decode("cp932")
+        return shift_jis_sequence(pointer).decode("cp932")
     except UnicodeDecodeError:
         return None
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from archiver import big5, euc_jp, iso_2022_jp
-from archiver.codec_parts import stateless_codec, table_encoded, undecoded, unencoded
+from archiver.codec_parts import shift_jis_sequence, stateless_codec, table_encoded, undecoded, unencoded
 
 _WEB_TABLES = {
     "windows-1255": ("cp1255", {0xCA: "\u05ba"}),
@@ -186,9 +186,7 @@ def _shift_jis_written() -> dict[str, bytes]:
     for pointer in range(SHIFT_JIS_POINTERS):
         if pointer in SHIFT_JIS_UNWRITTEN or pointer in SHIFT_JIS_PRIVATE:
             continue
-        row, column = divmod(pointer, 188)
-        lead = row + (0x81 if row < 0x1F else 0xC1)
-        sequence = bytes([lead, column + (0x40 if column < 0x3F else 0x41)])
+        sequence = shift_jis_sequence(pointer)
         try:
             written.setdefault(sequence.decode("cp932"), sequence)
         except UnicodeDecodeError:
