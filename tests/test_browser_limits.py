@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from conftest import manifest_rows
 from script_site import png, wide_font
 from test_browser import CHROMIUM, CHROMIUM_ARGS, Recorder, async_playwright
-from test_browser_capture import BrowserWatch
+from test_browser_capture import BrowserWatch, _children
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling import browser as browser_module
 from archiver.crawling import browser_pool as pool_module
 from archiver.crawling import renderer as renderer_module
 from archiver.crawling.stored_answers import Answer
+from archiver.mirror import live as mirror_live
 from archiver.store.rows import ManifestRow
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.dom import DOM_PREFIX
@@ -189,6 +193,35 @@ async def test_launching_the_browser_is_not_the_pages_time(site, run_crawl, monk
     row = manifest_rows(result.snapshot.root)[site.url("/")]
     assert row.render_error is None
     assert "the first page, rendered" in doms(result.snapshot.root)[site.url("/")]
+
+
+async def test_the_browser_shuts_down_while_the_mirror_is_finished(site, run_crawl, monkeypatch):
+    """The browser and Playwright's driver take a second or two to shut down, mostly waiting: the
+    crawl finishes its mirror meanwhile, and returns once both are done."""
+    events: list[str] = []
+    close, finish = pool_module.BrowserPool.close, mirror_live.LiveMirror.finish
+
+    async def closing(pool: pool_module.BrowserPool) -> None:
+        events.append("browser closing")
+        await close(pool)
+        events.append("browser closed")
+
+    def finishing(mirror: mirror_live.LiveMirror, *args: Any, **kwargs: Any) -> Any:
+        events.append("mirror finishing")
+        return finish(mirror, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module.BrowserPool, "close", closing)
+    monkeypatch.setattr(mirror_live.LiveMirror, "finish", finishing)
+    site.page("/", body=FETCHING_PAGE.format(name="first"))
+    site.file("/data/first.json", '{"text": "the first page, rendered"}', "application/json")
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    assert "the first page, rendered" in doms(result.snapshot.root)[site.url("/")]
+    assert events == ["browser closing", "mirror finishing", "browser closed"]
+    drivers = [
+        pid for pid in _children(os.getpid()) if b"run-driver" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    assert drivers == []
 
 
 async def test_a_page_whose_script_navigates_away_is_rendered_without_waiting_out_its_limit(site, run_crawl):

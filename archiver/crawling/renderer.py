@@ -353,22 +353,38 @@ async def open_renderer(
     user_agent: str,
     max_redirects: int,
     cookies: SiteCookieJar | None = None,
+    ending: contextlib.AsyncExitStack | None = None,
 ) -> AsyncIterator[Renderer]:
-    """A Renderer over a browser pool and the snapshot's stored answers; closes both on the way out.
+    """A Renderer over a browser pool and the snapshot's stored answers; closes both on the way out,
+    or, given ``ending``, begins to and leaves ``ending`` to wait for it: the browser and
+    Playwright's driver take a second or two to shut down, mostly waiting for each other, which
+    the crawl spends finishing its mirror meanwhile.
 
     The browser starts with the first render, so a crawl that renders nothing never launches it.
     """
     answers = StoredAnswers(snapshot)
+    pool = BrowserPool(chromium, tabs, user_agent)
     try:
-        async with BrowserPool(chromium, tabs, user_agent) as pool:
-            yield Renderer(
-                RenderPolicy(mode),
-                pool,
-                answers,
-                stats,
-                timeout=timeout,
-                max_redirects=max_redirects,
-                cookies=cookies,
-            )
+        yield Renderer(
+            RenderPolicy(mode),
+            pool,
+            answers,
+            stats,
+            timeout=timeout,
+            max_redirects=max_redirects,
+            cookies=cookies,
+        )
+    finally:
+        closing = asyncio.ensure_future(_closed(pool, answers))
+        if ending is None:
+            await closing
+        else:  # shielded: a stop asked while it is waited for does not cut the close short
+            ending.push_async_callback(asyncio.shield, closing)
+
+
+async def _closed(pool: BrowserPool, answers: StoredAnswers) -> None:
+    """Close the browser, then the answers its last requests were read from."""
+    try:
+        await pool.close()
     finally:
         answers.close()

@@ -141,6 +141,25 @@ async def run_crawl(
     backend: Backend,
 ) -> CrawlResult:
     """crawl() once the snapshot (or a node's part of it) is locked."""
+    # What shuts down while the crawl finishes its mirror (the browser) is waited for last.
+    async with contextlib.AsyncExitStack() as ending:
+        return await _run_crawl(
+            config, seeds, chromium, snapshot, resume, progress, stop, write_mirror, backend, ending
+        )
+
+
+async def _run_crawl(
+    config: CrawlConfig,
+    seeds: list[str],
+    chromium: str | None,
+    snapshot: Snapshot,
+    resume: bool,
+    progress: ProgressCallback | None,
+    stop: asyncio.Future[str] | None,
+    write_mirror: bool,
+    backend: Backend,
+    ending: contextlib.AsyncExitStack,
+) -> CrawlResult:
     result = CrawlResult(snapshot, CrawlStats())
     if resume:
         resuming.check_manifest_kept(snapshot, config.warc_prefix)
@@ -184,7 +203,7 @@ async def run_crawl(
                 backlog=frontier.pending,
                 judge=(DraftingJudge(_behind(config)), writer.defer_mirror) if drafting else None,
             ) as workers,
-            _renderer(config, chromium, snapshot, result.stats, fetcher) as renderer,
+            _renderer(config, chromium, snapshot, result.stats, fetcher, ending) as renderer,
             SnapshotEncodings(snapshot) as read_back,
         ):
             # robots.txt and sitemaps are fetched outside the frontier, and kept.
@@ -308,10 +327,15 @@ def _settings(config: CrawlConfig) -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def _renderer(
-    config: CrawlConfig, chromium: str | None, snapshot: Snapshot, stats: CrawlStats, fetcher: Fetcher
+    config: CrawlConfig,
+    chromium: str | None,
+    snapshot: Snapshot,
+    stats: CrawlStats,
+    fetcher: Fetcher,
+    ending: contextlib.AsyncExitStack,
 ) -> AsyncIterator[Renderer | None]:
     """The render stage of a crawl with --browser auto or always (the cookies its pages' browser
-    sends go to ``fetcher``'s jar); None with never."""
+    sends go to ``fetcher``'s jar); None with never. Its browser's shutdown is left to ``ending``."""
     if chromium is None:
         yield None
         return
@@ -325,6 +349,7 @@ async def _renderer(
         user_agent=config.user_agent,
         max_redirects=config.max_redirects,
         cookies=fetcher.cookies,
+        ending=ending,
     ) as renderer:
         yield renderer
 
