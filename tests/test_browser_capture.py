@@ -716,6 +716,13 @@ async def test_pywb_replays_the_live_page_with_its_scripts(site, run_crawl, tmp_
             await page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
             await page.wait_for_load_state("networkidle")
             assert await page.text_content("h1") == "Built by a script"
+            # Lazy images start once scrolled to: on a busy machine, after the network went idle.
+            with contextlib.suppress(Exception):
+                await page.wait_for_function(
+                    f"() => document.images.length === {ITEMS}"
+                    " && [...document.images].every(image => image.complete)",
+                    timeout=30_000,
+                )
             assert await page.eval_on_selector_all("img", LOADED_IMAGES) == [True] * ITEMS
             await chromium.close()
         # Only what the crawl refused by design is missing: the excluded pixel, the POST, the WebSocket,
