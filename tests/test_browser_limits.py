@@ -203,6 +203,7 @@ async def test_the_browser_shuts_down_while_the_mirror_is_finished(site, run_cra
 
     async def closing(pool: pool_module.BrowserPool) -> None:
         events.append("browser closing")
+        await asyncio.sleep(1)  # a close waiting on Chromium (its own takes 0.1 to 1 s)
         await close(pool)
         events.append("browser closed")
 

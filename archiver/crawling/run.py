@@ -141,25 +141,6 @@ async def run_crawl(
     backend: Backend,
 ) -> CrawlResult:
     """crawl() once the snapshot (or a node's part of it) is locked."""
-    # What shuts down while the crawl finishes its mirror (the browser) is waited for last.
-    async with contextlib.AsyncExitStack() as ending:
-        return await _run_crawl(
-            config, seeds, chromium, snapshot, resume, progress, stop, write_mirror, backend, ending
-        )
-
-
-async def _run_crawl(
-    config: CrawlConfig,
-    seeds: list[str],
-    chromium: str | None,
-    snapshot: Snapshot,
-    resume: bool,
-    progress: ProgressCallback | None,
-    stop: asyncio.Future[str] | None,
-    write_mirror: bool,
-    backend: Backend,
-    ending: contextlib.AsyncExitStack,
-) -> CrawlResult:
     result = CrawlResult(snapshot, CrawlStats())
     if resume:
         resuming.check_manifest_kept(snapshot, config.warc_prefix)
@@ -167,7 +148,9 @@ async def _run_crawl(
         resuming.check_records_in_place(snapshot)
     # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
     record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
-    with crawl_log(snapshot, config.log_format):
+    # What shuts down while the crawl finishes its mirror (the browser) is waited for last.
+    async with contextlib.AsyncExitStack() as ending:
+        ending.enter_context(crawl_log(snapshot, config.log_format))
         # A resumed crawl's manifest must be one (a crawl killed as it began may have left none).
         manifest = Manifest.open(
             snapshot.manifest_path, existing=resume and Manifest.begun(snapshot.manifest_path)
