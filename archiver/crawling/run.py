@@ -126,7 +126,11 @@ async def crawl(
         else:
             snapshot.create()
         backend = local_backend()
-        return await run_crawl(config, seeds, chromium, snapshot, resume, progress, stop, mirror, backend)
+        # What shuts down while the crawl finishes its mirror (the browser) is waited for last.
+        async with contextlib.AsyncExitStack() as ending:
+            return await run_crawl(
+                config, seeds, chromium, snapshot, resume, progress, stop, mirror, backend, ending
+            )
 
 
 async def run_crawl(
@@ -139,8 +143,10 @@ async def run_crawl(
     stop: asyncio.Future[str] | None,
     write_mirror: bool,
     backend: Backend,
+    ending: contextlib.AsyncExitStack | None = None,
 ) -> CrawlResult:
-    """crawl() once the snapshot (or a node's part of it) is locked."""
+    """crawl() once the snapshot (or a node's part of it) is locked. What may shut down while the
+    crawl finishes its mirror (its browser) is left to ``ending`` if given."""
     result = CrawlResult(snapshot, CrawlStats())
     if resume:
         resuming.check_manifest_kept(snapshot, config.warc_prefix)
@@ -148,9 +154,7 @@ async def run_crawl(
         resuming.check_records_in_place(snapshot)
     # crawl.json first: a crawl killed before it is written left nothing to resume (see check_new).
     record = CrawlRecord.start(snapshot, _settings(config), resume=resume)
-    # What shuts down while the crawl finishes its mirror (the browser) is waited for last.
-    async with contextlib.AsyncExitStack() as ending:
-        ending.enter_context(crawl_log(snapshot, config.log_format))
+    with crawl_log(snapshot, config.log_format):
         # A resumed crawl's manifest must be one (a crawl killed as it began may have left none).
         manifest = Manifest.open(
             snapshot.manifest_path, existing=resume and Manifest.begun(snapshot.manifest_path)
@@ -315,10 +319,11 @@ async def _renderer(
     snapshot: Snapshot,
     stats: CrawlStats,
     fetcher: Fetcher,
-    ending: contextlib.AsyncExitStack,
+    ending: contextlib.AsyncExitStack | None,
 ) -> AsyncIterator[Renderer | None]:
     """The render stage of a crawl with --browser auto or always (the cookies its pages' browser
-    sends go to ``fetcher``'s jar); None with never. Its browser's shutdown is left to ``ending``."""
+    sends go to ``fetcher``'s jar); None with never. Its browser's shutdown is left to ``ending``
+    if given."""
     if chromium is None:
         yield None
         return
