@@ -6,12 +6,17 @@ import asyncio
 import dataclasses
 import gzip
 import json
+import logging
 import os
 import random
+import re
 import resource
 import signal
+import struct
 import subprocess
 import sys
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -519,6 +524,63 @@ async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, ru
     assert not [url for url in rows if "%EF%BF%BD" in url]
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+def edit_in_place(warc: Path, offset: int, length: int, edit: Callable[[bytes], bytes]) -> None:
+    """Replace the gzip member at ``offset`` of ``warc`` by ``edit`` of its inflated bytes,
+    compressed again and padded (a gzip comment) to its ``length``: the records after it stay
+    where their rows say, and only its digests tell."""
+    data = warc.read_bytes()
+    inflated = edit(gzip.decompress(data[offset : offset + length]))
+    body = min((_deflated(inflated, strategy) for strategy in range(5)), key=len)
+    trailer = struct.pack("<II", zlib.crc32(inflated), len(inflated) & 0xFFFFFFFF)
+    padding = length - 10 - len(body) - len(trailer) - 1
+    assert padding >= 0
+    header = b"\x1f\x8b\x08\x10" + bytes(6) + b" " * padding + b"\x00"  # FCOMMENT
+    warc.write_bytes(data[:offset] + header + body + trailer + data[offset + length :])
+
+
+def _deflated(data: bytes, strategy: int) -> bytes:
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9, strategy)
+    return deflate.compress(data) + deflate.flush()
+
+
+async def test_a_resumed_crawl_and_verify_say_when_a_referrers_encoding_cannot_be_read_back(
+    site, run_crawl, caplog
+):
+    # The page's record was damaged since its crawl: the encoding it was read in is not known.
+    # The resumed crawl says so once (not once a stylesheet), verify names each stylesheet
+    # whose links it cannot check, and neither reads them silently as UTF-8.
+    page = b'<link rel=stylesheet href="l.css"><link rel=stylesheet href="m.css"><p>caf\xe9</p>'
+    site.file("/", page, "text/html; charset=windows-1252")
+    site.file("/l.css", b"a{background:url(caf\xe9.png)}", "text/css")
+    site.file("/m.css", b"b{background:url(caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_pages=1)).snapshot.root
+    seed = manifest_rows(root)[site.url("/")]
+    assert seed.warc_file is not None and seed.warc_offset is not None and seed.warc_length is not None
+    edit_in_place(
+        root / "warc" / seed.warc_file,
+        seed.warc_offset,
+        seed.warc_length,
+        # Another letter in the page; its Server header blanked, so it compresses no longer.
+        lambda record: re.sub(rb"Server: [^\r]*", lambda m: b" " * len(m[0]), record).replace(
+            b"\xe9<", b"\xe8<"
+        ),
+    )
+    with caplog.at_level(logging.WARNING, logger="archiver"):
+        await run_crawl(site.url("/"), output=root, resume=True, max_pages=10)
+    unknown = [r.getMessage() for r in caplog.records if "cannot be read back" in r.getMessage()]
+    assert len(unknown) == 1, unknown
+    assert unknown[0].startswith(f"the encoding the crawl read {site.url('/')} in cannot be read back: ")
+    report = verify_snapshot(root)
+    assert report.counts["digest_mismatch"] == 1
+    assert {problem.where for problem in report.examples["unknown_encoding"]} == {
+        site.url("/l.css"),
+        site.url("/m.css"),
+    }
+    assert "unrecorded_link" not in report.counts
 
 
 async def test_a_resumed_crawl_asks_for_each_url_as_the_crawl_that_met_it_would_have(
