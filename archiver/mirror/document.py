@@ -103,6 +103,12 @@ class MirrorStats:
     def files(self) -> int:
         return self.pages + self.stylesheets + self.other
 
+    @property
+    def unfaithful(self) -> bool:
+        """True if some capture has no file, or a file kept from before that its record can no
+        longer vouch for: a script must see it (archiver mirror and a crawl's last pass exit 1)."""
+        return bool(self.errors or self.kept)
+
     def summary(self) -> str:
         """One line for the terminal."""
         rewritten = f", {self.rewritten} pages written again at the end" if self.rewritten else ""
