@@ -12,18 +12,15 @@ import random
 import re
 import resource
 import signal
-import struct
 import subprocess
 import sys
-import zlib
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from subprocesses import track
-from test_verify_tamper import files, gunzip_the_warcs, members
+from test_verify_tamper import edit_in_place, files, gunzip_the_warcs, members
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.frontier import QueueItem, request_facts, requeued
@@ -524,25 +521,6 @@ async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, ru
     assert not [url for url in rows if "%EF%BF%BD" in url]
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
-
-
-def edit_in_place(warc: Path, offset: int, length: int, edit: Callable[[bytes], bytes]) -> None:
-    """Replace the gzip member at ``offset`` of ``warc`` by ``edit`` of its inflated bytes,
-    compressed again and padded (a gzip comment) to its ``length``: the records after it stay
-    where their rows say, and only its digests tell."""
-    data = warc.read_bytes()
-    inflated = edit(gzip.decompress(data[offset : offset + length]))
-    body = min((_deflated(inflated, strategy) for strategy in range(5)), key=len)
-    trailer = struct.pack("<II", zlib.crc32(inflated), len(inflated) & 0xFFFFFFFF)
-    padding = length - 10 - len(body) - len(trailer) - 1
-    assert padding >= 0
-    header = b"\x1f\x8b\x08\x10" + bytes(6) + b" " * padding + b"\x00"  # FCOMMENT
-    warc.write_bytes(data[:offset] + header + body + trailer + data[offset + length :])
-
-
-def _deflated(data: bytes, strategy: int) -> bytes:
-    deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9, strategy)
-    return deflate.compress(data) + deflate.flush()
 
 
 async def test_a_resumed_crawl_and_verify_say_when_a_referrers_encoding_cannot_be_read_back(

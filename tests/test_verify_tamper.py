@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sqlite3
+import struct
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -142,6 +143,25 @@ def replace_record(root: Path, path: str, edit: Callable[[bytes], bytes]) -> str
     member = gzip.compress(edit(gzip.decompress(data[start:end])), mtime=0)
     warc.write_bytes(data[:start] + member + data[end:])
     return f"{row.warc_file}@{start}"
+
+
+def edit_in_place(warc: Path, offset: int, length: int, edit: Callable[[bytes], bytes]) -> None:
+    """Replace the gzip member at ``offset`` of ``warc`` by ``edit`` of its inflated bytes,
+    compressed again and padded (a gzip comment) to its ``length``: the records after it stay
+    where their rows say, and only its digests tell."""
+    data = warc.read_bytes()
+    inflated = edit(gzip.decompress(data[offset : offset + length]))
+    body = min((_deflated(inflated, strategy) for strategy in range(5)), key=len)
+    trailer = struct.pack("<II", zlib.crc32(inflated), len(inflated) & 0xFFFFFFFF)
+    padding = length - 10 - len(body) - len(trailer) - 1
+    assert padding >= 0
+    header = b"\x1f\x8b\x08\x10" + bytes(6) + b" " * padding + b"\x00"  # FCOMMENT
+    warc.write_bytes(data[:offset] + header + body + trailer + data[offset + length :])
+
+
+def _deflated(data: bytes, strategy: int) -> bytes:
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9, strategy)
+    return deflate.compress(data) + deflate.flush()
 
 
 def flip_gzip_flags(root: Path) -> str:
