@@ -309,13 +309,29 @@ def _self_declared(
 ) -> str:
     """A document's byte-order mark, else its header's charset, else the one its first bytes
     name (``declaration``'s group), else ``fallback``, else UTF-8: the order for XML and for CSS."""
+    return _own_encoding(body, header_charset, declaration) or fallback or "utf-8"
+
+
+def stylesheet_names_its_encoding(body: bytes, header_charset: str | None) -> bool:
+    """True if a stylesheet says what it is written in (a byte-order mark, its header's charset,
+    an @charset rule): the encoding of the document that refers to it does not matter.
+
+    >>> stylesheet_names_its_encoding(b'@charset "shift_jis"; a{}', None)
+    True
+    >>> stylesheet_names_its_encoding(b"a{}", None), stylesheet_names_its_encoding(b"a{}", "cp1252")
+    (False, True)
+    """
+    return _own_encoding(body, header_charset, _CSS_CHARSET) is not None
+
+
+def _own_encoding(body: bytes, header_charset: str | None, declaration: re.Pattern[bytes]) -> str | None:
+    """A document's byte-order mark, else its header's charset, else the one its first bytes
+    name (``declaration``'s group); None if none of them says one."""
     declared = declaration.match(body)
     return (
         sniff_bom(body)
         or web_codec(header_charset)
         or (_declared(declared.group(1).decode("ascii")) if declared else None)
-        or fallback
-        or "utf-8"
     )
 
 

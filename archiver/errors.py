@@ -4,7 +4,8 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── BadURL (ValueError)         a URL that cannot be fetched (bad syntax, scheme, host)
 ├── ConfigError                 options that conflict or make no sense
 ├── SnapshotError               the output folder cannot be used as a snapshot
-│   └── SnapshotLocked          another process is writing the snapshot
+│   ├── SnapshotLocked          another process is writing the snapshot
+│   └── UnknownEncoding         the encoding the crawl read a document in cannot be read back
 ├── UnsafePathError (ValueError) a path that would leave its folder or pass a symbolic link
 ├── FetchError                  a fetch that got no response (network, timeout, protocol)
 ├── WriteError                  the writer could not store a record (disk full...)
@@ -72,6 +73,17 @@ class SnapshotError(ArchiverError):
 
 class SnapshotLocked(SnapshotError):
     """Another process holds the snapshot's lock: it is writing there."""
+
+
+class UnknownEncoding(SnapshotError):
+    """The encoding the crawl read a document of the snapshot in cannot be read back (its record
+    is damaged or gone): a stylesheet it refers to that names no encoding of its own cannot be
+    read as the crawl read it, and is not read in another."""
+
+    def __init__(self, url: str, why: str) -> None:
+        self.url = url
+        self.why = why
+        super().__init__(f"the encoding the crawl read {url} in cannot be read back: {why}")
 
 
 class UnsafePathError(ArchiverError, ValueError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import sqlite3
 import zipfile
@@ -24,6 +25,7 @@ from archiver import cli
 from archiver.mirror.build import build_mirror
 from archiver.urls import earlier_form, is_earlier_form, normalize_url
 from archiver.verify.verifier import verify_snapshot
+from archiver.warc.cdxj import marked_keyed
 
 EARLIER = Path(__file__).parent / "data" / "escaped-later"
 PORT = 8173
@@ -121,3 +123,39 @@ async def test_an_index_an_earlier_version_keyed_is_keyed_again_by_archiver_mirr
     assert "; 2 index lines keyed again as pywb looks them up" in capsys.readouterr().out
     assert index.read_text().splitlines() == lines
     assert verify_snapshot(root).ok
+
+
+async def test_archiver_mirror_reads_no_line_of_an_index_this_version_keyed(site, run_crawl, capsys):
+    """The crawl's index is marked keyed as this version keys it: archiver mirror does not read
+    its lines to look for an earlier version's (a pass over every line, seconds for 100,000),
+    until the file changes: then it reads it once, keys what is keyed otherwise, and marks it."""
+    site.page("/", links=["/dir/"])
+    site.page("/dir/")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    index = root / "indexes" / "index.cdxj"
+    assert marked_keyed(index)
+    current = index.read_text()
+    line = next(line for line in current.splitlines() if '"url": "' + site.url("/dir/") in line)
+    old_key = earlier_surt(site.url("/dir/"))
+    otherwise = current.replace(line, f"{old_key} {line.split(' ', 1)[1]}")
+    assert otherwise != current
+
+    # The same size (a space less in its JSON), time and inode as the file marked: the mark
+    # vouches for it, no line is read.
+    excess = len(otherwise) - len(current)
+    padded = current.replace(line, f"{old_key} {line.split(' ', 1)[1].replace(', ', ',', excess)}")
+    assert len(padded) == len(current) and padded != current
+    standing = index.stat()
+    with open(index, "r+") as same_file:
+        same_file.write(padded)
+    os.utime(index, ns=(standing.st_atime_ns, standing.st_mtime_ns))
+    assert cli.main(["mirror", str(root)]) == 0
+    assert "index lines keyed again" not in capsys.readouterr().out
+    assert index.read_text() == padded
+
+    index.write_text(otherwise)  # changed as anything changes it: read, keyed again, marked
+    assert not marked_keyed(index)
+    assert cli.main(["mirror", str(root)]) == 0
+    assert "; 1 index lines keyed again as pywb looks them up" in capsys.readouterr().out
+    assert index.read_text() == current and marked_keyed(index)

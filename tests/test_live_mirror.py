@@ -8,6 +8,7 @@ import gzip
 import itertools
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from aiohttp import web
 from conftest import Site, StartedWorkers, manifest_rows
 from demo_site import png
 
-from archiver import CrawlConfig, crawl
+from archiver import CrawlConfig, cli, crawl
+from archiver.cli.exits import EXIT_PROBLEMS
 from archiver.crawling import mirror_choice, run
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.mirror_choice import DraftingJudge
@@ -364,6 +366,35 @@ async def test_a_page_whose_record_is_damaged_before_the_last_pass_keeps_its_fil
     assert str(notes[path]).startswith("kept as the crawl wrote it: its WARC record cannot be read (")
     report = verify_snapshot(root)
     assert not {"lost_mirror_file", "changed_mirror_file", "unrecorded_mirror_file"} & set(report.counts)
+
+
+async def test_a_crawl_whose_last_pass_keeps_a_file_exits_as_archiver_mirror_does(
+    site: Any, tmp_path: Path
+) -> None:
+    """The file of a page whose record was damaged before the crawl's last pass is kept, as
+    archiver mirror keeps it: the command says so in one line and exits 1 as archiver mirror
+    does for the same file, not 4 (some URLs failed) nor 0."""
+    tricky_site(site, pages=8)
+    stop = _stop_at(site, "/p/4.html")
+    await site.start()
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1, concurrency=2)
+    root = (await crawl(config, stop=stop)).snapshot.root
+    row = manifest_rows(root)[site.url("/p/0.html")]
+    warc = root / "warc" / str(row.warc_file)
+    data = bytearray(warc.read_bytes())
+    data[int(row.warc_offset or 0) + int(row.warc_length or 0) // 2] ^= 0x55
+    warc.write_bytes(bytes(data))
+    resumed = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "archiver", "crawl", "--resume", str(root), "--quiet"],
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _out, err = await asyncio.wait_for(resumed.communicate(), 120)
+    assert err.decode() == (
+        "archiver: error: the mirror left 0 captures without a file and kept 1 as the crawl wrote them, "
+        f"whose records cannot be read (archiver verify {root} names each)\n"
+    )
+    assert resumed.returncode == EXIT_PROBLEMS
+    assert cli.main(["mirror", str(root)]) == EXIT_PROBLEMS
 
 
 async def test_one_page_answered_at_many_urls_leaves_no_broken_link(site: Any, run_crawl: Any) -> None:

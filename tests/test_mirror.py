@@ -18,8 +18,10 @@ import lxml.html
 import pytest
 from conftest import manifest_rows
 from snapshot_builder import SnapshotBuilder
+from test_verify_tamper import edit_in_place
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver import cli
 from archiver.link_values import iter_css_urls
 from archiver.links import iter_html_references
 from archiver.mirror.build import build_mirror
@@ -769,3 +771,33 @@ async def test_an_empty_query_is_a_url_of_its_own_from_the_request_to_the_mirror
     assert _tree(root / "mirror") == written
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_a_changed_byte_in_the_head_of_a_revisit_is_damage_to_the_mirror(
+    site: Any, run_crawl: Any, capsys: Any
+) -> None:
+    """A revisit's block is its HTTP head alone, which the mirror (and a browser answered from
+    the snapshot) reads for the Content-Type and Content-Encoding of its original's payload.
+    Changed since (its member compressed again, so only its digest tells), it is damage as a
+    changed byte of a body is: the file the crawl wrote is kept and the command exits 1, not
+    rebuilt under headers no digest vouches for."""
+    same = b'<html><title>Same</title><a href="../one/x.html">one</a><a href="x.html">here</a></html>'
+    site.page("/", links=["/one/x.html", "/two/x.html"])
+    site.file("/one/x.html", same, "text/html")
+    site.file("/two/x.html", same, "text/html")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    row = manifest_rows(root)[site.url("/two/x.html")]
+    assert row.record_type == "revisit" and row.warc_offset is not None and row.warc_length is not None
+    edit_in_place(
+        root / "warc" / str(row.warc_file),
+        row.warc_offset,
+        row.warc_length,
+        lambda record: re.sub(rb"Server: [^\r]*", lambda m: b" " * len(m[0]), record).replace(
+            b"text/html", b"text/htmx"
+        ),
+    )
+    assert cli.main(["mirror", str(root)]) == 1
+    out = capsys.readouterr().out
+    kept = f"{row.url}: kept mirror/{row.local_path} as the crawl wrote it; its WARC record cannot be read ("
+    assert kept in out and "does not match its digests" in out, out

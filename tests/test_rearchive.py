@@ -14,6 +14,7 @@ import asyncio
 import gzip
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from aiohttp import web
+from test_verify_tamper import edit_in_place
 
 from archiver.cli import main
 from archiver.crawling import mirror_choice
@@ -547,6 +549,47 @@ async def test_a_third_snapshot_asks_with_the_validators_a_304_left_out(site, ru
     )
     assert verify_snapshot(new).ok
     assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
+
+
+async def test_a_304_of_the_previous_snapshot_whose_head_changed_gives_no_validators(
+    site, run_crawl, tmp_path
+):
+    """MID stored a 304 for the logo (a revisit, its block its head alone). Its head changed
+    since (only its digest tells): NEW does not ask with validators read through it, nor
+    take what it confirmed for a 304, but fetches the logo whole."""
+    asked: list[str | None] = []
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        asked.append(request.headers.get("If-Modified-Since"))
+        if request.headers.get("If-Modified-Since") == LAST_MODIFIED:
+            return web.Response(status=304, headers={"Cache-Control": "max-age=60"})
+        return web.Response(body=PNG, content_type="image/png", headers={"Last-Modified": LAST_MODIFIED})
+
+    site.handler("/logo.png", serve)
+    await site.start()
+    old, mid, new = tmp_path / "old", tmp_path / "mid", tmp_path / "new"
+    for output, previous in ((old, None), (mid, old)):
+        await run_crawl(
+            site.url("/logo.png"), output=output, previous=previous and str(previous), sitemaps=False
+        )
+    confirmed = manifest_rows(mid)[site.url("/logo.png")]
+    assert confirmed.record_type == "revisit" and confirmed.warc_file and confirmed.warc_offset is not None
+    assert confirmed.warc_length is not None
+    edit_in_place(
+        mid / "warc" / confirmed.warc_file,
+        confirmed.warc_offset,
+        confirmed.warc_length,
+        lambda record: re.sub(rb"Server: [^\r]*", lambda m: b" " * len(m[0]), record).replace(
+            b"max-age=60", b"max-age=61"
+        ),
+    )
+    await run_crawl(site.url("/logo.png"), output=new, previous=str(mid), sitemaps=False)
+    assert asked == [None, LAST_MODIFIED, None]
+    # The body whole, a 200, refers to OLD's intact response by its payload's digest.
+    headers, status = warc_record(new, site.url("/logo.png"))
+    assert status.startswith("200") and headers["WARC-Profile"] == REVISIT_PROFILE
+    assert headers["WARC-Refers-To-Date"] == manifest_rows(old)[site.url("/logo.png")].fetched_at
+    assert verify_snapshot(new).ok
 
 
 @pytest.mark.parametrize("validators", [True, False], ids=["304", "digest"])

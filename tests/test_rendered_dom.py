@@ -8,9 +8,9 @@ import pytest
 from conftest import in_linear_time
 from snapshot_builder import SnapshotBuilder
 
-from archiver.crawling.resume import committed_end
 from archiver.mirror.build import build_mirror
 from archiver.mirror.scripts import neutralise_scripts
+from archiver.store.committed import committed_end
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.verify.completeness import check_completeness, crawl_scope
@@ -207,5 +207,5 @@ def test_a_committed_dom_record_is_never_cut_as_a_crash_tail(tmp_path):
     root, location = _snapshot(tmp_path)
     path = root / "warc" / location[0]
     with Manifest.open(root / "manifest.sqlite3") as manifest:
-        assert committed_end(path, manifest) == path.stat().st_size == location[1] + location[2]
+        assert committed_end(path, manifest).end == path.stat().st_size == location[1] + location[2]
         assert manifest.has_capture_at(location[0], location[1])

@@ -6,8 +6,10 @@ import asyncio
 import dataclasses
 import gzip
 import json
+import logging
 import os
 import random
+import re
 import resource
 import signal
 import subprocess
@@ -18,7 +20,7 @@ import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from subprocesses import track
-from test_verify_tamper import files, gunzip_the_warcs, members
+from test_verify_tamper import edit_in_place, files, gunzip_the_warcs, members
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.frontier import QueueItem, request_facts, requeued
@@ -519,6 +521,44 @@ async def test_a_resumed_crawl_reads_a_stylesheet_in_its_pages_encoding(site, ru
     assert not [url for url in rows if "%EF%BF%BD" in url]
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_a_resumed_crawl_and_verify_say_when_a_referrers_encoding_cannot_be_read_back(
+    site, run_crawl, caplog
+):
+    # The page's record was damaged since its crawl: the encoding it was read in is not known.
+    # The resumed crawl says so once (not once a stylesheet), verify names each stylesheet
+    # whose links it cannot check, and neither reads them silently as UTF-8.
+    page = b'<link rel=stylesheet href="l.css"><link rel=stylesheet href="m.css"><p>caf\xe9</p>'
+    site.file("/", page, "text/html; charset=windows-1252")
+    site.file("/l.css", b"a{background:url(caf\xe9.png)}", "text/css")
+    site.file("/m.css", b"b{background:url(caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_pages=1)).snapshot.root
+    seed = manifest_rows(root)[site.url("/")]
+    assert seed.warc_file is not None and seed.warc_offset is not None and seed.warc_length is not None
+    edit_in_place(
+        root / "warc" / seed.warc_file,
+        seed.warc_offset,
+        seed.warc_length,
+        # Another letter in the page; its Server header blanked, so it compresses no longer.
+        lambda record: re.sub(rb"Server: [^\r]*", lambda m: b" " * len(m[0]), record).replace(
+            b"\xe9<", b"\xe8<"
+        ),
+    )
+    with caplog.at_level(logging.WARNING, logger="archiver"):
+        await run_crawl(site.url("/"), output=root, resume=True, max_pages=10)
+    unknown = [r.getMessage() for r in caplog.records if "cannot be read back" in r.getMessage()]
+    assert len(unknown) == 1, unknown
+    assert unknown[0].startswith(f"the encoding the crawl read {site.url('/')} in cannot be read back: ")
+    report = verify_snapshot(root)
+    assert report.counts["digest_mismatch"] == 1
+    assert {problem.where for problem in report.examples["unknown_encoding"]} == {
+        site.url("/l.css"),
+        site.url("/m.css"),
+    }
+    assert "unrecorded_link" not in report.counts
 
 
 async def test_a_resumed_crawl_asks_for_each_url_as_the_crawl_that_met_it_would_have(

@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import aiohttp
@@ -79,6 +79,46 @@ async def test_serves_index_and_mirror(
             if contains:
                 assert contains in body
             assert b"secret" not in body
+
+
+def append_a_line(page: Path) -> None:
+    page.write_bytes(page.read_bytes() + b"<p>added since</p>")
+
+
+def put_a_page_there(page: Path) -> None:
+    (page.parent / "added.html").write_bytes(b"<p>added since</p>")
+
+
+@pytest.mark.parametrize(
+    ("edit", "served", "why"),
+    [
+        (append_a_line, "index.html", "it changed since the mirror build wrote it ("),
+        (put_a_page_there, "added.html", "the mirror build did not write it"),
+    ],
+)
+async def test_a_mirror_file_that_is_not_what_the_build_wrote_is_refused(
+    snapshot: Path, edit: Callable[[Path], None], served: str, why: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Served as it is, a file edited (or added) since the mirror build would pass for the
+    archive: a 500 and one line naming it, while the files the build wrote are served."""
+    edit(snapshot / "mirror" / "site.test" / "index.html")
+    test_server = TestServer(make_app(snapshot), host="127.0.0.1")
+    await test_server.start_server()
+    try:
+        async with aiohttp.ClientSession() as session:
+            base = f"http://127.0.0.1:{test_server.port}/mirror/site.test/"
+            for _twice in range(2):  # the second time from what the first found
+                async with session.get(base + served) as response:
+                    assert response.status == 500
+                    said = await response.text()
+            async with session.get(base + "s.css") as response:
+                assert response.status == 200 and await response.read() == b"body{color:red}"
+    finally:
+        await test_server.close()
+    assert said.startswith(f"mirror/site.test/{served}: not served, {why}"), said
+    assert said.endswith("(archiver verify names it)") and "\n" not in said
+    logged = [record.getMessage() for record in caplog.records if record.name == "archiver.serve"]
+    assert logged == [said, said]
 
 
 @pytest.mark.parametrize(

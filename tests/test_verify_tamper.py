@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sqlite3
+import struct
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -24,10 +25,14 @@ from test_verify import build_site, row_for, sql
 
 from archiver import cli
 from archiver.config import CrawlConfig
+from archiver.crawling.resume import recover
 from archiver.crawling.run import crawl
 from archiver.mirror.build import build_mirror
+from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
+from archiver.store.rows import QUEUED
 from archiver.store.schema import LATER_COLUMNS
+from archiver.store.snapshot import Snapshot
 from archiver.verify import verifier
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.cdxj import merge_into_index
@@ -138,6 +143,25 @@ def replace_record(root: Path, path: str, edit: Callable[[bytes], bytes]) -> str
     member = gzip.compress(edit(gzip.decompress(data[start:end])), mtime=0)
     warc.write_bytes(data[:start] + member + data[end:])
     return f"{row.warc_file}@{start}"
+
+
+def edit_in_place(warc: Path, offset: int, length: int, edit: Callable[[bytes], bytes]) -> None:
+    """Replace the gzip member at ``offset`` of ``warc`` by ``edit`` of its inflated bytes,
+    compressed again and padded (a gzip comment) to its ``length``: the records after it stay
+    where their rows say, and only its digests tell."""
+    data = warc.read_bytes()
+    inflated = edit(gzip.decompress(data[offset : offset + length]))
+    body = min((_deflated(inflated, strategy) for strategy in range(5)), key=len)
+    trailer = struct.pack("<II", zlib.crc32(inflated), len(inflated) & 0xFFFFFFFF)
+    padding = length - 10 - len(body) - len(trailer) - 1
+    assert padding >= 0
+    header = b"\x1f\x8b\x08\x10" + bytes(6) + b" " * padding + b"\x00"  # FCOMMENT
+    warc.write_bytes(data[:offset] + header + body + trailer + data[offset + length :])
+
+
+def _deflated(data: bytes, strategy: int) -> bytes:
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9, strategy)
+    return deflate.compress(data) + deflate.flush()
 
 
 def flip_gzip_flags(root: Path) -> str:
@@ -589,6 +613,49 @@ def test_a_killed_crawl_is_incomplete_and_resumable_not_corrupt(snap: Path, caps
     assert cli.main(["verify", str(snap)]) == 1
     headline = capsys.readouterr().out.splitlines()[0]
     assert headline.startswith(f"{snap}: incomplete, resumable: 1 URL still queued (continue it with: ")
+
+
+def last_committed_capture(snap: Path) -> tuple[Path, str, int]:
+    """(file, url, offset) of the last capture a committed row names in the last WARC file."""
+    last = sorted((snap / "warc").iterdir())[-1]
+    with Manifest.open(snap / "manifest.sqlite3", readonly=True) as manifest:
+        offset, url = max(
+            (row.warc_offset or 0, row.url) for row in manifest.rows() if row.warc_file == last.name
+        )
+    return last, url, offset
+
+
+@pytest.mark.parametrize(
+    ("cut", "damaged"),
+    [("past-the-commit", False), ("inside-its-request", True), ("inside-its-response", True)],
+)
+def test_verify_and_resume_draw_the_last_commit_at_the_same_byte(snap: Path, cut: str, damaged: bool) -> None:
+    """A killed crawl's last WARC file, cut past its last committed capture (what a kill leaves),
+    or inside that capture's request or response (damage since: a kill never cuts what was
+    committed). Verify calls the cut a crash's tail exactly when resume sets it aside as one;
+    where it is damage, resume fetches the capture again rather than keep half of it."""
+    columns = "url, outcome, depth, found_by"
+    sql(
+        snap, f"INSERT INTO urls ({columns}) VALUES ('http://127.0.0.1/next', 'queued', 1, 'link')"
+    )  # still to fetch
+    last, url, offset = last_committed_capture(snap)
+    ends = [end for end in members(last) if end > offset]
+    if cut == "past-the-commit":
+        cut_a_record_short(last)
+    elif cut == "inside-its-request":
+        os.truncate(last, ends[0] + 10)  # its response whole, its request cut
+    elif cut == "inside-its-response":
+        os.truncate(last, offset + 10)
+    report = verify_snapshot(snap)
+    assert ("torn_file" in report.counts) is damaged, report.counts
+    assert ("crash_tail" in report.counts) is not damaged, report.counts
+    snapshot = Snapshot(snap)
+    with Manifest.open(snapshot.manifest_path) as manifest:
+        record = CrawlRecord(snapshot, snapshot.read_crawl_json())
+        (warning,) = recover(snapshot, "archiver", manifest, record)
+        assert ("where it is damaged" in warning) is damaged, warning
+        assert (manifest.get(url).outcome == QUEUED) is damaged
+    assert last.stat().st_size == (offset if damaged else ends[1])
 
 
 def flip_a_bit_only_the_crc_tells(root: Path) -> str:

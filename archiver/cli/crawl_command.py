@@ -205,6 +205,16 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         if reason == CONTROL_STOP:
             return EXIT_INTERRUPTED  # as Ctrl-C would
         return _SIGNAL_EXITS.get(reason, EXIT_STOPPED)
+    if result.mirror is not None and result.mirror.unfaithful:
+        # As archiver mirror exits for the same files, and before the URLs that failed: the
+        # snapshot itself lacks what its summary lists.
+        print(
+            f"archiver: error: the mirror left {len(result.mirror.errors)} captures without a file and kept "
+            f"{len(result.mirror.kept)} as the crawl wrote them, whose records cannot be read "
+            f"(archiver verify {config.output} names each)",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
     return EXIT_WITH_ERRORS if has_errors(result.totals) else EXIT_OK
 
 

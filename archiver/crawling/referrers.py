@@ -24,17 +24,22 @@ import asyncio
 import collections
 import concurrent.futures
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 
+from archiver.errors import UnknownEncoding
 from archiver.store.manifest import Manifest
 from archiver.store.referrers import encoding_of, stored_body
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
 
+log = logging.getLogger("archiver")
+
 ENCODINGS_KEPT = 50_000
 
 LookUp = Callable[[str], Awaitable[str | None]]
-"""The encoding the document at a URL was read in, read back from the snapshot (None: unknown)."""
+"""The encoding the document at a URL was read in, read back from the snapshot (None: it has
+none); raises UnknownEncoding if it cannot be read back."""
 Share = Callable[[str, str], Awaitable[None]]
 """Tell the other processes of a crawl that the document at a URL was read in an encoding."""
 
@@ -50,12 +55,18 @@ class ReferrerEncodings:
         self._look_up = look_up
         self._share = share
         self._kept = kept
-        self._encodings: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._encodings: collections.OrderedDict[str, str | None] = collections.OrderedDict()
+        """By URL: the encoding its document was read in (None: it has none, or it cannot be
+        read back)."""
+        self._reading: dict[str, asyncio.Future[None]] = {}
+        """Read-backs under way, by URL: each document is read back once, however many ask."""
 
     def keep(self, url: str, encoding: str | None) -> None:
         """Note that the document at ``url`` was read in ``encoding`` (None: it has none)."""
-        if encoding is None:
-            return
+        if encoding is not None:
+            self._remember(url, encoding)
+
+    def _remember(self, url: str, encoding: str | None) -> None:
         self._encodings[url] = encoding
         self._encodings.move_to_end(url)
         if len(self._encodings) > self._kept:
@@ -74,12 +85,33 @@ class ReferrerEncodings:
         return None if encoding == "utf-8" else encoding
 
     async def of(self, referrer: str | None) -> str | None:
-        """get(), or, for a document not kept, its encoding read back from the snapshot."""
+        """get(), or, for a document not kept, its encoding read back from the snapshot.
+
+        What is read back is kept, a document with no encoding too, so each is read back once
+        a run. One whose record cannot be read is said once (a warning): the stylesheets that
+        refer to it and name no encoding are read as UTF-8, maybe not as the crawl that read
+        that document would have read them, and archiver verify names them.
+        """
         if referrer is None or referrer in self._encodings or self._look_up is None:
             return self.get(referrer)
-        encoding = await self._look_up(referrer)
-        self.keep(referrer, encoding)
+        reading = self._reading.get(referrer)
+        if reading is None:  # the stylesheets of one page often ask for it together
+            reading = self._reading[referrer] = asyncio.ensure_future(
+                self._read_back(referrer, self._look_up)
+            )
+        await asyncio.shield(reading)  # one caller cancelled leaves the read to the others
         return self.get(referrer)
+
+    async def _read_back(self, referrer: str, look_up: LookUp) -> None:
+        try:
+            try:
+                encoding = await look_up(referrer)
+            except UnknownEncoding as exc:
+                log.warning("%s; a stylesheet it refers to that names no encoding is read as UTF-8", exc)
+                encoding = None
+            self._remember(referrer, encoding)
+        finally:
+            del self._reading[referrer]
 
 
 class SnapshotEncodings:
@@ -107,7 +139,9 @@ class SnapshotEncodings:
             self._records = WarcReader(self._snapshot.warc_dir)
         manifest, records = self._manifest, self._records
         assert records is not None
-        return encoding_of(manifest.get(url), manifest.get, lambda row: stored_body(manifest, records, row))
+        return encoding_of(
+            manifest.get(url), manifest.get, lambda row: stored_body(manifest, records, row, quiet=False)
+        )
 
     def close(self) -> None:
         """Release the thread, files and connection; safe to call twice."""

@@ -21,7 +21,6 @@ committed too: those naming no committed record are dropped the same way.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -38,6 +37,7 @@ from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import QueueItem
 from archiver.errors import SnapshotError
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
+from archiver.store.committed import committed_end, last_named
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
 from archiver.store.referrers import MAX_HOPS, stored_body
@@ -46,7 +46,7 @@ from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.urls import is_earlier_form, normalize_url
 from archiver.warc.files import warc_paths
-from archiver.warc.members import RecordPlaces, member_end, torn_offset
+from archiver.warc.members import RecordPlaces, member_end
 from archiver.warc.reader import WarcReader
 
 log = logging.getLogger("archiver")
@@ -63,7 +63,8 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
     """
     warnings = []
     for path in warc_paths(snapshot.warc_dir, prefix):
-        end, damaged = _committed(path, manifest)
+        committed = committed_end(path, manifest)
+        end, damaged = committed.end, committed.damaged
         size = path.stat().st_size
         if end >= size:
             continue
@@ -171,7 +172,8 @@ def records_out_of_place(snapshot: Snapshot) -> str | None:
             if name is None or offset is None or not length:
                 continue
             if name not in last:
-                last[name] = _last_named(manifest, name)
+                named = last_named(manifest, name)
+                last[name] = 0 if named is None else named.offset
             # Past the last record a row names, a crash may have left anything (zeros, after a
             # power cut): recover() cuts it.
             moved = files.moved(name, offset, length, offset < last[name])
@@ -181,15 +183,6 @@ def records_out_of_place(snapshot: Snapshot) -> str | None:
                     "bytes were inserted or removed since it was written"
                 )
     return None
-
-
-def _last_named(manifest: Manifest, name: str) -> int:
-    """Offset of the last record a row names in WARC file ``name`` (a response, a revisit or a
-    rendered DOM, where an earlier version's manifest has the column)."""
-    ends = [manifest.last_capture_offset(name)]
-    with contextlib.suppress(sqlite3.OperationalError):  # read-only, an earlier manifest stays as it is
-        ends.append(manifest.last_dom_offset(name))
-    return max((end for end in ends if end is not None), default=0)
 
 
 def manifest_lost(snapshot: Snapshot, prefix: str) -> bool:
@@ -203,34 +196,6 @@ def manifest_lost(snapshot: Snapshot, prefix: str) -> bool:
         if first is not None and first < path.stat().st_size:
             return True
     return False
-
-
-def committed_end(path: Path, manifest: Manifest) -> int:
-    """Offset just past the last record of ``path`` that a committed manifest row accounts for.
-
-    That record is a response or revisit followed by its request, or a rendered
-    DOM (one resource record, written after its page's); with no row at all,
-    only the warcinfo record that starts every file was committed.
-    """
-    return _committed(path, manifest)[0]
-
-
-def _committed(path: Path, manifest: Manifest) -> tuple[int, bool]:
-    """(committed_end(), whether records the manifest names lie past it: the file is damaged
-    inside what was committed, not followed by a crash's tail)."""
-    last = manifest.last_capture_offset(path.name)
-    dom = manifest.last_dom_offset(path.name)
-    end = member_end(path, 0, 1) if last is None else member_end(path, last, 2)
-    if dom is not None and (last is None or dom > last):
-        end = member_end(path, dom, 1)
-        last = dom
-    if end is None and last is not None:
-        # A committed record is never cut by a crash (batches are flushed before their rows
-        # are committed): the file was damaged since. Every whole record is kept.
-        torn = torn_offset(path)
-        end = path.stat().st_size if torn is None else torn
-        return end, end <= last
-    return end or 0, False
 
 
 def _set_aside(snapshot: Snapshot, path: Path, offset: int) -> str:

@@ -311,7 +311,7 @@ def _reference(reader: WarcReader, row: ManifestRow) -> tuple[str, str, str] | N
     its record cannot be read or names none."""
     assert row.warc_file is not None and row.warc_offset is not None
     try:
-        record = reader.record(row.warc_file, row.warc_offset, row.warc_length)
+        record = reader.head(row.warc_file, row.warc_offset, row.warc_length)  # a revisit's block is small
     except READ_ERRORS:
         return None
     headers = record.rec_headers

@@ -28,6 +28,7 @@ from archiver.content import (
     content_codings,
     mime_type,
 )
+from archiver.errors import UnknownEncoding
 from archiver.links import charset_from_content_type
 from archiver.media_types import as_taken, content_type_field
 from archiver.mirror.linker import Memo, Resolver
@@ -101,6 +102,12 @@ class MirrorStats:
     @property
     def files(self) -> int:
         return self.pages + self.stylesheets + self.other
+
+    @property
+    def unfaithful(self) -> bool:
+        """True if some capture has no file, or a file kept from before that its record can no
+        longer vouch for: a script must see it (archiver mirror and a crawl's last pass exit 1)."""
+        return bool(self.errors or self.kept)
 
     def summary(self) -> str:
         """One line for the terminal."""
@@ -260,7 +267,7 @@ class RecordFiles:
         self.resolve = resolve
         self.stats = stats
         self.memo = Memo()
-        self._encodings: dict[str, str | None] = {}
+        self._encodings: dict[str, str | None | UnknownEncoding] = {}
         """Of stylesheets' referrers: the encoding each is read in, by the stylesheets' parent."""
 
     def close(self) -> None:
@@ -301,8 +308,9 @@ class RecordFiles:
 
     def referrer_encoding(self, row: ManifestRow) -> str | None:
         """The encoding of the document that refers to the stylesheet of ``row``
-        (store/referrers.py), each document read once. ValueError if a record on the way cannot
-        be read: the stylesheet read as UTF-8 would be other bytes than the crawl's file."""
+        (store/referrers.py), each document read once, one that cannot be read too. ValueError
+        if a record on the way cannot be read: the stylesheet read as UTF-8 would be other bytes
+        than the crawl's file."""
         key = referrer_key(row)
         if key not in self._encodings:
             body_of = functools.partial(
@@ -310,12 +318,12 @@ class RecordFiles:
             )
             try:
                 self._encodings[key] = referrer_encoding(row, self.manifest.get, body_of)
-            except Exception as exc:  # read as UTF-8, the file would be other bytes than the crawl's
-                raise ValueError(
-                    f"the record of the document that refers to it cannot be read "
-                    f"({type(exc).__name__}: {str(exc)[:200]})"
-                ) from None
-        return self._encodings[key]
+            except UnknownEncoding as exc:  # read as UTF-8, the file would be other bytes than the crawl's
+                self._encodings[key] = exc
+        found = self._encodings[key]
+        if isinstance(found, UnknownEncoding):
+            raise ValueError(f"the record of the document that refers to it cannot be read ({found.why})")
+        return found
 
     def content_encoding(self, source: str) -> str:
         """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length')."""

@@ -2,7 +2,9 @@
 
 Serves only ``index.html`` and files under ``mirror/``, never through a
 symbolic link, with the content type their extension names (or, for a file
-whose name has none, the type the manifest recorded). make_app() is the
+whose name has none, the type the manifest recorded). A mirror file that is not
+what the mirror build wrote (written_files.py) is refused with a 500 and one
+line in the log: served, it would pass for the archive. make_app() is the
 aiohttp application, for embedding; serve() runs it until cancelled.
 """
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from aiohttp import web
 
 from archiver.errors import ArchiverError, UnsafePathError
+from archiver.mirror.written_files import WrittenFiles
 from archiver.paths import EXTENSIONS
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED
@@ -82,6 +85,7 @@ def make_app(snapshot_root: Path) -> web.Application:
     """The aiohttp application serving ``snapshot_root``."""
     snapshot = Snapshot(Path(snapshot_root))
     recorded = _recorded_types(snapshot)
+    written = WrittenFiles(snapshot)
 
     async def handle(request: web.Request) -> web.StreamResponse:
         relative = request.match_info["path"]
@@ -97,6 +101,13 @@ def make_app(snapshot_root: Path) -> web.Application:
                 raise web.HTTPNotFound()
         except (UnsafePathError, OSError):  # OSError: a name too long for the file system, ...
             raise web.HTTPNotFound() from None
+        if path.is_relative_to(snapshot.mirror_dir):
+            in_mirror = path.relative_to(snapshot.mirror_dir).as_posix()
+            changed = await written.changed(in_mirror, path)
+            if changed is not None:
+                said = f"mirror/{in_mirror}: not served, {changed} (archiver verify names it)"
+                LOG.warning("%s", said)
+                raise web.HTTPInternalServerError(text=said)
         mime = content_type_of(path.name, recorded.get(relative.removeprefix("mirror/")))
         return web.FileResponse(path, headers={"Content-Type": mime, "Cache-Control": "no-cache"})
 

@@ -27,7 +27,7 @@ from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
-from archiver.warc.reader import PARSE_ERRORS, WarcReader
+from archiver.warc.reader import PARSE_ERRORS, WarcReader, read_to_end
 from archiver.warc.records import NOT_MODIFIED_PROFILE, sha1_digest
 
 MAX_DEPTH = 16
@@ -311,6 +311,8 @@ class Previous:
         assert row.warc_file is not None and row.warc_offset is not None
         try:
             record = self.records.record(row.warc_file, row.warc_offset, row.warc_length)
+            if record.rec_type == "revisit":  # its block is its head: checked for as little as it costs
+                read_to_end(record)
             http = record.http_headers
             if http is None:
                 return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
+from archiver.errors import UnknownEncoding
 from archiver.findings import document_encoding
 from archiver.media_types import content_type_field
 from archiver.store.manifest import Manifest
@@ -40,7 +41,9 @@ def referrer_encoding(
     row: ManifestRow, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
 ) -> str | None:
     """The encoding the document that refers to the stylesheet of ``row`` was read in; None if
-    it has none, is no page or stylesheet, or cannot be read (the stylesheet is then UTF-8)."""
+    it has none or is no page or stylesheet (the stylesheet is then UTF-8). Raises
+    UnknownEncoding if that document's record cannot be read: read as UTF-8, the stylesheet
+    could be other text than the crawl read."""
     return encoding_of(_referrer(row, row_of), row_of, body_of, imports)
 
 
@@ -48,13 +51,16 @@ def encoding_of(
     document: ManifestRow | None, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
 ) -> str | None:
     """The encoding the crawl read the document of the row ``document`` in (a stylesheet in its
-    own referrer's, if it names none, up to ``imports`` levels up); None if it has none, or
-    cannot be read."""
+    own referrer's, if it names none, up to ``imports`` levels up); None if it has none. Raises
+    UnknownEncoding if its record (or a referrer's it depends on) cannot be read."""
     if document is None or document.outcome != FETCHED or document.content_type not in _REFERRERS:
         return None
-    read = body_of(document)
+    try:
+        read = body_of(document)
+    except Exception as exc:  # whatever the damage, what it was read in is not known
+        raise UnknownEncoding(document.url, f"{type(exc).__name__}: {str(exc)[:200]}") from None
     if read is None:
-        return None
+        raise UnknownEncoding(document.url, "its record cannot be read")
     body, content_type = read
     own = None
     if document.content_type == CSS_TYPE and imports > 0:

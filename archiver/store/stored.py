@@ -12,7 +12,7 @@ from typing import Any
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import ManifestRow
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import WarcReader, read_to_end
 from archiver.warc.records import NOT_MODIFIED_PROFILE
 
 
@@ -31,7 +31,10 @@ def payload_record(
     record = records.record(row.warc_file, row.warc_offset, row.warc_length)
     if record.rec_type != "revisit":
         return record, record.http_headers
-    http_headers = record.http_headers
+    # Its head is all its block holds, and all that is read of it: read to its end, checked,
+    # so a changed byte of its headers (the payload's Content-Encoding, or the original it
+    # names) is damage, as in a record read whole.
+    http_headers = read_to_end(record).http_headers
     refers_to = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
     refers_date = record.rec_headers.get_header("WARC-Refers-To-Date")
     original = manifest.get(refers_to) if refers_to else None

@@ -30,15 +30,16 @@ from archiver.content import (
     is_parsed,
     mime_type,
 )
-from archiver.errors import WarcDamage
+from archiver.encodings import stylesheet_names_its_encoding
+from archiver.errors import UnknownEncoding, WarcDamage
 from archiver.findings import extract
-from archiver.links import REQUISITE
+from archiver.links import REQUISITE, charset_from_content_type
 from archiver.media_types import UNKNOWN_TYPES, as_taken, content_type_field
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
-from archiver.store.referrers import referrer_encoding, referrer_key
+from archiver.store.referrers import BodyOf, referrer_encoding, referrer_key
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_ends, seed_failure, seed_landings
 from archiver.verify.discovery import FOUND_ON_A_PAGE, SCRATCH, Met, check_discovery, met_of
@@ -49,6 +50,7 @@ from archiver.verify.report import (
     DANGLING_REDIRECT,
     NOTHING_ARCHIVED,
     UNFINISHED_CRAWL,
+    UNKNOWN_ENCODING,
     UNRECORDED_LINK,
     WRONG_DISCOVERY,
     Report,
@@ -189,7 +191,7 @@ class LinkCheck:
                 body, content_type = _read_page(entry, records, referrers, referrers, self.previous)
                 return None if body is None else (body, content_type)
 
-            encodings: dict[str, str | None] = {}
+            encodings: dict[str, str | None | UnknownEncoding] = {}
             for row in manifest.captures():
                 if row.for_crawlers:
                     report.stats["robots.txt and sitemaps kept"] += 1
@@ -206,8 +208,15 @@ class LinkCheck:
                         if row.content_type == CSS_TYPE:  # each referrer read once
                             key_of = referrer_key(row)
                             if key_of not in encodings:
-                                encodings[key_of] = referrer_encoding(row, manifest.get, body_of)
-                            referred = encodings[key_of]
+                                encodings[key_of] = _referrer_encoding(row, manifest, body_of)
+                            known = encodings[key_of]
+                            if not isinstance(known, UnknownEncoding):
+                                referred = known
+                            elif not stylesheet_names_its_encoding(
+                                body, charset_from_content_type(content_type)
+                            ):
+                                report.add(UNKNOWN_ENCODING, row.url, str(known))
+                                continue
                         title = self.links(row, body, content_type, None, referred)
                         self.read_whole(row, title)
                 if row.dom_warc_file is not None:
@@ -218,6 +227,15 @@ class LinkCheck:
                         self.read_whole(row, self.links(row, dom, DOM_CONTENT_TYPE, charset), dom=True)
         if self._scratch:
             check_discovery(manifest, report)
+
+
+def _referrer_encoding(row: ManifestRow, manifest: Manifest, body_of: BodyOf) -> str | None | UnknownEncoding:
+    """referrer_encoding() of the stylesheet of ``row``, or why it cannot be known (kept, so the
+    referrer's record is read once)."""
+    try:
+        return referrer_encoding(row, manifest.get, body_of)
+    except UnknownEncoding as exc:
+        return exc
 
 
 def _check_something_archived(manifest: Manifest, report: Report) -> None:

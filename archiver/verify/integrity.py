@@ -108,13 +108,14 @@ class WarcScan:
         """Response ids still waiting for their request: id -> (where, url)."""
         self._requests: dict[str, tuple[str, str]] = {}
         """Requests whose response was not met yet: WARC-Concurrent-To -> (where, url)."""
+        self._kill_lines: dict[str, int] = {}
         self._loader = RecordLoader(verify_http=False)
         self._name = ""
         self.earlier: EarlierRecords | None = None
         """Where revisits of a re-archive are followed when their original is not here."""
-        self.last_committed: Callable[[str], int | None] | None = None
-        """For a crawl that was stopped or killed: the offset of the last record its manifest
-        names in a WARC file. A record cut short past it is what the kill left, which a resume
+        self.kill_line: Callable[[str], int] | None = None
+        """For a crawl that was stopped or killed: the offset of a WARC file (by name) from
+        which its records are what the kill left (store/committed.kill_line()), which a resume
         sets aside: reported as such (crash_tail), not as damage."""
 
     def scan(self, paths: Iterable[Path]) -> None:
@@ -174,10 +175,11 @@ class WarcScan:
 
     def left_by_a_kill(self, name: str, offset: int) -> bool:
         """Whether the record at ``offset`` of ``name`` is past the last commit of a stopped crawl."""
-        if self.last_committed is None:
+        if self.kill_line is None:
             return False
-        last = self.last_committed(name)
-        return last is None or offset > last
+        if name not in self._kill_lines:
+            self._kill_lines[name] = self.kill_line(name)
+        return offset >= self._kill_lines[name]
 
     def _scan_member(self, stream: MemberStream, name: str) -> bool:
         """Check the records of one gzip member; True if they all parsed."""

@@ -1,7 +1,5 @@
 """The damaged records of some WARC files, each record checked alone: what an export asks before
-it packs them, without verify's index of every record (record_damage). And where a stopped
-crawl's last committed record lies in a file, past which a record cut short is what the kill
-left, no damage (last_committed)."""
+it packs them, without verify's index of every record (record_damage)."""
 
 from __future__ import annotations
 
@@ -9,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from archiver.errors import SnapshotError
+from archiver.store.committed import kill_line
 from archiver.store.manifest import Manifest
 from archiver.store.rows import QUEUED
 from archiver.verify.integrity import WarcScan
@@ -35,15 +33,17 @@ def record_damage(paths: Iterable[Path], manifest: Callable[[], Manifest]) -> li
     stopped crawl left past its last commit is no damage (crawl --resume sets it aside).
     ``manifest`` gives the snapshot's, called only for a file cut short."""
 
-    def committed(name: str) -> int | None:
+    by_name = {path.name: path for path in paths}
+
+    def kill_line_of(name: str) -> int:
         if not manifest().count_by("outcome").get(QUEUED):  # finished: nothing is excused
             return sys.maxsize
-        return last_committed(manifest(), name)
+        return kill_line(by_name[name], manifest())
 
     report = Report()
     scan = WarcScan(report, _Unindexed())
-    scan.last_committed = committed
-    for path in paths:
+    scan.kill_line = kill_line_of
+    for path in by_name.values():
         scan.scan_file(path)
     return [problem for kind in RECORD_DAMAGE for problem in report.examples.get(kind, [])]
 
@@ -63,12 +63,3 @@ class _Unindexed(RecordIndex):
 
     def close(self) -> None:
         pass
-
-
-def last_committed(manifest: Manifest, warc_file: str) -> int | None:
-    """Offset of the last record (capture or rendered DOM) the manifest names in ``warc_file``."""
-    try:
-        found = [manifest.last_capture_offset(warc_file), manifest.last_dom_offset(warc_file)]
-    except SnapshotError:  # an offset that is no number: reported as a bad row; nothing is excused
-        return sys.maxsize
-    return max((offset for offset in found if offset is not None), default=None)

@@ -112,6 +112,12 @@ NOTHING_ARCHIVED = _kind(
     COMPLETENESS,
     "no seed led to an archived page (each failed, was refused, answered an error or led nowhere)",
 )
+UNKNOWN_ENCODING = _kind(
+    "unknown_encoding",
+    COMPLETENESS,
+    "stylesheet naming no encoding whose referring document's record cannot be read: what the "
+    "crawl read it in is unknown, so its links are not checked",
+)
 DANGLING_REDIRECT = _kind(
     "dangling_redirect", COMPLETENESS, "redirect chain ends at no archived resource or recorded failure"
 )

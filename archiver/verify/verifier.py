@@ -33,6 +33,7 @@ from archiver.errors import SnapshotError
 from archiver.mirror.local_paths import LocalPaths
 from archiver.scope import Scope
 from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
+from archiver.store.committed import kill_line
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.rows import QUEUED
@@ -44,7 +45,6 @@ from archiver.verify.earlier import EarlierRecords
 from archiver.verify.integrity import WarcScan, warc_files
 from archiver.verify.mirror_files import check_index_page, check_mirror_files
 from archiver.verify.mirror_links import check_mirror as check_mirror_links
-from archiver.verify.record_damage import last_committed
 from archiver.verify.record_index import RecordIndex
 from archiver.verify.report import (
     COMPLETENESS,
@@ -104,7 +104,7 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
             scan = WarcScan(report, records, links.page, links.wants)
             scan.earlier = earlier
             if manifest.count_by("outcome").get(QUEUED):  # stopped or killed: what it left is no damage
-                scan.last_committed = lambda name: last_committed(manifest, name)
+                scan.kill_line = lambda name: kill_line(snapshot.warc_dir / name, manifest)
             links.previous = earlier.previous if earlier is not None else None
             scan.scan(paths)
             report.checks.append(CONSISTENCY)

@@ -124,10 +124,14 @@ def rekeyed(line: str) -> str:
     return line if now == key else f"{now} {rest}"
 
 
+KEYS = "surt-2"
+"""The keying rekeyed() gives, as a mark names it: a version that keys otherwise names another."""
+
+
 def keyed_otherwise(index: Path) -> int:
     """How many lines of ``index`` an earlier version keyed otherwise than rekeyed() keys them
-    (0 if there is no index)."""
-    if not index.is_file():
+    (0 if there is no index, or if its mark says every line was keyed so: marked_keyed())."""
+    if not index.is_file() or marked_keyed(index):
         return 0
     with open(index, encoding="utf-8", errors=KEEP_BYTES) as lines:
         return sum(1 for line in lines if line.strip() and rekeyed(line.rstrip("\n")) != line.rstrip("\n"))
@@ -135,17 +139,51 @@ def keyed_otherwise(index: Path) -> int:
 
 def rekey_index(index: Path) -> int:
     """Key again the lines of the sorted ``index`` an earlier version keyed otherwise (rekeyed());
-    returns how many were; the index is rewritten (sorted, atomically) only if any was."""
+    returns how many were; the index is rewritten (sorted, atomically) only if any was. Then it
+    is marked keyed (mark_keyed()), so the next call reads no line of it."""
     changed = keyed_otherwise(index)
     if changed:
         with open(index, encoding="utf-8", errors=KEEP_BYTES) as lines:
             write_sorted((rekeyed(line.rstrip("\n")) for line in lines if line.strip()), index)
+    if index.is_file() and not marked_keyed(index):
+        mark_keyed(index)
     return changed
+
+
+def _mark_path(index: Path) -> Path:
+    return index.with_name(index.name + ".keyed")
+
+
+def _standing(index: Path) -> dict[str, object]:
+    """What the mark of ``index`` says of it: the keying, and how the file stands on disk (its
+    size, modification time and inode change with any write, a copy or a move)."""
+    found = index.stat()
+    return {"keys": KEYS, "size": found.st_size, "mtime_ns": found.st_mtime_ns, "inode": found.st_ino}
+
+
+def mark_keyed(index: Path) -> None:
+    """Note beside ``index`` (``index.cdxj.keyed``) that every line of it, as it stands now, is
+    keyed as rekeyed() keys it: a mirror build then need not read it all to find an earlier
+    version's lines. Any later change to the file leaves the mark naming another file."""
+    mark = _mark_path(index)
+    temporary = mark.with_name(mark.name + ".tmp")
+    temporary.write_text(json.dumps(_standing(index)))
+    os.replace(temporary, mark)
+
+
+def marked_keyed(index: Path) -> bool:
+    """True if the mark beside ``index`` (mark_keyed()) names the file as it stands now."""
+    try:
+        return bool(json.loads(_mark_path(index).read_text()) == _standing(index))
+    except (OSError, ValueError):  # no mark, or one cut short
+        return False
 
 
 def merge_into_index(pending: Path, index: Path) -> int:
     """Fold the unsorted lines of ``pending`` into the sorted ``index``; returns lines in it.
-    Lines an earlier version keyed otherwise (a crawl it left unfinished) are keyed again."""
+    Lines an earlier version keyed otherwise (a crawl it left unfinished) are keyed again. An
+    index marked keyed before (mark_keyed()) is marked again after: the lines added are keyed."""
+    keyed = not index.exists() or marked_keyed(index)
     with tempfile.TemporaryDirectory(prefix=".sort-", dir=index.parent) as scratch:
         runs = []
         if pending.exists():
@@ -153,5 +191,7 @@ def merge_into_index(pending: Path, index: Path) -> int:
                 pending_lines = (rekeyed(line.rstrip("\n")) for line in f if line.strip())
                 runs = _sorted_runs(pending_lines, Path(scratch))
         count = _write_merged(([index] if index.exists() else []) + runs, index)
+    if keyed:
+        mark_keyed(index)
     pending.unlink(missing_ok=True)
     return count

@@ -259,6 +259,13 @@ class WarcReader:
             left -= len(chunk)
         return length - left
 
+    def head(self, name: str, offset: int, length: int | None = None) -> ArcWarcRecord:
+        """The record at ``offset`` of ``name`` for its headers alone, checked: its block read to
+        its end (read_to_end()), so a changed byte of its head is DigestMismatch or CorruptData
+        as in a full read, not other headers handed on. For records whose block is small (a
+        revisit's is its HTTP head) or read whole anyway. Raises as record() does."""
+        return read_to_end(self.record(name, offset, length))
+
     def read(self, name: str, offset: int, limit: int) -> StoredRecord:
         """The record at ``offset`` of ``name``, with at most ``limit`` bytes of its payload."""
         record = self.record(name, offset)
@@ -269,3 +276,12 @@ class WarcReader:
                 break
             payload += data
         return StoredRecord(record.rec_headers, record.http_headers, bytes(payload))
+
+
+def read_to_end(record: ArcWarcRecord) -> ArcWarcRecord:
+    """``record``, what is left of its block read and dropped: its digests, and its gzip member's
+    CRC, are then checked (CheckedToEnd), its headers included (the WARC headers are covered by
+    the CRC alone, the HTTP head by the block digest too). Raises DigestMismatch, CorruptData."""
+    while record.raw_stream.read(CHUNK):
+        pass
+    return record

@@ -1,0 +1,78 @@
+"""What the mirror build wrote, asked of each mirror file before ``archiver serve`` serves it.
+
+The build records each file's SHA-256 and size in the manifest (table ``mirror_files``). A
+file changed since (edited, cut short, put there by hand) is not the archive: served as it is,
+a person browsing would take it for what was archived, and nothing would say otherwise. So
+serve refuses it with a 500 and one line in its log, naming the file and what to do; verify
+names the same file (``changed_mirror_file``). Each file is hashed once while it stays as it
+is (its size, modification time and inode unchanged), so browsing costs one read of a page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import sqlite3
+from pathlib import Path
+
+from archiver.errors import SnapshotError
+from archiver.mirror.output import file_digest
+from archiver.store.manifest import Manifest
+from archiver.store.snapshot import Snapshot
+
+VERDICTS_KEPT = 10_000
+"""Files whose check is remembered (by path and how they stand on disk)."""
+
+
+class WrittenFiles:
+    """The mirror files a snapshot's manifest records, each served file checked against them.
+
+    A snapshot with no manifest, or one written before the mirror's files were recorded,
+    records nothing to check against: its files are served unchecked.
+    """
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._verdicts: collections.OrderedDict[tuple[str, int, int, int], str | None] = (
+            collections.OrderedDict()
+        )
+
+    async def changed(self, relative: str, path: Path) -> str | None:
+        """Why the file at ``path`` (``relative`` to mirror/) is not what the mirror build wrote
+        there, or None if it is (or nothing was recorded to tell)."""
+        stat = await asyncio.to_thread(os.stat, path)
+        key = (relative, stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        if key not in self._verdicts:
+            self._verdicts[key] = await asyncio.to_thread(self._check, relative, path)
+            if len(self._verdicts) > VERDICTS_KEPT:
+                self._verdicts.popitem(last=False)
+        return self._verdicts[key]
+
+    def _check(self, relative: str, path: Path) -> str | None:
+        try:
+            recorded = self._recorded(relative)
+        except (SnapshotError, sqlite3.DatabaseError) as exc:
+            return f"the manifest that records what was written cannot be read ({exc})"
+        if recorded is None:
+            return None
+        if not recorded:
+            return "the mirror build did not write it"
+        sha256, size = recorded[0]
+        found, found_size = file_digest(path)
+        if (found, found_size) != (sha256, size):
+            return f"it changed since the mirror build wrote it ({found_size} bytes, {size} written)"
+        return None
+
+    def _recorded(self, relative: str) -> list[tuple[str, int]] | None:
+        """[(sha256, size)] the build recorded for ``relative`` ([] if none); None if the
+        snapshot records no file at all (no manifest, or one from before files were recorded)."""
+        if not Manifest.begun(self._snapshot.manifest_path):
+            return None
+        try:
+            with Manifest.open(self._snapshot.manifest_path, readonly=True) as manifest:
+                return manifest.connection.execute(
+                    "SELECT sha256, size FROM mirror_files WHERE path = ?", (relative,)
+                ).fetchall()
+        except sqlite3.OperationalError:  # written before the mirror's files were recorded
+            return None
