@@ -236,9 +236,9 @@ def negotiation(headers: Mapping[str, str]) -> Negotiation:
     (('Accept', 'image/webp,*/*'), ('X-Requested-With', 'XHR'))
     """
     return tuple(
-        (name, value)
-        for lower, name in NEGOTIATION_HEADERS.items()
-        if (value := headers.get(lower)) is not None
+        (NEGOTIATION_HEADERS[lower], value)
+        for lower, value in headers.items()  # in the order it sent them: header_order.origin_place()
+        if lower in NEGOTIATION_HEADERS
         and len(value) <= MAX_NEGOTIATION_VALUE
         and not any(c in value for c in "\r\n\0")
     )
@@ -280,6 +280,18 @@ def cors_negotiation(client: str, url: str, destination: str = "") -> Negotiatio
     if client != origin_of(url) or destination in ELEMENT_CORS_DESTINATIONS:
         return (("Origin", client),)
     return ()
+
+
+def with_cors(pairs: Negotiation, client: str, url: str, destination: str) -> Negotiation:
+    """``pairs`` (destination_negotiation()'s) with the Origin cors_negotiation() gives, before
+    them: the request is an element's (a preload's, a stylesheet's font, a crossorigin image),
+    whose Origin Chromium names first; a script's fetch() names it after its Accept (the
+    browser's order is kept: header_order.origin_place() reads it back).
+
+    >>> with_cors((("Accept", "*/*"),), "http://a", "http://b/f.woff2", "font")
+    (('Origin', 'http://a'), ('Accept', '*/*'))
+    """
+    return cors_negotiation(client, url, destination) + pairs
 
 
 def origin_of(url: str) -> str:
@@ -324,11 +336,6 @@ def credentialed(cors: str, client: str | None, url: str) -> bool:
     return cors == "same-origin" and client == origin_of(url)
 
 
-def without_origin(pairs: Negotiation) -> Negotiation:
-    """``pairs`` without their Origin (a redirect's next hop sends its own)."""
-    return tuple((name, value) for name, value in pairs if name.lower() != "origin")
-
-
 def hop_negotiation(pairs: Negotiation, client: str, target: str) -> Negotiation:
     """What a CORS-mode request sent with ``pairs`` is sent with to ``target``, where a redirect
     leads it, its origin now ``client`` (redirected_client()'s): an Origin of ``client`` where
@@ -340,8 +347,9 @@ def hop_negotiation(pairs: Negotiation, client: str, target: str) -> Negotiation
     >>> hop_negotiation((("Accept", "*/*"),), "http://a", "http://a/d2.json")
     (('Accept', '*/*'),)
     """
-    named = any(name.lower() == "origin" for name, _ in pairs)
-    return without_origin(pairs) + ((("Origin", client),) if named else cors_negotiation(client, target))
+    if any(name.lower() == "origin" for name, _ in pairs):  # in its place: header_order.origin_place()
+        return tuple((name, client if name.lower() == "origin" else value) for name, value in pairs)
+    return pairs + cors_negotiation(client, target)
 
 
 def negotiation_text(pairs: Negotiation) -> str:

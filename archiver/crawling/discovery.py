@@ -27,6 +27,7 @@ from archiver.request_headers import (
     hop_negotiation,
     origin_of,
     redirected_client,
+    with_cors,
 )
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
@@ -105,7 +106,7 @@ class Discovery:
             negotiation = destination_negotiation(hint[1])
             cors = hint[2] if requisite else ""  # a link followed is a navigation
             if cors:
-                negotiation += cors_negotiation(asking, url, hint[1])
+                negotiation = with_cors(negotiation, asking, url, hint[1])
             elif opaque and requisite and FRAME not in words and (item.requisite or NO_ORIGIN in words):
                 # Chromium names the null origin on every request of such a frame's document, no-cors
                 # too; not on those of a top-level one (its Content-Security-Policy sandboxes it).

@@ -1,0 +1,167 @@
+"""Each request of a page, as the crawl sends it and as Chromium sends it for the same page.
+
+A server records every request as it arrives (its headers in the order they came); Chromium
+loads the page, then the crawl archives it (by HTTP, and through its own browser), and the
+headers that choose an answer must agree: Origin, Referer, Accept, Accept-Encoding,
+Accept-Language, Upgrade-Insecure-Requests, Range and Cookie, with their order. Two differences
+are the crawl's choice, told in the README: it asks for no zstd, and no signed exchange.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+try:
+    from playwright.async_api import async_playwright
+except ImportError:  # pragma: no cover - CI installs it
+    async_playwright = None  # type: ignore[assignment]
+
+CHROMIUM = os.environ.get("ARCHIVER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if os.environ.get("CI") != "true" and (async_playwright is None or not os.path.exists(CHROMIUM)):
+    pytest.skip("Chromium or Playwright is not installed (CI=true runs this)", allow_module_level=True)
+
+COMPARED = (
+    "origin",
+    "upgrade-insecure-requests",
+    "accept",
+    "referer",
+    "accept-encoding",
+    "accept-language",
+    "range",
+    "cookie",
+)
+"""The request headers compared (lowercased), each where it came among them."""
+NOT_ASKED_FOR = re.compile(r",application/signed-exchange;v=b3;q=0\.7$|, zstd$")
+"""What Chromium asks for that the crawl leaves out on purpose: a signed exchange, zstd."""
+
+Served = tuple[bytes, str, dict[str, str]]
+
+
+class RecordingSite:
+    """A site whose pages are given by path, each request it answers recorded as it arrived;
+    ``other`` names the same server by another host (localhost), another site."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, Served] = {}
+        self.asked: dict[str, list[tuple[str, str]]] = {}
+        self.server: TestServer | None = None
+
+    def file(self, path: str, body: bytes | str, content_type: str = "text/html", **headers: str) -> None:
+        data = body.encode() if isinstance(body, str) else body
+        self.files[path] = (data, content_type, {name.replace("_", "-"): v for name, v in headers.items()})
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        if request.path in ("/robots.txt", "/sitemap.xml", "/favicon.ico"):
+            return web.Response(status=404)
+        sent = [(name.decode().lower(), value.decode()) for name, value in request.raw_headers]
+        self.asked.setdefault(f"{request.host.split(':')[0]} {request.path}", sent)
+        body, content_type, headers = self.files.get(request.path, (b"x", "application/octet-stream", {}))
+        return web.Response(body=body, headers={"Content-Type": content_type, **headers})
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._answer)
+        self.server = TestServer(app, host="127.0.0.1")
+        await self.server.start_server()
+
+    def url(self, path: str = "/") -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.port}{path}"
+
+    def other(self, path: str = "/") -> str:
+        assert self.server is not None
+        return f"http://localhost:{self.server.port}{path}"
+
+    def compared(self) -> dict[str, list[tuple[str, str]]]:
+        """What each request carried of COMPARED, in order, with the server's port made ``PORT``."""
+        assert self.server is not None and self.server.port is not None
+        port = self.server.port
+        return {
+            path: [
+                (name, NOT_ASKED_FOR.sub("", value).replace(str(port), "PORT"))
+                for name, value in headers
+                if name in COMPARED
+            ]
+            for path, headers in self.asked.items()
+        }
+
+
+@pytest.fixture
+async def recording() -> AsyncIterator[RecordingSite]:
+    site = RecordingSite()
+    await site.start()
+    yield site
+    assert site.server is not None
+    await site.server.close()
+
+
+async def chromium_asks(site: RecordingSite, path: str = "/", cookies: tuple[Any, ...] = ()) -> Any:
+    """What Chromium sent for ``path`` and what it loads (its language the crawl's), compared."""
+    assert async_playwright is not None and site.server is not None
+    site.asked.clear()
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--accept-lang=en-US,en;q=0.9"]
+        )
+        context = await browser.new_context()
+        if cookies:
+            await context.add_cookies(list(cookies))
+        page = await context.new_page()
+        await page.goto(site.url(path), wait_until="networkidle")
+        await browser.close()
+    return site.compared()
+
+
+async def crawl_asks(
+    site: RecordingSite, run_crawl: Any, output: Path, *, path: str = "/", **options: Any
+) -> Any:
+    """What a crawl into ``output`` sent for ``path`` and what it loads, compared as chromium_asks() does."""
+    assert site.server is not None
+    site.asked.clear()
+    options.setdefault("max_depth", 1)
+    await run_crawl(site.url(path), scope="any", output=output, **options)
+    return site.compared()
+
+
+def only(asked: dict[str, list[tuple[str, str]]], paths: Iterable[str]) -> dict[str, Any]:
+    return {path: asked.get(path) for path in paths}
+
+
+async def test_each_request_of_a_page_goes_as_chromium_sends_it(recording, run_crawl, tmp_path):
+    """A navigation, a frame, an image, a script, a stylesheet and the image it names, a font of
+    another site, a preloaded fetch() and a script's fetch() (met by the crawl's browser) carry
+    the headers Chromium sends, in its order: the crawl sent Accept-Encoding before Accept and
+    Accept-Language, and Origin and Referer last."""
+    other = recording.other
+    recording.file(
+        "/",
+        f"<style>@font-face {{ font-family: f; src: url({other('/f.woff2')}) }}</style>"
+        "<p style=font-family:f>text</p>"
+        "<link rel=stylesheet href=/s.css><script src=/j.js></script><img src=/i.png>"
+        f"<link rel=preload as=fetch crossorigin href={other('/d.json')}>"
+        f"<script>fetch('{other('/e.json')}')</script><iframe src=/frame></iframe>",
+    )
+    recording.file("/s.css", "body { background: url(/bg.png) }", "text/css")
+    recording.file("/j.js", "", "text/javascript")
+    recording.file("/frame", "<p>frame</p>")
+    for path in ("/d.json", "/e.json"):
+        recording.file(path, "{}", "application/json", Access_Control_Allow_Origin="*")
+    paths = [f"127.0.0.1 {path}" for path in ("/", "/s.css", "/j.js", "/i.png", "/frame", "/bg.png")]
+    paths += [f"localhost {path}" for path in ("/f.woff2", "/d.json", "/e.json")]
+    chromium = only(await chromium_asks(recording), paths)
+    assert all(chromium.values()), chromium  # Chromium asked for each
+    by_http = only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths)
+    assert by_http == {**chromium, "localhost /e.json": None}  # a script's: met by a browser alone
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
