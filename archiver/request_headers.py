@@ -30,14 +30,20 @@ WITHHELD = "[withheld]"
 """What a WARC request record, crawl.json and index.html hold in place of a credential."""
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers (lowercased) whose value given with --header crawl.json does not keep."""
-NEGOTIATION_HEADERS = {"accept": "Accept", "x-requested-with": "X-Requested-With", "origin": "Origin"}
+NEGOTIATION_HEADERS = {
+    "accept": "Accept",
+    "x-requested-with": "X-Requested-With",
+    "origin": "Origin",
+    "accept-encoding": "Accept-Encoding",
+}
 """Headers of a browser's request (lowercased: their names as sent) that choose what a server
 answers: an image as WebP, JSON rather than HTML where a script asks for JSON, a fragment for
 XMLHttpRequest, the Access-Control-Allow-Origin a script's request from another origin needs
 (a server that names the origin it allows names none to a request that gives none, and may
-refuse it). The crawl's request for a URL a rendered page asks for carries them. The other
-headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
-or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
+refuse it), a media file sent with no coding (MEDIA_ENCODING; any other Accept-Encoding is the
+crawl's own, ACCEPT_ENCODING). The crawl's request for a URL a rendered page asks for carries
+them. The other headers are the crawl's: no conditional or Range header (it keeps whole
+bodies), its cookies, credentials and Referer."""
 ACCEPT_DOCUMENT = (
     "text/html,application/xhtml+xml,application/xml;q=0.9,"
     "image/jxl,image/avif,image/webp,image/apng,*/*;q=0.8"
@@ -53,6 +59,7 @@ ACCEPT_BY_DESTINATION = {
     "script": "*/*",
     "font": "*/*",
     "media": "*/*",
+    "track": "*/*",
     "manifest": "*/*",
     "fetch": "*/*",
 }
@@ -77,6 +84,14 @@ for it, and what it sends then is what a browser got. Not zstd, which Chromium a
 warcio (so pywb, which leaves zstd out of what it asks for) and ReplayWeb.page do not decode a
 zstd record, so a page archived so would replay as garbage there; a server sends such a client
 gzip or br, or the body as it is. One sent unasked is kept as received (content.py says so)."""
+MEDIA_ENCODING = ("Accept-Encoding", "identity")
+"""What Chromium asks a video or an audio (a <source> of theirs) for: no content coding (it
+reads media in ranges, which a coding would break), so a server that compresses what a client
+accepts sends it plain, and the crawl, asking alike, keeps what a browser gets. Chromium sends
+``Range: bytes=0-`` too; the crawl does not: a server may answer that with a 206 holding only a
+first part of the body (many cap a range they were not given an end for), and replay tools
+play a 206 record back as a part; without it the answer is the whole body, a 200, which the
+crawl's browser is given (Chromium plays a 200 as it plays a 206)."""
 MAX_NEGOTIATION_VALUE = 1024
 """A longer value (a script may set any) is not sent."""
 
@@ -239,6 +254,7 @@ def negotiation(headers: Mapping[str, str]) -> Negotiation:
         (NEGOTIATION_HEADERS[lower], value)
         for lower, value in headers.items()  # in the order it sent them: header_order.origin_place()
         if lower in NEGOTIATION_HEADERS
+        and (lower != "accept-encoding" or value == MEDIA_ENCODING[1])
         and len(value) <= MAX_NEGOTIATION_VALUE
         and not any(c in value for c in "\r\n\0")
     )
@@ -249,12 +265,16 @@ def destination_negotiation(destination: str) -> Negotiation:
 
     >>> destination_negotiation("style"), destination_negotiation("")
     ((('Accept', 'text/css,*/*;q=0.1'),), ())
+    >>> destination_negotiation("media")
+    (('Accept', '*/*'), ('Accept-Encoding', 'identity'))
     """
     accept = ACCEPT_BY_DESTINATION.get(destination)
-    return (("Accept", accept),) if accept else ()
+    if not accept:
+        return ()
+    return (("Accept", accept), MEDIA_ENCODING) if destination == "media" else (("Accept", accept),)
 
 
-ELEMENT_CORS_DESTINATIONS = frozenset({"font", "image", "media", "script", "style"})
+ELEMENT_CORS_DESTINATIONS = frozenset({"font", "image", "media", "track", "script", "style"})
 """Destinations of the CORS-mode requests an element makes (a font a stylesheet names, a module
 script, an element with a crossorigin attribute), which Chromium sends with an Origin even to
 their document's own origin (it names the origin on the request itself, as Fetch does for a

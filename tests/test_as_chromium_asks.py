@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from conftest import manifest_rows
 
 try:
     from playwright.async_api import async_playwright
@@ -165,3 +166,28 @@ async def test_each_request_of_a_page_goes_as_chromium_sends_it(recording, run_c
         recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
     )
     assert only(rendered, paths) == chromium
+
+
+async def test_media_is_asked_for_as_chromium_asks_it_and_kept_whole(recording, run_crawl, tmp_path):
+    """A video's, an audio's and a <source>'s requests ask for no content coding, as Chromium's
+    do (the crawl asked for gzip, and a server that compresses what a client accepts sent it a
+    coding Chromium never gets); a <track>'s asks for the codings other requests ask for. The
+    crawl sends no Range (module docstring of request_headers): its record holds the whole body."""
+    recording.file(
+        "/",
+        "<video src=/v.mp4 preload=auto></video><audio src=/a.mp3 preload=auto></audio>"
+        "<video preload=auto><source src=/s.webm type=video/webm>"
+        "<track default kind=captions srclang=en src=/t.vtt></video>",
+    )
+    recording.file("/t.vtt", "WEBVTT\n", "text/vtt")
+    recording.file("/v.mp4", b"\0\0\0\x18ftypmp42" + bytes(range(256)) * 64, "video/mp4")
+    paths = [f"127.0.0.1 {path}" for path in ("/v.mp4", "/a.mp3", "/s.webm", "/t.vtt")]
+    chromium = only(await chromium_asks(recording), paths)
+    assert all(chromium.values()), chromium
+    for path in ("/v.mp4", "/a.mp3", "/s.webm"):
+        assert chromium[f"127.0.0.1 {path}"][-1] == ("range", "bytes=0-")
+        chromium[f"127.0.0.1 {path}"].pop()  # the crawl asks for the whole body
+    assert only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths) == chromium
+    rows = manifest_rows(tmp_path / "http")
+    assert rows[recording.url("/v.mp4")].status == 200
+    assert rows[recording.url("/v.mp4")].length == len(recording.files["/v.mp4"][0])
