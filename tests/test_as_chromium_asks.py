@@ -191,3 +191,24 @@ async def test_media_is_asked_for_as_chromium_asks_it_and_kept_whole(recording, 
     rows = manifest_rows(tmp_path / "http")
     assert rows[recording.url("/v.mp4")].status == 200
     assert rows[recording.url("/v.mp4")].length == len(recording.files["/v.mp4"][0])
+
+
+async def test_what_a_document_of_no_origin_loads_goes_as_chromium_sends_it(recording, run_crawl, tmp_path):
+    """A page its Content-Security-Policy sandboxes, and a frame its iframe's sandbox leaves no
+    origin, load images and stylesheets whose own images name no Origin, as in Chromium: the
+    crawl sent Origin: null with each image a stylesheet of theirs names, and with every image
+    of the sandboxed frame, as though Chromium named the null origin on no-cors requests."""
+    other = recording.other
+    recording.file(
+        "/",
+        f"<link rel=stylesheet href=/s.css><img src=/i.png><iframe sandbox src={other('/boxed')}></iframe>",
+        Content_Security_Policy="sandbox allow-scripts",
+    )
+    recording.file("/s.css", "body { background: url(/bg.png) }", "text/css")
+    recording.file("/boxed", f"<link rel=stylesheet href={recording.url('/b.css')}><img src=/b.png>")
+    recording.file("/b.css", "body { background: url(/bbg.png) }", "text/css")
+    paths = [f"127.0.0.1 {path}" for path in ("/s.css", "/i.png", "/bg.png", "/b.css", "/bbg.png")]
+    paths.append("localhost /b.png")
+    chromium = only(await chromium_asks(recording), paths)
+    assert all(chromium.values()), chromium
+    assert only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths) == chromium

@@ -22,7 +22,6 @@ from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import (
     Negotiation,
-    cors_negotiation,
     destination_negotiation,
     hop_negotiation,
     origin_of,
@@ -105,12 +104,8 @@ class Discovery:
             asking = "null" if opaque else client
             negotiation = destination_negotiation(hint[1])
             cors = hint[2] if requisite else ""  # a link followed is a navigation
-            if cors:
+            if cors:  # a no-cors request names no origin, a null one neither (Chromium 156)
                 negotiation = with_cors(negotiation, asking, url, hint[1])
-            elif opaque and requisite and FRAME not in words and (item.requisite or NO_ORIGIN in words):
-                # Chromium names the null origin on every request of such a frame's document, no-cors
-                # too; not on those of a top-level one (its Content-Security-Policy sandboxes it).
-                negotiation += cors_negotiation(asking, url)
             # A frame in a sandboxed document is sandboxed too; a stylesheet it loads is its, of no
             # origin (its fonts' Origin is null, through any redirect).
             framed = FRAME in words and (SANDBOXED in words or opaque)
