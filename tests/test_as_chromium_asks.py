@@ -105,31 +105,31 @@ async def recording() -> AsyncIterator[RecordingSite]:
     await site.server.close()
 
 
-async def chromium_asks(site: RecordingSite, path: str = "/", cookies: tuple[Any, ...] = ()) -> Any:
-    """What Chromium sent for ``path`` and what it loads (its language the crawl's), compared."""
+async def chromium_asks(site: RecordingSite, *paths: str, follow: str = "") -> Any:
+    """What Chromium sent for ``paths`` (``/`` by default), each opened in turn, and what they load
+    (its language the crawl's), compared; ``follow``: a link of the last one to click then."""
     assert async_playwright is not None and site.server is not None
     site.asked.clear()
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--accept-lang=en-US,en;q=0.9"]
         )
-        context = await browser.new_context()
-        if cookies:
-            await context.add_cookies(list(cookies))
-        page = await context.new_page()
-        await page.goto(site.url(path), wait_until="networkidle")
+        page = await browser.new_page()
+        for path in paths or ("/",):
+            await page.goto(site.url(path), wait_until="networkidle")
+        if follow:
+            async with page.expect_navigation(wait_until="networkidle"):
+                await page.click(f"a[href='{follow}']")
         await browser.close()
     return site.compared()
 
 
-async def crawl_asks(
-    site: RecordingSite, run_crawl: Any, output: Path, *, path: str = "/", **options: Any
-) -> Any:
-    """What a crawl into ``output`` sent for ``path`` and what it loads, compared as chromium_asks() does."""
-    assert site.server is not None
+async def crawl_asks(site: RecordingSite, run_crawl: Any, output: Path, *paths: str, **options: Any) -> Any:
+    """What a crawl into ``output`` of ``paths`` (``/`` by default), its seeds in that order, sent
+    for them and what they load, compared as chromium_asks() does."""
     site.asked.clear()
     options.setdefault("max_depth", 1)
-    await run_crawl(site.url(path), scope="any", output=output, **options)
+    await run_crawl(*(site.url(path) for path in paths or ("/",)), scope="any", output=output, **options)
     return site.compared()
 
 
@@ -212,3 +212,19 @@ async def test_what_a_document_of_no_origin_loads_goes_as_chromium_sends_it(reco
     chromium = only(await chromium_asks(recording), paths)
     assert all(chromium.values()), chromium
     assert only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths) == chromium
+
+
+async def test_a_link_of_a_document_of_no_origin_is_followed_as_chromium_follows_it(
+    recording, run_crawl, tmp_path
+):
+    """A link of a page its Content-Security-Policy sandboxes is followed as a cross-site one,
+    as Chromium follows it: its SameSite=Lax cookie goes, its Strict one stays home. The crawl
+    judged it by the page's own site, and sent the Strict one."""
+    recording.file("/setup", "cookies", Set_Cookie="s=1; SameSite=Strict; Path=/")
+    recording.file("/setup2", "cookies", Set_Cookie="l=1; SameSite=Lax; Path=/")
+    recording.file("/", "<a href=/next>next</a>", Content_Security_Policy="sandbox")
+    recording.file("/next", "<p>next</p>")
+    chromium = await chromium_asks(recording, "/setup", "/setup2", "/", follow="/next")
+    assert ("cookie", "s=1; l=1") in chromium["127.0.0.1 /"]
+    crawl = await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup", "/setup2", "/", concurrency=1)
+    assert only(crawl, ["127.0.0.1 /next"]) == only(chromium, ["127.0.0.1 /next"])

@@ -86,7 +86,8 @@ class Discovery:
         (``item``'s if None; a stylesheet's: that of the document it serves), and the
         credentials CORS mode gives: ``null`` for a document with no origin (a sandboxed frame's or
         srcdoc document's). What it loads is loaded for the top-level page (item's
-        site_for_cookies, else item itself), whose site SameSite judges it by. A document of no
+        site_for_cookies, else item itself), whose site SameSite judges it by; what a document of
+        no origin loads or links to is of no site (NO_SITE). A document of no
         origin sends no Referer; a ``stylesheet`` it loads sends its own URL, as in Chromium.
         """
         hints = hints or {}
@@ -94,7 +95,7 @@ class Discovery:
         queue: list[QueueItem] = []
         depth = item.depth + 1
         client = client or origin_of(item.url)
-        top = item.site_for_cookies or item.url
+        top = item.top_level
         for url in self.frontier.unseen(links):
             requisite = links[url] == REQUISITE
             found_by = "requisite" if requisite else "link"
@@ -123,8 +124,9 @@ class Discovery:
                 skip=NOFOLLOW if nofollow and not requisite else None,
                 referrer_policy=NO_REFERRER if opaque and not stylesheet else hint[0] or page_policy,
                 negotiation=negotiation,
-                # A document of no origin is of no site: what it loads is cross-site to SameSite.
-                site_for_cookies=(NO_SITE if opaque else top) if requisite else None,
+                # A document of no origin is of no site: what it loads, and where its links lead,
+                # is cross-site to SameSite (a link's Lax cookies go, its Strict ones do not).
+                site_for_cookies=NO_SITE if opaque else top if requisite else None,
                 cors=cors,
                 client=asking if requisite else None,
                 document=document,

@@ -133,7 +133,7 @@ class CrawlPages:
             negotiation=how.negotiation,
             referrer=sent or page.url,
             referrer_policy="" if sent else NO_REFERRER,
-            site_for_cookies=NO_SITE if no_site else page.site_for_cookies or page.url,
+            site_for_cookies=NO_SITE if no_site else page.top_level,
             cors=item.cors if origin is None else INCLUDE if how.credentials else OMIT,
             client=origin or how.client or item.client,
             document=how.document or item.document,
