@@ -52,7 +52,9 @@ ACCEPT_DOCUMENT = (
 entry, ``application/signed-exchange;v=b3;q=0.7``: a server that negotiates answers a link to an
 image with the WebP or AVIF a browser following it gets, and an XML document as XML. A signed
 exchange is a page wrapped for a cache to serve, which the crawl would keep as a blob in place
-of the page; Chromium rates it below the page, so servers answer it the page alike."""
+of the page; Chromium rates it below the page, so servers answer it the page alike. One rule for
+both paths: a navigation the crawl's browser asks for first (a frame a script adds) goes without
+it too (without_signed_exchange())."""
 ACCEPT_BY_DESTINATION = {
     "image": "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
     "style": "text/css,*/*;q=0.1",
@@ -249,15 +251,32 @@ def negotiation(headers: Mapping[str, str]) -> Negotiation:
 
     >>> negotiation({"accept": "image/webp,*/*", "referer": "http://h/", "x-requested-with": "XHR"})
     (('Accept', 'image/webp,*/*'), ('X-Requested-With', 'XHR'))
+    >>> negotiation({"accept": "text/html,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"})
+    (('Accept', 'text/html,*/*;q=0.8'),)
     """
     return tuple(
-        (NEGOTIATION_HEADERS[lower], value)
+        (NEGOTIATION_HEADERS[lower], without_signed_exchange(value) if lower == "accept" else value)
         for lower, value in headers.items()  # in the order it sent them: header_order.origin_place()
         if lower in NEGOTIATION_HEADERS
         and (lower != "accept-encoding" or value == MEDIA_ENCODING[1])
         and len(value) <= MAX_NEGOTIATION_VALUE
         and not any(c in value for c in "\r\n\0")
     )
+
+
+def without_signed_exchange(accept: str) -> str:
+    """``accept`` without its signed exchange: the crawl's navigations and its browser's ask alike
+    (ACCEPT_DOCUMENT says why).
+
+    >>> without_signed_exchange("text/html, application/signed-exchange;v=b3;q=0.7")
+    'text/html'
+    """
+    kept = [
+        entry
+        for entry in accept.split(",")
+        if entry.partition(";")[0].strip().lower() != "application/signed-exchange"
+    ]
+    return ",".join(kept).strip()
 
 
 def destination_negotiation(destination: str) -> Negotiation:

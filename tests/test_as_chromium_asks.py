@@ -82,13 +82,14 @@ class RecordingSite:
         assert self.server is not None
         return f"http://localhost:{self.server.port}{path}"
 
-    def compared(self) -> dict[str, list[tuple[str, str]]]:
-        """What each request carried of COMPARED, in order, with the server's port made ``PORT``."""
+    def compared(self, by_chromium: bool = False) -> dict[str, list[tuple[str, str]]]:
+        """What each request carried of COMPARED, in order, with the server's port made ``PORT``;
+        ``by_chromium``: without what the crawl leaves out on purpose (NOT_ASKED_FOR)."""
         assert self.server is not None and self.server.port is not None
         port = self.server.port
         return {
             path: [
-                (name, NOT_ASKED_FOR.sub("", value).replace(str(port), "PORT"))
+                (name, (NOT_ASKED_FOR.sub("", value) if by_chromium else value).replace(str(port), "PORT"))
                 for name, value in headers
                 if name in COMPARED
             ]
@@ -121,7 +122,7 @@ async def chromium_asks(site: RecordingSite, *paths: str, follow: str = "") -> A
             async with page.expect_navigation(wait_until="networkidle"):
                 await page.click(f"a[href='{follow}']")
         await browser.close()
-    return site.compared()
+    return site.compared(by_chromium=True)
 
 
 async def crawl_asks(site: RecordingSite, run_crawl: Any, output: Path, *paths: str, **options: Any) -> Any:
@@ -228,3 +229,23 @@ async def test_a_link_of_a_document_of_no_origin_is_followed_as_chromium_follows
     assert ("cookie", "s=1; l=1") in chromium["127.0.0.1 /"]
     crawl = await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup", "/setup2", "/", concurrency=1)
     assert only(crawl, ["127.0.0.1 /next"]) == only(chromium, ["127.0.0.1 /next"])
+
+
+async def test_a_frame_a_script_adds_is_asked_for_as_a_frame_the_crawl_met(recording, run_crawl, tmp_path):
+    """A frame the crawl's browser asks for first (a script adds it) goes as one the crawl met in
+    the page: with Chromium's Accept of a navigation but its signed exchange, by one rule
+    (request_headers.ACCEPT_DOCUMENT). It went with the signed exchange Chromium asked for."""
+    recording.file(
+        "/",
+        "<iframe src=/met></iframe><script>let f = document.createElement('iframe');"
+        "f.src = '/added'; document.body.append(f)</script>",
+    )
+    for path in ("/met", "/added"):
+        recording.file(path, "<p>frame</p>")
+    paths = ["127.0.0.1 /met", "127.0.0.1 /added"]
+    chromium = only(await chromium_asks(recording), paths)
+    assert chromium["127.0.0.1 /met"] == chromium["127.0.0.1 /added"]
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
