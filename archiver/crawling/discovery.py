@@ -15,19 +15,13 @@ import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from archiver.cors_requests import hop_negotiation, origin_of, redirected_client, with_cors
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
 from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint, policy_sandboxes
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
-from archiver.request_headers import (
-    Negotiation,
-    destination_negotiation,
-    hop_negotiation,
-    origin_of,
-    redirected_client,
-    with_cors,
-)
+from archiver.request_headers import Negotiation, destination_negotiation
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
 

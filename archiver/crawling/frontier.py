@@ -22,15 +22,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from archiver.cors_requests import credentialed, origin_of
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.request_headers import (
     ACCEPT_BY_DESTINATION,
     Negotiation,
-    credentialed,
     destination_negotiation,
     negotiation_pairs,
     negotiation_text,
-    origin_of,
 )
 
 
