@@ -44,7 +44,8 @@ COMPARED = (
 NOT_ASKED_FOR = re.compile(r",application/signed-exchange;v=b3;q=0\.7$|, zstd$")
 """What Chromium asks for that the crawl leaves out on purpose: a signed exchange, zstd."""
 
-Served = tuple[bytes, str, dict[str, str]]
+Served = tuple[bytes, str, int, dict[str, str]]
+"""A body, its Content-Type, its status and its other headers."""
 
 
 class RecordingSite:
@@ -56,17 +57,22 @@ class RecordingSite:
         self.asked: dict[str, list[tuple[str, str]]] = {}
         self.server: TestServer | None = None
 
-    def file(self, path: str, body: bytes | str, content_type: str = "text/html", **headers: str) -> None:
+    def file(
+        self, path: str, body: bytes | str, content_type: str = "text/html", status: int = 200, **headers: str
+    ) -> None:
         data = body.encode() if isinstance(body, str) else body
-        self.files[path] = (data, content_type, {name.replace("_", "-"): v for name, v in headers.items()})
+        named = {name.replace("_", "-"): value for name, value in headers.items()}
+        self.files[path] = (data, content_type, status, named)
 
     async def _answer(self, request: web.Request) -> web.StreamResponse:
         if request.path in ("/robots.txt", "/sitemap.xml", "/favicon.ico"):
             return web.Response(status=404)
         sent = [(name.decode().lower(), value.decode()) for name, value in request.raw_headers]
         self.asked.setdefault(f"{request.host.split(':')[0]} {request.path}", sent)
-        body, content_type, headers = self.files.get(request.path, (b"x", "application/octet-stream", {}))
-        return web.Response(body=body, headers={"Content-Type": content_type, **headers})
+        body, content_type, status, headers = self.files.get(
+            request.path, (b"x", "application/octet-stream", 200, {})
+        )
+        return web.Response(body=body, status=status, headers={"Content-Type": content_type, **headers})
 
     async def start(self) -> None:
         app = web.Application()
@@ -249,3 +255,17 @@ async def test_a_frame_a_script_adds_is_asked_for_as_a_frame_the_crawl_met(recor
         recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
     )
     assert only(rendered, paths) == chromium
+
+
+async def test_cookies_go_in_the_order_chromium_sends_them(recording, run_crawl, tmp_path):
+    """A request's cookies go in Chromium's order (RFC 6265's): those of a longer path first, then
+    the one set earlier first. The crawl sent them sorted by name, as Python's cookies print."""
+    recording.file("/setup", "", Set_Cookie="b=1; Path=/", Location="/setup2", status=302)
+    recording.file("/setup2", "", Set_Cookie="a=1; Path=/", Location="/setup3", status=302)
+    recording.file("/setup3", "", Set_Cookie="z=1; Path=/dir", Location="/dir/page", status=302)
+    recording.file("/dir/page", "<img src=/dir/i.png>")
+    paths = ["127.0.0.1 /dir/page", "127.0.0.1 /dir/i.png"]
+    chromium = only(await chromium_asks(recording, "/setup"), paths)
+    assert chromium["127.0.0.1 /dir/page"][-1] == ("cookie", "z=1; b=1; a=1")
+    crawl = await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup")
+    assert only(crawl, paths) == chromium

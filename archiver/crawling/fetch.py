@@ -33,7 +33,7 @@ from yarl import URL
 from archiver.config import CrawlConfig
 from archiver.crawling.connections import MAX_HEADERS, WatchedConnector, connection_use
 from archiver.crawling.cookie_rules import request_context
-from archiver.crawling.cookies import SiteCookieJar, load_cookies
+from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookies
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.received import Received, check_single_fields, check_transfer_codings, peer_ip
@@ -161,6 +161,7 @@ class Fetcher:
             # No default headers: each request's are all request_headers()'s, in Chromium's order
             # (aiohttp would write a session's first, in its own order).
             cookie_jar=load_cookies(self.config, self.credentials.hosts),
+            request_class=CookiesInOrder,
             # Proxies come from EnvironmentProxies: aiohttp's trust_env re-reads the
             # environment and ~/.netrc in a thread for every request.
             trust_env=False,
