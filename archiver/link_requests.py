@@ -31,7 +31,7 @@ PRELOAD_DESTINATIONS = {
     "font": "font",
     "audio": "media",
     "video": "media",
-    "track": "media",
+    "track": "track",
     "fetch": "fetch",
 }
 """<link rel=preload as=...> -> the destination of its request ('fetch': Fetch's empty destination
@@ -39,7 +39,7 @@ of a script's fetch(), told apart from a document's)."""
 
 
 def request_destination(element: lxml.etree._Element, attribute: str | None) -> str:
-    """The destination (Fetch's: image, style, script, font, media, manifest; 'fetch' for a preload
+    """The destination (Fetch's: image, style, script, font, media, track, manifest; 'fetch' for a preload
     as=fetch, whose destination is Fetch's empty one) of the request a browser makes
     for a URL in ``attribute`` of ``element`` (None: a <style>'s text); '' for a document or one
     the element does not tell. A URL in CSS is taken for an image (see css_destination()).
@@ -69,8 +69,10 @@ def request_destination(element: lxml.etree._Element, attribute: str | None) -> 
         return "image" if attribute == "srcset" else "media"  # <picture>'s, or <video>'s
     if tag == "script":
         return "script"
-    if tag in ("video", "audio", "track"):
+    if tag in ("video", "audio"):
         return "media"
+    if tag == "track":
+        return "track"  # a text track: asked for like a script's text, not like media
     return ""
 
 

@@ -30,14 +30,20 @@ WITHHELD = "[withheld]"
 """What a WARC request record, crawl.json and index.html hold in place of a credential."""
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers (lowercased) whose value given with --header crawl.json does not keep."""
-NEGOTIATION_HEADERS = {"accept": "Accept", "x-requested-with": "X-Requested-With", "origin": "Origin"}
+NEGOTIATION_HEADERS = {
+    "accept": "Accept",
+    "x-requested-with": "X-Requested-With",
+    "origin": "Origin",
+    "accept-encoding": "Accept-Encoding",
+}
 """Headers of a browser's request (lowercased: their names as sent) that choose what a server
 answers: an image as WebP, JSON rather than HTML where a script asks for JSON, a fragment for
 XMLHttpRequest, the Access-Control-Allow-Origin a script's request from another origin needs
 (a server that names the origin it allows names none to a request that gives none, and may
-refuse it). The crawl's request for a URL a rendered page asks for carries them. The other
-headers are the crawl's: its own Accept-Encoding (it decodes what it asks for), no conditional
-or Range header (it keeps whole bodies), its cookies, credentials and Referer."""
+refuse it), a media file sent with no coding (MEDIA_ENCODING; any other Accept-Encoding is the
+crawl's own, ACCEPT_ENCODING). The crawl's request for a URL a rendered page asks for carries
+them. The other headers are the crawl's: no conditional or Range header (it keeps whole
+bodies), its cookies, credentials and Referer."""
 ACCEPT_DOCUMENT = (
     "text/html,application/xhtml+xml,application/xml;q=0.9,"
     "image/jxl,image/avif,image/webp,image/apng,*/*;q=0.8"
@@ -46,13 +52,16 @@ ACCEPT_DOCUMENT = (
 entry, ``application/signed-exchange;v=b3;q=0.7``: a server that negotiates answers a link to an
 image with the WebP or AVIF a browser following it gets, and an XML document as XML. A signed
 exchange is a page wrapped for a cache to serve, which the crawl would keep as a blob in place
-of the page; Chromium rates it below the page, so servers answer it the page alike."""
+of the page; Chromium rates it below the page, so servers answer it the page alike. One rule for
+both paths: a navigation the crawl's browser asks for first (a frame a script adds) goes without
+it too (without_signed_exchange())."""
 ACCEPT_BY_DESTINATION = {
     "image": "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8",
     "style": "text/css,*/*;q=0.1",
     "script": "*/*",
     "font": "*/*",
     "media": "*/*",
+    "track": "*/*",
     "manifest": "*/*",
     "fetch": "*/*",
 }
@@ -77,6 +86,14 @@ for it, and what it sends then is what a browser got. Not zstd, which Chromium a
 warcio (so pywb, which leaves zstd out of what it asks for) and ReplayWeb.page do not decode a
 zstd record, so a page archived so would replay as garbage there; a server sends such a client
 gzip or br, or the body as it is. One sent unasked is kept as received (content.py says so)."""
+MEDIA_ENCODING = ("Accept-Encoding", "identity")
+"""What Chromium asks a video or an audio (a <source> of theirs) for: no content coding (it
+reads media in ranges, which a coding would break), so a server that compresses what a client
+accepts sends it plain, and the crawl, asking alike, keeps what a browser gets. Chromium sends
+``Range: bytes=0-`` too; the crawl does not: a server may answer that with a 206 holding only a
+first part of the body (many cap a range they were not given an end for), and replay tools
+play a 206 record back as a part; without it the answer is the whole body, a 200, which the
+crawl's browser is given (Chromium plays a 200 as it plays a 206)."""
 MAX_NEGOTIATION_VALUE = 1024
 """A longer value (a script may set any) is not sent."""
 
@@ -188,7 +205,7 @@ class Credentials:
     def headers_for(self, url: str, credentialed: bool = True) -> dict[str, str]:
         """The credentials to send with a request for the normalised ``url`` (often none).
 
-        A request whose credentials mode sends none (``credentialed`` False: credentialed()'s)
+        A request whose credentials mode sends none (``credentialed`` False: cors_requests.credentialed()'s)
         goes without HTTP authentication and without the Authorization and Cookie headers of
         --header, as Chromium sends no credentials with it; the other --header values go.
 
@@ -234,14 +251,32 @@ def negotiation(headers: Mapping[str, str]) -> Negotiation:
 
     >>> negotiation({"accept": "image/webp,*/*", "referer": "http://h/", "x-requested-with": "XHR"})
     (('Accept', 'image/webp,*/*'), ('X-Requested-With', 'XHR'))
+    >>> negotiation({"accept": "text/html,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"})
+    (('Accept', 'text/html,*/*;q=0.8'),)
     """
     return tuple(
-        (name, value)
-        for lower, name in NEGOTIATION_HEADERS.items()
-        if (value := headers.get(lower)) is not None
+        (NEGOTIATION_HEADERS[lower], without_signed_exchange(value) if lower == "accept" else value)
+        for lower, value in headers.items()  # in the order it sent them: header_order.origin_place()
+        if lower in NEGOTIATION_HEADERS
+        and (lower != "accept-encoding" or value == MEDIA_ENCODING[1])
         and len(value) <= MAX_NEGOTIATION_VALUE
         and not any(c in value for c in "\r\n\0")
     )
+
+
+def without_signed_exchange(accept: str) -> str:
+    """``accept`` without its signed exchange: the crawl's navigations and its browser's ask alike
+    (ACCEPT_DOCUMENT says why).
+
+    >>> without_signed_exchange("text/html, application/signed-exchange;v=b3;q=0.7")
+    'text/html'
+    """
+    kept = [
+        entry
+        for entry in accept.split(",")
+        if entry.partition(";")[0].strip().lower() != "application/signed-exchange"
+    ]
+    return ",".join(kept).strip()
 
 
 def destination_negotiation(destination: str) -> Negotiation:
@@ -249,99 +284,13 @@ def destination_negotiation(destination: str) -> Negotiation:
 
     >>> destination_negotiation("style"), destination_negotiation("")
     ((('Accept', 'text/css,*/*;q=0.1'),), ())
+    >>> destination_negotiation("media")
+    (('Accept', '*/*'), ('Accept-Encoding', 'identity'))
     """
     accept = ACCEPT_BY_DESTINATION.get(destination)
-    return (("Accept", accept),) if accept else ()
-
-
-ELEMENT_CORS_DESTINATIONS = frozenset({"font", "image", "media", "script", "style"})
-"""Destinations of the CORS-mode requests an element makes (a font a stylesheet names, a module
-script, an element with a crossorigin attribute), which Chromium sends with an Origin even to
-their document's own origin (it names the origin on the request itself, as Fetch does for a
-request other than a GET); a fetch() (also one preloaded) of its own origin goes without."""
-
-
-def cors_negotiation(client: str, url: str, destination: str = "") -> Negotiation:
-    """The Origin a browser sends with a CORS-mode request (a font, a module script, an element
-    with a crossorigin attribute, a fetch()) of ``destination`` (link_requests.request_destination(),
-    '' if not known) for ``url`` (normalised) made by a document of the origin ``client``
-    (origin_of(); ``null`` once tainted): that origin, if another than the URL's, or if an
-    element asks (ELEMENT_CORS_DESTINATIONS). A server that answers such requests for the
-    origins it allows alone refuses one without it; one that refuses an Origin it does not
-    allow (S3 does) refuses the browser too.
-
-    >>> cors_negotiation("http://site.test", "http://cdn.test/f.woff2")
-    (('Origin', 'http://site.test'),)
-    >>> cors_negotiation("http://site.test", "http://site.test/f.woff2", "font")
-    (('Origin', 'http://site.test'),)
-    >>> cors_negotiation("http://site.test", "http://site.test/data.json", "fetch")
-    ()
-    """
-    if client != origin_of(url) or destination in ELEMENT_CORS_DESTINATIONS:
-        return (("Origin", client),)
-    return ()
-
-
-def origin_of(url: str) -> str:
-    """The origin of a normalised URL, serialised as an Origin header gives it.
-
-    >>> origin_of("http://h:8/a?b")
-    'http://h:8'
-    """
-    return url[: url.index("://") + 3] + host_of(url)
-
-
-def redirected_client(client: str, url: str, target: str) -> str:
-    """The origin a CORS-mode request of the origin ``client`` has once ``url`` redirects it to
-    ``target``: ``null`` (Fetch's tainted origin) once it went from another origin than its own
-    to a third, which it keeps; else its own. Chromium sends ``Origin: null`` from then on, and
-    its credentials (those for the same origin alone) go nowhere.
-
-    >>> redirected_client("http://a", "http://a/f", "http://b/f")
-    'http://a'
-    >>> redirected_client("http://a", "http://b/f", "http://a/f")
-    'null'
-    """
-    here = origin_of(url)
-    return "null" if here != origin_of(target) and client != here else client
-
-
-def credentialed(cors: str, client: str | None, url: str) -> bool:
-    """Whether a request for ``url`` in the CORS mode ``cors`` (link_requests.cors_mode(): '' for no-cors
-    or a navigation) of the origin ``client`` sends cookies and keeps those its answer sets
-    (Fetch's credentials mode): same-origin ones only to their client's own origin, while it
-    was never tainted.
-
-    >>> credentialed("same-origin", "http://a", "http://a/f")
-    True
-    >>> credentialed("same-origin", "http://a", "http://b/f")
-    False
-    >>> credentialed("", None, "http://b/i.png"), credentialed("omit", "http://a", "http://a/m.json")
-    (True, False)
-    """
-    if cors in ("", "include"):
-        return True
-    return cors == "same-origin" and client == origin_of(url)
-
-
-def without_origin(pairs: Negotiation) -> Negotiation:
-    """``pairs`` without their Origin (a redirect's next hop sends its own)."""
-    return tuple((name, value) for name, value in pairs if name.lower() != "origin")
-
-
-def hop_negotiation(pairs: Negotiation, client: str, target: str) -> Negotiation:
-    """What a CORS-mode request sent with ``pairs`` is sent with to ``target``, where a redirect
-    leads it, its origin now ``client`` (redirected_client()'s): an Origin of ``client`` where
-    the hop before sent one (Chromium keeps the Origin an element's request names, to the page's
-    own origin too), else where cors_negotiation() sends one.
-
-    >>> hop_negotiation((("Accept", "*/*"), ("Origin", "http://a")), "http://a", "http://a/f2")
-    (('Accept', '*/*'), ('Origin', 'http://a'))
-    >>> hop_negotiation((("Accept", "*/*"),), "http://a", "http://a/d2.json")
-    (('Accept', '*/*'),)
-    """
-    named = any(name.lower() == "origin" for name, _ in pairs)
-    return without_origin(pairs) + ((("Origin", client),) if named else cors_negotiation(client, target))
+    if not accept:
+        return ()
+    return (("Accept", accept), MEDIA_ENCODING) if destination == "media" else (("Accept", accept),)
 
 
 def negotiation_text(pairs: Negotiation) -> str:

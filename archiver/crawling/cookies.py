@@ -52,6 +52,29 @@ _NO_URL = URL()
 _DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
 
 
+class CookiesInOrder(aiohttp.ClientRequest):
+    """A request whose Cookie header lists the jar's cookies in the order the jar gives them,
+    Chromium's (SiteCookieJar.filter_cookies()): aiohttp's sorts them by name, and a server
+    reading the first of two cookies of one name (one per path) read another than a browser's."""
+
+    def update_cookies(self, cookies: LooseCookies | None) -> None:
+        """Write ``cookies`` (the jar's) after those of a Cookie header given (--header), which
+        one of the same name replaces."""
+        if not cookies:
+            return
+        items = list(cookies.items() if isinstance(cookies, Mapping) else cookies)
+        names = {name for name, _value in items}
+        given = [
+            pair.strip()
+            for pair in self.headers.pop(aiohttp.hdrs.COOKIE, "").split(";")
+            if pair.strip() and pair.partition("=")[0].strip() not in names
+        ]
+        sent = [
+            f"{name}={value.coded_value if isinstance(value, Morsel) else value}" for name, value in items
+        ]
+        self.headers[aiohttp.hdrs.COOKIE] = "; ".join(given + sent)
+
+
 def _attributes(header: str) -> tuple[str, dict[str, str]]:
     """The name and the attributes (lowercased names, last one kept) of a Set-Cookie value."""
     pair, _, rest = header.partition(";")
@@ -104,14 +127,30 @@ class SiteCookieJar(aiohttp.CookieJar):
         url = cookie_url(request_url)
         if url.scheme == "http" and loopback_host(url.raw_host or ""):
             url = url.with_scheme("https")  # aiohttp sends Secure cookies over https alone
-        cookies = super().filter_cookies(url)
-        if context is None or not cross_site(context.initiator, request_url):
-            return cookies
+        matching = super().filter_cookies(url)
+        navigation = context.navigation if context is not None else True
+        judged = context is not None and cross_site(context.initiator, request_url)
         sent: BaseCookie[str] = BaseCookie()
-        for name, morsel in cookies.items():
-            if sent_cross_site(str(morsel["samesite"] or ""), context.navigation):
+        # Chromium's order (RFC 6265, 5.4): a longer path first, then the one set first (aiohttp
+        # gives those of one path as they were set); CookiesInOrder writes them so.
+        paths = self._path_lengths(url, matching.keys())
+        for name, morsel in sorted(matching.items(), key=lambda item: -paths.get(item[0], 0)):
+            if not judged or sent_cross_site(str(morsel["samesite"] or ""), navigation):
                 dict.__setitem__(sent, name, morsel)
         return sent
+
+    def _path_lengths(self, url: URL, names: Iterable[str]) -> dict[str, int]:
+        """The length of the path of each cookie ``names`` the jar sends to ``url`` (the most
+        specific of a name's, which aiohttp sends): the cookies it gives hold none."""
+        host = url.raw_host or ""
+        wanted = set(names)
+        lengths: dict[str, int] = {}
+        for (domain, path), cookies in self._cookies.items():
+            if domain and domain != host and not host.endswith(f".{domain}"):
+                continue
+            for name in wanted.intersection(cookies.keys()):
+                lengths[name] = max(lengths.get(name, 0), len(path))
+        return lengths
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
         """Keep the cookies of Set-Cookie ``headers`` but those a browser refuses: a Domain that is

@@ -15,19 +15,13 @@ import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING
 
+from archiver.cors_requests import hop_negotiation, origin_of, redirected_client, with_cors
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
 from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint, policy_sandboxes
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
-from archiver.request_headers import (
-    Negotiation,
-    cors_negotiation,
-    destination_negotiation,
-    hop_negotiation,
-    origin_of,
-    redirected_client,
-)
+from archiver.request_headers import Negotiation, destination_negotiation
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
 
@@ -86,7 +80,8 @@ class Discovery:
         (``item``'s if None; a stylesheet's: that of the document it serves), and the
         credentials CORS mode gives: ``null`` for a document with no origin (a sandboxed frame's or
         srcdoc document's). What it loads is loaded for the top-level page (item's
-        site_for_cookies, else item itself), whose site SameSite judges it by. A document of no
+        site_for_cookies, else item itself), whose site SameSite judges it by; what a document of
+        no origin loads or links to is of no site (NO_SITE). A document of no
         origin sends no Referer; a ``stylesheet`` it loads sends its own URL, as in Chromium.
         """
         hints = hints or {}
@@ -94,7 +89,7 @@ class Discovery:
         queue: list[QueueItem] = []
         depth = item.depth + 1
         client = client or origin_of(item.url)
-        top = item.site_for_cookies or item.url
+        top = item.top_level
         for url in self.frontier.unseen(links):
             requisite = links[url] == REQUISITE
             found_by = "requisite" if requisite else "link"
@@ -104,12 +99,8 @@ class Discovery:
             asking = "null" if opaque else client
             negotiation = destination_negotiation(hint[1])
             cors = hint[2] if requisite else ""  # a link followed is a navigation
-            if cors:
-                negotiation += cors_negotiation(asking, url, hint[1])
-            elif opaque and requisite and FRAME not in words and (item.requisite or NO_ORIGIN in words):
-                # Chromium names the null origin on every request of such a frame's document, no-cors
-                # too; not on those of a top-level one (its Content-Security-Policy sandboxes it).
-                negotiation += cors_negotiation(asking, url)
+            if cors:  # a no-cors request names no origin, a null one neither (Chromium 156)
+                negotiation = with_cors(negotiation, asking, url, hint[1])
             # A frame in a sandboxed document is sandboxed too; a stylesheet it loads is its, of no
             # origin (its fonts' Origin is null, through any redirect).
             framed = FRAME in words and (SANDBOXED in words or opaque)
@@ -127,8 +118,9 @@ class Discovery:
                 skip=NOFOLLOW if nofollow and not requisite else None,
                 referrer_policy=NO_REFERRER if opaque and not stylesheet else hint[0] or page_policy,
                 negotiation=negotiation,
-                # A document of no origin is of no site: what it loads is cross-site to SameSite.
-                site_for_cookies=(NO_SITE if opaque else top) if requisite else None,
+                # A document of no origin is of no site: what it loads, and where its links lead,
+                # is cross-site to SameSite (a link's Lax cookies go, its Strict ones do not).
+                site_for_cookies=NO_SITE if opaque else top if requisite else None,
                 cors=cors,
                 client=asking if requisite else None,
                 document=document,

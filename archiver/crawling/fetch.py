@@ -33,12 +33,13 @@ from yarl import URL
 from archiver.config import CrawlConfig
 from archiver.crawling.connections import MAX_HEADERS, WatchedConnector, connection_use
 from archiver.crawling.cookie_rules import request_context
-from archiver.crawling.cookies import SiteCookieJar, load_cookies
+from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookies
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.received import Received, check_single_fields, check_transfer_codings, peer_ip
 from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
 from archiver.errors import FetchError
+from archiver.header_order import in_chromium_order, origin_place
 from archiver.referrer_policy import referer
 from archiver.request_headers import (
     ACCEPT_DOCUMENT,
@@ -132,6 +133,13 @@ class Fetcher:
             password=config.http_password,
         )
         self._retry_on = frozenset(config.retry_on)
+        self._defaults = (
+            ("User-Agent", config.user_agent),
+            ("Accept", ACCEPT_DOCUMENT),
+            ("Accept-Encoding", ACCEPT_ENCODING),
+            ("Accept-Language", ACCEPT_LANGUAGE),
+        )
+        """The headers of every request that gives none of its own (request_headers())."""
 
     async def __aenter__(self) -> Fetcher:
         resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
@@ -150,13 +158,10 @@ class Fetcher:
             # The whole try is bounded by --timeout in fetch_once(); the connection alone,
             # DNS included, by --connect-timeout within it.
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.config.connect_timeout),
-            headers={
-                "User-Agent": self.config.user_agent,
-                "Accept-Encoding": ACCEPT_ENCODING,
-                "Accept": ACCEPT_DOCUMENT,
-                "Accept-Language": ACCEPT_LANGUAGE,
-            },
+            # No default headers: each request's are all request_headers()'s, in Chromium's order
+            # (aiohttp would write a session's first, in its own order).
             cookie_jar=load_cookies(self.config, self.credentials.hosts),
+            request_class=CookiesInOrder,
             # Proxies come from EnvironmentProxies: aiohttp's trust_env re-reads the
             # environment and ~/.netrc in a thread for every request.
             trust_env=False,
@@ -241,19 +246,22 @@ class Fetcher:
         return retry_delay(tries, self.config.retry_base_delay, retry_after, self.config.max_retry_after)
 
     def request_headers(self, request: FetchRequest) -> dict[str, str]:
-        """Headers of ``request`` beyond the session's: those a browser chose its answer with and
-        Upgrade-Insecure-Requests for a navigation, its host's credentials (a --header wins over
-        the browser's), a Referer (as its referrer policy gives it), its conditions."""
+        """Headers of ``request`` (but Host and Cookie, aiohttp's), in Chromium's order: those a
+        browser chose its answer with and Upgrade-Insecure-Requests for a navigation, its host's
+        credentials (a --header wins over the browser's), a Referer (as its referrer policy
+        gives it), its conditions, and the crawl's User-Agent, Accept-Encoding, Accept-Language
+        and a page's Accept where none of those gave one."""
         url = request.url
         pairs = request.negotiation
         if is_navigation(request.requisite, pairs):
             pairs += (UPGRADE_INSECURE_REQUESTS,)
         headers = with_negotiation(self.credentials.headers_for(url, request.credentials), pairs)
+        headers = with_negotiation(headers, self._defaults)
         sent_referer = referer(request.referrer, url, request.referrer_policy)
         if sent_referer is not None:
             headers["Referer"] = sent_referer
         headers.update(request.conditions or {})
-        return headers
+        return in_chromium_order(headers, origin_place(request.negotiation))
 
     async def fetch_once(self, request: FetchRequest) -> Capture:
         """One GET of ``request``, bounded as a whole by --timeout; raises FetchError when no

@@ -27,7 +27,8 @@ class FetchRequest:
     requisite: bool = False
     """Something a page loads, not a link followed: SameSite judges it by ``site_for_cookies``."""
     site_for_cookies: str | None = None
-    """The top-level page it is loaded for (None: its referrer)."""
+    """The top-level page it is loaded for (None: its referrer); ``null`` for a request of a
+    document of no origin, a link it leads to too (of no site: cross-site to SameSite)."""
     credentials: bool = True
     """Its credentials mode sends cookies (not so a cross-origin font): without, none is sent,
     and none its answer sets is kept."""

@@ -22,15 +22,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from archiver.cors_requests import credentialed, origin_of
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.request_headers import (
     ACCEPT_BY_DESTINATION,
     Negotiation,
-    credentialed,
     destination_negotiation,
     negotiation_pairs,
     negotiation_text,
-    origin_of,
 )
 
 
@@ -62,8 +61,9 @@ class QueueItem:
     site_for_cookies: str | None = None
     """For what a page loads (a requisite): the top-level page it is loaded for, whose site
     SameSite judges its request by (Chromium's site for cookies), also for what a stylesheet or
-    a frame of that page loads; ``null`` for what a document of no origin loads (no site: every
-    such request is cross-site); None for a link followed (judged by its referrer)."""
+    a frame of that page loads; ``null`` for what a document of no origin loads or links to (no
+    site: every such request is cross-site); None for another link followed (judged by its
+    referrer)."""
     cors: str = ""
     """The credentials mode of a CORS-mode request (link_requests.cors_mode(): same-origin, include,
     omit), which sends an Origin and cookies by Fetch's rules; '' for a no-cors request (an
@@ -78,6 +78,12 @@ class QueueItem:
     iframe's sandbox leaves no origin, whose requests send Origin: null, as do its own frames',
     and for a stylesheet such a document loads (its requests are its document's); '' for any
     other."""
+
+    @property
+    def top_level(self) -> str:
+        """The top-level page what it loads is loaded for (whose site SameSite judges that by): of
+        a page followed as a link, the page itself, whatever document led to it."""
+        return (self.site_for_cookies or self.url) if self.requisite else self.url
 
     def request(self) -> FetchRequest:
         """The request a browser would send for it."""

@@ -172,26 +172,45 @@ class PageNetwork:
 
 async def _asked(request: Any, page: Any) -> Asked:
     """What ``request`` carried that the crawl's request carries too: Chromium shows the Cookie
-    and Referer it chose in the headers of a request it routes."""
+    and Referer it chose in the headers of a request it routes. Each fact of its frame (the
+    origin of the document asking, the cookies held for its URL) is asked of the browser once."""
     headers = request.headers
-    cookies: tuple[dict[str, Any], ...] = ()
     held: tuple[dict[str, Any], ...] | None = None
     if page is not None:
         with contextlib.suppress(Exception):  # the page closed meanwhile: none known
             held = tuple(dict(cookie) for cookie in await page.context.cookies())
     sent = headers.get("cookie")
-    if sent and page is not None:
+    cors_without_cookie = "cookie" not in headers and "origin" in headers
+    may_include = cors_without_cookie and request.resource_type in CROSSORIGIN_TYPES
+    for_url = await _cookies_for(request.url, page) if sent or may_include else ()
+    cookies: tuple[dict[str, Any], ...] = ()
+    if sent:
         names = {pair.partition("=")[0].strip() for pair in sent.split(";")}
-        with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
-            for_url = await page.context.cookies(request.url)
-            cookies = tuple(dict(cookie) for cookie in for_url if cookie.get("name") in names)
-    credentials = "cookie" in headers or "origin" not in headers or await _includes(request, page)
-    client = await _frame_origin(request)
-    document = SANDBOXED if await _sandboxed_frame(request) else ""
-    opaque = await _asking_origin(request) == "null"
+        cookies = tuple(cookie for cookie in for_url if cookie.get("name") in names)
+    credentials = not cors_without_cookie or (may_include and await _includes(request, page, for_url))
+    frame = _FrameFacts.of(request)
+    asking = await frame.asking_origin()
+    client = asking if request.resource_type == "stylesheet" and not frame.navigation else None
+    document = SANDBOXED if await frame.leaves_no_origin(asking) else ""
     return Asked(
-        negotiation(headers), headers.get("referer"), cookies, held, credentials, client, document, opaque
+        negotiation(headers),
+        headers.get("referer"),
+        cookies,
+        held,
+        credentials,
+        client if client is None or client.isprintable() else None,
+        document,
+        asking == "null",
     )
+
+
+async def _cookies_for(url: str, page: Any) -> tuple[dict[str, Any], ...]:
+    """The cookies the context of ``page`` holds for ``url`` (none once the page closed)."""
+    if page is None:
+        return ()
+    with contextlib.suppress(Exception):  # the page closed meanwhile: none kept
+        return tuple(dict(cookie) for cookie in await page.context.cookies(url))
+    return ()
 
 
 INCLUDING_ELEMENT = """url => [...document.querySelectorAll('[crossorigin]')].some(e =>
@@ -204,16 +223,15 @@ CROSSORIGIN_TYPES = frozenset({"image", "script", "stylesheet", "media"})
 a fetch()'s or a manifest's mode is never an element's to say)."""
 
 
-async def _includes(request: Any, page: Any) -> bool:
-    """Whether a CORS-mode request that went without a Cookie was in credentials mode include
-    all the same: it had none to send (its context held none for its URL), and an element of its
-    frame asks for its URL with crossorigin=use-credentials. Then the crawl's request sends
-    credentials and keeps the cookies its answer sets, as the browser does; it went without."""
-    if page is None or request.resource_type not in CROSSORIGIN_TYPES:
-        return False
+async def _includes(request: Any, page: Any, held_for_url: tuple[dict[str, Any], ...]) -> bool:
+    """Whether a CORS-mode request that went without a Cookie (of CROSSORIGIN_TYPES) was in
+    credentials mode include all the same: it had none to send (``held_for_url``: the cookies
+    its context held for its URL), and an element of its frame asks for its URL with
+    crossorigin=use-credentials. Then the crawl's request sends credentials and keeps the
+    cookies its answer sets, as the browser does; it went without."""
+    if page is None or held_for_url:
+        return False  # had it cookies to send and sent none, its mode keeps them home
     try:
-        if await page.context.cookies(request.url):
-            return False  # it had cookies to send and sent none: its mode keeps them home
         found = await asyncio.wait_for(
             request.frame.evaluate(INCLUDING_ELEMENT, request.url), FRAME_ORIGIN_WAIT
         )
@@ -222,45 +240,49 @@ async def _includes(request: Any, page: Any) -> bool:
     return found is True
 
 
-async def _frame_origin(request: Any) -> str | None:
-    """The origin of the frame's document that asked for a stylesheet with ``request`` (its
-    fonts' Origin), as the frame tells it: None for the main frame's, or when it cannot tell."""
-    if request.resource_type != "stylesheet" or _main_frame(request):
-        return None
-    try:
-        origin = await asyncio.wait_for(request.frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
-    except Exception:  # noqa: BLE001 - the frame gone or navigating: its page's origin stands
-        return None
-    return origin if isinstance(origin, str) and origin.isprintable() else None
+@dataclass
+class _FrameFacts:
+    """What the frame of one request tells of the document that made it, each asked once."""
 
+    request: Any
+    main: bool
+    """Whether the request is the main frame's (whose document is the page's: nothing to ask)."""
+    navigation: bool
+    """Whether it navigates its frame (its document is then the parent's, which asks for it)."""
 
-async def _asking_origin(request: Any) -> str | None:
-    """The origin of a frame's document that made ``request``: the frame's own, or for the
-    frame's navigation, its parent's; None for the main frame's, or when it cannot tell."""
-    if _main_frame(request):
-        return None
-    try:
-        frame = request.frame.parent_frame if request.is_navigation_request() else request.frame
-        origin = await asyncio.wait_for(frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
-    except Exception:  # noqa: BLE001 - the frame gone or navigating: not known
-        return None
-    return origin if isinstance(origin, str) else None
+    @classmethod
+    def of(cls, request: Any) -> _FrameFacts:
+        main = _main_frame(request)
+        return cls(request, main, not main and request.is_navigation_request())
 
+    async def asking_origin(self) -> str | None:
+        """The origin of the frame's document that made the request: the frame's own, or for the
+        frame's navigation, its parent's (``null`` for one of no origin); None for the main
+        frame's, or when it cannot tell (the frame gone or navigating)."""
+        if self.main:
+            return None
+        try:
+            frame = self.request.frame.parent_frame if self.navigation else self.request.frame
+            origin = await asyncio.wait_for(frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
+        except Exception:  # noqa: BLE001 - the frame gone or navigating: not known
+            return None
+        return origin if isinstance(origin, str) else None
 
-async def _sandboxed_frame(request: Any) -> bool:
-    """Whether ``request`` navigates a frame to a document of no origin: its iframe's sandbox
-    attribute does not allow-same-origin, or the document holding it has no origin (a sandboxed
-    frame's, a srcdoc's, one its Content-Security-Policy sandboxes), whose frames have none."""
-    if not request.is_navigation_request() or _main_frame(request):
-        return False
-    try:
-        frame = request.frame
-        element = await asyncio.wait_for(frame.frame_element(), FRAME_ORIGIN_WAIT)
-        box = await asyncio.wait_for(element.get_attribute("sandbox"), FRAME_ORIGIN_WAIT)
-        parent = await asyncio.wait_for(frame.parent_frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
-    except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known to be sandboxed
-        return False
-    return (box is not None and "allow-same-origin" not in box.lower().split()) or parent == "null"
+    async def leaves_no_origin(self, parent_origin: str | None) -> bool:
+        """Whether the request navigates a frame to a document of no origin: its iframe's sandbox
+        attribute does not allow-same-origin, or the document holding it (of the origin
+        ``parent_origin``: asking_origin()'s) has none (a sandboxed frame's, a srcdoc's, one its
+        Content-Security-Policy sandboxes), whose frames have none."""
+        if not self.navigation:
+            return False
+        if parent_origin == "null":
+            return True
+        try:
+            element = await asyncio.wait_for(self.request.frame.frame_element(), FRAME_ORIGIN_WAIT)
+            box = await asyncio.wait_for(element.get_attribute("sandbox"), FRAME_ORIGIN_WAIT)
+        except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known to be sandboxed
+            return False
+        return box is not None and "allow-same-origin" not in box.lower().split()
 
 
 def _of_another_page(request: Any, page: Any) -> bool:

@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Protocol
 
+from archiver.cors_requests import hop_negotiation, redirected_client
 from archiver.crawling.discovery import NO_SITE
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
@@ -23,7 +24,6 @@ from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
-from archiver.request_headers import hop_negotiation, redirected_client
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
 from archiver.urls import try_normalize
 
@@ -133,7 +133,7 @@ class CrawlPages:
             negotiation=how.negotiation,
             referrer=sent or page.url,
             referrer_policy="" if sent else NO_REFERRER,
-            site_for_cookies=NO_SITE if no_site else page.site_for_cookies or page.url,
+            site_for_cookies=NO_SITE if no_site else page.top_level,
             cors=item.cors if origin is None else INCLUDE if how.credentials else OMIT,
             client=origin or how.client or item.client,
             document=how.document or item.document,
@@ -196,7 +196,7 @@ async def answer_for(
 
 def _next_hop(how: Asked, url: str, target: str) -> Asked:
     """What the browser asks the hop to ``target`` of a redirect at ``url`` with: as it asked the
-    first, but a CORS-mode request's Origin, null once tainted (request_headers.redirected_client)."""
+    first, but a CORS-mode request's Origin, null once tainted (cors_requests.redirected_client)."""
     origin = dict(how.negotiation).get("Origin")
     if origin is None:
         return how
