@@ -3,7 +3,8 @@ browser from other clients by it, and a request in another order may be answered
 Pure rules, no I/O.
 
 Chromium 156 sends (after Host and Connection, which aiohttp writes first) an element's Origin
-(a font's, a crossorigin image's, a module script's), Upgrade-Insecure-Requests, User-Agent,
+(a font's, a crossorigin image's, a module script's), a header a script set (X-Requested-With
+of an XMLHttpRequest), Upgrade-Insecure-Requests, User-Agent,
 Accept, a script's Origin (a fetch()'s), Referer, Accept-Encoding, Accept-Language, and Cookie
 last (aiohttp's cookie jar writes it last). A header of the user's own (--header) or of a
 conditional request comes after those it does not replace, before the Cookie.
@@ -24,11 +25,11 @@ SCRIPT_ORIGIN = "a script's origin"
 """Where the Origin of a script's request goes (a fetch()'s): after the Accept."""
 CHROMIUM_ORDER = (
     ELEMENT_ORIGIN,
+    "x-requested-with",
     "upgrade-insecure-requests",
     "user-agent",
     "accept",
     SCRIPT_ORIGIN,
-    "x-requested-with",
     "referer",
     "accept-encoding",
     "accept-language",

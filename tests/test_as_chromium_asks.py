@@ -32,6 +32,7 @@ if os.environ.get("CI") != "true" and (async_playwright is None or not os.path.e
 
 COMPARED = (
     "origin",
+    "x-requested-with",
     "upgrade-insecure-requests",
     "accept",
     "referer",
@@ -146,7 +147,8 @@ def only(asked: dict[str, list[tuple[str, str]]], paths: Iterable[str]) -> dict[
 
 async def test_each_request_of_a_page_goes_as_chromium_sends_it(recording, run_crawl, tmp_path):
     """A navigation, a frame, an image, a script, a stylesheet and the image it names, a font of
-    another site, a preloaded fetch() and a script's fetch() (met by the crawl's browser) carry
+    another site, a preloaded fetch(), a script's fetch() and XMLHttpRequest (met by the crawl's
+    browser) carry
     the headers Chromium sends, in its order: the crawl sent Accept-Encoding before Accept and
     Accept-Language, and Origin and Referer last."""
     other = recording.other
@@ -156,19 +158,27 @@ async def test_each_request_of_a_page_goes_as_chromium_sends_it(recording, run_c
         "<p style=font-family:f>text</p>"
         "<link rel=stylesheet href=/s.css><script src=/j.js></script><img src=/i.png>"
         f"<link rel=preload as=fetch crossorigin href={other('/d.json')}>"
-        f"<script>fetch('{other('/e.json')}')</script><iframe src=/frame></iframe>",
+        f"<script>fetch('{other('/e.json')}'); let x = new XMLHttpRequest(); x.open('GET', '/x.json');"
+        "x.setRequestHeader('X-Requested-With', 'XMLHttpRequest'); x.send()</script>"
+        "<iframe src=/frame></iframe>",
     )
     recording.file("/s.css", "body { background: url(/bg.png) }", "text/css")
     recording.file("/j.js", "", "text/javascript")
     recording.file("/frame", "<p>frame</p>")
-    for path in ("/d.json", "/e.json"):
+    for path in ("/d.json", "/e.json", "/x.json"):
         recording.file(path, "{}", "application/json", Access_Control_Allow_Origin="*")
-    paths = [f"127.0.0.1 {path}" for path in ("/", "/s.css", "/j.js", "/i.png", "/frame", "/bg.png")]
+    paths = [
+        f"127.0.0.1 {path}" for path in ("/", "/s.css", "/j.js", "/i.png", "/frame", "/bg.png", "/x.json")
+    ]
     paths += [f"localhost {path}" for path in ("/f.woff2", "/d.json", "/e.json")]
     chromium = only(await chromium_asks(recording), paths)
     assert all(chromium.values()), chromium  # Chromium asked for each
     by_http = only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths)
-    assert by_http == {**chromium, "localhost /e.json": None}  # a script's: met by a browser alone
+    assert by_http == {
+        **chromium,
+        "localhost /e.json": None,
+        "127.0.0.1 /x.json": None,
+    }  # scripts': a browser's
     rendered = await crawl_asks(
         recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
     )
@@ -179,7 +189,7 @@ async def test_media_is_asked_for_as_chromium_asks_it_and_kept_whole(recording, 
     """A video's, an audio's and a <source>'s requests ask for no content coding, as Chromium's
     do (the crawl asked for gzip, and a server that compresses what a client accepts sent it a
     coding Chromium never gets); a <track>'s asks for the codings other requests ask for. The
-    crawl sends no Range (module docstring of request_headers): its record holds the whole body."""
+    crawl sends no Range (request_headers.MEDIA_ENCODING says why): its record holds the whole body."""
     recording.file(
         "/",
         "<video src=/v.mp4 preload=auto></video><audio src=/a.mp3 preload=auto></audio>"
