@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import importlib.util
 import os
 import shutil
@@ -179,9 +178,8 @@ async def started_idle(starting: Awaitable[T]) -> T:
         raise
 
 
-async def browser_error_types() -> tuple[type[BaseException], ...]:
-    """Playwright's error class, imported only when a browser is used, and then in a thread: the
-    import takes 0.2 s, during which the event loop went on with nothing else, and neither did the
-    worker processes it feeds."""
-    api = await asyncio.to_thread(importlib.import_module, "playwright.async_api")
-    return (api.Error,)
+def browser_error_types() -> tuple[type[BaseException], ...]:
+    """Playwright's error class (imported only when a browser is used)."""
+    from playwright.async_api import Error
+
+    return (Error,)
