@@ -28,13 +28,10 @@ import importlib.util
 import os
 import shutil
 import socket
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from archiver.errors import ConfigError
-
-T = TypeVar("T")
 
 CHROMIUM_NAMES = (
     "chromium-headless-shell",
@@ -154,28 +151,6 @@ def lower_priority(pids: list[int]) -> None:
         for thread in threads:
             with contextlib.suppress(OSError, AttributeError):
                 os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
-
-
-DRIVER_LOOK_SECONDS = 0.002
-"""How often started_idle() looks for the driver while Playwright starts it."""
-
-
-async def started_idle(starting: Awaitable[T]) -> T:
-    """Await ``starting`` (Playwright's start, which first spawns its driver), moving the driver to
-    the idle class (lower_priority()) as soon as it is there: the driver, node loading Playwright,
-    spends half a CPU second before start returns, which a crawl bound by CPU gave up to it."""
-    task = asyncio.ensure_future(starting)
-    try:
-        while not task.done():
-            found = driver_pids()
-            if found:
-                lower_priority(found)
-                break
-            await asyncio.wait({task}, timeout=DRIVER_LOOK_SECONDS)
-        return await task
-    except BaseException:
-        task.cancel()
-        raise
 
 
 def browser_error_types() -> tuple[type[BaseException], ...]:
