@@ -36,7 +36,7 @@ from archiver.cli import main
 from archiver.config import DEFAULT_USER_AGENT
 from archiver.crawling import browser_pool as pool_module
 from archiver.crawling import page_network as network_module
-from archiver.crawling.chromium import find_chromium, started_idle
+from archiver.crawling.chromium import find_chromium
 from archiver.mirror.build import build_mirror
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.dom import DOM_PREFIX
@@ -542,28 +542,6 @@ async def test_the_browser_runs_only_on_cpu_the_crawl_leaves_idle():
                     browser_threads[int(thread)] = os.sched_getscheduler(int(thread))
         assert len(browser_threads) > 10  # the driver's threads and Chromium's processes'
         assert set(browser_threads.values()) == {os.SCHED_IDLE}
-    assert os.sched_getscheduler(0) == os.SCHED_OTHER
-
-
-async def test_playwrights_driver_is_idle_before_its_start_returns():
-    """Node loading Playwright spends half a CPU second before Playwright's start returns: the
-    driver goes to the idle class as soon as it is spawned, not once start has returned."""
-
-    async def start() -> bool:  # as Playwright's: spawn the driver, then talk to it a while
-        driver = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", "import time; time.sleep(60)", "run-driver"
-        )
-        try:
-            for _ in range(1000):
-                if os.sched_getscheduler(driver.pid) == os.SCHED_IDLE:
-                    return True
-                await asyncio.sleep(0.01)
-            return False
-        finally:
-            driver.kill()
-            await driver.wait()
-
-    assert await started_idle(start())
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
 
 

@@ -29,7 +29,6 @@ from archiver.crawling.chromium import (
     lower_priority,
     quiet_about_the_driver_gone,
     refusing_port,
-    started_idle,
 )
 from archiver.crawling.page_dom import init_script
 from archiver.errors import ConfigError
@@ -242,8 +241,8 @@ class BrowserPool:
         if self._playwright is None:
             from playwright.async_api import async_playwright
 
-            self._playwright = await started_idle(async_playwright().start())
-            lower_priority(driver_pids())  # threads it started meanwhile inherit it; to be sure
+            self._playwright = await async_playwright().start()
+            lower_priority(driver_pids())
             quiet_about_the_driver_gone(asyncio.get_running_loop())
         if self._refusing is None:
             self._refusing = refusing_port()

@@ -24,18 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import importlib.util
 import os
 import shutil
 import socket
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from archiver.errors import ConfigError
-
-T = TypeVar("T")
 
 CHROMIUM_NAMES = (
     "chromium-headless-shell",
@@ -157,31 +153,8 @@ def lower_priority(pids: list[int]) -> None:
                 os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
 
 
-DRIVER_LOOK_SECONDS = 0.002
-"""How often started_idle() looks for the driver while Playwright starts it."""
+def browser_error_types() -> tuple[type[BaseException], ...]:
+    """Playwright's error class (imported only when a browser is used)."""
+    from playwright.async_api import Error
 
-
-async def started_idle(starting: Awaitable[T]) -> T:
-    """Await ``starting`` (Playwright's start, which first spawns its driver), moving the driver to
-    the idle class (lower_priority()) as soon as it is there: the driver, node loading Playwright,
-    spends half a CPU second before start returns, which a crawl bound by CPU gave up to it."""
-    task = asyncio.ensure_future(starting)
-    try:
-        while not task.done():
-            found = driver_pids()
-            if found:
-                lower_priority(found)
-                break
-            await asyncio.wait({task}, timeout=DRIVER_LOOK_SECONDS)
-        return await task
-    except BaseException:
-        task.cancel()
-        raise
-
-
-async def browser_error_types() -> tuple[type[BaseException], ...]:
-    """Playwright's error class, imported only when a browser is used, and then in a thread: the
-    import takes 0.2 s, during which the event loop went on with nothing else, and neither did the
-    worker processes it feeds."""
-    api = await asyncio.to_thread(importlib.import_module, "playwright.async_api")
-    return (api.Error,)
+    return (Error,)

@@ -302,7 +302,7 @@ class Renderer:
         A tab that failed is closed on the way out of pool.tab(); the browser is replaced only
         if it is gone or does not answer, so the other tabs' renders go on.
         """
-        errors: tuple[type[BaseException], ...] = (*await browser_error_types(), TimeoutError)
+        errors: tuple[type[BaseException], ...] = (*browser_error_types(), TimeoutError)
         error = None
         for attempt in (1, 2):
             generation = self.pool.generation
