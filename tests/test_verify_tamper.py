@@ -11,6 +11,7 @@ import gzip
 import itertools
 import json
 import os
+import re
 import shutil
 import sqlite3
 import struct
@@ -157,6 +158,12 @@ def edit_in_place(warc: Path, offset: int, length: int, edit: Callable[[bytes], 
     assert padding >= 0
     header = b"\x1f\x8b\x08\x10" + bytes(6) + b" " * padding + b"\x00"  # FCOMMENT
     warc.write_bytes(data[:offset] + header + body + trailer + data[offset + length :])
+
+
+def server_blanked(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+    """An edit for edit_in_place(): ``old`` replaced by ``new`` in the record, and its Server
+    header blanked, so it compresses no longer than it did."""
+    return lambda record: re.sub(rb"Server: [^\r]*", lambda m: b" " * len(m[0]), record).replace(old, new)
 
 
 def _deflated(data: bytes, strategy: int) -> bytes:
