@@ -300,12 +300,18 @@ class CaptureWorkers:
     async def ready(self) -> None:
         """Start a worker now, if none runs, and return once it takes work (prepare() itself never
         waits for one: until one is ready, captures are prepared here)."""
-        self._workers = [worker for worker in self._workers if worker.alive]
-        if self._workers or self.processes <= 0:
+        if self.processes <= 0:
             return
-        if self._starting is None or self._starting.done():
+        self._keep_starting()
+        if not self._workers and self._starting is not None:
+            await asyncio.shield(self._starting)
+
+    def _keep_starting(self) -> None:
+        """Drop the workers that ended, and start one if fewer than ``processes`` run and none is
+        starting."""
+        self._workers = [worker for worker in self._workers if worker.alive]
+        if len(self._workers) < self.processes and (self._starting is None or self._starting.done()):
             self._starting = asyncio.create_task(self._start_worker())
-        await asyncio.shield(self._starting)
 
     def _worker(self) -> _Worker | None:
         # The first worker starts half way to FIRST_HERE, so it is ready when work goes to it.
@@ -316,9 +322,7 @@ class CaptureWorkers:
             # A worker costs an interpreter's start and its imports (about half a second of
             # CPU): a crawl that has little left to do finishes sooner without one.
             return None
-        self._workers = [worker for worker in self._workers if worker.alive]
-        if len(self._workers) < self.processes and (self._starting is None or self._starting.done()):
-            self._starting = asyncio.create_task(self._start_worker())
+        self._keep_starting()
         if self._done <= here or not self._workers:
             # Until the first worker has started (an interpreter's start and imports: half a second
             # on a busy machine), captures are prepared here: waiting for it held every fetch.

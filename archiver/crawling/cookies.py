@@ -133,7 +133,7 @@ class SiteCookieJar(aiohttp.CookieJar):
         sent: BaseCookie[str] = BaseCookie()
         # Chromium's order (RFC 6265, 5.4): a longer path first, then the one set first (aiohttp
         # gives those of one path as they were set); CookiesInOrder writes them so.
-        paths = self._path_lengths(url, matching.keys())
+        paths = self._path_lengths(url, matching.keys()) if len(matching) > 1 else {}
         for name, morsel in sorted(matching.items(), key=lambda item: -paths.get(item[0], 0)):
             if not judged or sent_cross_site(str(morsel["samesite"] or ""), navigation):
                 dict.__setitem__(sent, name, morsel)

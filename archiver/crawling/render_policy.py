@@ -61,8 +61,12 @@ APP_ROOT_IDS = frozenset(
 APP_ROOT_TAGS = frozenset({"app-root"})
 MARKER_ATTRIBUTES = ("data-reactroot", "ng-version", "ng-app", "data-v-app", "data-server-rendered")
 MARKER_IDS = ("__NEXT_DATA__", "__nuxt", "___gatsby", "__NUXT_DATA__")
-_MARKER_BEGINNINGS = frozenset(name.encode()[: name.index("-") + 1] for name in MARKER_ATTRIBUTES)
-"""What the marker attributes begin with: ``data-`` and ``ng-``."""
+_MARKER_NAMES = tuple(
+    (attribute, attribute.encode(), attribute.encode()[: attribute.index("-") + 1])
+    for attribute in MARKER_ATTRIBUTES
+)
+"""Each marker attribute, its bytes, and what it begins with (``data-``, ``ng-``)."""
+_MARKER_BEGINNINGS = frozenset(beginning for _name, _bytes, beginning in _MARKER_NAMES)
 _INVISIBLE = frozenset({"script", "style", "noscript", "template", "title", "head"})
 
 
@@ -116,13 +120,8 @@ def _marker(root: lxml.html.HtmlElement, raw: bytes) -> str | None:
             if identifier.encode() in raw and root.get_element_by_id(identifier, None) is not None:
                 return f'framework marker id="{identifier}"'
     beginnings = {beginning: beginning in raw for beginning in _MARKER_BEGINNINGS}
-    for attribute in MARKER_ATTRIBUTES:
-        name = attribute.encode()
-        if (
-            beginnings[name[: name.index(b"-") + 1]]
-            and name in raw
-            and root.find(f".//*[@{attribute}]") is not None
-        ):
+    for attribute, name, beginning in _MARKER_NAMES:
+        if beginnings[beginning] and name in raw and root.find(f".//*[@{attribute}]") is not None:
             return f"framework marker {attribute}"
     return None
 
