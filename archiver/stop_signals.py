@@ -6,7 +6,10 @@ Terminated), which cuts short whatever call it is waiting in. But a library's ba
 catches what a signal handler raises while that library runs (warcio decodes every header line
 of a WARC record inside one), and the stop would be lost: ``archiver mirror`` sent SIGTERM at
 that instant built its mirror to the end and exited 0. So the stop is noted as well, and the
-commands obey() it before each record they read and before they commit what they built.
+commands obey() it before each record they read and before they commit what they built. One
+met in a finalizer (``__del__``, which the garbage collector runs wherever the program is) cannot
+propagate: Python printed it with a traceback ("Exception ignored in"); noted, it is left
+unsaid there.
 
 Forked helpers leave both signals to their parent, which stops, says so in one line, and ends
 them. A terminal's Ctrl-C, timeout(1) and systemd signal the whole process group. A child that
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 from collections.abc import Iterator
 
 STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
@@ -44,9 +48,17 @@ def raised_and_noted() -> Iterator[None]:
     global _asked
     _asked = None
     before = {stop: signal.signal(stop, _raise_and_note) for stop in STOP_SIGNALS}
+    unraisable = sys.unraisablehook
+
+    def unsaid_if_noted(raised: sys.UnraisableHookArgs) -> None:
+        if not (_asked is not None and isinstance(raised.exc_value, _asked)):
+            unraisable(raised)
+
+    sys.unraisablehook = unsaid_if_noted
     try:
         yield
     finally:
+        sys.unraisablehook = unraisable
         for stop, handler in before.items():
             signal.signal(stop, handler)
         _asked = None

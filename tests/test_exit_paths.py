@@ -27,7 +27,7 @@ from archiver.cli.exits import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_STOPPED,
 from archiver.errors import WriteError
 from archiver.export.wacz import export_wacz
 from archiver.mirror.build import _Builder, build_mirror
-from archiver.stop_signals import Terminated, raised_and_noted
+from archiver.stop_signals import Terminated, obey, raised_and_noted
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
 from archiver.verify.verifier import verify_snapshot
@@ -314,6 +314,26 @@ def test_a_stop_that_a_library_swallowed_is_obeyed(
             work(snapshot, tmp_path)
     assert (snapshot / "mirror").stat().st_ino == mirror  # the mirror before, not a new one
     assert not (snapshot / ".mirror.partial").exists() and not (tmp_path / "s.wacz").exists()
+
+
+class StoppedInAFinalizer:
+    """An object whose finalizer is running as SIGTERM comes (verify's mirror check closes a
+    multiprocessing connection in one)."""
+
+    def __del__(self) -> None:
+        signal.raise_signal(signal.SIGTERM)
+
+
+def test_a_stop_met_in_a_finalizer_is_obeyed_without_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Python cannot raise out of a __del__: it printed the Terminated with a traceback
+    ("Exception ignored in"), beside the command's one line."""
+    with raised_and_noted():
+        StoppedInAFinalizer()  # collected at once
+        with pytest.raises(Terminated):
+            obey()
+    assert capsys.readouterr().err == ""
 
 
 def test_a_stop_that_no_step_met_again_ends_the_command(
