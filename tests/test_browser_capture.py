@@ -545,6 +545,49 @@ async def test_the_browser_runs_only_on_cpu_the_crawl_leaves_idle():
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
 
 
+def _driver_environment() -> dict[str, str]:
+    """The environment Playwright's driver (this process's child running run-driver) started with."""
+    for child in _children(os.getpid()):
+        with open(f"/proc/{child}/cmdline", "rb") as command:
+            if b"run-driver" not in command.read():
+                continue
+        with open(f"/proc/{child}/environ", "rb") as environ:
+            pairs = [entry.partition(b"=") for entry in environ.read().split(b"\0") if entry]
+        return {name.decode(): value.decode() for name, _, value in pairs}
+    raise AssertionError("no driver process")
+
+
+async def _render_once() -> dict[str, str]:
+    async with pool_module.BrowserPool(CHROMIUM, tabs=1, user_agent="t") as pool:
+        async with pool.tab() as tab:
+            await tab.page.set_content("<p>x</p>")
+        return _driver_environment()
+
+
+@pytest.mark.parametrize("given", ["", "cache", "disabled"])
+async def test_the_driver_keeps_its_compiled_code_in_nodes_compile_cache(tmp_path, monkeypatch, given):
+    """Playwright's driver compiles 12 MB of JavaScript at each start: it is given Node's compile
+    cache (in the temporary folder, where Node's module.enableCompileCache() puts it), and fills
+    it; a user's own NODE_COMPILE_CACHE, or NODE_DISABLE_COMPILE_CACHE, is kept."""
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    for name in ("NODE_COMPILE_CACHE", "NODE_DISABLE_COMPILE_CACHE"):
+        monkeypatch.setenv(name, "x")  # so that the test's end takes away what the crawl set
+        monkeypatch.delenv(name)
+    if given == "cache":
+        monkeypatch.setenv("NODE_COMPILE_CACHE", str(tmp_path / "mine"))
+    if given == "disabled":
+        monkeypatch.setenv("NODE_DISABLE_COMPILE_CACHE", "1")
+    environment = await _render_once()
+    expected = {"": tmp_path / "node-compile-cache", "cache": tmp_path / "mine", "disabled": None}[given]
+    if expected is None:
+        assert "NODE_COMPILE_CACHE" not in environment
+        assert not (tmp_path / "node-compile-cache").exists()
+        return
+    assert environment["NODE_COMPILE_CACHE"] == str(expected)
+    cached = [path for path in expected.rglob("*") if path.is_file()]
+    assert cached and sum(path.stat().st_size for path in cached) > 1_000_000  # the bundles' code
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

@@ -29,6 +29,7 @@ from archiver.crawling.chromium import (
     lower_priority,
     quiet_about_the_driver_gone,
     refusing_port,
+    use_node_compile_cache,
 )
 from archiver.crawling.page_dom import init_script
 from archiver.errors import ConfigError
@@ -241,6 +242,7 @@ class BrowserPool:
         if self._playwright is None:
             from playwright.async_api import async_playwright
 
+            use_node_compile_cache()
             self._playwright = await async_playwright().start()
             lower_priority(driver_pids())
             quiet_about_the_driver_gone(asyncio.get_running_loop())
