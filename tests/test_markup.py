@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import in_linear_time
 
-from archiver.mirror.markup import RAW_TEXT_ELEMENTS, attributes, iter_tags, scan
+from archiver.mirror.markup import RAW_TEXT_ELEMENTS, attributes, iter_tags, one_of, scan
 
 
 def tags(text: str) -> list[tuple[str, str]]:
@@ -189,3 +189,19 @@ def test_a_start_tag_never_closed_takes_the_rest_of_the_page(wanted: frozenset[s
     assert list(iter_tags('<p><div title="<a href=x>', [], wanted)) == [(0, "p", "<p>")] * (wanted is None)
     with in_linear_time():
         assert list(iter_tags("<div " * 200_000 + "<a href=x", [], wanted)) == []
+
+
+def test_one_of_matches_exactly_its_words():
+    """The branching pattern the scanner skips tags with matches each word and nothing else: a
+    prefix, a longer word or a neighbour of a word is no match (random words of three letters,
+    many of them prefixes of one another, and the scanner's own tag names)."""
+    rng = random.Random(7)
+    lists = [sorted(RAW_TEXT_ELEMENTS | {"a", "area", "audio", "q", "td", "th", "table"})]
+    lists += [
+        sorted({"".join(rng.choices("ab-", k=rng.randint(1, 4))) for _ in range(8)}) for _ in range(300)
+    ]
+    for words in lists:
+        pattern = re.compile(one_of(words))
+        candidates = {word[:cut] for word in words for cut in range(len(word) + 2)} | {w + "b" for w in words}
+        for candidate in candidates:
+            assert bool(pattern.fullmatch(candidate)) == (candidate in words), (words, candidate)
