@@ -35,96 +35,16 @@ from archiver.encodings import (
     web_codec,
     xml_encoding,
 )
-from archiver.link_values import (
-    may_hold_css_urls,
-    parse_meta_refresh,
-    parse_srcset,
-)
-from archiver.links import (
-    CSS_ATTRS,
-    HTML_LINK_ATTRS,
-    MAX_SRCDOC_DEPTH,
-    SRCSET_ATTRS,
-    SVG_LINK_ATTRS,
-    document_base,
-    is_fetchable_reference,
-    link_kind,
-    srcdoc_body,
-)
 from archiver.mirror.charsets import View
-from archiver.mirror.linker import Edits, Linker, Memo, Resolver
-from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
-from archiver.mirror.stylesheets import css_edits, own_path, replace_spans, rewrite_css_text
-from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_declaration_edits, xml_style_edits
-from archiver.svg import local_name
+from archiver.mirror.document_edits import document_base_url, document_edits
+from archiver.mirror.linker import Linker, Memo, Resolver
+from archiver.mirror.stylesheets import own_path, replace_spans
+from archiver.mirror.xml_edits import stylesheet_pi_edits, xml_declaration_edits
 
-# Attributes that hold a URL but are not links the crawler follows: still made
-# local or absolute, so no relative URL points into the void.
-EXTRA_LINK_ATTRS = frozenset(
-    {
-        ("form", "action"),
-        ("button", "formaction"),
-        ("blockquote", "cite"),
-        ("q", "cite"),
-        ("del", "cite"),
-        ("ins", "cite"),
-    }
-)
-# Kept under another name: a rewritten file fails its integrity hash, and a
-# crossorigin request from a file:// page fails (its origin is null), whatever
-# the element (img, video, audio, link, script) and wherever its URL points.
-NEUTRALISED_ATTRS = frozenset({"integrity", "crossorigin"})
-NEUTRALISED_PREFIX = "data-archived-"
-_URL_ATTRS: dict[str, frozenset[str]] = {}
-for _tag, _attribute in (*HTML_LINK_ATTRS, *EXTRA_LINK_ATTRS):
-    _URL_ATTRS[_tag] = _URL_ATTRS.get(_tag, frozenset()) | {_attribute}
-
-_EDITED_TAGS = frozenset({*_URL_ATTRS, "meta", "base"})
-_ALWAYS_READ = frozenset({"href", "content", "srcdoc", *CSS_ATTRS})
-"""Attributes read on any tag (the rest of _URL_ATTRS's by tag): <base href>, <meta content> (a
-refresh), <iframe srcdoc>, and CSS."""
-_READ_ATTRS = {tag: names | _ALWAYS_READ for tag, names in _URL_ATTRS.items()}
-_SVG_EDITED_TAGS = frozenset(SVG_LINK_ATTRS)
-_STYLE_ATTRIBUTE = re.compile("|".join(CSS_ATTRS), re.IGNORECASE)
-"""A tag that may hold an attribute whose CSS holds a URL (a first look: attributes() tells)."""
 # What may come before a doctype without making a browser read the page in quirks mode:
 # white space, comments, an XML declaration. One character or one whole piece a step, so
 # a page of "<!--" never closed costs one scan.
 _DOCTYPE = re.compile(r"(?:\s|<!--.*?-->|<\?[^>]*>)*<!doctype[^>]*>", re.IGNORECASE | re.DOTALL)
-_BASE = frozenset({"base"})
-_BASE_TAG = re.compile("<base", re.IGNORECASE)
-"""Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
-
-
-class _Element:
-    """The tag name and attributes links.link_kind() needs: each value decoded when first asked
-    for (most attributes of a tag, its class or title, are never read)."""
-
-    def __init__(self, tag: str, raw: str, found: list[tuple[str, int, int, int, int]], view: View) -> None:
-        self.tag = tag
-        self._raw = raw
-        self._view = view
-        self._spans: dict[str, tuple[int, int]] = {}
-        for name, _ns, _ne, value_start, value_end in found:
-            self._spans.setdefault(name, (value_start, value_end))  # the first wins, as in browsers
-        self._texts: dict[str, str] = {}
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        text = self._texts.get(name)
-        if text is None:
-            span = self._spans.get(name)
-            if span is None:
-                return default
-            text = self._texts[name] = _attribute_text(self._raw[span[0] : span[1]], self._view)
-        return text
-
-
-def _attribute_text(raw_value: str, view: View) -> str:
-    """The text of an attribute value as written in the view: unquoted, decoded, then unescaped
-    (in that order: a character reference may name a character the view cannot hold)."""
-    if raw_value[:1] in ("'", '"') and raw_value[-1:] == raw_value[:1] and len(raw_value) >= 2:
-        raw_value = raw_value[1:-1]
-    return unescape_attribute(view.to_text(raw_value))
 
 
 def rewrite_html(
@@ -164,8 +84,8 @@ def rewrite_html(
     view = View(body, read_in, web_codec(page_charset))
     here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
-    base = _document_base(page_url, view)
-    spans = _document_edits(view, base, link, 0)
+    base = document_base_url(page_url, view)
+    spans = document_edits(view, base, link, 0)
     if xml:  # the stylesheets of its <?xml-stylesheet?> instructions, as an SVG image's
         spans.extend(stylesheet_pi_edits(view, base, link))
     if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
@@ -207,7 +127,7 @@ def rewrite_svg(
         return _kept_replaced(body, encoding if header_encoding == REPLACEMENT else None, None, True)
     view = View(body, read_in)
     link = Linker(path or own_path(url, SVG_TYPE, resolve), resolve, memo, url)
-    spans = _document_edits(view, url, link, 0, svg=True)
+    spans = document_edits(view, url, link, 0, svg=True)
     if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
         return mark + view.encode(replace_spans(view.text, spans))  # XML reads UTF-16 after a mark
     if header_encoding and not bom:
@@ -227,179 +147,3 @@ def _kept_replaced(body: bytes, label: str | None, declared: str | None, xml: bo
     if xml:
         return replace_spans(text, xml_declaration_edits(text, REPLACEMENT, label)).encode("latin-1")
     return f'<meta charset="{html.escape(label)}">'.encode("ascii", "xmlcharrefreplace") + body
-
-
-def _document_edits(
-    view: View, base: str, link: Linker, depth: int, svg: bool = False
-) -> list[tuple[int, int, str]]:
-    """The (start, end, new) spans to replace in an HTML document whose base URL is ``base``, at
-    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document."""
-    spans: list[tuple[int, int, str]] = []
-    styles: list[tuple[int, int]] = []
-    edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
-    # In SVG every tag is looked at: a prefixed name (svg:image) is no name the scanner skips by.
-    tags = iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg)
-    if svg:
-        tags_read = list(tags)
-        xhtml = xhtml_tags(view, len(tags_read))
-        tags = iter(tags_read)
-        spans.extend(stylesheet_pi_edits(view, base, link))
-    for index, (offset, tag, raw) in enumerate(tags):
-        html_rules = not svg or index in xhtml
-        if tag not in (_EDITED_TAGS if html_rules else edited) and not _STYLE_ATTRIBUTE.search(raw):
-            continue  # a raw-text element's tag with nothing to edit
-        if svg:
-            edits: Edits = tuple(_tag_edits(tag, raw, base, link, view, depth, not html_rules))
-        else:
-            edits = _remembered_tag_edits(tag, raw, base, link, view, depth)
-        spans.extend((offset + start, offset + end, new) for start, end, new in edits)
-    for start, end in styles:
-        css = view.text[start:end]
-        if may_hold_css_urls(css):
-            edits = tuple(xml_style_edits(css, base, link, view) if svg else css_edits(css, base, link, view))
-            spans.extend((start + s, start + e, new) for s, e, new in edits)
-    return spans
-
-
-def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | None:
-    """The document an iframe holds in its srcdoc (``text``, unescaped), in a document at
-    ``depth`` whose base URL is ``base``, with its links rewritten; None if none changed.
-
-    It is read as the crawl read it (links.srcdoc_body(): UTF-8, cut past MAX_MARKUP tags, the
-    rest kept as it is, and no deeper than MAX_SRCDOC_DEPTH). Its links resolve against its
-    page's base URL, and from its page's file: it has no file of its own.
-    """
-    if depth >= MAX_SRCDOC_DEPTH:
-        return None
-    body = srcdoc_body(text)
-    view = View(body, "utf-8")
-    spans = _document_edits(view, _document_base(base, view), link, depth + 1)
-    if not spans:
-        return None
-    rest = text[len(body.decode("utf-8", "surrogatepass")) :]
-    return view.to_text(replace_spans(view.text, spans)) + rest
-
-
-def _document_base(page_url: str, view: View) -> str:
-    """The URL links resolve against: the first <base href>, or the page's URL."""
-    if not _BASE_TAG.search(view.text):  # most pages: no need to read the tags twice
-        return page_url
-    for _offset, tag, raw in iter_tags(view.text, [], _BASE):
-        if tag != "base":
-            continue
-        for name, _ns, _ne, value_start, value_end in attributes(raw):
-            href = _attribute_text(raw[value_start:value_end], view)
-            if name == "href" and is_fetchable_reference(href):
-                return document_base(href, page_url, view.query_encoding)
-    return page_url
-
-
-def _quoted(text: str, view: View) -> str:
-    return '"' + view.from_text(html.escape(text, quote=True)) + '"'
-
-
-def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: View, depth: int) -> Edits:
-    """_tag_edits(), from the memo when this tag was met in this folder context before (an
-    <iframe> is never remembered: a srcdoc can hold a page of its own)."""
-    if link.memo is None or tag in ("base", "iframe"):
-        return tuple(_tag_edits(tag, raw, base, link, view, depth))
-    key = (raw, link.base_folder(base), link.here_folder, view.encoding, view.query_encoding)
-    found = link.memo.tags.find(key)
-    if found is None:
-        guessed = link.memo.guessed_tags.find(key)
-        if guessed is not None:
-            link.replay(guessed[1])
-            return guessed[0]
-        whole_base_uses, mark = link.whole_base_uses, len(link.guessed)
-        found = tuple(_tag_edits(tag, raw, base, link, view, depth))
-        if link.whole_base_uses == whole_base_uses:
-            if len(link.guessed) == mark:
-                link.memo.tags.keep(key, found)
-            else:
-                link.memo.guessed_tags.keep(key, (found, tuple(link.guessed[mark:])))
-    return found
-
-
-def _tag_edits(
-    tag: str, raw: str, base: str, link: Linker, view: View, depth: int, svg: bool = False
-) -> list[tuple[int, int, str]]:
-    """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS, or
-    of _SVG_EDITED_TAGS in ``svg``, or with a style attribute: _document_edits checks)."""
-    found = attributes(raw)
-    element = _Element(tag, raw, found, view)
-    read = _READ_ATTRS.get(tag, _ALWAYS_READ)
-    edits = []
-    local_before = link.made_local
-    for name, name_start, name_end, value_start, value_end in found:
-        if value_start == value_end:
-            continue
-        if not svg and name not in read:
-            continue  # holds no link: left undecoded
-        # A repeated attribute is rewritten too (the first is the one that applies).
-        value = _attribute_text(raw[value_start:value_end], view)
-        if svg:
-            new_value = _svg_attribute_edit(tag, name, value, base, link, view.query_encoding)
-            if new_value is not None:
-                edits.append((value_start, value_end, _quoted(new_value, view)))
-            continue
-        if tag == "base" and name == "href":
-            new_name = NEUTRALISED_PREFIX + "href"
-            edits.append((name_start, name_end, new_name))
-            if is_fetchable_reference(value):
-                edits.append((value_start, value_end, _quoted(base, view)))
-            continue
-        if tag == "iframe" and name == "srcdoc":
-            new_value = _rewritten_srcdoc(value, base, link, depth)
-        else:
-            new_value = _attribute_edit(element, tag, name, value, base, link, view.query_encoding)
-        if new_value is not None:
-            edits.append((value_start, value_end, _quoted(new_value, view)))
-    integrity = link.made_local > local_before and tag in ("link", "script")
-    for name, name_start, name_end, _vs, _ve in found:
-        if name == "crossorigin" or (name == "integrity" and integrity):
-            edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
-    return edits
-
-
-def _svg_attribute_edit(
-    tag: str, name: str, value: str, base: str, link: Linker, encoding: str
-) -> str | None:
-    """The new value of one attribute of an SVG document read in ``encoding``, or None to leave it."""
-    if name in CSS_ATTRS:
-        css = rewrite_css_text(value, base, link)
-        return css if css != value else None
-    if tag in SVG_LINK_ATTRS and local_name(name) == "href":
-        return link(value, base, encoding)
-    return None
-
-
-def _attribute_edit(
-    element: _Element, tag: str, name: str, value: str, base: str, link: Linker, encoding: str
-) -> str | None:
-    """The new value of one attribute of a document read in ``encoding``, or None to leave it."""
-    if name in CSS_ATTRS:
-        css = rewrite_css_text(value, base, link)
-        return css if css != value else None
-    if tag == "meta" and name == "content":
-        if (element.get("http-equiv") or "").lower() != "refresh":
-            return None
-        span = parse_meta_refresh(value)
-        if not span or (new := link(span[2], base, encoding)) is None:
-            return None
-        return value[: span[0]] + new + value[span[1] :]
-    if name not in _URL_ATTRS.get(tag, ()):
-        return None
-    if (tag, name) in HTML_LINK_ATTRS and link_kind(element, name) is None:
-        return None
-    if name in SRCSET_ATTRS:
-        spans = []
-        for start, end, url in parse_srcset(value):
-            replacement = link(url, base, encoding)
-            if replacement is not None:
-                # A srcset URL ends at a space, or at a comma that ends it.
-                replacement = replacement.replace(" ", "%20")
-                if replacement.endswith(","):
-                    replacement = replacement[:-1] + "%2C"
-                spans.append((start, end, replacement))
-        return replace_spans(value, spans) if spans else None
-    return link(value, base, encoding)
