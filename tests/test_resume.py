@@ -227,6 +227,7 @@ async def test_interrupt_then_resume(site, tmp_path, how):
         assert "--resume" in stderr, stderr
     hits_before = dict(site.hits)
     assert sum(hits_before.values()) < PAGES + 1, "the crawl finished before it was interrupted"
+    committed = {url for url, row in manifest_rows(output).items() if row.outcome == "fetched"}
 
     files_before = sorted(p.name for p in (output / "warc").glob("*.warc.gz"))
     resumed = start_crawl("", output, "--resume")
@@ -239,9 +240,12 @@ async def test_interrupt_then_resume(site, tmp_path, how):
     pages = [site.url("/")] + [site.url(f"/p{n}") for n in range(PAGES)]
     assert all(rows[url].outcome == "fetched" for url in pages)
     assert not [r for r in rows.values() if r.outcome == "queued"]
-    # Fetched twice only if in flight at the interruption (or written but not yet committed).
-    twice = [path for path, n in site.hits.items() if n > 1]
-    assert len(twice) <= CONCURRENCY + 1, twice
+    # Fetched twice only if in flight at the interruption, or written but not yet committed: a
+    # page the manifest had committed is never fetched again. (How many were not committed
+    # depends on how far the writer was behind when the signal came: on a loaded machine, a
+    # batch of a few dozen.)
+    twice = [site.url(path) for path, n in site.hits.items() if n > 1]
+    assert not committed & set(twice), sorted(committed & set(twice))
     # Every manifest location holds that URL's record, and the WARCs hold every page.
     captured = set(warc_responses(output))
     assert set(pages) <= captured
