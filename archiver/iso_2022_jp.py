@@ -18,6 +18,7 @@ b'\\x1b$BF|%"\\x1b(Bx\\x1b(J\\\\\\x1b(B'
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 import unicodedata
 from typing import Any
@@ -222,50 +223,99 @@ class _Encoder(codecs.IncrementalEncoder):
         self.state = int(state)
 
     def encode(self, text: str, final: bool = False) -> bytes:
-        written = euc_jp.jis0208()[1]
+        """The standard's encoder, a character at a time (_encode_one()); a run that only writes
+        its bytes (ASCII in the ASCII or Roman state, JIS X 0208 characters in the lead state) is
+        written at once, after the escape to its state."""
         out = bytearray()
-        for at, character in enumerate(text):
-            code = ord(character)
-            roman_ascii = code < 0x80 and character not in "\\~"
-            if code < 0x80 and character not in "\x0e\x0f\x1b":
-                if self.state == ROMAN and roman_ascii:
-                    out.append(code)
-                    continue
-                if self.state != ASCII:
+        pairs = _pairs(self.kept_katakana)
+        for run in _CHARACTER_RUNS.finditer(text):
+            kind = run.lastgroup
+            if kind == "plain":
+                if self.state not in (ASCII, ROMAN):  # in Roman, these are written as in ASCII
                     out += _ESC_ASCII
                     self.state = ASCII
-                out.append(code)
+                out += run.group().encode("ascii")
                 continue
-            if character in "\u00a5\u203e":
-                if self.state != ROMAN:
-                    out += _ESC_ROMAN
-                    self.state = ROMAN
-                out.append(0x5C if character == "\u00a5" else 0x7E)
+            if kind == "wide" and (written := run.group().translate(pairs)).isascii():
+                if self.state != LEAD:
+                    out += _ESC_JIS0208
+                    self.state = LEAD
+                out += written.encode("ascii")
                 continue
-            if self.kept_katakana and character in _KATAKANA:
-                if self.state != KATAKANA:
-                    out += b"\x1b(I"
-                    self.state = KATAKANA
-                out.append(code - 0xFF61 + 0x21)
-                continue
-            wanted = _KATAKANA.get(character, "\uff0d" if character == "\u2212" else character)
-            sequence = written.get(wanted) if code >= 0x80 else None
-            if sequence is None:
-                if self.state != ASCII:
-                    out += _ESC_ASCII
-                    self.state = ASCII
-                # ESC, SO and SI, which would switch the reader's state, are an error of U+FFFD.
-                shown, start = ("\ufffd", 0) if code < 0x80 else (text, at)
-                out += unencoded(NAME, self.errors, shown, start, "not in ISO-2022-JP")
-                continue
-            if self.state != LEAD:
-                out += _ESC_JIS0208
-                self.state = LEAD
-            out += bytes([sequence[0] - 0x80, sequence[1] - 0x80])
+            for at in range(run.start(), run.end()):  # one of them is written otherwise
+                self._encode_one(text, at, out)
         if final and self.state != ASCII:
             out += _ESC_ASCII
             self.state = ASCII
         return bytes(out)
+
+    def _encode_one(self, text: str, at: int, out: bytearray) -> None:
+        """Write ``text[at]`` to ``out`` as the standard's encoder does."""
+        character = text[at]
+        code = ord(character)
+        roman_ascii = code < 0x80 and character not in "\\~"
+        if code < 0x80 and character not in "\x0e\x0f\x1b":
+            if self.state == ROMAN and roman_ascii:
+                out.append(code)
+                return
+            if self.state != ASCII:
+                out += _ESC_ASCII
+                self.state = ASCII
+            out.append(code)
+            return
+        if character in "\u00a5\u203e":
+            if self.state != ROMAN:
+                out += _ESC_ROMAN
+                self.state = ROMAN
+            out.append(0x5C if character == "\u00a5" else 0x7E)
+            return
+        if self.kept_katakana and character in _KATAKANA:
+            if self.state != KATAKANA:
+                out += b"\x1b(I"
+                self.state = KATAKANA
+            out.append(code - 0xFF61 + 0x21)
+            return
+        wanted = _KATAKANA.get(character, "\uff0d" if character == "\u2212" else character)
+        sequence = euc_jp.jis0208()[1].get(wanted) if code >= 0x80 else None
+        if sequence is None:
+            if self.state != ASCII:
+                out += _ESC_ASCII
+                self.state = ASCII
+            # ESC, SO and SI, which would switch the reader's state, are an error of U+FFFD.
+            shown, start = ("\ufffd", 0) if code < 0x80 else (text, at)
+            out += unencoded(NAME, self.errors, shown, start, "not in ISO-2022-JP")
+            return
+        if self.state != LEAD:
+            out += _ESC_JIS0208
+            self.state = LEAD
+        out += bytes([sequence[0] - 0x80, sequence[1] - 0x80])
+
+
+_CHARACTER_RUNS = re.compile(
+    r"(?P<plain>[\x00-\x0d\x10-\x1a\x1c-\x5b\x5d-\x7d\x7f]+)|(?P<wide>[^\x00-\x7f]+)|.", re.DOTALL
+)
+"""Runs of ASCII but ESC, SO, SI, backslash and tilde (written alike in the ASCII and Roman
+states), runs of other characters, and each of those five alone."""
+
+
+@functools.cache
+def _pairs(kept_katakana: bool) -> dict[int, str]:
+    """A str.translate() table: each character _Encoder writes as a JIS X 0208 pair in the lead
+    state -> that pair as ASCII text. What it leaves out stays as it is, past ASCII: ¥ and ‾
+    (Roman), half-width katakana when they are kept, and what ISO-2022-JP cannot write."""
+    table = {
+        ord(character): bytes(byte - 0x80 for byte in sequence).decode("ascii")
+        for character, sequence in euc_jp.jis0208()[1].items()
+        if ord(character) >= 0x80 and character not in "\u00a5\u203e"
+    }
+    for half in _KATAKANA:  # written as the full-width ones (or, kept, after ESC ( I)
+        table.pop(ord(half), None)
+    if not kept_katakana:
+        table.update((ord(half), table[ord(full)]) for half, full in _KATAKANA.items() if ord(full) in table)
+    table.pop(0x2212, None)
+    if 0xFF0D in table:
+        table[0x2212] = table[0xFF0D]  # − is written as －
+    return table
 
 
 class _KeptEncoder(_Encoder):

@@ -43,3 +43,26 @@ def test_iso_2022_jp_reads_a_page_whole_as_it_reads_it_a_byte_at_a_time() -> Non
         assert whole.getstate() == by_byte.getstate(), data
         rest = "".join(by_byte.decode(data[at : at + 1]) for at in range(cut, len(data)))
         assert whole.decode(data[cut:], True) == rest + by_byte.decode(b"", True), data
+
+
+@pytest.mark.parametrize("encoder", [iso_2022_jp._Encoder, iso_2022_jp._KeptEncoder])
+def test_iso_2022_jp_writes_a_page_whole_as_it_writes_it_a_character_at_a_time(encoder) -> None:
+    # Whole, runs of ASCII and of JIS X 0208 characters are written at once; a character at a
+    # time, each goes through the standard's steps: the same bytes, and the same state after.
+    pool = "a \n\\~\x1b\x0e\x0f\x7f\u00a5\u203e\u2212\uff0d\uff61\uff71\uff9e\uff9f"
+    pool += "\u2460\u00e9\U0001f600\u3042\u65e5\u7e8a"
+    rng = random.Random(11)
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 16)))
+        whole, by_character = encoder("replace"), encoder("replace")
+        cut = rng.randrange(len(text) + 1)
+        first = bytearray()
+        for at in range(cut):
+            by_character._encode_one(text, at, first)
+        assert whole.encode(text[:cut]) == bytes(first), text
+        assert whole.getstate() == by_character.getstate(), text
+        rest = bytearray()
+        for at in range(cut, len(text)):
+            by_character._encode_one(text, at, rest)
+        rest += by_character.encode("", True)  # back to ASCII at the end
+        assert whole.encode(text[cut:], True) == bytes(rest), text
