@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
 
 from archiver.codec_parts import sequences_decoded, stateless_codec, table_encoded
 
@@ -98,7 +99,11 @@ def _index() -> tuple[dict[bytes, str], dict[str, bytes]]:
 
 def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
     """``data`` read (and how many bytes of it: a lead at its end waits unless ``final``)."""
-    return sequences_decoded(NAME, data, errors, final, _sequence)
+    return sequences_decoded(NAME, data, errors, final, _sequence, (_PAIRS, _index()[0]))
+
+
+_PAIRS = re.compile(rb"(?:[\x81-\xfe][\x40-\x7e\xa1-\xfe])+")
+"""A run of leads and trails (or errors, which _sequence() reads)."""
 
 
 def _sequence(data: bytes, at: int, final: bool) -> tuple[str | None, int] | None:

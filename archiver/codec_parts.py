@@ -7,14 +7,19 @@ archiver.encodings' own), and a codec made of a decoding and an encoding functio
 from __future__ import annotations
 
 import codecs
+import contextlib
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 Decoded = Callable[[bytes, str, bool], tuple[str, int]]
 """(data, errors, final) -> the text read and how many bytes of ``data`` it took: a sequence cut
 at the end of ``data`` waits for its next piece unless ``final``."""
 Encoded = Callable[[str, str], bytes]
 """(text, errors) -> its bytes."""
+_ASCII_BYTES = re.compile(rb"[\x00-\x7f]+")
+_RUNS = re.compile(r"[\x00-\x7f]+|[^\x00-\x7f]+")
+"""A text's runs of ASCII, and of the rest: table_encoded() writes each run at once."""
 
 
 def undecoded(name: str, errors: str, data: bytes, start: int, end: int, reason: str) -> tuple[str, int]:
@@ -36,22 +41,36 @@ and where it ends, None and where the error ends if it makes none, or None alone
 at the end of ``data`` and more may come (not ``final``)."""
 
 
+Pairs = tuple[re.Pattern[bytes], dict[bytes, str]]
+"""(a run of two-byte sequences, what each reads as): sequences_decoded() reads such a run at once."""
+
+
 def sequences_decoded(
-    name: str, data: bytes, errors: str, final: bool, sequence: Sequence
+    name: str, data: bytes, errors: str, final: bool, sequence: Sequence, pairs: Pairs | None = None
 ) -> tuple[str, int]:
     """``data`` read by codec ``name``: runs of ASCII as they are, each other sequence as
     ``sequence`` reads it, one that makes no character as the ``errors`` handler gives it; and
-    how many bytes were read (a sequence cut at the end waits for the next piece)."""
+    how many bytes were read (a sequence cut at the end waits for the next piece).
+
+    With ``pairs``, a run of two-byte sequences is looked up at once, up to the first the table
+    has not (which ``sequence`` reads): what ``sequence`` would read of each, a Python step
+    per run instead of per character."""
     out: list[str] = []
     at, size = 0, len(data)
     while at < size:
         if data[at] < 0x80:
-            end = at + 1
-            while end < size and data[end] < 0x80:
-                end += 1
-            out.append(data[at:end].decode("ascii"))
-            at = end
+            run = _ASCII_BYTES.match(data, at)
+            assert run is not None  # data[at] is ASCII
+            out.append(run.group().decode("ascii"))
+            at = run.end()
             continue
+        if pairs is not None and (run := pairs[0].match(data, at)) is not None:
+            read = list(map(pairs[1].get, _two_at_a_time(run.group())))
+            known = read.index(None) if None in read else len(read)
+            out += cast(list[str], read[:known])  # the Nones are past known
+            at += 2 * known
+            if known == len(read):
+                continue
         found = sequence(data, at, final)
         if found is None:
             break  # the rest of the sequence is still to come
@@ -63,6 +82,10 @@ def sequences_decoded(
     return "".join(out), at
 
 
+def _two_at_a_time(run: bytes) -> list[bytes]:
+    return [run[at : at + 2] for at in range(0, len(run), 2)]
+
+
 def table_encoded(
     name: str, written: dict[str, bytes], text: str, errors: str, reason: str, single_below: int = 0x80
 ) -> bytes:
@@ -70,6 +93,11 @@ def table_encoded(
     other as ``written`` has it, or else as the ``errors`` handler gives it (``reason``)."""
     if text.isascii():
         return text.encode("ascii")
+    with contextlib.suppress(KeyError):  # a character it has no bytes for: one at a time
+        return b"".join(
+            run.encode("ascii") if run.isascii() else b"".join(map(written.__getitem__, run))
+            for run in _RUNS.findall(text)
+        )
     out = bytearray()
     for at, character in enumerate(text):
         code = ord(character)

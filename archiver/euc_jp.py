@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
 
 from archiver.codec_parts import sequences_decoded, shift_jis_sequence, stateless_codec, table_encoded
 
@@ -49,7 +50,11 @@ def jis0208() -> tuple[dict[bytes, str], dict[str, bytes]]:
 
 def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
     """``data`` read (and how many bytes of it: a sequence cut at its end waits unless ``final``)."""
-    return sequences_decoded(NAME, data, errors, final, _at_lead)
+    return sequences_decoded(NAME, data, errors, final, _at_lead, (_PAIRS, jis0208()[0]))
+
+
+_PAIRS = re.compile(rb"(?:[\xa1-\xfe][\xa1-\xfe])+")
+"""A run of two-byte sequences of index jis0208 (or errors, which _sequence() reads)."""
 
 
 def _at_lead(data: bytes, at: int, final: bool) -> tuple[str | None, int] | None:

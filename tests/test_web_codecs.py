@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 
 import pytest
 
-from archiver import iso_2022_jp
+from archiver import codec_parts, iso_2022_jp, web_codecs
 
 
 @pytest.mark.parametrize(
@@ -66,3 +67,68 @@ def test_iso_2022_jp_writes_a_page_whole_as_it_writes_it_a_character_at_a_time(e
             by_character._encode_one(text, at, rest)
         rest += by_character.encode("", True)  # back to ASCII at the end
         assert whole.encode(text[cut:], True) == bytes(rest), text
+
+
+@pytest.mark.parametrize(
+    ("codec", "sequence", "pairs"), [("euc_jp", "_at_lead", "_PAIRS"), ("big5", "_sequence", "_PAIRS")]
+)
+def test_runs_of_two_byte_sequences_read_as_each_sequence_reads(
+    codec: str, sequence: str, pairs: str
+) -> None:
+    # Runs of pairs are looked up at once, up to the first the table lacks; each sequence alone
+    # goes through the standard's steps: the same text, errors and bytes read, cut or whole.
+    module = importlib.import_module(f"archiver.{codec}")
+    table = module.jis0208()[0] if codec == "euc_jp" else module._index()[0]
+    known = list(table)
+    odd = [
+        b"\x80",
+        b"\x8e",
+        b"\x8f",
+        b"\xa1",
+        b"\xff",
+        b"\x81\x40",
+        b"\xfe\xfe",
+        b"\x8e\xa1",
+        b"\x8f\xa2\xaf",
+        b"a",
+    ]
+    rng = random.Random(13)
+    for _ in range(4000):
+        data = b"".join(rng.choice(known) if rng.random() < 0.7 else rng.choice(odd) for _ in range(12))
+        for final in (True, False):
+            at_once = codec_parts.sequences_decoded(
+                "x", data, "replace", final, getattr(module, sequence), (getattr(module, pairs), table)
+            )
+            one_by_one = codec_parts.sequences_decoded("x", data, "replace", final, getattr(module, sequence))
+            assert at_once == one_by_one, data
+
+
+@pytest.mark.parametrize("name", ["web-shift_jis", "web-euc-jp", "web-big5"])
+def test_a_text_is_written_whole_as_it_is_written_a_character_at_a_time(name: str) -> None:
+    # Whole, runs of ASCII and of other characters are written at once (a character the codec
+    # has not, one at a time): the same bytes as each character written alone.
+    pool = "a<p>\\~\x80\x81\u00a5\u203e\u2212\uff0d\uff71\u00e9\U0001f600\u3042\u65e5\u7e8a\u6e2c\u4e2d\u20ac"
+    rng = random.Random(17)
+    for _ in range(4000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 16)))
+        alone = b"".join(character.encode(name, "xmlcharrefreplace") for character in text)
+        assert text.encode(name, "xmlcharrefreplace") == alone, text
+
+
+@pytest.mark.parametrize("name", ["gb18030", "gbk"])
+def test_gb_codecs_translate_only_texts_that_hold_what_they_change(name: str) -> None:
+    # What Python's gb18030 reads otherwise than the standard is translated; a text holding none
+    # of those characters is left as Python's codec reads and writes it.
+    special = "".join(chr(code) for code in web_codecs._GB18030_READ)
+    pool = "a\u4e2d\u6587\u3000\u20ac" + special
+    rng = random.Random(19)
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 12)))
+        data = text.encode("gb18030")
+        assert data.decode(f"web-{name}") == data.decode("gb18030").translate(web_codecs._GB18030_READ), data
+        written = text.translate(web_codecs._GB18030_WRITTEN).encode("gb18030")
+        if "\ue5e5" in text or (
+            name == "gbk" and ("\u20ac" in text or web_codecs._FOUR_BYTES.search(written))
+        ):
+            continue  # written otherwise by the standard (see web_codecs._TRANSLATED)
+        assert text.encode(f"web-{name}", "strict") == written, text
