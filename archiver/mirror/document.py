@@ -326,12 +326,18 @@ class RecordFiles:
         return found
 
     def content_encoding(self, source: str) -> str:
-        """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length')."""
+        """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length').
+
+        Its head is taken only once the record is read to its end and checked (WarcReader.head()):
+        a changed byte there would be taken as another coding, so a second capture of the payload
+        would share (or not) the file of the first by headers no digest vouches for. A record that
+        cannot be read has a coding of its own, that of no other record: nothing shares its file
+        (it is reported when it is written)."""
         warc_file, offset, length = source.rsplit(" ", 2)
         try:
-            headers = self.records.record(warc_file, int(offset), int(length) or None).http_headers
+            headers = self.records.head(warc_file, int(offset), int(length) or None).http_headers
         except Exception:  # noqa: BLE001 - a damaged record is reported when it is written
-            return ""
+            return f"unreadable {source}"
         return coding_of(headers.get_header("Content-Encoding") if headers else None)
 
     def _write_rendered(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
