@@ -629,3 +629,36 @@ async def test_snapshot_folders_named_with_url_characters_open(site, run_crawl, 
     assert main(["diff", str(old), str(new)]) == 0
     assert "0 new, 0 changed, 7 unchanged, 0 gone" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([old.name, new.name])
+
+
+@pytest.mark.parametrize("confirmed_by_304", [False, True], ids=["response", "304"])
+async def test_a_previous_response_whose_head_changed_gives_no_validators(
+    site, run_crawl, tmp_path, confirmed_by_304
+):
+    """OLD's response of the logo has its Last-Modified changed since (its payload intact, only
+    its digest tells): NEW does not ask with that date, read as OLD's own head or as the head a
+    304 of MID confirmed, but fetches the logo whole."""
+    asked: list[str | None] = []
+    site.handler("/logo.png", logo_confirmed_by_304(asked))
+    await site.start()
+    old, mid, new = tmp_path / "old", tmp_path / "mid", tmp_path / "new"
+    chain = ((old, None), (mid, old)) if confirmed_by_304 else ((old, None),)
+    for output, previous in chain:
+        await run_crawl(
+            site.url("/logo.png"), output=output, previous=previous and str(previous), sitemaps=False
+        )
+    response = manifest_rows(old)[site.url("/logo.png")]
+    assert response.record_type == "response" and response.warc_file and response.warc_offset is not None
+    assert response.warc_length is not None
+    changed = LAST_MODIFIED.replace("10:00", "11:00")
+    edit_in_place(
+        old / "warc" / response.warc_file,
+        response.warc_offset,
+        response.warc_length,
+        server_blanked(LAST_MODIFIED.encode(), changed.encode()),
+    )
+    before = list(asked)
+    await run_crawl(site.url("/logo.png"), output=new, previous=str(chain[-1][0]), sitemaps=False)
+    assert asked == [*before, None]
+    headers, status = warc_record(new, site.url("/logo.png"))
+    assert status.startswith("200")
