@@ -1,4 +1,4 @@
-"""Readers of a snapshot take a record's headers only once its digests vouch for them.
+"""Readers of a snapshot take a record's headers only once its digests and CRC vouch for them.
 
 Each test changes a byte of a record's head in place (its gzip member compressed again, so
 only its digests tell, as in an uncompressed WARC file) and shows that the reader treats the
@@ -8,12 +8,20 @@ record as damaged instead of taking the changed headers.
 from __future__ import annotations
 
 import gzip
+import random
+import struct
+import zlib
+from pathlib import Path
 from typing import Any
 
 from conftest import manifest_rows
 from test_verify_tamper import edit_in_place, server_blanked
 
 from archiver import cli
+from archiver.crawling.stored_answers import StoredAnswers
+from archiver.store.snapshot import Snapshot
+from archiver.warc.members import CHUNK
+from archiver.warc.reader import WHOLE_READ_BYTES
 
 GZIPPED = gzip.compress(b"the same bytes, stored twice" * 20, mtime=0)
 
@@ -47,3 +55,75 @@ async def test_a_changed_head_of_a_payload_captured_twice_does_not_share_its_fil
     rebuilt = manifest_rows(root)[second.url]
     assert rebuilt.local_path == second.local_path
     assert (root / "mirror" / str(rebuilt.local_path)).read_bytes() == GZIPPED
+
+
+def member_read_in_part(warc: Path, offset: int, length: int, old: bytes, new: bytes) -> None:
+    """The gzip member at ``offset`` of ``warc`` (``length`` bytes) written again with ``old``
+    replaced by ``new`` but the CRC of the bytes it held, in stored deflate blocks after a
+    comment that puts its end just past a multiple of the reader's CHUNK: a reader that stops
+    at the record's last byte has all of it from whole chunks and has not met the CRC, the one
+    check of the WARC headers. The bytes after the member move with it."""
+    data = warc.read_bytes()
+    inflated = gzip.decompress(data[offset : offset + length])
+    deflate = zlib.compressobj(0, zlib.DEFLATED, -15)
+    body = deflate.compress(inflated.replace(old, new, 1)) + deflate.flush()
+    trailer = struct.pack("<II", zlib.crc32(inflated), len(inflated))
+    comment = (PAST_A_CHUNK - 10 - 1 - len(body) - len(trailer)) % CHUNK
+    member = b"\x1f\x8b\x08\x10" + bytes(6) + b" " * comment + b"\x00" + body + trailer
+    assert len(member) % CHUNK == PAST_A_CHUNK
+    warc.write_bytes(data[:offset] + member + data[offset + length :])
+
+
+PAST_A_CHUNK = 6
+"""Bytes of the member's trailer that member_read_in_part() leaves past a multiple of CHUNK."""
+
+
+async def test_a_browser_is_not_answered_from_a_large_record_whose_crc_fails(
+    site: Any, run_crawl: Any
+) -> None:
+    """A record past WHOLE_READ_BYTES is read streamed, and its gzip member's CRC may be met
+    only past its block: its WARC-Record-ID changed (which the rendered DOM's record names) is
+    not handed on as the capture's, but the record is damage and the answer is none."""
+    blob = random.Random(0).randbytes(WHOLE_READ_BYTES + 4096)
+    site.file("/blob.bin", blob, "application/octet-stream")
+    await site.start()
+    root = (await run_crawl(site.url("/blob.bin"), sitemaps=False)).snapshot.root
+    row = manifest_rows(root)[site.url("/blob.bin")]
+    assert row.warc_offset is not None and row.warc_length is not None
+    assert row.warc_length > WHOLE_READ_BYTES
+    answers = StoredAnswers(Snapshot(root))
+    try:
+        intact = await answers.answer(row)
+    finally:
+        answers.close()
+    assert intact is not None and intact.body == blob and intact.record_id
+    old_id = intact.record_id.encode()
+    assert old_id.startswith(b"<urn:uuid:")
+    new_id = old_id[:10] + (b"1" if old_id[10:11] == b"0" else b"0") + old_id[11:]
+    member_read_in_part(root / "warc" / str(row.warc_file), row.warc_offset, row.warc_length, old_id, new_id)
+    answers = StoredAnswers(Snapshot(root))
+    try:
+        assert await answers.answer(row) is None
+    finally:
+        answers.close()
+
+
+async def test_a_browser_is_not_answered_from_a_record_that_does_not_parse(site: Any, run_crawl: Any) -> None:
+    """A record whose WARC head no longer parses (its version line changed, its CRC made to
+    match) is no answer, as a damaged one is: not an error out of the browser's request."""
+    site.file("/style.css", "body { color: red }", "text/css")
+    await site.start()
+    root = (await run_crawl(site.url("/style.css"), sitemaps=False)).snapshot.root
+    row = manifest_rows(root)[site.url("/style.css")]
+    assert row.warc_offset is not None and row.warc_length is not None
+    edit_in_place(
+        root / "warc" / str(row.warc_file),
+        row.warc_offset,
+        row.warc_length,
+        server_blanked(b"WARC/1.1", b"WARX/1.1"),
+    )
+    answers = StoredAnswers(Snapshot(root))
+    try:
+        assert await answers.answer(row) is None
+    finally:
+        answers.close()
