@@ -14,6 +14,7 @@ import asyncio
 import gzip
 import hashlib
 import json
+import logging
 import shutil
 import subprocess
 import time
@@ -662,3 +663,28 @@ async def test_a_previous_response_whose_head_changed_gives_no_validators(
     assert asked == [*before, None]
     headers, status = warc_record(new, site.url("/logo.png"))
     assert status.startswith("200")
+
+
+async def test_a_resumed_rearchive_reads_a_stylesheet_in_its_revisited_pages_encoding(
+    site, run_crawl, tmp_path, caplog
+):
+    """NEW's page is a revisit of OLD's record (unchanged), and NEW was cut short before its
+    stylesheet: the resumed crawl reads the page's encoding back through the revisit, from OLD,
+    and fetches the image the stylesheet names as the crawl that read the page would have."""
+    site.file("/", b'<link rel=stylesheet href="l.css"><p>caf\xe9</p>', "text/html; charset=windows-1252")
+    site.file("/l.css", b"a{background:url(caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(old), max_pages=1, sitemaps=False)
+    rows = manifest_rows(new)
+    assert rows[site.url("/")].record_type == "revisit" and rows[site.url("/l.css")].reason == "page limit"
+    with caplog.at_level(logging.WARNING, logger="archiver"):
+        await run_crawl(
+            site.url("/"), output=new, previous=str(old), resume=True, max_pages=10, sitemaps=False
+        )
+    assert not [r.getMessage() for r in caplog.records if "cannot be read back" in r.getMessage()]
+    assert manifest_rows(new)[site.url("/caf%C3%A9.png")].status == 200
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))
