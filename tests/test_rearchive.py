@@ -688,3 +688,21 @@ async def test_a_resumed_rearchive_reads_a_stylesheet_in_its_revisited_pages_enc
     assert manifest_rows(new)[site.url("/caf%C3%A9.png")].status == 200
     report = verify_snapshot(new)
     assert report.ok, report.render_text(str(new))
+
+
+async def test_a_resumed_rearchive_keeps_the_robots_txt_it_revisited(site, run_crawl, tmp_path):
+    """NEW's robots.txt is a revisit of OLD's (unchanged), and NEW was cut short: the resumed
+    crawl reads its rules back through the revisit, from OLD, as it reads an answer stored
+    whole, and does not ask for robots.txt again."""
+    site.file("/robots.txt", "User-agent: *\nDisallow: /private\n", "text/plain")
+    site.page("/", links=["/a", "/private"])
+    site.page("/a")
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(old), max_pages=1, sitemaps=False)
+    assert manifest_rows(new, for_crawlers=True)[site.url("/robots.txt")].record_type == "revisit"
+    assert site.hits["/robots.txt"] == 2
+    await run_crawl(site.url("/"), output=new, previous=str(old), resume=True, sitemaps=False)
+    assert site.hits["/robots.txt"] == 2
+    assert site.hits["/private"] == 0 and manifest_rows(new)[site.url("/a")].status == 200
