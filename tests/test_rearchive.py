@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from aiohttp import web
+from test_browser import CHROMIUM
 from test_verify_tamper import edit_in_place, server_blanked
 
 from archiver.cli import main
@@ -706,3 +707,30 @@ async def test_a_resumed_rearchive_keeps_the_robots_txt_it_revisited(site, run_c
     await run_crawl(site.url("/"), output=new, previous=str(old), resume=True, sitemaps=False)
     assert site.hits["/robots.txt"] == 2
     assert site.hits["/private"] == 0 and manifest_rows(new)[site.url("/a")].status == 200
+
+
+async def test_a_rearchive_renders_a_revisited_page_from_the_previous_snapshot(
+    site, run_crawl, tmp_path, caplog
+):
+    """NEW's page is a revisit of OLD's record (unchanged): the browser rendering it in NEW is
+    answered with its payload read from OLD, and its script's request is made and kept."""
+    site.file(
+        "/",
+        "<p id=f></p><script>fetch('/frag' + 'ment').then(r => r.text())"
+        ".then(t => { document.getElementById('f').textContent = t; });</script>",
+    )
+    site.file("/fragment", "a fragment", "text/plain")
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False, browser="always", chromium=CHROMIUM)
+    with caplog.at_level(logging.WARNING, logger="archiver"):
+        await run_crawl(
+            site.url("/"), output=new, previous=str(old), sitemaps=False, browser="always", chromium=CHROMIUM
+        )
+    assert not [r.getMessage() for r in caplog.records if "for a browser" in r.getMessage()]
+    rows = manifest_rows(new)
+    assert rows[site.url("/")].record_type == "revisit" and rows[site.url("/")].dom_warc_file
+    assert rows[site.url("/fragment")].status == 200
+    assert site.hits["/fragment"] == 2
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))

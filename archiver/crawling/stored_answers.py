@@ -25,7 +25,7 @@ from archiver.content import decode_body, mime_type
 from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
-from archiver.store.previous import READ_ERRORS
+from archiver.store.previous import READ_ERRORS, open_previous
 from archiver.store.rows import ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.store.stored import payload_record
@@ -95,6 +95,8 @@ class StoredAnswers:
         # The reading thread has its own connection and reader: none is shared across threads.
         self._thread_manifest = Manifest.open(snapshot.manifest_path, readonly=True)
         self._records = WarcReader(snapshot.warc_dir)
+        # A re-archive's revisit refers to a record of the previous snapshot, read there.
+        self._previous = open_previous(snapshot)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="archiver-answers")
         self._cache: collections.OrderedDict[str, Answer] = collections.OrderedDict()
         self._cached_bytes = 0
@@ -138,7 +140,7 @@ class StoredAnswers:
             own = self._records.record(row.warc_file, row.warc_offset, row.warc_length)
             if own.rec_type == "revisit":  # the payload is the original's; the headers its own
                 read_to_end(own)
-                stored, headers = payload_record(self._thread_manifest, self._records, row)
+                stored, headers = payload_record(self._thread_manifest, self._records, row, self._previous)
             else:
                 stored, headers = own, own.http_headers
             raw = stored.raw_stream.read(BODY_LIMIT + 1)
@@ -156,3 +158,5 @@ class StoredAnswers:
         self._records.close()
         self._manifest.close()
         self._thread_manifest.close()
+        if self._previous is not None:
+            self._previous.close()
