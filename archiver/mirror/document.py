@@ -28,6 +28,7 @@ from archiver.content import (
     content_codings,
     mime_type,
 )
+from archiver.encodings import stylesheet_names_its_encoding
 from archiver.errors import UnknownEncoding
 from archiver.links import charset_from_content_type
 from archiver.media_types import as_taken, content_type_field
@@ -148,12 +149,14 @@ def rewritten(
     path: str,
     resolve: Resolver,
     memo: Memo | None,
-    referrer_encoding: str | None = None,
+    referrer_encoding: str | None | UnknownEncoding = None,
 ) -> tuple[bytes, str | None]:
     """The mirror file of an HTML, CSS or SVG document stored at ``path``, and its note (None if none).
 
     ``chunks``: the payload as stored (still content-encoded). ``referrer_encoding``: of a
-    stylesheet, the encoding of the document that refers to it (findings.findings()).
+    stylesheet, the encoding of the document that refers to it (findings.findings()), or why
+    it is not known: ValueError then, unless the stylesheet names its own (read as UTF-8, it
+    would be other bytes than the crawl's file).
     """
     mime = mime_type(content_type)
     decoding = Decoding(chunks, content_encoding, REWRITE_LIMIT)
@@ -161,6 +164,11 @@ def rewritten(
     if (decoding.cut or capped) and mime != CSS_TYPE:
         body = _without_cut_tag(body)
     charset = charset_from_content_type(content_type)
+    if isinstance(referrer_encoding, UnknownEncoding):
+        if mime == CSS_TYPE and not stylesheet_names_its_encoding(body, charset):
+            why = referrer_encoding.why
+            raise ValueError(f"the record of the document that refers to it cannot be read ({why})")
+        referrer_encoding = None
     if mime == CSS_TYPE:
         body = rewrite_css_bytes(body, url, charset, resolve, path, memo, referrer_encoding)
     elif mime == SVG_TYPE:
@@ -306,11 +314,11 @@ class RecordFiles:
         decoding = decoded(chunks, encoding)
         self.stats.count(mime, files.write(path, decoding, lambda: note_of(decoding)))
 
-    def referrer_encoding(self, row: ManifestRow) -> str | None:
+    def referrer_encoding(self, row: ManifestRow) -> str | None | UnknownEncoding:
         """The encoding of the document that refers to the stylesheet of ``row``
-        (store/referrers.py), each document read once, one that cannot be read too. ValueError
-        if a record on the way cannot be read: the stylesheet read as UTF-8 would be other bytes
-        than the crawl's file."""
+        (store/referrers.py), each document read once, one that cannot be read too: then why
+        (UnknownEncoding), which matters only to a stylesheet that names no encoding of its own
+        (rewritten())."""
         key = referrer_key(row)
         if key not in self._encodings:
             body_of = functools.partial(
@@ -318,12 +326,9 @@ class RecordFiles:
             )
             try:
                 self._encodings[key] = referrer_encoding(row, self.manifest.get, body_of)
-            except UnknownEncoding as exc:  # read as UTF-8, the file would be other bytes than the crawl's
+            except UnknownEncoding as exc:
                 self._encodings[key] = exc
-        found = self._encodings[key]
-        if isinstance(found, UnknownEncoding):
-            raise ValueError(f"the record of the document that refers to it cannot be read ({found.why})")
-        return found
+        return self._encodings[key]
 
     def content_encoding(self, source: str) -> str:
         """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length').

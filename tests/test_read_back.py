@@ -1,8 +1,10 @@
-"""Readers of a snapshot take a record's headers only once its digests and CRC vouch for them.
+"""Readers of a snapshot after its crawl take what they read only once it is checked, and read
+what they need of it alone.
 
-Each test changes a byte of a record's head in place (its gzip member compressed again, so
-only its digests tell, as in an uncompressed WARC file) and shows that the reader treats the
-record as damaged instead of taking the changed headers.
+The tests change bytes of records in place (their gzip members compressed again, so only their
+digests or CRC tell, as in an uncompressed WARC file) and show that each reader treats the
+record as damaged instead of taking the changed bytes, and does not refuse what does not
+depend on them.
 """
 
 from __future__ import annotations
@@ -127,3 +129,33 @@ async def test_a_browser_is_not_answered_from_a_record_that_does_not_parse(site:
         assert await answers.answer(row) is None
     finally:
         answers.close()
+
+
+async def test_a_stylesheet_that_names_its_encoding_is_mirrored_without_its_referrer(
+    site: Any, run_crawl: Any, capsys: Any
+) -> None:
+    """The page that refers to three stylesheets is damaged since the crawl. The one that names
+    no encoding is read in the page's, which is not known: its crawl's file is kept. Those that
+    name theirs (an @charset rule, a Content-Type charset) do not depend on the page: they are
+    mirrored from their records."""
+    page = b'<link rel=stylesheet href="a.css"><link rel=stylesheet href="b.css">'
+    page += b'<link rel=stylesheet href="c.css"><p>caf\xe9</p>'
+    site.file("/", page, "text/html; charset=windows-1252")
+    site.file("/a.css", b'@charset "windows-1252"; a{background:url(caf\xe9.png)}', "text/css")
+    site.file("/b.css", b"b{background:url(caf\xe9.png)}", "text/css; charset=windows-1252")
+    site.file("/c.css", b"c{background:url(caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
+    page_row = manifest_rows(root)[site.url("/")]
+    assert page_row.warc_offset is not None and page_row.warc_length is not None
+    edit_in_place(
+        root / "warc" / str(page_row.warc_file),
+        page_row.warc_offset,
+        page_row.warc_length,
+        server_blanked(b"\xe9<", b"\xe8<"),
+    )
+    assert cli.main(["mirror", str(root)]) == 1
+    out = capsys.readouterr().out
+    kept = {line.split(": kept ")[0].strip() for line in out.splitlines() if ": kept " in line}
+    assert kept == {site.url("/"), site.url("/c.css")}, out
