@@ -22,6 +22,7 @@ from test_verify_tamper import edit_in_place, server_blanked
 from archiver import cli
 from archiver.crawling.stored_answers import StoredAnswers
 from archiver.store.snapshot import Snapshot
+from archiver.verify.verifier import verify_snapshot
 from archiver.warc.members import CHUNK
 from archiver.warc.reader import WHOLE_READ_BYTES
 
@@ -159,3 +160,32 @@ async def test_a_stylesheet_that_names_its_encoding_is_mirrored_without_its_refe
     out = capsys.readouterr().out
     kept = {line.split(": kept ")[0].strip() for line in out.splitlines() if ": kept " in line}
     assert kept == {site.url("/"), site.url("/c.css")}, out
+
+
+async def test_a_stylesheet_imported_by_one_that_names_its_encoding_does_not_need_the_page(
+    site: Any, run_crawl: Any, capsys: Any
+) -> None:
+    """The page is damaged since the crawl; its stylesheet names its encoding and @imports one
+    that names none, read in the importing stylesheet's: neither depends on the page, and both
+    are mirrored from their records (verify checks the imported one's links too)."""
+    site.file("/", b'<link rel=stylesheet href="a.css"><p>caf\xe9</p>', "text/html; charset=windows-1252")
+    site.file("/a.css", b'@charset "windows-1252"; @import "d.css"; a{color:red}', "text/css")
+    site.file("/d.css", b"d{background:url(caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
+    assert manifest_rows(root)[site.url("/caf%C3%A9.png")].status == 200
+    page_row = manifest_rows(root)[site.url("/")]
+    assert page_row.warc_offset is not None and page_row.warc_length is not None
+    edit_in_place(
+        root / "warc" / str(page_row.warc_file),
+        page_row.warc_offset,
+        page_row.warc_length,
+        server_blanked(b"\xe9<", b"\xe8<"),
+    )
+    assert cli.main(["mirror", str(root)]) == 1
+    out = capsys.readouterr().out
+    kept = {line.split(": kept ")[0].strip() for line in out.splitlines() if ": kept " in line}
+    assert kept == {site.url("/")}, out
+    report = verify_snapshot(root)
+    assert "unknown_encoding" not in report.counts, report.render_text(str(root))
