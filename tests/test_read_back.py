@@ -15,6 +15,7 @@ import struct
 import zlib
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from conftest import manifest_rows
 from test_verify_tamper import edit_in_place, server_blanked
@@ -189,3 +190,31 @@ async def test_a_stylesheet_imported_by_one_that_names_its_encoding_does_not_nee
     assert kept == {site.url("/")}, out
     report = verify_snapshot(root)
     assert "unknown_encoding" not in report.counts, report.render_text(str(root))
+
+
+async def test_a_file_cut_inside_an_earlier_capture_is_resumed_from_that_capture(
+    site: Any, run_crawl: Any
+) -> None:
+    """A WARC file cut short (since the crawl) inside the request of a capture that is not its
+    last: resume cuts it back to that capture's start and fetches it again, with those after
+    it, rather than keep its response alone; verify then finds the snapshot whole."""
+    site.page("/", links=["/a", "/b", "/c"])
+    for path in ("/a", "/b", "/c"):
+        site.page(path)
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False, concurrency=1)).snapshot.root
+    pages = sorted(
+        (row for url, row in manifest_rows(root).items() if url != site.url("/robots.txt")),
+        key=lambda row: row.warc_offset or 0,
+    )
+    torn = pages[1]
+    assert len({row.warc_file for row in pages}) == 1 and torn.warc_offset is not None
+    assert torn.warc_length is not None and torn.warc_offset < (pages[-1].warc_offset or 0)
+    warc = root / "warc" / str(torn.warc_file)
+    with warc.open("r+b") as file:  # inside its request, which follows its response
+        file.truncate(torn.warc_offset + torn.warc_length + 10)
+    fetched_before = site.hits[urlsplit(torn.url).path]
+    await run_crawl(site.url("/"), output=root, resume=True, sitemaps=False, concurrency=1)
+    assert site.hits[urlsplit(torn.url).path] == fetched_before + 1
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
