@@ -9,6 +9,7 @@ depend on them.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import random
 import struct
@@ -18,12 +19,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conftest import manifest_rows
+from snapshot_builder import MOMENT, SnapshotBuilder
 from test_verify_tamper import edit_in_place, server_blanked
 
 from archiver import cli
 from archiver.crawling.stored_answers import StoredAnswers
 from archiver.store.snapshot import Snapshot
 from archiver.verify.verifier import verify_snapshot
+from archiver.warc.dom import RenderedDom, dom_record
 from archiver.warc.members import CHUNK
 from archiver.warc.reader import WHOLE_READ_BYTES
 
@@ -218,3 +221,24 @@ async def test_a_file_cut_inside_an_earlier_capture_is_resumed_from_that_capture
     assert site.hits[urlsplit(torn.url).path] == fetched_before + 1
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+def test_a_large_rendered_dom_whose_crc_fails_is_not_mirrored(tmp_path: Path, capsys: Any) -> None:
+    """A rendered DOM past WHOLE_READ_BYTES is read streamed; its WARC-Page-Charset (the
+    encoding the page's links are written in) changed, only the CRC tells: the mirror does
+    not rewrite the page under it, but says the record cannot be read and exits 1."""
+    snap = SnapshotBuilder(tmp_path / "snap")
+    page = snap.page("http://site.test/", "<p>shell</p>")
+    text = base64.b64encode(random.Random(0).randbytes(WHOLE_READ_BYTES + 4096)).decode()
+    dom = RenderedDom(page.url, MOMENT, f"<html><body><p>{text}</p></body></html>".encode(), "Shift_JIS")
+    location = snap.warcs.write_member(dom_record(dom, snap.warcs.make_id()))
+    snap.manifest.set_render(page.url, "always", None, location)
+    root = snap.close()
+    warc_file, offset, length = location
+    assert length > WHOLE_READ_BYTES
+    assert cli.main(["mirror", str(root)]) == 0
+    capsys.readouterr()
+    member_read_in_part(root / "warc" / warc_file, offset, length, b"Shift_JIS", b"EUC-JP")
+    assert cli.main(["mirror", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert f"{page.url}: " in out and "gzip data does not decompress" in out, out

@@ -47,7 +47,7 @@ from archiver.store.referrers import referrer_encoding, referrer_key, stored_bod
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import CHARSET_FIELD, page_of
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import WarcReader, read_to_end
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
 """HTML, CSS and SVG are rewritten in memory: decoded past this, the rest is left out (and noted)."""
@@ -357,6 +357,9 @@ class RecordFiles:
         html = record.raw_stream.read(REWRITE_LIMIT + 1)
         if len(html) > REWRITE_LIMIT:  # the crawl keeps no DOM this large
             raise ValueError(f"the rendered DOM of {row.url} is larger than {REWRITE_LIMIT} bytes")
+        # Its WARC-Page-Charset is covered by its gzip member's CRC alone, met only at the
+        # member's end, which a record read streamed may not have reached with its last byte.
+        read_to_end(record)
         html, capped = bounded_document(html, "text/html")
         if capped:
             html = _without_cut_tag(html)
