@@ -734,3 +734,22 @@ async def test_a_rearchive_renders_a_revisited_page_from_the_previous_snapshot(
     assert site.hits["/fragment"] == 2
     report = verify_snapshot(new)
     assert report.ok, report.render_text(str(new))
+
+
+async def test_a_rearchive_does_not_take_an_old_file_decoded_under_another_coding(site, run_crawl, tmp_path):
+    """OLD stored a file's bytes sent gzip-encoded, and mirrored them decoded; NEW stores the
+    same bytes sent as they are (the same payload digest, a revisit): its mirror file is those
+    bytes, not OLD's file decoded under a coding NEW's answer does not have."""
+    stored = gzip.compress(b"decoded text " * 50, mtime=0)
+    encoded = {"Content-Encoding": "gzip"}
+    site.file("/data.bin", stored, "application/octet-stream", headers=encoded)
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/data.bin"), output=old, sitemaps=False)
+    assert (old / "mirror" / host(site) / "data.bin").read_bytes() == b"decoded text " * 50
+    encoded.clear()
+    await run_crawl(site.url("/data.bin"), output=new, previous=str(old), sitemaps=False)
+    assert manifest_rows(new)[site.url("/data.bin")].record_type == "revisit"
+    assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored
+    assert main(["mirror", str(new)]) == 0
+    assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored

@@ -13,6 +13,7 @@ import functools
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from archiver.content import (
@@ -48,6 +49,7 @@ from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import CHARSET_FIELD, page_of
 from archiver.warc.reader import WarcReader, read_to_end
+from archiver.warc.records import sha1_digest
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
 """HTML, CSS and SVG are rewritten in memory: decoded past this, the rest is left out (and noted)."""
@@ -242,18 +244,41 @@ def chunks_of(stream: Any) -> Iterator[bytes]:
 
 
 def link_unchanged(
-    previous: Previous | None, files: MirrorOutput, row: ManifestRow, path: str, body: bytes | None = None
+    previous: Previous | None,
+    files: MirrorOutput,
+    row: ManifestRow,
+    path: str,
+    body: bytes | None = None,
+    content_encoding: str | None = None,
 ) -> int | None:
     """The size of a re-archive's previous file of ``row``, unchanged, linked (or copied) at
     ``path``; None when there is none to take. ``body``: what a page or stylesheet is rewritten
-    to (its links may have changed): linked only when the previous file holds the same bytes."""
+    to (its links may have changed): linked only when the previous file holds the same bytes.
+    Else the file is the payload decoded under ``content_encoding``, this capture's: the
+    previous capture of the same stored bytes may have been sent under another coding, so its
+    file is taken only if it holds the stored bytes themselves exactly when this capture has
+    no coding to undo either."""
     if previous is None:
         return None
     found = previous.mirror_file(row.url, row.payload_digest)
     if found is None or (body is not None and hashlib.sha256(body).hexdigest() != found[1]):
         return None
     source, sha256, size = found
+    if body is None and _holds_payload(source, row.payload_digest) == bool(content_codings(content_encoding)):
+        return None
     return files.link(path, source, sha256, size)
+
+
+def _holds_payload(path: Path, payload_digest: str | None) -> bool:
+    """True if the file at ``path`` holds the bytes whose digest is ``payload_digest``."""
+    digest = hashlib.sha1()
+    try:
+        with open(path, "rb") as file:
+            while chunk := file.read(CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return False
+    return sha1_digest(digest) == payload_digest
 
 
 class RecordFiles:
@@ -290,17 +315,17 @@ class RecordFiles:
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             self._write_rendered(files, row, path)
             return
-        if row.content_type not in PARSED_TYPES:  # a re-archive's unchanged file is not read again
-            linked = link_unchanged(self.previous, files, row, path)
-            if linked is not None:
-                self.stats.count(row.content_type, linked)
-                return
         stored, own_headers = payload_record(self.manifest, self.records, row, self.previous)
         content_type = as_taken(
             content_type_field(own_headers.headers) if own_headers else None, row.content_type
         )
         # A revisit's own headers say how its (identical, still encoded) payload was encoded.
         encoding = own_headers.get_header("Content-Encoding") if own_headers else None
+        if row.content_type not in PARSED_TYPES:  # a re-archive's unchanged file is not read again
+            linked = link_unchanged(self.previous, files, row, path, content_encoding=encoding)
+            if linked is not None:
+                self.stats.count(row.content_type, linked)
+                return
         chunks = chunks_of(stored.raw_stream)
         mime = row.content_type or mime_type(content_type)
         if mime in PARSED_TYPES:
