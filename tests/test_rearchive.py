@@ -14,6 +14,7 @@ import asyncio
 import gzip
 import hashlib
 import json
+import logging
 import shutil
 import subprocess
 import time
@@ -24,6 +25,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from aiohttp import web
+from test_browser import CHROMIUM
 from test_verify_tamper import edit_in_place, server_blanked
 
 from archiver.cli import main
@@ -629,3 +631,125 @@ async def test_snapshot_folders_named_with_url_characters_open(site, run_crawl, 
     assert main(["diff", str(old), str(new)]) == 0
     assert "0 new, 0 changed, 7 unchanged, 0 gone" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([old.name, new.name])
+
+
+@pytest.mark.parametrize("confirmed_by_304", [False, True], ids=["response", "304"])
+async def test_a_previous_response_whose_head_changed_gives_no_validators(
+    site, run_crawl, tmp_path, confirmed_by_304
+):
+    """OLD's response of the logo has its Last-Modified changed since (its payload intact, only
+    its digest tells): NEW does not ask with that date, read as OLD's own head or as the head a
+    304 of MID confirmed, but fetches the logo whole."""
+    asked: list[str | None] = []
+    site.handler("/logo.png", logo_confirmed_by_304(asked))
+    await site.start()
+    old, mid, new = tmp_path / "old", tmp_path / "mid", tmp_path / "new"
+    chain = ((old, None), (mid, old)) if confirmed_by_304 else ((old, None),)
+    for output, previous in chain:
+        await run_crawl(
+            site.url("/logo.png"), output=output, previous=previous and str(previous), sitemaps=False
+        )
+    response = manifest_rows(old)[site.url("/logo.png")]
+    assert response.record_type == "response" and response.warc_file and response.warc_offset is not None
+    assert response.warc_length is not None
+    changed = LAST_MODIFIED.replace("10:00", "11:00")
+    edit_in_place(
+        old / "warc" / response.warc_file,
+        response.warc_offset,
+        response.warc_length,
+        server_blanked(LAST_MODIFIED.encode(), changed.encode()),
+    )
+    before = list(asked)
+    await run_crawl(site.url("/logo.png"), output=new, previous=str(chain[-1][0]), sitemaps=False)
+    assert asked == [*before, None]
+    headers, status = warc_record(new, site.url("/logo.png"))
+    assert status.startswith("200")
+
+
+async def test_a_resumed_rearchive_reads_a_stylesheet_in_its_revisited_pages_encoding(
+    site, run_crawl, tmp_path, caplog
+):
+    """NEW's page is a revisit of OLD's record (unchanged), and NEW was cut short before its
+    stylesheet: the resumed crawl reads the page's encoding back through the revisit, from OLD,
+    and fetches the image the stylesheet names as the crawl that read the page would have."""
+    site.file("/", b'<link rel=stylesheet href="l.css"><p>caf\xe9</p>', "text/html; charset=windows-1252")
+    site.file("/l.css", b"a{background:url(caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(old), max_pages=1, sitemaps=False)
+    rows = manifest_rows(new)
+    assert rows[site.url("/")].record_type == "revisit" and rows[site.url("/l.css")].reason == "page limit"
+    with caplog.at_level(logging.WARNING, logger="archiver"):
+        await run_crawl(
+            site.url("/"), output=new, previous=str(old), resume=True, max_pages=10, sitemaps=False
+        )
+    assert not [r.getMessage() for r in caplog.records if "cannot be read back" in r.getMessage()]
+    assert manifest_rows(new)[site.url("/caf%C3%A9.png")].status == 200
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))
+
+
+async def test_a_resumed_rearchive_keeps_the_robots_txt_it_revisited(site, run_crawl, tmp_path):
+    """NEW's robots.txt is a revisit of OLD's (unchanged), and NEW was cut short: the resumed
+    crawl reads its rules back through the revisit, from OLD, as it reads an answer stored
+    whole, and does not ask for robots.txt again."""
+    site.file("/robots.txt", "User-agent: *\nDisallow: /private\n", "text/plain")
+    site.page("/", links=["/a", "/private"])
+    site.page("/a")
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(old), max_pages=1, sitemaps=False)
+    assert manifest_rows(new, for_crawlers=True)[site.url("/robots.txt")].record_type == "revisit"
+    assert site.hits["/robots.txt"] == 2
+    await run_crawl(site.url("/"), output=new, previous=str(old), resume=True, sitemaps=False)
+    assert site.hits["/robots.txt"] == 2
+    assert site.hits["/private"] == 0 and manifest_rows(new)[site.url("/a")].status == 200
+
+
+async def test_a_rearchive_renders_a_revisited_page_from_the_previous_snapshot(
+    site, run_crawl, tmp_path, caplog
+):
+    """NEW's page is a revisit of OLD's record (unchanged): the browser rendering it in NEW is
+    answered with its payload read from OLD, and its script's request is made and kept."""
+    site.file(
+        "/",
+        "<p id=f></p><script>fetch('/frag' + 'ment').then(r => r.text())"
+        ".then(t => { document.getElementById('f').textContent = t; });</script>",
+    )
+    site.file("/fragment", "a fragment", "text/plain")
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False, browser="always", chromium=CHROMIUM)
+    with caplog.at_level(logging.WARNING, logger="archiver"):
+        await run_crawl(
+            site.url("/"), output=new, previous=str(old), sitemaps=False, browser="always", chromium=CHROMIUM
+        )
+    assert not [r.getMessage() for r in caplog.records if "for a browser" in r.getMessage()]
+    rows = manifest_rows(new)
+    assert rows[site.url("/")].record_type == "revisit" and rows[site.url("/")].dom_warc_file
+    assert rows[site.url("/fragment")].status == 200
+    assert site.hits["/fragment"] == 2
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))
+
+
+async def test_a_rearchive_does_not_take_an_old_file_decoded_under_another_coding(site, run_crawl, tmp_path):
+    """OLD stored a file's bytes sent gzip-encoded, and mirrored them decoded; NEW stores the
+    same bytes sent as they are (the same payload digest, a revisit): its mirror file is those
+    bytes, not OLD's file decoded under a coding NEW's answer does not have."""
+    stored = gzip.compress(b"decoded text " * 50, mtime=0)
+    encoded = {"Content-Encoding": "gzip"}
+    site.file("/data.bin", stored, "application/octet-stream", headers=encoded)
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/data.bin"), output=old, sitemaps=False)
+    assert (old / "mirror" / host(site) / "data.bin").read_bytes() == b"decoded text " * 50
+    encoded.clear()
+    await run_crawl(site.url("/data.bin"), output=new, previous=str(old), sitemaps=False)
+    assert manifest_rows(new)[site.url("/data.bin")].record_type == "revisit"
+    assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored
+    assert main(["mirror", str(new)]) == 0
+    assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored

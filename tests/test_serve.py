@@ -121,6 +121,30 @@ async def test_a_mirror_file_that_is_not_what_the_build_wrote_is_refused(
     assert logged == [said, said]
 
 
+@pytest.mark.parametrize("asked", ["", "index.html"])
+async def test_an_index_html_that_is_not_what_the_build_wrote_is_refused(
+    snapshot: Path, asked: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The snapshot's index.html, edited since the mirror build wrote it, would pass for the
+    archive's front page: refused as a changed mirror file is, whether asked by name or as /."""
+    append_a_line(snapshot / "index.html")
+    test_server = TestServer(make_app(snapshot), host="127.0.0.1")
+    await test_server.start_server()
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"http://127.0.0.1:{test_server.port}/{asked}") as response:
+                assert response.status == 500
+                said = await response.text()
+            async with session.get(f"http://127.0.0.1:{test_server.port}/mirror/site.test/s.css") as response:
+                assert response.status == 200
+    finally:
+        await test_server.close()
+    assert said.startswith("index.html: not served, it changed since the mirror build wrote it ("), said
+    assert said.endswith("(archiver verify names it)") and "\n" not in said
+    logged = [record.getMessage() for record in caplog.records if record.name == "archiver.serve"]
+    assert logged == [said]
+
+
 @pytest.mark.parametrize(
     ("name", "recorded", "expected"),
     [

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 
 from archiver.errors import UnknownEncoding
 from archiver.store.manifest import Manifest
+from archiver.store.previous import Previous, open_previous
 from archiver.store.referrers import encoding_of, stored_body
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
@@ -116,13 +117,15 @@ class ReferrerEncodings:
 
 class SnapshotEncodings:
     """ReferrerEncodings' look-up: the encoding of a document the snapshot being written holds,
-    read back (read-only, in a thread of its own) as store/referrers.py reads it."""
+    read back (read-only, in a thread of its own) as store/referrers.py reads it: a revisit of
+    a re-archive's previous snapshot is read there, as the mirror and verify read it."""
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="archiver-referrers")
         self._manifest: Manifest | None = None
         self._records: WarcReader | None = None
+        self._previous: Previous | None = None
 
     async def __aenter__(self) -> SnapshotEncodings:
         return self
@@ -137,10 +140,13 @@ class SnapshotEncodings:
         if self._manifest is None:  # opened at first use, which most crawls never make
             self._manifest = Manifest.open(self._snapshot.manifest_path, readonly=True)
             self._records = WarcReader(self._snapshot.warc_dir)
-        manifest, records = self._manifest, self._records
+            self._previous = open_previous(self._snapshot)
+        manifest, records, previous = self._manifest, self._records, self._previous
         assert records is not None
         return encoding_of(
-            manifest.get(url), manifest.get, lambda row: stored_body(manifest, records, row, quiet=False)
+            manifest.get(url),
+            manifest.get,
+            lambda row: stored_body(manifest, records, row, previous, quiet=False),
         )
 
     def close(self) -> None:
@@ -154,4 +160,6 @@ class SnapshotEncodings:
             self._records.close()
         if self._manifest is not None:
             self._manifest.close()
-        self._manifest = self._records = None
+        if self._previous is not None:
+            self._previous.close()
+        self._manifest = self._records = self._previous = None

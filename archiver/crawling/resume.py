@@ -21,6 +21,7 @@ committed too: those naming no committed record are dropped the same way.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -40,6 +41,7 @@ from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNRE
 from archiver.store.committed import committed_end, last_named
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
+from archiver.store.previous import open_previous
 from archiver.store.referrers import MAX_HOPS, stored_body
 from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_landings
@@ -309,9 +311,11 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
 def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, int, bytes, float]]:
     """(origin, status, body, seconds since it came) of each robots.txt answer an interrupted crawl
     read rules from (redirects followed): a 2xx or a 4xx, also one a page linked first (its row
-    says so). One out of reach, or a chain given up, is asked again."""
+    says so). One out of reach, or a chain given up, is asked again. A re-archive's revisit of
+    an unchanged robots.txt is read from the previous snapshot it refers to."""
     now = time.time()
-    with WarcReader(snapshot.warc_dir) as records:
+    previous = open_previous(snapshot)
+    with WarcReader(snapshot.warc_dir) as records, previous or contextlib.nullcontext():
         first_hops = (
             "url LIKE '%/robots.txt' AND found_by != 'redirect' AND (parent IS NULL OR found_by != 'robots')"
         )
@@ -329,7 +333,7 @@ def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, i
                 200 <= end.status < 300 or 400 <= end.status < 500 and end.status != 429
             ):
                 continue
-            read = stored_body(manifest, records, end)
+            read = stored_body(manifest, records, end, previous)
             if read is not None:
                 age = now - datetime.fromisoformat(end.fetched_at).timestamp()
                 yield first.url.removesuffix("/robots.txt"), end.status, read[0], max(age, 0.0)

@@ -22,15 +22,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from archiver.content import decode_body, mime_type
-from archiver.errors import WarcDamage
 from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
+from archiver.store.previous import READ_ERRORS, open_previous
 from archiver.store.rows import ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.store.stored import payload_record
 from archiver.warc.exchange import TRANSFER_ENCODING_RENAMED
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import WarcReader, read_to_end
 
 log = logging.getLogger("archiver.crawl")
 
@@ -55,11 +55,9 @@ class Answer:
     """WARC-Record-ID of the response or revisit record it comes from."""
 
 
-def _answer(record: object, headers: object, own_id: str | None) -> Answer | None:
-    """The Answer of a stored response, decoded; None if its body is too large to hand over."""
-    raw = record.raw_stream.read(BODY_LIMIT + 1)  # type: ignore[attr-defined]
-    if len(raw) > BODY_LIMIT:
-        return None
+def _answer(raw: bytes, headers: object, own_id: str | None) -> Answer | None:
+    """The Answer of a stored response whose payload is ``raw``, decoded; None if it decodes
+    to more than BODY_LIMIT."""
     status_line = headers.get_statuscode() if headers is not None else None  # type: ignore[attr-defined]
     pairs = list(headers.headers) if headers is not None else []  # type: ignore[attr-defined]
     encoding = next((v for k, v in pairs if k.lower() == "content-encoding"), None)
@@ -97,6 +95,8 @@ class StoredAnswers:
         # The reading thread has its own connection and reader: none is shared across threads.
         self._thread_manifest = Manifest.open(snapshot.manifest_path, readonly=True)
         self._records = WarcReader(snapshot.warc_dir)
+        # A re-archive's revisit refers to a record of the previous snapshot, read there.
+        self._previous = open_previous(snapshot)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="archiver-answers")
         self._cache: collections.OrderedDict[str, Answer] = collections.OrderedDict()
         self._cached_bytes = 0
@@ -124,17 +124,31 @@ class StoredAnswers:
         return answer
 
     def _read(self, row: ManifestRow) -> Answer | None:
+        """The answer of ``row``, checked before it is given: its records read to their ends.
+
+        A browser is handed a body whole, in one message, so there is no answer to abort once
+        given; and the body is read whole into memory anyway. Reading on to the end of each
+        record costs only its closing bytes, and settles its digests and its gzip member's CRC
+        (WarcReader.head()): a record read streamed (past WHOLE_READ_BYTES) may be read to its
+        last byte without meeting its CRC, the one check of its WARC headers (the record ID the
+        rendered DOM's record names). A damaged record is no answer: the request fails there,
+        as for a record that is missing.
+        """
         self.reads += 1
         assert row.warc_file is not None and row.warc_offset is not None
         try:
             own = self._records.record(row.warc_file, row.warc_offset, row.warc_length)
-            own_id = own.rec_headers.get_header("WARC-Record-ID")
             if own.rec_type == "revisit":  # the payload is the original's; the headers its own
-                own, headers = payload_record(self._thread_manifest, self._records, row)
+                read_to_end(own)
+                stored, headers = payload_record(self._thread_manifest, self._records, row, self._previous)
             else:
-                headers = own.http_headers
-            return _answer(own, headers, own_id)
-        except (OSError, ValueError, WarcDamage) as exc:
+                stored, headers = own, own.http_headers
+            raw = stored.raw_stream.read(BODY_LIMIT + 1)
+            if len(raw) > BODY_LIMIT:
+                return None
+            read_to_end(stored)
+            return _answer(raw, headers, own.rec_headers.get_header("WARC-Record-ID"))
+        except READ_ERRORS as exc:  # missing, damaged or not a record (ValueError among them)
             log.warning("cannot read back %s for a browser: %s", row.url, exc)
             return None
 
@@ -144,3 +158,5 @@ class StoredAnswers:
         self._records.close()
         self._manifest.close()
         self._thread_manifest.close()
+        if self._previous is not None:
+            self._previous.close()

@@ -13,6 +13,7 @@ import functools
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from archiver.content import (
@@ -28,6 +29,7 @@ from archiver.content import (
     content_codings,
     mime_type,
 )
+from archiver.encodings import stylesheet_names_its_encoding
 from archiver.errors import UnknownEncoding
 from archiver.links import charset_from_content_type
 from archiver.media_types import as_taken, content_type_field
@@ -46,7 +48,8 @@ from archiver.store.referrers import referrer_encoding, referrer_key, stored_bod
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import CHARSET_FIELD, page_of
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import WarcReader, read_to_end
+from archiver.warc.records import sha1_digest
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
 """HTML, CSS and SVG are rewritten in memory: decoded past this, the rest is left out (and noted)."""
@@ -148,12 +151,14 @@ def rewritten(
     path: str,
     resolve: Resolver,
     memo: Memo | None,
-    referrer_encoding: str | None = None,
+    referrer_encoding: str | None | UnknownEncoding = None,
 ) -> tuple[bytes, str | None]:
     """The mirror file of an HTML, CSS or SVG document stored at ``path``, and its note (None if none).
 
     ``chunks``: the payload as stored (still content-encoded). ``referrer_encoding``: of a
-    stylesheet, the encoding of the document that refers to it (findings.findings()).
+    stylesheet, the encoding of the document that refers to it (findings.findings()), or why
+    it is not known: ValueError then, unless the stylesheet names its own (read as UTF-8, it
+    would be other bytes than the crawl's file).
     """
     mime = mime_type(content_type)
     decoding = Decoding(chunks, content_encoding, REWRITE_LIMIT)
@@ -161,6 +166,11 @@ def rewritten(
     if (decoding.cut or capped) and mime != CSS_TYPE:
         body = _without_cut_tag(body)
     charset = charset_from_content_type(content_type)
+    if isinstance(referrer_encoding, UnknownEncoding):
+        if mime == CSS_TYPE and not stylesheet_names_its_encoding(body, charset):
+            why = referrer_encoding.why
+            raise ValueError(f"the record of the document that refers to it cannot be read ({why})")
+        referrer_encoding = None
     if mime == CSS_TYPE:
         body = rewrite_css_bytes(body, url, charset, resolve, path, memo, referrer_encoding)
     elif mime == SVG_TYPE:
@@ -234,18 +244,41 @@ def chunks_of(stream: Any) -> Iterator[bytes]:
 
 
 def link_unchanged(
-    previous: Previous | None, files: MirrorOutput, row: ManifestRow, path: str, body: bytes | None = None
+    previous: Previous | None,
+    files: MirrorOutput,
+    row: ManifestRow,
+    path: str,
+    body: bytes | None = None,
+    content_encoding: str | None = None,
 ) -> int | None:
     """The size of a re-archive's previous file of ``row``, unchanged, linked (or copied) at
     ``path``; None when there is none to take. ``body``: what a page or stylesheet is rewritten
-    to (its links may have changed): linked only when the previous file holds the same bytes."""
+    to (its links may have changed): linked only when the previous file holds the same bytes.
+    Else the file is the payload decoded under ``content_encoding``, this capture's: the
+    previous capture of the same stored bytes may have been sent under another coding, so its
+    file is taken only if it holds the stored bytes themselves exactly when this capture has
+    no coding to undo either."""
     if previous is None:
         return None
     found = previous.mirror_file(row.url, row.payload_digest)
     if found is None or (body is not None and hashlib.sha256(body).hexdigest() != found[1]):
         return None
     source, sha256, size = found
+    if body is None and _holds_payload(source, row.payload_digest) == bool(content_codings(content_encoding)):
+        return None
     return files.link(path, source, sha256, size)
+
+
+def _holds_payload(path: Path, payload_digest: str | None) -> bool:
+    """True if the file at ``path`` holds the bytes whose digest is ``payload_digest``."""
+    digest = hashlib.sha1()
+    try:
+        with open(path, "rb") as file:
+            while chunk := file.read(CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return False
+    return sha1_digest(digest) == payload_digest
 
 
 class RecordFiles:
@@ -282,17 +315,17 @@ class RecordFiles:
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             self._write_rendered(files, row, path)
             return
-        if row.content_type not in PARSED_TYPES:  # a re-archive's unchanged file is not read again
-            linked = link_unchanged(self.previous, files, row, path)
-            if linked is not None:
-                self.stats.count(row.content_type, linked)
-                return
         stored, own_headers = payload_record(self.manifest, self.records, row, self.previous)
         content_type = as_taken(
             content_type_field(own_headers.headers) if own_headers else None, row.content_type
         )
         # A revisit's own headers say how its (identical, still encoded) payload was encoded.
         encoding = own_headers.get_header("Content-Encoding") if own_headers else None
+        if row.content_type not in PARSED_TYPES:  # a re-archive's unchanged file is not read again
+            linked = link_unchanged(self.previous, files, row, path, content_encoding=encoding)
+            if linked is not None:
+                self.stats.count(row.content_type, linked)
+                return
         chunks = chunks_of(stored.raw_stream)
         mime = row.content_type or mime_type(content_type)
         if mime in PARSED_TYPES:
@@ -306,11 +339,11 @@ class RecordFiles:
         decoding = decoded(chunks, encoding)
         self.stats.count(mime, files.write(path, decoding, lambda: note_of(decoding)))
 
-    def referrer_encoding(self, row: ManifestRow) -> str | None:
+    def referrer_encoding(self, row: ManifestRow) -> str | None | UnknownEncoding:
         """The encoding of the document that refers to the stylesheet of ``row``
-        (store/referrers.py), each document read once, one that cannot be read too. ValueError
-        if a record on the way cannot be read: the stylesheet read as UTF-8 would be other bytes
-        than the crawl's file."""
+        (store/referrers.py), each document read once, one that cannot be read too: then why
+        (UnknownEncoding), which matters only to a stylesheet that names no encoding of its own
+        (rewritten())."""
         key = referrer_key(row)
         if key not in self._encodings:
             body_of = functools.partial(
@@ -318,20 +351,23 @@ class RecordFiles:
             )
             try:
                 self._encodings[key] = referrer_encoding(row, self.manifest.get, body_of)
-            except UnknownEncoding as exc:  # read as UTF-8, the file would be other bytes than the crawl's
+            except UnknownEncoding as exc:
                 self._encodings[key] = exc
-        found = self._encodings[key]
-        if isinstance(found, UnknownEncoding):
-            raise ValueError(f"the record of the document that refers to it cannot be read ({found.why})")
-        return found
+        return self._encodings[key]
 
     def content_encoding(self, source: str) -> str:
-        """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length')."""
+        """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length').
+
+        Its head is taken only once the record is read to its end and checked (WarcReader.head()):
+        a changed byte there would be taken as another coding, so a second capture of the payload
+        would share (or not) the file of the first by headers no digest vouches for. A record that
+        cannot be read has a coding of its own, that of no other record: nothing shares its file
+        (it is reported when it is written)."""
         warc_file, offset, length = source.rsplit(" ", 2)
         try:
-            headers = self.records.record(warc_file, int(offset), int(length) or None).http_headers
+            headers = self.records.head(warc_file, int(offset), int(length) or None).http_headers
         except Exception:  # noqa: BLE001 - a damaged record is reported when it is written
-            return ""
+            return f"unreadable {source}"
         return coding_of(headers.get_header("Content-Encoding") if headers else None)
 
     def _write_rendered(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
@@ -346,6 +382,9 @@ class RecordFiles:
         html = record.raw_stream.read(REWRITE_LIMIT + 1)
         if len(html) > REWRITE_LIMIT:  # the crawl keeps no DOM this large
             raise ValueError(f"the rendered DOM of {row.url} is larger than {REWRITE_LIMIT} bytes")
+        # Its WARC-Page-Charset is covered by its gzip member's CRC alone, met only at the
+        # member's end, which a record read streamed may not have reached with its last byte.
+        read_to_end(record)
         html, capped = bounded_document(html, "text/html")
         if capped:
             html = _without_cut_tag(html)

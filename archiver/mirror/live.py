@@ -150,7 +150,9 @@ class LiveMirror:
                     guesses = {url: path for url, path in draft.guesses.items() if url != row.url}
                     if guesses:
                         self._pending(row.url, json.dumps(guesses, separators=(",", ":")))
-            elif (linked := link_unchanged(self.previous, self.output, row, placed.path)) is not None:
+            elif (
+                linked := link_unchanged(self.previous, self.output, row, placed.path, None, encoding)
+            ) is not None:
                 self.stats.count(mime, linked)
             else:
                 capture.body.seek(0)

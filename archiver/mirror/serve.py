@@ -101,13 +101,13 @@ def make_app(snapshot_root: Path) -> web.Application:
                 raise web.HTTPNotFound()
         except (UnsafePathError, OSError):  # OSError: a name too long for the file system, ...
             raise web.HTTPNotFound() from None
-        if path.is_relative_to(snapshot.mirror_dir):
-            in_mirror = path.relative_to(snapshot.mirror_dir).as_posix()
-            changed = await written.changed(in_mirror, path)
-            if changed is not None:
-                said = f"mirror/{in_mirror}: not served, {changed} (archiver verify names it)"
-                LOG.warning("%s", said)
-                raise web.HTTPInternalServerError(text=said)
+        # Every file served is what the mirror build wrote (index.html too), else refused.
+        in_snapshot = path.relative_to(snapshot.root).as_posix()
+        changed = await written.changed(in_snapshot, path)
+        if changed is not None:
+            said = f"{in_snapshot}: not served, {changed} (archiver verify names it)"
+            LOG.warning("%s", said)
+            raise web.HTTPInternalServerError(text=said)
         mime = content_type_of(path.name, recorded.get(relative.removeprefix("mirror/")))
         return web.FileResponse(path, headers={"Content-Type": mime, "Cache-Control": "no-cache"})
 

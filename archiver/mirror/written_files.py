@@ -1,6 +1,7 @@
-"""What the mirror build wrote, asked of each mirror file before ``archiver serve`` serves it.
+"""What the mirror build wrote, asked of each file before ``archiver serve`` serves it.
 
-The build records each file's SHA-256 and size in the manifest (table ``mirror_files``). A
+The build records each mirror file's SHA-256 and size in the manifest (table ``mirror_files``),
+and those of the snapshot's index.html (index_page.INDEX_STATE). A
 file changed since (edited, cut short, put there by hand) is not the archive: served as it is,
 a person browsing would take it for what was archived, and nothing would say otherwise. So
 serve refuses it with a 500 and one line in its log, naming the file and what to do; verify
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import os
 import sqlite3
 from pathlib import Path
 
 from archiver.errors import SnapshotError
+from archiver.mirror.index_page import INDEX_STATE
 from archiver.mirror.output import file_digest
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
@@ -39,8 +42,9 @@ class WrittenFiles:
         )
 
     async def changed(self, relative: str, path: Path) -> str | None:
-        """Why the file at ``path`` (``relative`` to mirror/) is not what the mirror build wrote
-        there, or None if it is (or nothing was recorded to tell)."""
+        """Why the file at ``path`` (``relative`` to the snapshot: index.html, or under mirror/)
+        is not what the mirror build wrote there, or None if it is (or nothing was recorded to
+        tell)."""
         stat = await asyncio.to_thread(os.stat, path)
         key = (relative, stat.st_size, stat.st_mtime_ns, stat.st_ino)
         if key not in self._verdicts:
@@ -66,13 +70,30 @@ class WrittenFiles:
 
     def _recorded(self, relative: str) -> list[tuple[str, int]] | None:
         """[(sha256, size)] the build recorded for ``relative`` ([] if none); None if the
-        snapshot records no file at all (no manifest, or one from before files were recorded)."""
+        snapshot records no file at all (no manifest, or one from before files were recorded).
+        Raises SnapshotError if what it recorded of index.html is damaged."""
         if not Manifest.begun(self._snapshot.manifest_path):
             return None
         try:
             with Manifest.open(self._snapshot.manifest_path, readonly=True) as manifest:
+                if relative == self._snapshot.index_html.name:
+                    return _index_written(manifest)
                 return manifest.connection.execute(
-                    "SELECT sha256, size FROM mirror_files WHERE path = ?", (relative,)
+                    "SELECT sha256, size FROM mirror_files WHERE path = ?",
+                    (relative.removeprefix("mirror/"),),
                 ).fetchall()
         except sqlite3.OperationalError:  # written before the mirror's files were recorded
             return None
+
+
+def _index_written(manifest: Manifest) -> list[tuple[str, int]] | None:
+    """[(sha256, size)] of the index.html the build wrote; None if it recorded none (a snapshot
+    from before). Raises SnapshotError if the record is damaged (verify names it too)."""
+    kept = manifest.state(INDEX_STATE)
+    if kept is None:
+        return None
+    try:
+        written = json.loads(kept)
+        return [(str(written["sha256"]), int(written["size"]))]
+    except (ValueError, KeyError, TypeError):
+        raise SnapshotError(f"its note of index.html is damaged: {kept[:80]!r}") from None

@@ -47,13 +47,14 @@ class CommittedEnd:
     damaged since, and the URLs from ``end`` on are to be fetched again."""
 
 
-def last_named(manifest: Manifest, warc_file: str) -> LastNamed | None:
-    """The last record (capture or rendered DOM) a row names in ``warc_file``, or None.
+def last_named(manifest: Manifest, warc_file: str, before: int | None = None) -> LastNamed | None:
+    """The last record (capture or rendered DOM) a row names in ``warc_file`` (of those that
+    start before offset ``before``, if given), or None.
 
     Raises SnapshotError if an offset in the manifest is no number.
     """
-    capture = manifest.last_capture_offset(warc_file)
-    dom = manifest.last_dom_offset(warc_file)
+    capture = manifest.last_capture_offset(warc_file, before)
+    dom = manifest.last_dom_offset(warc_file, before)
     if dom is not None and (capture is None or dom > capture):
         return LastNamed(dom, DOM_MEMBERS)
     return None if capture is None else LastNamed(capture, CAPTURE_MEMBERS)
@@ -62,9 +63,10 @@ def last_named(manifest: Manifest, warc_file: str) -> LastNamed | None:
 def committed_end(path: Path, manifest: Manifest) -> CommittedEnd:
     """Where the records of WARC file ``path`` that the manifest's rows account for end.
 
-    A file cut inside its last committed capture (its request lost, say) is cut back to
-    the start of that capture, which is fetched again: keeping its response alone would
-    leave a capture with no request.
+    A file torn (cut short, or damaged so that it stops inflating) inside a committed capture,
+    its last or an earlier one, is cut back to the start of that capture, which is fetched
+    again with every one after it: keeping its response alone would leave a capture with no
+    request.
     """
     last = last_named(manifest, path.name)
     if last is None:
@@ -73,7 +75,11 @@ def committed_end(path: Path, manifest: Manifest) -> CommittedEnd:
     if end is not None:
         return CommittedEnd(end, False)
     torn = torn_offset(path)
-    return CommittedEnd(min(last.offset, path.stat().st_size if torn is None else torn), True)
+    whole_to = path.stat().st_size if torn is None else torn
+    torn_in = last_named(manifest, path.name, before=whole_to)
+    if torn_in is not None and member_end(path, torn_in.offset, torn_in.members) is None:
+        whole_to = torn_in.offset
+    return CommittedEnd(min(last.offset, whole_to), True)
 
 
 def kill_line(path: Path, manifest: Manifest) -> int:

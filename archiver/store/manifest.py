@@ -296,19 +296,24 @@ class Manifest:
         )
         return urls
 
-    def last_capture_offset(self, warc_file: str) -> int | None:
-        """Offset of the last response or revisit record a row names in ``warc_file``."""
-        found = self._db.execute(
-            "SELECT MAX(warc_offset) FROM urls WHERE warc_file = ?", (warc_file,)
-        ).fetchone()
-        return checked_offset(found[0], f"WARC offset in {warc_file}") if found else None
+    def last_capture_offset(self, warc_file: str, before: int | None = None) -> int | None:
+        """Offset of the last response or revisit record a row names in ``warc_file`` (of those
+        that start before offset ``before``, if given)."""
+        return self._last_offset("warc", warc_file, before)
 
-    def last_dom_offset(self, warc_file: str) -> int | None:
-        """Offset of the last rendered-DOM record a row names in ``warc_file``."""
+    def last_dom_offset(self, warc_file: str, before: int | None = None) -> int | None:
+        """Offset of the last rendered-DOM record a row names in ``warc_file`` (of those that
+        start before offset ``before``, if given)."""
+        return self._last_offset("dom_warc", warc_file, before)
+
+    def _last_offset(self, columns: str, warc_file: str, before: int | None) -> int | None:
+        # Asked for all, MAX() also meets an offset that is no number (text sorts last), said so.
+        below = "" if before is None else f" AND {columns}_offset < {int(before)}"
         found = self._db.execute(
-            "SELECT MAX(dom_warc_offset) FROM urls WHERE dom_warc_file = ?", (warc_file,)
+            f"SELECT MAX({columns}_offset) FROM urls WHERE {columns}_file = ?{below}", (warc_file,)
         ).fetchone()
-        return checked_offset(found[0], f"rendered DOM's WARC offset in {warc_file}") if found else None
+        what = "WARC offset" if columns == "warc" else "rendered DOM's WARC offset"
+        return checked_offset(found[0], f"{what} in {warc_file}") if found else None
 
     def captures_by_path(self, plan: str, where: str = "1") -> Iterator[tuple[ManifestRow, str]]:
         """Rows planned in table ``plan`` (url, path...), with their path, in path order.

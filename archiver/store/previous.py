@@ -27,7 +27,7 @@ from archiver.numerals import whole_number
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
-from archiver.warc.reader import PARSE_ERRORS, WarcReader, read_to_end
+from archiver.warc.reader import PARSE_ERRORS, WarcReader
 from archiver.warc.records import NOT_MODIFIED_PROFILE, sha1_digest
 
 MAX_DEPTH = 16
@@ -120,9 +120,11 @@ class Original:
         return statusline, list(record.http_headers.headers), body
 
     def head(self) -> tuple[str, list[tuple[str, str]]]:
-        """The status line and HTTP headers of the response record (read() without the payload)."""
+        """The status line and HTTP headers of the response record (read() without keeping the
+        payload), once the record is read to its end and checked (WarcReader.head()): a changed
+        byte of its head would be other validators sent, or other headers a 304 confirms."""
         assert self.row.warc_file is not None and self.row.warc_offset is not None
-        record = self.snapshot.records.record(self.row.warc_file, self.row.warc_offset, self.row.warc_length)
+        record = self.snapshot.records.head(self.row.warc_file, self.row.warc_offset, self.row.warc_length)
         if record.http_headers is None:
             raise ValueError(f"the record of {self.url} has no HTTP headers")
         return record.http_headers.statusline, list(record.http_headers.headers)
@@ -299,7 +301,8 @@ class Previous:
 
     def stored(self, url: str) -> Stored | None:
         """What this snapshot holds of ``url`` (see Stored); None if it did not archive it whole
-        with a 200, or its record, or the response its revisit refers to, cannot be read.
+        with a 200, or its record, or the response its revisit refers to, cannot be read (or is
+        damaged, its head included).
 
         A revisit counts only if it refers to a response of the same URL: one of another URL
         with the same payload (an identical-payload revisit) has another URL's status and
@@ -310,9 +313,10 @@ class Previous:
             return None
         assert row.warc_file is not None and row.warc_offset is not None
         try:
-            record = self.records.record(row.warc_file, row.warc_offset, row.warc_length)
-            if record.rec_type == "revisit":  # its block is its head: checked for as little as it costs
-                read_to_end(record)
+            # Read to its end and checked (a response's payload too: its head is covered by the
+            # block digest and the CRC alone), so a changed byte of the head is damage, and the
+            # URL is fetched whole, not asked with validators no digest vouches for.
+            record = self.records.head(row.warc_file, row.warc_offset, row.warc_length)
             http = record.http_headers
             if http is None:
                 return None

@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
+from archiver.encodings import stylesheet_names_its_encoding
 from archiver.errors import UnknownEncoding
 from archiver.findings import document_encoding
+from archiver.links import charset_from_content_type
 from archiver.media_types import content_type_field
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
@@ -64,7 +66,12 @@ def encoding_of(
     body, content_type = read
     own = None
     if document.content_type == CSS_TYPE and imports > 0:
-        own = referrer_encoding(document, row_of, body_of, imports - 1)
+        try:
+            own = referrer_encoding(document, row_of, body_of, imports - 1)
+        except UnknownEncoding:
+            # Its referrer's encoding matters only if it names none of its own.
+            if not stylesheet_names_its_encoding(body, charset_from_content_type(content_type)):
+                raise
     return document_encoding(body, document.content_type, content_type, own)
 
 
