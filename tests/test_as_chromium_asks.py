@@ -279,3 +279,21 @@ async def test_cookies_go_in_the_order_chromium_sends_them(recording, run_crawl,
     assert chromium["127.0.0.1 /dir/page"][-1] == ("cookie", "z=1; b=1; a=1")
     crawl = await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup")
     assert only(crawl, paths) == chromium
+
+
+async def test_two_cookies_of_one_name_both_go_as_chromium_sends_them(recording, run_crawl, tmp_path):
+    """Two cookies of one name, one set for / and one for /dir, both go to /dir/page and what it
+    loads, the one of the longer path first, as Chromium sends them, by HTTP and through the
+    crawl's browser: the crawl sent the one of /dir alone (aiohttp's jar gives one of a name)."""
+    recording.file("/setup", "", Set_Cookie="a=1; Path=/", Location="/setup2", status=302)
+    recording.file("/setup2", "", Set_Cookie="a=2; Path=/dir", Location="/dir/page", status=302)
+    recording.file("/dir/page", "<img src=/dir/i.png><img src=/i.png>")
+    paths = ["127.0.0.1 /dir/page", "127.0.0.1 /dir/i.png", "127.0.0.1 /i.png"]
+    chromium = only(await chromium_asks(recording, "/setup"), paths)
+    assert chromium["127.0.0.1 /dir/i.png"][-1] == ("cookie", "a=2; a=1")
+    assert chromium["127.0.0.1 /i.png"][-1] == ("cookie", "a=1")
+    assert only(await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup"), paths) == chromium
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", "/setup", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
