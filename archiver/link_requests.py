@@ -19,23 +19,11 @@ from collections.abc import Iterable
 import lxml.etree
 import lxml.html
 
-from archiver.links import CSS_ATTRS, sandboxes
+from archiver.links import CSS_ATTRS, PRELOAD_DESTINATIONS, preload_as, sandboxes
 from archiver.referrer_policy import meta_policy
 
 IMAGE_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "mask-icon", "image_src"})
 """<link rel=...> values whose target is an image."""
-PRELOAD_DESTINATIONS = {
-    "image": "image",
-    "style": "style",
-    "script": "script",
-    "font": "font",
-    "audio": "media",
-    "video": "media",
-    "track": "track",
-    "fetch": "fetch",
-}
-"""<link rel=preload as=...> -> the destination of its request ('fetch': Fetch's empty destination
-of a script's fetch(), told apart from a document's)."""
 
 
 def request_destination(element: lxml.etree._Element, attribute: str | None) -> str:
@@ -61,7 +49,7 @@ def request_destination(element: lxml.etree._Element, attribute: str | None) -> 
         if "modulepreload" in rels:
             return "script"
         if "preload" in rels:
-            return PRELOAD_DESTINATIONS.get((element.get("as") or "").strip().lower(), "")
+            return PRELOAD_DESTINATIONS.get(preload_as(element), "")
         return ""
     if tag in ("img", "image", "feimage", "input") or attribute in ("poster", "background"):
         return "image"

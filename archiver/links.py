@@ -89,6 +89,19 @@ REQUISITE_RELS = frozenset(
         "image_src",
     }
 )
+PRELOAD_DESTINATIONS = {
+    "image": "image",
+    "style": "style",
+    "script": "script",
+    "font": "font",
+    "track": "track",
+    "fetch": "fetch",
+}
+"""<link rel=preload as=...> -> the destination of its request ('fetch': Fetch's empty destination
+of a script's fetch(), told apart from a document's). Chromium 156 preloads these alone: a
+preload as=audio, as=video, as=worker, as=document, as=json, of an unknown ``as`` or of none
+is no request of its (link_kind() keeps its URL as a link, as it keeps one of a rel it does
+not know, which a crawl follows in scope: not a requisite a page needs)."""
 CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
 """<link rel=...> values that name an origin to connect to early: nothing is fetched from it."""
 _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
@@ -132,23 +145,34 @@ def charset_from_content_type(content_type: str | None) -> str | None:
 
 
 def parse_html(body: bytes, encoding: str | None = None) -> lxml.html.HtmlElement | None:
-    """Parse HTML bytes leniently; None if there is no document at all."""
+    """Parse HTML bytes leniently, as a browser's parser gives the body its attributes
+    (body_attributes.py); None if there is no document at all."""
     if not body.strip():
         return None
     try:
         # An encoding lxml does not know fails here, when the parser is made.
         parser = lxml.html.HTMLParser(encoding=encoding, remove_comments=False)
-        return lxml.html.document_fromstring(body, parser=parser)
+        root = lxml.html.document_fromstring(body, parser=parser)
     except (lxml.etree.ParserError, LookupError, ValueError):
         if encoding is None:
             return None
         return parse_html(body, None)
+    return root
 
 
 def is_fetchable_reference(value: str) -> bool:
     """False for empty values and data:, javascript:, mailto: and fragment-only links."""
     value = reference_text(value)
     return bool(value) and not value.lower().startswith(SKIPPED_SCHEMES)
+
+
+def preload_as(element: lxml.etree._Element) -> str:
+    """The ``as`` of a <link rel=preload> as Chromium reads it (trimmed, lowercased).
+
+    >>> preload_as(lxml.html.fragment_fromstring('<link rel=preload as=" Font " href=f>'))
+    'font'
+    """
+    return (element.get("as") or "").strip().lower()
 
 
 def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
@@ -161,7 +185,10 @@ def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
         rels = set((element.get("rel") or "").lower().split())
         if rels and rels <= CONNECTION_RELS:
             return None
-        return REQUISITE if rels & REQUISITE_RELS else LINK
+        needed = rels & REQUISITE_RELS
+        if needed == {"preload"} and preload_as(element) not in PRELOAD_DESTINATIONS:
+            return LINK  # a preload Chromium does not make (PRELOAD_DESTINATIONS)
+        return REQUISITE if needed else LINK
     if tag == "input" and (element.get("type") or "").lower() != "image":
         return None
     return kind

@@ -297,3 +297,29 @@ async def test_two_cookies_of_one_name_both_go_as_chromium_sends_them(recording,
         recording, run_crawl, tmp_path / "browser", "/setup", browser="always", chromium=CHROMIUM
     )
     assert only(rendered, paths) == chromium
+
+
+async def test_a_preload_chromium_does_not_make_is_not_fetched_for_the_page(recording, run_crawl, tmp_path):
+    """Of preloads as=audio, video, worker, document, json, an unknown ``as``, none and track,
+    Chromium 156 asks for the track's alone; the crawl fetches that one as the page's requisite
+    and keeps the others' URLs as links (skipped here past --max-depth), by HTTP and through its
+    browser. It fetched each as a requisite the page needs, asking for what Chromium never does."""
+    ignored = ("/a.mp3", "/v.mp4", "/w.js", "/d.html", "/j.json", "/u.bin", "/n.bin")
+    kinds = ("audio", "video", "worker", "document", "json", "bogus")  # the last of ignored has none
+    recording.file(
+        "/",
+        "".join(
+            f"<link rel=preload as={kind} href={path}>" for kind, path in zip(kinds, ignored, strict=False)
+        )
+        + f"<link rel=preload href={ignored[-1]}><link rel=preload as=track href=/t.vtt>",
+    )
+    recording.file("/t.vtt", "WEBVTT\n", "text/vtt")
+    chromium = await chromium_asks(recording)
+    assert "127.0.0.1 /t.vtt" in chromium
+    assert not [path for path in ignored if f"127.0.0.1 {path}" in chromium], chromium
+    for way, options in (("http", {}), ("browser", {"browser": "always", "chromium": CHROMIUM})):
+        crawl = await crawl_asks(recording, run_crawl, tmp_path / way, max_depth=0, **options)
+        assert only(crawl, ["127.0.0.1 /t.vtt"]) == only(chromium, ["127.0.0.1 /t.vtt"])
+        assert not [path for path in ignored if f"127.0.0.1 {path}" in crawl], crawl
+        rows = manifest_rows(tmp_path / way)
+        assert {rows[recording.url(path)].found_by for path in ignored} == {"link"}
