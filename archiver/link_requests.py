@@ -28,7 +28,8 @@ IMAGE_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "mask-icon", "im
 
 def request_destination(element: lxml.etree._Element, attribute: str | None) -> str:
     """The destination (Fetch's: image, style, script, font, media, track, manifest; 'fetch' for a preload
-    as=fetch, whose destination is Fetch's empty one) of the request a browser makes
+    as=fetch, whose destination is Fetch's empty one; 'prefetch' for a <link rel=prefetch>, an
+    empty one asked for as request_headers.PREFETCH says) of the request a browser makes
     for a URL in ``attribute`` of ``element`` (None: a <style>'s text); '' for a document or one
     the element does not tell. A URL in CSS is taken for an image (see css_destination()).
 
@@ -50,6 +51,8 @@ def request_destination(element: lxml.etree._Element, attribute: str | None) -> 
             return "script"
         if "preload" in rels:
             return PRELOAD_DESTINATIONS.get(preload_as(element), "")
+        if "prefetch" in rels:
+            return "prefetch"
         return ""
     if tag in ("img", "image", "feimage", "input") or attribute in ("poster", "background"):
         return "image"

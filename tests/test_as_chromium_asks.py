@@ -3,7 +3,7 @@
 A server records every request as it arrives (its headers in the order they came); Chromium
 loads the page, then the crawl archives it (by HTTP, and through its own browser), and the
 headers that choose an answer must agree: Origin, Referer, Accept, Accept-Encoding,
-Accept-Language, Upgrade-Insecure-Requests, Range and Cookie, with their order. Two differences
+Accept-Language, Upgrade-Insecure-Requests, Sec-Purpose, Range and Cookie, with their order. Two differences
 are the crawl's choice, told in the README: it asks for no zstd, and no signed exchange.
 """
 
@@ -34,6 +34,7 @@ COMPARED = (
     "origin",
     "x-requested-with",
     "upgrade-insecure-requests",
+    "sec-purpose",
     "accept",
     "referer",
     "accept-encoding",
@@ -295,6 +296,23 @@ async def test_two_cookies_of_one_name_both_go_as_chromium_sends_them(recording,
     assert only(await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup"), paths) == chromium
     rendered = await crawl_asks(
         recording, run_crawl, tmp_path / "browser", "/setup", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
+
+
+async def test_a_prefetch_is_asked_for_as_chromium_asks_it(recording, run_crawl, tmp_path):
+    """A <link rel=prefetch> (of a page, and one ``as=image``) is asked for as Chromium asks it,
+    by HTTP and through the crawl's browser: with Sec-Purpose: prefetch and a navigation's
+    Accept, but no Upgrade-Insecure-Requests. The crawl asked for it as a link followed, with
+    no Sec-Purpose, and a server that answers a prefetch otherwise answered it otherwise."""
+    recording.file("/", "<link rel=prefetch href=/next.html><link rel=prefetch as=image href=/p.png>")
+    recording.file("/next.html", "<p>next</p>")
+    paths = ["127.0.0.1 /next.html", "127.0.0.1 /p.png"]
+    chromium = only(await chromium_asks(recording), paths)
+    assert all(("sec-purpose", "prefetch") in asked for asked in chromium.values()), chromium
+    assert only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths) == chromium
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
     )
     assert only(rendered, paths) == chromium
 
