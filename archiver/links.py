@@ -18,6 +18,7 @@ from typing import NamedTuple
 import lxml.etree
 import lxml.html
 
+from archiver.body_attributes import add_later_body_attributes
 from archiver.content import bounded_document
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.media_types import read_content_type
@@ -157,6 +158,9 @@ def parse_html(body: bytes, encoding: str | None = None) -> lxml.html.HtmlElemen
         if encoding is None:
             return None
         return parse_html(body, None)
+    page_body = root.find("body")
+    if page_body is not None:  # a later <body> tag's attributes, which libxml2 drops
+        add_later_body_attributes(body, encoding or root.getroottree().docinfo.encoding, page_body)
     return root
 
 

@@ -341,3 +341,24 @@ async def test_a_preload_chromium_does_not_make_is_not_fetched_for_the_page(reco
         assert not [path for path in ignored if f"127.0.0.1 {path}" in crawl], crawl
         rows = manifest_rows(tmp_path / way)
         assert {rows[recording.url(path)].found_by for path in ignored} == {"link"}
+
+
+async def test_a_later_body_tags_background_is_asked_for_as_chromium_asks_it(recording, run_crawl, tmp_path):
+    """A <body> tag met after the body began (a second one, or the first after text) gives the
+    body its background, which Chromium asks for; the crawl, by HTTP and through its browser,
+    asks for it alike, and its mirror's page shows the archived image. The crawl dropped it."""
+    recording.file("/", "<p>text</p><body background=/bg.png>")
+    recording.file("/bg.png", b"\x89PNG\r\n\x1a\n", "image/png")
+    paths = ["127.0.0.1 /bg.png"]
+    chromium = only(await chromium_asks(recording), paths)
+    assert all(chromium.values()), chromium
+    assert only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths) == chromium
+    rows = manifest_rows(tmp_path / "http")
+    page, image = rows[recording.url("/")].local_path, rows[recording.url("/bg.png")].local_path
+    assert page and image
+    mirrored = (tmp_path / "http" / "mirror" / page).read_text()
+    assert f"background={os.path.relpath(image, os.path.dirname(page))}" in mirrored.replace('"', "")
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
