@@ -180,11 +180,15 @@ def preload_as(element: lxml.etree._Element) -> str:
 
 
 def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
-    """LINK or REQUISITE for a link-bearing attribute, None if it holds no link."""
+    """LINK or REQUISITE for a link-bearing attribute, None if it holds no link. A <link> whose
+    request Chromium 156 does not make is no requisite: a preload of an ``as`` it ignores
+    (PRELOAD_DESTINATIONS), a ``disabled`` stylesheet (kept as links: a script may enable it),
+    an ``imagesrcset`` but a preload as=image's (no link: Chromium reads it nowhere else)."""
     tag = element.tag if isinstance(element.tag, str) else ""
     kind = HTML_LINK_ATTRS.get((tag.lower(), attribute))
     if tag == "link" and attribute == "imagesrcset":
-        return REQUISITE
+        preloads_image = "preload" in (element.get("rel") or "").lower().split()
+        return REQUISITE if preloads_image and preload_as(element) == "image" else None
     if tag == "link" and attribute == "href":
         rels = set((element.get("rel") or "").lower().split())
         if rels and rels <= CONNECTION_RELS:
@@ -192,6 +196,8 @@ def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
         needed = rels & REQUISITE_RELS
         if needed == {"preload"} and preload_as(element) not in PRELOAD_DESTINATIONS:
             return LINK  # a preload Chromium does not make (PRELOAD_DESTINATIONS)
+        if needed == {"stylesheet"} and element.get("disabled") is not None:
+            return LINK  # a stylesheet Chromium leaves unfetched until a script enables it
         return REQUISITE if needed else LINK
     if tag == "input" and (element.get("type") or "").lower() != "image":
         return None

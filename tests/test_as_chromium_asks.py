@@ -362,3 +362,30 @@ async def test_a_later_body_tags_background_is_asked_for_as_chromium_asks_it(rec
         recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
     )
     assert only(rendered, paths) == chromium
+
+
+async def test_a_disabled_stylesheet_and_an_image_set_chromium_ignores_are_not_fetched(
+    recording, run_crawl, tmp_path
+):
+    """Chromium asks for no disabled stylesheet, and reads a <link>'s imagesrcset for a preload
+    as=image alone; the crawl, by HTTP and through its browser, fetches none of them as a
+    requisite (the stylesheet's URL is kept as a link, skipped here past --max-depth). It
+    fetched each as a file the page needs."""
+    recording.file(
+        "/",
+        "<link rel=stylesheet disabled href=/dis.css><link rel=icon imagesrcset='/icon.png 1x'>"
+        "<link rel=preload as=style imagesrcset='/style.png 1x' href=/s.css>"
+        "<link rel=preload as=image imagesrcset='/pre.png 1x'>",
+    )
+    recording.file("/s.css", "p { color: red }", "text/css")
+    ignored = ["/dis.css", "/icon.png", "/style.png"]
+    chromium = await chromium_asks(recording)
+    assert {"127.0.0.1 /s.css", "127.0.0.1 /pre.png"} <= set(chromium)
+    assert not [path for path in ignored if f"127.0.0.1 {path}" in chromium], chromium
+    for way, options in (("http", {}), ("browser", {"browser": "always", "chromium": CHROMIUM})):
+        crawl = await crawl_asks(recording, run_crawl, tmp_path / way, max_depth=0, **options)
+        assert only(crawl, ["127.0.0.1 /s.css", "127.0.0.1 /pre.png"]) == only(
+            chromium, ["127.0.0.1 /s.css", "127.0.0.1 /pre.png"]
+        )
+        assert not [path for path in ignored if f"127.0.0.1 {path}" in crawl], crawl
+        assert manifest_rows(tmp_path / way)[recording.url("/dis.css")].found_by == "link"
