@@ -155,7 +155,7 @@ Hint = tuple[str, str, str, str]
 (or its page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
 request_destination()'s and cors_mode()'s (the credentials mode of a CORS-mode
 request, '' for a no-cors one), and what a browser knows of the document that asks for it or
-that it loads: words among NO_ORIGIN, FRAME and SANDBOXED ('' for none)."""
+that it loads: words among NO_ORIGIN, FRAME, SANDBOXED and SRCDOC ('' for none)."""
 NO_HINT: Hint = ("", "", "", "")
 NO_ORIGIN = "opaque"
 """Asked for by a document with no origin (a srcdoc document its iframe sandboxes): a CORS-mode
@@ -164,6 +164,18 @@ FRAME = "frame"
 """An iframe's or frame's document: its own requests are those of a document of its own."""
 SANDBOXED = "sandboxed"
 """An iframe's document its sandbox leaves no origin (links.sandboxes()), nor its frames."""
+SRCDOC = "srcdoc"
+"""Asked for by an iframe's srcdoc document: a stylesheet it links that names no charset is read
+in that document's encoding, UTF-8, as Chromium reads it, not in its page's."""
+
+
+def says(document: str, word: str) -> bool:
+    """Whether the document words ``document`` (a Hint's, a QueueItem's) hold ``word``.
+
+    >>> says("frame sandboxed", SANDBOXED), says("", SRCDOC)
+    (True, False)
+    """
+    return word in document.split()
 
 
 def frame_words(element: lxml.etree._Element, attribute: str | None) -> str:
