@@ -29,6 +29,7 @@ from archiver.encodings import (
 from archiver.link_requests import (
     NO_HINT,
     NO_ORIGIN,
+    SRCDOC,
     Hint,
     cors_font,
     cors_mode,
@@ -140,7 +141,8 @@ def _collect_srcdocs(
     sandboxed, links.srcdoc_documents()) of a document whose base URL is ``base``, at ``depth``, and to
     ``hints`` how they are requested: a srcdoc document's links resolve against its page's base
     URL (as if it were at that URL: a <base> of its own is resolved against it), its queries in
-    UTF-8; it is of its page's origin unless sandboxed (NO_ORIGIN, as are the srcdoc documents it holds)."""
+    UTF-8; it is of its page's origin unless sandboxed (NO_ORIGIN, as are the srcdoc documents it holds).
+    Each is said to be a srcdoc document's (SRCDOC): its stylesheets are read in UTF-8."""
     if depth >= MAX_SRCDOC_DEPTH:
         return
     for text, sandboxed in texts:
@@ -149,7 +151,7 @@ def _collect_srcdocs(
         )
         for url, kind in links.items():
             policy, destination, cors, words = asked.get(url, NO_HINT)
-            document = " ".join(sorted({*words.split(), NO_ORIGIN})) if sandboxed else words
+            document = " ".join(sorted({*words.split(), SRCDOC, *((NO_ORIGIN,) if sandboxed else ())}))
             _collect(found, url, kind, hints, (policy, destination, cors, document))
 
 

@@ -4,7 +4,7 @@ Pure rules, no I/O.
 
 Chromium 156 sends (after Host and Connection, which aiohttp writes first) an element's Origin
 (a font's, a crossorigin image's, a module script's), a header a script set (X-Requested-With
-of an XMLHttpRequest), Upgrade-Insecure-Requests, User-Agent,
+of an XMLHttpRequest), Upgrade-Insecure-Requests, User-Agent, a prefetch's Sec-Purpose,
 Accept, a script's Origin (a fetch()'s), Referer, Accept-Encoding, Accept-Language, and Cookie
 last (aiohttp's cookie jar writes it last). A header of the user's own (--header) or of a
 conditional request comes after those it does not replace, before the Cookie.
@@ -28,6 +28,7 @@ CHROMIUM_ORDER = (
     "x-requested-with",
     "upgrade-insecure-requests",
     "user-agent",
+    "sec-purpose",
     "accept",
     SCRIPT_ORIGIN,
     "referer",

@@ -19,28 +19,17 @@ from collections.abc import Iterable
 import lxml.etree
 import lxml.html
 
-from archiver.links import CSS_ATTRS, sandboxes
+from archiver.links import CSS_ATTRS, PRELOAD_DESTINATIONS, preload_as, sandboxes
 from archiver.referrer_policy import meta_policy
 
 IMAGE_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "mask-icon", "image_src"})
 """<link rel=...> values whose target is an image."""
-PRELOAD_DESTINATIONS = {
-    "image": "image",
-    "style": "style",
-    "script": "script",
-    "font": "font",
-    "audio": "media",
-    "video": "media",
-    "track": "track",
-    "fetch": "fetch",
-}
-"""<link rel=preload as=...> -> the destination of its request ('fetch': Fetch's empty destination
-of a script's fetch(), told apart from a document's)."""
 
 
 def request_destination(element: lxml.etree._Element, attribute: str | None) -> str:
     """The destination (Fetch's: image, style, script, font, media, track, manifest; 'fetch' for a preload
-    as=fetch, whose destination is Fetch's empty one) of the request a browser makes
+    as=fetch, whose destination is Fetch's empty one; 'prefetch' for a <link rel=prefetch>, an
+    empty one asked for as request_headers.PREFETCH says) of the request a browser makes
     for a URL in ``attribute`` of ``element`` (None: a <style>'s text); '' for a document or one
     the element does not tell. A URL in CSS is taken for an image (see css_destination()).
 
@@ -61,7 +50,9 @@ def request_destination(element: lxml.etree._Element, attribute: str | None) -> 
         if "modulepreload" in rels:
             return "script"
         if "preload" in rels:
-            return PRELOAD_DESTINATIONS.get((element.get("as") or "").strip().lower(), "")
+            return PRELOAD_DESTINATIONS.get(preload_as(element), "")
+        if "prefetch" in rels:
+            return "prefetch"
         return ""
     if tag in ("img", "image", "feimage", "input") or attribute in ("poster", "background"):
         return "image"
@@ -164,7 +155,7 @@ Hint = tuple[str, str, str, str]
 (or its page's <meta name="referrer">) gives ('' for neither), referrer_policy.py's,
 request_destination()'s and cors_mode()'s (the credentials mode of a CORS-mode
 request, '' for a no-cors one), and what a browser knows of the document that asks for it or
-that it loads: words among NO_ORIGIN, FRAME and SANDBOXED ('' for none)."""
+that it loads: words among NO_ORIGIN, FRAME, SANDBOXED and SRCDOC ('' for none)."""
 NO_HINT: Hint = ("", "", "", "")
 NO_ORIGIN = "opaque"
 """Asked for by a document with no origin (a srcdoc document its iframe sandboxes): a CORS-mode
@@ -173,6 +164,18 @@ FRAME = "frame"
 """An iframe's or frame's document: its own requests are those of a document of its own."""
 SANDBOXED = "sandboxed"
 """An iframe's document its sandbox leaves no origin (links.sandboxes()), nor its frames."""
+SRCDOC = "srcdoc"
+"""Asked for by an iframe's srcdoc document: a stylesheet it links that names no charset is read
+in that document's encoding, UTF-8, as Chromium reads it, not in its page's."""
+
+
+def says(document: str, word: str) -> bool:
+    """Whether the document words ``document`` (a Hint's, a QueueItem's) hold ``word``.
+
+    >>> says("frame sandboxed", SANDBOXED), says("", SRCDOC)
+    (True, False)
+    """
+    return word in document.split()
 
 
 def frame_words(element: lxml.etree._Element, attribute: str | None) -> str:

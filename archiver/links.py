@@ -18,6 +18,7 @@ from typing import NamedTuple
 import lxml.etree
 import lxml.html
 
+from archiver.body_attributes import add_later_body_attributes
 from archiver.content import bounded_document
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.media_types import read_content_type
@@ -89,6 +90,19 @@ REQUISITE_RELS = frozenset(
         "image_src",
     }
 )
+PRELOAD_DESTINATIONS = {
+    "image": "image",
+    "style": "style",
+    "script": "script",
+    "font": "font",
+    "track": "track",
+    "fetch": "fetch",
+}
+"""<link rel=preload as=...> -> the destination of its request ('fetch': Fetch's empty destination
+of a script's fetch(), told apart from a document's). Chromium 156 preloads these alone: a
+preload as=audio, as=video, as=worker, as=document, as=json, of an unknown ``as`` or of none
+is no request of its (link_kind() keeps its URL as a link, as it keeps one of a rel it does
+not know, which a crawl follows in scope: not a requisite a page needs)."""
 CONNECTION_RELS = frozenset({"preconnect", "dns-prefetch"})
 """<link rel=...> values that name an origin to connect to early: nothing is fetched from it."""
 _ATTRS_BY_TAG: dict[str, tuple[str, ...]] = {}
@@ -132,17 +146,22 @@ def charset_from_content_type(content_type: str | None) -> str | None:
 
 
 def parse_html(body: bytes, encoding: str | None = None) -> lxml.html.HtmlElement | None:
-    """Parse HTML bytes leniently; None if there is no document at all."""
+    """Parse HTML bytes leniently, as a browser's parser gives the body its attributes
+    (body_attributes.py); None if there is no document at all."""
     if not body.strip():
         return None
     try:
         # An encoding lxml does not know fails here, when the parser is made.
         parser = lxml.html.HTMLParser(encoding=encoding, remove_comments=False)
-        return lxml.html.document_fromstring(body, parser=parser)
+        root = lxml.html.document_fromstring(body, parser=parser)
     except (lxml.etree.ParserError, LookupError, ValueError):
         if encoding is None:
             return None
         return parse_html(body, None)
+    page_body = root.find("body")
+    if page_body is not None:  # a later <body> tag's attributes, which libxml2 drops
+        add_later_body_attributes(body, encoding or root.getroottree().docinfo.encoding, page_body)
+    return root
 
 
 def is_fetchable_reference(value: str) -> bool:
@@ -151,17 +170,35 @@ def is_fetchable_reference(value: str) -> bool:
     return bool(value) and not value.lower().startswith(SKIPPED_SCHEMES)
 
 
+def preload_as(element: lxml.etree._Element) -> str:
+    """The ``as`` of a <link rel=preload> as Chromium reads it (trimmed, lowercased).
+
+    >>> preload_as(lxml.html.fragment_fromstring('<link rel=preload as=" Font " href=f>'))
+    'font'
+    """
+    return (element.get("as") or "").strip().lower()
+
+
 def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
-    """LINK or REQUISITE for a link-bearing attribute, None if it holds no link."""
+    """LINK or REQUISITE for a link-bearing attribute, None if it holds no link. A <link> whose
+    request Chromium 156 does not make is no requisite: a preload of an ``as`` it ignores
+    (PRELOAD_DESTINATIONS), a ``disabled`` stylesheet (kept as links: a script may enable it),
+    an ``imagesrcset`` but a preload as=image's (no link: Chromium reads it nowhere else)."""
     tag = element.tag if isinstance(element.tag, str) else ""
     kind = HTML_LINK_ATTRS.get((tag.lower(), attribute))
     if tag == "link" and attribute == "imagesrcset":
-        return REQUISITE
+        preloads_image = "preload" in (element.get("rel") or "").lower().split()
+        return REQUISITE if preloads_image and preload_as(element) == "image" else None
     if tag == "link" and attribute == "href":
         rels = set((element.get("rel") or "").lower().split())
         if rels and rels <= CONNECTION_RELS:
             return None
-        return REQUISITE if rels & REQUISITE_RELS else LINK
+        needed = rels & REQUISITE_RELS
+        if needed == {"preload"} and preload_as(element) not in PRELOAD_DESTINATIONS:
+            return LINK  # a preload Chromium does not make (PRELOAD_DESTINATIONS)
+        if needed == {"stylesheet"} and element.get("disabled") is not None:
+            return LINK  # a stylesheet Chromium leaves unfetched until a script enables it
+        return REQUISITE if needed else LINK
     if tag == "input" and (element.get("type") or "").lower() != "image":
         return None
     return kind

@@ -35,15 +35,16 @@ NEGOTIATION_HEADERS = {
     "x-requested-with": "X-Requested-With",
     "origin": "Origin",
     "accept-encoding": "Accept-Encoding",
+    "sec-purpose": "Sec-Purpose",
 }
 """Headers of a browser's request (lowercased: their names as sent) that choose what a server
 answers: an image as WebP, JSON rather than HTML where a script asks for JSON, a fragment for
-XMLHttpRequest, the Access-Control-Allow-Origin a script's request from another origin needs
-(a server that names the origin it allows names none to a request that gives none, and may
-refuse it), a media file sent with no coding (MEDIA_ENCODING; any other Accept-Encoding is the
-crawl's own, ACCEPT_ENCODING). The crawl's request for a URL a rendered page asks for carries
-them. The other headers are the crawl's: no conditional or Range header (it keeps whole
-bodies), its cookies, credentials and Referer."""
+XMLHttpRequest, a prefetch's answer (PREFETCH), the Access-Control-Allow-Origin a script's
+request from another origin needs (a server that names the origin it allows names none to a
+request that gives none, and may refuse it), a media file sent with no coding (MEDIA_ENCODING;
+any other Accept-Encoding is the crawl's own, ACCEPT_ENCODING). The crawl's request for a URL a
+rendered page asks for carries them. The other headers are the crawl's: no conditional or Range
+header (it keeps whole bodies), its cookies, credentials and Referer."""
 ACCEPT_DOCUMENT = (
     "text/html,application/xhtml+xml,application/xml;q=0.9,"
     "image/jxl,image/avif,image/webp,image/apng,*/*;q=0.8"
@@ -79,6 +80,10 @@ them (any client but a browser sends none); its browser's requests are sent with
 UPGRADE_INSECURE_REQUESTS = ("Upgrade-Insecure-Requests", "1")
 """What Chromium sends with a navigation (a page, a frame): a server may answer it with a
 redirect to https, which the crawl then follows as a browser does."""
+PREFETCH = ("Sec-Purpose", "prefetch")
+"""What Chromium 156 sends with the request of a <link rel=prefetch> (of any ``as``), with the
+Accept of a navigation (ACCEPT_DOCUMENT) but no Upgrade-Insecure-Requests: no navigation, a
+request a server may answer otherwise (many refuse a prefetch when busy, some count no visit)."""
 ACCEPT_ENCODING = "gzip, deflate, br"
 """The Accept-Encoding of every request: the codings Chromium asks for that the crawl decodes
 (content.py) and replay tools read back. A server may send brotli only to a client that asks
@@ -286,7 +291,11 @@ def destination_negotiation(destination: str) -> Negotiation:
     ((('Accept', 'text/css,*/*;q=0.1'),), ())
     >>> destination_negotiation("media")
     (('Accept', '*/*'), ('Accept-Encoding', 'identity'))
+    >>> destination_negotiation("prefetch")[0]
+    ('Sec-Purpose', 'prefetch')
     """
+    if destination == "prefetch":
+        return (PREFETCH, ("Accept", ACCEPT_DOCUMENT))
     accept = ACCEPT_BY_DESTINATION.get(destination)
     if not accept:
         return ()
@@ -312,11 +321,15 @@ def is_navigation(requisite: bool, pairs: Negotiation) -> bool:
     """Whether a request for a URL is a browser's navigation (a link followed, a frame's document),
     by what it is asked for: a link (not ``requisite``), or a requisite asked with no Accept of
     its own (``pairs``: its negotiation, destination_negotiation()'s) or a browser's Accept of a
-    document (text/html first).
+    document (text/html first), but a prefetch's (PREFETCH), which is none.
 
     >>> is_navigation(False, ()), is_navigation(True, ()), is_navigation(True, (("Accept", "*/*"),))
     (True, True, False)
+    >>> is_navigation(False, (PREFETCH, ("Accept", ACCEPT_DOCUMENT)))
+    False
     """
+    if any(name.lower() == "sec-purpose" for name, _value in pairs):
+        return False
     if not requisite:
         return True
     accept = next((value for name, value in pairs if name.lower() == "accept"), None)

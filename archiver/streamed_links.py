@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import lxml.etree
 
+from archiver.body_attributes import add_later_body_attributes
 from archiver.html_stream import read_elements
 from archiver.link_requests import (
     cors_font,
@@ -90,6 +91,8 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
         for event, element in read_elements(body, ("start", "end"), encoding):
             tag = element.tag  # lowercased by the HTML parser
             if event == "start":  # its attributes are all there
+                if tag == "body":  # a later <body> tag's attributes, which libxml2 drops
+                    add_later_body_attributes(body, encoding, element)
                 if tag in _STARTS_READ:
                     # Not a <style>: its text is not all there yet.
                     policy = element_policy(tag, element.attrib)

@@ -3,7 +3,7 @@
 A server records every request as it arrives (its headers in the order they came); Chromium
 loads the page, then the crawl archives it (by HTTP, and through its own browser), and the
 headers that choose an answer must agree: Origin, Referer, Accept, Accept-Encoding,
-Accept-Language, Upgrade-Insecure-Requests, Range and Cookie, with their order. Two differences
+Accept-Language, Upgrade-Insecure-Requests, Sec-Purpose, Range and Cookie, with their order. Two differences
 are the crawl's choice, told in the README: it asks for no zstd, and no signed exchange.
 """
 
@@ -34,6 +34,7 @@ COMPARED = (
     "origin",
     "x-requested-with",
     "upgrade-insecure-requests",
+    "sec-purpose",
     "accept",
     "referer",
     "accept-encoding",
@@ -279,3 +280,112 @@ async def test_cookies_go_in_the_order_chromium_sends_them(recording, run_crawl,
     assert chromium["127.0.0.1 /dir/page"][-1] == ("cookie", "z=1; b=1; a=1")
     crawl = await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup")
     assert only(crawl, paths) == chromium
+
+
+async def test_two_cookies_of_one_name_both_go_as_chromium_sends_them(recording, run_crawl, tmp_path):
+    """Two cookies of one name, one set for / and one for /dir, both go to /dir/page and what it
+    loads, the one of the longer path first, as Chromium sends them, by HTTP and through the
+    crawl's browser: the crawl sent the one of /dir alone (aiohttp's jar gives one of a name)."""
+    recording.file("/setup", "", Set_Cookie="a=1; Path=/", Location="/setup2", status=302)
+    recording.file("/setup2", "", Set_Cookie="a=2; Path=/dir", Location="/dir/page", status=302)
+    recording.file("/dir/page", "<img src=/dir/i.png><img src=/i.png>")
+    paths = ["127.0.0.1 /dir/page", "127.0.0.1 /dir/i.png", "127.0.0.1 /i.png"]
+    chromium = only(await chromium_asks(recording, "/setup"), paths)
+    assert chromium["127.0.0.1 /dir/i.png"][-1] == ("cookie", "a=2; a=1")
+    assert chromium["127.0.0.1 /i.png"][-1] == ("cookie", "a=1")
+    assert only(await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup"), paths) == chromium
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", "/setup", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
+
+
+async def test_a_prefetch_is_asked_for_as_chromium_asks_it(recording, run_crawl, tmp_path):
+    """A <link rel=prefetch> (of a page, and one ``as=image``) is asked for as Chromium asks it,
+    by HTTP and through the crawl's browser: with Sec-Purpose: prefetch and a navigation's
+    Accept, but no Upgrade-Insecure-Requests. The crawl asked for it as a link followed, with
+    no Sec-Purpose, and a server that answers a prefetch otherwise answered it otherwise."""
+    recording.file("/", "<link rel=prefetch href=/next.html><link rel=prefetch as=image href=/p.png>")
+    recording.file("/next.html", "<p>next</p>")
+    paths = ["127.0.0.1 /next.html", "127.0.0.1 /p.png"]
+    chromium = only(await chromium_asks(recording), paths)
+    assert all(("sec-purpose", "prefetch") in asked for asked in chromium.values()), chromium
+    assert only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths) == chromium
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
+
+
+async def test_a_preload_chromium_does_not_make_is_not_fetched_for_the_page(recording, run_crawl, tmp_path):
+    """Of preloads as=audio, video, worker, document, json, an unknown ``as``, none and track,
+    Chromium 156 asks for the track's alone; the crawl fetches that one as the page's requisite
+    and keeps the others' URLs as links (skipped here past --max-depth), by HTTP and through its
+    browser. It fetched each as a requisite the page needs, asking for what Chromium never does."""
+    ignored = ("/a.mp3", "/v.mp4", "/w.js", "/d.html", "/j.json", "/u.bin", "/n.bin")
+    kinds = ("audio", "video", "worker", "document", "json", "bogus")  # the last of ignored has none
+    recording.file(
+        "/",
+        "".join(
+            f"<link rel=preload as={kind} href={path}>" for kind, path in zip(kinds, ignored, strict=False)
+        )
+        + f"<link rel=preload href={ignored[-1]}><link rel=preload as=track href=/t.vtt>",
+    )
+    recording.file("/t.vtt", "WEBVTT\n", "text/vtt")
+    chromium = await chromium_asks(recording)
+    assert "127.0.0.1 /t.vtt" in chromium
+    assert not [path for path in ignored if f"127.0.0.1 {path}" in chromium], chromium
+    for way, options in (("http", {}), ("browser", {"browser": "always", "chromium": CHROMIUM})):
+        crawl = await crawl_asks(recording, run_crawl, tmp_path / way, max_depth=0, **options)
+        assert only(crawl, ["127.0.0.1 /t.vtt"]) == only(chromium, ["127.0.0.1 /t.vtt"])
+        assert not [path for path in ignored if f"127.0.0.1 {path}" in crawl], crawl
+        rows = manifest_rows(tmp_path / way)
+        assert {rows[recording.url(path)].found_by for path in ignored} == {"link"}
+
+
+async def test_a_later_body_tags_background_is_asked_for_as_chromium_asks_it(recording, run_crawl, tmp_path):
+    """A <body> tag met after the body began (a second one, or the first after text) gives the
+    body its background, which Chromium asks for; the crawl, by HTTP and through its browser,
+    asks for it alike, and its mirror's page shows the archived image. The crawl dropped it."""
+    recording.file("/", "<p>text</p><body background=/bg.png>")
+    recording.file("/bg.png", b"\x89PNG\r\n\x1a\n", "image/png")
+    paths = ["127.0.0.1 /bg.png"]
+    chromium = only(await chromium_asks(recording), paths)
+    assert all(chromium.values()), chromium
+    assert only(await crawl_asks(recording, run_crawl, tmp_path / "http"), paths) == chromium
+    rows = manifest_rows(tmp_path / "http")
+    page, image = rows[recording.url("/")].local_path, rows[recording.url("/bg.png")].local_path
+    assert page and image
+    mirrored = (tmp_path / "http" / "mirror" / page).read_text()
+    assert f"background={os.path.relpath(image, os.path.dirname(page))}" in mirrored.replace('"', "")
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
+
+
+async def test_a_disabled_stylesheet_and_an_image_set_chromium_ignores_are_not_fetched(
+    recording, run_crawl, tmp_path
+):
+    """Chromium asks for no disabled stylesheet, and reads a <link>'s imagesrcset for a preload
+    as=image alone; the crawl, by HTTP and through its browser, fetches none of them as a
+    requisite (the stylesheet's URL is kept as a link, skipped here past --max-depth). It
+    fetched each as a file the page needs."""
+    recording.file(
+        "/",
+        "<link rel=stylesheet disabled href=/dis.css><link rel=icon imagesrcset='/icon.png 1x'>"
+        "<link rel=preload as=style imagesrcset='/style.png 1x' href=/s.css>"
+        "<link rel=preload as=image imagesrcset='/pre.png 1x'>",
+    )
+    recording.file("/s.css", "p { color: red }", "text/css")
+    ignored = ["/dis.css", "/icon.png", "/style.png"]
+    chromium = await chromium_asks(recording)
+    assert {"127.0.0.1 /s.css", "127.0.0.1 /pre.png"} <= set(chromium)
+    assert not [path for path in ignored if f"127.0.0.1 {path}" in chromium], chromium
+    for way, options in (("http", {}), ("browser", {"browser": "always", "chromium": CHROMIUM})):
+        crawl = await crawl_asks(recording, run_crawl, tmp_path / way, max_depth=0, **options)
+        assert only(crawl, ["127.0.0.1 /s.css", "127.0.0.1 /pre.png"]) == only(
+            chromium, ["127.0.0.1 /s.css", "127.0.0.1 /pre.png"]
+        )
+        assert not [path for path in ignored if f"127.0.0.1 {path}" in crawl], crawl
+        assert manifest_rows(tmp_path / way)[recording.url("/dis.css")].found_by == "link"

@@ -955,3 +955,24 @@ async def test_a_url_with_characters_no_uri_holds_is_one_fetch_and_a_valid_targe
                     assert URI_CHARACTERS.fullmatch(target[host_end:]), target
     assert max(targets.values()) == 1, targets
     assert verify_snapshot(result.snapshot.root).ok
+
+
+async def test_a_rendered_pages_srcdoc_stylesheet_is_read_in_utf8(site, run_crawl):
+    """A stylesheet naming no charset that an iframe's srcdoc document of a windows-1252 page
+    links is read in UTF-8 when the crawl's browser renders the page, as by HTTP and as Chromium
+    reads it: its café.png is the one fetched, and verify finds the snapshot complete. It was
+    read in the page's encoding, and another, garbled URL fetched."""
+    site.file(
+        "/",
+        b'<iframe srcdoc="&lt;link rel=stylesheet href=sd.css&gt;&lt;p&gt;x"></iframe>',
+        "text/html; charset=windows-1252",
+    )
+    site.file("/sd.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert sorted(manifest_rows(root)) == sorted(
+        site.url(path) for path in ("/", "/sd.css", "/caf%C3%A9.png")
+    )
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

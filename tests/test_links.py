@@ -898,3 +898,30 @@ def test_presentation_attributes_of_svg_inside_a_page_are_read():
     assert links_of(page) == {"http://h/p.svg": REQUISITE, "http://h/dir/f.svg": REQUISITE}
     # Outside an <svg> such an attribute is nothing to a browser.
     assert links_of('<div fill="url(/no.png)"></div><svg></svg><p mask="url(/no.svg)">') == {}
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>text</p><body background=late.png>",  # a body its text began before its tag
+        "<body class=a><p>text</p><body background=late.png class=b>",  # a second <body> tag
+        "<html><body><p>text</p></body></html><body background='late.png'>",
+    ],
+)
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_later_body_tags_background_is_fetched_as_chromium_fetches_it(html, streamed):
+    """HTML's parser gives the body the attributes of a <body> tag met once the body began, where
+    it lacks them, and Chromium fetches a background so given; libxml2 dropped them, and the
+    crawl, a tree or a stream, found no image."""
+    body = _past_streaming(html, "utf-8") if streamed else html.encode()
+    found = findings(body, BASE, "text/html", "text/html")[2]
+    assert found.get("http://h/dir/late.png") == REQUISITE
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_body_tag_in_a_script_or_a_comment_gives_the_body_nothing(streamed):
+    html = "<body><script>'<body background=s.png>'</script><!-- <body background=c.png> --><p>x"
+    body = _past_streaming(html, "utf-8") if streamed else html.encode()
+    found = findings(body, BASE, "text/html", "text/html")[2]
+    assert not {"http://h/dir/s.png", "http://h/dir/c.png"} & set(found)
+    assert parse_page(body, "text/html").find("body").get("background") is None

@@ -590,6 +590,39 @@ async def test_a_stylesheet_that_names_no_charset_is_read_in_its_referrers(site:
     assert sorted(line.split(": ", 1)[0] for line in kept) == [site.url("/imp.css"), site.url("/l.css")]
 
 
+async def test_a_stylesheet_a_srcdoc_document_links_is_read_in_utf8(site: Any, run_crawl: Any) -> None:
+    """A stylesheet that names no charset, linked from an <iframe srcdoc> document of a page in
+    windows-1252, is read as Chromium reads it, in the srcdoc document's encoding (UTF-8), by the
+    crawl, the mirror (built again too) and verify alike. The crawl read it in its page's
+    encoding, and fetched a café.png whose name was garbled."""
+    site.file(
+        "/",
+        b'<iframe srcdoc="&lt;link rel=stylesheet href=sd.css&gt;"></iframe><link rel=stylesheet href=p.css>',
+        "text/html; charset=windows-1252",
+    )
+    site.file("/sd.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/p.css", b"p{background:url(na\xefve.png)}", "text/css")
+    site.file("/caf\u00e9.png", PNG, "image/png")
+    site.file("/na\u00efve.png", PNG + b"2", "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root)
+    assert rows[site.url("/caf%C3%A9.png")].status == 200
+    assert rows[site.url("/na%C3%AFve.png")].status == 200  # the page's own: in its encoding
+    assert sorted(url for url in rows if url.endswith(".png")) == sorted(
+        [site.url("/caf%C3%A9.png"), site.url("/na%C3%AFve.png")]
+    )
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    host = root / "mirror" / site.host.replace(":", "+")
+    for built_again in (False, True):
+        if built_again:
+            shutil.rmtree(root / "mirror")
+            build_mirror(root)
+        links = [url for _s, _e, url in iter_css_urls((host / "sd.css").read_bytes().decode("latin-1"))]
+        assert links[-1] == "caf%C3%A9.png"
+
+
 async def test_css_escapes_name_what_the_crawl_fetches_and_the_mirror_links(
     site: Any, run_crawl: Any
 ) -> None:

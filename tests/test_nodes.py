@@ -610,6 +610,29 @@ async def test_node_jars_agree_on_cookies_set_changed_and_deleted(redis_url):
         await crawl.close()
 
 
+async def test_two_cookies_of_one_name_reach_every_node_and_both_go(redis_url):
+    """Two cookies of one name, one set for / and one for /dir on one node, both go from every
+    node to /dir/p, the one of the longer path first, as a browser sends them."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+    from archiver.crawling.redis_cookies import RedisCookies
+    from archiver.crawling.redis_state import connect
+
+    crawl = connect(redis_url, "same-name")
+    try:
+        jars = [SiteCookieJar(unsafe=True), SiteCookieJar(unsafe=True)]
+        shared = [RedisCookies(crawl, jar) for jar in jars]
+        jars[0].update_cookies_from_headers(["a=1; Path=/", "a=2; Path=/dir"], URL("http://h.test/"))
+        for side in (*shared, *shared):
+            await side.sync()
+        for jar in jars:
+            sent = jar.filter_cookies(URL("http://h.test/dir/p"))
+            assert [(morsel.key, morsel.value) for morsel in sent.in_order] == [("a", "2"), ("a", "1")]
+    finally:
+        await crawl.close()
+
+
 async def test_a_pages_links_go_with_the_cookies_its_answer_set_on_every_node(site, tmp_path, redis_url):
     """A page's answer sets a cookie; its links, taken by any node, go with it, as a browser sends
     them. A node took the links another node queued before its jar took in the cookie (up to

@@ -48,6 +48,8 @@ def rewrite(markup: str, encoding: str | None = None, page: str = PAGE) -> str:
 
 def _element_for(tag: str, attribute: str, value: str) -> str:
     extra = {"input": ' type="image"', "link": ' rel="stylesheet"'}.get(tag, "")
+    if attribute == "imagesrcset":  # read by a preload of an image alone, as in Chromium
+        extra = ' rel="preload" as="image"'
     if tag in ("td", "th"):
         return f'<table><tr><{tag} {attribute}="{value}"{extra}>x</{tag}></tr></table>'
     return f'<{tag}{extra} {attribute}="{value}">'

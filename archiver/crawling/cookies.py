@@ -34,6 +34,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp._cookie_helpers import preserve_morsel_with_coded_value
+from aiohttp.helpers import is_ip_address
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
@@ -52,6 +53,21 @@ _NO_URL = URL()
 _DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
 
 
+class SentCookies(BaseCookie[str]):
+    """The cookies a request sends (SiteCookieJar.filter_cookies()), in the order they go: a
+    BaseCookie holds one cookie of a name, and a browser sends each of two of one name (one set for
+    /, one for /dir) to /dir/page, ``a=2; a=1``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_order: list[Morsel[str]] = []
+
+    def add(self, morsel: Morsel[str]) -> None:
+        """Send ``morsel`` after those added before; the first of its name is the one looked up."""
+        self.in_order.append(morsel)
+        self.setdefault(morsel.key, morsel)
+
+
 class CookiesInOrder(aiohttp.ClientRequest):
     """A request whose Cookie header lists the jar's cookies in the order the jar gives them,
     Chromium's (SiteCookieJar.filter_cookies()): aiohttp's sorts them by name, and a server
@@ -62,7 +78,10 @@ class CookiesInOrder(aiohttp.ClientRequest):
         one of the same name replaces."""
         if not cookies:
             return
-        items = list(cookies.items() if isinstance(cookies, Mapping) else cookies)
+        if isinstance(cookies, SentCookies):
+            items: list[tuple[str, Any]] = [(morsel.key, morsel) for morsel in cookies.in_order]
+        else:
+            items = list(cookies.items() if isinstance(cookies, Mapping) else cookies)
         names = {name for name, _value in items}
         given = [
             pair.strip()
@@ -118,39 +137,50 @@ class SiteCookieJar(aiohttp.CookieJar):
             built["samesite"] = cookie["samesite"]
         return built
 
-    def filter_cookies(self, request_url: URL = _NO_URL) -> BaseCookie[str]:
+    def filter_cookies(self, request_url: URL = _NO_URL) -> SentCookies:
         """The cookies to send to ``request_url`` (SameSite and credentials obeyed for the
         request_context())."""
         context = requesting()
         if context is not None and not context.credentials:
-            return BaseCookie()
+            return SentCookies()
         url = cookie_url(request_url)
         if url.scheme == "http" and loopback_host(url.raw_host or ""):
             url = url.with_scheme("https")  # aiohttp sends Secure cookies over https alone
         matching = super().filter_cookies(url)
         navigation = context.navigation if context is not None else True
         judged = context is not None and cross_site(context.initiator, request_url)
-        sent: BaseCookie[str] = BaseCookie()
-        # Chromium's order (RFC 6265, 5.4): a longer path first, then the one set first (aiohttp
-        # gives those of one path as they were set); CookiesInOrder writes them so.
-        paths = self._path_lengths(url, matching.keys()) if len(matching) > 1 else {}
-        for name, morsel in sorted(matching.items(), key=lambda item: -paths.get(item[0], 0)):
+        sent = SentCookies()
+        for morsel in self._every_match(url, matching.keys()) if matching else ():
             if not judged or sent_cross_site(str(morsel["samesite"] or ""), navigation):
-                dict.__setitem__(sent, name, morsel)
+                sent.add(morsel)
         return sent
 
-    def _path_lengths(self, url: URL, names: Iterable[str]) -> dict[str, int]:
-        """The length of the path of each cookie ``names`` the jar sends to ``url`` (the most
-        specific of a name's, which aiohttp sends): the cookies it gives hold none."""
-        host = url.raw_host or ""
+    def _every_match(self, url: URL, names: Iterable[str]) -> list[Morsel[str]]:
+        """Every cookie of ``names`` (those aiohttp's filter_cookies() admits: not expired, within
+        its limits) the jar holds for ``url``, in Chromium's order (RFC 6265, 5.4): a longer path
+        first, then the one set first. Two of one name, set for two paths or domains, both go, as
+        a browser sends them; aiohttp gives the most specific alone."""
         wanted = set(names)
-        lengths: dict[str, int] = {}
-        for (domain, path), cookies in self._cookies.items():
-            if domain and domain != host and not host.endswith(f".{domain}"):
-                continue
-            for name in wanted.intersection(cookies.keys()):
-                lengths[name] = max(lengths.get(name, 0), len(path))
-        return lengths
+        host = url.raw_host or ""
+        if not is_ip_address(host):
+            labels = host.split(".")
+            domains = [".".join(labels[start:]) for start in reversed(range(len(labels)))]
+        else:
+            domains = [host] if self.unsafe else []
+        segments = url.path.split("/")
+        paths = ["/".join(segments[:end]) for end in range(1, len(segments) + 1)]
+        secure = url.scheme in ("https", "wss")
+        found: list[tuple[int, int, Morsel[str]]] = []
+        for key in [("", "")] + [(domain, path) for domain in domains for path in paths]:
+            for name, cookie in self._cookies.get(key, {}).items():
+                if name not in wanted or (cookie["secure"] and not secure):
+                    continue
+                if key[0] not in ("", host) and (*key, name) in self._host_only_cookies:
+                    continue
+                if len(cookie["path"]) > len(url.path):
+                    continue  # set for /dir/, asked as /dir
+                found.append((-len(key[1]), len(found), self._build_morsel(cookie)))
+        return [morsel for *_order, morsel in sorted(found, key=lambda entry: entry[:2])]
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
         """Keep the cookies of Set-Cookie ``headers`` but those a browser refuses: a Domain that is

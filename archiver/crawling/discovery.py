@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from archiver.cors_requests import hop_negotiation, origin_of, redirected_client, with_cors
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
-from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, Hint, policy_sandboxes
+from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, SRCDOC, Hint, policy_sandboxes, says
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
 from archiver.request_headers import Negotiation, destination_negotiation
@@ -95,7 +95,7 @@ class Discovery:
             found_by = "requisite" if requisite else "link"
             hint = hints.get(url, NO_HINT)
             words = hint[3].split()
-            opaque = NO_ORIGIN in words or item.document == SANDBOXED  # asked by a document of no origin
+            opaque = NO_ORIGIN in words or says(item.document, SANDBOXED)  # by a document of no origin
             asking = "null" if opaque else client
             negotiation = destination_negotiation(hint[1])
             cors = hint[2] if requisite else ""  # a link followed is a navigation
@@ -104,7 +104,11 @@ class Discovery:
             # A frame in a sandboxed document is sandboxed too; a stylesheet it loads is its, of no
             # origin (its fonts' Origin is null, through any redirect).
             framed = FRAME in words and (SANDBOXED in words or opaque)
-            document = SANDBOXED if framed or (opaque and requisite and hint[1] == "style") else ""
+            loads_style = requisite and hint[1] == "style"
+            said = [SANDBOXED] if framed or (opaque and loads_style) else []
+            if loads_style and SRCDOC in words:
+                said.append(SRCDOC)  # read in UTF-8, a srcdoc document's encoding
+            document = " ".join(said)
             self.consider(
                 url,
                 depth,
@@ -264,7 +268,7 @@ def stylesheet_client(item: QueueItem) -> str | None:
     document with no origin (a sandboxed frame's, its document SANDBOXED, through any redirect),
     not for a stylesheet a redirect led from another origin to a third (Fetch taints its
     request's origin, not its document's)."""
-    if item.document == SANDBOXED:
+    if says(item.document, SANDBOXED):
         return "null"
     if item.client is not None and (item.client != "null" or item.found_by != "redirect"):
         return item.client
@@ -278,6 +282,6 @@ def sandboxed_by_policy(item: QueueItem, capture: Capture) -> QueueItem:
     document of no origin, as a sandboxed frame's are (link_requests.policy_sandboxes())."""
     headers = capture.response_headers
     policies = (value for name, value in headers if name.lower() == "content-security-policy")
-    if item.document == SANDBOXED or not policy_sandboxes(policies):
+    if says(item.document, SANDBOXED) or not policy_sandboxes(policies):
         return item
-    return dataclasses.replace(item, document=SANDBOXED)
+    return dataclasses.replace(item, document=" ".join([SANDBOXED, *item.document.split()]))

@@ -76,8 +76,9 @@ class QueueItem:
     document: str = ""
     """What its URL does not tell of the document it loads: link_requests.SANDBOXED for a frame its
     iframe's sandbox leaves no origin, whose requests send Origin: null, as do its own frames',
-    and for a stylesheet such a document loads (its requests are its document's); '' for any
-    other."""
+    and for a stylesheet such a document loads (its requests are its document's); with
+    link_requests.SRCDOC for a stylesheet an iframe's srcdoc document loads, read in UTF-8
+    (its document's encoding); '' for any other."""
 
     @property
     def top_level(self) -> str:

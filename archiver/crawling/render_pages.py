@@ -21,7 +21,7 @@ from archiver.crawling.frontier import QueueItem
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
-from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint
+from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint, says
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED
@@ -127,7 +127,7 @@ class CrawlPages:
         # page: its Referer may be a stylesheet's or a frame's URL), unless a document of no
         # origin asked for it.
         origin = dict(how.negotiation).get("Origin")
-        no_site = how.opaque or page.document == SANDBOXED
+        no_site = how.opaque or says(page.document, SANDBOXED)
         item = dataclasses.replace(
             item,
             negotiation=how.negotiation,

@@ -23,6 +23,7 @@ from archiver.crawling.fetch import FetchOutcome
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.politeness import robots_agent, x_robots_nofollow
 from archiver.crawling.writer import WriteItem
+from archiver.link_requests import SRCDOC, says
 from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.referrer_policy import header_policy
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
@@ -86,7 +87,9 @@ class Responses:
                 capture,
                 parse,
                 renderer is not None and renderer.inspects,
-                await crawler.referrers.of(item.referrer) if mime == CSS_TYPE else None,
+                await crawler.referrers.of(item.referrer)
+                if mime == CSS_TYPE and not says(item.document, SRCDOC)  # a srcdoc's: UTF-8
+                else None,
             )
         except BaseException:
             capture.body.close()  # stopped meanwhile: the capture goes nowhere

@@ -44,7 +44,14 @@ from archiver.paths import url_to_path
 from archiver.sizes import human_bytes
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
-from archiver.store.referrers import referrer_encoding, referrer_key, stored_body
+from archiver.store.referrers import (
+    Reading,
+    encoding_for,
+    referred_by,
+    referrer_key,
+    referrer_reading,
+    stored_body,
+)
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import CHARSET_FIELD, page_of
@@ -300,7 +307,7 @@ class RecordFiles:
         self.resolve = resolve
         self.stats = stats
         self.memo = Memo()
-        self._encodings: dict[str, str | None | UnknownEncoding] = {}
+        self._encodings: dict[str, Reading | UnknownEncoding] = {}
         """Of stylesheets' referrers: the encoding each is read in, by the stylesheets' parent."""
 
     def close(self) -> None:
@@ -345,15 +352,17 @@ class RecordFiles:
         (UnknownEncoding), which matters only to a stylesheet that names no encoding of its own
         (rewritten())."""
         key = referrer_key(row)
+        document, linked = referred_by(row, self.manifest.get)
         if key not in self._encodings:
             body_of = functools.partial(
                 stored_body, self.manifest, self.records, previous=self.previous, quiet=False
             )
             try:
-                self._encodings[key] = referrer_encoding(row, self.manifest.get, body_of)
+                self._encodings[key] = referrer_reading(document, self.manifest.get, body_of)
             except UnknownEncoding as exc:
                 self._encodings[key] = exc
-        return self._encodings[key]
+        found = self._encodings[key]
+        return found if isinstance(found, UnknownEncoding) else encoding_for(linked, found)
 
     def content_encoding(self, source: str) -> str:
         """The Content-Encoding (plan.coding_of) of the record at ``source`` ('file offset length').

@@ -6,16 +6,22 @@ first page (or stylesheet, by its @import, or SVG image) that found it, which th
 (crawling/referrers.py). Browsers read a stylesheet once per page that loads it, in that
 page's encoding; a mirror has one file of it, read as its first referrer reads it. The mirror
 and verify read it alike.
+
+A stylesheet that page's iframe srcdoc document links (and the page itself does not) is read in
+UTF-8, the srcdoc document's encoding, as Chromium reads it: the page's links say so
+(link_requests.SRCDOC), as they told the crawl. A snapshot of an older crawl is read the same.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
 from archiver.encodings import stylesheet_names_its_encoding
 from archiver.errors import UnknownEncoding
-from archiver.findings import document_encoding
+from archiver.findings import document_encoding, findings
+from archiver.link_requests import SRCDOC, says
 from archiver.links import charset_from_content_type
 from archiver.media_types import content_type_field
 from archiver.store.manifest import Manifest
@@ -31,7 +37,13 @@ MAX_HOPS = 32
 
 _REFERRERS = frozenset({*HTML_TYPES, CSS_TYPE, SVG_TYPE})
 """The documents that refer to stylesheets: pages, stylesheets (@import), SVG images."""
+_SRCDOC = re.compile(rb"srcdoc", re.IGNORECASE)
+"""Found in a page whose srcdoc documents may link stylesheets (their links are read then)."""
 
+Reading = tuple[str | None, frozenset[str]]
+"""What a document that refers to stylesheets tells of them: the encoding it was read in (None:
+it has none), and the URLs its iframes' srcdoc documents alone link (read in UTF-8, theirs)."""
+NO_READING: Reading = (None, frozenset())
 RowOf = Callable[[str], ManifestRow | None]
 """The manifest row of a URL, if it has one."""
 BodyOf = Callable[[ManifestRow], tuple[bytes, str | None] | None]
@@ -42,11 +54,24 @@ None if it cannot be read."""
 def referrer_encoding(
     row: ManifestRow, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
 ) -> str | None:
-    """The encoding the document that refers to the stylesheet of ``row`` was read in; None if
-    it has none or is no page or stylesheet (the stylesheet is then UTF-8). Raises
-    UnknownEncoding if that document's record cannot be read: read as UTF-8, the stylesheet
-    could be other text than the crawl read."""
-    return encoding_of(_referrer(row, row_of), row_of, body_of, imports)
+    """The encoding the stylesheet of ``row`` is read in when it names none: that of the document
+    that refers to it (None if it has none or is no page or stylesheet, and for one a srcdoc
+    document links: the stylesheet is then UTF-8). Raises UnknownEncoding if that document's
+    record cannot be read: read as UTF-8, the stylesheet could be other text than the crawl read."""
+    document, linked = referred_by(row, row_of)
+    return encoding_for(linked, referrer_reading(document, row_of, body_of, imports))
+
+
+def encoding_for(linked: str, reading: Reading) -> str | None:
+    """The encoding a stylesheet the document of ``reading`` links as ``linked`` is read in.
+
+    >>> encoding_for("http://h/s.css", ("cp1252", frozenset({"http://h/f.css"})))
+    'cp1252'
+    >>> encoding_for("http://h/f.css", ("cp1252", frozenset({"http://h/f.css"}))) is None
+    True
+    """
+    encoding, srcdoc_links = reading
+    return None if linked in srcdoc_links else encoding
 
 
 def encoding_of(
@@ -55,8 +80,16 @@ def encoding_of(
     """The encoding the crawl read the document of the row ``document`` in (a stylesheet in its
     own referrer's, if it names none, up to ``imports`` levels up); None if it has none. Raises
     UnknownEncoding if its record (or a referrer's it depends on) cannot be read."""
+    return referrer_reading(document, row_of, body_of, imports)[0]
+
+
+def referrer_reading(
+    document: ManifestRow | None, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+) -> Reading:
+    """encoding_of() ``document``, and the URLs its iframes' srcdoc documents alone link. Raises
+    UnknownEncoding as encoding_of() does."""
     if document is None or document.outcome != FETCHED or document.content_type not in _REFERRERS:
-        return None
+        return NO_READING
     try:
         read = body_of(document)
     except Exception as exc:  # whatever the damage, what it was read in is not known
@@ -72,7 +105,11 @@ def encoding_of(
             # Its referrer's encoding matters only if it names none of its own.
             if not stylesheet_names_its_encoding(body, charset_from_content_type(content_type)):
                 raise
-    return document_encoding(body, document.content_type, content_type, own)
+    encoding = document_encoding(body, document.content_type, content_type, own)
+    if document.content_type not in HTML_TYPES or _SRCDOC.search(body) is None:
+        return encoding, frozenset()
+    hints = findings(body, document.url, document.content_type, content_type)[4]
+    return encoding, frozenset(url for url, hint in hints.items() if says(hint[3], SRCDOC))
 
 
 def stored_body(
@@ -105,12 +142,12 @@ def referrer_key(row: ManifestRow) -> str:
     return f"{row.found_by == 'redirect'} {row.parent}"
 
 
-def _referrer(row: ManifestRow, row_of: RowOf) -> ManifestRow | None:
-    """The row of the document whose link led to ``row``: its parent, or, for where a redirect
-    led, the parent of the chain's first URL."""
+def referred_by(row: ManifestRow, row_of: RowOf) -> tuple[ManifestRow | None, str]:
+    """The row of the document whose link led to ``row`` (its parent, or, for where a redirect
+    led, the parent of the chain's first URL), and the URL it linked (that first URL)."""
     for _hop in range(MAX_HOPS):
         parent = row_of(row.parent) if row.parent else None
         if parent is None or row.found_by != "redirect":
-            return parent
+            return parent, row.url
         row = parent
-    return None
+    return None, row.url

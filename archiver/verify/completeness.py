@@ -39,7 +39,14 @@ from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
-from archiver.store.referrers import BodyOf, referrer_encoding, referrer_key
+from archiver.store.referrers import (
+    BodyOf,
+    Reading,
+    encoding_for,
+    referred_by,
+    referrer_key,
+    referrer_reading,
+)
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_ends, seed_failure, seed_landings
 from archiver.verify.discovery import FOUND_ON_A_PAGE, SCRATCH, Met, check_discovery, met_of
@@ -191,7 +198,7 @@ class LinkCheck:
                 body, content_type = _read_page(entry, records, referrers, referrers, self.previous)
                 return None if body is None else (body, content_type)
 
-            encodings: dict[str, str | None | UnknownEncoding] = {}
+            encodings: dict[str, Reading | UnknownEncoding] = {}
             for row in manifest.captures():
                 if row.for_crawlers:
                     report.stats["robots.txt and sitemaps kept"] += 1
@@ -207,11 +214,12 @@ class LinkCheck:
                         referred = None
                         if row.content_type == CSS_TYPE:  # each referrer read once
                             key_of = referrer_key(row)
+                            document, linked = referred_by(row, manifest.get)
                             if key_of not in encodings:
-                                encodings[key_of] = _referrer_encoding(row, manifest, body_of)
+                                encodings[key_of] = _referrer_reading(document, manifest, body_of)
                             known = encodings[key_of]
                             if not isinstance(known, UnknownEncoding):
-                                referred = known
+                                referred = encoding_for(linked, known)
                             elif not stylesheet_names_its_encoding(
                                 body, charset_from_content_type(content_type)
                             ):
@@ -229,11 +237,13 @@ class LinkCheck:
             check_discovery(manifest, report)
 
 
-def _referrer_encoding(row: ManifestRow, manifest: Manifest, body_of: BodyOf) -> str | None | UnknownEncoding:
-    """referrer_encoding() of the stylesheet of ``row``, or why it cannot be known (kept, so the
-    referrer's record is read once)."""
+def _referrer_reading(
+    document: ManifestRow | None, manifest: Manifest, body_of: BodyOf
+) -> Reading | UnknownEncoding:
+    """referrer_reading() of the document that refers to a stylesheet, or why it cannot be known
+    (kept, so the referrer's record is read once)."""
     try:
-        return referrer_encoding(row, manifest.get, body_of)
+        return referrer_reading(document, manifest.get, body_of)
     except UnknownEncoding as exc:
         return exc
 
