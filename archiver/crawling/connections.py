@@ -28,6 +28,12 @@ failed the whole answer when the break came in the read that brought its head, a
 it came later, left the body's reader waiting for bytes that never come, until --timeout.
 Here the body ends where the framing broke, as a body cut short, whenever the break comes.
 
+A chunked body may go on with bytes that add nothing to it: trailers, or chunk extensions,
+without end. aiohttp bounds them by their count of fields only, the head's bound, so that a
+head of many small fields was refused (browsers take one of hundreds) while trailers of
+large fields cost 64 MiB. Here heads and trailers are bounded by their bytes alike: past
+MAX_HEAD_BYTES of bytes that add nothing to the body, the body ends there, cut short.
+
 Each head is read whole, however many reads brought it, and as Chromium reads it (a second
 Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py).
 """
@@ -63,11 +69,10 @@ if TYPE_CHECKING:
 
 MAX_HEAD_BYTES = 256 * 1024
 """Most bytes of an answer's heads (status lines and headers, interim answers included)."""
-MAX_HEADERS = 1000
-"""Most header fields of one answer: aiohttp's own bound (128 by default) refuses answers
-browsers take, such as a page setting 150 cookies. aiohttp counts the trailers of a chunked
-body with the head, and MAX_HEAD_BYTES does not bound them: this does, with the bound of
-each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
+MAX_HEADERS = MAX_HEAD_BYTES // len(b"a:\n")
+"""Most header fields of one answer, trailers included: as many as MAX_HEAD_BYTES holds, so
+that the bytes of a head bound it, as browsers bound it, never the count of its fields
+(aiohttp's own bound, 128 by default, refuses a page setting 150 cookies)."""
 
 
 class _AnswerParser:
@@ -91,6 +96,8 @@ class _AnswerParser:
         """True once the parser failed after the answer's head: all that follows is dropped."""
         self._final = False
         """True once the peer sent its EOF: what is held is all that comes (end_of_input())."""
+        self._idle_bytes = 0
+        """Bytes fed after the answer's head since its body last grew: framing, trailers."""
 
     def feed_data(self, data: bytes) -> tuple[list[Any], bool, bytes]:
         if self._done:
@@ -106,11 +113,15 @@ class _AnswerParser:
                 piece = read_as_browsers(whole)
             else:
                 data = b""
+            body_before = None if in_head else self._answer.total_bytes
             try:
                 found, upgraded, tail = self._parser.feed_data(piece)
             except HttpProcessingError:
                 if self._answer is None:
                     raise  # a broken head: no answer came
+                self._end()
+                return messages, False, b""
+            if body_before is not None and self._adds_nothing_past_bound(piece, body_before):
                 self._end()
                 return messages, False, b""
             messages += found
@@ -155,6 +166,16 @@ class _AnswerParser:
             self._protocol.broken = True
             if self._answer.exception() is None:
                 self._answer.feed_eof()
+
+    def _adds_nothing_past_bound(self, piece: bytes, body_before: int) -> bool:
+        """True once more than MAX_HEAD_BYTES came after the answer's head without adding to its
+        body (trailers or chunk extensions without end: module docstring), ``piece`` the latest
+        bytes fed and ``body_before`` the body's size before them."""
+        if self._answer.total_bytes > body_before or self._answer.is_eof():
+            self._idle_bytes = 0
+            return False
+        self._idle_bytes += len(piece)
+        return self._idle_bytes > MAX_HEAD_BYTES
 
     def _whole_head(self, data: bytes) -> tuple[bytes | None, bytes]:
         """The head ``data`` ends (with what came of it before), and what follows it; None while
