@@ -5,7 +5,9 @@ refuse the answer, and fields without end cost the bytes a head may take, no mor
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +120,61 @@ async def test_trailers_without_end_cut_the_body_they_follow_at_a_bound_of_bytes
     assert (row.outcome, row.length, row.truncated) == (FAILED, 5, True), row
     assert row.reason.startswith("body cut short after 5 bytes where the answer broke HTTP's framing"), row
     assert sent < 16 << 20, sent  # what the peer got out before the crawl stopped reading
+
+
+CHUNKED = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+TAKEN_FRAMINGS = {
+    "/trailer-no-field": b"5\r\nhello\r\n0\r\na trailer with no colon\r\n\r\n",
+    "/trailer-lone-cr": b"5\r\nhello\r\n0\r\nX-T: a\rb\r\n\r\n",
+    "/trailer-fold": b"5\r\nhello\r\n0\r\n folded\r\n\r\n",
+    "/lf-alone": b"3\nhel\n2\nlo\n0\n\n",
+    "/extension-and-spaces": b"3  ;name=value;other\r\nhel\r\n2;" + b"e" * 15_000 + b"\r\nlo\r\n0\r\n\r\n",
+}
+"""Chunked bodies whose framing Chromium reads (HttpChunkedDecoder): each is "hello" whole."""
+BROKEN_FRAMINGS = {
+    "/size-0x": b"3\r\nhel\r\n0x2\r\nlo\r\n0\r\n\r\n",
+    "/size-signed": b"3\r\nhel\r\n+2\r\nlo\r\n0\r\n\r\n",
+    "/size-space-before": b"3\r\nhel\r\n 2\r\nlo\r\n0\r\n\r\n",
+    "/data-too-long": b"3\r\nhello\r\n0\r\n\r\n",
+    "/size-line-past-16-kib": b"3\r\nhel\r\n2;" + b"e" * 17_000 + b"\r\nlo\r\n0\r\n\r\n",
+}
+"""Chunked bodies whose framing Chromium finds broken after "hel": cut short there."""
+
+
+async def _framings(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    path = request.path
+    if path == "/":
+        links = "".join(f'<a href="{link}">{link}</a>' for link in [*TAKEN_FRAMINGS, *BROKEN_FRAMINGS])
+        writer.write(
+            CHUNKED.replace(b"text/plain", b"text/html")
+            + b"%x\r\n%s\r\n0\r\n\r\n" % (len(links), links.encode())
+        )
+    elif path in TAKEN_FRAMINGS or path in BROKEN_FRAMINGS:
+        body = CHUNKED + (TAKEN_FRAMINGS.get(path) or BROKEN_FRAMINGS[path])
+        for at in range(0, len(body), 7):  # in pieces, as a slow network brings them
+            writer.write(body[at : at + 7])
+            await writer.drain()
+    else:
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+    return False
+
+
+async def test_a_chunked_body_is_whole_or_cut_where_chromium_finds_its_framing_whole_or_broken(run_crawl):
+    result, base = await _crawl(_framings, run_crawl)
+    rows = manifest_rows(result.snapshot.root)
+    for path in TAKEN_FRAMINGS:
+        row = rows[base + path]
+        assert (row.outcome, row.length, row.truncated, row.reason) == (FETCHED, 5, False, None), row
+    for path in BROKEN_FRAMINGS:
+        row = rows[base + path]
+        assert (row.outcome, row.length, row.truncated) == (FAILED, 3, True), row
+        assert row.reason.startswith("body cut short after 3 bytes where the answer broke HTTP's framing"), (
+            row
+        )
+    assert {rows[base + path].payload_digest for path in TAKEN_FRAMINGS} == {_digest(b"hello")}
+    assert {rows[base + path].payload_digest for path in BROKEN_FRAMINGS} == {_digest(b"hel")}
+
+
+def _digest(payload: bytes) -> str:
+    """The WARC-Payload-Digest of ``payload``."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode()

@@ -26,10 +26,12 @@ an answer, its interim ones included, are read up to MAX_HEAD_BYTES, as browsers
 A body may break HTTP's framing half way (a chunk size that is no number). aiohttp then
 failed the whole answer when the break came in the read that brought its head, and when
 it came later, left the body's reader waiting for bytes that never come, until --timeout.
-Here the body ends where the framing broke, as a body cut short, whenever the break comes.
+Here the body ends where the framing broke, as a body cut short, whenever the break comes;
+a chunked body's framing is read as Chromium reads it, which takes more than aiohttp's parser
+does (a bare LF, trailers that are no fields: chunked_framing.py).
 
 A chunked body may go on with bytes that add nothing to it: trailers, or chunk extensions,
-without end. aiohttp bounds them by their count of fields only, the head's bound, so that a
+without end. aiohttp bounded them by their count of fields only, the head's bound, so that a
 head of many small fields was refused (browsers take one of hundreds) while trailers of
 large fields cost 64 MiB. Here heads and trailers are bounded by their bytes alike: past
 MAX_HEAD_BYTES of bytes that add nothing to the body, the body ends there, cut short.
@@ -60,6 +62,7 @@ from archiver.crawling.answer_heads import (
     starts_status_line,
     takes_headless,
 )
+from archiver.crawling.chunked_framing import ChunkedFraming
 
 if TYPE_CHECKING:
     import asyncio
@@ -98,6 +101,8 @@ class _AnswerParser:
         """True once the peer sent its EOF: what is held is all that comes (end_of_input())."""
         self._idle_bytes = 0
         """Bytes fed after the answer's head since its body last grew: framing, trailers."""
+        self._chunks: ChunkedFraming | None = None
+        """The framing of the answer's body, when chunked, as Chromium reads it."""
 
     def feed_data(self, data: bytes) -> tuple[list[Any], bool, bytes]:
         if self._done:
@@ -105,12 +110,14 @@ class _AnswerParser:
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
             in_head = self._answer is None
-            piece = data
+            piece = fed = data
             if in_head and (data or (self._final and self._held)):
                 whole, data = self._whole_head(data)
                 if whole is None:
                     return messages, False, b""  # the rest of the head is still to come
                 piece = read_as_browsers(whole)
+            elif self._chunks is not None and not self._chunks.done:
+                piece, data = self._chunks.feed(data)
             else:
                 data = b""
             body_before = None if in_head else self._answer.total_bytes
@@ -121,7 +128,10 @@ class _AnswerParser:
                     raise  # a broken head: no answer came
                 self._end()
                 return messages, False, b""
-            if body_before is not None and self._adds_nothing_past_bound(piece, body_before):
+            if body_before is not None and (
+                self._adds_nothing_past_bound(len(fed) - len(data), body_before)
+                or (self._chunks is not None and self._chunks.broken)
+            ):
                 self._end()
                 return messages, False, b""
             messages += found
@@ -167,14 +177,14 @@ class _AnswerParser:
             if self._answer.exception() is None:
                 self._answer.feed_eof()
 
-    def _adds_nothing_past_bound(self, piece: bytes, body_before: int) -> bool:
+    def _adds_nothing_past_bound(self, received: int, body_before: int) -> bool:
         """True once more than MAX_HEAD_BYTES came after the answer's head without adding to its
-        body (trailers or chunk extensions without end: module docstring), ``piece`` the latest
-        bytes fed and ``body_before`` the body's size before them."""
+        body (trailers or chunk extensions without end: module docstring), ``received`` the
+        latest bytes read of it and ``body_before`` the body's size before them."""
         if self._answer.total_bytes > body_before or self._answer.is_eof():
             self._idle_bytes = 0
             return False
-        self._idle_bytes += len(piece)
+        self._idle_bytes += received
         return self._idle_bytes > MAX_HEAD_BYTES
 
     def _whole_head(self, data: bytes) -> tuple[bytes | None, bytes]:
@@ -204,6 +214,8 @@ class _AnswerParser:
         for message, payload in found:
             if not 100 <= message.code < 200 or message.code == 101:
                 self._answer = payload  # the answer itself has come: what follows is its body
+                if message.chunked and not payload.is_eof():
+                    self._chunks = ChunkedFraming()
                 return
         if self._head_bytes > MAX_HEAD_BYTES:
             raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
