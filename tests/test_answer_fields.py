@@ -178,3 +178,46 @@ async def test_a_chunked_body_is_whole_or_cut_where_chromium_finds_its_framing_w
 def _digest(payload: bytes) -> str:
     """The WARC-Payload-Digest of ``payload``."""
     return "sha1:" + base64.b32encode(hashlib.sha1(payload).digest()).decode()
+
+
+LONG = 100_000
+"""Bytes of a field longer than aiohttp's bound of a line (8 KiB by default), in a head short of
+the 256 KiB browsers bound a head at."""
+
+
+async def _long_fields(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    path, long = request.path, b"v" * LONG
+    if path == "/":
+        links = ("/long-value", "/long-cookie", "/long-reason", "/long-location")
+        body = "".join(f'<a href="{link}">{link}</a>' for link in links).encode()
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+        )
+    elif path == "/long-value":  # a policy or a list of links as long as some sites send
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Security-Policy: " + long + b"\r\nContent-Length: 2\r\n\r\nok"
+        )
+    elif path == "/long-cookie":
+        head = b"HTTP/1.1 200 OK\r\nSet-Cookie: long=" + long + b"\r\nContent-Type: text/html\r\n"
+        writer.write(head + b'Content-Length: 21\r\n\r\n<a href="/echo">e</a>')
+    elif path == "/long-reason":
+        writer.write(b"HTTP/1.1 200 " + long + b"\r\nContent-Length: 2\r\n\r\nok")
+    elif path == "/long-location":
+        writer.write(b"HTTP/1.1 302 Found\r\nLocation: /landed?" + long + b"\r\nContent-Length: 0\r\n\r\n")
+    else:
+        cookie = request.headers.get("cookie", "")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(cookie), cookie.encode()))
+    return False
+
+
+async def test_a_field_of_100_kb_in_a_head_under_256_kib_is_taken(run_crawl):
+    """Chromium bounds a head at 256 KiB, not each of its lines: a page whose head holds one long
+    field is archived; a cookie that long is one Chromium drops (past 4096 bytes), so it is never
+    sent back."""
+    result, base = await _crawl(_long_fields, run_crawl)
+    rows = manifest_rows(result.snapshot.root)
+    for path in ("/long-value", "/long-cookie", "/long-reason"):
+        assert (rows[base + path].outcome, rows[base + path].status) == (FETCHED, 200), rows[base + path]
+    moved = rows[base + "/long-location"]
+    assert (moved.outcome, moved.status) == (REDIRECTED, 302), moved
+    assert rows[base + "/echo"].length == 0

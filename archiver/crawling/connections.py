@@ -200,11 +200,12 @@ class _AnswerParser:
             self._held.clear()
             return HEADLESS_HEAD, body  # a head as Chromium gives it, and all that came as body
         ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := self._held.find(end, start)) != -1]
-        if not ends:
-            if self._head_bytes + len(self._held) > MAX_HEAD_BYTES:
-                raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+        cut = min(ends, default=None)
+        if self._head_bytes + (len(self._held) if cut is None else cut) > MAX_HEAD_BYTES:
+            # Heads before it (interim answers) included; whole or not, in one read or many.
+            raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+        if cut is None:
             return None, b""
-        cut = min(ends)
         head, rest = bytes(self._held[:cut]), bytes(self._held[cut:])
         self._held.clear()
         return head, rest
@@ -217,8 +218,6 @@ class _AnswerParser:
                 if message.chunked and not payload.is_eof():
                     self._chunks = ChunkedFraming()
                 return
-        if self._head_bytes > MAX_HEAD_BYTES:
-            raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._parser, name)
