@@ -383,7 +383,12 @@ CASES: list[tuple[str, list[str], Callable[[Path, Path], None] | None, str]] = [
     ),
     # verify
     ("verify-missing", ["verify", "{tmp}/none"], None, "{tmp}/none"),
-    ("verify-a-file", ["verify", "{tmp}/f"], _write("{tmp}/f", "x"), "{tmp}/f"),
+    (
+        "verify-a-file",
+        ["verify", "{tmp}/f"],
+        _write("{tmp}/f", "x"),
+        "{tmp}/f is not a snapshot: a file, not a folder",
+    ),
     ("verify-empty-folder", ["verify", "{tmp}"], None, "not a snapshot"),
     ("verify-resolve-not-ip", ["verify", "{snap}", "--resolve", "h:not-an-ip"], None, "IP"),
     ("verify-unknown-option", ["verify", "{snap}", "--fast"], None, "unrecognized"),
@@ -393,8 +398,13 @@ CASES: list[tuple[str, list[str], Callable[[Path, Path], None] | None, str]] = [
     ("serve-port-text", ["serve", "{snap}", "--port", "http"], None, "--port"),
     ("serve-host-bad", ["serve", "{snap}", "--host", "999.1.1.1", "--port", "0"], None, "999.1.1.1"),
     ("serve-host-not-utf8", ["serve", "{snap}", "--host", NOT_UTF8, "--port", "0"], None, ""),
-    ("serve-missing", ["serve", "{tmp}/none"], None, "{tmp}/none"),
-    ("serve-a-file", ["serve", "{tmp}/f"], _write("{tmp}/f", "x"), "{tmp}/f"),
+    ("serve-missing", ["serve", "{tmp}/none"], None, "{tmp}/none is not a snapshot: no such folder"),
+    (
+        "serve-a-file",
+        ["serve", "{tmp}/f"],
+        _write("{tmp}/f", "x"),
+        "{tmp}/f is not a snapshot: a file, not a folder",
+    ),
     # export
     ("export-no-wacz", ["export", "{snap}"], None, "--wacz"),
     ("export-missing", ["export", "{tmp}/none", "--wacz", "{tmp}/a.wacz"], None, "{tmp}/none"),

@@ -121,9 +121,11 @@ def add_serve(sub: argparse._SubParsersAction[Parser]) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     """archiver serve: serve until Ctrl-C or SIGTERM."""
     from archiver.mirror.serve import LOG, OneLine, serve
+    from archiver.store.snapshot import require_folder
 
     root = args.snapshot
     check_text("--host", args.host)
+    require_folder(root)
     if not (root / "index.html").is_file() and not (root / "mirror").is_dir():
         raise SnapshotError(f"{root} has no index.html or mirror/ (run: archiver mirror {root})")
 

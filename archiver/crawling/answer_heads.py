@@ -11,6 +11,11 @@ before a field's colon, a status line without a code) is made plain the same way
 (takes_headless()): its head is then the one Chromium gives it, ``HTTP/0.9 200 OK`` with no
 field, and its body runs to the close; elsewhere it is refused as one, not left to look like a
 connection lost.
+
+A line of a head that is no field (no colon, a name that is no token, a fold before any field)
+Chromium reads past, where aiohttp's parser refuses the whole answer; it also ends a line at a
+lone CR, and drops each NUL byte. Here such a line is kept under the name X-Archiver-Unread,
+as Chromium reads it, and the answer taken (fields_as_chromium_reads).
 """
 
 from __future__ import annotations
@@ -83,7 +88,43 @@ def read_as_browsers(head: bytes) -> bytes:
         rest = head[status.end() :]
         space = b" " if status[3] or rest[:1] not in (b"\r", b"\n", b"") else b""
         head = b"HTTP/" + status[1] + b" " + status[2].rjust(3, b"0") + space + rest
-    return one_framing(_SPACE_BEFORE_COLON.sub(rb"\1:", head))
+    return one_framing(fields_as_chromium_reads(_SPACE_BEFORE_COLON.sub(rb"\1:", head)))
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_LONE_CR = re.compile(rb"\r(?!\n)")
+_FIELD_NAME = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+[ \t]*:")
+"""A field's name as HTTP gives it (a token), and the colon after it."""
+UNREAD = b"X-Archiver-Unread: "
+"""What a line of a head that Chromium reads as no field is kept under."""
+
+
+def fields_as_chromium_reads(head: bytes) -> bytes:
+    """``head`` (a whole head, status line first) with its lines as Chromium reads them
+    (HttpUtil::AssembleRawHeaders, HeadersIterator): a lone CR ends a line as LF does, each NUL
+    is dropped, and a line that is no field, one Chromium skips, is kept under UNREAD; a fold
+    (a line starting with a space or tab) goes with the line before it. A head with no such
+    line is given back as it came.
+
+    >>> fields_as_chromium_reads(b"HTTP/1.1 200 OK\\r\\nX-A: a\\rb\\r\\nC: \\x00d\\r\\n\\r\\n")
+    b'HTTP/1.1 200 OK\\r\\nX-A: a\\r\\nX-Archiver-Unread: b\\r\\nC: d\\r\\n\\r\\n'
+    >>> fields_as_chromium_reads(b"HTTP/1.1 302 Found\\nX-A: a\\rLocation: /b\\n\\n")
+    b'HTTP/1.1 302 Found\\r\\nX-A: a\\r\\nLocation: /b\\r\\n\\r\\n'
+    """
+    lines = [line for line in _LINE_END.split(head.replace(b"\0", b"")) if line]
+    if not lines:
+        return head
+    read = [lines[0]]
+    last_was_field = False
+    for line in lines[1:]:
+        if line[:1] in (b" ", b"\t"):
+            is_field = last_was_field
+        else:
+            is_field = last_was_field = _FIELD_NAME.match(line) is not None
+        read.append(line if is_field else UNREAD + line)
+    if read == lines and b"\0" not in head and _LONE_CR.search(head) is None:
+        return head
+    return b"\r\n".join(read) + b"\r\n\r\n"
 
 
 HEADLESS_HEAD = b"HTTP/0.9 200 OK\r\n\r\n"

@@ -26,7 +26,15 @@ an answer, its interim ones included, are read up to MAX_HEAD_BYTES, as browsers
 A body may break HTTP's framing half way (a chunk size that is no number). aiohttp then
 failed the whole answer when the break came in the read that brought its head, and when
 it came later, left the body's reader waiting for bytes that never come, until --timeout.
-Here the body ends where the framing broke, as a body cut short, whenever the break comes.
+Here the body ends where the framing broke, as a body cut short, whenever the break comes;
+a chunked body's framing is read as Chromium reads it, which takes more than aiohttp's parser
+does (a bare LF, trailers that are no fields: chunked_framing.py).
+
+A chunked body may go on with bytes that add nothing to it: trailers, or chunk extensions,
+without end. aiohttp bounded them by their count of fields only, the head's bound, so that a
+head of many small fields was refused (browsers take one of hundreds) while trailers of
+large fields cost 64 MiB. Here heads and trailers are bounded by their bytes alike: past
+MAX_HEAD_BYTES of bytes that add nothing to the body, the body ends there, cut short.
 
 Each head is read whole, however many reads brought it, and as Chromium reads it (a second
 Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py).
@@ -54,6 +62,7 @@ from archiver.crawling.answer_heads import (
     starts_status_line,
     takes_headless,
 )
+from archiver.crawling.chunked_framing import ChunkedFraming
 
 if TYPE_CHECKING:
     import asyncio
@@ -63,11 +72,10 @@ if TYPE_CHECKING:
 
 MAX_HEAD_BYTES = 256 * 1024
 """Most bytes of an answer's heads (status lines and headers, interim answers included)."""
-MAX_HEADERS = 1000
-"""Most header fields of one answer: aiohttp's own bound (128 by default) refuses answers
-browsers take, such as a page setting 150 cookies. aiohttp counts the trailers of a chunked
-body with the head, and MAX_HEAD_BYTES does not bound them: this does, with the bound of
-each field (fetch.MAX_HEADER_BYTES), at 64 MiB."""
+MAX_HEADERS = MAX_HEAD_BYTES // len(b"a:\n")
+"""Most header fields of one answer, trailers included: as many as MAX_HEAD_BYTES holds, so
+that the bytes of a head bound it, as browsers bound it, never the count of its fields
+(aiohttp's own bound, 128 by default, refuses a page setting 150 cookies)."""
 
 
 class _AnswerParser:
@@ -91,6 +99,10 @@ class _AnswerParser:
         """True once the parser failed after the answer's head: all that follows is dropped."""
         self._final = False
         """True once the peer sent its EOF: what is held is all that comes (end_of_input())."""
+        self._idle_bytes = 0
+        """Bytes fed after the answer's head since its body last grew: framing, trailers."""
+        self._chunks: ChunkedFraming | None = None
+        """The framing of the answer's body, when chunked, as Chromium reads it."""
 
     def feed_data(self, data: bytes) -> tuple[list[Any], bool, bytes]:
         if self._done:
@@ -98,19 +110,28 @@ class _AnswerParser:
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
             in_head = self._answer is None
-            piece = data
+            piece = fed = data
             if in_head and (data or (self._final and self._held)):
                 whole, data = self._whole_head(data)
                 if whole is None:
                     return messages, False, b""  # the rest of the head is still to come
                 piece = read_as_browsers(whole)
+            elif self._chunks is not None and not self._chunks.done:
+                piece, data = self._chunks.feed(data)
             else:
                 data = b""
+            body_before = None if in_head else self._answer.total_bytes
             try:
                 found, upgraded, tail = self._parser.feed_data(piece)
             except HttpProcessingError:
                 if self._answer is None:
                     raise  # a broken head: no answer came
+                self._end()
+                return messages, False, b""
+            if body_before is not None and (
+                self._adds_nothing_past_bound(len(fed) - len(data), body_before)
+                or (self._chunks is not None and self._chunks.broken)
+            ):
                 self._end()
                 return messages, False, b""
             messages += found
@@ -156,6 +177,16 @@ class _AnswerParser:
             if self._answer.exception() is None:
                 self._answer.feed_eof()
 
+    def _adds_nothing_past_bound(self, received: int, body_before: int) -> bool:
+        """True once more than MAX_HEAD_BYTES came after the answer's head without adding to its
+        body (trailers or chunk extensions without end: module docstring), ``received`` the
+        latest bytes read of it and ``body_before`` the body's size before them."""
+        if self._answer.total_bytes > body_before or self._answer.is_eof():
+            self._idle_bytes = 0
+            return False
+        self._idle_bytes += received
+        return self._idle_bytes > MAX_HEAD_BYTES
+
     def _whole_head(self, data: bytes) -> tuple[bytes | None, bytes]:
         """The head ``data`` ends (with what came of it before), and what follows it; None while
         the head is not whole (``data`` is then held). A head is read whole, as it would be in
@@ -169,11 +200,12 @@ class _AnswerParser:
             self._held.clear()
             return HEADLESS_HEAD, body  # a head as Chromium gives it, and all that came as body
         ends = [at + len(end) for end in (b"\n\r\n", b"\n\n") if (at := self._held.find(end, start)) != -1]
-        if not ends:
-            if self._head_bytes + len(self._held) > MAX_HEAD_BYTES:
-                raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+        cut = min(ends, default=None)
+        if self._head_bytes + (len(self._held) if cut is None else cut) > MAX_HEAD_BYTES:
+            # Heads before it (interim answers) included; whole or not, in one read or many.
+            raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+        if cut is None:
             return None, b""
-        cut = min(ends)
         head, rest = bytes(self._held[:cut]), bytes(self._held[cut:])
         self._held.clear()
         return head, rest
@@ -183,9 +215,9 @@ class _AnswerParser:
         for message, payload in found:
             if not 100 <= message.code < 200 or message.code == 101:
                 self._answer = payload  # the answer itself has come: what follows is its body
+                if message.chunked and not payload.is_eof():
+                    self._chunks = ChunkedFraming()
                 return
-        if self._head_bytes > MAX_HEAD_BYTES:
-            raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._parser, name)

@@ -31,7 +31,7 @@ import aiohttp.abc
 from yarl import URL
 
 from archiver.config import CrawlConfig
-from archiver.crawling.connections import MAX_HEADERS, WatchedConnector, connection_use
+from archiver.crawling.connections import MAX_HEAD_BYTES, MAX_HEADERS, WatchedConnector, connection_use
 from archiver.crawling.cookie_rules import request_context
 from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookies
 from archiver.crawling.fetch_request import FetchRequest
@@ -54,7 +54,6 @@ from archiver.warc.capture import Capture
 
 SPOOL_IN_MEMORY = 1024 * 1024
 """Bodies up to this size stay in RAM; larger ones spill to a temporary file."""
-MAX_HEADER_BYTES = 64 * 1024
 KEEPALIVE_SECONDS = 4.0
 
 
@@ -165,8 +164,10 @@ class Fetcher:
             # Proxies come from EnvironmentProxies: aiohttp's trust_env re-reads the
             # environment and ~/.netrc in a thread for every request.
             trust_env=False,
-            max_line_size=MAX_HEADER_BYTES,
-            max_field_size=MAX_HEADER_BYTES,
+            # A head is bounded by its bytes, as browsers bound it (connections.MAX_HEAD_BYTES),
+            # never by one of its lines or its count of fields.
+            max_line_size=MAX_HEAD_BYTES,
+            max_field_size=MAX_HEAD_BYTES,
             max_headers=MAX_HEADERS,
         )
         # aiohttp sends a request a second time, silently, whenever its connection closes

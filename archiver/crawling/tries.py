@@ -21,7 +21,7 @@ REFUSED = {401: "authentication required", 403: "access forbidden", 407: "proxy 
 CUT_BY_PEER = {
     "disconnect": "when the connection ended",
     "time": "at the timeout",
-    "unspecified": "where the answer broke HTTP's framing (a bad chunk, too many trailers)",
+    "unspecified": "where the answer broke HTTP's framing (a bad chunk, trailers without end)",
 }
 """WARC-Truncated values that mean the peer cut the body short (not our --max-file-size), and
 how its reason says it."""

@@ -19,6 +19,19 @@ CRASH_TAILS = "crash_tails"
 commit of a WARC file, which a resumed crawl cut off and kept aside (see crawling/resume.py)."""
 
 
+def require_folder(root: Path) -> None:
+    """Raise SnapshotError unless ``root`` is a folder, saying what it is instead: a command
+    given a file names it as one, not as missing.
+
+    >>> require_folder(Path("no-such-snapshot"))
+    Traceback (most recent call last):
+    archiver.errors.SnapshotError: no-such-snapshot is not a snapshot: no such folder
+    """
+    if not root.is_dir():
+        what = "a file, not a folder" if root.exists() else "no such folder"
+        raise SnapshotError(f"{root} is not a snapshot: {what}")
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Paths inside one snapshot folder.

@@ -37,7 +37,7 @@ from archiver.store.committed import kill_line
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.rows import QUEUED
-from archiver.store.snapshot import Snapshot
+from archiver.store.snapshot import Snapshot, require_folder
 from archiver.verify.completeness import LinkCheck, crawl_scope
 from archiver.verify.consistency import check_cdxj, check_manifest
 from archiver.verify.crawl_json import check_crawl_json
@@ -63,8 +63,7 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
 
     ``report.ok`` says whether it is complete and intact; ``report.render_text()`` says what is not.
     """
-    if not root.is_dir():
-        raise SnapshotError(f"{root} is not a snapshot: no such folder")
+    require_folder(root)
     snapshot = Snapshot(root)
     report = Report()
     is_snapshot = any(
