@@ -117,11 +117,11 @@ async def two_nodes(args: list[str]) -> None:
         assert code == 0, text
 
 
-async def both_joined(client: Any, crawl_id: str) -> None:
-    """Return once two nodes joined crawl ``crawl_id`` (a hang guard of a minute): a page that
-    waits for it is taken by both, where one node could crawl it all before the other starts."""
+async def both_joined(client: Any, crawl_id: str, nodes: int = 2) -> None:
+    """Return once ``nodes`` nodes joined crawl ``crawl_id`` (a hang guard of a minute): a page that
+    waits for it is taken by all, where one node could crawl it all before another starts."""
     for _ in range(1200):
-        if await client.hlen(f"archiver:{crawl_id}:nodes") >= 2:
+        if await client.hlen(f"archiver:{crawl_id}:nodes") >= nodes:
             return
         await asyncio.sleep(0.05)
 
@@ -285,12 +285,22 @@ async def test_merge_leaves_out_a_part_it_cannot_join_as_it_is(tree, tmp_path, r
     a row of c's manifest is damaged: joining it would bring the damage into the snapshot's. Each
     is left out, its WARC files as they were, as --resume refuses them, and the merge says which
     parts it joined."""
+    import redis.asyncio
+
     output = tmp_path / "snap"
-    tree.latency = 0.01  # both nodes join before the crawl is done
+    tree.latency = 0.01
+    arrived, answer = tree.hold("/")  # the seed answers once the three joined: each has a part
     nodes = [
         archiver(*node_args(tree.url(), output, redis_url, "lost", "--max-pages", "200", "--node", node))
         for node in ("a", "b", "c")
     ]
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        await asyncio.wait_for(arrived.wait(), 60)
+        await both_joined(client, "lost", nodes=3)
+    finally:
+        answer.set()
+        await client.aclose()
     for node in nodes:
         code, text = await finish(node)
         assert code == 0, text
