@@ -136,6 +136,23 @@ async def test_a_browser_is_not_answered_from_a_record_that_does_not_parse(site:
         answers.close()
 
 
+def _mirrored_with_its_page_damaged(root: Path, page: str, capsys: Any) -> tuple[set[str], str]:
+    """Change a byte of ``page``'s record (its é, the Server header blanked so that the record
+    stays as long), rebuild the mirror (which exits 1: it keeps files), and return the URLs
+    whose crawl's files it kept, and what it printed."""
+    page_row = manifest_rows(root)[page]
+    assert page_row.warc_offset is not None and page_row.warc_length is not None
+    edit_in_place(
+        root / "warc" / str(page_row.warc_file),
+        page_row.warc_offset,
+        page_row.warc_length,
+        server_blanked(b"\xe9<", b"\xe8<"),
+    )
+    assert cli.main(["mirror", str(root)]) == 1
+    out = capsys.readouterr().out
+    return {line.split(": kept ")[0].strip() for line in out.splitlines() if ": kept " in line}, out
+
+
 async def test_a_stylesheet_that_names_its_encoding_is_mirrored_without_its_referrer(
     site: Any, run_crawl: Any, capsys: Any
 ) -> None:
@@ -152,17 +169,7 @@ async def test_a_stylesheet_that_names_its_encoding_is_mirrored_without_its_refe
     site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
     await site.start()
     root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
-    page_row = manifest_rows(root)[site.url("/")]
-    assert page_row.warc_offset is not None and page_row.warc_length is not None
-    edit_in_place(
-        root / "warc" / str(page_row.warc_file),
-        page_row.warc_offset,
-        page_row.warc_length,
-        server_blanked(b"\xe9<", b"\xe8<"),
-    )
-    assert cli.main(["mirror", str(root)]) == 1
-    out = capsys.readouterr().out
-    kept = {line.split(": kept ")[0].strip() for line in out.splitlines() if ": kept " in line}
+    kept, out = _mirrored_with_its_page_damaged(root, site.url("/"), capsys)
     assert kept == {site.url("/"), site.url("/c.css")}, out
 
 
@@ -179,17 +186,7 @@ async def test_a_stylesheet_imported_by_one_that_names_its_encoding_does_not_nee
     await site.start()
     root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
     assert manifest_rows(root)[site.url("/caf%C3%A9.png")].status == 200
-    page_row = manifest_rows(root)[site.url("/")]
-    assert page_row.warc_offset is not None and page_row.warc_length is not None
-    edit_in_place(
-        root / "warc" / str(page_row.warc_file),
-        page_row.warc_offset,
-        page_row.warc_length,
-        server_blanked(b"\xe9<", b"\xe8<"),
-    )
-    assert cli.main(["mirror", str(root)]) == 1
-    out = capsys.readouterr().out
-    kept = {line.split(": kept ")[0].strip() for line in out.splitlines() if ": kept " in line}
+    kept, out = _mirrored_with_its_page_damaged(root, site.url("/"), capsys)
     assert kept == {site.url("/")}, out
     report = verify_snapshot(root)
     assert "unknown_encoding" not in report.counts, report.render_text(str(root))
