@@ -97,13 +97,13 @@ def _index() -> tuple[dict[bytes, str], dict[str, bytes]]:
     return read, written
 
 
+_PAIRS = re.compile(rb"(?:[\x81-\xfe][\x40-\x7e\xa1-\xfe])+")
+"""A run of leads and trails (or errors, which _sequence() reads)."""
+
+
 def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
     """``data`` read (and how many bytes of it: a lead at its end waits unless ``final``)."""
     return sequences_decoded(NAME, data, errors, final, _sequence, (_PAIRS, _index()[0]))
-
-
-_PAIRS = re.compile(rb"(?:[\x81-\xfe][\x40-\x7e\xa1-\xfe])+")
-"""A run of leads and trails (or errors, which _sequence() reads)."""
 
 
 def _sequence(data: bytes, at: int, final: bool) -> tuple[str | None, int] | None:

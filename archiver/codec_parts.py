@@ -90,7 +90,11 @@ def table_encoded(
     name: str, written: dict[str, bytes], text: str, errors: str, reason: str, single_below: int = 0x80
 ) -> bytes:
     """``text`` written by codec ``name``: a code point below ``single_below`` as its byte, any
-    other as ``written`` has it, or else as the ``errors`` handler gives it (``reason``)."""
+    other as ``written`` has it, or else as the ``errors`` handler gives it (``reason``).
+
+    Runs of ASCII and of other characters are written at once; a text holding a character that
+    ``written`` has not (or one below ``single_below`` past ASCII) is written a character at a
+    time, where the handler is asked."""
     if text.isascii():
         return text.encode("ascii")
     with contextlib.suppress(KeyError):  # a character it has no bytes for: one at a time

@@ -48,13 +48,13 @@ def jis0208() -> tuple[dict[bytes, str], dict[str, bytes]]:
     return read, written
 
 
+_PAIRS = re.compile(rb"(?:[\xa1-\xfe][\xa1-\xfe])+")
+"""A run of two-byte sequences of index jis0208 (or errors, which _sequence() reads)."""
+
+
 def _decoded(data: bytes, errors: str, final: bool) -> tuple[str, int]:
     """``data`` read (and how many bytes of it: a sequence cut at its end waits unless ``final``)."""
     return sequences_decoded(NAME, data, errors, final, _at_lead, (_PAIRS, jis0208()[0]))
-
-
-_PAIRS = re.compile(rb"(?:[\xa1-\xfe][\xa1-\xfe])+")
-"""A run of two-byte sequences of index jis0208 (or errors, which _sequence() reads)."""
 
 
 def _at_lead(data: bytes, at: int, final: bool) -> tuple[str | None, int] | None:
