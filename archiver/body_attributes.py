@@ -14,6 +14,7 @@ bytes in, attributes out.
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Iterator
 
@@ -36,17 +37,20 @@ START_TAG = re.compile(rb"""<[^\s/>]+(?:[^>"']|"[^"]*"|'[^']*')*>?""")
 """A start tag, its attributes' quoted values holding any ``>``."""
 
 
-def add_later_body_attributes(source: bytes, encoding: str | None, body: lxml.etree._Element) -> None:
+def add_later_body_attributes(
+    source: bytes | mmap.mmap, encoding: str | None, body: lxml.etree._Element
+) -> None:
     """Give ``body`` (the body element parsed from ``source``, read in ``encoding``: lxml's name,
     None as lxml reads it) the attributes of the <body> start tags of ``source`` it lacks, the
-    first tag's first, as HTML's parser does."""
+    first tag's first, as HTML's parser does. ``source`` may be a file mapped in memory: a large
+    page is searched without being read whole."""
     for tag in _body_tags(source):
         for name, value in _attributes(tag, encoding):
             if body.get(name) is None:
                 body.set(name, value)
 
 
-def _body_tags(source: bytes) -> Iterator[bytes]:
+def _body_tags(source: bytes | mmap.mmap) -> Iterator[bytes]:
     """The <body> start tags of ``source`` outside what holds none (UNREAD)."""
     unread = UNREAD.finditer(source)
     span = next(unread, None)
