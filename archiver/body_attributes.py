@@ -15,6 +15,7 @@ bytes in, attributes out.
 from __future__ import annotations
 
 import itertools
+import mmap
 import re
 from collections.abc import Iterator
 
@@ -37,10 +38,13 @@ START_TAG = re.compile(rb"""<[^\s/>]+(?:[^>"']|"[^"]*"|'[^']*')*>?""")
 """A start tag, its attributes' quoted values holding any ``>``."""
 
 
-def add_later_body_attributes(source: bytes, encoding: str | None, body: lxml.etree._Element) -> None:
+def add_later_body_attributes(
+    source: bytes | mmap.mmap, encoding: str | None, body: lxml.etree._Element
+) -> None:
     """Give ``body`` (the body element parsed from ``source``, read in ``encoding``: lxml's name,
     None as lxml reads it) the attributes of the <body> start tags of ``source`` it lacks, the
-    first tag's first, as HTML's parser does.
+    first tag's first, as HTML's parser does. ``source`` may be a file mapped in memory: a large
+    page is searched without being read whole.
 
     Most pages hold one <body> tag, which lxml read (the body has its attributes) or which has
     none: a search of the bytes tells that, and what holds no tag (UNREAD) is read only when
@@ -52,8 +56,8 @@ def add_later_body_attributes(source: bytes, encoding: str | None, body: lxml.et
     if len(first_two) == 1:
         if len(body.attrib):
             return  # lxml gave the body this tag's attributes
-        tag = START_TAG.match(source, first_two[0].start())
-        if tag is None or tag.group().lower() == b"<body>":
+        only = START_TAG.match(source, first_two[0].start())
+        if only is None or only.group().lower() == b"<body>":
             return  # no attributes to give
     for tag in _body_tags(source):
         for name, value in _attributes(tag, encoding):
@@ -61,7 +65,7 @@ def add_later_body_attributes(source: bytes, encoding: str | None, body: lxml.et
                 body.set(name, value)
 
 
-def _body_tags(source: bytes) -> Iterator[bytes]:
+def _body_tags(source: bytes | mmap.mmap) -> Iterator[bytes]:
     """The <body> start tags of ``source`` outside what holds none (UNREAD)."""
     unread = UNREAD.finditer(source)
     span = next(unread, None)

@@ -153,6 +153,14 @@ async def test_https_with_ca_bundle(https_site, certificates, run_crawl, tmp_pat
     assert manifest_rows(result.snapshot.root)[https_site].outcome == "fetched"
 
 
+async def test_a_certificate_that_does_not_verify_fails_at_once(https_site, run_crawl, tmp_path):
+    """Asked again, the server shows the same certificate: one try, not --max-tries."""
+    result = await run_crawl(https_site, max_tries=3, output=tmp_path / "untrusted")
+    robots = manifest_rows(result.snapshot.root, for_crawlers=True)[https_site + "robots.txt"]
+    assert (robots.outcome, robots.tries) == ("failed", 1), robots
+    assert "certificate" in robots.reason.lower() and "tries" not in robots.reason, robots
+
+
 def test_ca_bundle_and_insecure_conflict(tmp_path, certificates):
     from archiver.config import CrawlConfig
 

@@ -491,6 +491,23 @@ def test_a_broken_local_link_in_an_iframe_srcdoc_is_named(
     assert report.stats["mirror links"] == 3
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_broken_background_of_a_later_body_tag_is_named(
+    tmp_path: Path, monkeypatch, streamed: bool
+) -> None:
+    # Text before it began the body: the later tag's background is the body's, an image a
+    # browser fetches, whether the page is small or read as a stream.
+    if streamed:
+        monkeypatch.setattr("archiver.verify.mirror_links.STREAM_HTML_FROM", 0)
+    folder = tmp_path / "mirror" / "h"
+    folder.mkdir(parents=True)
+    (folder / "page.html").write_text('<p>text</p><body class=late background="gone.png"><p>more</p>')
+    report = Report()
+    check_mirror(tmp_path, report)
+    found = [(problem.where, problem.detail) for problem in report.examples.get(BROKEN_MIRROR_LINK, [])]
+    assert found == [("mirror/h/page.html", "'gone.png' resolves to no file")]
+
+
 def test_a_broken_local_link_in_a_mirrored_svg_is_named(tmp_path: Path) -> None:
     folder = tmp_path / "mirror" / "h"
     folder.mkdir(parents=True)

@@ -28,6 +28,7 @@ from typing import IO, Protocol
 
 import aiohttp
 import aiohttp.abc
+from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from archiver.config import CrawlConfig
@@ -108,8 +109,9 @@ def request_url(url: str) -> URL:
     return target
 
 
-class _LostOnReuse(Exception):
-    """A request a reused connection lost before one byte of its answer came: to send again."""
+class _SendOnNewConnection(Exception):
+    """A request a reused connection lost before one byte of its answer came, or whose answer's
+    head it gave broken: to send again, on a new connection."""
 
 
 class Fetcher:
@@ -272,7 +274,8 @@ class Fetcher:
         taken by no server: it is sent once more at once, on a new connection, within
         the same try (RFC 9112, section 9.3.1; browsers do the same). A connection
         lost on a new connection is the try's failure: a try is one request a server
-        may have taken.
+        may have taken. An answer whose head is broken (past MAX_HEAD_BYTES, or one no parser
+        reads) fails the fetch for good, not to be tried again: it comes back the same.
 
         A body the peer cut short is kept as far as it came, with ``truncated`` saying
         why (disconnect, or time when the timeout ended it), as is one cut at
@@ -282,12 +285,13 @@ class Fetcher:
         deadline = asyncio.get_running_loop().time() + self.config.timeout
         try:
             return await self._exchange(request, deadline, new_connection=False)
-        except _LostOnReuse:
+        except _SendOnNewConnection:
             return await self._exchange(request, deadline, new_connection=True)
 
     async def _exchange(self, request: FetchRequest, deadline: float, *, new_connection: bool) -> Capture:
         """One request of ``request`` and its answer (fetch_once); ``new_connection``: sent on a new
-        connection. Raises _LostOnReuse when a reused connection lost it unanswered."""
+        connection. Raises _SendOnNewConnection when a reused connection lost it unanswered or gave
+        its answer a broken head."""
         assert self._session is not None
         url = request.url
         date = datetime.now(UTC)
@@ -327,15 +331,23 @@ class Fetcher:
                 received.truncated = "time"  # a body still coming (or stalled) at the deadline
         except aiohttp.ClientResponseError as exc:
             body.close()
-            # A server's broken message, or bytes a previous answer left on a reused connection:
-            # tried again (on a fresh connection) like a connection error.
-            raise FetchError(url, f"bad response: {exc.message}") from None
+            if not isinstance(exc.__cause__, HttpProcessingError):  # a proxy's refusal: it may pass
+                raise FetchError(url, f"bad response: {exc.message}") from None
+            if received.on_reused_connection and not new_connection:
+                # Perhaps bytes an earlier answer left on the connection: sent again on a new one.
+                raise _SendOnNewConnection from None
+            # A head past MAX_HEAD_BYTES, or one no parser reads, comes back the same when asked
+            # again: the fetch fails at once, its tries left unspent.
+            raise FetchError(url, f"bad response: {exc.message}", retryable=False) from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             body.close()
             lost = isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError))
             if lost and received.lost_on_reuse and not new_connection:
-                raise _LostOnReuse from None
-            raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": ")) from None
+                raise _SendOnNewConnection from None
+            # A certificate that does not verify is shown again when asked again: a failure
+            # for good, its tries left unspent.
+            final = isinstance(exc, aiohttp.ClientConnectorCertificateError)
+            raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=not final) from None
         except BaseException:
             body.close()
             raise

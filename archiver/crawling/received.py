@@ -99,6 +99,11 @@ class Received:
             and self.connection.lost_before_answer_on_reuse
         )
 
+    @property
+    def on_reused_connection(self) -> bool:
+        """True if the request went out on a connection that had carried an earlier answer."""
+        return self.connection is not None and self.connection.reused
+
     def add(self, body: IO[bytes], chunk: bytes) -> None:
         body.write(chunk)
         self.hasher.update(chunk)

@@ -13,6 +13,7 @@ left alone.
 
 from __future__ import annotations
 
+import mmap
 import os
 import re
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from urllib.parse import unquote
 
 import lxml.etree
 
+from archiver.body_attributes import add_later_body_attributes
 from archiver.encodings import WEB_ERRORS, as_utf8, page_encoding, stylesheet_encoding, xml_encoding
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
@@ -162,8 +164,11 @@ def _srcdoc_references(texts: list[str], depth: int) -> Iterator[str]:
 
 def _streamed_html_references(document: Path) -> Iterator[str]:
     """Links of a large HTML file, parsed element by element so its tree never builds up."""
-    with open(document, "rb") as fh:
+    with open(document, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         for _event, element in read_elements(fh, ("end",), huge_tree=True):
+            if element.tag == "body":  # a later <body> tag's attributes, as a small page's tree has
+                # The file's bytes are mapped, not read: the page is never held whole.
+                add_later_body_attributes(mapped, None, element)
             # Its children were dropped at their own end: this visits the element alone.
             for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
                 yield value
