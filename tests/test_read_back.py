@@ -33,6 +33,20 @@ from archiver.warc.reader import WHOLE_READ_BYTES
 GZIPPED = gzip.compress(b"the same bytes, stored twice" * 20, mtime=0)
 
 
+def _mirrored_after_an_edit(
+    root: Path, url: str, edit: tuple[bytes, bytes], capsys: Any
+) -> tuple[set[str], str]:
+    """Change bytes of the record of ``url`` (``edit``: what, into what; the Server header blanked so
+    that the record stays as long), rebuild the mirror (which exits 1: it keeps files), and return
+    the URLs whose crawl's files it kept, and what it printed."""
+    row = manifest_rows(root)[url]
+    assert row.warc_offset is not None and row.warc_length is not None
+    edit_in_place(root / "warc" / str(row.warc_file), row.warc_offset, row.warc_length, server_blanked(*edit))
+    assert cli.main(["mirror", str(root)]) == 1
+    out = capsys.readouterr().out
+    return {line.split(": kept ")[0].strip() for line in out.splitlines() if ": kept " in line}, out
+
+
 async def test_a_changed_head_of_a_payload_captured_twice_does_not_share_its_file(
     site: Any, run_crawl: Any, capsys: Any
 ) -> None:
@@ -49,15 +63,9 @@ async def test_a_changed_head_of_a_payload_captured_twice_does_not_share_its_fil
     first, second = rows[site.url("/a.bin")], rows[site.url("/b.bin")]
     assert first.record_type == "response" and second.record_type == "revisit"
     assert first.local_path != second.local_path
-    assert first.warc_offset is not None and first.warc_length is not None
-    edit_in_place(
-        root / "warc" / str(first.warc_file),
-        first.warc_offset,
-        first.warc_length,
-        server_blanked(b"Content-Encoding: gzip", b"Content-Encodinx: gzip"),
+    _kept, out = _mirrored_after_an_edit(
+        root, first.url, (b"Content-Encoding: gzip", b"Content-Encodinx: gzip"), capsys
     )
-    assert cli.main(["mirror", str(root)]) == 1
-    out = capsys.readouterr().out
     assert f"{first.url}: kept mirror/{first.local_path} as the crawl wrote it" in out, out
     rebuilt = manifest_rows(root)[second.url]
     assert rebuilt.local_path == second.local_path
@@ -136,23 +144,6 @@ async def test_a_browser_is_not_answered_from_a_record_that_does_not_parse(site:
         answers.close()
 
 
-def _mirrored_with_its_page_damaged(root: Path, page: str, capsys: Any) -> tuple[set[str], str]:
-    """Change a byte of ``page``'s record (its é, the Server header blanked so that the record
-    stays as long), rebuild the mirror (which exits 1: it keeps files), and return the URLs
-    whose crawl's files it kept, and what it printed."""
-    page_row = manifest_rows(root)[page]
-    assert page_row.warc_offset is not None and page_row.warc_length is not None
-    edit_in_place(
-        root / "warc" / str(page_row.warc_file),
-        page_row.warc_offset,
-        page_row.warc_length,
-        server_blanked(b"\xe9<", b"\xe8<"),
-    )
-    assert cli.main(["mirror", str(root)]) == 1
-    out = capsys.readouterr().out
-    return {line.split(": kept ")[0].strip() for line in out.splitlines() if ": kept " in line}, out
-
-
 async def test_a_stylesheet_that_names_its_encoding_is_mirrored_without_its_referrer(
     site: Any, run_crawl: Any, capsys: Any
 ) -> None:
@@ -169,7 +160,7 @@ async def test_a_stylesheet_that_names_its_encoding_is_mirrored_without_its_refe
     site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
     await site.start()
     root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
-    kept, out = _mirrored_with_its_page_damaged(root, site.url("/"), capsys)
+    kept, out = _mirrored_after_an_edit(root, site.url("/"), (b"\xe9<", b"\xe8<"), capsys)
     assert kept == {site.url("/"), site.url("/c.css")}, out
 
 
@@ -186,7 +177,7 @@ async def test_a_stylesheet_imported_by_one_that_names_its_encoding_does_not_nee
     await site.start()
     root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
     assert manifest_rows(root)[site.url("/caf%C3%A9.png")].status == 200
-    kept, out = _mirrored_with_its_page_damaged(root, site.url("/"), capsys)
+    kept, out = _mirrored_after_an_edit(root, site.url("/"), (b"\xe9<", b"\xe8<"), capsys)
     assert kept == {site.url("/")}, out
     report = verify_snapshot(root)
     assert "unknown_encoding" not in report.counts, report.render_text(str(root))
