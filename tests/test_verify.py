@@ -466,27 +466,34 @@ def _sha1(data: bytes) -> str:
     return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
 
 
-@pytest.mark.parametrize("streamed", [False, True])
-def test_a_broken_local_link_in_an_iframe_srcdoc_is_named(
-    tmp_path: Path, monkeypatch, streamed: bool
-) -> None:
-    # A srcdoc document's links resolve against its page's URL: in the mirror, its file's folder.
+def _broken_links_of_a_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool, page: str
+) -> tuple[list[tuple[str, str]], Report]:
+    """Check a mirror of ``page`` (mirror/h/page.html, beside a here.png), read whole or, with
+    ``streamed``, as a stream; (where, what) of each broken link named, and the report."""
     if streamed:
         monkeypatch.setattr("archiver.verify.mirror_links.STREAM_HTML_FROM", 0)
     folder = tmp_path / "mirror" / "h"
     folder.mkdir(parents=True)
     (folder / "here.png").write_bytes(b"png")
-    inner = '<img src="here.png"><img src="gone.png"><iframe srcdoc="<a href=\'deeper.html\'>d</a>">'
-    (folder / "page.html").write_text(f'<p><iframe srcdoc="{html.escape(inner)}"></iframe></p>')
+    (folder / "page.html").write_text(page)
     report = Report()
     check_mirror(tmp_path, report)
-    found = sorted(
-        (problem.kind, problem.where, problem.detail)
-        for problem in report.examples.get(BROKEN_MIRROR_LINK, [])
-    )
-    assert found == [
-        (BROKEN_MIRROR_LINK, "mirror/h/page.html", "'deeper.html' resolves to no file"),
-        (BROKEN_MIRROR_LINK, "mirror/h/page.html", "'gone.png' resolves to no file"),
+    found = [(problem.where, problem.detail) for problem in report.examples.get(BROKEN_MIRROR_LINK, [])]
+    return found, report
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_broken_local_link_in_an_iframe_srcdoc_is_named(
+    tmp_path: Path, monkeypatch, streamed: bool
+) -> None:
+    # A srcdoc document's links resolve against its page's URL: in the mirror, its file's folder.
+    inner = '<img src="here.png"><img src="gone.png"><iframe srcdoc="<a href=\'deeper.html\'>d</a>">'
+    page = f'<p><iframe srcdoc="{html.escape(inner)}"></iframe></p>'
+    found, report = _broken_links_of_a_page(tmp_path, monkeypatch, streamed, page)
+    assert sorted(found) == [
+        ("mirror/h/page.html", "'deeper.html' resolves to no file"),
+        ("mirror/h/page.html", "'gone.png' resolves to no file"),
     ]
     assert report.stats["mirror links"] == 3
 
@@ -497,14 +504,8 @@ def test_a_broken_background_of_a_later_body_tag_is_named(
 ) -> None:
     # Text before it began the body: the later tag's background is the body's, an image a
     # browser fetches, whether the page is small or read as a stream.
-    if streamed:
-        monkeypatch.setattr("archiver.verify.mirror_links.STREAM_HTML_FROM", 0)
-    folder = tmp_path / "mirror" / "h"
-    folder.mkdir(parents=True)
-    (folder / "page.html").write_text('<p>text</p><body class=late background="gone.png"><p>more</p>')
-    report = Report()
-    check_mirror(tmp_path, report)
-    found = [(problem.where, problem.detail) for problem in report.examples.get(BROKEN_MIRROR_LINK, [])]
+    page = '<p>text</p><body class=late background="gone.png"><p>more</p>'
+    found, _report = _broken_links_of_a_page(tmp_path, monkeypatch, streamed, page)
     assert found == [("mirror/h/page.html", "'gone.png' resolves to no file")]
 
 
