@@ -545,6 +545,45 @@ async def test_the_browser_runs_only_on_cpu_the_crawl_leaves_idle():
     assert os.sched_getscheduler(0) == os.SCHED_OTHER
 
 
+STARTING_DRIVER = (
+    "import os, sys, time\n"
+    "end = time.process_time() + 0.3\n"
+    "while time.process_time() < end: pass\n"  # a start that compiles: busy for 0.3 CPU s
+    "print(os.sched_getscheduler(0), flush=True)\n"
+    "sys.stdin.read()\n"
+)
+"""A stand-in for Playwright's driver (its command line names run-driver): busy as a start is,
+then says its scheduling class, then waits."""
+
+
+async def test_the_driver_is_lowered_as_soon_as_it_exists_not_once_it_has_started():
+    """The driver spent its start (0.57 CPU s of compiling) at the crawl's own priority, taking that
+    CPU from the crawl: it was lowered only once Playwright's start returned. It is lowered while
+    it starts now (a real process standing in for it, which reports its class from within its start)."""
+    from archiver.crawling.chromium import started_at_idle_priority
+
+    async def start() -> tuple[asyncio.subprocess.Process, bytes]:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            STARTING_DRIVER,
+            "run-driver",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert process.stdout is not None
+        return process, await asyncio.wait_for(process.stdout.readline(), 60)
+
+    process, said = await started_at_idle_priority(start())
+    try:
+        assert int(said) == os.SCHED_IDLE
+        assert os.sched_getscheduler(process.pid) == os.SCHED_IDLE
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    finally:
+        process.kill()
+        await process.wait()
+
+
 def _driver_environment() -> dict[str, str]:
     """The environment Playwright's driver (this process's child running run-driver) started with."""
     for child in _children(os.getpid()):

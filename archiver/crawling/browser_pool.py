@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING
 
 from archiver.crawling.chromium import (
     CHROMIUM_ARGS,
-    driver_pids,
-    lower_priority,
     quiet_about_the_driver_gone,
     refusing_port,
+    started_at_idle_priority,
     use_node_compile_cache,
 )
 from archiver.crawling.page_dom import init_script
@@ -243,8 +242,7 @@ class BrowserPool:
             from playwright.async_api import async_playwright
 
             use_node_compile_cache()
-            self._playwright = await async_playwright().start()
-            lower_priority(driver_pids())
+            self._playwright = await started_at_idle_priority(async_playwright().start())
             quiet_about_the_driver_gone(asyncio.get_running_loop())
         if self._refusing is None:
             self._refusing = refusing_port()
