@@ -9,7 +9,10 @@ and verify read it alike.
 
 A stylesheet that page's iframe srcdoc document links (and the page itself does not) is read in
 UTF-8, the srcdoc document's encoding, as Chromium reads it: the page's links say so
-(link_requests.SRCDOC), as they told the crawl. A snapshot of an older crawl is read the same.
+(link_requests.SRCDOC), as they told the crawl. So do those of its rendered DOM, where the frames
+its scripts built are kept in their iframes' srcdoc (an <iframe srcdoc> a script made, an
+about:blank frame it wrote: UTF-8 too in Chromium), which the crawl learnt from the browser's
+requests. A snapshot of an older crawl is read the same.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.stored import payload_record
+from archiver.warc.dom import DOM_CONTENT_TYPE
 from archiver.warc.reader import WarcReader
 
 MAX_IMPORTS = 8
@@ -49,17 +53,25 @@ RowOf = Callable[[str], ManifestRow | None]
 BodyOf = Callable[[ManifestRow], tuple[bytes, str | None] | None]
 """The payload of a fetched row, decoded as the crawl decoded it, and its Content-Type header;
 None if it cannot be read."""
+DomOf = Callable[[ManifestRow], bytes | None]
+"""The rendered DOM of a page's row that has one (warc/dom.py); None if it cannot be read (or
+what reading it raised)."""
 
 
 def referrer_encoding(
-    row: ManifestRow, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+    row: ManifestRow,
+    row_of: RowOf,
+    body_of: BodyOf,
+    imports: int = MAX_IMPORTS,
+    dom_of: DomOf | None = None,
 ) -> str | None:
     """The encoding the stylesheet of ``row`` is read in when it names none: that of the document
     that refers to it (None if it has none or is no page or stylesheet, and for one a srcdoc
     document links: the stylesheet is then UTF-8). Raises UnknownEncoding if that document's
-    record cannot be read: read as UTF-8, the stylesheet could be other text than the crawl read."""
+    record cannot be read: read as UTF-8, the stylesheet could be other text than the crawl read.
+    ``dom_of``: see referrer_reading()."""
     document, linked = referred_by(row, row_of)
-    return encoding_for(linked, referrer_reading(document, row_of, body_of, imports))
+    return encoding_for(linked, referrer_reading(document, row_of, body_of, imports, dom_of))
 
 
 def encoding_for(linked: str, reading: Reading) -> str | None:
@@ -75,19 +87,29 @@ def encoding_for(linked: str, reading: Reading) -> str | None:
 
 
 def encoding_of(
-    document: ManifestRow | None, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+    document: ManifestRow | None,
+    row_of: RowOf,
+    body_of: BodyOf,
+    imports: int = MAX_IMPORTS,
+    dom_of: DomOf | None = None,
 ) -> str | None:
     """The encoding the crawl read the document of the row ``document`` in (a stylesheet in its
     own referrer's, if it names none, up to ``imports`` levels up); None if it has none. Raises
-    UnknownEncoding if its record (or a referrer's it depends on) cannot be read."""
-    return referrer_reading(document, row_of, body_of, imports)[0]
+    UnknownEncoding if its record (or a referrer's it depends on) cannot be read. ``dom_of``: see
+    referrer_reading()."""
+    return referrer_reading(document, row_of, body_of, imports, dom_of)[0]
 
 
 def referrer_reading(
-    document: ManifestRow | None, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+    document: ManifestRow | None,
+    row_of: RowOf,
+    body_of: BodyOf,
+    imports: int = MAX_IMPORTS,
+    dom_of: DomOf | None = None,
 ) -> Reading:
-    """encoding_of() ``document``, and the URLs its iframes' srcdoc documents alone link. Raises
-    UnknownEncoding as encoding_of() does."""
+    """encoding_of() ``document``, and the URLs its iframes' srcdoc documents alone link, in the
+    page as fetched and, given ``dom_of``, in its rendered DOM (which matters only to a page not
+    read in UTF-8). Raises UnknownEncoding as encoding_of() does, and if that DOM cannot be read."""
     if document is None or document.outcome != FETCHED or document.content_type not in _REFERRERS:
         return NO_READING
     try:
@@ -100,16 +122,34 @@ def referrer_reading(
     own = None
     if document.content_type == CSS_TYPE and imports > 0:
         try:
-            own = referrer_encoding(document, row_of, body_of, imports - 1)
+            own = referrer_encoding(document, row_of, body_of, imports - 1, dom_of)
         except UnknownEncoding:
             # Its referrer's encoding matters only if it names none of its own.
             if not stylesheet_names_its_encoding(body, charset_from_content_type(content_type)):
                 raise
     encoding = document_encoding(body, document.content_type, content_type, own)
-    if document.content_type not in HTML_TYPES or _SRCDOC.search(body) is None:
+    if document.content_type not in HTML_TYPES:
         return encoding, frozenset()
-    hints = findings(body, document.url, document.content_type, content_type)[4]
-    return encoding, frozenset(url for url, hint in hints.items() if says(hint[3], SRCDOC))
+    linked = _srcdoc_links(body, document.url, document.content_type, content_type)
+    if dom_of is not None and document.dom_warc_file is not None and encoding != "utf-8":
+        try:
+            dom = dom_of(document)
+        except Exception as exc:  # whatever the damage, what its frames link is not known
+            raise UnknownEncoding(
+                document.url, f"its rendered DOM: {type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
+        if dom is None:
+            raise UnknownEncoding(document.url, "the record of its rendered DOM cannot be read")
+        linked |= _srcdoc_links(dom, document.url, "text/html", DOM_CONTENT_TYPE)
+    return encoding, linked
+
+
+def _srcdoc_links(body: bytes, url: str, mime: str, content_type: str | None) -> frozenset[str]:
+    """The URLs the srcdoc documents of the HTML page ``body`` at ``url`` alone link."""
+    if _SRCDOC.search(body) is None:
+        return frozenset()
+    hints = findings(body, url, mime, content_type)[4]
+    return frozenset(link for link, hint in hints.items() if says(hint[3], SRCDOC))
 
 
 def stored_body(

@@ -1,0 +1,100 @@
+"""What the frames of a rendered page ask for is read as Chromium reads it, by the crawl, the mirror
+and verify alike.
+
+A stylesheet that names no charset is read in the encoding of the document that links it. A
+frame whose document a script built (an ``<iframe srcdoc>`` it made, an ``about:blank`` frame it
+wrote) is UTF-8 in Chromium, whatever its page's encoding. The crawl learns it from the browser's
+requests, the mirror and verify from the page's rendered DOM.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from conftest import manifest_rows
+from script_site import png
+from test_browser import CHROMIUM
+from warcio.archiveiterator import ArchiveIterator
+
+from archiver.link_values import iter_css_urls
+from archiver.mirror.build import build_mirror
+from archiver.verify.verifier import verify_snapshot
+
+CAFE = "/caf%C3%A9.png"
+"""café.png as Chromium asks for it from a stylesheet it reads in UTF-8."""
+GARBLED = "/caf%C3%83%C2%A9.png"
+"""café.png as asked for from that stylesheet read in windows-1252."""
+
+
+def response_targets(root: Path) -> set[str]:
+    """The WARC-Target-URI of every response and revisit record of the snapshot at ``root``."""
+    targets = set()
+    for warc in (root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type in ("response", "revisit"):
+                    targets.add(record.rec_headers.get_header("WARC-Target-URI"))
+    return targets
+
+
+def assert_read_as_chromium_reads_it(site: Any, root: Path, stylesheet: str, garbled: str = GARBLED) -> None:
+    """The café.png of ``stylesheet`` (a path) is the one Chromium asks for, in the WARC and the
+    manifest, and never the ``garbled`` one (a path) it is read as in another encoding; verify
+    finds the snapshot complete; the mirror's file of the stylesheet, as the crawl wrote it and
+    built again from the WARC, points at the local file of café.png."""
+    assert site.url(CAFE) in response_targets(root)
+    assert site.url(garbled) not in response_targets(root)
+    rows = manifest_rows(root)
+    assert rows[site.url(CAFE)].status == 200
+    assert site.url(garbled) not in rows
+    assert site.hits[garbled] == 0, site.hits
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    host = root / "mirror" / site.host.replace(":", "+")
+    sheet = host / stylesheet.lstrip("/")
+    for built_again in (False, True):
+        if built_again:
+            shutil.rmtree(root / "mirror")
+            build_mirror(root)
+        links = [url for _s, _e, url in iter_css_urls(sheet.read_bytes().decode("latin-1"))]
+        assert links == ["caf%C3%A9.png"], links
+        assert (sheet.parent / unquote(links[0])).read_bytes() == png(200, 100, 0)
+
+
+async def test_a_stylesheet_of_an_iframe_srcdoc_a_script_made_is_read_in_utf8(site, run_crawl):
+    """A windows-1252 page whose script makes an <iframe srcdoc> linking s.css: Chromium reads
+    s.css in the srcdoc document's encoding, UTF-8, and asks for café.png. The crawl read s.css in
+    the page's encoding and fetched a garbled café.png (a 404), and the mirror and verify, reading
+    the page as fetched (no srcdoc there), read it so too."""
+    script = (
+        "<script>var f = document.createElement('iframe');"
+        "f.srcdoc = '<link rel=stylesheet href=s.css><p>framed</p>';"
+        "document.body.appendChild(f);</script>"
+    )
+    site.file("/", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/s.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert_read_as_chromium_reads_it(site, root, "/s.css")
+
+
+async def test_a_stylesheet_of_a_frame_a_script_wrote_is_read_in_utf8(site, run_crawl):
+    """An about:blank frame a script wrote (document.write) is UTF-8 in Chromium too, whatever
+    its page's encoding; the rendered DOM keeps it in its iframe's srcdoc, where the mirror and
+    verify read it as such."""
+    script = (
+        "<script>var f = document.createElement('iframe'); document.body.appendChild(f);"
+        "f.contentDocument.open();"
+        "f.contentDocument.write('<link rel=stylesheet href=w.css><p>written</p>');"
+        "f.contentDocument.close();</script>"
+    )
+    site.file("/", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/w.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert_read_as_chromium_reads_it(site, root, "/w.css")
