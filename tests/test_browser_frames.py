@@ -3,17 +3,20 @@ and verify alike.
 
 A stylesheet that names no charset is read in the encoding of the document that links it. A
 frame whose document a script built (an ``<iframe srcdoc>`` it made, an ``about:blank`` frame it
-wrote) is UTF-8 in Chromium, whatever its page's encoding. The crawl learns it from the browser's
-requests, the mirror and verify from the page's rendered DOM.
+wrote) is UTF-8 in Chromium, whatever its page's encoding; a stylesheet a stylesheet
+``@import``s is read in the importing one's. The crawl learns these from the browser's requests
+and its queue, the mirror and verify from the page's rendered DOM and the manifest.
 """
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from aiohttp import web
 from conftest import manifest_rows
 from script_site import png
 from test_browser import CHROMIUM
@@ -27,6 +30,13 @@ CAFE = "/caf%C3%A9.png"
 """café.png as Chromium asks for it from a stylesheet it reads in UTF-8."""
 GARBLED = "/caf%C3%83%C2%A9.png"
 """café.png as asked for from that stylesheet read in windows-1252."""
+
+
+async def slow_page(request: web.Request) -> web.StreamResponse:
+    """A page that takes seconds to answer: with one worker, what is queued after it waits (a
+    browser does not ask for a link)."""
+    await asyncio.sleep(4)
+    return web.Response(text="<p>slow</p>", content_type="text/html")
 
 
 def response_targets(root: Path) -> set[str]:
@@ -98,3 +108,27 @@ async def test_a_stylesheet_of_a_frame_a_script_wrote_is_read_in_utf8(site, run_
     await site.start()
     root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
     assert_read_as_chromium_reads_it(site, root, "/w.css")
+
+
+async def test_what_a_browser_asks_for_before_its_turn_is_captured_as_it_was_queued(site, run_crawl):
+    """A windows-1252 page links a.css (UTF-8 by its header), which @imports b.css (no charset,
+    so UTF-8 too, as Chromium reads it), which names café.png. Queued behind a slow page, they
+    are asked for by the browser before their turn: their captures, taken ahead, were made as if
+    the page had linked them, their rows given the page's depth plus one (café.png 2, not 3),
+    which verify found wrong."""
+
+    site.file(
+        "/",
+        b"<link rel=stylesheet href=a.css><a href=slow.html>s</a><p>caf\xe9</p><script>var x = 1;</script>",
+        "text/html; charset=windows-1252",
+    )
+    site.handler("/slow.html", slow_page)
+    site.file("/a.css", '@import "b.css"; i{color:red}', "text/css; charset=utf-8")
+    site.file("/b.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, concurrency=1)).snapshot.root
+    rows = manifest_rows(root)
+    found = [(rows[site.url(path)].parent, rows[site.url(path)].depth) for path in ("/a.css", "/b.css", CAFE)]
+    assert found == [(site.url("/"), 1), (site.url("/a.css"), 2), (site.url("/b.css"), 3)]
+    assert_read_as_chromium_reads_it(site, root, "/b.css")
