@@ -4,8 +4,9 @@ and verify alike.
 A stylesheet that names no charset is read in the encoding of the document that links it. A
 frame whose document a script built (an ``<iframe srcdoc>`` it made, an ``about:blank`` frame it
 wrote) is UTF-8 in Chromium, whatever its page's encoding; a stylesheet a stylesheet
-``@import``s is read in the importing one's. The crawl learns these from the browser's requests
-and its queue, the mirror and verify from the page's rendered DOM and the manifest.
+``@import``s is read in the importing one's, whatever Referer the browser sent for it. The crawl
+learns these from the browser's requests and its queue, the mirror and verify from the page's
+rendered DOM and the manifest.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ CAFE = "/caf%C3%A9.png"
 """café.png as Chromium asks for it from a stylesheet it reads in UTF-8."""
 GARBLED = "/caf%C3%83%C2%A9.png"
 """café.png as asked for from that stylesheet read in windows-1252."""
+REPLACED = "/caf%EF%BF%BD.png"
+"""café.png as asked for from a windows-1252 stylesheet read in UTF-8 (é is no UTF-8 there)."""
 
 
 async def slow_page(request: web.Request) -> web.StreamResponse:
@@ -48,6 +51,16 @@ def response_targets(root: Path) -> set[str]:
                 if record.rec_type in ("response", "revisit"):
                     targets.add(record.rec_headers.get_header("WARC-Target-URI"))
     return targets
+
+
+def sent_referer(root: Path, url: str) -> str | None:
+    """The Referer of the WARC request record of ``url`` (None: it sent none)."""
+    for warc in (root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "request" and record.rec_headers.get_header("WARC-Target-URI") == url:
+                    return record.http_headers.get_header("Referer")
+    raise AssertionError(f"no request record of {url}")
 
 
 def assert_read_as_chromium_reads_it(site: Any, root: Path, stylesheet: str, garbled: str = GARBLED) -> None:
@@ -131,4 +144,52 @@ async def test_what_a_browser_asks_for_before_its_turn_is_captured_as_it_was_que
     rows = manifest_rows(root)
     found = [(rows[site.url(path)].parent, rows[site.url(path)].depth) for path in ("/a.css", "/b.css", CAFE)]
     assert found == [(site.url("/"), 1), (site.url("/a.css"), 2), (site.url("/b.css"), 3)]
+    assert_read_as_chromium_reads_it(site, root, "/b.css")
+
+
+async def test_a_stylesheet_a_script_adds_under_a_referrer_policy_is_read_in_its_pages_encoding(
+    site, run_crawl
+):
+    """A windows-1252 page's script adds a stylesheet whose referrerpolicy sends the page's origin
+    alone: Chromium reads it in the page's encoding. The crawl took the Referer it sent (the
+    site's root) for the document that linked it, and read the stylesheet in the root's
+    encoding (UTF-8 here): its café.png became another URL, while the mirror and verify, which
+    read it in its page's, found café.png never fetched."""
+    script = (
+        "<script>var l = document.createElement('link'); l.rel = 'stylesheet';"
+        " l.referrerPolicy = 'origin'; l.href = 's.css'; document.head.appendChild(l);</script>"
+    )
+    site.file("/p.html", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.page("/")
+    site.file("/s.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/p.html"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert sent_referer(root, site.url("/s.css")) == site.url("/")  # as the browser sent it
+    assert_read_as_chromium_reads_it(site, root, "/s.css", REPLACED)
+
+
+async def test_a_stylesheet_imported_without_a_referer_is_read_in_its_importers_encoding(site, run_crawl):
+    """a.css (UTF-8 by its header, its Referrer-Policy no-referrer) @imports b.css, which the
+    browser asks for with no Referer before its turn: the crawl took its page for the document
+    that linked it, and read b.css in the page's windows-1252."""
+
+    site.file(
+        "/",
+        b"<link rel=stylesheet href=a.css><a href=slow.html>s</a><p>caf\xe9</p><script>var x = 1;</script>",
+        "text/html; charset=windows-1252",
+    )
+    site.handler("/slow.html", slow_page)
+    site.file(
+        "/a.css",
+        '@import "b.css"; i{color:red}',
+        "text/css; charset=utf-8",
+        headers={"Referrer-Policy": "no-referrer"},
+    )
+    site.file("/b.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, concurrency=1)).snapshot.root
+    assert manifest_rows(root)[site.url("/b.css")].parent == site.url("/a.css")
+    assert sent_referer(root, site.url("/b.css")) is None
     assert_read_as_chromium_reads_it(site, root, "/b.css")

@@ -24,7 +24,7 @@ from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, SRCDOC, Hint, says
 from archiver.links import REQUISITE
-from archiver.referrer_policy import NO_REFERRER
+from archiver.referrer_policy import policy_sending
 from archiver.store.rows import FAILED, QUEUED, REDIRECTED, ManifestRow
 from archiver.urls import try_normalize
 
@@ -97,7 +97,9 @@ class CrawlPages:
         captured or recorded as skipped. A capture made here is asked for with
         ``how.negotiation``, the headers the browser chose its answer with (Accept...), and the
         Referer it sent (``how.referer``: the browser applied the referrer policies; None, it
-        sent none), which the hops of a redirect derive theirs from. One that sent an Origin is a CORS-mode
+        sent none): from the document that linked it, under a policy that sends that Referer
+        (referrer_policy.policy_sending()), which the hops of a redirect apply again; a stylesheet
+        is read in that document's encoding. One that sent an Origin is a CORS-mode
         request of that origin, whose hops send theirs as Fetch says; without
         ``how.credentials`` (it went without a cookie), it and its hops send none.
         ``how.client``: the origin of the frame's document that asked for it (a stylesheet: its
@@ -143,11 +145,16 @@ class CrawlPages:
         # origin asked for it.
         origin = dict(how.negotiation).get("Origin")
         no_site = how.opaque or says(page.document, SANDBOXED)
+        # Its referrer stays the document that linked it (what a stylesheet is read in is that
+        # document's encoding), under a policy that sends what the browser sent; else (a
+        # stylesheet's or a frame's URL) the Referer sent is its referrer.
+        linked_by = item.referrer or page.url
+        policy = policy_sending(sent, linked_by, url)
         item = dataclasses.replace(
             item,
             negotiation=how.negotiation,
-            referrer=sent or page.url,
-            referrer_policy="" if sent else NO_REFERRER,
+            referrer=linked_by if policy is not None else sent,
+            referrer_policy=policy or "",
             site_for_cookies=NO_SITE if no_site else page.top_level,
             cors=item.cors if origin is None else INCLUDE if how.credentials else OMIT,
             client=origin or how.client or item.client,
