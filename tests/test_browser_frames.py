@@ -21,6 +21,7 @@ from aiohttp import web
 from conftest import manifest_rows
 from script_site import png
 from test_browser import CHROMIUM
+from test_browser_limits import doms
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.link_values import iter_css_urls
@@ -63,15 +64,17 @@ def sent_referer(root: Path, url: str) -> str | None:
     raise AssertionError(f"no request record of {url}")
 
 
-def assert_read_as_chromium_reads_it(site: Any, root: Path, stylesheet: str, garbled: str = GARBLED) -> None:
-    """The café.png of ``stylesheet`` (a path) is the one Chromium asks for, in the WARC and the
-    manifest, and never the ``garbled`` one (a path) it is read as in another encoding; verify
-    finds the snapshot complete; the mirror's file of the stylesheet, as the crawl wrote it and
-    built again from the WARC, points at the local file of café.png."""
-    assert site.url(CAFE) in response_targets(root)
+def assert_read_as_chromium_reads_it(
+    site: Any, root: Path, stylesheet: str, garbled: str = GARBLED, asked: str = CAFE
+) -> None:
+    """The café.png of ``stylesheet`` (a path) is the one Chromium asks for (``asked``), in the
+    WARC and the manifest, and never the ``garbled`` one (a path) it is read as in another
+    encoding; verify finds the snapshot complete; the mirror's file of the stylesheet, as the
+    crawl wrote it and built again from the WARC, points at the local file of ``asked``."""
+    assert site.url(asked) in response_targets(root)
     assert site.url(garbled) not in response_targets(root)
     rows = manifest_rows(root)
-    assert rows[site.url(CAFE)].status == 200
+    assert rows[site.url(asked)].status == 200
     assert site.url(garbled) not in rows
     assert site.hits[garbled] == 0, site.hits
     report = verify_snapshot(root)
@@ -83,7 +86,7 @@ def assert_read_as_chromium_reads_it(site: Any, root: Path, stylesheet: str, gar
             shutil.rmtree(root / "mirror")
             build_mirror(root)
         links = [url for _s, _e, url in iter_css_urls(sheet.read_bytes().decode("latin-1"))]
-        assert links == ["caf%C3%A9.png"], links
+        assert links == [asked.lstrip("/")], links
         assert (sheet.parent / unquote(links[0])).read_bytes() == png(200, 100, 0)
 
 
@@ -193,3 +196,23 @@ async def test_a_stylesheet_imported_without_a_referer_is_read_in_its_importers_
     assert manifest_rows(root)[site.url("/b.css")].parent == site.url("/a.css")
     assert sent_referer(root, site.url("/b.css")) is None
     assert_read_as_chromium_reads_it(site, root, "/b.css")
+
+
+async def test_a_stylesheet_of_a_blob_frame_is_read_in_that_frames_encoding(site, run_crawl):
+    """A frame a script loads from a blob: URL is no srcdoc document: Chromium reads it, and so
+    the stylesheet it links, in its page's windows-1252 (it asks for the café.png of that
+    reading), as the crawl does. The rendered DOM keeps it in its iframe's srcdoc all the same
+    (beside its blob: src), where the mirror and verify took it for a srcdoc document, UTF-8."""
+    script = (
+        "<script>var b = new Blob(['<link rel=stylesheet href=\"' + location.origin + '/bl.css\">"
+        "<p>blob</p>'], {type: 'text/html'});"
+        "var f = document.createElement('iframe'); f.src = URL.createObjectURL(b);"
+        " document.body.appendChild(f);</script>"
+    )
+    site.file("/", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/bl.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00c3\u00a9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert 'src="blob:' in doms(root)[site.url("/")]
+    assert_read_as_chromium_reads_it(site, root, "/bl.css", garbled=CAFE, asked=GARBLED)

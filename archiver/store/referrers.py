@@ -11,8 +11,9 @@ A stylesheet that page's iframe srcdoc document links (and the page itself does 
 UTF-8, the srcdoc document's encoding, as Chromium reads it: the page's links say so
 (link_requests.SRCDOC), as they told the crawl. So do those of its rendered DOM, where the frames
 its scripts built are kept in their iframes' srcdoc (an <iframe srcdoc> a script made, an
-about:blank frame it wrote: UTF-8 too in Chromium), which the crawl learnt from the browser's
-requests. A snapshot of an older crawl is read the same.
+about:blank frame it wrote: UTF-8 too in Chromium, but not one of a blob: URL, which the DOM
+keeps so too), which the crawl learnt from the browser's requests. A snapshot of an older crawl
+is read the same.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from collections.abc import Callable
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
 from archiver.encodings import stylesheet_names_its_encoding
 from archiver.errors import UnknownEncoding
-from archiver.findings import document_encoding, findings
-from archiver.link_requests import SRCDOC, says
+from archiver.findings import document_encoding, findings, parse_page, root_findings
+from archiver.link_requests import SRCDOC, Hint, says
 from archiver.links import charset_from_content_type
 from archiver.media_types import content_type_field
 from archiver.store.manifest import Manifest
@@ -140,7 +141,7 @@ def referrer_reading(
             ) from None
         if dom is None:
             raise UnknownEncoding(document.url, "the record of its rendered DOM cannot be read")
-        linked |= _srcdoc_links(dom, document.url, "text/html", DOM_CONTENT_TYPE)
+        linked |= _rendered_srcdoc_links(dom, document.url)
     return encoding, linked
 
 
@@ -148,7 +149,27 @@ def _srcdoc_links(body: bytes, url: str, mime: str, content_type: str | None) ->
     """The URLs the srcdoc documents of the HTML page ``body`` at ``url`` alone link."""
     if _SRCDOC.search(body) is None:
         return frozenset()
-    hints = findings(body, url, mime, content_type)[4]
+    return _said_srcdoc(findings(body, url, mime, content_type)[4])
+
+
+def _rendered_srcdoc_links(dom: bytes, url: str) -> frozenset[str]:
+    """_srcdoc_links() of the rendered DOM ``dom`` of the page at ``url``, but for the frames
+    loaded from a blob: URL, which the DOM keeps in their srcdoc too (beside that src): Chromium
+    reads a blob's document that names no charset in its page's encoding, not in a srcdoc
+    document's UTF-8."""
+    if _SRCDOC.search(dom) is None:
+        return frozenset()
+    root = parse_page(dom, DOM_CONTENT_TYPE)
+    if root is None:
+        return frozenset()
+    for iframe in root.iter("iframe"):
+        if (iframe.get("src") or "").strip().lower().startswith("blob:"):
+            iframe.attrib.pop("srcdoc", None)
+    return _said_srcdoc(root_findings(root, url, "utf-8")[4])
+
+
+def _said_srcdoc(hints: dict[str, Hint]) -> frozenset[str]:
+    """The URLs of ``hints`` (a document's findings) that srcdoc documents alone ask for."""
     return frozenset(link for link, hint in hints.items() if says(hint[3], SRCDOC))
 
 
