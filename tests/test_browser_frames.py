@@ -216,3 +216,23 @@ async def test_a_stylesheet_of_a_blob_frame_is_read_in_that_frames_encoding(site
     root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
     assert 'src="blob:' in doms(root)[site.url("/")]
     assert_read_as_chromium_reads_it(site, root, "/bl.css", garbled=CAFE, asked=GARBLED)
+
+
+async def test_a_stylesheet_a_frames_script_adds_is_read_in_the_frames_encoding(site, run_crawl):
+    """A UTF-8 page frames f.html, a windows-1252 page whose script adds fs.css (no charset):
+    Chromium reads fs.css in the frame's encoding, as the crawl did. Its manifest row named the
+    top page, whose render asked for it, as the page it was found on, so the mirror and verify
+    read it in the top page's UTF-8 and found the café.png Chromium asks for never fetched."""
+    script = (
+        "<script>var l = document.createElement('link'); l.rel = 'stylesheet';"
+        " l.href = 'fs.css'; document.head.appendChild(l);</script>"
+    )
+    site.page("/", body='<iframe src="f.html"></iframe>')
+    site.file("/f.html", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    # One tab: the top page's render loads the frame, and asks for fs.css, before the frame's own.
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    assert manifest_rows(root)[site.url("/fs.css")].parent == site.url("/f.html")
+    assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)

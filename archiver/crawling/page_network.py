@@ -72,6 +72,10 @@ class Asked:
     """True when a frame's document of no origin asked for it (a sandboxed frame's, or a frame
     navigated by one): of no site, it is cross-site to SameSite. The page's own document is
     judged by its queue item (QueueItem.document)."""
+    frame: str | None = None
+    """The URL (normalised) of the frame's document that asked for it, when that document was
+    fetched from an http(s) URL of its own (a page of the crawl); None for the page's own and for
+    a frame's built by a script."""
 
 
 NOTHING_ASKED = Asked()
@@ -194,7 +198,8 @@ async def _asked(request: Any, page: Any) -> Asked:
     asking = await frame.asking_origin()
     client = asking if request.resource_type == "stylesheet" and not frame.navigation else None
     words = [SANDBOXED] if await frame.leaves_no_origin(asking) else []
-    if request.resource_type == "stylesheet" and frame.built():
+    frame_url = frame.document_url()
+    if request.resource_type == "stylesheet" and frame_url.startswith("about:"):
         words.append(SRCDOC)  # its document is UTF-8, as an iframe's srcdoc document is
     document = " ".join(words)
     return Asked(
@@ -206,6 +211,7 @@ async def _asked(request: Any, page: Any) -> Asked:
         client if client is None or client.isprintable() else None,
         document,
         asking == "null",
+        try_normalize(frame_url) if frame_url.startswith(("http:", "https:")) else None,
     )
 
 
@@ -273,16 +279,17 @@ class _FrameFacts:
             return None
         return origin if isinstance(origin, str) else None
 
-    def built(self) -> bool:
-        """Whether the request is made by a frame's document that was not fetched from a URL of
-        its own (an iframe's srcdoc, an about:blank frame a script wrote): Chromium makes it
-        UTF-8, whatever its page's encoding."""
+    def document_url(self) -> str:
+        """The URL of the frame's document that made the request ('' for the main frame's, a
+        frame's navigation, or a frame gone meanwhile): about:srcdoc or about:blank for one that
+        was fetched from no URL of its own (an iframe's srcdoc, a frame a script wrote), which
+        Chromium makes UTF-8, whatever its page's encoding."""
         if self.main or self.navigation:
-            return False
+            return ""
         try:
-            return str(self.request.frame.url).startswith("about:")
-        except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known to be one
-            return False
+            return str(self.request.frame.url)
+        except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known
+            return ""
 
     async def leaves_no_origin(self, parent_origin: str | None) -> bool:
         """Whether the request navigates a frame to a document of no origin: its iframe's sandbox

@@ -25,7 +25,7 @@ from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, SRCDOC, Hint, says
 from archiver.links import REQUISITE
 from archiver.referrer_policy import policy_sending
-from archiver.store.rows import FAILED, QUEUED, REDIRECTED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, ManifestRow
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
@@ -93,8 +93,9 @@ class CrawlPages:
 
         A URL in flight is waited for; one queued but not started is captured now, as it was
         queued (its queue item, read back from its manifest row, is passed over later); one
-        never met is judged as a requisite of ``page`` (scope, then limits and robots.txt) and
-        captured or recorded as skipped. A capture made here is asked for with
+        never met is judged as a requisite of ``page``, or of the page of its frame that asked
+        for it (_asking_page()), scope, then limits and robots.txt, and captured or recorded as
+        skipped. A capture made here is asked for with
         ``how.negotiation``, the headers the browser chose its answer with (Accept...), and the
         Referer it sent (``how.referer``: the browser applied the referrer policies; None, it
         sent none): from the document that linked it, under a policy that sends that Referer
@@ -132,8 +133,8 @@ class CrawlPages:
             item = QueueItem(
                 url, page.depth + 1, crawler.config.max_redirects, True, (), "requisite", page.url
             )
-        else:
-            met, queue = await crawler.discovery.links({url: REQUISITE}, page)  # as a link of the page
+        else:  # as a link of the page, or of its frame's page that asked for it
+            met, queue = await crawler.discovery.links({url: REQUISITE}, self._asking_page(page, how))
             if met:
                 await crawler.writer.put(WriteItem(None, met=met))
             if not queue:  # skipped (its row is on its way), or claimed by another crawl process
@@ -165,6 +166,26 @@ class CrawlPages:
         # does, which then goes on; a capture abandoned left its URL queued in a crawl done.
         await asyncio.shield(crawler.feed(crawler.capture_now(item)))
         await settling.wait(url)
+
+    def _asking_page(self, page: QueueItem, how: Asked) -> QueueItem:
+        """The page a request of the render of ``page`` is found on: the page of the frame that
+        asked for it (``how.frame``), if that page is rendered too, whose encoding a stylesheet is
+        read in, as Chromium reads it; else ``page``. (The links of a page not rendered are read
+        whole from its HTML, which does not link what its script asked for.)"""
+        frame = (
+            self.row_of(how.frame) if self.row_of is not None and how.frame not in (None, page.url) else None
+        )
+        if frame is None or frame.outcome != FETCHED or not frame.render_reason:
+            return page
+        return dataclasses.replace(
+            page,
+            url=frame.url,
+            depth=frame.depth,
+            requisite=True,
+            found_by=frame.found_by,
+            parent=frame.parent,
+            site_for_cookies=page.top_level,
+        )
 
     async def _row(self, url: str) -> ManifestRow | None:
         """The committed manifest row of ``url``, met already: queued, it keeps the facts of its
