@@ -122,3 +122,24 @@ def referer(page: str | None, target: str, policy: str = "") -> str | None:
     if policy == "strict-origin":
         return origin
     return whole if same_origin else origin  # strict-origin-when-cross-origin
+
+
+def policy_sending(sent: str | None, page: str, target: str) -> str | None:
+    """A policy under which ``page`` sends the Referer ``sent`` for ``target`` (referer()): what a
+    browser's request is asked again under, from the document that linked it rather than from
+    the Referer it sent (which may be that document's origin alone); the default ('') where it
+    fits. None if no policy sends that Referer from ``page`` (a stylesheet's or a frame's URL).
+
+    >>> policy_sending("http://h/", "http://h/a", "http://h/s"), policy_sending(None, "http://h/a", "http://h/s")
+    ('origin', 'no-referrer')
+    >>> policy_sending("http://h/a", "http://h/a", "http://cdn/s")
+    'unsafe-url'
+    >>> policy_sending("http://h/s.css", "http://h/a", "http://h/f") is None
+    True
+    """
+    if sent is None:
+        return NO_REFERRER
+    for policy in ("", "unsafe-url", "origin"):
+        if referer(page, target, policy) == sent:
+            return policy
+    return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from archiver.crawling.stored_answers import Answer
-from archiver.link_requests import SANDBOXED
+from archiver.link_requests import SANDBOXED, SRCDOC
 from archiver.request_headers import Negotiation, negotiation
 from archiver.urls import try_normalize
 
@@ -65,11 +65,17 @@ class Asked:
     stylesheet it is (``null`` for a frame its sandbox leaves no origin); None for the page's."""
     document: str = ""
     """For a frame's document: link_requests.SANDBOXED if its iframe's sandbox (or its parent's
-    lack of one) leaves it no origin, as QueueItem.document says; '' for any other."""
+    lack of one) leaves it no origin, as QueueItem.document says; for a stylesheet of a frame
+    whose document is no fetched one (about:srcdoc, about:blank a script wrote), which Chromium
+    reads in UTF-8 whatever its page's encoding: link_requests.SRCDOC; '' for any other."""
     opaque: bool = False
     """True when a frame's document of no origin asked for it (a sandboxed frame's, or a frame
     navigated by one): of no site, it is cross-site to SameSite. The page's own document is
     judged by its queue item (QueueItem.document)."""
+    frame: str | None = None
+    """The URL (normalised) of the frame's document that asked for it, when that document was
+    fetched from an http(s) URL of its own (a page of the crawl); None for the page's own and for
+    a frame's built by a script."""
 
 
 NOTHING_ASKED = Asked()
@@ -191,7 +197,11 @@ async def _asked(request: Any, page: Any) -> Asked:
     frame = _FrameFacts.of(request)
     asking = await frame.asking_origin()
     client = asking if request.resource_type == "stylesheet" and not frame.navigation else None
-    document = SANDBOXED if await frame.leaves_no_origin(asking) else ""
+    words = [SANDBOXED] if await frame.leaves_no_origin(asking) else []
+    frame_url = frame.document_url()
+    if request.resource_type == "stylesheet" and frame_url.startswith("about:"):
+        words.append(SRCDOC)  # its document is UTF-8, as an iframe's srcdoc document is
+    document = " ".join(words)
     return Asked(
         negotiation(headers),
         headers.get("referer"),
@@ -201,6 +211,7 @@ async def _asked(request: Any, page: Any) -> Asked:
         client if client is None or client.isprintable() else None,
         document,
         asking == "null",
+        try_normalize(frame_url) if frame_url.startswith(("http:", "https:")) else None,
     )
 
 
@@ -267,6 +278,18 @@ class _FrameFacts:
         except Exception:  # noqa: BLE001 - the frame gone or navigating: not known
             return None
         return origin if isinstance(origin, str) else None
+
+    def document_url(self) -> str:
+        """The URL of the frame's document that made the request ('' for the main frame's, a
+        frame's navigation, or a frame gone meanwhile): about:srcdoc or about:blank for one that
+        was fetched from no URL of its own (an iframe's srcdoc, a frame a script wrote), which
+        Chromium makes UTF-8, whatever its page's encoding."""
+        if self.main or self.navigation:
+            return ""
+        try:
+            return str(self.request.frame.url)
+        except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known
+            return ""
 
     async def leaves_no_origin(self, parent_origin: str | None) -> bool:
         """Whether the request navigates a frame to a document of no origin: its iframe's sandbox

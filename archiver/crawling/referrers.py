@@ -27,11 +27,13 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from archiver.content import DEFAULT_DECODE_LIMIT
 from archiver.errors import UnknownEncoding
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous, open_previous
 from archiver.store.referrers import encoding_of, stored_body
 from archiver.store.snapshot import Snapshot
+from archiver.store.stored import rendered_dom
 from archiver.warc.reader import WarcReader
 
 log = logging.getLogger("archiver")
@@ -147,6 +149,7 @@ class SnapshotEncodings:
             manifest.get(url),
             manifest.get,
             lambda row: stored_body(manifest, records, row, previous, quiet=False),
+            dom_of=lambda page: rendered_dom(records, page, DEFAULT_DECODE_LIMIT)[0],
         )
 
     def close(self) -> None:

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from archiver.cors_requests import hop_negotiation, redirected_client
 from archiver.crawling.discovery import NO_SITE
-from archiver.crawling.frontier import QueueItem
+from archiver.crawling.frontier import QueueItem, requeued
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
-from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint, says
+from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, SRCDOC, Hint, says
 from archiver.links import REQUISITE
-from archiver.referrer_policy import NO_REFERRER
-from archiver.store.rows import FAILED, QUEUED, REDIRECTED
+from archiver.referrer_policy import policy_sending
+from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, ManifestRow
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
@@ -69,8 +70,11 @@ class Pages(Protocol):
 class CrawlPages:
     """The crawler as a page's render sees it."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, row_of: Callable[[str], ManifestRow | None] | None = None) -> None:
+        """``row_of``: the committed manifest row of a URL (StoredAnswers.row), where a URL queued
+        and asked for by a browser before its turn finds the facts of its queue item."""
         self.crawler = crawler
+        self.row_of = row_of
 
     @property
     def stopped(self) -> bool:
@@ -87,13 +91,16 @@ class CrawlPages:
     async def ensure(self, url: str, page: QueueItem, how: Asked = NOTHING_ASKED) -> None:
         """Return once ``url``, which the render of ``page`` asks for, has a committed outcome.
 
-        A URL in flight is waited for; one queued but not started is captured now
-        (its queue item is passed over later); one never met is judged as a
-        requisite of ``page`` (scope, then limits and robots.txt) and captured or
-        recorded as skipped. A capture made here is asked for with ``how.negotiation``, the
-        headers the browser chose its answer with (Accept...), and the Referer it sent
-        (``how.referer``: the browser applied the referrer policies; None, it sent none), which
-        the hops of a redirect derive theirs from. One that sent an Origin is a CORS-mode
+        A URL in flight is waited for; one queued but not started is captured now, as it was
+        queued (its queue item, read back from its manifest row, is passed over later); one
+        never met is judged as a requisite of ``page``, or of the page of its frame that asked
+        for it (_asking_page()), scope, then limits and robots.txt, and captured or recorded as
+        skipped. A capture made here is asked for with
+        ``how.negotiation``, the headers the browser chose its answer with (Accept...), and the
+        Referer it sent (``how.referer``: the browser applied the referrer policies; None, it
+        sent none): from the document that linked it, under a policy that sends that Referer
+        (referrer_policy.policy_sending()), which the hops of a redirect apply again; a stylesheet
+        is read in that document's encoding. One that sent an Origin is a CORS-mode
         request of that origin, whose hops send theirs as Fetch says; without
         ``how.credentials`` (it went without a cookie), it and its hops send none.
         ``how.client``: the origin of the frame's document that asked for it (a stylesheet: its
@@ -107,16 +114,27 @@ class CrawlPages:
         crawler = self.crawler
         sent = try_normalize(how.referer) if how.referer else None
         settling = crawler.settling
+        row = await self._row(url) if url not in settling and crawler.frontier.seen(url) else None
+        if row is not None and row.outcome != QUEUED:
+            return  # captured meanwhile
         if url in settling:
             await settling.wait(url)
             return
-        if crawler.frontier.seen(url):
+        document = how.document
+        if row is not None:
+            # Taken ahead as it was queued: found by the document that linked it (the stylesheet
+            # that @imports it, a frame's page), read in that document's encoding, as its row says.
+            settling.take_ahead(url)
+            max_redirects = crawler.config.max_redirects
+            item = requeued(url, row.depth, row.found_by, row.parent, max_redirects, row.request)
+            document = " ".join(word for word in how.document.split() if word != SRCDOC)
+        elif crawler.frontier.seen(url):  # queued by another crawl process: as the page's
             settling.take_ahead(url)
             item = QueueItem(
                 url, page.depth + 1, crawler.config.max_redirects, True, (), "requisite", page.url
             )
-        else:
-            met, queue = await crawler.discovery.links({url: REQUISITE}, page)  # as a link of the page
+        else:  # as a link of the page, or of its frame's page that asked for it
+            met, queue = await crawler.discovery.links({url: REQUISITE}, self._asking_page(page, how))
             if met:
                 await crawler.writer.put(WriteItem(None, met=met))
             if not queue:  # skipped (its row is on its way), or claimed by another crawl process
@@ -128,21 +146,58 @@ class CrawlPages:
         # origin asked for it.
         origin = dict(how.negotiation).get("Origin")
         no_site = how.opaque or says(page.document, SANDBOXED)
+        # Its referrer stays the document that linked it (what a stylesheet is read in is that
+        # document's encoding), under a policy that sends what the browser sent; else (a
+        # stylesheet's or a frame's URL) the Referer sent is its referrer.
+        linked_by = item.referrer or page.url
+        policy = policy_sending(sent, linked_by, url)
         item = dataclasses.replace(
             item,
             negotiation=how.negotiation,
-            referrer=sent or page.url,
-            referrer_policy="" if sent else NO_REFERRER,
+            referrer=linked_by if policy is not None else sent,
+            referrer_policy=policy or "",
             site_for_cookies=NO_SITE if no_site else page.top_level,
             cors=item.cors if origin is None else INCLUDE if how.credentials else OMIT,
             client=origin or how.client or item.client,
-            document=how.document or item.document,
+            document=" ".join(dict.fromkeys([*item.document.split(), *document.split()])),
         )
         settling.start(url)
         # A task the crawl waits for: the render may end (and cancel this) before the capture
         # does, which then goes on; a capture abandoned left its URL queued in a crawl done.
         await asyncio.shield(crawler.feed(crawler.capture_now(item)))
         await settling.wait(url)
+
+    def _asking_page(self, page: QueueItem, how: Asked) -> QueueItem:
+        """The page a request of the render of ``page`` is found on: the page of the frame that
+        asked for it (``how.frame``), if that page is rendered too, whose encoding a stylesheet is
+        read in, as Chromium reads it; else ``page``. (The links of a page not rendered are read
+        whole from its HTML, which does not link what its script asked for.)"""
+        frame = (
+            self.row_of(how.frame) if self.row_of is not None and how.frame not in (None, page.url) else None
+        )
+        if frame is None or frame.outcome != FETCHED or not frame.render_reason:
+            return page
+        return dataclasses.replace(
+            page,
+            url=frame.url,
+            depth=frame.depth,
+            requisite=True,
+            found_by=frame.found_by,
+            parent=frame.parent,
+            site_for_cookies=page.top_level,
+        )
+
+    async def _row(self, url: str) -> ManifestRow | None:
+        """The committed manifest row of ``url``, met already: queued, it keeps the facts of its
+        queue item (frontier.request_facts()); None if this crawl process wrote none (another
+        claimed it)."""
+        if self.row_of is None:
+            return None
+        row = self.row_of(url)
+        if row is None:  # its row may still be on its way to the manifest
+            await self.crawler.writer.committed()
+            row = self.row_of(url)
+        return row
 
     async def rendered(
         self,

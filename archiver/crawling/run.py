@@ -213,7 +213,7 @@ async def run_crawl(
             writer.on_commit = crawler.settling.committed
             jar = fetcher.cookies
             if renderer is not None:
-                renderer.attach(CrawlPages(crawler))
+                renderer.attach(CrawlPages(crawler, renderer.answers.row))
             # Before reload(), which leaves the renders restored here to the renderer.
             keep_beside_rows(
                 writer,

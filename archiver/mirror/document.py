@@ -53,9 +53,8 @@ from archiver.store.referrers import (
     stored_body,
 )
 from archiver.store.rows import ManifestRow
-from archiver.store.stored import payload_record
-from archiver.warc.dom import CHARSET_FIELD, page_of
-from archiver.warc.reader import WarcReader, read_to_end
+from archiver.store.stored import payload_record, rendered_dom
+from archiver.warc.reader import WarcReader
 from archiver.warc.records import sha1_digest
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
@@ -358,7 +357,12 @@ class RecordFiles:
                 stored_body, self.manifest, self.records, previous=self.previous, quiet=False
             )
             try:
-                self._encodings[key] = referrer_reading(document, self.manifest.get, body_of)
+                self._encodings[key] = referrer_reading(
+                    document,
+                    self.manifest.get,
+                    body_of,
+                    dom_of=lambda page: rendered_dom(self.records, page, REWRITE_LIMIT)[0],
+                )
             except UnknownEncoding as exc:
                 self._encodings[key] = exc
         found = self._encodings[key]
@@ -381,23 +385,10 @@ class RecordFiles:
 
     def _write_rendered(self, files: MirrorOutput, row: ManifestRow, path: str) -> None:
         """A page rendered in a browser: its DOM, links rewritten, scripts made inert (see scripts.py)."""
-        assert row.dom_warc_file is not None and row.dom_warc_offset is not None
-        record = self.records.record(row.dom_warc_file, row.dom_warc_offset, row.dom_warc_length)
-        if (
-            record.rec_type != "resource"
-            or page_of(record.rec_headers.get_header("WARC-Target-URI") or "") != row.url
-        ):
-            raise ValueError(f"no rendered DOM of {row.url} at {row.dom_warc_file}@{row.dom_warc_offset}")
-        html = record.raw_stream.read(REWRITE_LIMIT + 1)
-        if len(html) > REWRITE_LIMIT:  # the crawl keeps no DOM this large
-            raise ValueError(f"the rendered DOM of {row.url} is larger than {REWRITE_LIMIT} bytes")
-        # Its WARC-Page-Charset is covered by its gzip member's CRC alone, met only at the
-        # member's end, which a record read streamed may not have reached with its last byte.
-        read_to_end(record)
+        html, charset = rendered_dom(self.records, row, REWRITE_LIMIT)
         html, capped = bounded_document(html, "text/html")
         if capped:
             html = _without_cut_tag(html)
-        charset = record.rec_headers.get_header(CHARSET_FIELD)
         html = rewrite_html(html, row.url, "utf-8", self.resolve, path, self.memo, page_charset=charset)
         note = f"cut at {MAX_MARKUP:,} tags: the rendered DOM holds more" if capped else None
         self.stats.count("text/html", files.write(path, (neutralise_scripts(html),), lambda: note))

@@ -9,7 +9,11 @@ and verify read it alike.
 
 A stylesheet that page's iframe srcdoc document links (and the page itself does not) is read in
 UTF-8, the srcdoc document's encoding, as Chromium reads it: the page's links say so
-(link_requests.SRCDOC), as they told the crawl. A snapshot of an older crawl is read the same.
+(link_requests.SRCDOC), as they told the crawl. So do those of its rendered DOM, where the frames
+its scripts built are kept in their iframes' srcdoc (an <iframe srcdoc> a script made, an
+about:blank frame it wrote: UTF-8 too in Chromium, but not one of a blob: URL, which the DOM
+keeps so too), which the crawl learnt from the browser's requests. A snapshot of an older crawl
+is read the same.
 """
 
 from __future__ import annotations
@@ -20,14 +24,15 @@ from collections.abc import Callable
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
 from archiver.encodings import stylesheet_names_its_encoding
 from archiver.errors import UnknownEncoding
-from archiver.findings import document_encoding, findings
-from archiver.link_requests import SRCDOC, says
+from archiver.findings import document_encoding, findings, parse_page, root_findings
+from archiver.link_requests import SRCDOC, Hint, says
 from archiver.links import charset_from_content_type
 from archiver.media_types import content_type_field
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.stored import payload_record
+from archiver.warc.dom import DOM_CONTENT_TYPE
 from archiver.warc.reader import WarcReader
 
 MAX_IMPORTS = 8
@@ -49,17 +54,25 @@ RowOf = Callable[[str], ManifestRow | None]
 BodyOf = Callable[[ManifestRow], tuple[bytes, str | None] | None]
 """The payload of a fetched row, decoded as the crawl decoded it, and its Content-Type header;
 None if it cannot be read."""
+DomOf = Callable[[ManifestRow], bytes | None]
+"""The rendered DOM of a page's row that has one (warc/dom.py); None if it cannot be read (or
+what reading it raised)."""
 
 
 def referrer_encoding(
-    row: ManifestRow, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+    row: ManifestRow,
+    row_of: RowOf,
+    body_of: BodyOf,
+    imports: int = MAX_IMPORTS,
+    dom_of: DomOf | None = None,
 ) -> str | None:
     """The encoding the stylesheet of ``row`` is read in when it names none: that of the document
     that refers to it (None if it has none or is no page or stylesheet, and for one a srcdoc
     document links: the stylesheet is then UTF-8). Raises UnknownEncoding if that document's
-    record cannot be read: read as UTF-8, the stylesheet could be other text than the crawl read."""
+    record cannot be read: read as UTF-8, the stylesheet could be other text than the crawl read.
+    ``dom_of``: see referrer_reading()."""
     document, linked = referred_by(row, row_of)
-    return encoding_for(linked, referrer_reading(document, row_of, body_of, imports))
+    return encoding_for(linked, referrer_reading(document, row_of, body_of, imports, dom_of))
 
 
 def encoding_for(linked: str, reading: Reading) -> str | None:
@@ -75,19 +88,29 @@ def encoding_for(linked: str, reading: Reading) -> str | None:
 
 
 def encoding_of(
-    document: ManifestRow | None, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+    document: ManifestRow | None,
+    row_of: RowOf,
+    body_of: BodyOf,
+    imports: int = MAX_IMPORTS,
+    dom_of: DomOf | None = None,
 ) -> str | None:
     """The encoding the crawl read the document of the row ``document`` in (a stylesheet in its
     own referrer's, if it names none, up to ``imports`` levels up); None if it has none. Raises
-    UnknownEncoding if its record (or a referrer's it depends on) cannot be read."""
-    return referrer_reading(document, row_of, body_of, imports)[0]
+    UnknownEncoding if its record (or a referrer's it depends on) cannot be read. ``dom_of``: see
+    referrer_reading()."""
+    return referrer_reading(document, row_of, body_of, imports, dom_of)[0]
 
 
 def referrer_reading(
-    document: ManifestRow | None, row_of: RowOf, body_of: BodyOf, imports: int = MAX_IMPORTS
+    document: ManifestRow | None,
+    row_of: RowOf,
+    body_of: BodyOf,
+    imports: int = MAX_IMPORTS,
+    dom_of: DomOf | None = None,
 ) -> Reading:
-    """encoding_of() ``document``, and the URLs its iframes' srcdoc documents alone link. Raises
-    UnknownEncoding as encoding_of() does."""
+    """encoding_of() ``document``, and the URLs its iframes' srcdoc documents alone link, in the
+    page as fetched and, given ``dom_of``, in its rendered DOM (which matters only to a page not
+    read in UTF-8). Raises UnknownEncoding as encoding_of() does, and if that DOM cannot be read."""
     if document is None or document.outcome != FETCHED or document.content_type not in _REFERRERS:
         return NO_READING
     try:
@@ -100,16 +123,54 @@ def referrer_reading(
     own = None
     if document.content_type == CSS_TYPE and imports > 0:
         try:
-            own = referrer_encoding(document, row_of, body_of, imports - 1)
+            own = referrer_encoding(document, row_of, body_of, imports - 1, dom_of)
         except UnknownEncoding:
             # Its referrer's encoding matters only if it names none of its own.
             if not stylesheet_names_its_encoding(body, charset_from_content_type(content_type)):
                 raise
     encoding = document_encoding(body, document.content_type, content_type, own)
-    if document.content_type not in HTML_TYPES or _SRCDOC.search(body) is None:
+    if document.content_type not in HTML_TYPES:
         return encoding, frozenset()
-    hints = findings(body, document.url, document.content_type, content_type)[4]
-    return encoding, frozenset(url for url, hint in hints.items() if says(hint[3], SRCDOC))
+    linked = _srcdoc_links(body, document.url, document.content_type, content_type)
+    if dom_of is not None and document.dom_warc_file is not None and encoding != "utf-8":
+        try:
+            dom = dom_of(document)
+        except Exception as exc:  # whatever the damage, what its frames link is not known
+            raise UnknownEncoding(
+                document.url, f"its rendered DOM: {type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
+        if dom is None:
+            raise UnknownEncoding(document.url, "the record of its rendered DOM cannot be read")
+        linked |= _rendered_srcdoc_links(dom, document.url)
+    return encoding, linked
+
+
+def _srcdoc_links(body: bytes, url: str, mime: str, content_type: str | None) -> frozenset[str]:
+    """The URLs the srcdoc documents of the HTML page ``body`` at ``url`` alone link."""
+    if _SRCDOC.search(body) is None:
+        return frozenset()
+    return _said_srcdoc(findings(body, url, mime, content_type)[4])
+
+
+def _rendered_srcdoc_links(dom: bytes, url: str) -> frozenset[str]:
+    """_srcdoc_links() of the rendered DOM ``dom`` of the page at ``url``, but for the frames
+    loaded from a blob: URL, which the DOM keeps in their srcdoc too (beside that src): Chromium
+    reads a blob's document that names no charset in its page's encoding, not in a srcdoc
+    document's UTF-8."""
+    if _SRCDOC.search(dom) is None:
+        return frozenset()
+    root = parse_page(dom, DOM_CONTENT_TYPE)
+    if root is None:
+        return frozenset()
+    for iframe in root.iter("iframe"):
+        if (iframe.get("src") or "").strip().lower().startswith("blob:"):
+            iframe.attrib.pop("srcdoc", None)
+    return _said_srcdoc(root_findings(root, url, "utf-8")[4])
+
+
+def _said_srcdoc(hints: dict[str, Hint]) -> frozenset[str]:
+    """The URLs of ``hints`` (a document's findings) that srcdoc documents alone ask for."""
+    return frozenset(link for link, hint in hints.items() if says(hint[3], SRCDOC))
 
 
 def stored_body(

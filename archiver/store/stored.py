@@ -1,4 +1,5 @@
-"""A captured URL read back from the snapshot: the record holding its payload, revisits followed.
+"""A captured URL read back from the snapshot: the record holding its payload, revisits followed;
+the rendered DOM of a page.
 
 The mirror builds its files from these, and a browser rendering a page is
 answered from them for every URL the crawl has captured already. A revisit of
@@ -12,6 +13,7 @@ from typing import Any
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import ManifestRow
+from archiver.warc.dom import CHARSET_FIELD, page_of
 from archiver.warc.reader import WarcReader, read_to_end
 from archiver.warc.records import NOT_MODIFIED_PROFILE
 
@@ -57,3 +59,23 @@ def payload_record(
     if record.rec_headers.get_header("WARC-Profile") == NOT_MODIFIED_PROFILE:
         http_headers = payload.http_headers
     return payload, http_headers
+
+
+def rendered_dom(records: WarcReader, row: ManifestRow, limit: int) -> tuple[bytes, str | None]:
+    """The rendered DOM of the page of ``row`` (which has one) and the charset of its page
+    (WARC-Page-Charset, which its queries are written in); raises ValueError if its record is
+    no DOM of that page or holds more than ``limit`` bytes, or what reading a damaged one raises."""
+    assert row.dom_warc_file is not None and row.dom_warc_offset is not None
+    record = records.record(row.dom_warc_file, row.dom_warc_offset, row.dom_warc_length)
+    if (
+        record.rec_type != "resource"
+        or page_of(record.rec_headers.get_header("WARC-Target-URI") or "") != row.url
+    ):
+        raise ValueError(f"no rendered DOM of {row.url} at {row.dom_warc_file}@{row.dom_warc_offset}")
+    html = record.raw_stream.read(limit + 1)
+    if len(html) > limit:  # the crawl keeps no DOM this large
+        raise ValueError(f"the rendered DOM of {row.url} is larger than {limit} bytes")
+    # Its WARC-Page-Charset is covered by its gzip member's CRC alone, met only at the
+    # member's end, which a record read streamed may not have reached with its last byte.
+    read_to_end(record)
+    return html, record.rec_headers.get_header(CHARSET_FIELD)

@@ -41,6 +41,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.referrers import (
     BodyOf,
+    DomOf,
     Reading,
     encoding_for,
     referred_by,
@@ -198,6 +199,9 @@ class LinkCheck:
                 body, content_type = _read_page(entry, records, referrers, referrers, self.previous)
                 return None if body is None else (body, content_type)
 
+            def dom_of(page: ManifestRow) -> bytes | None:
+                return _read_dom(page, records, referrers)[0]
+
             encodings: dict[str, Reading | UnknownEncoding] = {}
             for row in manifest.captures():
                 if row.for_crawlers:
@@ -216,7 +220,7 @@ class LinkCheck:
                             key_of = referrer_key(row)
                             document, linked = referred_by(row, manifest.get)
                             if key_of not in encodings:
-                                encodings[key_of] = _referrer_reading(document, manifest, body_of)
+                                encodings[key_of] = _referrer_reading(document, manifest, body_of, dom_of)
                             known = encodings[key_of]
                             if not isinstance(known, UnknownEncoding):
                                 referred = encoding_for(linked, known)
@@ -238,12 +242,12 @@ class LinkCheck:
 
 
 def _referrer_reading(
-    document: ManifestRow | None, manifest: Manifest, body_of: BodyOf
+    document: ManifestRow | None, manifest: Manifest, body_of: BodyOf, dom_of: DomOf
 ) -> Reading | UnknownEncoding:
     """referrer_reading() of the document that refers to a stylesheet, or why it cannot be known
     (kept, so the referrer's record is read once)."""
     try:
-        return referrer_reading(document, manifest.get, body_of)
+        return referrer_reading(document, manifest.get, body_of, dom_of=dom_of)
     except UnknownEncoding as exc:
         return exc
 

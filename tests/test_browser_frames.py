@@ -1,0 +1,238 @@
+"""What the frames of a rendered page ask for is read as Chromium reads it, by the crawl, the mirror
+and verify alike.
+
+A stylesheet that names no charset is read in the encoding of the document that links it. A
+frame whose document a script built (an ``<iframe srcdoc>`` it made, an ``about:blank`` frame it
+wrote) is UTF-8 in Chromium, whatever its page's encoding; a stylesheet a stylesheet
+``@import``s is read in the importing one's, whatever Referer the browser sent for it. The crawl
+learns these from the browser's requests and its queue, the mirror and verify from the page's
+rendered DOM and the manifest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from aiohttp import web
+from conftest import manifest_rows
+from script_site import png
+from test_browser import CHROMIUM
+from test_browser_limits import doms
+from warcio.archiveiterator import ArchiveIterator
+
+from archiver.link_values import iter_css_urls
+from archiver.mirror.build import build_mirror
+from archiver.verify.verifier import verify_snapshot
+
+CAFE = "/caf%C3%A9.png"
+"""café.png as Chromium asks for it from a stylesheet it reads in UTF-8."""
+GARBLED = "/caf%C3%83%C2%A9.png"
+"""café.png as asked for from that stylesheet read in windows-1252."""
+REPLACED = "/caf%EF%BF%BD.png"
+"""café.png as asked for from a windows-1252 stylesheet read in UTF-8 (é is no UTF-8 there)."""
+
+
+async def slow_page(request: web.Request) -> web.StreamResponse:
+    """A page that takes seconds to answer: with one worker, what is queued after it waits (a
+    browser does not ask for a link)."""
+    await asyncio.sleep(4)
+    return web.Response(text="<p>slow</p>", content_type="text/html")
+
+
+def response_targets(root: Path) -> set[str]:
+    """The WARC-Target-URI of every response and revisit record of the snapshot at ``root``."""
+    targets = set()
+    for warc in (root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type in ("response", "revisit"):
+                    targets.add(record.rec_headers.get_header("WARC-Target-URI"))
+    return targets
+
+
+def sent_referer(root: Path, url: str) -> str | None:
+    """The Referer of the WARC request record of ``url`` (None: it sent none)."""
+    for warc in (root / "warc").glob("*.warc.gz"):
+        with open(warc, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type == "request" and record.rec_headers.get_header("WARC-Target-URI") == url:
+                    return record.http_headers.get_header("Referer")
+    raise AssertionError(f"no request record of {url}")
+
+
+def assert_read_as_chromium_reads_it(
+    site: Any, root: Path, stylesheet: str, garbled: str = GARBLED, asked: str = CAFE
+) -> None:
+    """The café.png of ``stylesheet`` (a path) is the one Chromium asks for (``asked``), in the
+    WARC and the manifest, and never the ``garbled`` one (a path) it is read as in another
+    encoding; verify finds the snapshot complete; the mirror's file of the stylesheet, as the
+    crawl wrote it and built again from the WARC, points at the local file of ``asked``."""
+    assert site.url(asked) in response_targets(root)
+    assert site.url(garbled) not in response_targets(root)
+    rows = manifest_rows(root)
+    assert rows[site.url(asked)].status == 200
+    assert site.url(garbled) not in rows
+    assert site.hits[garbled] == 0, site.hits
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    host = root / "mirror" / site.host.replace(":", "+")
+    sheet = host / stylesheet.lstrip("/")
+    for built_again in (False, True):
+        if built_again:
+            shutil.rmtree(root / "mirror")
+            build_mirror(root)
+        links = [url for _s, _e, url in iter_css_urls(sheet.read_bytes().decode("latin-1"))]
+        assert links == [asked.lstrip("/")], links
+        assert (sheet.parent / unquote(links[0])).read_bytes() == png(200, 100, 0)
+
+
+async def test_a_stylesheet_of_an_iframe_srcdoc_a_script_made_is_read_in_utf8(site, run_crawl):
+    """A windows-1252 page whose script makes an <iframe srcdoc> linking s.css: Chromium reads
+    s.css in the srcdoc document's encoding, UTF-8, and asks for café.png. The crawl read s.css in
+    the page's encoding and fetched a garbled café.png (a 404), and the mirror and verify, reading
+    the page as fetched (no srcdoc there), read it so too."""
+    script = (
+        "<script>var f = document.createElement('iframe');"
+        "f.srcdoc = '<link rel=stylesheet href=s.css><p>framed</p>';"
+        "document.body.appendChild(f);</script>"
+    )
+    site.file("/", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/s.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert_read_as_chromium_reads_it(site, root, "/s.css")
+
+
+async def test_a_stylesheet_of_a_frame_a_script_wrote_is_read_in_utf8(site, run_crawl):
+    """An about:blank frame a script wrote (document.write) is UTF-8 in Chromium too, whatever
+    its page's encoding; the rendered DOM keeps it in its iframe's srcdoc, where the mirror and
+    verify read it as such."""
+    script = (
+        "<script>var f = document.createElement('iframe'); document.body.appendChild(f);"
+        "f.contentDocument.open();"
+        "f.contentDocument.write('<link rel=stylesheet href=w.css><p>written</p>');"
+        "f.contentDocument.close();</script>"
+    )
+    site.file("/", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/w.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert_read_as_chromium_reads_it(site, root, "/w.css")
+
+
+async def test_what_a_browser_asks_for_before_its_turn_is_captured_as_it_was_queued(site, run_crawl):
+    """A windows-1252 page links a.css (UTF-8 by its header), which @imports b.css (no charset,
+    so UTF-8 too, as Chromium reads it), which names café.png. Queued behind a slow page, they
+    are asked for by the browser before their turn: their captures, taken ahead, were made as if
+    the page had linked them, their rows given the page's depth plus one (café.png 2, not 3),
+    which verify found wrong."""
+
+    site.file(
+        "/",
+        b"<link rel=stylesheet href=a.css><a href=slow.html>s</a><p>caf\xe9</p><script>var x = 1;</script>",
+        "text/html; charset=windows-1252",
+    )
+    site.handler("/slow.html", slow_page)
+    site.file("/a.css", '@import "b.css"; i{color:red}', "text/css; charset=utf-8")
+    site.file("/b.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, concurrency=1)).snapshot.root
+    rows = manifest_rows(root)
+    found = [(rows[site.url(path)].parent, rows[site.url(path)].depth) for path in ("/a.css", "/b.css", CAFE)]
+    assert found == [(site.url("/"), 1), (site.url("/a.css"), 2), (site.url("/b.css"), 3)]
+    assert_read_as_chromium_reads_it(site, root, "/b.css")
+
+
+async def test_a_stylesheet_a_script_adds_under_a_referrer_policy_is_read_in_its_pages_encoding(
+    site, run_crawl
+):
+    """A windows-1252 page's script adds a stylesheet whose referrerpolicy sends the page's origin
+    alone: Chromium reads it in the page's encoding. The crawl took the Referer it sent (the
+    site's root) for the document that linked it, and read the stylesheet in the root's
+    encoding (UTF-8 here): its café.png became another URL, while the mirror and verify, which
+    read it in its page's, found café.png never fetched."""
+    script = (
+        "<script>var l = document.createElement('link'); l.rel = 'stylesheet';"
+        " l.referrerPolicy = 'origin'; l.href = 's.css'; document.head.appendChild(l);</script>"
+    )
+    site.file("/p.html", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.page("/")
+    site.file("/s.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/p.html"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert sent_referer(root, site.url("/s.css")) == site.url("/")  # as the browser sent it
+    assert_read_as_chromium_reads_it(site, root, "/s.css", REPLACED)
+
+
+async def test_a_stylesheet_imported_without_a_referer_is_read_in_its_importers_encoding(site, run_crawl):
+    """a.css (UTF-8 by its header, its Referrer-Policy no-referrer) @imports b.css, which the
+    browser asks for with no Referer before its turn: the crawl took its page for the document
+    that linked it, and read b.css in the page's windows-1252."""
+
+    site.file(
+        "/",
+        b"<link rel=stylesheet href=a.css><a href=slow.html>s</a><p>caf\xe9</p><script>var x = 1;</script>",
+        "text/html; charset=windows-1252",
+    )
+    site.handler("/slow.html", slow_page)
+    site.file(
+        "/a.css",
+        '@import "b.css"; i{color:red}',
+        "text/css; charset=utf-8",
+        headers={"Referrer-Policy": "no-referrer"},
+    )
+    site.file("/b.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, concurrency=1)).snapshot.root
+    assert manifest_rows(root)[site.url("/b.css")].parent == site.url("/a.css")
+    assert sent_referer(root, site.url("/b.css")) is None
+    assert_read_as_chromium_reads_it(site, root, "/b.css")
+
+
+async def test_a_stylesheet_of_a_blob_frame_is_read_in_that_frames_encoding(site, run_crawl):
+    """A frame a script loads from a blob: URL is no srcdoc document: Chromium reads it, and so
+    the stylesheet it links, in its page's windows-1252 (it asks for the café.png of that
+    reading), as the crawl does. The rendered DOM keeps it in its iframe's srcdoc all the same
+    (beside its blob: src), where the mirror and verify took it for a srcdoc document, UTF-8."""
+    script = (
+        "<script>var b = new Blob(['<link rel=stylesheet href=\"' + location.origin + '/bl.css\">"
+        "<p>blob</p>'], {type: 'text/html'});"
+        "var f = document.createElement('iframe'); f.src = URL.createObjectURL(b);"
+        " document.body.appendChild(f);</script>"
+    )
+    site.file("/", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/bl.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00c3\u00a9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert 'src="blob:' in doms(root)[site.url("/")]
+    assert_read_as_chromium_reads_it(site, root, "/bl.css", garbled=CAFE, asked=GARBLED)
+
+
+async def test_a_stylesheet_a_frames_script_adds_is_read_in_the_frames_encoding(site, run_crawl):
+    """A UTF-8 page frames f.html, a windows-1252 page whose script adds fs.css (no charset):
+    Chromium reads fs.css in the frame's encoding, as the crawl did. Its manifest row named the
+    top page, whose render asked for it, as the page it was found on, so the mirror and verify
+    read it in the top page's UTF-8 and found the café.png Chromium asks for never fetched."""
+    script = (
+        "<script>var l = document.createElement('link'); l.rel = 'stylesheet';"
+        " l.href = 'fs.css'; document.head.appendChild(l);</script>"
+    )
+    site.page("/", body='<iframe src="f.html"></iframe>')
+    site.file("/f.html", f"<p>caf\xe9</p>{script}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    # One tab: the top page's render loads the frame, and asks for fs.css, before the frame's own.
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    assert manifest_rows(root)[site.url("/fs.css")].parent == site.url("/f.html")
+    assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
