@@ -96,3 +96,24 @@ async def test_a_url_waiting_to_be_tried_again_counts_as_queued(site, tmp_path):
     result = await crawl(config, progress=lambda stats, queued: lines.append(progress_line(stats, queued)))
     assert any(line.startswith("1 done, 1 queued") for line in lines), lines
     assert result.stats.waiting == 0
+
+
+UNREQUESTABLE = "http://" + "a" * 64 + ".example/"
+"""A URL of a host no request can name: a label of 64 letters is past DNS's 63, so its host
+encodes to no name (the same at every try)."""
+
+
+async def test_a_url_no_request_can_name_fails_at_once(site, run_crawl):
+    """A URL the HTTP client cannot send a request for (its host encodes to no DNS name) fails the
+    same way however often it is tried: one try, a one-line reason, whether it came as a page's
+    requisite or as where a redirect leads."""
+    site.page("/", body=f'<img src="{UNREQUESTABLE}logo.png"><img src="/moved.png">')
+    site.redirect("/moved.png", UNREQUESTABLE + "moved.png", status=302)
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=3, sitemaps=False, obey_robots=False)
+    rows = manifest_rows(result.snapshot.root)
+    for url in (UNREQUESTABLE + "logo.png", UNREQUESTABLE + "moved.png"):
+        row = rows[url]
+        assert (row.outcome, row.tries) == ("failed", 1), row
+        assert row.reason and "\n" not in row.reason and "idna" in row.reason, row
+    assert rows[site.url("/moved.png")].redirect_to == UNREQUESTABLE + "moved.png"

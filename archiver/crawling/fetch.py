@@ -344,9 +344,10 @@ class Fetcher:
             lost = isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError))
             if lost and received.lost_on_reuse and not new_connection:
                 raise _SendOnNewConnection from None
-            # A certificate that does not verify is shown again when asked again: a failure
-            # for good, its tries left unspent.
-            final = isinstance(exc, aiohttp.ClientConnectorCertificateError)
+            # A URL no request can name (aiohttp's InvalidURL, a host IDNA encodes to no name:
+            # ValueErrors) and a certificate that does not verify (a ValueError too) come back
+            # the same when asked again: failures for good, their tries left unspent.
+            final = isinstance(exc, (ValueError, aiohttp.ClientConnectorCertificateError))
             raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=not final) from None
         except BaseException:
             body.close()
