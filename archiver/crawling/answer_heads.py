@@ -30,15 +30,15 @@ _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNOR
 _CHUNKED = re.compile(
     rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
 )
-_IDENTITY_ONLY = re.compile(
-    rb"^transfer-encoding[ \t]*:[ \t]*identity[ \t]*(?:,[ \t]*identity[ \t]*)*\r?$",
-    re.IGNORECASE | re.MULTILINE,
-)
+_TRANSFER_ENCODING = re.compile(rb"^transfer-encoding[ \t]*:", re.IGNORECASE | re.MULTILINE)
+_DECHUNKING_VERSION = re.compile(rb"\AHTTP/(?:1\.[1-9]|[2-9]\.[0-9])")
+"""A status line of a version Chromium de-chunks a body in (1.1 and later: HttpResponseHeaders::
+IsChunkEncoded); an HTTP/1.0 (or 0.9) answer's body is what comes, chunked or not."""
 _MAX_LENGTH = 2**63 - 1
 """The longest Content-Length Chromium reads as a length (an int64)."""
 LENGTH_RENAMED = b"X-Archiver-"
 """What a Content-Length field that says again what the first said, or that a chunked body
-overrides, is renamed with."""
+overrides, and a Transfer-Encoding that frames nothing to Chromium, are renamed with."""
 
 
 _STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])[ \t]+([0-9]{1,3})(?![0-9])([ \t]*)")
@@ -172,19 +172,30 @@ def starts_status_line(head: bytes, final: bool) -> bool | None:
 
 
 def one_framing(head: bytes) -> bytes:
-    """``head`` (a whole head, as received) with one framing of its body, as browsers read it.
+    """``head`` (a whole head, status line first, as read_as_browsers() makes it) with one framing
+    of its body, as Chromium reads it.
 
     A chunked body's head keeps no Content-Length (each is renamed X-Archiver-Content-Length):
     RFC 9112 (section 6.3) has Transfer-Encoding override it, and Chromium reads such an
-    answer, whatever lengths it gives; aiohttp's parser refuses it. Otherwise: one_content_length().
+    answer, whatever lengths it gives; aiohttp's parser refuses it.
 
     >>> one_framing(b"HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n")[17:]
     b'X-Archiver-Content-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n'
+
+    Chromium de-chunks a body only in an answer of HTTP/1.1 or later whose Transfer-Encoding
+    lists ``chunked``, and reads past every other coding (``gzip``, ``identity``, ``foo``): any
+    other answer's body is what came, by its Content-Length or to the close, chunk sizes and all.
+    aiohttp's parser de-chunks an HTTP/1.0 body too, and refuses a length beside a coding: each
+    Transfer-Encoding of such an answer is renamed X-Archiver-Transfer-Encoding (as the WARC
+    names it anyway). Then one_content_length().
+
+    >>> one_framing(b"HTTP/1.0 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n")[17:]
+    b'X-Archiver-Transfer-Encoding: chunked\\r\\n\\r\\n'
+    >>> one_framing(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: foo\\r\\nContent-Length: 2\\r\\n")[17:]
+    b'X-Archiver-Transfer-Encoding: foo\\r\\nContent-Length: 2\\r\\n'
     """
-    if _CHUNKED.search(head) is None:
-        # "identity", a coding RFC 9112 no longer knows, frames nothing: Chromium reads the body by
-        # its length beside it, where aiohttp's parser refuses the two together.
-        for field in reversed(list(_IDENTITY_ONLY.finditer(head))):
+    if _CHUNKED.search(head) is None or _DECHUNKING_VERSION.match(head) is None:
+        for field in reversed(list(_TRANSFER_ENCODING.finditer(head))):
             head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
         return one_content_length(head)
     for field in reversed(list(_CONTENT_LENGTH.finditer(head))):

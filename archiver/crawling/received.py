@@ -48,19 +48,20 @@ def received_text(parsed: str) -> str:
 
 
 def check_transfer_codings(url: str, response: aiohttp.ClientResponse) -> None:
-    """Refuse a body sent in a transfer coding other than chunked (``gzip, chunked``): aiohttp
-    undoes chunked alone, and the WARC keeps the body with its Transfer-Encoding renamed, so a
-    gzip-coded body would pass for the payload itself. We never ask for one (no TE header),
-    and browsers refuse it too."""
-    value = response.headers.get("Transfer-Encoding")
-    if value is None:
-        return
-    for coding in value.split(","):
-        coding = coding.strip().lower()
-        if coding not in ("chunked", "identity", ""):
-            raise FetchError(
-                url, f"bad response: transfer coding {coding[:40]!r} not supported", retryable=False
-            )
+    """Refuse an answer Chromium de-chunks where aiohttp read its chunks as the body: one whose
+    Transfer-Encoding lists ``chunked`` before another coding (``chunked, gzip``), which aiohttp
+    reads to the close as RFC 9112 (6.3) has it, chunk sizes and all. A Transfer-Encoding left on
+    an answer is one Chromium de-chunks (one_framing() renamed the others); other codings beside
+    a last ``chunked`` (``gzip, chunked``) it reads past, as aiohttp does, and the body is kept
+    as it came, de-chunked."""
+    values = response.headers.getall("Transfer-Encoding", ())
+    if values and ",".join(values).rsplit(",", 1)[-1].strip(" \t").lower() != "chunked":
+        raise FetchError(
+            url,
+            f"bad response: a body chunked, then in another coding ({', '.join(values)[:60]!r}),"
+            " which the crawl cannot de-chunk as Chromium does",
+            retryable=False,
+        )
 
 
 SINGLE_FIELDS = ("Location", "Content-Disposition")

@@ -1,0 +1,137 @@
+"""A body's framing as Chromium reads it, byte by byte from a raw server: which answers it
+de-chunks, which codings it reads past, and the interim answers it skips. Each answer is
+archived with the body Chromium shows, or refused with a one-line reason where Chromium fails it."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from pathlib import Path
+from typing import Any
+
+from conftest import manifest_rows
+from raw_server import RawRequest, RawServer
+from warcio.archiveiterator import ArchiveIterator
+
+from archiver.store.rows import FAILED, FETCHED
+from archiver.verify.verifier import verify_snapshot
+
+CHUNKS = b"5\r\nhello\r\n0\r\n\r\n"
+
+
+def _chunked(word: bytes) -> bytes:
+    """``word`` in one chunk and the last chunk (each body its own, so none is a revisit)."""
+    return b"%x\r\n%s\r\n0\r\n\r\n" % (len(word), word)
+
+
+PACKED = gzip.compress(b"hello")
+CODED_ANSWERS = {
+    # path: (the head's status line and fields, the body as sent, the body Chromium 156 shows)
+    "/http10-chunked": (b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked", CHUNKS, CHUNKS),
+    "/http10-chunked-length": (
+        b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 4",
+        CHUNKS,
+        CHUNKS[:4],
+    ),
+    "/gzip-chunked": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked",
+        b"%x\r\n" % len(PACKED) + PACKED + b"\r\n0\r\n\r\n",
+        PACKED,
+    ),
+    "/gzip-then-chunked": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked",
+        _chunked(b"two fields"),
+        b"two fields",
+    ),
+    "/foo": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: foo", b"hello world", b"hello world"),
+    "/foo-length": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: foo\r\nContent-Length: 5",
+        b"hullo world",
+        b"hullo",
+    ),
+    "/gzip": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip", b"gzip world", b"gzip world"),
+    "/identity": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity", b"same world", b"same world"),
+    "/not-quite-chunked": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;x=y",
+        _chunked(b"almost"),
+        _chunked(b"almost"),
+    ),
+    "/upper-case-chunked": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: CHUNKED", _chunked(b"upper"), b"upper"),
+}
+REFUSED_CODINGS = {
+    # Chromium fails each: two lengths (ERR_RESPONSE_HEADERS_MULTIPLE_CONTENT_LENGTH), whatever
+    # coding the answer gives beside them unless it de-chunks the body.
+    "/foo-lengths-differ": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: foo\r\nContent-Length: 5\r\nContent-Length: 7",
+        b"hello world",
+        "bad response: Duplicate Content-Length",
+    ),
+    "/http10-chunked-lengths-differ": (
+        b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\nContent-Length: 6",
+        CHUNKS,
+        "bad response: Duplicate Content-Length",
+    ),
+    # Chromium de-chunks it; the crawl's client reads it to the close, chunk sizes and all.
+    "/chunked-gzip": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip",
+        CHUNKS,
+        "bad response: a body chunked, then in another coding ('chunked, gzip'),"
+        " which the crawl cannot de-chunk as Chromium does",
+    ),
+}
+
+
+async def _coded(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    answers = {**CODED_ANSWERS, **REFUSED_CODINGS}
+    if request.path == "/":
+        links = "".join(f'<a href="{path}">{path}</a>' for path in answers).encode()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(links))
+        writer.write(links)
+    elif request.path in answers:
+        head, body, _ = answers[request.path]
+        writer.write(head + b"\r\nContent-Type: text/plain\r\n\r\n" + body)
+    else:
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+    return False
+
+
+def _responses(root: Path) -> dict[str, Any]:
+    """(the HTTP head, the payload) of each response record in the snapshot at ``root``, by URL."""
+    responses = {}
+    for path in sorted((root / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as warc:
+            for record in ArchiveIterator(warc):
+                if record.rec_type == "response":
+                    url = record.rec_headers.get_header("WARC-Target-URI")
+                    responses[url] = (record.http_headers, record.content_stream().read())
+    return responses
+
+
+async def test_transfer_codings_are_read_as_chromium_reads_them(run_crawl):
+    """Chromium de-chunks a body only in an HTTP/1.1 answer whose Transfer-Encoding lists
+    ``chunked``, and reads past every other coding: an HTTP/1.0 answer's chunked body is shown
+    as it came (to its Content-Length, else to the close), a ``gzip, chunked`` body de-chunked
+    and still gzip-coded, a ``foo`` one as it came. The WARC keeps that body, its
+    Transfer-Encoding renamed so no tool de-chunks it, and verify finds it whole."""
+    server = await RawServer(_coded).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=3, sitemaps=False)
+    finally:
+        await server.close()
+    rows = manifest_rows(result.snapshot.root)
+    responses = _responses(result.snapshot.root)
+    for path, (head, _, shown) in CODED_ANSWERS.items():
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries, row.length) == (FETCHED, 200, 1, len(shown)), row
+        http, payload = responses[base + path]
+        assert payload == shown, path
+        assert not http.get_header("Transfer-Encoding"), path
+        sent = [line.split(b": ", 1)[1].decode() for line in head.split(b"\r\n") if b"Transfer" in line]
+        assert [value for name, value in http.headers if name == "X-Archiver-Transfer-Encoding"] == sent
+    for path, (_, _, why) in REFUSED_CODINGS.items():
+        row = rows[base + path]
+        assert (row.outcome, row.tries) == (FAILED, 1), row
+        assert row.reason is not None and row.reason.startswith(why), row
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text(str(result.snapshot.root))
