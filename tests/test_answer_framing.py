@@ -13,6 +13,7 @@ from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.crawling.answer_heads import HEADLESS_AFTER_INTERIM
 from archiver.store.rows import FAILED, FETCHED
 from archiver.verify.verifier import verify_snapshot
 
@@ -133,5 +134,98 @@ async def test_transfer_codings_are_read_as_chromium_reads_them(run_crawl):
         row = rows[base + path]
         assert (row.outcome, row.tries) == (FAILED, 1), row
         assert row.reason is not None and row.reason.startswith(why), row
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text(str(result.snapshot.root))
+
+
+def _final(body: bytes, content_type: bytes = b"text/plain") -> bytes:
+    """An answer of ``body``, framed by its length."""
+    return b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s" % (
+        content_type,
+        len(body),
+        body,
+    )
+
+
+INTERIM_ANSWERS = {
+    # path: (what the server sends, the body Chromium 156 shows)
+    "/http10-continue": (b"HTTP/1.0 100 Continue\r\n\r\n" + _final(b"after 1.0"), b"after 1.0"),
+    "/hints-closing": (
+        b"HTTP/1.1 103 Early Hints\r\nConnection: close\r\nLink: </s.css>; rel=preload\r\n\r\n"
+        + _final(b"after close"),
+        b"after close",
+    ),
+    "/odd-199": (
+        b"HTTP/1.1 199 Odd\r\nno colon\r\nContent-Length: 9\r\nX-Interim : b\r\n\r\n" + _final(b"after 199"),
+        b"after 199",
+    ),
+    "/lower-case-102": (b"http/1.1 102\r\n\r\n" + _final(b"after 102"), b"after 102"),
+    "/hints-chunked": (
+        b"HTTP/1.0 103 Early Hints\r\nTransfer-Encoding: chunked\r\n\r\n" + _final(b"after chunked"),
+        b"after chunked",
+    ),
+    "/many-http10": (
+        b"HTTP/1.0 100 Continue\r\n\r\n" * 3
+        + b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nto the close",
+        b"to the close",
+    ),
+}
+BODY_AFTER_HINTS = b"HTTP/1.1 103 Early Hints\r\nContent-Length: 5\r\n\r\nhello" + _final(b"hello")
+"""An interim answer given a body: Chromium reads no body after it, finds no status line where
+the answer should start, and fails it (ERR_INVALID_HTTP_RESPONSE)."""
+BIG_HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: <" + b"h" * 10_000 + b">; rel=preload\r\n\r\n"
+"""An interim answer of some 10 KB: 30 of them, with the answer, run past the 256 KiB that
+bound an answer's heads, interim ones included (connections.MAX_HEAD_BYTES)."""
+
+
+async def _interim(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    if request.path == "/":
+        paths = [*INTERIM_ANSWERS, "/body-after-hints", "/big-hints"]
+        writer.write(_final("".join(f'<a href="{path}">{path}</a>' for path in paths).encode(), b"text/html"))
+    elif request.path in INTERIM_ANSWERS:
+        writer.write(INTERIM_ANSWERS[request.path][0])
+    elif request.path == "/body-after-hints":
+        writer.write(BODY_AFTER_HINTS)
+    elif request.path == "/big-hints":
+        writer.write(BIG_HINTS * 30 + _final(b"after big hints"))
+    else:
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+    return False
+
+
+async def test_interim_answers_are_skipped_as_chromium_skips_them(run_crawl):
+    """Chromium skips each interim (1xx) answer before the answer itself, whatever its version and
+    fields (HTTP/1.0, ``Connection: close``, a line that is no field, a coding): the WARC keeps
+    the answer itself, its head and body, and none of the interim answers' fields. An interim
+    answer given a body, which Chromium fails, fails the fetch at once in one line, as do interim
+    heads past the bound of an answer's heads, counted as they came."""
+    server = await RawServer(_interim).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=3, sitemaps=False)
+    finally:
+        await server.close()
+    rows = manifest_rows(result.snapshot.root)
+    responses = _responses(result.snapshot.root)
+    for path, (_, shown) in INTERIM_ANSWERS.items():
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries) == (FETCHED, 200, 1), row
+        http, payload = responses[base + path]
+        assert (http.get_statuscode(), payload) == ("200", shown), path
+        assert [name for name, _ in http.headers] == ["Content-Type"] + ["Content-Length"] * (
+            path != "/many-http10"
+        ), path
+    hinted = rows[base + "/body-after-hints"]
+    assert (hinted.outcome, hinted.tries, hinted.reason) == (
+        FAILED,
+        1,
+        f"bad response: {HEADLESS_AFTER_INTERIM}",
+    )
+    big = rows[base + "/big-hints"]
+    assert (big.outcome, big.tries, big.reason) == (
+        FAILED,
+        1,
+        "bad response: the answer's head runs past 256 KiB",
+    )
     report = verify_snapshot(result.snapshot.root)
     assert report.ok, report.render_text(str(result.snapshot.root))

@@ -15,7 +15,7 @@ from conftest import manifest_rows
 from raw_server import RawRequest, RawServer, reset
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.crawling.answer_heads import HEADLESS_REFUSED
+from archiver.crawling.answer_heads import HEADLESS_AFTER_INTERIM, HEADLESS_REFUSED
 from archiver.crawling.tries import parse_retry_after
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
 from archiver.verify.verifier import verify_snapshot
@@ -789,6 +789,6 @@ async def test_an_http09_answer_from_the_default_port_is_archived_as_chromium_sh
                     assert not record.http_headers.headers
     assert heads == {("HTTP/0.9", "200 OK")}
     hinted = rows[base + "/hinted"]
-    assert hinted.outcome == FAILED and HEADLESS_REFUSED in (hinted.reason or "")
+    assert hinted.outcome == FAILED and HEADLESS_AFTER_INTERIM in (hinted.reason or "")
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))

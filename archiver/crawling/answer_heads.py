@@ -73,6 +73,11 @@ def read_as_browsers(head: bytes) -> bytes:
     (b'HTTP/1.1 020 x\\r\\n\\r\\n', b'HTTP/1.1 200 OK\\r\\n\\r\\n')
     >>> read_as_browsers(b"HTTP/1.1 -200 OK\\r\\n\\r\\n")
     b'HTTP/1.1 200\\r\\n\\r\\n'
+
+    An interim answer's head is skipped, whatever it holds: INTERIM_HEAD.
+
+    >>> read_as_browsers(b"HTTP/1.0 103 Early Hints\\r\\nConnection: close\\r\\n\\r\\n")
+    b'HTTP/1.1 103 \\r\\n\\r\\n'
     """
     if (start := head[: STATUS_LINE_START + 4].lower().find(b"http")) > 0:
         head = head[start:]
@@ -88,7 +93,17 @@ def read_as_browsers(head: bytes) -> bytes:
         rest = head[status.end() :]
         space = b" " if status[3] or rest[:1] not in (b"\r", b"\n", b"") else b""
         head = b"HTTP/" + status[1] + b" " + status[2].rjust(3, b"0") + space + rest
+        if 100 <= (code := int(status[2])) < 200 and code != SWITCHING_PROTOCOLS:
+            return INTERIM_HEAD % code
     return one_framing(fields_as_chromium_reads(_SPACE_BEFORE_COLON.sub(rb"\1:", head)))
+
+
+SWITCHING_PROTOCOLS = 101
+INTERIM_HEAD = b"HTTP/1.1 %d \r\n\r\n"
+"""An interim (1xx) answer's head as the parser is given it: Chromium skips such a head, reading
+none of its fields nor its version (HttpStreamParser), where aiohttp's parser reads them: an
+HTTP/1.0 or ``Connection: close`` interim answer had it refuse the answer after it. What Chromium
+keeps, and the WARC, is the answer's own head alone."""
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -141,6 +156,9 @@ HEADLESS_HEAD = b"HTTP/0.9 200 OK\r\n\r\n"
 response record holds: no server sends it (HTTP/0.9 had no head), so it says what came."""
 HEADLESS_REFUSED = (
     "no status line: an HTTP/0.9 answer, which Chromium takes only from the scheme's default port"
+)
+HEADLESS_AFTER_INTERIM = (
+    "no status line after an interim (1xx) answer (a body given to it?), which Chromium fails"
 )
 
 

@@ -55,6 +55,7 @@ from aiohttp.client_reqrep import ConnectionKey
 from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError
 
 from archiver.crawling.answer_heads import (
+    HEADLESS_AFTER_INTERIM,
     HEADLESS_HEAD,
     HEADLESS_REFUSED,
     STATUS_LINE_START,
@@ -110,12 +111,12 @@ class _AnswerParser:
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
             in_head = self._answer is None
-            piece = fed = data
+            piece = fed = received = data
             if in_head and (data or (self._final and self._held)):
                 whole, data = self._whole_head(data)
                 if whole is None:
                     return messages, False, b""  # the rest of the head is still to come
-                piece = read_as_browsers(whole)
+                piece, received = read_as_browsers(whole), whole
             elif self._chunks is not None and not self._chunks.done:
                 piece, data = self._chunks.feed(data)
             else:
@@ -136,7 +137,7 @@ class _AnswerParser:
                 return messages, False, b""
             messages += found
             if in_head:
-                self._count_head(piece, found)
+                self._count_head(received, found)  # as it came: an interim head is fed shorter
             if upgraded:
                 return messages, True, tail + data
             if not data:
@@ -162,7 +163,9 @@ class _AnswerParser:
         """Raise BadHttpMessage unless an answer starting ``start`` with no head is taken: as the
         answer itself (not after an interim one, as Chromium takes none there), where
         takes_headless() says Chromium takes it."""
-        if self._head_bytes or not takes_headless(self._protocol.scheme, self._protocol.port, start):
+        if self._head_bytes:
+            raise BadHttpMessage(HEADLESS_AFTER_INTERIM)
+        if not takes_headless(self._protocol.scheme, self._protocol.port, start):
             raise BadHttpMessage(HEADLESS_REFUSED)
 
     def _end(self) -> None:
@@ -210,8 +213,8 @@ class _AnswerParser:
         self._held.clear()
         return head, rest
 
-    def _count_head(self, piece: bytes, found: list[Any]) -> None:
-        self._head_bytes += len(piece)
+    def _count_head(self, head: bytes, found: list[Any]) -> None:
+        self._head_bytes += len(head)
         for message, payload in found:
             if not 100 <= message.code < 200 or message.code == 101:
                 self._answer = payload  # the answer itself has come: what follows is its body

@@ -32,6 +32,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from archiver.config import CrawlConfig
+from archiver.crawling.answer_heads import SWITCHING_PROTOCOLS
 from archiver.crawling.connections import MAX_HEAD_BYTES, MAX_HEADERS, WatchedConnector, connection_use
 from archiver.crawling.cookie_rules import request_context
 from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookies
@@ -73,7 +74,6 @@ class FetchOutcome:
     remain (capture is then None); None when this outcome is final."""
 
 
-SWITCHING_PROTOCOLS = 101
 UNASKED_UPGRADE = "HTTP 101 Switching Protocols to a request that asked for no upgrade: not an HTTP answer"
 
 
