@@ -229,3 +229,53 @@ async def test_interim_answers_are_skipped_as_chromium_skips_them(run_crawl):
     )
     report = verify_snapshot(result.snapshot.root)
     assert report.ok, report.render_text(str(result.snapshot.root))
+
+
+VERSIONS = {
+    # path: (the status line, the status and version Chromium 156 reads, whether it de-chunks)
+    "/http12": (b"HTTP/1.2 200 OK", 200, "HTTP/1.1", True),
+    "/http30": (b"HTTP/3.0 200 OK", 200, "HTTP/1.1", True),
+    "/http110": (b"HTTP/1.10 201 Made", 201, "HTTP/1.1", True),
+    "/http08": (b"HTTP/0.8 200 OK", 200, "HTTP/1.0", False),
+    "/http1x": (b"HTTP/1.x 200 OK", 200, "HTTP/1.0", False),
+    "/no-slash": (b"HTTP 202 OK", 202, "HTTP/1.0", False),
+}
+"""Versions aiohttp's parser refuses: Chromium reads the digits after ``HTTP/`` and after the
+first dot, takes any version from 1.1 on as 1.1 (it de-chunks the body) and any other as 1.0
+(it shows the chunks as they came). Each answer's body is its path, chunked."""
+
+
+async def _versions(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    if request.path == "/":
+        writer.write(
+            _final("".join(f'<a href="{path}">{path}</a>' for path in VERSIONS).encode(), b"text/html")
+        )
+    elif request.path in VERSIONS:
+        status_line = VERSIONS[request.path][0]
+        head = status_line + b"\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+        writer.write(head + _chunked(request.path.encode()))
+    else:
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+    return False
+
+
+async def test_a_version_the_client_refuses_is_read_as_chromium_reads_it(run_crawl):
+    """An answer of HTTP/1.2, 3.0, 1.10, 0.8, 1.x or no version at all failed the fetch (the
+    client reads four versions only); Chromium shows each, as HTTP/1.1 or 1.0 by its digits. The
+    WARC keeps the version Chromium reads and the body it shows."""
+    server = await RawServer(_versions).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=3, sitemaps=False)
+    finally:
+        await server.close()
+    rows = manifest_rows(result.snapshot.root)
+    responses = _responses(result.snapshot.root)
+    for path, (_, status, version, dechunked) in VERSIONS.items():
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries) == (FETCHED, status, 1), row
+        http, payload = responses[base + path]
+        shown = path.encode() if dechunked else _chunked(path.encode())
+        assert (http.protocol, payload) == (version, shown), path
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text(str(result.snapshot.root))

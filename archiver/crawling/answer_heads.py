@@ -47,7 +47,10 @@ _LONG_STATUS_CODE = re.compile(rb"\A(?i:http)/[0-9]\.[0-9][ \t]+([0-9]{4,})")
 STATUS_LINE_START = 4
 """Bytes Chromium reads past for an answer's "HTTP" (HttpUtil::LocateStartOfStatusLine): an
 answer without it that far is HTTP/0.9, a body without a head."""
-_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?=[ \t])")
+_VERSION_WORD = re.compile(rb"\A(?i:http)([^ \t\r\n]*)")
+"""A status line's first word: ``HTTP`` and what follows it, its version."""
+_PARSER_VERSIONS = frozenset({b"/0.9", b"/1.0", b"/1.1", b"/2.0"})
+"""The versions aiohttp's parser reads, each as Chromium reads it."""
 _SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
 
 
@@ -63,6 +66,8 @@ def read_as_browsers(head: bytes) -> bytes:
     b'HTTP/1.1 200 OK\\r\\nContent-Type: text/html\\r\\n\\r\\n'
     >>> read_as_browsers(b"HTTP/2 200\\r\\n\\r\\n")
     b'HTTP/1.0 200\\r\\n\\r\\n'
+
+    Any other version reads as Chromium reads it: version_as_chromium_reads().
 
     Chromium reads past up to four bytes before ``HTTP``, tabs as spaces, and a code of one or
     two digits as that number (``20x``: 20, reason ``x``); a status line with no code is 200 OK
@@ -81,7 +86,7 @@ def read_as_browsers(head: bytes) -> bytes:
     """
     if (start := head[: STATUS_LINE_START + 4].lower().find(b"http")) > 0:
         head = head[start:]
-    head = _UNDOTTED_VERSION.sub(b"HTTP/1.0", head, count=1)
+    head = version_as_chromium_reads(head)
     if (long_code := _LONG_STATUS_CODE.match(head)) is not None:
         code = long_code[1][:20].decode("ascii")
         raise BadHttpMessage(f"a status code of more than three digits ({code}), which no HTTP status is")
@@ -96,6 +101,29 @@ def read_as_browsers(head: bytes) -> bytes:
         if 100 <= (code := int(status[2])) < 200 and code != SWITCHING_PROTOCOLS:
             return INTERIM_HEAD % code
     return one_framing(fields_as_chromium_reads(_SPACE_BEFORE_COLON.sub(rb"\1:", head)))
+
+
+def version_as_chromium_reads(head: bytes) -> bytes:
+    """``head`` (a whole head, its status line first) with a version aiohttp's parser refuses
+    given as Chromium reads it (HttpResponseHeaders::ParseVersion, ParseStatusLine): the digit
+    after ``HTTP/`` and the one after the first dot are its major and minor numbers (a version
+    without them is none), and the version is then taken as 2.0, 1.1 for any other from 1.1 on
+    (``HTTP/1.2``, ``HTTP/1.10``, ``HTTP/3.0``), else 1.0 (``HTTP/0.8``, ``HTTP/1.x``, ``HTTP/2``,
+    ``HTTP 200``). Such an answer had failed, where Chromium shows it; its WARC record gives the
+    version Chromium gives it.
+
+    >>> [version_as_chromium_reads(line)[:8] for line in (b"HTTP/1.2 2", b"HTTP/1.x 2", b"http/1.1 2")]
+    [b'HTTP/1.1', b'HTTP/1.0', b'http/1.1']
+    """
+    word = _VERSION_WORD.match(head)
+    if word is None or word[1] in _PARSER_VERSIONS:
+        return head
+    version = word[1]
+    dot = version.find(b".")
+    numbered = version[:1] == b"/" and version[1:2].isdigit() and version[dot + 1 : dot + 2].isdigit()
+    parsed = (int(version[1:2]), int(version[dot + 1 : dot + 2])) if numbered else (0, 0)
+    taken = b"2.0" if parsed == (2, 0) else b"1.1" if parsed >= (1, 1) else b"1.0"
+    return b"HTTP/" + taken + head[word.end() :]
 
 
 SWITCHING_PROTOCOLS = 101
