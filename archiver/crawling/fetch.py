@@ -39,7 +39,14 @@ from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookie
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.received import Received, check_single_fields, check_transfer_codings, peer_ip
-from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
+from archiver.crawling.tries import (
+    BROKEN_FOR_GOOD,
+    REFUSED,
+    counted,
+    cut_reason,
+    parse_retry_after,
+    retry_delay,
+)
 from archiver.errors import FetchError
 from archiver.header_order import in_chromium_order, origin_place
 from archiver.referrer_policy import referer
@@ -199,8 +206,8 @@ class Fetcher:
         """One try of ``request`` (``tries``: those made before); never raises for network
         trouble. Cancellation propagates at once.
 
-        A try that failed transiently (no response, a body the peer cut short, a
-        --retry-on status) while tries remain gives ``retry_in``: the caller waits
+        A try that failed transiently (no response, a body the peer cut short but not where
+        its framing broke, a --retry-on status) while tries remain gives ``retry_in``: the caller waits
         that long (the server's Retry-After, bounded, or a backoff) and calls again
         with the tries made. The last try's response is kept even when it failed.
         """
@@ -223,7 +230,7 @@ class Fetcher:
         error = cut_reason(capture, self.config.timeout) or status_error
         if error is None:
             return FetchOutcome(capture, tries, self._refusal(request, capture.status))
-        if last:
+        if last or capture.truncated in BROKEN_FOR_GOOD:
             return FetchOutcome(capture, tries, counted(error, tries))
         retry_after = parse_retry_after(capture.header("retry-after")) if status_error else None
         capture.body.close()
