@@ -13,7 +13,7 @@ from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.crawling.answer_heads import HEADLESS_AFTER_INTERIM
+from archiver.crawling.answer_heads import HEADLESS_AFTER_INTERIM, UNREAD_CHUNKS
 from archiver.store.rows import FAILED, FETCHED
 from archiver.verify.verifier import verify_snapshot
 
@@ -72,12 +72,21 @@ REFUSED_CODINGS = {
         CHUNKS,
         "bad response: Duplicate Content-Length",
     ),
-    # Chromium de-chunks it; the crawl's client reads it to the close, chunk sizes and all.
+    # Chromium de-chunks each; the crawl's client would read it to the close, chunk sizes and all.
     "/chunked-gzip": (
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip",
         CHUNKS,
-        "bad response: a body chunked, then in another coding ('chunked, gzip'),"
-        " which the crawl cannot de-chunk as Chromium does",
+        f"bad response: {UNREAD_CHUNKS}",
+    ),
+    "/chunked-comma": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,",
+        CHUNKS,
+        f"bad response: {UNREAD_CHUNKS}",
+    ),
+    "/folded-chunked": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip,\r\n chunked",
+        CHUNKS,
+        f"bad response: {UNREAD_CHUNKS}",
     ),
 }
 

@@ -240,13 +240,36 @@ def one_framing(head: bytes) -> bytes:
     >>> one_framing(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: foo\\r\\nContent-Length: 2\\r\\n")[17:]
     b'X-Archiver-Transfer-Encoding: foo\\r\\nContent-Length: 2\\r\\n'
     """
-    if _CHUNKED.search(head) is None or _DECHUNKING_VERSION.match(head) is None:
+    if not chromium_dechunks(head):
         for field in reversed(list(_TRANSFER_ENCODING.finditer(head))):
             head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
         return one_content_length(head)
     for field in reversed(list(_CONTENT_LENGTH.finditer(head))):
         head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
     return head
+
+
+_FOLD = re.compile(rb"\r?\n(?=[ \t])")
+
+
+def chromium_dechunks(head: bytes) -> bool:
+    """Whether Chromium de-chunks the body of the answer whose head is ``head`` (its status line
+    as read_as_browsers() makes it; HttpResponseHeaders::IsChunkEncoded): an answer of HTTP/1.1
+    or later whose Transfer-Encoding fields list ``chunked``, in any case and place, a field's
+    folds read as part of it.
+
+    >>> chromium_dechunks(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: gzip,\\r\\n Chunked\\r\\n\\r\\n")
+    True
+    >>> chromium_dechunks(b"HTTP/1.0 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n")
+    False
+    """
+    return _DECHUNKING_VERSION.match(head) is not None and _CHUNKED.search(_FOLD.sub(b" ", head)) is not None
+
+
+UNREAD_CHUNKS = "a Transfer-Encoding Chromium reads as chunked and the crawl's HTTP client does not"
+"""Why an answer is refused whose body Chromium de-chunks where aiohttp's parser reads it as it
+comes (``chunked, gzip``, ``chunked,``, a fold before ``chunked``): kept, its chunk sizes would
+pass for its payload."""
 
 
 def one_content_length(head: bytes) -> bytes:

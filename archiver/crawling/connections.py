@@ -59,6 +59,8 @@ from archiver.crawling.answer_heads import (
     HEADLESS_HEAD,
     HEADLESS_REFUSED,
     STATUS_LINE_START,
+    UNREAD_CHUNKS,
+    chromium_dechunks,
     read_as_browsers,
     starts_status_line,
     takes_headless,
@@ -137,7 +139,7 @@ class _AnswerParser:
                 return messages, False, b""
             messages += found
             if in_head:
-                self._count_head(received, found)  # as it came: an interim head is fed shorter
+                self._count_head(received, piece, found)  # as it came: an interim head is fed shorter
             if upgraded:
                 return messages, True, tail + data
             if not data:
@@ -213,10 +215,15 @@ class _AnswerParser:
         self._held.clear()
         return head, rest
 
-    def _count_head(self, head: bytes, found: list[Any]) -> None:
+    def _count_head(self, head: bytes, read: bytes, found: list[Any]) -> None:
+        """Count ``head`` (as it came), and note the answer's body once the answer itself came;
+        ``read``: the head as the parser read it. Raise BadHttpMessage for an answer Chromium
+        de-chunks and the parser does not (UNREAD_CHUNKS)."""
         self._head_bytes += len(head)
         for message, payload in found:
             if not 100 <= message.code < 200 or message.code == 101:
+                if chromium_dechunks(read) and not message.chunked:
+                    raise BadHttpMessage(UNREAD_CHUNKS)
                 self._answer = payload  # the answer itself has come: what follows is its body
                 if message.chunked and not payload.is_eof():
                     self._chunks = ChunkedFraming()

@@ -38,7 +38,7 @@ from archiver.crawling.cookie_rules import request_context
 from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookies
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
-from archiver.crawling.received import Received, check_single_fields, check_transfer_codings, peer_ip
+from archiver.crawling.received import Received, check_single_fields, peer_ip
 from archiver.crawling.tries import (
     BROKEN_FOR_GOOD,
     REFUSED,
@@ -327,7 +327,6 @@ class Fetcher:
                     ):
                         received.response = response
                         received.ip = received.connection.peer_ip or peer_ip(response)
-                        check_transfer_codings(url, response)
                         check_single_fields(url, response)
                         await received.read_body(response, body, self.config.max_file_size)
             except TimeoutError:

@@ -47,23 +47,6 @@ def received_text(parsed: str) -> str:
     return parsed.encode("utf-8", "surrogateescape").decode("latin-1")
 
 
-def check_transfer_codings(url: str, response: aiohttp.ClientResponse) -> None:
-    """Refuse an answer Chromium de-chunks where aiohttp read its chunks as the body: one whose
-    Transfer-Encoding lists ``chunked`` before another coding (``chunked, gzip``), which aiohttp
-    reads to the close as RFC 9112 (6.3) has it, chunk sizes and all. A Transfer-Encoding left on
-    an answer is one Chromium de-chunks (one_framing() renamed the others); other codings beside
-    a last ``chunked`` (``gzip, chunked``) it reads past, as aiohttp does, and the body is kept
-    as it came, de-chunked."""
-    values = response.headers.getall("Transfer-Encoding", ())
-    if values and ",".join(values).rsplit(",", 1)[-1].strip(" \t").lower() != "chunked":
-        raise FetchError(
-            url,
-            f"bad response: a body chunked, then in another coding ({', '.join(values)[:60]!r}),"
-            " which the crawl cannot de-chunk as Chromium does",
-            retryable=False,
-        )
-
-
 SINGLE_FIELDS = ("Location", "Content-Disposition")
 """Fields an answer may repeat only with the same value: Chromium fails an answer whose fields
 of one of these names differ (ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION, ..._CONTENT_DISPOSITION),
