@@ -21,6 +21,7 @@ out a backoff holds neither a worker nor its host's slot.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -114,6 +115,17 @@ def request_url(url: str) -> URL:
             scheme=target.scheme, authority=target.raw_authority, path=target.raw_path + "?", encoded=True
         )
     return target
+
+
+def _handshake_refused(exc: BaseException) -> bool:
+    """True if ``exc`` is a TLS handshake the server refused or could not speak (an http port, no
+    protocol version or cipher in common: an SSL error of the protocol), as it will again; not a
+    connection that ended half way through it (EOF, a system call's error), which may go better."""
+    if not isinstance(exc, aiohttp.ClientConnectorSSLError):
+        return False
+    cause = exc.os_error
+    transient = (ssl.SSLEOFError, ssl.SSLSyscallError, ssl.SSLZeroReturnError)
+    return isinstance(cause, ssl.SSLError) and not isinstance(cause, transient)
 
 
 class _SendOnNewConnection(Exception):
@@ -351,9 +363,10 @@ class Fetcher:
             if lost and received.lost_on_reuse and not new_connection:
                 raise _SendOnNewConnection from None
             # A URL no request can name (aiohttp's InvalidURL, a host IDNA encodes to no name:
-            # ValueErrors) and a certificate that does not verify (a ValueError too) come back
-            # the same when asked again: failures for good, their tries left unspent.
-            final = isinstance(exc, (ValueError, aiohttp.ClientConnectorCertificateError))
+            # ValueErrors), a certificate that does not verify (a ValueError too) and a TLS
+            # handshake the server refuses come back the same when asked again: failures for
+            # good, their tries left unspent.
+            final = isinstance(exc, ValueError) or _handshake_refused(exc)
             raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=not final) from None
         except BaseException:
             body.close()
