@@ -15,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.answer_heads import HEADLESS_AFTER_INTERIM, UNREAD_CHUNKS
 from archiver.store.rows import FAILED, FETCHED
+from archiver.verify.report import CUT_BODY
 from archiver.verify.verifier import verify_snapshot
 
 CHUNKS = b"5\r\nhello\r\n0\r\n\r\n"
@@ -288,3 +289,63 @@ async def test_a_version_the_client_refuses_is_read_as_chromium_reads_it(run_cra
         assert (http.protocol, payload) == (version, shown), path
     report = verify_snapshot(result.snapshot.root)
     assert report.ok, report.render_text(str(result.snapshot.root))
+
+
+CUT_HEADS = {
+    # path: (what the server sends before it closes, the fields Chromium 156 shows)
+    "/cut-in-a-field": (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Cut: b",
+        ["Content-Type", "X-Cut"],
+    ),
+    "/cut-after-a-field": (b"HTTP/1.2 200 OK\r\nContent-Type: text/html\r\n", ["Content-Type"]),
+    "/cut-in-the-status-line": (b"HTTP/1.1 200 OK", []),
+    "/cut-after-hints": (b"HTTP/1.1 103 Early Hints\r\n\r\nHTTP/1.1 200 OK\r\nX-After: hints", ["X-After"]),
+}
+"""Heads the close cuts short: over http Chromium reads what came as the whole head, and the
+answer as one with an empty body."""
+CUT_WITH_A_LENGTH = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100"
+"""A head cut short that gives a body none of which came: Chromium shows an empty page, the
+crawl a body cut short (what it archives must not pass for whole)."""
+
+
+async def _cut_heads(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    if request.path == "/":
+        paths = [*CUT_HEADS, "/cut-with-a-length"]
+        writer.write(_final("".join(f'<a href="{path}">{path}</a>' for path in paths).encode(), b"text/html"))
+    elif request.path in CUT_HEADS:
+        writer.write(CUT_HEADS[request.path][0])
+    elif request.path == "/cut-with-a-length":
+        writer.write(CUT_WITH_A_LENGTH)
+    else:
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+    return False
+
+
+async def test_a_head_the_close_cuts_short_is_read_as_chromium_reads_it(run_crawl):
+    """A server that closes the connection within an answer's head (after a field, within one,
+    within the status line) had the fetch fail, tried again up to --max-tries, with the client's
+    message as its reason; over http Chromium shows such an answer, its head what came and its
+    body empty. So does the crawl, and verify finds it whole; one whose head gives a body that
+    never came is a body cut short."""
+    server = await RawServer(_cut_heads).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=2, sitemaps=False)
+    finally:
+        await server.close()
+    rows = manifest_rows(result.snapshot.root)
+    responses = _responses(result.snapshot.root)
+    for path, (_, fields) in CUT_HEADS.items():
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries, row.length) == (FETCHED, 200, 1, 0), row
+        http, payload = responses[base + path]
+        assert ([name for name, _ in http.headers], payload) == (fields, b""), path
+    assert responses[base + "/cut-in-a-field"][0].get_header("X-Cut") == "b"
+    cut = rows[base + "/cut-with-a-length"]
+    assert (cut.outcome, cut.tries, cut.reason) == (
+        FAILED,
+        2,
+        "body cut short after 0 of 100 bytes when the connection ended after 2 tries",
+    )
+    report = verify_snapshot(result.snapshot.root)
+    assert report.counts == {CUT_BODY: 1}, report.render_text(str(result.snapshot.root))

@@ -37,7 +37,9 @@ large fields cost 64 MiB. Here heads and trailers are bounded by their bytes ali
 MAX_HEAD_BYTES of bytes that add nothing to the body, the body ends there, cut short.
 
 Each head is read whole, however many reads brought it, and as Chromium reads it (a second
-Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py).
+Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py). A head
+the close cuts short is, over http, what came of it, as Chromium reads it; aiohttp failed such
+an answer as a connection lost, and the fetch was tried again.
 """
 
 from __future__ import annotations
@@ -156,10 +158,12 @@ class _AnswerParser:
 
     def end_of_input(self) -> bool:
         """The peer sent all it sends (its EOF; the connection is not lost yet): True when what it
-        sent is an answer with no head, too short to be told from a head before, whose answer
-        feed_data(b"") now gives."""
+        sent is an answer whose feed_data(b"") now gives: one with no head, too short to be told
+        from a head before, or over http one whose head the close cut short (_whole_head())."""
         self._final = True
-        return bool(self._held) and self._answer is None and not starts_status_line(bytes(self._held), True)
+        if not self._held or self._answer is not None:
+            return False
+        return not starts_status_line(bytes(self._held), True) or self._protocol.scheme == "http"
 
     def _headless(self, start: bytes) -> None:
         """Raise BadHttpMessage unless an answer starting ``start`` with no head is taken: as the
@@ -209,6 +213,12 @@ class _AnswerParser:
         if self._head_bytes + (len(self._held) if cut is None else cut) > MAX_HEAD_BYTES:
             # Heads before it (interim answers) included; whole or not, in one read or many.
             raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+        if cut is None and self._final and self._protocol.scheme == "http":
+            # The connection closed within the head: Chromium reads what came as the whole head
+            # over http, never over https (HttpStreamParser: truncated headers), its body empty
+            # unless the head gives one that did not come (then a body cut short).
+            self._held += b"\r\n" if self._held.endswith(b"\n") else b"\r\n\r\n"
+            cut = len(self._held)
         if cut is None:
             return None, b""
         head, rest = bytes(self._held[:cut]), bytes(self._held[cut:])
