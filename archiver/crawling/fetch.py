@@ -82,6 +82,11 @@ class FetchOutcome:
     remain (capture is then None); None when this outcome is final."""
 
 
+HEAD_CUT_SHORT = (
+    "the connection closed within the answer's head, which over https Chromium takes for no answer"
+)
+"""Why a fetch whose head the close cut short failed (over http that head is the answer:
+connections.py); aiohttp's own message is a dump of the head it read."""
 UNASKED_UPGRADE = "HTTP 101 Switching Protocols to a request that asked for no upgrade: not an HTTP answer"
 
 
@@ -367,6 +372,8 @@ class Fetcher:
             # handshake the server refuses come back the same when asked again: failures for
             # good, their tries left unspent.
             final = isinstance(exc, ValueError) or _handshake_refused(exc)
+            if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
+                raise FetchError(url, HEAD_CUT_SHORT) from None  # exc.message: the half-read head
             raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=not final) from None
         except BaseException:
             body.close()
