@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import ssl
@@ -15,6 +16,7 @@ from aiohttp.test_utils import TestServer
 from conftest import Handler, manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.crawling.fetch import HEAD_CUT_SHORT
 from archiver.errors import ConfigError
 from archiver.mirror.build import build_mirror
 from archiver.scope import ROBOTS_UNREACHABLE
@@ -159,6 +161,31 @@ async def test_a_certificate_that_does_not_verify_fails_at_once(https_site, run_
     robots = manifest_rows(result.snapshot.root, for_crawlers=True)[https_site + "robots.txt"]
     assert (robots.outcome, robots.tries) == ("failed", 1), robots
     assert "certificate" in robots.reason.lower() and "tries" not in robots.reason, robots
+
+
+async def test_an_https_head_the_close_cuts_short_fails_in_a_plain_line(certificates, run_crawl, tmp_path):
+    """Over https Chromium takes no head the close cuts short (ERR_RESPONSE_HEADERS_TRUNCATED:
+    one truncated on the way would pass for whole). The fetch fails, tried again as a connection
+    lost is, and its reason says what happened, not the client's dump of the half-read head."""
+    _, server_cert, _ = certificates
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_cert.configure_cert(context)
+
+    async def cut_head(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Cut: b")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(cut_head, "127.0.0.1", 0, ssl=context)
+    seed = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    try:
+        result = await run_crawl(seed, insecure=True, max_tries=2, obey_robots=False, sitemaps=False)
+    finally:
+        server.close()
+        await server.wait_closed()
+    row = manifest_rows(result.snapshot.root)[seed]
+    assert (row.outcome, row.tries, row.reason) == ("failed", 2, f"{HEAD_CUT_SHORT} after 2 tries"), row
 
 
 def test_ca_bundle_and_insecure_conflict(tmp_path, certificates):

@@ -3,6 +3,7 @@ nothing the rest of the crawl needs."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -96,3 +97,57 @@ async def test_a_url_waiting_to_be_tried_again_counts_as_queued(site, tmp_path):
     result = await crawl(config, progress=lambda stats, queued: lines.append(progress_line(stats, queued)))
     assert any(line.startswith("1 done, 1 queued") for line in lines), lines
     assert result.stats.waiting == 0
+
+
+UNREQUESTABLE = "http://" + "a" * 64 + ".example/"
+"""A URL of a host no request can name: a label of 64 letters is past DNS's 63, so its host
+encodes to no name (the same at every try)."""
+
+
+async def test_a_url_no_request_can_name_fails_at_once(site, run_crawl):
+    """A URL the HTTP client cannot send a request for (its host encodes to no DNS name) fails the
+    same way however often it is tried: one try, a one-line reason, whether it came as a page's
+    requisite or as where a redirect leads."""
+    site.page("/", body=f'<img src="{UNREQUESTABLE}logo.png"><img src="/moved.png">')
+    site.redirect("/moved.png", UNREQUESTABLE + "moved.png", status=302)
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=3, sitemaps=False, obey_robots=False)
+    rows = manifest_rows(result.snapshot.root)
+    for url in (UNREQUESTABLE + "logo.png", UNREQUESTABLE + "moved.png"):
+        row = rows[url]
+        assert (row.outcome, row.tries) == ("failed", 1), row
+        assert row.reason and "\n" not in row.reason and "idna" in row.reason, row
+    assert rows[site.url("/moved.png")].redirect_to == UNREQUESTABLE + "moved.png"
+
+
+async def test_an_https_url_of_a_server_that_speaks_no_tls_fails_at_once(site, run_crawl):
+    """A server that answers a TLS handshake with plain HTTP (an https URL of an http port) does
+    so at every try: one connection, a one-line reason. A port that refuses the connection may
+    take it next time: it is tried again."""
+    connections = []
+
+    async def plain_http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(await reader.read(1))  # a ClientHello's first byte, as the request
+        writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    plain = await asyncio.start_server(plain_http, "127.0.0.1", 0)
+    closed = await asyncio.start_server(plain_http, "127.0.0.1", 0)
+    no_tls_url = f"https://127.0.0.1:{plain.sockets[0].getsockname()[1]}/logo.png"
+    refused_url = f"https://127.0.0.1:{closed.sockets[0].getsockname()[1]}/gone.png"
+    closed.close()  # its port now refuses every connection
+    await closed.wait_closed()
+    site.page("/", body=f'<img src="{no_tls_url}"><img src="{refused_url}">')
+    await site.start()
+    try:
+        result = await run_crawl(site.url("/"), max_tries=3, sitemaps=False, obey_robots=False)
+    finally:
+        plain.close()
+        await plain.wait_closed()
+    rows = manifest_rows(result.snapshot.root)
+    no_tls = rows[no_tls_url]
+    assert (no_tls.outcome, no_tls.tries, len(connections)) == ("failed", 1, 1), no_tls
+    assert no_tls.reason and "\n" not in no_tls.reason and "WRONG_VERSION_NUMBER" in no_tls.reason, no_tls
+    refused = rows[refused_url]
+    assert (refused.outcome, refused.tries) == ("failed", 3), refused

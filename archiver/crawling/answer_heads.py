@@ -30,15 +30,15 @@ _CONTENT_LENGTH = re.compile(rb"^content-length[ \t]*:([^\r\n]*?)\r?$", re.IGNOR
 _CHUNKED = re.compile(
     rb"^transfer-encoding[ \t]*:(?:[^\r\n]*,)?[ \t]*chunked[ \t]*(?:,|\r?$)", re.IGNORECASE | re.MULTILINE
 )
-_IDENTITY_ONLY = re.compile(
-    rb"^transfer-encoding[ \t]*:[ \t]*identity[ \t]*(?:,[ \t]*identity[ \t]*)*\r?$",
-    re.IGNORECASE | re.MULTILINE,
-)
+_TRANSFER_ENCODING = re.compile(rb"^transfer-encoding[ \t]*:", re.IGNORECASE | re.MULTILINE)
+_DECHUNKING_VERSION = re.compile(rb"\AHTTP/(?:1\.[1-9]|[2-9]\.[0-9])")
+"""A status line of a version Chromium de-chunks a body in (1.1 and later: HttpResponseHeaders::
+IsChunkEncoded); an HTTP/1.0 (or 0.9) answer's body is what comes, chunked or not."""
 _MAX_LENGTH = 2**63 - 1
 """The longest Content-Length Chromium reads as a length (an int64)."""
 LENGTH_RENAMED = b"X-Archiver-"
 """What a Content-Length field that says again what the first said, or that a chunked body
-overrides, is renamed with."""
+overrides, and a Transfer-Encoding that frames nothing to Chromium, are renamed with."""
 
 
 _STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])[ \t]+([0-9]{1,3})(?![0-9])([ \t]*)")
@@ -47,7 +47,10 @@ _LONG_STATUS_CODE = re.compile(rb"\A(?i:http)/[0-9]\.[0-9][ \t]+([0-9]{4,})")
 STATUS_LINE_START = 4
 """Bytes Chromium reads past for an answer's "HTTP" (HttpUtil::LocateStartOfStatusLine): an
 answer without it that far is HTTP/0.9, a body without a head."""
-_UNDOTTED_VERSION = re.compile(rb"\A(?i:http)/[0-9]+(?=[ \t])")
+_VERSION_WORD = re.compile(rb"\A(?i:http)([^ \t\r\n]*)")
+"""A status line's first word: ``HTTP`` and what follows it, its version."""
+_PARSER_VERSIONS = frozenset({b"/0.9", b"/1.0", b"/1.1", b"/2.0"})
+"""The versions aiohttp's parser reads, each as Chromium reads it."""
 _SPACE_BEFORE_COLON = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]+:", re.MULTILINE)
 
 
@@ -64,6 +67,8 @@ def read_as_browsers(head: bytes) -> bytes:
     >>> read_as_browsers(b"HTTP/2 200\\r\\n\\r\\n")
     b'HTTP/1.0 200\\r\\n\\r\\n'
 
+    Any other version reads as Chromium reads it: version_as_chromium_reads().
+
     Chromium reads past up to four bytes before ``HTTP``, tabs as spaces, and a code of one or
     two digits as that number (``20x``: 20, reason ``x``); a status line with no code is 200 OK
     to it (200 with no reason when something else follows the version). A code of more than
@@ -73,10 +78,15 @@ def read_as_browsers(head: bytes) -> bytes:
     (b'HTTP/1.1 020 x\\r\\n\\r\\n', b'HTTP/1.1 200 OK\\r\\n\\r\\n')
     >>> read_as_browsers(b"HTTP/1.1 -200 OK\\r\\n\\r\\n")
     b'HTTP/1.1 200\\r\\n\\r\\n'
+
+    An interim answer's head is skipped, whatever it holds: INTERIM_HEAD.
+
+    >>> read_as_browsers(b"HTTP/1.0 103 Early Hints\\r\\nConnection: close\\r\\n\\r\\n")
+    b'HTTP/1.1 103 \\r\\n\\r\\n'
     """
     if (start := head[: STATUS_LINE_START + 4].lower().find(b"http")) > 0:
         head = head[start:]
-    head = _UNDOTTED_VERSION.sub(b"HTTP/1.0", head, count=1)
+    head = version_as_chromium_reads(head)
     if (long_code := _LONG_STATUS_CODE.match(head)) is not None:
         code = long_code[1][:20].decode("ascii")
         raise BadHttpMessage(f"a status code of more than three digits ({code}), which no HTTP status is")
@@ -88,7 +98,40 @@ def read_as_browsers(head: bytes) -> bytes:
         rest = head[status.end() :]
         space = b" " if status[3] or rest[:1] not in (b"\r", b"\n", b"") else b""
         head = b"HTTP/" + status[1] + b" " + status[2].rjust(3, b"0") + space + rest
+        if 100 <= (code := int(status[2])) < 200 and code != SWITCHING_PROTOCOLS:
+            return INTERIM_HEAD % code
     return one_framing(fields_as_chromium_reads(_SPACE_BEFORE_COLON.sub(rb"\1:", head)))
+
+
+def version_as_chromium_reads(head: bytes) -> bytes:
+    """``head`` (a whole head, its status line first) with a version aiohttp's parser refuses
+    given as Chromium reads it (HttpResponseHeaders::ParseVersion, ParseStatusLine): the digit
+    after ``HTTP/`` and the one after the first dot are its major and minor numbers (a version
+    without them is none), and the version is then taken as 2.0, 1.1 for any other from 1.1 on
+    (``HTTP/1.2``, ``HTTP/1.10``, ``HTTP/3.0``), else 1.0 (``HTTP/0.8``, ``HTTP/1.x``, ``HTTP/2``,
+    ``HTTP 200``). Such an answer had failed, where Chromium shows it; its WARC record gives the
+    version Chromium gives it.
+
+    >>> [version_as_chromium_reads(line)[:8] for line in (b"HTTP/1.2 2", b"HTTP/1.x 2", b"http/1.1 2")]
+    [b'HTTP/1.1', b'HTTP/1.0', b'http/1.1']
+    """
+    word = _VERSION_WORD.match(head)
+    if word is None or word[1] in _PARSER_VERSIONS:
+        return head
+    version = word[1]
+    dot = version.find(b".")
+    numbered = version[:1] == b"/" and version[1:2].isdigit() and version[dot + 1 : dot + 2].isdigit()
+    parsed = (int(version[1:2]), int(version[dot + 1 : dot + 2])) if numbered else (0, 0)
+    taken = b"2.0" if parsed == (2, 0) else b"1.1" if parsed >= (1, 1) else b"1.0"
+    return b"HTTP/" + taken + head[word.end() :]
+
+
+SWITCHING_PROTOCOLS = 101
+INTERIM_HEAD = b"HTTP/1.1 %d \r\n\r\n"
+"""An interim (1xx) answer's head as the parser is given it: Chromium skips such a head, reading
+none of its fields nor its version (HttpStreamParser), where aiohttp's parser reads them: an
+HTTP/1.0 or ``Connection: close`` interim answer had it refuse the answer after it. What Chromium
+keeps, and the WARC, is the answer's own head alone."""
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -142,6 +185,9 @@ response record holds: no server sends it (HTTP/0.9 had no head), so it says wha
 HEADLESS_REFUSED = (
     "no status line: an HTTP/0.9 answer, which Chromium takes only from the scheme's default port"
 )
+HEADLESS_AFTER_INTERIM = (
+    "no status line after an interim (1xx) answer (a body given to it?), which Chromium fails"
+)
 
 
 def takes_headless(scheme: str, port: int | None, start: bytes) -> bool:
@@ -172,24 +218,58 @@ def starts_status_line(head: bytes, final: bool) -> bool | None:
 
 
 def one_framing(head: bytes) -> bytes:
-    """``head`` (a whole head, as received) with one framing of its body, as browsers read it.
+    """``head`` (a whole head, status line first, as read_as_browsers() makes it) with one framing
+    of its body, as Chromium reads it.
 
     A chunked body's head keeps no Content-Length (each is renamed X-Archiver-Content-Length):
     RFC 9112 (section 6.3) has Transfer-Encoding override it, and Chromium reads such an
-    answer, whatever lengths it gives; aiohttp's parser refuses it. Otherwise: one_content_length().
+    answer, whatever lengths it gives; aiohttp's parser refuses it.
 
     >>> one_framing(b"HTTP/1.1 200 OK\\r\\nContent-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n")[17:]
     b'X-Archiver-Content-Length: 3\\r\\nTransfer-Encoding: chunked\\r\\n'
+
+    Chromium de-chunks a body only in an answer of HTTP/1.1 or later whose Transfer-Encoding
+    lists ``chunked``, and reads past every other coding (``gzip``, ``identity``, ``foo``): any
+    other answer's body is what came, by its Content-Length or to the close, chunk sizes and all.
+    aiohttp's parser de-chunks an HTTP/1.0 body too, and refuses a length beside a coding: each
+    Transfer-Encoding of such an answer is renamed X-Archiver-Transfer-Encoding (as the WARC
+    names it anyway). Then one_content_length().
+
+    >>> one_framing(b"HTTP/1.0 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n")[17:]
+    b'X-Archiver-Transfer-Encoding: chunked\\r\\n\\r\\n'
+    >>> one_framing(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: foo\\r\\nContent-Length: 2\\r\\n")[17:]
+    b'X-Archiver-Transfer-Encoding: foo\\r\\nContent-Length: 2\\r\\n'
     """
-    if _CHUNKED.search(head) is None:
-        # "identity", a coding RFC 9112 no longer knows, frames nothing: Chromium reads the body by
-        # its length beside it, where aiohttp's parser refuses the two together.
-        for field in reversed(list(_IDENTITY_ONLY.finditer(head))):
+    if not chromium_dechunks(head):
+        for field in reversed(list(_TRANSFER_ENCODING.finditer(head))):
             head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
         return one_content_length(head)
     for field in reversed(list(_CONTENT_LENGTH.finditer(head))):
         head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
     return head
+
+
+_FOLD = re.compile(rb"\r?\n(?=[ \t])")
+
+
+def chromium_dechunks(head: bytes) -> bool:
+    """Whether Chromium de-chunks the body of the answer whose head is ``head`` (its status line
+    as read_as_browsers() makes it; HttpResponseHeaders::IsChunkEncoded): an answer of HTTP/1.1
+    or later whose Transfer-Encoding fields list ``chunked``, in any case and place, a field's
+    folds read as part of it.
+
+    >>> chromium_dechunks(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: gzip,\\r\\n Chunked\\r\\n\\r\\n")
+    True
+    >>> chromium_dechunks(b"HTTP/1.0 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n")
+    False
+    """
+    return _DECHUNKING_VERSION.match(head) is not None and _CHUNKED.search(_FOLD.sub(b" ", head)) is not None
+
+
+UNREAD_CHUNKS = "a Transfer-Encoding Chromium reads as chunked and the crawl's HTTP client does not"
+"""Why an answer is refused whose body Chromium de-chunks where aiohttp's parser reads it as it
+comes (``chunked, gzip``, ``chunked,``, a fold before ``chunked``): kept, its chunk sizes would
+pass for its payload."""
 
 
 def one_content_length(head: bytes) -> bytes:

@@ -37,7 +37,9 @@ large fields cost 64 MiB. Here heads and trailers are bounded by their bytes ali
 MAX_HEAD_BYTES of bytes that add nothing to the body, the body ends there, cut short.
 
 Each head is read whole, however many reads brought it, and as Chromium reads it (a second
-Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py).
+Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py). A head
+the close cuts short is, over http, what came of it, as Chromium reads it; aiohttp failed such
+an answer as a connection lost, and the fetch was tried again.
 """
 
 from __future__ import annotations
@@ -55,9 +57,12 @@ from aiohttp.client_reqrep import ConnectionKey
 from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError
 
 from archiver.crawling.answer_heads import (
+    HEADLESS_AFTER_INTERIM,
     HEADLESS_HEAD,
     HEADLESS_REFUSED,
     STATUS_LINE_START,
+    UNREAD_CHUNKS,
+    chromium_dechunks,
     read_as_browsers,
     starts_status_line,
     takes_headless,
@@ -110,12 +115,12 @@ class _AnswerParser:
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
             in_head = self._answer is None
-            piece = fed = data
+            piece = fed = received = data
             if in_head and (data or (self._final and self._held)):
                 whole, data = self._whole_head(data)
                 if whole is None:
                     return messages, False, b""  # the rest of the head is still to come
-                piece = read_as_browsers(whole)
+                piece, received = read_as_browsers(whole), whole
             elif self._chunks is not None and not self._chunks.done:
                 piece, data = self._chunks.feed(data)
             else:
@@ -136,7 +141,7 @@ class _AnswerParser:
                 return messages, False, b""
             messages += found
             if in_head:
-                self._count_head(piece, found)
+                self._count_head(received, piece, found)  # as it came: an interim head is fed shorter
             if upgraded:
                 return messages, True, tail + data
             if not data:
@@ -153,16 +158,20 @@ class _AnswerParser:
 
     def end_of_input(self) -> bool:
         """The peer sent all it sends (its EOF; the connection is not lost yet): True when what it
-        sent is an answer with no head, too short to be told from a head before, whose answer
-        feed_data(b"") now gives."""
+        sent is an answer whose feed_data(b"") now gives: one with no head, too short to be told
+        from a head before, or over http one whose head the close cut short (_whole_head())."""
         self._final = True
-        return bool(self._held) and self._answer is None and not starts_status_line(bytes(self._held), True)
+        if not self._held or self._answer is not None:
+            return False
+        return not starts_status_line(bytes(self._held), True) or self._protocol.scheme == "http"
 
     def _headless(self, start: bytes) -> None:
         """Raise BadHttpMessage unless an answer starting ``start`` with no head is taken: as the
         answer itself (not after an interim one, as Chromium takes none there), where
         takes_headless() says Chromium takes it."""
-        if self._head_bytes or not takes_headless(self._protocol.scheme, self._protocol.port, start):
+        if self._head_bytes:
+            raise BadHttpMessage(HEADLESS_AFTER_INTERIM)
+        if not takes_headless(self._protocol.scheme, self._protocol.port, start):
             raise BadHttpMessage(HEADLESS_REFUSED)
 
     def _end(self) -> None:
@@ -204,16 +213,27 @@ class _AnswerParser:
         if self._head_bytes + (len(self._held) if cut is None else cut) > MAX_HEAD_BYTES:
             # Heads before it (interim answers) included; whole or not, in one read or many.
             raise BadHttpMessage(f"the answer's head runs past {MAX_HEAD_BYTES // 1024} KiB")
+        if cut is None and self._final and self._protocol.scheme == "http":
+            # The connection closed within the head: Chromium reads what came as the whole head
+            # over http, never over https (HttpStreamParser: truncated headers), its body empty
+            # unless the head gives one that did not come (then a body cut short).
+            self._held += b"\r\n" if self._held.endswith(b"\n") else b"\r\n\r\n"
+            cut = len(self._held)
         if cut is None:
             return None, b""
         head, rest = bytes(self._held[:cut]), bytes(self._held[cut:])
         self._held.clear()
         return head, rest
 
-    def _count_head(self, piece: bytes, found: list[Any]) -> None:
-        self._head_bytes += len(piece)
+    def _count_head(self, head: bytes, read: bytes, found: list[Any]) -> None:
+        """Count ``head`` (as it came), and note the answer's body once the answer itself came;
+        ``read``: the head as the parser read it. Raise BadHttpMessage for an answer Chromium
+        de-chunks and the parser does not (UNREAD_CHUNKS)."""
+        self._head_bytes += len(head)
         for message, payload in found:
             if not 100 <= message.code < 200 or message.code == 101:
+                if chromium_dechunks(read) and not message.chunked:
+                    raise BadHttpMessage(UNREAD_CHUNKS)
                 self._answer = payload  # the answer itself has come: what follows is its body
                 if message.chunked and not payload.is_eof():
                     self._chunks = ChunkedFraming()

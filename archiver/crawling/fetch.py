@@ -21,6 +21,7 @@ out a backoff holds neither a worker nor its host's slot.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -32,13 +33,21 @@ from aiohttp.http_exceptions import HttpProcessingError
 from yarl import URL
 
 from archiver.config import CrawlConfig
+from archiver.crawling.answer_heads import SWITCHING_PROTOCOLS
 from archiver.crawling.connections import MAX_HEAD_BYTES, MAX_HEADERS, WatchedConnector, connection_use
 from archiver.crawling.cookie_rules import request_context
 from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookies
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
-from archiver.crawling.received import Received, check_single_fields, check_transfer_codings, peer_ip
-from archiver.crawling.tries import REFUSED, counted, cut_reason, parse_retry_after, retry_delay
+from archiver.crawling.received import Received, check_single_fields, peer_ip
+from archiver.crawling.tries import (
+    BROKEN_FOR_GOOD,
+    REFUSED,
+    counted,
+    cut_reason,
+    parse_retry_after,
+    retry_delay,
+)
 from archiver.errors import FetchError
 from archiver.header_order import in_chromium_order, origin_place
 from archiver.referrer_policy import referer
@@ -73,7 +82,11 @@ class FetchOutcome:
     remain (capture is then None); None when this outcome is final."""
 
 
-SWITCHING_PROTOCOLS = 101
+HEAD_CUT_SHORT = (
+    "the connection closed within the answer's head, which over https Chromium takes for no answer"
+)
+"""Why a fetch whose head the close cut short failed (over http that head is the answer:
+connections.py); aiohttp's own message is a dump of the head it read."""
 UNASKED_UPGRADE = "HTTP 101 Switching Protocols to a request that asked for no upgrade: not an HTTP answer"
 
 
@@ -107,6 +120,17 @@ def request_url(url: str) -> URL:
             scheme=target.scheme, authority=target.raw_authority, path=target.raw_path + "?", encoded=True
         )
     return target
+
+
+def _handshake_refused(exc: BaseException) -> bool:
+    """True if ``exc`` is a TLS handshake the server refused or could not speak (an http port, no
+    protocol version or cipher in common: an SSL error of the protocol), as it will again; not a
+    connection that ended half way through it (EOF, a system call's error), which may go better."""
+    if not isinstance(exc, aiohttp.ClientConnectorSSLError):
+        return False
+    cause = exc.os_error
+    transient = (ssl.SSLEOFError, ssl.SSLSyscallError, ssl.SSLZeroReturnError)
+    return isinstance(cause, ssl.SSLError) and not isinstance(cause, transient)
 
 
 class _SendOnNewConnection(Exception):
@@ -199,8 +223,8 @@ class Fetcher:
         """One try of ``request`` (``tries``: those made before); never raises for network
         trouble. Cancellation propagates at once.
 
-        A try that failed transiently (no response, a body the peer cut short, a
-        --retry-on status) while tries remain gives ``retry_in``: the caller waits
+        A try that failed transiently (no response, a body the peer cut short but not where
+        its framing broke, a --retry-on status) while tries remain gives ``retry_in``: the caller waits
         that long (the server's Retry-After, bounded, or a backoff) and calls again
         with the tries made. The last try's response is kept even when it failed.
         """
@@ -223,7 +247,7 @@ class Fetcher:
         error = cut_reason(capture, self.config.timeout) or status_error
         if error is None:
             return FetchOutcome(capture, tries, self._refusal(request, capture.status))
-        if last:
+        if last or capture.truncated in BROKEN_FOR_GOOD:
             return FetchOutcome(capture, tries, counted(error, tries))
         retry_after = parse_retry_after(capture.header("retry-after")) if status_error else None
         capture.body.close()
@@ -320,7 +344,6 @@ class Fetcher:
                     ):
                         received.response = response
                         received.ip = received.connection.peer_ip or peer_ip(response)
-                        check_transfer_codings(url, response)
                         check_single_fields(url, response)
                         await received.read_body(response, body, self.config.max_file_size)
             except TimeoutError:
@@ -344,9 +367,13 @@ class Fetcher:
             lost = isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError))
             if lost and received.lost_on_reuse and not new_connection:
                 raise _SendOnNewConnection from None
-            # A certificate that does not verify is shown again when asked again: a failure
-            # for good, its tries left unspent.
-            final = isinstance(exc, aiohttp.ClientConnectorCertificateError)
+            # A URL no request can name (aiohttp's InvalidURL, a host IDNA encodes to no name:
+            # ValueErrors), a certificate that does not verify (a ValueError too) and a TLS
+            # handshake the server refuses come back the same when asked again: failures for
+            # good, their tries left unspent.
+            final = isinstance(exc, ValueError) or _handshake_refused(exc)
+            if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
+                raise FetchError(url, HEAD_CUT_SHORT) from None  # exc.message: the half-read head
             raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=not final) from None
         except BaseException:
             body.close()

@@ -47,22 +47,6 @@ def received_text(parsed: str) -> str:
     return parsed.encode("utf-8", "surrogateescape").decode("latin-1")
 
 
-def check_transfer_codings(url: str, response: aiohttp.ClientResponse) -> None:
-    """Refuse a body sent in a transfer coding other than chunked (``gzip, chunked``): aiohttp
-    undoes chunked alone, and the WARC keeps the body with its Transfer-Encoding renamed, so a
-    gzip-coded body would pass for the payload itself. We never ask for one (no TE header),
-    and browsers refuse it too."""
-    value = response.headers.get("Transfer-Encoding")
-    if value is None:
-        return
-    for coding in value.split(","):
-        coding = coding.strip().lower()
-        if coding not in ("chunked", "identity", ""):
-            raise FetchError(
-                url, f"bad response: transfer coding {coding[:40]!r} not supported", retryable=False
-            )
-
-
 SINGLE_FIELDS = ("Location", "Content-Disposition")
 """Fields an answer may repeat only with the same value: Chromium fails an answer whose fields
 of one of these names differ (ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION, ..._CONTENT_DISPOSITION),

@@ -25,6 +25,10 @@ CUT_BY_PEER = {
 }
 """WARC-Truncated values that mean the peer cut the body short (not our --max-file-size), and
 how its reason says it."""
+BROKEN_FOR_GOOD = frozenset({"unspecified"})
+"""WARC-Truncated values of a body cut where its framing broke (a chunk size that is no number,
+trailers without end): asked again, the server sends the same bytes, as it does a broken head,
+so the fetch fails at once; a connection lost or a timeout may not come again."""
 
 
 def retry_delay(tries: int, base: float, retry_after: float | None, cap: float) -> float:
