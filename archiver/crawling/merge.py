@@ -123,6 +123,7 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
                 except SnapshotLocked:
                     warnings.append(f"crawl node {name} is still running: its part is left out for now")
                     continue
+                Manifest.roll_back_killed_write(part.manifest_path)  # before it is read, read-only
                 if resuming.manifest_lost(part, f"{prefix}-{name}"):
                     # Recovery would cut every record its manifest no longer names.
                     warnings.append(

@@ -149,6 +149,7 @@ async def run_crawl(
     crawl finishes its mirror (its browser) is left to ``ending`` if given."""
     result = CrawlResult(snapshot, CrawlStats())
     if resume:
+        Manifest.roll_back_killed_write(snapshot.manifest_path)  # before the checks read it
         resuming.check_manifest_kept(snapshot, config.warc_prefix)
         resuming.check_manifest_readable(snapshot)  # before crawl.json notes a run
         resuming.check_records_in_place(snapshot)
