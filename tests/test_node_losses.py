@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -20,9 +21,9 @@ from conftest import manifest_rows
 from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
 from test_crash import killed_as_it_made_its_manifest, records_by_url
 
-from archiver.cli.exits import EXIT_STOPPED
+from archiver.cli.exits import EXIT_PROBLEMS, EXIT_STOPPED
 from archiver.store.manifest import Manifest
-from archiver.store.rows import FAILED, FETCHED
+from archiver.store.rows import FAILED, FETCHED, ManifestRow
 
 
 @pytest.fixture
@@ -333,6 +334,40 @@ def _killed_as_it_made_its_manifest(output: Path, node: str, beside: str) -> Non
     record["settings"].update(node=node, warc_prefix=f"archiver-{node}")
     (part / "crawl.json").write_text(json.dumps(record))  # "running", as the kill left it
     killed_as_it_made_its_manifest(part / "manifest.sqlite3")
+
+
+async def test_the_last_node_says_so_when_its_merge_leaves_a_damaged_part_out(tmp_path, redis_url):
+    """A part the merge cannot join (here a damaged manifest) was left out with a warning, and
+    the last node exited 0 while archiver verify failed on the snapshot (unmerged_node). The
+    node now says in one line that the snapshot lacks that part, and exits 1, as verify does."""
+    site = TreeSite(2)
+    arrived, answer = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "damaged", "--node-timeout", "2")
+        working = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        part = output / "nodes" / "n2"
+        part.mkdir()
+        (part / "crawl.json").write_text((output / "nodes" / "n1" / "crawl.json").read_text())
+        with Manifest.open(part / "manifest.sqlite3") as manifest:
+            manifest.upsert(ManifestRow(url=site.url("/p9"), found_by="link", depth=1, outcome="queued"))
+        with sqlite3.connect(part / "manifest.sqlite3") as db:
+            db.execute("UPDATE urls SET depth = 'deep'")
+        db.close()
+        answer.set()
+        code, text = await finish(working)
+        assert code == EXIT_PROBLEMS, text
+        assert "crawl node n2's part is left out: " in text and "'deep' is not a whole number" in text
+        assert text.endswith(
+            f"archiver: error: the merge left out the part of crawl node n2 (see why above): {output} "
+            f"lacks it, and archiver verify says so; once it is mended: archiver merge {output}\n"
+        ), text
+        code, report = await run_archiver("verify", str(output))
+        assert code == EXIT_PROBLEMS and "unmerged_node (1)" in report, report
+    finally:
+        await site.close()
 
 
 async def test_a_seed_claimed_by_a_node_lost_before_queueing_it_is_crawled(tmp_path, redis_url):

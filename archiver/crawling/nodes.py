@@ -199,7 +199,9 @@ async def _crawl_node(
         return result
     async with _merging(crawl, member):
         outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
-        result.warnings += (await _unlocked(merge_nodes, root.root))[1]
+        merged, warnings = await _unlocked(merge_nodes, root.root)
+        result.warnings += warnings
+        result.parts_left_out = [name for name in root.node_names() if name not in merged]
         result.snapshot = root
         with Manifest.open(root.manifest_path, readonly=True) as manifest:
             result.totals = summary(manifest)

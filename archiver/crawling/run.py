@@ -79,6 +79,9 @@ class CrawlResult:
     """Seeds that led to no archived page, with why: when all did, the crawl archived nothing."""
     warnings: list[str] = field(default_factory=list)
     """Things the user should know that did not stop the crawl (a torn WARC record...)."""
+    parts_left_out: list[str] = field(default_factory=list)
+    """Crawl nodes whose part the merge of a shared crawl left out (``warnings`` say why): the
+    snapshot lacks them, and verify fails on it."""
     mirror: MirrorStats | None = None
     """What the mirror holds, once a crawl that writes one is done (None if it was stopped)."""
 
