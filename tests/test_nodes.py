@@ -322,6 +322,14 @@ async def test_merge_leaves_out_a_part_it_cannot_join_as_it_is(tree, tmp_path, r
     assert f"crawl node b's part is left out: warc/{warc.name}@" in text
     assert "is not where the manifest says (" in text
     assert f"merged the parts of {output}: c (left out: a, b)" in text
+    # archiver mirror merges first the parts not merged as they are: it says the same, and builds.
+    code, text = await run_archiver("mirror", str(output))
+    assert code == EXIT_PROBLEMS, text
+    assert "crawl node b's part is left out: " in text and "mirror:" in text
+    assert text.endswith(
+        f"archiver: error: the merge left out the parts of crawl nodes a, b (see why above): {output} "
+        f"lacks them, and archiver verify says so; once they are mended: archiver merge {output}\n"
+    ), text
     assert {path: path.read_bytes() for path in output.rglob("*.warc.gz")} == warcs
     assert not list(output.rglob("crash-tails/*"))
     with sqlite3.connect(output / "nodes" / "c" / "manifest.sqlite3") as db:

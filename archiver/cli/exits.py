@@ -9,8 +9,8 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1
 """verify found problems; a mirror build, or a crawl's last pass over its mirror, left captures
 without a file or kept files their damaged records cannot vouch for; a crawl archived nothing
-(every seed failed); a merge (``archiver merge``, or a shared crawl's last node) left a node's
-part out, so verify fails on the snapshot."""
+(every seed failed); a merge (``archiver merge``, the one ``archiver mirror`` runs first, or a shared
+crawl's last node's) left a node's part out, so verify fails on the snapshot."""
 EXIT_USAGE = 2
 """Bad options or input, a folder that is no snapshot, or one another process is writing."""
 EXIT_STOPPED = 3

@@ -29,14 +29,13 @@ def add_merge(sub: argparse._SubParsersAction[Parser]) -> None:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """archiver merge: join the node parts, say what was left out."""
-    from archiver.crawling.merge import left_out, merge_nodes
-    from archiver.store.snapshot import Snapshot
+    from archiver.crawling.merge import left_out, merge_nodes, not_merged
 
     args.hint = f"the parts are left as they were; join them again with: archiver merge {args.snapshot}"
     joined, warnings = merge_nodes(args.snapshot)
     for warning in warnings:
         print(f"archiver: warning: {warning}", file=sys.stderr)
-    not_joined = [name for name in Snapshot(args.snapshot).node_names() if name not in joined]
+    not_joined = not_merged(args.snapshot, joined)
     print(
         f"merged the parts of {args.snapshot}: {', '.join(joined) or 'none'}"
         + (f" (left out: {', '.join(not_joined)})" if not_joined else "")

@@ -91,6 +91,11 @@ def stale_parts(root: Path) -> list[str]:
     return stale
 
 
+def not_merged(root: Path, merged: list[str]) -> list[str]:
+    """The crawl nodes with a part in ``root`` that a merge which joined ``merged`` left out."""
+    return [name for name in Snapshot(root).node_names() if name not in merged]
+
+
 def left_out(names: list[str], root: Path) -> str:
     """The one line that tells the user a merge left the parts of crawl nodes ``names`` out of the
     snapshot ``root``: verify fails on it until they are joined.
