@@ -156,6 +156,26 @@ async def finish(process: subprocess.Popen[str]) -> None:
     assert "Traceback" not in stderr, stderr
 
 
+def killed_as_it_made_its_manifest(manifest: Path) -> None:
+    """Leave ``manifest`` as a process killed while it made it leaves it: SQLite had written
+    pages into the new file and not yet deleted the rollback journal that undoes them (as when
+    it switches a new manifest to WAL). That journal is hot: a read-only connection cannot
+    roll it back, and fails on the file ("attempt to write a readonly database")."""
+    code = (
+        "import os, signal, sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('PRAGMA cache_size=1')\n"  # a small cache: pages go to the file before the commit
+        "db.execute('BEGIN')\n"
+        "db.execute('CREATE TABLE filler(x)')\n"
+        "db.executemany('INSERT INTO filler VALUES (?)', [(bytes(3000),)] * 50)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", code, str(manifest)], timeout=60)
+    assert killed.returncode == -9
+    assert manifest.with_name(manifest.name + "-journal").stat().st_size > 0
+    assert manifest.stat().st_size > 0
+
+
 def records_by_url(snapshot: Path) -> Counter[str]:
     """Response and revisit records per URL across every WARC file, as warcio reads them."""
     found: Counter[str] = Counter()

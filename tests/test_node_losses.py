@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -18,11 +19,11 @@ from urllib.parse import urlsplit
 import pytest
 from conftest import manifest_rows
 from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
-from test_crash import records_by_url
+from test_crash import killed_as_it_made_its_manifest, records_by_url
 
-from archiver.cli.exits import EXIT_STOPPED
+from archiver.cli.exits import EXIT_PROBLEMS, EXIT_STOPPED
 from archiver.store.manifest import Manifest
-from archiver.store.rows import FAILED, FETCHED
+from archiver.store.rows import FAILED, FETCHED, ManifestRow
 
 
 @pytest.fixture
@@ -65,13 +66,15 @@ def fetched(snapshot: Path) -> set[str]:
         return {urlsplit(row.url).path for row in manifest.rows(FETCHED) if not row.for_crawlers}
 
 
-async def check_snapshot(snapshot: Path, site: TreeSite) -> None:
-    """Every page archived, each URL with one response record, and verify passes (mirror links too)."""
-    assert fetched(snapshot) == site.page_paths()
+async def check_snapshot(snapshot: Path, site: TreeSite, said: str = "") -> None:
+    """Every page archived, each URL with one response record, and verify passes (mirror links
+    too). ``said``, what the crawl nodes printed, is shown with a failure: the merge's warnings
+    say why it left a part out."""
+    assert fetched(snapshot) == site.page_paths(), said
     found = records_by_url(snapshot)
-    assert {url: count for url, count in found.items() if count != 1} == {}
+    assert {url: count for url, count in found.items() if count != 1} == {}, said
     code, report = await run_archiver("verify", str(snapshot))
-    assert code == 0, report
+    assert code == 0, f"{report}\nthe crawl nodes said:\n{said}"
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
@@ -263,7 +266,106 @@ async def test_the_last_node_merges_once_a_node_killed_before_the_end_times_out(
         answer.set()
         code, text = await finish(working)
         assert code == 0, text
+        await check_snapshot(output, site, text)
+    finally:
+        await site.close()
+
+
+async def test_the_last_node_merges_the_part_of_a_node_killed_as_it_made_its_manifest(tmp_path, redis_url):
+    """A node killed as it made its manifest (SQLite had written the new file's first page and
+    not yet deleted its rollback journal, as it switched the file to WAL) left a hot journal
+    beside it. The merge read the part with a read-only connection, which cannot roll a
+    journal back ("attempt to write a readonly database"): it left the part out with a
+    warning, the last node still exited 0, and verify failed (unmerged_node). The merge, which
+    holds the part's lock, now rolls the journal back first, and joins the part."""
+    site = TreeSite(2)
+    arrived, answer = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "unmade", "--node-timeout", "2")
+        working = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        _killed_as_it_made_its_manifest(output, "n2", beside="n1")
+        answer.set()
+        code, text = await finish(working)
+        assert code == 0, text
+        assert "left out" not in text
+        await check_snapshot(output, site, text)
+    finally:
+        await site.close()
+
+
+async def test_a_node_killed_as_it_made_its_manifest_starts_again_under_its_name(
+    tmp_path, redis_url, redis_client
+):
+    """Started again under its name, a node killed as it made its manifest (a hot rollback
+    journal beside it) resumes its part: the part's manifest was read read-only, which cannot
+    roll the journal back, and the node was refused in one line ("resuming would build on it")
+    every time it was started. It now rolls the journal back, under its part's lock, and
+    goes on."""
+    site = TreeSite(2)
+    arrived, answer = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "again", "--node-timeout", "2")
+        working = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        _killed_as_it_made_its_manifest(output, "n2", beside="n1")
+        again = archiver(*args, "--node", "n2")
+        await until(lambda: node_key(redis_client, "again", "n2"))  # it joined: the crawl waits for it
+        answer.set()
+        for node in (working, again):
+            code, text = await finish(node)
+            assert code == 0, text
         await check_snapshot(output, site)
+    finally:
+        await site.close()
+
+
+def _killed_as_it_made_its_manifest(output: Path, node: str, beside: str) -> None:
+    """Write ``node``'s part as a kill left it while the node made its manifest: its crawl.json
+    (taken from node ``beside``'s, still running), and a manifest with a hot rollback journal."""
+    part = output / "nodes" / node
+    for folder in ("indexes", "logs"):
+        (part / folder).mkdir(parents=True)
+    record = json.loads((output / "nodes" / beside / "crawl.json").read_text())
+    record["settings"].update(node=node, warc_prefix=f"archiver-{node}")
+    (part / "crawl.json").write_text(json.dumps(record))  # "running", as the kill left it
+    killed_as_it_made_its_manifest(part / "manifest.sqlite3")
+
+
+async def test_the_last_node_says_so_when_its_merge_leaves_a_damaged_part_out(tmp_path, redis_url):
+    """A part the merge cannot join (here a damaged manifest) was left out with a warning, and
+    the last node exited 0 while archiver verify failed on the snapshot (unmerged_node). The
+    node now says in one line that the snapshot lacks that part, and exits 1, as verify does."""
+    site = TreeSite(2)
+    arrived, answer = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, "damaged", "--node-timeout", "2")
+        working = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        part = output / "nodes" / "n2"
+        part.mkdir()
+        (part / "crawl.json").write_text((output / "nodes" / "n1" / "crawl.json").read_text())
+        with Manifest.open(part / "manifest.sqlite3") as manifest:
+            manifest.upsert(ManifestRow(url=site.url("/p9"), found_by="link", depth=1, outcome="queued"))
+        with sqlite3.connect(part / "manifest.sqlite3") as db:
+            db.execute("UPDATE urls SET depth = 'deep'")
+        db.close()
+        answer.set()
+        code, text = await finish(working)
+        assert code == EXIT_PROBLEMS, text
+        assert "crawl node n2's part is left out: " in text and "'deep' is not a whole number" in text
+        assert text.endswith(
+            f"archiver: error: the merge left out the part of crawl node n2 (see why above): {output} "
+            f"lacks it, and archiver verify says so; once it is mended: archiver merge {output}\n"
+        ), text
+        code, report = await run_archiver("verify", str(output))
+        assert code == EXIT_PROBLEMS and "unmerged_node (1)" in report, report
     finally:
         await site.close()
 

@@ -21,7 +21,7 @@ from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_
 from test_crash import records_by_url
 from test_verify_tamper import members
 
-from archiver.cli.exits import EXIT_STOPPED
+from archiver.cli.exits import EXIT_PROBLEMS, EXIT_STOPPED
 from archiver.config import CrawlConfig
 from archiver.crawling.run import CrawlResult, crawl
 from archiver.store.manifest import Manifest
@@ -317,20 +317,32 @@ async def test_merge_leaves_out_a_part_it_cannot_join_as_it_is(tree, tmp_path, r
     warc.write_bytes(data[:middle] + b"\r\n" + data[middle:])
     warcs = {path: path.read_bytes() for path in output.rglob("*.warc.gz")}
     code, text = await run_archiver("merge", str(output))
-    assert code == 0, text
+    assert code == EXIT_PROBLEMS, text  # as verify's on the snapshot
     assert "crawl node a's part has WARC records but no manifest: it is left out" in text
     assert f"crawl node b's part is left out: warc/{warc.name}@" in text
     assert "is not where the manifest says (" in text
     assert f"merged the parts of {output}: c (left out: a, b)" in text
+    # archiver mirror merges first the parts not merged as they are: it says the same, and builds.
+    code, text = await run_archiver("mirror", str(output))
+    assert code == EXIT_PROBLEMS, text
+    assert "crawl node b's part is left out: " in text and "mirror:" in text
+    assert text.endswith(
+        f"archiver: error: the merge left out the parts of crawl nodes a, b (see why above): {output} "
+        f"lacks them, and archiver verify says so; once they are mended: archiver merge {output}\n"
+    ), text
     assert {path: path.read_bytes() for path in output.rglob("*.warc.gz")} == warcs
     assert not list(output.rglob("crash-tails/*"))
     with sqlite3.connect(output / "nodes" / "c" / "manifest.sqlite3") as db:
         db.execute("UPDATE urls SET depth = 'deep' WHERE url = (SELECT max(url) FROM urls)")
     db.close()
     code, text = await run_archiver("merge", str(output))
-    assert code == 0, text
+    assert code == EXIT_PROBLEMS, text
     assert "crawl node c's part is left out: " in text and "depth 'deep' is not a whole number" in text
     assert f"merged the parts of {output}: none (left out: a, b, c)" in text
+    assert text.endswith(
+        f"archiver: error: the merge left out the parts of crawl nodes a, b, c (see why above): {output} "
+        f"lacks them, and archiver verify says so; once they are mended: archiver merge {output}\n"
+    ), text
 
 
 async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_started_again(

@@ -19,6 +19,7 @@ import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from subprocesses import track
+from test_crash import killed_as_it_made_its_manifest
 from test_verify_tamper import edit_in_place, files, gunzip_the_warcs, members, server_blanked
 from warcio.archiveiterator import ArchiveIterator
 
@@ -401,6 +402,28 @@ async def test_a_snapshot_whose_manifest_is_gone_is_not_resumed(site, run_crawl)
     )
     assert {path: path.read_bytes() for path in (root / "warc").glob("*.warc.gz")} == warcs
     assert not (root / "crash-tails").exists()
+
+
+async def test_a_crawl_killed_as_it_made_its_manifest_is_resumed(site, run_crawl, tmp_path):
+    """A crawl killed as it made its manifest left a hot rollback journal beside it (SQLite had
+    written the new file's first page, switching it to WAL): --resume read the manifest
+    read-only, which cannot roll a journal back, and refused it as damaged ("attempt to write a
+    readonly database"), so the crawl could never be resumed. The resume, which holds the
+    snapshot's lock, now rolls the journal back (nothing was committed yet) and crawls."""
+    site.page("/", links=["/a"]).page("/a")
+    await site.start()
+    finished = (await run_crawl(site.url("/"))).snapshot.root
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    record = json.loads((finished / "crawl.json").read_text())
+    record.update(status="running", finished=None)  # as the kill left it: its run never ended
+    (killed / "crawl.json").write_text(json.dumps(record))
+    killed_as_it_made_its_manifest(killed / "manifest.sqlite3")
+    resumed = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(killed), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(manifest_rows(killed)) == {site.url("/"), site.url("/a")}
+    verified = await asyncio.to_thread(run_archiver, "verify", str(killed))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 async def test_a_warc_file_cut_inside_what_was_committed_is_set_aside_and_its_urls_fetched_again(

@@ -178,6 +178,7 @@ _SIGNAL_EXITS = {
 def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: bool) -> int:
     from archiver.crawling.control import CONTROL_STOP
     from archiver.crawling.crawl_report import render_report
+    from archiver.crawling.merge import left_out
     from archiver.crawling.stopping import MAX_TIME_STOP
     from archiver.store.totals import has_errors
 
@@ -205,6 +206,9 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         if reason == CONTROL_STOP:
             return EXIT_INTERRUPTED  # as Ctrl-C would
         return _SIGNAL_EXITS.get(reason, EXIT_STOPPED)
+    if result.parts_left_out:
+        print(f"archiver: error: {left_out(result.parts_left_out, config.output)}", file=sys.stderr)
+        return EXIT_PROBLEMS
     if result.mirror is not None and result.mirror.unfaithful:
         # As archiver mirror exits for the same files, and before the URLs that failed: the
         # snapshot itself lacks what its summary lists.

@@ -9,7 +9,8 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1
 """verify found problems; a mirror build, or a crawl's last pass over its mirror, left captures
 without a file or kept files their damaged records cannot vouch for; a crawl archived nothing
-(every seed failed)."""
+(every seed failed); a merge (``archiver merge``, the one ``archiver mirror`` runs first, or a shared
+crawl's last node's) left a node's part out, so verify fails on the snapshot."""
 EXIT_USAGE = 2
 """Bad options or input, a folder that is no snapshot, or one another process is writing."""
 EXIT_STOPPED = 3
@@ -29,8 +30,8 @@ EXIT_TERMINATED = 143
 TABLE = f"""exit codes:
   {EXIT_OK}    done (verify: the snapshot is complete and intact)
   {EXIT_PROBLEMS}    verify found problems, a mirror build (or a crawl's last mirror pass) left
-       files out or kept files whose records are damaged (see its summary), or a crawl
-       archived nothing (every seed failed)
+       files out or kept files whose records are damaged (see its summary), a crawl
+       archived nothing (every seed failed), or a merge left a crawl node's part out
   {EXIT_USAGE}    bad options or input, not a snapshot, or a snapshot another process is writing
   {EXIT_STOPPED}    stopped by a write error (a full disk), or a crawl node by the loss of its
        Redis or given up by the others; resumable once there is room (a node: started again)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from archiver.cli.exits import EXIT_OK
+from archiver.cli.exits import EXIT_OK, EXIT_PROBLEMS
 from archiver.cli.options import Parser
 from archiver.crawling.control import COMMANDS
 from archiver.errors import ConfigError
@@ -29,18 +29,20 @@ def add_merge(sub: argparse._SubParsersAction[Parser]) -> None:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """archiver merge: join the node parts, say what was left out."""
-    from archiver.crawling.merge import merge_nodes
-    from archiver.store.snapshot import Snapshot
+    from archiver.crawling.merge import left_out, merge_nodes, not_merged
 
     args.hint = f"the parts are left as they were; join them again with: archiver merge {args.snapshot}"
     joined, warnings = merge_nodes(args.snapshot)
     for warning in warnings:
         print(f"archiver: warning: {warning}", file=sys.stderr)
-    left_out = [name for name in Snapshot(args.snapshot).node_names() if name not in joined]
+    not_joined = not_merged(args.snapshot, joined)
     print(
         f"merged the parts of {args.snapshot}: {', '.join(joined) or 'none'}"
-        + (f" (left out: {', '.join(left_out)})" if left_out else "")
+        + (f" (left out: {', '.join(not_joined)})" if not_joined else "")
     )
+    if not_joined:  # verify fails on the snapshot: so does the merge
+        print(f"archiver: error: {left_out(not_joined, args.snapshot)}", file=sys.stderr)
+        return EXIT_PROBLEMS
     return EXIT_OK
 
 

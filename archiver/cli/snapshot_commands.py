@@ -34,13 +34,21 @@ def cmd_mirror(args: argparse.Namespace) -> int:
     from archiver.mirror.build import build_mirror
 
     args.hint = f"the mirror before is left as it was; build it again with: archiver mirror {args.snapshot}"
+    not_joined: list[str] = []
     if stale_parts(args.snapshot):  # a shared crawl whose node parts changed since their merge
-        from archiver.crawling.merge import merge_nodes
+        from archiver.crawling.merge import merge_nodes, not_merged
 
-        for warning in merge_nodes(args.snapshot)[1]:
+        merged, warnings = merge_nodes(args.snapshot)
+        for warning in warnings:
             print(f"archiver: warning: {warning}", file=sys.stderr)
+        not_joined = not_merged(args.snapshot, merged)
     stats = build_mirror(args.snapshot)
     print(stats.summary())
+    if not_joined:  # the mirror is built, of what was merged: verify fails on the snapshot
+        from archiver.crawling.merge import left_out
+
+        print(f"archiver: error: {left_out(not_joined, args.snapshot)}", file=sys.stderr)
+        return EXIT_PROBLEMS
     return EXIT_PROBLEMS if stats.unfaithful else EXIT_OK
 
 

@@ -91,6 +91,28 @@ def stale_parts(root: Path) -> list[str]:
     return stale
 
 
+def not_merged(root: Path, merged: list[str]) -> list[str]:
+    """The crawl nodes with a part in ``root`` that a merge which joined ``merged`` left out."""
+    return [name for name in Snapshot(root).node_names() if name not in merged]
+
+
+def left_out(names: list[str], root: Path) -> str:
+    """The one line that tells the user a merge left the parts of crawl nodes ``names`` out of the
+    snapshot ``root``: verify fails on it until they are joined.
+
+    >>> print(left_out(["a", "b"], Path("snap")))  # doctest: +NORMALIZE_WHITESPACE
+    the merge left out the parts of crawl nodes a, b (see why above): snap lacks them,
+    and archiver verify says so; once they are mended: archiver merge snap
+    """
+    them = "them" if len(names) > 1 else "it"
+    what = f"parts of crawl nodes {', '.join(names)}" if len(names) > 1 else f"part of crawl node {names[0]}"
+    mended = "they are" if len(names) > 1 else "it is"
+    return (
+        f"the merge left out the {what} (see why above): {root} lacks {them}, and archiver verify "
+        f"says so; once {mended} mended: archiver merge {root}"
+    )
+
+
 def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
     """Join every node part of the shared crawl in ``root`` into its manifest, index and
     crawl.json; returns the parts joined, and warnings (a part left out because its node still
@@ -123,6 +145,7 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
                 except SnapshotLocked:
                     warnings.append(f"crawl node {name} is still running: its part is left out for now")
                     continue
+                Manifest.roll_back_killed_write(part.manifest_path)  # before it is read, read-only
                 if resuming.manifest_lost(part, f"{prefix}-{name}"):
                     # Recovery would cut every record its manifest no longer names.
                     warnings.append(

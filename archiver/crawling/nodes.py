@@ -37,7 +37,7 @@ from typing import TypeVar
 from archiver.config import CrawlConfig
 from archiver.crawling.backend import Backend
 from archiver.crawling.cookies import SiteCookieJar
-from archiver.crawling.merge import merge_nodes
+from archiver.crawling.merge import merge_nodes, not_merged
 from archiver.crawling.node_membership import halt_on, heartbeat, membership
 from archiver.crawling.node_parts import NodeParts
 from archiver.crawling.politeness import FetchRobots, policy_options
@@ -199,7 +199,9 @@ async def _crawl_node(
         return result
     async with _merging(crawl, member):
         outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
-        result.warnings += (await _unlocked(merge_nodes, root.root))[1]
+        merged, warnings = await _unlocked(merge_nodes, root.root)
+        result.warnings += warnings
+        result.parts_left_out = not_merged(root.root, merged)
         result.snapshot = root
         with Manifest.open(root.manifest_path, readonly=True) as manifest:
             result.totals = summary(manifest)

@@ -79,6 +79,9 @@ class CrawlResult:
     """Seeds that led to no archived page, with why: when all did, the crawl archived nothing."""
     warnings: list[str] = field(default_factory=list)
     """Things the user should know that did not stop the crawl (a torn WARC record...)."""
+    parts_left_out: list[str] = field(default_factory=list)
+    """Crawl nodes whose part the merge of a shared crawl left out (``warnings`` say why): the
+    snapshot lacks them, and verify fails on it."""
     mirror: MirrorStats | None = None
     """What the mirror holds, once a crawl that writes one is done (None if it was stopped)."""
 
@@ -149,6 +152,7 @@ async def run_crawl(
     crawl finishes its mirror (its browser) is left to ``ending`` if given."""
     result = CrawlResult(snapshot, CrawlStats())
     if resume:
+        Manifest.roll_back_killed_write(snapshot.manifest_path)  # before the checks read it
         resuming.check_manifest_kept(snapshot, config.warc_prefix)
         resuming.check_manifest_readable(snapshot)  # before crawl.json notes a run
         resuming.check_records_in_place(snapshot)

@@ -108,6 +108,25 @@ class Manifest(CaptureOffsets):
         except sqlite3.Error:
             return True  # not a database: Manifest.open(existing=True) says so
 
+    @staticmethod
+    def roll_back_killed_write(path: Path) -> None:
+        """Undo what a process killed as it wrote ``path`` left of its last transaction, so that
+        read-only connections read the file. A crawl killed as it made its manifest (SQLite had
+        written the new file's first page, switching it to WAL, and not yet deleted the rollback
+        journal) leaves a hot journal beside it, which only a connection that may write rolls
+        back (on its first read): a read-only one fails ("attempt to write a readonly database"),
+        and the manifest would seem damaged. Call it holding the lock of the snapshot (or node
+        part) whose manifest it is, as its resume or merge does; a file that is no database is
+        left for their checks to name."""
+        if not path.with_name(path.name + "-journal").is_file() or not path.is_file():
+            return
+        with contextlib.suppress(sqlite3.Error):
+            db = sqlite3.connect(str(path))
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            finally:
+                db.close()
+
     def __enter__(self) -> Manifest:
         return self
 
