@@ -15,6 +15,7 @@ import gzip
 import hashlib
 import json
 import logging
+import random
 import shutil
 import subprocess
 import time
@@ -753,3 +754,41 @@ async def test_a_rearchive_does_not_take_an_old_file_decoded_under_another_codin
     assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored
     assert main(["mirror", str(new)]) == 0
     assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored
+
+
+async def test_a_damaged_original_of_a_304_past_the_decode_limit_is_named_not_read(site, run_crawl, tmp_path):
+    """NEW's page is a 304 of OLD's, a page that decodes past the 32 MiB verify reads for links,
+    so the rest of OLD's record is never read to its digests. OLD's record has its head changed
+    since (its charset, only its digest tells): verify names that damage, and takes nothing
+    from the record, neither its headers nor its body, to judge NEW's page by."""
+    page = '<!doctype html><title>café</title><a href="/a">a</a>'.encode() + b"<p>filler</p>" * (3 << 20)
+    tail = random.Random(0).randbytes(1 << 20)  # read past the decode limit, never reached
+    body = gzip.compress(page + b"<!--" + tail + b"-->", mtime=0)
+    etag = '"big"'
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers={"ETag": etag})
+        headers = {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "gzip", "ETag": etag}
+        return web.Response(body=body, headers=headers)
+
+    site.handler("/", serve)
+    site.page("/a")
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    assert warc_record(new, site.url("/"))[0]["WARC-Profile"] == NOT_MODIFIED_PROFILE
+    assert verify_snapshot(new).ok
+    original = manifest_rows(old)[site.url("/")]
+    assert original.warc_file and original.warc_offset is not None and original.warc_length
+    edit_in_place(
+        old / "warc" / original.warc_file,
+        original.warc_offset,
+        original.warc_length,
+        lambda record: record.replace(b"charset=utf-8", b"charset=cp866", 1),
+    )
+    report = verify_snapshot(new)
+    text = report.render_text(str(new))
+    assert set(report.counts) == {DANGLING_REVISIT}, text
+    assert f"original {site.url('/')} in {new / '..' / 'old'}" in text and "digests" in text
