@@ -18,6 +18,7 @@ import logging
 import random
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -792,3 +793,40 @@ async def test_a_damaged_original_of_a_304_past_the_decode_limit_is_named_not_re
     text = report.render_text(str(new))
     assert set(report.counts) == {DANGLING_REVISIT}, text
     assert f"original {site.url('/')} in {new / '..' / 'old'}" in text and "digests" in text
+
+
+async def test_a_revisit_whose_original_was_damaged_since_is_fetched_again_by_a_repairing_resume(
+    site, run_crawl, tmp_path
+):
+    """NEW's page is a 304 of OLD's record, damaged since: verify NEW names the revisit dangling,
+    and crawl --resume NEW --repair fetches that page again (whole: OLD's record gives no
+    validators now), stores its body, fetches nothing else, and NEW verifies."""
+    await built_site(site, validators=True)
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    assert manifest_rows(new)[site.url("/same")].record_type == "revisit"
+    same = manifest_rows(old)[site.url("/same")]
+    assert same.warc_file and same.warc_offset is not None and same.warc_length
+    edit_in_place(
+        old / "warc" / same.warc_file,
+        same.warc_offset,
+        same.warc_length,
+        lambda record: record.replace(b"always the same", b"ALWAYS the same", 1),
+    )
+    assert set(verify_snapshot(new).counts) == {DANGLING_REVISIT}
+    hits = dict(site.hits)
+    repaired = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "archiver", "crawl", "--resume", str(new), "--repair", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert repaired.returncode == 0, repaired.stderr
+    assert f"the capture of {site.url('/same')} refers to a damaged record" in repaired.stderr
+    again = {path: count - hits.get(path, 0) for path, count in site.hits.items() if count != hits.get(path)}
+    assert again == {"/same": 1}
+    assert manifest_rows(new)[site.url("/same")].record_type == "response"
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))

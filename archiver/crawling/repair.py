@@ -21,6 +21,7 @@ noted record again.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import struct
 import zlib
@@ -35,6 +36,7 @@ from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import REPAIRS, Snapshot
+from archiver.verify.earlier import EarlierRecords
 from archiver.verify.integrity import WarcScan
 from archiver.verify.record_index import RecordIndex
 from archiver.verify.report import Report
@@ -56,6 +58,8 @@ class DamagedCapture:
     length: int
     """Its bytes, up to the next record a row names (or the file's end)."""
     url: str
+    why: str = "is damaged"
+    """What is wrong: it is damaged, or it is a revisit whose original is."""
 
 
 def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRecord) -> list[str]:
@@ -90,7 +94,7 @@ def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRec
     for capture in damaged:
         again = "fetched again" if capture.url in requeued else "rendered again"
         warnings.append(
-            f"{capture.file}@{capture.offset}: the capture of {capture.url} is damaged: set aside in "
+            f"{capture.file}@{capture.offset}: the capture of {capture.url} {capture.why}: set aside in "
             f"{snapshot.damaged_records_dir.name}/, {again}"
         )
     return warnings
@@ -100,14 +104,22 @@ def _damaged_captures(
     snapshot: Snapshot, prefix: str, manifest: Manifest
 ) -> tuple[list[DamagedCapture], list[tuple[str, int]]]:
     """The captures of the crawl's WARC files that hold a record not intact (read as verify reads
-    them), and the revisits that refer to such a capture's response; and the damaged records that
-    no capture holds."""
+    them), and the revisits that refer to such a capture's response, or to a damaged one of the
+    previous snapshot of a re-archive (fetched again, the body is stored whole); and the damaged
+    records that no capture holds."""
     paths = {path.name: path for path in warc_paths(snapshot.warc_dir, prefix)}
     found: dict[tuple[str, int], DamagedCapture] = {}
     unrepairable = []
+    report = Report()
+    earlier = EarlierRecords.of(snapshot, report)
     with RecordIndex() as records:
-        scan = WarcScan(Report(), records)
-        scan.scan(paths.values())
+        scan = WarcScan(report, records)
+        scan.earlier = earlier
+        try:
+            scan.scan(paths.values())
+        finally:
+            if earlier is not None:
+                earlier.close()
         for name, offset in sorted(scan.damaged | scan.unsound):
             capture = _capture_holding(manifest, paths[name], offset)
             if capture is None:
@@ -120,11 +132,17 @@ def _damaged_captures(
             row = manifest.capture_at(capture.file, capture.offset)
             if row is not None and row.record_type == "response" and row.fetched_at:
                 originals[(row.url, row.fetched_at)] = capture
-        for entry in records.values("record_type = 'revisit'") if originals else ():
-            if entry.refers_to in originals and (entry.file, entry.offset) not in found:
+        damaged_before = earlier.damaged if earlier is not None else set()
+        for entry in records.values("record_type = 'revisit'") if originals or damaged_before else ():
+            refers_to = entry.refers_to
+            if (refers_to in originals or refers_to in damaged_before) and (
+                entry.file,
+                entry.offset,
+            ) not in found:
                 capture = _capture_holding(manifest, paths[entry.file], entry.offset)
                 if capture is not None and capture.offset == entry.offset:
-                    found[(capture.file, capture.offset)] = capture
+                    why = "refers to a damaged record"
+                    found[(capture.file, capture.offset)] = dataclasses.replace(capture, why=why)
     return sorted(found.values(), key=lambda c: (c.file, c.offset)), unrepairable
 
 
