@@ -920,3 +920,43 @@ def test_repair_goes_with_resume(tmp_path):
         refused.stderr
         == "archiver: error: --repair goes with --resume: it repairs the crawl saved in the folder\n"
     )
+
+
+async def test_a_repair_a_crash_cut_short_before_its_urls_were_queued_is_finished(site, run_crawl):
+    """A repair noted in crawl.json, its capture set aside, and then killed before it queued its
+    URL again (the row still names the capture, whose damaged bytes are still there): the next
+    --repair writes the noted record over them and queues that URL too, so the row names no
+    metadata record, and verify passes."""
+    site.page("/", links=["/a", "/b"])
+    for path in ("/a", "/b"):
+        site.page(path, body="<p>text</p>" * 50)
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    row = manifest_rows(root)[site.url("/a")]
+    assert row.warc_file and row.warc_offset is not None and row.warc_length
+    warc = root / "warc" / row.warc_file
+    offsets = members(warc)
+    end = offsets[offsets.index(row.warc_offset) + 2]
+    edit_in_place(warc, row.warc_offset, row.warc_length, flipped)
+    kept = root / "damaged-records" / f"{warc.name}.{row.warc_offset}.damaged"
+    kept.parent.mkdir()
+    kept.write_bytes(warc.read_bytes()[row.warc_offset : end])
+    crawl_json = json.loads((root / "crawl.json").read_text())
+    crawl_json["repairs"] = [
+        {
+            "file": warc.name,
+            "offset": row.warc_offset,
+            "length": end - row.warc_offset,
+            "url": row.url,
+            "kept_in": str(kept.relative_to(root)),
+            "record_id": "<urn:uuid:00000000-0000-4000-8000-000000000000>",
+            "date": "2026-01-02T03:04:05.000000Z",
+        }
+    ]
+    (root / "crawl.json").write_text(json.dumps(crawl_json))
+    hits = dict(site.hits)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    assert site.hits["/a"] == hits["/a"] + 1 and site.hits["/b"] == hits["/b"]
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout

@@ -65,7 +65,7 @@ class DamagedCapture:
 def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRecord) -> list[str]:
     """Set aside the damaged captures of the WARC files and queue their URLs again; returns a
     warning for each repair, and for each damage no fetch can repair (a warcinfo record's)."""
-    _write_noted(snapshot, record)
+    _write_noted(snapshot, manifest, record)
     damaged, unrepairable = _damaged_captures(snapshot, prefix, manifest)
     warnings = [
         f"{name}@{offset}: a damaged record no URL's capture holds (the file's warcinfo): not repaired"
@@ -84,13 +84,9 @@ def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRec
         _set_aside(snapshot, capture, note)
         notes.append(note)
     record.note(REPAIRS, notes)  # before the rows: a crash in between is finished by _write_noted
-    requeued = {url for capture in damaged for url in manifest.requeue_capture(capture.file, capture.offset)}
-    manifest.commit()
+    requeued = _forget(snapshot, manifest, {(capture.file, capture.offset) for capture in damaged})
     for note in notes:
         _write_placeholder(snapshot, note)
-    places = {(capture.file, capture.offset) for capture in damaged}
-    drop_cdxj_lines(snapshot.cdxj_path, lambda place: place in places)
-    drop_uncommitted_cdxj(snapshot.cdxj_pending_path, manifest)
     for capture in damaged:
         again = "fetched again" if capture.url in requeued else "rendered again"
         warnings.append(
@@ -199,12 +195,29 @@ def _set_aside(snapshot: Snapshot, capture: DamagedCapture, note: dict[str, Any]
     os.replace(partial, kept)
 
 
-def _write_noted(snapshot: Snapshot, record: CrawlRecord) -> None:
-    """Write again the record of each repair crawl.json notes (a crash may have cut one short)."""
-    for note in record.data.get(REPAIRS) or []:
-        path = snapshot.warc_dir / str(note.get("file"))
-        if path.is_file() and path.stat().st_size >= int(note["offset"]) + int(note["length"]):
-            _write_placeholder(snapshot, note)
+def _write_noted(snapshot: Snapshot, manifest: Manifest, record: CrawlRecord) -> None:
+    """Finish each repair crawl.json notes, which a crash may have cut short: its URL queued
+    again (a row naming the noted capture would name the record that stands in for it), then
+    its record written again over the bytes it replaces."""
+    notes = [
+        note
+        for note in record.data.get(REPAIRS) or []
+        if (path := snapshot.warc_dir / str(note.get("file"))).is_file()
+        and path.stat().st_size >= int(note["offset"]) + int(note["length"])
+    ]
+    _forget(snapshot, manifest, {(str(note["file"]), int(note["offset"])) for note in notes})
+    for note in notes:
+        _write_placeholder(snapshot, note)
+
+
+def _forget(snapshot: Snapshot, manifest: Manifest, places: set[tuple[str, int]]) -> set[str]:
+    """Queue again the URLs whose captures are at ``places`` (file, offset) and drop their index
+    lines; returns the URLs queued (a rendered DOM's page is rendered again instead)."""
+    requeued = {url for place in places for url in manifest.requeue_capture(*place)}
+    manifest.commit()
+    drop_cdxj_lines(snapshot.cdxj_path, lambda place: place in places)
+    drop_uncommitted_cdxj(snapshot.cdxj_pending_path, manifest)
+    return requeued
 
 
 def _write_placeholder(snapshot: Snapshot, note: dict[str, Any]) -> None:
