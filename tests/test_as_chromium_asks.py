@@ -82,9 +82,9 @@ class RecordingSite:
         self.server = TestServer(app, host="127.0.0.1")
         await self.server.start_server()
 
-    def url(self, path: str = "/") -> str:
+    def url(self, path: str = "/", host: str = "127.0.0.1") -> str:
         assert self.server is not None
-        return f"http://127.0.0.1:{self.server.port}{path}"
+        return f"http://{host}:{self.server.port}{path}"
 
     def other(self, path: str = "/") -> str:
         assert self.server is not None
@@ -114,18 +114,25 @@ async def recording() -> AsyncIterator[RecordingSite]:
     await site.server.close()
 
 
-async def chromium_asks(site: RecordingSite, *paths: str, follow: str = "") -> Any:
+async def chromium_asks(site: RecordingSite, *paths: str, follow: str = "", host: str = "127.0.0.1") -> Any:
     """What Chromium sent for ``paths`` (``/`` by default), each opened in turn, and what they load
-    (its language the crawl's), compared; ``follow``: a link of the last one to click then."""
+    (its language the crawl's), compared; ``follow``: a link of the last one to click then;
+    ``host``: a name (of site.test) the site is asked by."""
     assert async_playwright is not None and site.server is not None
     site.asked.clear()
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--accept-lang=en-US,en;q=0.9"]
+            executable_path=CHROMIUM,
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--accept-lang=en-US,en;q=0.9",
+                "--host-resolver-rules=MAP *.site.test 127.0.0.1",
+            ],
         )
         page = await browser.new_page()
         for path in paths or ("/",):
-            await page.goto(site.url(path), wait_until="networkidle")
+            await page.goto(site.url(path, host), wait_until="networkidle")
         if follow:
             async with page.expect_navigation(wait_until="networkidle"):
                 await page.click(f"a[href='{follow}']")
@@ -133,12 +140,17 @@ async def chromium_asks(site: RecordingSite, *paths: str, follow: str = "") -> A
     return site.compared(by_chromium=True)
 
 
-async def crawl_asks(site: RecordingSite, run_crawl: Any, output: Path, *paths: str, **options: Any) -> Any:
+async def crawl_asks(
+    site: RecordingSite, run_crawl: Any, output: Path, *paths: str, host: str = "127.0.0.1", **options: Any
+) -> Any:
     """What a crawl into ``output`` of ``paths`` (``/`` by default), its seeds in that order, sent
-    for them and what they load, compared as chromium_asks() does."""
+    for them and what they load, compared as chromium_asks() does (``host`` as it says)."""
     site.asked.clear()
     options.setdefault("max_depth", 1)
-    await run_crawl(*(site.url(path) for path in paths or ("/",)), scope="any", output=output, **options)
+    if host != "127.0.0.1":
+        options.setdefault("resolve", ((host, "127.0.0.1"),))
+    seeds = (site.url(path, host) for path in paths or ("/",))
+    await run_crawl(*seeds, scope="any", output=output, **options)
     return site.compared()
 
 
@@ -298,6 +310,48 @@ async def test_two_cookies_of_one_name_both_go_as_chromium_sends_them(recording,
         recording, run_crawl, tmp_path / "browser", "/setup", browser="always", chromium=CHROMIUM
     )
     assert only(rendered, paths) == chromium
+
+
+HOST_ONLY = "c=host; Path=/"
+FOR_THE_DOMAIN = "c=domain; Domain=site.test; Path=/"
+
+
+@pytest.mark.parametrize(
+    "set_cookies",
+    [
+        (HOST_ONLY, FOR_THE_DOMAIN),
+        (FOR_THE_DOMAIN, HOST_ONLY),
+        (HOST_ONLY, FOR_THE_DOMAIN, HOST_ONLY),  # set again as it was: created when first set
+        (HOST_ONLY, FOR_THE_DOMAIN, "c=new; Path=/"),  # another value: created anew
+    ],
+    ids=["host-first", "domain-first", "host-again", "host-anew"],
+)
+async def test_a_hosts_cookie_and_its_domains_of_one_name_and_path_go_as_chromium_sends_them(
+    recording, run_crawl, tmp_path, set_cookies
+):
+    """Two cookies of one name and path, one host-only and one set for the host's domain, both go,
+    as Chromium 156 sends them: the one created first first, whatever domain it is set for (set
+    again with the value it has, a cookie keeps its creation; with another, it is created anew),
+    by HTTP and through the crawl's browser. The crawl sent the domain's first, always."""
+    hops = [f"/setup{n}" for n in range(len(set_cookies))] + ["/page"]
+    for hop, cookie, then in zip(hops, set_cookies, hops[1:], strict=False):
+        recording.file(hop, "", Set_Cookie=cookie, Location=then, status=302)
+    recording.file("/page", "<img src=/i.png>")
+    host = "www.site.test"
+    paths = [f"{host} /page", f"{host} /i.png"]
+
+    def cookies(asked: dict[str, list[tuple[str, str]]]) -> dict[str, list[str]]:
+        # The Cookie headers alone: over http to a name, not loopback, Chromium asks for no br.
+        return {path: [value for name, value in asked[path] if name == "cookie"] for path in paths}
+
+    chromium = cookies(await chromium_asks(recording, "/setup0", host=host))
+    assert len(chromium[f"{host} /page"][0].split("; ")) == 2, chromium
+    crawled = await crawl_asks(recording, run_crawl, tmp_path / "http", "/setup0", host=host)
+    assert cookies(crawled) == chromium
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", "/setup0", host=host, browser="always", chromium=CHROMIUM
+    )
+    assert cookies(rendered) == chromium
 
 
 async def test_a_prefetch_is_asked_for_as_chromium_asks_it(recording, run_crawl, tmp_path):

@@ -391,7 +391,8 @@ async def test_a_crawl_whose_last_pass_keeps_a_file_exits_as_archiver_mirror_doe
     _out, err = await asyncio.wait_for(resumed.communicate(), 120)
     assert err.decode() == (
         "archiver: error: the mirror left 0 captures without a file and kept 1 as the crawl wrote them, "
-        f"whose records cannot be read (archiver verify {root} names each)\n"
+        f"whose records cannot be read (archiver verify {root} names each; archiver crawl --resume {root} "
+        "--repair fetches them again)\n"
     )
     assert resumed.returncode == EXIT_PROBLEMS
     assert cli.main(["mirror", str(root)]) == EXIT_PROBLEMS

@@ -655,6 +655,32 @@ async def test_two_cookies_of_one_name_reach_every_node_and_both_go(redis_url):
         await crawl.close()
 
 
+async def test_cookies_of_one_name_and_path_go_from_every_node_in_the_order_they_were_created(redis_url):
+    """A host-only cookie set on one node, then one of the same name and path set for the host's
+    domain on another, before the nodes exchanged their jars: every node sends the one created
+    first first, as one jar (and Chromium) sends them. A node took in the other's cookie as
+    created when it took it in, and sent its own first."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+    from archiver.crawling.redis_cookies import RedisCookies
+    from archiver.crawling.redis_state import connect
+
+    crawl = connect(redis_url, "creation")
+    try:
+        jars = [SiteCookieJar(unsafe=True), SiteCookieJar(unsafe=True)]
+        shared = [RedisCookies(crawl, jar) for jar in jars]
+        jars[0].update_cookies_from_headers(["c=host; Path=/"], URL("http://www.h.test/"))
+        jars[1].update_cookies_from_headers(["c=domain; Domain=h.test; Path=/"], URL("http://www.h.test/"))
+        for side in (*shared, *shared):
+            await side.sync()
+        for jar in jars:
+            sent = jar.filter_cookies(URL("http://www.h.test/p"))
+            assert [morsel.value for morsel in sent.in_order] == ["host", "domain"]
+    finally:
+        await crawl.close()
+
+
 async def test_a_pages_links_go_with_the_cookies_its_answer_set_on_every_node(site, tmp_path, redis_url):
     """A page's answer sets a cookie; its links, taken by any node, go with it, as a browser sends
     them. A node took the links another node queued before its jar took in the cookie (up to

@@ -230,3 +230,38 @@ def test_a_large_rendered_dom_whose_crc_fails_is_not_mirrored(tmp_path: Path, ca
     assert cli.main(["mirror", str(root)]) == 1
     out = capsys.readouterr().out
     assert f"{page.url}: " in out and "gzip data does not decompress" in out, out
+
+
+def _page_past_the_decode_limit() -> bytes:
+    """A gzipped page that decodes past the 32 MiB the crawl, verify and the mirror read of it,
+    with bytes past that which do not compress: its record is not read to its end with its body."""
+    page = '<!doctype html><title>café</title><a href="/a">a</a>'.encode() + b"<p>filler</p>" * (3 << 20)
+    return gzip.compress(page + b"<!--" + random.Random(0).randbytes(1 << 20) + b"-->", mtime=0)
+
+
+async def test_a_page_past_the_decode_limit_whose_head_changed_is_not_mirrored_from_it(
+    site: Any, run_crawl: Any, capsys: Any
+) -> None:
+    """A page the mirror rewrites from the first 32 MiB it decodes: its record's head changed
+    since (its charset, only its digests tell, at the end of the record, never reached). The
+    mirror rewrote the page from it in the charset it now says; it keeps the file the crawl wrote,
+    says the record cannot be read, and exits 1."""
+    headers = {"Content-Encoding": "gzip"}
+    site.file("/", _page_past_the_decode_limit(), "text/html; charset=utf-8", headers=headers)
+    site.page("/a")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
+    row = manifest_rows(root)[site.url("/")]
+    assert row.warc_file and row.warc_offset is not None and row.warc_length and row.local_path
+    written = (root / "mirror" / row.local_path).read_bytes()
+    edit_in_place(
+        root / "warc" / row.warc_file,
+        row.warc_offset,
+        row.warc_length,
+        lambda record: record.replace(b"charset=utf-8", b"charset=cp866", 1),
+    )
+    capsys.readouterr()
+    assert cli.main(["mirror", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert f"{site.url('/')}: kept mirror/{row.local_path} as the crawl wrote it" in out, out
+    assert (root / "mirror" / row.local_path).read_bytes() == written

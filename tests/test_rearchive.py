@@ -15,8 +15,10 @@ import gzip
 import hashlib
 import json
 import logging
+import random
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -753,3 +755,78 @@ async def test_a_rearchive_does_not_take_an_old_file_decoded_under_another_codin
     assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored
     assert main(["mirror", str(new)]) == 0
     assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored
+
+
+async def test_a_damaged_original_of_a_304_past_the_decode_limit_is_named_not_read(site, run_crawl, tmp_path):
+    """NEW's page is a 304 of OLD's, a page that decodes past the 32 MiB verify reads for links,
+    so the rest of OLD's record is never read to its digests. OLD's record has its head changed
+    since (its charset, only its digest tells): verify names that damage, and takes nothing
+    from the record, neither its headers nor its body, to judge NEW's page by."""
+    page = '<!doctype html><title>café</title><a href="/a">a</a>'.encode() + b"<p>filler</p>" * (3 << 20)
+    tail = random.Random(0).randbytes(1 << 20)  # read past the decode limit, never reached
+    body = gzip.compress(page + b"<!--" + tail + b"-->", mtime=0)
+    etag = '"big"'
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers={"ETag": etag})
+        headers = {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "gzip", "ETag": etag}
+        return web.Response(body=body, headers=headers)
+
+    site.handler("/", serve)
+    site.page("/a")
+    await site.start()
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    assert warc_record(new, site.url("/"))[0]["WARC-Profile"] == NOT_MODIFIED_PROFILE
+    assert verify_snapshot(new).ok
+    original = manifest_rows(old)[site.url("/")]
+    assert original.warc_file and original.warc_offset is not None and original.warc_length
+    edit_in_place(
+        old / "warc" / original.warc_file,
+        original.warc_offset,
+        original.warc_length,
+        lambda record: record.replace(b"charset=utf-8", b"charset=cp866", 1),
+    )
+    report = verify_snapshot(new)
+    text = report.render_text(str(new))
+    assert set(report.counts) == {DANGLING_REVISIT}, text
+    assert f"original {site.url('/')} in {new / '..' / 'old'}" in text and "digests" in text
+
+
+async def test_a_revisit_whose_original_was_damaged_since_is_fetched_again_by_a_repairing_resume(
+    site, run_crawl, tmp_path
+):
+    """NEW's page is a 304 of OLD's record, damaged since: verify NEW names the revisit dangling,
+    and crawl --resume NEW --repair fetches that page again (whole: OLD's record gives no
+    validators now), stores its body, fetches nothing else, and NEW verifies."""
+    await built_site(site, validators=True)
+    old, new = tmp_path / "old", tmp_path / "new"
+    await run_crawl(site.url("/"), output=old, sitemaps=False)
+    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
+    assert manifest_rows(new)[site.url("/same")].record_type == "revisit"
+    same = manifest_rows(old)[site.url("/same")]
+    assert same.warc_file and same.warc_offset is not None and same.warc_length
+    edit_in_place(
+        old / "warc" / same.warc_file,
+        same.warc_offset,
+        same.warc_length,
+        lambda record: record.replace(b"always the same", b"ALWAYS the same", 1),
+    )
+    assert set(verify_snapshot(new).counts) == {DANGLING_REVISIT}
+    hits = dict(site.hits)
+    repaired = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "archiver", "crawl", "--resume", str(new), "--repair", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert repaired.returncode == 0, repaired.stderr
+    assert f"the capture of {site.url('/same')} refers to a damaged record" in repaired.stderr
+    again = {path: count - hits.get(path, 0) for path, count in site.hits.items() if count != hits.get(path)}
+    assert again == {"/same": 1}
+    assert manifest_rows(new)[site.url("/same")].record_type == "response"
+    report = verify_snapshot(new)
+    assert report.ok, report.render_text(str(new))

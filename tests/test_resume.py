@@ -585,6 +585,34 @@ async def test_a_resumed_crawl_and_verify_say_when_a_referrers_encoding_cannot_b
     assert "unrecorded_link" not in report.counts
 
 
+async def test_a_resumed_crawl_reads_no_referrers_encoding_from_a_large_record_whose_head_changed(
+    site, run_crawl, caplog
+):
+    # The page decodes past the 32 MiB read of it to learn its encoding, so the rest of its
+    # record, where its digests are settled, was never read: its head's charset changed since
+    # (only the digests tell) was taken, and the stylesheet read in it, without a word.
+    page = b'<link rel=stylesheet href="l.css"><p>caf\xe9</p>' + b"<p>filler</p>" * (3 << 20)
+    body = gzip.compress(page + b"<!--" + random.Random(0).randbytes(1 << 20) + b"-->", mtime=0)
+    site.file("/", body, "text/html; charset=windows-1252", headers={"Content-Encoding": "gzip"})
+    site.file("/l.css", b"a{background:url(caf\xe9.png)}", "text/css")
+    site.file("/caf\u00e9.png", b"\x89PNG cafe", "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_pages=1, sitemaps=False)).snapshot.root
+    seed = manifest_rows(root)[site.url("/")]
+    assert seed.warc_file is not None and seed.warc_offset is not None and seed.warc_length is not None
+    edit_in_place(
+        root / "warc" / seed.warc_file,
+        seed.warc_offset,
+        seed.warc_length,
+        lambda record: record.replace(b"charset=windows-1252", b"charset=windows-1251", 1),
+    )
+    with caplog.at_level(logging.WARNING, logger="archiver"):
+        await run_crawl(site.url("/"), output=root, resume=True, max_pages=10, sitemaps=False)
+    unknown = [r.getMessage() for r in caplog.records if "cannot be read back" in r.getMessage()]
+    assert len(unknown) == 1, unknown
+    assert not [url for url in manifest_rows(root) if "%D0%B2" in url]  # é read as windows-1251's в
+
+
 async def test_a_resumed_crawl_asks_for_each_url_as_the_crawl_that_met_it_would_have(
     site, run_crawl, tmp_path
 ):
@@ -842,3 +870,116 @@ async def test_a_crawl_killed_and_resumed_asks_what_the_straight_crawl_asks(
     rows = {url: (row.outcome, row.status) for url, row in manifest_rows(output, for_crawlers=True).items()}
     expected = manifest_rows(straight.snapshot.root, for_crawlers=True)
     assert rows == {url: (row.outcome, row.status) for url, row in expected.items()}
+
+
+def flipped(record: bytes) -> bytes:
+    """An edit for edit_in_place(): a byte of the record's block changed (only its digests tell)."""
+    return record.replace(b"<p>text</p>", b"<p>TEXT</p>", 1)
+
+
+@pytest.mark.parametrize("damaged", ["response", "request", "original"])
+async def test_a_capture_damaged_inside_a_warc_file_is_fetched_again_by_a_resume_that_repairs(
+    site, run_crawl, damaged
+):
+    """A record of an earlier capture changed on disk, the file's last capture intact: a resume
+    reads the end of each file alone and sees nothing, and verify names the damage with the
+    command that repairs it. --resume --repair reads every record, sets the damaged capture aside
+    (a metadata record of its length stands in for it, so the records after it stay where the
+    manifest says), fetches that URL again and nothing else (but a revisit of it, ``original``,
+    which would refer to a record that is gone), and verify passes."""
+    site.page("/", links=["/a", "/b", "/c", *(["/copy"] if damaged == "original" else [])])
+    for path in ("/a", "/b", "/c", "/copy"):  # /copy's bytes are /a's
+        site.page(path, title="same" if path in ("/a", "/copy") else path, body="<p>text</p>" * 50)
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    row = manifest_rows(root)[site.url("/a")]
+    assert row.warc_file and row.warc_offset is not None and row.warc_length
+    warc = root / "warc" / row.warc_file
+    offsets = members(warc)
+    start = offsets.index(row.warc_offset)
+    assert start + 2 < len(offsets) - 1, "captures must follow it"
+    if damaged != "request":
+        edit_in_place(warc, row.warc_offset, row.warc_length, flipped)
+    else:  # a byte of its request's gzip data: it no longer inflates
+        data = bytearray(warc.read_bytes())
+        data[(offsets[start + 1] + offsets[start + 2]) // 2] ^= 0xFF
+        warc.write_bytes(bytes(data))
+    capture = warc.read_bytes()[row.warc_offset : offsets[start + 2]]
+    hits = dict(site.hits)
+
+    resumed = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--quiet")
+    assert dict(site.hits) == hits
+    if damaged != "request":  # the mirror's last pass read the page's record: it kept its file
+        assert resumed.returncode == 1 and f"--resume {root} --repair fetches them again" in resumed.stderr
+    else:
+        assert resumed.returncode == 0, resumed.stderr
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 1
+    assert f"{warc.name}@" in verified.stdout and "crawl --resume --repair" in verified.stdout
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    assert repaired.stderr.splitlines()[0] == (
+        f"archiver: warning: {warc.name}@{row.warc_offset}: the capture of {site.url('/a')} is damaged: "
+        "set aside in damaged-records/, fetched again"
+    )
+    again = {path: count - hits.get(path, 0) for path, count in site.hits.items() if count != hits.get(path)}
+    assert again == ({"/a": 1, "/copy": 1} if damaged == "original" else {"/a": 1})
+    repair, *revisits = json.loads((root / "crawl.json").read_text())["repairs"]
+    assert (root / repair["kept_in"]).read_bytes() == capture
+    assert [revisit["url"] for revisit in revisits] == ([site.url("/copy")] if damaged == "original" else [])
+    assert members(warc)[: start + 1] == offsets[: start + 1] and offsets[start + 2] in members(warc)
+    responses = warc_responses(root)
+    assert sorted(responses) == sorted(set(responses)) and site.url("/a") in responses
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+
+
+def test_repair_goes_with_resume(tmp_path):
+    """--repair alone names what it goes with, in one line."""
+    refused = run_archiver("crawl", "http://127.0.0.1:1/", "-o", str(tmp_path / "snap"), "--repair")
+    assert refused.returncode == 2
+    assert (
+        refused.stderr
+        == "archiver: error: --repair goes with --resume: it repairs the crawl saved in the folder\n"
+    )
+
+
+async def test_a_repair_a_crash_cut_short_before_its_urls_were_queued_is_finished(site, run_crawl):
+    """A repair noted in crawl.json, its capture set aside, and then killed before it queued its
+    URL again (the row still names the capture, whose damaged bytes are still there): the next
+    --repair writes the noted record over them and queues that URL too, so the row names no
+    metadata record, and verify passes."""
+    site.page("/", links=["/a", "/b"])
+    for path in ("/a", "/b"):
+        site.page(path, body="<p>text</p>" * 50)
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    row = manifest_rows(root)[site.url("/a")]
+    assert row.warc_file and row.warc_offset is not None and row.warc_length
+    warc = root / "warc" / row.warc_file
+    offsets = members(warc)
+    end = offsets[offsets.index(row.warc_offset) + 2]
+    edit_in_place(warc, row.warc_offset, row.warc_length, flipped)
+    kept = root / "damaged-records" / f"{warc.name}.{row.warc_offset}.damaged"
+    kept.parent.mkdir()
+    kept.write_bytes(warc.read_bytes()[row.warc_offset : end])
+    crawl_json = json.loads((root / "crawl.json").read_text())
+    crawl_json["repairs"] = [
+        {
+            "file": warc.name,
+            "offset": row.warc_offset,
+            "length": end - row.warc_offset,
+            "url": row.url,
+            "kept_in": str(kept.relative_to(root)),
+            "record_id": "<urn:uuid:00000000-0000-4000-8000-000000000000>",
+            "date": "2026-01-02T03:04:05.000000Z",
+        }
+    ]
+    (root / "crawl.json").write_text(json.dumps(crawl_json))
+    hits = dict(site.hits)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    assert site.hits["/a"] == hits["/a"] + 1 and site.hits["/b"] == hits["/b"]
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout

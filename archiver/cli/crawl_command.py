@@ -58,6 +58,12 @@ def add_crawl(sub: argparse._SubParsersAction[Parser]) -> None:
         help="continue the crawl saved in DIR (or --output); options given with it apply from now on "
         "and are saved, except those that would change what the crawl already decided",
     )
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="with --resume: first read every WARC record, as archiver verify does, and fetch again the "
+        "captures found damaged (set aside in damaged-records/)",
+    )
     for field in dataclasses.fields(CrawlConfig):
         option = field.metadata.get("option")
         if option is not None:
@@ -112,6 +118,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     args.resume = args.resume is not None
     if args.input_file is not None:
         args.urls = [*args.urls, *parse_url_list(read_text(args.input_file, "-i"), args.input_file)]
+    if args.repair and not args.resume:
+        raise ConfigError("--repair goes with --resume: it repairs the crawl saved in the folder")
     if args.resume:
         if args.urls:
             raise ConfigError("--resume takes no URLs: it continues the crawl saved in its folder")
@@ -123,6 +131,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         given.update(_password_from_environment(given, args.urls))
         config = CrawlConfig(seeds=tuple(args.urls), output=output, **given)
     _check_files(config)
+    if args.repair and config.frontier is not None:
+        raise ConfigError("--repair is for a crawl of one process: a shared crawl's parts are merged first")
     progress = not args.quiet and sys.stderr.isatty()
     if config.frontier is not None:
         # A crawl node: it locks its own part of the folder, which other nodes share.
@@ -182,7 +192,7 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
     from archiver.crawling.stopping import MAX_TIME_STOP
     from archiver.store.totals import has_errors
 
-    result = _run_async(_crawl_until_stopped(config, args.resume, progress, not args.no_mirror))
+    result = _run_async(_crawl_until_stopped(config, args.resume, progress, not args.no_mirror, args.repair))
     for warning in result.warnings:
         print(f"archiver: warning: {warning}", file=sys.stderr)
     if result.seeds_failed and len(result.seeds_failed) == len(config.seeds):
@@ -215,14 +225,17 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         print(
             f"archiver: error: the mirror left {len(result.mirror.errors)} captures without a file and kept "
             f"{len(result.mirror.kept)} as the crawl wrote them, whose records cannot be read "
-            f"(archiver verify {config.output} names each)",
+            f"(archiver verify {config.output} names each; archiver crawl --resume {config.output} "
+            "--repair fetches them again)",
             file=sys.stderr,
         )
         return EXIT_PROBLEMS
     return EXIT_WITH_ERRORS if has_errors(result.totals) else EXIT_OK
 
 
-async def _crawl_until_stopped(config: CrawlConfig, resume: bool, progress: bool, mirror: bool) -> Any:
+async def _crawl_until_stopped(
+    config: CrawlConfig, resume: bool, progress: bool, mirror: bool, repair: bool = False
+) -> Any:
     """crawl(), stopped cleanly by Ctrl-C or SIGTERM, with a progress line on the terminal if asked."""
     from archiver.crawling.crawl_report import progress_line
     from archiver.crawling.run import crawl
@@ -237,7 +250,12 @@ async def _crawl_until_stopped(config: CrawlConfig, resume: bool, progress: bool
     with _signals_stop(stop):
         try:
             return await crawl(
-                config, resume=resume, progress=show if progress else None, stop=stop, mirror=mirror
+                config,
+                resume=resume,
+                progress=show if progress else None,
+                stop=stop,
+                mirror=mirror,
+                repair=repair,
             )
         finally:
             if progress:

@@ -25,7 +25,6 @@ path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 from __future__ import annotations
 
 import http.cookiejar
-import json
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -127,7 +126,40 @@ def cookie_url(url: URL) -> URL:
 class SiteCookieJar(aiohttp.CookieJar):
     """aiohttp's cookie jar, refusing cookies set for a whole public suffix and those the rules of
     Secure and of prefixed names refuse, sending values as they were set, and matching the path
-    of a URL with an empty query without its ``?`` (see the module and cookie_rules.py)."""
+    of a URL with an empty query without its ``?`` (see the module and cookie_rules.py).
+
+    Each cookie keeps when it was created (nanoseconds since the epoch), which orders the
+    cookies of one path length as Chromium orders them: set again with the value it has, it
+    keeps that time; with another value, it is created anew (as Chromium 156 does).
+    """
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.created: dict[tuple[str, str, str], int] = {}
+        """When each cookie was created, by (domain, path without its last '/', name)."""
+        self._latest = 0
+
+    def _update_cookies(self, cookies: LooseCookies, response_url: URL, **options: Any) -> None:
+        held = self._values()
+        super()._update_cookies(cookies, response_url, **options)
+        values = self._values()
+        self.created = {key: self.created[key] for key in values if key in self.created}
+        for key, value in values.items():
+            if held.get(key) != value:
+                self.created[key] = self._now()
+
+    def _values(self) -> dict[tuple[str, str, str], str]:
+        return {
+            (domain, path, name): morsel.coded_value
+            for (domain, path), cookies in self._cookies.items()
+            for name, morsel in cookies.items()
+        }
+
+    def _now(self) -> int:
+        """The time now, later than every creation time the jar holds (two cookies set at once
+        keep the order they were set in)."""
+        self._latest = max(time.time_ns(), self._latest + 1)
+        return self._latest
 
     def _build_morsel(self, cookie: Morsel[str]) -> Morsel[str]:
         # aiohttp's sends a value holding a comma or a space quoted: a browser sends it as set.
@@ -158,8 +190,9 @@ class SiteCookieJar(aiohttp.CookieJar):
     def _every_match(self, url: URL, names: Iterable[str]) -> list[Morsel[str]]:
         """Every cookie of ``names`` (those aiohttp's filter_cookies() admits: not expired, within
         its limits) the jar holds for ``url``, in Chromium's order (RFC 6265, 5.4): a longer path
-        first, then the one set first. Two of one name, set for two paths or domains, both go, as
-        a browser sends them; aiohttp gives the most specific alone."""
+        first, then the one created first, whichever domain it was set for. Two of one name, set
+        for two paths or domains, both go, as a browser sends them; aiohttp gives the most
+        specific alone."""
         wanted = set(names)
         host = url.raw_host or ""
         if not is_ip_address(host):
@@ -170,7 +203,7 @@ class SiteCookieJar(aiohttp.CookieJar):
         segments = url.path.split("/")
         paths = ["/".join(segments[:end]) for end in range(1, len(segments) + 1)]
         secure = url.scheme in ("https", "wss")
-        found: list[tuple[int, int, Morsel[str]]] = []
+        found: list[tuple[int, int, int, Morsel[str]]] = []
         for key in [("", "")] + [(domain, path) for domain in domains for path in paths]:
             for name, cookie in self._cookies.get(key, {}).items():
                 if name not in wanted or (cookie["secure"] and not secure):
@@ -179,8 +212,9 @@ class SiteCookieJar(aiohttp.CookieJar):
                     continue
                 if len(cookie["path"]) > len(url.path):
                     continue  # set for /dir/, asked as /dir
-                found.append((-len(key[1]), len(found), self._build_morsel(cookie)))
-        return [morsel for *_order, morsel in sorted(found, key=lambda entry: entry[:2])]
+                created = self.created.get((*key, name), 0)
+                found.append((-len(key[1]), created, len(found), self._build_morsel(cookie)))
+        return [morsel for *_order, morsel in sorted(found, key=lambda entry: entry[:3])]
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
         """Keep the cookies of Set-Cookie ``headers`` but those a browser refuses: a Domain that is
@@ -226,8 +260,8 @@ class SiteCookieJar(aiohttp.CookieJar):
     def adopt(self, cookies: Iterable[Mapping[str, Any]]) -> None:
         """Keep cookies a browser holds, as Playwright gives them (name, value, domain: with a
         leading dot for one set with a Domain attribute, path, expires: seconds since the epoch
-        or -1 for the session, secure, httpOnly, sameSite): each replaces the jar's cookie of
-        the same name, domain and path."""
+        or -1 for the session, secure, httpOnly, sameSite; and, from saved_cookies(), created):
+        each replaces the jar's cookie of the same name, domain and path."""
         for cookie in cookies:
             name, value = str(cookie.get("name", "")), str(cookie.get("value", ""))
             domain, path = str(cookie.get("domain") or ""), str(cookie.get("path") or "/")
@@ -259,6 +293,10 @@ class SiteCookieJar(aiohttp.CookieJar):
             except ValueError:
                 continue
             self.update_cookies({name: morsel}, origin)
+            created = cookie.get("created")
+            key = (host, path.rstrip("/"), name)
+            if isinstance(created, int) and key in self.created:  # kept (resume) or shared (nodes)
+                self.created[key] = created
 
     def forget(self, cookies: Iterable[Mapping[str, Any]]) -> None:
         """Drop cookies a browser held and holds no more (a page's script deleted them), as
@@ -283,70 +321,30 @@ class SiteCookieJar(aiohttp.CookieJar):
     def for_browser(self) -> list[dict[str, Any]]:
         """The jar's cookies as a browser context takes them (Playwright's add_cookies: name,
         value as it is sent, domain with a leading dot for one that reaches subdomains, path,
-        secure, httpOnly), so a rendered page's scripts see those the crawl holds."""
+        secure, httpOnly), so a rendered page's scripts see those the crawl holds: in the order
+        they were created, which the browser's own order of them follows."""
         live = {id(morsel) for morsel in self}  # iterating the jar drops the expired ones
         host_only = self.host_only_cookies
-        given = []
+        given: list[tuple[int, dict[str, Any]]] = []
         for (domain, path), cookies in self.cookies.items():
             for name, morsel in cookies.items():
                 if not domain or id(morsel) not in live:
                     continue
                 given.append(
-                    {
-                        "name": name,
-                        "value": morsel.coded_value,
-                        "domain": domain if (domain, path, name) in host_only else f".{domain}",
-                        "path": str(morsel["path"] or "/"),
-                        "secure": bool(morsel["secure"]),
-                        "httpOnly": bool(morsel["httponly"]),
-                        "sameSite": str(morsel["samesite"] or "Lax").capitalize(),
-                    }
+                    (
+                        self.created.get((domain, path, name), 0),
+                        {
+                            "name": name,
+                            "value": morsel.coded_value,
+                            "domain": domain if (domain, path, name) in host_only else f".{domain}",
+                            "path": str(morsel["path"] or "/"),
+                            "secure": bool(morsel["secure"]),
+                            "httpOnly": bool(morsel["httponly"]),
+                            "sameSite": str(morsel["samesite"] or "Lax").capitalize(),
+                        },
+                    )
                 )
-        return given
-
-
-def saved_cookies(jar: SiteCookieJar) -> str:
-    """The cookies ``jar`` holds, as JSON a resumed crawl's jar adopts (SiteCookieJar.adopt):
-    for_browser()'s with each one's expiry (seconds since the epoch, -1 for the session).
-
-    >>> import asyncio
-    >>> async def demo():
-    ...     jar, again = SiteCookieJar(unsafe=True), SiteCookieJar(unsafe=True)
-    ...     jar.update_cookies({"sid": "1"}, URL("http://h/"))
-    ...     again.adopt(json.loads(saved_cookies(jar)))
-    ...     return again.filter_cookies(URL("http://h/p"))["sid"].value
-    >>> asyncio.run(demo())
-    '1'
-    """
-    expiries = jar._expirations  # aiohttp keeps no public view of them
-    kept = []
-    for cookie in jar.for_browser():
-        domain = str(cookie["domain"]).lstrip(".")
-        path = str(cookie["path"]).rstrip("/")
-        kept.append({**cookie, "expires": expiries.get((domain, path, str(cookie["name"])), -1)})
-    return json.dumps(kept, separators=(",", ":"))
-
-
-def joined_cookies(saved: Iterable[str]) -> str:
-    """One jar of several saved_cookies() (the jars of a shared crawl's nodes), the later of
-    them winning for a cookie of the same name, domain and path; one that cannot be read is
-    left out.
-
-    >>> def jar(*pairs):
-    ...     return json.dumps([{"name": n, "value": v, "domain": "h", "path": "/"} for n, v in pairs])
-    >>> joined = joined_cookies([jar(("sid", "1")), jar(("sid", "2"), ("b", "3"))])
-    >>> [(c["name"], c["value"]) for c in json.loads(joined)]
-    [('sid', '2'), ('b', '3')]
-    """
-    joined: dict[tuple[str, str, str], Any] = {}
-    for text in saved:
-        try:
-            cookies = json.loads(text)
-            for cookie in cookies:
-                joined[(str(cookie["name"]), str(cookie["domain"]), str(cookie["path"]))] = cookie
-        except (ValueError, TypeError, KeyError):  # a part damaged: its cookies are no guide
-            continue
-    return json.dumps(list(joined.values()), separators=(",", ":"))
+        return [cookie for _created, cookie in sorted(given, key=lambda entry: entry[0])]
 
 
 def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:

@@ -13,10 +13,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from archiver.crawling.cookies import SiteCookieJar, saved_cookies
+from archiver.crawling.cookies import SiteCookieJar
 from archiver.crawling.politeness import HostPolicy
 from archiver.crawling.render_state import RENDERS
 from archiver.crawling.renderer import Renderer
+from archiver.crawling.saved_cookies import saved_cookies
 from archiver.crawling.writer import Writer
 from archiver.store.manifest import Manifest
 

@@ -214,8 +214,8 @@ def _join(manifest: Manifest, part: Snapshot) -> None:
 def _join_cookies(manifest: Manifest, parts: list[Snapshot]) -> None:
     """Keep in ``manifest`` the cookie jar of all ``parts``: each node's requests sent the cookies
     its answers set, and the crawl holds them all (the part saved last wins a cookie held twice)."""
-    from archiver.crawling.cookies import joined_cookies
     from archiver.crawling.kept_state import COOKIES
+    from archiver.crawling.saved_cookies import joined_cookies
 
     jars = []
     for part in sorted(parts, key=lambda part: fingerprint(part)[1]):

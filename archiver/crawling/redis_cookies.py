@@ -20,8 +20,9 @@ import json
 import logging
 from typing import Any
 
-from archiver.crawling.cookies import SiteCookieJar, saved_cookies
+from archiver.crawling.cookies import SiteCookieJar
 from archiver.crawling.redis_state import RedisCrawl, call
+from archiver.crawling.saved_cookies import saved_cookies
 
 log = logging.getLogger("archiver.crawl")
 

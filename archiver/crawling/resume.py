@@ -29,7 +29,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -95,7 +95,7 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
                 f"{path.name}: cut the {size - end} bytes a crash left after its last committed record "
                 f"(offset {end}; kept in {kept}); their URLs are fetched again"
             )
-    _drop_uncommitted_cdxj(snapshot.cdxj_pending_path, manifest)
+    drop_uncommitted_cdxj(snapshot.cdxj_pending_path, manifest)
     for warning in warnings:
         log.warning(warning)
     return warnings
@@ -215,7 +215,7 @@ def _set_aside(snapshot: Snapshot, path: Path, offset: int) -> str:
     return str(kept.relative_to(snapshot.root))
 
 
-def _drop_uncommitted_cdxj(pending: Path, manifest: Manifest) -> None:
+def drop_uncommitted_cdxj(pending: Path, manifest: Manifest) -> None:
     """Keep only the pending CDXJ lines that name a record a committed row names."""
     if not pending.exists():
         return
@@ -233,6 +233,12 @@ def _drop_uncommitted_cdxj(pending: Path, manifest: Manifest) -> None:
 
 def _drop_cut_cdxj(index: Path, warc_file: str, end: int) -> None:
     """Drop the lines of the sorted ``index`` that name a record of ``warc_file`` cut at ``end``."""
+    drop_cdxj_lines(index, lambda place: place[0] == warc_file and place[1] >= end)
+
+
+def drop_cdxj_lines(index: Path, dropped: Callable[[tuple[str, int]], bool]) -> None:
+    """Drop the lines of ``index`` whose record's (file, offset) is ``dropped``, the others kept
+    in their order."""
     if not index.exists():
         return
     temporary = index.with_name(index.name + ".tmp")
@@ -242,7 +248,7 @@ def _drop_cut_cdxj(index: Path, warc_file: str, end: int) -> None:
     ):
         for line in lines:
             location = _location(line)
-            if location is None or location[0] != warc_file or location[1] < end:
+            if location is None or not dropped(location):
                 out.write(line)
     os.replace(temporary, index)
 

@@ -45,6 +45,7 @@ from archiver.crawling.referrers import SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
+from archiver.crawling.repair import repair as repair_damage
 from archiver.crawling.revisiting import previous_snapshots
 from archiver.crawling.run_stages import ProgressCallback, run_stages
 from archiver.crawling.sitemap_stage import SitemapStage
@@ -97,12 +98,14 @@ async def crawl(
     progress: ProgressCallback | None = None,
     stop: asyncio.Future[str] | None = None,
     mirror: bool = True,
+    repair: bool = False,
 ) -> CrawlResult:
     """Crawl ``config.seeds`` into the snapshot folder ``config.output``.
 
     With ``mirror``, the offline mirror is written as the crawl goes and
     finished (with index.html) when it is done. With ``resume``, continue the
-    crawl saved there. ``stop``: once it has a
+    crawl saved there; with ``repair`` too, first read every WARC record and
+    fetch again the captures found damaged (crawling/repair.py). ``stop``: once it has a
     result (a reason, such as "signal SIGINT"), the crawl stops taking work,
     writes what it holds and returns, interrupted, resumable. Cancelled, the
     writer still closes WARC and manifest, so the snapshot can be resumed.
@@ -132,7 +135,7 @@ async def crawl(
         # What shuts down while the crawl finishes its mirror (the browser) is waited for last.
         async with contextlib.AsyncExitStack() as ending:
             return await run_crawl(
-                config, seeds, chromium, snapshot, resume, progress, stop, mirror, backend, ending
+                config, seeds, chromium, snapshot, resume, progress, stop, mirror, backend, ending, repair
             )
 
 
@@ -147,9 +150,10 @@ async def run_crawl(
     write_mirror: bool,
     backend: Backend,
     ending: contextlib.AsyncExitStack | None = None,
+    repair: bool = False,
 ) -> CrawlResult:
     """crawl() once the snapshot (or a node's part of it) is locked. What may shut down while the
-    crawl finishes its mirror (its browser) is left to ``ending`` if given."""
+    crawl finishes its mirror (its browser) is left to ``ending`` if given; ``repair``: see crawl()."""
     result = CrawlResult(snapshot, CrawlStats())
     if resume:
         Manifest.roll_back_killed_write(snapshot.manifest_path)  # before the checks read it
@@ -165,6 +169,8 @@ async def run_crawl(
         )
         if resume:
             result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
+            if repair:
+                result.warnings += repair_damage(snapshot, config.warc_prefix, manifest, record)
         # The writer's thread and the fetch's each read the previous snapshot through their own.
         stored = previous_snapshots(config.previous)
         mirror = (

@@ -54,7 +54,7 @@ from archiver.store.referrers import (
 )
 from archiver.store.rows import ManifestRow
 from archiver.store.stored import payload_record, rendered_dom
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import WarcReader, read_to_end
 from archiver.warc.records import sha1_digest
 
 REWRITE_LIMIT = DEFAULT_DECODE_LIMIT
@@ -339,6 +339,10 @@ class RecordFiles:
             body, note = rewritten(
                 chunks, row.url, content_type, encoding, path, self.resolve, self.memo, referred
             )
+            # Rewritten from the first REWRITE_LIMIT bytes decoded: the rest of a larger record,
+            # where its digests and CRC are settled (its head's among them), is read and checked
+            # before the file is written from it.
+            read_to_end(stored)
             size = link_unchanged(self.previous, files, row, path, body) if note is None else None
             self.stats.count(mime, size if size is not None else files.write(path, (body,), lambda: note))
             return

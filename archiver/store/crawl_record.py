@@ -17,7 +17,7 @@ from typing import Any
 
 from archiver import __version__
 from archiver.errors import SnapshotError
-from archiver.store.snapshot import CRASH_TAILS, Snapshot
+from archiver.store.snapshot import CRASH_TAILS, REPAIRS, Snapshot
 
 RUNNING = "running"
 FINISHED = "finished"
@@ -81,7 +81,7 @@ class CrawlRecord:
         self.save()
 
 
-KEPT_LISTS = ("runs", CRASH_TAILS, "controls")
+KEPT_LISTS = ("runs", CRASH_TAILS, REPAIRS, "controls")
 """The lists of objects crawl.json keeps, which each run adds to (CrawlRecord.note)."""
 
 

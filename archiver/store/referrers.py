@@ -33,7 +33,7 @@ from archiver.store.previous import Previous
 from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.dom import DOM_CONTENT_TYPE
-from archiver.warc.reader import WarcReader
+from archiver.warc.reader import WarcReader, read_to_end
 
 MAX_IMPORTS = 8
 """@import levels followed up to a page (a stylesheet's referrer's own referrer...)."""
@@ -183,14 +183,17 @@ def stored_body(
 ) -> tuple[bytes, str | None] | None:
     """A BodyOf over a snapshot: the payload of ``row``'s record decoded as the crawl decoded it
     (up to its limit), and its Content-Type; None if it has none or (``quiet``) it cannot be
-    read. Not ``quiet``, what reading it raised is raised."""
+    read. Not ``quiet``, what reading it raised is raised. The record is read to its end (its
+    digests settled, its head's charset among what they vouch for) before either is given."""
     if row.warc_file is None or row.warc_offset is None:
         return None
     try:
         stored, own_headers = payload_record(manifest, records, row, previous)
         content_type = content_type_field(own_headers.headers) if own_headers else None
         coding = own_headers.get_header("Content-Encoding") if own_headers else None
-        return decode_stream(stored.raw_stream, coding).body, content_type
+        body = decode_stream(stored.raw_stream, coding).body
+        read_to_end(stored)
+        return body, content_type
     except Exception:
         if not quiet:
             raise

@@ -15,6 +15,8 @@ LOCK_NAME = ".lock"
 _PROBE = ".write-test"
 
 CRASH_TAILS = "crash_tails"
+REPAIRS = "repairs"
+"""crawl.json's list of the damaged captures crawl --resume --repair set aside (crawling/repair.py)."""
 """crawl.json key: [{file, offset, length, kept_in}] of the bytes a crash left past the last
 commit of a WARC file, which a resumed crawl cut off and kept aside (see crawling/resume.py)."""
 
@@ -99,6 +101,11 @@ class Snapshot:
     def crash_tails_dir(self) -> Path:
         """What a resumed crawl cut off the WARC files: out of warc/, so no tool indexes it."""
         return self.root / "crash-tails"
+
+    @property
+    def damaged_records_dir(self) -> Path:
+        """Captures found damaged that crawl --resume --repair set aside: out of warc/ too."""
+        return self.root / "damaged-records"
 
     @property
     def control_path(self) -> Path:

@@ -38,7 +38,6 @@ from archiver.media_types import UNKNOWN_TYPES, as_taken, content_type_field
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
-from archiver.store.previous import Previous
 from archiver.store.referrers import (
     BodyOf,
     DomOf,
@@ -51,6 +50,7 @@ from archiver.store.referrers import (
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_ends, seed_failure, seed_landings
 from archiver.verify.discovery import FOUND_ON_A_PAGE, SCRATCH, Met, check_discovery, met_of
+from archiver.verify.earlier import EarlierRecords
 from archiver.verify.integrity import Records
 from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import (
@@ -99,8 +99,9 @@ class LinkCheck:
         self._scratch = False
         self.handed_over = False
         """True once a scan handed pages to page(): finish() then reads back only the others."""
-        self.previous: Previous | None = None
-        """A re-archive's previous snapshot, where its revisits' originals may be."""
+        self.earlier: EarlierRecords | None = None
+        """A re-archive's previous snapshot, where its revisits' originals may be (each read
+        only once the integrity scan found it intact)."""
         self.referred: set[tuple[str, int]] = set()
         """Stylesheets found by a document: read back by finish(), with that document's encoding."""
 
@@ -196,7 +197,7 @@ class LinkCheck:
                 entry = records.get((referrer.warc_file or "", referrer.warc_offset or 0))
                 if entry is None:
                     return None
-                body, content_type = _read_page(entry, records, referrers, referrers, self.previous)
+                body, content_type = _read_page(entry, records, referrers, referrers, self.earlier)
                 return None if body is None else (body, content_type)
 
             def dom_of(page: ManifestRow) -> bytes | None:
@@ -212,7 +213,7 @@ class LinkCheck:
                 found = records.get(key)
                 handed = found is not None and found.record_type == "response" and key not in deferred
                 if found is not None and not (handed and self.handed_over and key not in self.referred):
-                    body, content_type = _read_page(found, records, pages, revisited, self.previous)
+                    body, content_type = _read_page(found, records, pages, revisited, self.earlier)
                     if body is not None:
                         # A stylesheet that names no encoding is read in its referrer's.
                         referred = None
@@ -355,13 +356,15 @@ def _read_page(
     records: Records,
     pages: WarcReader,
     revisited: WarcReader,
-    previous: Previous | None = None,
+    earlier: EarlierRecords | None = None,
 ) -> tuple[bytes | None, str | None]:
     """The decoded body of an archived page and its Content-Type; None if it cannot be read.
 
     A damaged record is left out: the integrity check has reported it. A revisit's payload is
-    its original's, here or in the ``previous`` snapshot of a re-archive; a 304's revisit takes
-    its original's headers too (its own are the 304's).
+    its original's, here or in the ``earlier`` snapshot of a re-archive; a 304's revisit takes
+    its original's headers too (its own are the 304's). An original is read only once the
+    integrity check found it intact, as a page is: the body is decoded up to the crawl's limit,
+    so the rest of a large record, where its digests are settled, is not read here.
     """
     if not entry.intact:
         return None, None
@@ -375,12 +378,12 @@ def _read_page(
             refers_to = entry.refers_to or ("", "")
             key = records.response_at(*refers_to)
             original = records.get(key) if key else None
-            earlier = previous.at(*refers_to) if original is None and previous is not None else None
+            before = earlier.original(*refers_to) if original is None and earlier is not None else None
             if original is not None and original.intact:
                 payload_record = revisited.record(original.file, original.offset)
-            elif earlier is not None and earlier.row.warc_file and earlier.row.warc_offset is not None:
-                where = (earlier.row.warc_file, earlier.row.warc_offset)
-                payload_record = earlier.snapshot.records.record(*where)
+            elif before is not None and before.row.warc_file and before.row.warc_offset is not None:
+                where = (before.row.warc_file, before.row.warc_offset)
+                payload_record = before.snapshot.records.record(*where)
             else:
                 return None, None
             payload = payload_record.raw_stream

@@ -3,8 +3,12 @@
 A re-archive's revisits refer to response records of the snapshot it was
 made against (crawl.json's ``previous``). When that snapshot is there, each
 such revisit's original is looked up in its manifest and read back, its
-payload digest checked. When it is gone (or, for a chain of re-archives, an
-earlier snapshot of the chain that holds originals), verify says so once
+payload digest checked. The completeness check reads an original only once
+it passed (:meth:`EarlierRecords.original`), as it reads only the intact
+records of the snapshot itself: it decodes a page up to the crawl's limit,
+never reaching the end of a larger record, where its digests are settled.
+When the snapshot is gone (or, for a chain of re-archives, an earlier
+snapshot of the chain that holds originals), verify says so once
 (missing_previous): the mirror stands alone, but the WARC files do not, as a
 replay tool needs the originals' payloads.
 """
@@ -14,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from archiver.errors import SnapshotError
-from archiver.store.previous import Previous, previous_path
+from archiver.store.previous import Original, Previous, previous_path
 from archiver.store.snapshot import Snapshot
 from archiver.verify.record_index import RecordEntry
 from archiver.verify.report import DANGLING_REVISIT, MISSING_PREVIOUS, Report
@@ -29,6 +33,8 @@ class EarlierRecords:
         self.previous: Previous | None = None
         self.missing = 0
         """Revisits whose original could not be looked for: the previous snapshot is gone."""
+        self.damaged: set[tuple[str, str]] = set()
+        """(URL, date) of the originals check() found damaged, or of another digest (reported)."""
         try:
             self.previous = Previous(path)
         except SnapshotError:  # gone, or no snapshot any more: said once, at close()
@@ -61,12 +67,20 @@ class EarlierRecords:
         else:
             problem = original.check()
         if problem is not None:
+            self.damaged.add(entry.refers_to)
             self.report.add(
                 DANGLING_REVISIT,
                 where,
                 f"{entry.url}: original {original.url} in {self.path}: {problem}",
             )
         return True
+
+    def original(self, url: str, date: str) -> Original | None:
+        """The original of a revisit that refers to ``url`` at ``date`` in the previous snapshot,
+        once check() found it whole with its digest: None if it is not there or is damaged."""
+        if self.previous is None or (url, date) in self.damaged:
+            return None
+        return self.previous.at(url, date)
 
     def close(self) -> None:
         """Report a missing previous snapshot (once), and close it; safe to call twice."""

@@ -100,6 +100,9 @@ class WarcScan:
         """(file name, offset) -> entry, for every response, revisit and resource record."""
         self.damaged: set[tuple[str, int]] = set()
         """(file name, offset) of records found damaged (reported here already)."""
+        self.unsound: set[tuple[str, int]] = set()
+        """(file name, offset) of records read whole that fail a digest or lack a mandatory header
+        (reported here already): with ``damaged``, every record that is not intact."""
         self.deferred: set[tuple[str, int]] = set()
         """Pages too large to hand to the page hook: (file, offset) of each (few)."""
         self._page = page
@@ -271,6 +274,8 @@ class WarcScan:
             self.report.add(MISSING_HEADER, where, f"{record_type} {url}: no {', '.join(missing)}")
         checker = record.digest_checker  # type: ignore[attr-defined]
         intact = not missing and checker.passed is not False
+        if not intact:
+            self.unsound.add((name, offset))
         if checker.passed is False:
             self.report.add(DIGEST_MISMATCH, where, f"{url}: {'; '.join(checker.problems)}")
         record_id = headers.get_header("WARC-Record-ID") or ""

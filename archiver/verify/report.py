@@ -38,12 +38,14 @@ def _kind(name: str, check: str, title: str) -> str:
     return name
 
 
-CORRUPT_GZIP = _kind("corrupt_gzip", INTEGRITY, "gzip data of a record does not decompress")
+REPAIR = " (crawl --resume --repair fetches its capture again)"
+"""Said of the damage a repairing resume sets aside (crawling/repair.py)."""
+CORRUPT_GZIP = _kind("corrupt_gzip", INTEGRITY, "gzip data of a record does not decompress" + REPAIR)
 TORN_FILE = _kind("torn_file", INTEGRITY, "WARC file ends inside its last record (cut short)")
-UNREADABLE_RECORD = _kind("unreadable_record", INTEGRITY, "WARC record does not parse")
-MISSING_HEADER = _kind("missing_header", INTEGRITY, "WARC record lacks a mandatory header")
-LENGTH_MISMATCH = _kind("length_mismatch", INTEGRITY, "Content-Length does not match the block")
-DIGEST_MISMATCH = _kind("digest_mismatch", INTEGRITY, "block or payload digest does not match")
+UNREADABLE_RECORD = _kind("unreadable_record", INTEGRITY, "WARC record does not parse" + REPAIR)
+MISSING_HEADER = _kind("missing_header", INTEGRITY, "WARC record lacks a mandatory header" + REPAIR)
+LENGTH_MISMATCH = _kind("length_mismatch", INTEGRITY, "Content-Length does not match the block" + REPAIR)
+DIGEST_MISMATCH = _kind("digest_mismatch", INTEGRITY, "block or payload digest does not match" + REPAIR)
 DUPLICATE_RECORD_ID = _kind("duplicate_record_id", INTEGRITY, "WARC-Record-ID used twice")
 UNPAIRED_RECORD = _kind(
     "unpaired_record", INTEGRITY, "request without its response, or response without its request"

@@ -104,7 +104,7 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
             scan.earlier = earlier
             if manifest.count_by("outcome").get(QUEUED):  # stopped or killed: what it left is no damage
                 scan.kill_line = lambda name: kill_line(snapshot.warc_dir / name, manifest)
-            links.previous = earlier.previous if earlier is not None else None
+            links.earlier = earlier
             scan.scan(paths)
             report.checks.append(CONSISTENCY)
             check_manifest(

@@ -1,0 +1,258 @@
+"""Repair: the captures found damaged inside a WARC file, fetched again by ``crawl --resume --repair``.
+
+A resume reads the end of each WARC file alone (store/committed.py): a record
+of an earlier capture changed on disk since, its file's last capture intact,
+is found only by reading every record, as verify does, which costs a read of
+the whole snapshot; so a resume does it when asked. Asked, each capture
+holding a damaged record (its response or revisit, its request, its rendered
+DOM), and each revisit referring to a damaged response, is set aside in
+damaged-records/ (out of warc/, so no tool indexes it) and its URL queued
+again (a rendered DOM's page is rendered again). Its bytes in the WARC file
+are replaced by a metadata record of the same length (a gzip member padded
+by its header's comment) that says where they went: the records after it
+stay where the manifest and the CDXJ index say, so nothing intact is fetched
+again, and the WARC files hold one capture of each URL.
+
+Each repair is noted in crawl.json (``repairs``) before its URL is queued
+again, and the note's record is written over the damaged bytes after: a
+repair a crash cut short is finished by the next one, which writes every
+noted record again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from isal import isal_zlib
+
+from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj
+from archiver.store.crawl_record import CrawlRecord
+from archiver.store.manifest import Manifest
+from archiver.store.snapshot import REPAIRS, Snapshot
+from archiver.verify.earlier import EarlierRecords
+from archiver.verify.integrity import WarcScan
+from archiver.verify.record_index import RecordIndex
+from archiver.verify.report import Report
+from archiver.warc.files import warc_paths
+from archiver.warc.records import encode_record, new_record_id, warc_date
+
+GZIP_COMMENT_HEADER = b"\x1f\x8b\x08\x10\x00\x00\x00\x00\x00\xff"
+"""A gzip member's header with a comment (FLG.FCOMMENT), no time, unknown OS."""
+COPY_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DamagedCapture:
+    """The bytes of one capture (or rendered DOM) that hold a damaged record."""
+
+    file: str
+    offset: int
+    """Where the capture's first record starts (its row's offset)."""
+    length: int
+    """Its bytes, up to the next record a row names (or the file's end)."""
+    url: str
+    why: str = "is damaged"
+    """What is wrong: it is damaged, or it is a revisit whose original is."""
+
+
+def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRecord) -> list[str]:
+    """Set aside the damaged captures of the WARC files and queue their URLs again; returns a
+    warning for each repair, and for each damage no fetch can repair (a warcinfo record's)."""
+    _write_noted(snapshot, manifest, record)
+    damaged, unrepairable = _damaged_captures(snapshot, prefix, manifest)
+    warnings = [
+        f"{name}@{offset}: a damaged record no URL's capture holds (the file's warcinfo): not repaired"
+        for name, offset in unrepairable
+    ]
+    notes = []
+    for capture in list(damaged):
+        note = _repair_note(snapshot, capture)
+        if placeholder_member(note) is None:  # a capture shorter than the record saying so
+            damaged.remove(capture)
+            warnings.append(
+                f"{capture.file}@{capture.offset}: the capture of {capture.url} is damaged and "
+                f"too short to stand a record in for it: not repaired"
+            )
+            continue
+        _set_aside(snapshot, capture, note)
+        notes.append(note)
+    record.note(REPAIRS, notes)  # before the rows: a crash in between is finished by _write_noted
+    requeued = _forget(snapshot, manifest, {(capture.file, capture.offset) for capture in damaged})
+    for note in notes:
+        _write_placeholder(snapshot, note)
+    for capture in damaged:
+        again = "fetched again" if capture.url in requeued else "rendered again"
+        warnings.append(
+            f"{capture.file}@{capture.offset}: the capture of {capture.url} {capture.why}: set aside in "
+            f"{snapshot.damaged_records_dir.name}/, {again}"
+        )
+    return warnings
+
+
+def _damaged_captures(
+    snapshot: Snapshot, prefix: str, manifest: Manifest
+) -> tuple[list[DamagedCapture], list[tuple[str, int]]]:
+    """The captures of the crawl's WARC files that hold a record not intact (read as verify reads
+    them), and the revisits that refer to such a capture's response, or to a damaged one of the
+    previous snapshot of a re-archive (fetched again, the body is stored whole); and the damaged
+    records that no capture holds."""
+    paths = {path.name: path for path in warc_paths(snapshot.warc_dir, prefix)}
+    found: dict[tuple[str, int], DamagedCapture] = {}
+    unrepairable = []
+    report = Report()
+    earlier = EarlierRecords.of(snapshot, report)
+    with RecordIndex() as records:
+        scan = WarcScan(report, records)
+        scan.earlier = earlier
+        try:
+            scan.scan(paths.values())
+        finally:
+            if earlier is not None:
+                earlier.close()
+        for name, offset in sorted(scan.damaged | scan.unsound):
+            capture = _capture_holding(manifest, paths[name], offset)
+            if capture is None:
+                unrepairable.append((name, offset))
+            else:
+                found[(capture.file, capture.offset)] = capture
+        # A revisit of a response fetched again would refer to a record that is gone.
+        originals = {}
+        for capture in found.values():
+            row = manifest.capture_at(capture.file, capture.offset)
+            if row is not None and row.record_type == "response" and row.fetched_at:
+                originals[(row.url, row.fetched_at)] = capture
+        damaged_before = earlier.damaged if earlier is not None else set()
+        for entry in records.values("record_type = 'revisit'") if originals or damaged_before else ():
+            refers_to = entry.refers_to
+            if (refers_to in originals or refers_to in damaged_before) and (
+                entry.file,
+                entry.offset,
+            ) not in found:
+                capture = _capture_holding(manifest, paths[entry.file], entry.offset)
+                if capture is not None and capture.offset == entry.offset:
+                    why = "refers to a damaged record"
+                    found[(capture.file, capture.offset)] = dataclasses.replace(capture, why=why)
+    return sorted(found.values(), key=lambda c: (c.file, c.offset)), unrepairable
+
+
+def _capture_holding(manifest: Manifest, path: Path, offset: int) -> DamagedCapture | None:
+    """The capture (or rendered DOM) whose bytes hold the record at ``offset`` of ``path``: the
+    last a row names from there back; None before the first (the warcinfo record)."""
+    starts = [
+        start
+        for start in (
+            manifest.last_capture_offset(path.name, offset + 1),
+            manifest.last_dom_offset(path.name, offset + 1),
+        )
+        if start is not None
+    ]
+    if not starts:
+        return None
+    start = max(starts)
+    row = manifest.capture_at(path.name, start) or manifest.dom_at(path.name, start)
+    if row is None:
+        return None
+    end = manifest.next_record_offset(path.name, start)
+    length = (end if end is not None else path.stat().st_size) - start
+    return DamagedCapture(path.name, start, length, row.url)
+
+
+def _repair_note(snapshot: Snapshot, capture: DamagedCapture) -> dict[str, Any]:
+    """The note of the repair of ``capture`` (crawl.json's ``repairs``): where its bytes are, where
+    they are kept, and the record that stands in for them."""
+    kept = snapshot.damaged_records_dir / f"{capture.file}.{capture.offset}.damaged"
+    return {
+        "file": capture.file,
+        "offset": capture.offset,
+        "length": capture.length,
+        "url": capture.url,
+        "kept_in": str(kept.relative_to(snapshot.root)),
+        "record_id": new_record_id(),
+        "date": warc_date(datetime.now(UTC)),
+    }
+
+
+def _set_aside(snapshot: Snapshot, capture: DamagedCapture, note: dict[str, Any]) -> None:
+    """Copy the capture's bytes where ``note`` says they are kept (synced to disk)."""
+    kept = snapshot.root / note["kept_in"]
+    kept.parent.mkdir(exist_ok=True)
+    partial = kept.with_name(kept.name + ".partial")
+    with open(snapshot.warc_dir / capture.file, "rb") as source, open(partial, "wb") as target:
+        source.seek(capture.offset)
+        left = capture.length
+        while left and (chunk := source.read(min(COPY_CHUNK, left))):
+            target.write(chunk)
+            left -= len(chunk)
+        target.flush()
+        os.fsync(target.fileno())
+    os.replace(partial, kept)
+
+
+def _write_noted(snapshot: Snapshot, manifest: Manifest, record: CrawlRecord) -> None:
+    """Finish each repair crawl.json notes, which a crash may have cut short: its URL queued
+    again (a row naming the noted capture would name the record that stands in for it), then
+    its record written again over the bytes it replaces."""
+    notes = [
+        note
+        for note in record.data.get(REPAIRS) or []
+        if (path := snapshot.warc_dir / str(note.get("file"))).is_file()
+        and path.stat().st_size >= int(note["offset"]) + int(note["length"])
+    ]
+    _forget(snapshot, manifest, {(str(note["file"]), int(note["offset"])) for note in notes})
+    for note in notes:
+        _write_placeholder(snapshot, note)
+
+
+def _forget(snapshot: Snapshot, manifest: Manifest, places: set[tuple[str, int]]) -> set[str]:
+    """Queue again the URLs whose captures are at ``places`` (file, offset) and drop their index
+    lines; returns the URLs queued (a rendered DOM's page is rendered again instead)."""
+    requeued = {url for place in places for url in manifest.requeue_capture(*place)}
+    manifest.commit()
+    drop_cdxj_lines(snapshot.cdxj_path, lambda place: place in places)
+    drop_uncommitted_cdxj(snapshot.cdxj_pending_path, manifest)
+    return requeued
+
+
+def _write_placeholder(snapshot: Snapshot, note: dict[str, Any]) -> None:
+    """Write the record that stands in for the damaged bytes ``note`` names, over them."""
+    member = placeholder_member(note)
+    if member is None:
+        return
+    with open(snapshot.warc_dir / note["file"], "r+b") as warc:
+        warc.seek(int(note["offset"]))
+        warc.write(member)
+        warc.flush()
+        os.fsync(warc.fileno())
+
+
+def placeholder_member(note: dict[str, Any]) -> bytes | None:
+    """A gzip member of ``note["length"]`` bytes holding a metadata record that says which
+    capture stood there and where its bytes are kept; None if no such record fits.
+
+    >>> note = {"file": "a.warc.gz", "offset": 9, "length": 2000, "url": "http://h/",
+    ...         "kept_in": "damaged-records/a.warc.gz.9.damaged", "record_id": "<urn:uuid:1>",
+    ...         "date": "2026-01-02T03:04:05.000000Z"}
+    >>> member = placeholder_member(note)
+    >>> len(member), b"WARC-Type: metadata" in isal_zlib.decompress(member, 16 + isal_zlib.MAX_WBITS)
+    (2000, True)
+    """
+    text = (
+        f"The capture of {note['url']} that stood here was found damaged and fetched again; "
+        f"its bytes are kept in {note['kept_in']}.\r\n"
+    )
+    fields = [("WARC-Type", "metadata"), ("WARC-Record-ID", note["record_id"]), ("WARC-Date", note["date"])]
+    block = isal_zlib.decompress(encode_record(fields, "text/plain", text.encode()), 16 + isal_zlib.MAX_WBITS)
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    deflated = deflate.compress(block) + deflate.flush()
+    trailer = struct.pack("<II", zlib.crc32(block), len(block) & 0xFFFFFFFF)
+    padding = int(note["length"]) - len(GZIP_COMMENT_HEADER) - 1 - len(deflated) - len(trailer)
+    if padding < 0:
+        return None
+    return GZIP_COMMENT_HEADER + b" " * padding + b"\x00" + deflated + trailer
