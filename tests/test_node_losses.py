@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -245,30 +246,49 @@ async def _stored_and_leased(client: Any, output: Path, crawl_id: str, node: str
         return any(row.url in leased for row in manifest.rows(FETCHED))
 
 
+@dataclasses.dataclass
+class HeldCrawl:
+    """A shared crawl of a TreeSite(2) whose first node, n1, is held at /p1 until ``answer`` is set."""
+
+    site: TreeSite
+    output: Path
+    args: list[str]
+    working: subprocess.Popen[str]
+    answer: asyncio.Event
+
+
+@contextlib.asynccontextmanager
+async def first_node_held(tmp_path: Path, redis_url: str, crawl_id: str) -> AsyncIterator[HeldCrawl]:
+    """Node n1 crawling a TreeSite(2), held at /p1 (--node-timeout 2): the moment to start, kill
+    or damage another node's part, before /p1 is answered and n1 ends the crawl."""
+    site = TreeSite(2)
+    arrived, answer = site.hold("/p1")
+    await site.start()
+    try:
+        output = tmp_path / "snap"
+        args = node_args(site.url(), output, redis_url, crawl_id, "--node-timeout", "2")
+        working = archiver(*args, "--node", "n1")
+        await asyncio.wait_for(arrived.wait(), 60)
+        yield HeldCrawl(site, output, args, working, answer)
+    finally:
+        await site.close()
+
+
 async def test_the_last_node_merges_once_a_node_killed_before_the_end_times_out(
     tmp_path, redis_url, redis_client
 ):
     """A node killed (idle) less than --node-timeout before the crawl ended still looked alive:
     the last node left it the merge, and nobody merged the parts. The last node now waits for the
     silent node to time out, then merges (and builds the mirror)."""
-    site = TreeSite(2)
-    arrived, answer = site.hold("/p1")
-    await site.start()
-    try:
-        output = tmp_path / "snap"
-        args = node_args(site.url(), output, redis_url, "ending", "--node-timeout", "2")
-        working = archiver(*args, "--node", "n1")
-        await asyncio.wait_for(arrived.wait(), 60)
-        idle = archiver(*args, "--node", "n2")
+    async with first_node_held(tmp_path, redis_url, "ending") as crawl:
+        idle = archiver(*crawl.args, "--node", "n2")
         await until(lambda: node_key(redis_client, "ending", "n2"))
         os.kill(idle.pid, signal.SIGKILL)
         await finish(idle)
-        answer.set()
-        code, text = await finish(working)
+        crawl.answer.set()
+        code, text = await finish(crawl.working)
         assert code == 0, text
-        await check_snapshot(output, site, text)
-    finally:
-        await site.close()
+        await check_snapshot(crawl.output, crawl.site, text)
 
 
 async def test_the_last_node_merges_the_part_of_a_node_killed_as_it_made_its_manifest(tmp_path, redis_url):
@@ -278,22 +298,13 @@ async def test_the_last_node_merges_the_part_of_a_node_killed_as_it_made_its_man
     journal back ("attempt to write a readonly database"): it left the part out with a
     warning, the last node still exited 0, and verify failed (unmerged_node). The merge, which
     holds the part's lock, now rolls the journal back first, and joins the part."""
-    site = TreeSite(2)
-    arrived, answer = site.hold("/p1")
-    await site.start()
-    try:
-        output = tmp_path / "snap"
-        args = node_args(site.url(), output, redis_url, "unmade", "--node-timeout", "2")
-        working = archiver(*args, "--node", "n1")
-        await asyncio.wait_for(arrived.wait(), 60)
-        _killed_as_it_made_its_manifest(output, "n2", beside="n1")
-        answer.set()
-        code, text = await finish(working)
+    async with first_node_held(tmp_path, redis_url, "unmade") as crawl:
+        _killed_as_it_made_its_manifest(crawl.output, "n2", beside="n1")
+        crawl.answer.set()
+        code, text = await finish(crawl.working)
         assert code == 0, text
         assert "left out" not in text
-        await check_snapshot(output, site, text)
-    finally:
-        await site.close()
+        await check_snapshot(crawl.output, crawl.site, text)
 
 
 async def test_a_node_killed_as_it_made_its_manifest_starts_again_under_its_name(
@@ -304,24 +315,15 @@ async def test_a_node_killed_as_it_made_its_manifest_starts_again_under_its_name
     roll the journal back, and the node was refused in one line ("resuming would build on it")
     every time it was started. It now rolls the journal back, under its part's lock, and
     goes on."""
-    site = TreeSite(2)
-    arrived, answer = site.hold("/p1")
-    await site.start()
-    try:
-        output = tmp_path / "snap"
-        args = node_args(site.url(), output, redis_url, "again", "--node-timeout", "2")
-        working = archiver(*args, "--node", "n1")
-        await asyncio.wait_for(arrived.wait(), 60)
-        _killed_as_it_made_its_manifest(output, "n2", beside="n1")
-        again = archiver(*args, "--node", "n2")
+    async with first_node_held(tmp_path, redis_url, "again") as crawl:
+        _killed_as_it_made_its_manifest(crawl.output, "n2", beside="n1")
+        again = archiver(*crawl.args, "--node", "n2")
         await until(lambda: node_key(redis_client, "again", "n2"))  # it joined: the crawl waits for it
-        answer.set()
-        for node in (working, again):
+        crawl.answer.set()
+        for node in (crawl.working, again):
             code, text = await finish(node)
             assert code == 0, text
-        await check_snapshot(output, site)
-    finally:
-        await site.close()
+        await check_snapshot(crawl.output, crawl.site)
 
 
 def _killed_as_it_made_its_manifest(output: Path, node: str, beside: str) -> None:
@@ -340,14 +342,8 @@ async def test_the_last_node_says_so_when_its_merge_leaves_a_damaged_part_out(tm
     """A part the merge cannot join (here a damaged manifest) was left out with a warning, and
     the last node exited 0 while archiver verify failed on the snapshot (unmerged_node). The
     node now says in one line that the snapshot lacks that part, and exits 1, as verify does."""
-    site = TreeSite(2)
-    arrived, answer = site.hold("/p1")
-    await site.start()
-    try:
-        output = tmp_path / "snap"
-        args = node_args(site.url(), output, redis_url, "damaged", "--node-timeout", "2")
-        working = archiver(*args, "--node", "n1")
-        await asyncio.wait_for(arrived.wait(), 60)
+    async with first_node_held(tmp_path, redis_url, "damaged") as crawl:
+        output, site = crawl.output, crawl.site
         part = output / "nodes" / "n2"
         part.mkdir()
         (part / "crawl.json").write_text((output / "nodes" / "n1" / "crawl.json").read_text())
@@ -356,8 +352,8 @@ async def test_the_last_node_says_so_when_its_merge_leaves_a_damaged_part_out(tm
         with sqlite3.connect(part / "manifest.sqlite3") as db:
             db.execute("UPDATE urls SET depth = 'deep'")
         db.close()
-        answer.set()
-        code, text = await finish(working)
+        crawl.answer.set()
+        code, text = await finish(crawl.working)
         assert code == EXIT_PROBLEMS, text
         assert "crawl node n2's part is left out: " in text and "'deep' is not a whole number" in text
         assert text.endswith(
@@ -366,8 +362,6 @@ async def test_the_last_node_says_so_when_its_merge_leaves_a_damaged_part_out(tm
         ), text
         code, report = await run_archiver("verify", str(output))
         assert code == EXIT_PROBLEMS and "unmerged_node (1)" in report, report
-    finally:
-        await site.close()
 
 
 async def test_a_seed_claimed_by_a_node_lost_before_queueing_it_is_crawled(tmp_path, redis_url):
