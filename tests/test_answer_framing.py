@@ -118,20 +118,28 @@ def _responses(root: Path) -> dict[str, Any]:
     return responses
 
 
+async def _crawled(
+    run_crawl: Any, answers: Any, max_tries: int
+) -> tuple[str, Path, dict[str, Any], dict[str, Any]]:
+    """A raw server giving ``answers`` crawled from its root (no sitemaps): its base URL, the
+    snapshot's folder, its manifest rows and its responses (_responses()), by URL."""
+    server = await RawServer(answers).start()
+    base = server.url("")
+    try:
+        result = await run_crawl(base + "/", max_tries=max_tries, sitemaps=False)
+    finally:
+        await server.close()
+    root = result.snapshot.root
+    return base, root, manifest_rows(root), _responses(root)
+
+
 async def test_transfer_codings_are_read_as_chromium_reads_them(run_crawl):
     """Chromium de-chunks a body only in an HTTP/1.1 answer whose Transfer-Encoding lists
     ``chunked``, and reads past every other coding: an HTTP/1.0 answer's chunked body is shown
     as it came (to its Content-Length, else to the close), a ``gzip, chunked`` body de-chunked
     and still gzip-coded, a ``foo`` one as it came. The WARC keeps that body, its
     Transfer-Encoding renamed so no tool de-chunks it, and verify finds it whole."""
-    server = await RawServer(_coded).start()
-    base = server.url("")
-    try:
-        result = await run_crawl(base + "/", max_tries=3, sitemaps=False)
-    finally:
-        await server.close()
-    rows = manifest_rows(result.snapshot.root)
-    responses = _responses(result.snapshot.root)
+    base, root, rows, responses = await _crawled(run_crawl, _coded, max_tries=3)
     for path, (head, _, shown) in CODED_ANSWERS.items():
         row = rows[base + path]
         assert (row.outcome, row.status, row.tries, row.length) == (FETCHED, 200, 1, len(shown)), row
@@ -144,8 +152,8 @@ async def test_transfer_codings_are_read_as_chromium_reads_them(run_crawl):
         row = rows[base + path]
         assert (row.outcome, row.tries) == (FAILED, 1), row
         assert row.reason is not None and row.reason.startswith(why), row
-    report = verify_snapshot(result.snapshot.root)
-    assert report.ok, report.render_text(str(result.snapshot.root))
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
 
 
 def _final(body: bytes, content_type: bytes = b"text/plain") -> bytes:
@@ -209,14 +217,7 @@ async def test_interim_answers_are_skipped_as_chromium_skips_them(run_crawl):
     the answer itself, its head and body, and none of the interim answers' fields. An interim
     answer given a body, which Chromium fails, fails the fetch at once in one line, as do interim
     heads past the bound of an answer's heads, counted as they came."""
-    server = await RawServer(_interim).start()
-    base = server.url("")
-    try:
-        result = await run_crawl(base + "/", max_tries=3, sitemaps=False)
-    finally:
-        await server.close()
-    rows = manifest_rows(result.snapshot.root)
-    responses = _responses(result.snapshot.root)
+    base, root, rows, responses = await _crawled(run_crawl, _interim, max_tries=3)
     for path, (_, shown) in INTERIM_ANSWERS.items():
         row = rows[base + path]
         assert (row.outcome, row.status, row.tries) == (FETCHED, 200, 1), row
@@ -237,8 +238,8 @@ async def test_interim_answers_are_skipped_as_chromium_skips_them(run_crawl):
         1,
         "bad response: the answer's head runs past 256 KiB",
     )
-    report = verify_snapshot(result.snapshot.root)
-    assert report.ok, report.render_text(str(result.snapshot.root))
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
 
 
 VERSIONS = {
@@ -273,22 +274,15 @@ async def test_a_version_the_client_refuses_is_read_as_chromium_reads_it(run_cra
     """An answer of HTTP/1.2, 3.0, 1.10, 0.8, 1.x or no version at all failed the fetch (the
     client reads four versions only); Chromium shows each, as HTTP/1.1 or 1.0 by its digits. The
     WARC keeps the version Chromium reads and the body it shows."""
-    server = await RawServer(_versions).start()
-    base = server.url("")
-    try:
-        result = await run_crawl(base + "/", max_tries=3, sitemaps=False)
-    finally:
-        await server.close()
-    rows = manifest_rows(result.snapshot.root)
-    responses = _responses(result.snapshot.root)
+    base, root, rows, responses = await _crawled(run_crawl, _versions, max_tries=3)
     for path, (_, status, version, dechunked) in VERSIONS.items():
         row = rows[base + path]
         assert (row.outcome, row.status, row.tries) == (FETCHED, status, 1), row
         http, payload = responses[base + path]
         shown = path.encode() if dechunked else _chunked(path.encode())
         assert (http.protocol, payload) == (version, shown), path
-    report = verify_snapshot(result.snapshot.root)
-    assert report.ok, report.render_text(str(result.snapshot.root))
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
 
 
 CUT_HEADS = {
@@ -327,14 +321,7 @@ async def test_a_head_the_close_cuts_short_is_read_as_chromium_reads_it(run_craw
     message as its reason; over http Chromium shows such an answer, its head what came and its
     body empty. So does the crawl, and verify finds it whole; one whose head gives a body that
     never came is a body cut short."""
-    server = await RawServer(_cut_heads).start()
-    base = server.url("")
-    try:
-        result = await run_crawl(base + "/", max_tries=2, sitemaps=False)
-    finally:
-        await server.close()
-    rows = manifest_rows(result.snapshot.root)
-    responses = _responses(result.snapshot.root)
+    base, root, rows, responses = await _crawled(run_crawl, _cut_heads, max_tries=2)
     for path, (_, fields) in CUT_HEADS.items():
         row = rows[base + path]
         assert (row.outcome, row.status, row.tries, row.length) == (FETCHED, 200, 1, 0), row
@@ -347,5 +334,5 @@ async def test_a_head_the_close_cuts_short_is_read_as_chromium_reads_it(run_craw
         2,
         "body cut short after 0 of 100 bytes when the connection ended after 2 tries",
     )
-    report = verify_snapshot(result.snapshot.root)
-    assert report.counts == {CUT_BODY: 1}, report.render_text(str(result.snapshot.root))
+    report = verify_snapshot(root)
+    assert report.counts == {CUT_BODY: 1}, report.render_text(str(root))
