@@ -100,7 +100,9 @@ def read_as_browsers(head: bytes) -> bytes:
         head = b"HTTP/" + status[1] + b" " + status[2].rjust(3, b"0") + space + rest
         if 100 <= (code := int(status[2])) < 200 and code != SWITCHING_PROTOCOLS:
             return INTERIM_HEAD % code
-    return one_framing(fields_as_chromium_reads(_SPACE_BEFORE_COLON.sub(rb"\1:", head)))
+    if b" :" in head or b"\t:" in head:  # a search of each line costs more than these two
+        head = _SPACE_BEFORE_COLON.sub(rb"\1:", head)
+    return one_framing(fields_as_chromium_reads(head))
 
 
 def version_as_chromium_reads(head: bytes) -> bytes:
@@ -240,6 +242,8 @@ def one_framing(head: bytes) -> bytes:
     >>> one_framing(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: foo\\r\\nContent-Length: 2\\r\\n")[17:]
     b'X-Archiver-Transfer-Encoding: foo\\r\\nContent-Length: 2\\r\\n'
     """
+    if b"transfer-encoding" not in head.lower():  # most heads: one search, not one of each line
+        return one_content_length(head)
     if not chromium_dechunks(head):
         for field in reversed(list(_TRANSFER_ENCODING.finditer(head))):
             head = head[: field.start()] + LENGTH_RENAMED + head[field.start() :]
@@ -263,7 +267,11 @@ def chromium_dechunks(head: bytes) -> bool:
     >>> chromium_dechunks(b"HTTP/1.0 200 OK\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n")
     False
     """
-    return _DECHUNKING_VERSION.match(head) is not None and _CHUNKED.search(_FOLD.sub(b" ", head)) is not None
+    if _DECHUNKING_VERSION.match(head) is None:
+        return False
+    if b"\n " in head or b"\n\t" in head:
+        head = _FOLD.sub(b" ", head)
+    return _CHUNKED.search(head) is not None
 
 
 UNREAD_CHUNKS = "a Transfer-Encoding Chromium reads as chunked and the crawl's HTTP client does not"
