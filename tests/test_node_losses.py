@@ -607,3 +607,37 @@ async def test_urls_claimed_before_a_failure_are_still_queued(
     result = await asyncio.wait_for(run_crawl(site.url("/"), **options), 30)
     assert not result.interrupted
     assert manifest_rows(result.snapshot.root)[site.url("/listed")].status == 200
+
+
+async def test_a_task_stopped_while_redis_swallows_the_stop_and_fails_ends():
+    """redis.asyncio may swallow a cancellation that comes while a command is under way, and
+    the command then fails (Redis cut the connection, or refuses it): the heartbeat and the
+    frontier's sync, which try again on a failure, went on, and a node that lost Redis never
+    stopped (it waited for them). A command stands in here for that behaviour of the package."""
+    import redis.exceptions
+
+    from archiver.crawling.redis_state import call
+
+    asked = asyncio.Event()
+
+    async def command_swallowing_a_cancellation() -> None:
+        if not asked.is_set():  # the first: the cancellation comes while it is under way
+            asked.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(60)
+        raise redis.exceptions.ConnectionError("Connection closed by server.")
+
+    async def trying_again() -> None:  # as the heartbeat does
+        while True:
+            try:
+                await call(command_swallowing_a_cancellation())
+            except Exception:
+                await asyncio.sleep(0.01)
+
+    task = asyncio.create_task(trying_again())
+    await asked.wait()
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=5)
+    task.cancel()  # ends one that went on, at its next pause
+    assert task in done, "the task went on after it was told to stop"
+    assert task.cancelled()

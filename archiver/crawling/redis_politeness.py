@@ -159,7 +159,7 @@ class RedisHostPolicy(HostPolicy):
         finally:
             if acquired:
                 with contextlib.suppress(Exception):  # else it frees itself when it expires
-                    await self._crawl.client.zrem(keys[0], holder)
+                    await call(self._crawl.client.zrem(keys[0], holder))
             async with host.freed:
                 host.active -= 1
                 host.freed.notify_all()

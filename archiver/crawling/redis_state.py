@@ -56,13 +56,24 @@ async def call(command: Awaitable[T]) -> T:
     """Await a command of the redis package, and be cancelled if the task was meanwhile.
 
     redis.asyncio (8.1) may swallow a cancellation that comes while a command is under
-    way: the command returns, and a worker told to stop would go on forever.
+    way: the command returns, or fails (its connection cut, Redis refusing it), and a task
+    told to stop went on forever: a worker, or a loop that tries again on a failure (the
+    heartbeat, the frontier's sync), which its node then waited for as it stopped.
     """
-    result = await command
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
+    try:
+        result = await command
+    except Exception:
+        if _cancelling():
+            raise asyncio.CancelledError from None
+        raise
+    if _cancelling():
         raise asyncio.CancelledError
     return result
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def url_digest(url: str) -> bytes:
