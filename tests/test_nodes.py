@@ -127,9 +127,24 @@ async def both_joined(client: Any, crawl_id: str, nodes: int = 2) -> None:
 
 
 async def test_max_pages_counts_every_node(tree, tmp_path, redis_url):
+    """--max-pages is the whole crawl's. The seed answers once both nodes joined: one node alone
+    could crawl the 50 pages before the other started, which then found the crawl finished."""
+    import redis.asyncio
+
     output = tmp_path / "snap"
     args = node_args(tree.url(), output, redis_url, "limited", "--max-pages", "50", "--no-mirror")
-    await two_nodes(args)
+    arrived, answer = tree.hold("/")
+    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        await asyncio.wait_for(arrived.wait(), 60)
+        await both_joined(client, "limited")
+    finally:
+        answer.set()
+        await client.aclose()
+    for node in nodes:
+        code, text = await finish(node)
+        assert code == 0, text
     assert tree.fetched() == 50
     merged = rows_of(output / "manifest.sqlite3")
     assert list(merged.values()).count(FETCHED) == 50
