@@ -126,25 +126,34 @@ async def both_joined(client: Any, crawl_id: str, nodes: int = 2) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_max_pages_counts_every_node(tree, tmp_path, redis_url):
-    """--max-pages is the whole crawl's. The seed answers once both nodes joined: one node alone
-    could crawl the 50 pages before the other started, which then found the crawl finished."""
+async def nodes_started_together(
+    tree: Any, redis_url: str, crawl_id: str, args: list[str], names: list[str]
+) -> None:
+    """Run crawl nodes ``names`` with ``args`` to their end, each finishing the crawl, the seed
+    answering once all joined: one node alone could crawl it all before another started, which
+    then found the crawl finished."""
     import redis.asyncio
 
-    output = tmp_path / "snap"
-    args = node_args(tree.url(), output, redis_url, "limited", "--max-pages", "50", "--no-mirror")
     arrived, answer = tree.hold("/")
-    nodes = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    nodes = [archiver(*args, "--node", name) for name in names]
     client = redis.asyncio.Redis.from_url(redis_url)
     try:
         await asyncio.wait_for(arrived.wait(), 60)
-        await both_joined(client, "limited")
+        await both_joined(client, crawl_id, nodes=len(names))
     finally:
         answer.set()
         await client.aclose()
     for node in nodes:
         code, text = await finish(node)
         assert code == 0, text
+
+
+async def test_max_pages_counts_every_node(tree, tmp_path, redis_url):
+    """--max-pages is the whole crawl's. The seed answers once both nodes joined: one node alone
+    could crawl the 50 pages before the other started, which then found the crawl finished."""
+    output = tmp_path / "snap"
+    args = node_args(tree.url(), output, redis_url, "limited", "--max-pages", "50", "--no-mirror")
+    await nodes_started_together(tree, redis_url, "limited", args, ["n1", "n2"])
     assert tree.fetched() == 50
     merged = rows_of(output / "manifest.sqlite3")
     assert list(merged.values()).count(FETCHED) == 50
@@ -300,25 +309,10 @@ async def test_merge_leaves_out_a_part_it_cannot_join_as_it_is(tree, tmp_path, r
     a row of c's manifest is damaged: joining it would bring the damage into the snapshot's. Each
     is left out, its WARC files as they were, as --resume refuses them, and the merge says which
     parts it joined."""
-    import redis.asyncio
-
     output = tmp_path / "snap"
     tree.latency = 0.01
-    arrived, answer = tree.hold("/")  # the seed answers once the three joined: each has a part
-    nodes = [
-        archiver(*node_args(tree.url(), output, redis_url, "lost", "--max-pages", "200", "--node", node))
-        for node in ("a", "b", "c")
-    ]
-    client = redis.asyncio.Redis.from_url(redis_url)
-    try:
-        await asyncio.wait_for(arrived.wait(), 60)
-        await both_joined(client, "lost", nodes=3)
-    finally:
-        answer.set()
-        await client.aclose()
-    for node in nodes:
-        code, text = await finish(node)
-        assert code == 0, text
+    args = node_args(tree.url(), output, redis_url, "lost", "--max-pages", "200")
+    await nodes_started_together(tree, redis_url, "lost", args, ["a", "b", "c"])  # each has a part
     for name in ("a", "b"):
         part = output / "nodes" / name
         record = json.loads((part / "crawl.json").read_text())
