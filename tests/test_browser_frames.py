@@ -236,3 +236,29 @@ async def test_a_stylesheet_a_frames_script_adds_is_read_in_the_frames_encoding(
     root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
     assert manifest_rows(root)[site.url("/fs.css")].parent == site.url("/f.html")
     assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
+
+
+async def test_a_stylesheet_a_frame_not_rendered_adds_is_read_in_the_frames_encoding(site, run_crawl):
+    """With --browser auto, a UTF-8 page (its script makes it rendered) frames f.html, a
+    windows-1252 page with no script of its own (so not rendered) whose onload handler adds
+    fs.css: Chromium reads fs.css in the frame's encoding. Its row named the top page as the page
+    it was found on: the crawl read it in the frame's encoding, the mirror and verify in the top
+    page's UTF-8, and found the café.png Chromium asks for never fetched."""
+    handler = (
+        "var l = document.createElement('link'); l.rel = 'stylesheet'; l.href = 'fs.css';"
+        " document.head.appendChild(l);"
+    )
+    site.page("/", body='<iframe src="f.html"></iframe><script>var x = 1;</script>')
+    site.file(
+        "/f.html",
+        f'<body onload="{handler}"><p>caf\xe9</p></body>'.encode("cp1252"),
+        "text/html; charset=windows-1252",
+    )
+    site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    rows = manifest_rows(root)
+    assert rows[site.url("/")].render_reason and not rows[site.url("/f.html")].render_reason
+    assert rows[site.url("/fs.css")].parent == site.url("/f.html")
+    assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)

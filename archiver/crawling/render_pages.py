@@ -25,7 +25,8 @@ from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, SRCDOC, Hint, says
 from archiver.links import REQUISITE
 from archiver.referrer_policy import policy_sending
-from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, ManifestRow
+from archiver.store.frames import ran_in_a_render
+from archiver.store.rows import FAILED, QUEUED, REDIRECTED, ManifestRow
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
@@ -169,13 +170,13 @@ class CrawlPages:
 
     def _asking_page(self, page: QueueItem, how: Asked) -> QueueItem:
         """The page a request of the render of ``page`` is found on: the page of the frame that
-        asked for it (``how.frame``), if that page is rendered too, whose encoding a stylesheet is
-        read in, as Chromium reads it; else ``page``. (The links of a page not rendered are read
-        whole from its HTML, which does not link what its script asked for.)"""
+        asked for it (``how.frame``), whose encoding a stylesheet is read in, as Chromium reads
+        it, if that page ran in a render (store/frames.py: rendered too, or a frame of ``page``,
+        which verify then does not read whole from its HTML); else ``page``."""
         frame = (
             self.row_of(how.frame) if self.row_of is not None and how.frame not in (None, page.url) else None
         )
-        if frame is None or frame.outcome != FETCHED or not frame.render_reason:
+        if frame is None or self.row_of is None or not ran_in_a_render(frame, self.row_of):
             return page
         return dataclasses.replace(
             page,

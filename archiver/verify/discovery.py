@@ -2,9 +2,11 @@
 
 A row found by a link or as a requisite names as its parent a page that links to it (of
 the pages whose every link verify read: not rendered, whose scripts request URLs no link
-names), one depth deeper; one found by a redirect, the URL that redirects to it, at its
-depth; a seed has depth 0. completeness.LinkCheck notes, as it reads each page's links, the
-rows the page proves (``verify_linked``) and the pages read whole (``verify_parsed``):
+names), one depth deeper, unless it is a requisite of a page loaded as a frame of a rendered
+one (store/frames.py: the frame's scripts ran in that render); one found by a redirect, the
+URL that redirects to it, at its depth; a seed has depth 0. completeness.LinkCheck notes, as
+it reads each page's links, the rows the page proves (``verify_linked``) and the pages read
+whole (``verify_parsed``):
 temporary tables of verify's own connection (on disk past SQLite's cache), the manifest
 untouched. check_discovery() then reports the rows no page proved.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from archiver.store.frames import ran_in_a_render
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.verify.report import WRONG_DISCOVERY, Report
@@ -48,11 +51,14 @@ def check_discovery(manifest: Manifest, report: Report) -> None:
     seeds of a depth other than 0."""
     db = manifest.connection
     on_a_page = ", ".join(f"'{how}'" for how in FOUND_ON_A_PAGE)
-    for url, parent in db.execute(
-        f"SELECT url, parent FROM urls WHERE found_by IN ({on_a_page}) "
+    for url, parent, found_by in db.execute(
+        f"SELECT url, parent, found_by FROM urls WHERE found_by IN ({on_a_page}) "
         "AND parent IN (SELECT url FROM verify_parsed) AND url NOT IN (SELECT url FROM verify_linked)"
     ):
-        report.add(WRONG_DISCOVERY, url, f"its parent {parent} does not link to it")
+        # A frame of a rendered page asked for it in that render, as its scripts do.
+        page = manifest.get(parent) if found_by == "requisite" else None
+        if page is None or not ran_in_a_render(page, manifest.get):
+            report.add(WRONG_DISCOVERY, url, f"its parent {parent} does not link to it")
     for url, parent, depth, redirect_to, parent_depth in db.execute(
         "SELECT u.url, u.parent, u.depth, p.redirect_to, p.depth FROM urls AS u "
         "LEFT JOIN urls AS p ON p.url = u.parent WHERE u.found_by = 'redirect'"
