@@ -238,22 +238,28 @@ async def test_a_stylesheet_a_frames_script_adds_is_read_in_the_frames_encoding(
     assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
 
 
+ADDING_FS_CSS = (
+    "var l = document.createElement('link'); l.rel = 'stylesheet'; l.href = 'fs.css';"
+    " document.head.appendChild(l);"
+)
+"""An onload handler that adds fs.css to its document (a page with no script: not rendered with
+--browser auto)."""
+
+
+def windows_1252_frame(site: Any, path: str) -> None:
+    """Serve at ``path`` a windows-1252 page whose onload handler adds fs.css."""
+    page = f'<body onload="{ADDING_FS_CSS}"><p>caf\xe9</p></body>'
+    site.file(path, page.encode("cp1252"), "text/html; charset=windows-1252")
+
+
 async def test_a_stylesheet_a_frame_not_rendered_adds_is_read_in_the_frames_encoding(site, run_crawl):
     """With --browser auto, a UTF-8 page (its script makes it rendered) frames f.html, a
     windows-1252 page with no script of its own (so not rendered) whose onload handler adds
     fs.css: Chromium reads fs.css in the frame's encoding. Its row named the top page as the page
     it was found on: the crawl read it in the frame's encoding, the mirror and verify in the top
     page's UTF-8, and found the café.png Chromium asks for never fetched."""
-    handler = (
-        "var l = document.createElement('link'); l.rel = 'stylesheet'; l.href = 'fs.css';"
-        " document.head.appendChild(l);"
-    )
     site.page("/", body='<iframe src="f.html"></iframe><script>var x = 1;</script>')
-    site.file(
-        "/f.html",
-        f'<body onload="{handler}"><p>caf\xe9</p></body>'.encode("cp1252"),
-        "text/html; charset=windows-1252",
-    )
+    windows_1252_frame(site, "/f.html")
     site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
     site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
     await site.start()
@@ -262,3 +268,69 @@ async def test_a_stylesheet_a_frame_not_rendered_adds_is_read_in_the_frames_enco
     assert rows[site.url("/")].render_reason and not rows[site.url("/f.html")].render_reason
     assert rows[site.url("/fs.css")].parent == site.url("/f.html")
     assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
+
+
+def framing_script(src: str) -> str:
+    """A script that frames the document at ``src`` (a JavaScript expression) in an <iframe>."""
+    return (
+        f"<script>var f = document.createElement('iframe'); f.src = {src};"
+        " document.body.appendChild(f);</script>"
+    )
+
+
+async def test_a_stylesheet_of_a_blob_frame_that_names_its_charset_is_read_in_it(site, run_crawl):
+    """A blob: frame whose type names a charset (text/html;charset=utf-8) in a windows-1252 page:
+    Chromium reads it, and the stylesheet it links, in UTF-8 and asks for café.png. The crawl,
+    the mirror and verify read the stylesheet in the page's windows-1252."""
+    blob = (
+        "URL.createObjectURL(new Blob(['<link rel=stylesheet href=\"' + location.origin + '/bu.css\">"
+        "<p>blob</p>'], {type: 'text/html;charset=utf-8'}))"
+    )
+    site.file(
+        "/", f"<p>caf\xe9</p>{framing_script(blob)}".encode("cp1252"), "text/html; charset=windows-1252"
+    )
+    site.file("/bu.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert 'src="blob:' in doms(root)[site.url("/")]
+    assert_read_as_chromium_reads_it(site, root, "/bu.css")
+
+
+async def test_a_stylesheet_of_an_iframe_srcdoc_inside_a_blob_frame_is_read_in_utf8(site, run_crawl):
+    """A blob: frame (no charset: read in its windows-1252 page's encoding) holds an <iframe
+    srcdoc> linking sd.css: Chromium reads the srcdoc document, and sd.css, in UTF-8. The crawl
+    did too; the mirror and verify, which set the blob frame's document aside as not UTF-8, set
+    the srcdoc frame inside it aside with it, and read sd.css in the page's encoding."""
+    blob = (
+        "URL.createObjectURL(new Blob(['<iframe srcdoc=\"<link rel=stylesheet href=' + location.origin"
+        " + '/sd.css><p>inner</p>\"></iframe><p>blob</p>'], {type: 'text/html'}))"
+    )
+    site.file(
+        "/", f"<p>caf\xe9</p>{framing_script(blob)}".encode("cp1252"), "text/html; charset=windows-1252"
+    )
+    site.file("/sd.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert 'src="blob:' in doms(root)[site.url("/")]
+    assert_read_as_chromium_reads_it(site, root, "/sd.css")
+
+
+async def test_a_stylesheet_of_a_data_frame_that_names_its_charset_is_read_in_it(site, run_crawl):
+    """A frame of a data: URL naming charset=utf-8 in a windows-1252 page: Chromium reads it,
+    and the stylesheet it links, in UTF-8 and asks for café.png. The crawl, the mirror and
+    verify read the stylesheet in the page's windows-1252."""
+    data = (
+        "'data:text/html;charset=utf-8,' + encodeURIComponent('<link rel=stylesheet href='"
+        " + location.origin + '/du.css><p>data</p>')"
+    )
+    site.file(
+        "/", f"<p>caf\xe9</p>{framing_script(data)}".encode("cp1252"), "text/html; charset=windows-1252"
+    )
+    site.file("/du.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert 'src="data:text/html;charset=utf-8,' in doms(root)[site.url("/")]
+    assert_read_as_chromium_reads_it(site, root, "/du.css")

@@ -66,8 +66,9 @@ class Asked:
     document: str = ""
     """For a frame's document: link_requests.SANDBOXED if its iframe's sandbox (or its parent's
     lack of one) leaves it no origin, as QueueItem.document says; for a stylesheet of a frame
-    whose document is no fetched one (about:srcdoc, about:blank a script wrote), which Chromium
-    reads in UTF-8 whatever its page's encoding: link_requests.SRCDOC; '' for any other."""
+    whose document is no fetched one and is UTF-8 (about:srcdoc, about:blank a script wrote, a
+    blob: or data: URL whose type names that charset), which Chromium reads in UTF-8 whatever its
+    page's encoding: link_requests.SRCDOC; '' for any other."""
     opaque: bool = False
     """True when a frame's document of no origin asked for it (a sandboxed frame's, or a frame
     navigated by one): of no site, it is cross-site to SameSite. The page's own document is
@@ -199,7 +200,7 @@ async def _asked(request: Any, page: Any) -> Asked:
     client = asking if request.resource_type == "stylesheet" and not frame.navigation else None
     words = [SANDBOXED] if await frame.leaves_no_origin(asking) else []
     frame_url = frame.document_url()
-    if request.resource_type == "stylesheet" and frame_url.startswith("about:"):
+    if request.resource_type == "stylesheet" and await frame.built_in_utf8(frame_url):
         words.append(SRCDOC)  # its document is UTF-8, as an iframe's srcdoc document is
     document = " ".join(words)
     return Asked(
@@ -290,6 +291,22 @@ class _FrameFacts:
             return str(self.request.frame.url)
         except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known
             return ""
+
+    async def built_in_utf8(self, document_url: str) -> bool:
+        """Whether the frame's document (at ``document_url``: document_url()'s), fetched from no
+        http(s) URL of its own, was read in UTF-8, as a stylesheet it links then is: always one
+        of about:srcdoc or an about:blank a script wrote; one of a blob: or data: URL when its type
+        names that charset (else it is read in another: its page's, or the default). A frame gone
+        meanwhile is judged by its URL alone."""
+        if not document_url or document_url.startswith(("http:", "https:")):
+            return False
+        try:
+            charset = await asyncio.wait_for(
+                self.request.frame.evaluate("document.characterSet"), FRAME_ORIGIN_WAIT
+            )
+        except Exception:  # noqa: BLE001 - the frame gone or navigating: not known
+            return document_url.startswith("about:")
+        return isinstance(charset, str) and charset.lower() == "utf-8"
 
     async def leaves_no_origin(self, parent_origin: str | None) -> bool:
         """Whether the request navigates a frame to a document of no origin: its iframe's sandbox

@@ -11,22 +11,27 @@ A stylesheet that page's iframe srcdoc document links (and the page itself does 
 UTF-8, the srcdoc document's encoding, as Chromium reads it: the page's links say so
 (link_requests.SRCDOC), as they told the crawl. So do those of its rendered DOM, where the frames
 its scripts built are kept in their iframes' srcdoc (an <iframe srcdoc> a script made, an
-about:blank frame it wrote: UTF-8 too in Chromium, but not one of a blob: URL, which the DOM
-keeps so too), which the crawl learnt from the browser's requests. A snapshot of an older crawl
-is read the same.
+about:blank frame it wrote: UTF-8 too in Chromium; not one of a blob: URL, which the DOM keeps
+so too, unless its type named UTF-8, but the srcdoc frames it holds still), and so are those of
+a frame of a data: URL whose type names UTF-8, which the crawl learnt from the browser's
+requests (the charset of the frame's document). A snapshot of an older crawl is read the same.
 """
 
 from __future__ import annotations
 
+import binascii
 import re
 from collections.abc import Callable
+from urllib.parse import unquote_to_bytes
+
+import lxml.html
 
 from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
-from archiver.encodings import stylesheet_names_its_encoding
+from archiver.encodings import stylesheet_names_its_encoding, web_codec
 from archiver.errors import UnknownEncoding
 from archiver.findings import document_encoding, findings, parse_page, root_findings
 from archiver.link_requests import SRCDOC, Hint, says
-from archiver.links import charset_from_content_type
+from archiver.links import MAX_SRCDOC_DEPTH, charset_from_content_type
 from archiver.media_types import content_type_field
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
@@ -44,6 +49,11 @@ _REFERRERS = frozenset({*HTML_TYPES, CSS_TYPE, SVG_TYPE})
 """The documents that refer to stylesheets: pages, stylesheets (@import), SVG images."""
 _SRCDOC = re.compile(rb"srcdoc", re.IGNORECASE)
 """Found in a page whose srcdoc documents may link stylesheets (their links are read then)."""
+_DATA_FRAME = re.compile(rb"data:text/", re.IGNORECASE)
+"""Found in a rendered DOM that may frame a data: URL's document (its links are read then)."""
+BLOB_CHARSET = "data-archived-charset"
+"""The attribute in which a rendered DOM notes the charset the document of a frame of a blob:
+URL was read in (crawling/page_scripts/dom.js)."""
 
 Reading = tuple[str | None, frozenset[str]]
 """What a document that refers to stylesheets tells of them: the encoding it was read in (None:
@@ -153,19 +163,78 @@ def _srcdoc_links(body: bytes, url: str, mime: str, content_type: str | None) ->
 
 
 def _rendered_srcdoc_links(dom: bytes, url: str) -> frozenset[str]:
-    """_srcdoc_links() of the rendered DOM ``dom`` of the page at ``url``, but for the frames
-    loaded from a blob: URL, which the DOM keeps in their srcdoc too (beside that src): Chromium
-    reads a blob's document that names no charset in its page's encoding, not in a srcdoc
-    document's UTF-8."""
-    if _SRCDOC.search(dom) is None:
+    """_srcdoc_links() of the rendered DOM ``dom`` of the page at ``url``, its frames read as
+    Chromium reads them (_frames_as_read())."""
+    if _SRCDOC.search(dom) is None and _DATA_FRAME.search(dom) is None:
         return frozenset()
     root = parse_page(dom, DOM_CONTENT_TYPE)
     if root is None:
         return frozenset()
-    for iframe in root.iter("iframe"):
-        if (iframe.get("src") or "").strip().lower().startswith("blob:"):
-            iframe.attrib.pop("srcdoc", None)
+    _frames_as_read(root)
     return _said_srcdoc(root_findings(root, url, "utf-8")[4])
+
+
+def _frames_as_read(root: lxml.html.HtmlElement, depth: int = 0) -> bool:
+    """Make the srcdoc of each iframe of ``root`` (a document of a rendered DOM, ``depth``
+    srcdoc documents deep) hold what Chromium reads in UTF-8, as a srcdoc document; True if one
+    changed. The DOM keeps the document of a frame of a blob: URL in its srcdoc too (beside that
+    src): Chromium reads it in the charset the DOM notes (BLOB_CHARSET: its type's, else its
+    page's), so unless that is UTF-8 only the frames it holds stay (an iframe srcdoc there is
+    UTF-8 all the same). The document of a frame of a data: URL whose type names UTF-8, which the
+    DOM keeps in that src alone, is read as a srcdoc document."""
+    changed = False
+    for iframe in root.iter("iframe"):
+        src = (iframe.get("src") or "").strip()
+        srcdoc = iframe.get("srcdoc")
+        if srcdoc is None:
+            document = _utf8_data_document(src)
+            if document is not None:
+                iframe.set("srcdoc", document)
+                changed = True
+            continue
+        inner = parse_page(srcdoc.encode("utf-8"), DOM_CONTENT_TYPE) if depth < MAX_SRCDOC_DEPTH else None
+        if inner is None:
+            continue
+        inner_changed = _frames_as_read(inner, depth + 1)
+        if src.lower().startswith("blob:") and web_codec(iframe.get(BLOB_CHARSET)) != "utf-8":
+            frames = inner.iter("iframe")
+            iframe.set(
+                "srcdoc", "".join(lxml.html.tostring(f, encoding="unicode", with_tail=False) for f in frames)
+            )
+            changed = True
+        elif inner_changed:
+            iframe.set("srcdoc", lxml.html.tostring(inner, encoding="unicode"))
+            changed = True
+    return changed
+
+
+def _utf8_data_document(src: str) -> str | None:
+    """The HTML document of the data: URL ``src`` if its type names UTF-8 (None for any other
+    URL): Chromium reads such a frame's document, and a stylesheet it links, in UTF-8.
+
+    >>> _utf8_data_document("data:text/html;charset=UTF-8,%3Cp%3Ecaf%C3%A9")
+    '<p>café'
+    >>> _utf8_data_document("data:text/html;base64,PHA+"), _utf8_data_document("blob:http://h/1")
+    (None, None)
+    """
+    if src[:5].lower() != "data:" or "," not in src:
+        return None
+    head, _, data = src[5:].partition(",")
+    params = [param.strip() for param in head.split(";")]
+    base64 = params[-1].lower() == "base64"
+    if base64:
+        params.pop()
+    if (
+        params[0].lower() not in HTML_TYPES
+        or web_codec(charset_from_content_type(";".join(params))) != "utf-8"
+    ):
+        return None
+    body = unquote_to_bytes(data)
+    try:
+        body = binascii.a2b_base64(body) if base64 else body
+    except binascii.Error:
+        return None
+    return body.decode("utf-8", "replace")
 
 
 def _said_srcdoc(hints: dict[str, Hint]) -> frozenset[str]:

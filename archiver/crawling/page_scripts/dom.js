@@ -242,7 +242,7 @@
         for (const frame of scope.querySelectorAll('iframe')) {
           const inner = builtFrame(frame);
           if (inner === null) continue;
-          frames.push([frame, serialize(inner, level + 1)]);
+          frames.push([frame, serialize(inner, level + 1), inner.characterSet]);
           frame.setAttribute(marker, String(frames.length));
         }
       }
@@ -259,16 +259,19 @@
         const tag = root.localName;
         html = `${doctype}<${tag}${attributes}>${root.getHTML({shadowRoots: roots})}</${tag}>`;
       }
-      for (const [frame, inner] of frames) marked.push([inert.importNode(frame, false), inner]);
+      for (const [frame, inner, charset] of frames) marked.push([inert.importNode(frame, false), inner, charset]);
     } finally {
       for (const [frame] of frames) frame.removeAttribute(marker);
     }
     // Its start tag as serialised (the mark makes it unique) becomes one whose srcdoc holds
-    // the frame's document; setting srcdoc on the frame itself would load it again.
-    for (const [copy, inner] of marked) {
+    // the frame's document; setting srcdoc on the frame itself would load it again. A blob:
+    // URL's document keeps the charset it was read in (its type's, else its page's), which a
+    // stylesheet it links is read in too, unlike a srcdoc document's, always UTF-8.
+    for (const [copy, inner, charset] of marked) {
       const before = startTag(copy);
       copy.removeAttribute(marker);
       copy.setAttribute('srcdoc', inner);
+      if (/^\s*blob:/i.test(copy.getAttribute('src') || '')) copy.setAttribute('data-archived-charset', charset);
       html = html.replace(before, () => startTag(copy));
     }
     return html;
