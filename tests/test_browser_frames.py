@@ -334,3 +334,81 @@ async def test_a_stylesheet_of_a_data_frame_that_names_its_charset_is_read_in_it
     root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
     assert 'src="data:text/html;charset=utf-8,' in doms(root)[site.url("/")]
     assert_read_as_chromium_reads_it(site, root, "/du.css")
+
+
+async def test_a_stylesheet_a_frame_not_rendered_adds_imports_is_read_in_the_frames_encoding(site, run_crawl):
+    """The fs.css of a frame not rendered @imports fi.css, neither naming a charset: Chromium
+    reads both in the frame's windows-1252, and so do the crawl, the mirror and verify."""
+    site.page("/", body='<iframe src="f.html"></iframe><script>var x = 1;</script>')
+    windows_1252_frame(site, "/f.html")
+    site.file("/fs.css", '@import "fi.css";', "text/css")
+    site.file("/fi.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    assert manifest_rows(root)[site.url("/fi.css")].parent == site.url("/fs.css")
+    assert_read_as_chromium_reads_it(site, root, "/fi.css", REPLACED)
+
+
+async def test_a_stylesheet_a_frame_two_deep_adds_is_read_in_that_frames_encoding(site, run_crawl):
+    """A rendered UTF-8 page frames f.html (UTF-8, not rendered), which frames g.html
+    (windows-1252, not rendered), whose handler adds fs.css: found on g.html, read in its
+    encoding, as Chromium reads it, and verify finds it found there."""
+    site.page("/", body='<iframe src="f.html"></iframe><script>var x = 1;</script>')
+    site.page("/f.html", body='<iframe src="g.html"></iframe>')
+    windows_1252_frame(site, "/g.html")
+    site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    rows = manifest_rows(root)
+    assert not rows[site.url("/f.html")].render_reason and not rows[site.url("/g.html")].render_reason
+    assert rows[site.url("/fs.css")].parent == site.url("/g.html")
+    assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
+
+
+async def test_a_stylesheet_of_a_frame_a_script_navigates_is_read_in_the_new_documents_encoding(
+    site, run_crawl
+):
+    """A rendered UTF-8 page's script navigates its frame, once loaded, to f.html (windows-1252,
+    met nowhere else), whose handler adds fs.css: read in f.html's encoding, as Chromium reads
+    it, by the crawl, the mirror and verify alike."""
+    script = (
+        "<script>var f = document.querySelector('iframe');"
+        " f.onload = function () { f.onload = null; f.contentWindow.location = 'f.html'; };</script>"
+    )
+    site.page("/", body=f'<iframe src="a.html"></iframe>{script}')
+    site.page("/a.html", body="<p>first</p>")
+    windows_1252_frame(site, "/f.html")
+    site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    assert manifest_rows(root)[site.url("/fs.css")].parent == site.url("/f.html")
+    assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
+
+
+async def test_a_stylesheet_two_documents_of_two_encodings_link_is_read_in_each(site, run_crawl):
+    """A UTF-8 page and the windows-1252 page it frames both link s.css (no charset): Chromium
+    reads it once in each document's encoding and asks for both café.png URLs. The crawl asks
+    for both as Chromium does; the snapshot keeps one s.css, read (in the mirror and by verify)
+    in the encoding of the page that found it first, and verify finds it complete."""
+    site.page("/", body='<link rel=stylesheet href="s.css"><p>x</p><iframe src="f.html"></iframe>')
+    site.file(
+        "/f.html",
+        '<link rel=stylesheet href="s.css"><p>caf\xe9</p>'.encode("cp1252"),
+        "text/html; charset=windows-1252",
+    )
+    site.file("/s.css", "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    site.file("/caf\u00c3\u00a9.png", png(0, 100, 200), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    rows = manifest_rows(root)
+    assert rows[site.url("/s.css")].parent == site.url("/")
+    assert rows[site.url(CAFE)].status == rows[site.url(GARBLED)].status == 200
+    assert site.hits[CAFE] == site.hits[GARBLED] == 1, site.hits
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    sheet = root / "mirror" / site.host.replace(":", "+") / "s.css"
+    assert [url for _s, _e, url in iter_css_urls(sheet.read_bytes().decode("latin-1"))] == [CAFE.lstrip("/")]
