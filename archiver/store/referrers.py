@@ -49,7 +49,7 @@ _REFERRERS = frozenset({*HTML_TYPES, CSS_TYPE, SVG_TYPE})
 """The documents that refer to stylesheets: pages, stylesheets (@import), SVG images."""
 _SRCDOC = re.compile(rb"srcdoc", re.IGNORECASE)
 """Found in a page whose srcdoc documents may link stylesheets (their links are read then)."""
-_DATA_FRAME = re.compile(rb"data:text/", re.IGNORECASE)
+_DATA_FRAME = re.compile(rb"data:(?:text/html|application/xhtml)", re.IGNORECASE)
 """Found in a rendered DOM that may frame a data: URL's document (its links are read then)."""
 BLOB_CHARSET = "data-archived-charset"
 """The attribute in which a rendered DOM notes the charset the document of a frame of a blob:
@@ -164,7 +164,19 @@ def _srcdoc_links(body: bytes, url: str, mime: str, content_type: str | None) ->
 
 def _rendered_srcdoc_links(dom: bytes, url: str) -> frozenset[str]:
     """_srcdoc_links() of the rendered DOM ``dom`` of the page at ``url``, its frames read as
-    Chromium reads them (_frames_as_read())."""
+    Chromium reads them (_frames_as_read()).
+
+    >>> inner = '<link rel=stylesheet href=b.css><iframe srcdoc="<link rel=stylesheet href=s.css>">'
+    >>> dom = f"<iframe src='blob:http://h/1' srcdoc='{inner}'></iframe>".encode()
+    >>> sorted(_rendered_srcdoc_links(dom, "http://h/"))
+    ['http://h/s.css']
+    >>> dom = dom.replace(b"src=", b"data-archived-charset=UTF-8 src=")
+    >>> sorted(_rendered_srcdoc_links(dom, "http://h/"))
+    ['http://h/b.css', 'http://h/s.css']
+    >>> data = "data:application/xhtml+xml;charset=utf-8,%3Clink rel=%22stylesheet%22 href=%22x.css%22/%3E"
+    >>> sorted(_rendered_srcdoc_links(f"<iframe src='{data}'></iframe>".encode(), "http://h/"))
+    ['http://h/x.css']
+    """
     if _SRCDOC.search(dom) is None and _DATA_FRAME.search(dom) is None:
         return frozenset()
     root = parse_page(dom, DOM_CONTENT_TYPE)
