@@ -171,12 +171,12 @@ class CrawlPages:
     def _asking_page(self, page: QueueItem, how: Asked) -> QueueItem:
         """The page a request of the render of ``page`` is found on: the page of the frame that
         asked for it (``how.frame``), whose encoding a stylesheet is read in, as Chromium reads
-        it, if that page ran in a render (store/frames.py: rendered too, or a frame of ``page``,
-        which verify then does not read whole from its HTML); else ``page``."""
-        frame = (
-            self.row_of(how.frame) if self.row_of is not None and how.frame not in (None, page.url) else None
-        )
-        if frame is None or self.row_of is None or not ran_in_a_render(frame, self.row_of):
+        it, if that page ran in a render (store/frames.py: rendered too, or loaded as a frame of
+        a page that did, which verify then does not read whole from its HTML); else ``page``."""
+        if self.row_of is None or how.frame in (None, page.url):
+            return page
+        frame = self.row_of(how.frame)
+        if frame is None or not ran_in_a_render(frame, self.row_of):
             return page
         return dataclasses.replace(
             page,
