@@ -274,12 +274,6 @@ def chromium_dechunks(head: bytes) -> bool:
     return _CHUNKED.search(head) is not None
 
 
-UNREAD_CHUNKS = "a Transfer-Encoding Chromium reads as chunked and the crawl's HTTP client does not"
-"""Why an answer is refused whose body Chromium de-chunks where aiohttp's parser reads it as it
-comes (``chunked, gzip``, ``chunked,``, a fold before ``chunked``): kept, its chunk sizes would
-pass for its payload."""
-
-
 def one_content_length(head: bytes) -> bytes:
     """``head`` (a whole head, as received) with one Content-Length field when its fields give
     one length, each in as many fields and lists as they like (``5, 5``): each value after the
