@@ -399,3 +399,53 @@ async def test_a_body_chromium_dechunks_and_the_client_reads_to_the_close_ends_a
     assert (responses[base + "/cut"][1], responses[base + "/broken"][1]) == (b"hel", b"abc")
     report = verify_snapshot(root)
     assert report.counts == {CUT_BODY: 2}, report.render_text(str(root))
+
+
+STATUSES = {
+    # path: (the status line, the status Chromium 156 reads, the body it shows)
+    "/long": (b"HTTP/1.1 2000 OK", 2000, b"long"),
+    "/thousand": (b"HTTP/1.1 1000", 1000, b"thousand"),
+    "/run-into-reason": (b"HTTP/1.1 2000x", 2000, b"run into its reason"),
+    "/http10-long": (b"HTTP/1.0 4010 Odd", 4010, b"http/1.0"),
+    "/past-int": (b"HTTP/1.1 99999999999999999999999 OK", 2**31 - 1, b"past an int"),
+    "/zero-led": (b"HTTP/1.1 0200 OK", 200, b"zeros before"),
+    "/zero-led-interim": (b"HTTP/1.1 0100 Continue\r\n\r\nHTTP/1.1 201 Made", 201, b"after 0100"),
+}
+"""Status codes aiohttp's parser does not read (it reads three digits): Chromium reads the number
+their digits give, as large as an int holds, shows the body of any but a 1xx, 204 or 304 (zeros
+before one of those make it no other), and skips an interim answer. Each body is chunked (an
+HTTP/1.0 one shown as it came)."""
+
+
+async def _statuses(request: RawRequest, writer: asyncio.StreamWriter) -> bool:
+    if request.path == "/":
+        paths = [*STATUSES, "/zero-led-no-content"]
+        writer.write(_final("".join(f'<a href="{path}">{path}</a>' for path in paths).encode(), b"text/html"))
+    elif request.path in STATUSES:
+        status_line, _, body = STATUSES[request.path]
+        head = status_line + b"\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+        writer.write(head + _chunked(body))
+    elif request.path == "/zero-led-no-content":
+        writer.write(b"HTTP/1.1 0204 No Content\r\nContent-Type: text/plain\r\nContent-Length: 4\r\n\r\nbody")
+    else:
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+    return False
+
+
+async def test_a_status_code_the_client_does_not_read_is_read_as_chromium_reads_it(run_crawl):
+    """A status code of four digits or more (``2000``), or one with zeros before it (``0200``),
+    failed the fetch as a bad response; Chromium reads its number and shows the answer. The
+    crawl archives it with that status, the WARC's status line giving it, and verify finds the
+    snapshot whole; zeros before a 204 leave it a 204, with no body."""
+    base, root, rows, responses = await _crawled(run_crawl, _statuses, max_tries=3)
+    for path, (status_line, status, body) in STATUSES.items():
+        shown = _chunked(body) if status_line.startswith(b"HTTP/1.0") else body  # 1.0: no chunks
+        row = rows[base + path]
+        assert (row.outcome, row.status, row.tries, row.length) == (FETCHED, status, 1, len(shown)), row
+        http, payload = responses[base + path]
+        assert (http.get_statuscode(), payload) == (str(status), shown), path
+    assert responses[base + "/run-into-reason"][0].statusline == "2000 x"
+    no_content = rows[base + "/zero-led-no-content"]
+    assert (no_content.outcome, no_content.status, no_content.length) == (FETCHED, 204, 0), no_content
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -44,7 +44,8 @@ large fields cost 64 MiB. Here heads and trailers are bounded by their bytes ali
 MAX_HEAD_BYTES of bytes that add nothing to the body, the body ends there, cut short.
 
 Each head is read whole, however many reads brought it, and as Chromium reads it (a second
-Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py). A head
+Content-Length, a status line aiohttp refuses, a status code of four digits or more, an answer
+with no head: answer_heads.py). A head
 the close cuts short is, over http, what came of it, as Chromium reads it; aiohttp failed such
 an answer as a connection lost, and the fetch was tried again.
 """
@@ -69,9 +70,11 @@ from archiver.crawling.answer_heads import (
     HEADLESS_REFUSED,
     STATUS_LINE_START,
     chromium_dechunks,
+    parser_status,
     read_as_browsers,
     starts_status_line,
     takes_headless,
+    with_status,
 )
 from archiver.crawling.chunked_framing import ChunkedFraming
 
@@ -122,11 +125,12 @@ class _AnswerParser:
         while True:  # once at least: fed nothing, the parser goes on with what it held back
             in_head = self._answer is None
             piece = fed = received = data
+            status = None
             if in_head and (data or (self._final and self._held)):
                 whole, data = self._whole_head(data)
                 if whole is None:
                     return messages, False, b""  # the rest of the head is still to come
-                piece, received = read_as_browsers(whole), whole
+                (piece, status), received = parser_status(read_as_browsers(whole)), whole
             elif self._chunks is not None and not self._chunks.done:
                 piece, data = self._chunks.feed(data)
             else:
@@ -148,6 +152,8 @@ class _AnswerParser:
             if self._chunks is not None and self._chunks.done and not self._chunks.framed:
                 self._end(whole=True)  # a body the parser reads to the close, de-chunked here
                 return messages, False, b""
+            if status is not None:  # a code the parser does not read: Chromium's, given back
+                found = [(with_status(message, status), payload) for message, payload in found]
             messages += found
             if in_head:
                 self._count_head(received, piece, found)  # as it came: an interim head is fed shorter
