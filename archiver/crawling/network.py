@@ -33,11 +33,12 @@ def ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
 class PinnedResolver(aiohttp.abc.AbstractResolver):
     """DNS with some names pinned to addresses (``--resolve host:ip``)."""
 
-    def __init__(self, pinned: dict[str, str]) -> None:
+    def __init__(self, pinned: dict[str, str], dns: aiohttp.abc.AbstractResolver | None = None) -> None:
         """``pinned``: host name -> IP address, a name as the user wrote it (``bücher.example``
-        is asked for as the URL parser writes it, ``xn--bcher-kva.example``)."""
+        is asked for as the URL parser writes it, ``xn--bcher-kva.example``); ``dns``: what
+        resolves the others (the system's getaddrinfo when None)."""
         self._pinned = {url_host(host): address for host, address in pinned.items()}
-        self._dns = aiohttp.ThreadedResolver()
+        self._dns = dns or aiohttp.ThreadedResolver()
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
