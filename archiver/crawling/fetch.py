@@ -305,7 +305,7 @@ class Fetcher:
             pairs += (UPGRADE_INSECURE_REQUESTS,)
         headers = with_negotiation(self.credentials.headers_for(url, request.credentials), pairs)
         headers = with_negotiation(headers, self._defaults)
-        sent_referer = referer(request.referrer, url, request.referrer_policy)
+        sent_referer = referer(request.hop_referrer or request.referrer, url, request.referrer_policy)
         if sent_referer is not None:
             headers["Referer"] = sent_referer
         headers.update(request.conditions or {})
