@@ -212,3 +212,23 @@ async def test_a_name_that_does_not_exist_fails_at_once_while_a_resolver_failure
         assert (last.tries, last.retry_in) == (3, None), last
         assert last.error and last.error.endswith("after 3 tries"), last
     assert names.asked == ["site.test", "gone.test", "bare.test", "busy.test", "busy.test"]
+
+
+async def test_a_name_under_localhost_is_this_machine_as_chromium_resolves_it(site, tmp_path):
+    """``localhost`` and every name under it (``shop.localhost``) are this machine's loopback
+    address to Chromium, which asks no resolver for them (RFC 6761, section 6.3): the crawl
+    reaches the server there, whatever the resolver would say of the name (here: that it does
+    not exist), and asks it nothing."""
+    site.page("/", body="<p>here</p>")
+    await site.start()
+    port = site.url("/").rsplit(":", 1)[1].split("/")[0]
+    unknown = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    names = GivenNames({"shop.localhost": unknown, "a.b.localhost": unknown, "localhost": unknown})
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1)
+    async with Fetcher(config, resolver=names) as fetcher:
+        for host in ("shop.localhost", "a.b.localhost", "localhost"):
+            here = await fetcher.fetch(FetchRequest(f"http://{host}:{port}/"))
+            assert here.capture is not None and here.capture.status == 200, (host, here)
+            assert here.capture.ip_address == "127.0.0.1", here.capture
+            here.capture.body.close()
+    assert names.asked == []

@@ -163,8 +163,8 @@ class Fetcher:
     """
 
     def __init__(self, config: CrawlConfig, resolver: aiohttp.abc.AbstractResolver | None = None) -> None:
-        """``resolver``: what host names are resolved with, under those --resolve pins (aiohttp's
-        ThreadedResolver, the system's getaddrinfo, when None)."""
+        """``resolver``: what host names are resolved with, but those --resolve pins and
+        ``localhost`` names (network.PinnedResolver); the system's getaddrinfo when None."""
         self.config = config
         self._resolver = resolver
         self._session: aiohttp.ClientSession | None = None
@@ -186,9 +186,7 @@ class Fetcher:
         """The headers of every request that gives none of its own (request_headers())."""
 
     async def __aenter__(self) -> Fetcher:
-        resolver = self._resolver
-        if self.config.resolve:
-            resolver = PinnedResolver(dict(self.config.resolve), resolver)
+        resolver = PinnedResolver(dict(self.config.resolve), self._resolver)
         connector = WatchedConnector(
             limit=self.config.concurrency,
             # A connection idle this long is not reused: servers close idle ones (Apache
