@@ -1,5 +1,6 @@
 """Domains: a host's registrable domain and whether a name is a public suffix (after the Public
-Suffix List bundled with publicsuffixlist), and whether a host's ``xn--`` labels are valid IDNA.
+Suffix List bundled with publicsuffixlist), whether a host's ``xn--`` labels are valid IDNA, and
+whether a name is ``localhost``'s.
 Pure functions, no I/O; the URLs they are asked of are urls.py's.
 
 >>> registered_domain("www.example.co.uk"), has_bad_punycode("http://a.xn--zz/")
@@ -86,3 +87,15 @@ def _is_ipv4(name: str) -> bool:
 def _suffixes() -> PublicSuffixList:
     """The Public Suffix List bundled with publicsuffixlist (read once, never fetched)."""
     return PublicSuffixList()
+
+
+def is_localhost(host: str) -> bool:
+    """Whether ``host`` (as a URL gives it) is ``localhost`` or a name under it: this machine's
+    loopback address to Chromium, which asks no resolver for it (RFC 6761, section 6.3; net's
+    IsLocalHostname), and a potentially trustworthy origin's host over http.
+
+    >>> [is_localhost(host) for host in ("localhost", "Shop.localhost.", "localhost.localdomain")]
+    [True, True, False]
+    """
+    name = host.lower().rstrip(".")
+    return name == "localhost" or name.endswith(".localhost")

@@ -92,16 +92,17 @@ def _origin(url: str) -> str:
 
 
 def referer(page: str | None, target: str, policy: str = "") -> str | None:
-    """The Referer a browser sends for ``target`` requested from ``page`` (both normalised)
-    under ``policy`` ('' for the default, strict-origin-when-cross-origin). For a hop of a
-    redirect, ``target`` is that hop: the policy is applied again to each.
+    """The Referer a browser sends for ``target`` requested from ``page`` (both normalised; a
+    ``page`` of None or NO_REFERRER: none) under ``policy`` ('' for the default,
+    strict-origin-when-cross-origin). For a hop of a redirect, ``target`` is that hop and
+    ``page`` what the hop before left of it (hop_referrer()): the policy is applied again.
 
     >>> referer("https://h/a?q=1", "https://h/b"), referer("https://h/a", "http://h/b")
     ('https://h/a?q=1', None)
     >>> referer("http://h/a", "https://other/b"), referer("https://h/a", "http://h/b", "origin")
     ('http://h/', 'https://h/')
     """
-    if not page or policy == NO_REFERRER:
+    if not page or page == NO_REFERRER or policy == NO_REFERRER:
         return None
     origin = _origin(page) + "/"
     whole = page if len(page) <= MAX_REFERRER else origin
@@ -122,6 +123,25 @@ def referer(page: str | None, target: str, policy: str = "") -> str | None:
     if policy == "strict-origin":
         return origin
     return whole if same_origin else origin  # strict-origin-when-cross-origin
+
+
+def hop_referrer(source: str | None, hop: str, policy: str = "") -> str | None:
+    """What the request after ``hop``, a URL that redirects, makes its Referer from, when ``hop``
+    made its own from ``source`` under ``policy``: the Referer ``hop`` was sent, NO_REFERRER if
+    none; None for a request with no referrer (a seed's). Fetch ("determine request's referrer"
+    at each hop) and Chromium reduce a request's referrer at each hop, so what one hop leaves
+    out no later hop sends, whatever policy a redirect's header gives after it: from https, a
+    hop over http sends nothing, nor does any after it; one to another origin sends the origin
+    alone, and so does one that comes back.
+
+    >>> hop_referrer("https://h/a?q", "https://cdn/x"), hop_referrer("https://h/a?q", "http://h/b")
+    ('https://h/', 'no-referrer')
+    >>> referer(hop_referrer("https://h/a?q", "http://h/b"), "https://h/c", "unsafe-url") is None
+    True
+    """
+    if source is None:
+        return None
+    return referer(source, hop, policy) or NO_REFERRER
 
 
 def policy_sending(sent: str | None, page: str, target: str) -> str | None:

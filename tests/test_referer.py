@@ -6,6 +6,7 @@ holds it as sent."""
 from __future__ import annotations
 
 import ssl
+from urllib.parse import quote
 
 import pytest
 import trustme
@@ -291,5 +292,115 @@ async def test_referrer_policies_of_a_page_choose_its_referers(site, other_site,
         "site/same-meta": None,  # the meta's no-referrer wins over the header's unsafe-url
         "cdn/open.png": site.url("/meta"),  # the element's unsafe-url wins over the meta
         "site/hop": None,
-        "cdn/after-hop": site.url("/meta"),  # the redirect's unsafe-url, from the page's URL
+        # The redirect's unsafe-url applies to what the hop was sent, nothing: none, as in Chromium.
+        "cdn/after-hop": None,
     }
+
+
+PAGE, ORIGIN = "page", "origin"
+"""In CHAINS: the Referer a hop is sent is the linking page's whole URL, or its origin alone."""
+CHAINS: dict[str, dict[str, tuple[str | None, ...]]] = {
+    # How each hop names a page of server A (https) whose <meta name="referrer"> gives the policy,
+    # for a link to a chain of redirects over A, B (http) and C (another https origin), as
+    # Chromium 156 sends it: each hop's policy reduces the referrer the hop before left, so what
+    # one hop leaves out no later hop sends.
+    "": {
+        "ABA": (PAGE, None, None),
+        "ABC": (PAGE, None, None),
+        "ACA": (PAGE, ORIGIN, ORIGIN),
+        "AAB": (PAGE, PAGE, None),
+        "ACC": (PAGE, ORIGIN, ORIGIN),
+    },
+    "no-referrer": dict.fromkeys(("ABA", "ABC", "ACA", "AAB", "ACC"), (None, None, None)),
+    "no-referrer-when-downgrade": {
+        "ABA": (PAGE, None, None),
+        "ABC": (PAGE, None, None),
+        "ACA": (PAGE, PAGE, PAGE),
+        "AAB": (PAGE, PAGE, None),
+        "ACC": (PAGE, PAGE, PAGE),
+    },
+    "same-origin": {
+        "ABA": (PAGE, None, None),
+        "ABC": (PAGE, None, None),
+        "ACA": (PAGE, None, None),
+        "AAB": (PAGE, PAGE, None),
+        "ACC": (PAGE, None, None),
+    },
+    "origin": dict.fromkeys(("ABA", "ABC", "ACA", "AAB", "ACC"), (ORIGIN, ORIGIN, ORIGIN)),
+    "strict-origin": {
+        "ABA": (ORIGIN, None, None),
+        "ABC": (ORIGIN, None, None),
+        "ACA": (ORIGIN, ORIGIN, ORIGIN),
+        "AAB": (ORIGIN, ORIGIN, None),
+        "ACC": (ORIGIN, ORIGIN, ORIGIN),
+    },
+    "origin-when-cross-origin": {
+        "ABA": (PAGE, ORIGIN, ORIGIN),
+        "ABC": (PAGE, ORIGIN, ORIGIN),
+        "ACA": (PAGE, ORIGIN, ORIGIN),
+        "AAB": (PAGE, PAGE, ORIGIN),
+        "ACC": (PAGE, ORIGIN, ORIGIN),
+    },
+    "unsafe-url": dict.fromkeys(("ABA", "ABC", "ACA", "AAB", "ACC"), (PAGE, PAGE, PAGE)),
+}
+CHAINS["strict-origin-when-cross-origin"] = CHAINS[""]  # the default
+
+
+async def test_each_hop_of_a_redirect_is_sent_the_referer_chromium_sends_it(run_crawl, authority):
+    """Each hop of a redirect chain is sent the Referer Chromium sends it, under each policy,
+    over https, http and back: a hop's policy applies to what the hop before was sent, not to
+    the page again, so a chain that went over http from an https page sends nothing after, and
+    one that went to another origin sends the origin alone after, coming back to the page's."""
+    ca, ca_file = authority
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    seen: dict[tuple[str, str], str | None] = {}
+    bases: dict[str, str] = {}
+
+    def chain_url(policy: str, hops: str) -> str:
+        url = f"{bases[hops[-1]]}/end?tag={policy}-{hops}-{len(hops) - 1}"
+        for at in range(len(hops) - 2, -1, -1):
+            url = f"{bases[hops[at]]}/hop?tag={policy}-{hops}-{at}&to={quote(url, safe='')}"
+        return url
+
+    def server(name: str) -> web.Application:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            if request.path == "/page":
+                policy = request.query["p"]
+                links = "".join(f'<a href="{chain_url(policy, hops)}">c</a>' for hops in CHAINS[policy])
+                meta = f'<meta name="referrer" content="{policy}">' if policy else ""
+                return web.Response(text=meta + links, content_type="text/html")
+            if request.path == "/":
+                links = "".join(f'<a href="/page?p={policy}">p</a>' for policy in CHAINS)
+                return web.Response(text=links, content_type="text/html")
+            seen[(name, request.query["tag"])] = request.headers.get("Referer")
+            if request.path == "/hop":
+                raise web.HTTPFound(request.query["to"])
+            return web.Response(text="end", content_type="text/plain")
+
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", handler)
+        return app
+
+    servers = {
+        name: TestServer(server(name), host="127.0.0.1", scheme="https" * (name != "B")) for name in "ABC"
+    }
+    for name, test_server in servers.items():
+        await test_server.start_server(ssl=context if name != "B" else None)
+        bases[name] = f"{'http' if name == 'B' else 'https'}://127.0.0.1:{test_server.port}"
+    try:
+        await run_crawl(
+            bases["A"] + "/", scope="any", ca_bundle=str(ca_file), sitemaps=False, obey_robots=False
+        )
+    finally:
+        for test_server in servers.values():
+            await test_server.close()
+    named: dict[str | None, str | None] = {PAGE: None, ORIGIN: bases["A"] + "/", None: None}
+    wrong = {}
+    for policy, chains in CHAINS.items():
+        named[PAGE] = f"{bases['A']}/page?p={policy}"
+        for hops, sent in chains.items():
+            got = tuple(seen.get((hops[at], f"{policy}-{hops}-{at}"), "not asked") for at in range(len(hops)))
+            if got != tuple(named[kind] for kind in sent):
+                wrong[(policy, hops)] = got
+    assert not wrong, wrong

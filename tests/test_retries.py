@@ -4,13 +4,17 @@ nothing the rest of the crawl needs."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
 from conftest import manifest_rows
 
 from archiver.config import DEFAULT_RETRY_ON, CrawlConfig
+from archiver.crawling.fetch import Fetcher
+from archiver.crawling.fetch_request import FetchRequest
 from archiver.errors import ConfigError
 
 
@@ -151,3 +155,80 @@ async def test_an_https_url_of_a_server_that_speaks_no_tls_fails_at_once(site, r
     assert no_tls.reason and "\n" not in no_tls.reason and "WRONG_VERSION_NUMBER" in no_tls.reason, no_tls
     refused = rows[refused_url]
     assert (refused.outcome, refused.tries) == ("failed", 3), refused
+
+
+class GivenNames(AbstractResolver):
+    """A resolver of the names it is given: each to an address, or to the error getaddrinfo gives
+    for it. Records each name it is asked."""
+
+    def __init__(self, names: dict[str, str | socket.gaierror]) -> None:
+        self.names = names
+        self.asked: list[str] = []
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        self.asked.append(host)
+        answer = self.names[host]
+        if isinstance(answer, socket.gaierror):
+            raise answer
+        numeric = socket.AI_NUMERICHOST
+        return [ResolveResult(hostname=host, host=answer, port=port, family=family, proto=0, flags=numeric)]
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_name_that_does_not_exist_fails_at_once_while_a_resolver_failure_is_tried_again(
+    site, tmp_path
+):
+    """A host name the resolver says does not exist (NXDOMAIN: EAI_NONAME), or has no address
+    (EAI_NODATA), is said so at every try: one try, a one-line reason, as Chromium fails it
+    (ERR_NAME_NOT_RESOLVED). A resolver that could not answer for now (EAI_AGAIN) may next time:
+    the fetch is tried again."""
+    site.page("/", body="<p>here</p>")
+    await site.start()
+    port = site.url("/").rsplit(":", 1)[1].split("/")[0]
+    names = GivenNames(
+        {
+            "site.test": "127.0.0.1",
+            "gone.test": socket.gaierror(socket.EAI_NONAME, "Name or service not known"),
+            "bare.test": socket.gaierror(socket.EAI_NODATA, "No address associated with hostname"),
+            "busy.test": socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"),
+        }
+    )
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=3)
+    async with Fetcher(config, resolver=names) as fetcher:
+        here = await fetcher.fetch(FetchRequest(f"http://site.test:{port}/"))
+        assert here.capture is not None and here.capture.status == 200, here
+        here.capture.body.close()
+        for name in ("gone.test", "bare.test"):
+            gone = await fetcher.fetch(FetchRequest(f"http://{name}:{port}/"))
+            assert (gone.capture, gone.tries, gone.retry_in) == (None, 1, None), gone
+            assert gone.error and "\n" not in gone.error and name in gone.error, gone
+        busy = await fetcher.fetch(FetchRequest(f"http://busy.test:{port}/"))
+        assert (busy.capture, busy.tries) == (None, 1) and busy.retry_in is not None, busy
+        last = await fetcher.fetch(FetchRequest(f"http://busy.test:{port}/"), tries=2)
+        assert (last.tries, last.retry_in) == (3, None), last
+        assert last.error and last.error.endswith("after 3 tries"), last
+    assert names.asked == ["site.test", "gone.test", "bare.test", "busy.test", "busy.test"]
+
+
+async def test_a_name_under_localhost_is_this_machine_as_chromium_resolves_it(site, tmp_path):
+    """``localhost`` and every name under it (``shop.localhost``) are this machine's loopback
+    address to Chromium, which asks no resolver for them (RFC 6761, section 6.3): the crawl
+    reaches the server there, whatever the resolver would say of the name (here: that it does
+    not exist), and asks it nothing."""
+    site.page("/", body="<p>here</p>")
+    await site.start()
+    port = site.url("/").rsplit(":", 1)[1].split("/")[0]
+    unknown = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    names = GivenNames({"shop.localhost": unknown, "a.b.localhost": unknown, "localhost": unknown})
+    config = CrawlConfig(seeds=(site.url("/"),), output=tmp_path / "snap", max_tries=1)
+    async with Fetcher(config, resolver=names) as fetcher:
+        for host in ("shop.localhost", "a.b.localhost", "localhost"):
+            here = await fetcher.fetch(FetchRequest(f"http://{host}:{port}/"))
+            assert here.capture is not None and here.capture.status == 200, (host, here)
+            assert here.capture.ip_address == "127.0.0.1", here.capture
+            here.capture.body.close()
+    assert names.asked == []

@@ -7,10 +7,12 @@ take them. Here each value after the first, or every one beside chunked, goes to
 X-Archiver-Content-Length before the parser reads the head (one_framing), and the WARC keeps it
 so named. A head Chromium reads past and aiohttp's parser refuses (``http/1.1 200OK``, a space
 before a field's colon, a status line without a code) is made plain the same way
-(read_as_browsers). An answer with no head at all (HTTP/0.9) is taken where Chromium takes one
-(takes_headless()): its head is then the one Chromium gives it, ``HTTP/0.9 200 OK`` with no
-field, and its body runs to the close; elsewhere it is refused as one, not left to look like a
-connection lost.
+(read_as_browsers). A status code of four digits or more (``2000``), which Chromium reads as its
+number and shows the answer of, is given to the parser as one it reads, and its message given
+the code back (parser_status, with_status). An answer with no head at all (HTTP/0.9) is taken
+where Chromium takes one (takes_headless()): its head is then the one Chromium gives it,
+``HTTP/0.9 200 OK`` with no field, and its body runs to the close; elsewhere it is refused as
+one, not left to look like a connection lost.
 
 A line of a head that is no field (no colon, a name that is no token, a fold before any field)
 Chromium reads past, where aiohttp's parser refuses the whole answer; it also ends a line at a
@@ -21,8 +23,7 @@ as Chromium reads it, and the answer taken (fields_as_chromium_reads).
 from __future__ import annotations
 
 import re
-
-from aiohttp.http_exceptions import BadHttpMessage
+from typing import Any
 
 from archiver.urls import DEFAULT_PORTS
 
@@ -41,9 +42,14 @@ LENGTH_RENAMED = b"X-Archiver-"
 overrides, and a Transfer-Encoding that frames nothing to Chromium, are renamed with."""
 
 
-_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])[ \t]+([0-9]{1,3})(?![0-9])([ \t]*)")
+_STATUS_LINE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])[ \t]+([0-9]+)([ \t]*)")
 _NO_STATUS_CODE = re.compile(rb"\A(?i:http)/([0-9]\.[0-9])(?:[ \t]+(?![ \t0-9])[^\r\n]*)?(?=\r?\n)")
-_LONG_STATUS_CODE = re.compile(rb"\A(?i:http)/[0-9]\.[0-9][ \t]+([0-9]{4,})")
+_LONG_STATUS_CODE = re.compile(rb"\AHTTP/[0-9]\.[0-9] ([0-9]{4,})")
+"""A status line as read_as_browsers() makes it, of a code of four digits or more."""
+_MAX_STATUS = 2**31 - 1
+"""The largest status code Chromium reads (an int: StringToInt saturates past it)."""
+PARSER_STATUS = b"200"
+"""The code aiohttp's parser is given for one it does not read (parser_status())."""
 STATUS_LINE_START = 4
 """Bytes Chromium reads past for an answer's "HTTP" (HttpUtil::LocateStartOfStatusLine): an
 answer without it that far is HTTP/0.9, a body without a head."""
@@ -70,14 +76,16 @@ def read_as_browsers(head: bytes) -> bytes:
     Any other version reads as Chromium reads it: version_as_chromium_reads().
 
     Chromium reads past up to four bytes before ``HTTP``, tabs as spaces, and a code of one or
-    two digits as that number (``20x``: 20, reason ``x``); a status line with no code is 200 OK
-    to it (200 with no reason when something else follows the version). A code of more than
-    three digits, which Chromium reads as that number, is no HTTP status: BadHttpMessage.
+    two digits as that number (``20x``: 20, reason ``x``), zeros before a code as nothing, and a
+    code of four digits or more as that number, at most 2^31 - 1 (parser_status()); a status line
+    with no code is 200 OK to it (200 with no reason when something else follows the version).
 
     >>> read_as_browsers(b"xyHTTP/1.1\\t20x\\r\\n\\r\\n"), read_as_browsers(b"HTTP/1.1\\r\\n\\r\\n")
     (b'HTTP/1.1 020 x\\r\\n\\r\\n', b'HTTP/1.1 200 OK\\r\\n\\r\\n')
     >>> read_as_browsers(b"HTTP/1.1 -200 OK\\r\\n\\r\\n")
     b'HTTP/1.1 200\\r\\n\\r\\n'
+    >>> read_as_browsers(b"HTTP/1.1 00302 Found\\r\\n\\r\\n"), read_as_browsers(b"HTTP/1.1 2000x\\r\\n\\r\\n")
+    (b'HTTP/1.1 302 Found\\r\\n\\r\\n', b'HTTP/1.1 2000 x\\r\\n\\r\\n')
 
     An interim answer's head is skipped, whatever it holds: INTERIM_HEAD.
 
@@ -87,9 +95,6 @@ def read_as_browsers(head: bytes) -> bytes:
     if (start := head[: STATUS_LINE_START + 4].lower().find(b"http")) > 0:
         head = head[start:]
     head = version_as_chromium_reads(head)
-    if (long_code := _LONG_STATUS_CODE.match(head)) is not None:
-        code = long_code[1][:20].decode("ascii")
-        raise BadHttpMessage(f"a status code of more than three digits ({code}), which no HTTP status is")
     head = _NO_STATUS_CODE.sub(
         lambda line: b"HTTP/" + line[1] + (b" 200" if line[0][8:] else b" 200 OK"), head, count=1
     )
@@ -97,12 +102,46 @@ def read_as_browsers(head: bytes) -> bytes:
     if status is not None:
         rest = head[status.end() :]
         space = b" " if status[3] or rest[:1] not in (b"\r", b"\n", b"") else b""
-        head = b"HTTP/" + status[1] + b" " + status[2].rjust(3, b"0") + space + rest
-        if 100 <= (code := int(status[2])) < 200 and code != SWITCHING_PROTOCOLS:
+        code = status_number(status[2])
+        head = b"HTTP/" + status[1] + b" %03d" % code + space + rest
+        if 100 <= code < 200 and code != SWITCHING_PROTOCOLS:
             return INTERIM_HEAD % code
     if b" :" in head or b"\t:" in head:  # a search of each line costs more than these two
         head = _SPACE_BEFORE_COLON.sub(rb"\1:", head)
     return one_framing(fields_as_chromium_reads(head))
+
+
+def status_number(digits: bytes) -> int:
+    """The status code ``digits`` (ASCII digits, as many as a head holds) give, as Chromium reads
+    them (HttpResponseHeaders::ParseStatusLine, StringToInt): their number, at most _MAX_STATUS.
+
+    >>> status_number(b"0204"), status_number(b"2000"), status_number(b"9" * 30)
+    (204, 2000, 2147483647)
+    """
+    significant = digits.lstrip(b"0")
+    return _MAX_STATUS if len(significant) > 10 else min(int(significant or b"0"), _MAX_STATUS)
+
+
+def parser_status(head: bytes) -> tuple[bytes, int | None]:
+    """``head`` (as read_as_browsers() makes it) with a code aiohttp's parser reads in place of
+    one of four digits or more, which it refuses, and that code (None for any other head): the
+    parser's message is given it back. Chromium shows such an answer's body, framed as any
+    answer's but a 1xx, 204 or 304's (which such a code is not): PARSER_STATUS frames it alike.
+
+    >>> parser_status(b"HTTP/1.1 2000 OK\\r\\n\\r\\n"), parser_status(b"HTTP/1.1 200 OK\\r\\n\\r\\n")
+    ((b'HTTP/1.1 200 OK\\r\\n\\r\\n', 2000), (b'HTTP/1.1 200 OK\\r\\n\\r\\n', None))
+    """
+    long_code = _LONG_STATUS_CODE.match(head)
+    if long_code is None:
+        return head, None
+    return head[: long_code.start(1)] + PARSER_STATUS + head[long_code.end(1) :], int(long_code[1])
+
+
+def with_status(message: Any, status: int) -> Any:
+    """aiohttp's parser's ``message`` (a RawResponseMessage, of its C parser or its Python one)
+    with ``status`` for its code: the one parser_status() took from its head."""
+    fields = (message.version, status, message.reason, message.headers, message.raw_headers)
+    return type(message)(*fields, message.should_close, message.compression, message.upgrade, message.chunked)
 
 
 def version_as_chromium_reads(head: bytes) -> bytes:
@@ -272,12 +311,6 @@ def chromium_dechunks(head: bytes) -> bool:
     if b"\n " in head or b"\n\t" in head:
         head = _FOLD.sub(b" ", head)
     return _CHUNKED.search(head) is not None
-
-
-UNREAD_CHUNKS = "a Transfer-Encoding Chromium reads as chunked and the crawl's HTTP client does not"
-"""Why an answer is refused whose body Chromium de-chunks where aiohttp's parser reads it as it
-comes (``chunked, gzip``, ``chunked,``, a fold before ``chunked``): kept, its chunk sizes would
-pass for its payload."""
 
 
 def one_content_length(head: bytes) -> bytes:

@@ -9,6 +9,10 @@ lone CR): it then failed an answer whose body came whole, as a body cut short. H
 given to the parser in the plainest framing (sizes in hex, CRLF, no extension, no trailer),
 and the framing is broken where Chromium finds it broken, nowhere else. The WARC keeps the
 body de-chunked, so nothing of the framing it held is lost.
+
+Where Chromium de-chunks a body that aiohttp's parser reads to the close (``Transfer-Encoding:
+chunked, gzip``: RFC 9112 has only a last ``chunked`` frame a body), the parser is given the body
+itself, de-chunked here (``framed=False``), and its end is where the last chunk's trailers end.
 """
 
 from __future__ import annotations
@@ -32,9 +36,13 @@ class ChunkedFraming:
     >>> framing = ChunkedFraming()
     >>> framing.feed(b"3\\r\\nabc\\r\\n0x5\\r\\nhello"), framing.broken
     ((b'3\\r\\nabc\\r\\n', b''), True)
+    >>> ChunkedFraming(framed=False).feed(b"3\\r\\nabc\\r\\n2\\nde\\n0\\r\\n\\r\\nafter")
+    (b'abcde', b'after')
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, framed: bool = True) -> None:
+        self.framed = framed
+        """True to give the body back in the plainest framing, False to give its data alone."""
         self.done = False
         """True once the body ended (the last chunk and its trailers came)."""
         self.broken = False
@@ -84,11 +92,11 @@ class ChunkedFraming:
         elif self._last_chunk:
             if not line:  # a trailer otherwise, read past as Chromium reads past it
                 self.done = True
-                plain.append(b"0\r\n\r\n")
+                plain.append(b"0\r\n\r\n" if self.framed else b"")
         elif self._after_data:
             self._after_data = False
             self.broken = line != b""
-            if not self.broken:
+            if not self.broken and self.framed:
                 plain.append(b"\r\n")
         else:
             size = chunk_size(line)
@@ -98,7 +106,7 @@ class ChunkedFraming:
                 self._last_chunk = True
             else:
                 self._data_left = size
-                plain.append(b"%x\r\n" % size)
+                plain.append(b"%x\r\n" % size if self.framed else b"")
 
 
 def chunk_size(line: bytes) -> int | None:

@@ -30,6 +30,13 @@ Here the body ends where the framing broke, as a body cut short, whenever the br
 a chunked body's framing is read as Chromium reads it, which takes more than aiohttp's parser
 does (a bare LF, trailers that are no fields: chunked_framing.py).
 
+Chromium de-chunks the body of an answer whose Transfer-Encoding lists ``chunked`` anywhere
+(``chunked, gzip``, ``chunked,``, a fold before ``chunked``); aiohttp's parser reads such a body
+to the close, chunk sizes and all, and such an answer was refused. Here the parser is given the
+body de-chunked, and the body ends where its last chunk's trailers end, or is cut short where the
+close or its framing cuts it, as any chunked body; the connection is then closed, as the parser
+would take what follows for more of the body.
+
 A chunked body may go on with bytes that add nothing to it: trailers, or chunk extensions,
 without end. aiohttp bounded them by their count of fields only, the head's bound, so that a
 head of many small fields was refused (browsers take one of hundreds) while trailers of
@@ -37,7 +44,8 @@ large fields cost 64 MiB. Here heads and trailers are bounded by their bytes ali
 MAX_HEAD_BYTES of bytes that add nothing to the body, the body ends there, cut short.
 
 Each head is read whole, however many reads brought it, and as Chromium reads it (a second
-Content-Length, a status line aiohttp refuses, an answer with no head: answer_heads.py). A head
+Content-Length, a status line aiohttp refuses, a status code of four digits or more, an answer
+with no head: answer_heads.py). A head
 the close cuts short is, over http, what came of it, as Chromium reads it; aiohttp failed such
 an answer as a connection lost, and the fetch was tried again.
 """
@@ -54,18 +62,19 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ConnectionKey
-from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError
+from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError, TransferEncodingError
 
 from archiver.crawling.answer_heads import (
     HEADLESS_AFTER_INTERIM,
     HEADLESS_HEAD,
     HEADLESS_REFUSED,
     STATUS_LINE_START,
-    UNREAD_CHUNKS,
     chromium_dechunks,
+    parser_status,
     read_as_browsers,
     starts_status_line,
     takes_headless,
+    with_status,
 )
 from archiver.crawling.chunked_framing import ChunkedFraming
 
@@ -116,11 +125,12 @@ class _AnswerParser:
         while True:  # once at least: fed nothing, the parser goes on with what it held back
             in_head = self._answer is None
             piece = fed = received = data
+            status = None
             if in_head and (data or (self._final and self._held)):
                 whole, data = self._whole_head(data)
                 if whole is None:
                     return messages, False, b""  # the rest of the head is still to come
-                piece, received = read_as_browsers(whole), whole
+                (piece, status), received = parser_status(read_as_browsers(whole)), whole
             elif self._chunks is not None and not self._chunks.done:
                 piece, data = self._chunks.feed(data)
             else:
@@ -139,6 +149,11 @@ class _AnswerParser:
             ):
                 self._end()
                 return messages, False, b""
+            if self._chunks is not None and self._chunks.done and not self._chunks.framed:
+                self._end(whole=True)  # a body the parser reads to the close, de-chunked here
+                return messages, False, b""
+            if status is not None:  # a code the parser does not read: Chromium's, given back
+                found = [(with_status(message, status), payload) for message, payload in found]
             messages += found
             if in_head:
                 self._count_head(received, piece, found)  # as it came: an interim head is fed shorter
@@ -148,7 +163,11 @@ class _AnswerParser:
                 return messages, False, b""
 
     def feed_eof(self) -> Any:
-        """The connection closed: a head cut short is the parser's to judge, as it came."""
+        """The connection closed: a head cut short is the parser's to judge, as it came; a body
+        de-chunked here (module docstring) that has not ended is cut short."""
+        dechunking = self._chunks is not None and not self._chunks.framed
+        if dechunking and not self._done and self._answer is not None and not self._answer.is_eof():
+            raise TransferEncodingError("the connection closed within a chunked body")
         if self._held and not self._done:
             held, self._held = bytes(self._held), bytearray()
             if not starts_status_line(held, final=True):
@@ -174,15 +193,16 @@ class _AnswerParser:
         if not takes_headless(self._protocol.scheme, self._protocol.port, start):
             raise BadHttpMessage(HEADLESS_REFUSED)
 
-    def _end(self) -> None:
-        """The parser failed once the answer's head came: on bytes after the whole answer, all
-        dropped, or half way through its body, which ends there, ``broken`` (aiohttp forgets a
-        body whose framing breaks: its reader would wait for bytes that never come)."""
+    def _end(self, *, whole: bool = False) -> None:
+        """The answer ends here, all that follows dropped: the parser failed once its head came,
+        on bytes after the whole answer, or half way through its body, which ends there,
+        ``broken`` (aiohttp forgets a body whose framing breaks: its reader would wait for bytes
+        that never come); or, ``whole``, a body the parser reads to the close came whole."""
         self._done = True
         self._protocol.force_close()
         if not self._answer.is_eof():
             # Ended, not failed: a reader gets every byte that came before the break.
-            self._protocol.broken = True
+            self._protocol.broken = not whole
             if self._answer.exception() is None:
                 self._answer.feed_eof()
 
@@ -227,16 +247,14 @@ class _AnswerParser:
 
     def _count_head(self, head: bytes, read: bytes, found: list[Any]) -> None:
         """Count ``head`` (as it came), and note the answer's body once the answer itself came;
-        ``read``: the head as the parser read it. Raise BadHttpMessage for an answer Chromium
-        de-chunks and the parser does not (UNREAD_CHUNKS)."""
+        ``read``: the head as the parser read it. A body Chromium de-chunks and the parser
+        reads to the close is de-chunked here (module docstring)."""
         self._head_bytes += len(head)
         for message, payload in found:
             if not 100 <= message.code < 200 or message.code == 101:
-                if chromium_dechunks(read) and not message.chunked:
-                    raise BadHttpMessage(UNREAD_CHUNKS)
                 self._answer = payload  # the answer itself has come: what follows is its body
-                if message.chunked and not payload.is_eof():
-                    self._chunks = ChunkedFraming()
+                if not payload.is_eof() and (message.chunked or chromium_dechunks(read)):
+                    self._chunks = ChunkedFraming(framed=message.chunked)
                 return
 
     def __getattr__(self, name: str) -> Any:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from yarl import URL
 
-from archiver.domains import is_public_suffix, registered_domain
+from archiver.domains import is_localhost, is_public_suffix, registered_domain
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,7 @@ def cross_site(initiator: str | None, url: URL) -> bool:
 @functools.lru_cache(maxsize=1024)
 def loopback_host(host: str) -> bool:
     """Whether ``host`` is localhost (or under it) or a loopback address."""
-    host = host.lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
+    if is_localhost(host):
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback

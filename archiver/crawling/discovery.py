@@ -20,7 +20,7 @@ from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_fa
 from archiver.crawling.stats import CrawlStats
 from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, SRCDOC, Hint, policy_sandboxes, says
 from archiver.links import REQUISITE
-from archiver.referrer_policy import NO_REFERRER
+from archiver.referrer_policy import NO_REFERRER, hop_referrer
 from archiver.request_headers import Negotiation, destination_negotiation
 from archiver.scope import NOFOLLOW, Scope
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
@@ -153,8 +153,9 @@ class Discovery:
         """Meet ``target``, where ``item`` redirects, as its chain's next hop: by a link's scope
         rules (a target met before ends the chain: chains meet), asked as a browser asks it,
         as it asked the first hop, but under ``referrer_policy`` (a redirect's own header
-        changes the policy of the hops after it) and, for a CORS-mode request, with the Origin
-        Fetch gives: null once it went from another origin than its own to a third."""
+        changes the policy of the hops after it), its Referer made from the one ``item`` was
+        sent (what a hop left out stays out: hop_referrer()) and, for a CORS-mode request, with
+        the Origin Fetch gives: null once it went from another origin than its own to a third."""
         negotiation, client = item.negotiation, item.client
         if item.cors and client is not None:
             client = redirected_client(client, item.url, target)
@@ -177,6 +178,7 @@ class Discovery:
             cors=item.cors,
             client=client,
             document=item.document,
+            hop_referrer=hop_referrer(item.hop_referrer or item.referrer, item.url, item.referrer_policy),
         )
 
     def consider(
@@ -199,13 +201,14 @@ class Discovery:
         cors: str = "",
         client: str | None = None,
         document: str = "",
+        hop_referrer: str | None = None,
     ) -> None:
         """Add a skipped row for ``url``, or a queued row and an item (to claim), unless it was seen.
 
         ``skip``: a reason to skip it whatever the scope says. ``seed_chain``: it is where
         a seed redirects, part of the seed, which only --exclude keeps out. ``negotiation``,
-        ``referrer_policy``, ``site_for_cookies``, ``cors``, ``client`` and ``document``: what its
-        request carries (QueueItem's).
+        ``referrer_policy``, ``site_for_cookies``, ``cors``, ``client``, ``document`` and
+        ``hop_referrer``: what its request carries (QueueItem's).
         """
         if self.frontier.seen(url):
             return
@@ -235,6 +238,7 @@ class Discovery:
             cors,
             client,
             document,
+            hop_referrer,
         )
         request = request_facts(item, self.max_redirects)
         met.append(

@@ -21,6 +21,7 @@ out a backoff holds neither a worker nor its host's slot.
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import tempfile
 from dataclasses import dataclass
@@ -133,6 +134,21 @@ def _handshake_refused(exc: BaseException) -> bool:
     return isinstance(cause, ssl.SSLError) and not isinstance(cause, transient)
 
 
+NAME_UNKNOWN = frozenset(
+    code for code in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", None)) if code is not None
+)
+"""getaddrinfo's errors for a name that does not exist (NXDOMAIN) or has no address: the resolver
+says the same when asked again, as Chromium fails it (ERR_NAME_NOT_RESOLVED). A resolver that
+could not answer for now (EAI_AGAIN: a server out of reach, a time-out) is no such answer."""
+
+
+def _name_unknown(exc: BaseException) -> bool:
+    """True if ``exc`` is the resolver's answer that the host name has no address (NAME_UNKNOWN)."""
+    if not isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return False
+    return isinstance(exc.os_error, socket.gaierror) and exc.os_error.errno in NAME_UNKNOWN
+
+
 class _SendOnNewConnection(Exception):
     """A request a reused connection lost before one byte of its answer came, or whose answer's
     head it gave broken: to send again, on a new connection."""
@@ -146,8 +162,11 @@ class Fetcher:
     ...         outcome = await fetcher.fetch(FetchRequest("http://127.0.0.1:8000/"))
     """
 
-    def __init__(self, config: CrawlConfig) -> None:
+    def __init__(self, config: CrawlConfig, resolver: aiohttp.abc.AbstractResolver | None = None) -> None:
+        """``resolver``: what host names are resolved with, but those --resolve pins and
+        ``localhost`` names (network.PinnedResolver); the system's getaddrinfo when None."""
         self.config = config
+        self._resolver = resolver
         self._session: aiohttp.ClientSession | None = None
         self._proxies = EnvironmentProxies()
         self.credentials = Credentials.build(
@@ -167,7 +186,7 @@ class Fetcher:
         """The headers of every request that gives none of its own (request_headers())."""
 
     async def __aenter__(self) -> Fetcher:
-        resolver = PinnedResolver(dict(self.config.resolve)) if self.config.resolve else None
+        resolver = PinnedResolver(dict(self.config.resolve), self._resolver)
         connector = WatchedConnector(
             limit=self.config.concurrency,
             # A connection idle this long is not reused: servers close idle ones (Apache
@@ -284,7 +303,7 @@ class Fetcher:
             pairs += (UPGRADE_INSECURE_REQUESTS,)
         headers = with_negotiation(self.credentials.headers_for(url, request.credentials), pairs)
         headers = with_negotiation(headers, self._defaults)
-        sent_referer = referer(request.referrer, url, request.referrer_policy)
+        sent_referer = referer(request.hop_referrer or request.referrer, url, request.referrer_policy)
         if sent_referer is not None:
             headers["Referer"] = sent_referer
         headers.update(request.conditions or {})
@@ -368,10 +387,10 @@ class Fetcher:
             if lost and received.lost_on_reuse and not new_connection:
                 raise _SendOnNewConnection from None
             # A URL no request can name (aiohttp's InvalidURL, a host IDNA encodes to no name:
-            # ValueErrors), a certificate that does not verify (a ValueError too) and a TLS
-            # handshake the server refuses come back the same when asked again: failures for
-            # good, their tries left unspent.
-            final = isinstance(exc, ValueError) or _handshake_refused(exc)
+            # ValueErrors), a host name that does not exist, a certificate that does not verify
+            # (a ValueError too) and a TLS handshake the server refuses come back the same when
+            # asked again: failures for good, their tries left unspent.
+            final = isinstance(exc, ValueError) or _handshake_refused(exc) or _name_unknown(exc)
             if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
                 raise FetchError(url, HEAD_CUT_SHORT) from None  # exc.message: the half-read head
             raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=not final) from None

@@ -34,3 +34,6 @@ class FetchRequest:
     and none its answer sets is kept."""
     conditions: Mapping[str, str] | None = None
     """Headers of a conditional request (a re-archive's If-None-Match, If-Modified-Since)."""
+    hop_referrer: str | None = None
+    """For a hop after a redirect, what its Referer is made from: the Referer the hop before was
+    sent, or ``no-referrer`` (referrer_policy.hop_referrer()); None: made from ``referrer``."""

@@ -79,6 +79,10 @@ class QueueItem:
     and for a stylesheet such a document loads (its requests are its document's); with
     link_requests.SRCDOC for a stylesheet an iframe's srcdoc document loads, read in UTF-8
     (its document's encoding); '' for any other."""
+    hop_referrer: str | None = None
+    """For a hop after a redirect, what its Referer is made from: the Referer the hop before was
+    sent, which each hop's policy reduces again, or ``no-referrer`` once a hop was sent none
+    (referrer_policy.hop_referrer()); None for a chain's first URL (made from ``referrer``)."""
 
     @property
     def top_level(self) -> str:
@@ -96,6 +100,7 @@ class QueueItem:
             requisite=self.requisite,
             site_for_cookies=self.site_for_cookies,
             credentials=credentialed(self.cors, self.client, self.url),
+            hop_referrer=self.hop_referrer,
         )
 
 
@@ -128,6 +133,9 @@ def request_facts(item: QueueItem, max_redirects: int, due: float | None = None)
     >>> facts = request_facts(dataclasses.replace(item, referrer_policy="no-referrer", tries=2), 3)
     >>> facts, requeued(item.url, 1, "link", "http://h/", 3, facts).referrer_policy
     ('{"tries":2,"policy":"no-referrer"}', 'no-referrer')
+    >>> hop = dataclasses.replace(item, found_by="redirect", chain=("http://h/a",), hop_referrer="http://h/")
+    >>> requeued(hop.url, 1, "redirect", "http://h/a", 3, request_facts(hop, 3)).hop_referrer
+    'http://h/'
     """
     guess = guessed_item(item.url, item.depth, item.found_by, item.parent, max_redirects)
     facts: dict[str, object] = {}
@@ -153,6 +161,8 @@ def request_facts(item: QueueItem, max_redirects: int, due: float | None = None)
         facts["client"] = item.client
     if item.document:
         facts["doc"] = item.document
+    if item.hop_referrer is not None:
+        facts["sent"] = item.hop_referrer
     if due is not None:
         facts["due"] = round(due, 1)
     return json.dumps(facts, separators=(",", ":")) if facts else None
@@ -182,6 +192,7 @@ def requeued(
         cors=str(kept.get("cors", "")),
         client=kept.get("client", item.client),
         document=str(kept.get("doc", "")),
+        hop_referrer=kept.get("sent"),
     )
 
 

@@ -187,12 +187,13 @@ CREATE TABLE queue (
     site_for_cookies TEXT,
     cors TEXT NOT NULL,
     client TEXT,
-    document TEXT NOT NULL
+    document TEXT NOT NULL,
+    hop_referrer TEXT
 )
 """
 _COLUMNS = (
     "url, depth, redirects_left, requisite, chain, found_by, parent, referrer, tries, negotiation,"
-    " referrer_policy, site_for_cookies, cors, client, document"
+    " referrer_policy, site_for_cookies, cors, client, document, hop_referrer"
 )
 _PLACES = ", ".join("?" * len(_COLUMNS.split(",")))
 
@@ -215,12 +216,28 @@ def _to_row(item: QueueItem) -> tuple[object, ...]:
         item.cors,
         item.client,
         item.document,
+        item.hop_referrer,
     )
 
 
 def _from_row(
     row: tuple[
-        str, int, int, int, str, str, str | None, str | None, int, str, str, str | None, str, str | None, str
+        str,
+        int,
+        int,
+        int,
+        str,
+        str,
+        str | None,
+        str | None,
+        int,
+        str,
+        str,
+        str | None,
+        str,
+        str | None,
+        str,
+        str | None,
     ],
 ) -> QueueItem:
     (
@@ -239,6 +256,7 @@ def _from_row(
         cors,
         client,
         document,
+        hop_referrer,
     ) = row
     return QueueItem(
         url,
@@ -256,6 +274,7 @@ def _from_row(
         cors,
         client,
         document,
+        hop_referrer,
     )
 
 

@@ -1,5 +1,6 @@
 """How the fetcher reaches servers: certificates checked or not (--insecure, --ca-bundle), names
-pinned to addresses (--resolve), and proxies from the environment (HTTP_PROXY, NO_PROXY...)."""
+pinned to addresses (--resolve) or resolved as Chromium resolves them (``localhost`` names), and
+proxies from the environment (HTTP_PROXY, NO_PROXY...)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from aiohttp.abc import ResolveResult
 from yarl import URL
 
 from archiver.config import CrawlConfig
+from archiver.domains import is_localhost
 from archiver.errors import ConfigError
 from archiver.urls import url_host
 
@@ -30,34 +32,49 @@ def ssl_setting(config: CrawlConfig) -> ssl.SSLContext | bool:
     return True
 
 
-class PinnedResolver(aiohttp.abc.AbstractResolver):
-    """DNS with some names pinned to addresses (``--resolve host:ip``)."""
+LOOPBACK = ("127.0.0.1", "::1")
+"""The addresses of a ``localhost`` name (is_localhost())."""
 
-    def __init__(self, pinned: dict[str, str]) -> None:
+
+class PinnedResolver(aiohttp.abc.AbstractResolver):
+    """DNS with some names pinned to addresses (``--resolve host:ip``), and ``localhost`` names
+    resolved as Chromium resolves them (is_localhost()), unless pinned."""
+
+    def __init__(self, pinned: dict[str, str], dns: aiohttp.abc.AbstractResolver | None = None) -> None:
         """``pinned``: host name -> IP address, a name as the user wrote it (``bücher.example``
-        is asked for as the URL parser writes it, ``xn--bcher-kva.example``)."""
+        is asked for as the URL parser writes it, ``xn--bcher-kva.example``); ``dns``: what
+        resolves the others (the system's getaddrinfo when None)."""
         self._pinned = {url_host(host): address for host, address in pinned.items()}
-        self._dns = aiohttp.ThreadedResolver()
+        self._dns = dns or aiohttp.ThreadedResolver()
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         address = self._pinned.get(host.lower())
-        if address is None:
+        if address is not None:
+            addresses: tuple[str, ...] = (address,)
+        elif is_localhost(host):
+            addresses = tuple(ip for ip in LOOPBACK if family in (socket.AF_UNSPEC, _family(ip)))
+        else:
             return await self._dns.resolve(host, port, family)
         return [
             {
                 "hostname": host,
-                "host": address,
+                "host": ip,
                 "port": port,
-                "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
+                "family": _family(ip),
                 "proto": 0,
                 "flags": socket.AI_NUMERICHOST,
             }
+            for ip in addresses
         ]
 
     async def close(self) -> None:
         await self._dns.close()
+
+
+def _family(address: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in address else socket.AF_INET
 
 
 class EnvironmentProxies:

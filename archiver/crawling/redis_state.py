@@ -105,6 +105,7 @@ def encode_item(item: QueueItem) -> str:
             item.cors,
             item.client,
             item.document,
+            item.hop_referrer,
         ],
         separators=(",", ":"),
     )
@@ -141,6 +142,7 @@ def decode_member(member: str | bytes) -> tuple[QueueItem, GivenBack | None]:
         str(fields[13] or "") if len(fields) > 13 else "",
         str(fields[14]) if len(fields) > 14 and fields[14] else None,
         str(fields[15] or "") if len(fields) > 15 else "",
+        str(fields[16]) if len(fields) > 16 and fields[16] else None,
     )
     held = fields[10] if len(fields) > 10 else None  # put there by redis_scripts.drop_node
     return item, GivenBack(str(held[0]), str(held[1]), int(held[2])) if held else None
