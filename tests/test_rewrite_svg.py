@@ -67,7 +67,7 @@ def test_an_svg_document_reads_its_queries_in_its_encoding_and_says_its_header_c
 
 
 def test_every_link_the_crawl_finds_in_an_svg_document_is_made_local() -> None:
-    from test_links import SVG_DOCUMENT, SVG_LINKS
+    from test_links_svg import SVG_DOCUMENT, SVG_LINKS
 
     url = "http://h/img/a.svg"
     archived = {found: "h/" + found.removeprefix("http://h/").replace("/", "-") for found in SVG_LINKS}
@@ -82,7 +82,7 @@ def test_every_link_the_crawl_finds_in_an_svg_document_is_made_local() -> None:
 
 
 def test_every_link_the_crawl_finds_in_what_styles_an_svg_document_and_its_html_is_made_local() -> None:
-    from test_links import SVG_STYLED_DOCUMENT, SVG_STYLED_LINKS
+    from test_links_svg import SVG_STYLED_DOCUMENT, SVG_STYLED_LINKS
 
     url = "http://h/img/a.svg"
     archived = {
