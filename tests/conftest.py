@@ -142,6 +142,13 @@ async def other_site() -> Any:
     await built.close()
 
 
+async def crawled_into(output: Path, *seeds: str, resume: bool = False, **options: Any) -> CrawlResult:
+    """Crawl seeds into ``output`` (fast retries, 4 workers unless told); returns the result."""
+    options.setdefault("retry_base_delay", 0.01)
+    options.setdefault("concurrency", 4)
+    return await crawl(CrawlConfig(seeds=tuple(seeds), output=output, **options), resume=resume)
+
+
 @pytest.fixture
 def run_crawl(tmp_path: Path) -> Callable[..., Awaitable[CrawlResult]]:
     """Crawl seeds into tmp_path/snap (fast retries); returns the result."""
@@ -149,10 +156,7 @@ def run_crawl(tmp_path: Path) -> Callable[..., Awaitable[CrawlResult]]:
     async def run(
         *seeds: str, output: Path | None = None, resume: bool = False, **options: Any
     ) -> CrawlResult:
-        options.setdefault("retry_base_delay", 0.01)
-        options.setdefault("concurrency", 4)
-        config = CrawlConfig(seeds=tuple(seeds), output=output or tmp_path / "snap", **options)
-        return await crawl(config, resume=resume)
+        return await crawled_into(output or tmp_path / "snap", *seeds, resume=resume, **options)
 
     return run
 

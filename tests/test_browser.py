@@ -14,7 +14,9 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
+import pytest_asyncio
 from aiohttp.test_utils import TestServer
+from conftest import Site, crawled_into
 from demo_site import build_demo_site
 
 from archiver.mirror.build import build_mirror
@@ -64,7 +66,12 @@ class Recorder:
             self.failed.append(f"{response.url} HTTP {response.status}")
 
 
-@pytest.fixture
+# The tests only read the snapshot and open pages in new tabs: one browser and one crawl serve
+# them all, on the module's event loop.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def browser() -> Any:
     assert async_playwright is not None
     async with async_playwright() as playwright:
@@ -73,14 +80,17 @@ async def browser() -> Any:
         await launched.close()
 
 
-@pytest.fixture
-async def snapshot(site: Any, run_crawl: Any) -> tuple[Path, str]:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def snapshot(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A crawled and mirrored demo site, its origin server already stopped."""
+    site = Site()
     await build_demo_site(site).start()
     origin = site.url("/").rstrip("/")
-    result = await run_crawl(site.url("/"))
+    try:
+        result = await crawled_into(tmp_path_factory.mktemp("browsed") / "snap", site.url("/"))
+    finally:
+        await site.close()
     build_mirror(result.snapshot.root)
-    await site.close()
     return result.snapshot.root, origin
 
 

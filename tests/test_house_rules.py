@@ -4,6 +4,8 @@ but the CLI) does no I/O and imports no asyncio, and no doctest is skipped or co
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import re
 from pathlib import Path
 
@@ -59,3 +61,53 @@ def test_no_doctest_is_skipped_or_commented_out() -> None:
         if re.search(r">>> #|doctest: *\+SKIP", line)
     ]
     assert found == []
+
+
+PINNED_AIOHTTP_HOOKS = {"archiver.crawling.connections.WatchedConnector._release"}
+"""Private methods of aiohttp the crawl overrides: the connection pool's release alone, which
+no public method replaces; test_aiohttp_private_parts.py fails when its shape changes."""
+
+
+def _aiohttp_subclasses() -> list[type]:
+    """The classes of the package that subclass one of aiohttp's."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "aiohttp" not in path.read_text(encoding="utf-8"):
+            continue
+        name = ".".join(("archiver", *path.relative_to(PACKAGE).with_suffix("").parts))
+        module = importlib.import_module(name.removesuffix(".__init__"))
+        for value in vars(module).values():
+            if (
+                inspect.isclass(value)
+                and value.__module__ == module.__name__
+                and any(base.__module__.startswith("aiohttp") for base in value.__mro__[1:])
+            ):
+                found.append(value)
+    return found
+
+
+def test_aiohttp_is_used_through_its_public_api():
+    """A private module of aiohttp, or a private method a subclass overrides, may change in any
+    release of it: the crawl would then fail, or worse, quietly do otherwise."""
+    subclasses = _aiohttp_subclasses()
+    assert {cls.__name__ for cls in subclasses} >= {"SiteCookieJar", "CookiesInOrder", "WatchedConnector"}
+    overridden = {
+        f"{cls.__module__}.{cls.__qualname__}.{name}"
+        for cls in subclasses
+        for name, value in vars(cls).items()
+        if inspect.isfunction(value)
+        and name.startswith("_")
+        and not name.startswith("__")
+        and any(hasattr(base, name) for base in cls.__mro__[1:] if base.__module__.startswith("aiohttp"))
+    }
+    assert overridden == PINNED_AIOHTTP_HOOKS
+    private_imports = [
+        f"{path.relative_to(PACKAGE)}: {node.module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        and node.module
+        and node.module.startswith("aiohttp.")
+        and any(part.startswith("_") for part in node.module.split("."))
+    ]
+    assert private_imports == []

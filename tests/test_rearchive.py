@@ -12,23 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import hashlib
 import json
 import logging
-import random
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from aiohttp import web
+from rearchive_site import PNG, built_site, change_site, host, rearchived, revisits, warc_record
 from test_browser import CHROMIUM
-from test_verify_tamper import edit_in_place, server_blanked
+from test_verify_tamper import edit_in_place
 
 from archiver.cli import main
 from archiver.crawling import mirror_choice
@@ -36,137 +31,8 @@ from archiver.export.wacz import export_wacz
 from archiver.store.changes import Changes
 from archiver.verify.report import DANGLING_REVISIT, MISSING_PREVIOUS
 from archiver.verify.verifier import verify_snapshot
-from archiver.warc.reader import WarcReader
 from archiver.warc.records import NOT_MODIFIED_PROFILE, REVISIT_PROFILE
-from tests.conftest import Site, manifest_rows
-
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
-LAST_MODIFIED = "Mon, 02 Mar 2026 10:00:00 GMT"
-
-
-class ChangingSite:
-    """The pages of the site as they stand, served with or without validators; counts the
-    conditional requests and the 304s answered."""
-
-    def __init__(self, site: Site, validators: bool) -> None:
-        self.site = site
-        self.validators = validators
-        self.pages: dict[str, tuple[bytes, str, dict[str, str]]] = {}
-        self.conditional: list[str] = []
-        self.not_modified: list[str] = []
-        self.unconditional: set[str] = set()
-        """Paths served with validators whose conditional requests are answered in full all the
-        same: their unchanged bodies become identical-payload revisits, not 304s."""
-
-    def put(self, path: str, body: bytes, content_type: str, **headers: str) -> None:
-        self.pages[path] = (body, content_type, headers)
-
-    def page(self, path: str, links: list[str], text: str = "") -> None:
-        anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
-        html = (
-            f'<!doctype html><html><head><title>{path}</title><link rel="stylesheet" href="/style.css">'
-            f'</head><body><img src="/logo.png">{text}{anchors}</body></html>'
-        )
-        self.put(path, html.encode(), "text/html; charset=utf-8")
-
-    def remove(self, path: str) -> None:
-        del self.pages[path]
-
-    async def serve(self, request: web.Request) -> web.StreamResponse:
-        found = self.pages.get(request.path)
-        if found is None:
-            return web.Response(status=404, text="gone", content_type="text/plain")
-        body, content_type, extra = found
-        headers = {"Content-Type": content_type, **extra}
-        if self.validators:
-            headers["ETag"] = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
-            headers["Last-Modified"] = LAST_MODIFIED
-            asked = request.headers.get("If-None-Match")
-            if asked or request.headers.get("If-Modified-Since"):
-                self.conditional.append(request.path)
-            if asked == headers["ETag"] and request.path not in self.unconditional:
-                self.not_modified.append(request.path)
-                return web.Response(status=304, headers={"ETag": headers["ETag"]})
-        return web.Response(body=body, headers=headers)
-
-
-async def built_site(site: Site, validators: bool) -> ChangingSite:
-    pages = ChangingSite(site, validators)
-    pages.page("/", ["/same", "/changed", "/gone"])
-    pages.page("/same", ["/"], "always the same")
-    pages.page("/changed", ["/"], "first version")
-    pages.page("/gone", ["/"], "removed before the second crawl")
-    pages.put("/style.css", b"body { background: url(/logo.png) }", "text/css")
-    # Stored gzipped: the 304 path must mirror it from OLD's payload decoded with OLD's headers.
-    pages.put("/logo.png", gzip.compress(PNG, mtime=0), "image/png", **{"Content-Encoding": "gzip"})
-    site.routes = {path: pages.serve for path in ("/", "/same", "/changed", "/gone", "/new", "/style.css")}
-    site.routes["/logo.png"] = pages.serve
-    await site.start()
-    return pages
-
-
-def change_site(pages: ChangingSite) -> None:
-    pages.page("/", ["/same", "/changed", "/new"])
-    pages.page("/changed", ["/"], "second version")
-    pages.remove("/gone")
-    pages.page("/new", ["/"], "added before the second crawl")
-
-
-async def rearchived(
-    site: Site, run_crawl: Any, tmp_path: Path, *, chain: bool = False
-) -> tuple[ChangingSite, list[Path]]:
-    """Snapshots of a site, each re-archived against the one before, with both kinds of revisits:
-    /same answers its conditional requests with 304s (server-not-modified revisits); /style.css,
-    /logo.png and /copy.css (the bytes of /style.css: two revisits of one original) answer them
-    in full (identical-payload revisits). OLD is taken, the site changes, NEW is taken against
-    OLD; with ``chain``, MID is taken against OLD after the change, and NEW against MID."""
-    pages = await built_site(site, validators=True)
-    pages.unconditional = {"/style.css", "/logo.png", "/copy.css"}
-    pages.put("/copy.css", pages.pages["/style.css"][0], "text/css")
-    site.routes["/copy.css"] = pages.serve
-    pages.page("/", ["/same", "/changed", "/gone", "/copy.css"])
-    snapshots = [tmp_path / name for name in (["old", "mid", "new"] if chain else ["old", "new"])]
-    for before, snapshot in zip([None, *snapshots], snapshots, strict=False):
-        if before is not None:
-            # A second apart: replay tells captures apart by their 14-digit timestamps.
-            await asyncio.sleep(1.1)
-        if before == snapshots[0]:
-            change_site(pages)
-            pages.page("/", ["/same", "/changed", "/new", "/copy.css"])
-        previous = str(before) if before is not None else None
-        await run_crawl(site.url("/"), output=snapshot, previous=previous, sitemaps=False)
-    return pages, snapshots
-
-
-def revisits(snapshot: Path) -> dict[str, tuple[str, str, str]]:
-    """URL -> the profile of its revisit record and the URL and date it refers to, for each
-    revisit of ``snapshot`` (robots.txt's too)."""
-    found = {}
-    with WarcReader(snapshot / "warc") as reader:
-        for url, row in manifest_rows(snapshot, for_crawlers=True).items():
-            if row.record_type == "revisit":
-                assert row.warc_file is not None and row.warc_offset is not None
-                headers = reader.record(row.warc_file, row.warc_offset).rec_headers
-                found[url] = (
-                    headers.get_header("WARC-Profile"),
-                    headers.get_header("WARC-Refers-To-Target-URI"),
-                    headers.get_header("WARC-Refers-To-Date"),
-                )
-    return found
-
-
-def host(site: Site) -> str:
-    """The mirror's folder of the site's host (its port after a '+')."""
-    return site.host.replace(":", "+")
-
-
-def warc_record(snapshot: Path, url: str) -> tuple[dict[str, str], str]:
-    """The WARC headers and HTTP status line of the response or revisit record of ``url``."""
-    row = manifest_rows(snapshot)[url]
-    assert row.warc_file is not None and row.warc_offset is not None
-    with WarcReader(snapshot / "warc") as reader:
-        record = reader.record(row.warc_file, row.warc_offset)
-        return dict(record.rec_headers.headers), record.http_headers.statusline
+from tests.conftest import manifest_rows
 
 
 @pytest.mark.parametrize("validators", [True, False], ids=["304", "digest"])
@@ -464,135 +330,6 @@ async def test_rearchive_of_a_rearchive_refers_to_the_first_records(site, run_cr
     assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
 
 
-async def test_a_304_confirms_the_urls_own_capture_not_another_with_its_payload(site, run_crawl, tmp_path):
-    """OLD stored /app (200, HTML) as a revisit of /missing (a 404 with the same bytes), and
-    /page (text/html) as one of /raw (text/plain): a 304 to /app or /page took the other URL's
-    status and type, so /app became a 404 and /page was not parsed."""
-    shell = b'<!doctype html><title>app</title><a href="/deep">deep</a>'
-    pages = ChangingSite(site, validators=True)
-    pages.page("/", ["/missing", "/app", "/raw", "/page"])
-    pages.put("/app", shell, "text/html")
-    pages.put("/raw", shell, "text/plain")
-    pages.put("/page", shell, "text/html")
-    pages.page("/deep", [])
-    site.routes = {path: pages.serve for path in ("/", "/missing", "/app", "/raw", "/page", "/deep")}
-
-    async def shell_404(request: web.Request) -> web.StreamResponse:
-        return web.Response(status=404, body=shell, content_type="text/html")
-
-    site.routes["/missing"] = shell_404
-    await site.start()
-    old, new = tmp_path / "old", tmp_path / "new"
-    await run_crawl(site.url("/"), output=old, sitemaps=False, concurrency=1)
-    old_rows = manifest_rows(old)
-    for path, other in (("/app", "/missing"), ("/page", "/missing")):
-        assert old_rows[site.url(path)].record_type == "revisit", path
-        assert warc_record(old, site.url(path))[0]["WARC-Refers-To-Target-URI"] == site.url(other)
-    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False, concurrency=1)
-    rows = manifest_rows(new)
-    for path in ("/app", "/page"):
-        assert (rows[site.url(path)].status, rows[site.url(path)].content_type) == (200, "text/html"), path
-    assert rows[site.url("/deep")].outcome == "fetched"
-    with Changes(old / "manifest.sqlite3", new / "manifest.sqlite3") as changes:
-        assert changes.counts()["changed"] == changes.counts()["gone"] == 0
-    assert verify_snapshot(new).ok
-
-
-async def test_a_304_that_names_another_version_is_asked_again(site, run_crawl, tmp_path):
-    """A server that answers If-Modified-Since alone, with the new version's ETag: that 304 does
-    not confirm what OLD holds (RFC 9111, section 4.3.4); the page is fetched whole."""
-    version = {"n": 1}
-
-    async def serve(request: web.Request) -> web.StreamResponse:
-        etag = f'"v{version["n"]}"'
-        if request.headers.get("If-Modified-Since"):
-            return web.Response(status=304, headers={"ETag": etag})
-        body = f"<!doctype html><p>version {version['n']}</p>"
-        return web.Response(
-            text=body, content_type="text/html", headers={"ETag": etag, "Last-Modified": LAST_MODIFIED}
-        )
-
-    site.handler("/", serve)
-    await site.start()
-    old, new = tmp_path / "old", tmp_path / "new"
-    await run_crawl(site.url("/"), output=old, sitemaps=False)
-    version["n"] = 2
-    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
-    row = manifest_rows(new)[site.url("/")]
-    assert (
-        row.record_type == "response"
-        and row.payload_digest != manifest_rows(old)[site.url("/")].payload_digest
-    )
-    assert "version 2" in (new / "mirror" / host(site) / "index.html").read_text()
-    assert verify_snapshot(new).ok
-
-
-def logo_confirmed_by_304(asked: list[str | None]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """A logo that answers 304 (and a Cache-Control) to its own Last-Modified, noting each
-    If-Modified-Since it is asked with in ``asked``."""
-
-    async def serve(request: web.Request) -> web.StreamResponse:
-        asked.append(request.headers.get("If-Modified-Since"))
-        if request.headers.get("If-Modified-Since") == LAST_MODIFIED:
-            return web.Response(status=304, headers={"Cache-Control": "max-age=60"})
-        return web.Response(body=PNG, content_type="image/png", headers={"Last-Modified": LAST_MODIFIED})
-
-    return serve
-
-
-async def test_a_third_snapshot_asks_with_the_validators_a_304_left_out(site, run_crawl, tmp_path):
-    """The 304 MID stored sends no Last-Modified (it need not): NEW still asks with OLD's, as the
-    head of the response the 304 confirmed, updated by the 304's headers."""
-    asked: list[str | None] = []
-    site.handler("/logo.png", logo_confirmed_by_304(asked))
-    await site.start()
-    old, mid, new = tmp_path / "old", tmp_path / "mid", tmp_path / "new"
-    for output, previous in ((old, None), (mid, old), (new, mid)):
-        await run_crawl(
-            site.url("/logo.png"), output=output, previous=previous and str(previous), sitemaps=False
-        )
-    assert asked == [None, LAST_MODIFIED, LAST_MODIFIED]
-    headers, status = warc_record(new, site.url("/logo.png"))
-    assert (
-        status.startswith("304")
-        and headers["WARC-Refers-To-Date"] == manifest_rows(old)[site.url("/logo.png")].fetched_at
-    )
-    assert verify_snapshot(new).ok
-    assert (new / "mirror" / host(site) / "logo.png").read_bytes() == PNG
-
-
-async def test_a_304_of_the_previous_snapshot_whose_head_changed_gives_no_validators(
-    site, run_crawl, tmp_path
-):
-    """MID stored a 304 for the logo (a revisit, its block its head alone). Its head changed
-    since (only its digest tells): NEW does not ask with validators read through it, nor
-    take what it confirmed for a 304, but fetches the logo whole."""
-    asked: list[str | None] = []
-    site.handler("/logo.png", logo_confirmed_by_304(asked))
-    await site.start()
-    old, mid, new = tmp_path / "old", tmp_path / "mid", tmp_path / "new"
-    for output, previous in ((old, None), (mid, old)):
-        await run_crawl(
-            site.url("/logo.png"), output=output, previous=previous and str(previous), sitemaps=False
-        )
-    confirmed = manifest_rows(mid)[site.url("/logo.png")]
-    assert confirmed.record_type == "revisit" and confirmed.warc_file and confirmed.warc_offset is not None
-    assert confirmed.warc_length is not None
-    edit_in_place(
-        mid / "warc" / confirmed.warc_file,
-        confirmed.warc_offset,
-        confirmed.warc_length,
-        server_blanked(b"max-age=60", b"max-age=61"),
-    )
-    await run_crawl(site.url("/logo.png"), output=new, previous=str(mid), sitemaps=False)
-    assert asked == [None, LAST_MODIFIED, None]
-    # The body whole, a 200, refers to OLD's intact response by its payload's digest.
-    headers, status = warc_record(new, site.url("/logo.png"))
-    assert status.startswith("200") and headers["WARC-Profile"] == REVISIT_PROFILE
-    assert headers["WARC-Refers-To-Date"] == manifest_rows(old)[site.url("/logo.png")].fetched_at
-    assert verify_snapshot(new).ok
-
-
 @pytest.mark.parametrize("validators", [True, False], ids=["304", "digest"])
 async def test_a_damaged_record_of_the_previous_snapshot_is_not_referred_to(
     site, run_crawl, tmp_path, validators
@@ -633,39 +370,6 @@ async def test_snapshot_folders_named_with_url_characters_open(site, run_crawl, 
     assert main(["diff", str(old), str(new)]) == 0
     assert "0 new, 0 changed, 7 unchanged, 0 gone" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([old.name, new.name])
-
-
-@pytest.mark.parametrize("confirmed_by_304", [False, True], ids=["response", "304"])
-async def test_a_previous_response_whose_head_changed_gives_no_validators(
-    site, run_crawl, tmp_path, confirmed_by_304
-):
-    """OLD's response of the logo has its Last-Modified changed since (its payload intact, only
-    its digest tells): NEW does not ask with that date, read as OLD's own head or as the head a
-    304 of MID confirmed, but fetches the logo whole."""
-    asked: list[str | None] = []
-    site.handler("/logo.png", logo_confirmed_by_304(asked))
-    await site.start()
-    old, mid, new = tmp_path / "old", tmp_path / "mid", tmp_path / "new"
-    chain = ((old, None), (mid, old)) if confirmed_by_304 else ((old, None),)
-    for output, previous in chain:
-        await run_crawl(
-            site.url("/logo.png"), output=output, previous=previous and str(previous), sitemaps=False
-        )
-    response = manifest_rows(old)[site.url("/logo.png")]
-    assert response.record_type == "response" and response.warc_file and response.warc_offset is not None
-    assert response.warc_length is not None
-    changed = LAST_MODIFIED.replace("10:00", "11:00")
-    edit_in_place(
-        old / "warc" / response.warc_file,
-        response.warc_offset,
-        response.warc_length,
-        server_blanked(LAST_MODIFIED.encode(), changed.encode()),
-    )
-    before = list(asked)
-    await run_crawl(site.url("/logo.png"), output=new, previous=str(chain[-1][0]), sitemaps=False)
-    assert asked == [*before, None]
-    headers, status = warc_record(new, site.url("/logo.png"))
-    assert status.startswith("200")
 
 
 async def test_a_resumed_rearchive_reads_a_stylesheet_in_its_revisited_pages_encoding(
@@ -755,44 +459,6 @@ async def test_a_rearchive_does_not_take_an_old_file_decoded_under_another_codin
     assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored
     assert main(["mirror", str(new)]) == 0
     assert (new / "mirror" / host(site) / "data.bin").read_bytes() == stored
-
-
-async def test_a_damaged_original_of_a_304_past_the_decode_limit_is_named_not_read(site, run_crawl, tmp_path):
-    """NEW's page is a 304 of OLD's, a page that decodes past the 32 MiB verify reads for links,
-    so the rest of OLD's record is never read to its digests. OLD's record has its head changed
-    since (its charset, only its digest tells): verify names that damage, and takes nothing
-    from the record, neither its headers nor its body, to judge NEW's page by."""
-    page = '<!doctype html><title>café</title><a href="/a">a</a>'.encode() + b"<p>filler</p>" * (3 << 20)
-    tail = random.Random(0).randbytes(1 << 20)  # read past the decode limit, never reached
-    body = gzip.compress(page + b"<!--" + tail + b"-->", mtime=0)
-    etag = '"big"'
-
-    async def serve(request: web.Request) -> web.StreamResponse:
-        if request.headers.get("If-None-Match") == etag:
-            return web.Response(status=304, headers={"ETag": etag})
-        headers = {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "gzip", "ETag": etag}
-        return web.Response(body=body, headers=headers)
-
-    site.handler("/", serve)
-    site.page("/a")
-    await site.start()
-    old, new = tmp_path / "old", tmp_path / "new"
-    await run_crawl(site.url("/"), output=old, sitemaps=False)
-    await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
-    assert warc_record(new, site.url("/"))[0]["WARC-Profile"] == NOT_MODIFIED_PROFILE
-    assert verify_snapshot(new).ok
-    original = manifest_rows(old)[site.url("/")]
-    assert original.warc_file and original.warc_offset is not None and original.warc_length
-    edit_in_place(
-        old / "warc" / original.warc_file,
-        original.warc_offset,
-        original.warc_length,
-        lambda record: record.replace(b"charset=utf-8", b"charset=cp866", 1),
-    )
-    report = verify_snapshot(new)
-    text = report.render_text(str(new))
-    assert set(report.counts) == {DANGLING_REVISIT}, text
-    assert f"original {site.url('/')} in {new / '..' / 'old'}" in text and "digests" in text
 
 
 async def test_a_revisit_whose_original_was_damaged_since_is_fetched_again_by_a_repairing_resume(

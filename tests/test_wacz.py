@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from demo_site import build_demo_site
+from rearchive_site import rearchived, revisits
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.errors import ExportError, SnapshotError
@@ -25,7 +26,6 @@ from archiver.export.zipnum import write_blocks
 from archiver.warc.members import member_ends
 from archiver.warc.records import NOT_MODIFIED_PROFILE, REVISIT_PROFILE
 from tests.conftest import manifest_rows
-from tests.test_rearchive import rearchived, revisits
 
 
 @pytest.fixture

@@ -32,7 +32,6 @@ from http.cookies import BaseCookie, CookieError, Morsel
 from typing import Any
 
 import aiohttp
-from aiohttp._cookie_helpers import preserve_morsel_with_coded_value
 from aiohttp.helpers import is_ip_address
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
@@ -110,6 +109,15 @@ def _as_set(name: str, value: str) -> Morsel[str]:
     return morsel
 
 
+def _as_sent(cookie: Morsel[str]) -> Morsel[str]:
+    """``cookie`` as a request sends it: its value as it was set (aiohttp's jar sends a value
+    holding a comma or a space quoted, a browser as set), and its SameSite, for
+    filter_cookies(), with no other attribute (the Cookie header holds name=value)."""
+    sent = cookie.copy()
+    sent.update({attribute: "" for attribute in sent if attribute != "samesite"})
+    return sent
+
+
 def cookie_url(url: URL) -> URL:
     """``url`` as cookies see it (RFC 6265, 5.1.4: its path, without the query): the ``?`` of
     an empty query, which fetch.request_url writes at the end of the path, taken off.
@@ -139,9 +147,10 @@ class SiteCookieJar(aiohttp.CookieJar):
         """When each cookie was created, by (domain, path without its last '/', name)."""
         self._latest = 0
 
-    def _update_cookies(self, cookies: LooseCookies, response_url: URL, **options: Any) -> None:
-        held = self._values()
-        super()._update_cookies(cookies, response_url, **options)
+    def _note_created(self, held: Mapping[tuple[str, str, str], str]) -> None:
+        """Note when each cookie the jar holds now was created, ``held`` being its cookies'
+        values (_values()) before a change: one set anew, or set again with another value, is
+        created now; one that left is forgotten."""
         values = self._values()
         self.created = {key: self.created[key] for key in values if key in self.created}
         for key, value in values.items():
@@ -149,9 +158,10 @@ class SiteCookieJar(aiohttp.CookieJar):
                 self.created[key] = self._now()
 
     def _values(self) -> dict[tuple[str, str, str], str]:
+        """The value of each cookie the jar holds, by (domain, path, name)."""
         return {
             (domain, path, name): morsel.coded_value
-            for (domain, path), cookies in self._cookies.items()
+            for (domain, path), cookies in self.cookies.items()
             for name, morsel in cookies.items()
         }
 
@@ -160,14 +170,6 @@ class SiteCookieJar(aiohttp.CookieJar):
         keep the order they were set in)."""
         self._latest = max(time.time_ns(), self._latest + 1)
         return self._latest
-
-    def _build_morsel(self, cookie: Morsel[str]) -> Morsel[str]:
-        # aiohttp's sends a value holding a comma or a space quoted: a browser sends it as set.
-        # Its SameSite goes along, for filter_cookies() (the Cookie header holds name=value).
-        built = preserve_morsel_with_coded_value(cookie)
-        if cookie["samesite"]:
-            built["samesite"] = cookie["samesite"]
-        return built
 
     def filter_cookies(self, request_url: URL = _NO_URL) -> SentCookies:
         """The cookies to send to ``request_url`` (SameSite and credentials obeyed for the
@@ -203,17 +205,18 @@ class SiteCookieJar(aiohttp.CookieJar):
         segments = url.path.split("/")
         paths = ["/".join(segments[:end]) for end in range(1, len(segments) + 1)]
         secure = url.scheme in ("https", "wss")
+        held, host_only = self.cookies, self.host_only_cookies
         found: list[tuple[int, int, int, Morsel[str]]] = []
         for key in [("", "")] + [(domain, path) for domain in domains for path in paths]:
-            for name, cookie in self._cookies.get(key, {}).items():
+            for name, cookie in held.get(key, {}).items():
                 if name not in wanted or (cookie["secure"] and not secure):
                     continue
-                if key[0] not in ("", host) and (*key, name) in self._host_only_cookies:
+                if key[0] not in ("", host) and (*key, name) in host_only:
                     continue
                 if len(cookie["path"]) > len(url.path):
                     continue  # set for /dir/, asked as /dir
                 created = self.created.get((*key, name), 0)
-                found.append((-len(key[1]), created, len(found), self._build_morsel(cookie)))
+                found.append((-len(key[1]), created, len(found), _as_sent(cookie)))
         return [morsel for *_order, morsel in sorted(found, key=lambda entry: entry[:3])]
 
     def update_cookies_from_headers(self, headers: Sequence[str], response_url: URL) -> None:
@@ -231,9 +234,11 @@ class SiteCookieJar(aiohttp.CookieJar):
                 return False
             return not refused_cookie(*_attributes(header), response_url)
 
+        held = self._values()
         super().update_cookies_from_headers(
             [header for header in headers if kept(header)], cookie_url(response_url)
         )
+        self._note_created(held)
 
     def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
         """Keep ``cookies`` but those a browser refuses (older aiohttp versions hand a response's
@@ -255,7 +260,9 @@ class SiteCookieJar(aiohttp.CookieJar):
                     kept.append((name, _as_set(name, str(value))))
                 except CookieError:  # a name no cookie may have
                     continue
+        held = self._values()
         super().update_cookies(kept, cookie_url(response_url))
+        self._note_created(held)
 
     def adopt(self, cookies: Iterable[Mapping[str, Any]]) -> None:
         """Keep cookies a browser holds, as Playwright gives them (name, value, domain: with a

@@ -53,8 +53,8 @@ from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stopping import max_time, note_stop
 from archiver.crawling.writer import Writer
 from archiver.errors import SnapshotError, WriteError
-from archiver.mirror.document import MirrorStats
 from archiver.mirror.live import LiveMirror
+from archiver.mirror.stats import MirrorStats
 from archiver.scope import Scope
 from archiver.store.changes import Changes
 from archiver.store.crawl_record import CrawlRecord

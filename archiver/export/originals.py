@@ -10,7 +10,7 @@ unchanged URLs. ``EarlierOriginals`` finds them: each revisit the manifest
 names is read for its reference; an original the snapshot holds itself is in
 the package already; one an earlier snapshot holds is noted once, with where
 it lies, in a scratch SQLite file (memory does not grow with the revisits).
-Each is checked whole (one gzip member of its recorded length, the response
+Each is checked whole (original_copies.py: one gzip member of its recorded length, the response
 its manifest row names, its payload digest the revisit's) before anything is
 written; then its bytes are copied as they are, after a warcinfo record of
 their own, into one more WARC file of the package, and each gets a CDXJ line
@@ -24,19 +24,18 @@ stops the export (SnapshotError, one line): the package would not replay.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from archiver import __version__
 from archiver.content import mime_type
 from archiver.errors import SnapshotError, UnsafePathError, WriteError
+from archiver.export.original_copies import Copy, SnapshotReaders, damage, shown_path
 from archiver.stop_signals import obey
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
@@ -47,7 +46,6 @@ from archiver.warc import records
 from archiver.warc.cdxj import cdxj_line, write_sorted
 from archiver.warc.reader import WarcReader
 
-CHUNK = 1024 * 1024
 _SCHEMA = """
 PRAGMA journal_mode = OFF;
 PRAGMA synchronous = OFF;
@@ -58,30 +56,6 @@ CREATE TABLE originals (
 );
 """
 _COLUMNS = "snapshot, file, offset, length, url, date, digest, status, mime"
-
-
-@dataclass(frozen=True)
-class Copy:
-    """A response record of an earlier snapshot to copy into the package."""
-
-    snapshot: str
-    """The root folder of the snapshot that holds it."""
-    file: str
-    """Its WARC file, in that snapshot's warc/."""
-    offset: int
-    length: int
-    """Bytes of its gzip member."""
-    url: str
-    date: str
-    digest: str
-    """Its payload digest."""
-    status: int | None
-    mime: str
-
-    @property
-    def shown(self) -> str:
-        """Where it is, for a message."""
-        return f"{_shown(Path(self.snapshot))}/warc/{self.file} (offset {self.offset})"
 
 
 class EarlierOriginals:
@@ -210,10 +184,10 @@ class EarlierOriginals:
             )
 
     def _check(self) -> None:
-        with _Readers() as readers:
+        with SnapshotReaders() as readers:
             for copy in self:
                 obey()
-                problem = _damage(copy, readers.of(copy))
+                problem = damage(copy, readers.of(copy))
                 if problem is not None:
                     raise SnapshotError(
                         f"the record of {copy.url} in {copy.shown} that revisits of {self.snapshot.root} "
@@ -254,7 +228,7 @@ class EarlierOriginals:
 
     def _copied(self, write: Callable[[bytes], object], name: str, start: int) -> Iterator[str]:
         offset = start
-        with _Readers() as readers:
+        with SnapshotReaders() as readers:
             for copy in self:
                 obey()
                 try:
@@ -277,7 +251,7 @@ class EarlierOriginals:
 
     def _gone(self, path: Path) -> SnapshotError:
         return SnapshotError(
-            f"revisits of {self.snapshot.root} refer to records of the earlier snapshot {_shown(path)}, "
+            f"revisits of {self.snapshot.root} refer to records of the earlier snapshot {shown_path(path)}, "
             f"which {_why_unusable(path)}; their package would not replay without it "
             f"(archiver verify {self.snapshot.root} says more)"
         )
@@ -291,7 +265,7 @@ class EarlierOriginals:
 
     def _damaged(self, original: Original, problem: str) -> SnapshotError:
         return SnapshotError(
-            f"the record of {original.url} in {_shown(original.snapshot.root)} that revisits of "
+            f"the record of {original.url} in {shown_path(original.snapshot.root)} that revisits of "
             f"{self.snapshot.root} refer to {problem}; their package would not replay "
             f"(archiver verify {self.snapshot.root} says more)"
         )
@@ -329,59 +303,6 @@ def _holds(manifest: Manifest, url: str, date: str) -> bool:
     if row is None or row.warc_file is None:
         return False
     return row.record_type == "response" and row.fetched_at == date
-
-
-def _damage(copy: Copy, reader: WarcReader) -> str | None:
-    """What is wrong with the original ``copy`` (None: its bytes are one whole gzip member holding
-    the response record of its URL and date, with its payload digest)."""
-    digest = hashlib.sha1()
-    try:
-        record, member = reader.member(copy.file, copy.offset)
-        if not member.compressed:
-            return "is not a gzip member (its WARC file is not compressed)"
-        headers = record.rec_headers
-        if (
-            record.rec_type != "response"
-            or headers.get_header("WARC-Target-URI") != copy.url
-            or headers.get_header("WARC-Date") != copy.date
-        ):
-            return "is not the response record its manifest row names"
-        while chunk := record.raw_stream.read(CHUNK):
-            digest.update(chunk)
-        member.drain()
-    except READ_ERRORS as exc:
-        return f"cannot be read ({exc})"
-    if member.end != copy.offset + copy.length:
-        return f"is not one gzip member of {copy.length} bytes"
-    if records.sha1_digest(digest) != copy.digest:
-        return f"has payload digest {records.sha1_digest(digest)}, not {copy.digest}"
-    return None
-
-
-class _Readers:
-    """A WarcReader for each snapshot the originals lie in (a chain is short: MAX_DEPTH at most)."""
-
-    def __init__(self) -> None:
-        self._readers: dict[str, WarcReader] = {}
-
-    def __enter__(self) -> _Readers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for reader in self._readers.values():
-            reader.close()
-        self._readers.clear()
-
-    def of(self, copy: Copy) -> WarcReader:
-        """The reader of the snapshot that holds ``copy``."""
-        if copy.snapshot not in self._readers:
-            self._readers[copy.snapshot] = WarcReader(Snapshot(Path(copy.snapshot)).warc_dir)
-        return self._readers[copy.snapshot]
-
-
-def _shown(path: Path) -> str:
-    """A snapshot's path as a user would write it (crawl.json names it relative to the next)."""
-    return os.path.normpath(path)
 
 
 def _folder_name(root: str) -> str:

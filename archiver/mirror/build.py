@@ -27,7 +27,6 @@ from pathlib import Path
 from archiver.content import PARSED_TYPES
 from archiver.crawling.render_policy import NEVER
 from archiver.errors import SnapshotError, UnsafePathError, WriteError
-from archiver.mirror.document import MirrorStats, RecordFiles
 from archiver.mirror.index_page import write_index
 from archiver.mirror.kept import keep_before, kept_line
 from archiver.mirror.linker import Memo
@@ -35,6 +34,8 @@ from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import JsonLog, MirrorOutput, read_logs
 from archiver.mirror.plan import PathPlan, payload_key
 from archiver.mirror.processes import build_in_processes
+from archiver.mirror.record_files import RecordFiles
+from archiver.mirror.stats import MirrorStats
 from archiver.redirects import NO_PAGE_STATUSES
 from archiver.stop_signals import obey
 from archiver.store.lock import snapshot_lock

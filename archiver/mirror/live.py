@@ -30,20 +30,14 @@ import time
 from archiver.content import PARSED_TYPES
 from archiver.errors import WriteError
 from archiver.mirror.build import FATAL_ERRNOS, PENDING, rebuild, redirects_resolved
-from archiver.mirror.document import (
-    Draft,
-    MirrorStats,
-    RecordFiles,
-    chunks_of,
-    decoded,
-    link_unchanged,
-    note_of,
-)
+from archiver.mirror.document import Draft, chunks_of, decoded, link_unchanged, note_of
 from archiver.mirror.index_page import write_index
 from archiver.mirror.kept import keep_in_place, kept_line
 from archiver.mirror.local_paths import LocalPaths
 from archiver.mirror.output import MirrorOutput
 from archiver.mirror.plan import PathPlan, coding_of, payload_key
+from archiver.mirror.record_files import RecordFiles
+from archiver.mirror.stats import MirrorStats
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import FETCHED, ManifestRow

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from archiver.errors import WriteError
 from archiver.memory import release_free_memory
-from archiver.mirror.document import MirrorStats
+from archiver.mirror.stats import MirrorStats
 from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
 
 

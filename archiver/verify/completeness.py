@@ -1,17 +1,17 @@
 """Completeness: every link of an archived page is recorded (archived, or skipped with its
-reason: the crawl records each URL it met), every redirect ends, no body was cut short by
-the server, and a seed led to an archived page. The links read for it prove what the
-manifest says of how each URL was found, at no other read: a row found by a link names as
-its parent a page that links to it, one depth deeper; one found by a redirect, the URL that
-redirects to it, at its depth; a seed has depth 0; a page's title is its document's (its
-rendered DOM's, where a script set one).
+reason: the crawl records each URL it met); the crawl's endings (redirects, cut bodies, a
+seed that led nowhere) are checked by :mod:`archiver.verify.crawl_endings`. The links read
+for it prove what the manifest says of how each URL was found, at no other read: a row
+found by a link names as its parent a page that links to it, one depth deeper; one found by
+a redirect, the URL that redirects to it, at its depth; a seed has depth 0; a page's title
+is its document's (its rendered DOM's, where a script set one).
 
 Links are found again the way the crawl found them: each archived HTML, CSS
 or SVG document, as the integrity check reads its WARC record (LinkCheck.page, so
 no record is read twice), has its Content-Encoding undone and its links
 extracted by :mod:`archiver.findings` and judged by the crawl's own scope,
 rebuilt from crawl.json. Revisits and pages too large to hand over are read
-back afterwards. A page rendered in a browser is read a second time, from
+back afterwards (:mod:`archiver.verify.page_bodies`). A page rendered in a browser is read a second time, from
 its rendered DOM (a resource record), whose links the crawl followed too.
 """
 
@@ -22,20 +22,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from archiver.content import (
-    CSS_TYPE,
-    DEFAULT_DECODE_LIMIT,
-    decode_payload,
-    decode_stream,
-    is_parsed,
-    mime_type,
-)
+from archiver.content import CSS_TYPE, decode_payload, is_parsed, mime_type
 from archiver.encodings import stylesheet_names_its_encoding
-from archiver.errors import UnknownEncoding, WarcDamage
+from archiver.errors import UnknownEncoding
 from archiver.findings import extract
 from archiver.links import REQUISITE, charset_from_content_type
 from archiver.media_types import UNKNOWN_TYPES, as_taken, content_type_field
-from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.scope import Scope
 from archiver.store.manifest import Manifest
 from archiver.store.referrers import (
@@ -47,25 +39,17 @@ from archiver.store.referrers import (
     referrer_key,
     referrer_reading,
 )
-from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
-from archiver.store.seeds import seed_ends, seed_failure, seed_landings
+from archiver.store.rows import FETCHED, ManifestRow
+from archiver.store.seeds import seed_landings
+from archiver.verify.crawl_endings import check_endings
 from archiver.verify.discovery import FOUND_ON_A_PAGE, SCRATCH, Met, check_discovery, met_of
 from archiver.verify.earlier import EarlierRecords
 from archiver.verify.integrity import Records
+from archiver.verify.page_bodies import read_dom, read_page
 from archiver.verify.record_index import RecordEntry
-from archiver.verify.report import (
-    CUT_BODY,
-    DANGLING_REDIRECT,
-    NOTHING_ARCHIVED,
-    UNFINISHED_CRAWL,
-    UNKNOWN_ENCODING,
-    UNRECORDED_LINK,
-    WRONG_DISCOVERY,
-    Report,
-)
-from archiver.warc.dom import CHARSET_FIELD, DOM_CONTENT_TYPE
-from archiver.warc.reader import PARSE_ERRORS, WarcReader
-from archiver.warc.records import NOT_MODIFIED_PROFILE
+from archiver.verify.report import UNKNOWN_ENCODING, UNRECORDED_LINK, WRONG_DISCOVERY, Report
+from archiver.warc.dom import DOM_CONTENT_TYPE
+from archiver.warc.reader import WarcReader
 
 RECORDED_CACHE = 1 << 16
 """URLs whose manifest lookup is remembered (links repeat from page to page)."""
@@ -172,19 +156,7 @@ class LinkCheck:
         archived nothing, and the links of the pages the scan did not hand over (revisits,
         ``deferred`` ones, rendered DOMs)."""
         manifest, report = self.manifest, self.report
-        for row in manifest.rows(where=f"outcome IN ('{QUEUED}', '{REDIRECTED}')"):
-            if row.outcome == QUEUED:
-                found_on = f" on {row.parent}" if row.parent else ""
-                report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by}{found_on}")
-            else:
-                _check_redirect(row, manifest, report)
-        # Cut on purpose at --max-file-size ("length") is declared; any other cut is the
-        # server's, and the archive lacks the rest of the body.
-        for entry in records.values("truncated IS NOT NULL AND truncated != 'length'"):
-            report.add(
-                CUT_BODY, entry.url, f"WARC-Truncated: {entry.truncated} at {entry.file}@{entry.offset}"
-            )
-        _check_something_archived(manifest, report)
+        check_endings(manifest, records, report)
         # Pages in WARC order, so each file is read forward once.
         with (
             WarcReader(warc_dir) as pages,
@@ -197,11 +169,11 @@ class LinkCheck:
                 entry = records.get((referrer.warc_file or "", referrer.warc_offset or 0))
                 if entry is None:
                     return None
-                body, content_type = _read_page(entry, records, referrers, referrers, self.earlier)
+                body, content_type = read_page(entry, records, referrers, referrers, self.earlier)
                 return None if body is None else (body, content_type)
 
             def dom_of(page: ManifestRow) -> bytes | None:
-                return _read_dom(page, records, referrers)[0]
+                return read_dom(page, records, referrers)[0]
 
             encodings: dict[str, Reading | UnknownEncoding] = {}
             for row in manifest.captures():
@@ -213,7 +185,7 @@ class LinkCheck:
                 found = records.get(key)
                 handed = found is not None and found.record_type == "response" and key not in deferred
                 if found is not None and not (handed and self.handed_over and key not in self.referred):
-                    body, content_type = _read_page(found, records, pages, revisited, self.earlier)
+                    body, content_type = read_page(found, records, pages, revisited, self.earlier)
                     if body is not None:
                         # A stylesheet that names no encoding is read in its referrer's.
                         referred = None
@@ -234,7 +206,7 @@ class LinkCheck:
                         self.read_whole(row, title)
                 if row.dom_warc_file is not None:
                     # What the crawl followed from the page's render: the links of its DOM.
-                    dom, charset = _read_dom(row, records, doms)
+                    dom, charset = read_dom(row, records, doms)
                     if dom is not None:
                         report.stats["rendered pages parsed"] += 1
                         self.read_whole(row, self.links(row, dom, DOM_CONTENT_TYPE, charset), dom=True)
@@ -253,55 +225,10 @@ def _referrer_reading(
         return exc
 
 
-def _check_something_archived(manifest: Manifest, report: Report) -> None:
-    """A snapshot none of whose seeds led to an archived page is not complete, however
-    well its failures are recorded."""
-    failures = [(seed, seed_failure(seed, end, manifest)) for seed, end in seed_ends(manifest)]
-    if not failures:
-        report.add(NOTHING_ARCHIVED, "manifest.sqlite3", "no seed is recorded")
-    elif all(why is not None for _, why in failures):
-        for seed, why in failures:
-            report.add(NOTHING_ARCHIVED, seed, why or "")
-
-
 def _is_parsed(row: ManifestRow) -> bool:
     """True for pages the crawl took links from: 2xx HTML, CSS or SVG with a capture. robots.txt and
     sitemaps are no pages, even one a server answered with an HTML page (a soft 404)."""
     return is_parsed(row.status, row.content_type) and row.warc_file is not None and not row.for_crawlers
-
-
-def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> None:
-    """Report a redirect chain that does not end at a recorded outcome (fetched, or a failure
-    or skip with its reason): a failed redirect ends its chain, with the failure recorded."""
-    report.stats["redirects followed"] += 1
-    rows: dict[str, ManifestRow | None] = {row.url: row}
-
-    def row_of(url: str) -> ManifestRow | None:
-        if url not in rows:
-            rows[url] = manifest.get(url)
-        return rows[url]
-
-    def next_hop(url: str) -> str | None:
-        found = row_of(url)
-        if found is None or found.outcome != REDIRECTED:
-            return None
-        return found.redirect_to or None
-
-    chain = follow_chain(row.url, next_hop)
-    if chain.ending == LOOP:
-        report.add(DANGLING_REDIRECT, row.url, f"loop: {' -> '.join(chain.urls)}")
-        return
-    if chain.ending == TOO_LONG:
-        report.add(DANGLING_REDIRECT, row.url, f"longer than {MAX_CHAIN_HOPS} hops")
-        return
-    end = chain.urls[-1]
-    found = row_of(end)
-    if found is None:
-        report.add(DANGLING_REDIRECT, row.url, f"chain ends at {end}, which the manifest does not hold")
-    elif found.outcome == REDIRECTED:
-        report.add(DANGLING_REDIRECT, row.url, f"{end} redirects to no URL")
-    elif not (found.outcome == FETCHED or (found.outcome in (FAILED, SKIPPED) and found.reason)):
-        report.add(DANGLING_REDIRECT, row.url, f"chain ends at {end} ({found.outcome})")
 
 
 def _check_links(
@@ -336,63 +263,3 @@ def _check_links(
         else:
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
     return page.title, linked
-
-
-def _read_dom(row: ManifestRow, records: Records, doms: WarcReader) -> tuple[bytes | None, str | None]:
-    """The rendered DOM of a page and the charset of the page it was rendered from (which its
-    queries are written in); None if its record is damaged (reported already) or unreadable."""
-    entry = records.get((row.dom_warc_file or "", row.dom_warc_offset or 0))
-    if entry is None or not entry.intact or entry.record_type != "resource":
-        return None, None
-    try:
-        stored = doms.read(entry.file, entry.offset, DEFAULT_DECODE_LIMIT)
-    except (OSError, WarcDamage, *PARSE_ERRORS):
-        return None, None
-    return stored.payload, stored.rec_headers.get_header(CHARSET_FIELD)
-
-
-def _read_page(
-    entry: RecordEntry,
-    records: Records,
-    pages: WarcReader,
-    revisited: WarcReader,
-    earlier: EarlierRecords | None = None,
-) -> tuple[bytes | None, str | None]:
-    """The decoded body of an archived page and its Content-Type; None if it cannot be read.
-
-    A damaged record is left out: the integrity check has reported it. A revisit's payload is
-    its original's, here or in the ``earlier`` snapshot of a re-archive; a 304's revisit takes
-    its original's headers too (its own are the 304's). An original is read only once the
-    integrity check found it intact, as a page is: the body is decoded up to the crawl's limit,
-    so the rest of a large record, where its digests are settled, is not read here.
-    """
-    if not entry.intact:
-        return None, None
-    try:
-        stored = pages.record(entry.file, entry.offset)
-        http = stored.http_headers
-        if http is None:
-            return None, None
-        payload = stored.raw_stream
-        if entry.record_type == "revisit":
-            refers_to = entry.refers_to or ("", "")
-            key = records.response_at(*refers_to)
-            original = records.get(key) if key else None
-            before = earlier.original(*refers_to) if original is None and earlier is not None else None
-            if original is not None and original.intact:
-                payload_record = revisited.record(original.file, original.offset)
-            elif before is not None and before.row.warc_file and before.row.warc_offset is not None:
-                where = (before.row.warc_file, before.row.warc_offset)
-                payload_record = before.snapshot.records.record(*where)
-            else:
-                return None, None
-            payload = payload_record.raw_stream
-            if stored.rec_headers.get_header("WARC-Profile") == NOT_MODIFIED_PROFILE:
-                http = payload_record.http_headers
-                if http is None:
-                    return None, None
-        # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
-        body = decode_stream(payload, http.get_header("Content-Encoding")).body
-    except (OSError, WarcDamage, *PARSE_ERRORS):
-        return None, None
-    return body, content_type_field(http.headers)
