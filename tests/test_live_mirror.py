@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import gzip
 import itertools
+import os
 import shutil
 import sqlite3
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -251,8 +254,40 @@ def test_a_process_busy_half_the_time_or_more_stops_drafting() -> None:
         return made, 0
 
     busy, at = judge(0.6)
-    assert at == 51 and busy.reason == "its process used 0.60 CPU seconds a second"
+    assert at == 51 and busy.reason == "its process used or waited for 0.60 CPU seconds a second"
     assert judge(0.4)[1] == 0
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+@pytest.mark.skipif(not Path("/proc/thread-self/schedstat").exists(), reason="Linux's schedstat")
+def test_a_crawl_that_waits_for_the_cpu_counts_as_bound_by_it() -> None:
+    """A crawl on a machine whose CPUs other programs keep busy gets less CPU than it asks for: it
+    is bound by the CPU all the more, though its CPU seconds a second fall below BUSY_SHARE.
+    Here a process spinning on the same CPU as this thread takes about half of it: the CPU this
+    process used is well under the time it spun, what it used or waited for is all of it."""
+    cpus = os.sched_getaffinity(0)
+    one = {min(cpus)}
+    hog = subprocess.Popen(
+        [sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {one!r})\nwhile True: pass"]
+    )
+    try:
+        os.sched_setaffinity(0, one)
+        _spin(0.3)  # the hog started, on that CPU
+        began, used, busy = time.monotonic(), time.process_time(), mirror_choice.busy_seconds()
+        _spin(1.0)
+        wall = time.monotonic() - began
+        used, busy = time.process_time() - used, mirror_choice.busy_seconds() - busy
+    finally:
+        os.sched_setaffinity(0, cpus)
+        hog.kill()
+        hog.wait()
+    assert used < 0.75 * wall
+    assert busy > 0.9 * wall
 
 
 async def test_a_crawl_bound_by_cpu_builds_its_mirror_after_the_crawl(
