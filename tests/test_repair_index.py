@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from archiver.verify.verifier import verify_snapshot
 
@@ -35,11 +36,20 @@ def mirror_bytes(root: Path) -> dict[str, bytes]:
 @pytest.fixture
 async def crawled(site, run_crawl) -> Path:
     """A finished crawl of a site with a redirect chain, a page whose body another has (a
-    revisit), a 404, a link out of scope, a page robots.txt keeps out, and a stylesheet."""
+    revisit), a 404, a link out of scope, a page robots.txt keeps out, a stylesheet, and a page
+    that dropped the connection of each try (a failure: no record) and answers once it is done."""
+
+    async def dropped(request: web.Request) -> web.StreamResponse:
+        assert request.transport is not None
+        request.transport.close()
+        await asyncio.sleep(0.05)
+        return web.Response(text="never sent")
+
     site.file("/robots.txt", ROBOTS, "text/plain")
+    site.handler("/later", dropped)
     site.page(
         "/",
-        links=["/a", "/old", "/copy", "/missing", "/private/x", "http://elsewhere.invalid/page"],
+        links=["/a", "/old", "/copy", "/missing", "/private/x", "/later", "http://elsewhere.invalid/page"],
         head='<link rel="stylesheet" href="/style.css">',
     )
     site.page("/a", title="same", body="<p>text</p>")
@@ -50,7 +60,8 @@ async def crawled(site, run_crawl) -> Path:
     site.file("/style.css", "body { background: url(/bg.png) }", "text/css")
     site.file("/bg.png", b"\x89PNG\r\n\x1a\n" + bytes(40), "image/png")
     await site.start()
-    result = await run_crawl(site.url("/"))
+    result = await run_crawl(site.url("/"), max_tries=2)
+    site.file("/later", "<title>later</title>")
     root = result.snapshot.root
     report = await asyncio.to_thread(verify_snapshot, root)
     assert report.ok, report.render_text(str(root))

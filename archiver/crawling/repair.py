@@ -32,10 +32,12 @@ from typing import Any
 
 from isal import isal_zlib
 
-from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj
+from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj, manifest_damage, manifest_lost
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
+from archiver.store.rebuild import rebuild_manifest, set_aside_manifest
 from archiver.store.snapshot import REPAIRS, Snapshot
+from archiver.urls import try_normalize
 from archiver.verify.earlier import EarlierRecords
 from archiver.verify.integrity import WarcScan
 from archiver.verify.record_index import RecordIndex
@@ -94,6 +96,28 @@ def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRec
             f"{snapshot.damaged_records_dir.name}/, {again}"
         )
     return warnings
+
+
+def rebuild_lost_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any]) -> list[str]:
+    """If the manifest is lost (gone while the WARC files hold records) or damaged, set it aside
+    and write it again from the WARC files (store/rebuild.py), found again from the seeds
+    crawl.json names under the scope of ``settings``; returns a warning saying so, or nothing if
+    the manifest stands."""
+    lost = manifest_lost(snapshot, prefix)
+    damage = None if lost else manifest_damage(snapshot)
+    if not lost and damage is None:
+        return []
+    saved = snapshot.read_crawl_json().get("settings") or {}
+    named = saved.get("seeds") if isinstance(saved, dict) else None
+    seeds = [
+        seed
+        for seed in (try_normalize(str(url)) for url in (named if isinstance(named, list) else []))
+        if seed
+    ]
+    kept = set_aside_manifest(snapshot)
+    captures = rebuild_manifest(snapshot, prefix, settings, seeds)
+    was = f"{damage} (set aside as {kept})" if kept is not None else "the manifest was lost"
+    return [f"{was}: written again from the WARC files, {captures} captures; the crawl goes on from them"]
 
 
 def _damaged_captures(

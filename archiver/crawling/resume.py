@@ -103,11 +103,12 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
 
 def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
     """Raise SnapshotError if the manifest is gone while the WARC files hold records (see
-    manifest_lost)."""
+    manifest_lost): --repair writes it again (crawling/repair.py)."""
     if manifest_lost(snapshot, prefix):
         raise SnapshotError(
             f"{snapshot.root} has WARC records but no manifest ({snapshot.manifest_path.name}): "
-            "resuming would cut them; start a new crawl in another folder"
+            f"resuming would cut them; write it again from them with: archiver crawl --resume "
+            f"{snapshot.root} --repair"
         )
 
 
@@ -116,7 +117,10 @@ def check_manifest_readable(snapshot: Snapshot) -> None:
     writes anything, so a refused resume changes nothing."""
     damage = manifest_damage(snapshot)
     if damage:
-        raise SnapshotError(f"{damage}; resuming would build on it")
+        raise SnapshotError(
+            f"{damage}; resuming would build on it (crawl --resume --repair sets it aside and "
+            "writes it again from the WARC files)"
+        )
 
 
 def manifest_damage(snapshot: Snapshot) -> str | None:

@@ -286,6 +286,11 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     """
     snapshot = Snapshot(Path(snapshot_root))
     if not snapshot.manifest_path.is_file():
+        if snapshot.crawl_json_path.is_file() and any(snapshot.warc_dir.glob("*.warc*")):
+            raise SnapshotError(
+                f"{snapshot.root} has lost its manifest (manifest.sqlite3); write it again from its "
+                f"WARC files with: archiver crawl --resume {snapshot.root} --repair"
+            )
         raise SnapshotError(f"{snapshot.root} is not a snapshot (no manifest.sqlite3)")
     gone = missing_previous(snapshot)
     if gone is not None:

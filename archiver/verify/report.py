@@ -60,7 +60,11 @@ MISSING_PREVIOUS = _kind(
     "WARC files needs both)",
 )
 
-MISSING_MANIFEST = _kind("missing_manifest", CONSISTENCY, "manifest.sqlite3 missing or unreadable")
+MISSING_MANIFEST = _kind(
+    "missing_manifest",
+    CONSISTENCY,
+    "manifest.sqlite3 missing or unreadable (crawl --resume --repair writes it again from the WARC files)",
+)
 MISSING_WARC_FILE = _kind("missing_warc_file", CONSISTENCY, "manifest names a WARC file that does not exist")
 WRONG_LOCATION = _kind(
     "wrong_location", CONSISTENCY, "manifest row's WARC location does not hold that URL's record"
