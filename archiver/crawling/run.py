@@ -67,7 +67,7 @@ from archiver.store.seeds import seed_ends, seed_failure
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary
 from archiver.urls import normalize_url
-from archiver.warc.files import WarcFiles
+from archiver.warc.files import WarcFiles, crawl_info
 
 
 @dataclass
@@ -363,11 +363,7 @@ def _warc_files(
         snapshot.warc_dir,
         config.warc_prefix,
         config.warc_max_size,
-        info={
-            "isPartOf": config.warc_prefix,
-            "description": "crawl of " + " ".join(seeds),
-            "http-header-user-agent": config.user_agent,
-        },
+        info=crawl_info(config.warc_prefix, seeds, config.user_agent),
         payloads=PreviousPayloads(payloads, previous) if previous is not None else payloads,
     )
 
