@@ -111,9 +111,14 @@ async def test_a_manifest_lost_or_damaged_is_written_again_from_the_warc_files(
     assert verified.returncode == 0, verified.stdout
 
 
-async def test_a_mirror_build_of_a_snapshot_that_lost_its_manifest_names_the_repair(crawled: Path) -> None:
+@pytest.mark.parametrize("command", ["mirror", "export"])
+async def test_a_command_given_a_snapshot_that_lost_its_manifest_names_the_repair(
+    crawled: Path, tmp_path: Path, command: str
+) -> None:
+    """archiver mirror and archiver export refuse it in one line that says how to get it back."""
     lose(crawled)
-    refused = await asyncio.to_thread(run_archiver, "mirror", str(crawled))
+    extra = ["--wacz", str(tmp_path / "snap.wacz")] if command == "export" else []
+    refused = await asyncio.to_thread(run_archiver, command, str(crawled), *extra)
     assert refused.returncode == 2
     assert refused.stderr == (
         f"archiver: error: {crawled} has lost its manifest (manifest.sqlite3); write it again from its "

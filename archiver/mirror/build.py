@@ -285,13 +285,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     PARALLEL_FROM files or more). Holds the snapshot's writer lock while it builds.
     """
     snapshot = Snapshot(Path(snapshot_root))
-    if not snapshot.manifest_path.is_file():
-        if snapshot.crawl_json_path.is_file() and any(snapshot.warc_dir.glob("*.warc*")):
-            raise SnapshotError(
-                f"{snapshot.root} has lost its manifest (manifest.sqlite3); write it again from its "
-                f"WARC files with: archiver crawl --resume {snapshot.root} --repair"
-            )
-        raise SnapshotError(f"{snapshot.root} is not a snapshot (no manifest.sqlite3)")
+    snapshot.check_manifest()
     gone = missing_previous(snapshot)
     if gone is not None:
         # Its unchanged files are written from that snapshot's records: a rebuild would lose them.
