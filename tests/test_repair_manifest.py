@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import manifest_rows
+from test_browser import CHROMIUM
 from test_repair_index import crawled, mirror_bytes, run_archiver
 
 from archiver.scope import ROBOTS
@@ -124,3 +125,32 @@ async def test_a_command_given_a_snapshot_that_lost_its_manifest_names_the_repai
         f"archiver: error: {crawled} has lost its manifest (manifest.sqlite3); write it again from its "
         f"WARC files with: archiver crawl --resume {crawled} --repair\n"
     )
+
+
+async def test_the_rendered_doms_of_a_lost_manifest_are_given_back_to_their_pages(site, run_crawl) -> None:
+    """A crawl that rendered its pages in a browser: each page's rendered DOM is found again in the
+    WARC files, the link only its script wrote is met again from it, no page is rendered or
+    fetched again, and verify passes on the same mirror."""
+    script = "document.body.insertAdjacentHTML('beforeend', '<a href=\"/built\">built</a>')"
+    site.page("/", links=["/a"], body=f"<script>{script}</script>")
+    site.page("/a").page("/built")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert before[site.url("/")].dom_warc_file and before[site.url("/built")].outcome == "fetched"
+    mirror, hits = mirror_bytes(root), dict(site.hits)
+    lose(root)
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    assert dict(site.hits) == hits
+    after = manifest_rows(root, for_crawlers=True)
+    assert facts(after) == facts(before)
+    rendered = ("dom_warc_file", "dom_warc_offset", "dom_warc_length")
+    assert {url: [getattr(row, name) for name in rendered] for url, row in after.items()} == {
+        url: [getattr(row, name) for name in rendered] for url, row in before.items()
+    }
+    assert (after[site.url("/built")].found_by, after[site.url("/built")].parent) == ("link", site.url("/"))
+    assert mirror_bytes(root) == mirror
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
