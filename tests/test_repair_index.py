@@ -135,3 +135,25 @@ async def test_an_index_copied_elsewhere_is_checked_and_kept_when_it_matches(
     assert mirrored.returncode == 0, mirrored.stderr
     assert "index written again" not in mirrored.stdout
     assert index.read_bytes() == written
+
+
+@pytest.mark.parametrize("damage", [lose, edit_a_line], ids=["lost", "line edited"])
+async def test_a_resume_writes_again_an_index_lost_or_damaged_since_the_last_run(
+    crawled: Path, damage: Callable[[Path], None]
+) -> None:
+    """A resume merges its own lines into the index at its end and marks it whole: an index
+    lost or damaged since the last run is written again from the WARC files first, not left
+    holding the new lines alone (or the damaged ones) under a mark that says it is whole."""
+    index = crawled / "indexes" / "index.cdxj"
+    written = index.read_bytes()
+    damage(index)
+    resumed = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(crawled), "--quiet")
+    assert resumed.returncode == 4, resumed.stderr  # as the crawl: /missing answered 404
+    lines = written.count(b"\n")
+    assert (
+        f"archiver: warning: indexes/index.cdxj was lost or damaged since the last run: written again "
+        f"from the WARC files ({lines} lines)"
+    ) in resumed.stderr
+    assert index.read_bytes() == written
+    verified = await asyncio.to_thread(run_archiver, "verify", str(crawled))
+    assert verified.returncode == 0, verified.stdout

@@ -171,6 +171,7 @@ async def run_crawl(
             snapshot.manifest_path, existing=resume and Manifest.begun(snapshot.manifest_path)
         )
         if resume:
+            result.warnings += resuming.mend_lost_index(snapshot, manifest, record)
             result.warnings += resuming.recover(snapshot, config.warc_prefix, manifest, record)
             if repair:
                 result.warnings += repair_damage(snapshot, config.warc_prefix, manifest, record)
