@@ -154,3 +154,22 @@ async def test_the_rendered_doms_of_a_lost_manifest_are_given_back_to_their_page
     assert mirror_bytes(root) == mirror
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 0, verified.stdout
+
+
+async def test_a_redirect_loop_of_a_lost_manifest_fails_as_the_crawl_failed_it(site, run_crawl) -> None:
+    """The hop that closes a loop, and one past --max-redirects, are failures the crawl recorded
+    with their reason: found again so, their chains end, and verify passes."""
+    site.page("/", links=["/loop1", "/far1"])
+    site.redirect("/loop1", "/loop2").redirect("/loop2", "/loop1")
+    site.redirect("/far1", "/far2").redirect("/far2", "/far3").redirect("/far3", "/far4").page("/far4")
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_redirects=2)).snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert (before[site.url("/loop2")].outcome, before[site.url("/far3")].outcome) == ("failed", "failed")
+    lose(root)
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 4, repaired.stderr  # as the crawl: the failed redirects
+    assert facts(manifest_rows(root, for_crawlers=True)) == facts(before)
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from archiver.config import CrawlConfig
 from archiver.content import decode_stream, is_parsed, mime_type
 from archiver.findings import extract
 from archiver.links import REQUISITE, Link
@@ -37,7 +38,7 @@ from archiver.scope import Scope
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
 from archiver.store.referrers import stored_body
-from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import Snapshot
 from archiver.verify.integrity import WarcScan
@@ -51,6 +52,8 @@ SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """What SQLite keeps beside a database: set aside with it, or a new manifest would read them."""
 DOM_READ_LIMIT = 64 * 1024 * 1024
 """Bytes of a rendered DOM read for its links."""
+DEFAULT_MAX_REDIRECTS: int = CrawlConfig.max_redirects
+"""The crawl's --max-redirects where crawl.json names none."""
 SEEN = "rebuild_met"
 """The temporary table of the URLs met while how each was found is found again."""
 RENDERED = "rendered (its DOM is in the WARC files)"
@@ -82,7 +85,9 @@ def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], 
         WarcScan(Report(), records).scan(warc_paths(snapshot.warc_dir, prefix))
         with Manifest.open(snapshot.manifest_path) as manifest, WarcReader(snapshot.warc_dir) as reader:
             captures = _write_captures(manifest, records, reader)
-            _Discovery(manifest, reader, Scope.from_settings(settings)).run(seeds)
+            max_redirects = settings.get("max_redirects")
+            hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
+            _Discovery(manifest, reader, Scope.from_settings(settings), hops).run(seeds)
             manifest.resolve_redirects()
             manifest.commit()
             rebuild_index(snapshot.cdxj_path, records, manifest)
@@ -162,6 +167,8 @@ class _Met:
     found_by: str
     parent: str | None
     requisite: bool = False
+    chain: tuple[str, ...] = ()
+    """For a redirect's target: the URLs of its chain before it."""
 
 
 def _found_on(page: ManifestRow, links: Iterable[Link]) -> Iterator[_Met]:
@@ -174,7 +181,8 @@ def _found_on(page: ManifestRow, links: Iterable[Link]) -> Iterator[_Met]:
 class _Discovery:
     """How each URL was found, found again from the seeds, level by level."""
 
-    def __init__(self, manifest: Manifest, reader: WarcReader, scope: Scope) -> None:
+    def __init__(self, manifest: Manifest, reader: WarcReader, scope: Scope, max_redirects: int) -> None:
+        self.max_redirects = max_redirects
         self.manifest = manifest
         self.reader = reader
         self.scope = scope
@@ -224,18 +232,27 @@ class _Discovery:
             self.manifest.upsert(ManifestRow(met.url, met.found_by, met.depth, outcome, met.parent, reason))
             return
         row = dataclasses.replace(row, found_by=met.found_by, parent=met.parent, depth=met.depth)
-        if row.outcome == REDIRECTED and row.redirect_to:
-            level.append(_Met(row.redirect_to, met.depth, "redirect", met.url, met.requisite))
+        chain = met.chain if met.found_by == "redirect" else ()
+        if row.outcome == REDIRECTED and row.redirect_to in (*chain, met.url):  # as the crawl fails it
+            row = dataclasses.replace(row, outcome=FAILED, reason="redirect loop")
+        elif row.outcome == REDIRECTED and len(chain) >= self.max_redirects:
+            reason = f"too many redirects (more than {self.max_redirects})"
+            row = dataclasses.replace(row, outcome=FAILED, reason=reason)
+        elif row.outcome == REDIRECTED and row.redirect_to:
+            hop = _Met(row.redirect_to, met.depth, "redirect", met.url, met.requisite, (*chain, met.url))
+            level.append(hop)
         elif row.outcome == FETCHED and is_parsed(row.status, mime_type(row.content_type) or "text/html"):
             title = self._links(row, following)
             row = dataclasses.replace(row, title=title if title is not None else row.title)
         self._found(row)
 
     def _found(self, row: ManifestRow) -> None:
-        """Write how ``row``'s capture was found, and its title (upsert() keeps the first)."""
+        """Write how ``row``'s capture was found, its title, and a redirect's failure (upsert()
+        keeps the first)."""
         self.manifest.connection.execute(
-            "UPDATE urls SET found_by = ?, parent = ?, depth = ?, title = ? WHERE url = ?",
-            (row.found_by, row.parent, row.depth, row.title, row.url),
+            "UPDATE urls SET found_by = ?, parent = ?, depth = ?, title = ?, outcome = ?, reason = ? "
+            "WHERE url = ?",
+            (row.found_by, row.parent, row.depth, row.title, row.outcome, row.reason, row.url),
         )
 
     def _links(self, row: ManifestRow, following: list[_Met]) -> str | None:
