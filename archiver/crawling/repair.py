@@ -13,6 +13,10 @@ by its header's comment) that says where they went: the records after it
 stay where the manifest and the CDXJ index say, so nothing intact is fetched
 again, and the WARC files hold one capture of each URL.
 
+A damaged warcinfo record (the first of each file) holds no URL to fetch: it
+is set aside the same way, and a warcinfo record written again from crawl.json
+stands in its place, of the same length.
+
 Each repair is noted in crawl.json (``repairs``) before its URL is queued
 again, and the note's record is written over the damaged bytes after: a
 repair a crash cut short is finished by the next one, which writes every
@@ -32,20 +36,25 @@ from typing import Any
 
 from isal import isal_zlib
 
-from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj
+from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj, manifest_damage, manifest_lost
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
+from archiver.store.rebuild import rebuild_manifest, set_aside_manifest
 from archiver.store.snapshot import REPAIRS, Snapshot
+from archiver.urls import try_normalize
 from archiver.verify.earlier import EarlierRecords
 from archiver.verify.integrity import WarcScan
 from archiver.verify.record_index import RecordIndex
 from archiver.verify.report import Report
-from archiver.warc.files import warc_paths
-from archiver.warc.records import encode_record, new_record_id, warc_date
+from archiver.warc.files import SUFFIX, crawl_info, warc_paths, warcinfo
+from archiver.warc.records import WARC_FIELDS_TYPE, encode_record, new_record_id, warc_date
 
 GZIP_COMMENT_HEADER = b"\x1f\x8b\x08\x10\x00\x00\x00\x00\x00\xff"
 """A gzip member's header with a comment (FLG.FCOMMENT), no time, unknown OS."""
 COPY_CHUNK = 1024 * 1024
+WARCINFO = "warcinfo"
+"""DamagedCapture.why of a file's warcinfo record, and the key of what a repair's note writes in
+its place (files.crawl_info())."""
 
 
 @dataclass(frozen=True)
@@ -67,13 +76,23 @@ def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRec
     warning for each repair, and for each damage no fetch can repair (a warcinfo record's)."""
     _write_noted(snapshot, manifest, record)
     damaged, unrepairable = _damaged_captures(snapshot, prefix, manifest)
-    warnings = [
-        f"{name}@{offset}: a damaged record no URL's capture holds (the file's warcinfo): not repaired"
+    # A file's warcinfo holds no URL to fetch: it is written again from crawl.json instead.
+    infos = [
+        DamagedCapture(name, 0, _warcinfo_length(snapshot, manifest, name), "", WARCINFO)
         for name, offset in unrepairable
+        if offset == 0 and name.endswith(SUFFIX)
     ]
+    warnings = [
+        f"{name}@{offset}: a damaged record no URL's capture holds: not repaired"
+        for name, offset in unrepairable
+        if (name, offset) not in {(info.file, info.offset) for info in infos}
+    ]
+    damaged += infos
     notes = []
     for capture in list(damaged):
         note = _repair_note(snapshot, capture)
+        if capture.why == WARCINFO:
+            note.update(warcinfo=_crawl_info(snapshot, prefix), date=_file_date(capture.file) or note["date"])
         if placeholder_member(note) is None:  # a capture shorter than the record saying so
             damaged.remove(capture)
             warnings.append(
@@ -88,12 +107,66 @@ def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRec
     for note in notes:
         _write_placeholder(snapshot, note)
     for capture in damaged:
+        if capture.why == WARCINFO:
+            warnings.append(
+                f"{capture.file}@0: the file's warcinfo record is damaged: set aside in "
+                f"{snapshot.damaged_records_dir.name}/, written again from crawl.json"
+            )
+            continue
         again = "fetched again" if capture.url in requeued else "rendered again"
         warnings.append(
             f"{capture.file}@{capture.offset}: the capture of {capture.url} {capture.why}: set aside in "
             f"{snapshot.damaged_records_dir.name}/, {again}"
         )
     return warnings
+
+
+def _warcinfo_length(snapshot: Snapshot, manifest: Manifest, name: str) -> int:
+    """Bytes of the warcinfo record that begins the WARC file ``name``: up to its first capture
+    (or the file's end)."""
+    first = manifest.next_record_offset(name, 0)
+    return first if first is not None else (snapshot.warc_dir / name).stat().st_size
+
+
+def _crawl_info(snapshot: Snapshot, prefix: str) -> dict[str, str]:
+    """What the crawl's warcinfo records say of it (files.crawl_info()), from crawl.json."""
+    saved = snapshot.read_crawl_json().get("settings") or {}
+    seeds = saved.get("seeds") if isinstance(saved, dict) else None
+    agent = saved.get("user_agent") if isinstance(saved, dict) else None
+    named = [str(seed) for seed in seeds] if isinstance(seeds, list) else []
+    return crawl_info(prefix, named, str(agent or ""))
+
+
+def _file_date(name: str) -> str | None:
+    """The WARC-Date of the warcinfo record of the file ``name``: its creation, which its name
+    holds to the second (``PREFIX-YYYYmmddHHMMSS-SERIAL.warc.gz``); None if it holds none."""
+    stamp = name.removesuffix(SUFFIX).rsplit("-", 2)
+    try:
+        return warc_date(datetime.strptime(stamp[-2], "%Y%m%d%H%M%S").replace(tzinfo=UTC))
+    except (IndexError, ValueError):
+        return None
+
+
+def rebuild_lost_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any]) -> list[str]:
+    """If the manifest is lost (gone while the WARC files hold records) or damaged, set it aside
+    and write it again from the WARC files (store/rebuild.py), found again from the seeds
+    crawl.json names under the scope of ``settings``; returns a warning saying so, or nothing if
+    the manifest stands."""
+    lost = manifest_lost(snapshot, prefix)
+    damage = None if lost else manifest_damage(snapshot)
+    if not lost and damage is None:
+        return []
+    saved = snapshot.read_crawl_json().get("settings") or {}
+    named = saved.get("seeds") if isinstance(saved, dict) else None
+    seeds = [
+        seed
+        for seed in (try_normalize(str(url)) for url in (named if isinstance(named, list) else []))
+        if seed
+    ]
+    kept = set_aside_manifest(snapshot)
+    captures = rebuild_manifest(snapshot, prefix, settings, seeds)
+    was = f"{damage} (set aside as {kept})" if kept is not None else "the manifest was lost"
+    return [f"{was}: written again from the WARC files, {captures} captures; the crawl goes on from them"]
 
 
 def _damaged_captures(
@@ -234,7 +307,8 @@ def _write_placeholder(snapshot: Snapshot, note: dict[str, Any]) -> None:
 
 def placeholder_member(note: dict[str, Any]) -> bytes | None:
     """A gzip member of ``note["length"]`` bytes holding a metadata record that says which
-    capture stood there and where its bytes are kept; None if no such record fits.
+    capture stood there and where its bytes are kept (or, for a file's warcinfo, the warcinfo
+    record written again); None if no such record fits.
 
     >>> note = {"file": "a.warc.gz", "offset": 9, "length": 2000, "url": "http://h/",
     ...         "kept_in": "damaged-records/a.warc.gz.9.damaged", "record_id": "<urn:uuid:1>",
@@ -242,13 +316,25 @@ def placeholder_member(note: dict[str, Any]) -> bytes | None:
     >>> member = placeholder_member(note)
     >>> len(member), b"WARC-Type: metadata" in isal_zlib.decompress(member, 16 + isal_zlib.MAX_WBITS)
     (2000, True)
+    >>> member = placeholder_member({**note, "offset": 0, "warcinfo": {"isPartOf": "crawl"}})
+    >>> len(member), b"WARC-Type: warcinfo" in isal_zlib.decompress(member, 16 + isal_zlib.MAX_WBITS)
+    (2000, True)
     """
-    text = (
-        f"The capture of {note['url']} that stood here was found damaged and fetched again; "
-        f"its bytes are kept in {note['kept_in']}.\r\n"
-    )
-    fields = [("WARC-Type", "metadata"), ("WARC-Record-ID", note["record_id"]), ("WARC-Date", note["date"])]
-    block = isal_zlib.decompress(encode_record(fields, "text/plain", text.encode()), 16 + isal_zlib.MAX_WBITS)
+    if isinstance(note.get(WARCINFO), dict):  # the file's warcinfo, written again
+        fields, head = warcinfo(note["file"], note["record_id"], note["date"], note[WARCINFO])
+        member = encode_record(fields, WARC_FIELDS_TYPE, head)
+    else:
+        text = (
+            f"The capture of {note['url']} that stood here was found damaged and fetched again; "
+            f"its bytes are kept in {note['kept_in']}.\r\n"
+        )
+        fields = [
+            ("WARC-Type", "metadata"),
+            ("WARC-Record-ID", note["record_id"]),
+            ("WARC-Date", note["date"]),
+        ]
+        member = encode_record(fields, "text/plain", text.encode())
+    block = isal_zlib.decompress(member, 16 + isal_zlib.MAX_WBITS)
     deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
     deflated = deflate.compress(block) + deflate.flush()
     trailer = struct.pack("<II", zlib.crc32(block), len(block) & 0xFFFFFFFF)

@@ -40,6 +40,7 @@ from archiver.errors import SnapshotError
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.committed import committed_end, last_named
 from archiver.store.crawl_record import CrawlRecord
+from archiver.store.index_rebuild import mend_index
 from archiver.store.manifest import Manifest
 from archiver.store.previous import open_previous
 from archiver.store.referrers import MAX_HOPS, stored_body
@@ -47,6 +48,7 @@ from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRo
 from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
 from archiver.urls import is_earlier_form, normalize_url
+from archiver.warc.cdxj import mark_keyed, marked_keyed
 from archiver.warc.files import warc_paths
 from archiver.warc.members import RecordPlaces, member_end
 from archiver.warc.reader import WarcReader
@@ -101,13 +103,31 @@ def recover(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRe
     return warnings
 
 
+def mend_lost_index(snapshot: Snapshot, manifest: Manifest, record: CrawlRecord) -> list[str]:
+    """Write the CDXJ index again from the WARC files if an earlier run ended (and so left it
+    whole and marked) and it was lost or changed since (store/index_rebuild.py): the end of this
+    run would merge its own lines into what is left and mark that as whole. Returns a warning
+    saying so, or nothing."""
+    earlier = record.data.get("runs", [])[:-1]
+    if not any(isinstance(run, dict) and run.get("finished") for run in earlier):
+        return []  # killed before its first end: its lines are all still pending
+    mended = mend_index(snapshot.cdxj_path, snapshot.cdxj_pending_path, snapshot.warc_dir, manifest)
+    if mended.rebuilt is None:
+        return []
+    return [
+        f"indexes/{snapshot.cdxj_path.name} was lost or damaged since the last run: written again "
+        f"from the WARC files ({mended.rebuilt} lines)"
+    ]
+
+
 def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
     """Raise SnapshotError if the manifest is gone while the WARC files hold records (see
-    manifest_lost)."""
+    manifest_lost): --repair writes it again (crawling/repair.py)."""
     if manifest_lost(snapshot, prefix):
         raise SnapshotError(
             f"{snapshot.root} has WARC records but no manifest ({snapshot.manifest_path.name}): "
-            "resuming would cut them; start a new crawl in another folder"
+            f"resuming would cut them; write it again from them with: archiver crawl --resume "
+            f"{snapshot.root} --repair"
         )
 
 
@@ -116,7 +136,10 @@ def check_manifest_readable(snapshot: Snapshot) -> None:
     writes anything, so a refused resume changes nothing."""
     damage = manifest_damage(snapshot)
     if damage:
-        raise SnapshotError(f"{damage}; resuming would build on it")
+        raise SnapshotError(
+            f"{damage}; resuming would build on it (crawl --resume --repair sets it aside and "
+            "writes it again from the WARC files)"
+        )
 
 
 def manifest_damage(snapshot: Snapshot) -> str | None:
@@ -238,9 +261,10 @@ def _drop_cut_cdxj(index: Path, warc_file: str, end: int) -> None:
 
 def drop_cdxj_lines(index: Path, dropped: Callable[[tuple[str, int]], bool]) -> None:
     """Drop the lines of ``index`` whose record's (file, offset) is ``dropped``, the others kept
-    in their order."""
+    in their order; an index marked keyed (cdxj.mark_keyed) is marked again: no line is added."""
     if not index.exists():
         return
+    keyed = marked_keyed(index)
     temporary = index.with_name(index.name + ".tmp")
     with (
         open(index, encoding="utf-8", errors="surrogateescape") as lines,
@@ -251,6 +275,8 @@ def drop_cdxj_lines(index: Path, dropped: Callable[[tuple[str, int]], bool]) -> 
             if location is None or not dropped(location):
                 out.write(line)
     os.replace(temporary, index)
+    if keyed:
+        mark_keyed(index)
 
 
 def _lifted(reason: str | None, config: CrawlConfig) -> bool:

@@ -45,6 +45,7 @@ from archiver.crawling.referrers import SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
+from archiver.crawling.repair import rebuild_lost_manifest
 from archiver.crawling.repair import repair as repair_damage
 from archiver.crawling.revisiting import previous_snapshots
 from archiver.crawling.run_stages import ProgressCallback, run_stages
@@ -66,7 +67,7 @@ from archiver.store.seeds import seed_ends, seed_failure
 from archiver.store.snapshot import Snapshot
 from archiver.store.totals import summary
 from archiver.urls import normalize_url
-from archiver.warc.files import WarcFiles
+from archiver.warc.files import WarcFiles, crawl_info
 
 
 @dataclass
@@ -157,6 +158,8 @@ async def run_crawl(
     result = CrawlResult(snapshot, CrawlStats())
     if resume:
         Manifest.roll_back_killed_write(snapshot.manifest_path)  # before the checks read it
+        if repair:  # a manifest lost or damaged is written again from the WARC files
+            result.warnings = rebuild_lost_manifest(snapshot, config.warc_prefix, config.to_json())
         resuming.check_manifest_kept(snapshot, config.warc_prefix)
         resuming.check_manifest_readable(snapshot)  # before crawl.json notes a run
         resuming.check_records_in_place(snapshot)
@@ -168,7 +171,8 @@ async def run_crawl(
             snapshot.manifest_path, existing=resume and Manifest.begun(snapshot.manifest_path)
         )
         if resume:
-            result.warnings = resuming.recover(snapshot, config.warc_prefix, manifest, record)
+            result.warnings += resuming.mend_lost_index(snapshot, manifest, record)
+            result.warnings += resuming.recover(snapshot, config.warc_prefix, manifest, record)
             if repair:
                 result.warnings += repair_damage(snapshot, config.warc_prefix, manifest, record)
         # The writer's thread and the fetch's each read the previous snapshot through their own.
@@ -360,11 +364,7 @@ def _warc_files(
         snapshot.warc_dir,
         config.warc_prefix,
         config.warc_max_size,
-        info={
-            "isPartOf": config.warc_prefix,
-            "description": "crawl of " + " ".join(seeds),
-            "http-header-user-agent": config.user_agent,
-        },
+        info=crawl_info(config.warc_prefix, seeds, config.user_agent),
         payloads=PreviousPayloads(payloads, previous) if previous is not None else payloads,
     )
 

@@ -110,6 +110,8 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
     started = time.monotonic()
     snapshot = Snapshot(root)
     if not snapshot.is_snapshot():
+        if snapshot.crawl_json_path.is_file():
+            snapshot.check_manifest()  # lost: the WARC files give it back
         raise SnapshotError(f"{root} is not a snapshot (no manifest.sqlite3 and crawl.json)")
     if target.resolve().is_relative_to(snapshot.root.resolve()):
         # It could replace a WARC file or the manifest, and the next export would pack it.

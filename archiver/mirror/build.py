@@ -9,7 +9,8 @@ received, content-encoding undone), shared by forked processes when there are
 many (mirror/processes.py). It builds into a fresh folder that
 replaces mirror/ at the end, so a rebuild never mixes old files with new, and
 a crash leaves the previous mirror in place. It renders index.html last, and
-keys again the CDXJ lines an earlier version keyed otherwise (cdxj.rekeyed). Its
+keys again the CDXJ lines an earlier version keyed otherwise (cdxj.rekeyed), or writes
+the index again from the WARC files if it is lost or damaged (store/index_rebuild.py). Its
 summary is a line such as 'mirror: 212 files (180 pages, 3 stylesheets, 29
 other), 3.9 MiB, 37 redirects; 0 errors; 0.8 s'.
 """
@@ -38,13 +39,13 @@ from archiver.mirror.record_files import RecordFiles
 from archiver.mirror.stats import MirrorStats
 from archiver.redirects import NO_PAGE_STATUSES
 from archiver.stop_signals import obey
+from archiver.store.index_rebuild import mend_index
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
 from archiver.store.previous import missing_previous, open_previous
 from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
 from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
-from archiver.warc.cdxj import rekey_index
 from archiver.warc.reader import WarcReader
 
 __all__ = ["MirrorStats", "build_mirror", "redirects_resolved"]
@@ -285,8 +286,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     PARALLEL_FROM files or more). Holds the snapshot's writer lock while it builds.
     """
     snapshot = Snapshot(Path(snapshot_root))
-    if not snapshot.manifest_path.is_file():
-        raise SnapshotError(f"{snapshot.root} is not a snapshot (no manifest.sqlite3)")
+    snapshot.check_manifest()
     gone = missing_previous(snapshot)
     if gone is not None:
         # Its unchanged files are written from that snapshot's records: a rebuild would lose them.
@@ -300,8 +300,10 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     ):
         stats = rebuild(snapshot, manifest, index=index, workers=workers, refuse_empty=True)
         manifest.checkpoint()  # the path plan's table is dropped: its space is given back
-        # An earlier version's index keyed some URLs where pywb does not look them up.
-        stats.rekeyed = rekey_index(snapshot.cdxj_path)
+        # An earlier version's index keyed some URLs where pywb does not look them up; one lost
+        # or damaged since the crawl wrote it is written again from the WARC files.
+        mended = mend_index(snapshot.cdxj_path, snapshot.cdxj_pending_path, snapshot.warc_dir, manifest)
+        stats.rekeyed, stats.reindexed = mended.rekeyed, mended.rebuilt
         return stats
 
 

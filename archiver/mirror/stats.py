@@ -30,6 +30,8 @@ class MirrorStats:
     """One line per capture whose record could not be read, its file before kept (URL: why)."""
     rekeyed: int = 0
     """CDXJ lines keyed again: an earlier version keyed them where pywb does not look."""
+    reindexed: int | None = None
+    """Lines of the CDXJ index written again from the WARC files (it was lost or damaged)."""
     seconds: float = 0.0
 
     def add(self, other: MirrorStats) -> None:
@@ -66,6 +68,11 @@ class MirrorStats:
         rewritten = f", {self.rewritten} pages written again at the end" if self.rewritten else ""
         kept = f"; {len(self.kept)} kept as the crawl wrote them" if self.kept else ""
         kept += f"; {self.rekeyed} index lines keyed again as pywb looks them up" if self.rekeyed else ""
+        kept += (
+            f"; index written again from the WARC files ({self.reindexed} lines)"
+            if self.reindexed is not None
+            else ""
+        )
         line = (
             f"mirror: {self.files} files ({self.pages} pages, {self.stylesheets} stylesheets, "
             f"{self.other} other), {human_bytes(self.bytes)}, {self.redirects} redirects, "

@@ -132,6 +132,18 @@ class Snapshot:
         """True if the folder holds a crawl's manifest and settings."""
         return self.manifest_path.is_file() and self.crawl_json_path.is_file()
 
+    def check_manifest(self) -> None:
+        """Raise SnapshotError if the folder has no manifest, saying how to get it back when the
+        crawl's WARC files are there (they are the record of truth) and what it is not if not."""
+        if self.manifest_path.is_file():
+            return
+        if self.crawl_json_path.is_file() and any(self.warc_dir.glob("*.warc*")):
+            raise SnapshotError(
+                f"{self.root} has lost its manifest ({self.manifest_path.name}); write it again from "
+                f"its WARC files with: archiver crawl --resume {self.root} --repair"
+            )
+        raise SnapshotError(f"{self.root} is not a snapshot (no {self.manifest_path.name})")
+
     def check_resumable(self) -> None:
         """Raise SnapshotError unless the folder holds a crawl to resume (its crawl.json, at least:
         a crawl killed before its manifest was made starts again from its seeds)."""

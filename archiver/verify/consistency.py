@@ -201,7 +201,11 @@ def check_cdxj(
         _check_pending(pending, records, report)
     if not path.is_file():
         if next(records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"), None):
-            report.add(CDXJ_MISMATCH, "indexes/index.cdxj", "the index is missing")
+            report.add(
+                CDXJ_MISMATCH,
+                "indexes/index.cdxj",
+                f"the index is missing (archiver mirror {path.parent.parent} writes it again)",
+            )
         return
     previous = ""
     unsorted = False

@@ -60,7 +60,11 @@ MISSING_PREVIOUS = _kind(
     "WARC files needs both)",
 )
 
-MISSING_MANIFEST = _kind("missing_manifest", CONSISTENCY, "manifest.sqlite3 missing or unreadable")
+MISSING_MANIFEST = _kind(
+    "missing_manifest",
+    CONSISTENCY,
+    "manifest.sqlite3 missing or unreadable (crawl --resume --repair writes it again from the WARC files)",
+)
 MISSING_WARC_FILE = _kind("missing_warc_file", CONSISTENCY, "manifest names a WARC file that does not exist")
 WRONG_LOCATION = _kind(
     "wrong_location", CONSISTENCY, "manifest row's WARC location does not hold that URL's record"
@@ -69,7 +73,11 @@ UNLISTED_RECORD = _kind("unlisted_record", CONSISTENCY, "WARC response or revisi
 BAD_ROW = _kind("bad_row", CONSISTENCY, "manifest row holds a value of the wrong type (text for a number)")
 MISSING_CAPTURE = _kind("missing_capture", CONSISTENCY, "fetched or redirected URL without a WARC location")
 MISSING_REASON = _kind("missing_reason", CONSISTENCY, "skipped or failed URL without a reason")
-CDXJ_MISMATCH = _kind("cdxj_mismatch", CONSISTENCY, "CDXJ index does not match the WARC files")
+CDXJ_MISMATCH = _kind(
+    "cdxj_mismatch",
+    CONSISTENCY,
+    "CDXJ index does not match the WARC files (archiver mirror writes it again from them)",
+)
 WRONG_DISCOVERY = _kind(
     "wrong_discovery",
     CONSISTENCY,

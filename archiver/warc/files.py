@@ -44,6 +44,34 @@ from archiver.warc.records import warc_date
 SUFFIX = ".warc.gz"
 
 
+def crawl_info(prefix: str, seeds: list[str], user_agent: str) -> dict[str, str]:
+    """What a crawl's warcinfo records say of it, beside the software that wrote them."""
+    return {
+        "isPartOf": prefix,
+        "description": "crawl of " + " ".join(seeds),
+        "http-header-user-agent": user_agent,
+    }
+
+
+def warcinfo(name: str, record_id: str, date: str, info: dict[str, str]) -> tuple[records.Fields, bytes]:
+    """The WARC header fields and the block of the warcinfo record that begins the file ``name``,
+    saying ``info`` (crawl_info()) after what wrote it."""
+    said = {
+        "software": f"archiver/{__version__}",
+        "format": "WARC File Format 1.1",
+        "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+        "hostname": socket.gethostname(),
+        **info,
+    }
+    fields = [
+        ("WARC-Type", "warcinfo"),
+        ("WARC-Record-ID", record_id),
+        ("WARC-Filename", name),
+        ("WARC-Date", date),
+    ]
+    return fields, records.warc_fields(said.items())
+
+
 def warc_paths(folder: Path, prefix: str) -> list[Path]:
     """The WARC files a crawl with ``prefix`` wrote in ``folder``, in name order.
 
@@ -154,20 +182,8 @@ class WarcFiles:
         return self._file
 
     def _write_warcinfo(self) -> None:
-        info = {
-            "software": f"archiver/{__version__}",
-            "format": "WARC File Format 1.1",
-            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-            "hostname": socket.gethostname(),
-            **self.info,
-        }
-        fields = [
-            ("WARC-Type", "warcinfo"),
-            ("WARC-Record-ID", self._make_id()),
-            ("WARC-Filename", self._name),
-            ("WARC-Date", warc_date(self._clock())),
-        ]
-        self._write(fields, records.WARC_FIELDS_TYPE, records.warc_fields(info.items()))
+        fields, block = warcinfo(self._name, self._make_id(), warc_date(self._clock()), self.info)
+        self._write(fields, records.WARC_FIELDS_TYPE, block)
 
     def _write(
         self, fields: records.Fields, content_type: str, head: bytes, body: IO[bytes] | None = None

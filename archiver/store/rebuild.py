@@ -1,0 +1,277 @@
+"""The manifest written again from the WARC files, when it is lost or damaged (``crawl --resume --repair``).
+
+The WARC files are the record of truth: each response, revisit and rendered
+DOM gives back its capture's row (URL, status, type, length, digest, date,
+WARC location; a redirect's next URL from its Location; a page's title from
+its body). What no record holds, how each URL was found, is found again the
+way the crawl found it: from the seeds of crawl.json, level by level, through
+each chain of redirects and the links of each page (read as verify reads
+them), each link judged by the crawl's scope. A link to a URL with no record
+gets the row the crawl gives a URL it meets: skipped with its reason, or
+queued, so the resume that follows fetches it (a URL that failed, or was kept
+out by robots.txt, is asked again, and robots.txt decides again). A capture
+no seed leads to (a URL a sitemap listed) keeps its facts, found by a link on
+no known page. The mirror is then built whole at the end of the resume (no
+row names a mirror file), and the CDXJ index written again beside the rows.
+
+A damaged manifest is never deleted: it is set aside (renamed, with its -wal
+and -shm files) for whoever wants to read what is left of it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from archiver.config import CrawlConfig
+from archiver.content import decode_stream, is_parsed, mime_type
+from archiver.findings import extract
+from archiver.links import REQUISITE, Link
+from archiver.media_types import as_taken, effective_content_type, needs_sniffing
+from archiver.mime_sniffing import SNIFF_BYTES
+from archiver.redirects import redirect_fragment, redirect_nowhere, redirect_target
+from archiver.scope import Scope
+from archiver.store.index_rebuild import rebuild_index
+from archiver.store.manifest import Manifest
+from archiver.store.referrers import stored_body
+from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.seeds import seed_landings
+from archiver.store.snapshot import Snapshot
+from archiver.verify.integrity import WarcScan
+from archiver.verify.record_index import RecordEntry, RecordIndex
+from archiver.verify.report import Report
+from archiver.warc.dom import DOM_CONTENT_TYPE, page_of
+from archiver.warc.files import warc_paths
+from archiver.warc.reader import WarcReader
+
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+"""What SQLite keeps beside a database: set aside with it, or a new manifest would read them."""
+DOM_READ_LIMIT = 64 * 1024 * 1024
+"""Bytes of a rendered DOM read for its links."""
+DEFAULT_MAX_REDIRECTS: int = CrawlConfig.max_redirects
+"""The crawl's --max-redirects where crawl.json names none."""
+SEEN = "rebuild_met"
+"""The temporary table of the URLs met while how each was found is found again."""
+RENDERED = "rendered (its DOM is in the WARC files)"
+"""The render reason of a page whose rendered DOM a rebuilt manifest found in the WARC files."""
+
+
+def set_aside_manifest(snapshot: Snapshot) -> str | None:
+    """Rename a damaged manifest (and SQLite's files beside it) so a new one can be written;
+    returns the new name (relative to the snapshot), or None if there was none."""
+    path = snapshot.manifest_path
+    if not path.exists():
+        for suffix in SQLITE_SIDE_FILES:  # left without their database: they belong to no file now
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    kept = path.with_name(f"{path.name}.damaged-{stamp}")
+    for suffix in ("", *SQLITE_SIDE_FILES):
+        side = Path(f"{path}{suffix}")
+        if side.exists():
+            os.replace(side, f"{kept}{suffix}")
+    return kept.name
+
+
+def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], seeds: list[str]) -> int:
+    """Write the manifest of ``snapshot`` (none must be there) again from the WARC files of the
+    crawl (``prefix``), found again from ``seeds`` under the scope of crawl.json's ``settings``;
+    then its CDXJ index. Returns the captures found."""
+    with RecordIndex() as records:
+        WarcScan(Report(), records).scan(warc_paths(snapshot.warc_dir, prefix))
+        with Manifest.open(snapshot.manifest_path) as manifest, WarcReader(snapshot.warc_dir) as reader:
+            captures = _write_captures(manifest, records, reader)
+            max_redirects = settings.get("max_redirects")
+            hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
+            _Discovery(manifest, reader, Scope.from_settings(settings), hops).run(seeds)
+            manifest.resolve_redirects()
+            manifest.commit()
+            rebuild_index(snapshot.cdxj_path, records, manifest)
+        snapshot.cdxj_pending_path.unlink(missing_ok=True)  # the index holds every line now
+    return captures
+
+
+def _write_captures(manifest: Manifest, records: RecordIndex, reader: WarcReader) -> int:
+    """A row for each response and revisit record (the last of a URL, as the crawl keeps a
+    robots.txt asked again), and each page's rendered DOM; returns how many captures."""
+    captures = 0
+    for entry in records.values("record_type IN ('response', 'revisit')"):
+        manifest.upsert(_capture_row(entry, records, reader))
+        captures += 1
+    for entry in records.values("record_type = 'resource'"):
+        page = page_of(entry.url)
+        if page is not None and manifest.get(page) is not None:
+            manifest.set_render(page, RENDERED, None, (entry.file, entry.offset, entry.length))
+    manifest.commit()
+    return captures
+
+
+def _capture_row(entry: RecordEntry, records: RecordIndex, reader: WarcReader) -> ManifestRow:
+    """The row of the capture ``entry`` holds, as the writer wrote it (how it was found aside)."""
+    length = entry.payload_length
+    if entry.record_type == "revisit":  # its payload is its original's
+        original = records.get(records.response_at(*(entry.refers_to or ("", ""))) or ("", -1))
+        length = original.payload_length if original is not None else None
+    row = ManifestRow(
+        url=entry.url,
+        found_by="link",
+        depth=1,
+        outcome=FETCHED,
+        status=entry.status,
+        content_type=entry.mime or None,
+        length=length,
+        payload_digest=entry.payload_digest,
+        fetched_at=entry.date,
+        warc_file=entry.file,
+        warc_offset=entry.offset,
+        warc_length=entry.length,
+        record_type=entry.record_type,
+        truncated=entry.truncated == "length",
+    )
+    redirect = entry.status is not None and 300 <= entry.status < 400
+    if not entry.intact or not (redirect or entry.record_type == "response"):
+        return row
+    try:
+        record = reader.record(entry.file, entry.offset, entry.length)
+        http = record.http_headers
+        if http is None:
+            return row
+        if not redirect:  # its type as the crawl took it: sniffed from its body where it names none
+            if not needs_sniffing(http.headers):
+                return row
+            coding = http.get_header("Content-Encoding")
+            body = decode_stream(record.raw_stream, coding, SNIFF_BYTES).body
+            return dataclasses.replace(
+                row, content_type=mime_type(effective_content_type(http.headers, lambda: body)) or None
+            )
+    except Exception:  # noqa: BLE001 - damaged: repaired (fetched again) by the resume
+        return row
+    location = http.get_header("Location")
+    target = redirect_target(location, entry.url)
+    if target is None:
+        return dataclasses.replace(row, reason=redirect_nowhere(entry.status or 0, location, entry.url))
+    fragment = redirect_fragment(location, entry.url)
+    return dataclasses.replace(row, outcome=REDIRECTED, redirect_to=target, redirect_fragment=fragment)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Met:
+    """A URL met on the way from the seeds, as the crawl meets it (discovery.consider)."""
+
+    url: str
+    depth: int
+    found_by: str
+    parent: str | None
+    requisite: bool = False
+    chain: tuple[str, ...] = ()
+    """For a redirect's target: the URLs of its chain before it."""
+
+
+def _found_on(page: ManifestRow, links: Iterable[Link]) -> Iterator[_Met]:
+    """The URLs ``links`` of ``page`` name, met one level deeper, as links or requisites."""
+    for link in links:
+        requisite = link.kind == REQUISITE
+        yield _Met(link.url, page.depth + 1, "requisite" if requisite else "link", page.url, requisite)
+
+
+class _Discovery:
+    """How each URL was found, found again from the seeds, level by level."""
+
+    def __init__(self, manifest: Manifest, reader: WarcReader, scope: Scope, max_redirects: int) -> None:
+        self.max_redirects = max_redirects
+        self.manifest = manifest
+        self.reader = reader
+        self.scope = scope
+        # The URLs met so far, on disk past SQLite's cache: memory does not grow with the site.
+        manifest.connection.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {SEEN} (url TEXT PRIMARY KEY) WITHOUT ROWID"
+        )
+
+    def first_meeting(self, url: str) -> bool:
+        """True the first time ``url`` is met (noted as met)."""
+        added = self.manifest.connection.execute(f"INSERT OR IGNORE INTO {SEEN} VALUES (?)", (url,))
+        return added.rowcount == 1
+
+    def run(self, seeds: list[str]) -> None:
+        """Meet the seeds (robots.txt and sitemaps first: the crawl asks them before any page),
+        then everything they lead to; then the captures nothing led to."""
+        for row in self.manifest.rows(where="url LIKE '%/robots.txt' OR url LIKE '%/sitemap%.xml'"):
+            at_root = "/" not in row.url.partition("://")[2].partition("/")[2]
+            if at_root and self.first_meeting(row.url):
+                found_by = "robots" if row.url.endswith("/robots.txt") else "sitemap"
+                self._found(dataclasses.replace(row, found_by=found_by, depth=0, parent=None))
+        level = [_Met(seed, 0, "seed", None) for seed in seeds]
+        while level:
+            following: list[_Met] = []
+            for met in level:  # grows as redirects are met: they keep their source's depth
+                self.meet(met, level, following)
+            self.manifest.commit()
+            if level[0].depth == 0:  # where the seeds' redirects landed is in scope as they are
+                self.scope = self.scope.with_seeds(seed_landings(self.manifest))
+            level = following
+        self.manifest.commit()
+
+    def meet(self, met: _Met, level: list[_Met], following: list[_Met]) -> None:
+        """Give ``met`` its row, and queue what it leads to: its redirect's next URL on this
+        ``level``, its links on the ``following`` one."""
+        if not self.first_meeting(met.url):
+            return
+        row = self.manifest.get(met.url)
+        if row is None:
+            in_chain = met.found_by == "seed" or (met.found_by == "redirect" and met.depth == 0)
+            reason = (
+                None
+                if met.found_by == "seed"
+                else self.scope.skip_reason(met.url, met.depth, met.requisite or in_chain)
+            )
+            outcome = SKIPPED if reason else QUEUED
+            self.manifest.upsert(ManifestRow(met.url, met.found_by, met.depth, outcome, met.parent, reason))
+            return
+        row = dataclasses.replace(row, found_by=met.found_by, parent=met.parent, depth=met.depth)
+        chain = met.chain if met.found_by == "redirect" else ()
+        if row.outcome == REDIRECTED and row.redirect_to in (*chain, met.url):  # as the crawl fails it
+            row = dataclasses.replace(row, outcome=FAILED, reason="redirect loop")
+        elif row.outcome == REDIRECTED and len(chain) >= self.max_redirects:
+            reason = f"too many redirects (more than {self.max_redirects})"
+            row = dataclasses.replace(row, outcome=FAILED, reason=reason)
+        elif row.outcome == REDIRECTED and row.redirect_to:
+            hop = _Met(row.redirect_to, met.depth, "redirect", met.url, met.requisite, (*chain, met.url))
+            level.append(hop)
+        elif row.outcome == FETCHED and is_parsed(row.status, mime_type(row.content_type) or "text/html"):
+            title = self._links(row, following)
+            row = dataclasses.replace(row, title=title if title is not None else row.title)
+        self._found(row)
+
+    def _found(self, row: ManifestRow) -> None:
+        """Write how ``row``'s capture was found, its title, and a redirect's failure (upsert()
+        keeps the first)."""
+        self.manifest.connection.execute(
+            "UPDATE urls SET found_by = ?, parent = ?, depth = ?, title = ?, outcome = ?, reason = ? "
+            "WHERE url = ?",
+            (row.found_by, row.parent, row.depth, row.title, row.outcome, row.reason, row.url),
+        )
+
+    def _links(self, row: ManifestRow, following: list[_Met]) -> str | None:
+        """Queue the links of ``row``'s page (and of its rendered DOM) on the next level; returns
+        the page's title."""
+        read = stored_body(self.manifest, self.reader, row)
+        title = None
+        if read is not None:
+            body, content_type = read
+            content_type = as_taken(content_type, row.content_type)
+            page = extract(body, row.url, mime_type(content_type), content_type)
+            title = page.title
+            following.extend(_found_on(row, page.links))
+        if row.dom_warc_file is not None and row.dom_warc_offset is not None:
+            try:
+                dom = self.reader.read(row.dom_warc_file, row.dom_warc_offset, DOM_READ_LIMIT)
+            except Exception:  # noqa: BLE001 - damaged: its page is rendered again by the resume
+                return title
+            page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE)
+            title = page.title or title
+            following.extend(_found_on(row, page.links))
+        return title

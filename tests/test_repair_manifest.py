@@ -1,0 +1,175 @@
+"""A snapshot whose manifest is lost or damaged gets it back from its WARC files: crawl --resume --repair."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import manifest_rows
+from test_browser import CHROMIUM
+from test_repair_index import crawled, mirror_bytes, run_archiver
+
+from archiver.scope import ROBOTS
+from archiver.store.rows import ManifestRow
+
+__all__ = ["crawled"]  # the fixture, used by name
+
+KEPT = (
+    "outcome",
+    "reason",
+    "status",
+    "content_type",
+    "length",
+    "payload_digest",
+    "fetched_at",
+    "title",
+    "redirect_to",
+    "final_url",
+    "warc_file",
+    "warc_offset",
+    "warc_length",
+    "record_type",
+    "local_path",
+)
+"""What a rebuilt row gives back as the crawl wrote it. How a URL was found (found_by, parent,
+depth) is found again from the seeds level by level: a page two pages link to may name the
+other as its parent, at the depth that one gives it."""
+
+
+def facts(rows: dict[str, ManifestRow]) -> dict[str, tuple[object, ...]]:
+    return {url: tuple(getattr(row, name) for name in KEPT) for url, row in rows.items()}
+
+
+def lose(root: Path) -> None:
+    for path in root.glob("manifest.sqlite3*"):
+        path.unlink()
+
+
+def overwrite_its_middle(root: Path) -> None:
+    manifest = root / "manifest.sqlite3"
+    data = bytearray(manifest.read_bytes())
+    data[4096 : 4096 * 2] = b"\xa5" * 4096  # its second page: the urls table's
+    manifest.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [lose, overwrite_its_middle], ids=["lost", "damaged"])
+async def test_a_manifest_lost_or_damaged_is_written_again_from_the_warc_files(
+    crawled: Path, site, damage: Callable[[Path], None]
+) -> None:
+    """verify and mirror name the command that mends it; crawl --resume --repair sets a damaged
+    manifest aside, writes every capture's row again (redirects, the revisit, the 404, robots.txt),
+    meets the links of the archived pages again (the one out of scope skipped, the one robots.txt
+    keeps out skipped for it, the one that failed fetched again), fetches nothing already
+    archived, and verify passes on a mirror the same as the crawl's but for the page fetched now."""
+    root = crawled
+    before = manifest_rows(root, for_crawlers=True)
+    mirror = mirror_bytes(root)
+    hits = dict(site.hits)
+    damage(root)
+    damaged = (root / "manifest.sqlite3").read_bytes() if (root / "manifest.sqlite3").exists() else None
+
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 1 and "missing_manifest" in verified.stdout
+    assert "crawl --resume --repair writes it again from the WARC files" in verified.stdout
+    refused = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root))
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1
+    assert "--repair" in refused.stderr
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 4, repaired.stderr  # as the crawl: /missing answered 404
+    captures = sum(1 for row in before.values() if row.warc_file)
+    assert f"written again from the WARC files, {captures} captures" in repaired.stderr
+    assert dict(site.hits) == {**hits, "/later": hits["/later"] + 1}
+    if damaged is not None:
+        (kept,) = root.glob("manifest.sqlite3.damaged-*[!lm]")
+        assert kept.read_bytes() == damaged
+
+    after = manifest_rows(root, for_crawlers=True)
+    failed, fetched = before.pop(site.url("/later")), after.pop(site.url("/later"))
+    assert (failed.outcome, fetched.outcome, fetched.status) == ("failed", "fetched", 200)
+    assert facts(after) == facts(before)
+    assert after[site.url("/private/x")].reason == before[site.url("/private/x")].reason == ROBOTS
+    assert after[site.url("/")].found_by == "seed" and after[site.url("/robots.txt")].found_by == "robots"
+    assert (after[site.url("/new")].found_by, after[site.url("/new")].parent) == (
+        "redirect",
+        site.url("/older"),
+    )
+    # The page fetched now has its file, and the home page's link to it leads there.
+    home = f"mirror/{after[site.url('/')].local_path}"
+    linked = mirror[home].replace(
+        f'href="{site.url("/later")}"'.encode(),
+        f'href="{Path(str(fetched.local_path)).name}"'.encode(),
+    )
+    assert linked != mirror[home]
+    assert mirror_bytes(root) == {
+        **mirror,
+        home: linked,
+        f"mirror/{fetched.local_path}": b"<title>later</title>",
+    }
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+
+
+@pytest.mark.parametrize("command", ["mirror", "export"])
+async def test_a_command_given_a_snapshot_that_lost_its_manifest_names_the_repair(
+    crawled: Path, tmp_path: Path, command: str
+) -> None:
+    """archiver mirror and archiver export refuse it in one line that says how to get it back."""
+    lose(crawled)
+    extra = ["--wacz", str(tmp_path / "snap.wacz")] if command == "export" else []
+    refused = await asyncio.to_thread(run_archiver, command, str(crawled), *extra)
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"archiver: error: {crawled} has lost its manifest (manifest.sqlite3); write it again from its "
+        f"WARC files with: archiver crawl --resume {crawled} --repair\n"
+    )
+
+
+async def test_the_rendered_doms_of_a_lost_manifest_are_given_back_to_their_pages(site, run_crawl) -> None:
+    """A crawl that rendered its pages in a browser: each page's rendered DOM is found again in the
+    WARC files, the link only its script wrote is met again from it, no page is rendered or
+    fetched again, and verify passes on the same mirror."""
+    script = "document.body.insertAdjacentHTML('beforeend', '<a href=\"/built\">built</a>')"
+    site.page("/", links=["/a"], body=f"<script>{script}</script>")
+    site.page("/a").page("/built")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert before[site.url("/")].dom_warc_file and before[site.url("/built")].outcome == "fetched"
+    mirror, hits = mirror_bytes(root), dict(site.hits)
+    lose(root)
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    assert dict(site.hits) == hits
+    after = manifest_rows(root, for_crawlers=True)
+    assert facts(after) == facts(before)
+    rendered = ("dom_warc_file", "dom_warc_offset", "dom_warc_length")
+    assert {url: [getattr(row, name) for name in rendered] for url, row in after.items()} == {
+        url: [getattr(row, name) for name in rendered] for url, row in before.items()
+    }
+    assert (after[site.url("/built")].found_by, after[site.url("/built")].parent) == ("link", site.url("/"))
+    assert mirror_bytes(root) == mirror
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+
+
+async def test_a_redirect_loop_of_a_lost_manifest_fails_as_the_crawl_failed_it(site, run_crawl) -> None:
+    """The hop that closes a loop, and one past --max-redirects, are failures the crawl recorded
+    with their reason: found again so, their chains end, and verify passes."""
+    site.page("/", links=["/loop1", "/far1"])
+    site.redirect("/loop1", "/loop2").redirect("/loop2", "/loop1")
+    site.redirect("/far1", "/far2").redirect("/far2", "/far3").redirect("/far3", "/far4").page("/far4")
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_redirects=2)).snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert (before[site.url("/loop2")].outcome, before[site.url("/far3")].outcome) == ("failed", "failed")
+    lose(root)
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 4, repaired.stderr  # as the crawl: the failed redirects
+    assert facts(manifest_rows(root, for_crawlers=True)) == facts(before)
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
