@@ -15,10 +15,10 @@ LOCK_NAME = ".lock"
 _PROBE = ".write-test"
 
 CRASH_TAILS = "crash_tails"
-REPAIRS = "repairs"
-"""crawl.json's list of the damaged captures crawl --resume --repair set aside (crawling/repair.py)."""
 """crawl.json key: [{file, offset, length, kept_in}] of the bytes a crash left past the last
 commit of a WARC file, which a resumed crawl cut off and kept aside (see crawling/resume.py)."""
+REPAIRS = "repairs"
+"""crawl.json's list of the damaged captures crawl --resume --repair set aside (crawling/repair.py)."""
 
 
 def require_folder(root: Path) -> None:
