@@ -14,7 +14,7 @@ Chain(urls=('http://h/a', 'http://h/b', 'http://h/c', 'http://h/a'), ending='loo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from archiver.urls import absolute_url, header_url, try_normalize
@@ -64,6 +64,26 @@ def redirect_nowhere(status: int, location: str | None, url: str) -> str | None:
         return f"a {status} without a Location: archived as sent"
     shown = location if len(location) <= 100 else location[:100] + "..."
     return f"a {status} to {shown!r}, no http or https URL: archived as sent, not followed"
+
+
+def redirect_failure(target: str, chain: Sequence[str], hops: int, max_redirects: int) -> str | None:
+    """Why a redirect to ``target`` ends its chain as a failure, the crawl's rule for every path
+    (a fetch, a browser's capture, a manifest rebuilt): a loop if ``target`` was asked already in
+    ``chain`` (the URLs of the chain so far, the redirecting one among them), too many once
+    ``hops`` redirects were followed to reach the one redirecting now; None if it is followed.
+
+    >>> redirect_failure("http://h/a", ["http://h/a", "http://h/b"], 1, 20)
+    'redirect loop'
+    >>> redirect_failure("http://h/c", ["http://h/a", "http://h/b"], 1, 1)
+    'too many redirects (more than 1)'
+    >>> redirect_failure("http://h/c", ["http://h/a", "http://h/b"], 1, 2) is None
+    True
+    """
+    if target in chain:
+        return "redirect loop"
+    if hops >= max_redirects:
+        return f"too many redirects (more than {max_redirects})"
+    return None
 
 
 def redirect_fragment(location: str | None, url: str) -> str | None:

@@ -33,7 +33,13 @@ from archiver.crawling.frontier import ROBOTS_JOB, Frontier, QueueItem
 from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
 from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
-from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
+from archiver.redirects import (
+    REDIRECT_STATUSES,
+    redirect_failure,
+    redirect_fragment,
+    redirect_nowhere,
+    redirect_target,
+)
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -124,12 +130,9 @@ class RecordedFetch:
             if capture.status not in REDIRECT_STATUSES or target is None:
                 return Answer(url, capture, row if recorded else None)
             chain.append(url)
-            if target in chain:
-                row = dataclasses.replace(row, outcome=FAILED, reason="redirect loop")
-            elif len(chain) > self._max_redirects:
-                row = dataclasses.replace(
-                    row, outcome=FAILED, reason=f"too many redirects (more than {self._max_redirects})"
-                )
+            failure = redirect_failure(target, chain, len(chain) - 1, self._max_redirects)
+            if failure is not None:
+                row = dataclasses.replace(row, outcome=FAILED, reason=failure)
             elif not outcome.error:
                 row = dataclasses.replace(row, outcome=REDIRECTED)
             row = dataclasses.replace(

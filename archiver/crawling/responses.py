@@ -24,7 +24,13 @@ from archiver.crawling.frontier import QueueItem
 from archiver.crawling.politeness import robots_agent, x_robots_nofollow
 from archiver.crawling.writer import WriteItem
 from archiver.link_requests import SRCDOC, says
-from archiver.redirects import REDIRECT_STATUSES, redirect_fragment, redirect_nowhere, redirect_target
+from archiver.redirects import (
+    REDIRECT_STATUSES,
+    redirect_failure,
+    redirect_fragment,
+    redirect_nowhere,
+    redirect_target,
+)
 from archiver.referrer_policy import header_policy
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
 from archiver.warc.capture import Capture
@@ -139,15 +145,14 @@ class Responses:
         crawler.stats.redirects += 1
         met: list[ManifestRow] = []
         queue: list[QueueItem] = []
-        if target in (*item.chain, item.url):
-            outcome, reason = FAILED, "redirect loop"
-        elif item.redirects_left <= 0:
-            outcome, reason = FAILED, f"too many redirects (more than {crawler.config.max_redirects})"
-        else:
-            outcome, reason = REDIRECTED, None
+        max_redirects = crawler.config.max_redirects
+        hops = max_redirects - item.redirects_left
+        reason = redirect_failure(target, (*item.chain, item.url), hops, max_redirects)
+        outcome = FAILED if reason is not None else REDIRECTED
+        if reason is None:
             policy = _referrer_policy(capture) or item.referrer_policy
             crawler.discovery.redirected(item, target, policy, met, queue)
-        if outcome == FAILED:
+        else:
             crawler.stats.failed += 1
         fragment = redirect_fragment(capture.header("location"), item.url)
         row = item_row(item, outcome, reason=reason, redirect_to=target, redirect_fragment=fragment, **facts)

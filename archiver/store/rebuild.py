@@ -33,7 +33,7 @@ from archiver.findings import extract
 from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken, effective_content_type, needs_sniffing
 from archiver.mime_sniffing import SNIFF_BYTES
-from archiver.redirects import redirect_fragment, redirect_nowhere, redirect_target
+from archiver.redirects import redirect_failure, redirect_fragment, redirect_nowhere, redirect_target
 from archiver.scope import Scope
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
@@ -233,11 +233,11 @@ class _Discovery:
             return
         row = dataclasses.replace(row, found_by=met.found_by, parent=met.parent, depth=met.depth)
         chain = met.chain if met.found_by == "redirect" else ()
-        if row.outcome == REDIRECTED and row.redirect_to in (*chain, met.url):  # as the crawl fails it
-            row = dataclasses.replace(row, outcome=FAILED, reason="redirect loop")
-        elif row.outcome == REDIRECTED and len(chain) >= self.max_redirects:
-            reason = f"too many redirects (more than {self.max_redirects})"
-            row = dataclasses.replace(row, outcome=FAILED, reason=reason)
+        failure = None
+        if row.outcome == REDIRECTED and row.redirect_to:  # failed as the crawl fails it
+            failure = redirect_failure(row.redirect_to, (*chain, met.url), len(chain), self.max_redirects)
+        if failure is not None:
+            row = dataclasses.replace(row, outcome=FAILED, reason=failure)
         elif row.outcome == REDIRECTED and row.redirect_to:
             hop = _Met(row.redirect_to, met.depth, "redirect", met.url, met.requisite, (*chain, met.url))
             level.append(hop)
