@@ -149,20 +149,14 @@ def _file_date(name: str) -> str | None:
 
 def rebuild_lost_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any]) -> list[str]:
     """If the manifest is lost (gone while the WARC files hold records) or damaged, set it aside
-    and write it again from the WARC files (store/rebuild.py), found again from the seeds
-    crawl.json names under the scope of ``settings``; returns a warning saying so, or nothing if
-    the manifest stands."""
+    and write it again from the WARC files (store/rebuild.py), found again from the seeds of
+    ``settings`` (the crawl's, as crawl.json keeps them) under their scope; returns a warning
+    saying so, or nothing if the manifest stands."""
     lost = manifest_lost(snapshot, prefix)
     damage = None if lost else manifest_damage(snapshot)
     if not lost and damage is None:
         return []
-    saved = snapshot.read_crawl_json().get("settings") or {}
-    named = saved.get("seeds") if isinstance(saved, dict) else None
-    seeds = [
-        seed
-        for seed in (try_normalize(str(url)) for url in (named if isinstance(named, list) else []))
-        if seed
-    ]
+    seeds = [seed for seed in (try_normalize(str(url)) for url in settings.get("seeds") or ()) if seed]
     kept = set_aside_manifest(snapshot)
     captures = rebuild_manifest(snapshot, prefix, settings, seeds)
     was = f"{damage} (set aside as {kept})" if kept is not None else "the manifest was lost"
