@@ -31,11 +31,10 @@ from archiver.link_requests import (
     NO_ORIGIN,
     SRCDOC,
     Hint,
+    Request,
     cors_font,
-    cors_mode,
-    frame_words,
+    element_request,
     meta_referrer,
-    request_destination,
 )
 from archiver.link_values import css_destination, iter_css_urls
 from archiver.links import (
@@ -54,7 +53,6 @@ from archiver.links import (
     srcdoc_body,
     srcdoc_documents,
 )
-from archiver.referrer_policy import element_policy
 from archiver.robots_directives import meta_nofollow
 from archiver.streamed_links import read_streamed
 from archiver.svg import iter_svg_references, prolog_stylesheets, stylesheet_href
@@ -116,17 +114,16 @@ def root_findings(
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}
     page_policy = meta_referrer(root.iter("meta"))
+    known: dict[tuple[str | None, ...], Request] = {}
     for element, attribute, start, _end, value, kind in iter_html_references(root):
-        in_css = attribute is None or attribute in CSS_ATTRS
-        policy = "" if in_css else element_policy(element.tag, element.attrib)
-        destination = (
-            css_destination(element.text or "", start)
-            if attribute is None
-            else request_destination(element, attribute)
-        )
-        resolved = resolve_reference(value, base, contexts, encoding=None if in_css else encoding)
-        cors = cors_mode(element, attribute, destination)
-        hint = (policy or page_policy, destination, cors, frame_words(element, attribute))
+        if attribute is None or attribute in CSS_ATTRS:  # CSS: a <style>'s text, a style attribute
+            destination = "image" if attribute else css_destination(element.text or "", start)
+            hint = (page_policy, destination, cors_font(destination), "")
+            resolved = resolve_reference(value, base, contexts)
+        else:
+            policy, destination, cors, words = element_request(element, attribute, known)
+            hint = (policy or page_policy, destination, cors, words)
+            resolved = resolve_reference(value, base, contexts, encoding=encoding)
         _collect(found, resolved, kind, hints, hint)
     _collect_srcdocs(found, hints, srcdoc_documents(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind

@@ -20,7 +20,7 @@ import lxml.etree
 import lxml.html
 
 from archiver.links import CSS_ATTRS, PRELOAD_DESTINATIONS, preload_as, sandboxes
-from archiver.referrer_policy import meta_policy
+from archiver.referrer_policy import element_policy, meta_policy
 
 IMAGE_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "mask-icon", "image_src"})
 """<link rel=...> values whose target is an image."""
@@ -228,3 +228,52 @@ def cors_font(destination: str) -> str:
     """The CORS mode of a request for a URL in CSS of ``destination``: a font's is CORS-mode,
     its credentials for the page's origin alone (cors_mode())."""
     return SAME_ORIGIN if destination == "font" else ""
+
+
+REQUEST_ATTRIBUTES = ("rel", "as", "crossorigin", "type", "referrerpolicy", "sandbox")
+"""What element_request()'s rules read of an element, with its tag: the same values, the same request."""
+_REQUEST_NAMES = frozenset(REQUEST_ATTRIBUTES)
+_OWNED = frozenset({"source", "track"})
+"""Elements whose request their media element's attributes decide (cors_mode())."""
+Request = tuple[str, str, str, str]
+"""(referrer policy, destination, CORS mode, document words): a Hint as its element gives it."""
+
+
+def element_request(
+    element: lxml.etree._Element, attribute: str, known: dict[tuple[str | None, ...], Request]
+) -> Request:
+    """How a browser requests a URL in ``attribute`` (no CSS attribute) of ``element``: its
+    element_policy() ('' for none), request_destination(), cors_mode() and frame_words().
+
+    Remembered in ``known`` (one page's) for the elements alike in their tag and
+    REQUEST_ATTRIBUTES: most of a page's links are <a href>s with none of them, asked
+    once instead of a few hundred times. A <source>'s or <track>'s is not remembered.
+
+    >>> known = {}
+    >>> [element_request(lxml.html.fragment_fromstring(tag), "href", known)
+    ...  for tag in ('<a href=a>', '<a href=b>', '<link rel=stylesheet href=s>', '<a rel=noreferrer href=c>')]
+    [('', '', '', ''), ('', '', '', ''), ('', 'style', '', ''), ('no-referrer', '', '', '')]
+    >>> len(known)
+    3
+    """
+    tag = element.tag
+    if tag in _OWNED:
+        return _request(element, attribute)
+    if _REQUEST_NAMES.isdisjoint(element.keys()):
+        key: tuple[str | None, ...] = (tag, attribute)
+    else:
+        key = (tag, attribute, *map(element.get, REQUEST_ATTRIBUTES))
+    found = known.get(key)
+    if found is None:
+        found = known[key] = _request(element, attribute)
+    return found
+
+
+def _request(element: lxml.etree._Element, attribute: str) -> Request:
+    destination = request_destination(element, attribute)
+    return (
+        element_policy(element.tag, element.attrib),
+        destination,
+        cors_mode(element, attribute, destination),
+        frame_words(element, attribute),
+    )

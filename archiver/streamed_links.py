@@ -18,12 +18,12 @@ import lxml.etree
 from archiver.body_attributes import add_later_body_attributes
 from archiver.html_stream import read_elements
 from archiver.link_requests import (
+    Request,
     cors_font,
     cors_mode,
-    frame_words,
+    element_request,
     meta_referrer,
     picture_of,
-    request_destination,
 )
 from archiver.link_values import css_destination, iter_css_urls
 from archiver.links import (
@@ -37,7 +37,6 @@ from archiver.links import (
     style_attribute_references,
     title_text,
 )
-from archiver.referrer_policy import element_policy
 from archiver.robots_directives import says_nofollow_meta
 
 _STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
@@ -84,6 +83,7 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
     head_title: str | None = None
     nofollow = False
     in_svg = 0
+    known: dict[tuple[str | None, ...], Request] = {}
     sources: list[int] = []
     """Where in ``references`` the URLs of the <source>s of the <picture> being read are: their
     CORS mode is its <img>'s, which comes after them."""
@@ -95,18 +95,16 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
                     add_later_body_attributes(body, encoding, element)
                 if tag in _STARTS_READ:
                     # Not a <style>: its text is not all there yet.
-                    policy = element_policy(tag, element.attrib)
                     in_picture = tag in ("img", "source") and picture_of(element) is not None
                     if tag == "img" and in_picture:
                         for at in sources:
                             sourced = references[at]
                             references[at] = (*sourced[:5], cors_mode(element, "src", sourced[4]), "")
                     for ref in references_in((element,)):
-                        destination = request_destination(element, ref[1])
-                        cors = cors_mode(element, ref[1], destination)
+                        assert ref[1] is not None  # no <style>'s text: see above
                         if tag == "source" and in_picture:
                             sources.append(len(references))
-                        hint = (policy, destination, cors, frame_words(element, ref[1]))
+                        hint = element_request(element, ref[1], known)
                         references.append((ref[4], ref[5], document_encoding, *hint))
                     if tag == "base" and base is None:
                         href = element.get("href") or ""
