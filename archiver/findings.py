@@ -102,7 +102,7 @@ def _page(findings: Findings) -> Page:
 
 
 def root_findings(
-    root: lxml.html.HtmlElement | None, url: str, encoding: str | None = None, depth: int = 0
+    root: lxml.etree._Element | None, url: str, encoding: str | None = None, depth: int = 0
 ) -> Findings:
     """Title, base URL, {url: kind} links and robots nofollow of an HTML page parsed by parse_html(),
     read in ``encoding`` (see read_page()); its iframes' srcdoc documents' links with its own.
@@ -254,14 +254,14 @@ def document_encoding(
     return None
 
 
-def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.html.HtmlElement | None:
+def parse_page(body: bytes, content_type_header: str | None = None) -> lxml.etree._Element | None:
     """An HTML page parsed as the crawl reads it for links: up to MAX_MARKUP tags, in its charset."""
     return read_page(body, content_type_header)[0]
 
 
 def read_page(
     body: bytes, content_type_header: str | None = None, mime_type: str = "text/html"
-) -> tuple[lxml.html.HtmlElement | None, str]:
+) -> tuple[lxml.etree._Element | None, str]:
     """parse_page(), and the encoding the page is read in (encodings.page_encoding()), which
     its links' queries are written in: what root_findings() takes."""
     body, lxml_encoding, encoding = _as_read(body, content_type_header, mime_type)

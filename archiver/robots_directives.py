@@ -23,7 +23,7 @@ _NOFOLLOW = frozenset({"nofollow", "none"})
 _DIRECTIVE_SPLIT = re.compile(r"[\s,]+")
 
 
-def meta_nofollow(root: lxml.html.HtmlElement) -> bool:
+def meta_nofollow(root: lxml.etree._Element) -> bool:
     """True if a ``<meta name="robots">`` of the page says nofollow (or none)."""
     return any(map(says_nofollow_meta, root.iter("meta")))
 

@@ -36,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import lxml.etree
 import lxml.html
 
 from archiver.content import DATA_SCRIPT_TYPES
@@ -67,6 +68,8 @@ _MARKER_NAMES = tuple(
 )
 """Each marker attribute, its bytes, and what it begins with (``data-``, ``ng-``)."""
 _MARKER_BEGINNINGS = frozenset(beginning for _name, _bytes, beginning in _MARKER_NAMES)
+_WITH_ID = lxml.etree.XPath("descendant-or-self::*[@id=$id]")
+"""The elements whose id is the ``id`` given (lxml.html's get_element_by_id())."""
 _INVISIBLE = frozenset({"script", "style", "noscript", "template", "title", "head"})
 
 
@@ -80,12 +83,12 @@ class Inspection:
     """Why scripts seem to build it (empty app root...), or None."""
 
 
-def _runs_code(script: lxml.html.HtmlElement) -> bool:
+def _runs_code(script: lxml.etree._Element) -> bool:
     kind = (script.get("type") or "").strip().lower()
     return kind not in DATA_SCRIPT_TYPES
 
 
-def _has_text(element: lxml.html.HtmlElement, limit: int) -> bool:
+def _has_text(element: lxml.etree._Element, limit: int) -> bool:
     """True if ``element`` holds at least ``limit`` characters of visible text (stops there).
 
     A plain walk (lxml iterates in C): text inside script, style and the like is left
@@ -103,11 +106,11 @@ def _has_text(element: lxml.html.HtmlElement, limit: int) -> bool:
     return False
 
 
-def _empty(element: lxml.html.HtmlElement) -> bool:
+def _empty(element: lxml.etree._Element) -> bool:
     return len(element) == 0 and not (element.text or "").strip()
 
 
-def _marker(root: lxml.html.HtmlElement, raw: bytes) -> str | None:
+def _marker(root: lxml.etree._Element, raw: bytes) -> str | None:
     """A framework's marker in the page, looked for in the tree only when its bytes hold it.
 
     Each look in the tree costs a walk of the whole page. In the bytes, the markers are looked
@@ -117,7 +120,7 @@ def _marker(root: lxml.html.HtmlElement, raw: bytes) -> str | None:
     """
     if b"__" in raw:
         for identifier in MARKER_IDS:
-            if identifier.encode() in raw and root.get_element_by_id(identifier, None) is not None:
+            if identifier.encode() in raw and _WITH_ID(root, id=identifier):
                 return f'framework marker id="{identifier}"'
     beginnings = {beginning: beginning in raw for beginning in _MARKER_BEGINNINGS}
     for attribute, name, beginning in _MARKER_NAMES:
@@ -126,7 +129,7 @@ def _marker(root: lxml.html.HtmlElement, raw: bytes) -> str | None:
     return None
 
 
-def _signal(root: lxml.html.HtmlElement, body: lxml.html.HtmlElement | None, raw: bytes) -> str | None:
+def _signal(root: lxml.etree._Element, body: lxml.etree._Element | None, raw: bytes) -> str | None:
     for element in root.iter("div", "main", "section", "body", *APP_ROOT_TAGS):
         if element.tag in APP_ROOT_TAGS and _empty(element):
             return f"empty app root <{element.tag}>"
@@ -141,7 +144,7 @@ def _signal(root: lxml.html.HtmlElement, body: lxml.html.HtmlElement | None, raw
     return _marker(root, raw)
 
 
-def inspect(root: lxml.html.HtmlElement | None, raw: bytes) -> Inspection:
+def inspect(root: lxml.etree._Element | None, raw: bytes) -> Inspection:
     """What the static parse of a page says about its scripts: ``root`` as findings.parse_page
     parsed it from ``raw``, its decoded bytes."""
     if root is None:

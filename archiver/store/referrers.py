@@ -184,7 +184,7 @@ def _rendered_srcdoc_links(dom: bytes, url: str) -> frozenset[str]:
     return _said_srcdoc(root_findings(root, url, "utf-8")[4])
 
 
-def _frames_as_read(root: lxml.html.HtmlElement, depth: int = 0) -> bool:
+def _frames_as_read(root: lxml.etree._Element, depth: int = 0) -> bool:
     """Make the srcdoc of each iframe of ``root`` (a document of a rendered DOM, ``depth``
     srcdoc documents deep) hold what Chromium reads in UTF-8, as a srcdoc document; True if one
     changed. The DOM keeps the document of a frame of a blob: URL in its srcdoc too (beside that
