@@ -34,8 +34,10 @@ Chromium de-chunks the body of an answer whose Transfer-Encoding lists ``chunked
 (``chunked, gzip``, ``chunked,``, a fold before ``chunked``); aiohttp's parser reads such a body
 to the close, chunk sizes and all, and such an answer was refused. Here the parser is given the
 body de-chunked, and the body ends where its last chunk's trailers end, or is cut short where the
-close or its framing cuts it, as any chunked body; the connection is then closed, as the parser
-would take what follows for more of the body.
+close or its framing cuts it, as any chunked body. The connection then carries the next request,
+as Chromium's does (a new TCP connection for each such answer costs a server that sends them on
+every answer), when nothing came after those trailers and the head asks no close; else it is
+closed, as bytes after the body answer nothing.
 
 A chunked body may go on with bytes that add nothing to it: trailers, or chunk extensions,
 without end. aiohttp bounded them by their count of fields only, the head's bound, so that a
@@ -69,6 +71,7 @@ from archiver.crawling.answer_heads import (
     HEADLESS_HEAD,
     HEADLESS_REFUSED,
     STATUS_LINE_START,
+    as_keep_alive_reads,
     chromium_dechunks,
     parser_status,
     read_as_browsers,
@@ -120,6 +123,8 @@ class _AnswerParser:
 
     def feed_data(self, data: bytes) -> tuple[list[Any], bool, bytes]:
         if self._done:
+            if data:  # bytes after the answer answer nothing: the connection carries no other
+                self._protocol.force_close()
             return [], False, b""
         messages: list[Any] = []
         while True:  # once at least: fed nothing, the parser goes on with what it held back
@@ -150,13 +155,15 @@ class _AnswerParser:
                 self._end()
                 return messages, False, b""
             if self._chunks is not None and self._chunks.done and not self._chunks.framed:
-                self._end(whole=True)  # a body the parser reads to the close, de-chunked here
+                # A body the parser reads to the close, de-chunked here, whole: its connection
+                # carries the next answer when nothing came after its last chunk's trailers.
+                self._end(whole=True, reusable=not data)
                 return messages, False, b""
             if status is not None:  # a code the parser does not read: Chromium's, given back
                 found = [(with_status(message, status), payload) for message, payload in found]
-            messages += found
             if in_head:
-                self._count_head(received, piece, found)  # as it came: an interim head is fed shorter
+                found = self._count_head(received, piece, found)  # as it came: an interim head is fed shorter
+            messages += found
             if upgraded:
                 return messages, True, tail + data
             if not data:
@@ -193,13 +200,16 @@ class _AnswerParser:
         if not takes_headless(self._protocol.scheme, self._protocol.port, start):
             raise BadHttpMessage(HEADLESS_REFUSED)
 
-    def _end(self, *, whole: bool = False) -> None:
+    def _end(self, *, whole: bool = False, reusable: bool = False) -> None:
         """The answer ends here, all that follows dropped: the parser failed once its head came,
         on bytes after the whole answer, or half way through its body, which ends there,
         ``broken`` (aiohttp forgets a body whose framing breaks: its reader would wait for bytes
-        that never come); or, ``whole``, a body the parser reads to the close came whole."""
+        that never come); or, ``whole``, a body the parser reads to the close came whole. The
+        connection is closed after it, unless ``reusable``: nothing came after the answer, so
+        the next request's answer is all that comes next (feed_data() closes it if more comes)."""
         self._done = True
-        self._protocol.force_close()
+        if not reusable:
+            self._protocol.force_close()
         if not self._answer.is_eof():
             # Ended, not failed: a reader gets every byte that came before the break.
             self._protocol.broken = not whole
@@ -245,17 +255,21 @@ class _AnswerParser:
         self._held.clear()
         return head, rest
 
-    def _count_head(self, head: bytes, read: bytes, found: list[Any]) -> None:
+    def _count_head(self, head: bytes, read: bytes, found: list[Any]) -> list[Any]:
         """Count ``head`` (as it came), and note the answer's body once the answer itself came;
         ``read``: the head as the parser read it. A body Chromium de-chunks and the parser
-        reads to the close is de-chunked here (module docstring)."""
+        reads to the close is de-chunked here (module docstring), and its message is given the
+        keep-alive Chromium reads (as_keep_alive_reads()): ``found``, so amended."""
         self._head_bytes += len(head)
-        for message, payload in found:
+        for at, (message, payload) in enumerate(found):
             if not 100 <= message.code < 200 or message.code == 101:
                 self._answer = payload  # the answer itself has come: what follows is its body
                 if not payload.is_eof() and (message.chunked or chromium_dechunks(read)):
                     self._chunks = ChunkedFraming(framed=message.chunked)
-                return
+                    if not message.chunked:
+                        found = [*found[:at], (as_keep_alive_reads(message), payload), *found[at + 1 :]]
+                break
+        return found
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._parser, name)
