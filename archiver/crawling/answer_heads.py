@@ -1,5 +1,5 @@
 """An answer's head as Chromium reads it, where aiohttp's parser would refuse it or read it
-otherwise: connections.py's parser feeds each whole head through read_as_browsers() first.
+otherwise: answer_parser.py feeds each whole head through read_as_browsers() first.
 
 A head may give the same Content-Length twice (a proxy adding the field again, or a list in one
 field, ``5, 5``), or a Content-Length with a chunked body: aiohttp's parser refuses both, browsers
