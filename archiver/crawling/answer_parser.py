@@ -95,7 +95,8 @@ class AnswerParser:
         self._answer: Any = None
         """The answer's payload once its head came (a StreamReader)."""
         self._done = False
-        """True once the parser failed after the answer's head: all that follows is dropped."""
+        """True once _end() ended the answer (the parser failed after its head, its body broke, or
+        a body de-chunked here came whole): all that follows is dropped, and closes its connection."""
         self._final = False
         """True once the peer sent its EOF: what is held is all that comes (end_of_input())."""
         self._idle_bytes = 0
