@@ -70,9 +70,9 @@ def _answer(status_line: bytes, *fields: bytes) -> bytes:
     return head + b"\r\n\r\n" + RULES_TEXT
 
 
-async def _crawled_behind(robots: dict[str, bytes], run_crawl, **options) -> tuple[str, dict, dict]:
+async def _crawled_behind(robots: dict[str, bytes], run_crawl, **options) -> tuple[str, dict, dict, str]:
     """The crawl of a _site() whose robots.txt answers are ``robots``: its base URL, the rows of
-    its pages and of what it fetched for crawlers, by URL."""
+    its pages and of what it fetched for crawlers, by URL, and its log."""
     server = await _site(robots).start()
     base = server.url("")
     try:
@@ -80,7 +80,8 @@ async def _crawled_behind(robots: dict[str, bytes], run_crawl, **options) -> tup
     finally:
         await server.close()
     root = result.snapshot.root
-    return base, manifest_rows(root), manifest_rows(root, for_crawlers=True)
+    log = (root / "logs" / "crawl.log").read_text()
+    return base, manifest_rows(root), manifest_rows(root, for_crawlers=True), log
 
 
 def _read_as(base: str, rows: dict) -> str:
@@ -101,16 +102,18 @@ async def test_each_status_of_a_robots_txt_is_read_as_rfc_9309_and_rfc_9110_read
     """A status outside 100-599 (``020``, ``2000``) was read by its place among the numbers: one
     under 100 gave its body's rules, though no server said the body holds them; RFC 9110 has a
     client read such a status as a server error, which keeps the host out until it answers."""
-    base, rows, kept = await _crawled_behind({"/robots.txt": _answer(status_line)}, run_crawl)
+    base, rows, kept, log = await _crawled_behind({"/robots.txt": _answer(status_line)}, run_crawl)
     assert _read_as(base, rows) == ANSWERS[status_line]
     if ANSWERS[status_line] == UNREACHABLE and not status_line.startswith(b"HTTP/1.1 101"):
         assert kept[base + "/robots.txt"].status is not None  # the answer is kept, whatever its status
+        # The warning says why, a status outside 100-599 among the reasons (not "a server error").
+        assert "out of reach (a server error, a status outside 100-599, or no answer)" in log
 
 
 async def test_a_robots_txt_with_no_final_answer_keeps_its_host_out(run_crawl):
     """An interim answer and then the close: no final answer came, as with no answer at all."""
     interim_only = {"/robots.txt": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n"}
-    base, rows, _ = await _crawled_behind(interim_only, run_crawl)
+    base, rows, _, _ = await _crawled_behind(interim_only, run_crawl)
     assert _read_as(base, rows) == UNREACHABLE
 
 
@@ -128,7 +131,7 @@ def _chain(hops: int) -> dict[str, bytes]:
 async def test_a_robots_txt_redirected_five_times_gives_the_rules_it_leads_to(run_crawl):
     """RFC 9309 2.3.1.2: a crawler follows at least five redirects of a robots.txt, and the
     rules it reaches apply to the first host."""
-    base, rows, kept = await _crawled_behind(_chain(5), run_crawl)
+    base, rows, kept, _ = await _crawled_behind(_chain(5), run_crawl)
     assert _read_as(base, rows) == RULES
     assert kept[base + "/robots.txt"].outcome == REDIRECTED and kept[base + "/r5"].status == 200
 
@@ -136,7 +139,7 @@ async def test_a_robots_txt_redirected_five_times_gives_the_rules_it_leads_to(ru
 async def test_a_robots_txt_redirected_past_max_redirects_has_no_rules(run_crawl):
     """A chain given up (more hops than --max-redirects) is a robots.txt unavailable, as Google
     reads one past its hops: everything allowed, as for a 404."""
-    base, rows, _ = await _crawled_behind(_chain(3), run_crawl, max_redirects=2)
+    base, rows, _, _ = await _crawled_behind(_chain(3), run_crawl, max_redirects=2)
     assert _read_as(base, rows) == UNAVAILABLE
 
 

@@ -175,10 +175,10 @@ class HostPolicy:
                     became = before is None or not before.out_of_reach
                     if self._obey_robots and host.robots.out_of_reach and became:
                         log.warning(
-                            "robots.txt of %s is out of reach (a server error or no answer): none of"
-                            " its URLs is fetched, as RFC 9309 asks, until it answers (it is asked"
-                            " again in %g s, then less and less often); --ignore-robots fetches them"
-                            " regardless",
+                            "robots.txt of %s is out of reach (a server error, a status outside"
+                            " 100-599, or no answer): none of its URLs is fetched, as RFC 9309 asks,"
+                            " until it answers (it is asked again in %g s, then less and less often);"
+                            " --ignore-robots fetches them regardless",
                             _host_url(url),
                             keep,
                         )
