@@ -74,6 +74,23 @@ def is_parsed(status: int | None, mime: str | None) -> bool:
     return status is not None and 200 <= status < 300 and mime in PARSED_TYPES
 
 
+ANSWERED = (200, 400)
+"""The statuses (from, to but not) of an answer a server gave without an error: 2xx and 3xx. A
+4xx or 5xx is one, and so is a status outside 100-599 (RFC 9110, section 15: a client processes
+it as a 5xx), which the crawl reads as Chromium does (``HTTP/1.1 020``, ``HTTP/1.1 2000``); a 1xx
+is no final answer."""
+
+
+def error_status(status: int | None) -> bool:
+    """True for the status of an answer a server gave with an error (ANSWERED); False for None
+    (no answer).
+
+    >>> [error_status(status) for status in (200, 304, 404, 503, 0, 20, 2000, None)]
+    [False, False, True, True, True, True, True, False]
+    """
+    return status is not None and not ANSWERED[0] <= status < ANSWERED[1]
+
+
 def content_codings(content_encoding: str | None) -> list[str]:
     """The codings a Content-Encoding header names, in the order they were applied.
 

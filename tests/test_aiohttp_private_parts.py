@@ -5,7 +5,7 @@ by name, instead of quietly changing what the crawl does:
 - the connection pool makes each connection's protocol with ``TCPConnector._factory`` and
   hands a connection back through ``TCPConnector._release`` (connections.py watches both: bytes
   that come unasked on an idle connection are dropped, a reused connection is told apart);
-  the protocol parses answers with its ``_parser``, which connections.py wraps;
+  the protocol parses answers with its ``_parser``, which answer_parser.py wraps;
 - the cookie jar keeps each cookie's expiry in ``CookieJar._expirations`` (saved_cookies.py
   saves it, so a resumed crawl and the other nodes of a shared crawl let it expire in time).
 """
@@ -20,7 +20,8 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
-from archiver.crawling.connections import WatchedConnector, _AnswerParser, _WatchedHandler, connection_use
+from archiver.crawling.answer_parser import AnswerParser
+from archiver.crawling.connections import WatchedConnector, WatchedHandler, connection_use
 from archiver.crawling.cookies import SiteCookieJar
 from archiver.crawling.saved_cookies import saved_cookies
 
@@ -45,8 +46,8 @@ async def test_the_pool_makes_watched_connections_and_hands_them_back_through_it
                 async with session.get(server.make_url("/")) as response:
                     assert await response.text() == "hello"
                     protocol = use.protocol
-                    assert isinstance(protocol, _WatchedHandler)  # made by _factory
-                    assert isinstance(protocol._parser, _AnswerParser)
+                    assert isinstance(protocol, WatchedHandler)  # made by _factory
+                    assert isinstance(protocol._parser, AnswerParser)
             assert use.reused is reused
             assert protocol.idle  # handed back through _release, which marks it idle
             assert protocol.released == 1 + reused

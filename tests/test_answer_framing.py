@@ -202,7 +202,7 @@ BODY_AFTER_HINTS = b"HTTP/1.1 103 Early Hints\r\nContent-Length: 5\r\n\r\nhello"
 the answer should start, and fails it (ERR_INVALID_HTTP_RESPONSE)."""
 BIG_HINTS = b"HTTP/1.1 103 Early Hints\r\nLink: <" + b"h" * 10_000 + b">; rel=preload\r\n\r\n"
 """An interim answer of some 10 KB: 30 of them, with the answer, run past the 256 KiB that
-bound an answer's heads, interim ones included (connections.MAX_HEAD_BYTES)."""
+bound an answer's heads, interim ones included (answer_parser.MAX_HEAD_BYTES)."""
 
 
 async def _interim(request: RawRequest, writer: asyncio.StreamWriter) -> bool:

@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestServer
 from conftest import Handler, manifest_rows
 from warcio.archiveiterator import ArchiveIterator
 
-from archiver.crawling.fetch import HEAD_CUT_SHORT
+from archiver.crawling.failures import HEAD_CUT_SHORT
 from archiver.errors import ConfigError
 from archiver.mirror.build import build_mirror
 from archiver.scope import ROBOTS_UNREACHABLE

@@ -1,5 +1,5 @@
 """An answer's head as Chromium reads it, where aiohttp's parser would refuse it or read it
-otherwise: connections.py's parser feeds each whole head through read_as_browsers() first.
+otherwise: answer_parser.py feeds each whole head through read_as_browsers() first.
 
 A head may give the same Content-Length twice (a proxy adding the field again, or a list in one
 field, ``5, 5``), or a Content-Length with a chunked body: aiohttp's parser refuses both, browsers
@@ -140,8 +140,24 @@ def parser_status(head: bytes) -> tuple[bytes, int | None]:
 def with_status(message: Any, status: int) -> Any:
     """aiohttp's parser's ``message`` (a RawResponseMessage, of its C parser or its Python one)
     with ``status`` for its code: the one parser_status() took from its head."""
+    return _rebuilt(message, status, message.should_close)
+
+
+def as_keep_alive_reads(message: Any) -> Any:
+    """aiohttp's parser's ``message`` of an answer whose body it reads to the close and Chromium
+    de-chunks (chromium_dechunks()), closing its connection after it only where Chromium closes
+    one after a chunked body: where a Connection or Proxy-Connection field lists ``close``
+    (HttpResponseHeaders::IsKeepAlive, for HTTP/1.1 and later, the only versions Chromium
+    de-chunks in). A body read to the close ends the connection to the parser, whatever it says."""
+    fields = message.headers.getall("Connection", []) + message.headers.getall("Proxy-Connection", [])
+    closes = any(token.strip().lower() == "close" for value in fields for token in value.split(","))
+    return _rebuilt(message, message.code, closes)
+
+
+def _rebuilt(message: Any, status: int, should_close: bool) -> Any:
+    """aiohttp's parser's ``message`` with ``status`` and ``should_close`` for its own."""
     fields = (message.version, status, message.reason, message.headers, message.raw_headers)
-    return type(message)(*fields, message.should_close, message.compression, message.upgrade, message.chunked)
+    return type(message)(*fields, should_close, message.compression, message.upgrade, message.chunked)
 
 
 def version_as_chromium_reads(head: bytes) -> bytes:

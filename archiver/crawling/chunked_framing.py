@@ -1,5 +1,5 @@
 """A chunked body's framing as Chromium reads it (HttpChunkedDecoder), made plain for aiohttp's
-parser: connections.py's parser feeds a chunked body through ChunkedFraming first.
+parser: answer_parser.py feeds a chunked body through ChunkedFraming first.
 
 Chromium ends each line of the framing at LF (a CR before it dropped), reads past a chunk's
 extensions and spaces after its size, and reads past its trailers whatever they hold; it takes

@@ -18,7 +18,7 @@ The jar sends each cookie back as it was set, as browsers do
 ``"a\\054b"``).
 
 A URL with an empty query (``/p?``) is requested with its ``?`` written into the
-path aiohttp is given (fetch.request_url: yarl drops an empty query), while its
+path aiohttp is given (fetch_request.request_url: yarl drops an empty query), while its
 path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 """
 
@@ -120,9 +120,9 @@ def _as_sent(cookie: Morsel[str]) -> Morsel[str]:
 
 def cookie_url(url: URL) -> URL:
     """``url`` as cookies see it (RFC 6265, 5.1.4: its path, without the query): the ``?`` of
-    an empty query, which fetch.request_url writes at the end of the path, taken off.
+    an empty query, which fetch_request.request_url writes at the end of the path, taken off.
 
-    >>> from archiver.crawling.fetch import request_url
+    >>> from archiver.crawling.fetch_request import request_url
     >>> cookie_url(request_url("http://h/p?")).path, cookie_url(URL("http://h/p?q")).path
     ('/p', '/p')
     """

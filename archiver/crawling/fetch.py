@@ -21,8 +21,6 @@ out a backoff holds neither a worker nor its host's slot.
 from __future__ import annotations
 
 import asyncio
-import socket
-import ssl
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,14 +29,15 @@ from typing import IO, Protocol
 import aiohttp
 import aiohttp.abc
 from aiohttp.http_exceptions import HttpProcessingError
-from yarl import URL
 
 from archiver.config import CrawlConfig
 from archiver.crawling.answer_heads import SWITCHING_PROTOCOLS
-from archiver.crawling.connections import MAX_HEAD_BYTES, MAX_HEADERS, WatchedConnector, connection_use
+from archiver.crawling.answer_parser import MAX_HEAD_BYTES, MAX_HEADERS
+from archiver.crawling.connections import WatchedConnector, connection_use
 from archiver.crawling.cookie_rules import request_context
 from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookies
-from archiver.crawling.fetch_request import FetchRequest
+from archiver.crawling.failures import UNASKED_UPGRADE, no_answer
+from archiver.crawling.fetch_request import FetchRequest, request_url
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.received import Received, check_single_fields, peer_ip
 from archiver.crawling.tries import (
@@ -83,14 +82,6 @@ class FetchOutcome:
     remain (capture is then None); None when this outcome is final."""
 
 
-HEAD_CUT_SHORT = (
-    "the connection closed within the answer's head, which over https Chromium takes for no answer"
-)
-"""Why a fetch whose head the close cut short failed (over http that head is the answer:
-connections.py); aiohttp's own message is a dump of the head it read."""
-UNASKED_UPGRADE = "HTTP 101 Switching Protocols to a request that asked for no upgrade: not an HTTP answer"
-
-
 class Fetch(Protocol):
     """What the crawler needs to fetch a URL."""
 
@@ -103,50 +94,6 @@ class Fetch(Protocol):
         whose ``retry_in`` is set asks to be tried again that much later. Cancelled,
         the fetch is abandoned and nothing is returned.
         """
-
-
-def request_url(url: str) -> URL:
-    """What aiohttp is given to request ``url`` (a normalised URL) as it is written.
-
-    yarl drops an empty query (``/p?`` becomes ``/p``), which is another URL than
-    ``/p`` with an answer of its own: its ``?`` is kept in the path, which aiohttp
-    writes into the request line as it is.
-
-    >>> request_url("http://h/p?").raw_path_qs, request_url("http://h/p?q").raw_path_qs
-    ('/p?', '/p?q')
-    """
-    target = URL(url, encoded=True)
-    if url.endswith("?") and not target.raw_query_string:
-        return URL.build(
-            scheme=target.scheme, authority=target.raw_authority, path=target.raw_path + "?", encoded=True
-        )
-    return target
-
-
-def _handshake_refused(exc: BaseException) -> bool:
-    """True if ``exc`` is a TLS handshake the server refused or could not speak (an http port, no
-    protocol version or cipher in common: an SSL error of the protocol), as it will again; not a
-    connection that ended half way through it (EOF, a system call's error), which may go better."""
-    if not isinstance(exc, aiohttp.ClientConnectorSSLError):
-        return False
-    cause = exc.os_error
-    transient = (ssl.SSLEOFError, ssl.SSLSyscallError, ssl.SSLZeroReturnError)
-    return isinstance(cause, ssl.SSLError) and not isinstance(cause, transient)
-
-
-NAME_UNKNOWN = frozenset(
-    code for code in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", None)) if code is not None
-)
-"""getaddrinfo's errors for a name that does not exist (NXDOMAIN) or has no address: the resolver
-says the same when asked again, as Chromium fails it (ERR_NAME_NOT_RESOLVED). A resolver that
-could not answer for now (EAI_AGAIN: a server out of reach, a time-out) is no such answer."""
-
-
-def _name_unknown(exc: BaseException) -> bool:
-    """True if ``exc`` is the resolver's answer that the host name has no address (NAME_UNKNOWN)."""
-    if not isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return False
-    return isinstance(exc.os_error, socket.gaierror) and exc.os_error.errno in NAME_UNKNOWN
 
 
 class _SendOnNewConnection(Exception):
@@ -209,7 +156,7 @@ class Fetcher:
             # Proxies come from EnvironmentProxies: aiohttp's trust_env re-reads the
             # environment and ~/.netrc in a thread for every request.
             trust_env=False,
-            # A head is bounded by its bytes, as browsers bound it (connections.MAX_HEAD_BYTES),
+            # A head is bounded by its bytes, as browsers bound it (answer_parser.MAX_HEAD_BYTES),
             # never by one of its lines or its count of fields.
             max_line_size=MAX_HEAD_BYTES,
             max_field_size=MAX_HEAD_BYTES,
@@ -386,14 +333,7 @@ class Fetcher:
             lost = isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError))
             if lost and received.lost_on_reuse and not new_connection:
                 raise _SendOnNewConnection from None
-            # A URL no request can name (aiohttp's InvalidURL, a host IDNA encodes to no name:
-            # ValueErrors), a host name that does not exist, a certificate that does not verify
-            # (a ValueError too) and a TLS handshake the server refuses come back the same when
-            # asked again: failures for good, their tries left unspent.
-            final = isinstance(exc, ValueError) or _handshake_refused(exc) or _name_unknown(exc)
-            if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
-                raise FetchError(url, HEAD_CUT_SHORT) from None  # exc.message: the half-read head
-            raise FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=not final) from None
+            raise no_answer(url, exc) from None
         except BaseException:
             body.close()
             raise

@@ -1,14 +1,17 @@
 """What one fetch asks for: a URL and how a browser would ask for it (FetchRequest).
 
 The crawler makes one from a queue item (QueueItem.request()); the fetcher turns it into
-headers and cookies (crawling/fetch.py), and a fetcher that wraps another one (a re-archive's,
-crawling/revisiting.py) passes it on, changed with dataclasses.replace().
+headers and cookies (crawling/fetch.py), its URL into the one aiohttp is given (request_url()),
+and a fetcher that wraps another one (a re-archive's, crawling/revisiting.py) passes it on,
+changed with dataclasses.replace().
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from yarl import URL
 
 from archiver.request_headers import Negotiation
 
@@ -37,3 +40,21 @@ class FetchRequest:
     hop_referrer: str | None = None
     """For a hop after a redirect, what its Referer is made from: the Referer the hop before was
     sent, or ``no-referrer`` (referrer_policy.hop_referrer()); None: made from ``referrer``."""
+
+
+def request_url(url: str) -> URL:
+    """What aiohttp is given to request ``url`` (a normalised URL) as it is written.
+
+    yarl drops an empty query (``/p?`` becomes ``/p``), which is another URL than
+    ``/p`` with an answer of its own: its ``?`` is kept in the path, which aiohttp
+    writes into the request line as it is.
+
+    >>> request_url("http://h/p?").raw_path_qs, request_url("http://h/p?q").raw_path_qs
+    ('/p?', '/p?q')
+    """
+    target = URL(url, encoded=True)
+    if url.endswith("?") and not target.raw_query_string:
+        return URL.build(
+            scheme=target.scheme, authority=target.raw_authority, path=target.raw_path + "?", encoded=True
+        )
+    return target

@@ -1,159 +1,27 @@
-"""Politeness per host: robots.txt rules (with protego), Crawl-delay, concurrency and delay.
-
->>> rules = RobotsRules.parse("User-agent: *\\nDisallow: /private", "archiver")
->>> rules.allows("http://h/private/x"), rules.allows("http://h/public")
-(False, True)
-"""
+"""Politeness per host: its robots.txt asked when needed and again when old (its rules read by
+robots.py), Crawl-delay, concurrency and the delay between requests."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypedDict
 
-from protego import Protego
-
 from archiver.config import CrawlConfig
-from archiver.robots_directives import says_nofollow
-from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
-from archiver.urls import host_of, try_normalize
+from archiver.crawling.robots import RobotsRules, robots_agent, robots_keep, rules_from_response
+from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")
-
-ROBOTS_MAX_BYTES = 512 * 1024
-ROBOTS_RETRY_MAX = 3600.0
-"""Longest wait, in seconds, before a robots.txt still out of reach is asked again."""
-
-
-@dataclass(frozen=True)
-class RobotsRules:
-    """The robots.txt rules of one host, for our user agent."""
-
-    parser: Protego | None
-    """None when the host has no usable robots.txt: everything is allowed (unless out of reach)."""
-    agent: str
-    out_of_reach: bool = False
-    """robots.txt could not be read (a server error, no answer): nothing is allowed."""
-
-    @classmethod
-    def parse(cls, text: str, agent: str) -> RobotsRules:
-        return cls(Protego.parse(text), agent)
-
-    @classmethod
-    def allow_all(cls, agent: str) -> RobotsRules:
-        return cls(None, agent)
-
-    @classmethod
-    def unreachable(cls, agent: str) -> RobotsRules:
-        return cls(None, agent, out_of_reach=True)
-
-    def refusal(self, url: str) -> str | None:
-        """Why robots.txt keeps us from ``url`` (ROBOTS, ROBOTS_UNREACHABLE), None if it does not."""
-        if self.out_of_reach:
-            return ROBOTS_UNREACHABLE
-        if self.parser is None or self.parser.can_fetch(url, self.agent):
-            return None
-        return ROBOTS
-
-    def allows(self, url: str) -> bool:
-        return self.refusal(url) is None
-
-    def crawl_delay(self) -> float:
-        if self.parser is None:
-            return 0.0
-        return float(self.parser.crawl_delay(self.agent) or 0.0)
-
-    def sitemaps(self, robots_url: str) -> list[str]:
-        """The URLs of its Sitemap: lines, in order, each once (they apply to every user agent).
-
-        A relative one (sites write them, though RFC 9309 asks for absolute URLs) is resolved
-        against the robots.txt's own URL ``robots_url``; one that is no http or https URL once
-        resolved is left out.
-
-        >>> rules = RobotsRules.parse("Sitemap: http://h/s.xml\\nSitemap: /t.xml\\nSitemap: ftp://h/u", "a")
-        >>> rules.sitemaps("http://h/robots.txt")
-        ['http://h/s.xml', 'http://h/t.xml']
-        """
-        if self.parser is None:
-            return []
-        resolved = (try_normalize(value.strip(), robots_url) for value in self.parser.sitemaps)
-        return list(dict.fromkeys(url for url in resolved if url is not None))
 
 
 def _host_url(url: str) -> str:
     """'http://h:8080' of 'http://h:8080/a/b' (a normalised URL)."""
     scheme, _, rest = url.partition("://")
     return f"{scheme}://{rest.split('/', 1)[0]}"
-
-
-def robots_agent(user_agent: str) -> str:
-    """The product token robots.txt groups match against: 'archiver/0.1 (+...)' -> 'archiver'."""
-    return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
-
-
-_AGENT_PREFIX = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:\s*(.*)", re.DOTALL)
-_DIRECTIVES_WITH_COLON = frozenset(
-    {"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"}
-)
-
-
-def x_robots_nofollow(values: Iterable[str], agent: str) -> bool:
-    """True if X-Robots-Tag header values forbid following the page's links for ``agent``:
-    ``nofollow`` or ``none``, for every robot or for ours by name (``archiver: nofollow``).
-
-    >>> x_robots_nofollow(["noindex, nofollow"], "archiver"), x_robots_nofollow(["bot: none"], "archiver")
-    (True, False)
-    >>> x_robots_nofollow(["Archiver: NoFollow"], "archiver")
-    True
-    """
-    for value in values:
-        match = _AGENT_PREFIX.fullmatch(value)
-        if match and match.group(1).lower() not in _DIRECTIVES_WITH_COLON:
-            if match.group(1).lower() != agent.lower():
-                continue  # meant for another robot
-            value = match.group(2)
-        if says_nofollow(value):
-            return True
-    return False
-
-
-def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:
-    """Rules from a robots.txt fetch, as RFC 9309 (section 2.3.1) and Google read them.
-
-    4xx means there are no rules ("unavailable"), and so does a redirect chain given up
-    (3xx: a loop, too many hops). A robots.txt out of reach, for a server error (5xx,
-    and 429, which says "not now" rather than "none here") or a network one (status
-    None: no whole answer came), disallows everything.
-
-    >>> [rules_from_response(s, b"", "a").allows("http://h/") for s in (404, 301, 503, 429, None)]
-    [True, True, False, False, False]
-    """
-    if status is None or status >= 500 or status == 429:
-        return RobotsRules.unreachable(agent)
-    if 300 <= status < 500:
-        return RobotsRules.allow_all(agent)
-    # UTF-8 (RFC 9309), its byte-order mark no part of its first line (which it would make no
-    # "User-agent" line, and its group's rules none).
-    return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8-sig", errors="replace"), agent)
-
-
-def robots_keep(misses: int, max_age: float, retry: float) -> float:
-    """Seconds a robots.txt answer is used before it is asked again: ``max_age`` (RFC 9309 2.4 asks
-    no more than a day); one out of reach ``misses`` times in a row, ``retry`` doubled for each
-    time after the first, up to ROBOTS_RETRY_MAX (and ``max_age``).
-
-    >>> [robots_keep(misses, 86400, 60) for misses in (0, 1, 2, 3, 8)]
-    [86400, 60, 120, 240, 3600.0]
-    """
-    if misses <= 0:
-        return max_age
-    backoff: float = retry * 2 ** min(misses - 1, 32)
-    return min(backoff, ROBOTS_RETRY_MAX, max_age)
 
 
 FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes]]]
@@ -307,10 +175,10 @@ class HostPolicy:
                     became = before is None or not before.out_of_reach
                     if self._obey_robots and host.robots.out_of_reach and became:
                         log.warning(
-                            "robots.txt of %s is out of reach (a server error or no answer): none of"
-                            " its URLs is fetched, as RFC 9309 asks, until it answers (it is asked"
-                            " again in %g s, then less and less often); --ignore-robots fetches them"
-                            " regardless",
+                            "robots.txt of %s is out of reach (a server error, a status outside"
+                            " 100-599, or no answer): none of its URLs is fetched, as RFC 9309 asks,"
+                            " until it answers (it is asked again in %g s, then less and less often);"
+                            " --ignore-robots fetches them regardless",
                             _host_url(url),
                             keep,
                         )

@@ -30,7 +30,8 @@ from archiver.crawling import log as crawl_log
 from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.frontier import ROBOTS_JOB, Frontier, QueueItem
-from archiver.crawling.politeness import ROBOTS_MAX_BYTES, Politeness
+from archiver.crawling.politeness import Politeness
+from archiver.crawling.robots import ROBOTS_MAX_BYTES
 from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.redirects import (

@@ -24,15 +24,9 @@ import random
 import uuid
 from collections.abc import AsyncIterator
 
-from archiver.crawling.politeness import (
-    ROBOTS_MAX_BYTES,
-    FetchRobots,
-    HostPolicy,
-    RobotsRules,
-    _Host,
-    rules_from_response,
-)
+from archiver.crawling.politeness import FetchRobots, HostPolicy, _Host
 from archiver.crawling.redis_state import Membership, RedisCrawl, call
+from archiver.crawling.robots import ROBOTS_MAX_BYTES, RobotsRules, rules_from_response
 from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")

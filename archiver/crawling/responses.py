@@ -21,7 +21,7 @@ from archiver.crawling.admission import item_row
 from archiver.crawling.discovery import sandboxed_by_policy, stylesheet_client
 from archiver.crawling.fetch import FetchOutcome
 from archiver.crawling.frontier import QueueItem
-from archiver.crawling.politeness import robots_agent, x_robots_nofollow
+from archiver.crawling.robots import robots_agent
 from archiver.crawling.writer import WriteItem
 from archiver.link_requests import SRCDOC, says
 from archiver.redirects import (
@@ -32,6 +32,7 @@ from archiver.redirects import (
     redirect_target,
 )
 from archiver.referrer_policy import header_policy
+from archiver.robots_directives import x_robots_nofollow
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
 from archiver.warc.capture import Capture
 

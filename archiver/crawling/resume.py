@@ -36,6 +36,7 @@ from pathlib import Path
 from archiver.config import CrawlConfig
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import QueueItem
+from archiver.crawling.robots import UNREACHABLE, robots_answer
 from archiver.errors import SnapshotError
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.committed import committed_end, last_named
@@ -342,8 +343,9 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
 
 def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, int, bytes, float]]:
     """(origin, status, body, seconds since it came) of each robots.txt answer an interrupted crawl
-    read rules from (redirects followed): a 2xx or a 4xx, also one a page linked first (its row
-    says so). One out of reach, or a chain given up, is asked again. A re-archive's revisit of
+    read rules from (redirects followed), also one a page linked first (its row says so): one
+    that gave rules or said there are none (robots_answer()). One out of reach, or a chain given
+    up, is asked again. A re-archive's revisit of
     an unchanged robots.txt is read from the previous snapshot it refers to."""
     now = time.time()
     previous = open_previous(snapshot)
@@ -361,9 +363,7 @@ def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, i
                 end = manifest.get(end.redirect_to)
             if end is None or end.outcome != FETCHED or end.status is None or end.fetched_at is None:
                 continue
-            if end.truncated or not (
-                200 <= end.status < 300 or 400 <= end.status < 500 and end.status != 429
-            ):
+            if end.truncated or robots_answer(end.status) == UNREACHABLE:
                 continue
             read = stored_body(manifest, records, end, previous)
             if read is not None:

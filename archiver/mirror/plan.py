@@ -26,7 +26,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from archiver.content import HTML_TYPES, PARSED_TYPES, content_codings
+from archiver.content import HTML_TYPES, PARSED_TYPES, content_codings, error_status
 from archiver.paths import candidate_paths, folded, folders_of, path_token, url_to_path, with_folder_token
 from archiver.store.schema import has_table
 from archiver.urls import url_folder
@@ -69,13 +69,14 @@ def payload_key(
     nor do HTML pages when not ``share_pages``: a crawl that renders pages in a
     browser mirrors each rendered page from its own DOM (an application serves one
     shell at every address), and whether a page is rendered is known only later.
-    Error answers (``status`` 400 and up) share nothing either: a site answers every
-    dead link with one page, and a link to one, drafted before its fetch, takes the
-    path the URL would have alone (sharing, every such page was written twice).
+    Error answers (content.error_status(): 4xx, 5xx, a status outside 100-599) share
+    nothing either: a site answers every dead link with one page, and a link to one,
+    drafted before its fetch, takes the path the URL would have alone (sharing, every
+    such page was written twice).
     """
     if not digest or not length or truncated or (not share_pages and content_type in HTML_TYPES):
         return None
-    if status is not None and status >= 400:
+    if error_status(status):
         return None
     folder = url_folder(url) if content_type in PARSED_TYPES else ""
     return f"{digest} {content_type or ''} {folder}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from archiver.content import error_status
 from archiver.redirects import follow_chain
 from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.store.manifest import Manifest
@@ -43,7 +44,7 @@ def seed_failure(seed: str, end: ManifestRow | None, manifest: Manifest | None =
     if end is None:
         return "its redirects lead nowhere (a loop, or a URL never recorded)"
     landed = "" if end.url == seed else f"redirected to {end.url}: "
-    if end.outcome == FETCHED and (end.status or 0) < 400:
+    if end.outcome == FETCHED and not error_status(end.status):
         return None
     if end.outcome == FETCHED:
         return f"{landed}HTTP {end.status}"

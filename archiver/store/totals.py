@@ -7,13 +7,17 @@ import heapq
 from collections import Counter
 from typing import Any
 
+from archiver.content import ANSWERED
 from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, FOR_CRAWLERS, QUEUED, REDIRECTED, SKIPPED
 
 MAX_ERRORS_SHOWN = 20
-HTTP_ERROR = "COALESCE(status, 0) >= 400 AND NOT truncated"
-"""A whole answer the server gave with a 4xx or 5xx status (the row may be fetched or failed)."""
+HTTP_ERROR = (
+    f"status IS NOT NULL AND NOT (status >= {ANSWERED[0]} AND status < {ANSWERED[1]}) AND NOT truncated"
+)
+"""A whole answer the server gave with an error status (content.error_status(): a 4xx, a 5xx, one
+outside 100-599); the row may be fetched or failed."""
 KEPT_OUT = f"outcome = '{SKIPPED}' AND reason = '{ROBOTS_UNREACHABLE}'"
 """A URL not fetched because its host's robots.txt was out of reach: a server's or the
 network's error kept it out, not a rule."""

@@ -1,0 +1,151 @@
+"""A host's robots.txt as the crawl reads it: its rules for our user agent (with protego), what
+each status of its answer gives (RFC 9309, section 2.3.1), and how long an answer is used.
+
+>>> rules = RobotsRules.parse("User-agent: *\\nDisallow: /private", "archiver")
+>>> rules.allows("http://h/private/x"), rules.allows("http://h/public")
+(False, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from protego import Protego
+
+from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
+from archiver.urls import try_normalize
+
+ROBOTS_MAX_BYTES = 512 * 1024
+ROBOTS_RETRY_MAX = 3600.0
+"""Longest wait, in seconds, before a robots.txt still out of reach is asked again."""
+
+
+@dataclass(frozen=True)
+class RobotsRules:
+    """The robots.txt rules of one host, for our user agent."""
+
+    parser: Protego | None
+    """None when the host has no usable robots.txt: everything is allowed (unless out of reach)."""
+    agent: str
+    out_of_reach: bool = False
+    """robots.txt could not be read (a server error, no answer): nothing is allowed."""
+
+    @classmethod
+    def parse(cls, text: str, agent: str) -> RobotsRules:
+        return cls(Protego.parse(text), agent)
+
+    @classmethod
+    def allow_all(cls, agent: str) -> RobotsRules:
+        return cls(None, agent)
+
+    @classmethod
+    def unreachable(cls, agent: str) -> RobotsRules:
+        return cls(None, agent, out_of_reach=True)
+
+    def refusal(self, url: str) -> str | None:
+        """Why robots.txt keeps us from ``url`` (ROBOTS, ROBOTS_UNREACHABLE), None if it does not."""
+        if self.out_of_reach:
+            return ROBOTS_UNREACHABLE
+        if self.parser is None or self.parser.can_fetch(url, self.agent):
+            return None
+        return ROBOTS
+
+    def allows(self, url: str) -> bool:
+        return self.refusal(url) is None
+
+    def crawl_delay(self) -> float:
+        if self.parser is None:
+            return 0.0
+        return float(self.parser.crawl_delay(self.agent) or 0.0)
+
+    def sitemaps(self, robots_url: str) -> list[str]:
+        """The URLs of its Sitemap: lines, in order, each once (they apply to every user agent).
+
+        A relative one (sites write them, though RFC 9309 asks for absolute URLs) is resolved
+        against the robots.txt's own URL ``robots_url``; one that is no http or https URL once
+        resolved is left out.
+
+        >>> rules = RobotsRules.parse("Sitemap: http://h/s.xml\\nSitemap: /t.xml\\nSitemap: ftp://h/u", "a")
+        >>> rules.sitemaps("http://h/robots.txt")
+        ['http://h/s.xml', 'http://h/t.xml']
+        """
+        if self.parser is None:
+            return []
+        resolved = (try_normalize(value.strip(), robots_url) for value in self.parser.sitemaps)
+        return list(dict.fromkeys(url for url in resolved if url is not None))
+
+
+def robots_agent(user_agent: str) -> str:
+    """The product token robots.txt groups match against: 'archiver/0.1 (+...)' -> 'archiver'."""
+    return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
+
+
+RULES = "rules"
+"""A robots.txt answer whose body holds the rules (RFC 9309, 2.3.1.1)."""
+UNAVAILABLE = "unavailable"
+"""A robots.txt answer that says there is none: no rules, everything allowed (2.3.1.3)."""
+UNREACHABLE = "unreachable"
+"""A robots.txt answer that says nothing of it: everything disallowed until it answers (2.3.1.4)."""
+
+
+def robots_answer(status: int | None) -> str:
+    """What a robots.txt fetch answered ``status`` gives (RULES, UNAVAILABLE, UNREACHABLE), as
+    RFC 9309 (section 2.3.1) and Google's robots.txt documentation read each class of status;
+    ``status`` None: no whole answer came (none at all, a body cut short, a broken one).
+
+    - 2xx: its rules.
+    - 3xx: a redirect is followed (RecordedFetch, up to --max-redirects hops, 10 unless told,
+      where RFC 9309 asks at least five); the status of one given up (a loop, too many hops), or
+      of a 3xx that leads nowhere (no Location, a 300, a 304), is unavailable, as Google reads a
+      chain past its hops: as a 404.
+    - 4xx: unavailable, but 429 ("not now", not "none here"), which Google reads as a 5xx.
+    - 5xx, and no whole answer (Google: timeouts, resets, chunking errors): unreachable.
+
+    RFC 9309 is silent on every other status, and RFC 9110 (section 15) speaks for it: a code
+    outside 100-599 is invalid, and a client SHOULD process it as a 5xx. The crawl reads such
+    codes as Chromium reads them (``HTTP/1.1 2000``, ``HTTP/1.1 20x``: 20, ``HTTP/1.1 0``), and
+    none says the host has no robots.txt, nor that its body holds the rules: unreachable, so
+    nothing of the host is fetched against rules it may have, and it is asked again later. A 1xx
+    as the final answer is no answer (the crawl skips interim answers, and fails a 101 as no
+    HTTP): unreachable as well. Zeros before a code are no part of it (``0404`` is a 404).
+
+    >>> {s: robots_answer(s) for s in (200, 299, 301, 304, 404)}
+    {200: 'rules', 299: 'rules', 301: 'unavailable', 304: 'unavailable', 404: 'unavailable'}
+    >>> {robots_answer(s) for s in (429, 503, 599, None, 0, 20, 99, 100, 103, 600, 999, 2000, 2**31 - 1)}
+    {'unreachable'}
+    """
+    if status is None or not 200 <= status < 500 or status == 429:
+        return UNREACHABLE
+    return RULES if status < 300 else UNAVAILABLE
+
+
+def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:
+    """Rules from a robots.txt fetch answered ``status`` (None: no whole answer came), as
+    robots_answer() reads it: a body's rules, none (everything allowed), or everything
+    disallowed while it is out of reach.
+
+    >>> [rules_from_response(s, b"", "a").allows("http://h/") for s in (404, 301, 503, 429, None, 2000)]
+    [True, True, False, False, False, False]
+    """
+    answer = robots_answer(status)
+    if answer == UNREACHABLE:
+        return RobotsRules.unreachable(agent)
+    if answer == UNAVAILABLE:
+        return RobotsRules.allow_all(agent)
+    # UTF-8 (RFC 9309), its byte-order mark no part of its first line (which it would make no
+    # "User-agent" line, and its group's rules none).
+    return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8-sig", errors="replace"), agent)
+
+
+def robots_keep(misses: int, max_age: float, retry: float) -> float:
+    """Seconds a robots.txt answer is used before it is asked again: ``max_age`` (RFC 9309 2.4 asks
+    no more than a day); one out of reach ``misses`` times in a row, ``retry`` doubled for each
+    time after the first, up to ROBOTS_RETRY_MAX (and ``max_age``).
+
+    >>> [robots_keep(misses, 86400, 60) for misses in (0, 1, 2, 3, 8)]
+    [86400, 60, 120, 240, 3600.0]
+    """
+    if misses <= 0:
+        return max_age
+    backoff: float = retry * 2 ** min(misses - 1, 32)
+    return min(backoff, ROBOTS_RETRY_MAX, max_age)
