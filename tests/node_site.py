@@ -170,6 +170,16 @@ async def run_archiver(*args: str, seconds: float = 120) -> tuple[int, str]:
     return await finish(archiver(*args), seconds)
 
 
+def assert_verified(snapshot: Path, said: str = "") -> None:
+    """Fail, with verify's report (then ``said``), unless archiver verify finds ``snapshot``
+    complete and intact. The command prints what verify_snapshot() says and exits 0 when it is
+    ok: asked here, in this process, it costs no second start of Python and the package."""
+    from archiver.verify.verifier import verify_snapshot
+
+    report = verify_snapshot(snapshot)
+    assert report.ok, f"{report.render_text(str(snapshot))}\n{said}"
+
+
 def node_args(url: str, output: Path, redis_url: str, crawl_id: str, *extra: str) -> list[str]:
     return [
         "crawl",

@@ -24,6 +24,7 @@ from node_site import (
     NoCommits,
     TreeSite,
     archiver,
+    assert_verified,
     finish,
     node_args,
     run_archiver,
@@ -86,8 +87,7 @@ async def check_snapshot(snapshot: Path, site: TreeSite, said: str = "") -> None
     assert fetched(snapshot) == site.page_paths(), said
     found = records_by_url(snapshot)
     assert {url: count for url, count in found.items() if count != 1} == {}, said
-    code, report = await run_archiver("verify", str(snapshot))
-    assert code == 0, f"{report}\nthe crawl nodes said:\n{said}"
+    assert_verified(snapshot, f"the crawl nodes said:\n{said}")
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])

@@ -22,6 +22,7 @@ from node_site import (
     NoCommits,
     TreeSite,
     archiver,
+    assert_verified,
     finish,
     joined,
     node_args,
@@ -102,8 +103,7 @@ async def test_three_nodes_fetch_each_url_once_and_share_a_host_limit(tree, tmp_
     assert len(merged) == PAGES and set(merged.values()) == {FETCHED}
     warcs = sorted(path.name for path in (output / "warc").glob("*.warc.gz"))
     assert {name.split("-")[1] for name in warcs} == set(worked)  # archiver-NODE-...: one set a node
-    code, report = await run_archiver("verify", str(output))
-    assert code == 0, report
+    assert_verified(output)
 
 
 async def test_a_node_killed_with_kill_9_loses_nothing_and_stores_nothing_twice(tree, tmp_path, redis_url):
@@ -129,8 +129,7 @@ async def test_a_node_killed_with_kill_9_loses_nothing_and_stores_nothing_twice(
     # by another node: a second record of the URL, in another part.
     found = records_by_url(output)
     assert {url: count for url, count in found.items() if count != 1} == {}
-    code, report = await run_archiver("verify", str(output))
-    assert code == 0, report
+    assert_verified(output)
 
 
 async def two_nodes(args: list[str]) -> None:
@@ -388,8 +387,7 @@ async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_starte
     code, text = await run_archiver(*args[:-4], "--node", "n2")
     assert code == 0, text
     assert set(tree.hits) - FOR_CRAWLERS == tree.page_paths()
-    code, report = await run_archiver("verify", str(output))
-    assert code == 0, report
+    assert_verified(output)
 
 
 async def test_where_a_seed_redirects_is_in_scope_on_every_node(site, tmp_path, redis_url):
@@ -411,8 +409,7 @@ async def test_where_a_seed_redirects_is_in_scope_on_every_node(site, tmp_path, 
         assert {url for url, outcome in merged.items() if outcome == FETCHED} >= {
             tree.url(path) for path in tree.page_paths()
         }
-        code, report = await run_archiver("verify", str(output))
-        assert code == 0, report
+        assert_verified(output)
     finally:
         await tree.close()
 
