@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from browser_watch import BrowserWatch, children
 from conftest import manifest_rows
 from script_site import png, wide_font
 from test_browser import CHROMIUM, CHROMIUM_ARGS, Recorder, async_playwright
-from test_browser_capture import BrowserWatch, _children
 from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling import browser as browser_module
@@ -220,7 +220,7 @@ async def test_the_browser_shuts_down_while_the_mirror_is_finished(site, run_cra
     assert "the first page, rendered" in doms(result.snapshot.root)[site.url("/")]
     assert events == ["browser closing", "mirror finishing", "browser closed"]
     drivers = [
-        pid for pid in _children(os.getpid()) if b"run-driver" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        pid for pid in children(os.getpid()) if b"run-driver" in Path(f"/proc/{pid}/cmdline").read_bytes()
     ]
     assert drivers == []
 
