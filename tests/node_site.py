@@ -7,7 +7,9 @@ import asyncio
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -27,6 +29,8 @@ class TreeSite:
         self.sitemap = sitemap
         self.held: dict[str, tuple[asyncio.Event, asyncio.Event]] = {}
         """Paths whose first request waits: (set when it arrives, set to answer it)."""
+        self.held_every: set[str] = set()
+        """Held paths whose every request waits, not the first alone (``hold(path, every=True)``)."""
         self.hits: Counter[str] = Counter()
         self.log: list[tuple[float, str]] = []
         """(loop time, path) of every request, as it arrived."""
@@ -41,7 +45,7 @@ class TreeSite:
             path = request.path
             self.hits[path] += 1
             self.log.append((asyncio.get_running_loop().time(), path))
-            if path in self.held and self.hits[path] == 1:
+            if path in self.held and (self.hits[path] == 1 or path in self.held_every):
                 arrived, answer = self.held[path]
                 arrived.set()
                 await answer.wait()
@@ -75,10 +79,20 @@ class TreeSite:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.port}{path}"
 
-    def hold(self, path: str) -> tuple[asyncio.Event, asyncio.Event]:
-        """Have the first request of ``path`` wait: (set when it arrives, set it to answer)."""
+    def hold(self, path: str, every: bool = False) -> tuple[asyncio.Event, asyncio.Event]:
+        """Have the first request of ``path`` wait: (set when it arrives, set it to answer). With
+        ``every``, each request of it waits until answered: a node killed or stopped with it in
+        flight gives it back, and the node that takes it over waits too, so the crawl cannot end
+        before the test answers, however fast the machine crawls the rest."""
         self.held[path] = (asyncio.Event(), asyncio.Event())
+        if every:
+            self.held_every.add(path)
         return self.held[path]
+
+    def last_leaf(self) -> str:
+        """The path of the site's last page, which links to nothing: held (``hold(..., every=True)``)
+        it keeps a crawl running until answered, and holds up no other page."""
+        return f"/p{self.pages - 1}"
 
     def page_paths(self) -> set[str]:
         return {"/"} | {f"/p{n}" for n in range(1, self.pages)} | set(self.sitemap)
@@ -96,6 +110,35 @@ class TreeSite:
     async def close(self) -> None:
         if self.server is not None:
             await self.server.close()
+
+
+async def joined(client: Any, crawl_id: str, nodes: int) -> None:
+    """Return once ``nodes`` nodes joined crawl ``crawl_id`` (a hang guard of a minute)."""
+    for _ in range(1200):
+        if await client.hlen(f"archiver:{crawl_id}:nodes") >= nodes:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"fewer than {nodes} nodes joined crawl {crawl_id} within a minute")
+
+
+async def started_together(
+    site: TreeSite, redis_url: str, crawl_id: str, args: list[str], names: Iterable[str]
+) -> dict[str, subprocess.Popen[str]]:
+    """Crawl nodes ``names`` started with ``args``, by name, the seed answered once all joined: one
+    node alone could crawl much of the site before another started (a node takes seconds to start
+    on a busy machine), which then found little or nothing to do."""
+    import redis.asyncio
+
+    arrived, answer = site.hold("/")
+    nodes = {name: archiver(*args, "--node", name) for name in names}
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        await asyncio.wait_for(arrived.wait(), 60)
+        await joined(client, crawl_id, len(nodes))
+    finally:
+        answer.set()
+        await client.aclose()
+    return nodes
 
 
 class NoCommits:
@@ -125,6 +168,16 @@ async def finish(process: subprocess.Popen[str], seconds: float = 240) -> tuple[
 
 async def run_archiver(*args: str, seconds: float = 120) -> tuple[int, str]:
     return await finish(archiver(*args), seconds)
+
+
+def assert_verified(snapshot: Path, said: str = "") -> None:
+    """Fail, with verify's report (then ``said``), unless archiver verify finds ``snapshot``
+    complete and intact. The command prints what verify_snapshot() says and exits 0 when it is
+    ok: asked here, in this process, it costs no second start of Python and the package."""
+    from archiver.verify.verifier import verify_snapshot
+
+    report = verify_snapshot(snapshot)
+    assert report.ok, f"{report.render_text(str(snapshot))}\n{said}"
 
 
 def node_args(url: str, output: Path, redis_url: str, crawl_id: str, *extra: str) -> list[str]:

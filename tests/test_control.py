@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from node_site import TreeSite, archiver, finish, node_args, run_archiver
+from node_site import TreeSite, archiver, assert_verified, finish, node_args, run_archiver
 from subprocesses import track
 
 from archiver.scope import EXCLUDED
@@ -88,8 +88,7 @@ async def test_control_a_crawl_of_one_process(slow_tree, tmp_path):
     assert code == 0, text
     check_outcome(slow_tree, output, times)
     assert EXCLUDE in json.loads((output / "crawl.json").read_text())["settings"]["exclude"]
-    code, report = await run_archiver("verify", str(output))
-    assert code == 0, report
+    assert_verified(output)
     status = await control(str(output), "status")
     assert status.startswith("finished: ") and " fetched, 0 queued" in status, status
 
@@ -103,8 +102,7 @@ async def test_control_crawl_nodes_through_redis(slow_tree, tmp_path, redis_url)
         code, text = await finish(process)
         assert code == 0, text
     check_outcome(slow_tree, output, times)
-    code, report = await run_archiver("verify", str(output))
-    assert code == 0, report
+    assert_verified(output)
 
 
 async def test_stop_ends_the_crawl_resumably_and_a_stopped_folder_takes_no_command(slow_tree, tmp_path):

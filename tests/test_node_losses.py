@@ -19,7 +19,17 @@ from urllib.parse import urlsplit
 
 import pytest
 from conftest import manifest_rows
-from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
+from node_site import (
+    FOR_CRAWLERS,
+    NoCommits,
+    TreeSite,
+    archiver,
+    assert_verified,
+    finish,
+    node_args,
+    run_archiver,
+    started_together,
+)
 from test_crash import killed_as_it_made_its_manifest, records_by_url
 
 from archiver.cli.exits import EXIT_PROBLEMS, EXIT_STOPPED
@@ -50,9 +60,12 @@ async def until(condition: Callable[[], Awaitable[bool]], seconds: float = 60) -
     raise AssertionError(f"still not so after {seconds} s")
 
 
-LEAVES = 1100
-"""Pages of a TreeSite(2000) fetched before a node is held between storing and releasing: past
-page 1000 they link to nothing, so a node stores them with no write to Redis (a page with links
+PAGES = 600
+"""Pages of the TreeSite of the tests that lose a node mid-crawl: the nodes start together, and
+its last page, held, keeps the crawl running until the node is lost, so a small site will do."""
+LEAVES = 330
+"""Pages of that site fetched before a node is held between storing and releasing: past page
+300 they link to nothing, so a node stores them with no write to Redis (a page with links
 claims them first, a write CLIENT PAUSE holds, and its row waits for it)."""
 
 
@@ -74,8 +87,7 @@ async def check_snapshot(snapshot: Path, site: TreeSite, said: str = "") -> None
     assert fetched(snapshot) == site.page_paths(), said
     found = records_by_url(snapshot)
     assert {url: count for url, count in found.items() if count != 1} == {}, said
-    code, report = await run_archiver("verify", str(snapshot))
-    assert code == 0, f"{report}\nthe crawl nodes said:\n{said}"
+    assert_verified(snapshot, f"the crawl nodes said:\n{said}")
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
@@ -133,18 +145,20 @@ async def test_a_node_stopped_past_its_timeout_stops_when_continued(tmp_path, re
     continued, it went on as if nothing had happened, storing a second capture of URLs the others
     fetched again. Now Redis refuses it, and it stops in one line (exit 3); the URLs it stored
     before it knew are not fetched again by the others."""
-    site = TreeSite(2000, latency=0.01)
+    site = TreeSite(PAGES, latency=0.01)
+    _, answer = site.hold(site.last_leaf(), every=True)  # the crawl runs until n2 has stopped
     await site.start()
     try:
         output = tmp_path / "snap"
         args = quick_args(site, output, redis_url, "stalled")
-        nodes = {name: archiver(*args, "--node", name) for name in ("n1", "n2", "n3")}
-        await site.wait_for(400)
+        nodes = await started_together(site, redis_url, "stalled", args, ["n1", "n2", "n3"])
+        await site.wait_for(PAGES // 3)
         os.kill(nodes["n2"].pid, signal.SIGSTOP)
         # The others reap it at a heartbeat of theirs once its own has expired.
         await until(lambda: _reaped(redis_client, "stalled", "n2"))
         os.kill(nodes["n2"].pid, signal.SIGCONT)
         code, text = await finish(nodes.pop("n2"))
+        answer.set()
         assert code == EXIT_STOPPED, text
         assert "crawl node n2 was given up by the others" in text and text.strip().count("\n") == 0, text
         for process in nodes.values():
@@ -198,14 +212,16 @@ async def test_a_url_stored_by_a_node_killed_before_it_said_so_is_not_fetched_ag
     between, its lease went back to the queue, and another node stored the URL a second time.
     Redis refusing writes for a moment (CLIENT PAUSE) holds the node there: it stores, and
     cannot release."""
-    site = TreeSite(2000, latency=0.01)
+    site = TreeSite(PAGES, latency=0.01)
+    _, answer = site.hold(site.last_leaf(), every=True)  # the crawl runs until n2 is killed
     await site.start()
     try:
         output = tmp_path / "snap"
         args = quick_args(site, output, redis_url, "window")
-        nodes = {name: archiver(*args, "--node", name) for name in ("n1", "n2", "n3")}
+        nodes = await started_together(site, redis_url, "window", args, ["n1", "n2", "n3"])
         await site.wait_for(LEAVES)
         await _kill_between_store_and_release(redis_client, nodes.pop("n2"), output, "window", "n2")
+        answer.set()
         for process in nodes.values():
             code, text = await finish(process)
             assert code == 0, text
@@ -403,7 +419,8 @@ async def test_a_node_killed_and_started_again_under_its_name_finishes_the_crawl
     Dropping them as the name registered again was not enough: the URLs its first run had stored
     and not released were fetched again, as revisits of their own first record, which their new
     row replaced; the mirror of such a page had no payload, and links to it were broken."""
-    site = TreeSite(2000, latency=0.01)
+    site = TreeSite(PAGES, latency=0.01)
+    _, answer = site.hold(site.last_leaf(), every=True)  # the crawl runs until n1 is killed
     await site.start()
     try:
         output = tmp_path / "snap"
@@ -411,6 +428,7 @@ async def test_a_node_killed_and_started_again_under_its_name_finishes_the_crawl
         first = archiver(*args, "--node", "n1")
         await site.wait_for(LEAVES)
         await _kill_between_store_and_release(redis_client, first, output, "again", "n1")
+        answer.set()
         await until(lambda: _gone(redis_client, "again", "n1"))
         code, text = await finish(archiver(*args, "--node", "n1"), seconds=120)
         assert code == 0, text

@@ -17,7 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from node_site import FOR_CRAWLERS, NoCommits, TreeSite, archiver, finish, node_args, run_archiver
+from node_site import (
+    FOR_CRAWLERS,
+    NoCommits,
+    TreeSite,
+    archiver,
+    assert_verified,
+    finish,
+    joined,
+    node_args,
+    run_archiver,
+    started_together,
+)
 from test_crash import records_by_url
 from test_verify_tamper import members
 
@@ -27,7 +38,10 @@ from archiver.crawling.run import CrawlResult, crawl
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED
 
-PAGES = 2000
+PAGES = 500
+"""Pages of the tree site: enough for every node to take a share (the nodes start together, and a
+page held keeps the crawl running as long as a test needs it), few enough to crawl and verify
+in seconds."""
 
 
 @pytest.fixture
@@ -61,12 +75,21 @@ def rows_of(path: Path) -> dict[str, str]:
 
 
 async def test_three_nodes_fetch_each_url_once_and_share_a_host_limit(tree, tmp_path, redis_url):
+    import redis.asyncio
+
     output = tmp_path / "snap"
     args = node_args(tree.url(), output, redis_url, "three", "--host-concurrency", "2", "--concurrency", "8")
-    first = [archiver(*args, "--node", name) for name in ("n1", "n2")]
+    _, answer = tree.hold(tree.last_leaf(), every=True)  # the crawl runs until n3 joined it
+    first = await started_together(tree, redis_url, "three", args, ["n1", "n2"])
     await tree.wait_for(200)
     late = archiver(*args, "--node", "n3")  # a node started late joins the crawl under way
-    for process in (*first, late):
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        await joined(client, "three", 3)
+    finally:
+        answer.set()
+        await client.aclose()
+    for process in (*first.values(), late):
         code, output_text = await finish(process)
         assert code == 0, output_text
     assert set(tree.hits) - FOR_CRAWLERS == tree.page_paths()
@@ -80,18 +103,19 @@ async def test_three_nodes_fetch_each_url_once_and_share_a_host_limit(tree, tmp_
     assert len(merged) == PAGES and set(merged.values()) == {FETCHED}
     warcs = sorted(path.name for path in (output / "warc").glob("*.warc.gz"))
     assert {name.split("-")[1] for name in warcs} == set(worked)  # archiver-NODE-...: one set a node
-    code, report = await run_archiver("verify", str(output))
-    assert code == 0, report
+    assert_verified(output)
 
 
 async def test_a_node_killed_with_kill_9_loses_nothing_and_stores_nothing_twice(tree, tmp_path, redis_url):
     tree.latency = 0.01  # slow enough that the killed node has fetches in flight
+    _, answer = tree.hold(tree.last_leaf(), every=True)  # the crawl runs until n2 is killed
     output = tmp_path / "snap"
     args = node_args(tree.url(), output, redis_url, "killed", "--node-timeout", "2", "--concurrency", "8")
-    nodes = {name: archiver(*args, "--node", name) for name in ("n1", "n2", "n3")}
-    await tree.wait_for(400)
+    nodes = await started_together(tree, redis_url, "killed", args, ["n1", "n2", "n3"])
+    await tree.wait_for(PAGES // 2)
     os.kill(nodes["n2"].pid, signal.SIGKILL)
     code, _ = await finish(nodes.pop("n2"))
+    answer.set()
     assert code == -signal.SIGKILL
     for process in nodes.values():
         code, text = await finish(process)
@@ -105,8 +129,7 @@ async def test_a_node_killed_with_kill_9_loses_nothing_and_stores_nothing_twice(
     # by another node: a second record of the URL, in another part.
     found = records_by_url(output)
     assert {url: count for url, count in found.items() if count != 1} == {}
-    code, report = await run_archiver("verify", str(output))
-    assert code == 0, report
+    assert_verified(output)
 
 
 async def two_nodes(args: list[str]) -> None:
@@ -117,33 +140,14 @@ async def two_nodes(args: list[str]) -> None:
         assert code == 0, text
 
 
-async def both_joined(client: Any, crawl_id: str, nodes: int = 2) -> None:
-    """Return once ``nodes`` nodes joined crawl ``crawl_id`` (a hang guard of a minute): a page that
-    waits for it is taken by all, where one node could crawl it all before another starts."""
-    for _ in range(1200):
-        if await client.hlen(f"archiver:{crawl_id}:nodes") >= nodes:
-            return
-        await asyncio.sleep(0.05)
-
-
 async def nodes_started_together(
-    tree: Any, redis_url: str, crawl_id: str, args: list[str], names: list[str]
+    tree: TreeSite, redis_url: str, crawl_id: str, args: list[str], names: list[str]
 ) -> None:
     """Run crawl nodes ``names`` with ``args`` to their end, each finishing the crawl, the seed
     answering once all joined: one node alone could crawl it all before another started, which
     then found the crawl finished."""
-    import redis.asyncio
-
-    arrived, answer = tree.hold("/")
-    nodes = [archiver(*args, "--node", name) for name in names]
-    client = redis.asyncio.Redis.from_url(redis_url)
-    try:
-        await asyncio.wait_for(arrived.wait(), 60)
-        await both_joined(client, crawl_id, nodes=len(names))
-    finally:
-        answer.set()
-        await client.aclose()
-    for node in nodes:
+    nodes = await started_together(tree, redis_url, crawl_id, args, names)
+    for node in nodes.values():
         code, text = await finish(node)
         assert code == 0, text
 
@@ -362,6 +366,7 @@ async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_starte
     failed by an "internal error". Now one line, the resumable exit of a stopped crawl, no
     page failed for it, and the node started again finishes the crawl."""
     tree.latency = 0.01
+    _, answer = tree.hold(tree.last_leaf(), every=True)  # the crawl runs until Redis is lost
     output = tmp_path / "snap"
     args = node_args(tree.url(), output, redis_url, "dropped", "--node", "n1", "--node-timeout", "2")
     node = archiver(*args)
@@ -373,6 +378,7 @@ async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_starte
         code, text = await finish(node)
         admin.sendall(b"AUTH sesame\r\nCONFIG SET requirepass ''\r\n")
         assert admin.recv(64) == b"+OK\r\n+OK\r\n"
+    answer.set()
     assert code == EXIT_STOPPED, (code, text)
     assert "Traceback" not in text and text.strip().count("\n") == 0, text
     assert "lost the crawl's Redis" in text and "start it again under another --node" in text, text
@@ -381,8 +387,7 @@ async def test_a_node_that_loses_redis_stops_in_one_line_and_goes_on_when_starte
     code, text = await run_archiver(*args[:-4], "--node", "n2")
     assert code == 0, text
     assert set(tree.hits) - FOR_CRAWLERS == tree.page_paths()
-    code, report = await run_archiver("verify", str(output))
-    assert code == 0, report
+    assert_verified(output)
 
 
 async def test_where_a_seed_redirects_is_in_scope_on_every_node(site, tmp_path, redis_url):
@@ -404,8 +409,7 @@ async def test_where_a_seed_redirects_is_in_scope_on_every_node(site, tmp_path, 
         assert {url for url, outcome in merged.items() if outcome == FETCHED} >= {
             tree.url(path) for path in tree.page_paths()
         }
-        code, report = await run_archiver("verify", str(output))
-        assert code == 0, report
+        assert_verified(output)
     finally:
         await tree.close()
 
@@ -540,7 +544,7 @@ async def test_the_merged_crawl_keeps_the_cookies_of_every_node(site, tmp_path, 
 
     async def seed(request: web.Request) -> web.Response:
         # The seed answers once both nodes joined: else one may crawl it all before the other starts.
-        await both_joined(client, "jars")
+        await joined(client, "jars", 2)
         links = "".join(f'<a href="{path}">{path}</a>' for path in pages)
         return web.Response(text=links, content_type="text/html")
 
@@ -710,7 +714,7 @@ async def test_a_pages_links_go_with_the_cookies_its_answer_set_on_every_node(si
     client = redis.asyncio.Redis.from_url(redis_url)
 
     async def seed(request: web.Request) -> web.Response:
-        await both_joined(client, "links-cookie")  # both nodes wait for links
+        await joined(client, "links-cookie", 2)  # both nodes wait for links
         links = "".join(f'<a href="{path}">{path}</a>' for path in pages)
         response = web.Response(text=links, content_type="text/html")
         response.headers.add("Set-Cookie", "sid=1; Path=/")
