@@ -61,6 +61,8 @@ _READ_ATTRS = {tag: names | _ALWAYS_READ for tag, names in _URL_ATTRS.items()}
 _SVG_EDITED_TAGS = frozenset(SVG_LINK_ATTRS)
 _STYLE_ATTRIBUTE = re.compile("|".join(CSS_ATTRS), re.IGNORECASE)
 """A tag that may hold an attribute whose CSS holds a URL (a first look: attributes() tells)."""
+_NEUTRALISED = frozenset({"crossorigin", "integrity"})
+"""Attributes the mirror renames: crossorigin always, integrity once its file is made local."""
 _BASE = frozenset({"base"})
 _BASE_TAG = re.compile("<base", re.IGNORECASE)
 """Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
@@ -74,14 +76,19 @@ class _Element:
         self.tag = tag
         self._raw = raw
         self._view = view
-        self._spans: dict[str, tuple[int, int]] = {}
-        for name, _ns, _ne, value_start, value_end in found:
-            self._spans.setdefault(name, (value_start, value_end))  # the first wins, as in browsers
+        self._found = found
+        self._spans: dict[str, tuple[int, int]] | None = None
+        """Each attribute's value span, made at the first get(): an <a> is never asked."""
         self._texts: dict[str, str] = {}
 
     def get(self, name: str, default: str | None = None) -> str | None:
         text = self._texts.get(name)
         if text is None:
+            if self._spans is None:
+                self._spans = {}
+                for found_name, _ns, _ne, value_start, value_end in self._found:
+                    # The first of a name wins, as in browsers.
+                    self._spans.setdefault(found_name, (value_start, value_end))
             span = self._spans.get(name)
             if span is None:
                 return default
@@ -174,7 +181,7 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
     key = (raw, link.base_folder(base), link.here_folder, view.encoding, view.query_encoding)
     found = link.memo.tags.find(key)
     if found is None:
-        guessed = link.memo.guessed_tags.find(key)
+        guessed = link.memo.guessed_tags.find(key) if link.memo.guessed_tags else None
         if guessed is not None:
             link.replay(guessed[1])
             return guessed[0]
@@ -198,7 +205,10 @@ def _tag_edits(
     read = _READ_ATTRS.get(tag, _ALWAYS_READ)
     edits = []
     local_before = link.made_local
+    neutralised = []
     for name, name_start, name_end, value_start, value_end in found:
+        if name in _NEUTRALISED:
+            neutralised.append((name, name_start, name_end))
         if value_start == value_end:
             continue
         if not svg and name not in read:
@@ -223,8 +233,8 @@ def _tag_edits(
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
     integrity = link.made_local > local_before and tag in ("link", "script")
-    for name, name_start, name_end, _vs, _ve in found:
-        if name == "crossorigin" or (name == "integrity" and integrity):
+    for name, name_start, name_end in neutralised:
+        if name == "crossorigin" or integrity:
             edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
     return edits
 

@@ -166,7 +166,7 @@ class Linker:
         whole_key = (key[0], key[1], value)
         found = memo.references.find(whole_key)
         if found is None:
-            guessed = memo.guessed_references.find(whole_key)
+            guessed = memo.guessed_references.find(whole_key) if memo.guessed_references else None
             if guessed is not None:
                 self.replay(guessed[1])
                 return guessed[0]
