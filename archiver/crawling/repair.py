@@ -36,7 +36,7 @@ from typing import Any
 
 from isal import isal_zlib
 
-from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj, manifest_damage, manifest_lost
+from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj, manifest_lost
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
 from archiver.store.rebuild import rebuild_manifest, set_aside_manifest
@@ -153,7 +153,7 @@ def rebuild_lost_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, A
     ``settings`` (the crawl's, as crawl.json keeps them) under their scope; returns a warning
     saying so, or nothing if the manifest stands."""
     lost = manifest_lost(snapshot, prefix)
-    damage = None if lost else manifest_damage(snapshot)
+    damage = None if lost else Manifest.damage_in(snapshot.manifest_path)
     if not lost and damage is None:
         return []
     seeds = [seed for seed in (try_normalize(str(url)) for url in settings.get("seeds") or ()) if seed]

@@ -109,10 +109,9 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
     """
     started = time.monotonic()
     snapshot = Snapshot(root)
-    if not snapshot.is_snapshot():
-        if snapshot.crawl_json_path.is_file():
-            snapshot.check_manifest()  # lost: the WARC files give it back
+    if not snapshot.crawl_json_path.is_file():
         raise SnapshotError(f"{root} is not a snapshot (no manifest.sqlite3 and crawl.json)")
+    snapshot.check_manifest()  # lost or damaged: the WARC files give it back
     if target.resolve().is_relative_to(snapshot.root.resolve()):
         # It could replace a WARC file or the manifest, and the next export would pack it.
         raise ExportError(f"{target} is inside the snapshot {root}; write the WACZ file elsewhere")
