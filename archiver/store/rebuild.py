@@ -56,6 +56,12 @@ DEFAULT_MAX_REDIRECTS: int = CrawlConfig.max_redirects
 """The crawl's --max-redirects where crawl.json names none."""
 SEEN = "rebuild_met"
 """The temporary table of the URLs met while how each was found is found again."""
+WAITING = "rebuild_waiting"
+"""The temporary table of the URLs met and not yet given their rows, level by level."""
+MET_BATCH = 1000
+"""URLs read at once from the table of those waiting: what the walk holds in memory at most."""
+CHAIN_SEPARATOR = "\n"
+"""Between the URLs of a redirect's chain in the table of those waiting (no URL holds one)."""
 RENDERED = "rendered (its DOM is in the WARC files)"
 """The render reason of a page whose rendered DOM a rebuilt manifest found in the WARC files."""
 
@@ -186,9 +192,17 @@ class _Discovery:
         self.manifest = manifest
         self.reader = reader
         self.scope = scope
-        # The URLs met so far, on disk past SQLite's cache: memory does not grow with the site.
+        self._noted = 0
+        """URLs noted in the table of those waiting so far: each one's place in its level."""
+        # The URLs met so far, and those waiting to be met, on disk past SQLite's cache: memory
+        # does not grow with the site.
         manifest.connection.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS {SEEN} (url TEXT PRIMARY KEY) WITHOUT ROWID"
+        )
+        manifest.connection.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {WAITING} (depth INTEGER NOT NULL, place INTEGER NOT NULL, "
+            "url TEXT NOT NULL, found_by TEXT NOT NULL, parent TEXT, requisite INTEGER NOT NULL, "
+            "chain TEXT NOT NULL, PRIMARY KEY (depth, place)) WITHOUT ROWID"
         )
 
     def first_meeting(self, url: str) -> bool:
@@ -204,20 +218,74 @@ class _Discovery:
             if at_root and self.first_meeting(row.url):
                 found_by = "robots" if row.url.endswith("/robots.txt") else "sitemap"
                 self._found(dataclasses.replace(row, found_by=found_by, depth=0, parent=None))
-        level = [_Met(seed, 0, "seed", None) for seed in seeds]
-        while level:
-            following: list[_Met] = []
-            for met in level:  # grows as redirects are met: they keep their source's depth
-                self.meet(met, level, following)
-            self.manifest.commit()
-            if level[0].depth == 0:  # where the seeds' redirects landed is in scope as they are
-                self.scope = self.scope.with_seeds(seed_landings(self.manifest))
-            level = following
-        self.manifest.commit()
+        for seed in seeds:
+            self.wait(_Met(seed, 0, "seed", None))
+        depth = 0
+        for met in self.waiting():
+            if met.depth != depth:
+                self._level_met(depth)
+                depth = met.depth
+            self.meet(met)
+        self._level_met(depth)
 
-    def meet(self, met: _Met, level: list[_Met], following: list[_Met]) -> None:
-        """Give ``met`` its row, and queue what it leads to: its redirect's next URL on this
-        ``level``, its links on the ``following`` one."""
+    def _level_met(self, depth: int) -> None:
+        """Commit the rows of the level ``depth``; where the seeds' redirects landed, met on the
+        first, is in scope as they are."""
+        self.manifest.commit()
+        if depth == 0:
+            self.scope = self.scope.with_seeds(seed_landings(self.manifest))
+
+    def wait(self, met: _Met) -> None:
+        """Note ``met`` to be met after what was noted before it at its depth: a redirect's next
+        URL on the level of its source, a page's links on the next."""
+        self._noted += 1
+        self.manifest.connection.execute(
+            f"INSERT INTO {WAITING} VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                met.depth,
+                self._noted,
+                met.url,
+                met.found_by,
+                met.parent,
+                int(met.requisite),
+                CHAIN_SEPARATOR.join(met.chain),
+            ),
+        )
+
+    def waiting(self) -> Iterator[_Met]:
+        """The URLs noted by wait(), level by level, each level in the order they were noted
+        (also those noted while it is read), MET_BATCH at a time: the walk holds no more. Each
+        batch is of one level, the lowest waiting: a redirect met at the end of a level puts its
+        next URL on that level still."""
+        while True:
+            found = self.manifest.connection.execute(
+                f"SELECT depth, place, url, found_by, parent, requisite, chain FROM {WAITING} "
+                f"WHERE depth = (SELECT min(depth) FROM {WAITING}) ORDER BY place LIMIT ?",
+                (MET_BATCH,),
+            ).fetchall()
+            if not found:
+                return
+            last_depth, last_place = found[-1][0], found[-1][1]
+            self.manifest.connection.execute(
+                f"DELETE FROM {WAITING} WHERE depth = ? AND place <= ?", (last_depth, last_place)
+            )
+            batch = [
+                _Met(
+                    url,
+                    depth,
+                    found_by,
+                    parent,
+                    bool(requisite),
+                    tuple(chain.split(CHAIN_SEPARATOR)) if chain else (),
+                )
+                for depth, _place, url, found_by, parent, requisite, chain in found
+            ]
+            del found
+            yield from batch
+
+    def meet(self, met: _Met) -> None:
+        """Give ``met`` its row, and note what it leads to (wait()): its redirect's next URL, its
+        page's links."""
         if not self.first_meeting(met.url):
             return
         row = self.manifest.get(met.url)
@@ -240,9 +308,9 @@ class _Discovery:
             row = dataclasses.replace(row, outcome=FAILED, reason=failure)
         elif row.outcome == REDIRECTED and row.redirect_to:
             hop = _Met(row.redirect_to, met.depth, "redirect", met.url, met.requisite, (*chain, met.url))
-            level.append(hop)
+            self.wait(hop)
         elif row.outcome == FETCHED and is_parsed(row.status, mime_type(row.content_type) or "text/html"):
-            title = self._links(row, following)
+            title = self._links(row)
             row = dataclasses.replace(row, title=title if title is not None else row.title)
         self._found(row)
 
@@ -255,9 +323,9 @@ class _Discovery:
             (row.found_by, row.parent, row.depth, row.title, row.outcome, row.reason, row.url),
         )
 
-    def _links(self, row: ManifestRow, following: list[_Met]) -> str | None:
-        """Queue the links of ``row``'s page (and of its rendered DOM) on the next level; returns
-        the page's title."""
+    def _links(self, row: ManifestRow) -> str | None:
+        """Note the links of ``row``'s page (and of its rendered DOM) to be met on the next level;
+        returns the page's title."""
         read = stored_body(self.manifest, self.reader, row)
         title = None
         if read is not None:
@@ -265,7 +333,8 @@ class _Discovery:
             content_type = as_taken(content_type, row.content_type)
             page = extract(body, row.url, mime_type(content_type), content_type)
             title = page.title
-            following.extend(_found_on(row, page.links))
+            for met in _found_on(row, page.links):
+                self.wait(met)
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             try:
                 dom = self.reader.read(row.dom_warc_file, row.dom_warc_offset, DOM_READ_LIMIT)
@@ -273,5 +342,6 @@ class _Discovery:
                 return title
             page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE)
             title = page.title or title
-            following.extend(_found_on(row, page.links))
+            for met in _found_on(row, page.links):
+                self.wait(met)
         return title
