@@ -3,7 +3,9 @@
 The WARC files are the record of truth: each response, revisit and rendered
 DOM gives back its capture's row (URL, status, type, length, digest, date,
 WARC location; a redirect's next URL from its Location; a page's title from
-its body). What no record holds, how each URL was found, is found again the
+its body; a revisit's payload length, and a 304's status and type, from the
+response it refers to, in these files or in the snapshot a re-archive was made
+against). What no record holds, how each URL was found, is found again the
 way the crawl found it: from the seeds of crawl.json, level by level, through
 each chain of redirects and the links of each page (read as verify reads
 them), each link judged by the crawl's scope. A link to a URL with no record
@@ -20,6 +22,7 @@ and -shm files) for whoever wants to read what is left of it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Iterable, Iterator
@@ -37,6 +40,7 @@ from archiver.redirects import redirect_failure, redirect_fragment, redirect_now
 from archiver.scope import Scope
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
+from archiver.store.previous import Previous, open_previous
 from archiver.store.referrers import stored_body
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_landings
@@ -62,6 +66,8 @@ MET_BATCH = 1000
 """URLs read at once from the table of those waiting: what the walk holds in memory at most."""
 CHAIN_SEPARATOR = "\n"
 """Between the URLs of a redirect's chain in the table of those waiting (no URL holds one)."""
+NOT_MODIFIED = 304
+"""The status of a revisit that a 304 answer to a conditional request wrote."""
 RENDERED = "rendered (its DOM is in the WARC files)"
 """The render reason of a page whose rendered DOM a rebuilt manifest found in the WARC files."""
 
@@ -87,26 +93,33 @@ def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], 
     """Write the manifest of ``snapshot`` (none must be there) again from the WARC files of the
     crawl (``prefix``), found again from ``seeds`` under the scope of crawl.json's ``settings``;
     then its CDXJ index. Returns the captures found."""
-    with RecordIndex() as records:
+    with RecordIndex() as records, contextlib.ExitStack() as held:
         WarcScan(Report(), records).scan(warc_paths(snapshot.warc_dir, prefix))
-        with Manifest.open(snapshot.manifest_path) as manifest, WarcReader(snapshot.warc_dir) as reader:
-            captures = _write_captures(manifest, records, reader)
-            max_redirects = settings.get("max_redirects")
-            hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
-            _Discovery(manifest, reader, Scope.from_settings(settings), hops).run(seeds)
-            manifest.resolve_redirects()
-            manifest.commit()
-            rebuild_index(snapshot.cdxj_path, records, manifest)
+        manifest = held.enter_context(Manifest.open(snapshot.manifest_path))
+        reader = held.enter_context(WarcReader(snapshot.warc_dir))
+        # A re-archive's revisits refer to records of its previous snapshot (or of one before).
+        previous = open_previous(snapshot)
+        if previous is not None:
+            held.enter_context(previous)
+        captures = _write_captures(manifest, records, reader, previous)
+        max_redirects = settings.get("max_redirects")
+        hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
+        _Discovery(manifest, reader, Scope.from_settings(settings), hops, previous).run(seeds)
+        manifest.resolve_redirects()
+        manifest.commit()
+        rebuild_index(snapshot.cdxj_path, records, manifest)
         snapshot.cdxj_pending_path.unlink(missing_ok=True)  # the index holds every line now
     return captures
 
 
-def _write_captures(manifest: Manifest, records: RecordIndex, reader: WarcReader) -> int:
+def _write_captures(
+    manifest: Manifest, records: RecordIndex, reader: WarcReader, previous: Previous | None
+) -> int:
     """A row for each response and revisit record (the last of a URL, as the crawl keeps a
     robots.txt asked again), and each page's rendered DOM; returns how many captures."""
     captures = 0
     for entry in records.values("record_type IN ('response', 'revisit')"):
-        manifest.upsert(_capture_row(entry, records, reader))
+        manifest.upsert(_capture_row(entry, records, reader, previous))
         captures += 1
     for entry in records.values("record_type = 'resource'"):
         page = page_of(entry.url)
@@ -116,19 +129,37 @@ def _write_captures(manifest: Manifest, records: RecordIndex, reader: WarcReader
     return captures
 
 
-def _capture_row(entry: RecordEntry, records: RecordIndex, reader: WarcReader) -> ManifestRow:
+def _original(entry: RecordEntry, records: RecordIndex, previous: Previous | None) -> _Original | None:
+    """What the revisit ``entry`` refers to: a response of the WARC files read, or of the
+    snapshot a re-archive was made against (or one before it); None if neither holds it."""
+    refers_to = entry.refers_to or ("", "")
+    own = records.get(records.response_at(*refers_to) or ("", -1))
+    if own is not None:
+        return _Original(own.status, own.mime or None, own.payload_length)
+    earlier = previous.at(*refers_to) if previous is not None and all(refers_to) else None
+    if earlier is None:
+        return None
+    return _Original(earlier.row.status, earlier.row.content_type, earlier.row.length)
+
+
+def _capture_row(
+    entry: RecordEntry, records: RecordIndex, reader: WarcReader, previous: Previous | None
+) -> ManifestRow:
     """The row of the capture ``entry`` holds, as the writer wrote it (how it was found aside)."""
-    length = entry.payload_length
+    status, content_type, length = entry.status, entry.mime or None, entry.payload_length
     if entry.record_type == "revisit":  # its payload is its original's
-        original = records.get(records.response_at(*(entry.refers_to or ("", ""))) or ("", -1))
-        length = original.payload_length if original is not None else None
+        original = _original(entry, records, previous)
+        length = original.length if original is not None else None
+        if original is not None and status == NOT_MODIFIED:
+            # A 304 confirmed the original: the URL keeps its status and type (revisiting.py).
+            status, content_type = original.status, original.content_type
     row = ManifestRow(
         url=entry.url,
         found_by="link",
         depth=1,
         outcome=FETCHED,
-        status=entry.status,
-        content_type=entry.mime or None,
+        status=status,
+        content_type=content_type,
         length=length,
         payload_digest=entry.payload_digest,
         fetched_at=entry.date,
@@ -138,7 +169,7 @@ def _capture_row(entry: RecordEntry, records: RecordIndex, reader: WarcReader) -
         record_type=entry.record_type,
         truncated=entry.truncated == "length",
     )
-    redirect = entry.status is not None and 300 <= entry.status < 400
+    redirect = status is not None and 300 <= status < 400 and status != NOT_MODIFIED
     if not entry.intact or not (redirect or entry.record_type == "response"):
         return row
     try:
@@ -165,6 +196,16 @@ def _capture_row(entry: RecordEntry, records: RecordIndex, reader: WarcReader) -
 
 
 @dataclasses.dataclass(frozen=True)
+class _Original:
+    """What a revisit's row takes of the response it refers to."""
+
+    status: int | None
+    content_type: str | None
+    length: int | None
+    """Bytes of its payload."""
+
+
+@dataclasses.dataclass(frozen=True)
 class _Met:
     """A URL met on the way from the seeds, as the crawl meets it (discovery.consider)."""
 
@@ -187,8 +228,17 @@ def _found_on(page: ManifestRow, links: Iterable[Link]) -> Iterator[_Met]:
 class _Discovery:
     """How each URL was found, found again from the seeds, level by level."""
 
-    def __init__(self, manifest: Manifest, reader: WarcReader, scope: Scope, max_redirects: int) -> None:
+    def __init__(
+        self,
+        manifest: Manifest,
+        reader: WarcReader,
+        scope: Scope,
+        max_redirects: int,
+        previous: Previous | None = None,
+    ) -> None:
         self.max_redirects = max_redirects
+        self.previous = previous
+        """Where the bodies of a re-archive's revisits are (store/stored.py)."""
         self.manifest = manifest
         self.reader = reader
         self.scope = scope
@@ -326,7 +376,7 @@ class _Discovery:
     def _links(self, row: ManifestRow) -> str | None:
         """Note the links of ``row``'s page (and of its rendered DOM) to be met on the next level;
         returns the page's title."""
-        read = stored_body(self.manifest, self.reader, row)
+        read = stored_body(self.manifest, self.reader, row, self.previous)
         title = None
         if read is not None:
             body, content_type = read
