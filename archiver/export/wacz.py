@@ -337,7 +337,7 @@ def _check_index(snapshot: Snapshot, summary: WaczSummary, missing: set[str], ma
         if captures:
             raise SnapshotError(
                 f"{snapshot.cdxj_path} is missing or empty, yet the manifest names {captures} captures; "
-                f"the snapshot is damaged (archiver verify {snapshot.root} says more)"
+                f"write it again from the WARC files with: archiver mirror {snapshot.root}"
             )
 
 
