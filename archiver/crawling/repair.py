@@ -76,11 +76,13 @@ def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRec
     warning for each repair, and for each damage no fetch can repair (a warcinfo record's)."""
     _write_noted(snapshot, manifest, record)
     damaged, unrepairable = _damaged_captures(snapshot, prefix, manifest)
-    # A file's warcinfo holds no URL to fetch: it is written again from crawl.json instead.
+    # A file's warcinfo holds no URL to fetch: it is written again from crawl.json instead. The
+    # crawl writes one form of WARC file, a gzip member a record (files.SUFFIX), and only those
+    # are read here (warc_paths): the record standing in is such a member.
     infos = [
         DamagedCapture(name, 0, _warcinfo_length(snapshot, manifest, name), "", WARCINFO)
         for name, offset in unrepairable
-        if offset == 0 and name.endswith(SUFFIX)
+        if offset == 0
     ]
     warnings = [
         f"{name}@{offset}: a damaged record no URL's capture holds: not repaired"
