@@ -157,3 +157,21 @@ async def test_a_resume_writes_again_an_index_lost_or_damaged_since_the_last_run
     assert index.read_bytes() == written
     verified = await asyncio.to_thread(run_archiver, "verify", str(crawled))
     assert verified.returncode == 0, verified.stdout
+
+
+async def test_an_export_of_a_snapshot_that_lost_its_index_names_the_command_that_writes_it_again(
+    crawled: Path, tmp_path: Path
+) -> None:
+    """archiver export refuses a snapshot whose index is lost in one line naming archiver mirror,
+    which writes it again from the WARC files; the export then packs the snapshot."""
+    lose(crawled / "indexes" / "index.cdxj")
+    target = tmp_path / "snap.wacz"
+
+    refused = await asyncio.to_thread(run_archiver, "export", str(crawled), "--wacz", str(target))
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.endswith(f"write it again from the WARC files with: archiver mirror {crawled}\n")
+    assert not target.exists()
+    mended = await asyncio.to_thread(run_archiver, "mirror", str(crawled))
+    assert mended.returncode == 0, mended.stderr
+    exported = await asyncio.to_thread(run_archiver, "export", str(crawled), "--wacz", str(target))
+    assert exported.returncode == 0 and target.is_file(), exported.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -112,19 +113,62 @@ async def test_a_manifest_lost_or_damaged_is_written_again_from_the_warc_files(
     assert verified.returncode == 0, verified.stdout
 
 
-@pytest.mark.parametrize("command", ["mirror", "export"])
-async def test_a_command_given_a_snapshot_that_lost_its_manifest_names_the_repair(
-    crawled: Path, tmp_path: Path, command: str
+def kept_bytes(root: Path) -> dict[Path, bytes]:
+    """Every file of the snapshot, by path, but SQLite's shared-memory index of the manifest's
+    log (-shm), which any reader of the manifest writes."""
+    return {
+        path: path.read_bytes()
+        for path in root.rglob("*")
+        if path.is_file() and path.suffix != ".sqlite3-shm"
+    }
+
+
+COMMANDS_OPENING_A_MANIFEST = {
+    "mirror": lambda root, elsewhere, _site: ["mirror", str(root)],
+    "export": lambda root, elsewhere, _site: ["export", str(root), "--wacz", str(elsewhere / "snap.wacz")],
+    "diff from it": lambda root, elsewhere, _site: ["diff", str(root), str(elsewhere / "other")],
+    "diff to it": lambda root, elsewhere, _site: ["diff", str(elsewhere / "other"), str(root)],
+    "crawl --previous": lambda root, elsewhere, site: [
+        "crawl",
+        site.url("/"),
+        "-o",
+        str(elsewhere / "new"),
+        "--previous",
+        str(root),
+    ],
+}
+"""Each command that reads a snapshot's manifest, given that snapshot (``root``), a folder of its
+own (``elsewhere``: another snapshot, whole, to compare with) and the site."""
+
+
+@pytest.mark.parametrize("damage", [lose, overwrite_its_middle], ids=["lost", "damaged"])
+@pytest.mark.parametrize("command", COMMANDS_OPENING_A_MANIFEST)
+async def test_a_command_given_a_snapshot_whose_manifest_is_lost_or_damaged_names_the_repair(
+    crawled: Path, tmp_path: Path, site, command: str, damage: Callable[[Path], None]
 ) -> None:
-    """archiver mirror and archiver export refuse it in one line that says how to get it back."""
-    lose(crawled)
-    extra = ["--wacz", str(tmp_path / "snap.wacz")] if command == "export" else []
-    refused = await asyncio.to_thread(run_archiver, command, str(crawled), *extra)
-    assert refused.returncode == 2
-    assert refused.stderr == (
-        f"archiver: error: {crawled} has lost its manifest (manifest.sqlite3); write it again from its "
-        f"WARC files with: archiver crawl --resume {crawled} --repair\n"
+    """Every command that reads the manifest refuses it in one line that says how to get it back,
+    and changes nothing."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copytree(crawled, elsewhere / "other")
+    damage(crawled)
+    before = kept_bytes(crawled)
+    hits = dict(site.hits)
+    argv = COMMANDS_OPENING_A_MANIFEST[command](crawled, elsewhere, site)
+
+    refused = await asyncio.to_thread(run_archiver, *argv)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.count("\n") == 1 and refused.stderr.startswith("archiver: error: "), refused.stderr
+    assert refused.stderr.endswith(
+        f"write it again from its WARC files with: archiver crawl --resume {crawled} --repair\n"
     )
+    lost, damaged = (
+        f"{crawled} has lost its manifest (manifest.sqlite3); ",
+        f"{crawled}: the manifest is damaged: ",
+    )
+    assert (lost if damage is lose else damaged) in refused.stderr
+    assert kept_bytes(crawled) == before
+    assert sorted(path.name for path in elsewhere.iterdir()) == ["other"] and dict(site.hits) == hits
 
 
 async def test_the_rendered_doms_of_a_lost_manifest_are_given_back_to_their_pages(site, run_crawl) -> None:

@@ -106,8 +106,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from archiver.store.changes import Changes
     from archiver.store.snapshot import Snapshot
 
-    old, new = Snapshot(args.old).manifest_path, Snapshot(args.new).manifest_path
-    with Changes(old, new) as changes:
+    old, new = Snapshot(args.old), Snapshot(args.new)
+    for snapshot in (old, new):
+        snapshot.check_manifest()  # lost or damaged: the WARC files give it back
+    with Changes(old.manifest_path, new.manifest_path) as changes:
         report = changes.json_text if args.json else changes.text
         for piece in report(str(args.old), str(args.new)):
             sys.stdout.write(piece if args.json else piece + "\n")

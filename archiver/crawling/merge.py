@@ -153,7 +153,7 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
                         "(its WARC files are kept as they are)"
                     )
                     continue
-                damage = resuming.manifest_damage(part)
+                damage = Manifest.damage_in(part.manifest_path)
                 if damage:  # joined, it would stop the merge or bring damaged rows in
                     warnings.append(
                         f"crawl node {name}'s part is left out: {damage} (its WARC files are kept "

@@ -36,7 +36,7 @@ from typing import Any
 
 from isal import isal_zlib
 
-from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj, manifest_damage, manifest_lost
+from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj, manifest_lost
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
 from archiver.store.rebuild import rebuild_manifest, set_aside_manifest
@@ -76,11 +76,13 @@ def repair(snapshot: Snapshot, prefix: str, manifest: Manifest, record: CrawlRec
     warning for each repair, and for each damage no fetch can repair (a warcinfo record's)."""
     _write_noted(snapshot, manifest, record)
     damaged, unrepairable = _damaged_captures(snapshot, prefix, manifest)
-    # A file's warcinfo holds no URL to fetch: it is written again from crawl.json instead.
+    # A file's warcinfo holds no URL to fetch: it is written again from crawl.json instead. The
+    # crawl writes one form of WARC file, a gzip member a record (files.SUFFIX), and only those
+    # are read here (warc_paths): the record standing in is such a member.
     infos = [
         DamagedCapture(name, 0, _warcinfo_length(snapshot, manifest, name), "", WARCINFO)
         for name, offset in unrepairable
-        if offset == 0 and name.endswith(SUFFIX)
+        if offset == 0
     ]
     warnings = [
         f"{name}@{offset}: a damaged record no URL's capture holds: not repaired"
@@ -153,7 +155,7 @@ def rebuild_lost_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, A
     ``settings`` (the crawl's, as crawl.json keeps them) under their scope; returns a warning
     saying so, or nothing if the manifest stands."""
     lost = manifest_lost(snapshot, prefix)
-    damage = None if lost else manifest_damage(snapshot)
+    damage = None if lost else Manifest.damage_in(snapshot.manifest_path)
     if not lost and damage is None:
         return []
     seeds = [seed for seed in (try_normalize(str(url)) for url in settings.get("seeds") or ()) if seed]

@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import shutil
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -133,32 +132,11 @@ def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
 
 
 def check_manifest_readable(snapshot: Snapshot) -> None:
-    """Raise SnapshotError if the manifest is damaged (manifest_damage): read before a resume
+    """Raise SnapshotError if the manifest is damaged (Manifest.damage_in): read before a resume
     writes anything, so a refused resume changes nothing."""
-    damage = manifest_damage(snapshot)
+    damage = Manifest.damage_in(snapshot.manifest_path)
     if damage:
-        raise SnapshotError(
-            f"{damage}; resuming would build on it (crawl --resume --repair sets it aside and "
-            "writes it again from the WARC files)"
-        )
-
-
-def manifest_damage(snapshot: Snapshot) -> str | None:
-    """What is damaged in the manifest (SQLite's own check, or a value of the wrong type in a
-    row), or None. A manifest not begun yet is no damage (see manifest_lost)."""
-    if not Manifest.begun(snapshot.manifest_path):
-        return None
-    try:
-        with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
-            damage = manifest.damage(1)
-            if damage:
-                return f"the manifest is damaged: {damage[0]} (archiver verify lists what else is)"
-            manifest.check_types()
-    except SnapshotError as exc:
-        return str(exc)
-    except sqlite3.Error as exc:
-        return f"cannot read the manifest {snapshot.manifest_path}: {exc}"
-    return None
+        raise SnapshotError(f"{damage}; resuming would build on it: {snapshot.repair_advice}")
 
 
 def check_records_in_place(snapshot: Snapshot) -> None:

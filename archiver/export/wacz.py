@@ -109,10 +109,9 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
     """
     started = time.monotonic()
     snapshot = Snapshot(root)
-    if not snapshot.is_snapshot():
-        if snapshot.crawl_json_path.is_file():
-            snapshot.check_manifest()  # lost: the WARC files give it back
+    if not snapshot.crawl_json_path.is_file():
         raise SnapshotError(f"{root} is not a snapshot (no manifest.sqlite3 and crawl.json)")
+    snapshot.check_manifest()  # lost or damaged: the WARC files give it back
     if target.resolve().is_relative_to(snapshot.root.resolve()):
         # It could replace a WARC file or the manifest, and the next export would pack it.
         raise ExportError(f"{target} is inside the snapshot {root}; write the WACZ file elsewhere")
@@ -338,7 +337,7 @@ def _check_index(snapshot: Snapshot, summary: WaczSummary, missing: set[str], ma
         if captures:
             raise SnapshotError(
                 f"{snapshot.cdxj_path} is missing or empty, yet the manifest names {captures} captures; "
-                f"the snapshot is damaged (archiver verify {snapshot.root} says more)"
+                f"write it again from the WARC files with: archiver mirror {snapshot.root}"
             )
 
 

@@ -55,6 +55,11 @@ def readonly_uri(path: str | Path) -> str:
     return f"{Path(path).resolve().as_uri()}?mode=ro"
 
 
+def _cannot_write(exc: sqlite3.Error) -> bool:
+    """Whether SQLite failed to write (a full disk, a file past its size limit), not to read."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL)
+
+
 class Manifest(CaptureOffsets):
     """The manifest.sqlite3 database of a snapshot."""
 
@@ -87,7 +92,7 @@ class Manifest(CaptureOffsets):
             create_tables(db)
             db.commit()
         except sqlite3.Error as exc:  # a full disk, a read-only folder, a file that is not SQLite
-            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL):
+            if _cannot_write(exc):
                 raise WriteError(f"cannot write the manifest {path}: {exc}") from None
             raise SnapshotError(f"cannot open the manifest {path}: {exc}") from None
         return cls(db)
@@ -107,6 +112,26 @@ class Manifest(CaptureOffsets):
                 db.close()
         except sqlite3.Error:
             return True  # not a database: Manifest.open(existing=True) says so
+
+    @staticmethod
+    def damage_in(path: Path) -> str | None:
+        """What is damaged in the manifest at ``path`` (SQLite's own check, or a value of the
+        wrong type in a row), or None. A manifest not begun yet is no damage (see begun())."""
+        if not Manifest.begun(path):
+            return None
+        try:
+            with Manifest.open(path, readonly=True) as manifest:
+                damage = manifest.damage(1)
+                if damage:
+                    return f"the manifest is damaged: {damage[0]} (archiver verify lists what else is)"
+                manifest.check_types()
+        except SnapshotError as exc:
+            return str(exc)
+        except sqlite3.Error as exc:
+            if _cannot_write(exc):  # its check's scratch files: the command meets that itself
+                return None
+            return f"cannot read the manifest {path}: {exc}"
+        return None
 
     @staticmethod
     def roll_back_killed_write(path: Path) -> None:

@@ -45,6 +45,7 @@ def check_previous(previous: Path, output: Path) -> None:
     if os.path.abspath(previous) == os.path.abspath(output):
         raise SnapshotError(f"--previous {previous} is the snapshot being written: name an earlier one")
     try:
+        Snapshot(previous).check_manifest()  # lost or damaged: the WARC files give it back
         Previous(previous).close()
     except SnapshotError as exc:
         raise SnapshotError(f"--previous: {exc}") from None

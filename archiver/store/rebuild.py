@@ -3,7 +3,9 @@
 The WARC files are the record of truth: each response, revisit and rendered
 DOM gives back its capture's row (URL, status, type, length, digest, date,
 WARC location; a redirect's next URL from its Location; a page's title from
-its body). What no record holds, how each URL was found, is found again the
+its body; a revisit's payload length, and a 304's status and type, from the
+response it refers to, in these files or in the snapshot a re-archive was made
+against). What no record holds, how each URL was found, is found again the
 way the crawl found it: from the seeds of crawl.json, level by level, through
 each chain of redirects and the links of each page (read as verify reads
 them), each link judged by the crawl's scope. A link to a URL with no record
@@ -20,6 +22,7 @@ and -shm files) for whoever wants to read what is left of it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Iterable, Iterator
@@ -37,6 +40,7 @@ from archiver.redirects import redirect_failure, redirect_fragment, redirect_now
 from archiver.scope import Scope
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
+from archiver.store.previous import Previous, open_previous
 from archiver.store.referrers import stored_body
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_landings
@@ -56,6 +60,14 @@ DEFAULT_MAX_REDIRECTS: int = CrawlConfig.max_redirects
 """The crawl's --max-redirects where crawl.json names none."""
 SEEN = "rebuild_met"
 """The temporary table of the URLs met while how each was found is found again."""
+WAITING = "rebuild_waiting"
+"""The temporary table of the URLs met and not yet given their rows, level by level."""
+MET_BATCH = 1000
+"""URLs read at once from the table of those waiting: what the walk holds in memory at most."""
+CHAIN_SEPARATOR = "\n"
+"""Between the URLs of a redirect's chain in the table of those waiting (no URL holds one)."""
+NOT_MODIFIED = 304
+"""The status of a revisit that a 304 answer to a conditional request wrote."""
 RENDERED = "rendered (its DOM is in the WARC files)"
 """The render reason of a page whose rendered DOM a rebuilt manifest found in the WARC files."""
 
@@ -81,26 +93,33 @@ def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], 
     """Write the manifest of ``snapshot`` (none must be there) again from the WARC files of the
     crawl (``prefix``), found again from ``seeds`` under the scope of crawl.json's ``settings``;
     then its CDXJ index. Returns the captures found."""
-    with RecordIndex() as records:
+    with RecordIndex() as records, contextlib.ExitStack() as held:
         WarcScan(Report(), records).scan(warc_paths(snapshot.warc_dir, prefix))
-        with Manifest.open(snapshot.manifest_path) as manifest, WarcReader(snapshot.warc_dir) as reader:
-            captures = _write_captures(manifest, records, reader)
-            max_redirects = settings.get("max_redirects")
-            hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
-            _Discovery(manifest, reader, Scope.from_settings(settings), hops).run(seeds)
-            manifest.resolve_redirects()
-            manifest.commit()
-            rebuild_index(snapshot.cdxj_path, records, manifest)
+        manifest = held.enter_context(Manifest.open(snapshot.manifest_path))
+        reader = held.enter_context(WarcReader(snapshot.warc_dir))
+        # A re-archive's revisits refer to records of its previous snapshot (or of one before).
+        previous = open_previous(snapshot)
+        if previous is not None:
+            held.enter_context(previous)
+        captures = _write_captures(manifest, records, reader, previous)
+        max_redirects = settings.get("max_redirects")
+        hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
+        _Discovery(manifest, reader, Scope.from_settings(settings), hops, previous).run(seeds)
+        manifest.resolve_redirects()
+        manifest.commit()
+        rebuild_index(snapshot.cdxj_path, records, manifest)
         snapshot.cdxj_pending_path.unlink(missing_ok=True)  # the index holds every line now
     return captures
 
 
-def _write_captures(manifest: Manifest, records: RecordIndex, reader: WarcReader) -> int:
+def _write_captures(
+    manifest: Manifest, records: RecordIndex, reader: WarcReader, previous: Previous | None
+) -> int:
     """A row for each response and revisit record (the last of a URL, as the crawl keeps a
     robots.txt asked again), and each page's rendered DOM; returns how many captures."""
     captures = 0
     for entry in records.values("record_type IN ('response', 'revisit')"):
-        manifest.upsert(_capture_row(entry, records, reader))
+        manifest.upsert(_capture_row(entry, records, reader, previous))
         captures += 1
     for entry in records.values("record_type = 'resource'"):
         page = page_of(entry.url)
@@ -110,19 +129,37 @@ def _write_captures(manifest: Manifest, records: RecordIndex, reader: WarcReader
     return captures
 
 
-def _capture_row(entry: RecordEntry, records: RecordIndex, reader: WarcReader) -> ManifestRow:
+def _original(entry: RecordEntry, records: RecordIndex, previous: Previous | None) -> _Original | None:
+    """What the revisit ``entry`` refers to: a response of the WARC files read, or of the
+    snapshot a re-archive was made against (or one before it); None if neither holds it."""
+    refers_to = entry.refers_to or ("", "")
+    own = records.get(records.response_at(*refers_to) or ("", -1))
+    if own is not None:
+        return _Original(own.status, own.mime or None, own.payload_length)
+    earlier = previous.at(*refers_to) if previous is not None and all(refers_to) else None
+    if earlier is None:
+        return None
+    return _Original(earlier.row.status, earlier.row.content_type, earlier.row.length)
+
+
+def _capture_row(
+    entry: RecordEntry, records: RecordIndex, reader: WarcReader, previous: Previous | None
+) -> ManifestRow:
     """The row of the capture ``entry`` holds, as the writer wrote it (how it was found aside)."""
-    length = entry.payload_length
+    status, content_type, length = entry.status, entry.mime or None, entry.payload_length
     if entry.record_type == "revisit":  # its payload is its original's
-        original = records.get(records.response_at(*(entry.refers_to or ("", ""))) or ("", -1))
-        length = original.payload_length if original is not None else None
+        original = _original(entry, records, previous)
+        length = original.length if original is not None else None
+        if original is not None and status == NOT_MODIFIED:
+            # A 304 confirmed the original: the URL keeps its status and type (revisiting.py).
+            status, content_type = original.status, original.content_type
     row = ManifestRow(
         url=entry.url,
         found_by="link",
         depth=1,
         outcome=FETCHED,
-        status=entry.status,
-        content_type=entry.mime or None,
+        status=status,
+        content_type=content_type,
         length=length,
         payload_digest=entry.payload_digest,
         fetched_at=entry.date,
@@ -132,7 +169,7 @@ def _capture_row(entry: RecordEntry, records: RecordIndex, reader: WarcReader) -
         record_type=entry.record_type,
         truncated=entry.truncated == "length",
     )
-    redirect = entry.status is not None and 300 <= entry.status < 400
+    redirect = status is not None and 300 <= status < 400 and status != NOT_MODIFIED
     if not entry.intact or not (redirect or entry.record_type == "response"):
         return row
     try:
@@ -159,6 +196,16 @@ def _capture_row(entry: RecordEntry, records: RecordIndex, reader: WarcReader) -
 
 
 @dataclasses.dataclass(frozen=True)
+class _Original:
+    """What a revisit's row takes of the response it refers to."""
+
+    status: int | None
+    content_type: str | None
+    length: int | None
+    """Bytes of its payload."""
+
+
+@dataclasses.dataclass(frozen=True)
 class _Met:
     """A URL met on the way from the seeds, as the crawl meets it (discovery.consider)."""
 
@@ -181,14 +228,31 @@ def _found_on(page: ManifestRow, links: Iterable[Link]) -> Iterator[_Met]:
 class _Discovery:
     """How each URL was found, found again from the seeds, level by level."""
 
-    def __init__(self, manifest: Manifest, reader: WarcReader, scope: Scope, max_redirects: int) -> None:
+    def __init__(
+        self,
+        manifest: Manifest,
+        reader: WarcReader,
+        scope: Scope,
+        max_redirects: int,
+        previous: Previous | None = None,
+    ) -> None:
         self.max_redirects = max_redirects
+        self.previous = previous
+        """Where the bodies of a re-archive's revisits are (store/stored.py)."""
         self.manifest = manifest
         self.reader = reader
         self.scope = scope
-        # The URLs met so far, on disk past SQLite's cache: memory does not grow with the site.
+        self._noted = 0
+        """URLs noted in the table of those waiting so far: each one's place in its level."""
+        # The URLs met so far, and those waiting to be met, on disk past SQLite's cache: memory
+        # does not grow with the site.
         manifest.connection.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS {SEEN} (url TEXT PRIMARY KEY) WITHOUT ROWID"
+        )
+        manifest.connection.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {WAITING} (depth INTEGER NOT NULL, place INTEGER NOT NULL, "
+            "url TEXT NOT NULL, found_by TEXT NOT NULL, parent TEXT, requisite INTEGER NOT NULL, "
+            "chain TEXT NOT NULL, PRIMARY KEY (depth, place)) WITHOUT ROWID"
         )
 
     def first_meeting(self, url: str) -> bool:
@@ -204,20 +268,74 @@ class _Discovery:
             if at_root and self.first_meeting(row.url):
                 found_by = "robots" if row.url.endswith("/robots.txt") else "sitemap"
                 self._found(dataclasses.replace(row, found_by=found_by, depth=0, parent=None))
-        level = [_Met(seed, 0, "seed", None) for seed in seeds]
-        while level:
-            following: list[_Met] = []
-            for met in level:  # grows as redirects are met: they keep their source's depth
-                self.meet(met, level, following)
-            self.manifest.commit()
-            if level[0].depth == 0:  # where the seeds' redirects landed is in scope as they are
-                self.scope = self.scope.with_seeds(seed_landings(self.manifest))
-            level = following
-        self.manifest.commit()
+        for seed in seeds:
+            self.wait(_Met(seed, 0, "seed", None))
+        depth = 0
+        for met in self.waiting():
+            if met.depth != depth:
+                self._level_met(depth)
+                depth = met.depth
+            self.meet(met)
+        self._level_met(depth)
 
-    def meet(self, met: _Met, level: list[_Met], following: list[_Met]) -> None:
-        """Give ``met`` its row, and queue what it leads to: its redirect's next URL on this
-        ``level``, its links on the ``following`` one."""
+    def _level_met(self, depth: int) -> None:
+        """Commit the rows of the level ``depth``; where the seeds' redirects landed, met on the
+        first, is in scope as they are."""
+        self.manifest.commit()
+        if depth == 0:
+            self.scope = self.scope.with_seeds(seed_landings(self.manifest))
+
+    def wait(self, met: _Met) -> None:
+        """Note ``met`` to be met after what was noted before it at its depth: a redirect's next
+        URL on the level of its source, a page's links on the next."""
+        self._noted += 1
+        self.manifest.connection.execute(
+            f"INSERT INTO {WAITING} VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                met.depth,
+                self._noted,
+                met.url,
+                met.found_by,
+                met.parent,
+                int(met.requisite),
+                CHAIN_SEPARATOR.join(met.chain),
+            ),
+        )
+
+    def waiting(self) -> Iterator[_Met]:
+        """The URLs noted by wait(), level by level, each level in the order they were noted
+        (also those noted while it is read), MET_BATCH at a time: the walk holds no more. Each
+        batch is of one level, the lowest waiting: a redirect met at the end of a level puts its
+        next URL on that level still."""
+        while True:
+            found = self.manifest.connection.execute(
+                f"SELECT depth, place, url, found_by, parent, requisite, chain FROM {WAITING} "
+                f"WHERE depth = (SELECT min(depth) FROM {WAITING}) ORDER BY place LIMIT ?",
+                (MET_BATCH,),
+            ).fetchall()
+            if not found:
+                return
+            last_depth, last_place = found[-1][0], found[-1][1]
+            self.manifest.connection.execute(
+                f"DELETE FROM {WAITING} WHERE depth = ? AND place <= ?", (last_depth, last_place)
+            )
+            batch = [
+                _Met(
+                    url,
+                    depth,
+                    found_by,
+                    parent,
+                    bool(requisite),
+                    tuple(chain.split(CHAIN_SEPARATOR)) if chain else (),
+                )
+                for depth, _place, url, found_by, parent, requisite, chain in found
+            ]
+            del found
+            yield from batch
+
+    def meet(self, met: _Met) -> None:
+        """Give ``met`` its row, and note what it leads to (wait()): its redirect's next URL, its
+        page's links."""
         if not self.first_meeting(met.url):
             return
         row = self.manifest.get(met.url)
@@ -240,9 +358,9 @@ class _Discovery:
             row = dataclasses.replace(row, outcome=FAILED, reason=failure)
         elif row.outcome == REDIRECTED and row.redirect_to:
             hop = _Met(row.redirect_to, met.depth, "redirect", met.url, met.requisite, (*chain, met.url))
-            level.append(hop)
+            self.wait(hop)
         elif row.outcome == FETCHED and is_parsed(row.status, mime_type(row.content_type) or "text/html"):
-            title = self._links(row, following)
+            title = self._links(row)
             row = dataclasses.replace(row, title=title if title is not None else row.title)
         self._found(row)
 
@@ -255,17 +373,18 @@ class _Discovery:
             (row.found_by, row.parent, row.depth, row.title, row.outcome, row.reason, row.url),
         )
 
-    def _links(self, row: ManifestRow, following: list[_Met]) -> str | None:
-        """Queue the links of ``row``'s page (and of its rendered DOM) on the next level; returns
-        the page's title."""
-        read = stored_body(self.manifest, self.reader, row)
+    def _links(self, row: ManifestRow) -> str | None:
+        """Note the links of ``row``'s page (and of its rendered DOM) to be met on the next level;
+        returns the page's title."""
+        read = stored_body(self.manifest, self.reader, row, self.previous)
         title = None
         if read is not None:
             body, content_type = read
             content_type = as_taken(content_type, row.content_type)
             page = extract(body, row.url, mime_type(content_type), content_type)
             title = page.title
-            following.extend(_found_on(row, page.links))
+            for met in _found_on(row, page.links):
+                self.wait(met)
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             try:
                 dom = self.reader.read(row.dom_warc_file, row.dom_warc_offset, DOM_READ_LIMIT)
@@ -273,5 +392,6 @@ class _Discovery:
                 return title
             page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE)
             title = page.title or title
-            following.extend(_found_on(row, page.links))
+            for met in _found_on(row, page.links):
+                self.wait(met)
         return title

@@ -132,17 +132,27 @@ class Snapshot:
         """True if the folder holds a crawl's manifest and settings."""
         return self.manifest_path.is_file() and self.crawl_json_path.is_file()
 
+    @property
+    def repair_advice(self) -> str:
+        """What to do about a manifest lost or damaged: the WARC files, the record of truth, give it back."""
+        return f"write it again from its WARC files with: archiver crawl --resume {self.root} --repair"
+
     def check_manifest(self) -> None:
-        """Raise SnapshotError if the folder has no manifest, saying how to get it back when the
-        crawl's WARC files are there (they are the record of truth) and what it is not if not."""
-        if self.manifest_path.is_file():
-            return
-        if self.crawl_json_path.is_file() and any(self.warc_dir.glob("*.warc*")):
-            raise SnapshotError(
-                f"{self.root} has lost its manifest ({self.manifest_path.name}); write it again from "
-                f"its WARC files with: archiver crawl --resume {self.root} --repair"
-            )
-        raise SnapshotError(f"{self.root} is not a snapshot (no {self.manifest_path.name})")
+        """Raise SnapshotError if the folder's manifest is lost or damaged, naming the command that
+        writes it again when the crawl's WARC files are there, and what the folder is not if not.
+        Reads the whole manifest once (SQLite's check): a command that reads it all anyway (a
+        mirror build, an export, a diff) would otherwise stop halfway with SQLite's words alone."""
+        from archiver.store.manifest import Manifest  # here: the folder's paths need no SQLite
+
+        if not self.manifest_path.is_file():
+            if self.crawl_json_path.is_file() and any(self.warc_dir.glob("*.warc*")):
+                raise SnapshotError(
+                    f"{self.root} has lost its manifest ({self.manifest_path.name}); {self.repair_advice}"
+                )
+            raise SnapshotError(f"{self.root} is not a snapshot (no {self.manifest_path.name})")
+        damage = Manifest.damage_in(self.manifest_path)
+        if damage is not None:
+            raise SnapshotError(f"{self.root}: {damage}; {self.repair_advice}")
 
     def check_resumable(self) -> None:
         """Raise SnapshotError unless the folder holds a crawl to resume (its crawl.json, at least:
