@@ -217,3 +217,27 @@ async def test_a_redirect_loop_of_a_lost_manifest_fails_as_the_crawl_failed_it(s
     assert facts(manifest_rows(root, for_crawlers=True)) == facts(before)
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 0, verified.stdout
+
+
+async def test_a_3xx_the_crawl_does_not_follow_is_given_back_as_the_page_it_was(site, run_crawl) -> None:
+    """A 300, 305 or 399 with a Location is a page to the crawl (only 301, 302, 303, 307 and 308
+    are followed): its rebuilt row is that page, its type sniffed as the crawl sniffed it, not a
+    redirect to the Location."""
+    site.page("/", links=["/choices", "/proxy", "/odd"])
+    untyped = b"<!doctype html><title>pick one</title><a href='/a'>a</a>"
+    site.file("/choices", untyped, "", status=300, headers={"Location": "/a"})
+    site.file("/proxy", "<p>use a proxy</p>", status=305, headers={"Location": "/a"})
+    site.file("/odd", "<p>odd</p>", status=399, headers={"Location": "/a"})
+    site.page("/a")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert {before[site.url(path)].outcome for path in ("/choices", "/proxy", "/odd")} == {"fetched"}
+    assert before[site.url("/choices")].content_type == "text/html"  # sniffed: a page a browser shows
+    lose(root)
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    assert facts(manifest_rows(root, for_crawlers=True)) == facts(before)
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout

@@ -36,7 +36,13 @@ from archiver.findings import extract
 from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken, effective_content_type, needs_sniffing
 from archiver.mime_sniffing import SNIFF_BYTES
-from archiver.redirects import redirect_failure, redirect_fragment, redirect_nowhere, redirect_target
+from archiver.redirects import (
+    REDIRECT_STATUSES,
+    redirect_failure,
+    redirect_fragment,
+    redirect_nowhere,
+    redirect_target,
+)
 from archiver.scope import Scope
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
@@ -169,7 +175,7 @@ def _capture_row(
         record_type=entry.record_type,
         truncated=entry.truncated == "length",
     )
-    redirect = status is not None and 300 <= status < 400 and status != NOT_MODIFIED
+    redirect = status in REDIRECT_STATUSES  # the ones the crawl follows: a 300 or 305 is a page
     if not entry.intact or not (redirect or entry.record_type == "response"):
         return row
     try:

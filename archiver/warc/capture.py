@@ -9,6 +9,7 @@ from typing import IO
 from archiver.content import CHUNK, Decoding
 from archiver.media_types import content_type_field, needs_sniffing, sniffed_as, with_charset
 from archiver.mime_sniffing import SNIFF_BYTES
+from archiver.redirects import REDIRECT_STATUSES
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,10 @@ class Capture:
         media_types.sniffed_as() reads them); itself otherwise.
 
         A redirect a browser follows shows no body, and an empty body says nothing: neither is
-        sniffed (the type stays unknown, as cdxj-indexer indexes it)."""
+        sniffed (the type stays unknown, as cdxj-indexer indexes it). A 300 or 305 with a Location
+        is followed by no browser (Chromium follows the REDIRECT_STATUSES alone): a page, sniffed."""
         if not needs_sniffing(self.response_headers) or (
-            300 <= self.status < 400 and self.header("location") is not None
+            self.status in REDIRECT_STATUSES and self.header("location") is not None
         ):
             return self
         start = self.body.tell()
