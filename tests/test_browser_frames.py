@@ -412,3 +412,26 @@ async def test_a_stylesheet_two_documents_of_two_encodings_link_is_read_in_each(
     assert report.ok, report.render_text(str(root))
     sheet = root / "mirror" / site.host.replace(":", "+") / "s.css"
     assert [url for _s, _e, url in iter_css_urls(sheet.read_bytes().decode("latin-1"))] == [CAFE.lstrip("/")]
+
+
+async def test_a_data_frames_relative_link_names_nothing(site, run_crawl):
+    """A windows-1252 page links s.css, then its script drops that link and frames a data: URL
+    (charset=utf-8) whose document links s.css by a relative URL: a data: document's base URL
+    is opaque, so that link names nothing in Chromium, and s.css is the page's, read in its
+    encoding. The mirror and verify resolved the frame's link against the page's URL, took
+    s.css for the frame's alone, and read it in UTF-8."""
+    data = "'data:text/html;charset=utf-8,' + encodeURIComponent('<link rel=stylesheet href=s.css><p>d</p>')"
+    script = (
+        "<script>onload = function () { document.querySelector('link').remove();"
+        f" var f = document.createElement('iframe'); f.src = {data}; document.body.append(f); }};</script>"
+    )
+    page = f"<link rel=stylesheet href=s.css><p>caf\xe9</p>{script}"
+    site.file("/", page.encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/s.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    dom = doms(root)[site.url("/")]
+    assert 'src="data:text/html;charset=utf-8,' in dom and '<link rel=stylesheet href="s.css' not in dom, dom
+    assert site.hits["/s.css"] == 1, site.hits
+    assert_read_as_chromium_reads_it(site, root, "/s.css", REPLACED)

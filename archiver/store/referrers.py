@@ -162,7 +162,8 @@ def _srcdoc_links(body: bytes, url: str, mime: str, content_type: str | None) ->
 
 def _rendered_srcdoc_links(dom: bytes, url: str) -> frozenset[str]:
     """_srcdoc_links() of the rendered DOM ``dom`` of the page at ``url``, its frames read as
-    Chromium reads them (_frames_as_read()).
+    Chromium reads them (_frames_as_read()), and the URLs the UTF-8 documents of its frames of
+    data: URLs link that its own documents do not.
 
     >>> inner = '<link rel=stylesheet href=b.css><iframe srcdoc="<link rel=stylesheet href=s.css>">'
     >>> dom = f"<iframe src='blob:http://h/1' srcdoc='{inner}'></iframe>".encode()
@@ -171,41 +172,49 @@ def _rendered_srcdoc_links(dom: bytes, url: str) -> frozenset[str]:
     >>> dom = dom.replace(b"src=", b"data-archived-charset=UTF-8 src=")
     >>> sorted(_rendered_srcdoc_links(dom, "http://h/"))
     ['http://h/b.css', 'http://h/s.css']
-    >>> data = "data:application/xhtml+xml;charset=utf-8,%3Clink rel=%22stylesheet%22 href=%22x.css%22/%3E"
+    >>> data = "data:application/xhtml+xml;charset=utf-8,%3Clink rel=%22stylesheet%22 href=%22http://h/x.css%22/%3E"
     >>> sorted(_rendered_srcdoc_links(f"<iframe src='{data}'></iframe>".encode(), "http://h/"))
     ['http://h/x.css']
+    >>> own = b"<link rel=stylesheet href=x.css>"
+    >>> sorted(_rendered_srcdoc_links(own + f"<iframe src='{data}'></iframe>".encode(), "http://h/"))
+    []
     """
     if _SRCDOC.search(dom) is None and _DATA_FRAME.search(dom) is None:
         return frozenset()
     root = parse_page(dom, DOM_CONTENT_TYPE)
     if root is None:
         return frozenset()
-    _frames_as_read(root)
-    return _said_srcdoc(root_findings(root, url, "utf-8")[4])
+    data_links: set[str] = set()
+    _frames_as_read(root, data_links)
+    _title, _base, found, _nofollow, hints = root_findings(root, url, "utf-8")
+    said = _said_srcdoc(hints)
+    return said | frozenset(data_links.difference(found))  # what the page links too is its own
 
 
-def _frames_as_read(root: lxml.html.HtmlElement, depth: int = 0) -> bool:
+def _frames_as_read(root: lxml.html.HtmlElement, data_links: set[str], depth: int = 0) -> bool:
     """Make the srcdoc of each iframe of ``root`` (a document of a rendered DOM, ``depth``
     srcdoc documents deep) hold what Chromium reads in UTF-8, as a srcdoc document; True if one
     changed. The DOM keeps the document of a frame of a blob: URL in its srcdoc too (beside that
     src): Chromium reads it in the charset the DOM notes (BLOB_CHARSET: its type's, else its
     page's), so unless that is UTF-8 only the frames it holds stay (an iframe srcdoc there is
     UTF-8 all the same). The document of a frame of a data: URL whose type names UTF-8, which the
-    DOM keeps in that src alone, is read as a srcdoc document."""
+    DOM keeps in that src alone, is no srcdoc document: its base URL is that data: URL, against
+    which no relative URL resolves (unless a <base> of its own names an http(s) URL), so its
+    links are read there, and added to ``data_links``."""
     changed = False
     for iframe in root.iter("iframe"):
         src = (iframe.get("src") or "").strip()
         srcdoc = iframe.get("srcdoc")
         if srcdoc is None:
             document = _utf8_data_document(src)
-            if document is not None:
-                iframe.set("srcdoc", document)
-                changed = True
+            data = parse_page(document, DOM_CONTENT_TYPE) if document is not None else None
+            if data is not None:
+                data_links.update(root_findings(data, src, "utf-8")[2])
             continue
         inner = parse_page(srcdoc.encode("utf-8"), DOM_CONTENT_TYPE) if depth < MAX_SRCDOC_DEPTH else None
         if inner is None:
             continue
-        inner_changed = _frames_as_read(inner, depth + 1)
+        inner_changed = _frames_as_read(inner, data_links, depth + 1)
         if src.lower().startswith("blob:") and web_codec(iframe.get(BLOB_CHARSET)) != "utf-8":
             frames = inner.iter("iframe")
             iframe.set(
@@ -218,12 +227,12 @@ def _frames_as_read(root: lxml.html.HtmlElement, depth: int = 0) -> bool:
     return changed
 
 
-def _utf8_data_document(src: str) -> str | None:
+def _utf8_data_document(src: str) -> bytes | None:
     """The HTML document of the data: URL ``src`` if its type names UTF-8 (None for any other
     URL): Chromium reads such a frame's document, and a stylesheet it links, in UTF-8. The URL is
     read by the standard library's data: URL handler (RFC 2397: percent-escapes, base64).
 
-    >>> _utf8_data_document("data:text/html;charset=UTF-8,%3Cp%3Ecaf%C3%A9")
+    >>> _utf8_data_document("data:text/html;charset=UTF-8,%3Cp%3Ecaf%C3%A9").decode()
     '<p>café'
     >>> _utf8_data_document("data:text/html;base64,PHA+"), _utf8_data_document("blob:http://h/1")
     (None, None)
@@ -241,7 +250,7 @@ def _utf8_data_document(src: str) -> str | None:
             body: bytes = document.read()
     except (ValueError, OSError):  # no comma, a bad type: no document Chromium reads as UTF-8
         return None
-    return body.decode("utf-8", "replace")
+    return body
 
 
 def _said_srcdoc(hints: dict[str, Hint]) -> frozenset[str]:
