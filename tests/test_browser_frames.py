@@ -435,3 +435,24 @@ async def test_a_data_frames_relative_link_names_nothing(site, run_crawl):
     assert 'src="data:text/html;charset=utf-8,' in dom and '<link rel=stylesheet href="s.css' not in dom, dom
     assert site.hits["/s.css"] == 1, site.hits
     assert_read_as_chromium_reads_it(site, root, "/s.css", REPLACED)
+
+
+async def test_a_stylesheet_a_frame_first_found_as_a_link_adds_is_read_in_the_frames_encoding(
+    site, run_crawl
+):
+    """The home page links f.html (a windows-1252 page, not rendered, whose onload handler adds
+    fs.css) and p.html, a rendered UTF-8 page that frames f.html: Chromium reads fs.css in the
+    frame's encoding. f.html was found first as a link, not as p.html's frame, so it was not
+    counted as having run in p.html's render: fs.css was taken for p.html's and read in UTF-8."""
+    site.page("/", links=["/f.html", "/p.html"])
+    site.page("/p.html", body='<iframe src="f.html"></iframe><script>var x = 1;</script>')
+    windows_1252_frame(site, "/f.html")
+    site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    rows = manifest_rows(root)
+    assert (rows[site.url("/f.html")].found_by, rows[site.url("/f.html")].parent) == ("link", site.url("/"))
+    assert rows[site.url("/p.html")].render_reason and not rows[site.url("/f.html")].render_reason
+    assert rows[site.url("/fs.css")].parent == site.url("/f.html")
+    assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
