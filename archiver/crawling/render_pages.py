@@ -22,7 +22,7 @@ from archiver.crawling.frontier import QueueItem, requeued
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
-from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, SRCDOC, Hint, says
+from archiver.link_requests import INCLUDE, OMIT, READ_IN, SANDBOXED, SRCDOC, Hint, says
 from archiver.links import REQUISITE
 from archiver.referrer_policy import policy_sending
 from archiver.store.frames import ran_in_a_render
@@ -128,7 +128,7 @@ class CrawlPages:
             settling.take_ahead(url)
             max_redirects = crawler.config.max_redirects
             item = requeued(url, row.depth, row.found_by, row.parent, max_redirects, row.request)
-            document = " ".join(word for word in how.document.split() if word != SRCDOC)
+            document = " ".join(word for word in how.document.split() if not reading(word))
         elif crawler.frontier.seen(url):  # queued by another crawl process: as the page's
             settling.take_ahead(url)
             item = QueueItem(
@@ -256,6 +256,12 @@ async def answer_for(
             continue
         return await answers.answer(row)
     return None
+
+
+def reading(word: str) -> bool:
+    """Whether the document word ``word`` tells what a stylesheet is read in (SRCDOC, READ_IN),
+    which a URL taken ahead as it was queued keeps from its queue item instead."""
+    return word == SRCDOC or word.startswith(READ_IN)
 
 
 def _next_hop(how: Asked, url: str, target: str) -> Asked:
