@@ -169,6 +169,25 @@ SRCDOC = "srcdoc"
 in that document's encoding, UTF-8, as Chromium reads it, not in its page's."""
 
 
+READ_IN = "read-in:"
+"""Prefix of the word that names the encoding (a codec) Chromium read a frame's document built
+from no http(s) URL of its own in, when that is neither UTF-8 (SRCDOC) nor its page's (a
+blob: or data: URL whose type names Shift_JIS): a stylesheet it links that names no charset is
+read in it."""
+
+
+def read_in(document: str) -> str | None:
+    """The codec a READ_IN word of the document words ``document`` names, if one does.
+
+    >>> read_in("sandboxed read-in:web-shift_jis"), read_in("srcdoc")
+    ('web-shift_jis', None)
+    """
+    for word in document.split():
+        if word.startswith(READ_IN):
+            return word[len(READ_IN) :] or None
+    return None
+
+
 def says(document: str, word: str) -> bool:
     """Whether the document words ``document`` (a Hint's, a QueueItem's) hold ``word``.
 

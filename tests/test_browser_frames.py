@@ -412,3 +412,103 @@ async def test_a_stylesheet_two_documents_of_two_encodings_link_is_read_in_each(
     assert report.ok, report.render_text(str(root))
     sheet = root / "mirror" / site.host.replace(":", "+") / "s.css"
     assert [url for _s, _e, url in iter_css_urls(sheet.read_bytes().decode("latin-1"))] == [CAFE.lstrip("/")]
+
+
+async def test_a_data_frames_relative_link_names_nothing(site, run_crawl):
+    """A windows-1252 page links s.css, then its script drops that link and frames a data: URL
+    (charset=utf-8) whose document links s.css by a relative URL: a data: document's base URL
+    is opaque, so that link names nothing in Chromium, and s.css is the page's, read in its
+    encoding. The mirror and verify resolved the frame's link against the page's URL, took
+    s.css for the frame's alone, and read it in UTF-8."""
+    data = "'data:text/html;charset=utf-8,' + encodeURIComponent('<link rel=stylesheet href=s.css><p>d</p>')"
+    script = (
+        "<script>onload = function () { document.querySelector('link').remove();"
+        f" var f = document.createElement('iframe'); f.src = {data}; document.body.append(f); }};</script>"
+    )
+    page = f"<link rel=stylesheet href=s.css><p>caf\xe9</p>{script}"
+    site.file("/", page.encode("cp1252"), "text/html; charset=windows-1252")
+    site.file("/s.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    dom = doms(root)[site.url("/")]
+    assert 'src="data:text/html;charset=utf-8,' in dom and '<link rel=stylesheet href="s.css' not in dom, dom
+    assert site.hits["/s.css"] == 1, site.hits
+    assert_read_as_chromium_reads_it(site, root, "/s.css", REPLACED)
+
+
+async def test_a_stylesheet_a_frame_first_found_as_a_link_adds_is_read_in_the_frames_encoding(
+    site, run_crawl
+):
+    """The home page links f.html (a windows-1252 page, not rendered, whose onload handler adds
+    fs.css) and p.html, a rendered UTF-8 page that frames f.html: Chromium reads fs.css in the
+    frame's encoding. f.html was found first as a link, not as p.html's frame, so it was not
+    counted as having run in p.html's render: fs.css was taken for p.html's and read in UTF-8."""
+    site.page("/", links=["/f.html", "/p.html"])
+    site.page("/p.html", body='<iframe src="f.html"></iframe><script>var x = 1;</script>')
+    windows_1252_frame(site, "/f.html")
+    site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    rows = manifest_rows(root)
+    assert (rows[site.url("/f.html")].found_by, rows[site.url("/f.html")].parent) == ("link", site.url("/"))
+    assert rows[site.url("/p.html")].render_reason and not rows[site.url("/f.html")].render_reason
+    assert rows[site.url("/fs.css")].parent == site.url("/f.html")
+    assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
+
+
+A_KANA = "/%E3%82%A2.png"
+"""ア.png as Chromium asks for it from a stylesheet it reads in Shift_JIS."""
+A_KANA_AS_1252 = "/%C6%92A.png"
+"""ア.png as asked for from that stylesheet read in windows-1252 (its bytes 83 41)."""
+
+
+async def test_a_stylesheet_a_shift_jis_frame_adds_is_read_in_shift_jis(site, run_crawl):
+    """A windows-1252 page frames f.html, Shift_JIS by its Content-Type, and g.html, Shift_JIS by
+    its <meta charset>, whose onload handlers add fs.css and gs.css (no charset): Chromium reads
+    each frame (document.characterSet) and its stylesheet in Shift_JIS, neither UTF-8 nor the
+    page's encoding, and so do the crawl, the mirror and verify."""
+    site.file(
+        "/",
+        b'<p>caf\xe9</p><iframe src="f.html"></iframe><iframe src="g.html"></iframe><script>x = 1</script>',
+        "text/html; charset=windows-1252",
+    )
+    adding = ADDING_FS_CSS.replace("fs.css", "{}")
+    f_page = f'<body onload="{adding.format("fs.css")}"><p>\u30a2</p></body>'
+    g_page = f'<meta charset="shift_jis"><body onload="{adding.format("gs.css")}"><p>\u30a2</p></body>'
+    site.file("/f.html", f_page.encode("shift_jis"), "text/html; charset=shift_jis")
+    site.file("/g.html", g_page.encode("shift_jis"), "text/html")
+    for sheet in ("/fs.css", "/gs.css"):  # not the same bytes: each its own file, not a revisit
+        site.file(sheet, f"p{{background:url(\u30a2.png)}} /* {sheet} */".encode("shift_jis"), "text/css")
+    site.file("/\u30a2.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    rows = manifest_rows(root)
+    assert [rows[site.url(sheet)].parent for sheet in ("/fs.css", "/gs.css")] == [
+        site.url("/f.html"),
+        site.url("/g.html"),
+    ]
+    for sheet in ("/fs.css", "/gs.css"):
+        assert_read_as_chromium_reads_it(site, root, sheet, garbled=A_KANA_AS_1252, asked=A_KANA)
+
+
+async def test_a_stylesheet_of_a_data_or_blob_frame_in_shift_jis_is_read_in_shift_jis(site, run_crawl):
+    """A windows-1252 page frames a data: URL and a blob: URL whose types name Shift_JIS, each
+    linking a stylesheet (no charset): Chromium reads each frame (document.characterSet) and its
+    stylesheet in Shift_JIS. The crawl, the mirror and verify read them in the page's encoding:
+    only UTF-8 was told apart from it."""
+    link = "'<link rel=stylesheet href=' + location.origin + '/{}><p>x</p>'"
+    data = f"'data:text/html;charset=shift_jis,' + encodeURIComponent({link.format('ds.css')})"
+    blob = (
+        f"URL.createObjectURL(new Blob([{link.format('bs.css')}], {{type: 'text/html;charset=shift_jis'}}))"
+    )
+    page = f"<p>caf\xe9</p>{framing_script(data)}{framing_script(blob)}"
+    site.file("/", page.encode("cp1252"), "text/html; charset=windows-1252")
+    for sheet in ("/ds.css", "/bs.css"):  # not the same bytes: each its own file, not a revisit
+        site.file(sheet, f"p{{background:url(\u30a2.png)}} /* {sheet} */".encode("shift_jis"), "text/css")
+    site.file("/\u30a2.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    for sheet in ("/ds.css", "/bs.css"):
+        assert_read_as_chromium_reads_it(site, root, sheet, garbled=A_KANA_AS_1252, asked=A_KANA)

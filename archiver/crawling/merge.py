@@ -59,9 +59,15 @@ def _rank(table: str) -> str:
 
 RANK = _rank("urls")
 _COLUMNS = ", ".join(FIELDS)
+_TAKEN = ", ".join(
+    # The rendered page a page was first loaded as a frame of stays, whichever part noted it.
+    f"{f} = COALESCE(excluded.{f}, urls.{f})" if f == "framed_by" else f"{f} = excluded.{f}"
+    for f in FIELDS
+    if f != "url"
+)
 _UPSERT = (
     f"INSERT INTO main.urls ({_COLUMNS}) SELECT {_COLUMNS} FROM part.urls WHERE true "
-    f"ON CONFLICT(url) DO UPDATE SET {', '.join(f'{f} = excluded.{f}' for f in FIELDS if f != 'url')} "
+    f"ON CONFLICT(url) DO UPDATE SET {_TAKEN} "
     f"WHERE {_rank('excluded')} < {RANK} "
     f"OR ({_rank('excluded')} = 0 AND {RANK} = 0 AND excluded.fetched_at > urls.fetched_at)"
 )

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from archiver.crawling.stored_answers import Answer
-from archiver.link_requests import SANDBOXED, SRCDOC
+from archiver.encodings import web_codec
+from archiver.link_requests import READ_IN, SANDBOXED, SRCDOC
 from archiver.request_headers import Negotiation, negotiation
 from archiver.urls import try_normalize
 
@@ -68,7 +69,9 @@ class Asked:
     lack of one) leaves it no origin, as QueueItem.document says; for a stylesheet of a frame
     whose document is no fetched one and is UTF-8 (about:srcdoc, about:blank a script wrote, a
     blob: or data: URL whose type names that charset), which Chromium reads in UTF-8 whatever its
-    page's encoding: link_requests.SRCDOC; '' for any other."""
+    page's encoding: link_requests.SRCDOC; for one of such a frame read in another encoding (a
+    blob: or data: URL's type names Shift_JIS): link_requests.READ_IN and that codec; '' for any
+    other."""
     opaque: bool = False
     """True when a frame's document of no origin asked for it (a sandboxed frame's, or a frame
     navigated by one): of no site, it is cross-site to SameSite. The page's own document is
@@ -200,8 +203,11 @@ async def _asked(request: Any, page: Any) -> Asked:
     client = asking if request.resource_type == "stylesheet" and not frame.navigation else None
     words = [SANDBOXED] if await frame.leaves_no_origin(asking) else []
     frame_url = frame.document_url()
-    if request.resource_type == "stylesheet" and await frame.built_in_utf8(frame_url):
+    built_in = await frame.built_in(frame_url) if request.resource_type == "stylesheet" else None
+    if built_in == "utf-8":
         words.append(SRCDOC)  # its document is UTF-8, as an iframe's srcdoc document is
+    elif built_in is not None:
+        words.append(READ_IN + built_in)
     document = " ".join(words)
     return Asked(
         negotiation(headers),
@@ -292,21 +298,22 @@ class _FrameFacts:
         except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known
             return ""
 
-    async def built_in_utf8(self, document_url: str) -> bool:
-        """Whether the frame's document (at ``document_url``: document_url()'s), fetched from no
-        http(s) URL of its own, was read in UTF-8, as a stylesheet it links then is: always one
-        of about:srcdoc or an about:blank a script wrote; one of a blob: or data: URL when its type
-        names that charset (else it is read in another: its page's, or the default). A frame gone
-        meanwhile is judged by its URL alone."""
+    async def built_in(self, document_url: str) -> str | None:
+        """The encoding (a codec) the frame's document (at ``document_url``: document_url()'s),
+        fetched from no http(s) URL of its own, was read in, as a stylesheet it links then is:
+        UTF-8 for one of about:srcdoc or an about:blank a script wrote; for one of a blob: or
+        data: URL, the charset its type names, else its page's (document.characterSet tells).
+        None for a document fetched from its own URL (the crawl read it), and for a frame gone
+        meanwhile, but one of about: (UTF-8)."""
         if not document_url or document_url.startswith(("http:", "https:")):
-            return False
+            return None
         try:
             charset = await asyncio.wait_for(
                 self.request.frame.evaluate("document.characterSet"), FRAME_ORIGIN_WAIT
             )
         except Exception:  # noqa: BLE001 - the frame gone or navigating: not known
-            return document_url.startswith("about:")
-        return isinstance(charset, str) and charset.lower() == "utf-8"
+            return "utf-8" if document_url.startswith("about:") else None
+        return web_codec(charset) if isinstance(charset, str) else None
 
     async def leaves_no_origin(self, parent_origin: str | None) -> bool:
         """Whether the request navigates a frame to a document of no origin: its iframe's sandbox

@@ -22,7 +22,7 @@ from archiver.crawling.frontier import QueueItem, requeued
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
-from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, SRCDOC, Hint, says
+from archiver.link_requests import INCLUDE, OMIT, READ_IN, SANDBOXED, SRCDOC, Hint, says
 from archiver.links import REQUISITE
 from archiver.referrer_policy import policy_sending
 from archiver.store.frames import ran_in_a_render
@@ -128,14 +128,14 @@ class CrawlPages:
             settling.take_ahead(url)
             max_redirects = crawler.config.max_redirects
             item = requeued(url, row.depth, row.found_by, row.parent, max_redirects, row.request)
-            document = " ".join(word for word in how.document.split() if word != SRCDOC)
+            document = " ".join(word for word in how.document.split() if not reading(word))
         elif crawler.frontier.seen(url):  # queued by another crawl process: as the page's
             settling.take_ahead(url)
             item = QueueItem(
                 url, page.depth + 1, crawler.config.max_redirects, True, (), "requisite", page.url
             )
         else:  # as a link of the page, or of its frame's page that asked for it
-            met, queue = await crawler.discovery.links({url: REQUISITE}, self._asking_page(page, how))
+            met, queue = await crawler.discovery.links({url: REQUISITE}, await self._asking_page(page, how))
             if met:
                 await crawler.writer.put(WriteItem(None, met=met))
             if not queue:  # skipped (its row is on its way), or claimed by another crawl process
@@ -168,16 +168,24 @@ class CrawlPages:
         await asyncio.shield(crawler.feed(crawler.capture_now(item)))
         await settling.wait(url)
 
-    def _asking_page(self, page: QueueItem, how: Asked) -> QueueItem:
+    async def _asking_page(self, page: QueueItem, how: Asked) -> QueueItem:
         """The page a request of the render of ``page`` is found on: the page of the frame that
         asked for it (``how.frame``), whose encoding a stylesheet is read in, as Chromium reads
         it, if that page ran in a render (store/frames.py: rendered too, or loaded as a frame of
-        a page that did, which verify then does not read whole from its HTML); else ``page``."""
+        a page that did, which verify then does not read whole from its HTML); else ``page``.
+        A frame's page found otherwise (a link of another page) runs in this render all the
+        same: it is noted as loaded as a frame of ``page`` (ManifestRow.framed_by), before what
+        it asks for, which store/frames.py then counts, for the crawl and verify alike."""
         if self.row_of is None or how.frame in (None, page.url):
             return page
         frame = self.row_of(how.frame)
-        if frame is None or not ran_in_a_render(frame, self.row_of):
+        if frame is None:
             return page
+        if not ran_in_a_render(frame, self.row_of):
+            framed = dataclasses.replace(frame, framed_by=page.url)
+            if frame.framed_by is not None or not ran_in_a_render(framed, self.row_of):
+                return page
+            await self.crawler.writer.put(WriteItem(None, framed=(frame.url, page.url)))
         return dataclasses.replace(
             page,
             url=frame.url,
@@ -248,6 +256,12 @@ async def answer_for(
             continue
         return await answers.answer(row)
     return None
+
+
+def reading(word: str) -> bool:
+    """Whether the document word ``word`` tells what a stylesheet is read in (SRCDOC, READ_IN),
+    which a URL taken ahead as it was queued keeps from its queue item instead."""
+    return word == SRCDOC or word.startswith(READ_IN)
 
 
 def _next_hop(how: Asked, url: str, target: str) -> Asked:

@@ -23,7 +23,7 @@ from archiver.crawling.fetch import FetchOutcome
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.robots import robots_agent
 from archiver.crawling.writer import WriteItem
-from archiver.link_requests import SRCDOC, says
+from archiver.link_requests import SRCDOC, read_in, says
 from archiver.redirects import (
     REDIRECT_STATUSES,
     redirect_failure,
@@ -94,7 +94,7 @@ class Responses:
                 capture,
                 parse,
                 renderer is not None and renderer.inspects,
-                await crawler.referrers.of(item.referrer)
+                (read_in(item.document) or await crawler.referrers.of(item.referrer))
                 if mime == CSS_TYPE and not says(item.document, SRCDOC)  # a srcdoc's: UTF-8
                 else None,
             )

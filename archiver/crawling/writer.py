@@ -69,6 +69,9 @@ class WriteItem:
     """Set once the batch holding this item is committed (see Writer.committed())."""
     draft: Draft | None = None
     """The capture's mirror file as drafted when it was parsed (HTML, CSS and SVG)."""
+    framed: tuple[str, str] | None = None
+    """(a page's URL, a rendered page's URL): the page, found otherwise, was loaded as a frame
+    of that rendered page (Manifest.framed()), noted before the URLs its scripts ask for."""
 
 
 class WriteQueue(Protocol):
@@ -310,6 +313,8 @@ class Writer:
                     filename=written.warc_file,
                 )
         try:
+            if item.framed is not None:
+                self.manifest.framed(*item.framed)
             if item.met:
                 self.manifest.insert_new(item.met)
             if row is not None:

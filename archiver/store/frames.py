@@ -2,17 +2,20 @@
 
 A page the crawl did not render is read whole from its HTML: what was found on it is what its
 links name. A page loaded as a frame of a rendered page (an ``<iframe src>``, found as its
-requisite) ran in that render all the same: its scripts and event handlers asked for URLs no
-link of its HTML names, which the crawl records as found on it (the document whose request it
-was, whose encoding a stylesheet it adds is read in, as Chromium reads it). The crawl
+requisite, or found otherwise first and noted as framed by it: ManifestRow.framed_by) ran in
+that render all the same: its scripts and event handlers asked for URLs no link of its HTML
+names, which the crawl records as found on it (the document whose request it was, whose
+encoding a stylesheet it adds is read in, as Chromium reads it). The crawl
 (crawling/render_pages.py) and verify (verify/discovery.py) judge a page so alike.
 
 >>> page = ManifestRow("http://h/", "seed", 0, FETCHED, content_type="text/html", render_reason="always")
 >>> frame = ManifestRow("http://h/f", "requisite", 1, FETCHED, parent=page.url, content_type="text/html")
 >>> linked = ManifestRow("http://h/l", "link", 1, FETCHED, parent=page.url, content_type="text/html")
->>> rows = {row.url: row for row in (page, frame, linked)}
->>> [ran_in_a_render(row, rows.get) for row in (page, frame, linked)]
-[True, True, False]
+>>> framed = ManifestRow("http://h/m", "link", 1, FETCHED, parent="http://h/o", content_type="text/html",
+...                      framed_by=page.url)
+>>> rows = {row.url: row for row in (page, frame, linked, framed)}
+>>> [ran_in_a_render(row, rows.get) for row in (page, frame, linked, framed)]
+[True, True, False, True]
 """
 
 from __future__ import annotations
@@ -47,11 +50,16 @@ def ran_in_a_render(
 
 
 def _framing_page(row: ManifestRow, row_of: Callable[[str], ManifestRow | None]) -> ManifestRow | None:
-    """The row of the page that found the page of ``row`` as its requisite (its frame's URL, or
-    the first of the redirects that led to it); None for a page found otherwise."""
+    """The row of the page that loaded the page of ``row`` as a frame: the page that found it as
+    its requisite (its frame's URL, or the first of the redirects that led to it), else the
+    rendered page it was first loaded as a frame of, found otherwise (ManifestRow.framed_by:
+    a link of another page first); None for a page never loaded as a frame."""
+    framed_by = row.framed_by
     for _hop in range(MAX_HOPS):
         parent = row_of(row.parent) if row.parent else None
         if parent is None or row.found_by != "redirect":
-            return parent if row.found_by == "requisite" else None
+            if row.found_by == "requisite" and parent is not None:
+                return parent
+            break
         row = parent
-    return None
+    return row_of(framed_by) if framed_by else None

@@ -239,6 +239,11 @@ class Manifest(CaptureOffsets):
             (reason, error, file, offset, length, title, url),
         )
 
+    def framed(self, url: str, page: str) -> None:
+        """Note that the page at ``url``, found otherwise, was loaded as a frame of the rendered
+        ``page`` (ManifestRow.framed_by): the first such page stays."""
+        self._db.execute("UPDATE urls SET framed_by = COALESCE(framed_by, ?) WHERE url = ?", (page, url))
+
     def keep_state(self, name: str, value: str) -> None:
         """Keep what a crawl holds beside its rows (its cookies), committed with the next batch."""
         self._db.execute("INSERT OR REPLACE INTO crawl_state VALUES (?, ?)", (name, value))

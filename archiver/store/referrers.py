@@ -14,13 +14,16 @@ its scripts built are kept in their iframes' srcdoc (an <iframe srcdoc> a script
 about:blank frame it wrote: UTF-8 too in Chromium; not one of a blob: URL, which the DOM keeps
 so too, unless its type named UTF-8, but the srcdoc frames it holds still), and so are those of
 a frame of a data: URL whose type names UTF-8, which the crawl learnt from the browser's
-requests (the charset of the frame's document). A snapshot of an older crawl is read the same.
+requests (the charset of the frame's document). A frame of a data: or blob: URL whose type names
+another charset (Shift_JIS in a windows-1252 page) is read in that one, by Chromium and so here:
+the stylesheets it alone links too. A snapshot of an older crawl is read the same.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 import lxml.html
 
@@ -53,10 +56,11 @@ BLOB_CHARSET = "data-archived-charset"
 """The attribute in which a rendered DOM notes the charset the document of a frame of a blob:
 URL was read in (crawling/page_scripts/dom.js)."""
 
-Reading = tuple[str | None, frozenset[str]]
+Reading = tuple[str | None, Mapping[str, str]]
 """What a document that refers to stylesheets tells of them: the encoding it was read in (None:
-it has none), and the URLs its iframes' srcdoc documents alone link (read in UTF-8, theirs)."""
-NO_READING: Reading = (None, frozenset())
+it has none), and the URLs its frames' documents alone link, by the encoding (a codec) those
+are read in: an iframe srcdoc's UTF-8, a data: or blob: URL's the charset of its type."""
+NO_READING: Reading = (None, MappingProxyType({}))
 RowOf = Callable[[str], ManifestRow | None]
 """The manifest row of a URL, if it has one."""
 BodyOf = Callable[[ManifestRow], tuple[bytes, str | None] | None]
@@ -86,13 +90,13 @@ def referrer_encoding(
 def encoding_for(linked: str, reading: Reading) -> str | None:
     """The encoding a stylesheet the document of ``reading`` links as ``linked`` is read in.
 
-    >>> encoding_for("http://h/s.css", ("cp1252", frozenset({"http://h/f.css"})))
+    >>> encoding_for("http://h/s.css", ("cp1252", {"http://h/f.css": "utf-8"}))
     'cp1252'
-    >>> encoding_for("http://h/f.css", ("cp1252", frozenset({"http://h/f.css"}))) is None
-    True
+    >>> encoding_for("http://h/f.css", ("cp1252", {"http://h/f.css": "utf-8"}))
+    'utf-8'
     """
-    encoding, srcdoc_links = reading
-    return None if linked in srcdoc_links else encoding
+    encoding, by_frames = reading
+    return by_frames.get(linked, encoding)
 
 
 def encoding_of(
@@ -116,9 +120,10 @@ def referrer_reading(
     imports: int = MAX_IMPORTS,
     dom_of: DomOf | None = None,
 ) -> Reading:
-    """encoding_of() ``document``, and the URLs its iframes' srcdoc documents alone link, in the
-    page as fetched and, given ``dom_of``, in its rendered DOM (which matters only to a page not
-    read in UTF-8). Raises UnknownEncoding as encoding_of() does, and if that DOM cannot be read."""
+    """encoding_of() ``document``, and the URLs its frames' documents alone link, by the encoding
+    they are read in: its iframes' srcdoc documents' in the page as fetched and, given
+    ``dom_of``, the frames' of its rendered DOM. Raises UnknownEncoding as encoding_of() does, and
+    if that DOM cannot be read."""
     if document is None or document.outcome != FETCHED or document.content_type not in _REFERRERS:
         return NO_READING
     try:
@@ -138,9 +143,9 @@ def referrer_reading(
                 raise
     encoding = document_encoding(body, document.content_type, content_type, own)
     if document.content_type not in HTML_TYPES:
-        return encoding, frozenset()
-    linked = _srcdoc_links(body, document.url, document.content_type, content_type)
-    if dom_of is not None and document.dom_warc_file is not None and encoding != "utf-8":
+        return encoding, NO_READING[1]
+    linked = dict.fromkeys(_srcdoc_links(body, document.url, document.content_type, content_type), "utf-8")
+    if dom_of is not None and document.dom_warc_file is not None:
         try:
             dom = dom_of(document)
         except Exception as exc:  # whatever the damage, what its frames link is not known
@@ -149,7 +154,7 @@ def referrer_reading(
             ) from None
         if dom is None:
             raise UnknownEncoding(document.url, "the record of its rendered DOM cannot be read")
-        linked |= _rendered_srcdoc_links(dom, document.url)
+        linked.update(_rendered_frame_encodings(dom, document.url))
     return encoding, linked
 
 
@@ -160,57 +165,81 @@ def _srcdoc_links(body: bytes, url: str, mime: str, content_type: str | None) ->
     return _said_srcdoc(findings(body, url, mime, content_type)[4])
 
 
-def _rendered_srcdoc_links(dom: bytes, url: str) -> frozenset[str]:
-    """_srcdoc_links() of the rendered DOM ``dom`` of the page at ``url``, its frames read as
-    Chromium reads them (_frames_as_read()).
+def _rendered_frame_encodings(dom: bytes, url: str) -> dict[str, str]:
+    """The URLs the frames of the rendered DOM ``dom`` of the page at ``url`` alone link, by the
+    encoding Chromium reads them in (_frames_as_read()): its srcdoc documents' (UTF-8), and the
+    documents' of its frames of data: and blob: URLs (their types' charsets), but what its own
+    documents link too.
 
     >>> inner = '<link rel=stylesheet href=b.css><iframe srcdoc="<link rel=stylesheet href=s.css>">'
     >>> dom = f"<iframe src='blob:http://h/1' srcdoc='{inner}'></iframe>".encode()
-    >>> sorted(_rendered_srcdoc_links(dom, "http://h/"))
-    ['http://h/s.css']
-    >>> dom = dom.replace(b"src=", b"data-archived-charset=UTF-8 src=")
-    >>> sorted(_rendered_srcdoc_links(dom, "http://h/"))
-    ['http://h/b.css', 'http://h/s.css']
-    >>> data = "data:application/xhtml+xml;charset=utf-8,%3Clink rel=%22stylesheet%22 href=%22x.css%22/%3E"
-    >>> sorted(_rendered_srcdoc_links(f"<iframe src='{data}'></iframe>".encode(), "http://h/"))
-    ['http://h/x.css']
+    >>> _rendered_frame_encodings(dom, "http://h/")
+    {'http://h/s.css': 'utf-8'}
+    >>> inner = '<link rel=stylesheet href=http://h/b.css>' + inner[32:]
+    >>> dom = f"<iframe src='blob:http://h/1' srcdoc='{inner}'></iframe>".encode()
+    >>> sorted(_rendered_frame_encodings(dom.replace(b"src=", b"data-archived-charset=UTF-8 src="), "http://h/").items())
+    [('http://h/b.css', 'utf-8'), ('http://h/s.css', 'utf-8')]
+    >>> sorted(_rendered_frame_encodings(dom.replace(b"src=", b"data-archived-charset=Shift_JIS src="), "http://h/").items())
+    [('http://h/b.css', 'web-shift_jis'), ('http://h/s.css', 'utf-8')]
+    >>> data = "data:application/xhtml+xml;charset=utf-8,%3Clink rel=%22stylesheet%22 href=%22http://h/x.css%22/%3E"
+    >>> _rendered_frame_encodings(f"<iframe src='{data}'></iframe>".encode(), "http://h/")
+    {'http://h/x.css': 'utf-8'}
+    >>> own = b"<link rel=stylesheet href=x.css>"
+    >>> _rendered_frame_encodings(own + f"<iframe src='{data}'></iframe>".encode(), "http://h/")
+    {}
     """
     if _SRCDOC.search(dom) is None and _DATA_FRAME.search(dom) is None:
-        return frozenset()
+        return {}
     root = parse_page(dom, DOM_CONTENT_TYPE)
     if root is None:
-        return frozenset()
-    _frames_as_read(root)
-    return _said_srcdoc(root_findings(root, url, "utf-8")[4])
+        return {}
+    built: dict[str, str] = {}
+    _frames_as_read(root, built)
+    _title, _base, found, _nofollow, hints = root_findings(root, url, "utf-8")
+    encodings = {link: encoding for link, encoding in built.items() if link not in found}
+    encodings.update(dict.fromkeys(_said_srcdoc(hints), "utf-8"))  # what its own link too is its own
+    return encodings
 
 
-def _frames_as_read(root: lxml.etree._Element, depth: int = 0) -> bool:
+def _frames_as_read(root: lxml.etree._Element, built: dict[str, str], depth: int = 0) -> bool:
     """Make the srcdoc of each iframe of ``root`` (a document of a rendered DOM, ``depth``
     srcdoc documents deep) hold what Chromium reads in UTF-8, as a srcdoc document; True if one
-    changed. The DOM keeps the document of a frame of a blob: URL in its srcdoc too (beside that
-    src): Chromium reads it in the charset the DOM notes (BLOB_CHARSET: its type's, else its
-    page's), so unless that is UTF-8 only the frames it holds stay (an iframe srcdoc there is
-    UTF-8 all the same). The document of a frame of a data: URL whose type names UTF-8, which the
-    DOM keeps in that src alone, is read as a srcdoc document."""
+    changed. Add to ``built`` the links of the documents of its frames of data: and blob: URLs
+    read in another encoding, by that encoding (a codec).
+
+    The DOM keeps the document of a frame of a blob: URL in its srcdoc too (beside that src):
+    Chromium reads it in the charset the DOM notes (BLOB_CHARSET: its type's, else its page's),
+    so unless that is UTF-8 only the frames it holds stay there (an iframe srcdoc there is UTF-8
+    all the same) and its own links are read in that charset. The document of a frame of a data:
+    URL, which the DOM keeps in that src alone, is read in the charset its type names. Neither
+    is a srcdoc document: its base URL is its own blob: or data: URL, against which no relative
+    URL resolves (unless a <base> of its own names an http(s) URL), so its links are read
+    there."""
     changed = False
     for iframe in root.iter("iframe"):
         src = (iframe.get("src") or "").strip()
         srcdoc = iframe.get("srcdoc")
         if srcdoc is None:
-            document = _utf8_data_document(src)
-            if document is not None:
-                iframe.set("srcdoc", document)
-                changed = True
+            data = _data_document(src)
+            if data is not None:
+                body, charset = data
+                document = parse_page(body, f"text/html; charset={charset}")
+                if document is not None:
+                    built.update(dict.fromkeys(root_findings(document, src, charset)[2], charset))
             continue
         inner = parse_page(srcdoc.encode("utf-8"), DOM_CONTENT_TYPE) if depth < MAX_SRCDOC_DEPTH else None
         if inner is None:
             continue
-        inner_changed = _frames_as_read(inner, depth + 1)
-        if src.lower().startswith("blob:") and web_codec(iframe.get(BLOB_CHARSET)) != "utf-8":
-            frames = inner.iter("iframe")
-            iframe.set(
-                "srcdoc", "".join(lxml.html.tostring(f, encoding="unicode", with_tail=False) for f in frames)
-            )
+        inner_changed = _frames_as_read(inner, built, depth + 1)
+        blob_charset = web_codec(iframe.get(BLOB_CHARSET))
+        if src.lower().startswith("blob:") and blob_charset != "utf-8":
+            frames = list(inner.iter("iframe"))
+            kept = "".join(lxml.html.tostring(f, encoding="unicode", with_tail=False) for f in frames)
+            if blob_charset is not None:  # its own links, its frames set aside
+                for frame in frames:
+                    frame.drop_tree()
+                built.update(dict.fromkeys(root_findings(inner, src, blob_charset)[2], blob_charset))
+            iframe.set("srcdoc", kept)
             changed = True
         elif inner_changed:
             iframe.set("srcdoc", lxml.html.tostring(inner, encoding="unicode"))
@@ -218,14 +247,15 @@ def _frames_as_read(root: lxml.etree._Element, depth: int = 0) -> bool:
     return changed
 
 
-def _utf8_data_document(src: str) -> str | None:
-    """The HTML document of the data: URL ``src`` if its type names UTF-8 (None for any other
-    URL): Chromium reads such a frame's document, and a stylesheet it links, in UTF-8. The URL is
-    read by the standard library's data: URL handler (RFC 2397: percent-escapes, base64).
+def _data_document(src: str) -> tuple[bytes, str] | None:
+    """The HTML document of the data: URL ``src`` and the encoding (a codec) Chromium reads it
+    in, that its type names (None for any other URL, and for one whose type names none: it is
+    read in its page's then, as the page's own links are). The URL is read by the standard
+    library's data: URL handler (RFC 2397: percent-escapes, base64).
 
-    >>> _utf8_data_document("data:text/html;charset=UTF-8,%3Cp%3Ecaf%C3%A9")
-    '<p>café'
-    >>> _utf8_data_document("data:text/html;base64,PHA+"), _utf8_data_document("blob:http://h/1")
+    >>> _data_document("data:text/html;charset=UTF-8,%3Cp%3Ecaf%C3%A9")
+    (b'<p>caf\\xc3\\xa9', 'utf-8')
+    >>> _data_document("data:text/html;base64,PHA+"), _data_document("blob:http://h/1")
     (None, None)
     """
     if src[:5].lower() != "data:":
@@ -236,12 +266,11 @@ def _utf8_data_document(src: str) -> str | None:
         with urllib.request.urlopen(src) as document:
             if document.headers.get_content_type() not in HTML_TYPES:
                 return None
-            if web_codec(document.headers.get_content_charset()) != "utf-8":
-                return None
+            charset = web_codec(document.headers.get_content_charset())
             body: bytes = document.read()
-    except (ValueError, OSError):  # no comma, a bad type: no document Chromium reads as UTF-8
+    except (ValueError, OSError):  # no comma, a bad type: no document Chromium reads
         return None
-    return body.decode("utf-8", "replace")
+    return None if charset is None else (body, charset)
 
 
 def _said_srcdoc(hints: dict[str, Hint]) -> frozenset[str]:

@@ -27,9 +27,12 @@ _COLUMNS = f"({', '.join(FIELDS)}) VALUES ({', '.join('?' for _ in FIELDS)})"
 # A row's discovery facts stay: a URL fetched for a browser before the worker that queued
 # it got to it, or a robots.txt a page linked and the crawl asked again (recorded again),
 # still says how the crawl first found it. A skipped URL is found anew where it is taken.
+# So does the rendered page it was first loaded as a frame of, noted apart (Manifest.framed()).
 UPSERT = f"INSERT INTO urls {_COLUMNS} ON CONFLICT(url) DO UPDATE SET " + ", ".join(
     f"{name} = CASE WHEN urls.outcome = '{SKIPPED}' THEN excluded.{name} ELSE urls.{name} END"
     if name in DISCOVERY
+    else f"{name} = COALESCE(urls.{name}, excluded.{name})"
+    if name == "framed_by"
     else f"{name} = excluded.{name}"
     for name in FIELDS
     if name != "url"

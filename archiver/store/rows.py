@@ -81,6 +81,9 @@ class ManifestRow:
     """For a queued URL: what its queue item carries that the row does not tell (its referrer
     policy, Accept, a redirect's chain...; frontier.request_facts), so a resumed crawl asks for
     it as the crawl that met it would have. None for most (and once it is done)."""
+    framed_by: str | None = None
+    """For a page found otherwise (a link, a seed...) and later loaded as a frame of a rendered
+    page: the first such page, in whose render its scripts ran (store/frames.py); else None."""
 
     def wrong_types(self) -> list[str]:
         """What of the row is not of its field's type (SQLite keeps whatever a column is given:

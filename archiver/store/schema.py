@@ -58,6 +58,7 @@ LATER_COLUMNS = {
     "dom_warc_length": "INTEGER",
     "redirect_fragment": "TEXT",
     "request": "TEXT",
+    "framed_by": "TEXT",
 }
 """Columns added after the first release: a manifest written before gets them when opened."""
 
