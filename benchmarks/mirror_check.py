@@ -167,8 +167,16 @@ class Browser:
         devtools.on("CSS.styleSheetAdded", lambda event: loaded_sheets.append(event["header"]["sourceURL"]))
         await devtools.send("DOM.enable")
         await devtools.send("CSS.enable")
+        closing: list[bool] = []
+        """Set once the page is read: a load its closing cuts short (a meta refresh that moves on
+        after the page was read) failed because of this checker, not of the mirror."""
         if report is not None:
-            page.on("requestfailed", lambda request: on_failed(report, request, leaks))
+
+            def failed(request: Any, report: PageReport = report) -> None:
+                if not closing:
+                    on_failed(report, request, leaks)
+
+            page.on("requestfailed", failed)
             page.on("console", lambda message: on_console(report, message))
             page.on("pageerror", lambda error: report.add("console", f"uncaught: {error}"))
         state = None
@@ -191,6 +199,7 @@ class Browser:
             if report is not None:
                 report.add("open", str(error).splitlines()[0])
         finally:
+            closing.append(True)
             await context.close()
         if report is not None:
             for leak in leaks:
