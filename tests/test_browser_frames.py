@@ -278,6 +278,18 @@ def framing_script(src: str) -> str:
     )
 
 
+async def crawl_a_framing_page(site: Any, run_crawl: Any, src: str, stylesheet: str) -> Path:
+    """The snapshot of a windows-1252 page whose script frames ``src`` (a JavaScript expression),
+    every page rendered: the frame links ``stylesheet``, which asks for café.png (read in UTF-8;
+    the page's encoding would read another name)."""
+    site.file("/", f"<p>caf\xe9</p>{framing_script(src)}".encode("cp1252"), "text/html; charset=windows-1252")
+    site.file(stylesheet, "p{background:url(café.png)}".encode(), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root: Path = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    return root
+
+
 async def test_a_stylesheet_of_a_blob_frame_that_names_its_charset_is_read_in_it(site, run_crawl):
     """A blob: frame whose type names a charset (text/html;charset=utf-8) in a windows-1252 page:
     Chromium reads it, and the stylesheet it links, in UTF-8 and asks for café.png. The crawl,
@@ -286,13 +298,7 @@ async def test_a_stylesheet_of_a_blob_frame_that_names_its_charset_is_read_in_it
         "URL.createObjectURL(new Blob(['<link rel=stylesheet href=\"' + location.origin + '/bu.css\">"
         "<p>blob</p>'], {type: 'text/html;charset=utf-8'}))"
     )
-    site.file(
-        "/", f"<p>caf\xe9</p>{framing_script(blob)}".encode("cp1252"), "text/html; charset=windows-1252"
-    )
-    site.file("/bu.css", "p{background:url(café.png)}".encode(), "text/css")
-    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
-    await site.start()
-    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    root = await crawl_a_framing_page(site, run_crawl, blob, "/bu.css")
     assert 'src="blob:' in doms(root)[site.url("/")]
     assert_read_as_chromium_reads_it(site, root, "/bu.css")
 
@@ -306,13 +312,7 @@ async def test_a_stylesheet_of_an_iframe_srcdoc_inside_a_blob_frame_is_read_in_u
         "URL.createObjectURL(new Blob(['<iframe srcdoc=\"<link rel=stylesheet href=' + location.origin"
         " + '/sd.css><p>inner</p>\"></iframe><p>blob</p>'], {type: 'text/html'}))"
     )
-    site.file(
-        "/", f"<p>caf\xe9</p>{framing_script(blob)}".encode("cp1252"), "text/html; charset=windows-1252"
-    )
-    site.file("/sd.css", "p{background:url(café.png)}".encode(), "text/css")
-    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
-    await site.start()
-    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    root = await crawl_a_framing_page(site, run_crawl, blob, "/sd.css")
     assert 'src="blob:' in doms(root)[site.url("/")]
     assert_read_as_chromium_reads_it(site, root, "/sd.css")
 
@@ -325,13 +325,7 @@ async def test_a_stylesheet_of_a_data_frame_that_names_its_charset_is_read_in_it
         "'data:text/html;charset=utf-8,' + encodeURIComponent('<link rel=stylesheet href='"
         " + location.origin + '/du.css><p>data</p>')"
     )
-    site.file(
-        "/", f"<p>caf\xe9</p>{framing_script(data)}".encode("cp1252"), "text/html; charset=windows-1252"
-    )
-    site.file("/du.css", "p{background:url(café.png)}".encode(), "text/css")
-    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
-    await site.start()
-    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    root = await crawl_a_framing_page(site, run_crawl, data, "/du.css")
     assert 'src="data:text/html;charset=utf-8,' in doms(root)[site.url("/")]
     assert_read_as_chromium_reads_it(site, root, "/du.css")
 
