@@ -237,7 +237,8 @@ def _frames_as_read(root: lxml.etree._Element, built: dict[str, str], depth: int
             kept = "".join(lxml.html.tostring(f, encoding="unicode", with_tail=False) for f in frames)
             if blob_charset is not None:  # its own links, its frames set aside
                 for frame in frames:
-                    _drop_tree(frame)
+                    if (parent := frame.getparent()) is not None:  # the text after it holds no link
+                        parent.remove(frame)
                 built.update(dict.fromkeys(root_findings(inner, src, blob_charset)[2], blob_charset))
             iframe.set("srcdoc", kept)
             changed = True
@@ -245,21 +246,6 @@ def _frames_as_read(root: lxml.etree._Element, built: dict[str, str], depth: int
             iframe.set("srcdoc", lxml.html.tostring(inner, encoding="unicode"))
             changed = True
     return changed
-
-
-def _drop_tree(element: lxml.etree._Element) -> None:
-    """Take ``element`` and what it holds out of its document, the text after it kept where it was
-    (lxml.html's drop_tree(), for a tree of lxml's own elements)."""
-    parent = element.getparent()
-    if parent is None:
-        return
-    if element.tail:
-        previous = element.getprevious()
-        if previous is None:
-            parent.text = (parent.text or "") + element.tail
-        else:
-            previous.tail = (previous.tail or "") + element.tail
-    parent.remove(element)
 
 
 def _data_document(src: str) -> tuple[bytes, str] | None:
