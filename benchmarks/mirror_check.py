@@ -315,7 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.chromium or not os.path.exists(args.chromium):
         print("error: no Chromium found (give --chromium PATH)", file=sys.stderr)
         return 2
-    reports = asyncio.run(sweep(args.snapshot, args.chromium, args.live, args.limit, max(1, args.every)))
+    # Pages are opened by file:// URL, which only an absolute path makes.
+    reports = asyncio.run(
+        sweep(args.snapshot.resolve(), args.chromium, args.live, args.limit, max(1, args.every))
+    )
     kinds = Counter(kind for report in reports for kind, _detail in report.failures)
     failing = [report for report in reports if report.failures]
     if args.json:

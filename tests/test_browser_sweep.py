@@ -255,3 +255,17 @@ async def test_the_sweep_reports_each_kind_of_failure(tmp_path: Path) -> None:
     assert [detail.rpartition("/")[2] for detail in kinds["image"]] == ["broken.png"]
     assert [detail.rpartition("/")[2] for detail in kinds["stylesheet"]] == ["checked.css"]
     assert [detail.rpartition("/")[2] for detail in kinds["link"]] == ["nowhere.html"]
+
+
+def test_the_sweep_takes_a_snapshot_named_by_a_relative_path(
+    tmp_path: Path, monkeypatch: Any, capsys: Any
+) -> None:
+    # Pages are opened by file:// URL, which a relative path cannot make: it failed with a traceback.
+    folder = tmp_path / "snap" / "mirror" / "h"
+    folder.mkdir(parents=True)
+    (folder / "index.html").write_text('<!doctype html><p>text</p><img src="missing.png">')
+    monkeypatch.chdir(tmp_path)
+    assert mirror_check.main(["snap", "--chromium", CHROMIUM]) == 1
+    out = capsys.readouterr().out
+    assert "1 pages checked, 1 with failures" in out
+    assert "/snap/mirror/h/missing.png" in out
