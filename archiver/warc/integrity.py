@@ -19,10 +19,7 @@ from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
 from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
-from archiver.stop_signals import obey
-from archiver.verify.earlier import EarlierRecords
-from archiver.verify.record_index import RecordEntry, RecordIndex
-from archiver.verify.report import (
+from archiver.report import (
     CORRUPT_GZIP,
     CRASH_TAIL,
     DANGLING_REVISIT,
@@ -35,8 +32,11 @@ from archiver.verify.report import (
     UNREADABLE_RECORD,
     Report,
 )
+from archiver.stop_signals import obey
+from archiver.store.earlier import EarlierRecords
 from archiver.warc.members import CHUNK, MemberStream, Source, is_gzipped, member_end
 from archiver.warc.reader import PARSE_ERRORS, RecordLoader
+from archiver.warc.record_index import RecordEntry, RecordIndex
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
