@@ -1,4 +1,4 @@
-"""Consistency: the manifest, the CDXJ index and the mirror agree with the WARC files."""
+"""Consistency: the manifest and the mirror agree with the WARC files (the CDXJ index: warc/cdxj_check.py)."""
 
 from __future__ import annotations
 

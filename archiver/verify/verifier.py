@@ -3,8 +3,9 @@
 Four checks, each in its own module, all reporting into one
 :class:`~archiver.report.Report`:
 
-    integrity      WARC files parse, digests match, records pair up   (integrity.py)
-    consistency    manifest and CDXJ agree with the WARC records      (consistency.py)
+    integrity      WARC files parse, digests match, records pair up   (warc/integrity.py)
+    consistency    manifest agrees with the WARC records              (consistency.py)
+                   CDXJ index agrees with them                        (warc/cdxj_check.py)
                    crawl.json's statistics are the manifest's         (crawl_json.py)
     completeness   every link is recorded                             (completeness.py)
                    every redirect ends, no body is cut short          (crawl_endings.py)

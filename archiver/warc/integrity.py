@@ -6,7 +6,7 @@ later checks need of each response and revisit record is kept in a small
 check`` does: warcio's record loader with ``check_digests`` wraps the block
 in a digest-verifying reader, and reading the block to its end settles it.
 What an export asks of its WARC files, each record checked alone, is
-record_damage.py's.
+verify/record_damage.py's.
 """
 
 from __future__ import annotations
