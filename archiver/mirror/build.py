@@ -25,8 +25,8 @@ import shutil
 import time
 from pathlib import Path
 
+from archiver.config import NEVER
 from archiver.content import PARSED_TYPES
-from archiver.crawling.render_policy import NEVER
 from archiver.errors import SnapshotError, UnsafePathError, WriteError
 from archiver.mirror.index_page import write_index
 from archiver.mirror.kept import keep_before, kept_line
