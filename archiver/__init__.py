@@ -36,10 +36,10 @@ if _typing.TYPE_CHECKING:
     )
     from archiver.export.wacz import export_wacz
     from archiver.mirror.build import build_mirror
+    from archiver.report import Report
     from archiver.store.manifest import Manifest
     from archiver.store.rows import ManifestRow
     from archiver.store.snapshot import Snapshot
-    from archiver.verify.report import Report
     from archiver.verify.verifier import verify_snapshot
 
 # Where each public name lives. They are imported when first used (PEP 562), so
@@ -58,7 +58,7 @@ _HOMES = {
     "crawl": "crawling.run",
     "Manifest": "store.manifest",
     "ManifestRow": "store.manifest",
-    "Report": "verify.report",
+    "Report": "report",
     "Snapshot": "store.snapshot",
     "build_mirror": "mirror.build",
     "export_wacz": "export.wacz",

@@ -16,7 +16,11 @@ from archiver.scope import BAD_PUNYCODE, MAX_URL_LENGTH, TOO_LONG
 from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
-BROWSER_MODES = ("never", "auto", "always")
+NEVER = "never"
+AUTO = "auto"
+ALWAYS = "always"
+BROWSER_MODES = (NEVER, AUTO, ALWAYS)
+"""--browser: render no page, the pages scripts build (render_policy decides), or every HTML page."""
 LOG_FORMATS = ("text", "json")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"
 DEFAULT_RETRY_ON = (429, 502, 503, 504)

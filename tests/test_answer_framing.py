@@ -15,8 +15,8 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.answer_heads import HEADLESS_AFTER_INTERIM
 from archiver.crawling.tries import CUT_BY_PEER
+from archiver.report import CUT_BODY
 from archiver.store.rows import FAILED, FETCHED
-from archiver.verify.report import CUT_BODY
 from archiver.verify.verifier import verify_snapshot
 
 CHUNKS = b"5\r\nhello\r\n0\r\n\r\n"

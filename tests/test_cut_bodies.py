@@ -14,7 +14,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling.crawl_report import render_report
 from archiver.mirror.build import build_mirror
-from archiver.verify.report import CUT_BODY
+from archiver.report import CUT_BODY
 from archiver.verify.verifier import verify_snapshot
 
 PAGE = b'<html><title>home</title><a href="/cut">cut</a></html>'

@@ -26,11 +26,11 @@ from archiver import cli
 from archiver.link_values import iter_css_urls
 from archiver.links import iter_html_references
 from archiver.mirror.build import build_mirror
+from archiver.report import Report
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.svg import iter_svg_references
 from archiver.verify.mirror_links import check_mirror
-from archiver.verify.report import Report
 from archiver.verify.verifier import verify_snapshot
 
 

@@ -15,8 +15,8 @@ from snapshot_builder import SnapshotBuilder
 
 from archiver.link_values import iter_css_urls
 from archiver.mirror.build import build_mirror
+from archiver.report import LIVE_MIRROR_LINK, Report
 from archiver.verify.mirror_links import check_mirror
-from archiver.verify.report import LIVE_MIRROR_LINK, Report
 from archiver.verify.verifier import verify_snapshot
 
 

@@ -14,7 +14,7 @@ from archiver.paths import (
     relative_url,
     url_to_path,
 )
-from archiver.store.safe_join import safe_join
+from archiver.safe_join import safe_join
 from archiver.urls import normalize_url
 
 

@@ -13,9 +13,9 @@ from raw_server import RawHandler, RawRequest, RawServer, reset
 from test_robots_kept import warc_records
 
 from archiver.crawling.robots import RobotsRules, robots_agent, rules_from_response
+from archiver.report import CUT_BODY
 from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.store.rows import FETCHED, SKIPPED
-from archiver.verify.report import CUT_BODY
 from archiver.verify.verifier import verify_snapshot
 
 

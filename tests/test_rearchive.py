@@ -28,8 +28,8 @@ from test_verify_tamper import edit_in_place
 from archiver.cli import main
 from archiver.crawling import mirror_choice
 from archiver.export.wacz import export_wacz
+from archiver.report import DANGLING_REVISIT, MISSING_PREVIOUS
 from archiver.store.changes import Changes
-from archiver.verify.report import DANGLING_REVISIT, MISSING_PREVIOUS
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.records import NOT_MODIFIED_PROFILE, REVISIT_PROFILE
 from tests.conftest import manifest_rows

@@ -13,8 +13,8 @@ from aiohttp import web
 from rearchive_site import LAST_MODIFIED, PNG, ChangingSite, host, warc_record
 from test_verify_tamper import edit_in_place, server_blanked
 
+from archiver.report import DANGLING_REVISIT
 from archiver.store.changes import Changes
-from archiver.verify.report import DANGLING_REVISIT
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.records import NOT_MODIFIED_PROFILE, REVISIT_PROFILE
 from tests.conftest import manifest_rows

@@ -11,8 +11,8 @@ from snapshot_builder import SnapshotBuilder
 
 from archiver.mirror.build import build_mirror
 from archiver.redirects import ENDS, LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
+from archiver.report import DANGLING_REDIRECT
 from archiver.store.manifest import Manifest
-from archiver.verify.report import DANGLING_REDIRECT
 from archiver.verify.verifier import verify_snapshot
 
 

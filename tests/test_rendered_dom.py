@@ -10,14 +10,14 @@ from snapshot_builder import SnapshotBuilder
 
 from archiver.mirror.build import build_mirror
 from archiver.mirror.scripts import neutralise_scripts
+from archiver.report import UNLISTED_RECORD, UNRECORDED_LINK, WRONG_LOCATION, Report
 from archiver.store.committed import committed_end
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.verify.completeness import check_completeness, crawl_scope
 from archiver.verify.consistency import check_manifest
-from archiver.verify.integrity import WarcScan, warc_files
-from archiver.verify.record_index import RecordIndex
-from archiver.verify.report import UNLISTED_RECORD, UNRECORDED_LINK, WRONG_LOCATION, Report
+from archiver.warc.integrity import WarcScan, warc_files
+from archiver.warc.record_index import RecordIndex
 
 SHELL = (
     "<!doctype html><html><head><title>App</title></head>"

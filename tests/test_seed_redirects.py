@@ -12,7 +12,7 @@ from aiohttp import web
 from conftest import manifest_rows
 
 from archiver.mirror.build import build_mirror
-from archiver.verify.report import NOTHING_ARCHIVED, UNRECORDED_LINK
+from archiver.report import NOTHING_ARCHIVED, UNRECORDED_LINK
 from archiver.verify.verifier import verify_snapshot
 
 RESOLVE = (("site.test", "127.0.0.1"), ("www.site.test", "127.0.0.1"))

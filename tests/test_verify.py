@@ -19,15 +19,15 @@ import pytest
 from aiohttp import web
 
 from archiver import cli
+from archiver.report import BROKEN_MIRROR_LINK, KINDS, Report
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
 from archiver.store.snapshot import LOCK_NAME
-from archiver.verify.integrity import warc_files
 from archiver.verify.mirror_links import check_mirror, local_target
-from archiver.verify.report import BROKEN_MIRROR_LINK, KINDS, Report
 from archiver.verify.verifier import verify_snapshot
 from archiver.warc.capture import Capture
 from archiver.warc.files import WarcFiles
+from archiver.warc.integrity import warc_files
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 

@@ -30,8 +30,8 @@ def add_mirror(sub: argparse._SubParsersAction[Parser]) -> None:
 
 def cmd_mirror(args: argparse.Namespace) -> int:
     """archiver mirror: rebuild the mirror, print its summary."""
-    from archiver.crawling.merge import stale_parts
     from archiver.mirror.build import build_mirror
+    from archiver.store.merged_parts import stale_parts
 
     args.hint = f"the mirror before is left as it was; build it again with: archiver mirror {args.snapshot}"
     not_joined: list[str] = []

@@ -35,6 +35,7 @@ from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNRE
 from archiver.store.crawl_record import FINISHED, INTERRUPTED, CrawlRecord
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
+from archiver.store.merged_parts import NODES, fingerprint
 from archiver.store.row_columns import FIELDS
 from archiver.store.rows import QUEUED
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
@@ -43,8 +44,6 @@ from archiver.warc.cdxj import merge_into_index
 
 log = logging.getLogger("archiver")
 
-NODES = "nodes"
-"""crawl.json key: {node: {manifest: [size, mtime_ns], status, runs}} of the parts merged."""
 TAKEN_REASONS = (PAGE_LIMIT, BYTE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE, EXCLUDED)
 
 
@@ -71,30 +70,6 @@ _UPSERT = (
     f"WHERE {_rank('excluded')} < {RANK} "
     f"OR ({_rank('excluded')} = 0 AND {RANK} = 0 AND excluded.fetched_at > urls.fetched_at)"
 )
-
-
-def fingerprint(part: Snapshot) -> list[int]:
-    """[size, mtime in ns] of a part's manifest: verify tells from it a part changed since its merge."""
-    try:
-        stat = part.manifest_path.stat()
-    except FileNotFoundError:
-        return [0, 0]
-    return [stat.st_size, stat.st_mtime_ns]
-
-
-def stale_parts(root: Path) -> list[str]:
-    """Nodes whose part is not in the snapshot's manifest as it is now (empty when all are)."""
-    snapshot = Snapshot(root)
-    try:
-        merged = snapshot.read_crawl_json().get(NODES) or {}
-    except SnapshotError:
-        merged = {}
-    stale = []
-    for name in snapshot.node_names():
-        entry = merged.get(name)
-        if not isinstance(entry, dict) or entry.get("manifest") != fingerprint(snapshot.node_part(name)):
-            stale.append(name)
-    return stale
 
 
 def not_merged(root: Path, merged: list[str]) -> list[str]:

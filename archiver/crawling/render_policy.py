@@ -39,12 +39,10 @@ from typing import Any
 import lxml.etree
 import lxml.html
 
+from archiver.config import ALWAYS, NEVER
+from archiver.config import BROWSER_MODES as MODES
 from archiver.content import DATA_SCRIPT_TYPES
 
-NEVER = "never"
-AUTO = "auto"
-ALWAYS = "always"
-MODES = (NEVER, AUTO, ALWAYS)
 TRIALS = 2
 """Pages of each kind a host renders before deciding whether rendering pays on it. Each costs a
 render (and the first, the browser's start) on a static site: two tell as much as more would

@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from archiver.config import AUTO
 from archiver.crawling.browser import RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool
 from archiver.crawling.chromium import browser_error_types
@@ -40,7 +41,7 @@ from archiver.crawling.page_network import Answerer, Asked
 from archiver.crawling.preparing import Prepared
 from archiver.crawling.render_jobs import RenderJob, RenderQueue
 from archiver.crawling.render_pages import Pages, answer_for
-from archiver.crawling.render_policy import AUTO, Decision, Inspection, RenderPolicy, gained
+from archiver.crawling.render_policy import Decision, Inspection, RenderPolicy, gained
 from archiver.crawling.render_state import KeptRenders, kept_experience
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers

@@ -37,16 +37,16 @@ from typing import Any
 from isal import isal_zlib
 
 from archiver.crawling.resume import drop_cdxj_lines, drop_uncommitted_cdxj, manifest_lost
+from archiver.report import Report
 from archiver.store.crawl_record import CrawlRecord
+from archiver.store.earlier import EarlierRecords
 from archiver.store.manifest import Manifest
 from archiver.store.rebuild import rebuild_manifest, set_aside_manifest
 from archiver.store.snapshot import REPAIRS, Snapshot
 from archiver.urls import try_normalize
-from archiver.verify.earlier import EarlierRecords
-from archiver.verify.integrity import WarcScan
-from archiver.verify.record_index import RecordIndex
-from archiver.verify.report import Report
 from archiver.warc.files import SUFFIX, crawl_info, warc_paths, warcinfo
+from archiver.warc.integrity import WarcScan
+from archiver.warc.record_index import RecordIndex
 from archiver.warc.records import WARC_FIELDS_TYPE, encode_record, new_record_id, warc_date
 
 GZIP_COMMENT_HEADER = b"\x1f\x8b\x08\x10\x00\x00\x00\x00\x00\xff"

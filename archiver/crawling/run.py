@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archiver.config import CrawlConfig
+from archiver.config import NEVER, CrawlConfig
 from archiver.crawling import resume as resuming
 from archiver.crawling.backend import Backend, local_backend
 from archiver.crawling.capture_workers import CaptureWorkers
@@ -43,7 +43,6 @@ from archiver.crawling.mirror_choice import DraftingJudge
 from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.referrers import SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
-from archiver.crawling.render_policy import NEVER
 from archiver.crawling.renderer import Renderer, open_renderer
 from archiver.crawling.repair import rebuild_lost_manifest
 from archiver.crawling.repair import repair as repair_damage

@@ -25,8 +25,8 @@ import shutil
 import time
 from pathlib import Path
 
+from archiver.config import NEVER
 from archiver.content import PARSED_TYPES
-from archiver.crawling.render_policy import NEVER
 from archiver.errors import SnapshotError, UnsafePathError, WriteError
 from archiver.mirror.index_page import write_index
 from archiver.mirror.kept import keep_before, kept_line
@@ -38,13 +38,13 @@ from archiver.mirror.processes import build_in_processes
 from archiver.mirror.record_files import RecordFiles
 from archiver.mirror.stats import MirrorStats
 from archiver.redirects import NO_PAGE_STATUSES
+from archiver.safe_join import safe_join
 from archiver.stop_signals import obey
 from archiver.store.index_rebuild import mend_index
 from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
 from archiver.store.previous import missing_previous, open_previous
 from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
-from archiver.store.safe_join import safe_join
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
 

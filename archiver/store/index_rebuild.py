@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archiver.content import mime_type
+from archiver.report import CDXJ_MISMATCH, Report
 from archiver.store.manifest import Manifest
-from archiver.verify.consistency import check_cdxj
-from archiver.verify.integrity import WarcScan, warc_files
-from archiver.verify.record_index import RecordEntry, RecordIndex
-from archiver.verify.report import CDXJ_MISMATCH, Report
 from archiver.warc.cdxj import cdxj_line, mark_keyed, marked_keyed, rekey_index, write_sorted
+from archiver.warc.cdxj_check import check_cdxj
 from archiver.warc.dom import page_of
+from archiver.warc.integrity import WarcScan, warc_files
+from archiver.warc.record_index import RecordEntry, RecordIndex
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from archiver.redirects import (
     redirect_nowhere,
     redirect_target,
 )
+from archiver.report import Report
 from archiver.scope import Scope
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
@@ -51,12 +52,11 @@ from archiver.store.referrers import stored_body
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import Snapshot
-from archiver.verify.integrity import WarcScan
-from archiver.verify.record_index import RecordEntry, RecordIndex
-from archiver.verify.report import Report
 from archiver.warc.dom import DOM_CONTENT_TYPE, page_of
 from archiver.warc.files import warc_paths
+from archiver.warc.integrity import WarcScan
 from archiver.warc.reader import WarcReader
+from archiver.warc.record_index import RecordEntry, RecordIndex
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """What SQLite keeps beside a database: set aside with it, or a new manifest would read them."""

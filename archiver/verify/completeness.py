@@ -28,7 +28,9 @@ from archiver.errors import UnknownEncoding
 from archiver.findings import extract
 from archiver.links import REQUISITE, charset_from_content_type
 from archiver.media_types import UNKNOWN_TYPES, as_taken, content_type_field
+from archiver.report import UNKNOWN_ENCODING, UNRECORDED_LINK, WRONG_DISCOVERY, Report
 from archiver.scope import Scope
+from archiver.store.earlier import EarlierRecords
 from archiver.store.manifest import Manifest
 from archiver.store.referrers import (
     BodyOf,
@@ -43,13 +45,11 @@ from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.seeds import seed_landings
 from archiver.verify.crawl_endings import check_endings
 from archiver.verify.discovery import FOUND_ON_A_PAGE, SCRATCH, Met, check_discovery, met_of
-from archiver.verify.earlier import EarlierRecords
-from archiver.verify.integrity import Records
 from archiver.verify.page_bodies import read_dom, read_page
-from archiver.verify.record_index import RecordEntry
-from archiver.verify.report import UNKNOWN_ENCODING, UNRECORDED_LINK, WRONG_DISCOVERY, Report
 from archiver.warc.dom import DOM_CONTENT_TYPE
+from archiver.warc.integrity import Records
 from archiver.warc.reader import WarcReader
+from archiver.warc.record_index import RecordEntry
 
 RECORDED_CACHE = 1 << 16
 """URLs whose manifest lookup is remembered (links repeat from page to page)."""

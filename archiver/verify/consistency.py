@@ -1,21 +1,14 @@
-"""Consistency: the manifest, the CDXJ index and the mirror agree with the WARC files."""
+"""Consistency: the manifest and the mirror agree with the WARC files (the CDXJ index: warc/cdxj_check.py)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from archiver.content import mime_type
 from archiver.media_types import may_be_taken_as
-from archiver.store.manifest import Manifest
-from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
-from archiver.surt import surt
-from archiver.verify.integrity import Records
-from archiver.verify.record_index import RecordEntry
-from archiver.verify.report import (
+from archiver.report import (
     BAD_ROW,
-    CDXJ_MISMATCH,
     CRASH_TAIL,
     MISSING_CAPTURE,
     MISSING_MIRROR_FILE,
@@ -25,8 +18,11 @@ from archiver.verify.report import (
     WRONG_LOCATION,
     Report,
 )
-from archiver.warc.cdxj import cdxj_timestamp
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.dom import dom_target, page_of
+from archiver.warc.integrity import Records
+from archiver.warc.record_index import RecordEntry
 
 
 def check_manifest(
@@ -184,98 +180,3 @@ def _check_local_path(row: ManifestRow, mirror_dir: Path, mirror_root: Path, rep
     if not inside or not target.is_file():
         why = "is outside mirror/" if not inside else "does not exist"
         report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")
-
-
-def check_cdxj(
-    path: Path, records: Records, damaged: set[tuple[str, int]], report: Report, pending: Path | None = None
-) -> None:
-    """Every CDXJ line points at its record, and every response and revisit has its line, but
-    a 304's revisit (server-not-modified), which the crawl leaves out of the index (see
-    crawling.writer: replay plays the capture it confirmed instead).
-
-    Lines pointing at ``damaged`` records are not reported again. ``pending``: the lines of an
-    interrupted crawl not merged into the index yet (unsorted; those of records a crash cut
-    short are dropped by its resume, so they are not reported either).
-    """
-    if pending is not None and pending.is_file():
-        _check_pending(pending, records, report)
-    if not path.is_file():
-        if next(records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"), None):
-            report.add(
-                CDXJ_MISMATCH,
-                "indexes/index.cdxj",
-                f"the index is missing (archiver mirror {path.parent.parent} writes it again)",
-            )
-        return
-    previous = ""
-    unsorted = False
-    with open(path, encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                continue
-            report.stats["CDXJ lines"] += 1
-            where = f"indexes/index.cdxj:{number}"
-            if line < previous and not unsorted:
-                unsorted = True
-                report.add(CDXJ_MISMATCH, where, "lines are not sorted")
-            previous = line
-            problem = _check_cdxj_line(line, records, damaged, rekey=f"archiver mirror {path.parent.parent}")
-            if problem:
-                report.add(CDXJ_MISMATCH, where, problem)
-    for entry in records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"):
-        report.add(
-            CDXJ_MISMATCH,
-            f"{entry.file}@{entry.offset}",
-            f"no CDXJ line for the {entry.record_type} of {entry.url}",
-        )
-
-
-def _check_pending(path: Path, records: Records, report: Report) -> None:
-    """Mark the records the pending lines of an interrupted crawl index, and report the lines
-    a resume (or an export) would take as they are but that do not match their record: one
-    that names no record is left by a crash (its resume drops it), as is a last line cut."""
-    with open(path, encoding="utf-8", errors="replace") as lines:
-        for number, line in enumerate(lines, 1):
-            if line.endswith("\n") and line.strip():
-                problem = _check_cdxj_line(line.rstrip("\n"), records, set(), unknown_ok=True)
-                if problem:
-                    report.add(CDXJ_MISMATCH, f"indexes/{path.name}:{number}", problem)
-
-
-def _check_cdxj_line(
-    line: str, records: Records, damaged: set[tuple[str, int]], unknown_ok: bool = False, rekey: str = ""
-) -> str | None:
-    """What is wrong with one CDXJ line, or None; marks its record as indexed. ``unknown_ok``:
-    a line that names no record is no problem. ``rekey``: the command that keys the index again
-    (an earlier version keyed some URLs otherwise), said with a key that is not the URL's."""
-    key_part, _, rest = line.partition(" ")
-    timestamp, _, block = rest.partition(" ")
-    try:
-        fields = json.loads(block)
-        key = (str(fields["filename"]), int(fields["offset"]))
-        length = int(fields["length"])
-    except (ValueError, KeyError, TypeError):
-        return "not a CDXJ line (SURT, timestamp, JSON with filename, offset, length)"
-    entry = records.get(key)
-    if entry is None and (key in damaged or unknown_ok):
-        return None
-    if entry is None:
-        return f"points at {key[0]}@{key[1]}, where no response, revisit or resource record starts"
-    if not records.mark_indexed(key):
-        return f"a second line for {key[0]}@{key[1]}"
-    wrong = []
-    if fields.get("url") != entry.url:
-        wrong.append(f"url {fields.get('url')} is not the record's {entry.url}")
-    if key_part != surt(entry.url):
-        again = f" (pywb looks it up by that; key the index again with: {rekey})" if rekey else ""
-        wrong.append(f"SURT {key_part} is not {surt(entry.url)}{again}")
-    if timestamp != cdxj_timestamp(entry.date):
-        wrong.append(f"timestamp {timestamp} is not the record's date {entry.date}")
-    if fields.get("digest") != entry.payload_digest:
-        wrong.append(f"digest {fields.get('digest')} is not {entry.payload_digest}")
-    if entry.length and length != entry.length:
-        wrong.append(f"length {length} is not {entry.length}")
-    if entry.status is not None and fields.get("status", str(entry.status)) != str(entry.status):
-        wrong.append(f"status {fields.get('status')} is not the record's {entry.status}")
-    return "; ".join(wrong) or None

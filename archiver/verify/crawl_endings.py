@@ -6,11 +6,11 @@ every archived document."""
 from __future__ import annotations
 
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
+from archiver.report import CUT_BODY, DANGLING_REDIRECT, NOTHING_ARCHIVED, UNFINISHED_CRAWL, Report
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_ends, seed_failure
-from archiver.verify.integrity import Records
-from archiver.verify.report import CUT_BODY, DANGLING_REDIRECT, NOTHING_ARCHIVED, UNFINISHED_CRAWL, Report
+from archiver.warc.integrity import Records
 
 
 def check_endings(manifest: Manifest, records: Records, report: Report) -> None:

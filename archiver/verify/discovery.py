@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from archiver.report import WRONG_DISCOVERY, Report
 from archiver.store.frames import ran_in_a_render
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
-from archiver.verify.report import WRONG_DISCOVERY, Report
 
 FOUND_ON_A_PAGE = ("link", "requisite")
 """How a row found on a page says it was found (its parent is that page)."""

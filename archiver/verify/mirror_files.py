@@ -21,16 +21,16 @@ from archiver.mirror.build import CAPTURED
 from archiver.mirror.index_page import INDEX_STATE
 from archiver.mirror.output import file_digest
 from archiver.redirects import NO_PAGE_STATUSES
-from archiver.store.manifest import Manifest
-from archiver.store.rows import FETCHED
-from archiver.store.safe_join import safe_join
-from archiver.verify.report import (
+from archiver.report import (
     CHANGED_MIRROR_FILE,
     LOST_MIRROR_FILE,
     UNMIRRORED_CAPTURE,
     UNRECORDED_MIRROR_FILE,
     Report,
 )
+from archiver.safe_join import safe_join
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED
 
 _UNRECORDED = (
     "SELECT url, local_path FROM urls WHERE local_path IS NOT NULL AND local_path != '' "

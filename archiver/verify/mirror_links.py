@@ -36,9 +36,9 @@ from archiver.links import (
     srcdocs,
 )
 from archiver.mirror.linker import Resolver
+from archiver.report import BROKEN_MIRROR_LINK, LIVE_MIRROR_LINK, Report
 from archiver.svg import iter_svg_references
 from archiver.urls import try_normalize
-from archiver.verify.report import BROKEN_MIRROR_LINK, LIVE_MIRROR_LINK, Report
 
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 CSS_SUFFIXES = (".css",)

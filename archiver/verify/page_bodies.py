@@ -9,12 +9,12 @@ from __future__ import annotations
 from archiver.content import DEFAULT_DECODE_LIMIT, decode_stream
 from archiver.errors import WarcDamage
 from archiver.media_types import content_type_field
+from archiver.store.earlier import EarlierRecords
 from archiver.store.rows import ManifestRow
-from archiver.verify.earlier import EarlierRecords
-from archiver.verify.integrity import Records
-from archiver.verify.record_index import RecordEntry
 from archiver.warc.dom import CHARSET_FIELD
+from archiver.warc.integrity import Records
 from archiver.warc.reader import PARSE_ERRORS, WarcReader
+from archiver.warc.record_index import RecordEntry
 from archiver.warc.records import NOT_MODIFIED_PROFILE
 
 

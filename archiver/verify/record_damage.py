@@ -7,12 +7,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from archiver.store.committed import kill_line
-from archiver.store.manifest import Manifest
-from archiver.store.rows import QUEUED
-from archiver.verify.integrity import WarcScan
-from archiver.verify.record_index import RecordEntry, RecordIndex
-from archiver.verify.report import (
+from archiver.report import (
     CORRUPT_GZIP,
     DIGEST_MISMATCH,
     LENGTH_MISMATCH,
@@ -22,6 +17,11 @@ from archiver.verify.report import (
     Problem,
     Report,
 )
+from archiver.store.committed import kill_line
+from archiver.store.manifest import Manifest
+from archiver.store.rows import QUEUED
+from archiver.warc.integrity import WarcScan
+from archiver.warc.record_index import RecordEntry, RecordIndex
 
 RECORD_DAMAGE = (CORRUPT_GZIP, TORN_FILE, UNREADABLE_RECORD, MISSING_HEADER, LENGTH_MISMATCH, DIGEST_MISMATCH)
 """What leaves a record unreadable or untrue, found in its file alone (not what spans files:

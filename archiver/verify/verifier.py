@@ -1,10 +1,11 @@
 """archiver verify: read a snapshot cold and prove it complete and intact.
 
 Four checks, each in its own module, all reporting into one
-:class:`~archiver.verify.report.Report`:
+:class:`~archiver.report.Report`:
 
-    integrity      WARC files parse, digests match, records pair up   (integrity.py)
-    consistency    manifest and CDXJ agree with the WARC records      (consistency.py)
+    integrity      WARC files parse, digests match, records pair up   (warc/integrity.py)
+    consistency    manifest agrees with the WARC records              (consistency.py)
+                   CDXJ index agrees with them                        (warc/cdxj_check.py)
                    crawl.json's statistics are the manifest's         (crawl_json.py)
     completeness   every link is recorded                             (completeness.py)
                    every redirect ends, no body is cut short          (crawl_endings.py)
@@ -29,25 +30,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from archiver.crawling.merge import stale_parts
 from archiver.errors import SnapshotError
 from archiver.mirror.local_paths import LocalPaths
-from archiver.scope import Scope
-from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
-from archiver.store.committed import kill_line
-from archiver.store.lock import unchanging
-from archiver.store.manifest import Manifest
-from archiver.store.rows import QUEUED
-from archiver.store.snapshot import Snapshot, require_folder
-from archiver.verify.completeness import LinkCheck, crawl_scope
-from archiver.verify.consistency import check_cdxj, check_manifest
-from archiver.verify.crawl_json import check_crawl_json
-from archiver.verify.earlier import EarlierRecords
-from archiver.verify.integrity import WarcScan, warc_files
-from archiver.verify.mirror_files import check_index_page, check_mirror_files
-from archiver.verify.mirror_links import check_mirror as check_mirror_links
-from archiver.verify.record_index import RecordIndex
-from archiver.verify.report import (
+from archiver.report import (
     COMPLETENESS,
     CONSISTENCY,
     INTEGRITY,
@@ -57,6 +42,23 @@ from archiver.verify.report import (
     UNMERGED_NODE,
     Report,
 )
+from archiver.scope import Scope
+from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
+from archiver.store.committed import kill_line
+from archiver.store.earlier import EarlierRecords
+from archiver.store.lock import unchanging
+from archiver.store.manifest import Manifest
+from archiver.store.merged_parts import stale_parts
+from archiver.store.rows import QUEUED
+from archiver.store.snapshot import Snapshot, require_folder
+from archiver.verify.completeness import LinkCheck, crawl_scope
+from archiver.verify.consistency import check_manifest
+from archiver.verify.crawl_json import check_crawl_json
+from archiver.verify.mirror_files import check_index_page, check_mirror_files
+from archiver.verify.mirror_links import check_mirror as check_mirror_links
+from archiver.warc.cdxj_check import check_cdxj
+from archiver.warc.integrity import WarcScan, warc_files
+from archiver.warc.record_index import RecordIndex
 
 
 def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:

@@ -24,7 +24,7 @@ from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParserException
 
 from archiver.errors import CorruptData, DigestMismatch, UnsafePathError
-from archiver.store.safe_join import safe_join
+from archiver.safe_join import safe_join
 from archiver.warc.members import CHUNK, INFLATE_ERROR, MemberStream, Source, is_gzipped
 
 WHOLE_READ_BYTES = 1024 * 1024

@@ -1,4 +1,4 @@
-"""The index of a verify run's WARC records, on disk: verify's memory does not grow with the archive.
+"""The index of a scan's WARC records, on disk: memory does not grow with the archive.
 
 What the later checks need of each response, revisit and resource record (a
 RecordEntry, never a body) goes into a scratch SQLite file beside nothing of

@@ -6,23 +6,20 @@ later checks need of each response and revisit record is kept in a small
 check`` does: warcio's record loader with ``check_digests`` wraps the block
 in a digest-verifying reader, and reading the block to its end settles it.
 What an export asks of its WARC files, each record checked alone, is
-record_damage.py's.
+verify/record_damage.py's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
 from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
-from archiver.stop_signals import obey
-from archiver.verify.earlier import EarlierRecords
-from archiver.verify.record_index import RecordEntry, RecordIndex
-from archiver.verify.report import (
+from archiver.report import (
     CORRUPT_GZIP,
     CRASH_TAIL,
     DANGLING_REVISIT,
@@ -35,8 +32,10 @@ from archiver.verify.report import (
     UNREADABLE_RECORD,
     Report,
 )
+from archiver.stop_signals import obey
 from archiver.warc.members import CHUNK, MemberStream, Source, is_gzipped, member_end
 from archiver.warc.reader import PARSE_ERRORS, RecordLoader
+from archiver.warc.record_index import RecordEntry, RecordIndex
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
@@ -54,6 +53,15 @@ PAGE_BYTES = 64 * 1024 * 1024
 PageHook = Callable[[RecordEntry, bytes, Any], None]
 """Called with each intact response record's entry, its stored payload and its HTTP headers, for
 records ``wants_page`` chose: what completeness needs, without reading the record twice."""
+
+
+class Originals(Protocol):
+    """Where a revisit's original is looked for when these WARC files do not hold it: the
+    snapshot a re-archive was made against (store/earlier.py's EarlierRecords)."""
+
+    def check(self, entry: RecordEntry, where: str) -> bool:
+        """Check the original of the revisit ``entry`` (at ``where``), reporting what is wrong
+        with it; False if it is not there either, so the scan reports the revisit dangling."""
 
 
 def warc_files(folder: Path) -> list[Path]:
@@ -114,7 +122,7 @@ class WarcScan:
         self._kill_lines: dict[str, int] = {}
         self._loader = RecordLoader(verify_http=False)
         self._name = ""
-        self.earlier: EarlierRecords | None = None
+        self.earlier: Originals | None = None
         """Where revisits of a re-archive are followed when their original is not here."""
         self.kill_line: Callable[[str], int] | None = None
         """For a crawl that was stopped or killed: the offset of a WARC file (by name) from

@@ -18,10 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from archiver.errors import SnapshotError
+from archiver.report import DANGLING_REVISIT, MISSING_PREVIOUS, Report
 from archiver.store.previous import Original, Previous, previous_path
 from archiver.store.snapshot import Snapshot
-from archiver.verify.record_index import RecordEntry
-from archiver.verify.report import DANGLING_REVISIT, MISSING_PREVIOUS, Report
+from archiver.warc.record_index import RecordEntry
 
 
 class EarlierRecords:
