@@ -40,6 +40,7 @@ from archiver.redirects import (
     redirect_fragment,
     redirect_nowhere,
     redirect_target,
+    robots_redirects,
 )
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
@@ -94,6 +95,7 @@ class RecordedFetch:
         policy: Politeness | None = None,
         redo: QueueItem | None = None,
         again: bool = False,
+        max_redirects: int | None = None,
     ) -> Answer:
         """Fetch ``url`` and the URLs it redirects to; write a row for each hop but the last,
         whose Answer the caller reads and gives to keep().
@@ -101,9 +103,10 @@ class RecordedFetch:
         With ``policy``, each hop waits for its host's slot and obeys its robots.txt (a
         robots.txt itself is fetched without). ``redo``: the job that records these URLs
         again if this node is lost first (Frontier.claim). ``again``: these URLs were recorded
-        before, and are recorded again (a robots.txt asked again). Cancelled, nothing more is
-        written.
+        before, and are recorded again (a robots.txt asked again). ``max_redirects``: the
+        redirects followed, --max-redirects when None. Cancelled, nothing more is written.
         """
+        hops = self._max_redirects if max_redirects is None else max_redirects
         chain: list[str] = []
         while True:
             recorded = (await self._frontier.claim([url], redo=redo))[0] or again
@@ -131,7 +134,7 @@ class RecordedFetch:
             if capture.status not in REDIRECT_STATUSES or target is None:
                 return Answer(url, capture, row if recorded else None)
             chain.append(url)
-            failure = redirect_failure(target, chain, len(chain) - 1, self._max_redirects)
+            failure = redirect_failure(target, chain, len(chain) - 1, hops)
             if failure is not None:
                 row = dataclasses.replace(row, outcome=FAILED, reason=failure)
             elif not outcome.error:
@@ -192,7 +195,10 @@ class RecordedFetch:
         a body the server cut short: its rules are unknown), that of the last redirect when
         the chain was given up."""
         redo = QueueItem(origin, 0, 0, found_by=ROBOTS_JOB)
-        answer = await self.get(origin + "/robots.txt", FOUND_BY_ROBOTS, redo=redo, again=again)
+        hops = robots_redirects(self._max_redirects)
+        answer = await self.get(
+            origin + "/robots.txt", FOUND_BY_ROBOTS, redo=redo, again=again, max_redirects=hops
+        )
         capture = answer.capture
         if capture is None:
             return answer.given_up_at, b""

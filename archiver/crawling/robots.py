@@ -95,9 +95,9 @@ def robots_answer(status: int | None) -> str:
 
     - 2xx: its rules.
     - 3xx: a redirect is followed (RecordedFetch, up to --max-redirects hops, 10 unless told,
-      where RFC 9309 asks at least five); the status of one given up (a loop, too many hops), or
-      of a 3xx that leads nowhere (no Location, a 300, a 304), is unavailable, as Google reads a
-      chain past its hops: as a 404.
+      and never fewer than the five RFC 9309 asks: redirects.robots_redirects()); the status of
+      one given up (a loop, too many hops), or of a 3xx that leads nowhere (no Location, a 300,
+      a 304), is unavailable, as Google reads a chain past its hops: as a 404.
     - 4xx: unavailable, but 429 ("not now", not "none here"), which Google reads as a 5xx.
     - 5xx, and no whole answer (Google: timeouts, resets, chunking errors): unreachable.
 
