@@ -65,9 +65,10 @@ class Answer:
 
     @property
     def ok(self) -> bool:
-        """True for a 2xx answer whose body came whole."""
+        """True for a 2xx answer whose body came whole, or as far as the crawl received it (cut at
+        --max-file-size or the request's max_bytes, not by the server): what came is read."""
         capture = self.capture
-        return capture is not None and 200 <= capture.status < 300 and capture.truncated is None
+        return capture is not None and 200 <= capture.status < 300 and capture.truncated in (None, "length")
 
     def body(self) -> Iterator[bytes]:
         """The stored body (still content-encoded), a chunk at a time, from its start."""
