@@ -86,6 +86,21 @@ def redirect_failure(target: str, chain: Sequence[str], hops: int, max_redirects
     return None
 
 
+ROBOTS_MIN_REDIRECTS = 5
+"""Redirects of a robots.txt followed whatever --max-redirects says: RFC 9309 (2.3.1.2) asks a
+crawler to follow at least five, and lets it take the robots.txt as unavailable past them."""
+
+
+def robots_redirects(max_redirects: int) -> int:
+    """Redirects of a robots.txt followed (by the crawl, and as a rebuilt manifest reads them)
+    under --max-redirects ``max_redirects``: never fewer than ROBOTS_MIN_REDIRECTS.
+
+    >>> robots_redirects(2), robots_redirects(10)
+    (5, 10)
+    """
+    return max(max_redirects, ROBOTS_MIN_REDIRECTS)
+
+
 def redirect_fragment(location: str | None, url: str) -> str | None:
     """The fragment a ``Location`` header of an answer for ``url`` names (without its ``#``, as a
     browser writes it), which the URL the redirect leads to takes (RFC 9110 section 10.2.2: a

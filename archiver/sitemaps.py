@@ -41,7 +41,8 @@ class SitemapLimits:
     it has them: 50,000 URLs and 50 MB decoded a sitemap)."""
 
     max_bytes: int = 50 * 1024 * 1024
-    """Decoded bytes read of one sitemap; the rest is not decoded."""
+    """Bytes received (as sent, --max-file-size if less) and decoded bytes read of one sitemap;
+    the rest is neither received nor decoded."""
     max_urls: int = 50_000
     """URLs taken from one sitemap (pages, or the sitemaps of an index)."""
     max_sitemaps: int = 100

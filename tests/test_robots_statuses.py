@@ -10,10 +10,12 @@ import asyncio
 import pytest
 from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
+from test_repair_index import run_archiver
 
 from archiver.crawling.robots import RULES, UNAVAILABLE, UNREACHABLE
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
-from archiver.store.rows import FETCHED, REDIRECTED, SKIPPED
+from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
+from archiver.verify.verifier import verify_snapshot
 
 RULES_TEXT = b"User-agent: *\nDisallow: /kept-out\n"
 """The body of every robots.txt answer here: read as its rules, it keeps /kept-out out."""
@@ -70,9 +72,12 @@ def _answer(status_line: bytes, *fields: bytes) -> bytes:
     return head + b"\r\n\r\n" + RULES_TEXT
 
 
-async def _crawled_behind(robots: dict[str, bytes], run_crawl, **options) -> tuple[str, dict, dict, str]:
+async def _crawled_behind(
+    robots: dict[str, bytes], run_crawl, verified: bool = False, **options
+) -> tuple[str, dict, dict, str]:
     """The crawl of a _site() whose robots.txt answers are ``robots``: its base URL, the rows of
-    its pages and of what it fetched for crawlers, by URL, and its log."""
+    its pages and of what it fetched for crawlers, by URL, and its log; with ``verified``, archiver
+    verify passes on its snapshot."""
     server = await _site(robots).start()
     base = server.url("")
     try:
@@ -80,6 +85,9 @@ async def _crawled_behind(robots: dict[str, bytes], run_crawl, **options) -> tup
     finally:
         await server.close()
     root = result.snapshot.root
+    if verified:
+        report = verify_snapshot(root)
+        assert report.ok, report.render_text(str(root))
     log = (root / "logs" / "crawl.log").read_text()
     return base, manifest_rows(root), manifest_rows(root, for_crawlers=True), log
 
@@ -128,6 +136,13 @@ def _chain(hops: int) -> dict[str, bytes]:
     return answers
 
 
+def _loop() -> dict[str, bytes]:
+    """/robots.txt redirecting to /r1, /r2 and back to /robots.txt."""
+    answers = _chain(2)
+    answers["/r2"] = _answer(b"HTTP/1.1 302 Found", b"Location: /robots.txt")
+    return answers
+
+
 async def test_a_robots_txt_redirected_five_times_gives_the_rules_it_leads_to(run_crawl):
     """RFC 9309 2.3.1.2: a crawler follows at least five redirects of a robots.txt, and the
     rules it reaches apply to the first host."""
@@ -136,11 +151,26 @@ async def test_a_robots_txt_redirected_five_times_gives_the_rules_it_leads_to(ru
     assert kept[base + "/robots.txt"].outcome == REDIRECTED and kept[base + "/r5"].status == 200
 
 
-async def test_a_robots_txt_redirected_past_max_redirects_has_no_rules(run_crawl):
-    """A chain given up (more hops than --max-redirects) is a robots.txt unavailable, as Google
-    reads one past its hops: everything allowed, as for a 404."""
-    base, rows, _, _ = await _crawled_behind(_chain(3), run_crawl, max_redirects=2)
+async def test_a_robots_txt_is_followed_through_five_redirects_whatever_max_redirects_says(run_crawl):
+    """RFC 9309 2.3.1.2 asks a crawler to follow at least five redirects of a robots.txt: with
+    --max-redirects 2 the chain was given up at its third hop and the host crawled with no rules,
+    /kept-out archived against the site's word."""
+    base, rows, kept, _ = await _crawled_behind(_chain(5), run_crawl, verified=True, max_redirects=2)
+    assert _read_as(base, rows) == RULES
+    assert [kept[base + path].outcome for path in ("/robots.txt", "/r1", "/r4")] == [REDIRECTED] * 3
+    assert kept[base + "/r5"].status == 200
+
+
+@pytest.mark.parametrize("robots", [_chain(6), _loop()], ids=["six-redirects", "loop"])
+async def test_a_robots_txt_past_five_redirects_or_in_a_loop_has_no_rules(robots, run_crawl):
+    """More than five redirects in a row (past --max-redirects too), or a loop: RFC 9309 lets a
+    crawler take the robots.txt as unavailable, as Google reads it: everything allowed, as for a
+    404. The hop given up is recorded as failed, and verify passes on what was archived."""
+    base, rows, kept, _ = await _crawled_behind(robots, run_crawl, verified=True, max_redirects=2)
     assert _read_as(base, rows) == UNAVAILABLE
+    given_up = [row for row in kept.values() if row.outcome == FAILED]
+    assert len(given_up) == 1 and given_up[0].reason in ("redirect loop", "too many redirects (more than 5)")
+    assert base + "/r6" not in kept
 
 
 async def test_a_resumed_crawl_uses_a_robots_txt_that_said_there_is_none_by_a_3xx(run_crawl, tmp_path):
@@ -154,3 +184,32 @@ async def test_a_resumed_crawl_uses_a_robots_txt_that_said_there_is_none_by_a_3x
         assert manifest_rows(first.snapshot.root)[server.url("/kept-out")].outcome == FETCHED
     finally:
         await server.close()
+
+
+@pytest.mark.parametrize("robots", [_chain(5), _chain(6), _loop()], ids=["five", "six", "loop"])
+async def test_a_rebuilt_manifest_gives_a_robots_txt_redirected_the_rows_the_crawl_wrote(
+    robots, run_crawl, tmp_path
+):
+    """crawl --resume --repair wrote a robots.txt's hops from the WARC files alone: each found by
+    a link at depth 1, and the hop the crawl gave up at a redirect to a URL with no row, a chain
+    that ends nowhere, for which verify failed the snapshot the crawl had left complete."""
+    server = await _site(robots).start()
+    try:
+        result = await run_crawl(server.url("/"), max_tries=1, timeout=2.0, sitemaps=False, max_redirects=2)
+        root = result.snapshot.root
+        before = manifest_rows(root, for_crawlers=True)
+        for path in root.glob("manifest.sqlite3*"):
+            path.unlink()
+        repaired = await asyncio.to_thread(
+            run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet"
+        )
+    finally:
+        await server.close()
+    assert repaired.returncode == 0, repaired.stderr
+    after = manifest_rows(root, for_crawlers=True)
+    facts = ("outcome", "reason", "found_by", "depth", "parent", "redirect_to")
+    assert {url: [getattr(row, name) for name in facts] for url, row in after.items()} == {
+        url: [getattr(row, name) for name in facts] for url, row in before.items()
+    }
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))

@@ -269,7 +269,7 @@ class Fetcher:
 
         A body the peer cut short is kept as far as it came, with ``truncated`` saying
         why (disconnect, or time when the timeout ended it), as is one cut at
-        --max-file-size (truncated: length).
+        --max-file-size, or at the request's max_bytes (truncated: length).
         """
         assert self._session is not None, "use Fetcher as an async context manager"
         deadline = asyncio.get_running_loop().time() + self.config.timeout
@@ -285,6 +285,7 @@ class Fetcher:
         assert self._session is not None
         url = request.url
         date = datetime.now(UTC)
+        body_limit = min(request.max_bytes or self.config.max_file_size, self.config.max_file_size)
         body: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY)  # noqa: SIM115
         received = Received()
         try:
@@ -311,7 +312,7 @@ class Fetcher:
                         received.response = response
                         received.ip = received.connection.peer_ip or peer_ip(response)
                         check_single_fields(url, response)
-                        await received.read_body(response, body, self.config.max_file_size)
+                        await received.read_body(response, body, body_limit)
             except TimeoutError:
                 if received.response is None:
                     raise FetchError(

@@ -40,6 +40,9 @@ class FetchRequest:
     hop_referrer: str | None = None
     """For a hop after a redirect, what its Referer is made from: the Referer the hop before was
     sent, or ``no-referrer`` (referrer_policy.hop_referrer()); None: made from ``referrer``."""
+    max_bytes: int | None = None
+    """Bytes of its body read at most, if fewer than --max-file-size: what the crawl reads of a
+    robots.txt or a sitemap, whose server may send no end (the rest is not received)."""
 
 
 def request_url(url: str) -> URL:

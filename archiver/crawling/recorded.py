@@ -31,7 +31,7 @@ from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.frontier import ROBOTS_JOB, Frontier, QueueItem
 from archiver.crawling.politeness import Politeness
-from archiver.crawling.robots import ROBOTS_MAX_BYTES
+from archiver.crawling.robots import ROBOTS_MAX_BYTES, robots_body
 from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.redirects import (
@@ -40,6 +40,7 @@ from archiver.redirects import (
     redirect_fragment,
     redirect_nowhere,
     redirect_target,
+    robots_redirects,
 )
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
@@ -64,9 +65,10 @@ class Answer:
 
     @property
     def ok(self) -> bool:
-        """True for a 2xx answer whose body came whole."""
+        """True for a 2xx answer whose body came whole, or as far as the crawl received it (cut at
+        --max-file-size or the request's max_bytes, not by the server): what came is read."""
         capture = self.capture
-        return capture is not None and 200 <= capture.status < 300 and capture.truncated is None
+        return capture is not None and 200 <= capture.status < 300 and capture.truncated in (None, "length")
 
     def body(self) -> Iterator[bytes]:
         """The stored body (still content-encoded), a chunk at a time, from its start."""
@@ -94,6 +96,8 @@ class RecordedFetch:
         policy: Politeness | None = None,
         redo: QueueItem | None = None,
         again: bool = False,
+        max_redirects: int | None = None,
+        max_bytes: int | None = None,
     ) -> Answer:
         """Fetch ``url`` and the URLs it redirects to; write a row for each hop but the last,
         whose Answer the caller reads and gives to keep().
@@ -101,9 +105,11 @@ class RecordedFetch:
         With ``policy``, each hop waits for its host's slot and obeys its robots.txt (a
         robots.txt itself is fetched without). ``redo``: the job that records these URLs
         again if this node is lost first (Frontier.claim). ``again``: these URLs were recorded
-        before, and are recorded again (a robots.txt asked again). Cancelled, nothing more is
-        written.
+        before, and are recorded again (a robots.txt asked again). ``max_redirects``: the
+        redirects followed, --max-redirects when None; ``max_bytes``: the bytes of a body received
+        at most (FetchRequest.max_bytes). Cancelled, nothing more is written.
         """
+        hops = self._max_redirects if max_redirects is None else max_redirects
         chain: list[str] = []
         while True:
             recorded = (await self._frontier.claim([url], redo=redo))[0] or again
@@ -111,7 +117,7 @@ class RecordedFetch:
             refusal = await policy.refusal(url) if policy is not None else None
             if refusal is not None:
                 return await self._end(url, row if recorded else None, outcome=SKIPPED, reason=refusal)
-            outcome = await self._fetch(url, policy)
+            outcome = await self._fetch(FetchRequest(url, max_bytes=max_bytes), policy)
             capture = outcome.capture
             if capture is None:
                 failed = dataclasses.replace(row, outcome=FAILED, reason=outcome.error, tries=outcome.tries)
@@ -131,7 +137,7 @@ class RecordedFetch:
             if capture.status not in REDIRECT_STATUSES or target is None:
                 return Answer(url, capture, row if recorded else None)
             chain.append(url)
-            failure = redirect_failure(target, chain, len(chain) - 1, self._max_redirects)
+            failure = redirect_failure(target, chain, len(chain) - 1, hops)
             if failure is not None:
                 row = dataclasses.replace(row, outcome=FAILED, reason=failure)
             elif not outcome.error:
@@ -162,16 +168,17 @@ class RecordedFetch:
             self._frontier.recorded([url])
         return Answer(url, None, None)
 
-    async def _fetch(self, url: str, policy: Politeness | None) -> FetchOutcome:
-        """Try ``url`` until an outcome is final, waiting out backoffs in between; each try is
+    async def _fetch(self, request: FetchRequest, policy: Politeness | None) -> FetchOutcome:
+        """Try ``request`` until an outcome is final, waiting out backoffs in between; each try is
         logged as a page's is."""
+        url = request.url
         tries = 0
         while True:
             if policy is None:
-                outcome = await self._fetcher.fetch(FetchRequest(url), tries)
+                outcome = await self._fetcher.fetch(request, tries)
             else:
                 async with policy.slot(url):
-                    outcome = await self._fetcher.fetch(FetchRequest(url), tries)
+                    outcome = await self._fetcher.fetch(request, tries)
             capture = outcome.capture
             if outcome.retry_in is not None:
                 crawl_log.retrying(url, outcome.tries, outcome.error, outcome.retry_in)
@@ -188,11 +195,20 @@ class RecordedFetch:
     async def fetch_robots(self, origin: str, again: bool = False) -> tuple[int | None, bytes]:
         """Status and body of ``origin``/robots.txt (redirects followed, every answer recorded,
         ``again`` too: see the module docstring),
-        decoded up to ROBOTS_MAX_BYTES; status None when no whole answer came (none at all, or
+        decoded up to ROBOTS_MAX_BYTES (robots_body()); status None when no whole answer came (none at all, or
         a body the server cut short: its rules are unknown), that of the last redirect when
         the chain was given up."""
         redo = QueueItem(origin, 0, 0, found_by=ROBOTS_JOB)
-        answer = await self.get(origin + "/robots.txt", FOUND_BY_ROBOTS, redo=redo, again=again)
+        hops = robots_redirects(self._max_redirects)
+        robots_url = origin + "/robots.txt"
+        answer = await self.get(
+            robots_url,
+            FOUND_BY_ROBOTS,
+            redo=redo,
+            again=again,
+            max_redirects=hops,
+            max_bytes=ROBOTS_MAX_BYTES,
+        )
         capture = answer.capture
         if capture is None:
             return answer.given_up_at, b""
@@ -200,7 +216,9 @@ class RecordedFetch:
             await self.keep(answer)
             return None, b""
         try:
-            text = b"".join(Decoding(answer.body(), capture.header("content-encoding"), ROBOTS_MAX_BYTES))
+            decoding = Decoding(answer.body(), capture.header("content-encoding"), ROBOTS_MAX_BYTES)
+            # Cut here or by the server's sending more than ROBOTS_MAX_BYTES (truncated: length).
+            text = robots_body(b"".join(decoding), decoding.cut or capture.truncated is not None)
         finally:
             capture.body.seek(0)
             await self.keep(answer)

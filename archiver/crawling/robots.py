@@ -16,6 +16,8 @@ from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
 from archiver.urls import try_normalize
 
 ROBOTS_MAX_BYTES = 512 * 1024
+"""Bytes of a robots.txt received and read for its rules (RFC 9309 2.5 asks a parser to read
+at least 500 KiB, and lets a crawler stop there): the rest is neither received nor read."""
 ROBOTS_RETRY_MAX = 3600.0
 """Longest wait, in seconds, before a robots.txt still out of reach is asked again."""
 
@@ -95,9 +97,9 @@ def robots_answer(status: int | None) -> str:
 
     - 2xx: its rules.
     - 3xx: a redirect is followed (RecordedFetch, up to --max-redirects hops, 10 unless told,
-      where RFC 9309 asks at least five); the status of one given up (a loop, too many hops), or
-      of a 3xx that leads nowhere (no Location, a 300, a 304), is unavailable, as Google reads a
-      chain past its hops: as a 404.
+      and never fewer than the five RFC 9309 asks: redirects.robots_redirects()); the status of
+      one given up (a loop, too many hops), or of a 3xx that leads nowhere (no Location, a 300,
+      a 304), is unavailable, as Google reads a chain past its hops: as a 404.
     - 4xx: unavailable, but 429 ("not now", not "none here"), which Google reads as a 5xx.
     - 5xx, and no whole answer (Google: timeouts, resets, chunking errors): unreachable.
 
@@ -119,6 +121,23 @@ def robots_answer(status: int | None) -> str:
     return RULES if status < 300 else UNAVAILABLE
 
 
+def robots_body(decoded: bytes, cut: bool = False) -> bytes:
+    """What of a robots.txt's ``decoded`` body its rules are read from: its first ROBOTS_MAX_BYTES,
+    and of a body longer than that (or ``cut``: more followed what was decoded) its whole lines
+    alone: the line the limit cuts would be read as far as it went, a rule the site never wrote
+    (``Disallow: /`` of ``Disallow: /private``, which keeps the whole site out).
+
+    >>> robots_body(b"Disallow: /a\\nDisallow: /private", cut=True)
+    b'Disallow: /a\\n'
+    >>> robots_body(b"Disallow: /a\\nDisallow: /b")
+    b'Disallow: /a\\nDisallow: /b'
+    """
+    if not cut and len(decoded) <= ROBOTS_MAX_BYTES:
+        return decoded
+    read = decoded[:ROBOTS_MAX_BYTES]
+    return read[: max(read.rfind(b"\n"), read.rfind(b"\r")) + 1]
+
+
 def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:
     """Rules from a robots.txt fetch answered ``status`` (None: no whole answer came), as
     robots_answer() reads it: a body's rules, none (everything allowed), or everything
@@ -134,7 +153,7 @@ def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRu
         return RobotsRules.allow_all(agent)
     # UTF-8 (RFC 9309), its byte-order mark no part of its first line (which it would make no
     # "User-agent" line, and its group's rules none).
-    return RobotsRules.parse(body[:ROBOTS_MAX_BYTES].decode("utf-8-sig", errors="replace"), agent)
+    return RobotsRules.parse(robots_body(body).decode("utf-8-sig", errors="replace"), agent)
 
 
 def robots_keep(misses: int, max_age: float, retry: float) -> float:

@@ -136,7 +136,10 @@ class SitemapStage:
             await self._skip(url, parent, excluded)
             return ()
         redo = QueueItem(origin, 0, 0, found_by=SITEMAPS_JOB)
-        answer = await self._fetch.get(url, FOUND_BY_SITEMAP, parent, policy=self._policy, redo=redo)
+        # No more is received than is decoded: a sitemap may have no end.
+        answer = await self._fetch.get(
+            url, FOUND_BY_SITEMAP, parent, policy=self._policy, redo=redo, max_bytes=self.limits.max_bytes
+        )
         if not answer.ok:
             await self._fetch.keep(answer)
             return ()

@@ -42,9 +42,11 @@ from archiver.redirects import (
     redirect_fragment,
     redirect_nowhere,
     redirect_target,
+    robots_redirects,
 )
 from archiver.report import Report
 from archiver.scope import Scope
+from archiver.store.crawler_chains import chain_rows
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous, open_previous
@@ -266,6 +268,10 @@ class _Discovery:
         added = self.manifest.connection.execute(f"INSERT OR IGNORE INTO {SEEN} VALUES (?)", (url,))
         return added.rowcount == 1
 
+    def _unmet_row(self, url: str) -> ManifestRow | None:
+        row = self.manifest.get(url)
+        return row if row is not None and self.first_meeting(url) else None
+
     def run(self, seeds: list[str]) -> None:
         """Meet the seeds (robots.txt and sitemaps first: the crawl asks them before any page),
         then everything they lead to; then the captures nothing led to."""
@@ -273,7 +279,9 @@ class _Discovery:
             at_root = "/" not in row.url.partition("://")[2].partition("/")[2]
             if at_root and self.first_meeting(row.url):
                 found_by = "robots" if row.url.endswith("/robots.txt") else "sitemap"
-                self._found(dataclasses.replace(row, found_by=found_by, depth=0, parent=None))
+                hops = robots_redirects(self.max_redirects) if found_by == "robots" else self.max_redirects
+                for hop in chain_rows(row, found_by, hops, self._unmet_row):
+                    self._found(hop)
         for seed in seeds:
             self.wait(_Met(seed, 0, "seed", None))
         depth = 0

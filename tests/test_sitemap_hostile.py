@@ -1,0 +1,93 @@
+"""Sitemaps as hostile input, crawled from a local server: bodies past the limits or without end,
+and XML that asks for files of the crawling machine; each snapshot verified."""
+
+from __future__ import annotations
+
+import pytest
+from aiohttp import web
+from conftest import manifest_rows
+
+from archiver.store.rows import FETCHED
+from archiver.verify.verifier import verify_snapshot
+
+SITE_URL = b"http://site.invalid"
+"""Where a sitemap made before its server starts names the server's URL."""
+
+
+async def _crawl(site, run_crawl, **options) -> tuple[dict, dict]:
+    """Crawl the site from / (one try), started unless it is; the rows of its pages and of its
+    robots.txt and sitemaps, by path. verify passes on the snapshot."""
+    if site.server is None:
+        await site.start()
+    result = await run_crawl(site.url("/"), max_tries=1, **options)
+    root = result.snapshot.root
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    base = site.url("")
+    pages = {url.removeprefix(base): row for url, row in manifest_rows(root).items()}
+    kept = {url.removeprefix(base): row for url, row in manifest_rows(root, for_crawlers=True).items()}
+    return pages, kept
+
+
+async def test_a_sitemap_without_end_is_read_as_far_as_it_was_received(site, run_crawl):
+    """A sitemap past --max-file-size (one without end here) was received to that size and then
+    not read at all, as if a body cut at our own limit were one the server cut short: the pages
+    it lists first were never found. What came is read, as a sitemap past the decoded limit is."""
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/xml"})
+        await response.prepare(request)
+        await response.write(f"<urlset><url><loc>{site.url('/listed')}</loc></url>".encode())
+        while True:  # until the crawl hangs up
+            await response.write(b"<!-- " + b"x" * 65_000 + b" -->")
+
+    site.handler("/sitemap.xml", endless)
+    site.page("/")
+    site.page("/listed")
+    pages, kept = await _crawl(site, run_crawl, max_file_size=200_000)
+    assert (pages["/listed"].outcome, pages["/listed"].found_by) == (FETCHED, "sitemap")
+    row = kept["/sitemap.xml"]
+    assert (row.outcome, row.truncated, row.length) == (FETCHED, True, 200_000)
+
+
+async def test_a_sitemap_never_reads_a_file_of_the_crawling_machine(site, run_crawl):
+    """External entities (XXE), an external DTD and a parameter entity naming /etc/passwd: none
+    is loaded, the <loc> an entity would complete is not read, the other URLs are."""
+    xxe = (
+        b'<?xml version="1.0"?><!DOCTYPE urlset SYSTEM "file:///etc/passwd" ['
+        b'<!ENTITY passwd SYSTEM "file:///etc/passwd"><!ENTITY % dtd SYSTEM "file:///etc/passwd"> %dtd;]>'
+        b"<urlset><url><loc>" + SITE_URL + b"/&passwd;</loc></url>"
+        b"<url><loc>" + SITE_URL + b"/listed</loc></url></urlset>"
+    )
+    site.page("/")
+    site.page("/listed")
+    await site.start()
+    body = xxe.replace(SITE_URL, site.url("").encode())
+    site.file("/sitemap.xml", body, "application/xml")
+    pages, kept = await _crawl(site, run_crawl)
+    assert pages["/listed"].outcome == FETCHED
+    assert set(pages) == {"/", "/listed"}, sorted(pages)
+    assert kept["/sitemap.xml"].outcome == FETCHED
+
+
+@pytest.mark.parametrize("loop", ["itself", "each-other"])
+async def test_sitemap_indexes_in_a_loop_are_each_read_once(site, run_crawl, loop):
+    """An index listing itself, or two listing each other: each is fetched once, and what they
+    list beside each other is read."""
+    site.page("/")
+    site.page("/listed")
+    await site.start()
+    other = "/sitemap.xml" if loop == "itself" else "/other.xml"
+    site.file("/sitemap.xml", _index(site.url(other), site.url("/pages.xml")), "application/xml")
+    site.file("/other.xml", _index(site.url("/sitemap.xml")), "application/xml")
+    site.file("/pages.xml", f"<urlset><url><loc>{site.url('/listed')}</loc></url></urlset>", "text/xml")
+    pages, kept = await _crawl(site, run_crawl)
+    assert pages["/listed"].outcome == FETCHED
+    assert site.hits["/sitemap.xml"] == 1 and site.hits["/pages.xml"] == 1
+    assert site.hits["/other.xml"] == (loop == "each-other")
+
+
+def _index(*urls: str) -> str:
+    return (
+        "<sitemapindex>" + "".join(f"<sitemap><loc>{url}</loc></sitemap>" for url in urls) + "</sitemapindex>"
+    )
