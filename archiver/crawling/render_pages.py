@@ -21,7 +21,7 @@ from archiver.crawling.frontier import QueueItem, requeued
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
-from archiver.link_requests import INCLUDE, OMIT, READ_IN, SANDBOXED, SRCDOC, Hint, says
+from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint, says, tells_reading
 from archiver.links import REQUISITE
 from archiver.referrer_policy import policy_sending
 from archiver.store.frames import ran_in_a_render
@@ -127,7 +127,7 @@ class CrawlPages:
             settling.take_ahead(url)
             max_redirects = crawler.config.max_redirects
             item = requeued(url, row.depth, row.found_by, row.parent, max_redirects, row.request)
-            document = " ".join(word for word in how.document.split() if not reading(word))
+            document = " ".join(word for word in how.document.split() if not tells_reading(word))
         elif crawler.frontier.seen(url):  # queued by another crawl process: as the page's
             settling.take_ahead(url)
             item = QueueItem(
@@ -251,9 +251,3 @@ async def answer_for(
     if row.redirect_to and row.outcome == FAILED:
         return None
     return await answers.answer(row)
-
-
-def reading(word: str) -> bool:
-    """Whether the document word ``word`` tells what a stylesheet is read in (SRCDOC, READ_IN),
-    which a URL taken ahead as it was queued keeps from its queue item instead."""
-    return word == SRCDOC or word.startswith(READ_IN)
