@@ -26,15 +26,18 @@ from archiver.encodings import (
     web_codec,
     xml_encoding,
 )
+from archiver.frame_documents import FrameDocument, srcdoc_body, srcdoc_documents
 from archiver.link_requests import (
     NO_HINT,
     NO_ORIGIN,
+    READ_IN,
     SRCDOC,
     Hint,
     Request,
     cors_font,
     element_request,
     meta_referrer,
+    tells_reading,
 )
 from archiver.link_values import css_destination, iter_css_urls
 from archiver.links import (
@@ -50,8 +53,6 @@ from archiver.links import (
     page_title,
     parse_html,
     resolve_reference,
-    srcdoc_body,
-    srcdoc_documents,
 )
 from archiver.robots_directives import meta_nofollow
 from archiver.streamed_links import read_streamed
@@ -132,24 +133,31 @@ def root_findings(
 
 
 def _collect_srcdocs(
-    found: dict[str, str], hints: dict[str, Hint], texts: list[tuple[str, bool]], base: str, depth: int
+    found: dict[str, str], hints: dict[str, Hint], documents: list[FrameDocument], base: str, depth: int
 ) -> None:
-    """Add to ``found`` the links of the srcdoc documents ``texts`` (with whether each is
-    sandboxed, links.srcdoc_documents()) of a document whose base URL is ``base``, at ``depth``, and to
-    ``hints`` how they are requested: a srcdoc document's links resolve against its page's base
-    URL (as if it were at that URL: a <base> of its own is resolved against it), its queries in
-    UTF-8; it is of its page's origin unless sandboxed (NO_ORIGIN, as are the srcdoc documents it holds).
-    Each is said to be a srcdoc document's (SRCDOC): its stylesheets are read in UTF-8."""
+    """Add to ``found`` the links of the srcdoc ``documents`` (frame_documents.srcdoc_documents()) of a
+    document whose base URL is ``base``, at ``depth``, and to ``hints`` how they are requested: a
+    srcdoc document's links resolve against its page's base URL (as if it were at that URL: a
+    <base> of its own is resolved against it), its queries in UTF-8; one of a blob: URL a
+    rendered DOM keeps, against that URL (none relative resolves), its queries in its charset.
+    It is of its page's origin unless sandboxed (NO_ORIGIN, as are the srcdoc documents it
+    holds). Each is said to be read in its encoding (SRCDOC: UTF-8; else READ_IN), as its
+    stylesheets are, but what a document inside it loads, read in that one's."""
     if depth >= MAX_SRCDOC_DEPTH:
         return
-    for text, sandboxed in texts:
+    for document in documents:
         _title, _base, links, _nofollow, asked = _html_findings(
-            srcdoc_body(text), base, "utf-8", "utf-8", depth + 1
+            srcdoc_body(document.text), document.own_url or base, "utf-8", document.charset, depth + 1
         )
+        reading = SRCDOC if document.charset == "utf-8" else READ_IN + document.charset
         for url, kind in links.items():
             policy, destination, cors, words = asked.get(url, NO_HINT)
-            document = " ".join(sorted({*words.split(), SRCDOC, *((NO_ORIGIN,) if sandboxed else ())}))
-            _collect(found, url, kind, hints, (policy, destination, cors, document))
+            said = set(words.split())
+            if not any(map(tells_reading, said)):
+                said.add(reading)
+            if document.sandboxed:
+                said.add(NO_ORIGIN)
+            _collect(found, url, kind, hints, (policy, destination, cors, " ".join(sorted(said))))
 
 
 def _streamed_findings(

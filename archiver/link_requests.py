@@ -19,7 +19,8 @@ from collections.abc import Iterable
 import lxml.etree
 import lxml.html
 
-from archiver.links import CSS_ATTRS, PRELOAD_DESTINATIONS, preload_as, sandboxes
+from archiver.frame_documents import sandboxes
+from archiver.links import CSS_ATTRS, PRELOAD_DESTINATIONS, preload_as
 from archiver.referrer_policy import element_policy, meta_policy
 
 IMAGE_RELS = frozenset({"icon", "shortcut", "apple-touch-icon", "mask-icon", "image_src"})
@@ -163,7 +164,7 @@ request sends Origin: null, and no credentials of an origin."""
 FRAME = "frame"
 """An iframe's or frame's document: its own requests are those of a document of its own."""
 SANDBOXED = "sandboxed"
-"""An iframe's document its sandbox leaves no origin (links.sandboxes()), nor its frames."""
+"""An iframe's document its sandbox leaves no origin (frame_documents.sandboxes()), nor its frames."""
 SRCDOC = "srcdoc"
 """Asked for by an iframe's srcdoc document: a stylesheet it links that names no charset is read
 in that document's encoding, UTF-8, as Chromium reads it, not in its page's."""
@@ -186,6 +187,15 @@ def read_in(document: str) -> str | None:
         if word.startswith(READ_IN):
             return word[len(READ_IN) :] or None
     return None
+
+
+def tells_reading(word: str) -> bool:
+    """Whether the document word ``word`` tells what a stylesheet is read in (SRCDOC, READ_IN).
+
+    >>> tells_reading("srcdoc"), tells_reading("read-in:web-shift_jis"), tells_reading("frame")
+    (True, True, False)
+    """
+    return word == SRCDOC or word.startswith(READ_IN)
 
 
 def says(document: str, word: str) -> bool:

@@ -19,7 +19,6 @@ import lxml.etree
 import lxml.html
 
 from archiver.body_attributes import add_later_body_attributes
-from archiver.content import bounded_document
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.media_types import read_content_type
 from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
@@ -346,38 +345,3 @@ def resolve_reference(
     origin, folder = contexts or base_contexts(base)
     context = origin if first in "/\\" else folder
     return _normalized(context, value) if remember else try_normalize(value, context)
-
-
-def srcdocs(iframes: Iterable[lxml.etree._Element]) -> list[str]:
-    """The documents ``iframes`` hold in their srcdoc attributes (their text, unescaped)."""
-    return [text for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
-
-
-def sandboxes(iframe: lxml.etree._Element) -> bool:
-    """Whether the sandbox attribute of ``iframe`` leaves the document it holds no origin (its
-    tokens, ASCII case-insensitive, do not allow-same-origin): Chromium sends its CORS requests
-    with Origin: null.
-
-    >>> [sandboxes(lxml.html.fragment_fromstring(f"<iframe {a}></iframe>")) for a in ("", "sandbox",
-    ...     "sandbox='allow-scripts'", "sandbox='allow-scripts ALLOW-SAME-ORIGIN'")]
-    [False, True, True, False]
-    """
-    value = iframe.get("sandbox")
-    tokens = value.translate(_ASCII_LOWER).split() if value is not None else ()
-    return value is not None and "allow-same-origin" not in tokens
-
-
-def srcdoc_documents(iframes: Iterable[lxml.etree._Element]) -> list[tuple[str, bool]]:
-    """The srcdoc documents of ``iframes`` (srcdocs()), each with whether its iframe's
-    sandbox leaves it no origin (sandboxes())."""
-    return [(text, sandboxes(iframe)) for iframe in iframes if (text := iframe.get("srcdoc")) is not None]
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def srcdoc_body(text: str) -> bytes:
-    """A srcdoc document as the bytes it is read from: UTF-8 (its encoding, whatever its page's),
-    cut at MAX_MARKUP tags as a page is (its tags are no tags of its page: the page's cut did not
-    count them)."""
-    return bounded_document(text.encode("utf-8", "surrogatepass"), "text/html")[0]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import lxml.etree
 
 from archiver.body_attributes import add_later_body_attributes
+from archiver.frame_documents import FrameDocument, srcdoc_documents
 from archiver.html_stream import read_elements
 from archiver.link_requests import (
     Request,
@@ -33,7 +34,6 @@ from archiver.links import (
     document_base,
     is_fetchable_reference,
     references_in,
-    srcdoc_documents,
     style_attribute_references,
     title_text,
 )
@@ -62,8 +62,8 @@ class StreamedPage:
     references: tuple[StreamedReference, ...]
     """In the order a tree gives them: the elements', then the style attributes', then SVG's
     presentation attributes'."""
-    iframes: tuple[tuple[str, bool], ...]
-    """Its srcdoc documents (links.srcdoc_documents())."""
+    iframes: tuple[FrameDocument, ...]
+    """Its srcdoc documents (frame_documents.srcdoc_documents())."""
 
 
 def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding: str) -> StreamedPage | None:
@@ -77,7 +77,7 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
     styled: list[tuple[str, str, str | None, str, str, str, str]] = []
     presented: list[tuple[str, str, str | None, str, str, str, str]] = []
     page_policy = ""
-    iframes: list[tuple[str, bool]] = []
+    iframes: list[FrameDocument] = []
     base: str | None = None
     title: str | None = None
     head_title: str | None = None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from script_site import png
@@ -506,3 +507,51 @@ async def test_a_stylesheet_of_a_data_or_blob_frame_in_shift_jis_is_read_in_shif
     root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
     for sheet in ("/ds.css", "/bs.css"):
         assert_read_as_chromium_reads_it(site, root, sheet, garbled=A_KANA_AS_1252, asked=A_KANA)
+
+
+async def chromium_alone_asks(site: Any, path: str = "/") -> set[str]:
+    """The paths of ``site`` Chromium asks for when it loads ``path`` on its own (no routing)."""
+    from playwright.async_api import async_playwright
+
+    before = dict(site.hits)
+    async with async_playwright() as playwright:
+        args = ["--headless", "--no-sandbox"]
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        page = await browser.new_page()
+        await page.goto(site.url(path), wait_until="networkidle")
+        await browser.close()
+    return {asked for asked, hits in site.hits.items() if hits > before.get(asked, 0)}
+
+
+@pytest.mark.parametrize("blob_type", ["text/html;charset=utf-8", "text/html;charset=shift_jis", "text/html"])
+async def test_a_blob_frames_relative_links_resolve_to_nothing_as_in_chromium(site, run_crawl, blob_type):
+    """A blob: frame's document lives at its blob: URL, against which no relative URL resolves:
+    Chromium asks for none of its relative images, only its absolute one, whatever charset its
+    type names. The crawl read the document of a UTF-8 blob: frame (the rendered DOM keeps it in
+    the frame's srcdoc) as a srcdoc document at its page's URL, and of the others too: it
+    fetched /a.png and /root.png, which verify then asked of the snapshot."""
+    images = "<img src=a.png><img src=/root.png><img src=' + location.origin + '/abs.png><p>blob</p>"
+    blob = f"URL.createObjectURL(new Blob(['{images}'], {{type: '{blob_type}'}}))"
+    page = f"<p>caf\xe9</p>{framing_script(blob)}"
+    site.file("/", page.encode("cp1252"), "text/html; charset=windows-1252")
+    for path in ("/a.png", "/root.png", "/abs.png"):
+        site.file(path, png(10, 10, 0), "image/png")
+    await site.start()
+    assert await chromium_alone_asks(site) - {"/favicon.ico"} == {"/", "/abs.png"}
+    root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
+    assert 'src="blob:' in doms(root)[site.url("/")]
+    rows = manifest_rows(root)
+    assert rows[site.url("/abs.png")].status == 200
+    assert site.url("/a.png") not in rows and site.url("/root.png") not in rows
+    assert site.hits["/a.png"] == site.hits["/root.png"] == 0
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    for built_again in (False, True):
+        if built_again:
+            shutil.rmtree(root / "mirror")
+            build_mirror(root)
+        report = verify_snapshot(root)
+        assert report.ok, report.render_text(str(root))
+        # Its relative images stay as written: made absolute, they would be fetched from the site.
+        mirrored = (root / "mirror" / site.host.replace(":", "+") / "index.html").read_text("cp1252")
+        assert site.url("/a.png") not in mirrored and site.url("/root.png") not in mirrored

@@ -1,8 +1,8 @@
 """The hops of a redirect a rendered page's request meets go as Chromium sends them.
 
-Chromium does not see the hops of a request the crawl answers (it is given the chain's end):
-the crawl asks for each, and must send each the Referer, Origin and other headers Chromium
-sends it when it loads the page on its own. A server records each request as it arrives; the
+The crawl captures each hop of a request its browser makes, and must send each the Referer,
+Origin and other headers Chromium sends it when it loads the page on its own; its browser is
+answered each hop at its own URL, as Chromium alone is. A server records each request as it arrives; the
 two are compared hop by hop.
 """
 
@@ -49,8 +49,7 @@ async def test_each_hop_of_a_rendered_pages_redirects_is_sent_what_chromium_send
     through a redirect to another origin and back: Chromium sends the first hop the page's URL,
     the next its origin alone (strict-origin-when-cross-origin), and the last that origin still
     (what the hop before was sent, under the policy); a hop's Referrer-Policy (no-referrer,
-    origin, unsafe-url) rules the hops after it. The crawl, which asks for each hop itself
-    (Chromium is given the chain's end), sends each what Chromium sends."""
+    origin, unsafe-url) rules the hops after it. The crawl sends each hop what Chromium sends."""
     recording.file("/p.html", "<p>page</p>" + ADDING)
     paths = chain(recording, "/i1", "/i.png", "image/png")
     paths += chain(recording, "/s1", "/s.css", "text/css", "p { color: red }", Referrer_Policy="no-referrer")
@@ -65,6 +64,41 @@ async def test_each_hop_of_a_rendered_pages_redirects_is_sent_what_chromium_send
     page, origin = "http://127.0.0.1:PORT/p.html", "http://127.0.0.1:PORT/"
     assert [referers[path] for path in paths[:3]] == [page, origin, origin], referers
     assert referers["127.0.0.1 /s.css"] is None
+    rendered = await crawl_asks(
+        recording, run_crawl, tmp_path / "browser", "/p.html", browser="always", chromium=CHROMIUM
+    )
+    assert only(rendered, paths) == chromium
+
+
+async def test_a_frame_and_a_stylesheet_reached_through_a_redirect_live_at_the_chains_end(
+    recording,
+    run_crawl,
+    tmp_path,  # noqa: F811 - the fixture imported
+):
+    """A frame and a stylesheet a script adds, each asked for through a redirect into a folder,
+    name an image by a relative URL: Chromium resolves it against the chain's end (/dir/a.png,
+    /css/b.png), where the document and the stylesheet live, and sends that end as the Referer.
+    The crawl's browser, given the end's body at the chain's first URL, asked for /a.png and
+    /b.png, from /f1 and /s1."""
+    recording.file(
+        "/p.html",
+        "<p>page</p><script>"
+        "let f = document.createElement('iframe'); f.src = '/f1'; document.body.append(f);"
+        "let l = document.createElement('link'); l.rel = 'stylesheet'; l.href = '/s1';"
+        " document.head.append(l);"
+        "</script>",
+    )
+    recording.file("/f1", "", status=302, Location="/dir/f.html")
+    recording.file(
+        "/dir/f.html",
+        "<p>frame</p><script>let i = document.createElement('img'); i.src = 'a.png';"
+        " document.body.append(i)</script>",
+    )
+    recording.file("/s1", "", status=301, Location="/css/s.css")
+    recording.file("/css/s.css", "p { background: url(b.png) }", "text/css")
+    paths = ["127.0.0.1 /dir/a.png", "127.0.0.1 /css/b.png", "127.0.0.1 /a.png", "127.0.0.1 /b.png"]
+    chromium = only(await chromium_asks(recording, "/p.html"), paths)
+    assert [bool(asked) for asked in chromium.values()] == [True, True, False, False], chromium
     rendered = await crawl_asks(
         recording, run_crawl, tmp_path / "browser", "/p.html", browser="always", chromium=CHROMIUM
     )

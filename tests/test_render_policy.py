@@ -216,5 +216,4 @@ def auto_renderer() -> Renderer:
         SimpleNamespace(),
         CrawlStats(),
         timeout=5,
-        max_redirects=5,
     )

@@ -3,7 +3,9 @@
 The tab never reaches the network itself. Every request it makes, from the
 document to the last lazy image, passes through PageNetwork.handle (Playwright
 routing on the whole browser context: crawling/page_network.py), which asks
-the crawl for the URL's stored response and fulfils the request with it. So scope, robots.txt,
+the crawl for the URL's stored response and fulfils the request with it (the next hop of a
+redirect so answered comes through the page's own DevTools session instead:
+crawling/page_devtools.py, which also gives Chromium each answer as stored). So scope, robots.txt,
 politeness, limits, revisits, the manifest and the WARC apply to what the
 browser asks for exactly as to any fetch, and a URL captured once is read
 back from the snapshot, never fetched again. What is not answered:
@@ -118,6 +120,8 @@ async def render_page(
     too_large = f"the DOM is larger than {human_bytes(DOM_LIMIT)}"
     error = None
     tab.handler = network.handle
+    if tab.devtools is not None:
+        tab.devtools.render = network
     committed = False
     try:
         if cookies:
@@ -156,6 +160,8 @@ async def render_page(
         held = await _held_cookies(page, dom_by)
     finally:
         tab.handler = None
+        if tab.devtools is not None:
+            tab.devtools.render = None
         for other in tab.context.pages:  # popups it opened: they would outlive it in the tab
             if other != page:
                 with contextlib.suppress(Exception):

@@ -30,6 +30,7 @@ from archiver.crawling.chromium import (
     started_at_idle_priority,
     use_node_compile_cache,
 )
+from archiver.crawling.page_devtools import PageDevtools
 from archiver.crawling.page_dom import init_script
 from archiver.errors import ConfigError
 
@@ -61,6 +62,9 @@ class Tab:
     page: Page
     generation: int
     """The browser it belongs to (see BrowserPool.generation)."""
+    devtools: PageDevtools | None = None
+    """The page's own DevTools session, which gives Chromium each answer as stored and answers
+    the next hops of redirects (for its ``render``: the render under way)."""
     renders: int = 0
     handler: Callable[[Route], Awaitable[None]] | None = None
 
@@ -188,7 +192,7 @@ class BrowserPool:
             # Notes what the DOM is taken with but no page property shows (page_dom.py).
             await context.add_init_script(script=init_script())
             page = await context.new_page()
-            tab = Tab(context, page, generation)
+            tab = Tab(context, page, generation, await PageDevtools.open(context, page))
             await context.route("**/*", tab.route)
             await context.route_web_socket("**/*", _refuse_websocket)
         except BaseException:

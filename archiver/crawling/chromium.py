@@ -66,6 +66,9 @@ CHROMIUM_ARGS = (
     "--disable-dev-shm-usage",
     "--mute-audio",
     "--hide-scrollbars",
+    # Every frame in its page's renderer: the page's DevTools session sees each request of its
+    # frames, of other sites too, and answers the next hops of their redirects (page_devtools.py).
+    "--disable-site-isolation-trials",
     # No name resolves: a request that escaped routing cannot find a host.
     "--host-resolver-rules=MAP * ~NOTFOUND",
 )

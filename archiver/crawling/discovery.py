@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING
 from archiver.cors_requests import hop_negotiation, origin_of, redirected_client, with_cors
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
 from archiver.crawling.stats import CrawlStats
-from archiver.link_requests import FRAME, NO_HINT, NO_ORIGIN, SANDBOXED, SRCDOC, Hint, policy_sandboxes, says
+from archiver.link_requests import (
+    FRAME,
+    NO_HINT,
+    NO_ORIGIN,
+    SANDBOXED,
+    Hint,
+    policy_sandboxes,
+    says,
+    tells_reading,
+)
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER, hop_referrer
 from archiver.request_headers import Negotiation, destination_negotiation
@@ -106,8 +115,8 @@ class Discovery:
             framed = FRAME in words and (SANDBOXED in words or opaque)
             loads_style = requisite and hint[1] == "style"
             said = [SANDBOXED] if framed or (opaque and loads_style) else []
-            if loads_style and SRCDOC in words:
-                said.append(SRCDOC)  # read in UTF-8, a srcdoc document's encoding
+            if loads_style:  # read in its document's encoding, if that is no page's own
+                said += [word for word in words if tells_reading(word)]
             document = " ".join(said)
             self.consider(
                 url,

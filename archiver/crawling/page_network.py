@@ -20,11 +20,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from archiver.crawling.page_devtools import Hop, next_hop
+from archiver.crawling.request_frames import FRAME_ORIGIN_WAIT, FrameFacts, main_frame
 from archiver.crawling.stored_answers import Answer
-from archiver.encodings import web_codec
 from archiver.link_requests import READ_IN, SANDBOXED, SRCDOC
 from archiver.request_headers import Negotiation, negotiation
-from archiver.urls import try_normalize
+from archiver.urls import header_url, try_normalize
 
 if TYPE_CHECKING:
     from playwright.async_api import Route
@@ -39,8 +40,6 @@ DECLARED_CLOSED_ROOT = re.compile(
 )
 """What declares a closed shadow root in HTML (``<template shadowrootmode="closed">``, in a
 frame's srcdoc too, its quotes escaped)."""
-FRAME_ORIGIN_WAIT = 2.0
-"""Seconds a frame is given to tell its origin (_frame_origin)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,8 @@ class PageNetwork:
     page: Any = None
     """The tab's page: a request of another (a popup the page opened) is refused."""
     requested: set[str] = field(default_factory=set)
-    """Normalised URLs the page asked for and was answered."""
+    """Normalised URLs the page asked for and was answered (not the next hops of their redirects,
+    which the crawl found in their answers)."""
     navigations: set[str] = field(default_factory=set)
     """URLs the main frame tried to navigate to (refused; they are links of the page)."""
     navigated_away: asyncio.Event = field(default_factory=asyncio.Event)
@@ -115,6 +115,12 @@ class PageNetwork:
     shadowrootmode="closed">), which are found only through DevTools (_noted_closed_roots)."""
     in_flight: int = 0
     last_change: float = field(default_factory=time.monotonic)
+    answers_given: dict[str, Answer] = field(default_factory=dict)
+    """The answer each request was fulfilled with, by its URL as the browser wrote it: the page's
+    DevTools session gives it again where Playwright's fulfilment changed it (page_devtools.py)."""
+    next_hops: dict[str, Asked] = field(default_factory=dict)
+    """What the next hop of each redirect answered is asked with (page_devtools.next_hop()), by
+    its normalised URL."""
 
     async def handle(self, route: Route) -> None:
         """Answer one request from the crawl, or refuse it (Playwright's route handler)."""
@@ -138,7 +144,7 @@ class PageNetwork:
             self.refused.append(f"a popup's {request.method} {request.url}")
             await _quietly(route.abort("aborted"))
             return
-        if request.is_navigation_request() and _main_frame(request):
+        if request.is_navigation_request() and main_frame(request):
             if self.document_answered or url != self.page_url or not answered:
                 # The page would be replaced (by another, by itself reloaded, by the answer to
                 # a form it posted): refused, so it is kept as it stood ("aborted": a refusal
@@ -156,17 +162,55 @@ class PageNetwork:
             self.refused.append(f"{request.method} {request.url}")
             await _quietly(route.abort("blockedbyclient"))
             return
-        answer = await self.answer(url, await _asked(request, self.page))
+        asked = await _asked(request, self.page)
+        answer = await self.answer(url, asked)
         if answer is None:
             self.refused.append(f"{url}: not captured")
             await _quietly(route.abort("blockedbyclient"))
             return
         self.requested.add(url)
+        self._redirecting(url, answer, asked)
         if document:
             self.declares_closed_roots = DECLARED_CLOSED_ROOT.search(answer.body) is not None
+        self.answers_given[request.url] = answer
         await _quietly(
             route.fulfill(status=answer.status, headers=_header_dict(answer.headers), body=answer.body)
         )
+
+    def given(self, url: str) -> Answer | None:
+        """The answer the request of ``url`` (as the browser wrote it) was fulfilled with, if any."""
+        return self.answers_given.get(url)
+
+    async def follow(self, hop: Hop) -> Answer | None:
+        """Answer the next hop of a redirect answered to this page (page_devtools.py), asked for
+        as the hop before it was (``next_hops``); None to refuse it."""
+        self.in_flight += 1
+        self.last_change = time.monotonic()
+        try:
+            url = try_normalize(hop.url)
+            if url is None or hop.method not in ANSWERED_METHODS:
+                self.refused.append(f"{hop.method} {hop.url}")
+                return None
+            asked = self.next_hops.get(url) or Asked(negotiation(hop.headers), hop.headers.get("referer"))
+            answer = await self.answer(url, asked)
+            if answer is None:
+                self.refused.append(f"{url}: not captured")
+                return None
+            self._redirecting(url, answer, asked)
+            return answer
+        finally:
+            self.in_flight -= 1
+            self.last_change = time.monotonic()
+
+    def _redirecting(self, url: str, answer: Answer, asked: Asked) -> None:
+        """Note what the next hop of ``answer``, given for ``url`` as ``asked``, is asked with, if it
+        is a redirect: Chromium follows it, and asks for that hop through page_devtools.py."""
+        location = next((value for name, value in answer.headers if name.lower() == "location"), None)
+        if not 300 <= answer.status < 400 or location is None:
+            return
+        target = try_normalize(header_url(location), url)
+        if target is not None:
+            self.next_hops[target] = next_hop(asked, url, target)
 
     async def quiet(self, deadline: float, seconds: float = QUIET_SECONDS) -> bool:
         """Wait until no request has been in flight for ``seconds`` (True), or until ``deadline``."""
@@ -198,7 +242,7 @@ async def _asked(request: Any, page: Any) -> Asked:
         names = {pair.partition("=")[0].strip() for pair in sent.split(";")}
         cookies = tuple(cookie for cookie in for_url if cookie.get("name") in names)
     credentials = not cors_without_cookie or (may_include and await _includes(request, page, for_url))
-    frame = _FrameFacts.of(request)
+    frame = FrameFacts.of(request)
     asking = await frame.asking_origin()
     client = asking if request.resource_type == "stylesheet" and not frame.navigation else None
     words = [SANDBOXED] if await frame.leaves_no_origin(asking) else []
@@ -258,92 +302,11 @@ async def _includes(request: Any, page: Any, held_for_url: tuple[dict[str, Any],
     return found is True
 
 
-@dataclass
-class _FrameFacts:
-    """What the frame of one request tells of the document that made it, each asked once."""
-
-    request: Any
-    main: bool
-    """Whether the request is the main frame's (whose document is the page's: nothing to ask)."""
-    navigation: bool
-    """Whether it navigates its frame (its document is then the parent's, which asks for it)."""
-
-    @classmethod
-    def of(cls, request: Any) -> _FrameFacts:
-        main = _main_frame(request)
-        return cls(request, main, not main and request.is_navigation_request())
-
-    async def asking_origin(self) -> str | None:
-        """The origin of the frame's document that made the request: the frame's own, or for the
-        frame's navigation, its parent's (``null`` for one of no origin); None for the main
-        frame's, or when it cannot tell (the frame gone or navigating)."""
-        if self.main:
-            return None
-        try:
-            frame = self.request.frame.parent_frame if self.navigation else self.request.frame
-            origin = await asyncio.wait_for(frame.evaluate("self.origin"), FRAME_ORIGIN_WAIT)
-        except Exception:  # noqa: BLE001 - the frame gone or navigating: not known
-            return None
-        return origin if isinstance(origin, str) else None
-
-    def document_url(self) -> str:
-        """The URL of the frame's document that made the request ('' for the main frame's, a
-        frame's navigation, or a frame gone meanwhile): about:srcdoc or about:blank for one that
-        was fetched from no URL of its own (an iframe's srcdoc, a frame a script wrote), which
-        Chromium makes UTF-8, whatever its page's encoding."""
-        if self.main or self.navigation:
-            return ""
-        try:
-            return str(self.request.frame.url)
-        except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known
-            return ""
-
-    async def built_in(self, document_url: str) -> str | None:
-        """The encoding (a codec) the frame's document (at ``document_url``: document_url()'s),
-        fetched from no http(s) URL of its own, was read in, as a stylesheet it links then is:
-        UTF-8 for one of about:srcdoc or an about:blank a script wrote; for one of a blob: or
-        data: URL, the charset its type names, else its page's (document.characterSet tells).
-        None for a document fetched from its own URL (the crawl read it), and for a frame gone
-        meanwhile, but one of about: (UTF-8)."""
-        if not document_url or document_url.startswith(("http:", "https:")):
-            return None
-        try:
-            charset = await asyncio.wait_for(
-                self.request.frame.evaluate("document.characterSet"), FRAME_ORIGIN_WAIT
-            )
-        except Exception:  # noqa: BLE001 - the frame gone or navigating: not known
-            return "utf-8" if document_url.startswith("about:") else None
-        return web_codec(charset) if isinstance(charset, str) else None
-
-    async def leaves_no_origin(self, parent_origin: str | None) -> bool:
-        """Whether the request navigates a frame to a document of no origin: its iframe's sandbox
-        attribute does not allow-same-origin, or the document holding it (of the origin
-        ``parent_origin``: asking_origin()'s) has none (a sandboxed frame's, a srcdoc's, one its
-        Content-Security-Policy sandboxes), whose frames have none."""
-        if not self.navigation:
-            return False
-        if parent_origin == "null":
-            return True
-        try:
-            element = await asyncio.wait_for(self.request.frame.frame_element(), FRAME_ORIGIN_WAIT)
-            box = await asyncio.wait_for(element.get_attribute("sandbox"), FRAME_ORIGIN_WAIT)
-        except Exception:  # noqa: BLE001 - the frame gone meanwhile: not known to be sandboxed
-            return False
-        return box is not None and "allow-same-origin" not in box.lower().split()
-
-
 def _of_another_page(request: Any, page: Any) -> bool:
     try:
         return bool(request.frame.page != page)
     except Exception:  # noqa: BLE001 - no frame yet: a popup's first navigation (a worker's request has its page's)
         return bool(request.is_navigation_request())
-
-
-def _main_frame(request: Any) -> bool:
-    try:
-        return request.frame.parent_frame is None
-    except Exception:  # noqa: BLE001 - a request made before its frame exists is not the main frame's
-        return False
 
 
 def _header_dict(headers: list[tuple[str, str]]) -> dict[str, str]:

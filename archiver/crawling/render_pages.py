@@ -16,17 +16,16 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from archiver.cors_requests import hop_negotiation, redirected_client
 from archiver.crawling.discovery import NO_SITE
 from archiver.crawling.frontier import QueueItem, requeued
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
-from archiver.link_requests import INCLUDE, OMIT, READ_IN, SANDBOXED, SRCDOC, Hint, says
+from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint, says, tells_reading
 from archiver.links import REQUISITE
 from archiver.referrer_policy import policy_sending
 from archiver.store.frames import ran_in_a_render
-from archiver.store.rows import FAILED, QUEUED, REDIRECTED, ManifestRow
+from archiver.store.rows import FAILED, QUEUED, ManifestRow
 from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
@@ -128,7 +127,7 @@ class CrawlPages:
             settling.take_ahead(url)
             max_redirects = crawler.config.max_redirects
             item = requeued(url, row.depth, row.found_by, row.parent, max_redirects, row.request)
-            document = " ".join(word for word in how.document.split() if not reading(word))
+            document = " ".join(word for word in how.document.split() if not tells_reading(word))
         elif crawler.frontier.seen(url):  # queued by another crawl process: as the page's
             settling.take_ahead(url)
             item = QueueItem(
@@ -228,48 +227,27 @@ class CrawlPages:
 
 
 async def answer_for(
-    pages: Pages, answers: StoredAnswers, url: str, page: QueueItem, how: Asked, max_redirects: int
+    pages: Pages, answers: StoredAnswers, url: str, page: QueueItem, how: Asked
 ) -> Answer | None:
     """The stored response of ``url`` (in ``answers``) for the render of ``page``, captured first
     through ``pages`` if need be, asked as the browser asked it (``how``: the headers it chose its
     answer with, its Referer).
 
     A URL captured already is answered with that capture, whatever the browser asks it
-    with: a URL has one capture, which the mirror shows too. A redirect is followed here
-    (Chromium does not route the hop a fulfilled redirect asks for), so the browser gets
-    the end of the chain, each hop asked for alike.
+    with: a URL has one capture, which the mirror shows too. A redirect is answered as it was
+    stored: the browser follows it, and asks for its next hop through the crawl in turn
+    (page_devtools.py), so the document or stylesheet at the chain's end lives at its own URL,
+    as in Chromium alone. A hop the crawl recorded as failed (a loop, a chain too long) is
+    refused: the chain ends where the crawl ended it.
     """
-    for _hop in range(max_redirects + 1):
+    row = answers.row(url)
+    for _ in range(ENSURE_TRIES):
+        if (row is not None and row.outcome != QUEUED) or pages.stopped:
+            break
+        await pages.ensure(url, page, how)
         row = answers.row(url)
-        for _ in range(ENSURE_TRIES):
-            if (row is not None and row.outcome != QUEUED) or pages.stopped:
-                break
-            await pages.ensure(url, page, how)
-            row = answers.row(url)
-        if row is None or row.warc_file is None:
-            return None  # skipped, failed with no response, or claimed by another process
-        if row.redirect_to and row.outcome in (REDIRECTED, FAILED):
-            if row.outcome == FAILED:
-                return None  # a loop, or a chain too long
-            how = _next_hop(how, url, row.redirect_to)
-            url = row.redirect_to
-            continue
-        return await answers.answer(row)
-    return None
-
-
-def reading(word: str) -> bool:
-    """Whether the document word ``word`` tells what a stylesheet is read in (SRCDOC, READ_IN),
-    which a URL taken ahead as it was queued keeps from its queue item instead."""
-    return word == SRCDOC or word.startswith(READ_IN)
-
-
-def _next_hop(how: Asked, url: str, target: str) -> Asked:
-    """What the browser asks the hop to ``target`` of a redirect at ``url`` with: as it asked the
-    first, but a CORS-mode request's Origin, null once tainted (cors_requests.redirected_client)."""
-    origin = dict(how.negotiation).get("Origin")
-    if origin is None:
-        return how
-    client = redirected_client(origin, url, target)
-    negotiation = hop_negotiation(how.negotiation, client, target)
-    return dataclasses.replace(how, negotiation=negotiation)
+    if row is None or row.warc_file is None:
+        return None  # skipped, failed with no response, or claimed by another process
+    if row.redirect_to and row.outcome == FAILED:
+        return None
+    return await answers.answer(row)

@@ -106,7 +106,6 @@ class Renderer:
         stats: CrawlStats,
         *,
         timeout: float,
-        max_redirects: int,
         cookies: SiteCookieJar | None = None,
     ) -> None:
         self.policy = policy
@@ -117,7 +116,6 @@ class Renderer:
         self.answers = answers
         self.stats = stats
         self.timeout = timeout
-        self.max_redirects = max_redirects
         self.inspects = policy.mode == AUTO
         self._pages: Pages | None = None
         self._jobs = RenderQueue(max(4, 2 * pool.tabs))
@@ -228,7 +226,7 @@ class Renderer:
                 held.update(now)
             if how.cookies and self.cookies is not None:
                 self.cookies.adopt(how.cookies)
-            found = await answer_for(pages, self.answers, asked, job.page, how, self.max_redirects)
+            found = await answer_for(pages, self.answers, asked, job.page, how)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
             if found is not None and job.trial and found.mime == "text/css":
@@ -352,7 +350,6 @@ async def open_renderer(
     tabs: int,
     timeout: float,
     user_agent: str,
-    max_redirects: int,
     cookies: SiteCookieJar | None = None,
     ending: contextlib.AsyncExitStack | None = None,
 ) -> AsyncIterator[Renderer]:
@@ -372,7 +369,6 @@ async def open_renderer(
             answers,
             stats,
             timeout=timeout,
-            max_redirects=max_redirects,
             cookies=cookies,
         )
     finally:

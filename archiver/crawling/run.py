@@ -348,7 +348,6 @@ async def _renderer(
         tabs=config.browser_tabs,
         timeout=config.browser_timeout,
         user_agent=config.user_agent,
-        max_redirects=config.max_redirects,
         cookies=fetcher.cookies,
         ending=ending,
     ) as renderer:

@@ -47,6 +47,10 @@ class Answer:
     """What a browser is told for one URL: the stored response."""
 
     status: int
+    """As stored: one outside 100-599 too (0, 20, 2000), which Chromium shows a page as it came;
+    200 for a status line that names none, as Chromium reads it."""
+    reason: str
+    """The reason phrase of its status line ('' for none: Chromium shows its own then)."""
     headers: list[tuple[str, str]]
     body: bytes
     mime: str
@@ -58,7 +62,9 @@ class Answer:
 def _answer(raw: bytes, headers: object, own_id: str | None) -> Answer | None:
     """The Answer of a stored response whose payload is ``raw``, decoded; None if it decodes
     to more than BODY_LIMIT."""
-    status_line = headers.get_statuscode() if headers is not None else None  # type: ignore[attr-defined]
+    status_line = headers.statusline if headers is not None else ""  # type: ignore[attr-defined]
+    code, _space, reason = status_line.partition(" ")
+    status = whole_number(code)
     pairs = list(headers.headers) if headers is not None else []  # type: ignore[attr-defined]
     encoding = next((v for k, v in pairs if k.lower() == "content-encoding"), None)
     decoded = decode_body(raw, encoding, BODY_LIMIT)
@@ -75,7 +81,8 @@ def _answer(raw: bytes, headers: object, own_id: str | None) -> Answer | None:
     ]
     content_type = content_type_field(pairs)
     return Answer(
-        status=whole_number(status_line) or 200,
+        status=200 if status is None else status,
+        reason=reason if status is not None else "",
         headers=kept,
         body=body,
         mime=mime_type(content_type),

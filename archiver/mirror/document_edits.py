@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 
+from archiver.frame_documents import blob_document_url, srcdoc_body
 from archiver.link_values import (
     may_hold_css_urls,
     parse_meta_refresh,
@@ -23,7 +24,6 @@ from archiver.links import (
     document_base,
     is_fetchable_reference,
     link_kind,
-    srcdoc_body,
 )
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker
@@ -31,6 +31,7 @@ from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
 from archiver.mirror.stylesheets import css_edits, replace_spans, rewrite_css_text
 from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_style_edits
 from archiver.svg import local_name
+from archiver.urls import absolute_url
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -136,13 +137,34 @@ def document_edits(
     return spans
 
 
+def _resolves_to_nothing(name: str, value: str, base: str) -> bool:
+    """Whether the link ``value`` of the attribute ``name``, in the document of a blob: URL (at
+    ``base``), is a relative one, which resolves to nothing there: Chromium loads nothing for it.
+    Kept in the srcdoc the mirror holds that document in, it would resolve against the page's
+    file; its attribute is renamed instead, and loads nothing either.
+
+    >>> [_resolves_to_nothing("src", v, "blob:http://h/1") for v in ("a.png", "http://h/a.png")]
+    [True, False]
+    >>> _resolves_to_nothing("src", "a.png", "http://h/")
+    False
+    """
+    return (
+        base[:5].lower() == "blob:"
+        and name not in CSS_ATTRS
+        and name != "srcdoc"
+        and is_fetchable_reference(value)
+        and absolute_url(value, base) is None
+    )
+
+
 def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | None:
     """The document an iframe holds in its srcdoc (``text``, unescaped), in a document at
     ``depth`` whose base URL is ``base``, with its links rewritten; None if none changed.
 
-    It is read as the crawl read it (links.srcdoc_body(): UTF-8, cut past MAX_MARKUP tags, the
+    It is read as the crawl read it (frame_documents.srcdoc_body(): UTF-8, cut past MAX_MARKUP tags, the
     rest kept as it is, and no deeper than MAX_SRCDOC_DEPTH). Its links resolve against its
-    page's base URL, and from its page's file: it has no file of its own.
+    page's base URL (a rendered DOM's blob: frame's, against that blob: URL, where none relative
+    does), and from its page's file: it has no file of its own.
     """
     if depth >= MAX_SRCDOC_DEPTH:
         return None
@@ -226,8 +248,11 @@ def _tag_edits(
             if is_fetchable_reference(value):
                 edits.append((value_start, value_end, _quoted(base, view)))
             continue
-        if tag == "iframe" and name == "srcdoc":
-            new_value = _rewritten_srcdoc(value, base, link, depth)
+        if _resolves_to_nothing(name, value, base):
+            edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
+            continue
+        if tag == "iframe" and name == "srcdoc":  # a blob: URL's document lives there (frame_documents.py)
+            new_value = _rewritten_srcdoc(value, blob_document_url(element) or base, link, depth)
         else:
             new_value = _attribute_edit(element, tag, name, value, base, link, view.query_encoding)
         if new_value is not None:

@@ -11,12 +11,12 @@ A stylesheet that page's iframe srcdoc document links (and the page itself does 
 UTF-8, the srcdoc document's encoding, as Chromium reads it: the page's links say so
 (link_requests.SRCDOC), as they told the crawl. So do those of its rendered DOM, where the frames
 its scripts built are kept in their iframes' srcdoc (an <iframe srcdoc> a script made, an
-about:blank frame it wrote: UTF-8 too in Chromium; not one of a blob: URL, which the DOM keeps
-so too, unless its type named UTF-8, but the srcdoc frames it holds still), and so are those of
-a frame of a data: URL whose type names UTF-8, which the crawl learnt from the browser's
-requests (the charset of the frame's document). A frame of a data: or blob: URL whose type names
-another charset (Shift_JIS in a windows-1252 page) is read in that one, by Chromium and so here:
-the stylesheets it alone links too. A snapshot of an older crawl is read the same.
+about:blank frame it wrote: UTF-8 too in Chromium), and so are those of a frame of a data: URL
+whose type names UTF-8, which the crawl learnt from the browser's requests (the charset of the
+frame's document). A frame of a blob: URL, whose document the DOM keeps in its srcdoc too, and
+of a data: URL whose type names another charset (Shift_JIS in a windows-1252 page) is read in
+its own, at its own URL, by Chromium and so here (frame_documents.py): the stylesheets it alone
+links too. A snapshot of an older crawl is read the same.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from archiver.content import CSS_TYPE, HTML_TYPES, SVG_TYPE, decode_stream
 from archiver.encodings import stylesheet_names_its_encoding, web_codec
 from archiver.errors import UnknownEncoding
 from archiver.findings import document_encoding, findings, parse_page, root_findings
-from archiver.link_requests import SRCDOC, Hint, says
+from archiver.frame_documents import BLOB_CHARSET
+from archiver.link_requests import SRCDOC, Hint, read_in, says
 from archiver.links import MAX_SRCDOC_DEPTH, charset_from_content_type
 from archiver.media_types import content_type_field
 from archiver.store.manifest import Manifest
@@ -52,9 +53,6 @@ _SRCDOC = re.compile(rb"srcdoc", re.IGNORECASE)
 """Found in a page whose srcdoc documents may link stylesheets (their links are read then)."""
 _DATA_FRAME = re.compile(rb"data:(?:text/html|application/xhtml)", re.IGNORECASE)
 """Found in a rendered DOM that may frame a data: URL's document (its links are read then)."""
-BLOB_CHARSET = "data-archived-charset"
-"""The attribute in which a rendered DOM notes the charset the document of a frame of a blob:
-URL was read in (crawling/page_scripts/dom.js)."""
 
 Reading = tuple[str | None, Mapping[str, str]]
 """What a document that refers to stylesheets tells of them: the encoding it was read in (None:
@@ -167,15 +165,18 @@ def _srcdoc_links(body: bytes, url: str, mime: str, content_type: str | None) ->
 
 def _rendered_frame_encodings(dom: bytes, url: str) -> dict[str, str]:
     """The URLs the frames of the rendered DOM ``dom`` of the page at ``url`` alone link, by the
-    encoding Chromium reads them in (_frames_as_read()): its srcdoc documents' (UTF-8), and the
-    documents' of its frames of data: and blob: URLs (their types' charsets), but what its own
+    encoding Chromium reads them in: its srcdoc documents' (UTF-8), and the documents' of its
+    frames of data: and blob: URLs (their types' charsets, _frames_as_read()), but what its own
     documents link too.
 
     >>> inner = '<link rel=stylesheet href=b.css><iframe srcdoc="<link rel=stylesheet href=s.css>">'
     >>> dom = f"<iframe src='blob:http://h/1' srcdoc='{inner}'></iframe>".encode()
     >>> _rendered_frame_encodings(dom, "http://h/")
     {'http://h/s.css': 'utf-8'}
-    >>> inner = '<link rel=stylesheet href=http://h/b.css>' + inner[32:]
+    >>> noted = dom.replace(b"src=", b"data-archived-charset=UTF-8 src=")
+    >>> _rendered_frame_encodings(noted, "http://h/")  # no relative URL resolves at a blob: URL
+    {}
+    >>> inner = inner.replace("href=", "href=http://h/")
     >>> dom = f"<iframe src='blob:http://h/1' srcdoc='{inner}'></iframe>".encode()
     >>> sorted(_rendered_frame_encodings(dom.replace(b"src=", b"data-archived-charset=UTF-8 src="), "http://h/").items())
     [('http://h/b.css', 'utf-8'), ('http://h/s.css', 'utf-8')]
@@ -197,24 +198,22 @@ def _rendered_frame_encodings(dom: bytes, url: str) -> dict[str, str]:
     _frames_as_read(root, built)
     _title, _base, found, _nofollow, hints = root_findings(root, url, "utf-8")
     encodings = {link: encoding for link, encoding in built.items() if link not in found}
-    encodings.update(dict.fromkeys(_said_srcdoc(hints), "utf-8"))  # what its own link too is its own
+    encodings.update(_said_read_in(hints))  # what its own link too is its own
     return encodings
 
 
 def _frames_as_read(root: lxml.etree._Element, built: dict[str, str], depth: int = 0) -> bool:
     """Make the srcdoc of each iframe of ``root`` (a document of a rendered DOM, ``depth``
-    srcdoc documents deep) hold what Chromium reads in UTF-8, as a srcdoc document; True if one
-    changed. Add to ``built`` the links of the documents of its frames of data: and blob: URLs
-    read in another encoding, by that encoding (a codec).
+    srcdoc documents deep) hold what Chromium reads as a srcdoc document, or as the document of a
+    blob: URL the DOM keeps there (findings reads that one at its URL, in the charset the DOM
+    notes: frame_documents.py); True if one changed. Add to ``built`` the links of the documents
+    of its frames of data: URLs, by the encoding (a codec) their types name.
 
-    The DOM keeps the document of a frame of a blob: URL in its srcdoc too (beside that src):
-    Chromium reads it in the charset the DOM notes (BLOB_CHARSET: its type's, else its page's),
-    so unless that is UTF-8 only the frames it holds stay there (an iframe srcdoc there is UTF-8
-    all the same) and its own links are read in that charset. The document of a frame of a data:
-    URL, which the DOM keeps in that src alone, is read in the charset its type names. Neither
-    is a srcdoc document: its base URL is its own blob: or data: URL, against which no relative
-    URL resolves (unless a <base> of its own names an http(s) URL), so its links are read
-    there."""
+    The document of a frame of a data: URL, which the DOM keeps in that src alone, is no srcdoc
+    document: its base URL is its own data: URL, against which no relative URL resolves (unless
+    a <base> of its own names an http(s) URL), so its links are read there. A DOM of an older
+    crawl noted no charset of a blob: URL's document: only the frames it holds stay there, and
+    its own links are read in its page's encoding, as that crawl read them."""
     changed = False
     for iframe in root.iter("iframe"):
         src = (iframe.get("src") or "").strip()
@@ -231,15 +230,11 @@ def _frames_as_read(root: lxml.etree._Element, built: dict[str, str], depth: int
         if inner is None:
             continue
         inner_changed = _frames_as_read(inner, built, depth + 1)
-        blob_charset = web_codec(iframe.get(BLOB_CHARSET))
-        if src.lower().startswith("blob:") and blob_charset != "utf-8":
+        if src.lower().startswith("blob:") and iframe.get(BLOB_CHARSET) is None:
+            # The DOM of an older crawl, which noted no charset: what the blob: URL's document
+            # links is read in its page's, but what the srcdoc frames it holds link.
             frames = list(inner.iter("iframe"))
             kept = "".join(lxml.html.tostring(f, encoding="unicode", with_tail=False) for f in frames)
-            if blob_charset is not None:  # its own links, its frames set aside
-                for frame in frames:
-                    if (parent := frame.getparent()) is not None:  # the text after it holds no link
-                        parent.remove(frame)
-                built.update(dict.fromkeys(root_findings(inner, src, blob_charset)[2], blob_charset))
             iframe.set("srcdoc", kept)
             changed = True
         elif inner_changed:
@@ -272,6 +267,15 @@ def _data_document(src: str) -> tuple[bytes, str] | None:
     except (ValueError, OSError):  # no comma, a bad type: no document Chromium reads
         return None
     return None if charset is None else (body, charset)
+
+
+def _said_read_in(hints: dict[str, Hint]) -> dict[str, str]:
+    """The URLs of ``hints`` (a rendered DOM's findings) that its frames' documents alone ask
+    for, by the encoding (a codec) those are read in: a srcdoc document's UTF-8 (SRCDOC), a blob:
+    URL's the one noted (READ_IN)."""
+    said = {link: read_in(hint[3]) for link, hint in hints.items()}
+    said.update(dict.fromkeys(_said_srcdoc(hints), "utf-8"))
+    return {link: codec for link, codec in said.items() if codec is not None}
 
 
 def _said_srcdoc(hints: dict[str, Hint]) -> frozenset[str]:

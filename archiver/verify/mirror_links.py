@@ -25,16 +25,10 @@ import lxml.etree
 
 from archiver.body_attributes import add_later_body_attributes
 from archiver.encodings import WEB_ERRORS, as_utf8, page_encoding, stylesheet_encoding, xml_encoding
+from archiver.frame_documents import srcdoc_body, srcdocs
 from archiver.html_stream import read_elements
 from archiver.link_values import iter_css_urls
-from archiver.links import (
-    MAX_SRCDOC_DEPTH,
-    is_fetchable_reference,
-    iter_html_references,
-    parse_html,
-    srcdoc_body,
-    srcdocs,
-)
+from archiver.links import MAX_SRCDOC_DEPTH, is_fetchable_reference, iter_html_references, parse_html
 from archiver.mirror.linker import Resolver
 from archiver.report import BROKEN_MIRROR_LINK, LIVE_MIRROR_LINK, Report
 from archiver.svg import iter_svg_references
