@@ -14,8 +14,8 @@ from archiver.paths import (
     relative_url,
     url_to_path,
 )
-from archiver.safe_join import safe_join
 from archiver.urls import normalize_url
+from archiver.warc.safe_join import safe_join
 
 
 @pytest.mark.parametrize(

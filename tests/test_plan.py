@@ -9,8 +9,8 @@ import pytest
 
 from archiver.mirror.plan import PathPlan, payload_key
 from archiver.paths import folded as fold
-from archiver.safe_join import safe_join
 from archiver.store.manifest import Manifest
+from archiver.warc.safe_join import safe_join
 
 
 def assign_paths(items: Iterable[tuple[str, str | None]]) -> dict[str, str]:

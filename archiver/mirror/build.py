@@ -38,7 +38,6 @@ from archiver.mirror.processes import build_in_processes
 from archiver.mirror.record_files import RecordFiles
 from archiver.mirror.stats import MirrorStats
 from archiver.redirects import NO_PAGE_STATUSES
-from archiver.safe_join import safe_join
 from archiver.stop_signals import obey
 from archiver.store.index_rebuild import mend_index
 from archiver.store.lock import snapshot_lock
@@ -47,6 +46,7 @@ from archiver.store.previous import missing_previous, open_previous
 from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import WarcReader
+from archiver.warc.safe_join import safe_join
 
 __all__ = ["MirrorStats", "build_mirror", "redirects_resolved"]
 

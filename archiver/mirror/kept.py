@@ -16,8 +16,8 @@ from pathlib import Path
 
 from archiver.errors import UnsafePathError
 from archiver.mirror.output import MirrorOutput, file_digest
-from archiver.safe_join import safe_join
 from archiver.store.rows import MirrorFile
+from archiver.warc.safe_join import safe_join
 
 KEPT = "kept as the crawl wrote it"
 CANNOT_BE_READ = "its WARC record cannot be read"

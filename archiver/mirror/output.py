@@ -18,8 +18,8 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from archiver.safe_join import safe_join
 from archiver.store.rows import MirrorFile
+from archiver.warc.safe_join import safe_join
 
 KNOWN_FOLDERS = 4096
 """Folders remembered as made (more are checked again: memory stays bounded)."""

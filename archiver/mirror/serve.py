@@ -22,10 +22,10 @@ from aiohttp import web
 from archiver.errors import ArchiverError, UnsafePathError
 from archiver.mirror.written_files import WrittenFiles
 from archiver.paths import EXTENSIONS
-from archiver.safe_join import safe_join
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED
 from archiver.store.snapshot import Snapshot
+from archiver.warc.safe_join import safe_join
 
 _BY_EXTENSION = {ext: mime for mime, exts in reversed(EXTENSIONS.items()) for ext in exts}
 _BY_EXTENSION.update(

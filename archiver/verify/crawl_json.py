@@ -14,11 +14,11 @@ from typing import Any
 
 from archiver.errors import UnsafePathError
 from archiver.report import CRAWL_JSON_MISMATCH, Report
-from archiver.safe_join import safe_join
 from archiver.store.crawl_record import FINISHED, INTERRUPTED, RUNNING, damaged_lists
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import CRASH_TAILS
 from archiver.store.totals import summary
+from archiver.warc.safe_join import safe_join
 
 WHERE = "crawl.json"
 STATUSES = (RUNNING, FINISHED, INTERRUPTED)

@@ -28,9 +28,9 @@ from archiver.report import (
     UNRECORDED_MIRROR_FILE,
     Report,
 )
-from archiver.safe_join import safe_join
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FETCHED
+from archiver.warc.safe_join import safe_join
 
 _UNRECORDED = (
     "SELECT url, local_path FROM urls WHERE local_path IS NOT NULL AND local_path != '' "

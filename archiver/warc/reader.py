@@ -24,8 +24,8 @@ from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 from warcio.statusandheaders import StatusAndHeaders, StatusAndHeadersParserException
 
 from archiver.errors import CorruptData, DigestMismatch, UnsafePathError
-from archiver.safe_join import safe_join
 from archiver.warc.members import CHUNK, INFLATE_ERROR, MemberStream, Source, is_gzipped
+from archiver.warc.safe_join import safe_join
 
 WHOLE_READ_BYTES = 1024 * 1024
 """A record no longer than this in the file, when its length is known, is read in one go..."""
