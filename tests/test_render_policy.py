@@ -120,6 +120,44 @@ def test_a_host_where_rendering_finds_nothing_stops_rendering():
     assert not policy.decide("h", page).render and not policy.decide("h", page).wait
 
 
+def test_a_yes_is_taken_back_once_renders_in_a_row_find_nothing_more():
+    """A site of static pages whose home page alone builds something by script (a sponsor's
+    logo): its trial found more, and every page with a script was rendered after it, a render
+    each of a documentation site's pages for one image."""
+    policy = RenderPolicy("auto", trials=1, dry_renders=3)
+    scripted = Inspection(True, None)
+    assert policy.decide("h", scripted).trial
+    policy.record("h", SCRIPTED, gained=True)
+    assert not policy.compared("h", SCRIPTED, gained=False)
+    assert not policy.compared("h", SCRIPTED, gained=True)  # one that finds more begins the count again
+    assert [policy.compared("h", SCRIPTED, gained=False) for _ in range(3)] == [False, False, True]
+    assert policy.verdict("h", SCRIPTED) is False
+    assert not policy.decide("h", scripted).render and not policy.decide("h", scripted).wait
+    assert not policy.compared("h", SCRIPTED, gained=True)  # taken back for good
+    assert policy.verdict("h", SCRIPTED) is False
+    assert policy.decide("other", scripted).trial  # each host has its own experience
+    [(_, _, finished, gains, dry, _)] = [entry for entry in policy.experience() if entry[0] == "h"]
+    assert (finished, gains, dry) == (1, 1, 3)
+
+
+async def test_renders_after_a_yes_are_compared_with_their_static_parse_and_kept_for_a_resumed_crawl():
+    from archiver.crawling.crawler import QueueItem
+
+    scripted = Inspection(scripted=True, signal=None)
+    renderer = auto_renderer()
+    assert renderer.policy.decide("h", scripted).trial
+    renderer.policy.record("h", SCRIPTED, gained=True)
+    await renderer.offer(
+        QueueItem("http://h/a", 1, 5), {"http://h/x": "link"}, renderer.policy.decide("h", scripted)
+    )
+    job = await renderer._jobs.take()
+    assert (job.trial, job.compared) == (False, True)  # its static links are read again as it renders
+    renderer.policy.compared("h", SCRIPTED, gained=False)
+    after = auto_renderer()
+    after.restore(renderer.state())
+    assert [entry[:5] for entry in after.policy.experience()] == [("h", SCRIPTED, 1, 1, 1)]
+
+
 def test_waiting_pages_are_bounded():
     policy = RenderPolicy("auto", trials=1, waiting_limit=1)
     policy.decide("h", Inspection(True, None))

@@ -20,11 +20,16 @@ class RenderJob:
     kind: str | None = None
     trial: bool = False
     static_links: frozenset[str] = frozenset()
-    """For a trial: the links its static parse found."""
+    """For a render compared with its static parse: the links that parse found."""
     late: bool = False
     """Its row does not say why yet (it waited for its host's verdict)."""
     nofollow: bool = False
     """Its static capture's robots directives say not to follow its links."""
+    compared: bool = False
+    """Its render is compared with its static parse: a trial, or a render after the host's yes
+    (render_policy: the yes is taken back once renders in a row find nothing more), whose
+    static links are read again from its stored page (a trial's are kept: its verdict is kept
+    with the crawl). A render an interrupted crawl left (its kind unknown) is not."""
 
 
 class RenderQueue:
@@ -95,5 +100,7 @@ def job_of(kind: str, kept: list[Any]) -> RenderJob:
     url, depth, found_by, parent, reason, nofollow, trial, static = kept
     page = QueueItem(str(url), int(depth), 0, found_by=str(found_by), parent=parent)
     if trial:
-        return RenderJob(page, str(reason), kind, True, frozenset(static), nofollow=bool(nofollow))
-    return RenderJob(page, str(reason), kind, late=True, nofollow=bool(nofollow))
+        return RenderJob(
+            page, str(reason), kind, True, frozenset(static), nofollow=bool(nofollow), compared=True
+        )
+    return RenderJob(page, str(reason), kind, late=True, nofollow=bool(nofollow), compared=True)

@@ -15,6 +15,11 @@ page by page, in two steps:
    the static parse did not, that host keeps rendering pages of that kind;
    if none did, it stops. Pages met while trials are still running wait for
    their verdict, so none is missed and no worker waits.
+3. Experience goes on after a yes: each later render is compared with its
+   static parse too, and once DRY_RENDERS in a row found nothing more, the
+   host stops rendering that kind of page. One page built by scripts (a home
+   page's logos, a carousel) then costs a few dozen renders, not a render of
+   every page of a documentation site that shares its template.
 
 So a static site costs a few renders per host, and a site built by scripts
 is rendered throughout, even where its pages carry no marker.
@@ -49,6 +54,10 @@ render (and the first, the browser's start) on a static site: two tell as much a
 on a site whose pages share one template."""
 WAITING_LIMIT = 10_000
 """Pages of one host and kind kept waiting for a verdict (beyond: not rendered)."""
+DRY_RENDERS = 20
+"""Renders in a row, after a yes, that found nothing their static parse did not, after which a
+host stops rendering that kind of page. A site built by scripts gains on nearly every page;
+a site of static pages with one script-built corner gains on that one."""
 SIGNALLED = "signalled"
 SCRIPTED = "scripted"
 
@@ -174,6 +183,8 @@ class _Experience:
     started: int = 0
     finished: int = 0
     gained: int = 0
+    dry: int = 0
+    """Renders since the last that found more (after a yes), none of which did."""
     waiting: list[Any] = field(default_factory=list)
 
 
@@ -183,12 +194,19 @@ class RenderPolicy:
     Pure bookkeeping, no I/O: the renderer tells it what each trial gave.
     """
 
-    def __init__(self, mode: str, trials: int = TRIALS, waiting_limit: int = WAITING_LIMIT) -> None:
+    def __init__(
+        self,
+        mode: str,
+        trials: int = TRIALS,
+        waiting_limit: int = WAITING_LIMIT,
+        dry_renders: int = DRY_RENDERS,
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"browser mode must be one of {', '.join(MODES)}")
         self.mode = mode
         self.trials = trials
         self.waiting_limit = waiting_limit
+        self.dry_renders = dry_renders
         self._hosts: dict[tuple[str, str], _Experience] = {}
 
     def _experience(self, host: str, kind: str) -> _Experience:
@@ -202,7 +220,7 @@ class RenderPolicy:
         """True: rendering pays on this host for this kind of page; False: it does not; None: unknown."""
         experience = self._experience(host, kind)
         if experience.gained:
-            return True
+            return experience.dry < self.dry_renders
         if experience.finished >= self.trials:
             return False
         return None
@@ -236,18 +254,19 @@ class RenderPolicy:
         experience.waiting.append(page)
         return True
 
-    def experience(self) -> list[tuple[str, str, int, int, list[Any]]]:
+    def experience(self) -> list[tuple[str, str, int, int, int, list[Any]]]:
         """What renders taught so far, to keep with the crawl: (host, kind, trials finished,
-        trials that gained, pages waiting for the verdict) of each host and kind met. Each list of
-        waiting pages is the one kept here, to read, not change: it only grows until the verdict,
-        which replaces it (render_state.py keeps what it encoded of it)."""
+        trials that gained, renders in a row that found nothing more since, pages waiting for the
+        verdict) of each host and kind met. Each list of waiting pages is the one kept here, to
+        read, not change: it only grows until the verdict, which replaces it (render_state.py
+        keeps what it encoded of it)."""
         return [
-            (host, kind, found.finished, found.gained, found.waiting)
+            (host, kind, found.finished, found.gained, found.dry, found.waiting)
             for (host, kind), found in self._hosts.items()
             if found.started or found.waiting
         ]
 
-    def adopt(self, host: str, kind: str, finished: int, gained: int, running: int = 0) -> None:
+    def adopt(self, host: str, kind: str, finished: int, gained: int, running: int = 0, dry: int = 0) -> None:
         """Take in what an interrupted crawl's trials on ``host`` taught (experience()), with
         ``running`` of its trials begun again.
 
@@ -257,7 +276,7 @@ class RenderPolicy:
         False
         """
         found = self._experience(host, kind)
-        found.finished, found.gained = finished, gained
+        found.finished, found.gained, found.dry = finished, gained, dry
         found.started = finished + running
 
     def record(self, host: str, kind: str, gained: bool) -> list[Any]:
@@ -274,6 +293,24 @@ class RenderPolicy:
             return []
         waiting, experience.waiting = experience.waiting, []
         return waiting if verdict else []
+
+    def compared(self, host: str, kind: str, gained: bool) -> bool:
+        """Note what a render after the host's yes gave (it found more than its static parse, or
+        not); True when this render turns the verdict to no (DRY_RENDERS in a row found nothing).
+
+        >>> policy = RenderPolicy("auto", trials=1, dry_renders=2)
+        >>> policy.record("h", SCRIPTED, gained=True)
+        []
+        >>> policy.compared("h", SCRIPTED, gained=False), policy.compared("h", SCRIPTED, gained=False)
+        (False, True)
+        >>> policy.decide("h", Inspection(scripted=True, signal=None)).render
+        False
+        """
+        experience = self._experience(host, kind)
+        if not experience.gained or experience.dry >= self.dry_renders:
+            return False  # no yes to compare with, or one taken back already
+        experience.dry = 0 if gained else experience.dry + 1
+        return experience.dry >= self.dry_renders
 
 
 def host_reason(why: str) -> str:

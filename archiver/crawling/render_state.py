@@ -2,7 +2,8 @@
 
 It is kept as entries of the manifest's crawl state, committed with each batch of
 rows where they changed. One entry, RENDERS, holds each host's experience (trials
-finished, trials that found more) and its trials under way. The pages waiting for
+finished, trials that found more, renders in a row that found nothing more since)
+and its trials under way. The pages waiting for
 a host's verdict may be thousands (a site's pages pile up while its first trials
 render), so they are kept apart, WAITING_CHUNK pages to an entry: a host's waiting
 pages only grow until its verdict, so a full entry is encoded once and never
@@ -24,9 +25,10 @@ begin with it too (Manifest.states(RENDERS) gives them all)."""
 WAITING_CHUNK = 100
 """Pages waiting for a verdict kept in one entry."""
 
-Experience = tuple[str, str, int, int, list[RenderJob]]
-"""(host, kind of page, trials finished, trials that found more, its renders to do: trials under
-way, then the pages waiting for its verdict, in the order they came)."""
+Experience = tuple[str, str, int, int, int, list[RenderJob]]
+"""(host, kind of page, trials finished, trials that found more, renders in a row since that found
+nothing more, its renders to do: trials under way, then the pages waiting for its verdict, in
+the order they came)."""
 
 
 class KeptRenders:
@@ -38,7 +40,7 @@ class KeptRenders:
         how many of them it holds, its text)."""
 
     def entries(
-        self, experience: Iterable[tuple[str, str, int, int, list[Any]]], trials: Iterable[RenderJob]
+        self, experience: Iterable[tuple[str, str, int, int, int, list[Any]]], trials: Iterable[RenderJob]
     ) -> dict[str, str]:
         """The crawl-state entries of ``experience`` (RenderPolicy.experience(): each host's
         waiting list as it is, not a copy) and the ``trials`` under way."""
@@ -48,10 +50,9 @@ class KeptRenders:
         hosts = []
         entries: dict[str, str] = {}
         waiting_kept: dict[str, tuple[list[Any], int, str]] = {}
-        for host, kind, finished, gains, waiting in experience:
-            hosts.append(
-                [host, kind, finished, gains, [job_state(job) for job in running.get((host, kind), ())]]
-            )
+        for host, kind, finished, gains, dry, waiting in experience:
+            jobs = [job_state(job) for job in running.get((host, kind), ())]
+            hosts.append([host, kind, finished, gains, jobs, dry])
             for index, start in enumerate(range(0, len(waiting), WAITING_CHUNK)):
                 name = f"{RENDERS} waiting {host} {kind} {index}"
                 size = min(WAITING_CHUNK, len(waiting) - start)
@@ -68,13 +69,17 @@ class KeptRenders:
 
 def kept_experience(entries: Mapping[str, str]) -> list[Experience]:
     """What entries() kept (or, from a crawl of an earlier version, the one entry that held it
-    all); raises ValueError, TypeError or KeyError for another shape."""
+    all, and no count of renders that found nothing); raises ValueError, TypeError or KeyError
+    for another shape."""
     hosts: dict[tuple[str, str], Experience] = {}
-    for host, kind, finished, gains, jobs in json.loads(entries[RENDERS]):
-        hosts[(host, kind)] = (host, kind, int(finished), int(gains), [job_of(kind, kept) for kept in jobs])
+    for host, kind, finished, gains, jobs, *dry in json.loads(entries[RENDERS]):
+        if len(dry) > 1:
+            raise ValueError(f"a host's renders kept with {len(dry) + 5} fields")
+        kept = [job_of(kind, job) for job in jobs]
+        hosts[(host, kind)] = (host, kind, int(finished), int(gains), int(dry[0]) if dry else 0, kept)
     waiting = [json.loads(text) for name, text in entries.items() if name != RENDERS]
     for host, kind, _index, jobs in sorted(waiting, key=lambda entry: (entry[0], entry[1], int(entry[2]))):
-        hosts[(host, kind)][4].extend(job_of(kind, kept) for kept in jobs)
+        hosts[(host, kind)][5].extend(job_of(kind, kept) for kept in jobs)
     return list(hosts.values())
 
 

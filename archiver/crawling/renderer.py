@@ -138,15 +138,26 @@ class Renderer:
     ) -> None:
         """Queue the page's render if decided, or keep it until its host's verdict."""
         if decision.render:
+            # A trial's render, and any later one in auto (the host's yes is kept under review),
+            # is compared with its static parse: a trial's links are kept, the others' read
+            # again from the stored page when it renders.
             static = frozenset(links) if decision.trial else frozenset()
             job = RenderJob(
-                item, decision.reason or "", decision.kind, decision.trial, static, nofollow=nofollow
+                item,
+                decision.reason or "",
+                decision.kind,
+                decision.trial,
+                static,
+                nofollow=nofollow,
+                compared=decision.kind is not None,
             )
             if job.trial:
                 self._trials[item.url] = job
             await self._jobs.put(job)
         elif decision.wait and decision.kind is not None:
-            job = RenderJob(item, decision.reason or "", decision.kind, late=True, nofollow=nofollow)
+            job = RenderJob(
+                item, decision.reason or "", decision.kind, late=True, nofollow=nofollow, compared=True
+            )
             if not self.policy.wait(host_of(item.url), decision.kind, job):
                 log.info("not rendered (too many pages wait for their host's verdict): %s", item.url)
 
@@ -166,9 +177,9 @@ class Renderer:
         """Take back what state() kept: the hosts' experience, and the renders it leaves to do
         (trials begun again, pages waiting for a verdict rendered once it says so)."""
         try:
-            for host, kind, finished, gains, restored in kept_experience(entries):
+            for host, kind, finished, gains, dry, restored in kept_experience(entries):
                 trials = [job for job in restored if job.trial]
-                self.policy.adopt(host, kind, finished, gains, len(trials))
+                self.policy.adopt(host, kind, finished, gains, len(trials), dry)
                 verdict = self.policy.verdict(host, kind)
                 for job in restored:
                     self._restored.add(job.page.url)
@@ -208,6 +219,8 @@ class Renderer:
         pages = self._pages
         assert pages is not None, "attach() the crawler first"
         url = job.page.url
+        if job.late and job.kind is not None and self.policy.verdict(host_of(url), job.kind) is False:
+            return  # it waited for a yes that renders since have taken back: its row says nothing
         await pages.settled(url)
         expected = {*job.static_links, url}
         response_id: list[str | None] = [None]
@@ -229,7 +242,12 @@ class Renderer:
             found = await answer_for(pages, self.answers, asked, job.page, how)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
-            if found is not None and job.trial and found.mime == "text/css":
+                if job.compared and not job.trial:  # its static parse, as the crawl made it
+                    static = await asyncio.to_thread(
+                        findings, found.body, url, found.mime, content_type_field(found.headers)
+                    )
+                    expected.update(static[2])
+            if found is not None and job.compared and found.mime == "text/css":
                 # What the page's stylesheets link to is static too: not a gain of rendering. Each
                 # is read as the crawl read it (in its own charset, else in its referrer's: the
                 # page's, a frame's, the stylesheet's that @imports it).
@@ -264,7 +282,17 @@ class Renderer:
             for navigation in sorted(rendered.navigations):
                 links.setdefault(navigation, LINK)
             error = error or rendered.error
-        if job.trial and job.kind is not None:
+        if job.compared and job.kind is not None and not job.trial:
+            if rendered is not None and rendered.html is not None:  # a failed render tells nothing
+                found = set(links) | rendered.requested
+                if self.policy.compared(host_of(url), job.kind, bool(gained(found, expected))):
+                    log.info(
+                        "%s pages of %s: %d renders in a row found nothing more, the rest are not rendered",
+                        job.kind,
+                        host_of(url),
+                        self.policy.dry_renders,
+                    )
+        elif job.trial and job.kind is not None:
             found = set(links) | (rendered.requested if rendered is not None else frozenset())
             more = gained(found, expected)
             if more:
