@@ -4,8 +4,10 @@ No record holds how a URL was found: it is found again the way the crawl found i
 seeds of crawl.json, level by level, through each chain of redirects and the links of each page
 (read as verify reads them, its rendered DOM's too), each link judged by the crawl's scope. A
 link to a URL with no record gets the row the crawl gives a URL it meets: skipped with its
-reason, or queued, so the resume that follows fetches it. The URLs met, and those waiting to be
-met, wait in SQLite: memory does not grow with the site (store/rebuild.py writes the rest).
+reason, or queued, so the resume that follows fetches it. What a page's scripts asked for in a
+browser, which no link names, is found on the page that ran in the render and sent it as its
+Referer (the request record follows its response). The URLs met, and those waiting to be met,
+wait in SQLite: memory does not grow with the site (store/rebuild.py writes the rest).
 """
 
 from __future__ import annotations
@@ -13,18 +15,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 
-from archiver.content import is_parsed, mime_type
+from archiver.content import CSS_TYPE, is_parsed, mime_type
+from archiver.errors import UnknownEncoding
 from archiver.findings import extract
 from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken
 from archiver.redirects import redirect_failure
 from archiver.scope import Scope
+from archiver.store.frames import ran_in_a_render
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
-from archiver.store.referrers import stored_body
+from archiver.store.referrers import (
+    NO_READING,
+    Reading,
+    encoding_for,
+    referred_by,
+    referrer_key,
+    referrer_reading,
+    stored_body,
+)
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_landings
-from archiver.warc.dom import DOM_CONTENT_TYPE
+from archiver.urls import try_normalize
+from archiver.warc.dom import CHARSET_FIELD, DOM_CONTENT_TYPE
 from archiver.warc.reader import WarcReader
 
 DOM_READ_LIMIT = 64 * 1024 * 1024
@@ -35,6 +48,8 @@ WAITING = "rebuild_waiting"
 """The temporary table of the URLs met and not yet given their rows, level by level."""
 MET_BATCH = 1000
 """URLs read at once from the table of those waiting: what the walk holds in memory at most."""
+REFERRERS_KEPT = 1024
+"""Readings of stylesheets' referrers kept at once (each a page's encoding and its frames')."""
 CHAIN_SEPARATOR = "\n"
 """Between the URLs of a redirect's chain in the table of those waiting (no URL holds one)."""
 
@@ -77,6 +92,8 @@ class Rediscovery:
         self.reader = reader
         self.scope = scope
         self._noted = 0
+        self._readings: dict[str, Reading] = {}
+        """What the referrers of stylesheets were read in (referrer_reading()), by referrer_key()."""
         """URLs noted in the table of those waiting so far: each one's place in its level."""
         # The URLs met so far, and those waiting to be met, on disk past SQLite's cache: memory
         # does not grow with the site.
@@ -94,6 +111,11 @@ class Rediscovery:
         added = self.manifest.connection.execute(f"INSERT OR IGNORE INTO {SEEN} VALUES (?)", (url,))
         return added.rowcount == 1
 
+    def met_before(self, url: str) -> bool:
+        """Whether ``url`` was met already (first_meeting() noted it)."""
+        found = self.manifest.connection.execute(f"SELECT 1 FROM {SEEN} WHERE url = ?", (url,))
+        return found.fetchone() is not None
+
     def run(self, seeds: list[str]) -> None:
         """Meet the seeds (robots.txt and sitemaps first: the crawl asks them before any page),
         then everything they lead to; then the captures nothing led to."""
@@ -104,6 +126,12 @@ class Rediscovery:
                 self._found(dataclasses.replace(row, found_by=found_by, depth=0, parent=None))
         for seed in seeds:
             self.wait(Met(seed, 0, "seed", None))
+        self._walk()
+        while self._asked_in_renders():
+            self._walk()
+
+    def _walk(self) -> None:
+        """Meet what waits, level by level, and all it leads to."""
         depth = 0
         for met in self.waiting():
             if met.depth != depth:
@@ -111,6 +139,28 @@ class Rediscovery:
                 depth = met.depth
             self.meet(met)
         self._level_met(depth)
+
+    def _asked_in_renders(self) -> bool:
+        """Note, to be met, the captures no link led to that a page which ran in a browser asked
+        for (store/frames.py: rendered, or a frame of such a page): its scripts' requests, which
+        the crawl found on it, its frame's own (what a stylesheet is read in). Their request
+        records name that page as Referer. Returns whether any was noted."""
+        db = self.manifest.connection
+        if db.execute("SELECT 1 FROM urls WHERE dom_warc_file IS NOT NULL").fetchone() is None:
+            return False  # nothing ran in a browser
+        unmet = db.execute(
+            f"SELECT url FROM urls WHERE warc_file IS NOT NULL AND url NOT IN (SELECT url FROM {SEEN})"
+        ).fetchall()
+        noted = False
+        for (url,) in unmet:
+            row = self.manifest.get(url)
+            referer = _sent_referer(row, self.reader) if row is not None else None
+            page = self.manifest.get(referer) if referer is not None and referer != url else None
+            if page is None or not self.met_before(page.url) or not ran_in_a_render(page, self.manifest.get):
+                continue
+            self.wait(Met(url, page.depth + 1, "requisite", page.url, requisite=True))
+            noted = True
+        return noted
 
     def _level_met(self, depth: int) -> None:
         """Commit the rows of the level ``depth``; where the seeds' redirects landed, met on the
@@ -208,14 +258,16 @@ class Rediscovery:
         )
 
     def _links(self, row: ManifestRow) -> str | None:
-        """Note the links of ``row``'s page (and of its rendered DOM) to be met on the next level;
-        returns the page's title."""
+        """Note the links of ``row``'s page (and of its rendered DOM) to be met on the next level,
+        each read as the crawl and verify read it (a stylesheet naming no encoding in its
+        referrer's, a DOM's queries in its page's encoding); returns the page's title."""
         read = stored_body(self.manifest, self.reader, row, self.previous)
         title = None
         if read is not None:
             body, content_type = read
             content_type = as_taken(content_type, row.content_type)
-            page = extract(body, row.url, mime_type(content_type), content_type)
+            referred = self._referrer_encoding(row) if row.content_type == CSS_TYPE else None
+            page = extract(body, row.url, mime_type(content_type), content_type, None, referred)
             title = page.title
             for met in found_on(row, page.links):
                 self.wait(met)
@@ -224,8 +276,51 @@ class Rediscovery:
                 dom = self.reader.read(row.dom_warc_file, row.dom_warc_offset, DOM_READ_LIMIT)
             except Exception:  # noqa: BLE001 - damaged: its page is rendered again by the resume
                 return title
-            page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE)
+            charset = dom.rec_headers.get_header(CHARSET_FIELD)
+            page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE, charset)
             title = page.title or title
             for met in found_on(row, page.links):
                 self.wait(met)
         return title
+
+    def _referrer_encoding(self, stylesheet: ManifestRow) -> str | None:
+        """What the stylesheet of ``stylesheet`` is read in if it names no encoding: its referrer's
+        (store/referrers.py), each referrer read once while REFERRERS_KEPT are kept; None if
+        that cannot be known (its record is damaged: verify says so)."""
+        key = referrer_key(stylesheet)
+        document, linked = referred_by(stylesheet, self.manifest.get)
+        reading = self._readings.get(key)
+        if reading is None:
+            if len(self._readings) >= REFERRERS_KEPT:
+                self._readings.clear()
+            try:
+                reading = referrer_reading(document, self.manifest.get, self._body_of, dom_of=self._dom_of)
+            except UnknownEncoding:
+                reading = NO_READING
+            self._readings[key] = reading
+        return encoding_for(linked, reading)
+
+    def _body_of(self, row: ManifestRow) -> tuple[bytes, str | None] | None:
+        """A BodyOf (store/referrers.py) over the snapshot."""
+        return stored_body(self.manifest, self.reader, row, self.previous)
+
+    def _dom_of(self, page: ManifestRow) -> bytes | None:
+        """A DomOf (store/referrers.py) over the snapshot."""
+        if page.dom_warc_file is None or page.dom_warc_offset is None:
+            return None
+        return self.reader.read(page.dom_warc_file, page.dom_warc_offset, DOM_READ_LIMIT).payload
+
+
+def _sent_referer(row: ManifestRow, reader: WarcReader) -> str | None:
+    """The Referer (normalised) of the request record of ``row``'s capture, which follows its
+    response or revisit record (warc/files.py); None if it sent none or cannot be read."""
+    if row.warc_file is None or row.warc_offset is None or row.warc_length is None:
+        return None
+    try:
+        record = reader.record(row.warc_file, row.warc_offset + row.warc_length)
+        if record.rec_type != "request" or record.rec_headers.get_header("WARC-Target-URI") != row.url:
+            return None
+        sent = record.http_headers.get_header("Referer") if record.http_headers is not None else None
+    except Exception:  # noqa: BLE001 - damaged: found by nothing, as before
+        return None
+    return try_normalize(sent) if sent else None
