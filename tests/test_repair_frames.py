@@ -7,6 +7,7 @@ import asyncio
 from conftest import manifest_rows
 from script_site import png
 from test_browser import CHROMIUM
+from test_browser_frames import REPLACED, assert_read_as_chromium_reads_it, windows_1252_frame
 from test_repair_index import mirror_bytes, run_archiver
 from test_repair_manifest import facts, lose
 
@@ -18,6 +19,39 @@ FOUND = ("found_by", "parent", "depth")
 def found(rows: dict[str, ManifestRow]) -> dict[str, tuple[object, ...]]:
     """How each URL of ``rows`` was found."""
     return {url: tuple(getattr(row, name) for name in FOUND) for url, row in rows.items()}
+
+
+async def test_a_frame_first_found_as_a_link_is_given_back_the_page_that_framed_it(site, run_crawl) -> None:
+    """The home page links f.html (a windows-1252 page with no script, not rendered, whose onload
+    handler adds fs.css) and p.html, a rendered page that frames it: the crawl notes f.html as
+    framed by p.html (framed_by), so fs.css is read in f.html's encoding. A manifest written again
+    from the WARC files gave f.html no framed_by: it counted as never having run in a browser. It
+    is given back, and verify passes on the same mirror, fs.css read as Chromium read it."""
+    site.page("/", links=["/f.html", "/p.html"])
+    site.page("/p.html", body='<iframe src="f.html"></iframe><script>var x = 1;</script>')
+    windows_1252_frame(site, "/f.html")
+    site.file("/fs.css", "p{background:url(café.png)}".encode("cp1252"), "text/css")
+    site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert before[site.url("/f.html")].framed_by == site.url("/p.html")
+    mirror, hits = mirror_bytes(root), dict(site.hits)
+    lose(root)
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    assert dict(site.hits) == hits
+    after = manifest_rows(root, for_crawlers=True)
+    assert {url: row.framed_by for url, row in after.items()} == {
+        url: row.framed_by for url, row in before.items()
+    }
+    assert facts(after) == facts(before)
+    assert found(after) == found(before)
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+    assert mirror_bytes(root) == mirror
+    assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
 
 
 async def test_what_a_rendered_pages_script_asked_for_is_found_on_that_page_again(site, run_crawl) -> None:

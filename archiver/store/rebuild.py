@@ -3,9 +3,10 @@
 The WARC files are the record of truth: each response, revisit and rendered
 DOM gives back its capture's row (URL, status, type, length, digest, date,
 WARC location; a redirect's next URL from its Location; a page's title from
-its body; a revisit's payload length, and a 304's status and type, from the
-response it refers to, in these files or in the snapshot a re-archive was made
-against). What no record holds, how each URL was found, is found again the
+its body; the pages a render loaded as frames, found otherwise, from its DOM;
+a revisit's payload length, and a 304's status and type, from the response it
+refers to, in these files or in the snapshot a re-archive was made against).
+What no record holds, how each URL was found, is found again the
 way the crawl found it (store/rediscovery.py): from the seeds of crawl.json,
 level by level, each link judged by the crawl's scope; a link to a URL with
 no record gets the row the crawl gives a URL it meets, skipped or queued, so
@@ -48,7 +49,7 @@ from archiver.store.snapshot import Snapshot
 from archiver.verify.integrity import WarcScan
 from archiver.verify.record_index import RecordEntry, RecordIndex
 from archiver.verify.report import Report
-from archiver.warc.dom import page_of
+from archiver.warc.dom import FRAMES_FIELD, page_of
 from archiver.warc.files import warc_paths
 from archiver.warc.reader import WarcReader
 
@@ -115,8 +116,20 @@ def _write_captures(
         page = page_of(entry.url)
         if page is not None and manifest.get(page) is not None:
             manifest.set_render(page, RENDERED, None, (entry.file, entry.offset, entry.length))
+            for frame in _frames(entry, reader):
+                manifest.framed(frame, page)
     manifest.commit()
     return captures
+
+
+def _frames(dom: RecordEntry, reader: WarcReader) -> list[str]:
+    """The pages, found otherwise, that the render whose DOM record is ``dom`` loaded as frames
+    (ManifestRow.framed_by): its WARC-Page-Frames (warc/dom.py)."""
+    try:
+        named = reader.record(dom.file, dom.offset, dom.length).rec_headers.get_header(FRAMES_FIELD)
+    except Exception:  # noqa: BLE001 - damaged: its page is rendered again by the resume
+        return []
+    return named.split() if named else []
 
 
 def _original(entry: RecordEntry, records: RecordIndex, previous: Previous | None) -> _Original | None:
