@@ -101,7 +101,10 @@ CRAWL_JSON_MISMATCH = _kind(
 )
 
 MISSING_SETTINGS = _kind(
-    "missing_settings", COMPLETENESS, "crawl.json missing or unreadable (scope taken from the seeds)"
+    "missing_settings",
+    COMPLETENESS,
+    "crawl.json missing or unreadable, scope taken from the seeds (crawl --resume --repair writes it "
+    "again from the WARC files)",
 )
 UNFINISHED_CRAWL = _kind(
     "unfinished_crawl", COMPLETENESS, "URL still queued: the crawl was interrupted (use crawl --resume)"
