@@ -35,7 +35,7 @@ async def test_a_lost_crawl_json_is_given_back_with_the_crawls_scope(
     site, run_crawl, damage: Callable[[Path], None]
 ) -> None:
     """A crawl with --exclude and --max-depth, its crawl.json then lost or cut short: verify's
-    line, and the one-line refusal of mirror and of a plain --resume, name crawl --resume
+    line, and the one-line refusal of export and of a plain --resume, name crawl --resume
     --repair, which gives the settings back from the warcinfo records (the excluded page and the
     one past the depth still not fetched) and verify then passes."""
     site.page("/", links=["/a", "/private/x", "/deep"])
@@ -50,7 +50,11 @@ async def test_a_lost_crawl_json_is_given_back_with_the_crawls_scope(
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 1
     assert "crawl --resume --repair" in problem_lines(verified.stdout)["missing_settings"], verified.stdout
-    for command in (["mirror", str(root)], ["crawl", "--resume", str(root)]):
+    wacz = str(root.parent / "snap.wacz")
+    for command in (
+        ["export", str(root), "--wacz", wacz],
+        ["crawl", "--resume", str(root)],
+    ):
         refused = await asyncio.to_thread(run_archiver, *command)
         assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
         assert f"archiver crawl --resume {root} --repair" in refused.stderr

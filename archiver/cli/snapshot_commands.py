@@ -32,11 +32,8 @@ def cmd_mirror(args: argparse.Namespace) -> int:
     """archiver mirror: rebuild the mirror, print its summary."""
     from archiver.crawling.merge import stale_parts
     from archiver.mirror.build import build_mirror
-    from archiver.store.crawl_json_rebuild import check_crawl_json
-    from archiver.store.snapshot import Snapshot
 
     args.hint = f"the mirror before is left as it was; build it again with: archiver mirror {args.snapshot}"
-    check_crawl_json(Snapshot(args.snapshot))
     not_joined: list[str] = []
     if stale_parts(args.snapshot):  # a shared crawl whose node parts changed since their merge
         from archiver.crawling.merge import merge_nodes, not_merged

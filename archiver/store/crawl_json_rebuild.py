@@ -43,8 +43,8 @@ def crawl_json_lost(snapshot: Snapshot) -> bool:
 
 def check_crawl_json(snapshot: Snapshot) -> None:
     """SnapshotError, naming crawl --resume --repair, if the crawl.json of a crawl whose WARC
-    files are there is lost or unreadable: what reads the crawl by its settings (the mirror: may
-    pages share a file?) would otherwise guess them."""
+    files are there is lost or unreadable: what needs the crawl's settings (an export's package
+    names its seeds) then says what gives them back."""
     if crawl_json_lost(snapshot):
         snapshot.read_crawl_json()  # raises, saying what mends it
 
