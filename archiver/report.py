@@ -70,7 +70,12 @@ WRONG_LOCATION = _kind(
     "wrong_location", CONSISTENCY, "manifest row's WARC location does not hold that URL's record"
 )
 UNLISTED_RECORD = _kind("unlisted_record", CONSISTENCY, "WARC response or revisit not in the manifest")
-BAD_ROW = _kind("bad_row", CONSISTENCY, "manifest row holds a value of the wrong type (text for a number)")
+BAD_ROW = _kind(
+    "bad_row",
+    CONSISTENCY,
+    "manifest row holds a value of the wrong type, text for a number (crawl --resume --repair writes "
+    "the manifest again from the WARC files)",
+)
 MISSING_CAPTURE = _kind("missing_capture", CONSISTENCY, "fetched or redirected URL without a WARC location")
 MISSING_REASON = _kind("missing_reason", CONSISTENCY, "skipped or failed URL without a reason")
 CDXJ_MISMATCH = _kind(
@@ -83,8 +88,10 @@ WRONG_DISCOVERY = _kind(
     CONSISTENCY,
     "manifest row's title, parent or depth is not what the archived pages and redirects say",
 )
+MIRROR_BUILD = " (archiver mirror builds the mirror again from the WARC files)"
+"""Said of a mirror file lost or changed: the build writes every file again."""
 MISSING_MIRROR_FILE = _kind(
-    "missing_mirror_file", CONSISTENCY, "mirrored file named in the manifest does not exist"
+    "missing_mirror_file", CONSISTENCY, "mirrored file named in the manifest does not exist" + MIRROR_BUILD
 )
 
 CRAWL_JSON_MISMATCH = _kind(
@@ -94,7 +101,10 @@ CRAWL_JSON_MISMATCH = _kind(
 )
 
 MISSING_SETTINGS = _kind(
-    "missing_settings", COMPLETENESS, "crawl.json missing or unreadable (scope taken from the seeds)"
+    "missing_settings",
+    COMPLETENESS,
+    "crawl.json missing or unreadable, scope taken from the seeds (crawl --resume --repair writes it "
+    "again from the WARC files)",
 )
 UNFINISHED_CRAWL = _kind(
     "unfinished_crawl", COMPLETENESS, "URL still queued: the crawl was interrupted (use crawl --resume)"
@@ -139,9 +149,11 @@ LIVE_MIRROR_LINK = _kind(
     "link in the mirror left live, though the mirror holds its target",
 )
 CHANGED_MIRROR_FILE = _kind(
-    "changed_mirror_file", MIRROR, "mirror file whose bytes are not those the mirror build wrote"
+    "changed_mirror_file",
+    MIRROR,
+    "mirror file whose bytes are not those the mirror build wrote" + MIRROR_BUILD,
 )
-LOST_MIRROR_FILE = _kind("lost_mirror_file", MIRROR, "file the mirror build wrote is missing")
+LOST_MIRROR_FILE = _kind("lost_mirror_file", MIRROR, "file the mirror build wrote is missing" + MIRROR_BUILD)
 UNMIRRORED_CAPTURE = _kind(
     "unmirrored_capture", MIRROR, "archived capture the mirror holds no file of (run archiver mirror)"
 )

@@ -11,7 +11,7 @@ from test_repair_index import run_archiver
 from test_repair_manifest import lose
 
 from archiver.crawling.repair import rebuild_lost_manifest
-from archiver.store import rebuild
+from archiver.store import rediscovery
 from archiver.store.snapshot import Snapshot
 
 FOUND = ("found_by", "parent", "depth")
@@ -36,15 +36,15 @@ async def test_finding_how_each_url_was_found_holds_a_batch_of_urls_not_a_level(
     assert len(before) > 120
     lose(root)
 
-    monkeypatch.setattr(rebuild, "MET_BATCH", 5, raising=False)  # the batch: 5 URLs
+    monkeypatch.setattr(rediscovery, "MET_BATCH", 5)  # the batch: 5 URLs
     held: list[int] = []
-    meet = rebuild._Discovery.meet
+    meet = rediscovery.Rediscovery.meet
 
-    def counted(discovery: rebuild._Discovery, *args: Any) -> None:
-        held.append(sum(isinstance(thing, rebuild._Met) for thing in gc.get_objects()))
+    def counted(discovery: rediscovery.Rediscovery, *args: Any) -> None:
+        held.append(sum(isinstance(thing, rediscovery.Met) for thing in gc.get_objects()))
         meet(discovery, *args)
 
-    monkeypatch.setattr(rebuild._Discovery, "meet", counted)
+    monkeypatch.setattr(rediscovery.Rediscovery, "meet", counted)
     snapshot = Snapshot(root)
     settings = snapshot.read_crawl_json()["settings"]
     captures = sum(1 for row in before.values() if row.warc_file)
@@ -53,7 +53,7 @@ async def test_finding_how_each_url_was_found_holds_a_batch_of_urls_not_a_level(
         f"the manifest was lost: written again from the WARC files, {captures} captures; the "
         "crawl goes on from them"
     ]
-    assert len(held) > 120 and max(held) <= rebuild.MET_BATCH + 2, max(held)
+    assert len(held) > 120 and max(held) <= rediscovery.MET_BATCH + 2, max(held)
 
     after = manifest_rows(root, for_crawlers=True)
     assert {url: [getattr(row, name) for name in FOUND] for url, row in after.items()} == {

@@ -123,6 +123,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     if args.resume:
         if args.urls:
             raise ConfigError("--resume takes no URLs: it continues the crawl saved in its folder")
+        if args.repair:
+            _restore_crawl_json(output)
         config = _resumed_config(output, given_settings(args))
     else:
         if not args.urls:
@@ -145,6 +147,21 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     with snapshot_lock(output, command, create=not args.resume):
         args.hint = f"continue it with: archiver crawl --resume {output}"
         return _crawl_and_mirror(config, args, progress)
+
+
+def _restore_crawl_json(output: Path) -> None:
+    """Give a lost or unreadable crawl.json back from the WARC files (--repair), under the
+    snapshot's lock, before its settings are read."""
+    from archiver.store.crawl_json_rebuild import crawl_json_lost, restore_crawl_json
+    from archiver.store.lock import snapshot_lock
+    from archiver.store.snapshot import Snapshot
+
+    snapshot = Snapshot(output)
+    if not crawl_json_lost(snapshot):
+        return
+    with snapshot_lock(output, "archiver crawl --resume --repair"):
+        warning = restore_crawl_json(snapshot)
+    print(f"archiver: warning: {warning}", file=sys.stderr)
 
 
 def _resumed_config(output: Path, given: dict[str, Any]) -> CrawlConfig:

@@ -136,7 +136,7 @@ def _crawl_info(snapshot: Snapshot, prefix: str) -> dict[str, str]:
     seeds = saved.get("seeds") if isinstance(saved, dict) else None
     agent = saved.get("user_agent") if isinstance(saved, dict) else None
     named = [str(seed) for seed in seeds] if isinstance(seeds, list) else []
-    return crawl_info(prefix, named, str(agent or ""))
+    return crawl_info(prefix, named, str(agent or ""), saved if isinstance(saved, dict) else None)
 
 
 def _file_date(name: str) -> str | None:

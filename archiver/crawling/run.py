@@ -362,7 +362,7 @@ def _warc_files(
         snapshot.warc_dir,
         config.warc_prefix,
         config.warc_max_size,
-        info=crawl_info(config.warc_prefix, seeds, config.user_agent),
+        info=crawl_info(config.warc_prefix, seeds, config.user_agent, _settings(config)),
         payloads=PreviousPayloads(payloads, previous) if previous is not None else payloads,
     )
 

@@ -110,6 +110,9 @@ class Writer:
         self.mirror = mirror
         self.on_commit = on_commit
         """Called on the event loop with the URLs whose final rows a batch just committed."""
+        self._frames: dict[str, list[str]] = {}
+        """The pages noted (WriteItem.framed) as loaded as frames of each page whose render is not
+        stored yet: they go in its DOM record (warc/dom.py)."""
         self._state: Callable[[], dict[str, str]] | None = None
         self._kept_state: dict[str, str] = {}
         self._state_due: dict[str, str] = {}
@@ -315,6 +318,7 @@ class Writer:
         try:
             if item.framed is not None:
                 self.manifest.framed(*item.framed)
+                self._frames.setdefault(item.framed[1], []).append(item.framed[0])
             if item.met:
                 self.manifest.insert_new(item.met)
             if row is not None:
@@ -329,10 +333,13 @@ class Writer:
 
     def _write_render(self, note: RenderNote) -> str | None:
         """Store a rendered DOM (if any) and the page's render columns; its CDXJ line."""
+        frames = tuple(self._frames.pop(note.url, ()))
         if note.dom is None:
             self.manifest.set_render(note.url, note.reason, note.error)
             return None
-        file, offset, length = self.warcs.write_member(dom_record(note.dom, self.warcs.make_id()))
+        # The frames it loaded go in its record too: a manifest written again learns them there.
+        dom = dataclasses.replace(note.dom, frames=frames)
+        file, offset, length = self.warcs.write_member(dom_record(dom, self.warcs.make_id()))
         self.manifest.set_render(note.url, note.reason, note.error, (file, offset, length), note.title)
         if self.mirror is not None:
             self.mirror.rendered(note.url)

@@ -46,6 +46,7 @@ from archiver.export.pages import PAGES_HEADER, snapshot_pages
 from archiver.export.zipnum import DATA_NAME, write_blocks
 from archiver.sizes import human_bytes
 from archiver.stop_signals import obey
+from archiver.store.crawl_json_rebuild import check_crawl_json
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
@@ -110,6 +111,7 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
     started = time.monotonic()
     snapshot = Snapshot(root)
     if not snapshot.crawl_json_path.is_file():
+        check_crawl_json(snapshot)  # a crawl's WARC files are there: the error says what mends it
         raise SnapshotError(f"{root} is not a snapshot (no manifest.sqlite3 and crawl.json)")
     snapshot.check_manifest()  # lost or damaged: the WARC files give it back
     if target.resolve().is_relative_to(snapshot.root.resolve()):

@@ -205,19 +205,34 @@ class Snapshot:
         try:
             data = json.loads(self.crawl_json_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
+            if self._crawled_alone():
+                raise SnapshotError(f"{self.root} lost its crawl.json{self._mended_by}") from None
             raise SnapshotError(f"{self.root} is not a snapshot (no crawl.json)") from None
         except (OSError, ValueError) as exc:
-            raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}") from None
+            raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}{self._mended_by}") from None
         if not isinstance(data, dict):
-            raise SnapshotError(f"{self.crawl_json_path} does not hold a JSON object")
+            raise SnapshotError(f"{self.crawl_json_path} does not hold a JSON object{self._mended_by}")
         if "settings" in data:
             from archiver.config import CrawlConfig  # here: archiver.config is no light import
 
             try:
                 CrawlConfig.check_saved(data["settings"])
             except ConfigError as exc:
-                raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}") from None
+                raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}{self._mended_by}") from None
         return data
+
+    def _crawled_alone(self) -> bool:
+        """Whether this is the folder of a crawl of one process that began (it holds WARC files),
+        not a shared crawl's (or a node's part): --repair mends the crawl.json of such a one."""
+        shared = self.warc_root is not None or self.nodes_dir.is_dir()
+        return not shared and any(self.warc_dir.glob("*.warc.gz"))
+
+    @property
+    def _mended_by(self) -> str:
+        """What the error about crawl.json of such a crawl ends with: the command that mends it."""
+        if not self._crawled_alone():
+            return ""
+        return f"; archiver crawl --resume {self.root} --repair gives it back from the WARC files"
 
     def write_crawl_json(self, data: dict[str, Any]) -> None:
         """Replace crawl.json atomically."""

@@ -14,7 +14,10 @@ keys it by that URN) and never served in place of the page. WARC-Concurrent-To
 names the response (or revisit) record of the page it was rendered from, and
 WARC-Page-Charset the encoding the browser read the page in (``Shift_JIS``):
 the DOM is kept as UTF-8, but the queries of its links are written in the
-page's own encoding, as the browser wrote them.
+page's own encoding, as the browser wrote them. WARC-Page-Frames names the
+pages, found otherwise (a link of another page first), that the render loaded
+as frames (ManifestRow.framed_by): what they asked for ran in this render, and
+a manifest written again from the WARC files learns it from nothing else.
 
 >>> import gzip
 >>> member = dom_record(RenderedDom("http://h/", DATE, b"<p>x</p>", "<urn:uuid:r>"), "<urn:uuid:d>")
@@ -41,6 +44,8 @@ from archiver.warc import records
 
 DOM_PREFIX = "urn:dom:"
 CHARSET_FIELD = "WARC-Page-Charset"
+FRAMES_FIELD = "WARC-Page-Frames"
+"""The URLs, between spaces (a URL holds none), of the pages found otherwise loaded as its frames."""
 DOM_CONTENT_TYPE = "text/html; charset=utf-8"
 DATE = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 """A fixed date for examples."""
@@ -72,6 +77,8 @@ class RenderedDom:
     """WARC-Record-ID of the page's response (or revisit) record."""
     charset: str | None = None
     """The encoding the browser read the page in (document.characterSet), if known."""
+    frames: tuple[str, ...] = ()
+    """The pages, found otherwise, the render loaded as frames and first noted as framed by it."""
 
 
 def dom_record(dom: RenderedDom, record_id: str) -> bytes:
@@ -88,4 +95,6 @@ def dom_record(dom: RenderedDom, record_id: str) -> bytes:
         fields.append(("WARC-Concurrent-To", dom.concurrent_to))
     if dom.charset:
         fields.append((CHARSET_FIELD, dom.charset))
+    if dom.frames:
+        fields.append((FRAMES_FIELD, " ".join(dom.frames)))
     return records.encode_record(fields, DOM_CONTENT_TYPE, dom.html)

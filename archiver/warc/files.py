@@ -18,13 +18,14 @@ before, under another URL, becomes a revisit (the PayloadIndex says where).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from archiver import __version__
 from archiver.errors import WriteError
@@ -44,13 +45,28 @@ from archiver.warc.records import warc_date
 SUFFIX = ".warc.gz"
 
 
-def crawl_info(prefix: str, seeds: list[str], user_agent: str) -> dict[str, str]:
-    """What a crawl's warcinfo records say of it, beside the software that wrote them."""
-    return {
+SETTINGS_FIELD = "archiver-settings"
+"""The warcinfo field naming the crawl's settings as crawl.json keeps them (JSON on one line):
+a crawl.json lost is given back from them (store/crawl_json_rebuild.py)."""
+NOT_IN_WARCINFO = ("output", "frontier")
+"""Settings a WARC file, which travels, does not name: the snapshot's folder on this machine,
+and a shared crawl's Redis URL (it may hold a password)."""
+
+
+def crawl_info(
+    prefix: str, seeds: list[str], user_agent: str, settings: dict[str, Any] | None = None
+) -> dict[str, str]:
+    """What a crawl's warcinfo records say of it, beside the software that wrote them: with
+    ``settings`` (crawl.json's, which hold no password or credential header), those too."""
+    info = {
         "isPartOf": prefix,
         "description": "crawl of " + " ".join(seeds),
         "http-header-user-agent": user_agent,
     }
+    if settings is not None:
+        named = {name: value for name, value in settings.items() if name not in NOT_IN_WARCINFO}
+        info[SETTINGS_FIELD] = json.dumps(named, sort_keys=True, separators=(",", ":"))
+    return info
 
 
 def warcinfo(name: str, record_id: str, date: str, info: dict[str, str]) -> tuple[records.Fields, bytes]:

@@ -1,0 +1,69 @@
+"""What verify reports in a snapshot names the command that mends it, and that command mends it."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from conftest import manifest_rows
+from test_repair_index import crawled, run_archiver
+
+__all__ = ["crawled"]  # the fixture, used by name
+
+
+def problem_lines(stdout: str) -> dict[str, str]:
+    """The line verify gives each kind of problem it found, by the kind's name."""
+    return {
+        line.split(": ", 2)[1].split(" ")[0]: line
+        for line in stdout.splitlines()
+        if line.startswith(("integrity: ", "consistency: ", "completeness: ", "mirror: "))
+    }
+
+
+async def test_a_row_of_the_wrong_type_names_the_repair_which_mends_it(crawled: Path, site) -> None:
+    """A manifest row edited to hold text for a number: verify's bad_row line names crawl --resume
+    --repair, which sets that manifest aside and writes it again from the WARC files, fetching
+    nothing archived; verify then passes."""
+    root = crawled
+    page = site.url("/a")
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("UPDATE urls SET warc_offset = 'x' || warc_offset WHERE url = ?", (page,))
+    db.close()
+
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 1
+    assert "crawl --resume --repair" in problem_lines(verified.stdout)["bad_row"], verified.stdout
+    hits = dict(site.hits)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert "the manifest is damaged" in repaired.stderr, repaired.stderr
+    assert isinstance(manifest_rows(root)[page].warc_offset, int)
+    assert {path: count for path, count in site.hits.items() if path != "/later"} == {
+        path: count for path, count in hits.items() if path != "/later"
+    }  # /later failed in the crawl: asked again
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+
+
+async def test_a_lost_or_changed_mirror_file_names_the_build_which_mends_it(crawled: Path, site) -> None:
+    """A page's mirror file deleted and the stylesheet's changed: verify's missing_mirror_file,
+    lost_mirror_file and changed_mirror_file lines name archiver mirror, which writes them again
+    from the WARC files; verify then passes."""
+    root = crawled
+    rows = manifest_rows(root)
+    page = root / "mirror" / str(rows[site.url("/a")].local_path)
+    sheet = root / "mirror" / str(rows[site.url("/style.css")].local_path)
+    kept = page.read_bytes(), sheet.read_bytes()
+    page.unlink()
+    sheet.write_bytes(b"body { color: red }")
+
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 1
+    lines = problem_lines(verified.stdout)
+    for kind in ("missing_mirror_file", "lost_mirror_file", "changed_mirror_file"):
+        assert "archiver mirror" in lines[kind], verified.stdout
+    mirrored = await asyncio.to_thread(run_archiver, "mirror", str(root))
+    assert mirrored.returncode == 0, mirrored.stderr
+    assert (page.read_bytes(), sheet.read_bytes()) == kept
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
