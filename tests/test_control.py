@@ -10,6 +10,7 @@ import random
 import re
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -260,7 +261,10 @@ async def slow_down(site: TreeSite, target: list[str]) -> None:
     starts = [when for when, _ in site.log if when > since]
     assert len(starts) >= 2, starts
     gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
-    assert min(gaps) > 0.45, gaps  # 0.5 s between two requests (each takes 0.1), less timer slack
+    # 0.5 s between two requests (each takes 0.1; with no delay they come 0.1 s apart). Each gap
+    # is timed as the test's server saw the request come, late by as much as the machine keeps
+    # this process from its loop: one gap short by that, the next long by it.
+    assert statistics.median(gaps) > 0.45 and min(gaps) > 0.3, gaps
     await control(*target, "stop")
 
 
