@@ -19,6 +19,7 @@ from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.run import CrawlResult, crawl
 from archiver.store.manifest import Manifest
 from archiver.store.rows import ManifestRow
+from archiver.verify.verifier import verify_snapshot
 
 # Tests stop commands with Ctrl-C (SIGINT) as a terminal would. A shell starts a job it puts
 # in the background with SIGINT ignored, and a command inherits that: Python then never raises
@@ -194,6 +195,23 @@ def manifest_rows(snapshot_root: Path, *, for_crawlers: bool = False) -> dict[st
     those of robots.txt and sitemaps too (ManifestRow.for_crawlers)."""
     with Manifest.open(snapshot_root / "manifest.sqlite3", readonly=True) as manifest:
         return {row.url: row for row in manifest.rows() if for_crawlers or not row.for_crawlers}
+
+
+async def crawled_rows(
+    site: Site, run_crawl: Callable[..., Awaitable[CrawlResult]], **options: Any
+) -> tuple[dict[str, ManifestRow], dict[str, ManifestRow]]:
+    """Crawl ``site`` from / (one try), started unless it is, and check that verify passes on the
+    snapshot; the rows of its pages, and those with robots.txt's and sitemaps', by path."""
+    if site.server is None:
+        await site.start()
+    result = await run_crawl(site.url("/"), max_tries=1, **options)
+    root = result.snapshot.root
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    base = site.url("")
+    pages = {url.removeprefix(base): row for url, row in manifest_rows(root).items()}
+    kept = {url.removeprefix(base): row for url, row in manifest_rows(root, for_crawlers=True).items()}
+    return pages, kept
 
 
 @pytest.fixture

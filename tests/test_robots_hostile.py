@@ -10,12 +10,11 @@ import zlib
 import brotli
 import pytest
 from aiohttp import web
-from conftest import in_linear_time, manifest_rows
+from conftest import crawled_rows, in_linear_time
 
 from archiver.crawling.robots import ROBOTS_MAX_BYTES
 from archiver.scope import ROBOTS
 from archiver.store.rows import FETCHED, SKIPPED
-from archiver.verify.verifier import verify_snapshot
 
 RULES = b"User-agent: *\nDisallow: /kept-out\n"
 
@@ -29,18 +28,9 @@ def _site(site, robots) -> None:
 
 
 async def _crawl(site, run_crawl, **options) -> tuple[dict, dict]:
-    """Crawl the site (one try, no sitemaps unless told); the rows of its pages and of robots.txt, by path.
-    verify passes on the snapshot."""
-    await site.start()
+    """crawled_rows(), reading no sitemap unless told."""
     options.setdefault("sitemaps", False)
-    result = await run_crawl(site.url("/"), max_tries=1, **options)
-    root = result.snapshot.root
-    report = verify_snapshot(root)
-    assert report.ok, report.render_text(str(root))
-    base = site.url("")
-    pages = {url.removeprefix(base): row for url, row in manifest_rows(root).items()}
-    kept = {url.removeprefix(base): row for url, row in manifest_rows(root, for_crawlers=True).items()}
-    return pages, kept
+    return await crawled_rows(site, run_crawl, **options)
 
 
 def _obeyed(pages: dict) -> bool:

@@ -5,28 +5,12 @@ from __future__ import annotations
 
 import pytest
 from aiohttp import web
-from conftest import manifest_rows
+from conftest import crawled_rows
 
 from archiver.store.rows import FETCHED
-from archiver.verify.verifier import verify_snapshot
 
 SITE_URL = b"http://site.invalid"
 """Where a sitemap made before its server starts names the server's URL."""
-
-
-async def _crawl(site, run_crawl, **options) -> tuple[dict, dict]:
-    """Crawl the site from / (one try), started unless it is; the rows of its pages and of its
-    robots.txt and sitemaps, by path. verify passes on the snapshot."""
-    if site.server is None:
-        await site.start()
-    result = await run_crawl(site.url("/"), max_tries=1, **options)
-    root = result.snapshot.root
-    report = verify_snapshot(root)
-    assert report.ok, report.render_text(str(root))
-    base = site.url("")
-    pages = {url.removeprefix(base): row for url, row in manifest_rows(root).items()}
-    kept = {url.removeprefix(base): row for url, row in manifest_rows(root, for_crawlers=True).items()}
-    return pages, kept
 
 
 async def test_a_sitemap_without_end_is_read_as_far_as_it_was_received(site, run_crawl):
@@ -44,7 +28,7 @@ async def test_a_sitemap_without_end_is_read_as_far_as_it_was_received(site, run
     site.handler("/sitemap.xml", endless)
     site.page("/")
     site.page("/listed")
-    pages, kept = await _crawl(site, run_crawl, max_file_size=200_000)
+    pages, kept = await crawled_rows(site, run_crawl, max_file_size=200_000)
     assert (pages["/listed"].outcome, pages["/listed"].found_by) == (FETCHED, "sitemap")
     row = kept["/sitemap.xml"]
     assert (row.outcome, row.truncated, row.length) == (FETCHED, True, 200_000)
@@ -64,7 +48,7 @@ async def test_a_sitemap_never_reads_a_file_of_the_crawling_machine(site, run_cr
     await site.start()
     body = xxe.replace(SITE_URL, site.url("").encode())
     site.file("/sitemap.xml", body, "application/xml")
-    pages, kept = await _crawl(site, run_crawl)
+    pages, kept = await crawled_rows(site, run_crawl)
     assert pages["/listed"].outcome == FETCHED
     assert set(pages) == {"/", "/listed"}, sorted(pages)
     assert kept["/sitemap.xml"].outcome == FETCHED
@@ -81,7 +65,7 @@ async def test_sitemap_indexes_in_a_loop_are_each_read_once(site, run_crawl, loo
     site.file("/sitemap.xml", _index(site.url(other), site.url("/pages.xml")), "application/xml")
     site.file("/other.xml", _index(site.url("/sitemap.xml")), "application/xml")
     site.file("/pages.xml", f"<urlset><url><loc>{site.url('/listed')}</loc></url></urlset>", "text/xml")
-    pages, kept = await _crawl(site, run_crawl)
+    pages, kept = await crawled_rows(site, run_crawl)
     assert pages["/listed"].outcome == FETCHED
     assert site.hits["/sitemap.xml"] == 1 and site.hits["/pages.xml"] == 1
     assert site.hits["/other.xml"] == (loop == "each-other")
