@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import in_linear_time
 
-from archiver.mirror.markup import RAW_TEXT_ELEMENTS, attributes, iter_tags, one_of, scan
+from archiver.markup import RAW_TEXT_ELEMENTS, attributes, iter_tags, one_of, scan
 
 
 def tags(text: str) -> list[tuple[str, str]]:

@@ -25,9 +25,9 @@ from archiver.links import (
     is_fetchable_reference,
     link_kind,
 )
+from archiver.markup import attributes, iter_tags, unescape_attribute
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker
-from archiver.mirror.markup import attributes, iter_tags, unescape_attribute
 from archiver.mirror.stylesheets import css_edits, replace_spans, rewrite_css_text
 from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_style_edits
 from archiver.svg import local_name

@@ -35,7 +35,7 @@ import re
 
 from archiver.content import DATA_SCRIPT_TYPES
 from archiver.links import MAX_SRCDOC_DEPTH
-from archiver.mirror.markup import attributes, iter_tags, scan, unescape_attribute
+from archiver.markup import attributes, iter_tags, scan, unescape_attribute
 
 INERT_TYPE = "text/x-archived-script"
 RENAMED_PREFIX = "data-archived-"

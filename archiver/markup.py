@@ -1,4 +1,6 @@
-"""Start tags of an HTML document with their offsets in the source: what a span rewriter needs.
+"""Start tags of an HTML document with their offsets in the source: what a span rewriter needs
+(the mirror's), and what finds the tags crowded with attributes that a page's parse thins
+(crowded_tags.py).
 
 A tokenizer after the HTML standard's, reduced to what finds start tags in
 the right places: comments, doctypes and other ``<!...>``/``<?...>`` markup
