@@ -22,6 +22,8 @@ from collections.abc import Iterator
 import lxml.etree
 import lxml.html
 
+from archiver.crowded_tags import thin_crowded_tags
+
 BODY_TAG = re.compile(rb"<body(?=[\s/>])", re.IGNORECASE)
 """Where a <body> start tag begins."""
 UNREAD = re.compile(
@@ -85,7 +87,7 @@ def _attributes(tag: bytes, encoding: str | None) -> list[tuple[str, str]]:
     """The attributes of the <body> start tag ``tag``, as lxml reads them in ``encoding``."""
     parser = lxml.html.HTMLParser(encoding=encoding)
     try:
-        root = lxml.html.document_fromstring(tag, parser=parser)
+        root = lxml.html.document_fromstring(bytes(thin_crowded_tags(tag)), parser=parser)
     except (lxml.etree.ParserError, LookupError, ValueError):
         return []
     body = root.find("body")

@@ -27,6 +27,7 @@ from archiver.encodings import (
     xml_encoding,
 )
 from archiver.frame_documents import FrameDocument, srcdoc_body, srcdoc_documents
+from archiver.html_stream import parse_html
 from archiver.link_requests import (
     NO_HINT,
     NO_ORIGIN,
@@ -51,7 +52,6 @@ from archiver.links import (
     charset_from_content_type,
     iter_html_references,
     page_title,
-    parse_html,
     resolve_reference,
 )
 from archiver.robots_directives import meta_nofollow
@@ -116,9 +116,14 @@ def root_findings(
     hints: dict[str, Hint] = {}
     page_policy = meta_referrer(root.iter("meta"))
     known: dict[tuple[str | None, ...], Request] = {}
+    # The <style> whose URLs are being read, and its text: lxml makes a new copy of an element's
+    # text at each call, and a <style> of megabytes holds thousands of URLs.
+    style: tuple[lxml.etree._Element | None, str] = (None, "")
     for element, attribute, start, _end, value, kind in iter_html_references(root):
         if attribute is None or attribute in CSS_ATTRS:  # CSS: a <style>'s text, a style attribute
-            destination = "image" if attribute else css_destination(element.text or "", start)
+            if attribute is None and style[0] is not element:
+                style = (element, element.text or "")
+            destination = "image" if attribute else css_destination(style[1], start)
             hint = (page_policy, destination, cors_font(destination), "")
             resolved = resolve_reference(value, base, contexts)
         else:

@@ -1,6 +1,7 @@
-"""An HTML document read as a stream of parser events, each element dropped once read: for
-pages too large to hold as a tree (about ten times their size); an XML document (SVG) alike.
-Pure: bytes in, elements out.
+"""An HTML document read by libxml2: as a tree (parse_html()), or as a stream of parser events,
+each element dropped once read, for pages too large to hold as a tree (about ten times their
+size); an XML document (SVG) alike. Either way its start tags crowded with attributes are
+thinned first (crowded_tags.py). Pure: bytes in, elements out.
 
 >>> events = read_elements(b'<p><a href="/a">a</a><a href="/b">b</a>', ("start",))
 >>> [element.get("href") for _event, element in events if element.tag == "a"]
@@ -9,20 +10,25 @@ Pure: bytes in, elements out.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 import lxml.etree
+
+from archiver.body_attributes import add_later_body_attributes
+from archiver.crowded_tags import thin_crowded_tags
 
 CHUNK = 64 * 1024
 """Bytes fed to the parser at a time."""
 
 
 def read_elements(
-    source: bytes | BinaryIO, events: tuple[str, ...], encoding: str | None = None, huge_tree: bool = False
+    source: bytes | mmap.mmap, events: tuple[str, ...], encoding: str | None = None, huge_tree: bool = False
 ) -> Iterator[tuple[str, lxml.etree._Element]]:
-    """(event, element) of the HTML document ``source`` holds (its bytes, or a file read CHUNK at a
-    time), as lxml's pull parser gives them:
+    """(event, element) of the HTML document ``source`` holds (its bytes, or a file's mapped
+    bytes, read CHUNK at a time), its start tags crowded with attributes thinned
+    (crowded_tags.py), as lxml's pull parser gives them:
     at "start" an element's attributes are all there, at "end" its text and children too.
 
     Once the caller is done with an element's "end" (the next event is asked for), the
@@ -34,7 +40,31 @@ def read_elements(
     parser = lxml.etree.HTMLPullParser(
         events=events, encoding=encoding, remove_comments=False, huge_tree=huge_tree
     )
-    yield from _parsed(parser, source)
+    yield from _parsed(parser, thin_crowded_tags(source))
+
+
+def parse_html(body: bytes, encoding: str | None = None) -> lxml.etree._Element | None:
+    """Parse HTML bytes leniently, as a browser's parser gives the body its attributes
+    (body_attributes.py); None if there is no document at all.
+
+    lxml.html's parser, without its element classes: they are made by a call into Python for
+    each element a walk meets (a fifth of the link findings' time), and nothing here uses
+    their methods."""
+    if not body.strip():
+        return None
+    body = bytes(thin_crowded_tags(body))
+    try:
+        # An encoding lxml does not know fails here, when the parser is made.
+        parser = lxml.etree.HTMLParser(encoding=encoding, remove_comments=False)
+        root = lxml.etree.fromstring(body, parser=parser)
+    except (lxml.etree.ParserError, LookupError, ValueError):
+        root = None
+    if root is None:  # no document (lxml.html says "Document is empty")
+        return None if encoding is None else parse_html(body, None)
+    page_body = root.find("body")
+    if page_body is not None:  # a later <body> tag's attributes, which libxml2 drops
+        add_later_body_attributes(body, encoding or root.getroottree().docinfo.encoding, page_body)
+    return root
 
 
 def read_xml_elements(
@@ -59,7 +89,7 @@ def read_xml_elements(
 
 
 def _parsed(
-    parser: lxml.etree.HTMLPullParser | lxml.etree.XMLPullParser, source: bytes | BinaryIO
+    parser: lxml.etree.HTMLPullParser | lxml.etree.XMLPullParser, source: bytes | mmap.mmap | BinaryIO
 ) -> Iterator[tuple[str, lxml.etree._Element]]:
     for chunk in _chunks(source):
         parser.feed(chunk)
@@ -68,8 +98,8 @@ def _parsed(
     yield from _dropping(parser.read_events())
 
 
-def _chunks(source: bytes | BinaryIO) -> Iterator[bytes]:
-    if isinstance(source, bytes):
+def _chunks(source: bytes | mmap.mmap | BinaryIO) -> Iterator[bytes]:
+    if isinstance(source, bytes | mmap.mmap):
         return (source[at : at + CHUNK] for at in range(0, len(source), CHUNK))
     return iter(lambda: source.read(CHUNK), b"")
 

@@ -4,6 +4,7 @@ where a page's references are, and the URL each names. Pure functions over parse
 The tables and rules here are shared by the crawler (findings.py), the mirror's
 rewriter and verify, so all three see the same links.
 
+>>> from archiver.html_stream import parse_html
 >>> root = parse_html(b'<a href="/b">b</a><img srcset="x.png 1x, y.png 2x">')
 >>> [(resolve_reference(value, "http://h/a"), kind) for *_, value, kind in iter_html_references(root)]
 [('http://h/b', 'link'), ('http://h/x.png', 'requisite'), ('http://h/y.png', 'requisite')]
@@ -18,7 +19,6 @@ from typing import NamedTuple
 import lxml.etree
 import lxml.html
 
-from archiver.body_attributes import add_later_body_attributes
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.media_types import read_content_type
 from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
@@ -142,29 +142,6 @@ def charset_from_content_type(content_type: str | None) -> str | None:
     ('koi8-r', None)
     """
     return read_content_type(content_type).charset
-
-
-def parse_html(body: bytes, encoding: str | None = None) -> lxml.etree._Element | None:
-    """Parse HTML bytes leniently, as a browser's parser gives the body its attributes
-    (body_attributes.py); None if there is no document at all.
-
-    lxml.html's parser, without its element classes: they are made by a call into Python for
-    each element a walk meets (a fifth of the link findings' time), and nothing here uses
-    their methods."""
-    if not body.strip():
-        return None
-    try:
-        # An encoding lxml does not know fails here, when the parser is made.
-        parser = lxml.etree.HTMLParser(encoding=encoding, remove_comments=False)
-        root = lxml.etree.fromstring(body, parser=parser)
-    except (lxml.etree.ParserError, LookupError, ValueError):
-        root = None
-    if root is None:  # no document (lxml.html says "Document is empty")
-        return None if encoding is None else parse_html(body, None)
-    page_body = root.find("body")
-    if page_body is not None:  # a later <body> tag's attributes, which libxml2 drops
-        add_later_body_attributes(body, encoding or root.getroottree().docinfo.encoding, page_body)
-    return root
 
 
 def is_fetchable_reference(value: str) -> bool:

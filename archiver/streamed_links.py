@@ -1,7 +1,7 @@
 """The links of an HTML page too large to hold as a tree (findings.STREAMED_BYTES), read as
 it streams past the parser: each element is dropped once read, so a page of megabytes costs
 the memory of a chunk, not of its tree (about ten times its size). The same parser as
-links.parse_html(), so the same elements, in the same order: findings.py resolves what this
+html_stream.parse_html(), so the same elements, in the same order: findings.py resolves what this
 reads as it resolves a tree's.
 
 >>> read = read_streamed(b'<base href="/d/"><a href="b">b</a><title>T</title>', "http://h/a", None, "utf-8")
@@ -135,9 +135,9 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
                     )
             elif tag == "svg":
                 in_svg -= 1
-            elif tag == "style" and element.text:  # and now its text
-                for start, _e, value in iter_css_urls(element.text):
-                    destination = css_destination(element.text, start)
+            elif tag == "style" and (css := element.text):  # and now its text, copied once by lxml
+                for start, _e, value in iter_css_urls(css):
+                    destination = css_destination(css, start)
                     references.append((value, REQUISITE, None, "", destination, cors_font(destination), ""))
             elif tag == "title":
                 text = title_text(element)

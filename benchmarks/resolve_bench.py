@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from sitegen import docroot, generate_site  # noqa: E402
 
 from archiver import links  # noqa: E402
-from archiver.links import base_contexts, iter_html_references, parse_html, resolve_reference  # noqa: E402
+from archiver.html_stream import parse_html  # noqa: E402
+from archiver.links import base_contexts, iter_html_references, resolve_reference  # noqa: E402
 
 
 def page_links(www: Path, pages: int) -> list[tuple[str, list[str]]]:

@@ -26,9 +26,9 @@ import lxml.etree
 from archiver.body_attributes import add_later_body_attributes
 from archiver.encodings import WEB_ERRORS, as_utf8, page_encoding, stylesheet_encoding, xml_encoding
 from archiver.frame_documents import srcdoc_body, srcdocs
-from archiver.html_stream import read_elements
+from archiver.html_stream import parse_html, read_elements
 from archiver.link_values import iter_css_urls
-from archiver.links import MAX_SRCDOC_DEPTH, is_fetchable_reference, iter_html_references, parse_html
+from archiver.links import MAX_SRCDOC_DEPTH, is_fetchable_reference, iter_html_references
 from archiver.mirror.linker import Resolver
 from archiver.report import BROKEN_MIRROR_LINK, LIVE_MIRROR_LINK, Report
 from archiver.svg import iter_svg_references
@@ -159,7 +159,7 @@ def _srcdoc_references(texts: list[str], depth: int) -> Iterator[str]:
 def _streamed_html_references(document: Path) -> Iterator[str]:
     """Links of a large HTML file, parsed element by element so its tree never builds up."""
     with open(document, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        for _event, element in read_elements(fh, ("end",), huge_tree=True):
+        for _event, element in read_elements(mapped, ("end",), huge_tree=True):
             if element.tag == "body":  # a later <body> tag's attributes, as a small page's tree has
                 # The file's bytes are mapped, not read: the page is never held whole.
                 add_later_body_attributes(mapped, None, element)
