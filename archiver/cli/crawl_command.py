@@ -24,6 +24,7 @@ from archiver.cli.exits import (
 )
 from archiver.cli.options import Parser, add_config_option, given_settings, read_text
 from archiver.config import CrawlConfig
+from archiver.config_rules import NEVER
 from archiver.crawl_files import parse_url_list
 from archiver.errors import ConfigError, SnapshotError
 
@@ -97,7 +98,7 @@ def _check_files(config: CrawlConfig) -> None:
     ssl_setting(config)
     if config.cookies_file:
         read_cookies_file(config.cookies_file)
-    if config.browser != "never":
+    if config.browser != NEVER:
         from archiver.crawling.chromium import require_browser
 
         require_browser(config.chromium)  # the error says what to install
