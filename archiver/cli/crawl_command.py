@@ -135,7 +135,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         config = CrawlConfig(seeds=tuple(args.urls), output=output, **given)
     _check_files(config)
     if args.repair and config.frontier is not None:
-        raise ConfigError("--repair is for a crawl of one process: a shared crawl's parts are merged first")
+        raise ConfigError(
+            "--repair is for a crawl of one process: the manifest of a shared crawl's node part, lost or "
+            f"damaged, is written again from its WARC files with: archiver merge {output} --repair"
+        )
     progress = not args.quiet and sys.stderr.isatty()
     if config.frontier is not None:
         # A crawl node: it locks its own part of the folder, which other nodes share.

@@ -1,0 +1,106 @@
+"""A shared crawl's node part that lost its manifest, or whose manifest is damaged, is written
+again from its WARC files by ``archiver merge DIR --repair``, through a real Redis and real node
+processes: the merged snapshot then holds the rows the undamaged crawl had, and verify passes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+from conftest import manifest_rows
+from node_site import TreeSite, assert_verified, finish, node_args, run_archiver, started_together
+from test_repair_manifest import KEPT, lose, overwrite_its_middle
+
+from archiver.cli.exits import EXIT_PROBLEMS
+from archiver.store.rows import ManifestRow
+
+PAGES = 60
+"""Pages of the site the two nodes share: each page is linked from one page alone, so how each
+was found (its parent, its depth) is one thing whichever node met it."""
+FACTS = tuple(name for name in KEPT if name != "local_path") + ("found_by", "depth", "parent")
+"""What a row written again from the WARC files gives back as the crawl wrote it (no mirror
+here: the nodes crawl with --no-mirror)."""
+
+
+def facts(rows: dict[str, ManifestRow]) -> dict[str, tuple[object, ...]]:
+    return {url: tuple(getattr(row, name) for name in FACTS) for url, row in rows.items()}
+
+
+@pytest.fixture
+async def crawled(tmp_path: Path, redis_url: str) -> AsyncIterator[tuple[Path, TreeSite]]:
+    """A crawl shared by nodes n1 and n2 (started together), finished and merged."""
+    site = TreeSite(PAGES, latency=0.01)
+    await site.start()
+    output = tmp_path / "snap"
+    args = node_args(site.url(), output, redis_url, "mended", "--no-mirror", "--concurrency", "4")
+    try:
+        nodes = await started_together(site, redis_url, "mended", args, ["n1", "n2"])
+        for node in nodes.values():
+            code, text = await finish(node)
+            assert code == 0, text
+        yield output, site
+    finally:
+        await site.close()
+
+
+@pytest.mark.parametrize("damage", [lose, overwrite_its_middle], ids=["lost", "damaged"])
+async def test_a_part_whose_manifest_is_lost_or_damaged_is_written_again_by_merge_repair(
+    crawled: tuple[Path, TreeSite], damage: Callable[[Path], None]
+) -> None:
+    """A part that lost its manifest was left out of every merge with a warning that named no way
+    to mend it (crawl --repair refused a shared crawl), though its WARC files hold every capture.
+    The merge's warning and verify now name archiver merge DIR --repair, which writes the part's
+    manifest again from its WARC files (how each URL was found, found again over every node's,
+    since the page that linked one may be another node's), and joins it: the rows are the crawl's,
+    nothing is fetched again, and verify passes. The part's node was killed: the merge recovers
+    the part from the manifest written again, cutting nothing it names."""
+    output, site = crawled
+    before = manifest_rows(output, for_crawlers=True)
+    theirs = [row for row in before.values() if (row.warc_file or "").startswith("archiver-n2-")]
+    linked_by_n1 = [
+        row for row in theirs if row.parent and before[row.parent].warc_file.startswith("archiver-n1-")
+    ]
+    assert theirs and linked_by_n1  # n2 stored pages, some of them linked from pages n1 stored
+    hits = dict(site.hits)
+    part = output / "nodes" / "n2"
+    damage(part)
+    record = json.loads((part / "crawl.json").read_text())
+    record["status"] = "running"  # as a node killed with kill -9 leaves it: recovered at the merge
+    (part / "crawl.json").write_text(json.dumps(record))
+
+    code, text = await run_archiver("merge", str(output))
+    assert code == EXIT_PROBLEMS, text
+    assert f"write it again from its WARC files with: archiver merge {output} --repair" in text, text
+    code, report = await run_archiver("verify", str(output))
+    assert code == EXIT_PROBLEMS and "unmerged_node (1)" in report, report
+    assert "nodes/n2: its manifest is lost or damaged: write it again from its WARC files with: " in report
+    assert f"archiver merge {output} --repair" in report, report
+
+    code, text = await run_archiver("merge", str(output), "--repair")
+    assert code == 0, text
+    assert f"written again from the WARC files, {len(theirs)} captures" in text, text
+    assert f"merged the parts of {output}: n1, n2\n" in text, text
+    after = manifest_rows(output, for_crawlers=True)
+    assert facts(after) == facts(before)
+    assert dict(site.hits) == hits
+    assert_verified(output, text)
+
+
+async def test_merge_repair_leaves_a_sound_part_as_it_is(crawled: tuple[Path, TreeSite]) -> None:
+    """--repair writes again only a manifest lost or damaged: the parts that stand are joined as
+    they are, and the merge says nothing was written again."""
+    output, _site = crawled
+    before = manifest_rows(output, for_crawlers=True)
+    parts = {path: path.read_bytes() for path in (output / "nodes").glob("*/manifest.sqlite3")}
+    code, text = await run_archiver("merge", str(output), "--repair")
+    assert code == 0, text
+    assert "written again" not in text
+    assert {path: path.read_bytes() for path in parts} == parts
+    after = manifest_rows(output, for_crawlers=True)
+    assert facts(after) == facts(before)
+    assert {url: dataclasses.astuple(row) for url, row in after.items()} == {
+        url: dataclasses.astuple(row) for url, row in before.items()
+    }
