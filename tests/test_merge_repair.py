@@ -16,6 +16,7 @@ from test_repair_manifest import KEPT, lose, overwrite_its_middle
 
 from archiver.cli.exits import EXIT_PROBLEMS
 from archiver.store.rows import ManifestRow
+from archiver.store.snapshot import Snapshot
 
 PAGES = 60
 """Pages of the site the two nodes share: each page is linked from one page alone, so how each
@@ -104,3 +105,21 @@ async def test_merge_repair_leaves_a_sound_part_as_it_is(crawled: tuple[Path, Tr
     assert {url: dataclasses.astuple(row) for url, row in after.items()} == {
         url: dataclasses.astuple(row) for url, row in before.items()
     }
+
+
+async def test_the_repair_of_a_shared_crawl_is_named_where_it_is_refused(crawl_root: Path) -> None:
+    """crawl --resume --repair of a shared crawl was refused with "a shared crawl's parts are
+    merged first", and a node's part whose manifest is lost was told to run crawl --resume
+    nodes/NODE --repair, which no part takes: each now names archiver merge DIR --repair."""
+    code, text = await run_archiver("crawl", "--resume", str(crawl_root), "--repair")
+    assert code == 2 and len(text.splitlines()) == 1, text
+    assert text.endswith(f"archiver merge {crawl_root} --repair\n"), text
+    part = Snapshot(crawl_root).node_part("n2")
+    assert (
+        part.repair_advice == f"write it again from its WARC files with: archiver merge {crawl_root} --repair"
+    )
+
+
+@pytest.fixture
+def crawl_root(crawled: tuple[Path, TreeSite]) -> Path:
+    return crawled[0]
