@@ -57,7 +57,9 @@ async def test_a_part_whose_manifest_is_lost_or_damaged_is_written_again_by_merg
     manifest again from its WARC files (how each URL was found, found again over every node's,
     since the page that linked one may be another node's), and joins it: the rows are the crawl's,
     nothing is fetched again, and verify passes. The part's node was killed: the merge recovers
-    the part from the manifest written again, cutting nothing it names."""
+    the part from the manifest written again, cutting nothing it names. Before the repair, verify
+    called the snapshot resumable with crawl --resume, for the URLs n1 queued and n2 fetched:
+    it now says the part is to be merged first."""
     output, site = crawled
     before = manifest_rows(output, for_crawlers=True)
     theirs = [row for row in before.values() if (row.warc_file or "").startswith("archiver-n2-")]
@@ -77,6 +79,9 @@ async def test_a_part_whose_manifest_is_lost_or_damaged_is_written_again_by_merg
     assert f"write it again from its WARC files with: archiver merge {output} --repair" in text, text
     code, report = await run_archiver("verify", str(output))
     assert code == EXIT_PROBLEMS and "unmerged_node (1)" in report, report
+    # n1's rows of the pages it queued and n2 fetched say queued: the crawl is not to be resumed
+    # (no node would fetch them again), its part is to be merged.
+    assert "unfinished_crawl" in report and "resumable" not in report.splitlines()[0], report
     assert "nodes/n2: its manifest is lost or damaged: write it again from its WARC files with: " in report
     assert f"archiver merge {output} --repair" in report, report
 
