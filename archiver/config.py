@@ -8,7 +8,7 @@ from typing import Any
 
 from archiver import __version__, config_saved
 from archiver.config_options import ADD, REFUSE, option
-from archiver.config_rules import check_settings
+from archiver.config_rules import BROWSER_MODES, NEVER, check_settings
 from archiver.domains import has_bad_punycode
 from archiver.errors import BadURL, ConfigError
 from archiver.request_headers import Credentials
@@ -16,11 +16,6 @@ from archiver.scope import BAD_PUNYCODE, MAX_URL_LENGTH, TOO_LONG
 from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
-NEVER = "never"
-AUTO = "auto"
-ALWAYS = "always"
-BROWSER_MODES = (NEVER, AUTO, ALWAYS)
-"""--browser: render no page, the pages scripts build (render_policy decides), or every HTML page."""
 LOG_FORMATS = ("text", "json")
 DEFAULT_USER_AGENT = f"archiver/{__version__} (+https://pypi.org/project/archiver/)"
 DEFAULT_RETRY_ON = (429, 502, 503, 504)
@@ -271,7 +266,7 @@ class CrawlConfig:
     )
     """(host, IP address) pairs used instead of DNS, like curl's --resolve."""
     browser: str = field(
-        default="never",
+        default=NEVER,
         metadata=option(
             "render HTML pages in headless Chromium: never, auto (the pages scripts build) or always; "
             "every request the browser makes goes through the crawl",

@@ -24,6 +24,12 @@ from typing import Any
 from archiver.config_options import flag_of
 from archiver.errors import ConfigError
 
+NEVER = "never"
+AUTO = "auto"
+ALWAYS = "always"
+BROWSER_MODES = (NEVER, AUTO, ALWAYS)
+"""--browser: render no page, the pages scripts build (render_policy decides), or every HTML page."""
+
 DAY = 86_400.0
 RANGES: dict[str, tuple[float, float]] = {
     "concurrency": (1, 1000),
@@ -122,7 +128,7 @@ def check_settings(config: Any) -> None:
             raise ConfigError(f"bad regular expression {pattern!r}: {exc}") from None
     if config.frontier is not None or config.crawl_id is not None:
         check_shared(config.frontier, config.crawl_id, config.node)
-        if config.browser != "never":
+        if config.browser != NEVER:
             raise ConfigError("--browser does not go with --frontier yet: crawl nodes fetch over HTTP")
         if config.previous is not None:
             raise ConfigError("--previous does not go with --frontier yet: re-archive with one process")

@@ -278,9 +278,15 @@ def effective_content_type(headers: list[tuple[str, str]], head: Callable[[], by
     """The Content-Type a response is taken as: the one it sent (its fields as one value),
     else, where its type is unknown and may be sniffed, the type its body's first bytes say
     (``head`` gives up to mime_sniffing.SNIFF_BYTES of the decoded body; called only then), with the charset
-    its Content-Type gave."""
+    its Content-Type gave. An empty body says nothing: its type stays unknown, as the crawl
+    takes it (warc/capture.py: Capture.sniffed_type()).
+
+    >>> effective_content_type([], lambda: b"<html><p>hi"), effective_content_type([], lambda: b"")
+    ('text/html', None)
+    """
     content_type = content_type_field(headers)
-    sniffed = sniffed_as(headers, head()) if needs_sniffing(headers) else None
+    body = head() if needs_sniffing(headers) else b""
+    sniffed = sniffed_as(headers, body) if body else None
     return with_charset(sniffed, content_type) if sniffed is not None else content_type
 
 

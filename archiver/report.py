@@ -211,8 +211,9 @@ class Report:
     @property
     def resumable(self) -> bool:
         """True when the crawl was stopped (or killed) with URLs still queued: incomplete, and
-        crawl --resume continues it."""
-        return UNFINISHED_CRAWL in self.counts
+        crawl --resume continues it. Not while a crawl node's part is not merged: the URLs
+        queued may be those its node fetched, and the merge comes first (UNMERGED_NODE says how)."""
+        return UNFINISHED_CRAWL in self.counts and UNMERGED_NODE not in self.counts
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready values."""

@@ -111,3 +111,21 @@ def test_aiohttp_is_used_through_its_public_api():
         and any(part.startswith("_") for part in node.module.split("."))
     ]
     assert private_imports == []
+
+
+def test_a_browser_mode_is_compared_by_its_constant() -> None:
+    """The --browser modes are named once (config.BROWSER_MODES): a mode written out where it is
+    compared ("never") is a test that quietly never holds once the names change, a check gone."""
+    from archiver.config_rules import BROWSER_MODES
+
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            literal = any(isinstance(side, ast.Constant) and side.value in BROWSER_MODES for side in sides)
+            moded = any("browser" in ast.unparse(side) or "mode" in ast.unparse(side) for side in sides)
+            if literal and moded:
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert found == []

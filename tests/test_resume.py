@@ -325,7 +325,8 @@ async def test_a_snapshot_whose_manifest_is_gone_is_not_resumed(site, run_crawl)
     assert refused.returncode == 2
     assert refused.stderr == (
         f"archiver: error: {root} has WARC records but no manifest (manifest.sqlite3): "
-        f"resuming would cut them; write it again from them with: archiver crawl --resume {root} --repair\n"
+        "resuming would cut them; write it again from its WARC files with: "
+        f"archiver crawl --resume {root} --repair\n"
     )
     assert {path: path.read_bytes() for path in (root / "warc").glob("*.warc.gz")} == warcs
     assert not (root / "crash-tails").exists()

@@ -24,6 +24,7 @@ from archiver.cli.exits import (
 )
 from archiver.cli.options import Parser, add_config_option, given_settings, read_text
 from archiver.config import CrawlConfig
+from archiver.config_rules import NEVER
 from archiver.crawl_files import parse_url_list
 from archiver.errors import ConfigError, SnapshotError
 
@@ -97,7 +98,7 @@ def _check_files(config: CrawlConfig) -> None:
     ssl_setting(config)
     if config.cookies_file:
         read_cookies_file(config.cookies_file)
-    if config.browser != "never":
+    if config.browser != NEVER:
         from archiver.crawling.chromium import require_browser
 
         require_browser(config.chromium)  # the error says what to install
@@ -134,7 +135,10 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         config = CrawlConfig(seeds=tuple(args.urls), output=output, **given)
     _check_files(config)
     if args.repair and config.frontier is not None:
-        raise ConfigError("--repair is for a crawl of one process: a shared crawl's parts are merged first")
+        raise ConfigError(
+            "--repair is for a crawl of one process: the manifest of a shared crawl's node part, lost or "
+            f"damaged, is written again from its WARC files with: archiver merge {output} --repair"
+        )
     progress = not args.quiet and sys.stderr.isatty()
     if config.frontier is not None:
         # A crawl node: it locks its own part of the folder, which other nodes share.

@@ -24,6 +24,12 @@ def add_merge(sub: argparse._SubParsersAction[Parser]) -> None:
         "crawl to leave does it; archiver mirror does it when a part changed.",
     )
     p.add_argument("snapshot", type=Path, help="snapshot folder of a shared crawl")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="first write again from its WARC files the manifest of a part that lost it or whose "
+        "manifest is damaged (set aside beside it), and join it",
+    )
     p.set_defaults(parser=p, func=cmd_merge)
 
 
@@ -32,7 +38,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from archiver.crawling.merge import left_out, merge_nodes, not_merged
 
     args.hint = f"the parts are left as they were; join them again with: archiver merge {args.snapshot}"
-    joined, warnings = merge_nodes(args.snapshot)
+    joined, warnings = merge_nodes(args.snapshot, repair=args.repair)
     for warning in warnings:
         print(f"archiver: warning: {warning}", file=sys.stderr)
     not_joined = not_merged(args.snapshot, joined)

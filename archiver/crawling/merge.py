@@ -38,7 +38,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import NODES, fingerprint
 from archiver.store.row_columns import FIELDS
 from archiver.store.rows import QUEUED
-from archiver.store.snapshot import CRASH_TAILS, Snapshot
+from archiver.store.snapshot import CRASH_TAILS, Snapshot, mend_part
 from archiver.store.totals import summary
 from archiver.warc.cdxj import merge_into_index
 
@@ -94,10 +94,12 @@ def left_out(names: list[str], root: Path) -> str:
     )
 
 
-def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
+def merge_nodes(root: Path, repair: bool = False) -> tuple[list[str], list[str]]:
     """Join every node part of the shared crawl in ``root`` into its manifest, index and
     crawl.json; returns the parts joined, and warnings (a part left out because its node still
-    runs, or because it has WARC records but lost its manifest).
+    runs, or because it has WARC records but lost its manifest). With ``repair``, a part's
+    manifest lost or damaged is first written again from its node's WARC files
+    (crawling/repair.py), and joined.
 
     A part whose node was killed is recovered first, as a resumed crawl recovers
     (crawling/resume.py): what it wrote past its last commit is cut off its WARC files. A part
@@ -105,6 +107,7 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
     removed since), is left out, as --resume refuses it, its WARC files untouched.
     """
     from archiver.crawling import resume as resuming
+    from archiver.crawling.repair import rebuild_lost_part
 
     snapshot = Snapshot(root)
     names = snapshot.node_names()
@@ -127,18 +130,20 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
                     warnings.append(f"crawl node {name} is still running: its part is left out for now")
                     continue
                 Manifest.roll_back_killed_write(part.manifest_path)  # before it is read, read-only
+                if repair:  # a manifest lost or damaged is written again from the WARC files
+                    warnings += rebuild_lost_part(part, name, prefix, data.get("settings") or {})
                 if resuming.manifest_lost(part, f"{prefix}-{name}"):
                     # Recovery would cut every record its manifest no longer names.
                     warnings.append(
                         f"crawl node {name}'s part has WARC records but no manifest: it is left out "
-                        "(its WARC files are kept as they are)"
+                        f"(its WARC files are kept as they are); {mend_part(root)}"
                     )
                     continue
                 damage = Manifest.damage_in(part.manifest_path)
                 if damage:  # joined, it would stop the merge or bring damaged rows in
                     warnings.append(
                         f"crawl node {name}'s part is left out: {damage} (its WARC files are kept "
-                        "as they are)"
+                        f"as they are); {mend_part(root)}"
                     )
                     continue
                 moved = resuming.records_out_of_place(part)

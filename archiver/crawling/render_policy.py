@@ -44,8 +44,8 @@ from typing import Any
 import lxml.etree
 import lxml.html
 
-from archiver.config import ALWAYS, NEVER
-from archiver.config import BROWSER_MODES as MODES
+from archiver.config_rules import ALWAYS, NEVER
+from archiver.config_rules import BROWSER_MODES as MODES
 from archiver.content import DATA_SCRIPT_TYPES
 
 TRIALS = 2
@@ -230,7 +230,7 @@ class RenderPolicy:
         if self.mode == NEVER:
             return Decision(False)
         if self.mode == ALWAYS:
-            return Decision(True, "always")
+            return Decision(True, ALWAYS)  # the reason a row keeps: the mode asked it
         if not inspection.scripted:
             return Decision(False)
         kind = SIGNALLED if inspection.signal else SCRIPTED

@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from archiver.config import AUTO
+from archiver.config_rules import AUTO
 from archiver.crawling.browser import RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool
 from archiver.crawling.chromium import browser_error_types

@@ -29,6 +29,7 @@ import dataclasses
 import os
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,9 +42,8 @@ from archiver.report import Report
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.earlier import EarlierRecords
 from archiver.store.manifest import Manifest
-from archiver.store.rebuild import rebuild_manifest, set_aside_manifest
+from archiver.store.rebuild import crawl_seeds, rebuild_manifest, rebuild_part_manifest, set_aside_manifest
 from archiver.store.snapshot import REPAIRS, Snapshot
-from archiver.urls import try_normalize
 from archiver.warc.files import SUFFIX, crawl_info, warc_paths, warcinfo
 from archiver.warc.integrity import WarcScan
 from archiver.warc.record_index import RecordIndex
@@ -154,15 +154,41 @@ def rebuild_lost_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, A
     and write it again from the WARC files (store/rebuild.py), found again from the seeds of
     ``settings`` (the crawl's, as crawl.json keeps them) under their scope; returns a warning
     saying so, or nothing if the manifest stands."""
+    return _written_again(
+        snapshot,
+        prefix,
+        lambda: rebuild_manifest(snapshot, prefix, settings, crawl_seeds(settings)),
+        "the crawl goes on from them",
+    )
+
+
+def rebuild_lost_part(part: Snapshot, node: str, crawl_prefix: str, settings: dict[str, Any]) -> list[str]:
+    """If the manifest of crawl node ``node``'s ``part`` of a shared crawl (``crawl_prefix``,
+    ``settings``: the crawl's) is lost or damaged, set it aside and write it again from the
+    node's WARC files (store/rebuild.py); returns a warning saying so, or nothing if it stands."""
+    prefix = f"{crawl_prefix}-{node}"
+    return [
+        f"crawl node {node}'s part: {warning}"
+        for warning in _written_again(
+            part,
+            prefix,
+            lambda: rebuild_part_manifest(part, prefix, crawl_prefix, settings),
+            "it is joined",
+        )
+    ]
+
+
+def _written_again(snapshot: Snapshot, prefix: str, rebuild: Callable[[], int], then: str) -> list[str]:
+    """Set the manifest of ``snapshot`` aside and ``rebuild`` it (which returns the captures it
+    wrote) if it is lost or damaged; the warning that says so, ending with what happens ``then``."""
     lost = manifest_lost(snapshot, prefix)
     damage = None if lost else Manifest.damage_in(snapshot.manifest_path)
     if not lost and damage is None:
         return []
-    seeds = [seed for seed in (try_normalize(str(url)) for url in settings.get("seeds") or ()) if seed]
     kept = set_aside_manifest(snapshot)
-    captures = rebuild_manifest(snapshot, prefix, settings, seeds)
+    captures = rebuild()
     was = f"{damage} (set aside as {kept})" if kept is not None else "the manifest was lost"
-    return [f"{was}: written again from the WARC files, {captures} captures; the crawl goes on from them"]
+    return [f"{was}: written again from the WARC files, {captures} captures; {then}"]
 
 
 def _damaged_captures(

@@ -126,8 +126,7 @@ def check_manifest_kept(snapshot: Snapshot, prefix: str) -> None:
     if manifest_lost(snapshot, prefix):
         raise SnapshotError(
             f"{snapshot.root} has WARC records but no manifest ({snapshot.manifest_path.name}): "
-            f"resuming would cut them; write it again from them with: archiver crawl --resume "
-            f"{snapshot.root} --repair"
+            f"resuming would cut them; {snapshot.repair_advice}"
         )
 
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archiver.config import NEVER, CrawlConfig
+from archiver.config import CrawlConfig
+from archiver.config_rules import NEVER
 from archiver.crawling import resume as resuming
 from archiver.crawling.backend import Backend, local_backend
 from archiver.crawling.capture_workers import CaptureWorkers

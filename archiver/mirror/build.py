@@ -25,7 +25,7 @@ import shutil
 import time
 from pathlib import Path
 
-from archiver.config import NEVER
+from archiver.config_rules import NEVER
 from archiver.content import PARSED_TYPES
 from archiver.errors import SnapshotError, UnsafePathError, WriteError
 from archiver.mirror.index_page import write_index

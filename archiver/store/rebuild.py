@@ -18,6 +18,10 @@ row names a mirror file), and the CDXJ index written again beside the rows.
 
 A damaged manifest is never deleted: it is set aside (renamed, with its -wal
 and -shm files) for whoever wants to read what is left of it.
+
+A crawl node's part of a shared crawl (``archiver merge DIR --repair``) is written again the
+same way from its node's WARC files, but how each URL was found is found again over every
+node's: the page that linked a URL, a redirect that led to it, may be another node's capture.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +52,7 @@ from archiver.store.previous import Previous, open_previous
 from archiver.store.rediscovery import Rediscovery
 from archiver.store.rows import FETCHED, REDIRECTED, ManifestRow
 from archiver.store.snapshot import Snapshot
+from archiver.urls import try_normalize
 from archiver.warc.dom import FRAMES_FIELD, page_of
 from archiver.warc.files import warc_paths
 from archiver.warc.integrity import WarcScan
@@ -80,6 +86,15 @@ def set_aside_manifest(snapshot: Snapshot) -> str | None:
     return kept.name
 
 
+def crawl_seeds(settings: dict[str, Any]) -> list[str]:
+    """The seeds of crawl.json's ``settings``, normalised (those that are URLs), as the crawl began.
+
+    >>> crawl_seeds({"seeds": ["HTTP://Example.com", "not a url"]})
+    ['http://example.com/']
+    """
+    return [seed for seed in (try_normalize(str(url)) for url in settings.get("seeds") or ()) if seed]
+
+
 def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], seeds: list[str]) -> int:
     """Write the manifest of ``snapshot`` (none must be there) again from the WARC files of the
     crawl (``prefix``), found again from ``seeds`` under the scope of crawl.json's ``settings``;
@@ -100,6 +115,35 @@ def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], 
         manifest.commit()
         rebuild_index(snapshot.cdxj_path, records, manifest)
         snapshot.cdxj_pending_path.unlink(missing_ok=True)  # the index holds every line now
+    return captures
+
+
+def rebuild_part_manifest(
+    part: Snapshot, node_prefix: str, crawl_prefix: str, settings: dict[str, Any]
+) -> int:
+    """Write the manifest of the crawl node's ``part`` (none must be there) again from its WARC
+    files (``node_prefix``), then its CDXJ index; returns its captures. The rows are found again
+    over the WARC files of the whole crawl (``crawl_prefix``: every node's), under the scope of
+    crawl.json's ``settings``, and the part keeps those of its own captures and of the URLs no
+    capture holds (skipped, or queued: the merge keeps what another part says of them)."""
+    own = {path.name for path in warc_paths(part.warc_dir, node_prefix)}
+    with tempfile.TemporaryDirectory(prefix=".rebuilding-", dir=part.root) as scratch:
+        whole = Snapshot(Path(scratch), part.warc_dir)
+        rebuild_manifest(whole, crawl_prefix, settings, crawl_seeds(settings))
+        with (
+            Manifest.open(whole.manifest_path, readonly=True) as found,
+            Manifest.open(part.manifest_path) as manifest,
+        ):
+            captures = 0
+            for row in found.rows():
+                if row.warc_file is None or row.warc_file in own:
+                    manifest.upsert(row)
+                    captures += row.warc_file is not None
+            manifest.commit()
+            with RecordIndex() as records:
+                WarcScan(Report(), records).scan(sorted(part.warc_dir / name for name in own))
+                rebuild_index(part.cdxj_path, records, manifest)
+    part.cdxj_pending_path.unlink(missing_ok=True)  # the index holds every line now
     return captures
 
 

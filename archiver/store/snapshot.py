@@ -34,6 +34,16 @@ def require_folder(root: Path) -> None:
         raise SnapshotError(f"{root} is not a snapshot: {what}")
 
 
+def mend_part(root: Path) -> str:
+    """What to do about a crawl node's part of the shared crawl in ``root`` whose manifest is
+    lost or damaged: its node's WARC files, the record of truth, give it back.
+
+    >>> mend_part(Path("snap"))
+    'write it again from its WARC files with: archiver merge snap --repair'
+    """
+    return f"write it again from its WARC files with: archiver merge {root} --repair"
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Paths inside one snapshot folder.
@@ -134,7 +144,10 @@ class Snapshot:
 
     @property
     def repair_advice(self) -> str:
-        """What to do about a manifest lost or damaged: the WARC files, the record of truth, give it back."""
+        """What to do about a manifest lost or damaged: the WARC files, the record of truth, give it
+        back (a crawl node's part of a shared crawl: the merge writes it again, mend_part())."""
+        if self.warc_root is not None:
+            return mend_part(self.root.parent.parent)
         return f"write it again from its WARC files with: archiver crawl --resume {self.root} --repair"
 
     def check_manifest(self) -> None:

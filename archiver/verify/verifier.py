@@ -50,7 +50,7 @@ from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import stale_parts
 from archiver.store.rows import QUEUED
-from archiver.store.snapshot import Snapshot, require_folder
+from archiver.store.snapshot import Snapshot, mend_part, require_folder
 from archiver.verify.completeness import LinkCheck, crawl_scope
 from archiver.verify.consistency import check_manifest
 from archiver.verify.crawl_json import check_crawl_json
@@ -84,11 +84,20 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         return _verify(snapshot, report, check_mirror)
 
 
+def _unmerged(snapshot: Snapshot, node: str) -> str:
+    """Why crawl node ``node``'s part is not in the snapshot as it is now, and what joins it: a
+    part whose manifest is lost or damaged is written again from its WARC files first."""
+    part = snapshot.node_part(node).manifest_path
+    if not Manifest.begun(part) or Manifest.damage_in(part) is not None:
+        return f"its manifest is lost or damaged: {mend_part(snapshot.root)}"
+    return f"not merged as it is now: run archiver merge {snapshot.root}"
+
+
 def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
     root = snapshot.root
     report.checks.append(INTEGRITY)
     for node in stale_parts(root):  # a shared crawl: its nodes' parts must all be merged
-        report.add(UNMERGED_NODE, f"nodes/{node}", f"not merged as it is now: run archiver merge {root}")
+        report.add(UNMERGED_NODE, f"nodes/{node}", _unmerged(snapshot, node))
     paths = warc_files(snapshot.warc_dir)
     manifest = _open_manifest(snapshot, report)
     if manifest is None:
