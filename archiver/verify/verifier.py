@@ -84,6 +84,12 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
         return _verify(snapshot, report, check_mirror)
 
 
+def verify_locked(snapshot: Snapshot, check_mirror: bool = True) -> Report:
+    """verify_snapshot() of a snapshot whose writer lock the caller holds (a repairing resume
+    reads what verify finds before it writes)."""
+    return _verify(snapshot, Report(), check_mirror)
+
+
 def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
     root = snapshot.root
     report.checks.append(INTEGRITY)
