@@ -111,7 +111,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     """archiver crawl: crawl (or resume), build the mirror, print the report."""
     from archiver.memory import map_large_blocks
     from archiver.store.lock import snapshot_lock
-    from archiver.store.snapshot import Snapshot
+    from archiver.store.snapshot import Snapshot, require_folder
 
     map_large_blocks()  # page bodies in flight come and go by the thousand
     output = _output_folder(args)
@@ -123,6 +123,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     if args.resume:
         if args.urls:
             raise ConfigError("--resume takes no URLs: it continues the crawl saved in its folder")
+        require_folder(output)
         if args.repair:
             _restore_crawl_json(output)
         config = _resumed_config(output, given_settings(args))

@@ -38,7 +38,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import NODES, fingerprint
 from archiver.store.row_columns import FIELDS
 from archiver.store.rows import QUEUED
-from archiver.store.snapshot import CRASH_TAILS, Snapshot
+from archiver.store.snapshot import CRASH_TAILS, Snapshot, require_folder
 from archiver.store.totals import summary
 from archiver.warc.cdxj import merge_into_index
 
@@ -106,10 +106,14 @@ def merge_nodes(root: Path) -> tuple[list[str], list[str]]:
     """
     from archiver.crawling import resume as resuming
 
+    require_folder(root)
     snapshot = Snapshot(root)
     names = snapshot.node_names()
     if not names:
-        raise SnapshotError(f"{root} holds no crawl node parts (nodes/*/crawl.json)")
+        raise SnapshotError(
+            f"{root} holds no crawl node parts (nodes/*/crawl.json): archiver merge joins the parts "
+            "of a crawl that several processes shared (archiver crawl --frontier redis://...)"
+        )
     warnings: list[str] = []
     with snapshot_lock(root, "archiver merge"), contextlib.ExitStack() as held:
         data = snapshot.read_crawl_json()
