@@ -145,6 +145,29 @@ def lose_a_warc_file(root: Path, site: Site) -> None:
     warc_of(root, site.url("/sub/b")).unlink()
 
 
+def flip_a_byte(root: Path, site: Site) -> None:
+    """A byte in the middle of a page's record flipped, as a failing disk flips one."""
+    row = manifest_rows(root)[site.url("/sub/b")]
+    path = root / "warc" / str(row.warc_file)
+    data = bytearray(path.read_bytes())
+    data[int(row.warc_offset or 0) + int(row.warc_length or 0) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def unmirror_a_page(root: Path, site: Site) -> None:
+    """A page's mirror file deleted and its row's local path emptied, as an earlier mirror build
+    that stopped half way leaves them."""
+    row = manifest_rows(root)[site.url("/sub/b")]
+    (root / "mirror" / str(row.local_path)).unlink()
+    edit_manifest(root, "UPDATE urls SET local_path = NULL WHERE url = ?", site.url("/sub/b"))
+
+
+def link_live(root: Path, site: Site) -> None:
+    """A mirror page edited to link an archived page by its URL on the web."""
+    page = root / "mirror" / str(manifest_rows(root)[site.url("/")].local_path)
+    page.write_text(page.read_text().replace("</body>", f'<a href="{site.url("/a")}">a</a></body>'))
+
+
 def link_to_nothing(root: Path, site: Site) -> None:
     """A mirror page edited to link a file the mirror does not hold."""
     page = root / "mirror" / str(manifest_rows(root)[site.url("/a")].local_path)
@@ -162,7 +185,10 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (edit_the_statistics, ("crawl_json_mismatch",), "crawl --resume {}"),
     (cut_the_last_file, ("torn_file", "unpaired_record"), "crawl --resume {} --repair"),
     (lose_a_warc_file, ("missing_warc_file",), "crawl --resume {} --repair"),
+    (flip_a_byte, ("corrupt_gzip",), "crawl --resume {} --repair"),
     (link_to_nothing, ("broken_mirror_link", "changed_mirror_file"), "mirror {}"),
+    (unmirror_a_page, ("unmirrored_capture",), "mirror {}"),
+    (link_live, ("live_mirror_link",), "mirror {}"),
 ]
 """Each damage, the kinds of problem verify finds in it, and the command their lines name."""
 
@@ -243,3 +269,22 @@ async def test_what_no_command_mends_is_said_lost_with_its_url(
     )
     example = verified.stdout.splitlines()[verified.stdout.splitlines().index(line) + 1]
     assert example.strip().startswith(f"{lost}: "), verified.stdout
+
+
+async def test_a_warc_file_copied_twice_is_said_to_need_its_copy_removed(snapshot: Path) -> None:
+    """A WARC file copied into warc/ under another name (as a careless backup restores it): every
+    record is there twice. No command can tell the copy from the original for the user: the
+    line says so and names the copy's records; with the copy removed, verify passes."""
+    first = min((snapshot / "warc").glob("*.warc.gz"))
+    copy = first.with_name(first.name.replace("-00001", "-00099"))
+    shutil.copyfile(first, copy)
+    verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
+    assert verified.returncode == 1
+    line = problem_lines(verified.stdout)["duplicate_record_id"]
+    assert NAMED_COMMAND.search(line) is None and "no command" in line and "remove the copy" in line
+    example = verified.stdout.splitlines()[verified.stdout.splitlines().index(line) + 1]
+    assert example.strip().startswith(f"{copy.name}@0: <urn:uuid:"), verified.stdout
+
+    copy.unlink()
+    verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
+    assert verified.returncode == 0, verified.stdout
