@@ -82,7 +82,7 @@ def test_output_not_writable(tmp_path):
         (["--resume", "http://127.0.0.1:9/"], "--resume takes no URLs"),
         (["http://127.0.0.1:9/", "--concurrency", "0"], "--concurrency"),
         (["http://127.0.0.1:9/", "--exclude", "(["], "bad regular expression"),
-        (["--resume"], "no crawl.json"),
+        (["--resume"], "is not a snapshot: no such folder"),
     ],
 )
 def test_conflicting_or_bad_options(tmp_path, args, word):

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import manifest_rows
 from node_site import TreeSite, assert_verified, finish, node_args, run_archiver, started_together
-from test_repair_manifest import KEPT, lose, overwrite_its_middle
+from repairs import KEPT, lose_manifest
+from test_repair_manifest import overwrite_its_middle
 
 from archiver.cli.exits import EXIT_PROBLEMS
 from archiver.store.rows import ManifestRow
@@ -47,7 +48,7 @@ async def crawled(tmp_path: Path, redis_url: str) -> AsyncIterator[tuple[Path, T
         await site.close()
 
 
-@pytest.mark.parametrize("damage", [lose, overwrite_its_middle], ids=["lost", "damaged"])
+@pytest.mark.parametrize("damage", [lose_manifest, overwrite_its_middle], ids=["lost", "damaged"])
 async def test_a_part_whose_manifest_is_lost_or_damaged_is_written_again_by_merge_repair(
     crawled: tuple[Path, TreeSite], damage: Callable[[Path], None]
 ) -> None:

@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from conftest import manifest_rows
+from repairs import found, lose_and_repair
 from script_site import png
 from test_browser import CHROMIUM
 from test_browser_frames import REPLACED, assert_read_as_chromium_reads_it, windows_1252_frame
-from test_repair_index import mirror_bytes, run_archiver
-from test_repair_manifest import facts, lose
-
-from archiver.store.rows import ManifestRow
-
-FOUND = ("found_by", "parent", "depth")
-
-
-def found(rows: dict[str, ManifestRow]) -> dict[str, tuple[object, ...]]:
-    """How each URL of ``rows`` was found."""
-    return {url: tuple(getattr(row, name) for name in FOUND) for url, row in rows.items()}
 
 
 async def test_a_frame_first_found_as_a_link_is_given_back_the_page_that_framed_it(site, run_crawl) -> None:
@@ -34,23 +22,13 @@ async def test_a_frame_first_found_as_a_link_is_given_back_the_page_that_framed_
     site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
     await site.start()
     root = (await run_crawl(site.url("/"), browser="auto", chromium=CHROMIUM, browser_tabs=1)).snapshot.root
-    before = manifest_rows(root, for_crawlers=True)
-    assert before[site.url("/f.html")].framed_by == site.url("/p.html")
-    mirror, hits = mirror_bytes(root), dict(site.hits)
-    lose(root)
+    assert manifest_rows(root)[site.url("/f.html")].framed_by == site.url("/p.html")
 
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    assert dict(site.hits) == hits
-    after = manifest_rows(root, for_crawlers=True)
-    assert {url: row.framed_by for url, row in after.items()} == {
-        url: row.framed_by for url, row in before.items()
+    repaired = await lose_and_repair(root, site)
+    assert {url: row.framed_by for url, row in repaired.after.items()} == {
+        url: row.framed_by for url, row in repaired.before.items()
     }
-    assert facts(after) == facts(before)
-    assert found(after) == found(before)
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
-    assert mirror_bytes(root) == mirror
+    assert found(repaired.after) == found(repaired.before)
     assert_read_as_chromium_reads_it(site, root, "/fs.css", REPLACED)
 
 
@@ -63,18 +41,10 @@ async def test_what_a_rendered_pages_script_asked_for_is_found_on_that_page_agai
     site.file("/data.json", b'{"a": 1}', "application/json")
     await site.start()
     root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
-    before = manifest_rows(root, for_crawlers=True)
-    assert found(before)[site.url("/data.json")] == ("requisite", site.url("/p.html"), 2)
-    hits = dict(site.hits)
-    lose(root)
+    assert found(manifest_rows(root))[site.url("/data.json")] == ("requisite", site.url("/p.html"), 2)
 
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    assert dict(site.hits) == hits
-    after = manifest_rows(root, for_crawlers=True)
-    assert (facts(after), found(after)) == (facts(before), found(before))
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
+    repaired = await lose_and_repair(root, site, same_mirror=False)
+    assert found(repaired.after) == found(repaired.before)
 
 
 async def test_a_stylesheet_naming_no_encoding_is_read_in_its_pages_again(site, run_crawl) -> None:
@@ -88,16 +58,7 @@ async def test_a_stylesheet_naming_no_encoding_is_read_in_its_pages_again(site, 
     site.file("/caf\u00e9.png", png(200, 100, 0), "image/png")
     await site.start()
     root = (await run_crawl(site.url("/"))).snapshot.root
-    before = manifest_rows(root, for_crawlers=True)
-    assert found(before)[site.url("/caf%C3%A9.png")] == ("requisite", site.url("/s.css"), 2)
-    mirror, hits = mirror_bytes(root), dict(site.hits)
-    lose(root)
+    assert found(manifest_rows(root))[site.url("/caf%C3%A9.png")] == ("requisite", site.url("/s.css"), 2)
 
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    assert dict(site.hits) == hits
-    after = manifest_rows(root, for_crawlers=True)
-    assert (facts(after), found(after)) == (facts(before), found(before))
-    assert mirror_bytes(root) == mirror
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
+    repaired = await lose_and_repair(root, site)
+    assert found(repaired.after) == found(repaired.before)

@@ -4,33 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from repairs import mirror_bytes, run_archiver
 
 from archiver.verify.verifier import verify_snapshot
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
-
-
-def run_archiver(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "archiver", *args], capture_output=True, text=True, timeout=120
-    )
-
-
-def mirror_bytes(root: Path) -> dict[str, bytes]:
-    """Every file of the snapshot's mirror, by path. (Not index.html: a mirror build writes the
-    crawl's end in its heading, which the crawl, writing it before it noted its end, does not.)"""
-    return {
-        str(path.relative_to(root)): path.read_bytes()
-        for path in (root / "mirror").rglob("*")
-        if path.is_file()
-    }
 
 
 @pytest.fixture
@@ -99,7 +82,7 @@ async def test_an_index_lost_or_damaged_is_written_again_by_a_mirror_build(
     assert verified.returncode == 1
     assert (
         "cdxj_mismatch" in verified.stdout
-        and "(archiver mirror writes it again from them)" in verified.stdout
+        and f"(write it again from them with: archiver mirror {root})" in verified.stdout
     )
 
     mended = await asyncio.to_thread(run_archiver, "mirror", str(root))

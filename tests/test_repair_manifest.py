@@ -9,43 +9,13 @@ from pathlib import Path
 
 import pytest
 from conftest import manifest_rows
+from repairs import facts, lose_and_repair, lose_manifest, mirror_bytes, run_archiver
 from test_browser import CHROMIUM
-from test_repair_index import crawled, mirror_bytes, run_archiver
+from test_repair_index import crawled
 
 from archiver.scope import ROBOTS
-from archiver.store.rows import ManifestRow
 
 __all__ = ["crawled"]  # the fixture, used by name
-
-KEPT = (
-    "outcome",
-    "reason",
-    "status",
-    "content_type",
-    "length",
-    "payload_digest",
-    "fetched_at",
-    "title",
-    "redirect_to",
-    "final_url",
-    "warc_file",
-    "warc_offset",
-    "warc_length",
-    "record_type",
-    "local_path",
-)
-"""What a rebuilt row gives back as the crawl wrote it. How a URL was found (found_by, parent,
-depth) is found again from the seeds level by level: a page two pages link to may name the
-other as its parent, at the depth that one gives it."""
-
-
-def facts(rows: dict[str, ManifestRow]) -> dict[str, tuple[object, ...]]:
-    return {url: tuple(getattr(row, name) for name in KEPT) for url, row in rows.items()}
-
-
-def lose(root: Path) -> None:
-    for path in root.glob("manifest.sqlite3*"):
-        path.unlink()
 
 
 def overwrite_its_middle(root: Path) -> None:
@@ -55,7 +25,7 @@ def overwrite_its_middle(root: Path) -> None:
     manifest.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage", [lose, overwrite_its_middle], ids=["lost", "damaged"])
+@pytest.mark.parametrize("damage", [lose_manifest, overwrite_its_middle], ids=["lost", "damaged"])
 async def test_a_manifest_lost_or_damaged_is_written_again_from_the_warc_files(
     crawled: Path, site, damage: Callable[[Path], None]
 ) -> None:
@@ -73,7 +43,9 @@ async def test_a_manifest_lost_or_damaged_is_written_again_from_the_warc_files(
 
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 1 and "missing_manifest" in verified.stdout
-    assert "crawl --resume --repair writes it again from the WARC files" in verified.stdout
+    assert (
+        f"write it again from the WARC files with: archiver crawl --resume {root} --repair" in verified.stdout
+    )
     refused = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root))
     assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1
     assert "--repair" in refused.stderr
@@ -141,7 +113,7 @@ COMMANDS_OPENING_A_MANIFEST = {
 own (``elsewhere``: another snapshot, whole, to compare with) and the site."""
 
 
-@pytest.mark.parametrize("damage", [lose, overwrite_its_middle], ids=["lost", "damaged"])
+@pytest.mark.parametrize("damage", [lose_manifest, overwrite_its_middle], ids=["lost", "damaged"])
 @pytest.mark.parametrize("command", COMMANDS_OPENING_A_MANIFEST)
 async def test_a_command_given_a_snapshot_whose_manifest_is_lost_or_damaged_names_the_repair(
     crawled: Path, tmp_path: Path, site, command: str, damage: Callable[[Path], None]
@@ -166,7 +138,7 @@ async def test_a_command_given_a_snapshot_whose_manifest_is_lost_or_damaged_name
         f"{crawled} has lost its manifest (manifest.sqlite3); ",
         f"{crawled}: the manifest is damaged: ",
     )
-    assert (lost if damage is lose else damaged) in refused.stderr
+    assert (lost if damage is lose_manifest else damaged) in refused.stderr
     assert kept_bytes(crawled) == before
     assert sorted(path.name for path in elsewhere.iterdir()) == ["other"] and dict(site.hits) == hits
 
@@ -180,24 +152,16 @@ async def test_the_rendered_doms_of_a_lost_manifest_are_given_back_to_their_page
     site.page("/a").page("/built")
     await site.start()
     root = (await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)).snapshot.root
-    before = manifest_rows(root, for_crawlers=True)
-    assert before[site.url("/")].dom_warc_file and before[site.url("/built")].outcome == "fetched"
-    mirror, hits = mirror_bytes(root), dict(site.hits)
-    lose(root)
+    rows = manifest_rows(root)
+    assert rows[site.url("/")].dom_warc_file and rows[site.url("/built")].outcome == "fetched"
 
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    assert dict(site.hits) == hits
-    after = manifest_rows(root, for_crawlers=True)
-    assert facts(after) == facts(before)
+    repaired = await lose_and_repair(root, site)
+    before, after = repaired.before, repaired.after
     rendered = ("dom_warc_file", "dom_warc_offset", "dom_warc_length")
     assert {url: [getattr(row, name) for name in rendered] for url, row in after.items()} == {
         url: [getattr(row, name) for name in rendered] for url, row in before.items()
     }
     assert (after[site.url("/built")].found_by, after[site.url("/built")].parent) == ("link", site.url("/"))
-    assert mirror_bytes(root) == mirror
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
 
 
 async def test_a_redirect_loop_of_a_lost_manifest_fails_as_the_crawl_failed_it(site, run_crawl) -> None:
@@ -208,15 +172,10 @@ async def test_a_redirect_loop_of_a_lost_manifest_fails_as_the_crawl_failed_it(s
     site.redirect("/far1", "/far2").redirect("/far2", "/far3").redirect("/far3", "/far4").page("/far4")
     await site.start()
     root = (await run_crawl(site.url("/"), max_redirects=2)).snapshot.root
-    before = manifest_rows(root, for_crawlers=True)
-    assert (before[site.url("/loop2")].outcome, before[site.url("/far3")].outcome) == ("failed", "failed")
-    lose(root)
+    rows = manifest_rows(root)
+    assert (rows[site.url("/loop2")].outcome, rows[site.url("/far3")].outcome) == ("failed", "failed")
 
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 4, repaired.stderr  # as the crawl: the failed redirects
-    assert facts(manifest_rows(root, for_crawlers=True)) == facts(before)
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
+    await lose_and_repair(root, site, exit_code=4, same_mirror=False)  # as the crawl: the failed redirects
 
 
 async def test_a_3xx_the_crawl_does_not_follow_is_given_back_as_the_page_it_was(site, run_crawl) -> None:
@@ -231,13 +190,8 @@ async def test_a_3xx_the_crawl_does_not_follow_is_given_back_as_the_page_it_was(
     site.page("/a")
     await site.start()
     root = (await run_crawl(site.url("/"))).snapshot.root
-    before = manifest_rows(root, for_crawlers=True)
-    assert {before[site.url(path)].outcome for path in ("/choices", "/proxy", "/odd")} == {"fetched"}
-    assert before[site.url("/choices")].content_type == "text/html"  # sniffed: a page a browser shows
-    lose(root)
+    rows = manifest_rows(root)
+    assert {rows[site.url(path)].outcome for path in ("/choices", "/proxy", "/odd")} == {"fetched"}
+    assert rows[site.url("/choices")].content_type == "text/html"  # sniffed: a page a browser shows
 
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    assert facts(manifest_rows(root, for_crawlers=True)) == facts(before)
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
+    await lose_and_repair(root, site, same_mirror=False)

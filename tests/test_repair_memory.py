@@ -7,8 +7,7 @@ import gc
 from typing import Any
 
 from conftest import manifest_rows
-from test_repair_index import run_archiver
-from test_repair_manifest import lose
+from repairs import lose_manifest, run_archiver
 
 from archiver.crawling.repair import rebuild_lost_manifest
 from archiver.store import rediscovery
@@ -34,7 +33,7 @@ async def test_finding_how_each_url_was_found_holds_a_batch_of_urls_not_a_level(
     root = (await run_crawl(site.url("/"))).snapshot.root
     before = manifest_rows(root, for_crawlers=True)
     assert len(before) > 120
-    lose(root)
+    lose_manifest(root)
 
     monkeypatch.setattr(rediscovery, "MET_BATCH", 5)  # the batch: 5 URLs
     held: list[int] = []

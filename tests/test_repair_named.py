@@ -7,7 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from conftest import manifest_rows
-from test_repair_index import crawled, run_archiver
+from repairs import run_archiver
+from test_repair_index import crawled
 
 __all__ = ["crawled"]  # the fixture, used by name
 
@@ -33,7 +34,9 @@ async def test_a_row_of_the_wrong_type_names_the_repair_which_mends_it(crawled: 
 
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 1
-    assert "crawl --resume --repair" in problem_lines(verified.stdout)["bad_row"], verified.stdout
+    assert f"archiver crawl --resume {root} --repair" in problem_lines(verified.stdout)["bad_row"], (
+        verified.stdout
+    )
     hits = dict(site.hits)
     repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
     assert "the manifest is damaged" in repaired.stderr, repaired.stderr

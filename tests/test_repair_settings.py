@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from test_repair_index import run_archiver
+from repairs import run_archiver
 from test_repair_named import problem_lines
 
 from archiver.warc.capture import Capture
@@ -49,7 +49,9 @@ async def test_a_lost_crawl_json_is_given_back_with_the_crawls_scope(
 
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 1
-    assert "crawl --resume --repair" in problem_lines(verified.stdout)["missing_settings"], verified.stdout
+    assert f"archiver crawl --resume {root} --repair" in problem_lines(verified.stdout)["missing_settings"], (
+        verified.stdout
+    )
     wacz = str(root.parent / "snap.wacz")
     for command in (
         ["export", str(root), "--wacz", wacz],

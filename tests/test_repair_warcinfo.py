@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from conftest import manifest_rows
-from test_repair_index import crawled, mirror_bytes, run_archiver
+from repairs import mirror_bytes, run_archiver
+from test_repair_index import crawled
 from test_verify_tamper import members
 from warcio.archiveiterator import ArchiveIterator
 

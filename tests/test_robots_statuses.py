@@ -10,7 +10,7 @@ import asyncio
 import pytest
 from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
-from test_repair_index import run_archiver
+from repairs import run_archiver
 
 from archiver.crawling.robots import RULES, UNAVAILABLE, UNREACHABLE
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE

@@ -8,6 +8,7 @@ import html
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import tracemalloc
@@ -408,6 +409,16 @@ async def test_declared_truncation_is_not_damage(site, run_crawl) -> None:
 
 def test_every_problem_kind_has_a_check_and_title() -> None:
     assert all(kind.check and kind.title for kind in KINDS.values())
+
+
+def test_every_kind_names_its_mend_or_says_no_command_mends_it() -> None:
+    """Each kind verify can print ends its line with the command that mends it, named for the
+    snapshot, or says no command mends it."""
+    for kind in KINDS.values():
+        line = f"{kind.title} ({kind.mend_for('my snap')})"
+        named = re.search(r"with: (archiver [^()]*)\)$", line)
+        assert (named is None) == ("no command" in kind.mend), kind.name
+        assert named is None or "'my snap'" in named.group(1), kind.name
 
 
 @pytest.mark.parametrize(

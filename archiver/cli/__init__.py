@@ -134,5 +134,5 @@ def _stopped(args: argparse.Namespace, what: str, code: int, *, hint: bool = Tru
     if hint and args.hint:
         line += f"; {args.hint}"
     with contextlib.suppress(OSError):
-        print(line.replace("\n", " "), file=sys.stderr, flush=True)
+        print(line.replace("\n", "\\n"), file=sys.stderr, flush=True)  # a path's newline, as written
     return code

@@ -112,7 +112,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     """archiver crawl: crawl (or resume), build the mirror, print the report."""
     from archiver.memory import map_large_blocks
     from archiver.store.lock import snapshot_lock
-    from archiver.store.snapshot import Snapshot
+    from archiver.store.snapshot import Snapshot, require_folder
 
     map_large_blocks()  # page bodies in flight come and go by the thousand
     output = _output_folder(args)
@@ -124,6 +124,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     if args.resume:
         if args.urls:
             raise ConfigError("--resume takes no URLs: it continues the crawl saved in its folder")
+        require_folder(output)
         if args.repair:
             _restore_crawl_json(output)
         config = _resumed_config(output, given_settings(args))
@@ -139,6 +140,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             "--repair is for a crawl of one process: the manifest of a shared crawl's node part, lost or "
             f"damaged, is written again from its WARC files with: archiver merge {output} --repair"
         )
+    if args.repair:
+        _set_aside_disagreeing_manifest(output)
     progress = not args.quiet and sys.stderr.isatty()
     if config.frontier is not None:
         # A crawl node: it locks its own part of the folder, which other nodes share.
@@ -166,6 +169,35 @@ def _restore_crawl_json(output: Path) -> None:
     with snapshot_lock(output, "archiver crawl --resume --repair"):
         warning = restore_crawl_json(snapshot)
     print(f"archiver: warning: {warning}", file=sys.stderr)
+
+
+def _set_aside_disagreeing_manifest(output: Path) -> None:
+    """Set aside (--repair) a manifest that disagrees with the WARC files, the record of truth, as
+    verify finds it (report.MENDED_BY_A_NEW_MANIFEST: a row naming a place that holds no record
+    of its URL, a record no row names, a row's facts that no page or redirect bears out, a WARC
+    file gone), so the resume writes it again from them, as it writes a lost one: what verify
+    says mends it. Read under the snapshot's lock, before the crawl takes it."""
+    from archiver.report import KINDS, MENDED_BY_A_NEW_MANIFEST
+    from archiver.store.lock import snapshot_lock
+    from archiver.store.rebuild import set_aside_manifest
+    from archiver.store.snapshot import Snapshot
+    from archiver.verify.verifier import verify_locked
+
+    snapshot = Snapshot(output)
+    if not snapshot.manifest_path.is_file():
+        return
+    with snapshot_lock(output, "archiver crawl --resume --repair"):
+        report = verify_locked(snapshot, check_mirror=False)
+        found = [name for name in KINDS if report.counts[name] and name in MENDED_BY_A_NEW_MANIFEST]
+        if not found:
+            return
+        kept = set_aside_manifest(snapshot)
+    problem = report.examples[found[0]][0]
+    print(
+        f"archiver: warning: the manifest disagrees with the WARC files ({problem.kind}: {problem.where}: "
+        f"{problem.detail}): set aside as {kept}, to be written again from them",
+        file=sys.stderr,
+    )
 
 
 def _resumed_config(output: Path, given: dict[str, Any]) -> CrawlConfig:

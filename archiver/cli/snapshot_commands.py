@@ -80,7 +80,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     report = verify_snapshot(args.snapshot, check_mirror=not args.no_mirror)
     if args.json:
-        print(json.dumps({"snapshot": str(args.snapshot), **report.to_json()}, indent=2))
+        print(json.dumps({"snapshot": str(args.snapshot), **report.to_json(str(args.snapshot))}, indent=2))
     else:
         print(report.render_text(str(args.snapshot)))
     return EXIT_OK if report.ok else EXIT_PROBLEMS

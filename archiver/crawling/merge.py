@@ -38,7 +38,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import NODES, fingerprint
 from archiver.store.row_columns import FIELDS
 from archiver.store.rows import QUEUED
-from archiver.store.snapshot import CRASH_TAILS, Snapshot, mend_part
+from archiver.store.snapshot import CRASH_TAILS, Snapshot, mend_part, require_folder
 from archiver.store.totals import summary
 from archiver.warc.cdxj import merge_into_index
 
@@ -109,10 +109,14 @@ def merge_nodes(root: Path, repair: bool = False) -> tuple[list[str], list[str]]
     from archiver.crawling import resume as resuming
     from archiver.crawling.repair import rebuild_lost_part
 
+    require_folder(root)
     snapshot = Snapshot(root)
     names = snapshot.node_names()
     if not names:
-        raise SnapshotError(f"{root} holds no crawl node parts (nodes/*/crawl.json)")
+        raise SnapshotError(
+            f"{root} holds no crawl node parts (nodes/*/crawl.json): archiver merge joins the parts "
+            "of a crawl that several processes shared (archiver crawl --frontier redis://...)"
+        )
     warnings: list[str] = []
     with snapshot_lock(root, "archiver merge"), contextlib.ExitStack() as held:
         data = snapshot.read_crawl_json()

@@ -17,7 +17,7 @@ temporary name beside FILE and renamed when whole.
 ...     export_wacz(Path(folder), Path(folder) / "x.wacz")
 Traceback (most recent call last):
 ...
-archiver.errors.SnapshotError: ... is not a snapshot (no manifest.sqlite3 and crawl.json)
+archiver.errors.SnapshotError: ... is not a snapshot (no manifest.sqlite3 and crawl.json); give ...
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from archiver.stop_signals import obey
 from archiver.store.crawl_json_rebuild import check_crawl_json
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
-from archiver.store.snapshot import Snapshot
+from archiver.store.snapshot import NOT_A_SNAPSHOT, Snapshot, require_folder
 from archiver.verify.record_damage import record_damage
 from archiver.warc.cdxj import KEEP_BYTES, keyed_otherwise, rekeyed, write_sorted
 from archiver.warc.files import SUFFIX
@@ -109,10 +109,13 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
     ``target`` exists (without ``force``) or cannot be written.
     """
     started = time.monotonic()
+    require_folder(root)
     snapshot = Snapshot(root)
     if not snapshot.crawl_json_path.is_file():
         check_crawl_json(snapshot)  # a crawl's WARC files are there: the error says what mends it
-        raise SnapshotError(f"{root} is not a snapshot (no manifest.sqlite3 and crawl.json)")
+        raise SnapshotError(
+            f"{root} is not a snapshot (no manifest.sqlite3 and crawl.json); {NOT_A_SNAPSHOT}"
+        )
     snapshot.check_manifest()  # lost or damaged: the WARC files give it back
     if target.resolve().is_relative_to(snapshot.root.resolve()):
         # It could replace a WARC file or the manifest, and the next export would pack it.

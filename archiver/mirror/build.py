@@ -44,7 +44,7 @@ from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
 from archiver.store.previous import missing_previous, open_previous
 from archiver.store.rows import FETCHED, IS_REDIRECT, ManifestRow
-from archiver.store.snapshot import Snapshot
+from archiver.store.snapshot import Snapshot, require_folder
 from archiver.warc.reader import WarcReader
 from archiver.warc.safe_join import safe_join
 
@@ -285,6 +285,7 @@ def build_mirror(snapshot_root: Path, *, index: bool = True, workers: int | None
     processes share the writing (default: one per CPU, up to MAX_WORKERS, for
     PARALLEL_FROM files or more). Holds the snapshot's writer lock while it builds.
     """
+    require_folder(Path(snapshot_root))
     snapshot = Snapshot(Path(snapshot_root))
     snapshot.check_manifest()
     gone = missing_previous(snapshot)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from archiver import __version__
 from archiver.errors import ConfigError, SnapshotError, WriteError
 
 LOCK_NAME = ".lock"
@@ -21,17 +22,57 @@ REPAIRS = "repairs"
 """crawl.json's list of the damaged captures crawl --resume --repair set aside (crawling/repair.py)."""
 
 
-def require_folder(root: Path) -> None:
-    """Raise SnapshotError unless ``root`` is a folder, saying what it is instead: a command
-    given a file names it as one, not as missing.
+NOT_A_SNAPSHOT = "give the folder a crawl wrote (archiver crawl URL -o DIR)"
+"""What a command given a folder that holds no snapshot says to do."""
 
-    >>> require_folder(Path("no-such-snapshot"))
+
+def require_folder(root: Path) -> None:
+    """Raise SnapshotError unless ``root`` is a folder this process may read, written by this
+    version of archiver or an earlier one, saying what it is instead: a command given a file
+    names it as one, not as missing, and one given a folder it may not read says so rather
+    than find nothing in it.
+
+    >>> require_folder(Path("no-such-snapshot"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    archiver.errors.SnapshotError: no-such-snapshot is not a snapshot: no such folder
+    archiver.errors.SnapshotError: no-such-snapshot is not a snapshot: no such folder; give the folder ...
     """
     if not root.is_dir():
         what = "a file, not a folder" if root.exists() else "no such folder"
-        raise SnapshotError(f"{root} is not a snapshot: {what}")
+        raise SnapshotError(f"{root} is not a snapshot: {what}; {NOT_A_SNAPSHOT}")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise SnapshotError(
+            f"cannot read the folder {root}: permission denied; give this user read access to it"
+        )
+    _require_known_version(Snapshot(root))
+
+
+def _require_known_version(snapshot: Snapshot) -> None:
+    """Raise SnapshotError if the crawl.json of ``snapshot`` says a later version of archiver
+    wrote it: what this one reads there may not be what that one meant (a crawl.json that
+    cannot be read is for the commands to name)."""
+    try:
+        written_by = json.loads(snapshot.crawl_json_path.read_bytes()).get("archiver_version")
+    except (OSError, ValueError, AttributeError):
+        return
+    if isinstance(written_by, str) and version_key(written_by) > version_key(__version__):
+        raise SnapshotError(
+            f"{snapshot.root} was written by archiver {written_by}, later than this one ({__version__}), "
+            f"which may misread it: use archiver {written_by} or later (pip install --upgrade archiver)"
+        )
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """The numbers of a version string, to compare versions by (a part that is no number ends it).
+
+    >>> version_key("0.10.1") > version_key("0.9"), version_key("1.2.0rc1")
+    (True, (1, 2))
+    """
+    numbers = []
+    for part in version.split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
 
 
 def mend_part(root: Path) -> str:
@@ -162,7 +203,9 @@ class Snapshot:
                 raise SnapshotError(
                     f"{self.root} has lost its manifest ({self.manifest_path.name}); {self.repair_advice}"
                 )
-            raise SnapshotError(f"{self.root} is not a snapshot (no {self.manifest_path.name})")
+            raise SnapshotError(
+                f"{self.root} is not a snapshot (no {self.manifest_path.name}); {NOT_A_SNAPSHOT}"
+            )
         damage = Manifest.damage_in(self.manifest_path)
         if damage is not None:
             raise SnapshotError(f"{self.root}: {damage}; {self.repair_advice}")
@@ -220,7 +263,7 @@ class Snapshot:
         except FileNotFoundError:
             if self._crawled_alone():
                 raise SnapshotError(f"{self.root} lost its crawl.json{self._mended_by}") from None
-            raise SnapshotError(f"{self.root} is not a snapshot (no crawl.json)") from None
+            raise SnapshotError(f"{self.root} is not a snapshot (no crawl.json); {NOT_A_SNAPSHOT}") from None
         except (OSError, ValueError) as exc:
             raise SnapshotError(f"cannot read {self.crawl_json_path}: {exc}{self._mended_by}") from None
         if not isinstance(data, dict):

@@ -19,7 +19,7 @@ A folder of bare WARC files (no manifest) gets the integrity check alone.
 >>> verify_snapshot(Path(tempfile.mkdtemp()))
 Traceback (most recent call last):
 ...
-archiver.errors.SnapshotError: ... is not a snapshot: no manifest.sqlite3, crawl.json or WARC files
+archiver.errors.SnapshotError: ... is not a snapshot: no manifest.sqlite3, crawl.json or WARC files; give ...
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import stale_parts
 from archiver.store.rows import QUEUED
-from archiver.store.snapshot import Snapshot, mend_part, require_folder
+from archiver.store.snapshot import NOT_A_SNAPSHOT, Snapshot, mend_part, require_folder
 from archiver.verify.completeness import LinkCheck, crawl_scope
 from archiver.verify.consistency import check_manifest
 from archiver.verify.crawl_json import check_crawl_json
@@ -75,7 +75,9 @@ def verify_snapshot(root: Path, check_mirror: bool = True) -> Report:
     if not is_snapshot:
         bare = warc_files(root)
         if not bare:
-            raise SnapshotError(f"{root} is not a snapshot: no manifest.sqlite3, crawl.json or WARC files")
+            raise SnapshotError(
+                f"{root} is not a snapshot: no manifest.sqlite3, crawl.json or WARC files; {NOT_A_SNAPSHOT}"
+            )
         report.checks.append(INTEGRITY)
         with RecordIndex() as records:
             WarcScan(report, records).scan(bare)
@@ -91,6 +93,12 @@ def _unmerged(snapshot: Snapshot, node: str) -> str:
     if not Manifest.begun(part) or Manifest.damage_in(part) is not None:
         return f"its manifest is lost or damaged: {mend_part(snapshot.root)}"
     return f"not merged as it is now: run archiver merge {snapshot.root}"
+
+
+def verify_locked(snapshot: Snapshot, check_mirror: bool = True) -> Report:
+    """verify_snapshot() of a snapshot whose writer lock the caller holds (a repairing resume
+    reads what verify finds before it writes)."""
+    return _verify(snapshot, Report(), check_mirror)
 
 
 def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
