@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from protego import Protego
 
+from archiver.crawling.robots_limits import cap_rules
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
 from archiver.urls import try_normalize
 
@@ -31,10 +32,16 @@ class RobotsRules:
     agent: str
     out_of_reach: bool = False
     """robots.txt could not be read (a server error, no answer): nothing is allowed."""
+    ignored: int = 0
+    """Rules past the limits of robots_limits.py, not read: matching a URL costs what those
+    limits allow, however many rules the file holds."""
 
     @classmethod
     def parse(cls, text: str, agent: str) -> RobotsRules:
-        return cls(Protego.parse(text), agent)
+        """The rules of the robots.txt ``text`` for ``agent``, each agent's rules read no further
+        than robots_limits.py allows."""
+        capped = cap_rules(text)
+        return cls(Protego.parse(capped.text), agent, ignored=capped.ignored)
 
     @classmethod
     def allow_all(cls, agent: str) -> RobotsRules:
