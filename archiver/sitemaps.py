@@ -50,6 +50,9 @@ class SitemapLimits:
     max_nesting: int = 2
     """Deepest level read: 0 is a sitemap robots.txt names (or /sitemap.xml), 1 one its index
     lists, 2 one an index inside an index lists (sitemaps.org allows no such thing; sites do)."""
+    max_skipped: int = 100
+    """Sitemaps past the limits above recorded as skipped for one seed host; those past these are
+    counted in the log alone (an index may list 50,000, and robots.txt name 10,000)."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ import pytest
 from aiohttp import web
 from conftest import crawled_rows
 
+from archiver.crawling.sitemap_stage import SITEMAP_LIMIT
+from archiver.sitemaps import SitemapLimits
 from archiver.store.rows import FETCHED
 
 SITE_URL = b"http://site.invalid"
@@ -75,3 +77,42 @@ def _index(*urls: str) -> str:
     return (
         "<sitemapindex>" + "".join(f"<sitemap><loc>{url}</loc></sitemap>" for url in urls) + "</sitemapindex>"
     )
+
+
+@pytest.mark.parametrize(
+    ("shape", "listed"),
+    [
+        ("an index of 50,000 sitemaps", 1 + 50_000),
+        ("a robots.txt of 10,000 Sitemap lines", 10_000 + 1),
+        ("an index two levels deep listing 1,000", 3 + 1_000),
+    ],
+)
+async def test_sitemaps_past_the_limits_are_counted_not_held_or_written_one_by_one(
+    site, run_crawl, tmp_path, shape, listed
+):
+    """Each sitemap past the limits (100 a host, indexes two levels deep) was held in the crawl's
+    queue of sitemaps and written as a skipped row, one by one: an index of a million sitemaps
+    cost a million rows. The first ``max_skipped`` are recorded as skipped, the rest counted
+    once in the log; the first ``max_sitemaps`` are read as before."""
+    limits = SitemapLimits()
+    site.page("/")
+    await site.start()
+    many = (f"/s{n}.xml" for n in range(listed - 3 if "deep" in shape else listed - 1))
+    if "robots" in shape:
+        site.file("/robots.txt", "".join(f"Sitemap: {path}\n" for path in many), "text/plain")
+    elif "deep" in shape:
+        site.file("/sitemap.xml", _index(site.url("/deep1.xml")), "application/xml")
+        site.file("/deep1.xml", _index(site.url("/deep2.xml")), "application/xml")
+        site.file("/deep2.xml", _index(*(site.url(path) for path in many)), "application/xml")
+    else:
+        site.file("/sitemap.xml", _index(*(site.url(path) for path in many)), "application/xml")
+    pages, kept = await crawled_rows(site, run_crawl)
+    skipped = [row for row in kept.values() if row.reason == SITEMAP_LIMIT]
+    assert len(skipped) == limits.max_skipped
+    asked = [path for path in site.hits if path.startswith(("/s", "/deep"))]
+    read = min(listed, limits.max_sitemaps) if "deep" not in shape else 3
+    assert len(asked) == read, sorted(asked)
+    left_out = listed - read - limits.max_skipped
+    log = (tmp_path / "snap" / "logs" / "crawl.log").read_text()
+    assert f"{left_out} more sitemaps past the limits" in log, log[-2000:]
+    assert pages["/"].outcome == FETCHED
