@@ -26,13 +26,41 @@ from dataclasses import dataclass
 from lxml import etree
 
 from archiver.content import Decoding
-from archiver.urls import try_normalize
+from archiver.urls import host_of, try_normalize
 
 URLSET = "urlset"
 INDEX = "sitemapindex"
 TEXT = "text"
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
+
+
+SITEMAP_DEPTH = 1
+"""Depth of the URLs a sitemap lists: a step from the seed, as a link on its home page."""
+
+
+def seed_origins(seeds: Iterable[str]) -> list[str]:
+    """The origins (scheme and host) of the seeds, each once, in order: whose sitemaps are read.
+
+    >>> seed_origins(["http://h/a", "http://h/b", "https://g:8/"])
+    ['http://h', 'https://g:8']
+    """
+    origins = (f"{seed.partition('://')[0]}://{host_of(seed)}" for seed in seeds)
+    return list(dict.fromkeys(origins))
+
+
+def named_sitemaps(values: Iterable[str], robots_url: str) -> list[str]:
+    """The URLs of a robots.txt's Sitemap: lines (``values``), in order, each once.
+
+    A relative one (sites write them, though RFC 9309 asks for absolute URLs) is resolved
+    against the robots.txt's own URL ``robots_url``; one that is no http or https URL once
+    resolved is left out.
+
+    >>> named_sitemaps(["http://h/s.xml", " /t.xml", "ftp://h/u", "/t.xml"], "http://h/robots.txt")
+    ['http://h/s.xml', 'http://h/t.xml']
+    """
+    resolved = (try_normalize(value.strip(), robots_url) for value in values)
+    return list(dict.fromkeys(url for url in resolved if url is not None))
 
 
 @dataclass(frozen=True)

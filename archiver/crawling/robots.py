@@ -14,7 +14,7 @@ from protego import Protego
 
 from archiver.crawling.robots_limits import cap_rules
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
-from archiver.urls import try_normalize
+from archiver.sitemaps import named_sitemaps
 
 ROBOTS_MAX_BYTES = 512 * 1024
 """Bytes of a robots.txt received and read for its rules (RFC 9309 2.5 asks a parser to read
@@ -68,11 +68,8 @@ class RobotsRules:
         return float(self.parser.crawl_delay(self.agent) or 0.0)
 
     def sitemaps(self, robots_url: str) -> list[str]:
-        """The URLs of its Sitemap: lines, in order, each once (they apply to every user agent).
-
-        A relative one (sites write them, though RFC 9309 asks for absolute URLs) is resolved
-        against the robots.txt's own URL ``robots_url``; one that is no http or https URL once
-        resolved is left out.
+        """The URLs of its Sitemap: lines, as named_sitemaps() resolves them against its URL
+        ``robots_url`` (they apply to every user agent).
 
         >>> rules = RobotsRules.parse("Sitemap: http://h/s.xml\\nSitemap: /t.xml\\nSitemap: ftp://h/u", "a")
         >>> rules.sitemaps("http://h/robots.txt")
@@ -80,8 +77,7 @@ class RobotsRules:
         """
         if self.parser is None:
             return []
-        resolved = (try_normalize(value.strip(), robots_url) for value in self.parser.sitemaps)
-        return list(dict.fromkeys(url for url in resolved if url is not None))
+        return named_sitemaps(self.parser.sitemaps, robots_url)
 
 
 def robots_agent(user_agent: str) -> str:

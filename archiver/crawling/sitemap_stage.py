@@ -33,26 +33,13 @@ from archiver.crawling.frontier import SITEMAPS_JOB, QueueItem
 from archiver.crawling.politeness import Politeness
 from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
 from archiver.errors import WriteError
-from archiver.sitemaps import Sitemap, SitemapLimits, read_sitemap
+from archiver.sitemaps import SITEMAP_DEPTH, Sitemap, SitemapLimits, read_sitemap, seed_origins
 from archiver.store.rows import FAILED, SKIPPED, ManifestRow
-from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")
 
 SITEMAP_LIMIT = "sitemap limit"
 """Skip reason of a sitemap past SitemapLimits (too many for its host, or nested too deep)."""
-SITEMAP_DEPTH = 1
-"""Depth of the URLs a sitemap lists."""
-
-
-def seed_origins(seeds: Iterable[str]) -> list[str]:
-    """The origins (scheme and host) of the seeds, each once, in order.
-
-    >>> seed_origins(["http://h/a", "http://h/b", "https://g:8/"])
-    ['http://h', 'https://g:8']
-    """
-    origins = (f"{seed.partition('://')[0]}://{host_of(seed)}" for seed in seeds)
-    return list(dict.fromkeys(origins))
 
 
 class SitemapStage:
