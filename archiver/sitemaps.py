@@ -225,8 +225,9 @@ class _Reader:
             # A <loc> whose text an entity would complete is not read (entities stay unexpanded).
             if name == "loc" and len(element) == 0 and not self._add(element.text):
                 return False
-            if name in ("url", "sitemap"):
-                element.clear()
-                while element.getprevious() is not None:  # freed as read: memory stays flat
-                    del element.getparent()[0]
+            # Every element is freed once read, whatever its name: a sitemap of 50 MB of <x/>
+            # would otherwise be held whole, an element of lxml's taking some 30 times its bytes.
+            element.clear()
+            while element.getprevious() is not None:
+                del element.getparent()[0]
         return True
