@@ -26,13 +26,41 @@ from dataclasses import dataclass
 from lxml import etree
 
 from archiver.content import Decoding
-from archiver.urls import try_normalize
+from archiver.urls import host_of, try_normalize
 
 URLSET = "urlset"
 INDEX = "sitemapindex"
 TEXT = "text"
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
+
+
+SITEMAP_DEPTH = 1
+"""Depth of the URLs a sitemap lists: a step from the seed, as a link on its home page."""
+
+
+def seed_origins(seeds: Iterable[str]) -> list[str]:
+    """The origins (scheme and host) of the seeds, each once, in order: whose sitemaps are read.
+
+    >>> seed_origins(["http://h/a", "http://h/b", "https://g:8/"])
+    ['http://h', 'https://g:8']
+    """
+    origins = (f"{seed.partition('://')[0]}://{host_of(seed)}" for seed in seeds)
+    return list(dict.fromkeys(origins))
+
+
+def named_sitemaps(values: Iterable[str], robots_url: str) -> list[str]:
+    """The URLs of a robots.txt's Sitemap: lines (``values``), in order, each once.
+
+    A relative one (sites write them, though RFC 9309 asks for absolute URLs) is resolved
+    against the robots.txt's own URL ``robots_url``; one that is no http or https URL once
+    resolved is left out.
+
+    >>> named_sitemaps(["http://h/s.xml", " /t.xml", "ftp://h/u", "/t.xml"], "http://h/robots.txt")
+    ['http://h/s.xml', 'http://h/t.xml']
+    """
+    resolved = (try_normalize(value.strip(), robots_url) for value in values)
+    return list(dict.fromkeys(url for url in resolved if url is not None))
 
 
 @dataclass(frozen=True)
@@ -50,6 +78,9 @@ class SitemapLimits:
     max_nesting: int = 2
     """Deepest level read: 0 is a sitemap robots.txt names (or /sitemap.xml), 1 one its index
     lists, 2 one an index inside an index lists (sitemaps.org allows no such thing; sites do)."""
+    max_skipped: int = 100
+    """Sitemaps past the limits above recorded as skipped for one seed host; those past these are
+    counted in the log alone (an index may list 50,000, and robots.txt name 10,000)."""
 
 
 @dataclass(frozen=True)
@@ -194,8 +225,9 @@ class _Reader:
             # A <loc> whose text an entity would complete is not read (entities stay unexpanded).
             if name == "loc" and len(element) == 0 and not self._add(element.text):
                 return False
-            if name in ("url", "sitemap"):
-                element.clear()
-                while element.getprevious() is not None:  # freed as read: memory stays flat
-                    del element.getparent()[0]
+            # Every element is freed once read, whatever its name: a sitemap of 50 MB of <x/>
+            # would otherwise be held whole, an element of lxml's taking some 30 times its bytes.
+            element.clear()
+            while element.getprevious() is not None:
+                del element.getparent()[0]
         return True

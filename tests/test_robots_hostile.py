@@ -13,6 +13,7 @@ from aiohttp import web
 from conftest import crawled_rows, in_linear_time
 
 from archiver.crawling.robots import ROBOTS_MAX_BYTES
+from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
 from archiver.scope import ROBOTS
 from archiver.store.rows import FETCHED, SKIPPED
 
@@ -125,3 +126,25 @@ async def test_odd_rules_and_bytes_are_read_as_rfc_9309_reads_them(site, run_cra
     assert _obeyed(pages), pages
     assert kept["/" + "s" * 1000 + ".xml"].status == 404 and kept["/robots.txt"].status == 200
     assert time.monotonic() - started < 30  # no NaN or negative Crawl-delay waited out
+
+
+async def test_rules_past_the_limits_are_ignored_and_the_log_says_so(site, run_crawl, tmp_path):
+    """20,000 rules with wildcards and 10,000 plain ones after the rules that matter, within the
+    512 KiB read: each URL was matched against all of them on the crawl's event loop. The first
+    ROBOTS_MAX_WILDCARD_RULES and ROBOTS_MAX_RULES are read (RULES among them, obeyed), the
+    rest ignored (``Disallow: /in`` at the end among them), and the log says how many."""
+    wildcards = b"Disallow: /*a*Q\n" * 20_000
+    plain = b"".join(b"Disallow: /p%d/\n" % n for n in range(10_000))
+    body = RULES + wildcards + plain + b"Disallow: /in\n"
+    assert len(body) <= ROBOTS_MAX_BYTES
+
+    async def robots(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=body, content_type="text/plain")
+
+    _site(site, robots)
+    pages, kept = await _crawl(site, run_crawl)
+    assert _obeyed(pages), pages
+    ignored = (1 + 20_000 + 10_000 + 1) - ROBOTS_MAX_RULES  # the wildcard ones first past their limit
+    assert 1 + ROBOTS_MAX_WILDCARD_RULES < ROBOTS_MAX_RULES < 1 + ROBOTS_MAX_WILDCARD_RULES + 10_000
+    log = (tmp_path / "snap" / "logs" / "crawl.log").read_text()
+    assert f"{ignored} rules past the limits" in log, log

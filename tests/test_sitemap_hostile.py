@@ -3,11 +3,19 @@ and XML that asks for files of the crawling machine; each snapshot verified."""
 
 from __future__ import annotations
 
+import asyncio
+import gzip
+import subprocess
+import sys
+
 import pytest
 from aiohttp import web
-from conftest import crawled_rows
+from conftest import crawled_rows, manifest_rows
 
+from archiver.crawling.sitemap_stage import SITEMAP_LIMIT
+from archiver.sitemaps import SitemapLimits
 from archiver.store.rows import FETCHED
+from archiver.verify.verifier import verify_snapshot
 
 SITE_URL = b"http://site.invalid"
 """Where a sitemap made before its server starts names the server's URL."""
@@ -75,3 +83,79 @@ def _index(*urls: str) -> str:
     return (
         "<sitemapindex>" + "".join(f"<sitemap><loc>{url}</loc></sitemap>" for url in urls) + "</sitemapindex>"
     )
+
+
+@pytest.mark.parametrize(
+    ("shape", "listed"),
+    [
+        ("an index of 50,000 sitemaps", 1 + 50_000),
+        ("a robots.txt of 10,000 Sitemap lines", 10_000 + 1),
+        ("an index two levels deep listing 1,000", 3 + 1_000),
+    ],
+)
+async def test_sitemaps_past_the_limits_are_counted_not_held_or_written_one_by_one(
+    site, run_crawl, tmp_path, shape, listed
+):
+    """Each sitemap past the limits (100 a host, indexes two levels deep) was held in the crawl's
+    queue of sitemaps and written as a skipped row, one by one: an index of a million sitemaps
+    cost a million rows. The first ``max_skipped`` are recorded as skipped, the rest counted
+    once in the log; the first ``max_sitemaps`` are read as before."""
+    limits = SitemapLimits()
+    site.page("/")
+    await site.start()
+    many = (f"/s{n}.xml" for n in range(listed - 3 if "deep" in shape else listed - 1))
+    if "robots" in shape:
+        site.file("/robots.txt", "".join(f"Sitemap: {path}\n" for path in many), "text/plain")
+    elif "deep" in shape:
+        site.file("/sitemap.xml", _index(site.url("/deep1.xml")), "application/xml")
+        site.file("/deep1.xml", _index(site.url("/deep2.xml")), "application/xml")
+        site.file("/deep2.xml", _index(*(site.url(path) for path in many)), "application/xml")
+    else:
+        site.file("/sitemap.xml", _index(*(site.url(path) for path in many)), "application/xml")
+    pages, kept = await crawled_rows(site, run_crawl)
+    skipped = [row for row in kept.values() if row.reason == SITEMAP_LIMIT]
+    assert len(skipped) == limits.max_skipped
+    asked = [path for path in site.hits if path.startswith(("/s", "/deep"))]
+    read = min(listed, limits.max_sitemaps) if "deep" not in shape else 3
+    assert len(asked) == read, sorted(asked)
+    left_out = listed - read - limits.max_skipped
+    log = (tmp_path / "snap" / "logs" / "crawl.log").read_text()
+    assert f"{left_out} more sitemaps past the limits" in log, log[-2000:]
+    assert pages["/"].outcome == FETCHED
+
+
+PEAK_MEMORY = """
+import resource, sys
+from archiver.cli import main
+code = main(sys.argv[1:])
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+sys.exit(code)
+"""
+"""A crawl's command line, run in a process of its own that prints its peak memory (KiB) as it ends."""
+
+
+async def test_a_sitemap_of_elements_no_sitemap_names_is_read_in_flat_memory(site, tmp_path):
+    """16 MB of ``<x/>`` (16 kB gzipped), within the 50 MB read of a sitemap: only <url> and
+    <sitemap> elements were freed as read, so lxml held four million elements, half a gigabyte
+    (1.3 GB for the 50 MB a sitemap may have). Every element is freed once read: the crawl's
+    memory stays that of a crawl, and the URL after them is read."""
+    site.page("/")
+    site.page("/listed")
+    await site.start()
+    xml = b"<urlset>" + b"<x/>" * 4_000_000 + f"<url><loc>{site.url('/listed')}</loc></url></urlset>".encode()
+    site.file("/sitemap.xml", gzip.compress(xml, 9), "application/gzip")
+    del xml
+    output = tmp_path / "snap"
+    args = ["crawl", site.url("/"), "-o", str(output), "--max-tries", "1", "--quiet"]
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", PEAK_MEMORY, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    peak_mib = int(done.stdout.split()[-1]) // 1024
+    assert peak_mib < 300, f"the crawl's memory peaked at {peak_mib} MiB"
+    assert manifest_rows(output)[site.url("/listed")].outcome == FETCHED
+    assert verify_snapshot(output).ok

@@ -13,6 +13,7 @@ from typing import Protocol, TypedDict
 
 from archiver.config import CrawlConfig
 from archiver.crawling.robots import RobotsRules, robots_agent, robots_keep, rules_from_response
+from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
 from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")
@@ -184,6 +185,15 @@ class HostPolicy:
                         )
                     elif before is not None and before.out_of_reach and not host.robots.out_of_reach:
                         log.info("robots.txt of %s answers again", _host_url(url))
+                    if host.robots.ignored and (before is None or before.ignored != host.robots.ignored):
+                        log.warning(
+                            "robots.txt of %s: %d rules past the limits (%d rules for a user agent,"
+                            " %d of them with a '*') are ignored, so that judging a URL stays cheap",
+                            _host_url(url),
+                            host.robots.ignored,
+                            ROBOTS_MAX_RULES,
+                            ROBOTS_MAX_WILDCARD_RULES,
+                        )
                     self._obey(host, host.robots)
         return host.robots
 
@@ -221,7 +231,8 @@ class HostPolicy:
         """The rules of ``host_url``'s robots.txt, fetched (by one worker: _rules() holds the host's
         lock), and the seconds they are good for."""
         status, body = await self._fetch_robots(host_url, host.robots is not None)
-        rules = rules_from_response(status, body, self._agent)
+        # Half a megabyte of rules takes a few tenths of a second to parse: not on the loop.
+        rules = await asyncio.to_thread(rules_from_response, status, body, self._agent)
         host.robots_misses = host.robots_misses + 1 if rules.out_of_reach else 0
         if rules.out_of_reach and host.robots is not None and not host.robots.out_of_reach:
             rules = host.robots  # RFC 9309 2.4: rules it had outlive their day while it is out of reach

@@ -92,7 +92,7 @@ class RedisHostPolicy(HostPolicy):
                 status, misses, body = _entry(answer[1])
                 left = int(answer[2])
                 keep = self.robots_keep(misses) if left < 0 else max(left / 1000, ROBOTS_POLL)
-                return rules_from_response(status, body, self._agent), keep
+                return await asyncio.to_thread(rules_from_response, status, body, self._agent), keep
             if int(answer[0]) == 2:
                 return await self._fetch_turn(host_url, name, answer[1], answer[2])
             await asyncio.sleep(ROBOTS_POLL)
@@ -113,13 +113,13 @@ class RedisHostPolicy(HostPolicy):
             with contextlib.suppress(Exception):  # the others take the turn once this node is gone
                 await self._crawl.run_as(self._member, "robots_store", [name])
             raise
-        rules = rules_from_response(status, body, self._agent)
+        rules = await asyncio.to_thread(rules_from_response, status, body, self._agent)
         misses = 0
         if rules.out_of_reach:
             earlier = _entry(before) if before else None
             misses = 1 + (earlier[1] if earlier is not None else 0)
             if earlier is not None:
-                kept = rules_from_response(earlier[0], earlier[2], self._agent)
+                kept = await asyncio.to_thread(rules_from_response, earlier[0], earlier[2], self._agent)
                 if not kept.out_of_reach:
                     # RFC 9309 2.4: rules it had outlive their day while it is out of reach.
                     rules, status, body = kept, earlier[0], earlier[2]

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from protego import Protego
 
+from archiver.crawling.robots_limits import cap_rules
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
-from archiver.urls import try_normalize
+from archiver.sitemaps import named_sitemaps
 
 ROBOTS_MAX_BYTES = 512 * 1024
 """Bytes of a robots.txt received and read for its rules (RFC 9309 2.5 asks a parser to read
@@ -31,10 +32,16 @@ class RobotsRules:
     agent: str
     out_of_reach: bool = False
     """robots.txt could not be read (a server error, no answer): nothing is allowed."""
+    ignored: int = 0
+    """Rules past the limits of robots_limits.py, not read: matching a URL costs what those
+    limits allow, however many rules the file holds."""
 
     @classmethod
     def parse(cls, text: str, agent: str) -> RobotsRules:
-        return cls(Protego.parse(text), agent)
+        """The rules of the robots.txt ``text`` for ``agent``, each agent's rules read no further
+        than robots_limits.py allows."""
+        capped = cap_rules(text)
+        return cls(Protego.parse(capped.text), agent, ignored=capped.ignored)
 
     @classmethod
     def allow_all(cls, agent: str) -> RobotsRules:
@@ -61,11 +68,8 @@ class RobotsRules:
         return float(self.parser.crawl_delay(self.agent) or 0.0)
 
     def sitemaps(self, robots_url: str) -> list[str]:
-        """The URLs of its Sitemap: lines, in order, each once (they apply to every user agent).
-
-        A relative one (sites write them, though RFC 9309 asks for absolute URLs) is resolved
-        against the robots.txt's own URL ``robots_url``; one that is no http or https URL once
-        resolved is left out.
+        """The URLs of its Sitemap: lines, as named_sitemaps() resolves them against its URL
+        ``robots_url`` (they apply to every user agent).
 
         >>> rules = RobotsRules.parse("Sitemap: http://h/s.xml\\nSitemap: /t.xml\\nSitemap: ftp://h/u", "a")
         >>> rules.sitemaps("http://h/robots.txt")
@@ -73,8 +77,7 @@ class RobotsRules:
         """
         if self.parser is None:
             return []
-        resolved = (try_normalize(value.strip(), robots_url) for value in self.parser.sitemaps)
-        return list(dict.fromkeys(url for url in resolved if url is not None))
+        return named_sitemaps(self.parser.sitemaps, robots_url)
 
 
 def robots_agent(user_agent: str) -> str:

@@ -14,10 +14,11 @@ from collections.abc import Callable
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import ROBOTS_JOB, SITEMAPS_JOB
 from archiver.crawling.recorded import RecordedFetch
-from archiver.crawling.sitemap_stage import SitemapStage, seed_origins
+from archiver.crawling.sitemap_stage import SitemapStage
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, Writer
 from archiver.errors import WriteError
+from archiver.sitemaps import seed_origins
 from archiver.store.rows import QUEUED, ManifestRow
 
 PROGRESS_EVERY = 0.5

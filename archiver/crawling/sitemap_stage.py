@@ -7,7 +7,9 @@ manifest, found by ``sitemap``, depth 0), read by :mod:`archiver.sitemaps`,
 and their URLs judged by the crawl's scope like the links of a page: found by
 ``sitemap``, with the sitemap as parent, at depth 1 (a step from the seed, as
 a link on its home page would be). A sitemap index leads to more sitemaps, as
-far as SitemapLimits allows; those past the limits are recorded as skipped.
+far as SitemapLimits allows; of those past the limits, the first
+SitemapLimits.max_skipped are recorded as skipped and the rest counted in the
+log: what a hostile index lists is neither held nor written one by one.
 
 A resumed crawl reads the sitemaps again: those an earlier run archived are
 fetched without being recorded twice, and the URLs met before are seen already.
@@ -24,32 +26,20 @@ import dataclasses
 import logging
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import SITEMAPS_JOB, QueueItem
 from archiver.crawling.politeness import Politeness
 from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
 from archiver.errors import WriteError
-from archiver.sitemaps import Sitemap, SitemapLimits, read_sitemap
+from archiver.sitemaps import SITEMAP_DEPTH, Sitemap, SitemapLimits, read_sitemap, seed_origins
 from archiver.store.rows import FAILED, SKIPPED, ManifestRow
-from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")
 
 SITEMAP_LIMIT = "sitemap limit"
 """Skip reason of a sitemap past SitemapLimits (too many for its host, or nested too deep)."""
-SITEMAP_DEPTH = 1
-"""Depth of the URLs a sitemap lists."""
-
-
-def seed_origins(seeds: Iterable[str]) -> list[str]:
-    """The origins (scheme and host) of the seeds, each once, in order.
-
-    >>> seed_origins(["http://h/a", "http://h/b", "https://g:8/"])
-    ['http://h', 'https://g:8']
-    """
-    origins = (f"{seed.partition('://')[0]}://{host_of(seed)}" for seed in seeds)
-    return list(dict.fromkeys(origins))
 
 
 class SitemapStage:
@@ -106,27 +96,55 @@ class SitemapStage:
         """Read the sitemaps robots.txt names for ``origin`` and its /sitemap.xml, and the sitemaps
         their indexes list, breadth first, as far as the limits allow."""
         robots = await self._policy.sitemaps(origin + "/")
-        first = [*robots, origin + "/sitemap.xml"]
         parent = {url: origin + "/robots.txt" for url in robots}
-        todo: deque[tuple[str, str | None, int]] = deque(
-            (url, parent.get(url), 0) for url in dict.fromkeys(first)
-        )
-        planned = {url for url, _, _ in todo}
-        read = 0
-        while todo:
-            url, parent_url, level = todo.popleft()
-            if read >= self.limits.max_sitemaps:
-                log.info("%s: more than %d sitemaps; %s not read", origin, self.limits.max_sitemaps, url)
-                await self._skip(url, parent_url)
-                continue
-            read += 1
-            children = await self._read(url, parent_url, level, origin)
-            for child in children:
-                if child not in planned:
-                    planned.add(child)
-                    todo.append((child, url, level + 1))
+        plan = _HostPlan()
+        for url in dict.fromkeys([*robots, origin + "/sitemap.xml"]):
+            await self._plan(plan, url, parent.get(url), 0)
+        while plan.todo:
+            url, parent_url, level = plan.todo.popleft()
+            for child in await self._read(url, parent_url, origin):
+                await self._plan(plan, child, url, level + 1)
+        if plan.left_out:
+            log.info(
+                "%s: %d more sitemaps past the limits (%d a host, indexes %d levels deep) are not read,"
+                " nor recorded as skipped past the first %d",
+                origin,
+                plan.left_out,
+                self.limits.max_sitemaps,
+                self.limits.max_nesting,
+                self.limits.max_skipped,
+            )
 
-    async def _read(self, url: str, parent: str | None, level: int, origin: str) -> tuple[str, ...]:
+    async def _plan(self, plan: _HostPlan, url: str, parent: str | None, level: int) -> None:
+        """Queue the sitemap ``url`` of a host to be read, if the limits let it be and it is not
+        met already; else record it as skipped (the first SitemapLimits.max_skipped of them), or
+        count it: what an index lists past the limits is neither held nor written."""
+        if url in plan.met:
+            return
+        limits = self.limits
+        if level <= limits.max_nesting and plan.to_read < limits.max_sitemaps:
+            plan.met.add(url)
+            plan.to_read += 1
+            plan.todo.append((url, parent, level))
+            return
+        if level > limits.max_nesting and not plan.told_nesting:
+            plan.told_nesting = True
+            log.info("sitemap index %s nests deeper than %d levels", parent, limits.max_nesting)
+        elif level <= limits.max_nesting and not plan.told_count:
+            plan.told_count = True
+            log.info(
+                "more than %d sitemaps for one host: %s and those after it are not read",
+                limits.max_sitemaps,
+                url,
+            )
+        if plan.skipped < limits.max_skipped:
+            plan.met.add(url)
+            plan.skipped += 1
+            await self._skip(url, parent)
+        else:
+            plan.left_out += 1
+
+    async def _read(self, url: str, parent: str | None, origin: str) -> tuple[str, ...]:
         """Fetch and read one sitemap of ``origin``'s, queue the pages it lists; returns the
         sitemaps it lists."""
         # A sitemap may be on another host (robots.txt may name one there): only --exclude
@@ -145,7 +163,7 @@ class SitemapStage:
             return ()
         async with self._crawler.discovery.queueing() as queue:
             try:
-                met, children, queue[:] = await self._use(answer, level)
+                met, children, queue[:] = await self._use(answer)
             except self._crawler.frontier.lost:
                 raise
             except Exception as exc:  # a defect of its own: the sitemap gets its row all the same
@@ -161,9 +179,7 @@ class SitemapStage:
             await self._fetch.keep(answer, met)
         return children
 
-    async def _use(
-        self, answer: Answer, level: int
-    ) -> tuple[list[ManifestRow], tuple[str, ...], list[QueueItem]]:
+    async def _use(self, answer: Answer) -> tuple[list[ManifestRow], tuple[str, ...], list[QueueItem]]:
         """Read the sitemap of ``answer``: the rows of the URLs it has met first, the sitemaps it
         lists (an index), and the items of its pages to queue once its row is written."""
         sitemap = await asyncio.to_thread(self._parse, answer)
@@ -177,10 +193,6 @@ class SitemapStage:
                 self.limits.max_bytes,
             )
         if sitemap.is_index:
-            if level >= self.limits.max_nesting:
-                log.info("sitemap index %s nests deeper than %d levels", answer.url, self.limits.max_nesting)
-                skipped = [self._skipped_row(child, answer.url) for child in sitemap.urls]
-                return [row for row in skipped if row is not None], (), []
             return [], sitemap.urls, []
         met, queue = await self._crawler.discovery.found(
             sitemap.urls, found_by=FOUND_BY_SITEMAP, parent=answer.url, depth=SITEMAP_DEPTH
@@ -194,15 +206,29 @@ class SitemapStage:
         finally:
             answer.capture.body.seek(0)
 
-    def _skipped_row(self, url: str, parent: str | None, reason: str = SITEMAP_LIMIT) -> ManifestRow | None:
-        if self._crawler.frontier.seen(url):
-            return None
-        return ManifestRow(
-            url=url, found_by=FOUND_BY_SITEMAP, parent=parent, depth=0, outcome=SKIPPED, reason=reason
-        )
-
     async def _skip(self, url: str, parent: str | None, reason: str = SITEMAP_LIMIT) -> None:
         """Record a sitemap not read (unless the crawl met its URL already)."""
-        row = self._skipped_row(url, parent, reason)
-        if row is not None:
-            await self._fetch.keep(Answer(url, None, None), [row])
+        if self._crawler.frontier.seen(url):
+            return
+        row = ManifestRow(
+            url=url, found_by=FOUND_BY_SITEMAP, parent=parent, depth=0, outcome=SKIPPED, reason=reason
+        )
+        await self._fetch.keep(Answer(url, None, None), [row])
+
+
+@dataclass
+class _HostPlan:
+    """The sitemaps of one seed host met so far, as read_host() goes: no more are held than
+    the limits let it read or record."""
+
+    todo: deque[tuple[str, str | None, int]] = field(default_factory=deque)
+    """Sitemaps to read, with the one that named them and their level."""
+    met: set[str] = field(default_factory=set)
+    """Sitemaps queued to be read or recorded as skipped."""
+    to_read: int = 0
+    skipped: int = 0
+    """Sitemaps recorded as skipped for the limits."""
+    left_out: int = 0
+    """Sitemaps past the limits and past max_skipped: counted, neither held nor recorded."""
+    told_count: bool = False
+    told_nesting: bool = False

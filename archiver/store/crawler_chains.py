@@ -1,5 +1,6 @@
 """The rows of a robots.txt or sitemap and of its redirects, as the crawl wrote them, found
-again for a rebuilt manifest (store/rebuild.py).
+again for a rebuilt manifest (store/rebuild.py), and what the stored robots.txt and sitemaps
+name: the sitemaps the crawl read, wherever they are, and the URLs they list.
 
 The crawl fetches them outside its queue (crawling/recorded.py): each hop of their chains is
 found by ``robots`` or ``sitemap`` at depth 0, its parent the hop before, and the hop a chain
@@ -13,16 +14,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 
+from protego import Protego
+
+from archiver.content import decode_stream
 from archiver.redirects import redirect_failure
+from archiver.sitemaps import Sitemap, named_sitemaps, read_sitemap
+from archiver.store.manifest import Manifest
+from archiver.store.previous import Previous
 from archiver.store.rows import FAILED, REDIRECTED, ManifestRow
+from archiver.store.stored import payload_record
+from archiver.warc.reader import WarcReader, read_to_end
 
 
 def chain_rows(
-    first: ManifestRow, found_by: str, hops: int, row_of: Callable[[str], ManifestRow | None]
+    first: ManifestRow,
+    found_by: str,
+    hops: int,
+    row_of: Callable[[str], ManifestRow | None],
+    parent: str | None = None,
 ) -> Iterator[ManifestRow]:
-    """The rows of ``first`` (a robots.txt or sitemap found by ``found_by``) and of the hops its
-    redirects lead to, as the crawl wrote them following ``hops`` redirects at most;
-    ``row_of(url)``: a URL's row as its capture gives it, None if it has none (or is met already).
+    """The rows of ``first`` (a robots.txt or sitemap found by ``found_by``, named by ``parent``)
+    and of the hops its redirects lead to, as the crawl wrote them following ``hops`` redirects
+    at most; ``row_of(url)``: a URL's row as its capture gives it, None if it has none (or is
+    met already).
 
     >>> from archiver.store.rows import FETCHED
     >>> rows = {u: ManifestRow(u, "link", 1, REDIRECTED, redirect_to=u + "x") for u in ("/r", "/rx")}
@@ -32,7 +46,7 @@ def chain_rows(
     chain: list[str] = []
     row: ManifestRow | None = first
     while row is not None:
-        row = dataclasses.replace(row, found_by=found_by, depth=0, parent=chain[-1] if chain else None)
+        row = dataclasses.replace(row, found_by=found_by, depth=0, parent=chain[-1] if chain else parent)
         target = row.redirect_to if row.outcome == REDIRECTED else None
         failure = redirect_failure(target, (*chain, row.url), len(chain), hops) if target else None
         if failure is not None:
@@ -42,3 +56,37 @@ def chain_rows(
             return
         chain.append(row.url)
         row = row_of(target)
+
+
+def stored_sitemap(
+    manifest: Manifest, reader: WarcReader, row: ManifestRow, previous: Previous | None = None
+) -> Sitemap | None:
+    """What the sitemap captured in ``row`` lists, read from its record as the crawl read it
+    (read_sitemap(), within its limits); None if the record cannot be read."""
+    try:
+        record, headers = payload_record(manifest, reader, row, previous)
+        coding = headers.get_header("Content-Encoding") if headers is not None else None
+        sitemap = read_sitemap(iter(lambda: record.raw_stream.read(64 * 1024), b""), coding)
+        read_to_end(record)
+    except Exception:  # noqa: BLE001 - damaged: verify says so; nothing is found through it
+        return None
+    return sitemap
+
+
+def stored_robots_sitemaps(
+    manifest: Manifest,
+    reader: WarcReader,
+    row: ManifestRow,
+    robots_url: str,
+    previous: Previous | None = None,
+) -> list[str]:
+    """The sitemaps the robots.txt captured in ``row`` names (its Sitemap: lines), resolved against
+    ``robots_url`` as the crawl resolved them; none if its record cannot be read."""
+    try:
+        record, headers = payload_record(manifest, reader, row, previous)
+        coding = headers.get_header("Content-Encoding") if headers is not None else None
+        body = decode_stream(record.raw_stream, coding).body
+        read_to_end(record)
+    except Exception:  # noqa: BLE001 - damaged: verify says so
+        return []
+    return named_sitemaps(Protego.parse(body.decode("utf-8-sig", errors="replace")).sitemaps, robots_url)

@@ -11,10 +11,12 @@ way the crawl found it (store/rediscovery.py): from the seeds of crawl.json,
 level by level, each link judged by the crawl's scope; a link to a URL with
 no record gets the row the crawl gives a URL it meets, skipped or queued, so
 the resume that follows fetches it (a URL that failed, or was kept out by
-robots.txt, is asked again, and robots.txt decides again). A capture
-no seed leads to (a URL a sitemap listed) keeps its facts, found by a link on
-no known page. The mirror is then built whole at the end of the resume (no
-row names a mirror file), and the CDXJ index written again beside the rows.
+robots.txt, is asked again, and robots.txt decides again). The sitemaps the
+crawl read (those robots.txt names, /sitemap.xml, those their indexes list) are
+met again first, each hop of their redirects, and the URLs they list. A capture
+nothing leads to keeps its facts, found by a link on no known page. The mirror
+is then built whole at the end of the resume (no row names a mirror file), and
+the CDXJ index written again beside the rows.
 
 A damaged manifest is never deleted: it is set aside (renamed, with its -wal
 and -shm files) for whoever wants to read what is left of it.
@@ -110,7 +112,8 @@ def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], 
         captures = _write_captures(manifest, records, reader, previous)
         max_redirects = settings.get("max_redirects")
         hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
-        Rediscovery(manifest, reader, Scope.from_settings(settings), hops, previous).run(seeds)
+        read_sitemaps = settings.get("sitemaps") is not False
+        Rediscovery(manifest, reader, Scope.from_settings(settings), hops, previous, read_sitemaps).run(seeds)
         manifest.resolve_redirects()
         manifest.commit()
         rebuild_index(snapshot.cdxj_path, records, manifest)

@@ -13,6 +13,7 @@ wait in SQLite: memory does not grow with the site (store/rebuild.py writes the 
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Iterable, Iterator
 
 from archiver.content import CSS_TYPE, is_parsed, mime_type
@@ -22,7 +23,8 @@ from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken
 from archiver.redirects import redirect_failure, robots_redirects
 from archiver.scope import Scope
-from archiver.store.crawler_chains import chain_rows
+from archiver.sitemaps import SITEMAP_DEPTH, SitemapLimits, seed_origins
+from archiver.store.crawler_chains import chain_rows, stored_robots_sitemaps, stored_sitemap
 from archiver.store.frames import ran_in_a_render
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
@@ -85,8 +87,11 @@ class Rediscovery:
         scope: Scope,
         max_redirects: int,
         previous: Previous | None = None,
+        read_sitemaps: bool = True,
     ) -> None:
         self.max_redirects = max_redirects
+        self.read_sitemaps = read_sitemaps
+        """The crawl read the seeds' hosts' sitemaps (no --no-sitemaps)."""
         self.previous = previous
         """Where the bodies of a re-archive's revisits are (store/stored.py)."""
         self.manifest = manifest
@@ -124,18 +129,58 @@ class Rediscovery:
     def run(self, seeds: list[str]) -> None:
         """Meet the seeds (robots.txt and sitemaps first: the crawl asks them before any page),
         then everything they lead to; then the captures nothing led to."""
-        for row in self.manifest.rows(where="url LIKE '%/robots.txt' OR url LIKE '%/sitemap%.xml'"):
+        robots: dict[str, ManifestRow] = {}
+        """By its URL, the last hop of each robots.txt (the one that holds its rules)."""
+        for row in self.manifest.rows(where="url LIKE '%/robots.txt'"):
             at_root = "/" not in row.url.partition("://")[2].partition("/")[2]
             if at_root and self.first_meeting(row.url):
-                found_by = "robots" if row.url.endswith("/robots.txt") else "sitemap"
-                hops = robots_redirects(self.max_redirects) if found_by == "robots" else self.max_redirects
-                for hop in chain_rows(row, found_by, hops, self._unmet_row):
+                for hop in chain_rows(row, "robots", robots_redirects(self.max_redirects), self._unmet_row):
                     self._found(hop)
+                    robots[row.url] = hop
+        if self.read_sitemaps:
+            for origin in seed_origins(seeds):
+                self._meet_sitemaps(origin, robots.get(origin + "/robots.txt"))
         for seed in seeds:
             self.wait(Met(seed, 0, "seed", None))
         self._walk()
         while self._asked_in_renders():
             self._walk()
+
+    def _meet_sitemaps(self, origin: str, robots: ManifestRow | None) -> None:
+        """Meet the sitemaps the crawl read for ``origin`` (those its robots.txt, whose last hop is
+        ``robots``, names, its /sitemap.xml, and those their indexes list, breadth first, as far
+        as SitemapLimits allows), their redirects, and the URLs they list, as the crawl met them
+        (crawling/sitemap_stage.py): only those captured, the others being no sitemap it read."""
+        robots_url = origin + "/robots.txt"
+        named = []
+        if robots is not None and robots.outcome == FETCHED and robots.status == 200:
+            named = stored_robots_sitemaps(self.manifest, self.reader, robots, robots_url, self.previous)
+        todo: deque[tuple[str, str | None, int]] = deque((url, robots_url, 0) for url in named)
+        if origin + "/sitemap.xml" not in named:
+            todo.append((origin + "/sitemap.xml", None, 0))
+        planned = {url for url, _, _ in todo}
+        limits, read = SitemapLimits(), 0
+        while todo and read < limits.max_sitemaps:
+            url, parent, level = todo.popleft()
+            read += 1
+            first = self._unmet_row(url)
+            if first is None:
+                continue
+            row = first
+            for row in chain_rows(first, "sitemap", self.max_redirects, self._unmet_row, parent):
+                self._found(row)
+            if row.outcome != FETCHED or row.status != 200:
+                continue
+            sitemap = stored_sitemap(self.manifest, self.reader, row, self.previous)
+            if sitemap is None:
+                continue
+            if not sitemap.is_index:
+                for listed in sitemap.urls:
+                    self.wait(Met(listed, SITEMAP_DEPTH, "sitemap", row.url))
+            elif level < limits.max_nesting:
+                children = [child for child in sitemap.urls if child not in planned]
+                planned.update(children[: limits.max_sitemaps])
+                todo.extend((child, url, level + 1) for child in children[: limits.max_sitemaps])
 
     def _walk(self) -> None:
         """Meet what waits, level by level, and all it leads to."""

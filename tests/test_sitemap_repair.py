@@ -1,0 +1,70 @@
+"""Sitemaps anywhere on a host, behind redirects, found again in a manifest written from the WARC
+files alone (crawl --resume --repair), as the crawl recorded them."""
+
+from __future__ import annotations
+
+import asyncio
+
+from conftest import manifest_rows
+from test_repair_index import run_archiver
+from test_repair_manifest import lose
+
+ROW_FACTS = (
+    "found_by",
+    "parent",
+    "depth",
+    "outcome",
+    "reason",
+    "status",
+    "redirect_to",
+    "warc_file",
+    "warc_offset",
+)
+
+
+def _urlset(*urls: str) -> str:
+    return "<urlset>" + "".join(f"<url><loc>{url}</loc></url>" for url in urls) + "</urlset>"
+
+
+def _index(*urls: str) -> str:
+    return (
+        "<sitemapindex>" + "".join(f"<sitemap><loc>{url}</loc></sitemap>" for url in urls) + "</sitemapindex>"
+    )
+
+
+async def test_the_redirects_of_sitemaps_off_the_root_are_found_again_by_a_repair(site, run_crawl):
+    """robots.txt names /maps/a.xml, which redirects to /maps/b.xml; /sitemap.xml, an index, lists
+    /maps/c.xml, which redirects twice, to /maps/e.xml. A repair met only the robots.txt and
+    sitemaps at the root: the other hops came back as links found nowhere, and the pages those
+    sitemaps list, met by nothing, without their titles, so verify failed the snapshot the crawl
+    had left complete. Each hop and page now gets the row the crawl wrote, and verify passes."""
+    site.page("/")
+    site.page("/from-b")
+    site.page("/from-e")
+    site.redirect("/maps/a.xml", "/maps/b.xml")
+    site.redirect("/maps/c.xml", "/maps/d.xml")
+    site.redirect("/maps/d.xml", "/maps/e.xml", status=302)
+    await site.start()
+    site.file("/robots.txt", "User-agent: *\nDisallow: /private\nSitemap: /maps/a.xml\n", "text/plain")
+    site.file("/sitemap.xml", _index(site.url("/maps/c.xml")), "application/xml")
+    site.file("/maps/b.xml", _urlset(site.url("/from-b")), "application/xml")
+    site.file("/maps/e.xml", _urlset(site.url("/from-e")), "application/xml")
+    result = await run_crawl(site.url("/"), max_tries=1)
+    root = result.snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert before[site.url("/maps/d.xml")].found_by == "sitemap"
+    assert before[site.url("/from-e")].found_by == "sitemap"
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+
+    lose(root)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+    after = manifest_rows(root, for_crawlers=True)
+    sitemaps = [site.url(f"/maps/{name}.xml") for name in "abcde"] + [site.url("/sitemap.xml")]
+    for url in [*sitemaps, site.url("/from-b"), site.url("/from-e"), site.url("/robots.txt")]:
+        assert [getattr(after[url], fact) for fact in ROW_FACTS] == [
+            getattr(before[url], fact) for fact in ROW_FACTS
+        ], url
