@@ -203,11 +203,26 @@ class Renderer:
             job = await self._jobs.take()
             try:
                 await self._render(job)
-            except Exception:  # one bad page must not stop the renders
+            except Exception as exc:  # one bad page must not stop the renders
                 log.exception("error rendering %s", job.page.url)
+                await self._failed(job, exc)
             finally:
                 self._trials.pop(job.page.url, None)
                 self._jobs.done()
+
+    async def _failed(self, job: RenderJob, error: Exception) -> None:
+        """Store the error of a render that failed before it stored anything (its row says so, and
+        the writer lets go of the frames it noted of it)."""
+        pages = self._pages
+        assert pages is not None, "attach() the crawler first"
+        if not pages.render_ended(job.page.url):
+            return
+        self.stats.render_failed += 1
+        note = RenderNote(job.page.url, job.reason if job.late else None, f"the render failed: {error}"[:300])
+        try:
+            await pages.rendered(job.page, {}, note, job.nofollow)
+        except Exception:  # noqa: BLE001 - the writer failed: the crawl stops on its error
+            log.exception("cannot store the failed render of %s", job.page.url)
 
     async def _render(self, job: RenderJob) -> None:
         pages = self._pages
@@ -216,6 +231,7 @@ class Renderer:
         if job.late and job.kind is not None and self.policy.verdict(host_of(url), job.kind) is False:
             return  # it waited for a yes that renders since have taken back: its row says nothing
         await pages.settled(url)
+        pages.begin_render(url)
         expected = {*job.static_links, url}
         response_id: list[str | None] = [None]
 
