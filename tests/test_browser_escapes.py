@@ -13,10 +13,12 @@ what the crawl asked of it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
+from aiohttp import web
 from conftest import manifest_rows
 from test_browser import CHROMIUM
 
@@ -65,6 +67,7 @@ async def escape_proxy(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[EscapeP
 
 WORKERS_PAGE = """<!doctype html><html><head><title>Workers</title></head><body>
 <script>
+fetch('/hold');
 const worker = new Worker('/worker.js');
 worker.onmessage = event => fetch(event.data);
 if (window.SharedWorker) {
@@ -81,6 +84,9 @@ request.open('GET', '/xhr.txt');
 request.onload = () => postMessage('/after-xhr.json');
 request.send();
 """
+HOLD_LIMIT = 20.0
+"""Longest the page's request of /hold waits for the worker's answers to lead it on (a test that
+fails then says which)."""
 SHARED = """onconnect = event => {
   fetch('/from-shared.json');
   event.ports[0].postMessage('/after-shared.json');
@@ -98,8 +104,26 @@ async def test_workers_ask_for_nothing_past_the_crawl(site, run_crawl, escape_pr
     site.file("/sw.js", "", "text/javascript")
     site.redirect("/moved.json", "/moved/here.json")
     site.file("/moved/here.json", '{"next": "/after-redirect.json"}', "application/json")
-    for path in ("/from-worker.json", "/after-fetch.json", "/after-redirect.json", "/after-xhr.json"):
-        site.file(path, "{}", "application/json")
+    site.file("/from-worker.json", "{}", "application/json")
+    # The page's request of /hold is answered once the worker's answers have led the page to ask
+    # for each /after-...: until then the page's network is not quiet, and its render goes on.
+    after = {"/after-fetch.json", "/after-redirect.json", "/after-xhr.json"}
+    all_asked = asyncio.Event()
+
+    async def noted(request: web.Request) -> web.StreamResponse:
+        after.discard(request.path)
+        if not after:
+            all_asked.set()
+        return web.json_response({})
+
+    async def hold(request: web.Request) -> web.StreamResponse:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(all_asked.wait(), HOLD_LIMIT)
+        return web.json_response({})
+
+    for path in after:
+        site.handler(path, noted)
+    site.handler("/hold", hold)
     site.file("/xhr.txt", "text", "text/plain")
     site.file("/from-shared.json", "{}", "application/json")
     site.file("/after-shared.json", "{}", "application/json")
@@ -109,6 +133,7 @@ async def test_workers_ask_for_nothing_past_the_crawl(site, run_crawl, escape_pr
 
     assert escape_proxy.asked_of(site.host) == []
     asked = ("/worker.js", "/imported.js", "/from-worker.json", "/xhr.txt", "/moved/here.json")
+    assert all_asked.is_set(), after
     for path in (*asked, "/after-fetch.json", "/after-redirect.json", "/after-xhr.json"):
         assert rows[site.url(path)].outcome == "fetched", path
         assert rows[site.url(path)].warc_file, path
