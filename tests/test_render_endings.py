@@ -72,7 +72,7 @@ async def test_a_frame_noted_once_its_page_is_stored_is_not_held(site, run_crawl
     framing_site(site)
     await site.start()
     result = await run_crawl(
-        site.url("/"), browser="auto", browser_timeout=4, browser_tabs=1, max_tries=1, chromium=CHROMIUM
+        site.url("/"), browser="auto", browser_timeout=8, browser_tabs=1, max_tries=1, chromium=CHROMIUM
     )
     rows = manifest_rows(result.snapshot.root)
 
