@@ -15,6 +15,8 @@ import lxml.html
 
 from archiver.content import bounded_document
 from archiver.encodings import web_codec
+from archiver.links import is_fetchable_reference
+from archiver.urls import absolute_url
 
 
 def srcdocs(iframes: Iterable[lxml.etree._Element]) -> list[str]:
@@ -88,6 +90,20 @@ def blob_document_url(iframe: Attributes) -> str | None:
     (its BLOB_CHARSET noted beside that src); None for a srcdoc document of its own."""
     src = (iframe.get("src") or "").strip()
     return src if iframe.get(BLOB_CHARSET) is not None and src[:5].lower() == "blob:" else None
+
+
+def resolves_to_nothing(value: str, base: str) -> bool:
+    """Whether the link ``value``, in the document of a blob: URL (at ``base``: no <base> of its
+    own naming an http(s) URL), is a relative one, which resolves to nothing there: Chromium loads
+    nothing for it, a url() of its CSS or an @import among them. Kept as it is in the srcdoc the
+    mirror holds that document in, it would resolve against the page's file instead.
+
+    >>> [resolves_to_nothing(v, "blob:http://h/1") for v in ("a.png", "/a.png", "http://h/a.png", "")]
+    [True, True, False, False]
+    >>> resolves_to_nothing("a.png", "http://h/")
+    False
+    """
+    return base[:5].lower() == "blob:" and is_fetchable_reference(value) and absolute_url(value, base) is None
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")

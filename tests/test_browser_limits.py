@@ -23,6 +23,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from archiver.crawling import browser as browser_module
 from archiver.crawling import browser_pool as pool_module
+from archiver.crawling import render_attempts
 from archiver.crawling import renderer as renderer_module
 from archiver.crawling.stored_answers import Answer
 from archiver.mirror import live as mirror_live
@@ -185,7 +186,7 @@ async def test_launching_the_browser_is_not_the_pages_time(site, run_crawl, monk
     was tried again."""
     watch = BrowserWatch(monkeypatch)
     slack, limit = 1.0, 8
-    monkeypatch.setattr(renderer_module, "HANG_SLACK", slack)
+    monkeypatch.setattr(render_attempts, "HANG_SLACK", slack)
     replace = pool_module.BrowserPool._replace
 
     async def slow_launch(pool: pool_module.BrowserPool) -> None:
@@ -284,7 +285,7 @@ async def test_a_page_whose_parser_still_waits_keeps_its_http_capture(site, run_
     the page after that fetch had failed, when nothing held its parser any more. The page's
     limit leaves such a machine the seconds it takes to start loading the page."""
     stalled = asyncio.Event()
-    render_page = renderer_module.render_page
+    render_page = render_attempts.render_page
 
     async def rendered_then_answered(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -296,7 +297,7 @@ async def test_a_page_whose_parser_still_waits_keeps_its_http_capture(site, run_
         await stalled.wait()
         return web.Response(text="", content_type="text/javascript")
 
-    monkeypatch.setattr(renderer_module, "render_page", rendered_then_answered)
+    monkeypatch.setattr(render_attempts, "render_page", rendered_then_answered)
     site.page("/", head="<script src='/tag.js'></script>", body="<p>the article text</p>")
     site.handler("/tag.js", never)
     await site.start()

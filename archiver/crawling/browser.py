@@ -18,7 +18,10 @@ back from the snapshot, never fetched again. What is not answered:
 - WebSockets: refused at the handshake (Playwright's route_web_socket never
   connects them to a server), since a WARC holds no WebSocket traffic the
   replay tools use;
-- service workers: blocked in the context (their requests would bypass routing).
+- service workers: blocked in the context (their requests would bypass routing);
+- shared workers: the browser has none (chromium.CHROMIUM_ARGS), for the same reason. A
+  dedicated worker's requests (its script, importScripts(), fetch(), XMLHttpRequest) are the
+  page's: routed and answered like the page's own, redirects hop by hop.
 
 A render loads the page, waits for the network to go quiet (no routed request
 for QUIET_SECONDS, never longer than the page's time limit allows), scrolls to

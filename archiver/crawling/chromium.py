@@ -69,6 +69,10 @@ CHROMIUM_ARGS = (
     # Every frame in its page's renderer: the page's DevTools session sees each request of its
     # frames, of other sites too, and answers the next hops of their redirects (page_devtools.py).
     "--disable-site-isolation-trials",
+    # No SharedWorker: its requests reach neither the routing nor the page's DevTools session (a
+    # dedicated worker's reach both), so what it fetched was never archived; a page's script
+    # sees no SharedWorker, as in a browser that lacks them, and keeps its work in the page.
+    "--disable-blink-features=SharedWorker",
     # No name resolves: a request that escaped routing cannot find a host.
     "--host-resolver-rules=MAP * ~NOTFOUND",
 )

@@ -3,12 +3,13 @@ hops of each redirect answered at their own URLs.
 
 Playwright's routing (page_network.py) answers a request with ``route.fulfill``, which gives
 Chromium less than the stored answer: a status of 0 becomes 200, each status its own reason
-phrase ("Unknown" past its table), and a request of another origin the CORS headers that allow
-it (Access-Control-Allow-Origin, -Credentials), which Chromium alone would refuse when the
-server sent none. Handed a redirect, it lets Chromium follow the hop past the routing, to the
-network, which the crawl's browser cannot reach: answering the chain's first URL with its end
-instead made the end's document or stylesheet live at the first URL (its relative links, its
-base and the Referer of what it loads were the first URL's).
+phrase ("Unknown" past its table, "OK" for 200 where the status line named none), and a
+request of another origin the CORS headers that allow it (Access-Control-Allow-Origin,
+-Credentials), which Chromium alone would refuse when the server sent none. Handed a
+redirect, it lets Chromium follow the hop past the routing, to the network, which the crawl's
+browser cannot reach: answering the chain's first URL with its end instead made the end's
+document or stylesheet live at the first URL (its relative links, its base and the Referer of
+what it loads were the first URL's).
 
 So each tab's page has a DevTools session of its own with the Fetch domain on (PageDevtools),
 which Chromium asks before Playwright's routing for every request of the page, and again for
@@ -121,9 +122,11 @@ class PageDevtools:
             "responseCode": answer.status,
             "responseHeaders": [{"name": name, "value": value} for name, value in answer.headers],
             "body": base64.b64encode(answer.body).decode("ascii"),
+            # Given even when empty: left out, Chromium would show its own phrase ("OK") where
+            # the status line named none, which it shows as it came. It refuses an empty phrase,
+            # and reads a space as none (its status line's spaces at the end are dropped).
+            "responsePhrase": answer.reason or " ",
         }
-        if answer.reason:  # else Chromium's own, as it shows a status line that names none
-            fulfilled["responsePhrase"] = answer.reason
         await self.session.send("Fetch.fulfillRequest", fulfilled)
 
     async def _answer_hop(self, request: dict[str, Any]) -> Answer | None:
@@ -141,7 +144,7 @@ class PageDevtools:
 
 def as_stored(event: dict[str, Any], answer: Answer) -> bool:
     """Whether the response of a paused request (``event``, at its response stage) is ``answer``
-    as stored: its status, its reason phrase (if it has one), and no header it does not hold.
+    as stored: its status, its reason phrase (an empty one too), and no header it does not hold.
 
     >>> answer = Answer(200, "Fine", [("Content-Type", "text/css")], b"", "text/css", None)
     >>> head = {"responseStatusCode": 200, "responseStatusText": "Fine"}
@@ -152,10 +155,12 @@ def as_stored(event: dict[str, Any], answer: Answer) -> bool:
     False
     >>> as_stored({**head, "responseStatusText": "OK"}, answer)
     False
+    >>> as_stored({**head, "responseStatusText": "OK"}, dataclasses.replace(answer, reason=""))
+    False
     """
     if event.get("responseStatusCode") != answer.status:
         return False
-    if answer.reason and event.get("responseStatusText") != answer.reason:
+    if event.get("responseStatusText", "") != answer.reason:
         return False
     held = {name.lower() for name, _value in answer.headers}
     return all(str(header.get("name", "")).lower() in held for header in event.get("responseHeaders", []))

@@ -55,6 +55,14 @@ class Pages(Protocol):
         browser sent with it, which its capture sends too: page_network.Asked), has a committed
         outcome."""
 
+    def begin_render(self, url: str) -> None:
+        """Note that the render of the page at ``url`` is under way: a page found loaded as its
+        frame is noted so until rendered() stores what it gave."""
+
+    def render_ended(self, url: str) -> bool:
+        """Note that the render of ``url`` is over; True if rendered() stored nothing of it (the
+        render failed on the way), which must then be stored for the writer to let it go."""
+
     async def rendered(
         self,
         page: QueueItem,
@@ -75,6 +83,21 @@ class CrawlPages:
         and asked for by a browser before its turn finds the facts of its queue item."""
         self.crawler = crawler
         self.row_of = row_of
+        self._rendering: set[str] = set()
+        """The pages whose render is under way and has stored nothing yet: the writer holds the
+        frames noted of each until its DOM record is written (Writer._frames), and is told of
+        no frame of a render whose record is written, which it would hold for ever."""
+
+    def begin_render(self, url: str) -> None:
+        """Note that the render of ``url`` is under way (frames loaded in it are noted so)."""
+        self._rendering.add(url)
+
+    def render_ended(self, url: str) -> bool:
+        """Note that the render of ``url`` is over; True if rendered() stored nothing of it."""
+        if url not in self._rendering:
+            return False
+        self._rendering.discard(url)
+        return True
 
     @property
     def stopped(self) -> bool:
@@ -181,6 +204,10 @@ class CrawlPages:
         if frame is None:
             return page
         if not ran_in_a_render(frame, self.row_of):
+            if page.url not in self._rendering:
+                # A request the render left in flight when it ended: its DOM record is written,
+                # and lists the frames loaded in it no more.
+                return page
             framed = dataclasses.replace(frame, framed_by=page.url)
             if frame.framed_by is not None or not ran_in_a_render(framed, self.row_of):
                 return page
@@ -219,6 +246,7 @@ class CrawlPages:
         (``nofollow``: the page's robots directives, static or rendered, say not to follow them;
         ``hints``: how its DOM says a browser requests them, link_requests.Hint)."""
         crawler = self.crawler
+        self._rendering.discard(page.url)  # the frames noted from now on are not its
         async with crawler.discovery.queueing() as queue:
             met, queue[:] = await crawler.discovery.links(
                 links, page, crawler.config.obey_robots and nofollow, hints

@@ -33,12 +33,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from archiver.config_rules import AUTO
-from archiver.crawling.browser import RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool
-from archiver.crawling.chromium import browser_error_types
 from archiver.crawling.frontier import QueueItem
-from archiver.crawling.page_network import Answerer, Asked
+from archiver.crawling.page_network import Asked
 from archiver.crawling.preparing import Prepared
+from archiver.crawling.render_attempts import attempt_render
 from archiver.crawling.render_jobs import RenderJob, RenderQueue
 from archiver.crawling.render_pages import Pages, answer_for
 from archiver.crawling.render_policy import Decision, Inspection, RenderPolicy, gained
@@ -46,7 +45,6 @@ from archiver.crawling.render_state import KeptRenders, kept_experience
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
-from archiver.errors import PageHung
 from archiver.findings import findings
 from archiver.link_requests import Hint
 from archiver.links import LINK
@@ -59,10 +57,6 @@ if TYPE_CHECKING:
     from archiver.crawling.cookies import SiteCookieJar
 
 log = logging.getLogger("archiver.crawl")
-
-HANG_SLACK = 20.0
-"""Seconds past the page's time limit after which a render that has not ended is given up (every
-call into the page is bounded before then: what is left is the browser, or its driver, stuck)."""
 
 
 class Rendering(Protocol):
@@ -209,11 +203,26 @@ class Renderer:
             job = await self._jobs.take()
             try:
                 await self._render(job)
-            except Exception:  # one bad page must not stop the renders
+            except Exception as exc:  # one bad page must not stop the renders
                 log.exception("error rendering %s", job.page.url)
+                await self._failed(job, exc)
             finally:
                 self._trials.pop(job.page.url, None)
                 self._jobs.done()
+
+    async def _failed(self, job: RenderJob, error: Exception) -> None:
+        """Store the error of a render that failed before it stored anything (its row says so, and
+        the writer lets go of the frames it noted of it)."""
+        pages = self._pages
+        assert pages is not None, "attach() the crawler first"
+        if not pages.render_ended(job.page.url):
+            return
+        self.stats.render_failed += 1
+        note = RenderNote(job.page.url, job.reason if job.late else None, f"the render failed: {error}"[:300])
+        try:
+            await pages.rendered(job.page, {}, note, job.nofollow)
+        except Exception:  # noqa: BLE001 - the writer failed: the crawl stops on its error
+            log.exception("cannot store the failed render of %s", job.page.url)
 
     async def _render(self, job: RenderJob) -> None:
         pages = self._pages
@@ -222,6 +231,7 @@ class Renderer:
         if job.late and job.kind is not None and self.policy.verdict(host_of(url), job.kind) is False:
             return  # it waited for a yes that renders since have taken back: its row says nothing
         await pages.settled(url)
+        pages.begin_render(url)
         expected = {*job.static_links, url}
         response_id: list[str | None] = [None]
 
@@ -259,7 +269,8 @@ class Renderer:
                 expected.update(css_links)
             return found
 
-        rendered, error = await self._attempts(url, answer)
+        cookies = self.cookies.for_browser if self.cookies is not None else None
+        rendered, error = await attempt_render(self.pool, url, answer, self.timeout, cookies)
         if rendered is not None and rendered.cookies is not None and self.cookies is not None:
             # What its scripts set or deleted after its last request, which no request showed:
             # the pages after it are asked with the cookies the browser holds.
@@ -322,50 +333,6 @@ class Renderer:
             self.stats.render_failed += 1
         note = RenderNote(url, job.reason if job.late else None, error, dom, title if dom else None)
         await pages.rendered(job.page, links, note, nofollow, hints)
-
-    async def _attempts(self, url: str, answer: Answerer) -> tuple[RenderedPage | None, str | None]:
-        """Render ``url``, once more if its tab's renderer or the browser crashed; (page, error).
-
-        A tab that failed is closed on the way out of pool.tab(); the browser is replaced only
-        if it is gone or does not answer, so the other tabs' renders go on.
-        """
-        errors: tuple[type[BaseException], ...] = (*browser_error_types(), TimeoutError)
-        error = None
-        for attempt in (1, 2):
-            generation = self.pool.generation
-            try:
-                # The time limit starts once the page has its tab: launching the browser
-                # (bounded by LAUNCH_TIMEOUT) and waiting for a free tab are not the page's time.
-                async with self.pool.tab() as tab:
-                    generation = tab.generation
-                    async with asyncio.timeout(self.timeout + HANG_SLACK):
-                        cookies = self.cookies.for_browser() if self.cookies is not None else []
-                        return await render_page(tab, url, answer, self.timeout, cookies), None
-            except PageHung as exc:  # its scripts would hold a tab as long again: not tried again
-                log.warning("gave up rendering %s: %s", url, exc)
-                return None, f"browser: {exc}"
-            except errors as exc:
-                if isinstance(exc, TimeoutError):  # asyncio's, which says nothing of itself
-                    text = f"the render did not end within its time limit ({self.timeout:g} s)"
-                else:
-                    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                error = f"browser: {text}"[:300]
-                alive = await self.pool.alive(generation)
-                if alive and (
-                    isinstance(exc, TimeoutError)
-                    or not any(word in text.lower() for word in ("crash", "closed"))
-                ):
-                    return None, error  # the page's own failure: its tab is closed, nothing else
-                if not alive:
-                    await self.pool.restart(generation)
-                log.warning(
-                    "the %s failed on %s (%s); %s",
-                    "browser" if not alive else "tab",
-                    url,
-                    text,
-                    "retrying" if attempt == 1 else "giving up",
-                )
-        return None, error
 
 
 @contextlib.asynccontextmanager

@@ -50,7 +50,9 @@ class Answer:
     """As stored: one outside 100-599 too (0, 20, 2000), which Chromium shows a page as it came;
     200 for a status line that names none, as Chromium reads it."""
     reason: str
-    """The reason phrase of its status line ('' for none: Chromium shows its own then)."""
+    """The reason phrase of its status line as Chromium shows it (statusText): as stored, '' for
+    a status line that names none (``HTTP/1.1 200``) or whose status is no number (stored as
+    200, as Chromium reads it). The crawl stores a status line with no status as ``200 OK``."""
     headers: list[tuple[str, str]]
     body: bytes
     mime: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import re
 
-from archiver.frame_documents import blob_document_url, srcdoc_body
+from archiver.frame_documents import blob_document_url, resolves_to_nothing, srcdoc_body
 from archiver.link_values import (
     may_hold_css_urls,
     parse_meta_refresh,
@@ -31,7 +31,6 @@ from archiver.mirror.linker import Edits, Linker
 from archiver.mirror.stylesheets import css_edits, replace_spans, rewrite_css_text
 from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_style_edits
 from archiver.svg import local_name
-from archiver.urls import absolute_url
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -141,20 +140,15 @@ def _resolves_to_nothing(name: str, value: str, base: str) -> bool:
     """Whether the link ``value`` of the attribute ``name``, in the document of a blob: URL (at
     ``base``), is a relative one, which resolves to nothing there: Chromium loads nothing for it.
     Kept in the srcdoc the mirror holds that document in, it would resolve against the page's
-    file; its attribute is renamed instead, and loads nothing either.
+    file; its attribute is renamed instead, and loads nothing either (a URL of CSS, in a style
+    attribute too, is emptied: mirror/stylesheets.py).
 
     >>> [_resolves_to_nothing("src", v, "blob:http://h/1") for v in ("a.png", "http://h/a.png")]
     [True, False]
     >>> _resolves_to_nothing("src", "a.png", "http://h/")
     False
     """
-    return (
-        base[:5].lower() == "blob:"
-        and name not in CSS_ATTRS
-        and name != "srcdoc"
-        and is_fetchable_reference(value)
-        and absolute_url(value, base) is None
-    )
+    return name not in CSS_ATTRS and name != "srcdoc" and resolves_to_nothing(value, base)
 
 
 def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | None:

@@ -18,6 +18,7 @@ from archiver.encodings import (
     web_codec,
     web_label,
 )
+from archiver.frame_documents import resolves_to_nothing
 from archiver.link_values import css_unescaped, css_url_spans, iter_css_urls, written_css_url
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Linker, Memo, Resolver
@@ -43,6 +44,8 @@ def rewrite_css_text(text: str, base: str, link: Linker) -> str:
     spans = []
     for start, end, value in iter_css_urls(text):
         new = link(value, base)
+        if new is None and resolves_to_nothing(value, base):
+            new = ""  # as in the document of a blob: URL it stood in: url("") loads nothing
         if new is not None:
             spans.append((start, end, written_css_url(new, text, start)))
     return replace_spans(text, spans) if spans else text
@@ -56,7 +59,10 @@ def css_edits(
     back escaped as CSS reads it where it stood (``markup``: in XML; see written_css_url())."""
     spans = []
     for start, end in css_url_spans(view.scanned(css)):
-        new = link(css_unescaped(view.to_text(css[start:end])), base)
+        value = css_unescaped(view.to_text(css[start:end]))
+        new = link(value, base)
+        if new is None and resolves_to_nothing(value, base):
+            new = ""  # as in the document of a blob: URL it stood in: url("") loads nothing
         if new is not None:
             spans.append((start, end, view.from_text(written_css_url(new, css, start, markup))))
     return spans
