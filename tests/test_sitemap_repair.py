@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from conftest import manifest_rows
-from test_repair_index import run_archiver
-from test_repair_manifest import lose
+from repairs import lose_manifest, run_archiver
 
 ROW_FACTS = (
     "found_by",
@@ -57,7 +56,7 @@ async def test_the_redirects_of_sitemaps_off_the_root_are_found_again_by_a_repai
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 0, verified.stdout
 
-    lose(root)
+    lose_manifest(root)
     repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
     assert repaired.returncode == 0, repaired.stderr
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
