@@ -12,6 +12,7 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── FrontierLost                a shared crawl's Redis went away while the crawl ran
 │   └── NodeGivenUp             the other crawl nodes gave this one up (silent past --node-timeout)
 ├── PageHung                    a rendered page's scripts kept its tab busy past its time limit
+├── BrowserUnusable             the browser --browser drives exits as it starts
 ├── ExportError                 an export file that cannot be written (it exists, no room...)
 └── WarcDamage                  bytes of a WARC file that cannot be read as records
     ├── CorruptData             a gzip member that does not decompress, or fails its CRC
@@ -65,6 +66,11 @@ class PageHung(ArchiverError):
             f"the page's scripts did not give the browser back within its time limit ({seconds:g} s);"
             " its tab was closed"
         )
+
+
+class BrowserUnusable(ArchiverError):
+    """The Chromium a crawl renders pages with exits as it is launched (not a Chromium, a broken
+    install, a library missing): no page can be rendered, and the crawl stops."""
 
 
 class SnapshotError(ArchiverError):

@@ -336,3 +336,42 @@ def test_the_headless_shell_is_preferred_on_path(tmp_path, monkeypatch):
     assert find_chromium() == str(tmp_path / "chromium-headless-shell")
     (tmp_path / "chromium-headless-shell").unlink()
     assert find_chromium() == str(tmp_path / "chromium")
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ('echo "chromium: error while loading shared libraries: libnss3.so" >&2\nexit 127', "libnss3.so"),
+        ("exit 1", "it exited with code 1"),
+    ],
+    ids=["a library missing", "not a Chromium"],
+)
+async def test_a_browser_that_exits_as_it_starts_stops_the_crawl_in_one_line(site, tmp_path, script, said):
+    """A --chromium that is no Chromium, or one whose install is broken, exits as it is launched:
+    every render failed, each row said so, and the crawl ended with code 0 as if it had rendered
+    what it was asked to. It stops at the first launch instead, resumable, with one line saying
+    why and what to give; --resume with a browser that starts renders the pages chosen."""
+    site.page("/", links=["/next"], body="<div id='root'></div><script>root.textContent = 'built';</script>")
+    site.page("/next")
+    await site.start()
+    broken = tmp_path / "chromium"
+    broken.write_text(f"#!/bin/sh\n{script}\n")
+    broken.chmod(0o755)
+    output = tmp_path / "snap"
+    command = [sys.executable, "-m", "archiver", "crawl", "-o", str(output), "--quiet", "--browser", "always"]
+    process = await asyncio.create_subprocess_exec(
+        *command, site.url("/"), "--chromium", str(broken), stderr=asyncio.subprocess.PIPE
+    )
+    _out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 2, err.decode()
+    line = err.decode()
+    assert line.count("\n") == 1 and "the browser cannot start" in line and said in line, line
+    assert f"archiver crawl --resume {output} --chromium PATH" in line
+    home = manifest_rows(output)[site.url("/")]
+    assert home.render_pending and home.render_error is None
+    resume = [*command[:4], "--resume", "-o", str(output), "--quiet", "--chromium", CHROMIUM]
+    resumed = await asyncio.create_subprocess_exec(*resume, stderr=asyncio.subprocess.PIPE)
+    _out, err = await asyncio.wait_for(resumed.communicate(), 120)
+    assert resumed.returncode == 0, err.decode()
+    assert manifest_rows(output)[site.url("/")].dom_warc_file
+    assert verify_snapshot(output).ok

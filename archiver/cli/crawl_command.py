@@ -20,6 +20,7 @@ from archiver.cli.exits import (
     EXIT_STOPPED,
     EXIT_TERMINATED,
     EXIT_TIME_LIMIT,
+    EXIT_USAGE,
     EXIT_WITH_ERRORS,
 )
 from archiver.cli.options import Parser, add_config_option, given_settings, read_text
@@ -242,7 +243,7 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
     from archiver.crawling.control import CONTROL_STOP
     from archiver.crawling.crawl_report import render_report
     from archiver.crawling.merge import left_out
-    from archiver.crawling.stopping import MAX_TIME_STOP
+    from archiver.crawling.stopping import BROWSER_STOP, MAX_TIME_STOP
     from archiver.store.totals import has_errors
 
     result = _run_async(_crawl_until_stopped(config, args.resume, progress, not args.no_mirror, args.repair))
@@ -256,6 +257,14 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         print(result.mirror.summary())
     if not args.quiet:
         print(render_report(result.totals, result.stats))
+    if result.interrupted and (result.stats.stop_reason or "").startswith(BROWSER_STOP):
+        print(
+            f"archiver: error: {result.stats.stop_reason}; give a Chromium or Chrome that starts with "
+            f"--chromium PATH, or crawl with --browser never (what was fetched is kept: archiver crawl "
+            f"--resume {config.output} --chromium PATH continues it)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if result.interrupted:
         reason = result.stats.stop_reason or ""
         print(

@@ -32,7 +32,8 @@ TABLE = f"""exit codes:
   {EXIT_PROBLEMS}    verify found problems, a mirror build (or a crawl's last mirror pass) left
        files out or kept files whose records are damaged (see its summary), a crawl
        archived nothing (every seed failed), or a merge left a crawl node's part out
-  {EXIT_USAGE}    bad options or input, not a snapshot, or a snapshot another process is writing
+  {EXIT_USAGE}    bad options or input, not a snapshot, or a snapshot another process is writing;
+       a crawl whose browser exits as it starts (stopped at its first render; resumable)
   {EXIT_STOPPED}    stopped by a write error (a full disk), or a crawl node by the loss of its
        Redis or given up by the others; resumable once there is room (a node: started again)
   {EXIT_WITH_ERRORS}    a crawl finished, but some URLs answered 4xx/5xx or failed (see its report)

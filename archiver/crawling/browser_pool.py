@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 from archiver.crawling.chromium import (
     CHROMIUM_ARGS,
+    browser_error_types,
+    launch_exit,
     quiet_about_the_driver_gone,
     refusing_port,
     started_at_idle_priority,
@@ -32,7 +34,7 @@ from archiver.crawling.chromium import (
 )
 from archiver.crawling.page_devtools import PageDevtools
 from archiver.crawling.page_dom import init_script
-from archiver.errors import ConfigError
+from archiver.errors import BrowserUnusable, ConfigError
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route, WebSocketRoute
@@ -251,7 +253,19 @@ class BrowserPool:
         if self._refusing is None:
             self._refusing = refusing_port()
         port = self._refusing.getsockname()[1]
-        self._browser = await self._playwright.chromium.launch(
+        try:
+            self._browser = await self._launch(port)
+        except browser_error_types() as exc:
+            exited = launch_exit(str(exc))
+            if exited is None:  # it did not exit (a launch past LAUNCH_TIMEOUT): one render fails
+                raise
+            raise BrowserUnusable(f"{self.executable}: {exited}") from None
+        self.generation += 1
+        self._renders = 0
+
+    async def _launch(self, port: int) -> Browser:
+        assert self._playwright is not None
+        return await self._playwright.chromium.launch(
             executable_path=self.executable,
             args=[
                 *CHROMIUM_ARGS,
@@ -264,8 +278,6 @@ class BrowserPool:
             handle_sighup=False,
             timeout=LAUNCH_TIMEOUT * 1000,
         )
-        self.generation += 1
-        self._renders = 0
 
     async def close(self) -> None:
         """Close the browser and stop Playwright; safe to call twice, bounded in time."""

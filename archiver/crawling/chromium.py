@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import importlib.util
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -200,6 +201,30 @@ def lower_priority(pids: list[int]) -> None:
         for thread in threads:
             with contextlib.suppress(OSError, AttributeError):
                 os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
+
+
+_EXITED = re.compile(r"<process did exit: exitCode=(-?\d+|null), signal=(\w+)>")
+_ERROR_LINE = re.compile(r"\[pid=\d+\]\[err\] *(\S.*)")
+
+
+def launch_exit(message: str) -> str | None:
+    """What the error of a Playwright launch (``message``) says of a browser that exited as it
+    started: how it ended, and the first line it wrote on its standard error; None if it did not
+    exit (a launch that took too long, a driver that went away).
+
+    >>> launch_exit("launch: closed\\n[pid=7][err] libnss3.so: cannot open\\n"
+    ...             "[pid=7] <process did exit: exitCode=127, signal=null>")
+    'it exited with code 127: libnss3.so: cannot open'
+    >>> launch_exit("BrowserType.launch: Timeout 60000ms exceeded.") is None
+    True
+    """
+    exited = _EXITED.search(message)
+    if exited is None:
+        return None
+    code, signal = exited.groups()
+    how = f"it exited with code {code}" if code != "null" else f"it was killed by {signal}"
+    said = _ERROR_LINE.search(message)
+    return f"{how}: {said.group(1).strip()[:200]}" if said else how
 
 
 def browser_error_types() -> tuple[type[BaseException], ...]:

@@ -43,6 +43,9 @@ class Pages(Protocol):
     def stopped(self) -> bool:
         """True once the crawl is stopping."""
 
+    def stop(self, reason: str) -> None:
+        """Stop the crawl, resumable, saying ``reason``."""
+
     async def settled(self, url: str) -> None:
         """Return once the capture of ``url`` (if any is under way) is committed."""
 
@@ -102,6 +105,9 @@ class CrawlPages:
     @property
     def stopped(self) -> bool:
         return self.crawler.stopped
+
+    def stop(self, reason: str) -> None:
+        self.crawler.stop(reason)
 
     async def settled(self, url: str) -> None:
         """Return once the capture of ``url`` under way (if any) is committed."""

@@ -43,8 +43,10 @@ from archiver.crawling.render_pages import Pages, answer_for
 from archiver.crawling.render_policy import Decision, Inspection, RenderPolicy, gained
 from archiver.crawling.render_state import KeptRenders, kept_experience
 from archiver.crawling.stats import CrawlStats
+from archiver.crawling.stopping import BROWSER_STOP
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote
+from archiver.errors import BrowserUnusable
 from archiver.findings import findings
 from archiver.link_requests import Hint
 from archiver.links import LINK
@@ -203,12 +205,23 @@ class Renderer:
             job = await self._jobs.take()
             try:
                 await self._render(job)
+            except BrowserUnusable as exc:
+                # No page can be rendered: the crawl stops, resumable, and this page's row keeps
+                # the render it was chosen for (a resume with a browser that starts renders it).
+                self._unusable(exc)
             except Exception as exc:  # one bad page must not stop the renders
                 log.exception("error rendering %s", job.page.url)
                 await self._failed(job, exc)
             finally:
                 self._trials.pop(job.page.url, None)
                 self._jobs.done()
+
+    def _unusable(self, error: BrowserUnusable) -> None:
+        pages = self._pages
+        assert pages is not None, "attach() the crawler first"
+        if not pages.stopped:
+            log.error("%s: %s", BROWSER_STOP, error)
+            pages.stop(f"{BROWSER_STOP}: {error}")
 
     async def _failed(self, job: RenderJob, error: Exception) -> None:
         """Store the error of a render that failed before it stored anything (its row says so, and

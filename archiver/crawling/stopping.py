@@ -11,6 +11,8 @@ from archiver.crawling.stats import CrawlStats
 
 MAX_TIME_STOP = "--max-time reached"
 """The start of the stop reason of a run that lasted its --max-time."""
+BROWSER_STOP = "the browser cannot start"
+"""The start of the stop reason of a crawl whose browser exits as it starts (BrowserUnusable)."""
 
 
 @contextlib.contextmanager
