@@ -86,13 +86,14 @@ async def test_a_frame_noted_once_its_page_is_stored_is_not_held(site, run_crawl
 
 async def test_a_render_that_fails_on_the_way_lets_its_frames_go(site, run_crawl, monkeypatch):
     """A render that fails once its frames are noted (here reading its DOM for links fails)
-    stores its error in the page's row, and the writer holds nothing of it."""
+    stores its error in the page's row, in one line (Playwright's errors carry their logs in
+    the lines after), and the writer holds nothing of it."""
     held = HeldFrames(monkeypatch)
     findings = renderer.findings
 
     def failing(body: bytes, url: str, *args: Any, **kwargs: Any) -> Any:
         if url == site.url("/p.html") and b"<iframe" in body:
-            raise ValueError("no links read")
+            raise ValueError("no links read\n  - its log: many lines")
         return findings(body, url, *args, **kwargs)
 
     monkeypatch.setattr(renderer, "findings", failing)

@@ -231,7 +231,9 @@ class Renderer:
         if not pages.render_ended(job.page.url):
             return
         self.stats.render_failed += 1
-        note = RenderNote(job.page.url, job.reason if job.late else None, f"the render failed: {error}"[:300])
+        # One line, as render_attempts keeps a browser's error: Playwright's carry its logs after.
+        said = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        note = RenderNote(job.page.url, job.reason if job.late else None, f"the render failed: {said}"[:300])
         try:
             await pages.rendered(job.page, {}, note, job.nofollow)
         except Exception:  # noqa: BLE001 - the writer failed: the crawl stops on its error
