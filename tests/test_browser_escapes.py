@@ -21,6 +21,7 @@ import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from test_browser import CHROMIUM
+from test_browser_limits import doms
 
 from archiver.crawling import browser_pool
 from archiver.verify.verifier import verify_snapshot
@@ -165,3 +166,63 @@ async def test_web_transport_is_not_opened(site, run_crawl, escape_proxy):
     assert escape_proxy.asked_of(site.host) == []
     assert rows[site.url("/after.json")].outcome == "fetched"
     assert "/session" not in site.hits
+
+
+SPECULATION_RULES = """{"prefetch": [{"source": "list", "urls": ["/prefetch-listed.html"]}],
+ "prerender": [{"source": "list", "urls": ["/prerender-listed.html"]}]}"""
+DOCUMENT_RULES = """{"prefetch": [{"source": "document", "eagerness": "immediate",
+   "where": {"href_matches": "/prefetch-linked*"}}],
+ "prerender": [{"source": "document", "eagerness": "immediate",
+   "where": {"href_matches": "/prerender-linked*"}}]}"""
+HEADER_RULES = """{"prefetch": [{"source": "list", "urls": ["/prefetch-by-header.html"]}],
+ "prerender": [{"source": "list", "urls": ["/prerender-by-header.html"]}]}"""
+SPECULATING_PAGE = f"""<!doctype html><html><head><title>Speculation</title>
+<script type="speculationrules">{SPECULATION_RULES}</script>
+<script type="speculationrules">{DOCUMENT_RULES}</script>
+<script>
+const inserted = document.createElement('script');
+inserted.type = 'speculationrules';
+inserted.textContent = '{{"prefetch": [{{"source": "list", "urls": ["/prefetch-by-script.html"]}}]}}';
+document.head.append(inserted);
+const filled = document.createElement('script');
+filled.type = 'speculationrules';
+document.head.append(filled);
+filled.textContent = '{{"prerender": [{{"source": "list", "urls": ["/prerender-by-script.html"]}}]}}';
+</script></head><body>
+<a href="/prefetch-linked.html">prefetch</a> <a href="/prerender-linked.html">prerender</a>
+</body></html>"""
+GUESSED = (
+    "/prefetch-listed.html",
+    "/prerender-listed.html",
+    "/prefetch-by-header.html",
+    "/prerender-by-header.html",
+    "/prefetch-by-script.html",
+    "/prerender-by-script.html",
+)
+"""Pages only the speculation rules name: a guess of the browser at the next navigation, not a
+link of the page, so the crawl neither fetches nor archives them."""
+
+
+async def test_speculation_rules_fetch_nothing_past_the_crawl(site, run_crawl, escape_proxy):
+    """Prefetch and prerender rules, listed in the page, matched against its links with immediate
+    eagerness, inserted by its script or named by a Speculation-Rules header, make Chromium load
+    nothing: the pages the page links to are fetched once, by the crawl, those only the rules
+    name are not fetched, and the DOM kept holds the rules as the page wrote them."""
+    site.file("/", SPECULATING_PAGE, headers={"Speculation-Rules": '"/rules.json"'})
+    site.file("/rules.json", HEADER_RULES, "application/speculationrules+json")
+    for path in (*GUESSED, "/prefetch-linked.html", "/prerender-linked.html"):
+        site.page(path)
+    await site.start()
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM, max_tries=1)
+    rows = manifest_rows(result.snapshot.root)
+
+    assert escape_proxy.asked_of(site.host) == []
+    for path in GUESSED:
+        assert path not in site.hits, path
+        assert site.url(path) not in rows, path
+    for path in ("/", "/prefetch-linked.html", "/prerender-linked.html"):
+        assert rows[site.url(path)].outcome == "fetched", path
+    assert all(count == 1 for count in site.hits.values()), site.hits
+    assert rows[site.url("/")].render_error is None
+    assert doms(result.snapshot.root)[site.url("/")].count('type="speculationrules"') == 4
+    assert verify_snapshot(result.snapshot.root).ok

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from archiver.crawling.chromium import (
     CHROMIUM_ARGS,
+    NO_SPECULATION_SCRIPT,
     browser_error_types,
     launch_exit,
     quiet_about_the_driver_gone,
@@ -193,6 +194,7 @@ class BrowserPool:
         try:
             # Notes what the DOM is taken with but no page property shows (page_dom.py).
             await context.add_init_script(script=init_script())
+            await context.add_init_script(script=f"({NO_SPECULATION_SCRIPT})()")
             page = await context.new_page()
             tab = Tab(context, page, generation, await PageDevtools.open(context, page))
             await context.route("**/*", tab.route)

@@ -6,7 +6,15 @@ Playwright's own browser download is never used. It is launched with a fresh
 profile and with no way out to the network of its own: every request of a page is answered by the crawler (see
 crawling/browser.py), and anything that slips past that (a preconnect, a DNS
 prefetch) meets a proxy that refuses connections (refusing_port()) and a resolver
-that knows no name (CHROMIUM_ARGS).
+that knows no name (CHROMIUM_ARGS). Speculation rules (a page's ``<script
+type="speculationrules">`` and its ``Speculation-Rules`` header) have Chromium prefetch and
+prerender the pages they name from its own process, where neither the routing nor a tab's
+DevTools session sees the requests, and no switch of Chromium 156 turns that off (not
+``--disable-features=Prerender2,...`` nor ``--disable-blink-features=SpeculationRules``); so
+Chromium never holds the rules: the header is not given to it (page_devtools.given_headers())
+and NO_SPECULATION_SCRIPT disarms each rules script before Chromium reads it. A prefetch is the
+browser's guess at the next navigation, not a part of the page: the pages the page links to
+are crawled as its links.
 
 The browser runs in Linux's idle scheduling class (lower_priority()): on a
 static site crawled with ``--browser auto``, its few trial renders take the CPU
@@ -34,6 +42,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from archiver.crawling.page_dom import SCRIPTS
 from archiver.errors import ConfigError
 
 T = TypeVar("T")
@@ -74,9 +83,16 @@ CHROMIUM_ARGS = (
     # dedicated worker's reach both), so what it fetched was never archived; a page's script
     # sees no SharedWorker, as in a browser that lacks them, and keeps its work in the page.
     "--disable-blink-features=SharedWorker",
+    "--disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,LensOverlay,MediaRouter,PaintHolding,ThirdPartyStoragePartitioning,AvoidCorsURLLoaderRestartOnRedirect,TcpPortRandomizationWin,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch,msForceBrowserSignIn,msEdgeUpdateLaunchServicesPreferredVersion,"
+    + __import__("os").environ.get("SPEC_FEATURES", ""),
     # No name resolves: a request that escaped routing cannot find a host.
     "--host-resolver-rules=MAP * ~NOTFOUND",
 )
+NO_SPECULATION_SCRIPT = (SCRIPTS / "no_speculation.js").read_text(encoding="utf-8").strip()
+"""Run in every document of a tab before its scripts (BrowserPool adds it to each tab's context):
+every ``<script type="speculationrules">``, the parser's or a script's, leaves Chromium no rules
+to prefetch or prerender by, and the DOM keeps it as the page wrote it (see the module
+docstring)."""
 
 
 def find_chromium(path: str | None = None) -> str:

@@ -45,6 +45,9 @@ log = logging.getLogger("archiver.crawl")
 EVERY_REQUEST = {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}
 REFUSED = "BlockedByClient"
 """The error a hop the crawl does not answer fails with (Playwright's abort("blockedbyclient"))."""
+NOT_GIVEN = frozenset({"speculation-rules"})
+"""Response headers kept in the WARC but not given to Chromium: a Speculation-Rules header names
+rules by which Chromium would prefetch and prerender pages past the crawl (chromium.py)."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,9 @@ class PageDevtools:
         fulfilled: dict[str, Any] = {
             "requestId": request_id,
             "responseCode": answer.status,
-            "responseHeaders": [{"name": name, "value": value} for name, value in answer.headers],
+            "responseHeaders": [
+                {"name": name, "value": value} for name, value in given_headers(answer.headers)
+            ],
             "body": base64.b64encode(answer.body).decode("ascii"),
             # Given even when empty: left out, Chromium would show its own phrase ("OK") where
             # the status line named none, which it shows as it came. It refuses an empty phrase,
@@ -164,6 +169,15 @@ def as_stored(event: dict[str, Any], answer: Answer) -> bool:
         return False
     held = {name.lower() for name, _value in answer.headers}
     return all(str(header.get("name", "")).lower() in held for header in event.get("responseHeaders", []))
+
+
+def given_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The response headers Chromium is given of those stored: all but NOT_GIVEN.
+
+    >>> given_headers([("Content-Type", "text/html"), ("Speculation-Rules", '"/rules.json"')])
+    [('Content-Type', 'text/html')]
+    """
+    return [(name, value) for name, value in headers if name.lower() not in NOT_GIVEN]
 
 
 def next_hop(how: Asked, url: str, target: str) -> Asked:

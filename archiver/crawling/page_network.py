@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from archiver.crawling.page_devtools import Hop, next_hop
+from archiver.crawling.page_devtools import Hop, given_headers, next_hop
 from archiver.crawling.request_frames import FRAME_ORIGIN_WAIT, FrameFacts, main_frame
 from archiver.crawling.stored_answers import Answer
 from archiver.link_requests import READ_IN, SANDBOXED, SRCDOC
@@ -174,7 +174,9 @@ class PageNetwork:
             self.declares_closed_roots = DECLARED_CLOSED_ROOT.search(answer.body) is not None
         self.answers_given[request.url] = answer
         await _quietly(
-            route.fulfill(status=answer.status, headers=_header_dict(answer.headers), body=answer.body)
+            route.fulfill(
+                status=answer.status, headers=_header_dict(given_headers(answer.headers)), body=answer.body
+            )
         )
 
     def given(self, url: str) -> Answer | None:
