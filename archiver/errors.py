@@ -11,7 +11,7 @@ ArchiverError                   base: the CLI prints its message on one line
 ├── WriteError                  the writer could not store a record (disk full...)
 ├── FrontierLost                a shared crawl's Redis went away while the crawl ran
 │   └── NodeGivenUp             the other crawl nodes gave this one up (silent past --node-timeout)
-├── PageHung                    a rendered page's scripts kept its tab busy past its time limit
+├── PageHung                    a rendered page held its tab past its time limit (a loop, or no CPU)
 ├── BrowserUnusable             the browser --browser drives exits as it starts
 ├── ExportError                 an export file that cannot be written (it exists, no room...)
 └── WarcDamage                  bytes of a WARC file that cannot be read as records
@@ -58,14 +58,19 @@ class NodeGivenUp(FrontierLost):
 
 class PageHung(ArchiverError):
     """A page rendered in a browser whose scripts did not give its tab back by its time limit (a
-    loop): its tab is closed, the browser goes on."""
+    loop), or whose renderer the machine left no CPU to answer with until ``starved_past`` seconds
+    after it: its tab is closed, the browser goes on."""
 
-    def __init__(self, url: str, seconds: float) -> None:
+    def __init__(self, url: str, seconds: float, starved_past: float | None = None) -> None:
         self.url = url
-        super().__init__(
-            f"the page's scripts did not give the browser back within its time limit ({seconds:g} s);"
-            " its tab was closed"
-        )
+        if starved_past is None:
+            said = f"the page's scripts did not give the browser back within its time limit ({seconds:g} s)"
+        else:  # its renderer waited for the machine, not for a script
+            said = (
+                "the browser got too little CPU to render the page within its time limit"
+                f" ({seconds:g} s, and {starved_past:g} s past it): the machine is busy"
+            )
+        super().__init__(f"{said}; its tab was closed")
 
 
 class BrowserUnusable(ArchiverError):

@@ -31,7 +31,12 @@ rounds while that makes the page grow), then serialises the DOM as UTF-8 HTML.
 Every call into the page is bounded by its time limit: a script that never
 gives the browser back (a loop) blocks each of them, and the page is then
 given up (PageHung) for its tab to be closed, which ends its renderer and
-nothing else of the browser.
+nothing else of the browser. Hung is told from what the renderer did, not
+from the time alone: the browser runs at idle priority, and a busy machine
+can leave its renderer no CPU for seconds, when a healthy page answers no call
+either. A renderer that used the CPU for the wait without answering is hung
+(a loop); one that got next to none is waiting for the machine, and is waited
+for while it does, until DOM_GRACE past the page's limit.
 """
 
 from __future__ import annotations
@@ -39,8 +44,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from archiver.content import DEFAULT_DECODE_LIMIT
 from archiver.crawling.page_dom import DOM_SCRIPT, KEEPER, NOTE_ROOT_SCRIPT, PREPARE_DOM_SCRIPT, dom_arguments
@@ -51,6 +57,8 @@ from archiver.urls import try_normalize
 
 if TYPE_CHECKING:
     from archiver.crawling.browser_pool import Tab
+
+T = TypeVar("T")
 
 SCROLL_ROUNDS = 5
 SCROLL_STEPS = 30
@@ -63,6 +71,15 @@ DOM_GRACE = 10.0
 DOM_LIMIT = DEFAULT_DECODE_LIMIT
 """A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size), nor
 carried from the browser: the page keeps its HTTP capture."""
+HUNG_SHARE = 0.1
+"""Of a wait for the page's answer, the share the browser's renderers must have spent on the CPU
+for the page to be called hung. A call into a page costs its renderer milliseconds: one that got
+a tenth of a CPU for the wait and did not answer runs a script that keeps it (a loop, which takes
+all the CPU it gets: 40% of one at idle priority on a machine kept at a load of 20 by other
+work), while the machine's normal work leaves an idle renderer a few thousandths."""
+LEAST_WINDOW = 0.5
+"""Seconds, at least, over which the renderers' CPU is measured (the kernel counts it in ticks
+of 10 ms)."""
 CLOSE_SECONDS = 5.0
 """Time given a popup to close once its page's render ends."""
 
@@ -108,8 +125,8 @@ async def render_page(
 
     Bounded by ``timeout`` seconds in all (a page that never finishes loading
     still gives the DOM it has). Raises PageHung if the page's scripts keep its
-    tab busy past then (the tab is to be closed), Playwright's Error if the
-    browser fails.
+    tab busy past then, or the machine leaves its renderer no CPU until DOM_GRACE
+    past then (the tab is to be closed), Playwright's Error if the browser fails.
     """
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
@@ -145,21 +162,21 @@ async def render_page(
                 pass  # the tab still holds the page it showed before: no DOM of this one
             elif final_url.startswith("chrome-error:"):
                 error = error or "the browser showed its error page in place of the page"
-            elif (state := await _in_page(page, PREPARE_DOM_SCRIPT, url, deadline))[0] == "loading":
+            elif (state := await _in_page(tab, PREPARE_DOM_SCRIPT, url, deadline, dom_by))[0] == "loading":
                 # Its parser waits still (a script of its head that never came): the DOM is a
                 # head without a body, less than the page as it was served.
                 kept = "the page was still being parsed, so its DOM is not kept"
                 error = f"{error}; {kept}" if error else kept
-            elif network.declares_closed_roots and not await _noted_closed_roots(page, dom_by):
+            elif network.declares_closed_roots and not await _noted_closed_roots(tab, dom_by):
                 error = error or "the page's closed shadow roots could not be read"
-            elif isinstance(text := await _in_page(page, DOM_SCRIPT, dom_arguments(DOM_LIMIT), dom_by), int):
+            elif isinstance(text := await _in_page(tab, DOM_SCRIPT, dom_arguments(DOM_LIMIT), dom_by), int):
                 error = error or too_large
             elif text:
                 html, charset = text.encode("utf-8", errors="replace"), str(state[1])
             else:  # a script removed the document's root element
                 error = error or "the page has no document element"
-        except TimeoutError:  # the page answered nothing: its scripts hold its tab (a loop)
-            raise PageHung(url, timeout) from None
+        except _NoAnswer as exc:  # its scripts hold its tab (a loop), or the machine its renderer
+            raise PageHung(url, timeout, starved_past=None if exc.busy else DOM_GRACE) from None
         held = await _held_cookies(page, dom_by)
     finally:
         tab.handler = None
@@ -204,18 +221,60 @@ async def _give_cookies(tab: Tab, cookies: list[dict[str, Any]], deadline: float
                 await asyncio.wait_for(context.add_cookies([cookie]), max(deadline - time.monotonic(), 0.001))
 
 
-async def _in_page(page: Any, script: str, arg: Any, until: float) -> Any:
-    """``script`` evaluated in ``page``, which must answer by ``until`` (else TimeoutError): a
-    call into a page whose script loops never returns."""
-    return await asyncio.wait_for(page.evaluate(script, arg), max(until - time.monotonic(), 0.001))
+class _NoAnswer(Exception):
+    """The page did not answer a call into it in time (see _answered)."""
+
+    def __init__(self, busy: bool) -> None:
+        super().__init__()
+        self.busy = busy
+        """True if its renderers used the CPU meanwhile (its scripts hold it), False if the
+        machine left them next to none."""
 
 
-async def _noted_closed_roots(page: Any, until: float) -> bool:
-    """Hand each closed shadow root of ``page`` to what PAGE_INIT_SCRIPT noted, for DOM_SCRIPT to
+async def _in_page(tab: Tab, script: str, arg: Any, until: float, bound: float | None = None) -> Any:
+    """``script`` evaluated in the tab's page, which must answer by ``until``, or while its
+    renderers get no CPU by ``bound`` (see _answered): a call into a page whose script loops
+    never returns."""
+    return await _answered(tab, tab.page.evaluate(script, arg), until, until if bound is None else bound)
+
+
+async def _answered(tab: Tab, call: Awaitable[T], until: float, bound: float) -> T:
+    """What ``call`` into the tab's page gives, if it ends by ``until``; past then, for as long
+    again at a time until ``bound``, while the browser's renderers have used less than
+    HUNG_SHARE of the time since the call began on the CPU (a machine too busy to give the idle
+    browser any: the page waits, it is not hung). Raises _NoAnswer once they used more without
+    answering (its scripts hold it), or at ``bound``; ``call`` is then cancelled. Where the
+    renderers' CPU cannot be known, ``until`` is the bound."""
+    answer = asyncio.ensure_future(call)
+    began, used_before = time.monotonic(), tab.renderers_cpu()
+    window = max(until - began, LEAST_WINDOW)
+    try:
+        while True:
+            done, _ = await asyncio.wait({answer}, timeout=max(until - time.monotonic(), 0.001))
+            if done:
+                return answer.result()
+            used = tab.renderers_cpu()
+            if used is None or used_before is None:
+                raise _NoAnswer(busy=True)
+            waited = time.monotonic() - began
+            busy = waited >= LEAST_WINDOW and used - used_before >= HUNG_SHARE * waited
+            if busy or time.monotonic() >= bound:
+                raise _NoAnswer(busy)
+            until = min(time.monotonic() + window, bound)
+    finally:
+        if not answer.done():
+            answer.cancel()  # not awaited (a stop of this render must not be swallowed) but read
+            answer.add_done_callback(_read)
+
+
+async def _noted_closed_roots(tab: Tab, until: float) -> bool:
+    """Hand each closed shadow root of the tab's page to what PAGE_INIT_SCRIPT noted, for DOM_SCRIPT to
     find: one a script attached is noted already, one the HTML declared (``<template
     shadowrootmode="closed">``) no script can reach, only DevTools. Bounded like ``_in_page``;
     False if DevTools failed (a page that is not Chromium's)."""
     from playwright.async_api import Error
+
+    page = tab.page
 
     async def note() -> None:
         devtools = await page.context.new_cdp_session(page)
@@ -230,7 +289,7 @@ async def _noted_closed_roots(page: Any, until: float) -> bool:
                 await devtools.detach()
 
     try:
-        await asyncio.wait_for(note(), max(until - time.monotonic(), 0.001))
+        await _answered(tab, note(), until, until)
     except Error:
         return False
     return True

@@ -30,6 +30,7 @@ from archiver.crawling.chromium import (
     launch_exit,
     quiet_about_the_driver_gone,
     refusing_port,
+    renderers_cpu,
     started_at_idle_priority,
     use_node_compile_cache,
 )
@@ -70,6 +71,14 @@ class Tab:
     the next hops of redirects (for its ``render``: the render under way)."""
     renders: int = 0
     handler: Callable[[Route], Awaitable[None]] | None = None
+    browser_argument: str | None = None
+    """An argument of its browser's command line that no other browser has: its processes are
+    found by it."""
+
+    def renderers_cpu(self) -> float | None:
+        """The CPU seconds the renderer processes of its browser have used so far (None where that
+        cannot be known): whether a page that does not answer is busy or waits for the CPU."""
+        return renderers_cpu(self.browser_argument) if self.browser_argument is not None else None
 
     async def route(self, route: Route) -> None:
         handler = self.handler
@@ -117,6 +126,8 @@ class BrowserPool:
         self._browser: Browser | None = None
         self._renders = 0
         self._refusing: socket.socket | None = None
+        self._proxy: str | None = None
+        """The browser's --proxy-server argument (a proxy that refuses every connection)."""
         self._closed = False
 
     async def __aenter__(self) -> BrowserPool:
@@ -196,7 +207,8 @@ class BrowserPool:
             await context.add_init_script(script=init_script())
             await context.add_init_script(script=f"({NO_SPECULATION_SCRIPT})()")
             page = await context.new_page()
-            tab = Tab(context, page, generation, await PageDevtools.open(context, page))
+            devtools = await PageDevtools.open(context, page)
+            tab = Tab(context, page, generation, devtools, browser_argument=self._proxy)
             await context.route("**/*", tab.route)
             await context.route_web_socket("**/*", _refuse_websocket)
         except BaseException:
@@ -254,9 +266,11 @@ class BrowserPool:
             quiet_about_the_driver_gone(asyncio.get_running_loop())
         if self._refusing is None:
             self._refusing = refusing_port()
-        port = self._refusing.getsockname()[1]
+        # The proxy's port is this pool's own, so the argument names its browser among the
+        # processes too (Tab.renderers_cpu).
+        self._proxy = f"--proxy-server=http://127.0.0.1:{self._refusing.getsockname()[1]}"
         try:
-            self._browser = await self._launch(port)
+            self._browser = await self._launch()
         except browser_error_types() as exc:
             exited = launch_exit(str(exc))
             if exited is None:  # it did not exit (a launch past LAUNCH_TIMEOUT): one render fails
@@ -265,14 +279,14 @@ class BrowserPool:
         self.generation += 1
         self._renders = 0
 
-    async def _launch(self, port: int) -> Browser:
+    async def _launch(self) -> Browser:
         assert self._playwright is not None
         return await self._playwright.chromium.launch(
             executable_path=self.executable,
             args=[
                 *CHROMIUM_ARGS,
                 # Loopback too: Chromium sends it past proxies unless told not to.
-                f"--proxy-server=http://127.0.0.1:{port}",
+                self._proxy,
                 "--proxy-bypass-list=<-loopback>",
             ],
             handle_sigint=False,

@@ -166,20 +166,75 @@ def quiet_about_the_driver_gone(loop: asyncio.AbstractEventLoop) -> None:
     loop.set_exception_handler(handler)
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux /proc); none where /proc does not tell."""
+    found = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError):  # a thread that ended meanwhile
+                children = Path(f"/proc/{pid}/task/{task}/children").read_text()
+                found += [int(child) for child in children.split()]
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under ``pid``: its children, theirs, and so on."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        children = child_pids(todo.pop())
+        found += children
+        todo += children
+    return found
+
+
 def driver_pids() -> list[int]:
     """Playwright's driver: the child of this process that runs ``run-driver`` (Linux /proc)."""
     found = []
-    try:
-        tasks = list(Path(f"/proc/{os.getpid()}/task").iterdir())
-    except OSError:
-        return []
-    for task in tasks:
-        with contextlib.suppress(OSError, ValueError):
-            for child in (task / "children").read_text().split():
-                command = Path(f"/proc/{child}/cmdline").read_bytes()
-                if b"run-driver" in command:
-                    found.append(int(child))
+    for child in child_pids(os.getpid()):
+        with contextlib.suppress(OSError):
+            if b"run-driver" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
     return found
+
+
+def renderer_pids(browser_argument: str) -> list[int]:
+    """The renderer processes of the browser launched with ``browser_argument`` (an argument no
+    other browser of this process has), found under Playwright's driver."""
+    argument = browser_argument.encode()
+    browsers, renderers = [], []
+    for pid in [found for driver in driver_pids() for found in descendants(driver)]:
+        with contextlib.suppress(OSError):
+            # Chromium's own children rewrite theirs as one string ("... --type=renderer ...").
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if argument in command.split(b"\0") and b"--type=" not in command:
+                browsers.append(pid)
+    for browser in browsers:
+        for pid in descendants(browser):
+            with contextlib.suppress(OSError):
+                if b"--type=renderer" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    renderers.append(pid)
+    return sorted(set(renderers))
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """The CPU time (user and system, every thread) the processes ``pids`` have used, in seconds;
+    one that ended meanwhile counts none."""
+    ticks = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # Past the command's name, which may hold spaces and parentheses: state is field 3,
+            # utime and stime fields 14 and 15 (proc(5)).
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def renderers_cpu(browser_argument: str) -> float | None:
+    """The CPU seconds the renderers of the browser launched with ``browser_argument`` have used
+    (see renderer_pids), or None where Linux /proc does not show them."""
+    pids = renderer_pids(browser_argument)
+    return cpu_seconds(pids) if pids else None
 
 
 DRIVER_POLL = 0.002

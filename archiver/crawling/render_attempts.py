@@ -50,7 +50,7 @@ async def attempt_render(
                 async with asyncio.timeout(timeout + HANG_SLACK):
                     given = cookies() if cookies is not None else []
                     return await render_page(tab, url, answer, timeout, given), None
-        except PageHung as exc:  # its scripts would hold a tab as long again: not tried again
+        except PageHung as exc:  # its scripts (or the busy machine) would hold a tab as long again
             log.warning("gave up rendering %s: %s", url, exc)
             return None, f"browser: {exc}"
         except errors as exc:
