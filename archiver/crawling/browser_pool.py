@@ -268,9 +268,9 @@ class BrowserPool:
             self._refusing = refusing_port()
         # The proxy's port is this pool's own, so the argument names its browser among the
         # processes too (Tab.renderers_cpu).
-        self._proxy = f"--proxy-server=http://127.0.0.1:{self._refusing.getsockname()[1]}"
+        self._proxy = proxy = f"--proxy-server=http://127.0.0.1:{self._refusing.getsockname()[1]}"
         try:
-            self._browser = await self._launch()
+            self._browser = await self._launch(proxy)
         except browser_error_types() as exc:
             exited = launch_exit(str(exc))
             if exited is None:  # it did not exit (a launch past LAUNCH_TIMEOUT): one render fails
@@ -279,14 +279,14 @@ class BrowserPool:
         self.generation += 1
         self._renders = 0
 
-    async def _launch(self) -> Browser:
+    async def _launch(self, proxy: str) -> Browser:
         assert self._playwright is not None
         return await self._playwright.chromium.launch(
             executable_path=self.executable,
             args=[
                 *CHROMIUM_ARGS,
                 # Loopback too: Chromium sends it past proxies unless told not to.
-                self._proxy,
+                proxy,
                 "--proxy-bypass-list=<-loopback>",
             ],
             handle_sigint=False,
