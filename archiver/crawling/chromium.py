@@ -83,11 +83,10 @@ CHROMIUM_ARGS = (
     # dedicated worker's reach both), so what it fetched was never archived; a page's script
     # sees no SharedWorker, as in a browser that lacks them, and keeps its work in the page.
     "--disable-blink-features=SharedWorker",
-    "--disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,LensOverlay,MediaRouter,PaintHolding,ThirdPartyStoragePartitioning,AvoidCorsURLLoaderRestartOnRedirect,TcpPortRandomizationWin,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch,msForceBrowserSignIn,msEdgeUpdateLaunchServicesPreferredVersion,"
-    + __import__("os").environ.get("SPEC_FEATURES", ""),
     # No name resolves: a request that escaped routing cannot find a host.
     "--host-resolver-rules=MAP * ~NOTFOUND",
 )
+
 NO_SPECULATION_SCRIPT = (SCRIPTS / "no_speculation.js").read_text(encoding="utf-8").strip()
 """Run in every document of a tab before its scripts (BrowserPool adds it to each tab's context):
 every ``<script type="speculationrules">``, the parser's or a script's, leaves Chromium no rules
