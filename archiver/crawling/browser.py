@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from archiver.content import DEFAULT_DECODE_LIMIT
+from archiver.crawling.chromium import cpu_used_since
 from archiver.crawling.page_dom import DOM_SCRIPT, KEEPER, NOTE_ROOT_SCRIPT, PREPARE_DOM_SCRIPT, dom_arguments
 from archiver.crawling.page_network import Answerer, PageNetwork
 from archiver.errors import PageHung
@@ -253,11 +254,11 @@ async def _answered(tab: Tab, call: Awaitable[T], until: float, bound: float) ->
             done, _ = await asyncio.wait({answer}, timeout=max(until - time.monotonic(), 0.001))
             if done:
                 return answer.result()
-            used = tab.renderers_cpu()
+            used = tab.renderers_cpu(look_again=True)
             if used is None or used_before is None:
                 raise _NoAnswer(busy=True)
             waited = time.monotonic() - began
-            busy = waited >= LEAST_WINDOW and used - used_before >= HUNG_SHARE * waited
+            busy = waited >= LEAST_WINDOW and cpu_used_since(used_before, used) >= HUNG_SHARE * waited
             if busy or time.monotonic() >= bound:
                 raise _NoAnswer(busy)
             until = min(time.monotonic() + window, bound)

@@ -20,17 +20,18 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from archiver.crawling.chromium import (
     CHROMIUM_ARGS,
     NO_SPECULATION_SCRIPT,
     browser_error_types,
+    cpu_times,
     launch_exit,
     quiet_about_the_driver_gone,
     refusing_port,
-    renderers_cpu,
+    renderer_pids,
     started_at_idle_priority,
     use_node_compile_cache,
 )
@@ -75,10 +76,19 @@ class Tab:
     """An argument of its browser's command line that no other browser has: its processes are
     found by it."""
 
-    def renderers_cpu(self) -> float | None:
-        """The CPU seconds the renderer processes of its browser have used so far (None where that
-        cannot be known): whether a page that does not answer is busy or waits for the CPU."""
-        return renderers_cpu(self.browser_argument) if self.browser_argument is not None else None
+    renderers: list[int] = field(default_factory=list)
+    """Its browser's renderer processes, as last found (see renderers_cpu)."""
+
+    def renderers_cpu(self, look_again: bool = False) -> dict[int, float] | None:
+        """The CPU seconds each renderer process of its browser has used so far (None where that
+        cannot be known): whether a page that does not answer is busy or waits for the CPU. The
+        processes are found once (a walk of Chromium's processes costs the event loop some 6 ms),
+        and again when asked (``look_again``: a page has not answered in time)."""
+        if self.browser_argument is None:
+            return None
+        if look_again or not self.renderers:
+            self.renderers = renderer_pids(self.browser_argument)
+        return cpu_times(self.renderers) if self.renderers else None
 
     async def route(self, route: Route) -> None:
         handler = self.handler

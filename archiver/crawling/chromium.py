@@ -216,24 +216,27 @@ def renderer_pids(browser_argument: str) -> list[int]:
     return sorted(set(renderers))
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """The CPU time (user and system, every thread) the processes ``pids`` have used, in seconds;
-    one that ended meanwhile counts none."""
-    ticks = 0
+def cpu_times(pids: list[int]) -> dict[int, float]:
+    """The CPU time (user and system, every thread) each of the processes ``pids`` has used, in
+    seconds; one that ended meanwhile is left out."""
+    times = {}
     for pid in pids:
         with contextlib.suppress(OSError, ValueError, IndexError):
             # Past the command's name, which may hold spaces and parentheses: state is field 3,
             # utime and stime fields 14 and 15 (proc(5)).
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+            times[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return times
 
 
-def renderers_cpu(browser_argument: str) -> float | None:
-    """The CPU seconds the renderers of the browser launched with ``browser_argument`` have used
-    (see renderer_pids), or None where Linux /proc does not show them."""
-    pids = renderer_pids(browser_argument)
-    return cpu_seconds(pids) if pids else None
+def cpu_used_since(before: dict[int, float], now: dict[int, float]) -> float:
+    """CPU seconds the processes of ``now`` used since ``before`` (cpu_times() both): a process
+    that began meanwhile counts all its time, one that ended counts none.
+
+    >>> cpu_used_since({1: 2.0, 2: 1.0}, {1: 2.5, 3: 0.25})
+    0.75
+    """
+    return sum(time - before.get(pid, 0.0) for pid, time in now.items())
 
 
 DRIVER_POLL = 0.002
