@@ -50,6 +50,8 @@ XML_RAW_TEXT_ELEMENTS = frozenset({"script", "style"})
 _DECLARATION = r"<[!?][^>]*+(?:>|\Z)"  # doctype, CDATA, processing instruction
 _START_TAG = rf"<(?P<name>{_TAG_NAME})(?:{_SEPARATORS}{_NAME}{_VALUE})*+{_SEPARATORS}>"
 _NAME_ENDS = r"(?![^\t\n\r\f\x20/>\x00])"
+_NAME_ENDS_IN_TAG = r"(?![^\t\n\r\f\x20/=>])"
+"""An attribute's name ends there."""
 _START_OF_TAG = re.compile(_TAG_OPEN)
 _ATTRIBUTE = re.compile(rf"{_SEPARATORS}({_NAME}){_VALUE}")
 _END_TAGS = {name: re.compile(rf"</{name}[\t\n\r\f\x20/>]", re.IGNORECASE) for name in RAW_TEXT_ELEMENTS}
@@ -81,19 +83,21 @@ def one_of(words: Iterable[str]) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _scanner(wanted: frozenset[str] | None, xml: bool = False) -> re.Pattern[str]:
+def _scanner(wanted: frozenset[str] | None, xml: bool = False, unread: str | None = None) -> re.Pattern[str]:
     """From a position: what precedes the next start tag to yield (text, comments, declarations,
-    CDATA sections in ``xml``, and with ``wanted`` the start tags of no interest, all skipped
-    inside the regular expression), then that tag (group "tag", its name group "name"), or else
-    (a tag never closed, or the end) nothing more."""
+    CDATA sections in ``xml``, with ``wanted`` the start tags of no interest, and the tags the
+    pattern ``unread`` matches, all skipped inside the regular expression), then that tag (group
+    "tag", its name group "name"), or else (a tag never closed, or the end) nothing more."""
     skipped = [r"[^<]++", r"<(?![a-zA-Z!?])", _COMMENT, *([_CDATA] if xml else []), _DECLARATION]
+    if unread is not None:
+        skipped.append(unread)
     if wanted is not None:
         # A start tag not wanted: another name (raw-text elements are always yielded, their text
         # is skipped by iter_tags), and no attribute whose CSS may hold a URL (style, fill...).
         names = one_of(wanted | RAW_TEXT_ELEMENTS)
         # Most attributes (class, id, href) begin with none of the CSS attributes' letters.
         firsts = "".join(sorted({name[0] for name in CSS_ATTRS} | {name[0].upper() for name in CSS_ATTRS}))
-        no_style = rf"(?!(?=[{firsts}])(?i:{one_of(CSS_ATTRS)})(?![^\t\n\r\f\x20/=>]))"
+        no_style = rf"(?!(?=[{firsts}])(?i:{one_of(CSS_ATTRS)}){_NAME_ENDS_IN_TAG})"
         skipped.append(
             rf"<(?!(?i:{names}){_NAME_ENDS}){_TAG_NAME}"
             rf"(?:{_SEPARATORS}{no_style}{_NAME}{_VALUE})*+{_SEPARATORS}>"
@@ -119,7 +123,11 @@ def scan(text: str) -> Markup:
 
 
 def iter_tags(
-    text: str, styles: list[tuple[int, int]], wanted: frozenset[str] | None = None, xml: bool = False
+    text: str,
+    styles: list[tuple[int, int]],
+    wanted: frozenset[str] | None = None,
+    xml: bool = False,
+    unread: str | None = None,
 ) -> Iterator[tuple[int, str, str]]:
     """scan()'s tags one at a time, each <style>'s text span appended to ``styles`` as its tag is
     yielded: a page of megabytes holds tens of thousands of tags, a few hundred bytes each.
@@ -130,10 +138,13 @@ def iter_tags(
 
     With ``xml`` (an SVG document), a CDATA section is text, only <script> and <style> hold text
     to skip, and a tag's name is yielded without its prefix (``svg:style`` is a <style>).
+
+    ``unread``: a pattern of whole start tags of a name not in RAW_TEXT_ELEMENTS that the caller
+    has no use for either (see unread_tags()), skipped the same way.
     """
     position = 0
     length = len(text)
-    match_next = _scanner(wanted, xml).match
+    match_next = _scanner(wanted, xml, unread).match
     raw_text_elements = XML_RAW_TEXT_ELEMENTS if xml else RAW_TEXT_ELEMENTS
     while position < length:
         match = match_next(text, position)
@@ -154,6 +165,25 @@ def iter_tags(
             if name == "style":
                 styles.append((position, end))
             position = end
+
+
+def unread_tags(name: str, read: Iterable[str], kept: tuple[str, str]) -> str:
+    """A pattern for iter_tags()'s ``unread``: a start tag named ``name`` with none of the
+    attributes ``read`` but the one named ``kept[0]``, whose value (each of them, if it is
+    repeated) begins with the text ``kept[1]`` (no character reference, no space before it).
+
+    >>> unread = re.compile(unread_tags("a", ["href", "style"], ("href", "#")))
+    >>> [bool(unread.fullmatch(tag)) for tag in ('<a href="#x" class=y>', "<A HREF=#x>", '<a href="/x">',
+    ...     '<a href="#x" style="">', '<a href>', "<a hreflang=en>", "<abbr title=x>")]
+    [True, True, False, False, False, True, False]
+    """
+    kept_name, begins = kept
+    others = one_of({word.lower() for word in read} | {kept_name.lower()})
+    value = re.escape(begins)
+    quoted = rf"""(?:"{value}[^"]*+"|'{value}[^']*+'|{value}[^\t\n\r\f\x20>]*+)"""
+    kept_value = rf"(?i:{re.escape(kept_name)}){_SPACE}*+={_SPACE}*+{quoted}"
+    other = rf"(?!(?i:{others}){_NAME_ENDS_IN_TAG}){_NAME}{_VALUE}"
+    return rf"<(?i:{re.escape(name)}){_NAME_ENDS}(?:{_SEPARATORS}(?:{kept_value}|{other}))*+{_SEPARATORS}>"
 
 
 def _raw_text_end(text: str, end_tag: re.Pattern[str], start: int) -> int:

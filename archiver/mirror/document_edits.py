@@ -25,7 +25,7 @@ from archiver.links import (
     is_fetchable_reference,
     link_kind,
 )
-from archiver.markup import attributes, iter_tags, unescape_attribute
+from archiver.markup import attributes, iter_tags, unescape_attribute, unread_tags
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker
 from archiver.mirror.stylesheets import css_edits, replace_spans, rewrite_css_text
@@ -63,6 +63,10 @@ _STYLE_ATTRIBUTE = re.compile("|".join(CSS_ATTRS), re.IGNORECASE)
 """A tag that may hold an attribute whose CSS holds a URL (a first look: attributes() tells)."""
 _NEUTRALISED = frozenset({"crossorigin", "integrity"})
 """Attributes the mirror renames: crossorigin always, integrity once its file is made local."""
+_OWN_FRAGMENT_LINKS = unread_tags("a", _READ_ATTRS["a"] | _NEUTRALISED, ("href", "#"))
+"""An <a> whose only link is to a fragment of its own page, which the Linker keeps as it is: most
+links of a documentation page (a heading's, a definition's), skipped by the tokenizer in a page
+with no <base> of another URL rather than handed one by one to _tag_edits() for no edit."""
 _BASE = frozenset({"base"})
 _BASE_TAG = re.compile("<base", re.IGNORECASE)
 """Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
@@ -113,7 +117,9 @@ def document_edits(
     styles: list[tuple[int, int]] = []
     edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
     # In SVG every tag is looked at: a prefixed name (svg:image) is no name the scanner skips by.
-    tags = iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg)
+    own_fragments = base == link.page_url and base[:5].lower() != "blob:"
+    unread = _OWN_FRAGMENT_LINKS if own_fragments and not svg else None
+    tags = iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg, unread=unread)
     if svg:
         tags_read = list(tags)
         xhtml = xhtml_tags(view, len(tags_read))
