@@ -127,9 +127,11 @@ def root_findings(
             hint = (page_policy, destination, cors_font(destination), "")
             resolved = resolve_reference(value, base, contexts)
         else:
+            resolved = resolve_reference(value, base, contexts, encoding=encoding)
+            if resolved is None:  # a fragment of the page (half a documentation page's links)
+                continue
             policy, destination, cors, words = element_request(element, attribute, known)
             hint = (policy or page_policy, destination, cors, words)
-            resolved = resolve_reference(value, base, contexts, encoding=encoding)
         _collect(found, resolved, kind, hints, hint)
     _collect_srcdocs(found, hints, srcdoc_documents(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind

@@ -102,6 +102,8 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
                             references[at] = (*sourced[:5], cors_mode(element, "src", sourced[4]), "")
                     for ref in references_in((element,)):
                         assert ref[1] is not None  # no <style>'s text: see above
+                        if ref[4][:1] == "#":  # a fragment of the page: nothing to fetch
+                            continue
                         if tag == "source" and in_picture:
                             sources.append(len(references))
                         hint = element_request(element, ref[1], known)
