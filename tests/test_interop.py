@@ -9,8 +9,10 @@ made again when that list changes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import gzip
+import http.client
 import json
 import os
 import shutil
@@ -20,10 +22,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp import web
+from raw_server import RawRequest, RawServer
 from warcio.archiveiterator import ArchiveIterator
 
 pytestmark = pytest.mark.interop
@@ -145,10 +149,15 @@ def _comparable(line: str) -> tuple:
 
 
 def _get(url: str) -> tuple[int, bytes, dict[str, str]]:
+    """Status, body and headers of ``url``; a body that ends before its Content-Length comes
+    back as far as it came (the headers say how long it was meant to be)."""
     request = urllib.request.Request(url, headers={"Accept-Encoding": "identity"})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
-            return response.status, response.read(), dict(response.headers)
+            try:
+                return response.status, response.read(), dict(response.headers)
+            except http.client.IncompleteRead as cut:
+                return response.status, cut.partial, dict(response.headers)
     except urllib.error.HTTPError as error:
         return error.code, error.read(), dict(error.headers)
 
@@ -166,29 +175,20 @@ def _wait_for(url: str, process: subprocess.Popen, seconds: float = 60) -> None:
     raise AssertionError("pywb did not start")
 
 
-@pytest.mark.parametrize("index", ["pywb-made", "ours"])
-async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, index):
-    """pywb serves every capture with status 200 through its id_ URLs (raw replay)."""
-    result = await build_snapshot(site, run_crawl)
-    urls = {
-        "/": SITE_HTML.encode(),
-        "/a": None,
-        "/x.png": b"\x89PNG same",
-        "/y.png": b"\x89PNG same",
-        "/gz": None,
-        "/docs/": None,
-    }
-    original = {path: (site.url(path), body) for path, body in urls.items()}
-    old_url = site.url("/old")
-    await site.close()  # replay must come from the archive alone
+@contextlib.asynccontextmanager
+async def pywb_replaying(
+    snapshot: Path, tmp_path: Path, tools: Path, *, own_index: bool
+) -> AsyncIterator[str]:
+    """pywb's ``wayback`` serving the WARC files of ``snapshot`` as collection ``snap``, by the
+    snapshot's own CDXJ index or (``own_index`` False) one pywb makes; yields the collection's URL."""
     root = tmp_path / "pywb"
     collection = root / "collections" / "snap"
     (collection / "archive").mkdir(parents=True)
     (collection / "indexes").mkdir()
-    for warc in (result.snapshot.root / "warc").glob("*.warc.gz"):
+    for warc in (snapshot / "warc").glob("*.warc.gz"):
         shutil.copy(warc, collection / "archive")
-    if index == "ours":
-        shutil.copy(result.snapshot.root / "indexes" / "index.cdxj", collection / "indexes")
+    if own_index:
+        shutil.copy(snapshot / "indexes" / "index.cdxj", collection / "indexes")
     else:
         await asyncio.to_thread(
             subprocess.run,
@@ -208,6 +208,29 @@ async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, inde
     try:
         base = f"http://127.0.0.1:{port}/snap"
         await asyncio.to_thread(_wait_for, f"{base}/", process)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+@pytest.mark.parametrize("index", ["pywb-made", "ours"])
+async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, index):
+    """pywb serves every capture with status 200 through its id_ URLs (raw replay)."""
+    result = await build_snapshot(site, run_crawl)
+    urls = {
+        "/": SITE_HTML.encode(),
+        "/a": None,
+        "/x.png": b"\x89PNG same",
+        "/y.png": b"\x89PNG same",
+        "/gz": None,
+        "/docs/": None,
+    }
+    original = {path: (site.url(path), body) for path, body in urls.items()}
+    old_url = site.url("/old")
+    await site.close()  # replay must come from the archive alone
+    async with pywb_replaying(result.snapshot.root, tmp_path, tools, own_index=index == "ours") as base:
         for path, (url, body) in original.items():
             status, data, headers = await asyncio.to_thread(_get, f"{base}/2026id_/{url}")
             assert status == 200, (path, status, data[:200])
@@ -221,10 +244,6 @@ async def test_pywb_replays_archived_urls(site, run_crawl, tools, tmp_path, inde
         status, _, headers = await asyncio.to_thread(_get_no_redirect, f"{base}/2026id_/{old_url}")
         assert status in (301, 302)
         assert headers.get("Location", "").endswith("/a")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        log.close()
 
 
 def _get_no_redirect(url: str) -> tuple[int, bytes, dict[str, str]]:
@@ -238,3 +257,55 @@ def _get_no_redirect(url: str) -> tuple[int, bytes, dict[str, str]]:
             return response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as error:
         return error.code, error.read(), dict(error.headers)
+
+
+CUT_PAGE = b"<title>cut</title><a href='/cut'>cut</a><a href='/big'>big</a>"
+
+
+async def cut_answers(request: RawRequest, writer: asyncio.StreamWriter) -> None:
+    """/cut: 24 of the 1,000 bytes its Content-Length promises, then the close; /big: 20,000
+    bytes, whole, for --max-file-size to cut; /: a page linking both."""
+    if request.path == "/cut":
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n" + b"c" * 24
+        )
+    elif request.path == "/big":
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 20000\r\n\r\n" + b"b" * 20_000
+        )
+    elif request.path == "/":
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(CUT_PAGE)
+        writer.write(head + CUT_PAGE)
+    else:
+        writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+
+
+@pytest.mark.parametrize("index", ["pywb-made", "ours"])
+async def test_pywb_replays_a_body_cut_short_as_stored(run_crawl, tools, tmp_path, index):
+    """A record whose body was cut short (the peer closed, or --max-file-size) replays whole as
+    stored: its head keeps no Content-Length of the bytes that never came, which pywb would send
+    and leave every client waiting for."""
+    server = await RawServer(cut_answers).start()
+    cut_url, big_url = server.url("/cut"), server.url("/big")
+    try:
+        result = await run_crawl(server.url("/"), max_tries=1, max_file_size=10_000)
+    finally:
+        await server.close()
+    stored = {}
+    for path in sorted((result.snapshot.root / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as f:
+            for record in ArchiveIterator(f):
+                if record.rec_type == "response":
+                    truncated = record.rec_headers.get_header("WARC-Truncated")
+                    stored[record.rec_headers.get_header("WARC-Target-URI")] = (
+                        truncated,
+                        record.raw_stream.read(),
+                    )
+    assert stored[cut_url] == ("disconnect", b"c" * 24)
+    assert stored[big_url] == ("length", b"b" * 10_000)
+    async with pywb_replaying(result.snapshot.root, tmp_path, tools, own_index=index == "ours") as base:
+        for url in (cut_url, big_url):
+            status, data, headers = await asyncio.to_thread(_get, f"{base}/2026id_/{url}")
+            assert status == 200, (url, status, data[:200])
+            assert headers.get("Content-Length") in (None, str(len(data))), (url, headers)
+            assert data == stored[url][1], url

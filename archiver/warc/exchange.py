@@ -14,17 +14,33 @@ from archiver.warc.capture import Capture
 from archiver.warc.records import warc_date
 
 TRANSFER_ENCODING_RENAMED = "X-Archiver-Transfer-Encoding"
+CONTENT_LENGTH_RENAMED = "X-Archiver-Content-Length"
 
 
-def archived_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Response headers as stored: the body is de-chunked, so Transfer-Encoding is renamed.
+def archived_headers(headers: list[tuple[str, str]], body_length: int | None = None) -> list[tuple[str, str]]:
+    """Response headers as stored: the body is de-chunked, so Transfer-Encoding is renamed; and
+    a Content-Length other than ``body_length``, the length of the body stored (one cut short:
+    the peer closed, the timeout or --max-file-size ended it) is renamed too. Replay tools send
+    a record's Content-Length as it is (pywb's raw ``id_`` replay, and any replay of a body it
+    does not rewrite): bytes the record does not hold would leave every client waiting for them.
 
     Content-Encoding stays: the body is stored still compressed.
+
+    >>> archived_headers([("Content-Length", "1000"), ("Transfer-Encoding", "chunked")], 24)
+    [('X-Archiver-Content-Length', '1000'), ('X-Archiver-Transfer-Encoding', 'chunked')]
+    >>> archived_headers([("Content-Length", "24")], 24)
+    [('Content-Length', '24')]
     """
-    return [
-        (TRANSFER_ENCODING_RENAMED if name.lower() == "transfer-encoding" else name, value)
-        for name, value in headers
-    ]
+
+    def stored_name(name: str, value: str) -> str:
+        lowered = name.lower()
+        if lowered == "transfer-encoding":
+            return TRANSFER_ENCODING_RENAMED
+        if lowered == "content-length" and body_length is not None and value.strip() != str(body_length):
+            return CONTENT_LENGTH_RENAMED
+        return name
+
+    return [(stored_name(name, value), value) for name, value in headers]
 
 
 @dataclass(frozen=True)
@@ -48,7 +64,8 @@ def _common_fields(capture: Capture) -> records.Fields:
 def response_head(capture: Capture) -> bytes:
     """The HTTP head of the response of ``capture`` as stored (see archived_headers)."""
     return records.http_head(
-        f"{capture.http_version} {capture.status_line}", archived_headers(capture.response_headers)
+        f"{capture.http_version} {capture.status_line}",
+        archived_headers(capture.response_headers, capture.body_length),
     )
 
 
