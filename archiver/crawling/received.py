@@ -126,7 +126,9 @@ class Received:
             date=date,
             request_line=f"{sent.method} {target} HTTP/1.1",
             request_headers=request_headers,
-            status_line=f"{response.status} {received_text(response.reason or '')}".rstrip(),
+            # Three digits at least, as a status line has them (a code of two, 20, read as Chromium
+            # reads it, would make the record one that replay tools and HTTP clients refuse).
+            status_line=f"{response.status:03d} {received_text(response.reason or '')}".rstrip(),
             http_version=f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1",
             response_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers],
             body=body,
