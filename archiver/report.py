@@ -266,6 +266,11 @@ MENDED_BY_A_NEW_MANIFEST = frozenset(
 """The kinds a manifest written again from the WARC files mends, whose manifest crawl --resume
 --repair sets aside for it (a row of the wrong type is damage it finds itself)."""
 
+MENDED_AFTER = {CDXJ_MISMATCH: DUPLICATE_RECORD_ID}
+"""A kind whose mend works only once another kind's is done, when both are found: with a WARC
+file copied into warc/, the copy's records have no CDXJ line, and the index written again before
+the copy is removed would send replay to the copy's records, then to nothing."""
+
 EXAMPLES_PER_KIND = 5
 
 
@@ -331,7 +336,7 @@ class Report:
                 name: {
                     "check": KINDS[name].check,
                     "title": KINDS[name].title,
-                    "mend": KINDS[name].mend_for(snapshot),
+                    "mend": self.mend_of(name, snapshot),
                     "count": count,
                     "examples": [{"where": p.where, "detail": p.detail} for p in self.examples[name]],
                 }
@@ -339,6 +344,25 @@ class Report:
             },
             "stats": dict(sorted(self.stats.items())),
         }
+
+    def mend_of(self, name: str, snapshot: str) -> str:
+        """What mends the problems of kind ``name`` in the snapshot at ``snapshot``: its mend, after
+        that of another kind found, whose mend must come first (MENDED_AFTER).
+
+        >>> report = Report()
+        >>> report.add(CDXJ_MISMATCH, "warc/a.warc.gz@0")
+        >>> report.mend_of(CDXJ_MISMATCH, "snap")
+        'write it again from them with: archiver mirror snap'
+        >>> report.add(DUPLICATE_RECORD_ID, "warc/b.warc.gz@0")
+        >>> print(report.mend_of(CDXJ_MISMATCH, "snap"))  # doctest: +NORMALIZE_WHITESPACE
+        first what the duplicate_record_id line says (remove the copy); then write it again
+        from them with: archiver mirror snap
+        """
+        mend = KINDS[name].mend_for(snapshot)
+        first = MENDED_AFTER.get(name)
+        if first is None or not self.counts[first]:
+            return mend
+        return f"first what the {first} line says ({KINDS[first].mend.rpartition('; ')[2]}); then {mend}"
 
     def _ordered_counts(self) -> list[tuple[str, int]]:
         order = list(KINDS)
@@ -367,7 +391,7 @@ class Report:
             lines.append(f"  checked: {stats}")
         for name, count in self._ordered_counts():
             kind = KINDS[name]
-            lines.append(f"{kind.check}: {name} ({count}): {kind.title} ({kind.mend_for(snapshot)})")
+            lines.append(f"{kind.check}: {name} ({count}): {kind.title} ({self.mend_of(name, snapshot)})")
             for problem in self.examples[name]:
                 detail = f": {problem.detail}" if problem.detail else ""
                 lines.append(f"    {problem.where}{detail}")

@@ -195,3 +195,24 @@ async def test_a_3xx_the_crawl_does_not_follow_is_given_back_as_the_page_it_was(
     assert rows[site.url("/choices")].content_type == "text/html"  # sniffed: a page a browser shows
 
     await lose_and_repair(root, site, same_mirror=False)
+
+
+def empty_manifest(root: Path) -> None:
+    """The manifest left empty, as a full disk leaves a file SQLite had just made."""
+    lose_manifest(root)
+    (root / "manifest.sqlite3").write_bytes(b"")
+
+
+async def test_an_empty_manifest_set_aside_is_said_so(site, run_crawl) -> None:
+    """A manifest file left empty holds no crawl: the repair set it aside and wrote it again, and
+    said "None (set aside as ...)". It now says the manifest held nothing, where it is kept, and
+    that it was written again; the rows are the crawl's and verify passes."""
+    site.page("/", links=["/a"]).page("/a")
+    await site.start()
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    repaired = await lose_and_repair(root, site, empty_manifest)
+    kept = next(root.glob("manifest.sqlite3.damaged-*Z")).name
+    assert f"the manifest held nothing (set aside as {kept}): written again from the WARC files" in (
+        repaired.stderr
+    ), repaired.stderr
+    assert "None" not in repaired.stderr, repaired.stderr

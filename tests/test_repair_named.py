@@ -70,3 +70,31 @@ async def test_a_lost_or_changed_mirror_file_names_the_build_which_mends_it(craw
     assert (page.read_bytes(), sheet.read_bytes()) == kept
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 0, verified.stdout
+
+
+async def test_a_manifest_set_aside_for_disagreeing_is_said_written_again_in_one_line(
+    crawled: Path, site
+) -> None:
+    """A row's WARC offset edited: --repair set the manifest aside ("set aside as ..., to be
+    written again from them"), and the resume then said "the manifest was lost", as if it had
+    been deleted. One line now says why it was set aside, where it is kept, and that it was
+    written again from the WARC files; the row names its record again and verify passes."""
+    root = crawled
+    page = site.url("/a")
+    kept = manifest_rows(root)[page].warc_offset
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("UPDATE urls SET warc_offset = warc_offset + 10 WHERE url = ?", (page,))
+    db.close()
+    captures = sum(1 for row in manifest_rows(root, for_crawlers=True).values() if row.warc_file)
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    said = [line for line in repaired.stderr.splitlines() if "manifest" in line]
+    assert len(said) == 1, repaired.stderr
+    assert "the manifest disagrees with the WARC files (wrong_location: " in said[0], said
+    assert said[0].endswith(
+        f"set aside as {next(root.glob('manifest.sqlite3.damaged-*Z')).name}, written again from the WARC "
+        f"files, {captures} captures; the crawl goes on from them"
+    ), said
+    assert manifest_rows(root)[page].warc_offset == kept
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout

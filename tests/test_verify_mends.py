@@ -274,7 +274,9 @@ async def test_what_no_command_mends_is_said_lost_with_its_url(
 async def test_a_warc_file_copied_twice_is_said_to_need_its_copy_removed(snapshot: Path) -> None:
     """A WARC file copied into warc/ under another name (as a careless backup restores it): every
     record is there twice. No command can tell the copy from the original for the user: the
-    line says so and names the copy's records; with the copy removed, verify passes."""
+    line says so and names the copy's records; with the copy removed, verify passes. The index's
+    line named archiver mirror alone, which run first indexed the copy too: it now says the copy
+    is removed first."""
     first = min((snapshot / "warc").glob("*.warc.gz"))
     copy = first.with_name(first.name.replace("-00001", "-00099"))
     shutil.copyfile(first, copy)
@@ -284,7 +286,13 @@ async def test_a_warc_file_copied_twice_is_said_to_need_its_copy_removed(snapsho
     assert NAMED_COMMAND.search(line) is None and "no command" in line and "remove the copy" in line
     example = verified.stdout.splitlines()[verified.stdout.splitlines().index(line) + 1]
     assert example.strip().startswith(f"{copy.name}@0: <urn:uuid:"), verified.stdout
+    # The copy's records have no CDXJ line: the index's line says the copy goes first, then what
+    # writes the index again (written again with the copy there, it would index the copy too).
+    index_line = problem_lines(verified.stdout)["cdxj_mismatch"]
+    assert "first what the duplicate_record_id line says (remove the copy); then " in index_line, index_line
 
     copy.unlink()
+    mended = await asyncio.to_thread(run_archiver, *named_command(index_line))
+    assert mended.returncode == 0, mended.stderr
     verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
     assert verified.returncode == 0, verified.stdout

@@ -142,7 +142,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             f"damaged, is written again from its WARC files with: archiver merge {output} --repair"
         )
     if args.repair:
-        _set_aside_disagreeing_manifest(output)
+        _set_aside_disagreeing_manifest(output, config)
     progress = not args.quiet and sys.stderr.isatty()
     if config.frontier is not None:
         # A crawl node: it locks its own part of the folder, which other nodes share.
@@ -172,15 +172,16 @@ def _restore_crawl_json(output: Path) -> None:
     print(f"archiver: warning: {warning}", file=sys.stderr)
 
 
-def _set_aside_disagreeing_manifest(output: Path) -> None:
+def _set_aside_disagreeing_manifest(output: Path, config: CrawlConfig) -> None:
     """Set aside (--repair) a manifest that disagrees with the WARC files, the record of truth, as
     verify finds it (report.MENDED_BY_A_NEW_MANIFEST: a row naming a place that holds no record
     of its URL, a record no row names, a row's facts that no page or redirect bears out, a WARC
-    file gone), so the resume writes it again from them, as it writes a lost one: what verify
-    says mends it. Read under the snapshot's lock, before the crawl takes it."""
+    file gone), and write it again from them, as the resume writes a lost one: what verify says
+    mends it. Done under the snapshot's lock, before the crawl takes it, and said in one line (the
+    resume then finds the manifest it goes on from)."""
     from archiver.report import KINDS, MENDED_BY_A_NEW_MANIFEST
     from archiver.store.lock import snapshot_lock
-    from archiver.store.rebuild import set_aside_manifest
+    from archiver.store.rebuild import crawl_seeds, rebuild_manifest, set_aside_manifest
     from archiver.store.snapshot import Snapshot
     from archiver.verify.verifier import verify_locked
 
@@ -193,10 +194,13 @@ def _set_aside_disagreeing_manifest(output: Path) -> None:
         if not found:
             return
         kept = set_aside_manifest(snapshot)
+        settings = config.to_json()
+        captures = rebuild_manifest(snapshot, config.warc_prefix, settings, crawl_seeds(settings))
     problem = report.examples[found[0]][0]
     print(
         f"archiver: warning: the manifest disagrees with the WARC files ({problem.kind}: {problem.where}: "
-        f"{problem.detail}): set aside as {kept}, to be written again from them",
+        f"{problem.detail}): set aside as {kept}, written again from the WARC files, {captures} captures; "
+        "the crawl goes on from them",
         file=sys.stderr,
     )
 

@@ -94,12 +94,13 @@ def left_out(names: list[str], root: Path) -> str:
     )
 
 
-def merge_nodes(root: Path, repair: bool = False) -> tuple[list[str], list[str]]:
+def merge_nodes(root: Path, repair: bool = False, done: bool = False) -> tuple[list[str], list[str]]:
     """Join every node part of the shared crawl in ``root`` into its manifest, index and
     crawl.json; returns the parts joined, and warnings (a part left out because its node still
     runs, or because it has WARC records but lost its manifest). With ``repair``, a part's
     manifest lost or damaged is first written again from its node's WARC files
-    (crawling/repair.py), and joined.
+    (crawling/repair.py), and joined. ``done``: Redis holds no URL of the crawl queued or in
+    flight (the last node's merge), so the crawl is finished though a node was lost on the way.
 
     A part whose node was killed is recovered first, as a resumed crawl recovers
     (crawling/resume.py): what it wrote past its last commit is cut off its WARC files. A part
@@ -181,7 +182,7 @@ def merge_nodes(root: Path, repair: bool = False) -> tuple[list[str], list[str]]
             stale.unlink(missing_ok=True)
         os.replace(merging, snapshot.manifest_path)
         _merge_indexes(snapshot, list(parts))
-        _note(snapshot, data, parts, totals, complete=len(parts) == len(names))
+        _note(snapshot, data, parts, totals, complete=len(parts) == len(names), done=done)
     for warning in warnings:
         log.warning(warning)
     return list(parts), warnings
@@ -237,9 +238,19 @@ def _merge_indexes(snapshot: Snapshot, names: list[str]) -> None:
 
 
 def _note(
-    snapshot: Snapshot, data: dict[str, Any], parts: dict[str, Any], totals: dict[str, Any], complete: bool
+    snapshot: Snapshot,
+    data: dict[str, Any],
+    parts: dict[str, Any],
+    totals: dict[str, Any],
+    complete: bool,
+    done: bool,
 ) -> None:
-    """crawl.json of the whole crawl: the parts merged, their commands and crash tails, the totals."""
+    """crawl.json of the whole crawl: the parts merged, their commands and crash tails, the totals.
+
+    The crawl is finished when every part is joined, no URL is left queued, and either Redis said
+    no URL is outstanding (``done``; a merge that found so before: no node joins a finished
+    crawl) or every node finished its part. A node killed leaves its part interrupted, while the
+    others fetched what it held: its part says so, not the crawl."""
     controls: list[Any] = []
     tails: list[Any] = []
     for name in parts:
@@ -248,7 +259,8 @@ def _note(
         for tail in part_data.get(CRASH_TAILS) or []:
             kept = tail.get("kept_in")
             tails.append({**tail, "node": name, "kept_in": f"nodes/{name}/{kept}" if kept else None})
-    finished = complete and not totals["queued"] and all(p["status"] == FINISHED for p in parts.values())
+    ended = done or data.get("status") == FINISHED or all(p["status"] == FINISHED for p in parts.values())
+    finished = complete and not totals["queued"] and ended
     data.update(
         {
             NODES: parts,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import time
@@ -199,7 +200,8 @@ async def _crawl_node(
         return result
     async with _merging(crawl, member):
         outstanding = int((await crawl.run("outstanding", args=[crawl.prefix]))[0])
-        merged, warnings = await _unlocked(merge_nodes, root.root)
+        done = outstanding == 0 and not result.interrupted
+        merged, warnings = await _unlocked(functools.partial(merge_nodes, done=done), root.root)
         result.warnings += warnings
         result.parts_left_out = not_merged(root.root, merged)
         result.snapshot = root
@@ -211,7 +213,7 @@ async def _crawl_node(
                 if seed in seeds
             ]
         result.seeds_failed = [(seed, why) for seed, why in failed if why is not None]
-        if outstanding == 0 and not result.interrupted:
+        if done:
             if mirror:
                 from archiver.mirror.build import build_mirror
 

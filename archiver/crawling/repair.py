@@ -187,7 +187,10 @@ def _written_again(snapshot: Snapshot, prefix: str, rebuild: Callable[[], int], 
         return []
     kept = set_aside_manifest(snapshot)
     captures = rebuild()
-    was = f"{damage} (set aside as {kept})" if kept is not None else "the manifest was lost"
+    if kept is None:
+        was = "the manifest was lost"
+    else:  # damaged, or a file with no crawl in it (a kill or a full disk as it was made)
+        was = f"{damage or 'the manifest held nothing'} (set aside as {kept})"
     return [f"{was}: written again from the WARC files, {captures} captures; {then}"]
 
 
