@@ -8,6 +8,7 @@ ArchiverError                   base: the CLI prints its message on one line
 │   └── UnknownEncoding         the encoding the crawl read a document in cannot be read back
 ├── UnsafePathError (ValueError) a path that would leave its folder or pass a symbolic link
 ├── FetchError                  a fetch that got no response (network, timeout, protocol)
+│   └── NoSuchHost              its host has no address, or no name a request can carry
 ├── WriteError                  the writer could not store a record (disk full...)
 ├── FrontierLost                a shared crawl's Redis went away while the crawl ran
 │   └── NodeGivenUp             the other crawl nodes gave this one up (silent past --node-timeout)
@@ -122,6 +123,14 @@ class FetchError(ArchiverError):
         self.why = why
         self.retryable = retryable
         super().__init__(f"{url}: {why}")
+
+
+class NoSuchHost(FetchError):
+    """A fetch whose host the resolver says has no address (NXDOMAIN), or that IDNA encodes to no
+    name (a label past 63 letters): asked again, it fails the same, and no server is there."""
+
+    def __init__(self, url: str, why: str) -> None:
+        super().__init__(url, why, retryable=False)
 
 
 class WriteError(ArchiverError):

@@ -36,6 +36,16 @@ MAX_URL_LENGTH = 65_536
 """Longest URL fetched, in characters of the normalised URL (all ASCII): servers refuse far
 shorter ones (8 KiB is common); the WARC records of a URL past a megabyte hold header lines longer
 than WARC readers read back (warc.members.MAX_LINE); and a trap of ever longer URLs ends here."""
+PATH_REPEATS = "path repeats"
+"""A URL whose path says one segment, or one run of a few segments, more than MAX_PATH_REPEATS
+times in a row (``/a/a/a/a/``, ``/a/b/a/b/a/b/a/b/``): a relative link (``a/``) on a page that
+every path answers makes such paths without end, each a page of its own, until MAX_URL_LENGTH."""
+MAX_PATH_REPEATS = 3
+"""Most times in a row a path may say the same segments. Heritrix rejects such paths by default
+too; a site's own paths seldom say a name twice in a row, and never four times."""
+LONGEST_REPEATED_RUN = 8
+"""Longest run of segments looked for repeats: the time each URL takes stays linear in its length,
+and a run longer than this repeated four times is a path no trap needs to make."""
 
 
 def matches(patterns: Sequence[re.Pattern[str]], url: str) -> bool:
@@ -52,6 +62,26 @@ def matches(patterns: Sequence[re.Pattern[str]], url: str) -> bool:
         return True
     readable = readable_url(url)
     return readable != url and any(pattern.search(readable) for pattern in patterns)
+
+
+def repeats_in_path(url: str) -> bool:
+    """True if the path of ``url`` (normalised) says one segment, or one run of up to
+    LONGEST_REPEATED_RUN segments, more than MAX_PATH_REPEATS times in a row (PATH_REPEATS).
+
+    >>> [repeats_in_path(f"http://h{path}") for path in ("/a/a/a/", "/a/a/a/a/", "/x/a/b/a/b/a/b/a/b/y")]
+    [False, True, True]
+    >>> repeats_in_path("http://h/a/b/a/b/a/b/c?q=/a/a/a/a/a")  # three times, and the query is no path
+    False
+    """
+    segments = url.partition("#")[0].partition("?")[0].partition("://")[2].split("/")[1:]
+    for run in range(1, min(LONGEST_REPEATED_RUN, len(segments) // (MAX_PATH_REPEATS + 1)) + 1):
+        # ``same``: how many segments in a row equal the one ``run`` segments before them.
+        same = 0
+        for index in range(run, len(segments)):
+            same = same + 1 if segments[index] == segments[index - run] else 0
+            if same >= run * MAX_PATH_REPEATS:
+                return True
+    return False
 
 
 def folder_of(url: str) -> str:
@@ -156,10 +186,13 @@ class Scope:
 
         Page requisites (images, CSS, scripts of an archived page) are fetched
         from any host and past --max-depth, so pages look right offline;
-        --exclude and MAX_URL_LENGTH still apply to them.
+        --exclude, MAX_URL_LENGTH and MAX_PATH_REPEATS still apply to them (a stylesheet
+        that imports ``css/a.css`` makes paths without end as a page's link does).
         """
         if len(url) > MAX_URL_LENGTH:
             return TOO_LONG
+        if repeats_in_path(url):
+            return PATH_REPEATS
         if has_bad_punycode(url):
             return BAD_PUNYCODE
         if matches(self.exclude, url):

@@ -185,7 +185,8 @@ async def test_a_name_that_does_not_exist_fails_at_once_while_a_resolver_failure
     """A host name the resolver says does not exist (NXDOMAIN: EAI_NONAME), or has no address
     (EAI_NODATA), is said so at every try: one try, a one-line reason, as Chromium fails it
     (ERR_NAME_NOT_RESOLVED). A resolver that could not answer for now (EAI_AGAIN) may next time:
-    the fetch is tried again."""
+    the fetch is tried again. Only the first says no server is there (no_such_host): a
+    robots.txt of such a host has no rules to keep."""
     site.page("/", body="<p>here</p>")
     await site.start()
     port = site.url("/").rsplit(":", 1)[1].split("/")[0]
@@ -204,10 +205,11 @@ async def test_a_name_that_does_not_exist_fails_at_once_while_a_resolver_failure
         here.capture.body.close()
         for name in ("gone.test", "bare.test"):
             gone = await fetcher.fetch(FetchRequest(f"http://{name}:{port}/"))
-            assert (gone.capture, gone.tries, gone.retry_in) == (None, 1, None), gone
+            assert (gone.capture, gone.tries, gone.retry_in, gone.no_such_host) == (None, 1, None, True), gone
             assert gone.error and "\n" not in gone.error and name in gone.error, gone
         busy = await fetcher.fetch(FetchRequest(f"http://busy.test:{port}/"))
-        assert (busy.capture, busy.tries) == (None, 1) and busy.retry_in is not None, busy
+        assert (busy.capture, busy.tries, busy.no_such_host) == (None, 1, False), busy
+        assert busy.retry_in is not None, busy
         last = await fetcher.fetch(FetchRequest(f"http://busy.test:{port}/"), tries=2)
         assert (last.tries, last.retry_in) == (3, None), last
         assert last.error and last.error.endswith("after 3 tries"), last

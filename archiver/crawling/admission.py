@@ -26,8 +26,10 @@ from archiver.errors import WriteError
 from archiver.scope import (
     BYTE_LIMIT,
     EXCLUDED,
+    MAX_PATH_REPEATS,
     MAX_URL_LENGTH,
     PAGE_LIMIT,
+    PATH_REPEATS,
     ROBOTS_UNREACHABLE,
     TOO_DEEP,
     TOO_LONG,
@@ -42,6 +44,8 @@ LIMITS = {
     PAGE_LIMIT: "--max-pages {config.max_pages} reached: the URLs not fetched yet are recorded as skipped",
     BYTE_LIMIT: "--max-bytes {config.max_bytes} reached: the URLs not fetched yet are recorded as skipped",
     TOO_LONG: f"a URL past {MAX_URL_LENGTH:,} characters: such URLs are recorded as skipped",
+    PATH_REPEATS: f"a URL whose path says the same segments more than {MAX_PATH_REPEATS} times in a row,"
+    " a crawler trap: such URLs are recorded as skipped",
 }
 """Skip reasons that are limits of the crawl: what the log says when one is first reached."""
 

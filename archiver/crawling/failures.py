@@ -11,7 +11,7 @@ import ssl
 
 import aiohttp
 
-from archiver.errors import FetchError
+from archiver.errors import FetchError, NoSuchHost
 
 HEAD_CUT_SHORT = (
     "the connection closed within the answer's head, which over https Chromium takes for no answer"
@@ -57,4 +57,7 @@ def no_answer(url: str, exc: aiohttp.ClientError | OSError | ValueError) -> Fetc
     final = isinstance(exc, ValueError) or handshake_refused(exc) or name_unknown(exc)
     if isinstance(exc, aiohttp.ServerDisconnectedError) and not isinstance(exc.message, str):
         return FetchError(url, HEAD_CUT_SHORT)  # exc.message: the half-read head
-    return FetchError(url, f"{type(exc).__name__}: {exc}".rstrip(": "), retryable=not final)
+    why = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    if name_unknown(exc) or isinstance(exc, UnicodeError):  # UnicodeError: IDNA names it nothing
+        return NoSuchHost(url, why)
+    return FetchError(url, why, retryable=not final)

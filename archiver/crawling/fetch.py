@@ -48,7 +48,7 @@ from archiver.crawling.tries import (
     parse_retry_after,
     retry_delay,
 )
-from archiver.errors import FetchError
+from archiver.errors import FetchError, NoSuchHost
 from archiver.header_order import in_chromium_order, origin_place
 from archiver.referrer_policy import referer
 from archiver.request_headers import (
@@ -80,6 +80,9 @@ class FetchOutcome:
     retry_in: float | None = None
     """Seconds to wait before the next try, when this one failed transiently and tries
     remain (capture is then None); None when this outcome is final."""
+    no_such_host: bool = False
+    """No answer came because the host has no address or no name (errors.NoSuchHost): no server
+    is there, to answer this URL or to have robots.txt rules."""
 
 
 class Fetch(Protocol):
@@ -203,7 +206,9 @@ class Fetcher:
         except FetchError as exc:
             if exc.retryable and not last:
                 return FetchOutcome(None, tries, exc.why, self._backoff(tries, None))
-            return FetchOutcome(None, tries, counted(exc.why, tries))
+            return FetchOutcome(
+                None, tries, counted(exc.why, tries), no_such_host=isinstance(exc, NoSuchHost)
+            )
         if capture.status == SWITCHING_PROTOCOLS:
             # No upgrade was asked for: past the answer the connection speaks another protocol,
             # so there is no HTTP response to keep. Browsers fail the request; so does the crawl.

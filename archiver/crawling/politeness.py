@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypedDict
 
 from archiver.config import CrawlConfig
-from archiver.crawling.robots import RobotsRules, robots_agent, robots_keep, rules_from_response
+from archiver.crawling.robots import NO_SUCH_HOST, RobotsRules, robots_agent, robots_keep, rules_from_response
 from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
 from archiver.urls import host_of
 
@@ -159,8 +159,11 @@ class HostPolicy:
         """The URLs of the Sitemap: lines of the robots.txt of ``url``'s host."""
         return (await self._rules(url)).sitemaps(_host_url(url) + "/robots.txt")
 
-    def robots_keep(self, misses: int) -> float:
-        """Seconds a robots.txt answer is used before it is asked again (see robots_keep)."""
+    def robots_keep(self, misses: int, status: int | None = None) -> float:
+        """Seconds a robots.txt answer ``status`` is used before it is asked again (see
+        robots_keep); one of a host with no address as long as one out of reach once."""
+        if status == NO_SUCH_HOST:
+            misses = max(misses, 1)
         return robots_keep(misses, self._robots_max_age, self._robots_retry)
 
     async def _rules(self, url: str) -> RobotsRules:
@@ -236,7 +239,7 @@ class HostPolicy:
         host.robots_misses = host.robots_misses + 1 if rules.out_of_reach else 0
         if rules.out_of_reach and host.robots is not None and not host.robots.out_of_reach:
             rules = host.robots  # RFC 9309 2.4: rules it had outlive their day while it is out of reach
-        return rules, self.robots_keep(host.robots_misses)
+        return rules, self.robots_keep(host.robots_misses, status)
 
     def robots_out_of_reach(self, url: str) -> bool:
         """True while the robots.txt of ``url``'s host, as last asked, is out of reach."""

@@ -31,7 +31,7 @@ from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.frontier import ROBOTS_JOB, Frontier, QueueItem
 from archiver.crawling.politeness import Politeness
-from archiver.crawling.robots import ROBOTS_MAX_BYTES, robots_body
+from archiver.crawling.robots import NO_SUCH_HOST, ROBOTS_MAX_BYTES, robots_body
 from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.redirects import (
@@ -62,6 +62,9 @@ class Answer:
     given_up_at: int | None = None
     """The status of the redirect a chain was given up at (a loop, too many hops); capture is
     None then."""
+    no_such_host: bool = False
+    """No answer came because the last URL's host has no address or no name
+    (FetchOutcome.no_such_host); capture is None then."""
 
     @property
     def ok(self) -> bool:
@@ -121,7 +124,8 @@ class RecordedFetch:
             capture = outcome.capture
             if capture is None:
                 failed = dataclasses.replace(row, outcome=FAILED, reason=outcome.error, tries=outcome.tries)
-                return await self._end(url, failed if recorded else None)
+                ended = await self._end(url, failed if recorded else None)
+                return dataclasses.replace(ended, no_such_host=outcome.no_such_host)
             row = dataclasses.replace(
                 row,
                 tries=outcome.tries,
@@ -197,7 +201,7 @@ class RecordedFetch:
         ``again`` too: see the module docstring),
         decoded up to ROBOTS_MAX_BYTES (robots_body()); status None when no whole answer came (none at all, or
         a body the server cut short: its rules are unknown), that of the last redirect when
-        the chain was given up."""
+        the chain was given up, NO_SUCH_HOST when its host has no address or no name."""
         redo = QueueItem(origin, 0, 0, found_by=ROBOTS_JOB)
         hops = robots_redirects(self._max_redirects)
         robots_url = origin + "/robots.txt"
@@ -211,7 +215,7 @@ class RecordedFetch:
         )
         capture = answer.capture
         if capture is None:
-            return answer.given_up_at, b""
+            return (NO_SUCH_HOST if answer.no_such_host else answer.given_up_at), b""
         if capture.truncated in CUT_BY_PEER:
             await self.keep(answer)
             return None, b""

@@ -91,7 +91,7 @@ class RedisHostPolicy(HostPolicy):
             if int(answer[0]) == 1:
                 status, misses, body = _entry(answer[1])
                 left = int(answer[2])
-                keep = self.robots_keep(misses) if left < 0 else max(left / 1000, ROBOTS_POLL)
+                keep = self.robots_keep(misses, status) if left < 0 else max(left / 1000, ROBOTS_POLL)
                 return await asyncio.to_thread(rules_from_response, status, body, self._agent), keep
             if int(answer[0]) == 2:
                 return await self._fetch_turn(host_url, name, answer[1], answer[2])
@@ -123,7 +123,7 @@ class RedisHostPolicy(HostPolicy):
                 if not kept.out_of_reach:
                     # RFC 9309 2.4: rules it had outlive their day while it is out of reach.
                     rules, status, body = kept, earlier[0], earlier[2]
-        keep = self.robots_keep(misses)
+        keep = self.robots_keep(misses, status)
         text = str(status) if status is not None else ""
         args = [name, text, round(keep * 1000), misses, body[:ROBOTS_MAX_BYTES]]
         await self._crawl.run_as(self._member, "robots_store", args)

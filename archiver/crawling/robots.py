@@ -91,6 +91,12 @@ UNAVAILABLE = "unavailable"
 """A robots.txt answer that says there is none: no rules, everything allowed (2.3.1.3)."""
 UNREACHABLE = "unreachable"
 """A robots.txt answer that says nothing of it: everything disallowed until it answers (2.3.1.4)."""
+NO_SUCH_HOST = -1
+"""The status fetch_robots gives a robots.txt whose host has no address (the resolver's NXDOMAIN)
+or no name a request can carry (errors.NoSuchHost): no server is there to have rules, so it is
+unavailable, and each URL of the host fails as its robots.txt did, with the reason that says why,
+where "robots.txt unreachable" would send the user to --ignore-robots for nothing. It is asked
+again as soon as one out of reach is (HostPolicy.robots_keep), should the name come to resolve."""
 
 
 def robots_answer(status: int | None) -> str:
@@ -104,6 +110,7 @@ def robots_answer(status: int | None) -> str:
       one given up (a loop, too many hops), or of a 3xx that leads nowhere (no Location, a 300,
       a 304), is unavailable, as Google reads a chain past its hops: as a 404.
     - 4xx: unavailable, but 429 ("not now", not "none here"), which Google reads as a 5xx.
+    - NO_SUCH_HOST: unavailable.
     - 5xx, and no whole answer (Google: timeouts, resets, chunking errors): unreachable.
 
     RFC 9309 is silent on every other status, and RFC 9110 (section 15) speaks for it: a code
@@ -114,11 +121,13 @@ def robots_answer(status: int | None) -> str:
     as the final answer is no answer (the crawl skips interim answers, and fails a 101 as no
     HTTP): unreachable as well. Zeros before a code are no part of it (``0404`` is a 404).
 
-    >>> {s: robots_answer(s) for s in (200, 299, 301, 304, 404)}
-    {200: 'rules', 299: 'rules', 301: 'unavailable', 304: 'unavailable', 404: 'unavailable'}
+    >>> {s: robots_answer(s) for s in (200, 299, 301, 304, 404)}, robots_answer(NO_SUCH_HOST)
+    ({200: 'rules', 299: 'rules', 301: 'unavailable', 304: 'unavailable', 404: 'unavailable'}, 'unavailable')
     >>> {robots_answer(s) for s in (429, 503, 599, None, 0, 20, 99, 100, 103, 600, 999, 2000, 2**31 - 1)}
     {'unreachable'}
     """
+    if status == NO_SUCH_HOST:
+        return UNAVAILABLE
     if status is None or not 200 <= status < 500 or status == 429:
         return UNREACHABLE
     return RULES if status < 300 else UNAVAILABLE
