@@ -13,12 +13,10 @@ from dataclasses import dataclass
 from protego import Protego
 
 from archiver.crawling.robots_limits import cap_rules
+from archiver.robots_body import robots_body
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
 from archiver.sitemaps import named_sitemaps
 
-ROBOTS_MAX_BYTES = 512 * 1024
-"""Bytes of a robots.txt received and read for its rules (RFC 9309 2.5 asks a parser to read
-at least 500 KiB, and lets a crawler stop there): the rest is neither received nor read."""
 ROBOTS_RETRY_MAX = 3600.0
 """Longest wait, in seconds, before a robots.txt still out of reach is asked again."""
 
@@ -122,23 +120,6 @@ def robots_answer(status: int | None) -> str:
     if status is None or not 200 <= status < 500 or status == 429:
         return UNREACHABLE
     return RULES if status < 300 else UNAVAILABLE
-
-
-def robots_body(decoded: bytes, cut: bool = False) -> bytes:
-    """What of a robots.txt's ``decoded`` body its rules are read from: its first ROBOTS_MAX_BYTES,
-    and of a body longer than that (or ``cut``: more followed what was decoded) its whole lines
-    alone: the line the limit cuts would be read as far as it went, a rule the site never wrote
-    (``Disallow: /`` of ``Disallow: /private``, which keeps the whole site out).
-
-    >>> robots_body(b"Disallow: /a\\nDisallow: /private", cut=True)
-    b'Disallow: /a\\n'
-    >>> robots_body(b"Disallow: /a\\nDisallow: /b")
-    b'Disallow: /a\\nDisallow: /b'
-    """
-    if not cut and len(decoded) <= ROBOTS_MAX_BYTES:
-        return decoded
-    read = decoded[:ROBOTS_MAX_BYTES]
-    return read[: max(read.rfind(b"\n"), read.rfind(b"\r")) + 1]
 
 
 def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:
