@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
+from aiohttp import web
 from conftest import manifest_rows
 from repairs import lose_manifest, run_archiver
 
-from archiver.robots_body import ROBOTS_MAX_BYTES
+from archiver.robots_answer import ROBOTS_MAX_BYTES
 
 ROW_FACTS = (
     "found_by",
@@ -100,6 +101,40 @@ async def test_a_sitemap_line_cut_at_the_robots_size_limit_is_read_by_the_repair
     assert repaired.returncode == 0, repaired.stderr
     after = manifest_rows(root, for_crawlers=True)
     for url in (site.url("/maps/l"), site.url("/robots.txt")):
+        assert [getattr(after[url], fact) for fact in ROW_FACTS] == [
+            getattr(before[url], fact) for fact in ROW_FACTS
+        ], url
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+
+
+async def test_the_sitemaps_of_a_robots_txt_answered_with_any_2xx_are_found_again_by_a_repair(
+    site, run_crawl
+):
+    """The crawl reads the rules and Sitemap: lines of a robots.txt answered with any 2xx (RFC
+    9309), a 203 here, but a repair read those of a 200 alone: the sitemap it names, and the page
+    that sitemap lists, came back as met by nothing. Both judge the answer by one rule now."""
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(
+            text="User-agent: *\nSitemap: /maps/a.xml\n", status=203, content_type="text/plain"
+        )
+
+    site.page("/")
+    site.page("/from-a")
+    site.handler("/robots.txt", robots)
+    await site.start()
+    site.file("/maps/a.xml", _urlset(site.url("/from-a")), "application/xml")
+    result = await run_crawl(site.url("/"), max_tries=1)
+    root = result.snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert before[site.url("/from-a")].found_by == "sitemap"
+
+    lose_manifest(root)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    after = manifest_rows(root, for_crawlers=True)
+    for url in (site.url("/maps/a.xml"), site.url("/from-a")):
         assert [getattr(after[url], fact) for fact in ROW_FACTS] == [
             getattr(before[url], fact) for fact in ROW_FACTS
         ], url

@@ -41,7 +41,7 @@ from archiver.redirects import (
     redirect_target,
     robots_redirects,
 )
-from archiver.robots_body import ROBOTS_MAX_BYTES, robots_body
+from archiver.robots_answer import ROBOTS_MAX_BYTES, robots_body
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
 

@@ -18,7 +18,7 @@ from protego import Protego
 
 from archiver.content import decode_stream
 from archiver.redirects import redirect_failure
-from archiver.robots_body import ROBOTS_MAX_BYTES, robots_body
+from archiver.robots_answer import ROBOTS_MAX_BYTES, robots_body
 from archiver.sitemaps import Sitemap, named_sitemaps, read_sitemap
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous

@@ -22,6 +22,7 @@ from archiver.findings import extract
 from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken
 from archiver.redirects import redirect_failure, robots_redirects
+from archiver.robots_answer import RULES, robots_answer
 from archiver.scope import MAX_LINKS_PER_PAGE, Scope, links_kept
 from archiver.sitemaps import SITEMAP_DEPTH, SitemapLimits, seed_origins
 from archiver.store.crawler_chains import chain_rows, stored_robots_sitemaps, stored_sitemap
@@ -156,7 +157,8 @@ class Rediscovery:
         (crawling/sitemap_stage.py): only those captured, the others being no sitemap it read."""
         robots_url = origin + "/robots.txt"
         named = []
-        if robots is not None and robots.outcome == FETCHED and robots.status == 200:
+        # The rules of any 2xx answer are read, as the crawl reads them (robots_answer()).
+        if robots is not None and robots.outcome == FETCHED and robots_answer(robots.status) == RULES:
             named = stored_robots_sitemaps(self.manifest, self.reader, robots, robots_url, self.previous)
         todo: deque[tuple[str, str | None, int]] = deque((url, robots_url, 0) for url in named)
         if origin + "/sitemap.xml" not in named:
