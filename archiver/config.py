@@ -12,7 +12,7 @@ from archiver.config_rules import BROWSER_MODES, NEVER, check_settings
 from archiver.domains import has_bad_punycode
 from archiver.errors import BadURL, ConfigError
 from archiver.request_headers import Credentials
-from archiver.scope import BAD_PUNYCODE, MAX_URL_LENGTH, TOO_LONG
+from archiver.scope import BAD_PUNYCODE, MAX_LINKS_PER_PAGE, MAX_URL_LENGTH, TOO_LONG
 from archiver.urls import normalize_url
 
 SCOPES = ("host", "domain", "prefix", "any")
@@ -73,6 +73,14 @@ class CrawlConfig:
             why_refused="URLs already skipped for their depth would stay skipped; start a new crawl",
         ),
     )
+    max_links_per_page: int = field(
+        default=MAX_LINKS_PER_PAGE,
+        metadata=option(
+            "links of a page followed, in its order; the page's row says how many more it had",
+            metavar="N",
+        ),
+    )
+    """Links (and requisites) taken from one page: the rest get no rows (scope.links_kept())."""
     max_pages: int | None = field(
         default=None,
         metadata=option(

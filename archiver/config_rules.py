@@ -38,6 +38,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "max_redirects": (0, 100),
     "max_depth": (0, 1_000_000),
     "max_pages": (0, 10**12),
+    "max_links_per_page": (1, 10**6),
     "max_bytes": (0, 2**60),
     "max_file_size": (1, 2**50),
     "warc_max_size": (1024, 2**50),

@@ -9,10 +9,11 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from archiver.domains import has_bad_punycode, registered_domain
 from archiver.urls import host_of, readable_url, try_normalize
@@ -28,10 +29,19 @@ ROBOTS_UNREACHABLE = "robots.txt unreachable"
 a body cut short): RFC 9309 asks a crawler to fetch nothing there. A resumed crawl asks again."""
 NOFOLLOW = "nofollow"
 """A link of a page whose robots meta or X-Robots-Tag says nofollow."""
+MAX_LINKS_PER_PAGE = 50_000
+"""Links of a page the crawl follows unless told (--max-links-per-page). Heritrix's cap, 6,000,
+is for crawls of the whole web; a site kept whole has pages past it (a folder's listing, an
+index of every post, a sitemap written in HTML), and those are what its users keep it for. 50,000
+(a sitemap's own limit) keeps them and still bounds a page generated to hold a million."""
+LINK_LIMIT = "link limit"
+"""What starts the reason on a page's row whose links past --max-links-per-page were not followed
+(links_kept()): they get no rows of their own, and verify accepts them unrecorded."""
 TOO_LONG = "URL too long"
 BAD_PUNYCODE = "invalid punycode host"
 """A URL whose host has an ``xn--`` label that is no valid IDNA (domains.has_bad_punycode): the URL
 standard fails it, and no such name resolves."""
+_Kind = TypeVar("_Kind")
 MAX_URL_LENGTH = 65_536
 """Longest URL fetched, in characters of the normalised URL (all ASCII): servers refuse far
 shorter ones (8 KiB is common); the WARC records of a URL past a megabyte hold header lines longer
@@ -82,6 +92,34 @@ def repeats_in_path(url: str) -> bool:
             if same >= run * MAX_PATH_REPEATS:
                 return True
     return False
+
+
+def links_kept(links: dict[str, _Kind], max_links: int) -> tuple[dict[str, _Kind], str | None]:
+    """The first ``max_links`` of a page's ``links`` ({url: kind}, in the page's order), and the
+    reason its row records when more followed (LINK_LIMIT, and how many were cut), else None.
+    Crawlers cap what they take of a page (Heritrix: 6,000 outlinks): a page of 100,000 links
+    would cost 100,000 rows and fetches, whatever it is worth.
+
+    >>> links_kept({"http://h/a": "link", "http://h/b": "link"}, 1)
+    ({'http://h/a': 'link'}, 'link limit: the first 1 of its 2 links followed')
+    """
+    if len(links) <= max_links:
+        return links, None
+    kept = dict(itertools.islice(links.items(), max_links))
+    return kept, f"{LINK_LIMIT}: the first {max_links} of its {len(links)} links followed"
+
+
+def links_followed(reason: str | None) -> int | None:
+    """How many of a page's first links the crawl followed, as the ``reason`` links_kept() gave
+    its row says; None when it followed them all (any other reason).
+
+    >>> links_followed("link limit: the first 6000 of its 6012 links followed"), links_followed("robots")
+    (6000, None)
+    """
+    if not reason or not reason.startswith(f"{LINK_LIMIT}: the first "):
+        return None
+    count = reason.removeprefix(f"{LINK_LIMIT}: the first ").partition(" ")[0]
+    return int(count) if count.isdigit() else None
 
 
 def folder_of(url: str) -> str:

@@ -12,8 +12,8 @@ import pytest
 from aiohttp import web
 from conftest import crawled_rows, in_linear_time
 
-from archiver.crawling.robots import ROBOTS_MAX_BYTES
 from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
+from archiver.robots_answer import ROBOTS_MAX_BYTES
 from archiver.scope import ROBOTS
 from archiver.store.rows import FETCHED, SKIPPED
 

@@ -12,7 +12,7 @@ from conftest import manifest_rows
 from raw_server import RawRequest, RawServer
 from repairs import run_archiver
 
-from archiver.crawling.robots import RULES, UNAVAILABLE, UNREACHABLE
+from archiver.robots_answer import RULES, UNAVAILABLE, UNREACHABLE
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED
 from archiver.verify.verifier import verify_snapshot

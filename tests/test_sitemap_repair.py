@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
+from aiohttp import web
 from conftest import manifest_rows
 from repairs import lose_manifest, run_archiver
+
+from archiver.robots_answer import ROBOTS_MAX_BYTES
 
 ROW_FACTS = (
     "found_by",
@@ -67,3 +70,73 @@ async def test_the_redirects_of_sitemaps_off_the_root_are_found_again_by_a_repai
         assert [getattr(after[url], fact) for fact in ROW_FACTS] == [
             getattr(before[url], fact) for fact in ROW_FACTS
         ], url
+
+
+async def test_a_sitemap_line_cut_at_the_robots_size_limit_is_read_by_the_repair_as_by_the_crawl(
+    site, run_crawl
+):
+    """A robots.txt past ROBOTS_MAX_BYTES whose ``Sitemap: /maps/long.xml`` the limit cuts to
+    ``Sitemap: /maps/l``: the crawl reads whole lines alone and names no such sitemap, but a repair
+    decoded the stored robots.txt whole and took the cut line for one, so /maps/l, a page the home
+    page links to, came back as a sitemap of robots.txt. Both read the robots.txt by one rule now:
+    the repair gives /maps/l the row the crawl wrote."""
+    site.page("/", links=["/maps/l"])
+    site.page("/maps/l")
+    rules = b"User-agent: *\nDisallow: /private\n"
+    line = b"Sitemap: /maps/long.xml\n"
+    cut_at = len(b"Sitemap: /maps/l")
+    padding = b"# " + b"x" * (ROBOTS_MAX_BYTES - len(rules) - cut_at - 3) + b"\n"
+    body = rules + padding + line + b"# more\n" * 100
+    assert body.index(line) + cut_at == ROBOTS_MAX_BYTES
+    site.file("/robots.txt", body, "text/plain")
+    await site.start()
+    result = await run_crawl(site.url("/"), max_tries=1)
+    root = result.snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert before[site.url("/robots.txt")].truncated
+    assert before[site.url("/maps/l")].found_by == "link"
+
+    lose_manifest(root)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    after = manifest_rows(root, for_crawlers=True)
+    for url in (site.url("/maps/l"), site.url("/robots.txt")):
+        assert [getattr(after[url], fact) for fact in ROW_FACTS] == [
+            getattr(before[url], fact) for fact in ROW_FACTS
+        ], url
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout
+
+
+async def test_the_sitemaps_of_a_robots_txt_answered_with_any_2xx_are_found_again_by_a_repair(
+    site, run_crawl
+):
+    """The crawl reads the rules and Sitemap: lines of a robots.txt answered with any 2xx (RFC
+    9309), a 203 here, but a repair read those of a 200 alone: the sitemap it names, and the page
+    that sitemap lists, came back as met by nothing. Both judge the answer by one rule now."""
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(
+            text="User-agent: *\nSitemap: /maps/a.xml\n", status=203, content_type="text/plain"
+        )
+
+    site.page("/")
+    site.page("/from-a")
+    site.handler("/robots.txt", robots)
+    await site.start()
+    site.file("/maps/a.xml", _urlset(site.url("/from-a")), "application/xml")
+    result = await run_crawl(site.url("/"), max_tries=1)
+    root = result.snapshot.root
+    before = manifest_rows(root, for_crawlers=True)
+    assert before[site.url("/from-a")].found_by == "sitemap"
+
+    lose_manifest(root)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    after = manifest_rows(root, for_crawlers=True)
+    for url in (site.url("/maps/a.xml"), site.url("/from-a")):
+        assert [getattr(after[url], fact) for fact in ROW_FACTS] == [
+            getattr(before[url], fact) for fact in ROW_FACTS
+        ], url
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout

@@ -7,13 +7,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypedDict
 
 from archiver.config import CrawlConfig
-from archiver.crawling.robots import NO_SUCH_HOST, RobotsRules, robots_agent, robots_keep, rules_from_response
+from archiver.crawling.robots import RobotsRules, robots_agent, robots_keep, rules_from_response
 from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
+from archiver.robots_answer import NO_SUCH_HOST
 from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")
@@ -29,6 +30,8 @@ FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes]]]
 """``fetch_robots(host_url, again)``: (status, body) of ``host_url/robots.txt``, status None if no
 whole answer came (none at all, or a body cut short); ``again``: the crawl asked it before (it is
 kept again: the rules used from now on are in the snapshot)."""
+KeptRobots = tuple[str, int, bytes, float]
+"""A robots.txt answer an interrupted crawl read: host URL, status, body, seconds since it came."""
 
 
 class PolicyOptions(TypedDict):
@@ -221,14 +224,25 @@ class HostPolicy:
         host.delay = max(self._delay, host.crawl_delay)
         host.limit = 1 if host.crawl_delay > 0 else self._concurrency
 
-    def adopt_robots(self, host_url: str, status: int, body: bytes, age: float) -> None:
-        """Use the robots.txt answer (``status``, ``body``) of ``host_url`` that an interrupted crawl
-        read ``age`` seconds ago for what is left of its time, as the crawl never interrupted
-        would have, rather than ask it again at once."""
-        host = self._host(host_url)
-        host.robots = rules_from_response(status, body, self._agent)
-        host.robots_until = time.monotonic() + self.robots_keep(0) - age
-        self._obey(host, host.robots)
+    async def adopt_robots(self, kept: Callable[[], Iterable[KeptRobots]]) -> None:
+        """Use the robots.txt answers ``kept()`` gives, (host URL, status, body, seconds since
+        it came), that an interrupted crawl read, for what is left of their time, as the crawl
+        never interrupted would have, rather than ask them again at once. They are read and
+        parsed in a thread, as a fresh crawl's are: half a megabyte of rules a host takes a few
+        tenths of a second, and a crawl may have met thousands of hosts. Cancelled, none is used.
+        """
+
+        def parse() -> list[tuple[str, RobotsRules, float]]:
+            return [
+                (host_url, rules_from_response(status, body, self._agent), age)
+                for host_url, status, body, age in kept()
+            ]
+
+        for host_url, rules, age in await asyncio.to_thread(parse):
+            host = self._host(host_url)
+            host.robots = rules
+            host.robots_until = time.monotonic() + self.robots_keep(0) - age
+            self._obey(host, rules)
 
     async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float]:
         """The rules of ``host_url``'s robots.txt, fetched (by one worker: _rules() holds the host's

@@ -31,7 +31,6 @@ from archiver.crawling.fetch import Fetch, FetchOutcome
 from archiver.crawling.fetch_request import FetchRequest
 from archiver.crawling.frontier import ROBOTS_JOB, Frontier, QueueItem
 from archiver.crawling.politeness import Politeness
-from archiver.crawling.robots import NO_SUCH_HOST, ROBOTS_MAX_BYTES, robots_body
 from archiver.crawling.tries import CUT_BY_PEER
 from archiver.crawling.writer import WriteItem, WriteQueue
 from archiver.redirects import (
@@ -42,6 +41,7 @@ from archiver.redirects import (
     redirect_target,
     robots_redirects,
 )
+from archiver.robots_answer import NO_SUCH_HOST, ROBOTS_MAX_BYTES, robots_body
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
 

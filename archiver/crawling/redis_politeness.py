@@ -26,7 +26,8 @@ from collections.abc import AsyncIterator
 
 from archiver.crawling.politeness import FetchRobots, HostPolicy, _Host
 from archiver.crawling.redis_state import Membership, RedisCrawl, call
-from archiver.crawling.robots import ROBOTS_MAX_BYTES, RobotsRules, rules_from_response
+from archiver.crawling.robots import RobotsRules, rules_from_response
+from archiver.robots_answer import ROBOTS_MAX_BYTES
 from archiver.urls import host_of
 
 log = logging.getLogger("archiver.crawl")

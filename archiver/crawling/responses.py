@@ -33,6 +33,7 @@ from archiver.redirects import (
 )
 from archiver.referrer_policy import header_policy
 from archiver.robots_directives import x_robots_nofollow
+from archiver.scope import links_kept
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -113,9 +114,13 @@ class Responses:
         # A document its Content-Security-Policy sandboxes asks for its links as one of no origin,
         # rendered too.
         asking = sandboxed_by_policy(item, capture) if mime in HTML_TYPES else item
+        cap = crawler.config.max_links_per_page
+        links, cut = links_kept(prepared.links, cap)
+        if cut:
+            log.info("%s: %s (--max-links-per-page %d)", item.url, cut, cap)
         async with crawler.discovery.queueing() as queue:
             met, claimed = await crawler.discovery.links(
-                prepared.links,
+                links,
                 asking,
                 nofollow,
                 prepared.hints,
@@ -128,7 +133,9 @@ class Responses:
             decision = renderer.decide(item, prepared) if renderer is not None else None
             reason = decision.reason if decision is not None and decision.render else None
             nowhere = redirect_nowhere(status, location, item.url)
-            row = item_row(item, FETCHED, reason=nowhere, title=prepared.title, render_reason=reason, **facts)
+            row = item_row(
+                item, FETCHED, reason=nowhere or cut, title=prepared.title, render_reason=reason, **facts
+            )
             if prepared.exchange is not None and not crawler.writer.reads_body(content_type):
                 # Its records are encoded: the writer only appends them. The body (up to a MiB, and
                 # a hundred captures may wait for the writer) goes now.

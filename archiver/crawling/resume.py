@@ -35,8 +35,8 @@ from pathlib import Path
 from archiver.config import CrawlConfig
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import QueueItem
-from archiver.crawling.robots import UNREACHABLE, robots_answer
 from archiver.errors import SnapshotError
+from archiver.robots_answer import UNREACHABLE, robots_answer
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.committed import committed_end, last_named
 from archiver.store.crawl_record import CrawlRecord

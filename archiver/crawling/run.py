@@ -242,8 +242,8 @@ async def run_crawl(
             if shared_jar is not None:
                 await shared_jar.sync()  # the cookies the crawl's other processes were set
             if resume and backend.reload:
-                for origin, code, body, age in resuming.kept_robots(snapshot, manifest):
-                    policy.adopt_robots(origin, code, body, age)  # asked again when due, not now
+                # Asked again when due, not now.
+                await policy.adopt_robots(lambda: resuming.kept_robots(snapshot, manifest))
                 take_back_streaks(manifest, policy)
                 await resuming.reload(crawler, manifest)
             sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None

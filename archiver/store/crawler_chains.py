@@ -18,6 +18,7 @@ from protego import Protego
 
 from archiver.content import decode_stream
 from archiver.redirects import redirect_failure
+from archiver.robots_answer import ROBOTS_MAX_BYTES, robots_body
 from archiver.sitemaps import Sitemap, named_sitemaps, read_sitemap
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
@@ -81,11 +82,13 @@ def stored_robots_sitemaps(
     previous: Previous | None = None,
 ) -> list[str]:
     """The sitemaps the robots.txt captured in ``row`` names (its Sitemap: lines), resolved against
-    ``robots_url`` as the crawl resolved them; none if its record cannot be read."""
+    ``robots_url`` as the crawl resolved them, from as much of it as the crawl read (robots_body():
+    a line cut at the limit is not read); none if its record cannot be read."""
     try:
         record, headers = payload_record(manifest, reader, row, previous)
         coding = headers.get_header("Content-Encoding") if headers is not None else None
-        body = decode_stream(record.raw_stream, coding).body
+        decoded = decode_stream(record.raw_stream, coding, ROBOTS_MAX_BYTES)
+        body = robots_body(decoded.body, decoded.cut or row.truncated)
         read_to_end(record)
     except Exception:  # noqa: BLE001 - damaged: verify says so
         return []

@@ -47,7 +47,7 @@ from archiver.redirects import (
     redirect_target,
 )
 from archiver.report import Report
-from archiver.scope import Scope
+from archiver.scope import MAX_LINKS_PER_PAGE, Scope
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous, open_previous
@@ -113,7 +113,10 @@ def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], 
         max_redirects = settings.get("max_redirects")
         hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
         read_sitemaps = settings.get("sitemaps") is not False
-        Rediscovery(manifest, reader, Scope.from_settings(settings), hops, previous, read_sitemaps).run(seeds)
+        max_links = settings.get("max_links_per_page")
+        max_links = max_links if isinstance(max_links, int) else MAX_LINKS_PER_PAGE
+        scope = Scope.from_settings(settings)
+        Rediscovery(manifest, reader, scope, hops, previous, read_sitemaps, max_links).run(seeds)
         manifest.resolve_redirects()
         manifest.commit()
         rebuild_index(snapshot.cdxj_path, records, manifest)

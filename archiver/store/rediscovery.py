@@ -22,7 +22,8 @@ from archiver.findings import extract
 from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken
 from archiver.redirects import redirect_failure, robots_redirects
-from archiver.scope import Scope
+from archiver.robots_answer import RULES, robots_answer
+from archiver.scope import MAX_LINKS_PER_PAGE, Scope, links_kept
 from archiver.sitemaps import SITEMAP_DEPTH, SitemapLimits, seed_origins
 from archiver.store.crawler_chains import chain_rows, stored_robots_sitemaps, stored_sitemap
 from archiver.store.frames import ran_in_a_render
@@ -88,7 +89,10 @@ class Rediscovery:
         max_redirects: int,
         previous: Previous | None = None,
         read_sitemaps: bool = True,
+        max_links: int = MAX_LINKS_PER_PAGE,
     ) -> None:
+        self.max_links = max_links
+        """The crawl's --max-links-per-page: the links of a page past it are not met."""
         self.max_redirects = max_redirects
         self.read_sitemaps = read_sitemaps
         """The crawl read the seeds' hosts' sitemaps (no --no-sitemaps)."""
@@ -153,7 +157,8 @@ class Rediscovery:
         (crawling/sitemap_stage.py): only those captured, the others being no sitemap it read."""
         robots_url = origin + "/robots.txt"
         named = []
-        if robots is not None and robots.outcome == FETCHED and robots.status == 200:
+        # The rules of any 2xx answer are read, as the crawl reads them (robots_answer()).
+        if robots is not None and robots.outcome == FETCHED and robots_answer(robots.status) == RULES:
             named = stored_robots_sitemaps(self.manifest, self.reader, robots, robots_url, self.previous)
         todo: deque[tuple[str, str | None, int]] = deque((url, robots_url, 0) for url in named)
         if origin + "/sitemap.xml" not in named:
@@ -296,8 +301,9 @@ class Rediscovery:
             hop = Met(row.redirect_to, met.depth, "redirect", met.url, met.requisite, (*chain, met.url))
             self.wait(hop)
         elif row.outcome == FETCHED and is_parsed(row.status, mime_type(row.content_type) or "text/html"):
-            title = self._links(row)
-            row = dataclasses.replace(row, title=title if title is not None else row.title)
+            title, cut = self._links(row)
+            title = title if title is not None else row.title
+            row = dataclasses.replace(row, title=title, reason=cut or row.reason)
         self._found(row)
 
     def _found(self, row: ManifestRow) -> None:
@@ -309,31 +315,34 @@ class Rediscovery:
             (row.found_by, row.parent, row.depth, row.title, row.outcome, row.reason, row.url),
         )
 
-    def _links(self, row: ManifestRow) -> str | None:
+    def _links(self, row: ManifestRow) -> tuple[str | None, str | None]:
         """Note the links of ``row``'s page (and of its rendered DOM) to be met on the next level,
         each read as the crawl and verify read it (a stylesheet naming no encoding in its
-        referrer's, a DOM's queries in its page's encoding); returns the page's title."""
+        referrer's, a DOM's queries in its page's encoding), the page's as far as the crawl's
+        --max-links-per-page; returns the page's title, and the reason its row gives for the
+        links past that limit (links_kept()), or None."""
         read = stored_body(self.manifest, self.reader, row, self.previous)
-        title = None
+        title = cut = None
         if read is not None:
             body, content_type = read
             content_type = as_taken(content_type, row.content_type)
             referred = self._referrer_encoding(row) if row.content_type == CSS_TYPE else None
             page = extract(body, row.url, mime_type(content_type), content_type, None, referred)
             title = page.title
-            for met in found_on(row, page.links):
+            kept, cut = links_kept(dict.fromkeys(link.url for link in page.links), self.max_links)
+            for met in found_on(row, (link for link in page.links if link.url in kept)):
                 self.wait(met)
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             try:
                 dom = self.reader.read(row.dom_warc_file, row.dom_warc_offset, DOM_READ_LIMIT)
             except Exception:  # noqa: BLE001 - damaged: its page is rendered again by the resume
-                return title
+                return title, cut
             charset = dom.rec_headers.get_header(CHARSET_FIELD)
             page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE, charset)
             title = page.title or title
             for met in found_on(row, page.links):
                 self.wait(met)
-        return title
+        return title, cut
 
     def _referrer_encoding(self, stylesheet: ManifestRow) -> str | None:
         """What the stylesheet of ``stylesheet`` is read in if it names no encoding: its referrer's

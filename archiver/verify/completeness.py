@@ -29,7 +29,7 @@ from archiver.findings import extract
 from archiver.links import REQUISITE, charset_from_content_type
 from archiver.media_types import UNKNOWN_TYPES, as_taken, content_type_field
 from archiver.report import UNKNOWN_ENCODING, UNRECORDED_LINK, WRONG_DISCOVERY, Report
-from archiver.scope import Scope
+from archiver.scope import Scope, links_followed
 from archiver.store.earlier import EarlierRecords
 from archiver.store.manifest import Manifest
 from archiver.store.referrers import (
@@ -241,13 +241,18 @@ def _check_links(
     page_charset: str | None = None,
     referrer_encoding: str | None = None,
 ) -> tuple[str | None, list[Met]]:
-    """Report the links of a document of ``row`` the manifest does not hold; returns the
+    """Report the links of a document of ``row`` the manifest does not hold (but those after the
+    first its row says the crawl followed, at --max-links-per-page: links_followed()); returns the
     document's title, and the rows of its links that name ``row`` as the page they were found on."""
     report.stats["pages parsed"] += 1
     content_type = as_taken(content_type, row.content_type)  # its body sniffed, where it named no type
     page = extract(body, row.url, mime_type(content_type), content_type, page_charset, referrer_encoding)
     linked = []
+    # A page whose links past --max-links-per-page the crawl did not follow says so in its row:
+    # those after the first it followed (in the page's order, each once) need no row.
+    followed, order, cut = links_followed(row.reason), dict[str, int](), 0
     for link in page.links:
+        position = order.setdefault(link.url, len(order))
         requisite = link.kind == REQUISITE
         kind = "requisite" if requisite else "link"
         # A link the scope rules out is met all the same: the crawl records it as skipped.
@@ -258,8 +263,11 @@ def _check_links(
             if found.parent == row.url and found.found_by in FOUND_ON_A_PAGE:
                 linked.append(found)
             continue
-        if skipped:
+        if followed is not None and position >= followed:
+            cut += 1
+        elif skipped:
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url} ({skipped}), not in the manifest")
         else:
             report.add(UNRECORDED_LINK, link.url, f"{kind} on {row.url}, not in the manifest")
+    report.stats["links past a page's link limit"] += cut
     return page.title, linked
