@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 from browser_watch import children, subtree
 from conftest import manifest_rows
+from script_site import png
 from test_browser import CHROMIUM
 from test_browser_limits import FETCHING_PAGE, doms
 
@@ -127,3 +128,43 @@ async def test_a_page_whose_renderer_gets_no_cpu_to_the_end_is_given_up_saying_s
     error = row.render_error or ""
     assert "too little CPU" in error and f"({LIMIT} s, and 2 s past it)" in error
     assert "before" in (result.snapshot.root / "mirror" / str(row.local_path)).read_text()
+
+
+async def test_a_page_whose_renderer_gets_no_cpu_while_it_loads_is_loaded_whole(site, run_crawl):
+    """Its renderer got no CPU while the page loaded (an image of it came as the renderers were
+    stopped): the load was cut at the page's limit less its reserve, and the row said the page
+    did not finish loading, though it was the machine that was busy. Now a load the browser
+    could not work on is waited for, and the page is rendered whole; a page that waits on its
+    server past its limit is still cut (test_browser_limits.py)."""
+    stopped: list[int] = []
+    let_go = asyncio.Event()
+
+    async def image_while_the_renderers_stop(request: web.Request) -> web.StreamResponse:
+        if not stopped:
+            stopped.extend(renderer_processes())
+            for pid in stopped:
+                os.kill(pid, signal.SIGSTOP)
+            asyncio.get_running_loop().call_later(LIMIT + 1, let_go.set)
+        return web.Response(body=png(0, 128, 0), content_type="image/png")
+
+    async def let_go_when_told() -> None:
+        await let_go.wait()
+        for pid in stopped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+    # The image's URL is assembled as the page runs: only the browser asks for it.
+    image = "<img src=\"/sl' + 'ow.png\" onload=\"t.textContent = \\'loaded\\'\">"
+    site.page("/", body=f"<p id='t'>loading</p><script>document.write('{image}');</script>")
+    site.handler("/slow.png", image_while_the_renderers_stop)
+    await site.start()
+    letting_go = asyncio.ensure_future(let_go_when_told())
+    try:
+        result = await run_crawl(site.url("/"), browser="always", browser_timeout=LIMIT, chromium=CHROMIUM)
+    finally:
+        let_go.set()
+        await letting_go
+    assert stopped
+    row = manifest_rows(result.snapshot.root)[site.url("/")]
+    assert row.render_error is None and row.dom_warc_file
+    assert ">loaded</p>" in doms(result.snapshot.root)[site.url("/")]

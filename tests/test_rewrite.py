@@ -17,6 +17,7 @@ from archiver.findings import extract_html
 from archiver.links import HTML_LINK_ATTRS, iter_html_references
 from archiver.mirror.linker import Memo
 from archiver.mirror.rewrite import rewrite_html
+from archiver.mirror.scripts import neutralise_scripts
 
 
 def _element_for(tag: str, attribute: str, value: str) -> str:
@@ -523,3 +524,58 @@ def test_hostile_srcdoc_documents_are_rewritten_in_linear_time(page: str) -> Non
     with in_linear_time():
         out = rewrite_html(page.encode(), PAGE, None, resolve, HERE, Memo())
     assert out != page.encode()
+
+
+@pytest.mark.parametrize(
+    ("markup", "expected"),
+    [
+        (
+            '<script type="speculationrules">{"prefetch": [{"urls": ["/x"]}]}</script>',
+            '<script type="text/x-archived-script" data-archived-type="speculationrules">'
+            '{"prefetch": [{"urls": ["/x"]}]}</script>',
+        ),
+        (
+            "<script TYPE=' SpeculationRules '>{}</script>",
+            "<script type=\"text/x-archived-script\" data-archived-type=' SpeculationRules '>{}</script>",
+        ),
+        ('<link rel="prefetch" href="/target">', '<link rel="prefetch" data-archived-href="/target">'),
+        ('<link rel="prerender" href="/x">', '<link rel="prerender" data-archived-href="/x">'),
+        (
+            '<link rel="preconnect dns-prefetch" href="http://cdn.test">',
+            '<link rel="preconnect dns-prefetch" data-archived-href="http://cdn.test">',
+        ),
+        (  # a stylesheet too: the page needs it, its file is linked
+            '<link rel="stylesheet prefetch" href="/style.css">',
+            '<link rel="stylesheet prefetch" href="../style.css">',
+        ),
+        (
+            '<a href="/target" ping="http://t.test/p">x</a><area ping="/p" href="/target">',
+            '<a href="../target.html" data-archived-ping="http://t.test/p">x</a>'
+            '<area data-archived-ping="/p" href="../target.html">',
+        ),
+        (  # a refresh to a page not archived would leave for the live site on its own
+            '<meta http-equiv="refresh" content="0; url=http://live.test/">',
+            '<meta data-archived-http-equiv="refresh" content="0; url=http://live.test/">',
+        ),
+        (
+            '<meta content="0;url=/gone" http-equiv="Refresh">',
+            '<meta content="0;url=http://site.test/gone" data-archived-http-equiv="Refresh">',
+        ),
+        (  # to an archived page, or a reload of the page itself: kept
+            '<meta http-equiv="refresh" content="0;url=/target">',
+            '<meta http-equiv="refresh" content="0;url=../target.html">',
+        ),
+        ('<meta http-equiv="refresh" content="30">', '<meta http-equiv="refresh" content="30">'),
+        ('<script type="module">go()</script>', '<script type="module">go()</script>'),
+    ],
+)
+def test_what_would_reach_the_live_web_by_itself_is_kept_inert(markup: str, expected: str) -> None:
+    assert rewrite(markup) == expected
+
+
+def test_a_rendered_pages_speculation_rules_are_made_inert_once() -> None:
+    rewritten = rewrite('<script type="speculationrules">{}</script><script>go()</script>')
+    assert neutralise_scripts(rewritten.encode()) == (
+        b'<script type="text/x-archived-script" data-archived-type="speculationrules">{}</script>'
+        b'<script type="text/x-archived-script">go()</script>'
+    )

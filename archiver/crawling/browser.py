@@ -36,7 +36,9 @@ from the time alone: the browser runs at idle priority, and a busy machine
 can leave its renderer no CPU for seconds, when a healthy page answers no call
 either. A renderer that used the CPU for the wait without answering is hung
 (a loop); one that got next to none is waiting for the machine, and is waited
-for while it does, until DOM_GRACE past the page's limit.
+for while it does, until DOM_GRACE past the page's limit (cpu_waits.py). The page's load is
+judged alike: one the machine kept its renderer from, while the page waited on nothing the crawl
+fetches, goes on past its share of the limit, and the page is loaded whole.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from archiver.content import DEFAULT_DECODE_LIMIT
-from archiver.crawling.chromium import cpu_used_since
+from archiver.crawling.cpu_waits import NoAnswer, answered_while_working, read_outcome
 from archiver.crawling.page_dom import DOM_SCRIPT, KEEPER, NOTE_ROOT_SCRIPT, PREPARE_DOM_SCRIPT, dom_arguments
 from archiver.crawling.page_network import Answerer, PageNetwork
 from archiver.errors import PageHung
@@ -72,15 +74,6 @@ DOM_GRACE = 10.0
 DOM_LIMIT = DEFAULT_DECODE_LIMIT
 """A serialised DOM larger than this is not kept (the mirror rewrites pages up to this size), nor
 carried from the browser: the page keeps its HTTP capture."""
-HUNG_SHARE = 0.1
-"""Of a wait for the page's answer, the share the browser's renderers must have spent on the CPU
-for the page to be called hung. A call into a page costs its renderer milliseconds: one that got
-a tenth of a CPU for the wait and did not answer runs a script that keeps it (a loop, which takes
-all the CPU it gets: 40% of one at idle priority on a machine kept at a load of 20 by other
-work), while the machine's normal work leaves an idle renderer a few thousandths."""
-LEAST_WINDOW = 0.5
-"""Seconds, at least, over which the renderers' CPU is measured (the kernel counts it in ticks
-of 10 ms)."""
 CLOSE_SECONDS = 5.0
 """Time given a popup to close once its page's render ends."""
 
@@ -136,8 +129,12 @@ async def render_page(
     deadline = time.monotonic() + timeout
     # Of a short limit, a fixed reserve would leave loading nothing: the page load was cut
     # at once, and taking the DOM of a page still navigating failed.
-    loaded_by = deadline - min(DOM_RESERVE, timeout / 4)
+    reserve = min(DOM_RESERVE, timeout / 4)
+    loaded_by = deadline - reserve
     dom_by = deadline + DOM_GRACE
+    # A load the machine kept the browser from may go on past loaded_by (_loading), until the
+    # same reserve before the DOM's own bound.
+    load_bound = dom_by - reserve
     too_large = f"the DOM is larger than {human_bytes(DOM_LIMIT)}"
     error = None
     tab.handler = network.handle
@@ -148,10 +145,16 @@ async def render_page(
         if cookies:
             await _give_cookies(tab, cookies, deadline)
         try:
-            await page.goto(url, wait_until="commit", timeout=_ms(loaded_by))
+            await _loading(
+                tab,
+                network,
+                page.goto(url, wait_until="commit", timeout=_ms(load_bound)),
+                loaded_by,
+                load_bound,
+            )
             committed = True
-            await _loaded(page, network, loaded_by)
-        except PlaywrightTimeout:
+            await _loading(tab, network, _loaded(page, network, load_bound), loaded_by, load_bound)
+        except (PlaywrightTimeout, NoAnswer):
             error = f"the page did not {'finish' if committed else 'start'} loading in {timeout:g} s"
         if error is None:
             await network.quiet(loaded_by)
@@ -176,7 +179,7 @@ async def render_page(
                 html, charset = text.encode("utf-8", errors="replace"), str(state[1])
             else:  # a script removed the document's root element
                 error = error or "the page has no document element"
-        except _NoAnswer as exc:  # its scripts hold its tab (a loop), or the machine its renderer
+        except NoAnswer as exc:  # its scripts hold its tab (a loop), or the machine its renderer
             raise PageHung(url, timeout, starved_past=None if exc.busy else DOM_GRACE) from None
         held = await _held_cookies(page, dom_by)
     finally:
@@ -222,16 +225,6 @@ async def _give_cookies(tab: Tab, cookies: list[dict[str, Any]], deadline: float
                 await asyncio.wait_for(context.add_cookies([cookie]), max(deadline - time.monotonic(), 0.001))
 
 
-class _NoAnswer(Exception):
-    """The page did not answer a call into it in time (see _answered)."""
-
-    def __init__(self, busy: bool) -> None:
-        super().__init__()
-        self.busy = busy
-        """True if its renderers used the CPU meanwhile (its scripts hold it), False if the
-        machine left them next to none."""
-
-
 async def _in_page(tab: Tab, script: str, arg: Any, until: float, bound: float | None = None) -> Any:
     """``script`` evaluated in the tab's page, which must answer by ``until``, or while its
     renderers get no CPU by ``bound`` (see _answered): a call into a page whose script loops
@@ -240,32 +233,9 @@ async def _in_page(tab: Tab, script: str, arg: Any, until: float, bound: float |
 
 
 async def _answered(tab: Tab, call: Awaitable[T], until: float, bound: float) -> T:
-    """What ``call`` into the tab's page gives, if it ends by ``until``; past then, for as long
-    again at a time until ``bound``, while the browser's renderers have used less than
-    HUNG_SHARE of the time since the call began on the CPU (a machine too busy to give the idle
-    browser any: the page waits, it is not hung). Raises _NoAnswer once they used more without
-    answering (its scripts hold it), or at ``bound``; ``call`` is then cancelled. Where the
-    renderers' CPU cannot be known, ``until`` is the bound."""
-    answer = asyncio.ensure_future(call)
-    began, used_before = time.monotonic(), tab.renderers_cpu()
-    window = max(until - began, LEAST_WINDOW)
-    try:
-        while True:
-            done, _ = await asyncio.wait({answer}, timeout=max(until - time.monotonic(), 0.001))
-            if done:
-                return answer.result()
-            used = tab.renderers_cpu(look_again=True)
-            if used is None or used_before is None:
-                raise _NoAnswer(busy=True)
-            waited = time.monotonic() - began
-            busy = waited >= LEAST_WINDOW and cpu_used_since(used_before, used) >= HUNG_SHARE * waited
-            if busy or time.monotonic() >= bound:
-                raise _NoAnswer(busy)
-            until = min(time.monotonic() + window, bound)
-    finally:
-        if not answer.done():
-            answer.cancel()  # not awaited (a stop of this render must not be swallowed) but read
-            answer.add_done_callback(_read)
+    """What ``call`` into the tab's page gives (cpu_waits.answered_while_working(), the time
+    counted while the tab's renderers work)."""
+    return await answered_while_working(call, tab.renderers_cpu, until, bound)
 
 
 async def _noted_closed_roots(tab: Tab, until: float) -> bool:
@@ -315,6 +285,17 @@ def closed_shadow_roots(node: dict[str, Any]) -> list[int]:
     return sorted(found)
 
 
+async def _loading(tab: Tab, network: PageNetwork, call: Awaitable[T], loaded_by: float, bound: float) -> T:
+    """What ``call`` (a step of the page's load) gives, if it ends by ``loaded_by``, or later, until
+    ``bound``, while the machine leaves the tab's renderers next to no CPU (what the browser
+    process did for the load, routing its requests, is not the page's) and the page waits on
+    nothing the crawl fetches (cpu_waits.answered_while_working()); raises NoAnswer past then. A page loaded
+    slowly by a starved browser is then loaded whole, not cut at its limit: its time counts
+    while the browser could work, and a page that waits on a slow server is still cut."""
+    fetching = lambda: network.fetching > 0  # noqa: E731 - one test, named for what it asks
+    return await answered_while_working(call, tab.renderers_cpu, loaded_by, bound, fetching)
+
+
 async def _loaded(page: Any, network: PageNetwork, deadline: float) -> None:
     """Until the page's load event, or until its main frame tries to navigate away: Chromium
     then stops loading the page, and its load event never comes (a page whose script sets
@@ -326,14 +307,9 @@ async def _loaded(page: Any, network: PageNetwork, deadline: float) -> None:
     finally:
         for waiting in (load, away):
             waiting.cancel()  # not awaited (a stop of this render must not be swallowed) but read:
-            waiting.add_done_callback(_read)  # asyncio reports an error nobody read
+            waiting.add_done_callback(read_outcome)  # asyncio reports an error nobody read
     if not network.navigated_away.is_set():
         load.result()
-
-
-def _read(done: asyncio.Future[Any]) -> None:
-    if not done.cancelled():
-        done.exception()
 
 
 async def _scroll(page: Any, network: PageNetwork, deadline: float) -> None:

@@ -8,7 +8,8 @@ new page costs a renderer process, about as long as rendering a small page.
 A tab that failed is closed, which ends its renderer process (even one whose
 page loops) and touches no other tab; the browser itself is replaced only
 when it is gone or no longer answers (alive()), and the pages it held are
-tried once more by the renderer.
+tried once more by the renderer. A browser the machine leaves no CPU is waited for, when it
+answers and when it opens a tab, not called stuck (cpu_waits.py).
 
 Which Chromium it is, how it is launched (with no way out to the network of its own) and
 the idle priority it runs at are crawling/chromium.py's.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -27,6 +29,7 @@ from archiver.crawling.chromium import (
     CHROMIUM_ARGS,
     NO_SPECULATION_SCRIPT,
     browser_error_types,
+    browser_pids,
     cpu_times,
     launch_exit,
     quiet_about_the_driver_gone,
@@ -35,6 +38,7 @@ from archiver.crawling.chromium import (
     started_at_idle_priority,
     use_node_compile_cache,
 )
+from archiver.crawling.cpu_waits import NoAnswer, answered_while_working
 from archiver.crawling.page_devtools import PageDevtools
 from archiver.crawling.page_dom import init_script
 from archiver.errors import BrowserUnusable, ConfigError
@@ -48,10 +52,17 @@ TAB_RENDERS = 25
 """Pages rendered in one tab (one browser context) before it is replaced by a fresh one."""
 LAUNCH_TIMEOUT = 60.0
 OPEN_TIMEOUT = 30.0
-"""Longest wait for a new tab (a browser context and its page): a browser that takes longer is stuck."""
+"""Wait for a new tab (a browser context and its page) past which a browser that used the CPU
+meanwhile without opening it is stuck (cpu_waits.py)."""
+OPEN_BOUND = 300.0
+"""Longest wait for a new tab, of a browser that the machine left next to no CPU meanwhile."""
 CLOSE_TIMEOUT = 10.0
 ALIVE_TIMEOUT = 5.0
-"""A browser that does not answer a DevTools call this soon counts as stuck (see alive())."""
+"""Wait for an answer to a DevTools call past which a browser that used the CPU meanwhile without
+answering is stuck (see alive())."""
+ALIVE_BOUND = 120.0
+"""Longest wait for that answer, of a browser that the machine left next to no CPU meanwhile: it
+is stuck too (stopped, or waiting for something that never comes)."""
 VIEWPORT = {"width": 1280, "height": 900}
 
 
@@ -135,6 +146,8 @@ class BrowserPool:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._renders = 0
+        self._browser_processes: list[int] = []
+        """The processes of the running browser other than its renderers, as last found."""
         self._refusing: socket.socket | None = None
         self._proxy: str | None = None
         """The browser's --proxy-server argument (a proxy that refuses every connection)."""
@@ -185,25 +198,44 @@ class BrowserPool:
     async def alive(self, generation: int) -> bool:
         """True if the browser of ``generation`` is the current one and answers: a page that
         failed in it (a loop, its renderer crashed) leaves the browser whole, and the other
-        tabs' renders go on."""
+        tabs' renders go on. A browser the machine leaves no CPU is waited for (until
+        ALIVE_BOUND), not replaced: that would cut the other tabs' renders for nothing."""
         browser = self._browser
         if browser is None or not self.connected(generation):
             return False
+
+        async def version() -> None:
+            devtools = await browser.new_browser_cdp_session()
+            await devtools.send("Browser.getVersion")
+            await devtools.detach()
+
+        now = time.monotonic()
         try:
-            async with asyncio.timeout(ALIVE_TIMEOUT):
-                devtools = await browser.new_browser_cdp_session()
-                await devtools.send("Browser.getVersion")
-                await devtools.detach()
-        except Exception:  # noqa: BLE001 - gone, closing, or stuck (TimeoutError): not alive
+            await answered_while_working(version(), self.browser_cpu, now + ALIVE_TIMEOUT, now + ALIVE_BOUND)
+        except Exception:  # noqa: BLE001 - gone, closing, or stuck (NoAnswer): not alive
             return False
         return True
+
+    def browser_cpu(self, look_again: bool = False) -> dict[int, float] | None:
+        """The CPU seconds each process of the running browser but its renderers has used (None
+        where that cannot be known): a page's loop in a renderer is no work of the browser's."""
+        if self._proxy is None:
+            return None
+        if look_again or not self._browser_processes:
+            self._browser_processes = browser_pids(self._proxy)
+        return cpu_times(self._browser_processes) if self._browser_processes else None
 
     async def _open_tab(self) -> Tab:
         browser = await self._ready()
         generation = self.generation
         # Bounded: a browser stuck (not gone) would hold the render, and the pool, forever.
-        async with asyncio.timeout(OPEN_TIMEOUT):
-            return await self._new_tab(browser, generation)
+        now = time.monotonic()
+        try:
+            return await answered_while_working(
+                self._new_tab(browser, generation), self.browser_cpu, now + OPEN_TIMEOUT, now + OPEN_BOUND
+            )
+        except NoAnswer:
+            raise TimeoutError(f"the browser opened no tab in {OPEN_TIMEOUT:g} s") from None
 
     async def _new_tab(self, browser: Browser, generation: int) -> Tab:
         context = await browser.new_context(
@@ -278,6 +310,7 @@ class BrowserPool:
             self._refusing = refusing_port()
         # The proxy's port is this pool's own, so the argument names its browser among the
         # processes too (Tab.renderers_cpu).
+        self._browser_processes = []
         self._proxy = proxy = f"--proxy-server=http://127.0.0.1:{self._refusing.getsockname()[1]}"
         try:
             self._browser = await self._launch(proxy)

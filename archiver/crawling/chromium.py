@@ -200,20 +200,33 @@ def driver_pids() -> list[int]:
 def renderer_pids(browser_argument: str) -> list[int]:
     """The renderer processes of the browser launched with ``browser_argument`` (an argument no
     other browser of this process has), found under Playwright's driver."""
+    return _browser_processes(browser_argument, renderers=True)
+
+
+def browser_pids(browser_argument: str) -> list[int]:
+    """The browser launched with ``browser_argument`` and its processes other than renderers (its
+    GPU, network and utility processes): those that answer the browser's own DevTools calls and
+    open its tabs, whatever its pages' scripts do."""
+    return _browser_processes(browser_argument, renderers=False)
+
+
+def _browser_processes(browser_argument: str, renderers: bool) -> list[int]:
     argument = browser_argument.encode()
-    browsers, renderers = [], []
-    for pid in [found for driver in driver_pids() for found in descendants(driver)]:
+    browsers, found = [], []
+    for pid in [each for driver in driver_pids() for each in descendants(driver)]:
         with contextlib.suppress(OSError):
             # Chromium's own children rewrite theirs as one string ("... --type=renderer ...").
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
             if argument in command.split(b"\0") and b"--type=" not in command:
                 browsers.append(pid)
     for browser in browsers:
+        if not renderers:
+            found.append(browser)
         for pid in descendants(browser):
             with contextlib.suppress(OSError):
-                if b"--type=renderer" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    renderers.append(pid)
-    return sorted(set(renderers))
+                if (b"--type=renderer" in Path(f"/proc/{pid}/cmdline").read_bytes()) == renderers:
+                    found.append(pid)
+    return sorted(set(found))
 
 
 def cpu_times(pids: list[int]) -> dict[int, float]:

@@ -114,6 +114,9 @@ class PageNetwork:
     """Whether the page's document as served declares closed shadow roots (<template
     shadowrootmode="closed">), which are found only through DevTools (_noted_closed_roots)."""
     in_flight: int = 0
+    fetching: int = 0
+    """Requests of the page the crawl is answering now (fetching them, or reading them back from
+    the snapshot): a page that waits on them waits on the network, not on the browser."""
     last_change: float = field(default_factory=time.monotonic)
     answers_given: dict[str, Answer] = field(default_factory=dict)
     """The answer each request was fulfilled with, by its URL as the browser wrote it: the page's
@@ -163,7 +166,7 @@ class PageNetwork:
             await _quietly(route.abort("blockedbyclient"))
             return
         asked = await _asked(request, self.page)
-        answer = await self.answer(url, asked)
+        answer = await self._fetched(url, asked)
         if answer is None:
             self.refused.append(f"{url}: not captured")
             await _quietly(route.abort("blockedbyclient"))
@@ -194,7 +197,7 @@ class PageNetwork:
                 self.refused.append(f"{hop.method} {hop.url}")
                 return None
             asked = self.next_hops.get(url) or Asked(negotiation(hop.headers), hop.headers.get("referer"))
-            answer = await self.answer(url, asked)
+            answer = await self._fetched(url, asked)
             if answer is None:
                 self.refused.append(f"{url}: not captured")
                 return None
@@ -203,6 +206,14 @@ class PageNetwork:
         finally:
             self.in_flight -= 1
             self.last_change = time.monotonic()
+
+    async def _fetched(self, url: str, asked: Asked) -> Answer | None:
+        """The crawl's answer to the request of ``url``, counted in ``fetching`` while it comes."""
+        self.fetching += 1
+        try:
+            return await self.answer(url, asked)
+        finally:
+            self.fetching -= 1
 
     def _redirecting(self, url: str, answer: Answer, asked: Asked) -> None:
         """Note what the next hop of ``answer``, given for ``url`` as ``asked``, is asked with, if it

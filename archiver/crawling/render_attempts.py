@@ -9,22 +9,28 @@ renders go on.
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 from archiver.crawling.browser import RenderedPage, render_page
 from archiver.crawling.browser_pool import BrowserPool
 from archiver.crawling.chromium import browser_error_types
+from archiver.crawling.cpu_waits import NoAnswer, answered_while_working
 from archiver.crawling.page_network import Answerer
 from archiver.errors import PageHung
 
 log = logging.getLogger("archiver.crawl")
 
 HANG_SLACK = 20.0
-"""Seconds past the page's time limit after which a render that has not ended is given up (every
-call into the page is bounded before then: what is left is the browser, or its driver, stuck)."""
+"""Seconds past the page's time limit after which a render that has not ended is given up if the
+browser used the CPU meanwhile (every call into the page is bounded before then: what is left
+is the browser, or its driver, stuck)."""
+HANG_BOUND = 120.0
+"""Seconds past the page's time limit after which a render that has not ended is given up though
+the machine left the browser next to no CPU meanwhile (cpu_waits.py): a browser stopped for good
+is stuck too."""
 
 
 async def attempt_render(
@@ -47,14 +53,24 @@ async def attempt_render(
             # (bounded by LAUNCH_TIMEOUT) and waiting for a free tab are not the page's time.
             async with pool.tab() as tab:
                 generation = tab.generation
-                async with asyncio.timeout(timeout + HANG_SLACK):
-                    given = cookies() if cookies is not None else []
-                    return await render_page(tab, url, answer, timeout, given), None
+                given = cookies() if cookies is not None else []
+                began = time.monotonic()
+                try:
+                    rendered = await answered_while_working(
+                        render_page(tab, url, answer, timeout, given),
+                        pool.browser_cpu,
+                        began + timeout + HANG_SLACK,
+                        began + timeout + HANG_BOUND,
+                        measured_from=began + timeout,  # what the browser did past the page's limit
+                    )
+                except NoAnswer:
+                    raise TimeoutError from None
+                return rendered, None
         except PageHung as exc:  # its scripts (or the busy machine) would hold a tab as long again
             log.warning("gave up rendering %s: %s", url, exc)
             return None, f"browser: {exc}"
         except errors as exc:
-            if isinstance(exc, TimeoutError):  # asyncio's, which says nothing of itself
+            if isinstance(exc, TimeoutError):  # which says nothing of itself
                 text = f"the render did not end within its time limit ({timeout:g} s)"
             else:
                 text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -28,6 +28,7 @@ from archiver.links import (
 from archiver.markup import attributes, iter_tags, unescape_attribute, unread_tags
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker
+from archiver.mirror.scripts import INERT_TYPE
 from archiver.mirror.stylesheets import css_edits, replace_spans, rewrite_css_text
 from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_style_edits
 from archiver.svg import local_name
@@ -63,7 +64,17 @@ _STYLE_ATTRIBUTE = re.compile("|".join(CSS_ATTRS), re.IGNORECASE)
 """A tag that may hold an attribute whose CSS holds a URL (a first look: attributes() tells)."""
 _NEUTRALISED = frozenset({"crossorigin", "integrity"})
 """Attributes the mirror renames: crossorigin always, integrity once its file is made local."""
-_OWN_FRAGMENT_LINKS = unread_tags("a", _READ_ATTRS["a"] | _NEUTRALISED, ("href", "#"))
+_HINT_RELS = frozenset({"prefetch", "prerender", "preconnect", "dns-prefetch"})
+"""<link rel=...> values that only have a browser fetch, or connect to, what the page may need
+next: of a page that has no other rel, the href is renamed, for from the mirror the browser
+would fetch the live URL it names (a local file gains nothing from it)."""
+_ON_THEIR_OWN = {"a": "ping", "area": "ping"}
+"""Attributes renamed on these tags wherever they point: a click on a link of the mirror would
+post its ping to the live site (a ping is no link, and no file is kept for it)."""
+SPECULATION_RULES = "speculationrules"
+"""The type of a <script> whose rules have a browser prefetch and prerender the URLs they name
+(live ones, in a page from the mirror): it is given an inert type (mirror/scripts.py's)."""
+_OWN_FRAGMENT_LINKS = unread_tags("a", _READ_ATTRS["a"] | _NEUTRALISED | {_ON_THEIR_OWN["a"]}, ("href", "#"))
 """An <a> whose only link is to a fragment of its own page, which the Linker keeps as it is: most
 links of a documentation page (a heading's, a definition's), skipped by the tokenizer in a page
 with no <base> of another URL rather than handed one by one to _tag_edits() for no edit."""
@@ -225,7 +236,7 @@ def _tag_edits(
     found = attributes(raw)
     element = _Element(tag, raw, found, view)
     read = _READ_ATTRS.get(tag, _ALWAYS_READ)
-    edits = []
+    edits = [] if svg else _reaching_out_edits(tag, found, element)
     local_before = link.made_local
     neutralised = []
     for name, name_start, name_end, value_start, value_end in found:
@@ -233,6 +244,8 @@ def _tag_edits(
             neutralised.append((name, name_start, name_end))
         if value_start == value_end:
             continue
+        if any(start == name_start for start, _end, _new in edits):
+            continue  # renamed: nothing to rewrite in it
         if not svg and name not in read:
             continue  # holds no link: left undecoded
         # A repeated attribute is rewritten too (the first is the one that applies).
@@ -257,11 +270,49 @@ def _tag_edits(
             new_value = _attribute_edit(element, tag, name, value, base, link, view.query_encoding)
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
+        if tag == "meta" and name == "content" and link.made_local == local_before:
+            edits.extend(_away_refresh_edits(element, found, value))
     integrity = link.made_local > local_before and tag in ("link", "script")
     for name, name_start, name_end in neutralised:
         if name == "crossorigin" or integrity:
             edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
     return edits
+
+
+def _reaching_out_edits(
+    tag: str, found: list[tuple[str, int, int, int, int]], element: _Element
+) -> list[tuple[int, int, str]]:
+    """The renames in one start tag that keep a browser, reading the page from the mirror, from
+    reaching the live web by itself: a speculation rules script's type (an inert one put first),
+    a resource hint's href (_HINT_RELS), a link's ping."""
+    renamed: str | None = _ON_THEIR_OWN.get(tag)
+    edits = []
+    if tag == "script" and (element.get("type") or "").strip().lower() == SPECULATION_RULES:
+        renamed = "type"
+        edits.append((len(tag) + 1, len(tag) + 1, f' type="{INERT_TYPE}"'))
+    elif tag == "link":
+        rels = set((element.get("rel") or "").lower().split())
+        if rels and rels <= _HINT_RELS:
+            renamed = "href"
+    for name, name_start, name_end, _value_start, _value_end in found:
+        if name == renamed:
+            edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
+    return edits
+
+
+def _away_refresh_edits(
+    element: _Element, found: list[tuple[str, int, int, int, int]], content: str
+) -> list[tuple[int, int, str]]:
+    """The rename of a <meta http-equiv=refresh>'s http-equiv when it would take the reader to a
+    page not archived (``content`` names a URL the mirror has no file for): from the mirror, the
+    browser would go to the live site on its own. A refresh to an archived page is kept."""
+    if (element.get("http-equiv") or "").lower() != "refresh" or not parse_meta_refresh(content):
+        return []
+    return [
+        (name_start, name_end, NEUTRALISED_PREFIX + name)
+        for name, name_start, name_end, _vs, _ve in found
+        if name == "http-equiv"
+    ]
 
 
 def _svg_attribute_edit(

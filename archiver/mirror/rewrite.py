@@ -7,7 +7,10 @@ iframe's srcdoc; in SVG, the hrefs of svg.SVG_LINK_ATTRS) is resolved against
 the page's base URL and handed to ``resolve(url)``, which answers with the
 path (relative to mirror/) of the archived file, or None. Archived targets
 become relative paths from the page's own file; the rest become absolute URLs,
-so nothing points into the void. Fragments are kept.
+so nothing points into the void. Fragments are kept. What would have a browser reach the
+live web by itself, with no click of the reader's, is kept under a name no browser acts on
+(document_edits.py): speculation rules, prefetch, prerender, preconnect and dns-prefetch hints,
+the ping of links, a refresh to a page not archived. The WARC keeps the page as sent.
 
 Edits are spans replaced in the original text: everything else, malformed
 markup included, stays byte for byte. Pages in an ASCII-compatible encoding

@@ -126,8 +126,8 @@ def _tag_edits(tag: str, raw: str) -> list[tuple[int, int, str]]:
     edits = []
     values = {name: raw[start:end].strip("\"'").strip().lower() for name, _ns, _ne, start, end in found}
     if tag == "script":
-        if values.get("type", "") in DATA_SCRIPT_TYPES:
-            return []  # data (JSON) is inert already, and scripts may read it
+        if values.get("type", "") in DATA_SCRIPT_TYPES or values.get("type") == INERT_TYPE:
+            return []  # data (JSON) is inert already, and scripts may read it; or made inert already
         edits.append((len(tag) + 1, len(tag) + 1, f' type="{INERT_TYPE}"'))
     rels = set(values.get("rel", "").split())
     preloads_code = "modulepreload" in rels or ("preload" in rels and values.get("as") == "script")

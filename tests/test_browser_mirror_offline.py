@@ -1,0 +1,137 @@
+"""The mirror in Chromium never reaches the live web by itself, with real Chromium: speculation
+rules, resource hints, pings and refreshes that name the live site are kept for the reader but
+no longer acted on, from file:// and through serve alike.
+
+The live site here is a server of the test's own that counts every connection made to it (a
+preconnect opens one without sending any request); the crawled site links to it as real pages
+link to theirs, and it is still running while the mirror is browsed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestServer
+from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
+
+from archiver.mirror.build import build_mirror
+from archiver.mirror.serve import make_app
+
+pytestmark = pytest.mark.skipif(async_playwright is None, reason="Playwright is not installed")
+
+
+class LiveSite:
+    """A server on 127.0.0.1 that notes every connection made to it, and the request line of each."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.requests: list[str] = []
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self._server = await asyncio.start_server(self._answer, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        with contextlib.suppress(Exception):
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+            self.requests.append(head.split(b"\r\n", 1)[0].decode("latin-1"))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 4\r\n\r\nlive")
+            await writer.drain()
+        writer.close()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+
+def reaching_out(live: str) -> str:
+    """A page's head that has a browser reach ``live`` by itself, each way a page can."""
+    rules = (
+        f'{{"prefetch": [{{"source": "list", "urls": ["{live}/rules-prefetch"]}}],'
+        f' "prerender": [{{"source": "list", "urls": ["{live}/rules-prerender"]}}]}}'
+    )
+    return (
+        f'<script type="speculationrules">{rules}</script>'
+        f'<link rel="prefetch" href="{live}/link-prefetch">'
+        f'<link rel="prerender" href="{live}/link-prerender">'
+        f'<link rel="preconnect" href="{live}/">'
+        f'<link rel="dns-prefetch" href="{live}/">'
+    )
+
+
+async def browse(url: str, click: str | None = None) -> list[str]:
+    """Open ``url`` in a fresh Chromium, wait for it to settle (and click ``click``); the requests
+    it saw fail."""
+    assert async_playwright is not None
+    failed: list[str] = []
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = await chromium.new_page()
+            page.on("requestfailed", lambda request: failed.append(request.url))
+            await page.goto(url, wait_until="load")
+            await page.wait_for_timeout(1500)  # what speculation rules start, they start at once
+            if click is not None:
+                await page.click(click)
+                await page.wait_for_load_state("load")
+                await page.wait_for_timeout(500)
+        finally:
+            await chromium.close()
+    return failed
+
+
+async def test_the_mirror_reaches_no_live_url_by_itself(site, run_crawl):
+    """A page's speculation rules, its prefetch, prerender, preconnect and dns-prefetch hints, the
+    ping of its links and a refresh to a page not archived were kept in the mirror as written:
+    opened from file:// (or through serve), Chromium fetched the live URLs they name, so the
+    offline copy went on the network. Now the mirror keeps them under names no browser acts on;
+    the WARC keeps the page as it was served."""
+    live = LiveSite()
+    live_url = await live.start()
+    try:
+        site.page(
+            "/",
+            links=["/next"],
+            body=f'<head>{reaching_out(live_url)}</head><p>Index</p><a id="next" href="/next" '
+            f'ping="{live_url}/ping">next</a><a href="/refresh">refresh</a>',
+        )
+        site.page("/next", body="<p>Next</p>")
+        refresh = f'<meta http-equiv="refresh" content="0; url={live_url}/away">'
+        site.page("/refresh", body=f"{refresh}<p>Moved</p>")
+        await site.start()
+        result = await run_crawl(site.url("/"))
+        host = site.host.replace(":", "+")
+        await site.close()
+        root = result.snapshot.root
+        build_mirror(root)
+        assert live.connections == 0  # the crawl itself did not go there (out of scope)
+        mirror = root / "mirror" / host
+        index = (mirror / "index.html").read_text()
+        assert 'type="speculationrules"' in index and f'{live_url}/link-prefetch"' in index  # kept to read
+
+        failed = await browse((mirror / "index.html").as_uri(), click="#next")
+        failed += await browse((mirror / "refresh.html").as_uri())
+        server = TestServer(make_app(root), host="127.0.0.1")
+        await server.start_server()
+        try:
+            served = f"http://127.0.0.1:{server.port}/mirror/{host}/index.html"
+            failed += await browse(served, click="#next")
+        finally:
+            await server.close()
+        assert live.requests == [] and live.connections == 0
+        assert failed == []
+        assert f'ping="{live_url}/ping"'.encode() in warc_bodies(root)  # the WARC: the page as sent
+    finally:
+        await live.close()
+
+
+def warc_bodies(root: Path) -> bytes:
+    """Every WARC file of a snapshot, decompressed, end to end."""
+    return b"".join(gzip.decompress(path.read_bytes()) for path in sorted((root / "warc").iterdir()))
