@@ -5,7 +5,8 @@ systems read it: every name one they all accept (paths.unportable: no character 
 refuses, no name of a device, no dot or space ending it, at most 255 units), the whole path
 within MAX_PATH_UNITS (Windows opens no longer path), and no two paths one name where case and
 Unicode normalisation are ignored (paths.folded: ``About.html`` and ``about.html``, ``café``
-written either way), nor a file where another path needs that name as a folder. Copied, one of
+written either way), nor a file where another path needs that name as a folder, nor two
+folders one there (``Docs/`` and ``docs/``: a copy back merges them under one name). Copied, one of
 two such files overwrites the other, and its links lead to the wrong page. The mirror's own
 path plan (mirror/plan.py) gives none of these; a mirror built before it did, or by hand, may.
 
@@ -75,7 +76,14 @@ def _check(seen: sqlite3.Connection, path: str, report: Report) -> None:
                 f"needs mirror/{other} as a folder on macOS and Windows, where it is a file",
             )
             return
-        seen.execute("INSERT OR IGNORE INTO folders VALUES (?, ?)", (folder, "/".join(paths[:depth])))
+        spelled = "/".join(paths[:depth])
+        other = _found(seen, "folders", folder)
+        if other is not None and other != spelled:
+            report.add(
+                UNPORTABLE_MIRROR_NAME, where, f"its folder is one with mirror/{other} on macOS and Windows"
+            )
+            return
+        seen.execute("INSERT OR IGNORE INTO folders VALUES (?, ?)", (folder, spelled))
     seen.execute("INSERT INTO files VALUES (?, ?)", (key, path))
 
 
