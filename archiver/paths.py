@@ -39,10 +39,19 @@ from urllib.parse import SplitResult, unquote, urlsplit
 from archiver.content import mime_type
 
 MAX_NAME_BYTES = 200
-"""Longest file or folder name written (most file systems allow 255 bytes)."""
+"""Longest file or folder name written, in UTF-8 bytes and in UTF-16 units once decomposed (most
+file systems allow 255 bytes, FAT32, exFAT and NTFS 255 UTF-16 units, HFS+ 255 units of the
+name's decomposed form, where ``ΐ`` is three)."""
 KEEP_NAME_BYTES = 100
-MAX_PATH_BYTES = 1000
-"""Longest relative path written; longer ones become <host>/@long/<hash><ext>."""
+MAX_PATH_UNITS = 160
+"""Longest path written under mirror/, in UTF-16 units as Windows counts them; longer ones become
+<host>/@long/<hash><ext>. Windows opens no path past 260 (MAX_PATH, 248 for a folder): with
+``mirror/`` and a file's name, this leaves 80 for the path of the snapshot's folder."""
+TOKEN_UNITS = 13
+"""What the path plan adds to a path to tell it apart (``@`` and a token, path_token())."""
+MAX_HOST_UNITS = 80
+"""Longest host folder (a host may have 253 characters): it leaves room under MAX_PATH_UNITS
+for a hashed path (``<host>/@long/<hash><ext>``) and the plan's tokens."""
 
 # Canonical extension first.
 EXTENSIONS: dict[str, tuple[str, ...]] = {
@@ -126,6 +135,7 @@ _WINDOWS_RESERVED = frozenset(
     ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"]
     + [f"{name}{digit}" for name in ("COM", "LPT") for digit in "0123456789¹²³"]
 )
+_WINDOWS_REFUSED = frozenset('<>:"/\\|?*')
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 
 
@@ -135,20 +145,58 @@ def _escape_char(char: str) -> str:
     return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
 
 
+def _reserved_on_windows(name: str) -> bool:
+    """True if Windows takes ``name`` for a device (``CON``, ``nul.txt``, ``Com1 .html``)."""
+    return name.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_RESERVED
+
+
 def escape_name(text: str) -> str:
     """``text`` as a portable file name: unsafe characters written as %XX (reversible)."""
     if not text:
         return "@"
-    if _PLAIN_NAME.fullmatch(text) and text.split(".", 1)[0].upper() not in _WINDOWS_RESERVED:
+    if _PLAIN_NAME.fullmatch(text) and not _reserved_on_windows(text):
         return text
     if set(text) <= {"."}:
         return "%2E" * len(text)
     out = [_escape_char(c) if c in _ESCAPED or not c.isprintable() else c for c in text]
     if text[-1] in ". ":
         out[-1] = _escape_char(text[-1])
-    if text.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_RESERVED:
+    if _reserved_on_windows(text):
         out[0] = _escape_char(text[0])
     return "".join(out)
+
+
+def unportable(name: str) -> str | None:
+    """Why a file system a mirror is copied to (Windows', FAT32, exFAT, macOS') would refuse the
+    file or folder name ``name``, or store it as another, or None; escape_name() gives none such.
+
+    >>> unportable("CON.html"), unportable("a:b"), unportable("ok.html")
+    ('Windows reserves it for a device', "holds ':', which Windows refuses", None)
+    """
+    if name in ("", ".", ".."):
+        return "names no file"
+    refused = next((char for char in name if char in _WINDOWS_REFUSED or char < " "), None)
+    if refused is not None:
+        return f"holds {refused!r}, which Windows refuses"
+    if name[-1] in ". ":
+        return f"ends with a {'dot' if name[-1] == '.' else 'space'}, which Windows drops"
+    if _reserved_on_windows(name):
+        return "Windows reserves it for a device"
+    if _name_size(name) > 255:
+        return "is past 255 bytes or UTF-16 units, the longest name file systems hold"
+    return None
+
+
+def _name_size(name: str) -> int:
+    """The size of ``name`` as the strictest file system counts it: its UTF-8 bytes (ext4, APFS),
+    or its UTF-16 units once decomposed (HFS+; FAT32, exFAT and NTFS count them as written)."""
+    units = len(unicodedata.normalize("NFD", name).encode("utf-16-le", "surrogatepass")) // 2
+    return max(len(name.encode("utf-8", "surrogatepass")), units)
+
+
+def path_units(path: str) -> int:
+    """The length of ``path`` as Windows counts it (UTF-16 units)."""
+    return len(path.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _digest(text: str, size: int = 16) -> str:
@@ -162,21 +210,22 @@ def _cut(name: str, limit: int) -> str:
     return cut[:percent] if percent != -1 else cut
 
 
-def _shorten(name: str, original: str, extension: str = "") -> str:
-    """``name + extension``, or when that passes MAX_NAME_BYTES its first bytes and a hash of
-    ``original``, still ending with the extension (added, or the name's own): it is what tells a
-    browser reading files from disk what the file is."""
-    if len((name + extension).encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES:
+def _shorten(name: str, original: str, extension: str = "", limit: int | None = None) -> str:
+    """``name + extension``, or when that passes ``limit`` (_name_size; MAX_NAME_BYTES if None)
+    its first bytes and a hash of ``original``, still ending with the extension (added, or the
+    name's own): it is what tells a browser reading files from disk what the file is."""
+    limit = MAX_NAME_BYTES if limit is None else limit
+    if _name_size(name + extension) <= limit:
         return name + extension
     if not extension and (own := _EXTENSION.search(name)):
         name, extension = name[: own.start()], own.group(0)
-    return f"{_cut(name, KEEP_NAME_BYTES)}@{_digest(original)}{extension}"
+    return f"{_cut(name, min(KEEP_NAME_BYTES, limit // 2))}@{_digest(original)}{extension}"
 
 
 @functools.lru_cache(maxsize=256)
 def _host_folder(scheme: str, netloc: str) -> str:
     """The folder of a URL's host: its name, escaped, and a port that is not the default;
-    shortened as any name is (a host name may be 253 bytes, its port makes it 259)."""
+    shortened past MAX_HOST_UNITS (a host name may be 253 bytes, its port makes it 259)."""
     parts = SplitResult(scheme, netloc, "", "", "")
     try:
         port = parts.port
@@ -187,7 +236,7 @@ def _host_folder(scheme: str, netloc: str) -> str:
     folder = escape_name(host)
     if port is not None and port != default:
         folder += f"+{port}"
-    return _shorten(folder, folder)
+    return _shorten(folder, folder, limit=MAX_HOST_UNITS)
 
 
 def _extensions(mime: str, segment: str, has_query: bool) -> tuple[str, ...]:
@@ -243,7 +292,8 @@ def url_to_path(url: str, content_type: str | None = None) -> str:
         extension = allowed[0]
     name = _shorten(name, name, extension)  # the name tells URLs apart: escape_name() is reversible
     path = "/".join([host, *folders, name])
-    if len(path.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
+    # Room for a token in the file's name and one in a folder's, should the plan need them.
+    if path_units(path) > MAX_PATH_UNITS - 2 * TOKEN_UNITS:
         kept = _EXTENSION.search(name)
         path = f"{host}/@long/{_digest(url, 32)}{kept.group(0) if kept else ''}"
     return path
@@ -259,12 +309,14 @@ def with_token(path: str, token: str) -> str:
 
 def folded(path: str) -> str:
     """``path`` as a file system that ignores case and Unicode normalisation compares names
-    (macOS; Windows ignores case): two paths with one folded form name one file there.
+    (macOS; Windows ignores case): two paths with one folded form name one file there. Case is
+    folded as Unicode folds it (macOS) and as Windows upper-cases names, which takes the dotless
+    ``ı`` for ``I``.
 
-    >>> folded("H/Caf\u00e9.html") == folded("h/cafe\u0301.HTML")
-    True
+    >>> folded("H/Caf\u00e9.html") == folded("h/cafe\u0301.HTML"), folded("\u0131") == folded("i")
+    (True, True)
     """
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", path).casefold())
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", path).upper().casefold())
 
 
 def folders_of(path: str) -> Iterator[str]:
@@ -276,7 +328,7 @@ def folders_of(path: str) -> Iterator[str]:
 
 def path_token(url: str, attempt: int) -> str:
     """The token that tells ``url``'s path apart from another's on its ``attempt``-th try."""
-    return _digest(f"{url}#{attempt}", 12)
+    return _digest(f"{url}#{attempt}", TOKEN_UNITS - 1)
 
 
 def candidate_paths(url: str, natural: str) -> Iterator[str]:

@@ -255,6 +255,12 @@ LOST_MIRROR_FILE = _kind("lost_mirror_file", MIRROR, "file the mirror build wrot
 UNMIRRORED_CAPTURE = _kind(
     "unmirrored_capture", MIRROR, "archived capture the mirror holds no file of", MIRROR_AGAIN
 )
+UNPORTABLE_MIRROR_NAME = _kind(
+    "unportable_mirror_name",
+    MIRROR,
+    "mirror path that macOS, Windows or a USB stick refuses, or takes for another file's",
+    MIRROR_AGAIN,
+)
 UNRECORDED_MIRROR_FILE = _kind(
     "unrecorded_mirror_file", MIRROR, "mirror file the manifest records no digest of", MIRROR_AGAIN
 )

@@ -33,6 +33,9 @@ def snapshot(tmp_path: Path) -> Path:
     build_mirror(root)
     (tmp_path / "secret.txt").write_text("secret")
     os.symlink(tmp_path / "secret.txt", root / "mirror" / "site.test" / "leak.html")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "index.html").write_text("secret")
+    os.symlink(tmp_path / "outside", root / "mirror" / "site.test" / "elsewhere")
     return root
 
 
@@ -64,6 +67,20 @@ async def server(snapshot: Path) -> AsyncIterator[TestServer]:
         ("/mirror/site.test/" + "n" * 300 + ".html", 404, None, None),  # past the file system's limit
         ("/mirror/" + "/".join(["d" * 200] * 30), 404, None, None),
         ("/mirror/site.test/%00.html", 404, None, None),
+        # A folder linked out of the mirror, an encoded slash or backslash, Windows' absolute
+        # paths and drive names: never a file outside the mirror.
+        ("/mirror/site.test/elsewhere/", 404, None, None),
+        ("/mirror/site.test/elsewhere/index.html", 404, None, None),
+        ("/mirror/site.test/..%2f..%2fsecret.txt", 404, None, None),
+        ("/mirror/site.test/%2e%2e%2f%2e%2e%2fsecret.txt", 404, None, None),
+        ("/mirror/site.test/..%5c..%5csecret.txt", 404, None, None),
+        ("/mirror/site.test/%2E%2E/%2E%2E/secret.txt", 404, None, None),
+        ("/mirror/C:%5Csecret.txt", 404, None, None),
+        ("/mirror/C:/secret.txt", 404, None, None),
+        ("/mirror/%5c%5c127.0.0.1%5cshare%5csecret.txt", 404, None, None),
+        ("/mirror//etc/passwd", 404, None, None),
+        ("/mirror/site.test/index.html/../../../secret.txt", 404, None, None),
+        ("/mirror/site.test/" + "%2e%2e/" * 600 + "secret.txt", 404, None, None),
     ],
 )
 async def test_serves_index_and_mirror(

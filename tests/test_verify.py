@@ -317,8 +317,9 @@ async def test_a_large_mirror_page_opening_with_a_comment_is_streamed(site, run_
 
 async def test_a_capture_the_mirror_could_not_write_is_reported(site, run_crawl, monkeypatch) -> None:
     """A file system that refuses a mirror file's name (here: a name past its 255 bytes, the
-    mirror's own limit raised above that) leaves the capture out of the mirror."""
+    mirror's own limits raised above that) leaves the capture out of the mirror."""
     monkeypatch.setattr("archiver.paths.MAX_NAME_BYTES", 400)
+    monkeypatch.setattr("archiver.paths.MAX_PATH_UNITS", 1000)
     long = "/" + "n" * 300
     site.page("/")
     site.page(long)

@@ -5,7 +5,8 @@ and ``/a.html`` both HTML, names equal but for case or Unicode normalisation,
 one name on macOS or Windows: paths.folded, a file where another needs a
 folder) are told apart here, the only place that does it: the capture
 placed later gets a hashed variant of its natural path (paths.candidate_paths),
-or of its folder when an earlier file holds that folder's name.
+or of its folder when an earlier file holds that folder's name. Folders that are
+one on macOS or Windows are one here too, spelled as the first path placed in them.
 
 Paths are given in capture order: the crawl's writer places each capture as it
 stores it, and ``archiver mirror`` replays the manifest in WARC order, which is
@@ -31,7 +32,7 @@ from archiver.paths import candidate_paths, folded, folders_of, path_token, url_
 from archiver.store.schema import has_table
 from archiver.urls import url_folder
 
-TABLES = ("mirror_taken", "mirror_folders", "mirror_shared")
+TABLES = ("mirror_taken", "mirror_folders", "mirror_shared", "mirror_folder_names")
 """The plan's tables in the manifest: kept while a crawl runs (a resumed crawl goes on placing)."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS mirror_taken (folded TEXT PRIMARY KEY) WITHOUT ROWID;
@@ -40,6 +41,7 @@ CREATE TABLE IF NOT EXISTS mirror_shared (
     payload TEXT NOT NULL, coding TEXT, path TEXT NOT NULL, source TEXT
 );
 CREATE INDEX IF NOT EXISTS mirror_shared_payload ON mirror_shared (payload);
+CREATE TABLE IF NOT EXISTS mirror_folder_names (folded TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -145,14 +147,32 @@ class PathPlan:
                     coding = self._read_coding(source or "")
                 if known == coding:
                     return Placed(path, shared=True)
-        path = self._free_path(url, url_to_path(url, content_type))
+        path = self._free_path(url, self._as_placed(url_to_path(url, content_type)))
         self._db.execute("INSERT INTO mirror_taken VALUES (?)", (folded(path),))
+        folders = list(folders_of(path))
+        self._db.executemany("INSERT OR IGNORE INTO mirror_folders VALUES (?)", ((key,) for key in folders))
+        parts = path.split("/")
         self._db.executemany(
-            "INSERT OR IGNORE INTO mirror_folders VALUES (?)", ((folder,) for folder in folders_of(path))
+            "INSERT OR IGNORE INTO mirror_folder_names VALUES (?, ?)",
+            ((key, "/".join(parts[:depth])) for depth, key in enumerate(folders, start=1)),
         )
         if payload is not None:
             self._db.execute("INSERT INTO mirror_shared VALUES (?, ?, ?, ?)", (payload, coding, path, source))
         return Placed(path)
+
+    def _as_placed(self, path: str) -> str:
+        """``path`` with its folders spelled as the first path placed in them spelled them
+        (``Docs/b.html`` for ``docs/b.html`` after ``Docs/a.html``): on macOS and Windows the
+        two are one folder, which a copy back to a file system that tells case apart would
+        leave under one of its names, and the other's links broken."""
+        parts = path.split("/")
+        for depth, key in enumerate(folders_of(path), start=1):
+            found = self._db.execute(
+                "SELECT path FROM mirror_folder_names WHERE folded = ?", (key,)
+            ).fetchone()
+            if found is not None:
+                parts[:depth] = str(found[0]).split("/")
+        return "/".join(parts)
 
     def _free_path(self, url: str, natural: str) -> str:
         """The first of ``natural`` and its hashed variants that no file has and no file needs as a folder."""

@@ -13,6 +13,7 @@ left alone.
 
 from __future__ import annotations
 
+import codecs
 import mmap
 import os
 import re
@@ -24,12 +25,22 @@ from urllib.parse import unquote
 import lxml.etree
 
 from archiver.body_attributes import add_later_body_attributes
-from archiver.encodings import WEB_ERRORS, as_utf8, page_encoding, stylesheet_encoding, xml_encoding
+from archiver.encodings import (
+    UNDECLARED_FALLBACK,
+    WEB_ERRORS,
+    as_utf8,
+    declared_charset,
+    page_encoding,
+    sniff_bom,
+    stylesheet_encoding,
+    xml_encoding,
+)
 from archiver.frame_documents import srcdoc_body, srcdocs
-from archiver.html_stream import parse_html, read_elements
+from archiver.html_stream import CHUNK, parse_html, read_elements
 from archiver.link_values import iter_css_urls
 from archiver.links import MAX_SRCDOC_DEPTH, is_fetchable_reference, iter_html_references
 from archiver.mirror.linker import Resolver
+from archiver.prescan import PRESCAN_BYTES
 from archiver.report import BROKEN_MIRROR_LINK, LIVE_MIRROR_LINK, Report
 from archiver.svg import iter_svg_references
 from archiver.urls import try_normalize
@@ -157,17 +168,41 @@ def _srcdoc_references(texts: list[str], depth: int) -> Iterator[str]:
 
 
 def _streamed_html_references(document: Path) -> Iterator[str]:
-    """Links of a large HTML file, parsed element by element so its tree never builds up."""
+    """Links of a large HTML file, parsed element by element so its tree never builds up.
+
+    libxml2 is given the page in UTF-8, as a small page is: the thinning of crowded tags
+    (crowded_tags.py) reads markup as ASCII, and would miss every tag of a page kept in UTF-16
+    (each taking libxml2 time squared in its attributes); and left to guess, libxml2 reads a
+    page that names no encoding otherwise than a browser does."""
     with open(document, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        for _event, element in read_elements(mapped, ("end",), huge_tree=True):
+        encoding = _stream_encoding(mapped)
+        # A UTF-8 file's bytes are mapped, not read: the page is never held whole. Another is
+        # held once, in UTF-8 (its tree would take ten times that).
+        source = mapped if encoding == "utf-8" else as_utf8(mapped[:], encoding)
+        for _event, element in read_elements(source, ("end",), "utf-8", huge_tree=True):
             if element.tag == "body":  # a later <body> tag's attributes, as a small page's tree has
-                # The file's bytes are mapped, not read: the page is never held whole.
-                add_later_body_attributes(mapped, None, element)
+                add_later_body_attributes(source, "utf-8", element)
             # Its children were dropped at their own end: this visits the element alone.
             for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
                 yield value
             if element.tag == "iframe":
                 yield from _srcdoc_references(srcdocs((element,)), 0)
+
+
+def _stream_encoding(mapped: mmap.mmap) -> str:
+    """encodings.page_encoding() of a mapped page that has no header, its bytes checked as UTF-8
+    a chunk at a time."""
+    head = mapped[:PRESCAN_BYTES]
+    named = sniff_bom(head) or declared_charset(head)
+    if named is not None:
+        return named
+    check = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for at in range(0, len(mapped), CHUNK):
+            check.decode(mapped[at : at + CHUNK])
+    except UnicodeDecodeError:
+        return UNDECLARED_FALLBACK
+    return "utf-8"
 
 
 def _broken(folder: str, target: str, root_real: str) -> str | None:

@@ -56,6 +56,7 @@ from archiver.verify.consistency import check_manifest
 from archiver.verify.crawl_json import check_crawl_json
 from archiver.verify.mirror_files import check_index_page, check_mirror_files
 from archiver.verify.mirror_links import check_mirror as check_mirror_links
+from archiver.verify.mirror_names import check_mirror_names
 from archiver.warc.cdxj_check import check_cdxj
 from archiver.warc.integrity import WarcScan, warc_files
 from archiver.warc.record_index import RecordIndex
@@ -155,11 +156,13 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
 
 
 def mirror_checks(snapshot: Snapshot) -> Report:
-    """The mirror's checks: its files hold what was written, its local links resolve."""
+    """The mirror's checks: its files hold what was written, under names it can be copied
+    with, and its local links resolve."""
     report = Report()
     with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
         manifest.checks_types = False  # the consistency check reports them
         check_mirror_files(manifest, snapshot.mirror_dir, report)
+        check_mirror_names(manifest, report)
         check_index_page(manifest, snapshot.index_html, report)
         if snapshot.mirror_dir.is_dir() or snapshot.index_html.is_file():
             check_mirror_links(snapshot.root, report, LocalPaths(manifest.connection))
