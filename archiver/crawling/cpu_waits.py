@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from archiver.crawling.chromium import cpu_used_since
+from archiver.errors import ArchiverError
 
 T = TypeVar("T")
 
@@ -38,7 +39,7 @@ where that cannot be known; called with True once a call has not ended in time, 
 processes again."""
 
 
-class NoAnswer(Exception):
+class NoAnswer(ArchiverError):
     """A call into the browser did not end in time (see answered_while_working)."""
 
     def __init__(self, busy: bool) -> None:
