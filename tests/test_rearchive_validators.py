@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 from aiohttp import web
 from rearchive_site import LAST_MODIFIED, PNG, ChangingSite, host, warc_record
-from test_verify_tamper import edit_in_place, server_blanked
+from test_verify_tamper import edit_in_place, edit_record_of, server_blanked
 
 from archiver.report import DANGLING_REVISIT
 from archiver.store.changes import Changes
@@ -206,14 +206,7 @@ async def test_a_damaged_original_of_a_304_past_the_decode_limit_is_named_not_re
     await run_crawl(site.url("/"), output=new, previous=str(old), sitemaps=False)
     assert warc_record(new, site.url("/"))[0]["WARC-Profile"] == NOT_MODIFIED_PROFILE
     assert verify_snapshot(new).ok
-    original = manifest_rows(old)[site.url("/")]
-    assert original.warc_file and original.warc_offset is not None and original.warc_length
-    edit_in_place(
-        old / "warc" / original.warc_file,
-        original.warc_offset,
-        original.warc_length,
-        lambda record: record.replace(b"charset=utf-8", b"charset=cp866", 1),
-    )
+    edit_record_of(old, site.url("/"), lambda record: record.replace(b"charset=utf-8", b"charset=cp866", 1))
     report = verify_snapshot(new)
     text = report.render_text(str(new))
     assert set(report.counts) == {DANGLING_REVISIT}, text

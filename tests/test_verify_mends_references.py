@@ -13,7 +13,7 @@ from rearchive_site import built_site
 from repairs import run_archiver
 from test_repair_named import problem_lines
 from test_verify_mends import NAMED_COMMAND, named_command
-from test_verify_tamper import edit_in_place
+from test_verify_tamper import edit_record_of
 
 
 async def rearchived(site, run_crawl, tmp_path: Path) -> tuple[Path, Path]:
@@ -31,14 +31,7 @@ async def test_a_dangling_revisit_is_mended_by_the_command_its_line_names(site, 
     """The original of NEW's revisit damaged in OLD: verify's dangling_revisit line names crawl
     --resume NEW --repair; run as written, it fetches the page again whole, and NEW verifies."""
     old, new = await rearchived(site, run_crawl, tmp_path)
-    same = manifest_rows(old)[site.url("/same")]
-    assert same.warc_file and same.warc_offset is not None and same.warc_length
-    edit_in_place(
-        old / "warc" / same.warc_file,
-        same.warc_offset,
-        same.warc_length,
-        lambda record: record.replace(b"always the same", b"ALWAYS the same", 1),
-    )
+    edit_record_of(old, site.url("/same"), lambda record: record.replace(b"always", b"ALWAYS", 1))
     verified = await asyncio.to_thread(run_archiver, "verify", str(new))
     assert verified.returncode == 1, verified.stdout
     line = problem_lines(verified.stdout)["dangling_revisit"]

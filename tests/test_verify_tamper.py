@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Site, in_linear_time
+from conftest import Site, in_linear_time, manifest_rows
 from test_verify import build_site, row_for, sql
 
 from archiver import cli
@@ -31,7 +31,7 @@ from archiver.crawling.run import crawl
 from archiver.mirror.build import build_mirror
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.manifest import Manifest
-from archiver.store.rows import QUEUED
+from archiver.store.rows import QUEUED, ManifestRow
 from archiver.store.schema import LATER_COLUMNS
 from archiver.store.snapshot import Snapshot
 from archiver.verify import verifier
@@ -158,6 +158,15 @@ def edit_in_place(warc: Path, offset: int, length: int, edit: Callable[[bytes], 
     assert padding >= 0
     header = b"\x1f\x8b\x08\x10" + bytes(6) + b" " * padding + b"\x00"  # FCOMMENT
     warc.write_bytes(data[:offset] + header + body + trailer + data[offset + length :])
+
+
+def edit_record_of(root: Path, url: str, edit: Callable[[bytes], bytes]) -> ManifestRow:
+    """edit_in_place() of the record the manifest of the snapshot ``root`` holds for ``url``; its
+    row."""
+    row = manifest_rows(root)[url]
+    assert row.warc_file and row.warc_offset is not None and row.warc_length, row
+    edit_in_place(root / "warc" / row.warc_file, row.warc_offset, row.warc_length, edit)
+    return row
 
 
 def server_blanked(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
