@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
@@ -41,46 +42,67 @@ def renderer_processes() -> list[int]:
     return found
 
 
+class StoppedRenderers:
+    """The browser's renderers, stopped (SIGSTOP) at the first stop() and continued by
+    continue_all(), or by held_past_the_limit() LIMIT + 1 s after they were stopped."""
+
+    def __init__(self) -> None:
+        self.pids: list[int] = []
+        self._let_go = asyncio.Event()
+
+    def stop(self) -> None:
+        if not self.pids:
+            self.pids.extend(renderer_processes())
+            for pid in self.pids:
+                os.kill(pid, signal.SIGSTOP)
+            asyncio.get_running_loop().call_later(LIMIT + 1, self._let_go.set)
+
+    def continue_all(self) -> None:
+        for pid in self.pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+
+    @contextlib.asynccontextmanager
+    async def held_past_the_limit(self) -> AsyncIterator[None]:
+        """Past the page's whole limit, which began before they were stopped; at the latest when
+        the block ends."""
+
+        async def let_go_when_told() -> None:
+            await self._let_go.wait()
+            self.continue_all()
+
+        letting_go = asyncio.ensure_future(let_go_when_told())
+        try:
+            yield
+        finally:
+            self._let_go.set()
+            await letting_go
+
+
 async def test_a_page_whose_renderer_gets_no_cpu_past_its_limit_is_rendered(site, run_crawl):
     """Its renderer got no CPU while the page was asked for its DOM: that wait was taken for a
     script that never gives the browser back, the tab was closed and the DOM lost. Now a renderer
     that used no CPU is waited for (within the bound the page's limit sets), and the page is
     rendered whole; a page whose script loops uses its CPU without answering, and is still given
     up, with the same error as before."""
-    stopped: list[int] = []
-    let_go = asyncio.Event()
+    stopped = StoppedRenderers()
 
     async def data_while_the_renderers_stop(request: web.Request) -> web.StreamResponse:
-        if not stopped:
-            stopped.extend(renderer_processes())
-            for pid in stopped:
-                os.kill(pid, signal.SIGSTOP)
-            # Past the page's whole limit, which began before this request came.
-            asyncio.get_running_loop().call_later(LIMIT + 1, let_go.set)
+        stopped.stop()
         return web.json_response({"text": "the data, rendered once the machine had time"})
-
-    async def let_go_when_told() -> None:
-        await let_go.wait()
-        for pid in stopped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
 
     site.page("/starved", body=FETCHING_PAGE.format(name="starved"))
     site.handler("/data/starved.json", data_while_the_renderers_stop)
     site.page("/loop", body="<p>looping</p><script>setTimeout(() => { while (true) {} }, 200);</script>")
     site.page("/", links=["/starved", "/loop"], body="<p>Index</p>")
     await site.start()
-    letting_go = asyncio.ensure_future(let_go_when_told())
-    try:
+    async with stopped.held_past_the_limit():
         result = await run_crawl(
             site.url("/"), browser="always", browser_tabs=1, browser_timeout=LIMIT, chromium=CHROMIUM
         )
-    finally:
-        let_go.set()
-        await letting_go
     rows = manifest_rows(result.snapshot.root)
     rendered = doms(result.snapshot.root)
-    assert stopped  # the renderers were stopped while the page rendered
+    assert stopped.pids  # the renderers were stopped while the page rendered
 
     starved = rows[site.url("/starved")]
     assert starved.render_error is None and starved.dom_warc_file
@@ -99,22 +121,17 @@ async def test_a_page_whose_renderer_gets_no_cpu_to_the_end_is_given_up_saying_s
     same, the tab closed and the page left with its HTTP capture, and its row says the machine was
     too busy, not that the page's scripts held the browser."""
     monkeypatch.setattr(browser_module, "DOM_GRACE", 2.0)
-    stopped: list[int] = []
+    stopped = StoppedRenderers()
     render_page = render_attempts.render_page
 
     async def rendered_then_let_go(*args: Any, **kwargs: Any) -> Any:
         try:
             return await render_page(*args, **kwargs)
         finally:  # the renderers wait until the render is given up, however long that takes
-            for pid in stopped:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGCONT)
+            stopped.continue_all()
 
     async def data_while_the_renderers_stop(request: web.Request) -> web.StreamResponse:
-        if not stopped:
-            stopped.extend(renderer_processes())
-            for pid in stopped:
-                os.kill(pid, signal.SIGSTOP)
+        stopped.stop()  # continued only once the render is given up (rendered_then_let_go)
         return web.json_response({"text": "never rendered"})
 
     monkeypatch.setattr(render_attempts, "render_page", rendered_then_let_go)
@@ -123,7 +140,7 @@ async def test_a_page_whose_renderer_gets_no_cpu_to_the_end_is_given_up_saying_s
     await site.start()
     result = await run_crawl(site.url("/"), browser="always", browser_timeout=LIMIT, chromium=CHROMIUM)
     row = manifest_rows(result.snapshot.root)[site.url("/")]
-    assert stopped
+    assert stopped.pids
     assert row.outcome == "fetched" and row.warc_file and row.dom_warc_file is None
     error = row.render_error or ""
     assert "too little CPU" in error and f"({LIMIT} s, and 2 s past it)" in error
@@ -136,35 +153,20 @@ async def test_a_page_whose_renderer_gets_no_cpu_while_it_loads_is_loaded_whole(
     did not finish loading, though it was the machine that was busy. Now a load the browser
     could not work on is waited for, and the page is rendered whole; a page that waits on its
     server past its limit is still cut (test_browser_limits.py)."""
-    stopped: list[int] = []
-    let_go = asyncio.Event()
+    stopped = StoppedRenderers()
 
     async def image_while_the_renderers_stop(request: web.Request) -> web.StreamResponse:
-        if not stopped:
-            stopped.extend(renderer_processes())
-            for pid in stopped:
-                os.kill(pid, signal.SIGSTOP)
-            asyncio.get_running_loop().call_later(LIMIT + 1, let_go.set)
+        stopped.stop()
         return web.Response(body=png(0, 128, 0), content_type="image/png")
-
-    async def let_go_when_told() -> None:
-        await let_go.wait()
-        for pid in stopped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
 
     # The image's URL is assembled as the page runs: only the browser asks for it.
     image = "<img src=\"/sl' + 'ow.png\" onload=\"t.textContent = \\'loaded\\'\">"
     site.page("/", body=f"<p id='t'>loading</p><script>document.write('{image}');</script>")
     site.handler("/slow.png", image_while_the_renderers_stop)
     await site.start()
-    letting_go = asyncio.ensure_future(let_go_when_told())
-    try:
+    async with stopped.held_past_the_limit():
         result = await run_crawl(site.url("/"), browser="always", browser_timeout=LIMIT, chromium=CHROMIUM)
-    finally:
-        let_go.set()
-        await letting_go
-    assert stopped
+    assert stopped.pids
     row = manifest_rows(result.snapshot.root)[site.url("/")]
     assert row.render_error is None and row.dom_warc_file
     assert ">loaded</p>" in doms(result.snapshot.root)[site.url("/")]
