@@ -295,7 +295,12 @@ async def test_the_last_node_merges_once_a_node_killed_before_the_end_times_out(
 ):
     """A node killed (idle) less than --node-timeout before the crawl ended still looked alive:
     the last node left it the merge, and nobody merged the parts. The last node now waits for the
-    silent node to time out, then merges (and builds the mirror)."""
+    silent node to time out, then merges (and builds the mirror).
+
+    The merge recovered the killed node's part and noted it interrupted, which made the whole
+    crawl's crawl.json say interrupted though Redis said every URL was done (and refused a node
+    joining it: "crawl ... is finished"). The crawl is finished now, in the last node's merge and
+    in a merge run again by hand; the killed node's own part says interrupted."""
     async with first_node_held(tmp_path, redis_url, "ending") as crawl:
         idle = archiver(*crawl.args, "--node", "n2")
         await until(lambda: node_key(redis_client, "ending", "n2"))
@@ -305,6 +310,12 @@ async def test_the_last_node_merges_once_a_node_killed_before_the_end_times_out(
         code, text = await finish(crawl.working)
         assert code == 0, text
         await check_snapshot(crawl.output, crawl.site, text)
+        part = json.loads((crawl.output / "nodes" / "n2" / "crawl.json").read_text())
+        assert part["status"] == "interrupted"
+        assert json.loads((crawl.output / "crawl.json").read_text())["status"] == "finished"
+        code, text = await run_archiver("merge", str(crawl.output))
+        assert code == 0, text
+        assert json.loads((crawl.output / "crawl.json").read_text())["status"] == "finished"
 
 
 async def test_the_last_node_merges_the_part_of_a_node_killed_as_it_made_its_manifest(tmp_path, redis_url):
