@@ -145,7 +145,7 @@ def _escape_char(char: str) -> str:
     return "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
 
 
-def _reserved_on_windows(name: str) -> bool:
+def reserved_on_windows(name: str) -> bool:
     """True if Windows takes ``name`` for a device (``CON``, ``nul.txt``, ``Com1 .html``)."""
     return name.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_RESERVED
 
@@ -154,14 +154,14 @@ def escape_name(text: str) -> str:
     """``text`` as a portable file name: unsafe characters written as %XX (reversible)."""
     if not text:
         return "@"
-    if _PLAIN_NAME.fullmatch(text) and not _reserved_on_windows(text):
+    if _PLAIN_NAME.fullmatch(text) and not reserved_on_windows(text):
         return text
     if set(text) <= {"."}:
         return "%2E" * len(text)
     out = [_escape_char(c) if c in _ESCAPED or not c.isprintable() else c for c in text]
     if text[-1] in ". ":
         out[-1] = _escape_char(text[-1])
-    if _reserved_on_windows(text):
+    if reserved_on_windows(text):
         out[0] = _escape_char(text[0])
     return "".join(out)
 
@@ -180,7 +180,7 @@ def unportable(name: str) -> str | None:
         return f"holds {refused!r}, which Windows refuses"
     if name[-1] in ". ":
         return f"ends with a {'dot' if name[-1] == '.' else 'space'}, which Windows drops"
-    if _reserved_on_windows(name):
+    if reserved_on_windows(name):
         return "Windows reserves it for a device"
     if _name_size(name) > 255:
         return "is past 255 bytes or UTF-16 units, the longest name file systems hold"

@@ -13,6 +13,7 @@ import pytest
 from archiver.mirror.build import build_mirror
 from archiver.report import KINDS, UNPORTABLE_MIRROR_NAME
 from archiver.verify.verifier import verify_snapshot
+from archiver.warc.safe_join import safe_join
 
 WINDOWS_FORBIDDEN = set('<>:"/\\|?*') | {chr(code) for code in range(32)}
 WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL"} | {
@@ -101,6 +102,7 @@ async def test_a_mirror_of_names_other_file_systems_confuse_copies_whole_to_them
     for entry in entries:
         for name in entry.split("/"):
             assert _why_not_portable(name) is None, (entry, _why_not_portable(name))
+        safe_join(mirror, entry, windows=True)  # archiver serve on Windows serves it
         windows_path = f"{SNAPSHOT_FOLDER}\\mirror\\{entry}".replace("/", "\\")
         longest = WINDOWS_MAX_FOLDER if (mirror / entry).is_dir() else WINDOWS_MAX_PATH
         assert len(windows_path.encode("utf-16-le")) // 2 < longest, windows_path

@@ -234,6 +234,21 @@ def test_safe_join_refuses_escapes(relative: str, tmp_path: Path) -> None:
         safe_join(tmp_path, relative)
 
 
+@pytest.mark.parametrize(
+    "relative",
+    ["C:", "h/C:", "C:Windows/win.ini", "h/a.html:stream", "h/CON", "h/nul.html", "Com1 .html"]
+    + ["h/.. /x", "a."],
+)
+def test_safe_join_refuses_on_windows_what_windows_reads_as_no_name_in_the_folder(
+    relative: str, tmp_path: Path
+) -> None:
+    """A drive (C:, C:x: out of the snapshot), a stream, a device, a name Windows trims."""
+    with pytest.raises(UnsafePathError):
+        safe_join(tmp_path, relative, windows=True)
+    # Elsewhere each is a name in the folder (an older build may have written one).
+    assert safe_join(tmp_path, relative, windows=False) == tmp_path.joinpath(*relative.split("/"))
+
+
 def test_safe_join_refuses_symlinks_in_the_folder(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -48,6 +48,7 @@ from archiver.warc.files import SUFFIX, crawl_info, warc_paths, warcinfo
 from archiver.warc.integrity import WarcScan
 from archiver.warc.record_index import RecordIndex
 from archiver.warc.records import WARC_FIELDS_TYPE, encode_record, new_record_id, warc_date
+from archiver.warc.safe_join import safe_join
 
 GZIP_COMMENT_HEADER = b"\x1f\x8b\x08\x10\x00\x00\x00\x00\x00\xff"
 """A gzip member's header with a comment (FLG.FCOMMENT), no time, unknown OS."""
@@ -127,7 +128,7 @@ def _warcinfo_length(snapshot: Snapshot, manifest: Manifest, name: str) -> int:
     """Bytes of the warcinfo record that begins the WARC file ``name``: up to its first capture
     (or the file's end)."""
     first = manifest.next_record_offset(name, 0)
-    return first if first is not None else (snapshot.warc_dir / name).stat().st_size
+    return first if first is not None else safe_join(snapshot.warc_dir, name).stat().st_size
 
 
 def _crawl_info(snapshot: Snapshot, prefix: str) -> dict[str, str]:
@@ -279,10 +280,10 @@ def _repair_note(snapshot: Snapshot, capture: DamagedCapture) -> dict[str, Any]:
 
 def _set_aside(snapshot: Snapshot, capture: DamagedCapture, note: dict[str, Any]) -> None:
     """Copy the capture's bytes where ``note`` says they are kept (synced to disk)."""
-    kept = snapshot.root / note["kept_in"]
+    kept = safe_join(snapshot.root, note["kept_in"])
     kept.parent.mkdir(exist_ok=True)
     partial = kept.with_name(kept.name + ".partial")
-    with open(snapshot.warc_dir / capture.file, "rb") as source, open(partial, "wb") as target:
+    with open(safe_join(snapshot.warc_dir, capture.file), "rb") as source, open(partial, "wb") as target:
         source.seek(capture.offset)
         left = capture.length
         while left and (chunk := source.read(min(COPY_CHUNK, left))):
@@ -300,7 +301,7 @@ def _write_noted(snapshot: Snapshot, manifest: Manifest, record: CrawlRecord) ->
     notes = [
         note
         for note in record.data.get(REPAIRS) or []
-        if (path := snapshot.warc_dir / str(note.get("file"))).is_file()
+        if (path := safe_join(snapshot.warc_dir, str(note.get("file")))).is_file()
         and path.stat().st_size >= int(note["offset"]) + int(note["length"])
     ]
     _forget(snapshot, manifest, {(str(note["file"]), int(note["offset"])) for note in notes})
@@ -323,7 +324,7 @@ def _write_placeholder(snapshot: Snapshot, note: dict[str, Any]) -> None:
     member = placeholder_member(note)
     if member is None:
         return
-    with open(snapshot.warc_dir / note["file"], "r+b") as warc:
+    with open(safe_join(snapshot.warc_dir, note["file"]), "r+b") as warc:
         warc.seek(int(note["offset"]))
         warc.write(member)
         warc.flush()

@@ -29,6 +29,7 @@ from archiver.store.rows import FETCHED, ManifestRow
 from archiver.store.snapshot import Snapshot
 from archiver.warc.reader import PARSE_ERRORS, WarcReader
 from archiver.warc.records import NOT_MODIFIED_PROFILE, sha1_digest
+from archiver.warc.safe_join import safe_join
 
 MAX_DEPTH = 16
 """Previous snapshots followed at most (a chain of re-archives, or a loop of them)."""
@@ -360,4 +361,8 @@ class Previous:
             return None
         if found is None:
             return None
-        return self._snapshot.mirror_dir / row.local_path, found[0], found[1]
+        try:  # a manifest naming a file outside the mirror gives nothing (read, linked, copied)
+            path = safe_join(self._snapshot.mirror_dir, row.local_path)
+        except UnsafePathError:
+            return None
+        return path, found[0], found[1]

@@ -26,7 +26,8 @@ from typing import IO, BinaryIO, cast
 
 from isal import isal_zlib
 
-from archiver.errors import CorruptData, TornFile, WarcDamage
+from archiver.errors import CorruptData, TornFile, UnsafePathError, WarcDamage
+from archiver.warc.safe_join import safe_join
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 CHUNK = 256 * 1024
@@ -282,8 +283,8 @@ class RecordPlaces:
 
     def _opened(self, name: str) -> tuple[BinaryIO, int, bytes] | None:
         try:
-            fh = open(self._folder / name, "rb")  # noqa: SIM115 - kept open for the file's records, closed by __exit__
-        except OSError:
+            fh = open(safe_join(self._folder, name), "rb")  # noqa: SIM115 - kept open for the file's records, closed by __exit__
+        except (OSError, UnsafePathError):  # a name out of the folder: no record of it is there
             return None
         try:
             size = os.fstat(fh.fileno()).st_size

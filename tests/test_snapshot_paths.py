@@ -1,0 +1,79 @@
+"""A snapshot's own files name other files (crawl.json its repairs under way, the manifest each
+URL's WARC file and mirror file): names that lead out of the snapshot, in a snapshot edited by
+hand or received from someone else, reach nothing outside it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+
+from repairs import run_archiver
+
+from archiver.store.snapshot import REPAIRS
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+
+
+async def test_a_repair_noted_in_crawl_json_writes_nothing_outside_the_snapshot(
+    site, run_crawl, tmp_path
+) -> None:
+    """crawl.json notes the repairs under way, finished by the next repair (a crash may have
+    come between); a note naming a file out of warc/ is refused in one line, and that file
+    is left as it was."""
+    site.page("/", links=["/a"])
+    site.page("/a", title="a")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
+    victim = tmp_path / "victim.bin"
+    victim.write_bytes(b"x" * 5000)
+    record = json.loads((root / "crawl.json").read_text())
+    record[REPAIRS] = [
+        {
+            "file": "../../victim.bin",
+            "offset": 0,
+            "length": 3000,
+            "url": site.url("/a"),
+            "kept_in": "damaged-records/x.damaged",
+            "record_id": "<urn:uuid:00000000-0000-0000-0000-000000000001>",
+            "date": "2026-01-02T03:04:05.000000Z",
+        }
+    ]
+    (root / "crawl.json").write_text(json.dumps(record))
+
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert victim.read_bytes() == b"x" * 5000
+    assert repaired.returncode != 0
+    lines = repaired.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unsafe path '../../victim.bin'" in lines[0], repaired.stderr
+
+
+async def test_a_rearchive_takes_no_file_from_outside_the_previous_snapshot(
+    site, run_crawl, tmp_path
+) -> None:
+    """A re-archive links its previous snapshot's unchanged mirror files; a previous manifest
+    naming a file out of its mirror (of the very bytes the image has) gives nothing: the new
+    mirror's file is its own, not a link to a file outside either snapshot."""
+    site.page("/", body='<img src="/i.png">')
+    site.file("/i.png", PNG, "image/png")
+    await site.start()
+    old = (await run_crawl(site.url("/"), output=tmp_path / "old", sitemaps=False)).snapshot.root
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(PNG)
+    with sqlite3.connect(old / "manifest.sqlite3") as db:
+        (kept,) = db.execute("SELECT local_path FROM urls WHERE url = ?", (site.url("/i.png"),)).fetchone()
+        db.execute("UPDATE urls SET local_path = '../../outside.png' WHERE url = ?", (site.url("/i.png"),))
+        db.execute("UPDATE mirror_files SET path = '../../outside.png' WHERE path = ?", (kept,))
+    db.close()
+
+    new = (
+        await run_crawl(site.url("/"), output=tmp_path / "new", sitemaps=False, previous=str(old))
+    ).snapshot.root
+    with sqlite3.connect(new / "manifest.sqlite3") as db:
+        (path,) = db.execute("SELECT local_path FROM urls WHERE url = ?", (site.url("/i.png"),)).fetchone()
+    db.close()
+    made = new / "mirror" / path
+    assert made.read_bytes() == PNG
+    assert not os.path.samefile(made, outside)
+    assert os.stat(outside).st_nlink == 1
