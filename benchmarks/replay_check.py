@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -563,10 +564,18 @@ def check_redirects(name: str, base: str, rows: dict[str, Row], report: Report, 
         except urllib.error.HTTPError as error:
             status, location = error.code, error.headers.get("Location", "")
         target = row.redirect_to or ""
-        led = location if location.endswith(target) else urllib.parse.urljoin(row.url, location)
+        led = _as_sent(urllib.parse.urljoin(row.url, location)).partition("#")[0]
         if status not in (301, 302, 303, 307, 308) or not led.endswith(target):
             report.add(name, f"redirect {row.url[:100]} replayed as {status} to {location[:100]!r}")
     report.note(f"{name}: {len(redirects)} redirects replayed")
+
+
+def _as_sent(location: str) -> str:
+    """``location`` as the server sent it: pywb's id_ mode sends a UTF-8 Location re-encoded as
+    Latin-1 (each byte a character), which the manifest's URL, percent-encoded, never ends with."""
+    with contextlib.suppress(UnicodeEncodeError, UnicodeDecodeError):  # else: sent as it was
+        location = location.encode("latin-1").decode("utf-8")
+    return urllib.parse.quote(location, safe="/:?#[]@!$&'()*+,;=%~")
 
 
 # --- WACZ ------------------------------------------------------------------------------------------
@@ -675,6 +684,11 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
+    # The tools run from other folders (pywb's own): a relative path would name nothing there.
+    args.tools, args.replaywebpage = args.tools.resolve(), args.replaywebpage.resolve()
+    for folder in (args.tools,) + ((args.replaywebpage,) if "wacz" not in skip else ()):
+        if not folder.is_dir():
+            parser.error(f"no folder {folder}")
     snapshot = args.snapshot.resolve()
     files = warc_files(snapshot)
     report = Report()
