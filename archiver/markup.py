@@ -186,6 +186,26 @@ def unread_tags(name: str, read: Iterable[str], kept: tuple[str, str]) -> str:
     return rf"<(?i:{re.escape(name)}){_NAME_ENDS}(?:{_SEPARATORS}(?:{kept_value}|{other}))*+{_SEPARATORS}>"
 
 
+def one_read_attribute(name: str, read: Iterable[str], kept: str) -> re.Pattern[str]:
+    """Whole start tags named ``name`` whose only attribute of ``read`` is one named ``kept``,
+    with a value, whose span (its quotes with it, as attributes() gives it) is the group "value".
+
+    >>> pattern = one_read_attribute("a", ["href", "ping"], "href")
+    >>> [pattern.fullmatch(tag)["value"] if pattern.fullmatch(tag) else None for tag in (
+    ...     '<a class=x HREF="/b#c" title=t>', "<a href=/b>", "<a href=>", '<a href="/b" href=/c>',
+    ...     '<a href="/b" ping=/p>', "<a hreflang=en>", '<abbr href="/b">')]
+    ['"/b#c"', '/b', None, None, None, None, None]
+    """
+    others = one_of({word.lower() for word in read} | {kept.lower()})
+    other = rf"(?!(?i:{others}){_NAME_ENDS_IN_TAG}){_NAME}{_VALUE}"
+    value = r"""(?P<value>"[^"]*+"|'[^']*+'|(?!["'])[^\t\n\r\f\x20>]++)"""
+    kept_value = rf"(?i:{re.escape(kept)}){_SPACE}*+=+{_SPACE}*+{value}"
+    return re.compile(
+        rf"<(?i:{re.escape(name)}){_NAME_ENDS}(?:{_SEPARATORS}{other})*+"
+        rf"{_SEPARATORS}{kept_value}(?:{_SEPARATORS}{other})*+{_SEPARATORS}>"
+    )
+
+
 def _raw_text_end(text: str, end_tag: re.Pattern[str], start: int) -> int:
     end = end_tag.search(text, start)
     return end.start() if end else len(text)

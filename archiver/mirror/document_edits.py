@@ -25,7 +25,7 @@ from archiver.links import (
     is_fetchable_reference,
     link_kind,
 )
-from archiver.markup import attributes, iter_tags, unescape_attribute, unread_tags
+from archiver.markup import attributes, iter_tags, one_read_attribute, unescape_attribute, unread_tags
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker
 from archiver.mirror.scripts import INERT_TYPE
@@ -78,6 +78,11 @@ _OWN_FRAGMENT_LINKS = unread_tags("a", _READ_ATTRS["a"] | _NEUTRALISED | {_ON_TH
 """An <a> whose only link is to a fragment of its own page, which the Linker keeps as it is: most
 links of a documentation page (a heading's, a definition's), skipped by the tokenizer in a page
 with no <base> of another URL rather than handed one by one to _tag_edits() for no edit."""
+_ONE_LINK = one_read_attribute("a", _READ_ATTRS["a"] | _NEUTRALISED | {_ON_THEIR_OWN["a"]}, "href")
+"""An <a> whose only attribute the mirror reads is one href: most links of a page, to another
+page's fragment as often as not (a tag met once, which the memo of whole tags cannot help with).
+Its one edit is its href's, asked of the Linker (whose memo knows the page without the
+fragment), with none of _tag_edits()'s reading of each attribute."""
 _BASE = frozenset({"base"})
 _BASE_TAG = re.compile("<base", re.IGNORECASE)
 """Where a <base> tag may start (a comment or a script may hold the text: iter_tags() tells)."""
@@ -128,7 +133,8 @@ def document_edits(
     styles: list[tuple[int, int]] = []
     edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
     # In SVG every tag is looked at: a prefixed name (svg:image) is no name the scanner skips by.
-    own_fragments = base == link.page_url and base[:5].lower() != "blob:"
+    blob_base = base[:5].lower() == "blob:"  # its relative links are renamed (_resolves_to_nothing)
+    own_fragments = base == link.page_url and not blob_base
     unread = _OWN_FRAGMENT_LINKS if own_fragments and not svg else None
     tags = iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg, unread=unread)
     if svg:
@@ -142,6 +148,8 @@ def document_edits(
             continue  # a raw-text element's tag with nothing to edit
         if svg:
             edits: Edits = tuple(_tag_edits(tag, raw, base, link, view, depth, not html_rules))
+        elif tag == "a" and not blob_base and (one_link := _ONE_LINK.fullmatch(raw)) is not None:
+            edits = _one_link_edits(one_link, base, link, view)
         else:
             edits = _remembered_tag_edits(tag, raw, base, link, view, depth)
         spans.extend((offset + start, offset + end, new) for start, end, new in edits)
@@ -204,6 +212,14 @@ def document_base_url(page_url: str, view: View) -> str:
 
 def _quoted(text: str, view: View) -> str:
     return '"' + view.from_text(html.escape(text, quote=True)) + '"'
+
+
+def _one_link_edits(one_link: re.Match[str], base: str, link: Linker, view: View) -> Edits:
+    """_tag_edits() of an <a> that _ONE_LINK matched (``one_link``), in a document whose base URL
+    is no blob: URL: its href's value replaced, or nothing."""
+    start, end = one_link.span("value")
+    new_value = link(_attribute_text(one_link["value"], view), base, view.query_encoding)
+    return () if new_value is None else ((start, end, _quoted(new_value, view)),)
 
 
 def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: View, depth: int) -> Edits:
