@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple, Protocol
 
-import brotli
+import brotlicffi
 
 from archiver.media_types import read_content_type
 
@@ -157,12 +157,17 @@ class _Inflate:
 
 
 class _Brotli:
-    """One br stage (the brotli module's Decompressor, its output bounded per step: it stops
-    growing its buffer once past CHUNK, so a step gives a little more than CHUNK at most)."""
+    """One br stage (brotlicffi's Decompressor, its output bounded per step: it stops growing its
+    buffer once past CHUNK, so a step gives a little more than CHUNK at most).
+
+    brotlicffi, not the ``brotli`` module of the same API: warcio, which reads WARC files in the
+    environment archiver is installed in (``warcio check``, pywb), decodes a br body with any
+    module named ``brotli`` it finds, and fails on that one's Decompressor (it sets an attribute
+    the type does not have): every record of a page sent as br stopped its reading."""
 
     def __init__(self) -> None:
         self.coding = "br"
-        self._decoder = brotli.Decompressor()
+        self._decoder = brotlicffi.Decompressor()
         self.produced = 0
 
     def feed(self, data: bytes) -> Iterator[bytes]:
@@ -181,7 +186,7 @@ class _Brotli:
     def end(self) -> Iterator[bytes]:
         """Nothing more to give; an error if the stream stopped before its end."""
         if not self._decoder.is_finished():
-            raise brotli.error("stream ends early")
+            raise brotlicffi.error("stream ends early")
         return iter(())
 
 
@@ -194,7 +199,7 @@ class Readable(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
 
 
-_DECODE_ERRORS = (zlib.error, brotli.error)
+_DECODE_ERRORS = (zlib.error, brotlicffi.error)
 
 
 def _stage(coding: str) -> _Stage | None:

@@ -9,7 +9,7 @@ import random
 import time
 import zlib
 
-import brotli
+import brotlicffi
 import markupsafe
 import pytest
 from aiohttp import web
@@ -215,7 +215,7 @@ def _compressed(coding: str, head: bytes, unit: bytes, size: int) -> bytes:
     block = unit * ((1 << 20) // len(unit))
     blocks = [head, *(block for _ in range(size // len(block)))]
     if coding == "br":
-        compressor = brotli.Compressor(quality=4)
+        compressor = brotlicffi.Compressor(quality=4)
         return b"".join(compressor.process(b) for b in blocks) + compressor.finish()
     wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS, "raw": -zlib.MAX_WBITS}[coding]
     deflate = zlib.compressobj(9, zlib.DEFLATED, wbits)

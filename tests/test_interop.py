@@ -25,6 +25,7 @@ import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import brotlicffi
 import pytest
 from aiohttp import web
 from raw_server import RawRequest, RawServer
@@ -71,7 +72,9 @@ SITE_HTML = (
 )
 
 
-async def build_snapshot(site, run_crawl):
+async def build_snapshot(site, run_crawl, br: bool = False):
+    """A crawl of a small site: a redirect, a gzip page sent chunked, two identical images; with
+    ``br``, a page sent as brotli too (replayed by pywb only where its brotli module reads it)."""
     zipped = gzip.compress(b"<title>Zipped</title><p>compressed page</p>")
 
     async def gz(request: web.Request) -> web.StreamResponse:
@@ -82,7 +85,10 @@ async def build_snapshot(site, run_crawl):
         await response.write_eof()
         return response
 
-    site.file("/", SITE_HTML)
+    site.file("/", SITE_HTML + ("<a href='/br'>br</a>" if br else ""))
+    if br:
+        body = brotlicffi.compress(b"<title>Brotli</title><p>br page</p>")
+        site.file("/br", body, "text/html", headers={"Content-Encoding": "br"})
     site.page("/a", title="Page A")
     site.page("/docs/", title="Docs")  # pywb keys a path without its trailing slash
     site.redirect("/old", "/a")
@@ -94,7 +100,8 @@ async def build_snapshot(site, run_crawl):
 
 
 async def test_warcio_check_and_iterator_accept_every_record(site, run_crawl):
-    result = await build_snapshot(site, run_crawl)
+    """In the environment archiver is installed in: a body sent as brotli is read too."""
+    result = await build_snapshot(site, run_crawl, br=True)
     files = sorted((result.snapshot.root / "warc").glob("*.warc.gz"))
     done = subprocess.run(
         [sys.executable, "-m", "warcio.cli", "check", "-v", *map(str, files)], capture_output=True, text=True

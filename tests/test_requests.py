@@ -9,7 +9,7 @@ import gzip
 import ssl
 
 import aiohttp
-import brotli
+import brotlicffi
 import pytest
 import trustme
 from aiohttp import web
@@ -50,7 +50,7 @@ async def test_a_page_sent_as_brotli_only_to_a_client_that_asks_is_archived_as_s
     crawl asked for gzip and deflate alone, and got the server's plain page, another than a
     browser's. zstd, which no replay tool reads back, is not asked for (request_headers)."""
     asked: list[str] = []
-    compressed = brotli.compress(b"<title>br</title><a href='/from-br'>b</a>")
+    compressed = brotlicffi.compress(b"<title>br</title><a href='/from-br'>b</a>")
 
     async def negotiating(request: web.Request) -> web.Response:
         codings = [coding.strip() for coding in request.headers.get("Accept-Encoding", "").split(",")]
