@@ -65,13 +65,23 @@ def mime_type(content_type: str | None) -> str:
     return read_content_type(content_type).essence
 
 
+MULTIPLE_CHOICES = 300
+"""A page of links to the representations of a resource, for the reader to choose from: browsers
+show it as a page and follow none of them, its Location neither (Chromium: "users probably want
+to see 300 pages"), as wget takes one without a Location for a page."""
+
+
 def is_parsed(status: int | None, mime: str | None) -> bool:
-    """True for a response the crawl takes links from: a 2xx HTML, CSS or SVG document.
+    """True for a response the crawl takes links from: an HTML, CSS or SVG document of a 2xx, or
+    of a 300 (MULTIPLE_CHOICES), a page a browser shows for the reader to follow its links.
 
     >>> is_parsed(200, "text/css"), is_parsed(404, "text/html"), is_parsed(200, "image/png")
     (True, False, False)
+    >>> is_parsed(300, "text/html"), is_parsed(301, "text/html")
+    (True, False)
     """
-    return status is not None and 200 <= status < 300 and mime in PARSED_TYPES
+    shown = status is not None and (200 <= status < 300 or status == MULTIPLE_CHOICES)
+    return shown and mime in PARSED_TYPES
 
 
 ANSWERED = (200, 400)

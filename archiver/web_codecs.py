@@ -135,7 +135,15 @@ def _translated_codec(name: str) -> codecs.CodecInfo:
             self._python = python.incrementaldecoder(errors)
 
         def decode(self, data: Any, final: bool = False) -> str:
-            return read_standard(str(self._python.decode(data, final)))
+            text = str(self._python.decode(data, False))
+            if final:
+                # What is held at the end (a four-byte sequence begun) is read as decode() reads
+                # it: given it as the end, Python's decoder drops all after an error in it, where
+                # the standard reads the lead alone as U+FFFD and the bytes after it again.
+                held = self._python.getstate()[0]
+                self._python.reset()
+                text += python.decode(held, self.errors)[0]
+            return read_standard(text)
 
         def reset(self) -> None:
             self._python.reset()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
 import importlib
+import itertools
 import random
 
 import pytest
 
 from archiver import codec_parts, iso_2022_jp, web_codecs
+from archiver.encodings import WEB_ERRORS
 
 
 @pytest.mark.parametrize(
@@ -132,3 +135,19 @@ def test_gb_codecs_translate_only_texts_that_hold_what_they_change(name: str) ->
         ):
             continue  # written otherwise by the standard (see web_codecs._TRANSLATED)
         assert text.encode(f"web-{name}", "strict") == written, text
+
+
+@pytest.mark.parametrize("name", ["web-gb18030", "web-gbk"])
+def test_gb_codecs_read_a_text_in_pieces_as_they_read_it_whole(name: str) -> None:
+    # A four-byte sequence begun and broken at the end (0xA1 0x30 then 0x0F) is one U+FFFD for its
+    # lead, the bytes after it read again: Python's decoder, given the end in pieces, dropped them.
+    assert codecs.getincrementaldecoder(name)(WEB_ERRORS).decode(b"\xa10\x0f", True) == "\ufffd0\x0f"
+    pieces = [b"\xa1", b"0", b"\x0f", b"\x81\x30", b"\x81\x30\x81\x30", b"ab", b"\xd6\xd0", b"\x80", b"\xff"]
+    rng = random.Random(23)
+    for _ in range(3000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 10)))
+        decoder = codecs.getincrementaldecoder(name)(WEB_ERRORS)
+        cuts = sorted(rng.sample(range(len(data) + 1), min(3, len(data) + 1)))
+        read = "".join(decoder.decode(data[start:end]) for start, end in itertools.pairwise([0, *cuts]))
+        read += decoder.decode(data[cuts[-1] :], True)
+        assert read == data.decode(name, WEB_ERRORS), data

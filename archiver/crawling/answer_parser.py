@@ -121,6 +121,8 @@ class AnswerParser:
                 (piece, status), received = parser_status(read_as_browsers(whole)), whole
             elif self._chunks is not None and not self._chunks.done:
                 piece, data = self._chunks.feed(data)
+                if self._chunks.done:
+                    self._protocol.answer_trailers(self._chunks.trailers)
             else:
                 data = b""
             body_before = None if in_head else self._answer.total_bytes

@@ -8,7 +8,8 @@ parser refuses a chunk's data ended by a bare LF, and a trailer that is no field
 lone CR): it then failed an answer whose body came whole, as a body cut short. Here the body is
 given to the parser in the plainest framing (sizes in hex, CRLF, no extension, no trailer),
 and the framing is broken where Chromium finds it broken, nowhere else. The WARC keeps the
-body de-chunked, so nothing of the framing it held is lost.
+body de-chunked, and the trailers that came after it (``trailers``: a checksum, Server-Timing),
+which Chromium reads past but which the server sent, in the record's head (received.py).
 
 Where Chromium de-chunks a body that aiohttp's parser reads to the close (``Transfer-Encoding:
 chunked, gzip``: RFC 9112 has only a last ``chunked`` frame a body), the parser is given the body
@@ -31,8 +32,8 @@ class ChunkedFraming:
     >>> framing = ChunkedFraming()
     >>> framing.feed(b"5;name=value\\nhello\\n0\\nX-T: a\\rb\\nno colon\\n\\nafter")
     (b'5\\r\\nhello\\r\\n0\\r\\n\\r\\n', b'after')
-    >>> framing.done, framing.broken
-    (True, False)
+    >>> framing.done, framing.broken, framing.trailers
+    (True, False, [b'X-T: a', b'b', b'no colon'])
     >>> framing = ChunkedFraming()
     >>> framing.feed(b"3\\r\\nabc\\r\\n0x5\\r\\nhello"), framing.broken
     ((b'3\\r\\nabc\\r\\n', b''), True)
@@ -55,6 +56,10 @@ class ChunkedFraming:
         """True when the next line ends a chunk's data (it must be empty)."""
         self._last_chunk = False
         """True once the last chunk (size 0) came: trailers follow, to an empty line."""
+        self.trailers: list[bytes] = []
+        """The lines after the last chunk, whatever they hold, read as a head's lines are (a lone
+        CR ends a line, a NUL is dropped: answer_heads.py), so that a WARC head holds each as a
+        field; their bytes are bounded as a head's are (answer_parser.py)."""
 
     def feed(self, data: bytes) -> tuple[bytes, bytes]:
         """(the plain framing of what ``data`` holds of the body, what follows the body's end);
@@ -90,7 +95,9 @@ class ChunkedFraming:
         if len(line) > MAX_LINE_BYTES:
             self.broken = True
         elif self._last_chunk:
-            if not line:  # a trailer otherwise, read past as Chromium reads past it
+            if line:  # a trailer, read past as Chromium reads past it, and kept
+                self.trailers += [part for part in line.replace(b"\0", b"").split(b"\r") if part]
+            else:
                 self.done = True
                 plain.append(b"0\r\n\r\n" if self.framed else b"")
         elif self._after_data:

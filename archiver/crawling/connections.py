@@ -26,7 +26,7 @@ import contextlib
 import functools
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -61,6 +61,10 @@ class WatchedHandler(ResponseHandler):
     scheme = "http"
     port: int | None = None
     """The scheme and port of the URL of the request it carries (takes_headless())."""
+    use: ConnectionUse | None = None
+    """The ConnectionUse of the request it carries (None when no one watches that request): what
+    is known of the answer once it is whole goes there, as the connection may carry the next
+    request before the fetcher reads the answer's end."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         peer = transport.get_extra_info("peername")
@@ -73,6 +77,11 @@ class WatchedHandler(ResponseHandler):
         self.broken = False
         super().set_response_params(**params)
         self._parser = AnswerParser(self._parser, self)  # type: ignore[assignment]
+
+    def answer_trailers(self, trailers: list[bytes]) -> None:
+        """Note the trailers that came after the answer's chunked body (chunked_framing.py)."""
+        if self.use is not None:
+            self.use.trailers = list(trailers)
 
     def eof_received(self) -> None:
         # An answer with no head shorter than what tells it from a head is whole now: parsed
@@ -101,6 +110,8 @@ class ConnectionUse:
     """True if the pool handed out a connection that had carried an earlier answer."""
     protocol: WatchedHandler | None = None
     """The connection's protocol; None until the pool hands one out."""
+    trailers: list[bytes] = field(default_factory=list)
+    """The lines that came after the answer's chunked body, its trailers (ChunkedFraming)."""
 
     @property
     def peer_ip(self) -> str | None:
@@ -160,7 +171,7 @@ class WatchedConnector(aiohttp.TCPConnector):
             connection = await super().connect(req, traces, timeout)
             protocol = connection.protocol
             if isinstance(protocol, WatchedHandler):
-                protocol.scheme, protocol.port = req.url.scheme, req.url.port
+                protocol.scheme, protocol.port, protocol.use = req.url.scheme, req.url.port, use
             if use is None or not isinstance(protocol, WatchedHandler):
                 return connection
             reused = protocol.released > 0

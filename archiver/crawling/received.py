@@ -63,6 +63,13 @@ def check_single_fields(url: str, response: aiohttp.ClientResponse) -> None:
             raise FetchError(url, f"bad response: {name} headers that differ", retryable=False)
 
 
+TRAILER = "X-Archiver-Trailer"
+"""What each line of the trailers after a chunked body is kept under, after the answer's fields,
+in its WARC head: the body is stored de-chunked, and a trailer is no field of the head (RFC 9110,
+section 6.5.1: a client merges one into the head only when it knows it safe to), so no tool
+takes one for the head's own, while the record holds all the server sent."""
+
+
 class Received:
     """How far a response came: filled in as it arrives, so a try cut short still has it."""
 
@@ -87,6 +94,11 @@ class Received:
     def on_reused_connection(self) -> bool:
         """True if the request went out on a connection that had carried an earlier answer."""
         return self.connection is not None and self.connection.reused
+
+    @property
+    def trailers(self) -> list[bytes]:
+        """The lines of the trailers after the answer's chunked body, if any came."""
+        return self.connection.trailers if self.connection is not None else []
 
     def add(self, body: IO[bytes], chunk: bytes) -> None:
         body.write(chunk)
@@ -130,7 +142,10 @@ class Received:
             # reads it, would make the record one that replay tools and HTTP clients refuse).
             status_line=f"{response.status:03d} {received_text(response.reason or '')}".rstrip(),
             http_version=f"HTTP/{version.major}.{version.minor}" if version else "HTTP/1.1",
-            response_headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers],
+            response_headers=[
+                *((k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers),
+                *((TRAILER, line.decode("latin-1")) for line in self.trailers),
+            ],
             body=body,
             body_length=self.length,
             payload_digest=sha1_digest(self.hasher),
