@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -26,6 +27,8 @@ from demo_site import build_demo_site
 from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 from test_interop import _get, _wait_for, free_port, interop_venv
 
+from archiver.export import wacz as wacz_module
+from archiver.export import zipnum
 from archiver.export.wacz import export_wacz
 
 pytestmark = pytest.mark.interop
@@ -210,3 +213,25 @@ async def test_replaywebpage_replays_a_page_of_it_in_chromium(wacz, replaywebpag
     # The page came out of the archive (its server is stopped), in the replay frame, by its URL.
     assert frame.endswith(f"mp_/{url}"), frame
     assert wacz.text in body
+
+
+async def test_replaywebpage_replays_a_folder_page_that_ends_a_block_of_the_index(
+    site, run_crawl, tmp_path, replaywebpage, monkeypatch
+):
+    """ReplayWeb.page looks /a/ up by the key /a/ where pywb's is /a: a block ending with /a/,
+    the next starting with /a-b (which sorts between the two), hid /a/ from it."""
+    site.page("/", links=["/a/", "/a-b"], title="Home")
+    site.page("/a/", title="Folder", body="<p>In the folder</p>")
+    site.page("/a-b", title="Beside", body="<p>Beside the folder</p>")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    url = site.url("/a/")
+    await site.close()
+    # Blocks of a line (not 1,024), so that every line ends one.
+    monkeypatch.setattr(
+        wacz_module, "write_blocks", functools.partial(zipnum.write_blocks, lines_per_block=1)
+    )
+    target = tmp_path / "folder.wacz"
+    export_wacz(result.snapshot.root, target)
+    frame, body = await replayed_text(replaywebpage, target, url, "In the folder")
+    assert frame.endswith(f"mp_/{url}"), frame
