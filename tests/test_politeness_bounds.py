@@ -11,12 +11,15 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from conftest import manifest_rows
 
-from archiver.crawling import politeness
+from archiver.crawling import local_frontier, politeness
+from archiver.crawling.frontier import QueueItem
+from archiver.crawling.local_frontier import SqliteFrontier
 from archiver.crawling.politeness import HostPolicy
 from archiver.crawling.robots import RobotsRules
-from archiver.scope import ROBOTS
+from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
 
 HOSTS = 12
 """Hosts of the crawls below: four times the bound they are run with."""
@@ -36,6 +39,13 @@ def robots_site(site: Any) -> Any:
     site.page("/private")
     site.page("/public")
     return site
+
+
+async def _down_but_the_seeds(request: web.Request) -> web.Response:
+    """A robots.txt out of reach (503) on every host but the seed's (127.0.0.1)."""
+    if request.host.startswith("127.0.0.1"):
+        return web.Response(status=404)
+    return web.Response(status=503)
 
 
 class _RobotsOverHttp:
@@ -173,3 +183,29 @@ async def test_a_crawl_node_reads_rules_it_dropped_from_redis_without_asking_aga
     finally:
         await crawl.close()
     assert fetch_robots.asked == Counter({f"http://{name}": 1 for name in names})
+
+
+async def test_urls_parked_for_robots_txt_out_of_reach_are_bounded_across_hosts(site, run_crawl, monkeypatch):
+    """The URLs skipped while their host's robots.txt is out of reach are kept to be queued again
+    once it answers: up to PARKED_MAX of them for each host, so that a crawl meeting many hosts
+    that are down kept that many for each. PARKED_MAX counts every host's together now; the
+    others stay skipped, for a resumed crawl to take up."""
+    monkeypatch.setattr(local_frontier, "PARKED_MAX", BOUND)
+    most_parked = 0
+    park = SqliteFrontier.park
+
+    async def counted(self: SqliteFrontier, key: str, item: QueueItem) -> None:
+        nonlocal most_parked
+        await park(self, key, item)
+        most_parked = max(most_parked, sum(len(items) for items in self._parked.values()))
+
+    monkeypatch.setattr(SqliteFrontier, "park", counted)
+    site.handler("/robots.txt", _down_but_the_seeds)
+    site.page("/home")
+    await site.start()
+    names = _names(site.server.port)
+    site.page("/", links=[f"http://{name}/home" for name in names])
+    result = await run_crawl(site.url("/"), scope="any", sitemaps=False, robots_retry=3600.0)
+    rows = manifest_rows(result.snapshot.root)
+    assert [rows[f"http://{name}/home"].reason for name in names] == [ROBOTS_UNREACHABLE] * HOSTS
+    assert most_parked == BOUND
