@@ -1,10 +1,12 @@
-"""What the politeness keeps of each host a crawl meets stays bounded, however many hosts: rules
+"""What the crawl keeps of each host it meets stays bounded, however many hosts: robots.txt rules
 parsed for the hosts judged last only, a dropped host's rules read again from the answer it kept
-(its robots.txt not asked again), and locks only for the hosts in use."""
+(its robots.txt not asked again), locks only for the hosts in use, URLs parked for a robots.txt
+out of reach bounded in all, and nothing kept of a host to choose its proxy."""
 
 from __future__ import annotations
 
 import gc
+import tracemalloc
 import weakref
 from collections import Counter
 from typing import Any
@@ -13,8 +15,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 from conftest import manifest_rows
+from yarl import URL
 
-from archiver.crawling import local_frontier, politeness
+from archiver.crawling import local_frontier, network, politeness
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.local_frontier import SqliteFrontier
 from archiver.crawling.politeness import HostPolicy
@@ -209,3 +212,19 @@ async def test_urls_parked_for_robots_txt_out_of_reach_are_bounded_across_hosts(
     rows = manifest_rows(result.snapshot.root)
     assert [rows[f"http://{name}/home"].reason for name in names] == [ROBOTS_UNREACHABLE] * HOSTS
     assert most_parked == BOUND
+
+
+def test_nothing_is_kept_of_each_host_to_choose_its_proxy():
+    """The proxy of each host (and whether NO_PROXY sends it around it) was kept for every host
+    met; only the proxy of each scheme is kept now."""
+    proxies = network.EnvironmentProxies({"http": "http://u:pw@proxy.test:3128", "no": "intra.test"})
+    proxy = (URL("http://proxy.test:3128"), {"Proxy-Authorization": "Basic dTpwdw=="})
+    tracemalloc.start()
+    try:
+        for number in range(5_000):
+            assert proxies.for_url(URL(f"http://h{number}.test/")) == proxy
+            assert proxies.for_url(URL(f"http://h{number}.intra.test/")) == (None, None)
+        kept = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, network.__file__)])
+    finally:
+        tracemalloc.stop()
+    assert sum(stat.size for stat in kept.statistics("filename")) < 10_000
