@@ -165,6 +165,22 @@ def test_waiting_pages_are_bounded():
     assert not policy.wait("h", SCRIPTED, "b")
 
 
+def test_waiting_pages_are_bounded_on_every_host_together():
+    """Pages wait for their host's verdict up to a limit that each host had to itself: a crawl
+    meeting many hosts while their trials ran kept that many pages for each. Every host's
+    waiting pages count together now, and a verdict makes room for others."""
+    policy = RenderPolicy("auto", trials=1, waiting_limit=2)
+    hosts = [f"h{number}" for number in range(4)]
+    for host in hosts:
+        policy.decide(host, Inspection(True, None))  # its trial
+    assert [policy.wait(host, SCRIPTED, f"{host}/page") for host in hosts] == [True, True, False, False]
+    assert policy.record("h0", SCRIPTED, gained=True) == ["h0/page"]
+    assert policy.wait("h2", SCRIPTED, "h2/page")
+    assert not policy.wait("h3", SCRIPTED, "h3/page")
+    assert policy.record("h1", SCRIPTED, gained=False) == []  # no: its page is dropped, and its room
+    assert policy.wait("h3", SCRIPTED, "h3/page")
+
+
 def test_gained_is_what_the_static_parse_did_not_find():
     assert gained(["http://h/a", "http://h/api.json", "http://h/a"], {"http://h/a"}) == ["http://h/api.json"]
     assert gained([], {"http://h/a"}) == []

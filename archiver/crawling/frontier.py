@@ -211,7 +211,10 @@ SITEMAPS_JOB = "sitemaps"
 ``url`` (``scheme://host``): a crawl shared by nodes queues it, so that when the node reading
 them is lost, another reads them (crawling/sitemap_stage.py)."""
 PARKED_MAX = 10_000
-"""Items a process's frontier keeps parked under one key (Frontier.park)."""
+"""Items a process's frontier keeps parked in all (Frontier.park), whatever the keys: counted
+for each key alone, every host whose robots.txt is out of reach (a crawl with --scope any meets
+many hosts that are down) kept as many. Those past it stay skipped, and a resumed crawl takes
+them up."""
 ROBOTS_JOB = "robots.txt"
 """``found_by`` of an item that is the fetching of the robots.txt of the origin ``url``, to record
 it: a crawl shared by nodes queues it when the node that fetched it is lost before its rows were

@@ -62,6 +62,8 @@ class _LocalFrontier:
         """Items queued, or got and not marked done."""
         self._landings: dict[str, None] = {}
         self._parked: dict[str, list[QueueItem]] = {}
+        self._parked_items = 0
+        """Items parked under every key together (at most PARKED_MAX)."""
 
     async def __aenter__(self) -> Self:
         return self
@@ -118,15 +120,16 @@ class _LocalFrontier:
         """Nothing to let go of: this process holds its claims until it ends."""
 
     async def park(self, key: str, item: QueueItem) -> None:
-        """Keep ``item`` aside under ``key`` in RAM (up to PARKED_MAX a key: the others stay
-        skipped, and a resumed crawl takes them up)."""
-        parked = self._parked.setdefault(key, [])
-        if len(parked) < PARKED_MAX:
-            parked.append(item)
+        """Keep ``item`` aside under ``key`` in RAM (up to PARKED_MAX under every key together:
+        the others stay skipped, and a resumed crawl takes them up)."""
+        if self._parked_items < PARKED_MAX:
+            self._parked.setdefault(key, []).append(item)
+            self._parked_items += 1
 
     async def unpark(self, key: str) -> int:
         """Queue the items parked under ``key``; how many."""
         parked = self._parked.pop(key, [])
+        self._parked_items -= len(parked)
         for item in parked:
             await self.put(item)
         return len(parked)

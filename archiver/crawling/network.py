@@ -89,20 +89,21 @@ class EnvironmentProxies:
 
     def __init__(self, proxies: dict[str, str] | None = None) -> None:
         self._proxies = urllib.request.getproxies_environment() if proxies is None else proxies
-        self._by_origin: dict[tuple[str, str], tuple[URL | None, dict[str, str] | None]] = {}
+        self._by_scheme: dict[str, tuple[URL, dict[str, str] | None]] = {}
+        """The proxy of each scheme that has one, and the headers for it: read once. Whether a
+        host goes around it is asked again for each request (a few string comparisons): kept
+        for each host, it grew with every host a crawl met."""
 
     def for_url(self, url: URL) -> tuple[URL | None, dict[str, str] | None]:
         """The proxy to reach ``url`` through and headers for it; (None, None) to go direct."""
-        key = (url.scheme, url.raw_authority)
-        if key not in self._by_origin:
-            proxy = self._proxies.get(url.scheme)
-            if not proxy or urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
-                url.raw_authority, self._proxies
-            ):
-                self._by_origin[key] = (None, None)
-            else:
-                proxy_url = URL(proxy if "://" in proxy else f"http://{proxy}")
-                auth = aiohttp.BasicAuth.from_url(proxy_url)
-                headers = {"Proxy-Authorization": auth.encode()} if auth else None
-                self._by_origin[key] = (proxy_url.with_user(None), headers)
-        return self._by_origin[key]
+        proxy = self._proxies.get(url.scheme)
+        if not proxy or urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
+            url.raw_authority, self._proxies
+        ):
+            return None, None
+        if url.scheme not in self._by_scheme:
+            proxy_url = URL(proxy if "://" in proxy else f"http://{proxy}")
+            auth = aiohttp.BasicAuth.from_url(proxy_url)
+            headers = {"Proxy-Authorization": auth.encode()} if auth else None
+            self._by_scheme[url.scheme] = (proxy_url.with_user(None), headers)
+        return self._by_scheme[url.scheme]

@@ -4,15 +4,16 @@ robots.py), Crawl-delay, concurrency and the delay between requests."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypedDict
 
 from archiver.config import CrawlConfig
-from archiver.crawling.robots import RobotsRules, robots_agent, robots_keep, rules_from_response
+from archiver.crawling.robots import RobotsAnswer, RobotsRules, read_answer, robots_agent, robots_keep
 from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
 from archiver.robots_answer import NO_SUCH_HOST
 from archiver.urls import host_of
@@ -78,23 +79,49 @@ class Politeness(Protocol):
         """Hold one of the host's slots for the length of a fetch."""
 
 
-@dataclass
+ROBOTS_PARSED_HOSTS = 64
+"""Hosts whose robots.txt rules are kept parsed: those judged last. Every other host keeps the
+answer its rules come from, compressed, and is parsed again (in a thread) when next judged, not
+asked again. The workers of a crawl (16 by default) fetch from no more hosts at once, so the
+hosts a crawl goes back and forth between stay parsed; parsed rules cost far more than their
+file (some 11 KB for no robots.txt at all, 2.5 MB for 9,000 rules), so that 64 hosts at the
+limits of robots_limits.py hold some 160 MB, however many hosts a crawl with --scope any meets."""
+
+
+@dataclass(slots=True)
 class _Host:
-    limit: int
-    """Most fetches in flight (1 when robots.txt asks a Crawl-delay)."""
-    delay: float
+    """What the crawl keeps of each host it met while it runs: a few numbers, and the robots.txt
+    answer its URLs are judged by."""
+
     crawl_delay: float = 0.0
-    """robots.txt's Crawl-delay (bounded): the host's delay is never less."""
-    active: int = 0
-    freed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    """robots.txt's Crawl-delay (bounded): the host's delay is never less, and it has one slot."""
     next_start: float = 0.0
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    robots: RobotsRules | None = None
-    robots_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """When (monotonic) its next fetch may start."""
+    answer: RobotsAnswer | None = None
+    """None until its robots.txt is asked."""
     robots_until: float = 0.0
     """When (monotonic) its robots.txt is to be asked again."""
     robots_misses: int = 0
     """Times in a row its robots.txt was out of reach."""
+    robots_ignored: int = 0
+    """Rules of its robots.txt past the limits of robots_limits.py (the log says so when it changes)."""
+
+
+@dataclass
+class _Busy:
+    """The locks of a host that workers of this process fetch from, or ask its robots.txt: kept
+    only while some do (_using)."""
+
+    freed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    """Notified when one of its slots is freed."""
+    active: int = 0
+    """Fetches holding one of its slots."""
+    delay_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held by the fetch waiting out the host's delay."""
+    robots_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held by the worker reading its robots.txt rules (the others wait for them)."""
+    users: int = 0
+    """Workers using these: at 0 they go."""
 
 
 class HostPolicy:
@@ -108,7 +135,15 @@ class HostPolicy:
     in a row it is (up to ROBOTS_RETRY_MAX): one bad minute of a server keeps its
     host out for minutes, not for the rest of the crawl. Rules it had are kept
     while it is out of reach when asked again (RFC 9309 2.4).
+
+    What it keeps is bounded whatever the crawl meets: parsed rules for the
+    ROBOTS_PARSED_HOSTS hosts judged last, and for each host met a few numbers and
+    its robots.txt answer, compressed.
     """
+
+    _keeps_robots_bodies = True
+    """False where the robots.txt answers are kept elsewhere (Redis): rules dropped from those
+    kept parsed are read from there again."""
 
     def __init__(
         self,
@@ -131,25 +166,55 @@ class HostPolicy:
         self._fetch_robots = fetch_robots
         self._max_delay = max_delay
         self._hosts: dict[str, _Host] = {}
+        self._parsed: collections.OrderedDict[str, RobotsRules] = collections.OrderedDict()
+        """By host, the rules of the ROBOTS_PARSED_HOSTS hosts judged last (the last at the end)."""
+        self._busy: dict[str, _Busy] = {}
 
-    def _host(self, url: str) -> _Host:
-        key = host_of(url)
+    def _host(self, key: str) -> _Host:
         host = self._hosts.get(key)
         if host is None:
-            host = self._hosts[key] = _Host(self._concurrency, self._delay)
+            host = self._hosts[key] = _Host()
         return host
+
+    @contextlib.contextmanager
+    def _using(self, key: str) -> Iterator[_Busy]:
+        """The locks of host ``key``, made for the first worker that needs them and dropped
+        when the last one is done."""
+        busy = self._busy.get(key)
+        if busy is None:
+            busy = self._busy[key] = _Busy()
+        busy.users += 1
+        try:
+            yield busy
+        finally:
+            busy.users -= 1
+            if busy.users == 0:
+                del self._busy[key]
+
+    def _delay_of(self, host: _Host) -> float:
+        return max(self._delay, host.crawl_delay)
+
+    def _limit_of(self, host: _Host) -> int:
+        """Most fetches in flight to ``host`` (1 when robots.txt asks a Crawl-delay)."""
+        return 1 if host.crawl_delay > 0 else self._concurrency
+
+    @property
+    def parsed_robots(self) -> int:
+        """Hosts whose robots.txt rules are kept parsed now (at most ROBOTS_PARSED_HOSTS)."""
+        return len(self._parsed)
+
+    @property
+    def hosts_in_use(self) -> int:
+        """Hosts this process fetches from or reads the robots.txt of now: those that hold locks."""
+        return len(self._busy)
 
     def set_delay(self, seconds: float) -> None:
         """Seconds between two requests to each host from now on (robots.txt may ask more)."""
         self._delay = seconds
-        for host in self._hosts.values():
-            host.delay = max(seconds, host.crawl_delay)
 
     def set_concurrency(self, fetches: int) -> None:
         """Most fetches in flight to each host from now on (1 where robots.txt asks a delay)."""
         self._concurrency = fetches
-        for host in self._hosts.values():
-            host.limit = 1 if host.crawl_delay > 0 else fetches
 
     async def refusal(self, url: str) -> str | None:
         """Why robots.txt keeps us from ``url`` (ROBOTS, ROBOTS_UNREACHABLE); None if it lets
@@ -170,38 +235,70 @@ class HostPolicy:
         return robots_keep(misses, self._robots_max_age, self._robots_retry)
 
     async def _rules(self, url: str) -> RobotsRules:
-        """The robots.txt rules of ``url``'s host, fetched on first need and again once they are
-        too old (robots_keep)."""
-        host = self._host(url)
-        if host.robots is None or time.monotonic() >= host.robots_until:
-            async with host.robots_lock:
-                if host.robots is None or time.monotonic() >= host.robots_until:
-                    before = host.robots
-                    host.robots, keep = await self._robots_rules(_host_url(url), host)
-                    host.robots_until = time.monotonic() + keep
-                    became = before is None or not before.out_of_reach
-                    if self._obey_robots and host.robots.out_of_reach and became:
-                        log.warning(
-                            "robots.txt of %s is out of reach (a server error, a status outside"
-                            " 100-599, or no answer): none of its URLs is fetched, as RFC 9309 asks,"
-                            " until it answers (it is asked again in %g s, then less and less often);"
-                            " --ignore-robots fetches them regardless",
-                            _host_url(url),
-                            keep,
-                        )
-                    elif before is not None and before.out_of_reach and not host.robots.out_of_reach:
-                        log.info("robots.txt of %s answers again", _host_url(url))
-                    if host.robots.ignored and (before is None or before.ignored != host.robots.ignored):
-                        log.warning(
-                            "robots.txt of %s: %d rules past the limits (%d rules for a user agent,"
-                            " %d of them with a '*') are ignored, so that judging a URL stays cheap",
-                            _host_url(url),
-                            host.robots.ignored,
-                            ROBOTS_MAX_RULES,
-                            ROBOTS_MAX_WILDCARD_RULES,
-                        )
-                    self._obey(host, host.robots)
-        return host.robots
+        """The robots.txt rules of ``url``'s host: those kept parsed; else its answer parsed
+        again while it is fresh; else asked (on first need, and once too old: robots_keep)."""
+        key = host_of(url)
+        host = self._host(key)
+        rules = self._fresh_rules(key, host)
+        if rules is None:
+            with self._using(key) as busy:
+                async with busy.robots_lock:
+                    rules = self._fresh_rules(key, host)
+                    if rules is None:
+                        rules = await self._read_rules(_host_url(url), host)
+                        self._keep_parsed(key, rules)
+        return rules
+
+    def _keep_parsed(self, key: str, rules: RobotsRules) -> None:
+        """Keep the ``rules`` of host ``key`` parsed, as the last judged, and drop those of the
+        host judged longest ago past ROBOTS_PARSED_HOSTS."""
+        self._parsed[key] = rules
+        self._parsed.move_to_end(key)
+        while len(self._parsed) > ROBOTS_PARSED_HOSTS:
+            self._parsed.popitem(last=False)
+
+    def _fresh_rules(self, key: str, host: _Host) -> RobotsRules | None:
+        """The rules of host ``key`` kept parsed, if they are not too old (they become the
+        last judged)."""
+        if time.monotonic() >= host.robots_until:
+            return None
+        rules = self._parsed.get(key)
+        if rules is not None:
+            self._parsed.move_to_end(key)
+        return rules
+
+    async def _read_rules(self, host_url: str, host: _Host) -> RobotsRules:
+        """The rules of ``host_url``'s robots.txt: those of the answer kept while it is fresh,
+        else of an answer asked now (one worker at a time: _rules() holds the host's lock)."""
+        if self._keeps_robots_bodies and host.answer is not None and time.monotonic() < host.robots_until:
+            return await asyncio.to_thread(host.answer.rules, self._agent)
+        before = host.answer
+        rules, keep, host.answer = await self._robots_rules(host_url, host)
+        host.robots_until = time.monotonic() + keep
+        became = before is None or not before.out_of_reach
+        if self._obey_robots and rules.out_of_reach and became:
+            log.warning(
+                "robots.txt of %s is out of reach (a server error, a status outside"
+                " 100-599, or no answer): none of its URLs is fetched, as RFC 9309 asks,"
+                " until it answers (it is asked again in %g s, then less and less often);"
+                " --ignore-robots fetches them regardless",
+                host_url,
+                keep,
+            )
+        elif before is not None and before.out_of_reach and not rules.out_of_reach:
+            log.info("robots.txt of %s answers again", host_url)
+        if rules.ignored and rules.ignored != host.robots_ignored:
+            log.warning(
+                "robots.txt of %s: %d rules past the limits (%d rules for a user agent,"
+                " %d of them with a '*') are ignored, so that judging a URL stays cheap",
+                host_url,
+                rules.ignored,
+                ROBOTS_MAX_RULES,
+                ROBOTS_MAX_WILDCARD_RULES,
+            )
+        host.robots_ignored = rules.ignored
+        self._obey(host, rules.crawl_delay())
+        return rules
 
     def robots_streaks(self) -> dict[str, int]:
         """Hosts (host[:port]) whose robots.txt was out of reach the last times it was asked, and
@@ -212,76 +309,88 @@ class HostPolicy:
         """Take up the robots_streaks() of an interrupted crawl (a value no count is ignored)."""
         for key, misses in streaks.items():
             if type(misses) is int and misses > 0:
-                host = self._hosts.get(key)
-                if host is None:
-                    host = self._hosts[key] = _Host(self._concurrency, self._delay)
-                host.robots_misses = misses
+                self._host(key).robots_misses = misses
 
-    def _obey(self, host: _Host, rules: RobotsRules) -> None:
-        """The host's delay and limit as its robots.txt ``rules`` set them."""
+    def _obey(self, host: _Host, crawl_delay: float) -> None:
+        """The host's delay and limit as the Crawl-delay of its robots.txt sets them."""
         if self._obey_robots:
-            host.crawl_delay = min(rules.crawl_delay(), self._max_delay)
-        host.delay = max(self._delay, host.crawl_delay)
-        host.limit = 1 if host.crawl_delay > 0 else self._concurrency
+            host.crawl_delay = min(crawl_delay, self._max_delay)
 
     async def adopt_robots(self, kept: Callable[[], Iterable[KeptRobots]]) -> None:
         """Use the robots.txt answers ``kept()`` gives, (host URL, status, body, seconds since
         it came), that an interrupted crawl read, for what is left of their time, as the crawl
         never interrupted would have, rather than ask them again at once. They are read and
         parsed in a thread, as a fresh crawl's are: half a megabyte of rules a host takes a few
-        tenths of a second, and a crawl may have met thousands of hosts. Cancelled, none is used.
+        tenths of a second, and a crawl may have met thousands of hosts (the rules of the last
+        ROBOTS_PARSED_HOSTS of them are kept parsed, the others parsed again when judged).
+        Cancelled, none is used.
         """
 
-        def parse() -> list[tuple[str, RobotsRules, float]]:
-            return [
-                (host_url, rules_from_response(status, body, self._agent), age)
-                for host_url, status, body, age in kept()
-            ]
+        def read() -> tuple[list[tuple[str, RobotsAnswer, float, int, float]], dict[str, RobotsRules]]:
+            adopted = []
+            parsed: collections.OrderedDict[str, RobotsRules] = collections.OrderedDict()
+            for host_url, status, body, age in kept():
+                answer, rules = read_answer(status, body, self._agent)
+                adopted.append((host_url, answer, rules.crawl_delay(), rules.ignored, age))
+                parsed[host_of(host_url)] = rules
+                if len(parsed) > ROBOTS_PARSED_HOSTS:
+                    parsed.popitem(last=False)
+            return adopted, parsed
 
-        for host_url, rules, age in await asyncio.to_thread(parse):
-            host = self._host(host_url)
-            host.robots = rules
+        adopted, parsed = await asyncio.to_thread(read)
+        for host_url, answer, crawl_delay, ignored, age in adopted:
+            host = self._host(host_of(host_url))
+            host.answer = answer
+            host.robots_ignored = ignored
             host.robots_until = time.monotonic() + self.robots_keep(0) - age
-            self._obey(host, rules)
+            self._obey(host, crawl_delay)
+        for key, rules in parsed.items():
+            self._keep_parsed(key, rules)
 
-    async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float]:
-        """The rules of ``host_url``'s robots.txt, fetched (by one worker: _rules() holds the host's
-        lock), and the seconds they are good for."""
-        status, body = await self._fetch_robots(host_url, host.robots is not None)
+    async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float, RobotsAnswer]:
+        """The rules of ``host_url``'s robots.txt, fetched, the seconds they are good for, and the
+        answer they come from."""
+        status, body = await self._fetch_robots(host_url, host.answer is not None)
         # Half a megabyte of rules takes a few tenths of a second to parse: not on the loop.
-        rules = await asyncio.to_thread(rules_from_response, status, body, self._agent)
+        answer, rules = await asyncio.to_thread(read_answer, status, body, self._agent)
         host.robots_misses = host.robots_misses + 1 if rules.out_of_reach else 0
-        if rules.out_of_reach and host.robots is not None and not host.robots.out_of_reach:
-            rules = host.robots  # RFC 9309 2.4: rules it had outlive their day while it is out of reach
-        return rules, self.robots_keep(host.robots_misses, status)
-
-    def robots_out_of_reach(self, url: str) -> bool:
-        """True while the robots.txt of ``url``'s host, as last asked, is out of reach."""
-        robots = self._host(url).robots
-        return robots is not None and robots.out_of_reach
+        before = host.answer
+        if rules.out_of_reach and before is not None and not before.out_of_reach:
+            # RFC 9309 2.4: rules it had outlive their day while it is out of reach.
+            answer, rules = before, await asyncio.to_thread(before.rules, self._agent)
+        return rules, self.robots_keep(host.robots_misses, status), answer
 
     def busy(self, url: str) -> bool:
         """True if every slot of the URL's host is taken (a fetch now would wait)."""
-        host = self._host(url)
-        return host.active >= host.limit
+        key = host_of(url)
+        busy = self._busy.get(key)
+        return busy is not None and busy.active >= self._limit_of(self._host(key))
+
+    @contextlib.asynccontextmanager
+    async def _held(self, key: str) -> AsyncIterator[tuple[_Host, _Busy]]:
+        """Hold one of this process's slots of host ``key`` (as many as its limit)."""
+        host = self._host(key)
+        with self._using(key) as busy:
+            async with busy.freed:
+                # The limit may change meanwhile (archiver control concurrency): read it each time.
+                await busy.freed.wait_for(lambda: busy.active < self._limit_of(host))
+                busy.active += 1
+            try:
+                yield host, busy
+            finally:
+                async with busy.freed:
+                    busy.active -= 1
+                    busy.freed.notify_all()
 
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
         """Hold one of the host's concurrent slots, starting no sooner than its delay allows."""
-        host = self._host(url)
-        async with host.freed:
-            # The limit may change meanwhile (archiver control concurrency): read it each time.
-            await host.freed.wait_for(lambda: host.active < host.limit)
-            host.active += 1
-        try:
-            if host.delay > 0:
-                async with host.lock:
+        async with self._held(host_of(url)) as (host, busy):
+            delay = self._delay_of(host)
+            if delay > 0:
+                async with busy.delay_lock:
                     wait = host.next_start - time.monotonic()
                     if wait > 0:
                         await asyncio.sleep(wait)
-                    host.next_start = time.monotonic() + host.delay
+                    host.next_start = time.monotonic() + delay
             yield
-        finally:
-            async with host.freed:
-                host.active -= 1
-                host.freed.notify_all()

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 
 from archiver.crawling.politeness import FetchRobots, HostPolicy, _Host
 from archiver.crawling.redis_state import Membership, RedisCrawl, call
-from archiver.crawling.robots import RobotsRules, rules_from_response
+from archiver.crawling.robots import RobotsAnswer, RobotsRules, rules_from_response
 from archiver.robots_answer import ROBOTS_MAX_BYTES
 from archiver.urls import host_of
 
@@ -53,6 +53,8 @@ def _entry(stored: bytes) -> tuple[int | None, int, bytes]:
 
 class RedisHostPolicy(HostPolicy):
     """HostPolicy whose slots, delays and robots.txt are shared through Redis."""
+
+    _keeps_robots_bodies = False
 
     def __init__(
         self,
@@ -84,8 +86,10 @@ class RedisHostPolicy(HostPolicy):
         self._hold_ms = round(hold * 1000)
         """Longest a slot is held (the longest a fetch takes): then it frees itself."""
 
-    async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float]:
-        """robots.txt of ``host_url``, fetched by one node for all, and the seconds it is good for."""
+    async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float, RobotsAnswer]:
+        """robots.txt of ``host_url`` as the ``robots`` hash keeps it (fetched by one node for all
+        once it is too old), the seconds it is good for, and its answer (its body is kept in Redis
+        alone: rules dropped from those a node keeps parsed are read from there again)."""
         name = host_of(host_url)
         while True:
             answer = await self._crawl.run_as(self._member, "robots_turn", [name])
@@ -93,14 +97,15 @@ class RedisHostPolicy(HostPolicy):
                 status, misses, body = _entry(answer[1])
                 left = int(answer[2])
                 keep = self.robots_keep(misses, status) if left < 0 else max(left / 1000, ROBOTS_POLL)
-                return await asyncio.to_thread(rules_from_response, status, body, self._agent), keep
+                rules = await asyncio.to_thread(rules_from_response, status, body, self._agent)
+                return rules, keep, RobotsAnswer(status, b"")
             if int(answer[0]) == 2:
                 return await self._fetch_turn(host_url, name, answer[1], answer[2])
             await asyncio.sleep(ROBOTS_POLL)
 
     async def _fetch_turn(
         self, host_url: str, name: str, before: bytes, reaped: list[bytes]
-    ) -> tuple[RobotsRules, float]:
+    ) -> tuple[RobotsRules, float, RobotsAnswer]:
         """Fetch the robots.txt whose turn this node holds, and store it for every node."""
         for node, count in zip(reaped[::2], reaped[1::2], strict=True):
             log.warning(
@@ -128,33 +133,28 @@ class RedisHostPolicy(HostPolicy):
         text = str(status) if status is not None else ""
         args = [name, text, round(keep * 1000), misses, body[:ROBOTS_MAX_BYTES]]
         await self._crawl.run_as(self._member, "robots_store", args)
-        return rules, keep
+        return rules, keep, RobotsAnswer(status, b"")
 
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
         """Hold one of the host's slots across the crawl, starting no sooner than its delay
         allows (the delay counted from the last start by any node)."""
-        host = self._host(url)
-        async with host.freed:
-            await host.freed.wait_for(lambda: host.active < host.limit)
-            host.active += 1
-        holder = f"{self._member.node}\n{uuid.uuid4().hex}"
-        keys = [self._crawl.key(f"slots:{host_of(url)}"), self._crawl.key(f"next:{host_of(url)}")]
-        acquired = False
-        try:
-            while True:
-                args = [holder, host.limit, round(host.delay * 1000), self._hold_ms, self._crawl.prefix]
-                wait = int(await call(self._crawl.scripts["acquire"](keys=keys, args=args)))
-                if wait == 0:
-                    acquired = True
-                    break
-                pause = wait / 1000 if wait > 0 else random.uniform(*SLOT_POLL)
-                await asyncio.sleep(pause)
-            yield
-        finally:
-            if acquired:
-                with contextlib.suppress(Exception):  # else it frees itself when it expires
-                    await call(self._crawl.client.zrem(keys[0], holder))
-            async with host.freed:
-                host.active -= 1
-                host.freed.notify_all()
+        async with self._held(host_of(url)) as (host, _):
+            holder = f"{self._member.node}\n{uuid.uuid4().hex}"
+            keys = [self._crawl.key(f"slots:{host_of(url)}"), self._crawl.key(f"next:{host_of(url)}")]
+            acquired = False
+            try:
+                while True:
+                    limit, delay_ms = self._limit_of(host), round(self._delay_of(host) * 1000)
+                    args = [holder, limit, delay_ms, self._hold_ms, self._crawl.prefix]
+                    wait = int(await call(self._crawl.scripts["acquire"](keys=keys, args=args)))
+                    if wait == 0:
+                        acquired = True
+                        break
+                    pause = wait / 1000 if wait > 0 else random.uniform(*SLOT_POLL)
+                    await asyncio.sleep(pause)
+                yield
+            finally:
+                if acquired:
+                    with contextlib.suppress(Exception):  # else it frees itself when it expires
+                        await call(self._crawl.client.zrem(keys[0], holder))

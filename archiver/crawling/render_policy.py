@@ -53,7 +53,9 @@ TRIALS = 2
 render (and the first, the browser's start) on a static site: two tell as much as more would
 on a site whose pages share one template."""
 WAITING_LIMIT = 10_000
-"""Pages of one host and kind kept waiting for a verdict (beyond: not rendered)."""
+"""Pages kept waiting for a verdict, every host's and kind's together (beyond: not rendered).
+Counted for each host alone, a crawl that met many hosts while their trials ran kept as many
+pages for each."""
 DRY_RENDERS = 20
 """Renders in a row, after a yes, that found nothing their static parse did not, after which a
 host stops rendering that kind of page. A site built by scripts gains on nearly every page;
@@ -208,6 +210,8 @@ class RenderPolicy:
         self.waiting_limit = waiting_limit
         self.dry_renders = dry_renders
         self._hosts: dict[tuple[str, str], _Experience] = {}
+        self._waiting = 0
+        """Pages waiting for a verdict, on every host (at most ``waiting_limit``)."""
 
     def _experience(self, host: str, kind: str) -> _Experience:
         key = (host, kind)
@@ -247,11 +251,12 @@ class RenderPolicy:
         return Decision(False, host_reason(why), kind, wait=True)
 
     def wait(self, host: str, kind: str, page: Any) -> bool:
-        """Keep ``page`` until the host's verdict; False if too many wait already (not rendered)."""
-        experience = self._experience(host, kind)
-        if len(experience.waiting) >= self.waiting_limit:
+        """Keep ``page`` until the host's verdict; False if too many wait already, on every host
+        together (not rendered)."""
+        if self._waiting >= self.waiting_limit:
             return False
-        experience.waiting.append(page)
+        self._experience(host, kind).waiting.append(page)
+        self._waiting += 1
         return True
 
     def experience(self) -> list[tuple[str, str, int, int, int, list[Any]]]:
@@ -292,6 +297,7 @@ class RenderPolicy:
         if verdict is None:
             return []
         waiting, experience.waiting = experience.waiting, []
+        self._waiting -= len(waiting)
         return waiting if verdict else []
 
     def compared(self, host: str, kind: str, gained: bool) -> bool:

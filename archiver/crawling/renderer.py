@@ -155,7 +155,7 @@ class Renderer:
                 item, decision.reason or "", decision.kind, late=True, nofollow=nofollow, compared=True
             )
             if not self.policy.wait(host_of(item.url), decision.kind, job):
-                log.info("not rendered (too many pages wait for their host's verdict): %s", item.url)
+                log.info("not rendered (too many pages wait for their hosts' verdicts): %s", item.url)
 
     def resume(self, item: QueueItem, reason: str) -> None:
         """Queue the render an interrupted crawl chose but never finished."""

@@ -9,6 +9,7 @@ and how long an answer is used.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 from protego import Protego
@@ -100,6 +101,39 @@ def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRu
     # UTF-8 (RFC 9309), its byte-order mark no part of its first line (which it would make no
     # "User-agent" line, and its group's rules none).
     return RobotsRules.parse(robots_body(body).decode("utf-8-sig", errors="replace"), agent)
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsAnswer:
+    """The robots.txt answer a host's URLs are judged by, kept so that its rules, once dropped
+    from those kept parsed, are read again without asking the host again (RFC 9309 2.4 lets an
+    answer be used for a day)."""
+
+    status: int | None
+    packed_body: bytes
+    """Its body zlib-compressed, b"" for none (and where the body is kept elsewhere: Redis)."""
+
+    @property
+    def out_of_reach(self) -> bool:
+        return robots_answer(self.status) == UNREACHABLE
+
+    def rules(self, agent: str) -> RobotsRules:
+        """Its rules for ``agent``: up to tenths of a second of parsing, to call off the event loop."""
+        body = zlib.decompress(self.packed_body) if self.packed_body else b""
+        return rules_from_response(self.status, body, agent)
+
+
+def read_answer(status: int | None, body: bytes, agent: str) -> tuple[RobotsAnswer, RobotsRules]:
+    """A robots.txt answer kept (its body as far as its rules are read, compressed) and its rules
+    for ``agent``: to call off the event loop.
+
+    >>> answer, rules = read_answer(200, b"User-agent: *\\nDisallow: /x", "a")
+    >>> rules.allows("http://h/x"), answer.rules("a").allows("http://h/x"), answer.out_of_reach
+    (False, False, False)
+    """
+    read = robots_body(body)
+    packed = zlib.compress(read, 1) if read else b""
+    return RobotsAnswer(status, packed), rules_from_response(status, read, agent)
 
 
 def robots_keep(misses: int, max_age: float, retry: float) -> float:
