@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import tempfile
 from pathlib import Path
 
 from conftest import Site
@@ -58,3 +59,24 @@ async def test_a_mirror_file_past_the_room_left_is_named_in_the_one_line(site: S
     for warc in (output / "warc").glob("*.warc.gz"):
         assert torn_offset(warc) is None, f"{warc.name} ends in a torn record"
     await resumed_and_verified(output)
+
+
+async def test_a_body_the_disk_has_no_room_for_stops_the_crawl_instead_of_failing_its_url(
+    site: Site, tmp_path: Path
+) -> None:
+    """A body past 1 MB is held in a scratch file as it comes: the disk refused it there, and
+    the crawl took that for a server that cut the body short, asked the URL three times more,
+    recorded it as failed ("could not fetch ... body cut short when the connection ended") and
+    exited 1, as if the site were at fault."""
+    site.page("/", links=["/big"])
+    site.page("/big", body="x" * 3_000_000)
+    await site.start()
+    output = tmp_path / "snap"
+    crawl = start_crawl(site.url("/"), output, max_file_bytes=LIMIT)
+    code, line = await asyncio.to_thread(one_line_of, crawl)
+    assert code == EXIT_STOPPED, line
+    assert f"cannot write a scratch file in {tempfile.gettempdir()}: File too large" in line, line
+    assert f"archiver crawl --resume {output}" in line, line
+    assert site.hits["/big"] == 1  # the server was not at fault: not asked again
+    await resumed_and_verified(output)
+    assert site.hits["/big"] == 2
