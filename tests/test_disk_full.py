@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from conftest import Site
 from crawl_processes import run_archiver, start_crawl
 
 from archiver.cli.exits import EXIT_OK, EXIT_STOPPED
+from archiver.crawling.run import CrawlResult
 from archiver.warc.members import torn_offset
 
 PAGES = 3
@@ -80,3 +82,26 @@ async def test_a_body_the_disk_has_no_room_for_stops_the_crawl_instead_of_failin
     assert site.hits["/big"] == 1  # the server was not at fault: not asked again
     await resumed_and_verified(output)
     assert site.hits["/big"] == 2
+
+
+async def test_a_full_disk_as_a_resumed_crawl_opens_its_control_file_is_a_write_error(
+    site: Site, run_crawl: Callable[..., Awaitable[CrawlResult]]
+) -> None:
+    """The crawl's control file (control.sqlite3, where archiver control leaves commands) met a
+    full disk as the resume made it: the crawl said so as for bad input (exit 2, no word of a
+    resume), not as the write error it is (exit 3). The file leads to /dev/full, whose writes
+    fail with ENOSPC."""
+    site.page("/", links=["/a"]).page("/a")
+    await site.start()
+    output = (await run_crawl(site.url("/"))).snapshot.root
+    control = output / "control.sqlite3"
+    control.unlink(missing_ok=True)
+    control.symlink_to("/dev/full")
+    refused = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(output), "--quiet")
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == EXIT_STOPPED, refused.stderr
+    assert len(lines) == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert f"cannot write {control}: database or disk is full" in lines[0], lines[0]
+    assert f"archiver crawl --resume {output}" in lines[0], lines[0]
+    control.unlink()  # the disk has room again
+    await resumed_and_verified(output)
