@@ -105,3 +105,21 @@ async def test_a_full_disk_as_a_resumed_crawl_opens_its_control_file_is_a_write_
     assert f"archiver crawl --resume {output}" in lines[0], lines[0]
     control.unlink()  # the disk has room again
     await resumed_and_verified(output)
+
+
+async def test_a_manifest_the_disk_has_no_room_for_is_named_in_the_one_line(
+    site: Site, tmp_path: Path
+) -> None:
+    """Once the crawl had made its manifest, a commit the disk refused said only "cannot write
+    the manifest: disk I/O error": which file, and so which disk, it did not say. Many small
+    pages: the manifest's write-ahead log is the file that grows first."""
+    site.page("/", links=[f"/p{n}" for n in range(100)])
+    for n in range(100):
+        site.page(f"/p{n}", links=[f"/p{(n + k) % 100}" for k in range(20)])
+    await site.start()
+    output = tmp_path / "snap"
+    crawl = start_crawl(site.url("/"), output, max_file_bytes=200_000)
+    code, line = await asyncio.to_thread(one_line_of, crawl)
+    assert code == EXIT_STOPPED, line
+    assert f"write error: cannot write the manifest {output / 'manifest.sqlite3'}: " in line, line
+    await resumed_and_verified(output)

@@ -283,7 +283,7 @@ class Writer:
         try:
             self.manifest.commit()
         except Exception as exc:  # sqlite3 raises its own tree for a full disk
-            raise WriteError(f"cannot write the manifest: {exc}") from None
+            raise WriteError(f"cannot write the manifest {self.snapshot.manifest_path}: {exc}") from None
 
     def _write_item(self, item: WriteItem) -> str | None:
         line = None
@@ -328,7 +328,7 @@ class Writer:
         except WriteError:
             raise
         except Exception as exc:
-            raise WriteError(f"cannot write the manifest: {exc}") from None
+            raise WriteError(f"cannot write the manifest {self.snapshot.manifest_path}: {exc}") from None
         return line
 
     def _write_render(self, note: RenderNote) -> str | None:

@@ -101,7 +101,7 @@ class LiveMirror:
             self._db.execute(f"DROP TABLE IF EXISTS {PENDING}")
             self._db.commit()
         except sqlite3.Error as exc:  # a full disk: the crawl stops, resumable
-            raise WriteError(f"cannot write the manifest: {exc}") from None
+            raise WriteError(f"cannot write the manifest {self.snapshot.manifest_path}: {exc}") from None
 
     def place(self, row: ManifestRow, capture: Capture, draft: Draft | None) -> str | None:
         """Place the capture of ``row`` (fetched, with a response or revisit record) and write its
