@@ -136,6 +136,16 @@ class MemoryPayloads:
         self._stored.setdefault(digest, (url, date))
 
 
+def still_at(path: Path, held: os.stat_result) -> bool:
+    """Whether the file ``held`` (its os.stat when opened) is still the one at ``path``: not
+    removed, nor replaced by another."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
+
+
 class WarcFiles:
     """The warc/ folder of a snapshot: one open file at a time, rolled over near max_size.
 
@@ -316,12 +326,7 @@ class WarcFiles:
         while the manifest named them as stored: the crawl would end as done with them lost."""
         assert self._file is not None
         path = self.folder / self._name
-        held = os.fstat(self._file.fileno())
-        try:
-            there = os.stat(path)
-        except FileNotFoundError:
-            there = None
-        if there is not None and (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino):
+        if still_at(path, os.fstat(self._file.fileno())):
             return None
         self._close_file()
         return WriteError(
