@@ -137,6 +137,17 @@ class WriteError(ArchiverError):
     """The writer could not store a record; the crawl stops cleanly."""
 
 
+def cannot_write(target: object, exc: OSError) -> WriteError:
+    """The WriteError of ``exc``, met as ``target`` (a file) was written: one line that names the
+    file and the system's reason, so the user knows which disk is full or which file is refused.
+
+    >>> import errno, os
+    >>> str(cannot_write("snap/mirror/a.html", OSError(errno.EFBIG, os.strerror(errno.EFBIG))))
+    'cannot write snap/mirror/a.html: File too large'
+    """
+    return WriteError(f"cannot write {target}: {exc.strerror or exc}")
+
+
 class WarcDamage(ArchiverError):
     """Bytes of a WARC file that cannot be read as records, at ``offset`` of the file."""
 

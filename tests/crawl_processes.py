@@ -18,10 +18,11 @@ CONCURRENCY = 3
 
 
 def start_crawl(
-    seed: str, output: Path, *extra: str, max_file_bytes: int | None = None
+    seed: str, output: Path, *extra: str, max_file_bytes: int | None = None, mirror: bool = False
 ) -> subprocess.Popen[str]:
     """``archiver crawl`` of ``seed`` into ``output`` with ``extra`` options, running; its files
-    may not grow past ``max_file_bytes``, as on a disk that fills up there."""
+    may not grow past ``max_file_bytes``, as on a disk that fills up there; its mirror is built
+    only if ``mirror``."""
 
     def full_disk() -> None:
         # Files may not grow past max_file_bytes: writes fail with EFBIG, as on a full disk.
@@ -41,7 +42,7 @@ def start_crawl(
                 str(output),
                 "--concurrency",
                 str(CONCURRENCY),
-                "--no-mirror",
+                *([] if mirror else ["--no-mirror"]),
                 "--quiet",
                 *extra,
             ],

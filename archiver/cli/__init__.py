@@ -36,6 +36,7 @@ from archiver.cli.snapshot_commands import add_diff, add_export, add_mirror, add
 from archiver.crawl_files import OptionShape, config_arguments
 from archiver.errors import ArchiverError, FrontierLost, WriteError
 from archiver.stop_signals import Terminated, obey, raised_and_noted
+from archiver.store.manifest import write_failed
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ArchiverError as exc:
         return _stopped(args, f"error: {exc}", EXIT_USAGE, hint=False)
     except sqlite3.Error as exc:  # a manifest damaged past its first page, or a full disk
-        if any(words in str(exc) for words in _SQLITE_WRITE_ERRORS):
+        if write_failed(exc):
             return _stopped(args, f"error: cannot write the manifest: {exc}", EXIT_STOPPED)
         return _stopped(args, f"error: the snapshot's manifest cannot be used: {exc}", EXIT_USAGE, hint=False)
     except OSError as exc:
@@ -124,8 +125,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-_SQLITE_WRITE_ERRORS = ("disk is full", "disk I/O error")
-"""How SQLite says a write failed (a full disk, a file past its size limit), not a damaged file."""
 
 
 def _stopped(args: argparse.Namespace, what: str, code: int, *, hint: bool = True) -> int:

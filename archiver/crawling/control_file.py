@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from archiver.crawling.control import Command
-from archiver.errors import SnapshotError
+from archiver.errors import SnapshotError, WriteError
 from archiver.store.crawl_record import now
+from archiver.store.manifest import write_failed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS commands (
@@ -51,6 +52,8 @@ class ControlFile:
             db = sqlite3.connect(str(self.path), timeout=10, isolation_level=None)
             db.executescript(SCHEMA)
         except sqlite3.Error as exc:
+            if write_failed(exc):  # a full disk: the crawl stops as for any write error
+                raise WriteError(f"cannot write {self.path}: {exc}") from None
             raise SnapshotError(f"cannot open {self.path}: {exc}") from None
         return db
 

@@ -7,13 +7,14 @@ The fetcher (fetch.py) sends the request and bounds the try; this reads what cam
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from datetime import datetime
 from typing import IO
 
 import aiohttp
 
 from archiver.crawling.connections import ConnectionUse
-from archiver.errors import FetchError
+from archiver.errors import FetchError, cannot_write
 from archiver.request_headers import withheld
 from archiver.warc.capture import Capture
 from archiver.warc.records import sha1_digest
@@ -101,7 +102,13 @@ class Received:
         return self.connection.trailers if self.connection is not None else []
 
     def add(self, body: IO[bytes], chunk: bytes) -> None:
-        body.write(chunk)
+        """Append ``chunk`` to ``body``. Raises WriteError if the disk refuses it: a body too big
+        to hold in memory goes to a scratch file, and a full disk there is no peer that cut the
+        body short (tried again, it fails alike; failed, the URL would seem lost to the network)."""
+        try:
+            body.write(chunk)
+        except OSError as exc:
+            raise cannot_write(f"a scratch file in {tempfile.gettempdir()}", exc) from None
         self.hasher.update(chunk)
         self.length += len(chunk)
 

@@ -30,7 +30,7 @@ from archiver.warc.capture import Capture
 from archiver.warc.cdxj import cdxj_line, merge_into_index
 from archiver.warc.dom import RenderedDom, dom_record, dom_target
 from archiver.warc.exchange import Exchange
-from archiver.warc.files import WarcFiles
+from archiver.warc.files import WarcFiles, still_at
 from archiver.warc.records import sha1_digest, warc_date
 
 BATCH_ITEMS = 256
@@ -120,6 +120,8 @@ class Writer:
         self.error: WriteError | None = None
         self._queue: asyncio.Queue[WriteItem | None] = asyncio.Queue(maxsize=queue_size)
         self._pending_cdxj = snapshot.cdxj_pending_path
+        self._manifest_file = os.stat(snapshot.manifest_path)
+        """The manifest's file as the crawl opened it (see _commit)."""
         self._closed = False
         self._defer_mirror = False
         self.items_enqueued = 0
@@ -280,10 +282,19 @@ class Writer:
             return 0
 
     def _commit(self) -> None:
+        """Commit the rows of the batch in hand. Refused if the manifest was removed under the
+        crawl: SQLite would go on writing the file it holds open, gone from the folder, and the
+        crawl end as done with every row lost."""
+        path = self.snapshot.manifest_path
+        if not still_at(path, self._manifest_file):
+            raise WriteError(
+                f"{path} was removed while the crawl wrote it: its rows are lost"
+                " (resumed with --repair, the crawl writes it again from the WARC files)"
+            )
         try:
             self.manifest.commit()
         except Exception as exc:  # sqlite3 raises its own tree for a full disk
-            raise WriteError(f"cannot write the manifest: {exc}") from None
+            raise WriteError(f"cannot write the manifest {self.snapshot.manifest_path}: {exc}") from None
 
     def _write_item(self, item: WriteItem) -> str | None:
         line = None
@@ -328,7 +339,7 @@ class Writer:
         except WriteError:
             raise
         except Exception as exc:
-            raise WriteError(f"cannot write the manifest: {exc}") from None
+            raise WriteError(f"cannot write the manifest {self.snapshot.manifest_path}: {exc}") from None
         return line
 
     def _write_render(self, note: RenderNote) -> str | None:

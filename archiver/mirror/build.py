@@ -27,7 +27,7 @@ from pathlib import Path
 
 from archiver.config_rules import NEVER
 from archiver.content import PARSED_TYPES
-from archiver.errors import SnapshotError, UnsafePathError, WriteError
+from archiver.errors import SnapshotError, UnsafePathError, cannot_write
 from archiver.mirror.index_page import write_index
 from archiver.mirror.kept import keep_before, kept_line
 from archiver.mirror.linker import Memo
@@ -198,7 +198,8 @@ class _Builder:
         log they go to, if not the part's own.
         """
         failed: set[str] = set()
-        log = JsonLog(_log_of(root, part if log_part is None else log_part))
+        log_path = _log_of(root, part if log_part is None else log_part)
+        log = JsonLog(log_path)
         files = MirrorOutput(root, log)
         try:
             for index, (row, path) in enumerate(self.manifest.captures_by_path(TABLE, where)):
@@ -209,7 +210,7 @@ class _Builder:
                     self.files.write(files, row, path)
                 except OSError as exc:
                     if exc.errno in FATAL_ERRNOS:
-                        raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
+                        raise cannot_write(self.snapshot.mirror_dir / path, exc) from None
                     if not self.keep(files, row, path, str(exc)):
                         self.stats.errors.append(f"{row.url}: {exc}")
                         failed.add(path)
@@ -222,7 +223,7 @@ class _Builder:
             try:
                 log.close()
             except OSError as exc:  # its last lines met a full disk: the build stops as above
-                raise WriteError(f"cannot write the mirror: {exc.strerror or exc}") from None
+                raise cannot_write(log_path, exc) from None
         return failed
 
     def keep(self, files: MirrorOutput, row: ManifestRow, path: str, why: str) -> bool:

@@ -28,7 +28,7 @@ import sqlite3
 import time
 
 from archiver.content import PARSED_TYPES
-from archiver.errors import WriteError
+from archiver.errors import WriteError, cannot_write
 from archiver.mirror.build import FATAL_ERRNOS, PENDING, rebuild, redirects_resolved
 from archiver.mirror.document import Draft, chunks_of, decoded, link_unchanged, note_of
 from archiver.mirror.index_page import write_index
@@ -101,7 +101,7 @@ class LiveMirror:
             self._db.execute(f"DROP TABLE IF EXISTS {PENDING}")
             self._db.commit()
         except sqlite3.Error as exc:  # a full disk: the crawl stops, resumable
-            raise WriteError(f"cannot write the manifest: {exc}") from None
+            raise WriteError(f"cannot write the manifest {self.snapshot.manifest_path}: {exc}") from None
 
     def place(self, row: ManifestRow, capture: Capture, draft: Draft | None) -> str | None:
         """Place the capture of ``row`` (fetched, with a response or revisit record) and write its
@@ -154,7 +154,7 @@ class LiveMirror:
                 self.stats.count(mime, self.output.write(placed.path, decoding, lambda: note_of(decoding)))
         except OSError as exc:
             if exc.errno in FATAL_ERRNOS:
-                raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
+                raise cannot_write(self.snapshot.mirror_dir / placed.path, exc) from None
             self.stats.errors.append(f"{row.url}: {exc}")
             self.failed.append(placed.path)
         return placed.path
@@ -199,7 +199,7 @@ class LiveMirror:
                         files.write(output, row, row.local_path)
                     except OSError as exc:
                         if exc.errno in FATAL_ERRNOS:
-                            raise WriteError(f"cannot write the mirror: {exc.strerror}") from None
+                            raise cannot_write(self.snapshot.mirror_dir / row.local_path, exc) from None
                         why = str(exc)
                     except Exception as exc:  # noqa: BLE001 - one damaged record must not stop the end
                         why = f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -55,8 +55,13 @@ def readonly_uri(path: str | Path) -> str:
     return f"{Path(path).resolve().as_uri()}?mode=ro"
 
 
-def _cannot_write(exc: sqlite3.Error) -> bool:
-    """Whether SQLite failed to write (a full disk, a file past its size limit), not to read."""
+def write_failed(exc: sqlite3.Error) -> bool:
+    """Whether SQLite failed to write (a full disk, a file past its size limit), not to read: a
+    write error, which a resume gets past once there is room, not a damaged or foreign file.
+
+    >>> write_failed(sqlite3.OperationalError("database or disk is full"))  # no code: not known
+    False
+    """
     return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL)
 
 
@@ -92,7 +97,7 @@ class Manifest(CaptureOffsets):
             create_tables(db)
             db.commit()
         except sqlite3.Error as exc:  # a full disk, a read-only folder, a file that is not SQLite
-            if _cannot_write(exc):
+            if write_failed(exc):
                 raise WriteError(f"cannot write the manifest {path}: {exc}") from None
             raise SnapshotError(f"cannot open the manifest {path}: {exc}") from None
         return cls(db)
@@ -128,7 +133,7 @@ class Manifest(CaptureOffsets):
         except SnapshotError as exc:
             return str(exc)
         except sqlite3.Error as exc:
-            if _cannot_write(exc):  # its check's scratch files: the command meets that itself
+            if write_failed(exc):  # its check's scratch files: the command meets that itself
                 return None
             return f"cannot read the manifest {path}: {exc}"
         return None

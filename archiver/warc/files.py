@@ -136,6 +136,16 @@ class MemoryPayloads:
         self._stored.setdefault(digest, (url, date))
 
 
+def still_at(path: Path, held: os.stat_result) -> bool:
+    """Whether the file ``held`` (its os.stat when opened) is still the one at ``path``: not
+    removed, nor replaced by another."""
+    try:
+        there = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
+
+
 class WarcFiles:
     """The warc/ folder of a snapshot: one open file at a time, rolled over near max_size.
 
@@ -299,13 +309,30 @@ class WarcFiles:
         return WriteError(f"cannot write {name}: {exc.strerror or exc}")
 
     def flush(self) -> None:
-        """Write what is buffered; from here on those records are whole on disk."""
+        """Write what is buffered; from here on those records are whole on disk. Raises
+        WriteError if the open file is no longer at its path (see _gone)."""
         if self._file is not None:
             try:
                 self._file.flush()
             except OSError as exc:
                 raise self._fail(exc) from None
+            if (gone := self._gone()) is not None:
+                raise gone
             self._durable = self._file.tell()
+
+    def _gone(self) -> WriteError | None:
+        """The WriteError of an open file removed (or replaced) since it was opened, after it is
+        closed; else None. Written on, its records would go to a file no one can read again,
+        while the manifest named them as stored: the crawl would end as done with them lost."""
+        assert self._file is not None
+        path = self.folder / self._name
+        if still_at(path, os.fstat(self._file.fileno())):
+            return None
+        self._close_file()
+        return WriteError(
+            f"{path} was removed while the crawl wrote it: its records are lost"
+            " (resumed with --repair, the crawl fetches them again)"
+        )
 
     def _close_file(self) -> None:
         if self._file is not None:
