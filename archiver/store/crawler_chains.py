@@ -84,6 +84,17 @@ def stored_robots_sitemaps(
     """The sitemaps the robots.txt captured in ``row`` names (its Sitemap: lines), resolved against
     ``robots_url`` as the crawl resolved them, from as much of it as the crawl read (robots_body():
     a line cut at the limit is not read); none if its record cannot be read."""
+    body = stored_robots_body(manifest, reader, row, previous)
+    if body is None:
+        return []
+    return named_sitemaps(Protego.parse(body.decode("utf-8-sig", errors="replace")).sitemaps, robots_url)
+
+
+def stored_robots_body(
+    manifest: Manifest, reader: WarcReader, row: ManifestRow, previous: Previous | None = None
+) -> bytes | None:
+    """What the crawl read the rules of the robots.txt captured in ``row`` from (robots_body(): of
+    one cut at the size limit, its whole lines alone); None if its record cannot be read."""
     try:
         record, headers = payload_record(manifest, reader, row, previous)
         coding = headers.get_header("Content-Encoding") if headers is not None else None
@@ -91,5 +102,5 @@ def stored_robots_sitemaps(
         body = robots_body(decoded.body, decoded.cut or row.truncated)
         read_to_end(record)
     except Exception:  # noqa: BLE001 - damaged: verify says so
-        return []
-    return named_sitemaps(Protego.parse(body.decode("utf-8-sig", errors="replace")).sitemaps, robots_url)
+        return None
+    return body
