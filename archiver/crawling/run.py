@@ -246,7 +246,9 @@ async def run_crawl(
                 await policy.adopt_robots(lambda: resuming.kept_robots(snapshot, manifest))
                 take_back_streaks(manifest, policy)
                 await resuming.reload(crawler, manifest)
-            sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
+            # A resumed crawl reads back the sitemaps it archived (a shared crawl's may be another node's).
+            kept = read_back if resume and backend.reload else None
+            sitemaps = SitemapStage(crawler, recorded, policy, kept=kept) if config.sitemaps else None
 
             def status() -> dict[str, Any]:
                 return status_of(result.stats, crawler.controls, frontier.pending())
