@@ -45,7 +45,7 @@ from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.referrers import SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.renderer import Renderer, open_renderer
-from archiver.crawling.repair import rebuild_lost_manifest
+from archiver.crawling.repair import find_again_once_fetched, rebuild_lost_manifest
 from archiver.crawling.repair import repair as repair_damage
 from archiver.crawling.revisiting import previous_snapshots
 from archiver.crawling.run_stages import ProgressCallback, run_stages
@@ -280,6 +280,8 @@ async def run_crawl(
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
     note_stop(result.stats, stop)  # asked as the fetching ended: no mirror pass is begun
+    if repair and not result.interrupted:  # before the mirror, which reads stylesheets by their parents
+        await asyncio.to_thread(find_again_once_fetched, snapshot, config.to_json())
     if mirror is not None and not result.interrupted:
         try:
             with previous_snapshots(config.previous) as finishing:
