@@ -21,7 +21,7 @@ from aiohttp import web
 from conftest import Site, crawled_into, manifest_rows
 from repairs import run_archiver
 from test_repair_named import problem_lines
-from test_verify_tamper import edit_record_of
+from test_verify_tamper import edit_record_of, leave_what_a_kill_leaves
 
 from archiver.verify.verifier import verify_snapshot
 
@@ -250,6 +250,21 @@ def unfinish_the_crawl(root: Path, site: Site) -> None:
     )
 
 
+def rename_unportably(root: Path, site: Site) -> None:
+    """A page's mirror file renamed, with its notes, to a name Windows refuses (a ``?`` in it),
+    as a mirror built by hand, or before the mirror planned its paths, may hold."""
+    path = str(manifest_rows(root)[site.url("/sub/b")].local_path)
+    renamed = path.replace(".html", "?.html")
+    (root / "mirror" / path).rename(root / "mirror" / renamed)
+    edit_manifest(root, "UPDATE urls SET local_path = ? WHERE url = ?", renamed, site.url("/sub/b"))
+    edit_manifest(root, "UPDATE mirror_files SET path = ? WHERE path = ?", renamed, path)
+
+
+def kill_the_crawl(root: Path, site: Site) -> None:
+    """What a kill as the crawl wrote leaves (leave_what_a_kill_leaves())."""
+    leave_what_a_kill_leaves(root)
+
+
 MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (move_a_record, ("wrong_location",), "crawl --resume {} --repair"),
     (drop_a_row, ("unlisted_record",), "crawl --resume {} --repair"),
@@ -275,6 +290,8 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (lose_a_mirror_image, ("missing_mirror_file", "lost_mirror_file"), "mirror {}"),
     (unrecord_a_mirror_file, ("unrecorded_mirror_file",), "mirror {}"),
     (unfinish_the_crawl, ("unfinished_crawl",), "crawl --resume {}"),
+    (kill_the_crawl, ("crash_tail", "unfinished_crawl"), "crawl --resume {}"),
+    (rename_unportably, ("unportable_mirror_name",), "mirror {}"),
 ]
 """Each damage, the kinds of problem verify finds in it, and the command their lines name."""
 
