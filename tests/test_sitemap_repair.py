@@ -128,3 +128,22 @@ async def test_the_sitemaps_of_a_robots_txt_answered_with_any_2xx_are_found_agai
     for url in (site.url("/maps/a.xml"), site.url("/from-a")):
         assert found(repaired.after)[url] == found(repaired.before)[url], url
     assert repaired.after[site.url("/from-a")].found_by == "sitemap"
+
+
+async def test_a_sitemap_answered_with_any_2xx_is_found_again_by_a_repair(site, run_crawl):
+    """The crawl reads a sitemap answered with any 2xx (a 203 here), as it reads a page, but a
+    repair read those answered 200 alone: the page the sitemap lists came back as met by
+    nothing. Both read the answer by one rule now."""
+
+    async def sitemap(request: web.Request) -> web.Response:
+        return web.Response(text=_urlset(site.url("/from-a")), status=203, content_type="application/xml")
+
+    site.page("/")
+    site.page("/from-a")
+    site.handler("/sitemap.xml", sitemap)
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_tries=1)).snapshot.root
+
+    repaired = await lose_and_repair(root, site)
+    assert found(repaired.after)[site.url("/from-a")] == found(repaired.before)[site.url("/from-a")]
+    assert repaired.after[site.url("/from-a")].found_by == "sitemap"

@@ -20,7 +20,7 @@ from protego import Protego
 from archiver.content import decode_stream
 from archiver.redirects import redirect_failure
 from archiver.robots_answer import ROBOTS_MAX_BYTES, robots_body
-from archiver.sitemaps import Sitemap, SitemapLimits, named_sitemaps, read_sitemap
+from archiver.sitemaps import Sitemap, SitemapLimits, named_sitemaps, read_sitemap, sitemap_answered
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
@@ -138,7 +138,7 @@ def kept_sitemap(
     *_, end = chain_rows(first, "sitemap", max_redirects, manifest.get)
     if end.outcome != FETCHED or end.status is None:
         return None
-    if not 200 <= end.status < 300:  # the crawl reads the body of any 2xx (recorded.Answer.ok)
+    if not sitemap_answered(end.status):
         return KeptSitemap(end.url, None)
     sitemap = stored_sitemap(manifest, reader, end, previous, limits)
     return None if sitemap is None else KeptSitemap(end.url, sitemap)
