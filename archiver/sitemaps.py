@@ -40,6 +40,17 @@ SITEMAP_DEPTH = 1
 """Depth of the URLs a sitemap lists: a step from the seed, as a link on its home page."""
 
 
+def sitemap_answered(status: int | None) -> bool:
+    """Whether an answer of ``status`` to a sitemap's URL is read for what it lists: any 2xx, as a
+    page's is; one rule for the crawl that reads it (recorded.Answer.ok) and for a resume or a
+    rebuilt manifest that reads it back from the snapshot.
+
+    >>> [sitemap_answered(status) for status in (200, 203, 206, 304, 404, None)]
+    [True, True, True, False, False, False]
+    """
+    return status is not None and 200 <= status < 300
+
+
 def seed_origins(seeds: Iterable[str]) -> list[str]:
     """The origins (scheme and host) of the seeds, each once, in order: whose sitemaps are read.
 

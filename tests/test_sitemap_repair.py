@@ -7,7 +7,7 @@ import asyncio
 
 from aiohttp import web
 from conftest import manifest_rows
-from repairs import lose_manifest, run_archiver
+from repairs import found, lose_and_repair, lose_manifest, run_archiver
 
 from archiver.robots_answer import ROBOTS_MAX_BYTES
 
@@ -79,7 +79,9 @@ async def test_a_sitemap_line_cut_at_the_robots_size_limit_is_read_by_the_repair
     ``Sitemap: /maps/l``: the crawl reads whole lines alone and names no such sitemap, but a repair
     decoded the stored robots.txt whole and took the cut line for one, so /maps/l, a page the home
     page links to, came back as a sitemap of robots.txt. Both read the robots.txt by one rule now:
-    the repair gives /maps/l the row the crawl wrote."""
+    the repair gives /maps/l the row the crawl wrote. The resume after it asked that robots.txt
+    again, its rules taken from the stored copy only when it was not cut: it reads the whole lines
+    of that copy now, as the crawl read them, and fetches nothing."""
     site.page("/", links=["/maps/l"])
     site.page("/maps/l")
     rules = b"User-agent: *\nDisallow: /private\n"
@@ -92,20 +94,13 @@ async def test_a_sitemap_line_cut_at_the_robots_size_limit_is_read_by_the_repair
     await site.start()
     result = await run_crawl(site.url("/"), max_tries=1)
     root = result.snapshot.root
-    before = manifest_rows(root, for_crawlers=True)
-    assert before[site.url("/robots.txt")].truncated
-    assert before[site.url("/maps/l")].found_by == "link"
+    assert manifest_rows(root, for_crawlers=True)[site.url("/robots.txt")].truncated
 
-    lose_manifest(root)
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    after = manifest_rows(root, for_crawlers=True)
-    for url in (site.url("/maps/l"), site.url("/robots.txt")):
-        assert [getattr(after[url], fact) for fact in ROW_FACTS] == [
-            getattr(before[url], fact) for fact in ROW_FACTS
-        ], url
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
+    repaired = await lose_and_repair(root, site)
+    assert [found(repaired.after)[url] for url in (site.url("/maps/l"), site.url("/robots.txt"))] == [
+        found(repaired.before)[url] for url in (site.url("/maps/l"), site.url("/robots.txt"))
+    ]
+    assert repaired.after[site.url("/maps/l")].found_by == "link"
 
 
 async def test_the_sitemaps_of_a_robots_txt_answered_with_any_2xx_are_found_again_by_a_repair(
@@ -113,7 +108,9 @@ async def test_the_sitemaps_of_a_robots_txt_answered_with_any_2xx_are_found_agai
 ):
     """The crawl reads the rules and Sitemap: lines of a robots.txt answered with any 2xx (RFC
     9309), a 203 here, but a repair read those of a 200 alone: the sitemap it names, and the page
-    that sitemap lists, came back as met by nothing. Both judge the answer by one rule now."""
+    that sitemap lists, came back as met by nothing. Both judge the answer by one rule now. The
+    resume after it fetched that sitemap again, as every resume read the sitemaps: it reads back
+    the one the snapshot holds now, and fetches nothing."""
 
     async def robots(request: web.Request) -> web.Response:
         return web.Response(
@@ -125,18 +122,28 @@ async def test_the_sitemaps_of_a_robots_txt_answered_with_any_2xx_are_found_agai
     site.handler("/robots.txt", robots)
     await site.start()
     site.file("/maps/a.xml", _urlset(site.url("/from-a")), "application/xml")
-    result = await run_crawl(site.url("/"), max_tries=1)
-    root = result.snapshot.root
-    before = manifest_rows(root, for_crawlers=True)
-    assert before[site.url("/from-a")].found_by == "sitemap"
+    root = (await run_crawl(site.url("/"), max_tries=1)).snapshot.root
 
-    lose_manifest(root)
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    after = manifest_rows(root, for_crawlers=True)
+    repaired = await lose_and_repair(root, site)
     for url in (site.url("/maps/a.xml"), site.url("/from-a")):
-        assert [getattr(after[url], fact) for fact in ROW_FACTS] == [
-            getattr(before[url], fact) for fact in ROW_FACTS
-        ], url
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
+        assert found(repaired.after)[url] == found(repaired.before)[url], url
+    assert repaired.after[site.url("/from-a")].found_by == "sitemap"
+
+
+async def test_a_sitemap_answered_with_any_2xx_is_found_again_by_a_repair(site, run_crawl):
+    """The crawl reads a sitemap answered with any 2xx (a 203 here), as it reads a page, but a
+    repair read those answered 200 alone: the page the sitemap lists came back as met by
+    nothing. Both read the answer by one rule now."""
+
+    async def sitemap(request: web.Request) -> web.Response:
+        return web.Response(text=_urlset(site.url("/from-a")), status=203, content_type="application/xml")
+
+    site.page("/")
+    site.page("/from-a")
+    site.handler("/sitemap.xml", sitemap)
+    await site.start()
+    root = (await run_crawl(site.url("/"), max_tries=1)).snapshot.root
+
+    repaired = await lose_and_repair(root, site)
+    assert found(repaired.after)[site.url("/from-a")] == found(repaired.before)[site.url("/from-a")]
+    assert repaired.after[site.url("/from-a")].found_by == "sitemap"

@@ -21,6 +21,7 @@ from aiohttp import web
 from conftest import Site, crawled_into, manifest_rows
 from repairs import run_archiver
 from test_repair_named import problem_lines
+from test_verify_tamper import edit_record_of, leave_what_a_kill_leaves
 
 from archiver.verify.verifier import verify_snapshot
 
@@ -174,6 +175,96 @@ def link_to_nothing(root: Path, site: Site) -> None:
     page.write_text(page.read_text().replace("</body>", '<a href="nothing.html">x</a></body>'))
 
 
+def edit_a_record(edit: Callable[[bytes], bytes]) -> Callable[[Path, Site], None]:
+    """A damage: ``edit`` of the inflated bytes of a page's record, in place (edit_record_of()),
+    its gzip member of the same length, so only the record itself tells."""
+
+    def damage(root: Path, site: Site) -> None:
+        edit_record_of(root, site.url("/sub/b"), edit)
+
+    damage.__name__ = edit.__name__
+    return damage
+
+
+def change_a_letter(record: bytes) -> bytes:
+    """A letter of the page changed, as a bit a disk flips: its digests no longer hold."""
+    return record.replace(b"bbbb", b"bbbc", 1)
+
+
+def drop_a_mandatory_header(record: bytes) -> bytes:
+    """The record's WARC-Date header renamed: a header WARC requires is missing."""
+    return record.replace(b"WARC-Date:", b"WARC-Xate:", 1)
+
+
+def misstate_the_length(record: bytes) -> bytes:
+    """The record's Content-Length one byte short of its block."""
+    head, sep, rest = record.partition(b"Content-Length: ")
+    digits = rest[: rest.index(b"\r\n")]
+    shorter = str(int(digits) - 1).encode().rjust(len(digits), b"0")
+    return head + sep + shorter + rest[len(digits) :]
+
+
+def break_the_version_line(record: bytes) -> bytes:
+    """The record's first line no WARC version: it does not parse."""
+    return record.replace(b"WARC/1.1", b"XARC/1.1", 1)
+
+
+def lose_the_manifest(root: Path, site: Site) -> None:
+    """manifest.sqlite3 deleted."""
+    (root / "manifest.sqlite3").unlink()
+
+
+def lose_the_settings(root: Path, site: Site) -> None:
+    """crawl.json deleted."""
+    (root / "crawl.json").unlink()
+
+
+def edit_the_index(root: Path, site: Site) -> None:
+    """A line of index.cdxj deleted."""
+    index = root / "indexes" / "index.cdxj"
+    lines = index.read_text().splitlines(keepends=True)
+    index.write_text("".join(lines[1:]))
+
+
+def lose_a_mirror_image(root: Path, site: Site) -> None:
+    """The stylesheet's mirror file deleted."""
+    (root / "mirror" / str(manifest_rows(root)[site.url("/style.css")].local_path)).unlink()
+
+
+def unrecord_a_mirror_file(root: Path, site: Site) -> None:
+    """The manifest's note of what the mirror build wrote of a page deleted."""
+    path = manifest_rows(root)[site.url("/a")].local_path
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        assert db.execute("DELETE FROM mirror_files WHERE path = ?", (path,)).rowcount == 1
+    db.close()
+
+
+def unfinish_the_crawl(root: Path, site: Site) -> None:
+    """A page's row set back to queued, as a crawl stopped before it fetched it leaves it."""
+    edit_manifest(
+        root,
+        "UPDATE urls SET outcome = 'queued', status = NULL, content_type = NULL, length = NULL, "
+        "payload_digest = NULL, fetched_at = NULL, warc_file = NULL, warc_offset = NULL, "
+        "warc_length = NULL, record_type = NULL, local_path = NULL WHERE url = ?",
+        site.url("/missing"),
+    )
+
+
+def rename_unportably(root: Path, site: Site) -> None:
+    """A page's mirror file renamed, with its notes, to a name Windows refuses (a ``?`` in it),
+    as a mirror built by hand, or before the mirror planned its paths, may hold."""
+    path = str(manifest_rows(root)[site.url("/sub/b")].local_path)
+    renamed = path.replace(".html", "?.html")
+    (root / "mirror" / path).rename(root / "mirror" / renamed)
+    edit_manifest(root, "UPDATE urls SET local_path = ? WHERE url = ?", renamed, site.url("/sub/b"))
+    edit_manifest(root, "UPDATE mirror_files SET path = ? WHERE path = ?", renamed, path)
+
+
+def kill_the_crawl(root: Path, site: Site) -> None:
+    """What a kill as the crawl wrote leaves (leave_what_a_kill_leaves())."""
+    leave_what_a_kill_leaves(root)
+
+
 MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (move_a_record, ("wrong_location",), "crawl --resume {} --repair"),
     (drop_a_row, ("unlisted_record",), "crawl --resume {} --repair"),
@@ -189,6 +280,18 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (link_to_nothing, ("broken_mirror_link", "changed_mirror_file"), "mirror {}"),
     (unmirror_a_page, ("unmirrored_capture",), "mirror {}"),
     (link_live, ("live_mirror_link",), "mirror {}"),
+    (edit_a_record(change_a_letter), ("digest_mismatch",), "crawl --resume {} --repair"),
+    (edit_a_record(drop_a_mandatory_header), ("missing_header",), "crawl --resume {} --repair"),
+    (edit_a_record(misstate_the_length), ("length_mismatch",), "crawl --resume {} --repair"),
+    (edit_a_record(break_the_version_line), ("unreadable_record",), "crawl --resume {} --repair"),
+    (lose_the_manifest, ("missing_manifest",), "crawl --resume {} --repair"),
+    (lose_the_settings, ("missing_settings",), "crawl --resume {} --repair"),
+    (edit_the_index, ("cdxj_mismatch",), "mirror {}"),
+    (lose_a_mirror_image, ("missing_mirror_file", "lost_mirror_file"), "mirror {}"),
+    (unrecord_a_mirror_file, ("unrecorded_mirror_file",), "mirror {}"),
+    (unfinish_the_crawl, ("unfinished_crawl",), "crawl --resume {}"),
+    (kill_the_crawl, ("crash_tail", "unfinished_crawl"), "crawl --resume {}"),
+    (rename_unportably, ("unportable_mirror_name",), "mirror {}"),
 ]
 """Each damage, the kinds of problem verify finds in it, and the command their lines name."""
 

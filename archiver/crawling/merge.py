@@ -37,7 +37,7 @@ from archiver.store.lock import snapshot_lock
 from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import NODES, fingerprint
 from archiver.store.row_columns import FIELDS
-from archiver.store.rows import QUEUED
+from archiver.store.rows import FAILED, QUEUED
 from archiver.store.snapshot import CRASH_TAILS, Snapshot, mend_part, require_folder
 from archiver.store.totals import summary
 from archiver.warc.cdxj import merge_into_index
@@ -126,6 +126,7 @@ def merge_nodes(root: Path, repair: bool = False, done: bool = False) -> tuple[l
         merging.unlink(missing_ok=True)
         manifest = Manifest.open(merging)
         parts: dict[str, Any] = {}
+        rebuilt: list[str] = []
         try:
             for name in names:
                 part = snapshot.node_part(name)
@@ -136,7 +137,9 @@ def merge_nodes(root: Path, repair: bool = False, done: bool = False) -> tuple[l
                     continue
                 Manifest.roll_back_killed_write(part.manifest_path)  # before it is read, read-only
                 if repair:  # a manifest lost or damaged is written again from the WARC files
-                    warnings += rebuild_lost_part(part, name, prefix, data.get("settings") or {})
+                    written = rebuild_lost_part(part, name, prefix, data.get("settings") or {})
+                    rebuilt += [name] if written else []
+                    warnings += written
                 if resuming.manifest_lost(part, f"{prefix}-{name}"):
                     # Recovery would cut every record its manifest no longer names.
                     warnings.append(
@@ -174,6 +177,8 @@ def merge_nodes(root: Path, repair: bool = False, done: bool = False) -> tuple[l
                     "runs": record.data.get("runs"),
                 }
             manifest.resolve_redirects()
+            if rebuilt and _ended(data, parts, done):
+                warnings += _outcomes_lost(manifest, rebuilt)
             _join_cookies(manifest, [snapshot.node_part(name) for name in parts])
             totals = summary(manifest)
         finally:
@@ -186,6 +191,36 @@ def merge_nodes(root: Path, repair: bool = False, done: bool = False) -> tuple[l
     for warning in warnings:
         log.warning(warning)
     return list(parts), warnings
+
+
+def _ended(data: dict[str, Any], parts: dict[str, Any], done: bool) -> bool:
+    """Whether the crawl (crawl.json's ``data``, the ``parts`` joined) fetches nothing more: Redis
+    said no URL is outstanding (``done``), a merge found so before, or every node finished."""
+    return (
+        done or data.get("status") == FINISHED or all(part["status"] == FINISHED for part in parts.values())
+    )
+
+
+def _outcomes_lost(manifest: Manifest, rebuilt: list[str]) -> list[str]:
+    """Record as failed, saying why, each URL of an ended crawl that ``manifest`` holds as queued
+    once the manifests of the nodes ``rebuilt`` were written again from their WARC files: its
+    outcome was in a lost manifest alone and left no record (it failed, or was kept out, by
+    robots.txt or a limit), and no node will fetch it, so queued would call the crawl unfinished
+    and send the user to a resume that cannot be; returns the warning saying so, if any."""
+    nodes = ", ".join(rebuilt)
+    reason = (
+        f"its outcome was lost with the manifest of crawl node {nodes} and no record holds it (it "
+        "failed or was skipped); a new crawl of the URL fetches it"
+    )
+    lost = manifest.connection.execute(
+        "UPDATE urls SET outcome = ?, reason = ? WHERE outcome = ?", (FAILED, reason, QUEUED)
+    ).rowcount
+    manifest.commit()
+    if not lost:
+        return []
+    return [
+        f"{lost} URLs whose outcome only the lost manifest of crawl node {nodes} held are recorded failed"
+    ]
 
 
 def _join(manifest: Manifest, part: Snapshot) -> None:
@@ -259,8 +294,7 @@ def _note(
         for tail in part_data.get(CRASH_TAILS) or []:
             kept = tail.get("kept_in")
             tails.append({**tail, "node": name, "kept_in": f"nodes/{name}/{kept}" if kept else None})
-    ended = done or data.get("status") == FINISHED or all(p["status"] == FINISHED for p in parts.values())
-    finished = complete and not totals["queued"] and ended
+    finished = complete and not totals["queued"] and _ended(data, parts, done)
     data.update(
         {
             NODES: parts,

@@ -42,6 +42,7 @@ from archiver.redirects import (
     robots_redirects,
 )
 from archiver.robots_answer import NO_SUCH_HOST, ROBOTS_MAX_BYTES, robots_body
+from archiver.sitemaps import sitemap_answered
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -71,7 +72,9 @@ class Answer:
         """True for a 2xx answer whose body came whole, or as far as the crawl received it (cut at
         --max-file-size or the request's max_bytes, not by the server): what came is read."""
         capture = self.capture
-        return capture is not None and 200 <= capture.status < 300 and capture.truncated in (None, "length")
+        return (
+            capture is not None and sitemap_answered(capture.status) and capture.truncated in (None, "length")
+        )
 
     def body(self) -> Iterator[bytes]:
         """The stored body (still content-encoded), a chunk at a time, from its start."""

@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import concurrent.futures
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
 from archiver.content import DEFAULT_DECODE_LIMIT
+from archiver.crawling.snapshot_reads import SnapshotReads
 from archiver.errors import UnknownEncoding
 from archiver.store.manifest import Manifest
-from archiver.store.previous import Previous, open_previous
+from archiver.store.previous import Previous
 from archiver.store.referrers import encoding_of, stored_body
-from archiver.store.snapshot import Snapshot
 from archiver.store.stored import rendered_dom
 from archiver.warc.reader import WarcReader
 
@@ -117,52 +115,22 @@ class ReferrerEncodings:
             del self._reading[referrer]
 
 
-class SnapshotEncodings:
+class SnapshotEncodings(SnapshotReads):
     """ReferrerEncodings' look-up: the encoding of a document the snapshot being written holds,
     read back (read-only, in a thread of its own) as store/referrers.py reads it: a revisit of
     a re-archive's previous snapshot is read there, as the mirror and verify read it."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        self._snapshot = snapshot
-        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="archiver-referrers")
-        self._manifest: Manifest | None = None
-        self._records: WarcReader | None = None
-        self._previous: Previous | None = None
-
-    async def __aenter__(self) -> SnapshotEncodings:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await asyncio.to_thread(self.close)
-
     async def __call__(self, url: str) -> str | None:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, self._read, url)
-
-    def _read(self, url: str) -> str | None:
-        if self._manifest is None:  # opened at first use, which most crawls never make
-            self._manifest = Manifest.open(self._snapshot.manifest_path, readonly=True)
-            self._records = WarcReader(self._snapshot.warc_dir)
-            self._previous = open_previous(self._snapshot)
-        manifest, records, previous = self._manifest, self._records, self._previous
-        assert records is not None
-        return encoding_of(
-            manifest.get(url),
-            manifest.get,
-            lambda row: stored_body(manifest, records, row, previous, quiet=False),
-            dom_of=lambda page: rendered_dom(records, page, DEFAULT_DECODE_LIMIT)[0],
+        return await self.read(
+            lambda manifest, records, previous: _encoding(manifest, records, previous, url)
         )
 
-    def close(self) -> None:
-        """Release the thread, files and connection; safe to call twice."""
-        with contextlib.suppress(RuntimeError):  # closed already: its thread takes no more
-            self._thread.submit(self._release).result()  # in the thread that opened them
-        self._thread.shutdown(wait=True)
 
-    def _release(self) -> None:
-        if self._records is not None:
-            self._records.close()
-        if self._manifest is not None:
-            self._manifest.close()
-        if self._previous is not None:
-            self._previous.close()
-        self._manifest = self._records = self._previous = None
+def _encoding(manifest: Manifest, records: WarcReader, previous: Previous | None, url: str) -> str | None:
+    """The encoding the crawl read the document ``url`` in, read back from the snapshot."""
+    return encoding_of(
+        manifest.get(url),
+        manifest.get,
+        lambda row: stored_body(manifest, records, row, previous, quiet=False),
+        dom_of=lambda page: rendered_dom(records, page, DEFAULT_DECODE_LIMIT)[0],
+    )

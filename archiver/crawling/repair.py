@@ -25,6 +25,7 @@ noted record again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import struct
@@ -42,10 +43,19 @@ from archiver.report import Report
 from archiver.store.crawl_record import CrawlRecord
 from archiver.store.earlier import EarlierRecords
 from archiver.store.manifest import Manifest
-from archiver.store.rebuild import crawl_seeds, rebuild_manifest, rebuild_part_manifest, set_aside_manifest
+from archiver.store.previous import open_previous
+from archiver.store.rebuild import (
+    crawl_seeds,
+    find_again,
+    found_by_nothing,
+    rebuild_manifest,
+    rebuild_part_manifest,
+    set_aside_manifest,
+)
 from archiver.store.snapshot import REPAIRS, Snapshot
 from archiver.warc.files import SUFFIX, crawl_info, warc_paths, warcinfo
 from archiver.warc.integrity import WarcScan
+from archiver.warc.reader import WarcReader
 from archiver.warc.record_index import RecordIndex
 from archiver.warc.records import WARC_FIELDS_TYPE, encode_record, new_record_id, warc_date
 from archiver.warc.safe_join import safe_join
@@ -161,6 +171,20 @@ def rebuild_lost_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, A
         lambda: rebuild_manifest(snapshot, prefix, settings, crawl_seeds(settings)),
         "the crawl goes on from them",
     )
+
+
+def find_again_once_fetched(snapshot: Snapshot, settings: dict[str, Any]) -> None:
+    """After the crawl of a repair: if the manifest written again from the WARC files left
+    captures found by nothing (the links of a page whose record was damaged could not be read,
+    nor a stylesheet it links be read in its encoding), find again how each URL was found, now
+    that the repair fetched those pages again; else a second repair would be needed to do it."""
+    with Manifest.open(snapshot.manifest_path) as manifest:
+        if not found_by_nothing(manifest):
+            return
+        previous = open_previous(snapshot)
+        with WarcReader(snapshot.warc_dir) as reader, previous or contextlib.nullcontext():
+            find_again(manifest, reader, previous, settings, crawl_seeds(settings))
+        manifest.commit()
 
 
 def rebuild_lost_part(part: Snapshot, node: str, crawl_prefix: str, settings: dict[str, Any]) -> list[str]:

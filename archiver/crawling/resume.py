@@ -40,10 +40,11 @@ from archiver.robots_answer import UNREACHABLE, robots_answer
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.committed import committed_end, last_named
 from archiver.store.crawl_record import CrawlRecord
+from archiver.store.crawler_chains import stored_robots_body
 from archiver.store.index_rebuild import mend_index
 from archiver.store.manifest import Manifest
 from archiver.store.previous import open_previous
-from archiver.store.referrers import MAX_HOPS, stored_body
+from archiver.store.referrers import MAX_HOPS
 from archiver.store.rows import FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_landings
 from archiver.store.snapshot import CRASH_TAILS, Snapshot
@@ -340,9 +341,10 @@ def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, i
                 end = manifest.get(end.redirect_to)
             if end is None or end.outcome != FETCHED or end.status is None or end.fetched_at is None:
                 continue
-            if end.truncated or robots_answer(end.status) == UNREACHABLE:
+            if robots_answer(end.status) == UNREACHABLE:
                 continue
-            read = stored_body(manifest, records, end, previous)
-            if read is not None:
+            # Of one cut at the size limit, the whole lines the crawl read its rules from.
+            body = stored_robots_body(manifest, records, end, previous)
+            if body is not None:
                 age = now - datetime.fromisoformat(end.fetched_at).timestamp()
-                yield first.url.removesuffix("/robots.txt"), end.status, read[0], max(age, 0.0)
+                yield first.url.removesuffix("/robots.txt"), end.status, body, max(age, 0.0)

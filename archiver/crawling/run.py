@@ -45,7 +45,7 @@ from archiver.crawling.recorded import RecordedFetch
 from archiver.crawling.referrers import SnapshotEncodings
 from archiver.crawling.render_pages import CrawlPages
 from archiver.crawling.renderer import Renderer, open_renderer
-from archiver.crawling.repair import rebuild_lost_manifest
+from archiver.crawling.repair import find_again_once_fetched, rebuild_lost_manifest
 from archiver.crawling.repair import repair as repair_damage
 from archiver.crawling.revisiting import previous_snapshots
 from archiver.crawling.run_stages import ProgressCallback, run_stages
@@ -246,7 +246,9 @@ async def run_crawl(
                 await policy.adopt_robots(lambda: resuming.kept_robots(snapshot, manifest))
                 take_back_streaks(manifest, policy)
                 await resuming.reload(crawler, manifest)
-            sitemaps = SitemapStage(crawler, recorded, policy) if config.sitemaps else None
+            # A resumed crawl reads back the sitemaps it archived (a shared crawl's may be another node's).
+            kept = read_back if resume and backend.reload else None
+            sitemaps = SitemapStage(crawler, recorded, policy, kept=kept) if config.sitemaps else None
 
             def status() -> dict[str, Any]:
                 return status_of(result.stats, crawler.controls, frontier.pending())
@@ -278,6 +280,8 @@ async def run_crawl(
     if writer.error is not None:
         result.stats.stop_reason = f"write error: {writer.error}"
     note_stop(result.stats, stop)  # asked as the fetching ended: no mirror pass is begun
+    if repair and not result.interrupted:  # before the mirror, which reads stylesheets by their parents
+        await asyncio.to_thread(find_again_once_fetched, snapshot, config.to_json())
     if mirror is not None and not result.interrupted:
         try:
             with previous_snapshots(config.previous) as finishing:

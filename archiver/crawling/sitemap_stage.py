@@ -11,8 +11,9 @@ far as SitemapLimits allows; of those past the limits, the first
 SitemapLimits.max_skipped are recorded as skipped and the rest counted in the
 log: what a hostile index lists is neither held nor written one by one.
 
-A resumed crawl reads the sitemaps again: those an earlier run archived are
-fetched without being recorded twice, and the URLs met before are seen already.
+A resumed crawl reads the sitemaps again, as the crawl never interrupted would have: those an
+earlier run archived are read back from the snapshot (``kept``), not fetched again, and the URLs
+met before are seen already; the others are fetched.
 A crawl shared by nodes reads each host's sitemaps as an item of its queue
 (frontier.SITEMAPS_JOB, which read_job does): one node reads them, and if it
 is lost before it is done, the item goes back to the queue and another node
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 from collections import deque
 from collections.abc import Iterable
@@ -32,8 +34,10 @@ from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import SITEMAPS_JOB, QueueItem
 from archiver.crawling.politeness import Politeness
 from archiver.crawling.recorded import FOUND_BY_SITEMAP, Answer, RecordedFetch
+from archiver.crawling.snapshot_reads import SnapshotReads
 from archiver.errors import WriteError
 from archiver.sitemaps import SITEMAP_DEPTH, Sitemap, SitemapLimits, read_sitemap, seed_origins
+from archiver.store.crawler_chains import KeptSitemap, kept_sitemap
 from archiver.store.rows import FAILED, SKIPPED, ManifestRow
 
 log = logging.getLogger("archiver.crawl")
@@ -51,11 +55,14 @@ class SitemapStage:
         fetch: RecordedFetch,
         policy: Politeness,
         limits: SitemapLimits | None = None,
+        kept: SnapshotReads | None = None,
     ) -> None:
         self._crawler = crawler
         self._fetch = fetch
         self._policy = policy
         self.limits = limits or SitemapLimits()
+        self._kept = kept
+        """Where a resumed crawl reads back the sitemaps an earlier run archived."""
 
     async def run(self, seeds: Iterable[str]) -> None:
         """Read the sitemaps of each seed's host in turn. Cancelled, reading stops.
@@ -153,6 +160,13 @@ class SitemapStage:
         if excluded is not None:
             await self._skip(url, parent, excluded)
             return ()
+        if self._kept is not None:
+            look = functools.partial(
+                kept_sitemap, url=url, max_redirects=self._crawler.config.max_redirects, limits=self.limits
+            )
+            kept = await self._kept.read(look)
+            if kept is not None:
+                return await self._read_kept(kept)
         redo = QueueItem(origin, 0, 0, found_by=SITEMAPS_JOB)
         # No more is received than is decoded: a sitemap may have no end.
         answer = await self._fetch.get(
@@ -179,23 +193,40 @@ class SitemapStage:
             await self._fetch.keep(answer, met)
         return children
 
+    async def _read_kept(self, kept: KeptSitemap) -> tuple[str, ...]:
+        """Read again the sitemap an earlier run archived, from the snapshot; returns the sitemaps
+        it lists. The URLs it lists were met then (their rows written with its own), so only
+        those the crawl has not met since get rows and are queued."""
+        if kept.sitemap is None:  # no sitemap came: nothing to read, as the crawl found
+            return ()
+        async with self._crawler.discovery.queueing() as queue:
+            met, children, queue[:] = await self._listed(kept.sitemap, kept.url)
+            if met:
+                await self._fetch.keep(Answer(kept.url, None, None), met)
+        return children
+
     async def _use(self, answer: Answer) -> tuple[list[ManifestRow], tuple[str, ...], list[QueueItem]]:
         """Read the sitemap of ``answer``: the rows of the URLs it has met first, the sitemaps it
         lists (an index), and the items of its pages to queue once its row is written."""
-        sitemap = await asyncio.to_thread(self._parse, answer)
+        return await self._listed(await asyncio.to_thread(self._parse, answer), answer.url)
+
+    async def _listed(
+        self, sitemap: Sitemap, url: str
+    ) -> tuple[list[ManifestRow], tuple[str, ...], list[QueueItem]]:
+        """What the sitemap at ``url`` (where its redirects ended) lists, as _use() gives it."""
         if sitemap.problem:
-            log.info("sitemap %s: %s", answer.url, sitemap.problem)
+            log.info("sitemap %s: %s", url, sitemap.problem)
         if sitemap.cut:
             log.info(
                 "sitemap %s: read up to %d URLs and %d bytes, the rest left",
-                answer.url,
+                url,
                 self.limits.max_urls,
                 self.limits.max_bytes,
             )
         if sitemap.is_index:
             return [], sitemap.urls, []
         met, queue = await self._crawler.discovery.found(
-            sitemap.urls, found_by=FOUND_BY_SITEMAP, parent=answer.url, depth=SITEMAP_DEPTH
+            sitemap.urls, found_by=FOUND_BY_SITEMAP, parent=url, depth=SITEMAP_DEPTH
         )
         return met, (), queue
 

@@ -1,6 +1,7 @@
 """The rows of a robots.txt or sitemap and of its redirects, as the crawl wrote them, found
 again for a rebuilt manifest (store/rebuild.py), and what the stored robots.txt and sitemaps
-name: the sitemaps the crawl read, wherever they are, and the URLs they list.
+name: the sitemaps the crawl read, wherever they are, and the URLs they list (read back too by
+a resumed crawl, which fetches no sitemap the snapshot holds: kept_sitemap()).
 
 The crawl fetches them outside its queue (crawling/recorded.py): each hop of their chains is
 found by ``robots`` or ``sitemap`` at depth 0, its parent the hop before, and the hop a chain
@@ -19,10 +20,10 @@ from protego import Protego
 from archiver.content import decode_stream
 from archiver.redirects import redirect_failure
 from archiver.robots_answer import ROBOTS_MAX_BYTES, robots_body
-from archiver.sitemaps import Sitemap, named_sitemaps, read_sitemap
+from archiver.sitemaps import Sitemap, SitemapLimits, named_sitemaps, read_sitemap, sitemap_answered
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
-from archiver.store.rows import FAILED, REDIRECTED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
 from archiver.store.stored import payload_record
 from archiver.warc.reader import WarcReader, read_to_end
 
@@ -60,14 +61,18 @@ def chain_rows(
 
 
 def stored_sitemap(
-    manifest: Manifest, reader: WarcReader, row: ManifestRow, previous: Previous | None = None
+    manifest: Manifest,
+    reader: WarcReader,
+    row: ManifestRow,
+    previous: Previous | None = None,
+    limits: SitemapLimits | None = None,
 ) -> Sitemap | None:
     """What the sitemap captured in ``row`` lists, read from its record as the crawl read it
-    (read_sitemap(), within its limits); None if the record cannot be read."""
+    (read_sitemap(), within its ``limits``); None if the record cannot be read."""
     try:
         record, headers = payload_record(manifest, reader, row, previous)
         coding = headers.get_header("Content-Encoding") if headers is not None else None
-        sitemap = read_sitemap(iter(lambda: record.raw_stream.read(64 * 1024), b""), coding)
+        sitemap = read_sitemap(iter(lambda: record.raw_stream.read(64 * 1024), b""), coding, limits)
         read_to_end(record)
     except Exception:  # noqa: BLE001 - damaged: verify says so; nothing is found through it
         return None
@@ -84,6 +89,17 @@ def stored_robots_sitemaps(
     """The sitemaps the robots.txt captured in ``row`` names (its Sitemap: lines), resolved against
     ``robots_url`` as the crawl resolved them, from as much of it as the crawl read (robots_body():
     a line cut at the limit is not read); none if its record cannot be read."""
+    body = stored_robots_body(manifest, reader, row, previous)
+    if body is None:
+        return []
+    return named_sitemaps(Protego.parse(body.decode("utf-8-sig", errors="replace")).sitemaps, robots_url)
+
+
+def stored_robots_body(
+    manifest: Manifest, reader: WarcReader, row: ManifestRow, previous: Previous | None = None
+) -> bytes | None:
+    """What the crawl read the rules of the robots.txt captured in ``row`` from (robots_body(): of
+    one cut at the size limit, its whole lines alone); None if its record cannot be read."""
     try:
         record, headers = payload_record(manifest, reader, row, previous)
         coding = headers.get_header("Content-Encoding") if headers is not None else None
@@ -91,5 +107,38 @@ def stored_robots_sitemaps(
         body = robots_body(decoded.body, decoded.cut or row.truncated)
         read_to_end(record)
     except Exception:  # noqa: BLE001 - damaged: verify says so
-        return []
-    return named_sitemaps(Protego.parse(body.decode("utf-8-sig", errors="replace")).sitemaps, robots_url)
+        return None
+    return body
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptSitemap:
+    """The answer to a sitemap's URL that the snapshot holds, as the crawl read it."""
+
+    url: str
+    """Where its redirects ended: the parent of the URLs it lists."""
+    sitemap: Sitemap | None
+    """What it lists; None if the answer held no sitemap to read (not a 2xx)."""
+
+
+def kept_sitemap(
+    manifest: Manifest,
+    reader: WarcReader,
+    previous: Previous | None,
+    url: str,
+    max_redirects: int,
+    limits: SitemapLimits | None = None,
+) -> KeptSitemap | None:
+    """The answer to the sitemap ``url`` that the snapshot holds, through the redirects the crawl
+    followed (``max_redirects`` at most), read within ``limits``; None if it holds none whole (never
+    asked, skipped, failed, its chain given up, its record unreadable): the crawl asks it then."""
+    first = manifest.get(url)
+    if first is None:
+        return None
+    *_, end = chain_rows(first, "sitemap", max_redirects, manifest.get)
+    if end.outcome != FETCHED or end.status is None:
+        return None
+    if not sitemap_answered(end.status):
+        return KeptSitemap(end.url, None)
+    sitemap = stored_sitemap(manifest, reader, end, previous, limits)
+    return None if sitemap is None else KeptSitemap(end.url, sitemap)

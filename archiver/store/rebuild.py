@@ -110,18 +110,38 @@ def rebuild_manifest(snapshot: Snapshot, prefix: str, settings: dict[str, Any], 
         if previous is not None:
             held.enter_context(previous)
         captures = _write_captures(manifest, records, reader, previous)
-        max_redirects = settings.get("max_redirects")
-        hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
-        read_sitemaps = settings.get("sitemaps") is not False
-        max_links = settings.get("max_links_per_page")
-        max_links = max_links if isinstance(max_links, int) else MAX_LINKS_PER_PAGE
-        scope = Scope.from_settings(settings)
-        Rediscovery(manifest, reader, scope, hops, previous, read_sitemaps, max_links).run(seeds)
-        manifest.resolve_redirects()
+        find_again(manifest, reader, previous, settings, seeds)
         manifest.commit()
         rebuild_index(snapshot.cdxj_path, records, manifest)
         snapshot.cdxj_pending_path.unlink(missing_ok=True)  # the index holds every line now
     return captures
+
+
+def find_again(
+    manifest: Manifest,
+    reader: WarcReader,
+    previous: Previous | None,
+    settings: dict[str, Any],
+    seeds: list[str],
+) -> None:
+    """Find again how each URL of ``manifest`` was found (store/rediscovery.py), from ``seeds``
+    under the scope of crawl.json's ``settings``, through the records ``reader`` reads (and a
+    re-archive's ``previous`` snapshot); then resolve its redirect chains."""
+    max_redirects = settings.get("max_redirects")
+    hops = max_redirects if isinstance(max_redirects, int) else DEFAULT_MAX_REDIRECTS
+    read_sitemaps = settings.get("sitemaps") is not False
+    max_links = settings.get("max_links_per_page")
+    max_links = max_links if isinstance(max_links, int) else MAX_LINKS_PER_PAGE
+    scope = Scope.from_settings(settings)
+    Rediscovery(manifest, reader, scope, hops, previous, read_sitemaps, max_links).run(seeds)
+    manifest.resolve_redirects()
+
+
+def found_by_nothing(manifest: Manifest) -> bool:
+    """Whether a capture of ``manifest`` is found by a link on no known page: one a manifest
+    written again from the WARC files met on no page, such as a link of a page whose record was
+    damaged, its links unread."""
+    return next(manifest.rows(where="found_by = 'link' AND parent IS NULL", limit=1), None) is not None
 
 
 def rebuild_part_manifest(

@@ -24,7 +24,7 @@ from archiver.media_types import as_taken
 from archiver.redirects import redirect_failure, robots_redirects
 from archiver.robots_answer import RULES, robots_answer
 from archiver.scope import MAX_LINKS_PER_PAGE, Scope, links_kept
-from archiver.sitemaps import SITEMAP_DEPTH, SitemapLimits, seed_origins
+from archiver.sitemaps import SITEMAP_DEPTH, SitemapLimits, seed_origins, sitemap_answered
 from archiver.store.crawler_chains import chain_rows, stored_robots_sitemaps, stored_sitemap
 from archiver.store.frames import ran_in_a_render
 from archiver.store.manifest import Manifest
@@ -174,7 +174,7 @@ class Rediscovery:
             row = first
             for row in chain_rows(first, "sitemap", self.max_redirects, self._unmet_row, parent):
                 self._found(row)
-            if row.outcome != FETCHED or row.status != 200:
+            if row.outcome != FETCHED or not sitemap_answered(row.status):
                 continue
             sitemap = stored_sitemap(self.manifest, self.reader, row, self.previous)
             if sitemap is None:

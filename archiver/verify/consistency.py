@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from archiver.content import mime_type
@@ -33,11 +34,15 @@ def check_manifest(
     report: Report,
     mirror_dir: Path | None,
     left_by_a_kill: Callable[[str, int], bool] = lambda _file, _offset: False,
+    unsound: AbstractSet[tuple[str, int]] = frozenset(),
 ) -> None:
     """Every row's facts hold: its WARC record, its reason, its mirrored file.
 
     ``warc_sizes``: the size of each WARC file there is, by name. ``damaged`` locations were
-    reported by the integrity check already.
+    reported by the integrity check already. ``unsound`` ones too (records read whole that fail
+    a digest): what they say of their capture is the damage reported, not the row's to match,
+    so only the URL they are of is checked; a row judged wrong by it would have the repair
+    write the manifest again while the record is damaged, its page's links unread.
     ``mirror_dir`` None skips the mirrored files. ``left_by_a_kill(file, offset)``: whether a
     record is past the last commit of a stopped crawl (a crash_tail, not an unlisted record).
     """
@@ -53,7 +58,7 @@ def check_manifest(
         if row.outcome in (FETCHED, REDIRECTED) and not row.warc_file:
             report.add(MISSING_CAPTURE, row.url, f"{row.outcome} (status {row.status})")
         if row.warc_file:
-            _check_location(row, records, warc_sizes, damaged, report)
+            _check_location(row, records, warc_sizes, damaged, unsound, report)
             records.claim((row.warc_file, row.warc_offset or 0))
         if row.dom_warc_file:
             _check_dom_location(row, records, warc_sizes, damaged, report)
@@ -82,6 +87,7 @@ def _check_location(
     records: Records,
     warc_sizes: Mapping[str, int],
     damaged: set[tuple[str, int]],
+    unsound: AbstractSet[tuple[str, int]],
     report: Report,
 ) -> None:
     assert row.warc_file is not None
@@ -98,6 +104,10 @@ def _check_location(
             WRONG_LOCATION, where, _nothing_at(key[1], warc_sizes[row.warc_file], "response or revisit")
         )
         return
+    if key in unsound:  # its other facts are the damage the integrity check reported
+        if entry.url != row.url:
+            report.add(WRONG_LOCATION, where, f"record is for {entry.url}")
+        return
     # What the crawl wrote of every capture: a row without it lost it since.
     wrong = [f"row names no {name}" for name in _CAPTURE_FACTS if getattr(row, name) is None]
     if entry.url != row.url:
@@ -108,7 +118,7 @@ def _check_location(
         wrong.append(f"record digest {entry.payload_digest} is not {row.payload_digest}")
     if row.warc_length is not None and entry.length and entry.length != row.warc_length:
         wrong.append(f"record length {entry.length} is not {row.warc_length}")
-    stored = _payload_length(entry, records)
+    stored = _payload_length(entry, records, unsound)
     if row.length is not None and stored is not None and stored != row.length:
         wrong.append(f"record's payload is {stored} bytes, not {row.length}")
     if row.record_type and entry.record_type != row.record_type:
@@ -125,13 +135,15 @@ def _check_location(
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
 
 
-def _payload_length(entry: RecordEntry, records: Records) -> int | None:
+def _payload_length(
+    entry: RecordEntry, records: Records, unsound: AbstractSet[tuple[str, int]]
+) -> int | None:
     """Bytes of the payload ``entry`` holds (a revisit's: its original's, when it is here); None
-    when it cannot be told."""
+    when it cannot be told (its original fails a digest: ``unsound``)."""
     if entry.record_type != "revisit":
         return entry.payload_length
     key = records.response_at(*entry.refers_to) if entry.refers_to else None
-    original = records.get(key) if key else None
+    original = records.get(key) if key and key not in unsound else None
     return original.payload_length if original is not None else None
 
 

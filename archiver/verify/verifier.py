@@ -136,6 +136,7 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
                 report,
                 snapshot.mirror_dir if check_mirror else None,
                 scan.left_by_a_kill,
+                scan.unsound,
             )
             check_cdxj(snapshot.cdxj_path, records, scan.damaged, report, snapshot.cdxj_pending_path)
             if crawl_json is not None:
