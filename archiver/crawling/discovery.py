@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -31,12 +32,13 @@ from archiver.link_requests import (
 from archiver.links import REQUISITE
 from archiver.referrer_policy import NO_REFERRER, hop_referrer
 from archiver.request_headers import Negotiation, destination_negotiation
-from archiver.scope import NOFOLLOW, Scope
+from archiver.scope import MAX_LINKS_PER_PAGE, NOFOLLOW, Scope, links_kept
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
 
 if TYPE_CHECKING:
     from archiver.warc.capture import Capture
 
+log = logging.getLogger("archiver.crawl")
 
 NO_SITE = "null"
 """The site for cookies of what a document of no origin loads (a sandboxed frame's): no site, so
@@ -47,11 +49,20 @@ stay home, even from the top-level page's own site)."""
 class Discovery:
     """Judges the URLs a crawl meets (see the module docstring)."""
 
-    def __init__(self, frontier: Frontier, scope: Scope, stats: CrawlStats, max_redirects: int) -> None:
+    def __init__(
+        self,
+        frontier: Frontier,
+        scope: Scope,
+        stats: CrawlStats,
+        max_redirects: int,
+        max_links: int = MAX_LINKS_PER_PAGE,
+    ) -> None:
         self.frontier = frontier
         self.scope = scope
         self.stats = stats
         self.max_redirects = max_redirects
+        self.max_links = max_links
+        """--max-links-per-page: the links of a page past it are not followed (followed())."""
         self._skipped = SeenUrls()
         """URLs recorded as skipped already (their rows are written once)."""
 
@@ -67,6 +78,17 @@ class Discovery:
         finally:
             for item in queue:
                 await self.frontier.put(item)
+
+    def followed(self, page: str, links: dict[str, str]) -> tuple[dict[str, str], str | None]:
+        """The links ({url: kind}) of the page at ``page`` the crawl follows: the first
+        --max-links-per-page, in their order (its static parse's, or its rendered DOM's, then where
+        its scripts navigated), and the reason its row records when it had more (scope.links_kept()),
+        said in the log. Whichever way a page's links are found, they are cut alike, so verify and a
+        repair know which of them the crawl met."""
+        kept, cut = links_kept(links, self.max_links)
+        if cut:
+            log.info("%s: %s (--max-links-per-page %d)", page, cut, self.max_links)
+        return kept, cut
 
     async def links(
         self,

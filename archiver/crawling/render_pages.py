@@ -248,11 +248,15 @@ class CrawlPages:
         nofollow: bool = False,
         hints: dict[str, Hint] | None = None,
     ) -> None:
-        """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
-        (``nofollow``: the page's robots directives, static or rendered, say not to follow them;
-        ``hints``: how its DOM says a browser requests them, link_requests.Hint)."""
+        """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first,
+        as far as --max-links-per-page, as a static parse's are (Discovery.followed(): its row then
+        says how many it had); ``nofollow``: the page's robots directives, static or rendered, say
+        not to follow them; ``hints``: how its DOM says a browser requests them, link_requests.Hint."""
         crawler = self.crawler
         self._rendering.discard(page.url)  # the frames noted from now on are not its
+        links, cut = crawler.discovery.followed(page.url, links)
+        if cut:
+            note = dataclasses.replace(note, links_cut=cut)
         async with crawler.discovery.queueing() as queue:
             met, queue[:] = await crawler.discovery.links(
                 links, page, crawler.config.obey_robots and nofollow, hints

@@ -33,7 +33,6 @@ from archiver.redirects import (
 )
 from archiver.referrer_policy import header_policy
 from archiver.robots_directives import x_robots_nofollow
-from archiver.scope import links_kept
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -114,10 +113,7 @@ class Responses:
         # A document its Content-Security-Policy sandboxes asks for its links as one of no origin,
         # rendered too.
         asking = sandboxed_by_policy(item, capture) if mime in HTML_TYPES else item
-        cap = crawler.config.max_links_per_page
-        links, cut = links_kept(prepared.links, cap)
-        if cut:
-            log.info("%s: %s (--max-links-per-page %d)", item.url, cut, cap)
+        links, cut = crawler.discovery.followed(item.url, prepared.links)
         async with crawler.discovery.queueing() as queue:
             met, claimed = await crawler.discovery.links(
                 links,
