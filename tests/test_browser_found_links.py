@@ -11,6 +11,7 @@ import json
 import sqlite3
 
 import pytest
+from aiohttp import web
 from conftest import crawled_rows, manifest_rows
 from repairs import lose_manifest, run_archiver
 from script_site import png
@@ -187,3 +188,58 @@ async def test_links_a_script_adds_obey_the_rules_of_links_in_the_html(
         "/deeper": ("skipped", "depth"),
         "/held-back": ("skipped", "nofollow"),
     }
+
+
+@pytest.mark.parametrize("browser", ["always", "auto"])
+async def test_links_a_script_adds_are_requested_under_the_pages_referrer_policy(site, run_crawl, browser):
+    """A page whose Referrer-Policy header says no-referrer: the links of its HTML were requested
+    with no Referer, those its script added with the page's URL as Referer. Both go without."""
+    sent: dict[str, str | None] = {}
+
+    async def referred(request: web.Request) -> web.StreamResponse:
+        sent[request.path] = request.headers.get("Referer")
+        return web.Response(text="referred")
+
+    for twin in TWINS:
+        body = anchors([f"{twin}/referred"])
+        page = page_of(body if twin == "/static" else scripted(body))
+        site.file(f"{twin}/", page, "text/html; charset=utf-8", headers={"Referrer-Policy": "no-referrer"})
+        site.handler(f"{twin}/referred", referred)
+    site.page("/", links=[f"{twin}/" for twin in TWINS])
+    await crawled_rows(site, run_crawl, browser=browser, chromium=CHROMIUM)
+    assert sent == {"/static/referred": None, "/scripted/referred": None}
+
+
+ROBOTS_META_REMOVED = (
+    "<meta name='robots' content='nofollow'>"
+    "<script>document.querySelector('meta[name=robots]').remove();</script>"
+)
+"""A robots meta that says nofollow, which a script then removes from the page."""
+
+
+@pytest.mark.parametrize(
+    ("headers", "head"),
+    [({"X-Robots-Tag": "nofollow"}, ""), ({}, ROBOTS_META_REMOVED)],
+    ids=["X-Robots-Tag", "robots meta a script removes"],
+)
+async def test_a_resumed_render_follows_the_links_of_its_page_as_its_capture_said(
+    site, run_crawl, tmp_path, headers, head
+):
+    """A page whose X-Robots-Tag (or robots meta, which its script removes) says nofollow, and whose
+    render an interrupted crawl left to do (here: its browser could not start): the resumed render
+    followed the links its script added. They are recorded as not followed, as they are in a crawl
+    never interrupted."""
+    page = page_of(scripted(anchors(["/held-back"]))).replace("</title>", "</title>" + head)
+    site.file("/", page, "text/html; charset=utf-8", headers=headers)
+    site.file("/held-back", "a file", "text/plain")
+    await site.start()
+    broken = tmp_path / "chromium"
+    broken.write_text("#!/bin/sh\nexit 1\n")
+    broken.chmod(0o755)
+    stopped = await run_crawl(site.url("/"), browser="always", chromium=str(broken), max_tries=1)
+    assert stopped.stats.stop_reason is not None
+    assert manifest_rows(tmp_path / "snap")[site.url("/")].render_pending
+    pages, _ = await crawled_rows(site, run_crawl, resume=True, browser="always", chromium=CHROMIUM)
+    assert pages["/"].dom_warc_file is not None
+    assert (pages["/held-back"].outcome, pages["/held-back"].reason) == ("skipped", "nofollow")
+    assert site.hits.get("/held-back", 0) == 0

@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from archiver.cors_requests import hop_negotiation, origin_of, redirected_client, with_cors
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
@@ -30,13 +29,11 @@ from archiver.link_requests import (
     tells_reading,
 )
 from archiver.links import REQUISITE
-from archiver.referrer_policy import NO_REFERRER, hop_referrer
+from archiver.referrer_policy import NO_REFERRER, header_policy, hop_referrer
 from archiver.request_headers import Negotiation, destination_negotiation
+from archiver.robots_directives import x_robots_nofollow
 from archiver.scope import MAX_LINKS_PER_PAGE, NOFOLLOW, Scope, links_kept
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
-
-if TYPE_CHECKING:
-    from archiver.warc.capture import Capture
 
 log = logging.getLogger("archiver.crawl")
 
@@ -311,12 +308,37 @@ def stylesheet_client(item: QueueItem) -> str | None:
     return origin_of(document) if document else None
 
 
-def sandboxed_by_policy(item: QueueItem, capture: Capture) -> QueueItem:
-    """``item``, its document SANDBOXED if the Content-Security-Policy of ``capture`` (its answer, a
-    document) sandboxes it without allow-same-origin: its requests are then asked as from a
-    document of no origin, as a sandboxed frame's are (link_requests.policy_sandboxes())."""
-    headers = capture.response_headers
-    policies = (value for name, value in headers if name.lower() == "content-security-policy")
-    if says(item.document, SANDBOXED) or not policy_sandboxes(policies):
-        return item
-    return dataclasses.replace(item, document=" ".join([SANDBOXED, *item.document.split()]))
+def referrer_policy_of(headers: Iterable[tuple[str, str]]) -> str:
+    """The referrer policy the Referrer-Policy headers of an answer give ('' for none)."""
+    return header_policy(value for name, value in headers if name.lower() == "referrer-policy")
+
+
+@dataclasses.dataclass(frozen=True)
+class PageHeaders:
+    """What the headers of a page's answer say of the links found on it: read alike for the links
+    of the page as served and for those of its rendered DOM, however long after its capture (a
+    render an interrupted crawl left reads them from the page's stored answer)."""
+
+    nofollow: bool
+    """Its X-Robots-Tag says not to follow them (for every robot, or for ours by name)."""
+    referrer_policy: str
+    """What its Referrer-Policy headers give ('' for none): its links are requested under it,
+    unless their element or a <meta name="referrer"> says otherwise."""
+    sandboxed: bool
+    """Its Content-Security-Policy sandboxes it without allow-same-origin: its links are asked for
+    as from a document of no origin, as a sandboxed frame's are (link_requests.policy_sandboxes())."""
+
+    @classmethod
+    def of(cls, headers: Iterable[tuple[str, str]], agent: str) -> PageHeaders:
+        """What ``headers`` say, to a crawler whose name in robots directives is ``agent``."""
+        pairs = list(headers)
+        robots = (value for name, value in pairs if name.lower() == "x-robots-tag")
+        policies = (value for name, value in pairs if name.lower() == "content-security-policy")
+        return cls(x_robots_nofollow(robots, agent), referrer_policy_of(pairs), policy_sandboxes(policies))
+
+    def asking(self, item: QueueItem) -> QueueItem:
+        """``item``, the page, as the document that asks for its links: SANDBOXED if its
+        Content-Security-Policy sandboxes it (and was not said so yet)."""
+        if not self.sandboxed or says(item.document, SANDBOXED):
+            return item
+        return dataclasses.replace(item, document=" ".join([SANDBOXED, *item.document.split()]))
