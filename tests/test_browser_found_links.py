@@ -243,3 +243,14 @@ async def test_a_resumed_render_follows_the_links_of_its_page_as_its_capture_sai
     assert pages["/"].dom_warc_file is not None
     assert (pages["/held-back"].outcome, pages["/held-back"].reason) == ("skipped", "nofollow")
     assert site.hits.get("/held-back", 0) == 0
+
+
+async def test_a_limit_first_reached_by_a_link_a_script_adds_is_said_in_the_log(site, run_crawl, tmp_path):
+    """The log says when a limit of the crawl is first reached (what stops a trap is seen as it
+    happens): it said nothing when the first link past --max-depth was one a script added."""
+    site.page("/", body=scripted(anchors(["/deeper"])))
+    site.file("/deeper", "a file", "text/plain")
+    pages, _ = await crawled_rows(site, run_crawl, browser="always", chromium=CHROMIUM, max_depth=0)
+    assert (pages["/deeper"].outcome, pages["/deeper"].reason) == ("skipped", "depth")
+    log = (tmp_path / "snap" / "logs" / "crawl.log").read_text()
+    assert "--max-depth 0 reached" in log, log[-2000:]

@@ -168,6 +168,7 @@ class CrawlPages:
         else:  # as a link of the page, or of its frame's page that asked for it
             met, queue = await crawler.discovery.links({url: REQUISITE}, await self._asking_page(page, how))
             if met:
+                crawler.admission.tell_met(met)
                 await crawler.writer.put(WriteItem(None, met=met))
             if not queue:  # skipped (its row is on its way), or claimed by another crawl process
                 await crawler.writer.committed()
@@ -269,6 +270,7 @@ class CrawlPages:
             met, queue[:] = await crawler.discovery.links(
                 links, said.asking(page), nofollow, hints, said.referrer_policy
             )
+            crawler.admission.tell_met(met)  # a limit they reach first is said, as for a static parse's
             await crawler.writer.put(WriteItem(None, met=met, render=note))
 
 
