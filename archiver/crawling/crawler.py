@@ -82,7 +82,7 @@ class Crawler:
         self.fetcher = fetcher
         self.writer = writer
         self.stats = stats
-        self.discovery = Discovery(frontier, scope, stats, config.max_redirects)
+        self.discovery = Discovery(frontier, scope, stats, config.max_redirects, config.max_links_per_page)
         self.referrers = referrers or ReferrerEncodings()
         """The encodings of the documents read: what a stylesheet one refers to is read in."""
         self.policy = policy

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from archiver.cors_requests import hop_negotiation, origin_of, redirected_client, with_cors
 from archiver.crawling.frontier import Frontier, QueueItem, SeenUrls, request_facts
@@ -29,14 +29,13 @@ from archiver.link_requests import (
     tells_reading,
 )
 from archiver.links import REQUISITE
-from archiver.referrer_policy import NO_REFERRER, hop_referrer
+from archiver.referrer_policy import NO_REFERRER, header_policy, hop_referrer
 from archiver.request_headers import Negotiation, destination_negotiation
-from archiver.scope import NOFOLLOW, Scope
+from archiver.robots_directives import x_robots_nofollow
+from archiver.scope import MAX_LINKS_PER_PAGE, NOFOLLOW, Scope, links_kept
 from archiver.store.rows import QUEUED, SKIPPED, ManifestRow
 
-if TYPE_CHECKING:
-    from archiver.warc.capture import Capture
-
+log = logging.getLogger("archiver.crawl")
 
 NO_SITE = "null"
 """The site for cookies of what a document of no origin loads (a sandboxed frame's): no site, so
@@ -47,11 +46,20 @@ stay home, even from the top-level page's own site)."""
 class Discovery:
     """Judges the URLs a crawl meets (see the module docstring)."""
 
-    def __init__(self, frontier: Frontier, scope: Scope, stats: CrawlStats, max_redirects: int) -> None:
+    def __init__(
+        self,
+        frontier: Frontier,
+        scope: Scope,
+        stats: CrawlStats,
+        max_redirects: int,
+        max_links: int = MAX_LINKS_PER_PAGE,
+    ) -> None:
         self.frontier = frontier
         self.scope = scope
         self.stats = stats
         self.max_redirects = max_redirects
+        self.max_links = max_links
+        """--max-links-per-page: the links of a page past it are not followed (followed())."""
         self._skipped = SeenUrls()
         """URLs recorded as skipped already (their rows are written once)."""
 
@@ -67,6 +75,17 @@ class Discovery:
         finally:
             for item in queue:
                 await self.frontier.put(item)
+
+    def followed(self, page: str, links: dict[str, str]) -> tuple[dict[str, str], str | None]:
+        """The links ({url: kind}) of the page at ``page`` the crawl follows: the first
+        --max-links-per-page, in their order (its static parse's, or its rendered DOM's, then where
+        its scripts navigated), and the reason its row records when it had more (scope.links_kept()),
+        said in the log. Whichever way a page's links are found, they are cut alike, so verify and a
+        repair know which of them the crawl met."""
+        kept, cut = links_kept(links, self.max_links)
+        if cut:
+            log.info("%s: %s (--max-links-per-page %d)", page, cut, self.max_links)
+        return kept, cut
 
     async def links(
         self,
@@ -289,12 +308,37 @@ def stylesheet_client(item: QueueItem) -> str | None:
     return origin_of(document) if document else None
 
 
-def sandboxed_by_policy(item: QueueItem, capture: Capture) -> QueueItem:
-    """``item``, its document SANDBOXED if the Content-Security-Policy of ``capture`` (its answer, a
-    document) sandboxes it without allow-same-origin: its requests are then asked as from a
-    document of no origin, as a sandboxed frame's are (link_requests.policy_sandboxes())."""
-    headers = capture.response_headers
-    policies = (value for name, value in headers if name.lower() == "content-security-policy")
-    if says(item.document, SANDBOXED) or not policy_sandboxes(policies):
-        return item
-    return dataclasses.replace(item, document=" ".join([SANDBOXED, *item.document.split()]))
+def referrer_policy_of(headers: Iterable[tuple[str, str]]) -> str:
+    """The referrer policy the Referrer-Policy headers of an answer give ('' for none)."""
+    return header_policy(value for name, value in headers if name.lower() == "referrer-policy")
+
+
+@dataclasses.dataclass(frozen=True)
+class PageHeaders:
+    """What the headers of a page's answer say of the links found on it: read alike for the links
+    of the page as served and for those of its rendered DOM, however long after its capture (a
+    render an interrupted crawl left reads them from the page's stored answer)."""
+
+    nofollow: bool
+    """Its X-Robots-Tag says not to follow them (for every robot, or for ours by name)."""
+    referrer_policy: str
+    """What its Referrer-Policy headers give ('' for none): its links are requested under it,
+    unless their element or a <meta name="referrer"> says otherwise."""
+    sandboxed: bool
+    """Its Content-Security-Policy sandboxes it without allow-same-origin: its links are asked for
+    as from a document of no origin, as a sandboxed frame's are (link_requests.policy_sandboxes())."""
+
+    @classmethod
+    def of(cls, headers: Iterable[tuple[str, str]], agent: str) -> PageHeaders:
+        """What ``headers`` say, to a crawler whose name in robots directives is ``agent``."""
+        pairs = list(headers)
+        robots = (value for name, value in pairs if name.lower() == "x-robots-tag")
+        policies = (value for name, value in pairs if name.lower() == "content-security-policy")
+        return cls(x_robots_nofollow(robots, agent), referrer_policy_of(pairs), policy_sandboxes(policies))
+
+    def asking(self, item: QueueItem) -> QueueItem:
+        """``item``, the page, as the document that asks for its links: SANDBOXED if its
+        Content-Security-Policy sandboxes it (and was not said so yet)."""
+        if not self.sandboxed or says(item.document, SANDBOXED):
+            return item
+        return dataclasses.replace(item, document=" ".join([SANDBOXED, *item.document.split()]))

@@ -30,6 +30,9 @@ class RenderJob:
     (render_policy: the yes is taken back once renders in a row find nothing more), whose
     static links are read again from its stored page (a trial's are kept: its verdict is kept
     with the crawl). A render an interrupted crawl left (its kind unknown) is not."""
+    resumed: bool = False
+    """An interrupted crawl left it to do, and kept nothing of what its page's capture said: its
+    robots meta is read again from the page as served (its headers are, for every render)."""
 
 
 class RenderQueue:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from archiver.crawling.discovery import NO_SITE
+from archiver.crawling.discovery import NO_SITE, PageHeaders
 from archiver.crawling.frontier import QueueItem, requeued
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
+from archiver.crawling.robots import robots_agent
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint, says, tells_reading
@@ -73,9 +74,11 @@ class Pages(Protocol):
         note: RenderNote,
         nofollow: bool = False,
         hints: dict[str, Hint] | None = None,
+        headers: Sequence[tuple[str, str]] = (),
     ) -> None:
         """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
-        if ``nofollow``, each requested as ``hints`` say (link_requests.Hint)."""
+        if ``nofollow`` (or its answer's ``headers`` say so), each requested as ``hints`` say
+        (link_requests.Hint), else as those headers say."""
 
 
 class CrawlPages:
@@ -165,6 +168,7 @@ class CrawlPages:
         else:  # as a link of the page, or of its frame's page that asked for it
             met, queue = await crawler.discovery.links({url: REQUISITE}, await self._asking_page(page, how))
             if met:
+                crawler.admission.tell_met(met)
                 await crawler.writer.put(WriteItem(None, met=met))
             if not queue:  # skipped (its row is on its way), or claimed by another crawl process
                 await crawler.writer.committed()
@@ -247,16 +251,26 @@ class CrawlPages:
         note: RenderNote,
         nofollow: bool = False,
         hints: dict[str, Hint] | None = None,
+        headers: Sequence[tuple[str, str]] = (),
     ) -> None:
-        """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first
-        (``nofollow``: the page's robots directives, static or rendered, say not to follow them;
-        ``hints``: how its DOM says a browser requests them, link_requests.Hint)."""
+        """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first,
+        as far as --max-links-per-page, as a static parse's are (Discovery.followed(): its row then
+        says how many it had); ``nofollow``: the page's robots directives, static or rendered, say
+        not to follow them; ``hints``: how its DOM says a browser requests them, link_requests.Hint;
+        ``headers``: those of its stored answer, read as the static parse's links read them
+        (PageHeaders: X-Robots-Tag, Referrer-Policy, a sandbox)."""
         crawler = self.crawler
         self._rendering.discard(page.url)  # the frames noted from now on are not its
+        links, cut = crawler.discovery.followed(page.url, links)
+        if cut:
+            note = dataclasses.replace(note, links_cut=cut)
+        said = PageHeaders.of(headers, robots_agent(crawler.config.user_agent))
+        nofollow = crawler.config.obey_robots and (nofollow or said.nofollow)
         async with crawler.discovery.queueing() as queue:
             met, queue[:] = await crawler.discovery.links(
-                links, page, crawler.config.obey_robots and nofollow, hints
+                links, said.asking(page), nofollow, hints, said.referrer_policy
             )
+            crawler.admission.tell_met(met)  # a limit they reach first is said, as for a static parse's
             await crawler.writer.put(WriteItem(None, met=met, render=note))
 
 

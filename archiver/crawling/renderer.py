@@ -160,7 +160,7 @@ class Renderer:
     def resume(self, item: QueueItem, reason: str) -> None:
         """Queue the render an interrupted crawl chose but never finished."""
         if item.url not in self._restored:
-            self._jobs.push(RenderJob(item, reason))
+            self._jobs.push(RenderJob(item, reason, resumed=True))
 
     def state(self) -> dict[str, str]:
         """What renders taught about each host (render_policy.RenderPolicy.experience), its trials
@@ -249,6 +249,7 @@ class Renderer:
         pages.begin_render(url)
         expected = {*job.static_links, url}
         response_id: list[str | None] = [None]
+        served: list[Answer] = []  # the page's own stored answer, once the browser asked for it
 
         held: dict[tuple[str, str, str], dict[str, Any]] = {}
 
@@ -267,6 +268,7 @@ class Renderer:
             found = await answer_for(pages, self.answers, asked, job.page, how)
             if found is not None and asked == url:
                 response_id[0] = found.record_id
+                served[:] = [found]
                 if job.compared and not job.trial:  # its static parse, as the crawl made it
                     static = await asyncio.to_thread(
                         findings, found.body, url, found.mime, content_type_field(found.headers)
@@ -298,6 +300,12 @@ class Renderer:
         hints: dict[str, Hint] = {}
         nofollow = job.nofollow
         title = None
+        if job.resumed and served:  # what its page as served said of its links, kept nowhere
+            page = served[0]
+            static = await asyncio.to_thread(
+                findings, page.body, url, page.mime, content_type_field(page.headers)
+            )
+            nofollow = nofollow or static[3]
         if rendered is not None and rendered.html is not None:
             # The DOM is UTF-8; its queries are in the page's encoding, as the browser wrote them.
             title, _base, links, meta_nofollow, hints = await asyncio.to_thread(
@@ -347,7 +355,7 @@ class Renderer:
         else:
             self.stats.render_failed += 1
         note = RenderNote(url, job.reason if job.late else None, error, dom, title if dom else None)
-        await pages.rendered(job.page, links, note, nofollow, hints)
+        await pages.rendered(job.page, links, note, nofollow, hints, served[0].headers if served else ())
 
 
 @contextlib.asynccontextmanager

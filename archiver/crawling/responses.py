@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from archiver.content import CSS_TYPE, HTML_TYPES, is_parsed, mime_type
 from archiver.crawling import log as crawl_log
 from archiver.crawling.admission import item_row
-from archiver.crawling.discovery import sandboxed_by_policy, stylesheet_client
+from archiver.crawling.discovery import PageHeaders, referrer_policy_of, stylesheet_client
 from archiver.crawling.fetch import FetchOutcome
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.robots import robots_agent
@@ -31,9 +31,6 @@ from archiver.redirects import (
     redirect_nowhere,
     redirect_target,
 )
-from archiver.referrer_policy import header_policy
-from archiver.robots_directives import x_robots_nofollow
-from archiver.scope import links_kept
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
 from archiver.warc.capture import Capture
 
@@ -103,28 +100,21 @@ class Responses:
             capture.body.close()  # stopped meanwhile: the capture goes nowhere
             raise
         await crawler.referrers.read(item.url, prepared.encoding)
-        nofollow = crawler.config.obey_robots and (
-            prepared.nofollow
-            or x_robots_nofollow(
-                (v for k, v in capture.response_headers if k.lower() == "x-robots-tag"), self._agent
-            )
-        )
+        said = PageHeaders.of(capture.response_headers, self._agent)
+        nofollow = crawler.config.obey_robots and (prepared.nofollow or said.nofollow)
         if nofollow:
             log.info("links of %s not followed: its robots directives say nofollow", item.url)
         # A document its Content-Security-Policy sandboxes asks for its links as one of no origin,
         # rendered too.
-        asking = sandboxed_by_policy(item, capture) if mime in HTML_TYPES else item
-        cap = crawler.config.max_links_per_page
-        links, cut = links_kept(prepared.links, cap)
-        if cut:
-            log.info("%s: %s (--max-links-per-page %d)", item.url, cut, cap)
+        asking = said.asking(item) if mime in HTML_TYPES else item
+        links, cut = crawler.discovery.followed(item.url, prepared.links)
         async with crawler.discovery.queueing() as queue:
             met, claimed = await crawler.discovery.links(
                 links,
                 asking,
                 nofollow,
                 prepared.hints,
-                _referrer_policy(capture),
+                said.referrer_policy,
                 stylesheet_client(item) if mime == CSS_TYPE else None,
                 stylesheet=mime == CSS_TYPE,
             )
@@ -158,7 +148,7 @@ class Responses:
         reason = redirect_failure(target, (*item.chain, item.url), hops, max_redirects)
         outcome = FAILED if reason is not None else REDIRECTED
         if reason is None:
-            policy = _referrer_policy(capture) or item.referrer_policy
+            policy = referrer_policy_of(capture.response_headers) or item.referrer_policy
             crawler.discovery.redirected(item, target, policy, met, queue)
         else:
             crawler.stats.failed += 1
@@ -167,9 +157,3 @@ class Responses:
         async with crawler.discovery.queueing() as claimed:
             met, claimed[:] = await crawler.discovery.claimed(met, queue)
             await crawler.writer.put(WriteItem(row, capture, met))
-
-
-def _referrer_policy(capture: Capture) -> str:
-    """The referrer policy a response's Referrer-Policy headers give ('' for none)."""
-    headers = capture.response_headers
-    return header_policy(value for name, value in headers if name.lower() == "referrer-policy")

@@ -50,6 +50,9 @@ class RenderNote:
     """The rendered DOM, stored as a resource record (None when rendering failed)."""
     title: str | None = None
     """The rendered DOM's title (a script may set it), which replaces the served page's (None: kept)."""
+    links_cut: str | None = None
+    """The reason the page's row records when its rendered DOM had more links than the crawl
+    follows (scope.links_kept()), which replaces its static parse's (None: its reason stays)."""
 
 
 @dataclass(frozen=True)
@@ -346,12 +349,14 @@ class Writer:
         """Store a rendered DOM (if any) and the page's render columns; its CDXJ line."""
         frames = tuple(self._frames.pop(note.url, ()))
         if note.dom is None:
-            self.manifest.set_render(note.url, note.reason, note.error)
+            self.manifest.set_render(note.url, note.reason, note.error, links_cut=note.links_cut)
             return None
         # The frames it loaded go in its record too: a manifest written again learns them there.
         dom = dataclasses.replace(note.dom, frames=frames)
         file, offset, length = self.warcs.write_member(dom_record(dom, self.warcs.make_id()))
-        self.manifest.set_render(note.url, note.reason, note.error, (file, offset, length), note.title)
+        self.manifest.set_render(
+            note.url, note.reason, note.error, (file, offset, length), note.title, note.links_cut
+        )
         if self.mirror is not None:
             self.mirror.rendered(note.url)
         return cdxj_line(

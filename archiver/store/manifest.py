@@ -233,15 +233,16 @@ class Manifest(CaptureOffsets):
         error: str | None = None,
         dom: tuple[str, int, int] | None = None,
         title: str | None = None,
+        links_cut: str | None = None,
     ) -> None:
-        """Record a page's render: why, what went wrong, its DOM record (file, offset, length) and
-        the DOM's title, which is the page's title from then on (None: the served page's stays)."""
+        """Record a page's render: why, what went wrong, its DOM record (file, offset, length),
+        the DOM's title and why its links past a limit were cut (each None: the page's stays)."""
         file, offset, length = dom or (None, None, None)
         self._db.execute(
             "UPDATE urls SET render_reason = COALESCE(?, render_reason), render_error = ?, "
-            "dom_warc_file = ?, dom_warc_offset = ?, dom_warc_length = ?, title = COALESCE(?, title) "
-            "WHERE url = ?",
-            (reason, error, file, offset, length, title, url),
+            "dom_warc_file = ?, dom_warc_offset = ?, dom_warc_length = ?, title = COALESCE(?, title), "
+            "reason = COALESCE(?, reason) WHERE url = ?",
+            (reason, error, file, offset, length, title, links_cut, url),
         )
 
     def framed(self, url: str, page: str) -> None:

@@ -318,7 +318,7 @@ class Rediscovery:
     def _links(self, row: ManifestRow) -> tuple[str | None, str | None]:
         """Note the links of ``row``'s page (and of its rendered DOM) to be met on the next level,
         each read as the crawl and verify read it (a stylesheet naming no encoding in its
-        referrer's, a DOM's queries in its page's encoding), the page's as far as the crawl's
+        referrer's, a DOM's queries in its page's encoding), each as far as the crawl's
         --max-links-per-page; returns the page's title, and the reason its row gives for the
         links past that limit (links_kept()), or None."""
         read = stored_body(self.manifest, self.reader, row, self.previous)
@@ -329,9 +329,7 @@ class Rediscovery:
             referred = self._referrer_encoding(row) if row.content_type == CSS_TYPE else None
             page = extract(body, row.url, mime_type(content_type), content_type, None, referred)
             title = page.title
-            kept, cut = links_kept(dict.fromkeys(link.url for link in page.links), self.max_links)
-            for met in found_on(row, (link for link in page.links if link.url in kept)):
-                self.wait(met)
+            cut = self._meet_links(row, page.links)
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             try:
                 dom = self.reader.read(row.dom_warc_file, row.dom_warc_offset, DOM_READ_LIMIT)
@@ -340,9 +338,17 @@ class Rediscovery:
             charset = dom.rec_headers.get_header(CHARSET_FIELD)
             page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE, charset)
             title = page.title or title
-            for met in found_on(row, page.links):
-                self.wait(met)
+            # The crawl cut the DOM's links as it cut the page's, and its row then says so.
+            cut = self._meet_links(row, page.links) or cut
         return title, cut
+
+    def _meet_links(self, row: ManifestRow, links: tuple[Link, ...]) -> str | None:
+        """Note the first --max-links-per-page of ``links``, found on ``row``'s page, to be met on
+        the next level; returns the reason its row gives for the others (links_kept()), or None."""
+        kept, cut = links_kept(dict.fromkeys(link.url for link in links), self.max_links)
+        for met in found_on(row, (link for link in links if link.url in kept)):
+            self.wait(met)
+        return cut
 
     def _referrer_encoding(self, stylesheet: ManifestRow) -> str | None:
         """What the stylesheet of ``stylesheet`` is read in if it names no encoding: its referrer's
