@@ -106,3 +106,21 @@ async def lose_and_repair(
     verified = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert verified.returncode == 0, verified.stdout
     return Repaired(before, after, repaired.stderr)
+
+
+async def repair_cuts_where_the_crawl_cut(
+    site: Site, root: Path, before: dict[str, ManifestRow], kept: int
+) -> None:
+    """Lose the manifest of ``root`` (a crawl of ``site`` whose page / had more than ``kept``
+    links, its rows ``before`` by path) and repair it: the same rows come back, the page's row
+    says again where its links were cut, the first link past the cut is not fetched, verify
+    passes."""
+    lose_manifest(root)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    after = {url.removeprefix(site.url("")): row for url, row in manifest_rows(root).items()}
+    assert sorted(after) == sorted(before)
+    assert after["/"].reason == before["/"].reason
+    assert site.hits.get(f"/p{kept}", 0) == 0
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert verified.returncode == 0, verified.stdout

@@ -4,7 +4,6 @@ cutting where the crawl cut. Real Chromium, crawling a site served on 127.0.0.1.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import html
 import json
@@ -13,7 +12,7 @@ import sqlite3
 import pytest
 from aiohttp import web
 from conftest import crawled_rows, manifest_rows
-from repairs import lose_manifest, run_archiver
+from repairs import repair_cuts_where_the_crawl_cut
 from script_site import png
 from test_browser import CHROMIUM
 
@@ -77,16 +76,7 @@ async def test_a_repair_cuts_the_links_of_a_rendered_page_where_the_crawl_cut_th
     before, _ = await crawled_rows(
         site, run_crawl, browser="always", chromium=CHROMIUM, max_links_per_page=KEPT
     )
-    root = tmp_path / "snap"
-    lose_manifest(root)
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    after = {url.removeprefix(site.url("")): row for url, row in manifest_rows(root).items()}
-    assert sorted(after) == sorted(before)
-    assert after["/"].reason == before["/"].reason
-    assert site.hits.get(f"/p{KEPT}", 0) == 0
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
+    await repair_cuts_where_the_crawl_cut(site, tmp_path / "snap", before, KEPT)
 
 
 TWINS = ("/static", "/scripted")

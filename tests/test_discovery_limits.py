@@ -3,12 +3,11 @@ rest recorded on the page's row in one reason, and verify takes that reason for 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sqlite3
 
-from conftest import crawled_rows, manifest_rows
-from repairs import lose_manifest, run_archiver
+from conftest import crawled_rows
+from repairs import repair_cuts_where_the_crawl_cut
 
 from archiver.report import UNRECORDED_LINK
 from archiver.scope import LINK_LIMIT
@@ -60,13 +59,4 @@ async def test_a_repair_cuts_the_links_of_a_page_where_the_crawl_cut_them(site, 
     for n in range(LINKS):
         site.page(f"/p{n}")
     before, _ = await crawled_rows(site, run_crawl, max_links_per_page=KEPT)
-    root = tmp_path / "snap"
-    lose_manifest(root)
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    after = {url.removeprefix(site.url("")): row for url, row in manifest_rows(root).items()}
-    assert sorted(after) == sorted(before)
-    assert after["/"].reason == before["/"].reason
-    assert site.hits.get(f"/p{KEPT}", 0) == 0
-    verified = await asyncio.to_thread(run_archiver, "verify", str(root))
-    assert verified.returncode == 0, verified.stdout
+    await repair_cuts_where_the_crawl_cut(site, tmp_path / "snap", before, KEPT)
