@@ -15,9 +15,9 @@ from conftest import crawled_rows, manifest_rows
 from repairs import repair_cuts_where_the_crawl_cut
 from script_site import png
 from test_browser import CHROMIUM
+from test_discovery_limits import assert_first_links_followed
 
 from archiver.report import UNRECORDED_LINK
-from archiver.scope import LINK_LIMIT
 from archiver.verify.verifier import verify_snapshot
 
 LINKS = 120
@@ -54,12 +54,7 @@ async def test_a_rendered_page_follows_no_more_links_than_the_limit(site, run_cr
         site, run_crawl, browser=browser, chromium=CHROMIUM, max_links_per_page=KEPT
     )
     assert pages["/"].dom_warc_file is not None
-    linked = sorted(path for path, row in pages.items() if row.parent == site.url("/"))
-    assert linked == sorted(f"/p{n}" for n in range(KEPT))
-    assert pages["/"].reason == f"{LINK_LIMIT}: the first {KEPT} of its {LINKS} links followed"
-    assert site.hits.get(f"/p{KEPT}", 0) == 0
-    log = (tmp_path / "snap" / "logs" / "crawl.log").read_text()
-    assert log.count(f"the first {KEPT} of its {LINKS} links followed") == 1, log[-2000:]
+    assert_first_links_followed(site, pages, tmp_path / "snap", KEPT, LINKS)
     # The reason vouches for the links cut, not for a link followed whose row is lost.
     root = tmp_path / "snap"
     with contextlib.closing(sqlite3.connect(root / "manifest.sqlite3")) as db, db:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from pathlib import Path
 
-from conftest import crawled_rows
+from conftest import Site, crawled_rows
 from repairs import repair_cuts_where_the_crawl_cut
 
 from archiver.report import UNRECORDED_LINK
 from archiver.scope import LINK_LIMIT
-from archiver.store.rows import SKIPPED
+from archiver.store.rows import SKIPPED, ManifestRow
 from archiver.verify.verifier import verify_snapshot
 
 LINKS = 1000
@@ -26,12 +27,21 @@ async def test_links_past_the_limit_of_a_page_are_recorded_once_on_its_row(site,
     for n in range(LINKS):
         site.page(f"/p{n}")
     pages, _ = await crawled_rows(site, run_crawl, max_links_per_page=KEPT)
+    assert_first_links_followed(site, pages, tmp_path / "snap", KEPT, LINKS)
+
+
+def assert_first_links_followed(
+    site: Site, pages: dict[str, ManifestRow], root: Path, kept: int, links: int
+) -> None:
+    """The page / of ``site`` (crawled into ``root``, its rows ``pages`` by path), which had
+    ``links`` links /p0, /p1..., had its first ``kept`` followed alone, and said so in its row
+    and once in the log."""
     linked = sorted(path for path, row in pages.items() if row.parent == site.url("/"))
-    assert linked == sorted(f"/p{n}" for n in range(KEPT))
-    assert pages["/"].reason == f"{LINK_LIMIT}: the first {KEPT} of its {LINKS} links followed"
-    assert site.hits.get(f"/p{KEPT}", 0) == 0
-    log = (tmp_path / "snap" / "logs" / "crawl.log").read_text()
-    assert log.count(f"the first {KEPT} of its {LINKS} links followed") == 1, log[-2000:]
+    assert linked == sorted(f"/p{n}" for n in range(kept))
+    assert pages["/"].reason == f"{LINK_LIMIT}: the first {kept} of its {links} links followed"
+    assert site.hits.get(f"/p{kept}", 0) == 0
+    log = (root / "logs" / "crawl.log").read_text()
+    assert log.count(f"the first {kept} of its {links} links followed") == 1, log[-2000:]
 
 
 async def test_verify_accepts_unrecorded_only_the_links_the_page_says_were_cut(site, run_crawl, tmp_path):
