@@ -157,7 +157,7 @@ async def render_page(
         except (PlaywrightTimeout, NoAnswer):
             error = f"the page did not {'finish' if committed else 'start'} loading in {timeout:g} s"
         if error is None:
-            await network.quiet(loaded_by)
+            await network.quiet(loaded_by, held_until=load_bound)
             await _scroll(page, network, loaded_by)
         final_url = page.url
         html = charset = None

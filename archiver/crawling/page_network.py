@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 QUIET_SECONDS = 0.5
 """The network counts as quiet after this long without a request in flight."""
+QUIET_STEP = 0.05
+"""Seconds between two looks at the page's requests while waiting for quiet."""
 IDLE_LIMIT = 10.0
 """Longest wait for quiet at each step (the page's time limit bounds it too)."""
 ANSWERED_METHODS = frozenset({"GET", "HEAD"})
@@ -118,6 +120,9 @@ class PageNetwork:
     """Requests of the page the crawl is answering now (fetching them, or reading them back from
     the snapshot): a page that waits on them waits on the network, not on the browser."""
     last_change: float = field(default_factory=time.monotonic)
+    handing_over: int = 0
+    """Answers given to the browser that it has not taken yet (each a moment, but for a browser
+    the machine stops: see quiet())."""
     answers_given: dict[str, Answer] = field(default_factory=dict)
     """The answer each request was fulfilled with, by its URL as the browser wrote it: the page's
     DevTools session gives it again where Playwright's fulfilment changed it (page_devtools.py)."""
@@ -176,11 +181,12 @@ class PageNetwork:
         if document:
             self.declares_closed_roots = DECLARED_CLOSED_ROOT.search(answer.body) is not None
         self.answers_given[request.url] = answer
-        await _quietly(
-            route.fulfill(
-                status=answer.status, headers=_header_dict(given_headers(answer.headers)), body=answer.body
-            )
-        )
+        self.handing_over += 1
+        try:
+            headers = _header_dict(given_headers(answer.headers))
+            await _quietly(route.fulfill(status=answer.status, headers=headers, body=answer.body))
+        finally:
+            self.handing_over -= 1
 
     def given(self, url: str) -> Answer | None:
         """The answer the request of ``url`` (as the browser wrote it) was fulfilled with, if any."""
@@ -225,16 +231,25 @@ class PageNetwork:
         if target is not None:
             self.next_hops[target] = next_hop(asked, url, target)
 
-    async def quiet(self, deadline: float, seconds: float = QUIET_SECONDS) -> bool:
-        """Wait until no request has been in flight for ``seconds`` (True), or until ``deadline``."""
+    async def quiet(
+        self, deadline: float, seconds: float = QUIET_SECONDS, held_until: float | None = None
+    ) -> bool:
+        """Wait until no request has been in flight for ``seconds`` (True), or until ``deadline``.
+
+        With ``held_until``, an answer the browser has not taken yet (``handing_over``: one the
+        machine stops takes none) holds the deadline back, until ``held_until`` at most: the
+        page is then given its ``seconds`` once the browser took it, to run what it asked it
+        for, rather than have its DOM taken before its scripts read the answer."""
         limit = min(deadline, time.monotonic() + IDLE_LIMIT)
         while True:
             now = time.monotonic()
             if self.in_flight == 0 and now - self.last_change >= seconds:
                 return True
+            if self.handing_over and held_until is not None:
+                limit = max(limit, min(held_until, now + seconds + QUIET_STEP))
             if now >= limit:
                 return False
-            await asyncio.sleep(min(0.05, max(limit - now, 0.001)))
+            await asyncio.sleep(min(QUIET_STEP, max(limit - now, 0.001)))
 
 
 async def _asked(request: Any, page: Any) -> Asked:
