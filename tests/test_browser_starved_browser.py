@@ -109,7 +109,9 @@ async def test_a_render_whose_browser_gets_no_cpu_past_the_slack_is_not_cut(site
     time limit"). Now a browser that used no CPU meanwhile is waited for, and the page keeps
     its DOM; a render that never ends is still given up (HANG_BOUND)."""
     watch = BrowserWatch(monkeypatch)
-    limit, slack = 6, 1.0
+    # A limit a machine busy with other tests still loads the page in (its script asks for the
+    # data once the page has loaded, and a load past the limit less its reserve is cut).
+    limit, slack = 12, 1.0
     monkeypatch.setattr(render_attempts, "HANG_SLACK", slack)
     stopping: list[Any] = []
 
@@ -129,7 +131,7 @@ async def test_a_render_whose_browser_gets_no_cpu_past_the_slack_is_not_cut(site
             stopped.__exit__(None, None, None)
     assert stopping
     row = manifest_rows(result.snapshot.root)[site.url("/")]
-    assert "did not end" not in (row.render_error or "")
+    assert row.render_error is None
     assert row.dom_warc_file
     assert "the data, rendered once the machine had time" in doms(result.snapshot.root)[site.url("/")]
     assert watch.pools[0].restarts == 0
