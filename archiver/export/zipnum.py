@@ -6,7 +6,9 @@ other; ``index.idx`` names each block by its first line's key and timestamp,
 with its offset, length and SHA-256, after a ``!meta`` line saying the format.
 A reader loads the small .idx and fetches only the blocks a lookup needs:
 what ReplayWeb.page wants of a large archive (a plain index.cdxj is loaded
-whole before the first page shows). Memory stays at a line.
+whole before the first page shows). Memory stays at a line, and a key for
+each line ReplayWeb.page orders before pywb does (``_CutRule``: a URL holding
+``%7E`` or ``//``; most snapshots have none).
 
 pywb finds a block by the key of our lines (its SURT), ReplayWeb.page by a key
 of its own (``replay_lookup_key``): it keeps a folder's final slash, and
