@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from typing import Any
 
 import pytest
@@ -19,6 +20,8 @@ class BrowserWatch:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.made: list[str] = []
         self.routed: list[str] = []
+        self.first_routed: dict[str, float] = {}
+        """When (time.monotonic()) each URL was first routed to the crawl."""
         self.pools: list[pool_module.BrowserPool] = []
         self.tabs: list[pool_module.Tab] = []
         self.tabs_opened = 0
@@ -37,6 +40,7 @@ class BrowserWatch:
 
         async def watched_handle(network: network_module.PageNetwork, route: Any) -> None:
             watch.routed.append(route.request.url)
+            watch.first_routed.setdefault(route.request.url, time.monotonic())
             await handle(network, route)
 
         monkeypatch.setattr(pool_module.BrowserPool, "_open_tab", watched_tab)

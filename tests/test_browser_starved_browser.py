@@ -109,15 +109,21 @@ async def test_a_render_whose_browser_gets_no_cpu_past_the_slack_is_not_cut(site
     time limit"). Now a browser that used no CPU meanwhile is waited for, and the page keeps
     its DOM; a render that never ends is still given up (HANG_BOUND)."""
     watch = BrowserWatch(monkeypatch)
-    # A limit a machine busy with other tests still loads the page in (its script asks for the
-    # data once the page has loaded, and a load past the limit less its reserve is cut).
     limit, slack = 12, 1.0
     monkeypatch.setattr(render_attempts, "HANG_SLACK", slack)
     stopping: list[Any] = []
+    stopped_seconds: list[float] = []
 
     async def data_while_the_browser_stops(request: web.Request) -> web.StreamResponse:
         if not stopping:
-            stopping.append(stopped_for(limit + slack + 3))
+            # Until a second past the page's limit and the slack, counted from its render's start
+            # (its document's request; no later, whenever the busy machine let its script ask for
+            # the data): its DOM is taken while the browser is stopped past the slack, and the
+            # load is still waited for afterwards (until DOM_GRACE less DOM_RESERVE past the
+            # limit), time enough for the script to put the data in its page.
+            began = watch.first_routed[site.url("/")]
+            stopped_seconds.append(began + limit + slack + 1 - time.monotonic())
+            stopping.append(stopped_for(max(stopped_seconds[0], 0)))
             stopping[0].__enter__()
         return web.json_response({"text": "the data, rendered once the machine had time"})
 
@@ -129,10 +135,55 @@ async def test_a_render_whose_browser_gets_no_cpu_past_the_slack_is_not_cut(site
     finally:
         for stopped in stopping:
             stopped.__exit__(None, None, None)
-    assert stopping
+    assert stopped_seconds and stopped_seconds[0] > slack + 1, "the script asked for the data past the limit"
     row = manifest_rows(result.snapshot.root)[site.url("/")]
     assert row.render_error is None
     assert row.dom_warc_file
     assert "the data, rendered once the machine had time" in doms(result.snapshot.root)[site.url("/")]
     assert watch.pools[0].restarts == 0
+    assert verify_snapshot(result.snapshot.root).ok
+
+
+LOAD_FETCHING_PAGE = (
+    "<p id='t'>before</p><script>const image = new Image(); image.src = '/st' + 'op.png';"
+    "document.body.appendChild(image); addEventListener('load', () => fetch('/data/' + 'late.json')"
+    ".then(r => r.json()).then(d => { document.getElementById('t').textContent = d.text; }));</script>"
+)
+"""A page whose load event fetches its text, and whose load waits for an image (its URL
+assembled by a script, so only the render asks for it)."""
+
+
+async def test_a_page_whose_load_the_stopped_browser_ended_past_its_limit_gets_its_quiet_wait(
+    site, run_crawl
+):
+    """A load the machine held back past the page's limit (less the DOM's reserve) is waited for;
+    but the wait for quiet that follows ended at once, the limit passed, and the DOM was taken
+    before the script of the load event could ask for the data. Now the page gets its half
+    second of quiet after its load (until the load's own bound at most)."""
+    limit = 8  # its load is waited for until limit - 2 (a quarter, the DOM's reserve)
+    stopping: list[Any] = []
+
+    async def image_while_the_browser_stops(request: web.Request) -> web.StreamResponse:
+        if not stopping:
+            stopping.append(stopped_for(limit - 1))
+            stopping[0].__enter__()
+        return web.Response(body=b"\x89PNG\r\n\x1a\n", content_type="image/png")
+
+    async def data(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"text": "the data asked on load"})
+
+    site.page("/", body=LOAD_FETCHING_PAGE)
+    site.handler("/stop.png", image_while_the_browser_stops)
+    site.handler("/data/late.json", data)
+    await site.start()
+    began = time.monotonic()
+    try:
+        result = await run_crawl(site.url("/"), browser="always", browser_timeout=limit, chromium=CHROMIUM)
+    finally:
+        for stopped in stopping:
+            stopped.__exit__(None, None, None)
+    assert stopping and time.monotonic() - began > limit - 1
+    row = manifest_rows(result.snapshot.root)[site.url("/")]
+    assert row.render_error is None
+    assert "the data asked on load" in doms(result.snapshot.root)[site.url("/")]
     assert verify_snapshot(result.snapshot.root).ok

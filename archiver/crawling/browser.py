@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from archiver.content import DEFAULT_DECODE_LIMIT
 from archiver.crawling.cpu_waits import NoAnswer, answered_while_working, read_outcome
 from archiver.crawling.page_dom import DOM_SCRIPT, KEEPER, NOTE_ROOT_SCRIPT, PREPARE_DOM_SCRIPT, dom_arguments
-from archiver.crawling.page_network import Answerer, PageNetwork
+from archiver.crawling.page_network import Answerer, PageNetwork, RunWaits
 from archiver.errors import PageHung
 from archiver.sizes import human_bytes
 from archiver.urls import try_normalize
@@ -157,8 +157,8 @@ async def render_page(
         except (PlaywrightTimeout, NoAnswer):
             error = f"the page did not {'finish' if committed else 'start'} loading in {timeout:g} s"
         if error is None:
-            await network.quiet(loaded_by, held_until=load_bound)
-            await _scroll(page, network, loaded_by)
+            await network.quiet(loaded_by, held_until=load_bound, waits=tab.waits)
+            await _scroll(page, network, loaded_by, tab.waits)
         final_url = page.url
         html = charset = None
         try:
@@ -312,7 +312,7 @@ async def _loaded(page: Any, network: PageNetwork, deadline: float) -> None:
         load.result()
 
 
-async def _scroll(page: Any, network: PageNetwork, deadline: float) -> None:
+async def _scroll(page: Any, network: PageNetwork, deadline: float, waits: RunWaits) -> None:
     """Scroll to the end in steps and wait for quiet; again while that made the page grow (bounded).
     Stops at ``deadline``: a page busy then is judged when its DOM is taken."""
     for _ in range(SCROLL_ROUNDS):
@@ -323,7 +323,7 @@ async def _scroll(page: Any, network: PageNetwork, deadline: float) -> None:
                 page.evaluate(SCROLL_SCRIPT, {"steps": SCROLL_STEPS, "pause": SCROLL_PAUSE_MS}),
                 max(deadline - time.monotonic(), 0.001),
             )
-            await network.quiet(deadline)
+            await network.quiet(deadline, waits=waits)
             grown = await asyncio.wait_for(
                 page.evaluate(HEIGHT_SCRIPT), max(deadline - time.monotonic(), 0.001)
             )

@@ -31,10 +31,12 @@ from archiver.crawling.chromium import (
     browser_error_types,
     browser_pids,
     cpu_times,
+    driver_pids,
     launch_exit,
     quiet_about_the_driver_gone,
     refusing_port,
     renderer_pids,
+    run_waits,
     started_at_idle_priority,
     use_node_compile_cache,
 )
@@ -89,6 +91,8 @@ class Tab:
 
     renderers: list[int] = field(default_factory=list)
     """Its browser's renderer processes, as last found (see renderers_cpu)."""
+    drivers: list[int] = field(default_factory=list)
+    """Playwright's driver process, as last found (see waits)."""
 
     def renderers_cpu(self, look_again: bool = False) -> dict[int, float] | None:
         """The CPU seconds each renderer process of its browser has used so far (None where that
@@ -100,6 +104,19 @@ class Tab:
         if look_again or not self.renderers:
             self.renderers = renderer_pids(self.browser_argument)
         return cpu_times(self.renderers) if self.renderers else None
+
+    def waits(self, look_again: bool = False) -> dict[int, float] | None:
+        """The seconds each renderer process of its browser, and Playwright's driver (which hands
+        the crawl the page's requests), has waited for a CPU so far (None where that cannot be
+        known): whether a page that made no request meanwhile could have made one
+        (PageNetwork.quiet). Found as renderers_cpu finds them."""
+        if self.browser_argument is None:
+            return None
+        if look_again or not self.renderers:
+            self.renderers = renderer_pids(self.browser_argument)
+        if look_again or not self.drivers:
+            self.drivers = driver_pids()
+        return run_waits(self.renderers + self.drivers)
 
     async def route(self, route: Route) -> None:
         handler = self.handler

@@ -252,6 +252,29 @@ def cpu_used_since(before: dict[int, float], now: dict[int, float]) -> float:
     return sum(time - before.get(pid, 0.0) for pid, time in now.items())
 
 
+def run_waits(pids: list[int]) -> dict[int, float]:
+    """The time each of the processes ``pids`` (its main thread: a renderer's runs the page's
+    scripts) has spent ready to run but waiting for a CPU, in seconds (Linux schedstat); one that
+    ended meanwhile, or whose waits the kernel does not count, is left out."""
+    waits = {}
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            waits[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    return waits
+
+
+def longest_wait_since(before: dict[int, float], now: dict[int, float]) -> float:
+    """The longest any process of ``now`` waited for a CPU since ``before`` (run_waits() both),
+    in seconds: a process that began meanwhile counts all its waits.
+
+    >>> longest_wait_since({1: 2.0, 2: 1.0}, {1: 2.5, 2: 1.25, 3: 0.75})
+    0.75
+    >>> longest_wait_since({}, {})
+    0.0
+    """
+    return max((wait - before.get(pid, 0.0) for pid, wait in now.items()), default=0.0)
+
+
 DRIVER_POLL = 0.002
 """Seconds between looks for Playwright's driver process while Playwright starts it."""
 

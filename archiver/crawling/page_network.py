@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from archiver.crawling.chromium import longest_wait_since
 from archiver.crawling.page_devtools import Hop, given_headers, next_hop
 from archiver.crawling.request_frames import FRAME_ORIGIN_WAIT, FrameFacts, main_frame
 from archiver.crawling.stored_answers import Answer
@@ -85,6 +86,11 @@ class Asked:
 
 NOTHING_ASKED = Asked()
 """A request the browser sent nothing of note with."""
+
+
+RunWaits = Callable[..., dict[int, float] | None]
+"""The seconds each process a page runs in has waited for a CPU so far (Tab.waits: called with
+True, its processes are found again), None where that cannot be known."""
 
 
 Answerer = Callable[[str, Asked], Awaitable[Answer | None]]
@@ -232,24 +238,50 @@ class PageNetwork:
             self.next_hops[target] = next_hop(asked, url, target)
 
     async def quiet(
-        self, deadline: float, seconds: float = QUIET_SECONDS, held_until: float | None = None
+        self,
+        deadline: float,
+        seconds: float = QUIET_SECONDS,
+        held_until: float | None = None,
+        waits: RunWaits | None = None,
     ) -> bool:
         """Wait until no request has been in flight for ``seconds`` (True), or until ``deadline``.
 
-        With ``held_until``, an answer the browser has not taken yet (``handing_over``: one the
-        machine stops takes none) holds the deadline back, until ``held_until`` at most: the
-        page is then given its ``seconds`` once the browser took it, to run what it asked it
+        The ``seconds`` count from the wait's start at the earliest (a request the page's scripts
+        make on its load reaches handle() a moment after the load, through Playwright's driver),
+        and with ``waits``, less the time the page's processes waited for a CPU meanwhile: a
+        page the machine kept from running made no request because it could not.
+
+        With ``held_until``, the page gets its ``seconds`` past ``deadline`` if need be, until
+        ``held_until`` at most: once after the wait's start (a load the machine held back ends
+        past the deadline) and again whenever an answer the browser has not taken yet
+        (``handing_over``: one the machine stops takes none) is taken, to run what it asked it
         for, rather than have its DOM taken before its scripts read the answer."""
-        limit = min(deadline, time.monotonic() + IDLE_LIMIT)
+        began = time.monotonic()
+        at_start = waits(True) if waits is not None else None
+        limit = min(deadline, began + IDLE_LIMIT)
+        change, at_change = self.last_change, at_start
         while True:
             now = time.monotonic()
-            if self.in_flight == 0 and now - self.last_change >= seconds:
+            waited = waits() if waits is not None else None
+            if change != self.last_change:  # a request began or ended: its silence counts from then
+                change, at_change = self.last_change, waited
+            since_start = _waited_since(at_start, waited)
+            silent = now - max(self.last_change, began) - _waited_since(at_change, waited)
+            if self.in_flight == 0 and silent >= seconds:
                 return True
-            if self.handing_over and held_until is not None:
-                limit = max(limit, min(held_until, now + seconds + QUIET_STEP))
+            if held_until is not None:
+                once = max(min(deadline, began + IDLE_LIMIT), began + seconds + QUIET_STEP) + since_start
+                limit = max(limit, min(held_until, once))
+                if self.handing_over:
+                    limit = max(limit, min(held_until, now + seconds + QUIET_STEP))
             if now >= limit:
                 return False
             await asyncio.sleep(min(QUIET_STEP, max(limit - now, 0.001)))
+
+
+def _waited_since(before: dict[int, float] | None, now: dict[int, float] | None) -> float:
+    """The longest wait for a CPU of the page's processes between two readings of RunWaits."""
+    return longest_wait_since(before, now) if before is not None and now is not None else 0.0
 
 
 async def _asked(request: Any, page: Any) -> Asked:
