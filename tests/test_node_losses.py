@@ -303,15 +303,20 @@ async def test_the_last_node_merges_once_a_node_killed_before_the_end_times_out(
     in a merge run again by hand; the killed node's own part says interrupted."""
     async with first_node_held(tmp_path, redis_url, "ending") as crawl:
         idle = archiver(*crawl.args, "--node", "n2")
-        await until(lambda: node_key(redis_client, "ending", "n2"))
+        part = crawl.output / "nodes" / "n2" / "crawl.json"
+
+        # Joined, and its part made (it joins Redis first: a node killed between made no part).
+        async def joined_with_its_part() -> bool:
+            return part.exists() and await node_key(redis_client, "ending", "n2")
+
+        await until(joined_with_its_part)
         os.kill(idle.pid, signal.SIGKILL)
         await finish(idle)
         crawl.answer.set()
         code, text = await finish(crawl.working)
         assert code == 0, text
         await check_snapshot(crawl.output, crawl.site, text)
-        part = json.loads((crawl.output / "nodes" / "n2" / "crawl.json").read_text())
-        assert part["status"] == "interrupted"
+        assert json.loads(part.read_text())["status"] == "interrupted"
         assert json.loads((crawl.output / "crawl.json").read_text())["status"] == "finished"
         code, text = await run_archiver("merge", str(crawl.output))
         assert code == 0, text
