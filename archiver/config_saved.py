@@ -75,10 +75,24 @@ def settings_from_json(cls: type[CrawlConfig], data: Any, overrides: dict[str, A
     return cls(**values)
 
 
+GIVEN_AGAIN = ("chromium", "cookies_file", "ca_bundle")
+"""Settings naming a program to run or a file to read, outside the snapshot: crawl.json keeps
+them, but a resume takes them only from its command line. A snapshot may come from elsewhere,
+and its crawl.json would otherwise have archiver run any program, or send the cookies of any
+file to the sites it names."""
+
+
 def resumed(config: CrawlConfig, given: dict[str, Any]) -> CrawlConfig:
-    """``config`` with the options ``given`` with --resume, as each option's on_resume says."""
+    """``config`` with the options ``given`` with --resume, as each option's on_resume says;
+    ConfigError if one of GIVEN_AGAIN was set and is not given again."""
     changes = {}
     for f in dataclasses.fields(config):
+        saved = getattr(config, f.name)
+        if f.name in GIVEN_AGAIN and saved is not None and f.name not in given:
+            raise ConfigError(
+                f"this crawl was given {flag_of(f)} {saved}, which crawl.json names but a resume takes "
+                f"only from its command line: give {flag_of(f)} again"
+            )
         if f.name not in given:
             continue
         option: Option = f.metadata["option"]

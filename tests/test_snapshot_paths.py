@@ -9,6 +9,7 @@ import json
 import os
 import sqlite3
 
+import pytest
 from repairs import run_archiver
 
 from archiver.store.snapshot import REPAIRS
@@ -77,3 +78,42 @@ async def test_a_rearchive_takes_no_file_from_outside_the_previous_snapshot(
     assert made.read_bytes() == PNG
     assert not os.path.samefile(made, outside)
     assert os.stat(outside).st_nlink == 1
+
+
+@pytest.mark.parametrize("setting", ["chromium", "cookies_file", "ca_bundle"])
+async def test_a_resume_runs_and_reads_nothing_only_crawl_json_names(
+    site, run_crawl, tmp_path, setting
+) -> None:
+    """crawl.json keeps the program a crawl drove and the files it read; a resume took them from
+    there, so a snapshot from elsewhere could have archiver run any program (its crawl.json
+    saying --browser always --chromium PROGRAM) or send the cookies of any file of the user to
+    the sites it names. Now such a setting is taken only from the resume's command line:
+    without it, refused in one line, the program not run; given again, the crawl resumes."""
+    site.page("/", links=["/a"])
+    site.page("/a", title="a")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
+    ran = tmp_path / "ran"
+    named = tmp_path / "named"
+    if setting == "chromium":
+        named.write_text(f"#!/bin/sh\ntouch {ran}\n")
+        named.chmod(0o755)
+    else:  # a Netscape cookies file: for the crawled host
+        named.write_text(f"# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tsecret\t{setting}\n")
+    record = json.loads((root / "crawl.json").read_text())
+    record["settings"][setting] = str(named)
+    if setting == "chromium":
+        record["settings"]["browser"] = "always"
+    (root / "crawl.json").write_text(json.dumps(record))
+    flag = "--" + setting.replace("_", "-")
+
+    refused = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--quiet")
+    assert refused.returncode != 0
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{flag} {named}" in lines[0] and "give" in lines[0], refused.stderr
+    assert not ran.exists()
+    if setting == "cookies_file":
+        again = await asyncio.to_thread(
+            run_archiver, "crawl", "--resume", str(root), flag, str(named), "--quiet"
+        )
+        assert again.returncode == 0, again.stderr
