@@ -9,6 +9,7 @@ and resumed() are these.
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,9 +78,10 @@ def settings_from_json(cls: type[CrawlConfig], data: Any, overrides: dict[str, A
 
 GIVEN_AGAIN = ("chromium", "cookies_file", "ca_bundle")
 """Settings naming a program to run or a file to read, outside the snapshot: crawl.json keeps
-them, but a resume takes them only from its command line. A snapshot may come from elsewhere,
-and its crawl.json would otherwise have archiver run any program, or send the cookies of any
-file to the sites it names."""
+them, but a resume takes them only from its command line (or, for the Chromium, where it is
+the one a crawl without --chromium drives). A snapshot may come from elsewhere, and its
+crawl.json would otherwise have archiver run any program, or send the cookies of any file to
+the sites it names."""
 
 
 def resumed(config: CrawlConfig, given: dict[str, Any]) -> CrawlConfig:
@@ -88,10 +90,10 @@ def resumed(config: CrawlConfig, given: dict[str, Any]) -> CrawlConfig:
     changes = {}
     for f in dataclasses.fields(config):
         saved = getattr(config, f.name)
-        if f.name in GIVEN_AGAIN and saved is not None and f.name not in given:
+        if f.name in GIVEN_AGAIN and saved is not None and f.name not in given and not _found(f.name, saved):
             raise ConfigError(
                 f"this crawl was given {flag_of(f)} {saved}, which crawl.json names but a resume takes "
-                f"only from its command line: give {flag_of(f)} again"
+                f"only from its command line: give it again ({flag_of(f)} {saved})"
             )
         if f.name not in given:
             continue
@@ -105,6 +107,19 @@ def resumed(config: CrawlConfig, given: dict[str, Any]) -> CrawlConfig:
             value = saved + tuple(item for item in value if item not in saved)
         changes[f.name] = value
     return dataclasses.replace(config, **changes)
+
+
+def _found(name: str, path: str) -> bool:
+    """Whether ``path``, saved for setting ``name``, is what the resume would use unnamed: the
+    Chromium on PATH (chromium.find_chromium), not a program only crawl.json names."""
+    from archiver.crawling.chromium import find_chromium
+
+    if name != "chromium":
+        return False
+    try:
+        return os.path.realpath(find_chromium()) == os.path.realpath(path)
+    except ConfigError:  # none on PATH
+        return False
 
 
 def _same_setting(name: str, value: Any, saved: Any) -> bool:

@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 from repairs import run_archiver
 
+from archiver.crawling.chromium import find_chromium
 from archiver.store.snapshot import REPAIRS
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
