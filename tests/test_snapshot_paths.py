@@ -113,8 +113,12 @@ async def test_a_resume_runs_and_reads_nothing_only_crawl_json_names(
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and f"{flag} {named}" in lines[0] and "give" in lines[0], refused.stderr
     assert not ran.exists()
-    if setting == "cookies_file":
-        again = await asyncio.to_thread(
-            run_archiver, "crawl", "--resume", str(root), flag, str(named), "--quiet"
-        )
+    if setting == "chromium":  # the one on PATH, which a resume drives unnamed, is no refusal
+        record["settings"]["chromium"] = find_chromium()
+        (root / "crawl.json").write_text(json.dumps(record))
+        command = ["crawl", "--resume", str(root), "--quiet"]
+    else:
+        command = ["crawl", "--resume", str(root), flag, str(named), "--quiet"]
+    if setting != "ca_bundle":  # (not a PEM file)
+        again = await asyncio.to_thread(run_archiver, *command)
         assert again.returncode == 0, again.stderr
