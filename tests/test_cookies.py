@@ -3,10 +3,14 @@ a cookies.txt file, prefixed, Secure and SameSite cookies, those a browser sent.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aiohttp import web
 
+from archiver.crawling.kept_state import COOKIES
 from archiver.errors import ConfigError
+from archiver.store.manifest import Manifest
 
 
 async def test_a_cookie_goes_to_a_url_with_an_empty_query_as_a_browser_sends_it(site, run_crawl):
@@ -255,3 +259,30 @@ async def test_secure_cookies_go_to_loopback_over_http_as_chromium_sends_them(si
     assert set(jar.filter_cookies(URL("http://site.test/"))) == set()
     assert set(jar.filter_cookies(URL("https://site.test/"))) == {"t"}
     assert set(jar.filter_cookies(URL("http://localhost:9/"))) == {"l"}
+
+
+async def test_a_server_setting_cookies_without_end_fills_no_more_than_a_browser_keeps(site, run_crawl):
+    """A hostile site set 60 new cookies on each of its pages: the jar kept them all, for the
+    whole crawl (written into the manifest with each batch, sent with each request). It keeps what
+    Chromium keeps, 180 cookies a domain at most (aiohttp's jar, whose limits archiver requires)."""
+    pages = 12
+
+    def setting(n: int):
+        async def handler(request: web.Request) -> web.Response:
+            response = web.Response(text=f"<title>c{n}</title>", content_type="text/html")
+            for k in range(60):
+                response.set_cookie(f"c{n}_{k}", "v" * 50, path="/kept/")  # kept, never sent
+            return response
+
+        return handler
+
+    site.page("/", links=[f"/c{n}" for n in range(pages)])
+    for n in range(pages):
+        site.handler(f"/c{n}", setting(n))
+    await site.start()
+    result = await run_crawl(site.url("/"), sitemaps=False, concurrency=1)
+    assert result.stats.fetched == pages + 1
+    with Manifest.open(result.snapshot.root / "manifest.sqlite3", readonly=True) as manifest:
+        kept = json.loads(manifest.state(COOKIES) or "[]")
+    assert 60 < len(kept) <= 180, len(kept)
+    assert any(cookie["name"].startswith(f"c{pages - 1}_") for cookie in kept)  # the newest page's
