@@ -5,6 +5,7 @@ out of reach bounded in all, and nothing kept of a host to choose its proxy."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import tracemalloc
 import weakref
@@ -17,7 +18,9 @@ from aiohttp import web
 from conftest import manifest_rows
 from yarl import URL
 
+import archiver
 from archiver.crawling import local_frontier, network, politeness
+from archiver.crawling.admission import Admission
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.local_frontier import SqliteFrontier
 from archiver.crawling.politeness import HostPolicy
@@ -228,3 +231,48 @@ def test_nothing_is_kept_of_each_host_to_choose_its_proxy():
     finally:
         tracemalloc.stop()
     assert sum(stat.size for stat in kept.statistics("filename")) < 10_000
+
+
+def _of_archiver(task: asyncio.Task[Any]) -> bool:
+    """Whether ``task`` runs archiver's code (not the test server's, which keeps a task for each
+    connection the crawl left open)."""
+    code = getattr(task.get_coro(), "cr_code", None)
+    return code is not None and archiver.__file__.rpartition("/")[0] in code.co_filename
+
+
+async def test_hosts_whose_robots_txt_is_out_of_reach_are_asked_again_by_one_task(
+    site, run_crawl, tmp_path, monkeypatch
+):
+    """Each host whose robots.txt was out of reach had a task of its own, asking it again for the
+    whole crawl: a crawl meeting many hosts that are down kept as many. One task asks them all
+    now (ASKED_AT_ONCE at a time), and each is still asked again."""
+    tasks_at_the_end: list[int] = []
+    close = Admission.close
+
+    def counted(self: Admission) -> None:
+        tasks_at_the_end.append(sum(_of_archiver(task) for task in asyncio.all_tasks()))
+        close(self)
+
+    monkeypatch.setattr(Admission, "close", counted)
+    asked: Counter[str] = Counter()
+
+    async def down(request: web.Request) -> web.Response:
+        asked[request.host] += 1
+        return await _down_but_the_seeds(request)
+
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(1.5)  # the hosts down are asked again meanwhile
+        return web.Response(text="<title>slow</title>", content_type="text/html")
+
+    site.handler("/robots.txt", down)
+    site.handler("/slow", slow)
+    site.page("/home")
+    await site.start()
+    names = _names(site.server.port)
+    for hosts in (BOUND, HOSTS):
+        site.page("/", links=["/slow"] + [f"http://{name}/home" for name in names[:hosts]])
+        output = tmp_path / f"{hosts}"
+        await run_crawl(site.url("/"), output=output, scope="any", sitemaps=False, robots_retry=0.2)
+    assert tasks_at_the_end[0] == tasks_at_the_end[1], tasks_at_the_end
+    assert all(asked[name] >= 2 * 2 for name in names[:BOUND]), asked  # (two crawls)
+    assert all(asked[name] >= 2 for name in names[BOUND:]), asked

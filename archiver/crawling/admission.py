@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from archiver.config import CrawlConfig
 from archiver.crawling.budget import Budget
 from archiver.crawling.control import Controls
-from archiver.crawling.frontier import Frontier, QueueItem, request_facts
+from archiver.crawling.frontier import PARKED_MAX, Frontier, QueueItem, request_facts
 from archiver.crawling.politeness import Politeness
 from archiver.crawling.stats import CrawlStats
 from archiver.crawling.writer import WriteItem, WriteQueue
@@ -62,6 +62,13 @@ def item_row(item: QueueItem, outcome: str, **facts: object) -> ManifestRow:
     )
 
 
+WATCHED_MAX = PARKED_MAX
+"""Hosts whose robots.txt out of reach is asked again (Admission._watch_robots), at most: as many
+as the URLs the frontier keeps parked; the URLs of a host past them stay skipped, resumable."""
+ASKED_AT_ONCE = 16
+"""robots.txt files out of reach asked again at once."""
+
+
 class Admission:
     """Lets queued URLs be fetched, or records why not (see the module docstring)."""
 
@@ -87,8 +94,10 @@ class Admission:
         """Stops the crawl, with its reason (a write error while a watcher queued URLs)."""
         self._told: set[str] = set()
         """The limits (LIMITS) the log has said were reached."""
-        self._watchers: dict[str, asyncio.Task[None]] = {}
-        """By host, the task that asks again a robots.txt out of reach (_watch_robots)."""
+        self._unreachable: dict[str, str] = {}
+        """Each host whose robots.txt is out of reach and whose skipped URLs are parked, with one
+        of its URLs: asked again by _watch_robots (WATCHED_MAX at most)."""
+        self._watcher: asyncio.Task[None] | None = None
 
     async def admitted(self, item: QueueItem) -> bool:
         """True if limits, live excludes and robots.txt let ``item`` be fetched; else its
@@ -149,30 +158,44 @@ class Admission:
     def close(self) -> None:
         """Stop asking robots.txt files again (the crawl ends: their URLs stay skipped,
         resumable); safe to call twice."""
-        for watcher in list(self._watchers.values()):
-            watcher.cancel()
+        if self._watcher is not None:
+            self._watcher.cancel()
 
     async def _keep_unreachable(self, item: QueueItem) -> None:
         """Park ``item``, skipped for its host's robots.txt out of reach, in the frontier, to queue
-        it again once the robots.txt answers; a host's first such URL here starts _watch_robots."""
+        it again once the robots.txt answers; its host is watched from then (_watch_robots)."""
         key = host_of(item.url)
         await self.frontier.park(key, item)
-        if key not in self._watchers:
-            watcher = asyncio.create_task(self._watch_robots(key, item.url))
-            self._watchers[key] = watcher
-            watcher.add_done_callback(lambda _: self._watchers.pop(key, None))
+        if key not in self._unreachable and len(self._unreachable) < WATCHED_MAX:
+            self._unreachable[key] = item.url  # (past WATCHED_MAX: its URLs stay skipped, resumable)
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.create_task(self._watch_robots())
 
-    async def _watch_robots(self, key: str, url: str) -> None:
-        """Ask the robots.txt of ``url``'s host again as often as the politeness lets it be asked
-        (it backs off), and queue again the URLs skipped meanwhile once it answers (those every
-        process of a shared crawl parked). Ends with the crawl (cancelled): those URLs then stay
-        skipped."""
-        try:
-            while await self.policy.refusal(url) == ROBOTS_UNREACHABLE:
-                await asyncio.sleep(max(self.config.robots_retry / 4, 0.01))
-            queued = await self.frontier.unpark(key)
-            log.info("robots.txt of %s answers: its %d URL(s) skipped meanwhile are queued", key, queued)
-        except WriteError as exc:
-            self._stop(f"write error: {exc}")
-        except Exception as exc:  # the crawl goes on; these URLs stay skipped, resumable
-            log.warning("robots.txt of %s asked again: %s: %s", key, type(exc).__name__, exc)
+    async def _watch_robots(self) -> None:
+        """Ask the robots.txt of each host out of reach again as often as the politeness lets it be
+        asked (it backs off), ASKED_AT_ONCE hosts at a time, and queue again the URLs skipped
+        meanwhile once it answers (those every process of a shared crawl parked). One task for
+        them all, where a crawl kept one for each host down that it met. Ends when no host is
+        out of reach, or with the crawl (cancelled): those URLs then stay skipped."""
+
+        async def ask(key: str, url: str) -> None:
+            try:
+                if await self.policy.refusal(url) == ROBOTS_UNREACHABLE:
+                    return
+                del self._unreachable[key]
+                queued = await self.frontier.unpark(key)
+                log.info("robots.txt of %s answers: its %d URL(s) skipped meanwhile are queued", key, queued)
+            except WriteError as exc:
+                self._stop(f"write error: {exc}")
+            except Exception as exc:  # the crawl goes on; these URLs stay skipped, resumable
+                self._unreachable.pop(key, None)
+                log.warning("robots.txt of %s asked again: %s: %s", key, type(exc).__name__, exc)
+
+        async def asking(hosts: Iterator[tuple[str, str]]) -> None:
+            for key, url in hosts:  # (the iterator the askers share)
+                await ask(key, url)
+
+        while self._unreachable:
+            await asyncio.sleep(max(self.config.robots_retry / 4, 0.01))
+            hosts = iter(list(self._unreachable.items()))
+            await asyncio.gather(*(asking(hosts) for _ in range(ASKED_AT_ONCE)))
