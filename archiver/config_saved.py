@@ -109,6 +109,25 @@ def resumed(config: CrawlConfig, given: dict[str, Any]) -> CrawlConfig:
     return dataclasses.replace(config, **changes)
 
 
+def given_again(settings: Any) -> str:
+    """The options of GIVEN_AGAIN a resume of the crawl whose settings (crawl.json's) are
+    ``settings`` is to be given, as a command line writes them after its folder ('' for none).
+
+    >>> given_again({"cookies_file": "my cookies.txt", "ca_bundle": None})
+    " --cookies-file 'my cookies.txt'"
+    """
+    from archiver.report import shell_word
+
+    if not isinstance(settings, dict):
+        return ""
+    words = []
+    for name in GIVEN_AGAIN:
+        path = settings.get(name)
+        if isinstance(path, str) and not _found(name, path):
+            words.append(f" --{name.replace('_', '-')} {shell_word(path)}")
+    return "".join(words)
+
+
 def _found(name: str, path: str) -> bool:
     """Whether ``path``, saved for setting ``name``, is what the resume would use unnamed: the
     Chromium on PATH (chromium.find_chromium), not a program only crawl.json names."""

@@ -290,13 +290,27 @@ async def test_a_signal_stops_renders_cleanly_and_resume_finishes_them(site, tmp
         process.send_signal(stop)
     _out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 128 + stop, err.decode()  # 143 for SIGTERM, 130 for Ctrl-C
-    assert len(err.splitlines()) == 1 and b"--resume" in err, err.decode()
+    # The command it names gives the Chromium again: a resume runs none only crawl.json names.
+    assert len(err.splitlines()) == 1 and f"--resume {output} --chromium {wrapper}".encode() in err, (
+        err.decode()
+    )
     for pid in pids.read_text().split():
         assert not _alive(int(pid)), f"Chromium {pid} outlived the crawl"
     rows = manifest_rows(output)
     assert rows[site.url("/slow")].render_pending
     resumed = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "archiver", "crawl", "--resume", "-o", str(output), "--quiet"],
+        *[
+            sys.executable,
+            "-m",
+            "archiver",
+            "crawl",
+            "--resume",
+            "-o",
+            str(output),
+            "--quiet",
+            "--chromium",
+            wrapper,
+        ],
         stderr=asyncio.subprocess.PIPE,
     )
     _out, err = await asyncio.wait_for(resumed.communicate(), 120)

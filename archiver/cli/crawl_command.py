@@ -26,6 +26,7 @@ from archiver.cli.exits import (
 from archiver.cli.options import Parser, add_config_option, given_settings, read_text
 from archiver.config import CrawlConfig
 from archiver.config_rules import NEVER
+from archiver.config_saved import given_again
 from archiver.crawl_files import parse_url_list
 from archiver.errors import ConfigError, SnapshotError
 
@@ -153,7 +154,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     # Held across the crawl and the mirror build, so no other writer comes in between.
     command = "archiver crawl --resume" if args.resume else "archiver crawl"
     with snapshot_lock(output, command, create=not args.resume):
-        args.hint = f"continue it with: archiver crawl --resume {output}"
+        args.hint = f"continue it with: archiver crawl --resume {output}{given_again(config.to_json())}"
         return _crawl_and_mirror(config, args, progress)
 
 
@@ -273,8 +274,8 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         reason = result.stats.stop_reason or ""
         print(
             f"archiver: crawl stopped ({reason}); continue it with: "
-            f"archiver crawl --resume {config.output} (or browse what is there after: "
-            f"archiver mirror {config.output})",
+            f"archiver crawl --resume {config.output}{given_again(config.to_json())} "
+            f"(or browse what is there after: archiver mirror {config.output})",
             file=sys.stderr,
         )
         if reason.startswith(MAX_TIME_STOP):
@@ -292,7 +293,7 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
             f"archiver: error: the mirror left {len(result.mirror.errors)} captures without a file and kept "
             f"{len(result.mirror.kept)} as the crawl wrote them, whose records cannot be read "
             f"(archiver verify {config.output} names each; archiver crawl --resume {config.output} "
-            "--repair fetches them again)",
+            f"--repair{given_again(config.to_json())} fetches them again)",
             file=sys.stderr,
         )
         return EXIT_PROBLEMS
