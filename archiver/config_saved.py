@@ -9,7 +9,6 @@ and resumed() are these.
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,25 +75,10 @@ def settings_from_json(cls: type[CrawlConfig], data: Any, overrides: dict[str, A
     return cls(**values)
 
 
-GIVEN_AGAIN = ("chromium", "cookies_file", "ca_bundle")
-"""Settings naming a program to run or a file to read, outside the snapshot: crawl.json keeps
-them, but a resume takes them only from its command line (or, for the Chromium, where it is
-the one a crawl without --chromium drives). A snapshot may come from elsewhere, and its
-crawl.json would otherwise have archiver run any program, or send the cookies of any file to
-the sites it names."""
-
-
 def resumed(config: CrawlConfig, given: dict[str, Any]) -> CrawlConfig:
-    """``config`` with the options ``given`` with --resume, as each option's on_resume says;
-    ConfigError if one of GIVEN_AGAIN was set and is not given again."""
+    """``config`` with the options ``given`` with --resume, as each option's on_resume says."""
     changes = {}
     for f in dataclasses.fields(config):
-        saved = getattr(config, f.name)
-        if f.name in GIVEN_AGAIN and saved is not None and f.name not in given and not _found(f.name, saved):
-            raise ConfigError(
-                f"this crawl was given {flag_of(f)} {saved}, which crawl.json names but a resume takes "
-                f"only from its command line: give it again ({flag_of(f)} {saved})"
-            )
         if f.name not in given:
             continue
         option: Option = f.metadata["option"]
@@ -107,38 +91,6 @@ def resumed(config: CrawlConfig, given: dict[str, Any]) -> CrawlConfig:
             value = saved + tuple(item for item in value if item not in saved)
         changes[f.name] = value
     return dataclasses.replace(config, **changes)
-
-
-def given_again(settings: Any) -> str:
-    """The options of GIVEN_AGAIN a resume of the crawl whose settings (crawl.json's) are
-    ``settings`` is to be given, as a command line writes them after its folder ('' for none).
-
-    >>> given_again({"cookies_file": "my cookies.txt", "ca_bundle": None})
-    " --cookies-file 'my cookies.txt'"
-    """
-    from archiver.report import shell_word
-
-    if not isinstance(settings, dict):
-        return ""
-    words = []
-    for name in GIVEN_AGAIN:
-        path = settings.get(name)
-        if isinstance(path, str) and not _found(name, path):
-            words.append(f" --{name.replace('_', '-')} {shell_word(path)}")
-    return "".join(words)
-
-
-def _found(name: str, path: str) -> bool:
-    """Whether ``path``, saved for setting ``name``, is what the resume would use unnamed: the
-    Chromium on PATH (chromium.find_chromium), not a program only crawl.json names."""
-    from archiver.crawling.chromium import find_chromium
-
-    if name != "chromium":
-        return False
-    try:
-        return os.path.realpath(find_chromium()) == os.path.realpath(path)
-    except ConfigError:  # none on PATH
-        return False
 
 
 def _same_setting(name: str, value: Any, saved: Any) -> bool:

@@ -20,7 +20,7 @@ from yarl import URL
 
 import archiver
 from archiver.crawling import local_frontier, network, politeness
-from archiver.crawling.admission import Admission
+from archiver.crawling.admission import ASKED_AT_ONCE, Admission
 from archiver.crawling.frontier import QueueItem
 from archiver.crawling.local_frontier import SqliteFrontier
 from archiver.crawling.politeness import HostPolicy
@@ -233,6 +233,10 @@ def test_nothing_is_kept_of_each_host_to_choose_its_proxy():
     assert sum(stat.size for stat in kept.statistics("filename")) < 10_000
 
 
+MANY_DOWN = 40
+"""Hosts down in the larger crawl of the test below: more than ASKED_AT_ONCE past BOUND."""
+
+
 def _of_archiver(task: asyncio.Task[Any]) -> bool:
     """Whether ``task`` runs archiver's code (not the test server's, which keeps a task for each
     connection the crawl left open)."""
@@ -268,11 +272,12 @@ async def test_hosts_whose_robots_txt_is_out_of_reach_are_asked_again_by_one_tas
     site.handler("/slow", slow)
     site.page("/home")
     await site.start()
-    names = _names(site.server.port)
-    for hosts in (BOUND, HOSTS):
+    names = [f"down{number}.localhost:{site.server.port}" for number in range(MANY_DOWN)]
+    for hosts in (BOUND, MANY_DOWN):
         site.page("/", links=["/slow"] + [f"http://{name}/home" for name in names[:hosts]])
         output = tmp_path / f"{hosts}"
         await run_crawl(site.url("/"), output=output, scope="any", sitemaps=False, robots_retry=0.2)
-    assert tasks_at_the_end[0] == tasks_at_the_end[1], tasks_at_the_end
+    # (askers of the one task may be under way as the crawl ends: ASKED_AT_ONCE at most)
+    assert tasks_at_the_end[1] - tasks_at_the_end[0] <= ASKED_AT_ONCE < MANY_DOWN - BOUND, tasks_at_the_end
     assert all(asked[name] >= 2 * 2 for name in names[:BOUND]), asked  # (two crawls)
     assert all(asked[name] >= 2 for name in names[BOUND:]), asked

@@ -26,7 +26,6 @@ from archiver.cli.exits import (
 from archiver.cli.options import Parser, add_config_option, given_settings, read_text
 from archiver.config import CrawlConfig
 from archiver.config_rules import NEVER
-from archiver.config_saved import given_again
 from archiver.crawl_files import parse_url_list
 from archiver.errors import ConfigError, SnapshotError
 
@@ -154,7 +153,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     # Held across the crawl and the mirror build, so no other writer comes in between.
     command = "archiver crawl --resume" if args.resume else "archiver crawl"
     with snapshot_lock(output, command, create=not args.resume):
-        args.hint = f"continue it with: archiver crawl --resume {output}{given_again(config.to_json())}"
+        args.hint = f"continue it with: archiver crawl --resume {output}{_given_again(config)}"
         return _crawl_and_mirror(config, args, progress)
 
 
@@ -222,6 +221,9 @@ def _resumed_config(output: Path, given: dict[str, Any]) -> CrawlConfig:
         saved = CrawlConfig.from_json(settings, output=output, **secrets)
     except ConfigError as exc:
         raise SnapshotError(f"cannot resume {output}: {exc}") from None
+    from archiver.crawling.resume_options import check_given_again
+
+    check_given_again(saved, given)
     return saved.resumed(given)
 
 
@@ -274,7 +276,7 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         reason = result.stats.stop_reason or ""
         print(
             f"archiver: crawl stopped ({reason}); continue it with: "
-            f"archiver crawl --resume {config.output}{given_again(config.to_json())} "
+            f"archiver crawl --resume {config.output}{_given_again(config)} "
             f"(or browse what is there after: archiver mirror {config.output})",
             file=sys.stderr,
         )
@@ -293,7 +295,7 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
             f"archiver: error: the mirror left {len(result.mirror.errors)} captures without a file and kept "
             f"{len(result.mirror.kept)} as the crawl wrote them, whose records cannot be read "
             f"(archiver verify {config.output} names each; archiver crawl --resume {config.output} "
-            f"--repair{given_again(config.to_json())} fetches them again)",
+            f"--repair{_given_again(config)} fetches them again)",
             file=sys.stderr,
         )
         return EXIT_PROBLEMS
@@ -360,3 +362,10 @@ def _run_async(coroutine: Any) -> Any:
         return asyncio.run(coroutine)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(coroutine)
+
+
+def _given_again(config: CrawlConfig) -> str:
+    """The options a resume of this crawl is to be given again (resume_options.given_again)."""
+    from archiver.crawling.resume_options import given_again
+
+    return given_again(config.to_json())

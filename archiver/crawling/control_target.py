@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from archiver.config_saved import given_again
 from archiver.crawling.control import parse_command
 from archiver.crawling.control_file import ControlFile
+from archiver.crawling.resume_options import given_again
 from archiver.errors import ArchiverError, ConfigError, SnapshotError
 from archiver.store.lock import is_locked
 from archiver.store.snapshot import Snapshot
