@@ -81,13 +81,14 @@ HEIGHT_SCRIPT = "() => (document.scrollingElement || document.documentElement ||
 SCROLL_SCRIPT = """async ({steps, pause}) => {
   const height = () => (document.scrollingElement || document.documentElement || {}).scrollHeight || 0;
   const before = height();
+  const start = window.scrollY;
   for (let step = 0; step < steps; step++) {
     const top = window.scrollY;
     window.scrollBy(0, window.innerHeight);
     await new Promise(resolve => setTimeout(resolve, pause));
     if (window.scrollY === top) break;
   }
-  return [before, height()];
+  return [before, height(), window.scrollY !== start];
 }"""
 
 
@@ -319,10 +320,12 @@ async def _scroll(page: Any, network: PageNetwork, deadline: float, waits: RunWa
         if time.monotonic() >= deadline:
             return
         try:
-            before, after = await asyncio.wait_for(
+            before, after, moved = await asyncio.wait_for(
                 page.evaluate(SCROLL_SCRIPT, {"steps": SCROLL_STEPS, "pause": SCROLL_PAUSE_MS}),
                 max(deadline - time.monotonic(), 0.001),
             )
+            if not moved:
+                return  # the page fits its window: scrolling showed nothing the wait for quiet did not
             await network.quiet(deadline, waits=waits)
             grown = await asyncio.wait_for(
                 page.evaluate(HEIGHT_SCRIPT), max(deadline - time.monotonic(), 0.001)
