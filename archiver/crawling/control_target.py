@@ -103,7 +103,7 @@ async def _redis(target: Target, name: str, argument: str | None) -> Any:
 
 
 def _given_again(folder: Path) -> str:
-    """The options a resume of the crawl in ``folder`` is to be given again (config_saved.given_again),
+    """The options a resume of the crawl in ``folder`` is to be given again (resume_options.given_again),
     '' where its crawl.json cannot be read."""
     try:
         return given_again(Snapshot(folder).read_crawl_json().get("settings"))
