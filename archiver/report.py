@@ -34,13 +34,18 @@ class Kind:
     ``with: ``; or, where no command can (bytes lost from the only copy), what is lost and how a
     new crawl gets it back."""
 
-    def mend_for(self, snapshot: str) -> str:
-        """``mend`` said of the snapshot at ``snapshot``, its path written as a shell reads it.
+    def mend_for(self, snapshot: str, resume_options: str = "") -> str:
+        """``mend`` said of the snapshot at ``snapshot``, its path written as a shell reads it, a
+        resume given ``resume_options`` (Report.resume_options).
 
         >>> KINDS[TORN_FILE].mend_for("my snap").endswith("with: archiver crawl --resume 'my snap' --repair")
         True
+        >>> KINDS[TORN_FILE].mend_for("s", " --ca-bundle c").endswith("--resume s --ca-bundle c --repair")
+        True
         """
-        return self.mend.replace(SNAPSHOT, shell_word(snapshot))
+        word = shell_word(snapshot)
+        resume = f"archiver crawl --resume {word}"
+        return self.mend.replace(SNAPSHOT, word).replace(resume, resume + resume_options)
 
 
 SNAPSHOT = "{snapshot}"
@@ -301,6 +306,9 @@ class Report:
         self.stats: Counter[str] = Counter()
         self.checks: list[str] = []
         """The checks that ran (a bare WARC folder gets integrity only)."""
+        self.resume_options = ""
+        """Options a resume of the crawl is to be given again (crawling/resume_options.py), which
+        the mends that name archiver crawl --resume name too."""
 
     def add(self, kind: str, where: str, detail: str = "") -> None:
         """Count a problem; keep it as an example if it is among the first of its kind."""
@@ -364,7 +372,7 @@ class Report:
         first what the duplicate_record_id line says (remove the copy); then write it again
         from them with: archiver mirror snap
         """
-        mend = KINDS[name].mend_for(snapshot)
+        mend = KINDS[name].mend_for(snapshot, self.resume_options)
         first = MENDED_AFTER.get(name)
         if first is None or not self.counts[first]:
             return mend
@@ -386,7 +394,7 @@ class Report:
             other = sum(self.counts.values()) - queued - self.counts[CRASH_TAIL]
             lines.append(
                 f"{snapshot}: incomplete, resumable: {queued} URL{'s' if queued != 1 else ''} still queued "
-                f"({KINDS[UNFINISHED_CRAWL].mend_for(snapshot)})"
+                f"({KINDS[UNFINISHED_CRAWL].mend_for(snapshot, self.resume_options)})"
                 + (f"; and {other} other problem{'s' if other != 1 else ''} found" if other else "")
                 + f" ({checked} checked)"
             )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import sqlite3
 
 import pytest
@@ -122,3 +123,28 @@ async def test_a_resume_runs_and_reads_nothing_only_crawl_json_names(
     if setting != "ca_bundle":  # (not a PEM file)
         again = await asyncio.to_thread(run_archiver, *command)
         assert again.returncode == 0, again.stderr
+
+
+async def test_the_mend_verify_names_gives_the_options_a_resume_takes_only_from_its_command_line(
+    site, run_crawl, tmp_path
+) -> None:
+    """A crawl given --cookies-file is resumed only with it given again: verify's mend line for a
+    torn WARC file names it, and that line, run as written, mends the snapshot."""
+    site.page("/", links=["/a"])
+    site.page("/a", title="a")
+    await site.start()
+    cookies = tmp_path / "my cookies.txt"
+    cookies.write_text("# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tsid\t1\n")
+    root = (await run_crawl(site.url("/"), sitemaps=False, cookies_file=str(cookies))).snapshot.root
+    with open(sorted((root / "warc").glob("*.warc.gz"))[-1], "ab") as warc:
+        warc.write(b"\x1f\x8b\x08\x00torn")  # a record cut short, as a kill leaves it
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root), "--no-mirror")
+    line = next(line for line in verified.stdout.splitlines() if "torn_file" in line)
+    command = line.partition("with: ")[2].rstrip(")")
+    assert f"--cookies-file {shlex.quote(str(cookies))}" in command, line
+    words = shlex.split(command)
+    assert words[:3] == ["archiver", "crawl", "--resume"], command
+    mended = await asyncio.to_thread(run_archiver, *words[1:], "--quiet")
+    assert mended.returncode == 0, mended.stderr
+    again = await asyncio.to_thread(run_archiver, "verify", str(root), "--no-mirror")
+    assert again.returncode == 0, again.stdout

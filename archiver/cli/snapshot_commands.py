@@ -76,9 +76,11 @@ def add_verify(sub: argparse._SubParsersAction[Parser]) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """archiver verify: print the report; 0 if complete, 1 if not."""
+    from archiver.crawling.resume_options import given_again_in
     from archiver.verify.verifier import verify_snapshot
 
     report = verify_snapshot(args.snapshot, check_mirror=not args.no_mirror)
+    report.resume_options = given_again_in(args.snapshot)
     if args.json:
         print(json.dumps({"snapshot": str(args.snapshot), **report.to_json(str(args.snapshot))}, indent=2))
     else:

@@ -11,8 +11,8 @@ from typing import Any
 
 from archiver.crawling.control import parse_command
 from archiver.crawling.control_file import ControlFile
-from archiver.crawling.resume_options import given_again
-from archiver.errors import ArchiverError, ConfigError, SnapshotError
+from archiver.crawling.resume_options import given_again_in
+from archiver.errors import ConfigError, SnapshotError
 from archiver.store.lock import is_locked
 from archiver.store.snapshot import Snapshot
 
@@ -51,7 +51,7 @@ def issue(target: Target, name: str, argument: str | None) -> None:
     if not is_locked(target.folder):
         raise SnapshotError(
             f"no crawl is running in {target.folder} "
-            f"(continue it with: archiver crawl --resume {target.folder}{_given_again(target.folder)})"
+            f"(continue it with: archiver crawl --resume {target.folder}{given_again_in(target.folder)})"
         )
     ControlFile(Snapshot(target.folder).control_path).issue(name, argument)
 
@@ -100,12 +100,3 @@ async def _redis(target: Target, name: str, argument: str | None) -> Any:
         raise ConfigError(f"cannot reach the crawl's Redis at {target.frontier}: {exc}") from None
     finally:
         await crawl.close()
-
-
-def _given_again(folder: Path) -> str:
-    """The options a resume of the crawl in ``folder`` is to be given again (resume_options.given_again),
-    '' where its crawl.json cannot be read."""
-    try:
-        return given_again(Snapshot(folder).read_crawl_json().get("settings"))
-    except (ArchiverError, OSError, ValueError):
-        return ""

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
 from typing import Any
 
 from archiver.config import CrawlConfig
 from archiver.config_options import flag_of
 from archiver.crawling.chromium import find_chromium
-from archiver.errors import ConfigError
+from archiver.errors import ArchiverError, ConfigError
 from archiver.report import shell_word
+from archiver.store.snapshot import Snapshot
 
 GIVEN_AGAIN = ("chromium", "cookies_file", "ca_bundle")
 """Settings naming a program to run or a file to read, outside the snapshot."""
@@ -50,6 +52,14 @@ def given_again(settings: Any) -> str:
         if isinstance(path, str) and not _found(name, path):
             words.append(f" --{name.replace('_', '-')} {shell_word(path)}")
     return "".join(words)
+
+
+def given_again_in(folder: Path) -> str:
+    """given_again() of the crawl in ``folder``: '' where its crawl.json cannot be read."""
+    try:
+        return given_again(Snapshot(folder).read_crawl_json().get("settings"))
+    except (ArchiverError, OSError, ValueError):
+        return ""
 
 
 def _found(name: str, path: str) -> bool:
