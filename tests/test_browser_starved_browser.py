@@ -116,11 +116,10 @@ async def test_a_render_whose_browser_gets_no_cpu_past_the_slack_is_not_cut(site
 
     async def data_while_the_browser_stops(request: web.Request) -> web.StreamResponse:
         if not stopping:
-            # Until a second past the page's limit and the slack, counted from its render's start
-            # (its document's request; no later, whenever the busy machine let its script ask for
-            # the data): its DOM is taken while the browser is stopped past the slack, and the
-            # load is still waited for afterwards (until DOM_GRACE less DOM_RESERVE past the
-            # limit), time enough for the script to put the data in its page.
+            # Stopped until a second past the page's limit and the slack, counted from the render's
+            # start (its document's request), not from this request, which a busy machine makes
+            # late: past the slack the render is still waited for, and its load until DOM_GRACE
+            # less DOM_RESERVE past the limit, time enough for the script to put the data in.
             began = watch.first_routed[site.url("/")]
             stopped_seconds.append(began + limit + slack + 1 - time.monotonic())
             stopping.append(stopped_for(max(stopped_seconds[0], 0)))
