@@ -265,10 +265,11 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
     if not args.quiet:
         print(render_report(result.totals, result.stats))
     if result.interrupted and (result.stats.stop_reason or "").startswith(BROWSER_STOP):
+        others = _given_again(dataclasses.replace(config, chromium=None))  # the Chromium: a new one
         print(
             f"archiver: error: {result.stats.stop_reason}; give a Chromium or Chrome that starts with "
             f"--chromium PATH, or crawl with --browser never (what was fetched is kept: archiver crawl "
-            f"--resume {config.output} --chromium PATH continues it)",
+            f"--resume {config.output}{others} --chromium PATH continues it)",
             file=sys.stderr,
         )
         return EXIT_USAGE

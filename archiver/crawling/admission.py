@@ -62,9 +62,6 @@ def item_row(item: QueueItem, outcome: str, **facts: object) -> ManifestRow:
     )
 
 
-WATCHED_MAX = PARKED_MAX
-"""Hosts whose robots.txt out of reach is asked again (Admission._watch_robots), at most: as many
-as the URLs the frontier keeps parked; the URLs of a host past them stay skipped, resumable."""
 ASKED_AT_ONCE = 16
 """robots.txt files out of reach asked again at once."""
 
@@ -96,7 +93,8 @@ class Admission:
         """The limits (LIMITS) the log has said were reached."""
         self._unreachable: dict[str, str] = {}
         """Each host whose robots.txt is out of reach and whose skipped URLs are parked, with one
-        of its URLs: asked again by _watch_robots (WATCHED_MAX at most)."""
+        of its URLs: asked again by _watch_robots; PARKED_MAX hosts at most, as many as the URLs
+        the frontier keeps parked (the URLs of a host past them stay skipped, resumable)."""
         self._watcher: asyncio.Task[None] | None = None
 
     async def admitted(self, item: QueueItem) -> bool:
@@ -166,8 +164,8 @@ class Admission:
         it again once the robots.txt answers; its host is watched from then (_watch_robots)."""
         key = host_of(item.url)
         await self.frontier.park(key, item)
-        if key not in self._unreachable and len(self._unreachable) < WATCHED_MAX:
-            self._unreachable[key] = item.url  # (past WATCHED_MAX: its URLs stay skipped, resumable)
+        if key not in self._unreachable and len(self._unreachable) < PARKED_MAX:
+            self._unreachable[key] = item.url
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.create_task(self._watch_robots())
 

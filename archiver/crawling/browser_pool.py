@@ -99,10 +99,8 @@ class Tab:
         cannot be known): whether a page that does not answer is busy or waits for the CPU. The
         processes are found once (a walk of Chromium's processes costs the event loop some 6 ms),
         and again when asked (``look_again``: a page has not answered in time)."""
-        if self.browser_argument is None:
+        if not self._found_renderers(look_again):
             return None
-        if look_again or not self.renderers:
-            self.renderers = renderer_pids(self.browser_argument)
         return cpu_times(self.renderers) if self.renderers else None
 
     def waits(self, look_again: bool = False) -> dict[int, float] | None:
@@ -110,13 +108,19 @@ class Tab:
         the crawl the page's requests), has waited for a CPU so far (None where that cannot be
         known): whether a page that made no request meanwhile could have made one
         (PageNetwork.quiet). Found as renderers_cpu finds them."""
-        if self.browser_argument is None:
+        if not self._found_renderers(look_again):
             return None
-        if look_again or not self.renderers:
-            self.renderers = renderer_pids(self.browser_argument)
         if look_again or not self.drivers:
             self.drivers = driver_pids()
         return run_waits(self.renderers + self.drivers)
+
+    def _found_renderers(self, look_again: bool) -> bool:
+        """Find the renderers once, and again if ``look_again``; False where they cannot be."""
+        if self.browser_argument is None:
+            return False
+        if look_again or not self.renderers:
+            self.renderers = renderer_pids(self.browser_argument)
+        return True
 
     async def route(self, route: Route) -> None:
         handler = self.handler

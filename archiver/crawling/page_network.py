@@ -259,19 +259,18 @@ class PageNetwork:
         began = time.monotonic()
         at_start = waits(True) if waits is not None else None
         limit = min(deadline, began + IDLE_LIMIT)
+        once = max(limit, began + seconds + QUIET_STEP)  # the window after the start, past deadline
         change, at_change = self.last_change, at_start
         while True:
             now = time.monotonic()
             waited = waits() if waits is not None else None
             if change != self.last_change:  # a request began or ended: its silence counts from then
                 change, at_change = self.last_change, waited
-            since_start = _waited_since(at_start, waited)
             silent = now - max(self.last_change, began) - _waited_since(at_change, waited)
             if self.in_flight == 0 and silent >= seconds:
                 return True
             if held_until is not None:
-                once = max(min(deadline, began + IDLE_LIMIT), began + seconds + QUIET_STEP) + since_start
-                limit = max(limit, min(held_until, once))
+                limit = max(limit, min(held_until, once + _waited_since(at_start, waited)))
                 if self.handing_over:
                     limit = max(limit, min(held_until, now + seconds + QUIET_STEP))
             if now >= limit:

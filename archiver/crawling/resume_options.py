@@ -23,17 +23,17 @@ from archiver.store.snapshot import Snapshot
 
 GIVEN_AGAIN = ("chromium", "cookies_file", "ca_bundle")
 """Settings naming a program to run or a file to read, outside the snapshot."""
+_FLAGS = {f.name: flag_of(f) for f in dataclasses.fields(CrawlConfig) if f.name in GIVEN_AGAIN}
 
 
 def check_given_again(saved: CrawlConfig, given: dict[str, Any]) -> None:
     """ConfigError if a setting of GIVEN_AGAIN is set in ``saved`` (crawl.json's) and not among
     the options ``given`` with --resume, but for the Chromium a crawl without --chromium drives."""
-    for f in dataclasses.fields(saved):
-        path = getattr(saved, f.name)
-        if f.name in GIVEN_AGAIN and path is not None and f.name not in given and not _found(f.name, path):
+    for name, flag, path in _to_give(saved.to_json()):
+        if name not in given:
             raise ConfigError(
-                f"this crawl was given {flag_of(f)} {path}, which crawl.json names but a resume takes "
-                f"only from its command line: give it again ({flag_of(f)} {shell_word(path)})"
+                f"this crawl was given {flag} {path}, which crawl.json names but a resume takes "
+                f"only from its command line: give it again ({flag} {shell_word(path)})"
             )
 
 
@@ -44,14 +44,7 @@ def given_again(settings: Any) -> str:
     >>> given_again({"cookies_file": "my cookies.txt", "ca_bundle": None})
     " --cookies-file 'my cookies.txt'"
     """
-    if not isinstance(settings, dict):
-        return ""
-    words = []
-    for name in GIVEN_AGAIN:
-        path = settings.get(name)
-        if isinstance(path, str) and not _found(name, path):
-            words.append(f" --{name.replace('_', '-')} {shell_word(path)}")
-    return "".join(words)
+    return "".join(f" {flag} {shell_word(path)}" for _name, flag, path in _to_give(settings))
 
 
 def given_again_in(folder: Path) -> str:
@@ -60,6 +53,17 @@ def given_again_in(folder: Path) -> str:
         return given_again(Snapshot(folder).read_crawl_json().get("settings"))
     except (ArchiverError, OSError, ValueError):
         return ""
+
+
+def _to_give(settings: Any) -> list[tuple[str, str, str]]:
+    """(name, option, path) of each setting of GIVEN_AGAIN that ``settings`` sets and a resume
+    is to be given again."""
+    if not isinstance(settings, dict):
+        return []
+    named = ((name, settings.get(name)) for name in GIVEN_AGAIN)
+    return [
+        (name, _FLAGS[name], path) for name, path in named if isinstance(path, str) and not _found(name, path)
+    ]
 
 
 def _found(name: str, path: str) -> bool:
