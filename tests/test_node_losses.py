@@ -236,7 +236,8 @@ async def _kill_between_store_and_release(
     """Kill ``node`` once it has stored a URL whose lease it has not released: Redis refuses
     writes meanwhile (CLIENT PAUSE), so the node stores what it fetched, and releases nothing.
     A pause ends by itself after 10 s: on a busy machine the node may store nothing in one, so
-    pauses follow each other (each one a chance) up to the hang guard."""
+    pauses follow each other (each one a chance) up to the hang guard, a second apart: a node
+    that held no lease in one takes new ones only while Redis takes writes."""
     for _ in range(6):
         await client.execute_command("CLIENT", "PAUSE", "10000", "WRITE")
         try:
@@ -248,6 +249,7 @@ async def _kill_between_store_and_release(
                 await asyncio.sleep(0.05)
         finally:
             await client.execute_command("CLIENT", "UNPAUSE")
+        await asyncio.sleep(1)
     raise AssertionError(f"{node} stored no URL it held within six pauses of Redis")
 
 
