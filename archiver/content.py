@@ -65,22 +65,24 @@ def mime_type(content_type: str | None) -> str:
     return read_content_type(content_type).essence
 
 
-MULTIPLE_CHOICES = 300
-"""A page of links to the representations of a resource, for the reader to choose from: browsers
-show it as a page and follow none of them, its Location neither (Chromium: "users probably want
-to see 300 pages"), as wget takes one without a Location for a page."""
+NOT_MODIFIED = 304
 
 
-def is_parsed(status: int | None, mime: str | None) -> bool:
-    """True for a response the crawl takes links from: an HTML, CSS or SVG document of a 2xx, or
-    of a 300 (MULTIPLE_CHOICES), a page a browser shows for the reader to follow its links.
+def is_parsed(status: int | None, mime: str | None, leads_away: bool = False) -> bool:
+    """True for a response the crawl takes links from: an HTML, CSS or SVG document a browser
+    shows, of a 2xx or a 3xx but a 304 (a 300 Multiple Choices, a 301 without a Location: what
+    Chromium does not take for a redirect, it shows, as wget takes it for a page), unless
+    ``leads_away``: a redirect status with a Location (redirects.leads_away()), which a browser
+    follows, or fails on, and never shows.
 
     >>> is_parsed(200, "text/css"), is_parsed(404, "text/html"), is_parsed(200, "image/png")
     (True, False, False)
-    >>> is_parsed(300, "text/html"), is_parsed(301, "text/html")
-    (True, False)
+    >>> is_parsed(300, "text/html"), is_parsed(301, "text/html"), is_parsed(301, "text/html", leads_away=True)
+    (True, True, False)
+    >>> is_parsed(304, "text/html")
+    False
     """
-    shown = status is not None and (200 <= status < 300 or status == MULTIPLE_CHOICES)
+    shown = status is not None and 200 <= status < 400 and status != NOT_MODIFIED and not leads_away
     return shown and mime in PARSED_TYPES
 
 

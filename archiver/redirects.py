@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from archiver.content import NOT_MODIFIED
 from archiver.urls import absolute_url, header_url, try_normalize
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 """HTTP statuses whose Location the crawler follows (and records as a hop)."""
-NOT_MODIFIED = 304
 UNASKED_NOT_MODIFIED = "a 304 to a request that asked for no revalidation: archived as sent, not mirrored"
 """The reason of a 304 to a request without If-None-Match or If-Modified-Since: it holds no page
 (Chromium fails such a load), so the mirror has no file of it and links to it stay absolute."""
@@ -30,22 +30,50 @@ NO_CONTENT_STATUSES = frozenset({204, 205})
 NO_PAGE_STATUSES = NO_CONTENT_STATUSES | {NOT_MODIFIED}
 """Statuses of captures the mirror has no file of (a 304 here is one nobody asked for): links to
 them stay absolute, as to a URL not fetched, rather than lead to an empty page."""
+WITHOUT_LOCATION = "without a Location: a page, as browsers show it"
+"""What the reason of a redirect status sent without a Location says (redirect_nowhere()), by
+which a manifest row tells it from one whose Location leads nowhere (leads_away_row())."""
+
+
+def leads_away(status: int | None, location: str | None) -> bool:
+    """True for an answer a browser takes for a redirect, whether or not it can follow it: a
+    redirect status with a Location that is not empty. It shows no page of it: one it cannot
+    follow (``javascript:``, a bad host) is an error. Any other 3xx is a page it shows, as
+    Chromium does (HttpResponseHeaders::IsRedirect: a 301 without a Location, a 300, a 305).
+
+    >>> leads_away(302, "/b"), leads_away(302, "javascript:x"), leads_away(302, " "), leads_away(300, "/b")
+    (True, True, False, False)
+    """
+    return status in REDIRECT_STATUSES and bool(location and location.strip())
+
+
+def leads_away_row(status: int | None, reason: str | None) -> bool:
+    """leads_away() of a manifest row that is no followed redirect (its outcome is not
+    ``redirected``): the Location it lacked is in its reason (redirect_nowhere()).
+
+    >>> leads_away_row(302, redirect_nowhere(302, None, "http://h/a"))
+    False
+    >>> leads_away_row(302, redirect_nowhere(302, "javascript:x", "http://h/a")), leads_away_row(200, None)
+    (True, False)
+    """
+    return status in REDIRECT_STATUSES and WITHOUT_LOCATION not in (reason or "")
 
 
 def redirect_target(location: str | None, url: str) -> str | None:
     """The normalised URL a ``Location`` header (as received, one character per byte) of an
     answer for ``url`` leads to, read as browsers read its bytes; None if it names none.
 
-    >>> redirect_target("/caf\\xc3\\xa9", "http://h/a"), redirect_target("", "http://h/a")
+    >>> redirect_target("/caf\\xc3\\xa9", "http://h/a"), redirect_target(" ", "http://h/a")
     ('http://h/caf%C3%A9', None)
     """
-    return try_normalize(header_url(location), url) if location else None
+    return try_normalize(header_url(location), url) if location and location.strip() else None
 
 
 def redirect_nowhere(status: int, location: str | None, url: str) -> str | None:
-    """Why an answer of a redirect status for ``url`` leads nowhere the crawl goes (no Location,
-    or one naming no http or https URL: ``javascript:``, ``ftp:``, a bad host), for its manifest
-    row: it is archived as sent, as a browser shows it; None for any other answer. A 304 that
+    """Why an answer of a redirect status for ``url`` leads nowhere the crawl goes, for its
+    manifest row: without a Location it is a page, as browsers show it (its links followed);
+    with one naming no http or https URL (``javascript:``, ``ftp:``, a bad host) it is archived as
+    sent, a browser's error; None for any other answer. A 304 that
     comes here answers a request with no condition (a re-archive's own turns into the capture it
     confirms): UNASKED_NOT_MODIFIED. A 204 or 205 holds no page to go to.
 
@@ -61,7 +89,7 @@ def redirect_nowhere(status: int, location: str | None, url: str) -> str | None:
     if status not in REDIRECT_STATUSES or redirect_target(location, url) is not None:
         return None
     if location is None or not location.strip():
-        return f"a {status} without a Location: archived as sent"
+        return f"a {status} {WITHOUT_LOCATION}"
     shown = location if len(location) <= 100 else location[:100] + "..."
     return f"a {status} to {shown!r}, no http or https URL: archived as sent, not followed"
 

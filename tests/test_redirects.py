@@ -3,16 +3,22 @@ verify agreeing on where a long chain ends."""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
 from pathlib import Path
 
 import lxml.html
 import pytest
+from conftest import manifest_rows
+from demo_site import png
+from repairs import run_archiver
 from snapshot_builder import SnapshotBuilder
 
 from archiver.mirror.build import build_mirror
 from archiver.redirects import ENDS, LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
 from archiver.report import DANGLING_REDIRECT
 from archiver.store.manifest import Manifest
+from archiver.store.rows import FETCHED
 from archiver.verify.verifier import verify_snapshot
 
 
@@ -94,3 +100,51 @@ async def test_a_redirects_fragment_leads_the_mirrors_links_as_browsers_follow_i
     assert hrefs() == expected  # as archiver mirror builds it again
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
+
+
+async def test_a_redirect_status_a_browser_shows_is_a_page_whose_links_are_followed(site, run_crawl) -> None:
+    """Chromium takes a 301, 302, 303, 307 or 308 for a redirect only with a Location that is not
+    empty; without one, and for any other 3xx (305, 399), it shows the body, as wget takes it for
+    a page. Such pages were archived but their links never followed, by the crawl, the manifest
+    rebuilt from the WARC files, and verify alike. A Location it cannot follow is an error, no page."""
+    site.page("/", links=["/moved", "/blank", "/proxy", "/odd", "/to-script"])
+    site.page("/moved", links=["/from-moved"], body='<img src="/moved.png">', status=301)
+    site.file("/blank", '<a href="/from-blank">b</a>', status=302, headers={"Location": " "})
+    site.file("/proxy", '<a href="/from-proxy">p</a>', status=305, headers={"Location": "/elsewhere"})
+    site.page("/odd", links=["/from-odd"], status=399)
+    site.file(
+        "/to-script", '<a href="/from-script">s</a>', status=302, headers={"Location": "javascript:void(0)"}
+    )
+    for path in ("/from-moved", "/from-blank", "/from-proxy", "/from-odd", "/from-script", "/elsewhere"):
+        site.page(path)
+    site.file("/moved.png", png(), "image/png")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
+    rows = manifest_rows(root)
+    for path in ("/from-moved", "/moved.png", "/from-blank", "/from-proxy", "/from-odd"):
+        assert rows[site.url(path)].outcome == FETCHED, path
+    assert site.hits["/from-script"] == site.hits["/elsewhere"] == 0
+    assert site.url("/from-script") not in rows
+    assert rows[site.url("/moved")].reason == "a 301 without a Location: a page, as browsers show it"
+    moved = lxml.html.fromstring((root / "mirror" / rows[site.url("/moved")].local_path).read_bytes())
+    assert [a.get("href") for a in moved.iter("a")] == ["from-moved.html"]
+    assert [img.get("src") for img in moved.iter("img")] == ["moved.png"]
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+    # The manifest rebuilt from the WARC files alone takes the same links from the same pages.
+    facts = ("outcome", "reason", "found_by", "depth", "parent", "status")
+    before = {url: [getattr(row, name) for name in facts] for url, row in rows.items()}
+    for path in root.glob("manifest.sqlite3*"):
+        path.unlink()
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    after = {url: [getattr(row, name) for name in facts] for url, row in manifest_rows(root).items()}
+    assert after == before
+
+    # verify counts their links: one the manifest lost is missed.
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("DELETE FROM urls WHERE url = ?", (site.url("/from-blank"),))
+    report = verify_snapshot(root)
+    assert not report.ok
+    assert site.url("/from-blank") in report.render_text(str(root))

@@ -26,6 +26,7 @@ from archiver.crawling.writer import WriteItem
 from archiver.link_requests import SRCDOC, read_in, says
 from archiver.redirects import (
     REDIRECT_STATUSES,
+    leads_away,
     redirect_failure,
     redirect_fragment,
     redirect_nowhere,
@@ -85,7 +86,7 @@ class Responses:
             # A page another process queued: where a seed landed there, as it may know only.
             crawler.scope = crawler.scope.with_seeds(await crawler.frontier.widen([]))
         mime = mime_type(content_type)
-        parse = is_parsed(status, mime)
+        parse = is_parsed(status, mime, leads_away(status, location))
         renderer = crawler.renderer if parse and mime in HTML_TYPES else None
         try:
             prepared = await crawler.workers.prepare(
@@ -124,7 +125,12 @@ class Responses:
             reason = decision.reason if decision is not None and decision.render else None
             nowhere = redirect_nowhere(status, location, item.url)
             row = item_row(
-                item, FETCHED, reason=nowhere or cut, title=prepared.title, render_reason=reason, **facts
+                item,
+                FETCHED,
+                reason="; ".join(why for why in (nowhere, cut) if why) or None,
+                title=prepared.title,
+                render_reason=reason,
+                **facts,
             )
             if prepared.exchange is not None and not crawler.writer.reads_body(content_type):
                 # Its records are encoded: the writer only appends them. The body (up to a MiB, and

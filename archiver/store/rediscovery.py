@@ -21,7 +21,7 @@ from archiver.errors import UnknownEncoding
 from archiver.findings import extract
 from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken
-from archiver.redirects import redirect_failure, robots_redirects
+from archiver.redirects import leads_away_row, redirect_failure, robots_redirects
 from archiver.robots_answer import RULES, robots_answer
 from archiver.scope import MAX_LINKS_PER_PAGE, Scope, links_kept
 from archiver.sitemaps import SITEMAP_DEPTH, SitemapLimits, seed_origins, sitemap_answered
@@ -300,10 +300,14 @@ class Rediscovery:
         elif row.outcome == REDIRECTED and row.redirect_to:
             hop = Met(row.redirect_to, met.depth, "redirect", met.url, met.requisite, (*chain, met.url))
             self.wait(hop)
-        elif row.outcome == FETCHED and is_parsed(row.status, mime_type(row.content_type) or "text/html"):
+        elif row.outcome == FETCHED and is_parsed(
+            row.status, mime_type(row.content_type) or "text/html", leads_away_row(row.status, row.reason)
+        ):
             title, cut = self._links(row)
             title = title if title is not None else row.title
-            row = dataclasses.replace(row, title=title, reason=cut or row.reason)
+            # As the crawl writes it: why a redirect status leads nowhere, then why links were cut.
+            reason = "; ".join(why for why in (row.reason, cut) if why) or None
+            row = dataclasses.replace(row, title=title, reason=reason)
         self._found(row)
 
     def _found(self, row: ManifestRow) -> None:

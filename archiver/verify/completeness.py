@@ -28,6 +28,7 @@ from archiver.errors import UnknownEncoding
 from archiver.findings import extract
 from archiver.links import REQUISITE, charset_from_content_type
 from archiver.media_types import UNKNOWN_TYPES, as_taken, content_type_field
+from archiver.redirects import leads_away_row
 from archiver.report import UNKNOWN_ENCODING, UNRECORDED_LINK, WRONG_DISCOVERY, Report
 from archiver.scope import Scope, links_followed
 from archiver.store.earlier import EarlierRecords
@@ -226,9 +227,14 @@ def _referrer_reading(
 
 
 def _is_parsed(row: ManifestRow) -> bool:
-    """True for pages the crawl took links from: 2xx HTML, CSS or SVG with a capture. robots.txt and
-    sitemaps are no pages, even one a server answered with an HTML page (a soft 404)."""
-    return is_parsed(row.status, row.content_type) and row.warc_file is not None and not row.for_crawlers
+    """True for pages the crawl took links from: HTML, CSS or SVG a browser shows
+    (content.is_parsed()), with a capture. robots.txt and sitemaps are no pages, even one a server
+    answered with an HTML page (a soft 404)."""
+    return (
+        is_parsed(row.status, row.content_type, leads_away_row(row.status, row.reason))
+        and row.warc_file is not None
+        and not row.for_crawlers
+    )
 
 
 def _check_links(
