@@ -399,3 +399,29 @@ def test_a_full_disk_met_by_the_log_of_a_mirror_process_is_a_write_error(
                 builder.build(root, part=1, parts=2)
         finally:
             builder.files.close()
+
+
+def test_ctrl_c_while_the_command_line_loads_says_one_line(tmp_path: Path) -> None:
+    """The ``archiver`` command imports its command line in a third of a second, in which Ctrl-C
+    printed a traceback of the import: here it comes while the crawl command's module loads."""
+    interrupting = (
+        "import signal, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'archiver.cli.crawl_command':\n"
+        "            signal.raise_signal(signal.SIGINT)\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from archiver.__main__ import run\n"
+        "sys.exit(run())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", interrupting, "crawl", "http://127.0.0.1:9/", "-o", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr.splitlines()) == (
+        EXIT_INTERRUPTED,
+        ["archiver: interrupted (Ctrl-C)"],
+    )
+    assert not (tmp_path / "s").exists()
