@@ -87,7 +87,10 @@ NOWHERE = {
         b"javascript:alert(1)",
         "a 302 to 'javascript:alert(1)', no http or https URL: archived as sent, not followed",
     ),
-    "/to-bad-host": (b"http://[::1/x", "a 302 to 'http://[::1/x', no http or https URL: archived as sent, not followed"),
+    "/to-bad-host": (
+        b"http://[::1/x",
+        "a 302 to 'http://[::1/x', no http or https URL: archived as sent, not followed",
+    ),
     "/to-nowhere": (b"", "a 302 without a Location: a page, as browsers show it"),
 }
 LENGTH_LISTS = {
@@ -421,7 +424,7 @@ async def test_odd_answers_are_archived_as_sent_or_refused_in_one_line(run_crawl
     ]
 
     # A redirect that leads nowhere a crawl can go is archived as sent, and its row says why.
-    for path, (location, why) in NOWHERE.items():
+    for path, (_location, why) in NOWHERE.items():
         row = rows[base + path]
         assert (row.outcome, row.status, row.redirect_to) == (FETCHED, 302, None), row
         assert row.reason == why
