@@ -9,12 +9,14 @@ and resumed() are these.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from archiver.config_options import ADD, REFUSE, Option, flag_of
 from archiver.config_rules import setting_from_json
 from archiver.errors import ConfigError
+from archiver.report import shell_word
 from archiver.request_headers import SECRET_HEADERS, WITHHELD, without_password
 
 if TYPE_CHECKING:
@@ -99,3 +101,39 @@ def _same_setting(name: str, value: Any, saved: Any) -> bool:
     if name == "previous" and isinstance(value, str) and isinstance(saved, str):
         return Path(value).resolve() == Path(saved).resolve()
     return bool(value == saved)
+
+
+GIVEN_AGAIN = ("chromium", "cookies_file", "ca_bundle")
+"""Settings naming a program to run or a file to read, outside the snapshot, which a resume takes
+only from its command line (crawling/resume_options.py): the commands that name a resume name them."""
+
+
+def _nowhere_else(name: str, path: str) -> bool:
+    return False
+
+
+def to_give(settings: Any, found: Callable[[str, str], bool] = _nowhere_else) -> list[tuple[str, str, str]]:
+    """(name, option, path) of each setting of GIVEN_AGAIN that crawl.json's ``settings`` set,
+    but those a resume ``found`` without being given (the Chromium on PATH).
+
+    >>> to_give({"cookies_file": "c.txt", "chromium": None, "ca_bundle": 3})
+    [('cookies_file', '--cookies-file', 'c.txt')]
+    """
+    from archiver.config import CrawlConfig  # which imports this module
+
+    if not isinstance(settings, dict):
+        return []
+    flags = {f.name: flag_of(f) for f in dataclasses.fields(CrawlConfig) if f.name in GIVEN_AGAIN}
+    named = ((name, settings.get(name)) for name in GIVEN_AGAIN)
+    return [
+        (name, flags[name], path) for name, path in named if isinstance(path, str) and not found(name, path)
+    ]
+
+
+def given_again(settings: Any, found: Callable[[str, str], bool] = _nowhere_else) -> str:
+    """The options of to_give(), as a command line writes them after the folder ('' for none).
+
+    >>> given_again({"cookies_file": "my cookies.txt", "ca_bundle": None})
+    " --cookies-file 'my cookies.txt'"
+    """
+    return "".join(f" {flag} {shell_word(path)}" for _name, flag, path in to_give(settings, found))

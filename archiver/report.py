@@ -52,13 +52,15 @@ SNAPSHOT = "{snapshot}"
 """Where a Kind's ``mend`` names the snapshot's folder."""
 
 
-def shell_word(text: str) -> str:
-    """``text`` quoted as one word of a shell's command line, on one line: a path that holds a
-    newline or another control character is written in bash's ``$'...'`` form.
+def shell_word(text: object) -> str:
+    """``text`` (a path, as given) quoted as one word of a shell's command line, on one line, so
+    that a command a message names runs as written: a path that holds a newline or another
+    control character is written in bash's ``$'...'`` form.
 
     >>> shell_word("snap"), shell_word("my snap"), shell_word("new\\nline")
     ('snap', "'my snap'", "$'new\\\\nline'")
     """
+    text = str(text)
     if text.isprintable():
         return shlex.quote(text)
     return "$'" + "".join(map(_bash_escaped, text)) + "'"

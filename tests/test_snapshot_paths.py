@@ -148,3 +148,37 @@ async def test_the_mend_verify_names_gives_the_options_a_resume_takes_only_from_
     assert mended.returncode == 0, mended.stderr
     again = await asyncio.to_thread(run_archiver, "verify", str(root), "--no-mirror")
     assert again.returncode == 0, again.stdout
+
+
+async def test_the_commands_messages_name_run_as_written_in_a_folder_with_a_space(
+    site, run_crawl, tmp_path
+) -> None:
+    """A message naming a command gave the folder unquoted, and the store's, for a manifest lost,
+    without the options a resume takes only from its command line: run as written, a shell split
+    the folder in two, and the resume refused. Each command named here runs as written."""
+    site.page("/", links=["/a"])
+    site.page("/a", title="a")
+    await site.start()
+    cookies = tmp_path / "my cookies.txt"
+    cookies.write_text("# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tsid\t1\n")
+    root = tmp_path / "my snap"
+    await run_crawl(site.url("/"), output=root, sitemaps=False, cookies_file=str(cookies))
+    for path in root.glob("manifest.sqlite3*"):
+        path.unlink()
+    mirrored = await asyncio.to_thread(run_archiver, "mirror", str(root))
+    assert mirrored.returncode != 0
+    command = mirrored.stderr.partition("with: ")[2].strip().rstrip(")")
+    given = f"--cookies-file {shlex.quote(str(cookies))}"
+    assert command == f"archiver crawl --resume {shlex.quote(str(root))} {given} --repair", mirrored.stderr
+    mended = await asyncio.to_thread(run_archiver, *shlex.split(command)[1:], "--quiet")
+    assert mended.returncode == 0, mended.stderr
+    (root / "indexes" / "index.cdxj").unlink()
+    verified = await asyncio.to_thread(run_archiver, "verify", str(root), "--no-mirror")
+    assert verified.returncode != 0
+    line = next(line for line in verified.stdout.splitlines() if "index is missing" in line)
+    rebuild = line.partition("(")[2].partition(" writes it again")[0]
+    assert rebuild == f"archiver mirror {shlex.quote(str(root))}", line
+    rebuilt = await asyncio.to_thread(run_archiver, *shlex.split(rebuild)[1:])
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    again = await asyncio.to_thread(run_archiver, "verify", str(root))
+    assert again.returncode == 0, again.stdout

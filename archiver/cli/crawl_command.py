@@ -28,6 +28,7 @@ from archiver.config import CrawlConfig
 from archiver.config_rules import NEVER
 from archiver.crawl_files import parse_url_list
 from archiver.errors import ConfigError, SnapshotError
+from archiver.report import shell_word
 
 PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"
 
@@ -139,7 +140,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     if args.repair and config.frontier is not None:
         raise ConfigError(
             "--repair is for a crawl of one process: the manifest of a shared crawl's node part, lost or "
-            f"damaged, is written again from its WARC files with: archiver merge {output} --repair"
+            "damaged, is written again from its WARC files with: "
+            f"archiver merge {shell_word(output)} --repair"
         )
     if args.repair:
         _set_aside_disagreeing_manifest(output, config)
@@ -153,7 +155,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     # Held across the crawl and the mirror build, so no other writer comes in between.
     command = "archiver crawl --resume" if args.resume else "archiver crawl"
     with snapshot_lock(output, command, create=not args.resume):
-        args.hint = f"continue it with: archiver crawl --resume {output}{_given_again(config)}"
+        args.hint = f"continue it with: archiver crawl --resume {shell_word(output)}{_given_again(config)}"
         return _crawl_and_mirror(config, args, progress)
 
 
@@ -277,8 +279,8 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         reason = result.stats.stop_reason or ""
         print(
             f"archiver: crawl stopped ({reason}); continue it with: "
-            f"archiver crawl --resume {config.output}{_given_again(config)} "
-            f"(or browse what is there after: archiver mirror {config.output})",
+            f"archiver crawl --resume {shell_word(config.output)}{_given_again(config)} "
+            f"(or browse what is there after: archiver mirror {shell_word(config.output)})",
             file=sys.stderr,
         )
         if reason.startswith(MAX_TIME_STOP):
@@ -295,8 +297,9 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         print(
             f"archiver: error: the mirror left {len(result.mirror.errors)} captures without a file and kept "
             f"{len(result.mirror.kept)} as the crawl wrote them, whose records cannot be read "
-            f"(archiver verify {config.output} names each; archiver crawl --resume {config.output} "
-            f"--repair{_given_again(config)} fetches them again)",
+            f"(archiver verify {shell_word(config.output)} names each; "
+            f"archiver crawl --resume {shell_word(config.output)}{_given_again(config)} --repair "
+            "fetches them again)",
             file=sys.stderr,
         )
         return EXIT_PROBLEMS

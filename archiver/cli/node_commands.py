@@ -12,6 +12,7 @@ from archiver.cli.exits import EXIT_OK, EXIT_PROBLEMS
 from archiver.cli.options import Parser
 from archiver.crawling.control import COMMANDS
 from archiver.errors import ConfigError
+from archiver.report import shell_word
 
 
 def add_merge(sub: argparse._SubParsersAction[Parser]) -> None:
@@ -37,7 +38,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     """archiver merge: join the node parts, say what was left out."""
     from archiver.crawling.merge import left_out, merge_nodes, not_merged
 
-    args.hint = f"the parts are left as they were; join them again with: archiver merge {args.snapshot}"
+    args.hint = (
+        f"the parts are left as they were; join them again with: archiver merge {shell_word(args.snapshot)}"
+    )
     joined, warnings = merge_nodes(args.snapshot, repair=args.repair)
     for warning in warnings:
         print(f"archiver: warning: {warning}", file=sys.stderr)

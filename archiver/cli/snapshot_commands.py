@@ -14,6 +14,7 @@ from archiver.cli.exits import EXIT_OK, EXIT_PROBLEMS
 from archiver.cli.options import Parser, parse_port, parse_resolve
 from archiver.config_rules import check_text
 from archiver.errors import SnapshotError
+from archiver.report import shell_word
 
 
 def add_mirror(sub: argparse._SubParsersAction[Parser]) -> None:
@@ -33,7 +34,8 @@ def cmd_mirror(args: argparse.Namespace) -> int:
     from archiver.mirror.build import build_mirror
     from archiver.store.merged_parts import stale_parts
 
-    args.hint = f"the mirror before is left as it was; build it again with: archiver mirror {args.snapshot}"
+    again = f"archiver mirror {shell_word(args.snapshot)}"
+    args.hint = f"the mirror before is left as it was; build it again with: {again}"
     not_joined: list[str] = []
     if stale_parts(args.snapshot):  # a shared crawl whose node parts changed since their merge
         from archiver.crawling.merge import merge_nodes, not_merged
@@ -139,7 +141,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     check_text("--host", args.host)
     require_folder(root)
     if not (root / "index.html").is_file() and not (root / "mirror").is_dir():
-        raise SnapshotError(f"{root} has no index.html or mirror/ (run: archiver mirror {root})")
+        raise SnapshotError(f"{root} has no index.html or mirror/ (run: archiver mirror {shell_word(root)})")
 
     async def run() -> None:
         started: asyncio.Future[str] = asyncio.get_running_loop().create_future()

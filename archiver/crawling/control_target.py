@@ -13,6 +13,7 @@ from archiver.crawling.control import parse_command
 from archiver.crawling.control_file import ControlFile
 from archiver.crawling.resume_options import given_again_in
 from archiver.errors import ConfigError, SnapshotError
+from archiver.report import shell_word
 from archiver.store.lock import is_locked
 from archiver.store.snapshot import Snapshot
 
@@ -51,7 +52,8 @@ def issue(target: Target, name: str, argument: str | None) -> None:
     if not is_locked(target.folder):
         raise SnapshotError(
             f"no crawl is running in {target.folder} "
-            f"(continue it with: archiver crawl --resume {target.folder}{given_again_in(target.folder)})"
+            "(continue it with: "
+            f"archiver crawl --resume {shell_word(target.folder)}{given_again_in(target.folder)})"
         )
     ControlFile(Snapshot(target.folder).control_path).issue(name, argument)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from archiver.errors import SnapshotError, SnapshotLocked
+from archiver.report import shell_word
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.crawl_record import FINISHED, INTERRUPTED, CrawlRecord
 from archiver.store.lock import snapshot_lock
@@ -90,7 +91,7 @@ def left_out(names: list[str], root: Path) -> str:
     mended = "they are" if len(names) > 1 else "it is"
     return (
         f"the merge left out the {what} (see why above): {root} lacks {them}, and archiver verify "
-        f"says so; once {mended} mended: archiver merge {root}"
+        f"says so; once {mended} mended: archiver merge {shell_word(root)}"
     )
 
 

@@ -36,6 +36,7 @@ from archiver.config import CrawlConfig
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import QueueItem
 from archiver.errors import SnapshotError
+from archiver.report import shell_word
 from archiver.robots_answer import UNREACHABLE, robots_answer
 from archiver.scope import BYTE_LIMIT, EXCLUDED, PAGE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE
 from archiver.store.committed import committed_end, last_named
@@ -145,7 +146,8 @@ def check_records_in_place(snapshot: Snapshot) -> None:
     moved = records_out_of_place(snapshot)
     if moved:
         raise SnapshotError(
-            f"{moved}; resuming would build on it (archiver verify {snapshot.root} lists what else is wrong)"
+            f"{moved}; resuming would build on it "
+            f"(archiver verify {shell_word(snapshot.root)} lists what else is wrong)"
         )
 
 

@@ -9,27 +9,23 @@ that name a resume name them too (given_again()).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
 from archiver.config import CrawlConfig
-from archiver.config_options import flag_of
+from archiver.config_saved import given_again as saved_given_again
+from archiver.config_saved import to_give
 from archiver.crawling.chromium import find_chromium
 from archiver.errors import ArchiverError, ConfigError
 from archiver.report import shell_word
 from archiver.store.snapshot import Snapshot
 
-GIVEN_AGAIN = ("chromium", "cookies_file", "ca_bundle")
-"""Settings naming a program to run or a file to read, outside the snapshot."""
-_FLAGS = {f.name: flag_of(f) for f in dataclasses.fields(CrawlConfig) if f.name in GIVEN_AGAIN}
-
 
 def check_given_again(saved: CrawlConfig, given: dict[str, Any]) -> None:
     """ConfigError if a setting of GIVEN_AGAIN is set in ``saved`` (crawl.json's) and not among
     the options ``given`` with --resume, but for the Chromium a crawl without --chromium drives."""
-    for name, flag, path in _to_give(saved.to_json()):
+    for name, flag, path in to_give(saved.to_json(), _found):
         if name not in given:
             raise ConfigError(
                 f"this crawl was given {flag} {path}, which crawl.json names but a resume takes "
@@ -38,13 +34,14 @@ def check_given_again(saved: CrawlConfig, given: dict[str, Any]) -> None:
 
 
 def given_again(settings: Any) -> str:
-    """The options of GIVEN_AGAIN a resume of the crawl whose settings (crawl.json's) are
-    ``settings`` is to be given, as a command line writes them after its folder ('' for none).
+    """The options a resume of the crawl whose settings (crawl.json's) are ``settings`` is to be
+    given again, as a command line writes them after its folder ('' for none): config_saved's,
+    but the Chromium a resume finds on PATH.
 
     >>> given_again({"cookies_file": "my cookies.txt", "ca_bundle": None})
     " --cookies-file 'my cookies.txt'"
     """
-    return "".join(f" {flag} {shell_word(path)}" for _name, flag, path in _to_give(settings))
+    return saved_given_again(settings, _found)
 
 
 def given_again_in(folder: Path) -> str:
@@ -53,17 +50,6 @@ def given_again_in(folder: Path) -> str:
         return given_again(Snapshot(folder).read_crawl_json().get("settings"))
     except (ArchiverError, OSError, ValueError):
         return ""
-
-
-def _to_give(settings: Any) -> list[tuple[str, str, str]]:
-    """(name, option, path) of each setting of GIVEN_AGAIN that ``settings`` sets and a resume
-    is to be given again."""
-    if not isinstance(settings, dict):
-        return []
-    named = ((name, settings.get(name)) for name in GIVEN_AGAIN)
-    return [
-        (name, _FLAGS[name], path) for name, path in named if isinstance(path, str) and not _found(name, path)
-    ]
 
 
 def _found(name: str, path: str) -> bool:

@@ -36,6 +36,7 @@ from archiver import __version__
 from archiver.content import mime_type
 from archiver.errors import SnapshotError, UnsafePathError, WriteError
 from archiver.export.original_copies import Copy, SnapshotReaders, damage, shown_path
+from archiver.report import shell_word
 from archiver.stop_signals import obey
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
@@ -192,7 +193,7 @@ class EarlierOriginals:
                     raise SnapshotError(
                         f"the record of {copy.url} in {copy.shown} that revisits of {self.snapshot.root} "
                         f"refer to {problem}; their package would not replay "
-                        f"(archiver verify {self.snapshot.root} says more)"
+                        f"(archiver verify {shell_word(self.snapshot.root)} says more)"
                     )
 
     def __iter__(self) -> Iterator[Copy]:
@@ -253,21 +254,21 @@ class EarlierOriginals:
         return SnapshotError(
             f"revisits of {self.snapshot.root} refer to records of the earlier snapshot {shown_path(path)}, "
             f"which {_why_unusable(path)}; their package would not replay without it "
-            f"(archiver verify {self.snapshot.root} says more)"
+            f"(archiver verify {shell_word(self.snapshot.root)} says more)"
         )
 
     def _dangling(self, row: ManifestRow, reference: tuple[str, str, str]) -> SnapshotError:
         return SnapshotError(
             f"the revisit of {row.url} refers to {reference[0]} at {reference[1]}, which neither "
             f"{self.snapshot.root} nor an earlier snapshot holds; the snapshot is damaged "
-            f"(archiver verify {self.snapshot.root} says more)"
+            f"(archiver verify {shell_word(self.snapshot.root)} says more)"
         )
 
     def _damaged(self, original: Original, problem: str) -> SnapshotError:
         return SnapshotError(
             f"the record of {original.url} in {shown_path(original.snapshot.root)} that revisits of "
             f"{self.snapshot.root} refer to {problem}; their package would not replay "
-            f"(archiver verify {self.snapshot.root} says more)"
+            f"(archiver verify {shell_word(self.snapshot.root)} says more)"
         )
 
 

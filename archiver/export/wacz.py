@@ -44,6 +44,7 @@ from archiver.errors import ArchiverError, ExportError, SnapshotError, WriteErro
 from archiver.export.originals import EarlierOriginals
 from archiver.export.pages import PAGES_HEADER, snapshot_pages
 from archiver.export.zipnum import DATA_NAME, write_blocks
+from archiver.report import shell_word
 from archiver.sizes import human_bytes
 from archiver.stop_signals import obey
 from archiver.store.crawl_json_rebuild import check_crawl_json
@@ -219,7 +220,7 @@ def _check_records(snapshot: Snapshot, warcs: list[Path], manifest: Callable[[],
         more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
         raise SnapshotError(
             f"{snapshot.warc_dir}/{first.where}: {first.detail}{more}; the snapshot is damaged and "
-            f"is not packed (archiver verify {snapshot.root} says more)"
+            f"is not packed (archiver verify {shell_word(snapshot.root)} says more)"
         )
 
 
@@ -335,14 +336,14 @@ def _check_index(snapshot: Snapshot, summary: WaczSummary, missing: set[str], ma
         shown = ", ".join(sorted(name or "(a line with no file name)" for name in missing)[:3])
         raise SnapshotError(
             f"{snapshot.cdxj_path} names WARC files that are not in {snapshot.warc_dir}: {shown}; "
-            f"the snapshot is damaged (archiver verify {snapshot.root} says more)"
+            f"the snapshot is damaged (archiver verify {shell_word(snapshot.root)} says more)"
         )
     if summary.captures == 0:
         captures = sum(manifest.count_by("outcome", captured=True).values())
         if captures:
             raise SnapshotError(
                 f"{snapshot.cdxj_path} is missing or empty, yet the manifest names {captures} captures; "
-                f"write it again from the WARC files with: archiver mirror {snapshot.root}"
+                f"write it again from the WARC files with: archiver mirror {shell_word(snapshot.root)}"
             )
 
 

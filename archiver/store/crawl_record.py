@@ -17,6 +17,7 @@ from typing import Any
 
 from archiver import __version__
 from archiver.errors import SnapshotError
+from archiver.report import shell_word
 from archiver.store.snapshot import CRASH_TAILS, REPAIRS, Snapshot
 
 RUNNING = "running"
@@ -101,5 +102,5 @@ def _check_kept(snapshot: Snapshot, data: dict[str, Any]) -> None:
     if damaged:
         raise SnapshotError(
             f"{snapshot.crawl_json_path} is damaged: its {damaged[0]} are not a list of objects, and "
-            f"a run would lose them (archiver verify {snapshot.root} says more)"
+            f"a run would lose them (archiver verify {shell_word(snapshot.root)} says more)"
         )

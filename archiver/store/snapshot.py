@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from archiver import __version__
+from archiver.config_saved import given_again
 from archiver.errors import ConfigError, SnapshotError, WriteError
+from archiver.report import shell_word
 
 LOCK_NAME = ".lock"
 """The writer lock's file (see store/lock.py)."""
@@ -82,7 +84,7 @@ def mend_part(root: Path) -> str:
     >>> mend_part(Path("snap"))
     'write it again from its WARC files with: archiver merge snap --repair'
     """
-    return f"write it again from its WARC files with: archiver merge {root} --repair"
+    return f"write it again from its WARC files with: archiver merge {shell_word(root)} --repair"
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,12 @@ class Snapshot:
         back (a crawl node's part of a shared crawl: the merge writes it again, mend_part())."""
         if self.warc_root is not None:
             return mend_part(self.root.parent.parent)
-        return f"write it again from its WARC files with: archiver crawl --resume {self.root} --repair"
+        try:  # the options its resume is to be given again, with the Chromium it ran (on PATH or not)
+            given = given_again(self.read_crawl_json().get("settings"))
+        except SnapshotError:  # lost too: the repair gives crawl.json back, and asks for none
+            given = ""
+        resume = f"archiver crawl --resume {shell_word(self.root)}{given} --repair"
+        return f"write it again from its WARC files with: {resume}"
 
     def check_manifest(self) -> None:
         """Raise SnapshotError if the folder's manifest is lost or damaged, naming the command that
@@ -288,7 +295,8 @@ class Snapshot:
         """What the error about crawl.json of such a crawl ends with: the command that mends it."""
         if not self._crawled_alone():
             return ""
-        return f"; archiver crawl --resume {self.root} --repair gives it back from the WARC files"
+        resume = f"archiver crawl --resume {shell_word(self.root)} --repair"
+        return f"; {resume} gives it back from the WARC files"
 
     def write_crawl_json(self, data: dict[str, Any]) -> None:
         """Replace crawl.json atomically."""

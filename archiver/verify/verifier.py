@@ -41,6 +41,7 @@ from archiver.report import (
     MISSING_SETTINGS,
     UNMERGED_NODE,
     Report,
+    shell_word,
 )
 from archiver.scope import Scope
 from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
@@ -93,7 +94,7 @@ def _unmerged(snapshot: Snapshot, node: str) -> str:
     part = snapshot.node_part(node).manifest_path
     if not Manifest.begun(part) or Manifest.damage_in(part) is not None:
         return f"its manifest is lost or damaged: {mend_part(snapshot.root)}"
-    return f"not merged as it is now: run archiver merge {snapshot.root}"
+    return f"not merged as it is now: run archiver merge {shell_word(snapshot.root)}"
 
 
 def verify_locked(snapshot: Snapshot, check_mirror: bool = True) -> Report:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from archiver.report import CDXJ_MISMATCH, Report
+from archiver.report import CDXJ_MISMATCH, Report, shell_word
 from archiver.surt import surt
 from archiver.warc.cdxj import cdxj_timestamp
 from archiver.warc.integrity import Records
@@ -29,7 +29,7 @@ def check_cdxj(
             report.add(
                 CDXJ_MISMATCH,
                 "indexes/index.cdxj",
-                f"the index is missing (archiver mirror {path.parent.parent} writes it again)",
+                f"the index is missing (archiver mirror {shell_word(path.parent.parent)} writes it again)",
             )
         return
     previous = ""
@@ -45,7 +45,9 @@ def check_cdxj(
                 unsorted = True
                 report.add(CDXJ_MISMATCH, where, "lines are not sorted")
             previous = line
-            problem = _check_cdxj_line(line, records, damaged, rekey=f"archiver mirror {path.parent.parent}")
+            problem = _check_cdxj_line(
+                line, records, damaged, rekey=f"archiver mirror {shell_word(path.parent.parent)}"
+            )
             if problem:
                 report.add(CDXJ_MISMATCH, where, problem)
     for entry in records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"):
