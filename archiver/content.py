@@ -114,11 +114,14 @@ def content_codings(content_encoding: str | None) -> list[str]:
 
 
 class _Inflate:
-    """One zlib stage: gzip (members one after the other) or deflate (zlib-wrapped or raw)."""
+    """One zlib stage: gzip or deflate (zlib-wrapped or raw). Of gzip, the first member alone, as
+    Chromium reads a body (what follows it is ignored, like any bytes past the stream's end);
+    with ``members``, each member in turn, as gunzip reads a file."""
 
-    def __init__(self, coding: str) -> None:
+    def __init__(self, coding: str, members: bool = False) -> None:
         self.coding = coding
         self.gzip = coding != "deflate"
+        self.members = members
         self._decoder: Any = None
         self._head = b""
         self.produced = 0
@@ -149,7 +152,7 @@ class _Inflate:
                 yield out
             if self._decoder.eof:
                 rest = self._decoder.unused_data
-                if not (self.gzip and rest.startswith(_GZIP_MAGIC)):
+                if not (self.members and self.gzip and rest.startswith(_GZIP_MAGIC)):
                     self.finished = True  # trailing bytes after the stream are ignored, as browsers do
                     return
                 self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)  # another gzip member
@@ -214,9 +217,9 @@ class Readable(Protocol):
 _DECODE_ERRORS = (zlib.error, brotlicffi.error)
 
 
-def _stage(coding: str) -> _Stage | None:
+def _stage(coding: str, members: bool) -> _Stage | None:
     if coding in ("gzip", "x-gzip", "deflate"):
-        return _Inflate(coding)
+        return _Inflate(coding, members)
     if coding == "br":
         return _Brotli()
     return None
@@ -229,12 +232,20 @@ class Decoding:
     decoded bytes: ``cut`` then says whether more followed (one more chunk is
     decoded to know). ``problem`` says what could not be undone.
 
-    >>> import zlib
+    A body in gzip is its first member, as Chromium reads it; ``gzip_members``: each member in
+    turn, as gunzip reads a file (a sitemap.xml.gz).
+
+    >>> import gzip, zlib
     >>> b"".join(Decoding([zlib.compress(b"a" * 10)], "deflate", limit=4))
     b'aaaa'
+    >>> two = gzip.compress(b"first ") + gzip.compress(b"second")
+    >>> b"".join(Decoding([two], "gzip", 99)), b"".join(Decoding([two], "gzip", 99, gzip_members=True))
+    (b'first ', b'first second')
     """
 
-    def __init__(self, chunks: Iterable[bytes], content_encoding: str | None, limit: int) -> None:
+    def __init__(
+        self, chunks: Iterable[bytes], content_encoding: str | None, limit: int, gzip_members: bool = False
+    ) -> None:
         self.limit = limit
         self.cut = False
         """True when the decoded body is longer than ``limit`` (the rest was never expanded)."""
@@ -249,7 +260,7 @@ class Decoding:
             self.problem = f"{len(codings)} Content-Encodings, more than {MAX_CODINGS}: kept as received"
             codings = []
         for coding in reversed(codings):  # the last applied comes off first
-            stage = _stage(coding)
+            stage = _stage(coding, gzip_members)
             if stage is None:
                 self.problem = f"unknown Content-Encoding {coding!r}: kept as received"
                 self._stages.clear()  # an encoding we cannot undo hides the ones under it

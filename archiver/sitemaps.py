@@ -134,7 +134,7 @@ def read_sitemap(
     body: Iterable[bytes] = itertools.chain([first], rest)
     gunzipped = None
     if first.startswith(_GZIP_MAGIC):  # a .gz file sent as it is, or gzipped twice
-        body = gunzipped = Decoding(body, "gzip", limits.max_bytes)
+        body = gunzipped = Decoding(body, "gzip", limits.max_bytes, gzip_members=True)
     reader = _Reader(limits.max_urls)
     reader.read(body)
     cut = decoding.cut or bool(gunzipped and gunzipped.cut) or reader.full

@@ -58,6 +58,27 @@ async def test_gzip_bomb_is_stored_but_decoded_only_up_to_a_limit(site, run_craw
     assert report.ok, report.render_text(str(root))
 
 
+async def test_a_page_of_two_gzip_members_is_its_first_as_chromium_shows_it(site, run_crawl):
+    """Chromium shows a page's first gzip member and ignores the rest; the crawl took the links of
+    every member, and the mirror showed a page no reader saw."""
+    shown = gzip.compress(b"<title>two</title><a href='/in-the-first'>shown</a>")
+    hidden = gzip.compress(b"<a href='/in-the-second'>never shown</a><p>hidden text</p>")
+    site.page("/", links=["/two"])
+    site.file("/two", shown + hidden, "text/html", headers={"Content-Encoding": "gzip"})
+    site.page("/in-the-first")
+    site.page("/in-the-second")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
+    rows = manifest_rows(root)
+    assert rows[site.url("/two")].length == len(shown + hidden)  # archived as sent
+    assert rows[site.url("/in-the-first")].outcome == "fetched"
+    assert site.url("/in-the-second") not in rows and site.hits["/in-the-second"] == 0
+    page = (root / "mirror" / rows[site.url("/two")].local_path).read_bytes()
+    assert b"in-the-first.html" in page and b"hidden text" not in page
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
 async def test_endless_body_is_a_failure_kept_truncated_at_the_timeout(site, run_crawl):
     async def endless(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
