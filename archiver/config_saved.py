@@ -3,7 +3,9 @@ password, credential headers), read back checked field by field, and changed by 
 given with --resume as each option's on_resume says (config_options.py).
 
 config.py says what the settings are; CrawlConfig's to_json(), check_saved(), from_json()
-and resumed() are these.
+and resumed() are these. Three settings name a program or a file outside the snapshot, which
+a resume takes only from its command line (GIVEN_AGAIN): every command that names a resume
+names them (given_again()).
 """
 
 from __future__ import annotations
