@@ -43,9 +43,8 @@ class Kind:
         >>> KINDS[TORN_FILE].mend_for("s", " --ca-bundle c").endswith("--resume s --ca-bundle c --repair")
         True
         """
-        word = shell_word(snapshot)
-        resume = f"archiver crawl --resume {word}"
-        return self.mend.replace(SNAPSHOT, word).replace(resume, resume + resume_options)
+        resume = resume_command(snapshot)
+        return self.mend.replace(SNAPSHOT, shell_word(snapshot)).replace(resume, resume + resume_options)
 
 
 SNAPSHOT = "{snapshot}"
@@ -64,6 +63,17 @@ def shell_word(text: object) -> str:
     if text.isprintable():
         return shlex.quote(text)
     return "$'" + "".join(map(_bash_escaped, text)) + "'"
+
+
+def resume_command(folder: object, given: str = "", *, repair: bool = False) -> str:
+    """The command that continues the crawl in ``folder``, as a shell runs it written, with
+    ``given``: the options its resume is to be given again, as a command line writes them
+    (config_saved.given_again()).
+
+    >>> resume_command("my snap", " --ca-bundle c", repair=True)
+    "archiver crawl --resume 'my snap' --ca-bundle c --repair"
+    """
+    return f"archiver crawl --resume {shell_word(folder)}{given}" + (" --repair" if repair else "")
 
 
 def _bash_escaped(char: str) -> str:

@@ -28,7 +28,7 @@ from archiver.config import CrawlConfig
 from archiver.config_rules import NEVER
 from archiver.crawl_files import parse_url_list
 from archiver.errors import ConfigError, SnapshotError
-from archiver.report import shell_word
+from archiver.report import resume_command, shell_word
 
 PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"
 
@@ -155,7 +155,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     # Held across the crawl and the mirror build, so no other writer comes in between.
     command = "archiver crawl --resume" if args.resume else "archiver crawl"
     with snapshot_lock(output, command, create=not args.resume):
-        args.hint = f"continue it with: archiver crawl --resume {shell_word(output)}{_given_again(config)}"
+        args.hint = f"continue it with: {resume_command(output, _given_again(config))}"
         return _crawl_and_mirror(config, args, progress)
 
 
@@ -270,8 +270,8 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         others = _given_again(dataclasses.replace(config, chromium=None))  # the Chromium: a new one
         print(
             f"archiver: error: {result.stats.stop_reason}; give a Chromium or Chrome that starts with "
-            f"--chromium PATH, or crawl with --browser never (what was fetched is kept: archiver crawl "
-            f"--resume {config.output}{others} --chromium PATH continues it)",
+            f"--chromium PATH, or crawl with --browser never (what was fetched is kept: "
+            f"{resume_command(config.output, others)} --chromium PATH continues it)",
             file=sys.stderr,
         )
         return EXIT_USAGE
@@ -279,7 +279,7 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
         reason = result.stats.stop_reason or ""
         print(
             f"archiver: crawl stopped ({reason}); continue it with: "
-            f"archiver crawl --resume {shell_word(config.output)}{_given_again(config)} "
+            f"{resume_command(config.output, _given_again(config))} "
             f"(or browse what is there after: archiver mirror {shell_word(config.output)})",
             file=sys.stderr,
         )
@@ -298,8 +298,7 @@ def _crawl_and_mirror(config: CrawlConfig, args: argparse.Namespace, progress: b
             f"archiver: error: the mirror left {len(result.mirror.errors)} captures without a file and kept "
             f"{len(result.mirror.kept)} as the crawl wrote them, whose records cannot be read "
             f"(archiver verify {shell_word(config.output)} names each; "
-            f"archiver crawl --resume {shell_word(config.output)}{_given_again(config)} --repair "
-            "fetches them again)",
+            f"{resume_command(config.output, _given_again(config), repair=True)} fetches them again)",
             file=sys.stderr,
         )
         return EXIT_PROBLEMS

@@ -13,7 +13,7 @@ from archiver.crawling.control import parse_command
 from archiver.crawling.control_file import ControlFile
 from archiver.crawling.resume_options import given_again_in
 from archiver.errors import ConfigError, SnapshotError
-from archiver.report import shell_word
+from archiver.report import resume_command
 from archiver.store.lock import is_locked
 from archiver.store.snapshot import Snapshot
 
@@ -52,8 +52,7 @@ def issue(target: Target, name: str, argument: str | None) -> None:
     if not is_locked(target.folder):
         raise SnapshotError(
             f"no crawl is running in {target.folder} "
-            "(continue it with: "
-            f"archiver crawl --resume {shell_word(target.folder)}{given_again_in(target.folder)})"
+            f"(continue it with: {resume_command(target.folder, given_again_in(target.folder))})"
         )
     ControlFile(Snapshot(target.folder).control_path).issue(name, argument)
 

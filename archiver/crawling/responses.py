@@ -32,7 +32,7 @@ from archiver.redirects import (
     redirect_nowhere,
     redirect_target,
 )
-from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow, reasons
 from archiver.warc.capture import Capture
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class Responses:
             row = item_row(
                 item,
                 FETCHED,
-                reason="; ".join(why for why in (nowhere, cut) if why) or None,
+                reason=reasons(nowhere, cut),
                 title=prepared.title,
                 render_reason=reason,
                 **facts,

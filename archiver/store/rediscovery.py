@@ -38,7 +38,7 @@ from archiver.store.referrers import (
     referrer_reading,
     stored_body,
 )
-from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow, reasons
 from archiver.store.seeds import seed_landings
 from archiver.urls import try_normalize
 from archiver.warc.dom import CHARSET_FIELD, DOM_CONTENT_TYPE
@@ -305,9 +305,7 @@ class Rediscovery:
         ):
             title, cut = self._links(row)
             title = title if title is not None else row.title
-            # As the crawl writes it: why a redirect status leads nowhere, then why links were cut.
-            reason = "; ".join(why for why in (row.reason, cut) if why) or None
-            row = dataclasses.replace(row, title=title, reason=reason)
+            row = dataclasses.replace(row, title=title, reason=reasons(row.reason, cut))
         self._found(row)
 
     def _found(self, row: ManifestRow) -> None:

@@ -21,6 +21,16 @@ IS_REDIRECT = "redirect_to IS NOT NULL AND outcome IN ('redirected', 'failed')"
 failed (a loop, a chain past --max-redirects) whose Location is recorded all the same."""
 
 
+def reasons(*whys: str | None) -> str | None:
+    """A row's reason made of several (None for none), in the order given: why a redirect status
+    leads nowhere, then why a page's links were cut, as the crawl and a rebuilt manifest write it.
+
+    >>> reasons("a 301 without a Location", None, "links cut"), reasons(None)
+    ('a 301 without a Location; links cut', None)
+    """
+    return "; ".join(why for why in whys if why) or None
+
+
 @dataclass(frozen=True)
 class ManifestRow:
     """Everything the snapshot knows about one URL."""

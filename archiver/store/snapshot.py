@@ -11,7 +11,7 @@ from typing import Any
 from archiver import __version__
 from archiver.config_saved import given_again
 from archiver.errors import ConfigError, SnapshotError, WriteError
-from archiver.report import shell_word
+from archiver.report import resume_command, shell_word
 
 LOCK_NAME = ".lock"
 """The writer lock's file (see store/lock.py)."""
@@ -195,8 +195,7 @@ class Snapshot:
             given = given_again(self.read_crawl_json().get("settings"))
         except SnapshotError:  # lost too: the repair gives crawl.json back, and asks for none
             given = ""
-        resume = f"archiver crawl --resume {shell_word(self.root)}{given} --repair"
-        return f"write it again from its WARC files with: {resume}"
+        return f"write it again from its WARC files with: {resume_command(self.root, given, repair=True)}"
 
     def check_manifest(self) -> None:
         """Raise SnapshotError if the folder's manifest is lost or damaged, naming the command that
@@ -295,8 +294,7 @@ class Snapshot:
         """What the error about crawl.json of such a crawl ends with: the command that mends it."""
         if not self._crawled_alone():
             return ""
-        resume = f"archiver crawl --resume {shell_word(self.root)} --repair"
-        return f"; {resume} gives it back from the WARC files"
+        return f"; {resume_command(self.root, repair=True)} gives it back from the WARC files"
 
     def write_crawl_json(self, data: dict[str, Any]) -> None:
         """Replace crawl.json atomically."""

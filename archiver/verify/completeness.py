@@ -92,8 +92,10 @@ class LinkCheck:
 
     @staticmethod
     def wants(status: int | None, mime: str) -> bool:
-        """True for the records whose pages the crawl parsed: 2xx HTML, CSS or SVG, or of no type
-        (the crawl sniffed the body: the manifest says what it took it as)."""
+        """True for the records whose pages the crawl may have parsed: HTML, CSS or SVG of a status
+        a browser shows a page of (a redirect status's row says whether it came without a
+        Location: _is_parsed), or of no type (the crawl sniffed the body: the manifest says what
+        it took it as)."""
         return is_parsed(status, mime) or (is_parsed(status, "text/html") and mime in UNKNOWN_TYPES)
 
     def page(self, entry: RecordEntry, stored: bytes, http: Any) -> None:
