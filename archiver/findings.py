@@ -40,7 +40,7 @@ from archiver.link_requests import (
     meta_referrer,
     tells_reading,
 )
-from archiver.link_values import css_destination, iter_css_urls
+from archiver.link_values import css_destination, iter_css_urls, parse_meta_refresh
 from archiver.links import (
     CSS_ATTRS,
     LINK,
@@ -306,13 +306,17 @@ def findings(
     content_type_header: str | None = None,
     page_charset: str | None = None,
     referrer_encoding: str | None = None,
+    refresh: str | None = None,
 ) -> Findings:
     """extract(), as plain values. ``page_charset``: of an HTML page kept in another encoding
     than its own (a rendered DOM, kept as UTF-8), the label of its own, which its links' queries
     are written in (warc.dom's WARC-Page-Charset). ``referrer_encoding``: of a stylesheet, the
     encoding of the document that refers to it (document_encoding()), which it is read in if
-    it names none (encodings.stylesheet_encoding())."""
-    return read_document(body, url, mime_type, content_type_header, page_charset, referrer_encoding)[0]
+    it names none (encodings.stylesheet_encoding()). ``refresh``: the value of the answer's
+    Refresh header, if any (with_refresh())."""
+    return read_document(body, url, mime_type, content_type_header, page_charset, referrer_encoding, refresh)[
+        0
+    ]
 
 
 def read_document(
@@ -322,6 +326,7 @@ def read_document(
     content_type_header: str | None = None,
     page_charset: str | None = None,
     referrer_encoding: str | None = None,
+    refresh: str | None = None,
 ) -> tuple[Findings, str | None]:
     """findings(), and the encoding the document is read in (document_encoding())."""
     if mime_type in HTML_TYPES:
@@ -329,7 +334,7 @@ def read_document(
         found = _html_findings(as_read, url, lxml_encoding, web_codec(page_charset) or encoding)
         if mime_type == XHTML_TYPE:
             found = with_prolog_stylesheets(found, body, encoding)
-        return found, encoding
+        return with_refresh(found, refresh, encoding), encoding
     if mime_type == CSS_TYPE:
         body, _cut = bounded_document(body, mime_type)
         encoding = stylesheet_encoding(
@@ -350,7 +355,31 @@ def extract(
     content_type_header: str | None = None,
     page_charset: str | None = None,
     referrer_encoding: str | None = None,
+    refresh: str | None = None,
 ) -> Page:
     """Dispatch on the MIME type: HTML, CSS and SVG are parsed, anything else has no links.
-    ``page_charset``, ``referrer_encoding``: see findings()."""
-    return _page(findings(body, url, mime_type, content_type_header, page_charset, referrer_encoding))
+    ``page_charset``, ``referrer_encoding``, ``refresh``: see findings()."""
+    return _page(
+        findings(body, url, mime_type, content_type_header, page_charset, referrer_encoding, refresh)
+    )
+
+
+def with_refresh(found: Findings, refresh: str | None, encoding: str | None = None) -> Findings:
+    """The findings of an HTML page whose answer had a Refresh header of the value ``refresh``
+    (None: none), the URL it names first among its links: Chromium follows the header as it
+    follows a <meta http-equiv=refresh> (resolved against the page's base URL), and reads it
+    before any such element. ``encoding``: the page's, its query's (resolve_reference()).
+
+    >>> with_refresh((None, "http://h/a/", {"http://h/a/b": REQUISITE}, False, {}), "0; url=next")[2]
+    {'http://h/a/next': 'link', 'http://h/a/b': 'requisite'}
+    >>> with_refresh((None, "http://h/", {}, False, {}), "5")[2]   # no URL: the page itself again
+    {}
+    """
+    span = parse_meta_refresh(refresh) if refresh else None
+    if span is None:
+        return found
+    title, base, links, nofollow, hints = found
+    target = resolve_reference(span[2], base, encoding=encoding)
+    if target is None or target in links:
+        return found
+    return title, base, {target: LINK, **links}, nofollow, hints

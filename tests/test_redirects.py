@@ -102,6 +102,65 @@ async def test_a_redirects_fragment_leads_the_mirrors_links_as_browsers_follow_i
     assert report.ok, report.render_text(str(root))
 
 
+async def test_a_refresh_header_is_followed_and_kept_in_the_mirror_as_chromium_follows_it(
+    site, run_crawl
+) -> None:
+    """A page answered with a Refresh header naming a URL takes Chromium there, as a
+    <meta http-equiv=refresh> does, and before any such element of the page. The crawl never
+    fetched that URL (verify said the snapshot complete), and the mirror's file stayed on the
+    interim page. Now the URL is a link of the page for the crawl, verify and the manifest rebuilt
+    from the WARC files alike, and the page's file holds the refresh, its URL made local, first
+    in the page (after its doctype); one to a page not archived is kept under a name no browser
+    acts on."""
+    interim = "<!DOCTYPE html><title>interim</title><p>interim page</p>"
+    site.file(
+        "/", interim + '<a href="/away">a</a><a href="/again">b</a>', headers={"Refresh": "0; url=/dest.html"}
+    )
+    site.file("/away", interim, headers={"Refresh": "1;URL='http://other.invalid/x'"})
+    site.file("/again", interim + "<p>again</p>", headers={"Refresh": "5"})
+    site.page("/dest.html", body="<p>DESTINATION</p>", links=["/beyond"])
+    site.page("/beyond")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False)).snapshot.root
+    rows = manifest_rows(root)
+    assert rows[site.url("/dest.html")].outcome == FETCHED
+    assert rows[site.url("/dest.html")].parent == site.url("/")
+    assert rows[site.url("/beyond")].outcome == FETCHED
+    assert site.url("/x") not in rows and "http://other.invalid/x" in rows  # met, out of scope
+
+    def mirror_text(path: str) -> str:
+        return (root / "mirror" / rows[site.url(path)].local_path).read_text()
+
+    home = mirror_text("/")
+    assert home.startswith('<!DOCTYPE html><meta http-equiv="refresh" content="0; url=dest.html">')
+    assert mirror_text("/away").startswith(
+        '<!DOCTYPE html><meta data-archived-http-equiv="refresh" content="1;URL=&#x27;http://other.invalid/x&#x27;">'
+    )
+    assert "refresh" not in mirror_text("/again")
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+    # The mirror the crawl wrote is the one built again from the WARC files.
+    assert (await asyncio.to_thread(run_archiver, "mirror", str(root))).returncode == 0
+    assert mirror_text("/") == home
+
+    # The manifest rebuilt from the WARC files alone takes the same link from the same page.
+    facts = ("outcome", "reason", "found_by", "depth", "parent", "status")
+    before = {url: [getattr(row, name) for name in facts] for url, row in rows.items()}
+    for path in root.glob("manifest.sqlite3*"):
+        path.unlink()
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    after = {url: [getattr(row, name) for name in facts] for url, row in manifest_rows(root).items()}
+    assert after == before
+
+    # verify counts the header's link: the manifest losing it is seen.
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("DELETE FROM urls WHERE url = ?", (site.url("/dest.html"),))
+    report = verify_snapshot(root)
+    assert not report.ok
+    assert site.url("/dest.html") in report.render_text(str(root))
+
+
 async def test_a_redirect_status_a_browser_shows_is_a_page_whose_links_are_followed(site, run_crawl) -> None:
     """Chromium takes a 301, 302, 303, 307 or 308 for a redirect only with a Location that is not
     empty; without one, and for any other 3xx (305, 399), it shows the body, as wget takes it for

@@ -280,6 +280,7 @@ class CaptureWorkers:
                         capture.header("content-encoding"),
                         inspect,
                         referrer_encoding,
+                        capture.header("refresh"),
                     )
                 except Exception as exc:  # noqa: BLE001 - as when a worker fails on it: the page is kept
                     log.warning(

@@ -16,7 +16,14 @@ from typing import BinaryIO, Protocol
 from archiver.content import HTML_TYPES, PARSED_TYPES, XHTML_TYPE, decode_payload, mime_type
 from archiver.crawling import render_policy
 from archiver.crawling.render_policy import Inspection
-from archiver.findings import Findings, read_document, read_page, root_findings, with_prolog_stylesheets
+from archiver.findings import (
+    Findings,
+    read_document,
+    read_page,
+    root_findings,
+    with_prolog_stylesheets,
+    with_refresh,
+)
 from archiver.link_requests import Hint
 from archiver.memory import map_large_blocks
 from archiver.mirror.document import Draft, draft
@@ -43,11 +50,12 @@ def parse_document(
     content_encoding: str | None,
     inspect: bool = False,
     referrer_encoding: str | None = None,
+    refresh: str | None = None,
 ) -> Parsed:
     """Title, base URL and {url: kind} links of a document as fetched (still content-encoded);
     with ``inspect``, an HTML page's render_policy.Inspection too (from the same parse).
-    ``referrer_encoding``: of a stylesheet, the encoding of the document that refers to it
-    (findings.findings()).
+    ``referrer_encoding``: of a stylesheet, the encoding of the document that refers to it;
+    ``refresh``: the answer's Refresh header (findings.findings()).
 
     Plain values, not a Page: they cross the process boundary several times cheaper.
     """
@@ -58,8 +66,10 @@ def parse_document(
         found = root_findings(root, url, page_encoding)
         if mime == XHTML_TYPE:
             found = with_prolog_stylesheets(found, body, page_encoding)
-        return found, render_policy.inspect(root, body), page_encoding
-    found, encoding = read_document(body, url, mime, content_type, referrer_encoding=referrer_encoding)
+        return with_refresh(found, refresh, page_encoding), render_policy.inspect(root, body), page_encoding
+    found, encoding = read_document(
+        body, url, mime, content_type, referrer_encoding=referrer_encoding, refresh=refresh
+    )
     return found, None, encoding
 
 
@@ -91,7 +101,14 @@ class Drafting:
             encoding = capture.header("content-encoding")
             with self._paths.one_read():
                 return draft(
-                    raw, capture.url, content_type, encoding, self._paths, self._memo, referrer_encoding
+                    raw,
+                    capture.url,
+                    content_type,
+                    encoding,
+                    self._paths,
+                    self._memo,
+                    referrer_encoding,
+                    capture.header("refresh"),
                 )
         except Exception as exc:  # noqa: BLE001 - the writer rewrites it at the end, from its record
             log.warning("cannot draft the mirror file of %s (%s: %s)", capture.url, type(exc).__name__, exc)
@@ -125,6 +142,7 @@ def prepare_capture(
             capture.header("content-encoding"),
             inspect,
             referrer_encoding,
+            capture.header("refresh"),
         )
     drafted = None
     if mirror is not None:

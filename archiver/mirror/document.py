@@ -58,13 +58,15 @@ def rewritten(
     resolve: Resolver,
     memo: Memo | None,
     referrer_encoding: str | None | UnknownEncoding = None,
+    refresh: str | None = None,
 ) -> tuple[bytes, str | None]:
     """The mirror file of an HTML, CSS or SVG document stored at ``path``, and its note (None if none).
 
     ``chunks``: the payload as stored (still content-encoded). ``referrer_encoding``: of a
     stylesheet, the encoding of the document that refers to it (findings.findings()), or why
     it is not known: ValueError then, unless the stylesheet names its own (read as UTF-8, it
-    would be other bytes than the crawl's file).
+    would be other bytes than the crawl's file). ``refresh``: the answer's Refresh header (of a
+    page: rewrite.refresh_tag()).
     """
     mime = mime_type(content_type)
     decoding = Decoding(chunks, content_encoding, REWRITE_LIMIT)
@@ -82,7 +84,7 @@ def rewritten(
     elif mime == SVG_TYPE:
         body = rewrite_svg(body, url, charset, resolve, path, memo)
     else:
-        body = rewrite_html(body, url, charset, resolve, path, memo, xml=mime == XHTML_TYPE)
+        body = rewrite_html(body, url, charset, resolve, path, memo, xml=mime == XHTML_TYPE, refresh=refresh)
     return body, _note(decoding, capped)
 
 
@@ -133,13 +135,14 @@ def draft(
     resolve: LocalPaths,
     memo: Memo | None,
     referrer_encoding: str | None = None,
+    refresh: str | None = None,
 ) -> Draft:
     """The mirror file of a fetched HTML, CSS or SVG document, with links as the crawl knows them now
-    (``referrer_encoding``: see rewritten())."""
+    (``referrer_encoding``, ``refresh``: see rewritten())."""
     path = url_to_path(url, mime_type(content_type) or None)
     resolve.drafting(url, path)
     body, note = rewritten(
-        (raw,), url, content_type, content_encoding, path, resolve, memo, referrer_encoding
+        (raw,), url, content_type, content_encoding, path, resolve, memo, referrer_encoding, refresh
     )
     return Draft(path, body, note, dict(resolve.guesses))
 

@@ -89,8 +89,9 @@ class RecordFiles:
         mime = row.content_type or mime_type(content_type)
         if mime in PARSED_TYPES:
             referred = self.referrer_encoding(row) if mime == CSS_TYPE else None
+            refresh = own_headers.get_header("Refresh") if own_headers else None
             body, note = rewritten(
-                chunks, row.url, content_type, encoding, path, self.resolve, self.memo, referred
+                chunks, row.url, content_type, encoding, path, self.resolve, self.memo, referred, refresh
             )
             # Rewritten from the first REWRITE_LIMIT bytes decoded: the rest of a larger record,
             # where its digests and CRC are settled (its head's among them), is read and checked

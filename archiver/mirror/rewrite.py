@@ -3,7 +3,8 @@ CSS, and stylesheets, by stylesheets.py).
 
 Every link a page holds (the attributes of links.HTML_LINK_ATTRS, srcset,
 inline ``style`` and ``<style>`` ``url()``, meta refresh, the document of an
-iframe's srcdoc; in SVG, the hrefs of svg.SVG_LINK_ATTRS) is resolved against
+iframe's srcdoc, the answer's Refresh header, written in the page as the <meta
+http-equiv=refresh> a browser reads it as; in SVG, the hrefs of svg.SVG_LINK_ATTRS) is resolved against
 the page's base URL and handed to ``resolve(url)``, which answers with the
 path (relative to mirror/) of the archived file, or None. Archived targets
 become relative paths from the page's own file; the rest become absolute URLs,
@@ -38,8 +39,9 @@ from archiver.encodings import (
     web_codec,
     xml_encoding,
 )
+from archiver.link_values import parse_meta_refresh
 from archiver.mirror.charsets import View
-from archiver.mirror.document_edits import document_base_url, document_edits
+from archiver.mirror.document_edits import NEUTRALISED_PREFIX, document_base_url, document_edits
 from archiver.mirror.linker import Linker, Memo, Resolver
 from archiver.mirror.stylesheets import own_path, replace_spans
 from archiver.mirror.xml_edits import stylesheet_pi_edits, xml_declaration_edits
@@ -59,6 +61,7 @@ def rewrite_html(
     memo: Memo | None = None,
     xml: bool = False,
     page_charset: str | None = None,
+    refresh: str | None = None,
 ) -> bytes:
     """A page's bytes with every link made local (if archived) or absolute.
 
@@ -73,7 +76,8 @@ def rewrite_html(
     rewritten with this ``resolve`` (a mirror build), so what its pages repeat
     is worked out once. ``page_charset``: the label of the page's own encoding,
     which its queries are written in, when its bytes are in another (a rendered
-    DOM, kept as UTF-8: findings.findings() reads it alike).
+    DOM, kept as UTF-8: findings.findings() reads it alike). ``refresh``: the value of the
+    answer's Refresh header, if any (refresh_tag()).
     """
     header_encoding = web_codec(encoding)
     bom = sniff_bom(body)
@@ -91,6 +95,10 @@ def rewrite_html(
     spans = document_edits(view, base, link, 0)
     if xml:  # the stylesheets of its <?xml-stylesheet?> instructions, as an SVG image's
         spans.extend(stylesheet_pi_edits(view, base, link))
+    elif refresh is not None and (tag := refresh_tag(refresh, base, link, view)) is not None:
+        doctype = _DOCTYPE.match(view.text)
+        at = doctype.end() if doctype else 0
+        spans.append((at, at, tag))
     if header_encoding and not bom and (mark := utf16_bom(header_encoding)) is not None:
         return mark + view.encode(replace_spans(view.text, spans))  # no <meta> can say UTF-16
     if header_encoding and not bom:
@@ -103,6 +111,30 @@ def rewrite_html(
     if not spans:
         return body
     return view.encode(replace_spans(view.text, spans))
+
+
+def refresh_tag(refresh: str, base: str, link: Linker, view: View) -> str | None:
+    """The <meta http-equiv=refresh> a page's file holds for the Refresh header its answer had
+    (``refresh``, its value), its URL made local, in ``view``'s terms; None for a header that
+    names no URL (Chromium then loads the page again: the file stays as it is). Put first in
+    the page, as Chromium reads the header before any such element of the page. A refresh to
+    a page not archived is kept under a name no browser acts on, as such an element is
+    (document_edits._away_refresh_edits()).
+
+    >>> link = Linker("h/a.html", {"http://h/b": "h/b.html"}.get)
+    >>> refresh_tag("3;URL=/b", "http://h/a", link, View(b"", "utf-8"))
+    '<meta http-equiv="refresh" content="3;URL=b.html">'
+    >>> refresh_tag("0; url=/c", "http://h/a", link, View(b"", "utf-8"))
+    '<meta data-archived-http-equiv="refresh" content="0; url=http://h/c">'
+    """
+    span = parse_meta_refresh(refresh)
+    if span is None:
+        return None
+    local_before = link.made_local
+    new = link(span[2], base, view.query_encoding)
+    content = refresh if new is None else refresh[: span[0]] + new + refresh[span[1] :]
+    name = "http-equiv" if link.made_local > local_before else NEUTRALISED_PREFIX + "http-equiv"
+    return f'<meta {name}="refresh" content="{view.from_text(html.escape(content, quote=True))}">'
 
 
 def rewrite_svg(

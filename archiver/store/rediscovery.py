@@ -37,6 +37,7 @@ from archiver.store.referrers import (
     referrer_key,
     referrer_reading,
     stored_body,
+    stored_page,
 )
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow, reasons
 from archiver.store.seeds import seed_landings
@@ -323,13 +324,13 @@ class Rediscovery:
         referrer's, a DOM's queries in its page's encoding), each as far as the crawl's
         --max-links-per-page; returns the page's title, and the reason its row gives for the
         links past that limit (links_kept()), or None."""
-        read = stored_body(self.manifest, self.reader, row, self.previous)
+        read = stored_page(self.manifest, self.reader, row, self.previous)
         title = cut = None
         if read is not None:
-            body, content_type = read
+            body, content_type, refresh = read
             content_type = as_taken(content_type, row.content_type)
             referred = self._referrer_encoding(row) if row.content_type == CSS_TYPE else None
-            page = extract(body, row.url, mime_type(content_type), content_type, None, referred)
+            page = extract(body, row.url, mime_type(content_type), content_type, None, referred, refresh)
             title = page.title
             cut = self._meet_links(row, page.links)
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:

@@ -295,15 +295,30 @@ def stored_body(
     (up to its limit), and its Content-Type; None if it has none or (``quiet``) it cannot be
     read. Not ``quiet``, what reading it raised is raised. The record is read to its end (its
     digests settled, its head's charset among what they vouch for) before either is given."""
+    read = stored_page(manifest, records, row, previous, quiet=quiet)
+    return None if read is None else read[:2]
+
+
+def stored_page(
+    manifest: Manifest,
+    records: WarcReader,
+    row: ManifestRow,
+    previous: Previous | None = None,
+    *,
+    quiet: bool = True,
+) -> tuple[bytes, str | None, str | None] | None:
+    """stored_body(), and the value of the answer's Refresh header (None: none), which names a
+    link of a page (findings.with_refresh())."""
     if row.warc_file is None or row.warc_offset is None:
         return None
     try:
         stored, own_headers = payload_record(manifest, records, row, previous)
         content_type = content_type_field(own_headers.headers) if own_headers else None
         coding = own_headers.get_header("Content-Encoding") if own_headers else None
+        refresh = own_headers.get_header("Refresh") if own_headers else None
         body = decode_stream(stored.raw_stream, coding).body
         read_to_end(stored)
-        return body, content_type
+        return body, content_type, refresh
     except Exception:
         if not quiet:
             raise

@@ -109,7 +109,7 @@ class LinkCheck:
             return
         # The crawl's decoder, with the crawl's limit: the same links as the crawl took.
         body = decode_payload(stored, http.get_header("Content-Encoding"))
-        title = self.links(row, body, content_type_field(http.headers))
+        title = self.links(row, body, content_type_field(http.headers), refresh=http.get_header("Refresh"))
         self.read_whole(row, title)
 
     def links(
@@ -119,14 +119,16 @@ class LinkCheck:
         content_type: str | None,
         page_charset: str | None = None,
         referred: str | None = None,
+        refresh: str | None = None,
     ) -> str | None:
         """_check_links() of one document of ``row``, noting the rows it proves found on it
-        (their depth checked); returns the document's title."""
+        (their depth checked); returns the document's title. ``refresh``: its answer's Refresh
+        header (findings.with_refresh())."""
         if not self._scratch:
             self.manifest.connection.executescript(SCRATCH)
             self._scratch = True
         title, linked = _check_links(
-            row, body, content_type, self.met, self.scope, self.report, page_charset, referred
+            row, body, content_type, self.met, self.scope, self.report, page_charset, referred, refresh
         )
         db = self.manifest.connection
         for met in linked:
@@ -248,13 +250,16 @@ def _check_links(
     report: Report,
     page_charset: str | None = None,
     referrer_encoding: str | None = None,
+    refresh: str | None = None,
 ) -> tuple[str | None, list[Met]]:
     """Report the links of a document of ``row`` the manifest does not hold (but those after the
     first its row says the crawl followed, at --max-links-per-page: links_followed()); returns the
     document's title, and the rows of its links that name ``row`` as the page they were found on."""
     report.stats["pages parsed"] += 1
     content_type = as_taken(content_type, row.content_type)  # its body sniffed, where it named no type
-    page = extract(body, row.url, mime_type(content_type), content_type, page_charset, referrer_encoding)
+    page = extract(
+        body, row.url, mime_type(content_type), content_type, page_charset, referrer_encoding, refresh
+    )
     linked = []
     # A page whose links past --max-links-per-page the crawl did not follow says so in its row:
     # those after the first it followed (in the page's order, each once) need no row.
