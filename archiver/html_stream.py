@@ -24,7 +24,7 @@ CHUNK = 64 * 1024
 
 
 def read_elements(
-    source: bytes | mmap.mmap, events: tuple[str, ...], encoding: str | None = None, huge_tree: bool = False
+    source: bytes | mmap.mmap, events: tuple[str, ...], encoding: str | None = None
 ) -> Iterator[tuple[str, lxml.etree._Element]]:
     """(event, element) of the HTML document ``source`` holds (its bytes, or a file's mapped
     bytes, read CHUNK at a time), its start tags crowded with attributes thinned
@@ -33,12 +33,14 @@ def read_elements(
 
     Once the caller is done with an element's "end" (the next event is asked for), the
     element is dropped with what came before it under its parent; the elements left open
-    where the document stops end after the last chunk. The tree is that of lxml.html's parser.
-    Raises LookupError for an encoding lxml does not know, lxml.etree.LxmlError for a
-    document it cannot read.
+    where the document stops end after the last chunk. The tree is that of lxml.html's parser,
+    with libxml2's huge_tree: a page is read 2048 elements deep, not 256 (past that, unlike
+    parse_html(), what follows is lost: a page this large read by a target would cost four
+    times as much, and a page as deep is a page built to be). Raises LookupError for an
+    encoding lxml does not know, lxml.etree.LxmlError for a document it cannot read.
     """
     parser = lxml.etree.HTMLPullParser(
-        events=events, encoding=encoding, remove_comments=False, huge_tree=huge_tree
+        events=events, encoding=encoding, remove_comments=False, huge_tree=True
     )
     yield from _parsed(parser, thin_crowded_tags(source))
 
@@ -57,6 +59,10 @@ def parse_html(body: bytes, encoding: str | None = None) -> lxml.etree._Element 
         # An encoding lxml does not know fails here, when the parser is made.
         parser = lxml.etree.HTMLParser(encoding=encoding, remove_comments=False)
         root = lxml.etree.fromstring(body, parser=parser)
+        if root is not None and any(error.type == _TOO_DEEP for error in parser.error_log):
+            read_in = root.getroottree().docinfo.encoding
+            root = lxml.etree.fromstring(body, lxml.etree.HTMLParser(encoding=encoding, target=_CappedTree()))
+            encoding = encoding or read_in
     except (lxml.etree.ParserError, LookupError, ValueError):
         root = None
     if root is None:  # no document (lxml.html says "Document is empty")
@@ -65,6 +71,51 @@ def parse_html(body: bytes, encoding: str | None = None) -> lxml.etree._Element 
     if page_body is not None:  # a later <body> tag's attributes, which libxml2 drops
         add_later_body_attributes(body, encoding or root.getroottree().docinfo.encoding, page_body)
     return root
+
+
+DOM_DEPTH = 512
+"""The depth of Chromium's deepest element (its parser's kMaximumHTMLParserDOMTreeDepth): an
+element met deeper is put beside the last one at that depth instead, and a page nested deeper
+shows all it holds. libxml2 stops reading a page at 256 elements deep (2048 with its huge_tree
+option), and what follows is lost: its links too."""
+_TOO_DEEP = lxml.etree.ErrorTypes.ERR_RESOURCE_LIMIT
+"""The error libxml2 stops reading a page with at its depth limit (or another of its limits)."""
+
+
+class _CappedTree:
+    """A parser target building parse_html()'s tree as Chromium builds it past DOM_DEPTH: libxml2
+    keeps no limit of depth for a target, whose tree it does not hold. Each call into Python
+    costs (about four times the parse in C): a page is read so only once libxml2 stopped on it.
+
+    >>> deep = b"<body>" + b"<div>" * 600 + b'<a href="/in">a</a>' + b"</div>" * 600 + b"<a href=/b>b</a>"
+    >>> root = parse_html(deep)
+    >>> [a.get("href") for a in root.iter("a")], max(len(list(e.iterancestors())) for e in root.iter())
+    (['/in', '/b'], 512)
+    """
+
+    def __init__(self) -> None:
+        self._builder = lxml.etree.TreeBuilder()
+        self._depth = 0
+
+    def start(self, tag: str, attributes: dict[str, str]) -> None:
+        self._depth += 1
+        self._builder.start(tag, attributes)
+        if self._depth > DOM_DEPTH:  # beside its parent: what it holds comes after it
+            self._builder.end(tag)
+
+    def end(self, tag: str) -> None:
+        if self._depth <= DOM_DEPTH:
+            self._builder.end(tag)
+        self._depth -= 1
+
+    def data(self, text: str) -> None:
+        self._builder.data(text)
+
+    def comment(self, text: str) -> None:
+        self._builder.comment(text)
+
+    def close(self) -> lxml.etree._Element:
+        return self._builder.close()
 
 
 def read_xml_elements(

@@ -179,7 +179,7 @@ def _streamed_html_references(document: Path) -> Iterator[str]:
         # A UTF-8 file's bytes are mapped, not read: the page is never held whole. Another is
         # held once, in UTF-8 (its tree would take ten times that).
         source = mapped if encoding == "utf-8" else as_utf8(mapped[:], encoding)
-        for _event, element in read_elements(source, ("end",), "utf-8", huge_tree=True):
+        for _event, element in read_elements(source, ("end",), "utf-8"):
             if element.tag == "body":  # a later <body> tag's attributes, as a small page's tree has
                 add_later_body_attributes(source, "utf-8", element)
             # Its children were dropped at their own end: this visits the element alone.
