@@ -118,6 +118,8 @@ def check_settings(config: Any) -> None:
             raise ConfigError(f"{flag_of(f)} must be one of {', '.join(option.choices)}")
     if not re.fullmatch(r"[A-Za-z0-9._-]+", config.warc_prefix):
         raise ConfigError("--warc-prefix may hold only letters, digits, '.', '_' and '-'")
+    if len(config.warc_prefix) > MAX_FILE_NAME_PART:
+        raise ConfigError(f"--warc-prefix takes at most {MAX_FILE_NAME_PART} characters")
     if config.ca_bundle and config.insecure:
         raise ConfigError("--ca-bundle and --insecure contradict each other: give one")
     if any(not 100 <= status <= 599 for status in config.retry_on):
@@ -142,6 +144,10 @@ def check_settings(config: Any) -> None:
         check_resolve(host, address)
 
 
+MAX_FILE_NAME_PART = 100
+"""Characters of --warc-prefix, and of --node, which name WARC files (PREFIX-NODE-DATE-SERIAL.warc.gz):
+both and the rest fit in the 255 bytes a file system takes in a name. Longer, every WARC file
+failed to open, and the crawl's resume, which keeps its prefix, failed alike."""
 NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.]*"
 """A crawl node's name: it goes into file names after a '-', so it holds none, and names its
 folder under nodes/, so it does not begin with a '.' ('..' was the snapshot's own folder)."""
@@ -165,6 +171,8 @@ def check_shared(frontier: str | None, crawl_id: str | None, node: str | None) -
         raise ConfigError("--crawl-id may hold only letters, digits, '.', '_' and '-'")
     if node is not None and not re.fullmatch(NAME_PATTERN, node):
         raise ConfigError("--node may hold only letters, digits, '.' and '_', and begins with no '.'")
+    if node is not None and len(node) > MAX_FILE_NAME_PART:
+        raise ConfigError(f"--node takes at most {MAX_FILE_NAME_PART} characters")
 
 
 def setting_from_json(name: str, annotation: str, value: Any) -> Any:

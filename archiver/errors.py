@@ -36,7 +36,12 @@ class BadURL(ArchiverError, ValueError):
     def __init__(self, url: str, why: str) -> None:
         self.url = url
         self.why = why
-        super().__init__(f"bad URL {url!r}: {why}")
+        shown = url if len(url) <= SHOWN_URL else url[:SHOWN_URL] + "\u2026"
+        super().__init__(f"bad URL {shown!r}: {why}")
+
+
+SHOWN_URL = 200
+"""Characters of a bad URL its error shows: what was given may be a line of megabytes."""
 
 
 class ConfigError(ArchiverError):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bad_input import NOT_UTF8, OUT, URL, Case, assert_refused, written
+from bad_input import NOT_UTF8, OUT, URL, Case, assert_refused, run, written
 
 CASES: list[Case] = [
     # crawl: numbers
@@ -90,6 +90,16 @@ CASES: list[Case] = [
         written("{tmp}/s.txt", b"\xff\xfe"),
         "UTF-8",
     ),
+    # Files that never end (a pipe, /dev/zero): read whole, they took the machine's memory.
+    ("input-file-endless", ["crawl", "-i", "/dev/zero", "-o", OUT], None, "more than 64 MiB"),
+    ("config-endless", ["crawl", URL, "-o", OUT, "--config", "/dev/zero"], None, "more than 64 MiB"),
+    ("cookies-file-endless", ["crawl", URL, "-o", OUT, "--cookies-file", "/dev/zero"], None, "not a file"),
+    (
+        "input-file-huge-line",
+        ["crawl", "-i", "{tmp}/seeds.txt", "-o", OUT],
+        written("{tmp}/seeds.txt", "not a url " + "a" * 1_000_000),
+        "seeds.txt, line 1: bad URL 'not a url aaa",
+    ),
     ("config-missing", ["crawl", URL, "-o", OUT, "--config", "{tmp}/none.toml"], None, "{tmp}/none.toml"),
     (
         "config-not-toml",
@@ -112,6 +122,8 @@ CASES: list[Case] = [
     # crawl: text
     ("scope-unknown", ["crawl", URL, "-o", OUT, "--scope", "galaxy"], None, "--scope"),
     ("warc-prefix-path", ["crawl", URL, "-o", OUT, "--warc-prefix", "../up"], None, "--warc-prefix"),
+    # Longer than a file name takes, with the rest of a WARC file's name: no WARC file could be opened.
+    ("warc-prefix-long", ["crawl", URL, "-o", OUT, "--warc-prefix", "p" * 250], None, "at most 100"),
     ("exclude-bad-regex", ["crawl", URL, "-o", OUT, "--exclude", "(["], None, "regular expression"),
     ("include-bad-regex", ["crawl", URL, "-o", OUT, "--include", "*"], None, "regular expression"),
     ("user-agent-not-utf8", ["crawl", URL, "-o", OUT, "--user-agent", NOT_UTF8], None, "--user-agent"),
@@ -166,3 +178,11 @@ def test_a_bad_crawl_option_is_one_line_and_a_non_zero_exit(
     case = tmp_path / "case"
     case.mkdir()
     assert_refused(tmp_path / "snap", case, args, prepare, word)
+
+
+def test_a_bad_url_of_a_megabyte_is_said_in_a_line_of_its_beginning(tmp_path: Path) -> None:
+    """The error named the whole of what was given: a seed file's line of 200 MB wrote 200 MB."""
+    done = run("crawl", "not a url " + "a" * 100_000, "-o", str(tmp_path / "snap"))
+    assert done.returncode == 2
+    assert done.stderr.startswith("archiver: error: bad URL 'not a url aaa")
+    assert len(done.stderr) < 400, len(done.stderr)

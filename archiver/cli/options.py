@@ -21,6 +21,9 @@ from archiver.config_options import Option, flag_of, human_size
 from archiver.config_rules import check_resolve
 from archiver.errors import ConfigError
 
+TEXT_FILE_LIMIT = 64 * 1024**2
+"""The most bytes of a file of URLs (-i) or of settings (--config) read: about 600,000 URLs."""
+
 
 class Parser(argparse.ArgumentParser):
     """argparse without abbreviations (``--user`` is not ``--user-agent``), saying a usage error
@@ -164,12 +167,20 @@ def given_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def read_text(name: str | Path, option: str) -> str:
-    """The text of file ``name`` (``-``: standard input), or a ConfigError saying why not."""
+    """The text of file ``name`` (``-``: standard input), or a ConfigError saying why not: one
+    that cannot be read, is not UTF-8, or holds more than TEXT_FILE_LIMIT bytes (a pipe that never
+    ends, /dev/zero: read whole, it would take the machine's memory)."""
     try:
         if str(name) == "-":
-            return sys.stdin.read().removeprefix("\ufeff")
-        return Path(name).read_text(encoding="utf-8-sig")
+            data = sys.stdin.buffer.read(TEXT_FILE_LIMIT + 1)
+        else:
+            with open(name, "rb") as file:
+                data = file.read(TEXT_FILE_LIMIT + 1)
     except OSError as exc:
         raise ConfigError(f"{option} {name}: cannot read it ({exc.strerror or exc})") from None
+    if len(data) > TEXT_FILE_LIMIT:
+        raise ConfigError(f"{option} {name}: more than {TEXT_FILE_LIMIT // 1024**2} MiB") from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ConfigError(f"{option} {name}: not UTF-8 text") from None

@@ -25,7 +25,9 @@ path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 from __future__ import annotations
 
 import http.cookiejar
+import os
 import re
+import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from http.cookies import BaseCookie, CookieError, Morsel
@@ -354,10 +356,21 @@ class SiteCookieJar(aiohttp.CookieJar):
         return [cookie for _created, cookie in sorted(given, key=lambda entry: entry[0])]
 
 
+COOKIES_FILE_LIMIT = 16 * 1024**2
+"""The largest cookies.txt file read (tens of thousands of cookies)."""
+
+
 def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:
     """The cookies of a cookies.txt file; ConfigError if it cannot be read as one."""
     mozilla = http.cookiejar.MozillaCookieJar()
     try:
+        found = os.stat(path)
+        if not stat.S_ISREG(found.st_mode):  # /dev/zero, a pipe: read by lines, it never ends
+            raise ConfigError(f"cannot read --cookies-file {path}: not a file")
+        if found.st_size > COOKIES_FILE_LIMIT:
+            raise ConfigError(
+                f"cannot read --cookies-file {path}: more than {COOKIES_FILE_LIMIT // 1024**2} MiB"
+            )
         mozilla.load(path, ignore_discard=True, ignore_expires=True)
     except (OSError, http.cookiejar.LoadError, ValueError) as exc:  # ValueError: not UTF-8
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
