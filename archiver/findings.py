@@ -49,6 +49,7 @@ from archiver.links import (
     Link,
     base_contexts,
     base_href,
+    before_base,
     charset_from_content_type,
     iter_html_references,
     page_title,
@@ -112,6 +113,8 @@ def root_findings(
         return None, url, {}, False, {}
     base = base_href(root, url, encoding)
     contexts = base_contexts(base)
+    early = before_base(root) if base != url else set()
+    page_contexts = base_contexts(url)
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}
     page_policy = meta_referrer(root.iter("meta"))
@@ -120,14 +123,16 @@ def root_findings(
     # text at each call, and a <style> of megabytes holds thousands of URLs.
     style: tuple[lxml.etree._Element | None, str] = (None, "")
     for element, attribute, start, _end, value, kind in iter_html_references(root):
+        # A requisite before the <base> was fetched against the page's URL (links.before_base()).
+        at, at_contexts = (url, page_contexts) if kind == REQUISITE and element in early else (base, contexts)
         if attribute is None or attribute in CSS_ATTRS:  # CSS: a <style>'s text, a style attribute
             if attribute is None and style[0] is not element:
                 style = (element, element.text or "")
             destination = "image" if attribute else css_destination(style[1], start)
             hint = (page_policy, destination, cors_font(destination), "")
-            resolved = resolve_reference(value, base, contexts)
+            resolved = resolve_reference(value, at, at_contexts)
         else:
-            resolved = resolve_reference(value, base, contexts, encoding=encoding)
+            resolved = resolve_reference(value, at, at_contexts, encoding=encoding)
             if resolved is None:  # a fragment of the page (half a documentation page's links)
                 continue
             policy, destination, cors, words = element_request(element, attribute, known)

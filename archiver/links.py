@@ -247,11 +247,37 @@ def style_attribute_references(
 
 def base_href(root: lxml.etree._Element, page_url: str, encoding: str | None = None) -> str:
     """The URL relative links resolve against: the first <base href>, or the page's URL."""
+    base = _first_base(root)
+    return page_url if base is None else document_base(base.get("href") or "", page_url, encoding)
+
+
+def _first_base(root: lxml.etree._Element) -> lxml.etree._Element | None:
     for base in root.iter("base"):
         href = base.get("href")
         if href and is_fetchable_reference(href):
-            return document_base(href, page_url, encoding)
-    return page_url
+            return base
+    return None
+
+
+def before_base(root: lxml.etree._Element) -> set[lxml.etree._Element]:
+    """The elements before the page's first <base href> (base_href()'s), in document order; none
+    if it has none. Chromium fetches a requisite as its parser inserts its element: one before the
+    <base> against the page's own URL (measured: a stylesheet, a script, an image far enough
+    before it). A link followed later (an <a> clicked, a refresh) resolves against the base.
+
+    >>> root = lxml.html.fromstring('<link rel=stylesheet href=s.css><base href=/b/><img src=i.png>')
+    >>> sorted(element.tag for element in before_base(root))
+    ['head', 'html', 'link']
+    """
+    base = _first_base(root)
+    if base is None:
+        return set()
+    before = set()
+    for element in root.iter():
+        if element is base:
+            break
+        before.add(element)
+    return before
 
 
 def document_base(href: str, page_url: str, encoding: str | None = None) -> str:

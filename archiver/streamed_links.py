@@ -34,6 +34,7 @@ from archiver.links import (
     document_base,
     is_fetchable_reference,
     references_in,
+    resolve_reference,
     style_attribute_references,
     title_text,
 )
@@ -104,10 +105,15 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
                         assert ref[1] is not None  # no <style>'s text: see above
                         if ref[4][:1] == "#":  # a fragment of the page: nothing to fetch
                             continue
+                        value: str | None = ref[4]
+                        if base is None and ref[5] == REQUISITE:
+                            value = _early(ref[4], url, document_encoding)
+                        if value is None:
+                            continue
                         if tag == "source" and in_picture:
                             sources.append(len(references))
                         hint = element_request(element, ref[1], known)
-                        references.append((ref[4], ref[5], document_encoding, *hint))
+                        references.append((value, ref[5], document_encoding, *hint))
                     if tag == "base" and base is None:
                         href = element.get("href") or ""
                         base = (
@@ -126,19 +132,23 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
                     sources.clear()
                 if element.get("style") is not None:
                     styled.extend(
-                        (ref[4], ref[5], None, "", "image", "", "")
+                        (value, ref[5], None, "", "image", "", "")
                         for ref in style_attribute_references((element,), ("style",))
+                        if (value := _css_value(ref[4], url, base)) is not None
                     )
                 # Presentation attributes are CSS in SVG only, read after every style (as in a tree).
                 if in_svg and not _PRESENTATION_NAMES.isdisjoint(element.keys()):
                     presented.extend(
-                        (ref[4], ref[5], None, "", "image", "", "")
+                        (value, ref[5], None, "", "image", "", "")
                         for ref in style_attribute_references((element,), PRESENTATION_URL_ATTRS)
+                        if (value := _css_value(ref[4], url, base)) is not None
                     )
             elif tag == "svg":
                 in_svg -= 1
             elif tag == "style" and (css := element.text):  # and now its text, copied once by lxml
-                for start, _e, value in iter_css_urls(css):
+                for start, _e, written in iter_css_urls(css):
+                    if (value := _css_value(written, url, base)) is None:
+                        continue
                     destination = css_destination(css, start)
                     references.append((value, REQUISITE, None, "", destination, cors_font(destination), ""))
             elif tag == "title":
@@ -158,6 +168,18 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
         references=(*references, *styled, *presented),
         iframes=tuple(iframes),
     )
+
+
+def _early(value: str, url: str, encoding: str | None) -> str | None:
+    """A requisite's reference read before the page's <base href>, if it has one: the URL it names
+    against the page's own URL, which Chromium fetched it at (links.before_base()), and which
+    resolved again against the base stays itself. None if it names nothing to fetch."""
+    return resolve_reference(value, url, encoding=encoding)
+
+
+def _css_value(value: str, url: str, base: str | None) -> str | None:
+    """A URL of CSS (always a requisite) as read_streamed() keeps it: _early() before any <base>."""
+    return _early(value, url, None) if base is None else value
 
 
 def _in_head(element: lxml.etree._Element) -> bool:

@@ -484,6 +484,58 @@ async def test_an_iframe_srcdoc_is_crawled_and_made_local_in_the_mirror(site: An
     assert report.stats["mirror links"] >= 6
 
 
+@pytest.mark.parametrize("size", ["small", "streamed"])
+async def test_requisites_before_a_base_are_fetched_against_the_pages_url_as_chromium_fetches_them(
+    site: Any, run_crawl: Any, size: str
+) -> None:
+    """Chromium fetches a stylesheet, a script, a style's image before the page's <base> as its
+    parser inserts them, against the page's own URL (measured); the crawl resolved every link
+    against the base, fetched other URLs than a reader's browser did, and the mirror pointed there.
+    A link followed later (an <a>, a <link rel=next>, even one before the <base>) resolves against
+    the base."""
+    filler = "<p>" + "x" * 300_000 + "</p>" if size == "streamed" else ""
+    site.file(
+        "/x/page.html",
+        '<!doctype html><html><head><link rel="stylesheet" href="s.css"><script src="j.js"></script>'
+        '<style>p{background:url(bg.png)}</style><link rel="next" href="early.html"><base href="/b/"></head>'
+        f'<body style="background:url(bb.png)"><img src="i.png"><a href="p.html">p</a>{filler}</body></html>',
+    )
+    site.file("/x/s.css", "p{color:red}", "text/css")
+    site.file("/x/j.js", "1", "text/javascript")
+    for n, name in enumerate(("x/bg.png", "b/bb.png", "b/i.png")):
+        site.file(f"/{name}", PNG + bytes([n]), "image/png")  # one file each, not one shared
+    site.page("/b/p.html")
+    site.page("/b/early.html")
+    await site.start()
+    root = (await run_crawl(site.url("/x/page.html"), sitemaps=False)).snapshot.root
+    rows = manifest_rows(root)
+    fetched = sorted(url.removeprefix(site.url("")) for url, row in rows.items() if row.status == 200)
+    assert fetched == [
+        "/b/bb.png",
+        "/b/early.html",
+        "/b/i.png",
+        "/b/p.html",
+        "/x/bg.png",
+        "/x/j.js",
+        "/x/page.html",
+        "/x/s.css",
+    ]
+    page = lxml.html.document_fromstring(
+        (root / "mirror" / rows[site.url("/x/page.html")].local_path).read_bytes()
+    )
+    assert sorted(value for *_rest, value, _kind in iter_html_references(page)) == [
+        "../b/bb.png",
+        "../b/early.html",
+        "../b/i.png",
+        "../b/p.html",
+        "bg.png",
+        "j.js",
+        "s.css",
+    ]
+    report = verify_snapshot(root)
+    assert report.ok, report.render_text(str(root))
+
+
 async def test_svg_documents_are_crawled_and_made_local_in_the_mirror(site: Any, run_crawl: Any) -> None:
     # An SVG image's <image>, <use>, <feImage>, styles and <a> were neither fetched nor rewritten:
     # opened from the mirror, it drew what it could reach on the web.

@@ -19,6 +19,7 @@ from archiver.links import (
     CSS_ATTRS,
     HTML_LINK_ATTRS,
     MAX_SRCDOC_DEPTH,
+    REQUISITE,
     SRCSET_ATTRS,
     SVG_LINK_ATTRS,
     document_base,
@@ -125,10 +126,12 @@ def _attribute_text(raw_value: str, view: View) -> str:
 
 
 def document_edits(
-    view: View, base: str, link: Linker, depth: int, svg: bool = False
+    view: View, base: str, link: Linker, depth: int, svg: bool = False, base_at: int = 0
 ) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace in an HTML document whose base URL is ``base``, at
-    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document."""
+    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document. ``base_at``:
+    where the page's <base> tag begins (document_base_at()): the requisites of the tags and
+    <style>s before it resolve against the page's URL."""
     spans: list[tuple[int, int, str]] = []
     styles: list[tuple[int, int]] = []
     edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
@@ -150,13 +153,16 @@ def document_edits(
             edits: Edits = tuple(_tag_edits(tag, raw, base, link, view, depth, not html_rules))
         elif tag == "a" and not blob_base and (one_link := _ONE_LINK.fullmatch(raw)) is not None:
             edits = _one_link_edits(one_link, base, link, view)
+        elif offset < base_at and link.page_url:  # few tags, not remembered: a memo knows one base
+            edits = tuple(_tag_edits(tag, raw, base, link, view, depth, page_base=link.page_url))
         else:
             edits = _remembered_tag_edits(tag, raw, base, link, view, depth)
         spans.extend((offset + start, offset + end, new) for start, end, new in edits)
     for start, end in styles:
         css = view.text[start:end]
         if may_hold_css_urls(css):
-            edits = tuple(xml_style_edits(css, base, link, view) if svg else css_edits(css, base, link, view))
+            at = link.page_url if start < base_at and link.page_url else base
+            edits = tuple(xml_style_edits(css, at, link, view) if svg else css_edits(css, at, link, view))
             spans.extend((start + s, start + e, new) for s, e, new in edits)
     return spans
 
@@ -198,16 +204,22 @@ def _rewritten_srcdoc(text: str, base: str, link: Linker, depth: int) -> str | N
 
 def document_base_url(page_url: str, view: View) -> str:
     """The URL links resolve against: the first <base href>, or the page's URL."""
+    return document_base_at(page_url, view)[0]
+
+
+def document_base_at(page_url: str, view: View) -> tuple[str, int]:
+    """document_base_url(), and where its <base> tag begins (0 if the page has none): the
+    requisites of the tags before it resolve against the page's URL (links.before_base())."""
     if not _BASE_TAG.search(view.text):  # most pages: no need to read the tags twice
-        return page_url
-    for _offset, tag, raw in iter_tags(view.text, [], _BASE):
+        return page_url, 0
+    for offset, tag, raw in iter_tags(view.text, [], _BASE):
         if tag != "base":
             continue
         for name, _ns, _ne, value_start, value_end in attributes(raw):
             href = _attribute_text(raw[value_start:value_end], view)
             if name == "href" and is_fetchable_reference(href):
-                return document_base(href, page_url, view.query_encoding)
-    return page_url
+                return document_base(href, page_url, view.query_encoding), offset
+    return page_url, 0
 
 
 def _quoted(text: str, view: View) -> str:
@@ -245,10 +257,19 @@ def _remembered_tag_edits(tag: str, raw: str, base: str, link: Linker, view: Vie
 
 
 def _tag_edits(
-    tag: str, raw: str, base: str, link: Linker, view: View, depth: int, svg: bool = False
+    tag: str,
+    raw: str,
+    base: str,
+    link: Linker,
+    view: View,
+    depth: int,
+    svg: bool = False,
+    page_base: str | None = None,
 ) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace inside one raw start tag (one of _EDITED_TAGS, or
-    of _SVG_EDITED_TAGS in ``svg``, or with a style attribute: _document_edits checks)."""
+    of _SVG_EDITED_TAGS in ``svg``, or with a style attribute: _document_edits checks).
+    ``page_base``: of a tag before the page's <base>, the page's URL, which its requisites
+    resolve against (links.before_base())."""
     found = attributes(raw)
     element = _Element(tag, raw, found, view)
     read = _READ_ATTRS.get(tag, _ALWAYS_READ)
@@ -277,13 +298,16 @@ def _tag_edits(
             if is_fetchable_reference(value):
                 edits.append((value_start, value_end, _quoted(base, view)))
             continue
-        if _resolves_to_nothing(name, value, base):
+        at = base
+        if page_base is not None and (name in CSS_ATTRS or link_kind(element, name) == REQUISITE):
+            at = page_base
+        if _resolves_to_nothing(name, value, at):
             edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
             continue
         if tag == "iframe" and name == "srcdoc":  # a blob: URL's document lives there (frame_documents.py)
             new_value = _rewritten_srcdoc(value, blob_document_url(element) or base, link, depth)
         else:
-            new_value = _attribute_edit(element, tag, name, value, base, link, view.query_encoding)
+            new_value = _attribute_edit(element, tag, name, value, at, link, view.query_encoding)
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
         if tag == "meta" and name == "content" and link.made_local == local_before:

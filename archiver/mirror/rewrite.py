@@ -41,7 +41,7 @@ from archiver.encodings import (
 )
 from archiver.link_values import parse_meta_refresh
 from archiver.mirror.charsets import View
-from archiver.mirror.document_edits import NEUTRALISED_PREFIX, document_base_url, document_edits
+from archiver.mirror.document_edits import NEUTRALISED_PREFIX, document_base_at, document_edits
 from archiver.mirror.linker import Linker, Memo, Resolver
 from archiver.mirror.stylesheets import own_path, replace_spans
 from archiver.mirror.xml_edits import stylesheet_pi_edits, xml_declaration_edits
@@ -91,8 +91,8 @@ def rewrite_html(
     view = View(body, read_in, web_codec(page_charset))
     here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
-    base = document_base_url(page_url, view)
-    spans = document_edits(view, base, link, 0)
+    base, base_at = document_base_at(page_url, view)
+    spans = document_edits(view, base, link, 0, base_at=base_at if base != page_url else 0)
     if xml:  # the stylesheets of its <?xml-stylesheet?> instructions, as an SVG image's
         spans.extend(stylesheet_pi_edits(view, base, link))
     elif refresh is not None and (tag := refresh_tag(refresh, base, link, view)) is not None:
