@@ -183,6 +183,18 @@ async def test_a_node_joins_only_its_own_crawl_with_the_same_options(tree, tmp_p
         *node_args(tree.url(), tmp_path / "e", redis_url, "one", "--max-pages", "5", "--no-sitemaps")
     )
     assert code == 2 and "this node's --no-sitemaps differ" in text, text
+    # A page's links past another node's limit, a chain past its limit, were kept or lost by
+    # whichever node took them.
+    code, text = await run_archiver(
+        *node_args(
+            tree.url(), tmp_path / "f", redis_url, "one", "--max-pages", "5", "--max-links-per-page", "1"
+        )
+    )
+    assert code == 2 and "this node's --max-links-per-page differ" in text, text
+    code, text = await run_archiver(
+        *node_args(tree.url(), tmp_path / "g", redis_url, "one", "--max-pages", "5", "--max-redirects", "2")
+    )
+    assert code == 2 and "this node's --max-redirects differ" in text, text
     # Crawl "one" is finished: a node joining it would archive nothing, and exit 0 for it.
     code, text = await run_archiver(
         *node_args(tree.url(), tmp_path / "d", redis_url, "one", "--max-pages", "5")

@@ -54,13 +54,15 @@ async def test_a_304_confirms_the_urls_own_capture_not_another_with_its_payload(
     assert verify_snapshot(new).ok
 
 
-async def test_a_304_that_names_another_version_is_asked_again(site, run_crawl, tmp_path):
+@pytest.mark.parametrize("weak", ["", "W/"])
+async def test_a_304_that_names_another_version_is_asked_again(site, run_crawl, tmp_path, weak):
     """A server that answers If-Modified-Since alone, with the new version's ETag: that 304 does
-    not confirm what OLD holds (RFC 9111, section 4.3.4); the page is fetched whole."""
+    not confirm what OLD holds (RFC 9111, section 4.3.4: a weak ETag, compared weakly, must match
+    too); the page is fetched whole."""
     version = {"n": 1}
 
     async def serve(request: web.Request) -> web.StreamResponse:
-        etag = f'"v{version["n"]}"'
+        etag = f'{weak}"v{version["n"]}"'
         if request.headers.get("If-Modified-Since"):
             return web.Response(status=304, headers={"ETag": etag})
         body = f"<!doctype html><p>version {version['n']}</p>"

@@ -70,6 +70,8 @@ SHARED_SETTINGS = (
     "include",
     "exclude",
     "max_depth",
+    "max_links_per_page",
+    "max_redirects",
     "max_pages",
     "max_bytes",
     "max_file_size",
@@ -80,7 +82,9 @@ SHARED_SETTINGS = (
 )
 """Settings every node of a crawl must have alike: they decide what the crawl holds (the seeds
 make the scope of each node, the user agent which robots.txt rules apply; a node that reads no
-sitemaps would drop the item that asks for them)."""
+sitemaps would drop the item that asks for them; a page's links past another node's
+--max-links-per-page, a chain past its --max-redirects, were lost or kept by whichever node
+took them)."""
 _SAID = {"seeds": "seed URLs", "obey_robots": "--ignore-robots", "sitemaps": "--no-sitemaps"}
 """How a shared setting is named to the user where it is not its option's name."""
 FINISHED_KEY = "finished"

@@ -108,12 +108,15 @@ class Revisiting:
 
 def names_another_version(answer: list[tuple[str, str]], stored: list[tuple[str, str]]) -> bool:
     """Whether a 304's validators name another version than the stored response's: a strong ETag
-    that differs from the stored one, or, without an ETag, another Last-Modified. Such a 304
-    updates no stored response (RFC 9111, section 4.3.4).
+    other than the stored one (compared strongly: a stored weak one is another), a weak ETag
+    whose tag is not the stored one's (compared weakly), or, without an ETag, another
+    Last-Modified. Such a 304 updates no stored response (RFC 9111, section 4.3.4).
 
     >>> names_another_version([("ETag", '"v2"')], [("ETag", '"v1"')])
     True
     >>> names_another_version([("ETag", 'W/"v2"'), ("Date", "x")], [("ETag", '"v1"')])
+    True
+    >>> names_another_version([("ETag", 'W/"v1"')], [("ETag", '"v1"')])
     False
     >>> names_another_version([("Last-Modified", "Tue")], [("Last-Modified", "Mon")])
     True
@@ -122,7 +125,9 @@ def names_another_version(answer: list[tuple[str, str]], stored: list[tuple[str,
     held = {name.lower(): value.strip() for name, value in stored}
     etag = given.get("etag")
     if etag:
-        return not etag.startswith("W/") and etag != held.get("etag")
+        if etag.startswith("W/"):
+            return etag.removeprefix("W/") != (held.get("etag") or "").removeprefix("W/")
+        return etag != held.get("etag")
     modified = given.get("last-modified")
     return bool(modified) and modified != held.get("last-modified")
 
