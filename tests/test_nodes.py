@@ -317,6 +317,42 @@ async def test_an_item_put_back_to_wait_is_queued_once_when_its_node_is_lost(red
         await crawl.close()
 
 
+async def test_a_merge_by_hand_builds_the_mirror_again_and_verify_sees_a_mirror_it_forgot(
+    tree, tmp_path, redis_url
+):
+    """archiver merge writes the manifest anew from the parts: it held no local path and no file
+    the mirror build wrote, so verify checked none of them and passed a mirror changed by hand.
+    It builds the mirror again now, as the node that merged did; a mirror the manifest records
+    no file of is reported."""
+    output = tmp_path / "snap"
+    args = node_args(tree.url(), output, redis_url, "again", "--max-pages", "40")
+    await nodes_started_together(tree, redis_url, "again", args, ["a", "b"])
+    assert_verified(output)
+    with sqlite3.connect(output / "manifest.sqlite3") as db:
+        written = db.execute("SELECT count(*) FROM mirror_files").fetchone()[0]
+    code, text = await run_archiver("merge", str(output))
+    assert code == 0 and "mirror:" in text, text
+    with sqlite3.connect(output / "manifest.sqlite3") as db:
+        assert db.execute("SELECT count(*) FROM mirror_files").fetchone()[0] == written
+        page = db.execute("SELECT local_path FROM urls WHERE local_path LIKE '%.html' LIMIT 1").fetchone()[0]
+    with open(output / "mirror" / page, "ab") as changed:
+        changed.write(b"<p>changed by hand</p>")
+    assert "changed_mirror_file" in verify_text(output)
+    with sqlite3.connect(output / "manifest.sqlite3") as db:  # as the merge left it before
+        db.execute("DELETE FROM mirror_files")
+        db.execute("UPDATE urls SET local_path = NULL")
+    assert "the manifest records none of the mirror's files" in verify_text(output)
+
+
+def verify_text(snapshot: Path) -> str:
+    """What verify reports of ``snapshot``, which it finds not complete and intact."""
+    from archiver.verify.verifier import verify_snapshot
+
+    report = verify_snapshot(snapshot)
+    assert not report.ok
+    return report.render_text(str(snapshot))
+
+
 async def test_merge_leaves_out_a_part_it_cannot_join_as_it_is(tree, tmp_path, redis_url):
     """Two killed nodes' parts: a's manifest is gone (an rsync that skipped it), and bytes were
     inserted into one of b's WARC files, moving the records after them. Recovering a would cut

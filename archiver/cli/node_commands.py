@@ -37,6 +37,8 @@ def add_merge(sub: argparse._SubParsersAction[Parser]) -> None:
 def cmd_merge(args: argparse.Namespace) -> int:
     """archiver merge: join the node parts, say what was left out."""
     from archiver.crawling.merge import left_out, merge_nodes, not_merged
+    from archiver.mirror.build import build_mirror
+    from archiver.store.snapshot import Snapshot
 
     args.hint = (
         f"the parts are left as they were; join them again with: archiver merge {shell_word(args.snapshot)}"
@@ -49,10 +51,17 @@ def cmd_merge(args: argparse.Namespace) -> int:
         f"merged the parts of {args.snapshot}: {', '.join(joined) or 'none'}"
         + (f" (left out: {', '.join(not_joined)})" if not_joined else "")
     )
+    unfaithful = False
+    if joined and Snapshot(args.snapshot).mirror_dir.is_dir():
+        # The merged manifest is new: the mirror is built again from it, as the node that merges
+        # builds it (its files recorded, what the parts joined now holds mirrored too).
+        stats = build_mirror(args.snapshot)
+        print(stats.summary())
+        unfaithful = stats.unfaithful
     if not_joined:  # verify fails on the snapshot: so does the merge
         print(f"archiver: error: {left_out(not_joined, args.snapshot)}", file=sys.stderr)
         return EXIT_PROBLEMS
-    return EXIT_OK
+    return EXIT_PROBLEMS if unfaithful else EXIT_OK
 
 
 def add_control(sub: argparse._SubParsersAction[Parser]) -> None:

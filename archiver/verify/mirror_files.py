@@ -58,6 +58,8 @@ def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> 
     for url, local_path in unrecorded:
         report.add(UNRECORDED_MIRROR_FILE, f"mirror/{local_path}", f"local path of {url}")
     if first is None:
+        if _holds_a_file(mirror_dir):  # a mirror the manifest forgot (a merge wrote it anew)
+            report.add(UNRECORDED_MIRROR_FILE, "mirror/", "the manifest records none of the mirror's files")
         return
     for (url,) in manifest.connection.execute(
         _UNMIRRORED, (FETCHED, *CAPTURED, *sorted(NO_PAGE_STATUSES))
@@ -143,3 +145,8 @@ def check_index_page(manifest: Manifest, index_html: Path, report: Report) -> No
             f"holds {found[1]} bytes, sha256 {found[0][:16]}...; the build wrote {size} bytes, "
             f"sha256 {sha256[:16]}...",
         )
+
+
+def _holds_a_file(folder: Path) -> bool:
+    """Whether ``folder`` holds a file, at any depth (False if it is no folder)."""
+    return any(files for _folder, _folders, files in os.walk(folder))
