@@ -93,17 +93,27 @@ def blob_document_url(iframe: Attributes) -> str | None:
 
 
 def resolves_to_nothing(value: str, base: str) -> bool:
-    """Whether the link ``value``, in the document of a blob: URL (at ``base``: no <base> of its
-    own naming an http(s) URL), is a relative one, which resolves to nothing there: Chromium loads
-    nothing for it, a url() of its CSS or an @import among them. Kept as it is in the srcdoc the
-    mirror holds that document in, it would resolve against the page's file instead.
+    """Whether the link ``value``, in the document of a blob: or data: URL (at ``base``: no <base>
+    of its own naming an http(s) URL), is a relative one, which resolves to nothing there: Chromium
+    loads nothing for it, a url() of its CSS or an @import among them. Kept as it is in the srcdoc
+    the mirror holds that document in, it would resolve against the page's file instead.
 
     >>> [resolves_to_nothing(v, "blob:http://h/1") for v in ("a.png", "/a.png", "http://h/a.png", "")]
     [True, True, False, False]
-    >>> resolves_to_nothing("a.png", "http://h/")
-    False
+    >>> resolves_to_nothing("a.png", "http://h/"), resolves_to_nothing("a.png", "data:text/html,x")
+    (False, True)
     """
-    return base[:5].lower() == "blob:" and is_fetchable_reference(value) and absolute_url(value, base) is None
+    return (
+        base[:5].lower() in OWN_URL_SCHEMES
+        and is_fetchable_reference(value)
+        and absolute_url(value, base) is None
+    )
+
+
+OWN_URL_SCHEMES = ("blob:", "data:")
+"""The schemes of the URLs of documents that live at a URL of their own, against which no relative
+URL resolves: a frame of a blob: URL a rendered DOM keeps in a srcdoc, the document of a frame of a
+data: URL the mirror keeps in one (mirror/document_edits.py)."""
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")

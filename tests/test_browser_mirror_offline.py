@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestServer
+from mirror_cases import PNG
 from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 
 from archiver.mirror.build import build_mirror
@@ -135,3 +136,20 @@ async def test_the_mirror_reaches_no_live_url_by_itself(site, run_crawl):
 def warc_bodies(root: Path) -> bytes:
     """Every WARC file of a snapshot, decompressed, end to end."""
     return b"".join(gzip.decompress(path.read_bytes()) for path in sorted((root / "warc").iterdir()))
+
+
+async def test_a_frame_of_a_data_url_shows_what_the_crawl_archived_from_the_mirror(site, run_crawl):
+    """The document of an <iframe src="data:text/html,..."> loads what it links (Chromium asked for
+    its image, the render captured it), but the mirror kept the frame's URL as it was: opened from
+    file://, the frame fetched the image from the live site. The mirror now gives the frame a
+    srcdoc of that document, its links rewritten, a relative one (which resolves to nothing at a
+    data: URL) renamed; the src stays, for the record."""
+    await site.start()  # its address goes into the frame's document
+    frame = f'<img id="df" src="{site.url("/img/df.png")}"><img src="rel.png"><p>in the frame</p>'
+    site.page("/", body=f'<iframe src="data:text/html,{frame.replace(chr(34), "&quot;")}"></iframe>')
+    site.file("/img/df.png", PNG, "image/png")
+    result = await run_crawl(site.url("/"), browser="always", chromium=CHROMIUM)
+    index = result.snapshot.root / "mirror" / site.host.replace(":", "+") / "index.html"
+    await site.close()  # what the mirror asks of the live site fails from now on
+    assert 'srcdoc="&lt;img id=&quot;df&quot; src=&quot;img/df.png&quot;&gt;' in index.read_text()
+    assert await browse(index.as_uri()) == []

@@ -9,7 +9,8 @@ from __future__ import annotations
 import html
 import re
 
-from archiver.frame_documents import blob_document_url, resolves_to_nothing, srcdoc_body
+from archiver.encodings import WEB_ERRORS
+from archiver.frame_documents import OWN_URL_SCHEMES, blob_document_url, resolves_to_nothing, srcdoc_body
 from archiver.link_values import (
     may_hold_css_urls,
     parse_meta_refresh,
@@ -32,6 +33,7 @@ from archiver.mirror.linker import Edits, Linker
 from archiver.mirror.scripts import INERT_TYPE
 from archiver.mirror.stylesheets import css_edits, replace_spans, rewrite_css_text
 from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_style_edits
+from archiver.store.referrers import data_document
 from archiver.svg import local_name
 
 # Attributes that hold a URL but are not links the crawler follows: still made
@@ -136,7 +138,7 @@ def document_edits(
     styles: list[tuple[int, int]] = []
     edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
     # In SVG every tag is looked at: a prefixed name (svg:image) is no name the scanner skips by.
-    blob_base = base[:5].lower() == "blob:"  # its relative links are renamed (_resolves_to_nothing)
+    blob_base = base[:5].lower() in OWN_URL_SCHEMES  # its relative links are renamed (_resolves_to_nothing)
     own_fragments = base == link.page_url and not blob_base
     unread = _OWN_FRAGMENT_LINKS if own_fragments and not svg else None
     tags = iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg, unread=unread)
@@ -316,7 +318,28 @@ def _tag_edits(
     for name, name_start, name_end in neutralised:
         if name == "crossorigin" or integrity:
             edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
+    if tag == "iframe" and not svg and element.get("srcdoc") is None:
+        edits.extend(_data_frame_edits(element, link, view, depth))
     return edits
+
+
+def _data_frame_edits(element: _Element, link: Linker, view: View, depth: int) -> list[tuple[int, int, str]]:
+    """The srcdoc given an <iframe> (``element``) of a data: URL that holds an HTML document: that
+    document, its links rewritten as a srcdoc document's, living at that URL (a relative link
+    resolves to nothing there, and is renamed). From the mirror, the frame's document loaded what
+    it links from the live web, what the crawl archived of it too; a srcdoc takes the place of
+    the src, which stays as it was. Nothing for a document that links nothing, or is no HTML.
+    Its text is read in the charset its type names, else in its page's, as Chromium reads it."""
+    src = (element.get("src") or "").strip()
+    found = data_document(src) if src[:5].lower() == "data:" else None
+    if found is None:
+        return []
+    body, charset = found
+    rewritten = _rewritten_srcdoc(body.decode(charset or view.encoding, WEB_ERRORS), src, link, depth)
+    if rewritten is None:
+        return []
+    at = len("<iframe")
+    return [(at, at, " srcdoc=" + _quoted(rewritten, view))]
 
 
 def _reaching_out_edits(

@@ -246,13 +246,24 @@ def _frames_as_read(root: lxml.etree._Element, built: dict[str, str], depth: int
 def _data_document(src: str) -> tuple[bytes, str] | None:
     """The HTML document of the data: URL ``src`` and the encoding (a codec) Chromium reads it
     in, that its type names (None for any other URL, and for one whose type names none: it is
-    read in its page's then, as the page's own links are). The URL is read by the standard
-    library's data: URL handler (RFC 2397: percent-escapes, base64).
+    read in its page's then, as the page's own links are).
 
     >>> _data_document("data:text/html;charset=UTF-8,%3Cp%3Ecaf%C3%A9")
     (b'<p>caf\\xc3\\xa9', 'utf-8')
     >>> _data_document("data:text/html;base64,PHA+"), _data_document("blob:http://h/1")
     (None, None)
+    """
+    found = data_document(src)
+    return None if found is None or found[1] is None else (found[0], found[1])
+
+
+def data_document(src: str) -> tuple[bytes, str | None] | None:
+    """The HTML document of the data: URL ``src`` and the encoding (a codec) its type names (None
+    if it names none); None for any other URL, or one of another type. The URL is read by the
+    standard library's data: URL handler (RFC 2397: percent-escapes, base64).
+
+    >>> data_document("data:text/html,%3Cp%3Ex"), data_document("data:image/png,x")
+    ((b'<p>x', None), None)
     """
     if src[:5].lower() != "data:":
         return None
@@ -266,7 +277,7 @@ def _data_document(src: str) -> tuple[bytes, str] | None:
             body: bytes = document.read()
     except (ValueError, OSError):  # no comma, a bad type: no document Chromium reads
         return None
-    return None if charset is None else (body, charset)
+    return body, charset
 
 
 def _said_read_in(hints: dict[str, Hint]) -> dict[str, str]:
