@@ -114,7 +114,7 @@ def root_findings(
     base = base_href(root, url, encoding)
     contexts = base_contexts(base)
     early = before_base(root) if base != url else set()
-    page_contexts = base_contexts(url)
+    page_contexts = base_contexts(url) if early else contexts
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}
     page_policy = meta_referrer(root.iter("meta"))
@@ -319,9 +319,10 @@ def findings(
     encoding of the document that refers to it (document_encoding()), which it is read in if
     it names none (encodings.stylesheet_encoding()). ``refresh``: the value of the answer's
     Refresh header, if any (with_refresh())."""
-    return read_document(body, url, mime_type, content_type_header, page_charset, referrer_encoding, refresh)[
-        0
-    ]
+    found, _encoding = read_document(
+        body, url, mime_type, content_type_header, page_charset, referrer_encoding, refresh
+    )
+    return found
 
 
 def read_document(

@@ -138,8 +138,8 @@ def document_edits(
     styles: list[tuple[int, int]] = []
     edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
     # In SVG every tag is looked at: a prefixed name (svg:image) is no name the scanner skips by.
-    blob_base = base[:5].lower() in OWN_URL_SCHEMES  # its relative links are renamed (_resolves_to_nothing)
-    own_fragments = base == link.page_url and not blob_base
+    own_url = base[:5].lower() in OWN_URL_SCHEMES  # its relative links are renamed (_resolves_to_nothing)
+    own_fragments = base == link.page_url and not own_url
     unread = _OWN_FRAGMENT_LINKS if own_fragments and not svg else None
     tags = iter_tags(view.text, styles, None if svg else _EDITED_TAGS, xml=svg, unread=unread)
     if svg:
@@ -153,7 +153,7 @@ def document_edits(
             continue  # a raw-text element's tag with nothing to edit
         if svg:
             edits: Edits = tuple(_tag_edits(tag, raw, base, link, view, depth, not html_rules))
-        elif tag == "a" and not blob_base and (one_link := _ONE_LINK.fullmatch(raw)) is not None:
+        elif tag == "a" and not own_url and (one_link := _ONE_LINK.fullmatch(raw)) is not None:
             edits = _one_link_edits(one_link, base, link, view)
         elif offset < base_at and link.page_url:  # few tags, not remembered: a memo knows one base
             edits = tuple(_tag_edits(tag, raw, base, link, view, depth, page_base=link.page_url))
@@ -335,7 +335,8 @@ def _data_frame_edits(element: _Element, link: Linker, view: View, depth: int) -
     if found is None:
         return []
     body, charset = found
-    rewritten = _rewritten_srcdoc(body.decode(charset or view.encoding, WEB_ERRORS), src, link, depth)
+    # At "data:" rather than its whole URL (the document itself, which the memo's keys would hold).
+    rewritten = _rewritten_srcdoc(body.decode(charset or view.encoding, WEB_ERRORS), "data:", link, depth)
     if rewritten is None:
         return []
     at = len("<iframe")
