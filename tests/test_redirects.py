@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import lxml.html
 import pytest
@@ -102,6 +103,25 @@ async def test_a_redirects_fragment_leads_the_mirrors_links_as_browsers_follow_i
     assert report.ok, report.render_text(str(root))
 
 
+async def assert_found_again_and_missed(root: Path, rows: dict[str, Any], linked: str) -> None:
+    """The manifest of ``root`` (whose rows were ``rows``), rebuilt from its WARC files alone,
+    takes the same links from the same pages; verify misses ``linked``, a link the crawl took,
+    once its row is gone."""
+    facts = ("outcome", "reason", "found_by", "depth", "parent", "status")
+    before = {url: [getattr(row, name) for name in facts] for url, row in rows.items()}
+    for path in root.glob("manifest.sqlite3*"):
+        path.unlink()
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    after = {url: [getattr(row, name) for name in facts] for url, row in manifest_rows(root).items()}
+    assert after == before
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("DELETE FROM urls WHERE url = ?", (linked,))
+    report = verify_snapshot(root)
+    assert not report.ok
+    assert linked in report.render_text(str(root))
+
+
 async def test_a_refresh_header_is_followed_and_kept_in_the_mirror_as_chromium_follows_it(
     site, run_crawl
 ) -> None:
@@ -143,22 +163,7 @@ async def test_a_refresh_header_is_followed_and_kept_in_the_mirror_as_chromium_f
     assert (await asyncio.to_thread(run_archiver, "mirror", str(root))).returncode == 0
     assert mirror_text("/") == home
 
-    # The manifest rebuilt from the WARC files alone takes the same link from the same page.
-    facts = ("outcome", "reason", "found_by", "depth", "parent", "status")
-    before = {url: [getattr(row, name) for name in facts] for url, row in rows.items()}
-    for path in root.glob("manifest.sqlite3*"):
-        path.unlink()
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    after = {url: [getattr(row, name) for name in facts] for url, row in manifest_rows(root).items()}
-    assert after == before
-
-    # verify counts the header's link: the manifest losing it is seen.
-    with sqlite3.connect(root / "manifest.sqlite3") as db:
-        db.execute("DELETE FROM urls WHERE url = ?", (site.url("/dest.html"),))
-    report = verify_snapshot(root)
-    assert not report.ok
-    assert site.url("/dest.html") in report.render_text(str(root))
+    await assert_found_again_and_missed(root, rows, site.url("/dest.html"))
 
 
 async def test_a_redirect_status_a_browser_shows_is_a_page_whose_links_are_followed(site, run_crawl) -> None:
@@ -191,19 +196,4 @@ async def test_a_redirect_status_a_browser_shows_is_a_page_whose_links_are_follo
     report = verify_snapshot(root)
     assert report.ok, report.render_text(str(root))
 
-    # The manifest rebuilt from the WARC files alone takes the same links from the same pages.
-    facts = ("outcome", "reason", "found_by", "depth", "parent", "status")
-    before = {url: [getattr(row, name) for name in facts] for url, row in rows.items()}
-    for path in root.glob("manifest.sqlite3*"):
-        path.unlink()
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
-    assert repaired.returncode == 0, repaired.stderr
-    after = {url: [getattr(row, name) for name in facts] for url, row in manifest_rows(root).items()}
-    assert after == before
-
-    # verify counts their links: one the manifest lost is missed.
-    with sqlite3.connect(root / "manifest.sqlite3") as db:
-        db.execute("DELETE FROM urls WHERE url = ?", (site.url("/from-blank"),))
-    report = verify_snapshot(root)
-    assert not report.ok
-    assert site.url("/from-blank") in report.render_text(str(root))
+    await assert_found_again_and_missed(root, rows, site.url("/from-blank"))
