@@ -51,6 +51,7 @@ from archiver.links import (
     base_href,
     before_base,
     charset_from_content_type,
+    first_base,
     iter_html_references,
     page_title,
     resolve_reference,
@@ -111,9 +112,10 @@ def root_findings(
     ``depth``: how deep in srcdoc documents the page is (0 for a page fetched)."""
     if root is None:
         return None, url, {}, False, {}
-    base = base_href(root, url, encoding)
+    first = first_base(root)
+    base = base_href(root, url, encoding, first)
     contexts = base_contexts(base)
-    early = before_base(root) if base != url else set()
+    early = before_base(root, first) if base != url else set()
     page_contexts = base_contexts(url) if early else contexts
     found: dict[str, str] = {}
     hints: dict[str, Hint] = {}

@@ -245,13 +245,20 @@ def style_attribute_references(
                     yield element, attribute, start, end, url, REQUISITE
 
 
-def base_href(root: lxml.etree._Element, page_url: str, encoding: str | None = None) -> str:
-    """The URL relative links resolve against: the first <base href>, or the page's URL."""
-    base = _first_base(root)
+def base_href(
+    root: lxml.etree._Element,
+    page_url: str,
+    encoding: str | None = None,
+    base: lxml.etree._Element | None = None,
+) -> str:
+    """The URL relative links resolve against: the first <base href> (``base`` if the caller found
+    it: first_base()), or the page's URL."""
+    base = base if base is not None else first_base(root)
     return page_url if base is None else document_base(base.get("href") or "", page_url, encoding)
 
 
-def _first_base(root: lxml.etree._Element) -> lxml.etree._Element | None:
+def first_base(root: lxml.etree._Element) -> lxml.etree._Element | None:
+    """The page's first <base> whose href names a URL to resolve against, or None."""
     for base in root.iter("base"):
         href = base.get("href")
         if href and is_fetchable_reference(href):
@@ -259,17 +266,16 @@ def _first_base(root: lxml.etree._Element) -> lxml.etree._Element | None:
     return None
 
 
-def before_base(root: lxml.etree._Element) -> set[lxml.etree._Element]:
-    """The elements before the page's first <base href> (base_href()'s), in document order; none
-    if it has none. Chromium fetches a requisite as its parser inserts its element: one before the
+def before_base(root: lxml.etree._Element, base: lxml.etree._Element | None) -> set[lxml.etree._Element]:
+    """The elements before ``base``, the page's first <base href> (first_base()), in document
+    order; none if it has none. Chromium fetches a requisite as its parser inserts its element: one before the
     <base> against the page's own URL (measured: a stylesheet, a script, an image far enough
     before it). A link followed later (an <a> clicked, a refresh) resolves against the base.
 
     >>> root = lxml.html.fromstring('<link rel=stylesheet href=s.css><base href=/b/><img src=i.png>')
-    >>> sorted(element.tag for element in before_base(root))
+    >>> sorted(element.tag for element in before_base(root, first_base(root)))
     ['head', 'html', 'link']
     """
-    base = _first_base(root)
     if base is None:
         return set()
     before = set()

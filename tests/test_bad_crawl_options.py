@@ -100,6 +100,12 @@ CASES: list[Case] = [
         written("{tmp}/seeds.txt", "not a url " + "a" * 1_000_000),
         "seeds.txt, line 1: bad URL 'not a url aaa",
     ),
+    (  # the line of a megabyte shown by its beginning
+        "input-file-huge-line-cut",
+        ["crawl", "-i", "{tmp}/seeds.txt", "-o", OUT],
+        written("{tmp}/seeds.txt", "not a url " + "a" * 1_000_000),
+        "aaa\u2026': not a valid URL",
+    ),
     ("config-missing", ["crawl", URL, "-o", OUT, "--config", "{tmp}/none.toml"], None, "{tmp}/none.toml"),
     (
         "config-not-toml",

@@ -179,7 +179,7 @@ def read_text(name: str | Path, option: str) -> str:
     except OSError as exc:
         raise ConfigError(f"{option} {name}: cannot read it ({exc.strerror or exc})") from None
     if len(data) > TEXT_FILE_LIMIT:
-        raise ConfigError(f"{option} {name}: more than {TEXT_FILE_LIMIT // 1024**2} MiB") from None
+        raise ConfigError(f"{option} {name}: more than {TEXT_FILE_LIMIT // 1024**2} MiB")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
