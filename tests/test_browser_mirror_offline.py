@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestServer
+from demo_site import png
 from mirror_cases import PNG
 from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 
@@ -153,3 +154,77 @@ async def test_a_frame_of_a_data_url_shows_what_the_crawl_archived_from_the_mirr
     await site.close()  # what the mirror asks of the live site fails from now on
     assert 'srcdoc="&lt;img id=&quot;df&quot; src=&quot;img/df.png&quot;&gt;' in index.read_text()
     assert await browse(index.as_uri()) == []
+
+
+_REFUSED_PAGE = """<link rel="stylesheet" href="/e/sheet.css"><link rel="stylesheet" href="/ok.css">
+<style>@import "/e/imported.css"; @font-face { font-family: F; src: url(/e/font.ttf) }</style>
+<script src="/e/script.js"></script><script src="/moved.js"></script></head><body>
+<p id="sheet">a</p><p id="imported">b</p><p id="ok">c</p>
+<span id="font" style="font-family: F, serif">iiiiiiii</span><span id="serif" style="font-family: serif">iiiiiiii</span>
+<img id="img" src="/e/img.png"><object data="/e/object.png" type="image/png"><b id="fallback">fallback</b></object>"""
+_SEEN = """() => ({
+  ran: window.RAN || 0,
+  sheet: getComputedStyle(document.getElementById('sheet')).color,
+  imported: getComputedStyle(document.getElementById('imported')).color,
+  ok: getComputedStyle(document.getElementById('ok')).color,
+  font: document.getElementById('font').offsetWidth === document.getElementById('serif').offsetWidth,
+  img: document.getElementById('img').naturalWidth,
+  fallback: document.getElementById('fallback').offsetWidth > 0,
+})"""
+
+
+async def seen_in_chromium(url: str) -> dict[str, object]:
+    """What Chromium shows of the _REFUSED_PAGE at ``url``, once loaded."""
+    assert async_playwright is not None
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = await chromium.new_page()
+            await page.goto(url, wait_until="load")
+            await page.wait_for_timeout(300)
+            seen: dict[str, object] = await page.evaluate(_SEEN)
+            return seen
+        finally:
+            await chromium.close()
+
+
+async def test_what_chromium_refuses_of_an_error_answer_the_mirror_does_not_use(site, run_crawl):
+    """A script, a stylesheet, an @import, a font and an object's data answered 404 (or 500, or
+    through a redirect) with a body of their kind: Chromium runs, applies and uses none of them
+    (the object shows its fallback), and shows an image so answered. The mirror linked their
+    files, and from file:// ran the script, applied the stylesheets and showed the object's data.
+    Now such a link is renamed (in CSS, made about:invalid); the error's file stays, for a link to
+    it as a page; the crawl's mirror (written before those answers came) and a rebuild agree."""
+    font = Path("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf")
+    if not font.exists():
+        pytest.skip("no DejaVu Sans Mono to serve as a font")
+    site.page("/", head=_REFUSED_PAGE, links=["/e/script.js"])
+    site.file("/e/sheet.css", "#sheet { color: rgb(1, 2, 3) }", "text/css", status=404)
+    site.file("/e/imported.css", "#imported { color: rgb(4, 5, 6) }", "text/css", status=500)
+    site.file("/ok.css", "#ok { color: rgb(7, 8, 9) }", "text/css")
+    site.file("/e/font.ttf", font.read_bytes(), "font/ttf", status=404)
+    site.file("/e/script.js", "window.RAN = (window.RAN || 0) + 1", "text/javascript", status=404)
+    site.redirect("/moved.js", "/e/moved.js", status=302)
+    site.file("/e/moved.js", "window.RAN = (window.RAN || 0) + 10", "text/javascript", status=410)
+    site.file("/e/img.png", png(), "image/png", status=404)
+    site.file("/e/object.png", png(), "image/png", status=404)
+    await site.start()
+    live = await seen_in_chromium(site.url("/"))
+    assert live == {
+        "ran": 0,
+        "sheet": "rgb(0, 0, 0)",
+        "imported": "rgb(0, 0, 0)",
+        "ok": "rgb(7, 8, 9)",
+        "font": True,
+        "img": 2,
+        "fallback": True,
+    }
+    result = await run_crawl(site.url("/"))
+    index = result.snapshot.root / "mirror" / site.host.replace(":", "+") / "index.html"
+    await site.close()
+    crawled = index.read_bytes()
+    assert await seen_in_chromium(index.as_uri()) == live
+    assert b'data-archived-src="/e/script.js"' in crawled and b'url(about:invalid)' in crawled
+    assert b'<a href="e/script.js">' in crawled  # a link to it leads to its file, as to any page
+    build_mirror(result.snapshot.root)
+    assert index.read_bytes() == crawled

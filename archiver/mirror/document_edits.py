@@ -31,7 +31,7 @@ from archiver.markup import attributes, iter_tags, one_read_attribute, unescape_
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker
 from archiver.mirror.scripts import INERT_TYPE
-from archiver.mirror.stylesheets import css_edits, replace_spans, rewrite_css_text
+from archiver.mirror.stylesheets import REFUSED_URL, css_edits, replace_spans, rewrite_css_text
 from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_style_edits
 from archiver.store.referrers import data_document
 from archiver.svg import local_name
@@ -306,10 +306,22 @@ def _tag_edits(
         if _resolves_to_nothing(name, value, at):
             edits.append((name_start, name_end, NEUTRALISED_PREFIX + name))
             continue
+        made_local = link.made_local
         if tag == "iframe" and name == "srcdoc":  # a blob: URL's document lives there (frame_documents.py)
             new_value = _rewritten_srcdoc(value, blob_document_url(element) or base, link, depth)
         else:
             new_value = _attribute_edit(element, tag, name, value, at, link, view.query_encoding)
+        if (
+            link.made_local > made_local
+            and _used_only_unless_refused(element, tag, name)
+            and link.refused(value, at, view.query_encoding)
+        ):
+            # What Chromium refused loads nothing from the mirror either: the error's body, a
+            # script's or a stylesheet's, kept in its file, is no part of the page. An object
+            # shows its fallback once its data fails to load (with none, it shows nothing).
+            failing = f'{name}="{REFUSED_URL}" ' if tag == "object" else ""
+            edits.append((name_start, name_end, failing + NEUTRALISED_PREFIX + name))
+            continue
         if new_value is not None:
             edits.append((value_start, value_end, _quoted(new_value, view)))
         if tag == "meta" and name == "content" and link.made_local == local_before:
@@ -321,6 +333,17 @@ def _tag_edits(
     if tag == "iframe" and not svg and element.get("srcdoc") is None:
         edits.extend(_data_frame_edits(element, link, view, depth))
     return edits
+
+
+def _used_only_unless_refused(element: _Element, tag: str, name: str) -> bool:
+    """Whether what ``name`` of ``tag`` loads is one Chromium uses only when it is answered without
+    an error: a script (not run), a stylesheet (not applied), an object's data (its fallback shown
+    instead); an image so answered it shows (measured: mirror.local_paths.LocalPaths.refused)."""
+    if tag == "script":
+        return name == "src"
+    if tag == "object":
+        return name == "data"
+    return tag == "link" and name == "href" and "stylesheet" in (element.get("rel") or "").lower().split()
 
 
 def _data_frame_edits(element: _Element, link: Linker, view: View, depth: int) -> list[tuple[int, int, str]]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from archiver.links import base_contexts, resolve_reference
+from archiver.mirror.local_paths import REFUSED_KEY
 from archiver.paths import relative_url
 from archiver.urls import absolute_url, query_encoded, try_normalize
 
@@ -149,6 +150,24 @@ class Linker:
             new, local = self._remembered(value, base, self.memo)
         self.made_local += local
         return new
+
+    def refused(self, value: str, base: str, encoding: str | None = None) -> bool:
+        """Whether the URL of ``value`` is answered with an error, which Chromium does not use as
+        a script, a stylesheet, a font or an object's data (the resolver's ``refused``, if it has
+        one: mirror.local_paths). Asked of a link made local; a guess is noted as the others."""
+        check: Callable[[str], bool] | None = getattr(self.resolve, "refused", None)
+        if check is None:
+            return False
+        reference = query_encoded(value, encoding).strip()
+        url = resolve_reference(reference, base, self.base_contexts(base), remember=False)
+        if url is None:
+            return False
+        guessed = getattr(self.resolve, "guessed", 0)
+        answer = check(url)
+        if getattr(self.resolve, "guessed", 0) != guessed:
+            self.guesses += 1
+            self.guessed.append((REFUSED_KEY + url, None))
+        return answer
 
     def _remembered(self, value: str, base: str, memo: Memo) -> tuple[str | None, bool]:
         """_work_out(), from the memo when the reference was met in this folder context before.

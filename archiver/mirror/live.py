@@ -187,7 +187,7 @@ class LiveMirror:
                 )
                 for url, guesses in pages:
                     if guesses is not None and all(
-                        final(link) == used for link, used in json.loads(guesses).items()
+                        final.settled(link) == used for link, used in json.loads(guesses).items()
                     ):
                         continue
                     row = manifest.get(url)

@@ -14,6 +14,13 @@ type); a skipped one stays absolute; each guess is noted, so the crawl can rewri
 whose guesses turned out wrong (a link that failed, redirected, or was placed
 elsewhere), and only those.
 
+A script, a stylesheet (an @import too), a font and an object's data answered
+with an error (content.error_status()) are no use to Chromium, which runs,
+applies or shows none of them, where it shows an image so answered (measured):
+``refused(url)`` tells the mirror which links of those kinds are so answered,
+through their redirects. Of a URL not fetched yet it guesses not, noted under
+REFUSED_KEY and the URL; ``settled()`` answers a guess of either kind finally.
+
 >>> from archiver.store.manifest import Manifest, ManifestRow
 >>> from archiver.scope import Scope
 >>> with Manifest.open(":memory:") as manifest:
@@ -32,6 +39,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterable, Iterator
 
+from archiver.content import error_status
 from archiver.paths import guessed_type, url_to_path
 from archiver.redirects import follow_chain
 from archiver.scope import Scope
@@ -40,7 +48,12 @@ from archiver.urls import earlier_form
 
 FINAL_CACHE = 16384
 """Final answers kept in RAM (a bounded cache; the manifest has them all)."""
-_ROW = "SELECT outcome, local_path, redirect_to, redirect_fragment FROM urls WHERE url = ?"
+_ROW = "SELECT outcome, local_path, redirect_to, redirect_fragment, status FROM urls WHERE url = ?"
+_Row = tuple[str, "str | None", "str | None", "str | None", "int | None"]
+REFUSED_KEY = "refused "
+"""What a guess of refused() is noted under, before the URL (a URL holds no space)."""
+REFUSED = "refused"
+"""The answer settled() gives a REFUSED_KEY guess whose URL turned out refused (None if not)."""
 _HOP_OUTCOMES = (REDIRECTED, "failed")
 """Rows whose redirect_to is a hop of a chain (manifest.IS_REDIRECT): a failed redirect (a loop,
 a chain too long) still says where it pointed."""
@@ -107,23 +120,45 @@ class LocalPaths:
             self.guesses[url] = path
         return path
 
+    def refused(self, url: str) -> bool:
+        """Whether ``url`` is answered with an error where its redirects end (see the module
+        docstring); a URL not fetched yet is guessed not to be, and noted."""
+        end, row = self._end(url)
+        if row is not None and row[0] == FETCHED:
+            return error_status(row[4])
+        if self.guessing is not None and end is not None and (row is None or row[0] in (QUEUED, SKIPPED)):
+            self.guessed += 1
+            self.guesses[REFUSED_KEY + url] = None
+        return False
+
+    def settled(self, key: str) -> str | None:
+        """The final answer to what was guessed under ``key`` (a URL, or a REFUSED_KEY and a URL),
+        as it was noted: a path (or None), REFUSED (or None)."""
+        if key.startswith(REFUSED_KEY):
+            return REFUSED if self.refused(key[len(REFUSED_KEY) :]) else None
+        return self(key)
+
+    def _end(self, url: str, fragments: list[str] | None = None) -> tuple[str | None, _Row | None]:
+        """Where ``url``'s redirects end (itself if it is no hop of a chain; None for a loop, or a
+        chain too long), and that URL's row; the fragments their Locations name go to ``fragments``."""
+        row = self._row(url)
+        if row is None or row[2] is None or row[0] not in _HOP_OUTCOMES:
+            return url, row
+        end = follow_chain(url, lambda at: self._next_hop(at, [] if fragments is None else fragments)).final
+        return end, (None if end is None else self._row(end))
+
     def _answer(self, url: str) -> tuple[str | None, bool]:
         """(path or None, whether that answer is final)."""
-        row = self._row(url)
-        if row is not None and row[2] is not None and row[0] in _HOP_OUTCOMES:
-            fragments: list[str] = []
-            end = follow_chain(url, lambda at: self._next_hop(at, fragments)).final
-            if end is None:  # a loop, or a chain too long
-                return None, True
-            path, final = self._answer_at(end, self._row(end))
-            if path is not None and fragments:
-                path += "#" + fragments[-1]  # a later Location's fragment replaces an earlier one's
-            return path, final
-        return self._answer_at(url, row)
+        fragments: list[str] = []
+        end, row = self._end(url, fragments)
+        if end is None:  # a loop, or a chain too long
+            return None, True
+        path, final = self._answer_at(end, row)
+        if path is not None and fragments:
+            path += "#" + fragments[-1]  # a later Location's fragment replaces an earlier one's
+        return path, final
 
-    def _answer_at(
-        self, url: str, row: tuple[str, str | None, str | None, str | None] | None
-    ) -> tuple[str | None, bool]:
+    def _answer_at(self, url: str, row: _Row | None) -> tuple[str | None, bool]:
         """_answer() of a URL that is no hop of a chain, whose manifest row is ``row``."""
         if row is None:
             if self.guessing is None:
@@ -140,9 +175,9 @@ class LocalPaths:
             return url_to_path(url, guessed_type(url)), False
         return None, False  # skipped here, it may still be queued from another page
 
-    def _row(self, url: str) -> tuple[str, str | None, str | None, str | None] | None:
+    def _row(self, url: str) -> _Row | None:
         """The manifest row of ``url`` (as an earlier version kept it, if need be: earlier_form())."""
-        row: tuple[str, str | None, str | None, str | None] | None
+        row: _Row | None
         row = self._db.execute(_ROW, (url,)).fetchone()
         if row is None and (earlier := earlier_form(url)) is not None:
             row = self._db.execute(_ROW, (earlier,)).fetchone()

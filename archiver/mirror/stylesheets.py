@@ -19,11 +19,15 @@ from archiver.encodings import (
     web_label,
 )
 from archiver.frame_documents import resolves_to_nothing
-from archiver.link_values import css_unescaped, css_url_spans, iter_css_urls, written_css_url
+from archiver.link_values import css_destination, css_unescaped, css_url_spans, iter_css_urls, written_css_url
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Linker, Memo, Resolver
 from archiver.paths import url_to_path
 from archiver.urls import try_normalize
+
+REFUSED_URL = "about:invalid"
+"""What an @import or a font's URL answered with an error is written as in the mirror: a URL
+that loads nothing, with no request (Chromium applied and used nothing of the error's body)."""
 
 
 def replace_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
@@ -43,9 +47,12 @@ def rewrite_css_text(text: str, base: str, link: Linker) -> str:
     """CSS ``text`` (a style attribute's, decoded) with its URLs made local or absolute."""
     spans = []
     for start, end, value in iter_css_urls(text):
+        made_local = link.made_local
         new = link(value, base)
         if new is None and resolves_to_nothing(value, base):
             new = ""  # as in the document of a blob: URL it stood in: url("") loads nothing
+        elif link.made_local > made_local and _refused(text, start, value, base, link):
+            new = REFUSED_URL
         if new is not None:
             spans.append((start, end, written_css_url(new, text, start)))
     return replace_spans(text, spans) if spans else text
@@ -58,14 +65,25 @@ def css_edits(
     each URL is read once decoded (a CSS escape names a character, not a byte), then written
     back escaped as CSS reads it where it stood (``markup``: in XML; see written_css_url())."""
     spans = []
-    for start, end in css_url_spans(view.scanned(css)):
+    scanned = view.scanned(css)
+    for start, end in css_url_spans(scanned):
         value = css_unescaped(view.to_text(css[start:end]))
+        made_local = link.made_local
         new = link(value, base)
         if new is None and resolves_to_nothing(value, base):
             new = ""  # as in the document of a blob: URL it stood in: url("") loads nothing
+        elif link.made_local > made_local and _refused(scanned, start, value, base, link):
+            new = REFUSED_URL
         if new is not None:
             spans.append((start, end, view.from_text(written_css_url(new, css, start, markup))))
     return spans
+
+
+def _refused(css: str, start: int, value: str, base: str, link: Linker) -> bool:
+    """Whether the URL ``value`` at ``start`` of ``css`` is an @import's or a font's that is
+    answered with an error: Chromium applies no such stylesheet and uses no such font (it shows
+    an image so answered: mirror.local_paths.LocalPaths.refused)."""
+    return css_destination(css, start) != "image" and link.refused(value, base)
 
 
 def own_path(url: str, content_type: str, resolve: Resolver) -> str:
