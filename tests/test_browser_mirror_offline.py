@@ -160,8 +160,9 @@ _REFUSED_PAGE = """<link rel="stylesheet" href="/e/sheet.css"><link rel="stylesh
 <style>@import "/e/imported.css"; @font-face { font-family: F; src: url(/e/font.ttf) }</style>
 <script src="/e/script.js"></script><script src="/moved.js"></script></head><body>
 <p id="sheet">a</p><p id="imported">b</p><p id="ok">c</p>
-<span id="font" style="font-family: F, serif">iiiiiiii</span><span id="serif" style="font-family: serif">iiiiiiii</span>
-<img id="img" src="/e/img.png"><object data="/e/object.png" type="image/png"><b id="fallback">fallback</b></object>"""
+<span id="font" style="font-family: F, serif">iiiiiiii</span>
+<span id="serif" style="font-family: serif">iiiiiiii</span><img id="img" src="/e/img.png">
+<object data="/e/object.png" type="image/png"><b id="fallback">fallback</b></object>"""
 _SEEN = """() => ({
   ran: window.RAN || 0,
   sheet: getComputedStyle(document.getElementById('sheet')).color,
@@ -224,7 +225,7 @@ async def test_what_chromium_refuses_of_an_error_answer_the_mirror_does_not_use(
     await site.close()
     crawled = index.read_bytes()
     assert await seen_in_chromium(index.as_uri()) == live
-    assert b'data-archived-src="/e/script.js"' in crawled and b'url(about:invalid)' in crawled
+    assert b'data-archived-src="/e/script.js"' in crawled and b"url(about:invalid)" in crawled
     assert b'<a href="e/script.js">' in crawled  # a link to it leads to its file, as to any page
     build_mirror(result.snapshot.root)
     assert index.read_bytes() == crawled
