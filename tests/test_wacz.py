@@ -9,6 +9,7 @@ import io
 import itertools
 import json
 import os
+import stat
 import subprocess
 import sys
 import zipfile
@@ -163,6 +164,13 @@ async def test_bad_input_is_refused_and_leaves_nothing_behind(snapshot, tmp_path
         export_wacz(snapshot, tmp_path / "a-file" / "x.wacz")
     with pytest.raises(ExportError, match="is a folder"):
         export_wacz(snapshot, tmp_path, force=True)
+    # A pipe (or a device) is not replaced by a file of the package, --force or not (as root, a
+    # WACZ written to /dev/null took the device's place; a pipe stands for it here).
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ExportError, match="is not a regular file"):
+        export_wacz(snapshot, tmp_path / "pipe", force=True)
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode)
+    (tmp_path / "pipe").unlink()
     # A FILE inside the snapshot could replace a WARC file or the manifest, or be packed next time.
     warc = next((snapshot / "warc").glob("*.warc.gz"))
     kept = {path: path.read_bytes() for path in (warc, snapshot / "manifest.sqlite3")}

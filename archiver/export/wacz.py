@@ -125,6 +125,9 @@ def export_wacz(root: Path, target: Path, *, force: bool = False) -> WaczSummary
         raise ExportError(f"{target} exists; give --force to replace it")
     if target.is_dir():
         raise ExportError(f"{target} is a folder; name the .wacz file to write")
+    if target.exists() and not target.is_file():
+        # A device or a pipe: --force would put the package in its place (as root, /dev/null's).
+        raise ExportError(f"{target} is not a regular file; name the .wacz file to write")
     with unchanging(snapshot.root, "archiver export"):
         summary = WaczSummary(target)
         temporary = _temporary_beside(target)
