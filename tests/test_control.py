@@ -129,7 +129,12 @@ async def test_stop_ends_the_crawl_resumably_and_a_stopped_folder_takes_no_comma
     ("args", "word"),
     [
         (["delay", "soon"], "delay takes seconds"),
-        (["concurrency", "0"], "at least 1"),
+        (["concurrency", "0"], "from 1 to 1000"),
+        # Past what the crawl's own --delay and --host-concurrency take: the crawl stalled, wrote
+        # "Infinity" into crawl.json, and its resume refused the settings it left.
+        (["delay", "inf"], "delay takes seconds from 0 to 86400"),
+        (["delay", "86401"], "delay takes seconds from 0 to 86400"),
+        (["concurrency", "100000000000000000000"], "from 1 to 1000"),
         (["exclude", "("], "bad regular expression"),
         (["pause", "now"], "takes no argument"),
         (["exclude"], "takes a regular expression"),

@@ -13,7 +13,7 @@ crawl.json with the time it took effect, and publishes its counts for
 >>> parse_command("concurrency", "0")
 Traceback (most recent call last):
 ...
-archiver.errors.ConfigError: concurrency takes a whole number of at least 1, not '0'
+archiver.errors.ConfigError: concurrency takes a whole number from 1 to 1000, not '0'
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 import re
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from archiver.config_rules import RANGES
 from archiver.errors import ConfigError
 from archiver.numerals import whole_number
 from archiver.scope import matches
@@ -62,14 +64,19 @@ def parse_command(name: str, argument: str | None) -> tuple[str, str | None]:
         except re.error as exc:
             raise ConfigError(f"bad regular expression {argument!r}: {exc}") from None
     elif name == "delay":
+        # The ranges the crawl's own --delay and --host-concurrency take, which the command joins:
+        # a value past them stalled the crawl, and its resume refused the settings it left.
+        low, high = RANGES["delay"]
         try:
-            ok = float(argument) >= 0
+            seconds = float(argument)
         except ValueError:
-            ok = False
-        if not ok:
-            raise ConfigError(f"delay takes seconds, 0 or more, not {argument!r}")
-    elif (whole_number(argument) or 0) < 1:
-        raise ConfigError(f"concurrency takes a whole number of at least 1, not {argument!r}")
+            seconds = math.nan
+        if not (math.isfinite(seconds) and low <= seconds <= high):
+            raise ConfigError(f"delay takes seconds from {low:g} to {high:g}, not {argument!r}")
+    else:
+        low, high = RANGES["host_concurrency"]
+        if not low <= (whole_number(argument) or 0) <= high:
+            raise ConfigError(f"concurrency takes a whole number from {low:g} to {high:g}, not {argument!r}")
     return name, argument
 
 
