@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -160,6 +161,56 @@ async def test_an_index_html_that_is_not_what_the_build_wrote_is_refused(
     assert said.endswith("(archiver verify names it)") and "\n" not in said
     logged = [record.getMessage() for record in caplog.records if record.name == "archiver.serve"]
     assert logged == [said]
+
+
+async def test_a_folder_named_without_its_slash_is_redirected_and_a_file_is_no_folder(
+    server: TestServer,
+) -> None:
+    """A folder asked without its slash was answered with its index.html, whose relative links
+    then resolved one folder up (404s); a file asked with a slash was served too. As web servers
+    (nginx, Python's http.server) do: a 301 to the folder's URL, its query kept; a 404."""
+    base = f"http://127.0.0.1:{server.port}"
+    async with aiohttp.ClientSession() as session:
+        for asked, location in (
+            ("/mirror/site.test", "/mirror/site.test/"),
+            ("/mirror/site.test?q=1", "/mirror/site.test/?q=1"),
+        ):
+            async with session.get(base + asked, allow_redirects=False) as response:
+                assert (response.status, response.headers.get("Location")) == (301, location)
+        async with session.get(base + "/mirror/site.test") as response:
+            assert response.status == 200 and str(response.url).endswith("/mirror/site.test/")
+        async with session.get(base + "/mirror/site.test/s.css/") as response:
+            assert response.status == 404
+
+
+async def test_a_file_is_checked_again_until_found_as_written(snapshot: Path) -> None:
+    """serve remembered a file found changed for good: a crawl writes a file before it records what
+    it wrote, and a request between the two kept it refused after the record came. And a file
+    found as written was not checked again after an edit that put its modification time back
+    (as cp -p, rsync -t and tar do): the edit was served as the archive."""
+    page = snapshot / "mirror" / "site.test" / "s.css"
+    manifest = sqlite3.connect(snapshot / "manifest.sqlite3")
+    (written,) = manifest.execute("SELECT sha256 FROM mirror_files WHERE path = 'site.test/s.css'").fetchone()
+    test_server = TestServer(make_app(snapshot), host="127.0.0.1")
+    await test_server.start_server()
+    url = f"http://127.0.0.1:{test_server.port}/mirror/site.test/s.css"
+    try:
+        async with aiohttp.ClientSession() as session:
+            for sha256, status in (("0" * 64, 500), (written, 200)):  # recorded after the request
+                with manifest:
+                    manifest.execute(
+                        "UPDATE mirror_files SET sha256 = ? WHERE path = 'site.test/s.css'", (sha256,)
+                    )
+                async with session.get(url) as response:
+                    assert response.status == status
+            before = page.stat()
+            page.write_bytes(b"body{color:RED}")  # the same size
+            os.utime(page, ns=(before.st_atime_ns, before.st_mtime_ns))
+            async with session.get(url) as response:
+                assert response.status == 500, await response.read()
+    finally:
+        await test_server.close()
+        manifest.close()
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,15 @@ def make_app(snapshot_root: Path) -> web.Application:
         try:
             path = safe_join(snapshot.root, relative.rstrip("/"))
             if path.is_dir():
+                if not relative.endswith("/"):
+                    # As web servers answer a folder named without its slash: its index.html
+                    # served at the folder's name would resolve its relative links one folder up.
+                    raw = request.rel_url
+                    query = f"?{raw.raw_query_string}" if raw.raw_query_string else ""
+                    raise web.HTTPMovedPermanently(location=f"{raw.raw_path}/{query}")
                 path = safe_join(snapshot.root, relative.rstrip("/") + "/index.html")
+            elif relative.endswith("/"):
+                raise web.HTTPNotFound()  # a file is no folder
             if not path.is_file():
                 raise web.HTTPNotFound()
         except (UnsafePathError, OSError):  # OSError: a name too long for the file system, ...

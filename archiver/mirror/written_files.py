@@ -5,8 +5,11 @@ and those of the snapshot's index.html (index_page.INDEX_STATE). A
 file changed since (edited, cut short, put there by hand) is not the archive: served as it is,
 a person browsing would take it for what was archived, and nothing would say otherwise. So
 serve refuses it with a 500 and one line in its log, naming the file and what to do; verify
-names the same file (``changed_mirror_file``). Each file is hashed once while it stays as it
-is (its size, modification time and inode unchanged), so browsing costs one read of a page.
+names the same file (``changed_mirror_file``). A file found as written is hashed again only
+once it changed on disk (its size, inode, modification or status change time: the last, which
+no program can set back, tells an edit whose modification time was put back), so browsing costs
+one read of a page. A file found changed is checked again at each request: a crawl writes a
+file before it records what it wrote, and a verdict taken between the two is no verdict.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from archiver.store.manifest import Manifest
 from archiver.store.snapshot import Snapshot
 
 VERDICTS_KEPT = 10_000
-"""Files whose check is remembered (by path and how they stand on disk)."""
+"""Files found as written that are remembered (by path and how they stand on disk)."""
 
 
 class WrittenFiles:
@@ -37,21 +40,26 @@ class WrittenFiles:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot
-        self._verdicts: collections.OrderedDict[tuple[str, int, int, int], str | None] = (
+        self._written: collections.OrderedDict[tuple[str, int, int, int, int], None] = (
             collections.OrderedDict()
         )
+        """Files found as the build wrote them, by path and how they stood on disk then."""
 
     async def changed(self, relative: str, path: Path) -> str | None:
         """Why the file at ``path`` (``relative`` to the snapshot: index.html, or under mirror/)
         is not what the mirror build wrote there, or None if it is (or nothing was recorded to
         tell)."""
         stat = await asyncio.to_thread(os.stat, path)
-        key = (relative, stat.st_size, stat.st_mtime_ns, stat.st_ino)
-        if key not in self._verdicts:
-            self._verdicts[key] = await asyncio.to_thread(self._check, relative, path)
-            if len(self._verdicts) > VERDICTS_KEPT:
-                self._verdicts.popitem(last=False)
-        return self._verdicts[key]
+        key = (relative, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
+        if key in self._written:
+            self._written.move_to_end(key)
+            return None
+        verdict = await asyncio.to_thread(self._check, relative, path)
+        if verdict is None:
+            self._written[key] = None
+            if len(self._written) > VERDICTS_KEPT:
+                self._written.popitem(last=False)
+        return verdict
 
     def _check(self, relative: str, path: Path) -> str | None:
         try:
