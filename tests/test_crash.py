@@ -25,6 +25,8 @@ from aiohttp import web
 from subprocesses import track
 from warcio.archiveiterator import ArchiveIterator
 
+from archiver.store.lock import is_locked
+
 BIG = 2000
 """Pages of the section one crawl is killed in again and again."""
 SMALL = 250
@@ -234,3 +236,67 @@ async def test_kill_9_at_random_moments_then_resume_leaves_one_record_per_url(tm
         print(f"{kills} kills: {repeated} of one crawl, {kills - repeated} of {trial} fresh crawls")
     finally:
         await site.close()
+
+
+_FORKS_AND_IS_KILLED = """
+import sys, time
+from pathlib import Path
+from archiver.mirror.processes import build_in_processes
+from archiver.mirror.stats import MirrorStats
+from archiver.store.lock import snapshot_lock
+
+class Slow:
+    stats = MirrorStats()
+    def build(self, root, part=0, parts=1):
+        (root / f"part-{part}").write_text("building")
+        time.sleep(120)
+        return set()
+    def reopen(self): pass
+    def close(self): pass
+
+root = Path(sys.argv[1])
+with snapshot_lock(root, "archiver mirror", create=True):
+    build_in_processes(Slow(), root, 2)
+"""
+
+
+async def test_a_mirror_process_ends_with_its_parent_killed_and_holds_no_lock(tmp_path: Path) -> None:
+    """A crawl killed (kill -9) while its forked mirror processes built left them running: they
+    wrote the mirror on, and held the snapshot's lock (a copy of its descriptor) for as long as
+    they ran, so a resume was refused ("being written by archiver crawl (pid N)", N dead). Now
+    each ends with its parent, and keeps no copy of the lock."""
+    root = tmp_path / "snap"
+    parent = track(subprocess.Popen([sys.executable, "-c", _FORKS_AND_IS_KILLED, str(root)]))
+    for _ in range(600):
+        if (root / "part-1").exists() and (root / "part-0").exists():
+            break
+        await asyncio.sleep(0.05)
+    assert (root / "part-1").exists(), "the forked process never began"
+    children = [
+        pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if _parent_of(pid) == parent.pid
+    ]
+    assert children
+    assert is_locked(root)
+    parent.kill()
+    parent.wait(timeout=30)
+    for _ in range(200):
+        if not is_locked(root) and not any(_alive(pid) for pid in children):
+            break
+        await asyncio.sleep(0.05)
+    assert not is_locked(root)
+    assert not any(_alive(pid) for pid in children)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

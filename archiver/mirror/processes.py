@@ -10,13 +10,15 @@ that stopped them. Interrupted (Ctrl-C, SIGTERM), the parent ends its children.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from pathlib import Path
 from typing import Any, Protocol
 
 from archiver.errors import WriteError
 from archiver.memory import release_free_memory
 from archiver.mirror.stats import MirrorStats
-from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
+from archiver.stop_signals import end_with_the_parent, leave_stop_signals_to_the_parent, stop_signals_held
+from archiver.store.lock import forget_inherited_locks
 
 
 class PartBuilder(Protocol):
@@ -45,7 +47,9 @@ def build_in_processes(builder: PartBuilder, root: Path, parts: int) -> set[str]
     children = []
     for part in range(1, parts):
         receiver, sender = context.Pipe(duplex=False)
-        child = context.Process(target=_build_part, args=(builder, root, part, parts, sender), daemon=True)
+        child = context.Process(
+            target=_build_part, args=(builder, root, part, parts, sender, os.getpid()), daemon=True
+        )
         with stop_signals_held():
             child.start()
         sender.close()
@@ -83,9 +87,11 @@ def _gather(builder: PartBuilder, root: Path, parts: int, children: list[tuple[A
     return failed
 
 
-def _build_part(builder: PartBuilder, root: Path, part: int, parts: int, sender: Any) -> None:
+def _build_part(builder: PartBuilder, root: Path, part: int, parts: int, sender: Any, parent: int) -> None:
     """A forked process's share of build_in_processes(): results go back through ``sender``."""
     leave_stop_signals_to_the_parent()  # interrupted, the parent ends its children
+    end_with_the_parent(parent)  # killed, too
+    forget_inherited_locks()
     builder.reopen()  # connections and open files are never shared across a fork
     try:
         failed = builder.build(root, part, parts)

@@ -109,6 +109,16 @@ def _read_holder(descriptor: int) -> str:
         return "another process"
 
 
+def forget_inherited_locks() -> None:
+    """In a forked child: close its copies of the lock descriptors its parent holds. The lock is
+    one open file, which the parent's descriptor keeps locked; a copy kept by a child that
+    outlived a ``kill -9`` of its parent held it on, and refused the resume."""
+    for descriptor, _count in _held.values():
+        with contextlib.suppress(OSError):
+            os.close(descriptor)
+    _held.clear()
+
+
 @contextlib.contextmanager
 def unchanging(root: Path, command: str) -> Iterator[None]:
     """Hold ``root``'s writer lock while a command reads the snapshot whole (export, verify), so

@@ -25,6 +25,7 @@ archiver.errors.SnapshotError: ... is not a snapshot: no manifest.sqlite3, crawl
 from __future__ import annotations
 
 import multiprocessing
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -44,10 +45,10 @@ from archiver.report import (
     shell_word,
 )
 from archiver.scope import Scope
-from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
+from archiver.stop_signals import end_with_the_parent, leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.store.committed import kill_line
 from archiver.store.earlier import EarlierRecords
-from archiver.store.lock import unchanging
+from archiver.store.lock import forget_inherited_locks, unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import stale_parts
 from archiver.store.rows import QUEUED
@@ -185,7 +186,9 @@ class _MirrorChecks:
         if "fork" in multiprocessing.get_all_start_methods():
             context = multiprocessing.get_context("fork")
             checks._receiver, sender = context.Pipe(duplex=False)
-            checks._child = context.Process(target=_run_mirror_checks, args=(snapshot, sender), daemon=True)
+            checks._child = context.Process(
+                target=_run_mirror_checks, args=(snapshot, sender, os.getpid()), daemon=True
+            )
             with stop_signals_held():
                 checks._child.start()
             sender.close()
@@ -214,8 +217,10 @@ class _MirrorChecks:
             self._child.join()
 
 
-def _run_mirror_checks(snapshot: Snapshot, sender: Any) -> None:
+def _run_mirror_checks(snapshot: Snapshot, sender: Any, parent: int) -> None:
     leave_stop_signals_to_the_parent()
+    end_with_the_parent(parent)
+    forget_inherited_locks()
     try:
         outcome: Report | Exception = mirror_checks(snapshot)
     except Exception as exc:  # a damaged manifest, an unreadable file: the parent says it, once
