@@ -328,3 +328,23 @@ async def test_the_control_loop_ends_only_once_its_thread_is_out_of_sqlite():
     done.set()
     await asyncio.wait_for(loop, 5)
     assert finished.is_set()
+
+
+async def test_status_of_a_killed_crawl_says_it_stopped_with_its_manifests_counts(slow_tree, tmp_path):
+    """A crawl killed (kill -9) never saves its counts and leaves crawl.json saying it runs:
+    status said "running: 0 fetched, 0 queued, 0 in flight" (state "running" in --json) of a
+    crawl nothing ran. Now it says it stopped before its end, with the counts its manifest holds."""
+    output = tmp_path / "snap"
+    crawl = archiver("crawl", slow_tree.url(), "-o", str(output), "--concurrency", "4", "--quiet")
+    await slow_tree.wait_for(60)
+    await asyncio.sleep(0.5)  # its first batches committed
+    crawl.kill()
+    crawl.wait(timeout=30)
+    counts = json.loads(await control(str(output), "status", "--json"))
+    with Manifest.open(output / "manifest.sqlite3", readonly=True) as manifest:
+        outcomes = manifest.count_by("outcome")
+    assert counts["state"] == "stopped before its end" and counts["in_flight"] == 0, counts
+    assert (counts["fetched"], counts["queued"]) == (outcomes.get(FETCHED, 0), outcomes.get("queued", 0))
+    assert counts["fetched"] > 0 and counts["queued"] > 0
+    line = await control(str(output), "status")
+    assert line.startswith(f"stopped before its end: {counts['fetched']} fetched, "), line

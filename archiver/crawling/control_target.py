@@ -14,8 +14,14 @@ from archiver.crawling.control_file import ControlFile
 from archiver.crawling.resume_options import given_again_in
 from archiver.errors import ConfigError, SnapshotError
 from archiver.report import resume_command
+from archiver.store.crawl_record import RUNNING
 from archiver.store.lock import is_locked
+from archiver.store.manifest import Manifest
+from archiver.store.rows import FAILED, FETCHED, QUEUED, SKIPPED
 from archiver.store.snapshot import Snapshot
+
+STOPPED_UNSAID = "stopped before its end"
+"""The state of a crawl no process runs that never said it ended (killed): it is resumable."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,10 @@ def status(target: Target) -> dict[str, Any]:
             return published
         return {"state": "starting"}
     data = snapshot.read_crawl_json()
+    if data.get("status") == RUNNING:
+        # No process holds its lock: it ended without a word (killed, the power cut), its counts
+        # never saved; the manifest has them, as far as it committed.
+        return _counted(snapshot)
     stats = data.get("stats") or {}
     return {
         "state": str(data.get("status") or "unknown"),
@@ -81,6 +91,25 @@ def status(target: Target) -> dict[str, Any]:
         "queued": stats.get("queued", 0),
         "in_flight": 0,
         "bytes": stats.get("bytes", 0),
+    }
+
+
+def _counted(snapshot: Snapshot) -> dict[str, Any]:
+    """status() of a crawl that ended before it could save its counts, from its manifest."""
+    counts: dict[str, int] = {}
+    captured = 0
+    if snapshot.manifest_path.is_file():
+        with Manifest.open(snapshot.manifest_path, readonly=True) as manifest:
+            counts = manifest.count_by("outcome")
+            captured = manifest.captured_bytes()
+    return {
+        "state": STOPPED_UNSAID,
+        "fetched": counts.get(FETCHED, 0),
+        "failed": counts.get(FAILED, 0),
+        "skipped": counts.get(SKIPPED, 0),
+        "queued": counts.get(QUEUED, 0),
+        "in_flight": 0,
+        "bytes": captured,
     }
 
 
