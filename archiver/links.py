@@ -293,11 +293,39 @@ def document_base(href: str, page_url: str, encoding: str | None = None) -> str:
 
 
 def page_title(root: lxml.etree._Element) -> str | None:
-    """The text of the page's first <title> (looked for in <head> first), whitespace collapsed."""
+    """The text of the page's first <title> (looked for in <head> first), whitespace collapsed:
+    its document's title (is_document_title()), as Chromium's document.title reads it."""
     title = root.find("head/title")
     if title is None:
-        title = next(root.iter("title"), None)
+        title = next((found for found in root.iter("title") if is_document_title(found)), None)
     return None if title is None else title_text(title)
+
+
+_INTEGRATION_POINTS = frozenset({"foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext"})
+"""Elements of SVG and MathML whose content is HTML again (the HTML standard's integration points)."""
+
+
+def is_document_title(title: lxml.etree._Element) -> bool:
+    """Whether a <title> element is its document's title, as Chromium reads it: not one of SVG
+    or MathML (an <svg>'s own title), nor in a <template> (no part of the document) or in a
+    <noscript> (text, in a browser that runs scripts), which the parser makes elements here.
+
+    >>> page = lxml.html.fromstring("<body><svg><title>S</title></svg><template><title>T</title>"
+    ...     "</template><noscript><title>N</title></noscript><math><mi><title>M</title></mi></math>")
+    >>> [(t.text, is_document_title(t)) for t in page.iter("title")]
+    [('S', False), ('T', False), ('N', False), ('M', True)]
+    """
+    in_html = False
+    for ancestor in title.iterancestors():
+        tag = ancestor.tag
+        if tag in ("template", "noscript"):
+            return False
+        if not in_html:
+            if tag in _INTEGRATION_POINTS:
+                in_html = True
+            elif tag in ("svg", "math"):
+                return False
+    return True
 
 
 def title_text(title: lxml.etree._Element) -> str | None:

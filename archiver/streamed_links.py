@@ -32,6 +32,7 @@ from archiver.links import (
     PRESENTATION_URL_ATTRS,
     REQUISITE,
     document_base,
+    is_document_title,
     is_fetchable_reference,
     references_in,
     resolve_reference,
@@ -151,7 +152,7 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
                         continue
                     destination = css_destination(css, start)
                     references.append((value, REQUISITE, None, "", destination, cors_font(destination), ""))
-            elif tag == "title":
+            elif tag == "title" and is_document_title(element):
                 text = title_text(element)
                 title = title if title is not None else text
                 if head_title is None and _in_head(element):

@@ -96,9 +96,26 @@ def test_title_and_malformed_html():
     assert [link.url for link in page.links] == ["http://h/dir/x"]
 
 
-def test_title_outside_head_is_still_found():
-    assert extract_html(b"<body><svg><title>In an image</title></svg></body>", BASE).title == "In an image"
-    assert extract_html(b"<head><title>First</title></head><title>Second</title>", BASE).title == "First"
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(
+    ("page", "title"),
+    [
+        # Chromium's document.title of each page (measured): the first <title> of the document's
+        # own. One of an <svg>, in a <template> or in a <noscript> was taken for it (in the
+        # manifest, index.html and the WACZ's pages.jsonl).
+        ("<body><svg><title>In an image</title></svg></body>", None),
+        ("<svg><title>svg first</title></svg><title>real later</title>", "real later"),
+        ("<template><title>T</title></template><p>x", None),
+        ("<noscript><title>N</title></noscript><p>x", None),
+        ("<math><mi><title>M</title></mi></math>", "M"),
+        ("<svg><foreignObject><title>F</title></foreignObject></svg>", "F"),
+        ("<head><title>First</title></head><title>Second</title>", "First"),
+        ("<body><p>x</p><title>Outside the head</title>", "Outside the head"),
+    ],
+)
+def test_the_title_is_the_documents_as_chromium_reads_it(page: str, title: str | None, streamed: bool):
+    body = past_streaming(page, "utf-8") if streamed else page.encode()
+    assert extract_html(body, BASE).title == title
 
 
 @pytest.mark.parametrize(
