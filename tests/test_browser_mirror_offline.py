@@ -10,8 +10,10 @@ link to theirs, and it is still running while the mirror is browsed.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import gzip
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -160,8 +162,10 @@ _REFUSED_PAGE = """<link rel="stylesheet" href="/e/sheet.css"><link rel="stylesh
 <style>@import "/e/imported.css"; @font-face { font-family: F; src: url(/e/font.ttf) }</style>
 <script src="/e/script.js"></script><script src="/moved.js"></script></head><body>
 <p id="sheet">a</p><p id="imported">b</p><p id="ok">c</p>
-<span id="font" style="font-family: F, serif">iiiiiiii</span><span id="serif" style="font-family: serif">iiiiiiii</span>
-<img id="img" src="/e/img.png"><object data="/e/object.png" type="image/png"><b id="fallback">fallback</b></object>"""
+<span id="font" style="font-family: F, serif">iiiiiiii</span>
+<span id="serif" style="font-family: serif">iiiiiiii</span>
+<img id="img" src="/e/img.png">
+<object data="/e/object.png" type="image/png"><b id="fallback">fallback</b></object>"""
 _SEEN = """() => ({
   ran: window.RAN || 0,
   sheet: getComputedStyle(document.getElementById('sheet')).color,
@@ -224,7 +228,57 @@ async def test_what_chromium_refuses_of_an_error_answer_the_mirror_does_not_use(
     await site.close()
     crawled = index.read_bytes()
     assert await seen_in_chromium(index.as_uri()) == live
-    assert b'data-archived-src="/e/script.js"' in crawled and b'url(about:invalid)' in crawled
+    assert b'data-archived-src="/e/script.js"' in crawled and b"url(about:invalid)" in crawled
     assert b'<a href="e/script.js">' in crawled  # a link to it leads to its file, as to any page
     build_mirror(result.snapshot.root)
     assert index.read_bytes() == crawled
+
+
+_POLICED_STYLE = ".bg { background: url(/img/bg.png); width: 10px; height: 10px }"
+_POLICED_APP = """const sheet = new CSSStyleSheet(); sheet.replaceSync('#x { color: rgb(0, 128, 0) }');
+document.adoptedStyleSheets = [sheet]; document.getElementById('pop').showPopover();"""
+_POLICED_SEEN = """() => ({
+  img: document.getElementById('img').naturalWidth,
+  bg: getComputedStyle(document.getElementById('bg')).backgroundImage.startsWith('url("file:'),
+  color: getComputedStyle(document.getElementById('x')).color,
+  popover: document.getElementById('pop').matches(':popover-open'),
+})"""
+
+
+async def test_a_pages_content_security_policy_refuses_nothing_of_the_mirror(site, run_crawl, tmp_path):
+    """A page's <meta http-equiv="Content-Security-Policy"> names the live site's sources: the
+    mirror kept it, and from file:// Chromium refused the page's own image (img-src names the
+    live origin), the image of its <style> (rewritten, it no longer matched the policy's hash)
+    and, in the mirror of a rendered page, the inline <style> of its adopted sheet and the script
+    that restores its open popover. Now the policy is kept under a name no browser acts on, and
+    the page shows from the mirror as it did live, rendered or not."""
+    await site.start()
+    digest = base64.b64encode(hashlib.sha256(_POLICED_STYLE.encode()).digest()).decode()
+    policy = f"img-src {site.url('')}; style-src 'self' 'sha256-{digest}'; script-src 'self'"
+    site.page(
+        "/",
+        head=f'<meta http-equiv="Content-Security-Policy" content="{policy}"><style>{_POLICED_STYLE}</style>',
+        body='<img id="img" src="/img/a.png"><div id="bg" class="bg"></div><p id="x">x</p>'
+        '<div id="pop" popover>shown</div><script src="/app.js"></script>',
+    )
+    site.file("/img/a.png", png(3), "image/png")
+    site.file("/img/bg.png", png(), "image/png")
+    site.file("/app.js", _POLICED_APP, "text/javascript")
+    host = site.host.replace(":", "+")
+    seen = []
+    for browser in ("never", "always"):
+        result = await run_crawl(site.url("/"), output=tmp_path / browser, browser=browser, chromium=CHROMIUM)
+        index = result.snapshot.root / "mirror" / host / "index.html"
+        assert async_playwright is not None
+        async with async_playwright() as playwright:
+            chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = await chromium.new_page()
+                await page.goto(index.as_uri(), wait_until="load")
+                await page.wait_for_timeout(300)
+                seen.append(await page.evaluate(_POLICED_SEEN))
+            finally:
+                await chromium.close()
+    live = {"img": 3, "bg": True, "color": "rgb(0, 128, 0)", "popover": True}
+    assert seen == [live, live]
+    assert 'data-archived-http-equiv="Content-Security-Policy"' in index.read_text()  # for the reader

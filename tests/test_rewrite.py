@@ -579,3 +579,32 @@ def test_a_rendered_pages_speculation_rules_are_made_inert_once() -> None:
         b'<script type="text/x-archived-script" data-archived-type="speculationrules">{}</script>'
         b'<script type="text/x-archived-script">go()</script>'
     )
+
+
+@pytest.mark.parametrize(
+    ("markup", "expected"),
+    [
+        (
+            '<meta http-equiv="Content-Security-Policy" content="img-src http://site.test">',
+            '<meta data-archived-http-equiv="Content-Security-Policy" content="img-src http://site.test">',
+        ),
+        (
+            "<meta content=\"style-src 'sha256-x'\" HTTP-EQUIV=' content-security-policy '>",
+            "<meta content=\"style-src 'sha256-x'\" data-archived-http-equiv=' content-security-policy '>",
+        ),
+        (  # in the document of a srcdoc, as in its page
+            _srcdoc('<meta http-equiv="content-security-policy" content="img-src \'none\'">'),
+            _srcdoc('<meta data-archived-http-equiv="content-security-policy" content="img-src \'none\'">'),
+        ),
+        (  # a policy that only reports is no policy in a <meta>: Chromium ignores it
+            '<meta http-equiv="Content-Security-Policy-Report-Only" content="img-src \'none\'">',
+            '<meta http-equiv="Content-Security-Policy-Report-Only" content="img-src \'none\'">',
+        ),
+    ],
+)
+def test_a_pages_content_security_policy_is_kept_for_the_reader_only(markup: str, expected: str) -> None:
+    """A <meta http-equiv="Content-Security-Policy"> was kept as written: its sources name the
+    live site (img-src http://site.test, a hash of a <style> the mirror rewrote), so from file://
+    Chromium refused the mirror's own images, stylesheets and styles. Now it is kept under a name
+    no browser acts on, in a srcdoc document too."""
+    assert rewrite(markup) == expected

@@ -71,6 +71,11 @@ _HINT_RELS = frozenset({"prefetch", "prerender", "preconnect", "dns-prefetch"})
 """<link rel=...> values that only have a browser fetch, or connect to, what the page may need
 next: of a page that has no other rel, the href is renamed, for from the mirror the browser
 would fetch the live URL it names (a local file gains nothing from it)."""
+_POLICY = "content-security-policy"
+"""The http-equiv of a <meta> whose Content-Security-Policy a browser enforces. Its sources name
+the live site (``img-src https://cdn.example``, a hash of a <style> the mirror rewrote), never
+the files of the mirror, which it would refuse from file://: it is kept under a name no browser
+acts on, as the policy a header sent is not carried into the mirror either."""
 _ON_THEIR_OWN = {"a": "ping", "area": "ping"}
 """Attributes renamed on these tags wherever they point: a click on a link of the mirror would
 post its ping to the live site (a ping is no link, and no file is kept for it)."""
@@ -371,10 +376,13 @@ def _reaching_out_edits(
 ) -> list[tuple[int, int, str]]:
     """The renames in one start tag that keep a browser, reading the page from the mirror, from
     reaching the live web by itself: a speculation rules script's type (an inert one put first),
-    a resource hint's href (_HINT_RELS), a link's ping."""
+    a resource hint's href (_HINT_RELS), a link's ping; and from refusing the mirror's own
+    files: a <meta>'s Content-Security-Policy (_POLICY), the live site's."""
     renamed: str | None = _ON_THEIR_OWN.get(tag)
     edits = []
-    if tag == "script" and (element.get("type") or "").strip().lower() == SPECULATION_RULES:
+    if tag == "meta" and (element.get("http-equiv") or "").strip().lower() == _POLICY:
+        renamed = "http-equiv"
+    elif tag == "script" and (element.get("type") or "").strip().lower() == SPECULATION_RULES:
         renamed = "type"
         edits.append((len(tag) + 1, len(tag) + 1, f' type="{INERT_TYPE}"'))
     elif tag == "link":
