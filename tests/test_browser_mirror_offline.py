@@ -24,6 +24,7 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 
 from archiver.mirror.build import build_mirror
 from archiver.mirror.serve import make_app
+from archiver.verify.verifier import verify_snapshot
 
 pytestmark = pytest.mark.skipif(async_playwright is None, reason="Playwright is not installed")
 
@@ -282,3 +283,49 @@ async def test_a_pages_content_security_policy_refuses_nothing_of_the_mirror(sit
     live = {"img": 3, "bg": True, "color": "rgb(0, 128, 0)", "popover": True}
     assert seen == [live, live]
     assert 'data-archived-http-equiv="Content-Security-Policy"' in index.read_text()  # for the reader
+
+
+_MARKUP_STYLE_PAGES = {
+    "/": '<svg width="0" height="0"><style>#box { background: url("/i/a.png?a=1&amp;b=2") }</style></svg>'
+    '<div id="box" style="width: 8px; height: 8px"></div><a href="/x.xhtml">x</a>',
+    "/x.xhtml": '<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+    '<head><title>x</title><style>#box { background: url("/i/a.png?x=1&amp;y=2") }</style></head>'
+    '<body><div id="box" style="width: 8px; height: 8px"></div></body></html>',
+}
+_BOX_IMAGE = """async () => {
+  const url = getComputedStyle(document.getElementById('box')).backgroundImage.slice(5, -2);
+  return await new Promise(done => {
+    const image = new Image(); image.onload = () => done(image.naturalWidth); image.onerror = () => done(url);
+    image.src = url;
+  });
+}"""
+
+
+async def test_a_style_whose_text_is_markup_shows_its_image_from_the_mirror(site, run_crawl):
+    """url("/i/a.png?a=1&amp;b=2") in an <svg><style> of an HTML page, and in the <style> of an
+    XHTML page, is /i/a.png?a=1&b=2 to Chromium, whose parser decodes the reference there. The
+    crawl read the text raw and archived ?a=1&amp;b=2 (another URL), and the mirror's url()
+    named a file that is not there. Now the crawl fetches what Chromium fetches, the mirror's
+    file shows the image from file://, and verify finds the snapshot whole."""
+    site.page("/", body=_MARKUP_STYLE_PAGES["/"])
+    site.file("/x.xhtml", _MARKUP_STYLE_PAGES["/x.xhtml"], "application/xhtml+xml")
+    site.file("/i/a.png", png(5), "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    mirror = result.snapshot.root / "mirror" / site.host.replace(":", "+")
+    await site.close()
+    assert sorted(site.hits) == ["/", "/i/a.png?a=1&b=2", "/i/a.png?x=1&y=2", "/x.xhtml"]
+    widths = []
+    assert async_playwright is not None
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = await chromium.new_page()
+            for name in ("index.html", "x.xhtml"):
+                await page.goto((mirror / name).as_uri(), wait_until="load")
+                widths.append(await page.evaluate(_BOX_IMAGE))
+        finally:
+            await chromium.close()
+    assert widths == [5, 5]
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text(str(result.snapshot.root))

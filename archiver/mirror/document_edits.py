@@ -32,7 +32,7 @@ from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker
 from archiver.mirror.scripts import INERT_TYPE
 from archiver.mirror.stylesheets import REFUSED_URL, css_edits, replace_spans, rewrite_css_text
-from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_style_edits
+from archiver.mirror.xml_edits import foreign_styles, stylesheet_pi_edits, xhtml_tags, xml_style_edits
 from archiver.store.referrers import data_document
 from archiver.svg import local_name
 
@@ -133,12 +133,16 @@ def _attribute_text(raw_value: str, view: View) -> str:
 
 
 def document_edits(
-    view: View, base: str, link: Linker, depth: int, svg: bool = False, base_at: int = 0
+    view: View, base: str, link: Linker, depth: int, svg: bool = False, base_at: int = 0, xml: bool = False
 ) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace in an HTML document whose base URL is ``base``, at
-    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document. ``base_at``:
-    where the page's <base> tag begins (document_base_at()): the requisites of the tags and
-    <style>s before it resolve against the page's URL."""
+    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document; with ``xml``, in
+    an XHTML page. ``base_at``: where the page's <base> tag begins (document_base_at()): the
+    requisites of the tags and <style>s before it resolve against the page's URL.
+
+    The text of a <style> that is markup to the browser (an SVG document's, an XHTML page's, one
+    inside <svg> or <math> in an HTML page) is read as markup and written back as markup
+    (xml_edits.xml_style_edits()): a character reference in it is the character it names."""
     spans: list[tuple[int, int, str]] = []
     styles: list[tuple[int, int]] = []
     edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
@@ -165,11 +169,13 @@ def document_edits(
         else:
             edits = _remembered_tag_edits(tag, raw, base, link, view, depth)
         spans.extend((offset + start, offset + end, new) for start, end, new in edits)
+    foreign = foreign_styles(view.text, styles) if styles and not (svg or xml) else frozenset()
     for start, end in styles:
         css = view.text[start:end]
         if may_hold_css_urls(css):
             at = link.page_url if start < base_at and link.page_url else base
-            edits = tuple(xml_style_edits(css, at, link, view) if svg else css_edits(css, at, link, view))
+            markup = svg or xml or start in foreign
+            edits = tuple(xml_style_edits(css, at, link, view) if markup else css_edits(css, at, link, view))
             spans.extend((start + s, start + e, new) for s, e, new in edits)
     return spans
 
