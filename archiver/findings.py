@@ -58,6 +58,7 @@ from archiver.links import (
 )
 from archiver.robots_directives import meta_nofollow
 from archiver.streamed_links import read_streamed
+from archiver.style_elements import style_text
 from archiver.svg import iter_svg_references, prolog_stylesheets, stylesheet_href
 
 STREAMED_BYTES = 256 * 1024
@@ -105,11 +106,12 @@ def _page(findings: Findings) -> Page:
 
 
 def root_findings(
-    root: lxml.etree._Element | None, url: str, encoding: str | None = None, depth: int = 0
+    root: lxml.etree._Element | None, url: str, encoding: str | None = None, depth: int = 0, xml: bool = False
 ) -> Findings:
     """Title, base URL, {url: kind} links and robots nofollow of an HTML page parsed by parse_html(),
     read in ``encoding`` (see read_page()); its iframes' srcdoc documents' links with its own.
-    ``depth``: how deep in srcdoc documents the page is (0 for a page fetched)."""
+    ``depth``: how deep in srcdoc documents the page is (0 for a page fetched). ``xml``: the
+    page is XHTML, whose <style>s are markup (style_elements.py)."""
     if root is None:
         return None, url, {}, False, {}
     first = first_base(root)
@@ -124,12 +126,12 @@ def root_findings(
     # The <style> whose URLs are being read, and its text: lxml makes a new copy of an element's
     # text at each call, and a <style> of megabytes holds thousands of URLs.
     style: tuple[lxml.etree._Element | None, str] = (None, "")
-    for element, attribute, start, _end, value, kind in iter_html_references(root):
+    for element, attribute, start, _end, value, kind in iter_html_references(root, xml):
         # A requisite before the <base> was fetched against the page's URL (links.before_base()).
         at, at_contexts = (url, page_contexts) if kind == REQUISITE and element in early else (base, contexts)
         if attribute is None or attribute in CSS_ATTRS:  # CSS: a <style>'s text, a style attribute
             if attribute is None and style[0] is not element:
-                style = (element, element.text or "")
+                style = (element, style_text(element, xml))
             destination = "image" if attribute else css_destination(style[1], start)
             hint = (page_policy, destination, cors_font(destination), "")
             resolved = resolve_reference(value, at, at_contexts)
@@ -175,11 +177,11 @@ def _collect_srcdocs(
 
 
 def _streamed_findings(
-    body: bytes, url: str, encoding: str | None, document_encoding: str, depth: int = 0
+    body: bytes, url: str, encoding: str | None, document_encoding: str, depth: int = 0, xml: bool = False
 ) -> Findings:
-    """root_findings(parse_html(body, encoding), url, document_encoding, depth), the page parsed as a
-    stream (streamed_links.read_streamed())."""
-    read = read_streamed(body, url, encoding, document_encoding)
+    """root_findings(parse_html(body, encoding), url, document_encoding, depth, xml), the page parsed
+    as a stream (streamed_links.read_streamed())."""
+    read = read_streamed(body, url, encoding, document_encoding, xml)
     if read is None:
         return None, url, {}, False, {}
     base = read.base or url
@@ -194,13 +196,13 @@ def _streamed_findings(
 
 
 def _html_findings(
-    body: bytes, url: str, lxml_encoding: str | None, encoding: str, depth: int = 0
+    body: bytes, url: str, lxml_encoding: str | None, encoding: str, depth: int = 0, xml: bool = False
 ) -> Findings:
-    """The findings of an HTML document read as _as_read() gives it: parsed as a stream past
-    STREAMED_BYTES, else as a tree."""
+    """The findings of an HTML document (``xml``: XHTML) read as _as_read() gives it: parsed as a
+    stream past STREAMED_BYTES, else as a tree."""
     if len(body) > STREAMED_BYTES:
-        return _streamed_findings(body, url, lxml_encoding, encoding, depth)
-    return root_findings(parse_html(body, lxml_encoding), url, encoding, depth)
+        return _streamed_findings(body, url, lxml_encoding, encoding, depth, xml)
+    return root_findings(parse_html(body, lxml_encoding), url, encoding, depth, xml)
 
 
 def _svg_findings(body: bytes, url: str, encoding: str) -> Findings:
@@ -339,8 +341,9 @@ def read_document(
     """findings(), and the encoding the document is read in (document_encoding())."""
     if mime_type in HTML_TYPES:
         as_read, lxml_encoding, encoding = _as_read(body, content_type_header, mime_type)
-        found = _html_findings(as_read, url, lxml_encoding, web_codec(page_charset) or encoding)
-        if mime_type == XHTML_TYPE:
+        xml = mime_type == XHTML_TYPE
+        found = _html_findings(as_read, url, lxml_encoding, web_codec(page_charset) or encoding, xml=xml)
+        if xml:
             found = with_prolog_stylesheets(found, body, encoding)
         return with_refresh(found, refresh, encoding), encoding
     if mime_type == CSS_TYPE:

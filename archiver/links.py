@@ -21,6 +21,7 @@ import lxml.html
 
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.media_types import read_content_type
+from archiver.style_elements import style_text
 from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
 
 LINK = "link"
@@ -185,17 +186,18 @@ def link_kind(element: lxml.etree._Element, attribute: str) -> str | None:
 
 
 def iter_html_references(
-    root: lxml.etree._Element,
+    root: lxml.etree._Element, xml: bool = False
 ) -> Iterator[tuple[lxml.etree._Element, str | None, int, int, str, str]]:
     """Every link in a parsed page: (element, attribute, start, end, value, kind).
 
     ``attribute`` is None for the text of a <style> element; start and end
-    index the URL inside the attribute value (or text), so a rewriter can
+    index the URL inside the attribute value (or text: style_elements.style_text()'s,
+    the CSS a browser reads, ``xml`` for an XHTML page), so a rewriter can
     replace exactly that span. <base href> is not yielded: see base_href().
     """
     # Only the elements that can hold links are visited (lxml filters in C), then
     # the elements with a style attribute: the cost per page stays near the parse's.
-    yield from references_in(root.iter(*_REFERENCE_TAGS))
+    yield from references_in(root.iter(*_REFERENCE_TAGS), xml)
     yield from style_attribute_references(_STYLED(root), ("style",))
     yield from style_attribute_references(_PRESENTED(root), PRESENTATION_URL_ATTRS)
 
@@ -204,9 +206,9 @@ Reference = tuple[lxml.etree._Element, str | None, int, int, str, str]
 """(element, attribute, start, end, value, kind): see iter_html_references()."""
 
 
-def references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference]:
+def references_in(elements: Iterable[lxml.etree._Element], xml: bool = False) -> Iterator[Reference]:
     """The links in the attributes of ``elements`` (their style attributes aside) and in the
-    text of those that are <style>, in their order."""
+    text of those that are <style>, in their order (``xml``: of an XHTML page)."""
     for element in elements:
         tag = element.tag.lower()
         attributes = _ATTRS_BY_TAG.get(tag)
@@ -228,7 +230,7 @@ def references_in(elements: Iterable[lxml.etree._Element]) -> Iterator[Reference
             if span:
                 yield element, "content", span[0], span[1], span[2], LINK
         elif tag == "style" and element.text:
-            for start, end, url in iter_css_urls(element.text):
+            for start, end, url in iter_css_urls(style_text(element, xml)):
                 yield element, None, start, end, url, REQUISITE
 
 

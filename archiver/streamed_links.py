@@ -40,6 +40,7 @@ from archiver.links import (
     title_text,
 )
 from archiver.robots_directives import says_nofollow_meta
+from archiver.style_elements import style_text
 
 _STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
 """The elements whose attributes read_streamed() reads (style attributes aside)."""
@@ -68,11 +69,13 @@ class StreamedPage:
     """Its srcdoc documents (frame_documents.srcdoc_documents())."""
 
 
-def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding: str) -> StreamedPage | None:
+def read_streamed(
+    body: bytes, url: str, encoding: str | None, document_encoding: str, xml: bool = False
+) -> StreamedPage | None:
     """The title, base, nofollow, referrer policy, references and srcdoc documents of the HTML page
     ``body`` at ``url``, parsed as a stream in ``encoding`` (lxml's name; None: as lxml reads it,
     which is tried when ``encoding`` fails), its links' queries written in ``document_encoding``;
-    None if it cannot be parsed."""
+    None if it cannot be parsed. ``xml``: the page is XHTML (style_elements.style_text())."""
     # (value, kind, query encoding, referrer policy, destination, CORS mode, document) of each
     # reference (Hint's)
     references: list[tuple[str, str, str | None, str, str, str, str]] = []
@@ -146,7 +149,7 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
                     )
             elif tag == "svg":
                 in_svg -= 1
-            elif tag == "style" and (css := element.text):  # and now its text, copied once by lxml
+            elif tag == "style" and (css := style_text(element, xml)):  # and now its text, read once
                 for start, _e, written in iter_css_urls(css):
                     if (value := _css_value(written, url, base)) is None:
                         continue
@@ -160,7 +163,7 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
     except (lxml.etree.LxmlError, LookupError, ValueError):
         if encoding is None:
             return None
-        return read_streamed(body, url, None, document_encoding)
+        return read_streamed(body, url, None, document_encoding, xml)
     return StreamedPage(
         title=head_title if head_title is not None else title,
         base=base,

@@ -10,8 +10,10 @@ link to theirs, and it is still running while the mirror is browsed.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import gzip
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from test_browser import CHROMIUM, CHROMIUM_ARGS, async_playwright
 
 from archiver.mirror.build import build_mirror
 from archiver.mirror.serve import make_app
+from archiver.verify.verifier import verify_snapshot
 
 pytestmark = pytest.mark.skipif(async_playwright is None, reason="Playwright is not installed")
 
@@ -229,3 +232,99 @@ async def test_what_chromium_refuses_of_an_error_answer_the_mirror_does_not_use(
     assert b'<a href="e/script.js">' in crawled  # a link to it leads to its file, as to any page
     build_mirror(result.snapshot.root)
     assert index.read_bytes() == crawled
+
+
+_POLICED_STYLE = ".bg { background: url(/img/bg.png); width: 10px; height: 10px }"
+_POLICED_APP = """const sheet = new CSSStyleSheet(); sheet.replaceSync('#x { color: rgb(0, 128, 0) }');
+document.adoptedStyleSheets = [sheet]; document.getElementById('pop').showPopover();"""
+_POLICED_SEEN = """() => ({
+  img: document.getElementById('img').naturalWidth,
+  bg: getComputedStyle(document.getElementById('bg')).backgroundImage.startsWith('url("file:'),
+  color: getComputedStyle(document.getElementById('x')).color,
+  popover: document.getElementById('pop').matches(':popover-open'),
+})"""
+
+
+async def test_a_pages_content_security_policy_refuses_nothing_of_the_mirror(site, run_crawl, tmp_path):
+    """A page's <meta http-equiv="Content-Security-Policy"> names the live site's sources: the
+    mirror kept it, and from file:// Chromium refused the page's own image (img-src names the
+    live origin), the image of its <style> (rewritten, it no longer matched the policy's hash)
+    and, in the mirror of a rendered page, the inline <style> of its adopted sheet and the script
+    that restores its open popover. Now the policy is kept under a name no browser acts on, and
+    the page shows from the mirror as it did live, rendered or not."""
+    await site.start()
+    digest = base64.b64encode(hashlib.sha256(_POLICED_STYLE.encode()).digest()).decode()
+    policy = f"img-src {site.url('')}; style-src 'self' 'sha256-{digest}'; script-src 'self'"
+    site.page(
+        "/",
+        head=f'<meta http-equiv="Content-Security-Policy" content="{policy}"><style>{_POLICED_STYLE}</style>',
+        body='<img id="img" src="/img/a.png"><div id="bg" class="bg"></div><p id="x">x</p>'
+        '<div id="pop" popover>shown</div><script src="/app.js"></script>',
+    )
+    site.file("/img/a.png", png(3), "image/png")
+    site.file("/img/bg.png", png(), "image/png")
+    site.file("/app.js", _POLICED_APP, "text/javascript")
+    host = site.host.replace(":", "+")
+    seen = []
+    for browser in ("never", "always"):
+        result = await run_crawl(site.url("/"), output=tmp_path / browser, browser=browser, chromium=CHROMIUM)
+        index = result.snapshot.root / "mirror" / host / "index.html"
+        assert async_playwright is not None
+        async with async_playwright() as playwright:
+            chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = await chromium.new_page()
+                await page.goto(index.as_uri(), wait_until="load")
+                await page.wait_for_timeout(300)
+                seen.append(await page.evaluate(_POLICED_SEEN))
+            finally:
+                await chromium.close()
+    live = {"img": 3, "bg": True, "color": "rgb(0, 128, 0)", "popover": True}
+    assert seen == [live, live]
+    assert 'data-archived-http-equiv="Content-Security-Policy"' in index.read_text()  # for the reader
+
+
+_MARKUP_STYLE_PAGES = {
+    "/": '<svg width="0" height="0"><style>#box { background: url("/i/a.png?a=1&amp;b=2") }</style></svg>'
+    '<div id="box" style="width: 8px; height: 8px"></div><a href="/x.xhtml">x</a>',
+    "/x.xhtml": '<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+    '<head><title>x</title><style>#box { background: url("/i/a.png?x=1&amp;y=2") }</style></head>'
+    '<body><div id="box" style="width: 8px; height: 8px"></div></body></html>',
+}
+_BOX_IMAGE = """async () => {
+  const url = getComputedStyle(document.getElementById('box')).backgroundImage.slice(5, -2);
+  return await new Promise(done => {
+    const image = new Image(); image.onload = () => done(image.naturalWidth); image.onerror = () => done(url);
+    image.src = url;
+  });
+}"""
+
+
+async def test_a_style_whose_text_is_markup_shows_its_image_from_the_mirror(site, run_crawl):
+    """url("/i/a.png?a=1&amp;b=2") in an <svg><style> of an HTML page, and in the <style> of an
+    XHTML page, is /i/a.png?a=1&b=2 to Chromium, whose parser decodes the reference there. The
+    crawl read the text raw and archived ?a=1&amp;b=2 (another URL), and the mirror's url()
+    named a file that is not there. Now the crawl fetches what Chromium fetches, the mirror's
+    file shows the image from file://, and verify finds the snapshot whole."""
+    site.page("/", body=_MARKUP_STYLE_PAGES["/"])
+    site.file("/x.xhtml", _MARKUP_STYLE_PAGES["/x.xhtml"], "application/xhtml+xml")
+    site.file("/i/a.png", png(5), "image/png")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    mirror = result.snapshot.root / "mirror" / site.host.replace(":", "+")
+    await site.close()
+    assert sorted(site.hits) == ["/", "/i/a.png?a=1&b=2", "/i/a.png?x=1&y=2", "/x.xhtml"]
+    widths = []
+    assert async_playwright is not None
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = await chromium.new_page()
+            for name in ("index.html", "x.xhtml"):
+                await page.goto((mirror / name).as_uri(), wait_until="load")
+                widths.append(await page.evaluate(_BOX_IMAGE))
+        finally:
+            await chromium.close()
+    assert widths == [5, 5]
+    report = verify_snapshot(result.snapshot.root)
+    assert report.ok, report.render_text(str(result.snapshot.root))

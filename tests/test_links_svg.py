@@ -3,7 +3,7 @@ styles it (xml-stylesheet instructions, presentation attributes), SVG inside a p
 
 import pytest
 from conftest import in_linear_time
-from link_cases import BASE, links_of, svg_links
+from link_cases import BASE, links_of, past_streaming, svg_links
 
 from archiver.findings import extract
 from archiver.links import LINK, REQUISITE
@@ -181,3 +181,34 @@ def test_presentation_attributes_of_svg_inside_a_page_are_read():
     assert links_of(page) == {"http://h/p.svg": REQUISITE, "http://h/dir/f.svg": REQUISITE}
     # Outside an <svg> such an attribute is nothing to a browser.
     assert links_of('<div fill="url(/no.png)"></div><svg></svg><p mask="url(/no.svg)">') == {}
+
+
+_MARKUP_STYLES = (
+    "<style>.a { background: url(/raw.png?a=1&amp;b=2) }</style>"
+    "<svg><style>.b { background: url(/svg.png?a=1&amp;b=2) }"
+    " <![CDATA[ .c { background: url(/cdata.png?a=1&amp;b=2) } ]]></style>"
+    "<foreignObject><style>.d { background: url(/html.png?a=1&amp;b=2) }</style></foreignObject></svg>"
+    "<math><style>.e { background: url(/math.png?a=1&#38;b=2) }</style></math>"
+)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["tree", "stream"])
+@pytest.mark.parametrize(
+    ("mime", "decoded"),
+    [("text/html", {"svg", "math"}), ("application/xhtml+xml", {"raw", "svg", "html", "math"})],
+)
+def test_a_style_whose_text_is_markup_is_read_as_the_browser_reads_it(
+    mime: str, decoded: set[str], streamed: bool
+) -> None:
+    """A <style> inside <svg> or <math> in an HTML page (foreign content) and any <style> of an
+    XHTML page (XML) is markup to the browser: Chromium asks for url(/svg.png?a=1&amp;b=2) as
+    /svg.png?a=1&b=2. Its text was read raw, as libxml2 keeps it, so the crawl fetched another
+    URL (?a=1&amp;b=2) than the page's, and verify and the mirror's rebuild read it alike. Now
+    it is read as the browser reads it: references decoded, a CDATA section's content kept as
+    written; an HTML <style> (and one in a <foreignObject>, HTML again) stays raw text."""
+    body = past_streaming(_MARKUP_STYLES, "utf-8") if streamed else _MARKUP_STYLES.encode()
+    found = {link.url for link in extract(body, BASE, mime, mime).links}
+    expected = {f"http://h/{name}.png?a=1&b=2" for name in decoded}
+    expected |= {f"http://h/{name}.png?a=1&amp;b=2" for name in {"raw", "svg", "html", "math"} - decoded}
+    expected.add("http://h/cdata.png?a=1&amp;b=2")
+    assert found == expected

@@ -579,3 +579,67 @@ def test_a_rendered_pages_speculation_rules_are_made_inert_once() -> None:
         b'<script type="text/x-archived-script" data-archived-type="speculationrules">{}</script>'
         b'<script type="text/x-archived-script">go()</script>'
     )
+
+
+@pytest.mark.parametrize(
+    ("markup", "expected"),
+    [
+        (
+            '<meta http-equiv="Content-Security-Policy" content="img-src http://site.test">',
+            '<meta data-archived-http-equiv="Content-Security-Policy" content="img-src http://site.test">',
+        ),
+        (
+            "<meta content=\"style-src 'sha256-x'\" HTTP-EQUIV=' content-security-policy '>",
+            "<meta content=\"style-src 'sha256-x'\" data-archived-http-equiv=' content-security-policy '>",
+        ),
+        (  # in the document of a srcdoc, as in its page
+            _srcdoc('<meta http-equiv="content-security-policy" content="img-src \'none\'">'),
+            _srcdoc('<meta data-archived-http-equiv="content-security-policy" content="img-src \'none\'">'),
+        ),
+        (  # a policy that only reports is no policy in a <meta>: Chromium ignores it
+            '<meta http-equiv="Content-Security-Policy-Report-Only" content="img-src \'none\'">',
+            '<meta http-equiv="Content-Security-Policy-Report-Only" content="img-src \'none\'">',
+        ),
+    ],
+)
+def test_a_pages_content_security_policy_is_kept_for_the_reader_only(markup: str, expected: str) -> None:
+    """A <meta http-equiv="Content-Security-Policy"> was kept as written: its sources name the
+    live site (img-src http://site.test, a hash of a <style> the mirror rewrote), so from file://
+    Chromium refused the mirror's own images, stylesheets and styles. Now it is kept under a name
+    no browser acts on, in a srcdoc document too."""
+    assert rewrite(markup) == expected
+
+
+def _queried(url: str) -> str | None:
+    return {"http://site.test/img/b.png?x=1&y=2": "site.test/img/b@x=1&y=2.png"}.get(url) or resolve(url)
+
+
+@pytest.mark.parametrize(
+    ("page", "xml", "expected"),
+    [
+        (
+            "<style>.a{background:url(/img/b.png?x=1&amp;y=2)}</style>"
+            "<svg><style>.b{background:url(/img/b.png?x=1&amp;y=2)}</style>"
+            "<foreignObject><style>.c{background:url(/img/b.png?x=1&amp;y=2)}</style></foreignObject></svg>",
+            False,
+            "<style>.a{background:url(http://site.test/img/b.png?x=1&amp;y=2)}</style>"
+            "<svg><style>.b{background:url(../img/b@x=1&amp;y=2.png)}</style>"
+            "<foreignObject><style>.c{background:url(http://site.test/img/b.png?x=1&amp;y=2)}</style>"
+            "</foreignObject></svg>",
+        ),
+        (
+            '<html xmlns="http://www.w3.org/1999/xhtml"><style>.a{background:url(/img/b.png?x=1&amp;y=2)}'
+            "</style></html>",
+            True,
+            '<html xmlns="http://www.w3.org/1999/xhtml"><style>.a{background:url(../img/b@x=1&amp;y=2.png)}'
+            "</style></html>",
+        ),
+    ],
+    ids=["svg in HTML", "XHTML"],
+)
+def test_a_style_whose_text_is_markup_is_rewritten_as_markup(page: str, xml: bool, expected: str) -> None:
+    """The text of a <style> inside <svg> in an HTML page, or of an XHTML page's, is markup to the
+    browser (url(/img/b.png?x=1&amp;y=2) asks for ?x=1&y=2): the mirror read it raw, found no file
+    for ?x=1&amp;y=2 and left the live URL. Now it is read as the browser reads it and its local
+    path written back escaped as markup; an HTML <style> (a <foreignObject>'s too) stays raw."""
+    assert rewrite_html(page.encode(), PAGE, None, _queried, HERE, xml=xml).decode() == expected

@@ -63,7 +63,7 @@ def parse_document(
     mime = mime_type(content_type)
     if inspect and mime in HTML_TYPES:
         root, page_encoding = read_page(body, content_type, mime)
-        found = root_findings(root, url, page_encoding)
+        found = root_findings(root, url, page_encoding, xml=mime == XHTML_TYPE)
         if mime == XHTML_TYPE:
             found = with_prolog_stylesheets(found, body, page_encoding)
         return with_refresh(found, refresh, page_encoding), render_policy.inspect(root, body), page_encoding

@@ -32,7 +32,7 @@ from archiver.mirror.charsets import View
 from archiver.mirror.linker import Edits, Linker
 from archiver.mirror.scripts import INERT_TYPE
 from archiver.mirror.stylesheets import REFUSED_URL, css_edits, replace_spans, rewrite_css_text
-from archiver.mirror.xml_edits import stylesheet_pi_edits, xhtml_tags, xml_style_edits
+from archiver.mirror.xml_edits import foreign_styles, stylesheet_pi_edits, xhtml_tags, xml_style_edits
 from archiver.store.referrers import data_document
 from archiver.svg import local_name
 
@@ -71,6 +71,11 @@ _HINT_RELS = frozenset({"prefetch", "prerender", "preconnect", "dns-prefetch"})
 """<link rel=...> values that only have a browser fetch, or connect to, what the page may need
 next: of a page that has no other rel, the href is renamed, for from the mirror the browser
 would fetch the live URL it names (a local file gains nothing from it)."""
+_POLICY = "content-security-policy"
+"""The http-equiv of a <meta> whose Content-Security-Policy a browser enforces. Its sources name
+the live site (``img-src https://cdn.example``, a hash of a <style> the mirror rewrote), never
+the files of the mirror, which it would refuse from file://: it is kept under a name no browser
+acts on, as the policy a header sent is not carried into the mirror either."""
 _ON_THEIR_OWN = {"a": "ping", "area": "ping"}
 """Attributes renamed on these tags wherever they point: a click on a link of the mirror would
 post its ping to the live site (a ping is no link, and no file is kept for it)."""
@@ -128,12 +133,16 @@ def _attribute_text(raw_value: str, view: View) -> str:
 
 
 def document_edits(
-    view: View, base: str, link: Linker, depth: int, svg: bool = False, base_at: int = 0
+    view: View, base: str, link: Linker, depth: int, svg: bool = False, base_at: int = 0, xml: bool = False
 ) -> list[tuple[int, int, str]]:
     """The (start, end, new) spans to replace in an HTML document whose base URL is ``base``, at
-    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document. ``base_at``:
-    where the page's <base> tag begins (document_base_at()): the requisites of the tags and
-    <style>s before it resolve against the page's URL."""
+    ``depth`` in srcdoc documents (0: a page); with ``svg``, in an SVG document; with ``xml``, in
+    an XHTML page. ``base_at``: where the page's <base> tag begins (document_base_at()): the
+    requisites of the tags and <style>s before it resolve against the page's URL.
+
+    The text of a <style> that is markup to the browser (an SVG document's, an XHTML page's, one
+    inside <svg> or <math> in an HTML page) is read as markup and written back as markup
+    (xml_edits.xml_style_edits()): a character reference in it is the character it names."""
     spans: list[tuple[int, int, str]] = []
     styles: list[tuple[int, int]] = []
     edited = _SVG_EDITED_TAGS if svg else _EDITED_TAGS
@@ -160,11 +169,13 @@ def document_edits(
         else:
             edits = _remembered_tag_edits(tag, raw, base, link, view, depth)
         spans.extend((offset + start, offset + end, new) for start, end, new in edits)
+    foreign = foreign_styles(view.text, styles) if styles and not (svg or xml) else frozenset()
     for start, end in styles:
         css = view.text[start:end]
         if may_hold_css_urls(css):
             at = link.page_url if start < base_at and link.page_url else base
-            edits = tuple(xml_style_edits(css, at, link, view) if svg else css_edits(css, at, link, view))
+            markup = svg or xml or start in foreign
+            edits = tuple(xml_style_edits(css, at, link, view) if markup else css_edits(css, at, link, view))
             spans.extend((start + s, start + e, new) for s, e, new in edits)
     return spans
 
@@ -371,10 +382,13 @@ def _reaching_out_edits(
 ) -> list[tuple[int, int, str]]:
     """The renames in one start tag that keep a browser, reading the page from the mirror, from
     reaching the live web by itself: a speculation rules script's type (an inert one put first),
-    a resource hint's href (_HINT_RELS), a link's ping."""
+    a resource hint's href (_HINT_RELS), a link's ping; and from refusing the mirror's own
+    files: a <meta>'s Content-Security-Policy (_POLICY), the live site's."""
     renamed: str | None = _ON_THEIR_OWN.get(tag)
     edits = []
-    if tag == "script" and (element.get("type") or "").strip().lower() == SPECULATION_RULES:
+    if tag == "meta" and (element.get("http-equiv") or "").strip().lower() == _POLICY:
+        renamed = "http-equiv"
+    elif tag == "script" and (element.get("type") or "").strip().lower() == SPECULATION_RULES:
         renamed = "type"
         edits.append((len(tag) + 1, len(tag) + 1, f' type="{INERT_TYPE}"'))
     elif tag == "link":

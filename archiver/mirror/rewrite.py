@@ -92,7 +92,7 @@ def rewrite_html(
     here = page_path or own_path(page_url, "text/html", resolve)
     link = Linker(here, resolve, memo, page_url)
     base, base_at = document_base_at(page_url, view)
-    spans = document_edits(view, base, link, 0, base_at=base_at if base != page_url else 0)
+    spans = document_edits(view, base, link, 0, base_at=base_at if base != page_url else 0, xml=xml)
     if xml:  # the stylesheets of its <?xml-stylesheet?> instructions, as an SVG image's
         spans.extend(stylesheet_pi_edits(view, base, link))
     elif refresh is not None and (tag := refresh_tag(refresh, base, link, view)) is not None:

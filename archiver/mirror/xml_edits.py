@@ -1,7 +1,8 @@
 """What the rewrite of an XML document (an SVG image, an XHTML page) needs beyond its tags: the
 stylesheets its <?xml-stylesheet?> instructions name, which of its elements are the XHTML a
-<foreignObject> holds, the CSS of its <style> written back as XML, the charset its declaration
-says. Pure functions over a document's View (charsets.py).
+<foreignObject> holds, the CSS of its <style> written back as XML (and of a <style> of SVG or
+MathML in an HTML page, whose text is markup too), the charset its declaration says. Pure
+functions over a document's View (charsets.py).
 """
 
 from __future__ import annotations
@@ -13,14 +14,21 @@ import lxml.etree
 
 from archiver.encodings import as_utf8, web_codec
 from archiver.html_stream import read_xml_elements
+from archiver.markup import iter_tags
 from archiver.mirror.charsets import View
 from archiver.mirror.linker import Linker
 from archiver.mirror.stylesheets import css_edits, rewrite_css_text
+from archiver.style_elements import CDATA, FOREIGN_ROOTS, HTML_INSIDE_FOREIGN, markup_text
 from archiver.svg import XHTML_NAMESPACE, prolog_stylesheets, stylesheet_href
 
 _FOREIGN_OBJECT = re.compile("foreignobject", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"<\?xml\s[^>]*?encoding\s*=\s*[\"']?([A-Za-z0-9._-]*)", re.IGNORECASE)
-_CDATA = re.compile(r"<!\[CDATA\[(.*?)(?:\]\]>|\Z)", re.DOTALL)
+_FOREIGN_START = re.compile("<(?:svg|math)", re.IGNORECASE)
+"""Where foreign content may start in an HTML page (iter_tags() tells)."""
+_FOREIGN_TAGS = FOREIGN_ROOTS | HTML_INSIDE_FOREIGN
+_FOREIGN_END = re.compile(
+    "</(" + "|".join(sorted(map(re.escape, _FOREIGN_TAGS))) + r")(?=[\t\n\r\f />])", re.IGNORECASE
+)
 
 
 def xhtml_tags(view: View, count: int) -> frozenset[int]:
@@ -59,22 +67,46 @@ def xml_style_edits(css: str, base: str, link: Linker, view: View) -> list[tuple
     """css_edits() of the text of an SVG <style>, which is XML: its URLs are written so that
     they are markup neither as text nor in a CDATA section. Where its text holds a character
     reference outside CDATA (``&amp;``), it is read as XML reads it and written back whole."""
-    if "&" not in _CDATA.sub("", css):
+    if "&" not in CDATA.sub("", css):
         return css_edits(css, base, link, view, markup=True)
-    text = _xml_text(view.to_text(css))
+    text = markup_text(view.to_text(css))
     rewritten = rewrite_css_text(text, base, link)
     return [] if rewritten == text else [(0, len(css), view.from_text(html.escape(rewritten, quote=False)))]
 
 
-def _xml_text(raw: str) -> str:
-    """XML character data as XML reads it: references replaced, CDATA sections' content kept."""
-    out: list[str] = []
-    last = 0
-    for section in _CDATA.finditer(raw):
-        out += (html.unescape(raw[last : section.start()]), section.group(1))
-        last = section.end()
-    out.append(html.unescape(raw[last:]))
-    return "".join(out)
+def foreign_styles(text: str, styles: list[tuple[int, int]]) -> frozenset[int]:
+    """Where the text begins of each <style> of the HTML page ``text`` (their spans: ``styles``)
+    that is in foreign content (inside <svg> or <math>, not in the HTML one of their elements
+    holds): its text is markup to the browser, a character reference the character it names
+    (style_elements.py). Read from the start tags iter_tags() finds and the end tags that close
+    them; not at all in a page whose <style>s all come before any <svg> or <math> (most pages).
+
+    >>> page = "<style>a</style><svg><style>b</style><foreignObject><style>c</style></foreignObject></svg>"
+    >>> sorted(page[start] for start in foreign_styles(page, [(7, 8), (28, 29), (60, 61)]))
+    ['b']
+    >>> page = '<svg><g style="x"><style>a</style></g></svg><math/><style>b</style>'
+    >>> sorted(page[start] for start in foreign_styles(page, [(25, 26), (58, 59)]))
+    ['a']
+    """
+    first = _FOREIGN_START.search(text)
+    if first is None or all(start < first.start() for start, _end in styles):
+        return frozenset()
+    events = [(end.start(), end.group(1).lower(), False) for end in _FOREIGN_END.finditer(text)]
+    wanted = _FOREIGN_TAGS | {"style"}
+    for offset, name, raw in iter_tags(text, [], wanted):  # and the tags with a style attribute
+        if name in wanted and not raw.endswith("/>"):  # a <style>'s text begins where its tag ends
+            events.append((offset + len(raw) if name == "style" else offset, name, True))
+    foreign = []
+    open_tags: list[str] = []
+    for offset, name, starts in sorted(events):
+        if name == "style":
+            if open_tags and open_tags[-1] in FOREIGN_ROOTS:
+                foreign.append(offset)
+        elif starts:
+            open_tags.append(name)
+        elif name in open_tags:
+            del open_tags[len(open_tags) - 1 - open_tags[::-1].index(name) :]
+    return frozenset(foreign)
 
 
 def xml_declaration_edits(text: str, encoding: str, label: str) -> list[tuple[int, int, str]]:

@@ -142,21 +142,24 @@ def _references(document: Path) -> Iterator[str]:
         text = data.decode(stylesheet_encoding(data, None), WEB_ERRORS)
         for _start, _end, value in iter_css_urls(text):
             yield value
-    elif size > STREAM_HTML_FROM:
-        yield from _streamed_html_references(document)
+        return
+    # As a browser reads it from disk: an .xhtml file is XML (its XML declaration counts, and the
+    # text of its <style>s is markup).
+    xml = document.name.lower().endswith(".xhtml")
+    if size > STREAM_HTML_FROM:
+        yield from _streamed_html_references(document, xml)
     else:
         body = document.read_bytes()
-        # As a browser reads it from disk: an .xhtml file is XML, its XML declaration counts.
-        read_in = xml_encoding if document.name.lower().endswith(".xhtml") else page_encoding
-        yield from _tree_references(parse_html(as_utf8(body, read_in(body, None)), "utf-8"))
+        read_in = xml_encoding if xml else page_encoding
+        yield from _tree_references(parse_html(as_utf8(body, read_in(body, None)), "utf-8"), xml=xml)
 
 
-def _tree_references(tree: lxml.etree._Element | None, depth: int = 0) -> Iterator[str]:
-    """The link values of a parsed HTML document, its iframes' srcdoc documents' with them (whose
-    links resolve against its own URL, the file's: it has no <base> in the mirror)."""
+def _tree_references(tree: lxml.etree._Element | None, depth: int = 0, xml: bool = False) -> Iterator[str]:
+    """The link values of a parsed HTML document (``xml``: XHTML), its iframes' srcdoc documents'
+    with them (whose links resolve against its own URL, the file's: it has no <base> in the mirror)."""
     if tree is None:
         return
-    for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree):
+    for _element, _attribute, _start, _end, value, _kind in iter_html_references(tree, xml):
         yield value
     yield from _srcdoc_references(srcdocs(tree.iter("iframe")), depth)
 
@@ -167,8 +170,9 @@ def _srcdoc_references(texts: list[str], depth: int) -> Iterator[str]:
             yield from _tree_references(parse_html(srcdoc_body(text), "utf-8"), depth + 1)
 
 
-def _streamed_html_references(document: Path) -> Iterator[str]:
-    """Links of a large HTML file, parsed element by element so its tree never builds up.
+def _streamed_html_references(document: Path, xml: bool) -> Iterator[str]:
+    """Links of a large HTML file (``xml``: XHTML), parsed element by element so its tree never
+    builds up.
 
     libxml2 is given the page in UTF-8, as a small page is: the thinning of crowded tags
     (crowded_tags.py) reads markup as ASCII, and would miss every tag of a page kept in UTF-16
@@ -183,7 +187,7 @@ def _streamed_html_references(document: Path) -> Iterator[str]:
             if element.tag == "body":  # a later <body> tag's attributes, as a small page's tree has
                 add_later_body_attributes(source, "utf-8", element)
             # Its children were dropped at their own end: this visits the element alone.
-            for _element, _attribute, _start, _end, value, _kind in iter_html_references(element):
+            for _element, _attribute, _start, _end, value, _kind in iter_html_references(element, xml):
                 yield value
             if element.tag == "iframe":
                 yield from _srcdoc_references(srcdocs((element,)), 0)
