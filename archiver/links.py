@@ -21,7 +21,7 @@ import lxml.html
 
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.media_types import read_content_type
-from archiver.style_elements import style_text
+from archiver.style_elements import in_foreign_content, style_text
 from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
 
 LINK = "link"
@@ -303,10 +303,6 @@ def page_title(root: lxml.etree._Element) -> str | None:
     return None if title is None else title_text(title)
 
 
-_INTEGRATION_POINTS = frozenset({"foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext"})
-"""Elements of SVG and MathML whose content is HTML again (the HTML standard's integration points)."""
-
-
 def is_document_title(title: lxml.etree._Element) -> bool:
     """Whether a <title> element is its document's title, as Chromium reads it: not one of SVG
     or MathML (an <svg>'s own title), nor in a <template> (no part of the document) or in a
@@ -317,17 +313,9 @@ def is_document_title(title: lxml.etree._Element) -> bool:
     >>> [(t.text, is_document_title(t)) for t in page.iter("title")]
     [('S', False), ('T', False), ('N', False), ('M', True)]
     """
-    in_html = False
-    for ancestor in title.iterancestors():
-        tag = ancestor.tag
-        if tag in ("template", "noscript"):
-            return False
-        if not in_html:
-            if tag in _INTEGRATION_POINTS:
-                in_html = True
-            elif tag in ("svg", "math"):
-                return False
-    return True
+    if in_foreign_content(title):
+        return False
+    return not any(ancestor.tag in ("template", "noscript") for ancestor in title.iterancestors())
 
 
 def title_text(title: lxml.etree._Element) -> str | None:
