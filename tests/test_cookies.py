@@ -136,6 +136,51 @@ async def test_prefixed_cookies_follow_their_rules(header, kept):
     assert (name in jar.filter_cookies(URL("https://site.test/x/z"))) == kept
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "dup=1; Domain=evil.github.io; Domain=github.io; Path=/",
+        'quoted=1; Domain="github.io"; Path=/',
+        "single=1; Domain=.GitHub.io; Path=/",
+    ],
+)
+async def test_a_cookie_for_a_public_suffix_is_refused_however_its_domain_is_written(header):
+    """A Domain given twice was judged by the first and stored by the last, and a quoted one
+    judged with its quotes and stored without: evil.github.io set cookies that went to every
+    other github.io site. The last Domain is the one judged and kept (RFC 6265bis, 5.6), and
+    a public suffix is refused, as Chromium refuses it."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies_from_headers([header], URL("http://evil.github.io/"))
+    assert not jar.filter_cookies(URL("http://victim.github.io/"))
+    assert not jar.filter_cookies(URL("http://evil.github.io/"))
+
+
+async def test_a_public_suffix_naming_itself_sets_a_cookie_for_itself_alone():
+    """A host that is a public suffix (localhost, github.io) setting Domain=<itself> set a
+    cookie the crawl sent to every host under it. It is kept for that host alone (RFC 6265bis,
+    5.7, step 6), as Chromium keeps it; the last of two Domains decides there too."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies_from_headers(["apex=1; Domain=github.io; Path=/"], URL("http://github.io/"))
+    jar.update_cookies_from_headers(["own=1; Domain=.localhost; Path=/"], URL("http://localhost:8080/"))
+    jar.update_cookies_from_headers(
+        ["last=1; Domain=github.io; Domain=evil.github.io; Path=/"], URL("http://evil.github.io/")
+    )
+    assert set(jar.filter_cookies(URL("http://github.io/"))) == {"apex"}
+    assert set(jar.filter_cookies(URL("http://localhost:9/"))) == {"own"}
+    assert set(jar.filter_cookies(URL("http://a.evil.github.io/"))) == {"last"}
+    assert not jar.filter_cookies(URL("http://victim.github.io/"))
+    assert not jar.filter_cookies(URL("http://victim.localhost/"))
+    assert [cookie["domain"] for cookie in jar.for_browser()][:2] == ["github.io", "localhost"]
+
+
 async def test_a_cookies_file_line_keeps_its_domain_and_secure_flag(tmp_path):
     """A line marked for subdomains reaches them (it reached its host alone), one marked
     secure goes over https alone, and a name no cookie may have is a one-line error."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import http.cookiejar
 import os
-import re
 import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +33,7 @@ from http.cookies import BaseCookie, CookieError, Morsel
 from typing import Any
 
 import aiohttp
+from aiohttp.abc import AbstractCookieJar
 from aiohttp.helpers import is_ip_address
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
@@ -41,16 +41,15 @@ from yarl import URL
 from archiver.config import CrawlConfig
 from archiver.crawling.cookie_rules import (
     cross_site,
+    kept_domain,
     loopback_host,
     refused_cookie,
-    refused_domain,
     requesting,
     sent_cross_site,
 )
 from archiver.errors import ConfigError
 
 _NO_URL = URL()
-_DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
 
 
 class SentCookies(BaseCookie[str]):
@@ -92,16 +91,6 @@ class CookiesInOrder(aiohttp.ClientRequest):
             f"{name}={value.coded_value if isinstance(value, Morsel) else value}" for name, value in items
         ]
         self.headers[aiohttp.hdrs.COOKIE] = "; ".join(given + sent)
-
-
-def _attributes(header: str) -> tuple[str, dict[str, str]]:
-    """The name and the attributes (lowercased names, last one kept) of a Set-Cookie value."""
-    pair, _, rest = header.partition(";")
-    attributes = {}
-    for part in rest.split(";"):
-        key, _, value = part.partition("=")
-        attributes[key.strip().lower()] = value.strip()
-    return pair.partition("=")[0].strip(), attributes
 
 
 def _as_set(name: str, value: str) -> Morsel[str]:
@@ -228,19 +217,10 @@ class SiteCookieJar(aiohttp.CookieJar):
         context = requesting()
         if context is not None and not context.credentials:
             return
-        host = response_url.raw_host
-
-        def kept(header: str) -> bool:
-            match = _DOMAIN.search(header)
-            if match is not None and refused_domain(match.group(1), host):
-                return False
-            return not refused_cookie(*_attributes(header), response_url)
-
-        held = self._values()
-        super().update_cookies_from_headers(
-            [header for header in headers if kept(header)], cookie_url(response_url)
-        )
-        self._note_created(held)
+        # aiohttp's parser reads them and hands update_cookies() the cookies it read, judged there
+        # as they are stored: of two Domain attributes the last, a quoted one unquoted (a check
+        # reading the header on its own judged the first, its quotes kept).
+        AbstractCookieJar.update_cookies_from_headers(self, headers, response_url)
 
     def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
         """Keep ``cookies`` but those a browser refuses (older aiohttp versions hand a response's
@@ -252,10 +232,12 @@ class SiteCookieJar(aiohttp.CookieJar):
                 given = {key: str(value[key]) for key in ("domain", "path", "samesite") if value[key]}
                 if value["secure"]:
                     given["secure"] = ""
-                if refused_domain(value["domain"], response_url.raw_host) or refused_cookie(
-                    name, given, response_url
-                ):
+                domain = kept_domain(str(value["domain"]), response_url.raw_host)
+                if domain is None or refused_cookie(name, given, response_url):
                     continue
+                if domain != value["domain"]:  # a public suffix's own: for its host alone
+                    value = value.copy()
+                    value["domain"] = domain
                 kept.append((name, value))
             else:
                 try:
