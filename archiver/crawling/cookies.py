@@ -360,15 +360,34 @@ def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:
     return mozilla
 
 
+def _file_expiry(field: object) -> float | None:
+    """When the cookie of a cookies.txt line whose expiry field is ``field`` expires (seconds
+    since the epoch), None for a session cookie: a field empty, 0, or no number, as curl reads it.
+
+    >>> _file_expiry("1700000000"), _file_expiry("0"), _file_expiry(None), _file_expiry("never")
+    (1700000000.0, None, None, None)
+    """
+    try:
+        expires = float(str(field or 0))
+    except ValueError:
+        return None
+    return expires if expires > 0 else None
+
+
 def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
     """A cookie jar holding --cookie values (for ``hosts``: the seeds' and --credentials-host
-    hosts) and a cookies.txt file (for the domains it names)."""
+    hosts) and a cookies.txt file (for the domains it names): each of its lines with its path,
+    expiry, Secure and HttpOnly flags, one expired left out, as curl and wget read it."""
     jar = SiteCookieJar(unsafe=True)
     if config.cookies:
         for host in hosts:
             jar.update_cookies(dict(config.cookies), response_url=URL(f"http://{host}/"))
     if config.cookies_file:
+        now = time.time()
         for cookie in read_cookies_file(config.cookies_file):
+            expires = _file_expiry(cookie.expires)
+            if expires is not None and expires <= now:
+                continue  # expired: neither sent nor kept, as curl and wget read the file
             scheme = "https" if cookie.secure else "http"
             host = cookie.domain.lstrip(".")
             try:
@@ -377,11 +396,14 @@ def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
                 raise ConfigError(
                     f"--cookies-file {config.cookies_file}: bad cookie name {cookie.name!r}"
                 ) from None
+            morsel["path"] = cookie.path or "/"  # sent to that path and those under it alone
             if cookie.secure:
                 morsel["secure"] = True  # sent over https alone
             if cookie.domain_specified:
                 morsel["domain"] = host  # its line says TRUE: its subdomains get it too
-            jar.update_cookies(
-                {cookie.name: morsel}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
-            )
+            if cookie.has_nonstandard_attr("HTTPOnly"):  # http.cookiejar's name of it
+                morsel["httponly"] = True  # a #HttpOnly_ line: a rendered page's scripts never see it
+            if expires is not None:
+                morsel["max-age"] = str(int(expires - now))  # else a session cookie
+            jar.update_cookies({cookie.name: morsel}, response_url=URL(f"{scheme}://{host}/"))
     return jar
