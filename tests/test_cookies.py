@@ -187,7 +187,7 @@ async def test_a_cookies_file_line_keeps_its_domain_and_secure_flag(tmp_path):
     from yarl import URL
 
     from archiver.config import CrawlConfig
-    from archiver.crawling.cookies import load_cookies
+    from archiver.crawling.given_cookies import load_cookies
 
     cookies = tmp_path / "cookies.txt"
     cookies.write_text(

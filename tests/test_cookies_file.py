@@ -13,7 +13,7 @@ from test_browser import CHROMIUM
 from yarl import URL
 
 from archiver.config import CrawlConfig
-from archiver.crawling.cookies import load_cookies
+from archiver.crawling.given_cookies import load_cookies
 from archiver.crawling.saved_cookies import saved_cookies
 
 

@@ -94,7 +94,7 @@ def _check_files(config: CrawlConfig) -> None:
     """Read --ca-bundle and --cookies-file as the fetcher will, so one that cannot be read is
     refused before a snapshot is made (CrawlConfig looks at no disk); refuse a --browser
     with no Playwright or Chromium to drive, and a --previous that is no snapshot."""
-    from archiver.crawling.cookies import read_cookies_file
+    from archiver.crawling.given_cookies import read_cookies_file
     from archiver.crawling.network import ssl_setting
 
     ssl_setting(config)

@@ -1,6 +1,6 @@
 """The crawl's cookie jar: --cookie values for the hosts credentials go to, a cookies.txt
-file, and what servers set, kept and sent as the rules a browser applies say
-(crawling/cookie_rules.py: public suffixes, Secure, prefixed names, SameSite).
+file (crawling/given_cookies.py), and what servers set, kept and sent as the rules a browser
+applies say (crawling/cookie_rules.py: public suffixes, Secure, prefixed names, SameSite).
 
 A page rendered in a browser keeps cookies of its own: those its scripts set
 (``document.cookie``) and those of the answers it was given. The requests it
@@ -24,9 +24,6 @@ path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 
 from __future__ import annotations
 
-import http.cookiejar
-import os
-import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from http.cookies import BaseCookie, CookieError, Morsel
@@ -38,7 +35,6 @@ from aiohttp.helpers import is_ip_address
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
-from archiver.config import CrawlConfig
 from archiver.crawling.cookie_rules import (
     cross_site,
     kept_domain,
@@ -47,7 +43,6 @@ from archiver.crawling.cookie_rules import (
     requesting,
     sent_cross_site,
 )
-from archiver.errors import ConfigError
 
 _NO_URL = URL()
 
@@ -93,7 +88,7 @@ class CookiesInOrder(aiohttp.ClientRequest):
         self.headers[aiohttp.hdrs.COOKIE] = "; ".join(given + sent)
 
 
-def _as_set(name: str, value: str) -> Morsel[str]:
+def as_set(name: str, value: str) -> Morsel[str]:
     """A cookie to send as ``name=value``, the value as it was given (not quoted)."""
     morsel: Morsel[str] = Morsel()
     morsel.set(name, value, value)
@@ -241,7 +236,7 @@ class SiteCookieJar(aiohttp.CookieJar):
                 kept.append((name, value))
             else:
                 try:
-                    kept.append((name, _as_set(name, str(value))))
+                    kept.append((name, as_set(name, str(value))))
                 except CookieError:  # a name no cookie may have
                     continue
         held = self._values()
@@ -260,7 +255,7 @@ class SiteCookieJar(aiohttp.CookieJar):
             if not name or not host:
                 continue
             try:
-                morsel = _as_set(name, value)  # sent back as the browser holds it
+                morsel = as_set(name, value)  # sent back as the browser holds it
             except CookieError:  # a name the jar cannot hold
                 continue
             morsel["path"] = path
@@ -336,74 +331,3 @@ class SiteCookieJar(aiohttp.CookieJar):
                     )
                 )
         return [cookie for _created, cookie in sorted(given, key=lambda entry: entry[0])]
-
-
-COOKIES_FILE_LIMIT = 16 * 1024**2
-"""The largest cookies.txt file read (tens of thousands of cookies)."""
-
-
-def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:
-    """The cookies of a cookies.txt file; ConfigError if it cannot be read as one."""
-    mozilla = http.cookiejar.MozillaCookieJar()
-    try:
-        found = os.stat(path)
-        if not stat.S_ISREG(found.st_mode):  # /dev/zero, a pipe: read by lines, it never ends
-            raise ConfigError(f"cannot read --cookies-file {path}: not a file")
-        if found.st_size > COOKIES_FILE_LIMIT:
-            raise ConfigError(
-                f"cannot read --cookies-file {path}: more than {COOKIES_FILE_LIMIT // 1024**2} MiB"
-            )
-        mozilla.load(path, ignore_discard=True, ignore_expires=True)
-    except (OSError, http.cookiejar.LoadError, ValueError) as exc:  # ValueError: not UTF-8
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise ConfigError(f"cannot read --cookies-file {path}: {why}") from None
-    return mozilla
-
-
-def _file_expiry(field: object) -> float | None:
-    """When the cookie of a cookies.txt line whose expiry field is ``field`` expires (seconds
-    since the epoch), None for a session cookie: a field empty, 0, or no number, as curl reads it.
-
-    >>> _file_expiry("1700000000"), _file_expiry("0"), _file_expiry(None), _file_expiry("never")
-    (1700000000.0, None, None, None)
-    """
-    try:
-        expires = float(str(field or 0))
-    except ValueError:
-        return None
-    return expires if expires > 0 else None
-
-
-def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
-    """A cookie jar holding --cookie values (for ``hosts``: the seeds' and --credentials-host
-    hosts) and a cookies.txt file (for the domains it names): each of its lines with its path,
-    expiry, Secure and HttpOnly flags, one expired left out, as curl and wget read it."""
-    jar = SiteCookieJar(unsafe=True)
-    if config.cookies:
-        for host in hosts:
-            jar.update_cookies(dict(config.cookies), response_url=URL(f"http://{host}/"))
-    if config.cookies_file:
-        now = time.time()
-        for cookie in read_cookies_file(config.cookies_file):
-            expires = _file_expiry(cookie.expires)
-            if expires is not None and expires <= now:
-                continue  # expired: neither sent nor kept, as curl and wget read the file
-            scheme = "https" if cookie.secure else "http"
-            host = cookie.domain.lstrip(".")
-            try:
-                morsel = _as_set(cookie.name, cookie.value or "")
-            except CookieError:
-                raise ConfigError(
-                    f"--cookies-file {config.cookies_file}: bad cookie name {cookie.name!r}"
-                ) from None
-            morsel["path"] = cookie.path or "/"  # sent to that path and those under it alone
-            if cookie.secure:
-                morsel["secure"] = True  # sent over https alone
-            if cookie.domain_specified:
-                morsel["domain"] = host  # its line says TRUE: its subdomains get it too
-            if cookie.has_nonstandard_attr("HTTPOnly"):  # http.cookiejar's name of it
-                morsel["httponly"] = True  # a #HttpOnly_ line: a rendered page's scripts never see it
-            if expires is not None:
-                morsel["max-age"] = str(int(expires - now))  # else a session cookie
-            jar.update_cookies({cookie.name: morsel}, response_url=URL(f"{scheme}://{host}/"))
-    return jar
