@@ -331,3 +331,31 @@ async def test_a_server_setting_cookies_without_end_fills_no_more_than_a_browser
         kept = json.loads(manifest.state(COOKIES) or "[]")
     assert 60 < len(kept) <= 180, len(kept)
     assert any(cookie["name"].startswith(f"c{pages - 1}_") for cookie in kept)  # the newest page's
+
+
+async def test_many_hosts_of_one_site_never_evict_another_sites_cookies():
+    """aiohttp limits the cookies of each host apart: twenty hosts of one site, each setting 200,
+    filled the jar to its total limit, which then evicted the cookies used least lately, the
+    user's session of another site among them. As in Chromium, a site (registrable domain) holds
+    180 at most, its own oldest evicted; and many sites filling the jar evict the oldest of the
+    site holding the most, never a site's only cookie."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies({"sid": "1"}, URL("http://site.test/"))
+    for host in range(20):
+        for batch in range(4):
+            headers = [f"e{batch}_{k}=1; Path=/" for k in range(50)]
+            jar.update_cookies_from_headers(headers, URL(f"http://s{host}.evil.test/"))
+    assert set(jar.filter_cookies(URL("http://site.test/"))) == {"sid"}
+    assert 150 <= sum(domain.endswith("evil.test") for domain, _path, _name in jar.created) <= 180
+    newest = set(jar.filter_cookies(URL("http://s19.evil.test/")))
+    assert {f"e3_{k}" for k in range(50)} <= newest  # the site's oldest went, not its newest
+    for site in range(25):  # 25 sites of 150 cookies: more than the jar holds in all
+        for batch in range(3):
+            headers = [f"c{batch}_{k}=1; Path=/" for k in range(50)]
+            jar.update_cookies_from_headers(headers, URL(f"http://www.site{site}.test/"))
+    assert len(jar) < 3300
+    assert set(jar.filter_cookies(URL("http://site.test/"))) == {"sid"}

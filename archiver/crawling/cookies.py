@@ -25,6 +25,7 @@ path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from http.cookies import BaseCookie, CookieError, Morsel
 from typing import Any
@@ -43,6 +44,7 @@ from archiver.crawling.cookie_rules import (
     requesting,
     sent_cross_site,
 )
+from archiver.domains import registered_domain
 
 _NO_URL = URL()
 
@@ -115,6 +117,18 @@ def cookie_url(url: URL) -> URL:
     if url.raw_path.endswith("?") and not url.raw_query_string:
         return url.with_path(url.raw_path[:-1], encoded=True)
     return url
+
+
+SITE_LIMIT = 180
+"""The most cookies the jar holds for one site (registrable domain), as Chromium: one more, and
+the site's own are evicted down to SITE_KEPT. aiohttp counts each host apart, so the many hosts
+of one site filled the jar and evicted another site's cookies, the user's session among them."""
+
+SITE_KEPT = 150
+"""What a site over SITE_LIMIT keeps (Chromium's kDomainMaxCookies less kDomainPurgeCookies)."""
+
+JAR_LIMIT = 3300
+"""The most cookies aiohttp's jar holds in all, as Chromium's (the jar keeps below it)."""
 
 
 class SiteCookieJar(aiohttp.CookieJar):
@@ -240,8 +254,59 @@ class SiteCookieJar(aiohttp.CookieJar):
                 except CookieError:  # a name no cookie may have
                     continue
         held = self._values()
+        self._leave_room(len(kept))
         super().update_cookies(kept, cookie_url(response_url))
         self._note_created(held)
+        self._evict(
+            morsel
+            for site, count in self._site_counts().items()
+            if count > SITE_LIMIT
+            for morsel in self._oldest(site, count - SITE_KEPT)
+        )
+
+    def _site_counts(self) -> Counter[str]:
+        """How many cookies the jar holds for each site (registrable domain)."""
+        counts: Counter[str] = Counter()
+        for (domain, _path), cookies in self.cookies.items():
+            counts[registered_domain(domain)] += len(cookies)
+        return counts
+
+    def _oldest(self, site: str, count: int) -> list[tuple[tuple[str, str, str], Morsel[str]]]:
+        """The ``count`` cookies of ``site`` evicted first, as Chromium evicts them: those not
+        Secure before the Secure ones, the oldest first; with their keys (domain, path, name)."""
+        held = [
+            (bool(morsel["secure"]), self.created.get((domain, path, name), 0), (domain, path, name), morsel)
+            for (domain, path), cookies in self.cookies.items()
+            if registered_domain(domain) == site
+            for name, morsel in cookies.items()
+        ]
+        held.sort(key=lambda entry: entry[:2])
+        return [(key, morsel) for _secure, _created, key, morsel in held[:count]]
+
+    def _leave_room(self, incoming: int) -> None:
+        """Evict, before ``incoming`` cookies join, the oldest of the sites holding the most, so
+        that the jar never reaches aiohttp's limit of its total (JAR_LIMIT): aiohttp evicts the
+        cookies used least lately, whichever site's, and many sites' cookies evicted the user's."""
+        excess = len(self) + incoming - JAR_LIMIT + 1
+        if excess <= 0:
+            return
+        counts = self._site_counts()
+        taken: Counter[str] = Counter()
+        for _ in range(excess):
+            site = max(counts, key=lambda held: counts[held] - taken[held], default=None)
+            if site is None or counts[site] <= taken[site]:
+                break
+            taken[site] += 1
+        self._evict(morsel for site, count in taken.items() for morsel in self._oldest(site, count))
+
+    def _evict(self, doomed: Iterable[tuple[tuple[str, str, str], Morsel[str]]]) -> None:
+        """Drop the cookies ``doomed`` (with their keys) from the jar."""
+        gone = dict(doomed)
+        if gone:
+            evicted = {id(morsel) for morsel in gone.values()}
+            self.clear(lambda morsel: id(morsel) in evicted)
+            for key in gone:
+                self.created.pop(key, None)
 
     def adopt(self, cookies: Iterable[Mapping[str, Any]]) -> None:
         """Keep cookies a browser holds, as Playwright gives them (name, value, domain: with a
