@@ -345,4 +345,4 @@ class Fetcher:
             body.close()
             raise
         body.seek(0)
-        return received.capture(url, date, body)
+        return received.capture(url, date, body, self.credentials.given_cookies)
