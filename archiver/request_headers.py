@@ -28,6 +28,8 @@ from archiver.urls import host_of, try_normalize
 
 WITHHELD = "[withheld]"
 """What a WARC request record, crawl.json and index.html hold in place of a credential."""
+PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"
+"""The environment variable a crawl, and its resume, take the --http-password from."""
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers (lowercased) whose value given with --header crawl.json does not keep."""
 NEGOTIATION_HEADERS = {

@@ -29,8 +29,7 @@ from archiver.config_rules import NEVER
 from archiver.crawl_files import parse_url_list
 from archiver.errors import ConfigError, SnapshotError
 from archiver.report import resume_command, shell_word
-
-PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"
+from archiver.request_headers import PASSWORD_VARIABLE
 
 
 def add_crawl(sub: argparse._SubParsersAction[Parser]) -> None:
