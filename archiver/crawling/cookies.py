@@ -133,8 +133,9 @@ JAR_LIMIT = 3300
 
 class SiteCookieJar(aiohttp.CookieJar):
     """aiohttp's cookie jar, refusing cookies set for a whole public suffix and those the rules of
-    Secure and of prefixed names refuse, sending values as they were set, and matching the path
-    of a URL with an empty query without its ``?`` (see the module and cookie_rules.py).
+    Secure and of prefixed names refuse, keeping SITE_LIMIT cookies a site, sending values as
+    they were set, and matching the path of a URL with an empty query without its ``?`` (see the
+    module and cookie_rules.py).
 
     Each cookie keeps when it was created (nanoseconds since the epoch), which orders the
     cookies of one path length as Chromium orders them: set again with the value it has, it
@@ -232,8 +233,9 @@ class SiteCookieJar(aiohttp.CookieJar):
         AbstractCookieJar.update_cookies_from_headers(self, headers, response_url)
 
     def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
-        """Keep ``cookies`` but those a browser refuses (older aiohttp versions hand a response's
-        cookies here); a value given as a string is sent as it is."""
+        """Keep ``cookies`` (a response's, as aiohttp's parser read them, a browser's, a
+        cookies.txt file's) but those a browser refuses, each site within SITE_LIMIT; a value
+        given as a string is sent as it is."""
         items = cookies.items() if isinstance(cookies, Mapping) else cookies
         kept: list[tuple[str, Morsel[str]]] = []
         for name, value in items:
