@@ -10,7 +10,7 @@ from archiver import __version__, config_saved
 from archiver.config_options import ADD, REFUSE, option
 from archiver.config_rules import BROWSER_MODES, NEVER, check_settings
 from archiver.domains import has_bad_punycode
-from archiver.errors import BadURL, ConfigError
+from archiver.errors import BadURL, ConfigError, password_withheld
 from archiver.request_headers import Credentials
 from archiver.scope import BAD_PUNYCODE, MAX_LINKS_PER_PAGE, MAX_URL_LENGTH, TOO_LONG
 from archiver.urls import normalize_url
@@ -345,7 +345,10 @@ class CrawlConfig:
         for seed in self.seeds:
             normalized = normalize_url(seed)  # a BadURL now, before any folder is made
             if len(normalized) > MAX_URL_LENGTH:
-                raise BadURL(f"{seed[:60]}...", f"longer than {MAX_URL_LENGTH:,} characters ({TOO_LONG})")
+                raise BadURL(
+                    f"{password_withheld(seed)[:60]}...",
+                    f"longer than {MAX_URL_LENGTH:,} characters ({TOO_LONG})",
+                )
             if has_bad_punycode(normalized):
                 raise BadURL(seed, f"its host has an xn-- label that is no valid IDNA ({BAD_PUNYCODE})")
         check_settings(self)

@@ -5,7 +5,8 @@ given with --resume as each option's on_resume says (config_options.py).
 config.py says what the settings are; CrawlConfig's to_json(), check_saved(), from_json()
 and resumed() are these. Three settings name a program or a file outside the snapshot, which
 a resume takes only from its command line (GIVEN_AGAIN): every command that names a resume
-names them (given_again()).
+names them (given_again()), and the options whose values crawl.json does not keep, with
+``[withheld]`` in their place (withheld_given()).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from archiver.config_options import ADD, REFUSE, Option, flag_of
 from archiver.config_rules import setting_from_json
 from archiver.errors import ConfigError
 from archiver.report import shell_word
-from archiver.request_headers import SECRET_HEADERS, WITHHELD, without_password
+from archiver.request_headers import SECRET_HEADERS, WITHHELD, split_userinfo, without_password
 
 if TYPE_CHECKING:
     from archiver.config import CrawlConfig
@@ -66,13 +67,20 @@ def settings_from_json(cls: type[CrawlConfig], data: Any, overrides: dict[str, A
             values[f.name] = setting_from_json(f.name, str(f.type), data[f.name])
         elif f.default is dataclasses.MISSING and f.name not in overrides:
             raise ConfigError(f"crawl.json: the settings have no {f.name}")
+    values.update(overrides)
+    # A message naming a resume writes WITHHELD for each value crawl.json does not keep
+    # (withheld_given()): run as written, the resume asks for them.
     withheld = [name for name, value in values.get("headers", ()) if value == WITHHELD]
-    if withheld and "headers" not in overrides:
+    if withheld:
         raise ConfigError(
             f"this crawl sent a {', '.join(withheld)} header, which crawl.json does not keep: "
-            "give it again with --header"
+            f"give it again with --header (its value in place of {WITHHELD})"
         )
-    values.update(overrides)
+    if values.get("http_password") == WITHHELD:
+        raise ConfigError(
+            f"give the password in place of {WITHHELD}: with --http-password or the "
+            "ARCHIVER_HTTP_PASSWORD environment variable"
+        )
     if isinstance(values.get("previous"), str) and "previous" not in overrides and "output" in values:
         # crawl.json names it relative to the snapshot's folder (see crawling/run.py).
         values["previous"] = str(Path(values["output"]) / values["previous"])
@@ -132,10 +140,50 @@ def to_give(settings: Any, found: Callable[[str, str], bool] = _nowhere_else) ->
     ]
 
 
-def given_again(settings: Any, found: Callable[[str, str], bool] = _nowhere_else) -> str:
-    """The options of to_give(), as a command line writes them after the folder ('' for none).
+def withheld_given(settings: Any, password_at_hand: bool = False) -> list[tuple[str, str]]:
+    """(option, value) of each option a resume of the crawl whose crawl.json ``settings`` are
+    must be given though crawl.json keeps no value of it, WITHHELD in place of that value (which
+    a resume refuses, saying what to give): every --header when one is withheld (given with
+    --resume, they replace the saved ones), and --http-password for a crawl that sent one,
+    unless ``password_at_hand`` (ARCHIVER_HTTP_PASSWORD is set, which a resume reads).
+
+    >>> withheld_given({"headers": [["Authorization", "[withheld]"], ["X-K", "v"]], "http_user": "al"})
+    [('--header', 'Authorization: [withheld]'), ('--header', 'X-K: v'), ('--http-password', '[withheld]')]
+    >>> withheld_given({"headers": [["X-K", "v"]], "seeds": ["http://al@h/"]}, password_at_hand=True)
+    []
+    """
+    if not isinstance(settings, dict):
+        return []
+    headers = [
+        (pair[0], pair[1])
+        for pair in settings.get("headers") or ()
+        if isinstance(pair, list) and len(pair) == 2 and all(isinstance(part, str) for part in pair)
+    ]
+    named = []
+    if any(value == WITHHELD for _name, value in headers):
+        named += [("--header", f"{name}: {value}") for name, value in headers]
+    seeds = settings.get("seeds")
+    users = (
+        [split_userinfo(seed)[1] for seed in seeds if isinstance(seed, str)]
+        if isinstance(seeds, list)
+        else []
+    )
+    if (settings.get("http_user") or any(user is not None for user in users)) and not password_at_hand:
+        named.append(("--http-password", WITHHELD))
+    return named
+
+
+def given_again(
+    settings: Any, found: Callable[[str, str], bool] = _nowhere_else, password_at_hand: bool = False
+) -> str:
+    """The options of to_give() and withheld_given(), as a command line writes them after the
+    folder ('' for none).
 
     >>> given_again({"cookies_file": "my cookies.txt", "ca_bundle": None})
     " --cookies-file 'my cookies.txt'"
+    >>> given_again({"headers": [["Authorization", "[withheld]"]]})
+    " --header 'Authorization: [withheld]'"
     """
-    return "".join(f" {flag} {shell_word(path)}" for _name, flag, path in to_give(settings, found))
+    paths = [(flag, path) for _name, flag, path in to_give(settings, found)]
+    named = paths + withheld_given(settings, password_at_hand)
+    return "".join(f" {flag} {shell_word(value)}" for flag, value in named)

@@ -25,6 +25,8 @@ A builtin base in brackets is kept for callers that catch it.
 
 from __future__ import annotations
 
+import re
+
 
 class ArchiverError(Exception):
     """Base of archiver's errors; str() is a one-line message for users."""
@@ -36,12 +38,37 @@ class BadURL(ArchiverError, ValueError):
     def __init__(self, url: str, why: str) -> None:
         self.url = url
         self.why = why
-        shown = url if len(url) <= SHOWN_URL else url[:SHOWN_URL] + "\u2026"
+        shown = password_withheld(url)
+        shown = shown if len(shown) <= SHOWN_URL else shown[:SHOWN_URL] + "\u2026"
         super().__init__(f"bad URL {shown!r}: {why}")
 
 
 SHOWN_URL = 200
 """Characters of a bad URL its error shows: what was given may be a line of megabytes."""
+
+_AUTHORITY = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*([^/\\?#]*)")
+"""A URL's scheme and the authority after it, as a URL parser finds it (WHATWG: a special
+scheme takes any run of slashes and backslashes before it)."""
+
+
+def password_withheld(url: str) -> str:
+    """``url`` as a message shows it: the password of its userinfo written ``[withheld]``, even
+    when the rest of it is no URL (the userinfo ends at the authority's last ``@``, the
+    password at its first ``:``, as a URL parser reads them).
+
+    >>> password_withheld("http://u:SEKRET@host:99999/"), password_withheld("http://u@h/")
+    ('http://u:[withheld]@host:99999/', 'http://u@h/')
+    >>> password_withheld("http://u:a@b@h/p?q=x:y@z"), password_withheld("http:\\\\u:pw@h")
+    ('http://u:[withheld]@h/p?q=x:y@z', 'http:\\\\u:[withheld]@h')
+    """
+    found = _AUTHORITY.match(url)
+    if found is None:
+        return url
+    userinfo, at, host = found.group(1).rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    user = userinfo.partition(":")[0]
+    return f"{url[: found.start(1)]}{user}:[withheld]@{host}{url[found.end(1) :]}"
 
 
 class ConfigError(ArchiverError):

@@ -19,7 +19,7 @@ host is the URL's host and port, whatever its scheme.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -28,6 +28,8 @@ from archiver.urls import host_of, try_normalize
 
 WITHHELD = "[withheld]"
 """What a WARC request record, crawl.json and index.html hold in place of a credential."""
+PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"
+"""The environment variable a crawl, and its resume, take the --http-password from."""
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers (lowercased) whose value given with --header crawl.json does not keep."""
 NEGOTIATION_HEADERS = {
@@ -207,6 +209,22 @@ class Credentials:
             raise ConfigError("--http-password needs --http-user (or a user in a seed URL)")
         return cls(frozenset(hosts), tuple(headers), auth)
 
+    @property
+    def given_cookies(self) -> frozenset[str]:
+        """The ``name=value`` pairs of the Cookie headers given with --header, which a WARC
+        request record withholds (withheld()), as crawl.json does.
+
+        >>> Credentials.build(["http://h/"], headers=[("Cookie", "a=1; b=2")]).given_cookies == {"a=1", "b=2"}
+        True
+        """
+        return frozenset(
+            pair.strip()
+            for name, value in self.headers
+            if name.lower() == "cookie"
+            for pair in value.split(";")
+            if pair.strip()
+        )
+
     def headers_for(self, url: str, credentialed: bool = True) -> dict[str, str]:
         """The credentials to send with a request for the normalised ``url`` (often none).
 
@@ -230,14 +248,21 @@ class Credentials:
         return sent
 
 
-def withheld(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+def withheld(
+    headers: Iterable[tuple[str, str]], given_cookies: Collection[str] = ()
+) -> list[tuple[str, str]]:
     """Request headers as a WARC request record keeps them: credentials left out.
 
     An Authorization header keeps its scheme (the record says authentication was
     sent) but not its credentials; Proxy-Authorization, meant for the proxy, goes.
+    Each cookie of a Cookie header given with --header (``given_cookies``, its
+    ``name=value`` pairs: Credentials.given_cookies) keeps its name alone; the
+    jar's cookies sent beside them (--cookie ones, those servers set) stay as sent.
 
     >>> withheld([("Authorization", "Basic YTpi"), ("Proxy-Authorization", "x"), ("Accept", "*/*")])
     [('Authorization', 'Basic [withheld]'), ('Accept', '*/*')]
+    >>> withheld([("Cookie", "hc=s; srv=1")], given_cookies={"hc=s"})
+    [('Cookie', 'hc=[withheld]; srv=1')]
     """
     kept = []
     for name, value in headers:
@@ -247,6 +272,13 @@ def withheld(headers: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         if lower == "authorization":
             scheme = value.split(" ", 1)[0] if " " in value.strip() else ""
             value = f"{scheme} {WITHHELD}".strip()
+        if lower == "cookie" and given_cookies:
+            pairs = [pair.strip() for pair in value.split(";") if pair.strip()]
+            if any(pair in given_cookies for pair in pairs):
+                value = "; ".join(
+                    f"{pair.partition('=')[0].strip()}={WITHHELD}" if pair in given_cookies else pair
+                    for pair in pairs
+                )
         kept.append((name, value))
     return kept
 

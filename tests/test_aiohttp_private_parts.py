@@ -8,6 +8,9 @@ by name, instead of quietly changing what the crawl does:
   the protocol parses answers with its ``_parser``, which answer_parser.py wraps;
 - the cookie jar keeps each cookie's expiry in ``CookieJar._expirations`` (saved_cookies.py
   saves it, so a resumed crawl and the other nodes of a shared crawl let it expire in time).
+
+The jar also reads Set-Cookie fields through ``AbstractCookieJar.update_cookies_from_headers``,
+public, which hands update_cookies() the cookies aiohttp's parser read (cookies.py).
 """
 
 from __future__ import annotations
@@ -67,3 +70,29 @@ async def test_saved_cookies_keep_the_expiry_the_jar_holds(aiohttp_server):
     (saved,) = json.loads(saved_cookies(jar))
     assert saved["name"] == "sid"
     assert 590 < saved["expires"] - time.time() <= 600
+
+
+async def test_the_jar_is_handed_the_cookies_aiohttps_parser_read(aiohttp_server):
+    async def setting(_request: web.Request) -> web.Response:
+        response = web.Response(text="hello")
+        response.headers.add("Set-Cookie", "a=1; Domain=nowhere.test; Domain=127.0.0.1; Path=/")
+        return response
+
+    given = []
+
+    class Seeing(SiteCookieJar):
+        def update_cookies(self, cookies, response_url):
+            given.extend(cookies)
+            super().update_cookies(cookies, response_url)
+
+    app = web.Application()
+    app.router.add_get("/", setting)
+    server = await aiohttp_server(app)
+    jar = Seeing(unsafe=True)
+    async with (
+        aiohttp.ClientSession(cookie_jar=jar) as session,
+        session.get(server.make_url("/")) as response,
+    ):
+        await response.read()
+    assert jar.filter_cookies(URL(str(server.make_url("/"))))["a"].value == "1"
+    assert [(name, morsel["domain"]) for name, morsel in given] == [("a", "127.0.0.1")]

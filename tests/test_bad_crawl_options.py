@@ -192,3 +192,24 @@ def test_a_bad_url_of_a_megabyte_is_said_in_a_line_of_its_beginning(tmp_path: Pa
     assert done.returncode == 2
     assert done.stderr.startswith("archiver: error: bad URL 'not a url aaa")
     assert len(done.stderr) < 400, len(done.stderr)
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [
+        "http://alice:SEKRET@127.0.0.1:99999/",
+        "http://alice:SEK@RET@ho st/",
+        "ftp://alice:SEKRET@127.0.0.1/",
+        "http://alice:" + "SEKRET" * 20 + "@127.0.0.1/" + "x" * 70_000,
+    ],
+)
+def test_a_bad_seed_is_shown_with_its_password_withheld(tmp_path: Path, seed: str) -> None:
+    """A seed that could not be crawled was shown in its error as given, its password with it,
+    on the terminal and in the logs that keep it. It is shown with ``[withheld]`` in its place."""
+    (tmp_path / "seeds.txt").write_text(seed + "\n")
+    given = (["crawl", seed], ["crawl", "-i", str(tmp_path / "seeds.txt")])
+    for args in given:
+        done = run(*args, "-o", str(tmp_path / "snap"))
+        assert done.returncode == 2, done.stderr
+        assert f"bad URL '{seed.partition(':')[0]}://alice:[withheld]@" in done.stderr, done.stderr
+        assert "SEK" not in done.stderr, done.stderr

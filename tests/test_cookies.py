@@ -136,13 +136,58 @@ async def test_prefixed_cookies_follow_their_rules(header, kept):
     assert (name in jar.filter_cookies(URL("https://site.test/x/z"))) == kept
 
 
+@pytest.mark.parametrize(
+    "header",
+    [
+        "dup=1; Domain=evil.github.io; Domain=github.io; Path=/",
+        'quoted=1; Domain="github.io"; Path=/',
+        "single=1; Domain=.GitHub.io; Path=/",
+    ],
+)
+async def test_a_cookie_for_a_public_suffix_is_refused_however_its_domain_is_written(header):
+    """A Domain given twice was judged by the first and stored by the last, and a quoted one
+    judged with its quotes and stored without: evil.github.io set cookies that went to every
+    other github.io site. The last Domain is the one judged and kept (RFC 6265bis, 5.6), and
+    a public suffix is refused, as Chromium refuses it."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies_from_headers([header], URL("http://evil.github.io/"))
+    assert not jar.filter_cookies(URL("http://victim.github.io/"))
+    assert not jar.filter_cookies(URL("http://evil.github.io/"))
+
+
+async def test_a_public_suffix_naming_itself_sets_a_cookie_for_itself_alone():
+    """A host that is a public suffix (localhost, github.io) setting Domain=<itself> set a
+    cookie the crawl sent to every host under it. It is kept for that host alone (RFC 6265bis,
+    5.7, step 6), as Chromium keeps it; the last of two Domains decides there too."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies_from_headers(["apex=1; Domain=github.io; Path=/"], URL("http://github.io/"))
+    jar.update_cookies_from_headers(["own=1; Domain=.localhost; Path=/"], URL("http://localhost:8080/"))
+    jar.update_cookies_from_headers(
+        ["last=1; Domain=github.io; Domain=evil.github.io; Path=/"], URL("http://evil.github.io/")
+    )
+    assert set(jar.filter_cookies(URL("http://github.io/"))) == {"apex"}
+    assert set(jar.filter_cookies(URL("http://localhost:9/"))) == {"own"}
+    assert set(jar.filter_cookies(URL("http://a.evil.github.io/"))) == {"last"}
+    assert not jar.filter_cookies(URL("http://victim.github.io/"))
+    assert not jar.filter_cookies(URL("http://victim.localhost/"))
+    assert [cookie["domain"] for cookie in jar.for_browser()][:2] == ["github.io", "localhost"]
+
+
 async def test_a_cookies_file_line_keeps_its_domain_and_secure_flag(tmp_path):
     """A line marked for subdomains reaches them (it reached its host alone), one marked
     secure goes over https alone, and a name no cookie may have is a one-line error."""
     from yarl import URL
 
     from archiver.config import CrawlConfig
-    from archiver.crawling.cookies import load_cookies
+    from archiver.crawling.given_cookies import load_cookies
 
     cookies = tmp_path / "cookies.txt"
     cookies.write_text(
@@ -286,3 +331,31 @@ async def test_a_server_setting_cookies_without_end_fills_no_more_than_a_browser
         kept = json.loads(manifest.state(COOKIES) or "[]")
     assert 60 < len(kept) <= 180, len(kept)
     assert any(cookie["name"].startswith(f"c{pages - 1}_") for cookie in kept)  # the newest page's
+
+
+async def test_many_hosts_of_one_site_never_evict_another_sites_cookies():
+    """aiohttp limits the cookies of each host apart: twenty hosts of one site, each setting 200,
+    filled the jar to its total limit, which then evicted the cookies used least lately, the
+    user's session of another site among them. As in Chromium, a site (registrable domain) holds
+    180 at most, its own oldest evicted; and many sites filling the jar evict the oldest of the
+    site holding the most, never a site's only cookie."""
+    from yarl import URL
+
+    from archiver.crawling.cookies import SiteCookieJar
+
+    jar = SiteCookieJar(unsafe=True)
+    jar.update_cookies({"sid": "1"}, URL("http://site.test/"))
+    for host in range(20):
+        for batch in range(4):
+            headers = [f"e{batch}_{k}=1; Path=/" for k in range(50)]
+            jar.update_cookies_from_headers(headers, URL(f"http://s{host}.evil.test/"))
+    assert set(jar.filter_cookies(URL("http://site.test/"))) == {"sid"}
+    assert 150 <= sum(domain.endswith("evil.test") for domain, _path, _name in jar.created) <= 180
+    newest = set(jar.filter_cookies(URL("http://s19.evil.test/")))
+    assert {f"e3_{k}" for k in range(50)} <= newest  # the site's oldest went, not its newest
+    for site in range(25):  # 25 sites of 150 cookies: more than the jar holds in all
+        for batch in range(3):
+            headers = [f"c{batch}_{k}=1; Path=/" for k in range(50)]
+            jar.update_cookies_from_headers(headers, URL(f"http://www.site{site}.test/"))
+    assert len(jar) < 3300
+    assert set(jar.filter_cookies(URL("http://site.test/"))) == {"sid"}

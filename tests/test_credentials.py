@@ -310,6 +310,30 @@ async def test_credential_headers_are_not_kept_and_index_html_shows_no_values(tw
     assert CrawlConfig.from_json(settings, headers=again).headers == again
 
 
+async def test_a_cookie_header_given_is_withheld_from_the_request_records(site, run_crawl):
+    """A Cookie header given with --header was kept out of crawl.json but written in each WARC
+    request record (and so the WACZ), as sent. Its cookies keep their names alone there, as the
+    README says; --cookie values and the cookies servers set stay in the records as sent."""
+    sent: list[str] = []
+
+    async def handler(request: web.Request) -> web.Response:
+        sent.append(request.headers.get("Cookie", ""))
+        response = web.Response(text="<a href='/b'>b</a>", content_type="text/html")
+        response.set_cookie("srv", "1")
+        return response
+
+    site.handler("/", handler)
+    site.handler("/b", handler)
+    await site.start()
+    result = await run_crawl(
+        site.url("/"), headers=(("Cookie", "hc=HEADERSECRET; hd=2"),), cookies=(("session", "abc"),)
+    )
+    assert sent and all("hc=HEADERSECRET; hd=2" in cookie for cookie in sent)
+    written = everything_written(result.snapshot.root)
+    assert b"HEADERSECRET" not in written
+    assert b"Cookie: hc=[withheld]; hd=[withheld]; session=abc; srv=1" in written
+
+
 async def test_http_authentication_goes_with_credentialed_requests_alone(site, other_site, run_crawl):
     """A CORS-mode request whose credentials mode sends none (a crossorigin image of another
     origin, a web app manifest) goes without the Authorization a --credentials-host gets, as

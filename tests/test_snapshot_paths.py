@@ -182,3 +182,62 @@ async def test_the_commands_messages_name_run_as_written_in_a_folder_with_a_spac
     assert rebuilt.returncode == 0, rebuilt.stderr
     again = await asyncio.to_thread(run_archiver, "verify", str(root))
     assert again.returncode == 0, again.stdout
+
+
+async def test_the_resume_a_stop_names_gives_again_the_headers_crawl_json_does_not_keep(
+    site, tmp_path
+) -> None:
+    """A crawl given an Authorization --header and --cookies-file, stopped by --max-time, named a
+    resume with --cookies-file alone: run as written, it was refused for the header it lacked. It
+    names every --header (given with --resume, they replace the saved ones), the withheld value
+    as [withheld]: run as written, the resume says to give it; with it given, the crawl goes on."""
+    seen: list[tuple[str | None, str | None]] = []
+
+    async def slow(request):
+        from aiohttp import web
+
+        seen.append((request.headers.get("Authorization"), request.headers.get("X-K")))
+        await asyncio.sleep(0.5)
+        links = "".join(f"<a href='/p{n}'>p</a>" for n in range(8))
+        return web.Response(text=links, content_type="text/html")
+
+    site.handler("/", slow)
+    for n in range(8):
+        site.handler(f"/p{n}", slow)
+    await site.start()
+    cookies = tmp_path / "my cookies.txt"
+    cookies.write_text("# Netscape HTTP Cookie File\n127.0.0.1\tFALSE\t/\tFALSE\t0\tsid\t1\n")
+    root = tmp_path / "snap"
+    given = ["--header", "Authorization: Bearer T0KEN", "--header", "X-K: v", "--cookies-file", str(cookies)]
+    stopped = await asyncio.to_thread(
+        run_archiver,
+        "crawl",
+        site.url("/"),
+        "-o",
+        str(root),
+        *given,
+        "--max-time",
+        "1s",
+        "--concurrency",
+        "1",
+    )
+    assert stopped.returncode == 15, stopped.stderr
+    command = stopped.stderr.partition("continue it with: ")[2].partition(" (or browse")[0]
+    words = shlex.split(command)
+    assert words[:4] == ["archiver", "crawl", "--resume", str(root)], command
+    assert words[4:] == [
+        "--cookies-file",
+        str(cookies),
+        "--header",
+        "Authorization: [withheld]",
+        "--header",
+        "X-K: v",
+    ], command
+    as_written = await asyncio.to_thread(run_archiver, *words[1:], "--quiet")
+    assert as_written.returncode == 2, as_written.stderr
+    assert "Authorization header" in as_written.stderr and "in place of [withheld]" in as_written.stderr
+    assert "Traceback" not in as_written.stderr
+    filled = [word.replace("[withheld]", "Bearer T0KEN") for word in words[1:]]
+    resumed = await asyncio.to_thread(run_archiver, *filled, "--quiet", "--max-time", "60s")
+    assert resumed.returncode == 0, resumed.stderr
+    assert set(seen) == {("Bearer T0KEN", "v")}

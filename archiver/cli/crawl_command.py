@@ -29,8 +29,7 @@ from archiver.config_rules import NEVER
 from archiver.crawl_files import parse_url_list
 from archiver.errors import ConfigError, SnapshotError
 from archiver.report import resume_command, shell_word
-
-PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"
+from archiver.request_headers import PASSWORD_VARIABLE
 
 
 def add_crawl(sub: argparse._SubParsersAction[Parser]) -> None:
@@ -94,7 +93,7 @@ def _check_files(config: CrawlConfig) -> None:
     """Read --ca-bundle and --cookies-file as the fetcher will, so one that cannot be read is
     refused before a snapshot is made (CrawlConfig looks at no disk); refuse a --browser
     with no Playwright or Chromium to drive, and a --previous that is no snapshot."""
-    from archiver.crawling.cookies import read_cookies_file
+    from archiver.crawling.given_cookies import read_cookies_file
     from archiver.crawling.network import ssl_setting
 
     ssl_setting(config)

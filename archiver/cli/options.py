@@ -123,7 +123,6 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "duration": parse_duration,
 }
 _REPEATED = frozenset({"header", "cookie", "resolve", "regex", "host"})
-PASSWORD_VARIABLE = "ARCHIVER_HTTP_PASSWORD"
 
 
 def _default_text(option: Option, default: Any) -> str:

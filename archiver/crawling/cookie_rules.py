@@ -5,7 +5,9 @@ are refused when set or kept back when sent.
 A browser refuses a cookie whose Domain is a public suffix (``co.uk``,
 ``github.io``): one host could otherwise set cookies that every site under that
 suffix receives, the seed's among them. aiohttp's jar checks only that the
-Domain matches the host that set it; the jar refuses those too (refused_domain()).
+Domain matches the host that set it; the jar refuses those too (kept_domain()). A
+host that is itself a public suffix (``localhost``) naming itself sets a cookie
+for itself alone.
 
 A browser also refuses a Secure cookie from a page that is not secure (the jar
 counts as secure https and, as Chromium does, the loopback origins that are
@@ -158,8 +160,17 @@ def refused_cookie(name: str, attributes: Mapping[str, str], url: URL) -> bool:
     return False
 
 
-def refused_domain(domain: str, host: str | None) -> bool:
-    """True if a cookie's Domain is a public suffix other than the host that set it (RFC 6265,
-    5.3: a browser that knows the public suffixes ignores such a cookie)."""
-    domain = domain.strip().strip(".").lower()
-    return bool(domain) and domain != (host or "").lower() and is_public_suffix(domain)
+def kept_domain(domain: str, host: str | None) -> str | None:
+    """The Domain attribute ``domain`` of a cookie the page on ``host`` sets, as a browser keeps it
+    (RFC 6265bis, 5.7, step 6): a public suffix is refused (None), but for the host itself, whose
+    cookie is kept for that host alone ('': no Domain), as Chromium keeps it; any other is kept.
+
+    >>> kept_domain("github.io", "evil.github.io"), kept_domain("github.io", "github.io")
+    (None, '')
+    >>> kept_domain(".localhost", "localhost"), kept_domain("site.test", "www.site.test")
+    ('', 'site.test')
+    """
+    name = domain.strip().strip(".").lower()
+    if not name or not is_public_suffix(name):
+        return domain
+    return "" if name == (host or "").rstrip(".").lower() else None

@@ -1,6 +1,6 @@
 """The crawl's cookie jar: --cookie values for the hosts credentials go to, a cookies.txt
-file, and what servers set, kept and sent as the rules a browser applies say
-(crawling/cookie_rules.py: public suffixes, Secure, prefixed names, SameSite).
+file (crawling/given_cookies.py), and what servers set, kept and sent as the rules a browser
+applies say (crawling/cookie_rules.py: public suffixes, Secure, prefixed names, SameSite).
 
 A page rendered in a browser keeps cookies of its own: those its scripts set
 (``document.cookie``) and those of the answers it was given. The requests it
@@ -24,33 +24,29 @@ path, which cookies match, is still ``/p``: SiteCookieJar matches that path.
 
 from __future__ import annotations
 
-import http.cookiejar
-import os
-import re
-import stat
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from http.cookies import BaseCookie, CookieError, Morsel
 from typing import Any
 
 import aiohttp
+from aiohttp.abc import AbstractCookieJar
 from aiohttp.helpers import is_ip_address
 from aiohttp.typedefs import LooseCookies
 from yarl import URL
 
-from archiver.config import CrawlConfig
 from archiver.crawling.cookie_rules import (
     cross_site,
+    kept_domain,
     loopback_host,
     refused_cookie,
-    refused_domain,
     requesting,
     sent_cross_site,
 )
-from archiver.errors import ConfigError
+from archiver.domains import registered_domain
 
 _NO_URL = URL()
-_DOMAIN = re.compile(r";\s*domain\s*=\s*([^;]*)", re.IGNORECASE)
 
 
 class SentCookies(BaseCookie[str]):
@@ -94,17 +90,7 @@ class CookiesInOrder(aiohttp.ClientRequest):
         self.headers[aiohttp.hdrs.COOKIE] = "; ".join(given + sent)
 
 
-def _attributes(header: str) -> tuple[str, dict[str, str]]:
-    """The name and the attributes (lowercased names, last one kept) of a Set-Cookie value."""
-    pair, _, rest = header.partition(";")
-    attributes = {}
-    for part in rest.split(";"):
-        key, _, value = part.partition("=")
-        attributes[key.strip().lower()] = value.strip()
-    return pair.partition("=")[0].strip(), attributes
-
-
-def _as_set(name: str, value: str) -> Morsel[str]:
+def as_set(name: str, value: str) -> Morsel[str]:
     """A cookie to send as ``name=value``, the value as it was given (not quoted)."""
     morsel: Morsel[str] = Morsel()
     morsel.set(name, value, value)
@@ -133,10 +119,23 @@ def cookie_url(url: URL) -> URL:
     return url
 
 
+SITE_LIMIT = 180
+"""The most cookies the jar holds for one site (registrable domain), as Chromium: one more, and
+the site's own are evicted down to SITE_KEPT. aiohttp counts each host apart, so the many hosts
+of one site filled the jar and evicted another site's cookies, the user's session among them."""
+
+SITE_KEPT = 150
+"""What a site over SITE_LIMIT keeps (Chromium's kDomainMaxCookies less kDomainPurgeCookies)."""
+
+JAR_LIMIT = 3300
+"""The most cookies aiohttp's jar holds in all, as Chromium's (the jar keeps below it)."""
+
+
 class SiteCookieJar(aiohttp.CookieJar):
     """aiohttp's cookie jar, refusing cookies set for a whole public suffix and those the rules of
-    Secure and of prefixed names refuse, sending values as they were set, and matching the path
-    of a URL with an empty query without its ``?`` (see the module and cookie_rules.py).
+    Secure and of prefixed names refuse, keeping SITE_LIMIT cookies a site, sending values as
+    they were set, and matching the path of a URL with an empty query without its ``?`` (see the
+    module and cookie_rules.py).
 
     Each cookie keeps when it was created (nanoseconds since the epoch), which orders the
     cookies of one path length as Chromium orders them: set again with the value it has, it
@@ -228,23 +227,15 @@ class SiteCookieJar(aiohttp.CookieJar):
         context = requesting()
         if context is not None and not context.credentials:
             return
-        host = response_url.raw_host
-
-        def kept(header: str) -> bool:
-            match = _DOMAIN.search(header)
-            if match is not None and refused_domain(match.group(1), host):
-                return False
-            return not refused_cookie(*_attributes(header), response_url)
-
-        held = self._values()
-        super().update_cookies_from_headers(
-            [header for header in headers if kept(header)], cookie_url(response_url)
-        )
-        self._note_created(held)
+        # aiohttp's parser reads them and hands update_cookies() the cookies it read, judged there
+        # as they are stored: of two Domain attributes the last, a quoted one unquoted (a check
+        # reading the header on its own judged the first, its quotes kept).
+        AbstractCookieJar.update_cookies_from_headers(self, headers, response_url)
 
     def update_cookies(self, cookies: LooseCookies, response_url: URL = _NO_URL) -> None:
-        """Keep ``cookies`` but those a browser refuses (older aiohttp versions hand a response's
-        cookies here); a value given as a string is sent as it is."""
+        """Keep ``cookies`` (a response's, as aiohttp's parser read them, a browser's, a
+        cookies.txt file's) but those a browser refuses, each site within SITE_LIMIT; a value
+        given as a string is sent as it is."""
         items = cookies.items() if isinstance(cookies, Mapping) else cookies
         kept: list[tuple[str, Morsel[str]]] = []
         for name, value in items:
@@ -252,19 +243,72 @@ class SiteCookieJar(aiohttp.CookieJar):
                 given = {key: str(value[key]) for key in ("domain", "path", "samesite") if value[key]}
                 if value["secure"]:
                     given["secure"] = ""
-                if refused_domain(value["domain"], response_url.raw_host) or refused_cookie(
-                    name, given, response_url
-                ):
+                domain = kept_domain(str(value["domain"]), response_url.raw_host)
+                if domain is None or refused_cookie(name, given, response_url):
                     continue
+                if domain != value["domain"]:  # a public suffix's own: for its host alone
+                    value = value.copy()
+                    value["domain"] = domain
                 kept.append((name, value))
             else:
                 try:
-                    kept.append((name, _as_set(name, str(value))))
+                    kept.append((name, as_set(name, str(value))))
                 except CookieError:  # a name no cookie may have
                     continue
         held = self._values()
+        self._leave_room(len(kept))
         super().update_cookies(kept, cookie_url(response_url))
         self._note_created(held)
+        self._evict(
+            morsel
+            for site, count in self._site_counts().items()
+            if count > SITE_LIMIT
+            for morsel in self._oldest(site, count - SITE_KEPT)
+        )
+
+    def _site_counts(self) -> Counter[str]:
+        """How many cookies the jar holds for each site (registrable domain)."""
+        counts: Counter[str] = Counter()
+        for (domain, _path), cookies in self.cookies.items():
+            counts[registered_domain(domain)] += len(cookies)
+        return counts
+
+    def _oldest(self, site: str, count: int) -> list[tuple[tuple[str, str, str], Morsel[str]]]:
+        """The ``count`` cookies of ``site`` evicted first, as Chromium evicts them: those not
+        Secure before the Secure ones, the oldest first; with their keys (domain, path, name)."""
+        held = [
+            (bool(morsel["secure"]), self.created.get((domain, path, name), 0), (domain, path, name), morsel)
+            for (domain, path), cookies in self.cookies.items()
+            if registered_domain(domain) == site
+            for name, morsel in cookies.items()
+        ]
+        held.sort(key=lambda entry: entry[:2])
+        return [(key, morsel) for _secure, _created, key, morsel in held[:count]]
+
+    def _leave_room(self, incoming: int) -> None:
+        """Evict, before ``incoming`` cookies join, the oldest of the sites holding the most, so
+        that the jar never reaches aiohttp's limit of its total (JAR_LIMIT): aiohttp evicts the
+        cookies used least lately, whichever site's, and many sites' cookies evicted the user's."""
+        excess = len(self) + incoming - JAR_LIMIT + 1
+        if excess <= 0:
+            return
+        counts = self._site_counts()
+        taken: Counter[str] = Counter()
+        for _ in range(excess):
+            site = max(counts, key=lambda held: counts[held] - taken[held], default=None)
+            if site is None or counts[site] <= taken[site]:
+                break
+            taken[site] += 1
+        self._evict(morsel for site, count in taken.items() for morsel in self._oldest(site, count))
+
+    def _evict(self, doomed: Iterable[tuple[tuple[str, str, str], Morsel[str]]]) -> None:
+        """Drop the cookies ``doomed`` (with their keys) from the jar."""
+        gone = dict(doomed)
+        if gone:
+            evicted = {id(morsel) for morsel in gone.values()}
+            self.clear(lambda morsel: id(morsel) in evicted)
+            for key in gone:
+                self.created.pop(key, None)
 
     def adopt(self, cookies: Iterable[Mapping[str, Any]]) -> None:
         """Keep cookies a browser holds, as Playwright gives them (name, value, domain: with a
@@ -278,7 +322,7 @@ class SiteCookieJar(aiohttp.CookieJar):
             if not name or not host:
                 continue
             try:
-                morsel = _as_set(name, value)  # sent back as the browser holds it
+                morsel = as_set(name, value)  # sent back as the browser holds it
             except CookieError:  # a name the jar cannot hold
                 continue
             morsel["path"] = path
@@ -354,52 +398,3 @@ class SiteCookieJar(aiohttp.CookieJar):
                     )
                 )
         return [cookie for _created, cookie in sorted(given, key=lambda entry: entry[0])]
-
-
-COOKIES_FILE_LIMIT = 16 * 1024**2
-"""The largest cookies.txt file read (tens of thousands of cookies)."""
-
-
-def read_cookies_file(path: str) -> http.cookiejar.MozillaCookieJar:
-    """The cookies of a cookies.txt file; ConfigError if it cannot be read as one."""
-    mozilla = http.cookiejar.MozillaCookieJar()
-    try:
-        found = os.stat(path)
-        if not stat.S_ISREG(found.st_mode):  # /dev/zero, a pipe: read by lines, it never ends
-            raise ConfigError(f"cannot read --cookies-file {path}: not a file")
-        if found.st_size > COOKIES_FILE_LIMIT:
-            raise ConfigError(
-                f"cannot read --cookies-file {path}: more than {COOKIES_FILE_LIMIT // 1024**2} MiB"
-            )
-        mozilla.load(path, ignore_discard=True, ignore_expires=True)
-    except (OSError, http.cookiejar.LoadError, ValueError) as exc:  # ValueError: not UTF-8
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise ConfigError(f"cannot read --cookies-file {path}: {why}") from None
-    return mozilla
-
-
-def load_cookies(config: CrawlConfig, hosts: Iterable[str]) -> SiteCookieJar:
-    """A cookie jar holding --cookie values (for ``hosts``: the seeds' and --credentials-host
-    hosts) and a cookies.txt file (for the domains it names)."""
-    jar = SiteCookieJar(unsafe=True)
-    if config.cookies:
-        for host in hosts:
-            jar.update_cookies(dict(config.cookies), response_url=URL(f"http://{host}/"))
-    if config.cookies_file:
-        for cookie in read_cookies_file(config.cookies_file):
-            scheme = "https" if cookie.secure else "http"
-            host = cookie.domain.lstrip(".")
-            try:
-                morsel = _as_set(cookie.name, cookie.value or "")
-            except CookieError:
-                raise ConfigError(
-                    f"--cookies-file {config.cookies_file}: bad cookie name {cookie.name!r}"
-                ) from None
-            if cookie.secure:
-                morsel["secure"] = True  # sent over https alone
-            if cookie.domain_specified:
-                morsel["domain"] = host  # its line says TRUE: its subdomains get it too
-            jar.update_cookies(
-                {cookie.name: morsel}, response_url=URL(f"{scheme}://{host}{cookie.path or '/'}")
-            )
-    return jar

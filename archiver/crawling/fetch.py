@@ -35,9 +35,10 @@ from archiver.crawling.answer_heads import SWITCHING_PROTOCOLS
 from archiver.crawling.answer_parser import MAX_HEAD_BYTES, MAX_HEADERS
 from archiver.crawling.connections import WatchedConnector, connection_use
 from archiver.crawling.cookie_rules import request_context
-from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar, load_cookies
+from archiver.crawling.cookies import CookiesInOrder, SiteCookieJar
 from archiver.crawling.failures import UNASKED_UPGRADE, no_answer
 from archiver.crawling.fetch_request import FetchRequest, request_url
+from archiver.crawling.given_cookies import load_cookies
 from archiver.crawling.network import EnvironmentProxies, PinnedResolver, ssl_setting
 from archiver.crawling.received import Received, check_single_fields, peer_ip
 from archiver.crawling.tries import (
@@ -344,4 +345,4 @@ class Fetcher:
             body.close()
             raise
         body.seek(0)
-        return received.capture(url, date, body)
+        return received.capture(url, date, body, self.credentials.given_cookies)

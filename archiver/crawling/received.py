@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+from collections.abc import Collection
 from datetime import datetime
 from typing import IO
 
@@ -128,16 +129,19 @@ class Received:
         if self.connection is not None and self.connection.answer_broken:
             self.truncated = "unspecified"
 
-    def capture(self, url: str, date: datetime, body: IO[bytes]) -> Capture:
+    def capture(
+        self, url: str, date: datetime, body: IO[bytes], given_cookies: Collection[str] = ()
+    ) -> Capture:
         """The Capture of the answer received for ``url``, requested at ``date``, its body in
-        ``body`` (read from its start): the request as sent (credentials withheld) and the
+        ``body`` (read from its start): the request as sent (credentials withheld, the cookies
+        of a Cookie header given with --header, ``given_cookies``, among them) and the
         answer's head as received."""
         response = self.response
         assert response is not None, "no answer to capture"
         sent = response.request_info
         target = sent.url.raw_path_qs if sent.url.raw_path_qs else "/"
         version = response.version
-        request_headers = withheld(sent.headers.items())
+        request_headers = withheld(sent.headers.items(), given_cookies)
         if not any(k.lower() == "host" for k, _ in request_headers):
             request_headers.insert(0, ("Host", sent.url.raw_authority))
         return Capture(

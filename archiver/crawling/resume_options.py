@@ -19,6 +19,7 @@ from archiver.config_saved import to_give
 from archiver.crawling.chromium import find_chromium
 from archiver.errors import ArchiverError, ConfigError
 from archiver.report import shell_word
+from archiver.request_headers import PASSWORD_VARIABLE
 from archiver.store.snapshot import Snapshot
 
 
@@ -36,12 +37,12 @@ def check_given_again(saved: CrawlConfig, given: dict[str, Any]) -> None:
 def given_again(settings: Any) -> str:
     """The options a resume of the crawl whose settings (crawl.json's) are ``settings`` is to be
     given again, as a command line writes them after its folder ('' for none): config_saved's,
-    but the Chromium a resume finds on PATH.
+    but the Chromium a resume finds on PATH and the password it finds in ARCHIVER_HTTP_PASSWORD.
 
     >>> given_again({"cookies_file": "my cookies.txt", "ca_bundle": None})
     " --cookies-file 'my cookies.txt'"
     """
-    return saved_given_again(settings, _found)
+    return saved_given_again(settings, _found, password_at_hand=PASSWORD_VARIABLE in os.environ)
 
 
 def given_again_in(folder: Path) -> str:

@@ -35,9 +35,9 @@ from archiver.crawling.backend import Backend, local_backend
 from archiver.crawling.capture_workers import CaptureWorkers
 from archiver.crawling.chromium import require_browser
 from archiver.crawling.control import follow_controls, status_of
-from archiver.crawling.cookies import load_cookies
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.fetch import Fetcher
+from archiver.crawling.given_cookies import load_cookies
 from archiver.crawling.kept_state import keep_beside_rows, take_back_streaks
 from archiver.crawling.log import crawl_log
 from archiver.crawling.mirror_choice import DraftingJudge
