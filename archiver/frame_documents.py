@@ -16,7 +16,7 @@ import lxml.html
 from archiver.content import bounded_document
 from archiver.encodings import web_codec
 from archiver.links import is_fetchable_reference
-from archiver.urls import absolute_url
+from archiver.urls import ASCII_WHITESPACE, absolute_url
 
 
 def srcdocs(iframes: Iterable[lxml.etree._Element]) -> list[str]:
@@ -88,7 +88,7 @@ def srcdoc_documents(iframes: Iterable[lxml.etree._Element]) -> list[FrameDocume
 def blob_document_url(iframe: Attributes) -> str | None:
     """The blob: URL where the document a rendered DOM keeps in the srcdoc of ``iframe`` lives
     (its BLOB_CHARSET noted beside that src); None for a srcdoc document of its own."""
-    src = (iframe.get("src") or "").strip()
+    src = (iframe.get("src") or "").strip(ASCII_WHITESPACE)
     return src if iframe.get(BLOB_CHARSET) is not None and src[:5].lower() == "blob:" else None
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from archiver.urls import ASCII_WHITESPACE
+
 # The URLs of CSS are found by tokenizing it as CSS Syntax Level 3 does, as far as finding them
 # needs: comments, strings (a "/*" or a "url(" inside one is text), names with their escapes (a
 # function's name is its unescaped name: \75 rl( is url(, 1url( and #url( are no function), url
@@ -116,7 +118,8 @@ _WRITTEN_ESCAPES = {"": re.compile(r"""[\\()"'\x00-\x20\x7f]"""), '"': re.compil
 _WRITTEN_ESCAPES["'"] = re.compile(r"[\\'\n\r\f]")
 _MARKUP = re.compile("[<>&]")
 _META_REFRESH_URL = re.compile(
-    r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?(?P<q>['"]?)(?P<url>.+?)(?P=q)\Z""",
+    r"""^[ \t\n\f\r]*[0-9]*\.?[0-9]*[ \t\n\f\r]*[;,]?[ \t\n\f\r]*(?:url[ \t\n\f\r]*=[ \t\n\f\r]*)?"""
+    r"""(?P<q>['"]?)(?P<url>.+?)(?P=q)\Z""",
     re.IGNORECASE | re.DOTALL,
 )
 """Matched against the content without its trailing whitespace: with a final \\s*$ instead, each
@@ -128,10 +131,10 @@ def parse_srcset(value: str) -> list[tuple[int, int, str]]:
     spans = []
     index = 0
     while index < len(value):
-        while index < len(value) and (value[index].isspace() or value[index] == ","):
+        while index < len(value) and (value[index] in ASCII_WHITESPACE or value[index] == ","):
             index += 1
         start = index
-        while index < len(value) and not value[index].isspace():
+        while index < len(value) and value[index] not in ASCII_WHITESPACE:
             index += 1
         end = index
         # A URL may end with commas that separate candidates when no descriptor follows.
@@ -148,7 +151,7 @@ def parse_srcset(value: str) -> list[tuple[int, int, str]]:
 
 def parse_meta_refresh(content: str) -> tuple[int, int, str] | None:
     """The (start, end, url) span of the URL in a meta refresh's content, if any."""
-    match = _META_REFRESH_URL.match(content.rstrip())
+    match = _META_REFRESH_URL.match(content.rstrip(ASCII_WHITESPACE))
     if not match or not match.group("url") or match.group("url")[0].isdigit() and ";" not in content:
         return None
     return match.start("url"), match.end("url"), match.group("url")

@@ -22,7 +22,7 @@ import lxml.html
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_meta_refresh, parse_srcset
 from archiver.media_types import read_content_type
 from archiver.style_elements import in_foreign_content, style_text
-from archiver.urls import query_encoded, reference_text, try_normalize, url_folder
+from archiver.urls import ASCII_WHITESPACE, query_encoded, reference_text, try_normalize, url_folder
 
 LINK = "link"
 REQUISITE = "requisite"
@@ -34,6 +34,9 @@ HTML_LINK_ATTRS: dict[tuple[str, str], str] = {
     ("img", "src"): REQUISITE,
     ("img", "srcset"): REQUISITE,
     ("img", "lowsrc"): REQUISITE,
+    # HTML's parser makes an <image> start tag an <img> (outside SVG, whose <image> has an href).
+    ("image", "src"): REQUISITE,
+    ("image", "srcset"): REQUISITE,
     ("source", "src"): REQUISITE,
     ("source", "srcset"): REQUISITE,
     ("script", "src"): REQUISITE,
@@ -222,7 +225,7 @@ def references_in(elements: Iterable[lxml.etree._Element], xml: bool = False) ->
                     for start, end, url in parse_srcset(value):
                         yield element, attribute, start, end, url, kind
                 else:
-                    stripped = value.strip()
+                    stripped = value.strip(ASCII_WHITESPACE)
                     start = value.find(stripped) if stripped else 0
                     yield element, attribute, start, start + len(stripped), stripped, kind
         elif tag == "meta" and (element.get("http-equiv") or "").lower() == "refresh":

@@ -244,9 +244,16 @@ def unescape_attribute(value: str) -> str:
     makes it ``©=2`` and ``§ion=2``. Outside attributes (text) the rule differs;
     this is for attribute values only.
 
+    A NUL written as it is the tokenizer reads as U+FFFD (as it reads ``&#0;``), as libxml2 does
+    for the crawl: the mirror then looks up the URL the crawl fetched.
+
     >>> unescape_attribute("/list?page=1&section=2&copy=3&amp;x=&lt;&copy &#169;")
     '/list?page=1&section=2&copy=3&x=<© ©'
+    >>> unescape_attribute("n" + chr(0) + "ul&#0;.png")
+    'n�ul�.png'
     """
+    if "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
     if "&" not in value:
         return value
     return _CHARACTER_REFERENCE.sub(lambda match: _reference(match, value), value)

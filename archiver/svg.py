@@ -27,6 +27,7 @@ import lxml.etree
 from archiver.html_stream import read_xml_elements
 from archiver.link_values import iter_css_urls, may_hold_css_urls, parse_srcset
 from archiver.links import CSS_ATTRS, HTML_LINK_ATTRS, REQUISITE, SRCSET_ATTRS, SVG_LINK_ATTRS, link_kind
+from archiver.urls import ASCII_WHITESPACE
 
 XHTML_NAMESPACE = "http://www.w3.org/1999/xhtml"
 STYLESHEET_PI = "xml-stylesheet"
@@ -149,4 +150,4 @@ def _html_references(element: lxml.etree._Element, name: str) -> Iterator[tuple[
         if attribute in SRCSET_ATTRS:
             yield from ((url, kind == REQUISITE, False) for _start, _end, url in parse_srcset(value))
         else:
-            yield value.strip(), kind == REQUISITE, False
+            yield value.strip(ASCII_WHITESPACE), kind == REQUISITE, False

@@ -31,6 +31,10 @@ _CANONICAL = re.compile(
     r"(?::([1-9][0-9]{0,4}))?(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]+)?"
 )
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
+ASCII_WHITESPACE = " \t\n\f\r"
+"""What HTML strips around a URL attribute's value and splits a srcset on (the standard's ASCII
+whitespace): str.strip() and str.isspace() take U+00A0, U+3000... too, which a browser keeps as
+part of the URL (``src="x.png&nbsp;"`` asks for ``/x.png%C2%A0``)."""
 _HEX_LABEL = re.compile(r"0x[0-9a-f]*")
 # A relative reference that resolves by concatenation: a path (and query) of characters
 # the parser leaves alone, no ":" (a scheme), no "%", "\\", whitespace or dot segment.

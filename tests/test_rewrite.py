@@ -643,3 +643,19 @@ def test_a_style_whose_text_is_markup_is_rewritten_as_markup(page: str, xml: boo
     for ?x=1&amp;y=2 and left the live URL. Now it is read as the browser reads it and its local
     path written back escaped as markup; an HTML <style> (a <foreignObject>'s too) stays raw."""
     assert rewrite_html(page.encode(), PAGE, None, _queried, HERE, xml=xml).decode() == expected
+
+
+@pytest.mark.parametrize(
+    ("markup", "url"),
+    [
+        # The mirror reads a URL attribute as the crawl does: a NUL as U+FFFD (the tokenizer's and
+        # libxml2's reading; the mirror left the live URL of n%00ul.png), spaces past ASCII kept.
+        ('<img src="n\x00ul.png">', "http://site.test/dir/n%EF%BF%BDul.png"),
+        ('<img src="x.png&nbsp;">', "http://site.test/dir/x.png%C2%A0"),
+        ('<img srcset="a.png\u00a0b.png 2x">', "http://site.test/dir/a.png%C2%A0b.png"),
+        ('<image src="/imgtag.png">', "http://site.test/imgtag.png"),
+    ],
+)
+def test_the_mirror_looks_up_the_url_the_crawl_fetched(markup: str, url: str) -> None:
+    out = rewrite_html(markup.encode(), PAGE, None, {url: "site.test/dir/local.png"}.get).decode()
+    assert '="local.png' in out, out

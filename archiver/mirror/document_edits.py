@@ -35,6 +35,7 @@ from archiver.mirror.stylesheets import REFUSED_URL, css_edits, replace_spans, r
 from archiver.mirror.xml_edits import foreign_styles, stylesheet_pi_edits, xhtml_tags, xml_style_edits
 from archiver.store.referrers import data_document
 from archiver.svg import local_name
+from archiver.urls import ASCII_WHITESPACE
 
 # Attributes that hold a URL but are not links the crawler follows: still made
 # local or absolute, so no relative URL points into the void.
@@ -364,7 +365,7 @@ def _data_frame_edits(element: _Element, link: Linker, view: View, depth: int) -
     it links from the live web, what the crawl archived of it too; a srcdoc takes the place of
     the src, which stays as it was. Nothing for a document that links nothing, or is no HTML.
     Its text is read in the charset its type names, else in its page's, as Chromium reads it."""
-    src = (element.get("src") or "").strip()
+    src = (element.get("src") or "").strip(ASCII_WHITESPACE)
     found = data_document(src) if src[:5].lower() == "data:" else None
     if found is None:
         return []

@@ -10,7 +10,7 @@ from typing import TypeVar
 from archiver.links import base_contexts, resolve_reference
 from archiver.mirror.local_paths import REFUSED_KEY
 from archiver.paths import relative_url
-from archiver.urls import absolute_url, query_encoded, try_normalize
+from archiver.urls import ASCII_WHITESPACE, absolute_url, query_encoded, try_normalize
 
 Resolver = Callable[[str], "str | None"]
 """Normalised absolute URL -> path of its archived file relative to mirror/, or None; the path
@@ -158,7 +158,7 @@ class Linker:
         check: Callable[[str], bool] | None = getattr(self.resolve, "refused", None)
         if check is None:
             return False
-        reference = query_encoded(value, encoding).strip()
+        reference = query_encoded(value, encoding).strip(ASCII_WHITESPACE)
         url = resolve_reference(reference, base, self.base_contexts(base), remember=False)
         if url is None:
             return False
@@ -175,7 +175,7 @@ class Linker:
         A local path is remembered for the reference without its fragment, which it
         only carries along: documentation pages link to many anchors of one page.
         """
-        head, hash_sign, fragment = value.strip().partition("#")
+        head, hash_sign, fragment = value.strip(ASCII_WHITESPACE).partition("#")
         key = (self.base_folder(base), self.here_folder, head)
         found = memo.references.find(key)
         # A path with a fragment of its own (a redirect's) was remembered for the whole value,
@@ -203,7 +203,7 @@ class Linker:
         return found
 
     def _work_out(self, value: str, base: str) -> tuple[str | None, bool]:
-        reference = value.strip()
+        reference = value.strip(ASCII_WHITESPACE)
         based = self._base_document(base) if reference[:1] == "#" and self.page is not None else None
         if based is not None and based != self.page:
             # A <base> naming another document takes a link of a fragment alone there, as
