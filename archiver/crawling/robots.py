@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from protego import Protego
 
+from archiver.crawling.robots_groups import own_groups
 from archiver.crawling.robots_limits import cap_rules
 from archiver.robots_answer import UNAVAILABLE, UNREACHABLE, robots_answer, robots_body
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
@@ -38,9 +39,9 @@ class RobotsRules:
 
     @classmethod
     def parse(cls, text: str, agent: str) -> RobotsRules:
-        """The rules of the robots.txt ``text`` for ``agent``, each agent's rules read no further
-        than robots_limits.py allows."""
-        capped = cap_rules(text)
+        """The rules of the robots.txt ``text`` for ``agent`` (its groups as robots_groups.py finds
+        them), each agent's rules read no further than robots_limits.py allows."""
+        capped = cap_rules(own_groups(text, agent))
         return cls(Protego.parse(capped.text), agent, ignored=capped.ignored)
 
     @classmethod
