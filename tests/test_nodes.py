@@ -507,7 +507,7 @@ async def test_a_shared_robots_txt_out_of_reach_is_asked_again_by_the_nodes(redi
         assert await b.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # asked again, by B
         assert await a.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # B's answer, kept
         assert len(asked) == 2
-        entry = await crawl.client.hget(crawl.key("robots"), "h.test")
+        entry = await crawl.client.hget(crawl.key("robots"), "http://h.test")
         assert entry.startswith(b"503 ") and entry.endswith(b" 2\n")  # twice in a row: kept twice as long
         await asyncio.sleep(1.2)
         assert await a.refusal("http://h.test/public") is None

@@ -3,9 +3,9 @@
 A host's slots are a sorted set in Redis (``slots:HOST``: holder -> expiry),
 so --host-concurrency counts the fetches of every node; the time a host may
 next be asked is ``next:HOST``, so --delay spaces the requests of every node;
-robots.txt is fetched by one node and kept in the ``robots`` hash for the others
-(with the time it is good until: asked again as HostPolicy says). The node
-fetching it holds ``robots-lock:HOST`` for as long as it is a member of the
+robots.txt is fetched by one node and kept in the ``robots`` hash for the others,
+by origin (with the time it is good until: asked again as HostPolicy says). The node
+fetching it holds ``robots-lock:ORIGIN`` for as long as it is a member of the
 crawl: the others wait for its answer, and take its turn as soon as its
 heartbeat has run out (they give it up then). A slot expires on its own after
 the longest a fetch can take, and is free as soon as its node's heartbeat has
@@ -24,7 +24,7 @@ import random
 import uuid
 from collections.abc import AsyncIterator
 
-from archiver.crawling.politeness import FetchRobots, HostPolicy, _Host
+from archiver.crawling.politeness import FetchRobots, HostPolicy, _Robots
 from archiver.crawling.redis_state import Membership, RedisCrawl, call
 from archiver.crawling.robots import RobotsAnswer, RobotsRules, rules_from_response
 from archiver.robots_answer import ROBOTS_MAX_BYTES
@@ -86,11 +86,12 @@ class RedisHostPolicy(HostPolicy):
         self._hold_ms = round(hold * 1000)
         """Longest a slot is held (the longest a fetch takes): then it frees itself."""
 
-    async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float, RobotsAnswer]:
-        """robots.txt of ``host_url`` as the ``robots`` hash keeps it (fetched by one node for all
-        once it is too old), the seconds it is good for, and its answer (its body is kept in Redis
-        alone: rules dropped from those a node keeps parsed are read from there again)."""
-        name = host_of(host_url)
+    async def _robots_rules(self, host_url: str, robots: _Robots) -> tuple[RobotsRules, float, RobotsAnswer]:
+        """robots.txt of ``host_url`` (an origin: its name in the ``robots`` hash) as that hash
+        keeps it (fetched by one node for all once it is too old), the seconds it is good for,
+        and its answer (its body is kept in Redis alone: rules dropped from those a node keeps
+        parsed are read from there again)."""
+        name = host_url
         while True:
             answer = await self._crawl.run_as(self._member, "robots_turn", [name])
             if int(answer[0]) == 1:
@@ -139,13 +140,13 @@ class RedisHostPolicy(HostPolicy):
     async def slot(self, url: str) -> AsyncIterator[None]:
         """Hold one of the host's slots across the crawl, starting no sooner than its delay
         allows (the delay counted from the last start by any node)."""
-        async with self._held(host_of(url)) as (host, _):
+        async with self._held(url):
             holder = f"{self._member.node}\n{uuid.uuid4().hex}"
             keys = [self._crawl.key(f"slots:{host_of(url)}"), self._crawl.key(f"next:{host_of(url)}")]
             acquired = False
             try:
                 while True:
-                    limit, delay_ms = self._limit_of(host), round(self._delay_of(host) * 1000)
+                    limit, delay_ms = self._limit_of(url), round(self._delay_of(url) * 1000)
                     args = [holder, limit, delay_ms, self._hold_ms, self._crawl.prefix]
                     wait = int(await call(self._crawl.scripts["acquire"](keys=keys, args=args)))
                     if wait == 0:
