@@ -25,8 +25,9 @@ FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes]]]
 """``fetch_robots(host_url, again)``: (status, body) of ``host_url/robots.txt``, status None if no
 whole answer came (none at all, or a body cut short); ``again``: the crawl asked it before (it is
 kept again: the rules used from now on are in the snapshot)."""
-KeptRobots = tuple[str, int, bytes, float]
-"""A robots.txt answer an interrupted crawl read: origin, status, body, seconds since it came."""
+KeptRobots = tuple[str, int | None, bytes, float]
+"""A robots.txt answer an interrupted crawl read: origin, status, body, seconds since it came;
+status None for one it asked whose answer is not to be used (out of reach, given up)."""
 
 
 class PolicyOptions(TypedDict):
@@ -98,6 +99,8 @@ class _Robots:
     """Times in a row its robots.txt was out of reach."""
     robots_ignored: int = 0
     """Rules of its robots.txt past the limits of robots_limits.py (the log says so when it changes)."""
+    asked: bool = False
+    """Its robots.txt was asked by the crawl before it was resumed, its answer not used."""
 
 
 @dataclass
@@ -326,13 +329,17 @@ class HostPolicy:
         parsed in a thread, as a fresh crawl's are: half a megabyte of rules a host takes a few
         tenths of a second, and a crawl may have met thousands of hosts (the rules of the last
         ROBOTS_PARSED_HOSTS of them are kept parsed, the others parsed again when judged).
-        Cancelled, none is used.
+        One whose status is None is asked again at first need, and recorded again (the crawl
+        asked it before). Cancelled, none is used.
         """
 
         def read() -> tuple[list[tuple[str, RobotsAnswer, float, int, float]], dict[str, RobotsRules]]:
             adopted = []
             parsed: collections.OrderedDict[str, RobotsRules] = collections.OrderedDict()
             for host_url, status, body, age in kept():
+                if status is None:
+                    asked.append(host_url)
+                    continue
                 answer, rules = read_answer(status, body, self._agent)
                 adopted.append((host_url, answer, rules.crawl_delay(), rules.ignored, age))
                 parsed[host_url] = rules
@@ -340,7 +347,10 @@ class HostPolicy:
                     parsed.popitem(last=False)
             return adopted, parsed
 
+        asked: list[str] = []
         adopted, parsed = await asyncio.to_thread(read)
+        for host_url in asked:
+            self._robots_of(host_url).asked = True
         for host_url, answer, crawl_delay, ignored, age in adopted:
             robots = self._robots_of(host_url)
             robots.answer = answer
@@ -353,7 +363,7 @@ class HostPolicy:
     async def _robots_rules(self, host_url: str, robots: _Robots) -> tuple[RobotsRules, float, RobotsAnswer]:
         """The rules of ``host_url``'s robots.txt, fetched, the seconds they are good for, and the
         answer they come from."""
-        status, body = await self._fetch_robots(host_url, robots.answer is not None)
+        status, body = await self._fetch_robots(host_url, robots.answer is not None or robots.asked)
         # Half a megabyte of rules takes a few tenths of a second to parse: not on the loop.
         answer, rules = await asyncio.to_thread(read_answer, status, body, self._agent)
         robots.robots_misses = robots.robots_misses + 1 if rules.out_of_reach else 0
