@@ -1,5 +1,5 @@
 """Robots directives in a page: ``<meta name="robots">`` and the X-Robots-Tag header's values
-that forbid following a page's links (pure)."""
+that forbid following a page's links, and the name they (and robots.txt) know us by (pure)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,12 @@ from collections.abc import Iterable
 
 import lxml.etree
 import lxml.html
+
+
+def robots_agent(user_agent: str) -> str:
+    """The product token robots.txt groups and robots directives name us by: 'archiver/0.1 (+...)'
+    -> 'archiver'."""
+    return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
 
 
 def says_nofollow(directives: str) -> bool:

@@ -12,8 +12,9 @@ from conftest import manifest_rows
 from raw_server import RawHandler, RawRequest, RawServer, reset
 from test_robots_kept import warc_records
 
-from archiver.crawling.robots import RobotsRules, robots_agent, rules_from_response
+from archiver.crawling.robots import RobotsRules, rules_from_response
 from archiver.report import CUT_BODY
+from archiver.robots_directives import robots_agent
 from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.store.rows import FETCHED, SKIPPED
 from archiver.verify.verifier import verify_snapshot

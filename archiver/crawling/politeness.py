@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypedDict
 
 from archiver.config import CrawlConfig
-from archiver.crawling.robots import RobotsAnswer, RobotsRules, read_answer, robots_agent, robots_keep
+from archiver.crawling.robots import RobotsAnswer, RobotsRules, read_answer, robots_keep
 from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
 from archiver.robots_answer import NO_SUCH_HOST
+from archiver.robots_directives import robots_agent
 from archiver.urls import host_of, origin_of
 
 log = logging.getLogger("archiver.crawl")

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Protocol
 from archiver.crawling.discovery import NO_SITE, PageHeaders
 from archiver.crawling.frontier import QueueItem, requeued
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
-from archiver.crawling.robots import robots_agent
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint, says, tells_reading
 from archiver.links import REQUISITE
 from archiver.referrer_policy import policy_sending
+from archiver.robots_directives import robots_agent
 from archiver.store.frames import ran_in_a_render
 from archiver.store.rows import FAILED, QUEUED, ManifestRow
 from archiver.urls import try_normalize

@@ -21,7 +21,6 @@ from archiver.crawling.admission import item_row
 from archiver.crawling.discovery import PageHeaders, referrer_policy_of, stylesheet_client
 from archiver.crawling.fetch import FetchOutcome
 from archiver.crawling.frontier import QueueItem
-from archiver.crawling.robots import robots_agent
 from archiver.crawling.writer import WriteItem
 from archiver.link_requests import SRCDOC, read_in, says
 from archiver.redirects import (
@@ -32,6 +31,7 @@ from archiver.redirects import (
     redirect_nowhere,
     redirect_target,
 )
+from archiver.robots_directives import robots_agent
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow, reasons
 from archiver.warc.capture import Capture
 

@@ -81,11 +81,6 @@ class RobotsRules:
         return named_sitemaps(self.parser.sitemaps, robots_url)
 
 
-def robots_agent(user_agent: str) -> str:
-    """The product token robots.txt groups match against: 'archiver/0.1 (+...)' -> 'archiver'."""
-    return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
-
-
 def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:
     """Rules from a robots.txt fetch answered ``status`` (None: no whole answer came), as
     robots_answer() reads it: a body's rules, none (everything allowed), or everything
