@@ -38,7 +38,7 @@ from archiver.links import (
     style_attribute_references,
     title_text,
 )
-from archiver.robots_directives import says_nofollow_meta
+from archiver.robots_directives import nofollow_metas
 
 _STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
 """The elements whose attributes read_streamed() reads (style attributes aside)."""
@@ -57,7 +57,8 @@ class StreamedPage:
     title: str | None
     base: str | None
     """Its <base href>, resolved; None if it has none."""
-    nofollow: bool
+    nofollow: frozenset[str]
+    """The names of its robots metas that say nofollow (robots_directives.nofollow_metas())."""
     page_policy: str
     """The referrer policy its <meta name="referrer"> gives ('' for none)."""
     references: tuple[StreamedReference, ...]
@@ -82,7 +83,7 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
     base: str | None = None
     title: str | None = None
     head_title: str | None = None
-    nofollow = False
+    nofollow: frozenset[str] = frozenset()
     in_svg = 0
     known: dict[tuple[str | None, ...], Request] = {}
     sources: list[int] = []
@@ -122,7 +123,7 @@ def read_streamed(body: bytes, url: str, encoding: str | None, document_encoding
                             else None
                         )
                     elif tag == "meta":
-                        nofollow = nofollow or says_nofollow_meta(element)
+                        nofollow = nofollow | nofollow_metas((element,))
                         page_policy = meta_referrer((element,)) or page_policy
                     elif tag == "iframe":
                         iframes.extend(srcdoc_documents((element,)))

@@ -25,7 +25,7 @@ from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken
 from archiver.redirects import leads_away_row, redirect_failure, robots_redirects
 from archiver.robots_answer import RULES, robots_answer
-from archiver.robots_directives import x_robots_nofollow
+from archiver.robots_directives import meta_nofollow, x_robots_nofollow
 from archiver.scope import MAX_LINKS_PER_PAGE, NOFOLLOW, Scope, links_kept
 from archiver.sitemaps import SITEMAP_DEPTH, SitemapLimits, seed_origins, sitemap_answered
 from archiver.store.crawler_chains import chain_rows, stored_robots_sitemaps, stored_sitemap
@@ -364,7 +364,7 @@ class Rediscovery:
             referred = self._referrer_encoding(row) if row.content_type == CSS_TYPE else None
             page = extract(body, row.url, mime_type(content_type), content_type, None, referred, refresh)
             title = page.title
-            nofollow = nofollow or (agent is not None and page.nofollow)
+            nofollow = nofollow or (agent is not None and meta_nofollow(page.nofollow, agent))
             cut = self._meet_links(row, page.links, nofollow)
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             try:
@@ -374,7 +374,7 @@ class Rediscovery:
             charset = dom.rec_headers.get_header(CHARSET_FIELD)
             page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE, charset)
             title = page.title or title
-            nofollow = nofollow or (agent is not None and page.nofollow)
+            nofollow = nofollow or (agent is not None and meta_nofollow(page.nofollow, agent))
             # The crawl cut the DOM's links as it cut the page's, and its row then says so.
             cut = self._meet_links(row, page.links, nofollow) or cut
         return title, cut
