@@ -224,7 +224,7 @@ async def test_what_chromium_refuses_of_an_error_answer_the_mirror_does_not_use(
     await site.close()
     crawled = index.read_bytes()
     assert await seen_in_chromium(index.as_uri()) == live
-    assert b'data-archived-src="/e/script.js"' in crawled and b'url(about:invalid)' in crawled
+    assert b'data-archived-src="/e/script.js"' in crawled and b"url(about:invalid)" in crawled
     assert b'<a href="e/script.js">' in crawled  # a link to it leads to its file, as to any page
     build_mirror(result.snapshot.root)
     assert index.read_bytes() == crawled

@@ -19,9 +19,9 @@ class _Robots:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    async def __call__(self, origin: str, again: bool) -> tuple[int | None, bytes]:
+    async def __call__(self, origin: str, again: bool) -> tuple[int | None, bytes, str]:
         self.asked.append(origin)
-        return ANSWERS[origin]
+        return (*ANSWERS[origin], origin + "/robots.txt")
 
 
 def _policy(fetch_robots: _Robots) -> HostPolicy:
@@ -51,7 +51,9 @@ async def test_a_resumed_crawl_adopts_the_robots_txt_of_each_scheme():
     asked again."""
     fetch_robots = _Robots()
     policy = _policy(fetch_robots)
-    await policy.adopt_robots(lambda: [(origin, *answer, 1.0) for origin, answer in ANSWERS.items()])
+    await policy.adopt_robots(
+        lambda: [(origin, *answer, 1.0, origin + "/robots.txt") for origin, answer in ANSWERS.items()]
+    )
     assert await _refusals(policy) == [ROBOTS, None, ROBOTS, None]
     assert fetch_robots.asked == []
 

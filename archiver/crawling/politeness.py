@@ -22,13 +22,15 @@ from archiver.urls import host_of, origin_of
 log = logging.getLogger("archiver.crawl")
 
 
-FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes]]]
-"""``fetch_robots(host_url, again)``: (status, body) of ``host_url/robots.txt``, status None if no
-whole answer came (none at all, or a body cut short); ``again``: the crawl asked it before (it is
-kept again: the rules used from now on are in the snapshot)."""
-KeptRobots = tuple[str, int | None, bytes, float]
-"""A robots.txt answer an interrupted crawl read: origin, status, body, seconds since it came;
-status None for one it asked whose answer is not to be used (out of reach, given up)."""
+FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes, str]]]
+"""``fetch_robots(host_url, again)``: (status, body, URL) of ``host_url/robots.txt``, status None
+if no whole answer came (none at all, or a body cut short), URL where the answer came from (its
+redirects' last hop); ``again``: the crawl asked it before (it is kept again: the rules used from
+now on are in the snapshot)."""
+KeptRobots = tuple[str, int | None, bytes, float, str]
+"""A robots.txt answer an interrupted crawl read: origin, status, body, seconds since it came,
+where it came from; status None for one it asked whose answer is not to be used (out of reach,
+given up)."""
 
 
 class PolicyOptions(TypedDict):
@@ -228,8 +230,12 @@ class HostPolicy:
         return (await self._rules(url)).refusal(url)
 
     async def sitemaps(self, url: str) -> list[str]:
-        """The URLs of the Sitemap: lines of the robots.txt of ``url``'s host."""
-        return (await self._rules(url)).sitemaps(origin_of(url) + "/robots.txt")
+        """The URLs of the Sitemap: lines of the robots.txt of ``url``'s origin, resolved against
+        the URL its answer came from."""
+        rules = await self._rules(url)
+        answer = self._robots_of(origin_of(url)).answer
+        came_from = answer.url if answer is not None else None
+        return rules.sitemaps(came_from or origin_of(url) + "/robots.txt")
 
     def robots_keep(self, misses: int, status: int | None = None) -> float:
         """Seconds a robots.txt answer ``status`` is used before it is asked again (see
@@ -337,11 +343,11 @@ class HostPolicy:
         def read() -> tuple[list[tuple[str, RobotsAnswer, float, int, float]], dict[str, RobotsRules]]:
             adopted = []
             parsed: collections.OrderedDict[str, RobotsRules] = collections.OrderedDict()
-            for host_url, status, body, age in kept():
+            for host_url, status, body, age, came_from in kept():
                 if status is None:
                     asked.append(host_url)
                     continue
-                answer, rules = read_answer(status, body, self._agent)
+                answer, rules = read_answer(status, body, self._agent, came_from)
                 adopted.append((host_url, answer, rules.crawl_delay(), rules.ignored, age))
                 parsed[host_url] = rules
                 if len(parsed) > ROBOTS_PARSED_HOSTS:
@@ -364,9 +370,10 @@ class HostPolicy:
     async def _robots_rules(self, host_url: str, robots: _Robots) -> tuple[RobotsRules, float, RobotsAnswer]:
         """The rules of ``host_url``'s robots.txt, fetched, the seconds they are good for, and the
         answer they come from."""
-        status, body = await self._fetch_robots(host_url, robots.answer is not None or robots.asked)
+        again = robots.answer is not None or robots.asked
+        status, body, came_from = await self._fetch_robots(host_url, again)
         # Half a megabyte of rules takes a few tenths of a second to parse: not on the loop.
-        answer, rules = await asyncio.to_thread(read_answer, status, body, self._agent)
+        answer, rules = await asyncio.to_thread(read_answer, status, body, self._agent, came_from)
         robots.robots_misses = robots.robots_misses + 1 if rules.out_of_reach else 0
         before = robots.answer
         if rules.out_of_reach and before is not None and not before.out_of_reach:

@@ -38,17 +38,21 @@ ROBOTS_POLL = 0.1
 """Seconds between two looks for robots.txt that another node is fetching."""
 
 
-def _entry(stored: bytes) -> tuple[int | None, int, bytes]:
-    """(status, times in a row out of reach, body) of a robots.txt entry ('STATUS UNTIL MISSES\\nBODY').
+def _entry(stored: bytes) -> tuple[int | None, int, bytes, str | None]:
+    """(status, times in a row out of reach, body, where it came from: None if not said) of a
+    robots.txt entry ('STATUS UNTIL MISSES URL\\nBODY'; no URL in one a node before kept).
 
-    >>> _entry(b"503 1700000000000 2\\n"), _entry(b" 1700000000000 1\\n"), _entry(b"200\\nUser-agent: *")
-    ((503, 2, b''), (None, 1, b''), (200, 0, b'User-agent: *'))
+    >>> _entry(b"503 1700000000000 2\\n"), _entry(b" 1700000000000 1 http://o/r\\n")
+    ((503, 2, b'', None), (None, 1, b'', 'http://o/r'))
+    >>> _entry(b"200\\nUser-agent: *")
+    (200, 0, b'User-agent: *', None)
     """
     head, _, body = bytes(stored).partition(b"\n")
     fields = head.split(b" ")
     status = int(fields[0]) if fields[0] else None
     misses = int(fields[2]) if len(fields) > 2 else 0
-    return status, misses, body
+    url = fields[3].decode("utf-8", "replace") if len(fields) > 3 and fields[3] else None
+    return status, misses, body, url
 
 
 class RedisHostPolicy(HostPolicy):
@@ -95,11 +99,11 @@ class RedisHostPolicy(HostPolicy):
         while True:
             answer = await self._crawl.run_as(self._member, "robots_turn", [name])
             if int(answer[0]) == 1:
-                status, misses, body = _entry(answer[1])
+                status, misses, body, came_from = _entry(answer[1])
                 left = int(answer[2])
                 keep = self.robots_keep(misses, status) if left < 0 else max(left / 1000, ROBOTS_POLL)
                 rules = await asyncio.to_thread(rules_from_response, status, body, self._agent)
-                return rules, keep, RobotsAnswer(status, b"")
+                return rules, keep, RobotsAnswer(status, b"", came_from)
             if int(answer[0]) == 2:
                 return await self._fetch_turn(host_url, name, answer[1], answer[2])
             await asyncio.sleep(ROBOTS_POLL)
@@ -115,7 +119,8 @@ class RedisHostPolicy(HostPolicy):
                 int(count),
             )
         try:
-            status, body = await self._fetch_robots(host_url, bool(before))  # any node asked it before
+            # Asked again if any node asked it before.
+            status, body, came_from = await self._fetch_robots(host_url, bool(before))
         except BaseException:
             with contextlib.suppress(Exception):  # the others take the turn once this node is gone
                 await self._crawl.run_as(self._member, "robots_store", [name])
@@ -129,12 +134,12 @@ class RedisHostPolicy(HostPolicy):
                 kept = await asyncio.to_thread(rules_from_response, earlier[0], earlier[2], self._agent)
                 if not kept.out_of_reach:
                     # RFC 9309 2.4: rules it had outlive their day while it is out of reach.
-                    rules, status, body = kept, earlier[0], earlier[2]
+                    rules, status, body, came_from = kept, earlier[0], earlier[2], earlier[3] or came_from
         keep = self.robots_keep(misses, status)
         text = str(status) if status is not None else ""
-        args = [name, text, round(keep * 1000), misses, body[:ROBOTS_MAX_BYTES]]
+        args = [name, text, round(keep * 1000), misses, body[:ROBOTS_MAX_BYTES], came_from]
         await self._crawl.run_as(self._member, "robots_store", args)
-        return rules, keep, RobotsAnswer(status, b"")
+        return rules, keep, RobotsAnswer(status, b"", came_from)
 
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:

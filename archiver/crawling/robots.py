@@ -108,6 +108,10 @@ class RobotsAnswer:
     status: int | None
     packed_body: bytes
     """Its body zlib-compressed, b"" for none (and where the body is kept elsewhere: Redis)."""
+    url: str | None = None
+    """Where it came from, the last hop of its redirects; None for its origin's /robots.txt. A
+    relative Sitemap: line is resolved against it (RFC 3986 5.1.3: a document's base URI is the
+    URI it was retrieved from)."""
 
     @property
     def out_of_reach(self) -> bool:
@@ -119,9 +123,11 @@ class RobotsAnswer:
         return rules_from_response(self.status, body, agent)
 
 
-def read_answer(status: int | None, body: bytes, agent: str) -> tuple[RobotsAnswer, RobotsRules]:
-    """A robots.txt answer kept (its body as far as its rules are read, compressed) and its rules
-    for ``agent``: to call off the event loop.
+def read_answer(
+    status: int | None, body: bytes, agent: str, url: str | None = None
+) -> tuple[RobotsAnswer, RobotsRules]:
+    """A robots.txt answer kept (its body as far as its rules are read, compressed; where it came
+    from: ``url``) and its rules for ``agent``: to call off the event loop.
 
     >>> answer, rules = read_answer(200, b"User-agent: *\\nDisallow: /x", "a")
     >>> rules.allows("http://h/x"), answer.rules("a").allows("http://h/x"), answer.out_of_reach
@@ -129,7 +135,7 @@ def read_answer(status: int | None, body: bytes, agent: str) -> tuple[RobotsAnsw
     """
     read = robots_body(body)
     packed = zlib.compress(read, 1) if read else b""
-    return RobotsAnswer(status, packed), rules_from_response(status, read, agent)
+    return RobotsAnswer(status, packed, url), rules_from_response(status, read, agent)
 
 
 def robots_keep(misses: int, max_age: float, retry: float) -> float:

@@ -174,7 +174,8 @@ class Rediscovery:
         named = []
         # The rules of any 2xx answer are read, as the crawl reads them (robots_answer()).
         if robots is not None and robots.outcome == FETCHED and robots_answer(robots.status) == RULES:
-            named = stored_robots_sitemaps(self.manifest, self.reader, robots, robots_url, self.previous)
+            # Resolved against where the answer came from (RFC 3986 5.1.3), as the crawl resolves them.
+            named = stored_robots_sitemaps(self.manifest, self.reader, robots, robots.url, self.previous)
         todo: deque[tuple[str, str | None, int]] = deque((url, robots_url, 0) for url in named)
         if origin + "/sitemap.xml" not in named:
             todo.append((origin + "/sitemap.xml", None, 0))
