@@ -10,9 +10,8 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, TypedDict
+from typing import Protocol
 
-from archiver.config import CrawlConfig
 from archiver.crawling.robots import RobotsAnswer, RobotsRules, read_answer, robots_keep
 from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
 from archiver.robots_answer import NO_SUCH_HOST
@@ -31,33 +30,6 @@ KeptRobots = tuple[str, int | None, bytes, float, str]
 """A robots.txt answer an interrupted crawl read: origin, status, body, seconds since it came,
 where it came from; status None for one it asked whose answer is not to be used (out of reach,
 given up)."""
-
-
-class PolicyOptions(TypedDict):
-    """The keyword arguments of HostPolicy (and of every policy built on it) that a crawl's settings give."""
-
-    concurrency: int
-    delay: float
-    obey_robots: bool
-    user_agent: str
-    fetch_robots: FetchRobots
-    max_delay: float
-    robots_max_age: float
-    robots_retry: float
-
-
-def policy_options(config: CrawlConfig, fetch_robots: FetchRobots) -> PolicyOptions:
-    """A host policy's settings from the crawl's: one rule for every frontier's policy."""
-    return PolicyOptions(
-        concurrency=config.host_concurrency or config.concurrency,
-        delay=config.delay,
-        obey_robots=config.obey_robots,
-        user_agent=config.user_agent,
-        fetch_robots=fetch_robots,
-        max_delay=config.max_retry_after,
-        robots_max_age=config.robots_max_age,
-        robots_retry=config.robots_retry,
-    )
 
 
 class Politeness(Protocol):
