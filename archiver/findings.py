@@ -56,7 +56,7 @@ from archiver.links import (
     page_title,
     resolve_reference,
 )
-from archiver.robots_directives import meta_nofollow
+from archiver.robots_directives import nofollow_metas
 from archiver.streamed_links import read_streamed
 from archiver.style_elements import style_text
 from archiver.svg import iter_svg_references, prolog_stylesheets, stylesheet_href
@@ -73,8 +73,9 @@ class Page:
     title: str | None = None
     base_url: str | None = None
     """The URL links resolve against (the <base href>, or the page's own)."""
-    nofollow: bool = False
-    """The page asks robots not to follow its links (<meta name="robots" content="nofollow">)."""
+    nofollow: frozenset[str] = frozenset()
+    """The names of its robots metas that ask not to follow its links (``robots`` for every robot,
+    a robot's own name: robots_directives.meta_nofollow() reads them for one)."""
 
 
 def _collect(
@@ -91,7 +92,7 @@ def _collect(
         hints.setdefault(url, hint)  # the first element that asks for it makes the request
 
 
-Findings = tuple[str | None, str, dict[str, str], bool, dict[str, Hint]]
+Findings = tuple[str | None, str, dict[str, str], frozenset[str], dict[str, Hint]]
 """(title, base URL, {normalised URL: kind}, nofollow, {normalised URL: hint}) of a document: a
 Page as plain values, which cross a process boundary several times cheaper. The hints say how a
 browser requests a link (Hint), for the links that have one: the others are requested under
@@ -113,7 +114,7 @@ def root_findings(
     ``depth``: how deep in srcdoc documents the page is (0 for a page fetched). ``xml``: the
     page is XHTML, whose <style>s are markup (style_elements.py)."""
     if root is None:
-        return None, url, {}, False, {}
+        return None, url, {}, frozenset(), {}
     first = first_base(root)
     base = base_href(root, url, encoding, first)
     contexts = base_contexts(base)
@@ -145,7 +146,7 @@ def root_findings(
     _collect_srcdocs(found, hints, srcdoc_documents(root.iter("iframe")), base, depth)
     # lxml finds the <meta> elements in C: about 1.5 us for a 15 KB page (a case-blind
     # regex scan of the bytes for "robots", to skip it, cost 170 us).
-    return page_title(root), base, found, meta_nofollow(root), hints
+    return page_title(root), base, found, nofollow_metas(root.iter("meta")), hints
 
 
 def _collect_srcdocs(
@@ -183,7 +184,7 @@ def _streamed_findings(
     as a stream (streamed_links.read_streamed())."""
     read = read_streamed(body, url, encoding, document_encoding, xml)
     if read is None:
-        return None, url, {}, False, {}
+        return None, url, {}, frozenset(), {}
     base = read.base or url
     contexts = base_contexts(base)
     found: dict[str, str] = {}
@@ -213,7 +214,7 @@ def _svg_findings(body: bytes, url: str, encoding: str) -> Findings:
     for value, requisite, in_css in iter_svg_references(as_utf8(body, encoding), "utf-8"):
         url_found = resolve_reference(value, url, contexts, encoding=None if in_css else encoding)
         _collect(found, url_found, REQUISITE if requisite else LINK)
-    return None, url, found, False, {}
+    return None, url, found, frozenset(), {}
 
 
 def with_prolog_stylesheets(found: Findings, body: bytes, encoding: str) -> Findings:
@@ -242,7 +243,7 @@ def _css_findings(text: str, url: str) -> Findings:
         destination = css_destination(text, start)
         hint = ("", destination, cors_font(destination), "")
         _collect(found, resolve_reference(value, url, contexts), REQUISITE, hints, hint)
-    return None, url, found, False, hints
+    return None, url, found, frozenset(), hints
 
 
 def extract_html(body: bytes, url: str, encoding: str | None = None) -> Page:
@@ -356,7 +357,7 @@ def read_document(
         body, _cut = bounded_document(body, SVG_TYPE)
         encoding = xml_encoding(body, charset_from_content_type(content_type_header))
         return _svg_findings(body, url, encoding), encoding
-    return (None, url, {}, False, {}), None
+    return (None, url, {}, frozenset(), {}), None
 
 
 def extract(
@@ -381,9 +382,9 @@ def with_refresh(found: Findings, refresh: str | None, encoding: str | None = No
     follows a <meta http-equiv=refresh> (resolved against the page's base URL), and reads it
     before any such element. ``encoding``: the page's, its query's (resolve_reference()).
 
-    >>> with_refresh((None, "http://h/a/", {"http://h/a/b": REQUISITE}, False, {}), "0; url=next")[2]
+    >>> with_refresh((None, "http://h/a/", {"http://h/a/b": REQUISITE}, frozenset(), {}), "0; url=next")[2]
     {'http://h/a/next': 'link', 'http://h/a/b': 'requisite'}
-    >>> with_refresh((None, "http://h/", {}, False, {}), "5")[2]   # no URL: the page itself again
+    >>> with_refresh((None, "http://h/", {}, frozenset(), {}), "5")[2]   # no URL: the page itself again
     {}
     """
     span = parse_meta_refresh(refresh) if refresh else None

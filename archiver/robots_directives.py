@@ -1,5 +1,5 @@
 """Robots directives in a page: ``<meta name="robots">`` and the X-Robots-Tag header's values
-that forbid following a page's links (pure)."""
+that forbid following a page's links, and the name they (and robots.txt) know us by (pure)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,12 @@ from collections.abc import Iterable
 
 import lxml.etree
 import lxml.html
+
+
+def robots_agent(user_agent: str) -> str:
+    """The product token robots.txt groups and robots directives name us by: 'archiver/0.1 (+...)'
+    -> 'archiver'."""
+    return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
 
 
 def says_nofollow(directives: str) -> bool:
@@ -24,14 +30,33 @@ _NOFOLLOW = frozenset({"nofollow", "none"})
 _DIRECTIVE_SPLIT = re.compile(r"[\s,]+")
 
 
-def meta_nofollow(root: lxml.etree._Element) -> bool:
-    """True if a ``<meta name="robots">`` of the page says nofollow (or none)."""
-    return any(map(says_nofollow_meta, root.iter("meta")))
+def nofollow_metas(metas: Iterable[lxml.etree._Element]) -> frozenset[str]:
+    """The names (lower case) of the <meta> elements ``metas`` that say nofollow (or none): a page
+    says it to every robot with ``<meta name="robots">``, to one robot by its name (``googlebot``,
+    ``archiver``), as Google reads robots metas; meta_nofollow() reads them for a robot.
+
+    >>> sorted(nofollow_metas(lxml.html.fromstring(
+    ...     '<meta name=Robots content=none><meta name=bot content=nofollow><meta name=x content=noindex>'
+    ... ).iter("meta")))
+    ['bot', 'robots']
+    """
+    return frozenset(name for name in map(nofollow_meta, metas) if name is not None)
 
 
-def says_nofollow_meta(meta: lxml.etree._Element) -> bool:
-    """True if ``meta``, a <meta> element, is a robots meta that says nofollow (or none)."""
-    return (meta.get("name") or "").strip().lower() == "robots" and says_nofollow(meta.get("content") or "")
+def nofollow_meta(meta: lxml.etree._Element) -> str | None:
+    """The name (lower case) of ``meta``, a <meta> element, if it says nofollow (or none)."""
+    return (meta.get("name") or "").strip().lower() if says_nofollow(meta.get("content") or "") else None
+
+
+def meta_nofollow(metas: Iterable[str], agent: str) -> bool:
+    """True if the robots metas of a page that say nofollow (their names, nofollow_metas()) say it
+    to every robot or to ``agent`` by name.
+
+    >>> [meta_nofollow(names, "Archiver") for names in ({"robots"}, {"archiver"}, {"bot"}, set())]
+    [True, True, False, False]
+    """
+    names = frozenset(metas)
+    return "robots" in names or agent.lower() in names
 
 
 _AGENT_PREFIX = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*:\s*(.*)", re.DOTALL)

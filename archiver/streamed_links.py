@@ -39,7 +39,7 @@ from archiver.links import (
     style_attribute_references,
     title_text,
 )
-from archiver.robots_directives import says_nofollow_meta
+from archiver.robots_directives import nofollow_metas
 from archiver.style_elements import style_text
 
 _STARTS_READ = frozenset((*(tag for tag, _attribute in HTML_LINK_ATTRS), "meta", "base"))
@@ -59,7 +59,8 @@ class StreamedPage:
     title: str | None
     base: str | None
     """Its <base href>, resolved; None if it has none."""
-    nofollow: bool
+    nofollow: frozenset[str]
+    """The names of its robots metas that say nofollow (robots_directives.nofollow_metas())."""
     page_policy: str
     """The referrer policy its <meta name="referrer"> gives ('' for none)."""
     references: tuple[StreamedReference, ...]
@@ -86,7 +87,7 @@ def read_streamed(
     base: str | None = None
     title: str | None = None
     head_title: str | None = None
-    nofollow = False
+    nofollow: frozenset[str] = frozenset()
     in_svg = 0
     known: dict[tuple[str | None, ...], Request] = {}
     sources: list[int] = []
@@ -126,7 +127,7 @@ def read_streamed(
                             else None
                         )
                     elif tag == "meta":
-                        nofollow = nofollow or says_nofollow_meta(element)
+                        nofollow = nofollow | nofollow_metas((element,))
                         page_policy = meta_referrer((element,)) or page_policy
                     elif tag == "iframe":
                         iframes.extend(srcdoc_documents((element,)))

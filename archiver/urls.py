@@ -328,6 +328,16 @@ def host_of(url: str) -> str:
     return url[host_start:path_start]
 
 
+def origin_of(url: str) -> str:
+    """The scheme, host and port of a normalised URL: what one robots.txt is for (RFC 9309 2.3:
+    http://h and https://h have one each).
+
+    >>> origin_of("https://h/a?b"), origin_of("http://h:8080?q")
+    ('https://h', 'http://h:8080')
+    """
+    return f"{url.partition('://')[0]}://{host_of(url)}"
+
+
 def url_host(name: str) -> str:
     """A host name as URLs hold it once parsed: lowercase ASCII, IDNA labels in punycode; ``name``
     lowercased if it is no host a URL can hold.

@@ -486,9 +486,9 @@ async def test_a_shared_robots_txt_out_of_reach_is_asked_again_by_the_nodes(redi
     answers = [(503, b""), (503, b""), (200, b"User-agent: *\nDisallow: /private")]
     asked: list[str] = []
 
-    async def fetch_robots(origin: str, again: bool) -> tuple[int | None, bytes]:
+    async def fetch_robots(origin: str, again: bool) -> tuple[int | None, bytes, str]:
         asked.append(origin)
-        return answers[len(asked) - 1]
+        return (*answers[len(asked) - 1], origin + "/robots.txt")
 
     try:
         policies = []
@@ -507,8 +507,10 @@ async def test_a_shared_robots_txt_out_of_reach_is_asked_again_by_the_nodes(redi
         assert await b.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # asked again, by B
         assert await a.refusal("http://h.test/public") == ROBOTS_UNREACHABLE  # B's answer, kept
         assert len(asked) == 2
-        entry = await crawl.client.hget(crawl.key("robots"), "h.test")
-        assert entry.startswith(b"503 ") and entry.endswith(b" 2\n")  # twice in a row: kept twice as long
+        entry = await crawl.client.hget(crawl.key("robots"), "http://h.test")
+        assert entry.startswith(b"503 ") and entry.endswith(
+            b" 2 http://h.test/robots.txt\n"
+        )  # twice in a row: kept twice as long
         await asyncio.sleep(1.2)
         assert await a.refusal("http://h.test/public") is None
         assert await b.refusal("http://h.test/private") == "robots"

@@ -12,8 +12,9 @@ from conftest import manifest_rows
 from raw_server import RawHandler, RawRequest, RawServer, reset
 from test_robots_kept import warc_records
 
-from archiver.crawling.robots import RobotsRules, robots_agent, rules_from_response
+from archiver.crawling.robots import RobotsRules, rules_from_response
 from archiver.report import CUT_BODY
+from archiver.robots_directives import robots_agent
 from archiver.scope import ROBOTS_UNREACHABLE
 from archiver.store.rows import FETCHED, SKIPPED
 from archiver.verify.verifier import verify_snapshot
@@ -43,6 +44,37 @@ async def test_robots_groups_match_our_agent(site, run_crawl):
     await site.start()
     result = await run_crawl(site.url("/"))
     assert manifest_rows(result.snapshot.root)[site.url("/")].reason == "robots"
+
+
+@pytest.mark.parametrize(
+    ("group", "ours"),
+    [
+        ("a", False),
+        ("arch", False),
+        ("archiverx", False),
+        ("other archiver", False),
+        ("archiver/1.0", True),
+        ("ARCHIVER", True),
+        ("archiver (+https://example.org)", True),
+    ],
+)
+def test_robots_groups_are_ours_by_their_whole_token(group, ours):
+    """A group applied to us when its User-agent was a prefix of our token (``a``, ``arch``), and
+    not when it named us with a version (``archiver/1.0``): protego searched the group's name
+    inside ours. Now a group is ours when its token, cut at the first character outside
+    ``[A-Za-z_-]`` as Google's parser cuts it, is ours, any case (RFC 9309 2.2.1)."""
+    text = f"User-agent: {group}\nDisallow: /own\n\nUser-agent: *\nDisallow: /every\n"
+    rules = RobotsRules.parse(text, "archiver")
+    assert (rules.allows("http://h/own"), rules.allows("http://h/every")) == (not ours, ours)
+
+
+async def test_a_group_that_names_a_prefix_of_our_token_is_not_ours(site, run_crawl):
+    """``User-agent: arch`` with ``Disallow: /`` kept the whole site out of a crawl as archiver."""
+    site.file("/robots.txt", "User-agent: arch\nDisallow: /\n\nUser-agent: *\nAllow: /\n", "text/plain")
+    site.page("/")
+    await site.start()
+    result = await run_crawl(site.url("/"))
+    assert manifest_rows(result.snapshot.root)[site.url("/")].outcome == FETCHED
 
 
 async def test_crawl_delay_spaces_requests(site, run_crawl):

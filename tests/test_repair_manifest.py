@@ -216,3 +216,53 @@ async def test_an_empty_manifest_set_aside_is_said_so(site, run_crawl) -> None:
         repaired.stderr
     ), repaired.stderr
     assert "None" not in repaired.stderr, repaired.stderr
+
+
+async def test_links_a_page_says_not_to_follow_stay_skipped_after_a_repair(site, run_crawl) -> None:
+    """A manifest written again from the WARC files gave the links of a page whose robots meta or
+    X-Robots-Tag (or a robots meta named for our robot) says nofollow the row of any link met:
+    queued, and the resume that follows fetched them. They are skipped for nofollow again now, as
+    the crawl skipped them; one that a page letting its links be followed names too is followed,
+    as in the crawl."""
+    site.page("/", links=["/meta", "/header", "/follows", "/named"])
+    site.file("/named", '<meta name="archiver" content="nofollow"><a href="/t-named">t</a>')
+    site.file(
+        "/meta", '<meta name="robots" content="nofollow"><a href="/t-meta">t</a><a href="/shared">s</a>'
+    )
+    site.file("/header", '<a href="/t-header">t</a>', headers={"X-Robots-Tag": "noindex, nofollow"})
+    site.page("/follows", links=["/shared"])
+    for path in ("/t-meta", "/t-header", "/t-named", "/shared"):
+        site.page(path)
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False, concurrency=1)).snapshot.root
+    rows = manifest_rows(root)
+    skipped = ("/t-meta", "/t-header", "/t-named")
+    assert {rows[site.url(path)].reason for path in skipped} == {"nofollow"}
+    assert rows[site.url("/shared")].outcome == "fetched"
+
+    repaired = await lose_and_repair(root, site)
+    assert {repaired.after[site.url(path)].reason for path in skipped} == {"nofollow"}
+    assert site.hits["/t-meta"] == site.hits["/t-header"] == site.hits["/t-named"] == 0
+
+
+async def test_a_link_skipped_for_nofollow_and_queued_elsewhere_is_queued_after_a_repair(
+    site, run_crawl
+) -> None:
+    """A URL never fetched that a nofollow page names first and a page that lets its links be
+    followed names next was queued by the crawl (found on the second page): a repair gives it
+    that row again, not the nofollow of the first meeting."""
+    site.page("/", links=["/meta", "/follows"])
+    site.file("/meta", '<meta name="robots" content="nofollow"><a href="/shared">s</a>')
+    site.page("/follows", links=["/shared"])
+    site.page("/shared")
+    await site.start()
+    root = (await run_crawl(site.url("/"), sitemaps=False, concurrency=1, max_pages=3)).snapshot.root
+    shared = manifest_rows(root)[site.url("/shared")]
+    assert (shared.parent, shared.reason) == (site.url("/follows"), "page limit")
+
+    lose_manifest(root)
+    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    assert repaired.returncode == 0, repaired.stderr
+    shared = manifest_rows(root)[site.url("/shared")]
+    assert (shared.parent, shared.reason) == (site.url("/follows"), "page limit")
+    assert site.hits["/shared"] == 0

@@ -64,6 +64,36 @@ async def test_links_are_followed_unless_nofollow_is_said_to_us(head, headers, o
     assert manifest_rows(result.snapshot.root)[site.url("/a")].outcome == "fetched"
 
 
+PADDING = "<p>" + "x" * (300 * 1024) + "</p>"
+"""Past the size from which a page is read for its links as a stream (findings.STREAMED_BYTES)."""
+
+
+@pytest.mark.parametrize("padding", ["", PADDING], ids=["page", "streamed page"])
+@pytest.mark.parametrize(
+    ("head", "user_agent", "followed"),
+    [
+        ('<meta name="archiver" content="nofollow">', None, False),
+        ('<meta name="Archiver" content="none">', None, False),
+        ('<meta name="otherbot" content="nofollow">', None, True),
+        ('<meta name="mybot" content="nofollow">', "mybot/2.0 (+https://example.org)", False),
+        ('<meta name="archiver" content="nofollow">', "mybot/2.0", True),
+    ],
+)
+async def test_a_robots_meta_named_for_our_robot_is_obeyed(
+    head, user_agent, followed, padding, site, run_crawl
+):
+    """``<meta name="archiver" content="nofollow">``, a robots meta for our robot by its name (as
+    ``<meta name="googlebot">`` is for Google's), was ignored, where ``X-Robots-Tag: archiver:
+    nofollow`` was obeyed. A meta named for our product token (that of --user-agent) is obeyed
+    now, in a page read whole or as a stream; one named for another robot is not."""
+    build(site, head + padding)
+    await site.start()
+    options = {"user_agent": user_agent} if user_agent else {}
+    result = await run_crawl(site.url("/"), sitemaps=False, **options)
+    row = manifest_rows(result.snapshot.root)[site.url("/a")]
+    assert (row.outcome, row.reason) == (("fetched", None) if followed else ("skipped", "nofollow"))
+
+
 async def test_a_link_also_found_on_a_followed_page_is_fetched(site, run_crawl):
     site.page("/", links=["/closed", "/open"])
     site.page("/closed", links=["/shared"], head='<meta name="robots" content="nofollow">')

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 
+import pytest
 from aiohttp import web
 from conftest import manifest_rows
 from warcio.archiveiterator import ArchiveIterator
@@ -250,3 +251,32 @@ def _on_event_loop() -> bool:
     except RuntimeError:
         return False
     return True
+
+
+@pytest.mark.parametrize("status", [500, 401, 403])
+async def test_a_resumed_crawl_records_the_robots_txt_it_asks_again(status, site, run_crawl):
+    """A resumed crawl asked again a robots.txt the run before could not use (out of reach, or
+    failed), obeyed its new answer and recorded none of it: the WARC held the old answer alone,
+    and its row still named it. The new answer is recorded now, as the crawl never interrupted
+    records a robots.txt asked again: the snapshot holds every answer rules were read from."""
+    answer = {"status": status, "text": "no"}
+
+    async def robots(request: web.Request) -> web.Response:
+        return web.Response(status=answer["status"], text=answer["text"], content_type="text/plain")
+
+    site.handler("/robots.txt", robots)
+    site.page("/", links=["/a", "/private"])
+    site.page("/a")
+    site.page("/private")
+    await site.start()
+    options = {"sitemaps": False, "max_tries": 1, "concurrency": 1}
+    first = await run_crawl(site.url("/"), max_pages=1, **options)
+    root = first.snapshot.root
+    answer.update(status=200, text="User-agent: *\nDisallow: /private\n")
+    await run_crawl(site.url("/"), output=root, resume=True, **options)
+    rows = manifest_rows(root, for_crawlers=True)
+    assert rows[site.url("/robots.txt")].status == 200
+    assert rows[site.url("/private")].reason == ROBOTS
+    assert warc_records(root).count(("response", site.url("/robots.txt"))) == 2
+    assert site.hits["/robots.txt"] == 2
+    assert verify_snapshot(root).ok

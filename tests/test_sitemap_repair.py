@@ -147,3 +147,27 @@ async def test_a_sitemap_answered_with_any_2xx_is_found_again_by_a_repair(site, 
     repaired = await lose_and_repair(root, site)
     assert found(repaired.after)[site.url("/from-a")] == found(repaired.before)[site.url("/from-a")]
     assert repaired.after[site.url("/from-a")].found_by == "sitemap"
+
+
+async def test_a_relative_sitemap_line_resolves_against_where_a_robots_txt_redirect_led(
+    site, other_site, run_crawl
+):
+    """A robots.txt that redirects to another host's, which names ``Sitemap: /sm.xml``: the line
+    was resolved against the first robots.txt's URL (the seed host's /sm.xml, a 404), so the
+    sitemap was never read. It resolves against the URL the answer came from now (RFC 3986
+    5.1.3), in the crawl and in the manifest a repair writes again."""
+    site.page("/")
+    site.page("/listed")
+    await site.start()
+    other_site.file("/robots.txt", "User-agent: *\nAllow: /\nSitemap: /sm.xml\n", "text/plain")
+    other_site.file("/sm.xml", _urlset(site.url("/listed")), "application/xml")
+    await other_site.start()
+    site.redirect("/robots.txt", other_site.url("/robots.txt"))  # routes are read at each request
+    root = (await run_crawl(site.url("/"))).snapshot.root
+    rows = manifest_rows(root, for_crawlers=True)
+    assert other_site.hits["/sm.xml"] == 1 and site.hits.get("/sm.xml", 0) == 0
+    assert (rows[site.url("/listed")].outcome, rows[site.url("/listed")].found_by) == ("fetched", "sitemap")
+    assert rows[site.url("/listed")].parent == other_site.url("/sm.xml")
+
+    repaired = await lose_and_repair(root, site)
+    assert found(repaired.after) == found(repaired.before)

@@ -62,10 +62,10 @@ class _RobotsOverHttp:
         self.http = http
         self.asked: Counter[str] = Counter()
 
-    async def __call__(self, host_url: str, again: bool) -> tuple[int | None, bytes]:
+    async def __call__(self, host_url: str, again: bool) -> tuple[int | None, bytes, str]:
         self.asked[host_url] += 1
         async with self.http.get(self.site.url("/robots.txt")) as answer:
-            return answer.status, await answer.read()
+            return answer.status, await answer.read(), host_url + "/robots.txt"
 
 
 async def test_a_crawl_of_many_hosts_keeps_the_rules_of_a_few_and_obeys_every_one(

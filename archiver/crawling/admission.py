@@ -35,7 +35,7 @@ from archiver.scope import (
     TOO_LONG,
 )
 from archiver.store.rows import FAILED, SKIPPED, ManifestRow
-from archiver.urls import host_of
+from archiver.urls import origin_of
 
 log = logging.getLogger("archiver.crawl")
 
@@ -160,9 +160,9 @@ class Admission:
             self._watcher.cancel()
 
     async def _keep_unreachable(self, item: QueueItem) -> None:
-        """Park ``item``, skipped for its host's robots.txt out of reach, in the frontier, to queue
-        it again once the robots.txt answers; its host is watched from then (_watch_robots)."""
-        key = host_of(item.url)
+        """Park ``item``, skipped for its origin's robots.txt out of reach, in the frontier, to queue
+        it again once the robots.txt answers; its origin is watched from then (_watch_robots)."""
+        key = origin_of(item.url)
         await self.frontier.park(key, item)
         if key not in self._unreachable and len(self._unreachable) < PARKED_MAX:
             self._unreachable[key] = item.url

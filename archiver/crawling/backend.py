@@ -15,7 +15,8 @@ from archiver.crawling.control_file import FileControlSource
 from archiver.crawling.cookies import SiteCookieJar
 from archiver.crawling.frontier import Frontier
 from archiver.crawling.local_frontier import SqliteFrontier
-from archiver.crawling.politeness import FetchRobots, HostPolicy, policy_options
+from archiver.crawling.policy_options import policy_options
+from archiver.crawling.politeness import FetchRobots, HostPolicy
 from archiver.crawling.referrers import LookUp, ReferrerEncodings
 from archiver.crawling.writer import Writer
 from archiver.store.snapshot import Snapshot

@@ -290,7 +290,7 @@ class Frontier(Protocol):
         backend lets go of them once the writer has committed them."""
 
     async def park(self, key: str, item: QueueItem) -> None:
-        """Keep ``item`` aside under ``key`` (a host whose robots.txt is out of reach: its row says
+        """Keep ``item`` aside under ``key`` (an origin whose robots.txt is out of reach: its row says
         skipped), to be queued by unpark(key); parked items do not keep the crawl from ending."""
 
     async def unpark(self, key: str) -> int:

@@ -41,7 +41,8 @@ from archiver.crawling.cookies import SiteCookieJar
 from archiver.crawling.merge import merge_nodes, not_merged
 from archiver.crawling.node_membership import halt_on, heartbeat, membership
 from archiver.crawling.node_parts import NodeParts
-from archiver.crawling.politeness import FetchRobots, policy_options
+from archiver.crawling.policy_options import policy_options
+from archiver.crawling.politeness import FetchRobots
 from archiver.crawling.redis_budget import RedisBudget
 from archiver.crawling.redis_control import RedisControlSource
 from archiver.crawling.redis_cookies import RedisCookies

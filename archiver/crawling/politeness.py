@@ -10,56 +10,26 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, TypedDict
+from typing import Protocol
 
-from archiver.config import CrawlConfig
-from archiver.crawling.robots import RobotsAnswer, RobotsRules, read_answer, robots_agent, robots_keep
+from archiver.crawling.robots import RobotsAnswer, RobotsRules, read_answer, robots_keep
 from archiver.crawling.robots_limits import ROBOTS_MAX_RULES, ROBOTS_MAX_WILDCARD_RULES
 from archiver.robots_answer import NO_SUCH_HOST
-from archiver.urls import host_of
+from archiver.robots_directives import robots_agent
+from archiver.urls import host_of, origin_of
 
 log = logging.getLogger("archiver.crawl")
 
 
-def _host_url(url: str) -> str:
-    """'http://h:8080' of 'http://h:8080/a/b' (a normalised URL)."""
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://{rest.split('/', 1)[0]}"
-
-
-FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes]]]
-"""``fetch_robots(host_url, again)``: (status, body) of ``host_url/robots.txt``, status None if no
-whole answer came (none at all, or a body cut short); ``again``: the crawl asked it before (it is
-kept again: the rules used from now on are in the snapshot)."""
-KeptRobots = tuple[str, int, bytes, float]
-"""A robots.txt answer an interrupted crawl read: host URL, status, body, seconds since it came."""
-
-
-class PolicyOptions(TypedDict):
-    """The keyword arguments of HostPolicy (and of every policy built on it) that a crawl's settings give."""
-
-    concurrency: int
-    delay: float
-    obey_robots: bool
-    user_agent: str
-    fetch_robots: FetchRobots
-    max_delay: float
-    robots_max_age: float
-    robots_retry: float
-
-
-def policy_options(config: CrawlConfig, fetch_robots: FetchRobots) -> PolicyOptions:
-    """A host policy's settings from the crawl's: one rule for every frontier's policy."""
-    return PolicyOptions(
-        concurrency=config.host_concurrency or config.concurrency,
-        delay=config.delay,
-        obey_robots=config.obey_robots,
-        user_agent=config.user_agent,
-        fetch_robots=fetch_robots,
-        max_delay=config.max_retry_after,
-        robots_max_age=config.robots_max_age,
-        robots_retry=config.robots_retry,
-    )
+FetchRobots = Callable[[str, bool], Awaitable[tuple[int | None, bytes, str]]]
+"""``fetch_robots(host_url, again)``: (status, body, URL) of ``host_url/robots.txt``, status None
+if no whole answer came (none at all, or a body cut short), URL where the answer came from (its
+redirects' last hop); ``again``: the crawl asked it before (it is kept again: the rules used from
+now on are in the snapshot)."""
+KeptRobots = tuple[str, int | None, bytes, float, str]
+"""A robots.txt answer an interrupted crawl read: origin, status, body, seconds since it came,
+where it came from; status None for one it asked whose answer is not to be used (out of reach,
+given up)."""
 
 
 class Politeness(Protocol):
@@ -89,14 +59,13 @@ limits of robots_limits.py hold some 160 MB, however many hosts a crawl with --s
 
 
 @dataclass(slots=True)
-class _Host:
-    """What the crawl keeps of each host it met while it runs: a few numbers, and the robots.txt
-    answer its URLs are judged by."""
+class _Robots:
+    """What the crawl keeps of each origin (scheme, host and port) it met while it runs: a few
+    numbers, and the robots.txt answer its URLs are judged by."""
 
     crawl_delay: float = 0.0
-    """robots.txt's Crawl-delay (bounded): the host's delay is never less, and it has one slot."""
-    next_start: float = 0.0
-    """When (monotonic) its next fetch may start."""
+    """robots.txt's Crawl-delay (bounded): the delay of the origin's fetches is never less, and
+    they take one slot of their host."""
     answer: RobotsAnswer | None = None
     """None until its robots.txt is asked."""
     robots_until: float = 0.0
@@ -105,6 +74,8 @@ class _Host:
     """Times in a row its robots.txt was out of reach."""
     robots_ignored: int = 0
     """Rules of its robots.txt past the limits of robots_limits.py (the log says so when it changes)."""
+    asked: bool = False
+    """Its robots.txt was asked by the crawl before it was resumed, its answer not used."""
 
 
 @dataclass
@@ -165,16 +136,19 @@ class HostPolicy:
         self._agent = robots_agent(user_agent)
         self._fetch_robots = fetch_robots
         self._max_delay = max_delay
-        self._hosts: dict[str, _Host] = {}
+        self._next_start: dict[str, float] = {}
+        """By host, when (monotonic) its next fetch may start."""
+        self._robots: dict[str, _Robots] = {}
+        """By origin: a robots.txt is for its scheme, host and port (RFC 9309 2.3)."""
         self._parsed: collections.OrderedDict[str, RobotsRules] = collections.OrderedDict()
-        """By host, the rules of the ROBOTS_PARSED_HOSTS hosts judged last (the last at the end)."""
+        """By origin, the rules of the ROBOTS_PARSED_HOSTS origins judged last (the last at the end)."""
         self._busy: dict[str, _Busy] = {}
 
-    def _host(self, key: str) -> _Host:
-        host = self._hosts.get(key)
-        if host is None:
-            host = self._hosts[key] = _Host()
-        return host
+    def _robots_of(self, origin: str) -> _Robots:
+        robots = self._robots.get(origin)
+        if robots is None:
+            robots = self._robots[origin] = _Robots()
+        return robots
 
     @contextlib.contextmanager
     def _using(self, key: str) -> Iterator[_Busy]:
@@ -191,12 +165,16 @@ class HostPolicy:
             if busy.users == 0:
                 del self._busy[key]
 
-    def _delay_of(self, host: _Host) -> float:
-        return max(self._delay, host.crawl_delay)
+    def _crawl_delay(self, url: str) -> float:
+        robots = self._robots.get(origin_of(url))
+        return robots.crawl_delay if robots is not None else 0.0
 
-    def _limit_of(self, host: _Host) -> int:
-        """Most fetches in flight to ``host`` (1 when robots.txt asks a Crawl-delay)."""
-        return 1 if host.crawl_delay > 0 else self._concurrency
+    def _delay_of(self, url: str) -> float:
+        return max(self._delay, self._crawl_delay(url))
+
+    def _limit_of(self, url: str) -> int:
+        """Most fetches in flight to the host of ``url`` (1 when its robots.txt asks a Crawl-delay)."""
+        return 1 if self._crawl_delay(url) > 0 else self._concurrency
 
     @property
     def parsed_robots(self) -> int:
@@ -224,8 +202,12 @@ class HostPolicy:
         return (await self._rules(url)).refusal(url)
 
     async def sitemaps(self, url: str) -> list[str]:
-        """The URLs of the Sitemap: lines of the robots.txt of ``url``'s host."""
-        return (await self._rules(url)).sitemaps(_host_url(url) + "/robots.txt")
+        """The URLs of the Sitemap: lines of the robots.txt of ``url``'s origin, resolved against
+        the URL its answer came from."""
+        rules = await self._rules(url)
+        answer = self._robots_of(origin_of(url)).answer
+        came_from = answer.url if answer is not None else None
+        return rules.sitemaps(came_from or origin_of(url) + "/robots.txt")
 
     def robots_keep(self, misses: int, status: int | None = None) -> float:
         """Seconds a robots.txt answer ``status`` is used before it is asked again (see
@@ -235,46 +217,46 @@ class HostPolicy:
         return robots_keep(misses, self._robots_max_age, self._robots_retry)
 
     async def _rules(self, url: str) -> RobotsRules:
-        """The robots.txt rules of ``url``'s host: those kept parsed; else its answer parsed
+        """The robots.txt rules of ``url``'s origin: those kept parsed; else its answer parsed
         again while it is fresh; else asked (on first need, and once too old: robots_keep)."""
-        key = host_of(url)
-        host = self._host(key)
-        rules = self._fresh_rules(key, host)
+        key = origin_of(url)
+        robots = self._robots_of(key)
+        rules = self._fresh_rules(key, robots)
         if rules is None:
             with self._using(key) as busy:
                 async with busy.robots_lock:
-                    rules = self._fresh_rules(key, host)
+                    rules = self._fresh_rules(key, robots)
                     if rules is None:
-                        rules = await self._read_rules(_host_url(url), host)
+                        rules = await self._read_rules(key, robots)
                         self._keep_parsed(key, rules)
         return rules
 
     def _keep_parsed(self, key: str, rules: RobotsRules) -> None:
-        """Keep the ``rules`` of host ``key`` parsed, as the last judged, and drop those of the
-        host judged longest ago past ROBOTS_PARSED_HOSTS."""
+        """Keep the ``rules`` of origin ``key`` parsed, as the last judged, and drop those of the
+        origin judged longest ago past ROBOTS_PARSED_HOSTS."""
         self._parsed[key] = rules
         self._parsed.move_to_end(key)
         while len(self._parsed) > ROBOTS_PARSED_HOSTS:
             self._parsed.popitem(last=False)
 
-    def _fresh_rules(self, key: str, host: _Host) -> RobotsRules | None:
-        """The rules of host ``key`` kept parsed, if they are not too old (they become the
+    def _fresh_rules(self, key: str, robots: _Robots) -> RobotsRules | None:
+        """The rules of origin ``key`` kept parsed, if they are not too old (they become the
         last judged)."""
-        if time.monotonic() >= host.robots_until:
+        if time.monotonic() >= robots.robots_until:
             return None
         rules = self._parsed.get(key)
         if rules is not None:
             self._parsed.move_to_end(key)
         return rules
 
-    async def _read_rules(self, host_url: str, host: _Host) -> RobotsRules:
+    async def _read_rules(self, host_url: str, robots: _Robots) -> RobotsRules:
         """The rules of ``host_url``'s robots.txt: those of the answer kept while it is fresh,
         else of an answer asked now (one worker at a time: _rules() holds the host's lock)."""
-        if self._keeps_robots_bodies and host.answer is not None and time.monotonic() < host.robots_until:
-            return await asyncio.to_thread(host.answer.rules, self._agent)
-        before = host.answer
-        rules, keep, host.answer = await self._robots_rules(host_url, host)
-        host.robots_until = time.monotonic() + keep
+        if self._keeps_robots_bodies and robots.answer is not None and time.monotonic() < robots.robots_until:
+            return await asyncio.to_thread(robots.answer.rules, self._agent)
+        before = robots.answer
+        rules, keep, robots.answer = await self._robots_rules(host_url, robots)
+        robots.robots_until = time.monotonic() + keep
         became = before is None or not before.out_of_reach
         if self._obey_robots and rules.out_of_reach and became:
             log.warning(
@@ -287,7 +269,7 @@ class HostPolicy:
             )
         elif before is not None and before.out_of_reach and not rules.out_of_reach:
             log.info("robots.txt of %s answers again", host_url)
-        if rules.ignored and rules.ignored != host.robots_ignored:
+        if rules.ignored and rules.ignored != robots.robots_ignored:
             log.warning(
                 "robots.txt of %s: %d rules past the limits (%d rules for a user agent,"
                 " %d of them with a '*') are ignored, so that judging a URL stays cheap",
@@ -296,87 +278,96 @@ class HostPolicy:
                 ROBOTS_MAX_RULES,
                 ROBOTS_MAX_WILDCARD_RULES,
             )
-        host.robots_ignored = rules.ignored
-        self._obey(host, rules.crawl_delay())
+        robots.robots_ignored = rules.ignored
+        self._obey(robots, rules.crawl_delay())
         return rules
 
     def robots_streaks(self) -> dict[str, int]:
-        """Hosts (host[:port]) whose robots.txt was out of reach the last times it was asked, and
-        how many times in a row: kept for --resume, whose asks go on doubling the wait."""
-        return {key: host.robots_misses for key, host in self._hosts.items() if host.robots_misses > 0}
+        """Origins whose robots.txt was out of reach the last times it was asked, and how many
+        times in a row: kept for --resume, whose asks go on doubling the wait."""
+        return {key: robots.robots_misses for key, robots in self._robots.items() if robots.robots_misses > 0}
 
     def adopt_streaks(self, streaks: Mapping[str, object]) -> None:
-        """Take up the robots_streaks() of an interrupted crawl (a value no count is ignored)."""
+        """Take up the robots_streaks() of an interrupted crawl (a value no count is ignored).
+        A crawl before they were kept by origin kept them by host[:port]: such a streak is
+        taken up for both schemes."""
         for key, misses in streaks.items():
             if type(misses) is int and misses > 0:
-                self._host(key).robots_misses = misses
+                for origin in (key,) if "://" in key else (f"http://{key}", f"https://{key}"):
+                    self._robots_of(origin).robots_misses = misses
 
-    def _obey(self, host: _Host, crawl_delay: float) -> None:
-        """The host's delay and limit as the Crawl-delay of its robots.txt sets them."""
+    def _obey(self, robots: _Robots, crawl_delay: float) -> None:
+        """The delay and limit of an origin's fetches as the Crawl-delay of its robots.txt sets them."""
         if self._obey_robots:
-            host.crawl_delay = min(crawl_delay, self._max_delay)
+            robots.crawl_delay = min(crawl_delay, self._max_delay)
 
     async def adopt_robots(self, kept: Callable[[], Iterable[KeptRobots]]) -> None:
-        """Use the robots.txt answers ``kept()`` gives, (host URL, status, body, seconds since
+        """Use the robots.txt answers ``kept()`` gives, (origin, status, body, seconds since
         it came), that an interrupted crawl read, for what is left of their time, as the crawl
         never interrupted would have, rather than ask them again at once. They are read and
         parsed in a thread, as a fresh crawl's are: half a megabyte of rules a host takes a few
         tenths of a second, and a crawl may have met thousands of hosts (the rules of the last
         ROBOTS_PARSED_HOSTS of them are kept parsed, the others parsed again when judged).
-        Cancelled, none is used.
+        One whose status is None is asked again at first need, and recorded again (the crawl
+        asked it before). Cancelled, none is used.
         """
 
         def read() -> tuple[list[tuple[str, RobotsAnswer, float, int, float]], dict[str, RobotsRules]]:
             adopted = []
             parsed: collections.OrderedDict[str, RobotsRules] = collections.OrderedDict()
-            for host_url, status, body, age in kept():
-                answer, rules = read_answer(status, body, self._agent)
+            for host_url, status, body, age, came_from in kept():
+                if status is None:
+                    asked.append(host_url)
+                    continue
+                answer, rules = read_answer(status, body, self._agent, came_from)
                 adopted.append((host_url, answer, rules.crawl_delay(), rules.ignored, age))
-                parsed[host_of(host_url)] = rules
+                parsed[host_url] = rules
                 if len(parsed) > ROBOTS_PARSED_HOSTS:
                     parsed.popitem(last=False)
             return adopted, parsed
 
+        asked: list[str] = []
         adopted, parsed = await asyncio.to_thread(read)
+        for host_url in asked:
+            self._robots_of(host_url).asked = True
         for host_url, answer, crawl_delay, ignored, age in adopted:
-            host = self._host(host_of(host_url))
-            host.answer = answer
-            host.robots_ignored = ignored
-            host.robots_until = time.monotonic() + self.robots_keep(0) - age
-            self._obey(host, crawl_delay)
+            robots = self._robots_of(host_url)
+            robots.answer = answer
+            robots.robots_ignored = ignored
+            robots.robots_until = time.monotonic() + self.robots_keep(0) - age
+            self._obey(robots, crawl_delay)
         for key, rules in parsed.items():
             self._keep_parsed(key, rules)
 
-    async def _robots_rules(self, host_url: str, host: _Host) -> tuple[RobotsRules, float, RobotsAnswer]:
+    async def _robots_rules(self, host_url: str, robots: _Robots) -> tuple[RobotsRules, float, RobotsAnswer]:
         """The rules of ``host_url``'s robots.txt, fetched, the seconds they are good for, and the
         answer they come from."""
-        status, body = await self._fetch_robots(host_url, host.answer is not None)
+        again = robots.answer is not None or robots.asked
+        status, body, came_from = await self._fetch_robots(host_url, again)
         # Half a megabyte of rules takes a few tenths of a second to parse: not on the loop.
-        answer, rules = await asyncio.to_thread(read_answer, status, body, self._agent)
-        host.robots_misses = host.robots_misses + 1 if rules.out_of_reach else 0
-        before = host.answer
+        answer, rules = await asyncio.to_thread(read_answer, status, body, self._agent, came_from)
+        robots.robots_misses = robots.robots_misses + 1 if rules.out_of_reach else 0
+        before = robots.answer
         if rules.out_of_reach and before is not None and not before.out_of_reach:
             # RFC 9309 2.4: rules it had outlive their day while it is out of reach.
             answer, rules = before, await asyncio.to_thread(before.rules, self._agent)
-        return rules, self.robots_keep(host.robots_misses, status), answer
+        return rules, self.robots_keep(robots.robots_misses, status), answer
 
     def busy(self, url: str) -> bool:
         """True if every slot of the URL's host is taken (a fetch now would wait)."""
-        key = host_of(url)
-        busy = self._busy.get(key)
-        return busy is not None and busy.active >= self._limit_of(self._host(key))
+        busy = self._busy.get(host_of(url))
+        return busy is not None and busy.active >= self._limit_of(url)
 
     @contextlib.asynccontextmanager
-    async def _held(self, key: str) -> AsyncIterator[tuple[_Host, _Busy]]:
-        """Hold one of this process's slots of host ``key`` (as many as its limit)."""
-        host = self._host(key)
-        with self._using(key) as busy:
+    async def _held(self, url: str) -> AsyncIterator[_Busy]:
+        """Hold one of this process's slots of the host of ``url`` (as many as its limit)."""
+        with self._using(host_of(url)) as busy:
             async with busy.freed:
                 # The limit may change meanwhile (archiver control concurrency): read it each time.
-                await busy.freed.wait_for(lambda: busy.active < self._limit_of(host))
+                await busy.freed.wait_for(lambda: busy.active < self._limit_of(url))
                 busy.active += 1
             try:
-                yield host, busy
+                yield busy
             finally:
                 async with busy.freed:
                     busy.active -= 1
@@ -385,12 +376,12 @@ class HostPolicy:
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
         """Hold one of the host's concurrent slots, starting no sooner than its delay allows."""
-        async with self._held(host_of(url)) as (host, busy):
-            delay = self._delay_of(host)
+        async with self._held(url) as busy:
+            delay = self._delay_of(url)
             if delay > 0:
                 async with busy.delay_lock:
-                    wait = host.next_start - time.monotonic()
+                    wait = self._next_start.get(host_of(url), 0.0) - time.monotonic()
                     if wait > 0:
                         await asyncio.sleep(wait)
-                    host.next_start = time.monotonic() + delay
+                    self._next_start[host_of(url)] = time.monotonic() + delay
             yield

@@ -160,8 +160,8 @@ class Prepared:
     title: str | None = None
     exchange: Exchange | None = None
     """None: the writer encodes the records itself."""
-    nofollow: bool = False
-    """The page's robots meta says not to follow its links."""
+    nofollow: frozenset[str] = frozenset()
+    """The names of its robots metas that say not to follow its links (robots_directives.meta_nofollow())."""
     inspection: Inspection | None = None
     """For an HTML page inspected for rendering: what its scripts suggest."""
     draft: Draft | None = None

@@ -199,9 +199,9 @@ class RecordedFetch:
             tries = outcome.tries
             await asyncio.sleep(outcome.retry_in)
 
-    async def fetch_robots(self, origin: str, again: bool = False) -> tuple[int | None, bytes]:
-        """Status and body of ``origin``/robots.txt (redirects followed, every answer recorded,
-        ``again`` too: see the module docstring),
+    async def fetch_robots(self, origin: str, again: bool = False) -> tuple[int | None, bytes, str]:
+        """Status, body and URL of the answer of ``origin``/robots.txt (redirects followed, every
+        answer recorded, ``again`` too: see the module docstring),
         decoded up to ROBOTS_MAX_BYTES (robots_body()); status None when no whole answer came (none at all, or
         a body the server cut short: its rules are unknown), that of the last redirect when
         the chain was given up, NO_SUCH_HOST when its host has no address or no name."""
@@ -218,10 +218,10 @@ class RecordedFetch:
         )
         capture = answer.capture
         if capture is None:
-            return (NO_SUCH_HOST if answer.no_such_host else answer.given_up_at), b""
+            return (NO_SUCH_HOST if answer.no_such_host else answer.given_up_at), b"", answer.url
         if capture.truncated in CUT_BY_PEER:
             await self.keep(answer)
-            return None, b""
+            return None, b"", answer.url
         try:
             decoding = Decoding(answer.body(), capture.header("content-encoding"), ROBOTS_MAX_BYTES)
             # Cut here or by the server's sending more than ROBOTS_MAX_BYTES (truncated: length).
@@ -229,7 +229,7 @@ class RecordedFetch:
         finally:
             capture.body.seek(0)
             await self.keep(answer)
-        return capture.status, text
+        return capture.status, text, answer.url
 
     async def robots_job(self, item: QueueItem) -> None:
         """Fetch and record the robots.txt of the origin ``item.url`` (a ROBOTS_JOB: the crawl node

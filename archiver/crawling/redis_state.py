@@ -19,7 +19,7 @@ Every key of crawl ``NAME`` starts with ``archiver:NAME:``::
                     over), ``merged`` once they are merged
     meta            hash of counters (arrival order, lease numbers)
     budget          hash: pages started and bytes stored, for --max-pages and --max-bytes
-    slots:HOST, next:HOST, robots, robots-lock:HOST   politeness shared by every node (redis_politeness.py)
+    slots:HOST, next:HOST, robots, robots-lock:ORIGIN   politeness shared by every node (redis_politeness.py)
     control, status                 live control (redis_control.py)
     settings        the crawl's settings, as the first node gave them
     cookies         hash of the crawl's cookies, by name, domain and path (redis_cookies.py)

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Protocol
 from archiver.crawling.discovery import NO_SITE, PageHeaders
 from archiver.crawling.frontier import QueueItem, requeued
 from archiver.crawling.page_network import NOTHING_ASKED, Asked
-from archiver.crawling.robots import robots_agent
 from archiver.crawling.stored_answers import Answer, StoredAnswers
 from archiver.crawling.writer import RenderNote, WriteItem
 from archiver.link_requests import INCLUDE, OMIT, SANDBOXED, Hint, says, tells_reading
 from archiver.links import REQUISITE
 from archiver.referrer_policy import policy_sending
+from archiver.robots_directives import meta_nofollow, robots_agent
 from archiver.store.frames import ran_in_a_render
 from archiver.store.rows import FAILED, QUEUED, ManifestRow
 from archiver.urls import try_normalize
@@ -75,10 +75,12 @@ class Pages(Protocol):
         nofollow: bool = False,
         hints: dict[str, Hint] | None = None,
         headers: Sequence[tuple[str, str]] = (),
+        metas: frozenset[str] = frozenset(),
     ) -> None:
         """Store what rendering ``page`` gave: its DOM and its links ({url: kind}), not followed
-        if ``nofollow`` (or its answer's ``headers`` say so), each requested as ``hints`` say
-        (link_requests.Hint), else as those headers say."""
+        if ``nofollow`` (or its answer's ``headers`` say so, or its robots metas, static or
+        rendered: ``metas``, the names of those saying nofollow), each requested as ``hints``
+        say (link_requests.Hint), else as those headers say."""
 
 
 class CrawlPages:
@@ -252,20 +254,23 @@ class CrawlPages:
         nofollow: bool = False,
         hints: dict[str, Hint] | None = None,
         headers: Sequence[tuple[str, str]] = (),
+        metas: frozenset[str] = frozenset(),
     ) -> None:
         """Store what rendering ``page`` gave: its DOM record, and its links ({url: kind}) met first,
         as far as --max-links-per-page, as a static parse's are (Discovery.followed(): its row then
-        says how many it had); ``nofollow``: the page's robots directives, static or rendered, say
-        not to follow them; ``hints``: how its DOM says a browser requests them, link_requests.Hint;
+        says how many it had); ``nofollow``: the page's robots directives said not to follow them
+        when it was fetched; ``hints``: how its DOM says a browser requests them, link_requests.Hint;
         ``headers``: those of its stored answer, read as the static parse's links read them
-        (PageHeaders: X-Robots-Tag, Referrer-Policy, a sandbox)."""
+        (PageHeaders: X-Robots-Tag, Referrer-Policy, a sandbox); ``metas``: the names of its robots
+        metas, static or rendered, that say nofollow (robots_directives.meta_nofollow())."""
         crawler = self.crawler
         self._rendering.discard(page.url)  # the frames noted from now on are not its
         links, cut = crawler.discovery.followed(page.url, links)
         if cut:
             note = dataclasses.replace(note, links_cut=cut)
-        said = PageHeaders.of(headers, robots_agent(crawler.config.user_agent))
-        nofollow = crawler.config.obey_robots and (nofollow or said.nofollow)
+        agent = robots_agent(crawler.config.user_agent)
+        said = PageHeaders.of(headers, agent)
+        nofollow = crawler.config.obey_robots and (nofollow or said.nofollow or meta_nofollow(metas, agent))
         async with crawler.discovery.queueing() as queue:
             met, queue[:] = await crawler.discovery.links(
                 links, said.asking(page), nofollow, hints, said.referrer_policy

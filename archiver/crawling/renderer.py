@@ -298,20 +298,20 @@ class Renderer:
             self.cookies.adopt(rendered.cookies)
         links: dict[str, str] = {}
         hints: dict[str, Hint] = {}
-        nofollow = job.nofollow
+        metas: frozenset[str] = frozenset()  # the names of its robots metas saying nofollow
         title = None
         if job.resumed and served:  # what its page as served said of its links, kept nowhere
             page = served[0]
             static = await asyncio.to_thread(
                 findings, page.body, url, page.mime, content_type_field(page.headers)
             )
-            nofollow = nofollow or static[3]
+            metas = static[3]
         if rendered is not None and rendered.html is not None:
             # The DOM is UTF-8; its queries are in the page's encoding, as the browser wrote them.
-            title, _base, links, meta_nofollow, hints = await asyncio.to_thread(
+            title, _base, links, dom_metas, hints = await asyncio.to_thread(
                 findings, rendered.html, url, "text/html", DOM_CONTENT_TYPE, rendered.charset
             )
-            nofollow = nofollow or meta_nofollow
+            metas |= dom_metas
         if rendered is not None:
             for navigation in sorted(rendered.navigations):
                 links.setdefault(navigation, LINK)
@@ -355,7 +355,8 @@ class Renderer:
         else:
             self.stats.render_failed += 1
         note = RenderNote(url, job.reason if job.late else None, error, dom, title if dom else None)
-        await pages.rendered(job.page, links, note, nofollow, hints, served[0].headers if served else ())
+        headers = served[0].headers if served else ()
+        await pages.rendered(job.page, links, note, job.nofollow, hints, headers, metas)
 
 
 @contextlib.asynccontextmanager

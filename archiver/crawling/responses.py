@@ -21,7 +21,6 @@ from archiver.crawling.admission import item_row
 from archiver.crawling.discovery import PageHeaders, referrer_policy_of, stylesheet_client
 from archiver.crawling.fetch import FetchOutcome
 from archiver.crawling.frontier import QueueItem
-from archiver.crawling.robots import robots_agent
 from archiver.crawling.writer import WriteItem
 from archiver.link_requests import SRCDOC, read_in, says
 from archiver.redirects import (
@@ -32,6 +31,7 @@ from archiver.redirects import (
     redirect_nowhere,
     redirect_target,
 )
+from archiver.robots_directives import meta_nofollow, robots_agent
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, ManifestRow, reasons
 from archiver.warc.capture import Capture
 
@@ -102,7 +102,9 @@ class Responses:
             raise
         await crawler.referrers.read(item.url, prepared.encoding)
         said = PageHeaders.of(capture.response_headers, self._agent)
-        nofollow = crawler.config.obey_robots and (prepared.nofollow or said.nofollow)
+        nofollow = crawler.config.obey_robots and (
+            meta_nofollow(prepared.nofollow, self._agent) or said.nofollow
+        )
         if nofollow:
             log.info("links of %s not followed: its robots directives say nofollow", item.url)
         # A document its Content-Security-Policy sandboxes asks for its links as one of no origin,

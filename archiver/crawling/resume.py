@@ -35,6 +35,8 @@ from pathlib import Path
 from archiver.config import CrawlConfig
 from archiver.crawling.crawler import Crawler
 from archiver.crawling.frontier import QueueItem
+from archiver.crawling.politeness import KeptRobots
+from archiver.crawling.recorded import FOUND_BY_ROBOTS
 from archiver.errors import SnapshotError
 from archiver.report import shell_word
 from archiver.robots_answer import UNREACHABLE, robots_answer
@@ -321,12 +323,14 @@ async def reload(crawler: Crawler, manifest: Manifest) -> None:
     manifest.commit()
 
 
-def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, int, bytes, float]]:
-    """(origin, status, body, seconds since it came) of each robots.txt answer an interrupted crawl
-    read rules from (redirects followed), also one a page linked first (its row says so): one
-    that gave rules or said there are none (robots_answer()). One out of reach, or a chain given
-    up, is asked again. A re-archive's revisit of
-    an unchanged robots.txt is read from the previous snapshot it refers to."""
+def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[KeptRobots]:
+    """(origin, status, body, seconds since it came, URL it came from) of each robots.txt answer an
+    interrupted crawl read rules from (redirects followed), also one a page linked first (its row
+    says so): one that gave rules or said there are none (robots_answer()). One out of reach, or a chain given
+    up, is asked again: of one the crawl asked itself, (origin, None, b"", 0.0, URL), so that its
+    answer now is recorded again, as the crawl never interrupted would have recorded it (the
+    snapshot holds every answer the crawl read rules from, and the row names the latest). A
+    re-archive's revisit of an unchanged robots.txt is read from the previous snapshot it refers to."""
     now = time.time()
     previous = open_previous(snapshot)
     with WarcReader(snapshot.warc_dir) as records, previous or contextlib.nullcontext():
@@ -336,17 +340,24 @@ def kept_robots(snapshot: Snapshot, manifest: Manifest) -> Iterator[tuple[str, i
         for first in manifest.rows(where=first_hops):
             if "/" in first.url.partition("://")[2].removesuffix("/robots.txt"):
                 continue  # no origin's own robots.txt
+            origin = first.url.removesuffix("/robots.txt")
             end: ManifestRow | None = first
             for _hop in range(MAX_HOPS):
                 if end is None or end.outcome != REDIRECTED or not end.redirect_to:
                     break
                 end = manifest.get(end.redirect_to)
-            if end is None or end.outcome != FETCHED or end.status is None or end.fetched_at is None:
-                continue
-            if robots_answer(end.status) == UNREACHABLE:
-                continue
-            # Of one cut at the size limit, the whole lines the crawl read its rules from.
-            body = stored_robots_body(manifest, records, end, previous)
-            if body is not None:
+            body = None
+            if (
+                end is not None
+                and end.outcome == FETCHED
+                and end.status is not None
+                and end.fetched_at is not None
+                and robots_answer(end.status) != UNREACHABLE
+            ):
+                # Of one cut at the size limit, the whole lines the crawl read its rules from.
+                body = stored_robots_body(manifest, records, end, previous)
+            if end is not None and end.status is not None and end.fetched_at is not None and body is not None:
                 age = now - datetime.fromisoformat(end.fetched_at).timestamp()
-                yield first.url.removesuffix("/robots.txt"), end.status, body, max(age, 0.0)
+                yield origin, end.status, body, max(age, 0.0), end.url
+            elif first.found_by == FOUND_BY_ROBOTS:
+                yield origin, None, b"", 0.0, first.url

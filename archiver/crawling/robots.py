@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from protego import Protego
 
+from archiver.crawling.robots_groups import own_groups
 from archiver.crawling.robots_limits import cap_rules
 from archiver.robots_answer import UNAVAILABLE, UNREACHABLE, robots_answer, robots_body
 from archiver.scope import ROBOTS, ROBOTS_UNREACHABLE
@@ -38,9 +39,9 @@ class RobotsRules:
 
     @classmethod
     def parse(cls, text: str, agent: str) -> RobotsRules:
-        """The rules of the robots.txt ``text`` for ``agent``, each agent's rules read no further
-        than robots_limits.py allows."""
-        capped = cap_rules(text)
+        """The rules of the robots.txt ``text`` for ``agent`` (its groups as robots_groups.py finds
+        them), each agent's rules read no further than robots_limits.py allows."""
+        capped = cap_rules(own_groups(text, agent))
         return cls(Protego.parse(capped.text), agent, ignored=capped.ignored)
 
     @classmethod
@@ -80,11 +81,6 @@ class RobotsRules:
         return named_sitemaps(self.parser.sitemaps, robots_url)
 
 
-def robots_agent(user_agent: str) -> str:
-    """The product token robots.txt groups match against: 'archiver/0.1 (+...)' -> 'archiver'."""
-    return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
-
-
 def rules_from_response(status: int | None, body: bytes, agent: str) -> RobotsRules:
     """Rules from a robots.txt fetch answered ``status`` (None: no whole answer came), as
     robots_answer() reads it: a body's rules, none (everything allowed), or everything
@@ -112,6 +108,10 @@ class RobotsAnswer:
     status: int | None
     packed_body: bytes
     """Its body zlib-compressed, b"" for none (and where the body is kept elsewhere: Redis)."""
+    url: str | None = None
+    """Where it came from, the last hop of its redirects; None for its origin's /robots.txt. A
+    relative Sitemap: line is resolved against it (RFC 3986 5.1.3: a document's base URI is the
+    URI it was retrieved from)."""
 
     @property
     def out_of_reach(self) -> bool:
@@ -123,9 +123,11 @@ class RobotsAnswer:
         return rules_from_response(self.status, body, agent)
 
 
-def read_answer(status: int | None, body: bytes, agent: str) -> tuple[RobotsAnswer, RobotsRules]:
-    """A robots.txt answer kept (its body as far as its rules are read, compressed) and its rules
-    for ``agent``: to call off the event loop.
+def read_answer(
+    status: int | None, body: bytes, agent: str, url: str | None = None
+) -> tuple[RobotsAnswer, RobotsRules]:
+    """A robots.txt answer kept (its body as far as its rules are read, compressed; where it came
+    from: ``url``) and its rules for ``agent``: to call off the event loop.
 
     >>> answer, rules = read_answer(200, b"User-agent: *\\nDisallow: /x", "a")
     >>> rules.allows("http://h/x"), answer.rules("a").allows("http://h/x"), answer.out_of_reach
@@ -133,7 +135,7 @@ def read_answer(status: int | None, body: bytes, agent: str) -> tuple[RobotsAnsw
     """
     read = robots_body(body)
     packed = zlib.compress(read, 1) if read else b""
-    return RobotsAnswer(status, packed), rules_from_response(status, read, agent)
+    return RobotsAnswer(status, packed, url), rules_from_response(status, read, agent)
 
 
 def robots_keep(misses: int, max_age: float, retry: float) -> float:

@@ -25,7 +25,7 @@ ROBOTS_MAX_RULES = 10_000
 ROBOTS_MAX_WILDCARD_RULES = 500
 """Of those, rules with a ``*`` (each searched along the URL)."""
 
-_USER_AGENT = frozenset({"user-agent", "useragent", "user agent"})
+USER_AGENT = frozenset({"user-agent", "useragent", "user agent"})
 _RULES = frozenset({"allow", "disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw"})
 """Allow and Disallow, with the misspellings protego reads as Disallow."""
 _SITE_WIDE = frozenset({"sitemap", "sitemaps", "site-map", "host"})
@@ -59,8 +59,8 @@ def cap_rules(text: str) -> CappedRules:
     lines = text.splitlines(keepends=True)
     ignored = 0
     for number, line in enumerate(lines):
-        name, value = _directive(line)
-        if name in _USER_AGENT:
+        name, value = directive(line)
+        if name in USER_AGENT:
             if group.has_rules:
                 group.close()
                 group = _Group()
@@ -122,11 +122,11 @@ class _Group:
             agent.wildcard_rules += self.used.wildcard_rules
 
 
-def _directive(line: str) -> tuple[str | None, str]:
+def directive(line: str) -> tuple[str | None, str]:
     """A robots.txt line's field (lower case; None for a line that is none) and value, as
     protego reads them: ``field: value``, or ``field value`` without a colon.
 
-    >>> _directive(" Disallow : /a # why"), _directive("User agent foo"), _directive("# note")
+    >>> directive(" Disallow : /a # why"), directive("User agent foo"), directive("# note")
     (('disallow', '/a'), ('user agent', 'foo'), (None, ''))
     """
     line = line.partition("#")[0].strip()
@@ -134,11 +134,11 @@ def _directive(line: str) -> tuple[str | None, str]:
         return None, ""
     field, colon, value = line.partition(":")
     field = " ".join(field.split()).lower()
-    if colon and (field in _USER_AGENT or field in _RULES or field in _SITE_WIDE or value[:1].isspace()):
+    if colon and (field in USER_AGENT or field in _RULES or field in _SITE_WIDE or value[:1].isspace()):
         return field, value.strip()
     words = line.split()
     for count in (2, 1):
         named = " ".join(words[:count]).lower()
-        if named in _USER_AGENT or named in _RULES or named in _SITE_WIDE:
+        if named in USER_AGENT or named in _RULES or named in _SITE_WIDE:
             return named, " ".join(words[count:])
     return (field, value.strip()) if colon else (None, "")

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from archiver.config import CrawlConfig
+from archiver.config import DEFAULT_USER_AGENT, CrawlConfig
 from archiver.content import decode_stream, mime_type
 from archiver.media_types import effective_content_type, needs_sniffing
 from archiver.mime_sniffing import SNIFF_BYTES
@@ -47,6 +47,7 @@ from archiver.redirects import (
     redirect_target,
 )
 from archiver.report import Report
+from archiver.robots_directives import robots_agent
 from archiver.scope import MAX_LINKS_PER_PAGE, Scope
 from archiver.store.index_rebuild import rebuild_index
 from archiver.store.manifest import Manifest
@@ -133,7 +134,12 @@ def find_again(
     max_links = settings.get("max_links_per_page")
     max_links = max_links if isinstance(max_links, int) else MAX_LINKS_PER_PAGE
     scope = Scope.from_settings(settings)
-    Rediscovery(manifest, reader, scope, hops, previous, read_sitemaps, max_links).run(seeds)
+    user_agent = settings.get("user_agent")
+    agent = robots_agent(user_agent if isinstance(user_agent, str) else DEFAULT_USER_AGENT)
+    obeyed = settings.get("obey_robots") is not False
+    Rediscovery(
+        manifest, reader, scope, hops, previous, read_sitemaps, max_links, agent if obeyed else None
+    ).run(seeds)
     manifest.resolve_redirects()
 
 

@@ -4,7 +4,9 @@ No record holds how a URL was found: it is found again the way the crawl found i
 seeds of crawl.json, level by level, through each chain of redirects and the links of each page
 (read as verify reads them, its rendered DOM's too), each link judged by the crawl's scope. A
 link to a URL with no record gets the row the crawl gives a URL it meets: skipped with its
-reason, or queued, so the resume that follows fetches it. What a page's scripts asked for in a
+reason (``nofollow`` where the page's robots directives forbid following its links, unless a
+page that lets them be followed meets it too), or queued, so the resume that follows fetches
+it. What a page's scripts asked for in a
 browser, which no link names, is found on the page that ran in the render and sent it as its
 Referer (the request record follows its response). The URLs met, and those waiting to be met,
 wait in SQLite: memory does not grow with the site (store/rebuild.py writes the rest).
@@ -23,7 +25,8 @@ from archiver.links import REQUISITE, Link
 from archiver.media_types import as_taken
 from archiver.redirects import leads_away_row, redirect_failure, robots_redirects
 from archiver.robots_answer import RULES, robots_answer
-from archiver.scope import MAX_LINKS_PER_PAGE, Scope, links_kept
+from archiver.robots_directives import meta_nofollow, x_robots_nofollow
+from archiver.scope import MAX_LINKS_PER_PAGE, NOFOLLOW, Scope, links_kept
 from archiver.sitemaps import SITEMAP_DEPTH, SitemapLimits, seed_origins, sitemap_answered
 from archiver.store.crawler_chains import chain_rows, stored_robots_sitemaps, stored_sitemap
 from archiver.store.frames import ran_in_a_render
@@ -41,7 +44,7 @@ from archiver.store.referrers import (
 )
 from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow, reasons
 from archiver.store.seeds import seed_landings
-from archiver.urls import try_normalize
+from archiver.store.stored import sent_referer
 from archiver.warc.dom import CHARSET_FIELD, DOM_CONTENT_TYPE
 from archiver.warc.reader import WarcReader
 
@@ -70,13 +73,20 @@ class Met:
     requisite: bool = False
     chain: tuple[str, ...] = ()
     """For a redirect's target: the URLs of its chain before it."""
+    nofollow: bool = False
+    """A link of a page whose robots directives forbid following its links: skipped, as the
+    crawl skips it (its requisites are fetched still)."""
 
 
-def found_on(page: ManifestRow, links: Iterable[Link]) -> Iterator[Met]:
-    """The URLs ``links`` of ``page`` name, met one level deeper, as links or requisites."""
+def found_on(page: ManifestRow, links: Iterable[Link], nofollow: bool = False) -> Iterator[Met]:
+    """The URLs ``links`` of ``page`` name, met one level deeper, as links or requisites; the
+    links not to follow with ``nofollow``."""
     for link in links:
         requisite = link.kind == REQUISITE
-        yield Met(link.url, page.depth + 1, "requisite" if requisite else "link", page.url, requisite)
+        found_by = "requisite" if requisite else "link"
+        yield Met(
+            link.url, page.depth + 1, found_by, page.url, requisite, nofollow=nofollow and not requisite
+        )
 
 
 class Rediscovery:
@@ -91,7 +101,11 @@ class Rediscovery:
         previous: Previous | None = None,
         read_sitemaps: bool = True,
         max_links: int = MAX_LINKS_PER_PAGE,
+        robots_agent: str | None = None,
     ) -> None:
+        self.robots_agent = robots_agent
+        """Our name in robots directives (robots_directives.robots_agent()), which the crawl obeyed;
+        None if it ignored them (--ignore-robots)."""
         self.max_links = max_links
         """The crawl's --max-links-per-page: the links of a page past it are not met."""
         self.max_redirects = max_redirects
@@ -114,7 +128,7 @@ class Rediscovery:
         manifest.connection.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS {WAITING} (depth INTEGER NOT NULL, place INTEGER NOT NULL, "
             "url TEXT NOT NULL, found_by TEXT NOT NULL, parent TEXT, requisite INTEGER NOT NULL, "
-            "chain TEXT NOT NULL, PRIMARY KEY (depth, place)) WITHOUT ROWID"
+            "chain TEXT NOT NULL, nofollow INTEGER NOT NULL, PRIMARY KEY (depth, place)) WITHOUT ROWID"
         )
 
     def first_meeting(self, url: str) -> bool:
@@ -160,7 +174,8 @@ class Rediscovery:
         named = []
         # The rules of any 2xx answer are read, as the crawl reads them (robots_answer()).
         if robots is not None and robots.outcome == FETCHED and robots_answer(robots.status) == RULES:
-            named = stored_robots_sitemaps(self.manifest, self.reader, robots, robots_url, self.previous)
+            # Resolved against where the answer came from (RFC 3986 5.1.3), as the crawl resolves them.
+            named = stored_robots_sitemaps(self.manifest, self.reader, robots, robots.url, self.previous)
         todo: deque[tuple[str, str | None, int]] = deque((url, robots_url, 0) for url in named)
         if origin + "/sitemap.xml" not in named:
             todo.append((origin + "/sitemap.xml", None, 0))
@@ -212,7 +227,7 @@ class Rediscovery:
         noted = False
         for (url,) in unmet:
             row = self.manifest.get(url)
-            referer = _sent_referer(row, self.reader) if row is not None else None
+            referer = sent_referer(row, self.reader) if row is not None else None
             page = self.manifest.get(referer) if referer is not None and referer != url else None
             if page is None or not self.met_before(page.url) or not ran_in_a_render(page, self.manifest.get):
                 continue
@@ -232,7 +247,7 @@ class Rediscovery:
         URL on the level of its source, a page's links on the next."""
         self._noted += 1
         self.manifest.connection.execute(
-            f"INSERT INTO {WAITING} VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO {WAITING} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 met.depth,
                 self._noted,
@@ -241,6 +256,7 @@ class Rediscovery:
                 met.parent,
                 int(met.requisite),
                 CHAIN_SEPARATOR.join(met.chain),
+                int(met.nofollow),
             ),
         )
 
@@ -251,7 +267,7 @@ class Rediscovery:
         next URL on that level still."""
         while True:
             found = self.manifest.connection.execute(
-                f"SELECT depth, place, url, found_by, parent, requisite, chain FROM {WAITING} "
+                f"SELECT depth, place, url, found_by, parent, requisite, chain, nofollow FROM {WAITING} "
                 f"WHERE depth = (SELECT min(depth) FROM {WAITING}) ORDER BY place LIMIT ?",
                 (MET_BATCH,),
             ).fetchall()
@@ -269,8 +285,9 @@ class Rediscovery:
                     parent,
                     bool(requisite),
                     tuple(chain.split(CHAIN_SEPARATOR)) if chain else (),
+                    bool(nofollow),
                 )
-                for depth, _place, url, found_by, parent, requisite, chain in found
+                for depth, _place, url, found_by, parent, requisite, chain, nofollow in found
             ]
             del found
             yield from batch
@@ -281,15 +298,8 @@ class Rediscovery:
         if not self.first_meeting(met.url):
             return
         row = self.manifest.get(met.url)
-        if row is None:
-            in_chain = met.found_by == "seed" or (met.found_by == "redirect" and met.depth == 0)
-            reason = (
-                None
-                if met.found_by == "seed"
-                else self.scope.skip_reason(met.url, met.depth, met.requisite or in_chain)
-            )
-            outcome = SKIPPED if reason else QUEUED
-            self.manifest.upsert(ManifestRow(met.url, met.found_by, met.depth, outcome, met.parent, reason))
+        if row is None or (row.outcome == SKIPPED and row.reason == NOFOLLOW):
+            self._meet_unrecorded(met, row)
             return
         row = dataclasses.replace(row, found_by=met.found_by, parent=met.parent, depth=met.depth)
         chain = met.chain if met.found_by == "redirect" else ()
@@ -309,6 +319,25 @@ class Rediscovery:
             row = dataclasses.replace(row, title=title, reason=reasons(row.reason, cut))
         self._found(row)
 
+    def _meet_unrecorded(self, met: Met, skipped: ManifestRow | None) -> None:
+        """Give ``met``, a URL with no record, the row the crawl gives a URL it meets: skipped
+        with its reason, or queued. One skipped for nofollow (``skipped``, if it was met so
+        before) is not met for good: where a page that lets its links be followed meets it
+        too, the crawl queues it, and so is it then."""
+        in_chain = met.found_by == "seed" or (met.found_by == "redirect" and met.depth == 0)
+        if met.found_by == "seed":
+            reason = None
+        elif met.nofollow:
+            reason = NOFOLLOW
+        else:
+            reason = self.scope.skip_reason(met.url, met.depth, met.requisite or in_chain)
+        if reason == NOFOLLOW:
+            self.manifest.connection.execute(f"DELETE FROM {SEEN} WHERE url = ?", (met.url,))
+            if skipped is not None:
+                return  # the crawl keeps where it was skipped first
+        outcome = SKIPPED if reason else QUEUED
+        self.manifest.upsert(ManifestRow(met.url, met.found_by, met.depth, outcome, met.parent, reason))
+
     def _found(self, row: ManifestRow) -> None:
         """Write how ``row``'s capture was found, its title, and a redirect's failure (upsert()
         keeps the first)."""
@@ -326,13 +355,18 @@ class Rediscovery:
         links past that limit (links_kept()), or None."""
         read = stored_page(self.manifest, self.reader, row, self.previous)
         title = cut = None
+        agent = self.robots_agent
+        # The crawl follows no link of a page whose X-Robots-Tag, or robots meta, says nofollow;
+        # its rendered DOM's neither, where the page's own meta says so.
+        nofollow = agent is not None and read is not None and x_robots_nofollow(read[3], agent)
         if read is not None:
-            body, content_type, refresh = read
+            body, content_type, refresh, _robots = read
             content_type = as_taken(content_type, row.content_type)
             referred = self._referrer_encoding(row) if row.content_type == CSS_TYPE else None
             page = extract(body, row.url, mime_type(content_type), content_type, None, referred, refresh)
             title = page.title
-            cut = self._meet_links(row, page.links)
+            nofollow = nofollow or (agent is not None and meta_nofollow(page.nofollow, agent))
+            cut = self._meet_links(row, page.links, nofollow)
         if row.dom_warc_file is not None and row.dom_warc_offset is not None:
             try:
                 dom = self.reader.read(row.dom_warc_file, row.dom_warc_offset, DOM_READ_LIMIT)
@@ -341,15 +375,17 @@ class Rediscovery:
             charset = dom.rec_headers.get_header(CHARSET_FIELD)
             page = extract(dom.payload, row.url, "text/html", DOM_CONTENT_TYPE, charset)
             title = page.title or title
+            nofollow = nofollow or (agent is not None and meta_nofollow(page.nofollow, agent))
             # The crawl cut the DOM's links as it cut the page's, and its row then says so.
-            cut = self._meet_links(row, page.links) or cut
+            cut = self._meet_links(row, page.links, nofollow) or cut
         return title, cut
 
-    def _meet_links(self, row: ManifestRow, links: tuple[Link, ...]) -> str | None:
+    def _meet_links(self, row: ManifestRow, links: tuple[Link, ...], nofollow: bool) -> str | None:
         """Note the first --max-links-per-page of ``links``, found on ``row``'s page, to be met on
-        the next level; returns the reason its row gives for the others (links_kept()), or None."""
+        the next level (those not to follow with ``nofollow``); returns the reason its row gives
+        for the others (links_kept()), or None."""
         kept, cut = links_kept(dict.fromkeys(link.url for link in links), self.max_links)
-        for met in found_on(row, (link for link in links if link.url in kept)):
+        for met in found_on(row, (link for link in links if link.url in kept), nofollow):
             self.wait(met)
         return cut
 
@@ -379,18 +415,3 @@ class Rediscovery:
         if page.dom_warc_file is None or page.dom_warc_offset is None:
             return None
         return self.reader.read(page.dom_warc_file, page.dom_warc_offset, DOM_READ_LIMIT).payload
-
-
-def _sent_referer(row: ManifestRow, reader: WarcReader) -> str | None:
-    """The Referer (normalised) of the request record of ``row``'s capture, which follows its
-    response or revisit record (warc/files.py); None if it sent none or cannot be read."""
-    if row.warc_file is None or row.warc_offset is None or row.warc_length is None:
-        return None
-    try:
-        record = reader.record(row.warc_file, row.warc_offset + row.warc_length)
-        if record.rec_type != "request" or record.rec_headers.get_header("WARC-Target-URI") != row.url:
-            return None
-        sent = record.http_headers.get_header("Referer") if record.http_headers is not None else None
-    except Exception:  # noqa: BLE001 - damaged: found by nothing, as before
-        return None
-    return try_normalize(sent) if sent else None

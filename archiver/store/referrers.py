@@ -317,9 +317,10 @@ def stored_page(
     previous: Previous | None = None,
     *,
     quiet: bool = True,
-) -> tuple[bytes, str | None, str | None] | None:
-    """stored_body(), and the value of the answer's Refresh header (None: none), which names a
-    link of a page (findings.with_refresh())."""
+) -> tuple[bytes, str | None, str | None, tuple[str, ...]] | None:
+    """stored_body(), the value of the answer's Refresh header (None: none), which names a
+    link of a page (findings.with_refresh()), and its X-Robots-Tag values, which may forbid
+    following its links."""
     if row.warc_file is None or row.warc_offset is None:
         return None
     try:
@@ -327,9 +328,11 @@ def stored_page(
         content_type = content_type_field(own_headers.headers) if own_headers else None
         coding = own_headers.get_header("Content-Encoding") if own_headers else None
         refresh = own_headers.get_header("Refresh") if own_headers else None
+        pairs = own_headers.headers if own_headers else []
+        robots = tuple(value for name, value in pairs if name.lower() == "x-robots-tag")
         body = decode_stream(stored.raw_stream, coding).body
         read_to_end(stored)
-        return body, content_type, refresh
+        return body, content_type, refresh, robots
     except Exception:
         if not quiet:
             raise

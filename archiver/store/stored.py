@@ -13,6 +13,7 @@ from typing import Any
 from archiver.store.manifest import Manifest
 from archiver.store.previous import Previous
 from archiver.store.rows import ManifestRow
+from archiver.urls import try_normalize
 from archiver.warc.dom import CHARSET_FIELD, page_of
 from archiver.warc.reader import WarcReader, read_to_end
 from archiver.warc.records import NOT_MODIFIED_PROFILE
@@ -79,3 +80,18 @@ def rendered_dom(records: WarcReader, row: ManifestRow, limit: int) -> tuple[byt
     # member's end, which a record read streamed may not have reached with its last byte.
     read_to_end(record)
     return html, record.rec_headers.get_header(CHARSET_FIELD)
+
+
+def sent_referer(row: ManifestRow, reader: WarcReader) -> str | None:
+    """The Referer (normalised) of the request record of ``row``'s capture, which follows its
+    response or revisit record (warc/files.py); None if it sent none or cannot be read."""
+    if row.warc_file is None or row.warc_offset is None or row.warc_length is None:
+        return None
+    try:
+        record = reader.record(row.warc_file, row.warc_offset + row.warc_length)
+        if record.rec_type != "request" or record.rec_headers.get_header("WARC-Target-URI") != row.url:
+            return None
+        sent = record.http_headers.get_header("Referer") if record.http_headers is not None else None
+    except Exception:  # noqa: BLE001 - damaged: found by nothing, as before
+        return None
+    return try_normalize(sent) if sent else None

@@ -2,7 +2,7 @@
 -- {1, entry, ms it is good for (-1: always)} to use the entry stored; {0} to wait, another node
 -- fetching it (a living one: one whose heartbeat ran out is given up here and now); {2, entry
 -- before or '', {node, items queued again, ...} given up} to fetch it, this node holding the lock.
--- An entry is 'STATUS GOOD_UNTIL_MS MISSES\nBODY'; an old one is used while another node asks again.
+-- An entry is 'STATUS GOOD_UNTIL_MS MISSES URL\nBODY'; an old one is used while another node asks again.
 local host, t = ARGV[4], now()
 local stored = redis.call('HGET', prefix .. 'robots', host)
 if stored then
