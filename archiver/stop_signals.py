@@ -15,23 +15,17 @@ Forked helpers leave both signals to their parent, which stops, says so in one l
 them. A terminal's Ctrl-C, timeout(1) and systemd signal the whole process group. A child that
 ignored the signals only once its own code ran could still be hit in the instant after the
 fork, and print a traceback of its own: so the parent holds the signals (blocked) while it
-forks, the child starts with them blocked, ignores them, then lets them through. A parent
-killed outright (``kill -9``) ends no child: each asks the kernel to end it with its parent
-(end_with_the_parent()), or it would write the snapshot on, beside a resumed crawl.
+forks, the child starts with them blocked, ignores them, then lets them through.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import os
 import signal
 import sys
 from collections.abc import Iterator
 
 STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})
-PR_SET_PDEATHSIG = 1
-"""prctl(2)'s option: the signal a process gets when the thread that forked it ends (Linux)."""
 
 
 class Terminated(BaseException):
@@ -93,13 +87,3 @@ def leave_stop_signals_to_the_parent() -> None:
     for stop in STOP_SIGNALS:
         signal.signal(stop, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-
-
-def end_with_the_parent(parent: int) -> None:
-    """In a forked child whose parent is ``parent`` (its pid): be killed when the parent ends,
-    however it ends (where the system can say so: Linux); ended already, end now. The parent
-    forks from a thread that outlives its children (it waits for them)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
-        os._exit(1)

@@ -4,6 +4,7 @@ sequence the repair tests share (the commands run as a user runs them, in a proc
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from conftest import Site, manifest_rows
 
+from archiver.crawling.resume_options import given_again_in
 from archiver.store.rows import ManifestRow
 
 KEPT = (
@@ -81,6 +83,12 @@ class Repaired:
     """What the repair said."""
 
 
+def _repair(root: Path) -> list[str]:
+    """``archiver crawl --resume ROOT --repair`` as a user runs it: with what the crawl's messages
+    say it takes again (a --chromium that is not the one found on PATH)."""
+    return ["crawl", "--resume", str(root), "--repair", "--quiet", *shlex.split(given_again_in(root))]
+
+
 async def lose_and_repair(
     root: Path,
     site: Site,
@@ -96,7 +104,7 @@ async def lose_and_repair(
     before = manifest_rows(root, for_crawlers=True)
     mirror, hits = mirror_bytes(root), dict(site.hits)
     lose(root)
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    repaired = await asyncio.to_thread(run_archiver, *_repair(root))
     assert repaired.returncode == exit_code, repaired.stderr
     assert dict(site.hits) == hits
     after = manifest_rows(root, for_crawlers=True)
@@ -116,7 +124,7 @@ async def repair_cuts_where_the_crawl_cut(
     says again where its links were cut, the first link past the cut is not fetched, verify
     passes."""
     lose_manifest(root)
-    repaired = await asyncio.to_thread(run_archiver, "crawl", "--resume", str(root), "--repair", "--quiet")
+    repaired = await asyncio.to_thread(run_archiver, *_repair(root))
     assert repaired.returncode == 0, repaired.stderr
     after = {url.removeprefix(site.url("")): row for url, row in manifest_rows(root).items()}
     assert sorted(after) == sorted(before)

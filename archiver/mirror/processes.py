@@ -17,8 +17,8 @@ from typing import Any, Protocol
 from archiver.errors import WriteError
 from archiver.memory import release_free_memory
 from archiver.mirror.stats import MirrorStats
-from archiver.stop_signals import end_with_the_parent, leave_stop_signals_to_the_parent, stop_signals_held
-from archiver.store.lock import forget_inherited_locks
+from archiver.stop_signals import stop_signals_held
+from archiver.store.forked import forked_helper_started
 
 
 class PartBuilder(Protocol):
@@ -89,9 +89,7 @@ def _gather(builder: PartBuilder, root: Path, parts: int, children: list[tuple[A
 
 def _build_part(builder: PartBuilder, root: Path, part: int, parts: int, sender: Any, parent: int) -> None:
     """A forked process's share of build_in_processes(): results go back through ``sender``."""
-    leave_stop_signals_to_the_parent()  # interrupted, the parent ends its children
-    end_with_the_parent(parent)  # killed, too
-    forget_inherited_locks()
+    forked_helper_started(parent)  # interrupted or killed, the parent ends its children
     builder.reopen()  # connections and open files are never shared across a fork
     try:
         failed = builder.build(root, part, parts)

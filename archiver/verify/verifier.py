@@ -45,10 +45,11 @@ from archiver.report import (
     shell_word,
 )
 from archiver.scope import Scope
-from archiver.stop_signals import end_with_the_parent, leave_stop_signals_to_the_parent, stop_signals_held
+from archiver.stop_signals import stop_signals_held
 from archiver.store.committed import kill_line
 from archiver.store.earlier import EarlierRecords
-from archiver.store.lock import forget_inherited_locks, unchanging
+from archiver.store.forked import forked_helper_started
+from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import stale_parts
 from archiver.store.rows import QUEUED
@@ -218,9 +219,7 @@ class _MirrorChecks:
 
 
 def _run_mirror_checks(snapshot: Snapshot, sender: Any, parent: int) -> None:
-    leave_stop_signals_to_the_parent()
-    end_with_the_parent(parent)
-    forget_inherited_locks()
+    forked_helper_started(parent)
     try:
         outcome: Report | Exception = mirror_checks(snapshot)
     except Exception as exc:  # a damaged manifest, an unreadable file: the parent says it, once
