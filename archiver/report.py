@@ -184,6 +184,12 @@ WRONG_DISCOVERY = _kind(
     "manifest row's title, parent or depth is not what the archived pages and redirects say",
     MANIFEST_AGAIN,
 )
+WRONG_REDIRECT = _kind(
+    "wrong_redirect",
+    CONSISTENCY,
+    "manifest row's next URL is not its record's Location, or its final URL not where its chain ends",
+    MANIFEST_AGAIN,
+)
 MISSING_MIRROR_FILE = _kind(
     "missing_mirror_file", CONSISTENCY, "mirrored file named in the manifest does not exist", MIRROR_AGAIN
 )

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-from archiver.content import mime_type
+from archiver.content import NOT_MODIFIED, mime_type
 from archiver.media_types import may_be_taken_as
 from archiver.report import (
     BAD_ROW,
@@ -17,6 +17,7 @@ from archiver.report import (
     MISSING_WARC_FILE,
     UNLISTED_RECORD,
     WRONG_LOCATION,
+    WRONG_REDIRECT,
     Report,
 )
 from archiver.store.manifest import Manifest
@@ -133,6 +134,11 @@ def _check_location(
         wrong.append(f"record's content type {entry.mime} is not {row.content_type}")
     if wrong:
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
+    # Where a redirect leads is its record's Location, as the crawl resolved it (the mirror links
+    # by it). A 304's revisit holds the 304's head, not the Location of the answer it confirmed.
+    if entry.status != NOT_MODIFIED and entry.redirect_to != row.redirect_to:
+        record, named = (f"to {url}" if url else "nowhere" for url in (entry.redirect_to, row.redirect_to))
+        report.add(WRONG_REDIRECT, row.url, f"its record's Location leads {record}, its row {named}")
 
 
 def _payload_length(

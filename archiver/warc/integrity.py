@@ -19,6 +19,7 @@ from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
 from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
+from archiver.redirects import REDIRECT_STATUSES, redirect_target
 from archiver.report import (
     CORRUPT_GZIP,
     CRASH_TAIL,
@@ -312,8 +313,9 @@ class WarcScan:
         if record_type in ("response", "revisit"):
             self._pair_response(record_id, where, url)
             http = record.http_headers  # type: ignore[attr-defined]
-            status = http.get_statuscode() if http is not None else None
+            status = whole_number(http.get_statuscode()) if http is not None else None
             revisit = record_type == "revisit"
+            location = http.get_header("Location") if status in REDIRECT_STATUSES else None
             entry = RecordEntry(
                 file=name,
                 offset=offset,
@@ -322,13 +324,14 @@ class WarcScan:
                 record_type=record_type,
                 date=headers.get_header("WARC-Date") or "",
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
-                status=whole_number(status),
+                status=status,
                 mime=mime_type(content_type_field(http.headers)) if http is not None else "",
                 refers_url=(headers.get_header("WARC-Refers-To-Target-URI") or "") if revisit else None,
                 refers_date=(headers.get_header("WARC-Refers-To-Date") or "") if revisit else None,
                 truncated=truncated,
                 intact=intact,
                 payload_length=payload_length,
+                redirect_to=redirect_target(location, url),
             )
             self.records.add(entry)
             return entry
