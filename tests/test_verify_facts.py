@@ -6,6 +6,8 @@ which verify passes."""
 from __future__ import annotations
 
 import asyncio
+import gzip
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,7 +15,8 @@ import pytest
 from conftest import Site
 from repairs import run_archiver
 from test_repair_named import problem_lines
-from test_verify_mends import edit_manifest, named_command, original, site, snapshot
+from test_verify_mends import edit_manifest, named_command, original, site, snapshot, warc_of
+from test_verify_tamper import edit_in_place, edit_record_of, members
 
 __all__ = ["original", "site", "snapshot"]  # the fixtures, shared with test_verify_mends
 
@@ -56,6 +59,45 @@ def end_a_page_elsewhere(root: Path, site: Site) -> None:
     edit_manifest(root, "UPDATE urls SET final_url = ? WHERE url = ?", site.url("/sub/b"), site.url("/a"))
 
 
+def edit_request_of(root: Path, url: str, edit: Callable[[bytes], bytes]) -> None:
+    """edit_in_place() of the request record the crawl wrote for ``url``."""
+    warc = warc_of(root, url)
+    data = warc.read_bytes()
+    offsets = members(warc)
+    for start, end in zip(offsets, offsets[1:], strict=False):
+        record = gzip.decompress(data[start:end])
+        if b"WARC-Type: request\r\n" in record and f"WARC-Target-URI: {url}\r\n".encode() in record:
+            edit_in_place(warc, start, end - start, edit)
+            return
+    raise AssertionError(f"no request record of {url}")
+
+
+def unguard(record: bytes) -> bytes:
+    """The record's WARC-Block-Digest header renamed, its value blanked (so the record compresses
+    no longer than it did): nothing guards its HTTP head."""
+    return re.sub(rb"WARC-Block-Digest:[^\r]*", lambda m: b"X-Unguarded:".ljust(len(m[0])), record, count=1)
+
+
+def unguard_a_response(root: Path, site: Site) -> None:
+    """The redirect's response record loses its WARC-Block-Digest: its Location could be edited
+    unseen."""
+    edit_record_of(root, site.url("/old"), unguard)
+
+
+def unguard_a_request(root: Path, site: Site) -> None:
+    """A page's request record loses its WARC-Block-Digest."""
+    edit_request_of(root, site.url("/a"), unguard)
+
+
+def redate_a_request(root: Path, site: Site) -> None:
+    """A page's request record dated a year before its response (the crawl dates both alike)."""
+
+    def a_year_before(record: bytes) -> bytes:
+        return re.sub(rb"WARC-Date: (\d{4})", lambda m: b"WARC-Date: %d" % (int(m[1]) - 1), record, count=1)
+
+    edit_request_of(root, site.url("/a"), a_year_before)
+
+
 REPAIR = "crawl --resume {} --repair"
 
 MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
@@ -64,6 +106,9 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (lose_the_chain_end, ("wrong_redirect",), REPAIR),
     (redirect_a_page, ("wrong_redirect",), REPAIR),
     (end_a_page_elsewhere, ("wrong_redirect",), REPAIR),
+    (unguard_a_response, ("missing_header",), REPAIR),
+    (unguard_a_request, ("missing_header",), REPAIR),
+    (redate_a_request, ("unpaired_record",), REPAIR),
 ]
 """Each damage, the kinds of problem verify finds in it, and the command their lines name."""
 
@@ -71,13 +116,14 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
 @pytest.mark.parametrize(
     ("damage", "kinds", "command"), MENDED, ids=[damage.__name__ for damage, _kinds, _command in MENDED]
 )
-async def test_a_row_fact_that_is_not_so_is_found_and_mended(
+async def test_a_fact_that_is_not_so_is_found_and_mended(
     snapshot: Path, site: Site, damage: Callable[[Path, Site], None], kinds: tuple[str, ...], command: str
 ) -> None:
-    """Before, verify passed these rows (a redirect's next or final URL not its record's, a page
-    said to redirect), and the mirror built from them linked the wrong page. Now each is a
-    problem of its kind, whose line names the command that mends it; run as written, it does,
-    and verify passes."""
+    """Before, verify passed these (a redirect's next or final URL not its record's, a page said
+    to redirect, a response or request without the digest that guards its HTTP head, a request
+    dated otherwise than its response), and the mirror built from such rows linked the wrong
+    page. Now each is a problem of its kind, whose line names the command that mends it; run as
+    written, it does, and verify passes."""
     damage(snapshot, site)
     verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
     assert verified.returncode == 1, verified.stdout

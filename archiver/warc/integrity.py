@@ -29,7 +29,6 @@ from archiver.report import (
     LENGTH_MISMATCH,
     MISSING_HEADER,
     TORN_FILE,
-    UNPAIRED_RECORD,
     UNREADABLE_RECORD,
     Report,
 )
@@ -37,6 +36,7 @@ from archiver.stop_signals import obey
 from archiver.warc.members import CHUNK, MemberStream, Source, is_gzipped, member_end
 from archiver.warc.reader import PARSE_ERRORS, RecordLoader
 from archiver.warc.record_index import RecordEntry, RecordIndex
+from archiver.warc.record_pairs import RecordPairs
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
@@ -116,10 +116,7 @@ class WarcScan:
         """Pages too large to hand to the page hook: (file, offset) of each (few)."""
         self._page = page
         self._wants_page = wants_page
-        self._responses: dict[str, tuple[str, str]] = {}
-        """Response ids still waiting for their request: id -> (where, url)."""
-        self._requests: dict[str, tuple[str, str]] = {}
-        """Requests whose response was not met yet: WARC-Concurrent-To -> (where, url)."""
+        self._pairs = RecordPairs()
         self._kill_lines: dict[str, int] = {}
         self._loader = RecordLoader(verify_http=False)
         self._name = ""
@@ -276,6 +273,8 @@ class WarcScan:
         required = list(MANDATORY)
         if record_type in TARGETED_TYPES:
             required.append("WARC-Target-URI")
+        if record_type in ("response", "request"):  # what guards the HTTP head: the crawl writes it
+            required.append("WARC-Block-Digest")
         if record_type == "revisit":
             required.extend(REVISIT_HEADERS)
         missing = [h for h in required if not headers.get_header(h)]
@@ -288,13 +287,15 @@ class WarcScan:
         if checker.passed is False:
             self.report.add(DIGEST_MISMATCH, where, f"{url}: {'; '.join(checker.problems)}")
         record_id = headers.get_header("WARC-Record-ID") or ""
+        date = headers.get_header("WARC-Date") or ""
         if record_id and not self.records.first_id(record_id):
             self.report.add(DUPLICATE_RECORD_ID, where, record_id)
         truncated = headers.get_header("WARC-Truncated")
         if truncated:
             self.report.stats["declared truncations"] += 1
         if record_type == "request":
-            self._pair_request(headers.get_header("WARC-Concurrent-To") or "", where, url)
+            response_id = headers.get_header("WARC-Concurrent-To") or ""
+            self._pairs.request(response_id, (name, offset), url, date, self.report)
         elif record_type == "resource":
             entry = RecordEntry(
                 file=name,
@@ -302,7 +303,7 @@ class WarcScan:
                 length=length,
                 url=url,
                 record_type=record_type,
-                date=headers.get_header("WARC-Date") or "",
+                date=date,
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
                 status=None,
                 mime=mime_type(headers.get_header("Content-Type")),
@@ -311,7 +312,7 @@ class WarcScan:
             self.records.add(entry)
             return entry
         if record_type in ("response", "revisit"):
-            self._pair_response(record_id, where, url)
+            self._pairs.response(record_id, (name, offset), url, date, self.report)
             http = record.http_headers  # type: ignore[attr-defined]
             status = whole_number(http.get_statuscode()) if http is not None else None
             revisit = record_type == "revisit"
@@ -322,7 +323,7 @@ class WarcScan:
                 length=length,
                 url=url,
                 record_type=record_type,
-                date=headers.get_header("WARC-Date") or "",
+                date=date,
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
                 status=status,
                 mime=mime_type(content_type_field(http.headers)) if http is not None else "",
@@ -337,33 +338,11 @@ class WarcScan:
             return entry
         return None
 
-    def _pair_request(self, response_id: str, where: str, url: str) -> None:
-        found = self._responses.pop(response_id, None) if response_id else None
-        if found is None:
-            self._requests[response_id or where] = (where, url)
-        elif found[1] != url:
-            self.report.add(
-                UNPAIRED_RECORD, where, f"request for {url} is paired with a response for {found[1]}"
-            )
-
-    def _pair_response(self, record_id: str, where: str, url: str) -> None:
-        found = self._requests.pop(record_id, None)
-        if found is None:
-            self._responses[record_id] = (where, url)
-        elif found[1] != url:
-            self.report.add(
-                UNPAIRED_RECORD, found[0], f"request for {found[1]} is paired with a response for {url}"
-            )
-
     def finish(self) -> None:
         """Checks that need every file read: unpaired records, revisits' originals (in a previous
         snapshot too: see ``earlier``)."""
-        for where, url in self._requests.values():
-            self.report.add(UNPAIRED_RECORD, where, f"request for {url} has no response")
-        for where, url in self._responses.values():
-            self.report.add(UNPAIRED_RECORD, where, f"response for {url} has no request")
-        self._requests.clear()
-        self._responses.clear()
+        self._pairs.finish(self.report)
+        self.unsound |= self._pairs.mispaired
         self.records.index_by_target()
         for entry in self.records.values("record_type = 'revisit'"):
             if entry.refers_to is None:
