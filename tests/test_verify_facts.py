@@ -98,6 +98,30 @@ def redate_a_request(root: Path, site: Site) -> None:
     edit_request_of(root, site.url("/a"), a_year_before)
 
 
+def edit_the_index(edit: Callable[[str], str]) -> Callable[[Path, Site], None]:
+    """A damage: ``edit`` of the first line of index.cdxj it changes."""
+
+    def damage(root: Path, site: Site) -> None:
+        index = root / "indexes" / "index.cdxj"
+        lines = index.read_text().splitlines(keepends=True)
+        changed = next(n for n, line in enumerate(lines) if edit(line) != line)
+        lines[changed] = edit(lines[changed])
+        index.write_text("".join(lines))
+
+    damage.__name__ = edit.__name__
+    return damage
+
+
+def retype_a_page(line: str) -> str:
+    """A page's line says it is an image: a search by type finds it as one."""
+    return line.replace('"mime": "text/html"', '"mime": "image/png"')
+
+
+def drop_a_status(line: str) -> str:
+    """A page's line loses its status: replay has no status to answer with."""
+    return line.replace('"status": "200", ', "")
+
+
 REPAIR = "crawl --resume {} --repair"
 
 MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
@@ -109,6 +133,8 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (unguard_a_response, ("missing_header",), REPAIR),
     (unguard_a_request, ("missing_header",), REPAIR),
     (redate_a_request, ("unpaired_record",), REPAIR),
+    (edit_the_index(retype_a_page), ("cdxj_mismatch",), "mirror {}"),
+    (edit_the_index(drop_a_status), ("cdxj_mismatch",), "mirror {}"),
 ]
 """Each damage, the kinds of problem verify finds in it, and the command their lines name."""
 
@@ -121,9 +147,9 @@ async def test_a_fact_that_is_not_so_is_found_and_mended(
 ) -> None:
     """Before, verify passed these (a redirect's next or final URL not its record's, a page said
     to redirect, a response or request without the digest that guards its HTTP head, a request
-    dated otherwise than its response), and the mirror built from such rows linked the wrong
-    page. Now each is a problem of its kind, whose line names the command that mends it; run as
-    written, it does, and verify passes."""
+    dated otherwise than its response, an index line of another type or of no status), and the
+    mirror built from such rows linked the wrong page. Now each is a problem of its kind, whose
+    line names the command that mends it; run as written, it does, and verify passes."""
     damage(snapshot, site)
     verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
     assert verified.returncode == 1, verified.stdout

@@ -47,6 +47,7 @@ from archiver.scope import Scope
 from archiver.stop_signals import leave_stop_signals_to_the_parent, stop_signals_held
 from archiver.store.committed import kill_line
 from archiver.store.earlier import EarlierRecords
+from archiver.store.index_rebuild import indexed_as
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import stale_parts
@@ -139,7 +140,14 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
                 scan.left_by_a_kill,
                 scan.unsound,
             )
-            check_cdxj(snapshot.cdxj_path, records, scan.damaged, report, snapshot.cdxj_pending_path)
+            check_cdxj(
+                snapshot.cdxj_path,
+                records,
+                scan.damaged,
+                report,
+                snapshot.cdxj_pending_path,
+                lambda entry: indexed_as(entry, manifest),
+            )
             if crawl_json is not None:
                 check_crawl_json(crawl_json, manifest, snapshot.root, report)
             report.checks.append(COMPLETENESS)
