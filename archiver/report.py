@@ -131,6 +131,13 @@ DANGLING_REVISIT = _kind(
     "revisit whose original record is missing or has another digest",
     f"fetch its URL again, body whole, with: {REPAIR}",
 )
+UNREADABLE_FILE = _kind(
+    "unreadable_file",
+    INTEGRITY,
+    "file or folder of the snapshot that cannot be read (its permissions, or the disk): what it "
+    "holds is not checked",
+    "no command reads it: make it readable (chmod -R u+rX on it, as its owner), then verify again",
+)
 MISSING_PREVIOUS = _kind(
     "missing_previous",
     INTEGRITY,

@@ -16,6 +16,7 @@ from archiver.report import (
     MISSING_REASON,
     MISSING_WARC_FILE,
     UNLISTED_RECORD,
+    UNREADABLE_FILE,
     WRONG_LOCATION,
     WRONG_REDIRECT,
     Report,
@@ -194,7 +195,12 @@ def _check_local_path(row: ManifestRow, mirror_dir: Path, mirror_root: Path, rep
     assert row.local_path is not None
     target = mirror_dir / row.local_path
     report.stats["mirrored files"] += 1
-    inside = mirror_root in target.resolve().parents
-    if not inside or not target.is_file():
+    try:
+        inside = mirror_root in target.resolve().parents
+        there = target.is_file()
+    except OSError as exc:  # a folder on its way that cannot be read
+        report.add(UNREADABLE_FILE, f"mirror/{row.local_path}", f"cannot be read: {exc.strerror or exc}")
+        return
+    if not inside or not there:
         why = "is outside mirror/" if not inside else "does not exist"
         report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from archiver.report import CDXJ_MISMATCH, Report, shell_word
+from archiver.report import CDXJ_MISMATCH, UNREADABLE_FILE, Report, shell_word
 from archiver.surt import surt
 from archiver.warc.cdxj import cdxj_timestamp
 from archiver.warc.integrity import Records
@@ -35,7 +35,10 @@ def check_cdxj(
     each line's ``mime`` and ``status`` are to be (without it, its status is the record's).
     """
     if pending is not None and pending.is_file():
-        _check_pending(pending, records, report, indexed_as)
+        try:
+            _check_pending(pending, records, report, indexed_as)
+        except OSError as exc:
+            report.add(UNREADABLE_FILE, f"indexes/{pending.name}", f"cannot be read: {exc.strerror or exc}")
     if not path.is_file():
         if next(records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"), None):
             report.add(
@@ -44,7 +47,11 @@ def check_cdxj(
                 f"the index is missing (archiver mirror {shell_word(path.parent.parent)} writes it again)",
             )
         return
-    _check_lines(path, records, damaged, report, indexed_as)
+    try:
+        _check_lines(path, records, damaged, report, indexed_as)
+    except OSError as exc:  # its permissions, or the disk: its lines are not checked
+        report.add(UNREADABLE_FILE, "indexes/index.cdxj", f"cannot be read: {exc.strerror or exc}")
+        return
     for entry in records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"):
         report.add(
             CDXJ_MISMATCH,

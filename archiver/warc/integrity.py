@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
@@ -29,6 +29,7 @@ from archiver.report import (
     LENGTH_MISMATCH,
     MISSING_HEADER,
     TORN_FILE,
+    UNREADABLE_FILE,
     UNREADABLE_RECORD,
     Report,
 )
@@ -87,6 +88,18 @@ def _members_follow(source: Source, path: Path, offset: int) -> bool:
     return source.seek_next_member(offset + 1) and member_end(path, source.position, 1) is not None
 
 
+class Damaged(set[tuple[str, int]]):
+    """(file name, offset) of records found damaged; with each record of a file that cannot be
+    read at all (``files``), where its records are is unknown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) or (isinstance(key, tuple) and key[0] in self.files)
+
+
 class _StopFile(Exception):
     """The rest of an uncompressed file cannot be located after a bad record."""
 
@@ -107,8 +120,9 @@ class WarcScan:
         self.report = report
         self.records = records
         """(file name, offset) -> entry, for every response, revisit and resource record."""
-        self.damaged: set[tuple[str, int]] = set()
-        """(file name, offset) of records found damaged (reported here already)."""
+        self.damaged = Damaged()
+        """(file name, offset) of records found damaged, and files that cannot be read (reported
+        here already)."""
         self.unsound: set[tuple[str, int]] = set()
         """(file name, offset) of records read whole that fail a digest or lack a mandatory header
         (reported here already): with ``damaged``, every record that is not intact."""
@@ -138,49 +152,54 @@ class WarcScan:
         name = name or path.name
         self.report.stats["WARC files"] += 1
         self.report.stats["bytes of WARC"] += path.stat().st_size
-        with open(path, "rb") as fh:
-            gzipped = is_gzipped(fh.read(2))
-            fh.seek(0)
-            source = Source(fh, gzipped)
-            resyncing = False
-            while not source.at_end():
-                obey()
-                stream = source.next_stream()
-                try:
-                    if self._scan_member(stream, name):
-                        resyncing = False
-                except TornFile as exc:
-                    self.damaged.add((name, exc.offset))
-                    if gzipped and _members_follow(source, path, exc.offset):
-                        # Its header or data swallowed the members after it: damage, not a cut.
-                        if not resyncing:
-                            self.report.add(
-                                CORRUPT_GZIP,
-                                f"{name}@{exc.offset}",
-                                "gzip member runs past the whole members after it: its header or "
-                                "data is damaged",
-                            )
-                        resyncing = True
-                        continue
-                    if not resyncing and self.left_by_a_kill(name, exc.offset):
-                        self.report.add(
-                            CRASH_TAIL, f"{name}@{exc.offset}", f"{exc.why}, past its last commit"
-                        )
-                    elif not resyncing:
-                        self.report.add(
-                            TORN_FILE, f"{name}@{exc.offset}", f"{exc.why}: its last record is cut short"
-                        )
-                    return
-                except CorruptData as exc:
-                    # Each record is its own gzip member: skip to the next one and go on.
-                    self.damaged.add((name, exc.offset))
+        try:
+            with open(path, "rb") as fh:
+                self._scan_open(fh, path, name)
+        except OSError as exc:  # its permissions, or the disk: what it holds is not checked
+            self.damaged.files.add(name)
+            self.report.add(UNREADABLE_FILE, name, f"cannot be read: {exc.strerror or exc}")
+
+    def _scan_open(self, fh: BinaryIO, path: Path, name: str) -> None:
+        """scan_file() of the open file ``fh``."""
+        gzipped = is_gzipped(fh.read(2))
+        fh.seek(0)
+        source = Source(fh, gzipped)
+        resyncing = False
+        while not source.at_end():
+            obey()
+            stream = source.next_stream()
+            try:
+                if self._scan_member(stream, name):
+                    resyncing = False
+            except TornFile as exc:
+                self.damaged.add((name, exc.offset))
+                if gzipped and _members_follow(source, path, exc.offset):
+                    # Its header or data swallowed the members after it: damage, not a cut.
                     if not resyncing:
-                        self.report.add(CORRUPT_GZIP, f"{name}@{exc.offset}", exc.why)
+                        self.report.add(
+                            CORRUPT_GZIP,
+                            f"{name}@{exc.offset}",
+                            "gzip member runs past the whole members after it: its header or data is damaged",
+                        )
                     resyncing = True
-                    if not source.seek_next_member(exc.offset + 1):
-                        return
-                except _StopFile:
+                    continue
+                if not resyncing and self.left_by_a_kill(name, exc.offset):
+                    self.report.add(CRASH_TAIL, f"{name}@{exc.offset}", f"{exc.why}, past its last commit")
+                elif not resyncing:
+                    self.report.add(
+                        TORN_FILE, f"{name}@{exc.offset}", f"{exc.why}: its last record is cut short"
+                    )
+                return
+            except CorruptData as exc:
+                # Each record is its own gzip member: skip to the next one and go on.
+                self.damaged.add((name, exc.offset))
+                if not resyncing:
+                    self.report.add(CORRUPT_GZIP, f"{name}@{exc.offset}", exc.why)
+                resyncing = True
+                if not source.seek_next_member(exc.offset + 1):
                     return
+            except _StopFile:
+                return
 
     def left_by_a_kill(self, name: str, offset: int) -> bool:
         """Whether the record at ``offset`` of ``name`` is past the last commit of a stopped crawl."""
