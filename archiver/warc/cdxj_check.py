@@ -139,5 +139,5 @@ def _check_cdxj_line(
     if fields.get("mime", "") != mime:  # what searches by type find it by
         wrong.append(f"mime {fields.get('mime', '(none)')} is not {mime or '(none)'}")
     if fields.get("status") != (None if status is None else str(status)):  # what replay answers with
-        wrong.append(f"status {fields.get('status', '(none)')} is not {status or '(none)'}")
+        wrong.append(f"status {fields.get('status', '(none)')} is not the record's {status or '(none)'}")
     return "; ".join(wrong) or None
