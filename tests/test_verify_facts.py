@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import re
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -122,6 +123,19 @@ def drop_a_status(line: str) -> str:
     return line.replace('"status": "200", ', "")
 
 
+def lose_the_note_of_index_html(root: Path, site: Site) -> None:
+    """The manifest's note of what the mirror build wrote as index.html deleted: the file could
+    then change, or go, unseen."""
+    edit_manifest(root, "DELETE FROM crawl_state WHERE name = 'index_html'")
+
+
+def lose_the_crawl_state(root: Path, site: Site) -> None:
+    """The manifest's table of notes dropped, the note of index.html with it."""
+    with sqlite3.connect(root / "manifest.sqlite3") as db:
+        db.execute("DROP TABLE crawl_state")
+    db.close()
+
+
 REPAIR = "crawl --resume {} --repair"
 
 MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
@@ -135,6 +149,8 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (redate_a_request, ("unpaired_record",), REPAIR),
     (edit_the_index(retype_a_page), ("cdxj_mismatch",), "mirror {}"),
     (edit_the_index(drop_a_status), ("cdxj_mismatch",), "mirror {}"),
+    (lose_the_note_of_index_html, ("unrecorded_mirror_file",), "mirror {}"),
+    (lose_the_crawl_state, ("unrecorded_mirror_file",), "mirror {}"),
 ]
 """Each damage, the kinds of problem verify finds in it, and the command their lines name."""
 
@@ -147,9 +163,10 @@ async def test_a_fact_that_is_not_so_is_found_and_mended(
 ) -> None:
     """Before, verify passed these (a redirect's next or final URL not its record's, a page said
     to redirect, a response or request without the digest that guards its HTTP head, a request
-    dated otherwise than its response, an index line of another type or of no status), and the
-    mirror built from such rows linked the wrong page. Now each is a problem of its kind, whose
-    line names the command that mends it; run as written, it does, and verify passes."""
+    dated otherwise than its response, an index line of another type or of no status, no note of
+    index.html, which left it unchecked), and the mirror built from such rows linked the wrong
+    page. Now each is a problem of its kind, whose line names the command that mends it; run as
+    written, it does, and verify passes."""
     damage(snapshot, site)
     verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
     assert verified.returncode == 1, verified.stdout
