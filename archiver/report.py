@@ -179,6 +179,12 @@ MISSING_CAPTURE = _kind(
 MISSING_REASON = _kind(
     "missing_reason", CONSISTENCY, "skipped or failed URL without a reason", MANIFEST_AGAIN
 )
+STRAY_REASON = _kind(
+    "stray_reason",
+    CONSISTENCY,
+    "fetched or redirected URL given the reason of a URL not fetched (robots, out of scope...)",
+    MANIFEST_AGAIN,
+)
 CDXJ_MISMATCH = _kind(
     "cdxj_mismatch",
     CONSISTENCY,
@@ -289,6 +295,12 @@ UNPORTABLE_MIRROR_NAME = _kind(
     "unportable_mirror_name",
     MIRROR,
     "mirror path that macOS, Windows or a USB stick refuses, or takes for another file's",
+    MIRROR_AGAIN,
+)
+SHARED_MIRROR_FILE = _kind(
+    "shared_mirror_file",
+    MIRROR,
+    "mirror file the rows of URLs of different bodies name: the mirror shows one's page for another",
     MIRROR_AGAIN,
 )
 UNRECORDED_MIRROR_FILE = _kind(

@@ -136,6 +136,26 @@ def lose_the_crawl_state(root: Path, site: Site) -> None:
     db.close()
 
 
+def share_a_mirror_file(root: Path, site: Site) -> None:
+    """A page's row names another page's mirror file: the mirror would show that page for it."""
+    edit_manifest(
+        root,
+        "UPDATE urls SET local_path = (SELECT local_path FROM urls WHERE url = ?) WHERE url = ?",
+        site.url("/a"),
+        site.url("/sub/b"),
+    )
+
+
+def cut_a_whole_page(root: Path, site: Site) -> None:
+    """A page's row says its body was cut short, though its record holds it whole."""
+    edit_manifest(root, "UPDATE urls SET truncated = 1 WHERE url = ?", site.url("/a"))
+
+
+def fetch_a_page_robots_refused(root: Path, site: Site) -> None:
+    """A page fetched is given the reason of a URL robots.txt kept the crawl from."""
+    edit_manifest(root, "UPDATE urls SET reason = 'robots' WHERE url = ?", site.url("/a"))
+
+
 REPAIR = "crawl --resume {} --repair"
 
 MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
@@ -151,6 +171,9 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (edit_the_index(drop_a_status), ("cdxj_mismatch",), "mirror {}"),
     (lose_the_note_of_index_html, ("unrecorded_mirror_file",), "mirror {}"),
     (lose_the_crawl_state, ("unrecorded_mirror_file",), "mirror {}"),
+    (share_a_mirror_file, ("shared_mirror_file",), "mirror {}"),
+    (cut_a_whole_page, ("wrong_location",), REPAIR),
+    (fetch_a_page_robots_refused, ("stray_reason",), REPAIR),
 ]
 """Each damage, the kinds of problem verify finds in it, and the command their lines name."""
 
@@ -164,8 +187,9 @@ async def test_a_fact_that_is_not_so_is_found_and_mended(
     """Before, verify passed these (a redirect's next or final URL not its record's, a page said
     to redirect, a response or request without the digest that guards its HTTP head, a request
     dated otherwise than its response, an index line of another type or of no status, no note of
-    index.html, which left it unchecked), and the mirror built from such rows linked the wrong
-    page. Now each is a problem of its kind, whose line names the command that mends it; run as
+    index.html, which left it unchecked, another page's mirror file, a cut on a whole record, a
+    skip's reason on a page fetched), and the mirror built from such rows linked the wrong page.
+    Now each is a problem of its kind, whose line names the command that mends it; run as
     written, it does, and verify passes."""
     damage(snapshot, site)
     verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))

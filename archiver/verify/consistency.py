@@ -15,12 +15,26 @@ from archiver.report import (
     MISSING_MIRROR_FILE,
     MISSING_REASON,
     MISSING_WARC_FILE,
+    STRAY_REASON,
     UNLISTED_RECORD,
     UNREADABLE_FILE,
     WRONG_LOCATION,
     WRONG_REDIRECT,
     Report,
 )
+from archiver.scope import (
+    BAD_PUNYCODE,
+    BYTE_LIMIT,
+    EXCLUDED,
+    NOFOLLOW,
+    OUT_OF_SCOPE,
+    PAGE_LIMIT,
+    PATH_REPEATS,
+    ROBOTS,
+    ROBOTS_UNREACHABLE,
+    TOO_DEEP,
+)
+from archiver.scope import TOO_LONG as URL_TOO_LONG
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.dom import dom_target, page_of
@@ -57,6 +71,8 @@ def check_manifest(
             continue
         if row.outcome in (SKIPPED, FAILED) and not row.reason:
             report.add(MISSING_REASON, row.url, f"{row.outcome} with no reason")
+        if row.outcome in (FETCHED, REDIRECTED) and row.reason in _NOT_FETCHED:
+            report.add(STRAY_REASON, row.url, f"{row.outcome} (status {row.status}), said {row.reason!r}")
         if row.outcome in (FETCHED, REDIRECTED) and not row.warc_file:
             report.add(MISSING_CAPTURE, row.url, f"{row.outcome} (status {row.status})")
         if row.warc_file:
@@ -79,6 +95,12 @@ def check_manifest(
                 f"{entry.record_type} for {entry.url}: {state}",
             )
 
+
+_NOT_FETCHED = frozenset(
+    {OUT_OF_SCOPE, EXCLUDED, TOO_DEEP, PAGE_LIMIT, BYTE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE, NOFOLLOW}
+    | {URL_TOO_LONG, BAD_PUNYCODE, PATH_REPEATS}
+)
+"""The reasons a URL is not fetched for (scope.py): a row of a URL fetched never holds one alone."""
 
 _CAPTURE_FACTS = ("payload_digest", "fetched_at", "warc_offset", "warc_length", "record_type")
 """What the writer records of each capture with its WARC file (crawling.writer)."""
@@ -123,6 +145,11 @@ def _check_location(
     stored = _payload_length(entry, records, unsound)
     if row.length is not None and stored is not None and stored != row.length:
         wrong.append(f"record's payload is {stored} bytes, not {row.length}")
+    if entry.record_type == "response":  # a cut the crawl made (--max-file-size) is declared
+        if row.truncated and entry.truncated is None:
+            wrong.append("row says its body was cut short; the record holds it whole")
+        elif not row.truncated and entry.truncated == "length":
+            wrong.append("record's body is cut at --max-file-size; the row says it is whole")
     if row.record_type and entry.record_type != row.record_type:
         wrong.append(f"record is a {entry.record_type}, not a {row.record_type}")
     # A 304's revisit holds the 304 itself; its row, the response it confirmed.

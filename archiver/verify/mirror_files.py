@@ -24,6 +24,7 @@ from archiver.redirects import NO_PAGE_STATUSES
 from archiver.report import (
     CHANGED_MIRROR_FILE,
     LOST_MIRROR_FILE,
+    SHARED_MIRROR_FILE,
     UNMIRRORED_CAPTURE,
     UNRECORDED_MIRROR_FILE,
     Report,
@@ -44,6 +45,12 @@ _UNMIRRORED = (
 )
 """Captures the mirror has a file of (mirror.build.is_mirrored) that have no local path."""
 _RECORDED = "SELECT 1 FROM mirror_files WHERE path = ?"
+_SHARED = (
+    "SELECT local_path, COUNT(DISTINCT payload_digest), MIN(url) FROM urls WHERE local_path IS NOT NULL "
+    "AND local_path != '' GROUP BY local_path HAVING COUNT(DISTINCT payload_digest) > 1 ORDER BY local_path"
+)
+"""Mirror files that the rows of URLs of different bodies name: the mirror gives URLs of one body
+one file (a revisit's, its original's), never one to URLs of two."""
 
 
 def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> None:
@@ -57,6 +64,12 @@ def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> 
         return
     for url, local_path in unrecorded:
         report.add(UNRECORDED_MIRROR_FILE, f"mirror/{local_path}", f"local path of {url}")
+    for local_path, count, url in manifest.connection.execute(_SHARED).fetchmany(1000):
+        report.add(
+            SHARED_MIRROR_FILE,
+            f"mirror/{local_path}",
+            f"local path of {url} and of URLs of {count - 1} other bod{'y' if count == 2 else 'ies'}",
+        )
     if first is None:
         if _holds_a_file(mirror_dir):  # a mirror the manifest forgot (a merge wrote it anew)
             report.add(UNRECORDED_MIRROR_FILE, "mirror/", "the manifest records none of the mirror's files")
