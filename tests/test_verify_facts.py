@@ -156,6 +156,38 @@ def fetch_a_page_robots_refused(root: Path, site: Site) -> None:
     edit_manifest(root, "UPDATE urls SET reason = 'robots' WHERE url = ?", site.url("/a"))
 
 
+def orphan_a_link(root: Path, site: Site) -> None:
+    """A page found by a link names no page it was found on."""
+    edit_manifest(root, "UPDATE urls SET parent = NULL WHERE url = ?", site.url("/sub/b"))
+
+
+def find_a_link_nowhere(root: Path, site: Site) -> None:
+    """A page found by a link names as its parent a URL the manifest has no row of."""
+    edit_manifest(
+        root, "UPDATE urls SET parent = 'http://nowhere.invalid/x' WHERE url = ?", site.url("/sub/b")
+    )
+
+
+def find_a_link_in_plain_text(root: Path, site: Site) -> None:
+    """A page found by a link names as its parent the 404's plain text, which links nowhere."""
+    edit_manifest(root, "UPDATE urls SET parent = ? WHERE url = ?", site.url("/missing"), site.url("/sub/b"))
+
+
+def find_a_page_by_telepathy(root: Path, site: Site) -> None:
+    """A page found in a way the crawl has no word for."""
+    edit_manifest(root, "UPDATE urls SET found_by = 'telepathy' WHERE url = ?", site.url("/a"))
+
+
+def find_a_page_in_a_page_sitemap(root: Path, site: Site) -> None:
+    """A page said found by a sitemap, its parent a page."""
+    edit_manifest(root, "UPDATE urls SET found_by = 'sitemap' WHERE url = ?", site.url("/a"))
+
+
+def title_plain_text(root: Path, site: Site) -> None:
+    """The 404's plain text given a title, which only a document has."""
+    edit_manifest(root, "UPDATE urls SET title = 'Gone' WHERE url = ?", site.url("/missing"))
+
+
 REPAIR = "crawl --resume {} --repair"
 
 MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
@@ -174,6 +206,12 @@ MENDED: list[tuple[Callable[[Path, Site], None], tuple[str, ...], str]] = [
     (share_a_mirror_file, ("shared_mirror_file",), "mirror {}"),
     (cut_a_whole_page, ("wrong_location",), REPAIR),
     (fetch_a_page_robots_refused, ("stray_reason",), REPAIR),
+    (orphan_a_link, ("wrong_discovery",), REPAIR),
+    (find_a_link_nowhere, ("wrong_discovery",), REPAIR),
+    (find_a_link_in_plain_text, ("wrong_discovery",), REPAIR),
+    (find_a_page_by_telepathy, ("wrong_discovery",), REPAIR),
+    (find_a_page_in_a_page_sitemap, ("wrong_discovery",), REPAIR),
+    (title_plain_text, ("wrong_discovery",), REPAIR),
 ]
 """Each damage, the kinds of problem verify finds in it, and the command their lines name."""
 
@@ -188,7 +226,9 @@ async def test_a_fact_that_is_not_so_is_found_and_mended(
     to redirect, a response or request without the digest that guards its HTTP head, a request
     dated otherwise than its response, an index line of another type or of no status, no note of
     index.html, which left it unchecked, another page's mirror file, a cut on a whole record, a
-    skip's reason on a page fetched), and the mirror built from such rows linked the wrong page.
+    skip's reason on a page fetched; a link found on no page, on a URL with no row, or on what
+    links nowhere, a way of finding a URL the crawl has no word for, a sitemap's URL found on a
+    page, a title on plain text), and the mirror built from such rows linked the wrong page.
     Now each is a problem of its kind, whose line names the command that mends it; run as
     written, it does, and verify passes."""
     damage(snapshot, site)
