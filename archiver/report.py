@@ -131,6 +131,13 @@ DANGLING_REVISIT = _kind(
     "revisit whose original record is missing or has another digest",
     f"fetch its URL again, body whole, with: {REPAIR}",
 )
+UNREADABLE_FILE = _kind(
+    "unreadable_file",
+    INTEGRITY,
+    "file or folder of the snapshot that cannot be read (its permissions, or the disk): what it "
+    "holds is not checked",
+    "no command reads it: make it readable (chmod -R u+rX on it, as its owner), then verify again",
+)
 MISSING_PREVIOUS = _kind(
     "missing_previous",
     INTEGRITY,
@@ -172,6 +179,12 @@ MISSING_CAPTURE = _kind(
 MISSING_REASON = _kind(
     "missing_reason", CONSISTENCY, "skipped or failed URL without a reason", MANIFEST_AGAIN
 )
+STRAY_REASON = _kind(
+    "stray_reason",
+    CONSISTENCY,
+    "fetched or redirected URL given the reason of a URL not fetched (robots, out of scope...)",
+    MANIFEST_AGAIN,
+)
 CDXJ_MISMATCH = _kind(
     "cdxj_mismatch",
     CONSISTENCY,
@@ -182,6 +195,12 @@ WRONG_DISCOVERY = _kind(
     "wrong_discovery",
     CONSISTENCY,
     "manifest row's title, parent or depth is not what the archived pages and redirects say",
+    MANIFEST_AGAIN,
+)
+WRONG_REDIRECT = _kind(
+    "wrong_redirect",
+    CONSISTENCY,
+    "manifest row's next URL is not its record's Location, or its final URL not where its chain ends",
     MANIFEST_AGAIN,
 )
 MISSING_MIRROR_FILE = _kind(
@@ -276,6 +295,12 @@ UNPORTABLE_MIRROR_NAME = _kind(
     "unportable_mirror_name",
     MIRROR,
     "mirror path that macOS, Windows or a USB stick refuses, or takes for another file's",
+    MIRROR_AGAIN,
+)
+SHARED_MIRROR_FILE = _kind(
+    "shared_mirror_file",
+    MIRROR,
+    "mirror file the rows of URLs of different bodies name: the mirror shows one's page for another",
     MIRROR_AGAIN,
 )
 UNRECORDED_MIRROR_FILE = _kind(

@@ -50,7 +50,7 @@ def mend_index(index: Path, pending: Path, warc_dir: Path, manifest: Manifest) -
         scan = WarcScan(Report(), records)
         scan.scan(warc_files(warc_dir))
         report = Report()
-        check_cdxj(index, records, scan.damaged, report, pending)
+        check_cdxj(index, records, scan.damaged, report, pending, lambda entry: indexed_as(entry, manifest))
         if index.is_file() and not report.counts[CDXJ_MISMATCH]:
             return IndexMended(rekeyed)
         return IndexMended(rekeyed, rebuild_index(index, records, manifest))
@@ -70,23 +70,27 @@ def rebuild_index(index: Path, records: RecordIndex, manifest: Manifest) -> int:
     return count
 
 
-def _line_of(entry: RecordEntry, manifest: Manifest) -> str | None:
-    """The CDXJ line of ``entry`` as the crawl wrote it (crawling/writer.py), or None if no row
-    names its record."""
+def indexed_as(entry: RecordEntry, manifest: Manifest) -> tuple[str, int | None] | None:
+    """The MIME type and status the crawl indexes ``entry`` under (crawling/writer.py), or None
+    if no row names its record: the type the answer was taken as (sniffed where its header named
+    none), not the record's header; a revisit's is ``warc/revisit``, a rendered DOM's
+    ``text/html`` with no status."""
     if entry.record_type == "resource":
-        page = page_of(entry.url)
-        row = manifest.dom_at(entry.file, entry.offset)
-        if page is None or row is None:
+        if page_of(entry.url) is None or manifest.dom_at(entry.file, entry.offset) is None:
             return None
-        mime, status = "text/html", None
-    else:
-        row = manifest.capture_at(entry.file, entry.offset)
-        if row is None:
-            return None
-        # The type the answer was taken as (sniffed where its header named none), as the crawl
-        # indexed it, not the record's header.
-        taken = mime_type(row.content_type)
-        mime, status = ("warc/revisit" if entry.record_type == "revisit" else taken), row.status
+        return "text/html", None
+    row = manifest.capture_at(entry.file, entry.offset)
+    if row is None:
+        return None
+    return ("warc/revisit" if entry.record_type == "revisit" else mime_type(row.content_type)), row.status
+
+
+def _line_of(entry: RecordEntry, manifest: Manifest) -> str | None:
+    """The CDXJ line of ``entry`` as the crawl wrote it, or None if no row names its record."""
+    indexed = indexed_as(entry, manifest)
+    if indexed is None:
+        return None
+    mime, status = indexed
     return cdxj_line(
         entry.url,
         entry.date,

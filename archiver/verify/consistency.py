@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
-from archiver.content import mime_type
+from archiver.content import NOT_MODIFIED, mime_type
 from archiver.media_types import may_be_taken_as
 from archiver.report import (
     BAD_ROW,
@@ -15,10 +15,26 @@ from archiver.report import (
     MISSING_MIRROR_FILE,
     MISSING_REASON,
     MISSING_WARC_FILE,
+    STRAY_REASON,
     UNLISTED_RECORD,
+    UNREADABLE_FILE,
     WRONG_LOCATION,
+    WRONG_REDIRECT,
     Report,
 )
+from archiver.scope import (
+    BAD_PUNYCODE,
+    BYTE_LIMIT,
+    EXCLUDED,
+    NOFOLLOW,
+    OUT_OF_SCOPE,
+    PAGE_LIMIT,
+    PATH_REPEATS,
+    ROBOTS,
+    ROBOTS_UNREACHABLE,
+    TOO_DEEP,
+)
+from archiver.scope import TOO_LONG as URL_TOO_LONG
 from archiver.store.manifest import Manifest
 from archiver.store.rows import FAILED, FETCHED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.warc.dom import dom_target, page_of
@@ -55,6 +71,8 @@ def check_manifest(
             continue
         if row.outcome in (SKIPPED, FAILED) and not row.reason:
             report.add(MISSING_REASON, row.url, f"{row.outcome} with no reason")
+        if row.outcome in (FETCHED, REDIRECTED) and row.reason in _NOT_FETCHED:
+            report.add(STRAY_REASON, row.url, f"{row.outcome} (status {row.status}), said {row.reason!r}")
         if row.outcome in (FETCHED, REDIRECTED) and not row.warc_file:
             report.add(MISSING_CAPTURE, row.url, f"{row.outcome} (status {row.status})")
         if row.warc_file:
@@ -77,6 +95,12 @@ def check_manifest(
                 f"{entry.record_type} for {entry.url}: {state}",
             )
 
+
+_NOT_FETCHED = frozenset(
+    {OUT_OF_SCOPE, EXCLUDED, TOO_DEEP, PAGE_LIMIT, BYTE_LIMIT, ROBOTS, ROBOTS_UNREACHABLE, NOFOLLOW}
+    | {URL_TOO_LONG, BAD_PUNYCODE, PATH_REPEATS}
+)
+"""The reasons a URL is not fetched for (scope.py): a row of a URL fetched never holds one alone."""
 
 _CAPTURE_FACTS = ("payload_digest", "fetched_at", "warc_offset", "warc_length", "record_type")
 """What the writer records of each capture with its WARC file (crawling.writer)."""
@@ -121,6 +145,11 @@ def _check_location(
     stored = _payload_length(entry, records, unsound)
     if row.length is not None and stored is not None and stored != row.length:
         wrong.append(f"record's payload is {stored} bytes, not {row.length}")
+    if entry.record_type == "response":  # a cut the crawl made (--max-file-size) is declared
+        if row.truncated and entry.truncated is None:
+            wrong.append("row says its body was cut short; the record holds it whole")
+        elif not row.truncated and entry.truncated == "length":
+            wrong.append("record's body is cut at --max-file-size; the row says it is whole")
     if row.record_type and entry.record_type != row.record_type:
         wrong.append(f"record is a {entry.record_type}, not a {row.record_type}")
     # A 304's revisit holds the 304 itself; its row, the response it confirmed.
@@ -133,6 +162,11 @@ def _check_location(
         wrong.append(f"record's content type {entry.mime} is not {row.content_type}")
     if wrong:
         report.add(WRONG_LOCATION, where, "; ".join(wrong))
+    # Where a redirect leads is its record's Location, as the crawl resolved it (the mirror links
+    # by it). A 304's revisit holds the 304's head, not the Location of the answer it confirmed.
+    if entry.status != NOT_MODIFIED and entry.redirect_to != row.redirect_to:
+        record, named = (f"to {url}" if url else "nowhere" for url in (entry.redirect_to, row.redirect_to))
+        report.add(WRONG_REDIRECT, row.url, f"its record's Location leads {record}, its row {named}")
 
 
 def _payload_length(
@@ -188,7 +222,12 @@ def _check_local_path(row: ManifestRow, mirror_dir: Path, mirror_root: Path, rep
     assert row.local_path is not None
     target = mirror_dir / row.local_path
     report.stats["mirrored files"] += 1
-    inside = mirror_root in target.resolve().parents
-    if not inside or not target.is_file():
+    try:
+        inside = mirror_root in target.resolve().parents
+        there = target.is_file()
+    except OSError as exc:  # a folder on its way that cannot be read
+        report.add(UNREADABLE_FILE, f"mirror/{row.local_path}", f"cannot be read: {exc.strerror or exc}")
+        return
+    if not inside or not there:
         why = "is outside mirror/" if not inside else "does not exist"
         report.add(MISSING_MIRROR_FILE, row.url, f"mirror/{row.local_path} {why}")

@@ -6,9 +6,16 @@ every archived document."""
 from __future__ import annotations
 
 from archiver.redirects import LOOP, MAX_CHAIN_HOPS, TOO_LONG, follow_chain
-from archiver.report import CUT_BODY, DANGLING_REDIRECT, NOTHING_ARCHIVED, UNFINISHED_CRAWL, Report
+from archiver.report import (
+    CUT_BODY,
+    DANGLING_REDIRECT,
+    NOTHING_ARCHIVED,
+    UNFINISHED_CRAWL,
+    WRONG_REDIRECT,
+    Report,
+)
 from archiver.store.manifest import Manifest
-from archiver.store.rows import FAILED, FETCHED, QUEUED, REDIRECTED, SKIPPED, ManifestRow
+from archiver.store.rows import FAILED, FETCHED, IS_REDIRECT, QUEUED, REDIRECTED, SKIPPED, ManifestRow
 from archiver.store.seeds import seed_ends, seed_failure
 from archiver.warc.integrity import Records
 
@@ -16,12 +23,18 @@ from archiver.warc.integrity import Records
 def check_endings(manifest: Manifest, records: Records, report: Report) -> None:
     """Report queued URLs, redirect chains that end nowhere, bodies cut short and a crawl that
     archived nothing."""
-    for row in manifest.rows(where=f"outcome IN ('{QUEUED}', '{REDIRECTED}')"):
+    finished = not manifest.count_by("outcome").get(QUEUED)
+    for row in manifest.rows(where=f"outcome = '{QUEUED}' OR ({IS_REDIRECT})"):
         if row.outcome == QUEUED:
             found_on = f" on {row.parent}" if row.parent else ""
             report.add(UNFINISHED_CRAWL, row.url, f"found by {row.found_by}{found_on}")
-        else:
+            continue
+        if row.outcome == REDIRECTED:
             _check_redirect(row, manifest, report)
+        if row.final_url is not None or finished:  # a crawl stopped short fills it in at its end
+            _check_final_url(row, manifest, report)
+    for row in manifest.rows(where=f"final_url IS NOT NULL AND NOT ({IS_REDIRECT})"):
+        report.add(WRONG_REDIRECT, row.url, f"a {row.outcome} row, no redirect, ends at {row.final_url}")
     # Cut on purpose at --max-file-size ("length") is declared; any other cut is the
     # server's, and the archive lacks the rest of the body.
     for entry in records.values("truncated IS NOT NULL AND truncated != 'length'"):
@@ -72,3 +85,22 @@ def _check_redirect(row: ManifestRow, manifest: Manifest, report: Report) -> Non
         report.add(DANGLING_REDIRECT, row.url, f"{end} redirects to no URL")
     elif not (found.outcome == FETCHED or (found.outcome in (FAILED, SKIPPED) and found.reason)):
         report.add(DANGLING_REDIRECT, row.url, f"chain ends at {end} ({found.outcome})")
+
+
+def _check_final_url(row: ManifestRow, manifest: Manifest, report: Report) -> None:
+    """A redirect row's final URL is where the recorded Locations lead, failed hops among them
+    (Manifest.resolve_redirects()): the mirror's index.html shows it; None for a loop."""
+
+    def next_hop(url: str) -> str | None:
+        found = row if url == row.url else manifest.get(url)
+        if found is None or found.outcome not in (REDIRECTED, FAILED):
+            return None
+        return found.redirect_to
+
+    final = follow_chain(row.url, next_hop).final
+    if row.final_url != final:
+        report.add(
+            WRONG_REDIRECT,
+            row.url,
+            f"its chain ends at {final or 'no URL (a loop)'}, its row says {row.final_url or 'none'}",
+        )

@@ -24,12 +24,13 @@ from archiver.redirects import NO_PAGE_STATUSES
 from archiver.report import (
     CHANGED_MIRROR_FILE,
     LOST_MIRROR_FILE,
+    SHARED_MIRROR_FILE,
     UNMIRRORED_CAPTURE,
     UNRECORDED_MIRROR_FILE,
     Report,
 )
 from archiver.store.manifest import Manifest
-from archiver.store.rows import FETCHED
+from archiver.store.rows import FETCHED, QUEUED
 from archiver.warc.safe_join import safe_join
 
 _UNRECORDED = (
@@ -44,6 +45,12 @@ _UNMIRRORED = (
 )
 """Captures the mirror has a file of (mirror.build.is_mirrored) that have no local path."""
 _RECORDED = "SELECT 1 FROM mirror_files WHERE path = ?"
+_SHARED = (
+    "SELECT local_path, COUNT(DISTINCT payload_digest), MIN(url) FROM urls WHERE local_path IS NOT NULL "
+    "AND local_path != '' GROUP BY local_path HAVING COUNT(DISTINCT payload_digest) > 1 ORDER BY local_path"
+)
+"""Mirror files that the rows of URLs of different bodies name: the mirror gives URLs of one body
+one file (a revisit's, its original's), never one to URLs of two."""
 
 
 def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> None:
@@ -57,6 +64,12 @@ def check_mirror_files(manifest: Manifest, mirror_dir: Path, report: Report) -> 
         return
     for url, local_path in unrecorded:
         report.add(UNRECORDED_MIRROR_FILE, f"mirror/{local_path}", f"local path of {url}")
+    for local_path, count, url in manifest.connection.execute(_SHARED).fetchmany(1000):
+        report.add(
+            SHARED_MIRROR_FILE,
+            f"mirror/{local_path}",
+            f"local path of {url} and of URLs of {count - 1} other bod{'y' if count == 2 else 'ies'}",
+        )
     if first is None:
         if _holds_a_file(mirror_dir):  # a mirror the manifest forgot (a merge wrote it anew)
             report.add(UNRECORDED_MIRROR_FILE, "mirror/", "the manifest records none of the mirror's files")
@@ -116,9 +129,13 @@ def _check_unwritten(manifest: Manifest, mirror_dir: Path, report: Report) -> No
 def check_index_page(manifest: Manifest, index_html: Path, report: Report) -> None:
     """Report an index.html (the snapshot's front page) gone or changed since it was written."""
     kept = manifest.state(INDEX_STATE)
-    if kept is None:  # never written (a crawl stopped, --no-mirror), or a snapshot from before
-        return
     where = index_html.name
+    if kept is None:  # never written (a crawl stopped, --no-mirror), or a snapshot from before
+        if _mirror_built(manifest):  # but a note lost says nothing of the file: it is unchecked
+            report.add(
+                UNRECORDED_MIRROR_FILE, where, "the manifest has no note of what the mirror build wrote"
+            )
+        return
     try:
         written = json.loads(kept)
         sha256, size = str(written["sha256"]), int(written["size"])
@@ -145,6 +162,13 @@ def check_index_page(manifest: Manifest, index_html: Path, report: Report) -> No
             f"holds {found[1]} bytes, sha256 {found[0][:16]}...; the build wrote {size} bytes, "
             f"sha256 {sha256[:16]}...",
         )
+
+
+def _mirror_built(manifest: Manifest) -> bool:
+    """Whether a finished crawl's mirror was built, which writes index.html and notes it."""
+    if manifest.count_by("outcome").get(QUEUED):
+        return False
+    return next(manifest.rows(where="local_path IS NOT NULL", limit=1), None) is not None
 
 
 def _holds_a_file(folder: Path) -> bool:

@@ -49,6 +49,7 @@ from archiver.stop_signals import stop_signals_held
 from archiver.store.committed import kill_line
 from archiver.store.earlier import EarlierRecords
 from archiver.store.forked import forked_helper_started
+from archiver.store.index_rebuild import indexed_as
 from archiver.store.lock import unchanging
 from archiver.store.manifest import Manifest
 from archiver.store.merged_parts import stale_parts
@@ -141,7 +142,14 @@ def _verify(snapshot: Snapshot, report: Report, check_mirror: bool) -> Report:
                 scan.left_by_a_kill,
                 scan.unsound,
             )
-            check_cdxj(snapshot.cdxj_path, records, scan.damaged, report, snapshot.cdxj_pending_path)
+            check_cdxj(
+                snapshot.cdxj_path,
+                records,
+                scan.damaged,
+                report,
+                snapshot.cdxj_pending_path,
+                lambda entry: indexed_as(entry, manifest),
+            )
             if crawl_json is not None:
                 check_crawl_json(crawl_json, manifest, snapshot.root, report)
             report.checks.append(COMPLETENESS)

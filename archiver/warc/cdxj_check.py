@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-from archiver.report import CDXJ_MISMATCH, Report, shell_word
+from archiver.report import CDXJ_MISMATCH, UNREADABLE_FILE, Report, shell_word
 from archiver.surt import surt
 from archiver.warc.cdxj import cdxj_timestamp
 from archiver.warc.integrity import Records
+from archiver.warc.record_index import RecordEntry
+
+IndexedAs = Callable[[RecordEntry], tuple[str, int | None] | None]
+"""The MIME type and status the crawl indexes a record under, None if no row names it
+(store/index_rebuild.indexed_as())."""
 
 
 def check_cdxj(
-    path: Path, records: Records, damaged: set[tuple[str, int]], report: Report, pending: Path | None = None
+    path: Path,
+    records: Records,
+    damaged: set[tuple[str, int]],
+    report: Report,
+    pending: Path | None = None,
+    indexed_as: IndexedAs | None = None,
 ) -> None:
     """Every CDXJ line points at its record, and every response and revisit has its line, but
     a 304's revisit (server-not-modified), which the crawl leaves out of the index (see
@@ -20,10 +31,14 @@ def check_cdxj(
 
     Lines pointing at ``damaged`` records are not reported again. ``pending``: the lines of an
     interrupted crawl not merged into the index yet (unsorted; those of records a crash cut
-    short are dropped by its resume, so they are not reported either).
+    short are dropped by its resume, so they are not reported either). ``indexed_as``: what
+    each line's ``mime`` and ``status`` are to be (without it, its status is the record's).
     """
     if pending is not None and pending.is_file():
-        _check_pending(pending, records, report)
+        try:
+            _check_pending(pending, records, report, indexed_as)
+        except OSError as exc:
+            report.add(UNREADABLE_FILE, f"indexes/{pending.name}", f"cannot be read: {exc.strerror or exc}")
     if not path.is_file():
         if next(records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"), None):
             report.add(
@@ -32,6 +47,23 @@ def check_cdxj(
                 f"the index is missing (archiver mirror {shell_word(path.parent.parent)} writes it again)",
             )
         return
+    try:
+        _check_lines(path, records, damaged, report, indexed_as)
+    except OSError as exc:  # its permissions, or the disk: its lines are not checked
+        report.add(UNREADABLE_FILE, "indexes/index.cdxj", f"cannot be read: {exc.strerror or exc}")
+        return
+    for entry in records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"):
+        report.add(
+            CDXJ_MISMATCH,
+            f"{entry.file}@{entry.offset}",
+            f"no CDXJ line for the {entry.record_type} of {entry.url}",
+        )
+
+
+def _check_lines(
+    path: Path, records: Records, damaged: set[tuple[str, int]], report: Report, indexed_as: IndexedAs | None
+) -> None:
+    """Check each line of the index at ``path`` (check_cdxj())."""
     previous = ""
     unsorted = False
     with open(path, encoding="utf-8", errors="replace") as lines:
@@ -46,32 +78,31 @@ def check_cdxj(
                 report.add(CDXJ_MISMATCH, where, "lines are not sorted")
             previous = line
             problem = _check_cdxj_line(
-                line, records, damaged, rekey=f"archiver mirror {shell_word(path.parent.parent)}"
+                line, records, damaged, indexed_as, rekey=f"archiver mirror {shell_word(path.parent.parent)}"
             )
             if problem:
                 report.add(CDXJ_MISMATCH, where, problem)
-    for entry in records.values("indexed = 0 AND NOT (record_type = 'revisit' AND status = 304)"):
-        report.add(
-            CDXJ_MISMATCH,
-            f"{entry.file}@{entry.offset}",
-            f"no CDXJ line for the {entry.record_type} of {entry.url}",
-        )
 
 
-def _check_pending(path: Path, records: Records, report: Report) -> None:
+def _check_pending(path: Path, records: Records, report: Report, indexed_as: IndexedAs | None) -> None:
     """Mark the records the pending lines of an interrupted crawl index, and report the lines
     a resume (or an export) would take as they are but that do not match their record: one
     that names no record is left by a crash (its resume drops it), as is a last line cut."""
     with open(path, encoding="utf-8", errors="replace") as lines:
         for number, line in enumerate(lines, 1):
             if line.endswith("\n") and line.strip():
-                problem = _check_cdxj_line(line.rstrip("\n"), records, set(), unknown_ok=True)
+                problem = _check_cdxj_line(line.rstrip("\n"), records, set(), indexed_as, unknown_ok=True)
                 if problem:
                     report.add(CDXJ_MISMATCH, f"indexes/{path.name}:{number}", problem)
 
 
 def _check_cdxj_line(
-    line: str, records: Records, damaged: set[tuple[str, int]], unknown_ok: bool = False, rekey: str = ""
+    line: str,
+    records: Records,
+    damaged: set[tuple[str, int]],
+    indexed_as: IndexedAs | None,
+    unknown_ok: bool = False,
+    rekey: str = "",
 ) -> str | None:
     """What is wrong with one CDXJ line, or None; marks its record as indexed. ``unknown_ok``:
     a line that names no record is no problem. ``rekey``: the command that keys the index again
@@ -103,6 +134,10 @@ def _check_cdxj_line(
         wrong.append(f"digest {fields.get('digest')} is not {entry.payload_digest}")
     if entry.length and length != entry.length:
         wrong.append(f"length {length} is not {entry.length}")
-    if entry.status is not None and fields.get("status", str(entry.status)) != str(entry.status):
-        wrong.append(f"status {fields.get('status')} is not the record's {entry.status}")
+    indexed = indexed_as(entry) if indexed_as is not None else None
+    mime, status = indexed if indexed is not None else (fields.get("mime", ""), entry.status)
+    if fields.get("mime", "") != mime:  # what searches by type find it by
+        wrong.append(f"mime {fields.get('mime', '(none)')} is not {mime or '(none)'}")
+    if fields.get("status") != (None if status is None else str(status)):  # what replay answers with
+        wrong.append(f"status {fields.get('status', '(none)')} is not the record's {status or '(none)'}")
     return "; ".join(wrong) or None

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from archiver.content import mime_type
 from archiver.errors import CorruptData, TornFile
 from archiver.media_types import content_type_field
 from archiver.numerals import whole_number
+from archiver.redirects import REDIRECT_STATUSES, redirect_target
 from archiver.report import (
     CORRUPT_GZIP,
     CRASH_TAIL,
@@ -28,7 +29,7 @@ from archiver.report import (
     LENGTH_MISMATCH,
     MISSING_HEADER,
     TORN_FILE,
-    UNPAIRED_RECORD,
+    UNREADABLE_FILE,
     UNREADABLE_RECORD,
     Report,
 )
@@ -36,6 +37,7 @@ from archiver.stop_signals import obey
 from archiver.warc.members import CHUNK, MemberStream, Source, is_gzipped, member_end
 from archiver.warc.reader import PARSE_ERRORS, RecordLoader
 from archiver.warc.record_index import RecordEntry, RecordIndex
+from archiver.warc.record_pairs import RecordPairs
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 MANDATORY = ("WARC-Record-ID", "WARC-Date", "WARC-Type", "Content-Length")
@@ -86,6 +88,18 @@ def _members_follow(source: Source, path: Path, offset: int) -> bool:
     return source.seek_next_member(offset + 1) and member_end(path, source.position, 1) is not None
 
 
+class Damaged(set[tuple[str, int]]):
+    """(file name, offset) of records found damaged; with each record of a file that cannot be
+    read at all (``files``), where its records are is unknown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(key) or (isinstance(key, tuple) and key[0] in self.files)
+
+
 class _StopFile(Exception):
     """The rest of an uncompressed file cannot be located after a bad record."""
 
@@ -106,8 +120,9 @@ class WarcScan:
         self.report = report
         self.records = records
         """(file name, offset) -> entry, for every response, revisit and resource record."""
-        self.damaged: set[tuple[str, int]] = set()
-        """(file name, offset) of records found damaged (reported here already)."""
+        self.damaged = Damaged()
+        """(file name, offset) of records found damaged, and files that cannot be read (reported
+        here already)."""
         self.unsound: set[tuple[str, int]] = set()
         """(file name, offset) of records read whole that fail a digest or lack a mandatory header
         (reported here already): with ``damaged``, every record that is not intact."""
@@ -115,10 +130,7 @@ class WarcScan:
         """Pages too large to hand to the page hook: (file, offset) of each (few)."""
         self._page = page
         self._wants_page = wants_page
-        self._responses: dict[str, tuple[str, str]] = {}
-        """Response ids still waiting for their request: id -> (where, url)."""
-        self._requests: dict[str, tuple[str, str]] = {}
-        """Requests whose response was not met yet: WARC-Concurrent-To -> (where, url)."""
+        self._pairs = RecordPairs()
         self._kill_lines: dict[str, int] = {}
         self._loader = RecordLoader(verify_http=False)
         self._name = ""
@@ -140,49 +152,54 @@ class WarcScan:
         name = name or path.name
         self.report.stats["WARC files"] += 1
         self.report.stats["bytes of WARC"] += path.stat().st_size
-        with open(path, "rb") as fh:
-            gzipped = is_gzipped(fh.read(2))
-            fh.seek(0)
-            source = Source(fh, gzipped)
-            resyncing = False
-            while not source.at_end():
-                obey()
-                stream = source.next_stream()
-                try:
-                    if self._scan_member(stream, name):
-                        resyncing = False
-                except TornFile as exc:
-                    self.damaged.add((name, exc.offset))
-                    if gzipped and _members_follow(source, path, exc.offset):
-                        # Its header or data swallowed the members after it: damage, not a cut.
-                        if not resyncing:
-                            self.report.add(
-                                CORRUPT_GZIP,
-                                f"{name}@{exc.offset}",
-                                "gzip member runs past the whole members after it: its header or "
-                                "data is damaged",
-                            )
-                        resyncing = True
-                        continue
-                    if not resyncing and self.left_by_a_kill(name, exc.offset):
-                        self.report.add(
-                            CRASH_TAIL, f"{name}@{exc.offset}", f"{exc.why}, past its last commit"
-                        )
-                    elif not resyncing:
-                        self.report.add(
-                            TORN_FILE, f"{name}@{exc.offset}", f"{exc.why}: its last record is cut short"
-                        )
-                    return
-                except CorruptData as exc:
-                    # Each record is its own gzip member: skip to the next one and go on.
-                    self.damaged.add((name, exc.offset))
+        try:
+            with open(path, "rb") as fh:
+                self._scan_open(fh, path, name)
+        except OSError as exc:  # its permissions, or the disk: what it holds is not checked
+            self.damaged.files.add(name)
+            self.report.add(UNREADABLE_FILE, name, f"cannot be read: {exc.strerror or exc}")
+
+    def _scan_open(self, fh: BinaryIO, path: Path, name: str) -> None:
+        """scan_file() of the open file ``fh``."""
+        gzipped = is_gzipped(fh.read(2))
+        fh.seek(0)
+        source = Source(fh, gzipped)
+        resyncing = False
+        while not source.at_end():
+            obey()
+            stream = source.next_stream()
+            try:
+                if self._scan_member(stream, name):
+                    resyncing = False
+            except TornFile as exc:
+                self.damaged.add((name, exc.offset))
+                if gzipped and _members_follow(source, path, exc.offset):
+                    # Its header or data swallowed the members after it: damage, not a cut.
                     if not resyncing:
-                        self.report.add(CORRUPT_GZIP, f"{name}@{exc.offset}", exc.why)
+                        self.report.add(
+                            CORRUPT_GZIP,
+                            f"{name}@{exc.offset}",
+                            "gzip member runs past the whole members after it: its header or data is damaged",
+                        )
                     resyncing = True
-                    if not source.seek_next_member(exc.offset + 1):
-                        return
-                except _StopFile:
+                    continue
+                if not resyncing and self.left_by_a_kill(name, exc.offset):
+                    self.report.add(CRASH_TAIL, f"{name}@{exc.offset}", f"{exc.why}, past its last commit")
+                elif not resyncing:
+                    self.report.add(
+                        TORN_FILE, f"{name}@{exc.offset}", f"{exc.why}: its last record is cut short"
+                    )
+                return
+            except CorruptData as exc:
+                # Each record is its own gzip member: skip to the next one and go on.
+                self.damaged.add((name, exc.offset))
+                if not resyncing:
+                    self.report.add(CORRUPT_GZIP, f"{name}@{exc.offset}", exc.why)
+                resyncing = True
+                if not source.seek_next_member(exc.offset + 1):
                     return
+            except _StopFile:
+                return
 
     def left_by_a_kill(self, name: str, offset: int) -> bool:
         """Whether the record at ``offset`` of ``name`` is past the last commit of a stopped crawl."""
@@ -275,6 +292,8 @@ class WarcScan:
         required = list(MANDATORY)
         if record_type in TARGETED_TYPES:
             required.append("WARC-Target-URI")
+        if record_type in ("response", "request"):  # what guards the HTTP head: the crawl writes it
+            required.append("WARC-Block-Digest")
         if record_type == "revisit":
             required.extend(REVISIT_HEADERS)
         missing = [h for h in required if not headers.get_header(h)]
@@ -287,13 +306,15 @@ class WarcScan:
         if checker.passed is False:
             self.report.add(DIGEST_MISMATCH, where, f"{url}: {'; '.join(checker.problems)}")
         record_id = headers.get_header("WARC-Record-ID") or ""
+        date = headers.get_header("WARC-Date") or ""
         if record_id and not self.records.first_id(record_id):
             self.report.add(DUPLICATE_RECORD_ID, where, record_id)
         truncated = headers.get_header("WARC-Truncated")
         if truncated:
             self.report.stats["declared truncations"] += 1
         if record_type == "request":
-            self._pair_request(headers.get_header("WARC-Concurrent-To") or "", where, url)
+            response_id = headers.get_header("WARC-Concurrent-To") or ""
+            self._pairs.request(response_id, (name, offset), url, date, self.report)
         elif record_type == "resource":
             entry = RecordEntry(
                 file=name,
@@ -301,7 +322,7 @@ class WarcScan:
                 length=length,
                 url=url,
                 record_type=record_type,
-                date=headers.get_header("WARC-Date") or "",
+                date=date,
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
                 status=None,
                 mime=mime_type(headers.get_header("Content-Type")),
@@ -310,57 +331,37 @@ class WarcScan:
             self.records.add(entry)
             return entry
         if record_type in ("response", "revisit"):
-            self._pair_response(record_id, where, url)
+            self._pairs.response(record_id, (name, offset), url, date, self.report)
             http = record.http_headers  # type: ignore[attr-defined]
-            status = http.get_statuscode() if http is not None else None
+            status = whole_number(http.get_statuscode()) if http is not None else None
             revisit = record_type == "revisit"
+            location = http.get_header("Location") if status in REDIRECT_STATUSES else None
             entry = RecordEntry(
                 file=name,
                 offset=offset,
                 length=length,
                 url=url,
                 record_type=record_type,
-                date=headers.get_header("WARC-Date") or "",
+                date=date,
                 payload_digest=headers.get_header("WARC-Payload-Digest"),
-                status=whole_number(status),
+                status=status,
                 mime=mime_type(content_type_field(http.headers)) if http is not None else "",
                 refers_url=(headers.get_header("WARC-Refers-To-Target-URI") or "") if revisit else None,
                 refers_date=(headers.get_header("WARC-Refers-To-Date") or "") if revisit else None,
                 truncated=truncated,
                 intact=intact,
                 payload_length=payload_length,
+                redirect_to=redirect_target(location, url),
             )
             self.records.add(entry)
             return entry
         return None
 
-    def _pair_request(self, response_id: str, where: str, url: str) -> None:
-        found = self._responses.pop(response_id, None) if response_id else None
-        if found is None:
-            self._requests[response_id or where] = (where, url)
-        elif found[1] != url:
-            self.report.add(
-                UNPAIRED_RECORD, where, f"request for {url} is paired with a response for {found[1]}"
-            )
-
-    def _pair_response(self, record_id: str, where: str, url: str) -> None:
-        found = self._requests.pop(record_id, None)
-        if found is None:
-            self._responses[record_id] = (where, url)
-        elif found[1] != url:
-            self.report.add(
-                UNPAIRED_RECORD, found[0], f"request for {found[1]} is paired with a response for {url}"
-            )
-
     def finish(self) -> None:
         """Checks that need every file read: unpaired records, revisits' originals (in a previous
         snapshot too: see ``earlier``)."""
-        for where, url in self._requests.values():
-            self.report.add(UNPAIRED_RECORD, where, f"request for {url} has no response")
-        for where, url in self._responses.values():
-            self.report.add(UNPAIRED_RECORD, where, f"response for {url} has no request")
-        self._requests.clear()
-        self._responses.clear()
+        self._pairs.finish(self.report)
+        self.unsound |= self._pairs.mispaired
         self.records.index_by_target()
         for entry in self.records.values("record_type = 'revisit'"):
             if entry.refers_to is None:

@@ -53,6 +53,9 @@ class RecordEntry:
     """Parsed whole with matching digests."""
     payload_length: int | None = None
     """Bytes of its payload (after the HTTP headers, as stored); None if not counted."""
+    redirect_to: str | None = None
+    """Where its answer redirects: its Location as the crawl resolves it, for a status the crawl
+    follows (redirects.redirect_target()); None for any other answer."""
 
     @property
     def refers_to(self) -> tuple[str, str] | None:
@@ -68,7 +71,7 @@ PRAGMA cache_size = -{CACHE_KIB};
 CREATE TABLE records (
     file TEXT, offset INTEGER, length INTEGER, url TEXT, record_type TEXT, date TEXT,
     payload_digest TEXT, status INTEGER, mime TEXT, refers_url TEXT, refers_date TEXT,
-    truncated TEXT, intact INTEGER, payload_length INTEGER,
+    truncated TEXT, intact INTEGER, payload_length INTEGER, redirect_to TEXT,
     claimed INTEGER NOT NULL DEFAULT 0, indexed INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (file, offset)
 );
@@ -76,7 +79,7 @@ CREATE TABLE ids (id TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 _COLUMNS = (
     "file, offset, length, url, record_type, date, payload_digest, status, mime, refers_url, "
-    "refers_date, truncated, intact, payload_length"
+    "refers_date, truncated, intact, payload_length, redirect_to"
 )
 
 
