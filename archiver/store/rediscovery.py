@@ -150,7 +150,11 @@ class Rediscovery:
         then everything they lead to; then the captures nothing led to."""
         robots: dict[str, ManifestRow] = {}
         """By its URL, the last hop of each robots.txt (the one that holds its rules)."""
-        for row in self.manifest.rows(where="url LIKE '%/robots.txt'"):
+        rows = list(self.manifest.rows(where="url LIKE '%/robots.txt'"))  # one a host met
+        # A robots.txt another's redirect led to is met as a hop of that chain, as the crawl met it,
+        # whichever comes first in the manifest: met alone first, it cut that chain short.
+        targets = {row.redirect_to for row in rows if row.outcome == REDIRECTED}
+        for row in sorted(rows, key=lambda row: row.url in targets):
             at_root = "/" not in row.url.partition("://")[2].partition("/")[2]
             if at_root and self.first_meeting(row.url):
                 for hop in chain_rows(row, "robots", robots_redirects(self.max_redirects), self._unmet_row):
