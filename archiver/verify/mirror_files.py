@@ -30,7 +30,7 @@ from archiver.report import (
     Report,
 )
 from archiver.store.manifest import Manifest
-from archiver.store.rows import FETCHED, QUEUED
+from archiver.store.rows import FETCHED
 from archiver.warc.safe_join import safe_join
 
 _UNRECORDED = (
@@ -129,13 +129,9 @@ def _check_unwritten(manifest: Manifest, mirror_dir: Path, report: Report) -> No
 def check_index_page(manifest: Manifest, index_html: Path, report: Report) -> None:
     """Report an index.html (the snapshot's front page) gone or changed since it was written."""
     kept = manifest.state(INDEX_STATE)
-    where = index_html.name
     if kept is None:  # never written (a crawl stopped, --no-mirror), or a snapshot from before
-        if _mirror_built(manifest):  # but a note lost says nothing of the file: it is unchecked
-            report.add(
-                UNRECORDED_MIRROR_FILE, where, "the manifest has no note of what the mirror build wrote"
-            )
         return
+    where = index_html.name
     try:
         written = json.loads(kept)
         sha256, size = str(written["sha256"]), int(written["size"])
@@ -162,13 +158,6 @@ def check_index_page(manifest: Manifest, index_html: Path, report: Report) -> No
             f"holds {found[1]} bytes, sha256 {found[0][:16]}...; the build wrote {size} bytes, "
             f"sha256 {sha256[:16]}...",
         )
-
-
-def _mirror_built(manifest: Manifest) -> bool:
-    """Whether a finished crawl's mirror was built, which writes index.html and notes it."""
-    if manifest.count_by("outcome").get(QUEUED):
-        return False
-    return next(manifest.rows(where="local_path IS NOT NULL", limit=1), None) is not None
 
 
 def _holds_a_file(folder: Path) -> bool:
