@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -56,17 +57,23 @@ async def test_the_pool_makes_watched_connections_and_hands_them_back_through_it
             assert protocol.released == 1 + reused
 
 
-async def test_saved_cookies_keep_the_expiry_the_jar_holds(aiohttp_server):
+async def _answered_into(jar: SiteCookieJar, handler: Any, aiohttp_server: Any) -> URL:
+    """GET / of a server answering with ``handler``, its cookies kept in ``jar``; the URL asked."""
     app = web.Application()
-    app.router.add_get("/", _hello)
+    app.router.add_get("/", handler)
     server = await aiohttp_server(app)
-    jar = SiteCookieJar(unsafe=True)
     async with (
         aiohttp.ClientSession(cookie_jar=jar) as session,
         session.get(server.make_url("/")) as response,
     ):
         await response.read()
-    assert jar.filter_cookies(URL(str(server.make_url("/"))))["sid"].value == "1"
+    return URL(str(server.make_url("/")))
+
+
+async def test_saved_cookies_keep_the_expiry_the_jar_holds(aiohttp_server):
+    jar = SiteCookieJar(unsafe=True)
+    url = await _answered_into(jar, _hello, aiohttp_server)
+    assert jar.filter_cookies(url)["sid"].value == "1"
     (saved,) = json.loads(saved_cookies(jar))
     assert saved["name"] == "sid"
     assert 590 < saved["expires"] - time.time() <= 600
@@ -85,14 +92,7 @@ async def test_the_jar_is_handed_the_cookies_aiohttps_parser_read(aiohttp_server
             given.extend(cookies)
             super().update_cookies(cookies, response_url)
 
-    app = web.Application()
-    app.router.add_get("/", setting)
-    server = await aiohttp_server(app)
     jar = Seeing(unsafe=True)
-    async with (
-        aiohttp.ClientSession(cookie_jar=jar) as session,
-        session.get(server.make_url("/")) as response,
-    ):
-        await response.read()
-    assert jar.filter_cookies(URL(str(server.make_url("/"))))["a"].value == "1"
+    url = await _answered_into(jar, setting, aiohttp_server)
+    assert jar.filter_cookies(url)["a"].value == "1"
     assert [(name, morsel["domain"]) for name, morsel in given] == [("a", "127.0.0.1")]

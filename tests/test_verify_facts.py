@@ -5,7 +5,6 @@ which verify passes."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import re
 from collections.abc import Callable
@@ -13,9 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Site
-from repairs import run_archiver
-from test_repair_named import problem_lines
-from test_verify_mends import edit_manifest, named_command, original, site, snapshot, warc_of
+from test_verify_mends import edit_manifest, found_and_mended, original, site, snapshot, warc_of
 from test_verify_tamper import edit_in_place, edit_record_of, members
 
 __all__ = ["original", "site", "snapshot"]  # the fixtures, shared with test_verify_mends
@@ -174,16 +171,4 @@ async def test_a_fact_that_is_not_so_is_found_and_mended(
     page's mirror file, a cut on a whole record, a skip's reason on a page fetched), and the
     mirror built from such rows linked the wrong page. Now each is a problem of its kind, whose
     line names the command that mends it; run as written, it does, and verify passes."""
-    damage(snapshot, site)
-    verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
-    assert verified.returncode == 1, verified.stdout
-    lines = problem_lines(verified.stdout)
-    assert set(lines) == set(kinds), verified.stdout
-    named = {tuple(named_command(lines[kind])) for kind in kinds}
-    assert named == {tuple(command.format(snapshot).split())}, verified.stdout
-
-    (args,) = named
-    mended = await asyncio.to_thread(run_archiver, *args)
-    assert mended.returncode in (0, 4), mended.stderr  # 4: as the crawl, /missing answers 404
-    verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
-    assert verified.returncode == 0, verified.stdout
+    await found_and_mended(snapshot, site, damage, kinds, command, only=True)

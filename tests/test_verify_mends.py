@@ -314,11 +314,25 @@ async def test_each_line_names_the_command_that_mends_it(
 ) -> None:
     """verify's line of each kind the damage makes names one command; run as the line writes it,
     it mends the snapshot, and verify passes."""
+    await found_and_mended(snapshot, site, damage, kinds, command)
+
+
+async def found_and_mended(
+    snapshot: Path,
+    site: Site,
+    damage: Callable[[Path, Site], None],
+    kinds: tuple[str, ...],
+    command: str,
+    only: bool = False,
+) -> None:
+    """Damage ``snapshot``: verify exits 1 with a line of each of ``kinds`` (of those alone, with
+    ``only``), each naming ``command`` (``{}``: the snapshot); run as written, it mends the
+    snapshot, and verify passes."""
     damage(snapshot, site)
     verified = await asyncio.to_thread(run_archiver, "verify", str(snapshot))
     assert verified.returncode == 1, verified.stdout
     lines = problem_lines(verified.stdout)
-    assert set(kinds) <= set(lines), verified.stdout
+    assert set(kinds) == set(lines) if only else set(kinds) <= set(lines), verified.stdout
     named = {tuple(named_command(lines[kind])) for kind in kinds}
     assert named == {tuple(command.format(snapshot).split())}, verified.stdout
 

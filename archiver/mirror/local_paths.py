@@ -144,7 +144,8 @@ class LocalPaths:
         row = self._row(url)
         if row is None or row[2] is None or row[0] not in _HOP_OUTCOMES:
             return url, row
-        end = follow_chain(url, lambda at: self._next_hop(at, [] if fragments is None else fragments)).final
+        named = fragments if fragments is not None else []
+        end = follow_chain(url, lambda at: self._next_hop(at, named)).final
         return end, (None if end is None else self._row(end))
 
     def _answer(self, url: str) -> tuple[str | None, bool]:
